@@ -1,0 +1,36 @@
+# agentmem build targets. `make test` is the command CI runs (see README).
+GO      ?= go
+PKGS    ?= ./...
+PROTOS  := $(wildcard proto/memory/v1/*.proto)
+
+.PHONY: build run test verify proto bench fuzz crash
+
+build:
+	$(GO) build ./...
+
+run:
+	$(GO) run ./cmd/node
+
+test:
+	$(GO) test -race -count=1 $(PKGS)
+
+# proto regenerates the committed Go code from proto/ with protoc (Debian's
+# protobuf-compiler) and protoc-gen-go pinned as a go tool in go.mod.
+proto:
+	protoc -I proto --plugin=protoc-gen-go=$$($(GO) tool -n protoc-gen-go) \
+		--go_out=. --go_opt=module=github.com/agentmem/agentmem $(PROTOS)
+
+verify:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1)
+	$(GO) vet ./...
+	cp go.mod /tmp/agentmem.go.mod.bak; cp go.sum /tmp/agentmem.go.sum.bak
+	$(GO) mod tidy
+	@git diff --exit-code go.mod go.sum || (echo "go mod tidy changed go.mod/go.sum"; exit 1)
+	$(MAKE) proto
+	@git diff --exit-code -- proto/ || (echo "regenerated proto differs from the committed code"; exit 1)
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime=2s ./events/ ./actors/ ./internal/segmented/
+
+fuzz:
+	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 30s ./events/
