@@ -1,0 +1,105 @@
+package actors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/agentmem/agentmem/events"
+	"github.com/agentmem/agentmem/internal/segmented"
+)
+
+// Config tunes the session actors.
+type Config struct {
+	// IdleTimeout passivates an actor that received nothing for this long.
+	IdleTimeout time.Duration
+	// SnapshotEvery writes a snapshot after this many batches since the last one.
+	SnapshotEvery uint64
+	// MaxConcurrentRecoveries bounds activations loading from the log at once.
+	MaxConcurrentRecoveries int
+	// StoreTimeout bounds one log append or load.
+	StoreTimeout time.Duration
+	// RestartBackoff is the first delay of the supervisor's exponential backoff.
+	RestartBackoff time.Duration
+	// RewriteTimeout bounds one call of the optional Rewriter.
+	RewriteTimeout time.Duration
+}
+
+// DefaultConfig returns the defaults documented in the README.
+func DefaultConfig() Config {
+	return Config{
+		IdleTimeout:             5 * time.Minute,
+		SnapshotEvery:           100,
+		MaxConcurrentRecoveries: 32,
+		StoreTimeout:            5 * time.Second,
+		RestartBackoff:          100 * time.Millisecond,
+		RewriteTimeout:          10 * time.Second,
+	}
+}
+
+// Validate reports the first invalid field.
+func (c Config) Validate() error {
+	switch {
+	case c.IdleTimeout <= 0:
+		return fmt.Errorf("actors: idle_timeout must be > 0, got %s", c.IdleTimeout)
+	case c.SnapshotEvery == 0:
+		return errors.New("actors: snapshot_every must be > 0")
+	case c.MaxConcurrentRecoveries <= 0:
+		return errors.New("actors: max_concurrent_recoveries must be > 0")
+	case c.StoreTimeout <= 0:
+		return errors.New("actors: store_timeout must be > 0")
+	case c.RestartBackoff <= 0:
+		return errors.New("actors: restart_backoff must be > 0")
+	case c.RewriteTimeout <= 0:
+		return errors.New("actors: rewrite_timeout must be > 0")
+	}
+	return nil
+}
+
+// Rewriter produces a better summary of the given text beside the actor (an
+// LLM). It may be slow or fail: the extractive summary stays in place until a
+// rewrite is decided and stored.
+type Rewriter interface {
+	Rewrite(ctx context.Context, text string, maxTokens int) (string, error)
+}
+
+// Deps are the collaborators of the session actors.
+type Deps struct {
+	Log       events.Log
+	Snapshots events.SnapshotStore
+	Codec     *events.Codec
+	Tokenizer segmented.Tokenizer
+	// Summarizer is the deterministic summarizer used inside Decide (nil = extractive).
+	Summarizer segmented.Summarizer
+	// Rewriter is optional.
+	Rewriter Rewriter
+	Metrics  *Metrics
+	Logger   *slog.Logger
+	// Now is the clock (nil = time.Now).
+	Now func() time.Time
+}
+
+func (d *Deps) validate() error {
+	switch {
+	case d.Log == nil:
+		return errors.New("actors: deps.Log is required")
+	case d.Snapshots == nil:
+		return errors.New("actors: deps.Snapshots is required")
+	case d.Codec == nil:
+		return errors.New("actors: deps.Codec is required")
+	case d.Tokenizer == nil:
+		return errors.New("actors: deps.Tokenizer is required")
+	}
+	if d.Metrics == nil {
+		d.Metrics = NewMetrics(nil)
+	}
+	if d.Logger == nil {
+		d.Logger = slog.Default()
+	}
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	return nil
+}

@@ -1,0 +1,206 @@
+package actors
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"google.golang.org/protobuf/proto"
+
+	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
+)
+
+// ReplyFunc receives the outcome of one request, exactly once.
+type ReplyFunc func(reply proto.Message, err error)
+
+// request is the envelope the directory sends to a session actor.
+type request struct {
+	body  proto.Message
+	reply ReplyFunc
+}
+
+// internalReq carries a non-API request (snapshotReq) to an actor.
+type internalReq struct {
+	body  any
+	reply ReplyFunc
+}
+
+// passivate asks an actor to snapshot and stop (sent by Close).
+type passivate struct{ done *sync.WaitGroup }
+
+// rewritten carries an LLM rewrite back into the actor that asked for it.
+type rewritten struct {
+	summaryID string
+	text      string
+}
+
+// Directory finds or spawns the actor that owns a session id.
+type Directory struct {
+	cfg        Config
+	deps       Deps
+	system     *actor.ActorSystem
+	root       *actor.RootContext
+	recoveries chan struct{}
+
+	// bg is cancelled on Close; background rewrites watch it, bgWG waits for them.
+	bg       context.Context
+	bgCancel context.CancelFunc
+	bgWG     sync.WaitGroup
+
+	mu     sync.Mutex
+	pids   map[string]*actor.PID // guarded by mu
+	closed bool                  // guarded by mu
+}
+
+// New starts an actor system for the session actors.
+func New(cfg Config, deps Deps) (*Directory, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if err := deps.validate(); err != nil {
+		return nil, err
+	}
+	logger := deps.Logger
+	system := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
+		return logger.With("component", "protoactor")
+	}))
+	bg, cancel := context.WithCancel(context.Background())
+	d := &Directory{
+		cfg:        cfg,
+		deps:       deps,
+		system:     system,
+		root:       system.Root.WithGuardian(actor.NewExponentialBackoffStrategy(time.Minute, cfg.RestartBackoff)),
+		recoveries: make(chan struct{}, cfg.MaxConcurrentRecoveries),
+		bg:         bg,
+		bgCancel:   cancel,
+		pids:       make(map[string]*actor.PID),
+	}
+	return d, nil
+}
+
+// Dispatch sends body to the actor of sessionID, spawning it if needed. The
+// reply function is called exactly once, from the actor's goroutine, unless
+// Dispatch itself returns an error (then it is never called).
+func (d *Directory) Dispatch(sessionID string, body proto.Message, reply ReplyFunc) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return ErrClosed
+	}
+	pid := d.pidLocked(sessionID)
+	// Sent under mu: a passivating actor removes itself under mu before it
+	// poisons itself, so this message is queued ahead of the poison pill.
+	d.root.Send(pid, &request{body: body, reply: reply})
+	return nil
+}
+
+// pidLocked finds or spawns the actor of id. Caller holds mu.
+func (d *Directory) pidLocked(id string) *actor.PID {
+	pid, ok := d.pids[id]
+	if !ok {
+		pid = d.root.Spawn(actor.PropsFromProducer(func() actor.Actor {
+			return newSessionActor(d, id)
+		}))
+		d.pids[id] = pid
+		d.deps.Metrics.ActiveActors.Inc()
+	}
+	return pid
+}
+
+// Active returns the number of live session actors.
+func (d *Directory) Active() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return len(d.pids)
+}
+
+// release removes pid from the directory if it still owns id. It reports
+// whether it did; the caller then poisons itself.
+func (d *Directory) release(id string, pid *actor.PID) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if cur, ok := d.pids[id]; ok && cur.Equal(pid) {
+		delete(d.pids, id)
+		d.deps.Metrics.ActiveActors.Dec()
+		return true
+	}
+	return false
+}
+
+func (d *Directory) send(pid *actor.PID, msg any) { d.root.Send(pid, msg) }
+
+// acquireRecovery takes a recovery slot; release it with releaseRecovery.
+func (d *Directory) acquireRecovery(ctx context.Context) error {
+	select {
+	case d.recoveries <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("%w: waiting for a recovery slot: %v", ErrUnavailable, ctx.Err())
+	}
+}
+
+func (d *Directory) releaseRecovery() { <-d.recoveries }
+
+// Close stops accepting commands, lets every actor finish what it has
+// queued, snapshot and stop, then stops background work and the actor
+// system. It is idempotent; ctx bounds the wait.
+func (d *Directory) Close(ctx context.Context) error {
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return nil
+	}
+	d.closed = true
+	var wg sync.WaitGroup
+	for _, pid := range d.pids {
+		wg.Add(1)
+		d.root.Send(pid, &passivate{done: &wg})
+	}
+	d.mu.Unlock()
+
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	var err error
+	select {
+	case <-done:
+	case <-ctx.Done():
+		err = fmt.Errorf("actors: close: %w", ctx.Err())
+	}
+	d.bgCancel()
+	d.bgWG.Wait()
+	d.system.Shutdown()
+	return err
+}
+
+// snapshotReq asks an actor for a deep copy of its state (tests, inspection).
+type snapshotReq struct{}
+
+// Snapshot returns a copy of the live state of session id (recovering it if
+// needed). The session need not exist: then the snapshot is empty.
+func (d *Directory) Snapshot(ctx context.Context, id string) (*memoryv1.SessionSnapshot, error) {
+	type result struct {
+		snap *memoryv1.SessionSnapshot
+		err  error
+	}
+	ch := make(chan result, 1)
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return nil, ErrClosed
+	}
+	pid := d.pidLocked(id)
+	d.root.Send(pid, &internalReq{body: snapshotReq{}, reply: func(m proto.Message, err error) {
+		s, _ := m.(*memoryv1.SessionSnapshot)
+		ch <- result{s, err}
+	}})
+	d.mu.Unlock()
+	select {
+	case r := <-ch:
+		return r.snap, r.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}

@@ -1,0 +1,27 @@
+// Package actors runs one protoactor-go actor per session aggregate.
+//
+// An actor owns its session's state; nothing else holds a pointer to it.
+// Handling a mutating command is always the same pipeline:
+//
+//  1. validate: a bad request is a 400 naming the field;
+//  2. decide: the pure model (internal/segmented) returns events or a
+//     rejection (404, 409, 413);
+//  3. append the events as one EventBatch message to the log, fenced by the
+//     stream sequence of the aggregate's last message and deduplicated by the
+//     command id. On a conflict the actor reloads from the log and decides
+//     once more, then answers 409. On any other failure it answers 503 and
+//     panics, so its supervisor restarts it with backoff and it recovers from
+//     the log: what was not stored is never applied;
+//  4. apply the stored events and reply with the new version and sequence.
+//
+// Recovery loads the latest snapshot (keep-last-one per aggregate) and
+// replays the log tail after it. Recoveries run at most
+// Config.MaxConcurrentRecoveries at a time. An idle actor snapshots and
+// passivates after Config.IdleTimeout. The Directory finds or spawns the
+// actor for an id; it sends under its lock, and a passivating actor leaves the
+// directory before it poisons itself, so a message is never sent to a stopped
+// actor: those already queued are handled before the poison pill.
+//
+// Slow work (an LLM rewrite of a summary) runs beside the actor and comes
+// back as a command whose events are decided against the then current state.
+package actors

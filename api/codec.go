@@ -1,0 +1,105 @@
+package api
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/micro"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/agentmem/agentmem/actors"
+	"github.com/agentmem/agentmem/events"
+	"github.com/agentmem/agentmem/internal/segmented"
+	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
+)
+
+// ContentTypeJSON selects protojson bodies for a request and its reply.
+const ContentTypeJSON = "application/json"
+
+var (
+	jsonOut = protojson.MarshalOptions{UseProtoNames: true}
+	jsonIn  = protojson.UnmarshalOptions{}
+)
+
+func wantsJSON(h micro.Headers) bool {
+	ct := nats.Header(h).Get("Content-Type")
+	return strings.HasPrefix(strings.ToLower(strings.TrimSpace(ct)), ContentTypeJSON)
+}
+
+func decode(data []byte, asJSON bool, into proto.Message) error {
+	if asJSON {
+		return jsonIn.Unmarshal(data, into)
+	}
+	return proto.Unmarshal(data, into)
+}
+
+func encode(m proto.Message, asJSON bool) ([]byte, error) {
+	if asJSON {
+		return jsonOut.Marshal(m)
+	}
+	return proto.Marshal(m)
+}
+
+// Error is a reply error with an HTTP-like code and the field it is about.
+type Error struct {
+	Code    int
+	Field   string
+	Message string
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("%d %s: %s", e.Code, e.Field, e.Message) }
+
+// classify maps an error from the actors or the model to a reply error.
+func classify(err error) *Error {
+	var (
+		rej *segmented.Rejection
+		fe  *events.FieldError
+		ae  *Error
+	)
+	switch {
+	case errors.As(err, &ae):
+		return ae
+	case errors.As(err, &rej):
+		return &Error{Code: rej.Code, Field: rej.Field, Message: rej.Reason}
+	case errors.As(err, &fe):
+		return &Error{Code: 400, Field: fe.Field, Message: fe.Reason}
+	case errors.Is(err, actors.ErrUnavailable), errors.Is(err, actors.ErrClosed):
+		return &Error{Code: 503, Field: "", Message: err.Error()}
+	default:
+		return &Error{Code: 500, Field: "", Message: err.Error()}
+	}
+}
+
+// respondError answers with the micro error headers and an ErrorDetail body.
+func respondError(r micro.Request, asJSON bool, e *Error) {
+	desc := e.Message
+	if e.Field != "" {
+		desc = e.Field + ": " + e.Message
+	}
+	body, _ := encode(&memoryv1.ErrorDetail{Code: uint32(e.Code), Field: e.Field, Message: e.Message}, asJSON)
+	_ = r.Error(strconv.Itoa(e.Code), desc, body, contentType(asJSON))
+}
+
+func respond(r micro.Request, asJSON bool, m proto.Message) {
+	data, err := encode(m, asJSON)
+	if err != nil {
+		respondError(r, asJSON, &Error{Code: 500, Message: "encode reply: " + err.Error()})
+		return
+	}
+	_ = r.Respond(data, contentType(asJSON))
+}
+
+func contentType(asJSON bool) micro.RespondOpt {
+	return func(m *nats.Msg) {
+		if asJSON {
+			if m.Header == nil {
+				m.Header = nats.Header{}
+			}
+			m.Header.Set("Content-Type", ContentTypeJSON)
+		}
+	}
+}

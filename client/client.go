@@ -1,0 +1,157 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/nats-io/nats.go"
+	"google.golang.org/protobuf/proto"
+
+	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
+)
+
+// DefaultTimeout bounds a call whose context has no deadline.
+const DefaultTimeout = 10 * time.Second
+
+// Error is an error reply from the service.
+type Error struct {
+	// Code is HTTP-like: 400, 403, 404, 409, 413, 503.
+	Code    int
+	Field   string
+	Message string
+}
+
+func (e *Error) Error() string {
+	if e.Field != "" {
+		return fmt.Sprintf("agentmem: %d %s: %s", e.Code, e.Field, e.Message)
+	}
+	return fmt.Sprintf("agentmem: %d %s", e.Code, e.Message)
+}
+
+// Code returns the service error code of err, or 0 if err is not an *Error.
+func Code(err error) int {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return 0
+}
+
+// Client talks to the memory service over one NATS connection.
+type Client struct {
+	nc      *nats.Conn
+	timeout time.Duration
+}
+
+// New returns a client on nc (which the caller owns and closes).
+func New(nc *nats.Conn) *Client { return &Client{nc: nc, timeout: DefaultTimeout} }
+
+// WithTimeout returns a copy of c whose calls without a context deadline use d.
+func (c *Client) WithTimeout(d time.Duration) *Client { cc := *c; cc.timeout = d; return &cc }
+
+func (c *Client) call(ctx context.Context, subject string, req, reply proto.Message) error {
+	data, err := proto.Marshal(req)
+	if err != nil {
+		return fmt.Errorf("agentmem: encode %s: %w", subject, err)
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.timeout)
+		defer cancel()
+	}
+	msg, err := c.nc.RequestMsgWithContext(ctx, &nats.Msg{Subject: subject, Data: data})
+	if err != nil {
+		return fmt.Errorf("agentmem: %s: %w", subject, err)
+	}
+	if code := msg.Header.Get("Nats-Service-Error-Code"); code != "" {
+		n, _ := strconv.Atoi(code)
+		detail := &memoryv1.ErrorDetail{}
+		if proto.Unmarshal(msg.Data, detail) != nil || detail.GetMessage() == "" {
+			return &Error{Code: n, Message: msg.Header.Get("Nats-Service-Error")}
+		}
+		return &Error{Code: n, Field: detail.GetField(), Message: detail.GetMessage()}
+	}
+	if err := proto.Unmarshal(msg.Data, reply); err != nil {
+		return fmt.Errorf("agentmem: decode reply of %s: %w", subject, err)
+	}
+	return nil
+}
+
+func subject(id, op string) string { return "mem.v1.session." + id + "." + op }
+
+// commandID sets a fresh command id on a request that has none.
+func commandID(id *string) {
+	if *id == "" {
+		*id = uuid.NewString()
+	}
+}
+
+// CreateSession creates session id.
+func (c *Client) CreateSession(ctx context.Context, id string, req *memoryv1.CreateSessionRequest) (*memoryv1.CreateSessionReply, error) {
+	if req == nil {
+		req = &memoryv1.CreateSessionRequest{}
+	}
+	commandID(&req.CommandId)
+	reply := &memoryv1.CreateSessionReply{}
+	return reply, c.call(ctx, subject(id, "create"), req, reply)
+}
+
+// Append appends messages to session id in one command.
+func (c *Client) Append(ctx context.Context, id string, req *memoryv1.AppendRequest) (*memoryv1.AppendReply, error) {
+	commandID(&req.CommandId)
+	reply := &memoryv1.AppendReply{}
+	return reply, c.call(ctx, subject(id, "append"), req, reply)
+}
+
+// AppendMessages is Append with a fresh command id.
+func (c *Client) AppendMessages(ctx context.Context, id string, msgs ...*memoryv1.MessageInput) (*memoryv1.AppendReply, error) {
+	return c.Append(ctx, id, &memoryv1.AppendRequest{Messages: msgs})
+}
+
+// Context returns the messages to send to the LLM, in layer order.
+func (c *Client) Context(ctx context.Context, id string) (*memoryv1.ContextReply, error) {
+	reply := &memoryv1.ContextReply{}
+	return reply, c.call(ctx, subject(id, "context"), &memoryv1.ContextRequest{}, reply)
+}
+
+// Get returns the session's status, version and counts.
+func (c *Client) Get(ctx context.Context, id string) (*memoryv1.SessionInfo, error) {
+	reply := &memoryv1.GetSessionReply{}
+	if err := c.call(ctx, subject(id, "get"), &memoryv1.GetSessionRequest{}, reply); err != nil {
+		return nil, err
+	}
+	return reply.GetSession(), nil
+}
+
+// Kernel changes the Kernel (or stages a ROM) with req's op, or reads it when no op is set.
+func (c *Client) Kernel(ctx context.Context, id string, req *memoryv1.KernelRequest) (*memoryv1.KernelReply, error) {
+	if req == nil {
+		req = &memoryv1.KernelRequest{}
+	}
+	if req.GetOp() != nil {
+		commandID(&req.CommandId)
+	}
+	reply := &memoryv1.KernelReply{}
+	return reply, c.call(ctx, subject(id, "kernel"), req, reply)
+}
+
+// State reads or writes a "temp:" or "session:" key.
+func (c *Client) State(ctx context.Context, id string, req *memoryv1.StateRequest) (*memoryv1.StateReply, error) {
+	if req.GetOp() == memoryv1.StateOp_STATE_OP_SET || req.GetOp() == memoryv1.StateOp_STATE_OP_DELETE {
+		commandID(&req.CommandId)
+	}
+	reply := &memoryv1.StateReply{}
+	return reply, c.call(ctx, subject(id, "state"), req, reply)
+}
+
+// SetStatus pauses, resumes, terminates or archives the session.
+func (c *Client) SetStatus(ctx context.Context, id string, action memoryv1.StatusAction, reason string) (*memoryv1.StatusReply, error) {
+	req := &memoryv1.StatusRequest{Action: action, Reason: reason}
+	commandID(&req.CommandId)
+	reply := &memoryv1.StatusReply{}
+	return reply, c.call(ctx, subject(id, "status"), req, reply)
+}

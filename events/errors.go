@@ -1,0 +1,68 @@
+package events
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors. Test for them with errors.Is; the concrete errors carry
+// details (FieldError, ConflictError).
+var (
+	// ErrInvalidID is returned when an aggregate id, a kind or a subject does
+	// not follow the id rule [A-Za-z0-9_-]{1,128}. The concrete error is a
+	// *FieldError naming the field.
+	ErrInvalidID = errors.New("events: invalid id")
+
+	// ErrConflict is returned by Log.Append when the subject's last sequence is
+	// not the expected one: another writer appended first. Nothing was stored.
+	// The concrete error is a *ConflictError.
+	ErrConflict = errors.New("events: expected last sequence does not match")
+
+	// ErrUnknownOutcome is returned (wrapping the transport error) by
+	// Log.Append when no answer came back (timeout, no responders, connection
+	// lost): the write may or may not be stored; retry with the same msgID
+	// and the same expected sequence, which either stores it or reports the
+	// first write as a duplicate.
+	ErrUnknownOutcome = errors.New("events: append outcome unknown: the write may or may not be stored; retry with the same msgID")
+
+	// ErrUnknownEventType is returned by Codec.Pack and Codec.Unpack for an
+	// event whose protobuf full name the codec neither knows nor upcasts.
+	ErrUnknownEventType = errors.New("events: unknown event type")
+
+	// ErrMalformed is returned when bytes read from the log do not decode
+	// into a valid EventBatch or event.
+	ErrMalformed = errors.New("events: malformed data")
+
+	// ErrUnsupportedSchema is returned by DecodeBatch for an envelope written
+	// with a newer schema version than this build understands.
+	ErrUnsupportedSchema = errors.New("events: unsupported schema version")
+
+	// ErrInvalidConfig is returned (wrapped) by JetStreamConfig.Validate.
+	ErrInvalidConfig = errors.New("events: invalid config")
+)
+
+// FieldError says which input field is invalid and why. It matches
+// errors.Is(err, ErrInvalidID).
+type FieldError struct {
+	Field  string
+	Reason string
+}
+
+func (e *FieldError) Error() string { return e.Field + ": " + e.Reason }
+
+// Is reports whether target is ErrInvalidID.
+func (e *FieldError) Is(target error) bool { return target == ErrInvalidID }
+
+// ConflictError is returned by Log.Append when the expected last sequence of
+// Subject was not Expected. It matches errors.Is(err, ErrConflict).
+type ConflictError struct {
+	Subject  string
+	Expected uint64
+}
+
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("events: conflict on %s: expected last sequence %d does not match", e.Subject, e.Expected)
+}
+
+// Is reports whether target is ErrConflict.
+func (e *ConflictError) Is(target error) bool { return target == ErrConflict }

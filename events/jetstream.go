@@ -1,0 +1,262 @@
+package events
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// JetStreamConfig configures the stream holding the log.
+type JetStreamConfig struct {
+	// Stream is the stream name (default StreamName).
+	Stream string
+	// Replicas is the stream replication factor: 1 (embedded node) or 3
+	// (cluster; survives losing a machine).
+	Replicas int
+	// DuplicateWindow is how long Nats-Msg-Id values are remembered for
+	// deduplication: retries after ErrUnknownOutcome must happen within it.
+	DuplicateWindow time.Duration
+	// Storage is file storage unless told otherwise.
+	Storage jetstream.StorageType
+	// RequestTimeout bounds each request to the server when the context has
+	// no deadline (default 5s).
+	RequestTimeout time.Duration
+}
+
+// DefaultJetStreamConfig returns stream MEM, one replica, file storage and a
+// 2 minute dedupe window.
+func DefaultJetStreamConfig() JetStreamConfig {
+	return JetStreamConfig{
+		Stream:          StreamName,
+		Replicas:        1,
+		DuplicateWindow: 2 * time.Minute,
+		Storage:         jetstream.FileStorage,
+		RequestTimeout:  5 * time.Second,
+	}
+}
+
+// Validate reports the first problem of the configuration, wrapping ErrInvalidConfig.
+func (c JetStreamConfig) Validate() error {
+	switch {
+	case c.Stream == "" || strings.ContainsAny(c.Stream, ".*> \t\r\n/\\"):
+		return fmt.Errorf("%w: Stream: %q is not a valid stream name", ErrInvalidConfig, c.Stream)
+	case c.Replicas < 1 || c.Replicas > 5:
+		return fmt.Errorf("%w: Replicas: %d not in 1..5", ErrInvalidConfig, c.Replicas)
+	case c.DuplicateWindow <= 0:
+		return fmt.Errorf("%w: DuplicateWindow: must be > 0", ErrInvalidConfig)
+	case c.Storage != jetstream.FileStorage && c.Storage != jetstream.MemoryStorage:
+		return fmt.Errorf("%w: Storage: unknown storage type %d", ErrInvalidConfig, c.Storage)
+	case c.RequestTimeout < 0:
+		return fmt.Errorf("%w: RequestTimeout: must be >= 0", ErrInvalidConfig)
+	}
+	return nil
+}
+
+// StreamConfig is the JetStream stream configuration the log creates.
+func (c JetStreamConfig) StreamConfig() jetstream.StreamConfig {
+	return jetstream.StreamConfig{
+		Name:        c.Stream,
+		Description: "agentmem event log: one subject per aggregate, one EventBatch per message",
+		Subjects:    []string{SubjectPrefix + ".>"},
+		Retention:   jetstream.LimitsPolicy,
+		Storage:     c.Storage,
+		Replicas:    c.Replicas,
+		Duplicates:  c.DuplicateWindow,
+		// Direct gets let any replica serve reads (KV-style lookups by
+		// subscribers); the log itself reads through the leader.
+		AllowDirect: true,
+		// An aggregate with a hole cannot be replayed: never delete single messages.
+		DenyDelete: true,
+	}
+}
+
+// JetStreamLog is the Log on a JetStream stream. It holds no goroutines:
+// Append is a publish with expectation headers; Load a short-lived consumer
+// bounded by the leader's last sequence, deleted before Load returns.
+type JetStreamLog struct {
+	js      jetstream.JetStream
+	nc      *nats.Conn
+	stream  string
+	timeout time.Duration
+
+	msgGetSubj string // leader-only message get ($JS.API.STREAM.MSG.GET.<stream>)
+}
+
+var _ Log = (*JetStreamLog)(nil)
+
+// NewJetStreamLog creates the stream, or updates it to cfg, and returns the log.
+func NewJetStreamLog(ctx context.Context, js jetstream.JetStream, cfg JetStreamConfig) (*JetStreamLog, error) {
+	if cfg.RequestTimeout == 0 {
+		cfg.RequestTimeout = DefaultJetStreamConfig().RequestTimeout
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if _, err := js.CreateOrUpdateStream(ctx, cfg.StreamConfig()); err != nil {
+		return nil, fmt.Errorf("events: create or update stream %s: %w", cfg.Stream, err)
+	}
+	prefix := apiPrefix(js.Options())
+	return &JetStreamLog{
+		js:         js,
+		nc:         js.Conn(),
+		stream:     cfg.Stream,
+		timeout:    cfg.RequestTimeout,
+		msgGetSubj: prefix + "STREAM.MSG.GET." + cfg.Stream,
+	}, nil
+}
+
+func apiPrefix(o jetstream.JetStreamOptions) string {
+	switch {
+	case o.Domain != "":
+		return "$JS." + o.Domain + ".API."
+	case o.APIPrefix != "":
+		if !strings.HasSuffix(o.APIPrefix, ".") {
+			return o.APIPrefix + "."
+		}
+		return o.APIPrefix
+	}
+	return jetstream.DefaultAPIPrefix
+}
+
+// Stream is the name of the stream holding the log.
+func (l *JetStreamLog) Stream() string { return l.stream }
+
+func (l *JetStreamLog) withTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
+	if _, ok := ctx.Deadline(); ok {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, l.timeout)
+}
+
+// Append implements Log. The message carries Nats-Expected-Stream,
+// Nats-Expected-Last-Subject-Sequence (always, 0 included) and Nats-Msg-Id.
+func (l *JetStreamLog) Append(ctx context.Context, subject string, expectedLastSeq uint64, msgID string, data []byte) (AppendResult, error) {
+	if _, _, err := ParseSubject(subject); err != nil {
+		return AppendResult{}, err
+	}
+	ctx, cancel := l.withTimeout(ctx)
+	defer cancel()
+	m := &nats.Msg{Subject: subject, Data: data, Header: make(nats.Header, 3)}
+	m.Header.Set(jetstream.ExpectedStreamHeader, l.stream)
+	m.Header.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(expectedLastSeq, 10))
+	if msgID != "" {
+		m.Header.Set(jetstream.MsgIDHeader, msgID)
+	}
+	ack, err := l.js.PublishMsg(ctx, m)
+	if err == nil {
+		return AppendResult{Seq: ack.Sequence, Duplicate: ack.Duplicate}, nil
+	}
+	var apiErr *jetstream.APIError
+	if errors.As(err, &apiErr) && (apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
+		apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant) {
+		// The server checks the expectation before the msgID, so a retry whose
+		// first attempt was stored lands here. Only one message can follow
+		// expectedLastSeq on the subject (its writer expected it): if that one
+		// carries msgID, it is ours.
+		if msgID != "" {
+			if seq, ok, derr := l.successorHasMsgID(ctx, subject, expectedLastSeq, msgID); derr != nil {
+				return AppendResult{}, fmt.Errorf("%w: conflict on %s, then checking for a duplicate: %w", ErrUnknownOutcome, subject, derr)
+			} else if ok {
+				return AppendResult{Seq: seq, Duplicate: true}, nil
+			}
+		}
+		return AppendResult{}, &ConflictError{Subject: subject, Expected: expectedLastSeq}
+	}
+	if unknownOutcome(err) {
+		return AppendResult{}, fmt.Errorf("%w: append to %s: %w", ErrUnknownOutcome, subject, err)
+	}
+	return AppendResult{}, fmt.Errorf("events: append to %s: %w", subject, err)
+}
+
+// unknownOutcome reports errors after which the message may have been stored.
+func unknownOutcome(err error) bool {
+	return errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, context.Canceled) ||
+		errors.Is(err, nats.ErrTimeout) ||
+		errors.Is(err, nats.ErrNoResponders) ||
+		errors.Is(err, jetstream.ErrNoStreamResponse) ||
+		errors.Is(err, nats.ErrConnectionClosed) ||
+		errors.Is(err, nats.ErrConnectionDraining) ||
+		errors.Is(err, nats.ErrDisconnected)
+}
+
+// LastSeq implements Log. It asks the stream leader (not a direct get, which
+// any replica may answer).
+func (l *JetStreamLog) LastSeq(ctx context.Context, subject string) (uint64, error) {
+	ctx, cancel := l.withTimeout(ctx)
+	defer cancel()
+	sm, err := l.leaderGet(ctx, msgGetRequest{LastFor: subject})
+	if err != nil || sm == nil {
+		return 0, err
+	}
+	return sm.Seq, nil
+}
+
+func (l *JetStreamLog) successorHasMsgID(ctx context.Context, subject string, seq uint64, msgID string) (uint64, bool, error) {
+	sm, err := l.leaderGet(ctx, msgGetRequest{Seq: seq + 1, NextFor: subject})
+	if err != nil || sm == nil {
+		return 0, false, err
+	}
+	if len(sm.Header) == 0 {
+		return 0, false, nil
+	}
+	hdr, err := nats.DecodeHeadersMsg(sm.Header)
+	if err != nil {
+		return 0, false, fmt.Errorf("events: headers of %s seq %d: %w", subject, sm.Seq, err)
+	}
+	return sm.Seq, hdr.Get(jetstream.MsgIDHeader) == msgID, nil
+}
+
+// msgGetRequest is the JetStream message get request.
+type msgGetRequest struct {
+	Seq     uint64 `json:"seq,omitempty"`
+	LastFor string `json:"last_by_subj,omitempty"`
+	NextFor string `json:"next_by_subj,omitempty"`
+}
+
+type storedMsg struct {
+	Subject string    `json:"subject"`
+	Seq     uint64    `json:"seq"`
+	Header  []byte    `json:"hdrs,omitempty"`
+	Data    []byte    `json:"data,omitempty"`
+	Time    time.Time `json:"time"`
+}
+
+type msgGetResponse struct {
+	Error   *jetstream.APIError `json:"error,omitempty"`
+	Message *storedMsg          `json:"message,omitempty"`
+}
+
+// leaderGet runs a message get on the stream leader. A missing message is
+// (nil, nil).
+func (l *JetStreamLog) leaderGet(ctx context.Context, req msgGetRequest) (*storedMsg, error) {
+	body, err := json.Marshal(req)
+	if err != nil {
+		return nil, err
+	}
+	reply, err := l.nc.RequestWithContext(ctx, l.msgGetSubj, body)
+	if err != nil {
+		return nil, fmt.Errorf("events: get message from stream %s: %w", l.stream, err)
+	}
+	var resp msgGetResponse
+	if err := json.Unmarshal(reply.Data, &resp); err != nil {
+		return nil, fmt.Errorf("events: get message from stream %s: bad response: %w", l.stream, err)
+	}
+	if resp.Error != nil {
+		if resp.Error.ErrorCode == jetstream.JSErrCodeMessageNotFound {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("events: get message from stream %s: %w", l.stream, resp.Error)
+	}
+	if resp.Message == nil {
+		return nil, fmt.Errorf("events: get message from stream %s: empty response", l.stream)
+	}
+	return resp.Message, nil
+}

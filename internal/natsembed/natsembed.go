@@ -1,0 +1,179 @@
+package natsembed
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+)
+
+// DefaultMaxPayload is the largest message the embedded server accepts unless
+// told otherwise (8 MiB; the NATS default is 1 MiB).
+const DefaultMaxPayload int32 = 8 << 20
+
+// readyTimeout bounds how long Start waits for the server to accept clients.
+const readyTimeout = 10 * time.Second
+
+// Errors returned by this package.
+var (
+	// ErrInvalidConfig is returned (wrapped) by Config.Validate and Start when
+	// the configuration is unusable.
+	ErrInvalidConfig = errors.New("natsembed: invalid config")
+	// ErrNotReady is returned by Start when the server did not accept
+	// connections within 10 seconds.
+	ErrNotReady = errors.New("natsembed: server not ready for connections")
+)
+
+// Config configures an embedded server.
+type Config struct {
+	// DataDir is the JetStream store directory (required).
+	DataDir string
+	// Listen is the client address, host:port. Port -1 picks a random free port.
+	Listen string
+	// SyncAlways fsyncs every JetStream write before acknowledging it
+	// (server.Options.SyncAlways): survives power loss, costs latency.
+	SyncAlways bool
+	// ConfigFile is an optional nats-server configuration file (accounts,
+	// users, permissions, TLS...). It is loaded first; the fields of this
+	// Config then override what they name (listen address, store dir, sync,
+	// max payload, server name). JetStream is always enabled.
+	ConfigFile string
+	// MaxPayload is the largest message accepted; 0 means DefaultMaxPayload.
+	MaxPayload int32
+	// ServerName names the server (cluster and monitoring); optional.
+	ServerName string
+	// Logger receives the server's logs; nil means no logs at all.
+	Logger server.Logger
+	// Debug enables the server's debug logs (only with a Logger).
+	Debug bool
+}
+
+// DefaultConfig returns the configuration cmd/node uses unless told otherwise:
+// data under ./data, the standard client port on loopback, 8 MiB payloads.
+func DefaultConfig() Config {
+	return Config{
+		DataDir:    "./data",
+		Listen:     "127.0.0.1:4222",
+		MaxPayload: DefaultMaxPayload,
+	}
+}
+
+// Validate reports the first problem of the configuration, wrapping
+// ErrInvalidConfig.
+func (c Config) Validate() error {
+	if c.DataDir == "" {
+		return fmt.Errorf("%w: DataDir: required", ErrInvalidConfig)
+	}
+	if _, _, err := splitListen(c.Listen); err != nil {
+		return fmt.Errorf("%w: Listen: %v", ErrInvalidConfig, err)
+	}
+	if c.MaxPayload < 0 {
+		return fmt.Errorf("%w: MaxPayload: must be >= 0, got %d", ErrInvalidConfig, c.MaxPayload)
+	}
+	return nil
+}
+
+func splitListen(listen string) (string, int, error) {
+	if listen == "" {
+		return "", 0, errors.New("required (host:port)")
+	}
+	host, portStr, err := net.SplitHostPort(listen)
+	if err != nil {
+		return "", 0, err
+	}
+	port, err := strconv.Atoi(portStr)
+	if err != nil || port < server.RANDOM_PORT || port > 65535 {
+		return "", 0, fmt.Errorf("bad port %q (0..65535, or -1 for a random port)", portStr)
+	}
+	return host, port, nil
+}
+
+// options builds the nats-server options from the configuration.
+func (c Config) options() (*server.Options, error) {
+	host, port, err := splitListen(c.Listen)
+	if err != nil {
+		return nil, err
+	}
+	opts := &server.Options{}
+	if c.ConfigFile != "" {
+		opts, err = server.ProcessConfigFile(c.ConfigFile)
+		if err != nil {
+			return nil, fmt.Errorf("natsembed: config file %s: %w", c.ConfigFile, err)
+		}
+	}
+	opts.Host = host
+	opts.Port = port
+	opts.JetStream = true
+	opts.StoreDir = c.DataDir
+	opts.SyncAlways = c.SyncAlways
+	opts.MaxPayload = c.MaxPayload
+	if opts.MaxPayload == 0 {
+		opts.MaxPayload = DefaultMaxPayload
+	}
+	if c.ServerName != "" {
+		opts.ServerName = c.ServerName
+	}
+	// The process owns signals and logging, not the embedded server.
+	opts.NoSigs = true
+	opts.NoLog = c.Logger == nil
+	opts.Debug = c.Debug && c.Logger != nil
+	opts.DisableJetStreamBanner = true
+	return opts, nil
+}
+
+// Server is a running embedded NATS server with JetStream.
+type Server struct {
+	ns       *server.Server
+	shutdown sync.Once
+}
+
+// Start starts a server and waits up to 10 seconds for it to accept client
+// connections. On error nothing is left running.
+func Start(cfg Config) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	opts, err := cfg.options()
+	if err != nil {
+		return nil, err
+	}
+	ns, err := server.NewServer(opts)
+	if err != nil {
+		return nil, fmt.Errorf("natsembed: new server: %w", err)
+	}
+	if cfg.Logger != nil {
+		ns.SetLoggerV2(cfg.Logger, cfg.Debug, false, false)
+	}
+	ns.Start()
+	if !ns.ReadyForConnections(readyTimeout) {
+		ns.Shutdown()
+		ns.WaitForShutdown()
+		return nil, ErrNotReady
+	}
+	if !ns.JetStreamEnabled() {
+		ns.Shutdown()
+		ns.WaitForShutdown()
+		return nil, fmt.Errorf("natsembed: JetStream did not start (store dir %s)", cfg.DataDir)
+	}
+	return &Server{ns: ns}, nil
+}
+
+// ClientURL is the URL clients connect to, e.g. nats://127.0.0.1:4222.
+func (s *Server) ClientURL() string { return s.ns.ClientURL() }
+
+// NATS returns the underlying server (monitoring, account lookups, tests).
+func (s *Server) NATS() *server.Server { return s.ns }
+
+// Shutdown stops the server and waits until it has stopped. Acknowledged
+// JetStream writes are on disk when it returns. It is safe to call more than
+// once and from several goroutines.
+func (s *Server) Shutdown() {
+	s.shutdown.Do(func() {
+		s.ns.Shutdown()
+		s.ns.WaitForShutdown()
+	})
+}

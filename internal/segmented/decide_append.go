@@ -1,0 +1,214 @@
+package segmented
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
+	"google.golang.org/protobuf/proto"
+)
+
+// MaxToolResultRefs is how many recent tool results the Kernel references.
+const MaxToolResultRefs = 10
+
+// errNoTokenizer is returned (not a Rejection: a wiring bug) when a decision
+// that needs to count tokens gets an Env without a Tokenizer.
+var errNoTokenizer = errors.New("segmented: Env.Tokenizer is nil")
+
+// DecideAppend decides an AppendRequest. The batch is, in order:
+// SessionStatusChanged (CREATED -> ACTIVE, first append only), RomActivated
+// (a pending ROM, when a user message starts a new turn), MessagesAppended
+// (with the token counts and turn of every message), then the compression
+// events (L1Summarized, L1Evicted, L2Archived). It rejects with 404 (no
+// session), 409 (status, duplicate id), 400 (tool result without an open
+// call) or 413 (the budget cannot hold the messages). It never mutates s.
+func (s *State) DecideAppend(req *memoryv1.AppendRequest, env Env) ([]proto.Message, error) {
+	if err := ValidateAppend(req); err != nil {
+		return nil, err
+	}
+	if err := s.requireStatus("append", memoryv1.SessionStatus_SESSION_STATUS_CREATED, memoryv1.SessionStatus_SESSION_STATUS_ACTIVE); err != nil {
+		return nil, err
+	}
+	if env.Tokenizer == nil {
+		return nil, errNoTokenizer
+	}
+	sc := s.scratch()
+	var out []proto.Message
+	emit := func(ev proto.Message) error {
+		if err := sc.applyEvent(ev, env.NowUnixNano); err != nil {
+			return fmt.Errorf("segmented: decided an inconsistent event: %w", err)
+		}
+		out = append(out, ev)
+		return nil
+	}
+	if s.Status() == memoryv1.SessionStatus_SESSION_STATUS_CREATED {
+		if err := emit(&memoryv1.SessionStatusChanged{
+			From: memoryv1.SessionStatus_SESSION_STATUS_CREATED, To: memoryv1.SessionStatus_SESSION_STATUS_ACTIVE, Reason: "first append",
+		}); err != nil {
+			return nil, err
+		}
+	}
+	hasUser := slices.ContainsFunc(req.Messages, func(m *memoryv1.MessageInput) bool { return m.Role == memoryv1.Role_ROLE_USER })
+	if pr := s.snap.GetPendingRom(); hasUser && pr != nil {
+		if err := emit(&memoryv1.RomActivated{Version: pr.Version}); err != nil {
+			return nil, err
+		}
+	}
+	appended, err := s.buildMessages(req, env)
+	if err != nil {
+		return nil, err
+	}
+	if err := emit(appended); err != nil {
+		return nil, err
+	}
+	comp, err := compress(sc, env)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, comp...)
+	if err := checkBudget(s, sc, "messages", fmt.Sprintf("%d message(s) of %d tokens", len(appended.Messages), sumTokens(appended.Messages))); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func sumTokens(ms []*memoryv1.Message) uint64 {
+	var n uint64
+	for _, m := range ms {
+		n += uint64(m.Tokens)
+	}
+	return n
+}
+
+// buildMessages checks the request against the session (unique ids, open
+// tool calls) and returns the MessagesAppended event.
+func (s *State) buildMessages(req *memoryv1.AppendRequest, env Env) (*memoryv1.MessagesAppended, error) {
+	known := s.knownMessageIDs()
+	calls := s.knownCalls() // call id -> tool name, for calls still open
+	seen := map[string]bool{}
+	for id := range calls {
+		seen[id] = true
+	}
+	for _, r := range s.snap.GetKernel().GetToolResults() {
+		seen[r.ToolCallId] = true
+	}
+	for _, e := range s.snap.L1 {
+		if m := e.GetMessage(); m != nil {
+			for _, c := range m.ToolCalls {
+				seen[c.Id] = true
+			}
+		}
+	}
+	ev := &memoryv1.MessagesAppended{}
+	seq, turn := s.snap.NextMessageSeq, s.snap.Turn
+	for i, in := range req.Messages {
+		f := fmt.Sprintf("messages[%d]", i)
+		id := in.Id
+		if id == "" {
+			id = fmt.Sprintf("m%d", seq)
+		} else if known[id] {
+			return nil, reject(CodeConflict, f+".id", "message %q already exists in the session", id)
+		}
+		if in.Role == memoryv1.Role_ROLE_USER {
+			turn++
+		}
+		for j, c := range in.ToolCalls {
+			if seen[c.Id] {
+				return nil, reject(CodeConflict, fmt.Sprintf("%s.tool_calls[%d].id", f, j), "tool call %q already exists in the session", c.Id)
+			}
+			seen[c.Id] = true
+			calls[c.Id] = c.Name
+		}
+		m := &memoryv1.Message{
+			Id:              id,
+			Seq:             seq,
+			Role:            in.Role,
+			Content:         in.Content,
+			Name:            in.Name,
+			ToolCalls:       cloneCalls(in.ToolCalls),
+			ToolCallId:      in.ToolCallId,
+			Tokens:          messageTokens(env.Tokenizer, in.Content, in.ToolCalls),
+			Turn:            turn,
+			CreatedUnixNano: env.NowUnixNano,
+		}
+		if in.Role == memoryv1.Role_ROLE_TOOL {
+			name, open := calls[in.ToolCallId]
+			if !open {
+				return nil, badRequest(f+".tool_call_id", "%q matches no open tool call in the session", in.ToolCallId)
+			}
+			delete(calls, in.ToolCallId)
+			ref := &memoryv1.ToolResultRef{ToolCallId: in.ToolCallId, MessageId: id, ToolName: name, MessageSeq: seq}
+			ref.Tokens = textTokens(env.Tokenizer, renderToolResultRef(ref))
+			ev.ToolResultRefs = append(ev.ToolResultRefs, ref)
+		}
+		ev.Messages = append(ev.Messages, m)
+		seq++
+	}
+	refs := s.snap.GetKernel().GetToolResults()
+	if extra := len(refs) + len(ev.ToolResultRefs) - MaxToolResultRefs; extra > 0 {
+		all := append(slices.Clone(refs), ev.ToolResultRefs...)
+		for _, r := range all[:extra] {
+			ev.DroppedRefs = append(ev.DroppedRefs, r.ToolCallId)
+		}
+	}
+	return ev, nil
+}
+
+func cloneCalls(cs []*memoryv1.ToolCall) []*memoryv1.ToolCall {
+	if len(cs) == 0 {
+		return nil
+	}
+	out := make([]*memoryv1.ToolCall, len(cs))
+	for i, c := range cs {
+		out[i] = &memoryv1.ToolCall{Id: c.Id, Name: c.Name, Arguments: c.Arguments}
+	}
+	return out
+}
+
+// knownMessageIDs returns the ids of the messages the session still knows:
+// verbatim in L1 or promoted, or covered by an L1 or L2 summary. (Archived
+// L2 summaries are in swap; ids are unique there because client ids can
+// never take the server's m<seq> form and clients reuse ids at their risk
+// only after archival.)
+func (s *State) knownMessageIDs() map[string]bool {
+	known := map[string]bool{}
+	for _, sum := range s.snap.L2 {
+		for _, id := range sum.MessageIds {
+			known[id] = true
+		}
+	}
+	for _, m := range s.snap.Promoted {
+		known[m.Id] = true
+	}
+	for _, e := range s.snap.L1 {
+		if m := e.GetMessage(); m != nil {
+			known[m.Id] = true
+		} else {
+			for _, id := range e.GetSummary().GetMessageIds() {
+				known[id] = true
+			}
+		}
+	}
+	return known
+}
+
+// knownCalls returns the tool calls still waiting for a result (call id ->
+// tool name). Compression never takes a group with a pending call, so they
+// are all verbatim in L1.
+func (s *State) knownCalls() map[string]string {
+	open := map[string]string{}
+	for _, e := range s.snap.L1 {
+		m := e.GetMessage()
+		if m == nil {
+			continue
+		}
+		for _, c := range m.ToolCalls {
+			open[c.Id] = c.Name
+		}
+		if m.Role == memoryv1.Role_ROLE_TOOL {
+			delete(open, m.ToolCallId)
+		}
+	}
+	return open
+}

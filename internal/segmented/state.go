@@ -1,0 +1,282 @@
+package segmented
+
+import (
+	"slices"
+
+	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
+	"google.golang.org/protobuf/proto"
+)
+
+// Env carries what a decision may depend on besides the state: the time and
+// the tokenizer/summarizer. Decide* record every value they take from Env in
+// the events, so Apply never needs it.
+type Env struct {
+	NowUnixNano int64
+	Tokenizer   Tokenizer
+	Summarizer  Summarizer // nil = Extractive{}
+}
+
+func (e Env) summarizer() Summarizer {
+	if e.Summarizer == nil {
+		return Extractive{}
+	}
+	return e.Summarizer
+}
+
+// Meta describes the stored batch being applied.
+type Meta struct {
+	CommandID    string
+	Version      uint64 // aggregate version after the batch; must increase
+	Seq          uint64 // stream sequence of the batch
+	TimeUnixNano int64
+}
+
+// MaxRecentCommands bounds SessionSnapshot.recent_commands.
+const MaxRecentCommands = 64
+
+// State is one session aggregate: a *memoryv1.SessionSnapshot plus cached
+// derived totals. It has a single owner (the session actor) and no locks;
+// reads such as Context fill a cache, so even reads must not run
+// concurrently with each other or with Apply.
+//
+// Copy-on-write rule: Apply never modifies a message reachable from the
+// snapshot other than the top-level SessionSnapshot; it replaces nested
+// messages (Kernel, Rom, Summary...) with new ones. That lets Decide work on
+// a cheap scratch copy that shares nested messages with the live state.
+type State struct {
+	snap *memoryv1.SessionSnapshot // nil: no session yet
+
+	// Derived totals, recomputed by recount after every change.
+	romTokens, pendingRomTokens uint64
+	kernelTokens, l2Tokens      uint64
+	promotedTokens, l1Tokens    uint64
+	ctxCache                    *memoryv1.ContextReply
+	ctxVersion                  uint64
+}
+
+// New returns a State with no session (Exists() == false).
+func New() *State { return &State{} }
+
+// FromSnapshot returns a State holding a deep clone of snap (nil = New()).
+func FromSnapshot(snap *memoryv1.SessionSnapshot) *State {
+	s := &State{}
+	if snap != nil {
+		s.snap = proto.Clone(snap).(*memoryv1.SessionSnapshot)
+		s.recount()
+	}
+	return s
+}
+
+// Snapshot returns a deep clone of the state (nil when no session exists).
+// Marshalled with proto.MarshalOptions{Deterministic: true}, equal states
+// give equal bytes.
+func (s *State) Snapshot() *memoryv1.SessionSnapshot {
+	if s.snap == nil {
+		return nil
+	}
+	return proto.Clone(s.snap).(*memoryv1.SessionSnapshot)
+}
+
+// Exists reports whether the session has been created.
+func (s *State) Exists() bool { return s.snap != nil }
+
+// Version is the aggregate version (0 before creation).
+func (s *State) Version() uint64 { return s.snap.GetVersion() }
+
+// LastSeq is the stream sequence of the last applied batch.
+func (s *State) LastSeq() uint64 { return s.snap.GetLastSeq() }
+
+// Status is the lifecycle status (UNSPECIFIED before creation).
+func (s *State) Status() memoryv1.SessionStatus { return s.snap.GetStatus() }
+
+// Turn is the number of user messages appended so far.
+func (s *State) Turn() uint32 { return s.snap.GetTurn() }
+
+// SessionID returns the session id ("" before creation).
+func (s *State) SessionID() string { return s.snap.GetSessionId() }
+
+// Budget is max_context_tokens - reserved_output_tokens.
+func (s *State) Budget() uint64 { return budgetOf(s.snap.GetConfig()) }
+
+// UsedTokens is tokens(ROM+Kernel+L2+promoted+L1): what Context sends.
+func (s *State) UsedTokens() uint64 {
+	return s.romTokens + s.kernelTokens + s.l2Tokens + s.promotedTokens + s.l1Tokens
+}
+
+// PlannedTokens is UsedTokens with the ROM counted as the larger of the
+// active and the pending ROM. Decisions keep PlannedTokens within the
+// budget, so activating a pending ROM at the next turn never overflows it.
+func (s *State) PlannedTokens() uint64 {
+	return max(s.romTokens, s.pendingRomTokens) + s.kernelTokens + s.l2Tokens + s.promotedTokens + s.l1Tokens
+}
+
+// LookupCommand returns the result of a recently applied command (the last
+// MaxRecentCommands), to answer a retried command idempotently.
+func (s *State) LookupCommand(commandID string) (*memoryv1.CommandResult, bool) {
+	if commandID == "" || s.snap == nil {
+		return nil, false
+	}
+	for i := len(s.snap.RecentCommands) - 1; i >= 0; i-- {
+		if c := s.snap.RecentCommands[i]; c.GetCommandId() == commandID {
+			return proto.Clone(c).(*memoryv1.CommandResult), true
+		}
+	}
+	return nil, false
+}
+
+// StateValue returns the value of a "session:" key.
+func (s *State) StateValue(key string) ([]byte, bool) {
+	if s.snap == nil {
+		return nil, false
+	}
+	i, ok := slices.BinarySearchFunc(s.snap.SessionState, key, func(e *memoryv1.StateEntry, k string) int {
+		return cmpString(e.GetKey(), k)
+	})
+	if !ok {
+		return nil, false
+	}
+	return slices.Clone(s.snap.SessionState[i].GetValue()), true
+}
+
+// StateEntries returns the "session:" keys and values, sorted by key.
+func (s *State) StateEntries() []*memoryv1.StateEntry {
+	out := make([]*memoryv1.StateEntry, 0, len(s.snap.GetSessionState()))
+	for _, e := range s.snap.GetSessionState() {
+		out = append(out, proto.Clone(e).(*memoryv1.StateEntry))
+	}
+	return out
+}
+
+// PendingSummaries returns (clones of) the summaries with source
+// "extractive" still in L1 or L2: candidates for an LLM rewrite, submitted
+// back through DecideReplaceSummary.
+func (s *State) PendingSummaries() []*memoryv1.Summary {
+	var out []*memoryv1.Summary
+	for _, sum := range s.snap.GetL2() {
+		if sum.GetSource() == SourceExtractive {
+			out = append(out, proto.Clone(sum).(*memoryv1.Summary))
+		}
+	}
+	for _, e := range s.snap.GetL1() {
+		if sum := e.GetSummary(); sum != nil && sum.GetSource() == SourceExtractive {
+			out = append(out, proto.Clone(sum).(*memoryv1.Summary))
+		}
+	}
+	return out
+}
+
+func cmpString(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func budgetOf(c *memoryv1.SessionConfig) uint64 {
+	m, r := uint64(c.GetMaxContextTokens()), uint64(c.GetReservedOutputTokens())
+	if m <= r {
+		return 0
+	}
+	return m - r
+}
+
+// scratch returns a copy that shares nested messages (see the copy-on-write
+// rule on State) but owns its top-level snapshot and slices.
+func (s *State) scratch() *State {
+	c := &State{
+		romTokens: s.romTokens, pendingRomTokens: s.pendingRomTokens,
+		kernelTokens: s.kernelTokens, l2Tokens: s.l2Tokens,
+		promotedTokens: s.promotedTokens, l1Tokens: s.l1Tokens,
+	}
+	if s.snap != nil {
+		c.snap = shallowSnapshot(s.snap)
+	}
+	return c
+}
+
+func shallowSnapshot(p *memoryv1.SessionSnapshot) *memoryv1.SessionSnapshot {
+	return &memoryv1.SessionSnapshot{
+		SessionId:       p.SessionId,
+		UserId:          p.UserId,
+		App:             p.App,
+		Project:         p.Project,
+		AgentId:         p.AgentId,
+		Status:          p.Status,
+		Version:         p.Version,
+		LastSeq:         p.LastSeq,
+		Config:          p.Config,
+		Rom:             p.Rom,
+		PendingRom:      p.PendingRom,
+		Kernel:          p.Kernel,
+		L2:              slices.Clone(p.L2),
+		Promoted:        slices.Clone(p.Promoted),
+		L1:              slices.Clone(p.L1),
+		SessionState:    slices.Clone(p.SessionState),
+		NextMessageSeq:  p.NextMessageSeq,
+		Turn:            p.Turn,
+		TotalMessages:   p.TotalMessages,
+		ArchivedL2Count: p.ArchivedL2Count,
+		Compressions:    p.Compressions,
+		CreatedUnixNano: p.CreatedUnixNano,
+		UpdatedUnixNano: p.UpdatedUnixNano,
+		RecentCommands:  slices.Clone(p.RecentCommands),
+		NextSummarySeq:  p.NextSummarySeq,
+	}
+}
+
+// recount recomputes the derived token totals from the snapshot.
+func (s *State) recount() {
+	s.romTokens, s.pendingRomTokens = 0, 0
+	s.kernelTokens, s.l2Tokens, s.promotedTokens, s.l1Tokens = 0, 0, 0, 0
+	if s.snap == nil {
+		return
+	}
+	s.romTokens = uint64(s.snap.GetRom().GetTokens())
+	s.pendingRomTokens = uint64(s.snap.GetPendingRom().GetTokens())
+	s.kernelTokens = kernelTokens(s.snap.GetKernel())
+	for _, sum := range s.snap.L2 {
+		s.l2Tokens += uint64(sum.GetTokens())
+	}
+	for _, m := range s.snap.Promoted {
+		s.promotedTokens += uint64(m.GetTokens())
+	}
+	for _, e := range s.snap.L1 {
+		s.l1Tokens += uint64(entryTokens(e))
+	}
+}
+
+func kernelTokens(k *memoryv1.Kernel) uint64 {
+	var n uint64
+	for _, t := range k.GetTools() {
+		n += uint64(t.GetTokens())
+	}
+	for _, sc := range k.GetSchemas() {
+		n += uint64(sc.GetTokens())
+	}
+	for _, r := range k.GetToolResults() {
+		n += uint64(r.GetTokens())
+	}
+	for _, f := range k.GetFacts() {
+		n += uint64(f.GetTokens())
+	}
+	return n
+}
+
+func entryTokens(e *memoryv1.L1Entry) uint32 {
+	if m := e.GetMessage(); m != nil {
+		return m.GetTokens()
+	}
+	return e.GetSummary().GetTokens()
+}
+
+// entryRange returns the message seqs an L1 entry covers.
+func entryRange(e *memoryv1.L1Entry) (first, last uint64) {
+	if m := e.GetMessage(); m != nil {
+		return m.GetSeq(), m.GetSeq()
+	}
+	s := e.GetSummary()
+	return s.GetFirstSeq(), s.GetLastSeq()
+}

@@ -1,0 +1,75 @@
+package node
+
+import (
+	"errors"
+	"fmt"
+	"net"
+
+	"github.com/agentmem/agentmem/actors"
+)
+
+// Sync modes of the embedded server's JetStream store.
+const (
+	// SyncDefault acknowledges after the write reached the OS: survives a
+	// process crash (kill -9), not a power loss.
+	SyncDefault = "default"
+	// SyncAlways fsyncs every write before acknowledging it.
+	SyncAlways = "always"
+)
+
+// Config is a node's configuration; see the README for each flag.
+type Config struct {
+	DataDir    string
+	NATSListen string
+	// NATSURL, when set, uses an external NATS instead of embedding one.
+	NATSURL   string
+	NATSCreds string
+	// NATSConfig is an optional nats-server config file for the embedded server.
+	NATSConfig string
+	Sync       string
+	Replicas   int
+	// HTTPAddr serves /metrics; empty disables it.
+	HTTPAddr string
+	Stream   string
+	Actors   actors.Config
+}
+
+// DefaultConfig returns the defaults of `go run ./cmd/node`.
+func DefaultConfig() Config {
+	return Config{
+		DataDir:    "./data",
+		NATSListen: "127.0.0.1:4222",
+		Sync:       SyncDefault,
+		Replicas:   1,
+		HTTPAddr:   "127.0.0.1:9090",
+		Stream:     "MEM",
+		Actors:     actors.DefaultConfig(),
+	}
+}
+
+// Validate reports the first invalid field.
+func (c Config) Validate() error {
+	if c.NATSURL == "" {
+		if c.DataDir == "" {
+			return errors.New("node: data-dir is required with the embedded NATS server")
+		}
+		if _, _, err := net.SplitHostPort(c.NATSListen); err != nil {
+			return fmt.Errorf("node: nats-listen %q: %w", c.NATSListen, err)
+		}
+	}
+	if c.Sync != SyncDefault && c.Sync != SyncAlways {
+		return fmt.Errorf("node: sync must be %q or %q, got %q", SyncDefault, SyncAlways, c.Sync)
+	}
+	if c.Replicas < 1 || c.Replicas > 5 {
+		return fmt.Errorf("node: replicas must be 1..5, got %d", c.Replicas)
+	}
+	if c.HTTPAddr != "" {
+		if _, _, err := net.SplitHostPort(c.HTTPAddr); err != nil {
+			return fmt.Errorf("node: http %q: %w", c.HTTPAddr, err)
+		}
+	}
+	if c.Stream == "" {
+		return errors.New("node: stream name is required")
+	}
+	return c.Actors.Validate()
+}

@@ -1,0 +1,47 @@
+package node
+
+import (
+	"flag"
+	"fmt"
+	"strings"
+)
+
+// BindFlags registers the node's flags on fs, writing into cfg.
+func BindFlags(fs *flag.FlagSet, cfg *Config) {
+	fs.StringVar(&cfg.DataDir, "data-dir", cfg.DataDir, "data directory (JetStream store of the embedded server)")
+	fs.StringVar(&cfg.NATSListen, "nats-listen", cfg.NATSListen, "host:port the embedded NATS server accepts clients on")
+	fs.StringVar(&cfg.NATSURL, "nats-url", cfg.NATSURL, "use this external NATS instead of embedding one")
+	fs.StringVar(&cfg.NATSCreds, "nats-creds", cfg.NATSCreds, "NATS credentials file")
+	fs.StringVar(&cfg.NATSConfig, "nats-config", cfg.NATSConfig, "nats-server config file for the embedded server (users, permissions)")
+	fs.StringVar(&cfg.Sync, "sync", cfg.Sync, "JetStream sync mode of the embedded server: default (survives kill -9) or always (fsync per write)")
+	fs.IntVar(&cfg.Replicas, "replicas", cfg.Replicas, "stream replicas (3 on a NATS cluster)")
+	fs.StringVar(&cfg.HTTPAddr, "http", cfg.HTTPAddr, "host:port for Prometheus /metrics (empty disables)")
+	fs.StringVar(&cfg.Stream, "stream", cfg.Stream, "JetStream stream name")
+	fs.DurationVar(&cfg.Actors.IdleTimeout, "idle-timeout", cfg.Actors.IdleTimeout, "passivate a session actor idle this long")
+	fs.Uint64Var(&cfg.Actors.SnapshotEvery, "snapshot-every", cfg.Actors.SnapshotEvery, "snapshot a session every N batches")
+	fs.IntVar(&cfg.Actors.MaxConcurrentRecoveries, "max-recoveries", cfg.Actors.MaxConcurrentRecoveries, "concurrent actor recoveries at most")
+}
+
+// EnvName is the environment variable of a flag: AGENTMEM_ + upper snake case.
+func EnvName(flagName string) string {
+	return "AGENTMEM_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
+}
+
+// ApplyEnv sets every flag not given on the command line from its
+// AGENTMEM_* variable, if set. A bad value is an error naming the variable.
+func ApplyEnv(fs *flag.FlagSet, getenv func(string) string) error {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	var err error
+	fs.VisitAll(func(f *flag.Flag) {
+		if err != nil || set[f.Name] {
+			return
+		}
+		if v := getenv(EnvName(f.Name)); v != "" {
+			if e := fs.Set(f.Name, v); e != nil {
+				err = fmt.Errorf("%s=%q: %w", EnvName(f.Name), v, e)
+			}
+		}
+	})
+	return err
+}

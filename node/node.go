@@ -1,0 +1,183 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"path/filepath"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/agentmem/agentmem/actors"
+	"github.com/agentmem/agentmem/api"
+	"github.com/agentmem/agentmem/events"
+	"github.com/agentmem/agentmem/internal/natsembed"
+	"github.com/agentmem/agentmem/internal/segmented"
+)
+
+// Node is one running agentmem node.
+type Node struct {
+	cfg      Config
+	logger   *slog.Logger
+	embedded *natsembed.Server
+	nc       *nats.Conn
+	dir      *actors.Directory
+	svc      *api.Service
+	http     *http.Server
+	httpDone chan struct{}
+	url      string
+	Registry *prometheus.Registry
+}
+
+// Start brings a node up; on error everything started so far is stopped.
+func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if logger == nil {
+		logger = slog.Default()
+	}
+	n = &Node{cfg: cfg, logger: logger, Registry: prometheus.NewRegistry()}
+	defer func() {
+		if err != nil {
+			_ = n.Shutdown(context.Background())
+			n = nil
+		}
+	}()
+	n.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+
+	n.url = cfg.NATSURL
+	var opts []nats.Option
+	if cfg.NATSURL == "" {
+		ecfg := natsembed.DefaultConfig()
+		ecfg.DataDir = filepath.Join(cfg.DataDir, "jetstream")
+		ecfg.Listen = cfg.NATSListen
+		ecfg.SyncAlways = cfg.Sync == SyncAlways
+		ecfg.ConfigFile = cfg.NATSConfig
+		if n.embedded, err = natsembed.Start(ecfg); err != nil {
+			return n, err
+		}
+		n.url = n.embedded.ClientURL()
+		logger.Info("embedded NATS started", "url", n.url, "store", ecfg.DataDir, "sync", cfg.Sync)
+	}
+	if cfg.NATSCreds != "" {
+		opts = append(opts, nats.UserCredentials(cfg.NATSCreds))
+	}
+	// No reconnect buffer: an append published while disconnected fails at
+	// once (503) instead of being flushed minutes later, after the actor
+	// already answered and moved on.
+	opts = append(opts, nats.Name("agentmem-node"), nats.MaxReconnects(-1), nats.ReconnectBufSize(-1))
+	if n.nc, err = nats.Connect(n.url, opts...); err != nil {
+		return n, fmt.Errorf("node: connect %s: %w", n.url, err)
+	}
+	js, err := jetstream.New(n.nc)
+	if err != nil {
+		return n, fmt.Errorf("node: jetstream: %w", err)
+	}
+	lcfg := events.DefaultJetStreamConfig()
+	lcfg.Stream = cfg.Stream
+	lcfg.Replicas = cfg.Replicas
+	log, err := events.NewJetStreamLog(ctx, js, lcfg)
+	if err != nil {
+		return n, err
+	}
+	snaps, err := events.NewKVSnapshotStore(ctx, js, cfg.Stream+"_SNAPSHOTS", cfg.Replicas)
+	if err != nil {
+		return n, err
+	}
+	tok, err := segmented.NewTokenizer()
+	if err != nil {
+		return n, fmt.Errorf("node: tokenizer: %w", err)
+	}
+	n.dir, err = actors.New(cfg.Actors, actors.Deps{
+		Log:       log,
+		Snapshots: snaps,
+		Codec:     events.NewCodec(),
+		Tokenizer: tok,
+		Metrics:   actors.NewMetrics(n.Registry),
+		Logger:    logger,
+	})
+	if err != nil {
+		return n, err
+	}
+	if n.svc, err = api.Start(n.nc, n.dir, api.DefaultConfig()); err != nil {
+		return n, err
+	}
+	if cfg.HTTPAddr != "" {
+		if err = n.startHTTP(); err != nil {
+			return n, err
+		}
+	}
+	logger.Info("node ready", "nats", n.url, "stream", cfg.Stream, "replicas", cfg.Replicas, "metrics", cfg.HTTPAddr)
+	return n, nil
+}
+
+func (n *Node) startHTTP() error {
+	ln, err := net.Listen("tcp", n.cfg.HTTPAddr)
+	if err != nil {
+		return fmt.Errorf("node: http listen: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(n.Registry, promhttp.HandlerOpts{}))
+	n.http = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	n.httpDone = make(chan struct{})
+	go func() {
+		defer close(n.httpDone)
+		if err := n.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			n.logger.Error("metrics server stopped", "err", err)
+		}
+	}()
+	return nil
+}
+
+// ClientURL is the NATS URL agent workers connect to.
+func (n *Node) ClientURL() string { return n.url }
+
+// Shutdown drains in-flight requests, snapshots and stops every actor, then
+// stops NATS. ctx bounds the drain.
+func (n *Node) Shutdown(ctx context.Context) error {
+	var errs []error
+	if n.svc != nil {
+		errs = append(errs, n.svc.Stop(ctx))
+	}
+	if n.dir != nil {
+		errs = append(errs, n.dir.Close(ctx))
+	}
+	if n.http != nil {
+		errs = append(errs, n.http.Shutdown(ctx))
+		<-n.httpDone
+	}
+	if n.nc != nil {
+		n.nc.Close()
+	}
+	if n.embedded != nil {
+		n.embedded.Shutdown()
+	}
+	return errors.Join(errs...)
+}
+
+// Run starts a node and serves until ctx ends, then shuts down gracefully
+// within the drain timeout.
+func Run(ctx context.Context, cfg Config, logger *slog.Logger, drain time.Duration) error {
+	n, err := Start(ctx, cfg, logger)
+	if err != nil {
+		return err
+	}
+	<-ctx.Done()
+	logger.Info("shutting down", "drain", drain)
+	sctx, cancel := context.WithTimeout(context.Background(), drain)
+	defer cancel()
+	if err := n.Shutdown(sctx); err != nil {
+		return fmt.Errorf("node: shutdown: %w", err)
+	}
+	logger.Info("stopped")
+	return nil
+}
