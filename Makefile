@@ -23,6 +23,7 @@ proto:
 verify:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1)
 	$(GO) vet ./...
+	$(GO) tool staticcheck ./...
 	cp go.mod /tmp/agentmem.go.mod.bak; cp go.sum /tmp/agentmem.go.sum.bak
 	$(GO) mod tidy
 	@git diff --exit-code go.mod go.sum || (echo "go mod tidy changed go.mod/go.sum"; exit 1)
@@ -34,3 +35,7 @@ bench:
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 30s ./events/
+
+# crash runs the kill -9 test under a longer load.
+crash:
+	$(GO) test -count=1 -run TestCrashNoAcknowledgedWriteLost -v ./cmd/node/ -crash.load=10s

@@ -6,6 +6,7 @@ import (
 	"net"
 
 	"github.com/agentmem/agentmem/actors"
+	"github.com/agentmem/agentmem/internal/llmsummary"
 )
 
 // Sync modes of the embedded server's JetStream store.
@@ -32,6 +33,9 @@ type Config struct {
 	HTTPAddr string
 	Stream   string
 	Actors   actors.Config
+	// LLM, when LLM.BaseURL is set, rewrites extractive summaries with an
+	// OpenAI-compatible endpoint beside the actors.
+	LLM llmsummary.Config
 }
 
 // DefaultConfig returns the defaults of `go run ./cmd/node`.
@@ -44,6 +48,7 @@ func DefaultConfig() Config {
 		HTTPAddr:   "127.0.0.1:9090",
 		Stream:     "MEM",
 		Actors:     actors.DefaultConfig(),
+		LLM:        llmsummary.DefaultConfig(),
 	}
 }
 
@@ -70,6 +75,11 @@ func (c Config) Validate() error {
 	}
 	if c.Stream == "" {
 		return errors.New("node: stream name is required")
+	}
+	if c.LLM.BaseURL != "" {
+		if err := c.LLM.Validate(); err != nil {
+			return err
+		}
 	}
 	return c.Actors.Validate()
 }

@@ -19,6 +19,10 @@ func BindFlags(fs *flag.FlagSet, cfg *Config) {
 	fs.StringVar(&cfg.Stream, "stream", cfg.Stream, "JetStream stream name")
 	fs.DurationVar(&cfg.Actors.IdleTimeout, "idle-timeout", cfg.Actors.IdleTimeout, "passivate a session actor idle this long")
 	fs.Uint64Var(&cfg.Actors.SnapshotEvery, "snapshot-every", cfg.Actors.SnapshotEvery, "snapshot a session every N batches")
+	fs.StringVar(&cfg.LLM.BaseURL, "llm-url", cfg.LLM.BaseURL, "OpenAI-compatible base URL (e.g. http://127.0.0.1:8000/v1) to rewrite summaries; empty = extractive only")
+	fs.StringVar(&cfg.LLM.Model, "llm-model", cfg.LLM.Model, "model name sent to --llm-url")
+	fs.StringVar(&cfg.LLM.APIKey, "llm-api-key", cfg.LLM.APIKey, "bearer token for --llm-url (prefer the AGENTMEM_LLM_API_KEY variable)")
+	fs.DurationVar(&cfg.LLM.Timeout, "llm-timeout", cfg.LLM.Timeout, "timeout of one summary rewrite")
 	fs.IntVar(&cfg.Actors.MaxConcurrentRecoveries, "max-recoveries", cfg.Actors.MaxConcurrentRecoveries, "concurrent actor recoveries at most")
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/agentmem/agentmem/actors"
 	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/events"
+	"github.com/agentmem/agentmem/internal/llmsummary"
 	"github.com/agentmem/agentmem/internal/natsembed"
 	"github.com/agentmem/agentmem/internal/segmented"
 )
@@ -97,7 +98,15 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	if err != nil {
 		return n, fmt.Errorf("node: tokenizer: %w", err)
 	}
+	var rewriter actors.Rewriter
+	if cfg.LLM.BaseURL != "" {
+		if rewriter, err = llmsummary.New(cfg.LLM); err != nil {
+			return n, err
+		}
+		cfg.Actors.RewriteTimeout = cfg.LLM.Timeout
+	}
 	n.dir, err = actors.New(cfg.Actors, actors.Deps{
+		Rewriter:  rewriter,
 		Log:       log,
 		Snapshots: snaps,
 		Codec:     events.NewCodec(),

@@ -154,18 +154,6 @@ func summarizeRun(sc *State, run []*memoryv1.L1Entry, env Env) *memoryv1.Summary
 	}
 }
 
-// cutPoint returns how many of the oldest L1 entries (at most about k) may
-// be compressed together:
-//
-//   - never the latest user message, nor anything after it;
-//   - never part of a tool-call group (an assistant message with tool calls
-//     and the tool messages answering them): a complete group that the
-//     boundary cuts is taken whole; a group still waiting for a result, or
-//     reaching past the latest user message, is left out whole.
-func cutPoint(l1 []*memoryv1.L1Entry, k int) int {
-	return toolGroups(l1).cut(k, latestUser(l1))
-}
-
 // latestUser returns the index of the latest user message in L1, or len(l1).
 func latestUser(l1 []*memoryv1.L1Entry) int {
 	for i := len(l1) - 1; i >= 0; i-- {
@@ -176,7 +164,14 @@ func latestUser(l1 []*memoryv1.L1Entry) int {
 	return len(l1)
 }
 
-// cut is cutPoint with the groups and the latest user index computed.
+// cut returns how many of the oldest L1 entries (about k, at most limit,
+// the index of the latest user message) may be compressed together:
+//
+//   - never the latest user message, nor anything after it;
+//   - never part of a tool-call group (an assistant message with tool calls
+//     and the tool messages answering them): a complete group that the
+//     boundary cuts is taken whole; a group still waiting for a result, or
+//     reaching past the latest user message, is left out whole.
 func (g groups) cut(k, limit int) int {
 	end := min(k, limit)
 	for changed := true; changed; {
