@@ -34,6 +34,7 @@ type Node struct {
 	svc      *api.Service
 	http     *http.Server
 	httpDone chan struct{}
+	httpAddr string
 	url      string
 	Registry *prometheus.Registry
 }
@@ -134,6 +135,7 @@ func (n *Node) startHTTP() error {
 	if err != nil {
 		return fmt.Errorf("node: http listen: %w", err)
 	}
+	n.httpAddr = ln.Addr().String()
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(n.Registry, promhttp.HandlerOpts{}))
 	n.http = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
@@ -146,6 +148,9 @@ func (n *Node) startHTTP() error {
 	}()
 	return nil
 }
+
+// MetricsAddr is the address /metrics is served on ("" when disabled).
+func (n *Node) MetricsAddr() string { return n.httpAddr }
 
 // ClientURL is the NATS URL agent workers connect to.
 func (n *Node) ClientURL() string { return n.url }
