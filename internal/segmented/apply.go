@@ -161,6 +161,10 @@ func (s *State) applyEvent(ev proto.Message, now int64) error {
 		if len(p.SessionState) == 0 {
 			p.SessionState = nil
 		}
+	case *memoryv1.MessagesPromoted:
+		s.applyPromoted(e)
+	case *memoryv1.PromotedCleared:
+		s.applyPromotedCleared(e)
 	default:
 		return fmt.Errorf("unknown event type %T", ev)
 	}

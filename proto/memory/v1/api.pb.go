@@ -131,6 +131,57 @@ func (StatusAction) EnumDescriptor() ([]byte, []int) {
 	return file_memory_v1_api_proto_rawDescGZIP(), []int{1}
 }
 
+type SearchScope int32
+
+const (
+	SearchScope_SEARCH_SCOPE_UNSPECIFIED SearchScope = 0
+	// SEARCH_SCOPE_SESSION: this session only (the default).
+	SearchScope_SEARCH_SCOPE_SESSION SearchScope = 1
+	// SEARCH_SCOPE_USER: every session of this session's user.
+	SearchScope_SEARCH_SCOPE_USER SearchScope = 2
+)
+
+// Enum value maps for SearchScope.
+var (
+	SearchScope_name = map[int32]string{
+		0: "SEARCH_SCOPE_UNSPECIFIED",
+		1: "SEARCH_SCOPE_SESSION",
+		2: "SEARCH_SCOPE_USER",
+	}
+	SearchScope_value = map[string]int32{
+		"SEARCH_SCOPE_UNSPECIFIED": 0,
+		"SEARCH_SCOPE_SESSION":     1,
+		"SEARCH_SCOPE_USER":        2,
+	}
+)
+
+func (x SearchScope) Enum() *SearchScope {
+	p := new(SearchScope)
+	*p = x
+	return p
+}
+
+func (x SearchScope) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (SearchScope) Descriptor() protoreflect.EnumDescriptor {
+	return file_memory_v1_api_proto_enumTypes[2].Descriptor()
+}
+
+func (SearchScope) Type() protoreflect.EnumType {
+	return &file_memory_v1_api_proto_enumTypes[2]
+}
+
+func (x SearchScope) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use SearchScope.Descriptor instead.
+func (SearchScope) EnumDescriptor() ([]byte, []int) {
+	return file_memory_v1_api_proto_rawDescGZIP(), []int{2}
+}
+
 type CreateSessionRequest struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
 	CommandId string                 `protobuf:"bytes,1,opt,name=command_id,json=commandId,proto3" json:"command_id,omitempty"`
@@ -1804,6 +1855,806 @@ func (x *ErrorDetail) GetMessage() string {
 	return ""
 }
 
+type RecallRequest struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Offset uint32                 `protobuf:"varint,1,opt,name=offset,proto3" json:"offset,omitempty"`
+	// limit: 1..50 (0 = 20).
+	Limit         uint32 `protobuf:"varint,2,opt,name=limit,proto3" json:"limit,omitempty"`
+	MinSeq        uint64 `protobuf:"varint,3,opt,name=min_seq,json=minSeq,proto3" json:"min_seq,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RecallRequest) Reset() {
+	*x = RecallRequest{}
+	mi := &file_memory_v1_api_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RecallRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RecallRequest) ProtoMessage() {}
+
+func (x *RecallRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_memory_v1_api_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RecallRequest.ProtoReflect.Descriptor instead.
+func (*RecallRequest) Descriptor() ([]byte, []int) {
+	return file_memory_v1_api_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *RecallRequest) GetOffset() uint32 {
+	if x != nil {
+		return x.Offset
+	}
+	return 0
+}
+
+func (x *RecallRequest) GetLimit() uint32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+func (x *RecallRequest) GetMinSeq() uint64 {
+	if x != nil {
+		return x.MinSeq
+	}
+	return 0
+}
+
+type RecallReply struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// messages of the session from swap, oldest first.
+	Messages      []*Message `protobuf:"bytes,1,rep,name=messages,proto3" json:"messages,omitempty"`
+	Total         uint64     `protobuf:"varint,2,opt,name=total,proto3" json:"total,omitempty"`
+	AppliedSeq    uint64     `protobuf:"varint,3,opt,name=applied_seq,json=appliedSeq,proto3" json:"applied_seq,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RecallReply) Reset() {
+	*x = RecallReply{}
+	mi := &file_memory_v1_api_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RecallReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RecallReply) ProtoMessage() {}
+
+func (x *RecallReply) ProtoReflect() protoreflect.Message {
+	mi := &file_memory_v1_api_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RecallReply.ProtoReflect.Descriptor instead.
+func (*RecallReply) Descriptor() ([]byte, []int) {
+	return file_memory_v1_api_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *RecallReply) GetMessages() []*Message {
+	if x != nil {
+		return x.Messages
+	}
+	return nil
+}
+
+func (x *RecallReply) GetTotal() uint64 {
+	if x != nil {
+		return x.Total
+	}
+	return 0
+}
+
+func (x *RecallReply) GetAppliedSeq() uint64 {
+	if x != nil {
+		return x.AppliedSeq
+	}
+	return 0
+}
+
+type SearchRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Query string                 `protobuf:"bytes,1,opt,name=query,proto3" json:"query,omitempty"`
+	// limit: 1..20 (0 = 10).
+	Limit         uint32      `protobuf:"varint,2,opt,name=limit,proto3" json:"limit,omitempty"`
+	Scope         SearchScope `protobuf:"varint,3,opt,name=scope,proto3,enum=agentmem.memory.v1.SearchScope" json:"scope,omitempty"`
+	MinSeq        uint64      `protobuf:"varint,4,opt,name=min_seq,json=minSeq,proto3" json:"min_seq,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SearchRequest) Reset() {
+	*x = SearchRequest{}
+	mi := &file_memory_v1_api_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SearchRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SearchRequest) ProtoMessage() {}
+
+func (x *SearchRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_memory_v1_api_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SearchRequest.ProtoReflect.Descriptor instead.
+func (*SearchRequest) Descriptor() ([]byte, []int) {
+	return file_memory_v1_api_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *SearchRequest) GetQuery() string {
+	if x != nil {
+		return x.Query
+	}
+	return ""
+}
+
+func (x *SearchRequest) GetLimit() uint32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+func (x *SearchRequest) GetScope() SearchScope {
+	if x != nil {
+		return x.Scope
+	}
+	return SearchScope_SEARCH_SCOPE_UNSPECIFIED
+}
+
+func (x *SearchRequest) GetMinSeq() uint64 {
+	if x != nil {
+		return x.MinSeq
+	}
+	return 0
+}
+
+type SearchHit struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	Message       *Message               `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
+	Score         float64                `protobuf:"fixed64,3,opt,name=score,proto3" json:"score,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SearchHit) Reset() {
+	*x = SearchHit{}
+	mi := &file_memory_v1_api_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SearchHit) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SearchHit) ProtoMessage() {}
+
+func (x *SearchHit) ProtoReflect() protoreflect.Message {
+	mi := &file_memory_v1_api_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SearchHit.ProtoReflect.Descriptor instead.
+func (*SearchHit) Descriptor() ([]byte, []int) {
+	return file_memory_v1_api_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *SearchHit) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *SearchHit) GetMessage() *Message {
+	if x != nil {
+		return x.Message
+	}
+	return nil
+}
+
+func (x *SearchHit) GetScore() float64 {
+	if x != nil {
+		return x.Score
+	}
+	return 0
+}
+
+type SearchReply struct {
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Hits       []*SearchHit           `protobuf:"bytes,1,rep,name=hits,proto3" json:"hits,omitempty"`
+	AppliedSeq uint64                 `protobuf:"varint,2,opt,name=applied_seq,json=appliedSeq,proto3" json:"applied_seq,omitempty"`
+	// reranked is true when the optional reranker ordered the hits.
+	Reranked      bool `protobuf:"varint,3,opt,name=reranked,proto3" json:"reranked,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SearchReply) Reset() {
+	*x = SearchReply{}
+	mi := &file_memory_v1_api_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SearchReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SearchReply) ProtoMessage() {}
+
+func (x *SearchReply) ProtoReflect() protoreflect.Message {
+	mi := &file_memory_v1_api_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SearchReply.ProtoReflect.Descriptor instead.
+func (*SearchReply) Descriptor() ([]byte, []int) {
+	return file_memory_v1_api_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *SearchReply) GetHits() []*SearchHit {
+	if x != nil {
+		return x.Hits
+	}
+	return nil
+}
+
+func (x *SearchReply) GetAppliedSeq() uint64 {
+	if x != nil {
+		return x.AppliedSeq
+	}
+	return 0
+}
+
+func (x *SearchReply) GetReranked() bool {
+	if x != nil {
+		return x.Reranked
+	}
+	return false
+}
+
+type PromoteRequest struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	CommandId string                 `protobuf:"bytes,1,opt,name=command_id,json=commandId,proto3" json:"command_id,omitempty"`
+	// message_ids of this session, as stored in swap.
+	MessageIds    []string `protobuf:"bytes,2,rep,name=message_ids,json=messageIds,proto3" json:"message_ids,omitempty"`
+	MinSeq        uint64   `protobuf:"varint,3,opt,name=min_seq,json=minSeq,proto3" json:"min_seq,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PromoteRequest) Reset() {
+	*x = PromoteRequest{}
+	mi := &file_memory_v1_api_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PromoteRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PromoteRequest) ProtoMessage() {}
+
+func (x *PromoteRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_memory_v1_api_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PromoteRequest.ProtoReflect.Descriptor instead.
+func (*PromoteRequest) Descriptor() ([]byte, []int) {
+	return file_memory_v1_api_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *PromoteRequest) GetCommandId() string {
+	if x != nil {
+		return x.CommandId
+	}
+	return ""
+}
+
+func (x *PromoteRequest) GetMessageIds() []string {
+	if x != nil {
+		return x.MessageIds
+	}
+	return nil
+}
+
+func (x *PromoteRequest) GetMinSeq() uint64 {
+	if x != nil {
+		return x.MinSeq
+	}
+	return 0
+}
+
+type PromoteReply struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	Result         *MutationReply         `protobuf:"bytes,1,opt,name=result,proto3" json:"result,omitempty"`
+	PromotedTokens uint32                 `protobuf:"varint,2,opt,name=promoted_tokens,json=promotedTokens,proto3" json:"promoted_tokens,omitempty"`
+	Usage          *Usage                 `protobuf:"bytes,3,opt,name=usage,proto3" json:"usage,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *PromoteReply) Reset() {
+	*x = PromoteReply{}
+	mi := &file_memory_v1_api_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PromoteReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PromoteReply) ProtoMessage() {}
+
+func (x *PromoteReply) ProtoReflect() protoreflect.Message {
+	mi := &file_memory_v1_api_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PromoteReply.ProtoReflect.Descriptor instead.
+func (*PromoteReply) Descriptor() ([]byte, []int) {
+	return file_memory_v1_api_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *PromoteReply) GetResult() *MutationReply {
+	if x != nil {
+		return x.Result
+	}
+	return nil
+}
+
+func (x *PromoteReply) GetPromotedTokens() uint32 {
+	if x != nil {
+		return x.PromotedTokens
+	}
+	return 0
+}
+
+func (x *PromoteReply) GetUsage() *Usage {
+	if x != nil {
+		return x.Usage
+	}
+	return nil
+}
+
+type ClearRecalledRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	CommandId     string                 `protobuf:"bytes,1,opt,name=command_id,json=commandId,proto3" json:"command_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ClearRecalledRequest) Reset() {
+	*x = ClearRecalledRequest{}
+	mi := &file_memory_v1_api_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClearRecalledRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClearRecalledRequest) ProtoMessage() {}
+
+func (x *ClearRecalledRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_memory_v1_api_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClearRecalledRequest.ProtoReflect.Descriptor instead.
+func (*ClearRecalledRequest) Descriptor() ([]byte, []int) {
+	return file_memory_v1_api_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *ClearRecalledRequest) GetCommandId() string {
+	if x != nil {
+		return x.CommandId
+	}
+	return ""
+}
+
+type ClearRecalledReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Result        *MutationReply         `protobuf:"bytes,1,opt,name=result,proto3" json:"result,omitempty"`
+	Usage         *Usage                 `protobuf:"bytes,2,opt,name=usage,proto3" json:"usage,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ClearRecalledReply) Reset() {
+	*x = ClearRecalledReply{}
+	mi := &file_memory_v1_api_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClearRecalledReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClearRecalledReply) ProtoMessage() {}
+
+func (x *ClearRecalledReply) ProtoReflect() protoreflect.Message {
+	mi := &file_memory_v1_api_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClearRecalledReply.ProtoReflect.Descriptor instead.
+func (*ClearRecalledReply) Descriptor() ([]byte, []int) {
+	return file_memory_v1_api_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *ClearRecalledReply) GetResult() *MutationReply {
+	if x != nil {
+		return x.Result
+	}
+	return nil
+}
+
+func (x *ClearRecalledReply) GetUsage() *Usage {
+	if x != nil {
+		return x.Usage
+	}
+	return nil
+}
+
+type ListSessionsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// At most one filter of user_id/agent_id may be set; status is optional.
+	UserId  string        `protobuf:"bytes,1,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
+	AgentId string        `protobuf:"bytes,2,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
+	Status  SessionStatus `protobuf:"varint,3,opt,name=status,proto3,enum=agentmem.memory.v1.SessionStatus" json:"status,omitempty"`
+	// limit: 1..100 (0 = 50).
+	Limit uint32 `protobuf:"varint,4,opt,name=limit,proto3" json:"limit,omitempty"`
+	// page_token: from the previous reply's next_page_token.
+	PageToken     string `protobuf:"bytes,5,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	MinSeq        uint64 `protobuf:"varint,6,opt,name=min_seq,json=minSeq,proto3" json:"min_seq,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListSessionsRequest) Reset() {
+	*x = ListSessionsRequest{}
+	mi := &file_memory_v1_api_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListSessionsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListSessionsRequest) ProtoMessage() {}
+
+func (x *ListSessionsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_memory_v1_api_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListSessionsRequest.ProtoReflect.Descriptor instead.
+func (*ListSessionsRequest) Descriptor() ([]byte, []int) {
+	return file_memory_v1_api_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *ListSessionsRequest) GetUserId() string {
+	if x != nil {
+		return x.UserId
+	}
+	return ""
+}
+
+func (x *ListSessionsRequest) GetAgentId() string {
+	if x != nil {
+		return x.AgentId
+	}
+	return ""
+}
+
+func (x *ListSessionsRequest) GetStatus() SessionStatus {
+	if x != nil {
+		return x.Status
+	}
+	return SessionStatus_SESSION_STATUS_UNSPECIFIED
+}
+
+func (x *ListSessionsRequest) GetLimit() uint32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+func (x *ListSessionsRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+func (x *ListSessionsRequest) GetMinSeq() uint64 {
+	if x != nil {
+		return x.MinSeq
+	}
+	return 0
+}
+
+type SessionIndexEntry struct {
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	SessionId       string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	UserId          string                 `protobuf:"bytes,2,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
+	App             string                 `protobuf:"bytes,3,opt,name=app,proto3" json:"app,omitempty"`
+	Project         string                 `protobuf:"bytes,4,opt,name=project,proto3" json:"project,omitempty"`
+	AgentId         string                 `protobuf:"bytes,5,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
+	Status          SessionStatus          `protobuf:"varint,6,opt,name=status,proto3,enum=agentmem.memory.v1.SessionStatus" json:"status,omitempty"`
+	CreatedUnixNano int64                  `protobuf:"varint,7,opt,name=created_unix_nano,json=createdUnixNano,proto3" json:"created_unix_nano,omitempty"`
+	UpdatedUnixNano int64                  `protobuf:"varint,8,opt,name=updated_unix_nano,json=updatedUnixNano,proto3" json:"updated_unix_nano,omitempty"`
+	Messages        uint64                 `protobuf:"varint,9,opt,name=messages,proto3" json:"messages,omitempty"`
+	Summaries       uint64                 `protobuf:"varint,10,opt,name=summaries,proto3" json:"summaries,omitempty"`
+	LastSeq         uint64                 `protobuf:"varint,11,opt,name=last_seq,json=lastSeq,proto3" json:"last_seq,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *SessionIndexEntry) Reset() {
+	*x = SessionIndexEntry{}
+	mi := &file_memory_v1_api_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SessionIndexEntry) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SessionIndexEntry) ProtoMessage() {}
+
+func (x *SessionIndexEntry) ProtoReflect() protoreflect.Message {
+	mi := &file_memory_v1_api_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SessionIndexEntry.ProtoReflect.Descriptor instead.
+func (*SessionIndexEntry) Descriptor() ([]byte, []int) {
+	return file_memory_v1_api_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *SessionIndexEntry) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *SessionIndexEntry) GetUserId() string {
+	if x != nil {
+		return x.UserId
+	}
+	return ""
+}
+
+func (x *SessionIndexEntry) GetApp() string {
+	if x != nil {
+		return x.App
+	}
+	return ""
+}
+
+func (x *SessionIndexEntry) GetProject() string {
+	if x != nil {
+		return x.Project
+	}
+	return ""
+}
+
+func (x *SessionIndexEntry) GetAgentId() string {
+	if x != nil {
+		return x.AgentId
+	}
+	return ""
+}
+
+func (x *SessionIndexEntry) GetStatus() SessionStatus {
+	if x != nil {
+		return x.Status
+	}
+	return SessionStatus_SESSION_STATUS_UNSPECIFIED
+}
+
+func (x *SessionIndexEntry) GetCreatedUnixNano() int64 {
+	if x != nil {
+		return x.CreatedUnixNano
+	}
+	return 0
+}
+
+func (x *SessionIndexEntry) GetUpdatedUnixNano() int64 {
+	if x != nil {
+		return x.UpdatedUnixNano
+	}
+	return 0
+}
+
+func (x *SessionIndexEntry) GetMessages() uint64 {
+	if x != nil {
+		return x.Messages
+	}
+	return 0
+}
+
+func (x *SessionIndexEntry) GetSummaries() uint64 {
+	if x != nil {
+		return x.Summaries
+	}
+	return 0
+}
+
+func (x *SessionIndexEntry) GetLastSeq() uint64 {
+	if x != nil {
+		return x.LastSeq
+	}
+	return 0
+}
+
+type ListSessionsReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Sessions      []*SessionIndexEntry   `protobuf:"bytes,1,rep,name=sessions,proto3" json:"sessions,omitempty"`
+	NextPageToken string                 `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	AppliedSeq    uint64                 `protobuf:"varint,3,opt,name=applied_seq,json=appliedSeq,proto3" json:"applied_seq,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListSessionsReply) Reset() {
+	*x = ListSessionsReply{}
+	mi := &file_memory_v1_api_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListSessionsReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListSessionsReply) ProtoMessage() {}
+
+func (x *ListSessionsReply) ProtoReflect() protoreflect.Message {
+	mi := &file_memory_v1_api_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListSessionsReply.ProtoReflect.Descriptor instead.
+func (*ListSessionsReply) Descriptor() ([]byte, []int) {
+	return file_memory_v1_api_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *ListSessionsReply) GetSessions() []*SessionIndexEntry {
+	if x != nil {
+		return x.Sessions
+	}
+	return nil
+}
+
+func (x *ListSessionsReply) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
+func (x *ListSessionsReply) GetAppliedSeq() uint64 {
+	if x != nil {
+		return x.AppliedSeq
+	}
+	return 0
+}
+
 var File_memory_v1_api_proto protoreflect.FileDescriptor
 
 const file_memory_v1_api_proto_rawDesc = "" +
@@ -1958,7 +2809,74 @@ const file_memory_v1_api_proto_rawDesc = "" +
 	"\vErrorDetail\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\rR\x04code\x12\x14\n" +
 	"\x05field\x18\x02 \x01(\tR\x05field\x12\x18\n" +
-	"\amessage\x18\x03 \x01(\tR\amessage*o\n" +
+	"\amessage\x18\x03 \x01(\tR\amessage\"V\n" +
+	"\rRecallRequest\x12\x16\n" +
+	"\x06offset\x18\x01 \x01(\rR\x06offset\x12\x14\n" +
+	"\x05limit\x18\x02 \x01(\rR\x05limit\x12\x17\n" +
+	"\amin_seq\x18\x03 \x01(\x04R\x06minSeq\"}\n" +
+	"\vRecallReply\x127\n" +
+	"\bmessages\x18\x01 \x03(\v2\x1b.agentmem.memory.v1.MessageR\bmessages\x12\x14\n" +
+	"\x05total\x18\x02 \x01(\x04R\x05total\x12\x1f\n" +
+	"\vapplied_seq\x18\x03 \x01(\x04R\n" +
+	"appliedSeq\"\x8b\x01\n" +
+	"\rSearchRequest\x12\x14\n" +
+	"\x05query\x18\x01 \x01(\tR\x05query\x12\x14\n" +
+	"\x05limit\x18\x02 \x01(\rR\x05limit\x125\n" +
+	"\x05scope\x18\x03 \x01(\x0e2\x1f.agentmem.memory.v1.SearchScopeR\x05scope\x12\x17\n" +
+	"\amin_seq\x18\x04 \x01(\x04R\x06minSeq\"w\n" +
+	"\tSearchHit\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\x125\n" +
+	"\amessage\x18\x02 \x01(\v2\x1b.agentmem.memory.v1.MessageR\amessage\x12\x14\n" +
+	"\x05score\x18\x03 \x01(\x01R\x05score\"}\n" +
+	"\vSearchReply\x121\n" +
+	"\x04hits\x18\x01 \x03(\v2\x1d.agentmem.memory.v1.SearchHitR\x04hits\x12\x1f\n" +
+	"\vapplied_seq\x18\x02 \x01(\x04R\n" +
+	"appliedSeq\x12\x1a\n" +
+	"\breranked\x18\x03 \x01(\bR\breranked\"i\n" +
+	"\x0ePromoteRequest\x12\x1d\n" +
+	"\n" +
+	"command_id\x18\x01 \x01(\tR\tcommandId\x12\x1f\n" +
+	"\vmessage_ids\x18\x02 \x03(\tR\n" +
+	"messageIds\x12\x17\n" +
+	"\amin_seq\x18\x03 \x01(\x04R\x06minSeq\"\xa3\x01\n" +
+	"\fPromoteReply\x129\n" +
+	"\x06result\x18\x01 \x01(\v2!.agentmem.memory.v1.MutationReplyR\x06result\x12'\n" +
+	"\x0fpromoted_tokens\x18\x02 \x01(\rR\x0epromotedTokens\x12/\n" +
+	"\x05usage\x18\x03 \x01(\v2\x19.agentmem.memory.v1.UsageR\x05usage\"5\n" +
+	"\x14ClearRecalledRequest\x12\x1d\n" +
+	"\n" +
+	"command_id\x18\x01 \x01(\tR\tcommandId\"\x80\x01\n" +
+	"\x12ClearRecalledReply\x129\n" +
+	"\x06result\x18\x01 \x01(\v2!.agentmem.memory.v1.MutationReplyR\x06result\x12/\n" +
+	"\x05usage\x18\x02 \x01(\v2\x19.agentmem.memory.v1.UsageR\x05usage\"\xd2\x01\n" +
+	"\x13ListSessionsRequest\x12\x17\n" +
+	"\auser_id\x18\x01 \x01(\tR\x06userId\x12\x19\n" +
+	"\bagent_id\x18\x02 \x01(\tR\aagentId\x129\n" +
+	"\x06status\x18\x03 \x01(\x0e2!.agentmem.memory.v1.SessionStatusR\x06status\x12\x14\n" +
+	"\x05limit\x18\x04 \x01(\rR\x05limit\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x05 \x01(\tR\tpageToken\x12\x17\n" +
+	"\amin_seq\x18\x06 \x01(\x04R\x06minSeq\"\xfa\x02\n" +
+	"\x11SessionIndexEntry\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x17\n" +
+	"\auser_id\x18\x02 \x01(\tR\x06userId\x12\x10\n" +
+	"\x03app\x18\x03 \x01(\tR\x03app\x12\x18\n" +
+	"\aproject\x18\x04 \x01(\tR\aproject\x12\x19\n" +
+	"\bagent_id\x18\x05 \x01(\tR\aagentId\x129\n" +
+	"\x06status\x18\x06 \x01(\x0e2!.agentmem.memory.v1.SessionStatusR\x06status\x12*\n" +
+	"\x11created_unix_nano\x18\a \x01(\x03R\x0fcreatedUnixNano\x12*\n" +
+	"\x11updated_unix_nano\x18\b \x01(\x03R\x0fupdatedUnixNano\x12\x1a\n" +
+	"\bmessages\x18\t \x01(\x04R\bmessages\x12\x1c\n" +
+	"\tsummaries\x18\n" +
+	" \x01(\x04R\tsummaries\x12\x19\n" +
+	"\blast_seq\x18\v \x01(\x04R\alastSeq\"\x9f\x01\n" +
+	"\x11ListSessionsReply\x12A\n" +
+	"\bsessions\x18\x01 \x03(\v2%.agentmem.memory.v1.SessionIndexEntryR\bsessions\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\x12\x1f\n" +
+	"\vapplied_seq\x18\x03 \x01(\x04R\n" +
+	"appliedSeq*o\n" +
 	"\aStateOp\x12\x18\n" +
 	"\x14STATE_OP_UNSPECIFIED\x10\x00\x12\x10\n" +
 	"\fSTATE_OP_GET\x10\x01\x12\x10\n" +
@@ -1970,7 +2888,11 @@ const file_memory_v1_api_proto_rawDesc = "" +
 	"\x13STATUS_ACTION_PAUSE\x10\x01\x12\x18\n" +
 	"\x14STATUS_ACTION_RESUME\x10\x02\x12\x1b\n" +
 	"\x17STATUS_ACTION_TERMINATE\x10\x03\x12\x19\n" +
-	"\x15STATUS_ACTION_ARCHIVE\x10\x04B7Z5github.com/agentmem/agentmem/proto/memory/v1;memoryv1b\x06proto3"
+	"\x15STATUS_ACTION_ARCHIVE\x10\x04*\\\n" +
+	"\vSearchScope\x12\x1c\n" +
+	"\x18SEARCH_SCOPE_UNSPECIFIED\x10\x00\x12\x18\n" +
+	"\x14SEARCH_SCOPE_SESSION\x10\x01\x12\x15\n" +
+	"\x11SEARCH_SCOPE_USER\x10\x02B7Z5github.com/agentmem/agentmem/proto/memory/v1;memoryv1b\x06proto3"
 
 var (
 	file_memory_v1_api_proto_rawDescOnce sync.Once
@@ -1984,79 +2906,104 @@ func file_memory_v1_api_proto_rawDescGZIP() []byte {
 	return file_memory_v1_api_proto_rawDescData
 }
 
-var file_memory_v1_api_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_memory_v1_api_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
+var file_memory_v1_api_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
+var file_memory_v1_api_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
 var file_memory_v1_api_proto_goTypes = []any{
 	(StateOp)(0),                 // 0: agentmem.memory.v1.StateOp
 	(StatusAction)(0),            // 1: agentmem.memory.v1.StatusAction
-	(*CreateSessionRequest)(nil), // 2: agentmem.memory.v1.CreateSessionRequest
-	(*MessageInput)(nil),         // 3: agentmem.memory.v1.MessageInput
-	(*AppendRequest)(nil),        // 4: agentmem.memory.v1.AppendRequest
-	(*Usage)(nil),                // 5: agentmem.memory.v1.Usage
-	(*MutationReply)(nil),        // 6: agentmem.memory.v1.MutationReply
-	(*AppendReply)(nil),          // 7: agentmem.memory.v1.AppendReply
-	(*CreateSessionReply)(nil),   // 8: agentmem.memory.v1.CreateSessionReply
-	(*ContextRequest)(nil),       // 9: agentmem.memory.v1.ContextRequest
-	(*ContextMessage)(nil),       // 10: agentmem.memory.v1.ContextMessage
-	(*LayerTokens)(nil),          // 11: agentmem.memory.v1.LayerTokens
-	(*ContextReply)(nil),         // 12: agentmem.memory.v1.ContextReply
-	(*GetSessionRequest)(nil),    // 13: agentmem.memory.v1.GetSessionRequest
-	(*SessionInfo)(nil),          // 14: agentmem.memory.v1.SessionInfo
-	(*GetSessionReply)(nil),      // 15: agentmem.memory.v1.GetSessionReply
-	(*KernelRequest)(nil),        // 16: agentmem.memory.v1.KernelRequest
-	(*KernelReply)(nil),          // 17: agentmem.memory.v1.KernelReply
-	(*StateRequest)(nil),         // 18: agentmem.memory.v1.StateRequest
-	(*StateReply)(nil),           // 19: agentmem.memory.v1.StateReply
-	(*StatusRequest)(nil),        // 20: agentmem.memory.v1.StatusRequest
-	(*StatusReply)(nil),          // 21: agentmem.memory.v1.StatusReply
-	(*ErrorDetail)(nil),          // 22: agentmem.memory.v1.ErrorDetail
-	(*CompressionProfile)(nil),   // 23: agentmem.memory.v1.CompressionProfile
-	(Role)(0),                    // 24: agentmem.memory.v1.Role
-	(*ToolCall)(nil),             // 25: agentmem.memory.v1.ToolCall
-	(SessionStatus)(0),           // 26: agentmem.memory.v1.SessionStatus
-	(*ToolDefinition)(nil),       // 27: agentmem.memory.v1.ToolDefinition
-	(*SchemaEntry)(nil),          // 28: agentmem.memory.v1.SchemaEntry
-	(*Fact)(nil),                 // 29: agentmem.memory.v1.Fact
-	(*Rom)(nil),                  // 30: agentmem.memory.v1.Rom
-	(*Kernel)(nil),               // 31: agentmem.memory.v1.Kernel
-	(*StateEntry)(nil),           // 32: agentmem.memory.v1.StateEntry
+	(SearchScope)(0),             // 2: agentmem.memory.v1.SearchScope
+	(*CreateSessionRequest)(nil), // 3: agentmem.memory.v1.CreateSessionRequest
+	(*MessageInput)(nil),         // 4: agentmem.memory.v1.MessageInput
+	(*AppendRequest)(nil),        // 5: agentmem.memory.v1.AppendRequest
+	(*Usage)(nil),                // 6: agentmem.memory.v1.Usage
+	(*MutationReply)(nil),        // 7: agentmem.memory.v1.MutationReply
+	(*AppendReply)(nil),          // 8: agentmem.memory.v1.AppendReply
+	(*CreateSessionReply)(nil),   // 9: agentmem.memory.v1.CreateSessionReply
+	(*ContextRequest)(nil),       // 10: agentmem.memory.v1.ContextRequest
+	(*ContextMessage)(nil),       // 11: agentmem.memory.v1.ContextMessage
+	(*LayerTokens)(nil),          // 12: agentmem.memory.v1.LayerTokens
+	(*ContextReply)(nil),         // 13: agentmem.memory.v1.ContextReply
+	(*GetSessionRequest)(nil),    // 14: agentmem.memory.v1.GetSessionRequest
+	(*SessionInfo)(nil),          // 15: agentmem.memory.v1.SessionInfo
+	(*GetSessionReply)(nil),      // 16: agentmem.memory.v1.GetSessionReply
+	(*KernelRequest)(nil),        // 17: agentmem.memory.v1.KernelRequest
+	(*KernelReply)(nil),          // 18: agentmem.memory.v1.KernelReply
+	(*StateRequest)(nil),         // 19: agentmem.memory.v1.StateRequest
+	(*StateReply)(nil),           // 20: agentmem.memory.v1.StateReply
+	(*StatusRequest)(nil),        // 21: agentmem.memory.v1.StatusRequest
+	(*StatusReply)(nil),          // 22: agentmem.memory.v1.StatusReply
+	(*ErrorDetail)(nil),          // 23: agentmem.memory.v1.ErrorDetail
+	(*RecallRequest)(nil),        // 24: agentmem.memory.v1.RecallRequest
+	(*RecallReply)(nil),          // 25: agentmem.memory.v1.RecallReply
+	(*SearchRequest)(nil),        // 26: agentmem.memory.v1.SearchRequest
+	(*SearchHit)(nil),            // 27: agentmem.memory.v1.SearchHit
+	(*SearchReply)(nil),          // 28: agentmem.memory.v1.SearchReply
+	(*PromoteRequest)(nil),       // 29: agentmem.memory.v1.PromoteRequest
+	(*PromoteReply)(nil),         // 30: agentmem.memory.v1.PromoteReply
+	(*ClearRecalledRequest)(nil), // 31: agentmem.memory.v1.ClearRecalledRequest
+	(*ClearRecalledReply)(nil),   // 32: agentmem.memory.v1.ClearRecalledReply
+	(*ListSessionsRequest)(nil),  // 33: agentmem.memory.v1.ListSessionsRequest
+	(*SessionIndexEntry)(nil),    // 34: agentmem.memory.v1.SessionIndexEntry
+	(*ListSessionsReply)(nil),    // 35: agentmem.memory.v1.ListSessionsReply
+	(*CompressionProfile)(nil),   // 36: agentmem.memory.v1.CompressionProfile
+	(Role)(0),                    // 37: agentmem.memory.v1.Role
+	(*ToolCall)(nil),             // 38: agentmem.memory.v1.ToolCall
+	(SessionStatus)(0),           // 39: agentmem.memory.v1.SessionStatus
+	(*ToolDefinition)(nil),       // 40: agentmem.memory.v1.ToolDefinition
+	(*SchemaEntry)(nil),          // 41: agentmem.memory.v1.SchemaEntry
+	(*Fact)(nil),                 // 42: agentmem.memory.v1.Fact
+	(*Rom)(nil),                  // 43: agentmem.memory.v1.Rom
+	(*Kernel)(nil),               // 44: agentmem.memory.v1.Kernel
+	(*StateEntry)(nil),           // 45: agentmem.memory.v1.StateEntry
+	(*Message)(nil),              // 46: agentmem.memory.v1.Message
 }
 var file_memory_v1_api_proto_depIdxs = []int32{
-	23, // 0: agentmem.memory.v1.CreateSessionRequest.custom_profile:type_name -> agentmem.memory.v1.CompressionProfile
-	24, // 1: agentmem.memory.v1.MessageInput.role:type_name -> agentmem.memory.v1.Role
-	25, // 2: agentmem.memory.v1.MessageInput.tool_calls:type_name -> agentmem.memory.v1.ToolCall
-	3,  // 3: agentmem.memory.v1.AppendRequest.messages:type_name -> agentmem.memory.v1.MessageInput
-	6,  // 4: agentmem.memory.v1.AppendReply.result:type_name -> agentmem.memory.v1.MutationReply
-	5,  // 5: agentmem.memory.v1.AppendReply.usage:type_name -> agentmem.memory.v1.Usage
-	6,  // 6: agentmem.memory.v1.CreateSessionReply.result:type_name -> agentmem.memory.v1.MutationReply
-	14, // 7: agentmem.memory.v1.CreateSessionReply.session:type_name -> agentmem.memory.v1.SessionInfo
-	24, // 8: agentmem.memory.v1.ContextMessage.role:type_name -> agentmem.memory.v1.Role
-	25, // 9: agentmem.memory.v1.ContextMessage.tool_calls:type_name -> agentmem.memory.v1.ToolCall
-	10, // 10: agentmem.memory.v1.ContextReply.messages:type_name -> agentmem.memory.v1.ContextMessage
-	11, // 11: agentmem.memory.v1.ContextReply.layers:type_name -> agentmem.memory.v1.LayerTokens
-	5,  // 12: agentmem.memory.v1.ContextReply.usage:type_name -> agentmem.memory.v1.Usage
-	26, // 13: agentmem.memory.v1.SessionInfo.status:type_name -> agentmem.memory.v1.SessionStatus
-	5,  // 14: agentmem.memory.v1.SessionInfo.usage:type_name -> agentmem.memory.v1.Usage
-	14, // 15: agentmem.memory.v1.GetSessionReply.session:type_name -> agentmem.memory.v1.SessionInfo
-	27, // 16: agentmem.memory.v1.KernelRequest.define_tool:type_name -> agentmem.memory.v1.ToolDefinition
-	28, // 17: agentmem.memory.v1.KernelRequest.cache_schema:type_name -> agentmem.memory.v1.SchemaEntry
-	29, // 18: agentmem.memory.v1.KernelRequest.set_fact:type_name -> agentmem.memory.v1.Fact
-	30, // 19: agentmem.memory.v1.KernelRequest.update_rom:type_name -> agentmem.memory.v1.Rom
-	6,  // 20: agentmem.memory.v1.KernelReply.result:type_name -> agentmem.memory.v1.MutationReply
-	31, // 21: agentmem.memory.v1.KernelReply.kernel:type_name -> agentmem.memory.v1.Kernel
-	30, // 22: agentmem.memory.v1.KernelReply.rom:type_name -> agentmem.memory.v1.Rom
-	30, // 23: agentmem.memory.v1.KernelReply.pending_rom:type_name -> agentmem.memory.v1.Rom
+	36, // 0: agentmem.memory.v1.CreateSessionRequest.custom_profile:type_name -> agentmem.memory.v1.CompressionProfile
+	37, // 1: agentmem.memory.v1.MessageInput.role:type_name -> agentmem.memory.v1.Role
+	38, // 2: agentmem.memory.v1.MessageInput.tool_calls:type_name -> agentmem.memory.v1.ToolCall
+	4,  // 3: agentmem.memory.v1.AppendRequest.messages:type_name -> agentmem.memory.v1.MessageInput
+	7,  // 4: agentmem.memory.v1.AppendReply.result:type_name -> agentmem.memory.v1.MutationReply
+	6,  // 5: agentmem.memory.v1.AppendReply.usage:type_name -> agentmem.memory.v1.Usage
+	7,  // 6: agentmem.memory.v1.CreateSessionReply.result:type_name -> agentmem.memory.v1.MutationReply
+	15, // 7: agentmem.memory.v1.CreateSessionReply.session:type_name -> agentmem.memory.v1.SessionInfo
+	37, // 8: agentmem.memory.v1.ContextMessage.role:type_name -> agentmem.memory.v1.Role
+	38, // 9: agentmem.memory.v1.ContextMessage.tool_calls:type_name -> agentmem.memory.v1.ToolCall
+	11, // 10: agentmem.memory.v1.ContextReply.messages:type_name -> agentmem.memory.v1.ContextMessage
+	12, // 11: agentmem.memory.v1.ContextReply.layers:type_name -> agentmem.memory.v1.LayerTokens
+	6,  // 12: agentmem.memory.v1.ContextReply.usage:type_name -> agentmem.memory.v1.Usage
+	39, // 13: agentmem.memory.v1.SessionInfo.status:type_name -> agentmem.memory.v1.SessionStatus
+	6,  // 14: agentmem.memory.v1.SessionInfo.usage:type_name -> agentmem.memory.v1.Usage
+	15, // 15: agentmem.memory.v1.GetSessionReply.session:type_name -> agentmem.memory.v1.SessionInfo
+	40, // 16: agentmem.memory.v1.KernelRequest.define_tool:type_name -> agentmem.memory.v1.ToolDefinition
+	41, // 17: agentmem.memory.v1.KernelRequest.cache_schema:type_name -> agentmem.memory.v1.SchemaEntry
+	42, // 18: agentmem.memory.v1.KernelRequest.set_fact:type_name -> agentmem.memory.v1.Fact
+	43, // 19: agentmem.memory.v1.KernelRequest.update_rom:type_name -> agentmem.memory.v1.Rom
+	7,  // 20: agentmem.memory.v1.KernelReply.result:type_name -> agentmem.memory.v1.MutationReply
+	44, // 21: agentmem.memory.v1.KernelReply.kernel:type_name -> agentmem.memory.v1.Kernel
+	43, // 22: agentmem.memory.v1.KernelReply.rom:type_name -> agentmem.memory.v1.Rom
+	43, // 23: agentmem.memory.v1.KernelReply.pending_rom:type_name -> agentmem.memory.v1.Rom
 	0,  // 24: agentmem.memory.v1.StateRequest.op:type_name -> agentmem.memory.v1.StateOp
-	6,  // 25: agentmem.memory.v1.StateReply.result:type_name -> agentmem.memory.v1.MutationReply
-	32, // 26: agentmem.memory.v1.StateReply.entries:type_name -> agentmem.memory.v1.StateEntry
+	7,  // 25: agentmem.memory.v1.StateReply.result:type_name -> agentmem.memory.v1.MutationReply
+	45, // 26: agentmem.memory.v1.StateReply.entries:type_name -> agentmem.memory.v1.StateEntry
 	1,  // 27: agentmem.memory.v1.StatusRequest.action:type_name -> agentmem.memory.v1.StatusAction
-	6,  // 28: agentmem.memory.v1.StatusReply.result:type_name -> agentmem.memory.v1.MutationReply
-	26, // 29: agentmem.memory.v1.StatusReply.status:type_name -> agentmem.memory.v1.SessionStatus
-	30, // [30:30] is the sub-list for method output_type
-	30, // [30:30] is the sub-list for method input_type
-	30, // [30:30] is the sub-list for extension type_name
-	30, // [30:30] is the sub-list for extension extendee
-	0,  // [0:30] is the sub-list for field type_name
+	7,  // 28: agentmem.memory.v1.StatusReply.result:type_name -> agentmem.memory.v1.MutationReply
+	39, // 29: agentmem.memory.v1.StatusReply.status:type_name -> agentmem.memory.v1.SessionStatus
+	46, // 30: agentmem.memory.v1.RecallReply.messages:type_name -> agentmem.memory.v1.Message
+	2,  // 31: agentmem.memory.v1.SearchRequest.scope:type_name -> agentmem.memory.v1.SearchScope
+	46, // 32: agentmem.memory.v1.SearchHit.message:type_name -> agentmem.memory.v1.Message
+	27, // 33: agentmem.memory.v1.SearchReply.hits:type_name -> agentmem.memory.v1.SearchHit
+	7,  // 34: agentmem.memory.v1.PromoteReply.result:type_name -> agentmem.memory.v1.MutationReply
+	6,  // 35: agentmem.memory.v1.PromoteReply.usage:type_name -> agentmem.memory.v1.Usage
+	7,  // 36: agentmem.memory.v1.ClearRecalledReply.result:type_name -> agentmem.memory.v1.MutationReply
+	6,  // 37: agentmem.memory.v1.ClearRecalledReply.usage:type_name -> agentmem.memory.v1.Usage
+	39, // 38: agentmem.memory.v1.ListSessionsRequest.status:type_name -> agentmem.memory.v1.SessionStatus
+	39, // 39: agentmem.memory.v1.SessionIndexEntry.status:type_name -> agentmem.memory.v1.SessionStatus
+	34, // 40: agentmem.memory.v1.ListSessionsReply.sessions:type_name -> agentmem.memory.v1.SessionIndexEntry
+	41, // [41:41] is the sub-list for method output_type
+	41, // [41:41] is the sub-list for method input_type
+	41, // [41:41] is the sub-list for extension type_name
+	41, // [41:41] is the sub-list for extension extendee
+	0,  // [0:41] is the sub-list for field type_name
 }
 
 func init() { file_memory_v1_api_proto_init() }
@@ -2078,8 +3025,8 @@ func file_memory_v1_api_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_memory_v1_api_proto_rawDesc), len(file_memory_v1_api_proto_rawDesc)),
-			NumEnums:      2,
-			NumMessages:   21,
+			NumEnums:      3,
+			NumMessages:   33,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

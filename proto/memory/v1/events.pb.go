@@ -911,6 +911,97 @@ func (x *SessionStatusChanged) GetReason() string {
 	return ""
 }
 
+// MessagesPromoted copies messages recalled from swap into the promoted
+// layer, as they were stored (token counts included).
+type MessagesPromoted struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Messages      []*Message             `protobuf:"bytes,1,rep,name=messages,proto3" json:"messages,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MessagesPromoted) Reset() {
+	*x = MessagesPromoted{}
+	mi := &file_memory_v1_events_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MessagesPromoted) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MessagesPromoted) ProtoMessage() {}
+
+func (x *MessagesPromoted) ProtoReflect() protoreflect.Message {
+	mi := &file_memory_v1_events_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MessagesPromoted.ProtoReflect.Descriptor instead.
+func (*MessagesPromoted) Descriptor() ([]byte, []int) {
+	return file_memory_v1_events_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *MessagesPromoted) GetMessages() []*Message {
+	if x != nil {
+		return x.Messages
+	}
+	return nil
+}
+
+// PromotedCleared empties the promoted layer.
+type PromotedCleared struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	MessageIds    []string               `protobuf:"bytes,1,rep,name=message_ids,json=messageIds,proto3" json:"message_ids,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PromotedCleared) Reset() {
+	*x = PromotedCleared{}
+	mi := &file_memory_v1_events_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PromotedCleared) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PromotedCleared) ProtoMessage() {}
+
+func (x *PromotedCleared) ProtoReflect() protoreflect.Message {
+	mi := &file_memory_v1_events_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PromotedCleared.ProtoReflect.Descriptor instead.
+func (*PromotedCleared) Descriptor() ([]byte, []int) {
+	return file_memory_v1_events_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *PromotedCleared) GetMessageIds() []string {
+	if x != nil {
+		return x.MessageIds
+	}
+	return nil
+}
+
 var File_memory_v1_events_proto protoreflect.FileDescriptor
 
 const file_memory_v1_events_proto_rawDesc = "" +
@@ -969,7 +1060,12 @@ const file_memory_v1_events_proto_rawDesc = "" +
 	"\x14SessionStatusChanged\x125\n" +
 	"\x04from\x18\x01 \x01(\x0e2!.agentmem.memory.v1.SessionStatusR\x04from\x121\n" +
 	"\x02to\x18\x02 \x01(\x0e2!.agentmem.memory.v1.SessionStatusR\x02to\x12\x16\n" +
-	"\x06reason\x18\x03 \x01(\tR\x06reasonB7Z5github.com/agentmem/agentmem/proto/memory/v1;memoryv1b\x06proto3"
+	"\x06reason\x18\x03 \x01(\tR\x06reason\"K\n" +
+	"\x10MessagesPromoted\x127\n" +
+	"\bmessages\x18\x01 \x03(\v2\x1b.agentmem.memory.v1.MessageR\bmessages\"2\n" +
+	"\x0fPromotedCleared\x12\x1f\n" +
+	"\vmessage_ids\x18\x01 \x03(\tR\n" +
+	"messageIdsB7Z5github.com/agentmem/agentmem/proto/memory/v1;memoryv1b\x06proto3"
 
 var (
 	file_memory_v1_events_proto_rawDescOnce sync.Once
@@ -983,7 +1079,7 @@ func file_memory_v1_events_proto_rawDescGZIP() []byte {
 	return file_memory_v1_events_proto_rawDescData
 }
 
-var file_memory_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
+var file_memory_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
 var file_memory_v1_events_proto_goTypes = []any{
 	(*SessionCreated)(nil),       // 0: agentmem.memory.v1.SessionCreated
 	(*RomUpdated)(nil),           // 1: agentmem.memory.v1.RomUpdated
@@ -1002,35 +1098,38 @@ var file_memory_v1_events_proto_goTypes = []any{
 	(*SessionStateDeleted)(nil),  // 14: agentmem.memory.v1.SessionStateDeleted
 	(*SessionStateCleared)(nil),  // 15: agentmem.memory.v1.SessionStateCleared
 	(*SessionStatusChanged)(nil), // 16: agentmem.memory.v1.SessionStatusChanged
-	(*SessionConfig)(nil),        // 17: agentmem.memory.v1.SessionConfig
-	(*Rom)(nil),                  // 18: agentmem.memory.v1.Rom
-	(*Message)(nil),              // 19: agentmem.memory.v1.Message
-	(*ToolResultRef)(nil),        // 20: agentmem.memory.v1.ToolResultRef
-	(*Summary)(nil),              // 21: agentmem.memory.v1.Summary
-	(*ToolDefinition)(nil),       // 22: agentmem.memory.v1.ToolDefinition
-	(*SchemaEntry)(nil),          // 23: agentmem.memory.v1.SchemaEntry
-	(*Fact)(nil),                 // 24: agentmem.memory.v1.Fact
-	(SessionStatus)(0),           // 25: agentmem.memory.v1.SessionStatus
+	(*MessagesPromoted)(nil),     // 17: agentmem.memory.v1.MessagesPromoted
+	(*PromotedCleared)(nil),      // 18: agentmem.memory.v1.PromotedCleared
+	(*SessionConfig)(nil),        // 19: agentmem.memory.v1.SessionConfig
+	(*Rom)(nil),                  // 20: agentmem.memory.v1.Rom
+	(*Message)(nil),              // 21: agentmem.memory.v1.Message
+	(*ToolResultRef)(nil),        // 22: agentmem.memory.v1.ToolResultRef
+	(*Summary)(nil),              // 23: agentmem.memory.v1.Summary
+	(*ToolDefinition)(nil),       // 24: agentmem.memory.v1.ToolDefinition
+	(*SchemaEntry)(nil),          // 25: agentmem.memory.v1.SchemaEntry
+	(*Fact)(nil),                 // 26: agentmem.memory.v1.Fact
+	(SessionStatus)(0),           // 27: agentmem.memory.v1.SessionStatus
 }
 var file_memory_v1_events_proto_depIdxs = []int32{
-	17, // 0: agentmem.memory.v1.SessionCreated.config:type_name -> agentmem.memory.v1.SessionConfig
-	18, // 1: agentmem.memory.v1.SessionCreated.rom:type_name -> agentmem.memory.v1.Rom
-	18, // 2: agentmem.memory.v1.RomUpdated.rom:type_name -> agentmem.memory.v1.Rom
-	19, // 3: agentmem.memory.v1.MessagesAppended.messages:type_name -> agentmem.memory.v1.Message
-	20, // 4: agentmem.memory.v1.MessagesAppended.tool_result_refs:type_name -> agentmem.memory.v1.ToolResultRef
-	21, // 5: agentmem.memory.v1.L1Summarized.summary:type_name -> agentmem.memory.v1.Summary
-	21, // 6: agentmem.memory.v1.L1Evicted.summary:type_name -> agentmem.memory.v1.Summary
-	21, // 7: agentmem.memory.v1.L2Archived.summaries:type_name -> agentmem.memory.v1.Summary
-	22, // 8: agentmem.memory.v1.KernelToolDefined.tool:type_name -> agentmem.memory.v1.ToolDefinition
-	23, // 9: agentmem.memory.v1.KernelSchemaCached.schema:type_name -> agentmem.memory.v1.SchemaEntry
-	24, // 10: agentmem.memory.v1.KernelFactSet.fact:type_name -> agentmem.memory.v1.Fact
-	25, // 11: agentmem.memory.v1.SessionStatusChanged.from:type_name -> agentmem.memory.v1.SessionStatus
-	25, // 12: agentmem.memory.v1.SessionStatusChanged.to:type_name -> agentmem.memory.v1.SessionStatus
-	13, // [13:13] is the sub-list for method output_type
-	13, // [13:13] is the sub-list for method input_type
-	13, // [13:13] is the sub-list for extension type_name
-	13, // [13:13] is the sub-list for extension extendee
-	0,  // [0:13] is the sub-list for field type_name
+	19, // 0: agentmem.memory.v1.SessionCreated.config:type_name -> agentmem.memory.v1.SessionConfig
+	20, // 1: agentmem.memory.v1.SessionCreated.rom:type_name -> agentmem.memory.v1.Rom
+	20, // 2: agentmem.memory.v1.RomUpdated.rom:type_name -> agentmem.memory.v1.Rom
+	21, // 3: agentmem.memory.v1.MessagesAppended.messages:type_name -> agentmem.memory.v1.Message
+	22, // 4: agentmem.memory.v1.MessagesAppended.tool_result_refs:type_name -> agentmem.memory.v1.ToolResultRef
+	23, // 5: agentmem.memory.v1.L1Summarized.summary:type_name -> agentmem.memory.v1.Summary
+	23, // 6: agentmem.memory.v1.L1Evicted.summary:type_name -> agentmem.memory.v1.Summary
+	23, // 7: agentmem.memory.v1.L2Archived.summaries:type_name -> agentmem.memory.v1.Summary
+	24, // 8: agentmem.memory.v1.KernelToolDefined.tool:type_name -> agentmem.memory.v1.ToolDefinition
+	25, // 9: agentmem.memory.v1.KernelSchemaCached.schema:type_name -> agentmem.memory.v1.SchemaEntry
+	26, // 10: agentmem.memory.v1.KernelFactSet.fact:type_name -> agentmem.memory.v1.Fact
+	27, // 11: agentmem.memory.v1.SessionStatusChanged.from:type_name -> agentmem.memory.v1.SessionStatus
+	27, // 12: agentmem.memory.v1.SessionStatusChanged.to:type_name -> agentmem.memory.v1.SessionStatus
+	21, // 13: agentmem.memory.v1.MessagesPromoted.messages:type_name -> agentmem.memory.v1.Message
+	14, // [14:14] is the sub-list for method output_type
+	14, // [14:14] is the sub-list for method input_type
+	14, // [14:14] is the sub-list for extension type_name
+	14, // [14:14] is the sub-list for extension extendee
+	0,  // [0:14] is the sub-list for field type_name
 }
 
 func init() { file_memory_v1_events_proto_init() }
@@ -1045,7 +1144,7 @@ func file_memory_v1_events_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_memory_v1_events_proto_rawDesc), len(file_memory_v1_events_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   17,
+			NumMessages:   19,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
