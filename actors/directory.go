@@ -18,7 +18,8 @@ type ReplyFunc func(reply proto.Message, err error)
 
 // request is the envelope the directory sends to a session actor.
 type request struct {
-	body  proto.Message
+	// body is an API request message or a command built by the API layer (Promote).
+	body  any
 	reply ReplyFunc
 }
 
@@ -84,7 +85,7 @@ func New(cfg Config, deps Deps) (*Directory, error) {
 // Dispatch sends body to the actor of sessionID, spawning it if needed. The
 // reply function is called exactly once, from the actor's goroutine, unless
 // Dispatch itself returns an error (then it is never called).
-func (d *Directory) Dispatch(sessionID string, body proto.Message, reply ReplyFunc) error {
+func (d *Directory) Dispatch(sessionID string, body any, reply ReplyFunc) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.closed {

@@ -87,7 +87,7 @@ func (a *sessionActor) env() segmented.Env {
 }
 
 // handle routes one request; reads are answered from memory.
-func (a *sessionActor) handle(body proto.Message) (proto.Message, error) {
+func (a *sessionActor) handle(body any) (proto.Message, error) {
 	if err := a.ensureRecovered(); err != nil {
 		return nil, err
 	}
@@ -124,6 +124,16 @@ func (a *sessionActor) handle(body proto.Message) (proto.Message, error) {
 			return nil, err
 		}
 		return &memoryv1.StatusReply{Result: res, Status: a.state.Status()}, nil
+	case *Promote:
+		return a.promote(req)
+	case *memoryv1.ClearRecalledRequest:
+		res, err := a.mutate(req.GetCommandId(), func(s *segmented.State) ([]proto.Message, error) {
+			return s.DecideClearPromoted()
+		})
+		if err != nil {
+			return nil, err
+		}
+		return &memoryv1.ClearRecalledReply{Result: res, Usage: a.state.Usage()}, nil
 	default:
 		return nil, &segmented.Rejection{Code: 400, Field: "body", Reason: fmt.Sprintf("unsupported request %T", body)}
 	}

@@ -103,3 +103,7 @@ func contentType(asJSON bool) micro.RespondOpt {
 		}
 	}
 }
+
+func decodeError(into proto.Message, err error) *Error {
+	return &Error{Code: 400, Field: "body", Message: "cannot decode " + string(into.ProtoReflect().Descriptor().FullName()) + ": " + err.Error()}
+}

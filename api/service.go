@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/micro"
@@ -18,12 +20,12 @@ import (
 
 // Dispatcher hands a request to the owner of a session (actors.Directory).
 type Dispatcher interface {
-	Dispatch(sessionID string, body proto.Message, reply actors.ReplyFunc) error
+	Dispatch(sessionID string, body any, reply actors.ReplyFunc) error
 }
 
 var _ Dispatcher = (*actors.Directory)(nil)
 
-// Config names the service.
+// Config names the service and bounds its queries.
 type Config struct {
 	Name       string
 	Version    string
@@ -31,17 +33,42 @@ type Config struct {
 	// MaxPending bounds the requests queued per endpoint subscription before
 	// NATS reports a slow consumer (the client then times out and retries).
 	MaxPending int
+	// MaxConcurrentQueries bounds projection queries in flight (503 beyond).
+	MaxConcurrentQueries int
+	// QueryTimeout bounds one query, MinSeqWait the wait for min_seq within it.
+	QueryTimeout  time.Duration
+	MinSeqWait    time.Duration
+	RerankTimeout time.Duration
 }
 
 // DefaultConfig returns the service defaults.
 func DefaultConfig() Config {
-	return Config{Name: "memory", Version: "0.1.0", QueueGroup: "memory", MaxPending: 1 << 16}
+	return Config{
+		Name: "memory", Version: "0.1.0", QueueGroup: "memory", MaxPending: 1 << 16,
+		MaxConcurrentQueries: 256, QueryTimeout: 5 * time.Second, MinSeqWait: 2 * time.Second,
+		RerankTimeout: time.Second,
+	}
+}
+
+// Deps are the service's collaborators; ReadModel and Reranker are optional.
+type Deps struct {
+	Dispatcher Dispatcher
+	ReadModel  ReadModel
+	Reranker   Reranker
+	Logger     *slog.Logger
 }
 
 // Service is the running micro service.
 type Service struct {
 	svc      micro.Service
+	cfg      Config
 	d        Dispatcher
+	rm       ReadModel
+	rerank   Reranker
+	logger   *slog.Logger
+	queries  chan struct{}
+	ctx      context.Context
+	cancel   context.CancelFunc
 	inflight sync.WaitGroup
 }
 
@@ -64,7 +91,16 @@ var sessionEndpoints = []endpoint{
 func SessionSubject(id, op string) string { return "mem.v1.session." + id + "." + op }
 
 // Start registers the service on nc.
-func Start(nc *nats.Conn, d Dispatcher, cfg Config) (*Service, error) {
+func Start(nc *nats.Conn, deps Deps, cfg Config) (*Service, error) {
+	if deps.Dispatcher == nil {
+		return nil, errors.New("api: deps.Dispatcher is required")
+	}
+	if cfg.MaxConcurrentQueries <= 0 || cfg.QueryTimeout <= 0 || cfg.MinSeqWait <= 0 || cfg.RerankTimeout <= 0 {
+		return nil, errors.New("api: max_concurrent_queries and the query timeouts must be > 0")
+	}
+	if deps.Logger == nil {
+		deps.Logger = slog.Default()
+	}
 	svc, err := micro.AddService(nc, micro.Config{
 		Name:        cfg.Name,
 		Version:     cfg.Version,
@@ -74,15 +110,31 @@ func Start(nc *nats.Conn, d Dispatcher, cfg Config) (*Service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("api: add service: %w", err)
 	}
-	s := &Service{svc: svc, d: d}
-	for _, ep := range sessionEndpoints {
-		err := svc.AddEndpoint("session_"+ep.op, micro.HandlerFunc(s.sessionHandler(ep)),
-			micro.WithEndpointSubject("mem.v1.session.*."+ep.op),
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &Service{svc: svc, cfg: cfg, d: deps.Dispatcher, rm: deps.ReadModel, rerank: deps.Reranker,
+		logger: deps.Logger, queries: make(chan struct{}, cfg.MaxConcurrentQueries), ctx: ctx, cancel: cancel}
+	add := func(name, subject string, h micro.HandlerFunc) error {
+		err := svc.AddEndpoint(name, h, micro.WithEndpointSubject(subject),
 			micro.WithEndpointPendingLimits(cfg.MaxPending, 256<<20))
 		if err != nil {
+			cancel()
 			_ = svc.Stop()
-			return nil, fmt.Errorf("api: add endpoint %s: %w", ep.op, err)
+			return fmt.Errorf("api: add endpoint %s: %w", name, err)
 		}
+		return nil
+	}
+	for _, ep := range sessionEndpoints {
+		if err := add("session_"+ep.op, "mem.v1.session.*."+ep.op, s.sessionHandler(ep)); err != nil {
+			return nil, err
+		}
+	}
+	for _, ep := range queryEndpoints {
+		if err := add("session_"+ep.op, "mem.v1.session.*."+ep.op, s.queryHandler(ep)); err != nil {
+			return nil, err
+		}
+	}
+	if err := add("sessions_list", "mem.v1.sessions.list", s.listSessions); err != nil {
+		return nil, err
 	}
 	// An id with dots splits into more subject tokens and would match no
 	// endpoint (no responders): answer those with a 400 instead.
@@ -91,6 +143,7 @@ func Start(nc *nats.Conn, d Dispatcher, cfg Config) (*Service, error) {
 			Message: "ids are 1..128 of [A-Za-z0-9_-]; dots split the subject mem.v1.session.<id>.<op>"})
 	}), micro.WithEndpointSubject("mem.v1.session.*.*.>"))
 	if err != nil {
+		cancel()
 		_ = svc.Stop()
 		return nil, fmt.Errorf("api: add endpoint malformed: %w", err)
 	}
@@ -107,7 +160,7 @@ func (s *Service) sessionHandler(ep endpoint) func(micro.Request) {
 		}
 		body := ep.newReq()
 		if err := decode(r.Data(), asJSON, body); err != nil {
-			respondError(r, asJSON, &Error{Code: 400, Field: "body", Message: "cannot decode " + string(body.ProtoReflect().Descriptor().FullName()) + ": " + err.Error()})
+			respondError(r, asJSON, decodeError(body, err))
 			return
 		}
 		s.inflight.Add(1)
@@ -142,6 +195,7 @@ func sessionID(subject string) (string, error) {
 // by ctx, for the replies of those already dispatched.
 func (s *Service) Stop(ctx context.Context) error {
 	err := s.svc.Stop()
+	defer s.cancel()
 	done := make(chan struct{})
 	go func() { s.inflight.Wait(); close(done) }()
 	select {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -45,13 +46,40 @@ func Code(err error) int {
 type Client struct {
 	nc      *nats.Conn
 	timeout time.Duration
+	// lastSeq is the highest stream sequence of this client's writes (shared
+	// by copies made with WithTimeout): queries wait for it by default.
+	lastSeq *atomic.Uint64
 }
 
 // New returns a client on nc (which the caller owns and closes).
-func New(nc *nats.Conn) *Client { return &Client{nc: nc, timeout: DefaultTimeout} }
+func New(nc *nats.Conn) *Client {
+	return &Client{nc: nc, timeout: DefaultTimeout, lastSeq: new(atomic.Uint64)}
+}
 
 // WithTimeout returns a copy of c whose calls without a context deadline use d.
 func (c *Client) WithTimeout(d time.Duration) *Client { cc := *c; cc.timeout = d; return &cc }
+
+// LastWriteSeq is the stream sequence of this client's latest acknowledged
+// write; queries pass it as min_seq unless told otherwise, so a client
+// always reads its own writes.
+func (c *Client) LastWriteSeq() uint64 { return c.lastSeq.Load() }
+
+func (c *Client) wrote(r *memoryv1.MutationReply) {
+	seq := r.GetSeq()
+	for {
+		cur := c.lastSeq.Load()
+		if seq <= cur || c.lastSeq.CompareAndSwap(cur, seq) {
+			return
+		}
+	}
+}
+
+func (c *Client) minSeq(given uint64) uint64 {
+	if given != 0 {
+		return given
+	}
+	return c.lastSeq.Load()
+}
 
 func (c *Client) call(ctx context.Context, subject string, req, reply proto.Message) error {
 	data, err := proto.Marshal(req)
@@ -97,14 +125,18 @@ func (c *Client) CreateSession(ctx context.Context, id string, req *memoryv1.Cre
 	}
 	commandID(&req.CommandId)
 	reply := &memoryv1.CreateSessionReply{}
-	return reply, c.call(ctx, subject(id, "create"), req, reply)
+	err := c.call(ctx, subject(id, "create"), req, reply)
+	c.wrote(reply.GetResult())
+	return reply, err
 }
 
 // Append appends messages to session id in one command.
 func (c *Client) Append(ctx context.Context, id string, req *memoryv1.AppendRequest) (*memoryv1.AppendReply, error) {
 	commandID(&req.CommandId)
 	reply := &memoryv1.AppendReply{}
-	return reply, c.call(ctx, subject(id, "append"), req, reply)
+	err := c.call(ctx, subject(id, "append"), req, reply)
+	c.wrote(reply.GetResult())
+	return reply, err
 }
 
 // AppendMessages is Append with a fresh command id.
@@ -136,7 +168,9 @@ func (c *Client) Kernel(ctx context.Context, id string, req *memoryv1.KernelRequ
 		commandID(&req.CommandId)
 	}
 	reply := &memoryv1.KernelReply{}
-	return reply, c.call(ctx, subject(id, "kernel"), req, reply)
+	err := c.call(ctx, subject(id, "kernel"), req, reply)
+	c.wrote(reply.GetResult())
+	return reply, err
 }
 
 // State reads or writes a "temp:" or "session:" key.
@@ -145,7 +179,9 @@ func (c *Client) State(ctx context.Context, id string, req *memoryv1.StateReques
 		commandID(&req.CommandId)
 	}
 	reply := &memoryv1.StateReply{}
-	return reply, c.call(ctx, subject(id, "state"), req, reply)
+	err := c.call(ctx, subject(id, "state"), req, reply)
+	c.wrote(reply.GetResult())
+	return reply, err
 }
 
 // SetStatus pauses, resumes, terminates or archives the session.
@@ -153,5 +189,52 @@ func (c *Client) SetStatus(ctx context.Context, id string, action memoryv1.Statu
 	req := &memoryv1.StatusRequest{Action: action, Reason: reason}
 	commandID(&req.CommandId)
 	reply := &memoryv1.StatusReply{}
-	return reply, c.call(ctx, subject(id, "status"), req, reply)
+	err := c.call(ctx, subject(id, "status"), req, reply)
+	c.wrote(reply.GetResult())
+	return reply, err
+}
+
+// Recall reads the session's messages from swap, oldest first. A zero
+// MinSeq waits for this client's last write.
+func (c *Client) Recall(ctx context.Context, id string, req *memoryv1.RecallRequest) (*memoryv1.RecallReply, error) {
+	if req == nil {
+		req = &memoryv1.RecallRequest{}
+	}
+	req.MinSeq = c.minSeq(req.MinSeq)
+	reply := &memoryv1.RecallReply{}
+	return reply, c.call(ctx, subject(id, "recall"), req, reply)
+}
+
+// Search ranks the session's (or its user's) messages by BM25 for a query.
+func (c *Client) Search(ctx context.Context, id string, req *memoryv1.SearchRequest) (*memoryv1.SearchReply, error) {
+	req.MinSeq = c.minSeq(req.MinSeq)
+	reply := &memoryv1.SearchReply{}
+	return reply, c.call(ctx, subject(id, "search"), req, reply)
+}
+
+// Promote copies recalled messages into the promoted layer of the context.
+func (c *Client) Promote(ctx context.Context, id string, messageIDs ...string) (*memoryv1.PromoteReply, error) {
+	req := &memoryv1.PromoteRequest{MessageIds: messageIDs, MinSeq: c.minSeq(0)}
+	commandID(&req.CommandId)
+	reply := &memoryv1.PromoteReply{}
+	err := c.call(ctx, subject(id, "promote"), req, reply)
+	c.wrote(reply.GetResult())
+	return reply, err
+}
+
+// ClearRecalled empties the promoted layer.
+func (c *Client) ClearRecalled(ctx context.Context, id string) (*memoryv1.ClearRecalledReply, error) {
+	req := &memoryv1.ClearRecalledRequest{}
+	commandID(&req.CommandId)
+	reply := &memoryv1.ClearRecalledReply{}
+	err := c.call(ctx, subject(id, "clear_recalled"), req, reply)
+	c.wrote(reply.GetResult())
+	return reply, err
+}
+
+// ListSessions lists sessions from the sessions index, by user or agent.
+func (c *Client) ListSessions(ctx context.Context, req *memoryv1.ListSessionsRequest) (*memoryv1.ListSessionsReply, error) {
+	req.MinSeq = c.minSeq(req.MinSeq)
+	reply := &memoryv1.ListSessionsReply{}
+	return reply, c.call(ctx, "mem.v1.sessions.list", req, reply)
 }

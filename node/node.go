@@ -118,7 +118,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	if err != nil {
 		return n, err
 	}
-	if n.svc, err = api.Start(n.nc, n.dir, api.DefaultConfig()); err != nil {
+	if n.svc, err = api.Start(n.nc, api.Deps{Dispatcher: n.dir, Logger: logger}, api.DefaultConfig()); err != nil {
 		return n, err
 	}
 	if cfg.HTTPAddr != "" {

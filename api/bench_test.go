@@ -1,0 +1,416 @@
+package api_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentmem/agentmem/client"
+	"github.com/agentmem/agentmem/events"
+	"github.com/agentmem/agentmem/node"
+	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
+)
+
+// Benchmarks of the API end to end: client → NATS → micro service → session
+// actor → JetStream append → reply. They run on node.StartForTest: an
+// embedded nats-server in this process on loopback, one replica, file
+// storage, sync default (no fsync per write: survives kill -9, not power
+// loss), actors with the default config (snapshot every 100 batches).
+//
+// Latencies are recorded per operation and reported as p50-µs and p99-µs
+// beside ns/op; rates as appends/s or publishes/s (wall clock).
+
+// benchSessionOps is how many appends a benchmark session takes before the
+// benchmark moves to a fresh one. With a budget of 1,000,000 tokens and
+// ~50-token messages no append ever compresses, and the L1 a command is
+// decided against stays at most benchSessionOps messages long, as in a
+// working agent session (so ns/op does not drift with b.N).
+const (
+	benchSessionOps   = 500
+	benchBudget       = 1_000_000
+	benchWorkers      = 64
+	benchRawStream    = "RAWBENCH"
+	benchRawSubject   = "rawbench.x"
+	benchMessageBytes = 200
+)
+
+var benchSessionSeq atomic.Int64
+
+// benchContent is a user message of exactly benchMessageBytes bytes.
+func benchContent(i int) string {
+	s := fmt.Sprintf("Turn %06d: how many orders did Alice place in region 3 last quarter, and how does that compare "+
+		"with Bob's orders in the same region? Include refunds, exclude cancelled orders, and group them by week. ", i)
+	for len(s) < benchMessageBytes {
+		s += "x"
+	}
+	return s[:benchMessageBytes]
+}
+
+// newBenchSessions creates n sessions with a budget that never compresses
+// and returns their ids.
+func newBenchSessions(b *testing.B, c *client.Client, n int) []string {
+	b.Helper()
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("bench-%d", benchSessionSeq.Add(1))
+		if _, err := c.CreateSession(context.Background(), ids[i], &memoryv1.CreateSessionRequest{
+			UserId: "u1", SystemPrompt: "You are a data assistant.", MaxContextTokens: benchBudget, ReservedOutputTokens: 4096,
+		}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return ids
+}
+
+// benchAppends runs n appends of one message through c, moving to the next
+// of ids every benchSessionOps appends; it returns each append's latency.
+func benchAppends(c *client.Client, ids []string, n int, lat []time.Duration) ([]time.Duration, error) {
+	ctx := context.Background()
+	for i := range n {
+		id := ids[i/benchSessionOps]
+		start := time.Now()
+		rep, err := c.Append(ctx, id, &memoryv1.AppendRequest{Messages: []*memoryv1.MessageInput{
+			{Role: memoryv1.Role_ROLE_USER, Content: benchContent(i)},
+		}})
+		lat = append(lat, time.Since(start))
+		if err != nil {
+			return lat, fmt.Errorf("append %d to %s: %w", i, id, err)
+		}
+		if rep.GetCompressions() != 0 {
+			return lat, fmt.Errorf("append %d to %s compressed (%d steps): the benchmark budget is too small", i, id, rep.GetCompressions())
+		}
+	}
+	return lat, nil
+}
+
+func sessionsFor(ops int) int { return max(1, (ops+benchSessionOps-1)/benchSessionOps) }
+
+// splitOps splits n operations over w workers (the first n%w get one more).
+func splitOps(n, w int) []int {
+	out := make([]int, w)
+	for i := range out {
+		out[i] = n / w
+		if i < n%w {
+			out[i]++
+		}
+	}
+	return out
+}
+
+// reportLatency reports the p50 and p99 of lat, and ops/elapsed as unit.
+func reportLatency(b *testing.B, lat []time.Duration, elapsed time.Duration, rateUnit string) float64 {
+	b.Helper()
+	if len(lat) == 0 {
+		return 0
+	}
+	slices.Sort(lat)
+	pct := func(p float64) time.Duration { return lat[min(len(lat)-1, int(float64(len(lat))*p))] }
+	b.ReportMetric(float64(pct(0.50).Microseconds()), "p50-µs")
+	b.ReportMetric(float64(pct(0.99).Microseconds()), "p99-µs")
+	rate := float64(len(lat)) / elapsed.Seconds()
+	if rateUnit != "" {
+		b.ReportMetric(rate, rateUnit)
+	}
+	return rate
+}
+
+// storedBatch appends one benchmark message to a fresh session and returns
+// the EventBatch bytes the node stored for it, read back from the stream.
+func storedBatch(b *testing.B, c *client.Client, js jetstream.JetStream) []byte {
+	b.Helper()
+	ctx := context.Background()
+	id := newBenchSessions(b, c, 1)[0]
+	if _, err := c.Append(ctx, id, &memoryv1.AppendRequest{Messages: []*memoryv1.MessageInput{
+		{Role: memoryv1.Role_ROLE_USER, Content: benchContent(0)},
+	}}); err != nil {
+		b.Fatal(err)
+	}
+	st, err := js.Stream(ctx, events.StreamName)
+	if err != nil {
+		b.Fatal(err)
+	}
+	m, err := st.GetLastMsgForSubject(ctx, events.SessionSubject(id))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return m.Data
+}
+
+// BenchmarkAppendRoundTrip measures client.Append end to end, and beside it,
+// on the same server in the same run, a plain JetStream publish of a payload
+// the size of the EventBatch one such append stores:
+//
+//   - 1client: one client, one message per append, serial.
+//   - 64sessions: 64 goroutines, each an agent worker with its own
+//     nats.Conn and its own sessions; b.N appends split over them.
+//   - raw-js-publish-1: jetstream.Publish of the stored batch's bytes to
+//     rawbench.x (stream RAWBENCH, file storage), serial, no headers.
+//   - raw-js-publish-64: 64 goroutines publishing concurrently over one
+//     shared nats.Conn, the way the node publishes every actor's batch over
+//     its single connection.
+func BenchmarkAppendRoundTrip(b *testing.B) {
+	n, nc := node.StartForTest(b, nil)
+	c := client.New(nc)
+	ctx := context.Background()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{
+		Name: benchRawStream, Subjects: []string{"rawbench.>"}, Storage: jetstream.FileStorage,
+		Replicas: 1, Duplicates: 2 * time.Minute,
+	}); err != nil {
+		b.Fatal(err)
+	}
+	payload := storedBatch(b, c, js)
+	b.Logf("one append of a %d-byte message stores a %d-byte EventBatch; raw publishes send %d bytes",
+		benchMessageBytes, len(payload), len(payload))
+
+	workerNC := make([]*nats.Conn, benchWorkers)
+	conns := make([]*client.Client, benchWorkers)
+	for i := range conns {
+		wc, err := nats.Connect(n.ClientURL())
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(wc.Close)
+		workerNC[i], conns[i] = wc, client.New(wc)
+	}
+
+	var appendRate64, rawRate64, floorRate64 float64
+
+	b.Run("1client", func(b *testing.B) {
+		ids := newBenchSessions(b, c, sessionsFor(b.N))
+		lat := make([]time.Duration, 0, b.N)
+		b.ResetTimer()
+		start := time.Now()
+		lat, err := benchAppends(c, ids, b.N, lat)
+		elapsed := time.Since(start)
+		b.StopTimer()
+		if err != nil {
+			b.Fatal(err)
+		}
+		reportLatency(b, lat, elapsed, "appends/s")
+	})
+
+	b.Run("64sessions", func(b *testing.B) {
+		ops := splitOps(b.N, benchWorkers)
+		ids := make([][]string, benchWorkers)
+		for w := range ids {
+			ids[w] = newBenchSessions(b, conns[w], sessionsFor(ops[w]))
+		}
+		lats := make([][]time.Duration, benchWorkers)
+		errs := make([]error, benchWorkers)
+		var wg sync.WaitGroup
+		begin := make(chan struct{})
+		for w := range benchWorkers {
+			wg.Go(func() {
+				lat := make([]time.Duration, 0, ops[w])
+				<-begin
+				lats[w], errs[w] = benchAppends(conns[w], ids[w], ops[w], lat)
+			})
+		}
+		b.ResetTimer()
+		start := time.Now()
+		close(begin)
+		wg.Wait()
+		elapsed := time.Since(start)
+		b.StopTimer()
+		for _, err := range errs {
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+		appendRate64 = reportLatency(b, slices.Concat(lats...), elapsed, "appends/s")
+	})
+
+	b.Run("raw-js-publish-1", func(b *testing.B) {
+		lat := make([]time.Duration, 0, b.N)
+		b.ResetTimer()
+		start := time.Now()
+		for range b.N {
+			t0 := time.Now()
+			if _, err := js.Publish(ctx, benchRawSubject, payload); err != nil {
+				b.Fatal(err)
+			}
+			lat = append(lat, time.Since(t0))
+		}
+		elapsed := time.Since(start)
+		b.StopTimer()
+		reportLatency(b, lat, elapsed, "publishes/s")
+	})
+
+	b.Run("raw-js-publish-64", func(b *testing.B) {
+		ops := splitOps(b.N, benchWorkers)
+		lats := make([][]time.Duration, benchWorkers)
+		errs := make([]error, benchWorkers)
+		var wg sync.WaitGroup
+		begin := make(chan struct{})
+		for w := range benchWorkers {
+			wg.Go(func() {
+				lat := make([]time.Duration, 0, ops[w])
+				<-begin
+				for range ops[w] {
+					t0 := time.Now()
+					if _, err := js.Publish(ctx, benchRawSubject, payload); err != nil {
+						errs[w] = err
+						break
+					}
+					lat = append(lat, time.Since(t0))
+				}
+				lats[w] = lat
+			})
+		}
+		b.ResetTimer()
+		start := time.Now()
+		close(begin)
+		wg.Wait()
+		elapsed := time.Since(start)
+		b.StopTimer()
+		for _, err := range errs {
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+		rawRate64 = reportLatency(b, slices.Concat(lats...), elapsed, "publishes/s")
+	})
+
+	// The floor of the append path's messaging without the service: a
+	// request to a responder (on its own connection, as the node's), which
+	// publishes the payload to JetStream and replies after the ack. Two
+	// NATS round trips per op, no decoding, no actor, no model.
+	b.Run("req-publish-reply-64", func(b *testing.B) {
+		rc, err := nats.Connect(n.ClientURL())
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer rc.Close()
+		rjs, err := jetstream.New(rc)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var handlers sync.WaitGroup
+		sub, err := rc.Subscribe("floorbench.*", func(m *nats.Msg) {
+			handlers.Go(func() {
+				if _, err := rjs.Publish(ctx, benchRawSubject, m.Data); err != nil {
+					_ = m.Respond([]byte(err.Error()))
+					return
+				}
+				_ = m.Respond(nil)
+			})
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := sub.SetPendingLimits(-1, -1); err != nil {
+			b.Fatal(err)
+		}
+		defer handlers.Wait()
+		defer func() { _ = sub.Unsubscribe() }()
+		ops := splitOps(b.N, benchWorkers)
+		lats := make([][]time.Duration, benchWorkers)
+		errs := make([]error, benchWorkers)
+		var wg sync.WaitGroup
+		begin := make(chan struct{})
+		for w := range benchWorkers {
+			wg.Go(func() {
+				wc := workerNC[w]
+				subj := fmt.Sprintf("floorbench.%d", w)
+				lat := make([]time.Duration, 0, ops[w])
+				<-begin
+				for range ops[w] {
+					t0 := time.Now()
+					rep, err := wc.Request(subj, payload, 10*time.Second)
+					if err == nil && len(rep.Data) > 0 {
+						err = errors.New(string(rep.Data))
+					}
+					if err != nil {
+						errs[w] = err
+						break
+					}
+					lat = append(lat, time.Since(t0))
+				}
+				lats[w] = lat
+			})
+		}
+		b.ResetTimer()
+		start := time.Now()
+		close(begin)
+		wg.Wait()
+		elapsed := time.Since(start)
+		b.StopTimer()
+		for _, err := range errs {
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+		floorRate64 = reportLatency(b, slices.Concat(lats...), elapsed, "ops/s")
+	})
+
+	if appendRate64 > 0 && rawRate64 > 0 {
+		b.Logf("64 sessions: %.0f appends/s = %.2f × the plain JetStream publish rate at 64 in flight (%.0f/s); request+publish+reply floor: %.0f/s = %.2f ×",
+			appendRate64, appendRate64/rawRate64, rawRate64, floorRate64, floorRate64/rawRate64)
+	}
+}
+
+// BenchmarkContext200Turns reads the LLM context of a 200-turn session over
+// NATS (client.Context: request, actor, protobuf reply). Each turn is one
+// append of a user question (~200 bytes) and an assistant answer (~400
+// bytes); the budget is that of internal/segmented's BenchmarkContext200Turns
+// (32,000 tokens, 2,000 reserved), too small for all 200 turns, so the
+// session compressed L1 into summaries (and L2) along the way, as a long
+// session does. The in-process model figure (state.Context(), no NATS) is
+// internal/segmented BenchmarkContext200Turns.
+func BenchmarkContext200Turns(b *testing.B) {
+	_, nc := node.StartForTest(b, nil)
+	c := client.New(nc)
+	ctx := context.Background()
+	const id = "ctx200"
+	if _, err := c.CreateSession(ctx, id, &memoryv1.CreateSessionRequest{
+		UserId: "u1", SystemPrompt: "You are a data assistant.", MaxContextTokens: 32000, ReservedOutputTokens: 2000,
+	}); err != nil {
+		b.Fatal(err)
+	}
+	var compressions uint32
+	for i := range 200 {
+		rep, err := c.AppendMessages(ctx, id,
+			&memoryv1.MessageInput{Role: memoryv1.Role_ROLE_USER, Content: benchContent(i)},
+			&memoryv1.MessageInput{Role: memoryv1.Role_ROLE_ASSISTANT, Content: fmt.Sprintf(
+				"Alice placed %d orders in region %d last quarter; Bob placed %d. %s", i*3, i%7, i*2,
+				strings.Repeat(fmt.Sprintf("Week %d: %d orders, %d refunds. ", i%13, i%17, i%5), 9))})
+		if err != nil {
+			b.Fatal(err)
+		}
+		compressions += rep.GetCompressions()
+	}
+	first, err := c.Context(ctx, id)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("200 turns: %d compression steps; context: %d messages, %d/%d tokens (%.0f%%)",
+		compressions, len(first.GetMessages()), first.GetUsage().GetUsed(), first.GetUsage().GetBudget(), first.GetUsage().GetPercent())
+
+	lat := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	start := time.Now()
+	for range b.N {
+		t0 := time.Now()
+		if _, err := c.Context(ctx, id); err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, time.Since(t0))
+	}
+	elapsed := time.Since(start)
+	b.StopTimer()
+	reportLatency(b, lat, elapsed, "")
+	b.ReportMetric(float64(len(first.GetMessages())), "ctx-msgs")
+}

@@ -1,0 +1,264 @@
+package api
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/nats-io/nats.go/micro"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/agentmem/agentmem/actors"
+	"github.com/agentmem/agentmem/events"
+	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
+)
+
+// ReadModel is what the query endpoints need of the projection.
+type ReadModel interface {
+	// WaitFor returns once the projection applied stream sequence seq, or an
+	// error when ctx ends first.
+	WaitFor(ctx context.Context, seq uint64) error
+	AppliedSeq() uint64
+	Session(id string) (*memoryv1.SessionIndexEntry, bool, error)
+	Recall(sessionID string, offset, limit int) ([]*memoryv1.Message, uint64, error)
+	MessagesByID(sessionID string, ids []string) ([]*memoryv1.Message, error)
+	Search(sessionID string, scope memoryv1.SearchScope, query string, limit int) ([]*memoryv1.SearchHit, error)
+	ListSessions(req *memoryv1.ListSessionsRequest) ([]*memoryv1.SessionIndexEntry, string, error)
+}
+
+// Reranker reorders search hits (optional); on failure BM25 order stands.
+type Reranker interface {
+	Rerank(ctx context.Context, query string, docs []string) (order []int, err error)
+}
+
+// Query limits.
+const (
+	MaxRecallLimit = 50
+	MaxSearchLimit = 20
+	MaxQueryBytes  = 4 << 10
+)
+
+// queryEndpoint is served beside the subscription: it may wait for the
+// projection (min_seq), so it runs in its own goroutine, at most
+// Config.MaxConcurrentQueries at a time (503 when all are busy).
+type queryEndpoint struct {
+	op     string
+	newReq func() proto.Message
+	serve  func(s *Service, ctx context.Context, id string, req proto.Message, reply actors.ReplyFunc)
+}
+
+var queryEndpoints = []queryEndpoint{
+	{"recall", func() proto.Message { return &memoryv1.RecallRequest{} }, (*Service).recall},
+	{"search", func() proto.Message { return &memoryv1.SearchRequest{} }, (*Service).search},
+	{"promote", func() proto.Message { return &memoryv1.PromoteRequest{} }, (*Service).promote},
+	{"clear_recalled", func() proto.Message { return &memoryv1.ClearRecalledRequest{} }, (*Service).clearRecalled},
+}
+
+func (s *Service) queryHandler(ep queryEndpoint) func(micro.Request) {
+	return func(r micro.Request) {
+		asJSON := wantsJSON(r.Headers())
+		id, err := sessionID(r.Subject())
+		if err != nil {
+			respondError(r, asJSON, classify(err))
+			return
+		}
+		req := ep.newReq()
+		if err := decode(r.Data(), asJSON, req); err != nil {
+			respondError(r, asJSON, decodeError(req, err))
+			return
+		}
+		s.goQuery(r, asJSON, func(ctx context.Context, reply actors.ReplyFunc) { ep.serve(s, ctx, id, req, reply) })
+	}
+}
+
+// goQuery runs fn in a goroutine bounded by the query semaphore.
+func (s *Service) goQuery(r micro.Request, asJSON bool, fn func(context.Context, actors.ReplyFunc)) {
+	select {
+	case s.queries <- struct{}{}:
+	default:
+		respondError(r, asJSON, &Error{Code: 503, Field: "", Message: "too many queries in flight; retry"})
+		return
+	}
+	s.inflight.Add(1)
+	go func() {
+		defer func() { <-s.queries }()
+		ctx, cancel := context.WithTimeout(s.ctx, s.cfg.QueryTimeout)
+		defer cancel()
+		fn(ctx, func(m proto.Message, err error) {
+			defer s.inflight.Done()
+			if err != nil {
+				respondError(r, asJSON, classify(err))
+				return
+			}
+			respond(r, asJSON, m)
+		})
+	}()
+}
+
+// readable waits for min_seq and checks the session is in the projection.
+func (s *Service) readable(ctx context.Context, id string, minSeq uint64) error {
+	if s.rm == nil {
+		return &Error{Code: 503, Field: "", Message: "no projection on this node"}
+	}
+	if minSeq > 0 {
+		wctx, cancel := context.WithTimeout(ctx, s.cfg.MinSeqWait)
+		defer cancel()
+		if err := s.rm.WaitFor(wctx, minSeq); err != nil {
+			return &Error{Code: 503, Field: "min_seq", Message: fmt.Sprintf("projection has applied %d, not yet %d (waited %s); retry", s.rm.AppliedSeq(), minSeq, s.cfg.MinSeqWait)}
+		}
+	}
+	if _, ok, err := s.rm.Session(id); err != nil {
+		return err
+	} else if !ok {
+		return &Error{Code: 404, Field: "session_id", Message: "session does not exist (or is not projected yet: pass min_seq)"}
+	}
+	return nil
+}
+
+func (s *Service) recall(ctx context.Context, id string, m proto.Message, reply actors.ReplyFunc) {
+	req := m.(*memoryv1.RecallRequest)
+	limit := int(req.GetLimit())
+	if limit == 0 {
+		limit = 20
+	}
+	if limit > MaxRecallLimit {
+		reply(nil, &Error{Code: 400, Field: "limit", Message: fmt.Sprintf("%d, at most %d", limit, MaxRecallLimit)})
+		return
+	}
+	if err := s.readable(ctx, id, req.GetMinSeq()); err != nil {
+		reply(nil, err)
+		return
+	}
+	applied := s.rm.AppliedSeq()
+	msgs, total, err := s.rm.Recall(id, int(req.GetOffset()), limit)
+	if err != nil {
+		reply(nil, err)
+		return
+	}
+	reply(&memoryv1.RecallReply{Messages: msgs, Total: total, AppliedSeq: applied}, nil)
+}
+
+func (s *Service) search(ctx context.Context, id string, m proto.Message, reply actors.ReplyFunc) {
+	req := m.(*memoryv1.SearchRequest)
+	limit := int(req.GetLimit())
+	if limit == 0 {
+		limit = 10
+	}
+	switch {
+	case limit > MaxSearchLimit:
+		reply(nil, &Error{Code: 400, Field: "limit", Message: fmt.Sprintf("%d, at most %d", limit, MaxSearchLimit)})
+		return
+	case len(req.GetQuery()) > MaxQueryBytes:
+		reply(nil, &Error{Code: 413, Field: "query", Message: fmt.Sprintf("%d bytes, at most %d", len(req.GetQuery()), MaxQueryBytes)})
+		return
+	case req.GetScope() > memoryv1.SearchScope_SEARCH_SCOPE_USER:
+		reply(nil, &Error{Code: 400, Field: "scope", Message: "must be SESSION or USER"})
+		return
+	}
+	if err := s.readable(ctx, id, req.GetMinSeq()); err != nil {
+		reply(nil, err)
+		return
+	}
+	applied := s.rm.AppliedSeq()
+	hits, err := s.rm.Search(id, req.GetScope(), req.GetQuery(), limit)
+	if err != nil {
+		reply(nil, err)
+		return
+	}
+	out := &memoryv1.SearchReply{Hits: hits, AppliedSeq: applied}
+	if s.rerank != nil && len(hits) > 1 {
+		out.Hits, out.Reranked = s.rerankHits(ctx, req.GetQuery(), hits)
+	}
+	reply(out, nil)
+}
+
+// rerankHits applies the reranker's order, or keeps BM25 order when it fails
+// or answers an order that is not a permutation of the hits.
+func (s *Service) rerankHits(ctx context.Context, query string, hits []*memoryv1.SearchHit) ([]*memoryv1.SearchHit, bool) {
+	docs := make([]string, len(hits))
+	for i, h := range hits {
+		docs[i] = h.GetMessage().GetContent()
+	}
+	rctx, cancel := context.WithTimeout(ctx, s.cfg.RerankTimeout)
+	defer cancel()
+	order, err := s.rerank.Rerank(rctx, query, docs)
+	if err != nil || len(order) != len(hits) {
+		s.logger.Warn("rerank failed; keeping BM25 order", "err", err, "order", len(order), "hits", len(hits))
+		return hits, false
+	}
+	seen := make([]bool, len(hits))
+	out := make([]*memoryv1.SearchHit, 0, len(hits))
+	for _, i := range order {
+		if i < 0 || i >= len(hits) || seen[i] {
+			s.logger.Warn("rerank answered a bad order; keeping BM25 order")
+			return hits, false
+		}
+		seen[i] = true
+		out = append(out, hits[i])
+	}
+	return out, true
+}
+
+func (s *Service) promote(ctx context.Context, id string, m proto.Message, reply actors.ReplyFunc) {
+	req := m.(*memoryv1.PromoteRequest)
+	if len(req.GetMessageIds()) == 0 {
+		reply(nil, &Error{Code: 400, Field: "message_ids", Message: "required"})
+		return
+	}
+	for i, mid := range req.GetMessageIds() {
+		if err := events.ValidateID(fmt.Sprintf("message_ids[%d]", i), mid); err != nil {
+			reply(nil, err)
+			return
+		}
+	}
+	if err := s.readable(ctx, id, req.GetMinSeq()); err != nil {
+		reply(nil, err)
+		return
+	}
+	msgs, err := s.rm.MessagesByID(id, req.GetMessageIds())
+	if err != nil {
+		reply(nil, err)
+		return
+	}
+	s.dispatch(id, &actors.Promote{Request: req, Messages: msgs}, reply)
+}
+
+func (s *Service) clearRecalled(_ context.Context, id string, m proto.Message, reply actors.ReplyFunc) {
+	s.dispatch(id, m, reply)
+}
+
+func (s *Service) dispatch(id string, body any, reply actors.ReplyFunc) {
+	if err := s.d.Dispatch(id, body, reply); err != nil {
+		reply(nil, err)
+	}
+}
+
+// listSessions serves mem.v1.sessions.list from the sessions index.
+func (s *Service) listSessions(r micro.Request) {
+	asJSON := wantsJSON(r.Headers())
+	req := &memoryv1.ListSessionsRequest{}
+	if err := decode(r.Data(), asJSON, req); err != nil {
+		respondError(r, asJSON, decodeError(req, err))
+		return
+	}
+	s.goQuery(r, asJSON, func(ctx context.Context, reply actors.ReplyFunc) {
+		if s.rm == nil {
+			reply(nil, &Error{Code: 503, Message: "no projection on this node"})
+			return
+		}
+		if req.GetMinSeq() > 0 {
+			wctx, cancel := context.WithTimeout(ctx, s.cfg.MinSeqWait)
+			defer cancel()
+			if err := s.rm.WaitFor(wctx, req.GetMinSeq()); err != nil {
+				reply(nil, &Error{Code: 503, Field: "min_seq", Message: "projection not caught up; retry"})
+				return
+			}
+		}
+		applied := s.rm.AppliedSeq()
+		entries, next, err := s.rm.ListSessions(req)
+		if err != nil {
+			reply(nil, err)
+			return
+		}
+		reply(&memoryv1.ListSessionsReply{Sessions: entries, NextPageToken: next, AppliedSeq: applied}, nil)
+	})
+}
