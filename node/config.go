@@ -18,6 +18,9 @@ const (
 	SyncAlways = "always"
 )
 
+// ProjectionFile is the bbolt projection's file name under the data dir.
+const ProjectionFile = "projection.db"
+
 // Config is a node's configuration; see the README for each flag.
 type Config struct {
 	DataDir    string
@@ -32,7 +35,9 @@ type Config struct {
 	// HTTPAddr serves /metrics; empty disables it.
 	HTTPAddr string
 	Stream   string
-	Actors   actors.Config
+	// Projector runs the projector in this process (recall, search, lists).
+	Projector bool
+	Actors    actors.Config
 	// LLM, when LLM.BaseURL is set, rewrites extractive summaries with an
 	// OpenAI-compatible endpoint beside the actors.
 	LLM llmsummary.Config
@@ -47,6 +52,7 @@ func DefaultConfig() Config {
 		Replicas:   1,
 		HTTPAddr:   "127.0.0.1:9090",
 		Stream:     "MEM",
+		Projector:  true,
 		Actors:     actors.DefaultConfig(),
 		LLM:        llmsummary.DefaultConfig(),
 	}
@@ -54,10 +60,10 @@ func DefaultConfig() Config {
 
 // Validate reports the first invalid field.
 func (c Config) Validate() error {
+	if c.DataDir == "" && (c.NATSURL == "" || c.Projector) {
+		return errors.New("node: data-dir is required (embedded NATS store, projection file)")
+	}
 	if c.NATSURL == "" {
-		if c.DataDir == "" {
-			return errors.New("node: data-dir is required with the embedded NATS server")
-		}
 		if _, _, err := net.SplitHostPort(c.NATSListen); err != nil {
 			return fmt.Errorf("node: nats-listen %q: %w", c.NATSListen, err)
 		}

@@ -17,6 +17,7 @@ func BindFlags(fs *flag.FlagSet, cfg *Config) {
 	fs.IntVar(&cfg.Replicas, "replicas", cfg.Replicas, "stream replicas (3 on a NATS cluster)")
 	fs.StringVar(&cfg.HTTPAddr, "http", cfg.HTTPAddr, "host:port for Prometheus /metrics (empty disables)")
 	fs.StringVar(&cfg.Stream, "stream", cfg.Stream, "JetStream stream name")
+	fs.BoolVar(&cfg.Projector, "projector", cfg.Projector, "run the projector (bbolt read models: recall, search, session lists) in this process")
 	fs.DurationVar(&cfg.Actors.IdleTimeout, "idle-timeout", cfg.Actors.IdleTimeout, "passivate a session actor idle this long")
 	fs.Uint64Var(&cfg.Actors.SnapshotEvery, "snapshot-every", cfg.Actors.SnapshotEvery, "snapshot a session every N batches")
 	fs.StringVar(&cfg.LLM.BaseURL, "llm-url", cfg.LLM.BaseURL, "OpenAI-compatible base URL (e.g. http://127.0.0.1:8000/v1) to rewrite summaries; empty = extractive only")

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -22,6 +23,7 @@ import (
 	"github.com/agentmem/agentmem/internal/llmsummary"
 	"github.com/agentmem/agentmem/internal/natsembed"
 	"github.com/agentmem/agentmem/internal/segmented"
+	"github.com/agentmem/agentmem/projections"
 )
 
 // Node is one running agentmem node.
@@ -35,8 +37,13 @@ type Node struct {
 	http     *http.Server
 	httpDone chan struct{}
 	httpAddr string
-	url      string
-	Registry *prometheus.Registry
+	store    *projections.Store
+	proj     *projections.Projector
+	// projCancel stops the projector; projDone is closed when it returned.
+	projCancel context.CancelFunc
+	projDone   chan struct{}
+	url        string
+	Registry   *prometheus.Registry
 }
 
 // Start brings a node up; on error everything started so far is stopped.
@@ -95,6 +102,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	if err != nil {
 		return n, err
 	}
+	codec := events.NewCodec()
 	tok, err := segmented.NewTokenizer()
 	if err != nil {
 		return n, fmt.Errorf("node: tokenizer: %w", err)
@@ -110,7 +118,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 		Rewriter:  rewriter,
 		Log:       log,
 		Snapshots: snaps,
-		Codec:     events.NewCodec(),
+		Codec:     codec,
 		Tokenizer: tok,
 		Metrics:   actors.NewMetrics(n.Registry),
 		Logger:    logger,
@@ -118,7 +126,14 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	if err != nil {
 		return n, err
 	}
-	if n.svc, err = api.Start(n.nc, api.Deps{Dispatcher: n.dir, Logger: logger}, api.DefaultConfig()); err != nil {
+	deps := api.Deps{Dispatcher: n.dir, Logger: logger}
+	if cfg.Projector {
+		if err = n.startProjector(js, codec); err != nil {
+			return n, err
+		}
+		deps.ReadModel = readModel{p: n.proj, s: n.store}
+	}
+	if n.svc, err = api.Start(n.nc, deps, api.DefaultConfig()); err != nil {
 		return n, err
 	}
 	if cfg.HTTPAddr != "" {
@@ -128,6 +143,35 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	}
 	logger.Info("node ready", "nats", n.url, "stream", cfg.Stream, "replicas", cfg.Replicas, "metrics", cfg.HTTPAddr)
 	return n, nil
+}
+
+// startProjector opens the projection file and runs the projector beside
+// the actors. If it stops on a record it cannot apply, queries keep
+// answering from what was applied (and min_seq waits time out with 503);
+// the error is logged with the stream sequence.
+func (n *Node) startProjector(js jetstream.JetStream, codec *events.Codec) error {
+	if err := os.MkdirAll(n.cfg.DataDir, 0o755); err != nil {
+		return fmt.Errorf("node: data dir: %w", err)
+	}
+	store, err := projections.Open(filepath.Join(n.cfg.DataDir, ProjectionFile))
+	if err != nil {
+		return err
+	}
+	n.store = store
+	pcfg := projections.DefaultConfig()
+	pcfg.Stream = n.cfg.Stream
+	if n.proj, err = projections.NewProjector(pcfg, js, store, codec, n.logger); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	n.projCancel, n.projDone = cancel, make(chan struct{})
+	go func() {
+		defer close(n.projDone)
+		if err := n.proj.Run(ctx); err != nil {
+			n.logger.Error("projector stopped; queries answer from what was applied", "err", err)
+		}
+	}()
+	return nil
 }
 
 func (n *Node) startHTTP() error {
@@ -168,6 +212,13 @@ func (n *Node) Shutdown(ctx context.Context) error {
 	if n.http != nil {
 		errs = append(errs, n.http.Shutdown(ctx))
 		<-n.httpDone
+	}
+	if n.projCancel != nil {
+		n.projCancel()
+		<-n.projDone
+	}
+	if n.store != nil {
+		errs = append(errs, n.store.Close())
 	}
 	if n.nc != nil {
 		n.nc.Close()

@@ -1,0 +1,172 @@
+package swap
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/kljensen/snowball/english"
+	"github.com/rivo/uniseg"
+)
+
+// MaxTermBytes is the largest term, in bytes, that Analyze emits. Longer
+// tokens (base64 blobs, hashes, minified code) are dropped: they are almost
+// never searched for and would bloat the postings keys.
+const MaxTermBytes = 64
+
+// maxWordBytes bounds the size of a word handed to the stemmer. The English
+// stemmer removes at most a few short ASCII suffixes (far fewer than
+// MaxTermBytes bytes in total), so a word longer than this can never yield a
+// term of at most MaxTermBytes: dropping it early gives the same result
+// without stemming a megabyte-long "word".
+const maxWordBytes = 2 * MaxTermBytes
+
+// Analyze turns text into index terms, in text order, duplicates kept.
+//
+// The pipeline, applied identically to documents and queries:
+//
+//  1. Invalid UTF-8 byte sequences are replaced by a space (a word break).
+//  2. Unicode word segmentation (UAX #29, github.com/rivo/uniseg); segments
+//     without a letter or digit (spaces, punctuation, emoji) are skipped.
+//  3. Runes of the CJK scripts (Han, Hiragana, Katakana, Hangul) become one
+//     term each; the non-CJK runs between them are words of their own.
+//  4. Words are lower-cased (Unicode) and the typographic apostrophes
+//     U+2018, U+2019, U+201B become the ASCII apostrophe (U+0027).
+//  5. Words whose letters are all Latin script are stemmed with the English
+//     Snowball (Porter2) stemmer, stop words left as they are; other words
+//     (Cyrillic, Greek, numbers, ...) are kept lower-cased.
+//  6. Terms longer than MaxTermBytes are dropped.
+//
+// Stop words are not removed: BM25's idf gives them little weight.
+//
+// Consequences worth knowing: a hyphen separates words ("customer-id" →
+// "custom", "id"); an apostrophe between letters does not ("O'Brien" →
+// "o'brien", "don't" → "don't"), while a trailing possessive is removed by the
+// stemmer ("customer's" → "custom"); a period or comma between digits does not
+// separate them ("3.14" → "3.14"); an underscore joins ("foo_bar").
+//
+// Analyze is deterministic and never panics, whatever the input.
+func Analyze(text string) []string {
+	var terms []string
+	forEachTerm(text, func(t string) { terms = append(terms, t) })
+	return terms
+}
+
+// QueryTerms analyzes a user query as Analyze does and removes duplicate
+// terms, keeping the order of first appearance. Every string is a valid
+// query: there is no query syntax (quotes, '*', AND/OR/NOT, ':' are plain text
+// or punctuation), so the result is a possibly empty list and never an error.
+func QueryTerms(query string) []string {
+	var terms []string
+	seen := make(map[string]struct{})
+	forEachTerm(query, func(t string) {
+		if _, dup := seen[t]; dup {
+			return
+		}
+		seen[t] = struct{}{}
+		terms = append(terms, t)
+	})
+	return terms
+}
+
+// TermFreqs analyzes a document and returns its term frequencies and its
+// length, the number of terms (duplicates counted), which BM25 uses as |D|.
+// Counts saturate at math.MaxUint32.
+func TermFreqs(text string) (map[string]uint32, uint32) {
+	tf := make(map[string]uint32)
+	var n uint32
+	forEachTerm(text, func(t string) {
+		if tf[t] < ^uint32(0) {
+			tf[t]++
+		}
+		if n < ^uint32(0) {
+			n++
+		}
+	})
+	return tf, n
+}
+
+// forEachTerm runs the Analyze pipeline and calls emit for every term.
+func forEachTerm(text string, emit func(string)) {
+	if !utf8.ValidString(text) {
+		text = strings.ToValidUTF8(text, " ")
+	}
+	state := -1
+	for len(text) > 0 {
+		var seg string
+		seg, text, state = uniseg.FirstWordInString(text, state)
+		if !hasLetterOrDigit(seg) {
+			continue
+		}
+		// Split CJK runes off into single-rune terms; the runs between
+		// them are ordinary words.
+		start := 0
+		for i, r := range seg {
+			if !isCJK(r) {
+				continue
+			}
+			word(seg[start:i], emit)
+			word(strings.ToLower(string(r)), emit)
+			start = i + utf8.RuneLen(r)
+		}
+		word(seg[start:], emit)
+	}
+}
+
+// word normalizes and stems one word and emits it if it is a valid term.
+func word(w string, emit func(string)) {
+	if len(w) == 0 || len(w) > maxWordBytes || !hasLetterOrDigit(w) {
+		return
+	}
+	w = strings.Map(normalizeRune, w)
+	if isLatinWord(w) {
+		w = english.Stem(w, false)
+	}
+	if len(w) == 0 || len(w) > MaxTermBytes {
+		return
+	}
+	emit(w)
+}
+
+// normalizeRune lower-cases r and maps typographic apostrophes to U+0027.
+func normalizeRune(r rune) rune {
+	switch r {
+	case '\u2018', '\u2019', '\u201B':
+		return '\''
+	}
+	return unicode.ToLower(r)
+}
+
+// isCJK reports whether r belongs to a script that is indexed rune by rune.
+func isCJK(r rune) bool {
+	if r < 0x1100 { // fast path: nothing below the Hangul Jamo block is CJK
+		return false
+	}
+	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul)
+}
+
+// isLatinWord reports whether w has at least one letter and all its letters
+// are Latin script, i.e. whether the English stemmer applies to it.
+func isLatinWord(w string) bool {
+	letters := false
+	for _, r := range w {
+		if !unicode.IsLetter(r) {
+			continue
+		}
+		if r >= utf8.RuneSelf && !unicode.Is(unicode.Latin, r) {
+			return false
+		}
+		letters = true
+	}
+	return letters
+}
+
+// hasLetterOrDigit reports whether s contains a letter or a digit.
+func hasLetterOrDigit(s string) bool {
+	for _, r := range s {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,52 @@
+// Package swap holds the pure, storage-free parts of full-text search over the
+// swap (the archive of every message and L2 summary): the analyzer that turns
+// text into index terms, BM25 scoring, top-k selection and the optional
+// Reranker interface. The BM25 index itself (terms → postings) lives in
+// bbolt, in projections/; it must analyze documents with Analyze (or
+// TermFreqs) and queries with QueryTerms so both sides agree on terms.
+//
+// # Analyzer
+//
+// Analyze segments text into words (Unicode UAX #29), lower-cases them and
+// stems Latin-script words with the English Snowball (Porter2) stemmer. Runes
+// of CJK scripts (Han, Hiragana, Katakana, Hangul) are single-rune terms
+// (unigrams: a query "数据库" matches documents holding 数, 据 and 库, in any
+// order). Stop words are kept. Terms longer than MaxTermBytes are dropped.
+//
+// Decisions on punctuation, which follow UAX #29:
+//
+//   - Hyphen splits: "customer-id" → [custom id]. A query for "customer id"
+//     matches "customer-id" and the reverse.
+//   - Apostrophe between letters joins: "O'Brien" → [o'brien], "don't" →
+//     [don't]; typographic apostrophes (’) are folded to ' first, so "O’Brien"
+//     and "O'Brien" are the same term. A query "Brien" does not match
+//     "O'Brien". Leading apostrophes and a trailing possessive "'s" are
+//     removed by the stemmer: "customer's" → [custom].
+//   - Period, comma between digits join: "3.14", "1,000" stay whole; a colon
+//     or space splits: "error: 3706" → [error 3706].
+//   - Emoji and other symbols are not terms.
+//
+// There is no query language: QueryTerms accepts every string (quotes,
+// '*', AND/OR/NOT, colons are plain text or punctuation) and returns a
+// possibly empty, duplicate-free list; an empty list means "no match".
+//
+// Changing the analyzer changes the terms of every document: the BM25
+// projection must then be rebuilt (bump the projection schema version).
+//
+// # BM25
+//
+// For a corpus of N documents of average length avgdl (in terms), a term t in
+// df(t) documents, and a document D of |D| terms in which t occurs tf times:
+//
+//	idf(t)     = ln(1 + (N − df(t) + 0.5) / (df(t) + 0.5))
+//	score(D,Q) = Σ_{t ∈ Q} idf(t) · tf·(k1+1) / (tf + k1·(1 − b + b·|D|/avgdl))
+//
+// with k1 = 1.2 and b = 0.75 by default (DefaultBM25). This idf (the Lucene
+// variant) is always positive, so a very common term never lowers a score.
+// Q is QueryTerms(query): a term repeated in the query counts once.
+//
+// # Ranking
+//
+// TopK keeps the k best hits, ordered by score descending and DocID
+// ascending on equal scores, so results are deterministic.
+package swap

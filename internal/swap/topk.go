@@ -1,0 +1,113 @@
+package swap
+
+import (
+	"math"
+	"slices"
+)
+
+// Hit is one scored document.
+type Hit struct {
+	DocID uint64
+	Score float64
+}
+
+// TopK keeps the k best hits offered to it: higher score first, and for equal
+// scores the smaller DocID first, so the result is deterministic whatever the
+// order of the offers. A NaN score ranks below every other score.
+//
+// TopK is a bounded min-heap (the worst kept hit at the root): Offer costs
+// O(log k) and memory is O(k). It does not deduplicate: offer each DocID
+// once. It is not safe for concurrent use.
+type TopK struct {
+	k    int
+	heap []Hit // heap[0] is the worst kept hit; len(heap) <= k
+}
+
+// NewTopK returns a TopK that keeps at most k hits; k <= 0 keeps none.
+func NewTopK(k int) *TopK {
+	k = max(k, 0)
+	return &TopK{k: k, heap: make([]Hit, 0, min(k, 1024))}
+}
+
+// Offer considers h for the top k.
+func (t *TopK) Offer(h Hit) {
+	switch {
+	case t.k == 0:
+	case len(t.heap) < t.k:
+		t.heap = append(t.heap, h)
+		t.up(len(t.heap) - 1)
+	case before(h, t.heap[0]):
+		t.heap[0] = h
+		t.down(0)
+	}
+}
+
+// Len returns the number of hits kept.
+func (t *TopK) Len() int { return len(t.heap) }
+
+// Sorted returns the kept hits, best first, in a new slice. It does not
+// change t: more hits may be offered afterwards.
+func (t *TopK) Sorted() []Hit {
+	out := slices.Clone(t.heap)
+	slices.SortFunc(out, func(a, b Hit) int {
+		switch {
+		case before(a, b):
+			return -1
+		case before(b, a):
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// before reports whether a ranks before (is better than) b: a strict total
+// order on (score, DocID), with NaN below -Inf.
+func before(a, b Hit) bool {
+	sa, sb := rankScore(a.Score), rankScore(b.Score)
+	if sa != sb {
+		return sa > sb
+	}
+	if na, nb := math.IsNaN(a.Score), math.IsNaN(b.Score); na != nb {
+		return nb
+	}
+	return a.DocID < b.DocID
+}
+
+func rankScore(s float64) float64 {
+	if math.IsNaN(s) {
+		return math.Inf(-1)
+	}
+	return s
+}
+
+// up and down restore the heap property, "parent ranks after children".
+func (t *TopK) up(i int) {
+	h := t.heap
+	for i > 0 {
+		p := (i - 1) / 2
+		if !before(h[p], h[i]) {
+			return
+		}
+		h[p], h[i] = h[i], h[p]
+		i = p
+	}
+}
+
+func (t *TopK) down(i int) {
+	h := t.heap
+	for {
+		worst, l, r := i, 2*i+1, 2*i+2
+		if l < len(h) && before(h[worst], h[l]) {
+			worst = l
+		}
+		if r < len(h) && before(h[worst], h[r]) {
+			worst = r
+		}
+		if worst == i {
+			return
+		}
+		h[i], h[worst] = h[worst], h[i]
+		i = worst
+	}
+}

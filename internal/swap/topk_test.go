@@ -1,0 +1,91 @@
+package swap
+
+import (
+	"math"
+	"slices"
+	"testing"
+
+	"pgregory.net/rapid"
+)
+
+func TestTopK(t *testing.T) {
+	top := NewTopK(3)
+	for _, h := range []Hit{
+		{DocID: 9, Score: 1}, {DocID: 4, Score: 5}, {DocID: 7, Score: 2},
+		{DocID: 3, Score: 2}, {DocID: 8, Score: 2}, {DocID: 1, Score: 0.5},
+	} {
+		top.Offer(h)
+	}
+	want := []Hit{{DocID: 4, Score: 5}, {DocID: 3, Score: 2}, {DocID: 7, Score: 2}}
+	if got := top.Sorted(); !slices.Equal(got, want) {
+		t.Fatalf("Sorted() = %+v, want %+v", got, want)
+	}
+	// Sorted does not consume: offering more still works.
+	top.Offer(Hit{DocID: 2, Score: 2})
+	want = []Hit{{DocID: 4, Score: 5}, {DocID: 2, Score: 2}, {DocID: 3, Score: 2}}
+	if got := top.Sorted(); !slices.Equal(got, want) {
+		t.Fatalf("after another offer Sorted() = %+v, want %+v", got, want)
+	}
+	if top.Len() != 3 {
+		t.Fatalf("Len() = %d, want 3", top.Len())
+	}
+}
+
+func TestTopKBounds(t *testing.T) {
+	for _, k := range []int{-1, 0} {
+		top := NewTopK(k)
+		top.Offer(Hit{DocID: 1, Score: 1})
+		if got := top.Sorted(); len(got) != 0 {
+			t.Errorf("k=%d keeps %+v", k, got)
+		}
+	}
+	top := NewTopK(10)
+	top.Offer(Hit{DocID: 1, Score: 1})
+	top.Offer(Hit{DocID: 2, Score: 3})
+	if got, want := top.Sorted(), []Hit{{2, 3}, {1, 1}}; !slices.Equal(got, want) {
+		t.Errorf("fewer than k: %+v, want %+v", got, want)
+	}
+	if got := NewTopK(5).Sorted(); len(got) != 0 {
+		t.Errorf("empty TopK: %+v", got)
+	}
+	top = NewTopK(2)
+	top.Offer(Hit{DocID: 1, Score: math.NaN()})
+	top.Offer(Hit{DocID: 2, Score: math.Inf(-1)})
+	top.Offer(Hit{DocID: 3, Score: 0})
+	if got := top.Sorted(); len(got) != 2 || got[0].DocID != 3 || got[1].DocID != 2 {
+		t.Errorf("NaN must rank last: %+v", got)
+	}
+}
+
+// TestTopKMatchesSort compares TopK with sorting every hit (the naive
+// reference). rapid prints the seed of a failing run.
+func TestTopKMatchesSort(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		k := rapid.IntRange(0, 20).Draw(t, "k")
+		// Few distinct scores and ids so that ties are common; ids unique.
+		ids := rapid.SliceOfNDistinct(rapid.Uint64Range(0, 60), 0, 50, rapid.ID).Draw(t, "ids")
+		var hits []Hit
+		top := NewTopK(k)
+		for _, id := range ids {
+			h := Hit{DocID: id, Score: float64(rapid.IntRange(0, 4).Draw(t, "score")) / 2}
+			hits = append(hits, h)
+			top.Offer(h)
+		}
+		slices.SortFunc(hits, func(a, b Hit) int {
+			if a.Score != b.Score {
+				if a.Score > b.Score {
+					return -1
+				}
+				return 1
+			}
+			if a.DocID < b.DocID {
+				return -1
+			}
+			return 1
+		})
+		want := hits[:min(k, len(hits))]
+		if got := top.Sorted(); !slices.Equal(got, want) {
+			t.Fatalf("TopK(%d) = %+v, want %+v", k, got, want)
+		}
+	})
+}

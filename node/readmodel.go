@@ -1,0 +1,65 @@
+package node
+
+import (
+	"context"
+	"errors"
+
+	"github.com/agentmem/agentmem/api"
+	"github.com/agentmem/agentmem/projections"
+	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
+)
+
+// readModel serves the API's queries from the projection: waits from the
+// projector, reads from the store, errors mapped to API codes.
+type readModel struct {
+	p *projections.Projector
+	s *projections.Store
+}
+
+var _ api.ReadModel = readModel{}
+
+func mapErr(err error) error {
+	var (
+		nf  *projections.NotFoundError
+		arg *projections.ArgumentError
+	)
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &nf):
+		return &api.Error{Code: 404, Field: "message_ids", Message: "message " + nf.ID + " is not in this session's swap"}
+	case errors.As(err, &arg):
+		return &api.Error{Code: 400, Field: arg.Field, Message: arg.Reason}
+	case errors.Is(err, projections.ErrClosed):
+		return &api.Error{Code: 503, Message: err.Error()}
+	}
+	return err
+}
+
+func (r readModel) WaitFor(ctx context.Context, seq uint64) error { return r.p.WaitFor(ctx, seq) }
+func (r readModel) AppliedSeq() uint64                            { return r.p.AppliedSeq() }
+
+func (r readModel) Session(id string) (*memoryv1.SessionIndexEntry, bool, error) {
+	e, ok, err := r.s.Session(id)
+	return e, ok, mapErr(err)
+}
+
+func (r readModel) Recall(id string, offset, limit int) ([]*memoryv1.Message, uint64, error) {
+	m, n, err := r.s.Recall(id, offset, limit)
+	return m, n, mapErr(err)
+}
+
+func (r readModel) MessagesByID(id string, ids []string) ([]*memoryv1.Message, error) {
+	m, err := r.s.MessagesByID(id, ids)
+	return m, mapErr(err)
+}
+
+func (r readModel) Search(id string, scope memoryv1.SearchScope, q string, limit int) ([]*memoryv1.SearchHit, error) {
+	h, err := r.s.Search(id, scope, q, limit)
+	return h, mapErr(err)
+}
+
+func (r readModel) ListSessions(req *memoryv1.ListSessionsRequest) ([]*memoryv1.SessionIndexEntry, string, error) {
+	e, next, err := r.s.ListSessions(req)
+	return e, next, mapErr(err)
+}

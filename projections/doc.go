@@ -1,0 +1,63 @@
+// Package projections turns the event log into read models in one bbolt
+// file: the sessions index, the swap (every message of every session, and
+// the L2 summaries archived to swap) and a BM25 full-text index.
+//
+// # Components
+//
+//   - Store: the bbolt file. ApplyBatch is the only writer; Recall,
+//     MessagesByID, ArchivedSummaries, Session, ListSessions and Search are
+//     read transactions, safe concurrently with it.
+//   - Projector: reads the JetStream stream with an ordered consumer from
+//     the store's checkpoint and applies batches (BatchEvents records or
+//     BatchWait after the first one). WaitFor gives read-your-writes: a
+//     query carrying min_seq waits until the projection applied it.
+//   - Rebuild: replays the whole stream into path+".rebuild" and renames it
+//     over path (atomic on POSIX). VerifyDigests compares a live file with a
+//     rebuilt one bucket by bucket.
+//
+// # Format
+//
+// schema.go holds every bucket name and key layout; the file records
+// SchemaVersion in the meta bucket and Open refuses another version (the
+// fix is a Rebuild, never an in-place migration). Numbers in keys are
+// fixed-width big-endian so cursor order is numeric order; key components
+// are separated by one 0x00 byte (ids are [A-Za-z0-9_-], terms never hold
+// 0x00).
+//
+//	meta               schema_version → u32; checkpoint → u64 (last stream seq applied)
+//	sessions           session_id → SessionIndexEntry (protobuf)
+//	sessions_by_user   user_id  0 created(u64) 0 session_id → ""
+//	sessions_by_agent  agent_id 0 created(u64) 0 session_id → ""
+//	swap_messages      session_id 0 msg_seq(u64) → Message (protobuf, as appended)
+//	swap_ids           session_id 0 message_id → msg_seq(u64)
+//	swap_summaries     session_id 0 last_seq(u64) 0 first_seq(u64) 0 summary_id → Summary (protobuf)
+//	bm25_docs          doc_id(u64) → doc_len(u32) msg_seq(u64) session_id
+//	bm25_postings      user_key 0 term 0 doc_id(u64) → tf(u32) doc_len(u32) session_id
+//	bm25_terms         user_key 0 term → df(u64)
+//	bm25_stats         user_key → docs(u64) total_len(u64)
+//
+// user_key is the session's user id ("" for sessions without a user):
+// postings are grouped by user because the two search scopes are "this
+// session" and "all sessions of this session's user" (see schema.go).
+// Protobuf values are written with deterministic marshaling, so the same
+// log always produces the same bytes (Digest relies on it).
+//
+// # Recovery rule
+//
+// Each batch of records is applied in ONE bbolt transaction together with
+// the checkpoint (the last stream sequence of the batch). bbolt commits are
+// atomic and durable (fsync) so after a crash the file holds every batch
+// committed before it and nothing of the batch in flight. On restart the
+// projector reads again from checkpoint+1: the lost batch is re-read and
+// applied once. A record at or below the checkpoint is skipped. Effects are
+// therefore exactly once, in stream order, without gaps.
+//
+// A record that cannot be decoded or applied (garbage bytes, an unknown
+// event type, messages out of sequence) stops the projector with an error
+// naming the stream sequence: it is never skipped. Records of subjects not
+// projected yet (agents, shared scopes) only advance the checkpoint.
+//
+// Rebuild writes without per-commit fsync (the half-built file is discarded
+// if the run does not finish), fsyncs once, renames, and fsyncs the
+// directory.
+package projections

@@ -1,0 +1,185 @@
+package projections
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"strconv"
+
+	bolt "go.etcd.io/bbolt"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
+)
+
+// Dump writes every bucket, meta included, in a human-readable form: one
+// line per key, key components separated by " | ", numbers in decimal,
+// protobuf values in compact text format. It is for operators (inspect) and
+// golden tests; the format is not stable across schema versions.
+func (s *Store) Dump(w io.Writer) error {
+	return s.view(func(tx *bolt.Tx) error {
+		for _, name := range allBuckets {
+			if _, err := fmt.Fprintf(w, "[%s]\n", name); err != nil {
+				return err
+			}
+			err := tx.Bucket(name).ForEach(func(k, v []byte) error {
+				_, err := fmt.Fprintf(w, "%s = %s\n", dumpKey(name, k), dumpValue(name, k, v))
+				return err
+			})
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// keyShapes gives, per bucket, the widths of the key components: 0 is a
+// string, 8 a u64.
+var keyShapes = map[string][]int{
+	string(bucketByUser):        {0, 8, 0},
+	string(bucketByAgent):       {0, 8, 0},
+	string(bucketSwapMessages):  {0, 8},
+	string(bucketSwapIDs):       {0, 0},
+	string(bucketSwapSummaries): {0, 8, 8, 0},
+	string(bucketBM25Docs):      {8},
+	string(bucketBM25Postings):  {0, 0, 8},
+	string(bucketBM25Terms):     {0, 0},
+}
+
+func dumpKey(bucket, k []byte) string {
+	shape, ok := keyShapes[string(bucket)]
+	if !ok {
+		return strconv.Quote(string(k))
+	}
+	var parts []string
+	rest := k
+	for i, w := range shape {
+		last := i == len(shape)-1
+		switch {
+		case w == 8 && len(rest) >= 8:
+			parts = append(parts, strconv.FormatUint(beU64(rest), 10))
+			rest = rest[8:]
+			if !last && len(rest) > 0 && rest[0] == sep {
+				rest = rest[1:]
+			}
+		case w == 0 && !last:
+			j := bytes.IndexByte(rest, sep)
+			if j < 0 {
+				return strconv.Quote(string(k))
+			}
+			parts = append(parts, strconv.Quote(string(rest[:j])))
+			rest = rest[j+1:]
+		default:
+			parts = append(parts, strconv.Quote(string(rest)))
+			rest = nil
+		}
+	}
+	out := ""
+	for i, p := range parts {
+		if i > 0 {
+			out += " | "
+		}
+		out += p
+	}
+	return out
+}
+
+func dumpValue(bucket, k, v []byte) string {
+	var m proto.Message
+	switch string(bucket) {
+	case string(bucketMeta):
+		switch len(v) {
+		case 4:
+			return strconv.FormatUint(uint64(beU32(v)), 10)
+		case 8:
+			return strconv.FormatUint(beU64(v), 10)
+		}
+	case string(bucketSessions):
+		m = new(memoryv1.SessionIndexEntry)
+	case string(bucketSwapMessages):
+		m = new(memoryv1.Message)
+	case string(bucketSwapSummaries):
+		m = new(memoryv1.Summary)
+	case string(bucketByUser), string(bucketByAgent):
+		return `""`
+	case string(bucketSwapIDs), string(bucketBM25Terms):
+		if len(v) == 8 {
+			return strconv.FormatUint(beU64(v), 10)
+		}
+	case string(bucketBM25Docs):
+		if dl, seq, sid, err := parseDocValue(v); err == nil {
+			return fmt.Sprintf("len=%d seq=%d session=%q", dl, seq, sid)
+		}
+	case string(bucketBM25Postings):
+		if tf, dl, sid, err := parsePostingValue(v); err == nil {
+			return fmt.Sprintf("tf=%d len=%d session=%q", tf, dl, sid)
+		}
+	case string(bucketBM25Stats):
+		docs, total := parseStatsValue(v)
+		return fmt.Sprintf("docs=%d total_len=%d", docs, total)
+	}
+	if m != nil {
+		if err := proto.Unmarshal(v, m); err == nil {
+			return formatMessage(m.ProtoReflect())
+		}
+	}
+	return fmt.Sprintf("%x", v)
+}
+
+func beU32(b []byte) uint32 { return uint32(beU64(append(make([]byte, 4), b...))) }
+
+// formatMessage renders m as "{field: value ...}" with the populated fields
+// in field-number order. Unlike prototext it is byte-stable (golden files).
+func formatMessage(m protoreflect.Message) string {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	fields := m.Descriptor().Fields()
+	n := 0
+	for i := 0; i < fields.Len(); i++ {
+		fd := fields.Get(i)
+		if !m.Has(fd) {
+			continue
+		}
+		if n > 0 {
+			b.WriteByte(' ')
+		}
+		n++
+		b.WriteString(string(fd.Name()))
+		b.WriteString(": ")
+		v := m.Get(fd)
+		if fd.IsList() {
+			l := v.List()
+			b.WriteByte('[')
+			for j := 0; j < l.Len(); j++ {
+				if j > 0 {
+					b.WriteString(", ")
+				}
+				b.WriteString(formatValue(fd, l.Get(j)))
+			}
+			b.WriteByte(']')
+			continue
+		}
+		b.WriteString(formatValue(fd, v))
+	}
+	b.WriteByte('}')
+	return b.String()
+}
+
+func formatValue(fd protoreflect.FieldDescriptor, v protoreflect.Value) string {
+	switch fd.Kind() {
+	case protoreflect.MessageKind, protoreflect.GroupKind:
+		return formatMessage(v.Message())
+	case protoreflect.StringKind:
+		return strconv.Quote(v.String())
+	case protoreflect.BytesKind:
+		return fmt.Sprintf("%x", v.Bytes())
+	case protoreflect.EnumKind:
+		if ev := fd.Enum().Values().ByNumber(v.Enum()); ev != nil {
+			return string(ev.Name())
+		}
+		return strconv.Itoa(int(v.Enum()))
+	}
+	return fmt.Sprint(v.Interface())
+}

@@ -1,0 +1,271 @@
+package projections
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentmem/agentmem/events"
+)
+
+// Config configures a Projector.
+type Config struct {
+	// Stream is the JetStream stream holding the log (default events.StreamName).
+	Stream string
+	// BatchEvents is the most records applied in one transaction (default 512).
+	BatchEvents int
+	// BatchWait is how long records are buffered after the first one before
+	// the batch is applied even if it is not full (default 20ms). It bounds
+	// the extra latency a read-your-writes query waits for.
+	BatchWait time.Duration
+}
+
+// DefaultConfig returns stream MEM, batches of 512 records or 20ms.
+func DefaultConfig() Config {
+	return Config{Stream: events.StreamName, BatchEvents: 512, BatchWait: 20 * time.Millisecond}
+}
+
+// Validate reports the first problem of the configuration, wrapping ErrInvalidConfig.
+func (c Config) Validate() error {
+	switch {
+	case c.Stream == "" || strings.ContainsAny(c.Stream, ".*> \t\r\n/\\"):
+		return fmt.Errorf("%w: Stream: %q is not a valid stream name", ErrInvalidConfig, c.Stream)
+	case c.BatchEvents < 1 || c.BatchEvents > 1<<16:
+		return fmt.Errorf("%w: BatchEvents: %d not in 1..65536", ErrInvalidConfig, c.BatchEvents)
+	case c.BatchWait <= 0:
+		return fmt.Errorf("%w: BatchWait: must be > 0", ErrInvalidConfig)
+	}
+	return nil
+}
+
+// Projector reads the log with an ordered consumer from the store's
+// checkpoint and applies it to the store in batches. Run it in one
+// goroutine; AppliedSeq, WaitFor and Lag are safe from any goroutine.
+type Projector struct {
+	cfg    Config
+	js     jetstream.JetStream
+	store  *Store
+	codec  *events.Codec
+	logger *slog.Logger
+
+	mu      sync.Mutex
+	applied uint64        // guarded by mu; mirrors store.AppliedSeq after each commit
+	advance chan struct{} // guarded by mu; closed (and replaced) when applied grows
+}
+
+// NewProjector returns a projector of cfg.Stream into store. Zero fields of
+// cfg take their default.
+func NewProjector(cfg Config, js jetstream.JetStream, store *Store, codec *events.Codec, logger *slog.Logger) (*Projector, error) {
+	def := DefaultConfig()
+	if cfg.Stream == "" {
+		cfg.Stream = def.Stream
+	}
+	if cfg.BatchEvents == 0 {
+		cfg.BatchEvents = def.BatchEvents
+	}
+	if cfg.BatchWait == 0 {
+		cfg.BatchWait = def.BatchWait
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if js == nil || store == nil || codec == nil {
+		return nil, fmt.Errorf("%w: js, store and codec are required", ErrInvalidConfig)
+	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &Projector{
+		cfg: cfg, js: js, store: store, codec: codec, logger: logger,
+		applied: store.AppliedSeq(),
+		advance: make(chan struct{}),
+	}, nil
+}
+
+// AppliedSeq is the last stream sequence whose effects are committed.
+func (p *Projector) AppliedSeq() uint64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.applied
+}
+
+func (p *Projector) setApplied(seq uint64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if seq > p.applied {
+		p.applied = seq
+		close(p.advance)
+		p.advance = make(chan struct{})
+	}
+}
+
+// WaitFor returns nil once the projection has applied stream sequence seq
+// (a reader's own write), or an error wrapping ErrNotCaughtUp and ctx.Err()
+// when ctx ends first. It does not poll: each committed batch wakes the
+// waiters.
+func (p *Projector) WaitFor(ctx context.Context, seq uint64) error {
+	for {
+		p.mu.Lock()
+		applied, ch := p.applied, p.advance
+		p.mu.Unlock()
+		if applied >= seq {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return fmt.Errorf("%w: applied %d, waiting for %d: %w", ErrNotCaughtUp, applied, seq, ctx.Err())
+		}
+	}
+}
+
+// Lag is the number of stream sequences not applied yet: the stream's last
+// sequence minus AppliedSeq (0 when caught up).
+func (p *Projector) Lag(ctx context.Context) (uint64, error) {
+	last, err := streamLastSeq(ctx, p.js, p.cfg.Stream)
+	if err != nil {
+		return 0, err
+	}
+	if a := p.AppliedSeq(); last > a {
+		return last - a, nil
+	}
+	return 0, nil
+}
+
+func streamLastSeq(ctx context.Context, js jetstream.JetStream, stream string) (uint64, error) {
+	st, err := js.Stream(ctx, stream)
+	if err != nil {
+		return 0, fmt.Errorf("projections: stream %s: %w", stream, err)
+	}
+	info, err := st.Info(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("projections: stream %s info: %w", stream, err)
+	}
+	return info.State.LastSeq, nil
+}
+
+// Run applies the log to the store until ctx ends (it then returns nil;
+// records buffered but not committed are read again by the next Run) or a
+// record cannot be read, decoded or applied: the error (*ApplyError for a
+// record) names the stream sequence and the reason. Run never skips a record.
+func (p *Projector) Run(ctx context.Context) error {
+	start := p.store.AppliedSeq() + 1
+	p.logger.Info("projector starting", "stream", p.cfg.Stream, "from_seq", start)
+	err := consume(ctx, p.js, p.cfg.Stream, p.codec, start, 0, p.cfg.BatchEvents, p.cfg.BatchWait, func(recs []Decoded) error {
+		if err := p.store.ApplyBatch(recs); err != nil {
+			return err
+		}
+		p.setApplied(p.store.AppliedSeq())
+		return nil
+	})
+	if err != nil && ctx.Err() != nil && !errors.Is(err, ErrApply) {
+		return nil
+	}
+	if err != nil {
+		p.logger.Error("projector stopped", "stream", p.cfg.Stream, "applied_seq", p.AppliedSeq(), "err", err)
+	}
+	return err
+}
+
+// consume reads stream from startSeq with an ordered consumer and calls
+// apply with batches of up to batchMax records, each applied at most wait
+// after its first record arrived. With stopSeq > 0 it returns nil after
+// applying stopSeq; otherwise it runs until ctx ends (returning ctx.Err())
+// or an error.
+func consume(ctx context.Context, js jetstream.JetStream, stream string, codec *events.Codec,
+	startSeq, stopSeq uint64, batchMax int, wait time.Duration, apply func([]Decoded) error) error {
+	cons, err := js.OrderedConsumer(ctx, stream, jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{events.SubjectPrefix + ".>"},
+		DeliverPolicy:  jetstream.DeliverByStartSequencePolicy,
+		OptStartSeq:    startSeq,
+	})
+	if err != nil {
+		return fmt.Errorf("projections: ordered consumer on %s from %d: %w", stream, startSeq, err)
+	}
+	it, err := cons.Messages(jetstream.PullMaxMessages(max(2*batchMax, 256)))
+	if err != nil {
+		return fmt.Errorf("projections: read %s: %w", stream, err)
+	}
+	defer it.Stop()
+
+	buf := make([]Decoded, 0, batchMax)
+	var last uint64
+	for {
+		if stopSeq > 0 && last >= stopSeq {
+			return nil
+		}
+		msg, err := it.Next(jetstream.NextContext(ctx))
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return fmt.Errorf("projections: read %s after sequence %d: %w", stream, last, err)
+		}
+		d, err := decodeMsg(stream, codec, msg)
+		if err != nil {
+			return err
+		}
+		buf = append(buf[:0], d)
+		last = d.Seq
+		bctx, cancel := context.WithTimeout(ctx, wait)
+		for len(buf) < batchMax && (stopSeq == 0 || last < stopSeq) {
+			msg, err := it.Next(jetstream.NextContext(bctx))
+			if err != nil {
+				if bctx.Err() != nil {
+					break
+				}
+				cancel()
+				return fmt.Errorf("projections: read %s after sequence %d: %w", stream, last, err)
+			}
+			d, err := decodeMsg(stream, codec, msg)
+			if err != nil {
+				cancel()
+				return err
+			}
+			buf = append(buf, d)
+			last = d.Seq
+		}
+		cancel()
+		if ctx.Err() != nil {
+			return ctx.Err() // buffered records are not committed: read again next time
+		}
+		if err := apply(buf); err != nil {
+			var ae *ApplyError
+			if errors.As(err, &ae) {
+				ae.Stream = stream
+			}
+			return err
+		}
+	}
+}
+
+func decodeMsg(stream string, codec *events.Codec, msg jetstream.Msg) (Decoded, error) {
+	md, err := msg.Metadata()
+	if err != nil {
+		return Decoded{}, fmt.Errorf("projections: %s message on %s without metadata: %w", stream, msg.Subject(), err)
+	}
+	d := Decoded{Seq: md.Sequence.Stream, Subject: msg.Subject()}
+	fail := func(err error) (Decoded, error) {
+		return Decoded{}, &ApplyError{Stream: stream, Seq: d.Seq, Subject: d.Subject, Err: err}
+	}
+	kind, _, err := events.ParseSubject(d.Subject)
+	if err != nil {
+		return fail(err)
+	}
+	if kind != events.KindSession {
+		return d, nil // not projected yet (see Store.ApplyBatch)
+	}
+	if d.Batch, err = events.DecodeBatch(msg.Data()); err != nil {
+		return fail(err)
+	}
+	if d.Events, err = codec.Unpack(d.Batch); err != nil {
+		return fail(err)
+	}
+	return d, nil
+}

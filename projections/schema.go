@@ -1,0 +1,243 @@
+package projections
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// SchemaVersion is the layout version of the bbolt file, stored in the meta
+// bucket. Open refuses a file written with another version: the fix is a
+// Rebuild from the log, never an in-place migration.
+const SchemaVersion = 1
+
+// openTimeout bounds how long Open waits for the file lock (another process
+// holding the file open).
+const openTimeout = 5 * time.Second
+
+// Bucket names. Every bucket of the file is listed here, and every key layout
+// below is built and parsed only by the helpers of this file.
+//
+// Separators are a single 0x00 byte: session, user and agent ids follow the
+// id rule [A-Za-z0-9_-]{1,128} and analyzed terms never contain 0x00, so a
+// separator cannot occur inside a component. Numbers are fixed-width
+// big-endian, so cursor order is numeric order.
+var (
+	// bucketMeta: "schema_version" → uint32 BE; "checkpoint" → uint64 BE, the
+	// last stream sequence applied. Excluded from Digest.
+	bucketMeta = []byte("meta")
+
+	// bucketSessions: session_id → SessionIndexEntry (protobuf, deterministic).
+	bucketSessions = []byte("sessions")
+	// bucketByUser: user_id \x00 created_unix_nano(8B) \x00 session_id → empty.
+	// Sessions without a user are not indexed here.
+	bucketByUser = []byte("sessions_by_user")
+	// bucketByAgent: agent_id \x00 created_unix_nano(8B) \x00 session_id → empty.
+	bucketByAgent = []byte("sessions_by_agent")
+
+	// bucketSwapMessages: session_id \x00 msg_seq(8B) → Message (protobuf), as
+	// appended by MessagesAppended (token counts included).
+	bucketSwapMessages = []byte("swap_messages")
+	// bucketSwapIDs: session_id \x00 message_id → msg_seq(8B).
+	bucketSwapIDs = []byte("swap_ids")
+	// bucketSwapSummaries: session_id \x00 last_seq(8B) \x00 first_seq(8B)
+	// \x00 summary_id → Summary (protobuf), every summary archived from L2.
+	bucketSwapSummaries = []byte("swap_summaries")
+
+	// bucketBM25Docs: doc_id(8B) → doc length(4B) msg_seq(8B) session_id.
+	// doc ids come from the bucket's sequence, in application order, so a
+	// replay of the same log assigns the same ids.
+	bucketBM25Docs = []byte("bm25_docs")
+	// bucketBM25Postings: user_key \x00 term \x00 doc_id(8B) →
+	// tf(4B) doc length(4B) session_id.
+	//
+	// The value carries what scoring and the session filter need, so a query
+	// reads postings sequentially and never does a random read per posting;
+	// only the top hits are looked up (bm25_docs, then swap_messages).
+	bucketBM25Postings = []byte("bm25_postings")
+	// bucketBM25Terms: user_key \x00 term → df(8B), documents of user_key
+	// holding term.
+	bucketBM25Terms = []byte("bm25_terms")
+	// bucketBM25Stats: user_key → docs(8B) total length(8B), for N and avgdl.
+	bucketBM25Stats = []byte("bm25_stats")
+)
+
+// Why postings are grouped by user: the two search scopes are "this session"
+// and "every session of this session's user". With user_key first, a USER
+// query is one prefix scan per term, a SESSION query is the same scan with a
+// filter on the session id carried in the posting value, and idf/avgdl are
+// the statistics of the user's own corpus (another user's messages neither
+// appear in nor skew the ranking). Sessions without a user share user_key ""
+// and are searched by SESSION scope only (USER scope on such a session falls
+// back to SESSION scope: unrelated anonymous sessions are not one user).
+
+// allBuckets lists every bucket in creation and Digest order.
+var allBuckets = [][]byte{
+	bucketMeta,
+	bucketSessions, bucketByUser, bucketByAgent,
+	bucketSwapMessages, bucketSwapIDs, bucketSwapSummaries,
+	bucketBM25Docs, bucketBM25Postings, bucketBM25Terms, bucketBM25Stats,
+}
+
+// Keys of the meta bucket.
+var (
+	metaSchemaVersion = []byte("schema_version")
+	metaCheckpoint    = []byte("checkpoint")
+)
+
+const sep = 0x00
+
+func boltOptions() *bolt.Options {
+	return &bolt.Options{
+		Timeout: openTimeout,
+		// The hashmap freelist: O(1) allocation on large files, and it is not
+		// written to disk (NoFreelistSync), so commits stay small.
+		FreelistType:   bolt.FreelistMapType,
+		NoFreelistSync: true,
+	}
+}
+
+func u64(v uint64) []byte {
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], v)
+	return b[:]
+}
+
+func u32(v uint32) []byte {
+	var b [4]byte
+	binary.BigEndian.PutUint32(b[:], v)
+	return b[:]
+}
+
+// join concatenates parts with the 0x00 separator.
+func join(parts ...[]byte) []byte {
+	n := len(parts) - 1
+	for _, p := range parts {
+		n += len(p)
+	}
+	out := make([]byte, 0, n)
+	for i, p := range parts {
+		if i > 0 {
+			out = append(out, sep)
+		}
+		out = append(out, p...)
+	}
+	return out
+}
+
+// prefix is the key prefix "a \x00" of the keys whose first component is a.
+func prefix(a string) []byte { return append([]byte(a), sep) }
+
+func sessionIndexKey(owner string, created int64, sessionID string) []byte {
+	return join([]byte(owner), u64(uint64(created)), []byte(sessionID))
+}
+
+// parseSessionIndexKey returns the session id of a by_user/by_agent key.
+func parseSessionIndexKey(k []byte) (string, error) {
+	i := bytes.IndexByte(k, sep)
+	if i < 0 || len(k) < i+1+8+1+1 || k[i+9] != sep {
+		return "", fmt.Errorf("projections: malformed session index key %q", k)
+	}
+	return string(k[i+10:]), nil
+}
+
+func swapMessageKey(sessionID string, seq uint64) []byte {
+	return join([]byte(sessionID), u64(seq))
+}
+
+func swapIDKey(sessionID, messageID string) []byte {
+	return join([]byte(sessionID), []byte(messageID))
+}
+
+func swapSummaryKey(sessionID string, firstSeq, lastSeq uint64, summaryID string) []byte {
+	return join([]byte(sessionID), u64(lastSeq), u64(firstSeq), []byte(summaryID))
+}
+
+func postingPrefix(userKey, term string) []byte {
+	return append(join([]byte(userKey), []byte(term)), sep)
+}
+
+func postingKey(userKey, term string, docID uint64) []byte {
+	return join([]byte(userKey), []byte(term), u64(docID))
+}
+
+func termKey(userKey, term string) []byte { return join([]byte(userKey), []byte(term)) }
+
+// docValue / postingValue layouts: fixed-width numbers, then the session id.
+func docValue(docLen uint32, msgSeq uint64, sessionID string) []byte {
+	v := make([]byte, 0, 12+len(sessionID))
+	v = append(v, u32(docLen)...)
+	v = append(v, u64(msgSeq)...)
+	return append(v, sessionID...)
+}
+
+func parseDocValue(v []byte) (docLen uint32, msgSeq uint64, sessionID string, err error) {
+	if len(v) < 12 {
+		return 0, 0, "", fmt.Errorf("projections: malformed bm25 doc value (%d bytes)", len(v))
+	}
+	return binary.BigEndian.Uint32(v), binary.BigEndian.Uint64(v[4:]), string(v[12:]), nil
+}
+
+func postingValue(tf, docLen uint32, sessionID string) []byte {
+	v := make([]byte, 0, 8+len(sessionID))
+	v = append(v, u32(tf)...)
+	v = append(v, u32(docLen)...)
+	return append(v, sessionID...)
+}
+
+// parsePostingValue returns tf, doc length and the session id (not copied:
+// valid only during the transaction).
+func parsePostingValue(v []byte) (tf, docLen uint32, sessionID []byte, err error) {
+	if len(v) < 8 {
+		return 0, 0, nil, fmt.Errorf("projections: malformed posting value (%d bytes)", len(v))
+	}
+	return binary.BigEndian.Uint32(v), binary.BigEndian.Uint32(v[4:]), v[8:], nil
+}
+
+func statsValue(docs, totalLen uint64) []byte { return append(u64(docs), u64(totalLen)...) }
+
+func parseStatsValue(v []byte) (docs, totalLen uint64) {
+	if len(v) != 16 {
+		return 0, 0
+	}
+	return binary.BigEndian.Uint64(v), binary.BigEndian.Uint64(v[8:])
+}
+
+func getU64(b *bolt.Bucket, k []byte) uint64 {
+	v := b.Get(k)
+	if len(v) != 8 {
+		return 0
+	}
+	return binary.BigEndian.Uint64(v)
+}
+
+// initSchema creates the buckets of a new file and checks the version of an
+// existing one.
+func initSchema(tx *bolt.Tx) error {
+	meta, err := tx.CreateBucketIfNotExists(bucketMeta)
+	if err != nil {
+		return err
+	}
+	switch v := meta.Get(metaSchemaVersion); {
+	case v == nil:
+		if err := meta.Put(metaSchemaVersion, u32(SchemaVersion)); err != nil {
+			return err
+		}
+	case len(v) != 4:
+		return fmt.Errorf("%w: malformed schema_version %x", ErrSchemaVersion, v)
+	default:
+		if got := binary.BigEndian.Uint32(v); got != SchemaVersion {
+			return fmt.Errorf("%w: file has schema version %d, this build reads version %d (rebuild the projection from the log)",
+				ErrSchemaVersion, got, SchemaVersion)
+		}
+	}
+	for _, name := range allBuckets[1:] {
+		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+			return fmt.Errorf("create bucket %s: %w", name, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,171 @@
+package projections
+
+import (
+	"bytes"
+	"fmt"
+	"sort"
+	"strings"
+
+	bolt "go.etcd.io/bbolt"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/agentmem/agentmem/internal/swap"
+	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
+)
+
+// Search limits: limit 1..MaxSearchLimit, 0 means DefaultSearchLimit.
+const (
+	DefaultSearchLimit = 10
+	MaxSearchLimit     = 20
+)
+
+// index adds message m of session sessionID (user userKey) to the BM25 index:
+// one document per message with indexable text. A message without any term
+// (empty content, only punctuation) is not a document: it can never match.
+func (w *writer) index(userKey, sessionID string, m *memoryv1.Message) error {
+	tfs, docLen := swap.TermFreqs(m.GetContent())
+	if docLen == 0 {
+		return nil
+	}
+	docID, err := w.bDocs.NextSequence()
+	if err != nil {
+		return err
+	}
+	if err := w.bDocs.Put(u64(docID), docValue(docLen, m.GetSeq(), sessionID)); err != nil {
+		return err
+	}
+	// Sorted terms: bbolt inserts in key order are cheaper, and the effect
+	// does not depend on map iteration order.
+	terms := make([]string, 0, len(tfs))
+	for t := range tfs {
+		if strings.IndexByte(t, sep) >= 0 {
+			continue // cannot be a key component; the analyzer never emits it
+		}
+		terms = append(terms, t)
+	}
+	sort.Strings(terms)
+	for _, t := range terms {
+		if err := w.bPostings.Put(postingKey(userKey, t, docID), postingValue(tfs[t], docLen, sessionID)); err != nil {
+			return err
+		}
+		tk := termKey(userKey, t)
+		if err := w.bTerms.Put(tk, u64(getU64(w.bTerms, tk)+1)); err != nil {
+			return err
+		}
+	}
+	docs, total := parseStatsValue(w.bStats.Get([]byte(userKey)))
+	return w.bStats.Put([]byte(userKey), statsValue(docs+1, total+uint64(docLen)))
+}
+
+// Search ranks the messages of session sessionID (scope SESSION or
+// UNSPECIFIED) or of every session of its user (scope USER) against query
+// with BM25 (swap.DefaultBM25) and returns at most limit hits, best first
+// (ties: older document first). limit is 1..20, 0 means 10.
+//
+// Any query string is accepted: there is no query syntax, punctuation only
+// separates words, so `customer-id`, `O'Brien`, `"unbalanced` or `*` are
+// plain text. A query without any term, or a session the projection does not
+// know (yet), returns no hits and no error.
+//
+// idf and avgdl are the statistics of the user's corpus in both scopes. A
+// session without a user is searched in SESSION scope even when USER is
+// asked: anonymous sessions do not share a user.
+func (s *Store) Search(sessionID string, scope memoryv1.SearchScope, query string, limit int) ([]*memoryv1.SearchHit, error) {
+	switch {
+	case limit == 0:
+		limit = DefaultSearchLimit
+	case limit < 0 || limit > MaxSearchLimit:
+		return nil, &ArgumentError{Field: "limit", Reason: fmt.Sprintf("%d not in 1..%d", limit, MaxSearchLimit)}
+	}
+	if scope != memoryv1.SearchScope_SEARCH_SCOPE_UNSPECIFIED && scope != memoryv1.SearchScope_SEARCH_SCOPE_SESSION &&
+		scope != memoryv1.SearchScope_SEARCH_SCOPE_USER {
+		return nil, &ArgumentError{Field: "scope", Reason: fmt.Sprintf("unknown scope %d", scope)}
+	}
+	terms := swap.QueryTerms(query)
+	if len(terms) == 0 {
+		return []*memoryv1.SearchHit{}, nil
+	}
+	hits := []*memoryv1.SearchHit{}
+	err := s.view(func(tx *bolt.Tx) error {
+		entry, err := getSession(tx, sessionID)
+		if err != nil || entry == nil {
+			return err
+		}
+		userKey := entry.GetUserId()
+		var filter []byte // session filter; nil = every session of the user
+		if scope != memoryv1.SearchScope_SEARCH_SCOPE_USER || userKey == "" {
+			filter = []byte(sessionID)
+		}
+		n, total := parseStatsValue(tx.Bucket(bucketBM25Stats).Get([]byte(userKey)))
+		if n == 0 {
+			return nil
+		}
+		avgdl := float64(total) / float64(n)
+		bm := swap.DefaultBM25()
+		scores := make(map[uint64]float64)
+		c := tx.Bucket(bucketBM25Postings).Cursor()
+		for _, t := range knownTerms(tx.Bucket(bucketBM25Terms), userKey, terms) {
+			idf := bm.IDF(n, t.df)
+			p := postingPrefix(userKey, t.term)
+			for k, v := c.Seek(p); k != nil && bytes.HasPrefix(k, p); k, v = c.Next() {
+				tf, docLen, sid, err := parsePostingValue(v)
+				if err != nil {
+					return err
+				}
+				if filter != nil && !bytes.Equal(sid, filter) {
+					continue
+				}
+				if len(k) != len(p)+8 {
+					return fmt.Errorf("projections: malformed posting key %q", k)
+				}
+				scores[beU64(k[len(p):])] += bm.TermScore(tf, docLen, avgdl, idf)
+			}
+		}
+		top := swap.NewTopK(limit)
+		for id, sc := range scores {
+			top.Offer(swap.Hit{DocID: id, Score: sc})
+		}
+		docs := tx.Bucket(bucketBM25Docs)
+		msgs := tx.Bucket(bucketSwapMessages)
+		for _, h := range top.Sorted() {
+			_, seq, sid, err := parseDocValue(docs.Get(u64(h.DocID)))
+			if err != nil {
+				return err
+			}
+			v := msgs.Get(swapMessageKey(sid, seq))
+			if v == nil {
+				return fmt.Errorf("projections: bm25 doc %d points to missing message %s/%d", h.DocID, sid, seq)
+			}
+			m := new(memoryv1.Message)
+			if err := proto.Unmarshal(v, m); err != nil {
+				return fmt.Errorf("projections: stored message %s/%d: %w", sid, seq, err)
+			}
+			hits = append(hits, &memoryv1.SearchHit{SessionId: sid, Message: m, Score: h.Score})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return hits, nil
+}
+
+type termDF struct {
+	term string
+	df   uint64
+}
+
+// knownTerms returns the query terms present in userKey's corpus with their
+// document frequency.
+func knownTerms(b *bolt.Bucket, userKey string, terms []string) []termDF {
+	out := make([]termDF, 0, len(terms))
+	for _, t := range terms {
+		if strings.IndexByte(t, sep) >= 0 {
+			continue
+		}
+		if df := getU64(b, termKey(userKey, t)); df > 0 {
+			out = append(out, termDF{term: t, df: df})
+		}
+	}
+	return out
+}

@@ -1,0 +1,348 @@
+package projections
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	bolt "go.etcd.io/bbolt"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/agentmem/agentmem/events"
+	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
+)
+
+// Decoded is one record of the log, decoded: the stream sequence, the
+// subject, the envelope and its unpacked events (in order). Records of
+// subjects the store does not project may carry a nil Batch.
+type Decoded struct {
+	Seq     uint64
+	Subject string
+	Batch   *memoryv1.EventBatch
+	Events  []proto.Message
+}
+
+// Store is the read model: one bbolt file holding the sessions index, the
+// swap (messages and archived summaries) and the BM25 index, with the
+// checkpoint of the log applied so far.
+//
+// One writer (the projector, or Rebuild) calls ApplyBatch; queries run in
+// read transactions and are safe concurrently with it and with each other.
+type Store struct {
+	db      *bolt.DB
+	path    string
+	applied atomic.Uint64 // checkpoint, mirrored after each commit
+
+	closeOnce sync.Once
+	closeErr  error
+	closed    atomic.Bool
+}
+
+// Open opens (creating if needed) the projection file at path. A file
+// written with another SchemaVersion is an error wrapping ErrSchemaVersion.
+// Open waits at most 5 seconds for the file lock.
+func Open(path string) (*Store, error) {
+	return openStore(path, false)
+}
+
+// openStore opens the file; noSync skips the fsync of each commit (Rebuild:
+// the file is thrown away if the run does not finish, and fsynced once at
+// the end).
+func openStore(path string, noSync bool) (*Store, error) {
+	db, err := bolt.Open(path, 0o600, boltOptions())
+	if err != nil {
+		return nil, fmt.Errorf("projections: open %s: %w", path, err)
+	}
+	db.NoSync = noSync
+	var cp uint64
+	err = db.Update(func(tx *bolt.Tx) error {
+		if err := initSchema(tx); err != nil {
+			return err
+		}
+		cp = getU64(tx.Bucket(bucketMeta), metaCheckpoint)
+		return nil
+	})
+	if err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("projections: open %s: %w", path, err)
+	}
+	s := &Store{db: db, path: path}
+	s.applied.Store(cp)
+	return s, nil
+}
+
+// Path is the file the store was opened on.
+func (s *Store) Path() string { return s.path }
+
+// Close closes the file. It is idempotent; later calls return the first
+// result. Queries and ApplyBatch after Close return ErrClosed.
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() {
+		s.closed.Store(true)
+		s.closeErr = s.db.Close()
+	})
+	return s.closeErr
+}
+
+// sync flushes the file to stable storage (used after a NoSync rebuild).
+func (s *Store) sync() error { return s.db.Sync() }
+
+// AppliedSeq is the checkpoint: the last stream sequence whose effects are
+// committed (0 for a new file).
+func (s *Store) AppliedSeq() uint64 { return s.applied.Load() }
+
+func (s *Store) view(fn func(tx *bolt.Tx) error) error {
+	if s.closed.Load() {
+		return ErrClosed
+	}
+	err := s.db.View(fn)
+	if errors.Is(err, bolt.ErrDatabaseNotOpen) {
+		return ErrClosed
+	}
+	return err
+}
+
+// ApplyBatch applies recs, in order, and advances the checkpoint to the last
+// one, all in ONE bbolt transaction: either every effect and the checkpoint
+// are committed or none is. A record whose Seq is not above the checkpoint
+// was applied before and is skipped, so re-reading records after a crash
+// has no effect twice (exactly-once effect). Records must come in increasing
+// sequence order, as an ordered consumer delivers them.
+//
+// Records of subjects other than mem.ev.session.<id> are not projected yet:
+// they only advance the checkpoint. A record that cannot be applied
+// (unknown event type, event for a missing session, message sequence out of
+// order) fails the whole call with an *ApplyError naming it; nothing of the
+// call is committed.
+func (s *Store) ApplyBatch(recs []Decoded) error {
+	if s.closed.Load() {
+		return ErrClosed
+	}
+	var cp uint64
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		meta := tx.Bucket(bucketMeta)
+		cp = getU64(meta, metaCheckpoint)
+		start := cp
+		w := newWriter(tx)
+		for i := range recs {
+			r := &recs[i]
+			if r.Seq <= cp {
+				continue
+			}
+			if err := w.apply(r); err != nil {
+				return &ApplyError{Seq: r.Seq, Subject: r.Subject, Err: err}
+			}
+			cp = r.Seq
+		}
+		if cp == start {
+			return nil
+		}
+		if err := w.flush(); err != nil {
+			return err
+		}
+		return meta.Put(metaCheckpoint, u64(cp))
+	})
+	if err != nil {
+		var ae *ApplyError
+		if errors.As(err, &ae) {
+			return err
+		}
+		return fmt.Errorf("projections: apply batch: %w", err)
+	}
+	s.applied.Store(cp)
+	return nil
+}
+
+// writer applies records inside one write transaction. Session entries are
+// cached and written once at flush.
+type writer struct {
+	tx       *bolt.Tx
+	sessions map[string]*memoryv1.SessionIndexEntry
+	dirty    []string // session ids to write, in first-touch order
+	isDirty  map[string]bool
+
+	bSessions, bByUser, bByAgent     *bolt.Bucket
+	bMessages, bIDs, bSummaries      *bolt.Bucket
+	bDocs, bPostings, bTerms, bStats *bolt.Bucket
+}
+
+func newWriter(tx *bolt.Tx) *writer {
+	return &writer{
+		tx:         tx,
+		sessions:   make(map[string]*memoryv1.SessionIndexEntry),
+		isDirty:    make(map[string]bool),
+		bSessions:  tx.Bucket(bucketSessions),
+		bByUser:    tx.Bucket(bucketByUser),
+		bByAgent:   tx.Bucket(bucketByAgent),
+		bMessages:  tx.Bucket(bucketSwapMessages),
+		bIDs:       tx.Bucket(bucketSwapIDs),
+		bSummaries: tx.Bucket(bucketSwapSummaries),
+		bDocs:      tx.Bucket(bucketBM25Docs),
+		bPostings:  tx.Bucket(bucketBM25Postings),
+		bTerms:     tx.Bucket(bucketBM25Terms),
+		bStats:     tx.Bucket(bucketBM25Stats),
+	}
+}
+
+var marshalOpts = proto.MarshalOptions{Deterministic: true}
+
+// session returns the entry of id (nil if it does not exist).
+func (w *writer) session(id string) (*memoryv1.SessionIndexEntry, error) {
+	if e, ok := w.sessions[id]; ok {
+		return e, nil
+	}
+	v := w.bSessions.Get([]byte(id))
+	if v == nil {
+		return nil, nil
+	}
+	e := new(memoryv1.SessionIndexEntry)
+	if err := proto.Unmarshal(v, e); err != nil {
+		return nil, fmt.Errorf("stored session %q: %w", id, err)
+	}
+	w.sessions[id] = e
+	return e, nil
+}
+
+func (w *writer) flush() error {
+	for _, id := range w.dirty {
+		v, err := marshalOpts.Marshal(w.sessions[id])
+		if err != nil {
+			return err
+		}
+		if err := w.bSessions.Put([]byte(id), v); err != nil {
+			return err
+		}
+	}
+	w.dirty = w.dirty[:0]
+	clear(w.isDirty)
+	return nil
+}
+
+func (w *writer) touch(id string, e *memoryv1.SessionIndexEntry) {
+	w.sessions[id] = e
+	if !w.isDirty[id] {
+		w.isDirty[id] = true
+		w.dirty = append(w.dirty, id)
+	}
+}
+
+func (w *writer) apply(r *Decoded) error {
+	kind, id, err := events.ParseSubject(r.Subject)
+	if err != nil {
+		return err
+	}
+	if kind != events.KindSession {
+		return nil // not projected yet: the checkpoint still advances
+	}
+	if r.Batch == nil {
+		return fmt.Errorf("%w: record without a decoded batch", events.ErrMalformed)
+	}
+	if a := r.Batch.GetAggregateId(); a != "" && a != id {
+		return fmt.Errorf("%w: batch for aggregate %q on the subject of session %q", events.ErrMalformed, a, id)
+	}
+	now := r.Batch.GetTimeUnixNano()
+	e, err := w.session(id)
+	if err != nil {
+		return err
+	}
+	for i, ev := range r.Events {
+		e, err = w.applyEvent(id, e, ev, now)
+		if err != nil {
+			return fmt.Errorf("event %d (%T): %w", i, ev, err)
+		}
+	}
+	if e == nil {
+		return errors.New("batch does not create the session")
+	}
+	e.UpdatedUnixNano = now
+	e.LastSeq = r.Seq
+	w.touch(id, e)
+	return nil
+}
+
+// applyEvent applies one event of session id to its entry e (nil before
+// SessionCreated) and returns the entry.
+func (w *writer) applyEvent(id string, e *memoryv1.SessionIndexEntry, ev proto.Message, now int64) (*memoryv1.SessionIndexEntry, error) {
+	if c, ok := ev.(*memoryv1.SessionCreated); ok {
+		if e != nil {
+			return nil, errors.New("session already exists")
+		}
+		e = &memoryv1.SessionIndexEntry{
+			SessionId:       id,
+			UserId:          c.GetUserId(),
+			App:             c.GetApp(),
+			Project:         c.GetProject(),
+			AgentId:         c.GetAgentId(),
+			Status:          memoryv1.SessionStatus_SESSION_STATUS_CREATED,
+			CreatedUnixNano: now,
+		}
+		if e.UserId != "" {
+			if err := w.bByUser.Put(sessionIndexKey(e.UserId, now, id), nil); err != nil {
+				return nil, err
+			}
+		}
+		if e.AgentId != "" {
+			if err := w.bByAgent.Put(sessionIndexKey(e.AgentId, now, id), nil); err != nil {
+				return nil, err
+			}
+		}
+		return e, nil
+	}
+	if e == nil {
+		return nil, errors.New("session does not exist")
+	}
+	switch ev := ev.(type) {
+	case *memoryv1.SessionStatusChanged:
+		e.Status = ev.GetTo()
+	case *memoryv1.MessagesAppended:
+		for _, m := range ev.GetMessages() {
+			if err := w.appendMessage(id, e, m); err != nil {
+				return nil, err
+			}
+		}
+	case *memoryv1.L1Summarized, *memoryv1.L1Evicted:
+		e.Summaries++
+	case *memoryv1.L2Archived:
+		for _, sum := range ev.GetSummaries() {
+			v, err := marshalOpts.Marshal(sum)
+			if err != nil {
+				return nil, err
+			}
+			if err := w.bSummaries.Put(swapSummaryKey(id, sum.GetFirstSeq(), sum.GetLastSeq(), sum.GetId()), v); err != nil {
+				return nil, err
+			}
+		}
+	case *memoryv1.RomUpdated, *memoryv1.RomActivated, *memoryv1.SummaryReplaced,
+		*memoryv1.KernelToolDefined, *memoryv1.KernelToolRemoved, *memoryv1.KernelSchemaCached,
+		*memoryv1.KernelFactSet, *memoryv1.KernelFactDeleted,
+		*memoryv1.SessionStateSet, *memoryv1.SessionStateDeleted, *memoryv1.SessionStateCleared,
+		*memoryv1.MessagesPromoted, *memoryv1.PromotedCleared:
+		// Session events with no effect on these read models (the actor's
+		// state holds them). Listed so that a new event type is an error
+		// until someone decides what it means here.
+	default:
+		return nil, fmt.Errorf("%w: %T is not a session event this projection knows", events.ErrUnknownEventType, ev)
+	}
+	return e, nil
+}
+
+func (w *writer) appendMessage(id string, e *memoryv1.SessionIndexEntry, m *memoryv1.Message) error {
+	if want := e.Messages + 1; m.GetSeq() != want {
+		return fmt.Errorf("message seq %d, want %d", m.GetSeq(), want)
+	}
+	v, err := marshalOpts.Marshal(m)
+	if err != nil {
+		return err
+	}
+	if err := w.bMessages.Put(swapMessageKey(id, m.GetSeq()), v); err != nil {
+		return err
+	}
+	if m.GetId() != "" {
+		if err := w.bIDs.Put(swapIDKey(id, m.GetId()), u64(m.GetSeq())); err != nil {
+			return err
+		}
+	}
+	e.Messages++
+	return w.index(e.GetUserId(), id, m)
+}
