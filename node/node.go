@@ -193,6 +193,15 @@ func (n *Node) startHTTP() error {
 	return nil
 }
 
+// WaitProjected returns once the in-process projector applied stream
+// sequence seq (or ctx ends). Without a projector it fails at once.
+func (n *Node) WaitProjected(ctx context.Context, seq uint64) error {
+	if n.proj == nil {
+		return errors.New("node: no projector in this process")
+	}
+	return n.proj.WaitFor(ctx, seq)
+}
+
 // MetricsAddr is the address /metrics is served on ("" when disabled).
 func (n *Node) MetricsAddr() string { return n.httpAddr }
 
