@@ -1,11 +1,11 @@
 package swap
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/kljensen/snowball/english"
 	"github.com/rivo/uniseg"
 )
 
@@ -47,8 +47,13 @@ const maxWordBytes = 2 * MaxTermBytes
 //
 // Analyze is deterministic and never panics, whatever the input.
 func Analyze(text string) []string {
-	var terms []string
+	// One term per about six bytes of text is a fair first guess for prose;
+	// append grows the slice if the text is denser or longer.
+	terms := make([]string, 0, min(len(text)/6+1, 512))
 	forEachTerm(text, func(t string) { terms = append(terms, t) })
+	if len(terms) == 0 {
+		return nil
+	}
 	return terms
 }
 
@@ -58,8 +63,21 @@ func Analyze(text string) []string {
 // or punctuation), so the result is a possibly empty list and never an error.
 func QueryTerms(query string) []string {
 	var terms []string
-	seen := make(map[string]struct{})
+	var seen map[string]struct{} // built once the list is too long to scan
 	forEachTerm(query, func(t string) {
+		if seen == nil {
+			if slices.Contains(terms, t) {
+				return
+			}
+			terms = append(terms, t)
+			if len(terms) >= 16 {
+				seen = make(map[string]struct{}, 2*len(terms))
+				for _, u := range terms {
+					seen[u] = struct{}{}
+				}
+			}
+			return
+		}
 		if _, dup := seen[t]; dup {
 			return
 		}
@@ -73,11 +91,13 @@ func QueryTerms(query string) []string {
 // length, the number of terms (duplicates counted), which BM25 uses as |D|.
 // Counts saturate at math.MaxUint32.
 func TermFreqs(text string) (map[string]uint32, uint32) {
-	tf := make(map[string]uint32)
+	// About one distinct term per twelve bytes of prose; capped so that a
+	// huge document does not reserve a huge map up front.
+	tf := make(map[string]uint32, min(len(text)/12, 1024))
 	var n uint32
 	forEachTerm(text, func(t string) {
-		if tf[t] < ^uint32(0) {
-			tf[t]++
+		if c := tf[t]; c < ^uint32(0) {
+			tf[t] = c + 1
 		}
 		if n < ^uint32(0) {
 			n++
@@ -87,10 +107,38 @@ func TermFreqs(text string) (map[string]uint32, uint32) {
 }
 
 // forEachTerm runs the Analyze pipeline and calls emit for every term.
+//
+// UAX #29 word boundaries depend only on a few characters around them, and
+// there is always a boundary between an ASCII whitespace byte and a following
+// ASCII byte that is not whitespace, whatever precedes the whitespace: the
+// text can be cut there and each piece segmented on its own with the same
+// result. forEachTerm cuts the text so that pieces that are pure ASCII go to
+// the fast ASCII segmenter (asciiTerms) and the others to uniseg
+// (unisegTerms). Both produce the same terms for ASCII text; the tests
+// check it (TestASCIIFastPathMatchesUniseg, FuzzASCIIFastPath).
 func forEachTerm(text string, emit func(string)) {
 	if !utf8.ValidString(text) {
 		text = strings.ToValidUTF8(text, " ")
 	}
+	for len(text) > 0 {
+		i := indexNonASCII(text)
+		if i == len(text) {
+			asciiTerms(text, emit)
+			return
+		}
+		p := lastCut(text, i)
+		if p > 0 {
+			asciiTerms(text[:p], emit)
+		}
+		q := nextCut(text, i)
+		unisegTerms(text[p:q], emit)
+		text = text[q:]
+	}
+}
+
+// unisegTerms is the general pipeline: UAX #29 segmentation by uniseg, CJK
+// runes split off, then word.
+func unisegTerms(text string, emit func(string)) {
 	state := -1
 	for len(text) > 0 {
 		var seg string
@@ -106,8 +154,17 @@ func forEachTerm(text string, emit func(string)) {
 				continue
 			}
 			word(seg[start:i], emit)
-			word(strings.ToLower(string(r)), emit)
-			start = i + utf8.RuneLen(r)
+			n := utf8.RuneLen(r)
+			if unicode.ToLower(r) == r {
+				// No case to fold: the rune is its own term (word would
+				// map it to a copy of itself).
+				if unicode.IsLetter(r) || unicode.IsDigit(r) {
+					emit(seg[i : i+n])
+				}
+			} else {
+				word(strings.ToLower(string(r)), emit)
+			}
+			start = i + n
 		}
 		word(seg[start:], emit)
 	}
@@ -118,9 +175,13 @@ func word(w string, emit func(string)) {
 	if len(w) == 0 || len(w) > maxWordBytes || !hasLetterOrDigit(w) {
 		return
 	}
+	if indexNonASCII(w) == len(w) {
+		asciiWord(w, emit)
+		return
+	}
 	w = strings.Map(normalizeRune, w)
 	if isLatinWord(w) {
-		w = english.Stem(w, false)
+		w = stems.stem(w)
 	}
 	if len(w) == 0 || len(w) > MaxTermBytes {
 		return

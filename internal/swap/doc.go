@@ -33,6 +33,29 @@
 // Changing the analyzer changes the terms of every document: the BM25
 // projection must then be rebuilt (bump the projection schema version).
 //
+// # Analyzer performance
+//
+// The projection analyzes every message, so Analyze has two fast paths that
+// do not change its output (tests compare it with the plain pipeline, see
+// fastpath_test.go):
+//
+//   - Pure-ASCII stretches of text (cut after ASCII whitespace, where UAX #29
+//     always has a boundary that no rule looks across) are segmented by a
+//     hand-written ASCII version of the UAX #29 rules instead of uniseg, and
+//     lower-cased without allocating. Other stretches go through uniseg.
+//   - Stems are cached (english.Stem is a pure function): a process-wide
+//     cache of word → stem in 64 shards, each holding two generations of at
+//     most 64 KiB; when the current generation of a shard is full it
+//     replaces the old one, and a hit in the old one is copied to the
+//     current one. Memory is counted as the bytes of the word and its stem
+//     plus an estimated 80 bytes of map overhead per entry, so the cache
+//     holds about 64 × 2 × 64 KiB = 8 MiB at most (some 85k words of typical
+//     length) whatever the input. Words longer than 128 bytes are never
+//     stemmed (see MaxTermBytes) and thus never cached.
+//
+// Terms returned by Analyze, QueryTerms and TermFreqs may share memory with
+// the input text and with the stem cache (strings are immutable).
+//
 // # BM25
 //
 // For a corpus of N documents of average length avgdl (in terms), a term t in
