@@ -1,0 +1,268 @@
+package replay
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/agentmem/agentmem/node"
+)
+
+// Usage is the command's help text.
+const Usage = `usage: replay <command> [flags]
+
+Connection (every command): --nats-url URL [--nats-creds FILE] to use a
+running NATS, or --data-dir DIR of a STOPPED node (an embedded server is
+started on DIR/jetstream for the duration of the command); --stream NAME
+(default MEM). Flags may also come from AGENTMEM_<FLAG> variables, as for
+the node.
+
+commands:
+  rebuild [--out FILE]
+        replay the whole log into a new projection file, then swap it in
+        (default DIR/projection.db); progress and rate on stderr. Safe to
+        interrupt and run again.
+  verify [--projection FILE]
+        rebuild into a temporary file beside the live projection and compare
+        the digests of every bucket; exit status 1 if any differs.
+  inspect session <id> [--at-seq N | --at-time RFC3339] [--json]
+        the session as it was after the last of its batches at or before
+        stream sequence N (or command time T; default: the latest): its
+        layers and the exact context an LLM was sent then.
+  export [--out FILE|-]
+        the stream as JSON lines, one per message, in stream order:
+        {"seq","subject","time","batch": protojson EventBatch}.
+  import [--in FILE|-] [--replicas N]
+        append an export to an EMPTY stream (created if missing), same
+        subjects and order; stream sequences are the new stream's.
+  stats [--projection FILE]
+        streams, aggregates per kind, projection size/applied seq/lag, data
+        directory size.
+
+exit status: 0 ok, 1 failure or verify found differences, 2 usage error.
+`
+
+// ExitCode maps the error of Run to the process exit status.
+func ExitCode(err error) int {
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, ErrUsage):
+		return 2
+	default:
+		return 1
+	}
+}
+
+// Run parses args (without the program name) and runs the command. Reports
+// go to stdout, progress and notes to stderr.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		return fmt.Errorf("%w: no command given\n\n%s", ErrUsage, Usage)
+	}
+	cmd, args := args[0], args[1:]
+	fs := flag.NewFlagSet("replay "+cmd, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var conn Conn
+	fs.StringVar(&conn.NATSURL, "nats-url", "", "use this running NATS")
+	fs.StringVar(&conn.NATSCreds, "nats-creds", "", "NATS credentials file")
+	fs.StringVar(&conn.DataDir, "data-dir", "", "data directory of a stopped node")
+	fs.StringVar(&conn.Stream, "stream", "MEM", "JetStream stream name")
+
+	parse := func() ([]string, error) {
+		pos, err := parseInterleaved(fs, args)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: %v\n\n%s", ErrUsage, cmd, err, Usage)
+		}
+		if err := node.ApplyEnv(fs, os.Getenv); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrUsage, err)
+		}
+		return pos, nil
+	}
+	noArgs := func(pos []string) error {
+		if len(pos) > 0 {
+			return fmt.Errorf("%w: %s takes no argument, got %q", ErrUsage, cmd, strings.Join(pos, " "))
+		}
+		return nil
+	}
+	progress, tty := stderr, isTerminal(stderr)
+
+	switch cmd {
+	case "rebuild":
+		cfg := RebuildConfig{Progress: progress, ProgressTTY: tty}
+		fs.StringVar(&cfg.Out, "out", "", "projection file to write (default DATA-DIR/projection.db)")
+		pos, err := parse()
+		if err != nil {
+			return err
+		}
+		if err := noArgs(pos); err != nil {
+			return err
+		}
+		cfg.Conn = conn
+		_, err = Rebuild(ctx, cfg, stdout)
+		return err
+	case "verify":
+		cfg := VerifyConfig{Progress: progress, ProgressTTY: tty}
+		fs.StringVar(&cfg.Projection, "projection", "", "live projection file (default DATA-DIR/projection.db)")
+		pos, err := parse()
+		if err != nil {
+			return err
+		}
+		if err := noArgs(pos); err != nil {
+			return err
+		}
+		cfg.Conn = conn
+		_, err = Verify(ctx, cfg, stdout)
+		return err
+	case "inspect":
+		var cfg InspectConfig
+		var atTime string
+		fs.Uint64Var(&cfg.AtSeq, "at-seq", 0, "stream sequence to look at (default: the latest)")
+		fs.StringVar(&atTime, "at-time", "", "time to look at, RFC3339 (default: the latest)")
+		fs.BoolVar(&cfg.JSON, "json", false, "print protojson")
+		pos, err := parse()
+		if err != nil {
+			return err
+		}
+		if len(pos) != 2 || pos[0] != "session" {
+			return fmt.Errorf("%w: inspect session <id> [--at-seq N | --at-time T] [--json], got %q", ErrUsage, strings.Join(pos, " "))
+		}
+		if atTime != "" {
+			if cfg.AtTime, err = time.Parse(time.RFC3339, atTime); err != nil {
+				return fmt.Errorf("%w: --at-time %q is not RFC3339 (2006-01-02T15:04:05Z07:00)", ErrUsage, atTime)
+			}
+		}
+		if atTime != "" && cfg.AtSeq > 0 {
+			return fmt.Errorf("%w: --at-seq and --at-time exclude each other: give one", ErrUsage)
+		}
+		cfg.Conn, cfg.SessionID = conn, pos[1]
+		return Inspect(ctx, cfg, stdout)
+	case "export":
+		out := fs.String("out", "-", "file to write, - for stdout")
+		pos, err := parse()
+		if err != nil {
+			return err
+		}
+		if err := noArgs(pos); err != nil {
+			return err
+		}
+		w, done, err := openOut(*out, stdout)
+		if err != nil {
+			return err
+		}
+		st, err := Export(ctx, ExportConfig{Conn: conn}, w)
+		if err = done(err); err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "exported %d messages (%s of batches)\n", st.Messages, humanBytes(st.Bytes))
+		return nil
+	case "import":
+		cfg := ImportConfig{}
+		in := fs.String("in", "-", "file to read, - for stdin")
+		fs.IntVar(&cfg.Replicas, "replicas", 1, "replicas of the stream if import creates it")
+		pos, err := parse()
+		if err != nil {
+			return err
+		}
+		if err := noArgs(pos); err != nil {
+			return err
+		}
+		var r io.Reader = os.Stdin
+		if *in != "-" {
+			f, err := os.Open(*in)
+			if err != nil {
+				return fmt.Errorf("replay: import: %w", err)
+			}
+			defer f.Close()
+			r = f
+		}
+		cfg.Conn = conn
+		st, err := Import(ctx, cfg, r)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "imported %d messages on %d subjects into %s (seq %d..%d)\n", st.Messages, st.Subjects, conn.stream(), st.FirstSeq, st.LastSeq)
+		return nil
+	case "stats":
+		cfg := StatsConfig{}
+		fs.StringVar(&cfg.Projection, "projection", "", "projection file (default DATA-DIR/projection.db)")
+		pos, err := parse()
+		if err != nil {
+			return err
+		}
+		if err := noArgs(pos); err != nil {
+			return err
+		}
+		cfg.Conn = conn
+		_, err = Stats(ctx, cfg, stdout)
+		return err
+	case "help", "-h", "--help", "-help":
+		_, err := io.WriteString(stdout, Usage)
+		return err
+	default:
+		return fmt.Errorf("%w: unknown command %q\n\n%s", ErrUsage, cmd, Usage)
+	}
+}
+
+// parseInterleaved parses flags anywhere among the positional arguments
+// ("inspect session s1 --at-seq 5" as well as "inspect --at-seq 5 session s1").
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		if args[0] == "--" {
+			return append(pos, args[1:]...), nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+// openOut opens path for writing ("-" = stdout). done closes it, returning
+// the first error; a failed export leaves no half-written file.
+func openOut(path string, stdout io.Writer) (io.Writer, func(error) error, error) {
+	if path == "-" || path == "" {
+		return stdout, func(err error) error { return err }, nil
+	}
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return nil, nil, fmt.Errorf("replay: %w", err)
+	}
+	return f, func(err error) error {
+		if err == nil {
+			err = f.Sync()
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil {
+			err = os.Rename(tmp, path)
+		}
+		if err != nil {
+			_ = os.Remove(tmp)
+		}
+		return err
+	}, nil
+}
+
+// isTerminal reports whether w is a character device (a terminal).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}

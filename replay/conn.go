@@ -1,0 +1,214 @@
+package replay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/agentmem/agentmem/events"
+	"github.com/agentmem/agentmem/internal/natsembed"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// ProjectionFile is the name of the projection bbolt file in a node's data
+// directory; JetStreamDir the embedded server's store directory.
+const (
+	ProjectionFile = "projection.db"
+	JetStreamDir   = "jetstream"
+)
+
+// Conn says how to reach the log: a running NATS (NATSURL) or the data
+// directory of a stopped node (DataDir), on whose store an embedded server is
+// started for the duration of the command. With both, NATSURL is used for the
+// log and DataDir only for files (projection, sizes).
+type Conn struct {
+	NATSURL   string
+	NATSCreds string
+	DataDir   string
+	// Stream is the log's stream (default events.StreamName).
+	Stream string
+}
+
+// Validate reports a connection that cannot work, wrapping ErrUsage.
+func (c Conn) Validate() error {
+	if c.NATSURL == "" && c.DataDir == "" {
+		return fmt.Errorf("%w: give --nats-url (a running NATS) or --data-dir (a stopped node's data directory)", ErrUsage)
+	}
+	if c.NATSCreds != "" && c.NATSURL == "" {
+		return fmt.Errorf("%w: --nats-creds needs --nats-url", ErrUsage)
+	}
+	return nil
+}
+
+func (c Conn) stream() string {
+	if c.Stream == "" {
+		return events.StreamName
+	}
+	return c.Stream
+}
+
+// link is an open connection; close releases it (and stops the embedded
+// server, if one was started).
+type link struct {
+	nc       *nats.Conn
+	js       jetstream.JetStream
+	embedded *natsembed.Server
+	stream   string
+}
+
+func (l *link) close() {
+	if l.nc != nil {
+		l.nc.Close()
+	}
+	if l.embedded != nil {
+		l.embedded.Shutdown()
+	}
+}
+
+// dial connects as c says.
+func (c Conn) dial() (*link, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	l := &link{stream: c.stream()}
+	url := c.NATSURL
+	var opts []nats.Option
+	opts = append(opts, nats.Name("agentmem-replay"), nats.MaxReconnects(0))
+	if url == "" {
+		store := filepath.Join(c.DataDir, JetStreamDir)
+		if fi, err := os.Stat(store); err != nil || !fi.IsDir() {
+			return nil, fmt.Errorf("replay: %s is not a node data directory (no %s/ inside): %w", c.DataDir, JetStreamDir, ErrNoStream)
+		}
+		cfg := natsembed.DefaultConfig()
+		cfg.DataDir = store
+		cfg.Listen = "127.0.0.1:-1"
+		s, err := natsembed.Start(cfg)
+		if err != nil {
+			return nil, fmt.Errorf("replay: start embedded NATS on %s (is the node still running?): %w", store, err)
+		}
+		l.embedded = s
+		url = s.ClientURL()
+	}
+	if c.NATSCreds != "" {
+		opts = append(opts, nats.UserCredentials(c.NATSCreds))
+	}
+	nc, err := nats.Connect(url, opts...)
+	if err != nil {
+		l.close()
+		return nil, fmt.Errorf("replay: connect %s: %w", url, err)
+	}
+	l.nc = nc
+	if l.js, err = jetstream.New(nc); err != nil {
+		l.close()
+		return nil, fmt.Errorf("replay: jetstream: %w", err)
+	}
+	return l, nil
+}
+
+// streamInfo returns the log stream's info; a missing stream wraps ErrNoStream.
+func (l *link) streamInfo(ctx context.Context, opts ...jetstream.StreamInfoOpt) (*jetstream.StreamInfo, error) {
+	s, err := l.js.Stream(ctx, l.stream)
+	if err != nil {
+		if errors.Is(err, jetstream.ErrStreamNotFound) {
+			return nil, fmt.Errorf("%w: %s", ErrNoStream, l.stream)
+		}
+		return nil, fmt.Errorf("replay: stream %s: %w", l.stream, err)
+	}
+	info, err := s.Info(ctx, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("replay: stream %s info: %w", l.stream, err)
+	}
+	return info, nil
+}
+
+// record is one stored message read by scan.
+type record struct {
+	Subject string
+	Seq     uint64
+	Time    time.Time
+	Data    []byte
+}
+
+// errStop, returned by a scan callback, ends the scan without error.
+var errStop = errors.New("stop")
+
+// scanBatch is the most messages asked for in one pull.
+const scanBatch = 512
+
+// scan calls fn for every message of the stream matching filter ("" = all),
+// in stream order, that was stored when scan started. It reads with an
+// ephemeral, unacknowledged, in-memory pull consumer, deleted before scan
+// returns (the server drops it after a minute if the process dies first).
+// fn returning errStop ends the scan with a nil error.
+func (l *link) scan(ctx context.Context, filter string, fn func(record) error) error {
+	cfg := jetstream.ConsumerConfig{
+		Description:       "agentmem replay scan",
+		DeliverPolicy:     jetstream.DeliverAllPolicy,
+		AckPolicy:         jetstream.AckNonePolicy,
+		MemoryStorage:     true,
+		Replicas:          1,
+		InactiveThreshold: time.Minute,
+		FilterSubject:     filter,
+	}
+	cons, err := l.js.CreateConsumer(ctx, l.stream, cfg)
+	if err != nil {
+		if errors.Is(err, jetstream.ErrStreamNotFound) {
+			return fmt.Errorf("%w: %s", ErrNoStream, l.stream)
+		}
+		return fmt.Errorf("replay: read stream %s: create consumer: %w", l.stream, err)
+	}
+	defer func() {
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = l.js.DeleteConsumer(dctx, l.stream, cons.CachedInfo().Name)
+	}()
+	pending := cons.CachedInfo().NumPending
+	stopped := false
+	for pending > 0 && !stopped {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		batch, err := cons.Fetch(int(min(pending, scanBatch)), jetstream.FetchMaxWait(5*time.Second))
+		if err != nil {
+			return fmt.Errorf("replay: read stream %s: %w", l.stream, err)
+		}
+		got := 0
+		var ferr error
+		for m := range batch.Messages() {
+			got++
+			if stopped || ferr != nil {
+				continue // drain the batch so its fetch ends
+			}
+			md, err := m.Metadata()
+			if err != nil {
+				ferr = fmt.Errorf("replay: read stream %s: %w", l.stream, err)
+				continue
+			}
+			if err := fn(record{Subject: m.Subject(), Seq: md.Sequence.Stream, Time: md.Timestamp, Data: m.Data()}); err != nil {
+				if errors.Is(err, errStop) {
+					stopped = true
+				} else {
+					ferr = err
+				}
+			}
+		}
+		if ferr != nil {
+			return ferr
+		}
+		if stopped {
+			return nil
+		}
+		if err := batch.Error(); err != nil {
+			return fmt.Errorf("replay: read stream %s: %w", l.stream, err)
+		}
+		if got == 0 {
+			break // purged meanwhile
+		}
+		pending -= min(pending, uint64(got))
+	}
+	return ctx.Err()
+}

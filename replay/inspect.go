@@ -1,0 +1,190 @@
+package replay
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/agentmem/agentmem/actors"
+	"github.com/agentmem/agentmem/events"
+	"github.com/agentmem/agentmem/internal/segmented"
+	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
+	"google.golang.org/protobuf/encoding/protojson"
+)
+
+// InspectConfig selects a session and the point in the log to look at.
+type InspectConfig struct {
+	Conn
+	SessionID string
+	// AtSeq, when > 0, applies only the session's batches with stream
+	// sequence <= AtSeq.
+	AtSeq uint64
+	// AtTime, when set, applies only the batches whose command time
+	// (EventBatch.time_unix_nano, kept across export/import) is <= AtTime.
+	AtTime time.Time
+	// JSON prints {"context": ContextReply, "snapshot": SessionSnapshot} in
+	// protojson instead of text.
+	JSON bool
+}
+
+// Validate reports a bad configuration, wrapping ErrUsage.
+func (c InspectConfig) Validate() error {
+	if err := c.Conn.Validate(); err != nil {
+		return err
+	}
+	if err := events.ValidateID("session id", c.SessionID); err != nil {
+		return fmt.Errorf("%w: %w", ErrUsage, err)
+	}
+	if c.AtSeq > 0 && !c.AtTime.IsZero() {
+		return fmt.Errorf("%w: --at-seq and --at-time exclude each other: give one", ErrUsage)
+	}
+	return nil
+}
+
+// Inspect rebuilds a session as it was at a point of the log (the latest by
+// default) and writes its layers and the exact context an LLM was sent then.
+// It replays the stored batches into a fresh segmented.State: no snapshot, no
+// tokenizer, no summarizer, so what it shows is what the log says.
+func Inspect(ctx context.Context, cfg InspectConfig, w io.Writer) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	l, err := cfg.dial()
+	if err != nil {
+		return err
+	}
+	defer l.close()
+	st, err := sessionAt(ctx, l, cfg)
+	if err != nil {
+		return err
+	}
+	if cfg.JSON {
+		return writeInspectJSON(w, st)
+	}
+	return writeInspectText(w, st, cfg)
+}
+
+// sessionAt replays the session's batches up to the point cfg names.
+func sessionAt(ctx context.Context, l *link, cfg InspectConfig) (*segmented.State, error) {
+	codec := events.NewCodec()
+	st := segmented.New()
+	var after uint64 // first batch beyond the point, if any
+	err := l.scan(ctx, events.SessionSubject(cfg.SessionID), func(r record) error {
+		if cfg.AtSeq > 0 && r.Seq > cfg.AtSeq {
+			after = r.Seq
+			return errStop
+		}
+		if !cfg.AtTime.IsZero() {
+			b, err := events.DecodeBatch(r.Data)
+			if err != nil {
+				return fmt.Errorf("replay: session %s seq %d: %w", cfg.SessionID, r.Seq, err)
+			}
+			t := r.Time
+			if b.GetTimeUnixNano() != 0 {
+				t = time.Unix(0, b.GetTimeUnixNano())
+			}
+			if t.After(cfg.AtTime) {
+				after = r.Seq
+				return errStop
+			}
+		}
+		if err := actors.Replay(codec, st, []events.Record{{Subject: r.Subject, Seq: r.Seq, Time: r.Time, Data: r.Data}}); err != nil {
+			return fmt.Errorf("replay: session %s: %w", cfg.SessionID, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !st.Exists() {
+		switch {
+		case after > 0 && cfg.AtSeq > 0:
+			return nil, fmt.Errorf("%w: session %s did not exist yet at seq %d (its first batch is seq %d)", ErrNoSession, cfg.SessionID, cfg.AtSeq, after)
+		case after > 0:
+			return nil, fmt.Errorf("%w: session %s did not exist yet at %s (its first batch is seq %d)", ErrNoSession, cfg.SessionID, cfg.AtTime.Format(time.RFC3339Nano), after)
+		default:
+			return nil, fmt.Errorf("%w: session %s has no batch in stream %s", ErrNoSession, cfg.SessionID, l.stream)
+		}
+	}
+	return st, nil
+}
+
+// writeInspectJSON writes {"context": ..., "snapshot": ...}, both protojson.
+func writeInspectJSON(w io.Writer, st *segmented.State) error {
+	mo := protojson.MarshalOptions{UseProtoNames: true}
+	cx, err := mo.Marshal(st.Context())
+	if err != nil {
+		return fmt.Errorf("replay: encode context: %w", err)
+	}
+	snap, err := mo.Marshal(st.Snapshot())
+	if err != nil {
+		return fmt.Errorf("replay: encode snapshot: %w", err)
+	}
+	out, err := json.MarshalIndent(struct {
+		Context  json.RawMessage `json:"context"`
+		Snapshot json.RawMessage `json:"snapshot"`
+	}{cx, snap}, "", "  ")
+	if err != nil {
+		return fmt.Errorf("replay: encode: %w", err)
+	}
+	_, err = fmt.Fprintf(w, "%s\n", out)
+	return err
+}
+
+// writeInspectText writes a readable report: the session, the layers'
+// tokens, then every context message in order with its full content.
+func writeInspectText(w io.Writer, st *segmented.State, cfg InspectConfig) error {
+	snap := st.Snapshot()
+	cx := st.Context()
+	var b strings.Builder
+	point := "latest"
+	switch {
+	case cfg.AtSeq > 0:
+		point = fmt.Sprintf("at seq <= %d", cfg.AtSeq)
+	case !cfg.AtTime.IsZero():
+		point = "at " + cfg.AtTime.Format(time.RFC3339Nano)
+	}
+	fmt.Fprintf(&b, "session %s (%s): version %d, last batch seq %d, %s, status %s, turn %d, rom v%d\n",
+		snap.GetSessionId(), point, snap.GetVersion(), snap.GetLastSeq(),
+		time.Unix(0, snap.GetUpdatedUnixNano()).UTC().Format(time.RFC3339Nano),
+		strings.TrimPrefix(snap.GetStatus().String(), "SESSION_STATUS_"), snap.GetTurn(), cx.GetRomVersion())
+	u := cx.GetUsage()
+	fmt.Fprintf(&b, "budget %d tokens, used %d (%.1f%%), %d messages in total, %d compressions\n",
+		u.GetBudget(), u.GetUsed(), u.GetPercent(), snap.GetTotalMessages(), snap.GetCompressions())
+	ly := cx.GetLayers()
+	fmt.Fprintf(&b, "layers: rom %d, kernel %d, l2 %d (%d summaries), promoted %d (%d), l1 %d (%d entries)\n\n",
+		ly.GetRom(), ly.GetKernel(), ly.GetL2(), len(snap.GetL2()), ly.GetPromoted(), len(snap.GetPromoted()), ly.GetL1(), len(snap.GetL1()))
+
+	fmt.Fprintf(&b, "context sent to the LLM (%d messages):\n", len(cx.GetMessages()))
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "#\tlayer\trole\ttokens\tid\t")
+	for i, m := range cx.GetMessages() {
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%s\t\n", i+1, m.GetLayer(), roleName(m.GetRole()), m.GetTokens(), m.GetId())
+	}
+	_ = tw.Flush()
+	for i, m := range cx.GetMessages() {
+		fmt.Fprintf(&b, "\n--- %d %s %s (%d tokens) %s", i+1, m.GetLayer(), roleName(m.GetRole()), m.GetTokens(), m.GetId())
+		if m.GetName() != "" {
+			fmt.Fprintf(&b, " name=%s", m.GetName())
+		}
+		if m.GetToolCallId() != "" {
+			fmt.Fprintf(&b, " tool_call_id=%s", m.GetToolCallId())
+		}
+		b.WriteString("\n")
+		for _, tc := range m.GetToolCalls() {
+			fmt.Fprintf(&b, "[tool call %s] %s(%s)\n", tc.GetId(), tc.GetName(), tc.GetArguments())
+		}
+		b.WriteString(m.GetContent())
+		b.WriteString("\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func roleName(r memoryv1.Role) string {
+	return strings.ToLower(strings.TrimPrefix(r.String(), "ROLE_"))
+}
