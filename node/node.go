@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -209,8 +210,14 @@ func (n *Node) MetricsAddr() string { return n.httpAddr }
 func (n *Node) ClientURL() string { return n.url }
 
 // Shutdown drains in-flight requests, snapshots and stops every actor, then
-// stops NATS. ctx bounds the drain.
+// stops the projector and NATS. ctx bounds the drain. It is idempotent: later
+// calls return the first call's result.
 func (n *Node) Shutdown(ctx context.Context) error {
+	n.shutdownOnce.Do(func() { n.shutdownErr = n.shutdown(ctx) })
+	return n.shutdownErr
+}
+
+func (n *Node) shutdown(ctx context.Context) error {
 	var errs []error
 	if n.svc != nil {
 		errs = append(errs, n.svc.Stop(ctx))
