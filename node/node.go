@@ -45,6 +45,9 @@ type Node struct {
 	projDone   chan struct{}
 	url        string
 	Registry   *prometheus.Registry
+
+	shutdownOnce sync.Once
+	shutdownErr  error
 }
 
 // Start brings a node up; on error everything started so far is stopped.
