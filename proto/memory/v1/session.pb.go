@@ -209,8 +209,11 @@ type Message struct {
 	Tokens          uint32      `protobuf:"varint,8,opt,name=tokens,proto3" json:"tokens,omitempty"`
 	Turn            uint32      `protobuf:"varint,9,opt,name=turn,proto3" json:"turn,omitempty"`
 	CreatedUnixNano int64       `protobuf:"varint,10,opt,name=created_unix_nano,json=createdUnixNano,proto3" json:"created_unix_nano,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// data_ref is set when a tool result above the large-data threshold was
+	// stored as large data: content then holds only a short reference text.
+	DataRef       *DataReference `protobuf:"bytes,11,opt,name=data_ref,json=dataRef,proto3" json:"data_ref,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Message) Reset() {
@@ -313,6 +316,126 @@ func (x *Message) GetCreatedUnixNano() int64 {
 	return 0
 }
 
+func (x *Message) GetDataRef() *DataReference {
+	if x != nil {
+		return x.DataRef
+	}
+	return nil
+}
+
+// DataReference names bytes stored as large data (JetStream Object Store).
+type DataReference struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// size of the original bytes.
+	Size uint64 `protobuf:"varint,2,opt,name=size,proto3" json:"size,omitempty"`
+	// sha256 of the original bytes, hex.
+	Sha256     string `protobuf:"bytes,3,opt,name=sha256,proto3" json:"sha256,omitempty"`
+	Compressed bool   `protobuf:"varint,4,opt,name=compressed,proto3" json:"compressed,omitempty"`
+	// stored_size: bytes kept in the object store (compressed or not).
+	StoredSize     uint64            `protobuf:"varint,5,opt,name=stored_size,json=storedSize,proto3" json:"stored_size,omitempty"`
+	ContentType    string            `protobuf:"bytes,6,opt,name=content_type,json=contentType,proto3" json:"content_type,omitempty"`
+	Metadata       map[string]string `protobuf:"bytes,7,rep,name=metadata,proto3" json:"metadata,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	StoredUnixNano int64             `protobuf:"varint,8,opt,name=stored_unix_nano,json=storedUnixNano,proto3" json:"stored_unix_nano,omitempty"`
+	// expires_unix_nano: 0 = never.
+	ExpiresUnixNano int64 `protobuf:"varint,9,opt,name=expires_unix_nano,json=expiresUnixNano,proto3" json:"expires_unix_nano,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *DataReference) Reset() {
+	*x = DataReference{}
+	mi := &file_memory_v1_session_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DataReference) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DataReference) ProtoMessage() {}
+
+func (x *DataReference) ProtoReflect() protoreflect.Message {
+	mi := &file_memory_v1_session_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DataReference.ProtoReflect.Descriptor instead.
+func (*DataReference) Descriptor() ([]byte, []int) {
+	return file_memory_v1_session_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *DataReference) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *DataReference) GetSize() uint64 {
+	if x != nil {
+		return x.Size
+	}
+	return 0
+}
+
+func (x *DataReference) GetSha256() string {
+	if x != nil {
+		return x.Sha256
+	}
+	return ""
+}
+
+func (x *DataReference) GetCompressed() bool {
+	if x != nil {
+		return x.Compressed
+	}
+	return false
+}
+
+func (x *DataReference) GetStoredSize() uint64 {
+	if x != nil {
+		return x.StoredSize
+	}
+	return 0
+}
+
+func (x *DataReference) GetContentType() string {
+	if x != nil {
+		return x.ContentType
+	}
+	return ""
+}
+
+func (x *DataReference) GetMetadata() map[string]string {
+	if x != nil {
+		return x.Metadata
+	}
+	return nil
+}
+
+func (x *DataReference) GetStoredUnixNano() int64 {
+	if x != nil {
+		return x.StoredUnixNano
+	}
+	return 0
+}
+
+func (x *DataReference) GetExpiresUnixNano() int64 {
+	if x != nil {
+		return x.ExpiresUnixNano
+	}
+	return 0
+}
+
 // Summary replaces a contiguous run of messages [first_seq, last_seq].
 type Summary struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
@@ -331,7 +454,7 @@ type Summary struct {
 
 func (x *Summary) Reset() {
 	*x = Summary{}
-	mi := &file_memory_v1_session_proto_msgTypes[2]
+	mi := &file_memory_v1_session_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -343,7 +466,7 @@ func (x *Summary) String() string {
 func (*Summary) ProtoMessage() {}
 
 func (x *Summary) ProtoReflect() protoreflect.Message {
-	mi := &file_memory_v1_session_proto_msgTypes[2]
+	mi := &file_memory_v1_session_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -356,7 +479,7 @@ func (x *Summary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Summary.ProtoReflect.Descriptor instead.
 func (*Summary) Descriptor() ([]byte, []int) {
-	return file_memory_v1_session_proto_rawDescGZIP(), []int{2}
+	return file_memory_v1_session_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *Summary) GetId() string {
@@ -429,7 +552,7 @@ type L1Entry struct {
 
 func (x *L1Entry) Reset() {
 	*x = L1Entry{}
-	mi := &file_memory_v1_session_proto_msgTypes[3]
+	mi := &file_memory_v1_session_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -441,7 +564,7 @@ func (x *L1Entry) String() string {
 func (*L1Entry) ProtoMessage() {}
 
 func (x *L1Entry) ProtoReflect() protoreflect.Message {
-	mi := &file_memory_v1_session_proto_msgTypes[3]
+	mi := &file_memory_v1_session_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -454,7 +577,7 @@ func (x *L1Entry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use L1Entry.ProtoReflect.Descriptor instead.
 func (*L1Entry) Descriptor() ([]byte, []int) {
-	return file_memory_v1_session_proto_rawDescGZIP(), []int{3}
+	return file_memory_v1_session_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *L1Entry) GetEntry() isL1Entry_Entry {
@@ -511,7 +634,7 @@ type Rom struct {
 
 func (x *Rom) Reset() {
 	*x = Rom{}
-	mi := &file_memory_v1_session_proto_msgTypes[4]
+	mi := &file_memory_v1_session_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -523,7 +646,7 @@ func (x *Rom) String() string {
 func (*Rom) ProtoMessage() {}
 
 func (x *Rom) ProtoReflect() protoreflect.Message {
-	mi := &file_memory_v1_session_proto_msgTypes[4]
+	mi := &file_memory_v1_session_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -536,7 +659,7 @@ func (x *Rom) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Rom.ProtoReflect.Descriptor instead.
 func (*Rom) Descriptor() ([]byte, []int) {
-	return file_memory_v1_session_proto_rawDescGZIP(), []int{4}
+	return file_memory_v1_session_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Rom) GetVersion() uint32 {
@@ -586,7 +709,7 @@ type ToolDefinition struct {
 
 func (x *ToolDefinition) Reset() {
 	*x = ToolDefinition{}
-	mi := &file_memory_v1_session_proto_msgTypes[5]
+	mi := &file_memory_v1_session_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -598,7 +721,7 @@ func (x *ToolDefinition) String() string {
 func (*ToolDefinition) ProtoMessage() {}
 
 func (x *ToolDefinition) ProtoReflect() protoreflect.Message {
-	mi := &file_memory_v1_session_proto_msgTypes[5]
+	mi := &file_memory_v1_session_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -611,7 +734,7 @@ func (x *ToolDefinition) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolDefinition.ProtoReflect.Descriptor instead.
 func (*ToolDefinition) Descriptor() ([]byte, []int) {
-	return file_memory_v1_session_proto_rawDescGZIP(), []int{5}
+	return file_memory_v1_session_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ToolDefinition) GetName() string {
@@ -653,7 +776,7 @@ type SchemaEntry struct {
 
 func (x *SchemaEntry) Reset() {
 	*x = SchemaEntry{}
-	mi := &file_memory_v1_session_proto_msgTypes[6]
+	mi := &file_memory_v1_session_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -665,7 +788,7 @@ func (x *SchemaEntry) String() string {
 func (*SchemaEntry) ProtoMessage() {}
 
 func (x *SchemaEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_memory_v1_session_proto_msgTypes[6]
+	mi := &file_memory_v1_session_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -678,7 +801,7 @@ func (x *SchemaEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SchemaEntry.ProtoReflect.Descriptor instead.
 func (*SchemaEntry) Descriptor() ([]byte, []int) {
-	return file_memory_v1_session_proto_rawDescGZIP(), []int{6}
+	return file_memory_v1_session_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *SchemaEntry) GetName() string {
@@ -715,7 +838,7 @@ type ToolResultRef struct {
 
 func (x *ToolResultRef) Reset() {
 	*x = ToolResultRef{}
-	mi := &file_memory_v1_session_proto_msgTypes[7]
+	mi := &file_memory_v1_session_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -727,7 +850,7 @@ func (x *ToolResultRef) String() string {
 func (*ToolResultRef) ProtoMessage() {}
 
 func (x *ToolResultRef) ProtoReflect() protoreflect.Message {
-	mi := &file_memory_v1_session_proto_msgTypes[7]
+	mi := &file_memory_v1_session_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -740,7 +863,7 @@ func (x *ToolResultRef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolResultRef.ProtoReflect.Descriptor instead.
 func (*ToolResultRef) Descriptor() ([]byte, []int) {
-	return file_memory_v1_session_proto_rawDescGZIP(), []int{7}
+	return file_memory_v1_session_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ToolResultRef) GetToolCallId() string {
@@ -789,7 +912,7 @@ type Fact struct {
 
 func (x *Fact) Reset() {
 	*x = Fact{}
-	mi := &file_memory_v1_session_proto_msgTypes[8]
+	mi := &file_memory_v1_session_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -801,7 +924,7 @@ func (x *Fact) String() string {
 func (*Fact) ProtoMessage() {}
 
 func (x *Fact) ProtoReflect() protoreflect.Message {
-	mi := &file_memory_v1_session_proto_msgTypes[8]
+	mi := &file_memory_v1_session_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -814,7 +937,7 @@ func (x *Fact) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Fact.ProtoReflect.Descriptor instead.
 func (*Fact) Descriptor() ([]byte, []int) {
-	return file_memory_v1_session_proto_rawDescGZIP(), []int{8}
+	return file_memory_v1_session_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Fact) GetKey() string {
@@ -854,7 +977,7 @@ type Kernel struct {
 
 func (x *Kernel) Reset() {
 	*x = Kernel{}
-	mi := &file_memory_v1_session_proto_msgTypes[9]
+	mi := &file_memory_v1_session_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -866,7 +989,7 @@ func (x *Kernel) String() string {
 func (*Kernel) ProtoMessage() {}
 
 func (x *Kernel) ProtoReflect() protoreflect.Message {
-	mi := &file_memory_v1_session_proto_msgTypes[9]
+	mi := &file_memory_v1_session_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -879,7 +1002,7 @@ func (x *Kernel) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Kernel.ProtoReflect.Descriptor instead.
 func (*Kernel) Descriptor() ([]byte, []int) {
-	return file_memory_v1_session_proto_rawDescGZIP(), []int{9}
+	return file_memory_v1_session_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Kernel) GetTools() []*ToolDefinition {
@@ -925,7 +1048,7 @@ type CompressionProfile struct {
 
 func (x *CompressionProfile) Reset() {
 	*x = CompressionProfile{}
-	mi := &file_memory_v1_session_proto_msgTypes[10]
+	mi := &file_memory_v1_session_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -937,7 +1060,7 @@ func (x *CompressionProfile) String() string {
 func (*CompressionProfile) ProtoMessage() {}
 
 func (x *CompressionProfile) ProtoReflect() protoreflect.Message {
-	mi := &file_memory_v1_session_proto_msgTypes[10]
+	mi := &file_memory_v1_session_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -950,7 +1073,7 @@ func (x *CompressionProfile) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompressionProfile.ProtoReflect.Descriptor instead.
 func (*CompressionProfile) Descriptor() ([]byte, []int) {
-	return file_memory_v1_session_proto_rawDescGZIP(), []int{10}
+	return file_memory_v1_session_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *CompressionProfile) GetName() string {
@@ -1016,7 +1139,7 @@ type SessionConfig struct {
 
 func (x *SessionConfig) Reset() {
 	*x = SessionConfig{}
-	mi := &file_memory_v1_session_proto_msgTypes[11]
+	mi := &file_memory_v1_session_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1028,7 +1151,7 @@ func (x *SessionConfig) String() string {
 func (*SessionConfig) ProtoMessage() {}
 
 func (x *SessionConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_memory_v1_session_proto_msgTypes[11]
+	mi := &file_memory_v1_session_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1041,7 +1164,7 @@ func (x *SessionConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionConfig.ProtoReflect.Descriptor instead.
 func (*SessionConfig) Descriptor() ([]byte, []int) {
-	return file_memory_v1_session_proto_rawDescGZIP(), []int{11}
+	return file_memory_v1_session_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *SessionConfig) GetMaxContextTokens() uint32 {
@@ -1089,7 +1212,7 @@ type StateEntry struct {
 
 func (x *StateEntry) Reset() {
 	*x = StateEntry{}
-	mi := &file_memory_v1_session_proto_msgTypes[12]
+	mi := &file_memory_v1_session_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1101,7 +1224,7 @@ func (x *StateEntry) String() string {
 func (*StateEntry) ProtoMessage() {}
 
 func (x *StateEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_memory_v1_session_proto_msgTypes[12]
+	mi := &file_memory_v1_session_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1114,7 +1237,7 @@ func (x *StateEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StateEntry.ProtoReflect.Descriptor instead.
 func (*StateEntry) Descriptor() ([]byte, []int) {
-	return file_memory_v1_session_proto_rawDescGZIP(), []int{12}
+	return file_memory_v1_session_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *StateEntry) GetKey() string {
@@ -1142,7 +1265,7 @@ type CommandResult struct {
 
 func (x *CommandResult) Reset() {
 	*x = CommandResult{}
-	mi := &file_memory_v1_session_proto_msgTypes[13]
+	mi := &file_memory_v1_session_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1154,7 +1277,7 @@ func (x *CommandResult) String() string {
 func (*CommandResult) ProtoMessage() {}
 
 func (x *CommandResult) ProtoReflect() protoreflect.Message {
-	mi := &file_memory_v1_session_proto_msgTypes[13]
+	mi := &file_memory_v1_session_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1167,7 +1290,7 @@ func (x *CommandResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommandResult.ProtoReflect.Descriptor instead.
 func (*CommandResult) Descriptor() ([]byte, []int) {
-	return file_memory_v1_session_proto_rawDescGZIP(), []int{13}
+	return file_memory_v1_session_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *CommandResult) GetCommandId() string {
@@ -1230,7 +1353,7 @@ type SessionSnapshot struct {
 
 func (x *SessionSnapshot) Reset() {
 	*x = SessionSnapshot{}
-	mi := &file_memory_v1_session_proto_msgTypes[14]
+	mi := &file_memory_v1_session_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1242,7 +1365,7 @@ func (x *SessionSnapshot) String() string {
 func (*SessionSnapshot) ProtoMessage() {}
 
 func (x *SessionSnapshot) ProtoReflect() protoreflect.Message {
-	mi := &file_memory_v1_session_proto_msgTypes[14]
+	mi := &file_memory_v1_session_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1255,7 +1378,7 @@ func (x *SessionSnapshot) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionSnapshot.ProtoReflect.Descriptor instead.
 func (*SessionSnapshot) Descriptor() ([]byte, []int) {
-	return file_memory_v1_session_proto_rawDescGZIP(), []int{14}
+	return file_memory_v1_session_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *SessionSnapshot) GetSessionId() string {
@@ -1441,7 +1564,7 @@ const file_memory_v1_session_proto_rawDesc = "" +
 	"\bToolCall\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1c\n" +
-	"\targuments\x18\x03 \x01(\tR\targuments\"\xbe\x02\n" +
+	"\targuments\x18\x03 \x01(\tR\targuments\"\xfc\x02\n" +
 	"\aMessage\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x10\n" +
 	"\x03seq\x18\x02 \x01(\x04R\x03seq\x12,\n" +
@@ -1455,7 +1578,24 @@ const file_memory_v1_session_proto_rawDesc = "" +
 	"\x06tokens\x18\b \x01(\rR\x06tokens\x12\x12\n" +
 	"\x04turn\x18\t \x01(\rR\x04turn\x12*\n" +
 	"\x11created_unix_nano\x18\n" +
-	" \x01(\x03R\x0fcreatedUnixNano\"\xdd\x01\n" +
+	" \x01(\x03R\x0fcreatedUnixNano\x12<\n" +
+	"\bdata_ref\x18\v \x01(\v2!.agentmem.memory.v1.DataReferenceR\adataRef\"\x8f\x03\n" +
+	"\rDataReference\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
+	"\x04size\x18\x02 \x01(\x04R\x04size\x12\x16\n" +
+	"\x06sha256\x18\x03 \x01(\tR\x06sha256\x12\x1e\n" +
+	"\n" +
+	"compressed\x18\x04 \x01(\bR\n" +
+	"compressed\x12\x1f\n" +
+	"\vstored_size\x18\x05 \x01(\x04R\n" +
+	"storedSize\x12!\n" +
+	"\fcontent_type\x18\x06 \x01(\tR\vcontentType\x12K\n" +
+	"\bmetadata\x18\a \x03(\v2/.agentmem.memory.v1.DataReference.MetadataEntryR\bmetadata\x12(\n" +
+	"\x10stored_unix_nano\x18\b \x01(\x03R\x0estoredUnixNano\x12*\n" +
+	"\x11expires_unix_nano\x18\t \x01(\x03R\x0fexpiresUnixNano\x1a;\n" +
+	"\rMetadataEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xdd\x01\n" +
 	"\aSummary\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1b\n" +
 	"\tfirst_seq\x18\x02 \x01(\x04R\bfirstSeq\x12\x19\n" +
@@ -1583,51 +1723,55 @@ func file_memory_v1_session_proto_rawDescGZIP() []byte {
 }
 
 var file_memory_v1_session_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_memory_v1_session_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
+var file_memory_v1_session_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
 var file_memory_v1_session_proto_goTypes = []any{
 	(Role)(0),                  // 0: agentmem.memory.v1.Role
 	(SessionStatus)(0),         // 1: agentmem.memory.v1.SessionStatus
 	(*ToolCall)(nil),           // 2: agentmem.memory.v1.ToolCall
 	(*Message)(nil),            // 3: agentmem.memory.v1.Message
-	(*Summary)(nil),            // 4: agentmem.memory.v1.Summary
-	(*L1Entry)(nil),            // 5: agentmem.memory.v1.L1Entry
-	(*Rom)(nil),                // 6: agentmem.memory.v1.Rom
-	(*ToolDefinition)(nil),     // 7: agentmem.memory.v1.ToolDefinition
-	(*SchemaEntry)(nil),        // 8: agentmem.memory.v1.SchemaEntry
-	(*ToolResultRef)(nil),      // 9: agentmem.memory.v1.ToolResultRef
-	(*Fact)(nil),               // 10: agentmem.memory.v1.Fact
-	(*Kernel)(nil),             // 11: agentmem.memory.v1.Kernel
-	(*CompressionProfile)(nil), // 12: agentmem.memory.v1.CompressionProfile
-	(*SessionConfig)(nil),      // 13: agentmem.memory.v1.SessionConfig
-	(*StateEntry)(nil),         // 14: agentmem.memory.v1.StateEntry
-	(*CommandResult)(nil),      // 15: agentmem.memory.v1.CommandResult
-	(*SessionSnapshot)(nil),    // 16: agentmem.memory.v1.SessionSnapshot
+	(*DataReference)(nil),      // 4: agentmem.memory.v1.DataReference
+	(*Summary)(nil),            // 5: agentmem.memory.v1.Summary
+	(*L1Entry)(nil),            // 6: agentmem.memory.v1.L1Entry
+	(*Rom)(nil),                // 7: agentmem.memory.v1.Rom
+	(*ToolDefinition)(nil),     // 8: agentmem.memory.v1.ToolDefinition
+	(*SchemaEntry)(nil),        // 9: agentmem.memory.v1.SchemaEntry
+	(*ToolResultRef)(nil),      // 10: agentmem.memory.v1.ToolResultRef
+	(*Fact)(nil),               // 11: agentmem.memory.v1.Fact
+	(*Kernel)(nil),             // 12: agentmem.memory.v1.Kernel
+	(*CompressionProfile)(nil), // 13: agentmem.memory.v1.CompressionProfile
+	(*SessionConfig)(nil),      // 14: agentmem.memory.v1.SessionConfig
+	(*StateEntry)(nil),         // 15: agentmem.memory.v1.StateEntry
+	(*CommandResult)(nil),      // 16: agentmem.memory.v1.CommandResult
+	(*SessionSnapshot)(nil),    // 17: agentmem.memory.v1.SessionSnapshot
+	nil,                        // 18: agentmem.memory.v1.DataReference.MetadataEntry
 }
 var file_memory_v1_session_proto_depIdxs = []int32{
 	0,  // 0: agentmem.memory.v1.Message.role:type_name -> agentmem.memory.v1.Role
 	2,  // 1: agentmem.memory.v1.Message.tool_calls:type_name -> agentmem.memory.v1.ToolCall
-	3,  // 2: agentmem.memory.v1.L1Entry.message:type_name -> agentmem.memory.v1.Message
-	4,  // 3: agentmem.memory.v1.L1Entry.summary:type_name -> agentmem.memory.v1.Summary
-	7,  // 4: agentmem.memory.v1.Kernel.tools:type_name -> agentmem.memory.v1.ToolDefinition
-	8,  // 5: agentmem.memory.v1.Kernel.schemas:type_name -> agentmem.memory.v1.SchemaEntry
-	9,  // 6: agentmem.memory.v1.Kernel.tool_results:type_name -> agentmem.memory.v1.ToolResultRef
-	10, // 7: agentmem.memory.v1.Kernel.facts:type_name -> agentmem.memory.v1.Fact
-	12, // 8: agentmem.memory.v1.SessionConfig.profile:type_name -> agentmem.memory.v1.CompressionProfile
-	1,  // 9: agentmem.memory.v1.SessionSnapshot.status:type_name -> agentmem.memory.v1.SessionStatus
-	13, // 10: agentmem.memory.v1.SessionSnapshot.config:type_name -> agentmem.memory.v1.SessionConfig
-	6,  // 11: agentmem.memory.v1.SessionSnapshot.rom:type_name -> agentmem.memory.v1.Rom
-	6,  // 12: agentmem.memory.v1.SessionSnapshot.pending_rom:type_name -> agentmem.memory.v1.Rom
-	11, // 13: agentmem.memory.v1.SessionSnapshot.kernel:type_name -> agentmem.memory.v1.Kernel
-	4,  // 14: agentmem.memory.v1.SessionSnapshot.l2:type_name -> agentmem.memory.v1.Summary
-	3,  // 15: agentmem.memory.v1.SessionSnapshot.promoted:type_name -> agentmem.memory.v1.Message
-	5,  // 16: agentmem.memory.v1.SessionSnapshot.l1:type_name -> agentmem.memory.v1.L1Entry
-	14, // 17: agentmem.memory.v1.SessionSnapshot.session_state:type_name -> agentmem.memory.v1.StateEntry
-	15, // 18: agentmem.memory.v1.SessionSnapshot.recent_commands:type_name -> agentmem.memory.v1.CommandResult
-	19, // [19:19] is the sub-list for method output_type
-	19, // [19:19] is the sub-list for method input_type
-	19, // [19:19] is the sub-list for extension type_name
-	19, // [19:19] is the sub-list for extension extendee
-	0,  // [0:19] is the sub-list for field type_name
+	4,  // 2: agentmem.memory.v1.Message.data_ref:type_name -> agentmem.memory.v1.DataReference
+	18, // 3: agentmem.memory.v1.DataReference.metadata:type_name -> agentmem.memory.v1.DataReference.MetadataEntry
+	3,  // 4: agentmem.memory.v1.L1Entry.message:type_name -> agentmem.memory.v1.Message
+	5,  // 5: agentmem.memory.v1.L1Entry.summary:type_name -> agentmem.memory.v1.Summary
+	8,  // 6: agentmem.memory.v1.Kernel.tools:type_name -> agentmem.memory.v1.ToolDefinition
+	9,  // 7: agentmem.memory.v1.Kernel.schemas:type_name -> agentmem.memory.v1.SchemaEntry
+	10, // 8: agentmem.memory.v1.Kernel.tool_results:type_name -> agentmem.memory.v1.ToolResultRef
+	11, // 9: agentmem.memory.v1.Kernel.facts:type_name -> agentmem.memory.v1.Fact
+	13, // 10: agentmem.memory.v1.SessionConfig.profile:type_name -> agentmem.memory.v1.CompressionProfile
+	1,  // 11: agentmem.memory.v1.SessionSnapshot.status:type_name -> agentmem.memory.v1.SessionStatus
+	14, // 12: agentmem.memory.v1.SessionSnapshot.config:type_name -> agentmem.memory.v1.SessionConfig
+	7,  // 13: agentmem.memory.v1.SessionSnapshot.rom:type_name -> agentmem.memory.v1.Rom
+	7,  // 14: agentmem.memory.v1.SessionSnapshot.pending_rom:type_name -> agentmem.memory.v1.Rom
+	12, // 15: agentmem.memory.v1.SessionSnapshot.kernel:type_name -> agentmem.memory.v1.Kernel
+	5,  // 16: agentmem.memory.v1.SessionSnapshot.l2:type_name -> agentmem.memory.v1.Summary
+	3,  // 17: agentmem.memory.v1.SessionSnapshot.promoted:type_name -> agentmem.memory.v1.Message
+	6,  // 18: agentmem.memory.v1.SessionSnapshot.l1:type_name -> agentmem.memory.v1.L1Entry
+	15, // 19: agentmem.memory.v1.SessionSnapshot.session_state:type_name -> agentmem.memory.v1.StateEntry
+	16, // 20: agentmem.memory.v1.SessionSnapshot.recent_commands:type_name -> agentmem.memory.v1.CommandResult
+	21, // [21:21] is the sub-list for method output_type
+	21, // [21:21] is the sub-list for method input_type
+	21, // [21:21] is the sub-list for extension type_name
+	21, // [21:21] is the sub-list for extension extendee
+	0,  // [0:21] is the sub-list for field type_name
 }
 
 func init() { file_memory_v1_session_proto_init() }
@@ -1635,7 +1779,7 @@ func file_memory_v1_session_proto_init() {
 	if File_memory_v1_session_proto != nil {
 		return
 	}
-	file_memory_v1_session_proto_msgTypes[3].OneofWrappers = []any{
+	file_memory_v1_session_proto_msgTypes[4].OneofWrappers = []any{
 		(*L1Entry_Message)(nil),
 		(*L1Entry_Summary)(nil),
 	}
@@ -1645,7 +1789,7 @@ func file_memory_v1_session_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_memory_v1_session_proto_rawDesc), len(file_memory_v1_session_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   15,
+			NumMessages:   17,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
