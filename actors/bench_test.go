@@ -222,7 +222,7 @@ func BenchmarkColdActivation1000(b *testing.B) {
 	// The snapshot at version 901, and the stream sequence the tail follows.
 	state := segmented.New()
 	if _, err := e.log.Load(ctx, subject, 0, func(r events.Record) error {
-		if err := replayRecord(e.codec, state, r); err != nil {
+		if err := replayRecord(e.codec, sessionModel{state}, r); err != nil {
 			return err
 		}
 		if state.Version() == 901 {
@@ -300,15 +300,17 @@ func BenchmarkColdActivation1000(b *testing.B) {
 //     server holds for the 22,000 stored batches (file store caches).
 //   - actor-B/session: what passivating all 2,000 actors gives back: the
 //     state, actor, mailbox and directory entry of an idle active session.
+//   - live-B/session, actor-live-B/session: the same with HeapAlloc (bytes of
+//     live objects), without the partly used spans HeapInuse also counts.
 //
 // Each op does the whole thing once; run it with -benchtime=1x.
 func BenchmarkIdleSessionMemory(b *testing.B) {
 	const sessions, messages, workers = 2000, 10, 16
 	e := newBenchEnv(b)
 	d := e.newDir(b, &readOnlySnapshots{SnapshotStore: e.bucket(b, "BENCH_NO_SNAPSHOTS")}, nil)
-	var total, actorTotal float64
+	var inuse, actorInuse, live, actorLive float64
 	for round := range b.N {
-		before := heapInuse()
+		before, beforeLive := heapNow()
 
 		var next atomic.Int64
 		errs := make(chan error, workers)
@@ -342,7 +344,7 @@ func BenchmarkIdleSessionMemory(b *testing.B) {
 		if n := d.Active(); n != sessions {
 			b.Fatalf("%d active actors, want %d", n, sessions)
 		}
-		active := heapInuse()
+		active, activeLive := heapNow()
 
 		b.StopTimer()
 		// The actor processes, less the sessions' (the guardian is spawned
@@ -358,22 +360,27 @@ func BenchmarkIdleSessionMemory(b *testing.B) {
 			}
 			time.Sleep(10 * time.Millisecond)
 		}
-		passive := heapInuse()
+		passive, passiveLive := heapNow()
 		b.StartTimer()
 
-		total += float64(active-before) / sessions
-		actorTotal += float64(active-passive) / sessions
+		inuse += (active - before) / sessions
+		actorInuse += (active - passive) / sessions
+		live += (activeLive - beforeLive) / sessions
+		actorLive += (activeLive - passiveLive) / sessions
 	}
-	b.ReportMetric(total/float64(b.N), "B/session")
-	b.ReportMetric(actorTotal/float64(b.N), "actor-B/session")
+	n := float64(b.N)
+	b.ReportMetric(inuse/n, "B/session")
+	b.ReportMetric(actorInuse/n, "actor-B/session")
+	b.ReportMetric(live/n, "live-B/session")
+	b.ReportMetric(actorLive/n, "actor-live-B/session")
 }
 
-// heapInuse is HeapInuse after two collections (the second frees what
-// finalizers of the first released).
-func heapInuse() int64 {
+// heapNow returns HeapInuse and HeapAlloc after two collections (the
+// second frees what finalizers of the first released).
+func heapNow() (inuse, alloc float64) {
 	runtime.GC()
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	return int64(ms.HeapInuse)
+	return float64(ms.HeapInuse), float64(ms.HeapAlloc)
 }

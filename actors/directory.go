@@ -86,26 +86,33 @@ func New(cfg Config, deps Deps) (*Directory, error) {
 // reply function is called exactly once, from the actor's goroutine, unless
 // Dispatch itself returns an error (then it is never called).
 func (d *Directory) Dispatch(sessionID string, body any, reply ReplyFunc) error {
+	return d.dispatch(sessionKey(sessionID), func(key string) actor.Actor {
+		return newSessionActor(d, key, sessionID)
+	}, &request{body: body, reply: reply})
+}
+
+func sessionKey(id string) string { return "session/" + id }
+
+// dispatch sends msg to the actor of key, spawning it with produce if needed.
+func (d *Directory) dispatch(key string, produce func(key string) actor.Actor, msg any) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.closed {
 		return ErrClosed
 	}
-	pid := d.pidLocked(sessionID)
+	pid := d.pidLocked(key, produce)
 	// Sent under mu: a passivating actor removes itself under mu before it
 	// poisons itself, so this message is queued ahead of the poison pill.
-	d.root.Send(pid, &request{body: body, reply: reply})
+	d.root.Send(pid, msg)
 	return nil
 }
 
-// pidLocked finds or spawns the actor of id. Caller holds mu.
-func (d *Directory) pidLocked(id string) *actor.PID {
-	pid, ok := d.pids[id]
+// pidLocked finds or spawns the actor of key. Caller holds mu.
+func (d *Directory) pidLocked(key string, produce func(key string) actor.Actor) *actor.PID {
+	pid, ok := d.pids[key]
 	if !ok {
-		pid = d.root.Spawn(actor.PropsFromProducer(func() actor.Actor {
-			return newSessionActor(d, id)
-		}))
-		d.pids[id] = pid
+		pid = d.root.Spawn(actor.PropsFromProducer(func() actor.Actor { return produce(key) }))
+		d.pids[key] = pid
 		d.deps.Metrics.ActiveActors.Inc()
 	}
 	return pid
@@ -118,13 +125,13 @@ func (d *Directory) Active() int {
 	return len(d.pids)
 }
 
-// release removes pid from the directory if it still owns id. It reports
+// release removes pid from the directory if it still owns key. It reports
 // whether it did; the caller then poisons itself.
-func (d *Directory) release(id string, pid *actor.PID) bool {
+func (d *Directory) release(key string, pid *actor.PID) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if cur, ok := d.pids[id]; ok && cur.Equal(pid) {
-		delete(d.pids, id)
+	if cur, ok := d.pids[key]; ok && cur.Equal(pid) {
+		delete(d.pids, key)
 		d.deps.Metrics.ActiveActors.Dec()
 		return true
 	}
@@ -187,17 +194,14 @@ func (d *Directory) Snapshot(ctx context.Context, id string) (*memoryv1.SessionS
 		err  error
 	}
 	ch := make(chan result, 1)
-	d.mu.Lock()
-	if d.closed {
-		d.mu.Unlock()
-		return nil, ErrClosed
+	err := d.dispatch(sessionKey(id), func(key string) actor.Actor { return newSessionActor(d, key, id) },
+		&internalReq{body: snapshotReq{}, reply: func(m proto.Message, err error) {
+			s, _ := m.(*memoryv1.SessionSnapshot)
+			ch <- result{s, err}
+		}})
+	if err != nil {
+		return nil, err
 	}
-	pid := d.pidLocked(id)
-	d.root.Send(pid, &internalReq{body: snapshotReq{}, reply: func(m proto.Message, err error) {
-		s, _ := m.(*memoryv1.SessionSnapshot)
-		ch <- result{s, err}
-	}})
-	d.mu.Unlock()
 	select {
 	case r := <-ch:
 		return r.snap, r.err

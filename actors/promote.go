@@ -3,7 +3,6 @@ package actors
 import (
 	"google.golang.org/protobuf/proto"
 
-	"github.com/agentmem/agentmem/internal/segmented"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 )
 
@@ -16,12 +15,12 @@ type Promote struct {
 }
 
 func (a *sessionActor) promote(p *Promote) (proto.Message, error) {
-	if !a.state.Exists() {
+	if !a.st().Exists() {
 		return nil, notFound()
 	}
 	var promoted uint32
-	res, err := a.mutate(p.Request.GetCommandId(), func(s *segmented.State) ([]proto.Message, error) {
-		evs, err := s.DecidePromote(p.Messages)
+	res, err := a.mutate(p.Request.GetCommandId(), func() ([]proto.Message, error) {
+		evs, err := a.st().DecidePromote(p.Messages)
 		promoted = 0
 		for _, ev := range evs {
 			if e, ok := ev.(*memoryv1.MessagesPromoted); ok {
@@ -35,5 +34,5 @@ func (a *sessionActor) promote(p *Promote) (proto.Message, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &memoryv1.PromoteReply{Result: res, PromotedTokens: promoted, Usage: a.state.Usage()}, nil
+	return &memoryv1.PromoteReply{Result: res, PromotedTokens: promoted, Usage: a.st().Usage()}, nil
 }

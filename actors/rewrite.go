@@ -86,8 +86,8 @@ func (a *sessionActor) applyRewrite(m *rewritten) {
 	if a.ensureRecovered() != nil {
 		return
 	}
-	_, err := a.mutate("", func(s *segmented.State) ([]proto.Message, error) {
-		return s.DecideReplaceSummary(m.summaryID, m.text, "llm", a.env())
+	_, err := a.mutate("", func() ([]proto.Message, error) {
+		return a.st().DecideReplaceSummary(m.summaryID, m.text, "llm", a.env())
 	})
 	if err != nil {
 		a.dir.deps.Logger.Info("summary rewrite not applied", "session", a.id, "summary", m.summaryID, "err", err)

@@ -7,45 +7,32 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/agentmem/agentmem/events"
 	"github.com/agentmem/agentmem/internal/segmented"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 )
 
 // sessionActor owns one session aggregate. Only its Receive touches it.
 type sessionActor struct {
-	dir     *Directory
-	id      string
-	subject string
-
-	// state is nil until recovered from the snapshot and the log.
-	state *segmented.State
-	// snapVersion is the version of the last snapshot written or loaded.
-	snapVersion uint64
+	core
 	// temp holds "temp:" keys: this turn only, never persisted.
 	temp map[string][]byte
 	// tempTurn is the turn temp belongs to.
 	tempTurn uint32
-	// self is this actor's PID (set on Started).
-	self *actor.PID
-	// lastTime is the time stamped on the batch being stored.
-	lastTime int64
 }
 
-func newSessionActor(d *Directory, id string) *sessionActor {
-	return &sessionActor{dir: d, id: id, subject: events.SessionSubject(id), temp: map[string][]byte{}}
+func newSessionActor(d *Directory, key, id string) *sessionActor {
+	return &sessionActor{core: newCore(d, sessionKind, key, id), temp: map[string][]byte{}}
 }
+
+// st is the session state; valid after ensureRecovered.
+func (a *sessionActor) st() *segmented.State { return a.m.(sessionModel).State }
 
 // Receive handles one message at a time.
 func (a *sessionActor) Receive(ctx actor.Context) {
+	if a.common(ctx) {
+		return
+	}
 	switch m := ctx.Message().(type) {
-	case *actor.Started:
-		a.self = ctx.Self()
-		ctx.SetReceiveTimeout(a.dir.cfg.IdleTimeout)
-	case *actor.ReceiveTimeout:
-		a.passivate(ctx, nil)
-	case *passivate:
-		a.passivate(ctx, m.done)
 	case *request:
 		reply, err := a.handle(m.body)
 		m.reply(reply, err)
@@ -59,22 +46,9 @@ func (a *sessionActor) Receive(ctx actor.Context) {
 			m.reply(nil, err)
 			return
 		}
-		m.reply(a.state.Snapshot(), nil)
+		m.reply(a.st().Snapshot(), nil)
 	case *rewritten:
 		a.applyRewrite(m)
-	}
-}
-
-// passivate snapshots, leaves the directory and poisons itself, so messages
-// already queued are still handled first.
-func (a *sessionActor) passivate(ctx actor.Context, done interface{ Done() }) {
-	if done != nil {
-		defer done.Done()
-	}
-	a.snapshot(true)
-	if a.dir.release(a.id, ctx.Self()) {
-		ctx.CancelReceiveTimeout()
-		ctx.Poison(ctx.Self())
 	}
 }
 
@@ -93,47 +67,47 @@ func (a *sessionActor) handle(body any) (proto.Message, error) {
 	}
 	switch req := body.(type) {
 	case *memoryv1.CreateSessionRequest:
-		res, err := a.mutate(req.GetCommandId(), func(s *segmented.State) ([]proto.Message, error) {
-			return s.DecideCreate(req, a.id, a.env())
+		res, err := a.mutate(req.GetCommandId(), func() ([]proto.Message, error) {
+			return a.st().DecideCreate(req, a.id, a.env())
 		})
 		if err != nil {
 			return nil, err
 		}
-		return &memoryv1.CreateSessionReply{Result: res, Session: a.state.Info()}, nil
+		return &memoryv1.CreateSessionReply{Result: res, Session: a.st().Info()}, nil
 	case *memoryv1.AppendRequest:
 		return a.append(req)
 	case *memoryv1.ContextRequest:
-		if !a.state.Exists() {
+		if !a.st().Exists() {
 			return nil, notFound()
 		}
-		return a.state.Context(), nil
+		return a.st().Context(), nil
 	case *memoryv1.GetSessionRequest:
-		if !a.state.Exists() {
+		if !a.st().Exists() {
 			return nil, notFound()
 		}
-		return &memoryv1.GetSessionReply{Session: a.state.Info()}, nil
+		return &memoryv1.GetSessionReply{Session: a.st().Info()}, nil
 	case *memoryv1.KernelRequest:
 		return a.kernel(req)
 	case *memoryv1.StateRequest:
 		return a.stateOp(req)
 	case *memoryv1.StatusRequest:
-		res, err := a.mutate(req.GetCommandId(), func(s *segmented.State) ([]proto.Message, error) {
-			return s.DecideStatus(req)
+		res, err := a.mutate(req.GetCommandId(), func() ([]proto.Message, error) {
+			return a.st().DecideStatus(req)
 		})
 		if err != nil {
 			return nil, err
 		}
-		return &memoryv1.StatusReply{Result: res, Status: a.state.Status()}, nil
+		return &memoryv1.StatusReply{Result: res, Status: a.st().Status()}, nil
 	case *Promote:
 		return a.promote(req)
 	case *memoryv1.ClearRecalledRequest:
-		res, err := a.mutate(req.GetCommandId(), func(s *segmented.State) ([]proto.Message, error) {
-			return s.DecideClearPromoted()
+		res, err := a.mutate(req.GetCommandId(), func() ([]proto.Message, error) {
+			return a.st().DecideClearPromoted()
 		})
 		if err != nil {
 			return nil, err
 		}
-		return &memoryv1.ClearRecalledReply{Result: res, Usage: a.state.Usage()}, nil
+		return &memoryv1.ClearRecalledReply{Result: res, Usage: a.st().Usage()}, nil
 	default:
 		return nil, &segmented.Rejection{Code: 400, Field: "body", Reason: fmt.Sprintf("unsupported request %T", body)}
 	}
@@ -144,37 +118,62 @@ func notFound() error {
 }
 
 func (a *sessionActor) append(req *memoryv1.AppendRequest) (proto.Message, error) {
-	var evs []proto.Message
-	res, err := a.mutate(req.GetCommandId(), func(s *segmented.State) ([]proto.Message, error) {
+	var (
+		evs  []proto.Message
+		jobs []rewriteJob
+	)
+	res, err := a.mutate(req.GetCommandId(), func() ([]proto.Message, error) {
 		var err error
-		evs, err = s.DecideAppend(req, a.env())
+		evs, err = a.st().DecideAppend(req, a.env())
+		if err == nil && a.dir.deps.Rewriter != nil {
+			jobs = rewriteJobs(a.st(), evs)
+		}
 		return evs, err
 	})
 	if err != nil {
 		return nil, err
 	}
 	a.clearTempOnNewTurn()
-	reply := &memoryv1.AppendReply{Result: res, Usage: a.state.Usage()}
+	reply := &memoryv1.AppendReply{Result: res, Usage: a.st().Usage()}
 	if !res.Duplicate {
 		describeAppend(reply, evs)
+		if len(jobs) > 0 && a.self != nil {
+			a.startRewrites(a.self, jobs)
+		}
 	}
 	return reply, nil
 }
 
+// describeAppend fills the per-message part of an append reply from the
+// events that were stored.
+func describeAppend(reply *memoryv1.AppendReply, evs []proto.Message) {
+	for _, ev := range evs {
+		switch e := ev.(type) {
+		case *memoryv1.MessagesAppended:
+			for _, m := range e.GetMessages() {
+				reply.MessageIds = append(reply.MessageIds, m.GetId())
+				reply.Tokens = append(reply.Tokens, m.GetTokens())
+			}
+		case *memoryv1.L1Summarized, *memoryv1.L1Evicted:
+			reply.Compressions++
+		}
+	}
+}
+
 func (a *sessionActor) kernel(req *memoryv1.KernelRequest) (proto.Message, error) {
-	if !a.state.Exists() {
+	if !a.st().Exists() {
 		return nil, notFound()
 	}
 	var res *memoryv1.MutationReply
 	if req.GetOp() != nil {
 		var err error
-		res, err = a.mutate(req.GetCommandId(), func(s *segmented.State) ([]proto.Message, error) {
-			return s.DecideKernel(req, a.env())
+		res, err = a.mutate(req.GetCommandId(), func() ([]proto.Message, error) {
+			return a.st().DecideKernel(req, a.env())
 		})
 		if err != nil {
 			return nil, err
 		}
 	}
-	snap := a.state.Snapshot()
+	snap := a.st().Snapshot()
 	return &memoryv1.KernelReply{Result: res, Kernel: snap.GetKernel(), Rom: snap.GetRom(), PendingRom: snap.GetPendingRom()}, nil
 }

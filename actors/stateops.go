@@ -15,7 +15,7 @@ const tempPrefix = "temp:"
 // stateOp reads or writes one state key. "temp:" keys live in the actor for
 // the current turn only and are never persisted; "session:" keys are events.
 func (a *sessionActor) stateOp(req *memoryv1.StateRequest) (proto.Message, error) {
-	if !a.state.Exists() {
+	if !a.st().Exists() {
 		return nil, notFound()
 	}
 	op := req.GetOp()
@@ -32,18 +32,18 @@ func (a *sessionActor) stateOp(req *memoryv1.StateRequest) (proto.Message, error
 		if temp {
 			reply.Value, reply.Found = a.temp[req.GetKey()]
 		} else {
-			reply.Value, reply.Found = a.state.StateValue(req.GetKey())
+			reply.Value, reply.Found = a.st().StateValue(req.GetKey())
 		}
 	case memoryv1.StateOp_STATE_OP_LIST:
-		reply.Entries = append(reply.Entries, a.state.StateEntries()...)
+		reply.Entries = append(reply.Entries, a.st().StateEntries()...)
 		for k, v := range a.temp {
 			reply.Entries = append(reply.Entries, &memoryv1.StateEntry{Key: k, Value: v})
 		}
 		sort.Slice(reply.Entries, func(i, j int) bool { return reply.Entries[i].GetKey() < reply.Entries[j].GetKey() })
 	case memoryv1.StateOp_STATE_OP_SET, memoryv1.StateOp_STATE_OP_DELETE:
-		if a.state.Status() == memoryv1.SessionStatus_SESSION_STATUS_ARCHIVED ||
-			a.state.Status() == memoryv1.SessionStatus_SESSION_STATUS_TERMINATED {
-			return nil, &segmented.Rejection{Code: 409, Field: "key", Reason: "session is " + a.state.Status().String() + ": state is read-only"}
+		if a.st().Status() == memoryv1.SessionStatus_SESSION_STATUS_ARCHIVED ||
+			a.st().Status() == memoryv1.SessionStatus_SESSION_STATUS_TERMINATED {
+			return nil, &segmented.Rejection{Code: 409, Field: "key", Reason: "session is " + a.st().Status().String() + ": state is read-only"}
 		}
 		if temp {
 			if op == memoryv1.StateOp_STATE_OP_SET {
@@ -51,14 +51,14 @@ func (a *sessionActor) stateOp(req *memoryv1.StateRequest) (proto.Message, error
 			} else {
 				delete(a.temp, req.GetKey())
 			}
-			reply.Result = &memoryv1.MutationReply{Version: a.state.Version(), Seq: a.state.LastSeq()}
+			reply.Result = &memoryv1.MutationReply{Version: a.st().Version(), Seq: a.st().LastSeq()}
 			return reply, nil
 		}
-		res, err := a.mutate(req.GetCommandId(), func(s *segmented.State) ([]proto.Message, error) {
+		res, err := a.mutate(req.GetCommandId(), func() ([]proto.Message, error) {
 			if op == memoryv1.StateOp_STATE_OP_SET {
-				return s.DecideStateSet(req.GetKey(), req.GetValue())
+				return a.st().DecideStateSet(req.GetKey(), req.GetValue())
 			}
-			return s.DecideStateDelete(req.GetKey())
+			return a.st().DecideStateDelete(req.GetKey())
 		})
 		if err != nil {
 			return nil, err
@@ -72,7 +72,7 @@ func (a *sessionActor) stateOp(req *memoryv1.StateRequest) (proto.Message, error
 
 // clearTempOnNewTurn drops temp keys once the session moved to a new turn.
 func (a *sessionActor) clearTempOnNewTurn() {
-	if t := a.state.Turn(); t != a.tempTurn {
+	if t := a.st().Turn(); t != a.tempTurn {
 		clear(a.temp)
 		a.tempTurn = t
 	}

@@ -25,6 +25,10 @@ func (r *Rejection) Error() string {
 	return r.Field + ": " + r.Reason
 }
 
+// Status returns the code, field and reason (the form the API layer maps
+// every model's rejection through).
+func (r *Rejection) Status() (code int, field, reason string) { return r.Code, r.Field, r.Reason }
+
 func reject(code int, field, format string, args ...any) *Rejection {
 	return &Rejection{Code: code, Field: field, Reason: fmt.Sprintf(format, args...)}
 }

@@ -1,0 +1,273 @@
+package actors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/google/uuid"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/agentmem/agentmem/events"
+	"github.com/agentmem/agentmem/internal/segmented"
+	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
+)
+
+var deterministic = proto.MarshalOptions{Deterministic: true}
+
+// model is what the pipeline needs of an aggregate's pure state
+// (segmented.State for sessions, sharedmem.State for scopes).
+type model interface {
+	Exists() bool
+	Version() uint64
+	LastSeq() uint64
+	LookupCommand(commandID string) (*memoryv1.CommandResult, bool)
+	apply(commandID string, version, seq uint64, timeUnixNano int64, evs []proto.Message) error
+	marshal() ([]byte, error)
+}
+
+// modelKind builds the models of one aggregate kind.
+type modelKind struct {
+	// kind is the aggregate kind of the envelope and the snapshot key prefix.
+	kind string
+	// empty returns the state before the first event.
+	empty func(id string) model
+	// restore decodes a snapshot.
+	restore func(data []byte) (model, error)
+}
+
+// core is the pipeline shared by every aggregate actor: recovery from the
+// snapshot and the log tail, decide → append → apply, snapshots and
+// passivation. Only its actor's Receive touches it.
+type core struct {
+	dir     *Directory
+	mk      modelKind
+	id      string
+	key     string // directory key
+	subject string
+	self    *actor.PID
+
+	// m is nil until recovered.
+	m model
+	// snapVersion is the version of the last snapshot written or loaded.
+	snapVersion uint64
+	// lastTime is the time stamped on the batch being stored.
+	lastTime int64
+}
+
+func newCore(d *Directory, mk modelKind, key, id string) core {
+	return core{dir: d, mk: mk, id: id, key: key, subject: events.ScopeSubject(mk.kind, id)}
+}
+
+// common handles the lifecycle messages every aggregate actor shares. It
+// reports whether msg was one of them.
+func (c *core) common(ctx actor.Context) bool {
+	switch m := ctx.Message().(type) {
+	case *actor.Started:
+		c.self = ctx.Self()
+		ctx.SetReceiveTimeout(c.dir.cfg.IdleTimeout)
+	case *actor.ReceiveTimeout:
+		c.passivate(ctx, nil)
+	case *passivate:
+		c.passivate(ctx, m.done)
+	default:
+		return false
+	}
+	return true
+}
+
+// passivate snapshots, leaves the directory and poisons itself, so messages
+// already queued are still handled first.
+func (c *core) passivate(ctx actor.Context, done interface{ Done() }) {
+	if done != nil {
+		defer done.Done()
+	}
+	c.snapshot(true)
+	if c.dir.release(c.key, ctx.Self()) {
+		ctx.CancelReceiveTimeout()
+		ctx.Poison(ctx.Self())
+	}
+}
+
+func (c *core) snapshotKey() string { return c.mk.kind + "." + c.id }
+
+// ensureRecovered loads the state on first use (and after a restart).
+func (c *core) ensureRecovered() error {
+	if c.m != nil {
+		return nil
+	}
+	return c.reload()
+}
+
+// reload rebuilds the state from the latest snapshot and the log tail after
+// it, up to the last sequence the stream leader reports.
+func (c *core) reload() error {
+	deps := c.dir.deps
+	ctx, cancel := context.WithTimeout(context.Background(), c.dir.cfg.StoreTimeout)
+	defer cancel()
+	if err := c.dir.acquireRecovery(ctx); err != nil {
+		return err
+	}
+	defer c.dir.releaseRecovery()
+	start := time.Now()
+
+	m := c.mk.empty(c.id)
+	data, found, err := deps.Snapshots.Get(ctx, c.snapshotKey())
+	if err != nil {
+		deps.Metrics.StoreFailures.Inc()
+		return fmt.Errorf("%w: load snapshot of %s %s: %v", ErrUnavailable, c.mk.kind, c.id, err)
+	}
+	if found {
+		if restored, err := c.mk.restore(data); err != nil {
+			// A snapshot is only a cache of the log: ignore a bad one loudly.
+			deps.Logger.Warn("ignoring undecodable snapshot", "kind", c.mk.kind, "id", c.id, "err", err)
+		} else {
+			m = restored
+		}
+	}
+	snapVersion := m.Version()
+	if _, err := deps.Log.Load(ctx, c.subject, m.LastSeq(), func(rec events.Record) error {
+		return replayRecord(deps.Codec, m, rec)
+	}); err != nil {
+		deps.Metrics.StoreFailures.Inc()
+		return fmt.Errorf("%w: load log of %s %s: %v", ErrUnavailable, c.mk.kind, c.id, err)
+	}
+	c.m, c.snapVersion = m, snapVersion
+	deps.Metrics.Recoveries.Inc()
+	deps.Metrics.RecoveryLatency.Observe(time.Since(start).Seconds())
+	return nil
+}
+
+// replayRecord applies one stored batch to m. Versions must follow each
+// other: a gap or a repeat means the log and the state disagree.
+func replayRecord(codec *events.Codec, m model, rec events.Record) error {
+	batch, err := events.DecodeBatch(rec.Data)
+	if err != nil {
+		return fmt.Errorf("seq %d: %w", rec.Seq, err)
+	}
+	if want := m.Version() + 1; batch.GetVersion() != want {
+		return fmt.Errorf("seq %d: batch version %d, want %d", rec.Seq, batch.GetVersion(), want)
+	}
+	evs, err := codec.Unpack(batch)
+	if err != nil {
+		return fmt.Errorf("seq %d: %w", rec.Seq, err)
+	}
+	if err := m.apply(batch.GetCommandId(), batch.GetVersion(), rec.Seq, batch.GetTimeUnixNano(), evs); err != nil {
+		return fmt.Errorf("seq %d: apply: %w", rec.Seq, err)
+	}
+	return nil
+}
+
+// mutate runs decide → append → apply for one command. A command id seen
+// before answers with its original result (duplicate) and appends nothing.
+// decide reads the current state (it may be replaced by a reload between
+// two attempts) and returns the events to store.
+func (c *core) mutate(commandID string, decide func() ([]proto.Message, error)) (*memoryv1.MutationReply, error) {
+	if commandID == "" {
+		commandID = uuid.NewString()
+	} else if err := events.ValidateID("command_id", commandID); err != nil {
+		return nil, err
+	}
+	for attempt := 0; ; attempt++ {
+		if r, ok := c.m.LookupCommand(commandID); ok {
+			return &memoryv1.MutationReply{Version: r.GetVersion(), Seq: r.GetSeq(), Duplicate: true}, nil
+		}
+		evs, err := decide()
+		if err != nil {
+			var rej interface{ Status() (int, string, string) }
+			if errors.As(err, &rej) {
+				code, _, _ := rej.Status()
+				c.dir.deps.Metrics.Rejections.WithLabelValues(fmt.Sprint(code)).Inc()
+			}
+			return nil, err
+		}
+		if len(evs) == 0 {
+			return &memoryv1.MutationReply{Version: c.m.Version(), Seq: c.m.LastSeq()}, nil
+		}
+		res, err := c.store(commandID, evs)
+		switch {
+		case err == nil && !res.Duplicate:
+			if err := c.m.apply(commandID, c.m.Version()+1, res.Seq, c.lastTime, evs); err != nil {
+				// Stored but not applicable: our state is not to be trusted;
+				// restart and recover from the log.
+				return nil, fmt.Errorf("%w: apply stored batch %d: %v", ErrUnavailable, res.Seq, err)
+			}
+			c.snapshot(false)
+			return &memoryv1.MutationReply{Version: c.m.Version(), Seq: res.Seq}, nil
+		case err == nil && res.Duplicate, errors.Is(err, events.ErrConflict):
+			// Someone (another node, or our own earlier attempt whose ack was
+			// lost) moved the aggregate: reload and decide once more.
+			c.dir.deps.Metrics.Conflicts.Inc()
+			if attempt > 0 {
+				return nil, &segmented.Rejection{Code: 409, Field: "id",
+					Reason: c.mk.kind + " was changed concurrently by another writer; retry"}
+			}
+			if err := c.reload(); err != nil {
+				return nil, err
+			}
+		default:
+			c.dir.deps.Metrics.StoreFailures.Inc()
+			return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+		}
+	}
+}
+
+// store appends one batch, fenced by the aggregate's last sequence.
+func (c *core) store(commandID string, evs []proto.Message) (events.AppendResult, error) {
+	deps := c.dir.deps
+	packed, err := deps.Codec.Pack(evs)
+	if err != nil {
+		return events.AppendResult{}, err
+	}
+	now := deps.Now().UnixNano()
+	c.lastTime = now
+	data, err := events.EncodeBatch(&memoryv1.EventBatch{
+		CommandId:     commandID,
+		AggregateKind: c.mk.kind,
+		AggregateId:   c.id,
+		Version:       c.m.Version() + 1,
+		TimeUnixNano:  now,
+		SchemaVersion: events.SchemaVersion,
+		Events:        packed,
+	})
+	if err != nil {
+		return events.AppendResult{}, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), c.dir.cfg.StoreTimeout)
+	defer cancel()
+	start := time.Now()
+	// Nats-Msg-Id deduplicates stream-wide: scope the command id to the
+	// aggregate so two aggregates may use the same command id.
+	res, err := deps.Log.Append(ctx, c.subject, c.m.LastSeq(), c.mk.kind+"."+c.id+"."+commandID, data)
+	deps.Metrics.AppendLatency.Observe(time.Since(start).Seconds())
+	return res, err
+}
+
+// snapshot writes the state if enough batches passed since the last one (or
+// any did, when force is set). A failed snapshot loses nothing: the log has
+// every event; it is logged and counted.
+func (c *core) snapshot(force bool) {
+	if c.m == nil || !c.m.Exists() {
+		return
+	}
+	v := c.m.Version()
+	if v == c.snapVersion || (!force && v-c.snapVersion < c.dir.cfg.SnapshotEvery) {
+		return
+	}
+	deps := c.dir.deps
+	data, err := c.m.marshal()
+	if err == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), c.dir.cfg.StoreTimeout)
+		err = deps.Snapshots.Put(ctx, c.snapshotKey(), data)
+		cancel()
+	}
+	if err != nil {
+		deps.Metrics.SnapshotErrors.Inc()
+		deps.Logger.Warn("snapshot failed", "kind", c.mk.kind, "id", c.id, "version", v, "err", err)
+		return
+	}
+	c.snapVersion = v
+	deps.Metrics.Snapshots.Inc()
+}
