@@ -120,9 +120,11 @@ func benchMust(b *testing.B, d *Directory, id string, body proto.Message) proto.
 // benchPassivate makes the actor of id snapshot (through d's store) and
 // stop, as the idle timeout would, and returns once it left the directory:
 // the next request for id spawns a new actor that recovers.
-func benchPassivate(d *Directory, id string) {
+func benchPassivate(b *testing.B, d *Directory, id string) {
+	b.Helper()
+	key := sessionKey(id)
 	d.mu.Lock()
-	pid, ok := d.pids[id]
+	pid, ok := d.pids[key]
 	d.mu.Unlock()
 	if !ok {
 		return
@@ -131,6 +133,12 @@ func benchPassivate(d *Directory, id string) {
 	wg.Add(1)
 	d.send(pid, &passivate{done: &wg})
 	wg.Wait()
+	d.mu.Lock()
+	_, still := d.pids[key]
+	d.mu.Unlock()
+	if still {
+		b.Fatalf("session %s is still in the directory after passivation", id)
+	}
 }
 
 // localProcesses counts the processes registered in d's actor system.
@@ -217,7 +225,7 @@ func BenchmarkColdActivation1000(b *testing.B) {
 			b.Fatalf("append %d compressed", i)
 		}
 	}
-	benchPassivate(w, id)
+	benchPassivate(b, w, id)
 
 	// The snapshot at version 901, and the stream sequence the tail follows.
 	state := segmented.New()
@@ -249,7 +257,7 @@ func BenchmarkColdActivation1000(b *testing.B) {
 		b.ResetTimer()
 		for range b.N {
 			b.StopTimer()
-			benchPassivate(d, id)
+			benchPassivate(b, d, id)
 			b.StartTimer()
 			start := time.Now()
 			rep, err := benchCall(d, id, &memoryv1.GetSessionRequest{})
@@ -351,7 +359,7 @@ func BenchmarkIdleSessionMemory(b *testing.B) {
 		// with the first session and stays).
 		want := localProcesses(d) - sessions
 		for i := range sessions {
-			benchPassivate(d, fmt.Sprintf("idle-%d-%d", round, i))
+			benchPassivate(b, d, fmt.Sprintf("idle-%d-%d", round, i))
 		}
 		deadline := time.Now().Add(10 * time.Second)
 		for localProcesses(d) > want {

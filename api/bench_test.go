@@ -25,7 +25,9 @@ import (
 // actor → JetStream append → reply. They run on node.StartForTest: an
 // embedded nats-server in this process on loopback, one replica, file
 // storage, sync default (no fsync per write: survives kill -9, not power
-// loss), actors with the default config (snapshot every 100 batches).
+// loss), actors with the default config (snapshot every 100 batches) and the
+// node's defaults otherwise (the projector runs in the same process and
+// consumes every stored batch).
 //
 // Latencies are recorded per operation and reported as p50-µs and p99-µs
 // beside ns/op; rates as appends/s or publishes/s (wall clock).
@@ -124,6 +126,27 @@ func reportLatency(b *testing.B, lat []time.Duration, elapsed time.Duration, rat
 	return rate
 }
 
+// waitServing returns once the node answers requests on c. node.Start does
+// not flush the service's subscriptions, so a request sent right after
+// node.StartForTest may find no responders. A 404 from "get" for a session
+// that does not exist means the endpoints registered before it (create,
+// append, context) are in place too: one connection's SUBs are processed
+// in order.
+func waitServing(b *testing.B, c *client.Client) {
+	b.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, err := c.Get(context.Background(), "bench-ready-probe")
+		if client.Code(err) == 404 {
+			return
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("the node does not serve: %v", err)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
 // storedBatch appends one benchmark message to a fresh session and returns
 // the EventBatch bytes the node stored for it, read back from the stream.
 func storedBatch(b *testing.B, c *client.Client, js jetstream.JetStream) []byte {
@@ -168,6 +191,7 @@ func storedBatch(b *testing.B, c *client.Client, js jetstream.JetStream) []byte 
 func BenchmarkAppendRoundTrip(b *testing.B) {
 	n, nc := node.StartForTest(b, nil)
 	c := client.New(nc)
+	waitServing(b, c)
 	ctx := context.Background()
 	js, err := jetstream.New(nc)
 	if err != nil {
@@ -385,6 +409,7 @@ func BenchmarkAppendRoundTrip(b *testing.B) {
 func BenchmarkContext200Turns(b *testing.B) {
 	_, nc := node.StartForTest(b, nil)
 	c := client.New(nc)
+	waitServing(b, c)
 	ctx := context.Background()
 	const id = "ctx200"
 	if _, err := c.CreateSession(ctx, id, &memoryv1.CreateSessionRequest{

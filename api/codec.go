@@ -13,7 +13,6 @@ import (
 
 	"github.com/agentmem/agentmem/actors"
 	"github.com/agentmem/agentmem/events"
-	"github.com/agentmem/agentmem/internal/segmented"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 )
 
@@ -56,7 +55,7 @@ func (e *Error) Error() string { return fmt.Sprintf("%d %s: %s", e.Code, e.Field
 // classify maps an error from the actors or the model to a reply error.
 func classify(err error) *Error {
 	var (
-		rej *segmented.Rejection
+		rej interface{ Status() (int, string, string) }
 		fe  *events.FieldError
 		ae  *Error
 	)
@@ -64,7 +63,8 @@ func classify(err error) *Error {
 	case errors.As(err, &ae):
 		return ae
 	case errors.As(err, &rej):
-		return &Error{Code: rej.Code, Field: rej.Field, Message: rej.Reason}
+		code, field, reason := rej.Status()
+		return &Error{Code: code, Field: field, Message: reason}
 	case errors.As(err, &fe):
 		return &Error{Code: 400, Field: fe.Field, Message: fe.Reason}
 	case errors.Is(err, actors.ErrUnavailable), errors.Is(err, actors.ErrClosed):
@@ -75,33 +75,50 @@ func classify(err error) *Error {
 }
 
 // respondError answers with the micro error headers and an ErrorDetail body.
-func respondError(r micro.Request, asJSON bool, e *Error) {
+// replier answers one request by publishing on its reply subject. Unlike
+// micro.Request, it is safe to use from any goroutine after the handler
+// returned (micro's handler reads the request's state once it returns, so
+// answering through it from an actor would race).
+type replier struct {
+	nc      *nats.Conn
+	subject string
+}
+
+func (s *Service) replyTo(r micro.Request) replier { return replier{nc: s.nc, subject: r.Reply()} }
+
+func (rp replier) publish(data []byte, asJSON bool, hdr nats.Header) {
+	if rp.subject == "" {
+		return // a publish without a reply subject: nobody to answer
+	}
+	if asJSON {
+		if hdr == nil {
+			hdr = nats.Header{}
+		}
+		hdr.Set("Content-Type", ContentTypeJSON)
+	}
+	_ = rp.nc.PublishMsg(&nats.Msg{Subject: rp.subject, Data: data, Header: hdr})
+}
+
+// respondError answers with the micro error headers and an ErrorDetail body.
+func respondError(rp replier, asJSON bool, e *Error) {
 	desc := e.Message
 	if e.Field != "" {
 		desc = e.Field + ": " + e.Message
 	}
 	body, _ := encode(&memoryv1.ErrorDetail{Code: uint32(e.Code), Field: e.Field, Message: e.Message}, asJSON)
-	_ = r.Error(strconv.Itoa(e.Code), desc, body, contentType(asJSON))
+	hdr := nats.Header{}
+	hdr.Set(micro.ErrorHeader, desc)
+	hdr.Set(micro.ErrorCodeHeader, strconv.Itoa(e.Code))
+	rp.publish(body, asJSON, hdr)
 }
 
-func respond(r micro.Request, asJSON bool, m proto.Message) {
+func respond(rp replier, asJSON bool, m proto.Message) {
 	data, err := encode(m, asJSON)
 	if err != nil {
-		respondError(r, asJSON, &Error{Code: 500, Message: "encode reply: " + err.Error()})
+		respondError(rp, asJSON, &Error{Code: 500, Message: "encode reply: " + err.Error()})
 		return
 	}
-	_ = r.Respond(data, contentType(asJSON))
-}
-
-func contentType(asJSON bool) micro.RespondOpt {
-	return func(m *nats.Msg) {
-		if asJSON {
-			if m.Header == nil {
-				m.Header = nats.Header{}
-			}
-			m.Header.Set("Content-Type", ContentTypeJSON)
-		}
-	}
+	rp.publish(data, asJSON, nil)
 }
 
 func decodeError(into proto.Message, err error) *Error {

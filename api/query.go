@@ -55,27 +55,27 @@ var queryEndpoints = []queryEndpoint{
 
 func (s *Service) queryHandler(ep queryEndpoint) func(micro.Request) {
 	return func(r micro.Request) {
-		asJSON := wantsJSON(r.Headers())
+		asJSON, rp := wantsJSON(r.Headers()), s.replyTo(r)
 		id, err := sessionID(r.Subject())
 		if err != nil {
-			respondError(r, asJSON, classify(err))
+			respondError(rp, asJSON, classify(err))
 			return
 		}
 		req := ep.newReq()
 		if err := decode(r.Data(), asJSON, req); err != nil {
-			respondError(r, asJSON, decodeError(req, err))
+			respondError(rp, asJSON, decodeError(req, err))
 			return
 		}
-		s.goQuery(r, asJSON, func(ctx context.Context, reply actors.ReplyFunc) { ep.serve(s, ctx, id, req, reply) })
+		s.goQuery(rp, asJSON, func(ctx context.Context, reply actors.ReplyFunc) { ep.serve(s, ctx, id, req, reply) })
 	}
 }
 
 // goQuery runs fn in a goroutine bounded by the query semaphore.
-func (s *Service) goQuery(r micro.Request, asJSON bool, fn func(context.Context, actors.ReplyFunc)) {
+func (s *Service) goQuery(rp replier, asJSON bool, fn func(context.Context, actors.ReplyFunc)) {
 	select {
 	case s.queries <- struct{}{}:
 	default:
-		respondError(r, asJSON, &Error{Code: 503, Field: "", Message: "too many queries in flight; retry"})
+		respondError(rp, asJSON, &Error{Code: 503, Field: "", Message: "too many queries in flight; retry"})
 		return
 	}
 	s.inflight.Add(1)
@@ -86,10 +86,10 @@ func (s *Service) goQuery(r micro.Request, asJSON bool, fn func(context.Context,
 		fn(ctx, func(m proto.Message, err error) {
 			defer s.inflight.Done()
 			if err != nil {
-				respondError(r, asJSON, classify(err))
+				respondError(rp, asJSON, classify(err))
 				return
 			}
-			respond(r, asJSON, m)
+			respond(rp, asJSON, m)
 		})
 	}()
 }
@@ -234,13 +234,13 @@ func (s *Service) dispatch(id string, body any, reply actors.ReplyFunc) {
 
 // listSessions serves mem.v1.sessions.list from the sessions index.
 func (s *Service) listSessions(r micro.Request) {
-	asJSON := wantsJSON(r.Headers())
+	asJSON, rp := wantsJSON(r.Headers()), s.replyTo(r)
 	req := &memoryv1.ListSessionsRequest{}
 	if err := decode(r.Data(), asJSON, req); err != nil {
-		respondError(r, asJSON, decodeError(req, err))
+		respondError(rp, asJSON, decodeError(req, err))
 		return
 	}
-	s.goQuery(r, asJSON, func(ctx context.Context, reply actors.ReplyFunc) {
+	s.goQuery(rp, asJSON, func(ctx context.Context, reply actors.ReplyFunc) {
 		if s.rm == nil {
 			reply(nil, &Error{Code: 503, Message: "no projection on this node"})
 			return
@@ -260,5 +260,46 @@ func (s *Service) listSessions(r micro.Request) {
 			return
 		}
 		reply(&memoryv1.ListSessionsReply{Sessions: entries, NextPageToken: next, AppliedSeq: applied}, nil)
+	})
+}
+
+// EntrySearcher ranks a scope's entries by BM25 (the projection); optional.
+type EntrySearcher interface {
+	SearchEntries(ctx context.Context, aggregateKind, id string, req *memoryv1.SearchEntriesRequest) ([]*memoryv1.EntryHit, uint64, error)
+}
+
+// entrySearchHandler serves mem.v1.agent.<id>.search and
+// mem.v1.scope.<kind>.<id>.search from the projection.
+func (s *Service) entrySearchHandler(r micro.Request) {
+	asJSON, rp := wantsJSON(r.Headers()), s.replyTo(r)
+	t, _, err := parseScopeSubject(r.Subject())
+	if err != nil {
+		respondError(rp, asJSON, classify(err))
+		return
+	}
+	req := &memoryv1.SearchEntriesRequest{}
+	if err := decode(r.Data(), asJSON, req); err != nil {
+		respondError(rp, asJSON, decodeError(req, err))
+		return
+	}
+	switch {
+	case req.GetLimit() > MaxSearchLimit:
+		respondError(rp, asJSON, &Error{Code: 400, Field: "limit", Message: fmt.Sprintf("%d, at most %d", req.GetLimit(), MaxSearchLimit)})
+		return
+	case len(req.GetQuery()) > MaxQueryBytes:
+		respondError(rp, asJSON, &Error{Code: 413, Field: "query", Message: fmt.Sprintf("%d bytes, at most %d", len(req.GetQuery()), MaxQueryBytes)})
+		return
+	}
+	s.goQuery(rp, asJSON, func(ctx context.Context, reply actors.ReplyFunc) {
+		if s.entries == nil {
+			reply(nil, &Error{Code: 503, Message: "entry search needs the projector on this node"})
+			return
+		}
+		hits, applied, err := s.entries.SearchEntries(ctx, actors.AggregateKind(t.kind), t.id, req)
+		if err != nil {
+			reply(nil, err)
+			return
+		}
+		reply(&memoryv1.SearchEntriesReply{Hits: hits, AppliedSeq: applied}, nil)
 	})
 }

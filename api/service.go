@@ -39,6 +39,9 @@ type Config struct {
 	QueryTimeout  time.Duration
 	MinSeqWait    time.Duration
 	RerankTimeout time.Duration
+	// LargeToolResultBytes: tool results above it are stored as large data
+	// (when a DataStore is configured).
+	LargeToolResultBytes int
 }
 
 // DefaultConfig returns the service defaults.
@@ -46,23 +49,33 @@ func DefaultConfig() Config {
 	return Config{
 		Name: "memory", Version: "0.1.0", QueueGroup: "memory", MaxPending: 1 << 16,
 		MaxConcurrentQueries: 256, QueryTimeout: 5 * time.Second, MinSeqWait: 2 * time.Second,
-		RerankTimeout: time.Second,
+		RerankTimeout: time.Second, LargeToolResultBytes: DefaultLargeToolResultBytes,
 	}
 }
 
 // Deps are the service's collaborators; ReadModel and Reranker are optional.
 type Deps struct {
 	Dispatcher Dispatcher
-	ReadModel  ReadModel
-	Reranker   Reranker
-	Logger     *slog.Logger
+	// Scopes serves agent and shared-scope memory (nil: those endpoints are not served).
+	Scopes    ScopeDispatcher
+	ReadModel ReadModel
+	// Entries ranks scope entries (nil: search answers 503).
+	Entries EntrySearcher
+	// Data serves mem.v1.data.* (nil: not served).
+	Data     DataStore
+	Reranker Reranker
+	Logger   *slog.Logger
 }
 
 // Service is the running micro service.
 type Service struct {
 	svc      micro.Service
+	nc       *nats.Conn
 	cfg      Config
 	d        Dispatcher
+	scopes   ScopeDispatcher
+	data     DataStore
+	entries  EntrySearcher
 	rm       ReadModel
 	rerank   Reranker
 	logger   *slog.Logger
@@ -111,7 +124,7 @@ func Start(nc *nats.Conn, deps Deps, cfg Config) (*Service, error) {
 		return nil, fmt.Errorf("api: add service: %w", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Service{svc: svc, cfg: cfg, d: deps.Dispatcher, rm: deps.ReadModel, rerank: deps.Reranker,
+	s := &Service{svc: svc, nc: nc, cfg: cfg, d: deps.Dispatcher, scopes: deps.Scopes, data: deps.Data, entries: deps.Entries, rm: deps.ReadModel, rerank: deps.Reranker,
 		logger: deps.Logger, queries: make(chan struct{}, cfg.MaxConcurrentQueries), ctx: ctx, cancel: cancel}
 	add := func(name, subject string, h micro.HandlerFunc) error {
 		err := svc.AddEndpoint(name, h, micro.WithEndpointSubject(subject),
@@ -136,10 +149,16 @@ func Start(nc *nats.Conn, deps Deps, cfg Config) (*Service, error) {
 	if err := add("sessions_list", "mem.v1.sessions.list", s.listSessions); err != nil {
 		return nil, err
 	}
+	if err := s.addScopeEndpoints(add); err != nil {
+		return nil, err
+	}
+	if err := s.addDataEndpoints(add); err != nil {
+		return nil, err
+	}
 	// An id with dots splits into more subject tokens and would match no
 	// endpoint (no responders): answer those with a 400 instead.
 	err = svc.AddEndpoint("session_malformed", micro.HandlerFunc(func(r micro.Request) {
-		respondError(r, wantsJSON(r.Headers()), &Error{Code: 400, Field: "session_id",
+		respondError(s.replyTo(r), wantsJSON(r.Headers()), &Error{Code: 400, Field: "session_id",
 			Message: "ids are 1..128 of [A-Za-z0-9_-]; dots split the subject mem.v1.session.<id>.<op>"})
 	}), micro.WithEndpointSubject("mem.v1.session.*.*.>"))
 	if err != nil {
@@ -152,29 +171,40 @@ func Start(nc *nats.Conn, deps Deps, cfg Config) (*Service, error) {
 
 func (s *Service) sessionHandler(ep endpoint) func(micro.Request) {
 	return func(r micro.Request) {
-		asJSON := wantsJSON(r.Headers())
+		asJSON, rp := wantsJSON(r.Headers()), s.replyTo(r)
 		id, err := sessionID(r.Subject())
 		if err != nil {
-			respondError(r, asJSON, classify(err))
+			respondError(rp, asJSON, classify(err))
 			return
 		}
 		body := ep.newReq()
 		if err := decode(r.Data(), asJSON, body); err != nil {
-			respondError(r, asJSON, decodeError(body, err))
+			respondError(rp, asJSON, decodeError(body, err))
+			return
+		}
+		if app, ok := body.(*memoryv1.AppendRequest); ok && s.needsOffload(app) {
+			s.goQuery(rp, asJSON, func(ctx context.Context, reply actors.ReplyFunc) {
+				req, err := s.offload(ctx, app)
+				if err != nil {
+					reply(nil, err)
+					return
+				}
+				s.dispatch(id, req, reply)
+			})
 			return
 		}
 		s.inflight.Add(1)
 		err = s.d.Dispatch(id, body, func(reply proto.Message, err error) {
 			defer s.inflight.Done()
 			if err != nil {
-				respondError(r, asJSON, classify(err))
+				respondError(rp, asJSON, classify(err))
 				return
 			}
-			respond(r, asJSON, reply)
+			respond(rp, asJSON, reply)
 		})
 		if err != nil {
 			s.inflight.Done()
-			respondError(r, asJSON, classify(err))
+			respondError(rp, asJSON, classify(err))
 		}
 	}
 }

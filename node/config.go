@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentmem/agentmem/actors"
 	"github.com/agentmem/agentmem/internal/llmsummary"
+	"github.com/agentmem/agentmem/largedata"
 )
 
 // Sync modes of the embedded server's JetStream store.
@@ -28,6 +29,10 @@ type Config struct {
 	// NATSURL, when set, uses an external NATS instead of embedding one.
 	NATSURL   string
 	NATSCreds string
+	// NATSUser/NATSPassword authenticate the node's own connection (e.g. the
+	// "node" user of a --nats-config with users and permissions).
+	NATSUser     string
+	NATSPassword string
 	// NATSConfig is an optional nats-server config file for the embedded server.
 	NATSConfig string
 	Sync       string
@@ -41,6 +46,8 @@ type Config struct {
 	// LLM, when LLM.BaseURL is set, rewrites extractive summaries with an
 	// OpenAI-compatible endpoint beside the actors.
 	LLM llmsummary.Config
+	// Data configures large data (bucket <stream>_DATA).
+	Data largedata.Config
 }
 
 // DefaultConfig returns the defaults of `go run ./cmd/node`.
@@ -55,6 +62,7 @@ func DefaultConfig() Config {
 		Projector:  true,
 		Actors:     actors.DefaultConfig(),
 		LLM:        llmsummary.DefaultConfig(),
+		Data:       largedata.DefaultConfig(),
 	}
 }
 

@@ -12,6 +12,8 @@ func BindFlags(fs *flag.FlagSet, cfg *Config) {
 	fs.StringVar(&cfg.NATSListen, "nats-listen", cfg.NATSListen, "host:port the embedded NATS server accepts clients on")
 	fs.StringVar(&cfg.NATSURL, "nats-url", cfg.NATSURL, "use this external NATS instead of embedding one")
 	fs.StringVar(&cfg.NATSCreds, "nats-creds", cfg.NATSCreds, "NATS credentials file")
+	fs.StringVar(&cfg.NATSUser, "nats-user", cfg.NATSUser, "user of the node's own NATS connection")
+	fs.StringVar(&cfg.NATSPassword, "nats-password", cfg.NATSPassword, "password of --nats-user (prefer the AGENTMEM_NATS_PASSWORD variable)")
 	fs.StringVar(&cfg.NATSConfig, "nats-config", cfg.NATSConfig, "nats-server config file for the embedded server (users, permissions)")
 	fs.StringVar(&cfg.Sync, "sync", cfg.Sync, "JetStream sync mode of the embedded server: default (survives kill -9) or always (fsync per write)")
 	fs.IntVar(&cfg.Replicas, "replicas", cfg.Replicas, "stream replicas (3 on a NATS cluster)")
@@ -24,6 +26,8 @@ func BindFlags(fs *flag.FlagSet, cfg *Config) {
 	fs.StringVar(&cfg.LLM.Model, "llm-model", cfg.LLM.Model, "model name sent to --llm-url")
 	fs.StringVar(&cfg.LLM.APIKey, "llm-api-key", cfg.LLM.APIKey, "bearer token for --llm-url (prefer the AGENTMEM_LLM_API_KEY variable)")
 	fs.DurationVar(&cfg.LLM.Timeout, "llm-timeout", cfg.LLM.Timeout, "timeout of one summary rewrite")
+	fs.Int64Var(&cfg.Data.MemoryBytes, "data-memory-bytes", cfg.Data.MemoryBytes, "bytes of large data kept in the in-memory LRU tier")
+	fs.DurationVar(&cfg.Data.DefaultTTL, "data-ttl", cfg.Data.DefaultTTL, "lease of large data put without a ttl")
 	fs.IntVar(&cfg.Actors.MaxConcurrentRecoveries, "max-recoveries", cfg.Actors.MaxConcurrentRecoveries, "concurrent actor recoveries at most")
 }
 

@@ -24,6 +24,7 @@ import (
 	"github.com/agentmem/agentmem/internal/llmsummary"
 	"github.com/agentmem/agentmem/internal/natsembed"
 	"github.com/agentmem/agentmem/internal/segmented"
+	"github.com/agentmem/agentmem/largedata"
 	"github.com/agentmem/agentmem/projections"
 )
 
@@ -43,8 +44,11 @@ type Node struct {
 	// projCancel stops the projector; projDone is closed when it returned.
 	projCancel context.CancelFunc
 	projDone   chan struct{}
-	url        string
-	Registry   *prometheus.Registry
+	// bgCancel stops the large-data sweeper; bgDone is closed when it returned.
+	bgCancel context.CancelFunc
+	bgDone   chan struct{}
+	url      string
+	Registry *prometheus.Registry
 
 	shutdownOnce sync.Once
 	shutdownErr  error
@@ -83,6 +87,9 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	}
 	if cfg.NATSCreds != "" {
 		opts = append(opts, nats.UserCredentials(cfg.NATSCreds))
+	}
+	if cfg.NATSUser != "" {
+		opts = append(opts, nats.UserInfo(cfg.NATSUser, cfg.NATSPassword))
 	}
 	// No reconnect buffer: an append published while disconnected fails at
 	// once (503) instead of being flushed minutes later, after the actor
@@ -130,7 +137,23 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	if err != nil {
 		return n, err
 	}
-	deps := api.Deps{Dispatcher: n.dir, Logger: logger}
+	dcfg := cfg.Data
+	dcfg.Bucket = cfg.Stream + "_DATA"
+	dcfg.Replicas = cfg.Replicas
+	dcfg.Logger = logger
+	data, err := largedata.New(ctx, js, log, dcfg, time.Now)
+	if err != nil {
+		return n, err
+	}
+	bg, cancel := context.WithCancel(context.Background())
+	n.bgCancel, n.bgDone = cancel, make(chan struct{})
+	go func() {
+		defer close(n.bgDone)
+		if err := data.Run(bg); err != nil {
+			logger.Error("large-data sweeper stopped", "err", err)
+		}
+	}()
+	deps := api.Deps{Dispatcher: n.dir, Scopes: n.dir, Data: dataStore{data}, Logger: logger}
 	if cfg.Projector {
 		if err = n.startProjector(js, codec); err != nil {
 			return n, err
@@ -139,6 +162,11 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	}
 	if n.svc, err = api.Start(n.nc, deps, api.DefaultConfig()); err != nil {
 		return n, err
+	}
+	// The service's subscriptions are in place once the server saw them:
+	// a client's first request after Start must not get "no responders".
+	if err = n.nc.Flush(); err != nil {
+		return n, fmt.Errorf("node: flush: %w", err)
 	}
 	if cfg.HTTPAddr != "" {
 		if err = n.startHTTP(); err != nil {
@@ -235,6 +263,10 @@ func (n *Node) shutdown(ctx context.Context) error {
 	if n.projCancel != nil {
 		n.projCancel()
 		<-n.projDone
+	}
+	if n.bgCancel != nil {
+		n.bgCancel()
+		<-n.bgDone
 	}
 	if n.store != nil {
 		errs = append(errs, n.store.Close())

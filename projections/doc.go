@@ -34,7 +34,7 @@
 //	bm25_docs          doc_id(u64) → doc_len(u32) msg_seq(u64) session_id
 //	bm25_postings      user_key 0 term 0 doc_id(u64) → tf(u32) doc_len(u32) session_id
 //	bm25_terms         user_key 0 term → df(u64)
-//	bm25_stats         user_key → docs(u64) total_len(u64)
+//	bm25_stats         user_key 0 → docs(u64) total_len(u64)
 //
 // user_key is the session's user id ("" for sessions without a user):
 // postings are grouped by user because the two search scopes are "this

@@ -2,6 +2,7 @@ package projections
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"strconv"
@@ -46,6 +47,7 @@ var keyShapes = map[string][]int{
 	string(bucketBM25Docs):      {8},
 	string(bucketBM25Postings):  {0, 0, 8},
 	string(bucketBM25Terms):     {0, 0},
+	string(bucketBM25Stats):     {0, 0},
 }
 
 func dumpKey(bucket, k []byte) string {
@@ -128,7 +130,7 @@ func dumpValue(bucket, k, v []byte) string {
 	return fmt.Sprintf("%x", v)
 }
 
-func beU32(b []byte) uint32 { return uint32(beU64(append(make([]byte, 4), b...))) }
+func beU32(b []byte) uint32 { return binary.BigEndian.Uint32(b) }
 
 // formatMessage renders m as "{field: value ...}" with the populated fields
 // in field-number order. Unlike prototext it is byte-stable (golden files).

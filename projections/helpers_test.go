@@ -3,6 +3,7 @@ package projections
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -157,4 +158,11 @@ func publish(t testing.TB, log *events.JetStreamLog, recs []Decoded) uint64 {
 		last = res.Seq
 	}
 	return last
+}
+
+func writeFile(path, s string) error { return os.WriteFile(path, []byte(s), 0o600) }
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }

@@ -226,6 +226,10 @@ func consume(ctx context.Context, js jetstream.JetStream, stream string, codec *
 			d, err := decodeMsg(stream, codec, msg)
 			if err != nil {
 				cancel()
+				// Commit the good records before it, then stop on it.
+				if aerr := applyBatch(stream, buf, apply); aerr != nil {
+					return aerr
+				}
 				return err
 			}
 			buf = append(buf, d)
@@ -235,14 +239,24 @@ func consume(ctx context.Context, js jetstream.JetStream, stream string, codec *
 		if ctx.Err() != nil {
 			return ctx.Err() // buffered records are not committed: read again next time
 		}
-		if err := apply(buf); err != nil {
-			var ae *ApplyError
-			if errors.As(err, &ae) {
-				ae.Stream = stream
-			}
+		if err := applyBatch(stream, buf, apply); err != nil {
 			return err
 		}
 	}
+}
+
+func applyBatch(stream string, buf []Decoded, apply func([]Decoded) error) error {
+	if len(buf) == 0 {
+		return nil
+	}
+	if err := apply(buf); err != nil {
+		var ae *ApplyError
+		if errors.As(err, &ae) {
+			ae.Stream = stream
+		}
+		return err
+	}
+	return nil
 }
 
 func decodeMsg(stream string, codec *events.Codec, msg jetstream.Msg) (Decoded, error) {

@@ -204,7 +204,7 @@ func (s *Store) ListSessions(req *memoryv1.ListSessionsRequest) ([]*memoryv1.Ses
 				return nil
 			}
 			var e *memoryv1.SessionIndexEntry
-			if bucket == nil || bytes.Equal(bucket, bucketSessions) {
+			if bytes.Equal(bucket, bucketSessions) {
 				e = new(memoryv1.SessionIndexEntry)
 				if err := proto.Unmarshal(v, e); err != nil {
 					return fmt.Errorf("projections: stored session %q: %w", k, err)

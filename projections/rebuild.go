@@ -15,7 +15,7 @@ import (
 )
 
 // rebuildBatch is the number of records per transaction during Rebuild.
-const rebuildBatch = 4096
+const rebuildBatch = 256
 
 // RebuildStats describes a finished Rebuild.
 type RebuildStats struct {

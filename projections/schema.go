@@ -61,7 +61,9 @@ var (
 	// bucketBM25Terms: user_key \x00 term → df(8B), documents of user_key
 	// holding term.
 	bucketBM25Terms = []byte("bm25_terms")
-	// bucketBM25Stats: user_key → docs(8B) total length(8B), for N and avgdl.
+	// bucketBM25Stats: user_key \x00 → docs(8B) total length(8B), for N and
+	// avgdl (the separator keeps the key of user_key "" non-empty: bbolt
+	// refuses empty keys).
 	bucketBM25Stats = []byte("bm25_stats")
 )
 
@@ -165,6 +167,8 @@ func postingKey(userKey, term string, docID uint64) []byte {
 }
 
 func termKey(userKey, term string) []byte { return join([]byte(userKey), []byte(term)) }
+
+func statsKey(userKey string) []byte { return prefix(userKey) }
 
 // docValue / postingValue layouts: fixed-width numbers, then the session id.
 func docValue(docLen uint32, msgSeq uint64, sessionID string) []byte {

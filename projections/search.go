@@ -48,13 +48,35 @@ func (w *writer) index(userKey, sessionID string, m *memoryv1.Message) error {
 		if err := w.bPostings.Put(postingKey(userKey, t, docID), postingValue(tfs[t], docLen, sessionID)); err != nil {
 			return err
 		}
-		tk := termKey(userKey, t)
-		if err := w.bTerms.Put(tk, u64(getU64(w.bTerms, tk)+1)); err != nil {
+		w.dfDelta[string(termKey(userKey, t))]++
+	}
+	st := w.statsDelta[userKey]
+	w.statsDelta[userKey] = [2]uint64{st[0] + 1, st[1] + uint64(docLen)}
+	return nil
+}
+
+// flushBM25 adds the document frequencies and collection statistics gathered
+// by index to their buckets (once per key and transaction, in key order).
+func (w *writer) flushBM25() error {
+	keys := make([]string, 0, len(w.dfDelta))
+	for k := range w.dfDelta {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if err := w.bTerms.Put([]byte(k), u64(getU64(w.bTerms, []byte(k))+w.dfDelta[k])); err != nil {
 			return err
 		}
 	}
-	docs, total := parseStatsValue(w.bStats.Get([]byte(userKey)))
-	return w.bStats.Put([]byte(userKey), statsValue(docs+1, total+uint64(docLen)))
+	clear(w.dfDelta)
+	for userKey, d := range w.statsDelta {
+		docs, total := parseStatsValue(w.bStats.Get(statsKey(userKey)))
+		if err := w.bStats.Put(statsKey(userKey), statsValue(docs+d[0], total+d[1])); err != nil {
+			return err
+		}
+	}
+	clear(w.statsDelta)
+	return nil
 }
 
 // Search ranks the messages of session sessionID (scope SESSION or
@@ -96,7 +118,7 @@ func (s *Store) Search(sessionID string, scope memoryv1.SearchScope, query strin
 		if scope != memoryv1.SearchScope_SEARCH_SCOPE_USER || userKey == "" {
 			filter = []byte(sessionID)
 		}
-		n, total := parseStatsValue(tx.Bucket(bucketBM25Stats).Get([]byte(userKey)))
+		n, total := parseStatsValue(tx.Bucket(bucketBM25Stats).Get(statsKey(userKey)))
 		if n == 0 {
 			return nil
 		}

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/agentmem/agentmem/events"
@@ -97,7 +98,7 @@ func (s *Store) view(fn func(tx *bolt.Tx) error) error {
 		return ErrClosed
 	}
 	err := s.db.View(fn)
-	if errors.Is(err, bolt.ErrDatabaseNotOpen) {
+	if errors.Is(err, berrors.ErrDatabaseNotOpen) {
 		return ErrClosed
 	}
 	return err
@@ -162,6 +163,9 @@ type writer struct {
 	dirty    []string // session ids to write, in first-touch order
 	isDirty  map[string]bool
 
+	dfDelta    map[string]uint64    // bm25_terms key → documents added in this transaction
+	statsDelta map[string][2]uint64 // user_key → documents, length added in this transaction
+
 	bSessions, bByUser, bByAgent     *bolt.Bucket
 	bMessages, bIDs, bSummaries      *bolt.Bucket
 	bDocs, bPostings, bTerms, bStats *bolt.Bucket
@@ -172,6 +176,8 @@ func newWriter(tx *bolt.Tx) *writer {
 		tx:         tx,
 		sessions:   make(map[string]*memoryv1.SessionIndexEntry),
 		isDirty:    make(map[string]bool),
+		dfDelta:    make(map[string]uint64),
+		statsDelta: make(map[string][2]uint64),
 		bSessions:  tx.Bucket(bucketSessions),
 		bByUser:    tx.Bucket(bucketByUser),
 		bByAgent:   tx.Bucket(bucketByAgent),
@@ -205,6 +211,9 @@ func (w *writer) session(id string) (*memoryv1.SessionIndexEntry, error) {
 }
 
 func (w *writer) flush() error {
+	if err := w.flushBM25(); err != nil {
+		return err
+	}
 	for _, id := range w.dirty {
 		v, err := marshalOpts.Marshal(w.sessions[id])
 		if err != nil {

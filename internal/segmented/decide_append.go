@@ -131,6 +131,7 @@ func (s *State) buildMessages(req *memoryv1.AppendRequest, env Env) (*memoryv1.M
 			Tokens:          messageTokens(env.Tokenizer, in.Content, in.ToolCalls),
 			Turn:            turn,
 			CreatedUnixNano: env.NowUnixNano,
+			DataRef:         in.DataRef,
 		}
 		if in.Role == memoryv1.Role_ROLE_TOOL {
 			name, open := calls[in.ToolCallId]

@@ -336,12 +336,17 @@ func (x *CreateSessionRequest) GetBackendSchema() string {
 type MessageInput struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// id is optional; the server assigns "m<seq>" when empty.
-	Id            string      `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
-	Role          Role        `protobuf:"varint,2,opt,name=role,proto3,enum=agentmem.memory.v1.Role" json:"role,omitempty"`
-	Content       string      `protobuf:"bytes,3,opt,name=content,proto3" json:"content,omitempty"`
-	Name          string      `protobuf:"bytes,4,opt,name=name,proto3" json:"name,omitempty"`
-	ToolCalls     []*ToolCall `protobuf:"bytes,5,rep,name=tool_calls,json=toolCalls,proto3" json:"tool_calls,omitempty"`
-	ToolCallId    string      `protobuf:"bytes,6,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
+	Id         string      `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Role       Role        `protobuf:"varint,2,opt,name=role,proto3,enum=agentmem.memory.v1.Role" json:"role,omitempty"`
+	Content    string      `protobuf:"bytes,3,opt,name=content,proto3" json:"content,omitempty"`
+	Name       string      `protobuf:"bytes,4,opt,name=name,proto3" json:"name,omitempty"`
+	ToolCalls  []*ToolCall `protobuf:"bytes,5,rep,name=tool_calls,json=toolCalls,proto3" json:"tool_calls,omitempty"`
+	ToolCallId string      `protobuf:"bytes,6,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
+	// data_ref: the content is a reference to large data (set by the node when
+	// it stores a tool result above the large-data threshold, or by a client
+	// attaching data it put with mem.v1.data.put). Content then holds a short
+	// reference text, which is what the budget counts.
+	DataRef       *DataReference `protobuf:"bytes,7,opt,name=data_ref,json=dataRef,proto3" json:"data_ref,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -416,6 +421,13 @@ func (x *MessageInput) GetToolCallId() string {
 		return x.ToolCallId
 	}
 	return ""
+}
+
+func (x *MessageInput) GetDataRef() *DataReference {
+	if x != nil {
+		return x.DataRef
+	}
+	return nil
 }
 
 type AppendRequest struct {
@@ -2676,7 +2688,7 @@ const file_memory_v1_api_proto_rawDesc = "" +
 	"\x12summary_max_tokens\x18\v \x01(\rR\x10summaryMaxTokens\x12#\n" +
 	"\rsystem_prompt\x18\f \x01(\tR\fsystemPrompt\x12\x1a\n" +
 	"\bpatterns\x18\r \x03(\tR\bpatterns\x12%\n" +
-	"\x0ebackend_schema\x18\x0e \x01(\tR\rbackendSchema\"\xd9\x01\n" +
+	"\x0ebackend_schema\x18\x0e \x01(\tR\rbackendSchema\"\x97\x02\n" +
 	"\fMessageInput\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12,\n" +
 	"\x04role\x18\x02 \x01(\x0e2\x18.agentmem.memory.v1.RoleR\x04role\x12\x18\n" +
@@ -2685,7 +2697,8 @@ const file_memory_v1_api_proto_rawDesc = "" +
 	"\n" +
 	"tool_calls\x18\x05 \x03(\v2\x1c.agentmem.memory.v1.ToolCallR\ttoolCalls\x12 \n" +
 	"\ftool_call_id\x18\x06 \x01(\tR\n" +
-	"toolCallId\"l\n" +
+	"toolCallId\x12<\n" +
+	"\bdata_ref\x18\a \x01(\v2!.agentmem.memory.v1.DataReferenceR\adataRef\"l\n" +
 	"\rAppendRequest\x12\x1d\n" +
 	"\n" +
 	"command_id\x18\x01 \x01(\tR\tcommandId\x12<\n" +
@@ -2948,62 +2961,64 @@ var file_memory_v1_api_proto_goTypes = []any{
 	(*CompressionProfile)(nil),   // 36: agentmem.memory.v1.CompressionProfile
 	(Role)(0),                    // 37: agentmem.memory.v1.Role
 	(*ToolCall)(nil),             // 38: agentmem.memory.v1.ToolCall
-	(SessionStatus)(0),           // 39: agentmem.memory.v1.SessionStatus
-	(*ToolDefinition)(nil),       // 40: agentmem.memory.v1.ToolDefinition
-	(*SchemaEntry)(nil),          // 41: agentmem.memory.v1.SchemaEntry
-	(*Fact)(nil),                 // 42: agentmem.memory.v1.Fact
-	(*Rom)(nil),                  // 43: agentmem.memory.v1.Rom
-	(*Kernel)(nil),               // 44: agentmem.memory.v1.Kernel
-	(*StateEntry)(nil),           // 45: agentmem.memory.v1.StateEntry
-	(*Message)(nil),              // 46: agentmem.memory.v1.Message
+	(*DataReference)(nil),        // 39: agentmem.memory.v1.DataReference
+	(SessionStatus)(0),           // 40: agentmem.memory.v1.SessionStatus
+	(*ToolDefinition)(nil),       // 41: agentmem.memory.v1.ToolDefinition
+	(*SchemaEntry)(nil),          // 42: agentmem.memory.v1.SchemaEntry
+	(*Fact)(nil),                 // 43: agentmem.memory.v1.Fact
+	(*Rom)(nil),                  // 44: agentmem.memory.v1.Rom
+	(*Kernel)(nil),               // 45: agentmem.memory.v1.Kernel
+	(*StateEntry)(nil),           // 46: agentmem.memory.v1.StateEntry
+	(*Message)(nil),              // 47: agentmem.memory.v1.Message
 }
 var file_memory_v1_api_proto_depIdxs = []int32{
 	36, // 0: agentmem.memory.v1.CreateSessionRequest.custom_profile:type_name -> agentmem.memory.v1.CompressionProfile
 	37, // 1: agentmem.memory.v1.MessageInput.role:type_name -> agentmem.memory.v1.Role
 	38, // 2: agentmem.memory.v1.MessageInput.tool_calls:type_name -> agentmem.memory.v1.ToolCall
-	4,  // 3: agentmem.memory.v1.AppendRequest.messages:type_name -> agentmem.memory.v1.MessageInput
-	7,  // 4: agentmem.memory.v1.AppendReply.result:type_name -> agentmem.memory.v1.MutationReply
-	6,  // 5: agentmem.memory.v1.AppendReply.usage:type_name -> agentmem.memory.v1.Usage
-	7,  // 6: agentmem.memory.v1.CreateSessionReply.result:type_name -> agentmem.memory.v1.MutationReply
-	15, // 7: agentmem.memory.v1.CreateSessionReply.session:type_name -> agentmem.memory.v1.SessionInfo
-	37, // 8: agentmem.memory.v1.ContextMessage.role:type_name -> agentmem.memory.v1.Role
-	38, // 9: agentmem.memory.v1.ContextMessage.tool_calls:type_name -> agentmem.memory.v1.ToolCall
-	11, // 10: agentmem.memory.v1.ContextReply.messages:type_name -> agentmem.memory.v1.ContextMessage
-	12, // 11: agentmem.memory.v1.ContextReply.layers:type_name -> agentmem.memory.v1.LayerTokens
-	6,  // 12: agentmem.memory.v1.ContextReply.usage:type_name -> agentmem.memory.v1.Usage
-	39, // 13: agentmem.memory.v1.SessionInfo.status:type_name -> agentmem.memory.v1.SessionStatus
-	6,  // 14: agentmem.memory.v1.SessionInfo.usage:type_name -> agentmem.memory.v1.Usage
-	15, // 15: agentmem.memory.v1.GetSessionReply.session:type_name -> agentmem.memory.v1.SessionInfo
-	40, // 16: agentmem.memory.v1.KernelRequest.define_tool:type_name -> agentmem.memory.v1.ToolDefinition
-	41, // 17: agentmem.memory.v1.KernelRequest.cache_schema:type_name -> agentmem.memory.v1.SchemaEntry
-	42, // 18: agentmem.memory.v1.KernelRequest.set_fact:type_name -> agentmem.memory.v1.Fact
-	43, // 19: agentmem.memory.v1.KernelRequest.update_rom:type_name -> agentmem.memory.v1.Rom
-	7,  // 20: agentmem.memory.v1.KernelReply.result:type_name -> agentmem.memory.v1.MutationReply
-	44, // 21: agentmem.memory.v1.KernelReply.kernel:type_name -> agentmem.memory.v1.Kernel
-	43, // 22: agentmem.memory.v1.KernelReply.rom:type_name -> agentmem.memory.v1.Rom
-	43, // 23: agentmem.memory.v1.KernelReply.pending_rom:type_name -> agentmem.memory.v1.Rom
-	0,  // 24: agentmem.memory.v1.StateRequest.op:type_name -> agentmem.memory.v1.StateOp
-	7,  // 25: agentmem.memory.v1.StateReply.result:type_name -> agentmem.memory.v1.MutationReply
-	45, // 26: agentmem.memory.v1.StateReply.entries:type_name -> agentmem.memory.v1.StateEntry
-	1,  // 27: agentmem.memory.v1.StatusRequest.action:type_name -> agentmem.memory.v1.StatusAction
-	7,  // 28: agentmem.memory.v1.StatusReply.result:type_name -> agentmem.memory.v1.MutationReply
-	39, // 29: agentmem.memory.v1.StatusReply.status:type_name -> agentmem.memory.v1.SessionStatus
-	46, // 30: agentmem.memory.v1.RecallReply.messages:type_name -> agentmem.memory.v1.Message
-	2,  // 31: agentmem.memory.v1.SearchRequest.scope:type_name -> agentmem.memory.v1.SearchScope
-	46, // 32: agentmem.memory.v1.SearchHit.message:type_name -> agentmem.memory.v1.Message
-	27, // 33: agentmem.memory.v1.SearchReply.hits:type_name -> agentmem.memory.v1.SearchHit
-	7,  // 34: agentmem.memory.v1.PromoteReply.result:type_name -> agentmem.memory.v1.MutationReply
-	6,  // 35: agentmem.memory.v1.PromoteReply.usage:type_name -> agentmem.memory.v1.Usage
-	7,  // 36: agentmem.memory.v1.ClearRecalledReply.result:type_name -> agentmem.memory.v1.MutationReply
-	6,  // 37: agentmem.memory.v1.ClearRecalledReply.usage:type_name -> agentmem.memory.v1.Usage
-	39, // 38: agentmem.memory.v1.ListSessionsRequest.status:type_name -> agentmem.memory.v1.SessionStatus
-	39, // 39: agentmem.memory.v1.SessionIndexEntry.status:type_name -> agentmem.memory.v1.SessionStatus
-	34, // 40: agentmem.memory.v1.ListSessionsReply.sessions:type_name -> agentmem.memory.v1.SessionIndexEntry
-	41, // [41:41] is the sub-list for method output_type
-	41, // [41:41] is the sub-list for method input_type
-	41, // [41:41] is the sub-list for extension type_name
-	41, // [41:41] is the sub-list for extension extendee
-	0,  // [0:41] is the sub-list for field type_name
+	39, // 3: agentmem.memory.v1.MessageInput.data_ref:type_name -> agentmem.memory.v1.DataReference
+	4,  // 4: agentmem.memory.v1.AppendRequest.messages:type_name -> agentmem.memory.v1.MessageInput
+	7,  // 5: agentmem.memory.v1.AppendReply.result:type_name -> agentmem.memory.v1.MutationReply
+	6,  // 6: agentmem.memory.v1.AppendReply.usage:type_name -> agentmem.memory.v1.Usage
+	7,  // 7: agentmem.memory.v1.CreateSessionReply.result:type_name -> agentmem.memory.v1.MutationReply
+	15, // 8: agentmem.memory.v1.CreateSessionReply.session:type_name -> agentmem.memory.v1.SessionInfo
+	37, // 9: agentmem.memory.v1.ContextMessage.role:type_name -> agentmem.memory.v1.Role
+	38, // 10: agentmem.memory.v1.ContextMessage.tool_calls:type_name -> agentmem.memory.v1.ToolCall
+	11, // 11: agentmem.memory.v1.ContextReply.messages:type_name -> agentmem.memory.v1.ContextMessage
+	12, // 12: agentmem.memory.v1.ContextReply.layers:type_name -> agentmem.memory.v1.LayerTokens
+	6,  // 13: agentmem.memory.v1.ContextReply.usage:type_name -> agentmem.memory.v1.Usage
+	40, // 14: agentmem.memory.v1.SessionInfo.status:type_name -> agentmem.memory.v1.SessionStatus
+	6,  // 15: agentmem.memory.v1.SessionInfo.usage:type_name -> agentmem.memory.v1.Usage
+	15, // 16: agentmem.memory.v1.GetSessionReply.session:type_name -> agentmem.memory.v1.SessionInfo
+	41, // 17: agentmem.memory.v1.KernelRequest.define_tool:type_name -> agentmem.memory.v1.ToolDefinition
+	42, // 18: agentmem.memory.v1.KernelRequest.cache_schema:type_name -> agentmem.memory.v1.SchemaEntry
+	43, // 19: agentmem.memory.v1.KernelRequest.set_fact:type_name -> agentmem.memory.v1.Fact
+	44, // 20: agentmem.memory.v1.KernelRequest.update_rom:type_name -> agentmem.memory.v1.Rom
+	7,  // 21: agentmem.memory.v1.KernelReply.result:type_name -> agentmem.memory.v1.MutationReply
+	45, // 22: agentmem.memory.v1.KernelReply.kernel:type_name -> agentmem.memory.v1.Kernel
+	44, // 23: agentmem.memory.v1.KernelReply.rom:type_name -> agentmem.memory.v1.Rom
+	44, // 24: agentmem.memory.v1.KernelReply.pending_rom:type_name -> agentmem.memory.v1.Rom
+	0,  // 25: agentmem.memory.v1.StateRequest.op:type_name -> agentmem.memory.v1.StateOp
+	7,  // 26: agentmem.memory.v1.StateReply.result:type_name -> agentmem.memory.v1.MutationReply
+	46, // 27: agentmem.memory.v1.StateReply.entries:type_name -> agentmem.memory.v1.StateEntry
+	1,  // 28: agentmem.memory.v1.StatusRequest.action:type_name -> agentmem.memory.v1.StatusAction
+	7,  // 29: agentmem.memory.v1.StatusReply.result:type_name -> agentmem.memory.v1.MutationReply
+	40, // 30: agentmem.memory.v1.StatusReply.status:type_name -> agentmem.memory.v1.SessionStatus
+	47, // 31: agentmem.memory.v1.RecallReply.messages:type_name -> agentmem.memory.v1.Message
+	2,  // 32: agentmem.memory.v1.SearchRequest.scope:type_name -> agentmem.memory.v1.SearchScope
+	47, // 33: agentmem.memory.v1.SearchHit.message:type_name -> agentmem.memory.v1.Message
+	27, // 34: agentmem.memory.v1.SearchReply.hits:type_name -> agentmem.memory.v1.SearchHit
+	7,  // 35: agentmem.memory.v1.PromoteReply.result:type_name -> agentmem.memory.v1.MutationReply
+	6,  // 36: agentmem.memory.v1.PromoteReply.usage:type_name -> agentmem.memory.v1.Usage
+	7,  // 37: agentmem.memory.v1.ClearRecalledReply.result:type_name -> agentmem.memory.v1.MutationReply
+	6,  // 38: agentmem.memory.v1.ClearRecalledReply.usage:type_name -> agentmem.memory.v1.Usage
+	40, // 39: agentmem.memory.v1.ListSessionsRequest.status:type_name -> agentmem.memory.v1.SessionStatus
+	40, // 40: agentmem.memory.v1.SessionIndexEntry.status:type_name -> agentmem.memory.v1.SessionStatus
+	34, // 41: agentmem.memory.v1.ListSessionsReply.sessions:type_name -> agentmem.memory.v1.SessionIndexEntry
+	42, // [42:42] is the sub-list for method output_type
+	42, // [42:42] is the sub-list for method input_type
+	42, // [42:42] is the sub-list for extension type_name
+	42, // [42:42] is the sub-list for extension extendee
+	0,  // [0:42] is the sub-list for field type_name
 }
 
 func init() { file_memory_v1_api_proto_init() }

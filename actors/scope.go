@@ -1,0 +1,232 @@
+package actors
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/google/uuid"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/agentmem/agentmem/internal/sharedmem"
+	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
+)
+
+// SessionScopeKind is the aggregate kind (and subject token) of the
+// session:<id> scope: mem.ev.session.<id> is the session aggregate itself,
+// so the scope's entries live on mem.ev.session_scope.<id>.
+const SessionScopeKind = "session_scope"
+
+// AggregateKind is the log kind of a scope kind.
+func AggregateKind(k sharedmem.Kind) string {
+	if k == sharedmem.KindSession {
+		return SessionScopeKind
+	}
+	return string(k)
+}
+
+// scopeModel adapts sharedmem.State to the pipeline.
+type scopeModel struct{ *sharedmem.State }
+
+func (m scopeModel) Exists() bool { return m.State.Version() > 0 }
+
+func (m scopeModel) apply(cmd string, version, seq uint64, t int64, evs []proto.Message) error {
+	return m.State.Apply(sharedmem.Meta{CommandID: cmd, Version: version, Seq: seq, TimeUnixNano: t}, evs)
+}
+
+func (m scopeModel) marshal() ([]byte, error) { return deterministic.Marshal(m.State.Snapshot()) }
+
+func scopeModelKind(k sharedmem.Kind) modelKind {
+	return modelKind{
+		kind:  AggregateKind(k),
+		empty: func(id string) model { return scopeModel{sharedmem.New(k, id)} },
+		restore: func(data []byte) (model, error) {
+			snap := &memoryv1.ScopeSnapshot{}
+			if err := proto.Unmarshal(data, snap); err != nil {
+				return nil, err
+			}
+			return scopeModel{sharedmem.FromSnapshot(snap)}, nil
+		},
+	}
+}
+
+// CopyEntry is the publish command: put src (a plain entry read from another
+// scope) into this scope as a new version.
+type CopyEntry struct {
+	CommandID string
+	Entry     *memoryv1.Entry
+	By        string
+}
+
+// expireTick wakes a scope actor when its earliest entry expires.
+type expireTick struct{}
+
+// scopeActor owns one scope aggregate (agent:<id> or a shared scope).
+type scopeActor struct {
+	core
+	kind sharedmem.Kind
+	// timer fires expireTick at timerAt (unix nanos); nil when none is due.
+	timer   *time.Timer
+	timerAt int64
+}
+
+// DispatchScope sends body to the actor of scope kind:id, spawning it if
+// needed. Ids must be valid (sharedmem.ScopeID).
+func (d *Directory) DispatchScope(kind sharedmem.Kind, id string, body any, reply ReplyFunc) error {
+	mk := scopeModelKind(kind)
+	return d.dispatch(mk.kind+"/"+id, func(key string) actor.Actor {
+		return &scopeActor{core: newCore(d, mk, key, id), kind: kind}
+	}, &request{body: body, reply: reply})
+}
+
+func (a *scopeActor) st() *sharedmem.State { return a.m.(scopeModel).State }
+
+// Receive handles one message at a time.
+func (a *scopeActor) Receive(ctx actor.Context) {
+	switch ctx.Message().(type) {
+	case *actor.Stopping, *actor.Restarting:
+		a.stopTimer()
+	}
+	if a.common(ctx) {
+		return
+	}
+	switch m := ctx.Message().(type) {
+	case *request:
+		reply, err := a.handle(m.body)
+		m.reply(reply, err)
+		if errors.Is(err, ErrUnavailable) {
+			panic(err)
+		}
+	case *expireTick:
+		a.timer, a.timerAt = nil, 0
+		if a.ensureRecovered() == nil {
+			if err := a.expire(); errors.Is(err, ErrUnavailable) {
+				panic(err)
+			}
+		}
+	}
+}
+
+func (a *scopeActor) env() sharedmem.Env {
+	return sharedmem.Env{NowUnixNano: a.dir.deps.Now().UnixNano()}
+}
+
+// expire stores EXPIRE tombstones for entries whose time has come, then
+// schedules the next wake-up.
+func (a *scopeActor) expire() error {
+	now := a.dir.deps.Now().UnixNano()
+	if next := a.st().NextExpiry(); next != 0 && next <= now {
+		if _, err := a.mutate(uuid.NewString(), func() ([]proto.Message, error) {
+			return a.st().DecideExpire(sharedmem.Env{NowUnixNano: now}), nil
+		}); err != nil {
+			return err
+		}
+	}
+	a.schedule()
+	return nil
+}
+
+// schedule arms the timer for the earliest expiry (expiry is an event the
+// actor emits; a passivated scope expires its entries when it is next
+// activated, and reads hide expired entries meanwhile).
+func (a *scopeActor) schedule() {
+	next := a.st().NextExpiry()
+	if next == 0 || next == a.timerAt {
+		return
+	}
+	a.stopTimer()
+	self, d := a.self, a.dir
+	a.timerAt = next
+	a.timer = time.AfterFunc(time.Duration(max(next-d.deps.Now().UnixNano(), 0)), func() { d.send(self, &expireTick{}) })
+}
+
+func (a *scopeActor) stopTimer() {
+	if a.timer != nil {
+		a.timer.Stop()
+		a.timer, a.timerAt = nil, 0
+	}
+}
+
+// handle routes one request.
+func (a *scopeActor) handle(body any) (proto.Message, error) {
+	if err := a.ensureRecovered(); err != nil {
+		return nil, err
+	}
+	if err := a.expire(); err != nil {
+		return nil, err
+	}
+	now := a.dir.deps.Now().UnixNano()
+	switch req := body.(type) {
+	case *memoryv1.PutEntryRequest:
+		return a.write(req.GetCommandId(), req.GetKey(), func() ([]proto.Message, error) {
+			return a.st().DecidePut(req, req.GetBy(), a.env())
+		})
+	case *memoryv1.DeleteEntryRequest:
+		return a.write(req.GetCommandId(), req.GetKey(), func() ([]proto.Message, error) {
+			return a.st().DecideDelete(req, req.GetBy(), a.env())
+		})
+	case *memoryv1.RollbackEntryRequest:
+		return a.write(req.GetCommandId(), req.GetKey(), func() ([]proto.Message, error) {
+			return a.st().DecideRollback(req, req.GetBy(), a.env())
+		})
+	case *CopyEntry:
+		return a.write(req.CommandID, req.Entry.GetKey(), func() ([]proto.Message, error) {
+			return a.st().DecideCopy(req.Entry, req.By, a.env())
+		})
+	case *memoryv1.ConfigureScopeRequest:
+		res, err := a.mutate(req.GetCommandId(), func() ([]proto.Message, error) {
+			return a.st().DecideConfigure(req, a.env())
+		})
+		if err != nil {
+			return nil, err
+		}
+		return &memoryv1.ConfigureScopeReply{Result: res, Config: a.st().Config()}, nil
+	case *memoryv1.GetEntryRequest:
+		e, err := a.st().Get(req.GetKey(), req.GetVersion(), now)
+		if err != nil {
+			return nil, err
+		}
+		return &memoryv1.EntryReply{Entry: e}, nil
+	case *memoryv1.ListEntriesRequest:
+		entries, next, err := a.st().List(req, now)
+		if err != nil {
+			return nil, err
+		}
+		return &memoryv1.ListEntriesReply{Entries: entries, NextPageToken: next}, nil
+	case *memoryv1.HistoryRequest:
+		versions, err := a.st().History(req.GetKey())
+		if err != nil {
+			return nil, err
+		}
+		return &memoryv1.HistoryReply{Versions: versions}, nil
+	default:
+		return nil, &sharedmem.Rejection{Code: 400, Field: "body", Reason: fmt.Sprintf("unsupported request %T", body)}
+	}
+}
+
+// write runs one entry mutation and answers with the key's newest version
+// (a tombstone after a delete).
+func (a *scopeActor) write(commandID, key string, decide func() ([]proto.Message, error)) (proto.Message, error) {
+	var version uint64
+	res, err := a.mutate(commandID, func() ([]proto.Message, error) {
+		evs, err := decide()
+		for _, ev := range evs {
+			if e, ok := ev.(*memoryv1.EntryChanged); ok && e.GetEntry().GetKey() == key {
+				version = e.GetEntry().GetVersion()
+			}
+		}
+		return evs, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	a.schedule()
+	reply := &memoryv1.EntryReply{Result: res}
+	if version != 0 { // a duplicate command decided nothing: no entry to show
+		if e, err := a.st().Get(key, version, a.dir.deps.Now().UnixNano()); err == nil {
+			reply.Entry = e
+		}
+	}
+	return reply, nil
+}

@@ -1,0 +1,296 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/nats-io/nats.go/micro"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/agentmem/agentmem/actors"
+	"github.com/agentmem/agentmem/internal/sharedmem"
+	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
+)
+
+// ScopeDispatcher hands a request to the owner of a scope (actors.Directory).
+type ScopeDispatcher interface {
+	DispatchScope(kind sharedmem.Kind, id string, body any, reply actors.ReplyFunc) error
+}
+
+var _ ScopeDispatcher = (*actors.Directory)(nil)
+
+// entryOps are the operations of mem.v1.agent.<id>.<op> and
+// mem.v1.scope.<kind>.<id>.<op> served by the scope's actor.
+var entryOps = map[string]func() proto.Message{
+	"put":       func() proto.Message { return &memoryv1.PutEntryRequest{} },
+	"get":       func() proto.Message { return &memoryv1.GetEntryRequest{} },
+	"delete":    func() proto.Message { return &memoryv1.DeleteEntryRequest{} },
+	"list":      func() proto.Message { return &memoryv1.ListEntriesRequest{} },
+	"history":   func() proto.Message { return &memoryv1.HistoryRequest{} },
+	"rollback":  func() proto.Message { return &memoryv1.RollbackEntryRequest{} },
+	"configure": func() proto.Message { return &memoryv1.ConfigureScopeRequest{} },
+}
+
+// scopeTarget is the scope a subject addresses.
+type scopeTarget struct {
+	kind sharedmem.Kind
+	id   string
+}
+
+// parseScopeSubject reads mem.v1.agent.<id>.<op> or mem.v1.scope.<kind>.<id>.<op>.
+func parseScopeSubject(subject string) (scopeTarget, string, error) {
+	parts := strings.Split(subject, ".")
+	var t scopeTarget
+	switch {
+	case len(parts) == 5 && parts[2] == "agent":
+		t = scopeTarget{sharedmem.KindAgent, parts[3]}
+	case len(parts) == 6 && parts[2] == "scope":
+		kind, err := sharedmem.ParseKind(parts[3])
+		if err != nil {
+			return t, "", err
+		}
+		if kind == sharedmem.KindAgent {
+			return t, "", &Error{Code: 400, Field: "kind", Message: "agent memory is addressed as mem.v1.agent.<id>.<op>"}
+		}
+		t = scopeTarget{kind, parts[4]}
+	default:
+		return t, "", &Error{Code: 400, Field: "id", Message: "subject must be mem.v1.agent.<id>.<op> or mem.v1.scope.<kind>.<id>.<op> (ids have no dots)"}
+	}
+	id, err := sharedmem.ScopeID(t.kind, t.id)
+	if err != nil {
+		return t, "", err
+	}
+	t.id = id
+	return t, parts[len(parts)-1], nil
+}
+
+// setBy makes the writer of an agent scope the agent of the subject: the
+// node never trusts an agent id the subject does not carry.
+func setBy(t scopeTarget, body proto.Message) {
+	if t.kind != sharedmem.KindAgent {
+		return
+	}
+	switch r := body.(type) {
+	case *memoryv1.PutEntryRequest:
+		r.By = t.id
+	case *memoryv1.DeleteEntryRequest:
+		r.By = t.id
+	case *memoryv1.RollbackEntryRequest:
+		r.By = t.id
+	}
+}
+
+func (s *Service) entryHandler(op string, newReq func() proto.Message) func(micro.Request) {
+	return func(r micro.Request) {
+		asJSON, rp := wantsJSON(r.Headers()), s.replyTo(r)
+		t, _, err := parseScopeSubject(r.Subject())
+		if err != nil {
+			respondError(rp, asJSON, classify(err))
+			return
+		}
+		body := newReq()
+		if err := decode(r.Data(), asJSON, body); err != nil {
+			respondError(rp, asJSON, decodeError(body, err))
+			return
+		}
+		setBy(t, body)
+		s.inflight.Add(1)
+		err = s.scopes.DispatchScope(t.kind, t.id, body, func(reply proto.Message, err error) {
+			defer s.inflight.Done()
+			if err != nil {
+				respondError(rp, asJSON, classify(err))
+				return
+			}
+			respond(rp, asJSON, reply)
+		})
+		if err != nil {
+			s.inflight.Done()
+			respondError(rp, asJSON, classify(err))
+		}
+	}
+}
+
+// call sends body to a scope actor and waits for the reply.
+func (s *Service) call(ctx context.Context, dispatch func(actors.ReplyFunc) error) (proto.Message, error) {
+	type result struct {
+		m   proto.Message
+		err error
+	}
+	ch := make(chan result, 1)
+	if err := dispatch(func(m proto.Message, err error) { ch <- result{m, err} }); err != nil {
+		return nil, err
+	}
+	select {
+	case r := <-ch:
+		return r.m, r.err
+	case <-ctx.Done():
+		return nil, &Error{Code: 503, Message: "timed out waiting for the actor: " + ctx.Err().Error()}
+	}
+}
+
+func (s *Service) getEntry(ctx context.Context, kind sharedmem.Kind, id, key string) (*memoryv1.Entry, error) {
+	m, err := s.call(ctx, func(reply actors.ReplyFunc) error {
+		return s.scopes.DispatchScope(kind, id, &memoryv1.GetEntryRequest{Key: key}, reply)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return m.(*memoryv1.EntryReply).GetEntry(), nil
+}
+
+func (s *Service) sessionInfo(ctx context.Context, id string) (*memoryv1.SessionInfo, error) {
+	m, err := s.call(ctx, func(reply actors.ReplyFunc) error {
+		return s.d.Dispatch(id, &memoryv1.GetSessionRequest{}, reply)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return m.(*memoryv1.GetSessionReply).GetSession(), nil
+}
+
+func isNotFound(err error) bool { return err != nil && classify(err).Code == 404 }
+
+// resolveHandler serves mem.v1.scope.session.<id>.resolve: the first of
+// temp > session > user > app > project holding the key, for that session.
+func (s *Service) resolveHandler(r micro.Request) {
+	asJSON, rp := wantsJSON(r.Headers()), s.replyTo(r)
+	t, _, err := parseScopeSubject(r.Subject())
+	if err == nil && t.kind != sharedmem.KindSession {
+		err = &Error{Code: 400, Field: "kind", Message: "resolve is served on mem.v1.scope.session.<session id>.resolve"}
+	}
+	if err != nil {
+		respondError(rp, asJSON, classify(err))
+		return
+	}
+	req := &memoryv1.ResolveRequest{}
+	if err := decode(r.Data(), asJSON, req); err != nil {
+		respondError(rp, asJSON, decodeError(req, err))
+		return
+	}
+	if err := sharedmem.ValidateKey(req.GetKey()); err != nil {
+		respondError(rp, asJSON, classify(err))
+		return
+	}
+	s.goQuery(rp, asJSON, func(ctx context.Context, reply actors.ReplyFunc) {
+		out, err := s.resolve(ctx, t.id, req.GetKey())
+		reply(out, err)
+	})
+}
+
+func (s *Service) resolve(ctx context.Context, sessionID, key string) (*memoryv1.ResolveReply, error) {
+	m, err := s.call(ctx, func(reply actors.ReplyFunc) error {
+		return s.d.Dispatch(sessionID, &memoryv1.StateRequest{Op: memoryv1.StateOp_STATE_OP_GET, Key: "temp:" + key}, reply)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if st := m.(*memoryv1.StateReply); st.GetFound() {
+		return &memoryv1.ResolveReply{Found: true, Scope: "temp", Entry: &memoryv1.Entry{Key: key, Value: st.GetValue(), Size: uint32(len(st.GetValue()))}}, nil
+	}
+	info, err := s.sessionInfo(ctx, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	chain := []scopeTarget{{sharedmem.KindSession, sessionID}, {sharedmem.KindUser, info.GetUserId()},
+		{sharedmem.KindApp, info.GetApp()}, {sharedmem.KindProject, info.GetProject()}}
+	for _, t := range chain {
+		if t.id == "" {
+			continue
+		}
+		e, err := s.getEntry(ctx, t.kind, t.id, key)
+		if isNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		return &memoryv1.ResolveReply{Found: true, Scope: string(t.kind) + ":" + t.id, Entry: e}, nil
+	}
+	return &memoryv1.ResolveReply{Found: false}, nil
+}
+
+// publishHandler serves mem.v1.scope.session.<id>.publish: copy a session
+// entry into the session's user or project scope.
+func (s *Service) publishHandler(r micro.Request) {
+	asJSON, rp := wantsJSON(r.Headers()), s.replyTo(r)
+	t, _, err := parseScopeSubject(r.Subject())
+	if err == nil && t.kind != sharedmem.KindSession {
+		err = &Error{Code: 400, Field: "kind", Message: "publish is served on mem.v1.scope.session.<session id>.publish"}
+	}
+	if err != nil {
+		respondError(rp, asJSON, classify(err))
+		return
+	}
+	req := &memoryv1.PublishRequest{}
+	if err := decode(r.Data(), asJSON, req); err != nil {
+		respondError(rp, asJSON, decodeError(req, err))
+		return
+	}
+	if req.GetTarget() != "user" && req.GetTarget() != "project" {
+		respondError(rp, asJSON, &Error{Code: 400, Field: "target", Message: fmt.Sprintf("%q: must be user or project", req.GetTarget())})
+		return
+	}
+	s.goQuery(rp, asJSON, func(ctx context.Context, reply actors.ReplyFunc) {
+		e, err := s.getEntry(ctx, sharedmem.KindSession, t.id, req.GetKey())
+		if err != nil {
+			reply(nil, err)
+			return
+		}
+		info, err := s.sessionInfo(ctx, t.id)
+		if err != nil {
+			reply(nil, err)
+			return
+		}
+		kind, id := sharedmem.KindUser, info.GetUserId()
+		if req.GetTarget() == "project" {
+			kind, id = sharedmem.KindProject, info.GetProject()
+		}
+		if id == "" {
+			reply(nil, &Error{Code: 409, Field: "target", Message: "session " + t.id + " has no " + req.GetTarget()})
+			return
+		}
+		s.dispatchScope(kind, id, &actors.CopyEntry{CommandID: req.GetCommandId(), Entry: e, By: req.GetBy()}, reply)
+	})
+}
+
+func (s *Service) dispatchScope(kind sharedmem.Kind, id string, body any, reply actors.ReplyFunc) {
+	if err := s.scopes.DispatchScope(kind, id, body, reply); err != nil {
+		reply(nil, err)
+	}
+}
+
+// addScopeEndpoints registers the agent and scope endpoints (when Scopes is set).
+func (s *Service) addScopeEndpoints(add func(name, subject string, h micro.HandlerFunc) error) error {
+	if s.scopes == nil {
+		return nil
+	}
+	for _, op := range []string{"put", "get", "delete", "list", "history", "rollback", "configure"} {
+		if err := add("agent_"+op, "mem.v1.agent.*."+op, s.entryHandler(op, entryOps[op])); err != nil {
+			return err
+		}
+		if err := add("scope_"+op, "mem.v1.scope.*.*."+op, s.entryHandler(op, entryOps[op])); err != nil {
+			return err
+		}
+	}
+	if err := add("agent_search", "mem.v1.agent.*.search", s.entrySearchHandler); err != nil {
+		return err
+	}
+	if err := add("scope_search", "mem.v1.scope.*.*.search", s.entrySearchHandler); err != nil {
+		return err
+	}
+	if err := add("scope_resolve", "mem.v1.scope.*.*.resolve", s.resolveHandler); err != nil {
+		return err
+	}
+	if err := add("scope_publish", "mem.v1.scope.*.*.publish", s.publishHandler); err != nil {
+		return err
+	}
+	malformed := func(r micro.Request) {
+		respondError(s.replyTo(r), wantsJSON(r.Headers()), &Error{Code: 400, Field: "id",
+			Message: "ids are 1..128 of [A-Za-z0-9_-]; dots split the subject"})
+	}
+	if err := add("agent_malformed", "mem.v1.agent.*.*.>", malformed); err != nil {
+		return err
+	}
+	return add("scope_malformed", "mem.v1.scope.*.*.*.>", malformed)
+}

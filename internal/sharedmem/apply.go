@@ -1,0 +1,133 @@
+package sharedmem
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
+	"google.golang.org/protobuf/proto"
+)
+
+// Apply applies one stored batch: the events (EntryChanged, ScopeConfigured),
+// then meta (version, last_seq, and the command in recent_commands, keeping
+// the last MaxRecentCommands). It never reads a clock, compresses or
+// decides: entries are stored as the events carry them. The one bound it
+// keeps is MaxVersionsPerKey: the oldest versions of a key beyond it are
+// dropped. Apply is atomic: the whole batch is checked first, and on error
+// the state is unchanged.
+func (s *State) Apply(meta Meta, events []proto.Message) error {
+	if meta.Version <= s.snap.Version {
+		return fmt.Errorf("%w: version %d after version %d", ErrApply, meta.Version, s.snap.Version)
+	}
+	if err := s.check(events); err != nil {
+		return err
+	}
+	dirty := false // the earliest-expiring entry was replaced
+	for _, ev := range events {
+		switch e := ev.(type) {
+		case *memoryv1.EntryChanged:
+			if s.applyEntry(proto.Clone(e.Entry).(*memoryv1.Entry)) {
+				dirty = true
+			}
+		case *memoryv1.ScopeConfigured:
+			s.snap.Config = &memoryv1.ScopeConfig{MaxEntries: e.MaxEntries, EpisodicTtlSeconds: e.EpisodicTtlSeconds}
+		}
+	}
+	if dirty {
+		s.recount()
+	}
+	s.snap.Version = meta.Version
+	s.snap.LastSeq = meta.Seq
+	if meta.CommandID != "" {
+		s.snap.RecentCommands = append(s.snap.RecentCommands, &memoryv1.CommandResult{
+			CommandId: meta.CommandID, Version: meta.Version, Seq: meta.Seq,
+		})
+		if n := len(s.snap.RecentCommands); n > MaxRecentCommands {
+			s.snap.RecentCommands = slices.Clone(s.snap.RecentCommands[n-MaxRecentCommands:])
+		}
+	}
+	return nil
+}
+
+// check verifies that every event of a batch fits the state as the batch
+// goes: known types, valid keys, each version the key's previous version
+// plus one, tombstones only over live versions.
+func (s *State) check(events []proto.Message) error {
+	type head struct {
+		version uint64
+		live    bool
+	}
+	pending := map[string]head{}
+	for i, ev := range events {
+		fail := func(format string, args ...any) error {
+			return fmt.Errorf("%w: event %d (%T): %s", ErrApply, i, ev, fmt.Sprintf(format, args...))
+		}
+		switch e := ev.(type) {
+		case *memoryv1.EntryChanged:
+			en := e.GetEntry()
+			if en == nil {
+				return fail("no entry")
+			}
+			if err := ValidateKey(en.Key); err != nil {
+				return fail("%v", err)
+			}
+			h, ok := pending[en.Key]
+			if !ok {
+				if cur := s.current(en.Key); cur != nil {
+					h = head{cur.Version, !cur.Deleted}
+				}
+			}
+			if en.Version != h.version+1 {
+				return fail("key %q version %d after version %d", en.Key, en.Version, h.version)
+			}
+			if en.Deleted && !h.live {
+				return fail("tombstone for key %q, which is not live", en.Key)
+			}
+			pending[en.Key] = head{en.Version, !en.Deleted}
+		case *memoryv1.ScopeConfigured:
+			if e.EpisodicTtlSeconds < 0 {
+				return fail("negative episodic TTL")
+			}
+		case nil:
+			return fail("nil event")
+		default:
+			return fail("unknown event type")
+		}
+	}
+	return nil
+}
+
+// applyEntry stores a checked entry as its key's new current version. It
+// reports whether the replaced current version held the earliest expiry
+// (so the derived values must be recounted).
+func (s *State) applyEntry(e *memoryv1.Entry) (dirty bool) {
+	kh, ok := s.index[e.Key]
+	if !ok {
+		kh = &memoryv1.KeyHistory{Key: e.Key}
+		i, _ := slices.BinarySearchFunc(s.snap.Keys, e.Key, func(k *memoryv1.KeyHistory, key string) int {
+			return strings.Compare(k.Key, key)
+		})
+		s.snap.Keys = slices.Insert(s.snap.Keys, i, kh)
+		s.index[e.Key] = kh
+	} else {
+		prev := last(kh)
+		if !prev.Deleted {
+			s.live--
+			if prev.ExpiresUnixNano > 0 && prev.ExpiresUnixNano == s.nextExpiry {
+				dirty = true
+			}
+		}
+	}
+	kh.Versions = append(kh.Versions, e)
+	if n := len(kh.Versions); n > MaxVersionsPerKey {
+		kh.Versions = slices.Delete(kh.Versions, 0, n-MaxVersionsPerKey)
+	}
+	if !e.Deleted {
+		s.live++
+		if x := e.ExpiresUnixNano; x > 0 && (s.nextExpiry == 0 || x < s.nextExpiry) {
+			s.nextExpiry = x
+		}
+	}
+	return dirty
+}

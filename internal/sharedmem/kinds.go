@@ -1,0 +1,87 @@
+package sharedmem
+
+import "strings"
+
+// Kind is the kind of a scope; with an id it names one aggregate, on subject
+// mem.ev.<kind>.<id>.
+type Kind string
+
+// The scope kinds (DESIGN.md §6).
+const (
+	KindAgent    Kind = "agent"
+	KindGlobal   Kind = "global"
+	KindWorkflow Kind = "workflow"
+	KindSwarm    Kind = "swarm"
+	KindDebate   Kind = "debate"
+	KindSession  Kind = "session"
+	KindUser     Kind = "user"
+	KindApp      Kind = "app"
+	KindProject  Kind = "project"
+)
+
+// GlobalID is the only id of the global scope.
+const GlobalID = "global"
+
+// MaxIDBytes bounds a scope id.
+const MaxIDBytes = 128
+
+var kinds = []Kind{KindAgent, KindGlobal, KindWorkflow, KindSwarm, KindDebate, KindSession, KindUser, KindApp, KindProject}
+
+// Kinds returns every scope kind, in a fixed order.
+func Kinds() []Kind { return append([]Kind(nil), kinds...) }
+
+// ParseKind returns the Kind named s, or a 400 *Rejection on field "kind"
+// listing the valid kinds.
+func ParseKind(s string) (Kind, error) {
+	for _, k := range kinds {
+		if string(k) == s {
+			return k, nil
+		}
+	}
+	names := make([]string, len(kinds))
+	for i, k := range kinds {
+		names[i] = string(k)
+	}
+	return "", badRequest("kind", "unknown kind %q (valid: %s)", s, strings.Join(names, ", "))
+}
+
+// Elevated reports whether writes to scopes of this kind need an elevated
+// caller (app and project). The check is enforced by NATS permissions, not
+// by this package.
+func (k Kind) Elevated() bool { return k == KindApp || k == KindProject }
+
+// ScopeID returns the scope's name, "<kind>:<id>" ("global" for the global
+// scope, whose id must be "global"). Other ids are 1..128 bytes of
+// [A-Za-z0-9_-]. It rejects with 400 on field "kind" or "id".
+func ScopeID(k Kind, id string) (string, error) {
+	if _, err := ParseKind(string(k)); err != nil {
+		return "", err
+	}
+	if k == KindGlobal {
+		if id != GlobalID {
+			return "", badRequest("id", "the global scope has id %q, not %q", GlobalID, id)
+		}
+		return GlobalID, nil
+	}
+	if err := validateID(id); err != nil {
+		return "", err
+	}
+	return string(k) + ":" + id, nil
+}
+
+func validateID(id string) error {
+	if id == "" || len(id) > MaxIDBytes {
+		return badRequest("id", "must be 1..%d bytes, got %d", MaxIDBytes, len(id))
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !isAlnum(c) && c != '_' && c != '-' {
+			return badRequest("id", "byte %d (%q) is not one of [A-Za-z0-9_-]", i, c)
+		}
+	}
+	return nil
+}
+
+func isAlnum(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}

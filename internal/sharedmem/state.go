@@ -1,0 +1,163 @@
+package sharedmem
+
+import (
+	"slices"
+	"strings"
+
+	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
+	"google.golang.org/protobuf/proto"
+)
+
+// Env carries what a decision may depend on besides the state: the time.
+// Decide* record every value they take from Env in the events, so Apply
+// never needs it.
+type Env struct {
+	NowUnixNano int64
+}
+
+// Meta describes the stored batch being applied.
+type Meta struct {
+	CommandID    string
+	Version      uint64 // aggregate version after the batch; must increase
+	Seq          uint64 // stream sequence of the batch
+	TimeUnixNano int64
+}
+
+// MaxRecentCommands bounds ScopeSnapshot.recent_commands.
+const MaxRecentCommands = 64
+
+// State is one scope aggregate: a *memoryv1.ScopeSnapshot plus a key index
+// and derived values (live count, earliest expiry). It has a single owner
+// (the scope actor) and no locks: reads must not run concurrently with
+// Apply.
+//
+// Invariants (checked by the tests): snap.Keys is sorted by key with no
+// duplicates; every KeyHistory has at least one version, versions strictly
+// increasing by one; index maps every key to its KeyHistory; live is the
+// number of keys whose last version is not a tombstone; nextExpiry is the
+// smallest non-zero expires_unix_nano of a live current version (0: none).
+type State struct {
+	snap       *memoryv1.ScopeSnapshot
+	index      map[string]*memoryv1.KeyHistory
+	live       int
+	nextExpiry int64
+}
+
+// New returns an empty scope. It does not validate kind or id (see
+// ScopeID): the actor that owns the scope has done so.
+func New(kind Kind, id string) *State {
+	return &State{
+		snap:  &memoryv1.ScopeSnapshot{Kind: string(kind), Id: id, Config: &memoryv1.ScopeConfig{}},
+		index: map[string]*memoryv1.KeyHistory{},
+	}
+}
+
+// FromSnapshot returns a State holding a deep clone of snap (nil: an empty
+// scope with no kind). Keys are re-sorted if they are not in order.
+func FromSnapshot(snap *memoryv1.ScopeSnapshot) *State {
+	if snap == nil {
+		return New("", "")
+	}
+	s := &State{snap: proto.Clone(snap).(*memoryv1.ScopeSnapshot)}
+	s.snap.Keys = slices.DeleteFunc(s.snap.Keys, func(k *memoryv1.KeyHistory) bool { return len(k.GetVersions()) == 0 })
+	if !slices.IsSortedFunc(s.snap.Keys, cmpHistory) {
+		slices.SortStableFunc(s.snap.Keys, cmpHistory)
+	}
+	s.reindex()
+	return s
+}
+
+func cmpHistory(a, b *memoryv1.KeyHistory) int { return strings.Compare(a.GetKey(), b.GetKey()) }
+
+// reindex rebuilds the index and the derived values from the snapshot.
+func (s *State) reindex() {
+	s.index = make(map[string]*memoryv1.KeyHistory, len(s.snap.Keys))
+	for _, kh := range s.snap.Keys {
+		s.index[kh.Key] = kh
+	}
+	s.recount()
+}
+
+// recount recomputes live and nextExpiry.
+func (s *State) recount() {
+	s.live, s.nextExpiry = 0, 0
+	for _, kh := range s.snap.Keys {
+		e := last(kh)
+		if e.Deleted {
+			continue
+		}
+		s.live++
+		if x := e.ExpiresUnixNano; x > 0 && (s.nextExpiry == 0 || x < s.nextExpiry) {
+			s.nextExpiry = x
+		}
+	}
+}
+
+// Snapshot returns a deep clone of the state. Marshalled with
+// proto.MarshalOptions{Deterministic: true}, equal states give equal bytes.
+func (s *State) Snapshot() *memoryv1.ScopeSnapshot {
+	return proto.Clone(s.snap).(*memoryv1.ScopeSnapshot)
+}
+
+// Kind is the scope's kind.
+func (s *State) Kind() Kind { return Kind(s.snap.Kind) }
+
+// ID is the scope's id ("global" for the global scope).
+func (s *State) ID() string { return s.snap.Id }
+
+// Version is the aggregate version (0 before the first batch).
+func (s *State) Version() uint64 { return s.snap.Version }
+
+// LastSeq is the stream sequence of the last applied batch.
+func (s *State) LastSeq() uint64 { return s.snap.LastSeq }
+
+// Config returns (a clone of) the scope's configuration; never nil.
+func (s *State) Config() *memoryv1.ScopeConfig {
+	if s.snap.Config == nil {
+		return &memoryv1.ScopeConfig{}
+	}
+	return proto.Clone(s.snap.Config).(*memoryv1.ScopeConfig)
+}
+
+// Live is the number of keys whose current version is not a tombstone,
+// counting entries that have expired but whose EXPIRE event is not stored
+// yet.
+func (s *State) Live() int { return s.live }
+
+// NextExpiry is the earliest expires_unix_nano of a live entry (0: none).
+// The actor schedules a timer for it and then calls DecideExpire.
+func (s *State) NextExpiry() int64 { return s.nextExpiry }
+
+// LookupCommand returns the result of a recently applied command (the last
+// MaxRecentCommands), to answer a retried command idempotently.
+func (s *State) LookupCommand(commandID string) (*memoryv1.CommandResult, bool) {
+	if commandID == "" {
+		return nil, false
+	}
+	for i := len(s.snap.RecentCommands) - 1; i >= 0; i-- {
+		if c := s.snap.RecentCommands[i]; c.GetCommandId() == commandID {
+			return proto.Clone(c).(*memoryv1.CommandResult), true
+		}
+	}
+	return nil, false
+}
+
+// last returns the current (last) version of a history.
+func last(kh *memoryv1.KeyHistory) *memoryv1.Entry {
+	return kh.Versions[len(kh.Versions)-1]
+}
+
+// current returns the stored current version of key (nil: unknown key).
+func (s *State) current(key string) *memoryv1.Entry {
+	if kh, ok := s.index[key]; ok {
+		return last(kh)
+	}
+	return nil
+}
+
+// expired reports whether a live entry's expiry has passed at now: expiry
+// is due at expires_unix_nano itself (0 < expires <= now), for reads and
+// decisions alike.
+func expired(e *memoryv1.Entry, now int64) bool {
+	return !e.Deleted && e.ExpiresUnixNano > 0 && e.ExpiresUnixNano <= now
+}

@@ -1,0 +1,45 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/agentmem/agentmem/api"
+	"github.com/agentmem/agentmem/largedata"
+	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
+)
+
+// dataStore maps largedata's errors to API codes: a corrupt object is
+// reported (500) and its bytes are never returned.
+type dataStore struct{ s *largedata.Store }
+
+var _ api.DataStore = dataStore{}
+
+func mapDataErr(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, largedata.ErrNotFound):
+		return &api.Error{Code: 404, Field: "id", Message: err.Error()}
+	case errors.Is(err, largedata.ErrExpired):
+		return &api.Error{Code: 404, Field: "id", Message: err.Error()}
+	case errors.Is(err, largedata.ErrTooLarge):
+		return &api.Error{Code: 413, Field: "data", Message: err.Error()}
+	case errors.Is(err, largedata.ErrInvalidArgument):
+		return &api.Error{Code: 400, Field: "data", Message: err.Error()}
+	case errors.Is(err, largedata.ErrCorrupt):
+		return &api.Error{Code: 500, Field: "id", Message: err.Error()}
+	}
+	return &api.Error{Code: 503, Message: err.Error()}
+}
+
+func (d dataStore) Put(ctx context.Context, data []byte, ct string, md map[string]string, ttl time.Duration) (*memoryv1.DataReference, uint64, error) {
+	ref, seq, err := d.s.Put(ctx, data, ct, md, ttl)
+	return ref, seq, mapDataErr(err)
+}
+
+func (d dataStore) Get(ctx context.Context, id string) (*memoryv1.DataReference, []byte, error) {
+	ref, b, err := d.s.Get(ctx, id)
+	return ref, b, mapDataErr(err)
+}

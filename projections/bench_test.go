@@ -1,0 +1,214 @@
+package projections
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentmem/agentmem/events"
+	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
+)
+
+var benchSearchDocs = flag.Int("bench.search.docs", 100_000, "messages indexed by BenchmarkSearch/BenchmarkRecall (1000000 for the 1M figure)")
+
+// benchStream fills a stream with n session batches (25 sessions, 1..3
+// messages per append) with async publishes, and returns the JetStream.
+func benchStream(b *testing.B, n int) jetstream.JetStream {
+	b.Helper()
+	js, _ := testJS(b)
+	l := newLogBuilder(b)
+	rng := rand.New(rand.NewPCG(1, 1))
+	for i := 0; i < n; i++ {
+		sid := fmt.Sprintf("s%03d", i%25)
+		if i < 25 {
+			l.create(sid, fmt.Sprintf("u%d", i%5), "")
+			continue
+		}
+		texts := make([]string, 1+rng.IntN(3))
+		for j := range texts {
+			texts[j] = benchText(rng)
+		}
+		l.appendMsgs(sid, texts...)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	for i, r := range l.recs {
+		data, err := events.EncodeBatch(r.Batch)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := js.PublishAsync(r.Subject, data); err != nil {
+			b.Fatal(err)
+		}
+		if i%4096 == 4095 {
+			select {
+			case <-js.PublishAsyncComplete():
+			case <-ctx.Done():
+				b.Fatal("publish timed out")
+			}
+		}
+	}
+	select {
+	case <-js.PublishAsyncComplete():
+	case <-ctx.Done():
+		b.Fatal("publish timed out")
+	}
+	return js
+}
+
+var benchWords = []string{
+	"deploy", "database", "timeout", "error", "customer", "invoice", "payment", "retry", "cluster", "node",
+	"latency", "query", "index", "cache", "user", "session", "token", "budget", "summary", "agent",
+	"memory", "search", "report", "churn", "revenue", "march", "april", "rollback", "migration", "schema",
+}
+
+func benchText(rng *rand.Rand) string {
+	n := 6 + rng.IntN(14)
+	out := make([]byte, 0, n*8)
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			out = append(out, ' ')
+		}
+		// Zipf-like: low indexes are frequent.
+		w := benchWords[min(rng.IntN(len(benchWords)), rng.IntN(len(benchWords)))]
+		out = append(out, w...)
+		if rng.IntN(4) == 0 {
+			out = fmt.Appendf(out, "%d", rng.IntN(5000))
+		}
+	}
+	return string(out)
+}
+
+const benchRebuildEvents = 50_000
+
+// BenchmarkRebuild reports the events (log records) per second of Rebuild
+// over a 50k-record stream; compare with BenchmarkRawOrderedRead, the same
+// stream read by a bare ordered consumer.
+func BenchmarkRebuild(b *testing.B) {
+	js := benchStream(b, benchRebuildEvents)
+	dir := b.TempDir()
+	ctx := context.Background()
+	b.ResetTimer()
+	start := time.Now()
+	for i := 0; i < b.N; i++ {
+		stats, err := Rebuild(ctx, js, events.StreamName, filepath.Join(dir, "p.db"), testCodec, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if stats.Events != benchRebuildEvents {
+			b.Fatalf("rebuilt %d events", stats.Events)
+		}
+	}
+	b.ReportMetric(float64(benchRebuildEvents*b.N)/time.Since(start).Seconds(), "events/s")
+}
+
+// BenchmarkRawOrderedRead is the engine figure beside BenchmarkRebuild: an
+// ordered consumer reading the same stream, doing nothing with the messages.
+func BenchmarkRawOrderedRead(b *testing.B) {
+	js := benchStream(b, benchRebuildEvents)
+	ctx := context.Background()
+	b.ResetTimer()
+	start := time.Now()
+	for i := 0; i < b.N; i++ {
+		cons, err := js.OrderedConsumer(ctx, events.StreamName, jetstream.OrderedConsumerConfig{FilterSubjects: []string{"mem.ev.>"}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		it, err := cons.Messages(jetstream.PullMaxMessages(2 * rebuildBatch))
+		if err != nil {
+			b.Fatal(err)
+		}
+		for n := 0; n < benchRebuildEvents; n++ {
+			if _, err := it.Next(); err != nil {
+				b.Fatal(err)
+			}
+		}
+		it.Stop()
+	}
+	b.ReportMetric(float64(benchRebuildEvents*b.N)/time.Since(start).Seconds(), "msgs/s")
+}
+
+// benchStore indexes n messages (10 users, 100 sessions) directly with
+// ApplyBatch, in batches of 512 records.
+func benchStore(b *testing.B, n int) *Store {
+	b.Helper()
+	s := openTestStore(b)
+	rng := rand.New(rand.NewPCG(2, 2))
+	l := newLogBuilder(b)
+	for i := 0; i < 100; i++ {
+		l.create(fmt.Sprintf("s%03d", i), fmt.Sprintf("u%d", i%10), "")
+	}
+	for done := 0; done < n; {
+		sid := fmt.Sprintf("s%03d", rng.IntN(100))
+		k := min(4, n-done)
+		texts := make([]string, k)
+		for j := range texts {
+			texts[j] = benchText(rng)
+		}
+		l.appendMsgs(sid, texts...)
+		done += k
+		if len(l.recs) >= 512 {
+			mustApply(b, s, l.recs)
+			l.recs = l.recs[:0]
+		}
+	}
+	mustApply(b, s, l.recs)
+	return s
+}
+
+func reportPercentiles(b *testing.B, lat []time.Duration) {
+	slices.Sort(lat)
+	p := func(q float64) float64 { return float64(lat[int(q*float64(len(lat)-1))].Microseconds()) }
+	b.ReportMetric(p(0.50), "p50-µs")
+	b.ReportMetric(p(0.99), "p99-µs")
+}
+
+// BenchmarkSearch: one- to three-term queries, USER scope (a user holds a
+// tenth of the corpus) and SESSION scope (a hundredth), at
+// -bench.search.docs messages (default 100k).
+func BenchmarkSearch(b *testing.B) {
+	s := benchStore(b, *benchSearchDocs)
+	rng := rand.New(rand.NewPCG(3, 3))
+	for _, scope := range []memoryv1.SearchScope{memoryv1.SearchScope_SEARCH_SCOPE_USER, memoryv1.SearchScope_SEARCH_SCOPE_SESSION} {
+		b.Run(scope.String(), func(b *testing.B) {
+			lat := make([]time.Duration, 0, b.N)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				q := benchWords[rng.IntN(len(benchWords))]
+				for j := rng.IntN(3); j > 0; j-- {
+					q += " " + benchWords[rng.IntN(len(benchWords))]
+				}
+				t0 := time.Now()
+				if _, err := s.Search(fmt.Sprintf("s%03d", rng.IntN(100)), scope, q, 10); err != nil {
+					b.Fatal(err)
+				}
+				lat = append(lat, time.Since(t0))
+			}
+			reportPercentiles(b, lat)
+		})
+	}
+}
+
+// BenchmarkRecall: a page of 20 messages at a random offset.
+func BenchmarkRecall(b *testing.B) {
+	s := benchStore(b, *benchSearchDocs)
+	rng := rand.New(rand.NewPCG(4, 4))
+	lat := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		sid := fmt.Sprintf("s%03d", rng.IntN(100))
+		t0 := time.Now()
+		if _, _, err := s.Recall(sid, rng.IntN(900), 20); err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, time.Since(t0))
+	}
+	reportPercentiles(b, lat)
+}
