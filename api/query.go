@@ -99,17 +99,26 @@ func (s *Service) readable(ctx context.Context, id string, minSeq uint64) error 
 	if s.rm == nil {
 		return &Error{Code: 503, Field: "", Message: "no projection on this node"}
 	}
-	if minSeq > 0 {
-		wctx, cancel := context.WithTimeout(ctx, s.cfg.MinSeqWait)
-		defer cancel()
-		if err := s.rm.WaitFor(wctx, minSeq); err != nil {
-			return &Error{Code: 503, Field: "min_seq", Message: fmt.Sprintf("projection has applied %d, not yet %d (waited %s); retry", s.rm.AppliedSeq(), minSeq, s.cfg.MinSeqWait)}
-		}
+	if err := s.waitMinSeq(ctx, minSeq); err != nil {
+		return err
 	}
 	if _, ok, err := s.rm.Session(id); err != nil {
 		return err
 	} else if !ok {
 		return &Error{Code: 404, Field: "session_id", Message: "session does not exist (or is not projected yet: pass min_seq)"}
+	}
+	return nil
+}
+
+// waitMinSeq waits, at most MinSeqWait, until the projection applied minSeq.
+func (s *Service) waitMinSeq(ctx context.Context, minSeq uint64) error {
+	if minSeq == 0 {
+		return nil
+	}
+	wctx, cancel := context.WithTimeout(ctx, s.cfg.MinSeqWait)
+	defer cancel()
+	if err := s.rm.WaitFor(wctx, minSeq); err != nil {
+		return &Error{Code: 503, Field: "min_seq", Message: fmt.Sprintf("projection has applied %d, not yet %d (waited %s); retry", s.rm.AppliedSeq(), minSeq, s.cfg.MinSeqWait)}
 	}
 	return nil
 }
@@ -245,13 +254,9 @@ func (s *Service) listSessions(r micro.Request) {
 			reply(nil, &Error{Code: 503, Message: "no projection on this node"})
 			return
 		}
-		if req.GetMinSeq() > 0 {
-			wctx, cancel := context.WithTimeout(ctx, s.cfg.MinSeqWait)
-			defer cancel()
-			if err := s.rm.WaitFor(wctx, req.GetMinSeq()); err != nil {
-				reply(nil, &Error{Code: 503, Field: "min_seq", Message: "projection not caught up; retry"})
-				return
-			}
+		if err := s.waitMinSeq(ctx, req.GetMinSeq()); err != nil {
+			reply(nil, err)
+			return
 		}
 		applied := s.rm.AppliedSeq()
 		entries, next, err := s.rm.ListSessions(req)
@@ -265,7 +270,7 @@ func (s *Service) listSessions(r micro.Request) {
 
 // EntrySearcher ranks a scope's entries by BM25 (the projection); optional.
 type EntrySearcher interface {
-	SearchEntries(ctx context.Context, aggregateKind, id string, req *memoryv1.SearchEntriesRequest) ([]*memoryv1.EntryHit, uint64, error)
+	SearchEntries(aggregateKind, id string, req *memoryv1.SearchEntriesRequest) ([]*memoryv1.EntryHit, error)
 }
 
 // entrySearchHandler serves mem.v1.agent.<id>.search and
@@ -291,11 +296,16 @@ func (s *Service) entrySearchHandler(r micro.Request) {
 		return
 	}
 	s.goQuery(rp, asJSON, func(ctx context.Context, reply actors.ReplyFunc) {
-		if s.entries == nil {
+		if s.entries == nil || s.rm == nil {
 			reply(nil, &Error{Code: 503, Message: "entry search needs the projector on this node"})
 			return
 		}
-		hits, applied, err := s.entries.SearchEntries(ctx, actors.AggregateKind(t.kind), t.id, req)
+		if err := s.waitMinSeq(ctx, req.GetMinSeq()); err != nil {
+			reply(nil, err)
+			return
+		}
+		applied := s.rm.AppliedSeq()
+		hits, err := s.entries.SearchEntries(actors.AggregateKind(t.kind), t.id, req)
 		if err != nil {
 			reply(nil, err)
 			return

@@ -57,11 +57,10 @@ func parseScopeSubject(subject string) (scopeTarget, string, error) {
 	default:
 		return t, "", &Error{Code: 400, Field: "id", Message: "subject must be mem.v1.agent.<id>.<op> or mem.v1.scope.<kind>.<id>.<op> (ids have no dots)"}
 	}
-	id, err := sharedmem.ScopeID(t.kind, t.id)
-	if err != nil {
+	// ScopeID validates the id (and global's fixed id); the aggregate id is the bare id.
+	if _, err := sharedmem.ScopeID(t.kind, t.id); err != nil {
 		return t, "", err
 	}
-	t.id = id
 	return t, parts[len(parts)-1], nil
 }
 

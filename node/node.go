@@ -159,6 +159,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 			return n, err
 		}
 		deps.ReadModel = readModel{p: n.proj, s: n.store}
+		deps.Entries = readModel{p: n.proj, s: n.store}
 	}
 	if n.svc, err = api.Start(n.nc, deps, api.DefaultConfig()); err != nil {
 		return n, err

@@ -63,3 +63,11 @@ func (r readModel) ListSessions(req *memoryv1.ListSessionsRequest) ([]*memoryv1.
 	e, next, err := r.s.ListSessions(req)
 	return e, next, mapErr(err)
 }
+
+var _ api.EntrySearcher = readModel{}
+
+// SearchEntries ranks one scope's entries (the API waited for min_seq).
+func (r readModel) SearchEntries(aggKind, id string, req *memoryv1.SearchEntriesRequest) ([]*memoryv1.EntryHit, error) {
+	hits, err := r.s.SearchEntries(aggKind, id, req)
+	return hits, mapErr(err)
+}

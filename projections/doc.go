@@ -1,6 +1,8 @@
 // Package projections turns the event log into read models in one bbolt
 // file: the sessions index, the swap (every message of every session, and
-// the L2 summaries archived to swap) and a BM25 full-text index.
+// the L2 summaries archived to swap) and a BM25 full-text index; the scope
+// entries (current version, history, a BM25 index per scope: entries.go)
+// and the large-data index (data.go).
 //
 // # Components
 //
@@ -35,6 +37,19 @@
 //	bm25_postings      user_key 0 term 0 doc_id(u64) → tf(u32) doc_len(u32) session_id
 //	bm25_terms         user_key 0 term → df(u64)
 //	bm25_stats         user_key 0 → docs(u64) total_len(u64)
+//	entries            kind 0 scope_id 0 key → Entry (protobuf, stored form: current version, tombstones too)
+//	entry_versions     kind 0 scope_id 0 key 0 version(u64) → Entry (stored form)
+//	scope_config       kind 0 scope_id → ScopeConfig (protobuf)
+//	entry_docs         doc_id(u64) → doc_len(u32) version(u64) ref_len(u16) ref, (tf(u32) term_len(u8) term)*
+//	entry_doc_ids      kind 0 scope_id 0 key → doc_id(u64) of the live current version
+//	entry_postings     kind 0 scope_id 0 term 0 doc_id(u64) → tf(u32) doc_len(u32)
+//	entry_terms        kind 0 scope_id 0 term → df(u64)
+//	entry_stats        kind 0 scope_id 0 → docs(u64) total_len(u64)
+//	data_refs          data_id → DataReference (protobuf), deleted on DataExpired
+//
+// kind is the scope's log kind (agent, global, workflow, swarm, debate,
+// session_scope, user, app, project); ref is kind 0 scope_id 0 key. Entry
+// postings are grouped by scope: a search runs in exactly one scope.
 //
 // user_key is the session's user id ("" for sessions without a user):
 // postings are grouped by user because the two search scopes are "this
@@ -54,8 +69,9 @@
 //
 // A record that cannot be decoded or applied (garbage bytes, an unknown
 // event type, messages out of sequence) stops the projector with an error
-// naming the stream sequence: it is never skipped. Records of subjects not
-// projected yet (agents, shared scopes) only advance the checkpoint.
+// naming the stream sequence: it is never skipped. Records of subject kinds
+// this projection does not know (neither session, scope nor data) only
+// advance the checkpoint.
 //
 // Rebuild writes without per-commit fsync (the half-built file is discarded
 // if the run does not finish), fsyncs once, renames, and fsyncs the

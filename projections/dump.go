@@ -48,6 +48,14 @@ var keyShapes = map[string][]int{
 	string(bucketBM25Postings):  {0, 0, 8},
 	string(bucketBM25Terms):     {0, 0},
 	string(bucketBM25Stats):     {0, 0},
+	string(bucketEntries):       {0, 0, 0},
+	string(bucketEntryVersions): {0, 0, 0, 8},
+	string(bucketScopeConfig):   {0, 0},
+	string(bucketEntryDocs):     {8},
+	string(bucketEntryDocIDs):   {0, 0, 0},
+	string(bucketEntryPostings): {0, 0, 0, 8},
+	string(bucketEntryTerms):    {0, 0, 0},
+	string(bucketEntryStats):    {0, 0, 0},
 }
 
 func dumpKey(bucket, k []byte) string {
@@ -118,9 +126,27 @@ func dumpValue(bucket, k, v []byte) string {
 		if tf, dl, sid, err := parsePostingValue(v); err == nil {
 			return fmt.Sprintf("tf=%d len=%d session=%q", tf, dl, sid)
 		}
-	case string(bucketBM25Stats):
+	case string(bucketBM25Stats), string(bucketEntryStats):
 		docs, total := parseStatsValue(v)
 		return fmt.Sprintf("docs=%d total_len=%d", docs, total)
+	case string(bucketEntries), string(bucketEntryVersions):
+		m = new(memoryv1.Entry)
+	case string(bucketScopeConfig):
+		m = new(memoryv1.ScopeConfig)
+	case string(bucketDataRefs):
+		m = new(memoryv1.DataReference)
+	case string(bucketEntryDocIDs), string(bucketEntryTerms):
+		if len(v) == 8 {
+			return strconv.FormatUint(beU64(v), 10)
+		}
+	case string(bucketEntryPostings):
+		if tf, dl, err := parseEntryPostingValue(v); err == nil {
+			return fmt.Sprintf("tf=%d len=%d", tf, dl)
+		}
+	case string(bucketEntryDocs):
+		if d, err := parseEntryDocValue(v, true); err == nil {
+			return dumpEntryDoc(d)
+		}
 	}
 	if m != nil {
 		if err := proto.Unmarshal(v, m); err == nil {

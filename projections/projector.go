@@ -272,8 +272,8 @@ func decodeMsg(stream string, codec *events.Codec, msg jetstream.Msg) (Decoded, 
 	if err != nil {
 		return fail(err)
 	}
-	if kind != events.KindSession {
-		return d, nil // not projected yet (see Store.ApplyBatch)
+	if !projectedKind(kind) {
+		return d, nil // not projected (see Store.ApplyBatch)
 	}
 	if d.Batch, err = events.DecodeBatch(msg.Data()); err != nil {
 		return fail(err)

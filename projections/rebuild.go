@@ -6,16 +6,48 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	bolt "go.etcd.io/bbolt"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/agentmem/agentmem/events"
+	"github.com/agentmem/agentmem/internal/swap"
+	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 )
 
-// rebuildBatch is the number of records per transaction during Rebuild.
-const rebuildBatch = 256
+// Rebuild reads the log in batches of rebuildBatch records (one goroutine
+// reads and decodes) and applies them in large transactions (another
+// goroutine): a transaction ends after rebuildChunkRecords records,
+// rebuildChunkBytes bytes of encoded batches or rebuildChunkPostings BM25
+// postings, whichever comes first. Large transactions amortize bbolt's
+// commit (spill and write of every dirty page) and let flushBM25 write the
+// postings of many records in key order; the bounds keep the memory of a
+// transaction (decoded records, buffered postings, dirty pages) bounded.
+const (
+	rebuildBatch         = 256
+	rebuildChunkRecords  = 32 << 10
+	rebuildChunkBytes    = 32 << 20
+	rebuildChunkPostings = 2 << 20
+	// rebuildQueue is the number of read batches buffered between the two
+	// goroutines.
+	rebuildQueue = 16
+)
+
+// rebuildFillPercent is the bbolt fill percent of the buckets during
+// Rebuild: their inserts are appends (doc ids, message sequences) or runs of
+// ascending keys, so pages are filled instead of split in half. It changes
+// the page layout only, never the keys and values (Digest).
+const rebuildFillPercent = 0.95
+
+// rebuildMmapSize is the initial mmap size of the file Rebuild writes
+// (openStore).
+const rebuildMmapSize = 1 << 30
 
 // RebuildStats describes a finished Rebuild.
 type RebuildStats struct {
@@ -66,18 +98,7 @@ func Rebuild(ctx context.Context, js jetstream.JetStream, stream, path string, c
 		}
 	}()
 	if last > 0 {
-		err = consume(ctx, js, stream, codec, 1, last, rebuildBatch, 50*time.Millisecond, func(recs []Decoded) error {
-			if err := st.ApplyBatch(recs); err != nil {
-				return err
-			}
-			stats.Events += uint64(len(recs))
-			stats.Batches++
-			if progress != nil {
-				progress(stats.Events, last)
-			}
-			return nil
-		})
-		if err != nil {
+		if err := rebuildFrom(ctx, js, stream, codec, st, last, &stats, progress); err != nil {
 			return stats, fmt.Errorf("projections: rebuild %s: %w", path, err)
 		}
 	}
@@ -97,6 +118,212 @@ func Rebuild(ctx context.Context, js jetstream.JetStream, stream, path string, c
 	}
 	stats.Duration = time.Since(began)
 	return stats, nil
+}
+
+// readBatch is a batch of decoded records passed from Rebuild's reader to
+// its writer, with the encoded size of its batches and the work done ahead
+// for its messages.
+type readBatch struct {
+	recs  []Decoded
+	ready chan struct{} // closed once prepare has run
+	bytes int
+	prep  map[*memoryv1.Message]*preparedMessage
+}
+
+// preparedMessage is what the writer would compute for a message of a
+// MessagesAppended event: its deterministic encoding (swap_messages value)
+// and its BM25 term frequencies. Both are pure functions of the message, so
+// computing them in Rebuild's reader goroutine, in parallel with the
+// writer, gives the same bytes.
+type preparedMessage struct {
+	wire   []byte
+	tfs    map[string]uint32
+	docLen uint32
+}
+
+// prepare computes the preparedMessage of every message appended by the
+// session records of b. A message that fails to encode is left out: the
+// writer encodes it again and fails on its record.
+func (b *readBatch) prepare() {
+	for i := range b.recs {
+		r := &b.recs[i]
+		if r.Batch == nil {
+			continue
+		}
+		b.bytes += proto.Size(r.Batch)
+		for _, ev := range r.Events {
+			ma, ok := ev.(*memoryv1.MessagesAppended)
+			if !ok {
+				continue
+			}
+			for _, m := range ma.GetMessages() {
+				wire, err := marshalOpts.Marshal(m)
+				if err != nil {
+					continue
+				}
+				p := &preparedMessage{wire: wire}
+				p.tfs, p.docLen = swap.TermFreqs(m.GetContent())
+				if b.prep == nil {
+					b.prep = make(map[*memoryv1.Message]*preparedMessage)
+				}
+				b.prep[m] = p
+			}
+		}
+	}
+}
+
+// messageBytes is the swap_messages value of m.
+func (w *writer) messageBytes(m *memoryv1.Message) ([]byte, error) {
+	if p := w.prep[m]; p != nil {
+		return p.wire, nil
+	}
+	return marshalOpts.Marshal(m)
+}
+
+// termFreqs is swap.TermFreqs of m's content.
+func (w *writer) termFreqs(m *memoryv1.Message) (map[string]uint32, uint32) {
+	if p := w.prep[m]; p != nil {
+		return p.tfs, p.docLen
+	}
+	return swap.TermFreqs(m.GetContent())
+}
+
+// rebuildFrom applies stream sequences 1..last to st. Three stages run in
+// parallel: a reader goroutine reads and decodes the log, workers prepare
+// the messages of each batch (encoding, term frequencies) and this
+// goroutine applies the batches, in log order, in chunks (applyChunk). As
+// with consume, the records before a record that cannot be decoded are
+// committed, then the error is returned.
+func rebuildFrom(ctx context.Context, js jetstream.JetStream, stream string, codec *events.Codec, st *Store,
+	last uint64, stats *RebuildStats, progress func(applied, total uint64)) error {
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ch := make(chan *readBatch, rebuildQueue)   // in log order, to the writer
+	work := make(chan *readBatch, rebuildQueue) // to the workers
+	var wg sync.WaitGroup
+	for range max(1, runtime.GOMAXPROCS(0)) {
+		wg.Go(func() {
+			for b := range work {
+				b.prepare()
+				close(b.ready)
+			}
+		})
+	}
+	var rerr error
+	wg.Go(func() {
+		defer close(work)
+		defer close(ch)
+		rerr = consume(rctx, js, stream, codec, 1, last, rebuildBatch, 50*time.Millisecond, func(recs []Decoded) error {
+			// consume reuses recs.
+			b := &readBatch{recs: slices.Clone(recs), ready: make(chan struct{})}
+			for _, c := range []chan *readBatch{ch, work} {
+				select {
+				case c <- b:
+				case <-rctx.Done():
+					return rctx.Err()
+				}
+			}
+			return nil
+		})
+	})
+	var werr error
+	for werr == nil {
+		n, batches, more, err := st.applyChunk(ch)
+		if err != nil {
+			var ae *ApplyError
+			if errors.As(err, &ae) {
+				ae.Stream = stream
+			}
+			werr = err
+			break
+		}
+		stats.Events += n
+		stats.Batches += batches
+		if n > 0 && progress != nil {
+			progress(stats.Events, last)
+		}
+		if !more {
+			break
+		}
+	}
+	cancel()
+	for range ch { // unblock the reader if the writer stopped first
+	}
+	wg.Wait()
+	if werr != nil {
+		return werr
+	}
+	if rerr != nil {
+		return rerr
+	}
+	if a := st.AppliedSeq(); a < last {
+		return fmt.Errorf("read stopped at sequence %d of %d", a, last)
+	}
+	return nil
+}
+
+// applyChunk applies the batches received from ch in ONE transaction,
+// together with the checkpoint, until a chunk bound (rebuildChunk*) is
+// reached or ch is closed. It returns the records applied and the batches
+// they came in, and more = false once ch is closed. Every record goes
+// through writer.apply, as in ApplyBatch; records at or below the checkpoint
+// are skipped the same way.
+func (s *Store) applyChunk(ch <-chan *readBatch) (n, batches uint64, more bool, err error) {
+	if s.closed.Load() {
+		return 0, 0, false, ErrClosed
+	}
+	var cp uint64
+	more = true
+	err = s.db.Update(func(tx *bolt.Tx) error {
+		meta := tx.Bucket(bucketMeta)
+		cp = getU64(meta, metaCheckpoint)
+		start := cp
+		w := newWriter(tx)
+		for _, b := range []*bolt.Bucket{w.bSessions, w.bByUser, w.bByAgent, w.bMessages, w.bIDs, w.bSummaries,
+			w.bDocs, w.bPostings, w.bTerms, w.bStats} {
+			b.FillPercent = rebuildFillPercent
+		}
+		size := 0
+		for n < rebuildChunkRecords && size < rebuildChunkBytes && w.pending.n < rebuildChunkPostings {
+			b, ok := <-ch
+			if !ok {
+				more = false
+				break
+			}
+			<-b.ready
+			batches++
+			size += b.bytes
+			w.prep = b.prep
+			for i := range b.recs {
+				r := &b.recs[i]
+				if r.Seq <= cp {
+					continue
+				}
+				if err := w.apply(r); err != nil {
+					return &ApplyError{Seq: r.Seq, Subject: r.Subject, Err: err}
+				}
+				cp = r.Seq
+				n++
+			}
+		}
+		w.prep = nil
+		if cp == start {
+			return nil
+		}
+		if err := w.flush(); err != nil {
+			return err
+		}
+		return meta.Put(metaCheckpoint, u64(cp))
+	})
+	if err != nil {
+		var ae *ApplyError
+		if errors.As(err, &ae) {
+			return 0, 0, false, err
+		}
+		return 0, 0, false, fmt.Errorf("projections: apply chunk: %w", err)
+	}
+	s.applied.Store(cp)
+	return n, batches, more, nil
 }
 
 func syncDir(dir string) error {

@@ -12,7 +12,7 @@ import (
 // SchemaVersion is the layout version of the bbolt file, stored in the meta
 // bucket. Open refuses a file written with another version: the fix is a
 // Rebuild from the log, never an in-place migration.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // openTimeout bounds how long Open waits for the file lock (another process
 // holding the file open).
@@ -65,7 +65,52 @@ var (
 	// avgdl (the separator keeps the key of user_key "" non-empty: bbolt
 	// refuses empty keys).
 	bucketBM25Stats = []byte("bm25_stats")
+
+	// Scope entries (entries.go). scope_key is aggregate_kind \x00 scope_id:
+	// the log kind of the scope (agent, global, workflow, swarm, debate,
+	// session_scope, user, app, project) and its id, both [A-Za-z0-9_-].
+	// Entry keys follow sharedmem.ValidateKey ([A-Za-z0-9_.:/@-]), so they
+	// never hold 0x00 either.
+
+	// bucketEntries: scope_key \x00 key → Entry (protobuf, stored form: the
+	// value as the event carries it, compressed or not), the key's current
+	// version, tombstones included (deleted=true).
+	bucketEntries = []byte("entries")
+	// bucketEntryVersions: scope_key \x00 key \x00 version(8B) → Entry
+	// (stored form), every version the log holds (the projection keeps them
+	// all; the actor keeps the last sharedmem.MaxVersionsPerKey).
+	bucketEntryVersions = []byte("entry_versions")
+	// bucketScopeConfig: scope_key → ScopeConfig (protobuf), the last
+	// ScopeConfigured of the scope.
+	bucketScopeConfig = []byte("scope_config")
+	// bucketEntryDocs: doc_id(8B) → doc_len(4B) version(8B) ref_len(2B) ref
+	// then, per distinct term in term order, tf(4B) term_len(1B) term; ref is
+	// scope_key \x00 key. The term list is what removing the document (a new
+	// version or a tombstone of its key) needs. doc ids come from the
+	// bucket's sequence, in application order (replay assigns the same ids).
+	bucketEntryDocs = []byte("entry_docs")
+	// bucketEntryDocIDs: scope_key \x00 key → doc_id(8B), the document of the
+	// key's current version (absent for a tombstone or a version without
+	// any term).
+	bucketEntryDocIDs = []byte("entry_doc_ids")
+	// bucketEntryPostings: scope_key \x00 term \x00 doc_id(8B) → tf(4B) doc_len(4B).
+	bucketEntryPostings = []byte("entry_postings")
+	// bucketEntryTerms: scope_key \x00 term → df(8B), documents of the scope
+	// holding term (the key is deleted when df drops to 0).
+	bucketEntryTerms = []byte("entry_terms")
+	// bucketEntryStats: scope_key \x00 → docs(8B) total length(8B) (deleted
+	// when the scope has no document left).
+	bucketEntryStats = []byte("entry_stats")
+
+	// bucketDataRefs: data_id → DataReference (protobuf), from DataStored on
+	// mem.ev.data.<id>; the key is deleted by DataExpired (data.go).
+	bucketDataRefs = []byte("data_refs")
 )
+
+// Why entry postings are grouped by scope: a search always runs in exactly
+// one scope, so with scope_key first a query is one prefix scan per term,
+// idf/avgdl are that scope's own statistics, and no other scope's entries
+// can be read, scored or returned (strict isolation by construction).
 
 // Why postings are grouped by user: the two search scopes are "this session"
 // and "every session of this session's user". With user_key first, a USER
@@ -82,6 +127,9 @@ var allBuckets = [][]byte{
 	bucketSessions, bucketByUser, bucketByAgent,
 	bucketSwapMessages, bucketSwapIDs, bucketSwapSummaries,
 	bucketBM25Docs, bucketBM25Postings, bucketBM25Terms, bucketBM25Stats,
+	bucketEntries, bucketEntryVersions, bucketScopeConfig,
+	bucketEntryDocs, bucketEntryDocIDs, bucketEntryPostings, bucketEntryTerms, bucketEntryStats,
+	bucketDataRefs,
 }
 
 // Keys of the meta bucket.
@@ -244,4 +292,115 @@ func initSchema(tx *bolt.Tx) error {
 		}
 	}
 	return nil
+}
+
+// Scope entry keys. scopeKey is aggregate_kind \x00 scope_id.
+
+func scopeKey(aggregateKind, scopeID string) []byte {
+	return join([]byte(aggregateKind), []byte(scopeID))
+}
+
+// entryKey is scope_key \x00 key (bucketEntries, bucketEntryDocIDs, and the
+// ref of an entry document).
+func entryKey(aggregateKind, scopeID, key string) []byte {
+	return join([]byte(aggregateKind), []byte(scopeID), []byte(key))
+}
+
+func entryVersionKey(aggregateKind, scopeID, key string, version uint64) []byte {
+	return join([]byte(aggregateKind), []byte(scopeID), []byte(key), u64(version))
+}
+
+// entryVersionPrefix is the prefix of every version key of one entry key.
+func entryVersionPrefix(aggregateKind, scopeID, key string) []byte {
+	return append(entryKey(aggregateKind, scopeID, key), sep)
+}
+
+func entryPostingPrefix(scope []byte, term string) []byte {
+	p := make([]byte, 0, len(scope)+len(term)+2)
+	p = append(append(append(p, scope...), sep), term...)
+	return append(p, sep)
+}
+
+func entryPostingKey(scope []byte, term string, docID uint64) []byte {
+	return append(entryPostingPrefix(scope, term), u64(docID)...)
+}
+
+func entryTermKey(scope []byte, term string) []byte {
+	return append(append(append([]byte(nil), scope...), sep), term...)
+}
+
+func entryStatsKey(scope []byte) []byte { return append(append([]byte(nil), scope...), sep) }
+
+// entryPostingValue / parseEntryPostingValue: tf(4B) doc_len(4B).
+func entryPostingValue(tf, docLen uint32) []byte { return append(u32(tf), u32(docLen)...) }
+
+func parseEntryPostingValue(v []byte) (tf, docLen uint32, err error) {
+	if len(v) != 8 {
+		return 0, 0, fmt.Errorf("projections: malformed entry posting value (%d bytes)", len(v))
+	}
+	return binary.BigEndian.Uint32(v), binary.BigEndian.Uint32(v[4:]), nil
+}
+
+// termTF is one distinct term of an entry document and its frequency.
+type termTF struct {
+	term string
+	tf   uint32
+}
+
+// entryDocValue encodes doc_len(4B) version(8B) ref_len(2B) ref, then per
+// term tf(4B) term_len(1B) term. Terms must be sorted, at most 255 bytes.
+func entryDocValue(docLen uint32, version uint64, ref []byte, terms []termTF) []byte {
+	n := 14 + len(ref)
+	for _, t := range terms {
+		n += 5 + len(t.term)
+	}
+	v := make([]byte, 0, n)
+	v = append(v, u32(docLen)...)
+	v = append(v, u64(version)...)
+	v = binary.BigEndian.AppendUint16(v, uint16(len(ref)))
+	v = append(v, ref...)
+	for _, t := range terms {
+		v = append(v, u32(t.tf)...)
+		v = append(v, byte(len(t.term)))
+		v = append(v, t.term...)
+	}
+	return v
+}
+
+// entryDoc is a decoded entry document (strings copied out of the value).
+type entryDoc struct {
+	docLen  uint32
+	version uint64
+	ref     []byte
+	terms   []termTF
+}
+
+// parseEntryDocValue decodes an entryDocValue; withTerms=false stops after
+// the ref.
+func parseEntryDocValue(v []byte, withTerms bool) (entryDoc, error) {
+	bad := func() (entryDoc, error) {
+		return entryDoc{}, fmt.Errorf("projections: malformed entry doc value (%d bytes)", len(v))
+	}
+	if len(v) < 14 {
+		return bad()
+	}
+	d := entryDoc{docLen: binary.BigEndian.Uint32(v), version: binary.BigEndian.Uint64(v[4:])}
+	rl := int(binary.BigEndian.Uint16(v[12:]))
+	rest := v[14:]
+	if len(rest) < rl {
+		return bad()
+	}
+	d.ref = append([]byte(nil), rest[:rl]...)
+	if !withTerms {
+		return d, nil
+	}
+	for rest = rest[rl:]; len(rest) > 0; {
+		if len(rest) < 5 || len(rest) < 5+int(rest[4]) {
+			return bad()
+		}
+		tl := int(rest[4])
+		d.terms = append(d.terms, termTF{term: string(rest[5 : 5+tl]), tf: binary.BigEndian.Uint32(rest)})
+		rest = rest[5+tl:]
+	}
+	return d, nil
 }

@@ -2,7 +2,9 @@ package projections
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -22,8 +24,14 @@ const (
 // index adds message m of session sessionID (user userKey) to the BM25 index:
 // one document per message with indexable text. A message without any term
 // (empty content, only punctuation) is not a document: it can never match.
+//
+// The document is written at once (doc ids are ascending: an append); its
+// postings are buffered per bm25_terms key and written by flushBM25 in key
+// order. Inserting them here, term by term and document by document, puts
+// keys in random order into the B-tree and was the bulk of the cost of a
+// transaction (and of Rebuild).
 func (w *writer) index(userKey, sessionID string, m *memoryv1.Message) error {
-	tfs, docLen := swap.TermFreqs(m.GetContent())
+	tfs, docLen := w.termFreqs(m)
 	if docLen == 0 {
 		return nil
 	}
@@ -34,42 +42,117 @@ func (w *writer) index(userKey, sessionID string, m *memoryv1.Message) error {
 	if err := w.bDocs.Put(u64(docID), docValue(docLen, m.GetSeq(), sessionID)); err != nil {
 		return err
 	}
-	// Sorted terms: bbolt inserts in key order are cheaper, and the effect
-	// does not depend on map iteration order.
-	terms := make([]string, 0, len(tfs))
-	for t := range tfs {
+	for t, tf := range tfs {
 		if strings.IndexByte(t, sep) >= 0 {
 			continue // cannot be a key component; the analyzer never emits it
 		}
-		terms = append(terms, t)
-	}
-	sort.Strings(terms)
-	for _, t := range terms {
-		if err := w.bPostings.Put(postingKey(userKey, t, docID), postingValue(tfs[t], docLen, sessionID)); err != nil {
-			return err
-		}
-		w.dfDelta[string(termKey(userKey, t))]++
+		w.pending.add(userKey, t, posting{docID: docID, tf: tf, docLen: docLen, sessionID: sessionID})
 	}
 	st := w.statsDelta[userKey]
 	w.statsDelta[userKey] = [2]uint64{st[0] + 1, st[1] + uint64(docLen)}
 	return nil
 }
 
-// flushBM25 adds the document frequencies and collection statistics gathered
-// by index to their buckets (once per key and transaction, in key order).
-func (w *writer) flushBM25() error {
-	keys := make([]string, 0, len(w.dfDelta))
-	for k := range w.dfDelta {
-		keys = append(keys, k)
+// posting is one buffered bm25_postings entry of a term.
+type posting struct {
+	docID      uint64
+	tf, docLen uint32
+	sessionID  string
+}
+
+// termGroup holds the postings of one bm25_terms key (user_key \x00 term)
+// added in the transaction, in doc id order (documents are indexed in
+// ascending doc id order, each term once per document).
+type termGroup struct {
+	key  string
+	list []posting
+}
+
+// bm25Pending buffers the postings of a transaction grouped by term key: the
+// postings of a group are already in key order, so sorting the (far fewer)
+// group keys sorts every posting, and a group's length is its df delta.
+type bm25Pending struct {
+	byKey  map[string]int // term key → index in groups
+	groups []termGroup
+	n      int    // postings buffered
+	kbuf   []byte // scratch for lookups
+}
+
+func (p *bm25Pending) add(userKey, term string, e posting) {
+	p.kbuf = append(append(append(p.kbuf[:0], userKey...), sep), term...)
+	i, ok := p.byKey[string(p.kbuf)]
+	if !ok {
+		if p.byKey == nil {
+			p.byKey = make(map[string]int)
+		}
+		i = len(p.groups)
+		k := string(p.kbuf)
+		p.byKey[k] = i
+		p.groups = append(p.groups, termGroup{key: k})
 	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		if err := w.bTerms.Put([]byte(k), u64(getU64(w.bTerms, []byte(k))+w.dfDelta[k])); err != nil {
+	g := &p.groups[i]
+	g.list = append(g.list, e)
+	p.n++
+}
+
+func (p *bm25Pending) reset() {
+	clear(p.byKey)
+	clear(p.groups) // drop the posting lists
+	p.groups = p.groups[:0]
+	p.n = 0
+}
+
+// flushBM25 writes the postings buffered by index, then adds the document
+// frequencies and collection statistics to their buckets, every bucket in
+// key order (once per key and transaction). The bytes written do not depend
+// on the buffering: the same keys and values as one Put per posting.
+func (w *writer) flushBM25() error {
+	p := &w.pending
+	slices.SortFunc(p.groups, func(a, b termGroup) int { return strings.Compare(a.key, b.key) })
+	// One allocation for every key and value of the postings: bbolt keeps
+	// the slices given to Put until the commit.
+	size := 0
+	for i := range p.groups {
+		g := &p.groups[i]
+		size += len(g.list) * (len(g.key) + 1 + 8 + 8)
+		for j := range g.list {
+			size += len(g.list[j].sessionID)
+		}
+	}
+	arena := make([]byte, 0, size)
+	for i := range p.groups {
+		g := &p.groups[i]
+		for j := range g.list {
+			e := &g.list[j]
+			o := len(arena)
+			arena = append(arena, g.key...)
+			arena = append(arena, sep)
+			arena = binary.BigEndian.AppendUint64(arena, e.docID)
+			k := arena[o:len(arena):len(arena)]
+			o = len(arena)
+			arena = binary.BigEndian.AppendUint32(arena, e.tf)
+			arena = binary.BigEndian.AppendUint32(arena, e.docLen)
+			arena = append(arena, e.sessionID...)
+			if err := w.bPostings.Put(k, arena[o:len(arena):len(arena)]); err != nil {
+				return err
+			}
+		}
+	}
+	for i := range p.groups {
+		g := &p.groups[i]
+		k := []byte(g.key)
+		if err := w.bTerms.Put(k, u64(getU64(w.bTerms, k)+uint64(len(g.list)))); err != nil {
 			return err
 		}
 	}
-	clear(w.dfDelta)
-	for userKey, d := range w.statsDelta {
+	p.reset()
+	users := make([]string, 0, len(w.statsDelta))
+	for userKey := range w.statsDelta {
+		users = append(users, userKey)
+	}
+	sort.Strings(users)
+	for _, userKey := range users {
+		d := w.statsDelta[userKey]
 		docs, total := parseStatsValue(w.bStats.Get(statsKey(userKey)))
 		if err := w.bStats.Put(statsKey(userKey), statsValue(docs+d[0], total+d[1])); err != nil {
 			return err

@@ -3,6 +3,7 @@ package projections
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -51,7 +52,14 @@ func Open(path string) (*Store, error) {
 // the file is thrown away if the run does not finish, and fsynced once at
 // the end).
 func openStore(path string, noSync bool) (*Store, error) {
-	db, err := bolt.Open(path, 0o600, boltOptions())
+	opts := boltOptions()
+	if noSync {
+		// Rebuild: its large transactions would grow the mmap several
+		// times, and each remap copies every node of the transaction out of
+		// the old mapping. Address space only; the file is not grown.
+		opts.InitialMmapSize = rebuildMmapSize
+	}
+	db, err := bolt.Open(path, 0o600, opts)
 	if err != nil {
 		return nil, fmt.Errorf("projections: open %s: %w", path, err)
 	}
@@ -111,11 +119,11 @@ func (s *Store) view(fn func(tx *bolt.Tx) error) error {
 // has no effect twice (exactly-once effect). Records must come in increasing
 // sequence order, as an ordered consumer delivers them.
 //
-// Records of subjects other than mem.ev.session.<id> are not projected yet:
-// they only advance the checkpoint. A record that cannot be applied
-// (unknown event type, event for a missing session, message sequence out of
-// order) fails the whole call with an *ApplyError naming it; nothing of the
-// call is committed.
+// Sessions, scopes (entries.go) and large data (data.go) are projected;
+// records of other subject kinds only advance the checkpoint. A record that
+// cannot be applied (unknown event type, event for a missing session,
+// message or entry version out of order) fails the whole call with an
+// *ApplyError naming it; nothing of the call is committed.
 func (s *Store) ApplyBatch(recs []Decoded) error {
 	if s.closed.Load() {
 		return ErrClosed
@@ -163,8 +171,16 @@ type writer struct {
 	dirty    []string // session ids to write, in first-touch order
 	isDirty  map[string]bool
 
-	dfDelta    map[string]uint64    // bm25_terms key → documents added in this transaction
+	pending    bm25Pending          // postings and df buffered until flush (search.go)
 	statsDelta map[string][2]uint64 // user_key → documents, length added in this transaction
+
+	// swap_messages and swap_ids Puts, written in key order at flush
+	// (sortedput.go).
+	messages, ids sortedPuts
+	// prep holds the encoded bytes and term frequencies of messages,
+	// computed ahead by Rebuild's reader goroutine (rebuild.go); nil
+	// otherwise.
+	prep map[*memoryv1.Message]*preparedMessage
 
 	bSessions, bByUser, bByAgent     *bolt.Bucket
 	bMessages, bIDs, bSummaries      *bolt.Bucket
@@ -176,7 +192,6 @@ func newWriter(tx *bolt.Tx) *writer {
 		tx:         tx,
 		sessions:   make(map[string]*memoryv1.SessionIndexEntry),
 		isDirty:    make(map[string]bool),
-		dfDelta:    make(map[string]uint64),
 		statsDelta: make(map[string][2]uint64),
 		bSessions:  tx.Bucket(bucketSessions),
 		bByUser:    tx.Bucket(bucketByUser),
@@ -214,6 +229,13 @@ func (w *writer) flush() error {
 	if err := w.flushBM25(); err != nil {
 		return err
 	}
+	if err := w.messages.flush(w.bMessages); err != nil {
+		return err
+	}
+	if err := w.ids.flush(w.bIDs); err != nil {
+		return err
+	}
+	slices.Sort(w.dirty) // key order: cheaper bbolt inserts, same content
 	for _, id := range w.dirty {
 		v, err := marshalOpts.Marshal(w.sessions[id])
 		if err != nil {
@@ -242,7 +264,7 @@ func (w *writer) apply(r *Decoded) error {
 		return err
 	}
 	if kind != events.KindSession {
-		return nil // not projected yet: the checkpoint still advances
+		return w.applyOther(r, kind, id) // scope entries, large data (entries.go, data.go)
 	}
 	if r.Batch == nil {
 		return fmt.Errorf("%w: record without a decoded batch", events.ErrMalformed)
@@ -340,15 +362,15 @@ func (w *writer) appendMessage(id string, e *memoryv1.SessionIndexEntry, m *memo
 	if want := e.Messages + 1; m.GetSeq() != want {
 		return fmt.Errorf("message seq %d, want %d", m.GetSeq(), want)
 	}
-	v, err := marshalOpts.Marshal(m)
+	v, err := w.messageBytes(m)
 	if err != nil {
 		return err
 	}
-	if err := w.bMessages.Put(swapMessageKey(id, m.GetSeq()), v); err != nil {
+	if err := w.messages.put(swapMessageKey(id, m.GetSeq()), v); err != nil {
 		return err
 	}
 	if m.GetId() != "" {
-		if err := w.bIDs.Put(swapIDKey(id, m.GetId()), u64(m.GetSeq())); err != nil {
+		if err := w.ids.put(swapIDKey(id, m.GetId()), u64(m.GetSeq())); err != nil {
 			return err
 		}
 	}

@@ -1,0 +1,57 @@
+package projections
+
+import (
+	"bytes"
+	"slices"
+
+	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+)
+
+// sortedPuts buffers the Puts of one bucket during a transaction and writes
+// them in key order at flush.
+//
+// bbolt does not split nodes before the commit: random inserts into a bucket
+// make the leaf nodes they touch grow, and every insert in the middle of a
+// node moves its tail, so a large transaction of keys in random order
+// (messages of many sessions, each appended after that session's previous
+// ones) costs time quadratic in the node size. Writing the same keys sorted
+// touches each node once and in order. The content is the same: the same
+// keys and values, and for a key put twice the last value (stable sort, Puts
+// in order).
+//
+// Only buckets that the transaction does not read back before flush use it.
+type sortedPuts struct {
+	kvs []keyValue
+}
+
+type keyValue struct{ k, v []byte }
+
+// put checks what bbolt's Put checks (so that a bad key fails the record
+// that carries it, as a direct Put did) and buffers the pair. k and v must
+// stay unmodified until flush.
+func (s *sortedPuts) put(k, v []byte) error {
+	switch {
+	case len(k) == 0:
+		return berrors.ErrKeyRequired
+	case len(k) > bolt.MaxKeySize:
+		return berrors.ErrKeyTooLarge
+	case int64(len(v)) > bolt.MaxValueSize:
+		return berrors.ErrValueTooLarge
+	}
+	s.kvs = append(s.kvs, keyValue{k, v})
+	return nil
+}
+
+// flush writes the buffered pairs into b, in key order, and empties s.
+func (s *sortedPuts) flush(b *bolt.Bucket) error {
+	slices.SortStableFunc(s.kvs, func(a, b keyValue) int { return bytes.Compare(a.k, b.k) })
+	for _, kv := range s.kvs {
+		if err := b.Put(kv.k, kv.v); err != nil {
+			return err
+		}
+	}
+	clear(s.kvs)
+	s.kvs = s.kvs[:0]
+	return nil
+}
