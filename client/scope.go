@@ -1,0 +1,194 @@
+package client
+
+import (
+	"context"
+	"time"
+
+	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
+)
+
+// Scope names one memory scope: an agent's private memory or a shared scope
+// (DESIGN.md §6). Build one with Agent, Global, Workflow, Swarm, Debate,
+// SessionScope, User, App or Project.
+type Scope struct {
+	// Kind is "agent", "global", "workflow", "swarm", "debate", "session",
+	// "user", "app" or "project".
+	Kind string
+	// ID is the scope's id ("global" for the global scope).
+	ID string
+}
+
+// Agent is agent id's private scope, served on mem.v1.agent.<id>.<op>.
+func Agent(id string) Scope { return Scope{Kind: "agent", ID: id} }
+
+// Global is the one global scope.
+func Global() Scope { return Scope{Kind: "global", ID: "global"} }
+
+// Workflow is the scope workflow:<id>.
+func Workflow(id string) Scope { return Scope{Kind: "workflow", ID: id} }
+
+// Swarm is the scope swarm:<id>.
+func Swarm(id string) Scope { return Scope{Kind: "swarm", ID: id} }
+
+// Debate is the scope debate:<id>.
+func Debate(id string) Scope { return Scope{Kind: "debate", ID: id} }
+
+// SessionScope is the scope session:<id> (entries shared by that session's
+// agents; not the session's conversation memory).
+func SessionScope(id string) Scope { return Scope{Kind: "session", ID: id} }
+
+// User is the scope user:<id>.
+func User(id string) Scope { return Scope{Kind: "user", ID: id} }
+
+// App is the scope app:<name> (writes need an elevated caller).
+func App(name string) Scope { return Scope{Kind: "app", ID: name} }
+
+// Project is the scope project:<id> (writes need an elevated caller).
+func Project(id string) Scope { return Scope{Kind: "project", ID: id} }
+
+// String is "<kind>:<id>", or "global".
+func (s Scope) String() string {
+	if s.Kind == "global" {
+		return "global"
+	}
+	return s.Kind + ":" + s.ID
+}
+
+// Subject is the request subject of op ("put", "get", ...) on s:
+// mem.v1.agent.<id>.<op> for an agent, mem.v1.scope.<kind>.<id>.<op> otherwise.
+func (s Scope) Subject(op string) string {
+	if s.Kind == "agent" {
+		return "mem.v1.agent." + s.ID + "." + op
+	}
+	return "mem.v1.scope." + s.Kind + "." + s.ID + "." + op
+}
+
+// WatchFilter is the log subject of s's changes, for Watch:
+// mem.ev.<kind>.<id>, where the session scope's log kind is "session_scope"
+// (mem.ev.session.<id> is the session's conversation).
+func (s Scope) WatchFilter() string {
+	if s.Kind == "session" {
+		return WatchScope("session_scope", s.ID)
+	}
+	return WatchScope(s.Kind, s.ID)
+}
+
+// Put writes a new version of req.Key in scope. A nil ExpectedVersion writes
+// whatever the current version; 0 requires the key not to be live; N is a
+// compare-and-set (409 otherwise). A fresh command id is set when empty.
+func (c *Client) Put(ctx context.Context, scope Scope, req *memoryv1.PutEntryRequest) (*memoryv1.EntryReply, error) {
+	commandID(&req.CommandId)
+	reply := &memoryv1.EntryReply{}
+	err := c.call(ctx, scope.Subject("put"), req, reply)
+	c.wrote(reply.GetResult())
+	return reply, err
+}
+
+// GetEntry returns the current live version of key (version 0) or the given
+// version (tombstones included). Missing keys are a 404 *Error.
+func (c *Client) GetEntry(ctx context.Context, scope Scope, key string, version uint64) (*memoryv1.Entry, error) {
+	reply := &memoryv1.EntryReply{}
+	if err := c.call(ctx, scope.Subject("get"), &memoryv1.GetEntryRequest{Key: key, Version: version}, reply); err != nil {
+		return nil, err
+	}
+	return reply.GetEntry(), nil
+}
+
+// DeleteEntry writes a tombstone version of req.Key (a soft delete).
+func (c *Client) DeleteEntry(ctx context.Context, scope Scope, req *memoryv1.DeleteEntryRequest) (*memoryv1.EntryReply, error) {
+	commandID(&req.CommandId)
+	reply := &memoryv1.EntryReply{}
+	err := c.call(ctx, scope.Subject("delete"), req, reply)
+	c.wrote(reply.GetResult())
+	return reply, err
+}
+
+// Rollback makes the content of version req.ToVersion of req.Key a new
+// current version.
+func (c *Client) Rollback(ctx context.Context, scope Scope, req *memoryv1.RollbackEntryRequest) (*memoryv1.EntryReply, error) {
+	commandID(&req.CommandId)
+	reply := &memoryv1.EntryReply{}
+	err := c.call(ctx, scope.Subject("rollback"), req, reply)
+	c.wrote(reply.GetResult())
+	return reply, err
+}
+
+// ListEntries lists the current versions in scope, sorted by key, one page
+// at a time (req may be nil: the first 100 live entries).
+func (c *Client) ListEntries(ctx context.Context, scope Scope, req *memoryv1.ListEntriesRequest) (*memoryv1.ListEntriesReply, error) {
+	if req == nil {
+		req = &memoryv1.ListEntriesRequest{}
+	}
+	reply := &memoryv1.ListEntriesReply{}
+	return reply, c.call(ctx, scope.Subject("list"), req, reply)
+}
+
+// History returns every kept version of key, oldest first, tombstones included.
+func (c *Client) History(ctx context.Context, scope Scope, key string) ([]*memoryv1.Entry, error) {
+	reply := &memoryv1.HistoryReply{}
+	if err := c.call(ctx, scope.Subject("history"), &memoryv1.HistoryRequest{Key: key}, reply); err != nil {
+		return nil, err
+	}
+	return reply.GetVersions(), nil
+}
+
+// SearchEntries ranks scope's entries by BM25 for req.Query. A zero MinSeq
+// waits for this client's last write, so a client finds what it wrote.
+func (c *Client) SearchEntries(ctx context.Context, scope Scope, req *memoryv1.SearchEntriesRequest) (*memoryv1.SearchEntriesReply, error) {
+	req.MinSeq = c.minSeq(req.MinSeq)
+	reply := &memoryv1.SearchEntriesReply{}
+	return reply, c.call(ctx, scope.Subject("search"), req, reply)
+}
+
+// Configure bounds scope (max live entries) and sets its episodic TTL.
+func (c *Client) Configure(ctx context.Context, scope Scope, req *memoryv1.ConfigureScopeRequest) (*memoryv1.ConfigureScopeReply, error) {
+	commandID(&req.CommandId)
+	reply := &memoryv1.ConfigureScopeReply{}
+	err := c.call(ctx, scope.Subject("configure"), req, reply)
+	c.wrote(reply.GetResult())
+	return reply, err
+}
+
+// Resolve looks key up for session sessionID in temp > session > user > app
+// > project; the reply names the scope that held it (Found false: none).
+func (c *Client) Resolve(ctx context.Context, sessionID, key string) (*memoryv1.ResolveReply, error) {
+	reply := &memoryv1.ResolveReply{}
+	return reply, c.call(ctx, SessionScope(sessionID).Subject("resolve"), &memoryv1.ResolveRequest{Key: key}, reply)
+}
+
+// Publish copies key from the session scope of sessionID into the session's
+// user scope (target "user") or project scope (target "project").
+func (c *Client) Publish(ctx context.Context, sessionID, key, target string) (*memoryv1.EntryReply, error) {
+	req := &memoryv1.PublishRequest{Key: key, Target: target}
+	commandID(&req.CommandId)
+	reply := &memoryv1.EntryReply{}
+	err := c.call(ctx, SessionScope(sessionID).Subject("publish"), req, reply)
+	c.wrote(reply.GetResult())
+	return reply, err
+}
+
+// PutData stores data as large data and returns its reference. A zero ttl
+// uses the node's default lease; the lease is counted in whole seconds.
+// The request must fit the server's max payload (8 MiB embedded).
+func (c *Client) PutData(ctx context.Context, data []byte, contentType string, metadata map[string]string, ttl time.Duration) (*memoryv1.DataReference, error) {
+	req := &memoryv1.PutDataRequest{Data: data, ContentType: contentType, Metadata: metadata, TtlSeconds: int64(ttl / time.Second)}
+	reply := &memoryv1.PutDataReply{}
+	if err := c.call(ctx, "mem.v1.data.put", req, reply); err != nil {
+		return nil, err
+	}
+	c.lastSeqAtLeast(reply.GetSeq())
+	return reply.GetRef(), nil
+}
+
+// GetData returns large data id and its reference. The node verifies the
+// checksum of bytes read from disk: corrupt data is a 500 *Error, never bytes.
+func (c *Client) GetData(ctx context.Context, id string) (*memoryv1.DataReference, []byte, error) {
+	reply := &memoryv1.GetDataReply{}
+	if err := c.call(ctx, "mem.v1.data.get", &memoryv1.GetDataRequest{Id: id}, reply); err != nil {
+		return nil, nil, err
+	}
+	return reply.GetRef(), reply.GetData(), nil
+}
+
+// lastSeqAtLeast records a write at stream sequence seq (see wrote).
+func (c *Client) lastSeqAtLeast(seq uint64) { c.wrote(&memoryv1.MutationReply{Seq: seq}) }
