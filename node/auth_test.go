@@ -24,23 +24,33 @@ import (
 // authConf is the example authorization config (examples/auth).
 const authConf = "../examples/auth/nats.conf"
 
-// TestAuthEmbeddedNodeNeedsCredentials documents a limit of the node: with
-// an authorization config on the embedded server (--nats-config), the node
-// connects to the server's plain client URL without credentials and is
-// refused. Run the server with the config and point the node at it with
-// --nats-url nats://node:<password>@host:port instead (TestAuthPermissions).
-func TestAuthEmbeddedNodeNeedsCredentials(t *testing.T) {
+// TestAuthEmbeddedNode runs the embedded server with the example
+// authorization config (--nats-config): without credentials the node itself
+// is refused; with --nats-user/--nats-password it serves, and an agent
+// worker reaches only its own subjects.
+func TestAuthEmbeddedNode(t *testing.T) {
 	cfg := node.DefaultConfig()
 	cfg.DataDir, cfg.NATSListen, cfg.HTTPAddr = t.TempDir(), "127.0.0.1:-1", ""
 	cfg.NATSConfig = authConf
 	n, err := node.Start(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err == nil {
 		_ = n.Shutdown(context.Background())
-		t.Fatal("node started on an authorization config without credentials; update examples/auth/README.md")
+		t.Fatal("node started on an authorization config without credentials")
 	}
 	if !errors.Is(err, nats.ErrAuthorization) {
 		t.Fatalf("Start = %v, want an authorization violation", err)
 	}
+
+	n, _ = node.StartForTest(t, func(c *node.Config) {
+		c.NATSConfig, c.NATSUser, c.NATSPassword = authConf, "node", "node-secret"
+	})
+	a1 := connect(t, n.ClientURL(), "agent-a1", "a1-secret", "_INBOX.a1")
+	rep, err := a1.nc.Request("mem.v1.agent.a1.list", nil, 5*time.Second)
+	if err != nil || rep.Header.Get("Nats-Service-Error-Code") != "" {
+		t.Fatalf("agent-a1 listing its own memory: %v %v", err, rep)
+	}
+	a1.noViolation(t)
+	a1.refused(t, "mem.v1.agent.a2.list")
 }
 
 // authServer runs NATS with the example config and a node connected to it as

@@ -27,7 +27,11 @@ func StartForTest(t testing.TB, mutate func(*Config)) (*Node, *nats.Conn) {
 	if err != nil {
 		t.Fatalf("node: start: %v", err)
 	}
-	nc, err := nats.Connect(n.ClientURL())
+	var opts []nats.Option
+	if cfg.NATSUser != "" {
+		opts = append(opts, nats.UserInfo(cfg.NATSUser, cfg.NATSPassword))
+	}
+	nc, err := nats.Connect(n.ClientURL(), opts...)
 	if err != nil {
 		_ = n.Shutdown(context.Background())
 		t.Fatalf("node: connect: %v", err)
