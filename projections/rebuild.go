@@ -22,22 +22,27 @@ import (
 )
 
 // Rebuild reads the log in batches of rebuildBatch records (one goroutine
-// reads and decodes) and applies them in large transactions (another
-// goroutine): a transaction ends after rebuildChunkRecords records,
-// rebuildChunkBytes bytes of encoded batches or rebuildChunkPostings BM25
-// postings, whichever comes first. Large transactions amortize bbolt's
-// commit (spill and write of every dirty page) and let flushBM25 write the
-// postings of many records in key order; the bounds keep the memory of a
-// transaction (decoded records, buffered postings, dirty pages) bounded.
+// reads and decodes, workers prepare the messages) and applies them in
+// large transactions (the calling goroutine): a transaction ends after
+// rebuildChunkRecords records, rebuildChunkBytes bytes of encoded batches or
+// rebuildChunkPostings BM25 postings, whichever comes first. Large
+// transactions amortize bbolt's commit (spill and write of every dirty page)
+// and let flush write the postings and messages of many records in key
+// order; the bounds keep the memory of a transaction (buffered postings,
+// about 100 bytes each with bbolt's node entries, encoded messages, dirty
+// pages) to a few hundred MB at most.
 const (
 	rebuildBatch         = 256
-	rebuildChunkRecords  = 32 << 10
-	rebuildChunkBytes    = 32 << 20
+	rebuildChunkBytes    = 64 << 20
 	rebuildChunkPostings = 2 << 20
-	// rebuildQueue is the number of read batches buffered between the two
-	// goroutines.
+	// rebuildQueue is the number of read batches buffered between the
+	// stages.
 	rebuildQueue = 16
 )
+
+// rebuildChunkRecords: see above (a variable so that tests can cut a small
+// log into many chunks).
+var rebuildChunkRecords uint64 = 64 << 10
 
 // rebuildFillPercent is the bbolt fill percent of the buckets during
 // Rebuild: their inserts are appends (doc ids, message sequences) or runs of
@@ -216,7 +221,9 @@ func rebuildFrom(ctx context.Context, js jetstream.JetStream, stream string, cod
 		rerr = consume(rctx, js, stream, codec, 1, last, rebuildBatch, 50*time.Millisecond, func(recs []Decoded) error {
 			// consume reuses recs.
 			b := &readBatch{recs: slices.Clone(recs), ready: make(chan struct{})}
-			for _, c := range []chan *readBatch{ch, work} {
+			// To the workers first: a batch the writer receives is always
+			// prepared (its ready channel closed) eventually.
+			for _, c := range []chan *readBatch{work, ch} {
 				select {
 				case c <- b:
 				case <-rctx.Done():
@@ -228,7 +235,7 @@ func rebuildFrom(ctx context.Context, js jetstream.JetStream, stream string, cod
 	})
 	var werr error
 	for werr == nil {
-		n, batches, more, err := st.applyChunk(ch)
+		n, more, err := st.applyChunk(ch)
 		if err != nil {
 			var ae *ApplyError
 			if errors.As(err, &ae) {
@@ -237,10 +244,12 @@ func rebuildFrom(ctx context.Context, js jetstream.JetStream, stream string, cod
 			werr = err
 			break
 		}
-		stats.Events += n
-		stats.Batches += batches
-		if n > 0 && progress != nil {
-			progress(stats.Events, last)
+		if n > 0 {
+			stats.Events += n
+			stats.Batches++
+			if progress != nil {
+				progress(stats.Events, last)
+			}
 		}
 		if !more {
 			break
@@ -264,13 +273,12 @@ func rebuildFrom(ctx context.Context, js jetstream.JetStream, stream string, cod
 
 // applyChunk applies the batches received from ch in ONE transaction,
 // together with the checkpoint, until a chunk bound (rebuildChunk*) is
-// reached or ch is closed. It returns the records applied and the batches
-// they came in, and more = false once ch is closed. Every record goes
-// through writer.apply, as in ApplyBatch; records at or below the checkpoint
-// are skipped the same way.
-func (s *Store) applyChunk(ch <-chan *readBatch) (n, batches uint64, more bool, err error) {
+// reached or ch is closed. It returns the records applied, and more = false
+// once ch is closed. Every record goes through writer.apply, as in
+// ApplyBatch; records at or below the checkpoint are skipped the same way.
+func (s *Store) applyChunk(ch <-chan *readBatch) (n uint64, more bool, err error) {
 	if s.closed.Load() {
-		return 0, 0, false, ErrClosed
+		return 0, false, ErrClosed
 	}
 	var cp uint64
 	more = true
@@ -291,7 +299,6 @@ func (s *Store) applyChunk(ch <-chan *readBatch) (n, batches uint64, more bool, 
 				break
 			}
 			<-b.ready
-			batches++
 			size += b.bytes
 			w.prep = b.prep
 			for i := range b.recs {
@@ -318,12 +325,12 @@ func (s *Store) applyChunk(ch <-chan *readBatch) (n, batches uint64, more bool, 
 	if err != nil {
 		var ae *ApplyError
 		if errors.As(err, &ae) {
-			return 0, 0, false, err
+			return 0, false, err
 		}
-		return 0, 0, false, fmt.Errorf("projections: apply chunk: %w", err)
+		return 0, false, fmt.Errorf("projections: apply chunk: %w", err)
 	}
 	s.applied.Store(cp)
-	return n, batches, more, nil
+	return n, more, nil
 }
 
 func syncDir(dir string) error {

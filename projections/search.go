@@ -42,11 +42,12 @@ func (w *writer) index(userKey, sessionID string, m *memoryv1.Message) error {
 	if err := w.bDocs.Put(u64(docID), docValue(docLen, m.GetSeq(), sessionID)); err != nil {
 		return err
 	}
+	terms := w.pending.user(userKey)
 	for t, tf := range tfs {
 		if strings.IndexByte(t, sep) >= 0 {
 			continue // cannot be a key component; the analyzer never emits it
 		}
-		w.pending.add(userKey, t, posting{docID: docID, tf: tf, docLen: docLen, sessionID: sessionID})
+		w.pending.add(terms, userKey, t, posting{docID: docID, tf: tf, docLen: docLen, sessionID: sessionID})
 	}
 	st := w.statsDelta[userKey]
 	w.statsDelta[userKey] = [2]uint64{st[0] + 1, st[1] + uint64(docLen)}
@@ -72,23 +73,31 @@ type termGroup struct {
 // postings of a group are already in key order, so sorting the (far fewer)
 // group keys sorts every posting, and a group's length is its df delta.
 type bm25Pending struct {
-	byKey  map[string]int // term key → index in groups
+	users  map[string]map[string]int // user_key → term → index in groups
 	groups []termGroup
-	n      int    // postings buffered
-	kbuf   []byte // scratch for lookups
+	n      int // postings buffered
 }
 
-func (p *bm25Pending) add(userKey, term string, e posting) {
-	p.kbuf = append(append(append(p.kbuf[:0], userKey...), sep), term...)
-	i, ok := p.byKey[string(p.kbuf)]
-	if !ok {
-		if p.byKey == nil {
-			p.byKey = make(map[string]int)
+// user returns the term index of userKey, for add.
+func (p *bm25Pending) user(userKey string) map[string]int {
+	terms := p.users[userKey]
+	if terms == nil {
+		if p.users == nil {
+			p.users = make(map[string]map[string]int)
 		}
+		terms = make(map[string]int)
+		p.users[userKey] = terms
+	}
+	return terms
+}
+
+// add buffers posting e of term for userKey; terms is p.user(userKey).
+func (p *bm25Pending) add(terms map[string]int, userKey, term string, e posting) {
+	i, ok := terms[term]
+	if !ok {
 		i = len(p.groups)
-		k := string(p.kbuf)
-		p.byKey[k] = i
-		p.groups = append(p.groups, termGroup{key: k})
+		terms[term] = i
+		p.groups = append(p.groups, termGroup{key: string(termKey(userKey, term))})
 	}
 	g := &p.groups[i]
 	g.list = append(g.list, e)
@@ -96,7 +105,7 @@ func (p *bm25Pending) add(userKey, term string, e posting) {
 }
 
 func (p *bm25Pending) reset() {
-	clear(p.byKey)
+	clear(p.users)
 	clear(p.groups) // drop the posting lists
 	p.groups = p.groups[:0]
 	p.n = 0

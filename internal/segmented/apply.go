@@ -17,39 +17,45 @@ var ErrApply = errors.New("segmented: cannot apply event")
 // updated time, and the command in recent_commands, keeping the last
 // MaxRecentCommands). It never tokenizes, summarizes, reads a clock or
 // decides: every value comes from the events and meta. Apply is atomic:
-// on error the state is unchanged.
+// on error the state is unchanged. Its cost is that of the changes the
+// events make, not the size of the session.
 func (s *State) Apply(meta Meta, events []proto.Message) error {
 	if meta.Version <= s.Version() {
 		return fmt.Errorf("%w: version %d after version %d", ErrApply, meta.Version, s.Version())
 	}
-	c := s.scratch()
+	s.begin(true)
+	defer s.rollback() // no-op after commit; undoes a failed (or panicking) batch
 	for i, ev := range events {
-		if err := c.applyEvent(ev, meta.TimeUnixNano); err != nil {
+		if err := s.applyEvent(ev, meta.TimeUnixNano); err != nil {
 			return fmt.Errorf("%w: event %d (%T): %v", ErrApply, i, ev, err)
 		}
 	}
-	if c.snap == nil {
+	p := s.snap
+	if p == nil {
 		return fmt.Errorf("%w: batch does not create the session", ErrApply)
 	}
-	c.snap.Version = meta.Version
-	c.snap.LastSeq = meta.Seq
-	c.snap.UpdatedUnixNano = meta.TimeUnixNano
+	p.Version = meta.Version
+	p.LastSeq = meta.Seq
+	p.UpdatedUnixNano = meta.TimeUnixNano
 	if meta.CommandID != "" {
-		c.snap.RecentCommands = append(c.snap.RecentCommands, &memoryv1.CommandResult{
+		p.RecentCommands = append(p.RecentCommands, &memoryv1.CommandResult{
 			CommandId: meta.CommandID, Version: meta.Version, Seq: meta.Seq,
 		})
-		if n := len(c.snap.RecentCommands); n > MaxRecentCommands {
-			c.snap.RecentCommands = slices.Clone(c.snap.RecentCommands[n-MaxRecentCommands:])
+		if n := len(p.RecentCommands); n > MaxRecentCommands {
+			// Reslice, do not copy: append reallocates (keeping only the
+			// window) when the backing array is full, so this is O(1)
+			// amortized.
+			p.RecentCommands = p.RecentCommands[n-MaxRecentCommands:]
 		}
 	}
-	s.snap = c.snap
-	s.recount()
+	s.commit()
 	s.ctxCache = nil
 	return nil
 }
 
-// applyEvent applies one event to s (a scratch copy: see the copy-on-write
-// rule on State) and recounts.
+// applyEvent applies one event to s inside a transaction (see txn for what
+// it may change in place) and keeps the token totals and, through deltas,
+// the indexes up to date.
 func (s *State) applyEvent(ev proto.Message, now int64) error {
 	if s.snap == nil {
 		e, ok := ev.(*memoryv1.SessionCreated)
@@ -70,10 +76,11 @@ func (s *State) applyEvent(ev proto.Message, now int64) error {
 			NextSummarySeq:  1,
 			CreatedUnixNano: now,
 		}
-		s.recount()
+		s.tok = totals{rom: uint64(e.Rom.GetTokens())}
 		return nil
 	}
 	p := s.snap
+	t := &s.tok
 	switch e := ev.(type) {
 	case *memoryv1.SessionCreated:
 		return errors.New("session already exists")
@@ -84,11 +91,13 @@ func (s *State) applyEvent(ev proto.Message, now int64) error {
 		p.Status = e.To
 	case *memoryv1.RomUpdated:
 		p.PendingRom = e.Rom
+		t.pendingRom = uint64(p.PendingRom.GetTokens())
 	case *memoryv1.RomActivated:
 		if p.PendingRom == nil || p.PendingRom.Version != e.Version {
 			return fmt.Errorf("no pending ROM version %d", e.Version)
 		}
 		p.Rom, p.PendingRom = p.PendingRom, nil
+		t.rom, t.pendingRom = uint64(p.Rom.GetTokens()), 0
 	case *memoryv1.MessagesAppended:
 		if err := s.applyMessages(e); err != nil {
 			return err
@@ -98,10 +107,21 @@ func (s *State) applyEvent(ev proto.Message, now int64) error {
 		if err != nil {
 			return err
 		}
-		l1 := make([]*memoryv1.L1Entry, 0, len(p.L1)-(j-i)+1)
-		l1 = append(l1, p.L1[:i]...)
-		l1 = append(l1, &memoryv1.L1Entry{Entry: &memoryv1.L1Entry_Summary{Summary: e.Summary}})
-		p.L1 = append(l1, p.L1[j:]...)
+		entry := &memoryv1.L1Entry{Entry: &memoryv1.L1Entry_Summary{Summary: e.Summary}}
+		noIDs := s.removeRun(i, j, e.Summary)
+		if i == 0 {
+			// The usual case (compression takes the oldest entries):
+			// the summary takes the slot of the run's last entry.
+			s.setL1(j-1, entry)
+			p.L1 = p.L1[j-1:]
+		} else {
+			l1 := make([]*memoryv1.L1Entry, 0, len(p.L1)-(j-i)+1)
+			l1 = append(l1, p.L1[:i]...)
+			l1 = append(l1, entry)
+			p.L1 = append(l1, p.L1[j:]...)
+		}
+		t.l1 += uint64(e.Summary.GetTokens())
+		s.track(delta{d: 1, entry: entry, noIDs: noIDs})
 		p.NextSummarySeq++
 		p.Compressions++
 	case *memoryv1.L1Evicted:
@@ -112,13 +132,20 @@ func (s *State) applyEvent(ev proto.Message, now int64) error {
 		if i != 0 {
 			return errors.New("evicted run is not the oldest L1 run")
 		}
-		p.L1 = slices.Clone(p.L1[j:])
+		noIDs := s.removeRun(i, j, e.Summary)
+		p.L1 = p.L1[j:]
 		p.L2 = append(p.L2, e.Summary)
+		t.l2 += uint64(e.Summary.GetTokens())
+		s.track(delta{d: 1, l2: e.Summary, noIDs: noIDs})
 		p.NextSummarySeq++
 		p.Compressions++
 	case *memoryv1.L2Archived:
+		for _, sum := range p.L2 {
+			s.track(delta{d: -1, l2: sum})
+		}
 		p.ArchivedL2Count += uint64(len(p.L2))
 		p.L2 = nil
+		t.l2 = 0
 	case *memoryv1.SummaryReplaced:
 		if !s.replaceSummary(e) {
 			return fmt.Errorf("no summary %q", e.SummaryId)
@@ -128,36 +155,37 @@ func (s *State) applyEvent(ev proto.Message, now int64) error {
 		k.Tools = slices.DeleteFunc(k.Tools, func(t *memoryv1.ToolDefinition) bool { return t.Name == e.Tool.GetName() })
 		i, _ := slices.BinarySearchFunc(k.Tools, e.Tool.GetName(), func(t *memoryv1.ToolDefinition, n string) int { return cmpString(t.Name, n) })
 		k.Tools = slices.Insert(k.Tools, i, e.Tool)
-		p.Kernel = k
+		s.setKernel(k)
 	case *memoryv1.KernelToolRemoved:
 		k := cloneKernel(p.Kernel)
 		k.Tools = slices.DeleteFunc(k.Tools, func(t *memoryv1.ToolDefinition) bool { return t.Name == e.Name })
-		p.Kernel = k
+		s.setKernel(k)
 	case *memoryv1.KernelSchemaCached:
 		k := cloneKernel(p.Kernel)
 		k.Schemas = slices.DeleteFunc(k.Schemas, func(x *memoryv1.SchemaEntry) bool {
 			return x.Name == e.Schema.GetName() || slices.Contains(e.Evicted, x.Name)
 		})
 		k.Schemas = append(k.Schemas, e.Schema)
-		p.Kernel = k
+		s.setKernel(k)
 	case *memoryv1.KernelFactSet:
 		k := cloneKernel(p.Kernel)
 		k.Facts = slices.DeleteFunc(k.Facts, func(f *memoryv1.Fact) bool { return f.Key == e.Fact.GetKey() })
 		i, _ := slices.BinarySearchFunc(k.Facts, e.Fact.GetKey(), func(f *memoryv1.Fact, key string) int { return cmpString(f.Key, key) })
 		k.Facts = slices.Insert(k.Facts, i, e.Fact)
-		p.Kernel = k
+		s.setKernel(k)
 	case *memoryv1.KernelFactDeleted:
 		k := cloneKernel(p.Kernel)
 		k.Facts = slices.DeleteFunc(k.Facts, func(f *memoryv1.Fact) bool { return f.Key == e.Key })
-		p.Kernel = k
+		s.setKernel(k)
 	case *memoryv1.SessionStateSet:
-		p.SessionState = slices.DeleteFunc(p.SessionState, func(x *memoryv1.StateEntry) bool { return x.Key == e.Key })
-		i, _ := slices.BinarySearchFunc(p.SessionState, e.Key, func(x *memoryv1.StateEntry, k string) int { return cmpString(x.Key, k) })
-		p.SessionState = slices.Insert(p.SessionState, i, &memoryv1.StateEntry{Key: e.Key, Value: slices.Clone(e.Value)})
+		// SessionState is small and changed in place below: copy it first.
+		ss := slices.DeleteFunc(slices.Clone(p.SessionState), func(x *memoryv1.StateEntry) bool { return x.Key == e.Key })
+		i, _ := slices.BinarySearchFunc(ss, e.Key, func(x *memoryv1.StateEntry, k string) int { return cmpString(x.Key, k) })
+		p.SessionState = slices.Insert(ss, i, &memoryv1.StateEntry{Key: e.Key, Value: slices.Clone(e.Value)})
 	case *memoryv1.SessionStateDeleted:
-		p.SessionState = slices.DeleteFunc(p.SessionState, func(x *memoryv1.StateEntry) bool { return x.Key == e.Key })
+		p.SessionState = slices.DeleteFunc(slices.Clone(p.SessionState), func(x *memoryv1.StateEntry) bool { return x.Key == e.Key })
 	case *memoryv1.SessionStateCleared:
-		p.SessionState = slices.DeleteFunc(p.SessionState, func(x *memoryv1.StateEntry) bool { return slices.Contains(e.Keys, x.Key) })
+		p.SessionState = slices.DeleteFunc(slices.Clone(p.SessionState), func(x *memoryv1.StateEntry) bool { return slices.Contains(e.Keys, x.Key) })
 		if len(p.SessionState) == 0 {
 			p.SessionState = nil
 		}
@@ -168,8 +196,27 @@ func (s *State) applyEvent(ev proto.Message, now int64) error {
 	default:
 		return fmt.Errorf("unknown event type %T", ev)
 	}
-	s.recount()
 	return nil
+}
+
+// removeRun takes the L1 entries [i, j), which sum replaces, out of the
+// totals and indexes (the caller takes them out of L1). It reports whether
+// the deltas leave the message ids out (see sameIDs): then the caller's
+// delta for sum must too.
+func (s *State) removeRun(i, j int, sum *memoryv1.Summary) (noIDs bool) {
+	run := s.snap.L1[i:j]
+	noIDs = s.tx.track && sameIDs(run, sum.GetMessageIds())
+	for _, e := range run {
+		s.tok.l1 -= uint64(entryTokens(e))
+		s.track(delta{d: -1, entry: e, noIDs: noIDs})
+	}
+	return noIDs
+}
+
+// setKernel replaces the Kernel (a new one: see txn) and recounts it.
+func (s *State) setKernel(k *memoryv1.Kernel) {
+	s.snap.Kernel = k
+	s.tok.kernel = kernelTokens(k)
 }
 
 func (s *State) applyMessages(e *memoryv1.MessagesAppended) error {
@@ -178,7 +225,10 @@ func (s *State) applyMessages(e *memoryv1.MessagesAppended) error {
 		if m.Seq != p.NextMessageSeq {
 			return fmt.Errorf("message seq %d, want %d", m.Seq, p.NextMessageSeq)
 		}
-		p.L1 = append(p.L1, &memoryv1.L1Entry{Entry: &memoryv1.L1Entry_Message{Message: m}})
+		entry := &memoryv1.L1Entry{Entry: &memoryv1.L1Entry_Message{Message: m}}
+		p.L1 = append(p.L1, entry) // in place: amortized O(1)
+		s.tok.l1 += uint64(m.GetTokens())
+		s.track(delta{d: 1, entry: entry})
 		p.NextMessageSeq++
 		p.TotalMessages++
 		if m.Turn > p.Turn {
@@ -188,10 +238,17 @@ func (s *State) applyMessages(e *memoryv1.MessagesAppended) error {
 	if len(e.ToolResultRefs) > 0 || len(e.DroppedRefs) > 0 {
 		k := cloneKernel(p.Kernel)
 		k.ToolResults = append(k.ToolResults, e.ToolResultRefs...)
+		for _, r := range e.ToolResultRefs {
+			s.track(delta{d: 1, ref: r})
+		}
 		k.ToolResults = slices.DeleteFunc(k.ToolResults, func(r *memoryv1.ToolResultRef) bool {
-			return slices.Contains(e.DroppedRefs, r.ToolCallId)
+			if slices.Contains(e.DroppedRefs, r.ToolCallId) {
+				s.track(delta{d: -1, ref: r})
+				return true
+			}
+			return false
 		})
-		p.Kernel = k
+		s.setKernel(k)
 	}
 	return nil
 }
@@ -230,13 +287,15 @@ func (s *State) replaceSummary(e *memoryv1.SummaryReplaced) bool {
 	}
 	for i, sum := range p.L2 {
 		if sum.Id == e.SummaryId {
-			p.L2[i] = repl(sum)
+			s.tok.l2 += uint64(e.Tokens) - uint64(sum.GetTokens())
+			s.setL2(i, repl(sum))
 			return true
 		}
 	}
 	for i, en := range p.L1 {
 		if sum := en.GetSummary(); sum != nil && sum.Id == e.SummaryId {
-			p.L1[i] = &memoryv1.L1Entry{Entry: &memoryv1.L1Entry_Summary{Summary: repl(sum)}}
+			s.tok.l1 += uint64(e.Tokens) - uint64(sum.GetTokens())
+			s.setL1(i, &memoryv1.L1Entry{Entry: &memoryv1.L1Entry_Summary{Summary: repl(sum)}})
 			return true
 		}
 	}

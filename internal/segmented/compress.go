@@ -2,6 +2,7 @@ package segmented
 
 import (
 	"fmt"
+	"slices"
 
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 	"google.golang.org/protobuf/proto"
@@ -11,9 +12,9 @@ import (
 // least one verbatim message, so the loop ends long before in practice.
 const maxCompressionSteps = 10000
 
-// compress runs the adaptive compression policy on sc, a scratch copy that
-// already holds the command's other events, and returns the compression
-// events (applied to sc as they are decided):
+// compress runs the adaptive compression policy on sc, a state inside a
+// simulation transaction that already holds the command's other events, and
+// returns the compression events (applied to sc as they are decided):
 //
 //   - usage < summarize_pct: nothing;
 //   - >= summarize_pct: summarize the oldest summarize_batch L1 entries in place;
@@ -64,7 +65,7 @@ func compress(sc *State, env Env) ([]proto.Message, error) {
 		}
 		break
 	}
-	if sc.l2Tokens > uint64(cfg.GetMaxL2Tokens()) {
+	if sc.tok.l2 > uint64(cfg.GetMaxL2Tokens()) {
 		if err := emit(archiveEvent(sc)); err != nil {
 			return nil, err
 		}
@@ -73,7 +74,9 @@ func compress(sc *State, env Env) ([]proto.Message, error) {
 }
 
 func archiveEvent(sc *State) *memoryv1.L2Archived {
-	return &memoryv1.L2Archived{Summaries: sc.snap.L2, Tokens: uint32(sc.l2Tokens)}
+	// A copy: the event must not share L2's backing array, which the state
+	// appends to in place.
+	return &memoryv1.L2Archived{Summaries: slices.Clone(sc.snap.L2), Tokens: uint32(sc.tok.l2)}
 }
 
 // planStep decides one summarize (in place) or evict (to L2) step over the
@@ -230,11 +233,11 @@ func toolGroups(l1 []*memoryv1.L1Entry) groups {
 	return g
 }
 
-// checkBudget returns the 413 for a decision that leaves sc over budget.
-func checkBudget(s, sc *State, field, what string) error {
-	budget := s.Budget()
-	if need := sc.PlannedTokens(); need > budget {
-		free := int64(budget) - int64(s.PlannedTokens())
+// checkBudget returns the 413 for a decision that leaves the state over
+// budget: before and need are PlannedTokens before and after its events.
+func checkBudget(budget, before, need uint64, field, what string) error {
+	if need > budget {
+		free := int64(budget) - int64(before)
 		return reject(CodeTooLarge, field, "%s does not fit: the context would need %d tokens of a budget of %d even after compression; %d tokens are free now",
 			what, need, budget, max(free, 0))
 	}

@@ -152,8 +152,8 @@ func (s *State) Context() *memoryv1.ContextReply {
 		Seq:       p.LastSeq,
 		Messages:  msgs,
 		Layers: &memoryv1.LayerTokens{
-			Rom: uint32(s.romTokens), Kernel: uint32(s.kernelTokens), L2: uint32(s.l2Tokens),
-			Promoted: uint32(s.promotedTokens), L1: uint32(s.l1Tokens),
+			Rom: uint32(s.tok.rom), Kernel: uint32(s.tok.kernel), L2: uint32(s.tok.l2),
+			Promoted: uint32(s.tok.promoted), L1: uint32(s.tok.l1),
 		},
 		Usage:      s.Usage(),
 		RomVersion: p.Rom.GetVersion(),

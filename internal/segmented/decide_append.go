@@ -22,7 +22,7 @@ var errNoTokenizer = errors.New("segmented: Env.Tokenizer is nil")
 // (with the token counts and turn of every message), then the compression
 // events (L1Summarized, L1Evicted, L2Archived). It rejects with 404 (no
 // session), 409 (status, duplicate id), 400 (tool result without an open
-// call) or 413 (the budget cannot hold the messages). It never mutates s.
+// call) or 413 (the budget cannot hold the messages). It leaves s unchanged.
 func (s *State) DecideAppend(req *memoryv1.AppendRequest, env Env) ([]proto.Message, error) {
 	if err := ValidateAppend(req); err != nil {
 		return nil, err
@@ -33,10 +33,15 @@ func (s *State) DecideAppend(req *memoryv1.AppendRequest, env Env) ([]proto.Mess
 	if env.Tokenizer == nil {
 		return nil, errNoTokenizer
 	}
-	sc := s.scratch()
+	x := s.index()
+	// Simulate the events on s itself as they are decided (compression
+	// needs the result of each step), then roll them back.
+	before := s.PlannedTokens()
+	s.begin(false)
+	defer s.rollback()
 	var out []proto.Message
 	emit := func(ev proto.Message) error {
-		if err := sc.applyEvent(ev, env.NowUnixNano); err != nil {
+		if err := s.applyEvent(ev, env.NowUnixNano); err != nil {
 			return fmt.Errorf("segmented: decided an inconsistent event: %w", err)
 		}
 		out = append(out, ev)
@@ -55,19 +60,19 @@ func (s *State) DecideAppend(req *memoryv1.AppendRequest, env Env) ([]proto.Mess
 			return nil, err
 		}
 	}
-	appended, err := s.buildMessages(req, env)
+	appended, err := s.buildMessages(req, env, x)
 	if err != nil {
 		return nil, err
 	}
 	if err := emit(appended); err != nil {
 		return nil, err
 	}
-	comp, err := compress(sc, env)
+	comp, err := compress(s, env)
 	if err != nil {
 		return nil, err
 	}
 	out = append(out, comp...)
-	if err := checkBudget(s, sc, "messages", fmt.Sprintf("%d message(s) of %d tokens", len(appended.Messages), sumTokens(appended.Messages))); err != nil {
+	if err := checkBudget(s.Budget(), before, s.PlannedTokens(), "messages", fmt.Sprintf("%d message(s) of %d tokens", len(appended.Messages), sumTokens(appended.Messages))); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -82,23 +87,35 @@ func sumTokens(ms []*memoryv1.Message) uint64 {
 }
 
 // buildMessages checks the request against the session (unique ids, open
-// tool calls) and returns the MessagesAppended event.
-func (s *State) buildMessages(req *memoryv1.AppendRequest, env Env) (*memoryv1.MessagesAppended, error) {
-	known := s.knownMessageIDs()
-	calls := s.knownCalls() // call id -> tool name, for calls still open
-	seen := map[string]bool{}
-	for id := range calls {
-		seen[id] = true
+// tool calls) and returns the MessagesAppended event. It reads the indexes
+// x of s, which hold the state before the command's events (status and ROM
+// events, already simulated, do not change them), so its cost is that of
+// the request, not of the session.
+//
+// Message ids must not be known to the session: verbatim in L1 or
+// promoted, or covered by an L1 or L2 summary. (Archived L2 summaries are
+// in swap; ids are unique there because client ids can never take the
+// server's m<seq> form and clients reuse ids at their risk only after
+// archival.) Tool call ids must not be in use: in a verbatim L1 tool call,
+// open or answered, or in a Kernel tool result ref. A tool message must
+// answer a call still open, in the session or earlier in the request.
+func (s *State) buildMessages(req *memoryv1.AppendRequest, env Env, x *indexes) (*memoryv1.MessagesAppended, error) {
+	// Calls this request opens (id -> tool name) and the calls it answers:
+	// an overlay on x, which stays unchanged.
+	var added map[string]string
+	var answered map[string]bool
+	seen := func(id string) bool {
+		_, ok := added[id]
+		return ok || x.seenCall(id)
 	}
-	for _, r := range s.snap.GetKernel().GetToolResults() {
-		seen[r.ToolCallId] = true
-	}
-	for _, e := range s.snap.L1 {
-		if m := e.GetMessage(); m != nil {
-			for _, c := range m.ToolCalls {
-				seen[c.Id] = true
-			}
+	open := func(id string) (string, bool) {
+		if answered[id] {
+			return "", false
 		}
+		if name, ok := added[id]; ok {
+			return name, true
+		}
+		return x.open(id)
 	}
 	ev := &memoryv1.MessagesAppended{}
 	seq, turn := s.snap.NextMessageSeq, s.snap.Turn
@@ -107,18 +124,20 @@ func (s *State) buildMessages(req *memoryv1.AppendRequest, env Env) (*memoryv1.M
 		id := in.Id
 		if id == "" {
 			id = fmt.Sprintf("m%d", seq)
-		} else if known[id] {
+		} else if x.known(id) {
 			return nil, reject(CodeConflict, f+".id", "message %q already exists in the session", id)
 		}
 		if in.Role == memoryv1.Role_ROLE_USER {
 			turn++
 		}
 		for j, c := range in.ToolCalls {
-			if seen[c.Id] {
+			if seen(c.Id) {
 				return nil, reject(CodeConflict, fmt.Sprintf("%s.tool_calls[%d].id", f, j), "tool call %q already exists in the session", c.Id)
 			}
-			seen[c.Id] = true
-			calls[c.Id] = c.Name
+			if added == nil {
+				added = map[string]string{}
+			}
+			added[c.Id] = c.Name
 		}
 		m := &memoryv1.Message{
 			Id:              id,
@@ -134,11 +153,14 @@ func (s *State) buildMessages(req *memoryv1.AppendRequest, env Env) (*memoryv1.M
 			DataRef:         in.DataRef,
 		}
 		if in.Role == memoryv1.Role_ROLE_TOOL {
-			name, open := calls[in.ToolCallId]
-			if !open {
+			name, ok := open(in.ToolCallId)
+			if !ok {
 				return nil, badRequest(f+".tool_call_id", "%q matches no open tool call in the session", in.ToolCallId)
 			}
-			delete(calls, in.ToolCallId)
+			if answered == nil {
+				answered = map[string]bool{}
+			}
+			answered[in.ToolCallId] = true
 			ref := &memoryv1.ToolResultRef{ToolCallId: in.ToolCallId, MessageId: id, ToolName: name, MessageSeq: seq}
 			ref.Tokens = textTokens(env.Tokenizer, renderToolResultRef(ref))
 			ev.ToolResultRefs = append(ev.ToolResultRefs, ref)
@@ -165,51 +187,4 @@ func cloneCalls(cs []*memoryv1.ToolCall) []*memoryv1.ToolCall {
 		out[i] = &memoryv1.ToolCall{Id: c.Id, Name: c.Name, Arguments: c.Arguments}
 	}
 	return out
-}
-
-// knownMessageIDs returns the ids of the messages the session still knows:
-// verbatim in L1 or promoted, or covered by an L1 or L2 summary. (Archived
-// L2 summaries are in swap; ids are unique there because client ids can
-// never take the server's m<seq> form and clients reuse ids at their risk
-// only after archival.)
-func (s *State) knownMessageIDs() map[string]bool {
-	known := map[string]bool{}
-	for _, sum := range s.snap.L2 {
-		for _, id := range sum.MessageIds {
-			known[id] = true
-		}
-	}
-	for _, m := range s.snap.Promoted {
-		known[m.Id] = true
-	}
-	for _, e := range s.snap.L1 {
-		if m := e.GetMessage(); m != nil {
-			known[m.Id] = true
-		} else {
-			for _, id := range e.GetSummary().GetMessageIds() {
-				known[id] = true
-			}
-		}
-	}
-	return known
-}
-
-// knownCalls returns the tool calls still waiting for a result (call id ->
-// tool name). Compression never takes a group with a pending call, so they
-// are all verbatim in L1.
-func (s *State) knownCalls() map[string]string {
-	open := map[string]string{}
-	for _, e := range s.snap.L1 {
-		m := e.GetMessage()
-		if m == nil {
-			continue
-		}
-		for _, c := range m.ToolCalls {
-			open[c.Id] = c.Name
-		}
-		if m.Role == memoryv1.Role_ROLE_TOOL {
-			delete(open, m.ToolCallId)
-		}
-	}
-	return open
 }

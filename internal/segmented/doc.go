@@ -8,9 +8,22 @@
 //	Validate* -> Decide* (returns events or a *Rejection) -> append the
 //	events to the log as one batch -> State.Apply(meta, events)
 //
-// Decide* never mutates the state: it simulates its events on a scratch
-// copy (sharing nested messages, see the copy-on-write rule on State) and
-// returns them. A rejected command leaves the state byte-identical.
+// Decide* leave the state unchanged: they simulate their events on the
+// state itself inside a transaction that is always rolled back (in
+// O(changes), see txn), and return them. A rejected command leaves the
+// state byte-identical.
+//
+// # Cost
+//
+// Apply, and the checks and simulations of Decide*, cost what the command
+// changes, not what the session holds: L1 grows in place (amortized O(1)
+// per message), compression replaces the oldest run in place, and the
+// lookups DecideAppend needs (known message ids, tool call ids in use, open
+// tool calls) and the per-layer token totals are derived data kept in the
+// State, maintained by Apply and recomputed from scratch only by
+// FromSnapshot. They are never stored in the snapshot. (Choosing a
+// compression run still scans L1 for tool-call groups, and a summary lists
+// every message id it covers.)
 //
 // # Determinism rule
 //

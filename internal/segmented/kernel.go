@@ -34,19 +34,22 @@ func (s *State) DecideKernel(req *memoryv1.KernelRequest, env Env) ([]proto.Mess
 	if err != nil {
 		return nil, err
 	}
-	sc := s.scratch()
-	if err := sc.applyEvent(ev, env.NowUnixNano); err != nil {
+	// Simulate the events on s itself, then roll them back.
+	before := s.PlannedTokens()
+	s.begin(false)
+	defer s.rollback()
+	if err := s.applyEvent(ev, env.NowUnixNano); err != nil {
 		return nil, fmt.Errorf("segmented: decided an inconsistent event: %w", err)
 	}
 	out := []proto.Message{ev}
-	if sc.PlannedTokens() > s.PlannedTokens() {
-		comp, err := compress(sc, env)
+	if s.PlannedTokens() > before {
+		comp, err := compress(s, env)
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, comp...)
 	}
-	if err := checkBudget(s, sc, field, "the "+field+" change"); err != nil {
+	if err := checkBudget(s.Budget(), before, s.PlannedTokens(), field, "the "+field+" change"); err != nil {
 		return nil, err
 	}
 	return out, nil

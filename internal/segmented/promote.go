@@ -79,12 +79,22 @@ func (s *State) DecideClearPromoted() ([]proto.Message, error) {
 func (s *State) Promoted() []*memoryv1.Message { return s.snap.GetPromoted() }
 
 func (s *State) applyPromoted(e *memoryv1.MessagesPromoted) {
-	s.snap.Promoted = append(s.snap.Promoted, e.Messages...)
+	s.snap.Promoted = append(s.snap.Promoted, e.Messages...) // in place: see txn
+	for _, m := range e.Messages {
+		s.tok.promoted += uint64(m.GetTokens())
+		s.track(delta{d: 1, promo: m})
+	}
 }
 
 func (s *State) applyPromotedCleared(e *memoryv1.PromotedCleared) {
-	s.snap.Promoted = slices.DeleteFunc(s.snap.Promoted, func(m *memoryv1.Message) bool {
-		return slices.Contains(e.MessageIds, m.Id)
+	// Copy first: DeleteFunc changes the slice in place (see txn).
+	s.snap.Promoted = slices.DeleteFunc(slices.Clone(s.snap.Promoted), func(m *memoryv1.Message) bool {
+		if slices.Contains(e.MessageIds, m.Id) {
+			s.tok.promoted -= uint64(m.GetTokens())
+			s.track(delta{d: -1, promo: m})
+			return true
+		}
+		return false
 	})
 	if len(s.snap.Promoted) == 0 {
 		s.snap.Promoted = nil

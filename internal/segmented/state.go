@@ -34,28 +34,41 @@ type Meta struct {
 // MaxRecentCommands bounds SessionSnapshot.recent_commands.
 const MaxRecentCommands = 64
 
-// State is one session aggregate: a *memoryv1.SessionSnapshot plus cached
-// derived totals. It has a single owner (the session actor) and no locks;
-// reads such as Context fill a cache, so even reads must not run
-// concurrently with each other or with Apply.
+// State is one session aggregate: a *memoryv1.SessionSnapshot plus derived
+// token totals and indexes (never stored in the snapshot). It has a single
+// owner (the session actor) and no locks; reads such as Context fill a
+// cache and Decide* simulate their events on the state itself (rolled back
+// before they return), so even reads must not run concurrently with each
+// other or with Apply.
 //
-// Copy-on-write rule: Apply never modifies a message reachable from the
-// snapshot other than the top-level SessionSnapshot; it replaces nested
-// messages (Kernel, Rom, Summary...) with new ones. That lets Decide work on
-// a cheap scratch copy that shares nested messages with the live state.
+// Apply and the simulations of Decide* change the state in place inside a
+// transaction that can be rolled back in O(changes): see txn for the rule
+// they follow. Nested messages are never modified, only replaced, so
+// events, replies and snapshots may share them with the state.
 type State struct {
 	snap *memoryv1.SessionSnapshot // nil: no session yet
 
-	// Derived totals, recomputed by recount after every change.
-	romTokens, pendingRomTokens uint64
-	kernelTokens, l2Tokens      uint64
-	promotedTokens, l1Tokens    uint64
-	ctxCache                    *memoryv1.ContextReply
-	ctxVersion                  uint64
+	// Derived token totals per layer, maintained by applyEvent and
+	// recomputed (recount) only by FromSnapshot.
+	tok totals
+	// Derived indexes, maintained by Apply and computed from scratch only
+	// by FromSnapshot; nil = not built yet (built on first use).
+	idx *indexes
+	tx  txn
+
+	ctxCache   *memoryv1.ContextReply
+	ctxVersion uint64
+}
+
+// totals are the tokens of each layer.
+type totals struct {
+	rom, pendingRom uint64
+	kernel, l2      uint64
+	promoted, l1    uint64
 }
 
 // New returns a State with no session (Exists() == false).
-func New() *State { return &State{} }
+func New() *State { return &State{idx: newIndexes()} }
 
 // FromSnapshot returns a State holding a deep clone of snap (nil = New()).
 func FromSnapshot(snap *memoryv1.SessionSnapshot) *State {
@@ -64,7 +77,17 @@ func FromSnapshot(snap *memoryv1.SessionSnapshot) *State {
 		s.snap = proto.Clone(snap).(*memoryv1.SessionSnapshot)
 		s.recount()
 	}
+	s.idx = buildIndexes(s.snap)
 	return s
+}
+
+// index returns the indexes, building them when a State was made without.
+// Never called inside a transaction.
+func (s *State) index() *indexes {
+	if s.idx == nil {
+		s.idx = buildIndexes(s.snap)
+	}
+	return s.idx
 }
 
 // Snapshot returns a deep clone of the state (nil when no session exists).
@@ -100,14 +123,16 @@ func (s *State) Budget() uint64 { return budgetOf(s.snap.GetConfig()) }
 
 // UsedTokens is tokens(ROM+Kernel+L2+promoted+L1): what Context sends.
 func (s *State) UsedTokens() uint64 {
-	return s.romTokens + s.kernelTokens + s.l2Tokens + s.promotedTokens + s.l1Tokens
+	t := &s.tok
+	return t.rom + t.kernel + t.l2 + t.promoted + t.l1
 }
 
 // PlannedTokens is UsedTokens with the ROM counted as the larger of the
 // active and the pending ROM. Decisions keep PlannedTokens within the
 // budget, so activating a pending ROM at the next turn never overflows it.
 func (s *State) PlannedTokens() uint64 {
-	return max(s.romTokens, s.pendingRomTokens) + s.kernelTokens + s.l2Tokens + s.promotedTokens + s.l1Tokens
+	t := &s.tok
+	return max(t.rom, t.pendingRom) + t.kernel + t.l2 + t.promoted + t.l1
 }
 
 // LookupCommand returns the result of a recently applied command (the last
@@ -183,68 +208,24 @@ func budgetOf(c *memoryv1.SessionConfig) uint64 {
 	return m - r
 }
 
-// scratch returns a copy that shares nested messages (see the copy-on-write
-// rule on State) but owns its top-level snapshot and slices.
-func (s *State) scratch() *State {
-	c := &State{
-		romTokens: s.romTokens, pendingRomTokens: s.pendingRomTokens,
-		kernelTokens: s.kernelTokens, l2Tokens: s.l2Tokens,
-		promotedTokens: s.promotedTokens, l1Tokens: s.l1Tokens,
-	}
-	if s.snap != nil {
-		c.snap = shallowSnapshot(s.snap)
-	}
-	return c
-}
-
-func shallowSnapshot(p *memoryv1.SessionSnapshot) *memoryv1.SessionSnapshot {
-	return &memoryv1.SessionSnapshot{
-		SessionId:       p.SessionId,
-		UserId:          p.UserId,
-		App:             p.App,
-		Project:         p.Project,
-		AgentId:         p.AgentId,
-		Status:          p.Status,
-		Version:         p.Version,
-		LastSeq:         p.LastSeq,
-		Config:          p.Config,
-		Rom:             p.Rom,
-		PendingRom:      p.PendingRom,
-		Kernel:          p.Kernel,
-		L2:              slices.Clone(p.L2),
-		Promoted:        slices.Clone(p.Promoted),
-		L1:              slices.Clone(p.L1),
-		SessionState:    slices.Clone(p.SessionState),
-		NextMessageSeq:  p.NextMessageSeq,
-		Turn:            p.Turn,
-		TotalMessages:   p.TotalMessages,
-		ArchivedL2Count: p.ArchivedL2Count,
-		Compressions:    p.Compressions,
-		CreatedUnixNano: p.CreatedUnixNano,
-		UpdatedUnixNano: p.UpdatedUnixNano,
-		RecentCommands:  slices.Clone(p.RecentCommands),
-		NextSummarySeq:  p.NextSummarySeq,
-	}
-}
-
 // recount recomputes the derived token totals from the snapshot.
 func (s *State) recount() {
-	s.romTokens, s.pendingRomTokens = 0, 0
-	s.kernelTokens, s.l2Tokens, s.promotedTokens, s.l1Tokens = 0, 0, 0, 0
+	s.tok = totals{}
 	if s.snap == nil {
 		return
 	}
-	s.romTokens = uint64(s.snap.GetRom().GetTokens())
-	s.pendingRomTokens = uint64(s.snap.GetPendingRom().GetTokens())
-	s.kernelTokens = kernelTokens(s.snap.GetKernel())
+	t := &s.tok
+	t.rom = uint64(s.snap.GetRom().GetTokens())
+	t.pendingRom = uint64(s.snap.GetPendingRom().GetTokens())
+	t.kernel = kernelTokens(s.snap.GetKernel())
 	for _, sum := range s.snap.L2 {
-		s.l2Tokens += uint64(sum.GetTokens())
+		t.l2 += uint64(sum.GetTokens())
 	}
 	for _, m := range s.snap.Promoted {
-		s.promotedTokens += uint64(m.GetTokens())
+		t.promoted += uint64(m.GetTokens())
 	}
 	for _, e := range s.snap.L1 {
-		s.l1Tokens += uint64(entryTokens(e))
+		t.l1 += uint64(entryTokens(e))
 	}
 }
 

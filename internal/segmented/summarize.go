@@ -18,7 +18,9 @@ const (
 
 // Summarizer condenses a run of L1 entries (messages and older summaries)
 // into at most maxTokens tokens (counted with tok). Only Decide calls it; its
-// output is recorded in the event, so replay never calls it again.
+// output is recorded in the event, so replay never calls it again. entries
+// is only valid during the call (it is part of the state's L1, which
+// changes in place): it must not be kept or modified.
 type Summarizer interface {
 	Summarize(entries []*memoryv1.L1Entry, maxTokens int, tok Tokenizer) string
 }
