@@ -210,8 +210,12 @@ func postingPrefix(userKey, term string) []byte {
 	return append(join([]byte(userKey), []byte(term)), sep)
 }
 
-func postingKey(userKey, term string, docID uint64) []byte {
-	return join([]byte(userKey), []byte(term), u64(docID))
+// appendPostingKey appends user_key 0 term 0 doc_id to dst, where group is
+// termKey(userKey, term). Append-style so the writer can fill one arena.
+func appendPostingKey(dst []byte, group string, docID uint64) []byte {
+	dst = append(dst, group...)
+	dst = append(dst, sep)
+	return binary.BigEndian.AppendUint64(dst, docID)
 }
 
 func termKey(userKey, term string) []byte { return join([]byte(userKey), []byte(term)) }
@@ -233,11 +237,11 @@ func parseDocValue(v []byte) (docLen uint32, msgSeq uint64, sessionID string, er
 	return binary.BigEndian.Uint32(v), binary.BigEndian.Uint64(v[4:]), string(v[12:]), nil
 }
 
-func postingValue(tf, docLen uint32, sessionID string) []byte {
-	v := make([]byte, 0, 8+len(sessionID))
-	v = append(v, u32(tf)...)
-	v = append(v, u32(docLen)...)
-	return append(v, sessionID...)
+// appendPostingValue appends tf, doc length and the session id to dst.
+func appendPostingValue(dst []byte, tf, docLen uint32, sessionID string) []byte {
+	dst = binary.BigEndian.AppendUint32(dst, tf)
+	dst = binary.BigEndian.AppendUint32(dst, docLen)
+	return append(dst, sessionID...)
 }
 
 // parsePostingValue returns tf, doc length and the session id (not copied:

@@ -2,7 +2,6 @@ package projections
 
 import (
 	"bytes"
-	"encoding/binary"
 	"fmt"
 	"slices"
 	"sort"
@@ -134,14 +133,10 @@ func (w *writer) flushBM25() error {
 		for j := range g.list {
 			e := &g.list[j]
 			o := len(arena)
-			arena = append(arena, g.key...)
-			arena = append(arena, sep)
-			arena = binary.BigEndian.AppendUint64(arena, e.docID)
+			arena = appendPostingKey(arena, g.key, e.docID)
 			k := arena[o:len(arena):len(arena)]
 			o = len(arena)
-			arena = binary.BigEndian.AppendUint32(arena, e.tf)
-			arena = binary.BigEndian.AppendUint32(arena, e.docLen)
-			arena = append(arena, e.sessionID...)
+			arena = appendPostingValue(arena, e.tf, e.docLen, e.sessionID)
 			if err := w.bPostings.Put(k, arena[o:len(arena):len(arena)]); err != nil {
 				return err
 			}
