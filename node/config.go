@@ -6,6 +6,7 @@ import (
 	"net"
 
 	"github.com/agentmem/agentmem/actors"
+	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/internal/llmsummary"
 	"github.com/agentmem/agentmem/largedata"
 )
@@ -48,6 +49,9 @@ type Config struct {
 	LLM llmsummary.Config
 	// Data configures large data (bucket <stream>_DATA).
 	Data largedata.Config
+	// Reranker, when set, reorders session search hits (a cross-encoder, an
+	// LLM); when it fails the BM25 order is kept. Programmatic only.
+	Reranker api.Reranker
 }
 
 // DefaultConfig returns the defaults of `go run ./cmd/node`.

@@ -153,7 +153,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 			logger.Error("large-data sweeper stopped", "err", err)
 		}
 	}()
-	deps := api.Deps{Dispatcher: n.dir, Scopes: n.dir, Data: dataStore{data}, Logger: logger}
+	deps := api.Deps{Dispatcher: n.dir, Scopes: n.dir, Data: dataStore{data}, Reranker: cfg.Reranker, Logger: logger}
 	if cfg.Projector {
 		if err = n.startProjector(js, codec); err != nil {
 			return n, err
