@@ -78,6 +78,18 @@ func (c *core) common(ctx actor.Context) bool {
 	return true
 }
 
+// serve answers one request with handle. A storage failure is answered
+// (503) and then panics: what the actor holds may be behind the log or ahead
+// of it, so the supervisor restarts it (with backoff) and it recovers from
+// the log.
+func (c *core) serve(m *request, handle func(any) (proto.Message, error)) {
+	reply, err := handle(m.body)
+	m.reply(reply, err)
+	if errors.Is(err, ErrUnavailable) {
+		panic(err)
+	}
+}
+
 // passivate snapshots, leaves the directory and poisons itself, so messages
 // already queued are still handled first.
 func (c *core) passivate(ctx actor.Context, done interface{ Done() }) {

@@ -93,11 +93,7 @@ func (a *scopeActor) Receive(ctx actor.Context) {
 	}
 	switch m := ctx.Message().(type) {
 	case *request:
-		reply, err := a.handle(m.body)
-		m.reply(reply, err)
-		if errors.Is(err, ErrUnavailable) {
-			panic(err)
-		}
+		a.serve(m, a.handle)
 	case *expireTick:
 		a.timer, a.timerAt = nil, 0
 		if a.ensureRecovered() == nil {

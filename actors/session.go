@@ -1,7 +1,6 @@
 package actors
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -34,13 +33,7 @@ func (a *sessionActor) Receive(ctx actor.Context) {
 	}
 	switch m := ctx.Message().(type) {
 	case *request:
-		reply, err := a.handle(m.body)
-		m.reply(reply, err)
-		if errors.Is(err, ErrUnavailable) {
-			// What we hold may be behind the log or ahead of it: let the
-			// supervisor restart us (with backoff) and recover from the log.
-			panic(err)
-		}
+		a.serve(m, a.handle)
 	case *internalReq:
 		if err := a.ensureRecovered(); err != nil {
 			m.reply(nil, err)

@@ -34,8 +34,7 @@ func (s *Service) addDataEndpoints(add func(name, subject string, h micro.Handle
 func (s *Service) dataPut(r micro.Request) {
 	asJSON, rp := wantsJSON(r.Headers()), s.replyTo(r)
 	req := &memoryv1.PutDataRequest{}
-	if err := decode(r.Data(), asJSON, req); err != nil {
-		respondError(rp, asJSON, decodeError(req, err))
+	if !s.readBody(r, rp, asJSON, req) {
 		return
 	}
 	if req.GetTtlSeconds() < 0 {
@@ -55,8 +54,7 @@ func (s *Service) dataPut(r micro.Request) {
 func (s *Service) dataGet(r micro.Request) {
 	asJSON, rp := wantsJSON(r.Headers()), s.replyTo(r)
 	req := &memoryv1.GetDataRequest{}
-	if err := decode(r.Data(), asJSON, req); err != nil {
-		respondError(rp, asJSON, decodeError(req, err))
+	if !s.readBody(r, rp, asJSON, req) {
 		return
 	}
 	if err := events.ValidateID("id", req.GetId()); err != nil {

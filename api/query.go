@@ -62,8 +62,7 @@ func (s *Service) queryHandler(ep queryEndpoint) func(micro.Request) {
 			return
 		}
 		req := ep.newReq()
-		if err := decode(r.Data(), asJSON, req); err != nil {
-			respondError(rp, asJSON, decodeError(req, err))
+		if !s.readBody(r, rp, asJSON, req) {
 			return
 		}
 		s.goQuery(rp, asJSON, func(ctx context.Context, reply actors.ReplyFunc) { ep.serve(s, ctx, id, req, reply) })
@@ -83,14 +82,7 @@ func (s *Service) goQuery(rp replier, asJSON bool, fn func(context.Context, acto
 		defer func() { <-s.queries }()
 		ctx, cancel := context.WithTimeout(s.ctx, s.cfg.QueryTimeout)
 		defer cancel()
-		fn(ctx, func(m proto.Message, err error) {
-			defer s.inflight.Done()
-			if err != nil {
-				respondError(rp, asJSON, classify(err))
-				return
-			}
-			respond(rp, asJSON, m)
-		})
+		fn(ctx, s.answer(rp, asJSON))
 	}()
 }
 
@@ -245,8 +237,7 @@ func (s *Service) dispatch(id string, body any, reply actors.ReplyFunc) {
 func (s *Service) listSessions(r micro.Request) {
 	asJSON, rp := wantsJSON(r.Headers()), s.replyTo(r)
 	req := &memoryv1.ListSessionsRequest{}
-	if err := decode(r.Data(), asJSON, req); err != nil {
-		respondError(rp, asJSON, decodeError(req, err))
+	if !s.readBody(r, rp, asJSON, req) {
 		return
 	}
 	s.goQuery(rp, asJSON, func(ctx context.Context, reply actors.ReplyFunc) {
@@ -283,8 +274,7 @@ func (s *Service) entrySearchHandler(r micro.Request) {
 		return
 	}
 	req := &memoryv1.SearchEntriesRequest{}
-	if err := decode(r.Data(), asJSON, req); err != nil {
-		respondError(rp, asJSON, decodeError(req, err))
+	if !s.readBody(r, rp, asJSON, req) {
 		return
 	}
 	switch {

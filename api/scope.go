@@ -89,24 +89,11 @@ func (s *Service) entryHandler(op string, newReq func() proto.Message) func(micr
 			return
 		}
 		body := newReq()
-		if err := decode(r.Data(), asJSON, body); err != nil {
-			respondError(rp, asJSON, decodeError(body, err))
+		if !s.readBody(r, rp, asJSON, body) {
 			return
 		}
 		setBy(t, body)
-		s.inflight.Add(1)
-		err = s.scopes.DispatchScope(t.kind, t.id, body, func(reply proto.Message, err error) {
-			defer s.inflight.Done()
-			if err != nil {
-				respondError(rp, asJSON, classify(err))
-				return
-			}
-			respond(rp, asJSON, reply)
-		})
-		if err != nil {
-			s.inflight.Done()
-			respondError(rp, asJSON, classify(err))
-		}
+		s.handOff(rp, asJSON, func(reply actors.ReplyFunc) error { return s.scopes.DispatchScope(t.kind, t.id, body, reply) })
 	}
 }
 
@@ -163,8 +150,7 @@ func (s *Service) resolveHandler(r micro.Request) {
 		return
 	}
 	req := &memoryv1.ResolveRequest{}
-	if err := decode(r.Data(), asJSON, req); err != nil {
-		respondError(rp, asJSON, decodeError(req, err))
+	if !s.readBody(r, rp, asJSON, req) {
 		return
 	}
 	if err := sharedmem.ValidateKey(req.GetKey()); err != nil {
@@ -222,8 +208,7 @@ func (s *Service) publishHandler(r micro.Request) {
 		return
 	}
 	req := &memoryv1.PublishRequest{}
-	if err := decode(r.Data(), asJSON, req); err != nil {
-		respondError(rp, asJSON, decodeError(req, err))
+	if !s.readBody(r, rp, asJSON, req) {
 		return
 	}
 	if req.GetTarget() != "user" && req.GetTarget() != "project" {

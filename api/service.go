@@ -178,8 +178,7 @@ func (s *Service) sessionHandler(ep endpoint) func(micro.Request) {
 			return
 		}
 		body := ep.newReq()
-		if err := decode(r.Data(), asJSON, body); err != nil {
-			respondError(rp, asJSON, decodeError(body, err))
+		if !s.readBody(r, rp, asJSON, body) {
 			return
 		}
 		if app, ok := body.(*memoryv1.AppendRequest); ok && s.needsOffload(app) {
@@ -193,19 +192,39 @@ func (s *Service) sessionHandler(ep endpoint) func(micro.Request) {
 			})
 			return
 		}
-		s.inflight.Add(1)
-		err = s.d.Dispatch(id, body, func(reply proto.Message, err error) {
-			defer s.inflight.Done()
-			if err != nil {
-				respondError(rp, asJSON, classify(err))
-				return
-			}
-			respond(rp, asJSON, reply)
-		})
+		s.handOff(rp, asJSON, func(reply actors.ReplyFunc) error { return s.d.Dispatch(id, body, reply) })
+	}
+}
+
+// readBody decodes r's body into body; on failure it answers 400 and
+// reports false.
+func (s *Service) readBody(r micro.Request, rp replier, asJSON bool, body proto.Message) bool {
+	if err := decode(r.Data(), asJSON, body); err != nil {
+		respondError(rp, asJSON, decodeError(body, err))
+		return false
+	}
+	return true
+}
+
+// answer is the ReplyFunc that answers rp and marks the request done.
+func (s *Service) answer(rp replier, asJSON bool) actors.ReplyFunc {
+	return func(m proto.Message, err error) {
+		defer s.inflight.Done()
 		if err != nil {
-			s.inflight.Done()
 			respondError(rp, asJSON, classify(err))
+			return
 		}
+		respond(rp, asJSON, m)
+	}
+}
+
+// handOff gives a request to an actor without blocking the subscription;
+// the actor answers when the command is stored (or refused).
+func (s *Service) handOff(rp replier, asJSON bool, dispatch func(actors.ReplyFunc) error) {
+	s.inflight.Add(1)
+	reply := s.answer(rp, asJSON)
+	if err := dispatch(reply); err != nil {
+		reply(nil, err)
 	}
 }
 
