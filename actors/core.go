@@ -51,8 +51,10 @@ type core struct {
 
 	// m is nil until recovered.
 	m model
-	// snapVersion is the version of the last snapshot written or loaded.
+	// snapVersion is the version of the last snapshot written, in flight or loaded.
 	snapVersion uint64
+	// snapFlight is closed when the snapshot put in flight is done (nil: none).
+	snapFlight chan struct{}
 	// lastTime is the time stamped on the batch being stored.
 	lastTime int64
 }
@@ -258,23 +260,64 @@ func (c *core) store(commandID string, evs []proto.Message) (events.AppendResult
 }
 
 // snapshot writes the state if enough batches passed since the last one (or
-// any did, when force is set). A failed snapshot loses nothing: the log has
-// every event; it is logged and counted.
+// any did, when force is set). The state is marshalled here, in Receive; the
+// put runs beside the actor, one at a time, so a command never waits on it.
+// A forced snapshot (passivation) waits for the put in flight and writes
+// synchronously. A failed snapshot loses nothing: the log has every event;
+// it is logged and counted.
 func (c *core) snapshot(force bool) {
 	if c.m == nil || !c.m.Exists() {
 		return
 	}
 	v := c.m.Version()
-	if v == c.snapVersion || (!force && v-c.snapVersion < c.dir.cfg.SnapshotEvery) {
+	if c.snapFlight != nil {
+		if !force {
+			return // the next command tries again
+		}
+		<-c.snapFlight
+		c.snapFlight = nil
+	}
+	if v <= c.snapVersion || (!force && v-c.snapVersion < c.dir.cfg.SnapshotEvery) {
 		return
 	}
-	deps := c.dir.deps
 	data, err := c.m.marshal()
-	if err == nil {
-		ctx, cancel := context.WithTimeout(context.Background(), c.dir.cfg.StoreTimeout)
-		err = deps.Snapshots.Put(ctx, c.snapshotKey(), data)
-		cancel()
+	if err != nil {
+		c.snapshotDone(v, err)
+		return
 	}
+	if force || c.self == nil {
+		c.snapshotDone(v, c.putSnapshot(data))
+		return
+	}
+	// snapVersion moves now: the put in flight is the snapshot of v.
+	c.snapVersion = v
+	done := make(chan struct{})
+	c.snapFlight = done
+	d, key := c.dir, c.snapshotKey()
+	d.bgWG.Add(1)
+	go func() {
+		defer d.bgWG.Done()
+		defer close(done)
+		ctx, cancel := context.WithTimeout(context.Background(), d.cfg.StoreTimeout)
+		defer cancel()
+		if err := d.deps.Snapshots.Put(ctx, key, data); err != nil {
+			d.deps.Metrics.SnapshotErrors.Inc()
+			d.deps.Logger.Warn("snapshot failed", "key", key, "version", v, "err", err)
+			return
+		}
+		d.deps.Metrics.Snapshots.Inc()
+	}()
+}
+
+func (c *core) putSnapshot(data []byte) error {
+	ctx, cancel := context.WithTimeout(context.Background(), c.dir.cfg.StoreTimeout)
+	defer cancel()
+	return c.dir.deps.Snapshots.Put(ctx, c.snapshotKey(), data)
+}
+
+// snapshotDone records the outcome of a synchronous snapshot of version v.
+func (c *core) snapshotDone(v uint64, err error) {
+	deps := c.dir.deps
 	if err != nil {
 		deps.Metrics.SnapshotErrors.Inc()
 		deps.Logger.Warn("snapshot failed", "kind", c.mk.kind, "id", c.id, "version", v, "err", err)
