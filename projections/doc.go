@@ -34,7 +34,7 @@
 //	swap_ids           session_id 0 message_id → msg_seq(u64)
 //	swap_summaries     session_id 0 last_seq(u64) 0 first_seq(u64) 0 summary_id → Summary (protobuf)
 //	bm25_docs          doc_id(u64) → doc_len(u32) msg_seq(u64) session_id
-//	bm25_postings      user_key 0 term 0 doc_id(u64) → tf(u32) doc_len(u32) session_id
+//	bm25_postings      user_key 0 term 0 block(u64) → postings of doc_id>>7 == block, packed (schema.go)
 //	bm25_terms         user_key 0 term → df(u64)
 //	bm25_stats         user_key 0 → docs(u64) total_len(u64)
 //	entries            kind 0 scope_id 0 key → Entry (protobuf, stored form: current version, tombstones too)

@@ -123,8 +123,10 @@ func dumpValue(bucket, k, v []byte) string {
 			return fmt.Sprintf("len=%d seq=%d session=%q", dl, seq, sid)
 		}
 	case string(bucketBM25Postings):
-		if tf, dl, sid, err := parsePostingValue(v); err == nil {
-			return fmt.Sprintf("tf=%d len=%d session=%q", tf, dl, sid)
+		if len(k) >= 8 {
+			if out, err := dumpPostingBlock(beU64(k[len(k)-8:]), v); err == nil {
+				return out
+			}
 		}
 	case string(bucketBM25Stats), string(bucketEntryStats):
 		docs, total := parseStatsValue(v)
@@ -154,6 +156,27 @@ func dumpValue(bucket, k, v []byte) string {
 		}
 	}
 	return fmt.Sprintf("%x", v)
+}
+
+// dumpPostingBlock renders a bm25_postings value as
+// "doc_id: tf=… len=… session=…" entries separated by "; ".
+func dumpPostingBlock(block uint64, v []byte) (string, error) {
+	var r postingBlockReader
+	r.reset(block, v, nil)
+	var b bytes.Buffer
+	for {
+		p, ok, err := r.next()
+		if err != nil {
+			return "", err
+		}
+		if !ok {
+			return b.String(), nil
+		}
+		if b.Len() > 0 {
+			b.WriteString("; ")
+		}
+		fmt.Fprintf(&b, "%d: tf=%d len=%d session=%q", p.docID, p.tf, p.docLen, r.sessions[p.session])
+	}
 }
 
 func beU32(b []byte) uint32 { return binary.BigEndian.Uint32(b) }

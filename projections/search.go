@@ -42,22 +42,25 @@ func (w *writer) index(userKey, sessionID string, m *memoryv1.Message) error {
 		return err
 	}
 	terms := w.pending.user(userKey)
+	sess := w.pending.session(sessionID)
 	for t, tf := range tfs {
 		if strings.IndexByte(t, sep) >= 0 {
 			continue // cannot be a key component; the analyzer never emits it
 		}
-		w.pending.add(terms, userKey, t, posting{docID: docID, tf: tf, docLen: docLen, sessionID: sessionID})
+		w.pending.add(terms, userKey, t, posting{docID: docID, tf: tf, docLen: docLen, session: sess})
 	}
 	st := w.statsDelta[userKey]
 	w.statsDelta[userKey] = [2]uint64{st[0] + 1, st[1] + uint64(docLen)}
 	return nil
 }
 
-// posting is one buffered bm25_postings entry of a term.
+// posting is one buffered posting of a term; session indexes
+// bm25Pending.sessions (no pointer: the garbage collector does not scan the
+// millions of postings a Rebuild chunk buffers).
 type posting struct {
 	docID      uint64
 	tf, docLen uint32
-	sessionID  string
+	session    uint32
 }
 
 // termGroup holds the postings of one bm25_terms key (user_key \x00 term)
@@ -75,6 +78,23 @@ type bm25Pending struct {
 	users  map[string]map[string]int // user_key → term → index in groups
 	groups []termGroup
 	n      int // postings buffered
+
+	sessions   []string          // session ids of the buffered postings
+	sessionIdx map[string]uint32 // session id → index in sessions
+}
+
+// session returns the index of sessionID in p.sessions, adding it.
+func (p *bm25Pending) session(sessionID string) uint32 {
+	if i, ok := p.sessionIdx[sessionID]; ok {
+		return i
+	}
+	if p.sessionIdx == nil {
+		p.sessionIdx = make(map[string]uint32)
+	}
+	i := uint32(len(p.sessions))
+	p.sessions = append(p.sessions, sessionID)
+	p.sessionIdx[sessionID] = i
+	return i
 }
 
 // user returns the term index of userKey, for add.
@@ -108,44 +128,63 @@ func (p *bm25Pending) reset() {
 	clear(p.groups) // drop the posting lists
 	p.groups = p.groups[:0]
 	p.n = 0
+	clear(p.sessionIdx)
+	clear(p.sessions)
+	p.sessions = p.sessions[:0]
 }
 
 // flushBM25 writes the postings buffered by index, then adds the document
 // frequencies and collection statistics to their buckets, every bucket in
-// key order (once per key and transaction). The bytes written do not depend
-// on the buffering: the same keys and values as one Put per posting.
+// key order (once per key and transaction). Postings are written as blocks
+// (bucketBM25Postings): the first block of a term's new postings may already
+// hold earlier postings (doc ids grow, so only a term's last stored block
+// can) and is read, extended and written back; every later block is new.
+// Block boundaries depend on doc ids only, so the bytes written do not
+// depend on how the log was cut into transactions.
 func (w *writer) flushBM25() error {
 	p := &w.pending
 	slices.SortFunc(p.groups, func(a, b termGroup) int { return strings.Compare(a.key, b.key) })
-	// One allocation for every key and value of the postings: bbolt keeps
-	// the slices given to Put until the commit.
-	size := 0
-	for i := range p.groups {
-		g := &p.groups[i]
-		size += len(g.list) * (len(g.key) + 1 + 8 + 8)
-		for j := range g.list {
-			size += len(g.list[j].sessionID)
+	// bbolt keeps the slices given to Put until the commit: keys and values
+	// are copied into slabs that are never reused within the transaction.
+	var slab []byte
+	keep := func(b []byte) []byte {
+		if cap(slab)-len(slab) < len(b) {
+			slab = make([]byte, 0, max(len(b), 1<<20))
 		}
+		o := len(slab)
+		slab = append(slab, b...)
+		return slab[o:len(slab):len(slab)]
 	}
-	arena := make([]byte, 0, size)
+	var enc postingBlockWriter
+	var kbuf []byte
 	for i := range p.groups {
 		g := &p.groups[i]
-		for j := range g.list {
-			e := &g.list[j]
-			o := len(arena)
-			arena = appendPostingKey(arena, g.key, e.docID)
-			k := arena[o:len(arena):len(arena)]
-			o = len(arena)
-			arena = appendPostingValue(arena, e.tf, e.docLen, e.sessionID)
-			if err := w.bPostings.Put(k, arena[o:len(arena):len(arena)]); err != nil {
+		tk := []byte(g.key)
+		df := getU64(w.bTerms, tk)
+		for j := 0; j < len(g.list); {
+			blk := g.list[j].docID >> postingBlockShift
+			kbuf = appendPostingKey(kbuf[:0], g.key, blk)
+			enc.reset(blk)
+			// Only the first block of the group can exist, and only if the
+			// term already has documents.
+			if j == 0 && df > 0 {
+				if old := w.bPostings.Get(kbuf); old != nil {
+					if err := enc.resume(blk, old); err != nil {
+						return err
+					}
+				}
+			}
+			for ; j < len(g.list) && g.list[j].docID>>postingBlockShift == blk; j++ {
+				e := &g.list[j]
+				if err := enc.add(e.docID, e.tf, e.docLen, p.sessions[e.session]); err != nil {
+					return err
+				}
+			}
+			if err := w.bPostings.Put(keep(kbuf), keep(enc.buf)); err != nil {
 				return err
 			}
 		}
-	}
-	for i := range p.groups {
-		g := &p.groups[i]
-		k := []byte(g.key)
-		if err := w.bTerms.Put(k, u64(getU64(w.bTerms, k)+uint64(len(g.list)))); err != nil {
+		if err := w.bTerms.Put(tk, u64(df+uint64(len(g.list)))); err != nil {
 			return err
 		}
 	}
@@ -210,29 +249,10 @@ func (s *Store) Search(sessionID string, scope memoryv1.SearchScope, query strin
 			return nil
 		}
 		avgdl := float64(total) / float64(n)
-		bm := swap.DefaultBM25()
-		scores := make(map[uint64]float64)
-		c := tx.Bucket(bucketBM25Postings).Cursor()
-		for _, t := range knownTerms(tx.Bucket(bucketBM25Terms), userKey, terms) {
-			idf := bm.IDF(n, t.df)
-			p := postingPrefix(userKey, t.term)
-			for k, v := c.Seek(p); k != nil && bytes.HasPrefix(k, p); k, v = c.Next() {
-				tf, docLen, sid, err := parsePostingValue(v)
-				if err != nil {
-					return err
-				}
-				if filter != nil && !bytes.Equal(sid, filter) {
-					continue
-				}
-				if len(k) != len(p)+8 {
-					return fmt.Errorf("projections: malformed posting key %q", k)
-				}
-				scores[beU64(k[len(p):])] += bm.TermScore(tf, docLen, avgdl, idf)
-			}
-		}
-		top := swap.NewTopK(limit)
-		for id, sc := range scores {
-			top.Offer(swap.Hit{DocID: id, Score: sc})
+		top, err := scoreTerms(tx.Bucket(bucketBM25Postings), userKey, knownTerms(tx.Bucket(bucketBM25Terms), userKey, terms),
+			filter, n, avgdl, limit)
+		if err != nil {
+			return err
 		}
 		docs := tx.Bucket(bucketBM25Docs)
 		msgs := tx.Bucket(bucketSwapMessages)
@@ -257,6 +277,105 @@ func (s *Store) Search(sessionID string, scope memoryv1.SearchScope, query strin
 		return nil, err
 	}
 	return hits, nil
+}
+
+// termIter walks the postings of one query term, block by block (a prefix
+// cursor over the term's blocks, each value decoded sequentially), skipping
+// the postings of other sessions when a session filter is set.
+type termIter struct {
+	c      *bolt.Cursor
+	prefix []byte
+	filter []byte
+	idf    float64
+	r      postingBlockReader
+	cur    blockPosting
+	done   bool
+}
+
+func newTermIter(b *bolt.Bucket, userKey, term string, filter []byte, idf float64) (*termIter, error) {
+	it := &termIter{c: b.Cursor(), prefix: postingPrefix(userKey, term), filter: filter, idf: idf}
+	k, v := it.c.Seek(it.prefix)
+	if err := it.load(k, v); err != nil {
+		return nil, err
+	}
+	return it, it.advance()
+}
+
+// load starts decoding the block at k (or ends the iterator past the
+// term's prefix).
+func (it *termIter) load(k, v []byte) error {
+	if k == nil || !bytes.HasPrefix(k, it.prefix) {
+		it.done = true
+		return nil
+	}
+	if len(k) != len(it.prefix)+8 {
+		return fmt.Errorf("projections: malformed posting key %q", k)
+	}
+	it.r.reset(beU64(k[len(it.prefix):]), v, it.filter)
+	return nil
+}
+
+// advance moves to the next posting that passes the filter.
+func (it *termIter) advance() error {
+	for !it.done {
+		p, ok, err := it.r.next()
+		if err != nil {
+			return err
+		}
+		if !ok {
+			if err := it.load(it.c.Next()); err != nil {
+				return err
+			}
+			continue
+		}
+		if it.filter != nil && !p.match {
+			continue
+		}
+		it.cur = p
+		return nil
+	}
+	return nil
+}
+
+// scoreTerms scores every document holding at least one of terms (of
+// session filter, if not nil) and returns the best limit. The term lists are
+// merged in doc id order (document at a time), so no per-document map is
+// needed; a document's score is the sum of its terms' scores in the order
+// of terms, the same float operations as accumulating term by term.
+func scoreTerms(b *bolt.Bucket, userKey string, terms []termDF, filter []byte, n uint64, avgdl float64, limit int) (*swap.TopK, error) {
+	bm := swap.DefaultBM25()
+	its := make([]*termIter, 0, len(terms))
+	for _, t := range terms {
+		it, err := newTermIter(b, userKey, t.term, filter, bm.IDF(n, t.df))
+		if err != nil {
+			return nil, err
+		}
+		if !it.done {
+			its = append(its, it)
+		}
+	}
+	top := swap.NewTopK(limit)
+	for {
+		doc, any := uint64(0), false
+		for _, it := range its {
+			if !it.done && (!any || it.cur.docID < doc) {
+				doc, any = it.cur.docID, true
+			}
+		}
+		if !any {
+			return top, nil
+		}
+		score := 0.0
+		for _, it := range its {
+			if !it.done && it.cur.docID == doc {
+				score += bm.TermScore(it.cur.tf, it.cur.docLen, avgdl, it.idf)
+				if err := it.advance(); err != nil {
+					return nil, err
+				}
+			}
+		}
+		top.Offer(swap.Hit{DocID: doc, Score: score})
+	}
 }
 
 type termDF struct {

@@ -1,0 +1,263 @@
+package projections
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	bolt "go.etcd.io/bbolt"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/agentmem/agentmem/internal/swap"
+	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
+)
+
+// TestPostingBlockRoundTrip: encoding a block in one go, or in pieces
+// resumed from the stored value, gives the same bytes, and decoding gives
+// the postings back.
+func TestPostingBlockRoundTrip(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 11))
+	const block = 5
+	type post struct {
+		doc        uint64
+		tf, docLen uint32
+		sid        string
+	}
+	var posts []post
+	for d := uint64(block << postingBlockShift); d < (block+1)<<postingBlockShift; d++ {
+		if rng.IntN(3) == 0 {
+			continue
+		}
+		posts = append(posts, post{d, uint32(1 + rng.IntN(300)), uint32(1 + rng.IntN(100000)), fmt.Sprintf("sess-%d", rng.IntN(7))})
+	}
+	var whole postingBlockWriter
+	whole.reset(block)
+	for _, p := range posts {
+		if err := whole.add(p.doc, p.tf, p.docLen, p.sid); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var stored []byte
+	for i := 0; i < len(posts); {
+		var w postingBlockWriter
+		if stored == nil {
+			w.reset(block)
+		} else if err := w.resume(block, stored); err != nil {
+			t.Fatal(err)
+		}
+		for n := 1 + rng.IntN(9); n > 0 && i < len(posts); n-- {
+			if err := w.add(posts[i].doc, posts[i].tf, posts[i].docLen, posts[i].sid); err != nil {
+				t.Fatal(err)
+			}
+			i++
+		}
+		stored = append([]byte(nil), w.buf...)
+	}
+	if string(stored) != string(whole.buf) {
+		t.Fatal("resumed encoding differs from one-pass encoding")
+	}
+	var r postingBlockReader
+	r.reset(block, stored, []byte("sess-3"))
+	for i := 0; ; i++ {
+		p, ok, err := r.next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok {
+			if i != len(posts) {
+				t.Fatalf("decoded %d postings, want %d", i, len(posts))
+			}
+			break
+		}
+		w := posts[i]
+		if p.docID != w.doc || p.tf != w.tf || p.docLen != w.docLen || string(r.sessions[p.session]) != w.sid || p.match != (w.sid == "sess-3") {
+			t.Fatalf("posting %d = %+v (session %q), want %+v", i, p, r.sessions[p.session], w)
+		}
+	}
+
+	// Out of order or outside the block: refused.
+	var w postingBlockWriter
+	w.reset(block)
+	if err := w.add(block<<postingBlockShift+3, 1, 1, "s"); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []uint64{block<<postingBlockShift + 3, block<<postingBlockShift + 2, (block + 1) << postingBlockShift, 0} {
+		if err := w.add(d, 1, 1, "s"); err == nil {
+			t.Errorf("add(%d) accepted", d)
+		}
+	}
+	// Malformed values: errors, never panics.
+	for _, v := range [][]byte{{0x80}, {1, 1, 1}, {1, 1, 1, 9, 'a'}, {1, 1, 1, 2}, {1, 1, 1, 1, 1, 1, 1, 0}, {0xff, 1, 1, 0}} {
+		var r postingBlockReader
+		r.reset(block, v, nil)
+		var err error
+		for ok := true; ok && err == nil; {
+			_, ok, err = r.next()
+		}
+		if err == nil {
+			t.Errorf("value %x decoded without error", v)
+		}
+	}
+}
+
+// refSearch is exhaustive BM25 scoring computed from the messages alone
+// (swap_messages, sessions): every document of the user (or session) scored
+// term by term, in query term order, as Search did before posting blocks.
+func refSearch(t *testing.T, s *Store, sessionID string, scope memoryv1.SearchScope, query string, limit int) []swap.Hit {
+	t.Helper()
+	var out []swap.Hit
+	err := s.view(func(tx *bolt.Tx) error {
+		entry, err := getSession(tx, sessionID)
+		if err != nil || entry == nil {
+			return err
+		}
+		user := entry.GetUserId()
+		type doc struct {
+			id  uint64
+			sid string
+			tfs map[string]uint32
+			dl  uint32
+		}
+		var docs []doc
+		var n, total uint64
+		err = tx.Bucket(bucketBM25Docs).ForEach(func(k, v []byte) error {
+			_, seq, sid, err := parseDocValue(v)
+			if err != nil {
+				return err
+			}
+			e, err := getSession(tx, sid)
+			if err != nil {
+				return err
+			}
+			if e.GetUserId() != user {
+				return nil
+			}
+			m := new(memoryv1.Message)
+			if err := proto.Unmarshal(tx.Bucket(bucketSwapMessages).Get(swapMessageKey(sid, seq)), m); err != nil {
+				return err
+			}
+			tfs, dl := swap.TermFreqs(m.GetContent())
+			n++
+			total += uint64(dl)
+			docs = append(docs, doc{beU64(k), sid, tfs, dl})
+			return nil
+		})
+		if err != nil || n == 0 {
+			return err
+		}
+		var terms []string
+		for _, q := range swap.QueryTerms(query) {
+			if !strings.Contains(q, "\x00") {
+				terms = append(terms, q)
+			}
+		}
+		df := make(map[string]uint64)
+		for _, d := range docs {
+			for tm := range d.tfs {
+				df[tm]++
+			}
+		}
+		bm := swap.DefaultBM25()
+		avgdl := float64(total) / float64(n)
+		top := swap.NewTopK(limit)
+		for _, d := range docs {
+			if (scope != scopeUser || user == "") && d.sid != sessionID {
+				continue
+			}
+			score, hit := 0.0, false
+			for _, tm := range terms {
+				if tf := d.tfs[tm]; tf > 0 {
+					score += bm.TermScore(tf, d.dl, avgdl, bm.IDF(n, df[tm]))
+					hit = true
+				}
+			}
+			if hit {
+				top.Offer(swap.Hit{DocID: d.id, Score: score})
+			}
+		}
+		out = top.Sorted()
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestSearchMatchesExhaustive: over a corpus spanning many posting blocks,
+// built by many small transactions (every block appended to several times),
+// Search returns exactly the hits and scores of exhaustive scoring, in both
+// scopes, for one- to four-term queries (repeated terms included).
+func TestSearchMatchesExhaustive(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	l := newLogBuilder(t)
+	var sessions []string
+	for i := 0; i < 12; i++ {
+		sid := fmt.Sprintf("s%02d", i)
+		sessions = append(sessions, sid)
+		l.create(sid, []string{"u0", "u1", "u2", ""}[i%4], "")
+	}
+	s := openTestStore(t)
+	for i := 0; i < 900; i++ {
+		sid := sessions[rng.IntN(len(sessions))]
+		texts := make([]string, 1+rng.IntN(3))
+		for j := range texts {
+			texts[j] = benchText(rng)
+		}
+		l.appendMsgs(sid, texts...)
+		if len(l.recs) >= 1+rng.IntN(40) {
+			mustApply(t, s, l.recs)
+			l.recs = l.recs[:0]
+		}
+	}
+	mustApply(t, s, l.recs)
+	var blocks int
+	_ = s.view(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketBM25Postings).ForEach(func(k, _ []byte) error {
+			if beU64(k[len(k)-8:]) > 0 {
+				blocks++
+			}
+			return nil
+		})
+	})
+	if blocks == 0 {
+		t.Fatal("corpus within one posting block")
+	}
+	for i := 0; i < 400; i++ {
+		q := benchWords[rng.IntN(len(benchWords))]
+		for j := rng.IntN(4); j > 0; j-- {
+			q += " " + benchWords[rng.IntN(len(benchWords))]
+		}
+		if rng.IntN(5) == 0 {
+			q += fmt.Sprintf(" %s%d", benchWords[rng.IntN(len(benchWords))], rng.IntN(5000))
+		}
+		sid := sessions[rng.IntN(len(sessions))]
+		scope := []memoryv1.SearchScope{scopeUser, scopeSession}[rng.IntN(2)]
+		limit := 1 + rng.IntN(MaxSearchLimit)
+		hits, err := s.Search(sid, scope, q, limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := refSearch(t, s, sid, scope, q, limit)
+		if len(hits) != len(want) {
+			t.Fatalf("Search(%s, %v, %q, %d): %d hits, want %d", sid, scope, q, limit, len(hits), len(want))
+		}
+		for j, h := range hits {
+			var docID uint64
+			_ = s.view(func(tx *bolt.Tx) error {
+				_, seq, dsid, _ := parseDocValue(tx.Bucket(bucketBM25Docs).Get(u64(want[j].DocID)))
+				if dsid != h.GetSessionId() || seq != h.GetMessage().GetSeq() {
+					docID = 0
+				} else {
+					docID = want[j].DocID
+				}
+				return nil
+			})
+			if docID == 0 || h.GetScore() != want[j].Score {
+				t.Fatalf("Search(%s, %v, %q, %d) hit %d = %s/%d %v, want doc %d %v",
+					sid, scope, q, limit, j, h.GetSessionId(), h.GetMessage().GetSeq(), h.GetScore(), want[j].DocID, want[j].Score)
+			}
+		}
+	}
+}
