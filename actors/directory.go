@@ -18,13 +18,8 @@ type ReplyFunc func(reply proto.Message, err error)
 
 // request is the envelope the directory sends to a session actor.
 type request struct {
-	// body is an API request message or a command built by the API layer (Promote).
-	body  any
-	reply ReplyFunc
-}
-
-// internalReq carries a non-API request (snapshotReq) to an actor.
-type internalReq struct {
+	// body is an API request message, a command built by the API layer
+	// (Promote, CopyEntry) or snapshotReq.
 	body  any
 	reply ReplyFunc
 }
@@ -195,7 +190,7 @@ func (d *Directory) Snapshot(ctx context.Context, id string) (*memoryv1.SessionS
 	}
 	ch := make(chan result, 1)
 	err := d.dispatch(sessionKey(id), func(key string) actor.Actor { return newSessionActor(d, key, id) },
-		&internalReq{body: snapshotReq{}, reply: func(m proto.Message, err error) {
+		&request{body: snapshotReq{}, reply: func(m proto.Message, err error) {
 			s, _ := m.(*memoryv1.SessionSnapshot)
 			ch <- result{s, err}
 		}})

@@ -34,12 +34,6 @@ func (a *sessionActor) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *request:
 		a.serve(m, a.handle)
-	case *internalReq:
-		if err := a.ensureRecovered(); err != nil {
-			m.reply(nil, err)
-			return
-		}
-		m.reply(a.st().Snapshot(), nil)
 	case *rewritten:
 		a.applyRewrite(m)
 	}
@@ -93,6 +87,8 @@ func (a *sessionActor) handle(body any) (proto.Message, error) {
 		return &memoryv1.StatusReply{Result: res, Status: a.st().Status()}, nil
 	case *Promote:
 		return a.promote(req)
+	case snapshotReq:
+		return a.st().Snapshot(), nil
 	case *memoryv1.ClearRecalledRequest:
 		res, err := a.mutate(req.GetCommandId(), func() ([]proto.Message, error) {
 			return a.st().DecideClearPromoted()
@@ -167,6 +163,6 @@ func (a *sessionActor) kernel(req *memoryv1.KernelRequest) (proto.Message, error
 			return nil, err
 		}
 	}
-	snap := a.st().Snapshot()
-	return &memoryv1.KernelReply{Result: res, Kernel: snap.GetKernel(), Rom: snap.GetRom(), PendingRom: snap.GetPendingRom()}, nil
+	kernel, rom, pending := a.st().Kernel()
+	return &memoryv1.KernelReply{Result: res, Kernel: kernel, Rom: rom, PendingRom: pending}, nil
 }

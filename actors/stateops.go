@@ -41,11 +41,11 @@ func (a *sessionActor) stateOp(req *memoryv1.StateRequest) (proto.Message, error
 		}
 		sort.Slice(reply.Entries, func(i, j int) bool { return reply.Entries[i].GetKey() < reply.Entries[j].GetKey() })
 	case memoryv1.StateOp_STATE_OP_SET, memoryv1.StateOp_STATE_OP_DELETE:
-		if a.st().Status() == memoryv1.SessionStatus_SESSION_STATUS_ARCHIVED ||
-			a.st().Status() == memoryv1.SessionStatus_SESSION_STATUS_TERMINATED {
-			return nil, &segmented.Rejection{Code: 409, Field: "key", Reason: "session is " + a.st().Status().String() + ": state is read-only"}
-		}
 		if temp {
+			// "session:" keys are checked by their Decide; temp keys by the same rule.
+			if err := a.st().CheckMutable("change state"); err != nil {
+				return nil, err
+			}
 			if op == memoryv1.StateOp_STATE_OP_SET {
 				a.temp[req.GetKey()] = append([]byte(nil), req.GetValue()...)
 			} else {
