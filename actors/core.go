@@ -55,8 +55,6 @@ type core struct {
 	snapVersion uint64
 	// snapFlight is closed when the snapshot put in flight is done (nil: none).
 	snapFlight chan struct{}
-	// lastTime is the time stamped on the batch being stored.
-	lastTime int64
 }
 
 func newCore(d *Directory, mk modelKind, key, id string) core {
@@ -200,10 +198,11 @@ func (c *core) mutate(commandID string, decide func() ([]proto.Message, error)) 
 		if len(evs) == 0 {
 			return &memoryv1.MutationReply{Version: c.m.Version(), Seq: c.m.LastSeq()}, nil
 		}
-		res, err := c.store(commandID, evs)
+		now := c.dir.deps.Now().UnixNano()
+		res, err := c.store(commandID, now, evs)
 		switch {
 		case err == nil && !res.Duplicate:
-			if err := c.m.apply(commandID, c.m.Version()+1, res.Seq, c.lastTime, evs); err != nil {
+			if err := c.m.apply(commandID, c.m.Version()+1, res.Seq, now, evs); err != nil {
 				// Stored but not applicable: our state is not to be trusted;
 				// restart and recover from the log.
 				return nil, fmt.Errorf("%w: apply stored batch %d: %v", ErrUnavailable, res.Seq, err)
@@ -228,15 +227,13 @@ func (c *core) mutate(commandID string, decide func() ([]proto.Message, error)) 
 	}
 }
 
-// store appends one batch, fenced by the aggregate's last sequence.
-func (c *core) store(commandID string, evs []proto.Message) (events.AppendResult, error) {
+// store appends one batch stamped now, fenced by the aggregate's last sequence.
+func (c *core) store(commandID string, now int64, evs []proto.Message) (events.AppendResult, error) {
 	deps := c.dir.deps
 	packed, err := deps.Codec.Pack(evs)
 	if err != nil {
 		return events.AppendResult{}, err
 	}
-	now := deps.Now().UnixNano()
-	c.lastTime = now
 	data, err := events.EncodeBatch(&memoryv1.EventBatch{
 		CommandId:     commandID,
 		AggregateKind: c.mk.kind,
