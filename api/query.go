@@ -138,19 +138,28 @@ func (s *Service) recall(ctx context.Context, id string, m proto.Message, reply 
 	reply(&memoryv1.RecallReply{Messages: msgs, Total: total, AppliedSeq: applied}, nil)
 }
 
+// checkSearch enforces the search limits shared by session and entry search.
+func checkSearch(limit uint32, query string) *Error {
+	switch {
+	case limit > MaxSearchLimit:
+		return &Error{Code: 400, Field: "limit", Message: fmt.Sprintf("%d, at most %d", limit, MaxSearchLimit)}
+	case len(query) > MaxQueryBytes:
+		return &Error{Code: 413, Field: "query", Message: fmt.Sprintf("%d bytes, at most %d", len(query), MaxQueryBytes)}
+	}
+	return nil
+}
+
 func (s *Service) search(ctx context.Context, id string, m proto.Message, reply actors.ReplyFunc) {
 	req := m.(*memoryv1.SearchRequest)
 	limit := int(req.GetLimit())
 	if limit == 0 {
 		limit = 10
 	}
+	if err := checkSearch(uint32(limit), req.GetQuery()); err != nil {
+		reply(nil, err)
+		return
+	}
 	switch {
-	case limit > MaxSearchLimit:
-		reply(nil, &Error{Code: 400, Field: "limit", Message: fmt.Sprintf("%d, at most %d", limit, MaxSearchLimit)})
-		return
-	case len(req.GetQuery()) > MaxQueryBytes:
-		reply(nil, &Error{Code: 413, Field: "query", Message: fmt.Sprintf("%d bytes, at most %d", len(req.GetQuery()), MaxQueryBytes)})
-		return
 	case req.GetScope() > memoryv1.SearchScope_SEARCH_SCOPE_USER:
 		reply(nil, &Error{Code: 400, Field: "scope", Message: "must be SESSION or USER"})
 		return
@@ -268,7 +277,7 @@ type EntrySearcher interface {
 // mem.v1.scope.<kind>.<id>.search from the projection.
 func (s *Service) entrySearchHandler(r micro.Request) {
 	asJSON, rp := wantsJSON(r.Headers()), s.replyTo(r)
-	t, _, err := parseScopeSubject(r.Subject())
+	t, err := parseScopeSubject(r.Subject())
 	if err != nil {
 		respondError(rp, asJSON, classify(err))
 		return
@@ -277,12 +286,8 @@ func (s *Service) entrySearchHandler(r micro.Request) {
 	if !s.readBody(r, rp, asJSON, req) {
 		return
 	}
-	switch {
-	case req.GetLimit() > MaxSearchLimit:
-		respondError(rp, asJSON, &Error{Code: 400, Field: "limit", Message: fmt.Sprintf("%d, at most %d", req.GetLimit(), MaxSearchLimit)})
-		return
-	case len(req.GetQuery()) > MaxQueryBytes:
-		respondError(rp, asJSON, &Error{Code: 413, Field: "query", Message: fmt.Sprintf("%d bytes, at most %d", len(req.GetQuery()), MaxQueryBytes)})
+	if err := checkSearch(req.GetLimit(), req.GetQuery()); err != nil {
+		respondError(rp, asJSON, err)
 		return
 	}
 	s.goQuery(rp, asJSON, func(ctx context.Context, reply actors.ReplyFunc) {

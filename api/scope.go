@@ -38,8 +38,9 @@ type scopeTarget struct {
 	id   string
 }
 
-// parseScopeSubject reads mem.v1.agent.<id>.<op> or mem.v1.scope.<kind>.<id>.<op>.
-func parseScopeSubject(subject string) (scopeTarget, string, error) {
+// parseScopeSubject reads mem.v1.agent.<id>.<op> or mem.v1.scope.<kind>.<id>.<op>
+// (the endpoint already fixed the op).
+func parseScopeSubject(subject string) (scopeTarget, error) {
 	parts := strings.Split(subject, ".")
 	var t scopeTarget
 	switch {
@@ -48,20 +49,20 @@ func parseScopeSubject(subject string) (scopeTarget, string, error) {
 	case len(parts) == 6 && parts[2] == "scope":
 		kind, err := sharedmem.ParseKind(parts[3])
 		if err != nil {
-			return t, "", err
+			return t, err
 		}
 		if kind == sharedmem.KindAgent {
-			return t, "", &Error{Code: 400, Field: "kind", Message: "agent memory is addressed as mem.v1.agent.<id>.<op>"}
+			return t, &Error{Code: 400, Field: "kind", Message: "agent memory is addressed as mem.v1.agent.<id>.<op>"}
 		}
 		t = scopeTarget{kind, parts[4]}
 	default:
-		return t, "", &Error{Code: 400, Field: "id", Message: "subject must be mem.v1.agent.<id>.<op> or mem.v1.scope.<kind>.<id>.<op> (ids have no dots)"}
+		return t, &Error{Code: 400, Field: "id", Message: "subject must be mem.v1.agent.<id>.<op> or mem.v1.scope.<kind>.<id>.<op> (ids have no dots)"}
 	}
 	// ScopeID validates the id (and global's fixed id); the aggregate id is the bare id.
 	if _, err := sharedmem.ScopeID(t.kind, t.id); err != nil {
-		return t, "", err
+		return t, err
 	}
-	return t, parts[len(parts)-1], nil
+	return t, nil
 }
 
 // setBy makes the writer of an agent scope the agent of the subject: the
@@ -80,10 +81,10 @@ func setBy(t scopeTarget, body proto.Message) {
 	}
 }
 
-func (s *Service) entryHandler(op string, newReq func() proto.Message) func(micro.Request) {
+func (s *Service) entryHandler(newReq func() proto.Message) func(micro.Request) {
 	return func(r micro.Request) {
 		asJSON, rp := wantsJSON(r.Headers()), s.replyTo(r)
-		t, _, err := parseScopeSubject(r.Subject())
+		t, err := parseScopeSubject(r.Subject())
 		if err != nil {
 			respondError(rp, asJSON, classify(err))
 			return
@@ -137,16 +138,26 @@ func (s *Service) sessionInfo(ctx context.Context, id string) (*memoryv1.Session
 
 func isNotFound(err error) bool { return err != nil && classify(err).Code == 404 }
 
+// sessionScopeID reads the session id of mem.v1.scope.session.<id>.<op>, the
+// only scope resolve and publish are served on; on failure it answers 400.
+func sessionScopeID(r micro.Request, rp replier, asJSON bool, op string) (string, bool) {
+	t, err := parseScopeSubject(r.Subject())
+	if err == nil && t.kind != sharedmem.KindSession {
+		err = &Error{Code: 400, Field: "kind", Message: op + " is served on mem.v1.scope.session.<session id>." + op}
+	}
+	if err != nil {
+		respondError(rp, asJSON, classify(err))
+		return "", false
+	}
+	return t.id, true
+}
+
 // resolveHandler serves mem.v1.scope.session.<id>.resolve: the first of
 // temp > session > user > app > project holding the key, for that session.
 func (s *Service) resolveHandler(r micro.Request) {
 	asJSON, rp := wantsJSON(r.Headers()), s.replyTo(r)
-	t, _, err := parseScopeSubject(r.Subject())
-	if err == nil && t.kind != sharedmem.KindSession {
-		err = &Error{Code: 400, Field: "kind", Message: "resolve is served on mem.v1.scope.session.<session id>.resolve"}
-	}
-	if err != nil {
-		respondError(rp, asJSON, classify(err))
+	sessionID, ok := sessionScopeID(r, rp, asJSON, "resolve")
+	if !ok {
 		return
 	}
 	req := &memoryv1.ResolveRequest{}
@@ -158,7 +169,7 @@ func (s *Service) resolveHandler(r micro.Request) {
 		return
 	}
 	s.goQuery(rp, asJSON, func(ctx context.Context, reply actors.ReplyFunc) {
-		out, err := s.resolve(ctx, t.id, req.GetKey())
+		out, err := s.resolve(ctx, sessionID, req.GetKey())
 		reply(out, err)
 	})
 }
@@ -199,12 +210,8 @@ func (s *Service) resolve(ctx context.Context, sessionID, key string) (*memoryv1
 // entry into the session's user or project scope.
 func (s *Service) publishHandler(r micro.Request) {
 	asJSON, rp := wantsJSON(r.Headers()), s.replyTo(r)
-	t, _, err := parseScopeSubject(r.Subject())
-	if err == nil && t.kind != sharedmem.KindSession {
-		err = &Error{Code: 400, Field: "kind", Message: "publish is served on mem.v1.scope.session.<session id>.publish"}
-	}
-	if err != nil {
-		respondError(rp, asJSON, classify(err))
+	sessionID, ok := sessionScopeID(r, rp, asJSON, "publish")
+	if !ok {
 		return
 	}
 	req := &memoryv1.PublishRequest{}
@@ -216,12 +223,12 @@ func (s *Service) publishHandler(r micro.Request) {
 		return
 	}
 	s.goQuery(rp, asJSON, func(ctx context.Context, reply actors.ReplyFunc) {
-		e, err := s.getEntry(ctx, sharedmem.KindSession, t.id, req.GetKey())
+		e, err := s.getEntry(ctx, sharedmem.KindSession, sessionID, req.GetKey())
 		if err != nil {
 			reply(nil, err)
 			return
 		}
-		info, err := s.sessionInfo(ctx, t.id)
+		info, err := s.sessionInfo(ctx, sessionID)
 		if err != nil {
 			reply(nil, err)
 			return
@@ -231,7 +238,7 @@ func (s *Service) publishHandler(r micro.Request) {
 			kind, id = sharedmem.KindProject, info.GetProject()
 		}
 		if id == "" {
-			reply(nil, &Error{Code: 409, Field: "target", Message: "session " + t.id + " has no " + req.GetTarget()})
+			reply(nil, &Error{Code: 409, Field: "target", Message: "session " + sessionID + " has no " + req.GetTarget()})
 			return
 		}
 		s.dispatchScope(kind, id, &actors.CopyEntry{CommandID: req.GetCommandId(), Entry: e, By: req.GetBy()}, reply)
@@ -250,10 +257,10 @@ func (s *Service) addScopeEndpoints(add func(name, subject string, h micro.Handl
 		return nil
 	}
 	for _, op := range []string{"put", "get", "delete", "list", "history", "rollback", "configure"} {
-		if err := add("agent_"+op, "mem.v1.agent.*."+op, s.entryHandler(op, entryOps[op])); err != nil {
+		if err := add("agent_"+op, "mem.v1.agent.*."+op, s.entryHandler(entryOps[op])); err != nil {
 			return err
 		}
-		if err := add("scope_"+op, "mem.v1.scope.*.*."+op, s.entryHandler(op, entryOps[op])); err != nil {
+		if err := add("scope_"+op, "mem.v1.scope.*.*."+op, s.entryHandler(entryOps[op])); err != nil {
 			return err
 		}
 	}
