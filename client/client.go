@@ -64,8 +64,21 @@ func (c *Client) WithTimeout(d time.Duration) *Client { cc := *c; cc.timeout = d
 // always reads its own writes.
 func (c *Client) LastWriteSeq() uint64 { return c.lastSeq.Load() }
 
-func (c *Client) wrote(r *memoryv1.MutationReply) {
-	seq := r.GetSeq()
+// mutationReply is a reply carrying the version and sequence of a write.
+type mutationReply interface {
+	proto.Message
+	GetResult() *memoryv1.MutationReply
+}
+
+// write sends a mutating request and records the sequence it was stored at.
+func (c *Client) write(ctx context.Context, subject string, req proto.Message, reply mutationReply) error {
+	err := c.call(ctx, subject, req, reply)
+	c.recordSeq(reply.GetResult().GetSeq())
+	return err
+}
+
+// recordSeq raises the client's last write sequence to seq.
+func (c *Client) recordSeq(seq uint64) {
 	for {
 		cur := c.lastSeq.Load()
 		if seq <= cur || c.lastSeq.CompareAndSwap(cur, seq) {
@@ -125,18 +138,14 @@ func (c *Client) CreateSession(ctx context.Context, id string, req *memoryv1.Cre
 	}
 	commandID(&req.CommandId)
 	reply := &memoryv1.CreateSessionReply{}
-	err := c.call(ctx, subject(id, "create"), req, reply)
-	c.wrote(reply.GetResult())
-	return reply, err
+	return reply, c.write(ctx, subject(id, "create"), req, reply)
 }
 
 // Append appends messages to session id in one command.
 func (c *Client) Append(ctx context.Context, id string, req *memoryv1.AppendRequest) (*memoryv1.AppendReply, error) {
 	commandID(&req.CommandId)
 	reply := &memoryv1.AppendReply{}
-	err := c.call(ctx, subject(id, "append"), req, reply)
-	c.wrote(reply.GetResult())
-	return reply, err
+	return reply, c.write(ctx, subject(id, "append"), req, reply)
 }
 
 // AppendMessages is Append with a fresh command id.
@@ -168,9 +177,7 @@ func (c *Client) Kernel(ctx context.Context, id string, req *memoryv1.KernelRequ
 		commandID(&req.CommandId)
 	}
 	reply := &memoryv1.KernelReply{}
-	err := c.call(ctx, subject(id, "kernel"), req, reply)
-	c.wrote(reply.GetResult())
-	return reply, err
+	return reply, c.write(ctx, subject(id, "kernel"), req, reply)
 }
 
 // State reads or writes a "temp:" or "session:" key.
@@ -179,9 +186,7 @@ func (c *Client) State(ctx context.Context, id string, req *memoryv1.StateReques
 		commandID(&req.CommandId)
 	}
 	reply := &memoryv1.StateReply{}
-	err := c.call(ctx, subject(id, "state"), req, reply)
-	c.wrote(reply.GetResult())
-	return reply, err
+	return reply, c.write(ctx, subject(id, "state"), req, reply)
 }
 
 // SetStatus pauses, resumes, terminates or archives the session.
@@ -189,9 +194,7 @@ func (c *Client) SetStatus(ctx context.Context, id string, action memoryv1.Statu
 	req := &memoryv1.StatusRequest{Action: action, Reason: reason}
 	commandID(&req.CommandId)
 	reply := &memoryv1.StatusReply{}
-	err := c.call(ctx, subject(id, "status"), req, reply)
-	c.wrote(reply.GetResult())
-	return reply, err
+	return reply, c.write(ctx, subject(id, "status"), req, reply)
 }
 
 // Recall reads the session's messages from swap, oldest first. A zero
@@ -217,9 +220,7 @@ func (c *Client) Promote(ctx context.Context, id string, messageIDs ...string) (
 	req := &memoryv1.PromoteRequest{MessageIds: messageIDs, MinSeq: c.minSeq(0)}
 	commandID(&req.CommandId)
 	reply := &memoryv1.PromoteReply{}
-	err := c.call(ctx, subject(id, "promote"), req, reply)
-	c.wrote(reply.GetResult())
-	return reply, err
+	return reply, c.write(ctx, subject(id, "promote"), req, reply)
 }
 
 // ClearRecalled empties the promoted layer.
@@ -227,9 +228,7 @@ func (c *Client) ClearRecalled(ctx context.Context, id string) (*memoryv1.ClearR
 	req := &memoryv1.ClearRecalledRequest{}
 	commandID(&req.CommandId)
 	reply := &memoryv1.ClearRecalledReply{}
-	err := c.call(ctx, subject(id, "clear_recalled"), req, reply)
-	c.wrote(reply.GetResult())
-	return reply, err
+	return reply, c.write(ctx, subject(id, "clear_recalled"), req, reply)
 }
 
 // ListSessions lists sessions from the sessions index, by user or agent.

@@ -79,9 +79,7 @@ func (s Scope) WatchFilter() string {
 func (c *Client) Put(ctx context.Context, scope Scope, req *memoryv1.PutEntryRequest) (*memoryv1.EntryReply, error) {
 	commandID(&req.CommandId)
 	reply := &memoryv1.EntryReply{}
-	err := c.call(ctx, scope.Subject("put"), req, reply)
-	c.wrote(reply.GetResult())
-	return reply, err
+	return reply, c.write(ctx, scope.Subject("put"), req, reply)
 }
 
 // GetEntry returns the current live version of key (version 0) or the given
@@ -98,9 +96,7 @@ func (c *Client) GetEntry(ctx context.Context, scope Scope, key string, version 
 func (c *Client) DeleteEntry(ctx context.Context, scope Scope, req *memoryv1.DeleteEntryRequest) (*memoryv1.EntryReply, error) {
 	commandID(&req.CommandId)
 	reply := &memoryv1.EntryReply{}
-	err := c.call(ctx, scope.Subject("delete"), req, reply)
-	c.wrote(reply.GetResult())
-	return reply, err
+	return reply, c.write(ctx, scope.Subject("delete"), req, reply)
 }
 
 // Rollback makes the content of version req.ToVersion of req.Key a new
@@ -108,9 +104,7 @@ func (c *Client) DeleteEntry(ctx context.Context, scope Scope, req *memoryv1.Del
 func (c *Client) Rollback(ctx context.Context, scope Scope, req *memoryv1.RollbackEntryRequest) (*memoryv1.EntryReply, error) {
 	commandID(&req.CommandId)
 	reply := &memoryv1.EntryReply{}
-	err := c.call(ctx, scope.Subject("rollback"), req, reply)
-	c.wrote(reply.GetResult())
-	return reply, err
+	return reply, c.write(ctx, scope.Subject("rollback"), req, reply)
 }
 
 // ListEntries lists the current versions in scope, sorted by key, one page
@@ -144,9 +138,7 @@ func (c *Client) SearchEntries(ctx context.Context, scope Scope, req *memoryv1.S
 func (c *Client) Configure(ctx context.Context, scope Scope, req *memoryv1.ConfigureScopeRequest) (*memoryv1.ConfigureScopeReply, error) {
 	commandID(&req.CommandId)
 	reply := &memoryv1.ConfigureScopeReply{}
-	err := c.call(ctx, scope.Subject("configure"), req, reply)
-	c.wrote(reply.GetResult())
-	return reply, err
+	return reply, c.write(ctx, scope.Subject("configure"), req, reply)
 }
 
 // Resolve looks key up for session sessionID in temp > session > user > app
@@ -162,9 +154,7 @@ func (c *Client) Publish(ctx context.Context, sessionID, key, target string) (*m
 	req := &memoryv1.PublishRequest{Key: key, Target: target}
 	commandID(&req.CommandId)
 	reply := &memoryv1.EntryReply{}
-	err := c.call(ctx, SessionScope(sessionID).Subject("publish"), req, reply)
-	c.wrote(reply.GetResult())
-	return reply, err
+	return reply, c.write(ctx, SessionScope(sessionID).Subject("publish"), req, reply)
 }
 
 // PutData stores data as large data and returns its reference. A zero ttl
@@ -176,7 +166,7 @@ func (c *Client) PutData(ctx context.Context, data []byte, contentType string, m
 	if err := c.call(ctx, "mem.v1.data.put", req, reply); err != nil {
 		return nil, err
 	}
-	c.lastSeqAtLeast(reply.GetSeq())
+	c.recordSeq(reply.GetSeq())
 	return reply.GetRef(), nil
 }
 
@@ -189,6 +179,3 @@ func (c *Client) GetData(ctx context.Context, id string) (*memoryv1.DataReferenc
 	}
 	return reply.GetRef(), reply.GetData(), nil
 }
-
-// lastSeqAtLeast records a write at stream sequence seq (see wrote).
-func (c *Client) lastSeqAtLeast(seq uint64) { c.wrote(&memoryv1.MutationReply{Seq: seq}) }
