@@ -18,7 +18,6 @@ type MemLog struct {
 	seq      uint64              // last stream sequence; guarded by mu
 	subjects map[string][]Record // per subject, in sequence order; guarded by mu
 	msgIDs   map[string]uint64   // msgID -> sequence; guarded by mu
-	bySeq    map[uint64]string   // sequence -> msgID; guarded by mu
 }
 
 var _ Log = (*MemLog)(nil)
@@ -29,7 +28,6 @@ func NewMemLog() *MemLog {
 		now:      time.Now,
 		subjects: make(map[string][]Record),
 		msgIDs:   make(map[string]uint64),
-		bySeq:    make(map[uint64]string),
 	}
 }
 
@@ -52,7 +50,7 @@ func (l *MemLog) Append(ctx context.Context, subject string, expectedLastSeq uin
 		// Same rule as JetStreamLog: a retry whose first attempt was stored is
 		// a duplicate, recognised as the message right after the expectation.
 		if msgID != "" {
-			if i := l.successorLocked(recs, expectedLastSeq); i < len(recs) && l.bySeq[recs[i].Seq] == msgID {
+			if i := successor(recs, expectedLastSeq); i < len(recs) && l.msgIDs[msgID] == recs[i].Seq {
 				return AppendResult{Seq: recs[i].Seq, Duplicate: true}, nil
 			}
 		}
@@ -67,13 +65,12 @@ func (l *MemLog) Append(ctx context.Context, subject string, expectedLastSeq uin
 	l.subjects[subject] = append(recs, Record{Subject: subject, Seq: l.seq, Time: l.now(), Data: slices.Clone(data)})
 	if msgID != "" {
 		l.msgIDs[msgID] = l.seq
-		l.bySeq[l.seq] = msgID
 	}
 	return AppendResult{Seq: l.seq}, nil
 }
 
-// successorLocked is the index of the first record with Seq > seq.
-func (l *MemLog) successorLocked(recs []Record, seq uint64) int {
+// successor is the index of the first record of recs with Seq > seq.
+func successor(recs []Record, seq uint64) int {
 	return sort.Search(len(recs), func(i int) bool { return recs[i].Seq > seq })
 }
 
@@ -84,11 +81,8 @@ func (l *MemLog) Load(ctx context.Context, subject string, afterSeq uint64, fn f
 	}
 	l.mu.Lock()
 	recs := l.subjects[subject]
-	tail := recs[l.successorLocked(recs, afterSeq):] // records are never modified: safe to read unlocked
+	tail := recs[successor(recs, afterSeq):] // records are never modified: safe to read unlocked
 	l.mu.Unlock()
-	if len(tail) == 0 {
-		return afterSeq, nil
-	}
 	done := afterSeq
 	for _, r := range tail {
 		if err := ctx.Err(); err != nil {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 	"google.golang.org/protobuf/proto"
@@ -152,9 +153,7 @@ func (s *State) applyEvent(ev proto.Message, now int64) error {
 		}
 	case *memoryv1.KernelToolDefined:
 		k := cloneKernel(p.Kernel)
-		k.Tools = slices.DeleteFunc(k.Tools, func(t *memoryv1.ToolDefinition) bool { return t.Name == e.Tool.GetName() })
-		i, _ := slices.BinarySearchFunc(k.Tools, e.Tool.GetName(), func(t *memoryv1.ToolDefinition, n string) int { return cmpString(t.Name, n) })
-		k.Tools = slices.Insert(k.Tools, i, e.Tool)
+		k.Tools = upsertSorted(k.Tools, e.Tool, (*memoryv1.ToolDefinition).GetName)
 		s.setKernel(k)
 	case *memoryv1.KernelToolRemoved:
 		k := cloneKernel(p.Kernel)
@@ -169,19 +168,15 @@ func (s *State) applyEvent(ev proto.Message, now int64) error {
 		s.setKernel(k)
 	case *memoryv1.KernelFactSet:
 		k := cloneKernel(p.Kernel)
-		k.Facts = slices.DeleteFunc(k.Facts, func(f *memoryv1.Fact) bool { return f.Key == e.Fact.GetKey() })
-		i, _ := slices.BinarySearchFunc(k.Facts, e.Fact.GetKey(), func(f *memoryv1.Fact, key string) int { return cmpString(f.Key, key) })
-		k.Facts = slices.Insert(k.Facts, i, e.Fact)
+		k.Facts = upsertSorted(k.Facts, e.Fact, (*memoryv1.Fact).GetKey)
 		s.setKernel(k)
 	case *memoryv1.KernelFactDeleted:
 		k := cloneKernel(p.Kernel)
 		k.Facts = slices.DeleteFunc(k.Facts, func(f *memoryv1.Fact) bool { return f.Key == e.Key })
 		s.setKernel(k)
 	case *memoryv1.SessionStateSet:
-		// SessionState is small and changed in place below: copy it first.
-		ss := slices.DeleteFunc(slices.Clone(p.SessionState), func(x *memoryv1.StateEntry) bool { return x.Key == e.Key })
-		i, _ := slices.BinarySearchFunc(ss, e.Key, func(x *memoryv1.StateEntry, k string) int { return cmpString(x.Key, k) })
-		p.SessionState = slices.Insert(ss, i, &memoryv1.StateEntry{Key: e.Key, Value: slices.Clone(e.Value)})
+		// SessionState is small and changed in place by upsertSorted: copy it first.
+		p.SessionState = upsertSorted(slices.Clone(p.SessionState), &memoryv1.StateEntry{Key: e.Key, Value: slices.Clone(e.Value)}, (*memoryv1.StateEntry).GetKey)
 	case *memoryv1.SessionStateDeleted:
 		p.SessionState = slices.DeleteFunc(slices.Clone(p.SessionState), func(x *memoryv1.StateEntry) bool { return x.Key == e.Key })
 	case *memoryv1.SessionStateCleared:
@@ -300,6 +295,16 @@ func (s *State) replaceSummary(e *memoryv1.SummaryReplaced) bool {
 		}
 	}
 	return false
+}
+
+// upsertSorted replaces the element of xs (sorted by key, and not shared:
+// it is changed in place, see txn) with the key of v by v, or inserts v in
+// key order.
+func upsertSorted[T any](xs []T, v T, key func(T) string) []T {
+	k := key(v)
+	xs = slices.DeleteFunc(xs, func(x T) bool { return key(x) == k })
+	i, _ := slices.BinarySearchFunc(xs, k, func(x T, k string) int { return strings.Compare(key(x), k) })
+	return slices.Insert(xs, i, v)
 }
 
 // cloneKernel returns a Kernel with its own slices (sharing the items).

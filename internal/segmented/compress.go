@@ -234,12 +234,13 @@ func toolGroups(l1 []*memoryv1.L1Entry) groups {
 }
 
 // checkBudget returns the 413 for a decision that leaves the state over
-// budget: before and need are PlannedTokens before and after its events.
-func checkBudget(budget, before, need uint64, field, what string) error {
+// budget: before and need are PlannedTokens before and after its events;
+// what describes the change (called only for the 413).
+func checkBudget(budget, before, need uint64, field string, what func() string) error {
 	if need > budget {
 		free := int64(budget) - int64(before)
 		return reject(CodeTooLarge, field, "%s does not fit: the context would need %d tokens of a budget of %d even after compression; %d tokens are free now",
-			what, need, budget, max(free, 0))
+			what(), need, budget, max(free, 0))
 	}
 	return nil
 }

@@ -72,7 +72,10 @@ func (s *State) DecideAppend(req *memoryv1.AppendRequest, env Env) ([]proto.Mess
 		return nil, err
 	}
 	out = append(out, comp...)
-	if err := checkBudget(s.Budget(), before, s.PlannedTokens(), "messages", fmt.Sprintf("%d message(s) of %d tokens", len(appended.Messages), sumTokens(appended.Messages))); err != nil {
+	what := func() string {
+		return fmt.Sprintf("%d message(s) of %d tokens", len(appended.Messages), sumTokens(appended.Messages))
+	}
+	if err := checkBudget(s.Budget(), before, s.PlannedTokens(), "messages", what); err != nil {
 		return nil, err
 	}
 	return out, nil

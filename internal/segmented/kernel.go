@@ -49,7 +49,7 @@ func (s *State) DecideKernel(req *memoryv1.KernelRequest, env Env) ([]proto.Mess
 		}
 		out = append(out, comp...)
 	}
-	if err := checkBudget(s.Budget(), before, s.PlannedTokens(), field, "the "+field+" change"); err != nil {
+	if err := checkBudget(s.Budget(), before, s.PlannedTokens(), field, func() string { return "the " + field + " change" }); err != nil {
 		return nil, err
 	}
 	return out, nil

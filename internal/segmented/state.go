@@ -2,6 +2,7 @@ package segmented
 
 import (
 	"slices"
+	"strings"
 
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 	"google.golang.org/protobuf/proto"
@@ -155,7 +156,7 @@ func (s *State) StateValue(key string) ([]byte, bool) {
 		return nil, false
 	}
 	i, ok := slices.BinarySearchFunc(s.snap.SessionState, key, func(e *memoryv1.StateEntry, k string) int {
-		return cmpString(e.GetKey(), k)
+		return strings.Compare(e.GetKey(), k)
 	})
 	if !ok {
 		return nil, false
@@ -188,16 +189,6 @@ func (s *State) PendingSummaries() []*memoryv1.Summary {
 		}
 	}
 	return out
-}
-
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 func budgetOf(c *memoryv1.SessionConfig) uint64 {

@@ -69,7 +69,6 @@ func (Extractive) Summarize(entries []*memoryv1.L1Entry, maxTokens int, tok Toke
 	prefixes := make([]string, len(entries))
 	for i, e := range entries {
 		if sum := e.GetSummary(); sum != nil {
-			prefixes[i] = ""
 			for _, sn := range splitSentences(strings.TrimPrefix(sum.Text, summaryHeader)) {
 				add(piece{msg: i, text: sn, score: 50})
 			}
@@ -260,9 +259,11 @@ const maxPieceBytes = 480
 
 func clipWords(s string, n int) string {
 	words := strings.Fields(s)
-	out := strings.Join(words, " ")
+	var out string
 	if len(words) > n {
 		out = strings.Join(words[:n], " ") + " …"
+	} else {
+		out = strings.Join(words, " ")
 	}
 	if len(out) > maxPieceBytes {
 		out = truncate(out, maxPieceBytes)

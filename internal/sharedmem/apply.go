@@ -3,7 +3,6 @@ package sharedmem
 import (
 	"fmt"
 	"slices"
-	"strings"
 
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 	"google.golang.org/protobuf/proto"
@@ -44,7 +43,10 @@ func (s *State) Apply(meta Meta, events []proto.Message) error {
 			CommandId: meta.CommandID, Version: meta.Version, Seq: meta.Seq,
 		})
 		if n := len(s.snap.RecentCommands); n > MaxRecentCommands {
-			s.snap.RecentCommands = slices.Clone(s.snap.RecentCommands[n-MaxRecentCommands:])
+			// Reslice, do not copy: append reallocates (keeping only the
+			// window) when the backing array is full, so this is O(1)
+			// amortized.
+			s.snap.RecentCommands = s.snap.RecentCommands[n-MaxRecentCommands:]
 		}
 	}
 	return nil
@@ -105,10 +107,7 @@ func (s *State) applyEntry(e *memoryv1.Entry) (dirty bool) {
 	kh, ok := s.index[e.Key]
 	if !ok {
 		kh = &memoryv1.KeyHistory{Key: e.Key}
-		i, _ := slices.BinarySearchFunc(s.snap.Keys, e.Key, func(k *memoryv1.KeyHistory, key string) int {
-			return strings.Compare(k.Key, key)
-		})
-		s.snap.Keys = slices.Insert(s.snap.Keys, i, kh)
+		s.snap.Keys = slices.Insert(s.snap.Keys, s.search(e.Key), kh)
 		s.index[e.Key] = kh
 	} else {
 		prev := last(kh)

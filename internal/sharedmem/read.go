@@ -23,12 +23,9 @@ const (
 // version (tombstones included, with deleted set). It rejects with 400 (bad
 // key) or 404.
 func (s *State) Get(key string, version uint64, now int64) (*memoryv1.Entry, error) {
-	if err := ValidateKey(key); err != nil {
+	kh, err := s.history(key)
+	if err != nil {
 		return nil, err
-	}
-	kh, ok := s.index[key]
-	if !ok {
-		return nil, notFound("key", "no entry %q", key)
 	}
 	if version == 0 {
 		e := last(kh)
@@ -122,12 +119,9 @@ func listed(e *memoryv1.Entry, req *memoryv1.ListEntriesRequest, now int64) bool
 // History returns every kept version of key (at most MaxVersionsPerKey),
 // oldest first, tombstones included. It rejects with 400 or 404.
 func (s *State) History(key string) ([]*memoryv1.Entry, error) {
-	if err := ValidateKey(key); err != nil {
+	kh, err := s.history(key)
+	if err != nil {
 		return nil, err
-	}
-	kh, ok := s.index[key]
-	if !ok {
-		return nil, notFound("key", "no entry %q", key)
 	}
 	out := make([]*memoryv1.Entry, 0, len(kh.Versions))
 	for _, e := range kh.Versions {
@@ -138,4 +132,16 @@ func (s *State) History(key string) ([]*memoryv1.Entry, error) {
 		out = append(out, p)
 	}
 	return out, nil
+}
+
+// history returns the history of key; it rejects with 400 (bad key) or 404.
+func (s *State) history(key string) (*memoryv1.KeyHistory, error) {
+	if err := ValidateKey(key); err != nil {
+		return nil, err
+	}
+	kh, ok := s.index[key]
+	if !ok {
+		return nil, notFound("key", "no entry %q", key)
+	}
+	return kh, nil
 }
