@@ -41,12 +41,11 @@ type Node struct {
 	httpAddr string
 	store    *projections.Store
 	proj     *projections.Projector
-	// projCancel stops the projector; projDone is closed when it returned.
-	projCancel context.CancelFunc
-	projDone   chan struct{}
-	// bgCancel stops the large-data sweeper; bgDone is closed when it returned.
+	// bg runs the background loops (projector, large-data sweeper); bgCancel
+	// stops them and bgWG waits for them.
+	bg       context.Context
 	bgCancel context.CancelFunc
-	bgDone   chan struct{}
+	bgWG     sync.WaitGroup
 	url      string
 	Registry *prometheus.Registry
 
@@ -63,6 +62,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 		logger = slog.Default()
 	}
 	n = &Node{cfg: cfg, logger: logger, Registry: prometheus.NewRegistry()}
+	n.bg, n.bgCancel = context.WithCancel(context.Background())
 	defer func() {
 		if err != nil {
 			_ = n.Shutdown(context.Background())
@@ -145,14 +145,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	if err != nil {
 		return n, err
 	}
-	bg, cancel := context.WithCancel(context.Background())
-	n.bgCancel, n.bgDone = cancel, make(chan struct{})
-	go func() {
-		defer close(n.bgDone)
-		if err := data.Run(bg); err != nil {
-			logger.Error("large-data sweeper stopped", "err", err)
-		}
-	}()
+	n.goBackground("large-data sweeper stopped", data.Run)
 	deps := api.Deps{Dispatcher: n.dir, Scopes: n.dir, Data: dataStore{data}, Reranker: cfg.Reranker, Logger: logger}
 	if cfg.Projector {
 		if err = n.startProjector(js, codec); err != nil {
@@ -196,15 +189,19 @@ func (n *Node) startProjector(js jetstream.JetStream, codec *events.Codec) error
 	if n.proj, err = projections.NewProjector(pcfg, js, store, codec, n.logger); err != nil {
 		return err
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	n.projCancel, n.projDone = cancel, make(chan struct{})
+	n.goBackground("projector stopped; queries answer from what was applied", n.proj.Run)
+	return nil
+}
+
+// goBackground runs loop until Shutdown; an error it returns is logged as msg.
+func (n *Node) goBackground(msg string, loop func(context.Context) error) {
+	n.bgWG.Add(1)
 	go func() {
-		defer close(n.projDone)
-		if err := n.proj.Run(ctx); err != nil {
-			n.logger.Error("projector stopped; queries answer from what was applied", "err", err)
+		defer n.bgWG.Done()
+		if err := loop(n.bg); err != nil {
+			n.logger.Error(msg, "err", err)
 		}
 	}()
-	return nil
 }
 
 func (n *Node) startHTTP() error {
@@ -261,13 +258,9 @@ func (n *Node) shutdown(ctx context.Context) error {
 		errs = append(errs, n.http.Shutdown(ctx))
 		<-n.httpDone
 	}
-	if n.projCancel != nil {
-		n.projCancel()
-		<-n.projDone
-	}
 	if n.bgCancel != nil {
 		n.bgCancel()
-		<-n.bgDone
+		n.bgWG.Wait()
 	}
 	if n.store != nil {
 		errs = append(errs, n.store.Close())
