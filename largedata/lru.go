@@ -88,14 +88,3 @@ func (c *lru) size() int64 {
 	defer c.mu.Unlock()
 	return c.bytes
 }
-
-// ids lists the ids from most to least recently used.
-func (c *lru) ids() []string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	out := make([]string, 0, c.order.Len())
-	for el := c.order.Front(); el != nil; el = el.Next() {
-		out = append(out, el.Value.(*lruEntry).id)
-	}
-	return out
-}

@@ -11,6 +11,17 @@ import (
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 )
 
+// ids lists the ids from most to least recently used.
+func (c *lru) ids() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]string, 0, c.order.Len())
+	for el := c.order.Front(); el != nil; el = el.Next() {
+		out = append(out, el.Value.(*lruEntry).id)
+	}
+	return out
+}
+
 // check verifies the lru invariants: byte accounting, the bound, and that
 // the map and the list agree.
 func (c *lru) check(t interface {

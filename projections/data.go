@@ -94,14 +94,12 @@ func (s *Store) DataRef(id string) (*memoryv1.DataReference, bool, error) {
 // DataRefs lists the references not expired whose id starts with prefix
 // ("" = all), sorted by id, at most limit of them (1..100, 0 means 50).
 func (s *Store) DataRefs(prefix string, limit int) ([]*memoryv1.DataReference, error) {
-	switch {
-	case limit == 0:
-		limit = DefaultListLimit
-	case limit < 0 || limit > MaxListLimit:
-		return nil, &ArgumentError{Field: "limit", Reason: fmt.Sprintf("%d not in 1..%d", limit, MaxListLimit)}
+	limit, err := resolveLimit(limit, DefaultListLimit, MaxListLimit)
+	if err != nil {
+		return nil, err
 	}
 	out := []*memoryv1.DataReference{}
-	err := s.view(func(tx *bolt.Tx) error {
+	err = s.view(func(tx *bolt.Tx) error {
 		p := []byte(prefix)
 		c := tx.Bucket(bucketDataRefs).Cursor()
 		for k, v := c.Seek(p); k != nil && bytes.HasPrefix(k, p) && len(out) < limit; k, v = c.Next() {

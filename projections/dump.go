@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 
 	bolt "go.etcd.io/bbolt"
 	"google.golang.org/protobuf/proto"
@@ -86,14 +87,7 @@ func dumpKey(bucket, k []byte) string {
 			rest = nil
 		}
 	}
-	out := ""
-	for i, p := range parts {
-		if i > 0 {
-			out += " | "
-		}
-		out += p
-	}
-	return out
+	return strings.Join(parts, " | ")
 }
 
 func dumpValue(bucket, k, v []byte) string {
@@ -114,7 +108,7 @@ func dumpValue(bucket, k, v []byte) string {
 		m = new(memoryv1.Summary)
 	case string(bucketByUser), string(bucketByAgent):
 		return `""`
-	case string(bucketSwapIDs), string(bucketBM25Terms):
+	case string(bucketSwapIDs), string(bucketBM25Terms), string(bucketEntryDocIDs), string(bucketEntryTerms):
 		if len(v) == 8 {
 			return strconv.FormatUint(beU64(v), 10)
 		}
@@ -137,10 +131,6 @@ func dumpValue(bucket, k, v []byte) string {
 		m = new(memoryv1.ScopeConfig)
 	case string(bucketDataRefs):
 		m = new(memoryv1.DataReference)
-	case string(bucketEntryDocIDs), string(bucketEntryTerms):
-		if len(v) == 8 {
-			return strconv.FormatUint(beU64(v), 10)
-		}
 	case string(bucketEntryPostings):
 		if tf, dl, err := parseEntryPostingValue(v); err == nil {
 			return fmt.Sprintf("tf=%d len=%d", tf, dl)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/agentmem/agentmem/events"
 	"github.com/agentmem/agentmem/internal/sharedmem"
 	"github.com/agentmem/agentmem/internal/swap"
+	"github.com/agentmem/agentmem/largedata"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 )
 
@@ -54,8 +56,8 @@ import (
 // statistics, found through the term list kept in entry_docs) before the new
 // version is indexed; a tombstone only removes.
 
-// dataKind is the log kind of large-data references (largedata.Kind).
-const dataKind = "data"
+// dataKind is the log kind of large-data references.
+const dataKind = largedata.Kind
 
 // sessionScopeKind is the log kind of the session:<id> scope
 // (actors.SessionScopeKind).
@@ -244,7 +246,7 @@ func entryTermFreqs(e *memoryv1.Entry, value []byte) (map[string]uint32, uint32)
 			return r
 		}, key)
 		for _, t := range swap.QueryTerms(split) {
-			if !containsString(keyTerms, t) {
+			if !slices.Contains(keyTerms, t) {
 				keyTerms = append(keyTerms, t)
 			}
 		}
@@ -258,15 +260,6 @@ func entryTermFreqs(e *memoryv1.Entry, value []byte) (map[string]uint32, uint32)
 		}
 	}
 	return tfs, n
-}
-
-func containsString(ss []string, s string) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // index adds the document of e (current version of entry key ek).

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -39,12 +40,9 @@ func (s *Store) SearchEntries(aggregateKind, scopeID string, req *memoryv1.Searc
 	if err := validateScopeArgs(aggregateKind, scopeID, nil); err != nil {
 		return nil, err
 	}
-	limit := int(req.GetLimit())
-	switch {
-	case limit == 0:
-		limit = DefaultSearchLimit
-	case limit > MaxSearchLimit:
-		return nil, &ArgumentError{Field: "limit", Reason: fmt.Sprintf("%d not in 1..%d", limit, MaxSearchLimit)}
+	limit, err := resolveLimit(int(req.GetLimit()), DefaultSearchLimit, MaxSearchLimit)
+	if err != nil {
+		return nil, err
 	}
 	mt := req.GetMemoryType()
 	if _, ok := memoryv1.MemoryType_name[int32(mt)]; !ok {
@@ -56,7 +54,7 @@ func (s *Store) SearchEntries(aggregateKind, scopeID string, req *memoryv1.Searc
 		return hits, nil
 	}
 	now := searchNow().UnixNano()
-	err := s.view(func(tx *bolt.Tx) error {
+	err = s.view(func(tx *bolt.Tx) error {
 		scope := scopeKey(aggregateKind, scopeID)
 		n, total := parseStatsValue(tx.Bucket(bucketEntryStats).Get(entryStatsKey(scope)))
 		if n == 0 {
@@ -68,7 +66,7 @@ func (s *Store) SearchEntries(aggregateKind, scopeID string, req *memoryv1.Searc
 		scores := make(map[uint64]float64)
 		c := tx.Bucket(bucketEntryPostings).Cursor()
 		for _, t := range terms {
-			if len(t) > 255 || bytes.IndexByte([]byte(t), sep) >= 0 {
+			if len(t) > 255 || strings.IndexByte(t, sep) >= 0 {
 				continue
 			}
 			df := getU64(bTerms, entryTermKey(scope, t))

@@ -55,8 +55,7 @@ type Projector struct {
 	logger *slog.Logger
 
 	mu      sync.Mutex
-	applied uint64        // guarded by mu; mirrors store.AppliedSeq after each commit
-	advance chan struct{} // guarded by mu; closed (and replaced) when applied grows
+	advance chan struct{} // guarded by mu; closed (and replaced) after each commit
 }
 
 // NewProjector returns a projector of cfg.Stream into store. Zero fields of
@@ -83,26 +82,20 @@ func NewProjector(cfg Config, js jetstream.JetStream, store *Store, codec *event
 	}
 	return &Projector{
 		cfg: cfg, js: js, store: store, codec: codec, logger: logger,
-		applied: store.AppliedSeq(),
 		advance: make(chan struct{}),
 	}, nil
 }
 
 // AppliedSeq is the last stream sequence whose effects are committed.
-func (p *Projector) AppliedSeq() uint64 {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.applied
-}
+func (p *Projector) AppliedSeq() uint64 { return p.store.AppliedSeq() }
 
-func (p *Projector) setApplied(seq uint64) {
+// committed wakes the waiters after a commit (the store's checkpoint is
+// already updated).
+func (p *Projector) committed() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if seq > p.applied {
-		p.applied = seq
-		close(p.advance)
-		p.advance = make(chan struct{})
-	}
+	close(p.advance)
+	p.advance = make(chan struct{})
 }
 
 // WaitFor returns nil once the projection has applied stream sequence seq
@@ -111,9 +104,12 @@ func (p *Projector) setApplied(seq uint64) {
 // waiters.
 func (p *Projector) WaitFor(ctx context.Context, seq uint64) error {
 	for {
+		// The channel before the checkpoint: a commit that the read of the
+		// checkpoint misses closes it.
 		p.mu.Lock()
-		applied, ch := p.applied, p.advance
+		ch := p.advance
 		p.mu.Unlock()
+		applied := p.store.AppliedSeq()
 		if applied >= seq {
 			return nil
 		}
@@ -161,7 +157,7 @@ func (p *Projector) Run(ctx context.Context) error {
 		if err := p.store.ApplyBatch(recs); err != nil {
 			return err
 		}
-		p.setApplied(p.store.AppliedSeq())
+		p.committed()
 		return nil
 	})
 	if err != nil && ctx.Err() != nil && !errors.Is(err, ErrApply) {

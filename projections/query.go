@@ -22,6 +22,18 @@ const (
 	MaxListLimit       = 100
 )
 
+// resolveLimit returns limit, or def for 0; a limit outside 1..maxLimit is
+// an *ArgumentError.
+func resolveLimit(limit, def, maxLimit int) (int, error) {
+	switch {
+	case limit == 0:
+		return def, nil
+	case limit < 0 || limit > maxLimit:
+		return 0, &ArgumentError{Field: "limit", Reason: fmt.Sprintf("%d not in 1..%d", limit, maxLimit)}
+	}
+	return limit, nil
+}
+
 func beU64(b []byte) uint64 { return binary.BigEndian.Uint64(b) }
 
 func getSession(tx *bolt.Tx, id string) (*memoryv1.SessionIndexEntry, error) {
@@ -52,19 +64,18 @@ func getMessage(b *bolt.Bucket, sessionID string, seq uint64) (*memoryv1.Message
 // limit (1..50, 0 means 20) after skipping offset, and the session's total.
 // An unknown session has no messages (total 0).
 func (s *Store) Recall(sessionID string, offset, limit int) ([]*memoryv1.Message, uint64, error) {
-	switch {
-	case offset < 0:
+	if offset < 0 {
 		return nil, 0, &ArgumentError{Field: "offset", Reason: "must be >= 0"}
-	case limit == 0:
-		limit = DefaultRecallLimit
-	case limit < 0 || limit > MaxRecallLimit:
-		return nil, 0, &ArgumentError{Field: "limit", Reason: fmt.Sprintf("%d not in 1..%d", limit, MaxRecallLimit)}
+	}
+	limit, err := resolveLimit(limit, DefaultRecallLimit, MaxRecallLimit)
+	if err != nil {
+		return nil, 0, err
 	}
 	var (
 		msgs  = []*memoryv1.Message{}
 		total uint64
 	)
-	err := s.view(func(tx *bolt.Tx) error {
+	err = s.view(func(tx *bolt.Tx) error {
 		e, err := getSession(tx, sessionID)
 		if err != nil || e == nil {
 			return err
@@ -159,12 +170,9 @@ func (s *Store) Session(id string) (*memoryv1.SessionIndexEntry, bool, error) {
 // last page; it is opaque (base64url of the last key read) and valid for the
 // same filters only.
 func (s *Store) ListSessions(req *memoryv1.ListSessionsRequest) ([]*memoryv1.SessionIndexEntry, string, error) {
-	limit := int(req.GetLimit())
-	switch {
-	case limit == 0:
-		limit = DefaultListLimit
-	case limit > MaxListLimit:
-		return nil, "", &ArgumentError{Field: "limit", Reason: fmt.Sprintf("%d not in 1..%d", limit, MaxListLimit)}
+	limit, err := resolveLimit(int(req.GetLimit()), DefaultListLimit, MaxListLimit)
+	if err != nil {
+		return nil, "", err
 	}
 	if req.GetUserId() != "" && req.GetAgentId() != "" {
 		return nil, "", &ArgumentError{Field: "agent_id", Reason: "at most one of user_id and agent_id may be set"}
@@ -178,7 +186,6 @@ func (s *Store) ListSessions(req *memoryv1.ListSessionsRequest) ([]*memoryv1.Ses
 	}
 	var after []byte
 	if tok := req.GetPageToken(); tok != "" {
-		var err error
 		after, err = base64.RawURLEncoding.DecodeString(tok)
 		if err != nil || !bytes.HasPrefix(after, p) || len(after) == len(p) {
 			return nil, "", &ArgumentError{Field: "page_token", Reason: "not a token of this listing"}
@@ -187,7 +194,7 @@ func (s *Store) ListSessions(req *memoryv1.ListSessionsRequest) ([]*memoryv1.Ses
 	status := req.GetStatus()
 	out := []*memoryv1.SessionIndexEntry{}
 	var next string
-	err := s.view(func(tx *bolt.Tx) error {
+	err = s.view(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucket).Cursor()
 		var k, v []byte
 		if after != nil {

@@ -274,19 +274,11 @@ func rebuildFrom(ctx context.Context, js jetstream.JetStream, stream string, cod
 // applyChunk applies the batches received from ch in ONE transaction,
 // together with the checkpoint, until a chunk bound (rebuildChunk*) is
 // reached or ch is closed. It returns the records applied, and more = false
-// once ch is closed. Every record goes through writer.apply, as in
-// ApplyBatch; records at or below the checkpoint are skipped the same way.
+// once ch is closed. It is ApplyBatch's transaction (applyTx, applyRecs)
+// fed from ch.
 func (s *Store) applyChunk(ch <-chan *readBatch) (n uint64, more bool, err error) {
-	if s.closed.Load() {
-		return 0, false, ErrClosed
-	}
-	var cp uint64
 	more = true
-	err = s.db.Update(func(tx *bolt.Tx) error {
-		meta := tx.Bucket(bucketMeta)
-		cp = getU64(meta, metaCheckpoint)
-		start := cp
-		w := newWriter(tx)
+	err = s.applyTx("apply chunk", func(w *writer, cp *uint64) error {
 		for _, b := range []*bolt.Bucket{w.bSessions, w.bByUser, w.bByAgent, w.bMessages, w.bIDs, w.bSummaries,
 			w.bDocs, w.bPostings, w.bTerms, w.bStats} {
 			b.FillPercent = rebuildFillPercent
@@ -301,35 +293,18 @@ func (s *Store) applyChunk(ch <-chan *readBatch) (n uint64, more bool, err error
 			<-b.ready
 			size += b.bytes
 			w.prep = b.prep
-			for i := range b.recs {
-				r := &b.recs[i]
-				if r.Seq <= cp {
-					continue
-				}
-				if err := w.apply(r); err != nil {
-					return &ApplyError{Seq: r.Seq, Subject: r.Subject, Err: err}
-				}
-				cp = r.Seq
-				n++
+			k, err := w.applyRecs(b.recs, cp)
+			n += k
+			if err != nil {
+				return err
 			}
 		}
 		w.prep = nil
-		if cp == start {
-			return nil
-		}
-		if err := w.flush(); err != nil {
-			return err
-		}
-		return meta.Put(metaCheckpoint, u64(cp))
+		return nil
 	})
 	if err != nil {
-		var ae *ApplyError
-		if errors.As(err, &ae) {
-			return 0, false, err
-		}
-		return 0, false, fmt.Errorf("projections: apply chunk: %w", err)
+		return 0, false, err
 	}
-	s.applied.Store(cp)
 	return n, more, nil
 }
 

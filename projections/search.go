@@ -3,12 +3,11 @@ package projections
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"slices"
-	"sort"
 	"strings"
 
 	bolt "go.etcd.io/bbolt"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/agentmem/agentmem/internal/swap"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
@@ -189,12 +188,7 @@ func (w *writer) flushBM25() error {
 		}
 	}
 	p.reset()
-	users := make([]string, 0, len(w.statsDelta))
-	for userKey := range w.statsDelta {
-		users = append(users, userKey)
-	}
-	sort.Strings(users)
-	for _, userKey := range users {
+	for _, userKey := range slices.Sorted(maps.Keys(w.statsDelta)) {
 		d := w.statsDelta[userKey]
 		docs, total := parseStatsValue(w.bStats.Get(statsKey(userKey)))
 		if err := w.bStats.Put(statsKey(userKey), statsValue(docs+d[0], total+d[1])); err != nil {
@@ -219,11 +213,9 @@ func (w *writer) flushBM25() error {
 // session without a user is searched in SESSION scope even when USER is
 // asked: anonymous sessions do not share a user.
 func (s *Store) Search(sessionID string, scope memoryv1.SearchScope, query string, limit int) ([]*memoryv1.SearchHit, error) {
-	switch {
-	case limit == 0:
-		limit = DefaultSearchLimit
-	case limit < 0 || limit > MaxSearchLimit:
-		return nil, &ArgumentError{Field: "limit", Reason: fmt.Sprintf("%d not in 1..%d", limit, MaxSearchLimit)}
+	limit, err := resolveLimit(limit, DefaultSearchLimit, MaxSearchLimit)
+	if err != nil {
+		return nil, err
 	}
 	if scope != memoryv1.SearchScope_SEARCH_SCOPE_UNSPECIFIED && scope != memoryv1.SearchScope_SEARCH_SCOPE_SESSION &&
 		scope != memoryv1.SearchScope_SEARCH_SCOPE_USER {
@@ -234,7 +226,7 @@ func (s *Store) Search(sessionID string, scope memoryv1.SearchScope, query strin
 		return []*memoryv1.SearchHit{}, nil
 	}
 	hits := []*memoryv1.SearchHit{}
-	err := s.view(func(tx *bolt.Tx) error {
+	err = s.view(func(tx *bolt.Tx) error {
 		entry, err := getSession(tx, sessionID)
 		if err != nil || entry == nil {
 			return err
@@ -261,13 +253,12 @@ func (s *Store) Search(sessionID string, scope memoryv1.SearchScope, query strin
 			if err != nil {
 				return err
 			}
-			v := msgs.Get(swapMessageKey(sid, seq))
-			if v == nil {
-				return fmt.Errorf("projections: bm25 doc %d points to missing message %s/%d", h.DocID, sid, seq)
+			m, err := getMessage(msgs, sid, seq)
+			if err != nil {
+				return err
 			}
-			m := new(memoryv1.Message)
-			if err := proto.Unmarshal(v, m); err != nil {
-				return fmt.Errorf("projections: stored message %s/%d: %w", sid, seq, err)
+			if m == nil {
+				return fmt.Errorf("projections: bm25 doc %d points to missing message %s/%d", h.DocID, sid, seq)
 			}
 			hits = append(hits, &memoryv1.SearchHit{SessionId: sid, Message: m, Score: h.Score})
 		}

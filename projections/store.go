@@ -125,6 +125,18 @@ func (s *Store) view(fn func(tx *bolt.Tx) error) error {
 // message or entry version out of order) fails the whole call with an
 // *ApplyError naming it; nothing of the call is committed.
 func (s *Store) ApplyBatch(recs []Decoded) error {
+	return s.applyTx("apply batch", func(w *writer, cp *uint64) error {
+		_, err := w.applyRecs(recs, cp)
+		return err
+	})
+}
+
+// applyTx runs fill in ONE write transaction with a writer on it; cp is the
+// checkpoint, which fill advances (applyRecs). If it advanced, the writer is
+// flushed and the new checkpoint stored with the effects, and AppliedSeq
+// mirrors it after the commit. An *ApplyError is returned as is, any other
+// error wrapped with what.
+func (s *Store) applyTx(what string, fill func(w *writer, cp *uint64) error) error {
 	if s.closed.Load() {
 		return ErrClosed
 	}
@@ -134,15 +146,8 @@ func (s *Store) ApplyBatch(recs []Decoded) error {
 		cp = getU64(meta, metaCheckpoint)
 		start := cp
 		w := newWriter(tx)
-		for i := range recs {
-			r := &recs[i]
-			if r.Seq <= cp {
-				continue
-			}
-			if err := w.apply(r); err != nil {
-				return &ApplyError{Seq: r.Seq, Subject: r.Subject, Err: err}
-			}
-			cp = r.Seq
+		if err := fill(w, &cp); err != nil {
+			return err
 		}
 		if cp == start {
 			return nil
@@ -157,10 +162,29 @@ func (s *Store) ApplyBatch(recs []Decoded) error {
 		if errors.As(err, &ae) {
 			return err
 		}
-		return fmt.Errorf("projections: apply batch: %w", err)
+		return fmt.Errorf("projections: %s: %w", what, err)
 	}
 	s.applied.Store(cp)
 	return nil
+}
+
+// applyRecs applies the records of recs above the checkpoint *cp, in order,
+// advancing *cp to each; it returns how many it applied. A record at or
+// below *cp was applied before and is skipped.
+func (w *writer) applyRecs(recs []Decoded, cp *uint64) (uint64, error) {
+	var n uint64
+	for i := range recs {
+		r := &recs[i]
+		if r.Seq <= *cp {
+			continue
+		}
+		if err := w.apply(r); err != nil {
+			return n, &ApplyError{Seq: r.Seq, Subject: r.Subject, Err: err}
+		}
+		*cp = r.Seq
+		n++
+	}
+	return n, nil
 }
 
 // writer applies records inside one write transaction. Session entries are

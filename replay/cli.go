@@ -84,7 +84,12 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		return pos, nil
 	}
-	noArgs := func(pos []string) error {
+	// parseNoArgs is parse for the commands that take no positional argument.
+	parseNoArgs := func() error {
+		pos, err := parse()
+		if err != nil {
+			return err
+		}
 		if len(pos) > 0 {
 			return fmt.Errorf("%w: %s takes no argument, got %q", ErrUsage, cmd, strings.Join(pos, " "))
 		}
@@ -96,28 +101,20 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case "rebuild":
 		cfg := RebuildConfig{Progress: progress, ProgressTTY: tty}
 		fs.StringVar(&cfg.Out, "out", "", "projection file to write (default DATA-DIR/projection.db)")
-		pos, err := parse()
-		if err != nil {
-			return err
-		}
-		if err := noArgs(pos); err != nil {
+		if err := parseNoArgs(); err != nil {
 			return err
 		}
 		cfg.Conn = conn
-		_, err = Rebuild(ctx, cfg, stdout)
+		_, err := Rebuild(ctx, cfg, stdout)
 		return err
 	case "verify":
 		cfg := VerifyConfig{Progress: progress, ProgressTTY: tty}
 		fs.StringVar(&cfg.Projection, "projection", "", "live projection file (default DATA-DIR/projection.db)")
-		pos, err := parse()
-		if err != nil {
-			return err
-		}
-		if err := noArgs(pos); err != nil {
+		if err := parseNoArgs(); err != nil {
 			return err
 		}
 		cfg.Conn = conn
-		_, err = Verify(ctx, cfg, stdout)
+		_, err := Verify(ctx, cfg, stdout)
 		return err
 	case "inspect":
 		var cfg InspectConfig
@@ -144,11 +141,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return Inspect(ctx, cfg, stdout)
 	case "export":
 		out := fs.String("out", "-", "file to write, - for stdout")
-		pos, err := parse()
-		if err != nil {
-			return err
-		}
-		if err := noArgs(pos); err != nil {
+		if err := parseNoArgs(); err != nil {
 			return err
 		}
 		w, done, err := openOut(*out, stdout)
@@ -165,11 +158,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		cfg := ImportConfig{}
 		in := fs.String("in", "-", "file to read, - for stdin")
 		fs.IntVar(&cfg.Replicas, "replicas", 1, "replicas of the stream if import creates it")
-		pos, err := parse()
-		if err != nil {
-			return err
-		}
-		if err := noArgs(pos); err != nil {
+		if err := parseNoArgs(); err != nil {
 			return err
 		}
 		var r io.Reader = os.Stdin
@@ -191,15 +180,11 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case "stats":
 		cfg := StatsConfig{}
 		fs.StringVar(&cfg.Projection, "projection", "", "projection file (default DATA-DIR/projection.db)")
-		pos, err := parse()
-		if err != nil {
-			return err
-		}
-		if err := noArgs(pos); err != nil {
+		if err := parseNoArgs(); err != nil {
 			return err
 		}
 		cfg.Conn = conn
-		_, err = Stats(ctx, cfg, stdout)
+		_, err := Stats(ctx, cfg, stdout)
 		return err
 	case "help", "-h", "--help", "-help":
 		_, err := io.WriteString(stdout, Usage)

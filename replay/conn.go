@@ -51,6 +51,15 @@ func (c Conn) stream() string {
 	return c.Stream
 }
 
+// projection is the projection file: path if given, else the one of
+// DataDir ("" without either).
+func (c Conn) projection(path string) string {
+	if path == "" && c.DataDir != "" {
+		return filepath.Join(c.DataDir, ProjectionFile)
+	}
+	return path
+}
+
 // link is an open connection; close releases it (and stops the embedded
 // server, if one was started).
 type link struct {

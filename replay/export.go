@@ -42,10 +42,7 @@ type ExportStats struct {
 // message, in stream order, up to the last message stored when it started.
 func Export(ctx context.Context, cfg ExportConfig, w io.Writer) (ExportStats, error) {
 	var st ExportStats
-	if err := cfg.Validate(); err != nil {
-		return st, err
-	}
-	l, err := cfg.dial()
+	l, err := cfg.dial() // validates cfg
 	if err != nil {
 		return st, err
 	}

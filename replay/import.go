@@ -2,12 +2,12 @@ package replay
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/agentmem/agentmem/events"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
@@ -43,10 +43,7 @@ type ImportStats struct {
 // the package doc).
 func Import(ctx context.Context, cfg ImportConfig, r io.Reader) (ImportStats, error) {
 	var st ImportStats
-	if err := cfg.Validate(); err != nil {
-		return st, err
-	}
-	l, err := cfg.dial()
+	l, err := cfg.dial() // validates cfg
 	if err != nil {
 		return st, err
 	}
@@ -91,7 +88,7 @@ func Import(ctx context.Context, cfg ImportConfig, r io.Reader) (ImportStats, er
 			return st, err
 		}
 		text := sc.Bytes()
-		if len(strings.TrimSpace(string(text))) == 0 {
+		if len(bytes.TrimSpace(text)) == 0 {
 			continue
 		}
 		var line ExportLine

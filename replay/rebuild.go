@@ -23,16 +23,6 @@ type RebuildConfig struct {
 	ProgressTTY bool
 }
 
-func (c RebuildConfig) out() (string, error) {
-	switch {
-	case c.Out != "":
-		return c.Out, nil
-	case c.DataDir != "":
-		return filepath.Join(c.DataDir, ProjectionFile), nil
-	}
-	return "", fmt.Errorf("%w: rebuild needs --out FILE or --data-dir", ErrUsage)
-}
-
 // Rebuild replays the whole log into the projection file (written aside and
 // renamed over it by projections.Rebuild: safe to interrupt and rerun) and
 // writes a summary to w. The node must not be running on that file.
@@ -40,9 +30,9 @@ func Rebuild(ctx context.Context, cfg RebuildConfig, w io.Writer) (projections.R
 	if err := cfg.Validate(); err != nil {
 		return projections.RebuildStats{}, err
 	}
-	out, err := cfg.out()
-	if err != nil {
-		return projections.RebuildStats{}, err
+	out := cfg.projection(cfg.Out)
+	if out == "" {
+		return projections.RebuildStats{}, fmt.Errorf("%w: rebuild needs --out FILE or --data-dir", ErrUsage)
 	}
 	st, err := rebuildInto(ctx, cfg.Conn, out, newProgress(cfg.Progress, cfg.ProgressTTY, "rebuild", time.Now))
 	if err != nil {
@@ -106,12 +96,9 @@ func Verify(ctx context.Context, cfg VerifyConfig, w io.Writer) (*VerifyResult, 
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	live := cfg.Projection
+	live := cfg.projection(cfg.Projection)
 	if live == "" {
-		if cfg.DataDir == "" {
-			return nil, fmt.Errorf("%w: verify needs --projection FILE or --data-dir", ErrUsage)
-		}
-		live = filepath.Join(cfg.DataDir, ProjectionFile)
+		return nil, fmt.Errorf("%w: verify needs --projection FILE or --data-dir", ErrUsage)
 	}
 	if _, err := os.Stat(live); err != nil {
 		return nil, fmt.Errorf("replay: verify: live projection: %w", err)

@@ -55,9 +55,7 @@ func Stats(ctx context.Context, cfg StatsConfig, w io.Writer) (*StatsReport, err
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if cfg.Projection == "" && cfg.DataDir != "" {
-		cfg.Projection = filepath.Join(cfg.DataDir, ProjectionFile)
-	}
+	cfg.Projection = cfg.projection(cfg.Projection)
 	rep := &StatsReport{Aggregates: map[string]int{}, DataDirBytes: -1}
 	l, err := cfg.dial()
 	if err != nil {
