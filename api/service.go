@@ -42,6 +42,11 @@ type Config struct {
 	// LargeToolResultBytes: tool results above it are stored as large data
 	// (when a DataStore is configured).
 	LargeToolResultBytes int
+	// ReplyPrefixes are the reply subjects answered (default
+	// DefaultReplyPrefixes). A request whose reply subject is elsewhere is
+	// dropped unanswered and counted; the node's own subject spaces are
+	// refused whatever this says.
+	ReplyPrefixes []string
 }
 
 // DefaultConfig returns the service defaults.
@@ -50,6 +55,7 @@ func DefaultConfig() Config {
 		Name: "memory", Version: "0.1.0", QueueGroup: "memory", MaxPending: 1 << 16,
 		MaxConcurrentQueries: 256, QueryTimeout: 5 * time.Second, MinSeqWait: 2 * time.Second,
 		RerankTimeout: time.Second, LargeToolResultBytes: DefaultLargeToolResultBytes,
+		ReplyPrefixes: DefaultReplyPrefixes,
 	}
 }
 
@@ -65,6 +71,8 @@ type Deps struct {
 	Data     DataStore
 	Reranker Reranker
 	Logger   *slog.Logger
+	// Metrics (nil: instruments not registered anywhere).
+	Metrics *Metrics
 }
 
 // Service is the running micro service.
@@ -79,6 +87,7 @@ type Service struct {
 	rm       ReadModel
 	rerank   Reranker
 	logger   *slog.Logger
+	metrics  *Metrics
 	queries  chan struct{}
 	ctx      context.Context
 	cancel   context.CancelFunc
@@ -114,6 +123,12 @@ func Start(nc *nats.Conn, deps Deps, cfg Config) (*Service, error) {
 	if deps.Logger == nil {
 		deps.Logger = slog.Default()
 	}
+	if deps.Metrics == nil {
+		deps.Metrics = NewMetrics(nil)
+	}
+	if len(cfg.ReplyPrefixes) == 0 {
+		cfg.ReplyPrefixes = DefaultReplyPrefixes
+	}
 	svc, err := micro.AddService(nc, micro.Config{
 		Name:        cfg.Name,
 		Version:     cfg.Version,
@@ -125,9 +140,9 @@ func Start(nc *nats.Conn, deps Deps, cfg Config) (*Service, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Service{svc: svc, nc: nc, cfg: cfg, d: deps.Dispatcher, scopes: deps.Scopes, data: deps.Data, entries: deps.Entries, rm: deps.ReadModel, rerank: deps.Reranker,
-		logger: deps.Logger, queries: make(chan struct{}, cfg.MaxConcurrentQueries), ctx: ctx, cancel: cancel}
+		logger: deps.Logger, metrics: deps.Metrics, queries: make(chan struct{}, cfg.MaxConcurrentQueries), ctx: ctx, cancel: cancel}
 	add := func(name, subject string, h micro.HandlerFunc) error {
-		err := svc.AddEndpoint(name, h, micro.WithEndpointSubject(subject),
+		err := svc.AddEndpoint(name, s.guard(h), micro.WithEndpointSubject(subject),
 			micro.WithEndpointPendingLimits(cfg.MaxPending, 256<<20))
 		if err != nil {
 			cancel()
@@ -157,7 +172,7 @@ func Start(nc *nats.Conn, deps Deps, cfg Config) (*Service, error) {
 	}
 	// An id with dots splits into more subject tokens and would match no
 	// endpoint (no responders): answer those with a 400 instead.
-	err = svc.AddEndpoint("session_malformed", micro.HandlerFunc(func(r micro.Request) {
+	err = svc.AddEndpoint("session_malformed", s.guard(func(r micro.Request) {
 		respondError(s.replyTo(r), wantsJSON(r.Headers()), &Error{Code: 400, Field: "session_id",
 			Message: "ids are 1..128 of [A-Za-z0-9_-]; dots split the subject mem.v1.session.<id>.<op>"})
 	}), micro.WithEndpointSubject("mem.v1.session.*.*.>"))
@@ -167,6 +182,20 @@ func Start(nc *nats.Conn, deps Deps, cfg Config) (*Service, error) {
 		return nil, fmt.Errorf("api: add endpoint malformed: %w", err)
 	}
 	return s, nil
+}
+
+// guard drops a request whose reply subject the service must not answer
+// (see replyAllowed) before any work is done for it. A request without a
+// reply subject is served unanswered, as a publish.
+func (s *Service) guard(h micro.HandlerFunc) micro.HandlerFunc {
+	return func(r micro.Request) {
+		if rp := r.Reply(); rp != "" && !replyAllowed(rp, s.cfg.ReplyPrefixes) {
+			s.metrics.RefusedReplies.Inc()
+			s.logger.Warn("request dropped: reply subject is not an inbox", "subject", r.Subject(), "reply", rp)
+			return
+		}
+		h(r)
+	}
 }
 
 func (s *Service) sessionHandler(ep endpoint) func(micro.Request) {

@@ -146,7 +146,8 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 		return n, err
 	}
 	n.goBackground("large-data sweeper stopped", data.Run)
-	deps := api.Deps{Dispatcher: n.dir, Scopes: n.dir, Data: dataStore{data}, Reranker: cfg.Reranker, Logger: logger}
+	deps := api.Deps{Dispatcher: n.dir, Scopes: n.dir, Data: dataStore{data}, Reranker: cfg.Reranker, Logger: logger,
+		Metrics: api.NewMetrics(n.Registry)}
 	if cfg.Projector {
 		if err = n.startProjector(js, codec); err != nil {
 			return n, err

@@ -1,0 +1,39 @@
+package api
+
+import "github.com/prometheus/client_golang/prometheus"
+
+// Metrics are the service's Prometheus instruments.
+type Metrics struct {
+	// RefusedReplies counts requests dropped because their reply subject is
+	// not an inbox (see replyAllowed).
+	RefusedReplies prometheus.Counter
+	// Denied counts requests refused by the caller's permissions (403), by
+	// operation family.
+	Denied *prometheus.CounterVec
+	// Limited counts requests refused by a per-caller or node limit (429/413),
+	// by limit name.
+	Limited *prometheus.CounterVec
+}
+
+// NewMetrics creates the instruments and registers them on reg (nil = not
+// registered).
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		RefusedReplies: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "agentmem_api_refused_replies_total",
+			Help: "Requests dropped unanswered because their reply subject is not an inbox (_INBOX., _R_.) or lies in the node's own subject space.",
+		}),
+		Denied: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agentmem_api_denied_total",
+			Help: "Requests refused (403) by the verified caller's permissions, by operation family.",
+		}, []string{"family"}),
+		Limited: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agentmem_api_limited_total",
+			Help: "Requests refused (429/413) by a per-caller or node limit, by limit name.",
+		}, []string{"limit"}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.RefusedReplies, m.Denied, m.Limited)
+	}
+	return m
+}
