@@ -75,6 +75,10 @@ type Deps struct {
 	Summarizer segmented.Summarizer
 	// Rewriter is optional.
 	Rewriter Rewriter
+	// Commands finds commands stored before an aggregate's window of recent
+	// commands (the projection's command index). Nil: a retry is recognised
+	// only within the window (the last 64 commands of the aggregate).
+	Commands CommandIndex
 	Metrics  *Metrics
 	Logger   *slog.Logger
 	// Now is the clock (nil = time.Now).

@@ -24,6 +24,10 @@ type model interface {
 	Version() uint64
 	LastSeq() uint64
 	LookupCommand(commandID string) (*memoryv1.CommandResult, bool)
+	// CommandWindow is the stream sequence of the oldest command the model
+	// still remembers, and whether it remembers every command the
+	// aggregate ever stored.
+	CommandWindow() (oldestSeq uint64, complete bool)
 	apply(commandID string, version, seq uint64, timeUnixNano int64, evs []proto.Message) error
 	marshal() ([]byte, error)
 }
@@ -55,6 +59,9 @@ type core struct {
 	snapVersion uint64
 	// snapFlight is closed when the snapshot put in flight is done (nil: none).
 	snapFlight chan struct{}
+	// writer is the principal of the request being served ("" outside
+	// serve: the node's own commands, such as expiries and rewrites).
+	writer string
 }
 
 func newCore(d *Directory, mk modelKind, key, id string) core {
@@ -83,7 +90,9 @@ func (c *core) common(ctx actor.Context) bool {
 // of it, so the supervisor restarts it (with backoff) and it recovers from
 // the log.
 func (c *core) serve(m *request, handle func(any) (proto.Message, error)) {
+	c.writer = m.writer
 	reply, err := handle(m.body)
+	c.writer = ""
 	m.reply(reply, err)
 	if errors.Is(err, ErrUnavailable) {
 		panic(err)
@@ -166,24 +175,28 @@ func replayRecord(codec *events.Codec, m model, rec events.Record) error {
 	if err != nil {
 		return fmt.Errorf("seq %d: %w", rec.Seq, err)
 	}
-	if err := m.apply(batch.GetCommandId(), batch.GetVersion(), rec.Seq, batch.GetTimeUnixNano(), evs); err != nil {
+	if err := m.apply(events.CommandKey(batch.GetActorId(), batch.GetCommandId()), batch.GetVersion(), rec.Seq, batch.GetTimeUnixNano(), evs); err != nil {
 		return fmt.Errorf("seq %d: apply: %w", rec.Seq, err)
 	}
 	return nil
 }
 
-// mutate runs decide → append → apply for one command. A command id seen
-// before answers with its original result (duplicate) and appends nothing.
-// decide reads the current state (it may be replaced by a reload between
-// two attempts) and returns the events to store.
+// mutate runs decide → append → apply for one command of the current
+// writer. A command stored before (at any age: the model's window, then the
+// command index) answers with its original result (duplicate) and appends
+// nothing. decide reads the current state (it may be replaced by a reload
+// between two attempts) and returns the events to store.
 func (c *core) mutate(commandID string, decide func() ([]proto.Message, error)) (*memoryv1.MutationReply, error) {
 	if commandID == "" {
 		commandID = uuid.NewString()
 	} else if err := events.ValidateID("command_id", commandID); err != nil {
 		return nil, err
 	}
+	key := events.CommandKey(c.writer, commandID)
 	for attempt := 0; ; attempt++ {
-		if r, ok := c.m.LookupCommand(commandID); ok {
+		if r, ok, err := c.lookupCommand(key); err != nil {
+			return nil, err
+		} else if ok {
 			return &memoryv1.MutationReply{Version: r.GetVersion(), Seq: r.GetSeq(), Duplicate: true}, nil
 		}
 		evs, err := decide()
@@ -202,7 +215,7 @@ func (c *core) mutate(commandID string, decide func() ([]proto.Message, error)) 
 		res, err := c.store(commandID, now, evs)
 		switch {
 		case err == nil && !res.Duplicate:
-			if err := c.m.apply(commandID, c.m.Version()+1, res.Seq, now, evs); err != nil {
+			if err := c.m.apply(key, c.m.Version()+1, res.Seq, now, evs); err != nil {
 				// Stored but not applicable: our state is not to be trusted;
 				// restart and recover from the log.
 				return nil, fmt.Errorf("%w: apply stored batch %d: %v", ErrUnavailable, res.Seq, err)
@@ -211,14 +224,25 @@ func (c *core) mutate(commandID string, decide func() ([]proto.Message, error)) 
 			return &memoryv1.MutationReply{Version: c.m.Version(), Seq: res.Seq}, nil
 		case err == nil && res.Duplicate, errors.Is(err, events.ErrConflict):
 			// Someone (another node, or our own earlier attempt whose ack was
-			// lost) moved the aggregate: reload and decide once more.
+			// lost) moved the aggregate: reload and look the command up, then
+			// decide once more.
 			c.dir.deps.Metrics.Conflicts.Inc()
-			if attempt > 0 {
-				return nil, &segmented.Rejection{Code: 409, Field: "id",
-					Reason: c.mk.kind + " was changed concurrently by another writer; retry"}
-			}
 			if err := c.reload(); err != nil {
 				return nil, err
+			}
+			if r, ok, err := c.lookupCommand(key); err != nil {
+				return nil, err
+			} else if ok {
+				return &memoryv1.MutationReply{Version: r.GetVersion(), Seq: r.GetSeq(), Duplicate: true}, nil
+			}
+			if res.Duplicate {
+				// The log holds this message id but the aggregate does not
+				// show it: the outcome cannot be told, never "retry".
+				return nil, fmt.Errorf("%w: the log reports command %q stored at seq %d, the %s does not show it yet", ErrUnavailable, commandID, res.Seq, c.mk.kind)
+			}
+			if attempt > 0 {
+				return nil, &segmented.Rejection{Code: 409, Field: "id",
+					Reason: c.mk.kind + " was changed concurrently by another writer; this command was not stored"}
 			}
 		default:
 			c.dir.deps.Metrics.StoreFailures.Inc()
@@ -236,6 +260,7 @@ func (c *core) store(commandID string, now int64, evs []proto.Message) (events.A
 	}
 	data, err := events.EncodeBatch(&memoryv1.EventBatch{
 		CommandId:     commandID,
+		ActorId:       c.writer,
 		AggregateKind: c.mk.kind,
 		AggregateId:   c.id,
 		Version:       c.m.Version() + 1,
@@ -250,8 +275,13 @@ func (c *core) store(commandID string, now int64, evs []proto.Message) (events.A
 	defer cancel()
 	start := time.Now()
 	// Nats-Msg-Id deduplicates stream-wide: scope the command id to the
-	// aggregate so two aggregates may use the same command id.
-	res, err := deps.Log.Append(ctx, c.subject, c.m.LastSeq(), c.mk.kind+"."+c.id+"."+commandID, data)
+	// aggregate and the writer so neither two aggregates nor two writers
+	// collide on the same command id.
+	msgID := c.mk.kind + "." + c.id + "." + commandID
+	if c.writer != "" {
+		msgID = c.mk.kind + "." + c.id + "." + c.writer + "." + commandID
+	}
+	res, err := deps.Log.Append(ctx, c.subject, c.m.LastSeq(), msgID, data)
 	deps.Metrics.AppendLatency.Observe(time.Since(start).Seconds())
 	return res, err
 }

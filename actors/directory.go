@@ -18,6 +18,10 @@ type ReplyFunc func(reply proto.Message, err error)
 
 // request is the envelope the directory sends to a session actor.
 type request struct {
+	// writer is the verified principal the request comes from ("" without
+	// tenancy, and for the node's own commands). It scopes command ids and
+	// is recorded in the batch (actor_id).
+	writer string
 	// body is an API request message, a command built by the API layer
 	// (Promote, CopyEntry) or snapshotReq.
 	body  any
@@ -77,13 +81,14 @@ func New(cfg Config, deps Deps) (*Directory, error) {
 	return d, nil
 }
 
-// Dispatch sends body to the actor of sessionID, spawning it if needed. The
-// reply function is called exactly once, from the actor's goroutine, unless
+// Dispatch sends body, from writer (the verified principal, "" without
+// tenancy), to the actor of sessionID, spawning it if needed. The reply
+// function is called exactly once, from the actor's goroutine, unless
 // Dispatch itself returns an error (then it is never called).
-func (d *Directory) Dispatch(sessionID string, body any, reply ReplyFunc) error {
+func (d *Directory) Dispatch(sessionID, writer string, body any, reply ReplyFunc) error {
 	return d.dispatch(sessionKey(sessionID), func(key string) actor.Actor {
 		return newSessionActor(d, key, sessionID)
-	}, &request{body: body, reply: reply})
+	}, &request{writer: writer, body: body, reply: reply})
 }
 
 func sessionKey(id string) string { return "session/" + id }

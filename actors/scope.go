@@ -73,11 +73,11 @@ type scopeActor struct {
 
 // DispatchScope sends body to the actor of scope kind:id, spawning it if
 // needed. Ids must be valid (sharedmem.ScopeID).
-func (d *Directory) DispatchScope(kind sharedmem.Kind, id string, body any, reply ReplyFunc) error {
+func (d *Directory) DispatchScope(kind sharedmem.Kind, id, writer string, body any, reply ReplyFunc) error {
 	mk := scopeModelKind(kind)
 	return d.dispatch(mk.kind+"/"+id, func(key string) actor.Actor {
 		return &scopeActor{core: newCore(d, mk, key, id), kind: kind}
-	}, &request{body: body, reply: reply})
+	}, &request{writer: writer, body: body, reply: reply})
 }
 
 func (a *scopeActor) st() *sharedmem.State { return a.m.(scopeModel).State }

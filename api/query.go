@@ -237,7 +237,7 @@ func (s *Service) clearRecalled(_ context.Context, id string, m proto.Message, r
 }
 
 func (s *Service) dispatch(id string, body any, reply actors.ReplyFunc) {
-	if err := s.d.Dispatch(id, body, reply); err != nil {
+	if err := s.d.Dispatch(id, "", body, reply); err != nil {
 		reply(nil, err)
 	}
 }

@@ -15,7 +15,7 @@ import (
 
 // ScopeDispatcher hands a request to the owner of a scope (actors.Directory).
 type ScopeDispatcher interface {
-	DispatchScope(kind sharedmem.Kind, id string, body any, reply actors.ReplyFunc) error
+	DispatchScope(kind sharedmem.Kind, id, writer string, body any, reply actors.ReplyFunc) error
 }
 
 var _ ScopeDispatcher = (*actors.Directory)(nil)
@@ -94,7 +94,7 @@ func (s *Service) entryHandler(newReq func() proto.Message) func(micro.Request) 
 			return
 		}
 		setBy(t, body)
-		s.handOff(rp, asJSON, func(reply actors.ReplyFunc) error { return s.scopes.DispatchScope(t.kind, t.id, body, reply) })
+		s.handOff(rp, asJSON, func(reply actors.ReplyFunc) error { return s.scopes.DispatchScope(t.kind, t.id, "", body, reply) })
 	}
 }
 
@@ -118,7 +118,7 @@ func (s *Service) call(ctx context.Context, dispatch func(actors.ReplyFunc) erro
 
 func (s *Service) getEntry(ctx context.Context, kind sharedmem.Kind, id, key string) (*memoryv1.Entry, error) {
 	m, err := s.call(ctx, func(reply actors.ReplyFunc) error {
-		return s.scopes.DispatchScope(kind, id, &memoryv1.GetEntryRequest{Key: key}, reply)
+		return s.scopes.DispatchScope(kind, id, "", &memoryv1.GetEntryRequest{Key: key}, reply)
 	})
 	if err != nil {
 		return nil, err
@@ -128,7 +128,7 @@ func (s *Service) getEntry(ctx context.Context, kind sharedmem.Kind, id, key str
 
 func (s *Service) sessionInfo(ctx context.Context, id string) (*memoryv1.SessionInfo, error) {
 	m, err := s.call(ctx, func(reply actors.ReplyFunc) error {
-		return s.d.Dispatch(id, &memoryv1.GetSessionRequest{}, reply)
+		return s.d.Dispatch(id, "", &memoryv1.GetSessionRequest{}, reply)
 	})
 	if err != nil {
 		return nil, err
@@ -176,7 +176,7 @@ func (s *Service) resolveHandler(r micro.Request) {
 
 func (s *Service) resolve(ctx context.Context, sessionID, key string) (*memoryv1.ResolveReply, error) {
 	m, err := s.call(ctx, func(reply actors.ReplyFunc) error {
-		return s.d.Dispatch(sessionID, &memoryv1.StateRequest{Op: memoryv1.StateOp_STATE_OP_GET, Key: "temp:" + key}, reply)
+		return s.d.Dispatch(sessionID, "", &memoryv1.StateRequest{Op: memoryv1.StateOp_STATE_OP_GET, Key: "temp:" + key}, reply)
 	})
 	if err != nil {
 		return nil, err
@@ -246,7 +246,7 @@ func (s *Service) publishHandler(r micro.Request) {
 }
 
 func (s *Service) dispatchScope(kind sharedmem.Kind, id string, body any, reply actors.ReplyFunc) {
-	if err := s.scopes.DispatchScope(kind, id, body, reply); err != nil {
+	if err := s.scopes.DispatchScope(kind, id, "", body, reply); err != nil {
 		reply(nil, err)
 	}
 }

@@ -20,7 +20,7 @@ import (
 
 // Dispatcher hands a request to the owner of a session (actors.Directory).
 type Dispatcher interface {
-	Dispatch(sessionID string, body any, reply actors.ReplyFunc) error
+	Dispatch(sessionID, writer string, body any, reply actors.ReplyFunc) error
 }
 
 var _ Dispatcher = (*actors.Directory)(nil)
@@ -221,7 +221,7 @@ func (s *Service) sessionHandler(ep endpoint) func(micro.Request) {
 			})
 			return
 		}
-		s.handOff(rp, asJSON, func(reply actors.ReplyFunc) error { return s.d.Dispatch(id, body, reply) })
+		s.handOff(rp, asJSON, func(reply actors.ReplyFunc) error { return s.d.Dispatch(id, "", body, reply) })
 	}
 }
 

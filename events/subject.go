@@ -75,3 +75,14 @@ func ParseSubject(subj string) (kind, id string, err error) {
 	}
 	return kind, id, nil
 }
+
+// CommandKey is the deduplication key of a command: its id scoped to the
+// verified writer ("" without tenancy), so one writer's id never
+// suppresses another writer's command. Ids and writers never hold '/', so
+// the key is unambiguous.
+func CommandKey(writer, commandID string) string {
+	if writer == "" || commandID == "" {
+		return commandID
+	}
+	return writer + "/" + commandID
+}

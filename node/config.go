@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"time"
 
 	"github.com/agentmem/agentmem/actors"
 	"github.com/agentmem/agentmem/api"
@@ -38,6 +39,10 @@ type Config struct {
 	NATSConfig string
 	Sync       string
 	Replicas   int
+	// DuplicateWindow is the stream's Nats-Msg-Id window (JetStream
+	// dedupe). Retries are recognised at any age without it (the command
+	// index); it is the first line for retries racing their original.
+	DuplicateWindow time.Duration
 	// HTTPAddr serves /metrics; empty disables it.
 	HTTPAddr string
 	Stream   string
@@ -57,16 +62,17 @@ type Config struct {
 // DefaultConfig returns the defaults of `go run ./cmd/node`.
 func DefaultConfig() Config {
 	return Config{
-		DataDir:    "./data",
-		NATSListen: "127.0.0.1:4222",
-		Sync:       SyncDefault,
-		Replicas:   1,
-		HTTPAddr:   "127.0.0.1:9090",
-		Stream:     "MEM",
-		Projector:  true,
-		Actors:     actors.DefaultConfig(),
-		LLM:        llmsummary.DefaultConfig(),
-		Data:       largedata.DefaultConfig(),
+		DataDir:         "./data",
+		NATSListen:      "127.0.0.1:4222",
+		Sync:            SyncDefault,
+		Replicas:        1,
+		DuplicateWindow: 2 * time.Minute,
+		HTTPAddr:        "127.0.0.1:9090",
+		Stream:          "MEM",
+		Projector:       true,
+		Actors:          actors.DefaultConfig(),
+		LLM:             llmsummary.DefaultConfig(),
+		Data:            largedata.DefaultConfig(),
 	}
 }
 
@@ -93,6 +99,9 @@ func (c Config) Validate() error {
 	}
 	if c.Stream == "" {
 		return errors.New("node: stream name is required")
+	}
+	if c.DuplicateWindow < 100*time.Millisecond {
+		return fmt.Errorf("node: duplicate window must be >= 100ms, got %s", c.DuplicateWindow)
 	}
 	if c.LLM.BaseURL != "" {
 		if err := c.LLM.Validate(); err != nil {

@@ -19,6 +19,7 @@ func BindFlags(fs *flag.FlagSet, cfg *Config) {
 	fs.IntVar(&cfg.Replicas, "replicas", cfg.Replicas, "stream replicas (3 on a NATS cluster)")
 	fs.StringVar(&cfg.HTTPAddr, "http", cfg.HTTPAddr, "host:port for Prometheus /metrics (empty disables)")
 	fs.StringVar(&cfg.Stream, "stream", cfg.Stream, "JetStream stream name")
+	fs.DurationVar(&cfg.DuplicateWindow, "dedupe-window", cfg.DuplicateWindow, "JetStream Nats-Msg-Id window of the stream (retries are recognised at any age through the command index)")
 	fs.BoolVar(&cfg.Projector, "projector", cfg.Projector, "run the projector (bbolt read models: recall, search, session lists) in this process")
 	fs.DurationVar(&cfg.Actors.IdleTimeout, "idle-timeout", cfg.Actors.IdleTimeout, "passivate a session actor idle this long")
 	fs.Uint64Var(&cfg.Actors.SnapshotEvery, "snapshot-every", cfg.Actors.SnapshotEvery, "snapshot a session every N batches")

@@ -105,6 +105,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	lcfg := events.DefaultJetStreamConfig()
 	lcfg.Stream = cfg.Stream
 	lcfg.Replicas = cfg.Replicas
+	lcfg.DuplicateWindow = cfg.DuplicateWindow
 	log, err := events.NewJetStreamLog(ctx, js, lcfg)
 	if err != nil {
 		return n, err
@@ -118,6 +119,17 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	if err != nil {
 		return n, fmt.Errorf("node: tokenizer: %w", err)
 	}
+	// The projector starts before the actors: it serves their command
+	// index (exactly-once retries at any age).
+	var cmds actors.CommandIndex
+	if cfg.Projector {
+		if err = n.startProjector(js, codec); err != nil {
+			return n, err
+		}
+		cmds = commandIndex{p: n.proj, s: n.store}
+	} else {
+		logger.Warn("no projector in this process: a retried command is recognised only among its aggregate's last 64 commands")
+	}
 	var rewriter actors.Rewriter
 	if cfg.LLM.BaseURL != "" {
 		if rewriter, err = llmsummary.New(cfg.LLM); err != nil {
@@ -127,6 +139,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	}
 	n.dir, err = actors.New(cfg.Actors, actors.Deps{
 		Rewriter:  rewriter,
+		Commands:  cmds,
 		Log:       log,
 		Snapshots: snaps,
 		Codec:     codec,
@@ -149,9 +162,6 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	deps := api.Deps{Dispatcher: n.dir, Scopes: n.dir, Data: dataStore{data}, Reranker: cfg.Reranker, Logger: logger,
 		Metrics: api.NewMetrics(n.Registry)}
 	if cfg.Projector {
-		if err = n.startProjector(js, codec); err != nil {
-			return n, err
-		}
 		deps.ReadModel = readModel{p: n.proj, s: n.store}
 		deps.Entries = readModel{p: n.proj, s: n.store}
 	}

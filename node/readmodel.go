@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/agentmem/agentmem/actors"
 	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/projections"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
@@ -70,4 +71,21 @@ var _ api.EntrySearcher = readModel{}
 func (r readModel) SearchEntries(aggKind, id string, req *memoryv1.SearchEntriesRequest) ([]*memoryv1.EntryHit, error) {
 	hits, err := r.s.SearchEntries(aggKind, id, req)
 	return hits, mapErr(err)
+}
+
+// commandIndex serves the actors' command index from the projection.
+type commandIndex struct {
+	p *projections.Projector
+	s *projections.Store
+}
+
+var _ actors.CommandIndex = commandIndex{}
+
+// LookupCommand waits until the projection applied covered, then reads the
+// command from the store.
+func (c commandIndex) LookupCommand(ctx context.Context, kind, id, key string, covered uint64) (*memoryv1.CommandResult, bool, error) {
+	if err := c.p.WaitFor(ctx, covered); err != nil {
+		return nil, false, err
+	}
+	return c.s.LookupCommand(kind, id, key)
 }

@@ -131,6 +131,10 @@ func dumpValue(bucket, k, v []byte) string {
 		m = new(memoryv1.ScopeConfig)
 	case string(bucketDataRefs):
 		m = new(memoryv1.DataReference)
+	case string(bucketCommands):
+		if seq, version, err := parseCommandValue(v); err == nil {
+			return fmt.Sprintf("seq=%d version=%d", seq, version)
+		}
 	case string(bucketEntryPostings):
 		if tf, dl, err := parseEntryPostingValue(v); err == nil {
 			return fmt.Sprintf("tf=%d len=%d", tf, dl)

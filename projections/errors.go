@@ -24,6 +24,10 @@ var (
 	// given an out-of-range limit, a bad page token or conflicting filters.
 	ErrInvalidArgument = errors.New("projections: invalid argument")
 
+	// ErrCorrupt is returned (wrapped) by a query that reads a value whose
+	// layout does not match the schema.
+	ErrCorrupt = errors.New("projections: corrupt value")
+
 	// ErrInvalidConfig is returned (wrapped) by Config.Validate.
 	ErrInvalidConfig = errors.New("projections: invalid config")
 

@@ -12,7 +12,7 @@ import (
 // SchemaVersion is the layout version of the bbolt file, stored in the meta
 // bucket. Open refuses a file written with another version: the fix is a
 // Rebuild from the log, never an in-place migration.
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 // openTimeout bounds how long Open waits for the file lock (another process
 // holding the file open).
@@ -122,6 +122,15 @@ var (
 	// bucketDataRefs: data_id → DataReference (protobuf), from DataStored on
 	// mem.ev.data.<id>; the key is deleted by DataExpired (data.go).
 	bucketDataRefs = []byte("data_refs")
+
+	// bucketCommands: aggregate_kind \x00 aggregate_id \x00 command_key →
+	// seq(8B) version(8B), every batch of the log that carries a command id
+	// (commands.go). command_key is events.CommandKey(actor_id, command_id):
+	// the writer-scoped command id ([A-Za-z0-9_-] and '/', never 0x00). It
+	// lets an actor answer a retried command as a duplicate at any age
+	// (actors.CommandIndex). Size: ~40 bytes + the key per stored command;
+	// nothing expires.
+	bucketCommands = []byte("commands")
 )
 
 // Why entry postings are grouped by scope: a search always runs in exactly
@@ -147,6 +156,7 @@ var allBuckets = [][]byte{
 	bucketEntries, bucketEntryVersions, bucketScopeConfig,
 	bucketEntryDocs, bucketEntryDocIDs, bucketEntryPostings, bucketEntryTerms, bucketEntryStats,
 	bucketDataRefs,
+	bucketCommands,
 }
 
 // Keys of the meta bucket.
@@ -193,6 +203,22 @@ func join(parts ...[]byte) []byte {
 		out = append(out, p...)
 	}
 	return out
+}
+
+// commandKey is the bucketCommands key of key on aggregate kind/id.
+func commandKey(kind, id, key string) []byte { return join([]byte(kind), []byte(id), []byte(key)) }
+
+// commandValue is the bucketCommands value: seq then version.
+func commandValue(seq, version uint64) []byte {
+	return binary.BigEndian.AppendUint64(u64(seq), version)
+}
+
+// parseCommandValue reads a bucketCommands value.
+func parseCommandValue(v []byte) (seq, version uint64, err error) {
+	if len(v) != 16 {
+		return 0, 0, fmt.Errorf("%w: command value of %d bytes", ErrCorrupt, len(v))
+	}
+	return binary.BigEndian.Uint64(v), binary.BigEndian.Uint64(v[8:]), nil
 }
 
 // prefix is the key prefix "a \x00" of the keys whose first component is a.

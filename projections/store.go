@@ -181,6 +181,9 @@ func (w *writer) applyRecs(recs []Decoded, cp *uint64) (uint64, error) {
 		if err := w.apply(r); err != nil {
 			return n, &ApplyError{Seq: r.Seq, Subject: r.Subject, Err: err}
 		}
+		if err := w.indexCommand(r); err != nil {
+			return n, &ApplyError{Seq: r.Seq, Subject: r.Subject, Err: err}
+		}
 		*cp = r.Seq
 		n++
 	}
@@ -198,9 +201,9 @@ type writer struct {
 	pending    bm25Pending          // postings and df buffered until flush (search.go)
 	statsDelta map[string][2]uint64 // user_key → documents, length added in this transaction
 
-	// swap_messages and swap_ids Puts, written in key order at flush
-	// (sortedput.go).
-	messages, ids sortedPuts
+	// swap_messages, swap_ids and commands Puts, written in key order at
+	// flush (sortedput.go).
+	messages, ids, commands sortedPuts
 	// prep holds the encoded bytes and term frequencies of messages,
 	// computed ahead by Rebuild's reader goroutine (rebuild.go); nil
 	// otherwise.
@@ -209,6 +212,7 @@ type writer struct {
 	bSessions, bByUser, bByAgent     *bolt.Bucket
 	bMessages, bIDs, bSummaries      *bolt.Bucket
 	bDocs, bPostings, bTerms, bStats *bolt.Bucket
+	bCommands                        *bolt.Bucket
 }
 
 func newWriter(tx *bolt.Tx) *writer {
@@ -227,6 +231,7 @@ func newWriter(tx *bolt.Tx) *writer {
 		bPostings:  tx.Bucket(bucketBM25Postings),
 		bTerms:     tx.Bucket(bucketBM25Terms),
 		bStats:     tx.Bucket(bucketBM25Stats),
+		bCommands:  tx.Bucket(bucketCommands),
 	}
 }
 
@@ -257,6 +262,9 @@ func (w *writer) flush() error {
 		return err
 	}
 	if err := w.ids.flush(w.bIDs); err != nil {
+		return err
+	}
+	if err := w.commands.flush(w.bCommands); err != nil {
 		return err
 	}
 	slices.Sort(w.dirty) // key order: cheaper bbolt inserts, same content

@@ -370,7 +370,15 @@ func TestPendingCallBlocksOnlyItsGroup(t *testing.T) {
 
 func TestLookupCommandAndMeta(t *testing.T) {
 	s := smallSession(t)
+	if _, complete := s.CommandWindow(); !complete {
+		t.Fatal("a new session's window is not complete")
+	}
 	for i := range 70 {
+		if i == MaxRecentCommands-1 {
+			if oldest, complete := s.CommandWindow(); !complete || oldest == 0 {
+				t.Fatalf("window of %d commands: oldest %d complete %v", s.Version(), oldest, complete)
+			}
+		}
 		evs, err := s.DecideStateSet("session:k", []byte{byte(i)})
 		if err != nil {
 			t.Fatal(err)
@@ -384,6 +392,11 @@ func TestLookupCommandAndMeta(t *testing.T) {
 	}
 	if _, ok := s.LookupCommand("cmd-0"); ok {
 		t.Fatal("recent_commands not bounded")
+	}
+	// The window no longer holds every command: older ones are looked up
+	// in the command index from the window's oldest sequence down.
+	if oldest, complete := s.CommandWindow(); complete || oldest != 169-MaxRecentCommands+1 {
+		t.Fatalf("CommandWindow = %d %v, want %d false", oldest, complete, 169-MaxRecentCommands+1)
 	}
 	if n := len(s.Snapshot().RecentCommands); n != MaxRecentCommands {
 		t.Fatalf("%d recent commands", n)

@@ -128,6 +128,17 @@ func (s *State) Live() int { return s.live }
 // The actor schedules a timer for it and then calls DecideExpire.
 func (s *State) NextExpiry() int64 { return s.nextExpiry }
 
+// CommandWindow is the stream sequence of the oldest command LookupCommand
+// still finds, and whether the window holds every command the aggregate
+// stored (then a miss means "never stored"; otherwise older commands are
+// looked up in the projection's command index).
+func (s *State) CommandWindow() (oldestSeq uint64, complete bool) {
+	if s.snap == nil || len(s.snap.RecentCommands) == 0 {
+		return 0, s.Version() == 0
+	}
+	return s.snap.RecentCommands[0].GetSeq(), uint64(len(s.snap.RecentCommands)) >= s.snap.GetVersion()
+}
+
 // LookupCommand returns the result of a recently applied command (the last
 // MaxRecentCommands), to answer a retried command idempotently.
 func (s *State) LookupCommand(commandID string) (*memoryv1.CommandResult, bool) {

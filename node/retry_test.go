@@ -1,0 +1,89 @@
+package node_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/agentmem/agentmem/client"
+	"github.com/agentmem/agentmem/node"
+	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
+)
+
+// startAt starts a node on dataDir (a restart when it was used before).
+func startAt(t *testing.T, dataDir string, window time.Duration) (*node.Node, *client.Client) {
+	t.Helper()
+	cfg := node.DefaultConfig()
+	cfg.DataDir, cfg.NATSListen, cfg.HTTPAddr = dataDir, "127.0.0.1:-1", ""
+	cfg.DuplicateWindow = window
+	n, err := node.Start(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc, err := nats.Connect(n.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		nc.Close()
+		_ = n.Shutdown(context.Background())
+	})
+	return n, client.New(nc)
+}
+
+// TestRetryOfAnOldCommandIsADuplicate: append X, then 100 more commands to
+// the same session (more than any in-memory window), then retry X with the
+// same command id: inside JetStream's dedupe window, after it, and after a
+// node restart. Every retry answers duplicate with X's original sequence and
+// version, and X is stored exactly once (the session's message count and the
+// swap show one copy).
+func TestRetryOfAnOldCommandIsADuplicate(t *testing.T) {
+	const window = 300 * time.Millisecond
+	dir := t.TempDir()
+	n, c := startAt(t, dir, window)
+	ctx := context.Background()
+	if _, err := c.CreateSession(ctx, "s", &memoryv1.CreateSessionRequest{UserId: "u", MaxContextTokens: 100000}); err != nil {
+		t.Fatal(err)
+	}
+	x := &memoryv1.AppendRequest{CommandId: "cmd-x", Messages: []*memoryv1.MessageInput{
+		{Role: memoryv1.Role_ROLE_USER, Content: "the one message that must be stored once"}}}
+	first, err := c.Append(ctx, "s", x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 100; i++ {
+		if _, err := c.AppendMessages(ctx, "s", &memoryv1.MessageInput{Role: memoryv1.Role_ROLE_USER, Content: "filler"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(when string, c *client.Client) {
+		t.Helper()
+		got, err := c.Append(ctx, "s", x)
+		if err != nil {
+			t.Fatalf("%s: retry of X: %v", when, err)
+		}
+		r, want := got.GetResult(), first.GetResult()
+		if !r.GetDuplicate() || r.GetSeq() != want.GetSeq() || r.GetVersion() != want.GetVersion() {
+			t.Fatalf("%s: retry of X = %v, want duplicate of seq %d version %d", when, r, want.GetSeq(), want.GetVersion())
+		}
+		info, err := c.Get(ctx, "s")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.GetTotalMessages() != 101 {
+			t.Fatalf("%s: session holds %d messages, want 101 (X once)", when, info.GetTotalMessages())
+		}
+	}
+	check("inside the dedupe window", c)
+	time.Sleep(2 * window)
+	check("after the dedupe window", c)
+	if err := n.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	_, c2 := startAt(t, dir, window)
+	check("after a restart", c2)
+}
