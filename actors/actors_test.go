@@ -85,7 +85,7 @@ func (h *harness) call(t *testing.T, id string, body proto.Message) (proto.Messa
 		err error
 	}
 	ch := make(chan result, 1)
-	if err := h.dir.Dispatch(id, "", body, func(m proto.Message, err error) { ch <- result{m, err} }); err != nil {
+	if err := h.dir.Dispatch(id, nil, body, func(m proto.Message, err error) { ch <- result{m, err} }); err != nil {
 		return nil, err
 	}
 	select {

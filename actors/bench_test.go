@@ -97,7 +97,7 @@ func benchCall(d *Directory, id string, body proto.Message) (proto.Message, erro
 		err error
 	}
 	ch := make(chan result, 1)
-	if err := d.Dispatch(id, "", body, func(m proto.Message, err error) { ch <- result{m, err} }); err != nil {
+	if err := d.Dispatch(id, nil, body, func(m proto.Message, err error) { ch <- result{m, err} }); err != nil {
 		return nil, err
 	}
 	select {

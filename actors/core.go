@@ -60,7 +60,8 @@ type core struct {
 	// snapFlight is closed when the snapshot put in flight is done (nil: none).
 	snapFlight chan struct{}
 	// writer is the principal of the request being served ("" outside
-	// serve: the node's own commands, such as expiries and rewrites).
+	// serve, for the node's own commands such as expiries and rewrites, and
+	// on a node without tenants).
 	writer string
 }
 
@@ -90,7 +91,9 @@ func (c *core) common(ctx actor.Context) bool {
 // of it, so the supervisor restarts it (with backoff) and it recovers from
 // the log.
 func (c *core) serve(m *request, handle func(any) (proto.Message, error)) {
-	c.writer = m.writer
+	if m.who != nil {
+		c.writer = m.who.Principal
+	}
 	reply, err := handle(m.body)
 	c.writer = ""
 	m.reply(reply, err)

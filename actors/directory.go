@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
+	"github.com/agentmem/agentmem/tenancy"
 )
 
 // ReplyFunc receives the outcome of one request, exactly once.
@@ -18,10 +19,10 @@ type ReplyFunc func(reply proto.Message, err error)
 
 // request is the envelope the directory sends to a session actor.
 type request struct {
-	// writer is the verified principal the request comes from ("" without
-	// tenancy, and for the node's own commands). It scopes command ids and
-	// is recorded in the batch (actor_id).
-	writer string
+	// who is the verified caller (nil: the node itself). Its principal
+	// scopes command ids and is recorded in the batch (actor_id); session
+	// actors check its access to the session.
+	who *tenancy.Caller
 	// body is an API request message, a command built by the API layer
 	// (Promote, CopyEntry) or snapshotReq.
 	body  any
@@ -81,14 +82,15 @@ func New(cfg Config, deps Deps) (*Directory, error) {
 	return d, nil
 }
 
-// Dispatch sends body, from writer (the verified principal, "" without
-// tenancy), to the actor of sessionID, spawning it if needed. The reply
-// function is called exactly once, from the actor's goroutine, unless
-// Dispatch itself returns an error (then it is never called).
-func (d *Directory) Dispatch(sessionID, writer string, body any, reply ReplyFunc) error {
+// Dispatch sends body, from who (the verified caller; nil for the node's own
+// requests), to the actor of sessionID, spawning it if needed. The actor
+// checks who may reach the session. The reply function is called exactly
+// once, from the actor's goroutine, unless Dispatch itself returns an error
+// (then it is never called).
+func (d *Directory) Dispatch(sessionID string, who *tenancy.Caller, body any, reply ReplyFunc) error {
 	return d.dispatch(sessionKey(sessionID), func(key string) actor.Actor {
 		return newSessionActor(d, key, sessionID)
-	}, &request{writer: writer, body: body, reply: reply})
+	}, &request{who: who, body: body, reply: reply})
 }
 
 func sessionKey(id string) string { return "session/" + id }

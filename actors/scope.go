@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentmem/agentmem/internal/sharedmem"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
+	"github.com/agentmem/agentmem/tenancy"
 )
 
 // SessionScopeKind is the aggregate kind (and subject token) of the
@@ -73,11 +74,15 @@ type scopeActor struct {
 
 // DispatchScope sends body to the actor of scope kind:id, spawning it if
 // needed. Ids must be valid (sharedmem.ScopeID).
-func (d *Directory) DispatchScope(kind sharedmem.Kind, id, writer string, body any, reply ReplyFunc) error {
+//
+// Access to a scope follows from its kind and id alone, so the API checks it
+// before dispatching; who attributes the command (its principal is the
+// writer).
+func (d *Directory) DispatchScope(kind sharedmem.Kind, id string, who *tenancy.Caller, body any, reply ReplyFunc) error {
 	mk := scopeModelKind(kind)
 	return d.dispatch(mk.kind+"/"+id, func(key string) actor.Actor {
 		return &scopeActor{core: newCore(d, mk, key, id), kind: kind}
-	}, &request{writer: writer, body: body, reply: reply})
+	}, &request{who: who, body: body, reply: reply})
 }
 
 func (a *scopeActor) st() *sharedmem.State { return a.m.(scopeModel).State }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentmem/agentmem/internal/segmented"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
+	"github.com/agentmem/agentmem/tenancy"
 )
 
 // sessionActor owns one session aggregate. Only its Receive touches it.
@@ -33,7 +34,7 @@ func (a *sessionActor) Receive(ctx actor.Context) {
 	}
 	switch m := ctx.Message().(type) {
 	case *request:
-		a.serve(m, a.handle)
+		a.serve(m, func(body any) (proto.Message, error) { return a.handle(m.who, body) })
 	case *rewritten:
 		a.applyRewrite(m)
 	}
@@ -47,9 +48,13 @@ func (a *sessionActor) env() segmented.Env {
 	}
 }
 
-// handle routes one request; reads are answered from memory.
-func (a *sessionActor) handle(body any) (proto.Message, error) {
+// handle routes one request of who (nil: the node itself) once who may
+// reach the session; reads are answered from memory.
+func (a *sessionActor) handle(who *tenancy.Caller, body any) (proto.Message, error) {
 	if err := a.ensureRecovered(); err != nil {
+		return nil, err
+	}
+	if err := a.authorize(who, body); err != nil {
 		return nil, err
 	}
 	switch req := body.(type) {
@@ -100,6 +105,38 @@ func (a *sessionActor) handle(body any) (proto.Message, error) {
 	default:
 		return nil, &segmented.Rejection{Code: 400, Field: "body", Reason: fmt.Sprintf("unsupported request %T", body)}
 	}
+}
+
+// authorize checks that who may do body to this session: create it for its
+// own user or agent, or reach it as its user or agent (writes need the
+// writer role). The check runs here because only the actor knows the
+// session's owner as of the last write (the projection may lag).
+func (a *sessionActor) authorize(who *tenancy.Caller, body any) error {
+	if who == nil {
+		return nil
+	}
+	if req, ok := body.(*memoryv1.CreateSessionRequest); ok && !a.st().Exists() {
+		return who.CreateSession(req.GetUserId(), req.GetAgentId())
+	}
+	if !a.st().Exists() {
+		return nil // every operation answers 404
+	}
+	user, agent := a.st().Owner()
+	return who.Session(a.id, user, agent, isSessionWrite(body))
+}
+
+// isSessionWrite reports whether body changes the session (reads: context,
+// get, a kernel or state request without a mutating op).
+func isSessionWrite(body any) bool {
+	switch req := body.(type) {
+	case *memoryv1.ContextRequest, *memoryv1.GetSessionRequest, snapshotReq:
+		return false
+	case *memoryv1.KernelRequest:
+		return req.GetOp() != nil
+	case *memoryv1.StateRequest:
+		return req.GetOp() != memoryv1.StateOp_STATE_OP_GET && req.GetOp() != memoryv1.StateOp_STATE_OP_LIST
+	}
+	return true
 }
 
 func notFound() error {

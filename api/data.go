@@ -3,25 +3,26 @@ package api
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
-
-	"github.com/nats-io/nats.go/micro"
 
 	"github.com/agentmem/agentmem/actors"
 	"github.com/agentmem/agentmem/events"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
+	"github.com/agentmem/agentmem/tenancy"
 )
 
 // DataStore keeps large data (bytes in the object store, an LRU tier in
 // memory); errors it returns are mapped by classify (wrap them in *Error for
 // a specific code).
 type DataStore interface {
-	Put(ctx context.Context, data []byte, contentType string, metadata map[string]string, ttl time.Duration) (*memoryv1.DataReference, uint64, error)
+	// Put stores data owned by owner (DataReference.owner).
+	Put(ctx context.Context, owner string, data []byte, contentType string, metadata map[string]string, ttl time.Duration) (*memoryv1.DataReference, uint64, error)
 	Get(ctx context.Context, id string) (*memoryv1.DataReference, []byte, error)
 }
 
 // addDataEndpoints registers mem.v1.data.{put,get} (when Data is set).
-func (s *Service) addDataEndpoints(add func(name, subject string, h micro.HandlerFunc) error) error {
+func (s *Service) addDataEndpoints(add func(name, subject string, h func(*call)) error) error {
 	if s.data == nil {
 		return nil
 	}
@@ -31,8 +32,8 @@ func (s *Service) addDataEndpoints(add func(name, subject string, h micro.Handle
 	return add("data_get", "mem.v1.data.get", s.dataGet)
 }
 
-func (s *Service) dataPut(r micro.Request) {
-	asJSON, rp := wantsJSON(r.Headers()), s.replyTo(r)
+func (s *Service) dataPut(c *call) {
+	r, asJSON, rp := c.r, c.asJSON, c.rp
 	req := &memoryv1.PutDataRequest{}
 	if !s.readBody(r, rp, asJSON, req) {
 		return
@@ -41,8 +42,17 @@ func (s *Service) dataPut(r micro.Request) {
 		respondError(rp, asJSON, &Error{Code: 400, Field: "ttl_seconds", Message: fmt.Sprintf("%d: must be >= 0", req.GetTtlSeconds())})
 		return
 	}
-	s.goQuery(rp, asJSON, func(ctx context.Context, reply actors.ReplyFunc) {
-		ref, seq, err := s.data.Put(ctx, req.GetData(), req.GetContentType(), req.GetMetadata(), time.Duration(req.GetTtlSeconds())*time.Second)
+	if err := c.who.Write("data"); err != nil {
+		s.metrics.Denied.WithLabelValues("data").Inc()
+		c.fail(err)
+		return
+	}
+	owner := ""
+	if !c.who.Unrestricted {
+		owner = "principal:" + c.who.Principal
+	}
+	s.goQuery(c, func(ctx context.Context, reply actors.ReplyFunc) {
+		ref, seq, err := s.data.Put(ctx, owner, req.GetData(), req.GetContentType(), req.GetMetadata(), time.Duration(req.GetTtlSeconds())*time.Second)
 		if err != nil {
 			reply(nil, err)
 			return
@@ -51,8 +61,8 @@ func (s *Service) dataPut(r micro.Request) {
 	})
 }
 
-func (s *Service) dataGet(r micro.Request) {
-	asJSON, rp := wantsJSON(r.Headers()), s.replyTo(r)
+func (s *Service) dataGet(c *call) {
+	r, asJSON, rp := c.r, c.asJSON, c.rp
 	req := &memoryv1.GetDataRequest{}
 	if !s.readBody(r, rp, asJSON, req) {
 		return
@@ -61,12 +71,33 @@ func (s *Service) dataGet(r micro.Request) {
 		respondError(rp, asJSON, classify(err))
 		return
 	}
-	s.goQuery(rp, asJSON, func(ctx context.Context, reply actors.ReplyFunc) {
+	s.goQuery(c, func(ctx context.Context, reply actors.ReplyFunc) {
 		ref, data, err := s.data.Get(ctx, req.GetId())
 		if err != nil {
 			reply(nil, err)
 			return
 		}
+		if err := s.checkData(ctx, c.who, ref); err != nil {
+			reply(nil, err)
+			return
+		}
 		reply(&memoryv1.GetDataReply{Ref: ref, Data: data}, nil)
 	})
+}
+
+// checkData checks that who may read ref: data a session stored follows
+// that session; data a principal put is that principal's.
+func (s *Service) checkData(ctx context.Context, who *tenancy.Caller, ref *memoryv1.DataReference) error {
+	if who.Admin() {
+		return nil
+	}
+	if sid, ok := strings.CutPrefix(ref.GetOwner(), "session:"); ok {
+		return s.checkSession(ctx, who, sid, false)
+	}
+	owner, _ := strings.CutPrefix(ref.GetOwner(), "principal:")
+	if err := who.Data(ref.GetId(), owner); err != nil {
+		s.metrics.Denied.WithLabelValues("data").Inc()
+		return err
+	}
+	return nil
 }

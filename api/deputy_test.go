@@ -62,6 +62,15 @@ func TestReplySubjectIsNeverADeputy(t *testing.T) {
 			}
 		}
 	}
+	// The micro library's own $SRV handlers answer any reply subject: the
+	// service connection's NATS permissions (replies only) stop them.
+	for _, reply := range replies {
+		for _, subject := range []string{"$SRV.PING", "$SRV.INFO", "$SRV.STATS", "$SRV.PING.memory", "$SRV.INFO.memory"} {
+			if err := nc.PublishMsg(&nats.Msg{Subject: subject, Reply: reply}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 	if err := nc.Flush(); err != nil {
 		t.Fatal(err)
 	}

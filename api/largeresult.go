@@ -30,13 +30,13 @@ func (s *Service) needsOffload(req *memoryv1.AppendRequest) bool {
 // content with a reference text (~50 tokens). A retried append (same
 // command id) stores the bytes again under a new id; the duplicate command
 // is then answered from the session and the extra copy expires with its lease.
-func (s *Service) offload(ctx context.Context, req *memoryv1.AppendRequest) (*memoryv1.AppendRequest, error) {
+func (s *Service) offload(ctx context.Context, sessionID string, req *memoryv1.AppendRequest) (*memoryv1.AppendRequest, error) {
 	out := proto.Clone(req).(*memoryv1.AppendRequest)
 	for i, m := range out.GetMessages() {
 		if m.GetRole() != memoryv1.Role_ROLE_TOOL || m.GetDataRef() != nil || len(m.GetContent()) <= s.cfg.LargeToolResultBytes {
 			continue
 		}
-		ref, _, err := s.data.Put(ctx, []byte(m.GetContent()), "text/plain; charset=utf-8",
+		ref, _, err := s.data.Put(ctx, "session:"+sessionID, []byte(m.GetContent()), "text/plain; charset=utf-8",
 			map[string]string{"tool_call_id": m.GetToolCallId(), "name": m.GetName()}, 0)
 		if err != nil {
 			return nil, fmt.Errorf("messages[%d]: store as large data: %w", i, err)

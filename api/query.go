@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/nats-io/nats.go/micro"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/agentmem/agentmem/actors"
 	"github.com/agentmem/agentmem/events"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
+	"github.com/agentmem/agentmem/tenancy"
 )
 
 // ReadModel is what the query endpoints need of the projection.
@@ -43,7 +43,7 @@ const (
 type queryEndpoint struct {
 	op     string
 	newReq func() proto.Message
-	serve  func(s *Service, ctx context.Context, id string, req proto.Message, reply actors.ReplyFunc)
+	serve  func(s *Service, ctx context.Context, who *tenancy.Caller, id string, req proto.Message, reply actors.ReplyFunc)
 }
 
 var queryEndpoints = []queryEndpoint{
@@ -53,9 +53,9 @@ var queryEndpoints = []queryEndpoint{
 	{"clear_recalled", func() proto.Message { return &memoryv1.ClearRecalledRequest{} }, (*Service).clearRecalled},
 }
 
-func (s *Service) queryHandler(ep queryEndpoint) func(micro.Request) {
-	return func(r micro.Request) {
-		asJSON, rp := wantsJSON(r.Headers()), s.replyTo(r)
+func (s *Service) queryHandler(ep queryEndpoint) func(*call) {
+	return func(c *call) {
+		r, asJSON, rp := c.r, c.asJSON, c.rp
 		id, err := sessionID(r.Subject())
 		if err != nil {
 			respondError(rp, asJSON, classify(err))
@@ -65,12 +65,13 @@ func (s *Service) queryHandler(ep queryEndpoint) func(micro.Request) {
 		if !s.readBody(r, rp, asJSON, req) {
 			return
 		}
-		s.goQuery(rp, asJSON, func(ctx context.Context, reply actors.ReplyFunc) { ep.serve(s, ctx, id, req, reply) })
+		s.goQuery(c, func(ctx context.Context, reply actors.ReplyFunc) { ep.serve(s, ctx, c.who, id, req, reply) })
 	}
 }
 
 // goQuery runs fn in a goroutine bounded by the query semaphore.
-func (s *Service) goQuery(rp replier, asJSON bool, fn func(context.Context, actors.ReplyFunc)) {
+func (s *Service) goQuery(c *call, fn func(context.Context, actors.ReplyFunc)) {
+	rp, asJSON := c.rp, c.asJSON
 	select {
 	case s.queries <- struct{}{}:
 	default:
@@ -86,20 +87,27 @@ func (s *Service) goQuery(rp replier, asJSON bool, fn func(context.Context, acto
 	}()
 }
 
-// readable waits for min_seq and checks the session is in the projection.
-func (s *Service) readable(ctx context.Context, id string, minSeq uint64) error {
+// readable waits for min_seq, checks the session is in the projection and
+// that who may reach it (write: the query changes it, as promote does), and
+// returns its index entry.
+func (s *Service) readable(ctx context.Context, who *tenancy.Caller, id string, minSeq uint64, write bool) (*memoryv1.SessionIndexEntry, error) {
 	if s.rm == nil {
-		return &Error{Code: 503, Field: "", Message: "no projection on this node"}
+		return nil, &Error{Code: 503, Field: "", Message: "no projection on this node"}
 	}
 	if err := s.waitMinSeq(ctx, minSeq); err != nil {
-		return err
+		return nil, err
 	}
-	if _, ok, err := s.rm.Session(id); err != nil {
-		return err
+	e, ok, err := s.rm.Session(id)
+	if err != nil {
+		return nil, err
 	} else if !ok {
-		return &Error{Code: 404, Field: "session_id", Message: "session does not exist (or is not projected yet: pass min_seq)"}
+		return nil, &Error{Code: 404, Field: "session_id", Message: "session does not exist (or is not projected yet: pass min_seq)"}
 	}
-	return nil
+	if err := who.Session(id, e.GetUserId(), e.GetAgentId(), write); err != nil {
+		s.metrics.Denied.WithLabelValues("session").Inc()
+		return nil, err
+	}
+	return e, nil
 }
 
 // waitMinSeq waits, at most MinSeqWait, until the projection applied minSeq.
@@ -115,7 +123,7 @@ func (s *Service) waitMinSeq(ctx context.Context, minSeq uint64) error {
 	return nil
 }
 
-func (s *Service) recall(ctx context.Context, id string, m proto.Message, reply actors.ReplyFunc) {
+func (s *Service) recall(ctx context.Context, who *tenancy.Caller, id string, m proto.Message, reply actors.ReplyFunc) {
 	req := m.(*memoryv1.RecallRequest)
 	limit := int(req.GetLimit())
 	if limit == 0 {
@@ -125,7 +133,7 @@ func (s *Service) recall(ctx context.Context, id string, m proto.Message, reply 
 		reply(nil, &Error{Code: 400, Field: "limit", Message: fmt.Sprintf("%d, at most %d", limit, MaxRecallLimit)})
 		return
 	}
-	if err := s.readable(ctx, id, req.GetMinSeq()); err != nil {
+	if _, err := s.readable(ctx, who, id, req.GetMinSeq(), false); err != nil {
 		reply(nil, err)
 		return
 	}
@@ -149,7 +157,7 @@ func checkSearch(limit uint32, query string) *Error {
 	return nil
 }
 
-func (s *Service) search(ctx context.Context, id string, m proto.Message, reply actors.ReplyFunc) {
+func (s *Service) search(ctx context.Context, who *tenancy.Caller, id string, m proto.Message, reply actors.ReplyFunc) {
 	req := m.(*memoryv1.SearchRequest)
 	limit := int(req.GetLimit())
 	if limit == 0 {
@@ -164,9 +172,19 @@ func (s *Service) search(ctx context.Context, id string, m proto.Message, reply 
 		reply(nil, &Error{Code: 400, Field: "scope", Message: "must be SESSION or USER"})
 		return
 	}
-	if err := s.readable(ctx, id, req.GetMinSeq()); err != nil {
+	e, err := s.readable(ctx, who, id, req.GetMinSeq(), false)
+	if err != nil {
 		reply(nil, err)
 		return
+	}
+	// USER scope reads every session of the session's user: the caller
+	// must reach that user, not only this session (through its agent).
+	if req.GetScope() == memoryv1.SearchScope_SEARCH_SCOPE_USER && e.GetUserId() != "" {
+		if err := who.Scope("user", e.GetUserId(), false); err != nil {
+			s.metrics.Denied.WithLabelValues("scope").Inc()
+			reply(nil, err)
+			return
+		}
 	}
 	applied := s.rm.AppliedSeq()
 	hits, err := s.rm.Search(id, req.GetScope(), req.GetQuery(), limit)
@@ -208,7 +226,7 @@ func (s *Service) rerankHits(ctx context.Context, query string, hits []*memoryv1
 	return out, true
 }
 
-func (s *Service) promote(ctx context.Context, id string, m proto.Message, reply actors.ReplyFunc) {
+func (s *Service) promote(ctx context.Context, who *tenancy.Caller, id string, m proto.Message, reply actors.ReplyFunc) {
 	req := m.(*memoryv1.PromoteRequest)
 	if len(req.GetMessageIds()) == 0 {
 		reply(nil, &Error{Code: 400, Field: "message_ids", Message: "required"})
@@ -220,7 +238,7 @@ func (s *Service) promote(ctx context.Context, id string, m proto.Message, reply
 			return
 		}
 	}
-	if err := s.readable(ctx, id, req.GetMinSeq()); err != nil {
+	if _, err := s.readable(ctx, who, id, req.GetMinSeq(), true); err != nil {
 		reply(nil, err)
 		return
 	}
@@ -229,27 +247,32 @@ func (s *Service) promote(ctx context.Context, id string, m proto.Message, reply
 		reply(nil, err)
 		return
 	}
-	s.dispatch(id, &actors.Promote{Request: req, Messages: msgs}, reply)
+	s.dispatch(id, who, &actors.Promote{Request: req, Messages: msgs}, reply)
 }
 
-func (s *Service) clearRecalled(_ context.Context, id string, m proto.Message, reply actors.ReplyFunc) {
-	s.dispatch(id, m, reply)
+func (s *Service) clearRecalled(_ context.Context, who *tenancy.Caller, id string, m proto.Message, reply actors.ReplyFunc) {
+	s.dispatch(id, who, m, reply)
 }
 
-func (s *Service) dispatch(id string, body any, reply actors.ReplyFunc) {
-	if err := s.d.Dispatch(id, "", body, reply); err != nil {
+func (s *Service) dispatch(id string, who *tenancy.Caller, body any, reply actors.ReplyFunc) {
+	if err := s.d.Dispatch(id, who, body, reply); err != nil {
 		reply(nil, err)
 	}
 }
 
 // listSessions serves mem.v1.sessions.list from the sessions index.
-func (s *Service) listSessions(r micro.Request) {
-	asJSON, rp := wantsJSON(r.Headers()), s.replyTo(r)
+func (s *Service) listSessions(c *call) {
+	r, asJSON, rp := c.r, c.asJSON, c.rp
 	req := &memoryv1.ListSessionsRequest{}
 	if !s.readBody(r, rp, asJSON, req) {
 		return
 	}
-	s.goQuery(rp, asJSON, func(ctx context.Context, reply actors.ReplyFunc) {
+	if err := c.who.ListSessions(req.GetUserId(), req.GetAgentId()); err != nil {
+		s.metrics.Denied.WithLabelValues("sessions_list").Inc()
+		c.fail(err)
+		return
+	}
+	s.goQuery(c, func(ctx context.Context, reply actors.ReplyFunc) {
 		if s.rm == nil {
 			reply(nil, &Error{Code: 503, Message: "no projection on this node"})
 			return
@@ -275,8 +298,8 @@ type EntrySearcher interface {
 
 // entrySearchHandler serves mem.v1.agent.<id>.search and
 // mem.v1.scope.<kind>.<id>.search from the projection.
-func (s *Service) entrySearchHandler(r micro.Request) {
-	asJSON, rp := wantsJSON(r.Headers()), s.replyTo(r)
+func (s *Service) entrySearchHandler(c *call) {
+	r, asJSON, rp := c.r, c.asJSON, c.rp
 	t, err := parseScopeSubject(r.Subject())
 	if err != nil {
 		respondError(rp, asJSON, classify(err))
@@ -290,9 +313,13 @@ func (s *Service) entrySearchHandler(r micro.Request) {
 		respondError(rp, asJSON, err)
 		return
 	}
-	s.goQuery(rp, asJSON, func(ctx context.Context, reply actors.ReplyFunc) {
+	s.goQuery(c, func(ctx context.Context, reply actors.ReplyFunc) {
 		if s.entries == nil || s.rm == nil {
 			reply(nil, &Error{Code: 503, Message: "entry search needs the projector on this node"})
+			return
+		}
+		if err := s.checkScope(ctx, c.who, t, false); err != nil {
+			reply(nil, err)
 			return
 		}
 		if err := s.waitMinSeq(ctx, req.GetMinSeq()); err != nil {

@@ -11,11 +11,12 @@ import (
 	"github.com/agentmem/agentmem/actors"
 	"github.com/agentmem/agentmem/internal/sharedmem"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
+	"github.com/agentmem/agentmem/tenancy"
 )
 
 // ScopeDispatcher hands a request to the owner of a scope (actors.Directory).
 type ScopeDispatcher interface {
-	DispatchScope(kind sharedmem.Kind, id, writer string, body any, reply actors.ReplyFunc) error
+	DispatchScope(kind sharedmem.Kind, id string, who *tenancy.Caller, body any, reply actors.ReplyFunc) error
 }
 
 var _ ScopeDispatcher = (*actors.Directory)(nil)
@@ -65,25 +66,39 @@ func parseScopeSubject(subject string) (scopeTarget, error) {
 	return t, nil
 }
 
-// setBy makes the writer of an agent scope the agent of the subject: the
-// node never trusts an agent id the subject does not carry.
-func setBy(t scopeTarget, body proto.Message) {
-	if t.kind != sharedmem.KindAgent {
-		return
+// byOf is who an entry change is attributed to: the agent of an agent
+// scope, the verified principal on a node with tenants, else what the body
+// says (the single-user node trusts its one user). The node never trusts
+// an identity the subject or the connection does not carry.
+func byOf(t scopeTarget, who *tenancy.Caller, claimed string) string {
+	switch {
+	case t.kind == sharedmem.KindAgent:
+		return t.id
+	case !who.Unrestricted:
+		return who.Principal
 	}
+	return claimed
+}
+
+// setBy overwrites the by field of an entry change with byOf.
+func setBy(t scopeTarget, who *tenancy.Caller, body proto.Message) {
 	switch r := body.(type) {
 	case *memoryv1.PutEntryRequest:
-		r.By = t.id
+		r.By = byOf(t, who, r.By)
 	case *memoryv1.DeleteEntryRequest:
-		r.By = t.id
+		r.By = byOf(t, who, r.By)
 	case *memoryv1.RollbackEntryRequest:
-		r.By = t.id
+		r.By = byOf(t, who, r.By)
 	}
 }
 
-func (s *Service) entryHandler(newReq func() proto.Message) func(micro.Request) {
-	return func(r micro.Request) {
-		asJSON, rp := wantsJSON(r.Headers()), s.replyTo(r)
+// entryWrites are the entry operations that change a scope.
+var entryWrites = map[string]bool{"put": true, "delete": true, "rollback": true, "configure": true}
+
+func (s *Service) entryHandler(op string) func(*call) {
+	newReq, write := entryOps[op], entryWrites[op]
+	return func(c *call) {
+		r, asJSON, rp := c.r, c.asJSON, c.rp
 		t, err := parseScopeSubject(r.Subject())
 		if err != nil {
 			respondError(rp, asJSON, classify(err))
@@ -93,9 +108,60 @@ func (s *Service) entryHandler(newReq func() proto.Message) func(micro.Request) 
 		if !s.readBody(r, rp, asJSON, body) {
 			return
 		}
-		setBy(t, body)
-		s.handOff(rp, asJSON, func(reply actors.ReplyFunc) error { return s.scopes.DispatchScope(t.kind, t.id, "", body, reply) })
+		setBy(t, c.who, body)
+		if t.kind == sharedmem.KindSession && !c.who.Admin() {
+			// Access follows the session: ask its actor for the owner.
+			s.goQuery(c, func(ctx context.Context, reply actors.ReplyFunc) {
+				if err := s.checkScope(ctx, c.who, t, write); err != nil {
+					reply(nil, err)
+					return
+				}
+				s.dispatchScope(t.kind, t.id, c.who, body, reply)
+			})
+			return
+		}
+		if err := s.checkScope(context.Background(), c.who, t, write); err != nil {
+			c.fail(err)
+			return
+		}
+		s.handOff(rp, asJSON, func(reply actors.ReplyFunc) error { return s.scopes.DispatchScope(t.kind, t.id, c.who, body, reply) })
 	}
+}
+
+// checkScope checks that who may reach scope t (write: change it). A
+// session scope follows its session (the session actor knows the owner);
+// every other scope follows from its kind and id.
+func (s *Service) checkScope(ctx context.Context, who *tenancy.Caller, t scopeTarget, write bool) error {
+	if who.Admin() {
+		return nil
+	}
+	var err error
+	if t.kind == sharedmem.KindSession {
+		err = s.checkSession(ctx, who, t.id, write)
+	} else {
+		err = who.Scope(string(t.kind), t.id, write)
+	}
+	if err != nil {
+		s.metrics.Denied.WithLabelValues("scope").Inc()
+	}
+	return err
+}
+
+// checkSession checks that who may reach session id (write: change it),
+// asking the session's actor for its owner.
+func (s *Service) checkSession(ctx context.Context, who *tenancy.Caller, id string, write bool) error {
+	if who.Admin() {
+		return nil
+	}
+	info, err := s.sessionInfo(ctx, nil, id)
+	if err != nil {
+		return err
+	}
+	if err := who.Session(id, info.GetUserId(), info.GetAgentId(), write); err != nil {
+		s.metrics.Denied.WithLabelValues("session").Inc()
+		return err
+	}
+	return nil
 }
 
 // call sends body to a scope actor and waits for the reply.
@@ -118,7 +184,7 @@ func (s *Service) call(ctx context.Context, dispatch func(actors.ReplyFunc) erro
 
 func (s *Service) getEntry(ctx context.Context, kind sharedmem.Kind, id, key string) (*memoryv1.Entry, error) {
 	m, err := s.call(ctx, func(reply actors.ReplyFunc) error {
-		return s.scopes.DispatchScope(kind, id, "", &memoryv1.GetEntryRequest{Key: key}, reply)
+		return s.scopes.DispatchScope(kind, id, nil, &memoryv1.GetEntryRequest{Key: key}, reply)
 	})
 	if err != nil {
 		return nil, err
@@ -126,9 +192,10 @@ func (s *Service) getEntry(ctx context.Context, kind sharedmem.Kind, id, key str
 	return m.(*memoryv1.EntryReply).GetEntry(), nil
 }
 
-func (s *Service) sessionInfo(ctx context.Context, id string) (*memoryv1.SessionInfo, error) {
+// sessionInfo reads session id as who (nil: the node itself, unchecked).
+func (s *Service) sessionInfo(ctx context.Context, who *tenancy.Caller, id string) (*memoryv1.SessionInfo, error) {
 	m, err := s.call(ctx, func(reply actors.ReplyFunc) error {
-		return s.d.Dispatch(id, "", &memoryv1.GetSessionRequest{}, reply)
+		return s.d.Dispatch(id, who, &memoryv1.GetSessionRequest{}, reply)
 	})
 	if err != nil {
 		return nil, err
@@ -154,8 +221,8 @@ func sessionScopeID(r micro.Request, rp replier, asJSON bool, op string) (string
 
 // resolveHandler serves mem.v1.scope.session.<id>.resolve: the first of
 // temp > session > user > app > project holding the key, for that session.
-func (s *Service) resolveHandler(r micro.Request) {
-	asJSON, rp := wantsJSON(r.Headers()), s.replyTo(r)
+func (s *Service) resolveHandler(c *call) {
+	r, asJSON, rp := c.r, c.asJSON, c.rp
 	sessionID, ok := sessionScopeID(r, rp, asJSON, "resolve")
 	if !ok {
 		return
@@ -168,15 +235,18 @@ func (s *Service) resolveHandler(r micro.Request) {
 		respondError(rp, asJSON, classify(err))
 		return
 	}
-	s.goQuery(rp, asJSON, func(ctx context.Context, reply actors.ReplyFunc) {
-		out, err := s.resolve(ctx, sessionID, req.GetKey())
+	s.goQuery(c, func(ctx context.Context, reply actors.ReplyFunc) {
+		out, err := s.resolve(ctx, c.who, sessionID, req.GetKey())
 		reply(out, err)
 	})
 }
 
-func (s *Service) resolve(ctx context.Context, sessionID, key string) (*memoryv1.ResolveReply, error) {
+// resolve looks key up for session sessionID as who: reaching the session
+// is what it takes to read the session's chain (its user, app and project
+// scopes), as the session itself would.
+func (s *Service) resolve(ctx context.Context, who *tenancy.Caller, sessionID, key string) (*memoryv1.ResolveReply, error) {
 	m, err := s.call(ctx, func(reply actors.ReplyFunc) error {
-		return s.d.Dispatch(sessionID, "", &memoryv1.StateRequest{Op: memoryv1.StateOp_STATE_OP_GET, Key: "temp:" + key}, reply)
+		return s.d.Dispatch(sessionID, who, &memoryv1.StateRequest{Op: memoryv1.StateOp_STATE_OP_GET, Key: "temp:" + key}, reply)
 	})
 	if err != nil {
 		return nil, err
@@ -184,7 +254,7 @@ func (s *Service) resolve(ctx context.Context, sessionID, key string) (*memoryv1
 	if st := m.(*memoryv1.StateReply); st.GetFound() {
 		return &memoryv1.ResolveReply{Found: true, Scope: "temp", Entry: &memoryv1.Entry{Key: key, Value: st.GetValue(), Size: uint32(len(st.GetValue()))}}, nil
 	}
-	info, err := s.sessionInfo(ctx, sessionID)
+	info, err := s.sessionInfo(ctx, nil, sessionID)
 	if err != nil {
 		return nil, err
 	}
@@ -208,8 +278,8 @@ func (s *Service) resolve(ctx context.Context, sessionID, key string) (*memoryv1
 
 // publishHandler serves mem.v1.scope.session.<id>.publish: copy a session
 // entry into the session's user or project scope.
-func (s *Service) publishHandler(r micro.Request) {
-	asJSON, rp := wantsJSON(r.Headers()), s.replyTo(r)
+func (s *Service) publishHandler(c *call) {
+	r, asJSON, rp := c.r, c.asJSON, c.rp
 	sessionID, ok := sessionScopeID(r, rp, asJSON, "publish")
 	if !ok {
 		return
@@ -222,45 +292,54 @@ func (s *Service) publishHandler(r micro.Request) {
 		respondError(rp, asJSON, &Error{Code: 400, Field: "target", Message: fmt.Sprintf("%q: must be user or project", req.GetTarget())})
 		return
 	}
-	s.goQuery(rp, asJSON, func(ctx context.Context, reply actors.ReplyFunc) {
+	s.goQuery(c, func(ctx context.Context, reply actors.ReplyFunc) {
+		src := scopeTarget{sharedmem.KindSession, sessionID}
+		if err := s.checkScope(ctx, c.who, src, false); err != nil {
+			reply(nil, err)
+			return
+		}
 		e, err := s.getEntry(ctx, sharedmem.KindSession, sessionID, req.GetKey())
 		if err != nil {
 			reply(nil, err)
 			return
 		}
-		info, err := s.sessionInfo(ctx, sessionID)
+		info, err := s.sessionInfo(ctx, nil, sessionID)
 		if err != nil {
 			reply(nil, err)
 			return
 		}
-		kind, id := sharedmem.KindUser, info.GetUserId()
+		dst := scopeTarget{sharedmem.KindUser, info.GetUserId()}
 		if req.GetTarget() == "project" {
-			kind, id = sharedmem.KindProject, info.GetProject()
+			dst = scopeTarget{sharedmem.KindProject, info.GetProject()}
 		}
-		if id == "" {
+		if dst.id == "" {
 			reply(nil, &Error{Code: 409, Field: "target", Message: "session " + sessionID + " has no " + req.GetTarget()})
 			return
 		}
-		s.dispatchScope(kind, id, &actors.CopyEntry{CommandID: req.GetCommandId(), Entry: e, By: req.GetBy()}, reply)
+		if err := s.checkScope(ctx, c.who, dst, true); err != nil {
+			reply(nil, err)
+			return
+		}
+		s.dispatchScope(dst.kind, dst.id, c.who, &actors.CopyEntry{CommandID: req.GetCommandId(), Entry: e, By: byOf(dst, c.who, req.GetBy())}, reply)
 	})
 }
 
-func (s *Service) dispatchScope(kind sharedmem.Kind, id string, body any, reply actors.ReplyFunc) {
-	if err := s.scopes.DispatchScope(kind, id, "", body, reply); err != nil {
+func (s *Service) dispatchScope(kind sharedmem.Kind, id string, who *tenancy.Caller, body any, reply actors.ReplyFunc) {
+	if err := s.scopes.DispatchScope(kind, id, who, body, reply); err != nil {
 		reply(nil, err)
 	}
 }
 
 // addScopeEndpoints registers the agent and scope endpoints (when Scopes is set).
-func (s *Service) addScopeEndpoints(add func(name, subject string, h micro.HandlerFunc) error) error {
+func (s *Service) addScopeEndpoints(add func(name, subject string, h func(*call)) error) error {
 	if s.scopes == nil {
 		return nil
 	}
 	for _, op := range []string{"put", "get", "delete", "list", "history", "rollback", "configure"} {
-		if err := add("agent_"+op, "mem.v1.agent.*."+op, s.entryHandler(entryOps[op])); err != nil {
+		if err := add("agent_"+op, "mem.v1.agent.*."+op, s.entryHandler(op)); err != nil {
 			return err
 		}
-		if err := add("scope_"+op, "mem.v1.scope.*.*."+op, s.entryHandler(entryOps[op])); err != nil {
+		if err := add("scope_"+op, "mem.v1.scope.*.*."+op, s.entryHandler(op)); err != nil {
 			return err
 		}
 	}
@@ -276,9 +355,8 @@ func (s *Service) addScopeEndpoints(add func(name, subject string, h micro.Handl
 	if err := add("scope_publish", "mem.v1.scope.*.*.publish", s.publishHandler); err != nil {
 		return err
 	}
-	malformed := func(r micro.Request) {
-		respondError(s.replyTo(r), wantsJSON(r.Headers()), &Error{Code: 400, Field: "id",
-			Message: "ids are 1..128 of [A-Za-z0-9_-]; dots split the subject"})
+	malformed := func(c *call) {
+		c.fail(&Error{Code: 400, Field: "id", Message: "ids are 1..128 of [A-Za-z0-9_-]; dots split the subject"})
 	}
 	if err := add("agent_malformed", "mem.v1.agent.*.*.>", malformed); err != nil {
 		return err

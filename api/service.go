@@ -16,11 +16,12 @@ import (
 	"github.com/agentmem/agentmem/actors"
 	"github.com/agentmem/agentmem/events"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
+	"github.com/agentmem/agentmem/tenancy"
 )
 
 // Dispatcher hands a request to the owner of a session (actors.Directory).
 type Dispatcher interface {
-	Dispatch(sessionID, writer string, body any, reply actors.ReplyFunc) error
+	Dispatch(sessionID string, who *tenancy.Caller, body any, reply actors.ReplyFunc) error
 }
 
 var _ Dispatcher = (*actors.Directory)(nil)
@@ -73,6 +74,9 @@ type Deps struct {
 	Logger   *slog.Logger
 	// Metrics (nil: instruments not registered anywhere).
 	Metrics *Metrics
+	// Tenants maps verified NATS identities to callers (nil: the
+	// single-user node, every request is the Unrestricted caller).
+	Tenants *tenancy.Directory
 }
 
 // Service is the running micro service.
@@ -88,6 +92,8 @@ type Service struct {
 	rerank   Reranker
 	logger   *slog.Logger
 	metrics  *Metrics
+	tenants  *tenancy.Directory
+	anyone   *tenancy.Caller // the caller of every request without tenants
 	queries  chan struct{}
 	ctx      context.Context
 	cancel   context.CancelFunc
@@ -138,10 +144,12 @@ func Start(nc *nats.Conn, deps Deps, cfg Config) (*Service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("api: add service: %w", err)
 	}
+	anyLimits := tenancy.DefaultLimits()
+	anyLimits.MaxConcurrentQueries = cfg.MaxConcurrentQueries
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Service{svc: svc, nc: nc, cfg: cfg, d: deps.Dispatcher, scopes: deps.Scopes, data: deps.Data, entries: deps.Entries, rm: deps.ReadModel, rerank: deps.Reranker,
-		logger: deps.Logger, metrics: deps.Metrics, queries: make(chan struct{}, cfg.MaxConcurrentQueries), ctx: ctx, cancel: cancel}
-	add := func(name, subject string, h micro.HandlerFunc) error {
+		logger: deps.Logger, metrics: deps.Metrics, tenants: deps.Tenants, anyone: tenancy.Unrestricted(anyLimits), queries: make(chan struct{}, cfg.MaxConcurrentQueries), ctx: ctx, cancel: cancel}
+	add := func(name, subject string, h func(*call)) error {
 		err := svc.AddEndpoint(name, s.guard(h), micro.WithEndpointSubject(subject),
 			micro.WithEndpointPendingLimits(cfg.MaxPending, 256<<20))
 		if err != nil {
@@ -172,8 +180,8 @@ func Start(nc *nats.Conn, deps Deps, cfg Config) (*Service, error) {
 	}
 	// An id with dots splits into more subject tokens and would match no
 	// endpoint (no responders): answer those with a 400 instead.
-	err = svc.AddEndpoint("session_malformed", s.guard(func(r micro.Request) {
-		respondError(s.replyTo(r), wantsJSON(r.Headers()), &Error{Code: 400, Field: "session_id",
+	err = svc.AddEndpoint("session_malformed", s.guard(func(c *call) {
+		c.fail(&Error{Code: 400, Field: "session_id",
 			Message: "ids are 1..128 of [A-Za-z0-9_-]; dots split the subject mem.v1.session.<id>.<op>"})
 	}), micro.WithEndpointSubject("mem.v1.session.*.*.>"))
 	if err != nil {
@@ -184,23 +192,50 @@ func Start(nc *nats.Conn, deps Deps, cfg Config) (*Service, error) {
 	return s, nil
 }
 
-// guard drops a request whose reply subject the service must not answer
-// (see replyAllowed) before any work is done for it. A request without a
-// reply subject is served unanswered, as a publish.
-func (s *Service) guard(h micro.HandlerFunc) micro.HandlerFunc {
+// call is one request being served: where its answer goes, in which
+// encoding, and who sent it (verified).
+type call struct {
+	r      micro.Request
+	rp     replier
+	asJSON bool
+	who    *tenancy.Caller
+}
+
+// fail answers the request with err (classified).
+func (c *call) fail(err error) { respondError(c.rp, c.asJSON, classify(err)) }
+
+// guard runs before every handler. It drops a request whose reply subject
+// the service must not answer (see replyAllowed) before any work is done
+// for it (a request without a reply subject is served unanswered, as a
+// publish), then establishes the caller: the Unrestricted caller without
+// tenants, else the principal the server-stamped identity maps to (403
+// when there is none).
+func (s *Service) guard(h func(*call)) micro.HandlerFunc {
 	return func(r micro.Request) {
 		if rp := r.Reply(); rp != "" && !replyAllowed(rp, s.cfg.ReplyPrefixes) {
 			s.metrics.RefusedReplies.Inc()
 			s.logger.Warn("request dropped: reply subject is not an inbox", "subject", r.Subject(), "reply", rp)
 			return
 		}
-		h(r)
+		c := &call{r: r, rp: s.replyTo(r), asJSON: wantsJSON(r.Headers())}
+		if s.tenants == nil {
+			c.who = s.anyone
+		} else {
+			who, err := s.tenants.Identify(nats.Header(r.Headers()))
+			if err != nil {
+				s.metrics.Denied.WithLabelValues("identity").Inc()
+				c.fail(err)
+				return
+			}
+			c.who = who
+		}
+		h(c)
 	}
 }
 
-func (s *Service) sessionHandler(ep endpoint) func(micro.Request) {
-	return func(r micro.Request) {
-		asJSON, rp := wantsJSON(r.Headers()), s.replyTo(r)
+func (s *Service) sessionHandler(ep endpoint) func(*call) {
+	return func(c *call) {
+		r, asJSON, rp := c.r, c.asJSON, c.rp
 		id, err := sessionID(r.Subject())
 		if err != nil {
 			respondError(rp, asJSON, classify(err))
@@ -211,17 +246,22 @@ func (s *Service) sessionHandler(ep endpoint) func(micro.Request) {
 			return
 		}
 		if app, ok := body.(*memoryv1.AppendRequest); ok && s.needsOffload(app) {
-			s.goQuery(rp, asJSON, func(ctx context.Context, reply actors.ReplyFunc) {
-				req, err := s.offload(ctx, app)
+			s.goQuery(c, func(ctx context.Context, reply actors.ReplyFunc) {
+				// Check before storing bytes on the session's behalf.
+				if err := s.checkSession(ctx, c.who, id, true); err != nil {
+					reply(nil, err)
+					return
+				}
+				req, err := s.offload(ctx, id, app)
 				if err != nil {
 					reply(nil, err)
 					return
 				}
-				s.dispatch(id, req, reply)
+				s.dispatch(id, c.who, req, reply)
 			})
 			return
 		}
-		s.handOff(rp, asJSON, func(reply actors.ReplyFunc) error { return s.d.Dispatch(id, "", body, reply) })
+		s.handOff(rp, asJSON, func(reply actors.ReplyFunc) error { return s.d.Dispatch(id, c.who, body, reply) })
 	}
 }
 

@@ -118,6 +118,12 @@ func (s *Store) MemoryBytes() int64 { return s.mem.size() }
 // unknown) leaves an object that nobody was given the id of; it expires by
 // its lease like any other and the sweep deletes it.
 func (s *Store) Put(ctx context.Context, data []byte, contentType string, metadata map[string]string, ttl time.Duration) (*memoryv1.DataReference, uint64, error) {
+	return s.PutOwned(ctx, "", data, contentType, metadata, ttl)
+}
+
+// PutOwned is Put with the reference's owner set (who may read it:
+// DataReference.owner).
+func (s *Store) PutOwned(ctx context.Context, owner string, data []byte, contentType string, metadata map[string]string, ttl time.Duration) (*memoryv1.DataReference, uint64, error) {
 	if int64(len(data)) > s.cfg.MaxBytes {
 		return nil, 0, fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, len(data), s.cfg.MaxBytes)
 	}
@@ -146,6 +152,7 @@ func (s *Store) Put(ctx context.Context, data []byte, contentType string, metada
 		Compressed:      compressed,
 		StoredSize:      uint64(len(stored)),
 		ContentType:     contentType,
+		Owner:           owner,
 		Metadata:        cloneMap(metadata),
 		StoredUnixNano:  now.UnixNano(),
 		ExpiresUnixNano: now.Add(ttl).UnixNano(),

@@ -35,10 +35,22 @@ type Config struct {
 	// "node" user of a --nats-config with users and permissions).
 	NATSUser     string
 	NATSPassword string
+	// NATSAPIUser/NATSAPIPassword/NATSAPICreds authenticate the service's
+	// own connection (it serves mem.v1.> and should be allowed to publish
+	// replies only: _INBOX.>, _R_.>). Unset: the service shares the node's
+	// connection (a warning is logged), except on the single-user embedded
+	// server, where the node makes both users itself.
+	NATSAPIUser     string
+	NATSAPIPassword string
+	NATSAPICreds    string
 	// NATSConfig is an optional nats-server config file for the embedded server.
 	NATSConfig string
-	Sync       string
-	Replicas   int
+	// Tenants is the tenants file (tenancy.Load): callers are identified by
+	// their NATS account and user (Nats-Request-Info) and checked on every
+	// endpoint. Empty: the single-user node, every caller may do anything.
+	Tenants  string
+	Sync     string
+	Replicas int
 	// DuplicateWindow is the stream's Nats-Msg-Id window (JetStream
 	// dedupe). Retries are recognised at any age without it (the command
 	// index); it is the first line for retries racing their original.

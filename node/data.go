@@ -34,8 +34,8 @@ func mapDataErr(err error) error {
 	return &api.Error{Code: 503, Message: err.Error()}
 }
 
-func (d dataStore) Put(ctx context.Context, data []byte, ct string, md map[string]string, ttl time.Duration) (*memoryv1.DataReference, uint64, error) {
-	ref, seq, err := d.s.Put(ctx, data, ct, md, ttl)
+func (d dataStore) Put(ctx context.Context, owner string, data []byte, ct string, md map[string]string, ttl time.Duration) (*memoryv1.DataReference, uint64, error) {
+	ref, seq, err := d.s.PutOwned(ctx, owner, data, ct, md, ttl)
 	return ref, seq, mapDataErr(err)
 }
 

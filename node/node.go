@@ -26,6 +26,7 @@ import (
 	"github.com/agentmem/agentmem/internal/segmented"
 	"github.com/agentmem/agentmem/largedata"
 	"github.com/agentmem/agentmem/projections"
+	"github.com/agentmem/agentmem/tenancy"
 )
 
 // Node is one running agentmem node.
@@ -34,6 +35,9 @@ type Node struct {
 	logger   *slog.Logger
 	embedded *natsembed.Server
 	nc       *nats.Conn
+	// apiNC is the service's connection (nc when the operator gave it no
+	// user of its own).
+	apiNC    *nats.Conn
 	dir      *actors.Directory
 	svc      *api.Service
 	http     *http.Server
@@ -71,32 +75,15 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	}()
 	n.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
-	n.url = cfg.NATSURL
-	var opts []nats.Option
-	if cfg.NATSURL == "" {
-		ecfg := natsembed.DefaultConfig()
-		ecfg.DataDir = filepath.Join(cfg.DataDir, "jetstream")
-		ecfg.Listen = cfg.NATSListen
-		ecfg.SyncAlways = cfg.Sync == SyncAlways
-		ecfg.ConfigFile = cfg.NATSConfig
-		if n.embedded, err = natsembed.Start(ecfg); err != nil {
-			return n, err
+	var tenants *tenancy.Directory
+	if cfg.Tenants != "" {
+		if tenants, err = tenancy.Load(cfg.Tenants); err != nil {
+			return n, fmt.Errorf("node: %w", err)
 		}
-		n.url = n.embedded.ClientURL()
-		logger.Info("embedded NATS started", "url", n.url, "store", ecfg.DataDir, "sync", cfg.Sync)
+		logger.Info("tenancy on", "tenants", cfg.Tenants, "principals", tenants.Principals())
 	}
-	if cfg.NATSCreds != "" {
-		opts = append(opts, nats.UserCredentials(cfg.NATSCreds))
-	}
-	if cfg.NATSUser != "" {
-		opts = append(opts, nats.UserInfo(cfg.NATSUser, cfg.NATSPassword))
-	}
-	// No reconnect buffer: an append published while disconnected fails at
-	// once (503) instead of being flushed minutes later, after the actor
-	// already answered and moved on.
-	opts = append(opts, nats.Name("agentmem-node"), nats.MaxReconnects(-1), nats.ReconnectBufSize(-1))
-	if n.nc, err = nats.Connect(n.url, opts...); err != nil {
-		return n, fmt.Errorf("node: connect %s: %w", n.url, err)
+	if err = n.connect(cfg); err != nil {
+		return n, err
 	}
 	js, err := jetstream.New(n.nc)
 	if err != nil {
@@ -160,17 +147,23 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	}
 	n.goBackground("large-data sweeper stopped", data.Run)
 	deps := api.Deps{Dispatcher: n.dir, Scopes: n.dir, Data: dataStore{data}, Reranker: cfg.Reranker, Logger: logger,
-		Metrics: api.NewMetrics(n.Registry)}
+		Metrics: api.NewMetrics(n.Registry), Tenants: tenants}
 	if cfg.Projector {
 		deps.ReadModel = readModel{p: n.proj, s: n.store}
 		deps.Entries = readModel{p: n.proj, s: n.store}
 	}
-	if n.svc, err = api.Start(n.nc, deps, api.DefaultConfig()); err != nil {
+	acfg := api.DefaultConfig()
+	if tenants != nil {
+		// Every tenant request crosses a service import, whose reply
+		// subject the server rewrites to _R_.…: nothing else is answered.
+		acfg.ReplyPrefixes = []string{"_R_."}
+	}
+	if n.svc, err = api.Start(n.apiNC, deps, acfg); err != nil {
 		return n, err
 	}
 	// The service's subscriptions are in place once the server saw them:
 	// a client's first request after Start must not get "no responders".
-	if err = n.nc.Flush(); err != nil {
+	if err = n.apiNC.Flush(); err != nil {
 		return n, fmt.Errorf("node: flush: %w", err)
 	}
 	if cfg.HTTPAddr != "" {
@@ -275,6 +268,9 @@ func (n *Node) shutdown(ctx context.Context) error {
 	}
 	if n.store != nil {
 		errs = append(errs, n.store.Close())
+	}
+	if n.apiNC != nil && n.apiNC != n.nc {
+		n.apiNC.Close()
 	}
 	if n.nc != nil {
 		n.nc.Close()

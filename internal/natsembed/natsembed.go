@@ -50,6 +50,57 @@ type Config struct {
 	Logger server.Logger
 	// Debug enables the server's debug logs (only with a Logger).
 	Debug bool
+	// NodeUsers, when set and there is no ConfigFile, gives the agentmem
+	// node's two connections users of their own (see NodeUsers); every
+	// other client is then the anonymous user with every right, as on a
+	// server without authorization.
+	NodeUsers *NodeUsers
+}
+
+// Users of a single-user embedded server.
+const (
+	NodeUser      = "agentmem-node"
+	APIUser       = "agentmem-api"
+	AnonymousUser = "anonymous"
+)
+
+// NodeUsers are the passwords of the node's own users on a single-user
+// embedded server:
+//
+//   - NodeUser (the log, the projector, snapshots, large data) may do
+//     anything but publish into the service's own requests (mem.v1.>)
+//     and delete or purge the log stream;
+//   - APIUser (the service: it subscribes to mem.v1.> and $SRV.>) may
+//     publish only replies (_INBOX.>, _R_.>), so no request, whatever
+//     reply subject it names, can make the service publish elsewhere — not
+//     even through the $SRV handlers of the micro library, which answer any
+//     reply subject.
+//
+// Clients connecting without credentials are AnonymousUser, with every
+// right: the single-user node stays as open as before.
+type NodeUsers struct {
+	NodePassword string
+	APIPassword  string
+	// Stream is the log stream NodeUser may not delete or purge.
+	Stream string
+}
+
+// NodePermissions are the publish/subscribe rights of the node's store
+// connection (NodeUser); stream is the log stream.
+func NodePermissions(stream string) *server.Permissions {
+	return &server.Permissions{
+		Publish: &server.SubjectPermission{Allow: []string{">"},
+			Deny: []string{"mem.v1.>", "$JS.API.STREAM.DELETE." + stream, "$JS.API.STREAM.PURGE." + stream}},
+		Subscribe: &server.SubjectPermission{Allow: []string{">"}, Deny: []string{"mem.v1.>"}},
+	}
+}
+
+// APIPermissions are the rights of the service connection (APIUser).
+func APIPermissions() *server.Permissions {
+	return &server.Permissions{
+		Publish:   &server.SubjectPermission{Allow: []string{"_INBOX.>", "_R_.>"}},
+		Subscribe: &server.SubjectPermission{Allow: []string{"mem.v1.>", "$SRV.>", "_INBOX.>"}},
+	}
 }
 
 // DefaultConfig returns the configuration cmd/node uses unless told otherwise:
@@ -116,6 +167,14 @@ func (c Config) options() (*server.Options, error) {
 	}
 	if c.ServerName != "" {
 		opts.ServerName = c.ServerName
+	}
+	if c.NodeUsers != nil && c.ConfigFile == "" {
+		opts.Users = []*server.User{
+			{Username: NodeUser, Password: c.NodeUsers.NodePassword, Permissions: NodePermissions(c.NodeUsers.Stream)},
+			{Username: APIUser, Password: c.NodeUsers.APIPassword, Permissions: APIPermissions()},
+			{Username: AnonymousUser},
+		}
+		opts.NoAuthUser = AnonymousUser
 	}
 	// The process owns signals and logging, not the embedded server.
 	opts.NoSigs = true

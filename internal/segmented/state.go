@@ -116,6 +116,9 @@ func (s *State) Status() memoryv1.SessionStatus { return s.snap.GetStatus() }
 // Turn is the number of user messages appended so far.
 func (s *State) Turn() uint32 { return s.snap.GetTurn() }
 
+// Owner is the session's user and agent ids (who may reach it).
+func (s *State) Owner() (userID, agentID string) { return s.snap.GetUserId(), s.snap.GetAgentId() }
+
 // SessionID returns the session id ("" before creation).
 func (s *State) SessionID() string { return s.snap.GetSessionId() }
 

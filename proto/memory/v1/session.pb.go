@@ -339,8 +339,13 @@ type DataReference struct {
 	StoredUnixNano int64             `protobuf:"varint,8,opt,name=stored_unix_nano,json=storedUnixNano,proto3" json:"stored_unix_nano,omitempty"`
 	// expires_unix_nano: 0 = never.
 	ExpiresUnixNano int64 `protobuf:"varint,9,opt,name=expires_unix_nano,json=expiresUnixNano,proto3" json:"expires_unix_nano,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// owner is who the data belongs to, and so who may read it:
+	// "principal:<name>" (mem.v1.data.put by that verified principal),
+	// "session:<id>" (a tool result stored from that session's append), or ""
+	// (mem.v1.data.put on a node without tenants).
+	Owner         string `protobuf:"bytes,10,opt,name=owner,proto3" json:"owner,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *DataReference) Reset() {
@@ -434,6 +439,13 @@ func (x *DataReference) GetExpiresUnixNano() int64 {
 		return x.ExpiresUnixNano
 	}
 	return 0
+}
+
+func (x *DataReference) GetOwner() string {
+	if x != nil {
+		return x.Owner
+	}
+	return ""
 }
 
 // Summary replaces a contiguous run of messages [first_seq, last_seq].
@@ -1579,7 +1591,7 @@ const file_memory_v1_session_proto_rawDesc = "" +
 	"\x04turn\x18\t \x01(\rR\x04turn\x12*\n" +
 	"\x11created_unix_nano\x18\n" +
 	" \x01(\x03R\x0fcreatedUnixNano\x12<\n" +
-	"\bdata_ref\x18\v \x01(\v2!.agentmem.memory.v1.DataReferenceR\adataRef\"\x8f\x03\n" +
+	"\bdata_ref\x18\v \x01(\v2!.agentmem.memory.v1.DataReferenceR\adataRef\"\xa5\x03\n" +
 	"\rDataReference\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04size\x18\x02 \x01(\x04R\x04size\x12\x16\n" +
@@ -1592,7 +1604,9 @@ const file_memory_v1_session_proto_rawDesc = "" +
 	"\fcontent_type\x18\x06 \x01(\tR\vcontentType\x12K\n" +
 	"\bmetadata\x18\a \x03(\v2/.agentmem.memory.v1.DataReference.MetadataEntryR\bmetadata\x12(\n" +
 	"\x10stored_unix_nano\x18\b \x01(\x03R\x0estoredUnixNano\x12*\n" +
-	"\x11expires_unix_nano\x18\t \x01(\x03R\x0fexpiresUnixNano\x1a;\n" +
+	"\x11expires_unix_nano\x18\t \x01(\x03R\x0fexpiresUnixNano\x12\x14\n" +
+	"\x05owner\x18\n" +
+	" \x01(\tR\x05owner\x1a;\n" +
 	"\rMetadataEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xdd\x01\n" +
