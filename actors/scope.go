@@ -98,7 +98,7 @@ func (a *scopeActor) Receive(ctx actor.Context) {
 	}
 	switch m := ctx.Message().(type) {
 	case *request:
-		a.serve(m, a.handle)
+		a.serve(m, func(body any) (proto.Message, error) { return a.handle(m.who, body) })
 	case *expireTick:
 		a.timer, a.timerAt = nil, 0
 		if a.ensureRecovered() == nil {
@@ -149,8 +149,8 @@ func (a *scopeActor) stopTimer() {
 	}
 }
 
-// handle routes one request.
-func (a *scopeActor) handle(body any) (proto.Message, error) {
+// handle routes one request of who (nil: the node itself).
+func (a *scopeActor) handle(who *tenancy.Caller, body any) (proto.Message, error) {
 	if err := a.ensureRecovered(); err != nil {
 		return nil, err
 	}
@@ -160,6 +160,9 @@ func (a *scopeActor) handle(body any) (proto.Message, error) {
 	now := a.dir.deps.Now().UnixNano()
 	switch req := body.(type) {
 	case *memoryv1.PutEntryRequest:
+		if err := a.checkQuota(who, req.GetKey(), len(req.GetValue()), now); err != nil {
+			return nil, err
+		}
 		return a.write(req.GetCommandId(), req.GetKey(), func() ([]proto.Message, error) {
 			return a.st().DecidePut(req, req.GetBy(), a.env())
 		})
@@ -172,6 +175,9 @@ func (a *scopeActor) handle(body any) (proto.Message, error) {
 			return a.st().DecideRollback(req, req.GetBy(), a.env())
 		})
 	case *CopyEntry:
+		if err := a.checkQuota(who, req.Entry.GetKey(), len(req.Entry.GetValue()), now); err != nil {
+			return nil, err
+		}
 		return a.write(req.CommandID, req.Entry.GetKey(), func() ([]proto.Message, error) {
 			return a.st().DecideCopy(req.Entry, req.By, a.env())
 		})
@@ -230,4 +236,25 @@ func (a *scopeActor) write(commandID, key string, decide func() ([]proto.Message
 		}
 	}
 	return reply, nil
+}
+
+// checkQuota refuses a put by who that would take the scope past who's
+// limits (tenancy.Limits): a new live key beyond max_entries_per_scope, or
+// live values (as stored) plus this value (as sent: an upper bound of what
+// is stored) beyond max_bytes_per_scope. Answered 413 naming the limit.
+// Admins and the node itself are not bounded.
+func (a *scopeActor) checkQuota(who *tenancy.Caller, key string, valueLen int, now int64) error {
+	if who == nil || who.Admin() {
+		return nil
+	}
+	st, l := a.st(), who.Limits
+	if _, err := st.Get(key, 0, now); err != nil && st.Live() >= l.MaxEntriesPerScope {
+		return &sharedmem.Rejection{Code: 413, Field: "max_entries_per_scope",
+			Reason: fmt.Sprintf("scope holds %d live entries, the most this caller may fill it to", st.Live())}
+	}
+	if st.LiveBytes()+int64(valueLen) > l.MaxBytesPerScope {
+		return &sharedmem.Rejection{Code: 413, Field: "max_bytes_per_scope",
+			Reason: fmt.Sprintf("scope holds %d bytes of live values; %d more would pass this caller's %d", st.LiveBytes(), valueLen, l.MaxBytesPerScope)}
+	}
+	return nil
 }

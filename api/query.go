@@ -23,6 +23,9 @@ type ReadModel interface {
 	MessagesByID(sessionID string, ids []string) ([]*memoryv1.Message, error)
 	Search(sessionID string, scope memoryv1.SearchScope, query string, limit int) ([]*memoryv1.SearchHit, error)
 	ListSessions(req *memoryv1.ListSessionsRequest) ([]*memoryv1.SessionIndexEntry, string, error)
+	// CountSessions counts the sessions of agentID (or of userID when
+	// agentID is empty), stopping at limit.
+	CountSessions(userID, agentID string, limit int) (int, error)
 }
 
 // Reranker reorders search hits (optional); on failure BM25 order stands.
@@ -69,18 +72,27 @@ func (s *Service) queryHandler(ep queryEndpoint) func(*call) {
 	}
 }
 
-// goQuery runs fn in a goroutine bounded by the query semaphore.
+// goQuery runs fn in a goroutine, bounded first by the caller's own slots
+// (429 max_concurrent_queries: a slow min_seq wait holds only the caller's
+// slots), then by the node's (503 when every slot of the node is busy).
 func (s *Service) goQuery(c *call, fn func(context.Context, actors.ReplyFunc)) {
 	rp, asJSON := c.rp, c.asJSON
+	release, err := s.querySlots.acquire(c.who)
+	if err != nil {
+		s.metrics.Limited.WithLabelValues(s.querySlots.name).Inc()
+		c.fail(err)
+		return
+	}
 	select {
 	case s.queries <- struct{}{}:
 	default:
-		respondError(rp, asJSON, &Error{Code: 503, Field: "", Message: "too many queries in flight; retry"})
+		release()
+		respondError(rp, asJSON, &Error{Code: 503, Field: "", Message: "too many queries in flight on this node; retry"})
 		return
 	}
 	s.inflight.Add(1)
 	go func() {
-		defer func() { <-s.queries }()
+		defer func() { <-s.queries; release() }()
 		ctx, cancel := context.WithTimeout(s.ctx, s.cfg.QueryTimeout)
 		defer cancel()
 		fn(ctx, s.answer(rp, asJSON))

@@ -298,11 +298,6 @@ func (s *Service) publishHandler(c *call) {
 			reply(nil, err)
 			return
 		}
-		e, err := s.getEntry(ctx, sharedmem.KindSession, sessionID, req.GetKey())
-		if err != nil {
-			reply(nil, err)
-			return
-		}
 		info, err := s.sessionInfo(ctx, nil, sessionID)
 		if err != nil {
 			reply(nil, err)
@@ -317,6 +312,11 @@ func (s *Service) publishHandler(c *call) {
 			return
 		}
 		if err := s.checkScope(ctx, c.who, dst, true); err != nil {
+			reply(nil, err)
+			return
+		}
+		e, err := s.getEntry(ctx, sharedmem.KindSession, sessionID, req.GetKey())
+		if err != nil {
 			reply(nil, err)
 			return
 		}

@@ -36,6 +36,9 @@ type Config struct {
 	MaxPending int
 	// MaxConcurrentQueries bounds projection queries in flight (503 beyond).
 	MaxConcurrentQueries int
+	// MaxConcurrentWatches bounds watch long polls in flight on the node
+	// (503 beyond; each caller is bounded by its own max_watches first).
+	MaxConcurrentWatches int
 	// QueryTimeout bounds one query, MinSeqWait the wait for min_seq within it.
 	QueryTimeout  time.Duration
 	MinSeqWait    time.Duration
@@ -54,7 +57,7 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{
 		Name: "memory", Version: "0.1.0", QueueGroup: "memory", MaxPending: 1 << 16,
-		MaxConcurrentQueries: 256, QueryTimeout: 5 * time.Second, MinSeqWait: 2 * time.Second,
+		MaxConcurrentQueries: 256, MaxConcurrentWatches: 1024, QueryTimeout: 5 * time.Second, MinSeqWait: 2 * time.Second,
 		RerankTimeout: time.Second, LargeToolResultBytes: DefaultLargeToolResultBytes,
 		ReplyPrefixes: DefaultReplyPrefixes,
 	}
@@ -74,6 +77,8 @@ type Deps struct {
 	Logger   *slog.Logger
 	// Metrics (nil: instruments not registered anywhere).
 	Metrics *Metrics
+	// Watcher serves watch long polls (nil: not served).
+	Watcher Watcher
 	// Tenants maps verified NATS identities to callers (nil: the
 	// single-user node, every request is the Unrestricted caller).
 	Tenants *tenancy.Directory
@@ -81,23 +86,30 @@ type Deps struct {
 
 // Service is the running micro service.
 type Service struct {
-	svc      micro.Service
-	nc       *nats.Conn
-	cfg      Config
-	d        Dispatcher
-	scopes   ScopeDispatcher
-	data     DataStore
-	entries  EntrySearcher
-	rm       ReadModel
-	rerank   Reranker
-	logger   *slog.Logger
-	metrics  *Metrics
-	tenants  *tenancy.Directory
-	anyone   *tenancy.Caller // the caller of every request without tenants
-	queries  chan struct{}
-	ctx      context.Context
-	cancel   context.CancelFunc
-	inflight sync.WaitGroup
+	svc     micro.Service
+	nc      *nats.Conn
+	cfg     Config
+	d       Dispatcher
+	scopes  ScopeDispatcher
+	data    DataStore
+	entries EntrySearcher
+	rm      ReadModel
+	rerank  Reranker
+	logger  *slog.Logger
+	metrics *Metrics
+	tenants *tenancy.Directory
+	anyone  *tenancy.Caller // the caller of every request without tenants
+	queries chan struct{}
+	watches chan struct{}
+	watcher Watcher
+	// watchCtx ends the watch polls in flight when the service stops.
+	watchCtx    context.Context
+	stopWatches context.CancelFunc
+	// querySlots and watchSlots bound each caller (tenancy.Limits).
+	querySlots, watchSlots *slots
+	ctx                    context.Context
+	cancel                 context.CancelFunc
+	inflight               sync.WaitGroup
 }
 
 type endpoint struct {
@@ -144,16 +156,22 @@ func Start(nc *nats.Conn, deps Deps, cfg Config) (*Service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("api: add service: %w", err)
 	}
+	watchCtx, stopWatches := context.WithCancel(context.Background())
 	anyLimits := tenancy.DefaultLimits()
 	anyLimits.MaxConcurrentQueries = cfg.MaxConcurrentQueries
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Service{svc: svc, nc: nc, cfg: cfg, d: deps.Dispatcher, scopes: deps.Scopes, data: deps.Data, entries: deps.Entries, rm: deps.ReadModel, rerank: deps.Reranker,
-		logger: deps.Logger, metrics: deps.Metrics, tenants: deps.Tenants, anyone: tenancy.Unrestricted(anyLimits), queries: make(chan struct{}, cfg.MaxConcurrentQueries), ctx: ctx, cancel: cancel}
+		logger: deps.Logger, metrics: deps.Metrics, tenants: deps.Tenants, anyone: tenancy.Unrestricted(anyLimits),
+		watcher: deps.Watcher, watchCtx: watchCtx, stopWatches: stopWatches, watches: make(chan struct{}, max(cfg.MaxConcurrentWatches, 1)),
+		querySlots: newSlots("max_concurrent_queries", func(l tenancy.Limits) int { return l.MaxConcurrentQueries }),
+		watchSlots: newSlots("max_watches", func(l tenancy.Limits) int { return l.MaxWatches }),
+		queries:    make(chan struct{}, cfg.MaxConcurrentQueries), ctx: ctx, cancel: cancel}
 	add := func(name, subject string, h func(*call)) error {
 		err := svc.AddEndpoint(name, s.guard(h), micro.WithEndpointSubject(subject),
 			micro.WithEndpointPendingLimits(cfg.MaxPending, 256<<20))
 		if err != nil {
 			cancel()
+			stopWatches()
 			_ = svc.Stop()
 			return fmt.Errorf("api: add endpoint %s: %w", name, err)
 		}
@@ -178,6 +196,9 @@ func Start(nc *nats.Conn, deps Deps, cfg Config) (*Service, error) {
 	if err := s.addDataEndpoints(add); err != nil {
 		return nil, err
 	}
+	if err := s.addWatchEndpoints(add); err != nil {
+		return nil, err
+	}
 	// An id with dots splits into more subject tokens and would match no
 	// endpoint (no responders): answer those with a 400 instead.
 	err = svc.AddEndpoint("session_malformed", s.guard(func(c *call) {
@@ -186,6 +207,7 @@ func Start(nc *nats.Conn, deps Deps, cfg Config) (*Service, error) {
 	}), micro.WithEndpointSubject("mem.v1.session.*.*.>"))
 	if err != nil {
 		cancel()
+		stopWatches()
 		_ = svc.Stop()
 		return nil, fmt.Errorf("api: add endpoint malformed: %w", err)
 	}
@@ -243,6 +265,21 @@ func (s *Service) sessionHandler(ep endpoint) func(*call) {
 		}
 		body := ep.newReq()
 		if !s.readBody(r, rp, asJSON, body) {
+			return
+		}
+		if req, ok := body.(*memoryv1.CreateSessionRequest); ok && !c.who.Admin() && req.GetAgentId() == "" {
+			// An agent's sessions are its own: the agent comes from the
+			// connection, never from the body.
+			req.AgentId = c.who.Agent
+		}
+		if req, ok := body.(*memoryv1.CreateSessionRequest); ok && !c.who.Admin() && s.rm != nil {
+			s.goQuery(c, func(ctx context.Context, reply actors.ReplyFunc) {
+				if err := s.checkSessionQuota(c.who, req); err != nil {
+					reply(nil, err)
+					return
+				}
+				s.dispatch(id, c.who, req, reply)
+			})
 			return
 		}
 		if app, ok := body.(*memoryv1.AppendRequest); ok && s.needsOffload(app) {
@@ -313,6 +350,8 @@ func sessionID(subject string) (string, error) {
 // by ctx, for the replies of those already dispatched.
 func (s *Service) Stop(ctx context.Context) error {
 	err := s.svc.Stop()
+	// Watch polls in flight answer at once, with what they have.
+	s.stopWatches()
 	defer s.cancel()
 	done := make(chan struct{})
 	go func() { s.inflight.Wait(); close(done) }()
@@ -322,4 +361,26 @@ func (s *Service) Stop(ctx context.Context) error {
 		err = errors.Join(err, fmt.Errorf("api: waiting for in-flight requests: %w", ctx.Err()))
 	}
 	return err
+}
+
+// checkSessionQuota refuses (413 max_sessions) a session beyond the
+// caller's bound, counted by its agent (or by the session's user for a
+// caller without an agent). The count comes from the projection, so a
+// burst of creates may pass the bound by what the projection has not
+// applied yet (milliseconds).
+func (s *Service) checkSessionQuota(who *tenancy.Caller, req *memoryv1.CreateSessionRequest) error {
+	limit := who.Limits.MaxSessions
+	user, agent := req.GetUserId(), who.Agent
+	if agent == "" && user == "" {
+		return nil // refused by the session actor (CreateSession)
+	}
+	n, err := s.rm.CountSessions(user, agent, limit)
+	if err != nil {
+		return err
+	}
+	if n >= limit {
+		s.metrics.Limited.WithLabelValues("max_sessions").Inc()
+		return &Error{Code: 413, Field: "max_sessions", Message: fmt.Sprintf("this caller has %d sessions, the most it may have", n)}
+	}
+	return nil
 }

@@ -153,7 +153,15 @@ func (w *Watch) run(ctx context.Context, js jetstream.JetStream, stream string, 
 				}
 				return fmt.Errorf("agentmem: watch %s: %w", stream, err)
 			}
-			ch, err := decodeChange(codec, msg)
+			md, err := msg.Metadata()
+			if err != nil {
+				return fmt.Errorf("agentmem: watch: message on %s without metadata: %w", msg.Subject(), err)
+			}
+			b, err := events.DecodeBatch(msg.Data())
+			if err != nil {
+				return fmt.Errorf("agentmem: watch: %s sequence %d: %w", msg.Subject(), md.Sequence.Stream, err)
+			}
+			ch, err := decodeChange(codec, md.Sequence.Stream, msg.Subject(), b)
 			if err != nil {
 				return err
 			}
@@ -187,18 +195,10 @@ func deleteConsumer(js jetstream.JetStream, stream string, cons jetstream.Consum
 	_ = js.DeleteConsumer(ctx, stream, info.Name)
 }
 
-func decodeChange(codec *events.Codec, msg jetstream.Msg) (Change, error) {
-	md, err := msg.Metadata()
-	if err != nil {
-		return Change{}, fmt.Errorf("agentmem: watch: message on %s without metadata: %w", msg.Subject(), err)
-	}
-	seq := md.Sequence.Stream
+// decodeChange decodes the batch b stored at seq on subject.
+func decodeChange(codec *events.Codec, seq uint64, subject string, b *memoryv1.EventBatch) (Change, error) {
 	fail := func(err error) (Change, error) {
-		return Change{}, fmt.Errorf("agentmem: watch: %s sequence %d: %w", msg.Subject(), seq, err)
-	}
-	b, err := events.DecodeBatch(msg.Data())
-	if err != nil {
-		return fail(err)
+		return Change{}, fmt.Errorf("agentmem: watch: %s sequence %d: %w", subject, seq, err)
 	}
 	evs, err := codec.Unpack(b)
 	if err != nil {
@@ -213,7 +213,7 @@ func decodeChange(codec *events.Codec, msg jetstream.Msg) (Change, error) {
 	}
 	return Change{
 		Seq:       seq,
-		Subject:   msg.Subject(),
+		Subject:   subject,
 		Kind:      b.GetAggregateKind(),
 		ID:        b.GetAggregateId(),
 		Version:   b.GetVersion(),

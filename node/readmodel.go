@@ -89,3 +89,8 @@ func (c commandIndex) LookupCommand(ctx context.Context, kind, id, key string, c
 	}
 	return c.s.LookupCommand(kind, id, key)
 }
+
+func (r readModel) CountSessions(userID, agentID string, limit int) (int, error) {
+	n, err := r.s.CountSessions(userID, agentID, limit)
+	return n, mapErr(err)
+}

@@ -279,3 +279,22 @@ func (s *Store) Digest() (map[string]string, error) {
 	}
 	return out, nil
 }
+
+// CountSessions counts the sessions of agentID (or, with agentID empty, of
+// userID), stopping at limit: quotas ask "at least limit?" without scanning
+// further.
+func (s *Store) CountSessions(userID, agentID string, limit int) (int, error) {
+	bucket, p := bucketByUser, prefix(userID)
+	if agentID != "" {
+		bucket, p = bucketByAgent, prefix(agentID)
+	}
+	n := 0
+	err := s.view(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucket).Cursor()
+		for k, _ := c.Seek(p); k != nil && bytes.HasPrefix(k, p) && n < limit; k, _ = c.Next() {
+			n++
+		}
+		return nil
+	})
+	return n, err
+}

@@ -40,6 +40,7 @@ type State struct {
 	snap       *memoryv1.ScopeSnapshot
 	index      map[string]*memoryv1.KeyHistory
 	live       int
+	liveBytes  int64
 	nextExpiry int64
 }
 
@@ -78,15 +79,16 @@ func (s *State) reindex() {
 	s.recount()
 }
 
-// recount recomputes live and nextExpiry.
+// recount recomputes live, liveBytes and nextExpiry.
 func (s *State) recount() {
-	s.live, s.nextExpiry = 0, 0
+	s.live, s.liveBytes, s.nextExpiry = 0, 0, 0
 	for _, kh := range s.snap.Keys {
 		e := last(kh)
 		if e.Deleted {
 			continue
 		}
 		s.live++
+		s.liveBytes += int64(len(e.Value))
 		if x := e.ExpiresUnixNano; x > 0 && (s.nextExpiry == 0 || x < s.nextExpiry) {
 			s.nextExpiry = x
 		}
@@ -123,6 +125,10 @@ func (s *State) Config() *memoryv1.ScopeConfig {
 // counting entries that have expired but whose EXPIRE event is not stored
 // yet.
 func (s *State) Live() int { return s.live }
+
+// LiveBytes is the size of the live current values as stored (compressed
+// when that was smaller), the measure of the per-scope byte quota.
+func (s *State) LiveBytes() int64 { return s.liveBytes }
 
 // NextExpiry is the earliest expires_unix_nano of a live entry (0: none).
 // The actor schedules a timer for it and then calls DecideExpire.

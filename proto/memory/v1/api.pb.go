@@ -2667,11 +2667,196 @@ func (x *ListSessionsReply) GetAppliedSeq() uint64 {
 	return 0
 }
 
+// Watch: mem.v1.session.<id>.watch, mem.v1.agent.<id>.watch and
+// mem.v1.scope.<kind>.<id>.watch. A long poll: the reply holds the changes
+// of that aggregate stored after from_seq, in order (at most max_changes),
+// as soon as there is one, or none after wait_ms. Pass last_seq as the next
+// from_seq: nothing is skipped or repeated. The caller needs read access to
+// the aggregate; polls in flight per caller are bounded (429 max_watches).
+type WatchRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// from_seq: changes with a stream sequence above it (0: from the start).
+	FromSeq uint64 `protobuf:"varint,1,opt,name=from_seq,json=fromSeq,proto3" json:"from_seq,omitempty"`
+	// max_changes: 1..256 (0: 64).
+	MaxChanges uint32 `protobuf:"varint,2,opt,name=max_changes,json=maxChanges,proto3" json:"max_changes,omitempty"`
+	// wait_ms: how long to wait for a first change, 0..30000 (0: return at once).
+	WaitMs        uint32 `protobuf:"varint,3,opt,name=wait_ms,json=waitMs,proto3" json:"wait_ms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WatchRequest) Reset() {
+	*x = WatchRequest{}
+	mi := &file_memory_v1_api_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WatchRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WatchRequest) ProtoMessage() {}
+
+func (x *WatchRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_memory_v1_api_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
+func (*WatchRequest) Descriptor() ([]byte, []int) {
+	return file_memory_v1_api_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *WatchRequest) GetFromSeq() uint64 {
+	if x != nil {
+		return x.FromSeq
+	}
+	return 0
+}
+
+func (x *WatchRequest) GetMaxChanges() uint32 {
+	if x != nil {
+		return x.MaxChanges
+	}
+	return 0
+}
+
+func (x *WatchRequest) GetWaitMs() uint32 {
+	if x != nil {
+		return x.WaitMs
+	}
+	return 0
+}
+
+// WatchChange is one stored command of the aggregate: the stream sequence,
+// the subject and the batch as stored (events packed by full type name;
+// entry values as stored: zstd when value_compressed is set).
+type WatchChange struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Seq           uint64                 `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
+	Subject       string                 `protobuf:"bytes,2,opt,name=subject,proto3" json:"subject,omitempty"`
+	Batch         *EventBatch            `protobuf:"bytes,3,opt,name=batch,proto3" json:"batch,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WatchChange) Reset() {
+	*x = WatchChange{}
+	mi := &file_memory_v1_api_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WatchChange) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WatchChange) ProtoMessage() {}
+
+func (x *WatchChange) ProtoReflect() protoreflect.Message {
+	mi := &file_memory_v1_api_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WatchChange.ProtoReflect.Descriptor instead.
+func (*WatchChange) Descriptor() ([]byte, []int) {
+	return file_memory_v1_api_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *WatchChange) GetSeq() uint64 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
+}
+
+func (x *WatchChange) GetSubject() string {
+	if x != nil {
+		return x.Subject
+	}
+	return ""
+}
+
+func (x *WatchChange) GetBatch() *EventBatch {
+	if x != nil {
+		return x.Batch
+	}
+	return nil
+}
+
+type WatchReply struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Changes []*WatchChange         `protobuf:"bytes,1,rep,name=changes,proto3" json:"changes,omitempty"`
+	// last_seq: the sequence to pass as the next from_seq (from_seq when no change).
+	LastSeq       uint64 `protobuf:"varint,2,opt,name=last_seq,json=lastSeq,proto3" json:"last_seq,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WatchReply) Reset() {
+	*x = WatchReply{}
+	mi := &file_memory_v1_api_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WatchReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WatchReply) ProtoMessage() {}
+
+func (x *WatchReply) ProtoReflect() protoreflect.Message {
+	mi := &file_memory_v1_api_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WatchReply.ProtoReflect.Descriptor instead.
+func (*WatchReply) Descriptor() ([]byte, []int) {
+	return file_memory_v1_api_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *WatchReply) GetChanges() []*WatchChange {
+	if x != nil {
+		return x.Changes
+	}
+	return nil
+}
+
+func (x *WatchReply) GetLastSeq() uint64 {
+	if x != nil {
+		return x.LastSeq
+	}
+	return 0
+}
+
 var File_memory_v1_api_proto protoreflect.FileDescriptor
 
 const file_memory_v1_api_proto_rawDesc = "" +
 	"\n" +
-	"\x13memory/v1/api.proto\x12\x12agentmem.memory.v1\x1a\x17memory/v1/session.proto\"\x9c\x04\n" +
+	"\x13memory/v1/api.proto\x12\x12agentmem.memory.v1\x1a\x18memory/v1/envelope.proto\x1a\x17memory/v1/session.proto\"\x9c\x04\n" +
 	"\x14CreateSessionRequest\x12\x1d\n" +
 	"\n" +
 	"command_id\x18\x01 \x01(\tR\tcommandId\x12\x17\n" +
@@ -2889,7 +3074,20 @@ const file_memory_v1_api_proto_rawDesc = "" +
 	"\bsessions\x18\x01 \x03(\v2%.agentmem.memory.v1.SessionIndexEntryR\bsessions\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\x12\x1f\n" +
 	"\vapplied_seq\x18\x03 \x01(\x04R\n" +
-	"appliedSeq*o\n" +
+	"appliedSeq\"c\n" +
+	"\fWatchRequest\x12\x19\n" +
+	"\bfrom_seq\x18\x01 \x01(\x04R\afromSeq\x12\x1f\n" +
+	"\vmax_changes\x18\x02 \x01(\rR\n" +
+	"maxChanges\x12\x17\n" +
+	"\await_ms\x18\x03 \x01(\rR\x06waitMs\"o\n" +
+	"\vWatchChange\x12\x10\n" +
+	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12\x18\n" +
+	"\asubject\x18\x02 \x01(\tR\asubject\x124\n" +
+	"\x05batch\x18\x03 \x01(\v2\x1e.agentmem.memory.v1.EventBatchR\x05batch\"b\n" +
+	"\n" +
+	"WatchReply\x129\n" +
+	"\achanges\x18\x01 \x03(\v2\x1f.agentmem.memory.v1.WatchChangeR\achanges\x12\x19\n" +
+	"\blast_seq\x18\x02 \x01(\x04R\alastSeq*o\n" +
 	"\aStateOp\x12\x18\n" +
 	"\x14STATE_OP_UNSPECIFIED\x10\x00\x12\x10\n" +
 	"\fSTATE_OP_GET\x10\x01\x12\x10\n" +
@@ -2920,7 +3118,7 @@ func file_memory_v1_api_proto_rawDescGZIP() []byte {
 }
 
 var file_memory_v1_api_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_memory_v1_api_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
+var file_memory_v1_api_proto_msgTypes = make([]protoimpl.MessageInfo, 36)
 var file_memory_v1_api_proto_goTypes = []any{
 	(StateOp)(0),                 // 0: agentmem.memory.v1.StateOp
 	(StatusAction)(0),            // 1: agentmem.memory.v1.StatusAction
@@ -2958,67 +3156,73 @@ var file_memory_v1_api_proto_goTypes = []any{
 	(*ListSessionsRequest)(nil),  // 33: agentmem.memory.v1.ListSessionsRequest
 	(*SessionIndexEntry)(nil),    // 34: agentmem.memory.v1.SessionIndexEntry
 	(*ListSessionsReply)(nil),    // 35: agentmem.memory.v1.ListSessionsReply
-	(*CompressionProfile)(nil),   // 36: agentmem.memory.v1.CompressionProfile
-	(Role)(0),                    // 37: agentmem.memory.v1.Role
-	(*ToolCall)(nil),             // 38: agentmem.memory.v1.ToolCall
-	(*DataReference)(nil),        // 39: agentmem.memory.v1.DataReference
-	(SessionStatus)(0),           // 40: agentmem.memory.v1.SessionStatus
-	(*ToolDefinition)(nil),       // 41: agentmem.memory.v1.ToolDefinition
-	(*SchemaEntry)(nil),          // 42: agentmem.memory.v1.SchemaEntry
-	(*Fact)(nil),                 // 43: agentmem.memory.v1.Fact
-	(*Rom)(nil),                  // 44: agentmem.memory.v1.Rom
-	(*Kernel)(nil),               // 45: agentmem.memory.v1.Kernel
-	(*StateEntry)(nil),           // 46: agentmem.memory.v1.StateEntry
-	(*Message)(nil),              // 47: agentmem.memory.v1.Message
+	(*WatchRequest)(nil),         // 36: agentmem.memory.v1.WatchRequest
+	(*WatchChange)(nil),          // 37: agentmem.memory.v1.WatchChange
+	(*WatchReply)(nil),           // 38: agentmem.memory.v1.WatchReply
+	(*CompressionProfile)(nil),   // 39: agentmem.memory.v1.CompressionProfile
+	(Role)(0),                    // 40: agentmem.memory.v1.Role
+	(*ToolCall)(nil),             // 41: agentmem.memory.v1.ToolCall
+	(*DataReference)(nil),        // 42: agentmem.memory.v1.DataReference
+	(SessionStatus)(0),           // 43: agentmem.memory.v1.SessionStatus
+	(*ToolDefinition)(nil),       // 44: agentmem.memory.v1.ToolDefinition
+	(*SchemaEntry)(nil),          // 45: agentmem.memory.v1.SchemaEntry
+	(*Fact)(nil),                 // 46: agentmem.memory.v1.Fact
+	(*Rom)(nil),                  // 47: agentmem.memory.v1.Rom
+	(*Kernel)(nil),               // 48: agentmem.memory.v1.Kernel
+	(*StateEntry)(nil),           // 49: agentmem.memory.v1.StateEntry
+	(*Message)(nil),              // 50: agentmem.memory.v1.Message
+	(*EventBatch)(nil),           // 51: agentmem.memory.v1.EventBatch
 }
 var file_memory_v1_api_proto_depIdxs = []int32{
-	36, // 0: agentmem.memory.v1.CreateSessionRequest.custom_profile:type_name -> agentmem.memory.v1.CompressionProfile
-	37, // 1: agentmem.memory.v1.MessageInput.role:type_name -> agentmem.memory.v1.Role
-	38, // 2: agentmem.memory.v1.MessageInput.tool_calls:type_name -> agentmem.memory.v1.ToolCall
-	39, // 3: agentmem.memory.v1.MessageInput.data_ref:type_name -> agentmem.memory.v1.DataReference
+	39, // 0: agentmem.memory.v1.CreateSessionRequest.custom_profile:type_name -> agentmem.memory.v1.CompressionProfile
+	40, // 1: agentmem.memory.v1.MessageInput.role:type_name -> agentmem.memory.v1.Role
+	41, // 2: agentmem.memory.v1.MessageInput.tool_calls:type_name -> agentmem.memory.v1.ToolCall
+	42, // 3: agentmem.memory.v1.MessageInput.data_ref:type_name -> agentmem.memory.v1.DataReference
 	4,  // 4: agentmem.memory.v1.AppendRequest.messages:type_name -> agentmem.memory.v1.MessageInput
 	7,  // 5: agentmem.memory.v1.AppendReply.result:type_name -> agentmem.memory.v1.MutationReply
 	6,  // 6: agentmem.memory.v1.AppendReply.usage:type_name -> agentmem.memory.v1.Usage
 	7,  // 7: agentmem.memory.v1.CreateSessionReply.result:type_name -> agentmem.memory.v1.MutationReply
 	15, // 8: agentmem.memory.v1.CreateSessionReply.session:type_name -> agentmem.memory.v1.SessionInfo
-	37, // 9: agentmem.memory.v1.ContextMessage.role:type_name -> agentmem.memory.v1.Role
-	38, // 10: agentmem.memory.v1.ContextMessage.tool_calls:type_name -> agentmem.memory.v1.ToolCall
+	40, // 9: agentmem.memory.v1.ContextMessage.role:type_name -> agentmem.memory.v1.Role
+	41, // 10: agentmem.memory.v1.ContextMessage.tool_calls:type_name -> agentmem.memory.v1.ToolCall
 	11, // 11: agentmem.memory.v1.ContextReply.messages:type_name -> agentmem.memory.v1.ContextMessage
 	12, // 12: agentmem.memory.v1.ContextReply.layers:type_name -> agentmem.memory.v1.LayerTokens
 	6,  // 13: agentmem.memory.v1.ContextReply.usage:type_name -> agentmem.memory.v1.Usage
-	40, // 14: agentmem.memory.v1.SessionInfo.status:type_name -> agentmem.memory.v1.SessionStatus
+	43, // 14: agentmem.memory.v1.SessionInfo.status:type_name -> agentmem.memory.v1.SessionStatus
 	6,  // 15: agentmem.memory.v1.SessionInfo.usage:type_name -> agentmem.memory.v1.Usage
 	15, // 16: agentmem.memory.v1.GetSessionReply.session:type_name -> agentmem.memory.v1.SessionInfo
-	41, // 17: agentmem.memory.v1.KernelRequest.define_tool:type_name -> agentmem.memory.v1.ToolDefinition
-	42, // 18: agentmem.memory.v1.KernelRequest.cache_schema:type_name -> agentmem.memory.v1.SchemaEntry
-	43, // 19: agentmem.memory.v1.KernelRequest.set_fact:type_name -> agentmem.memory.v1.Fact
-	44, // 20: agentmem.memory.v1.KernelRequest.update_rom:type_name -> agentmem.memory.v1.Rom
+	44, // 17: agentmem.memory.v1.KernelRequest.define_tool:type_name -> agentmem.memory.v1.ToolDefinition
+	45, // 18: agentmem.memory.v1.KernelRequest.cache_schema:type_name -> agentmem.memory.v1.SchemaEntry
+	46, // 19: agentmem.memory.v1.KernelRequest.set_fact:type_name -> agentmem.memory.v1.Fact
+	47, // 20: agentmem.memory.v1.KernelRequest.update_rom:type_name -> agentmem.memory.v1.Rom
 	7,  // 21: agentmem.memory.v1.KernelReply.result:type_name -> agentmem.memory.v1.MutationReply
-	45, // 22: agentmem.memory.v1.KernelReply.kernel:type_name -> agentmem.memory.v1.Kernel
-	44, // 23: agentmem.memory.v1.KernelReply.rom:type_name -> agentmem.memory.v1.Rom
-	44, // 24: agentmem.memory.v1.KernelReply.pending_rom:type_name -> agentmem.memory.v1.Rom
+	48, // 22: agentmem.memory.v1.KernelReply.kernel:type_name -> agentmem.memory.v1.Kernel
+	47, // 23: agentmem.memory.v1.KernelReply.rom:type_name -> agentmem.memory.v1.Rom
+	47, // 24: agentmem.memory.v1.KernelReply.pending_rom:type_name -> agentmem.memory.v1.Rom
 	0,  // 25: agentmem.memory.v1.StateRequest.op:type_name -> agentmem.memory.v1.StateOp
 	7,  // 26: agentmem.memory.v1.StateReply.result:type_name -> agentmem.memory.v1.MutationReply
-	46, // 27: agentmem.memory.v1.StateReply.entries:type_name -> agentmem.memory.v1.StateEntry
+	49, // 27: agentmem.memory.v1.StateReply.entries:type_name -> agentmem.memory.v1.StateEntry
 	1,  // 28: agentmem.memory.v1.StatusRequest.action:type_name -> agentmem.memory.v1.StatusAction
 	7,  // 29: agentmem.memory.v1.StatusReply.result:type_name -> agentmem.memory.v1.MutationReply
-	40, // 30: agentmem.memory.v1.StatusReply.status:type_name -> agentmem.memory.v1.SessionStatus
-	47, // 31: agentmem.memory.v1.RecallReply.messages:type_name -> agentmem.memory.v1.Message
+	43, // 30: agentmem.memory.v1.StatusReply.status:type_name -> agentmem.memory.v1.SessionStatus
+	50, // 31: agentmem.memory.v1.RecallReply.messages:type_name -> agentmem.memory.v1.Message
 	2,  // 32: agentmem.memory.v1.SearchRequest.scope:type_name -> agentmem.memory.v1.SearchScope
-	47, // 33: agentmem.memory.v1.SearchHit.message:type_name -> agentmem.memory.v1.Message
+	50, // 33: agentmem.memory.v1.SearchHit.message:type_name -> agentmem.memory.v1.Message
 	27, // 34: agentmem.memory.v1.SearchReply.hits:type_name -> agentmem.memory.v1.SearchHit
 	7,  // 35: agentmem.memory.v1.PromoteReply.result:type_name -> agentmem.memory.v1.MutationReply
 	6,  // 36: agentmem.memory.v1.PromoteReply.usage:type_name -> agentmem.memory.v1.Usage
 	7,  // 37: agentmem.memory.v1.ClearRecalledReply.result:type_name -> agentmem.memory.v1.MutationReply
 	6,  // 38: agentmem.memory.v1.ClearRecalledReply.usage:type_name -> agentmem.memory.v1.Usage
-	40, // 39: agentmem.memory.v1.ListSessionsRequest.status:type_name -> agentmem.memory.v1.SessionStatus
-	40, // 40: agentmem.memory.v1.SessionIndexEntry.status:type_name -> agentmem.memory.v1.SessionStatus
+	43, // 39: agentmem.memory.v1.ListSessionsRequest.status:type_name -> agentmem.memory.v1.SessionStatus
+	43, // 40: agentmem.memory.v1.SessionIndexEntry.status:type_name -> agentmem.memory.v1.SessionStatus
 	34, // 41: agentmem.memory.v1.ListSessionsReply.sessions:type_name -> agentmem.memory.v1.SessionIndexEntry
-	42, // [42:42] is the sub-list for method output_type
-	42, // [42:42] is the sub-list for method input_type
-	42, // [42:42] is the sub-list for extension type_name
-	42, // [42:42] is the sub-list for extension extendee
-	0,  // [0:42] is the sub-list for field type_name
+	51, // 42: agentmem.memory.v1.WatchChange.batch:type_name -> agentmem.memory.v1.EventBatch
+	37, // 43: agentmem.memory.v1.WatchReply.changes:type_name -> agentmem.memory.v1.WatchChange
+	44, // [44:44] is the sub-list for method output_type
+	44, // [44:44] is the sub-list for method input_type
+	44, // [44:44] is the sub-list for extension type_name
+	44, // [44:44] is the sub-list for extension extendee
+	0,  // [0:44] is the sub-list for field type_name
 }
 
 func init() { file_memory_v1_api_proto_init() }
@@ -3026,6 +3230,7 @@ func file_memory_v1_api_proto_init() {
 	if File_memory_v1_api_proto != nil {
 		return
 	}
+	file_memory_v1_envelope_proto_init()
 	file_memory_v1_session_proto_init()
 	file_memory_v1_api_proto_msgTypes[14].OneofWrappers = []any{
 		(*KernelRequest_DefineTool)(nil),
@@ -3041,7 +3246,7 @@ func file_memory_v1_api_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_memory_v1_api_proto_rawDesc), len(file_memory_v1_api_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   33,
+			NumMessages:   36,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

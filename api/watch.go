@@ -1,0 +1,129 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/agentmem/agentmem/actors"
+	"github.com/agentmem/agentmem/events"
+	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
+)
+
+// Watcher reads an aggregate's changes for a watch long poll (the node,
+// from the log).
+type Watcher interface {
+	// Watch returns up to maxChanges changes stored on subject after
+	// fromSeq, waiting up to wait for a first one, and the sequence to poll
+	// from next.
+	Watch(ctx context.Context, subject string, fromSeq uint64, maxChanges int, wait time.Duration) ([]*memoryv1.WatchChange, uint64, error)
+}
+
+// Watch limits.
+const (
+	MaxWatchChanges     = 256
+	DefaultWatchChanges = 64
+	MaxWatchWait        = 30 * time.Second
+)
+
+// addWatchEndpoints registers mem.v1.session.<id>.watch,
+// mem.v1.agent.<id>.watch and mem.v1.scope.<kind>.<id>.watch (when a
+// Watcher is set).
+func (s *Service) addWatchEndpoints(add func(name, subject string, h func(*call)) error) error {
+	if s.watcher == nil {
+		return nil
+	}
+	if err := add("session_watch", "mem.v1.session.*.watch", s.watchHandler); err != nil {
+		return err
+	}
+	if s.scopes == nil {
+		return nil
+	}
+	if err := add("agent_watch", "mem.v1.agent.*.watch", s.watchHandler); err != nil {
+		return err
+	}
+	return add("scope_watch", "mem.v1.scope.*.*.watch", s.watchHandler)
+}
+
+// watchHandler serves one long poll: it checks the caller may read the
+// aggregate, then holds one of the caller's watch slots (429 max_watches)
+// and one of the node's until changes arrive or the wait ends.
+func (s *Service) watchHandler(c *call) {
+	req := &memoryv1.WatchRequest{}
+	if !s.readBody(c.r, c.rp, c.asJSON, req) {
+		return
+	}
+	limit := int(req.GetMaxChanges())
+	if limit == 0 {
+		limit = DefaultWatchChanges
+	}
+	wait := time.Duration(req.GetWaitMs()) * time.Millisecond
+	switch {
+	case limit > MaxWatchChanges:
+		c.fail(&Error{Code: 400, Field: "max_changes", Message: fmt.Sprintf("%d, at most %d", limit, MaxWatchChanges)})
+		return
+	case wait > MaxWatchWait:
+		c.fail(&Error{Code: 400, Field: "wait_ms", Message: fmt.Sprintf("%d, at most %d", req.GetWaitMs(), MaxWatchWait.Milliseconds())})
+		return
+	}
+	var (
+		subject string
+		check   func(context.Context) error
+	)
+	if strings.HasPrefix(c.r.Subject(), "mem.v1.session.") {
+		id, err := sessionID(c.r.Subject())
+		if err != nil {
+			c.fail(err)
+			return
+		}
+		subject = events.SessionSubject(id)
+		check = func(ctx context.Context) error { return s.checkSession(ctx, c.who, id, false) }
+	} else {
+		t, err := parseScopeSubject(c.r.Subject())
+		if err != nil {
+			c.fail(err)
+			return
+		}
+		subject = events.ScopeSubject(actors.AggregateKind(t.kind), t.id)
+		check = func(ctx context.Context) error { return s.checkScope(ctx, c.who, t, false) }
+	}
+	release, err := s.watchSlots.acquire(c.who)
+	if err != nil {
+		s.metrics.Limited.WithLabelValues(s.watchSlots.name).Inc()
+		c.fail(err)
+		return
+	}
+	select {
+	case s.watches <- struct{}{}:
+	default:
+		release()
+		c.fail(&Error{Code: 503, Message: "too many watches in flight on this node; retry"})
+		return
+	}
+	s.inflight.Add(1)
+	reply := s.answer(c.rp, c.asJSON)
+	go func() {
+		defer func() { <-s.watches; release() }()
+		ctx, cancel := context.WithTimeout(s.ctx, wait+s.cfg.QueryTimeout)
+		defer cancel()
+		if err := check(ctx); err != nil {
+			reply(nil, err)
+			return
+		}
+		// The wait for a first change ends early when the service stops.
+		wctx, wcancel := context.WithCancel(ctx)
+		defer wcancel()
+		stop := context.AfterFunc(s.watchCtx, wcancel)
+		defer stop()
+		changes, last, err := s.watcher.Watch(wctx, subject, req.GetFromSeq(), limit, wait)
+		if err != nil && s.watchCtx.Err() != nil && ctx.Err() == nil {
+			changes, last, err = nil, req.GetFromSeq(), nil // stopping: no change yet
+		}
+		if err != nil {
+			reply(nil, &Error{Code: 503, Message: err.Error()})
+			return
+		}
+		reply(&memoryv1.WatchReply{Changes: changes, LastSeq: last}, nil)
+	}()
+}
