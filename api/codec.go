@@ -82,9 +82,12 @@ func classify(err error) *Error {
 type replier struct {
 	nc      *nats.Conn
 	subject string
+	metrics *Metrics
 }
 
-func (s *Service) replyTo(r micro.Request) replier { return replier{nc: s.nc, subject: r.Reply()} }
+func (s *Service) replyTo(r micro.Request) replier {
+	return replier{nc: s.nc, subject: r.Reply(), metrics: s.metrics}
+}
 
 func (rp replier) publish(data []byte, asJSON bool, hdr nats.Header) {
 	if rp.subject == "" {
@@ -100,7 +103,12 @@ func (rp replier) publish(data []byte, asJSON bool, hdr nats.Header) {
 }
 
 // respondError answers with the micro error headers and an ErrorDetail body.
+// A refusal by a limit (429, or 413 naming a max_… limit) is counted by the
+// limit's name.
 func respondError(rp replier, asJSON bool, e *Error) {
+	if (e.Code == 429 || e.Code == 413) && strings.HasPrefix(e.Field, "max_") && rp.metrics != nil {
+		rp.metrics.Limited.WithLabelValues(e.Field).Inc()
+	}
 	desc := e.Message
 	if e.Field != "" {
 		desc = e.Field + ": " + e.Message

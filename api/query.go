@@ -79,7 +79,6 @@ func (s *Service) goQuery(c *call, fn func(context.Context, actors.ReplyFunc)) {
 	rp, asJSON := c.rp, c.asJSON
 	release, err := s.querySlots.acquire(c.who)
 	if err != nil {
-		s.metrics.Limited.WithLabelValues(s.querySlots.name).Inc()
 		c.fail(err)
 		return
 	}

@@ -379,7 +379,6 @@ func (s *Service) checkSessionQuota(who *tenancy.Caller, req *memoryv1.CreateSes
 		return err
 	}
 	if n >= limit {
-		s.metrics.Limited.WithLabelValues("max_sessions").Inc()
 		return &Error{Code: 413, Field: "max_sessions", Message: fmt.Sprintf("this caller has %d sessions, the most it may have", n)}
 	}
 	return nil

@@ -90,7 +90,6 @@ func (s *Service) watchHandler(c *call) {
 	}
 	release, err := s.watchSlots.acquire(c.who)
 	if err != nil {
-		s.metrics.Limited.WithLabelValues(s.watchSlots.name).Inc()
 		c.fail(err)
 		return
 	}

@@ -18,10 +18,19 @@ import (
 // the node's own, deleted before it returns), and, when there is nothing
 // yet, a core subscription on the subject that wakes the poll when the next
 // change is stored. Tenants never touch JetStream: the node reads for them.
+//
+// Reads are bounded (reads, a semaphore) so the node's own consumers stay
+// bounded however many polls wait: at most cap(reads) for watches, besides
+// the actors' recoveries (actors.Config.MaxConcurrentRecoveries) and the
+// projector's one.
 type watcher struct {
-	log events.Log
-	nc  *nats.Conn
+	log   events.Log
+	nc    *nats.Conn
+	reads chan struct{}
 }
+
+// maxWatchReads bounds the log reads of watch polls in flight at once.
+const maxWatchReads = 64
 
 var _ api.Watcher = watcher{}
 
@@ -69,6 +78,12 @@ func (w watcher) Watch(ctx context.Context, subject string, fromSeq uint64, maxC
 
 // read returns up to maxChanges changes of subject after fromSeq.
 func (w watcher) read(ctx context.Context, subject string, fromSeq uint64, maxChanges int) ([]*memoryv1.WatchChange, error) {
+	select {
+	case w.reads <- struct{}{}:
+		defer func() { <-w.reads }()
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 	var out []*memoryv1.WatchChange
 	_, err := w.log.Load(ctx, subject, fromSeq, func(rec events.Record) error {
 		b, err := events.DecodeBatch(rec.Data)
