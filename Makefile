@@ -34,7 +34,7 @@ verify:
 # figure measured in the same run (plain JetStream publish, ordered-consumer
 # read, KV, object store). Embedded server, file storage, sync default.
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime=2s ./events/ ./internal/segmented/ ./internal/swap/ ./internal/sharedmem/ ./api/
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime=2s ./events/ ./internal/segmented/ ./internal/swap/ ./internal/sharedmem/ ./tenancy/ ./api/
 	$(GO) test -run '^$$' -bench ColdActivation -benchmem -benchtime=2s ./actors/
 	$(GO) test -run '^$$' -bench IdleSessionMemory -benchtime=1x ./actors/
 	$(GO) test -run '^$$' -bench 'Rebuild|RawOrdered' -benchtime=2x ./projections/
@@ -46,6 +46,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzQueryTerms -fuzztime 30s ./internal/swap/
 	$(GO) test -run '^$$' -fuzz '^FuzzAnalyze$$' -fuzztime 30s ./internal/swap/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeValue -fuzztime 30s ./internal/sharedmem/
+	$(GO) test -run '^$$' -fuzz FuzzIdentify -fuzztime 30s ./tenancy/
 
 # crash runs the kill -9 test under a longer load.
 crash:
