@@ -17,14 +17,18 @@ import (
 //
 //   - no-tenants: a single-user node (every request is the unrestricted
 //     caller, same account);
+//
 //   - imports: examples/auth's NATS config without the tenants file (the
 //     caller in its own account, the request crossing a service import
 //     with share: true: the server's part of the cost);
+//
 //   - tenants: examples/auth complete (Nats-Request-Info parsed and mapped
 //     to a principal, access checked: the node's part is tenants − imports).
 //
 //   - append: one client, serial, ~200-byte user message.
+//
 //   - context: the session's context (served by its actor, access checked there).
+//
 //   - search: BM25 over the session from the projection (access checked
 //     against the projection's session index).
 func BenchmarkTenancy(b *testing.B) {
