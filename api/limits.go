@@ -39,3 +39,23 @@ func (s *slots) acquire(who *tenancy.Caller) (release func(), err error) {
 		return nil, &Error{Code: 429, Field: s.name, Message: fmt.Sprintf("%d in flight for this caller, the most it may hold; retry later", cap(ch))}
 	}
 }
+
+// hold takes one of the caller's slots, then one of the node's (node, a
+// semaphore), and returns what gives both back. When either is full it
+// answers the request (429 naming the caller's limit, or 503 for the
+// node's) and reports false.
+func hold(c *call, caller *slots, node chan struct{}, what string) (release func(), ok bool) {
+	mine, err := caller.acquire(c.who)
+	if err != nil {
+		c.fail(err)
+		return nil, false
+	}
+	select {
+	case node <- struct{}{}:
+		return func() { <-node; mine() }, true
+	default:
+		mine()
+		c.fail(&Error{Code: 503, Message: "too many " + what + " in flight on this node; retry"})
+		return nil, false
+	}
+}

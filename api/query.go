@@ -76,22 +76,14 @@ func (s *Service) queryHandler(ep queryEndpoint) func(*call) {
 // (429 max_concurrent_queries: a slow min_seq wait holds only the caller's
 // slots), then by the node's (503 when every slot of the node is busy).
 func (s *Service) goQuery(c *call, fn func(context.Context, actors.ReplyFunc)) {
+	release, ok := hold(c, s.querySlots, s.queries, "queries")
+	if !ok {
+		return
+	}
 	rp, asJSON := c.rp, c.asJSON
-	release, err := s.querySlots.acquire(c.who)
-	if err != nil {
-		c.fail(err)
-		return
-	}
-	select {
-	case s.queries <- struct{}{}:
-	default:
-		release()
-		respondError(rp, asJSON, &Error{Code: 503, Field: "", Message: "too many queries in flight on this node; retry"})
-		return
-	}
 	s.inflight.Add(1)
 	go func() {
-		defer func() { <-s.queries; release() }()
+		defer release()
 		ctx, cancel := context.WithTimeout(s.ctx, s.cfg.QueryTimeout)
 		defer cancel()
 		fn(ctx, s.answer(rp, asJSON))

@@ -88,22 +88,14 @@ func (s *Service) watchHandler(c *call) {
 		subject = events.ScopeSubject(actors.AggregateKind(t.kind), t.id)
 		check = func(ctx context.Context) error { return s.checkScope(ctx, c.who, t, false) }
 	}
-	release, err := s.watchSlots.acquire(c.who)
-	if err != nil {
-		c.fail(err)
-		return
-	}
-	select {
-	case s.watches <- struct{}{}:
-	default:
-		release()
-		c.fail(&Error{Code: 503, Message: "too many watches in flight on this node; retry"})
+	release, ok := hold(c, s.watchSlots, s.watches, "watches")
+	if !ok {
 		return
 	}
 	s.inflight.Add(1)
 	reply := s.answer(c.rp, c.asJSON)
 	go func() {
-		defer func() { <-s.watches; release() }()
+		defer release()
 		ctx, cancel := context.WithTimeout(s.ctx, wait+s.cfg.QueryTimeout)
 		defer cancel()
 		if err := check(ctx); err != nil {
