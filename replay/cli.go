@@ -18,7 +18,8 @@ const Usage = `usage: replay <command> [flags]
 
 Connection (every command): --nats-url URL [--nats-creds FILE] to use a
 running NATS, or --data-dir DIR of a STOPPED node (an embedded server is
-started on DIR/jetstream for the duration of the command); --stream NAME
+started on DIR/jetstream for the duration of the command, holding DIR's
+lock: the DIR of a running node is refused at once); --stream NAME
 (default MEM). Flags may also come from AGENTMEM_<FLAG> variables, as for
 the node.
 

@@ -34,7 +34,12 @@ func Rebuild(ctx context.Context, cfg RebuildConfig, w io.Writer) (projections.R
 	if out == "" {
 		return projections.RebuildStats{}, fmt.Errorf("%w: rebuild needs --out FILE or --data-dir", ErrUsage)
 	}
-	st, err := rebuildInto(ctx, cfg.Conn, out, newProgress(cfg.Progress, cfg.ProgressTTY, "rebuild", time.Now))
+	l, err := cfg.dial()
+	if err != nil {
+		return projections.RebuildStats{}, err
+	}
+	defer l.close()
+	st, err := rebuildInto(ctx, l, out, newProgress(cfg.Progress, cfg.ProgressTTY, "rebuild", time.Now))
 	if err != nil {
 		return st, err
 	}
@@ -42,13 +47,8 @@ func Rebuild(ctx context.Context, cfg RebuildConfig, w io.Writer) (projections.R
 	return st, err
 }
 
-// rebuildInto dials, rebuilds path and hangs up.
-func rebuildInto(ctx context.Context, conn Conn, path string, p *progress) (projections.RebuildStats, error) {
-	l, err := conn.dial()
-	if err != nil {
-		return projections.RebuildStats{}, err
-	}
-	defer l.close()
+// rebuildInto rebuilds path from l's stream.
+func rebuildInto(ctx context.Context, l *link, path string, p *progress) (projections.RebuildStats, error) {
 	if _, err := l.streamInfo(ctx); err != nil {
 		return projections.RebuildStats{}, err
 	}
@@ -103,6 +103,13 @@ func Verify(ctx context.Context, cfg VerifyConfig, w io.Writer) (*VerifyResult, 
 	if _, err := os.Stat(live); err != nil {
 		return nil, fmt.Errorf("replay: verify: live projection: %w", err)
 	}
+	// Dial first: with --data-dir it takes the lock, so a running node is
+	// named at once rather than found by bbolt's 5 s timeout on its file.
+	l, err := cfg.dial()
+	if err != nil {
+		return nil, err
+	}
+	defer l.close()
 	res := &VerifyResult{}
 	liveDigest, liveSeq, err := digest(live)
 	if err != nil {
@@ -116,7 +123,7 @@ func Verify(ctx context.Context, cfg VerifyConfig, w io.Writer) (*VerifyResult, 
 	}
 	defer os.RemoveAll(tmpDir)
 	aside := filepath.Join(tmpDir, ProjectionFile)
-	if res.Rebuild, err = rebuildInto(ctx, cfg.Conn, aside, newProgress(cfg.Progress, cfg.ProgressTTY, "verify: rebuild", time.Now)); err != nil {
+	if res.Rebuild, err = rebuildInto(ctx, l, aside, newProgress(cfg.Progress, cfg.ProgressTTY, "verify: rebuild", time.Now)); err != nil {
 		return nil, err
 	}
 	rebuiltDigest, rebuiltSeq, err := digest(aside)
