@@ -15,7 +15,10 @@
 //
 // Each command is one exported function taking a config and an io.Writer;
 // Run parses a command line into them (cmd/replay only wires signals and the
-// exit status).
+// exit status). Rebuild and Verify never wait forever: a log that cannot be
+// read whole (missing stream, a gap, a purged head, no message for
+// --idle-timeout) ends them with an error saying so, exit status 3
+// (ExitCode).
 //
 // # Connection
 //

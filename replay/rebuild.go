@@ -17,6 +17,9 @@ type RebuildConfig struct {
 	Conn
 	// Out is the projection file to write (default <DataDir>/projection.db).
 	Out string
+	// IdleTimeout bounds the wait for the next message of the log
+	// (projections.WithIdleTimeout; 0: projections.DefaultIdleTimeout).
+	IdleTimeout time.Duration
 	// Progress receives the progress (nil: none): a bar when ProgressTTY,
 	// else one line about every second.
 	Progress    io.Writer
@@ -39,7 +42,7 @@ func Rebuild(ctx context.Context, cfg RebuildConfig, w io.Writer) (projections.R
 		return projections.RebuildStats{}, err
 	}
 	defer l.close()
-	st, err := rebuildInto(ctx, l, out, newProgress(cfg.Progress, cfg.ProgressTTY, "rebuild", time.Now))
+	st, err := rebuildInto(ctx, l, out, cfg.IdleTimeout, newProgress(cfg.Progress, cfg.ProgressTTY, "rebuild", time.Now))
 	if err != nil {
 		return st, err
 	}
@@ -48,11 +51,11 @@ func Rebuild(ctx context.Context, cfg RebuildConfig, w io.Writer) (projections.R
 }
 
 // rebuildInto rebuilds path from l's stream.
-func rebuildInto(ctx context.Context, l *link, path string, p *progress) (projections.RebuildStats, error) {
+func rebuildInto(ctx context.Context, l *link, path string, idle time.Duration, p *progress) (projections.RebuildStats, error) {
 	if _, err := l.streamInfo(ctx); err != nil {
 		return projections.RebuildStats{}, err
 	}
-	st, err := projections.Rebuild(ctx, l.js, l.stream, path, events.NewCodec(), p.update)
+	st, err := projections.Rebuild(ctx, l.js, l.stream, path, events.NewCodec(), p.update, projections.WithIdleTimeout(idle))
 	p.finish()
 	if err != nil {
 		return st, err
@@ -73,7 +76,9 @@ func describeRebuild(st projections.RebuildStats) string {
 type VerifyConfig struct {
 	Conn
 	// Projection is the live file (default <DataDir>/projection.db).
-	Projection  string
+	Projection string
+	// IdleTimeout: see RebuildConfig.
+	IdleTimeout time.Duration
 	Progress    io.Writer
 	ProgressTTY bool
 }
@@ -123,7 +128,7 @@ func Verify(ctx context.Context, cfg VerifyConfig, w io.Writer) (*VerifyResult, 
 	}
 	defer os.RemoveAll(tmpDir)
 	aside := filepath.Join(tmpDir, ProjectionFile)
-	if res.Rebuild, err = rebuildInto(ctx, l, aside, newProgress(cfg.Progress, cfg.ProgressTTY, "verify: rebuild", time.Now)); err != nil {
+	if res.Rebuild, err = rebuildInto(ctx, l, aside, cfg.IdleTimeout, newProgress(cfg.Progress, cfg.ProgressTTY, "verify: rebuild", time.Now)); err != nil {
 		return nil, err
 	}
 	rebuiltDigest, rebuiltSeq, err := digest(aside)
