@@ -21,6 +21,7 @@ import (
 	"github.com/agentmem/agentmem/actors"
 	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/events"
+	"github.com/agentmem/agentmem/internal/dirlock"
 	"github.com/agentmem/agentmem/internal/llmsummary"
 	"github.com/agentmem/agentmem/internal/natsembed"
 	"github.com/agentmem/agentmem/internal/segmented"
@@ -31,8 +32,11 @@ import (
 
 // Node is one running agentmem node.
 type Node struct {
-	cfg      Config
-	logger   *slog.Logger
+	cfg    Config
+	logger *slog.Logger
+	// lock is the data dir's exclusive lock (nil when the node uses no data
+	// dir: external NATS and no projector); released last by Shutdown.
+	lock     *dirlock.Lock
 	embedded *natsembed.Server
 	nc       *nats.Conn
 	// apiNC is the service's connection (nc when the operator gave it no
@@ -57,7 +61,14 @@ type Node struct {
 	shutdownErr  error
 }
 
+// LockWhat is how a node names itself in its data dir's lock file.
+const LockWhat = "agentmem node"
+
 // Start brings a node up; on error everything started so far is stopped.
+// A node that uses its data dir (embedded NATS store, projection file)
+// first takes the dir's exclusive lock: while another process holds it,
+// Start fails at once with an error wrapping dirlock.ErrLocked that names
+// the holder's pid, host and start time.
 func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -74,6 +85,13 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 		}
 	}()
 	n.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	// Before anything opens a file in the data dir: two nodes on one store
+	// acknowledge different writes at the same stream sequence.
+	if cfg.NATSURL == "" || cfg.Projector {
+		if n.lock, err = dirlock.Acquire(cfg.DataDir, LockWhat); err != nil {
+			return n, err
+		}
+	}
 
 	var tenants *tenancy.Directory
 	if cfg.Tenants != "" {
@@ -277,6 +295,9 @@ func (n *Node) shutdown(ctx context.Context) error {
 	}
 	if n.embedded != nil {
 		n.embedded.Shutdown()
+	}
+	if n.lock != nil {
+		errs = append(errs, n.lock.Close())
 	}
 	return errors.Join(errs...)
 }

@@ -15,7 +15,10 @@
 //     query carrying min_seq waits until the projection applied it.
 //   - Rebuild: replays the whole stream into path+".rebuild" and renames it
 //     over path (atomic on POSIX). VerifyDigests compares a live file with a
-//     rebuilt one bucket by bucket.
+//     rebuilt one bucket by bucket. It needs every sequence from 1 to the
+//     last and never waits forever (logcheck.go): a missing stream, a gap
+//     or a purged head is an error naming what is missing, and a read with
+//     no message for the idle timeout ends with the reason.
 //
 // # Format
 //

@@ -31,12 +31,48 @@ var (
 	// ErrInvalidConfig is returned (wrapped) by Config.Validate.
 	ErrInvalidConfig = errors.New("projections: invalid config")
 
+	// ErrStreamNotFound is returned (wrapped) by Rebuild when the log's
+	// stream does not exist, or was deleted while Rebuild read it.
+	ErrStreamNotFound = errors.New("projections: stream not found")
+
+	// ErrLogGap is returned (wrapped) by Rebuild when sequences between the
+	// stream's first and last are missing (a purge by subject, for
+	// example): a projection rebuilt without them would silently lack
+	// their effects. The message names the missing sequences and the
+	// stream's first and last sequence.
+	ErrLogGap = errors.New("projections: stream has a gap")
+
+	// ErrLogTruncated is returned (wrapped) by Rebuild when the stream no
+	// longer starts at sequence 1: its head was purged.
+	ErrLogTruncated = errors.New("projections: stream head purged")
+
+	// ErrLogStalled is returned (wrapped) by Rebuild when no message
+	// arrived for its idle timeout while sequences up to the last one were
+	// still expected, and neither a deleted stream nor a missing sequence
+	// explains it. The message names the sequence waited for.
+	ErrLogStalled = errors.New("projections: reading the stream stalled")
+
 	// ErrApply is returned (wrapped in an *ApplyError) when a stored record
 	// cannot be applied: undecodable batch, unknown event type, an event for
 	// a session that does not exist. The projector stops on it: it never
 	// skips a record.
 	ErrApply = errors.New("projections: cannot apply record")
 )
+
+// logError is an error about the log's shape: msg says it all (stream,
+// sequences, state) and it matches kind (ErrStreamNotFound, ErrLogGap,
+// ErrLogTruncated, ErrLogStalled).
+type logError struct {
+	kind error
+	msg  string
+}
+
+func (e *logError) Error() string { return e.msg }
+func (e *logError) Unwrap() error { return e.kind }
+
+func newLogError(kind error, format string, args ...any) error {
+	return &logError{kind: kind, msg: "projections: " + fmt.Sprintf(format, args...)}
+}
 
 // NotFoundError is returned by MessagesByID for a message id the session's
 // swap does not hold.

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -153,7 +154,7 @@ func streamLastSeq(ctx context.Context, js jetstream.JetStream, stream string) (
 func (p *Projector) Run(ctx context.Context) error {
 	start := p.store.AppliedSeq() + 1
 	p.logger.Info("projector starting", "stream", p.cfg.Stream, "from_seq", start)
-	err := consume(ctx, p.js, p.cfg.Stream, p.codec, start, 0, p.cfg.BatchEvents, p.cfg.BatchWait, func(recs []Decoded) error {
+	err := consume(ctx, p.js, p.cfg.Stream, p.codec, start, 0, p.cfg.BatchEvents, p.cfg.BatchWait, 0, func(recs []Decoded) error {
 		if err := p.store.ApplyBatch(recs); err != nil {
 			return err
 		}
@@ -174,14 +175,23 @@ func (p *Projector) Run(ctx context.Context) error {
 // after its first record arrived. With stopSeq > 0 it returns nil after
 // applying stopSeq; otherwise it runs until ctx ends (returning ctx.Err())
 // or an error.
+//
+// A bounded read (stopSeq > 0) expects every sequence from startSeq to
+// stopSeq and never waits forever: a sequence skipped by the consumer is a
+// gap (ErrLogGap, after the records before it are applied), and no message
+// for idle while sequences are still expected ends it with the reason
+// (readFailed: deleted stream, gap, else ErrLogStalled).
 func consume(ctx context.Context, js jetstream.JetStream, stream string, codec *events.Codec,
-	startSeq, stopSeq uint64, batchMax int, wait time.Duration, apply func([]Decoded) error) error {
+	startSeq, stopSeq uint64, batchMax int, wait, idle time.Duration, apply func([]Decoded) error) error {
 	cons, err := js.OrderedConsumer(ctx, stream, jetstream.OrderedConsumerConfig{
 		FilterSubjects: []string{events.SubjectPrefix + ".>"},
 		DeliverPolicy:  jetstream.DeliverByStartSequencePolicy,
 		OptStartSeq:    startSeq,
 	})
 	if err != nil {
+		if errors.Is(err, jetstream.ErrStreamNotFound) {
+			return newLogError(ErrStreamNotFound, "stream %s not found", stream)
+		}
 		return fmt.Errorf("projections: ordered consumer on %s from %d: %w", stream, startSeq, err)
 	}
 	it, err := cons.Messages(jetstream.PullMaxMessages(max(2*batchMax, 256)))
@@ -189,6 +199,57 @@ func consume(ctx context.Context, js jetstream.JetStream, stream string, codec *
 		return fmt.Errorf("projections: read %s: %w", stream, err)
 	}
 	defer it.Stop()
+	// While the ordered consumer recreates itself (after missed heartbeats,
+	// or forever once the stream is gone) Next ignores its context; only
+	// Stop ends it.
+	defer context.AfterFunc(ctx, it.Stop)()
+	var (
+		stalled atomic.Bool
+		timer   *time.Timer
+	)
+	if stopSeq > 0 && idle > 0 {
+		// Armed by read only while it waits.
+		timer = time.AfterFunc(idle, func() { stalled.Store(true); it.Stop() })
+		timer.Stop()
+		defer timer.Stop()
+	}
+	expect := startSeq // the sequence a bounded read needs next
+	// read returns the next message; the idle timer runs only while it
+	// waits (not while apply works). A read ended by nctx returns its error
+	// as is: the caller tells the batch window from ctx.
+	read := func(nctx context.Context) (jetstream.Msg, error) {
+		if timer != nil {
+			timer.Reset(idle)
+		}
+		msg, err := it.Next(jetstream.NextContext(nctx))
+		if timer != nil {
+			timer.Stop()
+		}
+		switch {
+		case err == nil:
+			return msg, nil
+		case stalled.Load():
+			return nil, readFailed(ctx, js, stream, expect, idle, true, err)
+		case nctx.Err() != nil:
+			return nil, err
+		case stopSeq > 0:
+			return nil, readFailed(ctx, js, stream, expect, idle, false, err)
+		default:
+			return nil, fmt.Errorf("projections: read %s after sequence %d: %w", stream, expect-1, err)
+		}
+	}
+	// record decodes msg; in a bounded read it must be the expected sequence.
+	record := func(msg jetstream.Msg) (Decoded, error) {
+		d, err := decodeMsg(stream, codec, msg)
+		if err != nil {
+			return d, err
+		}
+		if stopSeq > 0 && d.Seq != expect {
+			return d, gapAt(ctx, js, stream, expect, d.Seq)
+		}
+		expect = d.Seq + 1
+		return d, nil
+	}
 
 	buf := make([]Decoded, 0, batchMax)
 	var last uint64
@@ -196,14 +257,14 @@ func consume(ctx context.Context, js jetstream.JetStream, stream string, codec *
 		if stopSeq > 0 && last >= stopSeq {
 			return nil
 		}
-		msg, err := it.Next(jetstream.NextContext(ctx))
+		msg, err := read(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			return fmt.Errorf("projections: read %s after sequence %d: %w", stream, last, err)
+			return err
 		}
-		d, err := decodeMsg(stream, codec, msg)
+		d, err := record(msg)
 		if err != nil {
 			return err
 		}
@@ -211,15 +272,15 @@ func consume(ctx context.Context, js jetstream.JetStream, stream string, codec *
 		last = d.Seq
 		bctx, cancel := context.WithTimeout(ctx, wait)
 		for len(buf) < batchMax && (stopSeq == 0 || last < stopSeq) {
-			msg, err := it.Next(jetstream.NextContext(bctx))
+			msg, err := read(bctx)
 			if err != nil {
-				if bctx.Err() != nil {
+				if bctx.Err() != nil && !stalled.Load() {
 					break
 				}
 				cancel()
-				return fmt.Errorf("projections: read %s after sequence %d: %w", stream, last, err)
+				return err
 			}
-			d, err := decodeMsg(stream, codec, msg)
+			d, err := record(msg)
 			if err != nil {
 				cancel()
 				// Commit the good records before it, then stop on it.

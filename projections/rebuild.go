@@ -54,6 +54,28 @@ const rebuildFillPercent = 0.95
 // (openStore).
 const rebuildMmapSize = 1 << 30
 
+// DefaultIdleTimeout is how long Rebuild waits for the next message of the
+// log, while sequences up to the last one are still expected, before it
+// gives up with the reason (WithIdleTimeout).
+const DefaultIdleTimeout = 10 * time.Second
+
+// RebuildOption adjusts one Rebuild call.
+type RebuildOption func(*rebuildOptions)
+
+type rebuildOptions struct {
+	idle time.Duration
+}
+
+// WithIdleTimeout sets how long Rebuild waits for the next message of the
+// log (DefaultIdleTimeout); d <= 0 keeps the default.
+func WithIdleTimeout(d time.Duration) RebuildOption {
+	return func(o *rebuildOptions) {
+		if d > 0 {
+			o.idle = d
+		}
+	}
+}
+
 // RebuildStats describes a finished Rebuild.
 type RebuildStats struct {
 	// Events is the number of log records (EventBatch messages) applied.
@@ -79,15 +101,27 @@ type RebuildStats struct {
 //
 // progress, if not nil, is called after each committed batch with the
 // records applied so far and the total to apply.
+//
+// Rebuild never waits forever: a stream that is missing (ErrStreamNotFound),
+// no longer starts at sequence 1 (ErrLogTruncated) or misses a sequence
+// (ErrLogGap) is refused before anything is written; if it changes while
+// Rebuild reads (deleted, purged) or no message arrives for the idle
+// timeout (WithIdleTimeout) while sequences are still expected, Rebuild
+// ends with the reason (ErrLogStalled when none is found). Nothing is
+// renamed over path then.
 func Rebuild(ctx context.Context, js jetstream.JetStream, stream, path string, codec *events.Codec,
-	progress func(applied, total uint64)) (RebuildStats, error) {
+	progress func(applied, total uint64), opts ...RebuildOption) (RebuildStats, error) {
 	began := time.Now()
 	var stats RebuildStats
 	tmp := path + ".rebuild"
 	if err := os.Remove(tmp); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return stats, fmt.Errorf("projections: rebuild: remove leftover %s: %w", tmp, err)
 	}
-	last, err := streamLastSeq(ctx, js, stream)
+	o := rebuildOptions{idle: DefaultIdleTimeout}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	last, err := checkLog(ctx, js, stream)
 	if err != nil {
 		return stats, err
 	}
@@ -103,7 +137,7 @@ func Rebuild(ctx context.Context, js jetstream.JetStream, stream, path string, c
 		}
 	}()
 	if last > 0 {
-		if err := rebuildFrom(ctx, js, stream, codec, st, last, &stats, progress); err != nil {
+		if err := rebuildFrom(ctx, js, stream, codec, st, last, o.idle, &stats, progress); err != nil {
 			return stats, fmt.Errorf("projections: rebuild %s: %w", path, err)
 		}
 	}
@@ -200,7 +234,7 @@ func (w *writer) termFreqs(m *memoryv1.Message) (map[string]uint32, uint32) {
 // with consume, the records before a record that cannot be decoded are
 // committed, then the error is returned.
 func rebuildFrom(ctx context.Context, js jetstream.JetStream, stream string, codec *events.Codec, st *Store,
-	last uint64, stats *RebuildStats, progress func(applied, total uint64)) error {
+	last uint64, idle time.Duration, stats *RebuildStats, progress func(applied, total uint64)) error {
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	ch := make(chan *readBatch, rebuildQueue)   // in log order, to the writer
@@ -218,7 +252,7 @@ func rebuildFrom(ctx context.Context, js jetstream.JetStream, stream string, cod
 	wg.Go(func() {
 		defer close(work)
 		defer close(ch)
-		rerr = consume(rctx, js, stream, codec, 1, last, rebuildBatch, 50*time.Millisecond, func(recs []Decoded) error {
+		rerr = consume(rctx, js, stream, codec, 1, last, rebuildBatch, 50*time.Millisecond, idle, func(recs []Decoded) error {
 			// consume reuses recs.
 			b := &readBatch{recs: slices.Clone(recs), ready: make(chan struct{})}
 			// To the workers first: a batch the writer receives is always

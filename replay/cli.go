@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem/node"
+	"github.com/agentmem/agentmem/projections"
 )
 
 // Usage is the command's help text.
@@ -18,18 +19,22 @@ const Usage = `usage: replay <command> [flags]
 
 Connection (every command): --nats-url URL [--nats-creds FILE] to use a
 running NATS, or --data-dir DIR of a STOPPED node (an embedded server is
-started on DIR/jetstream for the duration of the command); --stream NAME
+started on DIR/jetstream for the duration of the command, holding DIR's
+lock: the DIR of a running node is refused at once); --stream NAME
 (default MEM). Flags may also come from AGENTMEM_<FLAG> variables, as for
 the node.
 
 commands:
-  rebuild [--out FILE]
+  rebuild [--out FILE] [--idle-timeout 10s]
         replay the whole log into a new projection file, then swap it in
         (default DIR/projection.db); progress and rate on stderr. Safe to
-        interrupt and run again.
-  verify [--projection FILE]
-        rebuild into a temporary file beside the live projection and compare
-        the digests of every bucket; exit status 1 if any differs.
+        interrupt and run again. A log that is not whole (missing stream, a
+        gap, a purged head) is refused; no message for --idle-timeout while
+        the log is read ends the command with the reason.
+  verify [--projection FILE] [--idle-timeout 10s]
+        rebuild into a temporary file beside the live projection (as
+        rebuild) and compare the digests of every bucket; exit status 1 if
+        any differs.
   inspect session <id> [--at-seq N | --at-time RFC3339] [--json]
         the session as it was after the last of its batches at or before
         stream sequence N (or command time T; default: the latest): its
@@ -44,7 +49,9 @@ commands:
         streams, aggregates per kind, projection size/applied seq/lag, data
         directory size.
 
-exit status: 0 ok, 1 failure or verify found differences, 2 usage error.
+exit status: 0 ok, 1 failure or verify found differences, 2 usage error,
+3 the log cannot be read whole (stream missing, a gap, a purged head, or
+reading stalled).
 `
 
 // ExitCode maps the error of Run to the process exit status.
@@ -54,6 +61,10 @@ func ExitCode(err error) int {
 		return 0
 	case errors.Is(err, ErrUsage):
 		return 2
+	case errors.Is(err, ErrNoStream), errors.Is(err, projections.ErrStreamNotFound),
+		errors.Is(err, projections.ErrLogGap), errors.Is(err, projections.ErrLogTruncated),
+		errors.Is(err, projections.ErrLogStalled):
+		return 3
 	default:
 		return 1
 	}
@@ -101,6 +112,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case "rebuild":
 		cfg := RebuildConfig{Progress: progress, ProgressTTY: tty}
 		fs.StringVar(&cfg.Out, "out", "", "projection file to write (default DATA-DIR/projection.db)")
+		fs.DurationVar(&cfg.IdleTimeout, "idle-timeout", projections.DefaultIdleTimeout, "give up when no message of the log arrives for this long")
 		if err := parseNoArgs(); err != nil {
 			return err
 		}
@@ -110,6 +122,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case "verify":
 		cfg := VerifyConfig{Progress: progress, ProgressTTY: tty}
 		fs.StringVar(&cfg.Projection, "projection", "", "live projection file (default DATA-DIR/projection.db)")
+		fs.DurationVar(&cfg.IdleTimeout, "idle-timeout", projections.DefaultIdleTimeout, "give up when no message of the log arrives for this long")
 		if err := parseNoArgs(); err != nil {
 			return err
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem/events"
+	"github.com/agentmem/agentmem/internal/dirlock"
 	"github.com/agentmem/agentmem/internal/natsembed"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -21,10 +22,15 @@ const (
 	JetStreamDir   = "jetstream"
 )
 
+// LockWhat is how replay names itself in a data dir's lock file.
+const LockWhat = "agentmem replay"
+
 // Conn says how to reach the log: a running NATS (NATSURL) or the data
 // directory of a stopped node (DataDir), on whose store an embedded server is
-// started for the duration of the command. With both, NATSURL is used for the
-// log and DataDir only for files (projection, sizes).
+// started for the duration of the command, holding the data dir's lock
+// (internal/dirlock) as a node does: on the directory of a running node the
+// command fails at once, naming the node. With both, NATSURL is used for the
+// log and DataDir only for files (projection, sizes), and no lock is taken.
 type Conn struct {
 	NATSURL   string
 	NATSCreds string
@@ -66,6 +72,7 @@ type link struct {
 	nc       *nats.Conn
 	js       jetstream.JetStream
 	embedded *natsembed.Server
+	lock     *dirlock.Lock // the data dir's, held while embedded runs
 	stream   string
 }
 
@@ -75,6 +82,9 @@ func (l *link) close() {
 	}
 	if l.embedded != nil {
 		l.embedded.Shutdown()
+	}
+	if l.lock != nil {
+		_ = l.lock.Close()
 	}
 }
 
@@ -92,12 +102,18 @@ func (c Conn) dial() (*link, error) {
 		if fi, err := os.Stat(store); err != nil || !fi.IsDir() {
 			return nil, fmt.Errorf("replay: %s is not a node data directory (no %s/ inside): %w", c.DataDir, JetStreamDir, ErrNoStream)
 		}
+		lock, err := dirlock.Acquire(c.DataDir, LockWhat)
+		if err != nil {
+			return nil, fmt.Errorf("replay: %w", err)
+		}
+		l.lock = lock
 		cfg := natsembed.DefaultConfig()
 		cfg.DataDir = store
 		cfg.Listen = "127.0.0.1:-1"
 		s, err := natsembed.Start(cfg)
 		if err != nil {
-			return nil, fmt.Errorf("replay: start embedded NATS on %s (is the node still running?): %w", store, err)
+			l.close()
+			return nil, fmt.Errorf("replay: start embedded NATS on %s: %w", store, err)
 		}
 		l.embedded = s
 		url = s.ClientURL()

@@ -15,7 +15,10 @@
 //
 // Each command is one exported function taking a config and an io.Writer;
 // Run parses a command line into them (cmd/replay only wires signals and the
-// exit status).
+// exit status). Rebuild and Verify never wait forever: a log that cannot be
+// read whole (missing stream, a gap, a purged head, no message for
+// --idle-timeout) ends them with an error saying so, exit status 3
+// (ExitCode).
 //
 // # Connection
 //
@@ -23,7 +26,9 @@
 // Conn.DataDir it starts an embedded nats-server on DataDir/jetstream
 // (127.0.0.1, random port) for the duration of the command and shuts it down
 // at the end: the node must be stopped (two servers must never share a
-// store). Reads use an ephemeral, unacknowledged, in-memory pull consumer
+// store). It holds the data dir's lock (internal/dirlock) meanwhile, as a
+// node does, so on a running node's directory the command fails at once
+// with an error wrapping dirlock.ErrLocked that names the node. Reads use an ephemeral, unacknowledged, in-memory pull consumer
 // bounded by what the stream held when the command started, deleted at the
 // end; nothing is written to the stream except by Import. Rebuild, Verify
 // and Stats open the projection file, which a running node holds locked.

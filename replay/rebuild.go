@@ -17,6 +17,9 @@ type RebuildConfig struct {
 	Conn
 	// Out is the projection file to write (default <DataDir>/projection.db).
 	Out string
+	// IdleTimeout bounds the wait for the next message of the log
+	// (projections.WithIdleTimeout; 0: projections.DefaultIdleTimeout).
+	IdleTimeout time.Duration
 	// Progress receives the progress (nil: none): a bar when ProgressTTY,
 	// else one line about every second.
 	Progress    io.Writer
@@ -34,7 +37,12 @@ func Rebuild(ctx context.Context, cfg RebuildConfig, w io.Writer) (projections.R
 	if out == "" {
 		return projections.RebuildStats{}, fmt.Errorf("%w: rebuild needs --out FILE or --data-dir", ErrUsage)
 	}
-	st, err := rebuildInto(ctx, cfg.Conn, out, newProgress(cfg.Progress, cfg.ProgressTTY, "rebuild", time.Now))
+	l, err := cfg.dial()
+	if err != nil {
+		return projections.RebuildStats{}, err
+	}
+	defer l.close()
+	st, err := rebuildInto(ctx, l, out, cfg.IdleTimeout, newProgress(cfg.Progress, cfg.ProgressTTY, "rebuild", time.Now))
 	if err != nil {
 		return st, err
 	}
@@ -42,17 +50,12 @@ func Rebuild(ctx context.Context, cfg RebuildConfig, w io.Writer) (projections.R
 	return st, err
 }
 
-// rebuildInto dials, rebuilds path and hangs up.
-func rebuildInto(ctx context.Context, conn Conn, path string, p *progress) (projections.RebuildStats, error) {
-	l, err := conn.dial()
-	if err != nil {
-		return projections.RebuildStats{}, err
-	}
-	defer l.close()
+// rebuildInto rebuilds path from l's stream.
+func rebuildInto(ctx context.Context, l *link, path string, idle time.Duration, p *progress) (projections.RebuildStats, error) {
 	if _, err := l.streamInfo(ctx); err != nil {
 		return projections.RebuildStats{}, err
 	}
-	st, err := projections.Rebuild(ctx, l.js, l.stream, path, events.NewCodec(), p.update)
+	st, err := projections.Rebuild(ctx, l.js, l.stream, path, events.NewCodec(), p.update, projections.WithIdleTimeout(idle))
 	p.finish()
 	if err != nil {
 		return st, err
@@ -73,7 +76,9 @@ func describeRebuild(st projections.RebuildStats) string {
 type VerifyConfig struct {
 	Conn
 	// Projection is the live file (default <DataDir>/projection.db).
-	Projection  string
+	Projection string
+	// IdleTimeout: see RebuildConfig.
+	IdleTimeout time.Duration
 	Progress    io.Writer
 	ProgressTTY bool
 }
@@ -103,6 +108,13 @@ func Verify(ctx context.Context, cfg VerifyConfig, w io.Writer) (*VerifyResult, 
 	if _, err := os.Stat(live); err != nil {
 		return nil, fmt.Errorf("replay: verify: live projection: %w", err)
 	}
+	// Dial first: with --data-dir it takes the lock, so a running node is
+	// named at once rather than found by bbolt's 5 s timeout on its file.
+	l, err := cfg.dial()
+	if err != nil {
+		return nil, err
+	}
+	defer l.close()
 	res := &VerifyResult{}
 	liveDigest, liveSeq, err := digest(live)
 	if err != nil {
@@ -116,7 +128,7 @@ func Verify(ctx context.Context, cfg VerifyConfig, w io.Writer) (*VerifyResult, 
 	}
 	defer os.RemoveAll(tmpDir)
 	aside := filepath.Join(tmpDir, ProjectionFile)
-	if res.Rebuild, err = rebuildInto(ctx, cfg.Conn, aside, newProgress(cfg.Progress, cfg.ProgressTTY, "verify: rebuild", time.Now)); err != nil {
+	if res.Rebuild, err = rebuildInto(ctx, l, aside, cfg.IdleTimeout, newProgress(cfg.Progress, cfg.ProgressTTY, "verify: rebuild", time.Now)); err != nil {
 		return nil, err
 	}
 	rebuiltDigest, rebuiltSeq, err := digest(aside)

@@ -6,6 +6,7 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -26,6 +27,14 @@ var (
 	// ErrNotReady is returned by Start when the server did not accept
 	// connections within 10 seconds.
 	ErrNotReady = errors.New("natsembed: server not ready for connections")
+	// ErrAddrInUse is returned (wrapped, with the address and the OS error)
+	// by Start when the listen address is taken, by another NATS server or
+	// node for example. Start returns it at once.
+	ErrAddrInUse = errors.New("natsembed: address in use")
+	// ErrStart is returned (wrapped, with the server's message) by Start
+	// when the server reported a fatal error while starting: it cannot
+	// listen, or JetStream cannot use its store directory.
+	ErrStart = errors.New("natsembed: server failed to start")
 )
 
 // Config configures an embedded server.
@@ -46,7 +55,9 @@ type Config struct {
 	MaxPayload int32
 	// ServerName names the server (cluster and monitoring); optional.
 	ServerName string
-	// Logger receives the server's logs; nil means no logs at all.
+	// Logger receives the server's logs; nil means no logs at all. A fatal
+	// error is passed to its Errorf, not its Fatalf: the embedded server
+	// never exits the process (Start returns the error instead).
 	Logger server.Logger
 	// Debug enables the server's debug logs (only with a Logger).
 	Debug bool
@@ -191,7 +202,9 @@ type Server struct {
 }
 
 // Start starts a server and waits up to 10 seconds for it to accept client
-// connections. On error nothing is left running.
+// connections. A taken listen address (ErrAddrInUse) or another error the
+// server reports while starting (ErrStart) fails it at once. On error
+// nothing is left running.
 func Start(cfg Config) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -204,10 +217,20 @@ func Start(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("natsembed: new server: %w", err)
 	}
-	if cfg.Logger != nil {
-		ns.SetLoggerV2(cfg.Logger, cfg.Debug, false, false)
-	}
+	logger := &startLogger{next: cfg.Logger}
+	ns.SetLoggerV2(logger, cfg.Debug && cfg.Logger != nil, false, false)
+	// Start returns once the server listens for clients or gave up: it
+	// reports why with Fatalf and goes on without listening, so the failure
+	// is known here, without waiting for readiness.
 	ns.Start()
+	if err := logger.fatal(); err != nil {
+		ns.Shutdown()
+		ns.WaitForShutdown()
+		if cause := errors.Unwrap(err); errors.Is(cause, syscall.EADDRINUSE) {
+			return nil, fmt.Errorf("%w: %s (another NATS server or node listening there?): %w", ErrAddrInUse, cfg.Listen, cause)
+		}
+		return nil, fmt.Errorf("%w: %w", ErrStart, err)
+	}
 	if !ns.ReadyForConnections(readyTimeout) {
 		ns.Shutdown()
 		ns.WaitForShutdown()

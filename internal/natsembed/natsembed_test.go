@@ -3,9 +3,12 @@ package natsembed
 import (
 	"context"
 	"errors"
+	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -213,4 +216,59 @@ func TestBadConfigFile(t *testing.T) {
 	if _, err := Start(cfg); err == nil {
 		t.Fatal("missing config file accepted")
 	}
+}
+
+// TestStartAddrInUse: a taken listen address fails Start at once (not after
+// the 10 s readiness wait) with ErrAddrInUse naming the address.
+func TestStartAddrInUse(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	cfg := DefaultConfig()
+	cfg.DataDir = t.TempDir()
+	cfg.Listen = ln.Addr().String()
+	began := time.Now()
+	s, err := Start(cfg)
+	if err == nil {
+		s.Shutdown()
+		t.Fatal("Start on a taken address succeeded")
+	}
+	if !errors.Is(err, ErrAddrInUse) || !errors.Is(err, syscall.EADDRINUSE) {
+		t.Fatalf("Start = %v, want ErrAddrInUse wrapping EADDRINUSE", err)
+	}
+	if !strings.Contains(err.Error(), "address in use: "+cfg.Listen) {
+		t.Errorf("error %q does not name the address", err)
+	}
+	// Generous: it fails in milliseconds; the bug was the 10 s readiness wait.
+	if el := time.Since(began); el >= readyTimeout/2 {
+		t.Errorf("Start took %v to fail", el)
+	}
+	t.Log(err)
+}
+
+// TestStartJetStreamFails: a store directory JetStream cannot use fails
+// Start at once with the server's reason.
+func TestStartJetStreamFails(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "not-a-dir")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultConfig()
+	cfg.DataDir = file
+	cfg.Listen = "127.0.0.1:-1"
+	began := time.Now()
+	s, err := Start(cfg)
+	if err == nil {
+		s.Shutdown()
+		t.Fatal("Start on a file as store directory succeeded")
+	}
+	if !errors.Is(err, ErrStart) || !strings.Contains(err.Error(), "JetStream") {
+		t.Fatalf("Start = %v, want ErrStart naming JetStream", err)
+	}
+	if el := time.Since(began); el >= readyTimeout/2 {
+		t.Errorf("Start took %v to fail", el)
+	}
+	t.Log(err)
 }
