@@ -72,7 +72,7 @@ func (a *sessionActor) handle(who *tenancy.Caller, body any) (proto.Message, err
 		if !a.st().Exists() {
 			return nil, notFound()
 		}
-		return a.st().Context(), nil
+		return a.st().ContextAs(req.GetFormat()), nil
 	case *memoryv1.GetSessionRequest:
 		if !a.st().Exists() {
 			return nil, notFound()

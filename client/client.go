@@ -155,8 +155,15 @@ func (c *Client) AppendMessages(ctx context.Context, id string, msgs ...*memoryv
 
 // Context returns the messages to send to the LLM, in layer order.
 func (c *Client) Context(ctx context.Context, id string) (*memoryv1.ContextReply, error) {
+	return c.ContextAs(ctx, id, memoryv1.ContextFormat_CONTEXT_FORMAT_UNSPECIFIED)
+}
+
+// ContextAs is Context with the messages also rendered for a chat API
+// (reply.Rendered): CONTEXT_FORMAT_OPENAI gives a Chat Completions messages
+// array, CONTEXT_FORMAT_ANTHROPIC a Messages API system string and messages.
+func (c *Client) ContextAs(ctx context.Context, id string, format memoryv1.ContextFormat) (*memoryv1.ContextReply, error) {
 	reply := &memoryv1.ContextReply{}
-	return reply, c.call(ctx, subject(id, "context"), &memoryv1.ContextRequest{}, reply)
+	return reply, c.call(ctx, subject(id, "context"), &memoryv1.ContextRequest{Format: format}, reply)
 }
 
 // Get returns the session's status, version and counts.

@@ -95,3 +95,50 @@ func ExampleCode() {
 	fmt.Println(client.Code(err), err)
 	// Output: 404 agentmem: 404 session_id: session does not exist
 }
+
+// ExampleClient_ContextAs gets a context ready for the two common chat
+// APIs: OpenAI-style messages (system first) and Anthropic-style system +
+// messages (tool calls as tool_use blocks, results as tool_result blocks).
+func ExampleClient_ContextAs() {
+	nc, stop := startNode()
+	defer stop()
+	c := client.New(nc)
+	ctx := context.Background()
+	if _, err := c.CreateSession(ctx, "s3", &memoryv1.CreateSessionRequest{SystemPrompt: "You are a weather bot."}); err != nil {
+		panic(err)
+	}
+	if _, err := c.AppendMessages(ctx, "s3",
+		&memoryv1.MessageInput{Role: memoryv1.Role_ROLE_USER, Content: "Weather in Lisbon?"},
+		&memoryv1.MessageInput{Role: memoryv1.Role_ROLE_ASSISTANT, ToolCalls: []*memoryv1.ToolCall{
+			{Id: "call_1", Name: "weather", Arguments: `{"city":"Lisbon"}`}}},
+		&memoryv1.MessageInput{Role: memoryv1.Role_ROLE_TOOL, ToolCallId: "call_1", Content: "sunny, 24 C"},
+	); err != nil {
+		panic(err)
+	}
+	openai, err := c.ContextAs(ctx, "s3", memoryv1.ContextFormat_CONTEXT_FORMAT_OPENAI)
+	if err != nil {
+		panic(err)
+	}
+	for _, m := range openai.GetRendered().GetOpenai() {
+		fmt.Printf("openai: %s %q %d\n", m.GetRole(), m.GetContent(), len(m.GetToolCalls()))
+	}
+	anthropic, err := c.ContextAs(ctx, "s3", memoryv1.ContextFormat_CONTEXT_FORMAT_ANTHROPIC)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Printf("anthropic system: %q\n", anthropic.GetRendered().GetSystem())
+	for _, m := range anthropic.GetRendered().GetAnthropic() {
+		for _, b := range m.GetContent() {
+			fmt.Println("anthropic:", m.GetRole(), b.GetType(), b.GetText()+b.GetName()+b.GetContent())
+		}
+	}
+	// Output:
+	// openai: system "You are a weather bot.\n\nTool result call_1 from weather: message m3 (seq 3)" 0
+	// openai: user "Weather in Lisbon?" 0
+	// openai: assistant "" 1
+	// openai: tool "sunny, 24 C" 0
+	// anthropic system: "You are a weather bot.\n\nTool result call_1 from weather: message m3 (seq 3)"
+	// anthropic: user text Weather in Lisbon?
+	// anthropic: assistant tool_use weather
+	// anthropic: user tool_result sunny, 24 C
+}

@@ -9,6 +9,7 @@ package memoryv1
 import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
+	structpb "google.golang.org/protobuf/types/known/structpb"
 	reflect "reflect"
 	sync "sync"
 	unsafe "unsafe"
@@ -20,6 +21,63 @@ const (
 	// Verify that runtime/protoimpl is sufficiently up-to-date.
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
+
+type ContextFormat int32
+
+const (
+	// CONTEXT_FORMAT_UNSPECIFIED: the layered messages only (as before).
+	ContextFormat_CONTEXT_FORMAT_UNSPECIFIED ContextFormat = 0
+	// CONTEXT_FORMAT_OPENAI: rendered.openai is a Chat Completions messages
+	// array: one system message first (ROM, Kernel, summaries, recalled
+	// messages folded into it), then user/assistant/tool messages.
+	ContextFormat_CONTEXT_FORMAT_OPENAI ContextFormat = 1
+	// CONTEXT_FORMAT_ANTHROPIC: rendered.system is the Messages API system
+	// string and rendered.anthropic the messages array (user/assistant
+	// alternating, tool calls as tool_use blocks, results as tool_result
+	// blocks, no system message in the middle).
+	ContextFormat_CONTEXT_FORMAT_ANTHROPIC ContextFormat = 2
+)
+
+// Enum value maps for ContextFormat.
+var (
+	ContextFormat_name = map[int32]string{
+		0: "CONTEXT_FORMAT_UNSPECIFIED",
+		1: "CONTEXT_FORMAT_OPENAI",
+		2: "CONTEXT_FORMAT_ANTHROPIC",
+	}
+	ContextFormat_value = map[string]int32{
+		"CONTEXT_FORMAT_UNSPECIFIED": 0,
+		"CONTEXT_FORMAT_OPENAI":      1,
+		"CONTEXT_FORMAT_ANTHROPIC":   2,
+	}
+)
+
+func (x ContextFormat) Enum() *ContextFormat {
+	p := new(ContextFormat)
+	*p = x
+	return p
+}
+
+func (x ContextFormat) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ContextFormat) Descriptor() protoreflect.EnumDescriptor {
+	return file_memory_v1_api_proto_enumTypes[0].Descriptor()
+}
+
+func (ContextFormat) Type() protoreflect.EnumType {
+	return &file_memory_v1_api_proto_enumTypes[0]
+}
+
+func (x ContextFormat) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ContextFormat.Descriptor instead.
+func (ContextFormat) EnumDescriptor() ([]byte, []int) {
+	return file_memory_v1_api_proto_rawDescGZIP(), []int{0}
+}
 
 type StateOp int32
 
@@ -60,11 +118,11 @@ func (x StateOp) String() string {
 }
 
 func (StateOp) Descriptor() protoreflect.EnumDescriptor {
-	return file_memory_v1_api_proto_enumTypes[0].Descriptor()
+	return file_memory_v1_api_proto_enumTypes[1].Descriptor()
 }
 
 func (StateOp) Type() protoreflect.EnumType {
-	return &file_memory_v1_api_proto_enumTypes[0]
+	return &file_memory_v1_api_proto_enumTypes[1]
 }
 
 func (x StateOp) Number() protoreflect.EnumNumber {
@@ -73,7 +131,7 @@ func (x StateOp) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use StateOp.Descriptor instead.
 func (StateOp) EnumDescriptor() ([]byte, []int) {
-	return file_memory_v1_api_proto_rawDescGZIP(), []int{0}
+	return file_memory_v1_api_proto_rawDescGZIP(), []int{1}
 }
 
 type StatusAction int32
@@ -115,11 +173,11 @@ func (x StatusAction) String() string {
 }
 
 func (StatusAction) Descriptor() protoreflect.EnumDescriptor {
-	return file_memory_v1_api_proto_enumTypes[1].Descriptor()
+	return file_memory_v1_api_proto_enumTypes[2].Descriptor()
 }
 
 func (StatusAction) Type() protoreflect.EnumType {
-	return &file_memory_v1_api_proto_enumTypes[1]
+	return &file_memory_v1_api_proto_enumTypes[2]
 }
 
 func (x StatusAction) Number() protoreflect.EnumNumber {
@@ -128,7 +186,7 @@ func (x StatusAction) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use StatusAction.Descriptor instead.
 func (StatusAction) EnumDescriptor() ([]byte, []int) {
-	return file_memory_v1_api_proto_rawDescGZIP(), []int{1}
+	return file_memory_v1_api_proto_rawDescGZIP(), []int{2}
 }
 
 type SearchScope int32
@@ -166,11 +224,11 @@ func (x SearchScope) String() string {
 }
 
 func (SearchScope) Descriptor() protoreflect.EnumDescriptor {
-	return file_memory_v1_api_proto_enumTypes[2].Descriptor()
+	return file_memory_v1_api_proto_enumTypes[3].Descriptor()
 }
 
 func (SearchScope) Type() protoreflect.EnumType {
-	return &file_memory_v1_api_proto_enumTypes[2]
+	return &file_memory_v1_api_proto_enumTypes[3]
 }
 
 func (x SearchScope) Number() protoreflect.EnumNumber {
@@ -179,7 +237,7 @@ func (x SearchScope) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use SearchScope.Descriptor instead.
 func (SearchScope) EnumDescriptor() ([]byte, []int) {
-	return file_memory_v1_api_proto_rawDescGZIP(), []int{2}
+	return file_memory_v1_api_proto_rawDescGZIP(), []int{3}
 }
 
 type CreateSessionRequest struct {
@@ -733,8 +791,11 @@ func (x *CreateSessionReply) GetSession() *SessionInfo {
 	return nil
 }
 
+// ContextRequest asks for a session's context. format (optional) adds the
+// same context rendered for a chat API (ContextReply.rendered).
 type ContextRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
+	Format        ContextFormat          `protobuf:"varint,1,opt,name=format,proto3,enum=agentmem.memory.v1.ContextFormat" json:"format,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -769,6 +830,426 @@ func (*ContextRequest) Descriptor() ([]byte, []int) {
 	return file_memory_v1_api_proto_rawDescGZIP(), []int{7}
 }
 
+func (x *ContextRequest) GetFormat() ContextFormat {
+	if x != nil {
+		return x.Format
+	}
+	return ContextFormat_CONTEXT_FORMAT_UNSPECIFIED
+}
+
+// RenderedContext is a context ready for one chat API (see ContextFormat).
+type RenderedContext struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Format ContextFormat          `protobuf:"varint,1,opt,name=format,proto3,enum=agentmem.memory.v1.ContextFormat" json:"format,omitempty"`
+	// system: every system item of the context in layer order, joined by a
+	// blank line.
+	System        string              `protobuf:"bytes,2,opt,name=system,proto3" json:"system,omitempty"`
+	Openai        []*OpenAIMessage    `protobuf:"bytes,3,rep,name=openai,proto3" json:"openai,omitempty"`
+	Anthropic     []*AnthropicMessage `protobuf:"bytes,4,rep,name=anthropic,proto3" json:"anthropic,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RenderedContext) Reset() {
+	*x = RenderedContext{}
+	mi := &file_memory_v1_api_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RenderedContext) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RenderedContext) ProtoMessage() {}
+
+func (x *RenderedContext) ProtoReflect() protoreflect.Message {
+	mi := &file_memory_v1_api_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RenderedContext.ProtoReflect.Descriptor instead.
+func (*RenderedContext) Descriptor() ([]byte, []int) {
+	return file_memory_v1_api_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *RenderedContext) GetFormat() ContextFormat {
+	if x != nil {
+		return x.Format
+	}
+	return ContextFormat_CONTEXT_FORMAT_UNSPECIFIED
+}
+
+func (x *RenderedContext) GetSystem() string {
+	if x != nil {
+		return x.System
+	}
+	return ""
+}
+
+func (x *RenderedContext) GetOpenai() []*OpenAIMessage {
+	if x != nil {
+		return x.Openai
+	}
+	return nil
+}
+
+func (x *RenderedContext) GetAnthropic() []*AnthropicMessage {
+	if x != nil {
+		return x.Anthropic
+	}
+	return nil
+}
+
+// OpenAIMessage is one Chat Completions message.
+type OpenAIMessage struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// role: "system", "user", "assistant" or "tool".
+	Role          string            `protobuf:"bytes,1,opt,name=role,proto3" json:"role,omitempty"`
+	Content       string            `protobuf:"bytes,2,opt,name=content,proto3" json:"content,omitempty"`
+	Name          string            `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
+	ToolCalls     []*OpenAIToolCall `protobuf:"bytes,4,rep,name=tool_calls,json=toolCalls,proto3" json:"tool_calls,omitempty"`
+	ToolCallId    string            `protobuf:"bytes,5,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OpenAIMessage) Reset() {
+	*x = OpenAIMessage{}
+	mi := &file_memory_v1_api_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OpenAIMessage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OpenAIMessage) ProtoMessage() {}
+
+func (x *OpenAIMessage) ProtoReflect() protoreflect.Message {
+	mi := &file_memory_v1_api_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OpenAIMessage.ProtoReflect.Descriptor instead.
+func (*OpenAIMessage) Descriptor() ([]byte, []int) {
+	return file_memory_v1_api_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *OpenAIMessage) GetRole() string {
+	if x != nil {
+		return x.Role
+	}
+	return ""
+}
+
+func (x *OpenAIMessage) GetContent() string {
+	if x != nil {
+		return x.Content
+	}
+	return ""
+}
+
+func (x *OpenAIMessage) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *OpenAIMessage) GetToolCalls() []*OpenAIToolCall {
+	if x != nil {
+		return x.ToolCalls
+	}
+	return nil
+}
+
+func (x *OpenAIMessage) GetToolCallId() string {
+	if x != nil {
+		return x.ToolCallId
+	}
+	return ""
+}
+
+type OpenAIToolCall struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// type: "function".
+	Type          string              `protobuf:"bytes,2,opt,name=type,proto3" json:"type,omitempty"`
+	Function      *OpenAIFunctionCall `protobuf:"bytes,3,opt,name=function,proto3" json:"function,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OpenAIToolCall) Reset() {
+	*x = OpenAIToolCall{}
+	mi := &file_memory_v1_api_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OpenAIToolCall) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OpenAIToolCall) ProtoMessage() {}
+
+func (x *OpenAIToolCall) ProtoReflect() protoreflect.Message {
+	mi := &file_memory_v1_api_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OpenAIToolCall.ProtoReflect.Descriptor instead.
+func (*OpenAIToolCall) Descriptor() ([]byte, []int) {
+	return file_memory_v1_api_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *OpenAIToolCall) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *OpenAIToolCall) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *OpenAIToolCall) GetFunction() *OpenAIFunctionCall {
+	if x != nil {
+		return x.Function
+	}
+	return nil
+}
+
+type OpenAIFunctionCall struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// arguments: the JSON text the model produced.
+	Arguments     string `protobuf:"bytes,2,opt,name=arguments,proto3" json:"arguments,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OpenAIFunctionCall) Reset() {
+	*x = OpenAIFunctionCall{}
+	mi := &file_memory_v1_api_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OpenAIFunctionCall) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OpenAIFunctionCall) ProtoMessage() {}
+
+func (x *OpenAIFunctionCall) ProtoReflect() protoreflect.Message {
+	mi := &file_memory_v1_api_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OpenAIFunctionCall.ProtoReflect.Descriptor instead.
+func (*OpenAIFunctionCall) Descriptor() ([]byte, []int) {
+	return file_memory_v1_api_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *OpenAIFunctionCall) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *OpenAIFunctionCall) GetArguments() string {
+	if x != nil {
+		return x.Arguments
+	}
+	return ""
+}
+
+// AnthropicMessage is one Messages API message: role "user" or "assistant"
+// and its content blocks.
+type AnthropicMessage struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Role          string                 `protobuf:"bytes,1,opt,name=role,proto3" json:"role,omitempty"`
+	Content       []*AnthropicBlock      `protobuf:"bytes,2,rep,name=content,proto3" json:"content,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AnthropicMessage) Reset() {
+	*x = AnthropicMessage{}
+	mi := &file_memory_v1_api_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AnthropicMessage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AnthropicMessage) ProtoMessage() {}
+
+func (x *AnthropicMessage) ProtoReflect() protoreflect.Message {
+	mi := &file_memory_v1_api_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AnthropicMessage.ProtoReflect.Descriptor instead.
+func (*AnthropicMessage) Descriptor() ([]byte, []int) {
+	return file_memory_v1_api_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *AnthropicMessage) GetRole() string {
+	if x != nil {
+		return x.Role
+	}
+	return ""
+}
+
+func (x *AnthropicMessage) GetContent() []*AnthropicBlock {
+	if x != nil {
+		return x.Content
+	}
+	return nil
+}
+
+// AnthropicBlock is a content block: type "text" (text), "tool_use" (id,
+// name, input) or "tool_result" (tool_use_id, content).
+type AnthropicBlock struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Type  string                 `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
+	Text  string                 `protobuf:"bytes,2,opt,name=text,proto3" json:"text,omitempty"`
+	Id    string                 `protobuf:"bytes,3,opt,name=id,proto3" json:"id,omitempty"`
+	Name  string                 `protobuf:"bytes,4,opt,name=name,proto3" json:"name,omitempty"`
+	// input: the tool call's arguments as a JSON object (arguments that are
+	// not a JSON object are kept under the key "arguments").
+	Input         *structpb.Struct `protobuf:"bytes,5,opt,name=input,proto3" json:"input,omitempty"`
+	ToolUseId     string           `protobuf:"bytes,6,opt,name=tool_use_id,json=toolUseId,proto3" json:"tool_use_id,omitempty"`
+	Content       string           `protobuf:"bytes,7,opt,name=content,proto3" json:"content,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AnthropicBlock) Reset() {
+	*x = AnthropicBlock{}
+	mi := &file_memory_v1_api_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AnthropicBlock) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AnthropicBlock) ProtoMessage() {}
+
+func (x *AnthropicBlock) ProtoReflect() protoreflect.Message {
+	mi := &file_memory_v1_api_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AnthropicBlock.ProtoReflect.Descriptor instead.
+func (*AnthropicBlock) Descriptor() ([]byte, []int) {
+	return file_memory_v1_api_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *AnthropicBlock) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *AnthropicBlock) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+func (x *AnthropicBlock) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *AnthropicBlock) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *AnthropicBlock) GetInput() *structpb.Struct {
+	if x != nil {
+		return x.Input
+	}
+	return nil
+}
+
+func (x *AnthropicBlock) GetToolUseId() string {
+	if x != nil {
+		return x.ToolUseId
+	}
+	return ""
+}
+
+func (x *AnthropicBlock) GetContent() string {
+	if x != nil {
+		return x.Content
+	}
+	return ""
+}
+
 type ContextMessage struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// layer: "rom", "kernel", "l2", "promoted" or "l1".
@@ -786,7 +1267,7 @@ type ContextMessage struct {
 
 func (x *ContextMessage) Reset() {
 	*x = ContextMessage{}
-	mi := &file_memory_v1_api_proto_msgTypes[8]
+	mi := &file_memory_v1_api_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -798,7 +1279,7 @@ func (x *ContextMessage) String() string {
 func (*ContextMessage) ProtoMessage() {}
 
 func (x *ContextMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_memory_v1_api_proto_msgTypes[8]
+	mi := &file_memory_v1_api_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -811,7 +1292,7 @@ func (x *ContextMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContextMessage.ProtoReflect.Descriptor instead.
 func (*ContextMessage) Descriptor() ([]byte, []int) {
-	return file_memory_v1_api_proto_rawDescGZIP(), []int{8}
+	return file_memory_v1_api_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ContextMessage) GetLayer() string {
@@ -883,7 +1364,7 @@ type LayerTokens struct {
 
 func (x *LayerTokens) Reset() {
 	*x = LayerTokens{}
-	mi := &file_memory_v1_api_proto_msgTypes[9]
+	mi := &file_memory_v1_api_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -895,7 +1376,7 @@ func (x *LayerTokens) String() string {
 func (*LayerTokens) ProtoMessage() {}
 
 func (x *LayerTokens) ProtoReflect() protoreflect.Message {
-	mi := &file_memory_v1_api_proto_msgTypes[9]
+	mi := &file_memory_v1_api_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -908,7 +1389,7 @@ func (x *LayerTokens) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LayerTokens.ProtoReflect.Descriptor instead.
 func (*LayerTokens) Descriptor() ([]byte, []int) {
-	return file_memory_v1_api_proto_rawDescGZIP(), []int{9}
+	return file_memory_v1_api_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *LayerTokens) GetRom() uint32 {
@@ -947,22 +1428,24 @@ func (x *LayerTokens) GetL1() uint32 {
 }
 
 type ContextReply struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
-	Version       uint64                 `protobuf:"varint,2,opt,name=version,proto3" json:"version,omitempty"`
-	Seq           uint64                 `protobuf:"varint,3,opt,name=seq,proto3" json:"seq,omitempty"`
-	Messages      []*ContextMessage      `protobuf:"bytes,4,rep,name=messages,proto3" json:"messages,omitempty"`
-	Layers        *LayerTokens           `protobuf:"bytes,5,opt,name=layers,proto3" json:"layers,omitempty"`
-	Usage         *Usage                 `protobuf:"bytes,6,opt,name=usage,proto3" json:"usage,omitempty"`
-	RomVersion    uint32                 `protobuf:"varint,7,opt,name=rom_version,json=romVersion,proto3" json:"rom_version,omitempty"`
-	Turn          uint32                 `protobuf:"varint,8,opt,name=turn,proto3" json:"turn,omitempty"`
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	SessionId  string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	Version    uint64                 `protobuf:"varint,2,opt,name=version,proto3" json:"version,omitempty"`
+	Seq        uint64                 `protobuf:"varint,3,opt,name=seq,proto3" json:"seq,omitempty"`
+	Messages   []*ContextMessage      `protobuf:"bytes,4,rep,name=messages,proto3" json:"messages,omitempty"`
+	Layers     *LayerTokens           `protobuf:"bytes,5,opt,name=layers,proto3" json:"layers,omitempty"`
+	Usage      *Usage                 `protobuf:"bytes,6,opt,name=usage,proto3" json:"usage,omitempty"`
+	RomVersion uint32                 `protobuf:"varint,7,opt,name=rom_version,json=romVersion,proto3" json:"rom_version,omitempty"`
+	Turn       uint32                 `protobuf:"varint,8,opt,name=turn,proto3" json:"turn,omitempty"`
+	// rendered: set when the request named a format.
+	Rendered      *RenderedContext `protobuf:"bytes,9,opt,name=rendered,proto3" json:"rendered,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ContextReply) Reset() {
 	*x = ContextReply{}
-	mi := &file_memory_v1_api_proto_msgTypes[10]
+	mi := &file_memory_v1_api_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -974,7 +1457,7 @@ func (x *ContextReply) String() string {
 func (*ContextReply) ProtoMessage() {}
 
 func (x *ContextReply) ProtoReflect() protoreflect.Message {
-	mi := &file_memory_v1_api_proto_msgTypes[10]
+	mi := &file_memory_v1_api_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -987,7 +1470,7 @@ func (x *ContextReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContextReply.ProtoReflect.Descriptor instead.
 func (*ContextReply) Descriptor() ([]byte, []int) {
-	return file_memory_v1_api_proto_rawDescGZIP(), []int{10}
+	return file_memory_v1_api_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ContextReply) GetSessionId() string {
@@ -1046,6 +1529,13 @@ func (x *ContextReply) GetTurn() uint32 {
 	return 0
 }
 
+func (x *ContextReply) GetRendered() *RenderedContext {
+	if x != nil {
+		return x.Rendered
+	}
+	return nil
+}
+
 type GetSessionRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -1054,7 +1544,7 @@ type GetSessionRequest struct {
 
 func (x *GetSessionRequest) Reset() {
 	*x = GetSessionRequest{}
-	mi := &file_memory_v1_api_proto_msgTypes[11]
+	mi := &file_memory_v1_api_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1066,7 +1556,7 @@ func (x *GetSessionRequest) String() string {
 func (*GetSessionRequest) ProtoMessage() {}
 
 func (x *GetSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_memory_v1_api_proto_msgTypes[11]
+	mi := &file_memory_v1_api_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1079,7 +1569,7 @@ func (x *GetSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSessionRequest.ProtoReflect.Descriptor instead.
 func (*GetSessionRequest) Descriptor() ([]byte, []int) {
-	return file_memory_v1_api_proto_rawDescGZIP(), []int{11}
+	return file_memory_v1_api_proto_rawDescGZIP(), []int{17}
 }
 
 type SessionInfo struct {
@@ -1110,7 +1600,7 @@ type SessionInfo struct {
 
 func (x *SessionInfo) Reset() {
 	*x = SessionInfo{}
-	mi := &file_memory_v1_api_proto_msgTypes[12]
+	mi := &file_memory_v1_api_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1122,7 +1612,7 @@ func (x *SessionInfo) String() string {
 func (*SessionInfo) ProtoMessage() {}
 
 func (x *SessionInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_memory_v1_api_proto_msgTypes[12]
+	mi := &file_memory_v1_api_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1135,7 +1625,7 @@ func (x *SessionInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionInfo.ProtoReflect.Descriptor instead.
 func (*SessionInfo) Descriptor() ([]byte, []int) {
-	return file_memory_v1_api_proto_rawDescGZIP(), []int{12}
+	return file_memory_v1_api_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *SessionInfo) GetSessionId() string {
@@ -1287,7 +1777,7 @@ type GetSessionReply struct {
 
 func (x *GetSessionReply) Reset() {
 	*x = GetSessionReply{}
-	mi := &file_memory_v1_api_proto_msgTypes[13]
+	mi := &file_memory_v1_api_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1299,7 +1789,7 @@ func (x *GetSessionReply) String() string {
 func (*GetSessionReply) ProtoMessage() {}
 
 func (x *GetSessionReply) ProtoReflect() protoreflect.Message {
-	mi := &file_memory_v1_api_proto_msgTypes[13]
+	mi := &file_memory_v1_api_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1312,7 +1802,7 @@ func (x *GetSessionReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSessionReply.ProtoReflect.Descriptor instead.
 func (*GetSessionReply) Descriptor() ([]byte, []int) {
-	return file_memory_v1_api_proto_rawDescGZIP(), []int{13}
+	return file_memory_v1_api_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *GetSessionReply) GetSession() *SessionInfo {
@@ -1342,7 +1832,7 @@ type KernelRequest struct {
 
 func (x *KernelRequest) Reset() {
 	*x = KernelRequest{}
-	mi := &file_memory_v1_api_proto_msgTypes[14]
+	mi := &file_memory_v1_api_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1354,7 +1844,7 @@ func (x *KernelRequest) String() string {
 func (*KernelRequest) ProtoMessage() {}
 
 func (x *KernelRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_memory_v1_api_proto_msgTypes[14]
+	mi := &file_memory_v1_api_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1367,7 +1857,7 @@ func (x *KernelRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KernelRequest.ProtoReflect.Descriptor instead.
 func (*KernelRequest) Descriptor() ([]byte, []int) {
-	return file_memory_v1_api_proto_rawDescGZIP(), []int{14}
+	return file_memory_v1_api_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *KernelRequest) GetCommandId() string {
@@ -1491,7 +1981,7 @@ type KernelReply struct {
 
 func (x *KernelReply) Reset() {
 	*x = KernelReply{}
-	mi := &file_memory_v1_api_proto_msgTypes[15]
+	mi := &file_memory_v1_api_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1503,7 +1993,7 @@ func (x *KernelReply) String() string {
 func (*KernelReply) ProtoMessage() {}
 
 func (x *KernelReply) ProtoReflect() protoreflect.Message {
-	mi := &file_memory_v1_api_proto_msgTypes[15]
+	mi := &file_memory_v1_api_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1516,7 +2006,7 @@ func (x *KernelReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KernelReply.ProtoReflect.Descriptor instead.
 func (*KernelReply) Descriptor() ([]byte, []int) {
-	return file_memory_v1_api_proto_rawDescGZIP(), []int{15}
+	return file_memory_v1_api_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *KernelReply) GetResult() *MutationReply {
@@ -1561,7 +2051,7 @@ type StateRequest struct {
 
 func (x *StateRequest) Reset() {
 	*x = StateRequest{}
-	mi := &file_memory_v1_api_proto_msgTypes[16]
+	mi := &file_memory_v1_api_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1573,7 +2063,7 @@ func (x *StateRequest) String() string {
 func (*StateRequest) ProtoMessage() {}
 
 func (x *StateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_memory_v1_api_proto_msgTypes[16]
+	mi := &file_memory_v1_api_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1586,7 +2076,7 @@ func (x *StateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StateRequest.ProtoReflect.Descriptor instead.
 func (*StateRequest) Descriptor() ([]byte, []int) {
-	return file_memory_v1_api_proto_rawDescGZIP(), []int{16}
+	return file_memory_v1_api_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *StateRequest) GetCommandId() string {
@@ -1630,7 +2120,7 @@ type StateReply struct {
 
 func (x *StateReply) Reset() {
 	*x = StateReply{}
-	mi := &file_memory_v1_api_proto_msgTypes[17]
+	mi := &file_memory_v1_api_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1642,7 +2132,7 @@ func (x *StateReply) String() string {
 func (*StateReply) ProtoMessage() {}
 
 func (x *StateReply) ProtoReflect() protoreflect.Message {
-	mi := &file_memory_v1_api_proto_msgTypes[17]
+	mi := &file_memory_v1_api_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1655,7 +2145,7 @@ func (x *StateReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StateReply.ProtoReflect.Descriptor instead.
 func (*StateReply) Descriptor() ([]byte, []int) {
-	return file_memory_v1_api_proto_rawDescGZIP(), []int{17}
+	return file_memory_v1_api_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *StateReply) GetResult() *MutationReply {
@@ -1704,7 +2194,7 @@ type StatusRequest struct {
 
 func (x *StatusRequest) Reset() {
 	*x = StatusRequest{}
-	mi := &file_memory_v1_api_proto_msgTypes[18]
+	mi := &file_memory_v1_api_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1716,7 +2206,7 @@ func (x *StatusRequest) String() string {
 func (*StatusRequest) ProtoMessage() {}
 
 func (x *StatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_memory_v1_api_proto_msgTypes[18]
+	mi := &file_memory_v1_api_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1729,7 +2219,7 @@ func (x *StatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusRequest.ProtoReflect.Descriptor instead.
 func (*StatusRequest) Descriptor() ([]byte, []int) {
-	return file_memory_v1_api_proto_rawDescGZIP(), []int{18}
+	return file_memory_v1_api_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *StatusRequest) GetCommandId() string {
@@ -1763,7 +2253,7 @@ type StatusReply struct {
 
 func (x *StatusReply) Reset() {
 	*x = StatusReply{}
-	mi := &file_memory_v1_api_proto_msgTypes[19]
+	mi := &file_memory_v1_api_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1775,7 +2265,7 @@ func (x *StatusReply) String() string {
 func (*StatusReply) ProtoMessage() {}
 
 func (x *StatusReply) ProtoReflect() protoreflect.Message {
-	mi := &file_memory_v1_api_proto_msgTypes[19]
+	mi := &file_memory_v1_api_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1788,7 +2278,7 @@ func (x *StatusReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusReply.ProtoReflect.Descriptor instead.
 func (*StatusReply) Descriptor() ([]byte, []int) {
-	return file_memory_v1_api_proto_rawDescGZIP(), []int{19}
+	return file_memory_v1_api_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *StatusReply) GetResult() *MutationReply {
@@ -1818,7 +2308,7 @@ type ErrorDetail struct {
 
 func (x *ErrorDetail) Reset() {
 	*x = ErrorDetail{}
-	mi := &file_memory_v1_api_proto_msgTypes[20]
+	mi := &file_memory_v1_api_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1830,7 +2320,7 @@ func (x *ErrorDetail) String() string {
 func (*ErrorDetail) ProtoMessage() {}
 
 func (x *ErrorDetail) ProtoReflect() protoreflect.Message {
-	mi := &file_memory_v1_api_proto_msgTypes[20]
+	mi := &file_memory_v1_api_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1843,7 +2333,7 @@ func (x *ErrorDetail) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ErrorDetail.ProtoReflect.Descriptor instead.
 func (*ErrorDetail) Descriptor() ([]byte, []int) {
-	return file_memory_v1_api_proto_rawDescGZIP(), []int{20}
+	return file_memory_v1_api_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ErrorDetail) GetCode() uint32 {
@@ -1879,7 +2369,7 @@ type RecallRequest struct {
 
 func (x *RecallRequest) Reset() {
 	*x = RecallRequest{}
-	mi := &file_memory_v1_api_proto_msgTypes[21]
+	mi := &file_memory_v1_api_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1891,7 +2381,7 @@ func (x *RecallRequest) String() string {
 func (*RecallRequest) ProtoMessage() {}
 
 func (x *RecallRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_memory_v1_api_proto_msgTypes[21]
+	mi := &file_memory_v1_api_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1904,7 +2394,7 @@ func (x *RecallRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecallRequest.ProtoReflect.Descriptor instead.
 func (*RecallRequest) Descriptor() ([]byte, []int) {
-	return file_memory_v1_api_proto_rawDescGZIP(), []int{21}
+	return file_memory_v1_api_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *RecallRequest) GetOffset() uint32 {
@@ -1940,7 +2430,7 @@ type RecallReply struct {
 
 func (x *RecallReply) Reset() {
 	*x = RecallReply{}
-	mi := &file_memory_v1_api_proto_msgTypes[22]
+	mi := &file_memory_v1_api_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1952,7 +2442,7 @@ func (x *RecallReply) String() string {
 func (*RecallReply) ProtoMessage() {}
 
 func (x *RecallReply) ProtoReflect() protoreflect.Message {
-	mi := &file_memory_v1_api_proto_msgTypes[22]
+	mi := &file_memory_v1_api_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1965,7 +2455,7 @@ func (x *RecallReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecallReply.ProtoReflect.Descriptor instead.
 func (*RecallReply) Descriptor() ([]byte, []int) {
-	return file_memory_v1_api_proto_rawDescGZIP(), []int{22}
+	return file_memory_v1_api_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *RecallReply) GetMessages() []*Message {
@@ -2002,7 +2492,7 @@ type SearchRequest struct {
 
 func (x *SearchRequest) Reset() {
 	*x = SearchRequest{}
-	mi := &file_memory_v1_api_proto_msgTypes[23]
+	mi := &file_memory_v1_api_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2014,7 +2504,7 @@ func (x *SearchRequest) String() string {
 func (*SearchRequest) ProtoMessage() {}
 
 func (x *SearchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_memory_v1_api_proto_msgTypes[23]
+	mi := &file_memory_v1_api_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2027,7 +2517,7 @@ func (x *SearchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SearchRequest.ProtoReflect.Descriptor instead.
 func (*SearchRequest) Descriptor() ([]byte, []int) {
-	return file_memory_v1_api_proto_rawDescGZIP(), []int{23}
+	return file_memory_v1_api_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *SearchRequest) GetQuery() string {
@@ -2069,7 +2559,7 @@ type SearchHit struct {
 
 func (x *SearchHit) Reset() {
 	*x = SearchHit{}
-	mi := &file_memory_v1_api_proto_msgTypes[24]
+	mi := &file_memory_v1_api_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2081,7 +2571,7 @@ func (x *SearchHit) String() string {
 func (*SearchHit) ProtoMessage() {}
 
 func (x *SearchHit) ProtoReflect() protoreflect.Message {
-	mi := &file_memory_v1_api_proto_msgTypes[24]
+	mi := &file_memory_v1_api_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2094,7 +2584,7 @@ func (x *SearchHit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SearchHit.ProtoReflect.Descriptor instead.
 func (*SearchHit) Descriptor() ([]byte, []int) {
-	return file_memory_v1_api_proto_rawDescGZIP(), []int{24}
+	return file_memory_v1_api_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *SearchHit) GetSessionId() string {
@@ -2130,7 +2620,7 @@ type SearchReply struct {
 
 func (x *SearchReply) Reset() {
 	*x = SearchReply{}
-	mi := &file_memory_v1_api_proto_msgTypes[25]
+	mi := &file_memory_v1_api_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2142,7 +2632,7 @@ func (x *SearchReply) String() string {
 func (*SearchReply) ProtoMessage() {}
 
 func (x *SearchReply) ProtoReflect() protoreflect.Message {
-	mi := &file_memory_v1_api_proto_msgTypes[25]
+	mi := &file_memory_v1_api_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2155,7 +2645,7 @@ func (x *SearchReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SearchReply.ProtoReflect.Descriptor instead.
 func (*SearchReply) Descriptor() ([]byte, []int) {
-	return file_memory_v1_api_proto_rawDescGZIP(), []int{25}
+	return file_memory_v1_api_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *SearchReply) GetHits() []*SearchHit {
@@ -2191,7 +2681,7 @@ type PromoteRequest struct {
 
 func (x *PromoteRequest) Reset() {
 	*x = PromoteRequest{}
-	mi := &file_memory_v1_api_proto_msgTypes[26]
+	mi := &file_memory_v1_api_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2203,7 +2693,7 @@ func (x *PromoteRequest) String() string {
 func (*PromoteRequest) ProtoMessage() {}
 
 func (x *PromoteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_memory_v1_api_proto_msgTypes[26]
+	mi := &file_memory_v1_api_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2216,7 +2706,7 @@ func (x *PromoteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PromoteRequest.ProtoReflect.Descriptor instead.
 func (*PromoteRequest) Descriptor() ([]byte, []int) {
-	return file_memory_v1_api_proto_rawDescGZIP(), []int{26}
+	return file_memory_v1_api_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *PromoteRequest) GetCommandId() string {
@@ -2251,7 +2741,7 @@ type PromoteReply struct {
 
 func (x *PromoteReply) Reset() {
 	*x = PromoteReply{}
-	mi := &file_memory_v1_api_proto_msgTypes[27]
+	mi := &file_memory_v1_api_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2263,7 +2753,7 @@ func (x *PromoteReply) String() string {
 func (*PromoteReply) ProtoMessage() {}
 
 func (x *PromoteReply) ProtoReflect() protoreflect.Message {
-	mi := &file_memory_v1_api_proto_msgTypes[27]
+	mi := &file_memory_v1_api_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2276,7 +2766,7 @@ func (x *PromoteReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PromoteReply.ProtoReflect.Descriptor instead.
 func (*PromoteReply) Descriptor() ([]byte, []int) {
-	return file_memory_v1_api_proto_rawDescGZIP(), []int{27}
+	return file_memory_v1_api_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *PromoteReply) GetResult() *MutationReply {
@@ -2309,7 +2799,7 @@ type ClearRecalledRequest struct {
 
 func (x *ClearRecalledRequest) Reset() {
 	*x = ClearRecalledRequest{}
-	mi := &file_memory_v1_api_proto_msgTypes[28]
+	mi := &file_memory_v1_api_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2321,7 +2811,7 @@ func (x *ClearRecalledRequest) String() string {
 func (*ClearRecalledRequest) ProtoMessage() {}
 
 func (x *ClearRecalledRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_memory_v1_api_proto_msgTypes[28]
+	mi := &file_memory_v1_api_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2334,7 +2824,7 @@ func (x *ClearRecalledRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClearRecalledRequest.ProtoReflect.Descriptor instead.
 func (*ClearRecalledRequest) Descriptor() ([]byte, []int) {
-	return file_memory_v1_api_proto_rawDescGZIP(), []int{28}
+	return file_memory_v1_api_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ClearRecalledRequest) GetCommandId() string {
@@ -2354,7 +2844,7 @@ type ClearRecalledReply struct {
 
 func (x *ClearRecalledReply) Reset() {
 	*x = ClearRecalledReply{}
-	mi := &file_memory_v1_api_proto_msgTypes[29]
+	mi := &file_memory_v1_api_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2366,7 +2856,7 @@ func (x *ClearRecalledReply) String() string {
 func (*ClearRecalledReply) ProtoMessage() {}
 
 func (x *ClearRecalledReply) ProtoReflect() protoreflect.Message {
-	mi := &file_memory_v1_api_proto_msgTypes[29]
+	mi := &file_memory_v1_api_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2379,7 +2869,7 @@ func (x *ClearRecalledReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClearRecalledReply.ProtoReflect.Descriptor instead.
 func (*ClearRecalledReply) Descriptor() ([]byte, []int) {
-	return file_memory_v1_api_proto_rawDescGZIP(), []int{29}
+	return file_memory_v1_api_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ClearRecalledReply) GetResult() *MutationReply {
@@ -2413,7 +2903,7 @@ type ListSessionsRequest struct {
 
 func (x *ListSessionsRequest) Reset() {
 	*x = ListSessionsRequest{}
-	mi := &file_memory_v1_api_proto_msgTypes[30]
+	mi := &file_memory_v1_api_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2425,7 +2915,7 @@ func (x *ListSessionsRequest) String() string {
 func (*ListSessionsRequest) ProtoMessage() {}
 
 func (x *ListSessionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_memory_v1_api_proto_msgTypes[30]
+	mi := &file_memory_v1_api_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2438,7 +2928,7 @@ func (x *ListSessionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSessionsRequest.ProtoReflect.Descriptor instead.
 func (*ListSessionsRequest) Descriptor() ([]byte, []int) {
-	return file_memory_v1_api_proto_rawDescGZIP(), []int{30}
+	return file_memory_v1_api_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ListSessionsRequest) GetUserId() string {
@@ -2502,7 +2992,7 @@ type SessionIndexEntry struct {
 
 func (x *SessionIndexEntry) Reset() {
 	*x = SessionIndexEntry{}
-	mi := &file_memory_v1_api_proto_msgTypes[31]
+	mi := &file_memory_v1_api_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2514,7 +3004,7 @@ func (x *SessionIndexEntry) String() string {
 func (*SessionIndexEntry) ProtoMessage() {}
 
 func (x *SessionIndexEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_memory_v1_api_proto_msgTypes[31]
+	mi := &file_memory_v1_api_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2527,7 +3017,7 @@ func (x *SessionIndexEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionIndexEntry.ProtoReflect.Descriptor instead.
 func (*SessionIndexEntry) Descriptor() ([]byte, []int) {
-	return file_memory_v1_api_proto_rawDescGZIP(), []int{31}
+	return file_memory_v1_api_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *SessionIndexEntry) GetSessionId() string {
@@ -2618,7 +3108,7 @@ type ListSessionsReply struct {
 
 func (x *ListSessionsReply) Reset() {
 	*x = ListSessionsReply{}
-	mi := &file_memory_v1_api_proto_msgTypes[32]
+	mi := &file_memory_v1_api_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2630,7 +3120,7 @@ func (x *ListSessionsReply) String() string {
 func (*ListSessionsReply) ProtoMessage() {}
 
 func (x *ListSessionsReply) ProtoReflect() protoreflect.Message {
-	mi := &file_memory_v1_api_proto_msgTypes[32]
+	mi := &file_memory_v1_api_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2643,7 +3133,7 @@ func (x *ListSessionsReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSessionsReply.ProtoReflect.Descriptor instead.
 func (*ListSessionsReply) Descriptor() ([]byte, []int) {
-	return file_memory_v1_api_proto_rawDescGZIP(), []int{32}
+	return file_memory_v1_api_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *ListSessionsReply) GetSessions() []*SessionIndexEntry {
@@ -2687,7 +3177,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_memory_v1_api_proto_msgTypes[33]
+	mi := &file_memory_v1_api_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2699,7 +3189,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_memory_v1_api_proto_msgTypes[33]
+	mi := &file_memory_v1_api_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2712,7 +3202,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_memory_v1_api_proto_rawDescGZIP(), []int{33}
+	return file_memory_v1_api_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *WatchRequest) GetFromSeq() uint64 {
@@ -2750,7 +3240,7 @@ type WatchChange struct {
 
 func (x *WatchChange) Reset() {
 	*x = WatchChange{}
-	mi := &file_memory_v1_api_proto_msgTypes[34]
+	mi := &file_memory_v1_api_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2762,7 +3252,7 @@ func (x *WatchChange) String() string {
 func (*WatchChange) ProtoMessage() {}
 
 func (x *WatchChange) ProtoReflect() protoreflect.Message {
-	mi := &file_memory_v1_api_proto_msgTypes[34]
+	mi := &file_memory_v1_api_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2775,7 +3265,7 @@ func (x *WatchChange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchChange.ProtoReflect.Descriptor instead.
 func (*WatchChange) Descriptor() ([]byte, []int) {
-	return file_memory_v1_api_proto_rawDescGZIP(), []int{34}
+	return file_memory_v1_api_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *WatchChange) GetSeq() uint64 {
@@ -2810,7 +3300,7 @@ type WatchReply struct {
 
 func (x *WatchReply) Reset() {
 	*x = WatchReply{}
-	mi := &file_memory_v1_api_proto_msgTypes[35]
+	mi := &file_memory_v1_api_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2822,7 +3312,7 @@ func (x *WatchReply) String() string {
 func (*WatchReply) ProtoMessage() {}
 
 func (x *WatchReply) ProtoReflect() protoreflect.Message {
-	mi := &file_memory_v1_api_proto_msgTypes[35]
+	mi := &file_memory_v1_api_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2835,7 +3325,7 @@ func (x *WatchReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchReply.ProtoReflect.Descriptor instead.
 func (*WatchReply) Descriptor() ([]byte, []int) {
-	return file_memory_v1_api_proto_rawDescGZIP(), []int{35}
+	return file_memory_v1_api_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *WatchReply) GetChanges() []*WatchChange {
@@ -2856,7 +3346,7 @@ var File_memory_v1_api_proto protoreflect.FileDescriptor
 
 const file_memory_v1_api_proto_rawDesc = "" +
 	"\n" +
-	"\x13memory/v1/api.proto\x12\x12agentmem.memory.v1\x1a\x18memory/v1/envelope.proto\x1a\x17memory/v1/session.proto\"\x9c\x04\n" +
+	"\x13memory/v1/api.proto\x12\x12agentmem.memory.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x18memory/v1/envelope.proto\x1a\x17memory/v1/session.proto\"\x9c\x04\n" +
 	"\x14CreateSessionRequest\x12\x1d\n" +
 	"\n" +
 	"command_id\x18\x01 \x01(\tR\tcommandId\x12\x17\n" +
@@ -2905,8 +3395,40 @@ const file_memory_v1_api_proto_rawDesc = "" +
 	"\fcompressions\x18\x05 \x01(\rR\fcompressions\"\x8a\x01\n" +
 	"\x12CreateSessionReply\x129\n" +
 	"\x06result\x18\x01 \x01(\v2!.agentmem.memory.v1.MutationReplyR\x06result\x129\n" +
-	"\asession\x18\x02 \x01(\v2\x1f.agentmem.memory.v1.SessionInfoR\asession\"\x10\n" +
-	"\x0eContextRequest\"\x89\x02\n" +
+	"\asession\x18\x02 \x01(\v2\x1f.agentmem.memory.v1.SessionInfoR\asession\"K\n" +
+	"\x0eContextRequest\x129\n" +
+	"\x06format\x18\x01 \x01(\x0e2!.agentmem.memory.v1.ContextFormatR\x06format\"\xe3\x01\n" +
+	"\x0fRenderedContext\x129\n" +
+	"\x06format\x18\x01 \x01(\x0e2!.agentmem.memory.v1.ContextFormatR\x06format\x12\x16\n" +
+	"\x06system\x18\x02 \x01(\tR\x06system\x129\n" +
+	"\x06openai\x18\x03 \x03(\v2!.agentmem.memory.v1.OpenAIMessageR\x06openai\x12B\n" +
+	"\tanthropic\x18\x04 \x03(\v2$.agentmem.memory.v1.AnthropicMessageR\tanthropic\"\xb6\x01\n" +
+	"\rOpenAIMessage\x12\x12\n" +
+	"\x04role\x18\x01 \x01(\tR\x04role\x12\x18\n" +
+	"\acontent\x18\x02 \x01(\tR\acontent\x12\x12\n" +
+	"\x04name\x18\x03 \x01(\tR\x04name\x12A\n" +
+	"\n" +
+	"tool_calls\x18\x04 \x03(\v2\".agentmem.memory.v1.OpenAIToolCallR\ttoolCalls\x12 \n" +
+	"\ftool_call_id\x18\x05 \x01(\tR\n" +
+	"toolCallId\"x\n" +
+	"\x0eOpenAIToolCall\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
+	"\x04type\x18\x02 \x01(\tR\x04type\x12B\n" +
+	"\bfunction\x18\x03 \x01(\v2&.agentmem.memory.v1.OpenAIFunctionCallR\bfunction\"F\n" +
+	"\x12OpenAIFunctionCall\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1c\n" +
+	"\targuments\x18\x02 \x01(\tR\targuments\"d\n" +
+	"\x10AnthropicMessage\x12\x12\n" +
+	"\x04role\x18\x01 \x01(\tR\x04role\x12<\n" +
+	"\acontent\x18\x02 \x03(\v2\".agentmem.memory.v1.AnthropicBlockR\acontent\"\xc5\x01\n" +
+	"\x0eAnthropicBlock\x12\x12\n" +
+	"\x04type\x18\x01 \x01(\tR\x04type\x12\x12\n" +
+	"\x04text\x18\x02 \x01(\tR\x04text\x12\x0e\n" +
+	"\x02id\x18\x03 \x01(\tR\x02id\x12\x12\n" +
+	"\x04name\x18\x04 \x01(\tR\x04name\x12-\n" +
+	"\x05input\x18\x05 \x01(\v2\x17.google.protobuf.StructR\x05input\x12\x1e\n" +
+	"\vtool_use_id\x18\x06 \x01(\tR\ttoolUseId\x12\x18\n" +
+	"\acontent\x18\a \x01(\tR\acontent\"\x89\x02\n" +
 	"\x0eContextMessage\x12\x14\n" +
 	"\x05layer\x18\x01 \x01(\tR\x05layer\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\x12,\n" +
@@ -2923,7 +3445,7 @@ const file_memory_v1_api_proto_rawDesc = "" +
 	"\x06kernel\x18\x02 \x01(\rR\x06kernel\x12\x0e\n" +
 	"\x02l2\x18\x03 \x01(\rR\x02l2\x12\x1a\n" +
 	"\bpromoted\x18\x04 \x01(\rR\bpromoted\x12\x0e\n" +
-	"\x02l1\x18\x05 \x01(\rR\x02l1\"\xb8\x02\n" +
+	"\x02l1\x18\x05 \x01(\rR\x02l1\"\xf9\x02\n" +
 	"\fContextReply\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x18\n" +
@@ -2934,7 +3456,8 @@ const file_memory_v1_api_proto_rawDesc = "" +
 	"\x05usage\x18\x06 \x01(\v2\x19.agentmem.memory.v1.UsageR\x05usage\x12\x1f\n" +
 	"\vrom_version\x18\a \x01(\rR\n" +
 	"romVersion\x12\x12\n" +
-	"\x04turn\x18\b \x01(\rR\x04turn\"\x13\n" +
+	"\x04turn\x18\b \x01(\rR\x04turn\x12?\n" +
+	"\brendered\x18\t \x01(\v2#.agentmem.memory.v1.RenderedContextR\brendered\"\x13\n" +
 	"\x11GetSessionRequest\"\xa0\x05\n" +
 	"\vSessionInfo\x12\x1d\n" +
 	"\n" +
@@ -3087,7 +3610,11 @@ const file_memory_v1_api_proto_rawDesc = "" +
 	"\n" +
 	"WatchReply\x129\n" +
 	"\achanges\x18\x01 \x03(\v2\x1f.agentmem.memory.v1.WatchChangeR\achanges\x12\x19\n" +
-	"\blast_seq\x18\x02 \x01(\x04R\alastSeq*o\n" +
+	"\blast_seq\x18\x02 \x01(\x04R\alastSeq*h\n" +
+	"\rContextFormat\x12\x1e\n" +
+	"\x1aCONTEXT_FORMAT_UNSPECIFIED\x10\x00\x12\x19\n" +
+	"\x15CONTEXT_FORMAT_OPENAI\x10\x01\x12\x1c\n" +
+	"\x18CONTEXT_FORMAT_ANTHROPIC\x10\x02*o\n" +
 	"\aStateOp\x12\x18\n" +
 	"\x14STATE_OP_UNSPECIFIED\x10\x00\x12\x10\n" +
 	"\fSTATE_OP_GET\x10\x01\x12\x10\n" +
@@ -3117,112 +3644,129 @@ func file_memory_v1_api_proto_rawDescGZIP() []byte {
 	return file_memory_v1_api_proto_rawDescData
 }
 
-var file_memory_v1_api_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_memory_v1_api_proto_msgTypes = make([]protoimpl.MessageInfo, 36)
+var file_memory_v1_api_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
+var file_memory_v1_api_proto_msgTypes = make([]protoimpl.MessageInfo, 42)
 var file_memory_v1_api_proto_goTypes = []any{
-	(StateOp)(0),                 // 0: agentmem.memory.v1.StateOp
-	(StatusAction)(0),            // 1: agentmem.memory.v1.StatusAction
-	(SearchScope)(0),             // 2: agentmem.memory.v1.SearchScope
-	(*CreateSessionRequest)(nil), // 3: agentmem.memory.v1.CreateSessionRequest
-	(*MessageInput)(nil),         // 4: agentmem.memory.v1.MessageInput
-	(*AppendRequest)(nil),        // 5: agentmem.memory.v1.AppendRequest
-	(*Usage)(nil),                // 6: agentmem.memory.v1.Usage
-	(*MutationReply)(nil),        // 7: agentmem.memory.v1.MutationReply
-	(*AppendReply)(nil),          // 8: agentmem.memory.v1.AppendReply
-	(*CreateSessionReply)(nil),   // 9: agentmem.memory.v1.CreateSessionReply
-	(*ContextRequest)(nil),       // 10: agentmem.memory.v1.ContextRequest
-	(*ContextMessage)(nil),       // 11: agentmem.memory.v1.ContextMessage
-	(*LayerTokens)(nil),          // 12: agentmem.memory.v1.LayerTokens
-	(*ContextReply)(nil),         // 13: agentmem.memory.v1.ContextReply
-	(*GetSessionRequest)(nil),    // 14: agentmem.memory.v1.GetSessionRequest
-	(*SessionInfo)(nil),          // 15: agentmem.memory.v1.SessionInfo
-	(*GetSessionReply)(nil),      // 16: agentmem.memory.v1.GetSessionReply
-	(*KernelRequest)(nil),        // 17: agentmem.memory.v1.KernelRequest
-	(*KernelReply)(nil),          // 18: agentmem.memory.v1.KernelReply
-	(*StateRequest)(nil),         // 19: agentmem.memory.v1.StateRequest
-	(*StateReply)(nil),           // 20: agentmem.memory.v1.StateReply
-	(*StatusRequest)(nil),        // 21: agentmem.memory.v1.StatusRequest
-	(*StatusReply)(nil),          // 22: agentmem.memory.v1.StatusReply
-	(*ErrorDetail)(nil),          // 23: agentmem.memory.v1.ErrorDetail
-	(*RecallRequest)(nil),        // 24: agentmem.memory.v1.RecallRequest
-	(*RecallReply)(nil),          // 25: agentmem.memory.v1.RecallReply
-	(*SearchRequest)(nil),        // 26: agentmem.memory.v1.SearchRequest
-	(*SearchHit)(nil),            // 27: agentmem.memory.v1.SearchHit
-	(*SearchReply)(nil),          // 28: agentmem.memory.v1.SearchReply
-	(*PromoteRequest)(nil),       // 29: agentmem.memory.v1.PromoteRequest
-	(*PromoteReply)(nil),         // 30: agentmem.memory.v1.PromoteReply
-	(*ClearRecalledRequest)(nil), // 31: agentmem.memory.v1.ClearRecalledRequest
-	(*ClearRecalledReply)(nil),   // 32: agentmem.memory.v1.ClearRecalledReply
-	(*ListSessionsRequest)(nil),  // 33: agentmem.memory.v1.ListSessionsRequest
-	(*SessionIndexEntry)(nil),    // 34: agentmem.memory.v1.SessionIndexEntry
-	(*ListSessionsReply)(nil),    // 35: agentmem.memory.v1.ListSessionsReply
-	(*WatchRequest)(nil),         // 36: agentmem.memory.v1.WatchRequest
-	(*WatchChange)(nil),          // 37: agentmem.memory.v1.WatchChange
-	(*WatchReply)(nil),           // 38: agentmem.memory.v1.WatchReply
-	(*CompressionProfile)(nil),   // 39: agentmem.memory.v1.CompressionProfile
-	(Role)(0),                    // 40: agentmem.memory.v1.Role
-	(*ToolCall)(nil),             // 41: agentmem.memory.v1.ToolCall
-	(*DataReference)(nil),        // 42: agentmem.memory.v1.DataReference
-	(SessionStatus)(0),           // 43: agentmem.memory.v1.SessionStatus
-	(*ToolDefinition)(nil),       // 44: agentmem.memory.v1.ToolDefinition
-	(*SchemaEntry)(nil),          // 45: agentmem.memory.v1.SchemaEntry
-	(*Fact)(nil),                 // 46: agentmem.memory.v1.Fact
-	(*Rom)(nil),                  // 47: agentmem.memory.v1.Rom
-	(*Kernel)(nil),               // 48: agentmem.memory.v1.Kernel
-	(*StateEntry)(nil),           // 49: agentmem.memory.v1.StateEntry
-	(*Message)(nil),              // 50: agentmem.memory.v1.Message
-	(*EventBatch)(nil),           // 51: agentmem.memory.v1.EventBatch
+	(ContextFormat)(0),           // 0: agentmem.memory.v1.ContextFormat
+	(StateOp)(0),                 // 1: agentmem.memory.v1.StateOp
+	(StatusAction)(0),            // 2: agentmem.memory.v1.StatusAction
+	(SearchScope)(0),             // 3: agentmem.memory.v1.SearchScope
+	(*CreateSessionRequest)(nil), // 4: agentmem.memory.v1.CreateSessionRequest
+	(*MessageInput)(nil),         // 5: agentmem.memory.v1.MessageInput
+	(*AppendRequest)(nil),        // 6: agentmem.memory.v1.AppendRequest
+	(*Usage)(nil),                // 7: agentmem.memory.v1.Usage
+	(*MutationReply)(nil),        // 8: agentmem.memory.v1.MutationReply
+	(*AppendReply)(nil),          // 9: agentmem.memory.v1.AppendReply
+	(*CreateSessionReply)(nil),   // 10: agentmem.memory.v1.CreateSessionReply
+	(*ContextRequest)(nil),       // 11: agentmem.memory.v1.ContextRequest
+	(*RenderedContext)(nil),      // 12: agentmem.memory.v1.RenderedContext
+	(*OpenAIMessage)(nil),        // 13: agentmem.memory.v1.OpenAIMessage
+	(*OpenAIToolCall)(nil),       // 14: agentmem.memory.v1.OpenAIToolCall
+	(*OpenAIFunctionCall)(nil),   // 15: agentmem.memory.v1.OpenAIFunctionCall
+	(*AnthropicMessage)(nil),     // 16: agentmem.memory.v1.AnthropicMessage
+	(*AnthropicBlock)(nil),       // 17: agentmem.memory.v1.AnthropicBlock
+	(*ContextMessage)(nil),       // 18: agentmem.memory.v1.ContextMessage
+	(*LayerTokens)(nil),          // 19: agentmem.memory.v1.LayerTokens
+	(*ContextReply)(nil),         // 20: agentmem.memory.v1.ContextReply
+	(*GetSessionRequest)(nil),    // 21: agentmem.memory.v1.GetSessionRequest
+	(*SessionInfo)(nil),          // 22: agentmem.memory.v1.SessionInfo
+	(*GetSessionReply)(nil),      // 23: agentmem.memory.v1.GetSessionReply
+	(*KernelRequest)(nil),        // 24: agentmem.memory.v1.KernelRequest
+	(*KernelReply)(nil),          // 25: agentmem.memory.v1.KernelReply
+	(*StateRequest)(nil),         // 26: agentmem.memory.v1.StateRequest
+	(*StateReply)(nil),           // 27: agentmem.memory.v1.StateReply
+	(*StatusRequest)(nil),        // 28: agentmem.memory.v1.StatusRequest
+	(*StatusReply)(nil),          // 29: agentmem.memory.v1.StatusReply
+	(*ErrorDetail)(nil),          // 30: agentmem.memory.v1.ErrorDetail
+	(*RecallRequest)(nil),        // 31: agentmem.memory.v1.RecallRequest
+	(*RecallReply)(nil),          // 32: agentmem.memory.v1.RecallReply
+	(*SearchRequest)(nil),        // 33: agentmem.memory.v1.SearchRequest
+	(*SearchHit)(nil),            // 34: agentmem.memory.v1.SearchHit
+	(*SearchReply)(nil),          // 35: agentmem.memory.v1.SearchReply
+	(*PromoteRequest)(nil),       // 36: agentmem.memory.v1.PromoteRequest
+	(*PromoteReply)(nil),         // 37: agentmem.memory.v1.PromoteReply
+	(*ClearRecalledRequest)(nil), // 38: agentmem.memory.v1.ClearRecalledRequest
+	(*ClearRecalledReply)(nil),   // 39: agentmem.memory.v1.ClearRecalledReply
+	(*ListSessionsRequest)(nil),  // 40: agentmem.memory.v1.ListSessionsRequest
+	(*SessionIndexEntry)(nil),    // 41: agentmem.memory.v1.SessionIndexEntry
+	(*ListSessionsReply)(nil),    // 42: agentmem.memory.v1.ListSessionsReply
+	(*WatchRequest)(nil),         // 43: agentmem.memory.v1.WatchRequest
+	(*WatchChange)(nil),          // 44: agentmem.memory.v1.WatchChange
+	(*WatchReply)(nil),           // 45: agentmem.memory.v1.WatchReply
+	(*CompressionProfile)(nil),   // 46: agentmem.memory.v1.CompressionProfile
+	(Role)(0),                    // 47: agentmem.memory.v1.Role
+	(*ToolCall)(nil),             // 48: agentmem.memory.v1.ToolCall
+	(*DataReference)(nil),        // 49: agentmem.memory.v1.DataReference
+	(*structpb.Struct)(nil),      // 50: google.protobuf.Struct
+	(SessionStatus)(0),           // 51: agentmem.memory.v1.SessionStatus
+	(*ToolDefinition)(nil),       // 52: agentmem.memory.v1.ToolDefinition
+	(*SchemaEntry)(nil),          // 53: agentmem.memory.v1.SchemaEntry
+	(*Fact)(nil),                 // 54: agentmem.memory.v1.Fact
+	(*Rom)(nil),                  // 55: agentmem.memory.v1.Rom
+	(*Kernel)(nil),               // 56: agentmem.memory.v1.Kernel
+	(*StateEntry)(nil),           // 57: agentmem.memory.v1.StateEntry
+	(*Message)(nil),              // 58: agentmem.memory.v1.Message
+	(*EventBatch)(nil),           // 59: agentmem.memory.v1.EventBatch
 }
 var file_memory_v1_api_proto_depIdxs = []int32{
-	39, // 0: agentmem.memory.v1.CreateSessionRequest.custom_profile:type_name -> agentmem.memory.v1.CompressionProfile
-	40, // 1: agentmem.memory.v1.MessageInput.role:type_name -> agentmem.memory.v1.Role
-	41, // 2: agentmem.memory.v1.MessageInput.tool_calls:type_name -> agentmem.memory.v1.ToolCall
-	42, // 3: agentmem.memory.v1.MessageInput.data_ref:type_name -> agentmem.memory.v1.DataReference
-	4,  // 4: agentmem.memory.v1.AppendRequest.messages:type_name -> agentmem.memory.v1.MessageInput
-	7,  // 5: agentmem.memory.v1.AppendReply.result:type_name -> agentmem.memory.v1.MutationReply
-	6,  // 6: agentmem.memory.v1.AppendReply.usage:type_name -> agentmem.memory.v1.Usage
-	7,  // 7: agentmem.memory.v1.CreateSessionReply.result:type_name -> agentmem.memory.v1.MutationReply
-	15, // 8: agentmem.memory.v1.CreateSessionReply.session:type_name -> agentmem.memory.v1.SessionInfo
-	40, // 9: agentmem.memory.v1.ContextMessage.role:type_name -> agentmem.memory.v1.Role
-	41, // 10: agentmem.memory.v1.ContextMessage.tool_calls:type_name -> agentmem.memory.v1.ToolCall
-	11, // 11: agentmem.memory.v1.ContextReply.messages:type_name -> agentmem.memory.v1.ContextMessage
-	12, // 12: agentmem.memory.v1.ContextReply.layers:type_name -> agentmem.memory.v1.LayerTokens
-	6,  // 13: agentmem.memory.v1.ContextReply.usage:type_name -> agentmem.memory.v1.Usage
-	43, // 14: agentmem.memory.v1.SessionInfo.status:type_name -> agentmem.memory.v1.SessionStatus
-	6,  // 15: agentmem.memory.v1.SessionInfo.usage:type_name -> agentmem.memory.v1.Usage
-	15, // 16: agentmem.memory.v1.GetSessionReply.session:type_name -> agentmem.memory.v1.SessionInfo
-	44, // 17: agentmem.memory.v1.KernelRequest.define_tool:type_name -> agentmem.memory.v1.ToolDefinition
-	45, // 18: agentmem.memory.v1.KernelRequest.cache_schema:type_name -> agentmem.memory.v1.SchemaEntry
-	46, // 19: agentmem.memory.v1.KernelRequest.set_fact:type_name -> agentmem.memory.v1.Fact
-	47, // 20: agentmem.memory.v1.KernelRequest.update_rom:type_name -> agentmem.memory.v1.Rom
-	7,  // 21: agentmem.memory.v1.KernelReply.result:type_name -> agentmem.memory.v1.MutationReply
-	48, // 22: agentmem.memory.v1.KernelReply.kernel:type_name -> agentmem.memory.v1.Kernel
-	47, // 23: agentmem.memory.v1.KernelReply.rom:type_name -> agentmem.memory.v1.Rom
-	47, // 24: agentmem.memory.v1.KernelReply.pending_rom:type_name -> agentmem.memory.v1.Rom
-	0,  // 25: agentmem.memory.v1.StateRequest.op:type_name -> agentmem.memory.v1.StateOp
-	7,  // 26: agentmem.memory.v1.StateReply.result:type_name -> agentmem.memory.v1.MutationReply
-	49, // 27: agentmem.memory.v1.StateReply.entries:type_name -> agentmem.memory.v1.StateEntry
-	1,  // 28: agentmem.memory.v1.StatusRequest.action:type_name -> agentmem.memory.v1.StatusAction
-	7,  // 29: agentmem.memory.v1.StatusReply.result:type_name -> agentmem.memory.v1.MutationReply
-	43, // 30: agentmem.memory.v1.StatusReply.status:type_name -> agentmem.memory.v1.SessionStatus
-	50, // 31: agentmem.memory.v1.RecallReply.messages:type_name -> agentmem.memory.v1.Message
-	2,  // 32: agentmem.memory.v1.SearchRequest.scope:type_name -> agentmem.memory.v1.SearchScope
-	50, // 33: agentmem.memory.v1.SearchHit.message:type_name -> agentmem.memory.v1.Message
-	27, // 34: agentmem.memory.v1.SearchReply.hits:type_name -> agentmem.memory.v1.SearchHit
-	7,  // 35: agentmem.memory.v1.PromoteReply.result:type_name -> agentmem.memory.v1.MutationReply
-	6,  // 36: agentmem.memory.v1.PromoteReply.usage:type_name -> agentmem.memory.v1.Usage
-	7,  // 37: agentmem.memory.v1.ClearRecalledReply.result:type_name -> agentmem.memory.v1.MutationReply
-	6,  // 38: agentmem.memory.v1.ClearRecalledReply.usage:type_name -> agentmem.memory.v1.Usage
-	43, // 39: agentmem.memory.v1.ListSessionsRequest.status:type_name -> agentmem.memory.v1.SessionStatus
-	43, // 40: agentmem.memory.v1.SessionIndexEntry.status:type_name -> agentmem.memory.v1.SessionStatus
-	34, // 41: agentmem.memory.v1.ListSessionsReply.sessions:type_name -> agentmem.memory.v1.SessionIndexEntry
-	51, // 42: agentmem.memory.v1.WatchChange.batch:type_name -> agentmem.memory.v1.EventBatch
-	37, // 43: agentmem.memory.v1.WatchReply.changes:type_name -> agentmem.memory.v1.WatchChange
-	44, // [44:44] is the sub-list for method output_type
-	44, // [44:44] is the sub-list for method input_type
-	44, // [44:44] is the sub-list for extension type_name
-	44, // [44:44] is the sub-list for extension extendee
-	0,  // [0:44] is the sub-list for field type_name
+	46, // 0: agentmem.memory.v1.CreateSessionRequest.custom_profile:type_name -> agentmem.memory.v1.CompressionProfile
+	47, // 1: agentmem.memory.v1.MessageInput.role:type_name -> agentmem.memory.v1.Role
+	48, // 2: agentmem.memory.v1.MessageInput.tool_calls:type_name -> agentmem.memory.v1.ToolCall
+	49, // 3: agentmem.memory.v1.MessageInput.data_ref:type_name -> agentmem.memory.v1.DataReference
+	5,  // 4: agentmem.memory.v1.AppendRequest.messages:type_name -> agentmem.memory.v1.MessageInput
+	8,  // 5: agentmem.memory.v1.AppendReply.result:type_name -> agentmem.memory.v1.MutationReply
+	7,  // 6: agentmem.memory.v1.AppendReply.usage:type_name -> agentmem.memory.v1.Usage
+	8,  // 7: agentmem.memory.v1.CreateSessionReply.result:type_name -> agentmem.memory.v1.MutationReply
+	22, // 8: agentmem.memory.v1.CreateSessionReply.session:type_name -> agentmem.memory.v1.SessionInfo
+	0,  // 9: agentmem.memory.v1.ContextRequest.format:type_name -> agentmem.memory.v1.ContextFormat
+	0,  // 10: agentmem.memory.v1.RenderedContext.format:type_name -> agentmem.memory.v1.ContextFormat
+	13, // 11: agentmem.memory.v1.RenderedContext.openai:type_name -> agentmem.memory.v1.OpenAIMessage
+	16, // 12: agentmem.memory.v1.RenderedContext.anthropic:type_name -> agentmem.memory.v1.AnthropicMessage
+	14, // 13: agentmem.memory.v1.OpenAIMessage.tool_calls:type_name -> agentmem.memory.v1.OpenAIToolCall
+	15, // 14: agentmem.memory.v1.OpenAIToolCall.function:type_name -> agentmem.memory.v1.OpenAIFunctionCall
+	17, // 15: agentmem.memory.v1.AnthropicMessage.content:type_name -> agentmem.memory.v1.AnthropicBlock
+	50, // 16: agentmem.memory.v1.AnthropicBlock.input:type_name -> google.protobuf.Struct
+	47, // 17: agentmem.memory.v1.ContextMessage.role:type_name -> agentmem.memory.v1.Role
+	48, // 18: agentmem.memory.v1.ContextMessage.tool_calls:type_name -> agentmem.memory.v1.ToolCall
+	18, // 19: agentmem.memory.v1.ContextReply.messages:type_name -> agentmem.memory.v1.ContextMessage
+	19, // 20: agentmem.memory.v1.ContextReply.layers:type_name -> agentmem.memory.v1.LayerTokens
+	7,  // 21: agentmem.memory.v1.ContextReply.usage:type_name -> agentmem.memory.v1.Usage
+	12, // 22: agentmem.memory.v1.ContextReply.rendered:type_name -> agentmem.memory.v1.RenderedContext
+	51, // 23: agentmem.memory.v1.SessionInfo.status:type_name -> agentmem.memory.v1.SessionStatus
+	7,  // 24: agentmem.memory.v1.SessionInfo.usage:type_name -> agentmem.memory.v1.Usage
+	22, // 25: agentmem.memory.v1.GetSessionReply.session:type_name -> agentmem.memory.v1.SessionInfo
+	52, // 26: agentmem.memory.v1.KernelRequest.define_tool:type_name -> agentmem.memory.v1.ToolDefinition
+	53, // 27: agentmem.memory.v1.KernelRequest.cache_schema:type_name -> agentmem.memory.v1.SchemaEntry
+	54, // 28: agentmem.memory.v1.KernelRequest.set_fact:type_name -> agentmem.memory.v1.Fact
+	55, // 29: agentmem.memory.v1.KernelRequest.update_rom:type_name -> agentmem.memory.v1.Rom
+	8,  // 30: agentmem.memory.v1.KernelReply.result:type_name -> agentmem.memory.v1.MutationReply
+	56, // 31: agentmem.memory.v1.KernelReply.kernel:type_name -> agentmem.memory.v1.Kernel
+	55, // 32: agentmem.memory.v1.KernelReply.rom:type_name -> agentmem.memory.v1.Rom
+	55, // 33: agentmem.memory.v1.KernelReply.pending_rom:type_name -> agentmem.memory.v1.Rom
+	1,  // 34: agentmem.memory.v1.StateRequest.op:type_name -> agentmem.memory.v1.StateOp
+	8,  // 35: agentmem.memory.v1.StateReply.result:type_name -> agentmem.memory.v1.MutationReply
+	57, // 36: agentmem.memory.v1.StateReply.entries:type_name -> agentmem.memory.v1.StateEntry
+	2,  // 37: agentmem.memory.v1.StatusRequest.action:type_name -> agentmem.memory.v1.StatusAction
+	8,  // 38: agentmem.memory.v1.StatusReply.result:type_name -> agentmem.memory.v1.MutationReply
+	51, // 39: agentmem.memory.v1.StatusReply.status:type_name -> agentmem.memory.v1.SessionStatus
+	58, // 40: agentmem.memory.v1.RecallReply.messages:type_name -> agentmem.memory.v1.Message
+	3,  // 41: agentmem.memory.v1.SearchRequest.scope:type_name -> agentmem.memory.v1.SearchScope
+	58, // 42: agentmem.memory.v1.SearchHit.message:type_name -> agentmem.memory.v1.Message
+	34, // 43: agentmem.memory.v1.SearchReply.hits:type_name -> agentmem.memory.v1.SearchHit
+	8,  // 44: agentmem.memory.v1.PromoteReply.result:type_name -> agentmem.memory.v1.MutationReply
+	7,  // 45: agentmem.memory.v1.PromoteReply.usage:type_name -> agentmem.memory.v1.Usage
+	8,  // 46: agentmem.memory.v1.ClearRecalledReply.result:type_name -> agentmem.memory.v1.MutationReply
+	7,  // 47: agentmem.memory.v1.ClearRecalledReply.usage:type_name -> agentmem.memory.v1.Usage
+	51, // 48: agentmem.memory.v1.ListSessionsRequest.status:type_name -> agentmem.memory.v1.SessionStatus
+	51, // 49: agentmem.memory.v1.SessionIndexEntry.status:type_name -> agentmem.memory.v1.SessionStatus
+	41, // 50: agentmem.memory.v1.ListSessionsReply.sessions:type_name -> agentmem.memory.v1.SessionIndexEntry
+	59, // 51: agentmem.memory.v1.WatchChange.batch:type_name -> agentmem.memory.v1.EventBatch
+	44, // 52: agentmem.memory.v1.WatchReply.changes:type_name -> agentmem.memory.v1.WatchChange
+	53, // [53:53] is the sub-list for method output_type
+	53, // [53:53] is the sub-list for method input_type
+	53, // [53:53] is the sub-list for extension type_name
+	53, // [53:53] is the sub-list for extension extendee
+	0,  // [0:53] is the sub-list for field type_name
 }
 
 func init() { file_memory_v1_api_proto_init() }
@@ -3232,7 +3776,7 @@ func file_memory_v1_api_proto_init() {
 	}
 	file_memory_v1_envelope_proto_init()
 	file_memory_v1_session_proto_init()
-	file_memory_v1_api_proto_msgTypes[14].OneofWrappers = []any{
+	file_memory_v1_api_proto_msgTypes[20].OneofWrappers = []any{
 		(*KernelRequest_DefineTool)(nil),
 		(*KernelRequest_RemoveTool)(nil),
 		(*KernelRequest_CacheSchema)(nil),
@@ -3245,8 +3789,8 @@ func file_memory_v1_api_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_memory_v1_api_proto_rawDesc), len(file_memory_v1_api_proto_rawDesc)),
-			NumEnums:      3,
-			NumMessages:   36,
+			NumEnums:      4,
+			NumMessages:   42,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
