@@ -46,7 +46,7 @@ type Context struct {
 	VerbatimMessages           int
 }
 
-// tokens counts like the session model: content, tool call names and
+// messageTokens counts like the session model: content, tool call names and
 // arguments, plus segmented.MessageOverheadTokens (membench_test checks the
 // counts against the model's).
 func messageTokens(tok segmented.Tokenizer, m *convgen.Message) int {

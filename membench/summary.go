@@ -37,8 +37,7 @@ func ratio(a, b int) float64 {
 	return float64(a) / float64(b)
 }
 
-// spanFacts returns the distinct fact values mentioned in messages
-// [start, end), by turn.
+// factIndex holds the fact values each message (by index) mentions.
 type factIndex map[int][]string // turn -> values mentioned there
 
 func newFactIndex(conv *convgen.Conversation) factIndex {
@@ -51,6 +50,8 @@ func newFactIndex(conv *convgen.Conversation) factIndex {
 	return ix
 }
 
+// count returns how many distinct fact values the turns mention, and how
+// many of them text holds.
 func (ix factIndex) count(turns []int, text string) (facts, kept int) {
 	seen := map[string]bool{}
 	for _, t := range turns {
