@@ -3,7 +3,7 @@ GO      ?= go
 PKGS    ?= ./...
 PROTOS  := $(wildcard proto/memory/v1/*.proto)
 
-.PHONY: build run test verify proto bench fuzz crash
+.PHONY: build run test verify proto bench bench-memory fuzz crash
 
 build:
 	$(GO) build ./...
@@ -40,6 +40,14 @@ bench:
 	$(GO) test -run '^$$' -bench 'Rebuild|RawOrdered' -benchtime=2x ./projections/
 	$(GO) test -run '^$$' -bench 'Search|Recall' ./projections/
 	$(GO) test -run '^$$' -bench . -benchtime=20x ./largedata/
+
+# bench-memory prints the memory-quality tables (membench, DESIGN §5c):
+# answers in the context beside a sliding window of the same budget, search
+# recall beside SQLite FTS5, the summarizer alone, in-process latency. Same
+# seed, same figures (except the latencies). Flags: make bench-memory
+# MEMBENCH_FLAGS='-seed 7 -budgets 1024,8192'.
+bench-memory:
+	$(GO) run ./cmd/membench $(MEMBENCH_FLAGS)
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime 30s ./events/

@@ -1,0 +1,65 @@
+// Command membench runs the memory-quality benchmark and prints its
+// markdown tables (see package membench). `make bench-memory` runs it.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+
+	"github.com/agentmem/agentmem/membench"
+)
+
+func main() {
+	cfg := membench.DefaultConfig()
+	flag.Uint64Var(&cfg.Conversation.Seed, "seed", cfg.Conversation.Seed, "generator seed")
+	flag.IntVar(&cfg.Conversation.Sittings, "sittings", cfg.Conversation.Sittings, "sittings of the conversation")
+	flag.IntVar(&cfg.Conversation.MessagesPerSitting, "messages", cfg.Conversation.MessagesPerSitting, "messages per sitting")
+	flag.IntVar(&cfg.Conversation.QuestionsPerCheckpoint, "questions", cfg.Conversation.QuestionsPerCheckpoint, "questions per checkpoint (the end asks every fact)")
+	budgets := flag.String("budgets", joinInts(cfg.Budgets), "context budgets in tokens, ascending")
+	profiles := flag.String("profiles", strings.Join(cfg.Profiles, ","), "agentmem compression profiles, the default first")
+	flag.Parse()
+	var err error
+	if cfg.Budgets, err = parseInts(*budgets); err != nil {
+		fail(err)
+	}
+	cfg.Profiles = strings.Split(*profiles, ",")
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	rep, err := membench.Run(ctx, cfg)
+	if err != nil {
+		fail(err)
+	}
+	if err := rep.Markdown(os.Stdout); err != nil {
+		fail(err)
+	}
+}
+
+func joinInts(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, ",")
+}
+
+func parseInts(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil {
+			return nil, fmt.Errorf("-budgets: %w", err)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "membench:", err)
+	os.Exit(1)
+}

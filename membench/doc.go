@@ -1,0 +1,121 @@
+// Package membench is agentmem's memory-quality benchmark (DESIGN §5c): it
+// generates a long multi-session conversation with planted facts and known
+// answers (internal/convgen), replays it into agentmem's session model and
+// search projection, in process, beside two baselines of the same budget or
+// corpus, and reports markdown tables.
+//
+// # Running it
+//
+//	make bench-memory                 # go run ./cmd/membench
+//	go run ./cmd/membench -seed 7 -budgets 1024,8192 -profiles balanced
+//	go test -run '^$' -bench MemoryQuality -benchtime 1x ./membench/
+//
+// The command prints the seed and the tables; the Go benchmark reports the
+// same figures as metrics (b.ReportMetric). Every figure except the
+// latencies is a function of the Config: same seed, same table. The
+// default run (6 sittings, ~1,800 messages, ~58k tokens, ~260 questions)
+// takes about 15 seconds on 2 cores. The package tests run a small
+// conversation in about a second.
+//
+// # The conversation
+//
+// See internal/convgen: sittings days apart, small talk and long filler
+// answers, project facts (budgets, leads, deadlines, decisions, ticket ids,
+// commitments), personal facts, corrections that supersede earlier values,
+// tool calls with JSON results (parallel calls too) whose values are facts
+// and change on a later lookup, and questions asked at checkpoints and at
+// the end, each with its answer string(s) and the index of the latest
+// message holding the answer.
+//
+// The conversation is appended one append request at a time: the user
+// message, then the assistant's reply with its tool calls and results.
+// Questions are probes taken between appends; they are never appended.
+//
+// # (a) Answer in the context
+//
+// For each budget (max_context_tokens − reserved_output_tokens) and each
+// Memory, the share of questions whose answer string is in the context
+// that would be sent when the question is asked: in any message content or
+// tool call of the context, summaries included. It is a ceiling on what an
+// LLM could answer from the context (no LLM is run), and it counts an
+// answer in a summary as present.
+//
+//   - agentmem (<profile>): the pure session model (internal/segmented)
+//     driven as the session actor drives it — DecideCreate with the budget
+//     and profile, then DecideAppend and Apply per append request, with the
+//     offline cl100k tokenizer and the default (extractive) summarizer — and
+//     its Context() as the context. Appends it rejects (413) are counted;
+//     their messages never enter it. One row per compression profile; the
+//     first is the default.
+//   - sliding window: the system prompt and the most recent messages that
+//     fit the same budget, each counted as the model counts it (content,
+//     tool call names and arguments, plus MessageOverheadTokens; the tests
+//     check the counts are the model's). Tool results whose call fell out of
+//     the window are dropped (a chat API refuses them).
+//
+// Columns: end (every fact, after the last message), checkpoints (the
+// sampled questions along the way), stale (of the questions about a
+// corrected fact, the context holds an old value and not the current one),
+// rejected appends, and the mean make-up of the context over the
+// checkpoints: tokens used, verbatim messages, and tokens of verbatim
+// messages / summaries (in place in L1 and in L2) / ROM and Kernel (system
+// prompt, references to recent tool results, facts). A second table splits
+// all questions by how many tokens were said after the answer turn, cut at
+// the budgets: the window holds an answer exactly when it is recent enough,
+// so this shows where each memory keeps or loses facts.
+//
+// # (b) Search recall
+//
+// The question's text is the query; the corpus is every message said
+// before the question (the searchers are fed the same appends and queried
+// at each checkpoint). A hit is the answer turn — the latest message
+// holding the current answer — within the first k results; recall@k is the
+// share of hits, MRR the mean reciprocal rank within the largest k.
+//
+//   - agentmem BM25: the real read path. A session model decides each
+//     append; its events are packed, encoded and decoded as a log record
+//     (events codec), applied by projections.Store.ApplyBatch to a bbolt
+//     file in a temporary directory (as the projector applies them), and
+//     queried with projections.Store.Search in SESSION scope (the
+//     analyzer and BM25 of internal/swap: Snowball stemming, stop words
+//     kept, idf = ln(1 + (N − df + 0.5)/(df + 0.5)), k1 = 1.2, b = 0.75).
+//   - SQLite FTS5 bm25(): the same messages' content (messages without text,
+//     a tool call alone, are no document in either index) in an in-memory
+//     FTS5 table with tokenize = 'porter unicode61', ranked by bm25()
+//     (k1 = 1.2, b = 0.75; FTS5's idf is ln((N − n + 0.5)/(n + 0.5)), about 0
+//     for very common words). The query is every word of the question,
+//     quoted, joined by OR (a bag of words, like agentmem's; FTS5 would AND
+//     unquoted words). SQLite is modernc.org/sqlite (pure Go); only this
+//     package imports it, never the node.
+//
+// # (c) Summarizer
+//
+// segmented.Extractive (the default summarizer) on its own, on consecutive
+// spans of n messages of the conversation, with three limits: the one the
+// model passes (min(summary_max_tokens = 400, covered − 5)), and covered/5
+// and covered/10 (the 5× and 10× compression DESIGN §5 targets).
+// Compression is the tokens of the spans over the tokens of their summaries
+// (as the model counts them); key-fact retention is the share of the fact
+// values stated in a span still in its summary. The rows "made in the run"
+// are the summaries the session model made with the default profile at each
+// budget: the compression of each step (its covered_tokens, older summaries
+// included, over its tokens), the mean number of messages a summary covers,
+// and the retention of the facts of the messages it condensed for the
+// first time.
+//
+// # (d) Latency
+//
+// For each agentmem row: DecideAppend + Apply of one append request, and
+// the first Context() after it (built, not cached), in µs (mean, p50,
+// p99) over the run. In process, no log, no NATS. These vary between runs.
+//
+// # Extending it
+//
+// A Memory is anything that takes the appends and returns a context for a
+// question; Context receives the question so that agentmem with recall on
+// (the recalled and memory sections of DESIGN §5a, chosen by relevance to
+// the latest user message) can be added as one more Memory, beside the
+// rows it should beat, without changing the metrics. A Searcher is anything
+// that indexes the appends and ranks message indexes for a query (a
+// reranker, vectors).
+package membench

@@ -1,0 +1,258 @@
+package membench
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/agentmem/agentmem/internal/convgen"
+	"github.com/agentmem/agentmem/internal/segmented"
+	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
+)
+
+// Memory builds the context an agent sends to its LLM from the conversation
+// so far. The benchmark appends the conversation to every Memory, one append
+// request at a time, and asks for the context at each checkpoint, once per
+// question.
+//
+// Extension point: agentmem with recall on (the context assembler of
+// DESIGN §5a: recalled and memory sections chosen by relevance to the
+// latest user message) is one more Memory. It receives the question in
+// Context and may search, promote or recall before answering; the metric
+// code does not change.
+type Memory interface {
+	Name() string
+	// Append adds one append request's messages.
+	Append(msgs []convgen.Message) error
+	// Context returns the context sent to the LLM if q were asked now.
+	Context(q *convgen.Question) (Context, error)
+}
+
+// Context is a context as sent, with its make-up in tokens.
+type Context struct {
+	// Text is every content, tool call name and arguments of the context,
+	// one message per line: what the answer strings are looked for in.
+	Text string
+	// Used is the context's tokens (the budget counts it).
+	Used int
+	// Verbatim is the tokens of conversation messages sent as they were said
+	// (VerbatimMessages of them); Summaries of summaries (in place in L1 and
+	// in L2); Other of the ROM and Kernel (system prompt, tool result
+	// references, facts).
+	Verbatim, Summaries, Other int
+	VerbatimMessages           int
+}
+
+// messageTokens counts like the session model: content, tool call names and
+// arguments, plus segmented.MessageOverheadTokens (membench_test checks the
+// counts against the model's).
+func messageTokens(tok segmented.Tokenizer, m *convgen.Message) int {
+	n := tok.Count(m.Content) + segmented.MessageOverheadTokens
+	for _, c := range m.ToolCalls {
+		n += tok.Count(c.Name) + tok.Count(c.Arguments)
+	}
+	return n
+}
+
+func textTokens(tok segmented.Tokenizer, s string) int {
+	return tok.Count(s) + segmented.MessageOverheadTokens
+}
+
+// agentmemMemory drives the pure session model in process, as the session
+// actor does: DecideAppend, then Apply the events (without the log).
+type agentmemMemory struct {
+	name    string
+	st      *segmented.State
+	env     segmented.Env
+	profile string
+	budget  int
+
+	ctx      Context
+	ctxValid bool
+
+	// Rejected counts appends the model refused (413: the budget cannot
+	// hold them even after compression); their messages never enter it.
+	rejected int
+	// summaries made during the run (L1Summarized, L1Evicted).
+	summaries []*memoryv1.Summary
+	// appendLat, contextLat: DecideAppend+Apply, and the first Context()
+	// after it (not cached), per append.
+	appendLat, contextLat []time.Duration
+}
+
+var _ Memory = (*agentmemMemory)(nil)
+
+// reservedOutput is the reserved_output_tokens of benchmark sessions:
+// max_context_tokens is the budget plus this, so the budget
+// (max_context − reserved) is exactly the one asked for.
+const reservedOutput = 512
+
+func newAgentmem(conv *convgen.Conversation, tok segmented.Tokenizer, budget int, profile string) (*agentmemMemory, error) {
+	m := &agentmemMemory{
+		name: fmt.Sprintf("agentmem (%s)", profile), st: segmented.New(), profile: profile, budget: budget,
+		env: segmented.Env{NowUnixNano: conv.Config.StartUnixNano, Tokenizer: tok},
+	}
+	evs, err := m.st.DecideCreate(&memoryv1.CreateSessionRequest{
+		SystemPrompt:         conv.SystemPrompt,
+		Profile:              profile,
+		MaxContextTokens:     uint32(budget + reservedOutput),
+		ReservedOutputTokens: reservedOutput,
+	}, "membench", m.env)
+	if err != nil {
+		return nil, fmt.Errorf("membench: create session (budget %d, %s): %w", budget, profile, err)
+	}
+	if err := m.apply(evs); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+func (m *agentmemMemory) Name() string { return m.name }
+
+func (m *agentmemMemory) apply(evs []proto.Message) error {
+	v := m.st.Version() + 1
+	return m.st.Apply(segmented.Meta{CommandID: fmt.Sprintf("c%d", v), Version: v, Seq: v, TimeUnixNano: m.env.NowUnixNano}, evs)
+}
+
+func (m *agentmemMemory) Append(msgs []convgen.Message) error {
+	req := &memoryv1.AppendRequest{CommandId: fmt.Sprintf("a%d", msgs[0].Index)}
+	for i := range msgs {
+		req.Messages = append(req.Messages, msgs[i].Input())
+	}
+	m.env.NowUnixNano = msgs[0].UnixNano
+	start := time.Now()
+	evs, err := m.st.DecideAppend(req, m.env)
+	var rej *segmented.Rejection
+	if errors.As(err, &rej) && rej.Code == segmented.CodeTooLarge {
+		m.rejected++
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("membench: %s, budget %d: append of message %d: %w", m.name, m.budget, msgs[0].Index, err)
+	}
+	if err := m.apply(evs); err != nil {
+		return fmt.Errorf("membench: %s: apply: %w", m.name, err)
+	}
+	mid := time.Now()
+	m.st.Context() // built once per version: this is the uncached cost
+	end := time.Now()
+	m.appendLat = append(m.appendLat, mid.Sub(start))
+	m.contextLat = append(m.contextLat, end.Sub(mid))
+	m.ctxValid = false
+	for _, ev := range evs {
+		switch ev := ev.(type) {
+		case *memoryv1.L1Summarized:
+			m.summaries = append(m.summaries, ev.GetSummary())
+		case *memoryv1.L1Evicted:
+			m.summaries = append(m.summaries, ev.GetSummary())
+		}
+	}
+	return nil
+}
+
+// Context renders the model's context; the question does not change it
+// (there is no recall yet).
+func (m *agentmemMemory) Context(*convgen.Question) (Context, error) {
+	if m.ctxValid {
+		return m.ctx, nil
+	}
+	reply := m.st.Context()
+	var c Context
+	var b strings.Builder
+	for _, cm := range reply.GetMessages() {
+		b.WriteString(cm.GetContent())
+		for _, tc := range cm.GetToolCalls() {
+			b.WriteString("\n")
+			b.WriteString(tc.GetName())
+			b.WriteString(tc.GetArguments())
+		}
+		b.WriteString("\n")
+		n := int(cm.GetTokens())
+		c.Used += n
+		switch {
+		case cm.GetLayer() == segmented.LayerL2 || (cm.GetLayer() == segmented.LayerL1 && cm.GetRole() == memoryv1.Role_ROLE_SYSTEM):
+			c.Summaries += n
+		case cm.GetLayer() == segmented.LayerL1 || cm.GetLayer() == segmented.LayerPromoted:
+			c.Verbatim += n
+			c.VerbatimMessages++
+		default:
+			c.Other += n
+		}
+	}
+	c.Text = b.String()
+	if c.Used != int(reply.GetUsage().GetUsed()) {
+		return Context{}, fmt.Errorf("membench: %s: context messages hold %d tokens, usage says %d", m.name, c.Used, reply.GetUsage().GetUsed())
+	}
+	m.ctx, m.ctxValid = c, true
+	return c, nil
+}
+
+// windowMemory is the baseline: the system prompt and the most recent
+// messages that fit the same budget, counted with the same tokenizer and
+// the same per-message overhead. Tool results whose call fell out of the
+// window are dropped too (a chat API refuses them).
+type windowMemory struct {
+	budget int
+	rom    int // tokens of the system prompt
+	prompt string
+	msgs   []convgen.Message
+	tokens []int
+	tok    segmented.Tokenizer
+
+	ctx      Context
+	ctxValid bool
+}
+
+var _ Memory = (*windowMemory)(nil)
+
+func newWindow(conv *convgen.Conversation, tok segmented.Tokenizer, budget int) *windowMemory {
+	return &windowMemory{budget: budget, prompt: conv.SystemPrompt, rom: textTokens(tok, conv.SystemPrompt), tok: tok}
+}
+
+func (w *windowMemory) Name() string { return "sliding window" }
+
+func (w *windowMemory) Append(msgs []convgen.Message) error {
+	for i := range msgs {
+		w.msgs = append(w.msgs, msgs[i])
+		w.tokens = append(w.tokens, messageTokens(w.tok, &msgs[i]))
+	}
+	w.ctxValid = false
+	return nil
+}
+
+func (w *windowMemory) Context(*convgen.Question) (Context, error) {
+	if w.ctxValid {
+		return w.ctx, nil
+	}
+	free := w.budget - w.rom
+	start := len(w.msgs)
+	for start > 0 && w.tokens[start-1] <= free {
+		free -= w.tokens[start-1]
+		start--
+	}
+	calls := map[string]bool{}
+	c := Context{Used: w.rom, Other: w.rom}
+	var b strings.Builder
+	b.WriteString(w.prompt)
+	b.WriteString("\n")
+	for i := start; i < len(w.msgs); i++ {
+		m := &w.msgs[i]
+		if m.Role == memoryv1.Role_ROLE_TOOL && !calls[m.ToolCallID] {
+			continue // its call is outside the window
+		}
+		for _, tc := range m.ToolCalls {
+			calls[tc.Id] = true
+		}
+		b.WriteString(m.Text())
+		b.WriteString("\n")
+		c.Used += w.tokens[i]
+		c.Verbatim += w.tokens[i]
+		c.VerbatimMessages++
+	}
+	c.Text = b.String()
+	w.ctx, w.ctxValid = c, true
+	return c, nil
+}
