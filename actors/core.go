@@ -169,6 +169,7 @@ func (c *core) reload() error {
 		return fmt.Errorf("%w: load log of %s %s: %v", ErrUnavailable, c.mk.kind, c.id, err)
 	}
 	if err := c.checkHeld(ctx, m, snapSeq, held); err != nil {
+		c.keepHeld(snapSeq)
 		return err
 	}
 	c.m, c.snapVersion = m, snapVersion
@@ -199,6 +200,26 @@ func (c *core) checkHeld(ctx context.Context, m model, snapSeq, held uint64) err
 		"kind", c.mk.kind, "id", c.id, "subject", c.subject, "held_seq", held, "log_seq", logSeq)
 	return fmt.Errorf("%w: %s %s: the log no longer holds its last sequence %d (it ends %s at %d; purged?)",
 		ErrUnavailable, c.mk.kind, c.id, held, c.subject, logSeq)
+}
+
+// keepHeld snapshots the live state when it is ahead of the snapshot
+// (snapSeq) of an aggregate the log lost: the restarted actor, and any other
+// node, then refuses the aggregate too, instead of recovering it as new
+// from the emptied subject, until an operator restores the log or removes
+// the snapshot.
+func (c *core) keepHeld(snapSeq uint64) {
+	if c.m == nil || !c.m.Exists() || c.m.LastSeq() <= snapSeq {
+		return
+	}
+	if c.snapFlight != nil {
+		<-c.snapFlight
+		c.snapFlight = nil
+	}
+	data, err := c.m.marshal()
+	if err == nil {
+		err = c.putSnapshot(data)
+	}
+	c.snapshotDone(c.m.Version(), err)
 }
 
 // replayRecord applies one stored batch to m. Versions must follow each
