@@ -42,12 +42,18 @@ var testTokenizer = func() segmented.Tokenizer {
 
 func newHarness(t *testing.T, nc *nats.Conn, mutate func(*Config)) *harness {
 	t.Helper()
+	return newHarnessOn(t, nc, events.DefaultJetStreamConfig(), slog.New(slog.NewTextHandler(io.Discard, nil)), mutate)
+}
+
+// newHarnessOn is newHarness on the stream lcfg, logging to logger.
+func newHarnessOn(t *testing.T, nc *nats.Conn, lcfg events.JetStreamConfig, logger *slog.Logger, mutate func(*Config)) *harness {
+	t.Helper()
 	js, err := jetstream.New(nc)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	log, err := events.NewJetStreamLog(ctx, js, events.DefaultJetStreamConfig())
+	log, err := events.NewJetStreamLog(ctx, js, lcfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +70,7 @@ func newHarness(t *testing.T, nc *nats.Conn, mutate func(*Config)) *harness {
 	h := &harness{log: log, snaps: snaps, codec: events.NewCodec(), nc: nc}
 	h.dir, err = New(cfg, Deps{
 		Log: log, Snapshots: snaps, Codec: h.codec, Tokenizer: testTokenizer,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Logger: logger,
 	})
 	if err != nil {
 		t.Fatal(err)

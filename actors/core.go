@@ -127,6 +127,12 @@ func (c *core) ensureRecovered() error {
 
 // reload rebuilds the state from the latest snapshot and the log tail after
 // it, up to the last sequence the stream leader reports.
+//
+// The log must still hold what the state was built from: the subject's last
+// sequence is never below the snapshot's, nor below what this actor saw
+// stored. If it is (the subject or the stream was purged, the stream deleted
+// and recreated, an older log restored), every append would conflict
+// forever: reload fails with ErrUnavailable (503) and logs an error instead.
 func (c *core) reload() error {
 	deps := c.dir.deps
 	ctx, cancel := context.WithTimeout(context.Background(), c.dir.cfg.StoreTimeout)
@@ -151,17 +157,69 @@ func (c *core) reload() error {
 			m = restored
 		}
 	}
-	snapVersion := m.Version()
-	if _, err := deps.Log.Load(ctx, c.subject, m.LastSeq(), func(rec events.Record) error {
+	snapVersion, snapSeq := m.Version(), m.LastSeq()
+	held := snapSeq // the least sequence the subject must still end at
+	if c.m != nil {
+		held = max(held, c.m.LastSeq())
+	}
+	if _, err := deps.Log.Load(ctx, c.subject, snapSeq, func(rec events.Record) error {
 		return replayRecord(deps.Codec, m, rec)
 	}); err != nil {
 		deps.Metrics.StoreFailures.Inc()
 		return fmt.Errorf("%w: load log of %s %s: %v", ErrUnavailable, c.mk.kind, c.id, err)
 	}
+	if err := c.checkHeld(ctx, m, snapSeq, held); err != nil {
+		c.keepHeld(snapSeq)
+		return err
+	}
 	c.m, c.snapVersion = m, snapVersion
 	deps.Metrics.Recoveries.Inc()
 	deps.Metrics.RecoveryLatency.Observe(time.Since(start).Seconds())
 	return nil
+}
+
+// checkHeld fails when the log ends the subject before held, the sequence
+// of the last batch the snapshot (snapSeq) or this actor had seen stored.
+// m is the state just loaded: when the tail added nothing after the
+// snapshot, the log is asked for the subject's last sequence.
+func (c *core) checkHeld(ctx context.Context, m model, snapSeq, held uint64) error {
+	logSeq := m.LastSeq()
+	if logSeq == snapSeq && snapSeq > 0 {
+		last, err := c.dir.deps.Log.LastSeq(ctx, c.subject)
+		if err != nil {
+			c.dir.deps.Metrics.StoreFailures.Inc()
+			return fmt.Errorf("%w: last sequence of %s %s: %v", ErrUnavailable, c.mk.kind, c.id, err)
+		}
+		logSeq = last
+	}
+	if logSeq >= held {
+		return nil
+	}
+	c.dir.deps.Metrics.StoreFailures.Inc()
+	c.dir.deps.Logger.Error("the log no longer holds an aggregate's last sequence (purged?): refusing it until the log is restored or the aggregate's snapshot removed",
+		"kind", c.mk.kind, "id", c.id, "subject", c.subject, "held_seq", held, "log_seq", logSeq)
+	return fmt.Errorf("%w: %s %s: the log no longer holds its last sequence %d (it ends %s at %d; purged?)",
+		ErrUnavailable, c.mk.kind, c.id, held, c.subject, logSeq)
+}
+
+// keepHeld snapshots the live state when it is ahead of the snapshot
+// (snapSeq) of an aggregate the log lost: the restarted actor, and any other
+// node, then refuses the aggregate too, instead of recovering it as new
+// from the emptied subject, until an operator restores the log or removes
+// the snapshot.
+func (c *core) keepHeld(snapSeq uint64) {
+	if c.m == nil || !c.m.Exists() || c.m.LastSeq() <= snapSeq {
+		return
+	}
+	if c.snapFlight != nil {
+		<-c.snapFlight
+		c.snapFlight = nil
+	}
+	data, err := c.m.marshal()
+	if err == nil {
+		err = c.putSnapshot(data)
+	}
+	c.snapshotDone(c.m.Version(), err)
 }
 
 // replayRecord applies one stored batch to m. Versions must follow each

@@ -15,7 +15,13 @@
 //  4. apply the stored events and reply with the new version and sequence.
 //
 // Recovery loads the latest snapshot (keep-last-one per aggregate) and
-// replays the log tail after it. Recoveries run at most
+// replays the log tail after it. The log must still end the aggregate's
+// subject at or after the snapshot's sequence (and what the actor saw
+// stored): if it does not (purged, deleted and recreated, an older log
+// restored), recovery answers 503 and logs an error rather than letting
+// every append conflict (409) forever; a live state ahead of the snapshot
+// becomes the snapshot, so no later activation recovers the aggregate as
+// new from the emptied subject. Recoveries run at most
 // Config.MaxConcurrentRecoveries at a time. An idle actor snapshots and
 // passivates after Config.IdleTimeout. The Directory finds or spawns the
 // actor for an id; it sends under its lock, and a passivating actor leaves the

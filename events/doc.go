@@ -43,6 +43,49 @@
 // JetStreamLog recognises it (the message right after the expected sequence
 // carries the same msgID) and reports Duplicate, as MemLog does.
 //
+// # Stream settings
+//
+// NewJetStreamLog creates the stream, or updates an existing one to
+// JetStreamConfig.StreamConfig: limits retention with no limits (nothing
+// ages out), deny_delete (no single-message deletes: an aggregate with a
+// hole cannot be replayed) and, by default, deny_purge (no purge of the
+// stream or of one subject: a purged aggregate's snapshot and projection
+// would still hold what the log no longer does). JetStream never lets
+// either be turned off again on a stream that has it. A stream created by
+// an earlier build without deny_purge is updated in place; if the server
+// refuses (some versions do not allow changing the deny settings), the
+// stream keeps its own value and a warning names the setting. Deleting the
+// whole stream cannot be denied by its configuration, only by permissions:
+// the embedded node's own user may neither delete nor purge it
+// (natsembed.NodePermissions).
+//
+// A log that loses messages underneath a running node (stream deleted,
+// or purged where deny_purge is off) is never papered over: appends and
+// activations fail with ErrNoStream, the actors refuse an aggregate whose
+// subject ends before the sequence its snapshot holds, and nothing but a
+// node start creates the stream; a node refuses to start on a stream that
+// ends before its projection's checkpoint (or is missing while the
+// projection holds events).
+//
+// # Erasure
+//
+// With deny_purge the log is append-only for everyone. Erasing aggregates
+// (a user's sessions, GDPR-style) is an admin path that writes a new log, in
+// a maintenance window:
+//
+//  1. stop the node; `replay export --data-dir D --out all.jsonl`;
+//  2. drop the lines of the aggregates to erase (by "subject", or by user
+//     inside the batches) into kept.jsonl;
+//  3. with NATS running (the node started again, answering 503 from now
+//     on), as an operator with full rights: `nats stream rm MEM` (the
+//     node's own user may not), `nats kv rm MEM_SNAPSHOTS` (snapshots hold
+//     the erased state and the old sequences) and the erased objects of
+//     MEM_DATA (`nats object rm MEM_DATA <id>`);
+//  4. stop the node; `replay import --data-dir D --in kept.jsonl` (a new
+//     stream: sequences are renumbered); `replay rebuild --data-dir D`;
+//  5. start the node. Without the rebuild it refuses to start: its
+//     projection is ahead of the shorter new stream.
+//
 // # Durability
 //
 // An append is acknowledged after JetStream stored it. On the embedded

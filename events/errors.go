@@ -25,6 +25,13 @@ var (
 	// first write as a duplicate.
 	ErrUnknownOutcome = errors.New("events: append outcome unknown: the write may or may not be stored; retry with the same msgID")
 
+	// ErrNoStream is returned (wrapped, naming the stream) by the
+	// JetStreamLog's Append, Load and LastSeq when the server says the log
+	// stream does not exist: it was deleted underneath the node. Nothing
+	// recreates it but a node start (see NewJetStreamLog); an Append error
+	// also wraps ErrUnknownOutcome.
+	ErrNoStream = errors.New("events: the log stream does not exist")
+
 	// ErrUnknownEventType is returned by Codec.Pack and Codec.Unpack for an
 	// event whose protobuf full name the codec neither knows nor upcasts.
 	ErrUnknownEventType = errors.New("events: unknown event type")

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"strings"
 	"time"
@@ -28,10 +29,20 @@ type JetStreamConfig struct {
 	// RequestTimeout bounds each request to the server when the context has
 	// no deadline (default 5s).
 	RequestTimeout time.Duration
+	// DenyPurge creates the stream with deny_purge (the default): nobody,
+	// whatever their rights, can purge the log, whole or one subject. It
+	// cannot be turned off on a stream that has it (JetStream refuses).
+	// Erasure is then an offline admin path: export, filter, import into a
+	// new stream (see the package doc).
+	DenyPurge bool
+	// Logger receives the warning NewJetStreamLog logs when the server
+	// refuses to turn deny_delete or deny_purge on for an existing stream
+	// (nil: slog.Default()).
+	Logger *slog.Logger
 }
 
-// DefaultJetStreamConfig returns stream MEM, one replica, file storage and a
-// 2 minute dedupe window.
+// DefaultJetStreamConfig returns stream MEM, one replica, file storage, a
+// 2 minute dedupe window and deny_purge.
 func DefaultJetStreamConfig() JetStreamConfig {
 	return JetStreamConfig{
 		Stream:          StreamName,
@@ -39,6 +50,7 @@ func DefaultJetStreamConfig() JetStreamConfig {
 		DuplicateWindow: 2 * time.Minute,
 		Storage:         jetstream.FileStorage,
 		RequestTimeout:  5 * time.Second,
+		DenyPurge:       true,
 	}
 }
 
@@ -74,6 +86,9 @@ func (c JetStreamConfig) StreamConfig() jetstream.StreamConfig {
 		AllowDirect: true,
 		// An aggregate with a hole cannot be replayed: never delete single messages.
 		DenyDelete: true,
+		// A purge removes an aggregate's history (or all of them) while its
+		// snapshot and the projection still hold it: deny it unless told.
+		DenyPurge: c.DenyPurge,
 	}
 }
 
@@ -92,6 +107,9 @@ type JetStreamLog struct {
 var _ Log = (*JetStreamLog)(nil)
 
 // NewJetStreamLog creates the stream, or updates it to cfg, and returns the log.
+// If the server refuses to turn deny_delete or deny_purge on for an existing
+// stream (some JetStream versions do not allow changing them), the stream
+// keeps its own value of that setting and a warning naming it is logged.
 func NewJetStreamLog(ctx context.Context, js jetstream.JetStream, cfg JetStreamConfig) (*JetStreamLog, error) {
 	if cfg.RequestTimeout == 0 {
 		cfg.RequestTimeout = DefaultJetStreamConfig().RequestTimeout
@@ -99,8 +117,8 @@ func NewJetStreamLog(ctx context.Context, js jetstream.JetStream, cfg JetStreamC
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if _, err := js.CreateOrUpdateStream(ctx, cfg.StreamConfig()); err != nil {
-		return nil, fmt.Errorf("events: create or update stream %s: %w", cfg.Stream, err)
+	if err := ensureStream(ctx, js, cfg); err != nil {
+		return nil, err
 	}
 	prefix := apiPrefix(js.Options())
 	return &JetStreamLog{
@@ -110,6 +128,47 @@ func NewJetStreamLog(ctx context.Context, js jetstream.JetStream, cfg JetStreamC
 		timeout:    cfg.RequestTimeout,
 		msgGetSubj: prefix + "STREAM.MSG.GET." + cfg.Stream,
 	}, nil
+}
+
+// ensureStream creates the stream or updates it to cfg. When the update is
+// refused and the stream lacks a deny setting cfg asks for, the update is
+// tried again with the stream's own value of those settings.
+func ensureStream(ctx context.Context, js jetstream.JetStream, cfg JetStreamConfig) error {
+	want := cfg.StreamConfig()
+	_, err := js.CreateOrUpdateStream(ctx, want)
+	if err == nil {
+		return nil
+	}
+	err = fmt.Errorf("events: create or update stream %s: %w", cfg.Stream, err)
+	st, ierr := js.Stream(ctx, cfg.Stream)
+	if ierr != nil {
+		return err
+	}
+	have := st.CachedInfo().Config
+	keep, kept := want, []string(nil)
+	if want.DenyDelete && !have.DenyDelete {
+		keep.DenyDelete = false
+		kept = append(kept, "deny_delete")
+	}
+	if want.DenyPurge && !have.DenyPurge {
+		keep.DenyPurge = false
+		kept = append(kept, "deny_purge")
+	}
+	if len(kept) == 0 {
+		return err
+	}
+	if _, uerr := js.UpdateStream(ctx, keep); uerr != nil {
+		return err
+	}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	for _, name := range kept {
+		logger.Warn("the server refused to turn "+name+" on for the existing log stream; kept the stream without it",
+			"stream", cfg.Stream, "setting", name, "err", err)
+	}
+	return nil
 }
 
 func apiPrefix(o jetstream.JetStreamOptions) string {
@@ -170,9 +229,22 @@ func (l *JetStreamLog) Append(ctx context.Context, subject string, expectedLastS
 		return AppendResult{}, &ConflictError{Subject: subject, Expected: expectedLastSeq}
 	}
 	if unknownOutcome(err) {
+		if l.streamMissing(ctx, err) {
+			return AppendResult{}, fmt.Errorf("%w: %w: append to %s: stream %s not found (deleted?): %w", ErrUnknownOutcome, ErrNoStream, subject, l.stream, err)
+		}
 		return AppendResult{}, fmt.Errorf("%w: append to %s: %w", ErrUnknownOutcome, subject, err)
 	}
 	return AppendResult{}, fmt.Errorf("events: append to %s: %w", subject, err)
+}
+
+// streamMissing reports whether a publish that nothing answered (err) went
+// unanswered because the stream is gone: it asks the server.
+func (l *JetStreamLog) streamMissing(ctx context.Context, err error) bool {
+	if !errors.Is(err, nats.ErrNoResponders) && !errors.Is(err, jetstream.ErrNoStreamResponse) {
+		return false
+	}
+	_, serr := l.js.Stream(ctx, l.stream)
+	return errors.Is(serr, jetstream.ErrStreamNotFound)
 }
 
 // unknownOutcome reports errors after which the message may have been stored.
@@ -250,8 +322,11 @@ func (l *JetStreamLog) leaderGet(ctx context.Context, req msgGetRequest) (*store
 		return nil, fmt.Errorf("events: get message from stream %s: bad response: %w", l.stream, err)
 	}
 	if resp.Error != nil {
-		if resp.Error.ErrorCode == jetstream.JSErrCodeMessageNotFound {
+		switch resp.Error.ErrorCode {
+		case jetstream.JSErrCodeMessageNotFound:
 			return nil, nil
+		case jetstream.JSErrCodeStreamNotFound:
+			return nil, fmt.Errorf("%w: stream %s not found (deleted?): %w", ErrNoStream, l.stream, resp.Error)
 		}
 		return nil, fmt.Errorf("events: get message from stream %s: %w", l.stream, resp.Error)
 	}

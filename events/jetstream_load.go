@@ -2,6 +2,7 @@ package events
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -43,6 +44,9 @@ func (l *JetStreamLog) Load(ctx context.Context, subject string, afterSeq uint64
 		InactiveThreshold: time.Minute,
 	})
 	cancel()
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return afterSeq, fmt.Errorf("%w: load %s: stream %s not found (deleted?): %w", ErrNoStream, subject, l.stream, err)
+	}
 	if err != nil {
 		return afterSeq, fmt.Errorf("events: load %s: create consumer: %w", subject, err)
 	}

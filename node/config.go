@@ -58,6 +58,11 @@ type Config struct {
 	// HTTPAddr serves /metrics; empty disables it.
 	HTTPAddr string
 	Stream   string
+	// DenyPurge creates the log stream with deny_purge (default true;
+	// events.JetStreamConfig.DenyPurge). Programmatic only: there is no
+	// flag to turn it off, and JetStream never turns it off on a stream
+	// that has it.
+	DenyPurge bool
 	// Projector runs the projector in this process (recall, search, lists).
 	Projector bool
 	Actors    actors.Config
@@ -81,6 +86,7 @@ func DefaultConfig() Config {
 		DuplicateWindow: 2 * time.Minute,
 		HTTPAddr:        "127.0.0.1:9090",
 		Stream:          "MEM",
+		DenyPurge:       true,
 		Projector:       true,
 		Actors:          actors.DefaultConfig(),
 		LLM:             llmsummary.DefaultConfig(),

@@ -11,4 +11,27 @@
 // Shutdown order (Run returns when ctx ends): stop taking requests and wait
 // for in-flight replies, passivate every actor (each writes a snapshot),
 // close the NATS connection, stop the embedded server, release the data dir.
+//
+// # The log underneath the node
+//
+// A node creates its log stream (deny_delete, deny_purge; see package
+// events) only at start, and only when its projection holds nothing: on a
+// stream that is missing while the projection holds events, or that ends
+// before the projection's checkpoint, Start fails with
+// projections.ErrLogBehind ("projection at seq N but stream MEM ends at M:
+// the log was deleted or truncated; rebuild or restore"). A node without a
+// projector has no checkpoint to compare and starts on whatever it finds.
+//
+// While it runs, a node never recreates the stream. If an operator deletes
+// it: appends and activations answer 503 (about half a second for a publish
+// nobody answers, at once afterwards); a live actor answers reads from its
+// state until a failed write restarts it, then 503; min_seq queries answer
+// 503 after their wait, plain queries from the projection; the projector
+// stops with an error; Shutdown returns as usual. If a subject or the stream is purged (possible only where
+// deny_purge could not be set), the purged aggregates answer 503 naming the
+// sequence the log lost, never 409. A background check reads the stream
+// every 2s, logs an error once per change of what it observes (missing,
+// went back, lost messages, ends before the projection) and sets the gauge
+// agentmem_log_healthy (1 healthy, 0 not); a loss stays reported until the
+// node restarts.
 package node

@@ -49,8 +49,8 @@ type Node struct {
 	httpAddr string
 	store    *projections.Store
 	proj     *projections.Projector
-	// bg runs the background loops (projector, large-data sweeper); bgCancel
-	// stops them and bgWG waits for them.
+	// bg runs the background loops (projector, large-data sweeper, log
+	// health check); bgCancel stops them and bgWG waits for them.
 	bg       context.Context
 	bgCancel context.CancelFunc
 	bgWG     sync.WaitGroup
@@ -107,14 +107,28 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	if err != nil {
 		return n, fmt.Errorf("node: jetstream: %w", err)
 	}
+	// The projection first: a log that ends before its checkpoint was
+	// deleted or truncated, and must not be recreated empty and written to.
+	if cfg.Projector {
+		if err = n.openProjection(ctx, js); err != nil {
+			return n, err
+		}
+	}
 	lcfg := events.DefaultJetStreamConfig()
 	lcfg.Stream = cfg.Stream
 	lcfg.Replicas = cfg.Replicas
 	lcfg.DuplicateWindow = cfg.DuplicateWindow
+	lcfg.DenyPurge = cfg.DenyPurge
+	lcfg.Logger = logger
 	log, err := events.NewJetStreamLog(ctx, js, lcfg)
 	if err != nil {
 		return n, err
 	}
+	var applied func() uint64
+	if cfg.Projector {
+		applied = n.store.AppliedSeq
+	}
+	n.goBackground("log health check stopped", newLogHealth(js, cfg.Stream, applied, logger, n.Registry).Run)
 	snaps, err := events.NewKVSnapshotStore(ctx, js, cfg.Stream+"_SNAPSHOTS", cfg.Replicas)
 	if err != nil {
 		return n, err
@@ -193,11 +207,12 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	return n, nil
 }
 
-// startProjector opens the projection file and runs the projector beside
-// the actors. If it stops on a record it cannot apply, queries keep
-// answering from what was applied (and min_seq waits time out with 503);
-// the error is logged with the stream sequence.
-func (n *Node) startProjector(js jetstream.JetStream, codec *events.Codec) error {
+// openProjection opens the projection file and refuses a log stream that
+// ends before its checkpoint, or is missing while the projection holds
+// events (projections.ErrLogBehind): the log was deleted, purged or
+// replaced, and the node must not recreate it empty and carry on. A missing
+// stream with an empty projection is a new node: NewJetStreamLog creates it.
+func (n *Node) openProjection(ctx context.Context, js jetstream.JetStream) error {
 	if err := os.MkdirAll(n.cfg.DataDir, 0o755); err != nil {
 		return fmt.Errorf("node: data dir: %w", err)
 	}
@@ -206,9 +221,24 @@ func (n *Node) startProjector(js jetstream.JetStream, codec *events.Codec) error
 		return err
 	}
 	n.store = store
+	applied := store.AppliedSeq()
+	if _, err := projections.CheckStream(ctx, js, n.cfg.Stream, applied); err != nil &&
+		(applied > 0 || !errors.Is(err, jetstream.ErrStreamNotFound)) {
+		return fmt.Errorf("node: %w", err)
+	}
+	return nil
+}
+
+// startProjector runs the projector on the opened projection beside the
+// actors. If it stops on a record it cannot apply, or on a log that ends
+// before its checkpoint, queries keep answering from what was applied (and
+// min_seq waits time out with 503); the error is logged with the stream
+// sequence.
+func (n *Node) startProjector(js jetstream.JetStream, codec *events.Codec) error {
 	pcfg := projections.DefaultConfig()
 	pcfg.Stream = n.cfg.Stream
-	if n.proj, err = projections.NewProjector(pcfg, js, store, codec, n.logger); err != nil {
+	var err error
+	if n.proj, err = projections.NewProjector(pcfg, js, n.store, codec, n.logger); err != nil {
 		return err
 	}
 	n.goBackground("projector stopped; queries answer from what was applied", n.proj.Run)

@@ -120,6 +120,13 @@ func mustApply(t testing.TB, s *Store, recs []Decoded) {
 // testJS starts an embedded server and creates the log stream.
 func testJS(t testing.TB) (jetstream.JetStream, *events.JetStreamLog) {
 	t.Helper()
+	return testJSWith(t, events.DefaultJetStreamConfig())
+}
+
+// testJSWith is testJS with the log stream created from cfg (tests that
+// damage the log need one without deny_purge).
+func testJSWith(t testing.TB, cfg events.JetStreamConfig) (jetstream.JetStream, *events.JetStreamLog) {
+	t.Helper()
 	_, nc := natsembed.StartForTest(t)
 	js, err := jetstream.New(nc)
 	if err != nil {
@@ -127,7 +134,7 @@ func testJS(t testing.TB) (jetstream.JetStream, *events.JetStreamLog) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	log, err := events.NewJetStreamLog(ctx, js, events.DefaultJetStreamConfig())
+	log, err := events.NewJetStreamLog(ctx, js, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,9 @@ import (
 // sessions[i % len(sessions)]. It returns the stream and its last sequence.
 func interleavedLog(t *testing.T, sessions []string, n int) (jetstream.JetStream, jetstream.Stream, uint64) {
 	t.Helper()
-	js, log := testJS(t)
+	cfg := events.DefaultJetStreamConfig()
+	cfg.DenyPurge = false // the cases purge to make gaps
+	js, log := testJSWith(t, cfg)
 	l := newLogBuilder(t)
 	for i := range n {
 		sid := sessions[i%len(sessions)]

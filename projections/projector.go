@@ -151,23 +151,45 @@ func streamLastSeq(ctx context.Context, js jetstream.JetStream, stream string) (
 // records buffered but not committed are read again by the next Run) or a
 // record cannot be read, decoded or applied: the error (*ApplyError for a
 // record) names the stream sequence and the reason. Run never skips a record.
+//
+// Before each read it checks that the stream still reaches the checkpoint
+// (CheckStream): a missing stream or one that ends before it stops Run with
+// an error wrapping ErrLogBehind or jetstream.ErrStreamNotFound. A read
+// that fails because the server did not answer (timeouts, a reconnect) is
+// logged and tried again, from the checkpoint, after a pause.
 func (p *Projector) Run(ctx context.Context) error {
-	start := p.store.AppliedSeq() + 1
-	p.logger.Info("projector starting", "stream", p.cfg.Stream, "from_seq", start)
-	err := consume(ctx, p.js, p.cfg.Stream, p.codec, start, 0, p.cfg.BatchEvents, p.cfg.BatchWait, 0, func(recs []Decoded) error {
-		if err := p.store.ApplyBatch(recs); err != nil {
-			return err
+	js := boundedResets{p.js}
+	for pause := minReadRetry; ; pause = min(2*pause, maxReadRetry) {
+		start := p.store.AppliedSeq() + 1
+		_, err := CheckStream(ctx, p.js, p.cfg.Stream, start-1)
+		if err == nil {
+			p.logger.Info("projector starting", "stream", p.cfg.Stream, "from_seq", start)
+			err = consume(ctx, js, p.cfg.Stream, p.codec, start, 0, p.cfg.BatchEvents, p.cfg.BatchWait, 0, func(recs []Decoded) error {
+				if err := p.store.ApplyBatch(recs); err != nil {
+					return err
+				}
+				p.committed()
+				return nil
+			})
 		}
-		p.committed()
-		return nil
-	})
-	if err != nil && ctx.Err() != nil && !errors.Is(err, ErrApply) {
-		return nil
+		if err != nil && ctx.Err() != nil && !errors.Is(err, ErrApply) {
+			return nil
+		}
+		if err != nil && transientRead(err) {
+			p.logger.Error("projector cannot read the log; trying again", "stream", p.cfg.Stream, "applied_seq", p.AppliedSeq(), "retry_in", pause, "err", err)
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(pause):
+			}
+			continue
+		}
+		if err != nil {
+			err = streamGone(p.cfg.Stream, p.AppliedSeq(), err)
+			p.logger.Error("projector stopped", "stream", p.cfg.Stream, "applied_seq", p.AppliedSeq(), "err", err)
+		}
+		return err
 	}
-	if err != nil {
-		p.logger.Error("projector stopped", "stream", p.cfg.Stream, "applied_seq", p.AppliedSeq(), "err", err)
-	}
-	return err
 }
 
 // consume reads stream from startSeq with an ordered consumer and calls

@@ -1,0 +1,165 @@
+package projections
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentmem/agentmem/events"
+)
+
+// syncBuffer is a bytes.Buffer safe for a logger and a test at once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestProjectorStreamDeleted deletes the stream under a running projector:
+// Run returns on its own (it used to retry re-creating its consumer forever,
+// deaf to its context) with an error wrapping ErrLogBehind, logged at error
+// level with the stream name.
+func TestProjectorStreamDeleted(t *testing.T) {
+	js, log := testJS(t)
+	l := newLogBuilder(t)
+	l.create("s1", "u1", "")
+	l.appendMsgs("s1", "hello")
+	last := publish(t, log, l.recs)
+	logs := &syncBuffer{}
+	p, err := NewProjector(Config{}, js, openTestStore(t), testCodec, slog.New(slog.NewTextHandler(logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx) }()
+	wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
+	defer wcancel()
+	if err := p.WaitFor(wctx, last); err != nil {
+		t.Fatal(err)
+	}
+	if err := js.DeleteStream(wctx, events.StreamName); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if !errors.Is(err, ErrLogBehind) || !errors.Is(err, jetstream.ErrStreamNotFound) {
+			t.Fatalf("Run = %v, want ErrLogBehind and stream not found", err)
+		}
+	case <-time.After(10 * time.Second):
+		cancel()
+		t.Fatal("Run still running 10s after the stream was deleted")
+	}
+	if s := logs.String(); !strings.Contains(s, `level=ERROR msg="projector stopped" stream=MEM`) {
+		t.Fatalf("no error logged:\n%s", s)
+	}
+	if _, err := js.Stream(context.Background(), events.StreamName); !errors.Is(err, jetstream.ErrStreamNotFound) {
+		t.Fatalf("stream after the projector stopped: %v, want not found", err)
+	}
+}
+
+// TestProjectorRefusesShorterStream: a projector whose checkpoint is past
+// the end of the stream (deleted and recreated empty) does not resume on it.
+func TestProjectorRefusesShorterStream(t *testing.T) {
+	js, log := testJS(t)
+	l := newLogBuilder(t)
+	l.create("s1", "u1", "")
+	l.appendMsgs("s1", "hello", "again")
+	last := publish(t, log, l.recs)
+	store := openTestStore(t)
+	p, err := NewProjector(Config{}, js, store, testCodec, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := runProjector(t, p)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := p.WaitFor(ctx, last); err != nil {
+		t.Fatal(err)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if err := js.DeleteStream(ctx, events.StreamName); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := events.NewJetStreamLog(ctx, js, events.DefaultJetStreamConfig()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := CheckStream(ctx, js, events.StreamName, last); !errors.Is(err, ErrLogBehind) {
+		t.Fatalf("CheckStream = %v, want ErrLogBehind", err)
+	}
+	err = p.Run(ctx)
+	if !errors.Is(err, ErrLogBehind) || !strings.Contains(err.Error(), "ends at 0") {
+		t.Fatalf("Run = %v, want ErrLogBehind", err)
+	}
+	if store.AppliedSeq() != last {
+		t.Fatalf("AppliedSeq = %d, want %d", store.AppliedSeq(), last)
+	}
+}
+
+// flakyJS fails the first fails ordered consumers with a timeout, as a
+// server that does not answer for a while.
+type flakyJS struct {
+	jetstream.JetStream
+	mu    sync.Mutex
+	fails int
+}
+
+func (f *flakyJS) OrderedConsumer(ctx context.Context, stream string, cfg jetstream.OrderedConsumerConfig) (jetstream.Consumer, error) {
+	f.mu.Lock()
+	fail := f.fails > 0
+	f.fails--
+	f.mu.Unlock()
+	if fail {
+		return nil, nats.ErrTimeout
+	}
+	return f.JetStream.OrderedConsumer(ctx, stream, cfg)
+}
+
+// TestProjectorRetriesTransientRead: a read the server does not answer is
+// logged and tried again from the checkpoint; the projector then catches up.
+func TestProjectorRetriesTransientRead(t *testing.T) {
+	js, log := testJS(t)
+	l := newLogBuilder(t)
+	l.create("s1", "u1", "")
+	l.appendMsgs("s1", "hello")
+	last := publish(t, log, l.recs)
+	logs := &syncBuffer{}
+	p, err := NewProjector(Config{}, &flakyJS{JetStream: js, fails: 2}, openTestStore(t), testCodec, slog.New(slog.NewTextHandler(logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := runProjector(t, p)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := p.WaitFor(ctx, last); err != nil {
+		t.Fatal(err)
+	}
+	if err := stop(); err != nil {
+		t.Fatalf("Run = %v", err)
+	}
+	if n := strings.Count(logs.String(), "projector cannot read the log; trying again"); n != 2 {
+		t.Fatalf("%d retries logged, want 2:\n%s", n, logs.String())
+	}
+}
