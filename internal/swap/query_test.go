@@ -1,0 +1,177 @@
+package swap
+
+import (
+	"math"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestIsStopTerm(t *testing.T) {
+	for _, w := range []string{"what", "did", "you", "does", "having", "don't", "what's", "When", "WHO", "whose"} {
+		terms := QueryTerms(w)
+		if len(terms) != 1 || !IsStopTerm(terms[0]) {
+			t.Errorf("%q → %q: want one stop term", w, terms)
+		}
+	}
+	for _, w := range []string{"pottery", "alice", "may", "march", "deploy", "3706", "数", "o'brien"} {
+		terms := QueryTerms(w)
+		if len(terms) != 1 || IsStopTerm(terms[0]) {
+			t.Errorf("%q → %q: want one term that is not a stop term", w, terms)
+		}
+	}
+}
+
+func TestParseQueryContent(t *testing.T) {
+	tests := []struct {
+		query string
+		want  []string
+	}{
+		// Stop words dropped when other terms exist.
+		{"What did you paint last week?", []string{"paint", "last", "week"}},
+		{"what did Alice say about the deploy", []string{"alic", "say", "deploy"}},
+		// Only stop words: all kept, never an empty query.
+		{"what?", []string{"what"}},
+		{"What did you do?", []string{"what", "did", "you", "do"}},
+		{"", nil},
+		{"?!", nil},
+		// Hostile strings still parse.
+		{`customer-id "O'Brien error: 3706`, []string{"custom", "id", "o'brien", "error", "3706"}},
+	}
+	for _, tc := range tests {
+		if got := ParseQuery(tc.query).Content(); !slices.Equal(got, tc.want) {
+			t.Errorf("ParseQuery(%q).Content() = %q, want %q", tc.query, got, tc.want)
+		}
+	}
+	q := ParseQuery("What did you paint?")
+	if len(q.Terms) != 4 || !q.Terms[0].Stop || q.Terms[3].Stop || q.Terms[3].Term != "paint" {
+		t.Errorf("Terms = %+v", q.Terms)
+	}
+}
+
+func day(s string) Day {
+	r := QueryDates(s)
+	if len(r) != 1 || r[0].First != r[0].Last {
+		panic("not one day: " + s)
+	}
+	return r[0].First
+}
+
+func TestQueryDates(t *testing.T) {
+	may8 := day("2023-05-08")
+	if may8.String() != "2023-05-08" {
+		t.Fatalf("2023-05-08 → %s", may8)
+	}
+	if DayOf(0) != 0 || DayOf(-1) != -1 || DayOf(86400e9) != 1 {
+		t.Fatalf("DayOf: %d %d %d", DayOf(0), DayOf(-1), DayOf(86400e9))
+	}
+	may := DayRange{day("2023-05-01"), day("2023-05-31")}
+	tests := []struct {
+		query string
+		want  []DayRange
+	}{
+		{"what happened on 2023-05-08?", []DayRange{{may8, may8}}},
+		{"2023/05/08", []DayRange{{may8, may8}}},
+		{"on 8 May 2023", []DayRange{{may8, may8}}},
+		{"the 8th of May, 2023", []DayRange{{may8, may8}}},
+		{"May 8th, 2023 and", []DayRange{{may8, may8}}},
+		{"may 8 2023", []DayRange{{may8, may8}}},
+		{"in May 2023", []DayRange{may}},
+		{"in 2023-05", []DayRange{may}},
+		{"Sept 2023", []DayRange{{day("2023-09-01"), day("2023-09-30")}}},
+		{"feb 2024", []DayRange{{day("2024-02-01"), day("2024-02-29")}}},
+		{"between 8 May 2023 and June 2023", []DayRange{{may8, may8}, {day("2023-06-01"), day("2023-06-30")}}},
+		// Not dates.
+		{"May 8", nil},
+		{"error 3706", nil},
+		{"2023-02-30", nil},
+		{"2023-13-01", nil},
+		{"in 1066-05-08", nil},
+		{"x2023-05-08", nil},
+		{"what did you do in may", nil},
+		{strings.Repeat("8 May 2023 ", 10), []DayRange{{may8, may8}, {may8, may8}, {may8, may8}, {may8, may8}}},
+	}
+	for _, tc := range tests {
+		if got := QueryDates(tc.query); !slices.Equal(got, tc.want) {
+			t.Errorf("QueryDates(%q) = %v, want %v", tc.query, got, tc.want)
+		}
+	}
+	if r := QueryDates("May 2999"); len(r) != 1 || r[0].Len() != 31 || r[0].First.String() != "2999-05-01" {
+		t.Errorf("May 2999 = %v", r)
+	}
+}
+
+func TestProximity(t *testing.T) {
+	p := DefaultBM25()
+	terms := []string{"potteri", "class"}
+	w := []float64{2, 1}
+	score := func(text string) float64 {
+		doc := Analyze(text)
+		return p.Proximity(doc, terms, w, uint32(len(doc)), float64(len(doc)))
+	}
+	phrase := score("I signed up for a pottery class on Monday")
+	reversed := score("the class on pottery was full")
+	near := score("pottery was my first class")
+	far := score("pottery is fun and I signed up for the evening class")
+	one := score("pottery is fun")
+	if !(phrase > reversed && reversed > near && near > far && far == 0 && one == 0) {
+		t.Fatalf("phrase %v, reversed %v, near %v, far %v, one term %v", phrase, reversed, near, far, one)
+	}
+	// Adjacent, in order, docLen = avgdl: acc = 1, K = 1.2:
+	// min(2,1) · 1·2.2 / (1 + 1.2) = 1.
+	if got := p.Proximity([]string{"potteri", "class"}, terms, w, 2, 2); math.Abs(got-1) > 1e-12 {
+		t.Fatalf("hand-computed = %v, want 1", got)
+	}
+	if p.Proximity(nil, terms, w, 0, 0) != 0 || p.Proximity([]string{"a", "b"}, []string{"a"}, w, 2, 2) != 0 {
+		t.Fatal("degenerate inputs must score 0")
+	}
+}
+
+func FuzzParseQuery(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add(s)
+	}
+	f.Add("8th of May, 2023 2023-05-08 sept 2023")
+	f.Fuzz(func(t *testing.T, query string) {
+		q := ParseQuery(query)
+		if len(q.Terms) > 0 && len(q.Content()) == 0 {
+			t.Fatalf("ParseQuery(%q) content emptied", query)
+		}
+		if len(q.Dates) > MaxQueryDates {
+			t.Fatalf("ParseQuery(%q): %d dates", query, len(q.Dates))
+		}
+		for _, r := range q.Dates {
+			if r.First > r.Last || r.Len() > 31 {
+				t.Fatalf("ParseQuery(%q): bad range %v", query, r)
+			}
+		}
+	})
+}
+
+func BenchmarkParseQuery(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		ParseQuery("What did Caroline say about the pottery class on 8 May 2023?")
+	}
+}
+
+func BenchmarkParseQueryNoDate(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		ParseQuery("What did Caroline say about the pottery class?")
+	}
+}
+
+func TestQueryDatesMore(t *testing.T) {
+	may8 := day("2023-05-08")
+	for _, q := range []string{"8 may. 2023", "8th May 2023", "May 8th 2023", "MAY 8, 2023", "(2023-05-08)", "on 2023.05.08."} {
+		if got := QueryDates(q); !slices.Equal(got, []DayRange{{may8, may8}}) {
+			t.Errorf("QueryDates(%q) = %v", q, got)
+		}
+	}
+	for _, q := range []string{"8may 2023", "2023-05-08x", "_2023-05-08", "may 82023", "8 mayo 2023", "2023-5-8-1", "12345-05"} {
+		if got := QueryDates(q); got != nil {
+			t.Errorf("QueryDates(%q) = %v, want none", q, got)
+		}
+	}
+}
