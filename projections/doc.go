@@ -36,6 +36,7 @@
 //	bm25_docs          doc_id(u64) → doc_len(u32) msg_seq(u64) session_id
 //	bm25_postings      user_key 0 term 0 block(u64) → postings of doc_id>>7 == block, packed (schema.go)
 //	bm25_terms         user_key 0 term → df(u64)
+//	                   (terms include field terms: "\x01speaker:<name term>", "\x01day:YYYY-MM-DD")
 //	bm25_stats         user_key 0 → docs(u64) total_len(u64)
 //	entries            kind 0 scope_id 0 key → Entry (protobuf, stored form: current version, tombstones too)
 //	entry_versions     kind 0 scope_id 0 key 0 version(u64) → Entry (stored form)

@@ -4,15 +4,20 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"strings"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/agentmem/agentmem/internal/swap"
 )
 
 // SchemaVersion is the layout version of the bbolt file, stored in the meta
 // bucket. Open refuses a file written with another version: the fix is a
 // Rebuild from the log, never an in-place migration.
-const SchemaVersion = 4
+//
+// 5: field terms (speaker, day) in bm25_postings/bm25_terms (fieldPrefix).
+const SchemaVersion = 5
 
 // openTimeout bounds how long Open waits for the file lock (another process
 // holding the file open).
@@ -75,6 +80,13 @@ var (
 	// (the session filter compares each distinct session of a block once);
 	// only the top hits are looked up (bm25_docs, then swap_messages).
 	bucketBM25Postings = []byte("bm25_postings")
+	//
+	// Besides the terms of its content, a message document has field terms
+	// (fieldPrefix below): the terms of the speaker's name and the day the
+	// message was said. They share these buckets (their own postings and df)
+	// but not the document length nor bm25_stats, which count content terms
+	// only, so the BM25 statistics of content terms do not depend on them.
+	// A field posting has tf 1 and the document's content length.
 	// bucketBM25Terms: user_key \x00 term → df(8B), documents of user_key
 	// holding term.
 	bucketBM25Terms = []byte("bm25_terms")
@@ -166,6 +178,24 @@ var (
 )
 
 const sep = 0x00
+
+// Field terms. A field term is fieldPrefix, the field's name, ':' and a
+// value; the analyzer never emits a term holding a control character
+// (UAX #29 breaks words around them), so a field term cannot collide with a
+// content term, and fieldPrefix sorts field terms before every content term
+// of a user.
+//
+//	\x01speaker:<term>     a term of Message.name (swap.QueryTerms of it)
+//	\x01day:<YYYY-MM-DD>   the UTC day of Message.said_unix_nano, or of
+//	                       created_unix_nano when it is 0 (none if both are)
+const fieldPrefix = "\x01"
+
+func speakerTerm(term string) string { return fieldPrefix + "speaker:" + term }
+
+func dayTerm(d swap.Day) string { return fieldPrefix + "day:" + d.String() }
+
+// isFieldTerm reports whether term is a field term.
+func isFieldTerm(term string) bool { return strings.HasPrefix(term, fieldPrefix) }
 
 func boltOptions() *bolt.Options {
 	return &bolt.Options{

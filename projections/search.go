@@ -43,14 +43,43 @@ func (w *writer) index(userKey, sessionID string, m *memoryv1.Message) error {
 	terms := w.pending.user(userKey)
 	sess := w.pending.session(sessionID)
 	for t, tf := range tfs {
-		if strings.IndexByte(t, sep) >= 0 {
-			continue // cannot be a key component; the analyzer never emits it
+		if strings.IndexByte(t, sep) >= 0 || isFieldTerm(t) {
+			continue // cannot be a key component or a field; the analyzer never emits it
 		}
 		w.pending.add(terms, userKey, t, posting{docID: docID, tf: tf, docLen: docLen, session: sess})
+	}
+	for _, t := range w.fieldTerms(m) {
+		w.pending.add(terms, userKey, t, posting{docID: docID, tf: 1, docLen: docLen, session: sess})
 	}
 	st := w.statsDelta[userKey]
 	w.statsDelta[userKey] = [2]uint64{st[0] + 1, st[1] + uint64(docLen)}
 	return nil
+}
+
+// fieldTerms returns the field terms of m (schema.go): its speaker's name
+// terms and the day it was said.
+func fieldTerms(m *memoryv1.Message) []string {
+	var out []string
+	if name := m.GetName(); name != "" {
+		for _, t := range swap.QueryTerms(name) {
+			if strings.IndexByte(t, sep) < 0 {
+				out = append(out, speakerTerm(t))
+			}
+		}
+	}
+	if at := saidAt(m); at > 0 {
+		out = append(out, dayTerm(swap.DayOf(at)))
+	}
+	return out
+}
+
+// saidAt is when m was said: said_unix_nano, or created_unix_nano when the
+// writer did not say.
+func saidAt(m *memoryv1.Message) int64 {
+	if t := m.GetSaidUnixNano(); t != 0 {
+		return t
+	}
+	return m.GetCreatedUnixNano()
 }
 
 // posting is one buffered posting of a term; session indexes
