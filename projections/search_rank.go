@@ -1,0 +1,428 @@
+package projections
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"strings"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/agentmem/agentmem/internal/swap"
+	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
+)
+
+// Search limits: limit 1..MaxSearchLimit, 0 means DefaultSearchLimit.
+const (
+	DefaultSearchLimit = 10
+	MaxSearchLimit     = 20
+)
+
+// RerankDepth is the number of best lexical candidates that the proximity
+// re-ranking reads and scores again (and that enter the fusion with
+// vectors); the hits returned are the best limit of them.
+const RerankDepth = 50
+
+// SearchOptions adjust one search; the zero value is the default ranking
+// (Search).
+type SearchOptions struct {
+	// Plain ranks by BM25 over every query term and nothing else: the
+	// ranking before schema 5, kept for comparisons (evaluations,
+	// benchmarks).
+	Plain bool
+}
+
+// ranking holds the switches of the ranker. Search uses defaultRanking;
+// the evaluation (search_eval_test.go) turns them one by one.
+type ranking struct {
+	// dropStop drops stop terms (swap.IsStopTerm) from the query when
+	// another term of it is in the corpus: a content term that is not a
+	// stop term, a speaker or a day.
+	dropStop bool
+	// idfFloor > 0 drops the terms whose idf is below it when a term at or
+	// above it is in the corpus (an alternative to dropStop, measured).
+	idfFloor float64
+	// speaker weighs a match of a query term on the speaker's name: it adds
+	// speaker · idf(speaker term). 0: off.
+	speaker float64
+	// dates weighs a match of a day the query names on the day the message
+	// was said: dates · idf(those days). 0: off.
+	dates float64
+	// proximity weighs swap's BM25TP proximity score of the best
+	// RerankDepth candidates. 0: off.
+	proximity float64
+}
+
+// defaultRanking: stop words dropped, speaker and day matches weighed like
+// one content term (weight 1 × idf), proximity added as BM25TP defines it
+// (weight 1). The weights are the natural ones, not fitted: the evaluation
+// (search_eval_test.go) reports what each part brings.
+var defaultRanking = ranking{dropStop: true, speaker: 1, dates: 1, proximity: 1}
+
+// plainRanking is BM25 over every query term.
+var plainRanking = ranking{}
+
+// Search ranks the messages of session sessionID (scope SESSION or
+// UNSPECIFIED) or of every session of its user (scope USER) against query
+// and returns at most limit hits, best first (ties: older document first).
+// limit is 1..20, 0 means 10. It is SearchWith with the zero SearchOptions.
+func (s *Store) Search(sessionID string, scope memoryv1.SearchScope, query string, limit int) ([]*memoryv1.SearchHit, error) {
+	return s.SearchWith(sessionID, scope, query, limit, SearchOptions{})
+}
+
+// SearchWith is Search with options. The ranking (the score of a hit is
+// the sum of these parts):
+//
+//   - BM25 (swap.DefaultBM25) of the query's content terms. Stop words and
+//     question words ("what", "did", "you") are dropped from the query when
+//     another of its terms is in the corpus, never otherwise: "what?" alone
+//     still searches.
+//   - Speaker: a query term that is a term of a message's speaker name
+//     (Message.name) adds idf(that speaker term), so "what did Alice say
+//     about the deploy" prefers Alice's messages about it.
+//   - Day: when the query names days ("8 May 2023", "2023-05-08", "May
+//     2023": swap.QueryDates), a message said on one of them (said_unix_nano,
+//     else its append time; UTC) adds idf(those days). It is a boost, not a
+//     filter: a message of another day can still rank.
+//   - Proximity: the best RerankDepth candidates are read and their text
+//     scored again with swap's BM25TP proximity (query terms adjacent or
+//     close, in query order best).
+//
+// Any query string is accepted: there is no query syntax, punctuation only
+// separates words, so `customer-id`, `O'Brien`, `"unbalanced` or `*` are
+// plain text. A query without any term or date, or a session the
+// projection does not know (yet), returns no hits and no error.
+//
+// idf and avgdl are the statistics of the user's corpus in both scopes. A
+// session without a user is searched in SESSION scope even when USER is
+// asked: anonymous sessions do not share a user.
+func (s *Store) SearchWith(sessionID string, scope memoryv1.SearchScope, query string, limit int, opts SearchOptions) ([]*memoryv1.SearchHit, error) {
+	rk := defaultRanking
+	if opts.Plain {
+		rk = plainRanking
+	}
+	return s.search(sessionID, scope, query, limit, rk)
+}
+
+func (s *Store) search(sessionID string, scope memoryv1.SearchScope, query string, limit int, rk ranking) ([]*memoryv1.SearchHit, error) {
+	limit, err := resolveLimit(limit, DefaultSearchLimit, MaxSearchLimit)
+	if err != nil {
+		return nil, err
+	}
+	if scope != memoryv1.SearchScope_SEARCH_SCOPE_UNSPECIFIED && scope != memoryv1.SearchScope_SEARCH_SCOPE_SESSION &&
+		scope != memoryv1.SearchScope_SEARCH_SCOPE_USER {
+		return nil, &ArgumentError{Field: "scope", Reason: fmt.Sprintf("unknown scope %d", scope)}
+	}
+	var q swap.Query
+	if rk == plainRanking {
+		for _, t := range swap.QueryTerms(query) {
+			q.Terms = append(q.Terms, swap.QueryTerm{Term: t})
+		}
+	} else {
+		q = swap.ParseQuery(query)
+	}
+	if len(q.Terms) == 0 && (len(q.Dates) == 0 || rk.dates == 0) {
+		return []*memoryv1.SearchHit{}, nil
+	}
+	hits := []*memoryv1.SearchHit{}
+	err = s.view(func(tx *bolt.Tx) error {
+		entry, err := getSession(tx, sessionID)
+		if err != nil || entry == nil {
+			return err
+		}
+		userKey := entry.GetUserId()
+		var filter []byte // session filter; nil = every session of the user
+		if scope != memoryv1.SearchScope_SEARCH_SCOPE_USER || userKey == "" {
+			filter = []byte(sessionID)
+		}
+		n, total := parseStatsValue(tx.Bucket(bucketBM25Stats).Get(statsKey(userKey)))
+		if n == 0 {
+			return nil
+		}
+		r := ranker{
+			rk: rk, bm: swap.DefaultBM25(), userKey: userKey, filter: filter, n: n, avgdl: float64(total) / float64(n),
+			terms: tx.Bucket(bucketBM25Terms), postings: tx.Bucket(bucketBM25Postings),
+			docs: tx.Bucket(bucketBM25Docs), msgs: tx.Bucket(bucketSwapMessages),
+		}
+		cands, err := r.rank(q, limit)
+		if err != nil {
+			return err
+		}
+		for _, c := range cands[:min(limit, len(cands))] {
+			if err := r.load(c); err != nil {
+				return err
+			}
+			hits = append(hits, &memoryv1.SearchHit{SessionId: c.sid, Message: c.msg, Score: c.score})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return hits, nil
+}
+
+// ranker ranks one query inside a read transaction.
+type ranker struct {
+	rk       ranking
+	bm       swap.BM25
+	userKey  string
+	filter   []byte
+	n        uint64 // documents of the user
+	avgdl    float64
+	terms    *bolt.Bucket
+	postings *bolt.Bucket
+	docs     *bolt.Bucket
+	msgs     *bolt.Bucket
+}
+
+// clause is one scored term of a query: a content term (BM25 of its tf and
+// the document length) or a field term (weight · idf when present).
+type clause struct {
+	term   string
+	idf    float64
+	field  bool
+	weight float64
+}
+
+// candidate is a ranked document; sid and msg are filled by load.
+type candidate struct {
+	docID  uint64
+	score  float64
+	docLen uint32
+	sid    string
+	msg    *memoryv1.Message
+}
+
+// rank returns the best candidates, best first: the best limit of them are
+// the hits (more when proximity re-ranks, which needs RerankDepth).
+func (r *ranker) rank(q swap.Query, limit int) ([]*candidate, error) {
+	content, clauses := r.clauses(q)
+	if len(clauses) == 0 {
+		return nil, nil
+	}
+	depth := limit
+	proximity := r.rk.proximity > 0 && len(content) >= 2
+	if proximity {
+		depth = max(limit, RerankDepth)
+	}
+	top, err := r.score(clauses, depth)
+	if err != nil {
+		return nil, err
+	}
+	cands := make([]*candidate, 0, top.Len())
+	for _, h := range top.Sorted() {
+		cands = append(cands, &candidate{docID: h.DocID, score: h.Score})
+	}
+	if !proximity {
+		return cands, nil
+	}
+	terms := make([]string, len(content))
+	weights := make([]float64, len(content))
+	for i, c := range content {
+		terms[i], weights[i] = c.term, c.idf
+	}
+	for _, c := range cands {
+		if err := r.load(c); err != nil {
+			return nil, err
+		}
+		c.score += r.rk.proximity * r.bm.Proximity(swap.Analyze(c.msg.GetContent()), terms, weights, c.docLen, r.avgdl)
+	}
+	slices.SortStableFunc(cands, func(a, b *candidate) int {
+		switch {
+		case a.score > b.score:
+			return -1
+		case a.score < b.score:
+			return 1
+		}
+		return 0
+	})
+	return cands, nil
+}
+
+// clauses returns the clauses of q present in the user's corpus, and the
+// content clauses among them in query order (for proximity).
+func (r *ranker) clauses(q swap.Query) (content, all []clause) {
+	type known struct {
+		clause
+		stop bool
+	}
+	var terms []known
+	other := false // a known term that is not a stop term
+	for _, t := range q.Terms {
+		if strings.IndexByte(t.Term, sep) >= 0 {
+			continue
+		}
+		if df := getU64(r.terms, termKey(r.userKey, t.Term)); df > 0 {
+			terms = append(terms, known{clause{term: t.Term, idf: r.bm.IDF(r.n, df)}, t.Stop})
+			other = other || !t.Stop
+		}
+		if r.rk.speaker > 0 {
+			if df := getU64(r.terms, termKey(r.userKey, speakerTerm(t.Term))); df > 0 {
+				all = append(all, clause{term: speakerTerm(t.Term), idf: r.bm.IDF(r.n, df), field: true, weight: r.rk.speaker})
+				other = true
+			}
+		}
+	}
+	if r.rk.dates > 0 {
+		for _, d := range q.Dates {
+			days, df := r.days(d)
+			if df == 0 {
+				continue
+			}
+			idf := r.bm.IDF(r.n, df) // the range as one term: its days' documents
+			for _, t := range days {
+				all = append(all, clause{term: t, idf: idf, field: true, weight: r.rk.dates})
+			}
+			other = true
+		}
+	}
+	floor := 0.0
+	if r.rk.idfFloor > 0 && slices.ContainsFunc(terms, func(k known) bool { return k.idf >= r.rk.idfFloor }) {
+		floor = r.rk.idfFloor
+	}
+	for _, k := range terms {
+		if (r.rk.dropStop && other && k.stop) || k.idf < floor {
+			continue
+		}
+		content = append(content, k.clause)
+	}
+	return content, append(slices.Clip(content), all...)
+}
+
+// days returns the day terms of d present in the user's corpus and the sum
+// of their document frequencies (a message has one day: no overlap).
+func (r *ranker) days(d swap.DayRange) ([]string, uint64) {
+	var out []string
+	var df uint64
+	for day := d.First; day <= d.Last; day++ {
+		t := dayTerm(day)
+		if n := getU64(r.terms, termKey(r.userKey, t)); n > 0 {
+			out = append(out, t)
+			df += n
+		}
+	}
+	return out, df
+}
+
+// load reads c's document and message (once).
+func (r *ranker) load(c *candidate) error {
+	if c.msg != nil {
+		return nil
+	}
+	docLen, seq, sid, err := parseDocValue(r.docs.Get(u64(c.docID)))
+	if err != nil {
+		return err
+	}
+	m, err := getMessage(r.msgs, sid, seq)
+	if err != nil {
+		return err
+	}
+	if m == nil {
+		return fmt.Errorf("projections: bm25 doc %d points to missing message %s/%d", c.docID, sid, seq)
+	}
+	c.docLen, c.sid, c.msg = docLen, sid, m
+	return nil
+}
+
+// termIter walks the postings of one query term, block by block (a prefix
+// cursor over the term's blocks, each value decoded sequentially), skipping
+// the postings of other sessions when a session filter is set.
+type termIter struct {
+	c      *bolt.Cursor
+	prefix []byte
+	filter []byte
+	cl     clause
+	r      postingBlockReader
+	cur    blockPosting
+	done   bool
+}
+
+func newTermIter(b *bolt.Bucket, userKey string, cl clause, filter []byte) (*termIter, error) {
+	it := &termIter{c: b.Cursor(), prefix: postingPrefix(userKey, cl.term), filter: filter, cl: cl}
+	k, v := it.c.Seek(it.prefix)
+	if err := it.load(k, v); err != nil {
+		return nil, err
+	}
+	return it, it.advance()
+}
+
+// load starts decoding the block at k (or ends the iterator past the
+// term's prefix).
+func (it *termIter) load(k, v []byte) error {
+	if k == nil || !bytes.HasPrefix(k, it.prefix) {
+		it.done = true
+		return nil
+	}
+	if len(k) != len(it.prefix)+8 {
+		return fmt.Errorf("projections: malformed posting key %q", k)
+	}
+	it.r.reset(beU64(k[len(it.prefix):]), v, it.filter)
+	return nil
+}
+
+// advance moves to the next posting that passes the filter.
+func (it *termIter) advance() error {
+	for !it.done {
+		p, ok, err := it.r.next()
+		if err != nil {
+			return err
+		}
+		if !ok {
+			if err := it.load(it.c.Next()); err != nil {
+				return err
+			}
+			continue
+		}
+		if it.filter != nil && !p.match {
+			continue
+		}
+		it.cur = p
+		return nil
+	}
+	return nil
+}
+
+// score scores every document matching at least one clause (of the
+// session filter, if any) and returns the best k. The posting lists are
+// merged in doc id order (document at a time), so no per-document map is
+// needed; a document's score is the sum of its clauses' scores in clause
+// order, the same float operations as accumulating clause by clause.
+func (r *ranker) score(clauses []clause, k int) (*swap.TopK, error) {
+	its := make([]*termIter, 0, len(clauses))
+	for _, cl := range clauses {
+		it, err := newTermIter(r.postings, r.userKey, cl, r.filter)
+		if err != nil {
+			return nil, err
+		}
+		if !it.done {
+			its = append(its, it)
+		}
+	}
+	top := swap.NewTopK(k)
+	for {
+		doc, any := uint64(0), false
+		for _, it := range its {
+			if !it.done && (!any || it.cur.docID < doc) {
+				doc, any = it.cur.docID, true
+			}
+		}
+		if !any {
+			return top, nil
+		}
+		score := 0.0
+		for _, it := range its {
+			if !it.done && it.cur.docID == doc {
+				if it.cl.field {
+					score += it.cl.weight * it.cl.idf
+				} else {
+					score += r.bm.TermScore(it.cur.tf, it.cur.docLen, r.avgdl, it.cl.idf)
+				}
+				if err := it.advance(); err != nil {
+					return nil, err
+				}
+			}
+		}
+		top.Offer(swap.Hit{DocID: doc, Score: score})
+	}
+}
