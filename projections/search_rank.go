@@ -3,10 +3,12 @@ package projections
 import (
 	"bytes"
 	"fmt"
+	"math/bits"
 	"slices"
 	"strings"
 
 	bolt "go.etcd.io/bbolt"
+	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/agentmem/agentmem/internal/swap"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
@@ -185,13 +187,17 @@ type clause struct {
 	weight float64
 }
 
-// candidate is a ranked document; sid and msg are filled by load.
+// candidate is a ranked document. matched is the bit set of the clauses it
+// matched; read fills docLen, sid, seq and content, load msg.
 type candidate struct {
-	docID  uint64
-	score  float64
-	docLen uint32
-	sid    string
-	msg    *memoryv1.Message
+	docID   uint64
+	score   float64
+	matched uint64
+	docLen  uint32
+	sid     string
+	seq     uint64
+	content string
+	msg     *memoryv1.Message
 }
 
 // rank returns the best candidates, best first: the best limit of them are
@@ -212,7 +218,7 @@ func (r *ranker) rank(q swap.Query, limit int) ([]*candidate, error) {
 	}
 	cands := make([]*candidate, 0, top.Len())
 	for _, h := range top.Sorted() {
-		cands = append(cands, &candidate{docID: h.DocID, score: h.Score})
+		cands = append(cands, &candidate{docID: h.DocID, score: h.Score, matched: h.Matched})
 	}
 	if !proximity {
 		return cands, nil
@@ -222,11 +228,17 @@ func (r *ranker) rank(q swap.Query, limit int) ([]*candidate, error) {
 	for i, c := range content {
 		terms[i], weights[i] = c.term, c.idf
 	}
+	// Content clauses come first (clauses): a candidate that matched fewer
+	// than two of them has no proximity score and is not read.
+	contentBits := uint64(1)<<min(len(content), 64) - 1
 	for _, c := range cands {
-		if err := r.load(c); err != nil {
+		if bits.OnesCount64(c.matched&contentBits) < 2 {
+			continue
+		}
+		if err := r.read(c); err != nil {
 			return nil, err
 		}
-		c.score += r.rk.proximity * r.bm.Proximity(swap.Analyze(c.msg.GetContent()), terms, weights, c.docLen, r.avgdl)
+		c.score += r.rk.proximity * r.bm.ProximityText(c.content, terms, weights, c.docLen, r.avgdl)
 	}
 	slices.SortStableFunc(cands, func(a, b *candidate) int {
 		switch {
@@ -305,23 +317,44 @@ func (r *ranker) days(d swap.DayRange) ([]string, uint64) {
 	return out, df
 }
 
-// load reads c's document and message (once).
-func (r *ranker) load(c *candidate) error {
-	if c.msg != nil {
+// read reads c's document and the content of its message (once), without
+// decoding the whole message.
+func (r *ranker) read(c *candidate) error {
+	if c.sid != "" {
 		return nil
 	}
 	docLen, seq, sid, err := parseDocValue(r.docs.Get(u64(c.docID)))
 	if err != nil {
 		return err
 	}
-	m, err := getMessage(r.msgs, sid, seq)
+	v := r.msgs.Get(swapMessageKey(sid, seq))
+	if v == nil {
+		return fmt.Errorf("projections: bm25 doc %d points to missing message %s/%d", c.docID, sid, seq)
+	}
+	content, err := messageContent(v)
+	if err != nil {
+		return fmt.Errorf("projections: stored message %s/%d: %w", sid, seq, err)
+	}
+	c.docLen, c.sid, c.seq, c.content = docLen, sid, seq, content
+	return nil
+}
+
+// load reads c's message (once).
+func (r *ranker) load(c *candidate) error {
+	if c.msg != nil {
+		return nil
+	}
+	if err := r.read(c); err != nil {
+		return err
+	}
+	m, err := getMessage(r.msgs, c.sid, c.seq)
 	if err != nil {
 		return err
 	}
 	if m == nil {
-		return fmt.Errorf("projections: bm25 doc %d points to missing message %s/%d", c.docID, sid, seq)
+		return fmt.Errorf("projections: bm25 doc %d points to missing message %s/%d", c.docID, c.sid, c.seq)
 	}
-	c.docLen, c.sid, c.msg = docLen, sid, m
+	c.msg = m
 	return nil
 }
 
@@ -333,6 +366,7 @@ type termIter struct {
 	prefix []byte
 	filter []byte
 	cl     clause
+	bit    uint64 // this clause in swap.Hit.Matched (0 past the 64th)
 	r      postingBlockReader
 	cur    blockPosting
 	done   bool
@@ -384,16 +418,20 @@ func (it *termIter) advance() error {
 }
 
 // score scores every document matching at least one clause (of the
-// session filter, if any) and returns the best k. The posting lists are
+// session filter, if any) and returns the best k, each with the bit set of
+// the clauses it matched (bit i: clauses[i], the first 64). The posting lists are
 // merged in doc id order (document at a time), so no per-document map is
 // needed; a document's score is the sum of its clauses' scores in clause
 // order, the same float operations as accumulating clause by clause.
 func (r *ranker) score(clauses []clause, k int) (*swap.TopK, error) {
 	its := make([]*termIter, 0, len(clauses))
-	for _, cl := range clauses {
+	for i, cl := range clauses {
 		it, err := newTermIter(r.postings, r.userKey, cl, r.filter)
 		if err != nil {
 			return nil, err
+		}
+		if i < 64 {
+			it.bit = 1 << i
 		}
 		if !it.done {
 			its = append(its, it)
@@ -410,7 +448,7 @@ func (r *ranker) score(clauses []clause, k int) (*swap.TopK, error) {
 		if !any {
 			return top, nil
 		}
-		score := 0.0
+		score, matched := 0.0, uint64(0)
 		for _, it := range its {
 			if !it.done && it.cur.docID == doc {
 				if it.cl.field {
@@ -418,11 +456,44 @@ func (r *ranker) score(clauses []clause, k int) (*swap.TopK, error) {
 				} else {
 					score += r.bm.TermScore(it.cur.tf, it.cur.docLen, r.avgdl, it.cl.idf)
 				}
+				matched |= it.bit
 				if err := it.advance(); err != nil {
 					return nil, err
 				}
 			}
 		}
-		top.Offer(swap.Hit{DocID: doc, Score: score})
+		top.Offer(swap.Hit{DocID: doc, Score: score, Matched: matched})
 	}
+}
+
+// messageContentField is the field number of Message.content.
+var messageContentField = (&memoryv1.Message{}).ProtoReflect().Descriptor().Fields().ByName("content").Number()
+
+// messageContent returns the content of an encoded Message (a
+// swap_messages value) without decoding the rest: the proximity
+// re-ranking reads many candidates and keeps few. As proto.Unmarshal, the
+// last occurrence of the field wins.
+func messageContent(v []byte) (string, error) {
+	var content []byte
+	for len(v) > 0 {
+		num, typ, n := protowire.ConsumeTag(v)
+		if n < 0 {
+			return "", protowire.ParseError(n)
+		}
+		v = v[n:]
+		if num == messageContentField && typ == protowire.BytesType {
+			b, n := protowire.ConsumeBytes(v)
+			if n < 0 {
+				return "", protowire.ParseError(n)
+			}
+			content, v = b, v[n:]
+			continue
+		}
+		n = protowire.ConsumeFieldValue(num, typ, v)
+		if n < 0 {
+			return "", protowire.ParseError(n)
+		}
+		v = v[n:]
+	}
+	return string(content), nil
 }

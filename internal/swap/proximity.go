@@ -35,23 +35,73 @@ func (p BM25) Proximity(doc []string, terms []string, weights []float64, docLen 
 	if len(terms) < 2 || len(doc) < 2 {
 		return 0
 	}
-	n := min(len(terms), len(weights), maxProximityTerms)
-	var pos [maxProximityTerms][]int32
-	found := 0
-	for i, t := range doc {
-		for j := 0; j < n; j++ {
-			if terms[j] == t {
-				if len(pos[j]) == 0 {
-					found++
-				}
-				if len(pos[j]) < maxProximityPositions {
-					pos[j] = append(pos[j], int32(i))
-				}
-				break
-			}
+	var pp positions
+	pp.reset(terms, weights)
+	for _, t := range doc {
+		pp.add(t)
+	}
+	return p.proximity(&pp, docLen, avgdl)
+}
+
+// ProximityText is Proximity(Analyze(text), …), faster: ASCII words that
+// cannot yield one of the terms (their first letter is none of the terms'
+// first letters) are counted as positions without being stemmed.
+func (p BM25) ProximityText(text string, terms []string, weights []float64, docLen uint32, avgdl float64) float64 {
+	if len(terms) < 2 {
+		return 0
+	}
+	var pp positions
+	pp.reset(terms, weights)
+	var skip [256]bool
+	for i := range skip {
+		skip[i] = true
+	}
+	for _, t := range terms[:pp.n] {
+		if t != "" {
+			skip[t[0]] = false // a term starting with a non-ASCII byte matches no ASCII word
 		}
 	}
-	if found < 2 {
+	forEachTermSkip(text, &skip, pp.add)
+	return p.proximity(&pp, docLen, avgdl)
+}
+
+// positions collects the positions of the query terms in a document.
+type positions struct {
+	terms   []string
+	weights []float64
+	n       int // query terms used, at most maxProximityTerms
+	next    int32
+	found   int
+	pos     [maxProximityTerms][]int32
+}
+
+func (pp *positions) reset(terms []string, weights []float64) {
+	pp.terms, pp.weights, pp.n = terms, weights, min(len(terms), len(weights), maxProximityTerms)
+}
+
+// add records the next term of the document ("" is a term matching none).
+func (pp *positions) add(t string) {
+	i := pp.next
+	pp.next++
+	if t == "" {
+		return
+	}
+	for j := 0; j < pp.n; j++ {
+		if pp.terms[j] == t {
+			if len(pp.pos[j]) == 0 {
+				pp.found++
+			}
+			if len(pp.pos[j]) < maxProximityPositions {
+				pp.pos[j] = append(pp.pos[j], i)
+			}
+			return
+		}
+	}
+}
+
+// proximity scores the collected positions (see Proximity).
+func (p BM25) proximity(pp *positions, docLen uint32, avgdl float64) float64 {
+	if pp.found < 2 {
 		return 0
 	}
 	ratio := 1.0
@@ -60,17 +110,17 @@ func (p BM25) Proximity(doc []string, terms []string, weights []float64, docLen 
 	}
 	k := p.K1 * (1 - p.B + p.B*ratio)
 	score := 0.0
-	for a := 0; a < n; a++ {
-		if len(pos[a]) == 0 {
+	for a := 0; a < pp.n; a++ {
+		if len(pp.pos[a]) == 0 {
 			continue
 		}
-		for b := a + 1; b < n; b++ {
-			if len(pos[b]) == 0 {
+		for b := a + 1; b < pp.n; b++ {
+			if len(pp.pos[b]) == 0 {
 				continue
 			}
 			acc := 0.0
-			for _, pa := range pos[a] {
-				for _, pb := range pos[b] {
+			for _, pa := range pp.pos[a] {
+				for _, pb := range pp.pos[b] {
 					d := pb - pa
 					if d < 0 {
 						d = -d + 1
@@ -81,7 +131,7 @@ func (p BM25) Proximity(doc []string, terms []string, weights []float64, docLen 
 				}
 			}
 			if acc > 0 {
-				score += min(weights[a], weights[b]) * acc * (p.K1 + 1) / (acc + k)
+				score += min(pp.weights[a], pp.weights[b]) * acc * (p.K1 + 1) / (acc + k)
 			}
 		}
 	}

@@ -2,6 +2,7 @@ package swap
 
 import (
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -174,4 +175,67 @@ func TestQueryDatesMore(t *testing.T) {
 			t.Errorf("QueryDates(%q) = %v, want none", q, got)
 		}
 	}
+}
+
+// TestProximityTextMatches: ProximityText gives exactly Proximity of the
+// analyzed text, on texts mixing cases, stems, long words, digits and
+// non-ASCII words.
+func TestProximityTextMatches(t *testing.T) {
+	words := []string{"Pottery", "pottery's", "class", "CLASSES", "the", "a", "Yes", "y'all", "3706", "3.14",
+		"naïve", "Über", "数据", "pot", "potter", "classy", strings.Repeat("p", MaxTermBytes), strings.Repeat("c", MaxTermBytes+3),
+		"customer-id", "O'Brien", "dying", "die", "🔥", "skies", "sky", "_class", "class_"}
+	rng := rand.New(rand.NewPCG(1, 2))
+	p := DefaultBM25()
+	for i := 0; i < 3000; i++ {
+		var b strings.Builder
+		for range 1 + rng.IntN(30) {
+			b.WriteString(words[rng.IntN(len(words))])
+			b.WriteString([]string{" ", "  ", ", ", ". ", "\n", ":"}[rng.IntN(6)])
+		}
+		text := b.String()
+		q := QueryTerms(words[rng.IntN(len(words))] + " " + words[rng.IntN(len(words))] + " " + words[rng.IntN(len(words))])
+		w := make([]float64, len(q))
+		for j := range w {
+			w[j] = 1 + float64(j)
+		}
+		doc := Analyze(text)
+		want := p.Proximity(doc, q, w, uint32(len(doc)), 7)
+		if got := p.ProximityText(text, q, w, uint32(len(doc)), 7); got != want {
+			t.Fatalf("ProximityText(%q, %q) = %v, Proximity(Analyze) = %v", text, q, got, want)
+		}
+	}
+}
+
+func FuzzProximityText(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add(s, "pottery class")
+	}
+	f.Fuzz(func(t *testing.T, text, query string) {
+		q := QueryTerms(query)
+		w := make([]float64, len(q))
+		for j := range w {
+			w[j] = 1
+		}
+		p := DefaultBM25()
+		doc := Analyze(text)
+		want := p.Proximity(doc, q, w, uint32(len(doc)), 5)
+		if got := p.ProximityText(text, q, w, uint32(len(doc)), 5); got != want {
+			t.Fatalf("ProximityText = %v, Proximity(Analyze) = %v", got, want)
+		}
+	})
+}
+
+func BenchmarkProximityText(b *testing.B) {
+	terms := QueryTerms("database timeout")
+	w := []float64{1.5, 2}
+	b.Run("Analyze+Proximity", func(b *testing.B) {
+		for b.Loop() {
+			DefaultBM25().Proximity(Analyze(message200), terms, w, 200, 150)
+		}
+	})
+	b.Run("ProximityText", func(b *testing.B) {
+		for b.Loop() {
+			DefaultBM25().ProximityText(message200, terms, w, 200, 150)
+		}
+	})
 }

@@ -9,6 +9,10 @@ import (
 type Hit struct {
 	DocID uint64
 	Score float64
+	// Matched is for the caller: for instance a bit set of the query
+	// clauses the document matched, for a re-ranking. It plays no part in
+	// the order.
+	Matched uint64
 }
 
 // TopK keeps the k best hits offered to it: higher score first, and for equal

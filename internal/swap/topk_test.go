@@ -42,7 +42,7 @@ func TestTopKBounds(t *testing.T) {
 	top := NewTopK(10)
 	top.Offer(Hit{DocID: 1, Score: 1})
 	top.Offer(Hit{DocID: 2, Score: 3})
-	if got, want := top.Sorted(), []Hit{{2, 3}, {1, 1}}; !slices.Equal(got, want) {
+	if got, want := top.Sorted(), []Hit{{DocID: 2, Score: 3}, {DocID: 1, Score: 1}}; !slices.Equal(got, want) {
 		t.Errorf("fewer than k: %+v, want %+v", got, want)
 	}
 	if got := NewTopK(5).Sorted(); len(got) != 0 {
