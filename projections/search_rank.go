@@ -30,9 +30,20 @@ const RerankDepth = 50
 type SearchOptions struct {
 	// Plain ranks by BM25 over every query term and nothing else: the
 	// ranking before schema 5, kept for comparisons (evaluations,
-	// benchmarks).
+	// benchmarks). It ignores QueryVector.
 	Plain bool
+	// QueryVector is the query's embedding (a unit vector of the model the
+	// VectorIndexer uses: internal/embed). When set, the RerankDepth
+	// documents nearest to it are fused with the lexical ranking by
+	// reciprocal rank fusion (RRFK); documents without a vector are ranked
+	// by the lexical ranking alone. Nil: lexical ranking only.
+	QueryVector []float32
 }
+
+// RRFK is the k of reciprocal rank fusion: a document's fused score is
+// Σ 1/(RRFK + rank) over the rankings it appears in (rank 1 = best), as in
+// Cormack, Clarke and Büttcher (SIGIR 2009).
+const RRFK = 60
 
 // ranking holds the switches of the ranker. Search uses defaultRanking;
 // the evaluation (search_eval_test.go) turns them one by one.
@@ -101,12 +112,16 @@ func (s *Store) Search(sessionID string, scope memoryv1.SearchScope, query strin
 func (s *Store) SearchWith(sessionID string, scope memoryv1.SearchScope, query string, limit int, opts SearchOptions) ([]*memoryv1.SearchHit, error) {
 	rk := defaultRanking
 	if opts.Plain {
-		rk = plainRanking
+		rk, opts.QueryVector = plainRanking, nil
 	}
-	return s.search(sessionID, scope, query, limit, rk)
+	return s.searchVec(sessionID, scope, query, limit, rk, opts.QueryVector)
 }
 
 func (s *Store) search(sessionID string, scope memoryv1.SearchScope, query string, limit int, rk ranking) ([]*memoryv1.SearchHit, error) {
+	return s.searchVec(sessionID, scope, query, limit, rk, nil)
+}
+
+func (s *Store) searchVec(sessionID string, scope memoryv1.SearchScope, query string, limit int, rk ranking, qvec []float32) ([]*memoryv1.SearchHit, error) {
 	limit, err := resolveLimit(limit, DefaultSearchLimit, MaxSearchLimit)
 	if err != nil {
 		return nil, err
@@ -123,7 +138,7 @@ func (s *Store) search(sessionID string, scope memoryv1.SearchScope, query strin
 	} else {
 		q = swap.ParseQuery(query)
 	}
-	if len(q.Terms) == 0 && (len(q.Dates) == 0 || rk.dates == 0) {
+	if len(q.Terms) == 0 && (len(q.Dates) == 0 || rk.dates == 0) && len(qvec) == 0 {
 		return []*memoryv1.SearchHit{}, nil
 	}
 	hits := []*memoryv1.SearchHit{}
@@ -146,7 +161,13 @@ func (s *Store) search(sessionID string, scope memoryv1.SearchScope, query strin
 			terms: tx.Bucket(bucketBM25Terms), postings: tx.Bucket(bucketBM25Postings),
 			docs: tx.Bucket(bucketBM25Docs), msgs: tx.Bucket(bucketSwapMessages),
 		}
-		cands, err := r.rank(q, limit)
+		cands, err := r.rank(q, limit, len(qvec) > 0)
+		if err != nil {
+			return err
+		}
+		if len(qvec) > 0 {
+			cands = fuse(cands, r.vectorTop(tx.Bucket(bucketVectors), qvec, RerankDepth))
+		}
 		if err != nil {
 			return err
 		}
@@ -201,15 +222,16 @@ type candidate struct {
 }
 
 // rank returns the best candidates, best first: the best limit of them are
-// the hits (more when proximity re-ranks, which needs RerankDepth).
-func (r *ranker) rank(q swap.Query, limit int) ([]*candidate, error) {
+// the hits (more when proximity re-ranks or deep asks for RerankDepth, for
+// a fusion).
+func (r *ranker) rank(q swap.Query, limit int, deep bool) ([]*candidate, error) {
 	content, clauses := r.clauses(q)
 	if len(clauses) == 0 {
 		return nil, nil
 	}
 	depth := limit
 	proximity := r.rk.proximity > 0 && len(content) >= 2
-	if proximity {
+	if proximity || deep {
 		depth = max(limit, RerankDepth)
 	}
 	top, err := r.score(clauses, depth)
@@ -250,6 +272,41 @@ func (r *ranker) rank(q swap.Query, limit int) ([]*candidate, error) {
 		return 0
 	})
 	return cands, nil
+}
+
+// fuse merges the lexical ranking (best first) with the vector ranking by
+// reciprocal rank fusion; ties: smaller doc id first.
+func fuse(lexical []*candidate, vec *swap.TopK) []*candidate {
+	byDoc := make(map[uint64]*candidate, len(lexical)+vec.Len())
+	out := make([]*candidate, 0, len(lexical)+vec.Len())
+	for i, c := range lexical {
+		c.score = 1 / float64(RRFK+i+1)
+		byDoc[c.docID] = c
+		out = append(out, c)
+	}
+	for i, h := range vec.Sorted() {
+		if c, ok := byDoc[h.DocID]; ok {
+			c.score += 1 / float64(RRFK+i+1)
+			continue
+		}
+		c := &candidate{docID: h.DocID, score: 1 / float64(RRFK+i+1)}
+		byDoc[h.DocID] = c
+		out = append(out, c)
+	}
+	slices.SortFunc(out, func(a, b *candidate) int {
+		switch {
+		case a.score > b.score:
+			return -1
+		case a.score < b.score:
+			return 1
+		case a.docID < b.docID:
+			return -1
+		case a.docID > b.docID:
+			return 1
+		}
+		return 0
+	})
+	return out
 }
 
 // clauses returns the clauses of q present in the user's corpus, and the
