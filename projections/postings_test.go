@@ -251,15 +251,28 @@ func refSearch(t *testing.T, s *Store, sessionID string, scope memoryv1.SearchSc
 	return out
 }
 
-// TestSearchMatchesExhaustive: over a corpus spanning many posting blocks,
-// built by many small transactions (every block appended to several times),
-// with named speakers and messages said on several days, the ranker
-// returns exactly the hits and scores of exhaustive scoring, in both
-// scopes, for one- to four-term queries (repeated terms, stop words, names
-// and dates included): plain BM25, and the default ranking without
-// proximity (whose re-ranking of the best candidates TestSearchProximity
-// checks).
-func TestSearchMatchesExhaustive(t *testing.T) {
+var exhaustiveExtras = []string{"what did", "alice", "bob", "stone", "on 8 May 2023", "in June 2023", "2023-05-31", "you"}
+
+// exhaustiveQuery returns a random query of the exhaustive tests.
+func exhaustiveQuery(rng *rand.Rand) string {
+	q := benchWords[rng.IntN(len(benchWords))]
+	for j := rng.IntN(4); j > 0; j-- {
+		q += " " + benchWords[rng.IntN(len(benchWords))]
+	}
+	if rng.IntN(5) == 0 {
+		q += fmt.Sprintf(" %s%d", benchWords[rng.IntN(len(benchWords))], rng.IntN(5000))
+	}
+	if rng.IntN(2) == 0 {
+		q = exhaustiveExtras[rng.IntN(len(exhaustiveExtras))] + " " + q
+	}
+	if rng.IntN(8) == 0 {
+		q = exhaustiveExtras[rng.IntN(len(exhaustiveExtras))]
+	}
+	return q
+}
+
+// exhaustiveCorpus builds the corpus of TestSearchMatchesExhaustive.
+func exhaustiveCorpus(t *testing.T) (*Store, []string, *rand.Rand) {
 	rng := rand.New(rand.NewPCG(5, 5))
 	l := newLogBuilder(t)
 	var sessions []string
@@ -305,24 +318,24 @@ func TestSearchMatchesExhaustive(t *testing.T) {
 	if blocks == 0 {
 		t.Fatal("corpus within one posting block")
 	}
+	return s, sessions, rng
+}
+
+// TestSearchMatchesExhaustive: over a corpus spanning many posting blocks,
+// built by many small transactions (every block appended to several times),
+// with named speakers and messages said on several days, the ranker
+// returns exactly the hits and scores of exhaustive scoring, in both
+// scopes, for one- to four-term queries (repeated terms, stop words, names
+// and dates included): plain BM25, and the default ranking without
+// proximity (whose re-ranking of the best candidates TestSearchProximity
+// checks).
+func TestSearchMatchesExhaustive(t *testing.T) {
+	s, sessions, rng := exhaustiveCorpus(t)
 	stage1 := defaultRanking
 	stage1.proximity = 0
-	extras := []string{"what did", "alice", "bob", "stone", "on 8 May 2023", "in June 2023", "2023-05-31", "you"}
 	differ := 0 // queries the two rankings answer differently
 	for i := 0; i < 400; i++ {
-		q := benchWords[rng.IntN(len(benchWords))]
-		for j := rng.IntN(4); j > 0; j-- {
-			q += " " + benchWords[rng.IntN(len(benchWords))]
-		}
-		if rng.IntN(5) == 0 {
-			q += fmt.Sprintf(" %s%d", benchWords[rng.IntN(len(benchWords))], rng.IntN(5000))
-		}
-		if rng.IntN(2) == 0 {
-			q = extras[rng.IntN(len(extras))] + " " + q
-		}
-		if rng.IntN(8) == 0 {
-			q = extras[rng.IntN(len(extras))]
-		}
+		q := exhaustiveQuery(rng)
 		sid := sessions[rng.IntN(len(sessions))]
 		scope := []memoryv1.SearchScope{scopeUser, scopeSession}[rng.IntN(2)]
 		limit := 1 + rng.IntN(MaxSearchLimit)
@@ -367,5 +380,34 @@ func TestSearchMatchesExhaustive(t *testing.T) {
 	b, _ := s.search("s01", scopeUser, "what did you deploy", 10, plainRanking)
 	if len(a) != len(b) || len(a) == 0 || a[0].GetScore() != b[0].GetScore() {
 		t.Fatalf("SearchWith(Plain) = %d hits, search(plainRanking) = %d", len(a), len(b))
+	}
+}
+
+// TestSearchProximitySkipsExactly: skipping the candidates whose proximity
+// bound cannot lift them into the hits changes nothing: the same hits and
+// scores as re-ranking all RerankDepth candidates, over the exhaustive
+// corpus (both scopes, every limit).
+func TestSearchProximitySkipsExactly(t *testing.T) {
+	s, sessions, rng := exhaustiveCorpus(t)
+	all := defaultRanking
+	all.readAll = true
+	for i := 0; i < 400; i++ {
+		q := exhaustiveQuery(rng)
+		sid := sessions[rng.IntN(len(sessions))]
+		scope := []memoryv1.SearchScope{scopeUser, scopeSession}[rng.IntN(2)]
+		limit := 1 + rng.IntN(MaxSearchLimit)
+		got, err := s.search(sid, scope, q, limit, defaultRanking)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := s.search(sid, scope, q, limit, all)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.EqualFunc(got, want, func(a, b *memoryv1.SearchHit) bool {
+			return a.GetSessionId() == b.GetSessionId() && a.GetMessage().GetSeq() == b.GetMessage().GetSeq() && a.GetScore() == b.GetScore()
+		}) {
+			t.Fatalf("search(%s, %v, %q, %d): %v, reading all: %v", sid, scope, q, limit, hitIDs(got), hitIDs(want))
+		}
 	}
 }

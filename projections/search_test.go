@@ -111,11 +111,21 @@ func TestSearchHostileQueries(t *testing.T) {
 		{"   \t\n", ""},
 		{"\x00\xff\xfe", ""},
 		{"customer-id", "a1-m1"},
+		// Date-shaped and stop-word-only strings.
+		{"2023-02-30", ""},
+		{"May 2023 2023-13-45 8th of", ""},
+		{"what did you?", ""},
+		{"who", ""},
+		{`"O'Brien" what?`, "a2-m2"},
+		{"\x01speaker:alic \x01day:2023-11-14", ""},
 	} {
 		hits, err := s.Search("a1", scopeUser, tc.q, 0)
 		if err != nil {
 			t.Errorf("Search(%q) = %v", tc.q, err)
 			continue
+		}
+		if _, err := s.SearchWith("a1", scopeUser, tc.q, 0, SearchOptions{Plain: true}); err != nil {
+			t.Errorf("SearchWith(%q, Plain) = %v", tc.q, err)
 		}
 		if tc.want != "" && (len(hits) == 0 || hits[0].GetMessage().GetId() != tc.want) {
 			t.Errorf("Search(%q) = %v, want top %s", tc.q, hitIDs(hits), tc.want)

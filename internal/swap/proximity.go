@@ -43,6 +43,39 @@ func (p BM25) Proximity(doc []string, terms []string, weights []float64, docLen 
 	return p.proximity(&pp, docLen, avgdl)
 }
 
+// proximityPerOccurrence bounds what one occurrence of a query term adds
+// to acc(a,b): the other term's occurrences are at distinct positions, at
+// most one at each in-order distance 1..5 (Σ 1/d² = 1.4636) and one at
+// each reverse distance 1..4, counted 2..5 (Σ = 0.4636): 1.9272, rounded up.
+const proximityPerOccurrence = 1.93
+
+// ProximityBound returns an upper bound of Proximity for a document in
+// which query term i occurs tf[i] times (0: absent), without reading it:
+// acc(a,b) ≤ 1.93 · min(tf_a, tf_b). It is 0 when fewer than two terms
+// occur, like Proximity.
+func (p BM25) ProximityBound(tf []uint32, weights []float64, docLen uint32, avgdl float64) float64 {
+	n := min(len(tf), len(weights), maxProximityTerms)
+	ratio := 1.0
+	if avgdl > 0 {
+		ratio = float64(docLen) / avgdl
+	}
+	k := p.K1 * (1 - p.B + p.B*ratio)
+	bound := 0.0
+	for a := 0; a < n; a++ {
+		if tf[a] == 0 {
+			continue
+		}
+		for b := a + 1; b < n; b++ {
+			if tf[b] == 0 {
+				continue
+			}
+			acc := proximityPerOccurrence * float64(min(tf[a], tf[b], maxProximityPositions))
+			bound += min(weights[a], weights[b]) * acc * (p.K1 + 1) / (acc + k)
+		}
+	}
+	return bound
+}
+
 // ProximityText is Proximity(Analyze(text), …), faster: ASCII words that
 // cannot yield one of the terms (their first letter is none of the terms'
 // first letters) are counted as positions without being stemmed.

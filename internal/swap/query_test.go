@@ -239,3 +239,47 @@ func BenchmarkProximityText(b *testing.B) {
 		}
 	})
 }
+
+// TestProximityBound: the bound computed from term frequencies alone is
+// never below Proximity, on random documents, and 0 exactly when fewer than
+// two terms occur.
+func TestProximityBound(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	p := DefaultBM25()
+	vocab := []string{"a", "b", "c", "d", "x", "y"}
+	terms := []string{"a", "b", "c", "d"}
+	for i := 0; i < 20000; i++ {
+		doc := make([]string, 1+rng.IntN(40))
+		tf := make([]uint32, len(terms))
+		for j := range doc {
+			doc[j] = vocab[rng.IntN(len(vocab))]
+			for k, q := range terms {
+				if q == doc[j] {
+					tf[k]++
+				}
+			}
+		}
+		w := []float64{rng.Float64() * 5, rng.Float64() * 5, rng.Float64() * 5, rng.Float64() * 5}
+		avgdl := 1 + rng.Float64()*30
+		got := p.Proximity(doc, terms, w, uint32(len(doc)), avgdl)
+		bound := p.ProximityBound(tf, w, uint32(len(doc)), avgdl)
+		if got > bound {
+			t.Fatalf("doc %v: Proximity %v > bound %v", doc, got, bound)
+		}
+		present := 0
+		for _, f := range tf {
+			if f > 0 {
+				present++
+			}
+		}
+		if (present < 2) != (bound == 0) {
+			t.Fatalf("doc %v: bound %v with %d terms present", doc, bound, present)
+		}
+	}
+	// The bound is reached: "a b" repeated has acc close to the maximum
+	// per occurrence only at its ends, so check a tight single case:
+	// tf 1 each, adjacent in order: acc = 1 ≤ 1.93.
+	if got, b := p.Proximity([]string{"a", "b"}, terms[:2], []float64{1, 1}, 2, 2), p.ProximityBound([]uint32{1, 1}, []float64{1, 1}, 2, 2); got > b || b > 2*got {
+		t.Fatalf("adjacent pair: %v, bound %v", got, b)
+	}
+}
