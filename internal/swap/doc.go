@@ -52,7 +52,10 @@
 //
 // Proximity scores how close the query terms occur in a document (BM25TP),
 // for re-ranking the best BM25 hits by reading their text: no positions are
-// indexed.
+// indexed. ProximityText does the same from the text without stemming the
+// words that cannot match, and ProximityBound bounds the score from term
+// frequencies alone, so a caller can skip reading a hit that cannot move
+// far enough.
 //
 // # Analyzer performance
 //
