@@ -21,7 +21,9 @@ type ReadModel interface {
 	Session(id string) (*memoryv1.SessionIndexEntry, bool, error)
 	Recall(sessionID string, offset, limit int) ([]*memoryv1.Message, uint64, error)
 	MessagesByID(sessionID string, ids []string) ([]*memoryv1.Message, error)
-	Search(sessionID string, scope memoryv1.SearchScope, query string, limit int) ([]*memoryv1.SearchHit, error)
+	// Search may call an embeddings endpoint for the query (bounded by
+	// ctx) before it reads the projection.
+	Search(ctx context.Context, sessionID string, scope memoryv1.SearchScope, query string, limit int) ([]*memoryv1.SearchHit, error)
 	ListSessions(req *memoryv1.ListSessionsRequest) ([]*memoryv1.SessionIndexEntry, string, error)
 	// CountSessions counts the sessions of agentID (or of userID when
 	// agentID is empty), stopping at limit.
@@ -190,7 +192,7 @@ func (s *Service) search(ctx context.Context, who *tenancy.Caller, id string, m 
 		}
 	}
 	applied := s.rm.AppliedSeq()
-	hits, err := s.rm.Search(id, req.GetScope(), req.GetQuery(), limit)
+	hits, err := s.rm.Search(ctx, id, req.GetScope(), req.GetQuery(), limit)
 	if err != nil {
 		reply(nil, err)
 		return

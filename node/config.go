@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentmem/agentmem/actors"
 	"github.com/agentmem/agentmem/api"
+	"github.com/agentmem/agentmem/internal/embed"
 	"github.com/agentmem/agentmem/internal/llmsummary"
 	"github.com/agentmem/agentmem/largedata"
 )
@@ -71,6 +72,12 @@ type Config struct {
 	LLM llmsummary.Config
 	// Data configures large data (bucket <stream>_DATA).
 	Data largedata.Config
+	// Embeddings, when Embeddings.BaseURL is set (and the projector runs
+	// here), embeds every message with an OpenAI-compatible /embeddings
+	// endpoint beside the projector, and each search query too; session
+	// search then fuses BM25 with the nearest vectors (reciprocal rank
+	// fusion). Empty: BM25 only, nothing called.
+	Embeddings embed.Config
 	// Reranker, when set, reorders session search hits (a cross-encoder, an
 	// LLM); when it fails the BM25 order is kept. Programmatic only.
 	Reranker api.Reranker
@@ -90,6 +97,7 @@ func DefaultConfig() Config {
 		Projector:       true,
 		Actors:          actors.DefaultConfig(),
 		LLM:             llmsummary.DefaultConfig(),
+		Embeddings:      embed.DefaultConfig(),
 		Data:            largedata.DefaultConfig(),
 	}
 }
@@ -123,6 +131,11 @@ func (c Config) Validate() error {
 	}
 	if c.LLM.BaseURL != "" {
 		if err := c.LLM.Validate(); err != nil {
+			return err
+		}
+	}
+	if c.Embeddings.BaseURL != "" {
+		if err := c.Embeddings.Validate(); err != nil {
 			return err
 		}
 	}

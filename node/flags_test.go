@@ -47,6 +47,7 @@ func TestConfigValidate(t *testing.T) {
 		"data-dir":     func(c *Config) { c.DataDir = "" },
 		"http":         func(c *Config) { c.HTTPAddr = "nope" },
 		"llmsummary":   func(c *Config) { c.LLM.BaseURL = "ftp://x" },
+		"embed: model": func(c *Config) { c.Embeddings.BaseURL = "http://x/v1" },
 		"idle_timeout": func(c *Config) { c.Actors.IdleTimeout = 0 },
 	}
 	for want, mutate := range cases {

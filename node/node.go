@@ -22,6 +22,7 @@ import (
 	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/events"
 	"github.com/agentmem/agentmem/internal/dirlock"
+	"github.com/agentmem/agentmem/internal/embed"
 	"github.com/agentmem/agentmem/internal/llmsummary"
 	"github.com/agentmem/agentmem/internal/natsembed"
 	"github.com/agentmem/agentmem/internal/segmented"
@@ -181,8 +182,14 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	deps := api.Deps{Dispatcher: n.dir, Scopes: n.dir, Data: dataStore{data}, Reranker: cfg.Reranker, Logger: logger,
 		Metrics: api.NewMetrics(n.Registry), Tenants: tenants, Watcher: watcher{log: log, nc: n.nc, reads: make(chan struct{}, maxWatchReads)}}
 	if cfg.Projector {
-		deps.ReadModel = readModel{p: n.proj, s: n.store}
-		deps.Entries = readModel{p: n.proj, s: n.store}
+		rm := readModel{p: n.proj, s: n.store, logger: logger}
+		if cfg.Embeddings.BaseURL != "" {
+			if rm.q, err = n.startVectors(); err != nil {
+				return n, err
+			}
+		}
+		deps.ReadModel = rm
+		deps.Entries = rm
 	}
 	acfg := api.DefaultConfig()
 	if tenants != nil {
@@ -243,6 +250,28 @@ func (n *Node) startProjector(js jetstream.JetStream, codec *events.Codec) error
 	}
 	n.goBackground("projector stopped; queries answer from what was applied", n.proj.Run)
 	return nil
+}
+
+// startVectors runs the vector indexer beside the projector (embeddings of
+// every message, kept in the projection) and returns the client that
+// embeds queries.
+func (n *Node) startVectors() (*embed.Client, error) {
+	client, err := embed.New(n.cfg.Embeddings)
+	if err != nil {
+		return nil, err
+	}
+	model := client.Model()
+	if d := n.cfg.Embeddings.Dimensions; d > 0 {
+		model = fmt.Sprintf("%s/%d", model, d)
+	}
+	ix, err := projections.NewVectorIndexer(projections.VectorConfig{Model: model, Batch: n.cfg.Embeddings.BatchSize},
+		n.store, client, n.proj, n.logger)
+	if err != nil {
+		return nil, err
+	}
+	n.goBackground("vector indexer stopped; search fuses the vectors stored so far", ix.Run)
+	n.logger.Info("embeddings on", "url", n.cfg.Embeddings.BaseURL, "model", model)
+	return client, nil
 }
 
 // goBackground runs loop until Shutdown; an error it returns is logged as msg.

@@ -3,6 +3,8 @@ package node
 import (
 	"context"
 	"errors"
+	"log/slog"
+	"strings"
 
 	"github.com/agentmem/agentmem/actors"
 	"github.com/agentmem/agentmem/api"
@@ -15,6 +17,14 @@ import (
 type readModel struct {
 	p *projections.Projector
 	s *projections.Store
+	// q embeds search queries (nil: BM25 only); logger reports its failures.
+	q      queryEmbedder
+	logger *slog.Logger
+}
+
+// queryEmbedder is what search needs of internal/embed.Client.
+type queryEmbedder interface {
+	Embed(ctx context.Context, texts []string) ([][]float32, error)
 }
 
 var _ api.ReadModel = readModel{}
@@ -55,8 +65,21 @@ func (r readModel) MessagesByID(id string, ids []string) ([]*memoryv1.Message, e
 	return m, mapErr(err)
 }
 
-func (r readModel) Search(id string, scope memoryv1.SearchScope, q string, limit int) ([]*memoryv1.SearchHit, error) {
-	h, err := r.s.Search(id, scope, q, limit)
+// Search embeds the query first when embeddings are on (outside any
+// transaction, bounded by ctx and the client's timeout); if that fails it
+// searches by BM25 alone, logging why.
+func (r readModel) Search(ctx context.Context, id string, scope memoryv1.SearchScope, q string, limit int) ([]*memoryv1.SearchHit, error) {
+	var opts projections.SearchOptions
+	if r.q != nil && strings.TrimSpace(q) != "" {
+		vecs, err := r.q.Embed(ctx, []string{q})
+		switch {
+		case err != nil:
+			r.logger.Warn("query embedding failed; searching by BM25 alone", "session", id, "err", err)
+		case len(vecs) == 1:
+			opts.QueryVector = vecs[0]
+		}
+	}
+	h, err := r.s.SearchWith(id, scope, q, limit, opts)
 	return h, mapErr(err)
 }
 

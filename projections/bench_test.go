@@ -196,6 +196,35 @@ func BenchmarkSearch(b *testing.B) {
 	}
 }
 
+// BenchmarkSearchRanking: the queries of BenchmarkSearch in USER scope,
+// ranked by plain BM25 (the ranking before schema 5) and by the default
+// ranking (stop words, speaker and day clauses, proximity re-ranking of
+// the best 50), alternately in one run so that both see the same machine.
+func BenchmarkSearchRanking(b *testing.B) {
+	s := benchStore(b, *benchSearchDocs)
+	for _, v := range []struct {
+		name string
+		opts SearchOptions
+	}{{"plain", SearchOptions{Plain: true}}, {"default", SearchOptions{}}} {
+		b.Run(v.name, func(b *testing.B) {
+			rng := rand.New(rand.NewPCG(3, 3))
+			lat := make([]time.Duration, 0, b.N)
+			for i := 0; i < b.N; i++ {
+				q := benchWords[rng.IntN(len(benchWords))]
+				for j := rng.IntN(3); j > 0; j-- {
+					q += " " + benchWords[rng.IntN(len(benchWords))]
+				}
+				t0 := time.Now()
+				if _, err := s.SearchWith(fmt.Sprintf("s%03d", rng.IntN(100)), memoryv1.SearchScope_SEARCH_SCOPE_USER, q, 10, v.opts); err != nil {
+					b.Fatal(err)
+				}
+				lat = append(lat, time.Since(t0))
+			}
+			reportPercentiles(b, lat)
+		})
+	}
+}
+
 // BenchmarkRecall: a page of 20 messages at a random offset.
 func BenchmarkRecall(b *testing.B) {
 	s := benchStore(b, *benchSearchDocs)

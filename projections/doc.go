@@ -6,9 +6,15 @@
 //
 // # Components
 //
-//   - Store: the bbolt file. ApplyBatch is the only writer; Recall,
-//     MessagesByID, ArchivedSummaries, Session, ListSessions and Search are
-//     read transactions, safe concurrently with it.
+//   - Store: the bbolt file. ApplyBatch is the only writer of what the log
+//     determines; Recall, MessagesByID, ArchivedSummaries, Session,
+//     ListSessions and Search are read transactions, safe concurrently with
+//     it.
+//   - VectorIndexer (optional, vectors.go): embeds each new BM25 document
+//     with an external endpoint beside the projector — the network call
+//     with no transaction open — and writes the vectors (bucket vectors,
+//     meta vectors_model/vectors_cursor, nothing else) in short write
+//     transactions of its own; bbolt serializes them with ApplyBatch's.
 //   - Projector: reads the JetStream stream with an ordered consumer from
 //     the store's checkpoint and applies batches (BatchEvents records or
 //     BatchWait after the first one). WaitFor gives read-your-writes: a
@@ -29,7 +35,8 @@
 // are separated by one 0x00 byte (ids are [A-Za-z0-9_-], terms never hold
 // 0x00).
 //
-//	meta               schema_version → u32; checkpoint → u64 (last stream seq applied)
+//	meta               schema_version → u32; checkpoint → u64 (last stream seq applied);
+//	                   vectors_model → string; vectors_cursor → u64 (last bm25 doc id embedded)
 //	sessions           session_id → SessionIndexEntry (protobuf)
 //	sessions_by_user   user_id  0 created(u64) 0 session_id → ""
 //	sessions_by_agent  agent_id 0 created(u64) 0 session_id → ""
@@ -39,6 +46,7 @@
 //	bm25_docs          doc_id(u64) → doc_len(u32) msg_seq(u64) session_id
 //	bm25_postings      user_key 0 term 0 block(u64) → postings of doc_id>>7 == block, packed (schema.go)
 //	bm25_terms         user_key 0 term → df(u64)
+//	                   (terms include field terms: "\x01speaker:<name term>", "\x01day:YYYY-MM-DD")
 //	bm25_stats         user_key 0 → docs(u64) total_len(u64)
 //	entries            kind 0 scope_id 0 key → Entry (protobuf, stored form: current version, tombstones too)
 //	entry_versions     kind 0 scope_id 0 key 0 version(u64) → Entry (stored form)
@@ -49,6 +57,8 @@
 //	entry_terms        kind 0 scope_id 0 term → df(u64)
 //	entry_stats        kind 0 scope_id 0 → docs(u64) total_len(u64)
 //	data_refs          data_id → DataReference (protobuf), deleted on DataExpired
+//	commands           kind 0 aggregate_id 0 command_key → seq(u64) version(u64)
+//	vectors            user_key 0 session_id 0 doc_id(u64) → unit vector, float32 BE (not in Digest, not rebuilt)
 //
 // kind is the scope's log kind (agent, global, workflow, swarm, debate,
 // session_scope, user, app, project); ref is kind 0 scope_id 0 key. Entry

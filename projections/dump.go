@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 
@@ -57,6 +58,7 @@ var keyShapes = map[string][]int{
 	string(bucketEntryPostings): {0, 0, 0, 8},
 	string(bucketEntryTerms):    {0, 0, 0},
 	string(bucketEntryStats):    {0, 0, 0},
+	string(bucketVectors):       {0, 0, 8},
 }
 
 func dumpKey(bucket, k []byte) string {
@@ -94,6 +96,9 @@ func dumpValue(bucket, k, v []byte) string {
 	var m proto.Message
 	switch string(bucket) {
 	case string(bucketMeta):
+		if bytes.Equal(k, metaVectorsModel) {
+			return strconv.Quote(string(v))
+		}
 		switch len(v) {
 		case 4:
 			return strconv.FormatUint(uint64(beU32(v)), 10)
@@ -142,6 +147,10 @@ func dumpValue(bucket, k, v []byte) string {
 	case string(bucketEntryDocs):
 		if d, err := parseEntryDocValue(v, true); err == nil {
 			return dumpEntryDoc(d)
+		}
+	case string(bucketVectors):
+		if len(v)%4 == 0 && len(v) > 0 {
+			return fmt.Sprintf("dims=%d first=%.4f", len(v)/4, math.Float32frombits(beU32(v)))
 		}
 	}
 	if m != nil {

@@ -3,8 +3,10 @@ package projections
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 	"google.golang.org/protobuf/proto"
@@ -101,11 +103,17 @@ func TestPostingBlockRoundTrip(t *testing.T) {
 	}
 }
 
-// refSearch is exhaustive BM25 scoring computed from the messages alone
+// refSearch is exhaustive scoring computed from the messages alone
 // (swap_messages, sessions): every document of the user (or session) scored
-// term by term, in query term order, as Search did before posting blocks.
-func refSearch(t *testing.T, s *Store, sessionID string, scope memoryv1.SearchScope, query string, limit int) []swap.Hit {
+// clause by clause, in the ranker's clause order. rk is plainRanking (BM25
+// of every query term, as Search did before posting blocks) or a ranking
+// without proximity (stop words, speaker and day clauses): the first stage
+// of the default ranking, which is exact.
+func refSearch(t *testing.T, s *Store, sessionID string, scope memoryv1.SearchScope, query string, limit int, rk ranking) []swap.Hit {
 	t.Helper()
+	if rk.proximity != 0 || rk.idfFloor != 0 {
+		t.Fatal("refSearch: no proximity, no idf floor")
+	}
 	var out []swap.Hit
 	err := s.view(func(tx *bolt.Tx) error {
 		entry, err := getSession(tx, sessionID)
@@ -114,10 +122,12 @@ func refSearch(t *testing.T, s *Store, sessionID string, scope memoryv1.SearchSc
 		}
 		user := entry.GetUserId()
 		type doc struct {
-			id  uint64
-			sid string
-			tfs map[string]uint32
-			dl  uint32
+			id       uint64
+			sid      string
+			tfs      map[string]uint32
+			dl       uint32
+			speakers []string
+			day      swap.Day
 		}
 		var docs []doc
 		var n, total uint64
@@ -140,25 +150,69 @@ func refSearch(t *testing.T, s *Store, sessionID string, scope memoryv1.SearchSc
 			tfs, dl := swap.TermFreqs(m.GetContent())
 			n++
 			total += uint64(dl)
-			docs = append(docs, doc{beU64(k), sid, tfs, dl})
+			at := m.GetSaidUnixNano()
+			if at == 0 {
+				at = m.GetCreatedUnixNano()
+			}
+			docs = append(docs, doc{beU64(k), sid, tfs, dl, swap.QueryTerms(m.GetName()), swap.DayOf(at)})
 			return nil
 		})
 		if err != nil || n == 0 {
 			return err
 		}
-		var terms []string
-		for _, q := range swap.QueryTerms(query) {
-			if !strings.Contains(q, "\x00") {
-				terms = append(terms, q)
-			}
+		q := swap.ParseQuery(query)
+		if rk == plainRanking {
+			q.Dates = nil
 		}
 		df := make(map[string]uint64)
+		speakerDF := make(map[string]uint64)
+		dayDF := make(map[swap.Day]uint64)
 		for _, d := range docs {
 			for tm := range d.tfs {
 				df[tm]++
 			}
+			for _, sp := range d.speakers {
+				speakerDF[sp]++
+			}
+			dayDF[d.day]++
 		}
 		bm := swap.DefaultBM25()
+		// The clauses, in the ranker's order: content terms, speaker
+		// terms, days.
+		other := false
+		var terms, speakers []string
+		for _, qt := range q.Terms {
+			if strings.Contains(qt.Term, "\x00") {
+				continue
+			}
+			if df[qt.Term] > 0 {
+				other = other || !qt.Stop
+			}
+			if rk.speaker > 0 && speakerDF[qt.Term] > 0 {
+				speakers = append(speakers, qt.Term)
+				other = true
+			}
+		}
+		type dayClause struct {
+			r   swap.DayRange
+			idf float64
+		}
+		var days []dayClause
+		for _, r := range q.Dates {
+			var sum uint64
+			for d := r.First; d <= r.Last; d++ {
+				sum += dayDF[d]
+			}
+			if rk.dates > 0 && sum > 0 {
+				days = append(days, dayClause{r, bm.IDF(n, sum)})
+				other = true
+			}
+		}
+		for _, qt := range q.Terms {
+			if df[qt.Term] > 0 && !strings.Contains(qt.Term, "\x00") && !(rk.dropStop && other && qt.Stop) {
+				terms = append(terms, qt.Term)
+			}
+		}
 		avgdl := float64(total) / float64(n)
 		top := swap.NewTopK(limit)
 		for _, d := range docs {
@@ -169,6 +223,18 @@ func refSearch(t *testing.T, s *Store, sessionID string, scope memoryv1.SearchSc
 			for _, tm := range terms {
 				if tf := d.tfs[tm]; tf > 0 {
 					score += bm.TermScore(tf, d.dl, avgdl, bm.IDF(n, df[tm]))
+					hit = true
+				}
+			}
+			for _, sp := range speakers {
+				if slices.Contains(d.speakers, sp) {
+					score += rk.speaker * bm.IDF(n, speakerDF[sp])
+					hit = true
+				}
+			}
+			for _, dc := range days {
+				if dc.r.First <= d.day && d.day <= dc.r.Last {
+					score += rk.dates * dc.idf
 					hit = true
 				}
 			}
@@ -185,11 +251,28 @@ func refSearch(t *testing.T, s *Store, sessionID string, scope memoryv1.SearchSc
 	return out
 }
 
-// TestSearchMatchesExhaustive: over a corpus spanning many posting blocks,
-// built by many small transactions (every block appended to several times),
-// Search returns exactly the hits and scores of exhaustive scoring, in both
-// scopes, for one- to four-term queries (repeated terms included).
-func TestSearchMatchesExhaustive(t *testing.T) {
+var exhaustiveExtras = []string{"what did", "alice", "bob", "stone", "on 8 May 2023", "in June 2023", "2023-05-31", "you"}
+
+// exhaustiveQuery returns a random query of the exhaustive tests.
+func exhaustiveQuery(rng *rand.Rand) string {
+	q := benchWords[rng.IntN(len(benchWords))]
+	for j := rng.IntN(4); j > 0; j-- {
+		q += " " + benchWords[rng.IntN(len(benchWords))]
+	}
+	if rng.IntN(5) == 0 {
+		q += fmt.Sprintf(" %s%d", benchWords[rng.IntN(len(benchWords))], rng.IntN(5000))
+	}
+	if rng.IntN(2) == 0 {
+		q = exhaustiveExtras[rng.IntN(len(exhaustiveExtras))] + " " + q
+	}
+	if rng.IntN(8) == 0 {
+		q = exhaustiveExtras[rng.IntN(len(exhaustiveExtras))]
+	}
+	return q
+}
+
+// exhaustiveCorpus builds the corpus of TestSearchMatchesExhaustive.
+func exhaustiveCorpus(t *testing.T) (*Store, []string, *rand.Rand) {
 	rng := rand.New(rand.NewPCG(5, 5))
 	l := newLogBuilder(t)
 	var sessions []string
@@ -198,14 +281,25 @@ func TestSearchMatchesExhaustive(t *testing.T) {
 		sessions = append(sessions, sid)
 		l.create(sid, []string{"u0", "u1", "u2", ""}[i%4], "")
 	}
+	names := []string{"", "", "Alice", "Bob Stone", "Stone"}
 	s := openTestStore(t)
 	for i := 0; i < 900; i++ {
 		sid := sessions[rng.IntN(len(sessions))]
 		texts := make([]string, 1+rng.IntN(3))
 		for j := range texts {
 			texts[j] = benchText(rng)
+			if rng.IntN(3) == 0 {
+				texts[j] = "what did you " + texts[j]
+			}
 		}
-		l.appendMsgs(sid, texts...)
+		ev := l.msgs(sid, texts...)
+		for _, m := range ev.Messages {
+			m.Name = names[rng.IntN(len(names))]
+			if rng.IntN(2) == 0 {
+				m.SaidUnixNano = time.Date(2023, 5, 1+rng.IntN(40), rng.IntN(24), 0, 0, 0, time.UTC).UnixNano()
+			}
+		}
+		l.add(sid, ev)
 		if len(l.recs) >= 1+rng.IntN(40) {
 			mustApply(t, s, l.recs)
 			l.recs = l.recs[:0]
@@ -224,40 +318,96 @@ func TestSearchMatchesExhaustive(t *testing.T) {
 	if blocks == 0 {
 		t.Fatal("corpus within one posting block")
 	}
+	return s, sessions, rng
+}
+
+// TestSearchMatchesExhaustive: over a corpus spanning many posting blocks,
+// built by many small transactions (every block appended to several times),
+// with named speakers and messages said on several days, the ranker
+// returns exactly the hits and scores of exhaustive scoring, in both
+// scopes, for one- to four-term queries (repeated terms, stop words, names
+// and dates included): plain BM25, and the default ranking without
+// proximity (whose re-ranking of the best candidates TestSearchProximity
+// checks).
+func TestSearchMatchesExhaustive(t *testing.T) {
+	s, sessions, rng := exhaustiveCorpus(t)
+	stage1 := defaultRanking
+	stage1.proximity = 0
+	differ := 0 // queries the two rankings answer differently
 	for i := 0; i < 400; i++ {
-		q := benchWords[rng.IntN(len(benchWords))]
-		for j := rng.IntN(4); j > 0; j-- {
-			q += " " + benchWords[rng.IntN(len(benchWords))]
-		}
-		if rng.IntN(5) == 0 {
-			q += fmt.Sprintf(" %s%d", benchWords[rng.IntN(len(benchWords))], rng.IntN(5000))
-		}
+		q := exhaustiveQuery(rng)
 		sid := sessions[rng.IntN(len(sessions))]
 		scope := []memoryv1.SearchScope{scopeUser, scopeSession}[rng.IntN(2)]
 		limit := 1 + rng.IntN(MaxSearchLimit)
-		hits, err := s.Search(sid, scope, q, limit)
+		var first []*memoryv1.SearchHit
+		for _, rk := range []ranking{plainRanking, stage1} {
+			hits, err := s.search(sid, scope, q, limit, rk)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if first == nil {
+				first = hits
+			} else if !slices.EqualFunc(first, hits, func(a, b *memoryv1.SearchHit) bool { return a.GetScore() == b.GetScore() }) {
+				differ++
+			}
+			want := refSearch(t, s, sid, scope, q, limit, rk)
+			if len(hits) != len(want) {
+				t.Fatalf("search(%s, %v, %q, %d, %+v): %d hits, want %d", sid, scope, q, limit, rk, len(hits), len(want))
+			}
+			for j, h := range hits {
+				var docID uint64
+				_ = s.view(func(tx *bolt.Tx) error {
+					_, seq, dsid, _ := parseDocValue(tx.Bucket(bucketBM25Docs).Get(u64(want[j].DocID)))
+					if dsid != h.GetSessionId() || seq != h.GetMessage().GetSeq() {
+						docID = 0
+					} else {
+						docID = want[j].DocID
+					}
+					return nil
+				})
+				if docID == 0 || h.GetScore() != want[j].Score {
+					t.Fatalf("search(%s, %v, %q, %d, %+v) hit %d = %s/%d %v, want doc %d %v",
+						sid, scope, q, limit, rk, j, h.GetSessionId(), h.GetMessage().GetSeq(), h.GetScore(), want[j].DocID, want[j].Score)
+				}
+			}
+		}
+	}
+	if differ < 100 {
+		t.Fatalf("only %d of 400 queries ranked differently by the two rankings: the corpus does not exercise them", differ)
+	}
+	// Plain is what SearchWith(Plain) runs.
+	a, _ := s.SearchWith("s01", scopeUser, "what did you deploy", 10, SearchOptions{Plain: true})
+	b, _ := s.search("s01", scopeUser, "what did you deploy", 10, plainRanking)
+	if len(a) != len(b) || len(a) == 0 || a[0].GetScore() != b[0].GetScore() {
+		t.Fatalf("SearchWith(Plain) = %d hits, search(plainRanking) = %d", len(a), len(b))
+	}
+}
+
+// TestSearchProximitySkipsExactly: skipping the candidates whose proximity
+// bound cannot lift them into the hits changes nothing: the same hits and
+// scores as re-ranking all RerankDepth candidates, over the exhaustive
+// corpus (both scopes, every limit).
+func TestSearchProximitySkipsExactly(t *testing.T) {
+	s, sessions, rng := exhaustiveCorpus(t)
+	all := defaultRanking
+	all.readAll = true
+	for i := 0; i < 400; i++ {
+		q := exhaustiveQuery(rng)
+		sid := sessions[rng.IntN(len(sessions))]
+		scope := []memoryv1.SearchScope{scopeUser, scopeSession}[rng.IntN(2)]
+		limit := 1 + rng.IntN(MaxSearchLimit)
+		got, err := s.search(sid, scope, q, limit, defaultRanking)
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := refSearch(t, s, sid, scope, q, limit)
-		if len(hits) != len(want) {
-			t.Fatalf("Search(%s, %v, %q, %d): %d hits, want %d", sid, scope, q, limit, len(hits), len(want))
+		want, err := s.search(sid, scope, q, limit, all)
+		if err != nil {
+			t.Fatal(err)
 		}
-		for j, h := range hits {
-			var docID uint64
-			_ = s.view(func(tx *bolt.Tx) error {
-				_, seq, dsid, _ := parseDocValue(tx.Bucket(bucketBM25Docs).Get(u64(want[j].DocID)))
-				if dsid != h.GetSessionId() || seq != h.GetMessage().GetSeq() {
-					docID = 0
-				} else {
-					docID = want[j].DocID
-				}
-				return nil
-			})
-			if docID == 0 || h.GetScore() != want[j].Score {
-				t.Fatalf("Search(%s, %v, %q, %d) hit %d = %s/%d %v, want doc %d %v",
-					sid, scope, q, limit, j, h.GetSessionId(), h.GetMessage().GetSeq(), h.GetScore(), want[j].DocID, want[j].Score)
-			}
+		if !slices.EqualFunc(got, want, func(a, b *memoryv1.SearchHit) bool {
+			return a.GetSessionId() == b.GetSessionId() && a.GetMessage().GetSeq() == b.GetMessage().GetSeq() && a.GetScore() == b.GetScore()
+		}) {
+			t.Fatalf("search(%s, %v, %q, %d): %v, reading all: %v", sid, scope, q, limit, hitIDs(got), hitIDs(want))
 		}
 	}
 }

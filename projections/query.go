@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"slices"
 
 	bolt "go.etcd.io/bbolt"
 	"google.golang.org/protobuf/proto"
@@ -253,7 +254,7 @@ func (s *Store) Digest() (map[string]string, error) {
 	out := make(map[string]string, len(allBuckets))
 	err := s.view(func(tx *bolt.Tx) error {
 		for _, name := range allBuckets {
-			if bytes.Equal(name, bucketMeta) {
+			if slices.ContainsFunc(notDigested, func(b []byte) bool { return bytes.Equal(b, name) }) {
 				continue
 			}
 			h := sha256.New()

@@ -178,6 +178,7 @@ type preparedMessage struct {
 	wire   []byte
 	tfs    map[string]uint32
 	docLen uint32
+	fields []string
 }
 
 // prepare computes the preparedMessage of every message appended by the
@@ -202,6 +203,7 @@ func (b *readBatch) prepare() {
 				}
 				p := &preparedMessage{wire: wire}
 				p.tfs, p.docLen = swap.TermFreqs(m.GetContent())
+				p.fields = fieldTerms(m)
 				if b.prep == nil {
 					b.prep = make(map[*memoryv1.Message]*preparedMessage)
 				}
@@ -225,6 +227,14 @@ func (w *writer) termFreqs(m *memoryv1.Message) (map[string]uint32, uint32) {
 		return p.tfs, p.docLen
 	}
 	return swap.TermFreqs(m.GetContent())
+}
+
+// fieldTerms is fieldTerms(m).
+func (w *writer) fieldTerms(m *memoryv1.Message) []string {
+	if p := w.prep[m]; p != nil {
+		return p.fields
+	}
+	return fieldTerms(m)
 }
 
 // rebuildFrom applies stream sequences 1..last to st. Three stages run in

@@ -4,15 +4,22 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"math"
+	"strings"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/agentmem/agentmem/internal/swap"
 )
 
 // SchemaVersion is the layout version of the bbolt file, stored in the meta
 // bucket. Open refuses a file written with another version: the fix is a
 // Rebuild from the log, never an in-place migration.
-const SchemaVersion = 4
+//
+// 5: field terms (speaker, day) in bm25_postings/bm25_terms (fieldPrefix);
+// bucket vectors and the meta keys vectors_model, vectors_cursor.
+const SchemaVersion = 5
 
 // openTimeout bounds how long Open waits for the file lock (another process
 // holding the file open).
@@ -75,6 +82,13 @@ var (
 	// (the session filter compares each distinct session of a block once);
 	// only the top hits are looked up (bm25_docs, then swap_messages).
 	bucketBM25Postings = []byte("bm25_postings")
+	//
+	// Besides the terms of its content, a message document has field terms
+	// (fieldPrefix below): the terms of the speaker's name and the day the
+	// message was said. They share these buckets (their own postings and df)
+	// but not the document length nor bm25_stats, which count content terms
+	// only, so the BM25 statistics of content terms do not depend on them.
+	// A field posting has tf 1 and the document's content length.
 	// bucketBM25Terms: user_key \x00 term → df(8B), documents of user_key
 	// holding term.
 	bucketBM25Terms = []byte("bm25_terms")
@@ -123,6 +137,17 @@ var (
 	// mem.ev.data.<id>; the key is deleted by DataExpired (data.go).
 	bucketDataRefs = []byte("data_refs")
 
+	// bucketVectors: user_key \x00 session_id \x00 doc_id(8B) → the unit
+	// vector of the message of bm25 document doc_id (its speaker's name,
+	// ": ", its content; vectors.go), dims × float32 (IEEE 754 bits,
+	// big-endian). Written by the VectorIndexer beside the projector, never
+	// by ApplyBatch: vectors come from an external model, not from the log
+	// alone, so Digest leaves this bucket out (like meta) and a Rebuild
+	// starts it empty (the indexer embeds again from the first document).
+	// Grouped like the postings: a USER search scans user_key's prefix, a
+	// SESSION search user_key \x00 session_id's.
+	bucketVectors = []byte("vectors")
+
 	// bucketCommands: aggregate_kind \x00 aggregate_id \x00 command_key →
 	// seq(8B) version(8B), every batch of the log that carries a command id
 	// (commands.go). command_key is events.CommandKey(actor_id, command_id):
@@ -157,15 +182,73 @@ var allBuckets = [][]byte{
 	bucketEntryDocs, bucketEntryDocIDs, bucketEntryPostings, bucketEntryTerms, bucketEntryStats,
 	bucketDataRefs,
 	bucketCommands,
+	bucketVectors,
 }
 
-// Keys of the meta bucket.
+// Keys of the meta bucket. vectors_model is the model of the vectors
+// bucket (a string; vectors of another model are dropped), vectors_cursor
+// the last bm25 doc id the VectorIndexer dealt with (u64).
 var (
 	metaSchemaVersion = []byte("schema_version")
 	metaCheckpoint    = []byte("checkpoint")
+	metaVectorsModel  = []byte("vectors_model")
+	metaVectorsCursor = []byte("vectors_cursor")
 )
 
+// notDigested are the buckets Digest leaves out: not a function of the log.
+var notDigested = [][]byte{bucketMeta, bucketVectors}
+
+func vectorKey(userKey, sessionID string, docID uint64) []byte {
+	return join([]byte(userKey), []byte(sessionID), u64(docID))
+}
+
+// vectorPrefix is the key prefix of a user's vectors (sessionID "") or of
+// one session's.
+func vectorPrefix(userKey, sessionID string) []byte {
+	if sessionID == "" {
+		return prefix(userKey)
+	}
+	return append(join([]byte(userKey), []byte(sessionID)), sep)
+}
+
+// vectorValue encodes a vector: float32 bits, big-endian.
+func vectorValue(v []float32) []byte {
+	out := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.BigEndian.PutUint32(out[4*i:], math.Float32bits(x))
+	}
+	return out
+}
+
+// dotVector is the dot product of q and an encoded vector of the same
+// dimension (the caller checks len(v) == 4*len(q)).
+func dotVector(q []float32, v []byte) float64 {
+	var sum float32
+	for i, x := range q {
+		sum += x * math.Float32frombits(binary.BigEndian.Uint32(v[4*i:]))
+	}
+	return float64(sum)
+}
+
 const sep = 0x00
+
+// Field terms. A field term is fieldPrefix, the field's name, ':' and a
+// value; the analyzer never emits a term holding a control character
+// (UAX #29 breaks words around them), so a field term cannot collide with a
+// content term, and fieldPrefix sorts field terms before every content term
+// of a user.
+//
+//	\x01speaker:<term>     a term of Message.name (swap.QueryTerms of it)
+//	\x01day:<YYYY-MM-DD>   the UTC day of Message.said_unix_nano, or of
+//	                       created_unix_nano when it is 0 (none if both are)
+const fieldPrefix = "\x01"
+
+func speakerTerm(term string) string { return fieldPrefix + "speaker:" + term }
+
+func dayTerm(d swap.Day) string { return fieldPrefix + "day:" + d.String() }
+
+// isFieldTerm reports whether term is a field term.
+func isFieldTerm(term string) bool { return strings.HasPrefix(term, fieldPrefix) }
 
 func boltOptions() *bolt.Options {
 	return &bolt.Options{

@@ -3,6 +3,7 @@ package projections
 import (
 	"errors"
 	"testing"
+	"time"
 
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 )
@@ -110,14 +111,185 @@ func TestSearchHostileQueries(t *testing.T) {
 		{"   \t\n", ""},
 		{"\x00\xff\xfe", ""},
 		{"customer-id", "a1-m1"},
+		// Date-shaped and stop-word-only strings.
+		{"2023-02-30", ""},
+		{"May 2023 2023-13-45 8th of", ""},
+		{"what did you?", ""},
+		{"who", ""},
+		{`"O'Brien" what?`, "a2-m2"},
+		{"\x01speaker:alic \x01day:2023-11-14", ""},
 	} {
 		hits, err := s.Search("a1", scopeUser, tc.q, 0)
 		if err != nil {
 			t.Errorf("Search(%q) = %v", tc.q, err)
 			continue
 		}
+		if _, err := s.SearchWith("a1", scopeUser, tc.q, 0, SearchOptions{Plain: true}); err != nil {
+			t.Errorf("SearchWith(%q, Plain) = %v", tc.q, err)
+		}
 		if tc.want != "" && (len(hits) == 0 || hits[0].GetMessage().GetId() != tc.want) {
 			t.Errorf("Search(%q) = %v, want top %s", tc.q, hitIDs(hits), tc.want)
 		}
+	}
+}
+
+// namedMsgs returns a MessagesAppended of (name, text) pairs said at the
+// given times (0: not given).
+func namedMsgs(l *logBuilder, sid string, said []int64, pairs ...string) *memoryv1.MessagesAppended {
+	var texts, names []string
+	for i := 0; i+1 < len(pairs); i += 2 {
+		names, texts = append(names, pairs[i]), append(texts, pairs[i+1])
+	}
+	ev := l.msgs(sid, texts...)
+	for i, m := range ev.Messages {
+		m.Name = names[i]
+		if i < len(said) {
+			m.SaidUnixNano = said[i]
+		}
+	}
+	return ev
+}
+
+func TestSearchStopWords(t *testing.T) {
+	l := newLogBuilder(t)
+	l.create("c1", "u", "")
+	l.appendMsgs("c1",
+		"What did you do today?",
+		"I painted a sunrise over the lake",
+		"Did you have fun?",
+		"What? Did you?",
+	)
+	s := openTestStore(t)
+	mustApply(t, s, l.recs)
+
+	// Plain BM25: the short chit-chat turns win on what/did/you.
+	plain, err := s.SearchWith("c1", scopeSession, "What did you paint?", 0, SearchOptions{Plain: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := hitIDs(plain); len(got) < 2 || got[0] == "c1-m2" {
+		t.Fatalf("plain = %v: expected chit-chat first (the case this fixes)", got)
+	}
+	// Stop words dropped: only the painting turn matches.
+	hits, err := s.Search("c1", scopeSession, "What did you paint?", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := hitIDs(hits); len(got) != 1 || got[0] != "c1-m2" {
+		t.Fatalf("Search = %v, want [c1-m2]", got)
+	}
+	// Only stop words: kept, the query still searches.
+	hits, _ = s.Search("c1", scopeSession, "what?", 0)
+	if got := hitIDs(hits); len(got) != 2 || got[0] != "c1-m4" {
+		t.Fatalf(`Search("what?") = %v, want [c1-m4 c1-m1]`, got)
+	}
+	// Stop words and a term the corpus lacks: the stop words stay (the
+	// unknown term cannot match, so dropping them would leave nothing).
+	hits, _ = s.Search("c1", scopeSession, "what did you zzyzx", 0)
+	if len(hits) == 0 {
+		t.Fatal(`Search("what did you zzyzx") found nothing`)
+	}
+}
+
+func TestSearchSpeaker(t *testing.T) {
+	l := newLogBuilder(t)
+	l.create("c1", "u", "")
+	l.add("c1", namedMsgs(l, "c1", nil,
+		"Bob", "The deploy went fine there",
+		"Alice", "The deploy went fine here",
+		"Bob", "Alice, do you want to grab lunch at noon today?",
+		"Alice", "Sure",
+	))
+	s := openTestStore(t)
+	mustApply(t, s, l.recs)
+	hits, err := s.Search("c1", scopeSession, "What did Alice say about the deploy?", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := hitIDs(hits); len(got) < 2 || got[0] != "c1-m2" {
+		t.Fatalf("Search = %v, want c1-m2 (Alice on the deploy) first", got)
+	}
+	// Plain BM25 does not know speakers: Bob's older message ties and wins.
+	plain, _ := s.SearchWith("c1", scopeSession, "What did Alice say about the deploy?", 0, SearchOptions{Plain: true})
+	if got := hitIDs(plain); len(got) == 0 || got[0] == "c1-m2" {
+		t.Fatalf("plain = %v", got)
+	}
+	// A name alone finds the speaker's messages and the mentions.
+	hits, _ = s.Search("c1", scopeSession, "alice", 0)
+	if got := hitIDs(hits); len(got) != 3 {
+		t.Fatalf(`Search("alice") = %v, want c1-m2, c1-m3, c1-m4`, got)
+	}
+}
+
+func TestSearchDates(t *testing.T) {
+	may8 := time.Date(2023, 5, 8, 13, 56, 0, 0, time.UTC).UnixNano()
+	jun2 := time.Date(2023, 6, 2, 9, 0, 0, 0, time.UTC).UnixNano()
+	l := newLogBuilder(t)
+	l.create("c1", "u", "")
+	l.add("c1", namedMsgs(l, "c1", []int64{may8, jun2, jun2},
+		"Caroline", "I went to the support group",
+		"Caroline", "I went to the support group again",
+		"Melanie", "We went camping",
+	))
+	s := openTestStore(t)
+	mustApply(t, s, l.recs)
+	for q, want := range map[string]string{
+		"support group on 8 May 2023":  "c1-m1",
+		"support group on 2023-06-02":  "c1-m2",
+		"support group in June 2023":   "c1-m2",
+		"what happened on 2 June 2023": "c1-m2", // a day alone matches (m2, m3; m2 older)
+	} {
+		hits, err := s.Search("c1", scopeSession, q, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := hitIDs(hits); len(got) == 0 || got[0] != want {
+			t.Errorf("Search(%q) = %v, want %s first", q, got, want)
+		}
+	}
+	// A day no message was said on: no boost, ordinary ranking.
+	hits, _ := s.Search("c1", scopeSession, "support group on 1 January 2020", 0)
+	if got := hitIDs(hits); len(got) != 2 {
+		t.Errorf("Search(other day) = %v", got)
+	}
+	// The append time stands in when said_unix_nano is 0 (baseTime: 2023-11-14).
+	l2 := newLogBuilder(t)
+	l2.create("c2", "u", "")
+	l2.appendMsgs("c2", "live message")
+	s2 := openTestStore(t)
+	mustApply(t, s2, l2.recs)
+	if hits, _ := s2.Search("c2", scopeSession, "2023-11-14", 0); len(hits) != 1 {
+		t.Errorf("append-time day: %v", hitIDs(hits))
+	}
+}
+
+// TestSearchProximity: two messages with the same terms and length; the
+// one holding the query as a phrase ranks first with proximity (plain
+// BM25 ties, and the older one wins).
+func TestSearchProximity(t *testing.T) {
+	l := newLogBuilder(t)
+	l.create("c1", "u", "")
+	l.appendMsgs("c1",
+		"class notes: the pottery kiln was hot today",
+		"pottery class notes: the kiln was hot today",
+		"the weather was fine",
+	)
+	s := openTestStore(t)
+	mustApply(t, s, l.recs)
+	plain, _ := s.SearchWith("c1", scopeSession, "pottery class", 0, SearchOptions{Plain: true})
+	if got := hitIDs(plain); len(got) != 2 || got[0] != "c1-m1" || plain[0].GetScore() != plain[1].GetScore() {
+		t.Fatalf("plain = %v (scores %v, %v): want a tie", got, plain[0].GetScore(), plain[1].GetScore())
+	}
+	hits, err := s.Search("c1", scopeSession, "pottery class", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := hitIDs(hits); len(got) != 2 || got[0] != "c1-m2" || hits[0].GetScore() <= plain[0].GetScore() {
+		t.Fatalf("Search = %v, want the phrase c1-m2 first with a bonus", got)
+	}
+	// Reversed order is closer than far apart but below the phrase.
+	rev, _ := s.Search("c1", scopeSession, "class pottery", 0)
+	if got := hitIDs(rev); got[0] != "c1-m2" {
+		t.Fatalf("reversed query = %v", got)
 	}
 }

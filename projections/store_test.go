@@ -50,6 +50,16 @@ var goldenCases = []struct {
 		l.appendMsgs("s2", "deploy succeeded")
 		l.appendMsgs("s3", "timeout again, O'Brien says")
 	}},
+	{"speakers_and_days", func(l *logBuilder) {
+		// Imported history: named speakers, said on 8 May 2023 (field
+		// terms \x01speaker:… and \x01day:…), and a live message.
+		l.create("s1", "u1", "")
+		ev := l.msgs("s1", "I painted a lake sunrise", "Lovely! Mary-Anne O'Brien painted one too")
+		ev.Messages[0].Name, ev.Messages[0].SaidUnixNano = "Melanie", 1_683_553_000_000_000_000
+		ev.Messages[1].Name, ev.Messages[1].SaidUnixNano = "Mary-Anne O'Brien", 1_683_553_060_000_000_000
+		l.add("s1", ev)
+		l.appendMsgs("s1", "now")
+	}},
 	{"status_change", func(l *logBuilder) {
 		l.create("s1", "u1", "")
 		l.add("s1", &memoryv1.SessionStatusChanged{From: memoryv1.SessionStatus_SESSION_STATUS_CREATED, To: memoryv1.SessionStatus_SESSION_STATUS_ACTIVE})

@@ -154,6 +154,7 @@ func (s *State) buildMessages(req *memoryv1.AppendRequest, env Env, x *indexes) 
 			Turn:            turn,
 			CreatedUnixNano: env.NowUnixNano,
 			DataRef:         in.DataRef,
+			SaidUnixNano:    in.SaidUnixNano,
 		}
 		if in.Role == memoryv1.Role_ROLE_TOOL {
 			name, ok := open(in.ToolCallId)

@@ -416,3 +416,27 @@ func TestLookupCommandAndMeta(t *testing.T) {
 		t.Fatal("failed Apply changed the state")
 	}
 }
+
+// TestAppendCarriesSaidTime checks that MessageInput.said_unix_nano (the time
+// of imported history) reaches the Message of the event, beside
+// created_unix_nano (the time of the append), and 0 stays 0.
+func TestAppendCarriesSaidTime(t *testing.T) {
+	s := mustCreate(t, &memoryv1.CreateSessionRequest{})
+	said := &memoryv1.MessageInput{Role: memoryv1.Role_ROLE_USER, Content: "we met in 2019", SaidUnixNano: 1_557_000_000_000_000_000}
+	evs := appendOK(t, s, said, user("now"))
+	var ma *memoryv1.MessagesAppended
+	for _, ev := range evs {
+		if m, ok := ev.(*memoryv1.MessagesAppended); ok {
+			ma = m
+		}
+	}
+	if ma == nil || len(ma.Messages) != 2 {
+		t.Fatalf("events %v", evs)
+	}
+	if m := ma.Messages[0]; m.SaidUnixNano != said.SaidUnixNano || m.CreatedUnixNano == 0 {
+		t.Fatalf("message %v", m)
+	}
+	if m := ma.Messages[1]; m.SaidUnixNano != 0 {
+		t.Fatalf("message %v", m)
+	}
+}

@@ -225,6 +225,9 @@ func ValidateAppend(req *memoryv1.AppendRequest) error {
 		default:
 			return badRequest(f+".role", "must be user, assistant, tool or system, got %v", m.Role)
 		}
+		if m.SaidUnixNano < 0 {
+			return badRequest(f+".said_unix_nano", "must not be negative, got %d", m.SaidUnixNano)
+		}
 		if m.Role != memoryv1.Role_ROLE_TOOL && m.ToolCallId != "" {
 			return badRequest(f+".tool_call_id", "only allowed on a tool message")
 		}

@@ -23,6 +23,7 @@ func TestValidateAppend(t *testing.T) {
 		{"empty", nil, 400, "messages"},
 		{"too many", many, 413, "messages"},
 		{"no role", []*memoryv1.MessageInput{{Content: "x"}}, 400, "messages[0].role"},
+		{"said before 1970", []*memoryv1.MessageInput{user("hi"), {Role: memoryv1.Role_ROLE_USER, Content: "x", SaidUnixNano: -1}}, 400, "messages[1].said_unix_nano"},
 		{"empty user", []*memoryv1.MessageInput{user("hi"), user("  ")}, 400, "messages[1].content"},
 		{"huge content", []*memoryv1.MessageInput{user(big)}, 413, "messages[0].content"},
 		{"bad utf8", []*memoryv1.MessageInput{user("a\xffb")}, 400, "messages[0].content"},

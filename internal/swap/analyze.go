@@ -116,19 +116,27 @@ func TermFreqs(text string) (map[string]uint32, uint32) {
 // the fast ASCII segmenter (asciiTerms) and the others to uniseg
 // (unisegTerms). Both produce the same terms for ASCII text; the tests
 // check it (TestASCIIFastPathMatchesUniseg, FuzzASCIIFastPath).
-func forEachTerm(text string, emit func(string)) {
+func forEachTerm(text string, emit func(string)) { forEachTermSkip(text, nil, emit) }
+
+// forEachTermSkip is forEachTerm with a shortcut for callers that look for
+// a few terms only: a pure-ASCII word of at most MaxTermBytes bytes whose
+// lower-cased first byte b has skip[b] set is emitted as "" instead of its
+// term, without stemming it. It is exact for such callers because the
+// stem of an ASCII word starts with the word's lower-cased first byte, and
+// a word of at most MaxTermBytes bytes always yields one term.
+func forEachTermSkip(text string, skip *[256]bool, emit func(string)) {
 	if !utf8.ValidString(text) {
 		text = strings.ToValidUTF8(text, " ")
 	}
 	for len(text) > 0 {
 		i := indexNonASCII(text)
 		if i == len(text) {
-			asciiTerms(text, emit)
+			asciiTerms(text, skip, emit)
 			return
 		}
 		p := lastCut(text, i)
 		if p > 0 {
-			asciiTerms(text[:p], emit)
+			asciiTerms(text[:p], skip, emit)
 		}
 		q := nextCut(text, i)
 		unisegTerms(text[p:q], emit)

@@ -120,7 +120,7 @@ func nextCut(s string, i int) int {
 
 // asciiTerms is the Analyze pipeline for pure-ASCII text: it emits the same
 // terms as unisegTerms(s, emit) would.
-func asciiTerms(s string, emit func(string)) {
+func asciiTerms(s string, skip *[256]bool, emit func(string)) {
 	n := len(s)
 	for i := 0; i < n; {
 		cl := asciiClass[s[i]]
@@ -154,6 +154,16 @@ func asciiTerms(s string, emit func(string)) {
 			break
 		}
 		if seen&(cLetter|cDigit) != 0 {
+			if skip != nil && i-start <= MaxTermBytes {
+				c := s[start]
+				if 'A' <= c && c <= 'Z' {
+					c += 'a' - 'A'
+				}
+				if skip[c] {
+					emit("")
+					continue
+				}
+			}
 			asciiWordClass(s[start:i], seen, emit)
 		}
 	}

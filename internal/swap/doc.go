@@ -11,7 +11,8 @@
 // stems Latin-script words with the English Snowball (Porter2) stemmer. Runes
 // of CJK scripts (Han, Hiragana, Katakana, Hangul) are single-rune terms
 // (unigrams: a query "数据库" matches documents holding 数, 据 and 库, in any
-// order). Stop words are kept. Terms longer than MaxTermBytes are dropped.
+// order). Stop words are kept in documents (see Queries for queries). Terms
+// longer than MaxTermBytes are dropped.
 //
 // Decisions on punctuation, which follow UAX #29:
 //
@@ -32,6 +33,29 @@
 //
 // Changing the analyzer changes the terms of every document: the BM25
 // projection must then be rebuilt (bump the projection schema version).
+//
+// # Queries
+//
+// ParseQuery analyzes a query as QueryTerms does and adds two things a
+// search may use; neither changes the index:
+//
+//   - A stop flag per term (IsStopTerm): English stop words and question
+//     words ("what", "did", "you", "when"; the list is stopWords, matched on
+//     their stems). Query.Content drops them when the query has another
+//     term and keeps them otherwise, so "what?" alone still searches.
+//     Dropping them matters because BM25's idf does not make them harmless
+//     in a chat archive: short chit-chat turns ("What did you do?") are full
+//     of them and, being short, outrank the turn that holds the answer.
+//   - The calendar days the query names (QueryDates: "8 May 2023",
+//     "2023-05-08", "May 2023"), in UTC, for a search that can match the day
+//     a message was said.
+//
+// Proximity scores how close the query terms occur in a document (BM25TP),
+// for re-ranking the best BM25 hits by reading their text: no positions are
+// indexed. ProximityText does the same from the text without stemming the
+// words that cannot match, and ProximityBound bounds the score from term
+// frequencies alone, so a caller can skip reading a hit that cannot move
+// far enough.
 //
 // # Analyzer performance
 //

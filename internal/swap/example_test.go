@@ -22,5 +22,5 @@ func ExampleTopK() {
 	top.Offer(swap.Hit{DocID: 3, Score: 0.2})
 	top.Offer(swap.Hit{DocID: 5, Score: 1.5})
 	fmt.Println(top.Sorted())
-	// Output: [{5 1.5} {7 1.5}]
+	// Output: [{5 1.5 0} {7 1.5 0}]
 }

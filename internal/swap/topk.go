@@ -9,6 +9,9 @@ import (
 type Hit struct {
 	DocID uint64
 	Score float64
+	// Bound is for the caller: for instance an upper bound of what a
+	// re-ranking may add to Score. It plays no part in the order.
+	Bound float64
 }
 
 // TopK keeps the k best hits offered to it: higher score first, and for equal
@@ -40,6 +43,12 @@ func (t *TopK) Offer(h Hit) {
 		t.heap[0] = h
 		t.down(0)
 	}
+}
+
+// Admits reports whether a hit of this score and DocID would be kept if
+// offered now (so a caller can skip computing what goes with it).
+func (t *TopK) Admits(score float64, docID uint64) bool {
+	return t.k > 0 && (len(t.heap) < t.k || before(Hit{DocID: docID, Score: score}, t.heap[0]))
 }
 
 // Len returns the number of hits kept.

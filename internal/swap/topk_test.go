@@ -2,6 +2,7 @@ package swap
 
 import (
 	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -42,7 +43,7 @@ func TestTopKBounds(t *testing.T) {
 	top := NewTopK(10)
 	top.Offer(Hit{DocID: 1, Score: 1})
 	top.Offer(Hit{DocID: 2, Score: 3})
-	if got, want := top.Sorted(), []Hit{{2, 3}, {1, 1}}; !slices.Equal(got, want) {
+	if got, want := top.Sorted(), []Hit{{DocID: 2, Score: 3}, {DocID: 1, Score: 1}}; !slices.Equal(got, want) {
 		t.Errorf("fewer than k: %+v, want %+v", got, want)
 	}
 	if got := NewTopK(5).Sorted(); len(got) != 0 {
@@ -88,4 +89,24 @@ func TestTopKMatchesSort(t *testing.T) {
 			t.Fatalf("TopK(%d) = %+v, want %+v", k, got, want)
 		}
 	})
+}
+
+// TestTopKAdmits: Admits says exactly whether Offer keeps the hit.
+func TestTopKAdmits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	for _, k := range []int{0, 1, 3, 10} {
+		top := NewTopK(k)
+		for i := 0; i < 500; i++ {
+			h := Hit{DocID: uint64(i), Score: float64(rng.IntN(20))}
+			if rng.IntN(30) == 0 {
+				h.Score = math.NaN()
+			}
+			admits := top.Admits(h.Score, h.DocID)
+			top.Offer(h)
+			kept := slices.ContainsFunc(top.Sorted(), func(x Hit) bool { return x.DocID == h.DocID })
+			if admits != kept {
+				t.Fatalf("k=%d offer %d %+v: Admits %v, kept %v", k, i, h, admits, kept)
+			}
+		}
+	}
 }

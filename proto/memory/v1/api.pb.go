@@ -404,7 +404,11 @@ type MessageInput struct {
 	// it stores a tool result above the large-data threshold, or by a client
 	// attaching data it put with mem.v1.data.put). Content then holds a short
 	// reference text, which is what the budget counts.
-	DataRef       *DataReference `protobuf:"bytes,7,opt,name=data_ref,json=dataRef,proto3" json:"data_ref,omitempty"`
+	DataRef *DataReference `protobuf:"bytes,7,opt,name=data_ref,json=dataRef,proto3" json:"data_ref,omitempty"`
+	// said_unix_nano is when the message was said, for imported history (a
+	// transcript, a chat export): 0 means now, the time of the append. It is
+	// kept on the Message and searched as its day (UTC). Must not be negative.
+	SaidUnixNano  int64 `protobuf:"varint,8,opt,name=said_unix_nano,json=saidUnixNano,proto3" json:"said_unix_nano,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -486,6 +490,13 @@ func (x *MessageInput) GetDataRef() *DataReference {
 		return x.DataRef
 	}
 	return nil
+}
+
+func (x *MessageInput) GetSaidUnixNano() int64 {
+	if x != nil {
+		return x.SaidUnixNano
+	}
+	return 0
 }
 
 type AppendRequest struct {
@@ -3363,7 +3374,7 @@ const file_memory_v1_api_proto_rawDesc = "" +
 	"\x12summary_max_tokens\x18\v \x01(\rR\x10summaryMaxTokens\x12#\n" +
 	"\rsystem_prompt\x18\f \x01(\tR\fsystemPrompt\x12\x1a\n" +
 	"\bpatterns\x18\r \x03(\tR\bpatterns\x12%\n" +
-	"\x0ebackend_schema\x18\x0e \x01(\tR\rbackendSchema\"\x97\x02\n" +
+	"\x0ebackend_schema\x18\x0e \x01(\tR\rbackendSchema\"\xbd\x02\n" +
 	"\fMessageInput\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12,\n" +
 	"\x04role\x18\x02 \x01(\x0e2\x18.agentmem.memory.v1.RoleR\x04role\x12\x18\n" +
@@ -3373,7 +3384,8 @@ const file_memory_v1_api_proto_rawDesc = "" +
 	"tool_calls\x18\x05 \x03(\v2\x1c.agentmem.memory.v1.ToolCallR\ttoolCalls\x12 \n" +
 	"\ftool_call_id\x18\x06 \x01(\tR\n" +
 	"toolCallId\x12<\n" +
-	"\bdata_ref\x18\a \x01(\v2!.agentmem.memory.v1.DataReferenceR\adataRef\"l\n" +
+	"\bdata_ref\x18\a \x01(\v2!.agentmem.memory.v1.DataReferenceR\adataRef\x12$\n" +
+	"\x0esaid_unix_nano\x18\b \x01(\x03R\fsaidUnixNano\"l\n" +
 	"\rAppendRequest\x12\x1d\n" +
 	"\n" +
 	"command_id\x18\x01 \x01(\tR\tcommandId\x12<\n" +

@@ -211,7 +211,11 @@ type Message struct {
 	CreatedUnixNano int64       `protobuf:"varint,10,opt,name=created_unix_nano,json=createdUnixNano,proto3" json:"created_unix_nano,omitempty"`
 	// data_ref is set when a tool result above the large-data threshold was
 	// stored as large data: content then holds only a short reference text.
-	DataRef       *DataReference `protobuf:"bytes,11,opt,name=data_ref,json=dataRef,proto3" json:"data_ref,omitempty"`
+	DataRef *DataReference `protobuf:"bytes,11,opt,name=data_ref,json=dataRef,proto3" json:"data_ref,omitempty"`
+	// said_unix_nano is MessageInput.said_unix_nano: when the message was
+	// said, if the writer said so (imported history); 0 = not given, the
+	// message was said when it was appended (created_unix_nano).
+	SaidUnixNano  int64 `protobuf:"varint,12,opt,name=said_unix_nano,json=saidUnixNano,proto3" json:"said_unix_nano,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -321,6 +325,13 @@ func (x *Message) GetDataRef() *DataReference {
 		return x.DataRef
 	}
 	return nil
+}
+
+func (x *Message) GetSaidUnixNano() int64 {
+	if x != nil {
+		return x.SaidUnixNano
+	}
+	return 0
 }
 
 // DataReference names bytes stored as large data (JetStream Object Store).
@@ -1576,7 +1587,7 @@ const file_memory_v1_session_proto_rawDesc = "" +
 	"\bToolCall\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1c\n" +
-	"\targuments\x18\x03 \x01(\tR\targuments\"\xfc\x02\n" +
+	"\targuments\x18\x03 \x01(\tR\targuments\"\xa2\x03\n" +
 	"\aMessage\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x10\n" +
 	"\x03seq\x18\x02 \x01(\x04R\x03seq\x12,\n" +
@@ -1591,7 +1602,8 @@ const file_memory_v1_session_proto_rawDesc = "" +
 	"\x04turn\x18\t \x01(\rR\x04turn\x12*\n" +
 	"\x11created_unix_nano\x18\n" +
 	" \x01(\x03R\x0fcreatedUnixNano\x12<\n" +
-	"\bdata_ref\x18\v \x01(\v2!.agentmem.memory.v1.DataReferenceR\adataRef\"\xa5\x03\n" +
+	"\bdata_ref\x18\v \x01(\v2!.agentmem.memory.v1.DataReferenceR\adataRef\x12$\n" +
+	"\x0esaid_unix_nano\x18\f \x01(\x03R\fsaidUnixNano\"\xa5\x03\n" +
 	"\rDataReference\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04size\x18\x02 \x01(\x04R\x04size\x12\x16\n" +

@@ -1,0 +1,607 @@
+package projections
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"strings"
+
+	bolt "go.etcd.io/bbolt"
+	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/agentmem/agentmem/internal/swap"
+	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
+)
+
+// Search limits: limit 1..MaxSearchLimit, 0 means DefaultSearchLimit.
+const (
+	DefaultSearchLimit = 10
+	MaxSearchLimit     = 20
+)
+
+// RerankDepth is the number of best BM25 candidates (at least limit) that
+// the proximity re-ranking may read and score again; the hits are the best
+// limit of them. Measured (BenchmarkSearchRanking, 100k messages, 2 CPUs):
+// 50 cost +40-55% p50 over plain BM25, 20 +15-20%, and the evaluation
+// (search_eval_test.go) ranks the same with 10, 20 or 50.
+const RerankDepth = 20
+
+// FusionDepth is the length of each ranking fused with vectors: the best
+// lexical candidates (all re-ranked by proximity) and the nearest vectors.
+const FusionDepth = 50
+
+// SearchOptions adjust one search; the zero value is the default ranking
+// (Search).
+type SearchOptions struct {
+	// Plain ranks by BM25 over every query term and nothing else: the
+	// ranking before schema 5, kept for comparisons (evaluations,
+	// benchmarks). It ignores QueryVector.
+	Plain bool
+	// QueryVector is the query's embedding (a unit vector of the model the
+	// VectorIndexer uses: internal/embed). When set, the FusionDepth
+	// documents nearest to it are fused with the lexical ranking by
+	// reciprocal rank fusion (RRFK); documents without a vector are ranked
+	// by the lexical ranking alone. Nil: lexical ranking only.
+	QueryVector []float32
+}
+
+// RRFK is the k of reciprocal rank fusion: a document's fused score is
+// Σ 1/(RRFK + rank) over the rankings it appears in (rank 1 = best), as in
+// Cormack, Clarke and Büttcher (SIGIR 2009).
+const RRFK = 60
+
+// ranking holds the switches of the ranker. Search uses defaultRanking;
+// the evaluation (search_eval_test.go) turns them one by one.
+type ranking struct {
+	// dropStop drops stop terms (swap.IsStopTerm) from the query when
+	// another term of it is in the corpus: a content term that is not a
+	// stop term, a speaker or a day.
+	dropStop bool
+	// idfFloor > 0 drops the terms whose idf is below it when a term at or
+	// above it is in the corpus (an alternative to dropStop, measured).
+	idfFloor float64
+	// speaker weighs a match of a query term on the speaker's name: it adds
+	// speaker · idf(speaker term). 0: off.
+	speaker float64
+	// dates weighs a match of a day the query names on the day the message
+	// was said: dates · idf(those days). 0: off.
+	dates float64
+	// proximity weighs swap's BM25TP proximity score of the best
+	// RerankDepth candidates (FusionDepth when fusing). 0: off.
+	proximity float64
+	// readAll re-ranks every candidate, without skipping those that their
+	// bound proves cannot reach the hits (tests compare both).
+	readAll bool
+}
+
+// defaultRanking: stop words dropped, speaker and day matches weighed like
+// one content term (weight 1 × idf), proximity added as BM25TP defines it
+// (weight 1). The weights are the natural ones, not fitted: the evaluation
+// (search_eval_test.go) reports what each part brings.
+var defaultRanking = ranking{dropStop: true, speaker: 1, dates: 1, proximity: 1}
+
+// plainRanking is BM25 over every query term.
+var plainRanking = ranking{}
+
+// Search ranks the messages of session sessionID (scope SESSION or
+// UNSPECIFIED) or of every session of its user (scope USER) against query
+// and returns at most limit hits, best first (ties: older document first).
+// limit is 1..20, 0 means 10. It is SearchWith with the zero SearchOptions.
+func (s *Store) Search(sessionID string, scope memoryv1.SearchScope, query string, limit int) ([]*memoryv1.SearchHit, error) {
+	return s.SearchWith(sessionID, scope, query, limit, SearchOptions{})
+}
+
+// SearchWith is Search with options. The ranking (the score of a hit is
+// the sum of these parts):
+//
+//   - BM25 (swap.DefaultBM25) of the query's content terms. Stop words and
+//     question words ("what", "did", "you") are dropped from the query when
+//     another of its terms is in the corpus, never otherwise: "what?" alone
+//     still searches.
+//   - Speaker: a query term that is a term of a message's speaker name
+//     (Message.name) adds idf(that speaker term), so "what did Alice say
+//     about the deploy" prefers Alice's messages about it.
+//   - Day: when the query names days ("8 May 2023", "2023-05-08", "May
+//     2023": swap.QueryDates), a message said on one of them (said_unix_nano,
+//     else its append time; UTC) adds idf(those days). It is a boost, not a
+//     filter: a message of another day can still rank.
+//   - Proximity: the best RerankDepth candidates are read and their text
+//     scored again with swap's BM25TP proximity (query terms adjacent or
+//     close, in query order best); a candidate whose proximity bound
+//     (from its term frequencies) cannot lift it into the hits is not read.
+//
+// Any query string is accepted: there is no query syntax, punctuation only
+// separates words, so `customer-id`, `O'Brien`, `"unbalanced` or `*` are
+// plain text. A query without any term or date, or a session the
+// projection does not know (yet), returns no hits and no error.
+//
+// idf and avgdl are the statistics of the user's corpus in both scopes. A
+// session without a user is searched in SESSION scope even when USER is
+// asked: anonymous sessions do not share a user.
+func (s *Store) SearchWith(sessionID string, scope memoryv1.SearchScope, query string, limit int, opts SearchOptions) ([]*memoryv1.SearchHit, error) {
+	rk := defaultRanking
+	if opts.Plain {
+		rk, opts.QueryVector = plainRanking, nil
+	}
+	return s.searchVec(sessionID, scope, query, limit, rk, opts.QueryVector)
+}
+
+func (s *Store) search(sessionID string, scope memoryv1.SearchScope, query string, limit int, rk ranking) ([]*memoryv1.SearchHit, error) {
+	return s.searchVec(sessionID, scope, query, limit, rk, nil)
+}
+
+func (s *Store) searchVec(sessionID string, scope memoryv1.SearchScope, query string, limit int, rk ranking, qvec []float32) ([]*memoryv1.SearchHit, error) {
+	limit, err := resolveLimit(limit, DefaultSearchLimit, MaxSearchLimit)
+	if err != nil {
+		return nil, err
+	}
+	if scope != memoryv1.SearchScope_SEARCH_SCOPE_UNSPECIFIED && scope != memoryv1.SearchScope_SEARCH_SCOPE_SESSION &&
+		scope != memoryv1.SearchScope_SEARCH_SCOPE_USER {
+		return nil, &ArgumentError{Field: "scope", Reason: fmt.Sprintf("unknown scope %d", scope)}
+	}
+	var q swap.Query
+	if rk == plainRanking {
+		for _, t := range swap.QueryTerms(query) {
+			q.Terms = append(q.Terms, swap.QueryTerm{Term: t})
+		}
+	} else {
+		q = swap.ParseQuery(query)
+	}
+	if len(q.Terms) == 0 && (len(q.Dates) == 0 || rk.dates == 0) && len(qvec) == 0 {
+		return []*memoryv1.SearchHit{}, nil
+	}
+	hits := []*memoryv1.SearchHit{}
+	err = s.view(func(tx *bolt.Tx) error {
+		entry, err := getSession(tx, sessionID)
+		if err != nil || entry == nil {
+			return err
+		}
+		userKey := entry.GetUserId()
+		var filter []byte // session filter; nil = every session of the user
+		if scope != memoryv1.SearchScope_SEARCH_SCOPE_USER || userKey == "" {
+			filter = []byte(sessionID)
+		}
+		n, total := parseStatsValue(tx.Bucket(bucketBM25Stats).Get(statsKey(userKey)))
+		if n == 0 {
+			return nil
+		}
+		r := ranker{
+			rk: rk, bm: swap.DefaultBM25(), userKey: userKey, filter: filter, n: n, avgdl: float64(total) / float64(n),
+			terms: tx.Bucket(bucketBM25Terms), postings: tx.Bucket(bucketBM25Postings),
+			docs: tx.Bucket(bucketBM25Docs), msgs: tx.Bucket(bucketSwapMessages),
+		}
+		cands, err := r.rank(q, limit, len(qvec) > 0)
+		if err != nil {
+			return err
+		}
+		if len(qvec) > 0 {
+			cands = fuse(cands, r.vectorTop(tx.Bucket(bucketVectors), qvec, FusionDepth))
+		}
+		for _, c := range cands[:min(limit, len(cands))] {
+			if err := r.load(c); err != nil {
+				return err
+			}
+			hits = append(hits, &memoryv1.SearchHit{SessionId: c.sid, Message: c.msg, Score: c.score})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return hits, nil
+}
+
+// ranker ranks one query inside a read transaction.
+type ranker struct {
+	rk       ranking
+	bm       swap.BM25
+	userKey  string
+	filter   []byte
+	n        uint64 // documents of the user
+	avgdl    float64
+	terms    *bolt.Bucket
+	postings *bolt.Bucket
+	docs     *bolt.Bucket
+	msgs     *bolt.Bucket
+}
+
+// clause is one scored term of a query: a content term (BM25 of its tf and
+// the document length) or a field term (weight · idf when present).
+type clause struct {
+	term   string
+	idf    float64
+	field  bool
+	weight float64
+}
+
+// candidate is a ranked document. bound bounds what proximity may add to
+// its score (0: fewer than two content terms, nothing); read fills docLen,
+// sid, seq and content, load msg.
+type candidate struct {
+	docID   uint64
+	score   float64
+	bound   float64
+	docLen  uint32
+	sid     string
+	seq     uint64
+	content string
+	msg     *memoryv1.Message
+}
+
+// rank returns the best candidates, best first: the best limit of them are
+// the hits (more when proximity re-ranks: RerankDepth, or deep asks for
+// FusionDepth, for a fusion).
+func (r *ranker) rank(q swap.Query, limit int, deep bool) ([]*candidate, error) {
+	content, clauses := r.clauses(q)
+	if len(clauses) == 0 {
+		return nil, nil
+	}
+	depth := limit
+	proximity := r.rk.proximity > 0 && len(content) >= 2
+	switch {
+	case deep:
+		depth = max(limit, FusionDepth)
+	case proximity:
+		depth = max(limit, RerankDepth)
+	}
+	var prox *proximityClauses
+	if proximity {
+		prox = newProximityClauses(content, r.rk.proximity)
+	}
+	top, err := r.score(clauses, depth, prox)
+	if err != nil {
+		return nil, err
+	}
+	cands := make([]*candidate, 0, top.Len())
+	for _, h := range top.Sorted() {
+		cands = append(cands, &candidate{docID: h.DocID, score: h.Score, bound: h.Bound})
+	}
+	if !proximity {
+		return cands, nil
+	}
+	// Candidates in BM25 order. One whose score plus its bound stays below
+	// the limit-th best final score found so far cannot reach the hits and
+	// is not read (unless the whole order counts: a fusion). best holds the
+	// best limit final scores so far, ascending.
+	best := make([]float64, 0, limit+1)
+	keep := func(score float64) {
+		if len(best) == limit && score <= best[0] {
+			return
+		}
+		i, _ := slices.BinarySearch(best, score)
+		best = slices.Insert(best, i, score)
+		if len(best) > limit {
+			best = best[1:]
+		}
+	}
+	for _, c := range cands {
+		if c.bound > 0 && (deep || r.rk.readAll || len(best) < limit || c.score+c.bound >= best[0]) {
+			if err := r.read(c); err != nil {
+				return nil, err
+			}
+			c.score += r.rk.proximity * r.bm.ProximityText(c.content, prox.terms, prox.weights, c.docLen, r.avgdl)
+		}
+		keep(c.score)
+	}
+	slices.SortStableFunc(cands, func(a, b *candidate) int {
+		switch {
+		case a.score > b.score:
+			return -1
+		case a.score < b.score:
+			return 1
+		}
+		return 0
+	})
+	return cands, nil
+}
+
+// fuse merges the lexical ranking (best first) with the vector ranking by
+// reciprocal rank fusion; ties: smaller doc id first.
+func fuse(lexical []*candidate, vec *swap.TopK) []*candidate {
+	byDoc := make(map[uint64]*candidate, len(lexical)+vec.Len())
+	out := make([]*candidate, 0, len(lexical)+vec.Len())
+	for i, c := range lexical {
+		c.score = 1 / float64(RRFK+i+1)
+		byDoc[c.docID] = c
+		out = append(out, c)
+	}
+	for i, h := range vec.Sorted() {
+		if c, ok := byDoc[h.DocID]; ok {
+			c.score += 1 / float64(RRFK+i+1)
+			continue
+		}
+		c := &candidate{docID: h.DocID, score: 1 / float64(RRFK+i+1)}
+		byDoc[h.DocID] = c
+		out = append(out, c)
+	}
+	slices.SortFunc(out, func(a, b *candidate) int {
+		switch {
+		case a.score > b.score:
+			return -1
+		case a.score < b.score:
+			return 1
+		case a.docID < b.docID:
+			return -1
+		case a.docID > b.docID:
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// clauses returns the clauses of q present in the user's corpus, and the
+// content clauses among them in query order (for proximity).
+func (r *ranker) clauses(q swap.Query) (content, all []clause) {
+	type known struct {
+		clause
+		stop bool
+	}
+	var terms []known
+	other := false // a known term that is not a stop term
+	for _, t := range q.Terms {
+		if strings.IndexByte(t.Term, sep) >= 0 {
+			continue
+		}
+		if df := getU64(r.terms, termKey(r.userKey, t.Term)); df > 0 {
+			terms = append(terms, known{clause{term: t.Term, idf: r.bm.IDF(r.n, df)}, t.Stop})
+			other = other || !t.Stop
+		}
+		if r.rk.speaker > 0 {
+			if df := getU64(r.terms, termKey(r.userKey, speakerTerm(t.Term))); df > 0 {
+				all = append(all, clause{term: speakerTerm(t.Term), idf: r.bm.IDF(r.n, df), field: true, weight: r.rk.speaker})
+				other = true
+			}
+		}
+	}
+	if r.rk.dates > 0 {
+		for _, d := range q.Dates {
+			days, df := r.days(d)
+			if df == 0 {
+				continue
+			}
+			idf := r.bm.IDF(r.n, df) // the range as one term: its days' documents
+			for _, t := range days {
+				all = append(all, clause{term: t, idf: idf, field: true, weight: r.rk.dates})
+			}
+			other = true
+		}
+	}
+	floor := 0.0
+	if r.rk.idfFloor > 0 && slices.ContainsFunc(terms, func(k known) bool { return k.idf >= r.rk.idfFloor }) {
+		floor = r.rk.idfFloor
+	}
+	for _, k := range terms {
+		if (r.rk.dropStop && other && k.stop) || k.idf < floor {
+			continue
+		}
+		content = append(content, k.clause)
+	}
+	return content, append(slices.Clip(content), all...)
+}
+
+// days returns the day terms of d present in the user's corpus and the sum
+// of their document frequencies (a message has one day: no overlap).
+func (r *ranker) days(d swap.DayRange) ([]string, uint64) {
+	var out []string
+	var df uint64
+	for day := d.First; day <= d.Last; day++ {
+		t := dayTerm(day)
+		if n := getU64(r.terms, termKey(r.userKey, t)); n > 0 {
+			out = append(out, t)
+			df += n
+		}
+	}
+	return out, df
+}
+
+// read reads c's document and the content of its message (once), without
+// decoding the whole message.
+func (r *ranker) read(c *candidate) error {
+	if c.sid != "" {
+		return nil
+	}
+	docLen, seq, sid, err := parseDocValue(r.docs.Get(u64(c.docID)))
+	if err != nil {
+		return err
+	}
+	v := r.msgs.Get(swapMessageKey(sid, seq))
+	if v == nil {
+		return fmt.Errorf("projections: bm25 doc %d points to missing message %s/%d", c.docID, sid, seq)
+	}
+	content, err := messageContent(v)
+	if err != nil {
+		return fmt.Errorf("projections: stored message %s/%d: %w", sid, seq, err)
+	}
+	c.docLen, c.sid, c.seq, c.content = docLen, sid, seq, content
+	return nil
+}
+
+// load reads c's message (once).
+func (r *ranker) load(c *candidate) error {
+	if c.msg != nil {
+		return nil
+	}
+	if err := r.read(c); err != nil {
+		return err
+	}
+	m, err := getMessage(r.msgs, c.sid, c.seq)
+	if err != nil {
+		return err
+	}
+	if m == nil {
+		return fmt.Errorf("projections: bm25 doc %d points to missing message %s/%d", c.docID, c.sid, c.seq)
+	}
+	c.msg = m
+	return nil
+}
+
+// termIter walks the postings of one query term, block by block (a prefix
+// cursor over the term's blocks, each value decoded sequentially), skipping
+// the postings of other sessions when a session filter is set.
+type termIter struct {
+	c      *bolt.Cursor
+	prefix []byte
+	filter []byte
+	cl     clause
+	prox   int // index of this clause in proximityClauses, -1 if none
+	r      postingBlockReader
+	cur    blockPosting
+	done   bool
+}
+
+func newTermIter(b *bolt.Bucket, userKey string, cl clause, filter []byte) (*termIter, error) {
+	it := &termIter{c: b.Cursor(), prefix: postingPrefix(userKey, cl.term), filter: filter, cl: cl}
+	k, v := it.c.Seek(it.prefix)
+	if err := it.load(k, v); err != nil {
+		return nil, err
+	}
+	return it, it.advance()
+}
+
+// load starts decoding the block at k (or ends the iterator past the
+// term's prefix).
+func (it *termIter) load(k, v []byte) error {
+	if k == nil || !bytes.HasPrefix(k, it.prefix) {
+		it.done = true
+		return nil
+	}
+	if len(k) != len(it.prefix)+8 {
+		return fmt.Errorf("projections: malformed posting key %q", k)
+	}
+	it.r.reset(beU64(k[len(it.prefix):]), v, it.filter)
+	return nil
+}
+
+// advance moves to the next posting that passes the filter.
+func (it *termIter) advance() error {
+	for !it.done {
+		p, ok, err := it.r.next()
+		if err != nil {
+			return err
+		}
+		if !ok {
+			if err := it.load(it.c.Next()); err != nil {
+				return err
+			}
+			continue
+		}
+		if it.filter != nil && !p.match {
+			continue
+		}
+		it.cur = p
+		return nil
+	}
+	return nil
+}
+
+// proximityClauses are the content clauses proximity scores, and room for
+// one document's term frequencies.
+type proximityClauses struct {
+	terms   []string
+	weights []float64
+	tf      []uint32
+	weight  float64 // ranking.proximity
+}
+
+func newProximityClauses(content []clause, weight float64) *proximityClauses {
+	p := &proximityClauses{weight: weight, tf: make([]uint32, len(content))}
+	for _, c := range content {
+		p.terms, p.weights = append(p.terms, c.term), append(p.weights, c.idf)
+	}
+	return p
+}
+
+// score scores every document matching at least one clause (of the
+// session filter, if any) and returns the best k. The posting lists are
+// merged in doc id order (document at a time), so no per-document map is
+// needed; a document's score is the sum of its clauses' scores in clause
+// order, the same float operations as accumulating clause by clause. With
+// prox (whose terms are the first clauses), each hit kept carries a bound
+// of its proximity score (swap.BM25.ProximityBound of its term
+// frequencies, times the weight) in Hit.Bound.
+func (r *ranker) score(clauses []clause, k int, prox *proximityClauses) (*swap.TopK, error) {
+	its := make([]*termIter, 0, len(clauses))
+	for i, cl := range clauses {
+		it, err := newTermIter(r.postings, r.userKey, cl, r.filter)
+		if err != nil {
+			return nil, err
+		}
+		it.prox = -1
+		if prox != nil && i < len(prox.terms) {
+			it.prox = i
+		}
+		if !it.done {
+			its = append(its, it)
+		}
+	}
+	top := swap.NewTopK(k)
+	for {
+		doc, any := uint64(0), false
+		for _, it := range its {
+			if !it.done && (!any || it.cur.docID < doc) {
+				doc, any = it.cur.docID, true
+			}
+		}
+		if !any {
+			return top, nil
+		}
+		score, docLen, nprox := 0.0, uint32(0), 0
+		if prox != nil {
+			clear(prox.tf)
+		}
+		for _, it := range its {
+			if !it.done && it.cur.docID == doc {
+				if it.cl.field {
+					score += it.cl.weight * it.cl.idf
+				} else {
+					score += r.bm.TermScore(it.cur.tf, it.cur.docLen, r.avgdl, it.cl.idf)
+				}
+				if it.prox >= 0 {
+					prox.tf[it.prox], docLen = it.cur.tf, it.cur.docLen
+					nprox++
+				}
+				if err := it.advance(); err != nil {
+					return nil, err
+				}
+			}
+		}
+		h := swap.Hit{DocID: doc, Score: score}
+		if nprox >= 2 && top.Admits(score, doc) {
+			h.Bound = prox.weight * r.bm.ProximityBound(prox.tf, prox.weights, docLen, r.avgdl)
+		}
+		top.Offer(h)
+	}
+}
+
+// messageContentField is the field number of Message.content.
+var messageContentField = (&memoryv1.Message{}).ProtoReflect().Descriptor().Fields().ByName("content").Number()
+
+// messageContent returns the content of an encoded Message (a
+// swap_messages value) without decoding the rest: the proximity
+// re-ranking reads many candidates and keeps few. As proto.Unmarshal, the
+// last occurrence of the field wins.
+func messageContent(v []byte) (string, error) {
+	var content []byte
+	for len(v) > 0 {
+		num, typ, n := protowire.ConsumeTag(v)
+		if n < 0 {
+			return "", protowire.ParseError(n)
+		}
+		v = v[n:]
+		if num == messageContentField && typ == protowire.BytesType {
+			b, n := protowire.ConsumeBytes(v)
+			if n < 0 {
+				return "", protowire.ParseError(n)
+			}
+			content, v = b, v[n:]
+			continue
+		}
+		n = protowire.ConsumeFieldValue(num, typ, v)
+		if n < 0 {
+			return "", protowire.ParseError(n)
+		}
+		v = v[n:]
+	}
+	return string(content), nil
+}
