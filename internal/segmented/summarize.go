@@ -16,24 +16,42 @@ const (
 	SourceLLM        = "llm"
 )
 
-// Summarizer condenses a run of L1 entries (messages and older summaries)
-// into at most maxTokens tokens (counted with tok). Only Decide calls it; its
-// output is recorded in the event, so replay never calls it again. entries
-// is only valid during the call (it is part of the state's L1, which
-// changes in place): it must not be kept or modified.
+// Summarizer condenses a run of verbatim messages into at most maxTokens
+// tokens (counted with tok). Only Decide calls it; its output is recorded
+// in the event, so replay never calls it again. It is only ever given
+// messages, never an earlier summary: a summary, once made, is not
+// summarized again with newer messages. msgs is only valid during the call
+// (the messages belong to the state): it must not be kept or modified.
 type Summarizer interface {
-	Summarize(entries []*memoryv1.L1Entry, maxTokens int, tok Tokenizer) string
+	Summarize(msgs []*memoryv1.Message, maxTokens int, tok Tokenizer) string
+}
+
+// Condenser condenses the oldest L2 summaries, when they are archived, into
+// one coarser summary of at most maxTokens that stays in L2. A Summarizer
+// that does not implement it gets Extractive's.
+type Condenser interface {
+	Condense(sums []*memoryv1.Summary, maxTokens int, tok Tokenizer) string
+}
+
+func condenserOf(s Summarizer) Condenser {
+	if c, ok := s.(Condenser); ok {
+		return c
+	}
+	return Extractive{}
 }
 
 // Extractive is the deterministic default Summarizer. It keeps whole
-// sentences, preferring, in order: earlier summaries, the user's questions,
-// decisions, sentences with numbers, sentences with names (capitalized words
-// inside a sentence), tool calls; then other user sentences, then the rest.
+// sentences, preferring, in order: the user's questions, decisions,
+// sentences with numbers, sentences with names (capitalized words inside a
+// sentence), tool calls; then other user sentences, then the rest.
 // The kept sentences stay in conversation order, grouped by message and
 // prefixed by the speaker, and the result fits maxTokens.
 type Extractive struct{}
 
-var _ Summarizer = Extractive{}
+var (
+	_ Summarizer = Extractive{}
+	_ Condenser  = Extractive{}
+)
 
 // maxPieceWords bounds one kept sentence, so one endless line cannot take the
 // whole summary.
@@ -53,12 +71,12 @@ var decisionWords = []string{
 }
 
 // Summarize implements Summarizer.
-func (Extractive) Summarize(entries []*memoryv1.L1Entry, maxTokens int, tok Tokenizer) string {
-	if maxTokens <= 0 || len(entries) == 0 {
+func (Extractive) Summarize(msgs []*memoryv1.Message, maxTokens int, tok Tokenizer) string {
+	if maxTokens <= 0 || len(msgs) == 0 {
 		return ""
 	}
 	var pieces []piece
-	seen := map[string]bool{} // drop repeated sentences (summaries of summaries)
+	seen := map[string]bool{}
 	add := func(p piece) {
 		key := strings.ToLower(p.text)
 		if !seen[key] {
@@ -66,15 +84,8 @@ func (Extractive) Summarize(entries []*memoryv1.L1Entry, maxTokens int, tok Toke
 			pieces = append(pieces, p)
 		}
 	}
-	prefixes := make([]string, len(entries))
-	for i, e := range entries {
-		if sum := e.GetSummary(); sum != nil {
-			for _, sn := range splitSentences(strings.TrimPrefix(sum.Text, summaryHeader)) {
-				add(piece{msg: i, text: sn, score: 50})
-			}
-			continue
-		}
-		m := e.GetMessage()
+	prefixes := make([]string, len(msgs))
+	for i, m := range msgs {
 		prefixes[i] = speaker(m) + ": "
 		user := m.GetRole() == memoryv1.Role_ROLE_USER
 		for _, sn := range splitSentences(m.GetContent()) {
@@ -84,6 +95,54 @@ func (Extractive) Summarize(entries []*memoryv1.L1Entry, maxTokens int, tok Toke
 			add(piece{msg: i, text: "called " + c.GetName() + "(" + clipWords(c.GetArguments(), 12) + ")", score: 8})
 		}
 	}
+	return selectPieces(pieces, prefixes, maxTokens, tok)
+}
+
+// Condense implements Condenser: the sentences of the summaries' lines,
+// selected the same way.
+func (Extractive) Condense(sums []*memoryv1.Summary, maxTokens int, tok Tokenizer) string {
+	if maxTokens <= 0 || len(sums) == 0 {
+		return ""
+	}
+	var pieces []piece
+	var prefixes []string
+	seen := map[string]bool{}
+	for _, sum := range sums {
+		for _, line := range summaryLines(sum.GetText()) {
+			who, text, ok := strings.Cut(line, ": ")
+			if !ok {
+				who, text = "", line
+			}
+			prefixes = append(prefixes, who+": ")
+			i := len(prefixes) - 1
+			for _, sn := range splitSentences(text) {
+				key := strings.ToLower(sn)
+				if !seen[key] {
+					seen[key] = true
+					pieces = append(pieces, piece{msg: i, text: sn, score: scoreSentence(sn, who == "User")})
+				}
+			}
+		}
+	}
+	return selectPieces(pieces, prefixes, maxTokens, tok)
+}
+
+// summaryLines returns the lines of a summary's text without its header.
+func summaryLines(text string) []string {
+	var out []string
+	for i, line := range strings.Split(text, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || (i == 0 && strings.HasSuffix(line, ":") && strings.Contains(line, "ummary of message")) {
+			continue
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+// selectPieces keeps the best pieces (by score, then age) within maxTokens,
+// in their original order.
+func selectPieces(pieces []piece, prefixes []string, maxTokens int, tok Tokenizer) string {
 	for i := range pieces {
 		pieces[i].order = i
 	}
@@ -91,9 +150,9 @@ func (Extractive) Summarize(entries []*memoryv1.L1Entry, maxTokens int, tok Toke
 	// piece estimated on its own; the assembled text is checked below.
 	byScore := slices.Clone(pieces)
 	slices.SortStableFunc(byScore, func(a, b piece) int { return b.score - a.score })
-	budget := maxTokens - tok.Count(summaryHeader)
+	budget := maxTokens
 	chosen := make([]bool, len(pieces))
-	started := make([]bool, len(entries))
+	started := make([]bool, len(prefixes))
 	for _, p := range byScore {
 		cost := tok.Count(" " + p.text)
 		if !started[p.msg] {
@@ -109,7 +168,7 @@ func (Extractive) Summarize(entries []*memoryv1.L1Entry, maxTokens int, tok Toke
 	for {
 		text := assemble(pieces, chosen, prefixes)
 		if tok.Count(text) <= maxTokens {
-			if text == summaryHeader {
+			if text == "" {
 				break // nothing fitted: fall through to truncation
 			}
 			return text
@@ -132,22 +191,20 @@ func (Extractive) Summarize(entries []*memoryv1.L1Entry, maxTokens int, tok Toke
 		return ""
 	}
 	best := byScore[0]
-	return truncateTokens(summaryHeader+"\n"+prefixes[best.msg]+best.text, maxTokens, tok)
+	return truncateTokens(prefixes[best.msg]+best.text, maxTokens, tok)
 }
-
-// summaryHeader starts every extractive summary.
-const summaryHeader = "Summary:"
 
 func assemble(pieces []piece, chosen []bool, prefixes []string) string {
 	var b strings.Builder
-	b.WriteString(summaryHeader)
 	last := -1
 	for i, p := range pieces {
 		if !chosen[i] {
 			continue
 		}
 		if p.msg != last {
-			b.WriteString("\n")
+			if b.Len() > 0 {
+				b.WriteString("\n")
+			}
 			b.WriteString(prefixes[p.msg])
 			b.WriteString(p.text)
 			last = p.msg

@@ -7,19 +7,19 @@ import (
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 )
 
-func entries(msgs ...*memoryv1.MessageInput) []*memoryv1.L1Entry {
-	out := make([]*memoryv1.L1Entry, len(msgs))
+func messages(msgs ...*memoryv1.MessageInput) []*memoryv1.Message {
+	out := make([]*memoryv1.Message, len(msgs))
 	for i, in := range msgs {
-		out[i] = &memoryv1.L1Entry{Entry: &memoryv1.L1Entry_Message{Message: &memoryv1.Message{
+		out[i] = &memoryv1.Message{
 			Id: in.Id, Seq: uint64(i + 1), Role: in.Role, Content: in.Content, ToolCalls: in.ToolCalls, ToolCallId: in.ToolCallId,
-		}}}
+		}
 	}
 	return out
 }
 
-func conversation() []*memoryv1.L1Entry {
+func conversation() []*memoryv1.Message {
 	filler := strings.Repeat("this part of the reply is general chatter without much content. ", 20)
-	return entries(
+	return messages(
 		user("hi there. can you help me with shipping? what is the cheapest carrier to Lisbon?"),
 		assistant("sure. "+filler+"the cheapest carrier is Correos at 12.50 EUR per parcel. "+filler),
 		user("ok. we decided to go with Correos for all 300 parcels. how long will it take?"),
@@ -71,21 +71,20 @@ func TestExtractiveDeterministicAndBounded(t *testing.T) {
 		t.Errorf("maxTokens 0: %q", out)
 	}
 	// One endless word cannot break the bound.
-	huge := entries(user(strings.Repeat("x", 100000)))
+	huge := messages(user(strings.Repeat("x", 100000)))
 	if out := (Extractive{}).Summarize(huge, 30, tok); tok.Count(out) > 30 {
 		t.Errorf("huge word: %d tokens", tok.Count(out))
 	}
 }
 
-func TestExtractiveKeepsNamesAndEarlierSummaries(t *testing.T) {
+func TestExtractiveCondenseKeepsNames(t *testing.T) {
 	tok := tokenizerT(t)
-	prior := &memoryv1.L1Entry{Entry: &memoryv1.L1Entry_Summary{Summary: &memoryv1.Summary{Id: "s1", FirstSeq: 1, LastSeq: 4, Text: "Summary:\nUser: asked for the Q3 report."}}}
-	es := append([]*memoryv1.L1Entry{prior}, entries(
-		assistant("the report was written by Margaret Hamilton last week. it is long and detailed and covers everything in depth."),
-		assistant("other things happened too and they were discussed at length in the usual way by everyone."),
-	)...)
-	out := Extractive{}.Summarize(es, 40, tok)
-	if !strings.Contains(out, "Q3 report") || !strings.Contains(out, "Margaret Hamilton") {
-		t.Fatalf("summary lost the earlier summary or a name:\n%s", out)
+	sums := []*memoryv1.Summary{
+		{Id: "s1", FirstSeq: 1, LastSeq: 4, Text: "Summary of messages 1-4:\nUser: asked for the Q3 report."},
+		{Id: "s2", FirstSeq: 5, LastSeq: 9, Text: "Summary of messages 5-9:\nAssistant: the report was written by Margaret Hamilton last week. it is long and detailed."},
+	}
+	out := Extractive{}.Condense(sums, 30, tok)
+	if !strings.Contains(out, "Q3 report") || !strings.Contains(out, "Margaret Hamilton") || strings.Contains(out, "Summary of") {
+		t.Fatalf("condensed summary lost a fact or kept a header:\n%s", out)
 	}
 }
