@@ -386,18 +386,28 @@ func fitText(tok Tokenizer, header string, limit int, body func(n int) string) s
 	return ""
 }
 
-// summaryTarget is the token limit for the summary of covered tokens:
-// about covered/TargetCompression, at least minSummaryTokens, at most
-// summary_max_tokens, and always strictly less than covered.
+// summaryTarget is the token limit for the summary of covered tokens: its
+// body at most 1/summaryShare of them (at least minSummaryTokens), plus
+// summaryFrame for the header and framing, at most summary_max_tokens, and
+// always strictly less than covered. It is a cap, not a target: the
+// extractive summarizer keeps only salient units, so on conversational
+// text its summaries are much smaller than the cap (see
+// TestSummarizerRetentionAndRatio), and only text dense with facts is
+// compressed as little as summaryShare.
 func summaryTarget(covered int, maxTokens int) int {
-	limit := max(covered/TargetCompression, minSummaryTokens)
+	limit := max(covered/summaryShare, minSummaryTokens) + summaryFrame
 	return min(limit, maxTokens, covered-MessageOverheadTokens-1)
 }
 
-// TargetCompression is the compression ratio a summary aims at: its token
-// limit is about 1/TargetCompression of what it covers. Filler is dropped
-// even below the limit, so summaries are often smaller still.
-const TargetCompression = 6
+// summaryFrame: the tokens of a summary's header and line prefixes, which
+// do not count against its share.
+const summaryFrame = 12
+
+// summaryShare: a summary holds at most a third of the tokens it covers.
+// A smaller share drops facts at summary time that a later, better
+// informed step (condensing archived summaries) could keep: on the
+// fact-dense corpus a share of 1/5 kept a third fewer facts.
+const summaryShare = 3
 
 // minSummaryTokens is the smallest token limit a summary gets, so that a
 // run of a few short messages still keeps its facts.

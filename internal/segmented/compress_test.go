@@ -81,3 +81,70 @@ func TestL2FIFOGrowsToCapThenArchivesOldest(t *testing.T) {
 	}
 	t.Logf("L2: %d summaries, %d tokens of %d; %d archived", len(s.snap.L2), s.tok.l2, maxL2, s.snap.ArchivedL2Count)
 }
+
+// scriptedTurn returns turn i (1-based) of a 60-turn scripted conversation:
+// small talk first, a decision at turn 16, a key tool result at turn 30,
+// and ordinary questions and answers around them.
+func scriptedTurn(i int) []*memoryv1.MessageInput {
+	topics := []string{"the onboarding flow", "the pricing page", "the weekly report", "the export job", "the search box", "the mobile layout"}
+	topic := topics[i%len(topics)]
+	switch i {
+	case 1:
+		return []*memoryv1.MessageInput{
+			user("Hi! How are you today? Lovely weather here, the sun is finally out."),
+			assistant("Hello! I'm doing well, thanks for asking. Glad to hear the sun is out. How can I help?"),
+		}
+	case 16:
+		return []*memoryv1.MessageInput{
+			user("After comparing the three carriers, which one should we pick?"),
+			assistant("We decided to go with Acme Logistics: contract ACME-7781 runs for 24 months at 4.10 EUR per parcel, starting on June 3."),
+		}
+	case 30:
+		return []*memoryv1.MessageInput{
+			user("Please refund the damaged order for Mrs. Okafor."),
+			assistant("", call("refund-30", "issue_refund")),
+			toolResult("refund-30", "status: ok\nrefund RF-5521 issued: 312.40 EUR to card ending 0417"),
+			assistant("The refund is done."),
+		}
+	}
+	return []*memoryv1.MessageInput{
+		user(fmt.Sprintf("Turn %d: could you look at %s again? Something about it still feels a bit off to me, though I can't quite say what.", i, topic)),
+		assistant(fmt.Sprintf("Sure. I went over %s once more. Overall it looks reasonable, and most of what we discussed earlier still holds. "+
+			"There are a couple of small things we could polish, but nothing urgent, and it is probably fine to leave it as it is for now. "+
+			"Let me know if you want me to dig deeper into any particular part of it.", topic)),
+	}
+}
+
+// TestLongConversationKeepsTheMiddle is the case of issue 8: with one
+// rolling summary, a decision from turn 16 and a key tool result were gone
+// by turn 59 while the small talk of turn 1 remained. Summaries are now
+// made once and chosen by salience: the decision and the tool result are
+// in the context at turn 60 (in an L2 summary or the condensed one), the
+// small talk is not.
+func TestLongConversationKeepsTheMiddle(t *testing.T) {
+	s := mustCreate(t, &memoryv1.CreateSessionRequest{SystemPrompt: "You are a logistics assistant.", MaxContextTokens: 2000, ReservedOutputTokens: 300})
+	for i := 1; i <= 60; i++ {
+		appendOK(t, s, scriptedTurn(i)...)
+		checkInvariants(t, s)
+	}
+	var ctx strings.Builder
+	for _, m := range s.Context().Messages {
+		ctx.WriteString(m.Content)
+		ctx.WriteString("\n")
+	}
+	text := ctx.String()
+	for _, want := range []string{"ACME-7781", "Acme Logistics", "24 months", "RF-5521", "312.40 EUR"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("turn 60: context lost %q", want)
+		}
+	}
+	if strings.Contains(text, "weather") {
+		t.Errorf("turn 60: context still holds the small talk of turn 1")
+	}
+	if t.Failed() {
+		t.Logf("context:\n%s", text)
+	}
+	if s.snap.Compressions == 0 || len(s.snap.L2) == 0 {
+		t.Fatalf("%d compressions, %d L2 summaries: the test does not exercise compression", s.snap.Compressions, len(s.snap.L2))
+	}
+}

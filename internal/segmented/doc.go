@@ -109,10 +109,17 @@
 // older gist. If the budget still cannot hold, the command is rejected
 // with 413.
 //
-// Summary sizes: a summary aims at 1/TargetCompression of what it covers
-// (at least minSummaryTokens, at most summary_max_tokens). Its text starts
-// with the range it covers ("Summary of messages 12-19:"), and the Summary
-// lists the ids of the messages (or, condensed, of the summaries) it covers.
+// Summaries keep facts: the default Summarizer (Extractive) selects units
+// (sentences, long ones trimmed to their salient clauses) by salience, not
+// by age — decisions and commitments, open questions, ids, numbers, dates,
+// names, tool calls and outcomes — drops greetings and filler even when
+// there is room, and drops units that repeat a kept one. A summary's body
+// is capped at a third of what it covers (summaryTarget); on chatty text it
+// is about a ninth, with every planted fact kept (see
+// TestSummarizerRetentionAndRatio for the figures). Its text starts with
+// the range it covers ("Summary of messages 12-19:"), and the Summary
+// lists the ids of the messages (or, condensed, of the summaries) it
+// covers.
 //
 // Every outcome is in the events — the summary texts and token counts,
 // which summaries moved, which were archived and the condensed text — so

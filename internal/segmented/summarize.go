@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 )
@@ -40,12 +38,18 @@ func condenserOf(s Summarizer) Condenser {
 	return Extractive{}
 }
 
-// Extractive is the deterministic default Summarizer. It keeps whole
-// sentences, preferring, in order: the user's questions, decisions,
-// sentences with numbers, sentences with names (capitalized words inside a
-// sentence), tool calls; then other user sentences, then the rest.
-// The kept sentences stay in conversation order, grouped by message and
-// prefixed by the speaker, and the result fits maxTokens.
+// Extractive is the deterministic default Summarizer and Condenser. It
+// selects by salience, not by age: it splits the text into units
+// (sentences, and the clauses of long sentences), scores each by the key
+// facts it carries (scoreUnit: decisions and commitments, open questions,
+// ids, numbers, dates, names, tool calls and outcomes), drops filler
+// (greetings, acknowledgements, units with no key fact) even when there is
+// room, drops a unit whose words a kept unit already holds, and keeps the
+// best units within the limit. Ties go to the unit ranked higher within its
+// own message (or summary), so a tight limit still hears from every
+// message. The kept units stay in conversation order, one line per message
+// prefixed by the speaker. When no unit is salient, the best one is kept,
+// clipped, so a summary is never empty.
 type Extractive struct{}
 
 var (
@@ -53,78 +57,84 @@ var (
 	_ Condenser  = Extractive{}
 )
 
-// maxPieceWords bounds one kept sentence, so one endless line cannot take the
-// whole summary.
-const maxPieceWords = 60
-
-type piece struct {
-	msg   int // index of the entry it comes from
-	text  string
-	score int
-	order int
-}
-
-var decisionWords = []string{
-	"decide", "decided", "decision", "agree", "agreed", "chose", "choose", "chosen",
-	"will", "plan", "must", "confirm", "confirmed", "approve", "approved", "settled",
-	"let's", "we'll", "going to", "conclusion", "resolved", "final",
-}
-
 // Summarize implements Summarizer.
 func (Extractive) Summarize(msgs []*memoryv1.Message, maxTokens int, tok Tokenizer) string {
 	if maxTokens <= 0 || len(msgs) == 0 {
 		return ""
 	}
-	var pieces []piece
-	seen := map[string]bool{}
-	add := func(p piece) {
-		key := strings.ToLower(p.text)
-		if !seen[key] {
-			seen[key] = true
-			pieces = append(pieces, p)
+	names := map[string]string{} // tool call id -> tool name
+	for _, m := range msgs {
+		for _, c := range m.GetToolCalls() {
+			names[c.GetId()] = c.GetName()
 		}
 	}
+	var us []unit
 	prefixes := make([]string, len(msgs))
 	for i, m := range msgs {
-		prefixes[i] = speaker(m) + ": "
+		prefixes[i] = speaker(m, names) + ": "
 		user := m.GetRole() == memoryv1.Role_ROLE_USER
-		for _, sn := range splitSentences(m.GetContent()) {
-			add(piece{msg: i, text: sn, score: scoreSentence(sn, user)})
+		tool := m.GetRole() == memoryv1.Role_ROLE_TOOL
+		from := len(us)
+		rows := map[string]int{} // line shape -> index in us of its first row
+		more := map[int]int{}    // index in us of a first row -> rows like it
+		for _, u := range scoredUnits(m.GetContent(), user, tool) {
+			if tool && u.score > 0 {
+				// Rows of data (lines of one shape): the first stands
+				// for the others, which are left out.
+				shape := lineShape(u.text)
+				if first, ok := rows[shape]; ok {
+					more[first]++
+					continue
+				}
+				rows[shape] = len(us)
+			}
+			u.group = i
+			us = append(us, u)
 		}
-		for _, c := range m.GetToolCalls() {
-			add(piece{msg: i, text: "called " + c.GetName() + "(" + clipWords(c.GetArguments(), 12) + ")", score: 8})
+		for j := from; j < len(us); j++ {
+			if n := more[j]; n > 0 {
+				us[j].text += fmt.Sprintf(" (+%d more like it)", n)
+			}
+		}
+		for ci, c := range m.GetToolCalls() {
+			text := "called " + c.GetName() + "(" + clipWords(c.GetArguments(), 16) + ")"
+			us = append(us, unit{group: i, sent: -1 - ci, text: text, score: wToolCall + scoreUnit(c.GetArguments(), false, false)})
 		}
 	}
-	return selectPieces(pieces, prefixes, maxTokens, tok)
+	return selectUnits(us, prefixes, maxTokens, tok)
 }
 
-// Condense implements Condenser: the sentences of the summaries' lines,
-// selected the same way.
+// Condense implements Condenser: the units of the summaries' lines,
+// selected the same way (a line keeps its speaker).
 func (Extractive) Condense(sums []*memoryv1.Summary, maxTokens int, tok Tokenizer) string {
 	if maxTokens <= 0 || len(sums) == 0 {
 		return ""
 	}
-	var pieces []piece
+	var us []unit
 	var prefixes []string
-	seen := map[string]bool{}
 	for _, sum := range sums {
 		for _, line := range summaryLines(sum.GetText()) {
 			who, text, ok := strings.Cut(line, ": ")
-			if !ok {
+			if !ok || strings.ContainsAny(who, ".?!") || len(who) > 40 {
 				who, text = "", line
 			}
-			prefixes = append(prefixes, who+": ")
-			i := len(prefixes) - 1
-			for _, sn := range splitSentences(text) {
-				key := strings.ToLower(sn)
-				if !seen[key] {
-					seen[key] = true
-					pieces = append(pieces, piece{msg: i, text: sn, score: scoreSentence(sn, who == "User")})
+			g := len(prefixes)
+			if who != "" {
+				prefixes = append(prefixes, who+": ")
+			} else {
+				prefixes = append(prefixes, "")
+			}
+			user, tool := who == "User", strings.HasPrefix(who, "Tool")
+			for _, u := range scoredUnits(text, user, tool) {
+				if strings.HasPrefix(u.text, "called ") {
+					u.score += wToolCall
 				}
+				u.group = g
+				us = append(us, u)
 			}
 		}
 	}
-	return selectPieces(pieces, prefixes, maxTokens, tok)
+	return selectUnits(us, prefixes, maxTokens, tok)
 }
 
 // summaryLines returns the lines of a summary's text without its header.
@@ -140,192 +150,146 @@ func summaryLines(text string) []string {
 	return out
 }
 
-// selectPieces keeps the best pieces (by score, then age) within maxTokens,
-// in their original order.
-func selectPieces(pieces []piece, prefixes []string, maxTokens int, tok Tokenizer) string {
-	for i := range pieces {
-		pieces[i].order = i
+// selectUnits keeps the most salient units within maxTokens (see
+// Extractive) and assembles them in their original order.
+func selectUnits(us []unit, prefixes []string, maxTokens int, tok Tokenizer) string {
+	// Rank of each unit within its group, by score (0 = the group's best).
+	order := make([]int, len(us))
+	for i := range order {
+		order[i] = i
 	}
-	// Greedy selection by score (then age), with the token cost of each
-	// piece estimated on its own; the assembled text is checked below.
-	byScore := slices.Clone(pieces)
-	slices.SortStableFunc(byScore, func(a, b piece) int { return b.score - a.score })
-	budget := maxTokens
-	chosen := make([]bool, len(pieces))
+	slices.SortStableFunc(order, func(a, b int) int {
+		if us[a].group != us[b].group {
+			return us[a].group - us[b].group
+		}
+		return us[b].score - us[a].score
+	})
+	rank := make([]int, len(us))
+	for i, ui := range order {
+		if i > 0 && us[order[i-1]].group == us[ui].group {
+			rank[ui] = rank[order[i-1]] + 1
+		}
+	}
+	// Selection order: salience per token, then rank within the group,
+	// then age.
+	cost := make([]int, len(us))
+	value := make([]int, len(us))
+	for i, u := range us {
+		cost[i] = tok.Count(" " + u.text)
+		value[i] = u.score * 100 / (cost[i] + valueSlack)
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		if value[a] != value[b] {
+			return value[b] - value[a]
+		}
+		if rank[a] != rank[b] {
+			return rank[a] - rank[b]
+		}
+		return a - b
+	})
+	chosen := make([]bool, len(us))
 	started := make([]bool, len(prefixes))
-	for _, p := range byScore {
-		cost := tok.Count(" " + p.text)
-		if !started[p.msg] {
-			cost += tok.Count("\n" + prefixes[p.msg])
+	var keptWords []map[string]bool
+	seen := map[string]bool{}
+	budget := maxTokens
+	for _, i := range order {
+		u := us[i]
+		if u.score < minSalience {
+			break // filler: never kept while a salient unit exists
+		}
+		key := strings.ToLower(u.text)
+		if seen[key] {
+			continue
+		}
+		words, keys := contentWords(u.text), keyTokens(u.text)
+		if slices.ContainsFunc(keptWords, func(k map[string]bool) bool { return subsumed(words, k) || redundant(words, keys, k) }) {
+			continue
+		}
+		cost := cost[i]
+		if !started[u.group] {
+			cost += tok.Count("\n" + prefixes[u.group])
 		}
 		if cost > budget {
 			continue
 		}
 		budget -= cost
-		chosen[p.order] = true
-		started[p.msg] = true
+		chosen[i], started[u.group], seen[key] = true, true, true
+		keptWords = append(keptWords, words)
 	}
 	for {
-		text := assemble(pieces, chosen, prefixes)
+		text := assemble(us, chosen, prefixes)
+		if text == "" {
+			break
+		}
 		if tok.Count(text) <= maxTokens {
-			if text == "" {
-				break // nothing fitted: fall through to truncation
-			}
 			return text
 		}
-		// Drop the lowest-scored chosen piece and try again.
-		drop := -1
-		for i := len(byScore) - 1; i >= 0; i-- {
-			if chosen[byScore[i].order] {
-				drop = byScore[i].order
+		// The estimate was short: drop the last chosen unit in
+		// selection order (the least salient) and try again.
+		for j := len(order) - 1; j >= 0; j-- {
+			if chosen[order[j]] {
+				chosen[order[j]] = false
 				break
 			}
 		}
-		if drop < 0 {
-			break
-		}
-		chosen[drop] = false
 	}
-	// Nothing fits whole: cut the best piece to the budget, word by word.
-	if len(byScore) == 0 {
+	// Nothing salient fits whole: the best unit, clipped to the limit.
+	if len(order) == 0 {
 		return ""
 	}
-	best := byScore[0]
-	return truncateTokens(prefixes[best.msg]+best.text, maxTokens, tok)
+	best := us[order[0]]
+	return truncateTokens(prefixes[best.group]+clipWords(best.text, 16), maxTokens, tok)
 }
 
-func assemble(pieces []piece, chosen []bool, prefixes []string) string {
+// valueSlack is added to a unit's tokens when its salience per token is
+// computed, so very short units do not win on length alone.
+const valueSlack = 8
+
+// assemble writes the chosen units in order: one line per group, prefixed
+// by its speaker; clauses of one sentence joined by ", ", sentences by " ".
+func assemble(us []unit, chosen []bool, prefixes []string) string {
 	var b strings.Builder
-	last := -1
-	for i, p := range pieces {
+	lastGroup, lastSent, prev := -1, 0, ""
+	for i, u := range us {
 		if !chosen[i] {
 			continue
 		}
-		if p.msg != last {
+		switch {
+		case u.group != lastGroup:
 			if b.Len() > 0 {
 				b.WriteString("\n")
 			}
-			b.WriteString(prefixes[p.msg])
-			b.WriteString(p.text)
-			last = p.msg
-			continue
+			b.WriteString(prefixes[u.group])
+		case u.sent == lastSent && u.sent >= 0:
+			b.WriteString(", ")
+		case strings.HasSuffix(prev, ".") || strings.HasSuffix(prev, "?") || strings.HasSuffix(prev, "!"):
+			b.WriteString(" ")
+		default:
+			b.WriteString("; ") // lines without end punctuation (tool output)
 		}
-		b.WriteString(" ")
-		b.WriteString(p.text)
+		b.WriteString(u.text)
+		lastGroup, lastSent, prev = u.group, u.sent, u.text
 	}
 	return b.String()
 }
 
-func speaker(m *memoryv1.Message) string {
+func speaker(m *memoryv1.Message, toolNames map[string]string) string {
 	switch m.GetRole() {
 	case memoryv1.Role_ROLE_USER:
 		return "User"
 	case memoryv1.Role_ROLE_ASSISTANT:
 		return "Assistant"
 	case memoryv1.Role_ROLE_TOOL:
-		return fmt.Sprintf("Tool result (%s)", m.GetToolCallId())
+		if name := toolNames[m.GetToolCallId()]; name != "" {
+			return "Tool " + name
+		}
+		if m.GetName() != "" {
+			return "Tool " + m.GetName()
+		}
+		return "Tool result"
 	default:
 		return "System"
 	}
-}
-
-func scoreSentence(s string, user bool) int {
-	score := 0
-	if user {
-		score += 5
-		if strings.HasSuffix(s, "?") {
-			score += 40
-		}
-	}
-	lower := strings.ToLower(s)
-	for _, w := range decisionWords {
-		if containsWord(lower, w) {
-			score += 20
-			break
-		}
-	}
-	if strings.IndexFunc(s, unicode.IsDigit) >= 0 {
-		score += 15
-	}
-	if hasName(s) {
-		score += 10
-	}
-	return score
-}
-
-// containsWord reports whether w occurs in s delimited by non-letters.
-func containsWord(s, w string) bool {
-	for i := 0; ; {
-		j := strings.Index(s[i:], w)
-		if j < 0 {
-			return false
-		}
-		j += i
-		before, _ := utf8.DecodeLastRuneInString(s[:j])
-		after, _ := utf8.DecodeRuneInString(s[j+len(w):])
-		if (j == 0 || !unicode.IsLetter(before)) && (j+len(w) == len(s) || !unicode.IsLetter(after)) {
-			return true
-		}
-		i = j + 1
-	}
-}
-
-// hasName reports a capitalized word that does not start the sentence.
-func hasName(s string) bool {
-	words := strings.Fields(s)
-	for i, w := range words {
-		if i == 0 || w == "I" {
-			continue
-		}
-		r, _ := utf8.DecodeRuneInString(w)
-		if unicode.IsUpper(r) {
-			return true
-		}
-	}
-	return false
-}
-
-// splitSentences splits text into trimmed sentences at ., ?, ! followed by
-// a space, and at line breaks; each is clipped to maxPieceWords.
-func splitSentences(text string) []string {
-	var out []string
-	flush := func(s string) {
-		s = strings.TrimSpace(s)
-		if s != "" {
-			out = append(out, clipWords(s, maxPieceWords))
-		}
-	}
-	start := 0
-	for i := 0; i < len(text); i++ {
-		c := text[i]
-		switch {
-		case c == '\n':
-			flush(text[start:i])
-			start = i + 1
-		case (c == '.' || c == '?' || c == '!') && (i+1 == len(text) || text[i+1] == ' ' || text[i+1] == '\n'):
-			flush(text[start : i+1])
-			start = i + 1
-		}
-	}
-	flush(text[start:])
-	return out
-}
-
-// maxPieceBytes bounds one kept sentence in bytes (a word can be huge).
-const maxPieceBytes = 480
-
-func clipWords(s string, n int) string {
-	words := strings.Fields(s)
-	var out string
-	if len(words) > n {
-		out = strings.Join(words[:n], " ") + " …"
-	} else {
-		out = strings.Join(words, " ")
-	}
-	if len(out) > maxPieceBytes {
-		out = truncate(out, maxPieceBytes)
-	}
-	return out
 }
 
 // truncateTokens returns the longest word prefix of s within maxTokens.

@@ -37,9 +37,9 @@ func TestExtractiveKeepsEssentials(t *testing.T) {
 		t.Fatalf("summary has %d tokens > 120:\n%s", n, out)
 	}
 	for _, want := range []string{
-		"what is the cheapest carrier to Lisbon?", // the user's question
-		"we decided to go with Correos",           // a decision
-		"12.50",                                   // numbers
+		"cheapest carrier to Lisbon?",   // the user's question
+		"we decided to go with Correos", // a decision
+		"12.50",                         // numbers
 		"300",
 		"4 days",
 	} {
@@ -87,4 +87,72 @@ func TestExtractiveCondenseKeepsNames(t *testing.T) {
 	if !strings.Contains(out, "Q3 report") || !strings.Contains(out, "Margaret Hamilton") || strings.Contains(out, "Summary of") {
 		t.Fatalf("condensed summary lost a fact or kept a header:\n%s", out)
 	}
+}
+
+// TestExtractiveSalience: each kind of key fact is kept over filler, and
+// filler is dropped even when there is room.
+func TestExtractiveSalience(t *testing.T) {
+	tok := tokenizerT(t)
+	msgs := messages(
+		user("Hi there! Thanks so much for your help yesterday, really appreciated. How are you doing?"),
+		assistant("Hello! I'm doing well, thank you. Happy to help. "+
+			"Well, after going back and forth with the team for quite a while and weighing all of the options we had on the table, we decided to use Postgres for the ledger. "+
+			"There are a few ways to think about it, and each of them has its own trade-offs. "+
+			"Ticket LEDGER-204 tracks the migration, and Priya Raman will own it. "+
+			"The budget is 48,000 EUR and the cutover is on March 14."),
+		user("Great. Should we also move the audit logs?"),
+		assistant("", call("c9", "sql")),
+		toolResult("c9", "status: error\nrelation audit_logs does not exist\nrow 1: x=1\nrow 2: x=2\nrow 3: x=3"),
+		assistant("The query failed, so the audit logs stay where they are for now. Sounds good? Let me know if anything else comes up."),
+	)
+	out := Extractive{}.Summarize(msgs, 400, tok)
+	for _, want := range []string{
+		"decided to use Postgres for ledger", // a decision, its clause trimmed
+		"LEDGER-204",                         // an id
+		"Priya Raman will own it",            // a name, a commitment
+		"48,000 EUR",                         // a number
+		"March 14",                           // a date
+		"Should we also move audit logs?",    // an open question
+		"status: error",                      // a tool outcome
+		"row 1: x=1 (+2 more like it)",       // rows of data: the first stands for the rest
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lost %q:\n%s", want, out)
+		}
+	}
+	for _, filler := range []string{"Hi there", "Thanks so much", "Happy to help", "trade-offs", "back and forth", "Let me know", "row 2"} {
+		if strings.Contains(out, filler) {
+			t.Errorf("summary kept filler %q:\n%s", filler, out)
+		}
+	}
+	if n, covered := tok.Count(out), tok.Count(strings.Join(contents(msgs), " ")); n*2 > covered {
+		t.Errorf("summary of %d tokens for %d covered: filler not dropped:\n%s", n, covered, out)
+	}
+	// Pure small talk still gives a (short) summary.
+	small := Extractive{}.Summarize(messages(user("Hi! How are you?"), assistant("Great, thanks! And you?")), 100, tok)
+	if small == "" || tok.Count(small) > 12 {
+		t.Errorf("small talk summary %q", small)
+	}
+}
+
+// TestExtractiveDeduplicates: a fact repeated across messages is kept once.
+func TestExtractiveDeduplicates(t *testing.T) {
+	tok := tokenizerT(t)
+	msgs := messages(
+		user("The invoice INV-881 is overdue by 12 days."),
+		assistant("Right, the invoice INV-881 is overdue by 12 days."),
+		assistant("To recap: the invoice INV-881 is overdue by 12 days. I will call Dana on Monday."),
+	)
+	out := Extractive{}.Summarize(msgs, 200, tok)
+	if n := strings.Count(out, "INV-881"); n != 1 || !strings.Contains(out, "call Dana on Monday") {
+		t.Fatalf("INV-881 %d times:\n%s", n, out)
+	}
+}
+
+func contents(ms []*memoryv1.Message) []string {
+	var out []string
+	for _, m := range ms {
+		out = append(out, m.Content)
+	}
+	return out
 }
