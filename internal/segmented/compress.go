@@ -2,6 +2,7 @@ package segmented
 
 import (
 	"fmt"
+	"math"
 
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 	"google.golang.org/protobuf/proto"
@@ -85,26 +86,47 @@ func (c *compressor) started() bool {
 // the next one only when the budget does not hold: then eviction, then
 // archiving the oldest L2 summaries. nil: nothing more can be compressed.
 func (c *compressor) step(used uint64, over bool) proto.Message {
+	need := c.need(used)
 	if !over && !c.atLeast(used, c.prof.GetEvictPct()) {
 		batch := c.prof.GetSummarizeBatch()
 		if c.atLeast(used, c.prof.GetSummarizeMorePct()) {
 			batch = c.prof.GetSummarizeMoreBatch()
 		}
-		if sum := c.summarize(int(batch)); sum != nil {
+		if sum := c.summarize(int(batch), need); sum != nil {
 			return &memoryv1.L1Summarized{Summary: sum}
 		}
 		if !over {
 			return nil
 		}
 	}
-	if ev := c.evict(int(c.prof.GetEvictBatch())); ev != nil {
+	if ev := c.evict(int(c.prof.GetEvictBatch()), need); ev != nil {
 		return ev
 	}
 	if over {
-		return c.archiveForBudget()
+		return c.archiveForBudget(used - c.budget)
 	}
 	return nil
 }
+
+// need returns how many tokens a step should free. A profile that starts
+// on demand (start_pct set, as fill) compresses only what is needed: a
+// step takes the fewest of the oldest messages (at least minRun, at most
+// its batch) whose summary brings the usage under summarize_pct. The
+// design's profiles (start_pct 0) always take their batch.
+func (c *compressor) need(used uint64) uint64 {
+	if c.prof.GetStartPct() == 0 {
+		return math.MaxUint64
+	}
+	target := (uint64(c.prof.GetSummarizePct())*c.budget + 99) / 100 // usage must end below this
+	if used < target {
+		return 1
+	}
+	return used - target + 1
+}
+
+// minRun is the fewest messages an on-demand step summarizes (fewer would
+// spend most of the summary on its header).
+const minRun = 2
 
 // keepShares runs after every step: in-place summaries beyond L1's share
 // move to L2 (see l1SummaryShare), and L2 above max_l2_tokens archives its
@@ -146,22 +168,38 @@ func leadingSummaries(l1 []*memoryv1.L1Entry) (n int, tokens uint64) {
 
 // summarize returns a new in-place summary of the oldest verbatim L1
 // messages (about batch of them, see cut), or nil.
-func (c *compressor) summarize(batch int) *memoryv1.Summary {
+func (c *compressor) summarize(batch int, need uint64) *memoryv1.Summary {
 	from, _ := leadingSummaries(c.sc.snap.L1)
-	sum, _ := c.summarizeFrom(from, batch)
+	sum, _ := c.summarizeFrom(from, batch, need)
 	return sum
 }
 
 // summarizeFrom summarizes the verbatim L1 messages from index from on:
-// about batch of them, the run widened by batch while its summary would
-// not be strictly smaller than the run. It returns the summary and the end
-// of the run, or nil.
-func (c *compressor) summarizeFrom(from, batch int) (*memoryv1.Summary, int) {
+// about batch of them — fewer when fewer are estimated to free need tokens
+// (see need) — the run widened by batch while its summary would not be
+// strictly smaller than the run. It returns the summary and the end of the
+// run, or nil.
+func (c *compressor) summarizeFrom(from, batch int, need uint64) (*memoryv1.Summary, int) {
 	l1 := c.sc.snap.L1
 	batch = max(batch, 1)
 	g, limit := toolGroups(l1), latestUser(l1)
+	first := batch
+	for k := minRun; k < batch && need != math.MaxUint64; k++ {
+		end := g.cut(from+k, limit)
+		var covered uint64
+		for _, e := range l1[from:end] {
+			covered += uint64(entryTokens(e))
+		}
+		// The summary's cap bounds what it keeps: covered minus the cap
+		// is the least a summary of the run frees.
+		cap := uint64(summaryTarget(int(covered), int(c.sc.snap.GetConfig().GetSummaryMaxTokens())) + MessageOverheadTokens)
+		if covered > cap && covered-cap >= need {
+			first = k
+			break
+		}
+	}
 	prevEnd := from
-	for k := from + batch; ; k += batch {
+	for k := from + first; ; k += batch {
 		end := g.cut(k, limit)
 		// Defensive: a run never reaches into a summary (L1 is summaries,
 		// then verbatim messages).
@@ -187,7 +225,7 @@ func (c *compressor) summarizeFrom(from, batch int) (*memoryv1.Summary, int) {
 // the in-place summaries among them as they are, the verbatim messages
 // among them as one new summary of those messages only (tool groups whole,
 // never the latest user message). nil when there is nothing to move.
-func (c *compressor) evict(batch int) *memoryv1.L1Evicted {
+func (c *compressor) evict(batch int, need uint64) *memoryv1.L1Evicted {
 	l1 := c.sc.snap.L1
 	n, _ := leadingSummaries(l1)
 	moved := min(n, max(batch, 1))
@@ -196,7 +234,7 @@ func (c *compressor) evict(batch int) *memoryv1.L1Evicted {
 		ev.MovedSummaryIds = append(ev.MovedSummaryIds, e.GetSummary().GetId())
 	}
 	if rest := batch - moved; moved == n && rest > 0 {
-		ev.Summary, _ = c.summarizeFrom(n, rest)
+		ev.Summary, _ = c.summarizeFrom(n, rest, need)
 	}
 	if len(ev.MovedSummaryIds) == 0 && ev.Summary == nil {
 		return nil
@@ -227,11 +265,12 @@ func (c *compressor) moveExcessSummaries() *memoryv1.L1Evicted {
 
 // archiveToCap returns the L2Archived that brings L2 back within
 // max_l2_tokens by archiving its oldest summaries, or nil when L2 is within
-// it. It archives the fewest oldest summaries that bring L2 within the cap
-// together with one coarser summary condensing them, which stays at the
-// head of L2 (at least two are archived, so L2 never just trades a summary
-// for its condensed copy). Only when no condensed summary fits are the
-// fewest oldest summaries that bring L2 within the cap archived alone.
+// it. It archives the fewest oldest summaries (at least two) that, with one
+// coarser summary condensing them at the head of L2, bring L2 within the
+// cap; the condensed summary's token limit (condenseLimit) bounds what it
+// adds, so one condensation is decided. Only when nothing can be condensed
+// (a tiny max_l2_tokens) are the fewest oldest summaries that bring L2
+// within the cap archived alone.
 func (c *compressor) archiveToCap() *memoryv1.L2Archived {
 	l2 := c.sc.snap.L2
 	maxL2 := uint64(c.sc.snap.GetConfig().GetMaxL2Tokens())
@@ -253,33 +292,40 @@ func (c *compressor) archiveToCap() *memoryv1.L2Archived {
 		if k < 2 {
 			continue
 		}
-		if k > plain+maxCondenseTries {
-			break
+		limit := c.condenseLimit(l2[:k])
+		if limit < 1 || rest+uint64(limit+MessageOverheadTokens) > maxL2 {
+			continue
 		}
-		if cond := c.condense(l2[:k]); cond != nil && rest+uint64(cond.GetTokens()) <= maxL2 {
+		if cond := c.condense(l2[:k]); cond != nil {
 			return archiveEvent(l2[:k], cond)
 		}
 	}
 	return archiveEvent(l2[:plain], nil)
 }
 
-// maxCondenseTries bounds how many more summaries than strictly needed
-// archiveToCap archives to make room for their condensed summary.
-const maxCondenseTries = 8
-
 // archiveForBudget returns the L2Archived that frees room when the budget
-// does not hold and L1 has nothing left to compress: the oldest two L2
-// summaries condensed into one (when that is smaller), else the oldest
-// one. nil when L2 is empty.
-func (c *compressor) archiveForBudget() proto.Message {
+// does not hold (by over tokens) and L1 has nothing left to compress: the
+// fewest oldest L2 summaries whose condensed summary frees over tokens (all
+// of them when none does), or the last one alone. nil when L2 is empty.
+func (c *compressor) archiveForBudget(over uint64) proto.Message {
 	l2 := c.sc.snap.L2
 	if len(l2) == 0 {
 		return nil
 	}
-	if len(l2) >= 2 {
-		if cond := c.condense(l2[:2]); cond != nil {
-			return archiveEvent(l2[:2], cond)
+	var archived uint64
+	for k := 1; k <= len(l2); k++ {
+		archived += uint64(l2[k-1].GetTokens())
+		if k < 2 {
+			continue
 		}
+		limit := uint64(max(c.condenseLimit(l2[:k]), 0) + MessageOverheadTokens)
+		if archived < limit+over && k < len(l2) {
+			continue
+		}
+		if cond := c.condense(l2[:k]); cond != nil {
+			return archiveEvent(l2[:k], cond)
+		}
+		break
 	}
 	return archiveEvent(l2[:1], nil)
 }
@@ -299,14 +345,16 @@ func archiveEvent(sums []*memoryv1.Summary, condensed *memoryv1.Summary) *memory
 // condenseLimit is the token limit of a condensed summary of sums: at most
 // summary_max_tokens and half of max_l2_tokens (the rest of L2 keeps the
 // recent, detailed summaries), and strictly less than what it replaces.
+// Until the condensed summary reaches its cap it keeps (almost) everything
+// it condenses; from then on it keeps the most salient units of everything
+// archived so far, in a fixed size: an archive frees what it archives.
 func (c *compressor) condenseLimit(sums []*memoryv1.Summary) int {
 	cfg := c.sc.snap.GetConfig()
 	var covered int
 	for _, s := range sums {
 		covered += int(s.GetTokens())
 	}
-	limit := min(int(cfg.GetSummaryMaxTokens()), int(cfg.GetMaxL2Tokens())/2-MessageOverheadTokens, covered-MessageOverheadTokens-1)
-	return limit
+	return min(int(cfg.GetSummaryMaxTokens()), int(cfg.GetMaxL2Tokens())/2-MessageOverheadTokens, covered-MessageOverheadTokens-1)
 }
 
 // condense returns one coarser summary of the L2 summaries sums (two or

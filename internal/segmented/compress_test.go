@@ -148,3 +148,46 @@ func TestLongConversationKeepsTheMiddle(t *testing.T) {
 		t.Fatalf("%d compressions, %d L2 summaries: the test does not exercise compression", s.snap.Compressions, len(s.snap.L2))
 	}
 }
+
+// hundredTokens returns message i of the worked example in doc.go: about
+// 100 tokens, mostly filler, with one fact.
+func hundredTokens(t *testing.T, i int) *memoryv1.MessageInput {
+	tok := tokenizerT(t)
+	text := fmt.Sprintf("Item %d: ticket T-%d was assigned to Ana.", i, 100+i)
+	for tok.Count(text)+MessageOverheadTokens < 100 {
+		text += " ok"
+	}
+	if i%2 == 1 {
+		return user(text)
+	}
+	return assistant(text)
+}
+
+// TestWorkedExample runs steps 1 and 2 of the worked example in doc.go.
+func TestWorkedExample(t *testing.T) {
+	s := mustCreate(t, &memoryv1.CreateSessionRequest{MaxContextTokens: 1500, ReservedOutputTokens: 500,
+		SystemPrompt: "You are a helpful assistant for the support team of a shop."})
+	if cfg := s.snap.Config; cfg.MaxL2Tokens != 250 || cfg.SummaryMaxTokens != 250 || cfg.Profile.Name != ProfileFill {
+		t.Fatalf("config %v", cfg)
+	}
+	t.Logf("ROM %d tokens", s.tok.rom)
+	for i := 1; i <= 9; i++ {
+		if evs := appendOK(t, s, hundredTokens(t, i)); compresses(evs) {
+			t.Fatalf("message %d compressed", i)
+		}
+	}
+	t.Logf("after 9 messages: %d tokens (%.0f %%)", s.UsedTokens(), s.Usage().Percent)
+	evs := appendOK(t, s, hundredTokens(t, 10))
+	var kinds []string
+	for _, ev := range evs[1:] {
+		kinds = append(kinds, fmt.Sprintf("%T", ev))
+	}
+	ev, ok := evs[1].(*memoryv1.L1Evicted)
+	if !ok || len(evs) != 2 || len(ev.MovedSummaryIds) != 0 {
+		t.Fatalf("message 10 decided %v", kinds)
+	}
+	t.Logf("message 10: %s, %d of %d tokens; usage %d (%.0f %%)\n%s", ev.Summary.Id, ev.Summary.Tokens, ev.Summary.CoveredTokens, s.UsedTokens(), s.Usage().Percent, ev.Summary.Text)
+	if ev.Summary.FirstSeq != 1 || ev.Summary.LastSeq != 2 || len(s.snap.L2) != 1 || s.Usage().Percent >= 90 {
+		t.Fatalf("evicted %d-%d", ev.Summary.FirstSeq, ev.Summary.LastSeq)
+	}
+}

@@ -63,51 +63,96 @@
 //   - Every L1 entry is newer (higher seq) than every L2 summary; in-place
 //     summaries lead L1; a condensed summary can only lead L2.
 //   - L2 holds at most max_l2_tokens.
+//   - A summary covers verbatim messages only, never an earlier summary
+//     (only the condensed summary at the head of L2 condenses summaries).
+//   - Compression starts only when the usage passes the profile's start
+//     level: under fill, only when the command would not fit.
 //   - The ROM never changes within a turn: a new ROM version (RomUpdated)
 //     becomes active (RomActivated) only in the batch of the user message
 //     that starts the next turn.
 //
 // # Compression
 //
-// Compression is a conveyor: verbatim L1 messages -> in-place L1 summaries
-// -> L2 summaries (FIFO) -> swap, where a condensed summary of the archived
-// ones stays at the head of L2. A summary is made once, from verbatim
-// messages only (Summarizer never sees a summary), and never re-summarized
-// with newer messages.
+// Compression is a conveyor: verbatim L1 messages -> (in-place L1
+// summaries) -> L2 summaries, FIFO -> swap, with one condensed summary of
+// everything archived at the head of L2: recent detail, older gist. A
+// summary is made once, from verbatim messages only (a Summarizer never
+// sees a summary), and never re-summarized with newer messages; only the
+// condensed summary is condensed again, with the next summaries archived.
 //
-// After the messages of an append (or a Kernel change) are counted, and
-// when the usage u = PlannedTokens / budget calls for it (above the
-// profile's start_pct; when start_pct is 0, at summarize_pct), steps run
-// until u < summarize_pct and the budget holds. Each step, by pressure:
+// When. After an append, a Kernel change or a promotion, compression starts
+// when the usage u = PlannedTokens / budget exceeds the profile's start_pct
+// — for the default profile, fill, 100 %: only when the command would not
+// fit, so a conversation that fits is never compressed — or, for the
+// design's profiles (start_pct 0: balanced 70/80/85 %, data_intensive,
+// conversational), when u reaches summarize_pct. Steps then run until u <
+// summarize_pct and the budget holds.
+//
+// What. The pressure level of u picks each step:
 //
 //   - summarize_pct <= u < summarize_more_pct: the oldest summarize_batch
 //     verbatim L1 messages become one in-place summary (L1Summarized);
-//   - summarize_more_pct <= u < evict_pct: the same with summarize_more_batch;
-//   - u >= evict_pct, or over the budget, or nothing left to summarize while
-//     over the budget: the oldest evict_batch L1 entries move to L2
-//     (L1Evicted): in-place summaries as they are, the verbatim messages
-//     among them as one new summary of those messages;
-//   - over the budget with nothing left to move: the oldest L2 summaries
-//     are archived (L2Archived), two condensed into one when that is
-//     smaller, else one.
+//   - summarize_more_pct <= u < evict_pct: the same, summarize_more_batch;
+//   - u >= evict_pct (over the budget included): the oldest evict_batch L1
+//     entries move to L2 (L1Evicted): in-place summaries as they are, the
+//     verbatim messages among them as one new summary of those messages;
+//   - over the budget with nothing left in L1 to compress: the oldest L2
+//     summaries are archived and condensed (L2Archived; the fewest that
+//     free enough).
+//
+// A profile that starts on demand (start_pct set, as fill) compresses only
+// what is needed: a step takes, of its batch, the fewest oldest messages
+// (at least two) whose summary, at its cap, brings u below summarize_pct.
+// The design's profiles always take their batch.
 //
 // A run never splits a tool call from its results (the boundary moves to
 // take or leave the whole group; a group still waiting for a result stops
 // the run) and never reaches the latest user message. A run is widened when
 // its summary would not be strictly smaller than what it covers.
 //
-// After every step two shares are restored. L1's share: the in-place
-// summaries together hold at most summary_max_tokens (plus overhead); the
-// oldest beyond it move to L2 as they are (L1Evicted with only
-// moved_summary_ids). L2's share: when L2 exceeds max_l2_tokens, its oldest
-// summaries, the fewest that bring it back within the cap (at least two),
-// are archived to swap — still searchable, and recallable by id — and
-// condensed into one coarser summary (at most summary_max_tokens and half
-// of max_l2_tokens) that takes their place at the head of L2, listing them
-// in summary_ids. The condensed summary is itself the oldest L2 entry, so
-// the next archive condenses it again with the next oldest: recent detail,
-// older gist. If the budget still cannot hold, the command is rejected
-// with 413.
+// Shares, restored after every step. L1's: the in-place summaries together
+// hold at most summary_max_tokens (plus overhead); the oldest beyond move
+// to L2 as they are (L1Evicted with only moved_summary_ids). L2's: when L2
+// exceeds max_l2_tokens (default: 5,000, at most a quarter of the budget),
+// its oldest summaries are archived to swap — still searchable, and
+// recallable by id — the fewest (at least two) that, with the one coarser
+// summary condensing them, bring L2 back within the cap. The condensed
+// summary (at most summary_max_tokens and half of max_l2_tokens) takes
+// their place at the head of L2 and lists them in summary_ids. Being the
+// oldest L2 entry, it is condensed again with the next oldest at the next
+// archive: until it reaches its cap it keeps nearly everything, from then
+// on the most salient units of all that was archived. If the budget still
+// cannot hold, the command is rejected with 413.
+//
+// A worked example (steps 1 and 2 are TestWorkedExample): the default
+// profile (fill: start 100 %, levels 90/94/97 %, batches 4/6/8), a budget
+// of 1,000 tokens (so max_l2_tokens and summary_max_tokens are 250), a ROM
+// of 17 tokens, one message of 100 tokens per append, roles alternating.
+//
+//  1. Messages 1-9 fit (917 tokens, 92 %): nothing is compressed.
+//  2. Message 10 would make 1,017 (102 %): compression starts, at the evict
+//     level. Getting below 90 % needs 118 tokens; of the 8 oldest entries
+//     the step takes the fewest whose summary frees that even at its cap
+//     (a third of what it covers, plus 12 for its header, plus 4): two
+//     messages (200 tokens, cap 82). Messages 1-2 leave L1 as one summary
+//     s1 of 42 tokens ("Summary of messages 1-2:" and one line per message
+//     with its fact) appended to L2 (L1Evicted). Usage 859 (86 %): done.
+//  3. Each time the context would overflow again, the oldest verbatim
+//     messages become one more L2 summary: L2 = [s1, s2, s3, ...], FIFO,
+//     append-only. L1 keeps the latest messages verbatim.
+//  4. When an eviction takes L2 above 250 tokens, its oldest summaries, say
+//     s1 and s2, are archived to swap and condensed into c1 ("Condensed
+//     summary of messages 1-6:"), the new head of L2: [c1, s3, ..., s7].
+//     Next time c1 and s3 become c2, and so on: c covers messages 1..n in
+//     at most 121 tokens, the s the recent ones in detail.
+//  5. The latest user message, and everything after it, stays verbatim; a
+//     tool call and its results are compressed together or not at all.
+//
+// Under balanced the same session compresses from 700 tokens on, four
+// messages at a time into in-place summaries, and holds the usage near
+// 70 %: more room left free (for promotions, for bursts), less detail.
+// BenchmarkProfilesLongConversation compares the profiles on a long
+// conversation.
 //
 // Summaries keep facts: the default Summarizer (Extractive) selects units
 // (sentences, long ones trimmed to their salient clauses) by salience, not

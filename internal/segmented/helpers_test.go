@@ -227,10 +227,24 @@ func checkInvariants(t tb, s *State) {
 //   - L1Evicted moves the leading in-place summaries as they are;
 //   - L2Archived archives only the oldest L2 summaries, and only when L2
 //     exceeds max_l2_tokens or the budget does not hold; a condensed summary
-//     lists exactly the archived ones.
+//     lists exactly the archived ones;
+//   - compression starts only when the usage calls for it (the profile's
+//     start_pct; for fill, only when the command would not fit).
 func checkCompressionEvents(t tb, s *State, evs []proto.Message) {
 	t.Helper()
 	sc := FromSnapshot(s.Snapshot())
+	started := false
+	start := func(i int) {
+		t.Helper()
+		if started {
+			return
+		}
+		started = true
+		c := &compressor{sc: sc, prof: sc.snap.GetConfig().GetProfile(), budget: sc.Budget()}
+		if !c.started() {
+			t.Fatalf("event %d compresses at %d of %d tokens (profile %s): the context fits", i, sc.PlannedTokens(), sc.Budget(), c.prof.GetName())
+		}
+	}
 	checkRun := func(sum *memoryv1.Summary) {
 		t.Helper()
 		var ids []string
@@ -250,6 +264,10 @@ func checkCompressionEvents(t tb, s *State, evs []proto.Message) {
 		}
 	}
 	for i, ev := range evs {
+		switch ev.(type) {
+		case *memoryv1.L1Summarized, *memoryv1.L1Evicted, *memoryv1.L2Archived:
+			start(i)
+		}
 		switch e := ev.(type) {
 		case *memoryv1.L1Summarized:
 			checkRun(e.Summary)

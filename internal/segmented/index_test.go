@@ -179,7 +179,7 @@ func TestPropertyIndexes(t *testing.T) {
 			log = append(log, storedBatchT{meta, rtEvs})
 		}
 		req := &memoryv1.CreateSessionRequest{
-			Profile:              rapid.SampledFrom([]string{ProfileBalanced, ProfileDataIntensive, ProfileConversational}).Draw(rt, "profile"),
+			Profile:              rapid.SampledFrom([]string{ProfileFill, ProfileBalanced, ProfileDataIntensive, ProfileConversational}).Draw(rt, "profile"),
 			MaxContextTokens:     uint32(rapid.IntRange(2000, 8000).Draw(rt, "max_context")),
 			ReservedOutputTokens: 500,
 			MaxL2Tokens:          uint32(rapid.IntRange(200, 3000).Draw(rt, "max_l2")),
@@ -237,7 +237,7 @@ func TestPropertyIndexes(t *testing.T) {
 				} else {
 					msgs = []*memoryv1.Message{{Id: "recalled", Role: memoryv1.Role_ROLE_USER, Content: "old", Tokens: 5}}
 				}
-				evs, err = s.DecidePromote(msgs)
+				evs, err = s.DecidePromote(msgs, env)
 			case k == 22:
 				evs, err = s.DecideClearPromoted()
 			case k == 23:
@@ -309,7 +309,8 @@ type storedBatchT struct {
 // place (appends, an in-place summary, a summary rewrite) and then fail:
 // the snapshot, totals, indexes and cached Context must be unchanged.
 func TestApplyRollsBackInPlaceChanges(t *testing.T) {
-	s := mustCreate(t, &memoryv1.CreateSessionRequest{MaxContextTokens: 3000, ReservedOutputTokens: 500, SystemPrompt: "Be brief."})
+	// balanced: its 70 % level summarizes in place before anything is evicted.
+	s := mustCreate(t, &memoryv1.CreateSessionRequest{Profile: ProfileBalanced, MaxContextTokens: 3000, ReservedOutputTokens: 500, SystemPrompt: "Be brief."})
 	env := testEnv(t)
 	var summarized, evicted bool
 	for i := 0; !summarized || !evicted; i++ {

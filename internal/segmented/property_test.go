@@ -233,7 +233,7 @@ func TestPropertyCommandStreams(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		env := Env{NowUnixNano: 42, Tokenizer: tok}
 		s := New()
-		profile := rapid.SampledFrom([]string{ProfileBalanced, ProfileDataIntensive, ProfileConversational}).Draw(rt, "profile")
+		profile := rapid.SampledFrom([]string{ProfileFill, ProfileBalanced, ProfileDataIntensive, ProfileConversational}).Draw(rt, "profile")
 		req := &memoryv1.CreateSessionRequest{
 			Profile:              profile,
 			MaxContextTokens:     uint32(rapid.IntRange(2000, 8000).Draw(rt, "max_context")),

@@ -170,17 +170,10 @@ func selectUnits(us []unit, prefixes []string, maxTokens int, tok Tokenizer) str
 			rank[ui] = rank[order[i-1]] + 1
 		}
 	}
-	// Selection order: salience per token, then rank within the group,
-	// then age.
-	cost := make([]int, len(us))
-	value := make([]int, len(us))
-	for i, u := range us {
-		cost[i] = tok.Count(" " + u.text)
-		value[i] = u.score * 100 / (cost[i] + valueSlack)
-	}
+	// Selection order: salience, then rank within the group, then age.
 	slices.SortStableFunc(order, func(a, b int) int {
-		if value[a] != value[b] {
-			return value[b] - value[a]
+		if us[a].score != us[b].score {
+			return us[b].score - us[a].score
 		}
 		if rank[a] != rank[b] {
 			return rank[a] - rank[b]
@@ -205,7 +198,7 @@ func selectUnits(us []unit, prefixes []string, maxTokens int, tok Tokenizer) str
 		if slices.ContainsFunc(keptWords, func(k map[string]bool) bool { return subsumed(words, k) || redundant(words, keys, k) }) {
 			continue
 		}
-		cost := cost[i]
+		cost := tok.Count(" " + u.text)
 		if !started[u.group] {
 			cost += tok.Count("\n" + prefixes[u.group])
 		}
@@ -240,10 +233,6 @@ func selectUnits(us []unit, prefixes []string, maxTokens int, tok Tokenizer) str
 	best := us[order[0]]
 	return truncateTokens(prefixes[best.group]+clipWords(best.text, 16), maxTokens, tok)
 }
-
-// valueSlack is added to a unit's tokens when its salience per token is
-// computed, so very short units do not win on length alone.
-const valueSlack = 8
 
 // assemble writes the chosen units in order: one line per group, prefixed
 // by its speaker; clauses of one sentence joined by ", ", sentences by " ".
