@@ -465,7 +465,6 @@ const minSummaryTokens = 24
 // when it would not be strictly smaller than the run.
 func summarizeRun(sc *State, run []*memoryv1.L1Entry, env Env) *memoryv1.Summary {
 	var covered uint64
-	msgs := make([]*memoryv1.Message, 0, len(run))
 	ids := make([]string, 0, len(run))
 	for _, e := range run {
 		m := e.GetMessage()
@@ -473,17 +472,16 @@ func summarizeRun(sc *State, run []*memoryv1.L1Entry, env Env) *memoryv1.Summary
 			return nil // never summarize a summary
 		}
 		covered += uint64(m.GetTokens())
-		msgs = append(msgs, m)
 		ids = append(ids, m.Id)
 	}
-	if len(msgs) == 0 {
+	if len(run) == 0 {
 		return nil
 	}
-	first, last := msgs[0].GetSeq(), msgs[len(msgs)-1].GetSeq()
+	first, last := run[0].GetMessage().GetSeq(), run[len(run)-1].GetMessage().GetSeq()
 	limit := summaryTarget(int(covered), int(sc.snap.GetConfig().GetSummaryMaxTokens()))
 	sz := env.summarizer()
 	text := fitText(env.Tokenizer, summaryHeader(first, last), limit, func(n int) string {
-		return sz.Summarize(msgs, n, env.Tokenizer)
+		return sz.Summarize(run, n, env.Tokenizer)
 	})
 	if text == "" {
 		return nil

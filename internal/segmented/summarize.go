@@ -14,14 +14,15 @@ const (
 	SourceLLM        = "llm"
 )
 
-// Summarizer condenses a run of verbatim messages into at most maxTokens
-// tokens (counted with tok). Only Decide calls it; its output is recorded
-// in the event, so replay never calls it again. It is only ever given
-// messages, never an earlier summary: a summary, once made, is not
-// summarized again with newer messages. msgs is only valid during the call
-// (the messages belong to the state): it must not be kept or modified.
+// Summarizer condenses a run of L1 entries into at most maxTokens tokens
+// (counted with tok). Only Decide calls it; its output is recorded in the
+// event, so replay never calls it again. The compression policy only ever
+// gives it verbatim messages, never an earlier summary: a summary, once
+// made, is not summarized again with newer messages (the property tests
+// check every summary the policy makes). entries is only valid during the
+// call (it is part of the state's L1): it must not be kept or modified.
 type Summarizer interface {
-	Summarize(msgs []*memoryv1.Message, maxTokens int, tok Tokenizer) string
+	Summarize(entries []*memoryv1.L1Entry, maxTokens int, tok Tokenizer) string
 }
 
 // Condenser condenses the oldest L2 summaries, when they are archived, into
@@ -57,21 +58,29 @@ var (
 	_ Condenser  = Extractive{}
 )
 
-// Summarize implements Summarizer.
-func (Extractive) Summarize(msgs []*memoryv1.Message, maxTokens int, tok Tokenizer) string {
-	if maxTokens <= 0 || len(msgs) == 0 {
+// Summarize implements Summarizer. A summary among entries (never from the
+// policy; a caller measuring the summarizer might pass one) contributes its
+// lines as Condense reads them.
+func (Extractive) Summarize(entries []*memoryv1.L1Entry, maxTokens int, tok Tokenizer) string {
+	if maxTokens <= 0 || len(entries) == 0 {
 		return ""
 	}
 	names := map[string]string{} // tool call id -> tool name
-	for _, m := range msgs {
-		for _, c := range m.GetToolCalls() {
+	for _, e := range entries {
+		for _, c := range e.GetMessage().GetToolCalls() {
 			names[c.GetId()] = c.GetName()
 		}
 	}
 	var us []unit
-	prefixes := make([]string, len(msgs))
-	for i, m := range msgs {
-		prefixes[i] = speaker(m, names) + ": "
+	var prefixes []string
+	for _, e := range entries {
+		m := e.GetMessage()
+		if m == nil {
+			us, prefixes = summaryUnits(e.GetSummary(), us, prefixes)
+			continue
+		}
+		i := len(prefixes)
+		prefixes = append(prefixes, speaker(m, names)+": ")
 		user := m.GetRole() == memoryv1.Role_ROLE_USER
 		tool := m.GetRole() == memoryv1.Role_ROLE_TOOL
 		from := len(us)
@@ -113,28 +122,35 @@ func (Extractive) Condense(sums []*memoryv1.Summary, maxTokens int, tok Tokenize
 	var us []unit
 	var prefixes []string
 	for _, sum := range sums {
-		for _, line := range summaryLines(sum.GetText()) {
-			who, text, ok := strings.Cut(line, ": ")
-			if !ok || strings.ContainsAny(who, ".?!") || len(who) > 40 {
-				who, text = "", line
-			}
-			g := len(prefixes)
-			if who != "" {
-				prefixes = append(prefixes, who+": ")
-			} else {
-				prefixes = append(prefixes, "")
-			}
-			user, tool := who == "User", strings.HasPrefix(who, "Tool")
-			for _, u := range scoredUnits(text, user, tool) {
-				if strings.HasPrefix(u.text, "called ") {
-					u.score += wToolCall
-				}
-				u.group = g
-				us = append(us, u)
-			}
-		}
+		us, prefixes = summaryUnits(sum, us, prefixes)
 	}
 	return selectUnits(us, prefixes, maxTokens, tok)
+}
+
+// summaryUnits appends the units of a summary's lines (one group per line,
+// keeping its speaker) to us and their prefixes to prefixes.
+func summaryUnits(sum *memoryv1.Summary, us []unit, prefixes []string) ([]unit, []string) {
+	for _, line := range summaryLines(sum.GetText()) {
+		who, text, ok := strings.Cut(line, ": ")
+		if !ok || strings.ContainsAny(who, ".?!") || len(who) > 40 {
+			who, text = "", line
+		}
+		g := len(prefixes)
+		if who != "" {
+			prefixes = append(prefixes, who+": ")
+		} else {
+			prefixes = append(prefixes, "")
+		}
+		user, tool := who == "User", strings.HasPrefix(who, "Tool")
+		for _, u := range scoredUnits(text, user, tool) {
+			if strings.HasPrefix(u.text, "called ") {
+				u.score += wToolCall
+			}
+			u.group = g
+			us = append(us, u)
+		}
+	}
+	return us, prefixes
 }
 
 // summaryLines returns the lines of a summary's text without its header.

@@ -7,17 +7,17 @@ import (
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 )
 
-func messages(msgs ...*memoryv1.MessageInput) []*memoryv1.Message {
-	out := make([]*memoryv1.Message, len(msgs))
+func messages(msgs ...*memoryv1.MessageInput) []*memoryv1.L1Entry {
+	out := make([]*memoryv1.L1Entry, len(msgs))
 	for i, in := range msgs {
-		out[i] = &memoryv1.Message{
+		out[i] = &memoryv1.L1Entry{Entry: &memoryv1.L1Entry_Message{Message: &memoryv1.Message{
 			Id: in.Id, Seq: uint64(i + 1), Role: in.Role, Content: in.Content, ToolCalls: in.ToolCalls, ToolCallId: in.ToolCallId,
-		}
+		}}}
 	}
 	return out
 }
 
-func conversation() []*memoryv1.Message {
+func conversation() []*memoryv1.L1Entry {
 	filler := strings.Repeat("this part of the reply is general chatter without much content. ", 20)
 	return messages(
 		user("hi there. can you help me with shipping? what is the cheapest carrier to Lisbon?"),
@@ -87,6 +87,12 @@ func TestExtractiveCondenseKeepsNames(t *testing.T) {
 	if !strings.Contains(out, "Q3 report") || !strings.Contains(out, "Margaret Hamilton") || strings.Contains(out, "Summary of") {
 		t.Fatalf("condensed summary lost a fact or kept a header:\n%s", out)
 	}
+	// The policy never passes a summary to Summarize; another caller may,
+	// and its lines count like the messages'.
+	mixed := append([]*memoryv1.L1Entry{{Entry: &memoryv1.L1Entry_Summary{Summary: sums[1]}}}, messages(user("Is invoice INV-77 paid?"))...)
+	if out := (Extractive{}).Summarize(mixed, 60, tok); !strings.Contains(out, "Margaret Hamilton") || !strings.Contains(out, "INV-77") {
+		t.Fatalf("summary of a summary and a message:\n%s", out)
+	}
 }
 
 // TestExtractiveSalience: each kind of key fact is kept over filler, and
@@ -149,10 +155,10 @@ func TestExtractiveDeduplicates(t *testing.T) {
 	}
 }
 
-func contents(ms []*memoryv1.Message) []string {
+func contents(es []*memoryv1.L1Entry) []string {
 	var out []string
-	for _, m := range ms {
-		out = append(out, m.Content)
+	for _, e := range es {
+		out = append(out, e.GetMessage().GetContent())
 	}
 	return out
 }
