@@ -158,7 +158,9 @@
 // (sentences, long ones trimmed to their salient clauses) by salience, not
 // by age — decisions and commitments, open questions, ids, numbers, dates,
 // names, tool calls and outcomes — drops greetings and filler even when
-// there is room, and drops units that repeat a kept one. A summary's body
+// there is room, and drops units that repeat a kept one. A JSON tool
+// result is read field by field, and rows of one shape (a table, a list)
+// are kept two at most, with a count of the rest. A summary's body
 // is capped at a third of what it covers (summaryTarget); on chatty text it
 // is about a ninth, with every planted fact kept (see
 // TestSummarizerRetentionAndRatio for the figures). Its text starts with

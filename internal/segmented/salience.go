@@ -1,6 +1,7 @@
 package segmented
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -16,11 +17,11 @@ import (
 const (
 	wDecision   = 30 // decided, agreed, will, must, deadline, ...
 	wQuestion   = 20 // ends with "?"
-	wUserAsks   = 10 // ... asked by the user
+	wUserAsks   = 10 // ... asked by the user, about an id, number, name or date
 	wID         = 25 // INV-4471, T-100, #123, a1b2c3, v2.3.1
 	wNumber     = 15 // 42, 12.50, 30%
 	wDate       = 15 // March 14, Friday, 2024-05-01, 10:30, tomorrow, Q3
-	wName       = 10 // a capitalized word inside the sentence
+	wName       = 15 // a capitalized word inside the sentence
 	wToolResult = 10 // a unit of a tool result
 	wOutcome    = 10 // error, failed, ok, status, returned, ... (tool results)
 	wToolCall   = 12 // "called sql(...)"
@@ -243,23 +244,31 @@ func scoreUnit(s string, user, toolResult bool) int {
 	if decision {
 		score += wDecision
 	}
-	ids, nums := idsAndNumbers(s)
-	if !decision && ids == 0 && nums == 0 && (startsWithAny(lower, greetingStarts) || containsAny(lower, smallTalk)) {
+	f := keyFacts(s)
+	if !decision && f.ids == 0 && f.nums == 0 && (startsWithAny(lower, greetingStarts) || containsAny(lower, smallTalk)) {
 		return 0
 	}
 	if strings.HasSuffix(strings.TrimRight(s, "\"') "), "?") {
-		score += wQuestion
-		if user {
-			score += wUserAsks
+		switch {
+		case !user:
+			score += wQuestion / 2 // mostly "anything else?"
+		case f.ids+f.nums+f.names > 0 || f.date:
+			score += wQuestion + wUserAsks
+		default:
+			score += wQuestion
 		}
 	}
-	// Each id and number is a fact of its own (up to three of each).
-	score += wID*min(ids, 3) + wNumber*min(nums, 3)
-	if containsAny(lower, monthWords) || hasMay(s) {
-		score += wDate
+	// Each id, number and name is a fact of its own: the first of a kind
+	// counts in full, up to two more a third each.
+	more := func(n, w int) int {
+		if n == 0 {
+			return 0
+		}
+		return w + min(n-1, 2)*w/3
 	}
-	if hasName(s) {
-		score += wName
+	score += more(f.ids, wID) + more(f.nums, wNumber) + more(f.names, wName)
+	if f.date || containsAny(lower, monthWords) || hasMay(s) {
+		score += wDate
 	}
 	if toolResult && (score > 0 || containsAny(lower, outcomeWords)) {
 		score += wToolResult
@@ -333,17 +342,35 @@ func hasMay(s string) bool {
 	}
 }
 
-// idsAndNumbers counts the id-like tokens of s (letters and digits mixed,
-// or digits joined by - _ # / to letters: INV-4471, T-100, #123, a1b2,
-// v2.3.1; capitals or snake_case joined: API-GATEWAY, audit_logs) and its
-// plain numbers.
-func idsAndNumbers(s string) (ids, nums int) {
-	for _, w := range strings.Fields(s) {
-		w = strings.Trim(w, ".,;:!?()[]{}\"'`")
+// unitFacts counts the key facts of a unit's words.
+type unitFacts struct {
+	ids   int  // INV-4471, T-100, #123, a1b2, v2.3.1; API-GATEWAY, audit_logs
+	nums  int  // 42, 12.50, 324,500, 30%
+	names int  // distinct capitalized words inside the unit (not months or days)
+	date  bool // an ISO date, a time of day, or a number beside a month
+}
+
+// keyFacts counts the ids, numbers and names of s, and whether it holds a
+// date. Numbers that are part of a date (the day and year beside a month,
+// 2025-04-15, 09:53) count as the date, not as numbers.
+func keyFacts(s string) unitFacts {
+	var f unitFacts
+	words := strings.Fields(s)
+	month := make([]bool, len(words))
+	for i, w := range words {
+		lw := strings.ToLower(strings.Trim(w, ".,;:!?()[]{}\"'`"))
+		month[i] = slices.Contains(monthWords, lw) || w == "May"
+	}
+	nearMonth := func(i int) bool {
+		return (i > 0 && month[i-1]) || (i+1 < len(words) && month[i+1]) || (i > 1 && month[i-2])
+	}
+	names := map[string]bool{}
+	for i, raw := range words {
+		w := strings.Trim(raw, ".,;:!?()[]{}\"'`")
 		if w == "" {
 			continue
 		}
-		var letters, digits, joins int
+		var letters, digits, joins, colons int
 		for _, r := range w {
 			switch {
 			case unicode.IsLetter(r):
@@ -352,20 +379,46 @@ func idsAndNumbers(s string) (ids, nums int) {
 				digits++
 			case r == '-' || r == '_' || r == '#' || r == '/':
 				joins++
+			case r == ':':
+				colons++
 			}
 		}
 		switch {
 		case digits == 0:
 			if joins > 0 && letters > 0 && (isUpperID(w) || isSnake(w)) {
-				ids++ // API-GATEWAY, ACME_PROD, audit_logs
+				f.ids++ // API-GATEWAY, ACME_PROD, audit_logs
+				continue
 			}
+			if r, _ := utf8.DecodeRuneInString(w); unicode.IsUpper(r) && i > 0 && w != "I" && !strings.HasPrefix(w, "I'") && !month[i] {
+				if p := words[i-1]; !strings.HasSuffix(p, ".") && !strings.HasSuffix(p, ":") {
+					names[strings.ToLower(w)] = true
+				}
+			}
+		case letters == 0 && (isISODate(w) || (colons == 1 && digits <= 4)):
+			f.date = true // 2025-04-15, 09:53
+		case letters == 0 && nearMonth(i) && len(w) <= 4:
+			f.date = true // 3 March 2025
 		case strings.HasPrefix(w, "#") || (letters > 0 && !isUnitSuffix(w)):
-			ids++
+			f.ids++
 		default:
-			nums++
+			f.nums++
 		}
 	}
-	return ids, nums
+	f.names = len(names)
+	return f
+}
+
+// isISODate: 2025-04-15.
+func isISODate(w string) bool {
+	if len(w) != 10 || w[4] != '-' || w[7] != '-' {
+		return false
+	}
+	for i, r := range w {
+		if i != 4 && i != 7 && (r < '0' || r > '9') {
+			return false
+		}
+	}
+	return true
 }
 
 // isUpperID: an all-capitals token joined by - or _ (PROJ-X, US_EAST).
@@ -401,25 +454,6 @@ func isUnitSuffix(w string) bool {
 	case "k", "m", "b", "ms", "s", "h", "x", "st", "nd", "rd", "th", "am", "pm", "kb", "mb", "gb", "tb",
 		"min", "mins", "hrs", "km", "kg", "g", "eur", "usd", "d", "w", "y", "yr", "yrs", "px", "pt":
 		return true
-	}
-	return false
-}
-
-// hasName reports a capitalized word that does not start the sentence (or
-// clause) and is not "I".
-func hasName(s string) bool {
-	words := strings.Fields(s)
-	for i, w := range words {
-		if i == 0 || w == "I" || strings.HasPrefix(w, "I'") {
-			continue
-		}
-		if p := words[i-1]; strings.HasSuffix(p, ".") || strings.HasSuffix(p, ":") {
-			continue
-		}
-		r, _ := utf8.DecodeRuneInString(strings.TrimLeft(w, "\"'(["))
-		if unicode.IsUpper(r) {
-			return true
-		}
 	}
 	return false
 }

@@ -41,7 +41,8 @@ func condenserOf(s Summarizer) Condenser {
 
 // Extractive is the deterministic default Summarizer and Condenser. It
 // selects by salience, not by age: it splits the text into units
-// (sentences, and the clauses of long sentences), scores each by the key
+// (sentences, long ones trimmed to their salient clauses; the fields of a
+// JSON tool result, see jsonLines), scores each by the key
 // facts it carries (scoreUnit: decisions and commitments, open questions,
 // ids, numbers, dates, names, tool calls and outcomes), drops filler
 // (greetings, acknowledgements, units with no key fact) even when there is
@@ -84,18 +85,24 @@ func (Extractive) Summarize(entries []*memoryv1.L1Entry, maxTokens int, tok Toke
 		user := m.GetRole() == memoryv1.Role_ROLE_USER
 		tool := m.GetRole() == memoryv1.Role_ROLE_TOOL
 		from := len(us)
-		rows := map[string]int{} // line shape -> index in us of its first row
-		more := map[int]int{}    // index in us of a first row -> rows like it
-		for _, u := range scoredUnits(m.GetContent(), user, tool) {
+		shapes := map[string]int{} // line shape -> rows of it kept
+		last := map[string]int{}   // line shape -> index in us of its last row kept
+		more := map[int]int{}      // index in us of a last row kept -> rows like it left out
+		for _, u := range contentUnits(m.GetContent(), user, tool) {
 			if tool && u.score > 0 {
-				// Rows of data (lines of one shape): the first stands
-				// for the others, which are left out.
+				// Rows of data (lines of one shape): the first
+				// maxRowsKept stand for the others, which are left
+				// out; after the first, at half their salience.
 				shape := lineShape(u.text)
-				if first, ok := rows[shape]; ok {
-					more[first]++
+				if shapes[shape] >= maxRowsKept {
+					more[last[shape]]++
 					continue
 				}
-				rows[shape] = len(us)
+				if shapes[shape] > 0 {
+					u.score /= 2 // more of the same
+				}
+				shapes[shape]++
+				last[shape] = len(us)
 			}
 			u.group = i
 			us = append(us, u)
@@ -111,6 +118,32 @@ func (Extractive) Summarize(entries []*memoryv1.L1Entry, maxTokens int, tok Toke
 		}
 	}
 	return selectUnits(us, prefixes, maxTokens, tok)
+}
+
+// maxRowsKept is how many rows of one shape in a tool result are kept as
+// units (see lineShape).
+const maxRowsKept = 2
+
+// contentUnits returns the scored units of a message's content: the lines
+// of JSON (jsonLines), or its sentences (scoredUnits).
+func contentUnits(content string, user, tool bool) []unit {
+	lines, ok := jsonLines(content)
+	if !ok {
+		return scoredUnits(content, user, tool)
+	}
+	out := make([]unit, 0, len(lines))
+	for i, l := range lines {
+		l = clipWords(l, maxPieceWords)
+		// Score the value only: keys (customer_id) are not facts. The
+		// value is scored as the rest of a sentence, so that its first
+		// word counts as a name when capitalized.
+		_, v, found := strings.Cut(l, ": ")
+		if !found {
+			v = l
+		}
+		out = append(out, unit{sent: i, text: l, score: scoreUnit("is "+v, user, tool)})
+	}
+	return out
 }
 
 // Condense implements Condenser: the units of the summaries' lines,

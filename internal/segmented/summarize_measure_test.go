@@ -63,9 +63,9 @@ func TestSummarizerRetentionAndRatio(t *testing.T) {
 		minKept  float64
 	}{
 		// Measured (seed 42, 200 runs each of 4, 6 and 8 messages):
-		// chatty 7.8-9.3x and 99.9%; conversational 3.5-3.8x and
-		// 95-98% (its facts are a fifth of its tokens: the cap of a
-		// third binds); fact-dense 2.7-2.9x and 63% (a third of the
+		// chatty 7.8-9.3x and 99.9%; conversational 3.4-3.6x and
+		// 94-95% (its facts are a fifth of its tokens: the cap of a
+		// third binds); fact-dense 2.7-2.9x and 61% (a third of the
 		// tokens cannot hold most facts of text that is all facts).
 		{"chatty", chatty, 6, 0.95},
 		{"conversational", conversational, 3, 0.90},

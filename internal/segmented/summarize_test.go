@@ -1,6 +1,7 @@
 package segmented
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -108,7 +109,7 @@ func TestExtractiveSalience(t *testing.T) {
 			"The budget is 48,000 EUR and the cutover is on March 14."),
 		user("Great. Should we also move the audit logs?"),
 		assistant("", call("c9", "sql")),
-		toolResult("c9", "status: error\nrelation audit_logs does not exist\nrow 1: x=1\nrow 2: x=2\nrow 3: x=3"),
+		toolResult("c9", "status: error\nrelation audit_logs does not exist\nrow 1: x=1\nrow 2: x=2\nrow 3: x=3\nrow 4: x=4\nrow 5: x=5"),
 		assistant("The query failed, so the audit logs stay where they are for now. Sounds good? Let me know if anything else comes up."),
 	)
 	out := Extractive{}.Summarize(msgs, 400, tok)
@@ -120,18 +121,18 @@ func TestExtractiveSalience(t *testing.T) {
 		"March 14",                           // a date
 		"Should we also move audit logs?",    // an open question
 		"status: error",                      // a tool outcome
-		"row 1: x=1 (+2 more like it)",       // rows of data: the first stands for the rest
+		"row 2: x=2 (+3 more like it)",       // rows of data: the first two stand for the rest
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("summary lost %q:\n%s", want, out)
 		}
 	}
-	for _, filler := range []string{"Hi there", "Thanks so much", "Happy to help", "trade-offs", "back and forth", "Let me know", "row 2"} {
+	for _, filler := range []string{"Hi there", "Thanks so much", "Happy to help", "trade-offs", "back and forth", "Let me know", "row 3"} {
 		if strings.Contains(out, filler) {
 			t.Errorf("summary kept filler %q:\n%s", filler, out)
 		}
 	}
-	if n, covered := tok.Count(out), tok.Count(strings.Join(contents(msgs), " ")); n*2 > covered {
+	if n, covered := tok.Count(out), tok.Count(strings.Join(contents(msgs), " ")); n*3 > covered*2 {
 		t.Errorf("summary of %d tokens for %d covered: filler not dropped:\n%s", n, covered, out)
 	}
 	// Pure small talk still gives a (short) summary.
@@ -161,4 +162,34 @@ func contents(es []*memoryv1.L1Entry) []string {
 		out = append(out, e.GetMessage().GetContent())
 	}
 	return out
+}
+
+// TestExtractiveJSONToolResult: a JSON tool result is read field by field,
+// so its key facts are kept without the rest of the object.
+func TestExtractiveJSONToolResult(t *testing.T) {
+	tok := tokenizerT(t)
+	msgs := messages(
+		user("Look up Dunmore Textiles for me, please."),
+		assistant("", call("c1", "lookup_customer")),
+		toolResult("c1", `{"customer_id":"CUS-46686","name":"Dunmore Textiles","tier":"silver","region":"ap-south","account_manager":"Noor Dlamini","open_balance":"59,417.49 USD","open_tickets":2,"contract":"annual","notes":"prefers email, invoices in English","orders":[{"id":"ORD-1","total":"10.00 USD"},{"id":"ORD-2","total":"20.00 USD"},{"id":"ORD-3","total":"30.00 USD"},{"id":"ORD-4","total":"40.00 USD"}]}`),
+		assistant("I found Dunmore Textiles in the ap-south region."),
+	)
+	out := Extractive{}.Summarize(msgs, 120, tok)
+	for _, want := range []string{"customer_id: CUS-46686", "account_manager: Noor Dlamini", "open_balance: 59,417.49 USD", "orders[0]: id=ORD-1, total=10.00 USD", fmt.Sprintf("(+%d more like it)", 4-maxRowsKept)} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lost %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "tier") || strings.Contains(out, "contract") {
+		t.Errorf("summary kept fields without a key fact:\n%s", out)
+	}
+	if lines, ok := jsonLines(`{"a":1} {"b":2}`); ok {
+		t.Errorf("two values read as one: %v", lines)
+	}
+	if lines, ok := jsonLines(`[1, "two", null, true]`); !ok || len(lines) != 1 || lines[0] != "items: 1, two, null, true" {
+		t.Errorf("array of scalars: %v %v", lines, ok)
+	}
+	if _, ok := jsonLines(strings.Repeat("[", 100) + strings.Repeat("]", 100)); ok {
+		t.Error("nesting beyond maxJSONDepth accepted")
+	}
 }
