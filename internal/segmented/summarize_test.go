@@ -193,3 +193,39 @@ func TestExtractiveJSONToolResult(t *testing.T) {
 		t.Error("nesting beyond maxJSONDepth accepted")
 	}
 }
+
+// FuzzSummarize: any message content (prose, JSON, tool output) gives a
+// deterministic summary within the limit, and never panics.
+func FuzzSummarize(f *testing.F) {
+	for _, seed := range []string{
+		"We decided to use Postgres. Ticket LEDGER-204, due March 14!",
+		`{"customer_id":"CUS-1","orders":[{"id":"ORD-1"},{"id":"ORD-2"}],"n":[1,2,3]}`,
+		"status: ok\nrow 1: x=1\nrow 2: x=2\nrow 3: x=3",
+		"[[[[]]]]", `{"a":`, "Hi!", "", "(Monday 3 March 2025, 09:53) Hi again.",
+	} {
+		f.Add(seed, 40)
+	}
+	tok := tokenizerT(f)
+	f.Fuzz(func(t *testing.T, content string, limit int) {
+		limit = 1 + abs(limit)%200
+		msgs := messages(user(content), toolResultFor("c1", content), assistant(content+" "+content))
+		out := Extractive{}.Summarize(msgs, limit, tok)
+		if n := tok.Count(out); n > limit {
+			t.Fatalf("%d tokens > limit %d: %q", n, limit, out)
+		}
+		if again := (Extractive{}).Summarize(msgs, limit, tok); again != out {
+			t.Fatalf("not deterministic: %q then %q", out, again)
+		}
+	})
+}
+
+func toolResultFor(callID, content string) *memoryv1.MessageInput {
+	return &memoryv1.MessageInput{Role: memoryv1.Role_ROLE_TOOL, ToolCallId: callID, Content: content}
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
+}
