@@ -55,6 +55,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzAnalyze$$' -fuzztime 30s ./internal/swap/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeValue -fuzztime 30s ./internal/sharedmem/
 	$(GO) test -run '^$$' -fuzz FuzzIdentify -fuzztime 30s ./tenancy/
+	$(GO) test -run '^$$' -fuzz FuzzSummarize -fuzztime 30s ./internal/segmented/
 
 # crash runs the kill -9 test under a longer load.
 crash:

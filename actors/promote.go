@@ -20,7 +20,7 @@ func (a *sessionActor) promote(p *Promote) (proto.Message, error) {
 	}
 	var promoted uint32
 	res, err := a.mutate(p.Request.GetCommandId(), func() ([]proto.Message, error) {
-		evs, err := a.st().DecidePromote(p.Messages)
+		evs, err := a.st().DecidePromote(p.Messages, a.env())
 		promoted = 0
 		for _, ev := range evs {
 			if e, ok := ev.(*memoryv1.MessagesPromoted); ok {

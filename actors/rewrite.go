@@ -27,7 +27,11 @@ func rewriteJobs(before *segmented.State, evs []proto.Message) []rewriteJob {
 		case *memoryv1.L1Summarized:
 			sums = append(sums, e.GetSummary())
 		case *memoryv1.L1Evicted:
-			sums = append(sums, e.GetSummary())
+			// Summaries moved from L1 to L2 as they are were rewritten
+			// when they were made; only a new summary is.
+			if e.GetSummary() != nil {
+				sums = append(sums, e.GetSummary())
+			}
 		}
 	}
 	if len(sums) == 0 {

@@ -113,11 +113,14 @@ func TestRecallSearchPromote(t *testing.T) {
 	if _, err := c.Promote(ctx, "q1", "q2-m0"); client.Code(err) != 404 {
 		t.Fatalf("promoting another session's message: %v, want 404", err)
 	}
-	big := make([]string, 0, 30)
-	for i := range 30 {
-		big = append(big, fmt.Sprintf("q1-m%d", i))
+	// A promotion makes room by compressing L1 (the context may be full),
+	// but one larger than the budget cannot fit: 413, saying what is free.
+	fill(t, c, "q4", "carol", 80)
+	big := make([]string, 0, 50)
+	for i := range 50 {
+		big = append(big, fmt.Sprintf("q4-m%d", i))
 	}
-	if _, err := c.Promote(ctx, "q1", big...); client.Code(err) != 413 || !strings.Contains(err.Error(), "free") {
+	if _, err := c.Promote(ctx, "q4", big...); client.Code(err) != 413 || !strings.Contains(err.Error(), "free") {
 		t.Fatalf("promotion over budget: %v, want 413 saying what is free", err)
 	}
 	if _, err := c.ClearRecalled(ctx, "q1"); err != nil {

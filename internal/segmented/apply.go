@@ -126,27 +126,13 @@ func (s *State) applyEvent(ev proto.Message, now int64) error {
 		p.NextSummarySeq++
 		p.Compressions++
 	case *memoryv1.L1Evicted:
-		i, j, err := s.findRun(e.Summary)
-		if err != nil {
+		if err := s.applyEvicted(e); err != nil {
 			return err
 		}
-		if i != 0 {
-			return errors.New("evicted run is not the oldest L1 run")
-		}
-		noIDs := s.removeRun(i, j, e.Summary)
-		p.L1 = p.L1[j:]
-		p.L2 = append(p.L2, e.Summary)
-		t.l2 += uint64(e.Summary.GetTokens())
-		s.track(delta{d: 1, l2: e.Summary, noIDs: noIDs})
-		p.NextSummarySeq++
-		p.Compressions++
 	case *memoryv1.L2Archived:
-		for _, sum := range p.L2 {
-			s.track(delta{d: -1, l2: sum})
+		if err := s.applyArchived(e); err != nil {
+			return err
 		}
-		p.ArchivedL2Count += uint64(len(p.L2))
-		p.L2 = nil
-		t.l2 = 0
 	case *memoryv1.SummaryReplaced:
 		if !s.replaceSummary(e) {
 			return fmt.Errorf("no summary %q", e.SummaryId)
@@ -191,6 +177,91 @@ func (s *State) applyEvent(ev proto.Message, now int64) error {
 	default:
 		return fmt.Errorf("unknown event type %T", ev)
 	}
+	return nil
+}
+
+// applyEvicted moves the oldest L1 entries to L2: the in-place summaries
+// named by e.MovedSummaryIds as they are, then the run e.Summary replaces.
+func (s *State) applyEvicted(e *memoryv1.L1Evicted) error {
+	p := s.snap
+	t := &s.tok
+	if len(e.MovedSummaryIds) == 0 && e.Summary == nil {
+		return errors.New("eviction moves nothing")
+	}
+	for i, id := range e.MovedSummaryIds {
+		if i >= len(p.L1) || p.L1[i].GetSummary().GetId() != id || id == "" {
+			return fmt.Errorf("moved summary %q is not L1 entry %d", id, i)
+		}
+	}
+	for _, entry := range p.L1[:len(e.MovedSummaryIds)] {
+		sum := entry.GetSummary()
+		t.l1 -= uint64(sum.GetTokens())
+		t.l2 += uint64(sum.GetTokens())
+		p.L2 = append(p.L2, sum) // in place: see txn
+		// The summary's message ids stay known: no id deltas.
+		s.track(delta{d: -1, entry: entry, noIDs: true})
+		s.track(delta{d: 1, l2: sum, noIDs: true})
+	}
+	p.L1 = p.L1[len(e.MovedSummaryIds):]
+	p.Compressions++ // one step, whatever it moves
+	if e.Summary == nil {
+		return nil
+	}
+	i, j, err := s.findRun(e.Summary)
+	if err != nil {
+		return err
+	}
+	if i != 0 {
+		return errors.New("evicted run is not the oldest L1 run")
+	}
+	noIDs := s.removeRun(i, j, e.Summary)
+	p.L1 = p.L1[j:]
+	p.L2 = append(p.L2, e.Summary)
+	t.l2 += uint64(e.Summary.GetTokens())
+	s.track(delta{d: 1, l2: e.Summary, noIDs: noIDs})
+	p.NextSummarySeq++
+	return nil
+}
+
+// applyArchived moves the oldest L2 summaries to swap, and puts their
+// condensed summary, if any, at the head of L2. (Logs written before
+// condensed existed archive all of L2, which this handles alike; an event
+// listing no summaries is read as the old "clear L2".)
+func (s *State) applyArchived(e *memoryv1.L2Archived) error {
+	p := s.snap
+	k := len(e.Summaries)
+	if k == 0 {
+		if e.Condensed != nil {
+			return errors.New("condensed summary of no archived summaries")
+		}
+		k = len(p.L2)
+	}
+	if k > len(p.L2) {
+		return fmt.Errorf("archives %d summaries of the %d in L2", k, len(p.L2))
+	}
+	for i, sum := range e.Summaries {
+		if p.L2[i].GetId() != sum.GetId() {
+			return fmt.Errorf("archived summary %q is not L2 entry %d (%q)", sum.GetId(), i, p.L2[i].GetId())
+		}
+	}
+	for _, sum := range p.L2[:k] {
+		s.tok.l2 -= uint64(sum.GetTokens())
+		s.track(delta{d: -1, l2: sum})
+	}
+	p.ArchivedL2Count += uint64(k)
+	if e.Condensed == nil {
+		p.L2 = p.L2[k:]
+		if len(p.L2) == 0 {
+			p.L2 = nil
+		}
+		return nil
+	}
+	// The condensed summary takes the slot of the last archived one.
+	p.L2 = p.L2[k-1:]
+	s.setL2(0, e.Condensed)
+	s.tok.l2 += uint64(e.Condensed.GetTokens())
+	s.track(delta{d: 1, l2: e.Condensed})
+	p.NextSummarySeq++
 	return nil
 }
 

@@ -74,3 +74,39 @@ func BenchmarkApply(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkProfilesLongConversation is not a timing: it runs the long
+// conversation of TestGradualGrowthUsesL2AndKeepsFacts (1,200 messages of
+// 20-200 tokens) once per profile and budget and reports what the context
+// holds at the end, to compare the profiles:
+//
+//	go test -run '^$' -bench ProfilesLongConversation -benchtime=1x ./internal/segmented/
+//
+// usage_%: mean usage of the budget over the second half; verbatim: messages
+// verbatim in L1 at the end; facts_%: background facts (about 330) whose
+// keys are all in the context; planted: planted facts (of 9) in the
+// context; l2: L2 summaries; steps: compression steps.
+func BenchmarkProfilesLongConversation(b *testing.B) {
+	for _, prof := range []string{ProfileFill, ProfileBalanced, ProfileConversational, ProfileDataIntensive} {
+		for _, budget := range []int{1000, 8000, 20000} {
+			b.Run(fmt.Sprintf("%s/%d", prof, budget), func(b *testing.B) {
+				var r growthResult
+				for range b.N {
+					r = grow(b, budget, prof, 1200, 1)
+				}
+				planted := 0
+				for _, k := range r.kept {
+					if k {
+						planted++
+					}
+				}
+				b.ReportMetric(100*r.usageMean, "usage_%")
+				b.ReportMetric(float64(r.verbatim), "verbatim")
+				b.ReportMetric(100*float64(r.factsKept)/float64(r.facts), "facts_%")
+				b.ReportMetric(float64(planted), "planted")
+				b.ReportMetric(float64(r.l2Summaries), "l2")
+				b.ReportMetric(float64(r.compressions), "steps")
+			})
+		}
+	}
+}

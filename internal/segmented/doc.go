@@ -22,8 +22,7 @@
 // tool calls) and the per-layer token totals are derived data kept in the
 // State, maintained by Apply and recomputed from scratch only by
 // FromSnapshot. They are never stored in the snapshot. (Choosing a
-// compression run still scans L1 for tool-call groups, and a summary lists
-// every message id it covers.)
+// compression run still scans L1 for tool-call groups.)
 //
 // # Determinism rule
 //
@@ -42,9 +41,9 @@
 // one system message), Kernel (tool definitions sorted by name, the schema
 // cache in LRU order, references to the MaxToolResultRefs most recent tool
 // results, facts sorted by key; each as a compact system message), L2
-// (summaries of evicted L1 runs, append-only until archived), promoted
-// (messages recalled from swap; empty for now) and L1 (recent messages
-// verbatim, plus in-place summaries of the oldest runs).
+// (summaries of older L1 runs, FIFO: appended at the end, archived from the
+// front), promoted (messages recalled from swap) and L1 (in-place summaries
+// of the oldest runs, then recent messages verbatim).
 //
 // A message's tokens are its content, tool call names and arguments, plus
 // MessageOverheadTokens; ROM, Kernel items and summaries are counted the
@@ -61,24 +60,119 @@
 //     with tool calls and the tool messages answering them (parallel calls
 //     included) are either all verbatim in L1 or all covered by summaries.
 //   - The latest user message, and everything after it, is verbatim in L1.
-//   - Every L1 entry is newer (higher seq) than every L2 summary.
+//   - Every L1 entry is newer (higher seq) than every L2 summary; in-place
+//     summaries lead L1; a condensed summary can only lead L2.
+//   - L2 holds at most max_l2_tokens.
+//   - A summary covers verbatim messages only, never an earlier summary
+//     (only the condensed summary at the head of L2 condenses summaries).
+//   - Compression starts only when the usage passes the profile's start
+//     level: under fill, only when the command would not fit.
 //   - The ROM never changes within a turn: a new ROM version (RomUpdated)
 //     becomes active (RomActivated) only in the batch of the user message
 //     that starts the next turn.
 //
 // # Compression
 //
-// After the messages of an append are counted, the usage (PlannedTokens /
-// budget) selects a step of the session's CompressionProfile: below
-// summarize_pct nothing; from summarize_pct the oldest summarize_batch L1
-// entries become one in-place summary (L1Summarized); from
-// summarize_more_pct the oldest summarize_more_batch; from evict_pct (or
-// above the budget) the oldest evict_batch leave L1 and their summary goes
-// to L2 (L1Evicted). Steps repeat until the usage is below summarize_pct or
-// nothing can be compressed. A run is widened when its summary would not be
-// strictly smaller than what it covers. L2 is archived (L2Archived) when it
-// exceeds max_l2_tokens, or when the budget cannot hold otherwise. If the
-// budget still cannot hold, the command is rejected with 413.
+// Compression is a conveyor: verbatim L1 messages -> (in-place L1
+// summaries) -> L2 summaries, FIFO -> swap, with one condensed summary of
+// everything archived at the head of L2: recent detail, older gist. A
+// summary is made once, from verbatim messages only (a Summarizer never
+// sees a summary), and never re-summarized with newer messages; only the
+// condensed summary is condensed again, with the next summaries archived.
+//
+// When. After an append, a Kernel change or a promotion, compression starts
+// when the usage u = PlannedTokens / budget exceeds the profile's start_pct
+// — for the default profile, fill, 100 %: only when the command would not
+// fit, so a conversation that fits is never compressed — or, for the
+// design's profiles (start_pct 0: balanced 70/80/85 %, data_intensive,
+// conversational), when u reaches summarize_pct. Steps then run until u <
+// summarize_pct and the budget holds.
+//
+// What. The pressure level of u picks each step:
+//
+//   - summarize_pct <= u < summarize_more_pct: the oldest summarize_batch
+//     verbatim L1 messages become one in-place summary (L1Summarized);
+//   - summarize_more_pct <= u < evict_pct: the same, summarize_more_batch;
+//   - u >= evict_pct (over the budget included): the oldest evict_batch L1
+//     entries move to L2 (L1Evicted): in-place summaries as they are, the
+//     verbatim messages among them as one new summary of those messages;
+//   - over the budget with nothing left in L1 to compress: the oldest L2
+//     summaries are archived and condensed (L2Archived; the fewest that
+//     free enough).
+//
+// A profile that starts on demand (start_pct set, as fill) compresses only
+// what is needed: a step takes, of its batch, the fewest oldest messages
+// (at least two) whose summary, at its cap, brings u below summarize_pct.
+// The design's profiles always take their batch.
+//
+// A run never splits a tool call from its results (the boundary moves to
+// take or leave the whole group; a group still waiting for a result stops
+// the run) and never reaches the latest user message. A run is widened when
+// its summary would not be strictly smaller than what it covers.
+//
+// Shares, restored after every step. L1's: the in-place summaries together
+// hold at most summary_max_tokens (plus overhead); the oldest beyond move
+// to L2 as they are (L1Evicted with only moved_summary_ids). L2's: when L2
+// exceeds max_l2_tokens (default: 5,000, at most a quarter of the budget),
+// its oldest summaries are archived to swap — still searchable, and
+// recallable by id — the fewest (at least two) that, with the one coarser
+// summary condensing them, bring L2 back within the cap. The condensed
+// summary (at most summary_max_tokens and half of max_l2_tokens) takes
+// their place at the head of L2 and lists them in summary_ids. Being the
+// oldest L2 entry, it is condensed again with the next oldest at the next
+// archive: until it reaches its cap it keeps nearly everything, from then
+// on the most salient units of all that was archived. If the budget still
+// cannot hold, the command is rejected with 413.
+//
+// A worked example (steps 1 and 2 are TestWorkedExample): the default
+// profile (fill: start 100 %, levels 90/94/97 %, batches 4/6/8), a budget
+// of 1,000 tokens (so max_l2_tokens and summary_max_tokens are 250), a ROM
+// of 17 tokens, one message of 100 tokens per append, roles alternating.
+//
+//  1. Messages 1-9 fit (917 tokens, 92 %): nothing is compressed.
+//  2. Message 10 would make 1,017 (102 %): compression starts, at the evict
+//     level. Getting below 90 % needs 118 tokens; of the 8 oldest entries
+//     the step takes the fewest whose summary frees that even at its cap
+//     (a third of what it covers, plus 12 for its header, plus 4): two
+//     messages (200 tokens, cap 82). Messages 1-2 leave L1 as one summary
+//     s1 of 42 tokens ("Summary of messages 1-2:" and one line per message
+//     with its fact) appended to L2 (L1Evicted). Usage 859 (86 %): done.
+//  3. Each time the context would overflow again, the oldest verbatim
+//     messages become one more L2 summary: L2 = [s1, s2, s3, ...], FIFO,
+//     append-only. L1 keeps the latest messages verbatim.
+//  4. When an eviction takes L2 above 250 tokens, its oldest summaries, say
+//     s1 and s2, are archived to swap and condensed into c1 ("Condensed
+//     summary of messages 1-6:"), the new head of L2: [c1, s3, ..., s7].
+//     Next time c1 and s3 become c2, and so on: c covers messages 1..n in
+//     at most 121 tokens, the s the recent ones in detail.
+//  5. The latest user message, and everything after it, stays verbatim; a
+//     tool call and its results are compressed together or not at all.
+//
+// Under balanced the same session compresses from 700 tokens on, four
+// messages at a time into in-place summaries, and holds the usage near
+// 70 %: more room left free (for promotions, for bursts), less detail.
+// BenchmarkProfilesLongConversation compares the profiles on a long
+// conversation.
+//
+// Summaries keep facts: the default Summarizer (Extractive) selects units
+// (sentences, long ones trimmed to their salient clauses) by salience, not
+// by age — decisions and commitments, open questions, ids, numbers, dates,
+// names, tool calls and outcomes — drops greetings and filler even when
+// there is room, and drops units that repeat a kept one. A JSON tool
+// result is read field by field, and rows of one shape (a table, a list)
+// are kept two at most, with a count of the rest. A summary's body
+// is capped at a third of what it covers (summaryTarget); on chatty text it
+// is about a ninth, with every planted fact kept (see
+// TestSummarizerRetentionAndRatio for the figures). Its text starts with
+// the range it covers ("Summary of messages 12-19:"), and the Summary
+// lists the ids of the messages (or, condensed, of the summaries) it
+// covers.
+//
+// Every outcome is in the events — the summary texts and token counts,
+// which summaries moved, which were archived and the condensed text — so
+// Apply replays them without a policy. Logs written before moved summaries
+// and condensed summaries existed (L1Evicted covering summaries and
+// messages alike, L2Archived clearing all of L2) apply unchanged.
 //
 // # Lifecycle
 //

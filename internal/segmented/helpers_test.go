@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
@@ -186,10 +187,124 @@ func checkInvariants(t tb, s *State) {
 			t.Fatalf("summary %s: %d tokens, max %d, covered %d", sm.Id, sm.Tokens, snap.Config.SummaryMaxTokens, sm.CoveredTokens)
 		}
 	}
+	// L2 stays within max_l2_tokens: its oldest summaries are archived
+	// whenever it would exceed it.
+	if l2 := s.tok.l2; l2 > uint64(snap.Config.GetMaxL2Tokens()) {
+		t.Fatalf("L2 holds %d tokens > max_l2_tokens %d", l2, snap.Config.GetMaxL2Tokens())
+	}
+	// In-place summaries lead L1; a condensed summary can only lead L2.
+	inPlace := true
+	for _, e := range snap.L1 {
+		if e.GetSummary() == nil {
+			inPlace = false
+		} else if !inPlace {
+			t.Fatalf("in-place summary %s after a verbatim message", e.GetSummary().Id)
+		}
+		if len(e.GetSummary().GetSummaryIds()) > 0 {
+			t.Fatalf("condensed summary %s in L1", e.GetSummary().Id)
+		}
+	}
+	for i, sm := range snap.L2 {
+		if i > 0 && len(sm.SummaryIds) > 0 {
+			t.Fatalf("condensed summary %s at L2 position %d", sm.Id, i)
+		}
+	}
 	if n := len(snap.Kernel.GetSchemas()); n > MaxSchemas {
 		t.Fatalf("%d schemas cached", n)
 	}
 	if n := len(snap.Kernel.GetToolResults()); n > MaxToolResultRefs {
 		t.Fatalf("%d tool result refs", n)
+	}
+}
+
+// checkCompressionEvents replays evs one at a time on a copy of s (the state
+// before them) and checks each compression event against the state it was
+// decided on:
+//
+//   - a new summary (L1Summarized, or L1Evicted's) covers verbatim messages
+//     only, and lists exactly their ids: a summary is never the input of a
+//     later summary;
+//   - L1Evicted moves the leading in-place summaries as they are;
+//   - L2Archived archives only the oldest L2 summaries, and only when L2
+//     exceeds max_l2_tokens or the budget does not hold; a condensed summary
+//     lists exactly the archived ones;
+//   - compression starts only when the usage calls for it (the profile's
+//     start_pct; for fill, only when the command would not fit).
+func checkCompressionEvents(t tb, s *State, evs []proto.Message) {
+	t.Helper()
+	sc := FromSnapshot(s.Snapshot())
+	started := false
+	start := func(i int) {
+		t.Helper()
+		if started {
+			return
+		}
+		started = true
+		c := &compressor{sc: sc, prof: sc.snap.GetConfig().GetProfile(), budget: sc.Budget()}
+		if !c.started() {
+			t.Fatalf("event %d compresses at %d of %d tokens (profile %s): the context fits", i, sc.PlannedTokens(), sc.Budget(), c.prof.GetName())
+		}
+	}
+	checkRun := func(sum *memoryv1.Summary) {
+		t.Helper()
+		var ids []string
+		for _, e := range sc.snap.L1 {
+			f, l := entryRange(e)
+			if l < sum.FirstSeq || f > sum.LastSeq {
+				continue
+			}
+			m := e.GetMessage()
+			if m == nil {
+				t.Fatalf("summary %s (seq %d-%d) summarizes summary %s", sum.Id, sum.FirstSeq, sum.LastSeq, e.GetSummary().GetId())
+			}
+			ids = append(ids, m.Id)
+		}
+		if !slices.Equal(ids, sum.MessageIds) || len(sum.SummaryIds) > 0 {
+			t.Fatalf("summary %s lists %v / %v, covers %v", sum.Id, sum.MessageIds, sum.SummaryIds, ids)
+		}
+	}
+	for i, ev := range evs {
+		switch ev.(type) {
+		case *memoryv1.L1Summarized, *memoryv1.L1Evicted, *memoryv1.L2Archived:
+			start(i)
+		}
+		switch e := ev.(type) {
+		case *memoryv1.L1Summarized:
+			checkRun(e.Summary)
+		case *memoryv1.L1Evicted:
+			for j, id := range e.MovedSummaryIds {
+				if sc.snap.L1[j].GetSummary().GetId() != id {
+					t.Fatalf("event %d moves %s, not the oldest L1 summary", i, id)
+				}
+			}
+			if e.Summary != nil && len(e.MovedSummaryIds) > 0 {
+				// Move first, then check the run the new summary covers.
+				if err := sc.Apply(Meta{Version: sc.Version() + 1}, []proto.Message{&memoryv1.L1Evicted{MovedSummaryIds: e.MovedSummaryIds}}); err != nil {
+					t.Fatalf("event %d: %v", i, err)
+				}
+				ev = &memoryv1.L1Evicted{Summary: e.Summary}
+			}
+			if e.Summary != nil {
+				checkRun(e.Summary)
+			}
+		case *memoryv1.L2Archived:
+			maxL2 := uint64(sc.snap.Config.GetMaxL2Tokens())
+			if sc.tok.l2 <= maxL2 && sc.PlannedTokens() <= sc.Budget() {
+				t.Fatalf("event %d archives L2 (%d tokens of max %d) while the budget holds (%d of %d)", i, sc.tok.l2, maxL2, sc.PlannedTokens(), sc.Budget())
+			}
+			var ids []string
+			for j, sm := range e.Summaries {
+				if sc.snap.L2[j].GetId() != sm.Id {
+					t.Fatalf("event %d archives %s, not the oldest L2 summaries", i, sm.Id)
+				}
+				ids = append(ids, sm.Id)
+			}
+			if c := e.Condensed; c != nil && (!slices.Equal(c.SummaryIds, ids) || len(c.MessageIds) > 0) {
+				t.Fatalf("condensed summary %s lists %v, archives %v", c.Id, c.SummaryIds, ids)
+			}
+		}
+		if err := sc.Apply(Meta{Version: sc.Version() + 1}, []proto.Message{ev}); err != nil {
+			t.Fatalf("event %d: %v", i, err)
+		}
 	}
 }

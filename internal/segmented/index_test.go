@@ -179,7 +179,7 @@ func TestPropertyIndexes(t *testing.T) {
 			log = append(log, storedBatchT{meta, rtEvs})
 		}
 		req := &memoryv1.CreateSessionRequest{
-			Profile:              rapid.SampledFrom([]string{ProfileBalanced, ProfileDataIntensive, ProfileConversational}).Draw(rt, "profile"),
+			Profile:              rapid.SampledFrom([]string{ProfileFill, ProfileBalanced, ProfileDataIntensive, ProfileConversational}).Draw(rt, "profile"),
 			MaxContextTokens:     uint32(rapid.IntRange(2000, 8000).Draw(rt, "max_context")),
 			ReservedOutputTokens: 500,
 			MaxL2Tokens:          uint32(rapid.IntRange(200, 3000).Draw(rt, "max_l2")),
@@ -237,7 +237,7 @@ func TestPropertyIndexes(t *testing.T) {
 				} else {
 					msgs = []*memoryv1.Message{{Id: "recalled", Role: memoryv1.Role_ROLE_USER, Content: "old", Tokens: 5}}
 				}
-				evs, err = s.DecidePromote(msgs)
+				evs, err = s.DecidePromote(msgs, env)
 			case k == 22:
 				evs, err = s.DecideClearPromoted()
 			case k == 23:
@@ -309,7 +309,8 @@ type storedBatchT struct {
 // place (appends, an in-place summary, a summary rewrite) and then fail:
 // the snapshot, totals, indexes and cached Context must be unchanged.
 func TestApplyRollsBackInPlaceChanges(t *testing.T) {
-	s := mustCreate(t, &memoryv1.CreateSessionRequest{MaxContextTokens: 3000, ReservedOutputTokens: 500, SystemPrompt: "Be brief."})
+	// balanced: its 70 % level summarizes in place before anything is evicted.
+	s := mustCreate(t, &memoryv1.CreateSessionRequest{Profile: ProfileBalanced, MaxContextTokens: 3000, ReservedOutputTokens: 500, SystemPrompt: "Be brief."})
 	env := testEnv(t)
 	var summarized, evicted bool
 	for i := 0; !summarized || !evicted; i++ {
@@ -501,5 +502,36 @@ func TestIndexesFollowAnySummaries(t *testing.T) {
 	}
 	if _, open := s.index().open("c"); !open {
 		t.Fatal("call c not open")
+	}
+	// The policy's shapes: in-place summaries moved to L2 as they are, the
+	// oldest L2 summaries archived with a condensed one in their place.
+	appendOK(t, s, toolResult("c", "ok"), assistant("one"), assistant("two"), &memoryv1.MessageInput{Id: "u3", Role: memoryv1.Role_ROLE_USER, Content: "three"})
+	// L1 seqs: 7 call c, 8 result c, 9 one, 10 two, 11 u3.
+	steps = [][]proto.Message{
+		{&memoryv1.L1Summarized{Summary: sum("s6", 7, 8, []string{"m7", "m8"})}},
+		{&memoryv1.L1Summarized{Summary: sum("s7", 9, 9, []string{"m9"})}},
+		{&memoryv1.L1Evicted{MovedSummaryIds: []string{"s6"}}},
+		{&memoryv1.L1Evicted{MovedSummaryIds: []string{"s7"}, Summary: sum("s8", 10, 10, []string{"m10"})}},
+		{&memoryv1.L2Archived{Summaries: []*memoryv1.Summary{sum("s6", 7, 8, nil), sum("s7", 9, 9, nil)},
+			Condensed: &memoryv1.Summary{Id: "s9", FirstSeq: 7, LastSeq: 9, Text: "y", Tokens: 3, SummaryIds: []string{"s6", "s7"}}}},
+		{&memoryv1.L2Archived{Summaries: []*memoryv1.Summary{sum("s9", 7, 9, nil)}}},
+	}
+	for i, evs := range steps {
+		commit(t, s, fmt.Sprintf("policy-step-%d", i), evs)
+		checkIndexes(t, s)
+	}
+	if l2 := s.snap.L2; len(l2) != 1 || l2[0].Id != "s8" || s.snap.ArchivedL2Count != 3+2 {
+		t.Fatalf("L2 %v, archived %d", l2, s.snap.ArchivedL2Count)
+	}
+	// Events that do not fit the state are refused.
+	for _, ev := range []proto.Message{
+		&memoryv1.L1Evicted{},
+		&memoryv1.L1Evicted{MovedSummaryIds: []string{"s8"}},
+		&memoryv1.L2Archived{Summaries: []*memoryv1.Summary{sum("s7", 9, 9, nil)}},
+		&memoryv1.L2Archived{Summaries: []*memoryv1.Summary{sum("s8", 10, 10, nil), sum("s8", 10, 10, nil)}},
+	} {
+		if err := s.Apply(Meta{Version: s.Version() + 1}, []proto.Message{ev}); err == nil {
+			t.Fatalf("applied %v", ev)
+		}
 	}
 }

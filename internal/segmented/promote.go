@@ -1,6 +1,7 @@
 package segmented
 
 import (
+	"fmt"
 	"slices"
 
 	"google.golang.org/protobuf/proto"
@@ -13,13 +14,18 @@ const MaxPromote = 50
 
 // DecidePromote copies messages recalled from swap (as stored, token counts
 // included) into the promoted layer. Messages already verbatim in L1 or
-// already promoted are skipped. The promotion must fit what is free of the
-// budget now (budget − tokens in use, a pending ROM counted at its size):
-// otherwise 413 says how many tokens are free. Nothing is double-counted:
-// promoted tokens are counted once, in the promoted layer.
-func (s *State) DecidePromote(msgs []*memoryv1.Message) ([]proto.Message, error) {
+// already promoted are skipped. The promotion counts in the budget like an
+// append: the batch may hold compression events that make room for it (a
+// context filled by the fill profile has little free), and when the budget
+// cannot hold it even then, 413 says how many tokens are free. Nothing is
+// double-counted: promoted tokens are counted once, in the promoted layer.
+// It leaves s unchanged.
+func (s *State) DecidePromote(msgs []*memoryv1.Message, env Env) ([]proto.Message, error) {
 	if err := s.mutable("promote"); err != nil {
 		return nil, err
+	}
+	if env.Tokenizer == nil {
+		return nil, errNoTokenizer
 	}
 	if len(msgs) == 0 {
 		return nil, badRequest("message_ids", "required")
@@ -49,15 +55,22 @@ func (s *State) DecidePromote(msgs []*memoryv1.Message) ([]proto.Message, error)
 	if len(add) == 0 {
 		return nil, nil
 	}
-	budget, used := s.Budget(), s.PlannedTokens()
-	free := uint64(0)
-	if budget > used {
-		free = budget - used
+	before := s.PlannedTokens()
+	s.begin(false)
+	defer s.rollback()
+	ev := &memoryv1.MessagesPromoted{Messages: add}
+	if err := s.applyEvent(ev, env.NowUnixNano); err != nil {
+		return nil, fmt.Errorf("segmented: decided an inconsistent event: %w", err)
 	}
-	if tokens > free {
-		return nil, reject(CodeTooLarge, "message_ids", "promotion needs %d tokens, %d of %d are free", tokens, free, budget)
+	comp, err := compress(s, env)
+	if err != nil {
+		return nil, err
 	}
-	return []proto.Message{&memoryv1.MessagesPromoted{Messages: add}}, nil
+	what := func() string { return fmt.Sprintf("a promotion of %d tokens", tokens) }
+	if err := checkBudget(s.Budget(), before, s.PlannedTokens(), "message_ids", what); err != nil {
+		return nil, err
+	}
+	return append([]proto.Message{ev}, comp...), nil
 }
 
 // DecideClearPromoted empties the promoted layer (no event when it is empty).

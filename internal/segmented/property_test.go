@@ -193,12 +193,47 @@ func (m *model) checkModel(t *rapid.T, s *State) {
 	m.romByTurn[s.Turn()] = snap.Rom.GetVersion()
 }
 
+// eventKinds counts the compression events a property run decided, so the
+// test can say it covered every kind.
+type eventKinds map[string]int
+
+func (k eventKinds) note(evs []proto.Message) {
+	for _, ev := range evs {
+		switch e := ev.(type) {
+		case *memoryv1.L1Summarized:
+			k["summarized in place"]++
+		case *memoryv1.L1Evicted:
+			if len(e.MovedSummaryIds) > 0 {
+				k["moved to L2"]++
+			}
+			if e.Summary != nil {
+				k["evicted to L2"]++
+			}
+		case *memoryv1.L2Archived:
+			if e.Condensed != nil {
+				k["archived, condensed"]++
+			} else {
+				k["archived"]++
+			}
+		}
+	}
+}
+
 func TestPropertyCommandStreams(t *testing.T) {
 	tok := tokenizerT(t)
+	seen := eventKinds{}
+	defer func() {
+		t.Logf("compression events decided: %v", seen)
+		for _, k := range []string{"summarized in place", "moved to L2", "evicted to L2", "archived, condensed", "archived"} {
+			if seen[k] == 0 && !t.Failed() {
+				t.Errorf("no %q event in the whole run: the generator no longer covers it", k)
+			}
+		}
+	}()
 	rapid.Check(t, func(rt *rapid.T) {
 		env := Env{NowUnixNano: 42, Tokenizer: tok}
 		s := New()
-		profile := rapid.SampledFrom([]string{ProfileBalanced, ProfileDataIntensive, ProfileConversational}).Draw(rt, "profile")
+		profile := rapid.SampledFrom([]string{ProfileFill, ProfileBalanced, ProfileDataIntensive, ProfileConversational}).Draw(rt, "profile")
 		req := &memoryv1.CreateSessionRequest{
 			Profile:              profile,
 			MaxContextTokens:     uint32(rapid.IntRange(2000, 8000).Draw(rt, "max_context")),
@@ -261,6 +296,8 @@ func TestPropertyCommandStreams(t *testing.T) {
 				}
 
 			} else {
+				checkCompressionEvents(rt, s, evs)
+				seen.note(evs)
 				commit(rt, s, fmt.Sprintf("cmd-%d", i), evs)
 				m.observe(evs)
 			}

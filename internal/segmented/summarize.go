@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 )
@@ -16,259 +14,320 @@ const (
 	SourceLLM        = "llm"
 )
 
-// Summarizer condenses a run of L1 entries (messages and older summaries)
-// into at most maxTokens tokens (counted with tok). Only Decide calls it; its
-// output is recorded in the event, so replay never calls it again. entries
-// is only valid during the call (it is part of the state's L1, which
-// changes in place): it must not be kept or modified.
+// Summarizer condenses a run of L1 entries into at most maxTokens tokens
+// (counted with tok). Only Decide calls it; its output is recorded in the
+// event, so replay never calls it again. The compression policy only ever
+// gives it verbatim messages, never an earlier summary: a summary, once
+// made, is not summarized again with newer messages (the property tests
+// check every summary the policy makes). entries is only valid during the
+// call (it is part of the state's L1): it must not be kept or modified.
 type Summarizer interface {
 	Summarize(entries []*memoryv1.L1Entry, maxTokens int, tok Tokenizer) string
 }
 
-// Extractive is the deterministic default Summarizer. It keeps whole
-// sentences, preferring, in order: earlier summaries, the user's questions,
-// decisions, sentences with numbers, sentences with names (capitalized words
-// inside a sentence), tool calls; then other user sentences, then the rest.
-// The kept sentences stay in conversation order, grouped by message and
-// prefixed by the speaker, and the result fits maxTokens.
+// Condenser condenses the oldest L2 summaries, when they are archived, into
+// one coarser summary of at most maxTokens that stays in L2. A Summarizer
+// that does not implement it gets Extractive's.
+type Condenser interface {
+	Condense(sums []*memoryv1.Summary, maxTokens int, tok Tokenizer) string
+}
+
+func condenserOf(s Summarizer) Condenser {
+	if c, ok := s.(Condenser); ok {
+		return c
+	}
+	return Extractive{}
+}
+
+// Extractive is the deterministic default Summarizer and Condenser. It
+// selects by salience, not by age: it splits the text into units
+// (sentences, long ones trimmed to their salient clauses; the fields of a
+// JSON tool result, see jsonLines), scores each by the key
+// facts it carries (scoreUnit: decisions and commitments, open questions,
+// ids, numbers, dates, names, tool calls and outcomes), drops filler
+// (greetings, acknowledgements, units with no key fact) even when there is
+// room, drops a unit whose words a kept unit already holds, and keeps the
+// best units within the limit. Ties go to the unit ranked higher within its
+// own message (or summary), so a tight limit still hears from every
+// message. The kept units stay in conversation order, one line per message
+// prefixed by the speaker. When no unit is salient, the best one is kept,
+// clipped, so a summary is never empty.
 type Extractive struct{}
 
-var _ Summarizer = Extractive{}
+var (
+	_ Summarizer = Extractive{}
+	_ Condenser  = Extractive{}
+)
 
-// maxPieceWords bounds one kept sentence, so one endless line cannot take the
-// whole summary.
-const maxPieceWords = 60
-
-type piece struct {
-	msg   int // index of the entry it comes from
-	text  string
-	score int
-	order int
-}
-
-var decisionWords = []string{
-	"decide", "decided", "decision", "agree", "agreed", "chose", "choose", "chosen",
-	"will", "plan", "must", "confirm", "confirmed", "approve", "approved", "settled",
-	"let's", "we'll", "going to", "conclusion", "resolved", "final",
-}
-
-// Summarize implements Summarizer.
+// Summarize implements Summarizer. A summary among entries (never from the
+// policy; a caller measuring the summarizer might pass one) contributes its
+// lines as Condense reads them.
 func (Extractive) Summarize(entries []*memoryv1.L1Entry, maxTokens int, tok Tokenizer) string {
 	if maxTokens <= 0 || len(entries) == 0 {
 		return ""
 	}
-	var pieces []piece
-	seen := map[string]bool{} // drop repeated sentences (summaries of summaries)
-	add := func(p piece) {
-		key := strings.ToLower(p.text)
-		if !seen[key] {
-			seen[key] = true
-			pieces = append(pieces, p)
+	names := map[string]string{} // tool call id -> tool name
+	for _, e := range entries {
+		for _, c := range e.GetMessage().GetToolCalls() {
+			names[c.GetId()] = c.GetName()
 		}
 	}
-	prefixes := make([]string, len(entries))
-	for i, e := range entries {
-		if sum := e.GetSummary(); sum != nil {
-			for _, sn := range splitSentences(strings.TrimPrefix(sum.Text, summaryHeader)) {
-				add(piece{msg: i, text: sn, score: 50})
-			}
+	var us []unit
+	var prefixes []string
+	for _, e := range entries {
+		m := e.GetMessage()
+		if m == nil {
+			us, prefixes = summaryUnits(e.GetSummary(), us, prefixes)
 			continue
 		}
-		m := e.GetMessage()
-		prefixes[i] = speaker(m) + ": "
+		i := len(prefixes)
+		prefixes = append(prefixes, speaker(m, names)+": ")
 		user := m.GetRole() == memoryv1.Role_ROLE_USER
-		for _, sn := range splitSentences(m.GetContent()) {
-			add(piece{msg: i, text: sn, score: scoreSentence(sn, user)})
+		tool := m.GetRole() == memoryv1.Role_ROLE_TOOL
+		from := len(us)
+		shapes := map[string]int{} // line shape -> rows of it kept
+		last := map[string]int{}   // line shape -> index in us of its last row kept
+		more := map[int]int{}      // index in us of a last row kept -> rows like it left out
+		for _, u := range contentUnits(m.GetContent(), user, tool) {
+			if tool && u.score > 0 {
+				// Rows of data (lines of one shape): the first
+				// maxRowsKept stand for the others, which are left
+				// out; after the first, at half their salience.
+				shape := lineShape(u.text)
+				if shapes[shape] >= maxRowsKept {
+					more[last[shape]]++
+					continue
+				}
+				if shapes[shape] > 0 {
+					u.score /= 2 // more of the same
+				}
+				shapes[shape]++
+				last[shape] = len(us)
+			}
+			u.group = i
+			us = append(us, u)
 		}
-		for _, c := range m.GetToolCalls() {
-			add(piece{msg: i, text: "called " + c.GetName() + "(" + clipWords(c.GetArguments(), 12) + ")", score: 8})
+		for j := from; j < len(us); j++ {
+			if n := more[j]; n > 0 {
+				us[j].text += fmt.Sprintf(" (+%d more like it)", n)
+			}
+		}
+		for ci, c := range m.GetToolCalls() {
+			text := "called " + c.GetName() + "(" + clipWords(c.GetArguments(), 16) + ")"
+			us = append(us, unit{group: i, sent: -1 - ci, text: text, score: wToolCall + scoreUnit(c.GetArguments(), false, false)})
 		}
 	}
-	for i := range pieces {
-		pieces[i].order = i
+	return selectUnits(us, prefixes, maxTokens, tok)
+}
+
+// maxRowsKept is how many rows of one shape in a tool result are kept as
+// units (see lineShape).
+const maxRowsKept = 2
+
+// contentUnits returns the scored units of a message's content: the lines
+// of JSON (jsonLines), or its sentences (scoredUnits).
+func contentUnits(content string, user, tool bool) []unit {
+	lines, ok := jsonLines(content)
+	if !ok {
+		return scoredUnits(content, user, tool)
 	}
-	// Greedy selection by score (then age), with the token cost of each
-	// piece estimated on its own; the assembled text is checked below.
-	byScore := slices.Clone(pieces)
-	slices.SortStableFunc(byScore, func(a, b piece) int { return b.score - a.score })
-	budget := maxTokens - tok.Count(summaryHeader)
-	chosen := make([]bool, len(pieces))
-	started := make([]bool, len(entries))
-	for _, p := range byScore {
-		cost := tok.Count(" " + p.text)
-		if !started[p.msg] {
-			cost += tok.Count("\n" + prefixes[p.msg])
+	out := make([]unit, 0, len(lines))
+	for i, l := range lines {
+		l = clipWords(l, maxPieceWords)
+		// Score the value only: keys (customer_id) are not facts. The
+		// value is scored as the rest of a sentence, so that its first
+		// word counts as a name when capitalized.
+		_, v, found := strings.Cut(l, ": ")
+		if !found {
+			v = l
+		}
+		out = append(out, unit{sent: i, text: l, score: scoreUnit("is "+v, user, tool)})
+	}
+	return out
+}
+
+// Condense implements Condenser: the units of the summaries' lines,
+// selected the same way (a line keeps its speaker).
+func (Extractive) Condense(sums []*memoryv1.Summary, maxTokens int, tok Tokenizer) string {
+	if maxTokens <= 0 || len(sums) == 0 {
+		return ""
+	}
+	var us []unit
+	var prefixes []string
+	for _, sum := range sums {
+		us, prefixes = summaryUnits(sum, us, prefixes)
+	}
+	return selectUnits(us, prefixes, maxTokens, tok)
+}
+
+// summaryUnits appends the units of a summary's lines (one group per line,
+// keeping its speaker) to us and their prefixes to prefixes.
+func summaryUnits(sum *memoryv1.Summary, us []unit, prefixes []string) ([]unit, []string) {
+	for _, line := range summaryLines(sum.GetText()) {
+		who, text, ok := strings.Cut(line, ": ")
+		if !ok || strings.ContainsAny(who, ".?!") || len(who) > 40 {
+			who, text = "", line
+		}
+		g := len(prefixes)
+		if who != "" {
+			prefixes = append(prefixes, who+": ")
+		} else {
+			prefixes = append(prefixes, "")
+		}
+		user, tool := who == "User", strings.HasPrefix(who, "Tool")
+		for _, u := range scoredUnits(text, user, tool) {
+			if strings.HasPrefix(u.text, "called ") {
+				u.score += wToolCall
+			}
+			u.group = g
+			us = append(us, u)
+		}
+	}
+	return us, prefixes
+}
+
+// summaryLines returns the lines of a summary's text without its header.
+func summaryLines(text string) []string {
+	var out []string
+	for i, line := range strings.Split(text, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || (i == 0 && strings.HasSuffix(line, ":") && strings.Contains(line, "ummary of message")) {
+			continue
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+// selectUnits keeps the most salient units within maxTokens (see
+// Extractive) and assembles them in their original order.
+func selectUnits(us []unit, prefixes []string, maxTokens int, tok Tokenizer) string {
+	// Rank of each unit within its group, by score (0 = the group's best).
+	order := make([]int, len(us))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		if us[a].group != us[b].group {
+			return us[a].group - us[b].group
+		}
+		return us[b].score - us[a].score
+	})
+	rank := make([]int, len(us))
+	for i, ui := range order {
+		if i > 0 && us[order[i-1]].group == us[ui].group {
+			rank[ui] = rank[order[i-1]] + 1
+		}
+	}
+	// Selection order: salience, then rank within the group, then age.
+	slices.SortStableFunc(order, func(a, b int) int {
+		if us[a].score != us[b].score {
+			return us[b].score - us[a].score
+		}
+		if rank[a] != rank[b] {
+			return rank[a] - rank[b]
+		}
+		return a - b
+	})
+	chosen := make([]bool, len(us))
+	started := make([]bool, len(prefixes))
+	var keptWords []map[string]bool
+	seen := map[string]bool{}
+	budget := maxTokens
+	for _, i := range order {
+		u := us[i]
+		if u.score < minSalience {
+			break // filler: never kept while a salient unit exists
+		}
+		key := strings.ToLower(u.text)
+		if seen[key] {
+			continue
+		}
+		words, keys := contentWords(u.text), keyTokens(u.text)
+		if slices.ContainsFunc(keptWords, func(k map[string]bool) bool { return subsumed(words, k) || redundant(words, keys, k) }) {
+			continue
+		}
+		cost := tok.Count(" " + u.text)
+		if !started[u.group] {
+			cost += tok.Count("\n" + prefixes[u.group])
 		}
 		if cost > budget {
 			continue
 		}
 		budget -= cost
-		chosen[p.order] = true
-		started[p.msg] = true
+		chosen[i], started[u.group], seen[key] = true, true, true
+		keptWords = append(keptWords, words)
 	}
 	for {
-		text := assemble(pieces, chosen, prefixes)
+		text := assemble(us, chosen, prefixes)
+		if text == "" {
+			break
+		}
 		if tok.Count(text) <= maxTokens {
-			if text == summaryHeader {
-				break // nothing fitted: fall through to truncation
-			}
 			return text
 		}
-		// Drop the lowest-scored chosen piece and try again.
-		drop := -1
-		for i := len(byScore) - 1; i >= 0; i-- {
-			if chosen[byScore[i].order] {
-				drop = byScore[i].order
+		// The estimate was short: drop the last chosen unit in
+		// selection order (the least salient) and try again.
+		for j := len(order) - 1; j >= 0; j-- {
+			if chosen[order[j]] {
+				chosen[order[j]] = false
 				break
 			}
 		}
-		if drop < 0 {
-			break
-		}
-		chosen[drop] = false
 	}
-	// Nothing fits whole: cut the best piece to the budget, word by word.
-	if len(byScore) == 0 {
+	// Nothing salient fits whole: the best unit, clipped to the limit.
+	if len(order) == 0 {
 		return ""
 	}
-	best := byScore[0]
-	return truncateTokens(summaryHeader+"\n"+prefixes[best.msg]+best.text, maxTokens, tok)
+	best := us[order[0]]
+	return truncateTokens(prefixes[best.group]+clipWords(best.text, 16), maxTokens, tok)
 }
 
-// summaryHeader starts every extractive summary.
-const summaryHeader = "Summary:"
-
-func assemble(pieces []piece, chosen []bool, prefixes []string) string {
+// assemble writes the chosen units in order: one line per group, prefixed
+// by its speaker; clauses of one sentence joined by ", ", sentences by " ".
+func assemble(us []unit, chosen []bool, prefixes []string) string {
 	var b strings.Builder
-	b.WriteString(summaryHeader)
-	last := -1
-	for i, p := range pieces {
+	lastGroup, lastSent, prev := -1, 0, ""
+	for i, u := range us {
 		if !chosen[i] {
 			continue
 		}
-		if p.msg != last {
-			b.WriteString("\n")
-			b.WriteString(prefixes[p.msg])
-			b.WriteString(p.text)
-			last = p.msg
-			continue
+		switch {
+		case u.group != lastGroup:
+			if b.Len() > 0 {
+				b.WriteString("\n")
+			}
+			b.WriteString(prefixes[u.group])
+		case u.sent == lastSent && u.sent >= 0:
+			b.WriteString(", ")
+		case strings.HasSuffix(prev, ".") || strings.HasSuffix(prev, "?") || strings.HasSuffix(prev, "!"):
+			b.WriteString(" ")
+		default:
+			b.WriteString("; ") // lines without end punctuation (tool output)
 		}
-		b.WriteString(" ")
-		b.WriteString(p.text)
+		b.WriteString(u.text)
+		lastGroup, lastSent, prev = u.group, u.sent, u.text
 	}
 	return b.String()
 }
 
-func speaker(m *memoryv1.Message) string {
+func speaker(m *memoryv1.Message, toolNames map[string]string) string {
 	switch m.GetRole() {
 	case memoryv1.Role_ROLE_USER:
 		return "User"
 	case memoryv1.Role_ROLE_ASSISTANT:
 		return "Assistant"
 	case memoryv1.Role_ROLE_TOOL:
-		return fmt.Sprintf("Tool result (%s)", m.GetToolCallId())
+		if name := toolNames[m.GetToolCallId()]; name != "" {
+			return "Tool " + name
+		}
+		if m.GetName() != "" {
+			return "Tool " + m.GetName()
+		}
+		return "Tool result"
 	default:
 		return "System"
 	}
-}
-
-func scoreSentence(s string, user bool) int {
-	score := 0
-	if user {
-		score += 5
-		if strings.HasSuffix(s, "?") {
-			score += 40
-		}
-	}
-	lower := strings.ToLower(s)
-	for _, w := range decisionWords {
-		if containsWord(lower, w) {
-			score += 20
-			break
-		}
-	}
-	if strings.IndexFunc(s, unicode.IsDigit) >= 0 {
-		score += 15
-	}
-	if hasName(s) {
-		score += 10
-	}
-	return score
-}
-
-// containsWord reports whether w occurs in s delimited by non-letters.
-func containsWord(s, w string) bool {
-	for i := 0; ; {
-		j := strings.Index(s[i:], w)
-		if j < 0 {
-			return false
-		}
-		j += i
-		before, _ := utf8.DecodeLastRuneInString(s[:j])
-		after, _ := utf8.DecodeRuneInString(s[j+len(w):])
-		if (j == 0 || !unicode.IsLetter(before)) && (j+len(w) == len(s) || !unicode.IsLetter(after)) {
-			return true
-		}
-		i = j + 1
-	}
-}
-
-// hasName reports a capitalized word that does not start the sentence.
-func hasName(s string) bool {
-	words := strings.Fields(s)
-	for i, w := range words {
-		if i == 0 || w == "I" {
-			continue
-		}
-		r, _ := utf8.DecodeRuneInString(w)
-		if unicode.IsUpper(r) {
-			return true
-		}
-	}
-	return false
-}
-
-// splitSentences splits text into trimmed sentences at ., ?, ! followed by
-// a space, and at line breaks; each is clipped to maxPieceWords.
-func splitSentences(text string) []string {
-	var out []string
-	flush := func(s string) {
-		s = strings.TrimSpace(s)
-		if s != "" {
-			out = append(out, clipWords(s, maxPieceWords))
-		}
-	}
-	start := 0
-	for i := 0; i < len(text); i++ {
-		c := text[i]
-		switch {
-		case c == '\n':
-			flush(text[start:i])
-			start = i + 1
-		case (c == '.' || c == '?' || c == '!') && (i+1 == len(text) || text[i+1] == ' ' || text[i+1] == '\n'):
-			flush(text[start : i+1])
-			start = i + 1
-		}
-	}
-	flush(text[start:])
-	return out
-}
-
-// maxPieceBytes bounds one kept sentence in bytes (a word can be huge).
-const maxPieceBytes = 480
-
-func clipWords(s string, n int) string {
-	words := strings.Fields(s)
-	var out string
-	if len(words) > n {
-		out = strings.Join(words[:n], " ") + " …"
-	} else {
-		out = strings.Join(words, " ")
-	}
-	if len(out) > maxPieceBytes {
-		out = truncate(out, maxPieceBytes)
-	}
-	return out
 }
 
 // truncateTokens returns the longest word prefix of s within maxTokens.

@@ -19,7 +19,8 @@ const (
 )
 
 // Config defaults (zero values in CreateSessionRequest take these;
-// summary_max_tokens defaults to at most a quarter of the budget).
+// max_l2_tokens and summary_max_tokens default to at most a quarter of the
+// budget).
 const (
 	DefaultMaxContextTokens     = 128000
 	DefaultReservedOutputTokens = 4096
@@ -33,13 +34,23 @@ const (
 
 // Profile names.
 const (
+	ProfileFill           = "fill"
 	ProfileBalanced       = "balanced"
 	ProfileDataIntensive  = "data_intensive"
 	ProfileConversational = "conversational"
 	ProfileCustom         = "custom"
 )
 
+// profiles are the built-in compression profiles. fill is the default: it
+// compresses only when a command would not fit the budget (start_pct 100),
+// and then only back under 90 %, so a conversation that fits is never
+// compressed and the context keeps its detail until the budget needs the
+// room. balanced, data_intensive and conversational keep the design's
+// pressure levels (70/80/85 % for balanced) as the start and the target:
+// they hold the usage near their summarize level, leaving the rest of the
+// budget free (for promotions, for bursts) at the cost of detail.
 var profiles = map[string]*memoryv1.CompressionProfile{
+	ProfileFill:           {Name: ProfileFill, StartPct: 100, SummarizePct: 90, SummarizeBatch: 4, SummarizeMorePct: 94, SummarizeMoreBatch: 6, EvictPct: 97, EvictBatch: 8},
 	ProfileBalanced:       {Name: ProfileBalanced, SummarizePct: 70, SummarizeBatch: 4, SummarizeMorePct: 80, SummarizeMoreBatch: 6, EvictPct: 85, EvictBatch: 8},
 	ProfileDataIntensive:  {Name: ProfileDataIntensive, SummarizePct: 60, SummarizeBatch: 6, SummarizeMorePct: 70, SummarizeMoreBatch: 8, EvictPct: 80, EvictBatch: 10},
 	ProfileConversational: {Name: ProfileConversational, SummarizePct: 75, SummarizeBatch: 4, SummarizeMorePct: 85, SummarizeMoreBatch: 6, EvictPct: 90, EvictBatch: 8},
@@ -54,8 +65,8 @@ func Profile(name string) (*memoryv1.CompressionProfile, bool) {
 	return proto.Clone(p).(*memoryv1.CompressionProfile), true
 }
 
-// ValidateProfile checks 0 < summarize < summarize_more < evict <= 100 and
-// every batch >= 2.
+// ValidateProfile checks 0 < summarize < summarize_more < evict <= 100,
+// start_pct 0 or in [summarize_pct, 100], and every batch >= 2.
 func ValidateProfile(p *memoryv1.CompressionProfile) error {
 	if p == nil {
 		return badRequest("profile", "required")
@@ -71,6 +82,9 @@ func ValidateProfile(p *memoryv1.CompressionProfile) error {
 	}
 	if p.EvictPct > 100 {
 		return badRequest("evict_pct", "must be <= 100, got %d", p.EvictPct)
+	}
+	if p.StartPct != 0 && (p.StartPct < p.SummarizePct || p.StartPct > 100) {
+		return badRequest("start_pct", "must be 0 (start at summarize_pct) or in [summarize_pct (%d), 100], got %d", p.SummarizePct, p.StartPct)
 	}
 	for _, b := range []struct {
 		field string
@@ -88,16 +102,19 @@ func resolveConfig(req *memoryv1.CreateSessionRequest) *memoryv1.SessionConfig {
 	c := &memoryv1.SessionConfig{
 		MaxContextTokens:     orDefault(req.GetMaxContextTokens(), DefaultMaxContextTokens),
 		ReservedOutputTokens: orDefault(req.GetReservedOutputTokens(), DefaultReservedOutputTokens),
-		MaxL2Tokens:          orDefault(req.GetMaxL2Tokens(), DefaultMaxL2Tokens),
+		MaxL2Tokens:          req.GetMaxL2Tokens(),
 		SummaryMaxTokens:     req.GetSummaryMaxTokens(),
 	}
+	// The defaults, but at most a quarter of a small budget.
+	if c.MaxL2Tokens == 0 {
+		c.MaxL2Tokens = uint32(min(DefaultMaxL2Tokens, budgetOf(c)/4))
+	}
 	if c.SummaryMaxTokens == 0 {
-		// The default, but at most a quarter of a small budget.
 		c.SummaryMaxTokens = uint32(min(DefaultSummaryMaxTokens, budgetOf(c)/4))
 	}
 	switch name := req.GetProfile(); name {
 	case "":
-		c.Profile, _ = Profile(ProfileBalanced)
+		c.Profile, _ = Profile(ProfileFill)
 	case ProfileCustom:
 		c.Profile = proto.Clone(req.GetCustomProfile()).(*memoryv1.CompressionProfile)
 		c.Profile.Name = ProfileCustom
@@ -128,7 +145,7 @@ func ValidateCreate(req *memoryv1.CreateSessionRequest) error {
 		}
 	}
 	switch req.Profile {
-	case "", ProfileBalanced, ProfileDataIntensive, ProfileConversational:
+	case "", ProfileFill, ProfileBalanced, ProfileDataIntensive, ProfileConversational:
 		if req.CustomProfile != nil {
 			return badRequest("custom_profile", "only allowed with profile %q", ProfileCustom)
 		}
@@ -142,7 +159,7 @@ func ValidateCreate(req *memoryv1.CreateSessionRequest) error {
 			return r
 		}
 	default:
-		return badRequest("profile", "unknown profile %q (balanced, data_intensive, conversational, custom)", req.Profile)
+		return badRequest("profile", "unknown profile %q (fill, balanced, data_intensive, conversational, custom)", req.Profile)
 	}
 	c := resolveConfig(req)
 	if c.ReservedOutputTokens >= c.MaxContextTokens {

@@ -247,11 +247,14 @@ type CreateSessionRequest struct {
 	App       string                 `protobuf:"bytes,3,opt,name=app,proto3" json:"app,omitempty"`
 	Project   string                 `protobuf:"bytes,4,opt,name=project,proto3" json:"project,omitempty"`
 	AgentId   string                 `protobuf:"bytes,5,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
-	// profile: "balanced" (default), "data_intensive", "conversational" or "custom".
+	// profile: "fill" (default: compress only when the budget needs the
+	// room), "balanced" (the design's 70/80/85 % levels), "data_intensive",
+	// "conversational" or "custom".
 	Profile string `protobuf:"bytes,6,opt,name=profile,proto3" json:"profile,omitempty"`
 	// custom_profile is required when profile is "custom".
 	CustomProfile *CompressionProfile `protobuf:"bytes,7,opt,name=custom_profile,json=customProfile,proto3" json:"custom_profile,omitempty"`
-	// zero values take the defaults (128000, 4096, 5000, 400).
+	// zero values take the defaults (128000, 4096, 5000, 400; the last two
+	// at most a quarter of the budget).
 	MaxContextTokens     uint32   `protobuf:"varint,8,opt,name=max_context_tokens,json=maxContextTokens,proto3" json:"max_context_tokens,omitempty"`
 	ReservedOutputTokens uint32   `protobuf:"varint,9,opt,name=reserved_output_tokens,json=reservedOutputTokens,proto3" json:"reserved_output_tokens,omitempty"`
 	MaxL2Tokens          uint32   `protobuf:"varint,10,opt,name=max_l2_tokens,json=maxL2Tokens,proto3" json:"max_l2_tokens,omitempty"`

@@ -312,13 +312,18 @@ func (x *L1Summarized) GetSummary() *Summary {
 	return nil
 }
 
-// L1Evicted removes the L1 entries covering [first_seq, last_seq] and appends
-// the summary to L2.
+// L1Evicted moves the oldest L1 entries to L2, in order: first the in-place
+// summaries named by moved_summary_ids (the oldest L1 entries, moved as they
+// are), then, when summary is set, the L1 entries covering [first_seq,
+// last_seq], which summary replaces (it is appended to L2). Logs written
+// before moved_summary_ids existed only set summary, which then covered
+// the oldest L1 entries, earlier summaries included.
 type L1Evicted struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Summary       *Summary               `protobuf:"bytes,1,opt,name=summary,proto3" json:"summary,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	Summary         *Summary               `protobuf:"bytes,1,opt,name=summary,proto3" json:"summary,omitempty"`
+	MovedSummaryIds []string               `protobuf:"bytes,2,rep,name=moved_summary_ids,json=movedSummaryIds,proto3" json:"moved_summary_ids,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *L1Evicted) Reset() {
@@ -358,11 +363,23 @@ func (x *L1Evicted) GetSummary() *Summary {
 	return nil
 }
 
-// L2Archived clears L2; its summaries go to swap.
+func (x *L1Evicted) GetMovedSummaryIds() []string {
+	if x != nil {
+		return x.MovedSummaryIds
+	}
+	return nil
+}
+
+// L2Archived moves the oldest L2 summaries (summaries, in L2 order) to swap.
+// When condensed is set, it takes their place at the head of L2: one
+// coarser summary of the archived ones (it lists them in summary_ids).
+// Logs written before condensed existed always archived all of L2.
 type L2Archived struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Summaries     []*Summary             `protobuf:"bytes,1,rep,name=summaries,proto3" json:"summaries,omitempty"`
-	Tokens        uint32                 `protobuf:"varint,2,opt,name=tokens,proto3" json:"tokens,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Summaries []*Summary             `protobuf:"bytes,1,rep,name=summaries,proto3" json:"summaries,omitempty"`
+	// tokens: the tokens of summaries.
+	Tokens        uint32   `protobuf:"varint,2,opt,name=tokens,proto3" json:"tokens,omitempty"`
+	Condensed     *Summary `protobuf:"bytes,3,opt,name=condensed,proto3" json:"condensed,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -409,6 +426,13 @@ func (x *L2Archived) GetTokens() uint32 {
 		return x.Tokens
 	}
 	return 0
+}
+
+func (x *L2Archived) GetCondensed() *Summary {
+	if x != nil {
+		return x.Condensed
+	}
+	return nil
 }
 
 // SummaryReplaced swaps a summary's text for a better one computed beside the
@@ -1026,13 +1050,15 @@ const file_memory_v1_events_proto_rawDesc = "" +
 	"\x10tool_result_refs\x18\x02 \x03(\v2!.agentmem.memory.v1.ToolResultRefR\x0etoolResultRefs\x12!\n" +
 	"\fdropped_refs\x18\x03 \x03(\tR\vdroppedRefs\"E\n" +
 	"\fL1Summarized\x125\n" +
-	"\asummary\x18\x01 \x01(\v2\x1b.agentmem.memory.v1.SummaryR\asummary\"B\n" +
+	"\asummary\x18\x01 \x01(\v2\x1b.agentmem.memory.v1.SummaryR\asummary\"n\n" +
 	"\tL1Evicted\x125\n" +
-	"\asummary\x18\x01 \x01(\v2\x1b.agentmem.memory.v1.SummaryR\asummary\"_\n" +
+	"\asummary\x18\x01 \x01(\v2\x1b.agentmem.memory.v1.SummaryR\asummary\x12*\n" +
+	"\x11moved_summary_ids\x18\x02 \x03(\tR\x0fmovedSummaryIds\"\x9a\x01\n" +
 	"\n" +
 	"L2Archived\x129\n" +
 	"\tsummaries\x18\x01 \x03(\v2\x1b.agentmem.memory.v1.SummaryR\tsummaries\x12\x16\n" +
-	"\x06tokens\x18\x02 \x01(\rR\x06tokens\"t\n" +
+	"\x06tokens\x18\x02 \x01(\rR\x06tokens\x129\n" +
+	"\tcondensed\x18\x03 \x01(\v2\x1b.agentmem.memory.v1.SummaryR\tcondensed\"t\n" +
 	"\x0fSummaryReplaced\x12\x1d\n" +
 	"\n" +
 	"summary_id\x18\x01 \x01(\tR\tsummaryId\x12\x12\n" +
@@ -1119,17 +1145,18 @@ var file_memory_v1_events_proto_depIdxs = []int32{
 	23, // 5: agentmem.memory.v1.L1Summarized.summary:type_name -> agentmem.memory.v1.Summary
 	23, // 6: agentmem.memory.v1.L1Evicted.summary:type_name -> agentmem.memory.v1.Summary
 	23, // 7: agentmem.memory.v1.L2Archived.summaries:type_name -> agentmem.memory.v1.Summary
-	24, // 8: agentmem.memory.v1.KernelToolDefined.tool:type_name -> agentmem.memory.v1.ToolDefinition
-	25, // 9: agentmem.memory.v1.KernelSchemaCached.schema:type_name -> agentmem.memory.v1.SchemaEntry
-	26, // 10: agentmem.memory.v1.KernelFactSet.fact:type_name -> agentmem.memory.v1.Fact
-	27, // 11: agentmem.memory.v1.SessionStatusChanged.from:type_name -> agentmem.memory.v1.SessionStatus
-	27, // 12: agentmem.memory.v1.SessionStatusChanged.to:type_name -> agentmem.memory.v1.SessionStatus
-	21, // 13: agentmem.memory.v1.MessagesPromoted.messages:type_name -> agentmem.memory.v1.Message
-	14, // [14:14] is the sub-list for method output_type
-	14, // [14:14] is the sub-list for method input_type
-	14, // [14:14] is the sub-list for extension type_name
-	14, // [14:14] is the sub-list for extension extendee
-	0,  // [0:14] is the sub-list for field type_name
+	23, // 8: agentmem.memory.v1.L2Archived.condensed:type_name -> agentmem.memory.v1.Summary
+	24, // 9: agentmem.memory.v1.KernelToolDefined.tool:type_name -> agentmem.memory.v1.ToolDefinition
+	25, // 10: agentmem.memory.v1.KernelSchemaCached.schema:type_name -> agentmem.memory.v1.SchemaEntry
+	26, // 11: agentmem.memory.v1.KernelFactSet.fact:type_name -> agentmem.memory.v1.Fact
+	27, // 12: agentmem.memory.v1.SessionStatusChanged.from:type_name -> agentmem.memory.v1.SessionStatus
+	27, // 13: agentmem.memory.v1.SessionStatusChanged.to:type_name -> agentmem.memory.v1.SessionStatus
+	21, // 14: agentmem.memory.v1.MessagesPromoted.messages:type_name -> agentmem.memory.v1.Message
+	15, // [15:15] is the sub-list for method output_type
+	15, // [15:15] is the sub-list for method input_type
+	15, // [15:15] is the sub-list for extension type_name
+	15, // [15:15] is the sub-list for extension extendee
+	0,  // [0:15] is the sub-list for field type_name
 }
 
 func init() { file_memory_v1_events_proto_init() }

@@ -459,7 +459,10 @@ func (x *DataReference) GetOwner() string {
 	return ""
 }
 
-// Summary replaces a contiguous run of messages [first_seq, last_seq].
+// Summary replaces a contiguous run of messages [first_seq, last_seq]. A
+// summary of messages lists their ids (message_ids); a condensed summary
+// (made when older L2 summaries are archived) lists the summaries it
+// condenses instead (summary_ids), which are in swap with their own ids.
 type Summary struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
 	Id       string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
@@ -468,9 +471,11 @@ type Summary struct {
 	Text     string                 `protobuf:"bytes,4,opt,name=text,proto3" json:"text,omitempty"`
 	Tokens   uint32                 `protobuf:"varint,5,opt,name=tokens,proto3" json:"tokens,omitempty"`
 	// source is "extractive" or "llm".
-	Source        string   `protobuf:"bytes,6,opt,name=source,proto3" json:"source,omitempty"`
-	MessageIds    []string `protobuf:"bytes,7,rep,name=message_ids,json=messageIds,proto3" json:"message_ids,omitempty"`
+	Source     string   `protobuf:"bytes,6,opt,name=source,proto3" json:"source,omitempty"`
+	MessageIds []string `protobuf:"bytes,7,rep,name=message_ids,json=messageIds,proto3" json:"message_ids,omitempty"`
+	// covered_tokens: the tokens of what the summary replaced.
 	CoveredTokens uint32   `protobuf:"varint,8,opt,name=covered_tokens,json=coveredTokens,proto3" json:"covered_tokens,omitempty"`
+	SummaryIds    []string `protobuf:"bytes,9,rep,name=summary_ids,json=summaryIds,proto3" json:"summary_ids,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -559,6 +564,13 @@ func (x *Summary) GetCoveredTokens() uint32 {
 		return x.CoveredTokens
 	}
 	return 0
+}
+
+func (x *Summary) GetSummaryIds() []string {
+	if x != nil {
+		return x.SummaryIds
+	}
+	return nil
 }
 
 // L1Entry is a verbatim message or an in-place summary of older L1 messages.
@@ -1056,6 +1068,10 @@ func (x *Kernel) GetFacts() []*Fact {
 	return nil
 }
 
+// CompressionProfile: the pressure levels (percent of the budget) and how
+// many of the oldest L1 entries each level compresses at once. Compression
+// starts when the usage exceeds start_pct (0: reaches summarize_pct) and
+// runs until the usage is below summarize_pct.
 type CompressionProfile struct {
 	state              protoimpl.MessageState `protogen:"open.v1"`
 	Name               string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
@@ -1065,6 +1081,7 @@ type CompressionProfile struct {
 	SummarizeMoreBatch uint32                 `protobuf:"varint,5,opt,name=summarize_more_batch,json=summarizeMoreBatch,proto3" json:"summarize_more_batch,omitempty"`
 	EvictPct           uint32                 `protobuf:"varint,6,opt,name=evict_pct,json=evictPct,proto3" json:"evict_pct,omitempty"`
 	EvictBatch         uint32                 `protobuf:"varint,7,opt,name=evict_batch,json=evictBatch,proto3" json:"evict_batch,omitempty"`
+	StartPct           uint32                 `protobuf:"varint,8,opt,name=start_pct,json=startPct,proto3" json:"start_pct,omitempty"`
 	unknownFields      protoimpl.UnknownFields
 	sizeCache          protoimpl.SizeCache
 }
@@ -1144,6 +1161,13 @@ func (x *CompressionProfile) GetEvictPct() uint32 {
 func (x *CompressionProfile) GetEvictBatch() uint32 {
 	if x != nil {
 		return x.EvictBatch
+	}
+	return 0
+}
+
+func (x *CompressionProfile) GetStartPct() uint32 {
+	if x != nil {
+		return x.StartPct
 	}
 	return 0
 }
@@ -1621,7 +1645,7 @@ const file_memory_v1_session_proto_rawDesc = "" +
 	" \x01(\tR\x05owner\x1a;\n" +
 	"\rMetadataEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xdd\x01\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xfe\x01\n" +
 	"\aSummary\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1b\n" +
 	"\tfirst_seq\x18\x02 \x01(\x04R\bfirstSeq\x12\x19\n" +
@@ -1631,7 +1655,9 @@ const file_memory_v1_session_proto_rawDesc = "" +
 	"\x06source\x18\x06 \x01(\tR\x06source\x12\x1f\n" +
 	"\vmessage_ids\x18\a \x03(\tR\n" +
 	"messageIds\x12%\n" +
-	"\x0ecovered_tokens\x18\b \x01(\rR\rcoveredTokens\"\x84\x01\n" +
+	"\x0ecovered_tokens\x18\b \x01(\rR\rcoveredTokens\x12\x1f\n" +
+	"\vsummary_ids\x18\t \x03(\tR\n" +
+	"summaryIds\"\x84\x01\n" +
 	"\aL1Entry\x127\n" +
 	"\amessage\x18\x01 \x01(\v2\x1b.agentmem.memory.v1.MessageH\x00R\amessage\x127\n" +
 	"\asummary\x18\x02 \x01(\v2\x1b.agentmem.memory.v1.SummaryH\x00R\asummaryB\a\n" +
@@ -1668,7 +1694,7 @@ const file_memory_v1_session_proto_rawDesc = "" +
 	"\x05tools\x18\x01 \x03(\v2\".agentmem.memory.v1.ToolDefinitionR\x05tools\x129\n" +
 	"\aschemas\x18\x02 \x03(\v2\x1f.agentmem.memory.v1.SchemaEntryR\aschemas\x12D\n" +
 	"\ftool_results\x18\x03 \x03(\v2!.agentmem.memory.v1.ToolResultRefR\vtoolResults\x12.\n" +
-	"\x05facts\x18\x04 \x03(\v2\x18.agentmem.memory.v1.FactR\x05facts\"\x94\x02\n" +
+	"\x05facts\x18\x04 \x03(\v2\x18.agentmem.memory.v1.FactR\x05facts\"\xb1\x02\n" +
 	"\x12CompressionProfile\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12#\n" +
 	"\rsummarize_pct\x18\x02 \x01(\rR\fsummarizePct\x12'\n" +
@@ -1677,7 +1703,8 @@ const file_memory_v1_session_proto_rawDesc = "" +
 	"\x14summarize_more_batch\x18\x05 \x01(\rR\x12summarizeMoreBatch\x12\x1b\n" +
 	"\tevict_pct\x18\x06 \x01(\rR\bevictPct\x12\x1f\n" +
 	"\vevict_batch\x18\a \x01(\rR\n" +
-	"evictBatch\"\x87\x02\n" +
+	"evictBatch\x12\x1b\n" +
+	"\tstart_pct\x18\b \x01(\rR\bstartPct\"\x87\x02\n" +
 	"\rSessionConfig\x12,\n" +
 	"\x12max_context_tokens\x18\x01 \x01(\rR\x10maxContextTokens\x124\n" +
 	"\x16reserved_output_tokens\x18\x02 \x01(\rR\x14reservedOutputTokens\x12\"\n" +

@@ -1,0 +1,603 @@
+package segmented
+
+import (
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Salience: what the extractive summarizer keeps. A unit (a sentence, or a
+// clause of a long sentence) scores by the key facts it carries: decisions
+// and commitments, open questions, ids, numbers, dates, names and tool
+// outcomes. A unit with none of them is filler, and greetings and
+// acknowledgements are filler even when they carry a name.
+
+// Feature weights of scoreUnit.
+const (
+	wDecision   = 30 // decided, agreed, will, must, deadline, ...
+	wQuestion   = 20 // ends with "?"
+	wUserAsks   = 10 // ... asked by the user, about an id, number, name or date
+	wID         = 25 // INV-4471, T-100, #123, a1b2c3, v2.3.1
+	wNumber     = 15 // 42, 12.50, 30%
+	wDate       = 15 // March 14, Friday, 2024-05-01, 10:30, tomorrow, Q3
+	wName       = 15 // a capitalized word inside the sentence
+	wToolResult = 10 // a unit of a tool result
+	wOutcome    = 10 // error, failed, ok, status, returned, ... (tool results)
+	wToolCall   = 12 // "called sql(...)"
+	wUser       = 3  // any user unit, a little ahead of the rest
+	// minSalience: units scoring less are filler and dropped even when
+	// there is room.
+	minSalience = 10
+)
+
+// longUnitWords: a sentence longer than this is split into clauses, and
+// only its salient clauses are kept.
+const longUnitWords = 16
+
+// maxPieceWords bounds one kept unit, so one endless line cannot take the
+// whole summary.
+const maxPieceWords = 60
+
+// maxPieceBytes bounds one kept unit in bytes (a word can be huge).
+const maxPieceBytes = 480
+
+var decisionWords = []string{
+	"decide", "decided", "decides", "decision", "agree", "agreed", "agrees", "chose", "choose", "chosen",
+	"will", "won't", "we'll", "i'll", "let's", "going to", "plan", "planned", "must", "need to", "have to",
+	"confirm", "confirmed", "approve", "approved", "settled", "final", "resolved", "conclusion",
+	"commit", "committed", "promise", "promised", "deadline", "due on", "due by", "is due", "assign", "assigned", "schedule", "scheduled",
+	"switch to", "go with", "going with", "cancel", "cancelled", "canceled", "reject", "rejected", "accept", "accepted",
+}
+
+var outcomeWords = []string{
+	"error", "errors", "failed", "fails", "failure", "success", "succeeded", "ok", "status", "returned",
+	"found", "not found", "rows", "total", "result", "results", "timeout", "denied", "created", "updated", "deleted",
+	"not exist", "missing", "invalid", "exception", "refused", "unauthorized", "forbidden", "conflict", "warning",
+}
+
+// smallTalk marks a unit as small talk unless it carries an id, a number
+// or a decision.
+var smallTalk = []string{"how are you", "how's it going", "how is it going", "nice to meet", "weather", "weekend", "hope you're well", "hope you are well"}
+
+// greetingStarts begin a unit that is a greeting or thanks: filler unless
+// it carries an id, a number or a decision.
+var greetingStarts = []string{"thanks", "thank you", "hi", "hello", "hey", "good morning", "good afternoon", "good evening", "dear", "cheers"}
+
+var monthWords = []string{
+	"january", "february", "march", "april", "june", "july", "august", "september", "october",
+	"november", "december", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec",
+	"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
+	"today", "tomorrow", "yesterday", "tonight", "next week", "next month", "last week", "eod", "eow",
+}
+
+// fillerWords make up greetings, acknowledgements and pleasantries: a unit
+// of nothing but these (and punctuation, and a name) is filler.
+var fillerWords = map[string]bool{
+	"hi": true, "hello": true, "hey": true, "thanks": true, "thank": true, "you": true, "so": true, "much": true,
+	"ok": true, "okay": true, "sure": true, "great": true, "good": true, "morning": true, "afternoon": true,
+	"evening": true, "cool": true, "awesome": true, "perfect": true, "nice": true, "fine": true, "yes": true,
+	"yeah": true, "yep": true, "no": true, "problem": true, "worries": true, "welcome": true, "you're": true,
+	"glad": true, "happy": true, "to": true, "help": true, "of": true, "course": true, "sounds": true,
+	"got": true, "it": true, "i": true, "see": true, "understood": true, "alright": true, "right": true,
+	"a": true, "lot": true, "again": true, "there": true, "all": true, "the": true, "best": true, "cheers": true,
+	"bye": true, "talk": true, "soon": true, "later": true, "hope": true, "this": true, "helps": true,
+	"let": true, "me": true, "know": true, "if": true, "anything": true, "else": true, "how": true, "are": true,
+	"doing": true, "well": true, "am": true, "i'm": true, "can": true, "with": true, "that": true, "that's": true,
+	"absolutely": true, "definitely": true, "wonderful": true, "excellent": true, "appreciate": true, "and": true,
+	"for": true, "your": true, "question": true, "asking": true, "makes": true, "sense": true, "indeed": true,
+	"exactly": true, "totally": true, "really": true, "very": true, "too": true, "one": true,
+}
+
+// leadingFiller are discourse markers stripped from the start of a unit.
+var leadingFiller = []string{
+	"well, ", "so, ", "okay, ", "ok, ", "sure, ", "great, ", "thanks, ", "honestly, ", "basically, ",
+	"actually, ", "alright, ", "right, ", "yes, ", "yeah, ", "also, ", "anyway, ", "now, ", "hmm, ",
+}
+
+// unit is one candidate piece of a summary.
+type unit struct {
+	group int    // the message (Summarize) or summary line (Condense) it comes from
+	sent  int    // the sentence it belongs to, within the group
+	text  string // as kept
+	score int
+}
+
+// scoredUnits splits text into scored units: its sentences, each stripped
+// of leading discourse markers and clipped. A long sentence is trimmed to
+// its salient clauses: clauses without a key fact are dropped, and each run
+// of adjacent salient clauses stays together as one unit (so a decision
+// keeps the clause naming what was decided). The units of sentence i have
+// sent == i.
+func scoredUnits(text string, user, tool bool) []unit {
+	var out []unit
+	for si, s := range splitSentences(text) {
+		if len(strings.Fields(s)) <= longUnitWords {
+			u := clipWords(compact(trimFiller(s)), maxPieceWords)
+			out = append(out, unit{sent: si, text: u, score: scoreUnit(u, user, tool)})
+			continue
+		}
+		var run []string
+		n := len(out)
+		flush := func() {
+			if len(run) > 0 {
+				u := clipWords(strings.Join(run, ", "), maxPieceWords)
+				out = append(out, unit{sent: si, text: u, score: scoreUnit(u, user, tool)})
+				run = nil
+			}
+		}
+		for _, c := range splitClauses(s) {
+			c = compact(trimFiller(c))
+			if c != "" && scoreUnit(c, user, tool) >= minSalience {
+				run = append(run, c)
+				continue
+			}
+			flush()
+		}
+		flush()
+		if len(out) == n { // no salient clause: the sentence, as filler
+			u := clipWords(compact(trimFiller(s)), maxPieceWords)
+			out = append(out, unit{sent: si, text: u, score: scoreUnit(u, user, tool)})
+		}
+	}
+	return out
+}
+
+// dropWords are left out of a kept unit (headline style): articles and
+// intensifiers carry no fact and cost tokens.
+var dropWords = map[string]bool{
+	"the": true, "a": true, "an": true, "just": true, "really": true, "very": true, "quite": true,
+	"actually": true, "basically": true, "simply": true, "probably": true, "definitely": true,
+	"currently": true, "totally": true, "literally": true,
+}
+
+// dropPhrases are cut from a kept unit.
+var dropPhrases = []string{"i think ", "i believe ", "it looks like ", "it seems that ", "it seems ", "as far as i know, ", "to be honest, ", "in order "}
+
+// compact returns s in headline style: without dropWords and dropPhrases,
+// its first letter kept as it was. Units of four words or fewer are kept
+// as they are.
+func compact(s string) string {
+	if len(strings.Fields(s)) <= 4 {
+		return s
+	}
+	for _, p := range dropPhrases {
+		for {
+			i := strings.Index(strings.ToLower(s), p)
+			if i < 0 || (i > 0 && s[i-1] != ' ') {
+				break
+			}
+			s = s[:i] + s[i+len(p):]
+		}
+	}
+	words := strings.Fields(s)
+	out := words[:0]
+	for _, w := range words {
+		if dropWords[strings.ToLower(w)] {
+			continue
+		}
+		out = append(out, w)
+	}
+	if len(out) == 0 {
+		return s
+	}
+	r := strings.Join(out, " ")
+	if f, _ := utf8.DecodeRuneInString(s); unicode.IsUpper(f) {
+		if g, n := utf8.DecodeRuneInString(r); unicode.IsLower(g) {
+			r = string(unicode.ToUpper(g)) + r[n:]
+		}
+	}
+	return r
+}
+
+func trimFiller(s string) string {
+	for changed := true; changed; {
+		changed = false
+		lower := strings.ToLower(s)
+		for _, f := range leadingFiller {
+			if strings.HasPrefix(lower, f) && len(s) > len(f) {
+				s = strings.TrimSpace(s[len(f):])
+				if r, n := utf8.DecodeRuneInString(s); n > 0 && unicode.IsLower(r) && !strings.HasPrefix(s, "i ") {
+					s = string(unicode.ToUpper(r)) + s[n:]
+				}
+				changed = true
+				break
+			}
+		}
+	}
+	return s
+}
+
+// splitClauses splits a long sentence at , ; : and dashes (keeping numbers
+// such as 1,200 or 10:30 whole).
+func splitClauses(s string) []string {
+	var out []string
+	start := 0
+	flush := func(end int) {
+		if c := strings.TrimSpace(s[start:end]); c != "" {
+			out = append(out, strings.TrimRight(c, ",;:"))
+		}
+	}
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case (c == ',' || c == ';' || c == ':') && i+1 < len(s) && s[i+1] == ' ':
+			flush(i + 1)
+			start = i + 1
+		case strings.HasPrefix(s[i:], " - ") || strings.HasPrefix(s[i:], " — "):
+			flush(i)
+			start = i + 1
+		}
+	}
+	flush(len(s))
+	return out
+}
+
+// scoreUnit returns the salience of a unit: the sum of the weights of the
+// features it carries (each counted once), or 0 when it is filler.
+func scoreUnit(s string, user, toolResult bool) int {
+	if isFiller(s) {
+		return 0
+	}
+	lower := strings.ToLower(s)
+	score := 0
+	decision := containsAny(lower, decisionWords)
+	if decision {
+		score += wDecision
+	}
+	f := keyFacts(s)
+	if !decision && f.ids == 0 && f.nums == 0 && (startsWithAny(lower, greetingStarts) || containsAny(lower, smallTalk)) {
+		return 0
+	}
+	if strings.HasSuffix(strings.TrimRight(s, "\"') "), "?") {
+		switch {
+		case !user:
+			score += wQuestion / 2 // mostly "anything else?"
+		case f.ids+f.nums+f.names > 0 || f.date:
+			score += wQuestion + wUserAsks
+		default:
+			score += wQuestion
+		}
+	}
+	// Each id, number and name is a fact of its own: the first of a kind
+	// counts in full, up to two more a third each.
+	more := func(n, w int) int {
+		if n == 0 {
+			return 0
+		}
+		return w + min(n-1, 2)*w/3
+	}
+	score += more(f.ids, wID) + more(f.nums, wNumber) + more(f.names, wName)
+	if f.date || containsAny(lower, monthWords) || hasMay(s) {
+		score += wDate
+	}
+	if toolResult && (score > 0 || containsAny(lower, outcomeWords)) {
+		score += wToolResult
+		if containsAny(lower, outcomeWords) {
+			score += wOutcome
+		}
+	}
+	if score == 0 {
+		return 0
+	}
+	if user {
+		score += wUser
+	}
+	return score
+}
+
+// isFiller reports a unit made only of greeting and acknowledgement words
+// (and names: "Thanks, Alice!" is filler).
+func isFiller(s string) bool {
+	words := strings.FieldsFunc(s, func(r rune) bool { return !unicode.IsLetter(r) && r != '\'' })
+	if len(words) == 0 {
+		return !strings.ContainsFunc(s, unicode.IsDigit)
+	}
+	if strings.ContainsFunc(s, unicode.IsDigit) {
+		return false
+	}
+	for i, w := range words {
+		if fillerWords[strings.ToLower(w)] {
+			continue
+		}
+		if r, _ := utf8.DecodeRuneInString(w); i > 0 && unicode.IsUpper(r) {
+			continue // a name
+		}
+		return false
+	}
+	return true
+}
+
+func startsWithAny(lower string, words []string) bool {
+	for _, w := range words {
+		if strings.HasPrefix(lower, w) && containsWord(lower[:len(w)+min(1, len(lower)-len(w))], w) {
+			return true
+		}
+	}
+	return false
+}
+
+func containsAny(lower string, words []string) bool {
+	for _, w := range words {
+		if containsWord(lower, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasMay: "May" as a month (capitalized, not starting the sentence, or
+// followed by a number).
+func hasMay(s string) bool {
+	for i := 0; ; {
+		j := strings.Index(s[i:], "May ")
+		if j < 0 {
+			return false
+		}
+		j += i
+		rest := s[j+4:]
+		if j > 0 || (rest != "" && rest[0] >= '0' && rest[0] <= '9') {
+			return true
+		}
+		i = j + 1
+	}
+}
+
+// unitFacts counts the key facts of a unit's words.
+type unitFacts struct {
+	ids   int  // INV-4471, T-100, #123, a1b2, v2.3.1; API-GATEWAY, audit_logs
+	nums  int  // 42, 12.50, 324,500, 30%
+	names int  // distinct capitalized words inside the unit (not months or days)
+	date  bool // an ISO date, a time of day, or a number beside a month
+}
+
+// keyFacts counts the ids, numbers and names of s, and whether it holds a
+// date. Numbers that are part of a date (the day and year beside a month,
+// 2025-04-15, 09:53) count as the date, not as numbers.
+func keyFacts(s string) unitFacts {
+	var f unitFacts
+	words := strings.Fields(s)
+	month := make([]bool, len(words))
+	for i, w := range words {
+		lw := strings.ToLower(strings.Trim(w, ".,;:!?()[]{}\"'`"))
+		month[i] = slices.Contains(monthWords, lw) || w == "May"
+	}
+	nearMonth := func(i int) bool {
+		return (i > 0 && month[i-1]) || (i+1 < len(words) && month[i+1]) || (i > 1 && month[i-2])
+	}
+	names := map[string]bool{}
+	for i, raw := range words {
+		w := strings.Trim(raw, ".,;:!?()[]{}\"'`")
+		if w == "" {
+			continue
+		}
+		var letters, digits, joins, colons int
+		for _, r := range w {
+			switch {
+			case unicode.IsLetter(r):
+				letters++
+			case unicode.IsDigit(r):
+				digits++
+			case r == '-' || r == '_' || r == '#' || r == '/':
+				joins++
+			case r == ':':
+				colons++
+			}
+		}
+		switch {
+		case digits == 0:
+			if joins > 0 && letters > 0 && (isUpperID(w) || isSnake(w)) {
+				f.ids++ // API-GATEWAY, ACME_PROD, audit_logs
+				continue
+			}
+			if r, _ := utf8.DecodeRuneInString(w); unicode.IsUpper(r) && i > 0 && w != "I" && !strings.HasPrefix(w, "I'") && !month[i] {
+				if p := words[i-1]; !strings.HasSuffix(p, ".") && !strings.HasSuffix(p, ":") {
+					names[strings.ToLower(w)] = true
+				}
+			}
+		case letters == 0 && (isISODate(w) || (colons == 1 && digits <= 4)):
+			f.date = true // 2025-04-15, 09:53
+		case letters == 0 && nearMonth(i) && len(w) <= 4:
+			f.date = true // 3 March 2025
+		case strings.HasPrefix(w, "#") || (letters > 0 && !isUnitSuffix(w)):
+			f.ids++
+		default:
+			f.nums++
+		}
+	}
+	f.names = len(names)
+	return f
+}
+
+// isISODate: 2025-04-15.
+func isISODate(w string) bool {
+	if len(w) != 10 || w[4] != '-' || w[7] != '-' {
+		return false
+	}
+	for i, r := range w {
+		if i != 4 && i != 7 && (r < '0' || r > '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// isUpperID: an all-capitals token joined by - or _ (PROJ-X, US_EAST).
+func isUpperID(w string) bool {
+	upper := 0
+	for _, r := range w {
+		if unicode.IsLower(r) {
+			return false
+		}
+		if unicode.IsUpper(r) {
+			upper++
+		}
+	}
+	return upper >= 2
+}
+
+// isSnake: letters joined by underscores (audit_logs, get_invoice).
+func isSnake(w string) bool {
+	i := strings.IndexByte(w, '_')
+	return i > 0 && i < len(w)-1 && !strings.ContainsFunc(w, func(r rune) bool {
+		return !unicode.IsLetter(r) && r != '_'
+	})
+}
+
+// isUnitSuffix: a number with a unit (10k, 5ms, 3x, 2nd, 12pm, 40GB) is a
+// number, not an id.
+func isUnitSuffix(w string) bool {
+	i := strings.IndexFunc(w, unicode.IsLetter)
+	if i <= 0 || strings.ContainsFunc(w[:i], unicode.IsLetter) {
+		return false
+	}
+	switch strings.ToLower(w[i:]) {
+	case "k", "m", "b", "ms", "s", "h", "x", "st", "nd", "rd", "th", "am", "pm", "kb", "mb", "gb", "tb",
+		"min", "mins", "hrs", "km", "kg", "g", "eur", "usd", "d", "w", "y", "yr", "yrs", "px", "pt":
+		return true
+	}
+	return false
+}
+
+// containsWord reports whether w occurs in s delimited by non-letters.
+func containsWord(s, w string) bool {
+	for i := 0; ; {
+		j := strings.Index(s[i:], w)
+		if j < 0 {
+			return false
+		}
+		j += i
+		before, _ := utf8.DecodeLastRuneInString(s[:j])
+		after, _ := utf8.DecodeRuneInString(s[j+len(w):])
+		if (j == 0 || !unicode.IsLetter(before)) && (j+len(w) == len(s) || !unicode.IsLetter(after)) {
+			return true
+		}
+		i = j + 1
+	}
+}
+
+// contentWords returns the lower-cased words of s longer than two letters,
+// for near-duplicate detection.
+func contentWords(s string) map[string]bool {
+	out := map[string]bool{}
+	for _, w := range strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '-' && r != '.'
+	}) {
+		w = strings.Trim(w, "-.")
+		if len(w) > 2 || strings.ContainsFunc(w, unicode.IsDigit) {
+			out[w] = true
+		}
+	}
+	return out
+}
+
+// keyTokens returns the tokens of s that carry facts: words with digits
+// and capitalized words inside it (lower-cased, trimmed).
+func keyTokens(s string) []string {
+	var out []string
+	for i, w := range strings.Fields(s) {
+		w = strings.Trim(w, ".,;:!?()[]{}\"'`")
+		r, _ := utf8.DecodeRuneInString(w)
+		if strings.ContainsFunc(w, unicode.IsDigit) || (i > 0 && unicode.IsUpper(r) && w != "I") {
+			out = append(out, strings.ToLower(w))
+		}
+	}
+	return out
+}
+
+// redundant reports whether a unit with content words a and key tokens
+// keys adds nothing to one already kept (content words b): its key tokens
+// are all in b and at least 70 % of its words are.
+func redundant(a map[string]bool, keys []string, b map[string]bool) bool {
+	in := 0
+	for w := range a {
+		if b[w] {
+			in++
+		}
+	}
+	if in*10 < len(a)*7 {
+		return false
+	}
+	for _, k := range keys {
+		if !b[strings.Trim(k, "-.")] {
+			return false
+		}
+	}
+	return true
+}
+
+// subsumed reports whether every content word of a is in b.
+func subsumed(a, b map[string]bool) bool {
+	if len(a) == 0 {
+		return true
+	}
+	for w := range a {
+		if !b[w] {
+			return false
+		}
+	}
+	return true
+}
+
+// splitSentences splits text into trimmed sentences at ., ?, ! followed by
+// a space, and at line breaks.
+func splitSentences(text string) []string {
+	var out []string
+	flush := func(s string) {
+		s = strings.TrimSpace(s)
+		s = strings.TrimLeft(s, "-*• ")
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	start := 0
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		switch {
+		case c == '\n':
+			flush(text[start:i])
+			start = i + 1
+		case (c == '.' || c == '?' || c == '!') && (i+1 == len(text) || text[i+1] == ' ' || text[i+1] == '\n'):
+			flush(text[start : i+1])
+			start = i + 1
+		}
+	}
+	flush(text[start:])
+	return out
+}
+
+func clipWords(s string, n int) string {
+	words := strings.Fields(s)
+	var out string
+	if len(words) > n {
+		out = strings.Join(words[:n], " ") + " …"
+	} else {
+		out = strings.Join(words, " ")
+	}
+	if len(out) > maxPieceBytes {
+		out = truncate(out, maxPieceBytes)
+	}
+	return out
+}
+
+// lineShape returns the shape of a line of a tool result: digit runs as
+// "0", letter runs as "a", other characters kept. Lines of one shape are
+// rows of data (a table, a list, a log).
+func lineShape(s string) string {
+	var b strings.Builder
+	last := rune(0)
+	for _, r := range s {
+		switch {
+		case unicode.IsDigit(r):
+			r = '0'
+		case unicode.IsLetter(r):
+			r = 'a'
+		case unicode.IsSpace(r):
+			r = ' '
+		}
+		if r != last || (r != '0' && r != 'a' && r != ' ') {
+			b.WriteRune(r)
+		}
+		last = r
+	}
+	return b.String()
+}
