@@ -36,7 +36,7 @@ func DefaultConfig() Config {
 	return Config{
 		Conversation: convgen.DefaultConfig(),
 		Budgets:      []int{2048, 4096, 16384},
-		Profiles:     []string{segmented.ProfileBalanced, segmented.ProfileDataIntensive, segmented.ProfileConversational},
+		Profiles:     []string{segmented.ProfileFill, segmented.ProfileBalanced, segmented.ProfileDataIntensive, segmented.ProfileConversational},
 		SummarySpans: []int{4, 8, 32},
 		RecallK:      []int{5, 10},
 	}
