@@ -19,7 +19,9 @@ import (
 //
 // 5: field terms (speaker, day) in bm25_postings/bm25_terms (fieldPrefix);
 // bucket vectors and the meta keys vectors_model, vectors_cursor.
-const SchemaVersion = 5
+// 6: the analyzer splits words at '_' (connector punctuation): every BM25
+// term of a text holding one changes (messages and scope entries).
+const SchemaVersion = 6
 
 // openTimeout bounds how long Open waits for the file lock (another process
 // holding the file open).

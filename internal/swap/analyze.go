@@ -30,6 +30,7 @@ const maxWordBytes = 2 * MaxTermBytes
 //     without a letter or digit (spaces, punctuation, emoji) are skipped.
 //  3. Runes of the CJK scripts (Han, Hiragana, Katakana, Hangul) become one
 //     term each; the non-CJK runs between them are words of their own.
+//     Connector punctuation ('_') splits a segment into words.
 //  4. Words are lower-cased (Unicode) and the typographic apostrophes
 //     U+2018, U+2019, U+201B become the ASCII apostrophe (U+0027).
 //  5. Words whose letters are all Latin script are stemmed with the English
@@ -43,7 +44,9 @@ const maxWordBytes = 2 * MaxTermBytes
 // "custom", "id"); an apostrophe between letters does not ("O'Brien" →
 // "o'brien", "don't" → "don't"), while a trailing possessive is removed by the
 // stemmer ("customer's" → "custom"); a period or comma between digits does not
-// separate them ("3.14" → "3.14"); an underscore joins ("foo_bar").
+// separate them ("3.14" → "3.14"); an underscore separates words like a
+// hyphen ("customer_id" → "custom", "id"), so JSON keys and snake_case
+// names match the words they are made of.
 //
 // Analyze is deterministic and never panics, whatever the input.
 func Analyze(text string) []string {
@@ -154,10 +157,16 @@ func unisegTerms(text string, emit func(string)) {
 		if !hasLetterOrDigit(seg) {
 			continue
 		}
-		// Split CJK runes off into single-rune terms; the runs between
-		// them are ordinary words.
+		// Split CJK runes off into single-rune terms and split at
+		// connector punctuation ('_'); the runs between them are
+		// ordinary words.
 		start := 0
 		for i, r := range seg {
+			if isConnector(r) {
+				word(seg[start:i], emit)
+				start = i + utf8.RuneLen(r)
+				continue
+			}
 			if !isCJK(r) {
 				continue
 			}
@@ -204,6 +213,12 @@ func normalizeRune(r rune) rune {
 		return '\''
 	}
 	return unicode.ToLower(r)
+}
+
+// isConnector reports whether r is connector punctuation (Unicode Pc: '_',
+// '‿', '＿'…), which UAX #29 keeps inside words and the analyzer splits at.
+func isConnector(r rune) bool {
+	return r == '_' || (r >= utf8.RuneSelf && unicode.Is(unicode.Pc, r))
 }
 
 // isCJK reports whether r belongs to a script that is indexed rune by rune.

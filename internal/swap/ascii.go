@@ -20,7 +20,11 @@ import (
 //   - every other position is a boundary, and segments without a letter or
 //     digit are not words.
 //
-// So a word is a maximal run of [A-Za-z0-9_] that may go on across one of
+// The analyzer then splits segments at '_' (connector punctuation: see
+// unisegTerms), and no rule joins across a '_' what it would not join
+// without it, so here '_' is simply not a word character.
+//
+// So a word is a maximal run of [A-Za-z0-9] that may go on across one of
 // those middle characters when it sits between two letters or two digits.
 
 // Byte classes of the ASCII segmenter.
@@ -29,12 +33,11 @@ const (
 	cLetter = 1 << iota // A-Z a-z
 	cUpper              // A-Z
 	cDigit              // 0-9
-	cUnder              // _
 	cMidL               // joins two letters: : . '
 	cMidN               // joins two digits: , ; . '
 	cSpace              // ASCII whitespace: \t \n \v \f \r and space
 
-	cWord = cLetter | cDigit | cUnder
+	cWord = cLetter | cDigit
 )
 
 var asciiClass = func() (t [256]uint8) {
@@ -47,7 +50,6 @@ var asciiClass = func() (t [256]uint8) {
 	for c := '0'; c <= '9'; c++ {
 		t[c] = cDigit
 	}
-	t['_'] = cUnder
 	t[':'] = cMidL
 	t['.'] = cMidL | cMidN
 	t['\''] = cMidL | cMidN

@@ -18,6 +18,10 @@
 //
 //   - Hyphen splits: "customer-id" → [custom id]. A query for "customer id"
 //     matches "customer-id" and the reverse.
+//   - Underscore (and all connector punctuation) splits, though UAX #29
+//     keeps it inside words: "customer_id" → [custom id], so the keys of a
+//     JSON tool result ("open_balance") match a question's words ("open
+//     balance"), as SQLite FTS5's unicode61 tokenizer does.
 //   - Apostrophe between letters joins: "O'Brien" → [o'brien], "don't" →
 //     [don't]; typographic apostrophes (’) are folded to ' first, so "O’Brien"
 //     and "O'Brien" are the same term. A query "Brien" does not match

@@ -45,6 +45,11 @@ func referenceTerms(text string) []string {
 		}
 		start := 0
 		for i, r := range seg {
+			if unicode.Is(unicode.Pc, r) {
+				refWord(seg[start:i])
+				start = i + utf8.RuneLen(r)
+				continue
+			}
 			if !isCJK(r) {
 				continue
 			}
