@@ -368,3 +368,29 @@ func TestStorageFailure(t *testing.T) {
 		t.Fatalf("log holds %d messages, want 2 (the failed append must not be there)", got)
 	}
 }
+
+// TestCommandRing: the ring finds what it holds, forgets what fell out,
+// and names its oldest sequence, before and after it wraps.
+func TestCommandRing(t *testing.T) {
+	var r commandRing
+	if _, ok := r.lookup("a"); ok || r.oldest() != 0 {
+		t.Fatal("empty ring found something")
+	}
+	for i := 1; i <= ringSize+10; i++ {
+		r.add(fmt.Sprintf("c%d", i), uint64(i), uint64(100+i))
+		if i == 3 {
+			if got, ok := r.lookup("c2"); !ok || got.GetSeq() != 102 || r.oldest() != 101 {
+				t.Fatalf("before wrapping: %v %v oldest %d", got, ok, r.oldest())
+			}
+		}
+	}
+	if _, ok := r.lookup("c10"); ok {
+		t.Fatal("a key that fell out of the ring was found")
+	}
+	if got, ok := r.lookup("c11"); !ok || got.GetVersion() != 11 || r.oldest() != 111 {
+		t.Fatalf("after wrapping: %v %v oldest %d", got, ok, r.oldest())
+	}
+	if got, ok := r.lookup(fmt.Sprintf("c%d", ringSize+10)); !ok || got.GetSeq() != uint64(100+ringSize+10) {
+		t.Fatalf("newest: %v %v", got, ok)
+	}
+}

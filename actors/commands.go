@@ -36,6 +36,14 @@ func (c *core) lookupCommand(key string) (*memoryv1.CommandResult, bool, error) 
 	if complete || idx == nil {
 		return nil, false, nil
 	}
+	if r, ok := c.ring.lookup(key); ok {
+		return r, true, nil
+	}
+	// What memory can answer reaches back to the older of the window's and
+	// the ring's oldest command: the index must cover what is before it.
+	if ro := c.ring.oldest(); ro != 0 && ro < oldest {
+		oldest = ro
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), c.dir.cfg.StoreTimeout)
 	defer cancel()
 	r, ok, err := idx.LookupCommand(ctx, c.mk.kind, c.id, key, oldest-1)
@@ -44,4 +52,75 @@ func (c *core) lookupCommand(key string) (*memoryv1.CommandResult, bool, error) 
 		return nil, false, fmt.Errorf("%w: %v", ErrIndexUnavailable, err)
 	}
 	return r, ok, nil
+}
+
+// ringSize is how many command keys an active actor remembers (memory
+// only, 24 bytes each, grown as the aggregate applies commands).
+const ringSize = 512
+
+// commandRing is a memory-only ring of the last ringSize command keys an
+// actor applied since its activation (replayed tail included), by 64-bit
+// FNV-1a hash. It lets a new command skip waiting for the projection's
+// command index to cover the model's small window: the index is needed
+// only for what is older than the ring. A hash match answers duplicate
+// (64-bit: a false match needs ~2^32 keys in one aggregate's ring).
+type commandRing struct {
+	hashes  []uint64
+	results []ringResult
+	next    int
+	n       int
+}
+
+type ringResult struct{ version, seq uint64 }
+
+func ringHash(key string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(key); i++ {
+		h ^= uint64(key[i])
+		h *= 1099511628211
+	}
+	return h
+}
+
+// add records key, applied at version and seq.
+func (r *commandRing) add(key string, version, seq uint64) {
+	if key == "" {
+		return
+	}
+	if len(r.hashes) < ringSize {
+		// Grows with the aggregate: a short session holds a short ring.
+		r.hashes, r.results = append(r.hashes, ringHash(key)), append(r.results, ringResult{version, seq})
+		r.n = len(r.hashes)
+		r.next = r.n % ringSize
+		return
+	}
+	r.hashes[r.next], r.results[r.next] = ringHash(key), ringResult{version, seq}
+	r.next = (r.next + 1) % ringSize
+}
+
+// lookup finds key among the remembered commands.
+func (r *commandRing) lookup(key string) (*memoryv1.CommandResult, bool) {
+	if r.n == 0 {
+		return nil, false
+	}
+	h := ringHash(key)
+	for i := 0; i < r.n; i++ {
+		j := (r.next - 1 - i + 2*ringSize) % len(r.hashes)
+		if r.hashes[j] == h {
+			res := r.results[j]
+			return &memoryv1.CommandResult{CommandId: key, Version: res.version, Seq: res.seq}, true
+		}
+	}
+	return nil, false
+}
+
+// oldest is the sequence of the oldest remembered command (0: none).
+func (r *commandRing) oldest() uint64 {
+	if r.n == 0 {
+		return 0
+	}
+	if r.n < ringSize {
+		return r.results[0].seq
+	}
+	return r.results[r.next].seq
 }

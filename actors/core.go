@@ -59,6 +59,9 @@ type core struct {
 	snapVersion uint64
 	// snapFlight is closed when the snapshot put in flight is done (nil: none).
 	snapFlight chan struct{}
+	// ring remembers the command keys applied since activation, beyond the
+	// model's window (memory only; see commandRing).
+	ring commandRing
 	// writer is the principal of the request being served ("" outside
 	// serve, for the node's own commands such as expiries and rewrites, and
 	// on a node without tenants).
@@ -162,8 +165,11 @@ func (c *core) reload() error {
 	if c.m != nil {
 		held = max(held, c.m.LastSeq())
 	}
+	var ring commandRing
 	if _, err := deps.Log.Load(ctx, c.subject, snapSeq, func(rec events.Record) error {
-		return replayRecord(deps.Codec, m, rec)
+		key, err := replayRecord(deps.Codec, m, rec)
+		ring.add(key, m.Version(), rec.Seq)
+		return err
 	}); err != nil {
 		deps.Metrics.StoreFailures.Inc()
 		return fmt.Errorf("%w: load log of %s %s: %v", ErrUnavailable, c.mk.kind, c.id, err)
@@ -172,7 +178,7 @@ func (c *core) reload() error {
 		c.keepHeld(snapSeq)
 		return err
 	}
-	c.m, c.snapVersion = m, snapVersion
+	c.m, c.snapVersion, c.ring = m, snapVersion, ring
 	deps.Metrics.Recoveries.Inc()
 	deps.Metrics.RecoveryLatency.Observe(time.Since(start).Seconds())
 	return nil
@@ -222,24 +228,26 @@ func (c *core) keepHeld(snapSeq uint64) {
 	c.snapshotDone(c.m.Version(), err)
 }
 
-// replayRecord applies one stored batch to m. Versions must follow each
-// other: a gap or a repeat means the log and the state disagree.
-func replayRecord(codec *events.Codec, m model, rec events.Record) error {
+// replayRecord applies one stored batch to m and returns its command key.
+// Versions must follow each other: a gap or a repeat means the log and the
+// state disagree.
+func replayRecord(codec *events.Codec, m model, rec events.Record) (string, error) {
 	batch, err := events.DecodeBatch(rec.Data)
 	if err != nil {
-		return fmt.Errorf("seq %d: %w", rec.Seq, err)
+		return "", fmt.Errorf("seq %d: %w", rec.Seq, err)
 	}
 	if want := m.Version() + 1; batch.GetVersion() != want {
-		return fmt.Errorf("seq %d: batch version %d, want %d", rec.Seq, batch.GetVersion(), want)
+		return "", fmt.Errorf("seq %d: batch version %d, want %d", rec.Seq, batch.GetVersion(), want)
 	}
 	evs, err := codec.Unpack(batch)
 	if err != nil {
-		return fmt.Errorf("seq %d: %w", rec.Seq, err)
+		return "", fmt.Errorf("seq %d: %w", rec.Seq, err)
 	}
-	if err := m.apply(events.CommandKey(batch.GetActorId(), batch.GetCommandId()), batch.GetVersion(), rec.Seq, batch.GetTimeUnixNano(), evs); err != nil {
-		return fmt.Errorf("seq %d: apply: %w", rec.Seq, err)
+	key := events.CommandKey(batch.GetActorId(), batch.GetCommandId())
+	if err := m.apply(key, batch.GetVersion(), rec.Seq, batch.GetTimeUnixNano(), evs); err != nil {
+		return "", fmt.Errorf("seq %d: apply: %w", rec.Seq, err)
 	}
-	return nil
+	return key, nil
 }
 
 // mutate runs decide → append → apply for one command of the current
@@ -281,6 +289,7 @@ func (c *core) mutate(commandID string, decide func() ([]proto.Message, error)) 
 				// restart and recover from the log.
 				return nil, fmt.Errorf("%w: apply stored batch %d: %v", ErrUnavailable, res.Seq, err)
 			}
+			c.ring.add(key, c.m.Version(), res.Seq)
 			c.snapshot(false)
 			return &memoryv1.MutationReply{Version: c.m.Version(), Seq: res.Seq}, nil
 		case err == nil && res.Duplicate, errors.Is(err, events.ErrConflict):

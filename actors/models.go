@@ -34,7 +34,7 @@ var sessionKind = modelKind{
 func Replay(codec *events.Codec, state *segmented.State, recs []events.Record) error {
 	m := sessionModel{state}
 	for _, rec := range recs {
-		if err := replayRecord(codec, m, rec); err != nil {
+		if _, err := replayRecord(codec, m, rec); err != nil {
 			return err
 		}
 	}

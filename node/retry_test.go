@@ -35,8 +35,9 @@ func startAt(t *testing.T, dataDir string, window time.Duration) (*node.Node, *c
 	return n, client.New(nc)
 }
 
-// TestRetryOfAnOldCommandIsADuplicate: append X, then 100 more commands to
-// the same session (more than any in-memory window), then retry X with the
+// TestRetryOfAnOldCommandIsADuplicate: append X, then 600 more commands to
+// the same session (past the model's window of 64 and the actor's ring of
+// 512, so the projection's command index answers), then retry X with the
 // same command id: inside JetStream's dedupe window, after it, and after a
 // node restart. Every retry answers duplicate with X's original sequence and
 // version, and X is stored exactly once (the session's message count and the
@@ -55,7 +56,8 @@ func TestRetryOfAnOldCommandIsADuplicate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := 0; i < 100; i++ {
+	const more = 600
+	for i := 0; i < more; i++ {
 		if _, err := c.AppendMessages(ctx, "s", &memoryv1.MessageInput{Role: memoryv1.Role_ROLE_USER, Content: "filler"}); err != nil {
 			t.Fatal(err)
 		}
@@ -74,8 +76,8 @@ func TestRetryOfAnOldCommandIsADuplicate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if info.GetTotalMessages() != 101 {
-			t.Fatalf("%s: session holds %d messages, want 101 (X once)", when, info.GetTotalMessages())
+		if info.GetTotalMessages() != more+1 {
+			t.Fatalf("%s: session holds %d messages, want %d (X once)", when, info.GetTotalMessages(), more+1)
 		}
 	}
 	check("inside the dedupe window", c)
