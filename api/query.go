@@ -83,7 +83,10 @@ func (s *Service) goQuery(c *call, fn func(context.Context, actors.ReplyFunc)) {
 		return
 	}
 	rp, asJSON := c.rp, c.asJSON
-	s.inflight.Add(1)
+	if !s.begin(rp, asJSON) {
+		release()
+		return
+	}
 	go func() {
 		defer release()
 		ctx, cancel := context.WithTimeout(s.ctx, s.cfg.QueryTimeout)

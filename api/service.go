@@ -102,6 +102,9 @@ type Service struct {
 	queries chan struct{}
 	watches chan struct{}
 	watcher Watcher
+	// stopMu guards stopping: once set, no request is added to inflight.
+	stopMu   sync.RWMutex
+	stopping bool
 	// watchCtx ends the watch polls in flight when the service stops.
 	watchCtx    context.Context
 	stopWatches context.CancelFunc
@@ -327,11 +330,27 @@ func (s *Service) answer(rp replier, asJSON bool) actors.ReplyFunc {
 // handOff gives a request to an actor without blocking the subscription;
 // the actor answers when the command is stored (or refused).
 func (s *Service) handOff(rp replier, asJSON bool, dispatch func(actors.ReplyFunc) error) {
-	s.inflight.Add(1)
+	if !s.begin(rp, asJSON) {
+		return
+	}
 	reply := s.answer(rp, asJSON)
 	if err := dispatch(reply); err != nil {
 		reply(nil, err)
 	}
+}
+
+// begin counts one request in flight, unless the service is stopping: then
+// it answers 503 and reports false. (A WaitGroup may not be Added to while
+// Stop waits on it from zero; stopMu orders the two.)
+func (s *Service) begin(rp replier, asJSON bool) bool {
+	s.stopMu.RLock()
+	defer s.stopMu.RUnlock()
+	if s.stopping {
+		respondError(rp, asJSON, &Error{Code: 503, Message: "the node is stopping; retry on another node or later"})
+		return false
+	}
+	s.inflight.Add(1)
+	return true
 }
 
 // sessionID extracts and validates <id> of mem.v1.session.<id>.<op>.
@@ -350,6 +369,9 @@ func sessionID(subject string) (string, error) {
 // by ctx, for the replies of those already dispatched.
 func (s *Service) Stop(ctx context.Context) error {
 	err := s.svc.Stop()
+	s.stopMu.Lock()
+	s.stopping = true
+	s.stopMu.Unlock()
 	// Watch polls in flight answer at once, with what they have.
 	s.stopWatches()
 	defer s.cancel()

@@ -92,7 +92,10 @@ func (s *Service) watchHandler(c *call) {
 	if !ok {
 		return
 	}
-	s.inflight.Add(1)
+	if !s.begin(c.rp, c.asJSON) {
+		release()
+		return
+	}
 	reply := s.answer(c.rp, c.asJSON)
 	go func() {
 		defer release()

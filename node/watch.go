@@ -57,6 +57,14 @@ func (w watcher) Watch(ctx context.Context, subject string, fromSeq uint64, maxC
 	}
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
+	// A core subscriber may see a message before the stream stored it (or
+	// one the stream refused, such as a fenced append): after a wake that
+	// read nothing, read again a few times, shortly, rather than sleep until
+	// the next change or the end of the wait. The first read rechecks too: a
+	// change published just before the subscription (its wake missed) may
+	// be stored just after that read.
+	var recheck <-chan time.Time
+	left := watchRechecks
 	for {
 		changes, err := w.read(ctx, subject, fromSeq, maxChanges)
 		if err != nil || len(changes) > 0 || wait <= 0 {
@@ -66,8 +74,16 @@ func (w watcher) Watch(ctx context.Context, subject string, fromSeq uint64, maxC
 			}
 			return changes, last, err
 		}
+		if left > 0 {
+			left--
+			recheck = time.After(watchRecheck)
+		} else {
+			recheck = nil
+		}
 		select {
 		case <-wake:
+			left = watchRechecks
+		case <-recheck:
 		case <-timer.C:
 			return nil, fromSeq, nil
 		case <-ctx.Done():
@@ -75,6 +91,13 @@ func (w watcher) Watch(ctx context.Context, subject string, fromSeq uint64, maxC
 		}
 	}
 }
+
+// A poll woken by a change it cannot read yet reads again watchRechecks
+// times, watchRecheck apart.
+const (
+	watchRecheck  = 20 * time.Millisecond
+	watchRechecks = 10
+)
 
 // read returns up to maxChanges changes of subject after fromSeq.
 func (w watcher) read(ctx context.Context, subject string, fromSeq uint64, maxChanges int) ([]*memoryv1.WatchChange, error) {
