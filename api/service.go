@@ -270,12 +270,16 @@ func (s *Service) sessionHandler(ep endpoint) func(*call) {
 		if !s.readBody(r, rp, asJSON, body) {
 			return
 		}
-		if req, ok := body.(*memoryv1.CreateSessionRequest); ok && !c.who.Admin() && req.GetAgentId() == "" {
-			// An agent's sessions are its own: the agent comes from the
-			// connection, never from the body.
-			req.AgentId = c.who.Agent
-		}
-		if req, ok := body.(*memoryv1.CreateSessionRequest); ok && !c.who.Admin() && s.rm != nil {
+		if req, ok := body.(*memoryv1.CreateSessionRequest); ok && !c.who.Admin() {
+			if req.GetAgentId() == "" {
+				// An agent's sessions are its own: the agent comes from the
+				// connection, never from the body.
+				req.AgentId = c.who.Agent
+			}
+			if s.rm == nil {
+				s.handOff(rp, asJSON, func(reply actors.ReplyFunc) error { return s.d.Dispatch(id, c.who, req, reply) })
+				return
+			}
 			s.goQuery(c, func(ctx context.Context, reply actors.ReplyFunc) {
 				if err := s.checkSessionQuota(c.who, req); err != nil {
 					reply(nil, err)
