@@ -109,6 +109,22 @@ func splitOps(n, w int) []int {
 	return out
 }
 
+// benchOneClient runs b.N appends through c, serially, and reports their
+// latency and rate.
+func benchOneClient(b *testing.B, c *client.Client) {
+	ids := newBenchSessions(b, c, sessionsFor(b.N))
+	lat := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	start := time.Now()
+	lat, err := benchAppends(c, ids, b.N, lat)
+	elapsed := time.Since(start)
+	b.StopTimer()
+	if err != nil {
+		b.Fatal(err)
+	}
+	reportLatency(b, lat, elapsed, "appends/s")
+}
+
 // reportLatency reports the p50 and p99 of lat, and ops/elapsed as unit.
 func reportLatency(b *testing.B, lat []time.Duration, elapsed time.Duration, rateUnit string) float64 {
 	b.Helper()
@@ -271,19 +287,7 @@ func BenchmarkAppendRoundTrip(b *testing.B) {
 		b.ReportMetric(float64(len(payload)), "batch-B")
 	})
 
-	b.Run("1client", func(b *testing.B) {
-		ids := newBenchSessions(b, c, sessionsFor(b.N))
-		lat := make([]time.Duration, 0, b.N)
-		b.ResetTimer()
-		start := time.Now()
-		lat, err := benchAppends(c, ids, b.N, lat)
-		elapsed := time.Since(start)
-		b.StopTimer()
-		if err != nil {
-			b.Fatal(err)
-		}
-		reportLatency(b, lat, elapsed, "appends/s")
-	})
+	b.Run("1client", func(b *testing.B) { benchOneClient(b, c) })
 
 	b.Run("64sessions", func(b *testing.B) {
 		ops := splitOps(b.N, benchWorkers)
