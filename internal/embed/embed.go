@@ -22,6 +22,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/agentmem/agentmem/internal/oaiconfig"
 )
 
 // ErrEndpoint is returned when the endpoint fails or answers something
@@ -56,21 +58,16 @@ func DefaultConfig() Config {
 
 // Validate reports the first invalid field.
 func (c Config) Validate() error {
+	if err := oaiconfig.Validate("embed", c.BaseURL, c.Model, c.Timeout, c.MaxResponseBytes); err != nil {
+		return err
+	}
 	switch {
-	case !strings.HasPrefix(c.BaseURL, "http://") && !strings.HasPrefix(c.BaseURL, "https://"):
-		return fmt.Errorf("embed: base_url must be an http(s) URL, got %q", c.BaseURL)
-	case c.Model == "":
-		return errors.New("embed: model is required")
 	case c.Dimensions < 0 || c.Dimensions > 1<<16:
 		return fmt.Errorf("embed: dimensions must be 0..65536, got %d", c.Dimensions)
-	case c.Timeout <= 0:
-		return errors.New("embed: timeout must be > 0")
 	case c.BatchSize < 1 || c.BatchSize > 2048:
 		return fmt.Errorf("embed: batch_size must be 1..2048, got %d", c.BatchSize)
 	case c.MaxInputBytes < 1:
 		return errors.New("embed: max_input_bytes must be > 0")
-	case c.MaxResponseBytes <= 0:
-		return errors.New("embed: max_response_bytes must be > 0")
 	}
 	return nil
 }

@@ -15,6 +15,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/agentmem/agentmem/internal/oaiconfig"
 )
 
 // ErrEndpoint is returned when the endpoint fails or answers nothing usable.
@@ -38,17 +40,7 @@ func DefaultConfig() Config {
 
 // Validate reports the first invalid field.
 func (c Config) Validate() error {
-	switch {
-	case !strings.HasPrefix(c.BaseURL, "http://") && !strings.HasPrefix(c.BaseURL, "https://"):
-		return fmt.Errorf("llmsummary: base_url must be an http(s) URL, got %q", c.BaseURL)
-	case c.Model == "":
-		return errors.New("llmsummary: model is required")
-	case c.Timeout <= 0:
-		return errors.New("llmsummary: timeout must be > 0")
-	case c.MaxResponseBytes <= 0:
-		return errors.New("llmsummary: max_response_bytes must be > 0")
-	}
-	return nil
+	return oaiconfig.Validate("llmsummary", c.BaseURL, c.Model, c.Timeout, c.MaxResponseBytes)
 }
 
 // Client calls the endpoint.
