@@ -3,6 +3,8 @@ package projections
 import (
 	"errors"
 	"fmt"
+
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // Sentinel errors. Test for them with errors.Is / errors.As.
@@ -69,6 +71,13 @@ type logError struct {
 
 func (e *logError) Error() string { return e.msg }
 func (e *logError) Unwrap() error { return e.kind }
+
+// Is makes a missing stream match jetstream.ErrStreamNotFound too, whoever
+// noticed it (the bounded read or a stream check): callers that ask the
+// JetStream question (streamGone, the node's start check) get one answer.
+func (e *logError) Is(target error) bool {
+	return e.kind == ErrStreamNotFound && target == jetstream.ErrStreamNotFound
+}
 
 func newLogError(kind error, format string, args ...any) error {
 	return &logError{kind: kind, msg: "projections: " + fmt.Sprintf(format, args...)}
