@@ -369,13 +369,12 @@ func (c *compressor) condense(sums []*memoryv1.Summary) *memoryv1.Summary {
 	}
 	first, last := sums[0].GetFirstSeq(), sums[len(sums)-1].GetLastSeq()
 	cond := condenserOf(c.env.summarizer())
-	text := fitText(c.env.Tokenizer, condensedHeader(first, last), limit, func(n int) string {
+	text, tokens := fitText(c.env.Tokenizer, condensedHeader(first, last), limit, func(n int) string {
 		return cond.Condense(sums, n, c.env.Tokenizer)
 	})
 	if text == "" {
 		return nil
 	}
-	tokens := textTokens(c.env.Tokenizer, text)
 	var covered uint64
 	ids := make([]string, len(sums))
 	for i, s := range sums {
@@ -411,27 +410,28 @@ func condensedHeader(first, last uint64) string {
 }
 
 // fitText returns header, a line break and the body body(n) makes for a
-// token limit n, the whole within limit tokens; "" when no body fits. (The
-// tokens of a concatenation may differ from the sum of its parts, so the
-// whole is counted, and the body's limit lowered when it does not fit.)
-func fitText(tok Tokenizer, header string, limit int, body func(n int) string) string {
+// token limit n, the whole within limit tokens, and its tokens as a summary
+// (textTokens); "" when no body fits. (The tokens of a concatenation may
+// differ from the sum of its parts, so the whole is counted, and the body's
+// limit lowered when it does not fit.)
+func fitText(tok Tokenizer, header string, limit int, body func(n int) string) (string, uint32) {
 	n := limit - tok.Count(header+"\n")
 	for range 4 {
 		if n < 1 {
-			return ""
+			return "", 0
 		}
 		b := body(n)
 		if b == "" {
-			return ""
+			return "", 0
 		}
 		text := header + "\n" + b
-		over := tok.Count(text) - limit
-		if over <= 0 {
-			return text
+		count := tok.Count(text)
+		if count <= limit {
+			return text, uint32(count + MessageOverheadTokens)
 		}
-		n -= over
+		n -= count - limit
 	}
-	return ""
+	return "", 0
 }
 
 // summaryTarget is the token limit for the summary of covered tokens: its
@@ -480,13 +480,12 @@ func summarizeRun(sc *State, run []*memoryv1.L1Entry, env Env) *memoryv1.Summary
 	first, last := run[0].GetMessage().GetSeq(), run[len(run)-1].GetMessage().GetSeq()
 	limit := summaryTarget(int(covered), int(sc.snap.GetConfig().GetSummaryMaxTokens()))
 	sz := env.summarizer()
-	text := fitText(env.Tokenizer, summaryHeader(first, last), limit, func(n int) string {
+	text, tokens := fitText(env.Tokenizer, summaryHeader(first, last), limit, func(n int) string {
 		return sz.Summarize(run, n, env.Tokenizer)
 	})
 	if text == "" {
 		return nil
 	}
-	tokens := textTokens(env.Tokenizer, text)
 	if uint64(tokens) >= covered {
 		return nil
 	}
