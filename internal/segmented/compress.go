@@ -53,9 +53,6 @@ func compress(sc *State, env Env) ([]proto.Message, error) {
 }
 
 func (c *compressor) emit(ev proto.Message) error {
-	if ev == nil {
-		return nil
-	}
 	if err := c.sc.applyEvent(ev, c.env.NowUnixNano); err != nil {
 		return fmt.Errorf("segmented: compression produced an inconsistent event: %w", err)
 	}
@@ -95,9 +92,7 @@ func (c *compressor) step(used uint64, over bool) proto.Message {
 		if sum := c.summarize(int(batch), need); sum != nil {
 			return &memoryv1.L1Summarized{Summary: sum}
 		}
-		if !over {
-			return nil
-		}
+		return nil // within budget: no fall-through
 	}
 	if ev := c.evict(int(c.prof.GetEvictBatch()), need); ev != nil {
 		return ev
