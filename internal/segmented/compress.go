@@ -367,28 +367,18 @@ func (c *compressor) condense(sums []*memoryv1.Summary) *memoryv1.Summary {
 	text, tokens := fitText(c.env.Tokenizer, condensedHeader(first, last), limit, func(n int) string {
 		return cond.Condense(sums, n, c.env.Tokenizer)
 	})
-	if text == "" {
-		return nil
-	}
 	var covered uint64
-	ids := make([]string, len(sums))
-	for i, s := range sums {
+	for _, s := range sums {
 		covered += uint64(s.GetTokens())
-		ids[i] = s.GetId()
 	}
-	if uint64(tokens) >= covered {
-		return nil
+	sum := newSummary(c.sc, first, last, text, tokens, covered)
+	if sum != nil {
+		sum.SummaryIds = make([]string, len(sums))
+		for i, s := range sums {
+			sum.SummaryIds[i] = s.GetId()
+		}
 	}
-	return &memoryv1.Summary{
-		Id:            fmt.Sprintf("s%d", c.sc.snap.NextSummarySeq),
-		FirstSeq:      first,
-		LastSeq:       last,
-		Text:          text,
-		Tokens:        tokens,
-		Source:        SourceExtractive,
-		SummaryIds:    ids,
-		CoveredTokens: uint32(covered),
-	}
+	return sum
 }
 
 // summaryHeader and condensedHeader start the text of every summary the
@@ -478,10 +468,18 @@ func summarizeRun(sc *State, run []*memoryv1.L1Entry, env Env) *memoryv1.Summary
 	text, tokens := fitText(env.Tokenizer, summaryHeader(first, last), limit, func(n int) string {
 		return sz.Summarize(run, n, env.Tokenizer)
 	})
-	if text == "" {
-		return nil
+	sum := newSummary(sc, first, last, text, tokens, covered)
+	if sum != nil {
+		sum.MessageIds = ids
 	}
-	if uint64(tokens) >= covered {
+	return sum
+}
+
+// newSummary returns the summary the policy makes of messages first..last
+// (covered tokens): text, of tokens as fitText counts them. nil when no
+// text fit or it is not strictly smaller than what it covers.
+func newSummary(sc *State, first, last uint64, text string, tokens uint32, covered uint64) *memoryv1.Summary {
+	if text == "" || uint64(tokens) >= covered {
 		return nil
 	}
 	return &memoryv1.Summary{
@@ -491,7 +489,6 @@ func summarizeRun(sc *State, run []*memoryv1.L1Entry, env Env) *memoryv1.Summary
 		Text:          text,
 		Tokens:        tokens,
 		Source:        SourceExtractive,
-		MessageIds:    ids,
 		CoveredTokens: uint32(covered),
 	}
 }
