@@ -67,8 +67,7 @@ const ringSize = 512
 type commandRing struct {
 	hashes  []uint64
 	results []ringResult
-	next    int
-	n       int
+	next    int // where the next key goes once the ring is full
 }
 
 type ringResult struct{ version, seq uint64 }
@@ -90,8 +89,7 @@ func (r *commandRing) add(key string, version, seq uint64) {
 	if len(r.hashes) < ringSize {
 		// Grows with the aggregate: a short session holds a short ring.
 		r.hashes, r.results = append(r.hashes, ringHash(key)), append(r.results, ringResult{version, seq})
-		r.n = len(r.hashes)
-		r.next = r.n % ringSize
+		r.next = len(r.hashes) % ringSize
 		return
 	}
 	r.hashes[r.next], r.results[r.next] = ringHash(key), ringResult{version, seq}
@@ -100,11 +98,12 @@ func (r *commandRing) add(key string, version, seq uint64) {
 
 // lookup finds key among the remembered commands.
 func (r *commandRing) lookup(key string) (*memoryv1.CommandResult, bool) {
-	if r.n == 0 {
+	n := len(r.hashes)
+	if n == 0 {
 		return nil, false
 	}
 	h := ringHash(key)
-	for i := 0; i < r.n; i++ {
+	for i := 0; i < n; i++ {
 		j := (r.next - 1 - i + 2*ringSize) % len(r.hashes)
 		if r.hashes[j] == h {
 			res := r.results[j]
@@ -116,10 +115,10 @@ func (r *commandRing) lookup(key string) (*memoryv1.CommandResult, bool) {
 
 // oldest is the sequence of the oldest remembered command (0: none).
 func (r *commandRing) oldest() uint64 {
-	if r.n == 0 {
+	if len(r.results) == 0 {
 		return 0
 	}
-	if r.n < ringSize {
+	if len(r.results) < ringSize {
 		return r.results[0].seq
 	}
 	return r.results[r.next].seq

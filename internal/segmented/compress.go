@@ -53,9 +53,6 @@ func compress(sc *State, env Env) ([]proto.Message, error) {
 }
 
 func (c *compressor) emit(ev proto.Message) error {
-	if ev == nil {
-		return nil
-	}
 	if err := c.sc.applyEvent(ev, c.env.NowUnixNano); err != nil {
 		return fmt.Errorf("segmented: compression produced an inconsistent event: %w", err)
 	}
@@ -95,9 +92,7 @@ func (c *compressor) step(used uint64, over bool) proto.Message {
 		if sum := c.summarize(int(batch), need); sum != nil {
 			return &memoryv1.L1Summarized{Summary: sum}
 		}
-		if !over {
-			return nil
-		}
+		return nil // within budget: no fall-through
 	}
 	if ev := c.evict(int(c.prof.GetEvictBatch()), need); ev != nil {
 		return ev
@@ -369,32 +364,21 @@ func (c *compressor) condense(sums []*memoryv1.Summary) *memoryv1.Summary {
 	}
 	first, last := sums[0].GetFirstSeq(), sums[len(sums)-1].GetLastSeq()
 	cond := condenserOf(c.env.summarizer())
-	text := fitText(c.env.Tokenizer, condensedHeader(first, last), limit, func(n int) string {
+	text, tokens := fitText(c.env.Tokenizer, condensedHeader(first, last), limit, func(n int) string {
 		return cond.Condense(sums, n, c.env.Tokenizer)
 	})
-	if text == "" {
-		return nil
-	}
-	tokens := textTokens(c.env.Tokenizer, text)
 	var covered uint64
-	ids := make([]string, len(sums))
-	for i, s := range sums {
+	for _, s := range sums {
 		covered += uint64(s.GetTokens())
-		ids[i] = s.GetId()
 	}
-	if uint64(tokens) >= covered {
-		return nil
+	sum := newSummary(c.sc, first, last, text, tokens, covered)
+	if sum != nil {
+		sum.SummaryIds = make([]string, len(sums))
+		for i, s := range sums {
+			sum.SummaryIds[i] = s.GetId()
+		}
 	}
-	return &memoryv1.Summary{
-		Id:            fmt.Sprintf("s%d", c.sc.snap.NextSummarySeq),
-		FirstSeq:      first,
-		LastSeq:       last,
-		Text:          text,
-		Tokens:        tokens,
-		Source:        SourceExtractive,
-		SummaryIds:    ids,
-		CoveredTokens: uint32(covered),
-	}
+	return sum
 }
 
 // summaryHeader and condensedHeader start the text of every summary the
@@ -411,27 +395,28 @@ func condensedHeader(first, last uint64) string {
 }
 
 // fitText returns header, a line break and the body body(n) makes for a
-// token limit n, the whole within limit tokens; "" when no body fits. (The
-// tokens of a concatenation may differ from the sum of its parts, so the
-// whole is counted, and the body's limit lowered when it does not fit.)
-func fitText(tok Tokenizer, header string, limit int, body func(n int) string) string {
+// token limit n, the whole within limit tokens, and its tokens as a summary
+// (textTokens); "" when no body fits. (The tokens of a concatenation may
+// differ from the sum of its parts, so the whole is counted, and the body's
+// limit lowered when it does not fit.)
+func fitText(tok Tokenizer, header string, limit int, body func(n int) string) (string, uint32) {
 	n := limit - tok.Count(header+"\n")
 	for range 4 {
 		if n < 1 {
-			return ""
+			return "", 0
 		}
 		b := body(n)
 		if b == "" {
-			return ""
+			return "", 0
 		}
 		text := header + "\n" + b
-		over := tok.Count(text) - limit
-		if over <= 0 {
-			return text
+		count := tok.Count(text)
+		if count <= limit {
+			return text, uint32(count + MessageOverheadTokens)
 		}
-		n -= over
+		n -= count - limit
 	}
-	return ""
+	return "", 0
 }
 
 // summaryTarget is the token limit for the summary of covered tokens: its
@@ -480,14 +465,21 @@ func summarizeRun(sc *State, run []*memoryv1.L1Entry, env Env) *memoryv1.Summary
 	first, last := run[0].GetMessage().GetSeq(), run[len(run)-1].GetMessage().GetSeq()
 	limit := summaryTarget(int(covered), int(sc.snap.GetConfig().GetSummaryMaxTokens()))
 	sz := env.summarizer()
-	text := fitText(env.Tokenizer, summaryHeader(first, last), limit, func(n int) string {
+	text, tokens := fitText(env.Tokenizer, summaryHeader(first, last), limit, func(n int) string {
 		return sz.Summarize(run, n, env.Tokenizer)
 	})
-	if text == "" {
-		return nil
+	sum := newSummary(sc, first, last, text, tokens, covered)
+	if sum != nil {
+		sum.MessageIds = ids
 	}
-	tokens := textTokens(env.Tokenizer, text)
-	if uint64(tokens) >= covered {
+	return sum
+}
+
+// newSummary returns the summary the policy makes of messages first..last
+// (covered tokens): text, of tokens as fitText counts them. nil when no
+// text fit or it is not strictly smaller than what it covers.
+func newSummary(sc *State, first, last uint64, text string, tokens uint32, covered uint64) *memoryv1.Summary {
+	if text == "" || uint64(tokens) >= covered {
 		return nil
 	}
 	return &memoryv1.Summary{
@@ -497,7 +489,6 @@ func summarizeRun(sc *State, run []*memoryv1.L1Entry, env Env) *memoryv1.Summary
 		Text:          text,
 		Tokens:        tokens,
 		Source:        SourceExtractive,
-		MessageIds:    ids,
 		CoveredTokens: uint32(covered),
 	}
 }

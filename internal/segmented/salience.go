@@ -270,9 +270,12 @@ func scoreUnit(s string, user, toolResult bool) int {
 	if f.date || containsAny(lower, monthWords) || hasMay(s) {
 		score += wDate
 	}
-	if toolResult && (score > 0 || containsAny(lower, outcomeWords)) {
-		score += wToolResult
-		if containsAny(lower, outcomeWords) {
+	if toolResult {
+		outcome := containsAny(lower, outcomeWords)
+		if score > 0 || outcome {
+			score += wToolResult
+		}
+		if outcome {
 			score += wOutcome
 		}
 	}
