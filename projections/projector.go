@@ -300,6 +300,14 @@ func consume(ctx context.Context, js jetstream.JetStream, stream string, codec *
 					break
 				}
 				cancel()
+				if ctx.Err() != nil {
+					return ctx.Err() // buffered records are not committed: read again next time
+				}
+				// Commit the good records read before it, then stop on it: the
+				// error names the sequence after the last one applied.
+				if aerr := applyBatch(stream, buf, apply); aerr != nil {
+					return aerr
+				}
 				return err
 			}
 			d, err := record(msg)
