@@ -380,7 +380,7 @@ func (w *writer) applyEvent(id string, e *memoryv1.SessionIndexEntry, ev proto.M
 		*memoryv1.KernelToolDefined, *memoryv1.KernelToolRemoved, *memoryv1.KernelSchemaCached,
 		*memoryv1.KernelFactSet, *memoryv1.KernelFactDeleted,
 		*memoryv1.SessionStateSet, *memoryv1.SessionStateDeleted, *memoryv1.SessionStateCleared,
-		*memoryv1.MessagesPromoted, *memoryv1.PromotedCleared:
+		*memoryv1.MessagesPromoted, *memoryv1.PromotedCleared, *memoryv1.ContextAssembled:
 		// Session events with no effect on these read models (the actor's
 		// state holds them). Listed so that a new event type is an error
 		// until someone decides what it means here.

@@ -174,6 +174,8 @@ func (s *State) applyEvent(ev proto.Message, now int64) error {
 		s.applyPromoted(e)
 	case *memoryv1.PromotedCleared:
 		s.applyPromotedCleared(e)
+	case *memoryv1.ContextAssembled:
+		s.applyAssembled(e)
 	default:
 		return fmt.Errorf("unknown event type %T", ev)
 	}

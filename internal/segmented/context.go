@@ -14,6 +14,8 @@ const (
 	LayerL2       = "l2"
 	LayerPromoted = "promoted"
 	LayerL1       = "l1"
+	// LayerMemory and LayerRecalled (assemble.go) sit after the Kernel and
+	// after L2.
 )
 
 // The render* functions give the system text of ROM and Kernel items. Decide
@@ -91,7 +93,7 @@ func messageTokens(tok Tokenizer, content string, calls []*memoryv1.ToolCall) ui
 }
 
 // Context returns what to send to the LLM: messages in layer order ROM,
-// Kernel, L2, promoted, L1, with per-layer tokens and usage. The reply is
+// Kernel, memory, L2, recalled, promoted, L1, with per-layer tokens and usage. The reply is
 // built once per version and cached: treat it as read-only.
 func (s *State) Context() *memoryv1.ContextReply {
 	if s.snap == nil {
@@ -102,8 +104,9 @@ func (s *State) Context() *memoryv1.ContextReply {
 	}
 	p := s.snap
 	k := p.GetKernel()
+	asm := p.GetAssembled()
 	n := 1 + len(k.GetTools()) + len(k.GetSchemas()) + len(k.GetToolResults()) + len(k.GetFacts()) +
-		len(p.L2) + len(p.Promoted) + len(p.L1)
+		len(asm.GetMemory()) + len(p.L2) + len(asm.GetRecalled()) + len(p.Promoted) + len(p.L1)
 	// One backing array instead of n allocations: Context is on the hot path.
 	backing := make([]memoryv1.ContextMessage, n)
 	msgs := make([]*memoryv1.ContextMessage, 0, n)
@@ -133,8 +136,14 @@ func (s *State) Context() *memoryv1.ContextReply {
 	for _, f := range k.GetFacts() {
 		sysMsg(LayerKernel, "fact:"+f.Key, renderFact(f), f.Tokens)
 	}
+	for _, m := range asm.GetMemory() {
+		sysMsg(LayerMemory, "memory:"+m.Scope+"/"+m.Key, m.Text, m.Tokens)
+	}
 	for _, sum := range p.L2 {
 		sysMsg(LayerL2, sum.Id, sum.Text, sum.Tokens)
+	}
+	for _, r := range asm.GetRecalled() {
+		sysMsg(LayerRecalled, "recalled:"+r.MessageId, r.Text, r.Tokens)
 	}
 	for _, m := range p.Promoted {
 		verbatim(LayerPromoted, m)
@@ -154,6 +163,7 @@ func (s *State) Context() *memoryv1.ContextReply {
 		Layers: &memoryv1.LayerTokens{
 			Rom: uint32(s.tok.rom), Kernel: uint32(s.tok.kernel), L2: uint32(s.tok.l2),
 			Promoted: uint32(s.tok.promoted), L1: uint32(s.tok.l1),
+			Memory: uint32(s.tok.memory), Recalled: uint32(s.tok.recalled),
 		},
 		Usage:      s.Usage(),
 		RomVersion: p.Rom.GetVersion(),
@@ -200,5 +210,6 @@ func (s *State) Info() *memoryv1.SessionInfo {
 		CreatedUnixNano: p.CreatedUnixNano,
 		UpdatedUnixNano: p.UpdatedUnixNano,
 		Profile:         p.Config.GetProfile().GetName(),
+		Assembly:        p.Config.GetAssembly(),
 	}
 }

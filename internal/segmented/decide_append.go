@@ -16,14 +16,24 @@ const MaxToolResultRefs = 10
 // that needs to count tokens gets an Env without a Tokenizer.
 var errNoTokenizer = errors.New("segmented: Env.Tokenizer is nil")
 
-// DecideAppend decides an AppendRequest. The batch is, in order:
+// DecideAppend decides an AppendRequest without assembler candidates (see
+// DecideAppendWith).
+func (s *State) DecideAppend(req *memoryv1.AppendRequest, env Env) ([]proto.Message, error) {
+	return s.DecideAppendWith(req, nil, env)
+}
+
+// DecideAppendWith decides an AppendRequest. The batch is, in order:
 // SessionStatusChanged (CREATED -> ACTIVE, first append only), RomActivated
 // (a pending ROM, when a user message starts a new turn), MessagesAppended
-// (with the token counts and turn of every message), then the compression
-// events (L1Summarized, L1Evicted, L2Archived). It rejects with 404 (no
-// session), 409 (status, duplicate id), 400 (tool result without an open
-// call) or 413 (the budget cannot hold the messages). It leaves s unchanged.
-func (s *State) DecideAppend(req *memoryv1.AppendRequest, env Env) ([]proto.Message, error) {
+// (with the token counts and turn of every message), ContextAssembled (the
+// recalled and memory sections chosen from c for the latest user message,
+// when the session assembles its context; see assemble.go), then the
+// compression events (L1Summarized, L1Evicted, L2Archived). When the
+// budget cannot hold the append with the sections, they are cleared
+// instead. It rejects with 404 (no session), 409 (status, duplicate id),
+// 400 (tool result without an open call) or 413 (the budget cannot hold the
+// messages). It leaves s unchanged.
+func (s *State) DecideAppendWith(req *memoryv1.AppendRequest, c *Candidates, env Env) ([]proto.Message, error) {
 	if err := ValidateAppend(req); err != nil {
 		return nil, err
 	}
@@ -33,6 +43,17 @@ func (s *State) DecideAppend(req *memoryv1.AppendRequest, env Env) ([]proto.Mess
 	if env.Tokenizer == nil {
 		return nil, errNoTokenizer
 	}
+	out, err := s.decideAppend(req, c, true, env)
+	var rej *Rejection
+	if errors.As(err, &rej) && rej.Code == CodeTooLarge && (s.Assembled() != nil || (c != nil && s.WantsCandidates(req))) {
+		return s.decideAppend(req, nil, false, env)
+	}
+	return out, err
+}
+
+// decideAppend decides one attempt of DecideAppendWith; sections false
+// clears the assembled sections instead of choosing them.
+func (s *State) decideAppend(req *memoryv1.AppendRequest, c *Candidates, sections bool, env Env) ([]proto.Message, error) {
 	x := s.index()
 	// Simulate the events on s itself as they are decided (compression
 	// needs the result of each step), then roll them back.
@@ -67,6 +88,11 @@ func (s *State) DecideAppend(req *memoryv1.AppendRequest, env Env) ([]proto.Mess
 	if err := emit(appended); err != nil {
 		return nil, err
 	}
+	if ev := s.assembleEvent(appended, c, sections, env); ev != nil {
+		if err := emit(ev); err != nil {
+			return nil, err
+		}
+	}
 	comp, err := compress(s, env)
 	if err != nil {
 		return nil, err
@@ -79,6 +105,34 @@ func (s *State) DecideAppend(req *memoryv1.AppendRequest, env Env) ([]proto.Mess
 		return nil, err
 	}
 	return out, nil
+}
+
+// assembleEvent returns the ContextAssembled event of an append: new
+// sections for its latest user message (sections true and the session
+// assembles), or none (sections false: clear them); nil when nothing
+// changes.
+func (s *State) assembleEvent(appended *memoryv1.MessagesAppended, c *Candidates, sections bool, env Env) proto.Message {
+	var latest *memoryv1.Message
+	for _, m := range appended.Messages {
+		if m.Role == memoryv1.Role_ROLE_USER {
+			latest = m
+		}
+	}
+	a := s.Assembly()
+	switch {
+	case !sections:
+		if s.Assembled() == nil {
+			return nil
+		}
+		return &memoryv1.ContextAssembled{Sections: &memoryv1.Assembled{}}
+	case latest == nil || a == nil || a.RecallPct+a.MemoryPct == 0:
+		return nil
+	}
+	sec := s.decideSections(latest, c, env)
+	if sectionsEmpty(sec) && s.Assembled() == nil {
+		return nil
+	}
+	return &memoryv1.ContextAssembled{Sections: sec}
 }
 
 func sumTokens(ms []*memoryv1.Message) uint64 {

@@ -152,12 +152,13 @@ func checkInvariants(t tb, s *State) {
 		t.Fatalf("context tokens %d, usage %d, state %d", sum, ctx.Usage.Used, s.UsedTokens())
 	}
 	// Layer order.
-	order := map[string]int{LayerROM: 0, LayerKernel: 1, LayerL2: 2, LayerPromoted: 3, LayerL1: 4}
+	order := map[string]int{LayerROM: 0, LayerKernel: 1, LayerMemory: 2, LayerL2: 3, LayerRecalled: 4, LayerPromoted: 5, LayerL1: 6}
 	for i := 1; i < len(ctx.Messages); i++ {
 		if order[ctx.Messages[i-1].Layer] > order[ctx.Messages[i].Layer] {
 			t.Fatalf("layer order: %s before %s", ctx.Messages[i-1].Layer, ctx.Messages[i].Layer)
 		}
 	}
+	checkSections(t, s)
 	// Every L1 entry newer than every L2 summary; L1 in seq order.
 	var maxL2 uint64
 	for _, sm := range snap.L2 {
@@ -306,5 +307,51 @@ func checkCompressionEvents(t tb, s *State, evs []proto.Message) {
 		if err := sc.Apply(Meta{Version: sc.Version() + 1}, []proto.Message{ev}); err != nil {
 			t.Fatalf("event %d: %v", i, err)
 		}
+	}
+}
+
+// checkSections verifies the assembled sections: each within its share of
+// the budget (memory tiers within theirs when each tier had enough
+// candidates is a decision property, tested in assemble_test), items
+// counted as sent, recalled items in seq order and never verbatim in L1.
+func checkSections(t tb, s *State) {
+	t.Helper()
+	sec, a := s.Assembled(), s.Assembly()
+	if sec == nil {
+		return
+	}
+	if a == nil {
+		t.Fatalf("sections in a session without assembly")
+	}
+	tok := tokenizerT(t)
+	verbatim := map[string]bool{}
+	for _, e := range s.Snapshot().L1 {
+		if m := e.GetMessage(); m != nil {
+			verbatim[m.Id] = true
+		}
+	}
+	var recalled, memory uint64
+	var prev uint64
+	for _, r := range sec.Recalled {
+		recalled += uint64(r.Tokens)
+		if r.Tokens != textTokens(tok, r.Text) {
+			t.Fatalf("recalled %s counts %d tokens, its text %d", r.MessageId, r.Tokens, textTokens(tok, r.Text))
+		}
+		if r.Seq <= prev {
+			t.Fatalf("recalled section out of seq order at %s", r.MessageId)
+		}
+		prev = r.Seq
+		if verbatim[r.MessageId] {
+			t.Fatalf("recalled %s is verbatim in L1 too", r.MessageId)
+		}
+	}
+	for _, m := range sec.Memory {
+		memory += uint64(m.Tokens)
+		if m.Tokens != textTokens(tok, m.Text) {
+			t.Fatalf("memory %s/%s counts %d tokens, its text %d", m.Scope, m.Key, m.Tokens, textTokens(tok, m.Text))
+		}
+	}
+	if b := s.Budget(); recalled > b*uint64(a.RecallPct)/100 || memory > b*uint64(a.MemoryPct)/100 {
+		t.Fatalf("sections %d recalled + %d memory tokens exceed their shares (%d%%, %d%% of %d)", recalled, memory, a.RecallPct, a.MemoryPct, b)
 	}
 }

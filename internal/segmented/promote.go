@@ -73,19 +73,27 @@ func (s *State) DecidePromote(msgs []*memoryv1.Message, env Env) ([]proto.Messag
 	return append([]proto.Message{ev}, comp...), nil
 }
 
-// DecideClearPromoted empties the promoted layer (no event when it is empty).
+// DecideClearPromoted empties the promoted layer and the recalled section
+// (no event when both are empty).
 func (s *State) DecideClearPromoted() ([]proto.Message, error) {
 	if err := s.mutable("clear recalled"); err != nil {
 		return nil, err
 	}
-	if len(s.snap.Promoted) == 0 {
-		return nil, nil
+	var out []proto.Message
+	if len(s.snap.Promoted) > 0 {
+		ids := make([]string, len(s.snap.Promoted))
+		for i, m := range s.snap.Promoted {
+			ids[i] = m.Id
+		}
+		out = append(out, &memoryv1.PromotedCleared{MessageIds: ids})
 	}
-	ids := make([]string, len(s.snap.Promoted))
-	for i, m := range s.snap.Promoted {
-		ids[i] = m.Id
+	// The recalled section goes too; the memory section stays.
+	if a := s.Assembled(); len(a.GetRecalled()) > 0 {
+		out = append(out, &memoryv1.ContextAssembled{Sections: &memoryv1.Assembled{
+			ForMessageId: a.ForMessageId, ForSeq: a.ForSeq, Memory: a.Memory,
+		}})
 	}
-	return []proto.Message{&memoryv1.PromotedCleared{MessageIds: ids}}, nil
+	return out, nil
 }
 
 // Promoted returns the promoted layer (shared: read-only).

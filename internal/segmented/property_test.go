@@ -28,6 +28,32 @@ type model struct {
 	nextCall   int
 	nextMsg    int
 	nextSchema int
+	// stored: every accepted message, the recall candidates' pool.
+	stored []*memoryv1.Message
+}
+
+// genCandidates draws assembler candidates: stored messages (some still
+// verbatim in L1) and scope entries of every tier, some too big for a tier.
+func (m *model) genCandidates(t *rapid.T) *Candidates {
+	if rapid.IntRange(0, 3).Draw(t, "no_cands") == 0 {
+		return nil
+	}
+	c := &Candidates{}
+	if len(m.stored) > 0 {
+		for range rapid.IntRange(0, 12).Draw(t, "nrecall") {
+			c.Recall = append(c.Recall, rapid.SampledFrom(m.stored).Draw(t, "recall"))
+		}
+	}
+	for range rapid.IntRange(0, 10).Draw(t, "nmemory") {
+		c.Memory = append(c.Memory, &memoryv1.MemoryItem{
+			Scope:   rapid.SampledFrom([]string{"agent:a1", "session:prop", "user:u1", "project:p", "global"}).Draw(t, "scope"),
+			Key:     fmt.Sprintf("k%d", rapid.IntRange(0, 6).Draw(t, "mkey")),
+			Version: uint64(rapid.IntRange(1, 9).Draw(t, "mver")),
+			Text:    words(t, "mval", 1, rapid.SampledFrom([]int{10, 60, 400}).Draw(t, "msize")),
+			Tier:    rapid.SampledFrom([]string{TierTask, TierUser, TierGlobal, "bogus"}).Draw(t, "tier"),
+		})
+	}
+	return c
 }
 
 func words(t *rapid.T, label string, lo, hi int) string {
@@ -133,6 +159,7 @@ func (m *model) observe(evs []proto.Message) {
 		}
 		for _, msg := range ma.Messages {
 			m.msgIDs = append(m.msgIDs, msg.Id)
+			m.stored = append(m.stored, msg)
 			switch msg.Role {
 			case memoryv1.Role_ROLE_USER:
 				m.lastUser = msg.Seq
@@ -215,6 +242,13 @@ func (k eventKinds) note(evs []proto.Message) {
 			} else {
 				k["archived"]++
 			}
+		case *memoryv1.ContextAssembled:
+			if len(e.GetSections().GetRecalled()) > 0 {
+				k["recalled"]++
+			}
+			if len(e.GetSections().GetMemory()) > 0 {
+				k["memory"]++
+			}
 		}
 	}
 }
@@ -224,7 +258,7 @@ func TestPropertyCommandStreams(t *testing.T) {
 	seen := eventKinds{}
 	defer func() {
 		t.Logf("compression events decided: %v", seen)
-		for _, k := range []string{"summarized in place", "moved to L2", "evicted to L2", "archived, condensed", "archived"} {
+		for _, k := range []string{"summarized in place", "moved to L2", "evicted to L2", "archived, condensed", "archived", "recalled", "memory"} {
 			if seen[k] == 0 && !t.Failed() {
 				t.Errorf("no %q event in the whole run: the generator no longer covers it", k)
 			}
@@ -258,7 +292,9 @@ func TestPropertyCommandStreams(t *testing.T) {
 			case forceResume:
 				evs, err = s.DecideStatus(&memoryv1.StatusRequest{Action: memoryv1.StatusAction_STATUS_ACTION_RESUME})
 			case k < 13:
-				evs, err = s.DecideAppend(m.genAppend(rt), env)
+				evs, err = s.DecideAppendWith(m.genAppend(rt), m.genCandidates(rt), env)
+			case k == 13 && rapid.Bool().Draw(rt, "clear"):
+				evs, err = s.DecideClearPromoted()
 			case k < 17:
 				evs, err = s.DecideKernel(genKernel(rt, m), env)
 			case k == 17:

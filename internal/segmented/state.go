@@ -66,6 +66,8 @@ type totals struct {
 	rom, pendingRom uint64
 	kernel, l2      uint64
 	promoted, l1    uint64
+	// recalled and memory: the assembled sections (assemble.go).
+	recalled, memory uint64
 }
 
 // New returns a State with no session (Exists() == false).
@@ -125,10 +127,11 @@ func (s *State) SessionID() string { return s.snap.GetSessionId() }
 // Budget is max_context_tokens - reserved_output_tokens.
 func (s *State) Budget() uint64 { return budgetOf(s.snap.GetConfig()) }
 
-// UsedTokens is tokens(ROM+Kernel+L2+promoted+L1): what Context sends.
+// UsedTokens is tokens(ROM+Kernel+memory+L2+recalled+promoted+L1): what
+// Context sends.
 func (s *State) UsedTokens() uint64 {
 	t := &s.tok
-	return t.rom + t.kernel + t.l2 + t.promoted + t.l1
+	return t.rom + t.kernel + t.l2 + t.promoted + t.l1 + t.recalled + t.memory
 }
 
 // PlannedTokens is UsedTokens with the ROM counted as the larger of the
@@ -136,7 +139,7 @@ func (s *State) UsedTokens() uint64 {
 // budget, so activating a pending ROM at the next turn never overflows it.
 func (s *State) PlannedTokens() uint64 {
 	t := &s.tok
-	return max(t.rom, t.pendingRom) + t.kernel + t.l2 + t.promoted + t.l1
+	return max(t.rom, t.pendingRom) + t.kernel + t.l2 + t.promoted + t.l1 + t.recalled + t.memory
 }
 
 // CommandWindow is the stream sequence of the oldest command LookupCommand
@@ -231,6 +234,12 @@ func (s *State) recount() {
 	}
 	for _, e := range s.snap.L1 {
 		t.l1 += uint64(entryTokens(e))
+	}
+	for _, r := range s.snap.GetAssembled().GetRecalled() {
+		t.recalled += uint64(r.GetTokens())
+	}
+	for _, m := range s.snap.GetAssembled().GetMemory() {
+		t.memory += uint64(m.GetTokens())
 	}
 }
 

@@ -17,7 +17,8 @@ import (
 //     see;
 //   - overwrite an element of L1 or L2 inside the saved lengths only
 //     through setL1/setL2, which record the old element;
-//   - replace SessionState and Kernel wholesale (copy first, then modify).
+//   - replace SessionState, Kernel and Assembled wholesale (copy first,
+//     then modify).
 //
 // It never modifies a message reachable from the snapshot other than the
 // top-level SessionSnapshot and those slices, so events, replies and
@@ -58,6 +59,7 @@ type header struct {
 	updatedUnixNano int64
 	recentCommands  []*memoryv1.CommandResult
 	nextSummarySeq  uint64
+	assembled       *memoryv1.Assembled
 }
 
 func saveHeader(p *memoryv1.SessionSnapshot) header {
@@ -68,7 +70,7 @@ func saveHeader(p *memoryv1.SessionSnapshot) header {
 		nextMessageSeq: p.NextMessageSeq, turn: p.Turn, totalMessages: p.TotalMessages,
 		archivedL2Count: p.ArchivedL2Count, compressions: p.Compressions,
 		updatedUnixNano: p.UpdatedUnixNano, recentCommands: p.RecentCommands,
-		nextSummarySeq: p.NextSummarySeq,
+		nextSummarySeq: p.NextSummarySeq, assembled: p.Assembled,
 	}
 }
 
@@ -79,7 +81,7 @@ func (h *header) restore(p *memoryv1.SessionSnapshot) {
 	p.NextMessageSeq, p.Turn, p.TotalMessages = h.nextMessageSeq, h.turn, h.totalMessages
 	p.ArchivedL2Count, p.Compressions = h.archivedL2Count, h.compressions
 	p.UpdatedUnixNano, p.RecentCommands = h.updatedUnixNano, h.recentCommands
-	p.NextSummarySeq = h.nextSummarySeq
+	p.NextSummarySeq, p.Assembled = h.nextSummarySeq, h.assembled
 }
 
 // begin starts a transaction; track records index deltas (Apply).

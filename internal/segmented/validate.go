@@ -112,6 +112,7 @@ func resolveConfig(req *memoryv1.CreateSessionRequest) *memoryv1.SessionConfig {
 	if c.SummaryMaxTokens == 0 {
 		c.SummaryMaxTokens = uint32(min(DefaultSummaryMaxTokens, budgetOf(c)/4))
 	}
+	c.Assembly = resolveAssembly(req.GetAssembly())
 	switch name := req.GetProfile(); name {
 	case "":
 		c.Profile, _ = Profile(ProfileFill)
@@ -171,6 +172,9 @@ func ValidateCreate(req *memoryv1.CreateSessionRequest) error {
 	}
 	if c.SummaryMaxTokens < MinSummaryMaxTokens || uint64(c.SummaryMaxTokens)*4 > budget {
 		return badRequest("summary_max_tokens", "must be in [%d, budget/4 = %d], got %d", MinSummaryMaxTokens, budget/4, c.SummaryMaxTokens)
+	}
+	if err := validateAssembly(req.GetAssembly()); err != nil {
+		return err
 	}
 	if err := validateText("system_prompt", req.SystemPrompt); err != nil {
 		return err

@@ -262,8 +262,14 @@ type CreateSessionRequest struct {
 	SystemPrompt         string   `protobuf:"bytes,12,opt,name=system_prompt,json=systemPrompt,proto3" json:"system_prompt,omitempty"`
 	Patterns             []string `protobuf:"bytes,13,rep,name=patterns,proto3" json:"patterns,omitempty"`
 	BackendSchema        string   `protobuf:"bytes,14,opt,name=backend_schema,json=backendSchema,proto3" json:"backend_schema,omitempty"`
-	unknownFields        protoimpl.UnknownFields
-	sizeCache            protoimpl.SizeCache
+	// assembly: the recalled and memory sections of the context (DESIGN §5a).
+	// Unset: both on with the defaults (recall 10 %, memory 10 % of the budget,
+	// memory split task 40 / user+project 40 / global 20). Set: as given, zero
+	// shares taking those defaults; {"recall": false, "memory": false} turns
+	// both off.
+	Assembly      *AssemblyConfig `protobuf:"bytes,15,opt,name=assembly,proto3" json:"assembly,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CreateSessionRequest) Reset() {
@@ -392,6 +398,13 @@ func (x *CreateSessionRequest) GetBackendSchema() string {
 		return x.BackendSchema
 	}
 	return ""
+}
+
+func (x *CreateSessionRequest) GetAssembly() *AssemblyConfig {
+	if x != nil {
+		return x.Assembly
+	}
+	return nil
 }
 
 type MessageInput struct {
@@ -1366,12 +1379,15 @@ func (x *ContextMessage) GetTokens() uint32 {
 }
 
 type LayerTokens struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Rom           uint32                 `protobuf:"varint,1,opt,name=rom,proto3" json:"rom,omitempty"`
-	Kernel        uint32                 `protobuf:"varint,2,opt,name=kernel,proto3" json:"kernel,omitempty"`
-	L2            uint32                 `protobuf:"varint,3,opt,name=l2,proto3" json:"l2,omitempty"`
-	Promoted      uint32                 `protobuf:"varint,4,opt,name=promoted,proto3" json:"promoted,omitempty"`
-	L1            uint32                 `protobuf:"varint,5,opt,name=l1,proto3" json:"l1,omitempty"`
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Rom      uint32                 `protobuf:"varint,1,opt,name=rom,proto3" json:"rom,omitempty"`
+	Kernel   uint32                 `protobuf:"varint,2,opt,name=kernel,proto3" json:"kernel,omitempty"`
+	L2       uint32                 `protobuf:"varint,3,opt,name=l2,proto3" json:"l2,omitempty"`
+	Promoted uint32                 `protobuf:"varint,4,opt,name=promoted,proto3" json:"promoted,omitempty"`
+	L1       uint32                 `protobuf:"varint,5,opt,name=l1,proto3" json:"l1,omitempty"`
+	// memory and recalled: the context assembler's sections (DESIGN §5a).
+	Memory        uint32 `protobuf:"varint,6,opt,name=memory,proto3" json:"memory,omitempty"`
+	Recalled      uint32 `protobuf:"varint,7,opt,name=recalled,proto3" json:"recalled,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1437,6 +1453,20 @@ func (x *LayerTokens) GetPromoted() uint32 {
 func (x *LayerTokens) GetL1() uint32 {
 	if x != nil {
 		return x.L1
+	}
+	return 0
+}
+
+func (x *LayerTokens) GetMemory() uint32 {
+	if x != nil {
+		return x.Memory
+	}
+	return 0
+}
+
+func (x *LayerTokens) GetRecalled() uint32 {
+	if x != nil {
+		return x.Recalled
 	}
 	return 0
 }
@@ -1608,8 +1638,10 @@ type SessionInfo struct {
 	CreatedUnixNano int64                  `protobuf:"varint,18,opt,name=created_unix_nano,json=createdUnixNano,proto3" json:"created_unix_nano,omitempty"`
 	UpdatedUnixNano int64                  `protobuf:"varint,19,opt,name=updated_unix_nano,json=updatedUnixNano,proto3" json:"updated_unix_nano,omitempty"`
 	Profile         string                 `protobuf:"bytes,20,opt,name=profile,proto3" json:"profile,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// assembly: the session's context assembler settings (unset: off).
+	Assembly      *AssemblyConfig `protobuf:"bytes,21,opt,name=assembly,proto3" json:"assembly,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SessionInfo) Reset() {
@@ -1780,6 +1812,13 @@ func (x *SessionInfo) GetProfile() string {
 		return x.Profile
 	}
 	return ""
+}
+
+func (x *SessionInfo) GetAssembly() *AssemblyConfig {
+	if x != nil {
+		return x.Assembly
+	}
+	return nil
 }
 
 type GetSessionReply struct {
@@ -3360,7 +3399,7 @@ var File_memory_v1_api_proto protoreflect.FileDescriptor
 
 const file_memory_v1_api_proto_rawDesc = "" +
 	"\n" +
-	"\x13memory/v1/api.proto\x12\x12agentmem.memory.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x18memory/v1/envelope.proto\x1a\x17memory/v1/session.proto\"\x9c\x04\n" +
+	"\x13memory/v1/api.proto\x12\x12agentmem.memory.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x18memory/v1/envelope.proto\x1a\x17memory/v1/session.proto\"\xdc\x04\n" +
 	"\x14CreateSessionRequest\x12\x1d\n" +
 	"\n" +
 	"command_id\x18\x01 \x01(\tR\tcommandId\x12\x17\n" +
@@ -3377,7 +3416,8 @@ const file_memory_v1_api_proto_rawDesc = "" +
 	"\x12summary_max_tokens\x18\v \x01(\rR\x10summaryMaxTokens\x12#\n" +
 	"\rsystem_prompt\x18\f \x01(\tR\fsystemPrompt\x12\x1a\n" +
 	"\bpatterns\x18\r \x03(\tR\bpatterns\x12%\n" +
-	"\x0ebackend_schema\x18\x0e \x01(\tR\rbackendSchema\"\xbd\x02\n" +
+	"\x0ebackend_schema\x18\x0e \x01(\tR\rbackendSchema\x12>\n" +
+	"\bassembly\x18\x0f \x01(\v2\".agentmem.memory.v1.AssemblyConfigR\bassembly\"\xbd\x02\n" +
 	"\fMessageInput\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12,\n" +
 	"\x04role\x18\x02 \x01(\x0e2\x18.agentmem.memory.v1.RoleR\x04role\x12\x18\n" +
@@ -3454,13 +3494,15 @@ const file_memory_v1_api_proto_rawDesc = "" +
 	"tool_calls\x18\x06 \x03(\v2\x1c.agentmem.memory.v1.ToolCallR\ttoolCalls\x12 \n" +
 	"\ftool_call_id\x18\a \x01(\tR\n" +
 	"toolCallId\x12\x16\n" +
-	"\x06tokens\x18\b \x01(\rR\x06tokens\"s\n" +
+	"\x06tokens\x18\b \x01(\rR\x06tokens\"\xa7\x01\n" +
 	"\vLayerTokens\x12\x10\n" +
 	"\x03rom\x18\x01 \x01(\rR\x03rom\x12\x16\n" +
 	"\x06kernel\x18\x02 \x01(\rR\x06kernel\x12\x0e\n" +
 	"\x02l2\x18\x03 \x01(\rR\x02l2\x12\x1a\n" +
 	"\bpromoted\x18\x04 \x01(\rR\bpromoted\x12\x0e\n" +
-	"\x02l1\x18\x05 \x01(\rR\x02l1\"\xf9\x02\n" +
+	"\x02l1\x18\x05 \x01(\rR\x02l1\x12\x16\n" +
+	"\x06memory\x18\x06 \x01(\rR\x06memory\x12\x1a\n" +
+	"\brecalled\x18\a \x01(\rR\brecalled\"\xf9\x02\n" +
 	"\fContextReply\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x18\n" +
@@ -3473,7 +3515,7 @@ const file_memory_v1_api_proto_rawDesc = "" +
 	"romVersion\x12\x12\n" +
 	"\x04turn\x18\b \x01(\rR\x04turn\x12?\n" +
 	"\brendered\x18\t \x01(\v2#.agentmem.memory.v1.RenderedContextR\brendered\"\x13\n" +
-	"\x11GetSessionRequest\"\xa0\x05\n" +
+	"\x11GetSessionRequest\"\xe0\x05\n" +
 	"\vSessionInfo\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x17\n" +
@@ -3498,7 +3540,8 @@ const file_memory_v1_api_proto_rawDesc = "" +
 	"\x05usage\x18\x11 \x01(\v2\x19.agentmem.memory.v1.UsageR\x05usage\x12*\n" +
 	"\x11created_unix_nano\x18\x12 \x01(\x03R\x0fcreatedUnixNano\x12*\n" +
 	"\x11updated_unix_nano\x18\x13 \x01(\x03R\x0fupdatedUnixNano\x12\x18\n" +
-	"\aprofile\x18\x14 \x01(\tR\aprofile\"L\n" +
+	"\aprofile\x18\x14 \x01(\tR\aprofile\x12>\n" +
+	"\bassembly\x18\x15 \x01(\v2\".agentmem.memory.v1.AssemblyConfigR\bassembly\"L\n" +
 	"\x0fGetSessionReply\x129\n" +
 	"\asession\x18\x01 \x01(\v2\x1f.agentmem.memory.v1.SessionInfoR\asession\"\xf8\x02\n" +
 	"\rKernelRequest\x12\x1d\n" +
@@ -3709,79 +3752,82 @@ var file_memory_v1_api_proto_goTypes = []any{
 	(*WatchChange)(nil),          // 44: agentmem.memory.v1.WatchChange
 	(*WatchReply)(nil),           // 45: agentmem.memory.v1.WatchReply
 	(*CompressionProfile)(nil),   // 46: agentmem.memory.v1.CompressionProfile
-	(Role)(0),                    // 47: agentmem.memory.v1.Role
-	(*ToolCall)(nil),             // 48: agentmem.memory.v1.ToolCall
-	(*DataReference)(nil),        // 49: agentmem.memory.v1.DataReference
-	(*structpb.Struct)(nil),      // 50: google.protobuf.Struct
-	(SessionStatus)(0),           // 51: agentmem.memory.v1.SessionStatus
-	(*ToolDefinition)(nil),       // 52: agentmem.memory.v1.ToolDefinition
-	(*SchemaEntry)(nil),          // 53: agentmem.memory.v1.SchemaEntry
-	(*Fact)(nil),                 // 54: agentmem.memory.v1.Fact
-	(*Rom)(nil),                  // 55: agentmem.memory.v1.Rom
-	(*Kernel)(nil),               // 56: agentmem.memory.v1.Kernel
-	(*StateEntry)(nil),           // 57: agentmem.memory.v1.StateEntry
-	(*Message)(nil),              // 58: agentmem.memory.v1.Message
-	(*EventBatch)(nil),           // 59: agentmem.memory.v1.EventBatch
+	(*AssemblyConfig)(nil),       // 47: agentmem.memory.v1.AssemblyConfig
+	(Role)(0),                    // 48: agentmem.memory.v1.Role
+	(*ToolCall)(nil),             // 49: agentmem.memory.v1.ToolCall
+	(*DataReference)(nil),        // 50: agentmem.memory.v1.DataReference
+	(*structpb.Struct)(nil),      // 51: google.protobuf.Struct
+	(SessionStatus)(0),           // 52: agentmem.memory.v1.SessionStatus
+	(*ToolDefinition)(nil),       // 53: agentmem.memory.v1.ToolDefinition
+	(*SchemaEntry)(nil),          // 54: agentmem.memory.v1.SchemaEntry
+	(*Fact)(nil),                 // 55: agentmem.memory.v1.Fact
+	(*Rom)(nil),                  // 56: agentmem.memory.v1.Rom
+	(*Kernel)(nil),               // 57: agentmem.memory.v1.Kernel
+	(*StateEntry)(nil),           // 58: agentmem.memory.v1.StateEntry
+	(*Message)(nil),              // 59: agentmem.memory.v1.Message
+	(*EventBatch)(nil),           // 60: agentmem.memory.v1.EventBatch
 }
 var file_memory_v1_api_proto_depIdxs = []int32{
 	46, // 0: agentmem.memory.v1.CreateSessionRequest.custom_profile:type_name -> agentmem.memory.v1.CompressionProfile
-	47, // 1: agentmem.memory.v1.MessageInput.role:type_name -> agentmem.memory.v1.Role
-	48, // 2: agentmem.memory.v1.MessageInput.tool_calls:type_name -> agentmem.memory.v1.ToolCall
-	49, // 3: agentmem.memory.v1.MessageInput.data_ref:type_name -> agentmem.memory.v1.DataReference
-	5,  // 4: agentmem.memory.v1.AppendRequest.messages:type_name -> agentmem.memory.v1.MessageInput
-	8,  // 5: agentmem.memory.v1.AppendReply.result:type_name -> agentmem.memory.v1.MutationReply
-	7,  // 6: agentmem.memory.v1.AppendReply.usage:type_name -> agentmem.memory.v1.Usage
-	8,  // 7: agentmem.memory.v1.CreateSessionReply.result:type_name -> agentmem.memory.v1.MutationReply
-	22, // 8: agentmem.memory.v1.CreateSessionReply.session:type_name -> agentmem.memory.v1.SessionInfo
-	0,  // 9: agentmem.memory.v1.ContextRequest.format:type_name -> agentmem.memory.v1.ContextFormat
-	0,  // 10: agentmem.memory.v1.RenderedContext.format:type_name -> agentmem.memory.v1.ContextFormat
-	13, // 11: agentmem.memory.v1.RenderedContext.openai:type_name -> agentmem.memory.v1.OpenAIMessage
-	16, // 12: agentmem.memory.v1.RenderedContext.anthropic:type_name -> agentmem.memory.v1.AnthropicMessage
-	14, // 13: agentmem.memory.v1.OpenAIMessage.tool_calls:type_name -> agentmem.memory.v1.OpenAIToolCall
-	15, // 14: agentmem.memory.v1.OpenAIToolCall.function:type_name -> agentmem.memory.v1.OpenAIFunctionCall
-	17, // 15: agentmem.memory.v1.AnthropicMessage.content:type_name -> agentmem.memory.v1.AnthropicBlock
-	50, // 16: agentmem.memory.v1.AnthropicBlock.input:type_name -> google.protobuf.Struct
-	47, // 17: agentmem.memory.v1.ContextMessage.role:type_name -> agentmem.memory.v1.Role
-	48, // 18: agentmem.memory.v1.ContextMessage.tool_calls:type_name -> agentmem.memory.v1.ToolCall
-	18, // 19: agentmem.memory.v1.ContextReply.messages:type_name -> agentmem.memory.v1.ContextMessage
-	19, // 20: agentmem.memory.v1.ContextReply.layers:type_name -> agentmem.memory.v1.LayerTokens
-	7,  // 21: agentmem.memory.v1.ContextReply.usage:type_name -> agentmem.memory.v1.Usage
-	12, // 22: agentmem.memory.v1.ContextReply.rendered:type_name -> agentmem.memory.v1.RenderedContext
-	51, // 23: agentmem.memory.v1.SessionInfo.status:type_name -> agentmem.memory.v1.SessionStatus
-	7,  // 24: agentmem.memory.v1.SessionInfo.usage:type_name -> agentmem.memory.v1.Usage
-	22, // 25: agentmem.memory.v1.GetSessionReply.session:type_name -> agentmem.memory.v1.SessionInfo
-	52, // 26: agentmem.memory.v1.KernelRequest.define_tool:type_name -> agentmem.memory.v1.ToolDefinition
-	53, // 27: agentmem.memory.v1.KernelRequest.cache_schema:type_name -> agentmem.memory.v1.SchemaEntry
-	54, // 28: agentmem.memory.v1.KernelRequest.set_fact:type_name -> agentmem.memory.v1.Fact
-	55, // 29: agentmem.memory.v1.KernelRequest.update_rom:type_name -> agentmem.memory.v1.Rom
-	8,  // 30: agentmem.memory.v1.KernelReply.result:type_name -> agentmem.memory.v1.MutationReply
-	56, // 31: agentmem.memory.v1.KernelReply.kernel:type_name -> agentmem.memory.v1.Kernel
-	55, // 32: agentmem.memory.v1.KernelReply.rom:type_name -> agentmem.memory.v1.Rom
-	55, // 33: agentmem.memory.v1.KernelReply.pending_rom:type_name -> agentmem.memory.v1.Rom
-	1,  // 34: agentmem.memory.v1.StateRequest.op:type_name -> agentmem.memory.v1.StateOp
-	8,  // 35: agentmem.memory.v1.StateReply.result:type_name -> agentmem.memory.v1.MutationReply
-	57, // 36: agentmem.memory.v1.StateReply.entries:type_name -> agentmem.memory.v1.StateEntry
-	2,  // 37: agentmem.memory.v1.StatusRequest.action:type_name -> agentmem.memory.v1.StatusAction
-	8,  // 38: agentmem.memory.v1.StatusReply.result:type_name -> agentmem.memory.v1.MutationReply
-	51, // 39: agentmem.memory.v1.StatusReply.status:type_name -> agentmem.memory.v1.SessionStatus
-	58, // 40: agentmem.memory.v1.RecallReply.messages:type_name -> agentmem.memory.v1.Message
-	3,  // 41: agentmem.memory.v1.SearchRequest.scope:type_name -> agentmem.memory.v1.SearchScope
-	58, // 42: agentmem.memory.v1.SearchHit.message:type_name -> agentmem.memory.v1.Message
-	34, // 43: agentmem.memory.v1.SearchReply.hits:type_name -> agentmem.memory.v1.SearchHit
-	8,  // 44: agentmem.memory.v1.PromoteReply.result:type_name -> agentmem.memory.v1.MutationReply
-	7,  // 45: agentmem.memory.v1.PromoteReply.usage:type_name -> agentmem.memory.v1.Usage
-	8,  // 46: agentmem.memory.v1.ClearRecalledReply.result:type_name -> agentmem.memory.v1.MutationReply
-	7,  // 47: agentmem.memory.v1.ClearRecalledReply.usage:type_name -> agentmem.memory.v1.Usage
-	51, // 48: agentmem.memory.v1.ListSessionsRequest.status:type_name -> agentmem.memory.v1.SessionStatus
-	51, // 49: agentmem.memory.v1.SessionIndexEntry.status:type_name -> agentmem.memory.v1.SessionStatus
-	41, // 50: agentmem.memory.v1.ListSessionsReply.sessions:type_name -> agentmem.memory.v1.SessionIndexEntry
-	59, // 51: agentmem.memory.v1.WatchChange.batch:type_name -> agentmem.memory.v1.EventBatch
-	44, // 52: agentmem.memory.v1.WatchReply.changes:type_name -> agentmem.memory.v1.WatchChange
-	53, // [53:53] is the sub-list for method output_type
-	53, // [53:53] is the sub-list for method input_type
-	53, // [53:53] is the sub-list for extension type_name
-	53, // [53:53] is the sub-list for extension extendee
-	0,  // [0:53] is the sub-list for field type_name
+	47, // 1: agentmem.memory.v1.CreateSessionRequest.assembly:type_name -> agentmem.memory.v1.AssemblyConfig
+	48, // 2: agentmem.memory.v1.MessageInput.role:type_name -> agentmem.memory.v1.Role
+	49, // 3: agentmem.memory.v1.MessageInput.tool_calls:type_name -> agentmem.memory.v1.ToolCall
+	50, // 4: agentmem.memory.v1.MessageInput.data_ref:type_name -> agentmem.memory.v1.DataReference
+	5,  // 5: agentmem.memory.v1.AppendRequest.messages:type_name -> agentmem.memory.v1.MessageInput
+	8,  // 6: agentmem.memory.v1.AppendReply.result:type_name -> agentmem.memory.v1.MutationReply
+	7,  // 7: agentmem.memory.v1.AppendReply.usage:type_name -> agentmem.memory.v1.Usage
+	8,  // 8: agentmem.memory.v1.CreateSessionReply.result:type_name -> agentmem.memory.v1.MutationReply
+	22, // 9: agentmem.memory.v1.CreateSessionReply.session:type_name -> agentmem.memory.v1.SessionInfo
+	0,  // 10: agentmem.memory.v1.ContextRequest.format:type_name -> agentmem.memory.v1.ContextFormat
+	0,  // 11: agentmem.memory.v1.RenderedContext.format:type_name -> agentmem.memory.v1.ContextFormat
+	13, // 12: agentmem.memory.v1.RenderedContext.openai:type_name -> agentmem.memory.v1.OpenAIMessage
+	16, // 13: agentmem.memory.v1.RenderedContext.anthropic:type_name -> agentmem.memory.v1.AnthropicMessage
+	14, // 14: agentmem.memory.v1.OpenAIMessage.tool_calls:type_name -> agentmem.memory.v1.OpenAIToolCall
+	15, // 15: agentmem.memory.v1.OpenAIToolCall.function:type_name -> agentmem.memory.v1.OpenAIFunctionCall
+	17, // 16: agentmem.memory.v1.AnthropicMessage.content:type_name -> agentmem.memory.v1.AnthropicBlock
+	51, // 17: agentmem.memory.v1.AnthropicBlock.input:type_name -> google.protobuf.Struct
+	48, // 18: agentmem.memory.v1.ContextMessage.role:type_name -> agentmem.memory.v1.Role
+	49, // 19: agentmem.memory.v1.ContextMessage.tool_calls:type_name -> agentmem.memory.v1.ToolCall
+	18, // 20: agentmem.memory.v1.ContextReply.messages:type_name -> agentmem.memory.v1.ContextMessage
+	19, // 21: agentmem.memory.v1.ContextReply.layers:type_name -> agentmem.memory.v1.LayerTokens
+	7,  // 22: agentmem.memory.v1.ContextReply.usage:type_name -> agentmem.memory.v1.Usage
+	12, // 23: agentmem.memory.v1.ContextReply.rendered:type_name -> agentmem.memory.v1.RenderedContext
+	52, // 24: agentmem.memory.v1.SessionInfo.status:type_name -> agentmem.memory.v1.SessionStatus
+	7,  // 25: agentmem.memory.v1.SessionInfo.usage:type_name -> agentmem.memory.v1.Usage
+	47, // 26: agentmem.memory.v1.SessionInfo.assembly:type_name -> agentmem.memory.v1.AssemblyConfig
+	22, // 27: agentmem.memory.v1.GetSessionReply.session:type_name -> agentmem.memory.v1.SessionInfo
+	53, // 28: agentmem.memory.v1.KernelRequest.define_tool:type_name -> agentmem.memory.v1.ToolDefinition
+	54, // 29: agentmem.memory.v1.KernelRequest.cache_schema:type_name -> agentmem.memory.v1.SchemaEntry
+	55, // 30: agentmem.memory.v1.KernelRequest.set_fact:type_name -> agentmem.memory.v1.Fact
+	56, // 31: agentmem.memory.v1.KernelRequest.update_rom:type_name -> agentmem.memory.v1.Rom
+	8,  // 32: agentmem.memory.v1.KernelReply.result:type_name -> agentmem.memory.v1.MutationReply
+	57, // 33: agentmem.memory.v1.KernelReply.kernel:type_name -> agentmem.memory.v1.Kernel
+	56, // 34: agentmem.memory.v1.KernelReply.rom:type_name -> agentmem.memory.v1.Rom
+	56, // 35: agentmem.memory.v1.KernelReply.pending_rom:type_name -> agentmem.memory.v1.Rom
+	1,  // 36: agentmem.memory.v1.StateRequest.op:type_name -> agentmem.memory.v1.StateOp
+	8,  // 37: agentmem.memory.v1.StateReply.result:type_name -> agentmem.memory.v1.MutationReply
+	58, // 38: agentmem.memory.v1.StateReply.entries:type_name -> agentmem.memory.v1.StateEntry
+	2,  // 39: agentmem.memory.v1.StatusRequest.action:type_name -> agentmem.memory.v1.StatusAction
+	8,  // 40: agentmem.memory.v1.StatusReply.result:type_name -> agentmem.memory.v1.MutationReply
+	52, // 41: agentmem.memory.v1.StatusReply.status:type_name -> agentmem.memory.v1.SessionStatus
+	59, // 42: agentmem.memory.v1.RecallReply.messages:type_name -> agentmem.memory.v1.Message
+	3,  // 43: agentmem.memory.v1.SearchRequest.scope:type_name -> agentmem.memory.v1.SearchScope
+	59, // 44: agentmem.memory.v1.SearchHit.message:type_name -> agentmem.memory.v1.Message
+	34, // 45: agentmem.memory.v1.SearchReply.hits:type_name -> agentmem.memory.v1.SearchHit
+	8,  // 46: agentmem.memory.v1.PromoteReply.result:type_name -> agentmem.memory.v1.MutationReply
+	7,  // 47: agentmem.memory.v1.PromoteReply.usage:type_name -> agentmem.memory.v1.Usage
+	8,  // 48: agentmem.memory.v1.ClearRecalledReply.result:type_name -> agentmem.memory.v1.MutationReply
+	7,  // 49: agentmem.memory.v1.ClearRecalledReply.usage:type_name -> agentmem.memory.v1.Usage
+	52, // 50: agentmem.memory.v1.ListSessionsRequest.status:type_name -> agentmem.memory.v1.SessionStatus
+	52, // 51: agentmem.memory.v1.SessionIndexEntry.status:type_name -> agentmem.memory.v1.SessionStatus
+	41, // 52: agentmem.memory.v1.ListSessionsReply.sessions:type_name -> agentmem.memory.v1.SessionIndexEntry
+	60, // 53: agentmem.memory.v1.WatchChange.batch:type_name -> agentmem.memory.v1.EventBatch
+	44, // 54: agentmem.memory.v1.WatchReply.changes:type_name -> agentmem.memory.v1.WatchChange
+	55, // [55:55] is the sub-list for method output_type
+	55, // [55:55] is the sub-list for method input_type
+	55, // [55:55] is the sub-list for extension type_name
+	55, // [55:55] is the sub-list for extension extendee
+	0,  // [0:55] is the sub-list for field type_name
 }
 
 func init() { file_memory_v1_api_proto_init() }

@@ -1026,6 +1026,53 @@ func (x *PromotedCleared) GetMessageIds() []string {
 	return nil
 }
 
+// ContextAssembled replaces the recalled and memory sections (DESIGN §5a)
+// with the ones the session chose; empty sections clear them. It records
+// the outcome, so replay never searches again.
+type ContextAssembled struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Sections      *Assembled             `protobuf:"bytes,1,opt,name=sections,proto3" json:"sections,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ContextAssembled) Reset() {
+	*x = ContextAssembled{}
+	mi := &file_memory_v1_events_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ContextAssembled) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ContextAssembled) ProtoMessage() {}
+
+func (x *ContextAssembled) ProtoReflect() protoreflect.Message {
+	mi := &file_memory_v1_events_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ContextAssembled.ProtoReflect.Descriptor instead.
+func (*ContextAssembled) Descriptor() ([]byte, []int) {
+	return file_memory_v1_events_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *ContextAssembled) GetSections() *Assembled {
+	if x != nil {
+		return x.Sections
+	}
+	return nil
+}
+
 var File_memory_v1_events_proto protoreflect.FileDescriptor
 
 const file_memory_v1_events_proto_rawDesc = "" +
@@ -1091,7 +1138,9 @@ const file_memory_v1_events_proto_rawDesc = "" +
 	"\bmessages\x18\x01 \x03(\v2\x1b.agentmem.memory.v1.MessageR\bmessages\"2\n" +
 	"\x0fPromotedCleared\x12\x1f\n" +
 	"\vmessage_ids\x18\x01 \x03(\tR\n" +
-	"messageIdsB7Z5github.com/agentmem/agentmem/proto/memory/v1;memoryv1b\x06proto3"
+	"messageIds\"M\n" +
+	"\x10ContextAssembled\x129\n" +
+	"\bsections\x18\x01 \x01(\v2\x1d.agentmem.memory.v1.AssembledR\bsectionsB7Z5github.com/agentmem/agentmem/proto/memory/v1;memoryv1b\x06proto3"
 
 var (
 	file_memory_v1_events_proto_rawDescOnce sync.Once
@@ -1105,7 +1154,7 @@ func file_memory_v1_events_proto_rawDescGZIP() []byte {
 	return file_memory_v1_events_proto_rawDescData
 }
 
-var file_memory_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
+var file_memory_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
 var file_memory_v1_events_proto_goTypes = []any{
 	(*SessionCreated)(nil),       // 0: agentmem.memory.v1.SessionCreated
 	(*RomUpdated)(nil),           // 1: agentmem.memory.v1.RomUpdated
@@ -1126,37 +1175,40 @@ var file_memory_v1_events_proto_goTypes = []any{
 	(*SessionStatusChanged)(nil), // 16: agentmem.memory.v1.SessionStatusChanged
 	(*MessagesPromoted)(nil),     // 17: agentmem.memory.v1.MessagesPromoted
 	(*PromotedCleared)(nil),      // 18: agentmem.memory.v1.PromotedCleared
-	(*SessionConfig)(nil),        // 19: agentmem.memory.v1.SessionConfig
-	(*Rom)(nil),                  // 20: agentmem.memory.v1.Rom
-	(*Message)(nil),              // 21: agentmem.memory.v1.Message
-	(*ToolResultRef)(nil),        // 22: agentmem.memory.v1.ToolResultRef
-	(*Summary)(nil),              // 23: agentmem.memory.v1.Summary
-	(*ToolDefinition)(nil),       // 24: agentmem.memory.v1.ToolDefinition
-	(*SchemaEntry)(nil),          // 25: agentmem.memory.v1.SchemaEntry
-	(*Fact)(nil),                 // 26: agentmem.memory.v1.Fact
-	(SessionStatus)(0),           // 27: agentmem.memory.v1.SessionStatus
+	(*ContextAssembled)(nil),     // 19: agentmem.memory.v1.ContextAssembled
+	(*SessionConfig)(nil),        // 20: agentmem.memory.v1.SessionConfig
+	(*Rom)(nil),                  // 21: agentmem.memory.v1.Rom
+	(*Message)(nil),              // 22: agentmem.memory.v1.Message
+	(*ToolResultRef)(nil),        // 23: agentmem.memory.v1.ToolResultRef
+	(*Summary)(nil),              // 24: agentmem.memory.v1.Summary
+	(*ToolDefinition)(nil),       // 25: agentmem.memory.v1.ToolDefinition
+	(*SchemaEntry)(nil),          // 26: agentmem.memory.v1.SchemaEntry
+	(*Fact)(nil),                 // 27: agentmem.memory.v1.Fact
+	(SessionStatus)(0),           // 28: agentmem.memory.v1.SessionStatus
+	(*Assembled)(nil),            // 29: agentmem.memory.v1.Assembled
 }
 var file_memory_v1_events_proto_depIdxs = []int32{
-	19, // 0: agentmem.memory.v1.SessionCreated.config:type_name -> agentmem.memory.v1.SessionConfig
-	20, // 1: agentmem.memory.v1.SessionCreated.rom:type_name -> agentmem.memory.v1.Rom
-	20, // 2: agentmem.memory.v1.RomUpdated.rom:type_name -> agentmem.memory.v1.Rom
-	21, // 3: agentmem.memory.v1.MessagesAppended.messages:type_name -> agentmem.memory.v1.Message
-	22, // 4: agentmem.memory.v1.MessagesAppended.tool_result_refs:type_name -> agentmem.memory.v1.ToolResultRef
-	23, // 5: agentmem.memory.v1.L1Summarized.summary:type_name -> agentmem.memory.v1.Summary
-	23, // 6: agentmem.memory.v1.L1Evicted.summary:type_name -> agentmem.memory.v1.Summary
-	23, // 7: agentmem.memory.v1.L2Archived.summaries:type_name -> agentmem.memory.v1.Summary
-	23, // 8: agentmem.memory.v1.L2Archived.condensed:type_name -> agentmem.memory.v1.Summary
-	24, // 9: agentmem.memory.v1.KernelToolDefined.tool:type_name -> agentmem.memory.v1.ToolDefinition
-	25, // 10: agentmem.memory.v1.KernelSchemaCached.schema:type_name -> agentmem.memory.v1.SchemaEntry
-	26, // 11: agentmem.memory.v1.KernelFactSet.fact:type_name -> agentmem.memory.v1.Fact
-	27, // 12: agentmem.memory.v1.SessionStatusChanged.from:type_name -> agentmem.memory.v1.SessionStatus
-	27, // 13: agentmem.memory.v1.SessionStatusChanged.to:type_name -> agentmem.memory.v1.SessionStatus
-	21, // 14: agentmem.memory.v1.MessagesPromoted.messages:type_name -> agentmem.memory.v1.Message
-	15, // [15:15] is the sub-list for method output_type
-	15, // [15:15] is the sub-list for method input_type
-	15, // [15:15] is the sub-list for extension type_name
-	15, // [15:15] is the sub-list for extension extendee
-	0,  // [0:15] is the sub-list for field type_name
+	20, // 0: agentmem.memory.v1.SessionCreated.config:type_name -> agentmem.memory.v1.SessionConfig
+	21, // 1: agentmem.memory.v1.SessionCreated.rom:type_name -> agentmem.memory.v1.Rom
+	21, // 2: agentmem.memory.v1.RomUpdated.rom:type_name -> agentmem.memory.v1.Rom
+	22, // 3: agentmem.memory.v1.MessagesAppended.messages:type_name -> agentmem.memory.v1.Message
+	23, // 4: agentmem.memory.v1.MessagesAppended.tool_result_refs:type_name -> agentmem.memory.v1.ToolResultRef
+	24, // 5: agentmem.memory.v1.L1Summarized.summary:type_name -> agentmem.memory.v1.Summary
+	24, // 6: agentmem.memory.v1.L1Evicted.summary:type_name -> agentmem.memory.v1.Summary
+	24, // 7: agentmem.memory.v1.L2Archived.summaries:type_name -> agentmem.memory.v1.Summary
+	24, // 8: agentmem.memory.v1.L2Archived.condensed:type_name -> agentmem.memory.v1.Summary
+	25, // 9: agentmem.memory.v1.KernelToolDefined.tool:type_name -> agentmem.memory.v1.ToolDefinition
+	26, // 10: agentmem.memory.v1.KernelSchemaCached.schema:type_name -> agentmem.memory.v1.SchemaEntry
+	27, // 11: agentmem.memory.v1.KernelFactSet.fact:type_name -> agentmem.memory.v1.Fact
+	28, // 12: agentmem.memory.v1.SessionStatusChanged.from:type_name -> agentmem.memory.v1.SessionStatus
+	28, // 13: agentmem.memory.v1.SessionStatusChanged.to:type_name -> agentmem.memory.v1.SessionStatus
+	22, // 14: agentmem.memory.v1.MessagesPromoted.messages:type_name -> agentmem.memory.v1.Message
+	29, // 15: agentmem.memory.v1.ContextAssembled.sections:type_name -> agentmem.memory.v1.Assembled
+	16, // [16:16] is the sub-list for method output_type
+	16, // [16:16] is the sub-list for method input_type
+	16, // [16:16] is the sub-list for extension type_name
+	16, // [16:16] is the sub-list for extension extendee
+	0,  // [0:16] is the sub-list for field type_name
 }
 
 func init() { file_memory_v1_events_proto_init() }
@@ -1171,7 +1223,7 @@ func file_memory_v1_events_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_memory_v1_events_proto_rawDesc), len(file_memory_v1_events_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   19,
+			NumMessages:   20,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -1180,8 +1180,11 @@ type SessionConfig struct {
 	Profile              *CompressionProfile    `protobuf:"bytes,4,opt,name=profile,proto3" json:"profile,omitempty"`
 	// summary_max_tokens bounds the size of one summary.
 	SummaryMaxTokens uint32 `protobuf:"varint,5,opt,name=summary_max_tokens,json=summaryMaxTokens,proto3" json:"summary_max_tokens,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// assembly: the recalled and memory sections (DESIGN §5a). Unset (a
+	// session created before them): neither section.
+	Assembly      *AssemblyConfig `protobuf:"bytes,6,opt,name=assembly,proto3" json:"assembly,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SessionConfig) Reset() {
@@ -1249,6 +1252,347 @@ func (x *SessionConfig) GetSummaryMaxTokens() uint32 {
 	return 0
 }
 
+func (x *SessionConfig) GetAssembly() *AssemblyConfig {
+	if x != nil {
+		return x.Assembly
+	}
+	return nil
+}
+
+// AssemblyConfig is the context assembler of a session (DESIGN §5a). At
+// each append holding a user message, the session fills a recalled section
+// (messages from its swap) and a memory section (entries of the scopes it
+// may read) relevant to the latest user message, from candidates the node
+// supplies. Shares are percent of the budget; the memory section is split
+// across tiers by task_pct (agent and session scopes), user_pct (user,
+// project, app) and global_pct (global), which sum to 100.
+type AssemblyConfig struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Recall        bool                   `protobuf:"varint,1,opt,name=recall,proto3" json:"recall,omitempty"`
+	RecallPct     uint32                 `protobuf:"varint,2,opt,name=recall_pct,json=recallPct,proto3" json:"recall_pct,omitempty"`
+	Memory        bool                   `protobuf:"varint,3,opt,name=memory,proto3" json:"memory,omitempty"`
+	MemoryPct     uint32                 `protobuf:"varint,4,opt,name=memory_pct,json=memoryPct,proto3" json:"memory_pct,omitempty"`
+	TaskPct       uint32                 `protobuf:"varint,5,opt,name=task_pct,json=taskPct,proto3" json:"task_pct,omitempty"`
+	UserPct       uint32                 `protobuf:"varint,6,opt,name=user_pct,json=userPct,proto3" json:"user_pct,omitempty"`
+	GlobalPct     uint32                 `protobuf:"varint,7,opt,name=global_pct,json=globalPct,proto3" json:"global_pct,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AssemblyConfig) Reset() {
+	*x = AssemblyConfig{}
+	mi := &file_memory_v1_session_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AssemblyConfig) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AssemblyConfig) ProtoMessage() {}
+
+func (x *AssemblyConfig) ProtoReflect() protoreflect.Message {
+	mi := &file_memory_v1_session_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AssemblyConfig.ProtoReflect.Descriptor instead.
+func (*AssemblyConfig) Descriptor() ([]byte, []int) {
+	return file_memory_v1_session_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *AssemblyConfig) GetRecall() bool {
+	if x != nil {
+		return x.Recall
+	}
+	return false
+}
+
+func (x *AssemblyConfig) GetRecallPct() uint32 {
+	if x != nil {
+		return x.RecallPct
+	}
+	return 0
+}
+
+func (x *AssemblyConfig) GetMemory() bool {
+	if x != nil {
+		return x.Memory
+	}
+	return false
+}
+
+func (x *AssemblyConfig) GetMemoryPct() uint32 {
+	if x != nil {
+		return x.MemoryPct
+	}
+	return 0
+}
+
+func (x *AssemblyConfig) GetTaskPct() uint32 {
+	if x != nil {
+		return x.TaskPct
+	}
+	return 0
+}
+
+func (x *AssemblyConfig) GetUserPct() uint32 {
+	if x != nil {
+		return x.UserPct
+	}
+	return 0
+}
+
+func (x *AssemblyConfig) GetGlobalPct() uint32 {
+	if x != nil {
+		return x.GlobalPct
+	}
+	return 0
+}
+
+// RecalledItem is one message of the recalled section, as the context
+// sends it (text names its source).
+type RecalledItem struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	MessageId     string                 `protobuf:"bytes,1,opt,name=message_id,json=messageId,proto3" json:"message_id,omitempty"`
+	Seq           uint64                 `protobuf:"varint,2,opt,name=seq,proto3" json:"seq,omitempty"`
+	Role          Role                   `protobuf:"varint,3,opt,name=role,proto3,enum=agentmem.memory.v1.Role" json:"role,omitempty"`
+	Text          string                 `protobuf:"bytes,4,opt,name=text,proto3" json:"text,omitempty"`
+	Tokens        uint32                 `protobuf:"varint,5,opt,name=tokens,proto3" json:"tokens,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RecalledItem) Reset() {
+	*x = RecalledItem{}
+	mi := &file_memory_v1_session_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RecalledItem) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RecalledItem) ProtoMessage() {}
+
+func (x *RecalledItem) ProtoReflect() protoreflect.Message {
+	mi := &file_memory_v1_session_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RecalledItem.ProtoReflect.Descriptor instead.
+func (*RecalledItem) Descriptor() ([]byte, []int) {
+	return file_memory_v1_session_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *RecalledItem) GetMessageId() string {
+	if x != nil {
+		return x.MessageId
+	}
+	return ""
+}
+
+func (x *RecalledItem) GetSeq() uint64 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
+}
+
+func (x *RecalledItem) GetRole() Role {
+	if x != nil {
+		return x.Role
+	}
+	return Role_ROLE_UNSPECIFIED
+}
+
+func (x *RecalledItem) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+func (x *RecalledItem) GetTokens() uint32 {
+	if x != nil {
+		return x.Tokens
+	}
+	return 0
+}
+
+// MemoryItem is one scope entry of the memory section.
+type MemoryItem struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// scope is "<kind>:<id>" ("global" for the global scope).
+	Scope   string `protobuf:"bytes,1,opt,name=scope,proto3" json:"scope,omitempty"`
+	Key     string `protobuf:"bytes,2,opt,name=key,proto3" json:"key,omitempty"`
+	Version uint64 `protobuf:"varint,3,opt,name=version,proto3" json:"version,omitempty"`
+	Text    string `protobuf:"bytes,4,opt,name=text,proto3" json:"text,omitempty"`
+	Tokens  uint32 `protobuf:"varint,5,opt,name=tokens,proto3" json:"tokens,omitempty"`
+	// tier: "task", "user" or "global".
+	Tier          string `protobuf:"bytes,6,opt,name=tier,proto3" json:"tier,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MemoryItem) Reset() {
+	*x = MemoryItem{}
+	mi := &file_memory_v1_session_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MemoryItem) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MemoryItem) ProtoMessage() {}
+
+func (x *MemoryItem) ProtoReflect() protoreflect.Message {
+	mi := &file_memory_v1_session_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MemoryItem.ProtoReflect.Descriptor instead.
+func (*MemoryItem) Descriptor() ([]byte, []int) {
+	return file_memory_v1_session_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *MemoryItem) GetScope() string {
+	if x != nil {
+		return x.Scope
+	}
+	return ""
+}
+
+func (x *MemoryItem) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *MemoryItem) GetVersion() uint64 {
+	if x != nil {
+		return x.Version
+	}
+	return 0
+}
+
+func (x *MemoryItem) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+func (x *MemoryItem) GetTokens() uint32 {
+	if x != nil {
+		return x.Tokens
+	}
+	return 0
+}
+
+func (x *MemoryItem) GetTier() string {
+	if x != nil {
+		return x.Tier
+	}
+	return ""
+}
+
+// Assembled holds the recalled and memory sections, chosen for the user
+// message for_message_id (seq for_seq).
+type Assembled struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ForMessageId  string                 `protobuf:"bytes,1,opt,name=for_message_id,json=forMessageId,proto3" json:"for_message_id,omitempty"`
+	ForSeq        uint64                 `protobuf:"varint,2,opt,name=for_seq,json=forSeq,proto3" json:"for_seq,omitempty"`
+	Recalled      []*RecalledItem        `protobuf:"bytes,3,rep,name=recalled,proto3" json:"recalled,omitempty"`
+	Memory        []*MemoryItem          `protobuf:"bytes,4,rep,name=memory,proto3" json:"memory,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Assembled) Reset() {
+	*x = Assembled{}
+	mi := &file_memory_v1_session_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Assembled) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Assembled) ProtoMessage() {}
+
+func (x *Assembled) ProtoReflect() protoreflect.Message {
+	mi := &file_memory_v1_session_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Assembled.ProtoReflect.Descriptor instead.
+func (*Assembled) Descriptor() ([]byte, []int) {
+	return file_memory_v1_session_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *Assembled) GetForMessageId() string {
+	if x != nil {
+		return x.ForMessageId
+	}
+	return ""
+}
+
+func (x *Assembled) GetForSeq() uint64 {
+	if x != nil {
+		return x.ForSeq
+	}
+	return 0
+}
+
+func (x *Assembled) GetRecalled() []*RecalledItem {
+	if x != nil {
+		return x.Recalled
+	}
+	return nil
+}
+
+func (x *Assembled) GetMemory() []*MemoryItem {
+	if x != nil {
+		return x.Memory
+	}
+	return nil
+}
+
 type StateEntry struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Key           string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
@@ -1259,7 +1603,7 @@ type StateEntry struct {
 
 func (x *StateEntry) Reset() {
 	*x = StateEntry{}
-	mi := &file_memory_v1_session_proto_msgTypes[13]
+	mi := &file_memory_v1_session_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1271,7 +1615,7 @@ func (x *StateEntry) String() string {
 func (*StateEntry) ProtoMessage() {}
 
 func (x *StateEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_memory_v1_session_proto_msgTypes[13]
+	mi := &file_memory_v1_session_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1284,7 +1628,7 @@ func (x *StateEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StateEntry.ProtoReflect.Descriptor instead.
 func (*StateEntry) Descriptor() ([]byte, []int) {
-	return file_memory_v1_session_proto_rawDescGZIP(), []int{13}
+	return file_memory_v1_session_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *StateEntry) GetKey() string {
@@ -1312,7 +1656,7 @@ type CommandResult struct {
 
 func (x *CommandResult) Reset() {
 	*x = CommandResult{}
-	mi := &file_memory_v1_session_proto_msgTypes[14]
+	mi := &file_memory_v1_session_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1324,7 +1668,7 @@ func (x *CommandResult) String() string {
 func (*CommandResult) ProtoMessage() {}
 
 func (x *CommandResult) ProtoReflect() protoreflect.Message {
-	mi := &file_memory_v1_session_proto_msgTypes[14]
+	mi := &file_memory_v1_session_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1337,7 +1681,7 @@ func (x *CommandResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommandResult.ProtoReflect.Descriptor instead.
 func (*CommandResult) Descriptor() ([]byte, []int) {
-	return file_memory_v1_session_proto_rawDescGZIP(), []int{14}
+	return file_memory_v1_session_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *CommandResult) GetCommandId() string {
@@ -1394,13 +1738,15 @@ type SessionSnapshot struct {
 	// recent_commands answers retried commands idempotently (bounded, oldest first).
 	RecentCommands []*CommandResult `protobuf:"bytes,24,rep,name=recent_commands,json=recentCommands,proto3" json:"recent_commands,omitempty"`
 	NextSummarySeq uint64           `protobuf:"varint,25,opt,name=next_summary_seq,json=nextSummarySeq,proto3" json:"next_summary_seq,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// assembled: the recalled and memory sections (nil: none).
+	Assembled     *Assembled `protobuf:"bytes,26,opt,name=assembled,proto3" json:"assembled,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SessionSnapshot) Reset() {
 	*x = SessionSnapshot{}
-	mi := &file_memory_v1_session_proto_msgTypes[15]
+	mi := &file_memory_v1_session_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1412,7 +1758,7 @@ func (x *SessionSnapshot) String() string {
 func (*SessionSnapshot) ProtoMessage() {}
 
 func (x *SessionSnapshot) ProtoReflect() protoreflect.Message {
-	mi := &file_memory_v1_session_proto_msgTypes[15]
+	mi := &file_memory_v1_session_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1425,7 +1771,7 @@ func (x *SessionSnapshot) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionSnapshot.ProtoReflect.Descriptor instead.
 func (*SessionSnapshot) Descriptor() ([]byte, []int) {
-	return file_memory_v1_session_proto_rawDescGZIP(), []int{15}
+	return file_memory_v1_session_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *SessionSnapshot) GetSessionId() string {
@@ -1603,6 +1949,13 @@ func (x *SessionSnapshot) GetNextSummarySeq() uint64 {
 	return 0
 }
 
+func (x *SessionSnapshot) GetAssembled() *Assembled {
+	if x != nil {
+		return x.Assembled
+	}
+	return nil
+}
+
 var File_memory_v1_session_proto protoreflect.FileDescriptor
 
 const file_memory_v1_session_proto_rawDesc = "" +
@@ -1704,13 +2057,45 @@ const file_memory_v1_session_proto_rawDesc = "" +
 	"\tevict_pct\x18\x06 \x01(\rR\bevictPct\x12\x1f\n" +
 	"\vevict_batch\x18\a \x01(\rR\n" +
 	"evictBatch\x12\x1b\n" +
-	"\tstart_pct\x18\b \x01(\rR\bstartPct\"\x87\x02\n" +
+	"\tstart_pct\x18\b \x01(\rR\bstartPct\"\xc7\x02\n" +
 	"\rSessionConfig\x12,\n" +
 	"\x12max_context_tokens\x18\x01 \x01(\rR\x10maxContextTokens\x124\n" +
 	"\x16reserved_output_tokens\x18\x02 \x01(\rR\x14reservedOutputTokens\x12\"\n" +
 	"\rmax_l2_tokens\x18\x03 \x01(\rR\vmaxL2Tokens\x12@\n" +
 	"\aprofile\x18\x04 \x01(\v2&.agentmem.memory.v1.CompressionProfileR\aprofile\x12,\n" +
-	"\x12summary_max_tokens\x18\x05 \x01(\rR\x10summaryMaxTokens\"4\n" +
+	"\x12summary_max_tokens\x18\x05 \x01(\rR\x10summaryMaxTokens\x12>\n" +
+	"\bassembly\x18\x06 \x01(\v2\".agentmem.memory.v1.AssemblyConfigR\bassembly\"\xd3\x01\n" +
+	"\x0eAssemblyConfig\x12\x16\n" +
+	"\x06recall\x18\x01 \x01(\bR\x06recall\x12\x1d\n" +
+	"\n" +
+	"recall_pct\x18\x02 \x01(\rR\trecallPct\x12\x16\n" +
+	"\x06memory\x18\x03 \x01(\bR\x06memory\x12\x1d\n" +
+	"\n" +
+	"memory_pct\x18\x04 \x01(\rR\tmemoryPct\x12\x19\n" +
+	"\btask_pct\x18\x05 \x01(\rR\ataskPct\x12\x19\n" +
+	"\buser_pct\x18\x06 \x01(\rR\auserPct\x12\x1d\n" +
+	"\n" +
+	"global_pct\x18\a \x01(\rR\tglobalPct\"\x99\x01\n" +
+	"\fRecalledItem\x12\x1d\n" +
+	"\n" +
+	"message_id\x18\x01 \x01(\tR\tmessageId\x12\x10\n" +
+	"\x03seq\x18\x02 \x01(\x04R\x03seq\x12,\n" +
+	"\x04role\x18\x03 \x01(\x0e2\x18.agentmem.memory.v1.RoleR\x04role\x12\x12\n" +
+	"\x04text\x18\x04 \x01(\tR\x04text\x12\x16\n" +
+	"\x06tokens\x18\x05 \x01(\rR\x06tokens\"\x8e\x01\n" +
+	"\n" +
+	"MemoryItem\x12\x14\n" +
+	"\x05scope\x18\x01 \x01(\tR\x05scope\x12\x10\n" +
+	"\x03key\x18\x02 \x01(\tR\x03key\x12\x18\n" +
+	"\aversion\x18\x03 \x01(\x04R\aversion\x12\x12\n" +
+	"\x04text\x18\x04 \x01(\tR\x04text\x12\x16\n" +
+	"\x06tokens\x18\x05 \x01(\rR\x06tokens\x12\x12\n" +
+	"\x04tier\x18\x06 \x01(\tR\x04tier\"\xc0\x01\n" +
+	"\tAssembled\x12$\n" +
+	"\x0efor_message_id\x18\x01 \x01(\tR\fforMessageId\x12\x17\n" +
+	"\afor_seq\x18\x02 \x01(\x04R\x06forSeq\x12<\n" +
+	"\brecalled\x18\x03 \x03(\v2 .agentmem.memory.v1.RecalledItemR\brecalled\x126\n" +
+	"\x06memory\x18\x04 \x03(\v2\x1e.agentmem.memory.v1.MemoryItemR\x06memory\"4\n" +
 	"\n" +
 	"StateEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
@@ -1719,7 +2104,7 @@ const file_memory_v1_session_proto_rawDesc = "" +
 	"\n" +
 	"command_id\x18\x01 \x01(\tR\tcommandId\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\x04R\aversion\x12\x10\n" +
-	"\x03seq\x18\x03 \x01(\x04R\x03seq\"\xaf\b\n" +
+	"\x03seq\x18\x03 \x01(\x04R\x03seq\"\xec\b\n" +
 	"\x0fSessionSnapshot\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x17\n" +
@@ -1748,7 +2133,8 @@ const file_memory_v1_session_proto_rawDesc = "" +
 	"\x11created_unix_nano\x18\x16 \x01(\x03R\x0fcreatedUnixNano\x12*\n" +
 	"\x11updated_unix_nano\x18\x17 \x01(\x03R\x0fupdatedUnixNano\x12J\n" +
 	"\x0frecent_commands\x18\x18 \x03(\v2!.agentmem.memory.v1.CommandResultR\x0erecentCommands\x12(\n" +
-	"\x10next_summary_seq\x18\x19 \x01(\x04R\x0enextSummarySeq*_\n" +
+	"\x10next_summary_seq\x18\x19 \x01(\x04R\x0enextSummarySeq\x12;\n" +
+	"\tassembled\x18\x1a \x01(\v2\x1d.agentmem.memory.v1.AssembledR\tassembled*_\n" +
 	"\x04Role\x12\x14\n" +
 	"\x10ROLE_UNSPECIFIED\x10\x00\x12\x0f\n" +
 	"\vROLE_SYSTEM\x10\x01\x12\r\n" +
@@ -1776,7 +2162,7 @@ func file_memory_v1_session_proto_rawDescGZIP() []byte {
 }
 
 var file_memory_v1_session_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_memory_v1_session_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
+var file_memory_v1_session_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
 var file_memory_v1_session_proto_goTypes = []any{
 	(Role)(0),                  // 0: agentmem.memory.v1.Role
 	(SessionStatus)(0),         // 1: agentmem.memory.v1.SessionStatus
@@ -1793,16 +2179,20 @@ var file_memory_v1_session_proto_goTypes = []any{
 	(*Kernel)(nil),             // 12: agentmem.memory.v1.Kernel
 	(*CompressionProfile)(nil), // 13: agentmem.memory.v1.CompressionProfile
 	(*SessionConfig)(nil),      // 14: agentmem.memory.v1.SessionConfig
-	(*StateEntry)(nil),         // 15: agentmem.memory.v1.StateEntry
-	(*CommandResult)(nil),      // 16: agentmem.memory.v1.CommandResult
-	(*SessionSnapshot)(nil),    // 17: agentmem.memory.v1.SessionSnapshot
-	nil,                        // 18: agentmem.memory.v1.DataReference.MetadataEntry
+	(*AssemblyConfig)(nil),     // 15: agentmem.memory.v1.AssemblyConfig
+	(*RecalledItem)(nil),       // 16: agentmem.memory.v1.RecalledItem
+	(*MemoryItem)(nil),         // 17: agentmem.memory.v1.MemoryItem
+	(*Assembled)(nil),          // 18: agentmem.memory.v1.Assembled
+	(*StateEntry)(nil),         // 19: agentmem.memory.v1.StateEntry
+	(*CommandResult)(nil),      // 20: agentmem.memory.v1.CommandResult
+	(*SessionSnapshot)(nil),    // 21: agentmem.memory.v1.SessionSnapshot
+	nil,                        // 22: agentmem.memory.v1.DataReference.MetadataEntry
 }
 var file_memory_v1_session_proto_depIdxs = []int32{
 	0,  // 0: agentmem.memory.v1.Message.role:type_name -> agentmem.memory.v1.Role
 	2,  // 1: agentmem.memory.v1.Message.tool_calls:type_name -> agentmem.memory.v1.ToolCall
 	4,  // 2: agentmem.memory.v1.Message.data_ref:type_name -> agentmem.memory.v1.DataReference
-	18, // 3: agentmem.memory.v1.DataReference.metadata:type_name -> agentmem.memory.v1.DataReference.MetadataEntry
+	22, // 3: agentmem.memory.v1.DataReference.metadata:type_name -> agentmem.memory.v1.DataReference.MetadataEntry
 	3,  // 4: agentmem.memory.v1.L1Entry.message:type_name -> agentmem.memory.v1.Message
 	5,  // 5: agentmem.memory.v1.L1Entry.summary:type_name -> agentmem.memory.v1.Summary
 	8,  // 6: agentmem.memory.v1.Kernel.tools:type_name -> agentmem.memory.v1.ToolDefinition
@@ -1810,21 +2200,26 @@ var file_memory_v1_session_proto_depIdxs = []int32{
 	10, // 8: agentmem.memory.v1.Kernel.tool_results:type_name -> agentmem.memory.v1.ToolResultRef
 	11, // 9: agentmem.memory.v1.Kernel.facts:type_name -> agentmem.memory.v1.Fact
 	13, // 10: agentmem.memory.v1.SessionConfig.profile:type_name -> agentmem.memory.v1.CompressionProfile
-	1,  // 11: agentmem.memory.v1.SessionSnapshot.status:type_name -> agentmem.memory.v1.SessionStatus
-	14, // 12: agentmem.memory.v1.SessionSnapshot.config:type_name -> agentmem.memory.v1.SessionConfig
-	7,  // 13: agentmem.memory.v1.SessionSnapshot.rom:type_name -> agentmem.memory.v1.Rom
-	7,  // 14: agentmem.memory.v1.SessionSnapshot.pending_rom:type_name -> agentmem.memory.v1.Rom
-	12, // 15: agentmem.memory.v1.SessionSnapshot.kernel:type_name -> agentmem.memory.v1.Kernel
-	5,  // 16: agentmem.memory.v1.SessionSnapshot.l2:type_name -> agentmem.memory.v1.Summary
-	3,  // 17: agentmem.memory.v1.SessionSnapshot.promoted:type_name -> agentmem.memory.v1.Message
-	6,  // 18: agentmem.memory.v1.SessionSnapshot.l1:type_name -> agentmem.memory.v1.L1Entry
-	15, // 19: agentmem.memory.v1.SessionSnapshot.session_state:type_name -> agentmem.memory.v1.StateEntry
-	16, // 20: agentmem.memory.v1.SessionSnapshot.recent_commands:type_name -> agentmem.memory.v1.CommandResult
-	21, // [21:21] is the sub-list for method output_type
-	21, // [21:21] is the sub-list for method input_type
-	21, // [21:21] is the sub-list for extension type_name
-	21, // [21:21] is the sub-list for extension extendee
-	0,  // [0:21] is the sub-list for field type_name
+	15, // 11: agentmem.memory.v1.SessionConfig.assembly:type_name -> agentmem.memory.v1.AssemblyConfig
+	0,  // 12: agentmem.memory.v1.RecalledItem.role:type_name -> agentmem.memory.v1.Role
+	16, // 13: agentmem.memory.v1.Assembled.recalled:type_name -> agentmem.memory.v1.RecalledItem
+	17, // 14: agentmem.memory.v1.Assembled.memory:type_name -> agentmem.memory.v1.MemoryItem
+	1,  // 15: agentmem.memory.v1.SessionSnapshot.status:type_name -> agentmem.memory.v1.SessionStatus
+	14, // 16: agentmem.memory.v1.SessionSnapshot.config:type_name -> agentmem.memory.v1.SessionConfig
+	7,  // 17: agentmem.memory.v1.SessionSnapshot.rom:type_name -> agentmem.memory.v1.Rom
+	7,  // 18: agentmem.memory.v1.SessionSnapshot.pending_rom:type_name -> agentmem.memory.v1.Rom
+	12, // 19: agentmem.memory.v1.SessionSnapshot.kernel:type_name -> agentmem.memory.v1.Kernel
+	5,  // 20: agentmem.memory.v1.SessionSnapshot.l2:type_name -> agentmem.memory.v1.Summary
+	3,  // 21: agentmem.memory.v1.SessionSnapshot.promoted:type_name -> agentmem.memory.v1.Message
+	6,  // 22: agentmem.memory.v1.SessionSnapshot.l1:type_name -> agentmem.memory.v1.L1Entry
+	19, // 23: agentmem.memory.v1.SessionSnapshot.session_state:type_name -> agentmem.memory.v1.StateEntry
+	20, // 24: agentmem.memory.v1.SessionSnapshot.recent_commands:type_name -> agentmem.memory.v1.CommandResult
+	18, // 25: agentmem.memory.v1.SessionSnapshot.assembled:type_name -> agentmem.memory.v1.Assembled
+	26, // [26:26] is the sub-list for method output_type
+	26, // [26:26] is the sub-list for method input_type
+	26, // [26:26] is the sub-list for extension type_name
+	26, // [26:26] is the sub-list for extension extendee
+	0,  // [0:26] is the sub-list for field type_name
 }
 
 func init() { file_memory_v1_session_proto_init() }
@@ -1842,7 +2237,7 @@ func file_memory_v1_session_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_memory_v1_session_proto_rawDesc), len(file_memory_v1_session_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   17,
+			NumMessages:   21,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
