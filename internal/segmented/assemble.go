@@ -138,22 +138,23 @@ func (s *State) decideSections(m *memoryv1.Message, c *Candidates, env Env) *mem
 }
 
 func (s *State) chooseRecalled(cands []*memoryv1.Message, capTokens uint64, tok Tokenizer) []*memoryv1.RecalledItem {
-	present := map[string]bool{}
+	// By seq: a client may reuse the id of an archived message.
+	present := map[uint64]bool{}
 	for _, p := range s.snap.GetPromoted() {
-		present[p.GetId()] = true
+		present[p.GetSeq()] = true
 	}
 	for _, e := range s.snap.GetL1() {
 		if v := e.GetMessage(); v != nil {
-			present[v.GetId()] = true
+			present[v.GetSeq()] = true
 		}
 	}
 	var out []*memoryv1.RecalledItem
 	var used uint64
 	for _, m := range cands[:min(len(cands), MaxRecallCandidates)] {
-		if m == nil || present[m.GetId()] {
+		if m == nil || present[m.GetSeq()] {
 			continue
 		}
-		present[m.GetId()] = true
+		present[m.GetSeq()] = true
 		text, tokens, ok := fitItem(tok, recalledText(m), capTokens-used)
 		if !ok {
 			continue

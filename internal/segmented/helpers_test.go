@@ -324,10 +324,10 @@ func checkSections(t tb, s *State) {
 		t.Fatalf("sections in a session without assembly")
 	}
 	tok := tokenizerT(t)
-	verbatim := map[string]bool{}
+	verbatim := map[uint64]bool{}
 	for _, e := range s.Snapshot().L1 {
 		if m := e.GetMessage(); m != nil {
-			verbatim[m.Id] = true
+			verbatim[m.Seq] = true
 		}
 	}
 	var recalled, memory uint64
@@ -341,7 +341,7 @@ func checkSections(t tb, s *State) {
 			t.Fatalf("recalled section out of seq order at %s", r.MessageId)
 		}
 		prev = r.Seq
-		if verbatim[r.MessageId] {
+		if verbatim[r.Seq] {
 			t.Fatalf("recalled %s is verbatim in L1 too", r.MessageId)
 		}
 	}
