@@ -67,7 +67,9 @@ func (a *sessionActor) handle(who *tenancy.Caller, body any) (proto.Message, err
 		}
 		return &memoryv1.CreateSessionReply{Result: res, Session: a.st().Info()}, nil
 	case *memoryv1.AppendRequest:
-		return a.append(req)
+		return a.append(req, nil)
+	case *Append:
+		return a.append(req.Request, req.Candidates)
 	case *memoryv1.ContextRequest:
 		if !a.st().Exists() {
 			return nil, notFound()
@@ -143,14 +145,23 @@ func notFound() error {
 	return &segmented.Rejection{Code: 404, Field: "session_id", Reason: "session does not exist"}
 }
 
-func (a *sessionActor) append(req *memoryv1.AppendRequest) (proto.Message, error) {
+// Append is an append with the context assembler's candidates, which the
+// node found for the request's latest user message outside the actor (as
+// for Promote); the actor chooses the recalled and memory sections from
+// them and records the choice in the append's batch.
+type Append struct {
+	Request    *memoryv1.AppendRequest
+	Candidates *segmented.Candidates
+}
+
+func (a *sessionActor) append(req *memoryv1.AppendRequest, c *segmented.Candidates) (proto.Message, error) {
 	var (
 		evs  []proto.Message
 		jobs []rewriteJob
 	)
 	res, err := a.mutate(req.GetCommandId(), func() ([]proto.Message, error) {
 		var err error
-		evs, err = a.st().DecideAppend(req, a.env())
+		evs, err = a.st().DecideAppendWith(req, c, a.env())
 		if err == nil && a.dir.deps.Rewriter != nil {
 			jobs = rewriteJobs(a.st(), evs)
 		}

@@ -13,6 +13,9 @@ type Metrics struct {
 	// Limited counts requests refused by a per-caller or node limit (429/413),
 	// by limit name.
 	Limited *prometheus.CounterVec
+	// AssemblyErrors counts candidate searches of the context assembler
+	// that failed (the append went on without those candidates), by part.
+	AssemblyErrors *prometheus.CounterVec
 }
 
 // NewMetrics creates the instruments and registers them on reg (nil = not
@@ -31,9 +34,13 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "agentmem_api_limited_total",
 			Help: "Requests refused (429/413) by a per-caller or node limit, by limit name.",
 		}, []string{"limit"}),
+		AssemblyErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agentmem_api_assembly_errors_total",
+			Help: "Context assembler candidate searches that failed (the append was stored without those candidates; the log says why), by part (recall, memory).",
+		}, []string{"part"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.RefusedReplies, m.Denied, m.Limited)
+		reg.MustRegister(m.RefusedReplies, m.Denied, m.Limited, m.AssemblyErrors)
 	}
 	return m
 }

@@ -302,6 +302,9 @@ func (s *Service) listSessions(c *call) {
 // EntrySearcher ranks a scope's entries by BM25 (the projection); optional.
 type EntrySearcher interface {
 	SearchEntries(aggregateKind, id string, req *memoryv1.SearchEntriesRequest) ([]*memoryv1.EntryHit, error)
+	// TopEntries returns a scope's live entries by importance, then the
+	// most recently updated (projections.Store.TopEntries).
+	TopEntries(aggregateKind, id string, limit int) ([]*memoryv1.Entry, error)
 }
 
 // entrySearchHandler serves mem.v1.agent.<id>.search and

@@ -289,21 +289,12 @@ func (s *Service) sessionHandler(ep endpoint) func(*call) {
 			})
 			return
 		}
-		if app, ok := body.(*memoryv1.AppendRequest); ok && s.needsOffload(app) {
-			s.goQuery(c, func(ctx context.Context, reply actors.ReplyFunc) {
-				// Check before storing bytes on the session's behalf.
-				if err := s.checkSession(ctx, c.who, id, true); err != nil {
-					reply(nil, err)
-					return
-				}
-				req, err := s.offload(ctx, id, app)
-				if err != nil {
-					reply(nil, err)
-					return
-				}
-				s.dispatch(id, c.who, req, reply)
-			})
-			return
+		if app, ok := body.(*memoryv1.AppendRequest); ok {
+			offload, q := s.needsOffload(app), latestUserText(app)
+			if offload || (q != "" && s.rm != nil) {
+				s.goQuery(c, func(ctx context.Context, reply actors.ReplyFunc) { s.appendWithSearch(ctx, c.who, id, app, offload, q, reply) })
+				return
+			}
 		}
 		s.handOff(rp, asJSON, func(reply actors.ReplyFunc) error { return s.d.Dispatch(id, c.who, body, reply) })
 	}

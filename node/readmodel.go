@@ -96,6 +96,12 @@ func (r readModel) SearchEntries(aggKind, id string, req *memoryv1.SearchEntries
 	return hits, mapErr(err)
 }
 
+// TopEntries returns a scope's entries by importance and recency.
+func (r readModel) TopEntries(aggKind, id string, limit int) ([]*memoryv1.Entry, error) {
+	e, err := r.s.TopEntries(aggKind, id, limit)
+	return e, mapErr(err)
+}
+
 // commandIndex serves the actors' command index from the projection.
 type commandIndex struct {
 	p *projections.Projector

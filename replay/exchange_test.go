@@ -38,7 +38,7 @@ func TestExportImport(t *testing.T) {
 	if err != nil {
 		t.Fatalf("import: %v", err)
 	}
-	if ist.Messages != st.Messages || ist.Subjects != len(f.sessions) {
+	if ist.Messages != st.Messages || ist.Subjects != len(f.sessions)+f.scopes {
 		t.Fatalf("imported %+v", ist)
 	}
 

@@ -156,8 +156,9 @@ func writeInspectText(w io.Writer, st *segmented.State, cfg InspectConfig) error
 	fmt.Fprintf(&b, "budget %d tokens, used %d (%.1f%%), %d messages in total, %d compressions\n",
 		u.GetBudget(), u.GetUsed(), u.GetPercent(), snap.GetTotalMessages(), snap.GetCompressions())
 	ly := cx.GetLayers()
-	fmt.Fprintf(&b, "layers: rom %d, kernel %d, l2 %d (%d summaries), promoted %d (%d), l1 %d (%d entries)\n\n",
-		ly.GetRom(), ly.GetKernel(), ly.GetL2(), len(snap.GetL2()), ly.GetPromoted(), len(snap.GetPromoted()), ly.GetL1(), len(snap.GetL1()))
+	fmt.Fprintf(&b, "layers: rom %d, kernel %d, memory %d (%d entries), l2 %d (%d summaries), recalled %d (%d), promoted %d (%d), l1 %d (%d entries)\n\n",
+		ly.GetRom(), ly.GetKernel(), ly.GetMemory(), len(snap.GetAssembled().GetMemory()), ly.GetL2(), len(snap.GetL2()),
+		ly.GetRecalled(), len(snap.GetAssembled().GetRecalled()), ly.GetPromoted(), len(snap.GetPromoted()), ly.GetL1(), len(snap.GetL1()))
 
 	fmt.Fprintf(&b, "context sent to the LLM (%d messages):\n", len(cx.GetMessages()))
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)

@@ -64,7 +64,7 @@ func TestInspectTimeTravel(t *testing.T) {
 	seed := time.Now().UnixNano()
 	t.Logf("seed %d (points: %d batches over %d sessions)", seed, f.batches, len(f.sessions))
 	rnd := rand.New(rand.NewPCG(uint64(seed), 1))
-	compressed := false
+	compressed, recalled, memory := false, false, false
 	checked := 0
 	for range 40 {
 		id := f.sessions[rnd.IntN(len(f.sessions))]
@@ -83,6 +83,8 @@ func TestInspectTimeTravel(t *testing.T) {
 			t.Fatalf("snapshot last seq %d, want %d", snap.GetLastSeq(), pts[i].seq)
 		}
 		compressed = compressed || snap.GetCompressions() > 0
+		recalled = recalled || cx.GetLayers().GetRecalled() > 0
+		memory = memory || cx.GetLayers().GetMemory() > 0
 		checked++
 	}
 	// The last point of every session, and the latest (no --at-seq), agree.
@@ -96,6 +98,9 @@ func TestInspectTimeTravel(t *testing.T) {
 	}
 	if !compressed {
 		t.Fatalf("fixture never compressed: the test does not cover L2/summaries")
+	}
+	if !recalled || !memory {
+		t.Fatalf("no checked point had a recalled (%v) or memory (%v) section: the test does not cover the context assembler", recalled, memory)
 	}
 	t.Logf("%d random points equal", checked)
 }

@@ -54,7 +54,9 @@ type fixture struct {
 	points   map[string][]point // session -> after each command, in order
 	batches  int
 	lastSeq  uint64
-	err      error
+	// scopes: scope aggregates written besides the sessions.
+	scopes int
+	err    error
 }
 
 var (
@@ -148,6 +150,25 @@ func drive(ctx context.Context, c *client.Client, f *fixture) error {
 		if err := record(id, rep.GetResult().GetSeq()); err != nil {
 			return err
 		}
+	}
+	// Long-term memory the context assembler draws on (DESIGN §5a): the
+	// user scopes, the agent and global.
+	for _, e := range []struct {
+		scope      client.Scope
+		key, value string
+	}{
+		{client.User("u0"), "units", "u0 reports revenue in EUR, margin in percent"},
+		{client.User("u1"), "region", "u1 owns the EMEA region forecast"},
+		{client.Agent("a1"), "style", "cite the invoice table and the churn query"},
+		{client.Global(), "policy", "refund anomaly above 3706 needs a second reviewer"},
+	} {
+		rep, err := c.Put(ctx, e.scope, &memoryv1.PutEntryRequest{Key: e.key, Value: []byte(e.value), ContentType: "text/plain", Importance: 0.5})
+		if err != nil {
+			return fmt.Errorf("put %s %s: %w", e.scope, e.key, err)
+		}
+		f.batches++ // a log batch, not a session point
+		f.scopes++
+		f.lastSeq = max(f.lastSeq, rep.GetResult().GetSeq())
 	}
 	words := strings.Fields("churn revenue customer O'Brien order-id 3706 region EMEA forecast quarter margin anomaly invoice refund latency")
 	for turn := range fixAppends {

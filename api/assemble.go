@@ -1,0 +1,196 @@
+package api
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"unicode/utf8"
+
+	"github.com/agentmem/agentmem/actors"
+	"github.com/agentmem/agentmem/internal/segmented"
+	"github.com/agentmem/agentmem/internal/sharedmem"
+	"github.com/agentmem/agentmem/tenancy"
+	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
+)
+
+// The node's half of the context assembler (DESIGN §5a): when an append
+// holds a user message and the session assembles its context, the node
+// searches, outside the actor, the session's swap and the scopes the
+// caller may read for that message and hands the candidates to the
+// session actor with the append. The actor chooses and records the
+// sections (segmented.DecideAppendWith).
+const (
+	// recallCandidates: swap search hits offered (the actor skips those
+	// still verbatim in L1).
+	recallCandidates = MaxSearchLimit
+	// memoryMatches and memoryTop: per scope, the entries matching the
+	// message (BM25) and the most important / recent ones besides.
+	memoryMatches = 5
+	memoryTop     = 3
+	// maxCandidateValueBytes bounds an entry value handed to the actor (it
+	// trims to the section's room anyway).
+	maxCandidateValueBytes = 4 << 10
+)
+
+// appendWithSearch serves an append that needs work outside the actor
+// first: storing large tool results (offload) and finding the context
+// assembler's candidates for its latest user message q ("" = none).
+func (s *Service) appendWithSearch(ctx context.Context, who *tenancy.Caller, id string, req *memoryv1.AppendRequest, offload bool, q string, reply actors.ReplyFunc) {
+	if offload {
+		// Check before storing bytes on the session's behalf.
+		if err := s.checkSession(ctx, who, id, true); err != nil {
+			reply(nil, err)
+			return
+		}
+		var err error
+		if req, err = s.offload(ctx, id, req); err != nil {
+			reply(nil, err)
+			return
+		}
+	}
+	var c *segmented.Candidates
+	if q != "" && s.rm != nil {
+		// An error (404, 403) is left to the append to answer.
+		if info, err := s.sessionInfo(ctx, who, id); err == nil && wantsCandidates(info) {
+			c = s.candidates(ctx, who, id, info, q)
+		}
+	}
+	s.dispatch(id, who, &actors.Append{Request: req, Candidates: c}, reply)
+}
+
+// latestUserText returns the content of req's last user message ("" when
+// it has none), cut to MaxQueryBytes at a rune boundary.
+func latestUserText(req *memoryv1.AppendRequest) string {
+	var q string
+	for _, m := range req.GetMessages() {
+		if m.GetRole() == memoryv1.Role_ROLE_USER {
+			q = m.GetContent()
+		}
+	}
+	return cutUTF8(q, MaxQueryBytes)
+}
+
+func cutUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// wantsCandidates reports whether the session assembles its context.
+func wantsCandidates(info *memoryv1.SessionInfo) bool {
+	a := info.GetAssembly()
+	return a != nil && a.GetRecallPct()+a.GetMemoryPct() > 0
+}
+
+// candidates searches for the assembler. A failed search is logged and
+// counted (agentmem_api_assembly_errors_total) and its part left empty:
+// the append is stored either way, and its event records what was chosen.
+func (s *Service) candidates(ctx context.Context, who *tenancy.Caller, id string, info *memoryv1.SessionInfo, q string) *segmented.Candidates {
+	c := &segmented.Candidates{}
+	a := info.GetAssembly()
+	if a.GetRecallPct() > 0 {
+		hits, err := s.rm.Search(ctx, id, memoryv1.SearchScope_SEARCH_SCOPE_SESSION, q, recallCandidates)
+		if err != nil {
+			s.metrics.AssemblyErrors.WithLabelValues("recall").Inc()
+			s.logger.Warn("context assembler: swap search failed; appending without recall", "session", id, "err", err)
+		}
+		for _, h := range hits {
+			c.Recall = append(c.Recall, h.GetMessage())
+		}
+	}
+	if a.GetMemoryPct() > 0 && s.entries != nil {
+		c.Memory = s.memoryCandidates(who, id, info, q)
+	}
+	return c
+}
+
+type scopeRef struct {
+	kind     sharedmem.Kind
+	id, tier string
+}
+
+// assemblyScopes are the scopes of a session's memory section, by tier.
+func assemblyScopes(id string, info *memoryv1.SessionInfo) []scopeRef {
+	refs := []scopeRef{}
+	if a := info.GetAgentId(); a != "" {
+		refs = append(refs, scopeRef{sharedmem.KindAgent, a, segmented.TierTask})
+	}
+	refs = append(refs, scopeRef{sharedmem.KindSession, id, segmented.TierTask})
+	for _, r := range []scopeRef{
+		{sharedmem.KindUser, info.GetUserId(), segmented.TierUser},
+		{sharedmem.KindProject, info.GetProject(), segmented.TierUser},
+		{sharedmem.KindApp, info.GetApp(), segmented.TierUser},
+	} {
+		if r.id != "" {
+			refs = append(refs, r)
+		}
+	}
+	return append(refs, scopeRef{sharedmem.KindGlobal, sharedmem.GlobalID, segmented.TierGlobal})
+}
+
+// memoryCandidates gathers, from every scope of the session who may read
+// (the session scope follows the session, which who reached), the entries
+// matching q, best first across the tier's scopes by BM25 score weighted
+// by importance (1 + importance), then each scope's most important and
+// most recent entries.
+func (s *Service) memoryCandidates(who *tenancy.Caller, id string, info *memoryv1.SessionInfo, q string) []*memoryv1.MemoryItem {
+	type scored struct {
+		item  *memoryv1.MemoryItem
+		score float64
+	}
+	var matched, top []scored
+	for _, r := range assemblyScopes(id, info) {
+		if r.kind != sharedmem.KindSession && who.Scope(string(r.kind), r.id, false) != nil {
+			continue
+		}
+		kind := actors.AggregateKind(r.kind)
+		hits, err := s.entries.SearchEntries(kind, r.id, &memoryv1.SearchEntriesRequest{Query: q, Limit: memoryMatches})
+		if err == nil {
+			for _, h := range hits {
+				if it := memoryItem(r, h.GetEntry()); it != nil {
+					matched = append(matched, scored{it, h.GetScore() * (1 + h.GetEntry().GetImportance())})
+				}
+			}
+		}
+		var tops []*memoryv1.Entry
+		if err == nil {
+			tops, err = s.entries.TopEntries(kind, r.id, memoryTop)
+		}
+		if err != nil {
+			s.metrics.AssemblyErrors.WithLabelValues("memory").Inc()
+			s.logger.Warn("context assembler: scope search failed; appending without its entries", "session", id, "scope", string(r.kind)+":"+r.id, "err", err)
+			continue
+		}
+		for i, e := range tops {
+			if it := memoryItem(r, e); it != nil {
+				top = append(top, scored{it, -float64(i)})
+			}
+		}
+	}
+	slices.SortStableFunc(matched, func(a, b scored) int { return cmp.Compare(b.score, a.score) })
+	slices.SortStableFunc(top, func(a, b scored) int { return cmp.Compare(b.score, a.score) })
+	out := make([]*memoryv1.MemoryItem, 0, len(matched)+len(top))
+	for _, x := range append(matched, top...) {
+		out = append(out, x.item)
+	}
+	return out
+}
+
+// memoryItem is an entry as a candidate: text values only (binary values
+// have no place in a prompt), cut to maxCandidateValueBytes.
+func memoryItem(r scopeRef, e *memoryv1.Entry) *memoryv1.MemoryItem {
+	v := e.GetValue()
+	if e.GetDeleted() || e.GetCompressed() || !utf8.Valid(v) {
+		return nil
+	}
+	scope := string(r.kind) + ":" + r.id
+	if r.kind == sharedmem.KindGlobal {
+		scope = sharedmem.GlobalID
+	}
+	return &memoryv1.MemoryItem{Scope: scope, Key: e.GetKey(), Version: e.GetVersion(), Tier: r.tier,
+		Text: cutUTF8(string(v), maxCandidateValueBytes)}
+}
