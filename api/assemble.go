@@ -9,8 +9,8 @@ import (
 	"github.com/agentmem/agentmem/actors"
 	"github.com/agentmem/agentmem/internal/segmented"
 	"github.com/agentmem/agentmem/internal/sharedmem"
-	"github.com/agentmem/agentmem/tenancy"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
+	"github.com/agentmem/agentmem/tenancy"
 )
 
 // The node's half of the context assembler (DESIGN §5a): when an append

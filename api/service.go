@@ -292,7 +292,9 @@ func (s *Service) sessionHandler(ep endpoint) func(*call) {
 		if app, ok := body.(*memoryv1.AppendRequest); ok {
 			offload, q := s.needsOffload(app), latestUserText(app)
 			if offload || (q != "" && s.rm != nil) {
-				s.goQuery(c, func(ctx context.Context, reply actors.ReplyFunc) { s.appendWithSearch(ctx, c.who, id, app, offload, q, reply) })
+				s.goQuery(c, func(ctx context.Context, reply actors.ReplyFunc) {
+					s.appendWithSearch(ctx, c.who, id, app, offload, q, reply)
+				})
 				return
 			}
 		}
