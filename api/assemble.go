@@ -92,7 +92,9 @@ func wantsCandidates(info *memoryv1.SessionInfo) bool {
 func (s *Service) candidates(ctx context.Context, who *tenancy.Caller, id string, info *memoryv1.SessionInfo, q string) *segmented.Candidates {
 	c := &segmented.Candidates{}
 	a := info.GetAssembly()
-	if a.GetRecallPct() > 0 {
+	// Until the session first compresses, every message is verbatim in L1:
+	// nothing to recall, so no search.
+	if a.GetRecallPct() > 0 && info.GetCompressions() > 0 {
 		hits, err := s.rm.Search(ctx, id, memoryv1.SearchScope_SEARCH_SCOPE_SESSION, q, recallCandidates)
 		if err != nil {
 			s.metrics.AssemblyErrors.WithLabelValues("recall").Inc()

@@ -59,14 +59,22 @@ func benchContent(i int) string {
 }
 
 // newBenchSessions creates n sessions with a budget that never compresses
-// and returns their ids.
+// and returns their ids. They have the default context assembler (recall
+// and memory on): each user message pays the candidate search.
 func newBenchSessions(b *testing.B, c *client.Client, n int) []string {
+	return newBenchSessionsWith(b, c, n, nil)
+}
+
+// newBenchSessionsWith is newBenchSessions with an assembler config
+// (&AssemblyConfig{}: off).
+func newBenchSessionsWith(b *testing.B, c *client.Client, n int, assembly *memoryv1.AssemblyConfig) []string {
 	b.Helper()
 	ids := make([]string, n)
 	for i := range ids {
 		ids[i] = fmt.Sprintf("bench-%d", benchSessionSeq.Add(1))
 		if _, err := c.CreateSession(context.Background(), ids[i], &memoryv1.CreateSessionRequest{
 			UserId: "u1", SystemPrompt: "You are a data assistant.", MaxContextTokens: benchBudget, ReservedOutputTokens: 4096,
+			Assembly: assembly,
 		}); err != nil {
 			b.Fatal(err)
 		}
@@ -112,7 +120,11 @@ func splitOps(n, w int) []int {
 // benchOneClient runs b.N appends through c, serially, and reports their
 // latency and rate.
 func benchOneClient(b *testing.B, c *client.Client) {
-	ids := newBenchSessions(b, c, sessionsFor(b.N))
+	benchOneClientWith(b, c, nil)
+}
+
+func benchOneClientWith(b *testing.B, c *client.Client, assembly *memoryv1.AssemblyConfig) {
+	ids := newBenchSessionsWith(b, c, sessionsFor(b.N), assembly)
 	lat := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
 	start := time.Now()
@@ -198,7 +210,11 @@ func storedBatch(b *testing.B, c *client.Client, js jetstream.JetStream) []byte 
 //   - raw-js-publish-64: the same from 64 goroutines over one shared
 //     nats.Conn, the way the node publishes every actor's batch over its
 //     single connection.
-//   - 1client: one client, one ~200-byte user message per append, serial.
+//   - 1client: one client, one ~200-byte user message per append, serial;
+//     the default session, whose context assembler searches the session's
+//     swap and scopes for every user message (nothing is recalled: the
+//     budget keeps every message verbatim, so this is the search's cost).
+//   - 1client-recall-off: the same with the assembler off.
 //   - 64sessions: 64 goroutines, each an agent worker with its own nats.Conn
 //     and its own sessions; b.N appends split over them.
 //   - req-publish-reply-64: the messaging floor of an append without the
@@ -288,6 +304,7 @@ func BenchmarkAppendRoundTrip(b *testing.B) {
 	})
 
 	b.Run("1client", func(b *testing.B) { benchOneClient(b, c) })
+	b.Run("1client-recall-off", func(b *testing.B) { benchOneClientWith(b, c, &memoryv1.AssemblyConfig{}) })
 
 	b.Run("64sessions", func(b *testing.B) {
 		ops := splitOps(b.N, benchWorkers)

@@ -57,7 +57,7 @@ func BenchmarkMemoryQuality(b *testing.B) {
 func short(s string) string {
 	switch {
 	case strings.HasPrefix(s, "agentmem ("):
-		return strings.TrimSuffix(strings.TrimPrefix(s, "agentmem ("), ")")
+		return strings.NewReplacer(" ", "", ",", "").Replace(strings.TrimSuffix(strings.TrimPrefix(s, "agentmem ("), ")"))
 	case s == "sliding window":
 		return "window"
 	case strings.HasPrefix(s, "agentmem BM25"):
@@ -70,7 +70,7 @@ func short(s string) string {
 		return strings.TrimPrefix(strings.Fields(s)[0], "covered/") + "x"
 	case strings.HasPrefix(s, "made in the run"):
 		f := strings.Fields(strings.NewReplacer("(", " ", ")", " ", ",", " ").Replace(s))
-		return "run" + f[5] // "made in the run (budget N, profile)"
+		return "run" + strings.Join(f[5:], "") // "made in the run (budget N, memory)"
 	}
 	return strings.ReplaceAll(strings.Fields(s)[0], " ", "") + "msg"
 }

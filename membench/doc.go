@@ -45,8 +45,18 @@
 //     and profile, then DecideAppend and Apply per append request, with the
 //     offline cl100k tokenizer and the default (extractive) summarizer — and
 //     its Context() as the context. Appends it rejects (413) are counted;
-//     their messages never enter it. One row per compression profile; the
-//     first is the default.
+//     their messages never enter it. One row per compression profile, with
+//     the context assembler off ("recall off"); the first profile is the
+//     default.
+//   - agentmem (<default profile> + recall): the default session, context
+//     assembler on (DESIGN §5a). At each append holding a user message the
+//     candidates are the 20 best hits of the projection searcher of (b) for
+//     that message (as the node's swap search offers them, over the
+//     messages said before it), and DecideAppendWith chooses the recalled
+//     section. A question is asked as the user would ask it: appended to a
+//     copy of the session, with the candidates of its own text, and that
+//     context measured. There are no scope entries in the conversation, so
+//     the memory section stays empty here (node tests cover it).
 //   - sliding window: the system prompt and the most recent messages that
 //     fit the same budget, each counted as the model counts it (content,
 //     tool call names and arguments, plus MessageOverheadTokens; the tests
@@ -56,7 +66,10 @@
 // Columns: end (every fact, after the last message), checkpoints (the
 // sampled questions along the way), stale (of the questions about a
 // corrected fact, the context holds an old value and not the current one),
-// rejected appends, and the mean make-up of the context over the
+// answer no longer verbatim (of all questions whose answer turn is no
+// longer verbatim in the context when asked — not in L1 or promoted, or
+// outside the window — the share whose answer is in the context anyway,
+// in a summary or recalled), rejected appends, and the mean make-up of the context over the
 // checkpoints: tokens used, verbatim messages, and tokens of verbatim
 // messages / summaries (in place in L1 and in L2) / ROM and Kernel (system
 // prompt, references to recent tool results, facts). A second table splits
@@ -105,17 +118,17 @@
 //
 // # (d) Latency
 //
-// For each agentmem row: DecideAppend + Apply of one append request, and
-// the first Context() after it (built, not cached), in µs (mean, p50,
+// For each agentmem row: DecideAppend + Apply of one append request (with
+// recall, plus the candidate search of an append holding a user message),
+// and the first Context() after it (built, not cached), in µs (mean, p50,
 // p99) over the run. In process, no log, no NATS. These vary between runs.
 //
 // # Extending it
 //
 // A Memory is anything that takes the appends and returns a context for a
-// question; Context receives the question so that agentmem with recall on
-// (the recalled and memory sections of DESIGN §5a, chosen by relevance to
-// the latest user message) can be added as one more Memory, beside the
-// rows it should beat, without changing the metrics. A Searcher is anything
+// question; Context receives the question, which is how agentmem with
+// recall on is one more Memory beside the rows it should beat, with the
+// same metrics. A Searcher is anything
 // that indexes the appends and ranks message indexes for a query (a
 // reranker, vectors).
 package membench

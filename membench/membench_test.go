@@ -51,7 +51,9 @@ func TestRunSmall(t *testing.T) {
 		t.Fatalf("same config, different figures:\n%s\n---\n%s", qa, qb)
 	}
 	t.Log("\n" + quality(t, a))
-	if len(a.Context) != len(cfg.Budgets)*(len(cfg.Profiles)+1) || len(a.Search) != 2 || len(a.Latency) != len(cfg.Budgets)*len(cfg.Profiles) {
+	// Per budget: each profile with recall off, the default one with recall
+	// on too, and the window.
+	if len(a.Context) != len(cfg.Budgets)*(len(cfg.Profiles)+2) || len(a.Search) != 2 || len(a.Latency) != len(cfg.Budgets)*(len(cfg.Profiles)+1) {
 		t.Fatalf("rows: %d context, %d search, %d latency", len(a.Context), len(a.Search), len(a.Latency))
 	}
 	for _, c := range a.Context {
@@ -89,7 +91,7 @@ func TestTokenCountsMatchModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := newAgentmem(conv, tok, 1_000_000, segmented.ProfileBalanced)
+	m, err := newAgentmem(conv, tok, 1_000_000, segmented.ProfileBalanced, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

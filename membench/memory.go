@@ -18,11 +18,9 @@ import (
 // request at a time, and asks for the context at each checkpoint, once per
 // question.
 //
-// Extension point: agentmem with recall on (the context assembler of
-// DESIGN §5a: recalled and memory sections chosen by relevance to the
-// latest user message) is one more Memory. It receives the question in
-// Context and may search, promote or recall before answering; the metric
-// code does not change.
+// Context receives the question: agentmem with recall on (the context
+// assembler of DESIGN §5a) recalls for it, as it would when the user asks
+// it; the metric code is the same for every Memory.
 type Memory interface {
 	Name() string
 	// Append adds one append request's messages.
@@ -44,6 +42,9 @@ type Context struct {
 	// references, facts).
 	Verbatim, Summaries, Other int
 	VerbatimMessages           int
+	// AnswerVerbatim (set when a question was asked): the question's answer
+	// turn is among the messages the memory keeps verbatim.
+	AnswerVerbatim bool
 }
 
 // messageTokens counts like the session model: content, tool call names and
@@ -79,8 +80,15 @@ type agentmemMemory struct {
 	// summaries made during the run (L1Summarized, L1Evicted).
 	summaries []*memoryv1.Summary
 	// appendLat, contextLat: DecideAppend+Apply, and the first Context()
-	// after it (not cached), per append.
+	// after it (not cached), per append. With recall, appendLat includes
+	// the candidate search of an append holding a user message.
 	appendLat, contextLat []time.Duration
+
+	// recall (nil: the context assembler is off) finds the candidates of
+	// the recalled section, as the node's swap search does; byIndex maps a
+	// conversation message to the message as the session stored it.
+	recall  Searcher
+	byIndex map[int]*memoryv1.Message
 }
 
 var _ Memory = (*agentmemMemory)(nil)
@@ -90,16 +98,25 @@ var _ Memory = (*agentmemMemory)(nil)
 // (max_context − reserved) is exactly the one asked for.
 const reservedOutput = 512
 
-func newAgentmem(conv *convgen.Conversation, tok segmented.Tokenizer, budget int, profile string) (*agentmemMemory, error) {
+// newAgentmem returns the session model with profile; recall non-nil turns
+// the context assembler on (the default of a new session) with recall
+// searching it, nil turns it off.
+func newAgentmem(conv *convgen.Conversation, tok segmented.Tokenizer, budget int, profile string, recall Searcher) (*agentmemMemory, error) {
 	m := &agentmemMemory{
-		name: fmt.Sprintf("agentmem (%s)", profile), st: segmented.New(), profile: profile, budget: budget,
-		env: segmented.Env{NowUnixNano: conv.Config.StartUnixNano, Tokenizer: tok},
+		name: fmt.Sprintf("agentmem (%s, recall off)", profile), st: segmented.New(), profile: profile, budget: budget,
+		env:    segmented.Env{NowUnixNano: conv.Config.StartUnixNano, Tokenizer: tok},
+		recall: recall, byIndex: map[int]*memoryv1.Message{},
+	}
+	assembly := &memoryv1.AssemblyConfig{} // off
+	if recall != nil {
+		m.name, assembly = fmt.Sprintf("agentmem (%s + recall)", profile), nil // nil: the defaults
 	}
 	evs, err := m.st.DecideCreate(&memoryv1.CreateSessionRequest{
 		SystemPrompt:         conv.SystemPrompt,
 		Profile:              profile,
 		MaxContextTokens:     uint32(budget + reservedOutput),
 		ReservedOutputTokens: reservedOutput,
+		Assembly:             assembly,
 	}, "membench", m.env)
 	if err != nil {
 		return nil, fmt.Errorf("membench: create session (budget %d, %s): %w", budget, profile, err)
@@ -124,7 +141,11 @@ func (m *agentmemMemory) Append(msgs []convgen.Message) error {
 	}
 	m.env.NowUnixNano = msgs[0].UnixNano
 	start := time.Now()
-	evs, err := m.st.DecideAppend(req, m.env)
+	c, err := m.candidates(req)
+	if err != nil {
+		return err
+	}
+	evs, err := m.st.DecideAppendWith(req, c, m.env)
 	var rej *segmented.Rejection
 	if errors.As(err, &rej) && rej.Code == segmented.CodeTooLarge {
 		m.rejected++
@@ -144,6 +165,10 @@ func (m *agentmemMemory) Append(msgs []convgen.Message) error {
 	m.ctxValid = false
 	for _, ev := range evs {
 		switch ev := ev.(type) {
+		case *memoryv1.MessagesAppended:
+			for i, sm := range ev.GetMessages() {
+				m.byIndex[msgs[i].Index] = sm
+			}
 		case *memoryv1.L1Summarized:
 			m.summaries = append(m.summaries, ev.GetSummary())
 		case *memoryv1.L1Evicted:
@@ -153,13 +178,101 @@ func (m *agentmemMemory) Append(msgs []convgen.Message) error {
 	return nil
 }
 
-// Context renders the model's context; the question does not change it
-// (there is no recall yet).
-func (m *agentmemMemory) Context(*convgen.Question) (Context, error) {
+// Context renders the model's context. With recall on and a question, it
+// is the context after the question is appended (on a copy of the
+// session): the assembler recalls for it; otherwise the question does not
+// change it.
+func (m *agentmemMemory) Context(q *convgen.Question) (Context, error) {
+	if q != nil {
+		c, err := m.contextFor(q)
+		if err == nil {
+			c.AnswerVerbatim = m.verbatim(q.AnswerTurn)
+		}
+		return c, err
+	}
 	if m.ctxValid {
 		return m.ctx, nil
 	}
-	reply := m.st.Context()
+	c, err := m.render(m.st.Context())
+	if err != nil {
+		return Context{}, err
+	}
+	m.ctx, m.ctxValid = c, true
+	return c, nil
+}
+
+func (m *agentmemMemory) contextFor(q *convgen.Question) (Context, error) {
+	if m.recall == nil {
+		return m.Context(nil)
+	}
+	req := &memoryv1.AppendRequest{CommandId: "q-" + q.ID, Messages: []*memoryv1.MessageInput{{Role: memoryv1.Role_ROLE_USER, Content: q.Text}}}
+	c, err := m.candidates(req)
+	if err != nil {
+		return Context{}, err
+	}
+	st := segmented.FromSnapshot(m.st.Snapshot())
+	evs, err := st.DecideAppendWith(req, c, m.env)
+	if err != nil {
+		return Context{}, fmt.Errorf("membench: %s: question %s: %w", m.name, q.ID, err)
+	}
+	v := st.Version() + 1
+	if err := st.Apply(segmented.Meta{CommandID: req.CommandId, Version: v, Seq: v, TimeUnixNano: m.env.NowUnixNano}, evs); err != nil {
+		return Context{}, err
+	}
+	return m.render(st.Context())
+}
+
+// candidates searches the conversation so far for req's latest user
+// message (nil without recall or without a user message).
+func (m *agentmemMemory) candidates(req *memoryv1.AppendRequest) (*segmented.Candidates, error) {
+	if m.recall == nil || !m.st.WantsCandidates(req) {
+		return nil, nil
+	}
+	var q string
+	for _, in := range req.GetMessages() {
+		if in.GetRole() == memoryv1.Role_ROLE_USER {
+			q = in.GetContent()
+		}
+	}
+	hits, err := m.recall.Search(q, recallCandidates)
+	if err != nil {
+		return nil, err
+	}
+	c := &segmented.Candidates{}
+	for _, i := range hits {
+		if sm, ok := m.byIndex[i]; ok {
+			c.Recall = append(c.Recall, sm)
+		}
+	}
+	return c, nil
+}
+
+// recallCandidates is how many swap hits the node offers (api: the
+// largest search limit).
+const recallCandidates = 20
+
+// verbatim reports whether conversation message i is verbatim in L1 or
+// promoted.
+func (m *agentmemMemory) verbatim(i int) bool {
+	sm, ok := m.byIndex[i]
+	if !ok {
+		return false
+	}
+	for _, e := range m.st.Snapshot().GetL1() {
+		if v := e.GetMessage(); v != nil && v.GetSeq() == sm.GetSeq() {
+			return true
+		}
+	}
+	for _, p := range m.st.Snapshot().GetPromoted() {
+		if p.GetSeq() == sm.GetSeq() {
+			return true
+		}
+	}
+	return false
+}
+
+// render measures a context reply.
+func (m *agentmemMemory) render(reply *memoryv1.ContextReply) (Context, error) {
 	var c Context
 	var b strings.Builder
 	for _, cm := range reply.GetMessages() {
@@ -175,7 +288,7 @@ func (m *agentmemMemory) Context(*convgen.Question) (Context, error) {
 		switch {
 		case cm.GetLayer() == segmented.LayerL2 || (cm.GetLayer() == segmented.LayerL1 && cm.GetRole() == memoryv1.Role_ROLE_SYSTEM):
 			c.Summaries += n
-		case cm.GetLayer() == segmented.LayerL1 || cm.GetLayer() == segmented.LayerPromoted:
+		case cm.GetLayer() == segmented.LayerL1 || cm.GetLayer() == segmented.LayerPromoted || cm.GetLayer() == segmented.LayerRecalled:
 			c.Verbatim += n
 			c.VerbatimMessages++
 		default:
@@ -186,7 +299,6 @@ func (m *agentmemMemory) Context(*convgen.Question) (Context, error) {
 	if c.Used != int(reply.GetUsage().GetUsed()) {
 		return Context{}, fmt.Errorf("membench: %s: context messages hold %d tokens, usage says %d", m.name, c.Used, reply.GetUsage().GetUsed())
 	}
-	m.ctx, m.ctxValid = c, true
 	return c, nil
 }
 
@@ -204,6 +316,8 @@ type windowMemory struct {
 
 	ctx      Context
 	ctxValid bool
+	// start: the first message index in the window.
+	start int
 }
 
 var _ Memory = (*windowMemory)(nil)
@@ -223,16 +337,25 @@ func (w *windowMemory) Append(msgs []convgen.Message) error {
 	return nil
 }
 
-func (w *windowMemory) Context(*convgen.Question) (Context, error) {
-	if w.ctxValid {
-		return w.ctx, nil
+func (w *windowMemory) Context(q *convgen.Question) (Context, error) {
+	if !w.ctxValid {
+		w.ctx, w.ctxValid = w.build(), true
 	}
+	c := w.ctx
+	if q != nil {
+		c.AnswerVerbatim = q.AnswerTurn >= w.start
+	}
+	return c, nil
+}
+
+func (w *windowMemory) build() Context {
 	free := w.budget - w.rom
 	start := len(w.msgs)
 	for start > 0 && w.tokens[start-1] <= free {
 		free -= w.tokens[start-1]
 		start--
 	}
+	w.start = start
 	calls := map[string]bool{}
 	c := Context{Used: w.rom, Other: w.rom}
 	var b strings.Builder
@@ -253,6 +376,5 @@ func (w *windowMemory) Context(*convgen.Question) (Context, error) {
 		c.VerbatimMessages++
 	}
 	c.Text = b.String()
-	w.ctx, w.ctxValid = c, true
-	return c, nil
+	return c
 }

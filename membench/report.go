@@ -58,6 +58,10 @@ type ContextRow struct {
 	// ByDistance: all questions by the tokens said after the answer turn,
 	// cut at the budgets (< Budgets[0], ..., >= Budgets[last]).
 	ByDistance []Share
+	// Forgotten: all questions whose answer turn the memory no longer
+	// keeps verbatim when asked; Hit: the answer is in the context anyway
+	// (in a summary, or recalled).
+	Forgotten Share
 	// Rejected appends (413: agentmem could not hold them).
 	Rejected int
 	// Mean make-up of the context over the checkpoints, in tokens.
@@ -117,10 +121,13 @@ func (r *Report) Markdown(w io.Writer) error {
 	p("Share of questions whose answer string is in the context the LLM would receive when the question is asked. " +
 		"*end*: every fact, asked after the last message; *checkpoints*: samples asked along the way; " +
 		"*stale*: of the questions about corrected facts, the context shows an old value and not the current one.\n\n")
-	p("| budget | memory | end | checkpoints | stale | rejected appends | mean tokens used | verbatim msgs | verbatim / summaries / ROM+kernel tokens |\n")
-	p("|---:|---|---:|---:|---:|---:|---:|---:|---|\n")
+	p("*answer no longer verbatim*: of all questions whose answer turn is no longer verbatim in the context when asked (L1 or promoted; for the window: outside it), " +
+		"the share whose answer is in the context anyway (a summary, or the recalled section). " +
+		"*+ recall*: the context assembler on (the default of a new session), recalling for each user message and for the question itself.\n\n")
+	p("| budget | memory | end | checkpoints | answer no longer verbatim | stale | rejected appends | mean tokens used | verbatim msgs | verbatim / summaries / ROM+kernel tokens |\n")
+	p("|---:|---|---:|---:|---:|---:|---:|---:|---:|---|\n")
 	for _, c := range r.Context {
-		p("| %d | %s | %s | %s | %s | %d | %.0f | %.1f | %.0f / %.0f / %.0f |\n", c.Budget, c.Memory, c.End, c.Checkpoints, c.Stale,
+		p("| %d | %s | %s | %s | %s | %s | %d | %.0f | %.1f | %.0f / %.0f / %.0f |\n", c.Budget, c.Memory, c.End, c.Checkpoints, c.Forgotten, c.Stale,
 			c.Rejected, c.MeanUsed, c.MeanMessages, c.MeanVerbatim, c.MeanSummaries, c.MeanOther)
 	}
 	p("\nBy distance: all questions (end and checkpoints) by how many tokens were said after the answer turn.\n\n")
@@ -171,8 +178,8 @@ func (r *Report) Markdown(w io.Writer) error {
 	}
 
 	p("\n### (d) Latency, in process (µs per op; varies run to run)\n\n")
-	p("append: DecideAppend + Apply of one append request; context: the first Context() after it (built, not cached). " +
-		"Recall on/off does not exist yet: a recall variant is one more Memory (see doc.go).\n\n")
+	p("append: DecideAppend + Apply of one append request, plus, with recall, the candidate search (Store.Search) of an append holding a user message; " +
+		"context: the first Context() after it (built, not cached).\n\n")
 	p("| budget | memory | appends | append mean | p50 | p99 | context mean | p50 | p99 |\n|---:|---|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, l := range r.Latency {
 		p("| %d | %s | %d | %s | %s | %s | %s | %s | %s |\n", l.Budget, l.Memory, l.Appends,

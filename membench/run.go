@@ -139,16 +139,6 @@ func newRun(cfg Config, conv *convgen.Conversation, tok segmented.Tokenizer) *ru
 }
 
 func (r *run) replay(ctx context.Context, dir string) error {
-	for _, b := range r.cfg.Budgets {
-		for _, p := range r.cfg.Profiles {
-			m, err := newAgentmem(r.conv, r.tok, b, p)
-			if err != nil {
-				return err
-			}
-			r.memories = append(r.memories, memoryRun{budget: b, mem: m})
-		}
-		r.memories = append(r.memories, memoryRun{budget: b, mem: newWindow(r.conv, r.tok, b)})
-	}
 	ps, err := newProjectionSearcher(dir, r.conv, r.tok)
 	if err != nil {
 		return err
@@ -157,6 +147,26 @@ func (r *run) replay(ctx context.Context, dir string) error {
 	if err != nil {
 		_ = ps.Close()
 		return err
+	}
+	for _, b := range r.cfg.Budgets {
+		for i, p := range r.cfg.Profiles {
+			if i == 0 {
+				// The default session: the context assembler on, its
+				// recall searching what the projection searcher holds
+				// (the messages said before the append).
+				m, err := newAgentmem(r.conv, r.tok, b, p, ps)
+				if err != nil {
+					return err
+				}
+				r.memories = append(r.memories, memoryRun{budget: b, mem: m})
+			}
+			m, err := newAgentmem(r.conv, r.tok, b, p, nil)
+			if err != nil {
+				return err
+			}
+			r.memories = append(r.memories, memoryRun{budget: b, mem: m})
+		}
+		r.memories = append(r.memories, memoryRun{budget: b, mem: newWindow(r.conv, r.tok, b)})
 	}
 	r.search = []*searchRun{{s: ps}, {s: fs}}
 	defer func() {
@@ -247,6 +257,9 @@ func (r *run) checkpoint(qs []convgen.Question) error {
 				mr.row.Checkpoints.add(hit)
 			}
 			mr.row.ByDistance[r.distanceBucket(q)].add(hit)
+			if !c.AnswerVerbatim {
+				mr.row.Forgotten.add(hit)
+			}
 			if len(q.Superseded) > 0 {
 				mr.row.Stale.add(!hit && containsAny(c.Text, q.Superseded))
 			}

@@ -129,7 +129,7 @@ func measureSummarizer(conv *convgen.Conversation, tok segmented.Tokenizer, span
 // Facts are the fact values of the messages no earlier summary covered (the
 // ones condensed verbatim by this step), Kept those in its text.
 func runSummaries(m *agentmemMemory, ix factIndex) SummaryRow {
-	row := SummaryRow{Span: fmt.Sprintf("made in the run (budget %d, %s)", m.budget, m.profile), Limit: "model"}
+	row := SummaryRow{Span: fmt.Sprintf("made in the run (budget %d, %s)", m.budget, strings.TrimSuffix(strings.TrimPrefix(m.name, "agentmem ("), ")")), Limit: "model"}
 	seen := map[string]bool{}
 	for _, s := range m.summaries {
 		var fresh []int

@@ -12,7 +12,7 @@ import (
 
 // MaxTopEntriesScan bounds the entries TopEntries reads in one scope (in
 // key order); a scope with more is ranked on its first MaxTopEntriesScan.
-const MaxTopEntriesScan = 4096
+const MaxTopEntriesScan = 512
 
 // TopEntries returns at most limit live entries of one scope (aggregateKind
 // is the log kind, as in Entry), by importance, then the most recently
