@@ -37,6 +37,10 @@ const (
 	DefaultGlobalPct = 20
 	// MaxAssemblyPct bounds recall_pct + memory_pct.
 	MaxAssemblyPct = 50
+	// MaxSectionTokens caps each section whatever its share: the sections
+	// are recorded in the log at each user message, so a 128k budget must
+	// not write 25k tokens of text per user message.
+	MaxSectionTokens = 4096
 	// MaxRecallCandidates and MaxMemoryCandidates bound the candidates of
 	// one append (more are ignored).
 	MaxRecallCandidates = 50
@@ -127,14 +131,26 @@ func (s *State) decideSections(m *memoryv1.Message, c *Candidates, env Env) *mem
 	if c == nil {
 		return out
 	}
-	budget := s.Budget()
-	if capTokens := budget * uint64(a.GetRecallPct()) / 100; capTokens > 0 {
+	if capTokens := s.sectionCap(a.GetRecallPct()); capTokens > 0 {
 		out.Recalled = s.chooseRecalled(c.Recall, capTokens, env.Tokenizer)
 	}
-	if capTokens := budget * uint64(a.GetMemoryPct()) / 100; capTokens > 0 {
+	if capTokens := s.sectionCap(a.GetMemoryPct()); capTokens > 0 {
 		out.Memory = chooseMemory(c.Memory, a, capTokens, env.Tokenizer)
 	}
 	return out
+}
+
+// sectionCap is a section's room: pct of the budget, at most
+// MaxSectionTokens.
+func (s *State) sectionCap(pct uint32) uint64 {
+	return min(s.Budget()*uint64(pct)/100, MaxSectionTokens)
+}
+
+// sameSections reports whether a and b hold the same items (the user
+// message they were chosen for aside): then no event is needed.
+func sameSections(a, b *memoryv1.Assembled) bool {
+	return slices.EqualFunc(a.GetRecalled(), b.GetRecalled(), func(x, y *memoryv1.RecalledItem) bool { return proto.Equal(x, y) }) &&
+		slices.EqualFunc(a.GetMemory(), b.GetMemory(), func(x, y *memoryv1.MemoryItem) bool { return proto.Equal(x, y) })
 }
 
 func (s *State) chooseRecalled(cands []*memoryv1.Message, capTokens uint64, tok Tokenizer) []*memoryv1.RecalledItem {

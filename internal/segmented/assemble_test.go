@@ -194,3 +194,21 @@ func TestValidateAssembly(t *testing.T) {
 		t.Fatalf("default assembly %v, want %v", s.Assembly(), want)
 	}
 }
+
+// A section never holds more than MaxSectionTokens, whatever the budget,
+// and choosing the same items again writes no event.
+func TestAssembleCapAndNoRepeat(t *testing.T) {
+	s := mustCreate(t, &memoryv1.CreateSessionRequest{}) // 128000 - 4096: 10 % is 12390 tokens
+	var c Candidates
+	for i := range 40 {
+		c.Memory = append(c.Memory, &memoryv1.MemoryItem{Scope: "global", Key: fmt.Sprintf("k%d", i), Tier: TierGlobal,
+			Text: strings.Repeat(fmt.Sprintf("fact%d ", i), 300)})
+	}
+	appendWith(t, s, &c, user("Everything?"))
+	if got := s.tok.memory; got > MaxSectionTokens || got < MaxSectionTokens/2 {
+		t.Fatalf("memory section %d tokens, want at most %d (and filled)", got, MaxSectionTokens)
+	}
+	if evs := appendWith(t, s, &c, user("Everything again?")); assembledEvent(evs) != nil {
+		t.Fatal("the same sections were written again")
+	}
+}

@@ -129,8 +129,8 @@ func (s *State) assembleEvent(appended *memoryv1.MessagesAppended, c *Candidates
 		return nil
 	}
 	sec := s.decideSections(latest, c, env)
-	if sectionsEmpty(sec) && s.Assembled() == nil {
-		return nil
+	if sameSections(sec, s.Assembled()) {
+		return nil // unchanged (for_message_id stays the first message they were chosen for)
 	}
 	return &memoryv1.ContextAssembled{Sections: sec}
 }

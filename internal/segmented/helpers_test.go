@@ -351,7 +351,7 @@ func checkSections(t tb, s *State) {
 			t.Fatalf("memory %s/%s counts %d tokens, its text %d", m.Scope, m.Key, m.Tokens, textTokens(tok, m.Text))
 		}
 	}
-	if b := s.Budget(); recalled > b*uint64(a.RecallPct)/100 || memory > b*uint64(a.MemoryPct)/100 {
-		t.Fatalf("sections %d recalled + %d memory tokens exceed their shares (%d%%, %d%% of %d)", recalled, memory, a.RecallPct, a.MemoryPct, b)
+	if recalled > s.sectionCap(a.RecallPct) || memory > s.sectionCap(a.MemoryPct) {
+		t.Fatalf("sections %d recalled + %d memory tokens exceed their shares (%d%%, %d%% of %d)", recalled, memory, a.RecallPct, a.MemoryPct, s.Budget())
 	}
 }

@@ -1263,7 +1263,8 @@ func (x *SessionConfig) GetAssembly() *AssemblyConfig {
 // each append holding a user message, the session fills a recalled section
 // (messages from its swap) and a memory section (entries of the scopes it
 // may read) relevant to the latest user message, from candidates the node
-// supplies. Shares are percent of the budget; the memory section is split
+// supplies. Shares are percent of the budget (each section at most 4096
+// tokens: segmented.MaxSectionTokens); the memory section is split
 // across tiers by task_pct (agent and session scopes), user_pct (user,
 // project, app) and global_pct (global), which sum to 100.
 type AssemblyConfig struct {
@@ -1524,7 +1525,8 @@ func (x *MemoryItem) GetTier() string {
 }
 
 // Assembled holds the recalled and memory sections, chosen for the user
-// message for_message_id (seq for_seq).
+// message for_message_id (seq for_seq); when a later user message chose
+// the same items, no event is written and these stay.
 type Assembled struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	ForMessageId  string                 `protobuf:"bytes,1,opt,name=for_message_id,json=forMessageId,proto3" json:"for_message_id,omitempty"`
