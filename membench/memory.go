@@ -140,6 +140,13 @@ func (m *agentmemMemory) Append(msgs []convgen.Message) error {
 		req.Messages = append(req.Messages, msgs[i].Input())
 	}
 	m.env.NowUnixNano = msgs[0].UnixNano
+	if f, ok := m.recall.(interface{ Flush() error }); ok {
+		// The projector's work, not the append's: the node's projector
+		// applies batches as they are stored.
+		if err := f.Flush(); err != nil {
+			return err
+		}
+	}
 	start := time.Now()
 	c, err := m.candidates(req)
 	if err != nil {

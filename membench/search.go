@@ -111,12 +111,21 @@ func (p *projectionSearcher) Add(msgs []convgen.Message) error {
 	return p.record(req.CommandId, evs)
 }
 
-func (p *projectionSearcher) Search(query string, k int) ([]int, error) {
+// Flush applies the queued records to the projection, as the node's
+// projector has by the time the node searches (Search flushes first).
+func (p *projectionSearcher) Flush() error {
 	if len(p.pending) > 0 {
 		if err := p.store.ApplyBatch(p.pending); err != nil {
-			return nil, err
+			return err
 		}
 		p.pending = p.pending[:0]
+	}
+	return nil
+}
+
+func (p *projectionSearcher) Search(query string, k int) ([]int, error) {
+	if err := p.Flush(); err != nil {
+		return nil, err
 	}
 	hits, err := p.store.Search(benchSession, memoryv1.SearchScope_SEARCH_SCOPE_SESSION, query, k)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 	"google.golang.org/protobuf/proto"
@@ -48,6 +49,10 @@ const (
 	// minItemTokens: an item that fits only when trimmed below this is
 	// left out.
 	minItemTokens = 24
+	// maxTrimBytesPerToken bounds the text counted for an item of room
+	// tokens: longer text is cut to this many bytes per token first (a
+	// token of ordinary text is 3-5 bytes).
+	maxTrimBytesPerToken = 12
 )
 
 // Memory tiers of MemoryItem.tier.
@@ -171,7 +176,11 @@ func (s *State) chooseRecalled(cands []*memoryv1.Message, capTokens uint64, tok 
 			continue
 		}
 		present[m.GetSeq()] = true
-		text, tokens, ok := fitItem(tok, recalledText(m), capTokens-used)
+		room := capTokens - used
+		if room < minItemTokens {
+			break
+		}
+		text, tokens, ok := fitItem(tok, recalledText(m), room)
 		if !ok {
 			continue
 		}
@@ -240,18 +249,31 @@ func chooseMemory(cands []*memoryv1.MemoryItem, a *memoryv1.AssemblyConfig, capT
 // an item: text plus MessageOverheadTokens); ok false when fewer than
 // minItemTokens would be left.
 func fitItem(tok Tokenizer, text string, room uint64) (string, uint32, bool) {
-	n := textTokens(tok, text)
-	if uint64(n) <= room {
-		return text, n, true
+	// A token holds at least one byte: text that short fits whatever it
+	// counts; only count what may.
+	if uint64(len(text))+MessageOverheadTokens <= room || uint64(len(text)) <= maxTrimBytesPerToken*room {
+		if n := textTokens(tok, text); uint64(n) <= room {
+			return text, n, true
+		}
 	}
 	if room < minItemTokens {
 		return "", 0, false
+	}
+	if limit := maxTrimBytesPerToken * int(room); len(text) > limit {
+		// Counting a long text to trim it to a small room is the costly
+		// part: trim from a prefix that surely holds more than room tokens
+		// of ordinary text.
+		for limit > 0 && !utf8.RuneStart(text[limit]) {
+			limit--
+		}
+		text = text[:limit]
 	}
 	t := trimToTokens(tok, text, int(room)-MessageOverheadTokens)
 	if t == "" {
 		return "", 0, false
 	}
-	if n = textTokens(tok, t); uint64(n) > room {
+	n := textTokens(tok, t)
+	if uint64(n) > room {
 		return "", 0, false
 	}
 	return t, n, true
