@@ -118,6 +118,11 @@ func (s *Service) watchHandler(c *call) {
 			reply(nil, &Error{Code: 503, Message: err.Error()})
 			return
 		}
+		changes, last, err = watchPage(changes, last, c.asJSON || req.GetDecodeValues())
+		if err != nil {
+			reply(nil, &Error{Code: 500, Message: err.Error()})
+			return
+		}
 		reply(&memoryv1.WatchReply{Changes: changes, LastSeq: last}, nil)
 	}()
 }

@@ -3223,7 +3223,12 @@ type WatchRequest struct {
 	// max_changes: 1..256 (0: 64).
 	MaxChanges uint32 `protobuf:"varint,2,opt,name=max_changes,json=maxChanges,proto3" json:"max_changes,omitempty"`
 	// wait_ms: how long to wait for a first change, 0..30000 (0: return at once).
-	WaitMs        uint32 `protobuf:"varint,3,opt,name=wait_ms,json=waitMs,proto3" json:"wait_ms,omitempty"`
+	WaitMs uint32 `protobuf:"varint,3,opt,name=wait_ms,json=waitMs,proto3" json:"wait_ms,omitempty"`
+	// decode_values: entry values decompressed (compressed false, value the
+	// original bytes). Always on for JSON requests, so a JSON watcher needs
+	// no zstd. A change whose decoded values would not fit the reply keeps
+	// them as stored.
+	DecodeValues  bool `protobuf:"varint,4,opt,name=decode_values,json=decodeValues,proto3" json:"decode_values,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3277,6 +3282,13 @@ func (x *WatchRequest) GetWaitMs() uint32 {
 		return x.WaitMs
 	}
 	return 0
+}
+
+func (x *WatchRequest) GetDecodeValues() bool {
+	if x != nil {
+		return x.DecodeValues
+	}
+	return false
 }
 
 // WatchChange is one stored command of the aggregate: the stream sequence,
@@ -3342,6 +3354,9 @@ func (x *WatchChange) GetBatch() *EventBatch {
 	return nil
 }
 
+// WatchReply: a page of changes, at most max_changes and about 512 KiB
+// (always at least one change when there is one): poll again from
+// last_seq for the rest.
 type WatchReply struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	Changes []*WatchChange         `protobuf:"bytes,1,rep,name=changes,proto3" json:"changes,omitempty"`
@@ -3655,12 +3670,13 @@ const file_memory_v1_api_proto_rawDesc = "" +
 	"\bsessions\x18\x01 \x03(\v2%.agentmem.memory.v1.SessionIndexEntryR\bsessions\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\x12\x1f\n" +
 	"\vapplied_seq\x18\x03 \x01(\x04R\n" +
-	"appliedSeq\"c\n" +
+	"appliedSeq\"\x88\x01\n" +
 	"\fWatchRequest\x12\x19\n" +
 	"\bfrom_seq\x18\x01 \x01(\x04R\afromSeq\x12\x1f\n" +
 	"\vmax_changes\x18\x02 \x01(\rR\n" +
 	"maxChanges\x12\x17\n" +
-	"\await_ms\x18\x03 \x01(\rR\x06waitMs\"o\n" +
+	"\await_ms\x18\x03 \x01(\rR\x06waitMs\x12#\n" +
+	"\rdecode_values\x18\x04 \x01(\bR\fdecodeValues\"o\n" +
 	"\vWatchChange\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12\x18\n" +
 	"\asubject\x18\x02 \x01(\tR\asubject\x124\n" +
