@@ -13,7 +13,8 @@ import (
 // nil for CONTEXT_FORMAT_UNSPECIFIED. It is a pure function of the layered
 // context, so a context from replay or `inspect --at-seq` renders the same.
 //
-// Both formats put every system item (ROM, Kernel, summaries) first, joined
+// Both formats put every system item (ROM, Kernel, the memory section,
+// summaries, the recalled section) first, joined
 // by a blank line: OpenAI as one leading system message, Anthropic as the
 // system string. Messages recalled into the promoted layer are quoted in
 // that system text as "[role] content" lines (they may be tool results

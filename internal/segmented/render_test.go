@@ -6,8 +6,8 @@ import (
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 )
 
-// renderCase is a context with every kind of item: ROM, a Kernel fact, an
-// L2 summary, a promoted tool result (whose call is gone), an L1 summary,
+// renderCase is a context with every kind of item: ROM, a Kernel fact, a
+// memory item, an L2 summary, a recalled message, a promoted tool result (whose call is gone), an L1 summary,
 // then an assistant turn first (its user turn was compressed), parallel
 // tool calls with their results, and a user question.
 func renderCase() *memoryv1.ContextReply {
@@ -17,7 +17,9 @@ func renderCase() *memoryv1.ContextReply {
 	return &memoryv1.ContextReply{Messages: []*memoryv1.ContextMessage{
 		sys(LayerROM, "You are a travel agent."),
 		sys(LayerKernel, "Fact budget: 4000 EUR"),
+		sys(LayerMemory, "Memory user:u1 diet (v2): vegetarian"),
 		sys(LayerL2, "Summary: the user wants Lisbon in May."),
+		sys(LayerRecalled, "Recalled m7 (user, turn 3, 2026-05-01): my passport expires in June"),
 		{Layer: LayerPromoted, Role: memoryv1.Role_ROLE_TOOL, ToolCallId: "old", Content: "hotel list"},
 		sys(LayerL1, "Summary: flights compared."),
 		{Layer: LayerL1, Role: memoryv1.Role_ROLE_ASSISTANT, Content: "Let me check two things.", ToolCalls: []*memoryv1.ToolCall{
@@ -39,7 +41,8 @@ func TestRenderOpenAI(t *testing.T) {
 			t.Fatalf("system message at %d", i+1)
 		}
 	}
-	want := "You are a travel agent.\n\nFact budget: 4000 EUR\n\nSummary: the user wants Lisbon in May.\n\n[tool] hotel list\n\nSummary: flights compared."
+	want := "You are a travel agent.\n\nFact budget: 4000 EUR\n\nMemory user:u1 diet (v2): vegetarian\n\nSummary: the user wants Lisbon in May.\n\n" +
+		"Recalled m7 (user, turn 3, 2026-05-01): my passport expires in June\n\n[tool] hotel list\n\nSummary: flights compared."
 	if msgs[0].GetContent() != want || r.GetSystem() != want {
 		t.Fatalf("system = %q", msgs[0].GetContent())
 	}
