@@ -15,17 +15,21 @@ import (
 
 // Feature weights of scoreUnit.
 const (
-	wDecision   = 30 // decided, agreed, will, must, deadline, ...
-	wQuestion   = 20 // ends with "?"
-	wUserAsks   = 10 // ... asked by the user, about an id, number, name or date
-	wID         = 25 // INV-4471, T-100, #123, a1b2c3, v2.3.1
-	wNumber     = 15 // 42, 12.50, 30%
-	wDate       = 15 // March 14, Friday, 2024-05-01, 10:30, tomorrow, Q3
-	wName       = 15 // a capitalized word inside the sentence
-	wToolResult = 10 // a unit of a tool result
-	wOutcome    = 10 // error, failed, ok, status, returned, ... (tool results)
-	wToolCall   = 12 // "called sql(...)"
-	wUser       = 3  // any user unit, a little ahead of the rest
+	wDecision = 30 // decided, agreed, will, must, deadline, ... with a key fact
+	// wDecisionBare: a decision word in a unit without an id, number, name
+	// or date ("we'll keep it simple", "so agree on the terms first") is
+	// mostly advice or a promise to listen: below minSalience alone.
+	wDecisionBare = 8
+	wQuestion     = 20 // ends with "?"
+	wUserAsks     = 10 // ... asked by the user, about an id, number, name or date
+	wID           = 25 // INV-4471, T-100, #123, a1b2c3, v2.3.1
+	wNumber       = 15 // 42, 12.50, 30%
+	wDate         = 15 // March 14, Friday, 2024-05-01, 10:30, tomorrow, Q3
+	wName         = 15 // a capitalized word inside the sentence
+	wToolResult   = 10 // a unit of a tool result
+	wOutcome      = 10 // error, failed, ok, status, returned, ... (tool results)
+	wToolCall     = 12 // "called sql(...)"
+	wUser         = 3  // any user unit, a little ahead of the rest
 	// minSalience: units scoring less are filler and dropped even when
 	// there is room.
 	minSalience = 10
@@ -59,6 +63,14 @@ var outcomeWords = []string{
 // smallTalk marks a unit as small talk unless it carries an id, a number
 // or a decision.
 var smallTalk = []string{"how are you", "how's it going", "how is it going", "nice to meet", "weather", "weekend", "hope you're well", "hope you are well"}
+
+// ackPhrases mark an acknowledgement: filler unless the unit carries an
+// id, a number, a name or a date.
+var ackPhrases = []string{
+	"noted", "got it", "keep that in mind", "keep it in mind", "bear that in mind", "written that down",
+	"write that down", "made a note", "make a note", "letting me know", "for the update", "will do",
+	"makes sense", "sounds good", "understood", "recorded", "good to know",
+}
 
 // greetingStarts begin a unit that is a greeting or thanks: filler unless
 // it carries an id, a number or a decision.
@@ -100,7 +112,29 @@ type unit struct {
 	group int    // the message (Summarize) or summary line (Condense) it comes from
 	sent  int    // the sentence it belongs to, within the group
 	text  string // as kept
-	score int
+	// short is the unit's key facts in telegraphic form (see shortForm),
+	// kept when text does not fit; core only its key facts (coreForm),
+	// kept when short does not fit either. "" when it is the longer form.
+	short, core string
+	score       int
+}
+
+// shorter returns the unit's short form, or its text.
+func (u unit) shorter() string {
+	if u.short != "" {
+		return u.short
+	}
+	return u.text
+}
+
+// newUnit returns the unit of sentence sent kept as text, scored.
+func newUnit(sent int, text string, user, tool bool) unit {
+	u := unit{sent: sent, text: text, score: scoreUnit(text, user, tool)}
+	if sh := shortForm(text); sh != text {
+		u.short = sh
+	}
+	u.core = coreForm(u.shorter())
+	return u
 }
 
 // scoredUnits splits text into scored units: its sentences, each stripped
@@ -113,16 +147,14 @@ func scoredUnits(text string, user, tool bool) []unit {
 	var out []unit
 	for si, s := range splitSentences(text) {
 		if len(strings.Fields(s)) <= longUnitWords {
-			u := clipWords(compact(trimFiller(s)), maxPieceWords)
-			out = append(out, unit{sent: si, text: u, score: scoreUnit(u, user, tool)})
+			out = append(out, newUnit(si, clipWords(compact(trimFiller(s)), maxPieceWords), user, tool))
 			continue
 		}
 		var run []string
 		n := len(out)
 		flush := func() {
 			if len(run) > 0 {
-				u := clipWords(strings.Join(run, ", "), maxPieceWords)
-				out = append(out, unit{sent: si, text: u, score: scoreUnit(u, user, tool)})
+				out = append(out, newUnit(si, clipWords(strings.Join(run, ", "), maxPieceWords), user, tool))
 				run = nil
 			}
 		}
@@ -136,8 +168,7 @@ func scoredUnits(text string, user, tool bool) []unit {
 		}
 		flush()
 		if len(out) == n { // no salient clause: the sentence, as filler
-			u := clipWords(compact(trimFiller(s)), maxPieceWords)
-			out = append(out, unit{sent: si, text: u, score: scoreUnit(u, user, tool)})
+			out = append(out, newUnit(si, clipWords(compact(trimFiller(s)), maxPieceWords), user, tool))
 		}
 	}
 	return out
@@ -235,24 +266,43 @@ func splitClauses(s string) []string {
 // scoreUnit returns the salience of a unit: the sum of the weights of the
 // features it carries (each counted once), or 0 when it is filler.
 func scoreUnit(s string, user, toolResult bool) int {
+	return scoreUnitAs(s, user, toolResult, false)
+}
+
+// scoreUnitAs is scoreUnit for a unit whose question, if it is one, was
+// answered (a reply follows it in the span): an answered question is
+// context, no longer open, and weighs half.
+func scoreUnitAs(s string, user, toolResult, answered bool) int {
 	if isFiller(s) {
 		return 0
 	}
 	lower := strings.ToLower(s)
 	score := 0
-	decision := containsAny(lower, decisionWords)
-	if decision {
-		score += wDecision
-	}
 	f := keyFacts(s)
+	date := f.date || containsAny(lower, monthWords) || hasMay(s)
+	fact := f.ids+f.nums+f.names > 0 || date
+	decision := containsAny(lower, decisionWords)
+	switch {
+	case decision && fact:
+		score += wDecision
+	case decision:
+		score += wDecisionBare // "we will keep it simple", "so agree on it first"
+	}
 	if !decision && f.ids == 0 && f.nums == 0 && (startsWithAny(lower, greetingStarts) || containsAny(lower, smallTalk)) {
 		return 0
+	}
+	if !fact && containsAny(lower, ackPhrases) {
+		return 0 // "Got it, I'll keep that in mind."
 	}
 	if strings.HasSuffix(strings.TrimRight(s, "\"') "), "?") {
 		switch {
 		case !user:
-			score += wQuestion / 2 // mostly "anything else?"
-		case f.ids+f.nums+f.names > 0 || f.date:
+			if fact {
+				score += wQuestion / 2 // "anything else?" is not a question worth keeping
+			}
+		case answered:
+			score += wQuestion / 2
+		case fact:
 			score += wQuestion + wUserAsks
 		default:
 			score += wQuestion
@@ -267,7 +317,7 @@ func scoreUnit(s string, user, toolResult bool) int {
 		return w + min(n-1, 2)*w/3
 	}
 	score += more(f.ids, wID) + more(f.nums, wNumber) + more(f.names, wName)
-	if f.date || containsAny(lower, monthWords) || hasMay(s) {
+	if date {
 		score += wDate
 	}
 	if toolResult {
@@ -603,4 +653,280 @@ func lineShape(s string) string {
 		last = r
 	}
 	return b.String()
+}
+
+// shortDrop are the words a unit's short form leaves out: pronouns,
+// possessives, auxiliaries and politeness, which carry no key fact.
+var shortDrop = map[string]bool{
+	"i": true, "we": true, "you": true, "they": true, "he": true, "she": true, "it": true, "me": true, "us": true,
+	"them": true, "my": true, "our": true, "your": true, "their": true, "his": true, "her": true, "its": true,
+	"is": true, "are": true, "was": true, "were": true, "be": true, "been": true, "being": true, "am": true,
+	"has": true, "have": true, "had": true, "that": true, "please": true, "also": true, "so": true,
+	"i'm": true, "we're": true, "it's": true, "i've": true, "we've": true, "there": true, "here": true,
+	"still": true, "again": true, "then": true, "as": true,
+}
+
+// copulas become ": " in a short form when a key fact follows them
+// ("lead is Ada Lovelace" → "lead: Ada Lovelace").
+var copulas = map[string]bool{"is": true, "are": true, "was": true, "were": true}
+
+// supersededMarks start the part of a clause that names a value being
+// replaced ("Stripe instead of Adyen", "by May 3, not May 1").
+var supersededMarks = []string{" instead of ", " rather than ", " in place of "}
+
+// shortForm returns the telegraphic form of a prose unit, for a summary
+// too tight for the unit's text: a leading label without a key fact ("For
+// the record:") and the clauses without one are left out (when another
+// clause has one), as is a value being replaced ("instead of X", "not X"),
+// and pronouns, auxiliaries and politeness; a copula before a key fact
+// becomes ": " ("budget is 42k" → "budget: 42k"). Questions and units
+// without a key fact are returned as they are.
+func shortForm(s string) string {
+	if strings.HasSuffix(s, "?") || !hasKeyFact(s) {
+		return s
+	}
+	t := strings.TrimRight(s, ".!; ")
+	if head, rest, ok := strings.Cut(t, ": "); ok && len(strings.Fields(head)) <= 4 && !hasKeyFact(head) && hasKeyFact(rest) {
+		t = rest
+	}
+	var kept []string
+	for _, c := range splitClauses(t) {
+		for _, m := range supersededMarks {
+			if i := strings.Index(strings.ToLower(c), m); i > 0 && hasKeyFact(c[:i]) {
+				c = c[:i]
+			}
+		}
+		lc := strings.ToLower(c)
+		if !hasKeyFact(c) || ((strings.HasPrefix(lc, "not ") || strings.HasPrefix(lc, "and not ")) && len(kept) > 0) {
+			continue
+		}
+		kept = append(kept, telegraphic(c))
+	}
+	out := strings.Join(kept, ", ")
+	if len(strings.Fields(out)) < 2 || len(out) >= len(s) {
+		return s
+	}
+	return out
+}
+
+// telegraphic drops shortDrop words from a clause and turns the first
+// copula ("is", "will be", "is now") before a key fact into ": "; "has to
+// be" goes, "has to" becomes "must". Words of a name (capitalized inside
+// the clause) are kept.
+func telegraphic(c string) string {
+	words := strings.Fields(c)
+	out := make([]string, 0, len(words))
+	colon := false
+	lower := func(i int) string {
+		if i < len(words) {
+			return strings.ToLower(words[i])
+		}
+		return ""
+	}
+	for i := 0; i < len(words); i++ {
+		w, lw := words[i], lower(i)
+		n := 0 // words of a copula at i
+		switch {
+		case copulas[lw]:
+			n = 1
+		case lw == "will" && lower(i+1) == "be":
+			n = 2
+		}
+		if n > 0 && (lower(i+n) == "now" || lower(i+n) == "still") {
+			n++
+		}
+		if n > 0 && !colon && len(out) > 0 && !strings.HasSuffix(out[len(out)-1], ":") &&
+			hasKeyFact("is "+strings.Join(words[i+n:min(i+n+3, len(words))], " ")) {
+			out[len(out)-1] += ":"
+			colon = true
+			i += n - 1
+			continue
+		}
+		if (lw == "has" || lw == "have" || lw == "had") && lower(i+1) == "to" {
+			if lower(i+2) == "be" {
+				i += 2
+				continue
+			}
+			out = append(out, "must")
+			i++
+			continue
+		}
+		if shortDrop[lw] && (i == 0 || !isCapitalized(w) || lw == "i") {
+			continue
+		}
+		out = append(out, w)
+	}
+	if len(out) == 0 {
+		return c
+	}
+	return strings.Join(out, " ")
+}
+
+// coreStop are the words coreForm does not keep as the context of a key
+// fact.
+var coreStop = map[string]bool{
+	"for": true, "of": true, "on": true, "in": true, "at": true, "to": true, "by": true, "the": true, "a": true,
+	"an": true, "and": true, "or": true, "with": true, "from": true, "as": true, "into": true, "about": true,
+	"after": true, "before": true, "once": true, "until": true, "since": true, "than": true, "per": true,
+}
+
+// coreForm returns the key facts of a short form, for a limit too tight
+// for it: its key-fact words (ids, numbers and the word after one, dates,
+// names, a label ending in ":"), each run of them after the nearest word
+// before it that is not a preposition or pronoun. "" when it would not be
+// shorter.
+func coreForm(s string) string {
+	if strings.HasSuffix(s, "?") {
+		return ""
+	}
+	words := strings.Fields(strings.TrimRight(s, ".!;, "))
+	key := make([]bool, len(words))
+	any := false
+	for i, w := range words {
+		t := strings.Trim(w, ".,;:!?()[]{}\"'`")
+		switch {
+		case t == "":
+		case strings.ContainsFunc(t, unicode.IsDigit):
+			key[i] = true
+			if i+1 < len(words) && !coreStop[strings.ToLower(words[i+1])] && !shortDrop[strings.ToLower(words[i+1])] {
+				key[i+1] = true
+			}
+		case isCapitalized(t) && (i > 0 || (i+1 < len(words) && isCapitalized(words[i+1]))):
+			key[i] = true
+		case strings.HasSuffix(w, ":"):
+			key[i] = true
+		case isUpperID(t) || isSnake(t):
+			key[i] = true
+		}
+		if key[i] && !strings.HasSuffix(w, ":") {
+			any = true
+		}
+	}
+	if !any {
+		return ""
+	}
+	var out []string
+	for i, w := range words {
+		if !key[i] {
+			continue
+		}
+		if i > 0 && !key[i-1] {
+			for j := i - 1; j >= 0 && !key[j]; j-- {
+				lw := strings.ToLower(words[j])
+				if !coreStop[lw] && !shortDrop[lw] {
+					out = append(out, words[j])
+					break
+				}
+			}
+		}
+		out = append(out, w)
+	}
+	r := strings.Join(out, " ")
+	if len(r) >= len(strings.Join(words, " ")) {
+		return ""
+	}
+	return r
+}
+
+func isCapitalized(w string) bool {
+	r, _ := utf8.DecodeRuneInString(w)
+	return unicode.IsUpper(r)
+}
+
+// hasKeyFact reports whether s carries an id, a number, a name or a date
+// (see keyFacts; a name is a capitalized word not starting s).
+func hasKeyFact(s string) bool {
+	f := keyFacts(s)
+	return f.ids+f.nums+f.names > 0 || f.date || containsAny(strings.ToLower(s), monthWords) || hasMay(s)
+}
+
+// changeWords mark a unit that may replace an earlier statement: a
+// decision or a correction.
+var changeWords = []string{
+	"actually", "now", "instead", "changed", "change", "update", "updated", "moved", "no longer", "not",
+	"correction", "corrected", "new", "switch", "switched", "taking over", "takes over", "rather",
+}
+
+// supersede zeroes the score of each unit that a later unit replaces: the
+// later one marks a change (changeWords: a decision alone may add to an
+// earlier one rather than replace it), and both state a
+// value (a number, an id or a name) on one topic, the later holding at
+// least 60 % (and two) of the earlier's words other than numbers and ids,
+// with a value the earlier lacks. "Budget for Orion is 42k" gives way to
+// "Actually, the Orion budget is now 50k": a summary keeps the newest
+// value, not the one it replaced. Tool calls (sent < 0) are left alone.
+func supersede(us []unit) {
+	type topic struct {
+		words  map[string]bool // content words, names included, not values
+		values map[string]bool // key tokens with a digit, and names
+	}
+	ts := make([]topic, len(us))
+	for i, u := range us {
+		t := topic{words: topicWords(u.text), values: map[string]bool{}}
+		for _, k := range keyTokens(u.text) {
+			t.values[strings.Trim(k, "-.")] = true
+		}
+		ts[i] = t
+	}
+	for j := range us {
+		lower := strings.ToLower(us[j].text)
+		if us[j].sent < 0 || len(ts[j].values) == 0 || !containsAny(lower, changeWords) {
+			continue
+		}
+		for i := range j {
+			if us[i].sent < 0 || us[i].score == 0 || len(ts[i].values) == 0 || (us[i].group == us[j].group && us[i].sent == us[j].sent) {
+				continue
+			}
+			shared := 0
+			for w := range ts[i].words {
+				if ts[j].words[w] {
+					shared++
+				}
+			}
+			if shared < 2 || shared*10 < len(ts[i].words)*6 {
+				continue
+			}
+			newValue := false
+			for v := range ts[j].values {
+				if !ts[i].values[v] {
+					newValue = true
+					break
+				}
+			}
+			lost := false
+			for v := range ts[i].values {
+				if !ts[j].values[v] {
+					lost = true
+					break
+				}
+			}
+			if newValue && lost {
+				us[i].score = 0
+			}
+		}
+	}
+}
+
+// topicWords returns the content words of s without numbers, ids and
+// function words: what a statement is about, not the value it states.
+func topicWords(s string) map[string]bool {
+	out := map[string]bool{}
+	for w := range contentWords(s) {
+		if !strings.ContainsFunc(w, unicode.IsDigit) && !coreStop[w] && !shortDrop[w] {
+			out[w] = true
+		}
+	}
+	return out
+}
+
+// sameTopic reports whether topic words a are (at least three, and 80 %
+// of them) in b: the same kind of statement, with other values.
+func sameTopic(a, b map[string]bool) bool {
+	in := 0
+	for w := range a {
+		if b[w] {
+			in++
+		}
+	}
+	return in >= 3 && in*10 >= len(a)*8
 }

@@ -74,6 +74,9 @@ func (Extractive) Summarize(entries []*memoryv1.L1Entry, maxTokens int, tok Toke
 	}
 	var us []unit
 	var prefixes []string
+	// The units of the latest user message are us[userFrom:], of group
+	// userGroup (-1: none yet).
+	userFrom, userGroup := 0, -1
 	for _, e := range entries {
 		m := e.GetMessage()
 		if m == nil {
@@ -116,8 +119,23 @@ func (Extractive) Summarize(entries []*memoryv1.L1Entry, maxTokens int, tok Toke
 			text := "called " + c.GetName() + "(" + clipWords(c.GetArguments(), 16) + ")"
 			us = append(us, unit{group: i, sent: -1 - ci, text: text, score: wToolCall + scoreUnit(c.GetArguments(), false, false)})
 		}
+		if !user {
+			answerQuestions(us[userFrom:from], userGroup)
+		} else {
+			userFrom, userGroup = from, i
+		}
 	}
-	return selectUnits(us, prefixes, maxTokens, tok)
+	return selectUnits(us, prefixes, maxTokens, tok, true)
+}
+
+// answerQuestions rescores the questions among us of the user message
+// group as answered: a reply follows them.
+func answerQuestions(us []unit, group int) {
+	for j := range us {
+		if us[j].group == group && strings.HasSuffix(us[j].text, "?") {
+			us[j].score = scoreUnitAs(us[j].text, true, false, true)
+		}
+	}
 }
 
 // maxRowsKept is how many rows of one shape in a tool result are kept as
@@ -141,10 +159,45 @@ func contentUnits(content string, user, tool bool) []unit {
 		if !found {
 			v = l
 		}
-		out = append(out, unit{sent: i, text: l, score: scoreUnit("is "+v, user, tool)})
+		u := unit{sent: i, text: l, short: jsonShort(l), score: scoreUnit("is "+v, user, tool)}
+		out = append(out, u)
 	}
 	return out
 }
+
+// jsonShort returns the short form of a line of jsonLines, or "": a value
+// clipped to maxShortValueWords, and of an element ("key[i]: k=v, k=v")
+// only the pairs whose value carries a key fact.
+func jsonShort(l string) string {
+	k, v, found := strings.Cut(l, ": ")
+	if !found {
+		return ""
+	}
+	var out string
+	if strings.HasSuffix(k, "]") {
+		var pairs []string
+		for _, p := range strings.Split(v, ", ") {
+			pk, pv, ok := strings.Cut(p, "=")
+			if !ok || !hasKeyFact("is "+pv) {
+				continue
+			}
+			pairs = append(pairs, pk+"="+clipWords(pv, maxShortValueWords))
+		}
+		if len(pairs) == 0 {
+			return ""
+		}
+		out = k + ": " + strings.Join(pairs, ", ")
+	} else {
+		out = k + ": " + clipWords(v, maxShortValueWords)
+	}
+	if len(out) >= len(l) {
+		return ""
+	}
+	return out
+}
+
+// maxShortValueWords bounds a value in the short form of a JSON line.
+const maxShortValueWords = 8
 
 // Condense implements Condenser: the units of the summaries' lines,
 // selected the same way (a line keeps its speaker).
@@ -157,7 +210,7 @@ func (Extractive) Condense(sums []*memoryv1.Summary, maxTokens int, tok Tokenize
 	for _, sum := range sums {
 		us, prefixes = summaryUnits(sum, us, prefixes)
 	}
-	return selectUnits(us, prefixes, maxTokens, tok)
+	return selectUnits(us, prefixes, maxTokens, tok, false)
 }
 
 // summaryUnits appends the units of a summary's lines (one group per line,
@@ -200,8 +253,17 @@ func summaryLines(text string) []string {
 }
 
 // selectUnits keeps the most salient units within maxTokens (see
-// Extractive) and assembles them in their original order.
-func selectUnits(us []unit, prefixes []string, maxTokens int, tok Tokenizer) string {
+// Extractive) and assembles them in their original order. It keeps facts
+// first and words second: a first pass takes the salient units in
+// selection order, each in its shortest form (unit.core, or unit.short;
+// with coreFirst false, as Condense does with lines already short, the
+// core form only when the short one does not fit),
+// skipping a unit that adds no key token (an id, number or name) to the
+// units taken and one whose words they hold; a second pass gives the units
+// taken, in the same order, their text, or their short form, while it
+// fits.
+func selectUnits(us []unit, prefixes []string, maxTokens int, tok Tokenizer, coreFirst bool) string {
+	supersede(us)
 	// Rank of each unit within its group, by score (0 = the group's best).
 	order := make([]int, len(us))
 	for i := range order {
@@ -229,84 +291,222 @@ func selectUnits(us []unit, prefixes []string, maxTokens int, tok Tokenizer) str
 		}
 		return a - b
 	})
-	chosen := make([]bool, len(us))
+	form := make([]keptForm, len(us))
 	started := make([]bool, len(prefixes))
 	var keptWords []map[string]bool
+	keptKeys := map[string]bool{}
 	seen := map[string]bool{}
-	budget := maxTokens
-	for _, i := range order {
-		u := us[i]
-		if u.score < minSalience {
-			break // filler: never kept while a salient unit exists
+	var picked []int // the units taken, in selection order
+	var keptTopics []map[string]bool
+	// fit assembles the units kept, within maxTokens: while the text is
+	// over (the estimates were short), the last unit taken that has one
+	// gets its next shorter form, or, when none has, the last unit taken
+	// is left out.
+	fit := func() string {
+		for {
+			text := assemble(us, form, prefixes)
+			if text == "" || tok.Count(text) <= maxTokens {
+				return text
+			}
+			shrunk := false
+			for j := len(picked) - 1; j >= 0 && !shrunk; j-- {
+				i := picked[j]
+				for f := form[i] - 1; form[i] != keptNot && f > keptNot && !shrunk; f-- {
+					if us[i].has(f) {
+						form[i], shrunk = f, true
+					}
+				}
+			}
+			for j := len(picked) - 1; j >= 0 && !shrunk; j-- {
+				if i := picked[j]; form[i] != keptNot {
+					form[i], shrunk = keptNot, true
+				}
+			}
 		}
-		key := strings.ToLower(u.text)
-		if seen[key] {
-			continue
-		}
-		words, keys := contentWords(u.text), keyTokens(u.text)
-		if slices.ContainsFunc(keptWords, func(k map[string]bool) bool { return subsumed(words, k) || redundant(words, keys, k) }) {
-			continue
-		}
-		cost := tok.Count(" " + u.text)
-		if !started[u.group] {
-			cost += tok.Count("\n" + prefixes[u.group])
-		}
-		if cost > budget {
-			continue
-		}
-		budget -= cost
-		chosen[i], started[u.group], seen[key] = true, true, true
-		keptWords = append(keptWords, words)
 	}
-	for {
-		text := assemble(us, chosen, prefixes)
+	// headCost is the cost of starting group g: its speaker's prefix on a
+	// line of its own, or "; " when the nearest group kept before or after
+	// it has the same speaker (assemble joins them on one line).
+	headCost := func(g int) int {
+		for d := -1; d <= 1; d += 2 {
+			for h := g + d; h >= 0 && h < len(prefixes); h += d {
+				if started[h] {
+					if prefixes[h] == prefixes[g] && prefixes[g] != "" {
+						return 1
+					}
+					break
+				}
+			}
+		}
+		return tok.Count("\n" + prefixes[g])
+	}
+	// The cost of a unit counts its speaker's prefix when its group has
+	// none kept yet, though consecutive groups of one speaker share one
+	// line: what that leaves over is filled again, up to fillRounds times.
+	budget := maxTokens
+	text := ""
+	rounds := 1 // Condense: lines already short, one round (see coreFirst)
+	if coreFirst {
+		rounds = fillRounds
+	}
+	for fill := 0; fill < rounds && budget > 0; fill++ {
+		before := len(picked)
+		// Pass 1, in two rounds: a unit on the topic of one taken (another
+		// row of a list, the same statement about another value) waits for
+		// the second round, so the units on other topics come first.
+		var later []int
+		for round, units := range [][]int{order, nil} {
+			if round == 1 {
+				units = later
+			}
+			for _, i := range units {
+				u := us[i]
+				if u.score < minSalience {
+					break // filler: never kept while a salient unit exists
+				}
+				key := strings.ToLower(u.text)
+				if seen[key] {
+					continue
+				}
+				words, keys := contentWords(u.text), keyTokens(u.shorter())
+				if len(keys) > 0 && !slices.ContainsFunc(keys, func(k string) bool { return !keptKeys[k] }) {
+					continue // every key fact of it is kept already
+				}
+				if slices.ContainsFunc(keptWords, func(k map[string]bool) bool { return subsumed(words, k) || redundant(words, keys, k) }) {
+					continue
+				}
+				topic := topicWords(u.text)
+				if round == 0 && slices.ContainsFunc(keptTopics, func(k map[string]bool) bool { return sameTopic(topic, k) }) {
+					later = append(later, i)
+					continue
+				}
+				head := 0
+				if !started[u.group] {
+					head = headCost(u.group)
+				}
+				f := keptShort
+				if u.core != "" && coreFirst {
+					f = keptCore
+				}
+				cost := head + tok.Count(" "+u.form(f))
+				if cost > budget && u.core != "" && !coreFirst {
+					f, cost = keptCore, head+tok.Count(" "+u.core)
+				}
+				if cost > budget {
+					continue
+				}
+				budget -= cost
+				form[i], started[u.group], seen[key] = f, true, true
+				keptWords = append(keptWords, words)
+				keptTopics = append(keptTopics, topic)
+				for _, k := range keys {
+					keptKeys[k] = true
+				}
+				picked = append(picked, i)
+			}
+		}
+		text = fit()
 		if text == "" {
 			break
 		}
-		if tok.Count(text) <= maxTokens {
-			return text
+		budget = maxTokens - tok.Count(text)
+		if len(picked) == before {
+			break
 		}
-		// The estimate was short: drop the last chosen unit in
-		// selection order (the least salient) and try again.
-		for j := len(order) - 1; j >= 0; j-- {
-			if chosen[order[j]] {
-				chosen[order[j]] = false
-				break
+	}
+	if text != "" {
+		// Pass 2: the units taken, in selection order, as whole as fits.
+		for _, i := range picked {
+			have := tok.Count(" " + us[i].form(form[i]))
+			for _, f := range []keptForm{keptText, keptShort} {
+				if f <= form[i] {
+					break
+				}
+				if extra := tok.Count(" "+us[i].form(f)) - have; extra <= budget {
+					budget -= extra
+					form[i] = f
+					break
+				}
 			}
 		}
+		text = fit()
+	}
+	if text != "" {
+		return text
 	}
 	// Nothing salient fits whole: the best unit, clipped to the limit.
 	if len(order) == 0 {
 		return ""
 	}
 	best := us[order[0]]
-	return truncateTokens(prefixes[best.group]+clipWords(best.text, 16), maxTokens, tok)
+	text = best.shorter()
+	if best.core != "" && tok.Count(prefixes[best.group]+text) > maxTokens {
+		text = best.core
+	}
+	return truncateTokens(prefixes[best.group]+clipWords(text, 16), maxTokens, tok)
 }
 
-// assemble writes the chosen units in order: one line per group, prefixed
-// by its speaker; clauses of one sentence joined by ", ", sentences by " ".
-func assemble(us []unit, chosen []bool, prefixes []string) string {
+// fillRounds bounds how often selectUnits fills what its estimates left.
+const fillRounds = 3
+
+// keptForm is how selectUnits keeps a unit.
+type keptForm uint8
+
+const (
+	keptNot   keptForm = iota
+	keptCore           // its core form (unit.core)
+	keptShort          // its short form (unit.short)
+	keptText           // its text
+)
+
+// has reports whether u has form f of its own (a unit always has its text).
+func (u unit) has(f keptForm) bool {
+	switch f {
+	case keptCore:
+		return u.core != ""
+	case keptShort:
+		return u.short != ""
+	}
+	return f == keptText
+}
+
+// form returns u kept as f (a form it lacks falls back to the next longer).
+func (u unit) form(f keptForm) string {
+	switch {
+	case f == keptCore && u.core != "":
+		return u.core
+	case f <= keptShort:
+		return u.shorter()
+	}
+	return u.text
+}
+
+// assemble writes the units kept (form) in order: one line per group,
+// prefixed by its speaker (consecutive groups of one speaker share it); clauses of one sentence joined by ", ",
+// sentences by " " (or "; " after a unit without end punctuation).
+func assemble(us []unit, form []keptForm, prefixes []string) string {
 	var b strings.Builder
 	lastGroup, lastSent, prev := -1, 0, ""
 	for i, u := range us {
-		if !chosen[i] {
+		if form[i] == keptNot {
 			continue
 		}
+		text := u.form(form[i])
 		switch {
-		case u.group != lastGroup:
+		case u.group != lastGroup && (lastGroup < 0 || prefixes[u.group] != prefixes[lastGroup] || prefixes[u.group] == ""):
 			if b.Len() > 0 {
 				b.WriteString("\n")
 			}
 			b.WriteString(prefixes[u.group])
-		case u.sent == lastSent && u.sent >= 0:
+		case u.group == lastGroup && u.sent == lastSent && u.sent >= 0:
 			b.WriteString(", ")
 		case strings.HasSuffix(prev, ".") || strings.HasSuffix(prev, "?") || strings.HasSuffix(prev, "!"):
 			b.WriteString(" ")
 		default:
 			b.WriteString("; ") // lines without end punctuation (tool output)
 		}
-		b.WriteString(u.text)
-		lastGroup, lastSent, prev = u.group, u.sent, u.text
+		b.WriteString(text)
+		lastGroup, lastSent, prev = u.group, u.sent, text
 	}
 	return b.String()
 }

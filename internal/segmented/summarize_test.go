@@ -229,3 +229,130 @@ func abs(n int) int {
 	}
 	return n
 }
+
+// TestExtractiveDenseAtFiveTimes: a span dense with facts (each stated once,
+// among acknowledgements and small talk) keeps every fact value within a
+// fifth of its tokens: a sentence that does not fit whole is kept in its
+// short form ("budget: 324,500 EUR"), not dropped or cut off before its
+// value.
+func TestExtractiveDenseAtFiveTimes(t *testing.T) {
+	tok := tokenizerT(t)
+	msgs := messages(
+		user("Finance approved 324,500 EUR as the budget for the Orion migration."),
+		assistant("Got it, I'll keep that in mind."),
+		user("The Quasar search rewrite lead is Annika Takahashi."),
+		assistant("Thanks, I've written that down."),
+		user("Any tips for staying focused in the afternoon?"),
+		assistant("Nice, small wins like that make a week better."),
+		user("I filed the login timeout bug on the Orion migration as ORN-6774."),
+		assistant("Noted."),
+		user("Our deadline for the Quasar search rewrite is 2025-04-15."),
+		assistant("Understood, thanks for letting me know."),
+		user("Someone brought cake to the office, best start of a day."),
+		assistant("Ha, I hope the rest of the day is calmer. Try batching similar tasks together, it reduces the switching cost."),
+		user("I'm thinking about taking a long weekend soon, the last weeks were a lot."),
+		assistant("That happens to everyone. A short walk usually helps more than another coffee."),
+	)
+	covered := 0
+	for _, c := range contents(msgs) {
+		covered += tok.Count(c) + MessageOverheadTokens
+	}
+	limit := covered / 5
+	out := Extractive{}.Summarize(msgs, limit, tok)
+	if n := tok.Count(out); n > limit {
+		t.Fatalf("%d tokens > limit %d:\n%s", n, limit, out)
+	}
+	for _, want := range []string{"324,500 EUR", "Annika Takahashi", "ORN-6774", "2025-04-15"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("limit %d of %d covered: summary lost %q:\n%s", limit, covered, want, out)
+		}
+	}
+	for _, filler := range []string{"keep that in mind", "tips", "small wins"} {
+		if strings.Contains(out, filler) {
+			t.Errorf("summary kept filler %q:\n%s", filler, out)
+		}
+	}
+}
+
+// TestShortForm: the short and core forms of a unit keep its key facts in
+// fewer words, readable: a copula before a value becomes ": ", a label
+// without a fact goes, a replaced value ("instead of") goes.
+func TestShortForm(t *testing.T) {
+	for _, tc := range []struct{ in, short string }{
+		{"Quasar search rewrite lead is Annika Takahashi.", "Quasar search rewrite lead: Annika Takahashi"},
+		{"For record: budget for Orion migration is 324,500 EUR.", "budget for Orion migration: 324,500 EUR"},
+		{"We changed our mind on Vega: payment provider will be Stripe instead of Worldpay.", "changed mind on Vega, payment provider: Stripe"},
+		{"The Vega data pipeline has to be done by 2026-04-08.", "The Vega data pipeline done by 2026-04-08"},
+		{"My employee number is EMP-55600, in case form needs it.", "employee number: EMP-55600"},
+		{"Who leads Quasar search rewrite?", "Who leads Quasar search rewrite?"}, // questions stay whole
+		{"We should keep it simple.", "We should keep it simple."},               // no key fact: as it is
+	} {
+		if got := shortForm(tc.in); got != tc.short {
+			t.Errorf("shortForm(%q) = %q, want %q", tc.in, got, tc.short)
+		}
+	}
+	if got := coreForm("Finance approved 324,500 EUR budget for Orion migration"); got != "approved 324,500 EUR budget Orion" {
+		t.Errorf("coreForm = %q", got)
+	}
+}
+
+// TestExtractiveKeepsNewestValue: when a later message in the span corrects
+// a value, the summary keeps the new value and drops the statement it
+// replaced; a second decision of the same kind that does not mark a change
+// keeps both.
+func TestExtractiveKeepsNewestValue(t *testing.T) {
+	tok := tokenizerT(t)
+	msgs := messages(
+		user("The budget for the Orion migration is 300,000 EUR."),
+		assistant("Noted."),
+		user("The Quasar lead is Ada Byron."),
+		user("Actually, the budget for the Orion migration is now 350,000 EUR."),
+	)
+	out := Extractive{}.Summarize(msgs, 200, tok)
+	if !strings.Contains(out, "350,000 EUR") || strings.Contains(out, "300,000") || !strings.Contains(out, "Ada Byron") {
+		t.Errorf("summary of a correction:\n%s", out)
+	}
+	both := Extractive{}.Summarize(messages(
+		user("We decided to move billing jobs to Redis under ticket BILL-1."),
+		user("We decided to move billing jobs to Kafka under ticket BILL-2."),
+	), 200, tok)
+	if !strings.Contains(both, "BILL-1") || !strings.Contains(both, "BILL-2") {
+		t.Errorf("two decisions, one kept:\n%s", both)
+	}
+}
+
+// TestExtractiveTopicsBeforeRepeats: when the limit holds only some units,
+// a statement on a new topic goes before another of the same kind as one
+// already kept.
+func TestExtractiveTopicsBeforeRepeats(t *testing.T) {
+	tok := tokenizerT(t)
+	msgs := messages(
+		user("We decided to move billing jobs to Redis under ticket BILL-1."),
+		user("We decided to move billing jobs to Kafka under ticket BILL-2."),
+		user("We decided to move billing jobs to Kubernetes under ticket BILL-3."),
+		user("Marcus will own migration runbook RUN-6006, due on October 2."),
+	)
+	out := Extractive{}.Summarize(msgs, 40, tok)
+	if !strings.Contains(out, "RUN-6006") || !strings.Contains(out, "BILL-1") {
+		t.Errorf("summary:\n%s", out)
+	}
+}
+
+// TestExtractiveAnsweredQuestion: a question answered in the span is
+// context, not an open question: at a tight limit the answer's fact goes
+// before it. An open question (nothing answers it) stays.
+func TestExtractiveAnsweredQuestion(t *testing.T) {
+	tok := tokenizerT(t)
+	answered := messages(
+		user("Can you tell me a short joke about computers?"),
+		assistant("Why do programmers prefer dark mode? Because light attracts bugs."),
+		user("Priya Castellanos will own the Orion migration."),
+	)
+	if out := (Extractive{}).Summarize(answered, 16, tok); !strings.Contains(out, "Priya Castellanos") || strings.Contains(out, "joke") {
+		t.Errorf("answered question kept over a fact:\n%s", out)
+	}
+	open := messages(assistant("The report is ready."), user("Should we also move the audit logs?"))
+	if out := (Extractive{}).Summarize(open, 40, tok); !strings.Contains(out, "move audit logs?") {
+		t.Errorf("open question lost:\n%s", out)
+	}
+}
