@@ -56,6 +56,8 @@
 //   - The calendar days the query names (QueryDates: "8 May 2023",
 //     "2023-05-08", "May 2023"), in UTC, for a search that can match the day
 //     a message was said.
+//   - Whether the query is a question (IsQuestion), so that a search can
+//     rank turns that ask below turns that tell (QuestionShare).
 //
 // Proximity scores how close the query terms occur in a document (BM25TP),
 // for re-ranking the best BM25 hits by reading their text: no positions are
