@@ -326,13 +326,14 @@ func exhaustiveCorpus(t *testing.T) (*Store, []string, *rand.Rand) {
 // with named speakers and messages said on several days, the ranker
 // returns exactly the hits and scores of exhaustive scoring, in both
 // scopes, for one- to four-term queries (repeated terms, stop words, names
-// and dates included): plain BM25, and the default ranking without
-// proximity (whose re-ranking of the best candidates TestSearchProximity
-// checks).
+// and dates included): plain BM25, and the default ranking without the
+// parts that re-rank the best candidates (proximity, recency, dedupe,
+// questions: TestSearchProximitySkipsExactly and search_test.go check
+// them).
 func TestSearchMatchesExhaustive(t *testing.T) {
 	s, sessions, rng := exhaustiveCorpus(t)
 	stage1 := defaultRanking
-	stage1.proximity = 0
+	stage1.proximity, stage1.recency, stage1.dedupe, stage1.question = 0, 0, false, 0
 	differ := 0 // queries the two rankings answer differently
 	for i := 0; i < 400; i++ {
 		q := exhaustiveQuery(rng)
@@ -383,10 +384,11 @@ func TestSearchMatchesExhaustive(t *testing.T) {
 	}
 }
 
-// TestSearchProximitySkipsExactly: skipping the candidates whose proximity
-// bound cannot lift them into the hits changes nothing: the same hits and
-// scores as re-ranking all RerankDepth candidates, over the exhaustive
-// corpus (both scopes, every limit).
+// TestSearchProximitySkipsExactly: skipping the candidates whose bound
+// (proximity bound, recency boost) cannot lift them into the hits changes
+// nothing, duplicates dropped included: the same hits and scores as
+// re-ranking all RerankDepth candidates, over the exhaustive corpus (both
+// scopes, every limit).
 func TestSearchProximitySkipsExactly(t *testing.T) {
 	s, sessions, rng := exhaustiveCorpus(t)
 	all := defaultRanking

@@ -21,7 +21,9 @@ import (
 // bucket vectors and the meta keys vectors_model, vectors_cursor.
 // 6: the analyzer splits words at '_' (connector punctuation): every BM25
 // term of a text holding one changes (messages and scope entries).
-const SchemaVersion = 6
+// 7: the analyzer maps irregular verb forms to their base ("led" → "lead",
+// "went" → "go"): the terms of texts holding one change.
+const SchemaVersion = 7
 
 // openTimeout bounds how long Open waits for the file lock (another process
 // holding the file open).

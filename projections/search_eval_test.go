@@ -292,7 +292,11 @@ var evalVariants = []struct {
 	{"stop + speaker", ranking{dropStop: true, speaker: 1}},
 	{"stop + speaker + day", ranking{dropStop: true, speaker: 1, dates: 1}},
 	{"stop + proximity", ranking{dropStop: true, proximity: 1}},
-	{"default: stop+speaker+day+proximity (after)", defaultRanking},
+	{"stop+speaker+day+proximity (schema 6)", ranking{dropStop: true, speaker: 1, dates: 1, proximity: 1}},
+	{"default − recency", func() ranking { r := defaultRanking; r.recency = 0; return r }()},
+	{"default − dedupe", func() ranking { r := defaultRanking; r.dedupe = false; return r }()},
+	{"default − questions", func() ranking { r := defaultRanking; r.question = 0; return r }()},
+	{"default (after)", defaultRanking},
 	{"idf 2.3+speaker+day+proximity", ranking{idfFloor: 2.3, speaker: 1, dates: 1, proximity: 1}},
 	{"stop+idf 2.3+speaker+day+proximity", ranking{dropStop: true, idfFloor: 2.3, speaker: 1, dates: 1, proximity: 1}},
 }

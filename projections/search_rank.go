@@ -2,6 +2,7 @@ package projections
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -69,6 +70,18 @@ type ranking struct {
 	// proximity weighs swap's BM25TP proximity score of the best
 	// RerankDepth candidates (FusionDepth when fusing). 0: off.
 	proximity float64
+	// recency > 0 prefers the newer of the candidates (the RerankDepth
+	// best, FusionDepth when fusing): the i-th oldest of n has its score
+	// multiplied by 1 + recency·i/(n−1). 0: off.
+	recency float64
+	// dedupe keeps one hit per text: a candidate whose content equals
+	// (ignoring case and runs of white space) that of a better one is
+	// dropped.
+	dedupe bool
+	// question > 0 lowers, for a query that is a question
+	// (swap.IsQuestion), the score of a candidate by the share of its words
+	// in questions (swap.QuestionShare): × (1 − question·share). 0: off.
+	question float64
 	// readAll re-ranks every candidate, without skipping those that their
 	// bound proves cannot reach the hits (tests compare both).
 	readAll bool
@@ -76,9 +89,12 @@ type ranking struct {
 
 // defaultRanking: stop words dropped, speaker and day matches weighed like
 // one content term (weight 1 × idf), proximity added as BM25TP defines it
-// (weight 1). The weights are the natural ones, not fitted: the evaluation
-// (search_eval_test.go) reports what each part brings.
-var defaultRanking = ranking{dropStop: true, speaker: 1, dates: 1, proximity: 1}
+// (weight 1), the newest candidate worth 10% more than the oldest, one hit
+// per text, and for a question the words of candidates that are questions
+// themselves worth half. The weights are round values, not fitted: the
+// evaluation (search_eval_test.go) reports what each part brings, and
+// membench (issue 8 and after) the figures on a longer benchmark.
+var defaultRanking = ranking{dropStop: true, speaker: 1, dates: 1, proximity: 1, recency: 0.1, dedupe: true, question: 0.5}
 
 // plainRanking is BM25 over every query term.
 var plainRanking = ranking{}
@@ -109,6 +125,16 @@ func (s *Store) Search(sessionID string, scope memoryv1.SearchScope, query strin
 //     scored again with swap's BM25TP proximity (query terms adjacent or
 //     close, in query order best); a candidate whose proximity bound
 //     (from its term frequencies) cannot lift it into the hits is not read.
+//   - Recency: of those candidates, the i-th oldest of n has its score
+//     multiplied by 1 + 0.1·i/(n−1), so of statements that match alike
+//     the newest (a correction: the current value) ranks first.
+//   - Questions: when the query is a question, a candidate's score is
+//     multiplied by 1 − 0.5·(share of its words in sentences ending with
+//     '?'): a turn asking the question again ("Remind me: who leads X?")
+//     is not its answer.
+//   - One hit per text: a candidate whose content equals a better one's
+//     (case and white space aside) is dropped, so a text repeated ten
+//     times takes one place, not ten.
 //
 // Any query string is accepted: there is no query syntax, punctuation only
 // separates words, so `customer-id`, `O'Brien`, `"unbalanced` or `*` are
@@ -226,22 +252,29 @@ type candidate struct {
 	seq     uint64
 	content string
 	msg     *memoryv1.Message
+	// boost multiplies the score for recency; upper bounds the final score
+	// (rank); dup marks a copy of a better candidate's text (dedupe).
+	boost float64
+	upper float64
+	dup   bool
 }
 
 // rank returns the best candidates, best first: the best limit of them are
-// the hits (more when proximity re-ranks: RerankDepth, or deep asks for
-// FusionDepth, for a fusion).
+// the hits (more when the ranking reads candidates: RerankDepth, or deep
+// asks for FusionDepth, for a fusion).
 func (r *ranker) rank(q swap.Query, limit int, deep bool) ([]*candidate, error) {
 	content, clauses := r.clauses(q)
 	if len(clauses) == 0 {
 		return nil, nil
 	}
-	depth := limit
 	proximity := r.rk.proximity > 0 && len(content) >= 2
+	asked := r.rk.question > 0 && q.Question
+	rerank := proximity || asked || r.rk.dedupe || r.rk.recency > 0
+	depth := limit
 	switch {
 	case deep:
 		depth = max(limit, FusionDepth)
-	case proximity:
+	case rerank:
 		depth = max(limit, RerankDepth)
 	}
 	var prox *proximityClauses
@@ -254,46 +287,91 @@ func (r *ranker) rank(q swap.Query, limit int, deep bool) ([]*candidate, error) 
 	}
 	cands := make([]*candidate, 0, top.Len())
 	for _, h := range top.Sorted() {
-		cands = append(cands, &candidate{docID: h.DocID, score: h.Score, bound: h.Bound})
+		cands = append(cands, &candidate{docID: h.DocID, score: h.Score, bound: h.Bound, boost: 1})
 	}
-	if !proximity {
+	if !rerank {
 		return cands, nil
 	}
-	// Candidates in BM25 order. One whose score plus its bound stays below
-	// the limit-th best final score found so far cannot reach the hits and
-	// is not read (unless the whole order counts: a fusion). best holds the
-	// best limit final scores so far, ascending.
-	best := make([]float64, 0, limit+1)
-	keep := func(score float64) {
-		if len(best) == limit && score <= best[0] {
-			return
+	if r.rk.recency > 0 && len(cands) > 1 {
+		byAge := slices.Clone(cands)
+		slices.SortFunc(byAge, func(a, b *candidate) int { return cmp.Compare(a.docID, b.docID) })
+		for i, c := range byAge {
+			c.boost = 1 + r.rk.recency*float64(i)/float64(len(byAge)-1)
 		}
-		i, _ := slices.BinarySearch(best, score)
-		best = slices.Insert(best, i, score)
+	}
+	// Each part multiplies by at most boost or adds at most bound, so
+	// (score + bound)·boost bounds a candidate's final score. Candidates
+	// are taken by that bound, best first; once it is below the limit-th
+	// best final score of distinct texts, no later candidate can reach the
+	// hits, and is left unread with its score times its boost (unless the
+	// whole order counts: a fusion).
+	for _, c := range cands {
+		c.upper = (c.score + c.bound) * c.boost
+	}
+	slices.SortStableFunc(cands, func(a, b *candidate) int { return cmp.Compare(b.upper, a.upper) })
+	best := make([]float64, 0, limit+1) // the best limit final scores, ascending
+	seen := make(map[string]*candidate) // dedupe: text → its best candidate
+	for _, c := range cands {
+		if !deep && !r.rk.readAll && len(best) == limit && c.upper < best[0] {
+			c.score *= c.boost
+			continue
+		}
+		if err := r.read(c); err != nil {
+			return nil, err
+		}
+		if proximity && c.bound > 0 {
+			c.score += r.rk.proximity * r.bm.ProximityText(c.content, prox.terms, prox.weights, c.docLen, r.avgdl)
+		}
+		c.score *= c.boost
+		if asked {
+			c.score *= 1 - r.rk.question*swap.QuestionShare(c.content)
+		}
+		if r.rk.dedupe {
+			key := textKey(c.content)
+			d, ok := seen[key]
+			if ok && !before(c, d) {
+				c.dup = true // a copy of a better hit: not one itself
+				continue
+			}
+			seen[key] = c
+			if ok {
+				// c replaces d, a worse copy of its text, in best.
+				d.dup = true
+				if i, found := slices.BinarySearch(best, d.score); found {
+					best = slices.Delete(best, i, i+1)
+				}
+			}
+		}
+		i, _ := slices.BinarySearch(best, c.score)
+		best = slices.Insert(best, i, c.score)
 		if len(best) > limit {
 			best = best[1:]
 		}
 	}
-	for _, c := range cands {
-		if c.bound > 0 && (deep || r.rk.readAll || len(best) < limit || c.score+c.bound >= best[0]) {
-			if err := r.read(c); err != nil {
-				return nil, err
-			}
-			c.score += r.rk.proximity * r.bm.ProximityText(c.content, prox.terms, prox.weights, c.docLen, r.avgdl)
-		}
-		keep(c.score)
+	if r.rk.dedupe {
+		cands = slices.DeleteFunc(cands, func(c *candidate) bool { return c.dup })
 	}
 	slices.SortStableFunc(cands, func(a, b *candidate) int {
-		switch {
-		case a.score > b.score:
+		if before(a, b) {
 			return -1
-		case a.score < b.score:
+		}
+		if before(b, a) {
 			return 1
 		}
 		return 0
 	})
 	return cands, nil
 }
+
+// before reports whether a ranks before b: a higher score, or the same
+// score and a smaller doc id (the older document).
+func before(a, b *candidate) bool {
+	return a.score > b.score || (a.score == b.score && a.docID < b.docID)
+}
+
+// textKey is the key under which dedupe compares texts: lower-cased, runs
+// of white space as one space, trimmed.
+func textKey(s string) string { return strings.Join(strings.Fields(strings.ToLower(s)), " ") }
 
 // fuse merges the lexical ranking (best first) with the vector ranking by
 // reciprocal rank fusion; ties: smaller doc id first.

@@ -2,6 +2,7 @@ package projections
 
 import (
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -237,7 +238,7 @@ func TestSearchDates(t *testing.T) {
 		"support group on 8 May 2023":  "c1-m1",
 		"support group on 2023-06-02":  "c1-m2",
 		"support group in June 2023":   "c1-m2",
-		"what happened on 2 June 2023": "c1-m2", // a day alone matches (m2, m3; m2 older)
+		"what happened on 2 June 2023": "c1-m3", // a day alone matches (m2, m3 tie; m3 newer)
 	} {
 		hits, err := s.Search("c1", scopeSession, q, 0)
 		if err != nil {
@@ -291,5 +292,106 @@ func TestSearchProximity(t *testing.T) {
 	rev, _ := s.Search("c1", scopeSession, "class pottery", 0)
 	if got := hitIDs(rev); got[0] != "c1-m2" {
 		t.Fatalf("reversed query = %v", got)
+	}
+}
+
+// searchIDs runs query in c1 (SESSION scope) with rk and returns the hits'
+// ids.
+func searchIDs(t *testing.T, s *Store, query string, rk ranking) []string {
+	t.Helper()
+	hits, err := s.search("c1", scopeSession, query, 0, rk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return hitIDs(hits)
+}
+
+// TestSearchRecency: of two statements that score the same, the newer
+// ranks first (a correction states the current value); without the
+// recency part the older one did (ties: older first).
+func TestSearchRecency(t *testing.T) {
+	l := newLogBuilder(t)
+	l.create("c1", "u", "")
+	l.appendMsgs("c1",
+		"The Orion migration lead is Priya.",
+		"The budget is fine.",
+		"The Orion migration lead is Yuki.",
+	)
+	s := openTestStore(t)
+	mustApply(t, s, l.recs)
+	off := defaultRanking
+	off.recency = 0
+	if got := searchIDs(t, s, "Who leads the Orion migration?", off); len(got) != 2 || got[0] != "c1-m1" {
+		t.Fatalf("without recency: %v, want the tie c1-m1, c1-m3", got)
+	}
+	if got := searchIDs(t, s, "Who leads the Orion migration?", defaultRanking); len(got) != 2 || got[0] != "c1-m3" {
+		t.Fatalf("Search = %v, want the newer c1-m3 first", got)
+	}
+	// A prior, not a filter: a better match stays ahead of a newer one.
+	l.appendMsgs("c1", "Orion news.")
+	s2 := openTestStore(t)
+	mustApply(t, s2, l.recs)
+	if got := searchIDs(t, s2, "Orion migration lead", defaultRanking); len(got) != 3 || got[2] != "c1-m4" {
+		t.Fatalf("Search = %v, want c1-m4 (one term) last", got)
+	}
+}
+
+// TestSearchDedupe: a text said several times is one hit, its newest
+// copy, and the room goes to other texts; without dedupe every copy was a
+// hit.
+func TestSearchDedupe(t *testing.T) {
+	l := newLogBuilder(t)
+	l.create("c1", "u", "")
+	l.appendMsgs("c1",
+		"The customer id of Acme is CUS-42.",
+		"Acme renewed its contract.",
+		"the customer id of  ACME is CUS-42.",
+		"The customer id of Acme is CUS-42.",
+	)
+	s := openTestStore(t)
+	mustApply(t, s, l.recs)
+	off := defaultRanking
+	off.dedupe = false
+	if got := searchIDs(t, s, "Acme customer id", off); len(got) != 4 {
+		t.Fatalf("without dedupe: %v, want 4 hits", got)
+	}
+	got := searchIDs(t, s, "Acme customer id", defaultRanking)
+	if !slices.Equal(got, []string{"c1-m4", "c1-m2"}) {
+		t.Fatalf("Search = %v, want [c1-m4 c1-m2]", got)
+	}
+	// The limit counts distinct texts.
+	hits, err := s.search("c1", scopeSession, "Acme customer id", 2, defaultRanking)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := hitIDs(hits); !slices.Equal(got, []string{"c1-m4", "c1-m2"}) {
+		t.Fatalf("limit 2: %v", got)
+	}
+}
+
+// TestSearchQuestionTurns: for a question, a turn that asks it again
+// ranks below a turn that answers it; without the question part the
+// shorter echo ranked first. A query that is no question keeps the plain
+// order.
+func TestSearchQuestionTurns(t *testing.T) {
+	l := newLogBuilder(t)
+	l.create("c1", "u", "")
+	l.appendMsgs("c1",
+		"Acme open balance: 12,000 USD across three open invoices, due in May.",
+		"What is the open balance of Acme?",
+	)
+	s := openTestStore(t)
+	mustApply(t, s, l.recs)
+	off := defaultRanking
+	off.question = 0
+	q := "What is the open balance of Acme?"
+	if got := searchIDs(t, s, q, off); len(got) != 2 || got[0] != "c1-m2" {
+		t.Fatalf("without the question part: %v, want the echo c1-m2 first", got)
+	}
+	if got := searchIDs(t, s, q, defaultRanking); len(got) != 2 || got[0] != "c1-m1" {
+		t.Fatalf("Search = %v, want the answer c1-m1 first", got)
+	}
+	if got := searchIDs(t, s, "Acme open balance", defaultRanking); len(got) != 2 || got[0] != "c1-m2" {
+		t.Fatalf("not a question: %v, want c1-m2 first", got)
 	}
 }

@@ -233,13 +233,13 @@ func TestOpenSchemaVersionMismatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := s.db.Update(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketMeta).Put(metaSchemaVersion, u32(7))
+		return tx.Bucket(bucketMeta).Put(metaSchemaVersion, u32(SchemaVersion+1))
 	}); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
 	_, err = Open(path)
-	if !errors.Is(err, ErrSchemaVersion) || !strings.Contains(err.Error(), "version 7") || !strings.Contains(err.Error(), fmt.Sprintf("version %d", SchemaVersion)) {
+	if !errors.Is(err, ErrSchemaVersion) || !strings.Contains(err.Error(), fmt.Sprintf("version %d", SchemaVersion+1)) || !strings.Contains(err.Error(), fmt.Sprintf("version %d", SchemaVersion)) {
 		t.Fatalf("Open = %v", err)
 	}
 }

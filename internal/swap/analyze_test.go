@@ -12,14 +12,14 @@ func TestAnalyze(t *testing.T) {
 		name, text string
 		want       []string
 	}{
-		{"stemming", "Running runners ran", []string{"run", "runner", "ran"}},
+		{"stemming", "Running runners ran", []string{"run", "runner", "run"}},
 		{"hyphen splits", "customer-id", []string{"custom", "id"}},
 		{"apostrophe joins", "O'Brien", []string{"o'brien"}},
 		{"typographic apostrophe and possessive", "O’Brien's", []string{"o'brien"}},
 		{"possessive stripped", "customer's", []string{"custom"}},
 		{"contraction kept", "don't", []string{"don't"}},
 		{"colon splits", "error: 3706", []string{"error", "3706"}},
-		{"question", "what broke?", []string{"what", "broke"}},
+		{"question", "what broke?", []string{"what", "break"}},
 		{"stop words kept", "the lazy dog", []string{"the", "lazi", "dog"}},
 		{"numbers joined by . and ,", "3.14 1,000", []string{"3.14", "1,000"}},
 		{"underscore splits", "foo_bar customer_id __x__", []string{"foo", "bar", "custom", "id", "x"}},
@@ -75,7 +75,7 @@ func TestQueryTermsHostile(t *testing.T) {
 		{"customer-id error", []string{"custom", "id", "error"}},
 		{"O'Brien", []string{"o'brien"}},
 		{"error: 3706", []string{"error", "3706"}},
-		{"what broke?", []string{"what", "broke"}},
+		{"what broke?", []string{"what", "break"}},
 		{`"unbalanced`, []string{"unbalanc"}},
 		{`"balanced" quotes`, []string{"balanc", "quot"}},
 		{"*", nil},

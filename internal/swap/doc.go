@@ -8,7 +8,10 @@
 // # Analyzer
 //
 // Analyze segments text into words (Unicode UAX #29), lower-cases them and
-// stems Latin-script words with the English Snowball (Porter2) stemmer. Runes
+// stems Latin-script words with the English Snowball (Porter2) stemmer,
+// after mapping the past forms of common irregular verbs to their base
+// ("led" → "lead", "went" → "go": irregularVerbs lists them and the forms
+// left out). Runes
 // of CJK scripts (Han, Hiragana, Katakana, Hangul) are single-rune terms
 // (unigrams: a query "数据库" matches documents holding 数, 据 and 库, in any
 // order). Stop words are kept in documents (see Queries for queries). Terms
@@ -53,6 +56,8 @@
 //   - The calendar days the query names (QueryDates: "8 May 2023",
 //     "2023-05-08", "May 2023"), in UTC, for a search that can match the day
 //     a message was said.
+//   - Whether the query is a question (IsQuestion), so that a search can
+//     rank turns that ask below turns that tell (QuestionShare).
 //
 // Proximity scores how close the query terms occur in a document (BM25TP),
 // for re-ranking the best BM25 hits by reading their text: no positions are
@@ -71,7 +76,7 @@
 //     always has a boundary that no rule looks across) are segmented by a
 //     hand-written ASCII version of the UAX #29 rules instead of uniseg, and
 //     lower-cased without allocating. Other stretches go through uniseg.
-//   - Stems are cached (english.Stem is a pure function): a process-wide
+//   - Stems are cached (stemWord is a pure function): a process-wide
 //     cache of word → stem in 64 shards, each holding two generations of at
 //     most 64 KiB; when the current generation of a shard is full it
 //     replaces the old one, and a hit in the old one is copied to the

@@ -14,6 +14,8 @@ type QueryTerm struct {
 type Query struct {
 	Terms []QueryTerm
 	Dates []DayRange
+	// Question is IsQuestion(query).
+	Question bool
 }
 
 // ParseQuery analyzes a search query. Like QueryTerms it accepts every
@@ -24,6 +26,7 @@ func ParseQuery(query string) Query {
 		q.Terms = append(q.Terms, QueryTerm{Term: t, Stop: IsStopTerm(t)})
 	}
 	q.Dates = QueryDates(query)
+	q.Question = IsQuestion(query)
 	return q
 }
 

@@ -4,8 +4,6 @@ import (
 	"hash/maphash"
 	"strings"
 	"sync"
-
-	"github.com/kljensen/snowball/english"
 )
 
 // The stem cache. english.Stem is a pure function that costs a few
@@ -49,10 +47,10 @@ func newStemCache() *stemCache {
 	return c
 }
 
-// stem returns english.Stem(w, false).
+// stem returns stemWord(w).
 func (c *stemCache) stem(w string) string {
 	if len(w) > stemMaxKeyBytes {
-		return english.Stem(w, false)
+		return stemWord(w)
 	}
 	sh := &c.shards[maphash.String(c.seed, w)%stemShards]
 	sh.mu.RLock()
@@ -67,17 +65,17 @@ func (c *stemCache) stem(w string) string {
 	}
 	w = strings.Clone(w) // w may be a substring of a large text
 	if !inOld {
-		t = english.Stem(w, false)
+		t = stemWord(w)
 	}
 	sh.put(w, t)
 	return t
 }
 
-// stemBytes returns english.Stem(string(b), false) without converting b to
+// stemBytes returns stemWord(string(b)) without converting b to
 // a string when the stem is cached.
 func (c *stemCache) stemBytes(b []byte) string {
 	if len(b) > stemMaxKeyBytes {
-		return english.Stem(string(b), false)
+		return stemWord(string(b))
 	}
 	sh := &c.shards[maphash.Bytes(c.seed, b)%stemShards]
 	sh.mu.RLock()
@@ -92,7 +90,7 @@ func (c *stemCache) stemBytes(b []byte) string {
 	}
 	w := string(b)
 	if !inOld {
-		t = english.Stem(w, false)
+		t = stemWord(w)
 	}
 	sh.put(w, t)
 	return t
