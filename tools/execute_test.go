@@ -29,7 +29,7 @@ func run(t *testing.T, ex *tools.Executor, name, args string) map[string]any {
 }
 
 func list(m map[string]any, key string) []any { l, _ := m[key].([]any); return l }
-func obj(v any) map[string]any               { m, _ := v.(map[string]any); return m }
+func obj(v any) map[string]any                { m, _ := v.(map[string]any); return m }
 
 // Each tool round-trips through Execute against a real node, and what it
 // returns agrees with the service's own answer through the Go client.
@@ -226,7 +226,9 @@ func fillUntilCompressed(t *testing.T, c *client.Client, id string) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !slices.ContainsFunc(cx.GetMessages(), func(m *memoryv1.ContextMessage) bool { return m.GetLayer() == "l1" && strings.Contains(m.GetContent(), "zanzibar") }) {
+			if !slices.ContainsFunc(cx.GetMessages(), func(m *memoryv1.ContextMessage) bool {
+				return m.GetLayer() == "l1" && strings.Contains(m.GetContent(), "zanzibar")
+			}) {
 				return
 			}
 		}
