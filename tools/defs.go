@@ -12,6 +12,8 @@ type Tool struct {
 	Description string
 	// InputSchema is the JSON Schema of the arguments object.
 	InputSchema json.RawMessage
+	// ReadOnly: the tool changes nothing (MCP's readOnlyHint).
+	ReadOnly bool
 }
 
 // Tool names.
@@ -172,6 +174,12 @@ var defs = []struct {
 		obj([]string{"scope", "key"}, map[string]any{"scope": scope, "key": key})},
 }
 
+// readOnly are the tools that change nothing.
+var readOnly = map[string]bool{
+	SessionContext: true, RecallConversation: true, MemoryRead: true,
+	MemoryList: true, MemorySearch: true, MemoryHistory: true,
+}
+
 // all is defs as Tools, built once.
 var all = func() []Tool {
 	out := make([]Tool, len(defs))
@@ -180,7 +188,7 @@ var all = func() []Tool {
 		if err != nil {
 			panic(fmt.Sprintf("tools: schema of %s: %v", d.name, err)) // static data: caught by the tests
 		}
-		out[i] = Tool{Name: d.name, Description: d.desc, InputSchema: b}
+		out[i] = Tool{Name: d.name, Description: d.desc, InputSchema: b, ReadOnly: readOnly[d.name]}
 	}
 	return out
 }()

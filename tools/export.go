@@ -1,6 +1,10 @@
 package tools
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+)
 
 // OpenAIFunction is a tool in OpenAI's function-calling shape (Chat
 // Completions "tools" array).
@@ -40,4 +44,34 @@ func Anthropic() []AnthropicTool {
 		out[i] = AnthropicTool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema}
 	}
 	return out
+}
+
+// MCPTool is a tool as MCP's tools/list describes it.
+type MCPTool struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	InputSchema json.RawMessage `json:"inputSchema"`
+}
+
+// WriteJSON writes every tool as a JSON array in format "openai",
+// "anthropic" or "mcp".
+func WriteJSON(w io.Writer, format string) error {
+	var v any
+	switch format {
+	case "openai":
+		v = OpenAI()
+	case "anthropic":
+		v = Anthropic()
+	case "mcp":
+		out := make([]MCPTool, len(all))
+		for i, t := range all {
+			out[i] = MCPTool{t.Name, t.Description, t.InputSchema}
+		}
+		v = out
+	default:
+		return fmt.Errorf("tools: format %q: want openai, anthropic or mcp", format)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }
