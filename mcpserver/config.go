@@ -75,7 +75,7 @@ func BindFlags(fs *flag.FlagSet, cfg *Config) {
 	fs.StringVar(&cfg.NATSPassword, "nats-password", cfg.NATSPassword, "password of --nats-user (prefer the AGENTMEM_NATS_PASSWORD variable)")
 	fs.StringVar(&cfg.NATSCreds, "nats-creds", cfg.NATSCreds, "NATS credentials file (JWT users)")
 	fs.StringVar(&cfg.Agent, "agent", cfg.Agent, "agent id whose private memory the scope \"agent\" is (with tenants: the connection's own agent)")
-	fs.StringVar(&cfg.HTTPAddr, "http", cfg.HTTPAddr, "serve Streamable HTTP on host:port (e.g. 127.0.0.1:8080) instead of stdio")
+	fs.StringVar(&cfg.HTTPAddr, "http", cfg.HTTPAddr, "serve Streamable HTTP on host:port (e.g. 127.0.0.1:8080) instead of stdio; no authentication of its own: whoever reaches it acts as this server's NATS identity")
 	fs.DurationVar(&cfg.Timeout, "timeout", cfg.Timeout, "timeout of one service call")
 	fs.DurationVar(&cfg.SessionTimeout, "session-timeout", cfg.SessionTimeout, "close an HTTP MCP session idle this long (0: never)")
 }

@@ -39,6 +39,9 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger, version string) e
 		return fmt.Errorf("mcpserver: listen %s: %w", cfg.HTTPAddr, err)
 	}
 	logger.Info("serving MCP over Streamable HTTP", "addr", ln.Addr().String(), "nats", cfg.NATSURL, "agent", cfg.Agent)
+	if tcp, ok := ln.Addr().(*net.TCPAddr); ok && !tcp.IP.IsLoopback() {
+		logger.Warn("the HTTP endpoint has no authentication of its own: whoever reaches it acts as this server's NATS identity", "addr", ln.Addr().String())
+	}
 	return ServeHTTP(ctx, srv, ln, cfg.SessionTimeout, logger)
 }
 
