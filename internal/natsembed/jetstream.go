@@ -63,3 +63,19 @@ func (s *Server) RestartJetStream() error {
 	}
 	return nil
 }
+
+// StoreUsage returns the bytes JetStream stores on disk and the most it
+// may store (max_file_store; without one, the disk space free when
+// JetStream started). ok is false while JetStream is off. Once used
+// exceeds limit the server refuses every write with "insufficient
+// resources" until space is freed.
+func (s *Server) StoreUsage() (used, limit int64, ok bool) {
+	if !s.ns.JetStreamEnabled() {
+		return 0, 0, false
+	}
+	info, err := s.ns.Jsz(nil)
+	if err != nil || info == nil {
+		return 0, 0, false
+	}
+	return int64(info.Store), info.Config.MaxStore, true
+}
