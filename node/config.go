@@ -59,7 +59,8 @@ type Config struct {
 	// MinFreeBytes is the free space the node keeps on the disk of its data
 	// dir when it embeds NATS: below it, writes answer 503 at once
 	// (out_of_space) until space returns, so the store is not filled to the
-	// last byte. 0 refuses only when the disk is full.
+	// last byte. 0 refuses only when the disk is full; negative skips the
+	// check (writes are then refused once JetStream reports the fault).
 	MinFreeBytes int64
 	// HealthInterval is how often the node looks at the disk, JetStream
 	// and the projector (the storage watch). Programmatic only.
@@ -132,9 +133,6 @@ func (c Config) Validate() error {
 		if _, _, err := net.SplitHostPort(c.HTTPAddr); err != nil {
 			return fmt.Errorf("node: http %q: %w", c.HTTPAddr, err)
 		}
-	}
-	if c.MinFreeBytes < 0 {
-		return fmt.Errorf("node: min-free-bytes must be >= 0, got %d", c.MinFreeBytes)
 	}
 	if c.HealthInterval < 10*time.Millisecond {
 		return fmt.Errorf("node: health interval must be >= 10ms, got %s", c.HealthInterval)

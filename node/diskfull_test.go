@@ -64,11 +64,13 @@ func fill(t *testing.T, path string) int64 {
 
 // TestDiskFull fills the real disk under a node: its data dir (embedded
 // JetStream store and bbolt projection) is on a small tmpfs, and a ballast
-// file takes every free byte while four writers append. With no headroom
-// (--min-free-bytes 0) the server's file store and bbolt both hit ENOSPC:
-// JetStream latches a write error and stops answering the publisher, the
-// projector's commit fails. With headroom the node refuses writes before
-// the disk is full. Either way: every request is answered within the store
+// file takes every free byte while four writers append. Without the node's
+// free-space check (--min-free-bytes -1) the server's file store hits
+// ENOSPC: it latches a write error and stops answering the publisher (and
+// the projector's commit fails if it had records to write); the node sees
+// the fault in the server's health and restarts JetStream once the ballast
+// is gone. With the check (2 MiB) the node refuses writes as soon as the
+// disk is full, often before the server's store fails. Either way: every request is answered within the store
 // timeout (503 while full), /healthz answers 503 naming the log, the
 // metrics show it, and after the ballast is removed writes and the
 // projector resume by themselves within recoveryBound; no acknowledged
@@ -78,7 +80,7 @@ func TestDiskFull(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		minFree int64
-	}{{"no-headroom", 0}, {"headroom", 2 << 20}} {
+	}{{"store-fault", -1}, {"free-space-check", 2 << 20}} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := mountTmpfs(t, 48<<20)
 			data := filepath.Join(dir, "data")
@@ -148,6 +150,9 @@ func TestDiskFull(t *testing.T) {
 				counter(t, s.n, "agentmem_jetstream_restarts_total", ""), counter(t, s.n, "agentmem_projector_write_retries_total", ""))
 			if !strings.Contains(s.logs.String(), "log unavailable") {
 				t.Errorf("the node did not log the fault:\n%s", s.logs.String())
+			}
+			if restarts := counter(t, s.n, "agentmem_jetstream_restarts_total", ""); tc.minFree < 0 && restarts == 0 {
+				t.Errorf("no JetStream restart after the store's write error")
 			}
 			s.shutdown(t)
 			var out bytes.Buffer

@@ -22,7 +22,7 @@ func BindFlags(fs *flag.FlagSet, cfg *Config) {
 	fs.StringVar(&cfg.Sync, "sync", cfg.Sync, "JetStream sync mode of the embedded server: default (survives kill -9) or always (fsync per write)")
 	fs.IntVar(&cfg.Replicas, "replicas", cfg.Replicas, "stream replicas (3 on a NATS cluster)")
 	fs.StringVar(&cfg.HTTPAddr, "http", cfg.HTTPAddr, "host:port for Prometheus /metrics and /healthz (empty disables)")
-	fs.Int64Var(&cfg.MinFreeBytes, "min-free-bytes", cfg.MinFreeBytes, "free bytes the embedded server's disk keeps: below, writes answer 503 at once until space returns (0: only when full)")
+	fs.Int64Var(&cfg.MinFreeBytes, "min-free-bytes", cfg.MinFreeBytes, "free bytes the embedded server's disk keeps: below, writes answer 503 at once until space returns (0: only when full; -1: no check, only JetStream's own faults)")
 	fs.StringVar(&cfg.Stream, "stream", cfg.Stream, "JetStream stream name")
 	fs.DurationVar(&cfg.DuplicateWindow, "dedupe-window", cfg.DuplicateWindow, "JetStream Nats-Msg-Id window of the stream (retries are recognised at any age through the command index)")
 	fs.BoolVar(&cfg.Projector, "projector", cfg.Projector, "run the projector (bbolt read models: recall, search, session lists) in this process")

@@ -13,6 +13,7 @@ import (
 	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/events"
 	"github.com/agentmem/agentmem/internal/sharedmem"
+	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 	"github.com/agentmem/agentmem/tenancy"
 )
 
@@ -97,6 +98,9 @@ var (
 )
 
 func (a answerBy) Dispatch(sessionID string, who *tenancy.Caller, body any, reply actors.ReplyFunc) error {
+	if err := a.refuseWrite(body); err != nil {
+		return err
+	}
 	r, done := a.guard(reply)
 	err := a.d.Dispatch(sessionID, who, body, r)
 	if err != nil {
@@ -106,12 +110,44 @@ func (a answerBy) Dispatch(sessionID string, who *tenancy.Caller, body any, repl
 }
 
 func (a answerBy) DispatchScope(kind sharedmem.Kind, id string, who *tenancy.Caller, body any, reply actors.ReplyFunc) error {
+	if err := a.refuseWrite(body); err != nil {
+		return err
+	}
 	r, done := a.guard(reply)
 	err := a.d.DispatchScope(kind, id, who, body, r)
 	if err != nil {
 		done()
 	}
 	return err
+}
+
+// refuseWrite answers a command that may write 503 at once while the log
+// is unavailable, before it reaches the actor: the actor would refuse it
+// at its append anyway, then restart (its supervisor's backoff delays the
+// requests queued behind). Reads go on to the actor.
+func (a answerBy) refuseWrite(body any) error {
+	if isRead(body) {
+		return nil
+	}
+	if err := (gatedLog{w: a.w}).refuse(false); err != nil {
+		return fmt.Errorf("%w: %w; nothing was stored", actors.ErrUnavailable, err)
+	}
+	return nil
+}
+
+// isRead reports whether body only reads an aggregate (as the actors
+// classify them); anything else may write.
+func isRead(body any) bool {
+	switch req := body.(type) {
+	case *memoryv1.ContextRequest, *memoryv1.GetSessionRequest,
+		*memoryv1.GetEntryRequest, *memoryv1.ListEntriesRequest, *memoryv1.HistoryRequest:
+		return true
+	case *memoryv1.KernelRequest:
+		return req.GetOp() == nil
+	case *memoryv1.StateRequest:
+		return req.GetOp() == memoryv1.StateOp_STATE_OP_GET || req.GetOp() == memoryv1.StateOp_STATE_OP_LIST
+	}
+	return false
 }
 
 // guard returns reply answering at most once, and arms a timer that

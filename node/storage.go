@@ -87,6 +87,7 @@ type storageWatch struct {
 type projector interface {
 	Problem() string
 	Wake()
+	Reread()
 	AppliedSeq() uint64
 }
 
@@ -168,7 +169,7 @@ func (w *storageWatch) observe(ctx context.Context) *storageState {
 		st.Log = st.JetStream
 	case !limit.OK:
 		st.Log = limit
-	case w.embedded != nil && !w.roomy(st.FreeBytes):
+	case w.embedded != nil && w.minFree >= 0 && !w.roomy(st.FreeBytes):
 		// The embedded server's store is on this disk: refuse before a
 		// write fails half-way. (An external server has its own disk.)
 		st.Log = fault(reasonOutOfSpace, fmt.Sprintf("%d bytes free under %s, below the %d the node keeps free (--min-free-bytes)",
@@ -199,7 +200,8 @@ func (w *storageWatch) accountLimits(ctx context.Context) part {
 	return healthy
 }
 
-// roomy reports whether the disk has room (free unknown counts as room).
+// roomy reports whether the disk has room: MinFreeBytes free, or at least
+// a byte when MinFreeBytes <= 0 (free unknown counts as room).
 func (w *storageWatch) roomy(free int64) bool {
 	return free < 0 || free >= max(w.minFree, 1)
 }
@@ -245,6 +247,7 @@ func (w *storageWatch) recover(st *storageState) bool {
 	w.restartPause = minRestartPause
 	w.logger.Info("embedded JetStream restarted", "took", time.Since(began).Round(time.Millisecond))
 	if w.projector != nil {
+		w.projector.Reread() // its consumer went with the old JetStream
 		w.projector.Wake()
 	}
 	return true

@@ -162,8 +162,9 @@ func streamLastSeq(ctx context.Context, js jetstream.JetStream, stream string) (
 // logged and tried again, from the checkpoint, after a pause (500ms doubling
 // to 30s). A write to the store that fails (ErrStoreWrite: a full disk, an
 // I/O error) is logged, counted (WriteRetries) and tried again the same
-// way, after 100ms doubling to 2s. Wake cuts either pause short; Problem
-// says what Run is retrying, or why it stopped.
+// way, after 100ms doubling to 2s. Wake cuts either pause short, Reread
+// drops the current read; Problem says what Run is retrying, or why it
+// stopped.
 func (p *Projector) Run(ctx context.Context) error {
 	js := boundedResets{p.js}
 	readPause, writePause := minReadRetry, minWriteRetry
@@ -172,7 +173,9 @@ func (p *Projector) Run(ctx context.Context) error {
 		_, err := CheckStream(ctx, p.js, p.cfg.Stream, start-1)
 		if err == nil {
 			p.logger.Info("projector starting", "stream", p.cfg.Stream, "from_seq", start)
-			err = consume(ctx, js, p.cfg.Stream, p.codec, start, 0, p.cfg.BatchEvents, p.cfg.BatchWait, 0, func(recs []Decoded) error {
+			rctx, cancel := context.WithCancel(ctx)
+			p.faults.read.Store(&cancel)
+			err = consume(rctx, js, p.cfg.Stream, p.codec, start, 0, p.cfg.BatchEvents, p.cfg.BatchWait, 0, func(recs []Decoded) error {
 				if err := p.store.ApplyBatch(recs); err != nil {
 					return classifyWrite(err)
 				}
@@ -183,6 +186,10 @@ func (p *Projector) Run(ctx context.Context) error {
 				p.committed()
 				return nil
 			})
+			cancel()
+			if ctx.Err() == nil && rctx.Err() != nil && !errors.Is(err, ErrApply) {
+				continue // Reread: read again from the checkpoint, at once
+			}
 		}
 		if err != nil && ctx.Err() != nil && !errors.Is(err, ErrApply) {
 			return nil

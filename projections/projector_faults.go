@@ -1,6 +1,7 @@
 package projections
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync/atomic"
@@ -41,8 +42,9 @@ func classifyWrite(err error) error {
 // goroutine.
 type faults struct {
 	writeRetries atomic.Uint64
-	problem      atomic.Pointer[string] // nil while it applies the log
-	wake         chan struct{}          // capacity 1: Wake never blocks
+	problem      atomic.Pointer[string]             // nil while it applies the log
+	wake         chan struct{}                      // capacity 1: Wake never blocks
+	read         atomic.Pointer[context.CancelFunc] // ends Run's current read (Reread)
 }
 
 func (f *faults) set(problem string) { f.problem.Store(&problem) }
@@ -69,6 +71,17 @@ func (p *Projector) Wake() {
 	select {
 	case p.faults.wake <- struct{}{}:
 	default:
+	}
+}
+
+// Reread ends the projector's current read of the log: it reads again
+// from its checkpoint at once (records buffered but not committed are read
+// again). The node calls it after restarting the embedded JetStream: the
+// server-side consumer is gone, which the read would otherwise notice only
+// after missed heartbeats (seconds). It never blocks.
+func (p *Projector) Reread() {
+	if c := p.faults.read.Load(); c != nil {
+		(*c)()
 	}
 }
 
