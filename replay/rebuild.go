@@ -91,7 +91,7 @@ type VerifyResult struct {
 	// log's last sequence. The rebuild stops at LiveSeq when the live file
 	// is behind the log.
 	LiveSeq, RebuiltSeq, LogSeq uint64
-	Rebuild             projections.RebuildStats
+	Rebuild                     projections.RebuildStats
 }
 
 // Verify rebuilds the projection from the log into a temporary directory
