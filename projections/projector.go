@@ -186,8 +186,9 @@ func (p *Projector) Run(ctx context.Context) error {
 				p.committed()
 				return nil
 			})
+			reread := ctx.Err() == nil && rctx.Err() != nil && !errors.Is(err, ErrApply)
 			cancel()
-			if ctx.Err() == nil && rctx.Err() != nil && !errors.Is(err, ErrApply) {
+			if reread {
 				continue // Reread: read again from the checkpoint, at once
 			}
 		}
