@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -52,8 +53,9 @@ type Node struct {
 	proj     *projections.Projector
 	// storage watches the disk, JetStream and the projector (storage.go);
 	// logHealth the log stream (loghealth.go).
-	storage   *storageWatch
-	logHealth *logHealth
+	storage     *storageWatch
+	logHealth   *logHealth
+	projRunning atomic.Bool // proj.Run is running (runProjector)
 	// bg runs the background loops (projector, large-data sweeper, log
 	// health check); bgCancel stops them and bgWG waits for them.
 	bg       context.Context
@@ -256,8 +258,22 @@ func (n *Node) startProjector(js jetstream.JetStream, codec *events.Codec) error
 	if n.proj, err = projections.NewProjector(pcfg, js, n.store, codec, n.logger); err != nil {
 		return err
 	}
-	n.goBackground("projector stopped; queries answer from what was applied", n.proj.Run)
+	n.runProjector()
 	return nil
+}
+
+// runProjector runs the projector unless it runs already. Called again by
+// the storage watch after it restarted JetStream: a projector that read
+// while the streams were reloading may have stopped on a stream "not
+// found". Only from Start or a background loop (bgWG is above zero).
+func (n *Node) runProjector() {
+	if n.bg.Err() != nil || !n.projRunning.CompareAndSwap(false, true) {
+		return
+	}
+	n.goBackground("projector stopped; queries answer from what was applied", func(ctx context.Context) error {
+		defer n.projRunning.Store(false)
+		return n.proj.Run(ctx)
+	})
 }
 
 // startStorageWatch runs the storage watch (storage.go): the disk under
@@ -274,6 +290,9 @@ func (n *Node) startStorageWatch(js jetstream.JetStream) {
 	}
 	n.storage = newStorageWatch(n.embedded, js, dirs, n.cfg.MinFreeBytes, n.cfg.HealthInterval, p, n.logger,
 		newStorageMetrics(n.Registry, retries))
+	if p != nil {
+		n.storage.revive = n.runProjector
+	}
 	n.goBackground("storage watch stopped", n.storage.Run)
 }
 

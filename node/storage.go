@@ -81,7 +81,14 @@ type storageWatch struct {
 
 	restartPause time.Duration
 	lastRestart  time.Time
+	// revive runs the projector again if it stopped (nil without one);
+	// used for reviveWindow after a JetStream restart.
+	revive func()
 }
+
+// reviveWindow is how long after restarting JetStream the watch runs a
+// stopped projector again: it may have read while the streams reloaded.
+const reviveWindow = time.Minute
 
 // projector is what the watch needs of projections.Projector.
 type projector interface {
@@ -228,6 +235,9 @@ func (w *storageWatch) freeBytes() int64 {
 // problem when the disk has room. It reports whether it restarted.
 func (w *storageWatch) recover(st *storageState) bool {
 	if w.projector != nil && !st.Projector.OK && w.roomy(st.FreeBytes) {
+		if w.revive != nil && st.Log.OK && !w.lastRestart.IsZero() && time.Since(w.lastRestart) < reviveWindow {
+			w.revive() // a no-op while it runs
+		}
 		w.projector.Wake()
 	}
 	r := st.JetStream.Reason

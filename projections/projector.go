@@ -168,6 +168,7 @@ func streamLastSeq(ctx context.Context, js jetstream.JetStream, stream string) (
 func (p *Projector) Run(ctx context.Context) error {
 	js := boundedResets{p.js}
 	readPause, writePause := minReadRetry, minWriteRetry
+	p.faults.clear() // a new Run after one that stopped
 	for {
 		start := p.store.AppliedSeq() + 1
 		_, err := CheckStream(ctx, p.js, p.cfg.Stream, start-1)

@@ -2,6 +2,8 @@ package natsembed
 
 import (
 	"fmt"
+	"strings"
+	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 )
@@ -37,7 +39,8 @@ func (s *Server) StoreFaults() []string {
 // the store directory, which clears a file store's latched write error once
 // the disk has room again; a torn last record is truncated on reopening,
 // as after a crash. Connections stay up; consumers are recreated by their
-// clients (ordered consumers reset themselves).
+// clients (ordered consumers reset themselves). It returns once every
+// stream on disk is loaded again (at most 10 s).
 func (s *Server) RestartJetStream() error {
 	s.restart.Lock()
 	defer s.restart.Unlock()
@@ -61,8 +64,24 @@ func (s *Server) RestartJetStream() error {
 	if err := s.ns.EnableJetStream(cfg); err != nil {
 		return fmt.Errorf("natsembed: start JetStream: %w", err)
 	}
-	return nil
+	// JetStream answers before every stream is loaded again: until then a
+	// stream on disk is "not found" (a projector would take it for deleted).
+	// The server's health check lists the streams on disk not loaded yet.
+	deadline := time.Now().Add(restartReady)
+	for {
+		faults := s.StoreFaults()
+		if len(faults) == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("natsembed: JetStream restarted but not ready after %s: %s", restartReady, strings.Join(faults, "; "))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
+
+// restartReady bounds RestartJetStream's wait for the streams to load.
+const restartReady = 10 * time.Second
 
 // StoreUsage returns the bytes JetStream stores on disk and the most it
 // may store (max_file_store; without one, the disk space free when
