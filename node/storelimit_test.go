@@ -83,8 +83,8 @@ func TestJetStreamStoreFull(t *testing.T) {
 	full := w.between(filled, freed)
 	byCode := summarize(t, "while full", full)
 	for _, r := range full {
-		if r.took > time.Second {
-			t.Errorf("an append took %s to answer (code %d: %v), want at once", r.took, r.code, r.err)
+		if r.took > faultAnswer { // at once, typically (the log says); the contract is the store timeout
+			t.Errorf("an append took %s to answer (code %d: %v), want within %s", r.took, r.code, r.err, faultAnswer)
 		}
 		if r.code != 0 && r.code != 503 {
 			t.Errorf("an append answered %d (%v), want 503", r.code, r.err)
