@@ -56,7 +56,16 @@ type Config struct {
 	// dedupe). Retries are recognised at any age without it (the command
 	// index); it is the first line for retries racing their original.
 	DuplicateWindow time.Duration
-	// HTTPAddr serves /metrics; empty disables it.
+	// MinFreeBytes is the free space the node keeps on the disk of its data
+	// dir when it embeds NATS: below it, writes answer 503 at once
+	// (out_of_space) until space returns, so the store is not filled to the
+	// last byte. 0 refuses only when the disk is full; negative skips the
+	// check (writes are then refused once JetStream reports the fault).
+	MinFreeBytes int64
+	// HealthInterval is how often the node looks at the disk, JetStream
+	// and the projector (the storage watch). Programmatic only.
+	HealthInterval time.Duration
+	// HTTPAddr serves /metrics and /healthz; empty disables it.
 	HTTPAddr string
 	Stream   string
 	// DenyPurge creates the log stream with deny_purge (default true;
@@ -92,6 +101,8 @@ func DefaultConfig() Config {
 		Replicas:        1,
 		DuplicateWindow: 2 * time.Minute,
 		HTTPAddr:        "127.0.0.1:9090",
+		MinFreeBytes:    64 << 20,
+		HealthInterval:  500 * time.Millisecond,
 		Stream:          "MEM",
 		DenyPurge:       true,
 		Projector:       true,
@@ -122,6 +133,9 @@ func (c Config) Validate() error {
 		if _, _, err := net.SplitHostPort(c.HTTPAddr); err != nil {
 			return fmt.Errorf("node: http %q: %w", c.HTTPAddr, err)
 		}
+	}
+	if c.HealthInterval < 10*time.Millisecond {
+		return fmt.Errorf("node: health interval must be >= 10ms, got %s", c.HealthInterval)
 	}
 	if c.Stream == "" {
 		return errors.New("node: stream name is required")

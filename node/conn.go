@@ -28,6 +28,9 @@ func (n *Node) connect(cfg Config) error {
 		ecfg.Listen = cfg.NATSListen
 		ecfg.SyncAlways = cfg.Sync == SyncAlways
 		ecfg.ConfigFile = cfg.NATSConfig
+		// Its warnings and errors (a full disk, JetStream turned off) in
+		// the node's log; its notices at debug.
+		ecfg.Logger = natsembed.NewSlogLogger(n.logger)
 		if cfg.NATSConfig == "" {
 			users := &natsembed.NodeUsers{NodePassword: rand.Text(), APIPassword: rand.Text(), Stream: cfg.Stream}
 			ecfg.NodeUsers = users

@@ -11,8 +11,12 @@ import (
 )
 
 // dataStore maps largedata's errors to API codes: a corrupt object is
-// reported (500) and its bytes are never returned.
-type dataStore struct{ s *largedata.Store }
+// reported (500) and its bytes are never returned. A put while the storage
+// watch w says the log is unavailable is refused at once (503).
+type dataStore struct {
+	s *largedata.Store
+	w *storageWatch
+}
 
 var _ api.DataStore = dataStore{}
 
@@ -35,6 +39,9 @@ func mapDataErr(err error) error {
 }
 
 func (d dataStore) Put(ctx context.Context, owner string, data []byte, ct string, md map[string]string, ttl time.Duration) (*memoryv1.DataReference, uint64, error) {
+	if err := (gatedLog{w: d.w}).refuse(false); err != nil {
+		return nil, 0, &api.Error{Code: 503, Message: err.Error()}
+	}
 	ref, seq, err := d.s.PutOwned(ctx, owner, data, ct, md, ttl)
 	return ref, seq, mapDataErr(err)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -25,7 +26,7 @@ const logHealthInterval = 2 * time.Second
 // stream that went back, or holds fewer messages than that, lost messages:
 // that stays reported (latched) until the node restarts, when the start
 // check compares the stream with the projection again. Only Run touches
-// its fields.
+// its fields, except current.
 type logHealth struct {
 	js       jetstream.JetStream
 	stream   string
@@ -33,6 +34,9 @@ type logHealth struct {
 	logger   *slog.Logger
 	gauge    prometheus.Gauge
 	interval time.Duration
+
+	// current is the problem last reported, for /healthz (nil: healthy).
+	current atomic.Pointer[string]
 
 	prev     *jetstream.StreamState // the last state read; nil before the first
 	lost     string                 // what was lost, once seen
@@ -67,6 +71,15 @@ func (h *logHealth) Run(ctx context.Context) error {
 		case <-t.C:
 		}
 	}
+}
+
+// Problem is what Run last reported about the stream ("" healthy); safe
+// from any goroutine.
+func (h *logHealth) Problem() string {
+	if p := h.current.Load(); p != nil {
+		return *p
+	}
+	return ""
 }
 
 // observe reads the stream and returns what is wrong with it ("" nothing).
@@ -111,11 +124,13 @@ func (h *logHealth) report(problem string) {
 	first := !h.started
 	h.started, h.reported = true, problem
 	if problem != "" {
+		h.current.Store(&problem)
 		h.gauge.Set(0)
 		h.logger.Error("log stream unhealthy", "stream", h.stream, "observed", problem)
 		return
 	}
 	h.gauge.Set(1)
+	h.current.Store(nil)
 	if !first {
 		h.logger.Info("log stream healthy again", "stream", h.stream)
 	}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -50,6 +51,11 @@ type Node struct {
 	httpAddr string
 	store    *projections.Store
 	proj     *projections.Projector
+	// storage watches the disk, JetStream and the projector (storage.go);
+	// logHealth the log stream (loghealth.go).
+	storage     *storageWatch
+	logHealth   *logHealth
+	projRunning atomic.Bool // proj.Run is running (runProjector)
 	// bg runs the background loops (projector, large-data sweeper, log
 	// health check); bgCancel stops them and bgWG waits for them.
 	bg       context.Context
@@ -121,7 +127,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	lcfg.DuplicateWindow = cfg.DuplicateWindow
 	lcfg.DenyPurge = cfg.DenyPurge
 	lcfg.Logger = logger
-	log, err := events.NewJetStreamLog(ctx, js, lcfg)
+	jsLog, err := events.NewJetStreamLog(ctx, js, lcfg)
 	if err != nil {
 		return n, err
 	}
@@ -129,7 +135,8 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	if cfg.Projector {
 		applied = n.store.AppliedSeq
 	}
-	n.goBackground("log health check stopped", newLogHealth(js, cfg.Stream, applied, logger, n.Registry).Run)
+	n.logHealth = newLogHealth(js, cfg.Stream, applied, logger, n.Registry)
+	n.goBackground("log health check stopped", n.logHealth.Run)
 	snaps, err := events.NewKVSnapshotStore(ctx, js, cfg.Stream+"_SNAPSHOTS", cfg.Replicas)
 	if err != nil {
 		return n, err
@@ -150,6 +157,8 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	} else {
 		logger.Warn("no projector in this process: a retried command is recognised only among its aggregate's last 64 commands")
 	}
+	n.startStorageWatch(js)
+	log := gatedLog{Log: jsLog, w: n.storage}
 	var rewriter actors.Rewriter
 	if cfg.LLM.BaseURL != "" {
 		if rewriter, err = llmsummary.New(cfg.LLM); err != nil {
@@ -179,7 +188,8 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 		return n, err
 	}
 	n.goBackground("large-data sweeper stopped", data.Run)
-	deps := api.Deps{Dispatcher: n.dir, Scopes: n.dir, Data: dataStore{data}, Reranker: cfg.Reranker, Logger: logger,
+	guard := answerBy{d: n.dir, w: n.storage, timeout: cfg.Actors.StoreTimeout}
+	deps := api.Deps{Dispatcher: guard, Scopes: guard, Data: dataStore{s: data, w: n.storage}, Reranker: cfg.Reranker, Logger: logger,
 		Metrics: api.NewMetrics(n.Registry), Tenants: tenants, Watcher: watcher{log: log, nc: n.nc, reads: make(chan struct{}, maxWatchReads)}}
 	if cfg.Projector {
 		rm := readModel{p: n.proj, s: n.store, logger: logger}
@@ -248,8 +258,42 @@ func (n *Node) startProjector(js jetstream.JetStream, codec *events.Codec) error
 	if n.proj, err = projections.NewProjector(pcfg, js, n.store, codec, n.logger); err != nil {
 		return err
 	}
-	n.goBackground("projector stopped; queries answer from what was applied", n.proj.Run)
+	n.runProjector()
 	return nil
+}
+
+// runProjector runs the projector unless it runs already. Called again by
+// the storage watch after it restarted JetStream: a projector that read
+// while the streams were reloading may have stopped on a stream "not
+// found". Only from Start or a background loop (bgWG is above zero).
+func (n *Node) runProjector() {
+	if n.bg.Err() != nil || !n.projRunning.CompareAndSwap(false, true) {
+		return
+	}
+	n.goBackground("projector stopped; queries answer from what was applied", func(ctx context.Context) error {
+		defer n.projRunning.Store(false)
+		return n.proj.Run(ctx)
+	})
+}
+
+// startStorageWatch runs the storage watch (storage.go): the disk under
+// the data dir, JetStream, the projector; the gate and /healthz read it.
+func (n *Node) startStorageWatch(js jetstream.JetStream) {
+	var p projector
+	var retries interface{ WriteRetries() uint64 }
+	if n.proj != nil {
+		p, retries = n.proj, n.proj
+	}
+	var dirs []string
+	if n.cfg.DataDir != "" && (n.embedded != nil || n.proj != nil) {
+		dirs = []string{n.cfg.DataDir}
+	}
+	n.storage = newStorageWatch(n.embedded, js, dirs, n.cfg.MinFreeBytes, n.cfg.HealthInterval, p, n.logger,
+		newStorageMetrics(n.Registry, retries))
+	if p != nil {
+		n.storage.revive = n.runProjector
+	}
+	n.goBackground("storage watch stopped", n.storage.Run)
 }
 
 // startVectors runs the vector indexer beside the projector (embeddings of
@@ -293,6 +337,7 @@ func (n *Node) startHTTP() error {
 	n.httpAddr = ln.Addr().String()
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(n.Registry, promhttp.HandlerOpts{}))
+	mux.HandleFunc("/healthz", n.serveHealthz)
 	n.http = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	n.httpDone = make(chan struct{})
 	go func() {

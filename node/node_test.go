@@ -28,9 +28,17 @@ func TestMetricsEndpoint(t *testing.T) {
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
-	for _, want := range []string{"agentmem_append_seconds_count 2", "agentmem_active_actors 1", "agentmem_recoveries_total 1", "agentmem_snapshots_total"} {
+	for _, want := range []string{"agentmem_append_seconds_count 2", "agentmem_active_actors 1", "agentmem_recoveries_total 1", "agentmem_snapshots_total",
+		"agentmem_log_available 1", "agentmem_jetstream_enabled 1", "agentmem_projector_healthy 1", "agentmem_projector_write_retries_total 0"} {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("/metrics lacks %q", want)
 		}
+	}
+	code, h := healthz(t, n)
+	if code != http.StatusOK || h["status"] != "ok" || h["failing"] != nil {
+		t.Errorf("/healthz of a healthy node = %d %v", code, h)
+	}
+	if ok, failing := n.Healthy(); !ok {
+		t.Errorf("Healthy = false, failing %v", failing)
 	}
 }

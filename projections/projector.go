@@ -57,6 +57,8 @@ type Projector struct {
 
 	mu      sync.Mutex
 	advance chan struct{} // guarded by mu; closed (and replaced) after each commit
+
+	faults faults // projector_faults.go
 }
 
 // NewProjector returns a projector of cfg.Stream into store. Zero fields of
@@ -84,6 +86,7 @@ func NewProjector(cfg Config, js jetstream.JetStream, store *Store, codec *event
 	return &Projector{
 		cfg: cfg, js: js, store: store, codec: codec, logger: logger,
 		advance: make(chan struct{}),
+		faults:  faults{wake: make(chan struct{}, 1)},
 	}, nil
 }
 
@@ -156,39 +159,68 @@ func streamLastSeq(ctx context.Context, js jetstream.JetStream, stream string) (
 // (CheckStream): a missing stream or one that ends before it stops Run with
 // an error wrapping ErrLogBehind or jetstream.ErrStreamNotFound. A read
 // that fails because the server did not answer (timeouts, a reconnect) is
-// logged and tried again, from the checkpoint, after a pause.
+// logged and tried again, from the checkpoint, after a pause (500ms doubling
+// to 30s). A write to the store that fails (ErrStoreWrite: a full disk, an
+// I/O error) is logged, counted (WriteRetries) and tried again the same
+// way, after 100ms doubling to 2s. Wake cuts either pause short, Reread
+// drops the current read; Problem says what Run is retrying, or why it
+// stopped.
 func (p *Projector) Run(ctx context.Context) error {
 	js := boundedResets{p.js}
-	for pause := minReadRetry; ; pause = min(2*pause, maxReadRetry) {
+	readPause, writePause := minReadRetry, minWriteRetry
+	p.faults.clear() // a new Run after one that stopped
+	for {
 		start := p.store.AppliedSeq() + 1
 		_, err := CheckStream(ctx, p.js, p.cfg.Stream, start-1)
 		if err == nil {
 			p.logger.Info("projector starting", "stream", p.cfg.Stream, "from_seq", start)
-			err = consume(ctx, js, p.cfg.Stream, p.codec, start, 0, p.cfg.BatchEvents, p.cfg.BatchWait, 0, func(recs []Decoded) error {
+			rctx, cancel := context.WithCancel(ctx)
+			p.faults.read.Store(&cancel)
+			err = consume(rctx, js, p.cfg.Stream, p.codec, start, 0, p.cfg.BatchEvents, p.cfg.BatchWait, 0, func(recs []Decoded) error {
 				if err := p.store.ApplyBatch(recs); err != nil {
-					return err
+					return classifyWrite(err)
 				}
+				if p.faults.clear() {
+					p.logger.Info("projector writes the projection again", "stream", p.cfg.Stream, "applied_seq", p.AppliedSeq())
+				}
+				readPause, writePause = minReadRetry, minWriteRetry
 				p.committed()
 				return nil
 			})
+			reread := ctx.Err() == nil && rctx.Err() != nil && !errors.Is(err, ErrApply)
+			cancel()
+			if reread {
+				continue // Reread: read again from the checkpoint, at once
+			}
 		}
 		if err != nil && ctx.Err() != nil && !errors.Is(err, ErrApply) {
 			return nil
 		}
-		if err != nil && transientRead(err) {
+		var pause time.Duration
+		switch {
+		case err == nil:
+			return nil
+		case errors.Is(err, ErrStoreWrite):
+			pause, writePause = writePause, min(2*writePause, maxWriteRetry)
+			p.writeFailed(err, pause)
+		case transientRead(err):
+			pause, readPause = readPause, min(2*readPause, maxReadRetry)
 			p.logger.Error("projector cannot read the log; trying again", "stream", p.cfg.Stream, "applied_seq", p.AppliedSeq(), "retry_in", pause, "err", err)
-			select {
-			case <-ctx.Done():
-				return nil
-			case <-time.After(pause):
-			}
-			continue
-		}
-		if err != nil {
+		default:
 			err = streamGone(p.cfg.Stream, p.AppliedSeq(), err)
+			p.faults.set(fmt.Sprintf("stopped at applied seq %d: %v", p.AppliedSeq(), err))
 			p.logger.Error("projector stopped", "stream", p.cfg.Stream, "applied_seq", p.AppliedSeq(), "err", err)
+			return err
 		}
-		return err
+		t := time.NewTimer(pause)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil
+		case <-t.C:
+		case <-p.faults.wake:
+			t.Stop()
+		}
 	}
 }
 

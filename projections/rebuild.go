@@ -64,6 +64,14 @@ type RebuildOption func(*rebuildOptions)
 
 type rebuildOptions struct {
 	idle time.Duration
+	upTo *uint64 // nil: the stream's last sequence
+}
+
+// WithUpTo stops the rebuild at stream sequence seq (or at the stream's
+// last, if that comes first): the file is what a projector that applied
+// up to seq holds (replay verify compares a lagging projection with it).
+func WithUpTo(seq uint64) RebuildOption {
+	return func(o *rebuildOptions) { o.upTo = &seq }
 }
 
 // WithIdleTimeout sets how long Rebuild waits for the next message of the
@@ -124,6 +132,9 @@ func Rebuild(ctx context.Context, js jetstream.JetStream, stream, path string, c
 	last, err := checkLog(ctx, js, stream)
 	if err != nil {
 		return stats, err
+	}
+	if o.upTo != nil {
+		last = min(last, *o.upTo)
 	}
 	st, err := openStore(tmp, true)
 	if err != nil {

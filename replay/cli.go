@@ -33,8 +33,11 @@ commands:
         the log is read ends the command with the reason.
   verify [--projection FILE] [--idle-timeout 10s]
         rebuild into a temporary file beside the live projection (as
-        rebuild) and compare the digests of every bucket; exit status 1 if
-        any differs.
+        rebuild) and compare the digests of every bucket. A projection
+        whose checkpoint is before the log's end is compared with the log
+        up to that checkpoint: identical, it prints "BEHIND by N" and exits
+        4 (it lags, the node's projector catches up when it runs); any
+        difference prints "DIFFERS" and exits 1.
   inspect session <id> [--at-seq N | --at-time RFC3339] [--json]
         the session as it was after the last of its batches at or before
         stream sequence N (or command time T; default: the latest): its
@@ -51,7 +54,8 @@ commands:
 
 exit status: 0 ok, 1 failure or verify found differences, 2 usage error,
 3 the log cannot be read whole (stream missing, a gap, a purged head, or
-reading stalled).
+reading stalled), 4 verify found the projection behind the log and
+otherwise identical.
 `
 
 // ExitCode maps the error of Run to the process exit status.
@@ -65,6 +69,8 @@ func ExitCode(err error) int {
 		errors.Is(err, projections.ErrLogGap), errors.Is(err, projections.ErrLogTruncated),
 		errors.Is(err, projections.ErrLogStalled):
 		return 3
+	case errors.Is(err, ErrBehind):
+		return 4
 	default:
 		return 1
 	}

@@ -13,6 +13,12 @@ var (
 	// rebuilt from the log differ (cmd/replay exits 1).
 	ErrDiffers = errors.New("replay: projection differs from the log")
 
+	// ErrBehind is returned by Verify when the live projection is identical
+	// to the log up to its checkpoint but the log goes further: it lags (a
+	// node stopped or killed before its projector caught up), it is not
+	// corrupt (cmd/replay exits 4).
+	ErrBehind = errors.New("replay: projection is behind the log")
+
 	// ErrNoSession is returned by Inspect when the stream holds no batch of
 	// the session at or before the requested point.
 	ErrNoSession = errors.New("replay: no such session")

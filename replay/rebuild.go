@@ -51,11 +51,11 @@ func Rebuild(ctx context.Context, cfg RebuildConfig, w io.Writer) (projections.R
 }
 
 // rebuildInto rebuilds path from l's stream.
-func rebuildInto(ctx context.Context, l *link, path string, idle time.Duration, p *progress) (projections.RebuildStats, error) {
+func rebuildInto(ctx context.Context, l *link, path string, idle time.Duration, p *progress, opts ...projections.RebuildOption) (projections.RebuildStats, error) {
 	if _, err := l.streamInfo(ctx); err != nil {
 		return projections.RebuildStats{}, err
 	}
-	st, err := projections.Rebuild(ctx, l.js, l.stream, path, events.NewCodec(), p.update, projections.WithIdleTimeout(idle))
+	st, err := projections.Rebuild(ctx, l.js, l.stream, path, events.NewCodec(), p.update, append(opts, projections.WithIdleTimeout(idle))...)
 	p.finish()
 	if err != nil {
 		return st, err
@@ -87,16 +87,25 @@ type VerifyConfig struct {
 type VerifyResult struct {
 	// Differences has one line per bucket that differs (projections.VerifyDigests).
 	Differences []string
-	// LiveSeq and RebuiltSeq are the two files' checkpoints.
-	LiveSeq, RebuiltSeq uint64
-	Rebuild             projections.RebuildStats
+	// LiveSeq and RebuiltSeq are the two files' checkpoints; LogSeq is the
+	// log's last sequence. The rebuild stops at LiveSeq when the live file
+	// is behind the log.
+	LiveSeq, RebuiltSeq, LogSeq uint64
+	Rebuild                     projections.RebuildStats
 }
 
 // Verify rebuilds the projection from the log into a temporary directory
 // beside the live file, compares the digest of every bucket with the live
-// file's, prints the differences and removes the temporary file. It returns
-// an error wrapping ErrDiffers if any bucket differs. The live file must not
-// be open by a running node (bbolt's lock; Open gives up after 5 s).
+// file's, prints the differences and removes the temporary file.
+//
+// A live projection whose checkpoint is before the log's end (a node
+// stopped before its projector caught up, or a node that was killed) is
+// compared with the log up to that checkpoint: identical, it is only
+// behind, and Verify returns an error wrapping ErrBehind ("BEHIND by N",
+// exit status 4); the node's projector applies the rest when it runs.
+// Otherwise any difference returns an error wrapping ErrDiffers
+// ("DIFFERS", exit status 1). The live file must not be open by a running
+// node (bbolt's lock; Open gives up after 5 s).
 func Verify(ctx context.Context, cfg VerifyConfig, w io.Writer) (*VerifyResult, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -121,6 +130,15 @@ func Verify(ctx context.Context, cfg VerifyConfig, w io.Writer) (*VerifyResult, 
 		return nil, fmt.Errorf("replay: verify: live projection (is a node running on it?): %w", err)
 	}
 	res.LiveSeq = liveSeq
+	info, err := l.streamInfo(ctx)
+	if err != nil {
+		return nil, err
+	}
+	res.LogSeq = info.State.LastSeq
+	var opts []projections.RebuildOption
+	if liveSeq < res.LogSeq {
+		opts = append(opts, projections.WithUpTo(liveSeq))
+	}
 
 	tmpDir, err := os.MkdirTemp(filepath.Dir(live), ".verify-")
 	if err != nil {
@@ -128,7 +146,7 @@ func Verify(ctx context.Context, cfg VerifyConfig, w io.Writer) (*VerifyResult, 
 	}
 	defer os.RemoveAll(tmpDir)
 	aside := filepath.Join(tmpDir, ProjectionFile)
-	if res.Rebuild, err = rebuildInto(ctx, l, aside, cfg.IdleTimeout, newProgress(cfg.Progress, cfg.ProgressTTY, "verify: rebuild", time.Now)); err != nil {
+	if res.Rebuild, err = rebuildInto(ctx, l, aside, cfg.IdleTimeout, newProgress(cfg.Progress, cfg.ProgressTTY, "verify: rebuild", time.Now), opts...); err != nil {
 		return nil, err
 	}
 	rebuiltDigest, rebuiltSeq, err := digest(aside)
@@ -139,17 +157,29 @@ func Verify(ctx context.Context, cfg VerifyConfig, w io.Writer) (*VerifyResult, 
 	res.Differences = projections.VerifyDigests(liveDigest, rebuiltDigest)
 
 	fmt.Fprintf(w, "rebuilt from the log: %s\n", describeRebuild(res.Rebuild))
-	fmt.Fprintf(w, "checkpoints: live %s applied seq %d, rebuilt seq %d\n", live, res.LiveSeq, res.RebuiltSeq)
-	if len(res.Differences) == 0 {
+	fmt.Fprintf(w, "checkpoints: live %s applied seq %d, rebuilt seq %d, log ends at seq %d\n", live, res.LiveSeq, res.RebuiltSeq, res.LogSeq)
+	behind := res.LogSeq - min(res.LiveSeq, res.LogSeq)
+	switch {
+	case len(res.Differences) == 0 && behind == 0:
 		_, err := fmt.Fprintf(w, "OK: %d buckets identical\n", len(liveDigest))
 		return res, err
+	case len(res.Differences) == 0:
+		_, err := fmt.Fprintf(w, "BEHIND by %d: the live projection is identical to the log up to its checkpoint seq %d; the log ends at seq %d (the node's projector applies the rest when it runs; or rebuild)\n",
+			behind, res.LiveSeq, res.LogSeq)
+		if err != nil {
+			return res, err
+		}
+		return res, fmt.Errorf("%w by %d sequences (%s at seq %d, log at %d)", ErrBehind, behind, live, res.LiveSeq, res.LogSeq)
 	}
 	fmt.Fprintf(w, "DIFFERS: %d of %d buckets\n", len(res.Differences), max(len(liveDigest), len(rebuiltDigest)))
 	for _, d := range res.Differences {
 		fmt.Fprintf(w, "  %s\n", d)
 	}
-	if res.LiveSeq < res.RebuiltSeq {
-		fmt.Fprintf(w, "note: the live projection lags the log by %d sequences; if the node was stopped before its projector caught up, run it again (or rebuild)\n", res.RebuiltSeq-res.LiveSeq)
+	switch {
+	case behind > 0:
+		fmt.Fprintf(w, "note: compared with the log up to the live checkpoint seq %d (the log ends at %d): the projection differs from what it applied, not only lags\n", res.LiveSeq, res.LogSeq)
+	case res.LiveSeq > res.LogSeq:
+		fmt.Fprintf(w, "note: the live projection's checkpoint %d is past the log's end %d: the log lost messages (deleted, truncated, an older copy restored)\n", res.LiveSeq, res.LogSeq)
 	}
 	return res, fmt.Errorf("%w: %d buckets (%s)", ErrDiffers, len(res.Differences), live)
 }

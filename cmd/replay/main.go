@@ -18,7 +18,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := replay.Run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
-	if err != nil && !errors.Is(err, replay.ErrDiffers) {
+	if err != nil && !errors.Is(err, replay.ErrDiffers) && !errors.Is(err, replay.ErrBehind) {
 		fmt.Fprintln(os.Stderr, err)
 	}
 	os.Exit(replay.ExitCode(err))

@@ -55,7 +55,8 @@ type Config struct {
 	MaxPayload int32
 	// ServerName names the server (cluster and monitoring); optional.
 	ServerName string
-	// Logger receives the server's logs; nil means no logs at all. A fatal
+	// Logger receives the server's logs (NewSlogLogger adapts a
+	// slog.Logger); nil means no logs at all. A fatal
 	// error is passed to its Errorf, not its Fatalf: the embedded server
 	// never exits the process (Start returns the error instead).
 	Logger server.Logger
@@ -198,6 +199,8 @@ func (c Config) options() (*server.Options, error) {
 // Server is a running embedded NATS server with JetStream.
 type Server struct {
 	ns       *server.Server
+	opts     *server.Options // what the server started with (RestartJetStream)
+	restart  sync.Mutex      // one RestartJetStream at a time
 	shutdown sync.Once
 }
 
@@ -241,7 +244,7 @@ func Start(cfg Config) (*Server, error) {
 		ns.WaitForShutdown()
 		return nil, fmt.Errorf("natsembed: JetStream did not start (store dir %s)", cfg.DataDir)
 	}
-	return &Server{ns: ns}, nil
+	return &Server{ns: ns, opts: opts}, nil
 }
 
 // ClientURL is the URL clients connect to, e.g. nats://127.0.0.1:4222.

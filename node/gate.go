@@ -1,0 +1,209 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/agentmem/agentmem/actors"
+	"github.com/agentmem/agentmem/api"
+	"github.com/agentmem/agentmem/events"
+	"github.com/agentmem/agentmem/internal/sharedmem"
+	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
+	"github.com/agentmem/agentmem/tenancy"
+)
+
+// errLogUnavailable is returned (wrapped, with the reason and what was
+// observed) by the gated log's Append while the storage watch says the log
+// is unavailable: nothing was sent, nothing stored. The actors answer it
+// with 503.
+var errLogUnavailable = errors.New("node: log unavailable")
+
+// gatedLog is the log the actors write through: while the storage watch
+// says the log is unavailable an append is refused at once (503) instead
+// of waiting for a server that will not answer, and the appends in flight
+// when it becomes unavailable are cancelled (their outcome is unknown, as
+// for a timeout: a retry with the same command id is safe). Reads pass,
+// except while JetStream is off.
+type gatedLog struct {
+	events.Log
+	w *storageWatch
+}
+
+var _ events.Log = gatedLog{}
+
+// refuse returns the error for an unavailable log (nil when available); it
+// counts the refusal when count.
+func (g gatedLog) refuse(reads bool) error {
+	st := g.w.State()
+	if st.Log.OK || (reads && st.Log.Reason != reasonJSDisabled) {
+		return nil
+	}
+	g.w.metrics.unavailable.WithLabelValues(st.Log.Reason).Inc()
+	return fmt.Errorf("%w (%s): %s", errLogUnavailable, st.Log.Reason, st.Log.Detail)
+}
+
+func (g gatedLog) Append(ctx context.Context, subject string, expectedLastSeq uint64, msgID string, data []byte) (events.AppendResult, error) {
+	if err := g.refuse(false); err != nil {
+		return events.AppendResult{}, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(g.w.Down(), cancel)
+	defer stop()
+	res, err := g.Log.Append(ctx, subject, expectedLastSeq, msgID, data)
+	if errors.Is(err, events.ErrUnknownOutcome) {
+		g.w.Nudge() // no answer: look at the storage now, not at the next tick
+		if g.w.Down().Err() != nil {
+			st := g.w.State()
+			g.w.metrics.unavailable.WithLabelValues(st.Log.Reason).Inc()
+			return res, fmt.Errorf("%w (%s): %s: %w", errLogUnavailable, st.Log.Reason, st.Log.Detail, err)
+		}
+	}
+	return res, err
+}
+
+func (g gatedLog) Load(ctx context.Context, subject string, afterSeq uint64, fn func(events.Record) error) (uint64, error) {
+	if err := g.refuse(true); err != nil {
+		return afterSeq, err
+	}
+	return g.Log.Load(ctx, subject, afterSeq, fn)
+}
+
+func (g gatedLog) LastSeq(ctx context.Context, subject string) (uint64, error) {
+	if err := g.refuse(true); err != nil {
+		return 0, err
+	}
+	return g.Log.LastSeq(ctx, subject)
+}
+
+// answerBy wraps the actors' dispatchers so that every request is answered
+// while the log is unavailable: a request still unanswered after the store
+// timeout gets 503 then (an append's outcome is unknown: retry with the
+// same command id), and the actor's later answer is dropped. While the log
+// is available nothing changes: slow requests keep their own timeouts.
+type answerBy struct {
+	d       *actors.Directory
+	w       *storageWatch
+	timeout time.Duration
+}
+
+var (
+	_ api.Dispatcher      = answerBy{}
+	_ api.ScopeDispatcher = answerBy{}
+)
+
+func (a answerBy) Dispatch(sessionID string, who *tenancy.Caller, body any, reply actors.ReplyFunc) error {
+	if err := a.refuseWrite(body); err != nil {
+		return err
+	}
+	r, done := a.guard(reply)
+	err := a.d.Dispatch(sessionID, who, body, r)
+	if err != nil {
+		done()
+	}
+	return err
+}
+
+func (a answerBy) DispatchScope(kind sharedmem.Kind, id string, who *tenancy.Caller, body any, reply actors.ReplyFunc) error {
+	if err := a.refuseWrite(body); err != nil {
+		return err
+	}
+	r, done := a.guard(reply)
+	err := a.d.DispatchScope(kind, id, who, body, r)
+	if err != nil {
+		done()
+	}
+	return err
+}
+
+// refuseWrite answers a command that may write 503 at once while the log
+// is unavailable, before it reaches the actor: the actor would refuse it
+// at its append anyway, then restart (its supervisor's backoff delays the
+// requests queued behind). Reads go on to the actor.
+func (a answerBy) refuseWrite(body any) error {
+	if isRead(body) {
+		return nil
+	}
+	if err := (gatedLog{w: a.w}).refuse(false); err != nil {
+		return fmt.Errorf("%w: %w; nothing was stored", actors.ErrUnavailable, err)
+	}
+	return nil
+}
+
+// isRead reports whether body only reads an aggregate (as the actors
+// classify them); anything else may write.
+func isRead(body any) bool {
+	switch req := body.(type) {
+	case *memoryv1.ContextRequest, *memoryv1.GetSessionRequest,
+		*memoryv1.GetEntryRequest, *memoryv1.ListEntriesRequest, *memoryv1.HistoryRequest:
+		return true
+	case *memoryv1.KernelRequest:
+		return req.GetOp() == nil
+	case *memoryv1.StateRequest:
+		return req.GetOp() == memoryv1.StateOp_STATE_OP_GET || req.GetOp() == memoryv1.StateOp_STATE_OP_LIST
+	}
+	return false
+}
+
+// guard returns reply answering at most once, and arms a timer that
+// answers 503 if the log is unavailable whenever the timeout passes
+// unanswered; done stops it (the request was refused before it was
+// queued, and is answered by the caller).
+func (a answerBy) guard(reply actors.ReplyFunc) (actors.ReplyFunc, func()) {
+	g := &guarded{reply: reply}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.t = time.AfterFunc(a.timeout, func() { a.expire(g) })
+	return g.answer, g.done
+}
+
+// expire answers g with 503 if the log is unavailable, else waits another
+// timeout.
+func (a answerBy) expire(g *guarded) {
+	g.mu.Lock()
+	st := a.w.State()
+	if g.answered || st.Log.OK {
+		if !g.answered {
+			g.t.Reset(a.timeout) // the log works: the actor answers in its own time
+		}
+		g.mu.Unlock()
+		return
+	}
+	g.answered = true
+	g.mu.Unlock()
+	a.w.metrics.unavailable.WithLabelValues(reasonDeadline).Inc()
+	g.reply(nil, fmt.Errorf("%w: not answered within the store timeout %s while the log is unavailable (%s: %s); a write's outcome is unknown, retry with the same command id",
+		actors.ErrUnavailable, a.timeout, st.Log.Reason, st.Log.Detail))
+}
+
+// guarded is one request's reply, answered once.
+type guarded struct {
+	reply actors.ReplyFunc
+
+	mu       sync.Mutex
+	t        *time.Timer // guarded by mu
+	answered bool        // guarded by mu
+}
+
+func (g *guarded) answer(m proto.Message, err error) {
+	g.mu.Lock()
+	first := !g.answered
+	g.answered = true
+	g.t.Stop()
+	g.mu.Unlock()
+	if first {
+		g.reply(m, err)
+	}
+}
+
+func (g *guarded) done() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.answered = true
+	g.t.Stop()
+}

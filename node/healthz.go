@@ -1,0 +1,71 @@
+package node
+
+import (
+	"encoding/json"
+	"net/http"
+)
+
+// healthReport is the body of /healthz.
+type healthReport struct {
+	// Status is "ok" or "unavailable" (HTTP 200 or 503).
+	Status string `json:"status"`
+	// Failing names the parts that are not ok: log, jetstream, projector.
+	Failing   []string `json:"failing,omitempty"`
+	Log       part     `json:"log"`
+	JetStream part     `json:"jetstream"`
+	// Projector and AppliedSeq are absent without a projector.
+	Projector  *part  `json:"projector,omitempty"`
+	AppliedSeq uint64 `json:"applied_seq,omitempty"`
+	// DiskFreeBytes is the free space under the data dir (absent: unknown).
+	DiskFreeBytes *int64 `json:"disk_free_bytes,omitempty"`
+}
+
+// health is the node's current health, from the storage watch and the log
+// stream check.
+func (n *Node) health() healthReport {
+	st := n.storage.State()
+	r := healthReport{Status: "ok", Log: st.Log, JetStream: st.JetStream}
+	if r.Log.OK && n.logHealth != nil {
+		if p := n.logHealth.Problem(); p != "" {
+			r.Log = fault("stream", p)
+		}
+	}
+	if n.proj != nil {
+		p := st.Projector
+		r.Projector, r.AppliedSeq = &p, n.proj.AppliedSeq()
+	}
+	if st.FreeBytes >= 0 {
+		free := st.FreeBytes
+		r.DiskFreeBytes = &free
+	}
+	for _, c := range []struct {
+		name string
+		p    *part
+	}{{"log", &r.Log}, {"jetstream", &r.JetStream}, {"projector", r.Projector}} {
+		if c.p != nil && !c.p.OK {
+			r.Failing = append(r.Failing, c.name)
+		}
+	}
+	if len(r.Failing) > 0 {
+		r.Status = "unavailable"
+	}
+	return r
+}
+
+// serveHealthz answers /healthz: 200 and the report while every part is
+// ok, 503 and the report naming the failing parts otherwise.
+func (n *Node) serveHealthz(w http.ResponseWriter, _ *http.Request) {
+	r := n.health()
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	if r.Status != "ok" {
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}
+	_ = json.NewEncoder(w).Encode(r)
+}
+
+// Healthy reports whether every part is ok, and the failing parts.
+func (n *Node) Healthy() (bool, []string) {
+	r := n.health()
+	return r.Status == "ok", r.Failing
+}

@@ -1,0 +1,341 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/agentmem/agentmem/internal/natsembed"
+)
+
+// Reasons the log is unavailable (the reason label of
+// agentmem_unavailable_total and of /healthz).
+const (
+	reasonOutOfSpace   = "out_of_space"       // the data dir's disk has less than MinFreeBytes free
+	reasonJSDisabled   = "jetstream_disabled" // JetStream is off (the server turns it off on some faults)
+	reasonWriteError   = "write_error"        // a stream latched a write error (a full disk, an I/O error)
+	reasonStorageLimit = "storage_limit"      // JetStream's store limit (max_file_store, account) is reached
+	reasonDeadline     = "deadline"           // a request not answered by the store timeout while the log was unavailable
+)
+
+// Pauses between two restarts of the embedded JetStream that did not help.
+const (
+	minRestartPause = time.Second
+	maxRestartPause = 30 * time.Second
+)
+
+// part is the health of one part of the node (/healthz): ok, or why not.
+type part struct {
+	OK     bool   `json:"ok"`
+	Reason string `json:"reason,omitempty"`
+	Detail string `json:"detail,omitempty"`
+}
+
+func fault(reason, detail string) part { return part{Reason: reason, Detail: detail} }
+
+var healthy = part{OK: true}
+
+// storageState is one observation of storageWatch; immutable once stored.
+type storageState struct {
+	Log       part
+	JetStream part
+	Projector part
+	// FreeBytes is the free space of the data dir's disk (-1: unknown).
+	FreeBytes int64
+}
+
+// storageWatch watches what the node's writes depend on: the disk under the
+// data dir, JetStream (the embedded server's own health, or the account's
+// limits on an external one) and the projector. It decides whether the log
+// is available, which the gate (gate.go) enforces and /healthz and
+// /metrics show, and it recovers without a restart of the node: when the
+// embedded JetStream is off or latched a write error and the disk has room
+// again, it restarts JetStream (with backoff), and it wakes the projector.
+//
+// Only Run writes its fields except state, which readers load.
+type storageWatch struct {
+	embedded  *natsembed.Server // nil on an external NATS
+	js        jetstream.JetStream
+	dirs      []string // statfs'd for free space
+	minFree   int64
+	interval  time.Duration
+	projector projector // nil without a projector
+	logger    *slog.Logger
+	metrics   *storageMetrics
+
+	state atomic.Pointer[storageState]
+	nudge chan struct{} // capacity 1: check now
+	// down is cancelled when the log becomes unavailable, failing the
+	// appends in flight at once (gate.go); replaced when it is back.
+	down atomic.Pointer[context.Context]
+	// cancelDown cancels *down; only Run uses it.
+	cancelDown context.CancelFunc
+
+	restartPause time.Duration
+	lastRestart  time.Time
+	// revive runs the projector again if it stopped (nil without one);
+	// used for reviveWindow after a JetStream restart.
+	revive func()
+}
+
+// reviveWindow is how long after restarting JetStream the watch runs a
+// stopped projector again: it may have read while the streams reloaded.
+const reviveWindow = time.Minute
+
+// projector is what the watch needs of projections.Projector.
+type projector interface {
+	Problem() string
+	Wake()
+	Reread()
+	AppliedSeq() uint64
+}
+
+func newStorageWatch(embedded *natsembed.Server, js jetstream.JetStream, dirs []string, minFree int64, interval time.Duration,
+	p projector, logger *slog.Logger, m *storageMetrics) *storageWatch {
+	w := &storageWatch{embedded: embedded, js: js, dirs: dirs, minFree: minFree, interval: interval, projector: p,
+		logger: logger, metrics: m, nudge: make(chan struct{}, 1), restartPause: minRestartPause}
+	w.state.Store(&storageState{Log: healthy, JetStream: healthy, Projector: healthy, FreeBytes: -1})
+	ctx, cancel := context.WithCancel(context.Background())
+	w.down.Store(&ctx)
+	w.cancelDown = cancel
+	return w
+}
+
+// Nudge asks Run to check at once (an append timed out). Never blocks.
+func (w *storageWatch) Nudge() {
+	select {
+	case w.nudge <- struct{}{}:
+	default:
+	}
+}
+
+// State is the last observation.
+func (w *storageWatch) State() *storageState { return w.state.Load() }
+
+// Down returns a context cancelled as soon as the log becomes unavailable.
+func (w *storageWatch) Down() context.Context { return *w.down.Load() }
+
+// Run checks at once, then every interval (or when nudged), until ctx ends.
+func (w *storageWatch) Run(ctx context.Context) error {
+	t := time.NewTicker(w.interval)
+	defer t.Stop()
+	defer w.cancelDown()
+	for {
+		w.step(ctx)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		case <-w.nudge:
+		}
+	}
+}
+
+// step observes, recovers what it can, publishes the state.
+func (w *storageWatch) step(ctx context.Context) {
+	st := w.observe(ctx)
+	if w.recover(st) {
+		st = w.observe(ctx)
+	}
+	prev := w.state.Load()
+	w.state.Store(st)
+	w.metrics.set(st)
+	w.report(prev, st)
+}
+
+// observe reads the disk, JetStream and the projector.
+func (w *storageWatch) observe(ctx context.Context) *storageState {
+	st := &storageState{Log: healthy, JetStream: healthy, Projector: healthy, FreeBytes: w.freeBytes()}
+	limit := healthy
+	if e := w.embedded; e != nil {
+		if !e.JetStreamEnabled() {
+			st.JetStream = fault(reasonJSDisabled, "the embedded JetStream is off (the server turns it off on some storage faults; see its log)")
+		} else if f := e.StoreFaults(); len(f) > 0 {
+			st.JetStream = fault(reasonWriteError, strings.Join(f, "; "))
+		} else if used, max, on := e.StoreUsage(); on && max > 0 && used >= max {
+			limit = fault(reasonStorageLimit, fmt.Sprintf("JetStream stores %d bytes, its limit (max_file_store) is %d", used, max))
+		}
+	}
+	if st.JetStream.OK && limit.OK && w.js != nil {
+		if p := w.accountLimits(ctx); p.Reason == reasonJSDisabled {
+			st.JetStream = p
+		} else {
+			limit = p
+		}
+	}
+	switch {
+	case !st.JetStream.OK:
+		st.Log = st.JetStream
+	case !limit.OK:
+		st.Log = limit
+	case w.embedded != nil && w.minFree >= 0 && !w.roomy(st.FreeBytes):
+		// The embedded server's store is on this disk: refuse before a
+		// write fails half-way. (An external server has its own disk.)
+		st.Log = fault(reasonOutOfSpace, fmt.Sprintf("%d bytes free under %s, below the %d the node keeps free (--min-free-bytes)",
+			st.FreeBytes, strings.Join(w.dirs, ", "), w.minFree))
+	}
+	if w.projector != nil {
+		if p := w.projector.Problem(); p != "" {
+			st.Projector = fault("projector", p)
+		}
+	}
+	return st
+}
+
+// accountLimits asks the server about the account's JetStream: off, or at
+// its storage limit. A request that fails otherwise says nothing (healthy).
+func (w *storageWatch) accountLimits(ctx context.Context) part {
+	cctx, cancel := context.WithTimeout(ctx, w.interval)
+	defer cancel()
+	ai, err := w.js.AccountInfo(cctx)
+	switch {
+	case errors.Is(err, jetstream.ErrJetStreamNotEnabled), errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount):
+		return fault(reasonJSDisabled, fmt.Sprintf("JetStream is off for the node's account: %v", err))
+	case err != nil:
+		return healthy
+	case ai.Limits.MaxStore > 0 && int64(ai.Store) >= ai.Limits.MaxStore:
+		return fault(reasonStorageLimit, fmt.Sprintf("the account stores %d bytes, its limit is %d", ai.Store, ai.Limits.MaxStore))
+	}
+	return healthy
+}
+
+// roomy reports whether the disk has room: MinFreeBytes free, or at least
+// a byte when MinFreeBytes <= 0 (free unknown counts as room).
+func (w *storageWatch) roomy(free int64) bool {
+	return free < 0 || free >= max(w.minFree, 1)
+}
+
+// freeBytes is the least free space among the watched dirs (-1: unknown).
+func (w *storageWatch) freeBytes() int64 {
+	least := int64(-1)
+	for _, d := range w.dirs {
+		var fs syscall.Statfs_t
+		if err := syscall.Statfs(d, &fs); err != nil {
+			continue
+		}
+		free := int64(fs.Bavail) * int64(fs.Bsize)
+		if least < 0 || free < least {
+			least = free
+		}
+	}
+	return least
+}
+
+// recover restarts the embedded JetStream when it is off or latched a
+// write error and the disk has room again (at most once per restart pause,
+// doubling while it does not help); it wakes a projector that reports a
+// problem when the disk has room. It reports whether it restarted.
+func (w *storageWatch) recover(st *storageState) bool {
+	if w.projector != nil && !st.Projector.OK && w.roomy(st.FreeBytes) {
+		if w.revive != nil && st.Log.OK && !w.lastRestart.IsZero() && time.Since(w.lastRestart) < reviveWindow {
+			w.revive() // a no-op while it runs
+		}
+		w.projector.Wake()
+	}
+	r := st.JetStream.Reason
+	if w.embedded == nil || (r != reasonJSDisabled && r != reasonWriteError) || !w.roomy(st.FreeBytes) ||
+		time.Since(w.lastRestart) < w.restartPause {
+		return false
+	}
+	w.lastRestart = time.Now()
+	w.logger.Warn("restarting the embedded JetStream", "reason", r, "observed", st.JetStream.Detail, "free_bytes", st.FreeBytes)
+	w.metrics.restarts.Inc()
+	began := time.Now()
+	if err := w.embedded.RestartJetStream(); err != nil {
+		w.restartPause = min(2*w.restartPause, maxRestartPause)
+		w.logger.Error("cannot restart the embedded JetStream; trying again", "retry_in", w.restartPause, "err", err)
+		return true
+	}
+	w.restartPause = minRestartPause
+	w.logger.Info("embedded JetStream restarted", "took", time.Since(began).Round(time.Millisecond))
+	if w.projector != nil {
+		w.projector.Reread() // its consumer went with the old JetStream
+		w.projector.Wake()
+	}
+	return true
+}
+
+// report logs each change of the log's or the projector's health and
+// moves the down context.
+func (w *storageWatch) report(prev, st *storageState) {
+	switch {
+	case prev.Log.OK && !st.Log.OK:
+		w.cancelDown()
+		w.logger.Error("log unavailable: writes answer 503 until it recovers", "reason", st.Log.Reason, "observed", st.Log.Detail, "free_bytes", st.FreeBytes)
+	case !prev.Log.OK && st.Log.OK:
+		ctx, cancel := context.WithCancel(context.Background())
+		w.down.Store(&ctx)
+		w.cancelDown = cancel
+		w.logger.Info("log available again", "was", prev.Log.Reason, "free_bytes", st.FreeBytes)
+		if w.projector != nil {
+			w.projector.Wake()
+		}
+	case !st.Log.OK && st.Log.Reason != prev.Log.Reason:
+		w.logger.Error("log still unavailable", "reason", st.Log.Reason, "observed", st.Log.Detail)
+	}
+	if prev.Projector.OK != st.Projector.OK {
+		if st.Projector.OK {
+			w.logger.Info("projector healthy again", "applied_seq", w.projector.AppliedSeq())
+		} else {
+			w.logger.Warn("projector unhealthy", "observed", st.Projector.Detail)
+		}
+	}
+}
+
+// storageMetrics are the watch's gauges and counters.
+type storageMetrics struct {
+	logAvailable     prometheus.Gauge
+	jetStreamEnabled prometheus.Gauge
+	projectorHealthy prometheus.Gauge
+	freeBytes        prometheus.Gauge
+	restarts         prometheus.Counter
+	unavailable      *prometheus.CounterVec
+}
+
+func newStorageMetrics(reg prometheus.Registerer, p interface{ WriteRetries() uint64 }) *storageMetrics {
+	m := &storageMetrics{
+		logAvailable: prometheus.NewGauge(prometheus.GaugeOpts{Name: "agentmem_log_available",
+			Help: "1 while the log takes writes; 0 while writes answer 503 at once (out of space, JetStream off, a write error, a storage limit)."}),
+		jetStreamEnabled: prometheus.NewGauge(prometheus.GaugeOpts{Name: "agentmem_jetstream_enabled",
+			Help: "1 while JetStream is on; 0 while it is off (the embedded server turns it off on some storage faults; the node restarts it)."}),
+		projectorHealthy: prometheus.NewGauge(prometheus.GaugeOpts{Name: "agentmem_projector_healthy",
+			Help: "1 while the projector applies the log; 0 while it retries a failed write or stopped."}),
+		freeBytes: prometheus.NewGauge(prometheus.GaugeOpts{Name: "agentmem_disk_free_bytes",
+			Help: "Free bytes of the data dir's disk (the least among the node's store dirs)."}),
+		restarts: prometheus.NewCounter(prometheus.CounterOpts{Name: "agentmem_jetstream_restarts_total",
+			Help: "Restarts of the embedded JetStream by the node, after a storage fault, once the disk had room."}),
+		unavailable: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "agentmem_unavailable_total",
+			Help: "Requests answered 503 at once because the log was unavailable, by reason (deadline: not answered by the store timeout)."}, []string{"reason"}),
+	}
+	reg.MustRegister(m.logAvailable, m.jetStreamEnabled, m.projectorHealthy, m.freeBytes, m.restarts, m.unavailable)
+	if p != nil {
+		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "agentmem_projector_write_retries_total",
+			Help: "Batches whose write to the projection failed and were tried again."}, func() float64 { return float64(p.WriteRetries()) }))
+	}
+	m.set(&storageState{Log: healthy, JetStream: healthy, Projector: healthy, FreeBytes: -1})
+	return m
+}
+
+func (m *storageMetrics) set(st *storageState) {
+	m.logAvailable.Set(b2f(st.Log.OK))
+	m.jetStreamEnabled.Set(b2f(st.JetStream.Reason != reasonJSDisabled))
+	m.projectorHealthy.Set(b2f(st.Projector.OK))
+	if st.FreeBytes >= 0 {
+		m.freeBytes.Set(float64(st.FreeBytes))
+	}
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
