@@ -74,7 +74,7 @@ type ranking struct {
 	// best, FusionDepth when fusing): the i-th oldest of n has its score
 	// multiplied by 1 + recency·i/(n−1). 0: off.
 	recency float64
-	// dedupe keeps one hit per text: a candidate whose content equals
+	// dedupe keeps one hit per text and session: a candidate whose content equals
 	// (ignoring case and runs of white space) that of a better one is
 	// dropped.
 	dedupe bool
@@ -327,7 +327,9 @@ func (r *ranker) rank(q swap.Query, limit int, deep bool) ([]*candidate, error) 
 			c.score *= 1 - r.rk.question*swap.QuestionShare(c.content)
 		}
 		if r.rk.dedupe {
-			key := textKey(c.content)
+			// Per session: in a USER search the same words said in two
+			// sessions are two places to find them.
+			key := c.sid + "\x00" + textKey(c.content)
 			d, ok := seen[key]
 			if ok && !before(c, d) {
 				c.dup = true // a copy of a better hit: not one itself
