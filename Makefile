@@ -5,8 +5,14 @@ PROTOS  := $(wildcard proto/memory/v1/*.proto)
 
 .PHONY: build run test verify proto bench bench-memory fuzz crash
 
+# build compiles every package and writes the binaries to bin/ (ignored by
+# git): bin/agentmem-node, bin/agentmem-replay, bin/agentmem-membench.
+BIN     ?= bin
 build:
 	$(GO) build ./...
+	$(GO) build -o $(BIN)/agentmem-node ./cmd/node
+	$(GO) build -o $(BIN)/agentmem-replay ./cmd/replay
+	$(GO) build -o $(BIN)/agentmem-membench ./cmd/membench
 
 run:
 	$(GO) run ./cmd/node
