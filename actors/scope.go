@@ -32,8 +32,8 @@ type scopeModel struct{ *sharedmem.State }
 
 func (m scopeModel) Exists() bool { return m.State.Version() > 0 }
 
-func (m scopeModel) apply(cmd string, version, seq uint64, t int64, evs []proto.Message) error {
-	return m.State.Apply(sharedmem.Meta{CommandID: cmd, Version: version, Seq: seq, TimeUnixNano: t}, evs)
+func (m scopeModel) apply(cmd string, digest []byte, version, seq uint64, t int64, evs []proto.Message) error {
+	return m.State.Apply(sharedmem.Meta{CommandID: cmd, Digest: digest, Version: version, Seq: seq, TimeUnixNano: t}, evs)
 }
 
 func (m scopeModel) marshal() ([]byte, error) { return deterministic.Marshal(m.State.Snapshot()) }

@@ -137,7 +137,7 @@ func dumpValue(bucket, k, v []byte) string {
 	case string(bucketDataRefs):
 		m = new(memoryv1.DataReference)
 	case string(bucketCommands):
-		if seq, version, err := parseCommandValue(v); err == nil {
+		if seq, version, _, err := parseCommandValue(v); err == nil {
 			return fmt.Sprintf("seq=%d version=%d", seq, version)
 		}
 	case string(bucketEntryPostings):
