@@ -52,6 +52,8 @@ func TestJSONErrorsNameTheField(t *testing.T) {
 		{"tool call unknown function field", app, `{"messages":[{"role":"assistant","tool_calls":[{"id":"c1","function":{"name":"f","args":"{}"}}]}]}`, "messages[0].tool_calls[0].function.args", "unknown field"},
 		{"image content part", app, `{"messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"x"}}]}]}`, "messages[0].content[0].type", `"text"`},
 		{"uint32 out of range", create, `{"max_context_tokens":5000000000}`, "max_context_tokens", "out of range"},
+		{"huge exponent", app, `{"messages":[{"role":"user","content":"x","said_unix_nano":1e999999999}]}`, "messages[0].said_unix_nano", "expected an integer"},
+		{"int64 out of range", app, `{"messages":[{"role":"user","content":"x","said_unix_nano":1e30}]}`, "messages[0].said_unix_nano", "out of range"},
 		{"uint32 negative", create, `{"max_context_tokens":-1}`, "max_context_tokens", "out of range"},
 		{"uint32 as a word", create, `{"maxContextTokens":"many"}`, "maxContextTokens", "expected an integer"},
 		{"string given an object", create, `{"user_id":{"id":"u"}}`, "user_id", "expected a string"},

@@ -76,6 +76,9 @@ func readJSON(data []byte, md protoreflect.MessageDescriptor) ([]byte, *Error) {
 	if _, terr := p.dec.Token(); terr != io.EOF {
 		return nil, &Error{Code: 400, Field: "body", Message: "invalid JSON: more than one value in the body"}
 	}
+	if root == nil {
+		return nil, fieldErr("", "expected an object (%s), got null", md.Name())
+	}
 	if err := checkMessage(root, md, ""); err != nil {
 		return nil, err
 	}
@@ -350,9 +353,9 @@ func checkScalarOrMessage(v jsonValue, fd protoreflect.FieldDescriptor, path str
 			return nil, fieldErr(path, "expected base64 (standard or URL alphabet), got %q", clip(s))
 		}
 	case protoreflect.FloatKind, protoreflect.DoubleKind:
-		return v, checkFloat(v, fd.Kind() == protoreflect.FloatKind, path)
+		return checkFloat(v, fd.Kind() == protoreflect.FloatKind, path)
 	default:
-		return v, checkInt(v, fd.Kind(), path)
+		return checkInt(v, fd.Kind(), path)
 	}
 	return v, nil
 }
@@ -374,8 +377,9 @@ func clip(s string) string {
 }
 
 // checkInt checks an integer field: a JSON number or a string holding one
-// (protojson writes 64-bit integers as strings), integral and in range.
-func checkInt(v jsonValue, k protoreflect.Kind, path string) *Error {
+// (protojson writes 64-bit integers as strings), integral and in range. It
+// returns the value as a plain decimal number.
+func checkInt(v jsonValue, k protoreflect.Kind, path string) (jsonValue, *Error) {
 	var text string
 	switch x := v.(type) {
 	case json.Number:
@@ -383,13 +387,12 @@ func checkInt(v jsonValue, k protoreflect.Kind, path string) *Error {
 	case string:
 		text = strings.TrimSpace(x)
 	default:
-		return fieldErr(path, "expected an integer, got %s", jsonKind(v))
+		return nil, fieldErr(path, "expected an integer, got %s", jsonKind(v))
 	}
 	f, _, err := big.ParseFloat(text, 10, 256, big.ToNearestEven)
-	if err != nil || !f.IsInt() {
-		return fieldErr(path, "expected an integer, got %q", clip(text))
+	if err != nil || f.IsInf() || !f.IsInt() {
+		return nil, fieldErr(path, "expected an integer, got %q", clip(text))
 	}
-	n, _ := f.Int(nil)
 	var lo, hi *big.Int
 	switch k {
 	case protoreflect.Int32Kind, protoreflect.Sint32Kind, protoreflect.Sfixed32Kind:
@@ -401,13 +404,18 @@ func checkInt(v jsonValue, k protoreflect.Kind, path string) *Error {
 	default:
 		lo, hi = big.NewInt(0), new(big.Int).SetUint64(math.MaxUint64)
 	}
-	if n.Cmp(lo) < 0 || n.Cmp(hi) > 0 {
-		return fieldErr(path, "%s is out of range for %s (%s..%s)", text, k, lo, hi)
+	// Compare as floats: 1e999999999 must not become a billion-digit Int.
+	if f.Cmp(new(big.Float).SetInt(lo)) < 0 || f.Cmp(new(big.Float).SetInt(hi)) > 0 {
+		return nil, fieldErr(path, "%s is out of range for %s (%s..%s)", clip(text), k, lo, hi)
 	}
-	return nil
+	n, _ := f.Int(nil)
+	return json.Number(n.String()), nil
 }
 
-func checkFloat(v jsonValue, float32Kind bool, path string) *Error {
+// checkFloat checks a float field: a JSON number, or a string holding one
+// or "NaN", "Infinity", "-Infinity". It returns the value in protojson's
+// form.
+func checkFloat(v jsonValue, float32Kind bool, path string) (jsonValue, *Error) {
 	var text string
 	switch x := v.(type) {
 	case json.Number:
@@ -415,20 +423,20 @@ func checkFloat(v jsonValue, float32Kind bool, path string) *Error {
 	case string:
 		switch x {
 		case "NaN", "Infinity", "-Infinity":
-			return nil
+			return x, nil
 		}
-		text = x
+		text = strings.TrimSpace(x)
 	default:
-		return fieldErr(path, "expected a number, got %s", jsonKind(v))
+		return nil, fieldErr(path, "expected a number, got %s", jsonKind(v))
 	}
 	f, err := strconv.ParseFloat(text, 64)
-	if err != nil {
-		return fieldErr(path, "expected a number, got %q", clip(text))
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		return nil, fieldErr(path, "expected a number, got %q", clip(text))
 	}
 	if float32Kind && math.Abs(f) > math.MaxFloat32 {
-		return fieldErr(path, "%s is out of range for float", text)
+		return nil, fieldErr(path, "%s is out of range for float", clip(text))
 	}
-	return nil
+	return json.Number(strconv.FormatFloat(f, 'g', -1, 64)), nil
 }
 
 // checkEnum accepts an enum value by number, by its name (ROLE_USER) or by
@@ -437,10 +445,11 @@ func checkEnum(v jsonValue, ed protoreflect.EnumDescriptor, path string) (jsonVa
 	values := ed.Values()
 	switch x := v.(type) {
 	case json.Number:
-		if _, err := strconv.ParseInt(string(x), 10, 32); err != nil {
+		n, err := strconv.ParseInt(string(x), 10, 32)
+		if err != nil {
 			return nil, fieldErr(path, "expected one of %s, got %s", enumList(ed), x)
 		}
-		return x, nil // protojson keeps unknown numbers of an open enum
+		return json.Number(strconv.FormatInt(n, 10)), nil // protojson keeps unknown numbers of an open enum
 	case string:
 		if values.ByName(protoreflect.Name(x)) != nil {
 			return x, nil

@@ -1,0 +1,49 @@
+package api
+
+import (
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
+)
+
+// FuzzReadJSON: readJSON never panics, and what it accepts protojson
+// decodes (so a JSON body is never refused with the field-less "body"
+// error after readJSON passed it), into the same message whichever
+// spelling was sent.
+func FuzzReadJSON(f *testing.F) {
+	for _, seed := range []string{
+		`{"command_id":"c","messages":[{"role":"user","content":"hi"}]}`,
+		`{"messages":[{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":{"a":1}}}]}]}`,
+		`{"messages":[{"role":"tool","tool_call_id":"c1","content":[{"type":"text","text":"x"}]}]}`,
+		`{"messages":[{"role":2,"said_unix_nano":"123","content":"\u00e9"}]}`,
+		`{"messages":[{"role":"ROLE_USER","toolCalls":[],"dataRef":{"size":"5","metadata":{"k":"v"}}}]}`,
+		`{"messages":[`, `[]`, `null`, ``, `{"messages":[{"said_unix_nano":1e3}]}`,
+		`{"messages":[{"said_unix_nano":1e999999999}]}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var req memoryv1.AppendRequest
+		text, jerr := readJSON(data, req.ProtoReflect().Descriptor())
+		if jerr != nil {
+			if jerr.Field == "" || jerr.Code != 400 {
+				t.Fatalf("error without a field or not 400: %+v", jerr)
+			}
+			return
+		}
+		if err := jsonIn.Unmarshal(text, &req); err != nil {
+			t.Fatalf("readJSON accepted %q as %q, protojson refuses it: %v", data, text, err)
+		}
+		// Normalizing is idempotent: the rewritten text reads as the same message.
+		text2, jerr := readJSON(text, req.ProtoReflect().Descriptor())
+		if jerr != nil {
+			t.Fatalf("rewritten %q refused: %v", text, jerr)
+		}
+		var again memoryv1.AppendRequest
+		if err := jsonIn.Unmarshal(text2, &again); err != nil || !proto.Equal(&req, &again) {
+			t.Fatalf("rewritten %q reads as %v, first %v (%v)", text, &again, &req, err)
+		}
+	})
+}
