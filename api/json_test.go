@@ -60,6 +60,7 @@ func TestJSONErrorsNameTheField(t *testing.T) {
 		{"map value not a string", "mem.v1.agent.a1.put", `{"key":"k","metadata":{"k":1}}`, `metadata["k"]`, "expected a string"},
 		{"bool given a string", "mem.v1.agent.a1.list", `{"include_deleted":"yes"}`, "include_deleted", "expected true or false"},
 		{"bytes not base64", "mem.v1.data.put", `{"data":"not base64!"}`, "data", "base64"},
+		{"two members of a oneof", "mem.v1.session.good.kernel", `{"set_fact":{"key":"k","value":"v"},"remove_tool":"t"}`, "remove_tool", "only one of"},
 		{"unknown format", ctxt, `{"format":"gemini"}`, "format", `"openai"`},
 		{"small max_context_tokens meets the default reserve", create, `{"user_id":"u","max_context_tokens":2000}`, "reserved_output_tokens", "default 4096, not below max_context_tokens (2000)"},
 		{"model error keeps its field", app, `{"messages":[{"role":"tool","tool_call_id":"nope","content":"x"}]}`, "messages[0].tool_call_id", "no open tool call"},

@@ -246,6 +246,7 @@ func checkMessage(v jsonValue, md protoreflect.MessageDescriptor, path string) *
 		}
 	}
 	fields := md.Fields()
+	oneofs := map[protoreflect.FullName]string{} // oneof -> the member sent
 	for _, k := range append([]string(nil), o.keys...) {
 		fd := fields.ByJSONName(k)
 		if fd == nil {
@@ -255,6 +256,12 @@ func checkMessage(v jsonValue, md protoreflect.MessageDescriptor, path string) *
 		if fd == nil {
 			return fieldErr(sub, "unknown field; %s has %s", md.Name(), fieldList(md))
 		}
+		if od := fd.ContainingOneof(); od != nil && !od.IsSynthetic() && o.vals[k] != nil {
+			if prev, ok := oneofs[od.FullName()]; ok {
+				return fieldErr(sub, "sent with %s: only one of %s may be set", join(path, prev), oneofList(od))
+			}
+			oneofs[od.FullName()] = k
+		}
 		norm, err := checkField(o.vals[k], fd, sub)
 		if err != nil {
 			return err
@@ -262,6 +269,14 @@ func checkMessage(v jsonValue, md protoreflect.MessageDescriptor, path string) *
 		o.vals[k] = norm
 	}
 	return nil
+}
+
+func oneofList(od protoreflect.OneofDescriptor) string {
+	names := make([]string, od.Fields().Len())
+	for i := range names {
+		names[i] = string(od.Fields().Get(i).Name())
+	}
+	return strings.Join(names, ", ")
 }
 
 func isEmpty(v jsonValue) bool {

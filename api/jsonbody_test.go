@@ -21,29 +21,39 @@ func FuzzReadJSON(f *testing.F) {
 		`{"messages":[{"role":"ROLE_USER","toolCalls":[],"dataRef":{"size":"5","metadata":{"k":"v"}}}]}`,
 		`{"messages":[`, `[]`, `null`, ``, `{"messages":[{"said_unix_nano":1e3}]}`,
 		`{"messages":[{"said_unix_nano":1e999999999}]}`,
+		`{"messages":[{"role":"tool","content":[{"type":"text","text":"a"},"b"]}]}`,
+		`{"set_fact":{"key":"k","value":"v"},"remove_tool":null}`,
+		`{"key":"k","value":"aGk=","metadata":{"a":"b"},"expected_version":"0","importance":0.5,"memory_type":"episodic"}`,
+		`{"data":"aGk","ttl_seconds":"NaN"}`,
 	} {
 		f.Add([]byte(seed))
 	}
+	// Each body is read as each of these requests (the append's shapes, a
+	// oneof, maps, bytes, optional and floats).
+	types := []proto.Message{&memoryv1.AppendRequest{}, &memoryv1.KernelRequest{}, &memoryv1.CreateSessionRequest{},
+		&memoryv1.PutEntryRequest{}, &memoryv1.PutDataRequest{}}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		var req memoryv1.AppendRequest
-		text, jerr := readJSON(data, req.ProtoReflect().Descriptor())
-		if jerr != nil {
-			if jerr.Field == "" || jerr.Code != 400 {
-				t.Fatalf("error without a field or not 400: %+v", jerr)
+		for _, typ := range types {
+			req := typ.ProtoReflect().New().Interface()
+			text, jerr := readJSON(data, req.ProtoReflect().Descriptor())
+			if jerr != nil {
+				if jerr.Field == "" || jerr.Code != 400 {
+					t.Fatalf("error without a field or not 400: %+v", jerr)
+				}
+				continue
 			}
-			return
-		}
-		if err := jsonIn.Unmarshal(text, &req); err != nil {
-			t.Fatalf("readJSON accepted %q as %q, protojson refuses it: %v", data, text, err)
-		}
-		// Normalizing is idempotent: the rewritten text reads as the same message.
-		text2, jerr := readJSON(text, req.ProtoReflect().Descriptor())
-		if jerr != nil {
-			t.Fatalf("rewritten %q refused: %v", text, jerr)
-		}
-		var again memoryv1.AppendRequest
-		if err := jsonIn.Unmarshal(text2, &again); err != nil || !proto.Equal(&req, &again) {
-			t.Fatalf("rewritten %q reads as %v, first %v (%v)", text, &again, &req, err)
+			if err := jsonIn.Unmarshal(text, req); err != nil {
+				t.Fatalf("readJSON accepted %q as %q (%T), protojson refuses it: %v", data, text, req, err)
+			}
+			// Normalizing is idempotent: the rewritten text reads as the same message.
+			text2, jerr := readJSON(text, req.ProtoReflect().Descriptor())
+			if jerr != nil {
+				t.Fatalf("rewritten %q refused: %v", text, jerr)
+			}
+			again := typ.ProtoReflect().New().Interface()
+			if err := jsonIn.Unmarshal(text2, again); err != nil || !proto.Equal(req, again) {
+				t.Fatalf("rewritten %q reads as %v, first %v (%v)", text, again, req, err)
+			}
 		}
 	})
 }
