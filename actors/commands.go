@@ -23,7 +23,9 @@ const DigestSize = 16
 // CommandDigest identifies the request a command carries, so that a retry
 // of its command_id can be told from another request reusing the id: the
 // first DigestSize bytes of the SHA-256 of the request's deterministic
-// protobuf encoding with command_id cleared. A message whose content the
+// protobuf encoding with command_id cleared, and min_seq (a read-your-writes
+// hint that a retry may send higher, not part of what the command does). A
+// message whose content the
 // node stored as large data (data_ref) counts by the data's SHA-256 and
 // size, not by the reference's id or times, which a retry's offload
 // assigns anew. It returns nil for a body that carries no command_id.
@@ -44,6 +46,9 @@ func CommandDigest(body any) []byte {
 	}
 	m = proto.Clone(m)
 	m.ProtoReflect().Clear(fd)
+	if ms := m.ProtoReflect().Descriptor().Fields().ByName("min_seq"); ms != nil {
+		m.ProtoReflect().Clear(ms)
+	}
 	if app, ok := m.(*memoryv1.AppendRequest); ok {
 		for _, in := range app.GetMessages() {
 			if ref := in.GetDataRef(); ref != nil {
@@ -171,6 +176,37 @@ func (a *sessionActor) describeDuplicate(reply *memoryv1.AppendReply) {
 		return
 	}
 	describeAppend(reply, evs)
+}
+
+// writtenVersion is the version of key the batch stored at seq wrote (a
+// duplicate's original command), 0 when it cannot be read back (logged).
+func (a *scopeActor) writtenVersion(seq uint64, key string) uint64 {
+	evs, err := a.storedEvents(seq)
+	if err != nil {
+		a.dir.deps.Logger.Warn("duplicate write answered without its entry: cannot read the original batch",
+			"scope", a.id, "seq", seq, "err", err)
+		return 0
+	}
+	var version uint64
+	for _, ev := range evs {
+		if e, ok := ev.(*memoryv1.EntryChanged); ok && e.GetEntry().GetKey() == key {
+			version = e.GetEntry().GetVersion()
+		}
+	}
+	return version
+}
+
+// promotedTokens sums the tokens a batch of promotions stored.
+func promotedTokens(evs []proto.Message) uint32 {
+	var n uint32
+	for _, ev := range evs {
+		if e, ok := ev.(*memoryv1.MessagesPromoted); ok {
+			for _, m := range e.GetMessages() {
+				n += m.GetTokens()
+			}
+		}
+	}
+	return n
 }
 
 // ringSize is how many command keys an active actor remembers (memory

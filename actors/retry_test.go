@@ -47,8 +47,10 @@ func TestCommandDigest(t *testing.T) {
 			t.Fatalf("%T carries no command, digest %x", body, d)
 		}
 	}
-	if d := CommandDigest(&Promote{Request: &memoryv1.PromoteRequest{CommandId: "p"}}); len(d) != DigestSize {
-		t.Fatalf("promote digest %x", d)
+	p1 := CommandDigest(&Promote{Request: &memoryv1.PromoteRequest{CommandId: "p", MessageIds: []string{"m1"}, MinSeq: 4}})
+	p2 := CommandDigest(&Promote{Request: &memoryv1.PromoteRequest{CommandId: "p", MessageIds: []string{"m1"}, MinSeq: 9}})
+	if len(p1) != DigestSize || !slices.Equal(p1, p2) {
+		t.Fatalf("promote digests %x %x: min_seq must not count", p1, p2)
 	}
 }
 

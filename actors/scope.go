@@ -230,7 +230,11 @@ func (a *scopeActor) write(commandID, key string, decide func() ([]proto.Message
 	}
 	a.schedule()
 	reply := &memoryv1.EntryReply{Result: res}
-	if version != 0 { // a duplicate command decided nothing: no entry to show
+	if res.Duplicate {
+		// The original reply showed the version the command wrote.
+		version = a.writtenVersion(res.GetSeq(), key)
+	}
+	if version != 0 {
 		if e, err := a.st().Get(key, version, a.dir.deps.Now().UnixNano()); err == nil {
 			reply.Entry = e
 		}
