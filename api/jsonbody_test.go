@@ -57,3 +57,42 @@ func FuzzReadJSON(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkDecodeJSON compares reading an OpenAI-shaped append body through
+// readJSON then protojson (what the service does) with protojson alone on
+// the equivalent canonical body.
+func BenchmarkDecodeJSON(b *testing.B) {
+	openai := []byte(`{"command_id":"turn-1","messages":[
+		{"role":"user","content":"what is the weather in Paris and in Rome, and which is warmer today?"},
+		{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}},
+			{"id":"call_2","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Rome\"}"}}]},
+		{"role":"tool","tool_call_id":"call_1","content":"18C, sunny, light wind from the west"},
+		{"role":"tool","tool_call_id":"call_2","content":"24C, clear"},
+		{"role":"assistant","content":"Rome is warmer today: 24C against 18C in Paris."}]}`)
+	var canonical []byte
+	{
+		var req memoryv1.AppendRequest
+		if err := decode(openai, true, &req); err != nil {
+			b.Fatal(err)
+		}
+		canonical, _ = jsonOut.Marshal(&req)
+	}
+	b.Run("readJSON+protojson", func(b *testing.B) {
+		b.SetBytes(int64(len(openai)))
+		for b.Loop() {
+			var req memoryv1.AppendRequest
+			if err := decode(openai, true, &req); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("protojson", func(b *testing.B) {
+		b.SetBytes(int64(len(canonical)))
+		for b.Loop() {
+			var req memoryv1.AppendRequest
+			if err := jsonIn.Unmarshal(canonical, &req); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
