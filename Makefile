@@ -5,8 +5,15 @@ PROTOS  := $(wildcard proto/memory/v1/*.proto)
 
 .PHONY: build run test verify proto bench bench-memory fuzz crash
 
+# build compiles every package and writes the binaries to bin/ (ignored by
+# git): bin/agentmem-node, bin/agentmem-replay, bin/agentmem-membench.
+BIN     ?= bin
 build:
 	$(GO) build ./...
+	$(GO) build -o $(BIN)/agentmem-node ./cmd/node
+	$(GO) build -o $(BIN)/agentmem-replay ./cmd/replay
+	$(GO) build -o $(BIN)/agentmem-membench ./cmd/membench
+	$(GO) build -o $(BIN)/agentmem-mcp ./cmd/mcp
 
 run:
 	$(GO) run ./cmd/node
@@ -56,6 +63,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzDecodeValue -fuzztime 30s ./internal/sharedmem/
 	$(GO) test -run '^$$' -fuzz FuzzIdentify -fuzztime 30s ./tenancy/
 	$(GO) test -run '^$$' -fuzz FuzzSummarize -fuzztime 30s ./internal/segmented/
+	$(GO) test -run '^$$' -fuzz FuzzReadJSON -fuzztime 30s ./api/
 
 # crash runs the kill -9 test under a longer load.
 crash:

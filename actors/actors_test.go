@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -377,7 +378,11 @@ func TestCommandRing(t *testing.T) {
 		t.Fatal("empty ring found something")
 	}
 	for i := 1; i <= ringSize+10; i++ {
-		r.add(fmt.Sprintf("c%d", i), uint64(i), uint64(100+i))
+		var digest []byte
+		if i%2 == 1 {
+			digest = CommandDigest(&memoryv1.AppendRequest{Messages: []*memoryv1.MessageInput{userMsg(fmt.Sprint(i))}})
+		}
+		r.add(fmt.Sprintf("c%d", i), digest, uint64(i), uint64(100+i))
 		if i == 3 {
 			if got, ok := r.lookup("c2"); !ok || got.GetSeq() != 102 || r.oldest() != 101 {
 				t.Fatalf("before wrapping: %v %v oldest %d", got, ok, r.oldest())
@@ -389,6 +394,15 @@ func TestCommandRing(t *testing.T) {
 	}
 	if got, ok := r.lookup("c11"); !ok || got.GetVersion() != 11 || r.oldest() != 111 {
 		t.Fatalf("after wrapping: %v %v oldest %d", got, ok, r.oldest())
+	}
+	// The digest kept with a key comes back with it; a key added without
+	// one has none.
+	want := CommandDigest(&memoryv1.AppendRequest{Messages: []*memoryv1.MessageInput{userMsg("11")}})
+	if got, _ := r.lookup("c11"); !bytes.Equal(got.GetDigest(), want) || len(want) != DigestSize {
+		t.Fatalf("c11 digest %x, want %x", got.GetDigest(), want)
+	}
+	if got, _ := r.lookup("c12"); got.GetDigest() != nil {
+		t.Fatalf("c12 was added without a digest, lookup has %x", got.GetDigest())
 	}
 	if got, ok := r.lookup(fmt.Sprintf("c%d", ringSize+10)); !ok || got.GetSeq() != uint64(100+ringSize+10) {
 		t.Fatalf("newest: %v %v", got, ok)

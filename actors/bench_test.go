@@ -254,7 +254,7 @@ func BenchmarkColdActivation1000(b *testing.B) {
 	// The snapshot at version 901, and the stream sequence the tail follows.
 	state := segmented.New()
 	if _, err := e.log.Load(ctx, subject, 0, func(r events.Record) error {
-		if _, err := replayRecord(e.codec, sessionModel{state}, r); err != nil {
+		if _, _, err := replayRecord(e.codec, sessionModel{state}, r); err != nil {
 			return err
 		}
 		if state.Version() == 901 {

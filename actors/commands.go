@@ -1,11 +1,123 @@
 package actors
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"errors"
 	"fmt"
 
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/agentmem/agentmem/events"
+	"github.com/agentmem/agentmem/internal/segmented"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 )
+
+// DigestSize is the length of a command digest: the first 16 bytes of a
+// SHA-256 (a different request taken for a retry needs two requests of one
+// writer, under one command id, whose digests collide in 128 bits).
+const DigestSize = 16
+
+// CommandDigest identifies the request a command carries, so that a retry
+// of its command_id can be told from another request reusing the id: the
+// first DigestSize bytes of the SHA-256 of the request's deterministic
+// protobuf encoding with command_id cleared, and min_seq (a read-your-writes
+// hint that a retry may send higher, not part of what the command does). A
+// message whose content the
+// node stored as large data (data_ref) counts by the data's SHA-256 and
+// size, not by the reference's id or times, which a retry's offload
+// assigns anew. It returns nil for a body that carries no command_id.
+//
+// JSON and protobuf bodies decode to the same message, so a retry may
+// switch encodings (or role spellings) and still be the same request.
+func CommandDigest(body any) []byte {
+	switch b := body.(type) {
+	case *Promote:
+		body = b.Request
+	case *Append:
+		body = b.Request // the candidates are the node's search, not the command
+	}
+	m, ok := body.(proto.Message)
+	if !ok || m == nil {
+		return nil
+	}
+	fd := m.ProtoReflect().Descriptor().Fields().ByName("command_id")
+	if fd == nil || fd.Kind() != protoreflect.StringKind {
+		return nil
+	}
+	m = proto.Clone(m)
+	m.ProtoReflect().Clear(fd)
+	if ms := m.ProtoReflect().Descriptor().Fields().ByName("min_seq"); ms != nil {
+		m.ProtoReflect().Clear(ms)
+	}
+	if app, ok := m.(*memoryv1.AppendRequest); ok {
+		for _, in := range app.GetMessages() {
+			if ref := in.GetDataRef(); ref != nil {
+				in.Content = ""
+				in.DataRef = &memoryv1.DataReference{Sha256: ref.GetSha256(), Size: ref.GetSize()}
+			}
+		}
+	}
+	data, err := deterministic.Marshal(m)
+	if err != nil {
+		return nil
+	}
+	sum := sha256.Sum256(data)
+	return sum[:DigestSize]
+}
+
+// duplicate answers a command found stored before (r): its original
+// result, marked duplicate; or 409 when r's digest says the stored command
+// carried another request than the one being served. A command stored
+// without a digest (before digests were kept, or the node's own) cannot be
+// told apart and is answered as a duplicate, as before.
+func (c *core) duplicate(commandID string, r *memoryv1.CommandResult) (*memoryv1.MutationReply, error) {
+	if d := r.GetDigest(); len(d) > 0 && len(c.digest) > 0 && !bytes.Equal(d, c.digest) {
+		c.dir.deps.Metrics.Rejections.WithLabelValues("409").Inc()
+		return nil, &segmented.Rejection{Code: 409, Field: "command_id", Reason: fmt.Sprintf(
+			"command_id %q was already used for a different request (stored at version %d, seq %d); "+
+				"a retry must resend the same request, a new request needs a new command_id", commandID, r.GetVersion(), r.GetSeq())}
+	}
+	return &memoryv1.MutationReply{Version: r.GetVersion(), Seq: r.GetSeq(), Duplicate: true}, nil
+}
+
+// errFound stops a load at the first record.
+var errFound = errors.New("actors: record found")
+
+// storedEvents reads back the events of the batch the aggregate stored at
+// seq (a duplicate's original command), so its reply can say what the
+// original reply said. It reads the log, once per duplicate answered.
+func (c *core) storedEvents(seq uint64) ([]proto.Message, error) {
+	if seq == 0 {
+		return nil, fmt.Errorf("actors: no stored batch at seq 0")
+	}
+	deps := c.dir.deps
+	ctx, cancel := context.WithTimeout(context.Background(), c.dir.cfg.StoreTimeout)
+	defer cancel()
+	var evs []proto.Message
+	_, err := deps.Log.Load(ctx, c.subject, seq-1, func(rec events.Record) error {
+		if rec.Seq != seq {
+			return fmt.Errorf("actors: %s holds no batch at seq %d (next is %d)", c.subject, seq, rec.Seq)
+		}
+		batch, err := events.DecodeBatch(rec.Data)
+		if err != nil {
+			return err
+		}
+		if evs, err = deps.Codec.Unpack(batch); err != nil {
+			return err
+		}
+		return errFound
+	})
+	if errors.Is(err, errFound) {
+		return evs, nil
+	}
+	if err == nil {
+		err = fmt.Errorf("actors: %s holds no batch at seq %d", c.subject, seq)
+	}
+	return nil, err
+}
 
 // CommandIndex is the durable index of every command stored in the log, by
 // aggregate and command key (events.CommandKey: the writer-scoped command
@@ -54,8 +166,54 @@ func (c *core) lookupCommand(key string) (*memoryv1.CommandResult, bool, error) 
 	return r, ok, nil
 }
 
+// describeDuplicate fills a duplicate append's reply as the original reply
+// was filled (message ids, tokens, compressions), from the batch stored at
+// its sequence. When the log cannot give the batch back (purged, or not
+// reachable in time) the reply keeps its result alone and the failure is
+// logged: the command is stored either way.
+func (a *sessionActor) describeDuplicate(reply *memoryv1.AppendReply) {
+	evs, err := a.storedEvents(reply.GetResult().GetSeq())
+	if err != nil {
+		a.dir.deps.Logger.Warn("duplicate append answered without its message ids: cannot read the original batch",
+			"session", a.id, "seq", reply.GetResult().GetSeq(), "err", err)
+		return
+	}
+	describeAppend(reply, evs)
+}
+
+// writtenVersion is the version of key the batch stored at seq wrote (a
+// duplicate's original command), 0 when it cannot be read back (logged).
+func (a *scopeActor) writtenVersion(seq uint64, key string) uint64 {
+	evs, err := a.storedEvents(seq)
+	if err != nil {
+		a.dir.deps.Logger.Warn("duplicate write answered without its entry: cannot read the original batch",
+			"scope", a.id, "seq", seq, "err", err)
+		return 0
+	}
+	var version uint64
+	for _, ev := range evs {
+		if e, ok := ev.(*memoryv1.EntryChanged); ok && e.GetEntry().GetKey() == key {
+			version = e.GetEntry().GetVersion()
+		}
+	}
+	return version
+}
+
+// promotedTokens sums the tokens a batch of promotions stored.
+func promotedTokens(evs []proto.Message) uint32 {
+	var n uint32
+	for _, ev := range evs {
+		if e, ok := ev.(*memoryv1.MessagesPromoted); ok {
+			for _, m := range e.GetMessages() {
+				n += m.GetTokens()
+			}
+		}
+	}
+	return n
+}
+
 // ringSize is how many command keys an active actor remembers (memory
-// only, 24 bytes each, grown as the aggregate applies commands).
+// only, 48 bytes each, grown as the aggregate applies commands).
 const ringSize = 512
 
 // commandRing is a memory-only ring of the last ringSize command keys an
@@ -63,14 +221,28 @@ const ringSize = 512
 // FNV-1a hash. It lets a new command skip waiting for the projection's
 // command index to cover the model's small window: the index is needed
 // only for what is older than the ring. A hash match answers duplicate
-// (64-bit: a false match needs ~2^32 keys in one aggregate's ring).
+// (64-bit: a false match needs ~2^32 keys in one aggregate's ring), or 409
+// when the remembered request digest differs from the retry's.
 type commandRing struct {
 	hashes  []uint64
 	results []ringResult
 	next    int // where the next key goes once the ring is full
 }
 
-type ringResult struct{ version, seq uint64 }
+type ringResult struct {
+	version, seq uint64
+	digest       [DigestSize]byte
+	hasDigest    bool
+}
+
+func newRingResult(digest []byte, version, seq uint64) ringResult {
+	r := ringResult{version: version, seq: seq}
+	if len(digest) == DigestSize {
+		copy(r.digest[:], digest)
+		r.hasDigest = true
+	}
+	return r
+}
 
 func ringHash(key string) uint64 {
 	h := uint64(14695981039346656037)
@@ -81,18 +253,20 @@ func ringHash(key string) uint64 {
 	return h
 }
 
-// add records key, applied at version and seq.
-func (r *commandRing) add(key string, version, seq uint64) {
+// add records key with its request digest (nil: none), applied at version
+// and seq.
+func (r *commandRing) add(key string, digest []byte, version, seq uint64) {
 	if key == "" {
 		return
 	}
+	res := newRingResult(digest, version, seq)
 	if len(r.hashes) < ringSize {
 		// Grows with the aggregate: a short session holds a short ring.
-		r.hashes, r.results = append(r.hashes, ringHash(key)), append(r.results, ringResult{version, seq})
+		r.hashes, r.results = append(r.hashes, ringHash(key)), append(r.results, res)
 		r.next = len(r.hashes) % ringSize
 		return
 	}
-	r.hashes[r.next], r.results[r.next] = ringHash(key), ringResult{version, seq}
+	r.hashes[r.next], r.results[r.next] = ringHash(key), res
 	r.next = (r.next + 1) % ringSize
 }
 
@@ -107,7 +281,11 @@ func (r *commandRing) lookup(key string) (*memoryv1.CommandResult, bool) {
 		j := (r.next - 1 - i + 2*ringSize) % len(r.hashes)
 		if r.hashes[j] == h {
 			res := r.results[j]
-			return &memoryv1.CommandResult{CommandId: key, Version: res.version, Seq: res.seq}, true
+			out := &memoryv1.CommandResult{CommandId: key, Version: res.version, Seq: res.seq}
+			if res.hasDigest {
+				out.Digest = res.digest[:]
+			}
+			return out, true
 		}
 	}
 	return nil, false

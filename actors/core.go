@@ -28,7 +28,9 @@ type model interface {
 	// still remembers, and whether it remembers every command the
 	// aggregate ever stored.
 	CommandWindow() (oldestSeq uint64, complete bool)
-	apply(commandID string, version, seq uint64, timeUnixNano int64, evs []proto.Message) error
+	// apply applies one stored batch; digest is its command's request
+	// digest (nil: none recorded), kept beside commandID.
+	apply(commandID string, digest []byte, version, seq uint64, timeUnixNano int64, evs []proto.Message) error
 	marshal() ([]byte, error)
 }
 
@@ -66,6 +68,9 @@ type core struct {
 	// serve, for the node's own commands such as expiries and rewrites, and
 	// on a node without tenants).
 	writer string
+	// digest is the request digest of the request being served (nil
+	// outside serve and for requests that carry no command).
+	digest []byte
 }
 
 func newCore(d *Directory, mk modelKind, key, id string) core {
@@ -97,8 +102,9 @@ func (c *core) serve(m *request, handle func(any) (proto.Message, error)) {
 	if m.who != nil {
 		c.writer = m.who.Principal
 	}
+	c.digest = CommandDigest(m.body)
 	reply, err := handle(m.body)
-	c.writer = ""
+	c.writer, c.digest = "", nil
 	m.reply(reply, err)
 	if errors.Is(err, ErrUnavailable) {
 		panic(err)
@@ -167,8 +173,8 @@ func (c *core) reload() error {
 	}
 	var ring commandRing
 	if _, err := deps.Log.Load(ctx, c.subject, snapSeq, func(rec events.Record) error {
-		key, err := replayRecord(deps.Codec, m, rec)
-		ring.add(key, m.Version(), rec.Seq)
+		key, digest, err := replayRecord(deps.Codec, m, rec)
+		ring.add(key, digest, m.Version(), rec.Seq)
 		return err
 	}); err != nil {
 		deps.Metrics.StoreFailures.Inc()
@@ -228,26 +234,26 @@ func (c *core) keepHeld(snapSeq uint64) {
 	c.snapshotDone(c.m.Version(), err)
 }
 
-// replayRecord applies one stored batch to m and returns its command key.
-// Versions must follow each other: a gap or a repeat means the log and the
-// state disagree.
-func replayRecord(codec *events.Codec, m model, rec events.Record) (string, error) {
+// replayRecord applies one stored batch to m and returns its command key
+// and request digest. Versions must follow each other: a gap or a repeat
+// means the log and the state disagree.
+func replayRecord(codec *events.Codec, m model, rec events.Record) (string, []byte, error) {
 	batch, err := events.DecodeBatch(rec.Data)
 	if err != nil {
-		return "", fmt.Errorf("seq %d: %w", rec.Seq, err)
+		return "", nil, fmt.Errorf("seq %d: %w", rec.Seq, err)
 	}
 	if want := m.Version() + 1; batch.GetVersion() != want {
-		return "", fmt.Errorf("seq %d: batch version %d, want %d", rec.Seq, batch.GetVersion(), want)
+		return "", nil, fmt.Errorf("seq %d: batch version %d, want %d", rec.Seq, batch.GetVersion(), want)
 	}
 	evs, err := codec.Unpack(batch)
 	if err != nil {
-		return "", fmt.Errorf("seq %d: %w", rec.Seq, err)
+		return "", nil, fmt.Errorf("seq %d: %w", rec.Seq, err)
 	}
-	key := events.CommandKey(batch.GetActorId(), batch.GetCommandId())
-	if err := m.apply(key, batch.GetVersion(), rec.Seq, batch.GetTimeUnixNano(), evs); err != nil {
-		return "", fmt.Errorf("seq %d: apply: %w", rec.Seq, err)
+	key, digest := events.CommandKey(batch.GetActorId(), batch.GetCommandId()), batch.GetCommandDigest()
+	if err := m.apply(key, digest, batch.GetVersion(), rec.Seq, batch.GetTimeUnixNano(), evs); err != nil {
+		return "", nil, fmt.Errorf("seq %d: apply: %w", rec.Seq, err)
 	}
-	return key, nil
+	return key, digest, nil
 }
 
 // mutate runs decide → append → apply for one command of the current
@@ -266,7 +272,7 @@ func (c *core) mutate(commandID string, decide func() ([]proto.Message, error)) 
 		if r, ok, err := c.lookupCommand(key); err != nil {
 			return nil, err
 		} else if ok {
-			return &memoryv1.MutationReply{Version: r.GetVersion(), Seq: r.GetSeq(), Duplicate: true}, nil
+			return c.duplicate(commandID, r)
 		}
 		evs, err := decide()
 		if err != nil {
@@ -284,12 +290,12 @@ func (c *core) mutate(commandID string, decide func() ([]proto.Message, error)) 
 		res, err := c.store(commandID, now, evs)
 		switch {
 		case err == nil && !res.Duplicate:
-			if err := c.m.apply(key, c.m.Version()+1, res.Seq, now, evs); err != nil {
+			if err := c.m.apply(key, c.digest, c.m.Version()+1, res.Seq, now, evs); err != nil {
 				// Stored but not applicable: our state is not to be trusted;
 				// restart and recover from the log.
 				return nil, fmt.Errorf("%w: apply stored batch %d: %v", ErrUnavailable, res.Seq, err)
 			}
-			c.ring.add(key, c.m.Version(), res.Seq)
+			c.ring.add(key, c.digest, c.m.Version(), res.Seq)
 			c.snapshot(false)
 			return &memoryv1.MutationReply{Version: c.m.Version(), Seq: res.Seq}, nil
 		case err == nil && res.Duplicate, errors.Is(err, events.ErrConflict):
@@ -303,7 +309,7 @@ func (c *core) mutate(commandID string, decide func() ([]proto.Message, error)) 
 			if r, ok, err := c.lookupCommand(key); err != nil {
 				return nil, err
 			} else if ok {
-				return &memoryv1.MutationReply{Version: r.GetVersion(), Seq: r.GetSeq(), Duplicate: true}, nil
+				return c.duplicate(commandID, r)
 			}
 			if res.Duplicate {
 				// The log holds this message id but the aggregate does not
@@ -337,6 +343,7 @@ func (c *core) store(commandID string, now int64, evs []proto.Message) (events.A
 		TimeUnixNano:  now,
 		SchemaVersion: events.SchemaVersion,
 		Events:        packed,
+		CommandDigest: c.digest,
 	})
 	if err != nil {
 		return events.AppendResult{}, err

@@ -14,6 +14,15 @@
 //     the log: what was not stored is never applied;
 //  4. apply the stored events and reply with the new version and sequence.
 //
+// Before deciding, a command whose id (scoped to its writer) was stored
+// before is looked up (commands.go: the model's last 64, the actor's ring of
+// 512, the projection's command index). It is answered as a duplicate with
+// its original result (an append's message ids and tokens read back from the
+// stored batch) when its request digest (CommandDigest, stored in the batch
+// and kept beside the id in all three places) matches the retry's, and
+// refused with 409 naming command_id when it does not. A command stored
+// without a digest (older logs) is answered as a duplicate.
+//
 // Recovery loads the latest snapshot (keep-last-one per aggregate) and
 // replays the log tail after it. The log must still end the aggregate's
 // subject at or after the snapshot's sequence (and what the actor saw

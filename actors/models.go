@@ -11,8 +11,8 @@ import (
 // sessionModel adapts segmented.State to the pipeline.
 type sessionModel struct{ *segmented.State }
 
-func (m sessionModel) apply(cmd string, version, seq uint64, t int64, evs []proto.Message) error {
-	return m.State.Apply(segmented.Meta{CommandID: cmd, Version: version, Seq: seq, TimeUnixNano: t}, evs)
+func (m sessionModel) apply(cmd string, digest []byte, version, seq uint64, t int64, evs []proto.Message) error {
+	return m.State.Apply(segmented.Meta{CommandID: cmd, Digest: digest, Version: version, Seq: seq, TimeUnixNano: t}, evs)
 }
 
 func (m sessionModel) marshal() ([]byte, error) { return deterministic.Marshal(m.State.Snapshot()) }
@@ -34,7 +34,7 @@ var sessionKind = modelKind{
 func Replay(codec *events.Codec, state *segmented.State, recs []events.Record) error {
 	m := sessionModel{state}
 	for _, rec := range recs {
-		if _, err := replayRecord(codec, m, rec); err != nil {
+		if _, _, err := replayRecord(codec, m, rec); err != nil {
 			return err
 		}
 	}

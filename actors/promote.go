@@ -21,18 +21,20 @@ func (a *sessionActor) promote(p *Promote) (proto.Message, error) {
 	var promoted uint32
 	res, err := a.mutate(p.Request.GetCommandId(), func() ([]proto.Message, error) {
 		evs, err := a.st().DecidePromote(p.Messages, a.env())
-		promoted = 0
-		for _, ev := range evs {
-			if e, ok := ev.(*memoryv1.MessagesPromoted); ok {
-				for _, m := range e.GetMessages() {
-					promoted += m.GetTokens()
-				}
-			}
-		}
+		promoted = promotedTokens(evs)
 		return evs, err
 	})
 	if err != nil {
 		return nil, err
+	}
+	if res.Duplicate {
+		// The original reply's count, from the batch it stored.
+		if evs, err := a.storedEvents(res.GetSeq()); err == nil {
+			promoted = promotedTokens(evs)
+		} else {
+			a.dir.deps.Logger.Warn("duplicate promote answered without its token count: cannot read the original batch",
+				"session", a.id, "seq", res.GetSeq(), "err", err)
+		}
 	}
 	return &memoryv1.PromoteReply{Result: res, PromotedTokens: promoted, Usage: a.st().Usage()}, nil
 }

@@ -32,8 +32,8 @@ type scopeModel struct{ *sharedmem.State }
 
 func (m scopeModel) Exists() bool { return m.State.Version() > 0 }
 
-func (m scopeModel) apply(cmd string, version, seq uint64, t int64, evs []proto.Message) error {
-	return m.State.Apply(sharedmem.Meta{CommandID: cmd, Version: version, Seq: seq, TimeUnixNano: t}, evs)
+func (m scopeModel) apply(cmd string, digest []byte, version, seq uint64, t int64, evs []proto.Message) error {
+	return m.State.Apply(sharedmem.Meta{CommandID: cmd, Digest: digest, Version: version, Seq: seq, TimeUnixNano: t}, evs)
 }
 
 func (m scopeModel) marshal() ([]byte, error) { return deterministic.Marshal(m.State.Snapshot()) }
@@ -230,7 +230,11 @@ func (a *scopeActor) write(commandID, key string, decide func() ([]proto.Message
 	}
 	a.schedule()
 	reply := &memoryv1.EntryReply{Result: res}
-	if version != 0 { // a duplicate command decided nothing: no entry to show
+	if res.Duplicate {
+		// The original reply showed the version the command wrote.
+		version = a.writtenVersion(res.GetSeq(), key)
+	}
+	if version != 0 {
 		if e, err := a.st().Get(key, version, a.dir.deps.Now().UnixNano()); err == nil {
 			reply.Entry = e
 		}

@@ -172,11 +172,13 @@ func (a *sessionActor) append(req *memoryv1.AppendRequest, c *segmented.Candidat
 	}
 	a.clearTempOnNewTurn()
 	reply := &memoryv1.AppendReply{Result: res, Usage: a.st().Usage()}
-	if !res.Duplicate {
-		describeAppend(reply, evs)
-		if len(jobs) > 0 && a.self != nil {
-			a.startRewrites(a.self, jobs)
-		}
+	if res.Duplicate {
+		a.describeDuplicate(reply)
+		return reply, nil
+	}
+	describeAppend(reply, evs)
+	if len(jobs) > 0 && a.self != nil {
+		a.startRewrites(a.self, jobs)
 	}
 	return reply, nil
 }

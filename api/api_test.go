@@ -96,8 +96,9 @@ func TestBadInput(t *testing.T) {
 		{"oversized message", "mem.v1.session.good.append", appendBody(user(strings.Repeat("y", 300<<10))), false, "413", "messages[0].content"},
 		{"bad message id", "mem.v1.session.good.append", appendBody(&memoryv1.MessageInput{Id: "a.b", Role: memoryv1.Role_ROLE_USER, Content: "x"}), false, "400", "messages[0].id"},
 		{"malformed protobuf", "mem.v1.session.good.append", []byte{0xff, 0xff, 0xff, 0x01}, false, "400", "body"},
-		{"malformed json", "mem.v1.session.good.append", []byte(`{"messages":[`), true, "400", "body"},
-		{"unknown json field", "mem.v1.session.good.append", []byte(`{"mesages":[]}`), true, "400", "body"},
+		// JSON errors name the field path as sent (TestJSONErrorsNameTheField has more).
+		{"malformed json", "mem.v1.session.good.append", []byte(`{"messages":[`), true, "400", "messages"},
+		{"unknown json field", "mem.v1.session.good.append", []byte(`{"mesages":[]}`), true, "400", "mesages"},
 		{"append to archived", "mem.v1.session.archived.append", appendBody(user("hi")), false, "409", "status"},
 		{"create twice", "mem.v1.session.good.create", marshal(t, &memoryv1.CreateSessionRequest{}), false, "409", "session_id"},
 		{"bad profile", "mem.v1.session.new1.create", marshal(t, &memoryv1.CreateSessionRequest{Profile: "fast"}), false, "400", "profile"},

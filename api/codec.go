@@ -19,8 +19,12 @@ import (
 // ContentTypeJSON selects protojson bodies for a request and its reply.
 const ContentTypeJSON = "application/json"
 
+// JSON replies use the proto field names (snake_case) and carry every
+// field, zero values included (used: 0, duplicate: false, empty lists);
+// a message field that is not set is left out. 64-bit integers are JSON
+// strings (the protobuf JSON mapping), enums their full names.
 var (
-	jsonOut = protojson.MarshalOptions{UseProtoNames: true}
+	jsonOut = protojson.MarshalOptions{UseProtoNames: true, EmitDefaultValues: true}
 	jsonIn  = protojson.UnmarshalOptions{}
 )
 
@@ -29,9 +33,17 @@ func wantsJSON(h micro.Headers) bool {
 	return strings.HasPrefix(strings.ToLower(strings.TrimSpace(ct)), ContentTypeJSON)
 }
 
+// decode reads a request body. A JSON body is first normalized and checked
+// against the message (readJSON: short enum names, the OpenAI message
+// shape, errors that name the field path as sent), then decoded by
+// protojson.
 func decode(data []byte, asJSON bool, into proto.Message) error {
 	if asJSON {
-		return jsonIn.Unmarshal(data, into)
+		text, jerr := readJSON(data, into.ProtoReflect().Descriptor())
+		if jerr != nil {
+			return jerr
+		}
+		return jsonIn.Unmarshal(text, into)
 	}
 	return proto.Unmarshal(data, into)
 }
@@ -129,6 +141,12 @@ func respond(rp replier, asJSON bool, m proto.Message) {
 	rp.publish(data, asJSON, nil)
 }
 
+// decodeError is the 400 of a body that does not decode into into: the
+// field error readJSON found, else one about the whole body.
 func decodeError(into proto.Message, err error) *Error {
+	var fe *Error
+	if errors.As(err, &fe) {
+		return fe
+	}
 	return &Error{Code: 400, Field: "body", Message: "cannot decode " + string(into.ProtoReflect().Descriptor().FullName()) + ": " + err.Error()}
 }

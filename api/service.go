@@ -169,8 +169,11 @@ func Start(nc *nats.Conn, deps Deps, cfg Config) (*Service, error) {
 		querySlots: newSlots("max_concurrent_queries", func(l tenancy.Limits) int { return l.MaxConcurrentQueries }),
 		watchSlots: newSlots("max_watches", func(l tenancy.Limits) int { return l.MaxWatches }),
 		queries:    make(chan struct{}, cfg.MaxConcurrentQueries), ctx: ctx, cancel: cancel}
+	var routes []route
 	add := func(name, subject string, h func(*call)) error {
-		err := svc.AddEndpoint(name, s.guard(h), micro.WithEndpointSubject(subject),
+		hf := s.guard(h)
+		routes = append(routes, route{tokens: strings.Split(subject, "."), h: hf})
+		err := svc.AddEndpoint(name, hf, micro.WithEndpointSubject(subject),
 			micro.WithEndpointPendingLimits(cfg.MaxPending, 256<<20))
 		if err != nil {
 			cancel()
@@ -213,6 +216,12 @@ func Start(nc *nats.Conn, deps Deps, cfg Config) (*Service, error) {
 		stopWatches()
 		_ = svc.Stop()
 		return nil, fmt.Errorf("api: add endpoint malformed: %w", err)
+	}
+	if err := s.addOtherOps(routes); err != nil {
+		cancel()
+		stopWatches()
+		_ = svc.Stop()
+		return nil, err
 	}
 	return s, nil
 }

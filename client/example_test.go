@@ -85,7 +85,17 @@ func ExampleClient_Append_retry() {
 	// After a timeout the outcome is unknown: send the same request again.
 	again, _ := c.Append(ctx, "s2", req)
 	fmt.Println(first.GetResult().GetDuplicate(), again.GetResult().GetDuplicate(), first.GetResult().GetSeq() == again.GetResult().GetSeq())
-	// Output: false true true
+	// The duplicate carries the original reply: the ids the server assigned.
+	fmt.Println(first.GetMessageIds(), again.GetMessageIds())
+	// Another request under the same command id is refused, not dropped.
+	other := &memoryv1.AppendRequest{CommandId: req.GetCommandId(), Messages: []*memoryv1.MessageInput{
+		{Role: memoryv1.Role_ROLE_USER, Content: "something else"}}}
+	_, err := c.Append(ctx, "s2", other)
+	fmt.Println(client.Code(err))
+	// Output:
+	// false true true
+	// [m1] [m1]
+	// 409
 }
 
 func ExampleCode() {

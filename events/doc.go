@@ -14,8 +14,11 @@
 // One message per accepted command. Its payload is a deterministic protobuf
 // agentmem.memory.v1.EventBatch (EncodeBatch): command id, aggregate kind and
 // id, the aggregate version after the batch, time, actor / causation /
-// correlation ids, schema_version (SchemaVersion) and the events, each a
-// google.protobuf.Any named "type.googleapis.com/<protobuf full name>".
+// correlation ids, schema_version (SchemaVersion), the events, each a
+// google.protobuf.Any named "type.googleapis.com/<protobuf full name>", and
+// command_digest (16 bytes identifying the request, actors.CommandDigest;
+// absent in batches written before it existed and in the node's own
+// commands, which readers take as "unknown").
 // Headers: Nats-Msg-Id = command id (deduplication within the stream's
 // window, 2 minutes by default), Nats-Expected-Last-Subject-Sequence = the
 // stream sequence of the aggregate's last message as the writer knows it

@@ -321,7 +321,8 @@ func protoVarint(n int) []byte {
 
 // TestTenantCommandIDsAreScopedToTheWriter: two members of workflow w1 use
 // the same command id for different writes. Both are stored; each retry
-// answers duplicate with its own write's sequence.
+// (the same request again) answers duplicate with its own write's
+// sequence, and each writer's other request under that id is a 409.
 func TestTenantCommandIDsAreScopedToTheWriter(t *testing.T) {
 	tn := startTenantNode(t)
 	tu := connectTenants(t, tn)
@@ -339,16 +340,20 @@ func TestTenantCommandIDsAreScopedToTheWriter(t *testing.T) {
 		t.Fatalf("a2's write with a1's command id was suppressed: %v", r2.GetResult())
 	}
 	for _, c := range []struct {
-		u    *tenant
-		key  string
-		want uint64
-	}{{tu.a1, "from-a1", r1.GetResult().GetSeq()}, {tu.a2, "from-a2", r2.GetResult().GetSeq()}} {
-		again, err := c.u.c.Put(ctx, w1, &memoryv1.PutEntryRequest{CommandId: "same-id", Key: c.key, Value: []byte("x")})
+		u          *tenant
+		key, value string
+		want       uint64
+	}{{tu.a1, "from-a1", "1", r1.GetResult().GetSeq()}, {tu.a2, "from-a2", "2", r2.GetResult().GetSeq()}} {
+		again, err := c.u.c.Put(ctx, w1, &memoryv1.PutEntryRequest{CommandId: "same-id", Key: c.key, Value: []byte(c.value)})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !again.GetResult().GetDuplicate() || again.GetResult().GetSeq() != c.want {
 			t.Fatalf("%s retry = %v, want duplicate of seq %d", c.u.name, again.GetResult(), c.want)
+		}
+		// Before request digests, this was answered as a duplicate too.
+		if _, err := c.u.c.Put(ctx, w1, &memoryv1.PutEntryRequest{CommandId: "same-id", Key: c.key, Value: []byte("x")}); client.Code(err) != 409 {
+			t.Fatalf("%s: another value under its command id: %v, want 409", c.u.name, err)
 		}
 	}
 	e, err := tu.a1.c.GetEntry(ctx, w1, "from-a2", 0)

@@ -21,7 +21,7 @@ func (w *writer) indexCommand(r *Decoded) error {
 		return err
 	}
 	key := events.CommandKey(b.GetActorId(), b.GetCommandId())
-	return w.commands.put(commandKey(kind, id, key), commandValue(r.Seq, b.GetVersion()))
+	return w.commands.put(commandKey(kind, id, key), commandValue(r.Seq, b.GetVersion(), b.GetCommandDigest()))
 }
 
 // LookupCommand returns the stored result of the command key
@@ -40,11 +40,11 @@ func (s *Store) LookupCommand(kind, id, key string) (*memoryv1.CommandResult, bo
 		if v == nil {
 			return nil
 		}
-		seq, version, err := parseCommandValue(v)
+		seq, version, digest, err := parseCommandValue(v)
 		if err != nil {
 			return fmt.Errorf("command %s/%s %q: %w", kind, id, key, err)
 		}
-		res, found = &memoryv1.CommandResult{CommandId: key, Version: version, Seq: seq}, true
+		res, found = &memoryv1.CommandResult{CommandId: key, Version: version, Seq: seq, Digest: digest}, true
 		return nil
 	})
 	return res, found, err

@@ -137,7 +137,10 @@ func dumpValue(bucket, k, v []byte) string {
 	case string(bucketDataRefs):
 		m = new(memoryv1.DataReference)
 	case string(bucketCommands):
-		if seq, version, err := parseCommandValue(v); err == nil {
+		if seq, version, digest, err := parseCommandValue(v); err == nil {
+			if digest != nil {
+				return fmt.Sprintf("seq=%d version=%d digest=%x", seq, version, digest)
+			}
 			return fmt.Sprintf("seq=%d version=%d", seq, version)
 		}
 	case string(bucketEntryPostings):

@@ -2,6 +2,7 @@ package projections
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -153,7 +154,9 @@ var (
 	bucketVectors = []byte("vectors")
 
 	// bucketCommands: aggregate_kind \x00 aggregate_id \x00 command_key →
-	// seq(8B) version(8B), every batch of the log that carries a command id
+	// seq(8B) version(8B) [digest(16B)], every batch of the log that carries
+	// a command id; the digest is the batch's command_digest, absent for
+	// batches written without one (older logs: a 16-byte value)
 	// (commands.go). command_key is events.CommandKey(actor_id, command_id):
 	// the writer-scoped command id ([A-Za-z0-9_-] and '/', never 0x00). It
 	// lets an actor answer a retried command as a duplicate at any age
@@ -295,17 +298,21 @@ func join(parts ...[]byte) []byte {
 // commandKey is the bucketCommands key of key on aggregate kind/id.
 func commandKey(kind, id, key string) []byte { return join([]byte(kind), []byte(id), []byte(key)) }
 
-// commandValue is the bucketCommands value: seq then version.
-func commandValue(seq, version uint64) []byte {
-	return binary.BigEndian.AppendUint64(u64(seq), version)
+// commandValue is the bucketCommands value: seq, version, then the
+// command digest when there is one.
+func commandValue(seq, version uint64, digest []byte) []byte {
+	return append(binary.BigEndian.AppendUint64(u64(seq), version), digest...)
 }
 
-// parseCommandValue reads a bucketCommands value.
-func parseCommandValue(v []byte) (seq, version uint64, err error) {
-	if len(v) != 16 {
-		return 0, 0, fmt.Errorf("%w: command value of %d bytes", ErrCorrupt, len(v))
+// parseCommandValue reads a bucketCommands value (digest nil: none kept).
+func parseCommandValue(v []byte) (seq, version uint64, digest []byte, err error) {
+	if len(v) < 16 || len(v) > 16+sha256.Size {
+		return 0, 0, nil, fmt.Errorf("%w: command value of %d bytes", ErrCorrupt, len(v))
 	}
-	return binary.BigEndian.Uint64(v), binary.BigEndian.Uint64(v[8:]), nil
+	if len(v) > 16 {
+		digest = bytes.Clone(v[16:])
+	}
+	return binary.BigEndian.Uint64(v), binary.BigEndian.Uint64(v[8:]), digest, nil
 }
 
 // prefix is the key prefix "a \x00" of the keys whose first component is a.

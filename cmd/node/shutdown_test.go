@@ -13,13 +13,20 @@ import (
 	"github.com/agentmem/agentmem/client"
 )
 
-// TestGracefulShutdown sends SIGTERM to a node under no load: it must exit 0
+// TestGracefulShutdown sends SIGTERM, then SIGINT (what Ctrl-C or `kill
+// -INT` sends to the built binary), to a node under no load: it must exit 0
 // having snapshotted every active session, and serve the same state again.
 func TestGracefulShutdown(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the node binary")
 	}
 	bin := buildNode(t)
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		t.Run(sig.String(), func(t *testing.T) { gracefulShutdown(t, bin, sig) })
+	}
+}
+
+func gracefulShutdown(t *testing.T, bin string, sig syscall.Signal) {
 	dataDir, addr := t.TempDir(), freePort(t)
 	cmd := startNode(t, bin, dataDir, addr)
 	nc, err := nats.Connect("nats://" + addr)
@@ -44,7 +51,7 @@ func TestGracefulShutdown(t *testing.T) {
 	}
 	nc.Close()
 
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := cmd.Process.Signal(sig); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
@@ -52,10 +59,10 @@ func TestGracefulShutdown(t *testing.T) {
 	select {
 	case err := <-done:
 		if err != nil {
-			t.Fatalf("node exited with %v after SIGTERM, want exit 0", err)
+			t.Fatalf("node exited with %v after %v, want exit 0", err, sig)
 		}
 	case <-time.After(20 * time.Second):
-		t.Fatal("node did not exit within 20s of SIGTERM")
+		t.Fatalf("node did not exit within 20s of %v", sig)
 	}
 
 	startNode(t, bin, dataDir, addr)

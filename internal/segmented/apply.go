@@ -40,7 +40,7 @@ func (s *State) Apply(meta Meta, events []proto.Message) error {
 	p.UpdatedUnixNano = meta.TimeUnixNano
 	if meta.CommandID != "" {
 		p.RecentCommands = append(p.RecentCommands, &memoryv1.CommandResult{
-			CommandId: meta.CommandID, Version: meta.Version, Seq: meta.Seq,
+			CommandId: meta.CommandID, Version: meta.Version, Seq: meta.Seq, Digest: meta.Digest,
 		})
 		if n := len(p.RecentCommands); n > MaxRecentCommands {
 			// Reslice, do not copy: append reallocates (keeping only the

@@ -164,6 +164,15 @@ func ValidateCreate(req *memoryv1.CreateSessionRequest) error {
 	}
 	c := resolveConfig(req)
 	if c.ReservedOutputTokens >= c.MaxContextTokens {
+		if req.GetReservedOutputTokens() == 0 {
+			// The default surprises a small max_context_tokens: say so.
+			hint := fmt.Sprintf("send max_context_tokens >= %d", DefaultReservedOutputTokens+MinBudget)
+			if c.MaxContextTokens > MinBudget {
+				hint = fmt.Sprintf("send reserved_output_tokens <= %d, or max_context_tokens >= %d", c.MaxContextTokens-MinBudget, DefaultReservedOutputTokens+MinBudget)
+			}
+			return badRequest("reserved_output_tokens", "unset, so it is the default %d, not below max_context_tokens (%d); the budget is max_context_tokens - reserved_output_tokens and must be >= %d: %s",
+				DefaultReservedOutputTokens, c.MaxContextTokens, MinBudget, hint)
+		}
 		return badRequest("reserved_output_tokens", "must be < max_context_tokens (%d), got %d", c.MaxContextTokens, c.ReservedOutputTokens)
 	}
 	budget := budgetOf(c)

@@ -40,7 +40,7 @@ func (s *State) Apply(meta Meta, events []proto.Message) error {
 	s.snap.LastSeq = meta.Seq
 	if meta.CommandID != "" {
 		s.snap.RecentCommands = append(s.snap.RecentCommands, &memoryv1.CommandResult{
-			CommandId: meta.CommandID, Version: meta.Version, Seq: meta.Seq,
+			CommandId: meta.CommandID, Version: meta.Version, Seq: meta.Seq, Digest: meta.Digest,
 		})
 		if n := len(s.snap.RecentCommands); n > MaxRecentCommands {
 			// Reslice, do not copy: append reallocates (keeping only the

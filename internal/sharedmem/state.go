@@ -21,6 +21,9 @@ type Meta struct {
 	Version      uint64 // aggregate version after the batch; must increase
 	Seq          uint64 // stream sequence of the batch
 	TimeUnixNano int64
+	// Digest is the command's request digest (EventBatch.command_digest),
+	// kept in recent_commands beside its id (nil: none recorded).
+	Digest []byte
 }
 
 // MaxRecentCommands bounds ScopeSnapshot.recent_commands.

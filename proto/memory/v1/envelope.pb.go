@@ -40,7 +40,14 @@ type EventBatch struct {
 	// schema_version of the envelope; events carry their own type by full name.
 	SchemaVersion uint32 `protobuf:"varint,9,opt,name=schema_version,json=schemaVersion,proto3" json:"schema_version,omitempty"`
 	// events are packed by protobuf full name (type.googleapis.com/<full name>).
-	Events        []*anypb.Any `protobuf:"bytes,10,rep,name=events,proto3" json:"events,omitempty"`
+	Events []*anypb.Any `protobuf:"bytes,10,rep,name=events,proto3" json:"events,omitempty"`
+	// command_digest identifies the request the command carried: the first 16
+	// bytes of the SHA-256 of its deterministic protobuf encoding with
+	// command_id cleared (actors.CommandDigest). A retry of command_id with
+	// another digest is refused (409). Empty in batches written before it was
+	// kept, and in the node's own commands: a retry then cannot be told from
+	// another request and is answered as a duplicate.
+	CommandDigest []byte `protobuf:"bytes,11,opt,name=command_digest,json=commandDigest,proto3" json:"command_digest,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -145,11 +152,18 @@ func (x *EventBatch) GetEvents() []*anypb.Any {
 	return nil
 }
 
+func (x *EventBatch) GetCommandDigest() []byte {
+	if x != nil {
+		return x.CommandDigest
+	}
+	return nil
+}
+
 var File_memory_v1_envelope_proto protoreflect.FileDescriptor
 
 const file_memory_v1_envelope_proto_rawDesc = "" +
 	"\n" +
-	"\x18memory/v1/envelope.proto\x12\x12agentmem.memory.v1\x1a\x19google/protobuf/any.proto\"\xef\x02\n" +
+	"\x18memory/v1/envelope.proto\x12\x12agentmem.memory.v1\x1a\x19google/protobuf/any.proto\"\x96\x03\n" +
 	"\n" +
 	"EventBatch\x12\x1d\n" +
 	"\n" +
@@ -163,7 +177,8 @@ const file_memory_v1_envelope_proto_rawDesc = "" +
 	"\x0ecorrelation_id\x18\b \x01(\tR\rcorrelationId\x12%\n" +
 	"\x0eschema_version\x18\t \x01(\rR\rschemaVersion\x12,\n" +
 	"\x06events\x18\n" +
-	" \x03(\v2\x14.google.protobuf.AnyR\x06eventsB7Z5github.com/agentmem/agentmem/proto/memory/v1;memoryv1b\x06proto3"
+	" \x03(\v2\x14.google.protobuf.AnyR\x06events\x12%\n" +
+	"\x0ecommand_digest\x18\v \x01(\fR\rcommandDigestB7Z5github.com/agentmem/agentmem/proto/memory/v1;memoryv1b\x06proto3"
 
 var (
 	file_memory_v1_envelope_proto_rawDescOnce sync.Once

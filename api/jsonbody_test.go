@@ -1,0 +1,98 @@
+package api
+
+import (
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
+)
+
+// FuzzReadJSON: readJSON never panics, and what it accepts protojson
+// decodes (so a JSON body is never refused with the field-less "body"
+// error after readJSON passed it), into the same message whichever
+// spelling was sent.
+func FuzzReadJSON(f *testing.F) {
+	for _, seed := range []string{
+		`{"command_id":"c","messages":[{"role":"user","content":"hi"}]}`,
+		`{"messages":[{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":{"a":1}}}]}]}`,
+		`{"messages":[{"role":"tool","tool_call_id":"c1","content":[{"type":"text","text":"x"}]}]}`,
+		`{"messages":[{"role":2,"said_unix_nano":"123","content":"\u00e9"}]}`,
+		`{"messages":[{"role":"ROLE_USER","toolCalls":[],"dataRef":{"size":"5","metadata":{"k":"v"}}}]}`,
+		`{"messages":[`, `[]`, `null`, ``, `{"messages":[{"said_unix_nano":1e3}]}`,
+		`{"messages":[{"said_unix_nano":1e999999999}]}`,
+		`{"messages":[{"role":"tool","content":[{"type":"text","text":"a"},"b"]}]}`,
+		`{"set_fact":{"key":"k","value":"v"},"remove_tool":null}`,
+		`{"key":"k","value":"aGk=","metadata":{"a":"b"},"expected_version":"0","importance":0.5,"memory_type":"episodic"}`,
+		`{"data":"aGk","ttl_seconds":"NaN"}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	// Each body is read as each of these requests (the append's shapes, a
+	// oneof, maps, bytes, optional and floats).
+	types := []proto.Message{&memoryv1.AppendRequest{}, &memoryv1.KernelRequest{}, &memoryv1.CreateSessionRequest{},
+		&memoryv1.PutEntryRequest{}, &memoryv1.PutDataRequest{}}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, typ := range types {
+			req := typ.ProtoReflect().New().Interface()
+			text, jerr := readJSON(data, req.ProtoReflect().Descriptor())
+			if jerr != nil {
+				if jerr.Field == "" || jerr.Code != 400 {
+					t.Fatalf("error without a field or not 400: %+v", jerr)
+				}
+				continue
+			}
+			if err := jsonIn.Unmarshal(text, req); err != nil {
+				t.Fatalf("readJSON accepted %q as %q (%T), protojson refuses it: %v", data, text, req, err)
+			}
+			// Normalizing is idempotent: the rewritten text reads as the same message.
+			text2, jerr := readJSON(text, req.ProtoReflect().Descriptor())
+			if jerr != nil {
+				t.Fatalf("rewritten %q refused: %v", text, jerr)
+			}
+			again := typ.ProtoReflect().New().Interface()
+			if err := jsonIn.Unmarshal(text2, again); err != nil || !proto.Equal(req, again) {
+				t.Fatalf("rewritten %q reads as %v, first %v (%v)", text, again, req, err)
+			}
+		}
+	})
+}
+
+// BenchmarkDecodeJSON compares reading an OpenAI-shaped append body through
+// readJSON then protojson (what the service does) with protojson alone on
+// the equivalent canonical body.
+func BenchmarkDecodeJSON(b *testing.B) {
+	openai := []byte(`{"command_id":"turn-1","messages":[
+		{"role":"user","content":"what is the weather in Paris and in Rome, and which is warmer today?"},
+		{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}},
+			{"id":"call_2","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Rome\"}"}}]},
+		{"role":"tool","tool_call_id":"call_1","content":"18C, sunny, light wind from the west"},
+		{"role":"tool","tool_call_id":"call_2","content":"24C, clear"},
+		{"role":"assistant","content":"Rome is warmer today: 24C against 18C in Paris."}]}`)
+	var canonical []byte
+	{
+		var req memoryv1.AppendRequest
+		if err := decode(openai, true, &req); err != nil {
+			b.Fatal(err)
+		}
+		canonical, _ = jsonOut.Marshal(&req)
+	}
+	b.Run("readJSON+protojson", func(b *testing.B) {
+		b.SetBytes(int64(len(openai)))
+		for b.Loop() {
+			var req memoryv1.AppendRequest
+			if err := decode(openai, true, &req); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("protojson", func(b *testing.B) {
+		b.SetBytes(int64(len(canonical)))
+		for b.Loop() {
+			var req memoryv1.AppendRequest
+			if err := jsonIn.Unmarshal(canonical, &req); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
