@@ -196,6 +196,9 @@ func Start(nc *nats.Conn, deps Deps, cfg Config) (*Service, error) {
 	if err := add("sessions_list", "mem.v1.sessions.list", s.listSessions); err != nil {
 		return nil, err
 	}
+	if err := add("tools_list", "mem.v1.tools.list", s.toolsList); err != nil {
+		return nil, err
+	}
 	if err := s.addScopeEndpoints(add); err != nil {
 		return nil, err
 	}

@@ -3410,6 +3410,108 @@ func (x *WatchReply) GetLastSeq() uint64 {
 	return 0
 }
 
+// ToolsRequest (mem.v1.tools.list) asks for the memory tools an LLM calls
+// (DESIGN §5b), the same definitions agentmem-mcp serves: format
+// "openai" (default: function-calling tools), "anthropic" (tool-use
+// tools) or "mcp" (tools/list entries).
+type ToolsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Format        string                 `protobuf:"bytes,1,opt,name=format,proto3" json:"format,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ToolsRequest) Reset() {
+	*x = ToolsRequest{}
+	mi := &file_memory_v1_api_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ToolsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ToolsRequest) ProtoMessage() {}
+
+func (x *ToolsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_memory_v1_api_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ToolsRequest.ProtoReflect.Descriptor instead.
+func (*ToolsRequest) Descriptor() ([]byte, []int) {
+	return file_memory_v1_api_proto_rawDescGZIP(), []int{42}
+}
+
+func (x *ToolsRequest) GetFormat() string {
+	if x != nil {
+		return x.Format
+	}
+	return ""
+}
+
+// ToolsReply: each tool as the format has it; in JSON, exactly the array a
+// chat API takes as its tools.
+type ToolsReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Format        string                 `protobuf:"bytes,1,opt,name=format,proto3" json:"format,omitempty"`
+	Tools         []*structpb.Struct     `protobuf:"bytes,2,rep,name=tools,proto3" json:"tools,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ToolsReply) Reset() {
+	*x = ToolsReply{}
+	mi := &file_memory_v1_api_proto_msgTypes[43]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ToolsReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ToolsReply) ProtoMessage() {}
+
+func (x *ToolsReply) ProtoReflect() protoreflect.Message {
+	mi := &file_memory_v1_api_proto_msgTypes[43]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ToolsReply.ProtoReflect.Descriptor instead.
+func (*ToolsReply) Descriptor() ([]byte, []int) {
+	return file_memory_v1_api_proto_rawDescGZIP(), []int{43}
+}
+
+func (x *ToolsReply) GetFormat() string {
+	if x != nil {
+		return x.Format
+	}
+	return ""
+}
+
+func (x *ToolsReply) GetTools() []*structpb.Struct {
+	if x != nil {
+		return x.Tools
+	}
+	return nil
+}
+
 var File_memory_v1_api_proto protoreflect.FileDescriptor
 
 const file_memory_v1_api_proto_rawDesc = "" +
@@ -3684,7 +3786,13 @@ const file_memory_v1_api_proto_rawDesc = "" +
 	"\n" +
 	"WatchReply\x129\n" +
 	"\achanges\x18\x01 \x03(\v2\x1f.agentmem.memory.v1.WatchChangeR\achanges\x12\x19\n" +
-	"\blast_seq\x18\x02 \x01(\x04R\alastSeq*h\n" +
+	"\blast_seq\x18\x02 \x01(\x04R\alastSeq\"&\n" +
+	"\fToolsRequest\x12\x16\n" +
+	"\x06format\x18\x01 \x01(\tR\x06format\"S\n" +
+	"\n" +
+	"ToolsReply\x12\x16\n" +
+	"\x06format\x18\x01 \x01(\tR\x06format\x12-\n" +
+	"\x05tools\x18\x02 \x03(\v2\x17.google.protobuf.StructR\x05tools*h\n" +
 	"\rContextFormat\x12\x1e\n" +
 	"\x1aCONTEXT_FORMAT_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15CONTEXT_FORMAT_OPENAI\x10\x01\x12\x1c\n" +
@@ -3719,7 +3827,7 @@ func file_memory_v1_api_proto_rawDescGZIP() []byte {
 }
 
 var file_memory_v1_api_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_memory_v1_api_proto_msgTypes = make([]protoimpl.MessageInfo, 42)
+var file_memory_v1_api_proto_msgTypes = make([]protoimpl.MessageInfo, 44)
 var file_memory_v1_api_proto_goTypes = []any{
 	(ContextFormat)(0),           // 0: agentmem.memory.v1.ContextFormat
 	(StateOp)(0),                 // 1: agentmem.memory.v1.StateOp
@@ -3767,28 +3875,30 @@ var file_memory_v1_api_proto_goTypes = []any{
 	(*WatchRequest)(nil),         // 43: agentmem.memory.v1.WatchRequest
 	(*WatchChange)(nil),          // 44: agentmem.memory.v1.WatchChange
 	(*WatchReply)(nil),           // 45: agentmem.memory.v1.WatchReply
-	(*CompressionProfile)(nil),   // 46: agentmem.memory.v1.CompressionProfile
-	(*AssemblyConfig)(nil),       // 47: agentmem.memory.v1.AssemblyConfig
-	(Role)(0),                    // 48: agentmem.memory.v1.Role
-	(*ToolCall)(nil),             // 49: agentmem.memory.v1.ToolCall
-	(*DataReference)(nil),        // 50: agentmem.memory.v1.DataReference
-	(*structpb.Struct)(nil),      // 51: google.protobuf.Struct
-	(SessionStatus)(0),           // 52: agentmem.memory.v1.SessionStatus
-	(*ToolDefinition)(nil),       // 53: agentmem.memory.v1.ToolDefinition
-	(*SchemaEntry)(nil),          // 54: agentmem.memory.v1.SchemaEntry
-	(*Fact)(nil),                 // 55: agentmem.memory.v1.Fact
-	(*Rom)(nil),                  // 56: agentmem.memory.v1.Rom
-	(*Kernel)(nil),               // 57: agentmem.memory.v1.Kernel
-	(*StateEntry)(nil),           // 58: agentmem.memory.v1.StateEntry
-	(*Message)(nil),              // 59: agentmem.memory.v1.Message
-	(*EventBatch)(nil),           // 60: agentmem.memory.v1.EventBatch
+	(*ToolsRequest)(nil),         // 46: agentmem.memory.v1.ToolsRequest
+	(*ToolsReply)(nil),           // 47: agentmem.memory.v1.ToolsReply
+	(*CompressionProfile)(nil),   // 48: agentmem.memory.v1.CompressionProfile
+	(*AssemblyConfig)(nil),       // 49: agentmem.memory.v1.AssemblyConfig
+	(Role)(0),                    // 50: agentmem.memory.v1.Role
+	(*ToolCall)(nil),             // 51: agentmem.memory.v1.ToolCall
+	(*DataReference)(nil),        // 52: agentmem.memory.v1.DataReference
+	(*structpb.Struct)(nil),      // 53: google.protobuf.Struct
+	(SessionStatus)(0),           // 54: agentmem.memory.v1.SessionStatus
+	(*ToolDefinition)(nil),       // 55: agentmem.memory.v1.ToolDefinition
+	(*SchemaEntry)(nil),          // 56: agentmem.memory.v1.SchemaEntry
+	(*Fact)(nil),                 // 57: agentmem.memory.v1.Fact
+	(*Rom)(nil),                  // 58: agentmem.memory.v1.Rom
+	(*Kernel)(nil),               // 59: agentmem.memory.v1.Kernel
+	(*StateEntry)(nil),           // 60: agentmem.memory.v1.StateEntry
+	(*Message)(nil),              // 61: agentmem.memory.v1.Message
+	(*EventBatch)(nil),           // 62: agentmem.memory.v1.EventBatch
 }
 var file_memory_v1_api_proto_depIdxs = []int32{
-	46, // 0: agentmem.memory.v1.CreateSessionRequest.custom_profile:type_name -> agentmem.memory.v1.CompressionProfile
-	47, // 1: agentmem.memory.v1.CreateSessionRequest.assembly:type_name -> agentmem.memory.v1.AssemblyConfig
-	48, // 2: agentmem.memory.v1.MessageInput.role:type_name -> agentmem.memory.v1.Role
-	49, // 3: agentmem.memory.v1.MessageInput.tool_calls:type_name -> agentmem.memory.v1.ToolCall
-	50, // 4: agentmem.memory.v1.MessageInput.data_ref:type_name -> agentmem.memory.v1.DataReference
+	48, // 0: agentmem.memory.v1.CreateSessionRequest.custom_profile:type_name -> agentmem.memory.v1.CompressionProfile
+	49, // 1: agentmem.memory.v1.CreateSessionRequest.assembly:type_name -> agentmem.memory.v1.AssemblyConfig
+	50, // 2: agentmem.memory.v1.MessageInput.role:type_name -> agentmem.memory.v1.Role
+	51, // 3: agentmem.memory.v1.MessageInput.tool_calls:type_name -> agentmem.memory.v1.ToolCall
+	52, // 4: agentmem.memory.v1.MessageInput.data_ref:type_name -> agentmem.memory.v1.DataReference
 	5,  // 5: agentmem.memory.v1.AppendRequest.messages:type_name -> agentmem.memory.v1.MessageInput
 	8,  // 6: agentmem.memory.v1.AppendReply.result:type_name -> agentmem.memory.v1.MutationReply
 	7,  // 7: agentmem.memory.v1.AppendReply.usage:type_name -> agentmem.memory.v1.Usage
@@ -3801,49 +3911,50 @@ var file_memory_v1_api_proto_depIdxs = []int32{
 	14, // 14: agentmem.memory.v1.OpenAIMessage.tool_calls:type_name -> agentmem.memory.v1.OpenAIToolCall
 	15, // 15: agentmem.memory.v1.OpenAIToolCall.function:type_name -> agentmem.memory.v1.OpenAIFunctionCall
 	17, // 16: agentmem.memory.v1.AnthropicMessage.content:type_name -> agentmem.memory.v1.AnthropicBlock
-	51, // 17: agentmem.memory.v1.AnthropicBlock.input:type_name -> google.protobuf.Struct
-	48, // 18: agentmem.memory.v1.ContextMessage.role:type_name -> agentmem.memory.v1.Role
-	49, // 19: agentmem.memory.v1.ContextMessage.tool_calls:type_name -> agentmem.memory.v1.ToolCall
+	53, // 17: agentmem.memory.v1.AnthropicBlock.input:type_name -> google.protobuf.Struct
+	50, // 18: agentmem.memory.v1.ContextMessage.role:type_name -> agentmem.memory.v1.Role
+	51, // 19: agentmem.memory.v1.ContextMessage.tool_calls:type_name -> agentmem.memory.v1.ToolCall
 	18, // 20: agentmem.memory.v1.ContextReply.messages:type_name -> agentmem.memory.v1.ContextMessage
 	19, // 21: agentmem.memory.v1.ContextReply.layers:type_name -> agentmem.memory.v1.LayerTokens
 	7,  // 22: agentmem.memory.v1.ContextReply.usage:type_name -> agentmem.memory.v1.Usage
 	12, // 23: agentmem.memory.v1.ContextReply.rendered:type_name -> agentmem.memory.v1.RenderedContext
-	52, // 24: agentmem.memory.v1.SessionInfo.status:type_name -> agentmem.memory.v1.SessionStatus
+	54, // 24: agentmem.memory.v1.SessionInfo.status:type_name -> agentmem.memory.v1.SessionStatus
 	7,  // 25: agentmem.memory.v1.SessionInfo.usage:type_name -> agentmem.memory.v1.Usage
-	47, // 26: agentmem.memory.v1.SessionInfo.assembly:type_name -> agentmem.memory.v1.AssemblyConfig
+	49, // 26: agentmem.memory.v1.SessionInfo.assembly:type_name -> agentmem.memory.v1.AssemblyConfig
 	22, // 27: agentmem.memory.v1.GetSessionReply.session:type_name -> agentmem.memory.v1.SessionInfo
-	53, // 28: agentmem.memory.v1.KernelRequest.define_tool:type_name -> agentmem.memory.v1.ToolDefinition
-	54, // 29: agentmem.memory.v1.KernelRequest.cache_schema:type_name -> agentmem.memory.v1.SchemaEntry
-	55, // 30: agentmem.memory.v1.KernelRequest.set_fact:type_name -> agentmem.memory.v1.Fact
-	56, // 31: agentmem.memory.v1.KernelRequest.update_rom:type_name -> agentmem.memory.v1.Rom
+	55, // 28: agentmem.memory.v1.KernelRequest.define_tool:type_name -> agentmem.memory.v1.ToolDefinition
+	56, // 29: agentmem.memory.v1.KernelRequest.cache_schema:type_name -> agentmem.memory.v1.SchemaEntry
+	57, // 30: agentmem.memory.v1.KernelRequest.set_fact:type_name -> agentmem.memory.v1.Fact
+	58, // 31: agentmem.memory.v1.KernelRequest.update_rom:type_name -> agentmem.memory.v1.Rom
 	8,  // 32: agentmem.memory.v1.KernelReply.result:type_name -> agentmem.memory.v1.MutationReply
-	57, // 33: agentmem.memory.v1.KernelReply.kernel:type_name -> agentmem.memory.v1.Kernel
-	56, // 34: agentmem.memory.v1.KernelReply.rom:type_name -> agentmem.memory.v1.Rom
-	56, // 35: agentmem.memory.v1.KernelReply.pending_rom:type_name -> agentmem.memory.v1.Rom
+	59, // 33: agentmem.memory.v1.KernelReply.kernel:type_name -> agentmem.memory.v1.Kernel
+	58, // 34: agentmem.memory.v1.KernelReply.rom:type_name -> agentmem.memory.v1.Rom
+	58, // 35: agentmem.memory.v1.KernelReply.pending_rom:type_name -> agentmem.memory.v1.Rom
 	1,  // 36: agentmem.memory.v1.StateRequest.op:type_name -> agentmem.memory.v1.StateOp
 	8,  // 37: agentmem.memory.v1.StateReply.result:type_name -> agentmem.memory.v1.MutationReply
-	58, // 38: agentmem.memory.v1.StateReply.entries:type_name -> agentmem.memory.v1.StateEntry
+	60, // 38: agentmem.memory.v1.StateReply.entries:type_name -> agentmem.memory.v1.StateEntry
 	2,  // 39: agentmem.memory.v1.StatusRequest.action:type_name -> agentmem.memory.v1.StatusAction
 	8,  // 40: agentmem.memory.v1.StatusReply.result:type_name -> agentmem.memory.v1.MutationReply
-	52, // 41: agentmem.memory.v1.StatusReply.status:type_name -> agentmem.memory.v1.SessionStatus
-	59, // 42: agentmem.memory.v1.RecallReply.messages:type_name -> agentmem.memory.v1.Message
+	54, // 41: agentmem.memory.v1.StatusReply.status:type_name -> agentmem.memory.v1.SessionStatus
+	61, // 42: agentmem.memory.v1.RecallReply.messages:type_name -> agentmem.memory.v1.Message
 	3,  // 43: agentmem.memory.v1.SearchRequest.scope:type_name -> agentmem.memory.v1.SearchScope
-	59, // 44: agentmem.memory.v1.SearchHit.message:type_name -> agentmem.memory.v1.Message
+	61, // 44: agentmem.memory.v1.SearchHit.message:type_name -> agentmem.memory.v1.Message
 	34, // 45: agentmem.memory.v1.SearchReply.hits:type_name -> agentmem.memory.v1.SearchHit
 	8,  // 46: agentmem.memory.v1.PromoteReply.result:type_name -> agentmem.memory.v1.MutationReply
 	7,  // 47: agentmem.memory.v1.PromoteReply.usage:type_name -> agentmem.memory.v1.Usage
 	8,  // 48: agentmem.memory.v1.ClearRecalledReply.result:type_name -> agentmem.memory.v1.MutationReply
 	7,  // 49: agentmem.memory.v1.ClearRecalledReply.usage:type_name -> agentmem.memory.v1.Usage
-	52, // 50: agentmem.memory.v1.ListSessionsRequest.status:type_name -> agentmem.memory.v1.SessionStatus
-	52, // 51: agentmem.memory.v1.SessionIndexEntry.status:type_name -> agentmem.memory.v1.SessionStatus
+	54, // 50: agentmem.memory.v1.ListSessionsRequest.status:type_name -> agentmem.memory.v1.SessionStatus
+	54, // 51: agentmem.memory.v1.SessionIndexEntry.status:type_name -> agentmem.memory.v1.SessionStatus
 	41, // 52: agentmem.memory.v1.ListSessionsReply.sessions:type_name -> agentmem.memory.v1.SessionIndexEntry
-	60, // 53: agentmem.memory.v1.WatchChange.batch:type_name -> agentmem.memory.v1.EventBatch
+	62, // 53: agentmem.memory.v1.WatchChange.batch:type_name -> agentmem.memory.v1.EventBatch
 	44, // 54: agentmem.memory.v1.WatchReply.changes:type_name -> agentmem.memory.v1.WatchChange
-	55, // [55:55] is the sub-list for method output_type
-	55, // [55:55] is the sub-list for method input_type
-	55, // [55:55] is the sub-list for extension type_name
-	55, // [55:55] is the sub-list for extension extendee
-	0,  // [0:55] is the sub-list for field type_name
+	53, // 55: agentmem.memory.v1.ToolsReply.tools:type_name -> google.protobuf.Struct
+	56, // [56:56] is the sub-list for method output_type
+	56, // [56:56] is the sub-list for method input_type
+	56, // [56:56] is the sub-list for extension type_name
+	56, // [56:56] is the sub-list for extension extendee
+	0,  // [0:56] is the sub-list for field type_name
 }
 
 func init() { file_memory_v1_api_proto_init() }
@@ -3867,7 +3978,7 @@ func file_memory_v1_api_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_memory_v1_api_proto_rawDesc), len(file_memory_v1_api_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   42,
+			NumMessages:   44,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -1,0 +1,57 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/agentmem/agentmem/tools"
+	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
+)
+
+// toolsList serves mem.v1.tools.list: the tool definitions of package
+// tools, so an agent loop in any language needs only "get tools, pass them
+// to the LLM, forward calls" (to agentmem-mcp or its own client). They
+// hold no data: any caller may read them.
+func (s *Service) toolsList(c *call) {
+	req := &memoryv1.ToolsRequest{}
+	if !s.readBody(c.r, c.rp, c.asJSON, req) {
+		return
+	}
+	format := req.GetFormat()
+	if format == "" {
+		format = "openai"
+	}
+	reply, err := toolsReply(format)
+	if err != nil {
+		c.fail(err)
+		return
+	}
+	respond(c.rp, c.asJSON, reply)
+}
+
+func toolsReply(format string) (*memoryv1.ToolsReply, error) {
+	switch format {
+	case "openai", "anthropic", "mcp":
+	default:
+		return nil, &Error{Code: 400, Field: "format", Message: `"` + format + `": use "openai", "anthropic" or "mcp"`}
+	}
+	var buf bytes.Buffer
+	if err := tools.WriteJSON(&buf, format); err != nil {
+		return nil, err
+	}
+	var list []map[string]any
+	if err := json.Unmarshal(buf.Bytes(), &list); err != nil {
+		return nil, err
+	}
+	out := &memoryv1.ToolsReply{Format: format}
+	for _, t := range list {
+		st, err := structpb.NewStruct(t)
+		if err != nil {
+			return nil, err
+		}
+		out.Tools = append(out.Tools, st)
+	}
+	return out, nil
+}
