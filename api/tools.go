@@ -6,8 +6,8 @@ import (
 
 	"google.golang.org/protobuf/types/known/structpb"
 
-	"github.com/agentmem/agentmem/tools"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
+	"github.com/agentmem/agentmem/tools"
 )
 
 // toolsList serves mem.v1.tools.list: the tool definitions of package
