@@ -4,7 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"strings"
+	"github.com/agentmem/agentmem/internal/envflag"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -80,27 +80,9 @@ func BindFlags(fs *flag.FlagSet, cfg *Config) {
 	fs.DurationVar(&cfg.SessionTimeout, "session-timeout", cfg.SessionTimeout, "close an HTTP MCP session idle this long (0: never)")
 }
 
-// EnvName is the environment variable of a flag: AGENTMEM_ + upper snake
-// case (as the node's).
-func EnvName(flagName string) string {
-	return "AGENTMEM_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
-}
+// EnvName is the environment variable of a flag (envflag.Name).
+func EnvName(flagName string) string { return envflag.Name(flagName) }
 
 // ApplyEnv sets every flag of fs not given on the command line from its
-// AGENTMEM_* variable, if set. A bad value is an error naming the variable.
-func ApplyEnv(fs *flag.FlagSet, getenv func(string) string) error {
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	var err error
-	fs.VisitAll(func(f *flag.Flag) {
-		if err != nil || set[f.Name] {
-			return
-		}
-		if v := getenv(EnvName(f.Name)); v != "" {
-			if e := fs.Set(f.Name, v); e != nil {
-				err = fmt.Errorf("%s=%q: %w", EnvName(f.Name), v, e)
-			}
-		}
-	})
-	return err
-}
+// AGENTMEM_* variable (envflag.Apply).
+func ApplyEnv(fs *flag.FlagSet, getenv func(string) string) error { return envflag.Apply(fs, getenv) }

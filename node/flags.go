@@ -2,8 +2,7 @@ package node
 
 import (
 	"flag"
-	"fmt"
-	"strings"
+	"github.com/agentmem/agentmem/internal/envflag"
 )
 
 // BindFlags registers the node's flags on fs, writing into cfg.
@@ -42,26 +41,9 @@ func BindFlags(fs *flag.FlagSet, cfg *Config) {
 	fs.IntVar(&cfg.Actors.MaxConcurrentRecoveries, "max-recoveries", cfg.Actors.MaxConcurrentRecoveries, "concurrent actor recoveries at most")
 }
 
-// EnvName is the environment variable of a flag: AGENTMEM_ + upper snake case.
-func EnvName(flagName string) string {
-	return "AGENTMEM_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
-}
+// EnvName is the environment variable of a flag (envflag.Name).
+func EnvName(flagName string) string { return envflag.Name(flagName) }
 
-// ApplyEnv sets every flag not given on the command line from its
-// AGENTMEM_* variable, if set. A bad value is an error naming the variable.
-func ApplyEnv(fs *flag.FlagSet, getenv func(string) string) error {
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	var err error
-	fs.VisitAll(func(f *flag.Flag) {
-		if err != nil || set[f.Name] {
-			return
-		}
-		if v := getenv(EnvName(f.Name)); v != "" {
-			if e := fs.Set(f.Name, v); e != nil {
-				err = fmt.Errorf("%s=%q: %w", EnvName(f.Name), v, e)
-			}
-		}
-	})
-	return err
-}
+// ApplyEnv sets every flag of fs not given on the command line from its
+// AGENTMEM_* variable (envflag.Apply).
+func ApplyEnv(fs *flag.FlagSet, getenv func(string) string) error { return envflag.Apply(fs, getenv) }

@@ -1,0 +1,34 @@
+// Package envflag fills command-line flags from AGENTMEM_* environment
+// variables, for every agentmem binary the same way.
+package envflag
+
+import (
+	"flag"
+	"fmt"
+	"strings"
+)
+
+// Name is the environment variable of a flag: AGENTMEM_ + upper snake case
+// ("nats-url" → AGENTMEM_NATS_URL).
+func Name(flagName string) string {
+	return "AGENTMEM_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
+}
+
+// Apply sets every flag of fs not given on the command line from its
+// AGENTMEM_* variable, if set. A bad value is an error naming the variable.
+func Apply(fs *flag.FlagSet, getenv func(string) string) error {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	var err error
+	fs.VisitAll(func(f *flag.Flag) {
+		if err != nil || set[f.Name] {
+			return
+		}
+		if v := getenv(Name(f.Name)); v != "" {
+			if e := fs.Set(f.Name, v); e != nil {
+				err = fmt.Errorf("%s=%q: %w", Name(f.Name), v, e)
+			}
+		}
+	})
+	return err
+}
