@@ -4,10 +4,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/agentmem/agentmem/internal/envflag"
 	"time"
 
 	"github.com/nats-io/nats.go"
+
+	"github.com/agentmem/agentmem/internal/envflag"
 )
 
 // Config is one MCP server: the NATS connection it acts as, the agent whose

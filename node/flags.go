@@ -2,6 +2,7 @@ package node
 
 import (
 	"flag"
+
 	"github.com/agentmem/agentmem/internal/envflag"
 )
 
