@@ -129,7 +129,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	lcfg.Logger = logger
 	jsLog, err := events.NewJetStreamLog(ctx, js, lcfg)
 	if err != nil {
-		return n, err
+		return n, replicasError(cfg.Replicas, err)
 	}
 	var applied func() uint64
 	if cfg.Projector {

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -75,6 +77,36 @@ func TestSlogLogger(t *testing.T) {
 	for _, want := range []string{`level=WARN msg="careful now" component=nats-server`, `level=ERROR msg="broken: disk" component=nats-server`} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("missing %q in:\n%s", want, out)
+		}
+	}
+}
+
+// The single-user node's own users (random passwords, and the anonymous
+// no-auth user with none) make the server warn "Plaintext passwords
+// detected" on every start: with users it made itself that goes at debug;
+// with users an operator configured it stays a warning.
+func TestPlaintextWarningOfOwnUsers(t *testing.T) {
+	for _, own := range []bool{true, false} {
+		var buf bytes.Buffer
+		cfg := DefaultConfig()
+		cfg.DataDir = t.TempDir()
+		cfg.Listen = "127.0.0.1:-1"
+		cfg.Logger = NewSlogLogger(slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelInfo})))
+		if own {
+			cfg.NodeUsers = &NodeUsers{NodePassword: "n", APIPassword: "a", Stream: "MEM"}
+		} else {
+			cfg.ConfigFile = filepath.Join(t.TempDir(), "nats.conf")
+			if err := os.WriteFile(cfg.ConfigFile, []byte("authorization { users = [ { user: u, password: plain } ] }\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s, err := Start(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Shutdown()
+		if got := strings.Contains(buf.String(), "Plaintext passwords detected"); got == own {
+			t.Errorf("own users %v: warning logged %v:\n%s", own, got, buf.String())
 		}
 	}
 }

@@ -220,7 +220,12 @@ func Start(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("natsembed: new server: %w", err)
 	}
-	logger := &startLogger{next: cfg.Logger}
+	next := cfg.Logger
+	if sl, ok := next.(slogLogger); ok && cfg.NodeUsers != nil && cfg.ConfigFile == "" {
+		sl.ownUsers = true
+		next = sl
+	}
+	logger := &startLogger{next: next}
 	ns.SetLoggerV2(logger, cfg.Debug && cfg.Logger != nil, false, false)
 	// Start returns once the server listens for clients or gave up: it
 	// reports why with Fatalf and goes on without listening, so the failure
