@@ -127,18 +127,24 @@ func (a *sessionActor) authorize(who *tenancy.Caller, body any) error {
 	return who.Session(a.id, user, agent, isSessionWrite(body))
 }
 
-// isSessionWrite reports whether body changes the session (reads: context,
-// get, a kernel or state request without a mutating op).
-func isSessionWrite(body any) bool {
+// isSessionWrite reports whether body changes the session.
+func isSessionWrite(body any) bool { return !IsRead(body) }
+
+// IsRead reports whether body only reads an aggregate: session context,
+// get, snapshot, a kernel or state request without a mutating op, an
+// entry get, list or history. Anything else may write (the node refuses
+// those while the log is unavailable; tenancy checks them as writes).
+func IsRead(body any) bool {
 	switch req := body.(type) {
-	case *memoryv1.ContextRequest, *memoryv1.GetSessionRequest, snapshotReq:
-		return false
+	case *memoryv1.ContextRequest, *memoryv1.GetSessionRequest, snapshotReq,
+		*memoryv1.GetEntryRequest, *memoryv1.ListEntriesRequest, *memoryv1.HistoryRequest:
+		return true
 	case *memoryv1.KernelRequest:
-		return req.GetOp() != nil
+		return req.GetOp() == nil
 	case *memoryv1.StateRequest:
-		return req.GetOp() != memoryv1.StateOp_STATE_OP_GET && req.GetOp() != memoryv1.StateOp_STATE_OP_LIST
+		return req.GetOp() == memoryv1.StateOp_STATE_OP_GET || req.GetOp() == memoryv1.StateOp_STATE_OP_LIST
 	}
-	return true
+	return false
 }
 
 func notFound() error {

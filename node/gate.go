@@ -13,7 +13,6 @@ import (
 	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/events"
 	"github.com/agentmem/agentmem/internal/sharedmem"
-	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 	"github.com/agentmem/agentmem/tenancy"
 )
 
@@ -126,28 +125,13 @@ func (a answerBy) DispatchScope(kind sharedmem.Kind, id string, who *tenancy.Cal
 // at its append anyway, then restart (its supervisor's backoff delays the
 // requests queued behind). Reads go on to the actor.
 func (a answerBy) refuseWrite(body any) error {
-	if isRead(body) {
+	if actors.IsRead(body) {
 		return nil
 	}
 	if err := (gatedLog{w: a.w}).refuse(false); err != nil {
 		return fmt.Errorf("%w: %w; nothing was stored", actors.ErrUnavailable, err)
 	}
 	return nil
-}
-
-// isRead reports whether body only reads an aggregate (as the actors
-// classify them); anything else may write.
-func isRead(body any) bool {
-	switch req := body.(type) {
-	case *memoryv1.ContextRequest, *memoryv1.GetSessionRequest,
-		*memoryv1.GetEntryRequest, *memoryv1.ListEntriesRequest, *memoryv1.HistoryRequest:
-		return true
-	case *memoryv1.KernelRequest:
-		return req.GetOp() == nil
-	case *memoryv1.StateRequest:
-		return req.GetOp() == memoryv1.StateOp_STATE_OP_GET || req.GetOp() == memoryv1.StateOp_STATE_OP_LIST
-	}
-	return false
 }
 
 // guard returns reply answering at most once, and arms a timer that
