@@ -3,6 +3,8 @@ package api
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"sync"
 
 	"google.golang.org/protobuf/types/known/structpb"
 
@@ -23,20 +25,30 @@ func (s *Service) toolsList(c *call) {
 	if format == "" {
 		format = "openai"
 	}
-	reply, err := toolsReply(format)
-	if err != nil {
-		c.fail(err)
+	reply, ok := toolReplies()[format]
+	if !ok {
+		c.fail(&Error{Code: 400, Field: "format", Message: `"` + format + `": use "openai", "anthropic" or "mcp"`})
 		return
 	}
 	respond(c.rp, c.asJSON, reply)
 }
 
-func toolsReply(format string) (*memoryv1.ToolsReply, error) {
-	switch format {
-	case "openai", "anthropic", "mcp":
-	default:
-		return nil, &Error{Code: 400, Field: "format", Message: `"` + format + `": use "openai", "anthropic" or "mcp"`}
+// toolReplies are the replies of every format, built once: the
+// definitions are static (a build that cannot encode them fails every
+// test of the endpoint).
+var toolReplies = sync.OnceValue(func() map[string]*memoryv1.ToolsReply {
+	out := map[string]*memoryv1.ToolsReply{}
+	for _, f := range []string{"openai", "anthropic", "mcp"} {
+		r, err := toolsReply(f)
+		if err != nil {
+			panic(fmt.Sprintf("api: tool definitions as %s: %v", f, err))
+		}
+		out[f] = r
 	}
+	return out
+})
+
+func toolsReply(format string) (*memoryv1.ToolsReply, error) {
 	var buf bytes.Buffer
 	if err := tools.WriteJSON(&buf, format); err != nil {
 		return nil, err

@@ -42,12 +42,14 @@ func watchPage(changes []*memoryv1.WatchChange, last uint64, decode bool) ([]*me
 	return changes, last, nil
 }
 
+var entryChangedName = (*memoryv1.EntryChanged)(nil).ProtoReflect().Descriptor().FullName()
+
 // decodeChange returns ch with the entry values of its EntryChanged events
 // decompressed (ch itself when it has none compressed).
 func decodeChange(ch *memoryv1.WatchChange) (*memoryv1.WatchChange, error) {
 	var out *memoryv1.WatchChange
 	for i, a := range ch.GetBatch().GetEvents() {
-		if a.MessageName() != "agentmem.memory.v1.EntryChanged" {
+		if a.MessageName() != entryChangedName {
 			continue
 		}
 		ev := new(memoryv1.EntryChanged)
