@@ -217,7 +217,7 @@ func (m *agentmemMemory) contextFor(q *convgen.Question) (Context, error) {
 	if err != nil {
 		return Context{}, err
 	}
-	st := segmented.FromSnapshot(m.st.Snapshot())
+	st := m.st.Clone()
 	evs, err := st.DecideAppendWith(req, c, m.env)
 	if err != nil {
 		return Context{}, fmt.Errorf("membench: %s: question %s: %w", m.name, q.ID, err)
@@ -259,19 +259,14 @@ func (m *agentmemMemory) candidates(req *memoryv1.AppendRequest) (*segmented.Can
 const recallCandidates = 20
 
 // verbatim reports whether conversation message i is verbatim in L1 or
-// promoted.
+// promoted (read from the cached context, not a clone of the state).
 func (m *agentmemMemory) verbatim(i int) bool {
 	sm, ok := m.byIndex[i]
 	if !ok {
 		return false
 	}
-	for _, e := range m.st.Snapshot().GetL1() {
-		if v := e.GetMessage(); v != nil && v.GetSeq() == sm.GetSeq() {
-			return true
-		}
-	}
-	for _, p := range m.st.Snapshot().GetPromoted() {
-		if p.GetSeq() == sm.GetSeq() {
+	for _, cm := range m.st.Context().GetMessages() {
+		if (cm.GetLayer() == segmented.LayerL1 || cm.GetLayer() == segmented.LayerPromoted) && cm.GetId() == sm.GetId() {
 			return true
 		}
 	}

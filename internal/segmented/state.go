@@ -76,6 +76,10 @@ type totals struct {
 // New returns a State with no session (Exists() == false).
 func New() *State { return &State{idx: newIndexes()} }
 
+// Clone returns an independent copy of s (one deep clone, where
+// FromSnapshot(s.Snapshot()) makes two).
+func (s *State) Clone() *State { return FromSnapshot(s.snap) }
+
 // FromSnapshot returns a State holding a deep clone of snap (nil = New()).
 func FromSnapshot(snap *memoryv1.SessionSnapshot) *State {
 	s := &State{}
