@@ -9,6 +9,7 @@ import (
 	"github.com/agentmem/agentmem/actors"
 	"github.com/agentmem/agentmem/internal/segmented"
 	"github.com/agentmem/agentmem/internal/sharedmem"
+	"github.com/agentmem/agentmem/internal/utf8cut"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 	"github.com/agentmem/agentmem/tenancy"
 )
@@ -67,17 +68,7 @@ func latestUserText(req *memoryv1.AppendRequest) string {
 			q = m.GetContent()
 		}
 	}
-	return cutUTF8(q, MaxQueryBytes)
-}
-
-func cutUTF8(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
+	return utf8cut.Prefix(q, MaxQueryBytes)
 }
 
 // wantsCandidates reports whether the session assembles its context.
@@ -194,5 +185,5 @@ func memoryItem(r scopeRef, e *memoryv1.Entry) *memoryv1.MemoryItem {
 		scope = sharedmem.GlobalID
 	}
 	return &memoryv1.MemoryItem{Scope: scope, Key: e.GetKey(), Version: e.GetVersion(), Tier: r.tier,
-		Text: cutUTF8(string(v), maxCandidateValueBytes)}
+		Text: utf8cut.Prefix(string(v), maxCandidateValueBytes)}
 }

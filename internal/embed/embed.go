@@ -21,9 +21,9 @@ import (
 	"net/http"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/agentmem/agentmem/internal/oaiconfig"
+	"github.com/agentmem/agentmem/internal/utf8cut"
 )
 
 // ErrEndpoint is returned when the endpoint fails or answers something
@@ -127,7 +127,7 @@ func (c *Client) Embed(ctx context.Context, texts []string) ([][]float32, error)
 func (c *Client) embedBatch(ctx context.Context, texts []string) ([][]float32, error) {
 	in := make([]string, len(texts))
 	for i, t := range texts {
-		in[i] = truncate(t, c.cfg.MaxInputBytes)
+		in[i] = utf8cut.Prefix(t, c.cfg.MaxInputBytes)
 		if strings.TrimSpace(in[i]) == "" {
 			in[i] = " " // some servers refuse an empty input
 		}
@@ -211,15 +211,4 @@ func Normalize(v []float64) ([]float32, error) {
 		out[i] = float32(x / n)
 	}
 	return out, nil
-}
-
-// truncate cuts s to at most n bytes at a UTF-8 boundary.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }

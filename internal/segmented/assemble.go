@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
+	"github.com/agentmem/agentmem/internal/utf8cut"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 	"google.golang.org/protobuf/proto"
 )
@@ -263,10 +263,7 @@ func fitItem(tok Tokenizer, text string, room uint64) (string, uint32, bool) {
 		// Counting a long text to trim it to a small room is the costly
 		// part: trim from a prefix that surely holds more than room tokens
 		// of ordinary text.
-		for limit > 0 && !utf8.RuneStart(text[limit]) {
-			limit--
-		}
-		text = text[:limit]
+		text = utf8cut.Prefix(text, limit)
 	}
 	t := trimToTokens(tok, text, int(room)-MessageOverheadTokens)
 	if t == "" {

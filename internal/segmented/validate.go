@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/agentmem/agentmem/internal/utf8cut"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 	"google.golang.org/protobuf/proto"
 )
@@ -393,8 +394,5 @@ func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
+	return utf8cut.Prefix(s, n) + "…"
 }
