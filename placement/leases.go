@@ -1,0 +1,290 @@
+package placement
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// tick expires, refreshes, claims and hands over leases. Run's goroutine only.
+func (t *Table) tick(ctx context.Context) {
+	now := time.Now()
+	t.mu.Lock()
+	if !t.synced {
+		t.mu.Unlock()
+		return
+	}
+	live := t.liveLocked(now)
+	var refresh, claim, release []int
+	for p := range t.parts {
+		pp := &t.parts[p]
+		if pp.releasing {
+			continue
+		}
+		if pp.held && !now.Before(pp.until) {
+			pp.held = false
+			t.metrics.lost.Inc()
+			t.log.Warn("partition lease expired before it was refreshed", "partition", p)
+			t.releaseAsync(p, false)
+			t.changedLocked()
+			continue
+		}
+		want := desired(p, live)
+		switch {
+		case pp.held && want != t.cfg.NodeID:
+			pp.releasing = true // no longer served from here on
+			release = append(release, p)
+		case pp.held && now.Sub(pp.refreshed) >= t.cfg.refreshEvery():
+			refresh = append(refresh, p)
+		case !pp.held && want == t.cfg.NodeID &&
+			(pp.owner == "" || pp.owner == t.cfg.NodeID || now.Sub(pp.seen) > t.cfg.LeaseTTL):
+			claim = append(claim, p)
+		}
+	}
+	if len(release) > 0 {
+		t.changedLocked()
+	}
+	t.mu.Unlock()
+
+	if now.Sub(t.lastBeat) >= t.cfg.refreshEvery() {
+		t.heartbeat(ctx)
+	}
+	for _, p := range refresh {
+		t.refresh(ctx, p)
+	}
+	for _, p := range claim {
+		t.claim(ctx, p)
+	}
+	for _, p := range release {
+		t.mu.Lock()
+		t.releaseAsync(p, true)
+		t.mu.Unlock()
+	}
+	t.metrics.owned.Set(float64(t.held()))
+}
+
+func (t *Table) held() int {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	n := 0
+	for _, pp := range t.parts {
+		if pp.held {
+			n++
+		}
+	}
+	return n
+}
+
+func (t *Table) heartbeat(ctx context.Context) {
+	t.mu.RLock()
+	leaving := t.leaving
+	t.mu.RUnlock()
+	if leaving {
+		return
+	}
+	info := NodeInfo{ID: t.cfg.NodeID, Incarnation: t.inc, Partitions: t.cfg.Partitions, Held: t.held(),
+		Started: t.started, Updated: time.Now()}
+	if t.applied != nil {
+		info.AppliedSeq = t.applied()
+	}
+	data, _ := json.Marshal(info)
+	octx, cancel := context.WithTimeout(ctx, t.cfg.OpTimeout)
+	defer cancel()
+	if _, err := t.kv.Put(octx, nodeKey(t.cfg.NodeID), data); err != nil {
+		t.log.Warn("heartbeat failed", "err", err)
+		return
+	}
+	t.lastBeat = info.Updated
+}
+
+// claim takes partition p: creates its key, or rewrites it when the key
+// names this node (a previous run of this node, or a lease this node let
+// expire while the key lived on).
+func (t *Table) claim(ctx context.Context, p int) {
+	t.mu.RLock()
+	prev, rev, seen := t.parts[p].owner, t.parts[p].rev, t.parts[p].seen
+	t.mu.RUnlock()
+	start := time.Now()
+	octx, cancel := context.WithTimeout(ctx, t.cfg.OpTimeout)
+	defer cancel()
+	var newRev uint64
+	var err error
+	if prev == t.cfg.NodeID {
+		newRev, err = t.kv.Update(octx, partitionKey(p), []byte(t.cfg.NodeID), rev)
+	} else {
+		newRev, err = t.kv.Create(octx, partitionKey(p), []byte(t.cfg.NodeID))
+	}
+	if err != nil {
+		if ctx.Err() == nil && !errors.Is(err, jetstream.ErrKeyExists) && !isWrongSequence(err) {
+			t.log.Warn("claim failed", "partition", p, "err", err)
+		}
+		return
+	}
+	t.mu.Lock()
+	pp := &t.parts[p]
+	pp.held, pp.heldRev, pp.until, pp.refreshed = true, newRev, start.Add(t.cfg.LeaseTTL-t.cfg.margin()), start
+	if pp.rev < newRev {
+		pp.owner, pp.rev, pp.seen = t.cfg.NodeID, newRev, start
+	}
+	t.changedLocked()
+	t.mu.Unlock()
+	how := "free"
+	switch {
+	case prev == t.cfg.NodeID:
+		how = "own"
+	case prev != "" && start.Sub(seen) > t.cfg.LeaseTTL:
+		how = "expired"
+	}
+	t.metrics.acquired.WithLabelValues(how).Inc()
+	t.log.Debug("partition acquired", "partition", p, "from", how)
+}
+
+// refresh rewrites a held lease (compare-and-set on its revision).
+func (t *Table) refresh(ctx context.Context, p int) {
+	t.mu.RLock()
+	rev := t.parts[p].heldRev
+	t.mu.RUnlock()
+	start := time.Now()
+	octx, cancel := context.WithTimeout(ctx, t.cfg.OpTimeout)
+	defer cancel()
+	newRev, err := t.kv.Update(octx, partitionKey(p), []byte(t.cfg.NodeID), rev)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	pp := &t.parts[p]
+	if !pp.held || pp.releasing || pp.heldRev != rev {
+		return
+	}
+	if err != nil {
+		if isWrongSequence(err) || errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
+			pp.held = false
+			t.metrics.lost.Inc()
+			t.log.Warn("partition lease lost: the key changed under this node", "partition", p, "err", err)
+			t.releaseAsync(p, false)
+			t.changedLocked()
+			return
+		}
+		t.log.Warn("lease refresh failed; retrying", "partition", p, "err", err, "valid_for", time.Until(pp.until))
+		return
+	}
+	pp.heldRev, pp.until, pp.refreshed = newRev, start.Add(t.cfg.LeaseTTL-t.cfg.margin()), start
+	if pp.rev < newRev {
+		pp.owner, pp.rev, pp.seen = t.cfg.NodeID, newRev, start
+	}
+}
+
+// releaseAsync stops serving p: OnRelease, then (handover) the key is
+// deleted so the next owner creates it at once. Caller holds mu (and has
+// cleared held when the lease was lost). While it runs the partition is
+// releasing: not served, not claimed again.
+func (t *Table) releaseAsync(p int, handover bool) {
+	t.parts[p].releasing = true
+	t.releases.Add(1)
+	go func() {
+		defer t.releases.Done()
+		if t.onRelease != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), t.cfg.ReleaseTimeout)
+			t.onRelease(ctx, p)
+			cancel()
+		}
+		if !handover {
+			t.mu.Lock()
+			t.parts[p].releasing = false
+			t.changedLocked()
+			t.mu.Unlock()
+			return
+		}
+		t.mu.RLock()
+		rev := t.parts[p].heldRev
+		t.mu.RUnlock()
+		ctx, cancel := context.WithTimeout(context.Background(), t.cfg.OpTimeout)
+		err := t.kv.Delete(ctx, partitionKey(p), jetstream.LastRevision(rev))
+		cancel()
+		t.mu.Lock()
+		t.parts[p].held, t.parts[p].releasing = false, false
+		t.changedLocked()
+		t.mu.Unlock()
+		if err != nil {
+			t.log.Warn("handover: deleting the lease failed; it ages out", "partition", p, "err", err)
+			return
+		}
+		t.metrics.released.Inc()
+	}()
+}
+
+// isWrongSequence reports a compare-and-set refused by the server (JetStream
+// error 10071: wrong last sequence).
+func isWrongSequence(err error) bool {
+	var apiErr *jetstream.APIError
+	return errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence
+}
+
+// Ready returns once this node holds every partition it should (those
+// whose key was free or its own), or ctx ends.
+func (t *Table) Ready(ctx context.Context) error {
+	for {
+		now := time.Now()
+		t.mu.RLock()
+		ready, ch := t.synced, t.changed
+		if ready {
+			live := t.liveLocked(now)
+			for p, pp := range t.parts {
+				if desired(p, live) == t.cfg.NodeID && !pp.held &&
+					(pp.owner == "" || pp.owner == t.cfg.NodeID) {
+					ready = false
+					break
+				}
+			}
+		}
+		t.mu.RUnlock()
+		if ready {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-time.After(t.cfg.Tick):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// Leave hands every partition over (SIGTERM): the heartbeat is deleted so
+// the other nodes stop counting this one, then each held partition is
+// released (OnRelease, then its key deleted). It returns when all are
+// released or ctx ends (the rest then age out).
+func (t *Table) Leave(ctx context.Context) error {
+	t.mu.Lock()
+	t.leaving = true
+	var ps []int
+	for p := range t.parts {
+		if pp := &t.parts[p]; pp.held && !pp.releasing {
+			pp.releasing = true
+			ps = append(ps, p)
+		}
+	}
+	t.changedLocked()
+	t.mu.Unlock()
+	dctx, cancel := context.WithTimeout(ctx, t.cfg.OpTimeout)
+	err := t.kv.Delete(dctx, nodeKey(t.cfg.NodeID))
+	cancel()
+	if err != nil {
+		t.log.Warn("leave: deleting the heartbeat failed; it ages out", "err", err)
+	}
+	t.mu.Lock()
+	for _, p := range ps {
+		t.releaseAsync(p, true)
+	}
+	t.mu.Unlock()
+	done := make(chan struct{})
+	go func() { t.releases.Wait(); close(done) }()
+	select {
+	case <-done:
+		t.log.Info("partitions handed over", "partitions", len(ps))
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

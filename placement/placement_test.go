@@ -1,0 +1,217 @@
+package placement
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentmem/agentmem/internal/natsembed"
+)
+
+// member is one running table.
+type member struct {
+	t        *Table
+	cancel   context.CancelFunc
+	done     chan error
+	mu       sync.Mutex
+	released map[int]int
+}
+
+func testConfig(id string) Config {
+	cfg := DefaultConfig()
+	cfg.NodeID, cfg.Partitions, cfg.LeaseTTL, cfg.Tick = id, 16, time.Second, 50*time.Millisecond
+	return cfg
+}
+
+func join(t *testing.T, nc *nats.Conn, cfg Config) *member {
+	t.Helper()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &member{done: make(chan error, 1), released: map[int]int{}}
+	m.t, err = New(t.Context(), js, cfg, Hooks{OnRelease: func(_ context.Context, p int) {
+		m.mu.Lock()
+		m.released[p]++
+		m.mu.Unlock()
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	m.cancel = cancel
+	go func() { m.done <- m.t.Run(ctx) }()
+	t.Cleanup(m.stop)
+	rctx, rcancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer rcancel()
+	if err := m.t.Ready(rctx); err != nil {
+		t.Fatalf("%s not ready: %v", cfg.NodeID, err)
+	}
+	return m
+}
+
+// stop ends Run without handing anything over (a crash, as the others see it).
+func (m *member) stop() {
+	if m.cancel != nil {
+		m.cancel()
+		<-m.done
+		m.cancel = nil
+	}
+}
+
+// ids returns one aggregate id per partition.
+func ids(n int) []string {
+	out := make([]string, n)
+	for i := 0; out[n-1] == "" || func() bool {
+		for _, s := range out {
+			if s == "" {
+				return true
+			}
+		}
+		return false
+	}(); i++ {
+		id := fmt.Sprintf("s-%d", i)
+		if p := Partition(id, n); out[p] == "" {
+			out[p] = id
+		}
+	}
+	return out
+}
+
+// waitExclusive waits until every partition is served by exactly one of
+// ms and each of ms serves some, and returns how many each serves.
+func waitExclusive(t *testing.T, within time.Duration, ms ...*member) []int {
+	t.Helper()
+	aggs := ids(16)
+	deadline := time.Now().Add(within)
+	for {
+		counts := make([]int, len(ms))
+		ok := true
+		for _, id := range aggs {
+			n := 0
+			for i, m := range ms {
+				if m.t.Serves(id) {
+					n++
+					counts[i]++
+				}
+			}
+			if n > 1 {
+				t.Fatalf("aggregate %s served by %d nodes at once", id, n)
+			}
+			ok = ok && n == 1
+		}
+		for _, c := range counts {
+			ok = ok && c > 0
+		}
+		if ok {
+			return counts
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not every partition served by exactly one node within %s: %v", within, counts)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestPlacementSpreadsRebalancesAndFailsOver(t *testing.T) {
+	_, nc := natsembed.StartForTest(t)
+	a := join(t, nc, testConfig("a"))
+	if c := waitExclusive(t, 5*time.Second, a); c[0] != 16 {
+		t.Fatalf("a alone serves %d of 16", c[0])
+	}
+	b := join(t, nc, testConfig("b"))
+	c := waitExclusive(t, 5*time.Second, a, b)
+	if c[0] == 0 || c[1] == 0 {
+		t.Fatalf("partitions not spread over a and b: %v", c)
+	}
+	a.mu.Lock()
+	handed := len(a.released)
+	a.mu.Unlock()
+	if handed != c[1] {
+		t.Fatalf("a released %d partitions to b, b serves %d", handed, c[1])
+	}
+	cn := join(t, nc, testConfig("c"))
+	waitExclusive(t, 5*time.Second, a, b, cn)
+
+	// Owner agrees with Serves, from every node.
+	for _, id := range ids(16) {
+		var owner string
+		for _, m := range []*member{a, b, cn} {
+			if m.t.Serves(id) {
+				owner = m.t.NodeID()
+			}
+		}
+		for _, m := range []*member{a, b, cn} {
+			ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
+			got, local, err := m.t.Owner(ctx, id)
+			cancel()
+			if err != nil || got != owner || local != (owner == m.t.NodeID()) {
+				t.Fatalf("%s: Owner(%s) = %s, %v, %v; serving node %s", m.t.NodeID(), id, got, local, err, owner)
+			}
+		}
+	}
+
+	// A clean leave: the others hold everything without waiting for a TTL.
+	start := time.Now()
+	if err := b.t.Leave(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	b.stop()
+	waitExclusive(t, 900*time.Millisecond, a, cn)
+	t.Logf("handover after leave: %s", time.Since(start))
+
+	// A crash: c stops refreshing; a takes everything once the leases age out.
+	cn.stop()
+	start = time.Now()
+	cTTL := testConfig("c").LeaseTTL
+	if c := waitExclusive(t, 3*cTTL+time.Second, a); c[0] != 16 {
+		t.Fatalf("a serves %d of 16 after c died", c[0])
+	}
+	t.Logf("failover after a crash: %s (lease %s)", time.Since(start), cTTL)
+}
+
+// A node that stops refreshing (paused) stops serving by its own clock
+// before any other node can take the partition.
+func TestPausedNodeStopsServingBeforeTheLeaseIsTaken(t *testing.T) {
+	_, nc := natsembed.StartForTest(t)
+	a := join(t, nc, testConfig("a"))
+	id := ids(16)[0]
+	if !a.t.Serves(id) {
+		t.Fatal("a does not serve")
+	}
+	a.stop() // no more refreshes: as if paused
+	// The moment a stops serving, nobody else may hold the key yet.
+	for a.t.Serves(id) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	js, _ := jetstream.New(nc)
+	kv, err := js.KeyValue(t.Context(), DefaultBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := kv.Get(t.Context(), partitionKey(Partition(id, 16)))
+	if err != nil || string(e.Value()) != "a" {
+		t.Fatalf("when a stopped serving, the key was %v, %v: a must stop before the key can change hands", e, err)
+	}
+	b := join(t, nc, testConfig("b"))
+	waitExclusive(t, 5*time.Second, b)
+	if a.t.Serves(id) {
+		t.Fatal("paused a serves again")
+	}
+}
+
+func TestPartitionCountMustAgree(t *testing.T) {
+	_, nc := natsembed.StartForTest(t)
+	join(t, nc, testConfig("a"))
+	js, _ := jetstream.New(nc)
+	cfg := testConfig("b")
+	cfg.Partitions = 32
+	if _, err := New(t.Context(), js, cfg, Hooks{}); err == nil {
+		t.Fatal("a node with another partition count joined")
+	}
+}

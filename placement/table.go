@@ -1,0 +1,325 @@
+package placement
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// ErrNoOwner is returned (wrapped) by Owner when no node serves the
+// aggregate's partition before the context ends (a node died and its lease
+// has not expired yet, or the cluster has no live node).
+var ErrNoOwner = errors.New("placement: no node serves the partition")
+
+// ErrPartitions is returned (wrapped) by New when a live node of the
+// cluster uses another partition count.
+var ErrPartitions = errors.New("placement: partition count differs from the cluster's")
+
+// NodeInfo is a node's heartbeat (the value of n.<id>).
+type NodeInfo struct {
+	ID          string    `json:"id"`
+	Incarnation string    `json:"incarnation"`
+	Partitions  int       `json:"partitions"`
+	Held        int       `json:"held"`
+	AppliedSeq  uint64    `json:"applied_seq"`
+	Started     time.Time `json:"started"`
+	Updated     time.Time `json:"updated"`
+}
+
+// part is one partition as this node sees it.
+type part struct {
+	// The watch's view of the key.
+	owner string
+	rev   uint64
+	seen  time.Time // local time the key was last written
+	// This node's lease, when held.
+	held      bool
+	releasing bool
+	heldRev   uint64
+	until     time.Time // the lease is valid before this (local clock)
+	refreshed time.Time
+}
+
+type nodeSeen struct {
+	info NodeInfo
+	seen time.Time
+}
+
+// Table is this node's view of the placement and its own leases.
+type Table struct {
+	cfg       Config
+	kv        jetstream.KeyValue
+	log       *slog.Logger
+	metrics   *metrics
+	onRelease func(ctx context.Context, partition int)
+	applied   func() uint64
+	inc       string
+	started   time.Time
+	kick      chan struct{}
+	releases  sync.WaitGroup
+
+	mu       sync.RWMutex
+	parts    []part              // guarded by mu
+	nodes    map[string]nodeSeen // guarded by mu
+	leaving  bool                // guarded by mu
+	changed  chan struct{}       // closed on every change; guarded by mu
+	synced   bool                // the watch delivered the bucket's contents; guarded by mu
+	lastBeat time.Time           // tick goroutine only
+}
+
+// Hooks are what the node does when placement changes.
+type Hooks struct {
+	// OnRelease is called when this node stops serving a partition (handed
+	// over, or its lease lost), before another node may take it when it is
+	// handed over: the node stops the partition's actors. It must return
+	// within its context.
+	OnRelease func(ctx context.Context, partition int)
+	// Applied reports the projection's applied stream sequence, published
+	// in the heartbeat (nil: 0).
+	Applied func() uint64
+}
+
+// New creates (or opens) the placement bucket and returns this node's
+// table; Run serves it. It refuses a cluster whose live nodes use another
+// partition count.
+func New(ctx context.Context, js jetstream.JetStream, cfg Config, hooks Hooks) (*Table, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	kv, err := openBucket(ctx, js, cfg)
+	if err != nil {
+		return nil, err
+	}
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	t := &Table{cfg: cfg, kv: kv, log: cfg.Logger.With("component", "placement", "node_id", cfg.NodeID),
+		metrics: newMetrics(cfg.Registerer), onRelease: hooks.OnRelease, applied: hooks.Applied,
+		inc: hex.EncodeToString(b[:]), started: time.Now(), kick: make(chan struct{}, 1),
+		parts: make([]part, cfg.Partitions), nodes: map[string]nodeSeen{}, changed: make(chan struct{})}
+	if err := t.checkPeers(ctx); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// openBucket creates the bucket with delete markers for aged-out keys
+// (nats-server ≥ 2.11), or without them on an older server.
+func openBucket(ctx context.Context, js jetstream.JetStream, cfg Config) (jetstream.KeyValue, error) {
+	kcfg := jetstream.KeyValueConfig{
+		Bucket: cfg.Bucket, Description: "agentmem placement: partition leases and node heartbeats",
+		History: 1, TTL: cfg.LeaseTTL, Storage: jetstream.FileStorage, Replicas: max(cfg.Replicas, 1),
+		LimitMarkerTTL: cfg.LeaseTTL,
+	}
+	kv, err := js.CreateOrUpdateKeyValue(ctx, kcfg)
+	if err != nil && !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+		kcfg.LimitMarkerTTL = 0
+		kv, err = js.CreateOrUpdateKeyValue(ctx, kcfg)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("placement: bucket %s: %w", cfg.Bucket, err)
+	}
+	return kv, nil
+}
+
+// checkPeers refuses a cluster whose live nodes use another partition count.
+func (t *Table) checkPeers(ctx context.Context) error {
+	lister, err := t.kv.ListKeys(ctx)
+	if err != nil {
+		if errors.Is(err, jetstream.ErrNoKeysFound) {
+			return nil
+		}
+		return fmt.Errorf("placement: list %s: %w", t.cfg.Bucket, err)
+	}
+	defer func() { _ = lister.Stop() }()
+	for k := range lister.Keys() {
+		if !strings.HasPrefix(k, "n.") {
+			continue
+		}
+		e, err := t.kv.Get(ctx, k)
+		if err != nil {
+			continue // aged out meanwhile
+		}
+		var info NodeInfo
+		if json.Unmarshal(e.Value(), &info) == nil && info.Partitions != t.cfg.Partitions && info.ID != t.cfg.NodeID {
+			return fmt.Errorf("%w: node %s uses %d partitions, this node %d (--partitions must be equal on every node)",
+				ErrPartitions, info.ID, info.Partitions, t.cfg.Partitions)
+		}
+	}
+	return nil
+}
+
+// NodeID is this node's id.
+func (t *Table) NodeID() string { return t.cfg.NodeID }
+
+// Partitions is the partition count.
+func (t *Table) Partitions() int { return t.cfg.Partitions }
+
+// Serves reports whether this node serves aggregate id now: it holds the
+// partition's lease, the lease is valid by its clock, and it is not
+// handing the partition over.
+func (t *Table) Serves(id string) bool {
+	p := Partition(id, t.cfg.Partitions)
+	now := time.Now()
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	pp := &t.parts[p]
+	return pp.held && !pp.releasing && now.Before(pp.until)
+}
+
+// Owner returns the node that serves aggregate id (local: this node),
+// waiting until ctx ends while the partition has no live owner or is being
+// handed over.
+func (t *Table) Owner(ctx context.Context, id string) (node string, local bool, err error) {
+	p := Partition(id, t.cfg.Partitions)
+	var timer *time.Timer
+	for {
+		now := time.Now()
+		t.mu.RLock()
+		pp, ch := t.parts[p], t.changed
+		t.mu.RUnlock()
+		switch {
+		case pp.held && !pp.releasing && now.Before(pp.until):
+			return t.cfg.NodeID, true, nil
+		case pp.owner != "" && pp.owner != t.cfg.NodeID && now.Sub(pp.seen) <= t.cfg.LeaseTTL:
+			return pp.owner, false, nil
+		}
+		if timer == nil {
+			timer = time.NewTimer(t.cfg.Tick)
+			defer timer.Stop()
+		} else {
+			timer.Reset(t.cfg.Tick)
+		}
+		select {
+		case <-ch:
+		case <-timer.C:
+		case <-ctx.Done():
+			return "", false, fmt.Errorf("%w: partition %d of %q: %v", ErrNoOwner, p, id, ctx.Err())
+		}
+	}
+}
+
+// changedLocked wakes everyone waiting in Owner. Caller holds mu.
+func (t *Table) changedLocked() {
+	close(t.changed)
+	t.changed = make(chan struct{})
+}
+
+func (t *Table) wake() {
+	select {
+	case t.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Run watches the bucket and keeps this node's leases until ctx ends.
+func (t *Table) Run(ctx context.Context) error {
+	w, err := t.kv.WatchAll(ctx)
+	if err != nil {
+		return fmt.Errorf("placement: watch %s: %w", t.cfg.Bucket, err)
+	}
+	defer func() { _ = w.Stop() }()
+	ticker := time.NewTicker(t.cfg.Tick)
+	defer ticker.Stop()
+	defer t.releases.Wait()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case e, ok := <-w.Updates():
+			if !ok {
+				return fmt.Errorf("placement: watch of %s ended", t.cfg.Bucket)
+			}
+			t.observe(e)
+		case <-t.kick:
+			t.tick(ctx)
+		case <-ticker.C:
+			t.tick(ctx)
+		}
+	}
+}
+
+// observe applies one watch update (nil: the bucket's contents were all
+// delivered).
+func (t *Table) observe(e jetstream.KeyValueEntry) {
+	now := time.Now()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	defer t.changedLocked()
+	if e == nil {
+		t.synced = true
+		t.wake()
+		return
+	}
+	gone := e.Operation() != jetstream.KeyValuePut
+	switch k := e.Key(); {
+	case strings.HasPrefix(k, "p."):
+		p, err := strconv.Atoi(k[2:])
+		if err != nil || p < 0 || p >= len(t.parts) {
+			return
+		}
+		pp := &t.parts[p]
+		if e.Revision() <= pp.rev {
+			return // older than what this node wrote and already knows
+		}
+		pp.owner, pp.rev, pp.seen = string(e.Value()), e.Revision(), now
+		if gone {
+			pp.owner = ""
+			t.wake() // a handed-over or aged-out partition: claim it now
+		}
+		if pp.held && !pp.releasing && (gone || pp.owner != t.cfg.NodeID) {
+			// The key aged out or another node wrote it: our lease is over.
+			pp.held = false
+			t.metrics.lost.Inc()
+			t.log.Warn("partition lease lost", "partition", p, "owner", pp.owner)
+			t.releaseAsync(p, false)
+		}
+	case strings.HasPrefix(k, "n."):
+		id := k[2:]
+		if gone {
+			delete(t.nodes, id)
+			t.wake()
+			return
+		}
+		var info NodeInfo
+		if json.Unmarshal(e.Value(), &info) != nil {
+			return
+		}
+		if _, known := t.nodes[id]; !known {
+			t.wake() // a node joined: rebalance
+		}
+		if id == t.cfg.NodeID && info.Incarnation != t.inc && now.Sub(t.started) > t.cfg.LeaseTTL {
+			t.log.Error("another process heartbeats with this node id: node ids must be unique", "incarnation", info.Incarnation)
+		}
+		t.nodes[id] = nodeSeen{info: info, seen: now}
+	}
+}
+
+// liveLocked is the nodes that take partitions: this one (unless leaving)
+// and every node whose heartbeat was seen within a TTL. Caller holds mu.
+func (t *Table) liveLocked(now time.Time) []string {
+	var live []string
+	if !t.leaving {
+		live = append(live, t.cfg.NodeID)
+	}
+	for id, n := range t.nodes {
+		if id != t.cfg.NodeID && now.Sub(n.seen) <= t.cfg.LeaseTTL {
+			live = append(live, id)
+		}
+	}
+	slices.Sort(live)
+	return live
+}
