@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -209,5 +210,29 @@ func (d *Directory) Snapshot(ctx context.Context, id string) (*memoryv1.SessionS
 		return r.snap, r.err
 	case <-ctx.Done():
 		return nil, ctx.Err()
+	}
+}
+
+// PassivateWhere passivates every live actor whose aggregate id matches
+// (the node stops serving those ids: their partition moved to another
+// node): each finishes what it has queued, snapshots and stops. It returns
+// when they stopped or ctx ends.
+func (d *Directory) PassivateWhere(ctx context.Context, match func(id string) bool) error {
+	var wg sync.WaitGroup
+	d.mu.Lock()
+	for key, pid := range d.pids {
+		if _, id, ok := strings.Cut(key, "/"); ok && match(id) {
+			wg.Add(1)
+			d.root.Send(pid, &passivate{done: &wg})
+		}
+	}
+	d.mu.Unlock()
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("actors: passivate: %w", ctx.Err())
 	}
 }

@@ -16,6 +16,9 @@ type Metrics struct {
 	// AssemblyErrors counts candidate searches of the context assembler
 	// that failed (the append went on without those candidates), by part.
 	AssemblyErrors *prometheus.CounterVec
+	// Forwards counts requests forwarded to the node that serves their
+	// aggregate, by outcome (ok, error).
+	Forwards *prometheus.CounterVec
 }
 
 // NewMetrics creates the instruments and registers them on reg (nil = not
@@ -38,9 +41,13 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "agentmem_api_assembly_errors_total",
 			Help: "Context assembler candidate searches that failed (the append was stored without those candidates; the log says why), by part (recall, memory).",
 		}, []string{"part"}),
+		Forwards: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agentmem_api_forwards_total",
+			Help: "Requests forwarded to the node that serves their aggregate (a cluster), by outcome: ok (the owner's reply was relayed), error (no owner within the forward timeout, or it did not answer: 503/504).",
+		}, []string{"outcome"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.RefusedReplies, m.Denied, m.Limited, m.AssemblyErrors)
+		reg.MustRegister(m.RefusedReplies, m.Denied, m.Limited, m.AssemblyErrors, m.Forwards)
 	}
 	return m
 }

@@ -8,11 +8,12 @@ import (
 	"github.com/nats-io/nats.go/micro"
 )
 
-// route is one registered endpoint: its subject's tokens and its guarded
-// handler.
+// route is one registered endpoint: its subject's tokens, its guarded
+// handler and the handler itself (served once the caller is known).
 type route struct {
 	tokens []string
 	h      micro.HandlerFunc
+	serve  func(*call)
 }
 
 // matches reports whether subject tokens st match the route's subject

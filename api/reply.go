@@ -13,7 +13,7 @@ var DefaultReplyPrefixes = []string{"_INBOX.", "_R_."}
 // requester's claim, not a permission: answering it with the node's own
 // credentials would let a caller publish anywhere the node may (a "confused
 // deputy": a reply subject of $JS.API.STREAM.PURGE.MEM purges the log).
-var neverReply = []string{"mem.", "$JS.", "$KV.", "$O.", "$SRV.", "$SYS.", "$NATS.", "_JS.", "$MQTT."}
+var neverReply = []string{"mem.", "_AMN.", "$JS.", "$KV.", "$O.", "$SRV.", "$SYS.", "$NATS.", "_JS.", "$MQTT."}
 
 // replyAllowed reports whether subject may be answered: it starts with one
 // of prefixes, is a plain subject (no wildcard, no empty token) and is in

@@ -51,6 +51,9 @@ type Config struct {
 	// dropped unanswered and counted; the node's own subject spaces are
 	// refused whatever this says.
 	ReplyPrefixes []string
+	// ForwardTimeout bounds a request forwarded to the node that serves
+	// its aggregate (with a Router), the wait for an owner included.
+	ForwardTimeout time.Duration
 }
 
 // DefaultConfig returns the service defaults.
@@ -59,7 +62,7 @@ func DefaultConfig() Config {
 		Name: "memory", Version: "0.1.0", QueueGroup: "memory", MaxPending: 1 << 16,
 		MaxConcurrentQueries: 256, MaxConcurrentWatches: 1024, QueryTimeout: 5 * time.Second, MinSeqWait: 2 * time.Second,
 		RerankTimeout: time.Second, LargeToolResultBytes: DefaultLargeToolResultBytes,
-		ReplyPrefixes: DefaultReplyPrefixes,
+		ReplyPrefixes: DefaultReplyPrefixes, ForwardTimeout: 30 * time.Second,
 	}
 }
 
@@ -82,6 +85,9 @@ type Deps struct {
 	// Tenants maps verified NATS identities to callers (nil: the
 	// single-user node, every request is the Unrestricted caller).
 	Tenants *tenancy.Directory
+	// Router places aggregates on the nodes of a cluster (nil: this node
+	// serves every aggregate).
+	Router Router
 }
 
 // Service is the running micro service.
@@ -113,6 +119,10 @@ type Service struct {
 	ctx                    context.Context
 	cancel                 context.CancelFunc
 	inflight               sync.WaitGroup
+	// router places aggregates on nodes (nil: this node serves all);
+	// routes serve forwarded requests (fixed once Start returns).
+	router Router
+	routes []route
 }
 
 type endpoint struct {
@@ -147,6 +157,9 @@ func Start(nc *nats.Conn, deps Deps, cfg Config) (*Service, error) {
 	if deps.Metrics == nil {
 		deps.Metrics = NewMetrics(nil)
 	}
+	if cfg.ForwardTimeout <= 0 {
+		cfg.ForwardTimeout = DefaultConfig().ForwardTimeout
+	}
 	if len(cfg.ReplyPrefixes) == 0 {
 		cfg.ReplyPrefixes = DefaultReplyPrefixes
 	}
@@ -165,14 +178,15 @@ func Start(nc *nats.Conn, deps Deps, cfg Config) (*Service, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Service{svc: svc, nc: nc, cfg: cfg, d: deps.Dispatcher, scopes: deps.Scopes, data: deps.Data, entries: deps.Entries, rm: deps.ReadModel, rerank: deps.Reranker,
 		logger: deps.Logger, metrics: deps.Metrics, tenants: deps.Tenants, anyone: tenancy.Unrestricted(anyLimits),
-		watcher: deps.Watcher, watchCtx: watchCtx, stopWatches: stopWatches, watches: make(chan struct{}, max(cfg.MaxConcurrentWatches, 1)),
+		watcher: deps.Watcher, router: deps.Router, watchCtx: watchCtx, stopWatches: stopWatches, watches: make(chan struct{}, max(cfg.MaxConcurrentWatches, 1)),
 		querySlots: newSlots("max_concurrent_queries", func(l tenancy.Limits) int { return l.MaxConcurrentQueries }),
 		watchSlots: newSlots("max_watches", func(l tenancy.Limits) int { return l.MaxWatches }),
 		queries:    make(chan struct{}, cfg.MaxConcurrentQueries), ctx: ctx, cancel: cancel}
 	var routes []route
 	add := func(name, subject string, h func(*call)) error {
-		hf := s.guard(h)
-		routes = append(routes, route{tokens: strings.Split(subject, "."), h: hf})
+		_, placed := aggregateOf(subject)
+		hf := s.guardPlaced(h, placed)
+		routes = append(routes, route{tokens: strings.Split(subject, "."), h: hf, serve: h})
 		err := svc.AddEndpoint(name, hf, micro.WithEndpointSubject(subject),
 			micro.WithEndpointPendingLimits(cfg.MaxPending, 256<<20))
 		if err != nil {
@@ -226,6 +240,7 @@ func Start(nc *nats.Conn, deps Deps, cfg Config) (*Service, error) {
 		_ = svc.Stop()
 		return nil, err
 	}
+	s.routes = routes
 	return s, nil
 }
 
@@ -244,30 +259,46 @@ func (c *call) fail(err error) { respondError(c.rp, c.asJSON, classify(err)) }
 // guard runs before every handler. It drops a request whose reply subject
 // the service must not answer (see replyAllowed) before any work is done
 // for it (a request without a reply subject is served unanswered, as a
-// publish), then establishes the caller: the Unrestricted caller without
-// tenants, else the principal the server-stamped identity maps to (403
-// when there is none).
-func (s *Service) guard(h func(*call)) micro.HandlerFunc {
+// publish), then serves it.
+func (s *Service) guard(h func(*call)) micro.HandlerFunc { return s.guardPlaced(h, false) }
+
+// guardPlaced is guard for an endpoint whose subject names an aggregate
+// (placed): with a Router, a request for an aggregate another node serves
+// is forwarded there, so one node serves each aggregate's reads and writes.
+func (s *Service) guardPlaced(h func(*call), placed bool) micro.HandlerFunc {
 	return func(r micro.Request) {
 		if rp := r.Reply(); rp != "" && !replyAllowed(rp, s.cfg.ReplyPrefixes) {
 			s.metrics.RefusedReplies.Inc()
 			s.logger.Warn("request dropped: reply subject is not an inbox", "subject", r.Subject(), "reply", rp)
 			return
 		}
-		c := &call{r: r, rp: s.replyTo(r), asJSON: wantsJSON(r.Headers())}
-		if s.tenants == nil {
-			c.who = s.anyone
-		} else {
-			who, err := s.tenants.Identify(nats.Header(r.Headers()))
-			if err != nil {
-				s.metrics.Denied.WithLabelValues("identity").Inc()
-				c.fail(err)
+		if placed && s.router != nil {
+			if id, ok := aggregateOf(r.Subject()); ok && !s.router.Serves(id) {
+				s.forward(r, id, func() { s.serve(r, h) })
 				return
 			}
-			c.who = who
 		}
-		h(c)
+		s.serve(r, h)
 	}
+}
+
+// serve establishes the caller, then runs h: the Unrestricted caller
+// without tenants, else the principal the server-stamped identity maps to
+// (403 when there is none).
+func (s *Service) serve(r micro.Request, h func(*call)) {
+	c := &call{r: r, rp: s.replyTo(r), asJSON: wantsJSON(r.Headers())}
+	if s.tenants == nil {
+		c.who = s.anyone
+	} else {
+		who, err := s.tenants.Identify(nats.Header(r.Headers()))
+		if err != nil {
+			s.metrics.Denied.WithLabelValues("identity").Inc()
+			c.fail(err)
+			return
+		}
+		c.who = who
+	}
+	h(c)
 }
 
 func (s *Service) sessionHandler(ep endpoint) func(*call) {

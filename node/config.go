@@ -11,6 +11,7 @@ import (
 	"github.com/agentmem/agentmem/internal/embed"
 	"github.com/agentmem/agentmem/internal/llmsummary"
 	"github.com/agentmem/agentmem/largedata"
+	"github.com/agentmem/agentmem/placement"
 )
 
 // Sync modes of the embedded server's JetStream store.
@@ -87,6 +88,13 @@ type Config struct {
 	// search then fuses BM25 with the nearest vectors (reciprocal rank
 	// fusion). Empty: BM25 only, nothing called.
 	Embeddings embed.Config
+	// NodeID names this node in the cluster's placement (unique, stable
+	// across restarts). Empty: the id stored in the data dir's node-id file
+	// (made on first start), or a random one without a data dir.
+	NodeID string
+	// Placement configures the partition leases (NodeID and Replicas are
+	// the node's).
+	Placement placement.Config
 	// Reranker, when set, reorders session search hits (a cross-encoder, an
 	// LLM); when it fails the BM25 order is kept. Programmatic only.
 	Reranker api.Reranker
@@ -110,6 +118,7 @@ func DefaultConfig() Config {
 		LLM:             llmsummary.DefaultConfig(),
 		Embeddings:      embed.DefaultConfig(),
 		Data:            largedata.DefaultConfig(),
+		Placement:       placement.DefaultConfig(),
 	}
 }
 

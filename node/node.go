@@ -28,6 +28,7 @@ import (
 	"github.com/agentmem/agentmem/internal/natsembed"
 	"github.com/agentmem/agentmem/internal/segmented"
 	"github.com/agentmem/agentmem/largedata"
+	"github.com/agentmem/agentmem/placement"
 	"github.com/agentmem/agentmem/projections"
 	"github.com/agentmem/agentmem/tenancy"
 )
@@ -53,9 +54,13 @@ type Node struct {
 	proj     *projections.Projector
 	// storage watches the disk, JetStream and the projector (storage.go);
 	// logHealth the log stream (loghealth.go).
-	storage     *storageWatch
-	logHealth   *logHealth
-	projRunning atomic.Bool // proj.Run is running (runProjector)
+	// placement places aggregates on the cluster's nodes; internalSubs
+	// serve the other nodes (forwarded requests, calls on actors).
+	placement    *placement.Table
+	internalSubs []*nats.Subscription
+	storage      *storageWatch
+	logHealth    *logHealth
+	projRunning  atomic.Bool // proj.Run is running (runProjector)
 	// bg runs the background loops (projector, large-data sweeper, log
 	// health check); bgCancel stops them and bgWG waits for them.
 	bg       context.Context
@@ -188,8 +193,13 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 		return n, err
 	}
 	n.goBackground("large-data sweeper stopped", data.Run)
-	guard := answerBy{d: n.dir, w: n.storage, timeout: cfg.Actors.StoreTimeout}
-	deps := api.Deps{Dispatcher: guard, Scopes: guard, Data: dataStore{s: data, w: n.storage}, Reranker: cfg.Reranker, Logger: logger,
+	if err = n.openPlacement(ctx, js); err != nil {
+		return n, err
+	}
+	acfg := api.DefaultConfig()
+	local := answerBy{d: n.dir, w: n.storage, timeout: cfg.Actors.StoreTimeout}
+	placed := placedDispatch{local: local, t: n.placement, nc: n.nc, timeout: acfg.ForwardTimeout}
+	deps := api.Deps{Dispatcher: placed, Scopes: placed, Router: router{t: n.placement, nc: n.nc}, Data: dataStore{s: data, w: n.storage}, Reranker: cfg.Reranker, Logger: logger,
 		Metrics: api.NewMetrics(n.Registry), Tenants: tenants, Watcher: watcher{log: log, nc: n.nc, reads: make(chan struct{}, maxWatchReads)}}
 	if cfg.Projector {
 		rm := readModel{p: n.proj, s: n.store, logger: logger}
@@ -201,7 +211,6 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 		deps.ReadModel = rm
 		deps.Entries = rm
 	}
-	acfg := api.DefaultConfig()
 	if tenants != nil {
 		// Every tenant request crosses a service import, whose reply
 		// subject the server rewrites to _R_.…: nothing else is answered.
@@ -215,12 +224,24 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	if err = n.apiNC.Flush(); err != nil {
 		return n, fmt.Errorf("node: flush: %w", err)
 	}
+	calls := callServer{local: local, t: n.placement, tenants: tenants, anyone: tenancy.Unrestricted(tenancy.DefaultLimits()),
+		nc: n.apiNC, logger: logger}
+	if err = n.serveInternal(calls); err != nil {
+		return n, err
+	}
+	if err = n.nc.Flush(); err != nil {
+		return n, fmt.Errorf("node: flush: %w", err)
+	}
+	if err = n.readyPlacement(ctx); err != nil {
+		return n, err
+	}
 	if cfg.HTTPAddr != "" {
 		if err = n.startHTTP(); err != nil {
 			return n, err
 		}
 	}
-	logger.Info("node ready", "nats", n.url, "stream", cfg.Stream, "replicas", cfg.Replicas, "metrics", cfg.HTTPAddr)
+	logger.Info("node ready", "nats", n.url, "stream", cfg.Stream, "replicas", cfg.Replicas, "metrics", cfg.HTTPAddr,
+		"node_id", n.placement.NodeID(), "partitions", cfg.Placement.Partitions)
 	return n, nil
 }
 
@@ -374,8 +395,18 @@ func (n *Node) Shutdown(ctx context.Context) error {
 
 func (n *Node) shutdown(ctx context.Context) error {
 	var errs []error
+	if n.placement != nil && n.svc != nil {
+		// Hand the partitions over first: requests for them are forwarded
+		// to their next owners while this node drains.
+		if err := n.placement.Leave(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("node: handover: %w", err))
+		}
+	}
 	if n.svc != nil {
 		errs = append(errs, n.svc.Stop(ctx))
+	}
+	for _, s := range n.internalSubs {
+		_ = s.Unsubscribe()
 	}
 	if n.dir != nil {
 		errs = append(errs, n.dir.Close(ctx))

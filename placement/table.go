@@ -190,12 +190,15 @@ func (t *Table) Owner(ctx context.Context, id string) (node string, local bool, 
 		now := time.Now()
 		t.mu.RLock()
 		pp, ch := t.parts[p], t.changed
+		alone := t.leaving && len(t.liveLocked(now)) == 0
 		t.mu.RUnlock()
 		switch {
 		case pp.held && !pp.releasing && now.Before(pp.until):
 			return t.cfg.NodeID, true, nil
 		case pp.owner != "" && pp.owner != t.cfg.NodeID && now.Sub(pp.seen) <= t.cfg.LeaseTTL:
 			return pp.owner, false, nil
+		case alone:
+			return "", false, fmt.Errorf("%w: this node is stopping and no other node is live", ErrNoOwner)
 		}
 		if timer == nil {
 			timer = time.NewTimer(t.cfg.Tick)

@@ -70,6 +70,20 @@ func New(cfg Config) (*Directory, error) {
 // principal).
 func (d *Directory) Principals() int { return len(d.cfg.Principals) }
 
+// ByPrincipal returns the caller of principal name (false when there is
+// none). Nodes of a cluster name the caller of a call they make to each
+// other by its principal, identified by the node that received it.
+func (d *Directory) ByPrincipal(name string) (*Caller, bool) {
+	for _, m := range []map[string]*Caller{d.byUser, d.byAcc} {
+		for _, c := range m {
+			if c.Principal == name {
+				return c, true
+			}
+		}
+	}
+	return nil, false
+}
+
 // Identify returns the caller of a request from its headers. The header must
 // be present exactly once (the server stamps one value on every request that
 // crossed an import) and name an account other than the node's; the

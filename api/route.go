@@ -1,0 +1,106 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/micro"
+)
+
+// Router places aggregates on the nodes of a cluster (DESIGN §9a). Without
+// one (Deps.Router nil) this node serves every aggregate.
+type Router interface {
+	// Serves reports whether this node serves aggregate id now.
+	Serves(id string) bool
+	// Forward sends m to the node that serves aggregate id and returns its
+	// reply; local reports that this node serves it after all (it took the
+	// partition while Forward waited for an owner).
+	Forward(ctx context.Context, id string, m *nats.Msg) (reply *nats.Msg, local bool, err error)
+}
+
+// aggregateOf returns the aggregate id a request subject addresses: the id
+// of mem.v1.session.<id>.<op>, mem.v1.agent.<id>.<op> and
+// mem.v1.scope.<kind>.<id>.<op>. Watches are not placed: any node reads
+// the log. (Malformed subjects are answered where they are received.)
+func aggregateOf(subject string) (string, bool) {
+	st := strings.Split(subject, ".")
+	if len(st) < 5 || st[0] != "mem" || st[1] != "v1" || st[len(st)-1] == "watch" {
+		return "", false
+	}
+	switch {
+	case (st[2] == "session" || st[2] == "agent") && len(st) == 5:
+		return st[3], true
+	case st[2] == "scope" && len(st) == 6:
+		return st[4], true
+	}
+	return "", false
+}
+
+// forward serves r on the aggregate's owner and relays its reply. It runs
+// beside the subscription, counted in flight like any request.
+func (s *Service) forward(r micro.Request, id string, serve func()) {
+	rp, asJSON := s.replyTo(r), wantsJSON(r.Headers())
+	if !s.begin(rp, asJSON) {
+		return
+	}
+	m := &nats.Msg{Subject: r.Subject(), Data: r.Data(), Header: nats.Header(r.Headers())}
+	go func() {
+		defer s.inflight.Done()
+		ctx, cancel := context.WithTimeout(s.ctx, s.cfg.ForwardTimeout)
+		defer cancel()
+		reply, local, err := s.router.Forward(ctx, id, m)
+		switch {
+		case local:
+			serve()
+		case err != nil:
+			s.metrics.Forwards.WithLabelValues("error").Inc()
+			code := 503
+			if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+				code = 504
+			}
+			respondError(rp, asJSON, &Error{Code: code, Message: "forwarding to the node that serves " + id + ": " + err.Error()})
+		default:
+			s.metrics.Forwards.WithLabelValues("ok").Inc()
+			rp.publishRaw(reply.Data, reply.Header)
+		}
+	}()
+}
+
+// ServeForwarded serves a request another node forwarded here (m's subject
+// is the original request subject, its reply the forwarding node's inbox):
+// the caller is identified from the headers the forwarding node copied, and
+// no further forward is made. If this node no longer serves the aggregate
+// (it was handed over meanwhile) the answer is 503: retry.
+func (s *Service) ServeForwarded(m *nats.Msg) {
+	r := forwardedRequest{m}
+	id, ok := aggregateOf(m.Subject)
+	if ok && s.router != nil && !s.router.Serves(id) {
+		respondError(s.replyTo(r), wantsJSON(r.Headers()), &Error{Code: 503,
+			Message: id + " moved to another node while the request was forwarded; retry"})
+		return
+	}
+	st := strings.Split(m.Subject, ".")
+	for _, rt := range s.routes {
+		if rt.matches(st) {
+			s.serve(r, rt.serve)
+			return
+		}
+	}
+	respondError(s.replyTo(r), wantsJSON(r.Headers()), &Error{Code: 404, Field: "operation", Message: "no endpoint for " + m.Subject})
+}
+
+// forwardedRequest is a forwarded NATS message as a micro.Request; the
+// service answers through its replier, never through Respond.
+type forwardedRequest struct{ m *nats.Msg }
+
+var errReplier = errors.New("api: forwarded requests are answered through the service's replier")
+
+func (f forwardedRequest) Respond([]byte, ...micro.RespondOpt) error               { return errReplier }
+func (f forwardedRequest) RespondJSON(any, ...micro.RespondOpt) error              { return errReplier }
+func (f forwardedRequest) Error(string, string, []byte, ...micro.RespondOpt) error { return errReplier }
+func (f forwardedRequest) Data() []byte                                            { return f.m.Data }
+func (f forwardedRequest) Headers() micro.Headers                                  { return micro.Headers(f.m.Header) }
+func (f forwardedRequest) Subject() string                                         { return f.m.Subject }
+func (f forwardedRequest) Reply() string                                           { return f.m.Reply }

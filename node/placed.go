@@ -1,0 +1,235 @@
+package node
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
+
+	"github.com/agentmem/agentmem/actors"
+	"github.com/agentmem/agentmem/api"
+	"github.com/agentmem/agentmem/internal/sharedmem"
+	"github.com/agentmem/agentmem/placement"
+	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
+	"github.com/agentmem/agentmem/tenancy"
+)
+
+// placedDispatch sends a command to the actor of an aggregate this node
+// serves, and to the node that serves it otherwise. The API forwards each
+// request to the owner of the aggregate its subject names, so what reaches
+// here for another node's aggregate is a second aggregate the request
+// touches (resolve reads the user, app and project scopes of a session;
+// publish copies a session entry into the user or project scope).
+type placedDispatch struct {
+	local   answerBy
+	t       *placement.Table
+	nc      *nats.Conn
+	timeout time.Duration
+}
+
+var (
+	_ api.Dispatcher      = placedDispatch{}
+	_ api.ScopeDispatcher = placedDispatch{}
+)
+
+// sessionKind names a session in a remote call (scopes use their kind).
+const sessionKind = "session-actor"
+
+func (p placedDispatch) Dispatch(id string, who *tenancy.Caller, body any, reply actors.ReplyFunc) error {
+	if p.t.Serves(id) {
+		return p.local.Dispatch(id, who, body, reply)
+	}
+	return p.remote(sessionKind, id, who, body, reply)
+}
+
+func (p placedDispatch) DispatchScope(kind sharedmem.Kind, id string, who *tenancy.Caller, body any, reply actors.ReplyFunc) error {
+	if p.t.Serves(id) {
+		return p.local.DispatchScope(kind, id, who, body, reply)
+	}
+	return p.remote(string(kind), id, who, body, reply)
+}
+
+// remoteCall is one command for an actor another node serves.
+type remoteCall struct {
+	Kind string `json:"kind"`
+	ID   string `json:"id"`
+	// Principal names the caller (Node: the node itself, no caller).
+	Principal string `json:"principal,omitempty"`
+	Node      bool   `json:"node,omitempty"`
+	// Type is the body's protobuf full name, or copyEntryType.
+	Type      string `json:"type"`
+	Body      []byte `json:"body"`
+	CommandID string `json:"command_id,omitempty"`
+	By        string `json:"by,omitempty"`
+}
+
+const (
+	copyEntryType = "agentmem.node.CopyEntry"
+	hdrReplyType  = "Agentmem-Reply-Type"
+	hdrError      = "Agentmem-Error"
+)
+
+// errMovedRetry answers a command that cannot be carried to another node
+// (one the API builds for the aggregate it serves): its partition moved
+// between the API's check and the dispatch.
+var errMovedRetry = &api.Error{Code: 503, Message: "the aggregate moved to another node while the request was served; retry"}
+
+func (p placedDispatch) remote(kind, id string, who *tenancy.Caller, body any, reply actors.ReplyFunc) error {
+	c := remoteCall{Kind: kind, ID: id, Node: who == nil}
+	if who != nil {
+		c.Principal = who.Principal
+	}
+	switch b := body.(type) {
+	case *actors.CopyEntry:
+		data, err := proto.Marshal(b.Entry)
+		if err != nil {
+			return err
+		}
+		c.Type, c.Body, c.CommandID, c.By = copyEntryType, data, b.CommandID, b.By
+	case proto.Message:
+		data, err := proto.Marshal(b)
+		if err != nil {
+			return err
+		}
+		c.Type, c.Body = string(b.ProtoReflect().Descriptor().FullName()), data
+	default:
+		return errMovedRetry
+	}
+	data, err := json.Marshal(c)
+	if err != nil {
+		return err
+	}
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), p.timeout)
+		defer cancel()
+		m, local, err := request(ctx, p.t, id, func(owner string) *nats.Msg {
+			return &nats.Msg{Subject: callSubject(owner), Data: data}
+		}, p.nc)
+		switch {
+		case local && kind == sessionKind:
+			err = p.local.Dispatch(id, who, body, reply)
+		case local:
+			err = p.local.DispatchScope(sharedmem.Kind(kind), id, who, body, reply)
+		case err != nil:
+			err = &api.Error{Code: 503, Message: "calling the node that serves " + id + ": " + err.Error()}
+		default:
+			reply(decodeCallReply(m))
+			return
+		}
+		if err != nil {
+			reply(nil, err)
+		}
+	}()
+	return nil
+}
+
+func decodeCallReply(m *nats.Msg) (proto.Message, error) {
+	if e := m.Header.Get(hdrError); e != "" {
+		var ae api.Error
+		if err := json.Unmarshal([]byte(e), &ae); err != nil {
+			return nil, &api.Error{Code: 500, Message: "bad reply from another node: " + err.Error()}
+		}
+		return nil, &ae
+	}
+	msg, err := newMessage(m.Header.Get(hdrReplyType))
+	if err == nil {
+		err = proto.Unmarshal(m.Data, msg)
+	}
+	if err != nil {
+		return nil, &api.Error{Code: 500, Message: "bad reply from another node: " + err.Error()}
+	}
+	return msg, nil
+}
+
+func newMessage(fullName string) (proto.Message, error) {
+	mt, err := protoregistry.GlobalTypes.FindMessageByName(protoreflect.FullName(fullName))
+	if err != nil {
+		return nil, err
+	}
+	return mt.New().Interface(), nil
+}
+
+// callServer serves the remote calls of the other nodes on this node's
+// actors.
+type callServer struct {
+	local   answerBy
+	t       *placement.Table
+	tenants *tenancy.Directory
+	anyone  *tenancy.Caller
+	nc      *nats.Conn
+	logger  *slog.Logger
+}
+
+func (s callServer) serve(m *nats.Msg) {
+	var c remoteCall
+	if err := json.Unmarshal(m.Data, &c); err != nil {
+		s.answer(m, nil, &api.Error{Code: 400, Message: "bad remote call: " + err.Error()})
+		return
+	}
+	if !s.t.Serves(c.ID) {
+		s.answer(m, nil, errMovedRetry)
+		return
+	}
+	var who *tenancy.Caller
+	switch {
+	case c.Node:
+	case s.tenants == nil:
+		who = s.anyone
+	default:
+		var ok bool
+		if who, ok = s.tenants.ByPrincipal(c.Principal); !ok {
+			s.answer(m, nil, &api.Error{Code: 403, Message: "principal " + c.Principal + " is not in this node's tenants file"})
+			return
+		}
+	}
+	var body any
+	if c.Type == copyEntryType {
+		e := &memoryv1.Entry{}
+		if err := proto.Unmarshal(c.Body, e); err != nil {
+			s.answer(m, nil, &api.Error{Code: 400, Message: "bad remote call: " + err.Error()})
+			return
+		}
+		body = &actors.CopyEntry{CommandID: c.CommandID, Entry: e, By: c.By}
+	} else {
+		msg, err := newMessage(c.Type)
+		if err == nil {
+			err = proto.Unmarshal(c.Body, msg)
+		}
+		if err != nil {
+			s.answer(m, nil, &api.Error{Code: 400, Message: "bad remote call: " + err.Error()})
+			return
+		}
+		body = msg
+	}
+	reply := func(r proto.Message, err error) { s.answer(m, r, err) }
+	var err error
+	if c.Kind == sessionKind {
+		err = s.local.Dispatch(c.ID, who, body, reply)
+	} else {
+		err = s.local.DispatchScope(sharedmem.Kind(c.Kind), c.ID, who, body, reply)
+	}
+	if err != nil {
+		s.answer(m, nil, err)
+	}
+}
+
+func (s callServer) answer(m *nats.Msg, r proto.Message, err error) {
+	out := &nats.Msg{Subject: m.Reply, Header: nats.Header{}}
+	if err == nil {
+		out.Data, err = proto.Marshal(r)
+		out.Header.Set(hdrReplyType, string(r.ProtoReflect().Descriptor().FullName()))
+	}
+	if err != nil {
+		e, _ := json.Marshal(api.Classify(err))
+		out.Header, out.Data = nats.Header{hdrError: {string(e)}}, nil
+	}
+	if perr := s.nc.PublishMsg(out); perr != nil && !errors.Is(perr, nats.ErrConnectionClosed) {
+		s.logger.Warn("answering a remote call failed", "err", perr)
+	}
+}

@@ -1,0 +1,72 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/agentmem/agentmem/api"
+	"github.com/agentmem/agentmem/placement"
+)
+
+// Internal subjects between the nodes of a cluster, in the service account
+// only (tenants import mem.v1.> and reach none of them; the API never
+// answers into _AMN.):
+//
+//	_AMN.fwd.<node>.<request subject>   a request forwarded to its owner
+//	_AMN.call.<node>                    a call of one node's API layer on
+//	                                    an actor the other node serves
+const internalPrefix = "_AMN."
+
+func forwardSubject(node, subject string) string {
+	return internalPrefix + "fwd." + node + "." + subject
+}
+
+func callSubject(node string) string { return internalPrefix + "call." + node }
+
+// router forwards requests to the node that serves their aggregate.
+type router struct {
+	t  *placement.Table
+	nc *nats.Conn
+}
+
+var _ api.Router = router{}
+
+func (r router) Serves(id string) bool { return r.t.Serves(id) }
+
+// Forward sends m to the owner of id and returns its reply. An owner that
+// no longer listens (it died; its lease has not aged out) means no
+// responders: the request was not delivered, so Forward waits for the next
+// owner and tries again until ctx ends. A timeout is an unknown outcome and
+// is returned (the client retries with the same command id).
+func (r router) Forward(ctx context.Context, id string, m *nats.Msg) (*nats.Msg, bool, error) {
+	return request(ctx, r.t, id, func(owner string) *nats.Msg {
+		return &nats.Msg{Subject: forwardSubject(owner, m.Subject), Data: m.Data, Header: m.Header}
+	}, r.nc)
+}
+
+// request sends the message build makes for the owner of id, waiting for an
+// owner and past owners that do not listen any more.
+func request(ctx context.Context, t *placement.Table, id string, build func(owner string) *nats.Msg, nc *nats.Conn) (*nats.Msg, bool, error) {
+	for {
+		owner, local, err := t.Owner(ctx, id)
+		if err != nil || local {
+			return nil, local, err
+		}
+		reply, err := nc.RequestMsgWithContext(ctx, build(owner))
+		if !errors.Is(err, nats.ErrNoResponders) {
+			if err != nil {
+				err = fmt.Errorf("node %s: %w", owner, err)
+			}
+			return reply, false, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, false, fmt.Errorf("node %s does not answer and no other node took its partition yet: %w", owner, ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
