@@ -46,3 +46,25 @@ func StartForTest(t testing.TB, mutate func(*Config)) (*Node, *nats.Conn) {
 	})
 	return n, nc
 }
+
+// Kill stops the node as a crash would, as far as the cluster can tell: its
+// NATS connections close at once, so nothing is handed over and no lease is
+// refreshed again (they age out), then what is left in the process is
+// stopped. For tests of failover in one process.
+func (n *Node) Kill() {
+	if n.apiNC != nil && n.apiNC != n.nc {
+		n.apiNC.Close()
+	}
+	if n.nc != nil {
+		n.nc.Close()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = n.Shutdown(ctx)
+}
+
+// NodeID is the node's id in the cluster's placement.
+func (n *Node) NodeID() string { return n.placement.NodeID() }
+
+// Serves reports whether the node serves aggregate id now.
+func (n *Node) Serves(id string) bool { return n.placement.Serves(id) }
