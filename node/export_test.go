@@ -1,0 +1,8 @@
+package node
+
+import "github.com/agentmem/agentmem/actors"
+
+// DirectoryForTest is the node's actor directory, for tests that bypass
+// placement (what a request that passed the ownership check just before a
+// pause does).
+func (n *Node) DirectoryForTest() *actors.Directory { return n.dir }
