@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/agentmem/agentmem/client"
 	"github.com/agentmem/agentmem/node"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
+	"github.com/agentmem/agentmem/replay"
 )
 
 func dispatchAppend(t *testing.T, n *node.Node, id, cmd, text string) (*memoryv1.AppendReply, error) {
@@ -118,5 +120,21 @@ func TestPausedOwnerMeetsTheFence(t *testing.T) {
 	}
 	if fmt.Sprint(texts) != "[one two three]" {
 		t.Fatalf("the session holds %q, want one, two, three in order", texts)
+	}
+
+	// replay stats shows both nodes, their partitions and projection lag.
+	var out strings.Builder
+	rep, err := replay.Stats(ctx, replay.StatsConfig{Conn: replay.Conn{NATSURL: a.ClientURL()}}, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("\n%s", out.String())
+	if c := rep.Cluster; c == nil || len(c.Nodes) != 2 || len(c.Leases) != 64 {
+		t.Fatalf("cluster status %+v: want 2 nodes and 64 leases", c)
+	}
+	for _, want := range []string{"cluster: 2 live nodes, 64 of 64 partitions leased", "node a:", "node b:", "partitions of a", "(lag "} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("stats lacks %q", want)
+		}
 	}
 }

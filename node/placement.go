@@ -57,8 +57,8 @@ func (n *Node) openPlacement(ctx context.Context, js jetstream.JetStream) error 
 		return err
 	}
 	pcfg.Replicas, pcfg.Logger, pcfg.Registerer = n.cfg.Replicas, n.logger, n.Registry
-	if pcfg.Bucket == placement.DefaultBucket && n.cfg.Stream != "MEM" {
-		pcfg.Bucket = n.cfg.Stream + "_PLACEMENT"
+	if pcfg.Bucket == placement.DefaultBucket {
+		pcfg.Bucket = placement.BucketFor(n.cfg.Stream)
 	}
 	hooks := placement.Hooks{OnRelease: func(ctx context.Context, p int) {
 		if err := n.dir.PassivateWhere(ctx, func(id string) bool { return placement.Partition(id, pcfg.Partitions) == p }); err != nil {

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/agentmem/agentmem/events"
+	"github.com/agentmem/agentmem/placement"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -47,6 +48,9 @@ type StatsReport struct {
 	Projection *ProjectionStat // nil without a projection path
 	// DataDirBytes is the size of DataDir (-1 without one).
 	DataDirBytes int64
+	// Cluster is the placement bucket's nodes and leases (nil when no node
+	// ran on this log).
+	Cluster *placement.Status
 }
 
 // Stats reports the streams, the log's aggregates per kind, the projection
@@ -62,6 +66,12 @@ func Stats(ctx context.Context, cfg StatsConfig, w io.Writer) (*StatsReport, err
 		return nil, err
 	}
 	err = rep.collectStreams(ctx, l)
+	if err == nil {
+		rep.Cluster, err = placement.ReadStatus(ctx, l.js, placement.BucketFor(l.stream))
+		if errors.Is(err, placement.ErrNoBucket) {
+			err = nil
+		}
+	}
 	l.close() // before reading the files: the embedded server is stopped
 	if err != nil {
 		return nil, err
@@ -156,6 +166,9 @@ func (rep *StatsReport) write(w io.Writer, logStream string) error {
 	}
 	if rep.DataDirBytes >= 0 {
 		fmt.Fprintf(&b, "data dir: %s\n", humanBytes(uint64(rep.DataDirBytes)))
+	}
+	if rep.Cluster != nil {
+		rep.writeCluster(&b, logStream)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

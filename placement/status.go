@@ -1,0 +1,84 @@
+package placement
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// BucketFor is the placement bucket of the log stream named stream.
+func BucketFor(stream string) string {
+	if stream == "MEM" {
+		return DefaultBucket
+	}
+	return stream + "_PLACEMENT"
+}
+
+// Lease is one partition's lease as the bucket holds it.
+type Lease struct {
+	Partition int
+	Owner     string
+	// Age is how long ago the owner last wrote it (a live owner rewrites
+	// it every TTL/3).
+	Age time.Duration
+}
+
+// Status is the placement as the bucket holds it.
+type Status struct {
+	TTL    time.Duration
+	Nodes  []NodeInfo
+	Leases []Lease // held partitions, by partition
+}
+
+// ErrNoBucket is returned by ReadStatus when the placement bucket does not
+// exist (no node ran on this log yet).
+var ErrNoBucket = errors.New("placement: no placement bucket")
+
+// ReadStatus reads the nodes' heartbeats and the partitions' leases.
+func ReadStatus(ctx context.Context, js jetstream.JetStream, bucket string) (*Status, error) {
+	kv, err := js.KeyValue(ctx, bucket)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		return nil, ErrNoBucket
+	}
+	if err != nil {
+		return nil, fmt.Errorf("placement: bucket %s: %w", bucket, err)
+	}
+	st, err := kv.Status(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("placement: bucket %s: %w", bucket, err)
+	}
+	out := &Status{TTL: st.TTL()}
+	lister, err := kv.ListKeys(ctx)
+	if errors.Is(err, jetstream.ErrNoKeysFound) {
+		return out, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("placement: list %s: %w", bucket, err)
+	}
+	defer func() { _ = lister.Stop() }()
+	now := time.Now()
+	for k := range lister.Keys() {
+		e, err := kv.Get(ctx, k)
+		if err != nil {
+			continue // aged out meanwhile
+		}
+		switch {
+		case strings.HasPrefix(k, "n."):
+			var info NodeInfo
+			if json.Unmarshal(e.Value(), &info) == nil {
+				out.Nodes = append(out.Nodes, info)
+			}
+		case strings.HasPrefix(k, "p."):
+			if p, err := strconv.Atoi(k[2:]); err == nil {
+				out.Leases = append(out.Leases, Lease{Partition: p, Owner: string(e.Value()), Age: now.Sub(e.Created())})
+			}
+		}
+	}
+	return out, nil
+}
