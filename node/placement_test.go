@@ -18,6 +18,7 @@ import (
 	"github.com/agentmem/agentmem/client"
 	"github.com/agentmem/agentmem/node"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
+	"github.com/agentmem/agentmem/replay"
 )
 
 const clusterLease = 2 * time.Second
@@ -267,7 +268,7 @@ func TestClusterPlacement(t *testing.T) {
 	}
 	// Once the last node's partitions were handed to it, every aggregate
 	// is served by exactly one node (never by two on the way).
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		settled := true
 		for i := range 256 {
 			id := fmt.Sprintf("probe-%d", i)
@@ -286,7 +287,9 @@ func TestClusterPlacement(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("partitions not settled on three nodes within 10 s")
+			var out strings.Builder
+			_, err := replay.Stats(context.Background(), replay.StatsConfig{Conn: replay.Conn{NATSURL: urls[0]}}, &out)
+			t.Fatalf("partitions not settled on three nodes within 30 s:\n%s%v", out.String(), err)
 		}
 	}
 	step := 0
