@@ -47,6 +47,8 @@ bench:
 	$(GO) test -run '^$$' -bench 'Rebuild|RawOrdered' -benchtime=2x ./projections/
 	$(GO) test -run '^$$' -bench 'Search|Recall' ./projections/
 	$(GO) test -run '^$$' -bench . -benchtime=20x ./largedata/
+	$(GO) test -run '^$$' -bench Cluster -benchtime=3000x ./node/
+	$(GO) test -run '^$$' -bench Failover -benchtime=20x ./node/
 
 # bench-memory prints the memory-quality tables (membench, DESIGN §5c):
 # answers in the context beside a sliding window of the same budget, search

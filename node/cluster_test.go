@@ -22,7 +22,7 @@ import (
 )
 
 // freePorts returns n loopback ports free a moment ago.
-func freePorts(t *testing.T, n int) []int {
+func freePorts(t testing.TB, n int) []int {
 	t.Helper()
 	var out []int
 	for range n {
@@ -38,7 +38,7 @@ func freePorts(t *testing.T, n int) []int {
 
 // startCluster starts three embedded nats-servers as one JetStream cluster
 // on loopback and returns them and their client URLs.
-func startCluster(t *testing.T) ([]*natsembed.Server, []string) {
+func startCluster(t testing.TB) ([]*natsembed.Server, []string) {
 	t.Helper()
 	ports := freePorts(t, 6) // client, route per server
 	var routes []string

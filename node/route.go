@@ -42,11 +42,26 @@ func (r router) Serves(id string) bool { return r.t.Serves(id) }
 // responders: the request was not delivered, so Forward waits for the next
 // owner and tries again until ctx ends. A timeout is an unknown outcome and
 // is returned (the client retries with the same command id).
+//
+// The reply carries the header Agentmem-Served-By: the owner's node id.
 func (r router) Forward(ctx context.Context, id string, m *nats.Msg) (*nats.Msg, bool, error) {
-	return request(ctx, r.t, id, func(owner string) *nats.Msg {
-		return &nats.Msg{Subject: forwardSubject(owner, m.Subject), Data: m.Data, Header: m.Header}
+	var owner string
+	reply, local, err := request(ctx, r.t, id, func(o string) *nats.Msg {
+		owner = o
+		return &nats.Msg{Subject: forwardSubject(o, m.Subject), Data: m.Data, Header: m.Header}
 	}, r.nc)
+	if reply != nil {
+		if reply.Header == nil {
+			reply.Header = nats.Header{}
+		}
+		reply.Header.Set(ServedByHeader, owner)
+	}
+	return reply, local, err
 }
+
+// ServedByHeader names, on a reply relayed from another node, the node
+// that served the request.
+const ServedByHeader = "Agentmem-Served-By"
 
 // request sends the message build makes for the owner of id, waiting for an
 // owner and past owners that do not listen any more.
