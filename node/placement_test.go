@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/agentmem/agentmem/client"
 	"github.com/agentmem/agentmem/node"
@@ -323,6 +324,28 @@ func TestClusterPlacement(t *testing.T) {
 
 	// Nothing acknowledged was lost, nothing applied twice.
 	live := l.clients[(killServer+1)%3]
+
+	// Lists are the same whichever node answers (each projects the whole
+	// log; min_seq waits for the last acknowledged write).
+	var minSeq uint64
+	for _, c := range l.clients {
+		minSeq = max(minSeq, c.LastWriteSeq())
+	}
+	var first *memoryv1.ListSessionsReply
+	for i := range 12 {
+		got, err := l.clients[(killServer+1+i%2)%3].ListSessions(context.Background(), &memoryv1.ListSessionsRequest{UserId: "u1", MinSeq: minSeq})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if first == nil {
+			first = got
+			if len(got.GetSessions()) != len(l.workers) {
+				t.Fatalf("sessions.list: %d sessions, want %d", len(got.GetSessions()), len(l.workers))
+			}
+		} else if !proto.Equal(first, got) {
+			t.Fatalf("sessions.list differs between answers:\n%v\n%v", first, got)
+		}
+	}
 	for _, w := range l.workers {
 		sid := fmt.Sprintf("w%d", w.id)
 		cx, err := live.Context(context.Background(), sid)
