@@ -43,7 +43,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}, []string{"part"}),
 		Forwards: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "agentmem_api_forwards_total",
-			Help: "Requests forwarded to the node that serves their aggregate (a cluster), by outcome: ok (the owner's reply was relayed), error (no owner within the forward timeout, or it did not answer: 503/504).",
+			Help: "Requests forwarded to the node that serves their aggregate (a cluster), by outcome: ok (the owner's reply was relayed), error (no owner within the forward timeout, or it did not answer: 503).",
 		}, []string{"outcome"}),
 	}
 	if reg != nil {

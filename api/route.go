@@ -55,12 +55,10 @@ func (s *Service) forward(r micro.Request, id string, serve func()) {
 		case local:
 			serve()
 		case err != nil:
+			// A timeout is an unknown outcome, as for any request: retry
+			// with the same command id.
 			s.metrics.Forwards.WithLabelValues("error").Inc()
-			code := 503
-			if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
-				code = 504
-			}
-			respondError(rp, asJSON, &Error{Code: code, Message: "forwarding to the node that serves " + id + ": " + err.Error()})
+			respondError(rp, asJSON, &Error{Code: 503, Message: "forwarding to the node that serves " + id + ": " + err.Error()})
 		default:
 			s.metrics.Forwards.WithLabelValues("ok").Inc()
 			rp.publishRaw(reply.Data, reply.Header)
