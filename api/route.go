@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 
 	"github.com/nats-io/nats.go"
@@ -68,26 +69,47 @@ func (s *Service) forward(r micro.Request, id string, serve func()) {
 
 // ServeForwarded serves a request another node forwarded here (m's subject
 // is the original request subject, its reply the forwarding node's inbox):
-// the caller is identified from the headers the forwarding node copied, and
-// no further forward is made. If this node no longer serves the aggregate
-// (it was handed over meanwhile) the answer is 503: retry.
+// the caller is identified from the headers the forwarding node copied. If
+// this node no longer serves the aggregate (it handed it over while the
+// request was on its way) the request goes on to the next owner, up to
+// maxHops nodes, then answers 503: retry.
 func (s *Service) ServeForwarded(m *nats.Msg) {
 	r := forwardedRequest{m}
-	id, ok := aggregateOf(m.Subject)
-	if ok && s.router != nil && !s.router.Serves(id) {
-		respondError(s.replyTo(r), wantsJSON(r.Headers()), &Error{Code: 503,
-			Message: id + " moved to another node while the request was forwarded; retry"})
-		return
-	}
 	st := strings.Split(m.Subject, ".")
+	var serve func(*call)
 	for _, rt := range s.routes {
 		if rt.matches(st) {
-			s.serve(r, rt.serve)
-			return
+			serve = rt.serve
+			break
 		}
 	}
-	respondError(s.replyTo(r), wantsJSON(r.Headers()), &Error{Code: 404, Field: "operation", Message: "no endpoint for " + m.Subject})
+	if serve == nil {
+		respondError(s.replyTo(r), wantsJSON(r.Headers()), &Error{Code: 404, Field: "operation", Message: "no endpoint for " + m.Subject})
+		return
+	}
+	if id, ok := aggregateOf(m.Subject); ok && s.router != nil && !s.router.Serves(id) {
+		hops, _ := strconv.Atoi(m.Header.Get(hopsHeader))
+		if hops+1 >= maxHops {
+			respondError(s.replyTo(r), wantsJSON(r.Headers()), &Error{Code: 503,
+				Message: id + " moved between nodes while the request was forwarded; retry"})
+			return
+		}
+		if m.Header == nil {
+			m.Header = nats.Header{}
+		}
+		m.Header.Set(hopsHeader, strconv.Itoa(hops+1))
+		s.forward(r, id, func() { s.serve(r, serve) })
+		return
+	}
+	s.serve(r, serve)
 }
+
+// hopsHeader counts the nodes a forwarded request went on from; a request
+// goes through maxHops nodes at most (placement changing under it).
+const (
+	hopsHeader = "Agentmem-Hops"
+	maxHops    = 4
+)
 
 // forwardedRequest is a forwarded NATS message as a micro.Request; the
 // service answers through its replier, never through Respond.

@@ -58,6 +58,7 @@ func TestPausedOwnerMeetsTheFence(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = b.Shutdown(context.Background()) })
+	waitSettled(t, a, b)
 	var id string
 	for deadline, i := time.Now().Add(10*time.Second), 0; id == ""; i++ {
 		if s := fmt.Sprintf("s%d", i%64); a.Serves(s) && !b.Serves(s) && i >= 64 {
