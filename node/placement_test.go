@@ -161,7 +161,7 @@ func (l *clusterLoad) step(w *worker, i int) {
 
 	project := client.Project(fmt.Sprintf("p%d", w.id))
 	var seen uint64
-	l.retry(w, "cas get", func(c *client.Client) error {
+	if !l.retry(w, "cas get", func(c *client.Client) error {
 		e, err := c.GetEntry(context.Background(), project, "cas", 0)
 		var ae *client.Error
 		if errors.As(err, &ae) && ae.Code == 404 {
@@ -170,7 +170,9 @@ func (l *clusterLoad) step(w *worker, i int) {
 			seen = e.GetVersion()
 		}
 		return err
-	})
+	}) {
+		return
+	}
 	if seen < w.cas {
 		l.stale.Add(1)
 		l.fail("worker %d: CAS key read at version %d after acknowledged put at %d", w.id, seen, w.cas)

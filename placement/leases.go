@@ -100,22 +100,29 @@ func (t *Table) heartbeat(ctx context.Context) {
 	t.lastBeat = info.Updated
 }
 
-// claim takes partition p: creates its key, or rewrites it when the key
-// names this node (a previous run of this node, or a lease this node let
-// expire while the key lived on).
+// claim takes partition p: creates its key when it is free, or rewrites it
+// when it names this node (a previous run of this node, or a lease this
+// node let expire while the key lived on). The key is read first: the
+// watch's view may be behind.
 func (t *Table) claim(ctx context.Context, p int) {
 	t.mu.RLock()
-	prev, rev, seen := t.parts[p].owner, t.parts[p].rev, t.parts[p].seen
+	seen := t.parts[p].seen
 	t.mu.RUnlock()
 	start := time.Now()
 	octx, cancel := context.WithTimeout(ctx, t.cfg.OpTimeout)
 	defer cancel()
+	var prev string
 	var newRev uint64
-	var err error
-	if prev == t.cfg.NodeID {
-		newRev, err = t.kv.Update(octx, partitionKey(p), []byte(t.cfg.NodeID), rev)
-	} else {
+	e, err := t.kv.Get(octx, partitionKey(p))
+	switch {
+	case errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted):
 		newRev, err = t.kv.Create(octx, partitionKey(p), []byte(t.cfg.NodeID))
+	case err != nil:
+	case string(e.Value()) == t.cfg.NodeID:
+		prev = t.cfg.NodeID
+		newRev, err = t.kv.Update(octx, partitionKey(p), []byte(t.cfg.NodeID), e.Revision())
+	default:
+		return // another node's lease, not aged out yet
 	}
 	if err != nil {
 		if ctx.Err() == nil && !errors.Is(err, jetstream.ErrKeyExists) && !isWrongSequence(err) {
@@ -135,7 +142,7 @@ func (t *Table) claim(ctx context.Context, p int) {
 	switch {
 	case prev == t.cfg.NodeID:
 		how = "own"
-	case prev != "" && start.Sub(seen) > t.cfg.LeaseTTL:
+	case !seen.IsZero() && start.Sub(seen) > t.cfg.LeaseTTL:
 		how = "expired"
 	}
 	t.metrics.acquired.WithLabelValues(how).Inc()

@@ -230,14 +230,36 @@ func (t *Table) wake() {
 
 // Run watches the bucket and keeps this node's leases until ctx ends.
 func (t *Table) Run(ctx context.Context) error {
-	w, err := t.kv.WatchAll(ctx)
+	ticker := time.NewTicker(t.cfg.Tick)
+	defer ticker.Stop()
+	defer t.releases.Wait()
+	for ctx.Err() == nil {
+		if err := t.watch(ctx, ticker.C); err != nil {
+			t.log.Warn("placement watch restarts", "err", err)
+			select {
+			case <-ctx.Done():
+			case <-time.After(t.cfg.Tick):
+			}
+		}
+	}
+	return nil
+}
+
+// watch runs one watch of the bucket (and the ticks) until ctx ends or the
+// watch goes quiet: this node rewrites its heartbeat every TTL/3, so a
+// watch that delivered nothing for a TTL while heartbeats were written
+// lost its consumer (its server died, a leader moved); it is then made
+// anew from the bucket's contents.
+func (t *Table) watch(ctx context.Context, tick <-chan time.Time) error {
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	w, err := t.kv.WatchAll(wctx)
 	if err != nil {
 		return fmt.Errorf("placement: watch %s: %w", t.cfg.Bucket, err)
 	}
 	defer func() { _ = w.Stop() }()
-	ticker := time.NewTicker(t.cfg.Tick)
-	defer ticker.Stop()
-	defer t.releases.Wait()
+	t.resync()
+	last := time.Now()
 	for {
 		select {
 		case <-ctx.Done():
@@ -246,13 +268,32 @@ func (t *Table) Run(ctx context.Context) error {
 			if !ok {
 				return fmt.Errorf("placement: watch of %s ended", t.cfg.Bucket)
 			}
+			last = time.Now()
 			t.observe(e)
 		case <-t.kick:
 			t.tick(ctx)
-		case <-ticker.C:
+		case <-tick:
 			t.tick(ctx)
+			if quiet := time.Since(last); quiet > t.cfg.LeaseTTL && t.lastBeat.After(last) {
+				return fmt.Errorf("placement: watch of %s delivered nothing for %s", t.cfg.Bucket, quiet.Round(time.Millisecond))
+			}
 		}
 	}
+}
+
+// resync forgets what the watch told (a new watch delivers the bucket's
+// contents again); this node's own leases are kept.
+func (t *Table) resync() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.synced = false
+	for p := range t.parts {
+		if pp := &t.parts[p]; !pp.held {
+			pp.owner, pp.rev = "", 0
+		}
+	}
+	clear(t.nodes)
+	t.changedLocked()
 }
 
 // observe applies one watch update (nil: the bucket's contents were all
@@ -278,10 +319,14 @@ func (t *Table) observe(e jetstream.KeyValueEntry) {
 		if e.Revision() <= pp.rev {
 			return // older than what this node wrote and already knows
 		}
-		pp.owner, pp.rev, pp.seen = string(e.Value()), e.Revision(), now
+		pp.rev = e.Revision()
 		if gone {
+			// seen stays the owner's last write: a claim tells a failover
+			// (aged out) from a handover.
 			pp.owner = ""
 			t.wake() // a handed-over or aged-out partition: claim it now
+		} else {
+			pp.owner, pp.seen = string(e.Value()), now
 		}
 		if pp.held && !pp.releasing && (gone || pp.owner != t.cfg.NodeID) {
 			// The key aged out or another node wrote it: our lease is over.
