@@ -18,10 +18,11 @@ import (
 
 	"github.com/agentmem/agentmem/client"
 	"github.com/agentmem/agentmem/node"
+	"github.com/agentmem/agentmem/placement"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 )
 
-const clusterLease = 2 * time.Second
+const clusterLease = 3 * time.Second
 
 // startClusterNodes starts one agentmem node per server of a three-server
 // JetStream cluster (R3), node i connected to server i first.
@@ -358,10 +359,19 @@ func TestClusterPlacement(t *testing.T) {
 // ever served by two.
 func waitSettled(t *testing.T, nodes ...*node.Node) {
 	t.Helper()
+	// One id in every partition.
+	parts := node.DefaultConfig().Placement.Partitions
+	probes := make([]string, parts)
+	for i, left := 0, parts; left > 0; i++ {
+		id := fmt.Sprintf("probe-%d", i)
+		if p := placement.Partition(id, parts); probes[p] == "" {
+			probes[p] = id
+			left--
+		}
+	}
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		settled := true
-		for i := range 256 {
-			id := fmt.Sprintf("probe-%d", i)
+		for _, id := range probes {
 			n := 0
 			for _, nd := range nodes {
 				if nd.Serves(id) {

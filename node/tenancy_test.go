@@ -199,6 +199,11 @@ func TestTenantAttackSuite(t *testing.T) {
 		"$JS.API.CONSUMER.DELETE.MEM.x", "$JS.API.CONSUMER.LIST.MEM", "$JS.API.CONSUMER.NAMES.MEM",
 		"$JS.API.STREAM.PURGE.MEM", "$JS.API.STREAM.DELETE.MEM", "$JS.API.STREAM.DELETE.KV_MEM_SNAPSHOTS",
 		"$JS.API.STREAM.PURGE.OBJ_MEM_DATA", "$KV.MEM_SNAPSHOTS.agent.a2", "$O.MEM_DATA.M.x", "mem.ev.agent.a2",
+		// The nodes' own subjects (placement): a forwarded request is
+		// identified by the headers the forwarding node copied, so only
+		// nodes may reach them.
+		"_AMN.fwd." + tn.n.NodeID() + ".mem.v1.session.s-a2.context", "_AMN.call." + tn.n.NodeID(),
+		"$KV.MEM_PLACEMENT.p.0", "$JS.API.STREAM.PURGE.KV_MEM_PLACEMENT",
 	} {
 		s := s
 		add("dropped", "js "+s, func() outcome {
@@ -217,7 +222,8 @@ func TestTenantAttackSuite(t *testing.T) {
 	// _R_.…, so the answer lands in a1's own account, never in the node's
 	// spaces or another tenant's inbox.
 	for _, reply := range []string{"$JS.API.STREAM.PURGE.MEM", "$JS.API.STREAM.DELETE.MEM", "mem.ev.agent.a2",
-		"mem.v1.agent.a2.delete", "$KV.MEM_SNAPSHOTS.agent.a2", "$O.MEM_DATA.M.x", "_INBOX.victim.1"} {
+		"mem.v1.agent.a2.delete", "$KV.MEM_SNAPSHOTS.agent.a2", "$O.MEM_DATA.M.x", "_INBOX.victim.1",
+		"_AMN.call." + tn.n.NodeID(), "$KV.MEM_PLACEMENT.p.0"} {
 		reply := reply
 		add("contained", "reply subject "+reply, func() outcome {
 			// a1 listens in its own account where the server delivers the

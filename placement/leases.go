@@ -42,6 +42,12 @@ func (t *Table) tick(ctx context.Context) {
 		case !pp.held && want == t.cfg.NodeID &&
 			(pp.owner == "" || pp.owner == t.cfg.NodeID || now.Sub(pp.seen) > t.cfg.LeaseTTL):
 			claim = append(claim, p)
+		case !pp.held && !t.leaving && pp.owner == "" && !pp.freeAt.IsZero() && now.Sub(pp.freeAt) > t.cfg.LeaseTTL/2:
+			// Free for half a lease and its best owner has not taken it:
+			// the nodes' views of who is live differ for now (a slow
+			// heartbeat). Any node takes it (the create is a
+			// compare-and-set); the best owner gets it handed over later.
+			claim = append(claim, p)
 		}
 	}
 	if len(release) > 0 {

@@ -40,9 +40,10 @@ type NodeInfo struct {
 // part is one partition as this node sees it.
 type part struct {
 	// The watch's view of the key.
-	owner string
-	rev   uint64
-	seen  time.Time // local time the key was last written
+	owner  string
+	rev    uint64
+	seen   time.Time // local time the key was last written
+	freeAt time.Time // local time the key was seen gone (zero: present)
 	// This node's lease, when held.
 	held      bool
 	releasing bool
@@ -289,7 +290,7 @@ func (t *Table) resync() {
 	t.synced = false
 	for p := range t.parts {
 		if pp := &t.parts[p]; !pp.held {
-			pp.owner, pp.rev = "", 0
+			pp.owner, pp.rev, pp.freeAt = "", 0, time.Now() // present keys are delivered again
 		}
 	}
 	clear(t.nodes)
@@ -323,10 +324,10 @@ func (t *Table) observe(e jetstream.KeyValueEntry) {
 		if gone {
 			// seen stays the owner's last write: a claim tells a failover
 			// (aged out) from a handover.
-			pp.owner = ""
+			pp.owner, pp.freeAt = "", now
 			t.wake() // a handed-over or aged-out partition: claim it now
 		} else {
-			pp.owner, pp.seen = string(e.Value()), now
+			pp.owner, pp.seen, pp.freeAt = string(e.Value()), now, time.Time{}
 		}
 		if pp.held && !pp.releasing && (gone || pp.owner != t.cfg.NodeID) {
 			// The key aged out or another node wrote it: our lease is over.
