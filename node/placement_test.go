@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -369,25 +370,38 @@ func waitSettled(t *testing.T, nodes ...*node.Node) {
 			left--
 		}
 	}
+	// Settled: each partition served by exactly one node, every node
+	// serving some, and the same for a second (a rebalance hands
+	// partitions over one by one).
+	var last string
+	var since time.Time
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		settled := true
+		var owners strings.Builder
+		counts := make([]int, len(nodes))
 		for _, id := range probes {
 			n := 0
-			for _, nd := range nodes {
+			for i, nd := range nodes {
 				if nd.Serves(id) {
 					n++
+					counts[i]++
+					owners.WriteString(nd.NodeID())
 				}
 			}
 			if n > 1 {
 				t.Fatalf("aggregate %s served by %d nodes", id, n)
 			}
 			settled = settled && n == 1
+			owners.WriteByte(',')
 		}
-		if settled {
+		settled = settled && !slices.Contains(counts, 0)
+		if !settled || owners.String() != last {
+			last, since = owners.String(), time.Now()
+		} else if time.Since(since) > time.Second {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("partitions not settled within 30 s")
+			t.Fatalf("partitions not settled within 30 s: %v served", counts)
 		}
 	}
 }
