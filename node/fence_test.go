@@ -139,3 +139,51 @@ func TestPausedOwnerMeetsTheFence(t *testing.T) {
 		}
 	}
 }
+
+// TestSecondAggregateOnAnotherNode: resolve reads the user scope of a
+// session, publish writes into it; with the session on one node and the
+// user scope on the other, both are calls on the other node's actor (never
+// a stale copy on the session's node).
+func TestSecondAggregateOnAnotherNode(t *testing.T) {
+	a, nc := node.StartForTest(t, func(c *node.Config) { c.NodeID = "a" })
+	cfg := node.DefaultConfig()
+	cfg.DataDir, cfg.NATSURL, cfg.HTTPAddr, cfg.NodeID = t.TempDir(), a.ClientURL(), "", "b"
+	b, err := node.Start(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Shutdown(context.Background()) })
+	waitSettled(t, a, b)
+	pick := func(n *node.Node, prefix string) string {
+		for i := 0; ; i++ {
+			if id := fmt.Sprintf("%s%d", prefix, i); n.Serves(id) {
+				return id
+			}
+		}
+	}
+	sid, user := pick(a, "s"), pick(b, "u")
+	c := client.New(nc)
+	ctx := context.Background()
+	if _, err := c.CreateSession(ctx, sid, &memoryv1.CreateSessionRequest{UserId: user}); err != nil {
+		t.Fatal(err)
+	}
+	for v := range 3 {
+		if _, err := c.Put(ctx, client.User(user), &memoryv1.PutEntryRequest{Key: "pref", Value: fmt.Appendf(nil, "dark-%d", v)}); err != nil {
+			t.Fatal(err)
+		}
+		r, err := c.Resolve(ctx, sid, "pref")
+		if err != nil || !r.GetFound() || string(r.GetEntry().GetValue()) != fmt.Sprintf("dark-%d", v) {
+			t.Fatalf("resolve on %s (user scope on %s): %v, %v; want dark-%d", a.NodeID(), b.NodeID(), r, err, v)
+		}
+	}
+	if _, err := c.Put(ctx, client.SessionScope(sid), &memoryv1.PutEntryRequest{Key: "note", Value: []byte("keep")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Publish(ctx, sid, "note", "user"); err != nil {
+		t.Fatalf("publish into the user scope on the other node: %v", err)
+	}
+	e, err := c.GetEntry(ctx, client.User(user), "note", 0)
+	if err != nil || string(e.GetValue()) != "keep" {
+		t.Fatalf("published entry: %v, %v", e, err)
+	}
+}
