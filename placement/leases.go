@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -291,13 +292,20 @@ func (t *Table) Leave(ctx context.Context) error {
 		t.releaseAsync(p, true)
 	}
 	t.mu.Unlock()
-	done := make(chan struct{})
-	go func() { t.releases.Wait(); close(done) }()
-	select {
-	case <-done:
-		t.log.Info("partitions handed over", "partitions", len(ps))
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
+	// Polled, not a WaitGroup: the tick may start a release (a lost
+	// lease) while this waits.
+	for {
+		t.mu.RLock()
+		busy := slices.ContainsFunc(ps, func(p int) bool { return t.parts[p].releasing })
+		t.mu.RUnlock()
+		if !busy {
+			t.log.Info("partitions handed over", "partitions", len(ps))
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(5 * time.Millisecond):
+		}
 	}
 }
