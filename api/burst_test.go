@@ -1,12 +1,15 @@
 package api_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/agentmem/agentmem/client"
+	"github.com/agentmem/agentmem/internal/sharedmem"
 	"github.com/agentmem/agentmem/node"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 )
@@ -103,5 +106,57 @@ func BenchmarkScopeBurst(b *testing.B) {
 			b.ReportMetric(float64(behind.Milliseconds())/float64(i), "behind-ms")
 			b.ReportMetric(float64(minseq.Milliseconds())/float64(i), "minseq-ms")
 		})
+	}
+}
+
+// TestLargeValueIndexCap: a textual value past the index cap is stored and
+// read back whole; search finds the words of its first 16 KiB, not those
+// after them, and the put reply and the hit say how many bytes are not
+// searchable.
+func TestLargeValueIndexCap(t *testing.T) {
+	_, nc := node.StartForTest(t, nil)
+	c := client.New(nc)
+	waitServing(t, c)
+	ctx := context.Background()
+	sc := client.Agent("cap")
+	head := strings.Repeat("pelican ", sharedmem.MaxIndexedValueBytes/8) // exactly the cap
+	value := []byte(head + strings.Repeat("flamingo ", 1000))
+	r, err := c.Put(ctx, sc, &memoryv1.PutEntryRequest{Key: "birds", Value: value, ContentType: "text/plain"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The cut is at head's last space: the first word past the cap is not
+	// cut in two.
+	if got, want := r.GetUnindexedBytes(), uint32(len(value)-len(head)+1); got != want {
+		t.Fatalf("put reply: unindexed_bytes %d, want %d", got, want)
+	}
+	small, err := c.Put(ctx, sc, &memoryv1.PutEntryRequest{Key: "small", Value: []byte("pelican"), ContentType: "text/plain"})
+	if err != nil || small.GetUnindexedBytes() != 0 {
+		t.Fatalf("small put: %v, unindexed_bytes %d", err, small.GetUnindexedBytes())
+	}
+	last := small.GetResult().GetSeq()
+	hits, err := c.SearchEntries(ctx, sc, &memoryv1.SearchEntriesRequest{Query: "pelican", MinSeq: last})
+	if err != nil || len(hits.GetHits()) != 2 {
+		t.Fatalf("search pelican: %v, %d hits", err, len(hits.GetHits()))
+	}
+	for _, h := range hits.GetHits() {
+		want := uint32(0)
+		if h.GetEntry().GetKey() == "birds" {
+			want = r.GetUnindexedBytes()
+			if !bytes.Equal(h.GetEntry().GetValue(), value) {
+				t.Fatalf("hit value: %d bytes, want the whole %d", len(h.GetEntry().GetValue()), len(value))
+			}
+		}
+		if h.GetUnindexedBytes() != want {
+			t.Fatalf("hit %s: unindexed_bytes %d, want %d", h.GetEntry().GetKey(), h.GetUnindexedBytes(), want)
+		}
+	}
+	hits, err = c.SearchEntries(ctx, sc, &memoryv1.SearchEntriesRequest{Query: "flamingo", MinSeq: last})
+	if err != nil || len(hits.GetHits()) != 0 {
+		t.Fatalf("search flamingo (past the cap): %v, %d hits, want none", err, len(hits.GetHits()))
+	}
+	got, err := c.GetEntry(ctx, sc, "birds", 0)
+	if err != nil || !bytes.Equal(got.GetValue(), value) {
+		t.Fatalf("get: %v, %d bytes, want the whole %d", err, len(got.GetValue()), len(value))
 	}
 }

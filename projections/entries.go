@@ -46,10 +46,14 @@ import (
 //     match;
 //   - the tags, analyzed as text;
 //   - the ORIGINAL value bytes (sharedmem.DecodeValue) analyzed as text,
-//     only when the content type is textual: empty, text/* or
-//     application/json (case-insensitive, parameters such as "; charset="
-//     ignored). Other values (images, binary protobuf, ...) contribute
-//     nothing: their document is the key and the tags only.
+//     only when the content type is textual (sharedmem.Textual: empty,
+//     text/* or application/json), and only their first
+//     sharedmem.MaxIndexedValueBytes (16 KiB, cut at a word boundary:
+//     sharedmem.SearchableValue). The rest of a larger value is stored and
+//     read back whole but not searchable; the put reply and each search hit
+//     say how many bytes that is (unindexed_bytes). Other values (images,
+//     binary protobuf, ...) contribute nothing: their document is the key
+//     and the tags only.
 //
 // A document without any term is not indexed. A new version of a key removes
 // the previous version's document (its postings, document frequencies and
@@ -212,15 +216,6 @@ func (sw *scopeWriter) putEntry(e *memoryv1.Entry) error {
 	return sw.index(ek, e, value)
 }
 
-// textualContentType reports whether a value of content type ct is indexed
-// as text: empty, text/*, application/json (case-insensitive, parameters
-// ignored).
-func textualContentType(ct string) bool {
-	mt, _, _ := strings.Cut(ct, ";")
-	mt = strings.ToLower(strings.TrimSpace(mt))
-	return mt == "" || strings.HasPrefix(mt, "text/") || mt == "application/json"
-}
-
 // keyPunct is the punctuation allowed in entry keys (sharedmem.ValidateKey).
 const keyPunct = "_.:/@-"
 
@@ -232,9 +227,8 @@ func entryTermFreqs(e *memoryv1.Entry, value []byte) (map[string]uint32, uint32)
 		text.WriteString(t)
 		text.WriteByte('\n')
 	}
-	if textualContentType(e.GetContentType()) {
-		text.Write(value)
-	}
+	indexed, _ := sharedmem.SearchableValue(e.GetContentType(), value)
+	text.Write(indexed)
 	tfs, n := swap.TermFreqs(text.String())
 	key := e.GetKey()
 	keyTerms := swap.QueryTerms(key) // distinct, in order

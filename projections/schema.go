@@ -24,7 +24,9 @@ import (
 // term of a text holding one changes (messages and scope entries).
 // 7: the analyzer maps irregular verb forms to their base ("led" → "lead",
 // "went" → "go"): the terms of texts holding one change.
-const SchemaVersion = 7
+// 8: a scope entry's value is indexed up to sharedmem.MaxIndexedValueBytes
+// (entries.go): the entry documents of larger values change.
+const SchemaVersion = 8
 
 // openTimeout bounds how long Open waits for the file lock (another process
 // holding the file open).
