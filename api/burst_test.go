@@ -110,7 +110,7 @@ func BenchmarkScopeBurst(b *testing.B) {
 }
 
 // TestLargeValueIndexCap: a textual value past the index cap is stored and
-// read back whole; search finds the words of its first 16 KiB, not those
+// read back whole; search finds the words of its first 8 KiB, not those
 // after them, and the put reply and the hit say how many bytes are not
 // searchable.
 func TestLargeValueIndexCap(t *testing.T) {

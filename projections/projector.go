@@ -19,17 +19,27 @@ import (
 type Config struct {
 	// Stream is the JetStream stream holding the log (default events.StreamName).
 	Stream string
-	// BatchEvents is the most records applied in one transaction (default 512).
+	// BatchEvents is the most records read into one batch (default 512).
 	BatchEvents int
+	// BatchBytes bounds a batch by the size of its records as stored in the
+	// log (default 4 MiB): the batch is applied once they reach it, so 512
+	// large records are not one long transaction.
+	BatchBytes int
 	// BatchWait is how long records are buffered after the first one before
 	// the batch is applied even if it is not full (default 20ms). It bounds
 	// the extra latency a read-your-writes query waits for.
 	BatchWait time.Duration
+	// BatchApply bounds the time one transaction applies records (default
+	// 100ms): past it, the records applied so far are committed (waking
+	// min_seq waiters) and the rest of the batch goes into the next one.
+	BatchApply time.Duration
 }
 
-// DefaultConfig returns stream MEM, batches of 512 records or 20ms.
+// DefaultConfig returns stream MEM, batches of 512 records, 4 MiB or 20ms,
+// transactions of at most 100ms of applying.
 func DefaultConfig() Config {
-	return Config{Stream: events.StreamName, BatchEvents: 512, BatchWait: 20 * time.Millisecond}
+	return Config{Stream: events.StreamName, BatchEvents: 512, BatchBytes: 4 << 20,
+		BatchWait: 20 * time.Millisecond, BatchApply: 100 * time.Millisecond}
 }
 
 // Validate reports the first problem of the configuration, wrapping ErrInvalidConfig.
@@ -39,8 +49,12 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: Stream: %q is not a valid stream name", ErrInvalidConfig, c.Stream)
 	case c.BatchEvents < 1 || c.BatchEvents > 1<<16:
 		return fmt.Errorf("%w: BatchEvents: %d not in 1..65536", ErrInvalidConfig, c.BatchEvents)
+	case c.BatchBytes < 1 || c.BatchBytes > 1<<30:
+		return fmt.Errorf("%w: BatchBytes: %d not in 1..1GiB", ErrInvalidConfig, c.BatchBytes)
 	case c.BatchWait <= 0:
 		return fmt.Errorf("%w: BatchWait: must be > 0", ErrInvalidConfig)
+	case c.BatchApply <= 0:
+		return fmt.Errorf("%w: BatchApply: must be > 0", ErrInvalidConfig)
 	}
 	return nil
 }
@@ -71,8 +85,14 @@ func NewProjector(cfg Config, js jetstream.JetStream, store *Store, codec *event
 	if cfg.BatchEvents == 0 {
 		cfg.BatchEvents = def.BatchEvents
 	}
+	if cfg.BatchBytes == 0 {
+		cfg.BatchBytes = def.BatchBytes
+	}
 	if cfg.BatchWait == 0 {
 		cfg.BatchWait = def.BatchWait
+	}
+	if cfg.BatchApply == 0 {
+		cfg.BatchApply = def.BatchApply
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -176,15 +196,22 @@ func (p *Projector) Run(ctx context.Context) error {
 			p.logger.Info("projector starting", "stream", p.cfg.Stream, "from_seq", start)
 			rctx, cancel := context.WithCancel(ctx)
 			p.faults.read.Store(&cancel)
-			err = consume(rctx, js, p.cfg.Stream, p.codec, start, 0, p.cfg.BatchEvents, p.cfg.BatchWait, 0, func(recs []Decoded) error {
-				if err := p.store.ApplyBatch(recs); err != nil {
-					return classifyWrite(err)
+			err = consume(rctx, js, p.cfg.Stream, p.codec, start, 0, p.cfg.BatchEvents, p.cfg.BatchBytes, p.cfg.BatchWait, 0, func(recs []Decoded) error {
+				for len(recs) > 0 {
+					n, err := p.store.applyBounded(ctx, recs, time.Now().Add(p.cfg.BatchApply))
+					if ctx.Err() != nil {
+						return ctx.Err() // rolled back: read again from the checkpoint by the next Run
+					}
+					if err != nil {
+						return classifyWrite(err)
+					}
+					recs = recs[n:]
+					if p.faults.clear() {
+						p.logger.Info("projector writes the projection again", "stream", p.cfg.Stream, "applied_seq", p.AppliedSeq())
+					}
+					readPause, writePause = minReadRetry, minWriteRetry
+					p.committed()
 				}
-				if p.faults.clear() {
-					p.logger.Info("projector writes the projection again", "stream", p.cfg.Stream, "applied_seq", p.AppliedSeq())
-				}
-				readPause, writePause = minReadRetry, minWriteRetry
-				p.committed()
 				return nil
 			})
 			reread := ctx.Err() == nil && rctx.Err() != nil && !errors.Is(err, ErrApply)
@@ -225,8 +252,9 @@ func (p *Projector) Run(ctx context.Context) error {
 }
 
 // consume reads stream from startSeq with an ordered consumer and calls
-// apply with batches of up to batchMax records, each applied at most wait
-// after its first record arrived. With stopSeq > 0 it returns nil after
+// apply with batches of up to batchMax records (and, with batchBytes > 0,
+// the first records whose data reach batchBytes), each applied at most
+// wait after its first record arrived. With stopSeq > 0 it returns nil after
 // applying stopSeq; otherwise it runs until ctx ends (returning ctx.Err())
 // or an error.
 //
@@ -236,7 +264,7 @@ func (p *Projector) Run(ctx context.Context) error {
 // for idle while sequences are still expected ends it with the reason
 // (readFailed: deleted stream, gap, else ErrLogStalled).
 func consume(ctx context.Context, js jetstream.JetStream, stream string, codec *events.Codec,
-	startSeq, stopSeq uint64, batchMax int, wait, idle time.Duration, apply func([]Decoded) error) error {
+	startSeq, stopSeq uint64, batchMax, batchBytes int, wait, idle time.Duration, apply func([]Decoded) error) error {
 	cons, err := js.OrderedConsumer(ctx, stream, jetstream.OrderedConsumerConfig{
 		FilterSubjects: []string{events.SubjectPrefix + ".>"},
 		DeliverPolicy:  jetstream.DeliverByStartSequencePolicy,
@@ -324,8 +352,9 @@ func consume(ctx context.Context, js jetstream.JetStream, stream string, codec *
 		}
 		buf = append(buf[:0], d)
 		last = d.Seq
+		size := len(msg.Data())
 		bctx, cancel := context.WithTimeout(ctx, wait)
-		for len(buf) < batchMax && (stopSeq == 0 || last < stopSeq) {
+		for len(buf) < batchMax && (batchBytes == 0 || size < batchBytes) && (stopSeq == 0 || last < stopSeq) {
 			msg, err := read(bctx)
 			if err != nil {
 				if bctx.Err() != nil && !stalled.Load() {
@@ -352,7 +381,7 @@ func consume(ctx context.Context, js jetstream.JetStream, stream string, codec *
 				return err
 			}
 			buf = append(buf, d)
-			last = d.Seq
+			last, size = d.Seq, size+len(msg.Data())
 		}
 		cancel()
 		if ctx.Err() != nil {

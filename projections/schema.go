@@ -259,6 +259,9 @@ func dayTerm(d swap.Day) string { return fieldPrefix + "day:" + d.String() }
 // isFieldTerm reports whether term is a field term.
 func isFieldTerm(term string) bool { return strings.HasPrefix(term, fieldPrefix) }
 
+// mmapSize is the initial mmap size of a projection file (openStore).
+const mmapSize = 1 << 30
+
 func boltOptions() *bolt.Options {
 	return &bolt.Options{
 		Timeout: openTimeout,

@@ -1,11 +1,13 @@
 package projections
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
@@ -53,12 +55,13 @@ func Open(path string) (*Store, error) {
 // the end).
 func openStore(path string, noSync bool) (*Store, error) {
 	opts := boltOptions()
-	if noSync {
-		// Rebuild: its large transactions would grow the mmap several
-		// times, and each remap copies every node of the transaction out of
-		// the old mapping. Address space only; the file is not grown.
-		opts.InitialMmapSize = rebuildMmapSize
-	}
+	// A transaction that grows the file past the mapping remaps it, and each
+	// remap copies every node of the transaction out of the old mapping:
+	// Rebuild's large transactions would remap several times, and so would
+	// the projector's while a new file fills (large scope entries are stored
+	// twice, current and version). Address space only; the file is not
+	// grown.
+	opts.InitialMmapSize = mmapSize
 	db, err := bolt.Open(path, 0o600, opts)
 	if err != nil {
 		return nil, fmt.Errorf("projections: open %s: %w", path, err)
@@ -125,10 +128,38 @@ func (s *Store) view(fn func(tx *bolt.Tx) error) error {
 // message or entry version out of order) fails the whole call with an
 // *ApplyError naming it; nothing of the call is committed.
 func (s *Store) ApplyBatch(recs []Decoded) error {
-	return s.applyTx("apply batch", func(w *writer, cp *uint64) error {
-		_, err := w.applyRecs(recs, cp)
-		return err
+	_, err := s.applyBounded(context.Background(), recs, time.Time{})
+	return err
+}
+
+// applyBounded is ApplyBatch for the projector, bounded in time: once
+// deadline has passed (the zero time: never) it takes no further record,
+// commits those it went through (applied, or skipped as applied before)
+// and returns how many they are, at least one; the caller applies the rest
+// in another transaction. When ctx ends it stops between two records and
+// returns ctx's error, and the transaction rolls back: nothing of recs is
+// committed and the checkpoint stays where it was, so the records are
+// applied exactly once when they are read again.
+func (s *Store) applyBounded(ctx context.Context, recs []Decoded, deadline time.Time) (int, error) {
+	done := 0
+	err := s.applyTx("apply batch", func(w *writer, cp *uint64) error {
+		for ; done < len(recs); done++ {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if done > 0 && !deadline.IsZero() && time.Now().After(deadline) {
+				break
+			}
+			if _, err := w.applyRecs(recs[done:done+1], cp); err != nil {
+				return err
+			}
+		}
+		return ctx.Err() // once more before the flush and the commit
 	})
+	if err != nil {
+		return 0, err
+	}
+	return done, nil
 }
 
 // applyTx runs fill in ONE write transaction with a writer on it; cp is the
@@ -199,6 +230,7 @@ type writer struct {
 	isDirty  map[string]bool
 
 	pending    bm25Pending          // postings and df buffered until flush (search.go)
+	entries    entryPending         // the scope entries' index, buffered until flush (entries_pending.go)
 	statsDelta map[string][2]uint64 // user_key → documents, length added in this transaction
 
 	// swap_messages, swap_ids and commands Puts, written in key order at
@@ -256,6 +288,9 @@ func (w *writer) session(id string) (*memoryv1.SessionIndexEntry, error) {
 
 func (w *writer) flush() error {
 	if err := w.flushBM25(); err != nil {
+		return err
+	}
+	if err := w.entries.flush(w.tx.Bucket(bucketEntryPostings), w.tx.Bucket(bucketEntryTerms), w.tx.Bucket(bucketEntryStats)); err != nil {
 		return err
 	}
 	if err := w.messages.flush(w.bMessages); err != nil {

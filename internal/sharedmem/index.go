@@ -12,9 +12,9 @@ import (
 // indexes (projections' BM25 index of scope entries). The rest of a larger
 // value is stored, versioned and returned by every read like the first part,
 // but its words are not searchable. It bounds the work of indexing one
-// entry (a 100 KB value costs what a 16 KB one does) so that large values
+// entry (a 100 KB value costs what an 8 KB one does) so that large values
 // never hold the projection of the writes behind them for long.
-const MaxIndexedValueBytes = 16 << 10
+const MaxIndexedValueBytes = 8 << 10
 
 // Textual reports whether a value of content type ct is indexed as text:
 // empty, text/*, application/json (case-insensitive, parameters such as

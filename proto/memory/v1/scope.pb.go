@@ -845,7 +845,7 @@ type EntryReply struct {
 	// entry: with its original (uncompressed) value.
 	Entry *Entry `protobuf:"bytes,2,opt,name=entry,proto3" json:"entry,omitempty"`
 	// unindexed_bytes: how many bytes at the end of this version's textual
-	// value search does not index (values are indexed up to 16 KiB, cut at a
+	// value search does not index (values are indexed up to 8 KiB, cut at a
 	// word boundary). They are stored and returned by every read; only a
 	// search for their words does not find the entry. 0: the whole value is
 	// searchable (or it is not text, and not searched at all).
