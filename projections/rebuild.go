@@ -50,7 +50,6 @@ var rebuildChunkRecords uint64 = 64 << 10
 // the page layout only, never the keys and values (Digest).
 const rebuildFillPercent = 0.95
 
-
 // DefaultIdleTimeout is how long Rebuild waits for the next message of the
 // log, while sequences up to the last one are still expected, before it
 // gives up with the reason (WithIdleTimeout).
