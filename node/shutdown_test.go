@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"testing"
@@ -174,7 +175,7 @@ func BenchmarkShutdown(b *testing.B) {
 						b.Fatal(err)
 					}
 				}
-				n, err := node.Start(ctx, cfg(), nil)
+				n, err := node.Start(ctx, cfg(), slog.New(slog.DiscardHandler))
 				if err != nil {
 					b.Fatal(err)
 				}
