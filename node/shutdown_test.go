@@ -66,7 +66,9 @@ func TestShutdownWithProjectionBacklog(t *testing.T) {
 	}
 
 	busy := startStreamNode(t, dir, nil)
-	time.Sleep(300 * time.Millisecond) // the projector is in its first batches
+	if err := busy.n.WaitProjected(ctx, 1); err != nil { // the projector is in its first batches
+		t.Fatal(err)
+	}
 	sctx, cancel := context.WithTimeout(ctx, drain)
 	defer cancel()
 	start := time.Now()
@@ -132,8 +134,8 @@ func appliedSeq(t testing.TB, path string) uint64 {
 }
 
 // BenchmarkShutdown: Shutdown (2 s drain) of a node whose projector replays
-// a backlog (200 scope entries of 100 KB, the projection file removed, 300ms
-// after the start), beside the same node's shutdown once it has caught up
+// a backlog (200 scope entries of 100 KB, the projection file removed, once
+// the first record is applied), beside the same node's shutdown once it has caught up
 // (same run). Reported: shutdown-ms, and for the backlog applied-% (of the
 // log, at shutdown).
 func BenchmarkShutdown(b *testing.B) {
@@ -179,9 +181,11 @@ func BenchmarkShutdown(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
+				upTo := last
 				if backlog {
-					time.Sleep(300 * time.Millisecond)
-				} else if err := n.WaitProjected(ctx, last); err != nil {
+					upTo = 1 // the projector is in its first batches
+				}
+				if err := n.WaitProjected(ctx, upTo); err != nil {
 					b.Fatal(err)
 				}
 				sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
