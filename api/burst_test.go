@@ -160,3 +160,55 @@ func TestLargeValueIndexCap(t *testing.T) {
 		t.Fatalf("get: %v, %d bytes, want the whole %d", err, len(got.GetValue()), len(value))
 	}
 }
+
+// BenchmarkSmallBehindLarge: one client puts a 1 KB entry and reads it back
+// by search with min_seq (read-your-writes), alone and while another client
+// puts 100 KB entries as fast as it is acknowledged (same run). Reported:
+// the min_seq read's p50-µs and p99-µs (how long a small write waits for
+// the projection behind large ones) and 503-% (reads that gave up at the
+// service's 2 s bound).
+func BenchmarkSmallBehindLarge(b *testing.B) {
+	for _, behind := range []bool{false, true} {
+		name := "alone"
+		if behind {
+			name = "behind-100KB"
+		}
+		b.Run(name, func(b *testing.B) {
+			_, nc := node.StartForTest(b, nil)
+			c := client.New(nc)
+			waitServing(b, c)
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				data := textData(100<<10 + 4096)
+				for i := 0; behind && ctx.Err() == nil; i++ {
+					off := (i * 61) % 4096
+					_, _ = c.Put(ctx, client.Agent("large"), &memoryv1.PutEntryRequest{
+						Key: fmt.Sprintf("doc-%d", i%burstKeys), Value: data[off : off+100<<10], ContentType: "text/plain"})
+				}
+			}()
+			defer func() { cancel(); <-done }()
+			small := client.Agent("small")
+			var lat []time.Duration
+			begin, i, failed := time.Now(), 0, 0
+			for b.Loop() {
+				r, err := c.Put(ctx, small, &memoryv1.PutEntryRequest{Key: fmt.Sprintf("note-%d", i%burstKeys), Value: benchEntryValue(i), ContentType: "text/plain"})
+				if err != nil {
+					b.Fatal(err)
+				}
+				start := time.Now()
+				if _, err := c.SearchEntries(ctx, small, &memoryv1.SearchEntriesRequest{Query: "orders", MinSeq: r.GetResult().GetSeq()}); err != nil {
+					if client.Code(err) != 503 {
+						b.Fatal(err)
+					}
+					failed++ // the projection did not apply it within the service's bound
+				}
+				lat = append(lat, time.Since(start))
+				i++
+			}
+			reportLatency(b, lat, time.Since(begin), "")
+			b.ReportMetric(100*float64(failed)/float64(i), "503-%")
+		})
+	}
+}
