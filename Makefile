@@ -44,6 +44,7 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime=2s ./events/ ./internal/segmented/ ./internal/swap/ ./internal/sharedmem/ ./tenancy/ ./api/
 	$(GO) test -run '^$$' -bench ColdActivation -benchmem -benchtime=2s ./actors/
 	$(GO) test -run '^$$' -bench IdleSessionMemory -benchtime=1x ./actors/
+	$(GO) test -run '^$$' -bench Shutdown -benchtime=3x ./node/
 	$(GO) test -run '^$$' -bench 'Rebuild|RawOrdered' -benchtime=2x ./projections/
 	$(GO) test -run '^$$' -bench 'Search|Recall' ./projections/
 	$(GO) test -run '^$$' -bench . -benchtime=20x ./largedata/

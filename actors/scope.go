@@ -237,6 +237,7 @@ func (a *scopeActor) write(commandID, key string, decide func() ([]proto.Message
 	if version != 0 {
 		if e, err := a.st().Get(key, version, a.dir.deps.Now().UnixNano()); err == nil {
 			reply.Entry = e
+			reply.UnindexedBytes = sharedmem.Unindexed(e) // what search will not see (the projection's cap)
 		}
 	}
 	return reply, nil

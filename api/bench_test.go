@@ -160,7 +160,7 @@ func reportLatency(b *testing.B, lat []time.Duration, elapsed time.Duration, rat
 // that does not exist means the endpoints registered before it (create,
 // append, context) are in place too: one connection's SUBs are processed
 // in order.
-func waitServing(b *testing.B, c *client.Client) {
+func waitServing(b testing.TB, c *client.Client) {
 	b.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {

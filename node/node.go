@@ -386,7 +386,10 @@ func (n *Node) MetricsAddr() string { return n.httpAddr }
 func (n *Node) ClientURL() string { return n.url }
 
 // Shutdown drains in-flight requests, snapshots and stops every actor, then
-// stops the projector and NATS. ctx bounds the drain. It is idempotent: later
+// stops the projector (mid-batch: its transaction rolls back) and the other
+// background loops, and NATS. ctx bounds the drain; a loop still running when
+// it ends leaves the projection file open (as after a crash) and is
+// reported in the error. It is idempotent: later
 // calls return the first call's result.
 func (n *Node) Shutdown(ctx context.Context) error {
 	n.shutdownOnce.Do(func() { n.shutdownErr = n.shutdown(ctx) })
@@ -415,11 +418,17 @@ func (n *Node) shutdown(ctx context.Context) error {
 		errs = append(errs, n.http.Shutdown(ctx))
 		<-n.httpDone
 	}
+	stopped := true
 	if n.bgCancel != nil {
 		n.bgCancel()
-		n.bgWG.Wait()
+		if err := n.waitBackground(ctx); err != nil {
+			errs, stopped = append(errs, err), false
+		}
 	}
-	if n.store != nil {
+	if n.store != nil && stopped {
+		// Not while a loop may still write it: bbolt's Close would wait for
+		// its transaction. Unclosed, the file is as after a crash (each
+		// commit is whole; the projector resumes from its checkpoint).
 		errs = append(errs, n.store.Close())
 	}
 	if n.apiNC != nil && n.apiNC != n.nc {
@@ -435,6 +444,20 @@ func (n *Node) shutdown(ctx context.Context) error {
 		errs = append(errs, n.lock.Close())
 	}
 	return errors.Join(errs...)
+}
+
+// waitBackground waits until the background loops return after bgCancel,
+// or ctx ends (an error). Each returns at its next check of its context:
+// the projector between two records, its transaction rolled back.
+func (n *Node) waitBackground(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() { n.bgWG.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("node: background work still running at the drain timeout: %w", ctx.Err())
+	}
 }
 
 // Run starts a node and serves until ctx ends, then shuts down gracefully

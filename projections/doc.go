@@ -16,9 +16,12 @@
 //     meta vectors_model/vectors_cursor, nothing else) in short write
 //     transactions of its own; bbolt serializes them with ApplyBatch's.
 //   - Projector: reads the JetStream stream with an ordered consumer from
-//     the store's checkpoint and applies batches (BatchEvents records or
-//     BatchWait after the first one). WaitFor gives read-your-writes: a
-//     query carrying min_seq waits until the projection applied it.
+//     the store's checkpoint and applies batches (BatchEvents records,
+//     BatchBytes of log data or BatchWait after the first one, whichever
+//     comes first), each in transactions of at most BatchApply of applying;
+//     when its context ends it stops between two records and the
+//     transaction rolls back. WaitFor gives read-your-writes: a query
+//     carrying min_seq waits until the projection applied it.
 //   - Rebuild: replays the whole stream into path+".rebuild" and renames it
 //     over path (atomic on POSIX). VerifyDigests compares a live file with a
 //     rebuilt one bucket by bucket. It needs every sequence from 1 to the

@@ -46,10 +46,14 @@ import (
 //     match;
 //   - the tags, analyzed as text;
 //   - the ORIGINAL value bytes (sharedmem.DecodeValue) analyzed as text,
-//     only when the content type is textual: empty, text/* or
-//     application/json (case-insensitive, parameters such as "; charset="
-//     ignored). Other values (images, binary protobuf, ...) contribute
-//     nothing: their document is the key and the tags only.
+//     only when the content type is textual (sharedmem.Textual: empty,
+//     text/* or application/json), and only their first
+//     sharedmem.MaxIndexedValueBytes (8 KiB, cut at a word boundary:
+//     sharedmem.SearchableValue). The rest of a larger value is stored and
+//     read back whole but not searchable; the put reply and each search hit
+//     say how many bytes that is (unindexed_bytes). Other values (images,
+//     binary protobuf, ...) contribute nothing: their document is the key
+//     and the tags only.
 //
 // A document without any term is not indexed. A new version of a key removes
 // the previous version's document (its postings, document frequencies and
@@ -117,8 +121,11 @@ type scopeWriter struct {
 	kind, id string
 	scope    []byte // scope_key
 
-	bEntries, bVersions, bConfig          *bolt.Bucket
-	bDocs, bDocIDs, bPost, bTerms, bStats *bolt.Bucket
+	bEntries, bVersions, bConfig *bolt.Bucket
+	bDocs, bDocIDs               *bolt.Bucket
+	// index: postings, document frequencies and statistics, written at
+	// flush (entries_pending.go).
+	pending *entryPending
 }
 
 func (w *writer) applyScope(r *Decoded, kind, id string) error {
@@ -133,9 +140,7 @@ func (w *writer) applyScope(r *Decoded, kind, id string) error {
 		bConfig:   tx.Bucket(bucketScopeConfig),
 		bDocs:     tx.Bucket(bucketEntryDocs),
 		bDocIDs:   tx.Bucket(bucketEntryDocIDs),
-		bPost:     tx.Bucket(bucketEntryPostings),
-		bTerms:    tx.Bucket(bucketEntryTerms),
-		bStats:    tx.Bucket(bucketEntryStats),
+		pending:   &w.entries,
 	}
 	for i, ev := range r.Events {
 		var err error
@@ -212,15 +217,6 @@ func (sw *scopeWriter) putEntry(e *memoryv1.Entry) error {
 	return sw.index(ek, e, value)
 }
 
-// textualContentType reports whether a value of content type ct is indexed
-// as text: empty, text/*, application/json (case-insensitive, parameters
-// ignored).
-func textualContentType(ct string) bool {
-	mt, _, _ := strings.Cut(ct, ";")
-	mt = strings.ToLower(strings.TrimSpace(mt))
-	return mt == "" || strings.HasPrefix(mt, "text/") || mt == "application/json"
-}
-
 // keyPunct is the punctuation allowed in entry keys (sharedmem.ValidateKey).
 const keyPunct = "_.:/@-"
 
@@ -232,9 +228,8 @@ func entryTermFreqs(e *memoryv1.Entry, value []byte) (map[string]uint32, uint32)
 		text.WriteString(t)
 		text.WriteByte('\n')
 	}
-	if textualContentType(e.GetContentType()) {
-		text.Write(value)
-	}
+	indexed, _ := sharedmem.SearchableValue(e.GetContentType(), value)
+	text.Write(indexed)
 	tfs, n := swap.TermFreqs(text.String())
 	key := e.GetKey()
 	keyTerms := swap.QueryTerms(key) // distinct, in order
@@ -287,17 +282,10 @@ func (sw *scopeWriter) index(ek []byte, e *memoryv1.Entry, value []byte) error {
 		return err
 	}
 	for _, t := range terms {
-		if err := sw.bPost.Put(entryPostingKey(sw.scope, t.term, docID), entryPostingValue(t.tf, docLen)); err != nil {
-			return err
-		}
-		tk := entryTermKey(sw.scope, t.term)
-		if err := sw.bTerms.Put(tk, u64(getU64(sw.bTerms, tk)+1)); err != nil {
-			return err
-		}
+		sw.pending.addPosting(entryPostingKey(sw.scope, t.term, docID), entryPostingValue(t.tf, docLen), entryTermKey(sw.scope, t.term))
 	}
-	sk := entryStatsKey(sw.scope)
-	docs, total := parseStatsValue(sw.bStats.Get(sk))
-	return sw.bStats.Put(sk, statsValue(docs+1, total+uint64(docLen)))
+	sw.pending.addDoc(entryStatsKey(sw.scope), 1, int64(docLen))
+	return nil
 }
 
 // unindex removes the document of entry key ek's current version, if any.
@@ -322,29 +310,9 @@ func (sw *scopeWriter) unindex(ek []byte) error {
 		return fmt.Errorf("document %d belongs to %q, not %q", docID, doc.ref, ek)
 	}
 	for _, t := range doc.terms {
-		if err := sw.bPost.Delete(entryPostingKey(sw.scope, t.term, docID)); err != nil {
-			return err
-		}
-		tk := entryTermKey(sw.scope, t.term)
-		if df := getU64(sw.bTerms, tk); df > 1 {
-			err = sw.bTerms.Put(tk, u64(df-1))
-		} else {
-			err = sw.bTerms.Delete(tk)
-		}
-		if err != nil {
-			return err
-		}
+		sw.pending.deletePosting(entryPostingKey(sw.scope, t.term, docID), entryTermKey(sw.scope, t.term))
 	}
-	sk := entryStatsKey(sw.scope)
-	docs, total := parseStatsValue(sw.bStats.Get(sk))
-	if docs > 1 {
-		err = sw.bStats.Put(sk, statsValue(docs-1, total-min(total, uint64(doc.docLen))))
-	} else {
-		err = sw.bStats.Delete(sk)
-	}
-	if err != nil {
-		return err
-	}
+	sw.pending.addDoc(entryStatsKey(sw.scope), -1, -int64(doc.docLen))
 	if err := sw.bDocs.Delete(u64(docID)); err != nil {
 		return err
 	}

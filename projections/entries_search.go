@@ -131,7 +131,7 @@ func (s *Store) SearchEntries(aggregateKind, scopeID string, req *memoryv1.Searc
 			if err != nil {
 				return fmt.Errorf("projections: stored entry %q: %w", doc.ref, err)
 			}
-			hits = append(hits, &memoryv1.EntryHit{Entry: plain, Score: h.Score})
+			hits = append(hits, &memoryv1.EntryHit{Entry: plain, Score: h.Score, UnindexedBytes: sharedmem.Unindexed(plain)})
 		}
 		return nil
 	})

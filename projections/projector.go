@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -19,17 +18,27 @@ import (
 type Config struct {
 	// Stream is the JetStream stream holding the log (default events.StreamName).
 	Stream string
-	// BatchEvents is the most records applied in one transaction (default 512).
+	// BatchEvents is the most records read into one batch (default 512).
 	BatchEvents int
+	// BatchBytes bounds a batch by the size of its records as stored in the
+	// log (default 4 MiB): the batch is applied once they reach it, so 512
+	// large records are not one long transaction.
+	BatchBytes int
 	// BatchWait is how long records are buffered after the first one before
 	// the batch is applied even if it is not full (default 20ms). It bounds
 	// the extra latency a read-your-writes query waits for.
 	BatchWait time.Duration
+	// BatchApply bounds the time one transaction applies records (default
+	// 100ms): past it, the records applied so far are committed (waking
+	// min_seq waiters) and the rest of the batch goes into the next one.
+	BatchApply time.Duration
 }
 
-// DefaultConfig returns stream MEM, batches of 512 records or 20ms.
+// DefaultConfig returns stream MEM, batches of 512 records, 4 MiB or 20ms,
+// transactions of at most 100ms of applying.
 func DefaultConfig() Config {
-	return Config{Stream: events.StreamName, BatchEvents: 512, BatchWait: 20 * time.Millisecond}
+	return Config{Stream: events.StreamName, BatchEvents: 512, BatchBytes: 4 << 20,
+		BatchWait: 20 * time.Millisecond, BatchApply: 100 * time.Millisecond}
 }
 
 // Validate reports the first problem of the configuration, wrapping ErrInvalidConfig.
@@ -39,8 +48,12 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: Stream: %q is not a valid stream name", ErrInvalidConfig, c.Stream)
 	case c.BatchEvents < 1 || c.BatchEvents > 1<<16:
 		return fmt.Errorf("%w: BatchEvents: %d not in 1..65536", ErrInvalidConfig, c.BatchEvents)
+	case c.BatchBytes < 1 || c.BatchBytes > 1<<30:
+		return fmt.Errorf("%w: BatchBytes: %d not in 1..1GiB", ErrInvalidConfig, c.BatchBytes)
 	case c.BatchWait <= 0:
 		return fmt.Errorf("%w: BatchWait: must be > 0", ErrInvalidConfig)
+	case c.BatchApply <= 0:
+		return fmt.Errorf("%w: BatchApply: must be > 0", ErrInvalidConfig)
 	}
 	return nil
 }
@@ -71,8 +84,14 @@ func NewProjector(cfg Config, js jetstream.JetStream, store *Store, codec *event
 	if cfg.BatchEvents == 0 {
 		cfg.BatchEvents = def.BatchEvents
 	}
+	if cfg.BatchBytes == 0 {
+		cfg.BatchBytes = def.BatchBytes
+	}
 	if cfg.BatchWait == 0 {
 		cfg.BatchWait = def.BatchWait
+	}
+	if cfg.BatchApply == 0 {
+		cfg.BatchApply = def.BatchApply
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -176,15 +195,22 @@ func (p *Projector) Run(ctx context.Context) error {
 			p.logger.Info("projector starting", "stream", p.cfg.Stream, "from_seq", start)
 			rctx, cancel := context.WithCancel(ctx)
 			p.faults.read.Store(&cancel)
-			err = consume(rctx, js, p.cfg.Stream, p.codec, start, 0, p.cfg.BatchEvents, p.cfg.BatchWait, 0, func(recs []Decoded) error {
-				if err := p.store.ApplyBatch(recs); err != nil {
-					return classifyWrite(err)
+			err = consume(rctx, js, p.cfg.Stream, p.codec, start, 0, p.cfg.BatchEvents, p.cfg.BatchBytes, p.cfg.BatchWait, 0, func(recs []Decoded) error {
+				for len(recs) > 0 {
+					n, err := p.store.applyBounded(ctx, recs, time.Now().Add(p.cfg.BatchApply))
+					if ctx.Err() != nil {
+						return ctx.Err() // rolled back: read again from the checkpoint by the next Run
+					}
+					if err != nil {
+						return classifyWrite(err)
+					}
+					recs = recs[n:]
+					if p.faults.clear() {
+						p.logger.Info("projector writes the projection again", "stream", p.cfg.Stream, "applied_seq", p.AppliedSeq())
+					}
+					readPause, writePause = minReadRetry, minWriteRetry
+					p.committed()
 				}
-				if p.faults.clear() {
-					p.logger.Info("projector writes the projection again", "stream", p.cfg.Stream, "applied_seq", p.AppliedSeq())
-				}
-				readPause, writePause = minReadRetry, minWriteRetry
-				p.committed()
 				return nil
 			})
 			reread := ctx.Err() == nil && rctx.Err() != nil && !errors.Is(err, ErrApply)
@@ -222,183 +248,4 @@ func (p *Projector) Run(ctx context.Context) error {
 			t.Stop()
 		}
 	}
-}
-
-// consume reads stream from startSeq with an ordered consumer and calls
-// apply with batches of up to batchMax records, each applied at most wait
-// after its first record arrived. With stopSeq > 0 it returns nil after
-// applying stopSeq; otherwise it runs until ctx ends (returning ctx.Err())
-// or an error.
-//
-// A bounded read (stopSeq > 0) expects every sequence from startSeq to
-// stopSeq and never waits forever: a sequence skipped by the consumer is a
-// gap (ErrLogGap, after the records before it are applied), and no message
-// for idle while sequences are still expected ends it with the reason
-// (readFailed: deleted stream, gap, else ErrLogStalled).
-func consume(ctx context.Context, js jetstream.JetStream, stream string, codec *events.Codec,
-	startSeq, stopSeq uint64, batchMax int, wait, idle time.Duration, apply func([]Decoded) error) error {
-	cons, err := js.OrderedConsumer(ctx, stream, jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{events.SubjectPrefix + ".>"},
-		DeliverPolicy:  jetstream.DeliverByStartSequencePolicy,
-		OptStartSeq:    startSeq,
-	})
-	if err != nil {
-		if errors.Is(err, jetstream.ErrStreamNotFound) {
-			return newLogError(ErrStreamNotFound, "stream %s not found", stream)
-		}
-		return fmt.Errorf("projections: ordered consumer on %s from %d: %w", stream, startSeq, err)
-	}
-	it, err := cons.Messages(jetstream.PullMaxMessages(max(2*batchMax, 256)))
-	if err != nil {
-		return fmt.Errorf("projections: read %s: %w", stream, err)
-	}
-	defer it.Stop()
-	// While the ordered consumer recreates itself (after missed heartbeats,
-	// or forever once the stream is gone) Next ignores its context; only
-	// Stop ends it.
-	defer context.AfterFunc(ctx, it.Stop)()
-	var (
-		stalled atomic.Bool
-		timer   *time.Timer
-	)
-	if stopSeq > 0 && idle > 0 {
-		// Armed by read only while it waits.
-		timer = time.AfterFunc(idle, func() { stalled.Store(true); it.Stop() })
-		timer.Stop()
-		defer timer.Stop()
-	}
-	expect := startSeq // the sequence a bounded read needs next
-	// read returns the next message; the idle timer runs only while it
-	// waits (not while apply works). A read ended by nctx returns its error
-	// as is: the caller tells the batch window from ctx.
-	read := func(nctx context.Context) (jetstream.Msg, error) {
-		if timer != nil {
-			timer.Reset(idle)
-		}
-		msg, err := it.Next(jetstream.NextContext(nctx))
-		if timer != nil {
-			timer.Stop()
-		}
-		switch {
-		case err == nil:
-			return msg, nil
-		case stalled.Load():
-			return nil, readFailed(ctx, js, stream, expect, idle, true, err)
-		case nctx.Err() != nil:
-			return nil, err
-		case stopSeq > 0:
-			return nil, readFailed(ctx, js, stream, expect, idle, false, err)
-		default:
-			return nil, fmt.Errorf("projections: read %s after sequence %d: %w", stream, expect-1, err)
-		}
-	}
-	// record decodes msg; in a bounded read it must be the expected sequence.
-	record := func(msg jetstream.Msg) (Decoded, error) {
-		d, err := decodeMsg(stream, codec, msg)
-		if err != nil {
-			return d, err
-		}
-		if stopSeq > 0 && d.Seq != expect {
-			return d, gapAt(ctx, js, stream, expect, d.Seq)
-		}
-		expect = d.Seq + 1
-		return d, nil
-	}
-
-	buf := make([]Decoded, 0, batchMax)
-	var last uint64
-	for {
-		if stopSeq > 0 && last >= stopSeq {
-			return nil
-		}
-		msg, err := read(ctx)
-		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			return err
-		}
-		d, err := record(msg)
-		if err != nil {
-			return err
-		}
-		buf = append(buf[:0], d)
-		last = d.Seq
-		bctx, cancel := context.WithTimeout(ctx, wait)
-		for len(buf) < batchMax && (stopSeq == 0 || last < stopSeq) {
-			msg, err := read(bctx)
-			if err != nil {
-				if bctx.Err() != nil && !stalled.Load() {
-					break
-				}
-				cancel()
-				if ctx.Err() != nil {
-					return ctx.Err() // buffered records are not committed: read again next time
-				}
-				// Commit the good records read before it, then stop on it: the
-				// error names the sequence after the last one applied.
-				if aerr := applyBatch(stream, buf, apply); aerr != nil {
-					return aerr
-				}
-				return err
-			}
-			d, err := record(msg)
-			if err != nil {
-				cancel()
-				// Commit the good records before it, then stop on it.
-				if aerr := applyBatch(stream, buf, apply); aerr != nil {
-					return aerr
-				}
-				return err
-			}
-			buf = append(buf, d)
-			last = d.Seq
-		}
-		cancel()
-		if ctx.Err() != nil {
-			return ctx.Err() // buffered records are not committed: read again next time
-		}
-		if err := applyBatch(stream, buf, apply); err != nil {
-			return err
-		}
-	}
-}
-
-func applyBatch(stream string, buf []Decoded, apply func([]Decoded) error) error {
-	if len(buf) == 0 {
-		return nil
-	}
-	if err := apply(buf); err != nil {
-		var ae *ApplyError
-		if errors.As(err, &ae) {
-			ae.Stream = stream
-		}
-		return err
-	}
-	return nil
-}
-
-func decodeMsg(stream string, codec *events.Codec, msg jetstream.Msg) (Decoded, error) {
-	md, err := msg.Metadata()
-	if err != nil {
-		return Decoded{}, fmt.Errorf("projections: %s message on %s without metadata: %w", stream, msg.Subject(), err)
-	}
-	d := Decoded{Seq: md.Sequence.Stream, Subject: msg.Subject()}
-	fail := func(err error) (Decoded, error) {
-		return Decoded{}, &ApplyError{Stream: stream, Seq: d.Seq, Subject: d.Subject, Err: err}
-	}
-	kind, _, err := events.ParseSubject(d.Subject)
-	if err != nil {
-		return fail(err)
-	}
-	if !projectedKind(kind) {
-		return d, nil // not projected (see Store.ApplyBatch)
-	}
-	if d.Batch, err = events.DecodeBatch(msg.Data()); err != nil {
-		return fail(err)
-	}
-	if d.Events, err = codec.Unpack(d.Batch); err != nil {
-		return fail(err)
-	}
-	return d, nil
 }

@@ -3,7 +3,6 @@ package projections
 import (
 	"context"
 	"errors"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,13 +14,22 @@ import (
 	"github.com/agentmem/agentmem/events"
 )
 
-// capFile makes the store's file unable to grow past max bytes (0: no
-// cap), as a full disk or a quota would: bbolt's own MaxSize check fails
-// the commit that needs a larger file with ErrMaxSizeReached. It is set
-// inside a write transaction, so the projector's commits see it in order.
-func capFile(t *testing.T, s *Store, max int) {
+// capFile makes the store unable to grow past the pages it uses now (on:
+// false lifts the cap), as a full disk or a quota would: bbolt's own
+// MaxSize check fails the commit that needs more pages with
+// ErrMaxSizeReached. The cap is the size in use (tx.Size), not the file's:
+// with the large initial mmap (openStore) bbolt grows the file 16 MB ahead.
+// It is set inside a write transaction, so the projector's commits see it in
+// order.
+func capFile(t *testing.T, s *Store, on bool) {
 	t.Helper()
-	if err := s.db.Update(func(*bolt.Tx) error { s.db.MaxSize = max; return nil }); err != nil {
+	if err := s.db.Update(func(tx *bolt.Tx) error {
+		s.db.MaxSize = 0
+		if on {
+			s.db.MaxSize = int(tx.Size())
+		}
+		return nil
+	}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -55,11 +63,7 @@ func TestProjectorRetriesWriteErrors(t *testing.T) {
 			if err := p.WaitFor(ctx, first); err != nil {
 				t.Fatal(err)
 			}
-			fi, err := os.Stat(store.Path())
-			if err != nil {
-				t.Fatal(err)
-			}
-			capFile(t, store, int(fi.Size()))
+			capFile(t, store, true)
 
 			n := len(l.recs)
 			big := strings.Repeat("a full disk refuses this write ", 4000) // ~120 KB: the file must grow
@@ -79,7 +83,7 @@ func TestProjectorRetriesWriteErrors(t *testing.T) {
 				t.Fatalf("applied %d of %d while the file could not grow", got, last)
 			}
 
-			capFile(t, store, 0)
+			capFile(t, store, false)
 			freed := time.Now()
 			if wake {
 				p.Wake()

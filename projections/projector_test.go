@@ -36,11 +36,15 @@ func TestConfigValidate(t *testing.T) {
 	if err := DefaultConfig().Validate(); err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []Config{
-		{Stream: "a.b", BatchEvents: 1, BatchWait: time.Millisecond},
-		{Stream: "MEM", BatchEvents: 0, BatchWait: time.Millisecond},
-		{Stream: "MEM", BatchEvents: 1, BatchWait: 0},
+	for _, mod := range []func(*Config){
+		func(c *Config) { c.Stream = "a.b" },
+		func(c *Config) { c.BatchEvents = 0 },
+		func(c *Config) { c.BatchBytes = 0 },
+		func(c *Config) { c.BatchWait = 0 },
+		func(c *Config) { c.BatchApply = -time.Millisecond },
 	} {
+		c := DefaultConfig()
+		mod(&c)
 		if err := c.Validate(); !errors.Is(err, ErrInvalidConfig) {
 			t.Errorf("Validate(%+v) = %v", c, err)
 		}

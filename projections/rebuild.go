@@ -50,10 +50,6 @@ var rebuildChunkRecords uint64 = 64 << 10
 // the page layout only, never the keys and values (Digest).
 const rebuildFillPercent = 0.95
 
-// rebuildMmapSize is the initial mmap size of the file Rebuild writes
-// (openStore).
-const rebuildMmapSize = 1 << 30
-
 // DefaultIdleTimeout is how long Rebuild waits for the next message of the
 // log, while sequences up to the last one are still expected, before it
 // gives up with the reason (WithIdleTimeout).
@@ -273,7 +269,7 @@ func rebuildFrom(ctx context.Context, js jetstream.JetStream, stream string, cod
 	wg.Go(func() {
 		defer close(work)
 		defer close(ch)
-		rerr = consume(rctx, js, stream, codec, 1, last, rebuildBatch, 50*time.Millisecond, idle, func(recs []Decoded) error {
+		rerr = consume(rctx, js, stream, codec, 1, last, rebuildBatch, 0, 50*time.Millisecond, idle, func(recs []Decoded) error {
 			// consume reuses recs.
 			b := &readBatch{recs: slices.Clone(recs), ready: make(chan struct{})}
 			// To the workers first: a batch the writer receives is always

@@ -24,7 +24,9 @@ import (
 // term of a text holding one changes (messages and scope entries).
 // 7: the analyzer maps irregular verb forms to their base ("led" → "lead",
 // "went" → "go"): the terms of texts holding one change.
-const SchemaVersion = 7
+// 8: a scope entry's value is indexed up to sharedmem.MaxIndexedValueBytes
+// (entries.go): the entry documents of larger values change.
+const SchemaVersion = 8
 
 // openTimeout bounds how long Open waits for the file lock (another process
 // holding the file open).
@@ -256,6 +258,9 @@ func dayTerm(d swap.Day) string { return fieldPrefix + "day:" + d.String() }
 
 // isFieldTerm reports whether term is a field term.
 func isFieldTerm(term string) bool { return strings.HasPrefix(term, fieldPrefix) }
+
+// mmapSize is the initial mmap size of a projection file (openStore).
+const mmapSize = 1 << 30
 
 func boltOptions() *bolt.Options {
 	return &bolt.Options{

@@ -53,12 +53,13 @@ func Open(path string) (*Store, error) {
 // the end).
 func openStore(path string, noSync bool) (*Store, error) {
 	opts := boltOptions()
-	if noSync {
-		// Rebuild: its large transactions would grow the mmap several
-		// times, and each remap copies every node of the transaction out of
-		// the old mapping. Address space only; the file is not grown.
-		opts.InitialMmapSize = rebuildMmapSize
-	}
+	// A transaction that grows the file past the mapping remaps it, and each
+	// remap copies every node of the transaction out of the old mapping:
+	// Rebuild's large transactions would remap several times, and so would
+	// the projector's while a new file fills (large scope entries are stored
+	// twice, current and version). Address space only; the file is not
+	// grown.
+	opts.InitialMmapSize = mmapSize
 	db, err := bolt.Open(path, 0o600, opts)
 	if err != nil {
 		return nil, fmt.Errorf("projections: open %s: %w", path, err)
@@ -112,84 +113,6 @@ func (s *Store) view(fn func(tx *bolt.Tx) error) error {
 	return err
 }
 
-// ApplyBatch applies recs, in order, and advances the checkpoint to the last
-// one, all in ONE bbolt transaction: either every effect and the checkpoint
-// are committed or none is. A record whose Seq is not above the checkpoint
-// was applied before and is skipped, so re-reading records after a crash
-// has no effect twice (exactly-once effect). Records must come in increasing
-// sequence order, as an ordered consumer delivers them.
-//
-// Sessions, scopes (entries.go) and large data (data.go) are projected;
-// records of other subject kinds only advance the checkpoint. A record that
-// cannot be applied (unknown event type, event for a missing session,
-// message or entry version out of order) fails the whole call with an
-// *ApplyError naming it; nothing of the call is committed.
-func (s *Store) ApplyBatch(recs []Decoded) error {
-	return s.applyTx("apply batch", func(w *writer, cp *uint64) error {
-		_, err := w.applyRecs(recs, cp)
-		return err
-	})
-}
-
-// applyTx runs fill in ONE write transaction with a writer on it; cp is the
-// checkpoint, which fill advances (applyRecs). If it advanced, the writer is
-// flushed and the new checkpoint stored with the effects, and AppliedSeq
-// mirrors it after the commit. An *ApplyError is returned as is, any other
-// error wrapped with what.
-func (s *Store) applyTx(what string, fill func(w *writer, cp *uint64) error) error {
-	if s.closed.Load() {
-		return ErrClosed
-	}
-	var cp uint64
-	err := s.db.Update(func(tx *bolt.Tx) error {
-		meta := tx.Bucket(bucketMeta)
-		cp = getU64(meta, metaCheckpoint)
-		start := cp
-		w := newWriter(tx)
-		if err := fill(w, &cp); err != nil {
-			return err
-		}
-		if cp == start {
-			return nil
-		}
-		if err := w.flush(); err != nil {
-			return err
-		}
-		return meta.Put(metaCheckpoint, u64(cp))
-	})
-	if err != nil {
-		var ae *ApplyError
-		if errors.As(err, &ae) {
-			return err
-		}
-		return fmt.Errorf("projections: %s: %w", what, err)
-	}
-	s.applied.Store(cp)
-	return nil
-}
-
-// applyRecs applies the records of recs above the checkpoint *cp, in order,
-// advancing *cp to each; it returns how many it applied. A record at or
-// below *cp was applied before and is skipped.
-func (w *writer) applyRecs(recs []Decoded, cp *uint64) (uint64, error) {
-	var n uint64
-	for i := range recs {
-		r := &recs[i]
-		if r.Seq <= *cp {
-			continue
-		}
-		if err := w.apply(r); err != nil {
-			return n, &ApplyError{Seq: r.Seq, Subject: r.Subject, Err: err}
-		}
-		if err := w.indexCommand(r); err != nil {
-			return n, &ApplyError{Seq: r.Seq, Subject: r.Subject, Err: err}
-		}
-		*cp = r.Seq
-		n++
-	}
-	return n, nil
-}
-
 // writer applies records inside one write transaction. Session entries are
 // cached and written once at flush.
 type writer struct {
@@ -199,6 +122,7 @@ type writer struct {
 	isDirty  map[string]bool
 
 	pending    bm25Pending          // postings and df buffered until flush (search.go)
+	entries    entryPending         // the scope entries' index, buffered until flush (entries_pending.go)
 	statsDelta map[string][2]uint64 // user_key → documents, length added in this transaction
 
 	// swap_messages, swap_ids and commands Puts, written in key order at
@@ -256,6 +180,9 @@ func (w *writer) session(id string) (*memoryv1.SessionIndexEntry, error) {
 
 func (w *writer) flush() error {
 	if err := w.flushBM25(); err != nil {
+		return err
+	}
+	if err := w.entries.flush(w.tx.Bucket(bucketEntryPostings), w.tx.Bucket(bucketEntryTerms), w.tx.Bucket(bucketEntryStats)); err != nil {
 		return err
 	}
 	if err := w.messages.flush(w.bMessages); err != nil {

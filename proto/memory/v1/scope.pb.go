@@ -843,9 +843,15 @@ type EntryReply struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	Result *MutationReply         `protobuf:"bytes,1,opt,name=result,proto3" json:"result,omitempty"`
 	// entry: with its original (uncompressed) value.
-	Entry         *Entry `protobuf:"bytes,2,opt,name=entry,proto3" json:"entry,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Entry *Entry `protobuf:"bytes,2,opt,name=entry,proto3" json:"entry,omitempty"`
+	// unindexed_bytes: how many bytes at the end of this version's textual
+	// value search does not index (values are indexed up to 8 KiB, cut at a
+	// word boundary). They are stored and returned by every read; only a
+	// search for their words does not find the entry. 0: the whole value is
+	// searchable (or it is not text, and not searched at all).
+	UnindexedBytes uint32 `protobuf:"varint,3,opt,name=unindexed_bytes,json=unindexedBytes,proto3" json:"unindexed_bytes,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *EntryReply) Reset() {
@@ -890,6 +896,13 @@ func (x *EntryReply) GetEntry() *Entry {
 		return x.Entry
 	}
 	return nil
+}
+
+func (x *EntryReply) GetUnindexedBytes() uint32 {
+	if x != nil {
+		return x.UnindexedBytes
+	}
+	return 0
 }
 
 type GetEntryRequest struct {
@@ -1395,11 +1408,13 @@ func (x *SearchEntriesRequest) GetMinSeq() uint64 {
 }
 
 type EntryHit struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Entry         *Entry                 `protobuf:"bytes,1,opt,name=entry,proto3" json:"entry,omitempty"`
-	Score         float64                `protobuf:"fixed64,2,opt,name=score,proto3" json:"score,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Entry *Entry                 `protobuf:"bytes,1,opt,name=entry,proto3" json:"entry,omitempty"`
+	Score float64                `protobuf:"fixed64,2,opt,name=score,proto3" json:"score,omitempty"`
+	// unindexed_bytes: as in EntryReply; the hit matched the first part.
+	UnindexedBytes uint32 `protobuf:"varint,3,opt,name=unindexed_bytes,json=unindexedBytes,proto3" json:"unindexed_bytes,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *EntryHit) Reset() {
@@ -1442,6 +1457,13 @@ func (x *EntryHit) GetEntry() *Entry {
 func (x *EntryHit) GetScore() float64 {
 	if x != nil {
 		return x.Score
+	}
+	return 0
+}
+
+func (x *EntryHit) GetUnindexedBytes() uint32 {
+	if x != nil {
+		return x.UnindexedBytes
 	}
 	return 0
 }
@@ -2080,11 +2102,12 @@ const file_memory_v1_scope_proto_rawDesc = "" +
 	"\rMetadataEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x13\n" +
-	"\x11_expected_version\"x\n" +
+	"\x11_expected_version\"\xa1\x01\n" +
 	"\n" +
 	"EntryReply\x129\n" +
 	"\x06result\x18\x01 \x01(\v2!.agentmem.memory.v1.MutationReplyR\x06result\x12/\n" +
-	"\x05entry\x18\x02 \x01(\v2\x19.agentmem.memory.v1.EntryR\x05entry\"=\n" +
+	"\x05entry\x18\x02 \x01(\v2\x19.agentmem.memory.v1.EntryR\x05entry\x12'\n" +
+	"\x0funindexed_bytes\x18\x03 \x01(\rR\x0eunindexedBytes\"=\n" +
 	"\x0fGetEntryRequest\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\x04R\aversion\"\x9a\x01\n" +
@@ -2126,10 +2149,11 @@ const file_memory_v1_scope_proto_rawDesc = "" +
 	"\vmemory_type\x18\x03 \x01(\x0e2\x1e.agentmem.memory.v1.MemoryTypeR\n" +
 	"memoryType\x12\x12\n" +
 	"\x04tags\x18\x04 \x03(\tR\x04tags\x12\x17\n" +
-	"\amin_seq\x18\x05 \x01(\x04R\x06minSeq\"Q\n" +
+	"\amin_seq\x18\x05 \x01(\x04R\x06minSeq\"z\n" +
 	"\bEntryHit\x12/\n" +
 	"\x05entry\x18\x01 \x01(\v2\x19.agentmem.memory.v1.EntryR\x05entry\x12\x14\n" +
-	"\x05score\x18\x02 \x01(\x01R\x05score\"g\n" +
+	"\x05score\x18\x02 \x01(\x01R\x05score\x12'\n" +
+	"\x0funindexed_bytes\x18\x03 \x01(\rR\x0eunindexedBytes\"g\n" +
 	"\x12SearchEntriesReply\x120\n" +
 	"\x04hits\x18\x01 \x03(\v2\x1c.agentmem.memory.v1.EntryHitR\x04hits\x12\x1f\n" +
 	"\vapplied_seq\x18\x02 \x01(\x04R\n" +
