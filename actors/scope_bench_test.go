@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/agentmem/agentmem/internal/sharedmem"
@@ -56,7 +57,7 @@ func BenchmarkScopeValue100KB(b *testing.B) {
 		i := 0
 		for b.Loop() {
 			start := time.Now()
-			_, err := call(&memoryv1.PutEntryRequest{Key: fmt.Sprintf("k%d", i%16), Value: values[i%4], CommandId: fmt.Sprintf("c%d", i)})
+			_, err := call(&memoryv1.PutEntryRequest{Key: fmt.Sprintf("k%d", i%16), Value: values[i%4], CommandId: uuid.NewString()})
 			lat = append(lat, time.Since(start))
 			if err != nil {
 				b.Fatal(err)
