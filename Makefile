@@ -63,6 +63,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzDecodeValue -fuzztime 30s ./internal/sharedmem/
 	$(GO) test -run '^$$' -fuzz FuzzIdentify -fuzztime 30s ./tenancy/
 	$(GO) test -run '^$$' -fuzz FuzzSummarize -fuzztime 30s ./internal/segmented/
+	$(GO) test -run '^$$' -fuzz '^FuzzCount$$' -fuzztime 30s ./internal/segmented/
 	$(GO) test -run '^$$' -fuzz FuzzReadJSON -fuzztime 30s ./api/
 
 # crash runs the kill -9 test under a longer load.
