@@ -218,3 +218,13 @@ func BenchmarkAnalyze(b *testing.B) {
 		Analyze(message200)
 	}
 }
+
+// BenchmarkQueryTerms: a 200-word chat message as the query (the context
+// assembler searches every scope of a session with the latest user message).
+func BenchmarkQueryTerms(b *testing.B) {
+	b.SetBytes(int64(len(message200)))
+	b.ReportAllocs()
+	for b.Loop() {
+		QueryTerms(message200)
+	}
+}
