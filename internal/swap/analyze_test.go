@@ -228,3 +228,25 @@ func BenchmarkQueryTerms(b *testing.B) {
 		QueryTerms(message200)
 	}
 }
+
+// TestQueryTermsManyDistinct: past the table's 256 distinct terms the
+// dedupe moves to a map; repeats on both sides of the move are dropped.
+func TestQueryTermsManyDistinct(t *testing.T) {
+	var words []string
+	for i := range 600 {
+		w := "z"
+		for n := i; n > 0; n /= 26 {
+			w += string(rune('a' + n%26))
+		}
+		words = append(words, w)
+		if i%7 == 0 && i > 0 {
+			words = append(words, words[i/2]) // a repeat
+		}
+	}
+	query := strings.Join(words, " ")
+	terms := QueryTerms(query)
+	if len(terms) <= 256 {
+		t.Fatalf("%d distinct terms, want more than the table holds", len(terms))
+	}
+	checkNoDuplicates(t, query, terms)
+}
