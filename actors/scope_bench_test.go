@@ -26,6 +26,15 @@ func benchValue100KB(seed int) []byte {
 	return []byte(sb.String()[:100<<10])
 }
 
+// reportCPU reports the process CPU time per op since cpu0 (processCPU):
+// on a shared machine latencies follow the neighbours' load, the CPU an op
+// costs much less.
+func reportCPU(b *testing.B, cpu0 time.Duration, ok0 bool, ops int) {
+	if cpu1, ok := processCPU(); ok && ok0 && ops > 0 {
+		b.ReportMetric(float64((cpu1-cpu0).Microseconds())/float64(ops), "cpu-µs/op")
+	}
+}
+
 // BenchmarkScopeValue100KB: a shared value of 100 KB put (durable: stored
 // by JetStream, embedded, before the reply) and got through a scope actor,
 // in process (no NATS request), beside a plain map under a mutex (the
@@ -55,6 +64,7 @@ func BenchmarkScopeValue100KB(b *testing.B) {
 	b.Run("put/actor", func(b *testing.B) {
 		var lat []time.Duration
 		i := 0
+		cpu0, ok0 := processCPU()
 		for b.Loop() {
 			start := time.Now()
 			_, err := call(&memoryv1.PutEntryRequest{Key: fmt.Sprintf("k%d", i%16), Value: values[i%4], CommandId: uuid.NewString()})
@@ -65,10 +75,12 @@ func BenchmarkScopeValue100KB(b *testing.B) {
 			i++
 		}
 		benchPercentiles(b, lat)
+		reportCPU(b, cpu0, ok0, i)
 	})
 	b.Run("get/actor", func(b *testing.B) {
 		var lat []time.Duration
 		i := 0
+		cpu0, ok0 := processCPU()
 		for b.Loop() {
 			start := time.Now()
 			r, err := call(&memoryv1.GetEntryRequest{Key: fmt.Sprintf("k%d", i%16)})
@@ -79,6 +91,7 @@ func BenchmarkScopeValue100KB(b *testing.B) {
 			i++
 		}
 		benchPercentiles(b, lat)
+		reportCPU(b, cpu0, ok0, i)
 	})
 	var (
 		mu sync.Mutex
