@@ -109,7 +109,7 @@ func plainPieceEnd(s string, i int) int {
 // (nothing kept); before, every new piece is counted alone and kept.
 const (
 	warmPieces  = 4096
-	missesAlone = 64
+	missesAlone = 16
 )
 
 // pieceCountsMax bounds the pieces whose counts are kept; past it the map
