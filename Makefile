@@ -43,6 +43,7 @@ verify:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime=2s ./events/ ./internal/segmented/ ./internal/swap/ ./internal/sharedmem/ ./tenancy/ ./api/
 	$(GO) test -run '^$$' -bench ColdActivation -benchmem -benchtime=2s ./actors/
+	$(GO) test -run '^$$' -bench ScopeValue100KB -benchtime=2s ./actors/
 	$(GO) test -run '^$$' -bench IdleSessionMemory -benchtime=1x ./actors/
 	$(GO) test -run '^$$' -bench 'Rebuild|RawOrdered' -benchtime=2x ./projections/
 	$(GO) test -run '^$$' -bench 'Search|Recall' ./projections/

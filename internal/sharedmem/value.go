@@ -11,8 +11,9 @@ import (
 )
 
 // EncoderLevel is the zstd level EncodeValue compresses at. SpeedFastest,
-// chosen by BenchmarkEncodeValue100KB (beside SpeedDefault, the level used
-// before): a put compresses inside the scope actor, on the request's path.
+// chosen by BenchmarkValue100KB (beside SpeedDefault, the level used before:
+// 10–20 % less time for 4 % more stored bytes on 100 KB of JSON lines): a
+// put compresses inside the scope actor, on the request's path.
 // Every level writes standard zstd frames, so values stored at another
 // level decode the same (TestDecodeValueOtherLevels).
 const EncoderLevel = zstd.SpeedFastest
