@@ -62,12 +62,13 @@ func BenchmarkApply(b *testing.B) {
 	}
 }
 
-// BenchmarkValue100KB: a 100 KB compressible value, encoded at EncoderLevel
-// beside SpeedDefault (the level before), and got from the state (through
-// the cache of original bytes) beside Plain (decoding it, the path before).
+// BenchmarkValue100KB: a 100 KB compressible value, encoded at SpeedFastest
+// (the level from FastLevelFrom bytes) beside SpeedDefault (the level
+// before), and got from the state (through the cache of original bytes)
+// beside Plain (decoding it, the path before).
 func BenchmarkValue100KB(b *testing.B) {
 	v := textValue(100<<10, 1)
-	for _, level := range []zstd.EncoderLevel{EncoderLevel, zstd.SpeedDefault} {
+	for _, level := range []zstd.EncoderLevel{zstd.SpeedFastest, zstd.SpeedDefault} {
 		enc, err := newEncoder(level)
 		if err != nil {
 			b.Fatal(err)

@@ -116,3 +116,22 @@ func TestHas(t *testing.T) {
 		t.Fatal("Has disagrees with Get")
 	}
 }
+
+// Values from FastLevelFrom bytes are compressed at SpeedFastest, smaller
+// ones at SpeedDefault (their stored bytes unchanged from earlier builds).
+func TestEncodeValueLevelBySize(t *testing.T) {
+	for _, tc := range []struct {
+		size  int
+		level zstd.EncoderLevel
+	}{{4 << 10, zstd.SpeedDefault}, {FastLevelFrom - 1, zstd.SpeedDefault}, {FastLevelFrom, zstd.SpeedFastest}, {100 << 10, zstd.SpeedFastest}} {
+		v := textValue(tc.size, 3)
+		enc, err := newEncoder(tc.level)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := encodeWith(enc, v)
+		if got, c := EncodeValue(v); !c || !bytes.Equal(got, want) {
+			t.Fatalf("%d bytes: not the %v encoding", tc.size, tc.level)
+		}
+	}
+}
