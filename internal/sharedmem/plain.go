@@ -9,8 +9,10 @@ import (
 )
 
 // MaxPlainCacheBytes bounds the original bytes a State keeps of its
-// compressed current values (plainCache). Past it the cache starts over.
-const MaxPlainCacheBytes = 8 << 20
+// compressed current values (plainCache): the memory an active scope may
+// hold beyond its stored values (40 values of 100 KB). Past it the cache
+// starts over.
+const MaxPlainCacheBytes = 4 << 20
 
 // plainCache keeps the original bytes of compressed current versions, so a
 // get of a value in the memory tier answers without decompressing it again.
