@@ -43,6 +43,7 @@ verify:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime=2s ./events/ ./internal/segmented/ ./internal/swap/ ./internal/sharedmem/ ./tenancy/ ./api/
 	$(GO) test -run '^$$' -bench ColdActivation -benchmem -benchtime=2s ./actors/
+	$(GO) test -run '^$$' -bench ScopeValue100KB -benchtime=2s ./actors/
 	$(GO) test -run '^$$' -bench IdleSessionMemory -benchtime=1x ./actors/
 	$(GO) test -run '^$$' -bench Shutdown -benchtime=3x ./node/
 	$(GO) test -run '^$$' -bench 'Rebuild|RawOrdered' -benchtime=2x ./projections/
@@ -66,6 +67,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzDecodeValue -fuzztime 30s ./internal/sharedmem/
 	$(GO) test -run '^$$' -fuzz FuzzIdentify -fuzztime 30s ./tenancy/
 	$(GO) test -run '^$$' -fuzz FuzzSummarize -fuzztime 30s ./internal/segmented/
+	$(GO) test -run '^$$' -fuzz '^FuzzCount$$' -fuzztime 30s ./internal/segmented/
 	$(GO) test -run '^$$' -fuzz FuzzReadJSON -fuzztime 30s ./api/
 
 # crash runs the kill -9 test under a longer load.

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"slices"
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -39,33 +40,53 @@ func CommandDigest(body any) []byte {
 	case *Append:
 		body = b.Request // the candidates are the node's search, not the command
 	}
-	m, ok := body.(proto.Message)
-	if !ok || m == nil {
+	// Every request with a command_id field has its generated getter; reads
+	// have none and cost no reflection.
+	m, ok := body.(commandRequest)
+	if !ok || !m.ProtoReflect().IsValid() {
 		return nil
 	}
-	fd := m.ProtoReflect().Descriptor().Fields().ByName("command_id")
-	if fd == nil || fd.Kind() != protoreflect.StringKind {
+	data, err := deterministic.Marshal(withoutCommand(m))
+	if err != nil {
 		return nil
 	}
-	m = proto.Clone(m)
-	m.ProtoReflect().Clear(fd)
-	if ms := m.ProtoReflect().Descriptor().Fields().ByName("min_seq"); ms != nil {
-		m.ProtoReflect().Clear(ms)
-	}
-	if app, ok := m.(*memoryv1.AppendRequest); ok {
+	sum := sha256.Sum256(data)
+	return sum[:DigestSize]
+}
+
+// commandRequest is a request that carries a command_id.
+type commandRequest interface {
+	proto.Message
+	GetCommandId() string
+}
+
+// withoutCommand returns what CommandDigest encodes of m: m without
+// command_id and min_seq, and an append's large-data references reduced to
+// their sha256 and size. It shares m's fields (a shallow copy: it is only
+// encoded), except for appends with references, which are cloned to rewrite
+// them.
+func withoutCommand(m proto.Message) proto.Message {
+	if app, ok := m.(*memoryv1.AppendRequest); ok && slices.ContainsFunc(app.GetMessages(), func(in *memoryv1.MessageInput) bool { return in.GetDataRef() != nil }) {
+		app = proto.Clone(app).(*memoryv1.AppendRequest)
+		app.CommandId = ""
 		for _, in := range app.GetMessages() {
 			if ref := in.GetDataRef(); ref != nil {
 				in.Content = ""
 				in.DataRef = &memoryv1.DataReference{Sha256: ref.GetSha256(), Size: ref.GetSize()}
 			}
 		}
+		return app
 	}
-	data, err := deterministic.Marshal(m)
-	if err != nil {
-		return nil
-	}
-	sum := sha256.Sum256(data)
-	return sum[:DigestSize]
+	src := m.ProtoReflect()
+	dst := src.New()
+	src.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		if n := fd.Name(); n != "command_id" && n != "min_seq" {
+			dst.Set(fd, v)
+		}
+		return true
+	})
+	dst.SetUnknown(src.GetUnknown())
+	return dst.Interface()
 }
 
 // duplicate answers a command found stored before (r): its original

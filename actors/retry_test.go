@@ -2,12 +2,15 @@ package actors
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
+	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
 
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/agentmem/agentmem/events"
 	"github.com/agentmem/agentmem/internal/natsembed"
@@ -129,5 +132,51 @@ func TestRetryWithoutDigest(t *testing.T) {
 	if !got.GetResult().GetDuplicate() || got.GetResult().GetSeq() != res.Seq || !slices.Equal(got.GetMessageIds(), []string{"legacy-1"}) ||
 		!slices.Equal(got.GetTokens(), []uint32{5}) {
 		t.Fatalf("retry of a digest-less command = %v, want duplicate of seq %d with ids [legacy-1]", got, res.Seq)
+	}
+}
+
+// TestCommandDigestMatchesStored: the digest of commands of every kind is
+// the one earlier builds stored (SHA-256 of the deterministic encoding of a
+// clone with command_id and min_seq cleared and large-data references
+// reduced), so retries of commands stored before still match.
+func TestCommandDigestMatchesStored(t *testing.T) {
+	stored := func(m proto.Message) []byte {
+		c := proto.Clone(m)
+		for _, name := range []protoreflect.Name{"command_id", "min_seq"} {
+			if fd := c.ProtoReflect().Descriptor().Fields().ByName(name); fd != nil {
+				c.ProtoReflect().Clear(fd)
+			}
+		}
+		if app, ok := c.(*memoryv1.AppendRequest); ok {
+			for _, in := range app.GetMessages() {
+				if ref := in.GetDataRef(); ref != nil {
+					in.Content = ""
+					in.DataRef = &memoryv1.DataReference{Sha256: ref.GetSha256(), Size: ref.GetSize()}
+				}
+			}
+		}
+		data, err := proto.MarshalOptions{Deterministic: true}.Marshal(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := sha256.Sum256(data)
+		return sum[:DigestSize]
+	}
+	r := rand.New(rand.NewPCG(7, 7))
+	bodies := []proto.Message{
+		&memoryv1.PutEntryRequest{CommandId: "c", Key: "k", Value: []byte("v"), Tags: []string{"a", "b"}, Metadata: map[string]string{"x": "1", "y": "2"}, ExpectedVersion: proto.Int64(0)},
+		&memoryv1.PromoteRequest{CommandId: "p", MessageIds: []string{"m1", "m2"}, MinSeq: 9},
+		&memoryv1.KernelRequest{CommandId: "k"},
+		&memoryv1.AppendRequest{CommandId: "d", Messages: []*memoryv1.MessageInput{userMsg("see the result"), {
+			Role: memoryv1.Role_ROLE_TOOL, ToolCallId: "t1", Content: "[stored as d1]",
+			DataRef: &memoryv1.DataReference{Id: "d1", Sha256: "ab", Size: 9000, StoredUnixNano: 5}}}},
+	}
+	for i := range 50 {
+		bodies = append(bodies, randomCommand(r, i))
+	}
+	for _, b := range bodies {
+		if got, want := CommandDigest(b), stored(b); !slices.Equal(got, want) {
+			t.Fatalf("%T: digest %x, stored form %x", b, got, want)
+		}
 	}
 }

@@ -253,7 +253,7 @@ func (a *scopeActor) checkQuota(who *tenancy.Caller, key string, valueLen int, n
 		return nil
 	}
 	st, l := a.st(), who.Limits
-	if _, err := st.Get(key, 0, now); err != nil && st.Live() >= l.MaxEntriesPerScope {
+	if !st.Has(key, now) && st.Live() >= l.MaxEntriesPerScope {
 		return &sharedmem.Rejection{Code: 413, Field: "max_entries_per_scope",
 			Reason: fmt.Sprintf("scope holds %d live entries, the most this caller may fill it to", st.Live())}
 	}

@@ -71,10 +71,16 @@ func (a *sessionActor) handle(who *tenancy.Caller, body any) (proto.Message, err
 	case *Append:
 		return a.append(req.Request, req.Candidates)
 	case *memoryv1.ContextRequest:
-		if !a.st().Exists() {
+		st := a.st()
+		if !st.Exists() {
 			return nil, notFound()
 		}
-		return a.st().ContextAs(req.GetFormat()), nil
+		if v := req.GetIfVersion(); v != 0 && v == st.Version() {
+			// The context is a function of the version (built once per
+			// version): the caller's copy is current.
+			return &memoryv1.ContextReply{SessionId: a.id, Version: v, Seq: st.LastSeq(), NotModified: true}, nil
+		}
+		return st.ContextAs(req.GetFormat()), nil
 	case *memoryv1.GetSessionRequest:
 		if !a.st().Exists() {
 			return nil, notFound()

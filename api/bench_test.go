@@ -154,6 +154,15 @@ func reportLatency(b *testing.B, lat []time.Duration, elapsed time.Duration, rat
 	return rate
 }
 
+// reportCPU reports the process CPU time per op since cpu0 (see processCPU):
+// on a shared machine the rate follows the neighbours' load, the CPU an op
+// costs much less.
+func reportCPU(b *testing.B, cpu0 time.Duration, ok0 bool, ops int) {
+	if cpu1, ok := processCPU(); ok && ok0 && ops > 0 {
+		b.ReportMetric(float64((cpu1-cpu0).Microseconds())/float64(ops), "cpu-µs/op")
+	}
+}
+
 // waitServing returns once the node answers requests on c. node.Start does
 // not flush the service's subscriptions, so a request sent right after
 // node.StartForTest may find no responders. A 404 from "get" for a session
@@ -215,11 +224,12 @@ func storedBatch(b *testing.B, c *client.Client, js jetstream.JetStream) []byte 
 //     swap and scopes for every user message (nothing is recalled: the
 //     budget keeps every message verbatim, so this is the search's cost).
 //   - 1client-recall-off: the same with the assembler off.
-//   - 64sessions: 64 goroutines, each an agent worker with its own nats.Conn
-//     and its own sessions; b.N appends split over them.
 //   - req-publish-reply-64: the messaging floor of an append without the
 //     service: 64 workers request, a responder publishes to JetStream and
 //     replies after the ack.
+//   - 64sessions: 64 goroutines, each an agent worker with its own nats.Conn
+//     and its own sessions; b.N appends split over them; x-floor-64 is its
+//     rate over req-publish-reply-64's of the same run.
 func BenchmarkAppendRoundTrip(b *testing.B) {
 	n, nc := node.StartForTest(b, nil)
 	c := client.New(nc)
@@ -248,7 +258,8 @@ func BenchmarkAppendRoundTrip(b *testing.B) {
 		workerNC[i], conns[i] = wc, client.New(wc)
 	}
 
-	var rawRate64 float64 // of the last raw-js-publish-64 run
+	var rawRate64 float64   // of the last raw-js-publish-64 run
+	var floorRate64 float64 // of the last req-publish-reply-64 run
 
 	b.Run("raw-js-publish-1", func(b *testing.B) {
 		lat := make([]time.Duration, 0, b.N)
@@ -305,40 +316,6 @@ func BenchmarkAppendRoundTrip(b *testing.B) {
 
 	b.Run("1client", func(b *testing.B) { benchOneClient(b, c) })
 	b.Run("1client-recall-off", func(b *testing.B) { benchOneClientWith(b, c, &memoryv1.AssemblyConfig{}) })
-
-	b.Run("64sessions", func(b *testing.B) {
-		ops := splitOps(b.N, benchWorkers)
-		ids := make([][]string, benchWorkers)
-		for w := range ids {
-			ids[w] = newBenchSessions(b, conns[w], sessionsFor(ops[w]))
-		}
-		lats := make([][]time.Duration, benchWorkers)
-		errs := make([]error, benchWorkers)
-		var wg sync.WaitGroup
-		begin := make(chan struct{})
-		for w := range benchWorkers {
-			wg.Go(func() {
-				lat := make([]time.Duration, 0, ops[w])
-				<-begin
-				lats[w], errs[w] = benchAppends(conns[w], ids[w], ops[w], lat)
-			})
-		}
-		b.ResetTimer()
-		start := time.Now()
-		close(begin)
-		wg.Wait()
-		elapsed := time.Since(start)
-		b.StopTimer()
-		for _, err := range errs {
-			if err != nil {
-				b.Fatal(err)
-			}
-		}
-		rate := reportLatency(b, slices.Concat(lats...), elapsed, "appends/s")
-		if rawRate64 > 0 {
-			b.ReportMetric(rate/rawRate64, "x-raw-64")
-		}
-	})
 
 	// The floor of the append path's messaging without the service: a
 	// request to a responder (on its own connection, as the node's), which
@@ -402,21 +379,63 @@ func BenchmarkAppendRoundTrip(b *testing.B) {
 			})
 		}
 		b.ResetTimer()
+		cpu0, ok0 := processCPU()
 		start := time.Now()
 		close(begin)
 		wg.Wait()
 		elapsed := time.Since(start)
 		b.StopTimer()
+		reportCPU(b, cpu0, ok0, b.N)
 		for _, err := range errs {
 			if err != nil {
 				b.Fatal(err)
 			}
 		}
-		rate := reportLatency(b, slices.Concat(lats...), elapsed, "ops/s")
+		floorRate64 = reportLatency(b, slices.Concat(lats...), elapsed, "ops/s")
+		if rawRate64 > 0 {
+			b.ReportMetric(floorRate64/rawRate64, "x-raw-64")
+		}
+	})
+
+	b.Run("64sessions", func(b *testing.B) {
+		ops := splitOps(b.N, benchWorkers)
+		ids := make([][]string, benchWorkers)
+		for w := range ids {
+			ids[w] = newBenchSessions(b, conns[w], sessionsFor(ops[w]))
+		}
+		lats := make([][]time.Duration, benchWorkers)
+		errs := make([]error, benchWorkers)
+		var wg sync.WaitGroup
+		begin := make(chan struct{})
+		for w := range benchWorkers {
+			wg.Go(func() {
+				lat := make([]time.Duration, 0, ops[w])
+				<-begin
+				lats[w], errs[w] = benchAppends(conns[w], ids[w], ops[w], lat)
+			})
+		}
+		b.ResetTimer()
+		cpu0, ok0 := processCPU()
+		start := time.Now()
+		close(begin)
+		wg.Wait()
+		elapsed := time.Since(start)
+		b.StopTimer()
+		reportCPU(b, cpu0, ok0, b.N)
+		for _, err := range errs {
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+		rate := reportLatency(b, slices.Concat(lats...), elapsed, "appends/s")
 		if rawRate64 > 0 {
 			b.ReportMetric(rate/rawRate64, "x-raw-64")
 		}
+		if floorRate64 > 0 {
+			b.ReportMetric(rate/floorRate64, "x-floor-64")
+		}
 	})
+
 }
 
 // BenchmarkContext200Turns reads the LLM context of a 200-turn session over
@@ -454,25 +473,40 @@ func BenchmarkContext200Turns(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if b.N == 1 { // the first of the runs the framework makes
-		b.Logf("200 turns: %d compression steps; context: %d messages, %d/%d tokens (%.0f%%)",
-			compressions, len(first.GetMessages()), first.GetUsage().GetUsed(), first.GetUsage().GetBudget(), first.GetUsage().GetPercent())
-	}
+	b.Logf("200 turns: %d compression steps; context: %d messages, %d/%d tokens (%.0f%%)",
+		compressions, len(first.GetMessages()), first.GetUsage().GetUsed(), first.GetUsage().GetBudget(), first.GetUsage().GetPercent())
 
-	lat := make([]time.Duration, 0, b.N)
-	b.ResetTimer()
-	start := time.Now()
-	for range b.N {
-		t0 := time.Now()
-		if _, err := c.Context(ctx, id); err != nil {
-			b.Fatal(err)
+	// full: the whole context every time (the client's path before it kept
+	// contexts: request, reply, unmarshal). if_version: client.Context, which
+	// holds the last context and asks with its version: "not modified".
+	full := func() error {
+		m, err := nc.Request("mem.v1.session."+id+".context", nil, 10*time.Second)
+		if err != nil {
+			return err
 		}
-		lat = append(lat, time.Since(t0))
+		return proto.Unmarshal(m.Data, &memoryv1.ContextReply{})
 	}
-	elapsed := time.Since(start)
-	b.StopTimer()
-	reportLatency(b, lat, elapsed, "")
-	b.ReportMetric(float64(len(first.GetMessages())), "ctx-msgs")
-	b.ReportMetric(float64(proto.Size(first)), "reply-B")
-	b.ReportMetric(float64(compressions), "compressions")
+	cached := func() error {
+		_, err := c.Context(ctx, id)
+		return err
+	}
+	for _, tc := range []struct {
+		name string
+		get  func() error
+	}{{"full", full}, {"if_version", cached}} {
+		b.Run(tc.name, func(b *testing.B) {
+			lat := make([]time.Duration, 0, b.N)
+			start := time.Now()
+			for b.Loop() {
+				t0 := time.Now()
+				if err := tc.get(); err != nil {
+					b.Fatal(err)
+				}
+				lat = append(lat, time.Since(t0))
+			}
+			reportLatency(b, lat, time.Since(start), "")
+			b.ReportMetric(float64(len(first.GetMessages())), "ctx-msgs")
+			b.ReportMetric(float64(proto.Size(first)), "reply-B")
+		})
+	}
 }

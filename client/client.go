@@ -49,11 +49,13 @@ type Client struct {
 	// lastSeq is the highest stream sequence of this client's writes (shared
 	// by copies made with WithTimeout): queries wait for it by default.
 	lastSeq *atomic.Uint64
+	// contexts holds the latest contexts got (shared by copies).
+	contexts *contextCache
 }
 
 // New returns a client on nc (which the caller owns and closes).
 func New(nc *nats.Conn) *Client {
-	return &Client{nc: nc, timeout: DefaultTimeout, lastSeq: new(atomic.Uint64)}
+	return &Client{nc: nc, timeout: DefaultTimeout, lastSeq: new(atomic.Uint64), contexts: &contextCache{}}
 }
 
 // WithTimeout returns a copy of c whose calls without a context deadline use d.
@@ -151,19 +153,6 @@ func (c *Client) Append(ctx context.Context, id string, req *memoryv1.AppendRequ
 // AppendMessages is Append with a fresh command id.
 func (c *Client) AppendMessages(ctx context.Context, id string, msgs ...*memoryv1.MessageInput) (*memoryv1.AppendReply, error) {
 	return c.Append(ctx, id, &memoryv1.AppendRequest{Messages: msgs})
-}
-
-// Context returns the messages to send to the LLM, in layer order.
-func (c *Client) Context(ctx context.Context, id string) (*memoryv1.ContextReply, error) {
-	return c.ContextAs(ctx, id, memoryv1.ContextFormat_CONTEXT_FORMAT_UNSPECIFIED)
-}
-
-// ContextAs is Context with the messages also rendered for a chat API
-// (reply.Rendered): CONTEXT_FORMAT_OPENAI gives a Chat Completions messages
-// array, CONTEXT_FORMAT_ANTHROPIC a Messages API system string and messages.
-func (c *Client) ContextAs(ctx context.Context, id string, format memoryv1.ContextFormat) (*memoryv1.ContextReply, error) {
-	reply := &memoryv1.ContextReply{}
-	return reply, c.call(ctx, subject(id, "context"), &memoryv1.ContextRequest{Format: format}, reply)
 }
 
 // Get returns the session's status, version and counts.

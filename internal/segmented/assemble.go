@@ -159,20 +159,16 @@ func sameSections(a, b *memoryv1.Assembled) bool {
 }
 
 func (s *State) chooseRecalled(cands []*memoryv1.Message, capTokens uint64, tok Tokenizer) []*memoryv1.RecalledItem {
-	// By seq: a client may reuse the id of an archived message.
+	// By seq: a client may reuse the id of an archived message. L1 is
+	// looked up, not scanned: it holds up to the whole budget of messages.
 	present := map[uint64]bool{}
 	for _, p := range s.snap.GetPromoted() {
 		present[p.GetSeq()] = true
 	}
-	for _, e := range s.snap.GetL1() {
-		if v := e.GetMessage(); v != nil {
-			present[v.GetSeq()] = true
-		}
-	}
 	var out []*memoryv1.RecalledItem
 	var used uint64
 	for _, m := range cands[:min(len(cands), MaxRecallCandidates)] {
-		if m == nil || present[m.GetSeq()] {
+		if m == nil || present[m.GetSeq()] || s.verbatimInL1(m.GetSeq()) {
 			continue
 		}
 		present[m.GetSeq()] = true
@@ -190,6 +186,21 @@ func (s *State) chooseRecalled(cands []*memoryv1.Message, capTokens uint64, tok 
 	// In conversation order: the LLM reads them as excerpts of the past.
 	slices.SortFunc(out, func(x, y *memoryv1.RecalledItem) int { return cmp.Compare(x.Seq, y.Seq) })
 	return out
+}
+
+// verbatimInL1 reports whether the message at seq is verbatim in L1. L1 is
+// in seq order (an entry's seq is its message's, or its summary's
+// first_seq), so this is a binary search.
+func (s *State) verbatimInL1(seq uint64) bool {
+	l1 := s.snap.GetL1()
+	i, found := slices.BinarySearchFunc(l1, seq, func(e *memoryv1.L1Entry, seq uint64) int {
+		first := e.GetSummary().GetFirstSeq()
+		if m := e.GetMessage(); m != nil {
+			first = m.GetSeq()
+		}
+		return cmp.Compare(first, seq)
+	})
+	return found && l1[i].GetMessage() != nil
 }
 
 // chooseMemory takes the candidates in order while their tier has room

@@ -2,6 +2,7 @@ package segmented
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/tiktoken-go/tokenizer"
@@ -26,7 +27,8 @@ var (
 // cl100k is the offline cl100k_base tokenizer. Its vocabulary is compiled
 // into github.com/tiktoken-go/tokenizer: nothing is downloaded at run time.
 type cl100k struct {
-	codec tokenizer.Codec
+	codec  tokenizer.Codec
+	pieces pieceCounts
 }
 
 var _ Tokenizer = (*cl100k)(nil)
@@ -59,13 +61,41 @@ func NewTokenizer() (Tokenizer, error) {
 	return tokVal, tokErr
 }
 
-// Count returns the number of cl100k_base tokens in text. The codec only
-// fails on a regexp match timeout, which it does not set, so an error cannot
-// happen; if it ever did, the tokens counted so far are returned.
+// Count returns the number of cl100k_base tokens in text. Plain text
+// (printable ASCII, tab, CR, LF) is cut into the codec's pieces without its
+// regexp and each piece is counted once by the codec and kept (at most
+// pieceCountsMax pieces per process, a few MB; see tokenizer_split.go);
+// other text is counted by the codec. The codec only fails on a regexp
+// match timeout, which it does not set, so an error cannot happen; if it
+// ever did, the tokens counted so far are returned.
 func (t *cl100k) Count(text string) int {
 	if text == "" {
 		return 0
 	}
-	n, _ := t.codec.Count(text)
-	return n
+	if !plainText(text) {
+		n, _ := t.codec.Count(text)
+		return n
+	}
+	total, pieces, misses, kept := t.pieces.sum(text)
+	if misses == 0 {
+		return total
+	}
+	if kept >= warmPieces && misses > missesAlone && 2*misses > pieces {
+		// Mostly pieces not seen although many were (ids, hashes, encoded
+		// data): counting them one by one costs more than the codec on the
+		// whole text.
+		n, _ := t.codec.Count(text)
+		return n
+	}
+	total = 0
+	splitPlain(text, func(piece string) {
+		n, ok := t.pieces.get(piece)
+		if !ok {
+			n, _ = t.codec.Count(piece)
+			// A clone: the piece would keep the whole text alive.
+			t.pieces.put(strings.Clone(piece), n)
+		}
+		total += n
+	})
+	return total
 }

@@ -119,6 +119,7 @@ func (s *State) applyEntry(e *memoryv1.Entry) (dirty bool) {
 		}
 	}
 	kh.Versions = append(kh.Versions, e)
+	s.cacheApplied(e)
 	if n := len(kh.Versions); n > MaxVersionsPerKey {
 		kh.Versions = slices.Delete(kh.Versions, 0, n-MaxVersionsPerKey)
 	}

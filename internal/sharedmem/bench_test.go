@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
+	"github.com/klauspost/compress/zstd"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -59,4 +60,45 @@ func BenchmarkApply(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkValue100KB: a 100 KB compressible value, encoded at SpeedFastest
+// (the level from FastLevelFrom bytes) beside SpeedDefault (the level
+// before), and got from the state (through the cache of original bytes)
+// beside Plain (decoding it, the path before).
+func BenchmarkValue100KB(b *testing.B) {
+	v := textValue(100<<10, 1)
+	for _, level := range []zstd.EncoderLevel{zstd.SpeedFastest, zstd.SpeedDefault} {
+		enc, err := newEncoder(level)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run("encode/"+level.String(), func(b *testing.B) {
+			b.SetBytes(int64(len(v)))
+			var stored []byte
+			for b.Loop() {
+				stored, _ = encodeWith(enc, v)
+			}
+			b.ReportMetric(float64(len(stored)), "stored-bytes")
+		})
+	}
+	s := New(KindProject, "bench")
+	mustPut(b, s, &memoryv1.PutEntryRequest{Key: "k", Value: v}, t0)
+	b.Run("get/cached", func(b *testing.B) {
+		b.SetBytes(int64(len(v)))
+		for b.Loop() {
+			if _, err := s.Get("k", 0, t0); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("get/decode", func(b *testing.B) {
+		b.SetBytes(int64(len(v)))
+		e := s.current("k")
+		for b.Loop() {
+			if _, err := Plain(e); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

@@ -122,9 +122,16 @@ type storedValue struct {
 	size       uint32 // of the original value
 }
 
-func encode(v []byte) storedValue {
-	b, c := EncodeValue(v)
-	return storedValue{bytes: b, compressed: c, size: uint32(len(v))}
+// encode encodes value, the new value of key, and remembers its original
+// bytes (owned: not aliased by the caller) for the cache.
+func (s *State) encode(key string, value []byte, owned bool) storedValue {
+	b, c := EncodeValue(value)
+	v := storedValue{bytes: b, compressed: c, size: uint32(len(value))}
+	if c && !owned {
+		value = slices.Clone(value)
+	}
+	s.remember(key, v, value)
+	return v
 }
 
 // version returns the new live version of key after cur (nil: none).
@@ -213,7 +220,7 @@ func (s *State) DecidePut(req *memoryv1.PutEntryRequest, by string, env Env) ([]
 		return nil, err
 	}
 	expires := s.expiresAt(b.now, req.GetTtlSeconds()*1e9, c.memoryType)
-	return b.putLike(req.Key, c, encode(c.value), expires, by, memoryv1.ChangeKind_CHANGE_KIND_PUT, 0), nil
+	return b.putLike(req.Key, c, s.encode(req.Key, c.value, false), expires, by, memoryv1.ChangeKind_CHANGE_KIND_PUT, 0), nil
 }
 
 // DecideDelete decides a DeleteEntryRequest: a DELETE tombstone. It rejects
@@ -320,7 +327,7 @@ func (s *State) DecideCopy(src *memoryv1.Entry, by string, env Env) ([]proto.Mes
 	if expires == 0 {
 		expires = s.expiresAt(b.now, 0, c.memoryType)
 	}
-	return b.putLike(src.Key, c, encode(v), expires, by, memoryv1.ChangeKind_CHANGE_KIND_PUBLISH, 0), nil
+	return b.putLike(src.Key, c, s.encode(src.Key, v, true), expires, by, memoryv1.ChangeKind_CHANGE_KIND_PUBLISH, 0), nil
 }
 
 // DecideConfigure decides a ConfigureScopeRequest: ScopeConfigured, then

@@ -48,8 +48,11 @@
 // first version of the current "life" (since the key was last absent);
 // updated_* are the writer and time of the version. Values are at most
 // MaxValueBytes; from CompressThreshold bytes they are stored
-// zstd-compressed when that is smaller (EncodeValue); readers always get
-// the original bytes (Plain). A value that does not decode to exactly its
+// zstd-compressed when that is smaller (EncodeValue: SpeedFastest from
+// FastLevelFrom bytes, SpeedDefault below); readers always get the original
+// bytes (Plain). A State keeps the original bytes of the compressed current
+// values it was asked for or just wrote (at most MaxPlainCacheBytes, never in
+// the snapshot), so a get does not decompress again. A value that does not decode to exactly its
 // recorded size is an error (ErrCorruptValue), never a panic.
 //
 // Expected versions: unset or -1 = any; 0 = the key must not be live (a

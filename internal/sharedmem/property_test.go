@@ -266,4 +266,18 @@ func checkInvariants(t tb, s *State) {
 	if len(s.index) != len(s.snap.Keys) || live != s.live || next != s.nextExpiry {
 		t.Fatalf("derived values: live %d/%d next %d/%d", s.live, live, s.nextExpiry, next)
 	}
+	cached := 0
+	for k, v := range s.cache.values {
+		cached += len(v.value)
+		e := s.current(k)
+		if e == nil || e.Version != v.version || !e.Compressed {
+			t.Fatalf("cache holds %q version %d, current is %v", k, v.version, e)
+		}
+		if d, err := DecodeValue(e); err != nil || !bytes.Equal(d, v.value) {
+			t.Fatalf("cache of %q differs from the stored value (%v)", k, err)
+		}
+	}
+	if cached != s.cache.bytes || cached > MaxPlainCacheBytes {
+		t.Fatalf("cache bytes %d, counted %d, bound %d", s.cache.bytes, cached, MaxPlainCacheBytes)
+	}
 }

@@ -32,13 +32,24 @@ func (s *State) Get(key string, version uint64, now int64) (*memoryv1.Entry, err
 		if e.Deleted || expired(e, now) {
 			return nil, notFound("key", "no live entry %q", key)
 		}
-		return Plain(e)
+		return s.plain(e)
 	}
 	e := findVersion(kh, version)
 	if e == nil {
 		return nil, notFound("version", "key %q has no version %d", key, version)
 	}
-	return Plain(e)
+	return s.plain(e)
+}
+
+// Has reports whether key has a live current version at now (what Get(key,
+// 0, now) would find), without copying or decoding its value.
+func (s *State) Has(key string, now int64) bool {
+	kh, ok := s.index[key]
+	if !ok {
+		return false
+	}
+	e := last(kh)
+	return !e.Deleted && !expired(e, now)
 }
 
 // List returns the current versions of the keys with req.prefix, sorted by
@@ -84,7 +95,7 @@ func (s *State) List(req *memoryv1.ListEntriesRequest, now int64) ([]*memoryv1.E
 		if len(out) == limit {
 			return out, base64.RawURLEncoding.EncodeToString([]byte(out[len(out)-1].Key)), nil
 		}
-		p, err := Plain(e)
+		p, err := s.plain(e)
 		if err != nil {
 			return nil, "", err
 		}
@@ -125,7 +136,7 @@ func (s *State) History(key string) ([]*memoryv1.Entry, error) {
 	}
 	out := make([]*memoryv1.Entry, 0, len(kh.Versions))
 	for _, e := range kh.Versions {
-		p, err := Plain(e)
+		p, err := s.plain(e)
 		if err != nil {
 			return nil, err
 		}

@@ -45,6 +45,7 @@ type State struct {
 	live       int
 	liveBytes  int64
 	nextExpiry int64
+	cache      plainCache
 }
 
 // New returns an empty scope. It does not validate kind or id (see

@@ -1,7 +1,7 @@
 package swap
 
 import (
-	"slices"
+	"hash/maphash"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -65,30 +65,52 @@ func Analyze(text string) []string {
 // query: there is no query syntax (quotes, '*', AND/OR/NOT, ':' are plain text
 // or punctuation), so the result is a possibly empty list and never an error.
 func QueryTerms(query string) []string {
-	var terms []string
-	var seen map[string]struct{} // built once the list is too long to scan
+	// About one distinct term per twelve bytes of prose (see TermFreqs).
+	terms := make([]string, 0, min(len(query)/12+1, queryTableTerms))
+	// Distinct terms so far, by hash: an open-addressing table on the stack
+	// (index+1 into terms, 0 = empty), half full at most; a map past it.
+	var table [2 * queryTableTerms]int32
+	var seen map[string]struct{}
 	forEachTerm(query, func(t string) {
-		if seen == nil {
-			if slices.Contains(terms, t) {
+		if seen != nil {
+			if _, dup := seen[t]; !dup {
+				seen[t] = struct{}{}
+				terms = append(terms, t)
+			}
+			return
+		}
+		for i := maphash.String(querySeed, t) % uint64(len(table)); ; i = (i + 1) % uint64(len(table)) {
+			if table[i] == 0 {
+				break
+			}
+			if terms[table[i]-1] == t {
 				return
 			}
-			terms = append(terms, t)
-			if len(terms) >= 16 {
-				seen = make(map[string]struct{}, 2*len(terms))
-				for _, u := range terms {
-					seen[u] = struct{}{}
-				}
+		}
+		if len(terms) == queryTableTerms {
+			seen = make(map[string]struct{}, 2*len(terms))
+			for _, u := range terms {
+				seen[u] = struct{}{}
 			}
+			seen[t] = struct{}{}
+			terms = append(terms, t)
 			return
 		}
-		if _, dup := seen[t]; dup {
-			return
-		}
-		seen[t] = struct{}{}
 		terms = append(terms, t)
+		i := maphash.String(querySeed, t) % uint64(len(table))
+		for table[i] != 0 {
+			i = (i + 1) % uint64(len(table))
+		}
+		table[i] = int32(len(terms))
 	})
 	return terms
 }
+
+// queryTableTerms is how many distinct terms QueryTerms keeps in its table
+// before it moves them to a map.
+const queryTableTerms = 256
+
+var querySeed = maphash.MakeSeed()
 
 // TermFreqs analyzes a document and returns its term frequencies and its
 // length, the number of terms (duplicates counted), which BM25 uses as |D|.

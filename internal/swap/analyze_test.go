@@ -218,3 +218,35 @@ func BenchmarkAnalyze(b *testing.B) {
 		Analyze(message200)
 	}
 }
+
+// BenchmarkQueryTerms: a 200-word chat message as the query (the context
+// assembler searches every scope of a session with the latest user message).
+func BenchmarkQueryTerms(b *testing.B) {
+	b.SetBytes(int64(len(message200)))
+	b.ReportAllocs()
+	for b.Loop() {
+		QueryTerms(message200)
+	}
+}
+
+// TestQueryTermsManyDistinct: past the table's 256 distinct terms the
+// dedupe moves to a map; repeats on both sides of the move are dropped.
+func TestQueryTermsManyDistinct(t *testing.T) {
+	var words []string
+	for i := range 600 {
+		w := "z"
+		for n := i; n > 0; n /= 26 {
+			w += string(rune('a' + n%26))
+		}
+		words = append(words, w)
+		if i%7 == 0 && i > 0 {
+			words = append(words, words[i/2]) // a repeat
+		}
+	}
+	query := strings.Join(words, " ")
+	terms := QueryTerms(query)
+	if len(terms) <= 256 {
+		t.Fatalf("%d distinct terms, want more than the table holds", len(terms))
+	}
+	checkNoDuplicates(t, query, terms)
+}

@@ -821,8 +821,12 @@ func (x *CreateSessionReply) GetSession() *SessionInfo {
 // ContextRequest asks for a session's context. format (optional) adds the
 // same context rendered for a chat API (ContextReply.rendered).
 type ContextRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Format        ContextFormat          `protobuf:"varint,1,opt,name=format,proto3,enum=agentmem.memory.v1.ContextFormat" json:"format,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Format ContextFormat          `protobuf:"varint,1,opt,name=format,proto3,enum=agentmem.memory.v1.ContextFormat" json:"format,omitempty"`
+	// if_version: the version of a context the caller holds (0: none). When
+	// it is the session's current version the reply is only session_id,
+	// version, seq and not_modified: the context did not change.
+	IfVersion     uint64 `protobuf:"varint,2,opt,name=if_version,json=ifVersion,proto3" json:"if_version,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -862,6 +866,13 @@ func (x *ContextRequest) GetFormat() ContextFormat {
 		return x.Format
 	}
 	return ContextFormat_CONTEXT_FORMAT_UNSPECIFIED
+}
+
+func (x *ContextRequest) GetIfVersion() uint64 {
+	if x != nil {
+		return x.IfVersion
+	}
+	return 0
 }
 
 // RenderedContext is a context ready for one chat API (see ContextFormat).
@@ -1482,7 +1493,10 @@ type ContextReply struct {
 	RomVersion uint32                 `protobuf:"varint,7,opt,name=rom_version,json=romVersion,proto3" json:"rom_version,omitempty"`
 	Turn       uint32                 `protobuf:"varint,8,opt,name=turn,proto3" json:"turn,omitempty"`
 	// rendered: set when the request named a format.
-	Rendered      *RenderedContext `protobuf:"bytes,9,opt,name=rendered,proto3" json:"rendered,omitempty"`
+	Rendered *RenderedContext `protobuf:"bytes,9,opt,name=rendered,proto3" json:"rendered,omitempty"`
+	// not_modified: the request's if_version is the current version; nothing
+	// but session_id, version and seq is set.
+	NotModified   bool `protobuf:"varint,10,opt,name=not_modified,json=notModified,proto3" json:"not_modified,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1578,6 +1592,13 @@ func (x *ContextReply) GetRendered() *RenderedContext {
 		return x.Rendered
 	}
 	return nil
+}
+
+func (x *ContextReply) GetNotModified() bool {
+	if x != nil {
+		return x.NotModified
+	}
+	return false
 }
 
 type GetSessionRequest struct {
@@ -3567,9 +3588,11 @@ const file_memory_v1_api_proto_rawDesc = "" +
 	"\fcompressions\x18\x05 \x01(\rR\fcompressions\"\x8a\x01\n" +
 	"\x12CreateSessionReply\x129\n" +
 	"\x06result\x18\x01 \x01(\v2!.agentmem.memory.v1.MutationReplyR\x06result\x129\n" +
-	"\asession\x18\x02 \x01(\v2\x1f.agentmem.memory.v1.SessionInfoR\asession\"K\n" +
+	"\asession\x18\x02 \x01(\v2\x1f.agentmem.memory.v1.SessionInfoR\asession\"j\n" +
 	"\x0eContextRequest\x129\n" +
-	"\x06format\x18\x01 \x01(\x0e2!.agentmem.memory.v1.ContextFormatR\x06format\"\xe3\x01\n" +
+	"\x06format\x18\x01 \x01(\x0e2!.agentmem.memory.v1.ContextFormatR\x06format\x12\x1d\n" +
+	"\n" +
+	"if_version\x18\x02 \x01(\x04R\tifVersion\"\xe3\x01\n" +
 	"\x0fRenderedContext\x129\n" +
 	"\x06format\x18\x01 \x01(\x0e2!.agentmem.memory.v1.ContextFormatR\x06format\x12\x16\n" +
 	"\x06system\x18\x02 \x01(\tR\x06system\x129\n" +
@@ -3619,7 +3642,7 @@ const file_memory_v1_api_proto_rawDesc = "" +
 	"\bpromoted\x18\x04 \x01(\rR\bpromoted\x12\x0e\n" +
 	"\x02l1\x18\x05 \x01(\rR\x02l1\x12\x16\n" +
 	"\x06memory\x18\x06 \x01(\rR\x06memory\x12\x1a\n" +
-	"\brecalled\x18\a \x01(\rR\brecalled\"\xf9\x02\n" +
+	"\brecalled\x18\a \x01(\rR\brecalled\"\x9c\x03\n" +
 	"\fContextReply\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x18\n" +
@@ -3631,7 +3654,9 @@ const file_memory_v1_api_proto_rawDesc = "" +
 	"\vrom_version\x18\a \x01(\rR\n" +
 	"romVersion\x12\x12\n" +
 	"\x04turn\x18\b \x01(\rR\x04turn\x12?\n" +
-	"\brendered\x18\t \x01(\v2#.agentmem.memory.v1.RenderedContextR\brendered\"\x13\n" +
+	"\brendered\x18\t \x01(\v2#.agentmem.memory.v1.RenderedContextR\brendered\x12!\n" +
+	"\fnot_modified\x18\n" +
+	" \x01(\bR\vnotModified\"\x13\n" +
 	"\x11GetSessionRequest\"\xe0\x05\n" +
 	"\vSessionInfo\x12\x1d\n" +
 	"\n" +
