@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
 	"google.golang.org/protobuf/proto"
 
 	"github.com/agentmem/agentmem/actors"
@@ -50,15 +52,7 @@ func dispatchAppend(t *testing.T, n *node.Node, id, cmd, text string) (*memoryv1
 // the log refuses it (expected-last-subject-sequence), a's actor reloads
 // and decides again on top of b's append — a conflict, never a fork.
 func TestPausedOwnerMeetsTheFence(t *testing.T) {
-	a, nc := node.StartForTest(t, func(c *node.Config) { c.NodeID = "a" })
-	cfg := node.DefaultConfig()
-	cfg.DataDir, cfg.NATSURL, cfg.HTTPAddr, cfg.NodeID = t.TempDir(), a.ClientURL(), "", "b"
-	b, err := node.Start(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = b.Shutdown(context.Background()) })
-	waitSettled(t, a, b)
+	a, b, nc := startPair(t)
 	var id string
 	for deadline, i := time.Now().Add(10*time.Second), 0; id == ""; i++ {
 		if s := fmt.Sprintf("s%d", i%64); a.Serves(s) && !b.Serves(s) && i >= 64 {
@@ -145,15 +139,7 @@ func TestPausedOwnerMeetsTheFence(t *testing.T) {
 // user scope on the other, both are calls on the other node's actor (never
 // a stale copy on the session's node).
 func TestSecondAggregateOnAnotherNode(t *testing.T) {
-	a, nc := node.StartForTest(t, func(c *node.Config) { c.NodeID = "a" })
-	cfg := node.DefaultConfig()
-	cfg.DataDir, cfg.NATSURL, cfg.HTTPAddr, cfg.NodeID = t.TempDir(), a.ClientURL(), "", "b"
-	b, err := node.Start(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = b.Shutdown(context.Background()) })
-	waitSettled(t, a, b)
+	a, b, nc := startPair(t)
 	pick := func(n *node.Node, prefix string) string {
 		for i := 0; ; i++ {
 			if id := fmt.Sprintf("%s%d", prefix, i); n.Serves(id) {
@@ -186,4 +172,20 @@ func TestSecondAggregateOnAnotherNode(t *testing.T) {
 	if err != nil || string(e.GetValue()) != "keep" {
 		t.Fatalf("published entry: %v, %v", e, err)
 	}
+}
+
+// startPair starts node a (embedding NATS) and node b on a's server, and
+// waits for their partitions to settle; nc is a client connection.
+func startPair(t *testing.T) (a, b *node.Node, nc *nats.Conn) {
+	t.Helper()
+	a, nc = node.StartForTest(t, func(c *node.Config) { c.NodeID = "a" })
+	cfg := node.DefaultConfig()
+	cfg.DataDir, cfg.NATSURL, cfg.HTTPAddr, cfg.NodeID = t.TempDir(), a.ClientURL(), "", "b"
+	b, err := node.Start(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Shutdown(context.Background()) })
+	waitSettled(t, a, b)
+	return a, b, nc
 }

@@ -138,11 +138,7 @@ func (t *Table) claim(ctx context.Context, p int) {
 		return
 	}
 	t.mu.Lock()
-	pp := &t.parts[p]
-	pp.held, pp.heldRev, pp.until, pp.refreshed = true, newRev, start.Add(t.cfg.LeaseTTL-t.cfg.margin()), start
-	if pp.rev < newRev {
-		pp.owner, pp.rev, pp.seen = t.cfg.NodeID, newRev, start
-	}
+	t.leasedLocked(&t.parts[p], newRev, start)
 	t.changedLocked()
 	t.mu.Unlock()
 	how := "free"
@@ -183,9 +179,15 @@ func (t *Table) refresh(ctx context.Context, p int) {
 		t.log.Warn("lease refresh failed; retrying", "partition", p, "err", err, "valid_for", time.Until(pp.until))
 		return
 	}
-	pp.heldRev, pp.until, pp.refreshed = newRev, start.Add(t.cfg.LeaseTTL-t.cfg.margin()), start
-	if pp.rev < newRev {
-		pp.owner, pp.rev, pp.seen = t.cfg.NodeID, newRev, start
+	t.leasedLocked(pp, newRev, start)
+}
+
+// leasedLocked records a lease written at revision rev by a write that
+// started at start: valid until start + TTL − margin. Caller holds mu.
+func (t *Table) leasedLocked(pp *part, rev uint64, start time.Time) {
+	pp.held, pp.heldRev, pp.until, pp.refreshed = true, rev, start.Add(t.cfg.LeaseTTL-t.cfg.margin()), start
+	if pp.rev < rev {
+		pp.owner, pp.rev, pp.seen = t.cfg.NodeID, rev, start
 	}
 }
 
