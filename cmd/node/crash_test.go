@@ -49,7 +49,13 @@ func startNode(t *testing.T, bin, dataDir, addr string) *exec.Cmd {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { logf.Close() })
+	t.Cleanup(func() {
+		logf.Close()
+		if t.Failed() {
+			out, _ := os.ReadFile(logf.Name())
+			t.Logf("node log:\n%s", out)
+		}
+	})
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
