@@ -75,6 +75,13 @@ func (s *Service) forward(r micro.Request, id string, serve func()) {
 // maxHops nodes, then answers 503: retry.
 func (s *Service) ServeForwarded(m *nats.Msg) {
 	r := forwardedRequest{m}
+	if m.Reply != "" && !replyAllowed(m.Reply, forwardReplyPrefixes) {
+		// Only nodes reach _AMN.; still, never answer into anything but
+		// an inbox (the node's own spaces are refused whatever the prefix).
+		s.metrics.RefusedReplies.Inc()
+		s.logger.Warn("forwarded request dropped: reply subject is not an inbox", "subject", m.Subject, "reply", m.Reply)
+		return
+	}
 	st := strings.Split(m.Subject, ".")
 	var serve func(*call)
 	for _, rt := range s.routes {
@@ -103,6 +110,10 @@ func (s *Service) ServeForwarded(m *nats.Msg) {
 	}
 	s.serve(r, serve)
 }
+
+// forwardReplyPrefixes: a forwarded request's reply subject is the
+// forwarding node's request inbox.
+var forwardReplyPrefixes = []string{"_INBOX."}
 
 // hopsHeader counts the nodes a forwarded request went on from; a request
 // goes through maxHops nodes at most (placement changing under it).

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -167,6 +168,10 @@ type callServer struct {
 }
 
 func (s callServer) serve(m *nats.Msg) {
+	if !strings.HasPrefix(m.Reply, "_INBOX.") {
+		s.logger.Warn("remote call dropped: reply subject is not an inbox", "reply", m.Reply)
+		return
+	}
 	var c remoteCall
 	if err := json.Unmarshal(m.Data, &c); err != nil {
 		s.answer(m, nil, &api.Error{Code: 400, Message: "bad remote call: " + err.Error()})
