@@ -97,11 +97,8 @@ func (l *clusterLoad) fail(format string, a ...any) {
 // timeout is an unknown outcome) or the bound passes.
 func (l *clusterLoad) retry(w *worker, what string, op func(c *client.Client) error) bool {
 	start := time.Now()
-	for attempt := 0; ; attempt++ {
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	for {
 		err := op(l.pick().WithTimeout(3 * time.Second))
-		cancel()
-		_ = ctx
 		if err == nil {
 			w.maxGap = max(w.maxGap, time.Since(start))
 			return true
