@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/agentmem/agentmem/internal/cpustat"
 	"github.com/agentmem/agentmem/internal/sharedmem"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 )
@@ -24,15 +25,6 @@ func benchValue100KB(seed int) []byte {
 			i+seed, (i*7+seed)%1000, i, i%13, (i*31+seed)%997, i%100)
 	}
 	return []byte(sb.String()[:100<<10])
-}
-
-// reportCPU reports the process CPU time per op since cpu0 (processCPU):
-// on a shared machine latencies follow the neighbours' load, the CPU an op
-// costs much less.
-func reportCPU(b *testing.B, cpu0 time.Duration, ok0 bool, ops int) {
-	if cpu1, ok := processCPU(); ok && ok0 && ops > 0 {
-		b.ReportMetric(float64((cpu1-cpu0).Microseconds())/float64(ops), "cpu-µs/op")
-	}
 }
 
 // BenchmarkScopeValue100KB: a shared value of 100 KB put (durable: stored
@@ -64,7 +56,7 @@ func BenchmarkScopeValue100KB(b *testing.B) {
 	b.Run("put/actor", func(b *testing.B) {
 		var lat []time.Duration
 		i := 0
-		cpu0, ok0 := processCPU()
+		cpu := cpustat.Start()
 		for b.Loop() {
 			start := time.Now()
 			_, err := call(&memoryv1.PutEntryRequest{Key: fmt.Sprintf("k%d", i%16), Value: values[i%4], CommandId: uuid.NewString()})
@@ -75,12 +67,12 @@ func BenchmarkScopeValue100KB(b *testing.B) {
 			i++
 		}
 		benchPercentiles(b, lat)
-		reportCPU(b, cpu0, ok0, i)
+		cpu.Report(b, i)
 	})
 	b.Run("get/actor", func(b *testing.B) {
 		var lat []time.Duration
 		i := 0
-		cpu0, ok0 := processCPU()
+		cpu := cpustat.Start()
 		for b.Loop() {
 			start := time.Now()
 			r, err := call(&memoryv1.GetEntryRequest{Key: fmt.Sprintf("k%d", i%16)})
@@ -91,7 +83,7 @@ func BenchmarkScopeValue100KB(b *testing.B) {
 			i++
 		}
 		benchPercentiles(b, lat)
-		reportCPU(b, cpu0, ok0, i)
+		cpu.Report(b, i)
 	})
 	var (
 		mu sync.Mutex

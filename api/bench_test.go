@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentmem/agentmem/client"
 	"github.com/agentmem/agentmem/events"
+	"github.com/agentmem/agentmem/internal/cpustat"
 	"github.com/agentmem/agentmem/node"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 )
@@ -152,15 +153,6 @@ func reportLatency(b *testing.B, lat []time.Duration, elapsed time.Duration, rat
 		b.ReportMetric(rate, rateUnit)
 	}
 	return rate
-}
-
-// reportCPU reports the process CPU time per op since cpu0 (see processCPU):
-// on a shared machine the rate follows the neighbours' load, the CPU an op
-// costs much less.
-func reportCPU(b *testing.B, cpu0 time.Duration, ok0 bool, ops int) {
-	if cpu1, ok := processCPU(); ok && ok0 && ops > 0 {
-		b.ReportMetric(float64((cpu1-cpu0).Microseconds())/float64(ops), "cpu-µs/op")
-	}
 }
 
 // waitServing returns once the node answers requests on c. node.Start does
@@ -379,13 +371,13 @@ func BenchmarkAppendRoundTrip(b *testing.B) {
 			})
 		}
 		b.ResetTimer()
-		cpu0, ok0 := processCPU()
+		cpu := cpustat.Start()
 		start := time.Now()
 		close(begin)
 		wg.Wait()
 		elapsed := time.Since(start)
 		b.StopTimer()
-		reportCPU(b, cpu0, ok0, b.N)
+		cpu.Report(b, b.N)
 		for _, err := range errs {
 			if err != nil {
 				b.Fatal(err)
@@ -415,13 +407,13 @@ func BenchmarkAppendRoundTrip(b *testing.B) {
 			})
 		}
 		b.ResetTimer()
-		cpu0, ok0 := processCPU()
+		cpu := cpustat.Start()
 		start := time.Now()
 		close(begin)
 		wg.Wait()
 		elapsed := time.Since(start)
 		b.StopTimer()
-		reportCPU(b, cpu0, ok0, b.N)
+		cpu.Report(b, b.N)
 		for _, err := range errs {
 			if err != nil {
 				b.Fatal(err)

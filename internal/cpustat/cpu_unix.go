@@ -1,6 +1,6 @@
 //go:build unix
 
-package api_test
+package cpustat
 
 import (
 	"syscall"

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package actors
+package cpustat
 
 import "time"
 
