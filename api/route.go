@@ -26,17 +26,24 @@ type Router interface {
 // mem.v1.scope.<kind>.<id>.<op>. Watches are not placed: any node reads
 // the log. (Malformed subjects are answered where they are received.)
 func aggregateOf(subject string) (string, bool) {
-	st := strings.Split(subject, ".")
-	if len(st) < 5 || st[0] != "mem" || st[1] != "v1" || st[len(st)-1] == "watch" {
+	// Every request passes here: cut the subject, do not split it.
+	rest, ok := strings.CutPrefix(subject, "mem.v1.")
+	if !ok {
 		return "", false
 	}
-	switch {
-	case (st[2] == "session" || st[2] == "agent") && len(st) == 5:
-		return st[3], true
-	case st[2] == "scope" && len(st) == 6:
-		return st[4], true
+	kind, rest, _ := strings.Cut(rest, ".")
+	switch kind {
+	case "session", "agent":
+	case "scope":
+		_, rest, _ = strings.Cut(rest, ".") // the scope's kind
+	default:
+		return "", false
 	}
-	return "", false
+	id, op, ok := strings.Cut(rest, ".")
+	if !ok || strings.Contains(op, ".") || op == "watch" {
+		return "", false
+	}
+	return id, true
 }
 
 // forward serves r on the aggregate's owner and relays its reply. It runs

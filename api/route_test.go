@@ -56,3 +56,12 @@ func TestServeForwardedAnswersInboxesOnly(t *testing.T) {
 		}
 	}
 }
+
+func BenchmarkAggregateOf(b *testing.B) {
+	b.ReportAllocs()
+	for range b.N {
+		if _, ok := aggregateOf("mem.v1.session.s-1234.append"); !ok {
+			b.Fatal("not placed")
+		}
+	}
+}
