@@ -38,7 +38,7 @@ func (t *Table) tick(ctx context.Context) {
 		case pp.held && want != t.cfg.NodeID:
 			pp.releasing = true // no longer served from here on
 			release = append(release, p)
-		case pp.held && now.Sub(pp.refreshed) >= t.cfg.refreshEvery():
+		case pp.held && t.refreshDue(pp, now):
 			refresh = append(refresh, p)
 		case !pp.held && want == t.cfg.NodeID &&
 			(pp.owner == "" || pp.owner == t.cfg.NodeID || now.Sub(pp.seen) > t.cfg.LeaseTTL):
@@ -92,7 +92,7 @@ func (t *Table) heartbeat(ctx context.Context) {
 	if leaving {
 		return
 	}
-	info := NodeInfo{ID: t.cfg.NodeID, Incarnation: t.inc, Partitions: t.cfg.Partitions, Held: t.held(),
+	info := NodeInfo{ID: t.cfg.NodeID, Incarnation: t.inc, Partitions: t.cfg.Partitions,
 		Started: t.started, Updated: time.Now()}
 	if t.applied != nil {
 		info.AppliedSeq = t.applied()
@@ -182,10 +182,16 @@ func (t *Table) refresh(ctx context.Context, p int) {
 	t.leasedLocked(pp, newRev, start)
 }
 
+// refreshDue reports that a held lease was written refreshEvery ago or
+// more (it was written at until − (TTL − margin)).
+func (t *Table) refreshDue(pp *part, now time.Time) bool {
+	return pp.until.Sub(now) <= t.cfg.LeaseTTL-t.cfg.margin()-t.cfg.refreshEvery()
+}
+
 // leasedLocked records a lease written at revision rev by a write that
 // started at start: valid until start + TTL − margin. Caller holds mu.
 func (t *Table) leasedLocked(pp *part, rev uint64, start time.Time) {
-	pp.held, pp.heldRev, pp.until, pp.refreshed = true, rev, start.Add(t.cfg.LeaseTTL-t.cfg.margin()), start
+	pp.held, pp.heldRev, pp.until = true, rev, start.Add(t.cfg.LeaseTTL-t.cfg.margin())
 	if pp.rev < rev {
 		pp.owner, pp.rev, pp.seen = t.cfg.NodeID, rev, start
 	}

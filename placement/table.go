@@ -31,7 +31,6 @@ type NodeInfo struct {
 	ID          string    `json:"id"`
 	Incarnation string    `json:"incarnation"`
 	Partitions  int       `json:"partitions"`
-	Held        int       `json:"held"`
 	AppliedSeq  uint64    `json:"applied_seq"`
 	Started     time.Time `json:"started"`
 	Updated     time.Time `json:"updated"`
@@ -49,7 +48,6 @@ type part struct {
 	releasing bool
 	heldRev   uint64
 	until     time.Time // the lease is valid before this (local clock)
-	refreshed time.Time
 }
 
 type nodeSeen struct {
