@@ -7,14 +7,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/agentmem/agentmem/events"
-	"github.com/agentmem/agentmem/internal/natsembed"
 	"github.com/agentmem/agentmem/projections"
 )
 
@@ -23,38 +20,17 @@ import (
 // log up to that sequence. It returns the data dir and the log's last seq.
 func lagging(t *testing.T, by uint64) (string, uint64) {
 	t.Helper()
-	dir := copyFixture(t)
-	cfg := natsembed.DefaultConfig()
-	cfg.DataDir, cfg.Listen = filepath.Join(dir, JetStreamDir), "127.0.0.1:-1"
-	srv, err := natsembed.Start(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Shutdown()
-	nc, err := nats.Connect(srv.ClientURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	s, err := js.Stream(ctx, "MEM")
-	if err != nil {
-		t.Fatal(err)
-	}
-	info, err := s.Info(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	last := info.State.LastSeq
-	if _, err := projections.Rebuild(ctx, js, "MEM", filepath.Join(dir, ProjectionFile), events.NewCodec(), nil,
-		projections.WithUpTo(last-by)); err != nil {
-		t.Fatal(err)
-	}
+	var last uint64
+	dir := onCopy(t, func(ctx context.Context, dir string, js jetstream.JetStream, s jetstream.Stream) error {
+		info, err := s.Info(ctx)
+		if err != nil {
+			return err
+		}
+		last = info.State.LastSeq
+		_, err = projections.Rebuild(ctx, js, "MEM", filepath.Join(dir, ProjectionFile), events.NewCodec(), nil,
+			projections.WithUpTo(last-by))
+		return err
+	})
 	return dir, last
 }
 
@@ -75,27 +51,7 @@ func TestVerifyBehind(t *testing.T) {
 	}
 	t.Logf("%s", strings.TrimSpace(out.String()))
 
-	db, err := bolt.Open(filepath.Join(dir, ProjectionFile), 0o600, &bolt.Options{Timeout: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = db.Update(func(tx *bolt.Tx) error {
-		b := tx.Bucket([]byte("swap_messages"))
-		if b == nil {
-			return errors.New("no bucket swap_messages")
-		}
-		k, _ := b.Cursor().Last()
-		if k == nil {
-			return errors.New("swap_messages is empty")
-		}
-		return b.Delete(k)
-	})
-	if cerr := db.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	deleteSwapMessage(t, dir, (*bolt.Cursor).Last)
 	out.Reset()
 	err = Run(context.Background(), []string{"verify", "--data-dir", dir}, &out, &out)
 	if !errors.Is(err, ErrDiffers) || ExitCode(err) != 1 {

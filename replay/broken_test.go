@@ -12,6 +12,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	bolt "go.etcd.io/bbolt"
 
 	"github.com/agentmem/agentmem/internal/natsembed"
 	"github.com/agentmem/agentmem/projections"
@@ -20,6 +21,16 @@ import (
 // brokenCopy copies the fixture and damages its stream with an embedded
 // server that is stopped again before it returns.
 func brokenCopy(t *testing.T, damage func(ctx context.Context, js jetstream.JetStream, s jetstream.Stream) error) string {
+	t.Helper()
+	return onCopy(t, func(ctx context.Context, _ string, js jetstream.JetStream, s jetstream.Stream) error {
+		return damage(ctx, js, s)
+	})
+}
+
+// onCopy copies the fixture and runs fn on it (its data dir, and its log
+// stream served by an embedded server that is stopped again before onCopy
+// returns the dir).
+func onCopy(t *testing.T, fn func(ctx context.Context, dir string, js jetstream.JetStream, s jetstream.Stream) error) string {
 	t.Helper()
 	dir := copyFixture(t)
 	cfg := natsembed.DefaultConfig()
@@ -39,13 +50,13 @@ func brokenCopy(t *testing.T, damage func(ctx context.Context, js jetstream.JetS
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	s, err := js.Stream(ctx, "MEM")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := damage(ctx, js, s); err != nil {
+	if err := fn(ctx, dir, js, s); err != nil {
 		t.Fatal(err)
 	}
 	return dir
@@ -131,5 +142,32 @@ func TestVerifyTruncated(t *testing.T) {
 	want := fmt.Sprintf("stream MEM is truncated: sequences 1..%d purged (first %d, last %d)", f.lastSeq-10, f.lastSeq-9, f.lastSeq)
 	if !strings.Contains(err.Error(), want) {
 		t.Errorf("%q does not contain %q", err, want)
+	}
+}
+
+// deleteSwapMessage deletes one record of the projection's swap_messages
+// bucket (the one pick finds): a damaged projection.
+func deleteSwapMessage(t *testing.T, dir string, pick func(*bolt.Cursor) ([]byte, []byte)) {
+	t.Helper()
+	db, err := bolt.Open(filepath.Join(dir, ProjectionFile), 0o600, &bolt.Options{Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket([]byte("swap_messages"))
+		if b == nil {
+			return errors.New("no bucket swap_messages")
+		}
+		k, _ := pick(b.Cursor())
+		if k == nil {
+			return errors.New("swap_messages is empty")
+		}
+		return b.Delete(k)
+	})
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
 	}
 }

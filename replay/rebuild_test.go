@@ -100,27 +100,7 @@ func TestVerify(t *testing.T) {
 	}
 	t.Logf("%s", strings.TrimSpace(out.String()))
 
-	db, err := bolt.Open(filepath.Join(dir, ProjectionFile), 0o600, &bolt.Options{Timeout: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = db.Update(func(tx *bolt.Tx) error {
-		b := tx.Bucket([]byte("swap_messages"))
-		if b == nil {
-			return errors.New("no bucket swap_messages")
-		}
-		k, _ := b.Cursor().First()
-		if k == nil {
-			return errors.New("swap_messages is empty")
-		}
-		return b.Delete(k)
-	})
-	if cerr := db.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	deleteSwapMessage(t, dir, (*bolt.Cursor).First)
 
 	out.Reset()
 	err = Run(context.Background(), []string{"verify", "--data-dir", dir}, &out, &out)
