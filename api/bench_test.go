@@ -155,6 +155,35 @@ func reportLatency(b *testing.B, lat []time.Duration, elapsed time.Duration, rat
 	return rate
 }
 
+// runWorkers runs work on benchWorkers goroutines, which each prepare and
+// then wait for begin, so that they start together; it times them from
+// begin, reports the process CPU per op, fails b on a worker's error and
+// returns every latency and the elapsed time.
+func runWorkers(b *testing.B, work func(w int, begin <-chan struct{}) ([]time.Duration, error)) ([]time.Duration, time.Duration) {
+	b.Helper()
+	lats := make([][]time.Duration, benchWorkers)
+	errs := make([]error, benchWorkers)
+	var wg sync.WaitGroup
+	begin := make(chan struct{})
+	for w := range benchWorkers {
+		wg.Go(func() { lats[w], errs[w] = work(w, begin) })
+	}
+	b.ResetTimer()
+	cpu := cpustat.Start()
+	start := time.Now()
+	close(begin)
+	wg.Wait()
+	elapsed := time.Since(start)
+	b.StopTimer()
+	cpu.Report(b, b.N)
+	for _, err := range errs {
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	return slices.Concat(lats...), elapsed
+}
+
 // waitServing returns once the node answers requests on c. node.Start does
 // not flush the service's subscriptions, so a request sent right after
 // node.StartForTest may find no responders. A 404 from "get" for a session
@@ -345,45 +374,25 @@ func BenchmarkAppendRoundTrip(b *testing.B) {
 		defer handlers.Wait()
 		defer func() { _ = sub.Unsubscribe() }()
 		ops := splitOps(b.N, benchWorkers)
-		lats := make([][]time.Duration, benchWorkers)
-		errs := make([]error, benchWorkers)
-		var wg sync.WaitGroup
-		begin := make(chan struct{})
-		for w := range benchWorkers {
-			wg.Go(func() {
-				wc := workerNC[w]
-				subj := fmt.Sprintf("floorbench.%d", w)
-				lat := make([]time.Duration, 0, ops[w])
-				<-begin
-				for range ops[w] {
-					t0 := time.Now()
-					rep, err := wc.Request(subj, payload, 10*time.Second)
-					if err == nil && len(rep.Data) > 0 {
-						err = errors.New(string(rep.Data))
-					}
-					if err != nil {
-						errs[w] = err
-						break
-					}
-					lat = append(lat, time.Since(t0))
+		lats, elapsed := runWorkers(b, func(w int, begin <-chan struct{}) ([]time.Duration, error) {
+			wc := workerNC[w]
+			subj := fmt.Sprintf("floorbench.%d", w)
+			lat := make([]time.Duration, 0, ops[w])
+			<-begin
+			for range ops[w] {
+				t0 := time.Now()
+				rep, err := wc.Request(subj, payload, 10*time.Second)
+				if err == nil && len(rep.Data) > 0 {
+					err = errors.New(string(rep.Data))
 				}
-				lats[w] = lat
-			})
-		}
-		b.ResetTimer()
-		cpu := cpustat.Start()
-		start := time.Now()
-		close(begin)
-		wg.Wait()
-		elapsed := time.Since(start)
-		b.StopTimer()
-		cpu.Report(b, b.N)
-		for _, err := range errs {
-			if err != nil {
-				b.Fatal(err)
+				if err != nil {
+					return lat, err
+				}
+				lat = append(lat, time.Since(t0))
 			}
-		}
-		floorRate64 = reportLatency(b, slices.Concat(lats...), elapsed, "ops/s")
+			return lat, nil
+		})
+		floorRate64 = reportLatency(b, lats, elapsed, "ops/s")
 		if rawRate64 > 0 {
 			b.ReportMetric(floorRate64/rawRate64, "x-raw-64")
 		}
@@ -395,31 +404,12 @@ func BenchmarkAppendRoundTrip(b *testing.B) {
 		for w := range ids {
 			ids[w] = newBenchSessions(b, conns[w], sessionsFor(ops[w]))
 		}
-		lats := make([][]time.Duration, benchWorkers)
-		errs := make([]error, benchWorkers)
-		var wg sync.WaitGroup
-		begin := make(chan struct{})
-		for w := range benchWorkers {
-			wg.Go(func() {
-				lat := make([]time.Duration, 0, ops[w])
-				<-begin
-				lats[w], errs[w] = benchAppends(conns[w], ids[w], ops[w], lat)
-			})
-		}
-		b.ResetTimer()
-		cpu := cpustat.Start()
-		start := time.Now()
-		close(begin)
-		wg.Wait()
-		elapsed := time.Since(start)
-		b.StopTimer()
-		cpu.Report(b, b.N)
-		for _, err := range errs {
-			if err != nil {
-				b.Fatal(err)
-			}
-		}
-		rate := reportLatency(b, slices.Concat(lats...), elapsed, "appends/s")
+		lats, elapsed := runWorkers(b, func(w int, begin <-chan struct{}) ([]time.Duration, error) {
+			lat := make([]time.Duration, 0, ops[w])
+			<-begin
+			return benchAppends(conns[w], ids[w], ops[w], lat)
+		})
+		rate := reportLatency(b, lats, elapsed, "appends/s")
 		if rawRate64 > 0 {
 			b.ReportMetric(rate/rawRate64, "x-raw-64")
 		}
