@@ -148,14 +148,7 @@ func TestDiskFull(t *testing.T) {
 			}
 
 			_, up := waitHealthz(t, s.n, 200, recoveryBound)
-			var writes time.Time
-			for deadline := time.Now().Add(recoveryBound); writes.IsZero() && time.Now().Before(deadline); {
-				time.Sleep(20 * time.Millisecond)
-				writes = w.firstAckAfter(freed)
-			}
-			if writes.IsZero() {
-				t.Fatalf("no append acknowledged within %s after space returned", recoveryBound)
-			}
+			writes := w.waitAckAfter(t, freed, recoveryBound)
 			time.Sleep(500 * time.Millisecond)
 			w.stop()
 			last := checkNoAckedWriteLost(t, w, s.js)

@@ -107,6 +107,19 @@ func (w *writers) between(from, to time.Time) []appendResult {
 
 // firstAckAfter is the time the first append started after t was
 // acknowledged (zero: none yet).
+// waitAckAfter waits up to bound for an append acknowledged after freed
+// (space returned) and returns when it was; none fails the test.
+func (w *writers) waitAckAfter(t *testing.T, freed time.Time, bound time.Duration) time.Time {
+	t.Helper()
+	for deadline := time.Now().Add(bound); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if at := w.firstAckAfter(freed); !at.IsZero() {
+			return at
+		}
+	}
+	t.Fatalf("no append acknowledged within %s after space returned", bound)
+	return time.Time{}
+}
+
 func (w *writers) firstAckAfter(t time.Time) time.Time {
 	w.mu.Lock()
 	defer w.mu.Unlock()

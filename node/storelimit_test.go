@@ -94,14 +94,7 @@ func TestJetStreamStoreFull(t *testing.T) {
 		t.Errorf("no 503 while the store was full")
 	}
 	_, up := waitHealthz(t, s.n, 200, recoveryBound)
-	var writes time.Time
-	for deadline := time.Now().Add(recoveryBound); writes.IsZero() && time.Now().Before(deadline); {
-		time.Sleep(20 * time.Millisecond)
-		writes = w.firstAckAfter(freed)
-	}
-	if writes.IsZero() {
-		t.Fatalf("no append acknowledged within %s after space returned", recoveryBound)
-	}
+	writes := w.waitAckAfter(t, freed, recoveryBound)
 	w.stop()
 	last := checkNoAckedWriteLost(t, w, s.js)
 	if err := s.n.WaitProjected(ctx, last); err != nil {
