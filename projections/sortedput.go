@@ -2,6 +2,7 @@ package projections
 
 import (
 	"bytes"
+	"cmp"
 	"slices"
 
 	bolt "go.etcd.io/bbolt"
@@ -25,7 +26,13 @@ type sortedPuts struct {
 	kvs []keyValue
 }
 
-type keyValue struct{ k, v []byte }
+// keyValue is a buffered Put; i is its position among the Puts, the tie
+// break that keeps a key put twice in order (an unstable sort with a total
+// order, about twice as fast as a stable one on a Rebuild chunk).
+type keyValue struct {
+	k, v []byte
+	i    int
+}
 
 // put checks what bbolt's Put checks (so that a bad key fails the record
 // that carries it, as a direct Put did) and buffers the pair. k and v must
@@ -39,13 +46,18 @@ func (s *sortedPuts) put(k, v []byte) error {
 	case int64(len(v)) > bolt.MaxValueSize:
 		return berrors.ErrValueTooLarge
 	}
-	s.kvs = append(s.kvs, keyValue{k, v})
+	s.kvs = append(s.kvs, keyValue{k, v, len(s.kvs)})
 	return nil
 }
 
 // flush writes the buffered pairs into b, in key order, and empties s.
 func (s *sortedPuts) flush(b *bolt.Bucket) error {
-	slices.SortStableFunc(s.kvs, func(a, b keyValue) int { return bytes.Compare(a.k, b.k) })
+	slices.SortFunc(s.kvs, func(a, b keyValue) int {
+		if c := bytes.Compare(a.k, b.k); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.i, b.i)
+	})
 	for _, kv := range s.kvs {
 		if err := b.Put(kv.k, kv.v); err != nil {
 			return err

@@ -1,6 +1,7 @@
 package swap
 
 import (
+	"strings"
 	"unicode"
 	"unicode/utf8"
 )
@@ -194,6 +195,20 @@ func asciiWordClass(w string, seen uint8, emit func(string)) {
 		}
 		return
 	}
+	if endsInDigit(w) {
+		// The English stemmer only rewrites letter suffixes, special words
+		// and stop words (all letters) and a leading apostrophe: a word that
+		// ends in a digit ("v2", "ticket1234") is its own stem
+		// (TestDigitEndedWordsAreTheirOwnStems). Skipping the stemmer and
+		// the cache keeps identifiers, which rarely repeat, from churning it.
+		if len(w) <= MaxTermBytes {
+			if seen&cUpper != 0 {
+				w = strings.ToLower(w)
+			}
+			emit(w)
+		}
+		return
+	}
 	var t string
 	if seen&cUpper != 0 {
 		var buf [maxWordBytes]byte
@@ -213,4 +228,11 @@ func asciiWordClass(w string, seen uint8, emit func(string)) {
 		return
 	}
 	emit(t)
+}
+
+// endsInDigit reports whether the ASCII word w ends in a digit and does not
+// start with an apostrophe (the stemmer would trim it).
+func endsInDigit(w string) bool {
+	c := w[len(w)-1]
+	return '0' <= c && c <= '9' && w[0] != '\''
 }

@@ -244,3 +244,26 @@ func TestStemCache(t *testing.T) {
 		}
 	}
 }
+
+// TestDigitEndedWordsAreTheirOwnStems checks the shortcut of asciiWordClass:
+// an ASCII word that ends in a digit is its own stem. Words are drawn from
+// letters and fragments that the stemmer's rules look at (suffixes, y,
+// apostrophes, special and stop words) followed by digits.
+func TestDigitEndedWordsAreTheirOwnStems(t *testing.T) {
+	parts := []string{"ing", "ed", "ly", "ies", "sses", "ational", "ization", "y", "Y", "'", "'s", "e", "l",
+		"news", "skies", "the", "a", "is", "gener", "commun", "arsen", "x", "at", "bl", "iz", "eed", "ness"}
+	rapid.Check(t, func(t *rapid.T) {
+		w := strings.Join(rapid.SliceOfN(rapid.SampledFrom(parts), 0, 4).Draw(t, "parts"), "") +
+			rapid.StringMatching(`[0-9]{1,4}`).Draw(t, "digits")
+		if w[0] == '\'' {
+			w = "o" + w
+		}
+		lw := strings.ToLower(w)
+		if got := stemWord(lw); got != lw {
+			t.Fatalf("stem(%q) = %q, the shortcut says %q", lw, got, lw)
+		}
+		if got, want := Analyze(w), referenceTerms(w); !slices.Equal(got, want) {
+			t.Fatalf("Analyze(%q) = %q, reference %q", w, got, want)
+		}
+	})
+}
