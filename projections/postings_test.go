@@ -413,3 +413,35 @@ func TestSearchProximitySkipsExactly(t *testing.T) {
 		}
 	}
 }
+
+// TestStoredDFWalk checks the cursor walk of storedDF against a Get per key,
+// for group lists that hit stored keys a step apart, many steps apart and
+// between them, and keys before the first and after the last stored one.
+func TestStoredDFWalk(t *testing.T) {
+	s := openTestStore(t)
+	rng := rand.New(rand.NewPCG(3, 3))
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketBM25Terms)
+		for i := 0; i < 2000; i += 1 + rng.IntN(3) {
+			if err := b.Put(termKey("u", fmt.Sprintf("t%05d", i)), u64(uint64(i+1))); err != nil {
+				return err
+			}
+		}
+		for round := 0; round < 50; round++ {
+			var groups []termGroup
+			for i := -5; i < 2010; i += 1 + rng.IntN(1+round*4) {
+				groups = append(groups, termGroup{key: string(termKey("u", fmt.Sprintf("t%05d", i)))})
+			}
+			got := storedDF(b, groups, nil)
+			for i, g := range groups {
+				if want := getU64(b, []byte(g.key)); got[i] != want {
+					t.Fatalf("round %d: df of %q = %d, Get says %d", round, g.key, got[i], want)
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

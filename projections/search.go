@@ -1,9 +1,12 @@
 package projections
 
 import (
+	"encoding/binary"
 	"maps"
 	"slices"
 	"strings"
+
+	bolt "go.etcd.io/bbolt"
 
 	"github.com/agentmem/agentmem/internal/swap"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
@@ -173,12 +176,13 @@ func (w *writer) flushBM25() error {
 		slab = append(slab, b...)
 		return slab[o:len(slab):len(slab)]
 	}
+	dfs := storedDF(w.bTerms, p.groups, make([]uint64, 0, len(p.groups)))
 	var enc postingBlockWriter
 	var kbuf []byte
 	for i := range p.groups {
 		g := &p.groups[i]
 		tk := []byte(g.key)
-		df := getU64(w.bTerms, tk)
+		df := dfs[i]
 		for j := 0; j < len(g.list); {
 			blk := g.list[j].docID >> postingBlockShift
 			kbuf = appendPostingKey(kbuf[:0], g.key, blk)
@@ -216,4 +220,33 @@ func (w *writer) flushBM25() error {
 	}
 	clear(w.statsDelta)
 	return nil
+}
+
+// storedDF appends to dst the document frequency stored in terms for each of
+// groups (sorted by key; 0 when absent), read in one cursor walk: a key a
+// few steps ahead is reached with Next, farther ones with Seek. Nothing is
+// written to terms during the walk (a Put would invalidate the cursor).
+func storedDF(terms *bolt.Bucket, groups []termGroup, dst []uint64) []uint64 {
+	const maxSteps = 8
+	c := terms.Cursor()
+	var k, v []byte
+	if len(groups) > 0 {
+		k, v = c.Seek([]byte(groups[0].key))
+	}
+	for i := range groups {
+		key := groups[i].key
+		for steps := 0; k != nil && string(k) < key; steps++ {
+			if steps == maxSteps {
+				k, v = c.Seek([]byte(key))
+				break
+			}
+			k, v = c.Next()
+		}
+		var df uint64
+		if k != nil && string(k) == key && len(v) == 8 {
+			df = binary.BigEndian.Uint64(v)
+		}
+		dst = append(dst, df)
+	}
+	return dst
 }
