@@ -46,7 +46,7 @@ bench:
 	$(GO) test -run '^$$' -bench ScopeValue100KB -benchtime=2s ./actors/
 	$(GO) test -run '^$$' -bench IdleSessionMemory -benchtime=1x ./actors/
 	$(GO) test -run '^$$' -bench Shutdown -benchtime=3x ./node/
-	$(GO) test -run '^$$' -bench 'Rebuild|RawOrdered' -benchtime=2x ./projections/
+	$(GO) test -run '^$$' -bench 'Rebuild|RawOrdered|BoltSortedPut' -benchtime=2x ./projections/
 	$(GO) test -run '^$$' -bench 'Search|Recall' ./projections/
 	$(GO) test -run '^$$' -bench . -benchtime=20x ./largedata/
 	$(GO) test -run '^$$' -bench Cluster -benchtime=3000x ./node/
