@@ -123,6 +123,8 @@ type Service struct {
 	// routes serve forwarded requests (fixed once Start returns).
 	router Router
 	routes []route
+	// candidateKeys remembers what each session's appends search for.
+	candidateKeys candidateKeyCache
 }
 
 type endpoint struct {
