@@ -172,6 +172,12 @@ func (c *core) lookupCommand(key string) (*memoryv1.CommandResult, bool, error) 
 	if r, ok := c.ring.lookup(key); ok {
 		return r, true, nil
 	}
+	if c.ring.covers(c.m.Version()) {
+		// The ring holds a command of every version: the aggregate was
+		// replayed from its first batch in this activation and has not
+		// outgrown the ring.
+		return nil, false, nil
+	}
 	// What memory can answer reaches back to the older of the window's and
 	// the ring's oldest command: the index must cover what is before it.
 	if ro := c.ring.oldest(); ro != 0 && ro < oldest {
@@ -247,7 +253,8 @@ const ringSize = 512
 type commandRing struct {
 	hashes  []uint64
 	results []ringResult
-	next    int // where the next key goes once the ring is full
+	next    int    // where the next key goes once the ring is full
+	added   uint64 // keys ever added
 }
 
 type ringResult struct {
@@ -281,6 +288,7 @@ func (r *commandRing) add(key string, digest []byte, version, seq uint64) {
 		return
 	}
 	res := newRingResult(digest, version, seq)
+	r.added++
 	if len(r.hashes) < ringSize {
 		// Grows with the aggregate: a short session holds a short ring.
 		r.hashes, r.results = append(r.hashes, ringHash(key)), append(r.results, res)
@@ -310,6 +318,13 @@ func (r *commandRing) lookup(key string) (*memoryv1.CommandResult, bool) {
 		}
 	}
 	return nil, false
+}
+
+// covers reports whether the ring holds as many commands as the aggregate
+// has versions (version), none overwritten: then every command the
+// aggregate stored is in it, each batch holding one command.
+func (r *commandRing) covers(version uint64) bool {
+	return r.added >= version && r.added <= ringSize
 }
 
 // oldest is the sequence of the oldest remembered command (0: none).
