@@ -161,6 +161,12 @@ type CommandIndex interface {
 // Without an index (a node running without a projector) only the window is
 // searched: the documented bound is the last 64 commands per aggregate.
 func (c *core) lookupCommand(key string) (*memoryv1.CommandResult, bool, error) {
+	covered := c.ring.covers(c.m.Version())
+	if _, ok := c.ring.lookup(key); !ok && covered {
+		// Every command stored is in the ring (see below): a new command,
+		// told without reading the model's window.
+		return nil, false, nil
+	}
 	if r, ok := c.m.LookupCommand(key); ok {
 		return r, true, nil
 	}
@@ -172,7 +178,7 @@ func (c *core) lookupCommand(key string) (*memoryv1.CommandResult, bool, error) 
 	if r, ok := c.ring.lookup(key); ok {
 		return r, true, nil
 	}
-	if c.ring.covers(c.m.Version()) {
+	if covered {
 		// The ring holds a command of every version: the aggregate was
 		// replayed from its first batch in this activation and has not
 		// outgrown the ring.
@@ -306,18 +312,33 @@ func (r *commandRing) lookup(key string) (*memoryv1.CommandResult, bool) {
 		return nil, false
 	}
 	h := ringHash(key)
-	for i := 0; i < n; i++ {
-		j := (r.next - 1 - i + 2*ringSize) % len(r.hashes)
-		if r.hashes[j] == h {
-			res := r.results[j]
-			out := &memoryv1.CommandResult{CommandId: key, Version: res.version, Seq: res.seq}
-			if res.hasDigest {
-				out.Digest = res.digest[:]
-			}
-			return out, true
+	// Newest first: from next-1 down to 0, then (once the ring is full) from
+	// the end down to next.
+	j := -1
+	if k := lastIndex(r.hashes[:r.next], h); k >= 0 {
+		j = k
+	} else if k := lastIndex(r.hashes[r.next:], h); k >= 0 {
+		j = r.next + k
+	}
+	if j < 0 {
+		return nil, false
+	}
+	res := r.results[j]
+	out := &memoryv1.CommandResult{CommandId: key, Version: res.version, Seq: res.seq}
+	if res.hasDigest {
+		out.Digest = res.digest[:]
+	}
+	return out, true
+}
+
+// lastIndex is the index of the last h in hs (-1: none).
+func lastIndex(hs []uint64, h uint64) int {
+	for i := len(hs) - 1; i >= 0; i-- {
+		if hs[i] == h {
+			return i
 		}
 	}
-	return nil, false
+	return -1
 }
 
 // covers reports whether the ring holds as many commands as the aggregate
