@@ -378,6 +378,12 @@ func TestCommandRing(t *testing.T) {
 		t.Fatal("empty ring found something")
 	}
 	for i := 1; i <= ringSize+10; i++ {
+		if got := r.covers(uint64(i - 1)); got != (i-1 <= ringSize) {
+			t.Fatalf("after %d keys: covers(%d) = %v", i-1, i-1, got)
+		}
+		if i > 1 && r.covers(uint64(i)) {
+			t.Fatalf("after %d keys: covers a version beyond them", i-1)
+		}
 		var digest []byte
 		if i%2 == 1 {
 			digest = CommandDigest(&memoryv1.AppendRequest{Messages: []*memoryv1.MessageInput{userMsg(fmt.Sprint(i))}})

@@ -161,6 +161,12 @@ type CommandIndex interface {
 // Without an index (a node running without a projector) only the window is
 // searched: the documented bound is the last 64 commands per aggregate.
 func (c *core) lookupCommand(key string) (*memoryv1.CommandResult, bool, error) {
+	covered := c.ring.covers(c.m.Version())
+	if _, ok := c.ring.lookup(key); !ok && covered {
+		// Every command stored is in the ring (see below): a new command,
+		// told without reading the model's window.
+		return nil, false, nil
+	}
 	if r, ok := c.m.LookupCommand(key); ok {
 		return r, true, nil
 	}
@@ -171,6 +177,12 @@ func (c *core) lookupCommand(key string) (*memoryv1.CommandResult, bool, error) 
 	}
 	if r, ok := c.ring.lookup(key); ok {
 		return r, true, nil
+	}
+	if covered {
+		// The ring holds a command of every version: the aggregate was
+		// replayed from its first batch in this activation and has not
+		// outgrown the ring.
+		return nil, false, nil
 	}
 	// What memory can answer reaches back to the older of the window's and
 	// the ring's oldest command: the index must cover what is before it.
@@ -247,7 +259,8 @@ const ringSize = 512
 type commandRing struct {
 	hashes  []uint64
 	results []ringResult
-	next    int // where the next key goes once the ring is full
+	next    int    // where the next key goes once the ring is full
+	added   uint64 // keys ever added
 }
 
 type ringResult struct {
@@ -281,6 +294,7 @@ func (r *commandRing) add(key string, digest []byte, version, seq uint64) {
 		return
 	}
 	res := newRingResult(digest, version, seq)
+	r.added++
 	if len(r.hashes) < ringSize {
 		// Grows with the aggregate: a short session holds a short ring.
 		r.hashes, r.results = append(r.hashes, ringHash(key)), append(r.results, res)
@@ -298,18 +312,40 @@ func (r *commandRing) lookup(key string) (*memoryv1.CommandResult, bool) {
 		return nil, false
 	}
 	h := ringHash(key)
-	for i := 0; i < n; i++ {
-		j := (r.next - 1 - i + 2*ringSize) % len(r.hashes)
-		if r.hashes[j] == h {
-			res := r.results[j]
-			out := &memoryv1.CommandResult{CommandId: key, Version: res.version, Seq: res.seq}
-			if res.hasDigest {
-				out.Digest = res.digest[:]
-			}
-			return out, true
+	// Newest first: from next-1 down to 0, then (once the ring is full) from
+	// the end down to next.
+	j := -1
+	if k := lastIndex(r.hashes[:r.next], h); k >= 0 {
+		j = k
+	} else if k := lastIndex(r.hashes[r.next:], h); k >= 0 {
+		j = r.next + k
+	}
+	if j < 0 {
+		return nil, false
+	}
+	res := r.results[j]
+	out := &memoryv1.CommandResult{CommandId: key, Version: res.version, Seq: res.seq}
+	if res.hasDigest {
+		out.Digest = res.digest[:]
+	}
+	return out, true
+}
+
+// lastIndex is the index of the last h in hs (-1: none).
+func lastIndex(hs []uint64, h uint64) int {
+	for i := len(hs) - 1; i >= 0; i-- {
+		if hs[i] == h {
+			return i
 		}
 	}
-	return nil, false
+	return -1
+}
+
+// covers reports whether the ring holds as many commands as the aggregate
+// has versions (version), none overwritten: then every command the
+// aggregate stored is in it, each batch holding one command.
+func (r *commandRing) covers(version uint64) bool {
+	return r.added >= version && r.added <= ringSize
 }
 
 // oldest is the sequence of the oldest remembered command (0: none).

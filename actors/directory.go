@@ -11,6 +11,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/agentmem/agentmem/internal/gopool"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 	"github.com/agentmem/agentmem/tenancy"
 )
@@ -46,6 +47,8 @@ type Directory struct {
 	system     *actor.ActorSystem
 	root       *actor.RootContext
 	recoveries chan struct{}
+	// mailboxes runs the actors' mailboxes (see dispatcher).
+	mailboxes *gopool.Pool
 
 	// bg is cancelled on Close; background rewrites watch it, bgWG waits for them.
 	bg       context.Context
@@ -79,6 +82,7 @@ func New(cfg Config, deps Deps) (*Directory, error) {
 		bg:         bg,
 		bgCancel:   cancel,
 		pids:       make(map[string]*actor.PID),
+		mailboxes:  gopool.New(mailboxIdle),
 	}
 	return d, nil
 }
@@ -114,7 +118,8 @@ func (d *Directory) dispatch(key string, produce func(key string) actor.Actor, m
 func (d *Directory) pidLocked(key string, produce func(key string) actor.Actor) *actor.PID {
 	pid, ok := d.pids[key]
 	if !ok {
-		pid = d.root.Spawn(actor.PropsFromProducer(func() actor.Actor { return produce(key) }))
+		pid = d.root.Spawn(actor.PropsFromProducer(func() actor.Actor { return produce(key) },
+			actor.WithDispatcher(dispatcher{d.mailboxes})))
 		d.pids[key] = pid
 		d.deps.Metrics.ActiveActors.Inc()
 	}
@@ -183,6 +188,7 @@ func (d *Directory) Close(ctx context.Context) error {
 	d.bgCancel()
 	d.bgWG.Wait()
 	d.system.Shutdown()
+	d.mailboxes.Stop()
 	return err
 }
 

@@ -3,6 +3,7 @@ package api
 import (
 	"cmp"
 	"context"
+	"errors"
 	"slices"
 	"unicode/utf8"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/agentmem/agentmem/internal/utf8cut"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 	"github.com/agentmem/agentmem/tenancy"
+	"google.golang.org/protobuf/proto"
 )
 
 // The node's half of the context assembler (DESIGN §5a): when an append
@@ -49,14 +51,53 @@ func (s *Service) appendWithSearch(ctx context.Context, who *tenancy.Caller, id 
 			return
 		}
 	}
-	var c *segmented.Candidates
-	if q != "" && s.rm != nil {
-		// An error (404, 403) is left to the append to answer.
-		if info, err := s.sessionInfo(ctx, who, id); err == nil && wantsCandidates(info) {
-			c = s.candidates(ctx, who, id, info, q)
-		}
+	if q == "" || s.rm == nil {
+		s.dispatch(id, who, &actors.Append{Request: req}, reply)
+		return
 	}
-	s.dispatch(id, who, &actors.Append{Request: req, Candidates: c}, reply)
+	var key *segmented.CandidateKey
+	if k, ok := s.candidateKeys.get(id); ok {
+		key = &k
+	}
+	s.appendChecked(ctx, who, id, req, q, key, reply, maxCandidateSearches)
+}
+
+// maxCandidateSearches bounds the searches of one append whose session's
+// settings keep changing under it (each change is one compression or one
+// re-creation of the session: in practice one search, two at most).
+const maxCandidateSearches = 4
+
+// appendChecked searches the candidates of q for key (nil: none; the
+// session's actor answers with its key if it wants them) and hands the
+// append to the actor, which checks key against the session's. When it
+// does not match, the search runs again for the session's key (and the key
+// is remembered for the session's next appends). The search thus needs no
+// round trip to the actor before it, and its result is the one the
+// session's current settings call for.
+func (s *Service) appendChecked(ctx context.Context, who *tenancy.Caller, id string, req *memoryv1.AppendRequest, q string, key *segmented.CandidateKey, reply actors.ReplyFunc, searches int) {
+	var c *segmented.Candidates
+	if key != nil {
+		c = s.candidates(ctx, who, id, *key, q)
+		searches--
+	}
+	s.dispatch(id, who, &actors.Append{Request: req, Candidates: c, Checked: true, Key: key}, func(m proto.Message, err error) {
+		var need *actors.NeedCandidates
+		if !errors.As(err, &need) {
+			reply(m, err)
+			return
+		}
+		s.candidateKeys.put(id, need.Key)
+		if searches == 0 {
+			reply(nil, &Error{Code: 503, Message: "the session's settings changed during each search for the append's context; nothing was stored, retry"})
+			return
+		}
+		// Not on the actor's goroutine: it answered and moves on.
+		go func() {
+			ctx, cancel := context.WithTimeout(s.ctx, s.cfg.QueryTimeout)
+			defer cancel()
+			s.appendChecked(ctx, who, id, req, q, &need.Key, reply, searches)
+		}()
+	})
 }
 
 // latestUserText returns the content of req's last user message ("" when
@@ -71,21 +112,14 @@ func latestUserText(req *memoryv1.AppendRequest) string {
 	return utf8cut.Prefix(q, MaxQueryBytes)
 }
 
-// wantsCandidates reports whether the session assembles its context.
-func wantsCandidates(info *memoryv1.SessionInfo) bool {
-	a := info.GetAssembly()
-	return a != nil && a.GetRecallPct()+a.GetMemoryPct() > 0
-}
-
 // candidates searches for the assembler. A failed search is logged and
 // counted (agentmem_api_assembly_errors_total) and its part left empty:
 // the append is stored either way, and its event records what was chosen.
-func (s *Service) candidates(ctx context.Context, who *tenancy.Caller, id string, info *memoryv1.SessionInfo, q string) *segmented.Candidates {
+func (s *Service) candidates(ctx context.Context, who *tenancy.Caller, id string, k segmented.CandidateKey, q string) *segmented.Candidates {
 	c := &segmented.Candidates{}
-	a := info.GetAssembly()
 	// Until the session first compresses, every message is verbatim in L1:
-	// nothing to recall, so no search.
-	if a.GetRecallPct() > 0 && info.GetCompressions() > 0 {
+	// nothing to recall, so no search (k.Recall is false).
+	if k.Recall {
 		hits, err := s.rm.Search(ctx, id, memoryv1.SearchScope_SEARCH_SCOPE_SESSION, q, recallCandidates)
 		if err != nil {
 			s.metrics.AssemblyErrors.WithLabelValues("recall").Inc()
@@ -95,8 +129,8 @@ func (s *Service) candidates(ctx context.Context, who *tenancy.Caller, id string
 			c.Recall = append(c.Recall, h.GetMessage())
 		}
 	}
-	if a.GetMemoryPct() > 0 && s.entries != nil {
-		c.Memory = s.memoryCandidates(who, id, info, q)
+	if k.Memory && s.entries != nil {
+		c.Memory = s.memoryCandidates(who, id, k, q)
 	}
 	return c
 }
@@ -107,16 +141,16 @@ type scopeRef struct {
 }
 
 // assemblyScopes are the scopes of a session's memory section, by tier.
-func assemblyScopes(id string, info *memoryv1.SessionInfo) []scopeRef {
+func assemblyScopes(id string, k segmented.CandidateKey) []scopeRef {
 	refs := []scopeRef{}
-	if a := info.GetAgentId(); a != "" {
+	if a := k.Agent; a != "" {
 		refs = append(refs, scopeRef{sharedmem.KindAgent, a, segmented.TierTask})
 	}
 	refs = append(refs, scopeRef{sharedmem.KindSession, id, segmented.TierTask})
 	for _, r := range []scopeRef{
-		{sharedmem.KindUser, info.GetUserId(), segmented.TierUser},
-		{sharedmem.KindProject, info.GetProject(), segmented.TierUser},
-		{sharedmem.KindApp, info.GetApp(), segmented.TierUser},
+		{sharedmem.KindUser, k.User, segmented.TierUser},
+		{sharedmem.KindProject, k.Project, segmented.TierUser},
+		{sharedmem.KindApp, k.App, segmented.TierUser},
 	} {
 		if r.id != "" {
 			refs = append(refs, r)
@@ -130,13 +164,13 @@ func assemblyScopes(id string, info *memoryv1.SessionInfo) []scopeRef {
 // matching q, best first across the tier's scopes by BM25 score weighted
 // by importance (1 + importance), then each scope's most important and
 // most recent entries.
-func (s *Service) memoryCandidates(who *tenancy.Caller, id string, info *memoryv1.SessionInfo, q string) []*memoryv1.MemoryItem {
+func (s *Service) memoryCandidates(who *tenancy.Caller, id string, k segmented.CandidateKey, q string) []*memoryv1.MemoryItem {
 	type scored struct {
 		item  *memoryv1.MemoryItem
 		score float64
 	}
 	var matched, top []scored
-	for _, r := range assemblyScopes(id, info) {
+	for _, r := range assemblyScopes(id, k) {
 		if r.kind != sharedmem.KindSession && who.Scope(string(r.kind), r.id, false) != nil {
 			continue
 		}

@@ -87,12 +87,12 @@ func (s *Service) goQuery(c *call, fn func(context.Context, actors.ReplyFunc)) {
 		release()
 		return
 	}
-	go func() {
+	s.workers.Go(func() {
 		defer release()
 		ctx, cancel := context.WithTimeout(s.ctx, s.cfg.QueryTimeout)
 		defer cancel()
 		fn(ctx, s.answer(rp, asJSON))
-	}()
+	})
 }
 
 // readable waits for min_seq, checks the session is in the projection and

@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentmem/agentmem/actors"
 	"github.com/agentmem/agentmem/events"
+	"github.com/agentmem/agentmem/internal/gopool"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 	"github.com/agentmem/agentmem/tenancy"
 )
@@ -123,7 +124,15 @@ type Service struct {
 	// routes serve forwarded requests (fixed once Start returns).
 	router Router
 	routes []route
+	// candidateKeys remembers what each session's appends search for.
+	candidateKeys candidateKeyCache
+	// workers runs the queries (goQuery) on reused goroutines.
+	workers *gopool.Pool
 }
+
+// queryWorkerIdle is how long a query goroutine waits for the next query
+// before it exits.
+const queryWorkerIdle = 10 * time.Second
 
 type endpoint struct {
 	op     string
@@ -181,7 +190,7 @@ func Start(nc *nats.Conn, deps Deps, cfg Config) (*Service, error) {
 		watcher: deps.Watcher, router: deps.Router, watchCtx: watchCtx, stopWatches: stopWatches, watches: make(chan struct{}, max(cfg.MaxConcurrentWatches, 1)),
 		querySlots: newSlots("max_concurrent_queries", func(l tenancy.Limits) int { return l.MaxConcurrentQueries }),
 		watchSlots: newSlots("max_watches", func(l tenancy.Limits) int { return l.MaxWatches }),
-		queries:    make(chan struct{}, cfg.MaxConcurrentQueries), ctx: ctx, cancel: cancel}
+		queries:    make(chan struct{}, cfg.MaxConcurrentQueries), ctx: ctx, cancel: cancel, workers: gopool.New(queryWorkerIdle)}
 	var routes []route
 	add := func(name, subject string, h func(*call)) error {
 		_, placed := aggregateOf(subject)
@@ -422,6 +431,7 @@ func (s *Service) Stop(ctx context.Context) error {
 	case <-ctx.Done():
 		err = errors.Join(err, fmt.Errorf("api: waiting for in-flight requests: %w", ctx.Err()))
 	}
+	s.workers.Stop()
 	return err
 }
 

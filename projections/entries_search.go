@@ -49,15 +49,15 @@ func (s *Store) SearchEntries(aggregateKind, scopeID string, req *memoryv1.Searc
 		return nil, &ArgumentError{Field: "memory_type", Reason: fmt.Sprintf("unknown memory type %d", mt)}
 	}
 	hits := []*memoryv1.EntryHit{}
-	terms := swap.QueryTerms(req.GetQuery())
-	if len(terms) == 0 {
-		return hits, nil
-	}
 	now := searchNow().UnixNano()
 	err = s.view(func(tx *bolt.Tx) error {
 		scope := scopeKey(aggregateKind, scopeID)
 		n, total := parseStatsValue(tx.Bucket(bucketEntryStats).Get(entryStatsKey(scope)))
 		if n == 0 {
+			return nil // an empty scope: no need to read the query
+		}
+		terms := swap.QueryTerms(req.GetQuery())
+		if len(terms) == 0 {
 			return nil
 		}
 		avgdl := float64(total) / float64(n)

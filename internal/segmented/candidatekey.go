@@ -1,0 +1,31 @@
+package segmented
+
+// CandidateKey is what the node's search for an append's candidates
+// depends on of the session: which searches run (Recall: the session
+// assembles recall and has compressed, so its swap holds something to
+// recall; Memory: it assembles memory) and the owners naming its memory
+// scopes. Two equal keys give the same search for the same message and
+// caller. The node may search with a key it remembers; the session actor
+// checks it against its own before deciding (see actors.Append).
+type CandidateKey struct {
+	Recall, Memory            bool
+	Agent, User, Project, App string
+}
+
+// CandidateKey returns the session's key; wants is false when the session
+// does not assemble its context (no candidates are searched for it).
+func (s *State) CandidateKey() (k CandidateKey, wants bool) {
+	a := s.Assembly()
+	if a == nil || a.GetRecallPct()+a.GetMemoryPct() == 0 {
+		return CandidateKey{}, false
+	}
+	p := s.snap
+	return CandidateKey{
+		Recall:  a.GetRecallPct() > 0 && p.GetCompressions() > 0,
+		Memory:  a.GetMemoryPct() > 0,
+		Agent:   p.GetAgentId(),
+		User:    p.GetUserId(),
+		Project: p.GetProject(),
+		App:     p.GetApp(),
+	}, true
+}
