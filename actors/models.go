@@ -15,7 +15,7 @@ func (m sessionModel) apply(cmd string, digest []byte, version, seq uint64, t in
 	return m.State.Apply(segmented.Meta{CommandID: cmd, Digest: digest, Version: version, Seq: seq, TimeUnixNano: t}, evs)
 }
 
-func (m sessionModel) marshal() ([]byte, error) { return deterministic.Marshal(m.State.Snapshot()) }
+func (m sessionModel) marshal() ([]byte, error) { return m.State.MarshalSnapshot(deterministic) }
 
 var sessionKind = modelKind{
 	kind:  events.KindSession,
@@ -25,7 +25,7 @@ var sessionKind = modelKind{
 		if err := proto.Unmarshal(data, snap); err != nil {
 			return nil, err
 		}
-		return sessionModel{segmented.FromSnapshot(snap)}, nil
+		return sessionModel{segmented.FromOwnedSnapshot(snap)}, nil
 	},
 }
 

@@ -36,7 +36,7 @@ func (m scopeModel) apply(cmd string, digest []byte, version, seq uint64, t int6
 	return m.State.Apply(sharedmem.Meta{CommandID: cmd, Digest: digest, Version: version, Seq: seq, TimeUnixNano: t}, evs)
 }
 
-func (m scopeModel) marshal() ([]byte, error) { return deterministic.Marshal(m.State.Snapshot()) }
+func (m scopeModel) marshal() ([]byte, error) { return m.State.MarshalSnapshot(deterministic) }
 
 func scopeModelKind(k sharedmem.Kind) modelKind {
 	return modelKind{
@@ -47,7 +47,7 @@ func scopeModelKind(k sharedmem.Kind) modelKind {
 			if err := proto.Unmarshal(data, snap); err != nil {
 				return nil, err
 			}
-			return scopeModel{sharedmem.FromSnapshot(snap)}, nil
+			return scopeModel{sharedmem.FromOwnedSnapshot(snap)}, nil
 		},
 	}
 }

@@ -63,7 +63,16 @@ func FromSnapshot(snap *memoryv1.ScopeSnapshot) *State {
 	if snap == nil {
 		return New("", "")
 	}
-	s := &State{snap: proto.Clone(snap).(*memoryv1.ScopeSnapshot)}
+	return FromOwnedSnapshot(proto.Clone(snap).(*memoryv1.ScopeSnapshot))
+}
+
+// FromOwnedSnapshot is FromSnapshot without the clone: the State takes snap
+// over, and the caller must not use it afterwards.
+func FromOwnedSnapshot(snap *memoryv1.ScopeSnapshot) *State {
+	if snap == nil {
+		return New("", "")
+	}
+	s := &State{snap: snap}
 	s.snap.Keys = slices.DeleteFunc(s.snap.Keys, func(k *memoryv1.KeyHistory) bool { return len(k.GetVersions()) == 0 })
 	if !slices.IsSortedFunc(s.snap.Keys, cmpHistory) {
 		slices.SortStableFunc(s.snap.Keys, cmpHistory)
@@ -103,6 +112,11 @@ func (s *State) recount() {
 // proto.MarshalOptions{Deterministic: true}, equal states give equal bytes.
 func (s *State) Snapshot() *memoryv1.ScopeSnapshot {
 	return proto.Clone(s.snap).(*memoryv1.ScopeSnapshot)
+}
+
+// MarshalSnapshot is o.Marshal(s.Snapshot()) without the deep clone.
+func (s *State) MarshalSnapshot(o proto.MarshalOptions) ([]byte, error) {
+	return o.Marshal(s.snap)
 }
 
 // Kind is the scope's kind.
