@@ -176,6 +176,32 @@ func BenchmarkBoltSortedPut(b *testing.B) {
 	b.ReportMetric(float64(n*b.N)/time.Since(start).Seconds(), "keys/s")
 }
 
+// BenchmarkRebuildNoWrite runs Rebuild's reading, decoding and message
+// preparation (encoding, analysis) over the same stream and drops the
+// result: the rate no layout of the projection file can exceed with this
+// analysis on this machine.
+func BenchmarkRebuildNoWrite(b *testing.B) {
+	js := benchStream(b, benchRebuildEvents)
+	b.ResetTimer()
+	start, cpu := time.Now(), cpustat.Start()
+	for i := 0; i < b.N; i++ {
+		ch, wait := readPrepared(context.Background(), js, events.StreamName, testCodec, benchRebuildEvents, DefaultIdleTimeout)
+		n := 0
+		for rb := range ch {
+			<-rb.ready
+			n += len(rb.recs)
+		}
+		if err := wait(); err != nil {
+			b.Fatal(err)
+		}
+		if n != benchRebuildEvents {
+			b.Fatalf("read %d events", n)
+		}
+	}
+	b.ReportMetric(float64(benchRebuildEvents*b.N)/time.Since(start).Seconds(), "events/s")
+	cpu.Report(b, benchRebuildEvents*b.N)
+}
+
 // BenchmarkRawOrderedRead is the engine figure beside BenchmarkRebuild: an
 // ordered consumer reading the same stream, doing nothing with the messages.
 func BenchmarkRawOrderedRead(b *testing.B) {

@@ -254,36 +254,7 @@ func rebuildFrom(ctx context.Context, js jetstream.JetStream, stream string, cod
 	last uint64, idle time.Duration, stats *RebuildStats, progress func(applied, total uint64)) error {
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	ch := make(chan *readBatch, rebuildQueue)   // in log order, to the writer
-	work := make(chan *readBatch, rebuildQueue) // to the workers
-	var wg sync.WaitGroup
-	for range max(1, runtime.GOMAXPROCS(0)) {
-		wg.Go(func() {
-			for b := range work {
-				b.prepare()
-				close(b.ready)
-			}
-		})
-	}
-	var rerr error
-	wg.Go(func() {
-		defer close(work)
-		defer close(ch)
-		rerr = consume(rctx, js, stream, codec, 1, last, rebuildBatch, 0, 50*time.Millisecond, idle, func(recs []Decoded) error {
-			// consume reuses recs.
-			b := &readBatch{recs: slices.Clone(recs), ready: make(chan struct{})}
-			// To the workers first: a batch the writer receives is always
-			// prepared (its ready channel closed) eventually.
-			for _, c := range []chan *readBatch{work, ch} {
-				select {
-				case c <- b:
-				case <-rctx.Done():
-					return rctx.Err()
-				}
-			}
-			return nil
-		})
-	})
+	ch, wait := readPrepared(rctx, js, stream, codec, last, idle)
 	var werr error
 	for werr == nil {
 		n, more, err := st.applyChunk(ch)
@@ -309,7 +280,7 @@ func rebuildFrom(ctx context.Context, js jetstream.JetStream, stream string, cod
 	cancel()
 	for range ch { // unblock the reader if the writer stopped first
 	}
-	wg.Wait()
+	rerr := wait()
 	if werr != nil {
 		return werr
 	}
@@ -320,6 +291,49 @@ func rebuildFrom(ctx context.Context, js jetstream.JetStream, stream string, cod
 		return fmt.Errorf("read stopped at sequence %d of %d", a, last)
 	}
 	return nil
+}
+
+// readPrepared starts Rebuild's first two stages: a reader goroutine that
+// reads and decodes sequences 1..last, and workers that prepare each batch.
+// Batches arrive on the channel in log order (wait on ready before use);
+// it is closed when reading ends, and wait then returns the reader's error.
+// Cancel ctx to stop early, and drain the channel.
+func readPrepared(ctx context.Context, js jetstream.JetStream, stream string, codec *events.Codec,
+	last uint64, idle time.Duration) (<-chan *readBatch, func() error) {
+	ch := make(chan *readBatch, rebuildQueue)   // in log order, to the writer
+	work := make(chan *readBatch, rebuildQueue) // to the workers
+	var wg sync.WaitGroup
+	for range max(1, runtime.GOMAXPROCS(0)) {
+		wg.Go(func() {
+			for b := range work {
+				b.prepare()
+				close(b.ready)
+			}
+		})
+	}
+	var rerr error
+	wg.Go(func() {
+		defer close(work)
+		defer close(ch)
+		rerr = consume(ctx, js, stream, codec, 1, last, rebuildBatch, 0, 50*time.Millisecond, idle, func(recs []Decoded) error {
+			// consume reuses recs.
+			b := &readBatch{recs: slices.Clone(recs), ready: make(chan struct{})}
+			// To the workers first: a batch the writer receives is always
+			// prepared (its ready channel closed) eventually.
+			for _, c := range []chan *readBatch{work, ch} {
+				select {
+				case c <- b:
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+			}
+			return nil
+		})
+	})
+	return ch, func() error {
+		wg.Wait()
+		return rerr
+	}
 }
 
 // applyChunk applies the batches received from ch in ONE transaction,
