@@ -69,8 +69,10 @@ type core struct {
 	// on a node without tenants).
 	writer string
 	// digest is the request digest of the request being served (nil
-	// outside serve and for requests that carry no command).
+	// outside serve and for requests that carry no command), body the
+	// request (for the legacy digest of a retry, sameRequest).
 	digest []byte
+	body   any
 }
 
 func newCore(d *Directory, mk modelKind, key, id string) core {
@@ -102,9 +104,9 @@ func (c *core) serve(m *request, handle func(any) (proto.Message, error)) {
 	if m.who != nil {
 		c.writer = m.who.Principal
 	}
-	c.digest = CommandDigest(m.body)
+	c.digest, c.body = CommandDigest(m.body), m.body
 	reply, err := handle(m.body)
-	c.writer, c.digest = "", nil
+	c.writer, c.digest, c.body = "", nil, nil
 	m.reply(reply, err)
 	if errors.Is(err, ErrUnavailable) {
 		panic(err)

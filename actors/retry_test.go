@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zeebo/blake3"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
@@ -135,12 +136,53 @@ func TestRetryWithoutDigest(t *testing.T) {
 	}
 }
 
-// TestCommandDigestMatchesStored: the digest of commands of every kind is
-// the one earlier builds stored (SHA-256 of the deterministic encoding of a
-// clone with command_id and min_seq cleared and large-data references
-// reduced), so retries of commands stored before still match.
+// TestRetryOfLegacyDigest: a command stored by a build that digested with
+// SHA-256 is still recognized: its retry answers duplicate with the
+// original's ids, and another request under its id is a 409.
+func TestRetryOfLegacyDigest(t *testing.T) {
+	_, nc := natsembed.StartForTest(t)
+	h := newHarness(t, nc, nil)
+	h.must(t, "old", &memoryv1.CreateSessionRequest{UserId: "u"})
+	st := h.fromLog(t, "old", false)
+	req := &memoryv1.AppendRequest{CommandId: "legacy", Messages: []*memoryv1.MessageInput{userMsg("from an old build")}}
+	msg := &memoryv1.Message{Id: "legacy-1", Seq: st.Snapshot().GetNextMessageSeq(), Role: memoryv1.Role_ROLE_USER,
+		Content: "from an old build", Tokens: 5, Turn: st.Snapshot().GetTurn() + 1, CreatedUnixNano: 1}
+	packed, err := h.codec.Pack([]proto.Message{&memoryv1.MessagesAppended{Messages: []*memoryv1.Message{msg}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	legacy := legacyDigest(req)
+	if slices.Equal(legacy, CommandDigest(req)) {
+		t.Fatal("the legacy digest equals the current one: the test would not test the fallback")
+	}
+	data, err := events.EncodeBatch(&memoryv1.EventBatch{CommandId: "legacy", CommandDigest: legacy, AggregateKind: events.KindSession,
+		AggregateId: "old", Version: st.Version() + 1, TimeUnixNano: 1, SchemaVersion: events.SchemaVersion, Events: packed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := h.log.Append(context.Background(), events.SessionSubject("old"), st.LastSeq(), "session.old.legacy", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := h.must(t, "old", proto.Clone(req)).(*memoryv1.AppendReply)
+	if !got.GetResult().GetDuplicate() || got.GetResult().GetSeq() != res.Seq || !slices.Equal(got.GetMessageIds(), []string{"legacy-1"}) {
+		t.Fatalf("retry of a command with a legacy digest = %v, want duplicate of seq %d with ids [legacy-1]", got, res.Seq)
+	}
+	other := &memoryv1.AppendRequest{CommandId: "legacy", Messages: []*memoryv1.MessageInput{userMsg("something else")}}
+	_, err = h.call(t, "old", other)
+	var rej *segmented.Rejection
+	if !errors.As(err, &rej) || rej.Code != 409 || rej.Field != "command_id" {
+		t.Fatalf("another request under a legacy-digest command id: %v, want 409 command_id", err)
+	}
+}
+
+// TestCommandDigestMatchesStored: the digest of commands of every kind hashes
+// the encoding earlier builds hashed (the deterministic encoding of a clone
+// with command_id and min_seq cleared and large-data references reduced),
+// with BLAKE3, and legacyDigest is the SHA-256 digest they stored, so
+// retries of commands stored before still match (sameRequest).
 func TestCommandDigestMatchesStored(t *testing.T) {
-	stored := func(m proto.Message) []byte {
+	encoded := func(m proto.Message) []byte {
 		c := proto.Clone(m)
 		for _, name := range []protoreflect.Name{"command_id", "min_seq"} {
 			if fd := c.ProtoReflect().Descriptor().Fields().ByName(name); fd != nil {
@@ -159,8 +201,7 @@ func TestCommandDigestMatchesStored(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sum := sha256.Sum256(data)
-		return sum[:DigestSize]
+		return data
 	}
 	r := rand.New(rand.NewPCG(7, 7))
 	bodies := []proto.Message{
@@ -175,8 +216,12 @@ func TestCommandDigestMatchesStored(t *testing.T) {
 		bodies = append(bodies, randomCommand(r, i))
 	}
 	for _, b := range bodies {
-		if got, want := CommandDigest(b), stored(b); !slices.Equal(got, want) {
-			t.Fatalf("%T: digest %x, stored form %x", b, got, want)
+		data := encoded(b)
+		if got, want := CommandDigest(b), blake3.Sum256(data); !slices.Equal(got, want[:DigestSize]) {
+			t.Fatalf("%T: digest %x, BLAKE3 of the stored form %x", b, got, want[:DigestSize])
+		}
+		if got, want := legacyDigest(b), sha256.Sum256(data); !slices.Equal(got, want[:DigestSize]) {
+			t.Fatalf("%T: legacy digest %x, SHA-256 of the stored form %x", b, got, want[:DigestSize])
 		}
 	}
 }
