@@ -84,8 +84,9 @@ func newHarnessOn(t *testing.T, nc *nats.Conn, lcfg events.JetStreamConfig, logg
 	return h
 }
 
-// call dispatches body and waits for the reply.
-func (h *harness) call(t *testing.T, id string, body proto.Message) (proto.Message, error) {
+// call dispatches body (a request or a command such as *Append) and waits
+// for the reply.
+func (h *harness) call(t *testing.T, id string, body any) (proto.Message, error) {
 	t.Helper()
 	type result struct {
 		m   proto.Message

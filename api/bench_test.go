@@ -138,6 +138,25 @@ func benchOneClientWith(b *testing.B, c *client.Client, assembly *memoryv1.Assem
 	reportLatency(b, lat, elapsed, "appends/s")
 }
 
+// benchRawPublish publishes payload b.N times, serially, to the raw stream
+// (benchRawSubject) and reports the latency and rate.
+func benchRawPublish(b *testing.B, js jetstream.JetStream, payload []byte) {
+	ctx := context.Background()
+	lat := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	start := time.Now()
+	for range b.N {
+		t0 := time.Now()
+		if _, err := js.Publish(ctx, benchRawSubject, payload); err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, time.Since(t0))
+	}
+	elapsed := time.Since(start)
+	b.StopTimer()
+	reportLatency(b, lat, elapsed, "publishes/s")
+}
+
 // reportLatency reports the p50 and p99 of lat, and ops/elapsed as unit.
 func reportLatency(b *testing.B, lat []time.Duration, elapsed time.Duration, rateUnit string) float64 {
 	b.Helper()
@@ -283,19 +302,7 @@ func BenchmarkAppendRoundTrip(b *testing.B) {
 	var floorRate64 float64 // of the last req-publish-reply-64 run
 
 	b.Run("raw-js-publish-1", func(b *testing.B) {
-		lat := make([]time.Duration, 0, b.N)
-		b.ResetTimer()
-		start := time.Now()
-		for range b.N {
-			t0 := time.Now()
-			if _, err := js.Publish(ctx, benchRawSubject, payload); err != nil {
-				b.Fatal(err)
-			}
-			lat = append(lat, time.Since(t0))
-		}
-		elapsed := time.Since(start)
-		b.StopTimer()
-		reportLatency(b, lat, elapsed, "publishes/s")
+		benchRawPublish(b, js, payload)
 		b.ReportMetric(float64(len(payload)), "batch-B")
 	})
 

@@ -40,19 +40,7 @@ func BenchmarkAppendFsync(b *testing.B) {
 	}
 	payload := storedBatch(b, c, js)
 
-	b.Run("raw-js-publish-1", func(b *testing.B) {
-		lat := make([]time.Duration, 0, b.N)
-		b.ResetTimer()
-		start := time.Now()
-		for range b.N {
-			t0 := time.Now()
-			if _, err := js.Publish(ctx, benchRawSubject, payload); err != nil {
-				b.Fatal(err)
-			}
-			lat = append(lat, time.Since(t0))
-		}
-		reportLatency(b, lat, time.Since(start), "publishes/s")
-	})
+	b.Run("raw-js-publish-1", func(b *testing.B) { benchRawPublish(b, js, payload) })
 	b.Run("sqlite-full-1", func(b *testing.B) {
 		db, err := sql.Open("sqlite", filepath.Join(b.TempDir(), "peer.db"))
 		if err != nil {
