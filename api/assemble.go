@@ -91,12 +91,19 @@ func (s *Service) appendChecked(ctx context.Context, who *tenancy.Caller, id str
 			reply(nil, &Error{Code: 503, Message: "the session's settings changed during each search for the append's context; nothing was stored, retry"})
 			return
 		}
-		// Not on the actor's goroutine: it answered and moves on.
-		go func() {
+		// Not on the actor's goroutine (it answered and moves on), and in
+		// one of the caller's query slots, as the first search was.
+		release, err := take(who, s.querySlots, s.queries, "queries")
+		if err != nil {
+			reply(nil, err)
+			return
+		}
+		s.workers.Go(func() {
+			defer release()
 			ctx, cancel := context.WithTimeout(s.ctx, s.cfg.QueryTimeout)
 			defer cancel()
 			s.appendChecked(ctx, who, id, req, q, &need.Key, reply, searches)
-		}()
+		})
 	})
 }
 

@@ -45,17 +45,26 @@ func (s *slots) acquire(who *tenancy.Caller) (release func(), err error) {
 // answers the request (429 naming the caller's limit, or 503 for the
 // node's) and reports false.
 func hold(c *call, caller *slots, node chan struct{}, what string) (release func(), ok bool) {
-	mine, err := caller.acquire(c.who)
+	release, err := take(c.who, caller, node, what)
 	if err != nil {
 		c.fail(err)
 		return nil, false
 	}
+	return release, true
+}
+
+// take is hold for work that has no call to answer (a second search of an
+// append): the error says why no slot was free.
+func take(who *tenancy.Caller, caller *slots, node chan struct{}, what string) (release func(), err error) {
+	mine, err := caller.acquire(who)
+	if err != nil {
+		return nil, err
+	}
 	select {
 	case node <- struct{}{}:
-		return func() { <-node; mine() }, true
+		return func() { <-node; mine() }, nil
 	default:
 		mine()
-		c.fail(&Error{Code: 503, Message: "too many " + what + " in flight on this node; retry"})
-		return nil, false
+		return nil, &Error{Code: 503, Message: "too many " + what + " in flight on this node; retry"}
 	}
 }
