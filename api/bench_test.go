@@ -138,6 +138,26 @@ func benchOneClientWith(b *testing.B, c *client.Client, assembly *memoryv1.Assem
 	reportLatency(b, lat, elapsed, "appends/s")
 }
 
+// benchNodeWithRaw starts a node (mutate adjusts its config), waits until
+// it serves, and creates beside its log the raw stream (benchRawStream,
+// file storage) that the raw publish figures write to.
+func benchNodeWithRaw(b *testing.B, mutate func(*node.Config)) (*node.Node, *client.Client, jetstream.JetStream) {
+	n, nc := node.StartForTest(b, mutate)
+	c := client.New(nc)
+	waitServing(b, c)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := js.CreateStream(context.Background(), jetstream.StreamConfig{
+		Name: benchRawStream, Subjects: []string{"rawbench.>"}, Storage: jetstream.FileStorage,
+		Replicas: 1, Duplicates: 2 * time.Minute,
+	}); err != nil {
+		b.Fatal(err)
+	}
+	return n, c, js
+}
+
 // benchRawPublish publishes payload b.N times, serially, to the raw stream
 // (benchRawSubject) and reports the latency and rate.
 func benchRawPublish(b *testing.B, js jetstream.JetStream, payload []byte) {
@@ -271,20 +291,8 @@ func storedBatch(b *testing.B, c *client.Client, js jetstream.JetStream) []byte 
 //     and its own sessions; b.N appends split over them; x-floor-64 is its
 //     rate over req-publish-reply-64's of the same run.
 func BenchmarkAppendRoundTrip(b *testing.B) {
-	n, nc := node.StartForTest(b, nil)
-	c := client.New(nc)
-	waitServing(b, c)
+	n, c, js := benchNodeWithRaw(b, nil)
 	ctx := context.Background()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{
-		Name: benchRawStream, Subjects: []string{"rawbench.>"}, Storage: jetstream.FileStorage,
-		Replicas: 1, Duplicates: 2 * time.Minute,
-	}); err != nil {
-		b.Fatal(err)
-	}
 	payload := storedBatch(b, c, js)
 
 	workerNC := make([]*nats.Conn, benchWorkers)

@@ -1,17 +1,14 @@
 package api_test
 
 import (
-	"context"
 	"database/sql"
 	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
 	_ "modernc.org/sqlite"
 
-	"github.com/agentmem/agentmem/client"
 	"github.com/agentmem/agentmem/node"
 )
 
@@ -25,19 +22,7 @@ import (
 //     mode with synchronous=FULL, one INSERT of the same message content per
 //     transaction.
 func BenchmarkAppendFsync(b *testing.B) {
-	_, nc := node.StartForTest(b, func(cfg *node.Config) { cfg.Sync = node.SyncAlways })
-	c := client.New(nc)
-	waitServing(b, c)
-	ctx := context.Background()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{
-		Name: benchRawStream, Subjects: []string{"rawbench.>"}, Storage: jetstream.FileStorage, Replicas: 1,
-	}); err != nil {
-		b.Fatal(err)
-	}
+	_, c, js := benchNodeWithRaw(b, func(cfg *node.Config) { cfg.Sync = node.SyncAlways })
 	payload := storedBatch(b, c, js)
 
 	b.Run("raw-js-publish-1", func(b *testing.B) { benchRawPublish(b, js, payload) })
