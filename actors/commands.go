@@ -190,10 +190,12 @@ type CommandIndex interface {
 // Without an index (a node running without a projector) only the window is
 // searched: the documented bound is the last 64 commands per aggregate.
 func (c *core) lookupCommand(key string) (*memoryv1.CommandResult, bool, error) {
-	covered := c.ring.covers(c.m.Version())
-	if _, ok := c.ring.lookup(key); !ok && covered {
-		// Every command stored is in the ring (see below): a new command,
-		// told without reading the model's window.
+	rr, inRing := c.ring.lookup(key)
+	if !inRing && c.ring.covers(c.m.Version()) {
+		// The ring holds a command of every version (the aggregate was
+		// replayed from its first batch in this activation and has not
+		// outgrown the ring): a new command, told without reading the
+		// model's window or the index.
 		return nil, false, nil
 	}
 	if r, ok := c.m.LookupCommand(key); ok {
@@ -204,14 +206,8 @@ func (c *core) lookupCommand(key string) (*memoryv1.CommandResult, bool, error) 
 	if complete || idx == nil {
 		return nil, false, nil
 	}
-	if r, ok := c.ring.lookup(key); ok {
-		return r, true, nil
-	}
-	if covered {
-		// The ring holds a command of every version: the aggregate was
-		// replayed from its first batch in this activation and has not
-		// outgrown the ring.
-		return nil, false, nil
+	if inRing {
+		return rr, true, nil
 	}
 	// What memory can answer reaches back to the older of the window's and
 	// the ring's oldest command: the index must cover what is before it.

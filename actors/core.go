@@ -68,9 +68,9 @@ type core struct {
 	// serve, for the node's own commands such as expiries and rewrites, and
 	// on a node without tenants).
 	writer string
-	// digest is the request digest of the request being served (nil
-	// outside serve and for requests that carry no command), body the
-	// request (for the legacy digest of a retry, sameRequest).
+	// body is the request being served (nil outside serve), digest its
+	// CommandDigest, computed by mutate for a command whose id the caller
+	// chose (nil otherwise: a generated id is never retried).
 	digest []byte
 	body   any
 }
@@ -104,7 +104,7 @@ func (c *core) serve(m *request, handle func(any) (proto.Message, error)) {
 	if m.who != nil {
 		c.writer = m.who.Principal
 	}
-	c.digest, c.body = CommandDigest(m.body), m.body
+	c.body = m.body
 	reply, err := handle(m.body)
 	c.writer, c.digest, c.body = "", nil, nil
 	m.reply(reply, err)
@@ -265,9 +265,12 @@ func replayRecord(codec *events.Codec, m model, rec events.Record) (string, []by
 // between two attempts) and returns the events to store.
 func (c *core) mutate(commandID string, decide func() ([]proto.Message, error)) (*memoryv1.MutationReply, error) {
 	if commandID == "" {
+		// No retry can name a generated id: no digest to compare it with.
 		commandID = uuid.NewString()
 	} else if err := events.ValidateID("command_id", commandID); err != nil {
 		return nil, err
+	} else {
+		c.digest = CommandDigest(c.body)
 	}
 	key := events.CommandKey(c.writer, commandID)
 	for attempt := 0; ; attempt++ {
