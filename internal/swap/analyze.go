@@ -79,14 +79,13 @@ func QueryTerms(query string) []string {
 			}
 			return
 		}
-		for i := maphash.String(querySeed, t) % uint64(len(table)); ; i = (i + 1) % uint64(len(table)) {
-			if table[i] == 0 {
-				break
-			}
+		i := maphash.String(querySeed, t) % uint64(len(table))
+		for ; table[i] != 0; i = (i + 1) % uint64(len(table)) {
 			if terms[table[i]-1] == t {
 				return
 			}
 		}
+		// i is the empty slot where the probe for t stopped.
 		if len(terms) == queryTableTerms {
 			seen = make(map[string]struct{}, 2*len(terms))
 			for _, u := range terms {
@@ -97,10 +96,6 @@ func QueryTerms(query string) []string {
 			return
 		}
 		terms = append(terms, t)
-		i := maphash.String(querySeed, t) % uint64(len(table))
-		for table[i] != 0 {
-			i = (i + 1) % uint64(len(table))
-		}
 		table[i] = int32(len(terms))
 	})
 	return terms

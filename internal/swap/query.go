@@ -26,7 +26,11 @@ func ParseQuery(query string) Query {
 		q.Terms = append(q.Terms, QueryTerm{Term: t, Stop: IsStopTerm(t)})
 	}
 	q.Dates = QueryDates(query)
-	q.Question = IsQuestion(query)
+	first := ""
+	if len(q.Terms) > 0 {
+		first = q.Terms[0].Term // the query's first term: QueryTerms keeps the order
+	}
+	q.Question = opensQuestion(query, first)
 	return q
 }
 

@@ -1,6 +1,7 @@
 package swap
 
 import (
+	"strings"
 	"unicode"
 	"unicode/utf8"
 )
@@ -54,10 +55,8 @@ func QuestionShare(text string) float64 {
 // question mark, or its first word is an English question word or an
 // auxiliary verb that opens a question ("what", "who", "is", "did", ...).
 func IsQuestion(query string) bool {
-	for i := 0; i < len(query); i++ {
-		if query[i] == '?' {
-			return true
-		}
+	if strings.IndexByte(query, '?') >= 0 {
+		return true
 	}
 	first := ""
 	forEachTerm(query, func(t string) {
@@ -65,6 +64,16 @@ func IsQuestion(query string) bool {
 			first = t
 		}
 	})
+	_, ok := questionOpeners[first]
+	return ok
+}
+
+// opensQuestion is IsQuestion for a query whose first term is known
+// (ParseQuery has analyzed it already).
+func opensQuestion(query, first string) bool {
+	if strings.IndexByte(query, '?') >= 0 {
+		return true
+	}
 	_, ok := questionOpeners[first]
 	return ok
 }
