@@ -226,5 +226,5 @@ func memoryItem(r scopeRef, e *memoryv1.Entry) *memoryv1.MemoryItem {
 		scope = sharedmem.GlobalID
 	}
 	return &memoryv1.MemoryItem{Scope: scope, Key: e.GetKey(), Version: e.GetVersion(), Tier: r.tier,
-		Text: utf8cut.Prefix(string(v), maxCandidateValueBytes)}
+		Text: string(utf8cut.Prefix(v, maxCandidateValueBytes))}
 }

@@ -3,8 +3,8 @@ package sharedmem
 import (
 	"bytes"
 	"strings"
-	"unicode/utf8"
 
+	"github.com/agentmem/agentmem/internal/utf8cut"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 )
 
@@ -44,9 +44,7 @@ func SearchableValue(contentType string, value []byte) (indexed []byte, unindexe
 	if i := bytes.LastIndexAny(value[:n+1], " \t\r\n"); i > 0 {
 		n = i
 	} else {
-		for n > 0 && !utf8.RuneStart(value[n]) {
-			n--
-		}
+		n = len(utf8cut.Prefix(value, n))
 	}
 	return value[:n], len(value) - n
 }

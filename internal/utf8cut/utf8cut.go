@@ -4,9 +4,10 @@ package utf8cut
 
 import "unicode/utf8"
 
-// Prefix returns the longest prefix of s of at most n bytes that ends at a
+// Prefix returns the longest prefix of s (a string or bytes) of at most n
+// bytes that ends at a
 // rune boundary (s itself when it is short enough).
-func Prefix(s string, n int) string {
+func Prefix[S ~string | ~[]byte](s S, n int) S {
 	if len(s) <= n {
 		return s
 	}
