@@ -170,21 +170,9 @@ func (d *Directory) Close(ctx context.Context) error {
 		return nil
 	}
 	d.closed = true
-	var wg sync.WaitGroup
-	for _, pid := range d.pids {
-		wg.Add(1)
-		d.root.Send(pid, &passivate{done: &wg})
-	}
+	wg := d.passivateLocked(func(string) bool { return true })
 	d.mu.Unlock()
-
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	var err error
-	select {
-	case <-done:
-	case <-ctx.Done():
-		err = fmt.Errorf("actors: close: %w", ctx.Err())
-	}
+	err := awaitPassivated(ctx, wg, "close")
 	d.bgCancel()
 	d.bgWG.Wait()
 	d.system.Shutdown()
@@ -224,21 +212,34 @@ func (d *Directory) Snapshot(ctx context.Context, id string) (*memoryv1.SessionS
 // node): each finishes what it has queued, snapshots and stops. It returns
 // when they stopped or ctx ends.
 func (d *Directory) PassivateWhere(ctx context.Context, match func(id string) bool) error {
-	var wg sync.WaitGroup
 	d.mu.Lock()
+	wg := d.passivateLocked(match)
+	d.mu.Unlock()
+	return awaitPassivated(ctx, wg, "passivate")
+}
+
+// passivateLocked asks every live actor whose aggregate id matches to
+// passivate; the WaitGroup is done when they all stopped. d.mu is held.
+func (d *Directory) passivateLocked(match func(id string) bool) *sync.WaitGroup {
+	var wg sync.WaitGroup
 	for key, pid := range d.pids {
 		if _, id, ok := strings.Cut(key, "/"); ok && match(id) {
 			wg.Add(1)
 			d.root.Send(pid, &passivate{done: &wg})
 		}
 	}
-	d.mu.Unlock()
+	return &wg
+}
+
+// awaitPassivated waits for wg or ctx; what names the operation in the
+// error.
+func awaitPassivated(ctx context.Context, wg *sync.WaitGroup, what string) error {
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
 	select {
 	case <-done:
 		return nil
 	case <-ctx.Done():
-		return fmt.Errorf("actors: passivate: %w", ctx.Err())
+		return fmt.Errorf("actors: %s: %w", what, ctx.Err())
 	}
 }
