@@ -76,19 +76,20 @@ func (t *cl100k) Count(text string) int {
 		n, _ := t.codec.Count(text)
 		return n
 	}
-	total, pieces, misses, kept := t.pieces.sum(text)
-	if misses == 0 {
+	total, pieces, missed, kept := t.pieces.sum(text)
+	if len(missed) == 0 {
 		return total
 	}
-	if kept >= warmPieces && misses > missesAlone && 2*misses > pieces {
+	if kept >= warmPieces && len(missed) > missesAlone && 2*len(missed) > pieces {
 		// Mostly pieces not seen although many were (ids, hashes, encoded
 		// data): counting them one by one costs more than the codec on the
 		// whole text.
 		n, _ := t.codec.Count(text)
 		return n
 	}
-	total = 0
-	splitPlain(text, func(piece string) {
+	for _, piece := range missed {
+		// Looked up again: the same piece may be missed twice in text, and
+		// is counted by the codec once.
 		n, ok := t.pieces.get(piece)
 		if !ok {
 			n, _ = t.codec.Count(piece)
@@ -96,6 +97,6 @@ func (t *cl100k) Count(text string) int {
 			t.pieces.put(strings.Clone(piece), n)
 		}
 		total += n
-	})
+	}
 	return total
 }

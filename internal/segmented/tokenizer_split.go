@@ -124,9 +124,9 @@ type pieceCounts struct {
 }
 
 // sum returns the tokens of the pieces of plain text that are kept, the
-// number of pieces, how many of them are not kept, and how many pieces are
-// kept in all.
-func (p *pieceCounts) sum(text string) (total, pieces, misses, kept int) {
+// number of pieces, the pieces that are not kept (substrings of text, in
+// order) and how many pieces are kept in all.
+func (p *pieceCounts) sum(text string) (total, pieces int, missed []string, kept int) {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	splitPlain(text, func(piece string) {
@@ -134,10 +134,10 @@ func (p *pieceCounts) sum(text string) (total, pieces, misses, kept int) {
 		if n, ok := p.m[piece]; ok {
 			total += n
 		} else {
-			misses++
+			missed = append(missed, piece)
 		}
 	})
-	return total, pieces, misses, len(p.m)
+	return total, pieces, missed, len(p.m)
 }
 
 func (p *pieceCounts) get(piece string) (int, bool) {
