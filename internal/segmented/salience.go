@@ -278,9 +278,7 @@ func scoreUnitAs(s string, user, toolResult, answered bool) int {
 	}
 	lower := strings.ToLower(s)
 	score := 0
-	f := keyFacts(s)
-	date := f.date || containsAny(lower, monthWords) || hasMay(s)
-	fact := f.ids+f.nums+f.names > 0 || date
+	f, date, fact := factsOf(s, lower)
 	decision := containsAny(lower, decisionWords)
 	switch {
 	case decision && fact:
@@ -561,13 +559,7 @@ func keyTokens(s string) []string {
 // keys adds nothing to one already kept (content words b): its key tokens
 // are all in b and at least 70 % of its words are.
 func redundant(a map[string]bool, keys []string, b map[string]bool) bool {
-	in := 0
-	for w := range a {
-		if b[w] {
-			in++
-		}
-	}
-	if in*10 < len(a)*7 {
+	if in := shared(a, b); in*10 < len(a)*7 {
 		return false
 	}
 	for _, k := range keys {
@@ -836,8 +828,16 @@ func isCapitalized(w string) bool {
 // hasKeyFact reports whether s carries an id, a number, a name or a date
 // (see keyFacts; a name is a capitalized word not starting s).
 func hasKeyFact(s string) bool {
-	f := keyFacts(s)
-	return f.ids+f.nums+f.names > 0 || f.date || containsAny(strings.ToLower(s), monthWords) || hasMay(s)
+	_, _, fact := factsOf(s, strings.ToLower(s))
+	return fact
+}
+
+// factsOf returns keyFacts(s), whether s names a date (a date, a month, or
+// "May" as one) and whether it carries any key fact; lower is s lower-cased.
+func factsOf(s, lower string) (f unitFacts, date, fact bool) {
+	f = keyFacts(s)
+	date = f.date || containsAny(lower, monthWords) || hasMay(s)
+	return f, date, f.ids+f.nums+f.names > 0 || date
 }
 
 // changeWords mark a unit that may replace an earlier statement: a
@@ -877,13 +877,7 @@ func supersede(us []unit) {
 			if us[i].sent < 0 || us[i].score == 0 || len(ts[i].values) == 0 || (us[i].group == us[j].group && us[i].sent == us[j].sent) {
 				continue
 			}
-			shared := 0
-			for w := range ts[i].words {
-				if ts[j].words[w] {
-					shared++
-				}
-			}
-			if shared < 2 || shared*10 < len(ts[i].words)*6 {
+			if n := shared(ts[i].words, ts[j].words); n < 2 || n*10 < len(ts[i].words)*6 {
 				continue
 			}
 			newValue := false
@@ -922,11 +916,17 @@ func topicWords(s string) map[string]bool {
 // sameTopic reports whether topic words a are (at least three, and 80 %
 // of them) in b: the same kind of statement, with other values.
 func sameTopic(a, b map[string]bool) bool {
-	in := 0
+	in := shared(a, b)
+	return in >= 3 && in*10 >= len(a)*8
+}
+
+// shared counts the words of a that are in b.
+func shared(a, b map[string]bool) int {
+	n := 0
 	for w := range a {
 		if b[w] {
-			in++
+			n++
 		}
 	}
-	return in >= 3 && in*10 >= len(a)*8
+	return n
 }
