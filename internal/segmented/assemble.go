@@ -121,11 +121,17 @@ func (s *State) Assembled() *memoryv1.Assembled { return s.snap.GetAssembled() }
 // the session assembles its context and req holds a user message. The
 // node searches only then.
 func (s *State) WantsCandidates(req *memoryv1.AppendRequest) bool {
-	a := s.Assembly()
-	if a == nil || a.RecallPct+a.MemoryPct == 0 {
+	if !s.assembles() {
 		return false
 	}
 	return slices.ContainsFunc(req.GetMessages(), func(m *memoryv1.MessageInput) bool { return m.GetRole() == memoryv1.Role_ROLE_USER })
+}
+
+// assembles reports whether the session assembles its context (a recall
+// or a memory share).
+func (s *State) assembles() bool {
+	a := s.Assembly()
+	return a != nil && a.RecallPct+a.MemoryPct > 0
 }
 
 // decideSections chooses the sections for the user message m (already in

@@ -15,11 +15,10 @@ type CandidateKey struct {
 // CandidateKey returns the session's key; wants is false when the session
 // does not assemble its context (no candidates are searched for it).
 func (s *State) CandidateKey() (k CandidateKey, wants bool) {
-	a := s.Assembly()
-	if a == nil || a.GetRecallPct()+a.GetMemoryPct() == 0 {
+	if !s.assembles() {
 		return CandidateKey{}, false
 	}
-	p := s.snap
+	a, p := s.Assembly(), s.snap
 	return CandidateKey{
 		Recall:  a.GetRecallPct() > 0 && p.GetCompressions() > 0,
 		Memory:  a.GetMemoryPct() > 0,
