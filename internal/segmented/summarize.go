@@ -343,6 +343,23 @@ func selectUnits(us []unit, prefixes []string, maxTokens int, tok Tokenizer, cor
 	// The cost of a unit counts its speaker's prefix when its group has
 	// none kept yet, though consecutive groups of one speaker share one
 	// line: what that leaves over is filled again, up to fillRounds times.
+	// What the rounds test of a unit, computed once per unit.
+	type unitWords struct {
+		key         string          // lower-cased text
+		words       map[string]bool // contentWords
+		keys        []string        // keyTokens of the shorter form
+		topic       map[string]bool // topicWords
+		initialized bool
+	}
+	uw := make([]unitWords, len(us))
+	wordsOf := func(i int) *unitWords {
+		w := &uw[i]
+		if !w.initialized {
+			t := us[i].text
+			*w = unitWords{strings.ToLower(t), contentWords(t), keyTokens(us[i].shorter()), topicWords(t), true}
+		}
+		return w
+	}
 	budget := maxTokens
 	text := ""
 	rounds := 1 // Condense: lines already short, one round (see coreFirst)
@@ -364,18 +381,18 @@ func selectUnits(us []unit, prefixes []string, maxTokens int, tok Tokenizer, cor
 				if u.score < minSalience {
 					break // filler: never kept while a salient unit exists
 				}
-				key := strings.ToLower(u.text)
+				w := wordsOf(i)
+				key, words, keys := w.key, w.words, w.keys
 				if seen[key] {
 					continue
 				}
-				words, keys := contentWords(u.text), keyTokens(u.shorter())
 				if len(keys) > 0 && !slices.ContainsFunc(keys, func(k string) bool { return !keptKeys[k] }) {
 					continue // every key fact of it is kept already
 				}
 				if slices.ContainsFunc(keptWords, func(k map[string]bool) bool { return subsumed(words, k) || redundant(words, keys, k) }) {
 					continue
 				}
-				topic := topicWords(u.text)
+				topic := w.topic
 				if round == 0 && slices.ContainsFunc(keptTopics, func(k map[string]bool) bool { return sameTopic(topic, k) }) {
 					later = append(later, i)
 					continue
