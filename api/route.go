@@ -89,15 +89,8 @@ func (s *Service) ServeForwarded(m *nats.Msg) {
 		s.logger.Warn("forwarded request dropped: reply subject is not an inbox", "subject", m.Subject, "reply", m.Reply)
 		return
 	}
-	st := strings.Split(m.Subject, ".")
-	var serve func(*call)
-	for _, rt := range s.routes {
-		if rt.matches(st) {
-			serve = rt.serve
-			break
-		}
-	}
-	if serve == nil {
+	rt, ok := s.routes.find(m.Subject)
+	if !ok {
 		respondError(s.replyTo(r), wantsJSON(r.Headers()), &Error{Code: 404, Field: "operation", Message: "no endpoint for " + m.Subject})
 		return
 	}
@@ -112,10 +105,10 @@ func (s *Service) ServeForwarded(m *nats.Msg) {
 			m.Header = nats.Header{}
 		}
 		m.Header.Set(hopsHeader, strconv.Itoa(hops+1))
-		s.forward(r, id, func() { s.serve(r, serve) })
+		s.forward(r, id, func() { s.serve(r, rt.serve) })
 		return
 	}
-	s.serve(r, serve)
+	s.serve(r, rt.serve)
 }
 
 // forwardReplyPrefixes: a forwarded request's reply subject is the

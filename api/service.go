@@ -123,7 +123,7 @@ type Service struct {
 	// router places aggregates on nodes (nil: this node serves all);
 	// routes serve forwarded requests (fixed once Start returns).
 	router Router
-	routes []route
+	routes routeTable
 	// candidateKeys remembers what each session's appends search for.
 	candidateKeys candidateKeyCache
 	// workers runs the queries (goQuery) on reused goroutines.
@@ -243,13 +243,14 @@ func Start(nc *nats.Conn, deps Deps, cfg Config) (*Service, error) {
 		_ = svc.Stop()
 		return nil, fmt.Errorf("api: add endpoint malformed: %w", err)
 	}
-	if err := s.addOtherOps(routes); err != nil {
+	table, err := s.addOtherOps(routes)
+	if err != nil {
 		cancel()
 		stopWatches()
 		_ = svc.Stop()
 		return nil, err
 	}
-	s.routes = routes
+	s.routes = table
 	return s, nil
 }
 
