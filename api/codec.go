@@ -118,15 +118,6 @@ func (rp replier) publish(data []byte, asJSON bool, hdr nats.Header) {
 	_ = rp.nc.PublishMsg(&nats.Msg{Subject: rp.subject, Data: data, Header: hdr})
 }
 
-// publishRaw relays a reply as it came (another node's answer: its body and
-// headers, the Content-Type and error headers included).
-func (rp replier) publishRaw(data []byte, hdr nats.Header) {
-	if rp.subject == "" {
-		return
-	}
-	_ = rp.nc.PublishMsg(&nats.Msg{Subject: rp.subject, Data: data, Header: hdr})
-}
-
 // respondError answers with the micro error headers and an ErrorDetail body.
 // A refusal by a limit (429, or 413 naming a max_… limit) is counted by the
 // limit's name.

@@ -69,7 +69,9 @@ func (s *Service) forward(r micro.Request, id string, serve func()) {
 			respondError(rp, asJSON, &Error{Code: 503, Message: "forwarding to the node that serves " + id + ": " + err.Error()})
 		default:
 			s.metrics.Forwards.WithLabelValues("ok").Inc()
-			rp.publishRaw(reply.Data, reply.Header)
+			// Relay the reply as it came: its body and headers, the
+			// Content-Type and error headers included.
+			rp.publish(reply.Data, false, reply.Header)
 		}
 	}()
 }
