@@ -64,12 +64,10 @@ type Error struct {
 
 func (e *Error) Error() string { return fmt.Sprintf("%d %s: %s", e.Code, e.Field, e.Message) }
 
-// classify maps an error from the actors or the model to a reply error.
-// Classify maps err to the API error it is answered with (code, field,
-// message), as the service does for every reply.
-func Classify(err error) *Error { return classify(err) }
-
-func classify(err error) *Error {
+// Classify maps an error from the actors or the model to the API error it
+// is answered with (code, field, message), as the service does for every
+// reply.
+func Classify(err error) *Error {
 	var (
 		rej interface{ Status() (int, string, string) }
 		fe  *events.FieldError
@@ -90,7 +88,6 @@ func classify(err error) *Error {
 	}
 }
 
-// respondError answers with the micro error headers and an ErrorDetail body.
 // replier answers one request by publishing on its reply subject. Unlike
 // micro.Request, it is safe to use from any goroutine after the handler
 // returned (micro's handler reads the request's state once it returns, so

@@ -101,7 +101,7 @@ func (s *Service) entryHandler(op string) func(*call) {
 		r, asJSON, rp := c.r, c.asJSON, c.rp
 		t, err := parseScopeSubject(r.Subject())
 		if err != nil {
-			respondError(rp, asJSON, classify(err))
+			respondError(rp, asJSON, Classify(err))
 			return
 		}
 		body := newReq()
@@ -204,7 +204,7 @@ func (s *Service) sessionInfo(ctx context.Context, id string) (*memoryv1.Session
 	return m.(*memoryv1.GetSessionReply).GetSession(), nil
 }
 
-func isNotFound(err error) bool { return err != nil && classify(err).Code == 404 }
+func isNotFound(err error) bool { return err != nil && Classify(err).Code == 404 }
 
 // sessionScopeID reads the session id of mem.v1.scope.session.<id>.<op>, the
 // only scope resolve and publish are served on; on failure it answers 400.
@@ -214,7 +214,7 @@ func sessionScopeID(r micro.Request, rp replier, asJSON bool, op string) (string
 		err = &Error{Code: 400, Field: "kind", Message: op + " is served on mem.v1.scope.session.<session id>." + op}
 	}
 	if err != nil {
-		respondError(rp, asJSON, classify(err))
+		respondError(rp, asJSON, Classify(err))
 		return "", false
 	}
 	return t.id, true
@@ -233,7 +233,7 @@ func (s *Service) resolveHandler(c *call) {
 		return
 	}
 	if err := sharedmem.ValidateKey(req.GetKey()); err != nil {
-		respondError(rp, asJSON, classify(err))
+		respondError(rp, asJSON, Classify(err))
 		return
 	}
 	s.goQuery(c, func(ctx context.Context, reply actors.ReplyFunc) {

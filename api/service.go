@@ -264,7 +264,7 @@ type call struct {
 }
 
 // fail answers the request with err (classified).
-func (c *call) fail(err error) { respondError(c.rp, c.asJSON, classify(err)) }
+func (c *call) fail(err error) { respondError(c.rp, c.asJSON, Classify(err)) }
 
 // guard runs before every handler. It drops a request whose reply subject
 // the service must not answer (see replyAllowed) before any work is done
@@ -316,7 +316,7 @@ func (s *Service) sessionHandler(ep endpoint) func(*call) {
 		r, asJSON, rp := c.r, c.asJSON, c.rp
 		id, err := sessionID(r.Subject())
 		if err != nil {
-			respondError(rp, asJSON, classify(err))
+			respondError(rp, asJSON, Classify(err))
 			return
 		}
 		body := ep.newReq()
@@ -370,7 +370,7 @@ func (s *Service) answer(rp replier, asJSON bool) actors.ReplyFunc {
 	return func(m proto.Message, err error) {
 		defer s.inflight.Done()
 		if err != nil {
-			respondError(rp, asJSON, classify(err))
+			respondError(rp, asJSON, Classify(err))
 			return
 		}
 		respond(rp, asJSON, m)
