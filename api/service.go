@@ -185,6 +185,11 @@ func Start(nc *nats.Conn, deps Deps, cfg Config) (*Service, error) {
 	anyLimits := tenancy.DefaultLimits()
 	anyLimits.MaxConcurrentQueries = cfg.MaxConcurrentQueries
 	ctx, cancel := context.WithCancel(context.Background())
+	abort := func() { // Start failed: undo what it did
+		cancel()
+		stopWatches()
+		_ = svc.Stop()
+	}
 	s := &Service{svc: svc, nc: nc, cfg: cfg, d: deps.Dispatcher, scopes: deps.Scopes, data: deps.Data, entries: deps.Entries, rm: deps.ReadModel, rerank: deps.Reranker,
 		logger: deps.Logger, metrics: deps.Metrics, tenants: deps.Tenants, anyone: tenancy.Unrestricted(anyLimits),
 		watcher: deps.Watcher, router: deps.Router, watchCtx: watchCtx, stopWatches: stopWatches, watches: make(chan struct{}, max(cfg.MaxConcurrentWatches, 1)),
@@ -199,9 +204,7 @@ func Start(nc *nats.Conn, deps Deps, cfg Config) (*Service, error) {
 		err := svc.AddEndpoint(name, hf, micro.WithEndpointSubject(subject),
 			micro.WithEndpointPendingLimits(cfg.MaxPending, 256<<20))
 		if err != nil {
-			cancel()
-			stopWatches()
-			_ = svc.Stop()
+			abort()
 			return fmt.Errorf("api: add endpoint %s: %w", name, err)
 		}
 		return nil
@@ -238,16 +241,12 @@ func Start(nc *nats.Conn, deps Deps, cfg Config) (*Service, error) {
 			Message: "ids are 1..128 of [A-Za-z0-9_-]; dots split the subject mem.v1.session.<id>.<op>"})
 	}), micro.WithEndpointSubject("mem.v1.session.*.*.>"))
 	if err != nil {
-		cancel()
-		stopWatches()
-		_ = svc.Stop()
+		abort()
 		return nil, fmt.Errorf("api: add endpoint malformed: %w", err)
 	}
 	table, err := s.addOtherOps(routes)
 	if err != nil {
-		cancel()
-		stopWatches()
-		_ = svc.Stop()
+		abort()
 		return nil, err
 	}
 	s.routes = table
