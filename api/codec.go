@@ -64,12 +64,10 @@ type Error struct {
 
 func (e *Error) Error() string { return fmt.Sprintf("%d %s: %s", e.Code, e.Field, e.Message) }
 
-// classify maps an error from the actors or the model to a reply error.
-// Classify maps err to the API error it is answered with (code, field,
-// message), as the service does for every reply.
-func Classify(err error) *Error { return classify(err) }
-
-func classify(err error) *Error {
+// Classify maps an error from the actors or the model to the API error it
+// is answered with (code, field, message), as the service does for every
+// reply.
+func Classify(err error) *Error {
 	var (
 		rej interface{ Status() (int, string, string) }
 		fe  *events.FieldError
@@ -90,7 +88,6 @@ func classify(err error) *Error {
 	}
 }
 
-// respondError answers with the micro error headers and an ErrorDetail body.
 // replier answers one request by publishing on its reply subject. Unlike
 // micro.Request, it is safe to use from any goroutine after the handler
 // returned (micro's handler reads the request's state once it returns, so
@@ -114,15 +111,6 @@ func (rp replier) publish(data []byte, asJSON bool, hdr nats.Header) {
 			hdr = nats.Header{}
 		}
 		hdr.Set("Content-Type", ContentTypeJSON)
-	}
-	_ = rp.nc.PublishMsg(&nats.Msg{Subject: rp.subject, Data: data, Header: hdr})
-}
-
-// publishRaw relays a reply as it came (another node's answer: its body and
-// headers, the Content-Type and error headers included).
-func (rp replier) publishRaw(data []byte, hdr nats.Header) {
-	if rp.subject == "" {
-		return
 	}
 	_ = rp.nc.PublishMsg(&nats.Msg{Subject: rp.subject, Data: data, Header: hdr})
 }

@@ -13,7 +13,7 @@ import (
 )
 
 // DataStore keeps large data (bytes in the object store, an LRU tier in
-// memory); errors it returns are mapped by classify (wrap them in *Error for
+// memory); errors it returns are mapped by Classify (wrap them in *Error for
 // a specific code).
 type DataStore interface {
 	// Put stores data owned by owner (DataReference.owner).
@@ -68,7 +68,7 @@ func (s *Service) dataGet(c *call) {
 		return
 	}
 	if err := events.ValidateID("id", req.GetId()); err != nil {
-		respondError(rp, asJSON, classify(err))
+		respondError(rp, asJSON, Classify(err))
 		return
 	}
 	s.goQuery(c, func(ctx context.Context, reply actors.ReplyFunc) {

@@ -2,6 +2,7 @@ package api
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -42,50 +43,121 @@ var otherOps = []struct{ name, subject, shape string }{
 	{"data_other", "mem.v1.data.*", "mem.v1.data"},
 }
 
-// addOtherOps registers the catch-alls of the prefixes that have routes.
+// addOtherOps registers the catch-alls of the prefixes that have routes and
+// returns the table that finds the route of a subject (for forwarded
+// requests).
 //
 // A catch-all subscribes in the service's queue group, like every endpoint,
 // and its subject also matches the valid operations. NATS picks one member
 // of a queue group per message across all the group's subscriptions whose
 // subjects match (not one per subscription), so each request is handled
 // exactly once: by its own endpoint, or by the catch-all, which then hands
-// it to the route it matches. (Endpoint statistics count the latter under
-// the catch-all.)
-func (s *Service) addOtherOps(routes []route) error {
-	routes = slices.Clone(routes) // fixed from here on: the handlers only read it
+// it to the route of its operation. (Endpoint statistics count the latter
+// under the catch-all.)
+func (s *Service) addOtherOps(routes []route) (routeTable, error) {
+	var t routeTable
+	under := make([]bool, len(routes)) // routes[i] is under a catch-all
 	for _, o := range otherOps {
 		pat := route{tokens: strings.Split(o.subject, ".")}
-		var ops []string
-		for _, r := range routes {
-			if len(r.tokens) == len(pat.tokens) && pat.matches(r.tokens) && r.tokens[len(r.tokens)-1] != "*" {
-				ops = append(ops, r.tokens[len(r.tokens)-1])
+		n := len(pat.tokens)
+		byOp := map[string]route{}
+		for i, r := range routes {
+			if !overlaps(r.tokens, pat.tokens) {
+				continue
+			}
+			// The catch-all finds a route by the subject's last token
+			// alone: every route it can receive must differ from its
+			// pattern only there, by a literal operation.
+			op := r.tokens[len(r.tokens)-1]
+			if len(r.tokens) != n || !slices.Equal(r.tokens[:n-1], pat.tokens[:n-1]) || op == "*" || op == ">" {
+				return routeTable{}, fmt.Errorf("api: route %s overlaps the catch-all %s beyond its operation",
+					strings.Join(r.tokens, "."), o.subject)
+			}
+			under[i] = true
+			if _, dup := byOp[op]; !dup { // the first registered serves, as NATS would pick either
+				byOp[op] = r
 			}
 		}
-		if len(ops) == 0 {
+		if len(byOp) == 0 {
 			continue
 		}
-		slices.Sort(ops)
-		ops = slices.Compact(ops)
+		ops := slices.Sorted(maps.Keys(byOp))
+		other := opRoutes{pattern: pat, byOp: byOp}
+		t.other = append(t.other, other)
 		unknown := s.guard(func(c *call) {
-			st := strings.Split(c.r.Subject(), ".")
+			subject := c.r.Subject()
 			c.fail(&Error{Code: 404, Field: "operation", Message: fmt.Sprintf("unknown operation %q; %s.{%s}",
-				st[len(st)-1], o.shape, strings.Join(ops, ","))})
+				subject[strings.LastIndexByte(subject, '.')+1:], o.shape, strings.Join(ops, ","))})
 		})
 		h := func(r micro.Request) {
-			st := strings.Split(r.Subject(), ".")
-			for _, rt := range routes {
-				if rt.matches(st) {
-					rt.h(r)
-					return
-				}
+			if rt, ok := other.find(r.Subject()); ok {
+				rt.h(r)
+				return
 			}
 			unknown(r)
 		}
 		err := s.svc.AddEndpoint(o.name, micro.HandlerFunc(h), micro.WithEndpointSubject(o.subject),
 			micro.WithEndpointPendingLimits(s.cfg.MaxPending, 256<<20))
 		if err != nil {
-			return fmt.Errorf("api: add endpoint %s: %w", o.name, err)
+			return routeTable{}, fmt.Errorf("api: add endpoint %s: %w", o.name, err)
 		}
 	}
-	return nil
+	for i, r := range routes {
+		if !under[i] {
+			t.rest = append(t.rest, r)
+		}
+	}
+	return t, nil
+}
+
+// overlaps reports whether some subject matches both a and pattern (which
+// has no > wildcard).
+func overlaps(a, pattern []string) bool {
+	for i, t := range a {
+		if t == ">" {
+			return len(pattern) > i
+		}
+		if i >= len(pattern) || (t != "*" && pattern[i] != "*" && t != pattern[i]) {
+			return false
+		}
+	}
+	return len(a) == len(pattern)
+}
+
+// opRoutes are the routes under one catch-all, by operation (the last
+// subject token; the other tokens are the catch-all's own).
+type opRoutes struct {
+	pattern route
+	byOp    map[string]route
+}
+
+// find returns the route of subject, a subject the catch-all's pattern
+// matches.
+func (o opRoutes) find(subject string) (route, bool) {
+	r, ok := o.byOp[subject[strings.LastIndexByte(subject, '.')+1:]]
+	return r, ok
+}
+
+// routeTable finds the route that serves a subject (fixed once built).
+type routeTable struct {
+	other []opRoutes // the routes under each registered catch-all
+	rest  []route    // the routes under none, in registration order
+}
+
+// find returns the route that serves subject: the one of its operation when
+// a catch-all's pattern matches it (no other route can: addOtherOps checks
+// that), else the first of the others that matches.
+func (t routeTable) find(subject string) (route, bool) {
+	st := strings.Split(subject, ".")
+	for _, o := range t.other {
+		if o.pattern.matches(st) {
+			return o.find(subject)
+		}
+	}
+	for _, r := range t.rest {
+		if r.matches(st) {
+			return r, true
+		}
+	}
+	return route{}, false
 }

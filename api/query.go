@@ -63,7 +63,7 @@ func (s *Service) queryHandler(ep queryEndpoint) func(*call) {
 		r, asJSON, rp := c.r, c.asJSON, c.rp
 		id, err := sessionID(r.Subject())
 		if err != nil {
-			respondError(rp, asJSON, classify(err))
+			respondError(rp, asJSON, Classify(err))
 			return
 		}
 		req := ep.newReq()
@@ -313,7 +313,7 @@ func (s *Service) entrySearchHandler(c *call) {
 	r, asJSON, rp := c.r, c.asJSON, c.rp
 	t, err := parseScopeSubject(r.Subject())
 	if err != nil {
-		respondError(rp, asJSON, classify(err))
+		respondError(rp, asJSON, Classify(err))
 		return
 	}
 	req := &memoryv1.SearchEntriesRequest{}

@@ -69,7 +69,9 @@ func (s *Service) forward(r micro.Request, id string, serve func()) {
 			respondError(rp, asJSON, &Error{Code: 503, Message: "forwarding to the node that serves " + id + ": " + err.Error()})
 		default:
 			s.metrics.Forwards.WithLabelValues("ok").Inc()
-			rp.publishRaw(reply.Data, reply.Header)
+			// Relay the reply as it came: its body and headers, the
+			// Content-Type and error headers included.
+			rp.publish(reply.Data, false, reply.Header)
 		}
 	}()
 }
@@ -89,15 +91,8 @@ func (s *Service) ServeForwarded(m *nats.Msg) {
 		s.logger.Warn("forwarded request dropped: reply subject is not an inbox", "subject", m.Subject, "reply", m.Reply)
 		return
 	}
-	st := strings.Split(m.Subject, ".")
-	var serve func(*call)
-	for _, rt := range s.routes {
-		if rt.matches(st) {
-			serve = rt.serve
-			break
-		}
-	}
-	if serve == nil {
+	rt, ok := s.routes.find(m.Subject)
+	if !ok {
 		respondError(s.replyTo(r), wantsJSON(r.Headers()), &Error{Code: 404, Field: "operation", Message: "no endpoint for " + m.Subject})
 		return
 	}
@@ -112,10 +107,10 @@ func (s *Service) ServeForwarded(m *nats.Msg) {
 			m.Header = nats.Header{}
 		}
 		m.Header.Set(hopsHeader, strconv.Itoa(hops+1))
-		s.forward(r, id, func() { s.serve(r, serve) })
+		s.forward(r, id, func() { s.serve(r, rt.serve) })
 		return
 	}
-	s.serve(r, serve)
+	s.serve(r, rt.serve)
 }
 
 // forwardReplyPrefixes: a forwarded request's reply subject is the

@@ -101,7 +101,7 @@ func (s *Service) entryHandler(op string) func(*call) {
 		r, asJSON, rp := c.r, c.asJSON, c.rp
 		t, err := parseScopeSubject(r.Subject())
 		if err != nil {
-			respondError(rp, asJSON, classify(err))
+			respondError(rp, asJSON, Classify(err))
 			return
 		}
 		body := newReq()
@@ -153,7 +153,7 @@ func (s *Service) checkSession(ctx context.Context, who *tenancy.Caller, id stri
 	if who.Admin() {
 		return nil
 	}
-	info, err := s.sessionInfo(ctx, nil, id)
+	info, err := s.sessionInfo(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -192,10 +192,11 @@ func (s *Service) getEntry(ctx context.Context, kind sharedmem.Kind, id, key str
 	return m.(*memoryv1.EntryReply).GetEntry(), nil
 }
 
-// sessionInfo reads session id as who (nil: the node itself, unchecked).
-func (s *Service) sessionInfo(ctx context.Context, who *tenancy.Caller, id string) (*memoryv1.SessionInfo, error) {
+// sessionInfo reads session id as the node itself, unchecked (its callers
+// have checked the caller, or check it against the owner it returns).
+func (s *Service) sessionInfo(ctx context.Context, id string) (*memoryv1.SessionInfo, error) {
 	m, err := s.call(ctx, func(reply actors.ReplyFunc) error {
-		return s.d.Dispatch(id, who, &memoryv1.GetSessionRequest{}, reply)
+		return s.d.Dispatch(id, nil, &memoryv1.GetSessionRequest{}, reply)
 	})
 	if err != nil {
 		return nil, err
@@ -203,7 +204,7 @@ func (s *Service) sessionInfo(ctx context.Context, who *tenancy.Caller, id strin
 	return m.(*memoryv1.GetSessionReply).GetSession(), nil
 }
 
-func isNotFound(err error) bool { return err != nil && classify(err).Code == 404 }
+func isNotFound(err error) bool { return err != nil && Classify(err).Code == 404 }
 
 // sessionScopeID reads the session id of mem.v1.scope.session.<id>.<op>, the
 // only scope resolve and publish are served on; on failure it answers 400.
@@ -213,7 +214,7 @@ func sessionScopeID(r micro.Request, rp replier, asJSON bool, op string) (string
 		err = &Error{Code: 400, Field: "kind", Message: op + " is served on mem.v1.scope.session.<session id>." + op}
 	}
 	if err != nil {
-		respondError(rp, asJSON, classify(err))
+		respondError(rp, asJSON, Classify(err))
 		return "", false
 	}
 	return t.id, true
@@ -232,7 +233,7 @@ func (s *Service) resolveHandler(c *call) {
 		return
 	}
 	if err := sharedmem.ValidateKey(req.GetKey()); err != nil {
-		respondError(rp, asJSON, classify(err))
+		respondError(rp, asJSON, Classify(err))
 		return
 	}
 	s.goQuery(c, func(ctx context.Context, reply actors.ReplyFunc) {
@@ -254,7 +255,7 @@ func (s *Service) resolve(ctx context.Context, who *tenancy.Caller, sessionID, k
 	if st := m.(*memoryv1.StateReply); st.GetFound() {
 		return &memoryv1.ResolveReply{Found: true, Scope: "temp", Entry: &memoryv1.Entry{Key: key, Value: st.GetValue(), Size: uint32(len(st.GetValue()))}}, nil
 	}
-	info, err := s.sessionInfo(ctx, nil, sessionID)
+	info, err := s.sessionInfo(ctx, sessionID)
 	if err != nil {
 		return nil, err
 	}
@@ -298,7 +299,7 @@ func (s *Service) publishHandler(c *call) {
 			reply(nil, err)
 			return
 		}
-		info, err := s.sessionInfo(ctx, nil, sessionID)
+		info, err := s.sessionInfo(ctx, sessionID)
 		if err != nil {
 			reply(nil, err)
 			return

@@ -123,7 +123,7 @@ type Service struct {
 	// router places aggregates on nodes (nil: this node serves all);
 	// routes serve forwarded requests (fixed once Start returns).
 	router Router
-	routes []route
+	routes routeTable
 	// candidateKeys remembers what each session's appends search for.
 	candidateKeys candidateKeyCache
 	// workers runs the queries (goQuery) on reused goroutines.
@@ -185,6 +185,11 @@ func Start(nc *nats.Conn, deps Deps, cfg Config) (*Service, error) {
 	anyLimits := tenancy.DefaultLimits()
 	anyLimits.MaxConcurrentQueries = cfg.MaxConcurrentQueries
 	ctx, cancel := context.WithCancel(context.Background())
+	abort := func() { // Start failed: undo what it did
+		cancel()
+		stopWatches()
+		_ = svc.Stop()
+	}
 	s := &Service{svc: svc, nc: nc, cfg: cfg, d: deps.Dispatcher, scopes: deps.Scopes, data: deps.Data, entries: deps.Entries, rm: deps.ReadModel, rerank: deps.Reranker,
 		logger: deps.Logger, metrics: deps.Metrics, tenants: deps.Tenants, anyone: tenancy.Unrestricted(anyLimits),
 		watcher: deps.Watcher, router: deps.Router, watchCtx: watchCtx, stopWatches: stopWatches, watches: make(chan struct{}, max(cfg.MaxConcurrentWatches, 1)),
@@ -199,9 +204,7 @@ func Start(nc *nats.Conn, deps Deps, cfg Config) (*Service, error) {
 		err := svc.AddEndpoint(name, hf, micro.WithEndpointSubject(subject),
 			micro.WithEndpointPendingLimits(cfg.MaxPending, 256<<20))
 		if err != nil {
-			cancel()
-			stopWatches()
-			_ = svc.Stop()
+			abort()
 			return fmt.Errorf("api: add endpoint %s: %w", name, err)
 		}
 		return nil
@@ -238,18 +241,15 @@ func Start(nc *nats.Conn, deps Deps, cfg Config) (*Service, error) {
 			Message: "ids are 1..128 of [A-Za-z0-9_-]; dots split the subject mem.v1.session.<id>.<op>"})
 	}), micro.WithEndpointSubject("mem.v1.session.*.*.>"))
 	if err != nil {
-		cancel()
-		stopWatches()
-		_ = svc.Stop()
+		abort()
 		return nil, fmt.Errorf("api: add endpoint malformed: %w", err)
 	}
-	if err := s.addOtherOps(routes); err != nil {
-		cancel()
-		stopWatches()
-		_ = svc.Stop()
+	table, err := s.addOtherOps(routes)
+	if err != nil {
+		abort()
 		return nil, err
 	}
-	s.routes = routes
+	s.routes = table
 	return s, nil
 }
 
@@ -263,7 +263,7 @@ type call struct {
 }
 
 // fail answers the request with err (classified).
-func (c *call) fail(err error) { respondError(c.rp, c.asJSON, classify(err)) }
+func (c *call) fail(err error) { respondError(c.rp, c.asJSON, Classify(err)) }
 
 // guard runs before every handler. It drops a request whose reply subject
 // the service must not answer (see replyAllowed) before any work is done
@@ -315,7 +315,7 @@ func (s *Service) sessionHandler(ep endpoint) func(*call) {
 		r, asJSON, rp := c.r, c.asJSON, c.rp
 		id, err := sessionID(r.Subject())
 		if err != nil {
-			respondError(rp, asJSON, classify(err))
+			respondError(rp, asJSON, Classify(err))
 			return
 		}
 		body := ep.newReq()
@@ -369,7 +369,7 @@ func (s *Service) answer(rp replier, asJSON bool) actors.ReplyFunc {
 	return func(m proto.Message, err error) {
 		defer s.inflight.Done()
 		if err != nil {
-			respondError(rp, asJSON, classify(err))
+			respondError(rp, asJSON, Classify(err))
 			return
 		}
 		respond(rp, asJSON, m)

@@ -28,11 +28,12 @@ func watchPage(changes []*memoryv1.WatchChange, last uint64, decode bool) ([]*me
 			if err != nil {
 				return nil, 0, err
 			}
-			if i > 0 || proto.Size(d) <= maxWatchReplyBytes {
-				out = d
-			}
+			out = d
 		}
 		n := proto.Size(out)
+		if i == 0 && out != ch && n > maxWatchReplyBytes {
+			out, n = ch, proto.Size(ch) // alone over the limit decoded: as stored
+		}
 		if i > 0 && size+n > maxWatchReplyBytes {
 			return changes[:i], changes[i-1].GetSeq(), nil
 		}
@@ -56,14 +57,17 @@ func decodeChange(ch *memoryv1.WatchChange) (*memoryv1.WatchChange, error) {
 		if err := a.UnmarshalTo(ev); err != nil {
 			return nil, fmt.Errorf("watch: change %d event %d: %w", ch.GetSeq(), i, err)
 		}
-		if !ev.GetEntry().GetCompressed() {
+		e := ev.GetEntry()
+		if !e.GetCompressed() {
 			continue
 		}
-		plain, err := sharedmem.Plain(ev.GetEntry())
+		// ev is this call's own copy: decode in place what sharedmem.Plain
+		// would decode into a clone.
+		v, err := sharedmem.DecodeValue(e)
 		if err != nil {
 			return nil, fmt.Errorf("watch: change %d event %d: %w", ch.GetSeq(), i, err)
 		}
-		ev.Entry = plain
+		e.Value, e.Compressed = v, false
 		na, err := anypb.New(ev)
 		if err != nil {
 			return nil, err
