@@ -184,7 +184,6 @@ func (t *Table) Serves(id string) bool {
 // handed over.
 func (t *Table) Owner(ctx context.Context, id string) (node string, local bool, err error) {
 	p := Partition(id, t.cfg.Partitions)
-	var timer *time.Timer
 	for {
 		now := time.Now()
 		t.mu.RLock()
@@ -199,25 +198,31 @@ func (t *Table) Owner(ctx context.Context, id string) (node string, local bool, 
 		case alone:
 			return "", false, fmt.Errorf("%w: this node is stopping and no other node is live", ErrNoOwner)
 		}
-		if timer == nil {
-			timer = time.NewTimer(t.cfg.Tick)
-			defer timer.Stop()
-		} else {
-			timer.Reset(t.cfg.Tick)
-		}
-		select {
-		case <-ch:
-		case <-timer.C:
-		case <-ctx.Done():
-			return "", false, fmt.Errorf("%w: partition %d of %q: %v", ErrNoOwner, p, id, ctx.Err())
+		if err := t.waitChanged(ctx, ch); err != nil {
+			return "", false, fmt.Errorf("%w: partition %d of %q: %v", ErrNoOwner, p, id, err)
 		}
 	}
 }
 
-// changedLocked wakes everyone waiting in Owner. Caller holds mu.
+// changedLocked wakes everyone waiting in waitChanged. Caller holds mu.
 func (t *Table) changedLocked() {
 	close(t.changed)
 	t.changed = make(chan struct{})
+}
+
+// waitChanged returns when ch (t.changed, read under mu with what the
+// caller checked) is closed or a tick passed, or with ctx's error.
+func (t *Table) waitChanged(ctx context.Context, ch <-chan struct{}) error {
+	timer := time.NewTimer(t.cfg.Tick)
+	defer timer.Stop()
+	select {
+	case <-ch:
+		return nil
+	case <-timer.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 func (t *Table) wake() {
