@@ -39,7 +39,7 @@ func mapDataErr(err error) error {
 }
 
 func (d dataStore) Put(ctx context.Context, owner string, data []byte, ct string, md map[string]string, ttl time.Duration) (*memoryv1.DataReference, uint64, error) {
-	if err := (gatedLog{w: d.w}).refuse(false); err != nil {
+	if err := d.w.refuse(false); err != nil {
 		return nil, 0, &api.Error{Code: 503, Message: err.Error()}
 	}
 	ref, seq, err := d.s.PutOwned(ctx, owner, data, ct, md, ttl)

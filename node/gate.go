@@ -35,19 +35,30 @@ type gatedLog struct {
 
 var _ events.Log = gatedLog{}
 
-// refuse returns the error for an unavailable log (nil when available); it
-// counts the refusal when count.
-func (g gatedLog) refuse(reads bool) error {
-	st := g.w.State()
+// refuse returns the error for a request the log cannot serve now (nil:
+// go on), and counts it: a write while the log is unavailable, a read
+// (reads) only while JetStream is off.
+func (w *storageWatch) refuse(reads bool) error {
+	st := w.State()
 	if st.Log.OK || (reads && st.Log.Reason != reasonJSDisabled) {
 		return nil
 	}
-	g.w.metrics.unavailable.WithLabelValues(st.Log.Reason).Inc()
+	return w.logUnavailable(st, nil)
+}
+
+// logUnavailable counts a request refused or cut short while the log is
+// unavailable (state st) and returns errLogUnavailable with the reason and
+// what was observed, wrapping cause too when it is not nil.
+func (w *storageWatch) logUnavailable(st *storageState, cause error) error {
+	w.metrics.unavailable.WithLabelValues(st.Log.Reason).Inc()
+	if cause != nil {
+		return fmt.Errorf("%w (%s): %s: %w", errLogUnavailable, st.Log.Reason, st.Log.Detail, cause)
+	}
 	return fmt.Errorf("%w (%s): %s", errLogUnavailable, st.Log.Reason, st.Log.Detail)
 }
 
 func (g gatedLog) Append(ctx context.Context, subject string, expectedLastSeq uint64, msgID string, data []byte) (events.AppendResult, error) {
-	if err := g.refuse(false); err != nil {
+	if err := g.w.refuse(false); err != nil {
 		return events.AppendResult{}, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
@@ -58,23 +69,21 @@ func (g gatedLog) Append(ctx context.Context, subject string, expectedLastSeq ui
 	if errors.Is(err, events.ErrUnknownOutcome) {
 		g.w.Nudge() // no answer: look at the storage now, not at the next tick
 		if g.w.Down().Err() != nil {
-			st := g.w.State()
-			g.w.metrics.unavailable.WithLabelValues(st.Log.Reason).Inc()
-			return res, fmt.Errorf("%w (%s): %s: %w", errLogUnavailable, st.Log.Reason, st.Log.Detail, err)
+			return res, g.w.logUnavailable(g.w.State(), err)
 		}
 	}
 	return res, err
 }
 
 func (g gatedLog) Load(ctx context.Context, subject string, afterSeq uint64, fn func(events.Record) error) (uint64, error) {
-	if err := g.refuse(true); err != nil {
+	if err := g.w.refuse(true); err != nil {
 		return afterSeq, err
 	}
 	return g.Log.Load(ctx, subject, afterSeq, fn)
 }
 
 func (g gatedLog) LastSeq(ctx context.Context, subject string) (uint64, error) {
-	if err := g.refuse(true); err != nil {
+	if err := g.w.refuse(true); err != nil {
 		return 0, err
 	}
 	return g.Log.LastSeq(ctx, subject)
@@ -128,7 +137,7 @@ func (a answerBy) refuseWrite(body any) error {
 	if actors.IsRead(body) {
 		return nil
 	}
-	if err := (gatedLog{w: a.w}).refuse(false); err != nil {
+	if err := a.w.refuse(false); err != nil {
 		return fmt.Errorf("%w: %w; nothing was stored", actors.ErrUnavailable, err)
 	}
 	return nil

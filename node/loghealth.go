@@ -38,10 +38,9 @@ type logHealth struct {
 	// current is the problem last reported, for /healthz (nil: healthy).
 	current atomic.Pointer[string]
 
-	prev     *jetstream.StreamState // the last state read; nil before the first
-	lost     string                 // what was lost, once seen
-	reported string                 // the problem last reported ("" healthy)
-	started  bool
+	prev    *jetstream.StreamState // the last state read; nil before the first
+	lost    string                 // what was lost, once seen
+	started bool
 }
 
 func newLogHealth(js jetstream.JetStream, stream string, applied func() uint64, logger *slog.Logger, reg prometheus.Registerer) *logHealth {
@@ -118,11 +117,11 @@ func (h *logHealth) observe(ctx context.Context) string {
 
 // report logs and sets the gauge when what is observed changed.
 func (h *logHealth) report(problem string) {
-	if h.started && problem == h.reported {
+	if h.started && problem == h.Problem() {
 		return
 	}
 	first := !h.started
-	h.started, h.reported = true, problem
+	h.started = true
 	if problem != "" {
 		h.current.Store(&problem)
 		h.gauge.Set(0)

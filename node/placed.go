@@ -56,6 +56,16 @@ func (p placedDispatch) DispatchScope(kind sharedmem.Kind, id string, who *tenan
 	return p.remote(string(kind), id, who, body, reply)
 }
 
+// dispatchKind hands body to the actor of id on this node: a session's
+// when kind is sessionKind, else the scope's of that kind (a remote call's
+// Kind).
+func (a answerBy) dispatchKind(kind, id string, who *tenancy.Caller, body any, reply actors.ReplyFunc) error {
+	if kind == sessionKind {
+		return a.Dispatch(id, who, body, reply)
+	}
+	return a.DispatchScope(sharedmem.Kind(kind), id, who, body, reply)
+}
+
 // remoteCall is one command for an actor another node serves.
 type remoteCall struct {
 	Kind string `json:"kind"`
@@ -113,10 +123,8 @@ func (p placedDispatch) remote(kind, id string, who *tenancy.Caller, body any, r
 			return &nats.Msg{Subject: callSubject(owner), Data: data}
 		}, p.nc)
 		switch {
-		case local && kind == sessionKind:
-			err = p.local.Dispatch(id, who, body, reply)
 		case local:
-			err = p.local.DispatchScope(sharedmem.Kind(kind), id, who, body, reply)
+			err = p.local.dispatchKind(kind, id, who, body, reply)
 		case err != nil:
 			err = &api.Error{Code: 503, Message: "calling the node that serves " + id + ": " + err.Error()}
 		default:
@@ -213,13 +221,7 @@ func (s callServer) serve(m *nats.Msg) {
 		body = msg
 	}
 	reply := func(r proto.Message, err error) { s.answer(m, r, err) }
-	var err error
-	if c.Kind == sessionKind {
-		err = s.local.Dispatch(c.ID, who, body, reply)
-	} else {
-		err = s.local.DispatchScope(sharedmem.Kind(c.Kind), c.ID, who, body, reply)
-	}
-	if err != nil {
+	if err := s.local.dispatchKind(c.Kind, c.ID, who, body, reply); err != nil {
 		s.answer(m, nil, err)
 	}
 }

@@ -3,6 +3,7 @@ package placement
 import (
 	"hash/fnv"
 	"strconv"
+	"strings"
 )
 
 // Partition is the partition of aggregate id among n.
@@ -47,3 +48,17 @@ func desired(p int, live []string) string {
 func partitionKey(p int) string { return "p." + strconv.Itoa(p) }
 
 func nodeKey(id string) string { return "n." + id }
+
+// parseKey reads a key of the bucket: partitionKey(p) gives p and "",
+// nodeKey(id) gives −1 and id, any other key −1 and "".
+func parseKey(k string) (p int, node string) {
+	switch {
+	case strings.HasPrefix(k, "p."):
+		if p, err := strconv.Atoi(k[2:]); err == nil && p >= 0 {
+			return p, ""
+		}
+	case strings.HasPrefix(k, "n."):
+		return -1, k[2:]
+	}
+	return -1, ""
+}

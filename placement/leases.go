@@ -19,7 +19,8 @@ func (t *Table) tick(ctx context.Context) {
 		return
 	}
 	live := t.liveLocked(now)
-	var refresh, claim, release []int
+	var refresh, claim []int
+	released := false
 	for p := range t.parts {
 		pp := &t.parts[p]
 		if pp.releasing {
@@ -36,8 +37,8 @@ func (t *Table) tick(ctx context.Context) {
 		want := desired(p, live)
 		switch {
 		case pp.held && want != t.cfg.NodeID:
-			pp.releasing = true // no longer served from here on
-			release = append(release, p)
+			t.releaseAsync(p, true) // no longer served from here on
+			released = true
 		case pp.held && t.refreshDue(pp, now):
 			refresh = append(refresh, p)
 		case !pp.held && want == t.cfg.NodeID &&
@@ -51,7 +52,7 @@ func (t *Table) tick(ctx context.Context) {
 			claim = append(claim, p)
 		}
 	}
-	if len(release) > 0 {
+	if released {
 		t.changedLocked()
 	}
 	t.mu.Unlock()
@@ -64,11 +65,6 @@ func (t *Table) tick(ctx context.Context) {
 	}
 	for _, p := range claim {
 		t.claim(ctx, p)
-	}
-	for _, p := range release {
-		t.mu.Lock()
-		t.releaseAsync(p, true)
-		t.mu.Unlock()
 	}
 	t.metrics.owned.Set(float64(t.held()))
 }
@@ -264,11 +260,8 @@ func (t *Table) Ready(ctx context.Context) error {
 		if ready {
 			return nil
 		}
-		select {
-		case <-ch:
-		case <-time.After(t.cfg.Tick):
-		case <-ctx.Done():
-			return ctx.Err()
+		if err := t.waitChanged(ctx, ch); err != nil {
+			return err
 		}
 	}
 }
@@ -300,20 +293,19 @@ func (t *Table) Leave(ctx context.Context) error {
 		t.releaseAsync(p, true)
 	}
 	t.mu.Unlock()
-	// Polled, not a WaitGroup: the tick may start a release (a lost
-	// lease) while this waits.
+	// Not a WaitGroup: the tick may start a release (a lost lease) while
+	// this waits. Every release ends with changedLocked.
 	for {
 		t.mu.RLock()
 		busy := slices.ContainsFunc(ps, func(p int) bool { return t.parts[p].releasing })
+		ch := t.changed
 		t.mu.RUnlock()
 		if !busy {
 			t.log.Info("partitions handed over", "partitions", len(ps))
 			return nil
 		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(5 * time.Millisecond):
+		if err := t.waitChanged(ctx, ch); err != nil {
+			return err
 		}
 	}
 }

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -14,9 +12,6 @@ import (
 
 // BucketFor is the placement bucket of the log stream named stream.
 func BucketFor(stream string) string {
-	if stream == "MEM" {
-		return DefaultBucket
-	}
 	return stream + "_PLACEMENT"
 }
 
@@ -53,32 +48,43 @@ func ReadStatus(ctx context.Context, js jetstream.JetStream, bucket string) (*St
 	if err != nil {
 		return nil, fmt.Errorf("placement: bucket %s: %w", bucket, err)
 	}
-	out := &Status{TTL: st.TTL()}
+	nodes, leases, err := readBucket(ctx, kv, true)
+	if err != nil {
+		return nil, err
+	}
+	return &Status{TTL: st.TTL(), Nodes: nodes, Leases: leases}, nil
+}
+
+// readBucket reads the nodes' heartbeats (one that does not decode is
+// skipped) and, withLeases, the partitions' leases: the keys are listed,
+// then each is read (one aged out meanwhile is skipped).
+func readBucket(ctx context.Context, kv jetstream.KeyValue, withLeases bool) (nodes []NodeInfo, leases []Lease, err error) {
 	lister, err := kv.ListKeys(ctx)
 	if errors.Is(err, jetstream.ErrNoKeysFound) {
-		return out, nil
+		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("placement: list %s: %w", bucket, err)
+		return nil, nil, fmt.Errorf("placement: list %s: %w", kv.Bucket(), err)
 	}
 	defer func() { _ = lister.Stop() }()
 	now := time.Now()
 	for k := range lister.Keys() {
+		p, node := parseKey(k)
+		if node == "" && (p < 0 || !withLeases) {
+			continue
+		}
 		e, err := kv.Get(ctx, k)
 		if err != nil {
 			continue // aged out meanwhile
 		}
-		switch {
-		case strings.HasPrefix(k, "n."):
+		if node != "" {
 			var info NodeInfo
 			if json.Unmarshal(e.Value(), &info) == nil {
-				out.Nodes = append(out.Nodes, info)
+				nodes = append(nodes, info)
 			}
-		case strings.HasPrefix(k, "p."):
-			if p, err := strconv.Atoi(k[2:]); err == nil {
-				out.Leases = append(out.Leases, Lease{Partition: p, Owner: string(e.Value()), Age: now.Sub(e.Created())})
-			}
+			continue
 		}
+		leases = append(leases, Lease{Partition: p, Owner: string(e.Value()), Age: now.Sub(e.Created())})
 	}
-	return out, nil
+	return nodes, leases, nil
 }

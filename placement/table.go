@@ -9,8 +9,6 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -50,11 +48,6 @@ type part struct {
 	until     time.Time // the lease is valid before this (local clock)
 }
 
-type nodeSeen struct {
-	info NodeInfo
-	seen time.Time
-}
-
 // Table is this node's view of the placement and its own leases.
 type Table struct {
 	cfg       Config
@@ -69,12 +62,12 @@ type Table struct {
 	releases  sync.WaitGroup
 
 	mu       sync.RWMutex
-	parts    []part              // guarded by mu
-	nodes    map[string]nodeSeen // guarded by mu
-	leaving  bool                // guarded by mu
-	changed  chan struct{}       // closed on every change; guarded by mu
-	synced   bool                // the watch delivered the bucket's contents; guarded by mu
-	lastBeat time.Time           // tick goroutine only
+	parts    []part               // guarded by mu
+	nodes    map[string]time.Time // node id → local time its heartbeat was last seen; guarded by mu
+	leaving  bool                 // guarded by mu
+	changed  chan struct{}        // closed on every change; guarded by mu
+	synced   bool                 // the watch delivered the bucket's contents; guarded by mu
+	lastBeat time.Time            // tick goroutine only
 }
 
 // Hooks are what the node does when placement changes.
@@ -108,7 +101,7 @@ func New(ctx context.Context, js jetstream.JetStream, cfg Config, hooks Hooks) (
 	t := &Table{cfg: cfg, kv: kv, log: cfg.Logger.With("component", "placement", "node_id", cfg.NodeID),
 		metrics: newMetrics(cfg.Registerer), onRelease: hooks.OnRelease, applied: hooks.Applied,
 		inc: hex.EncodeToString(b[:]), started: time.Now(), kick: make(chan struct{}, 1),
-		parts: make([]part, cfg.Partitions), nodes: map[string]nodeSeen{}, changed: make(chan struct{})}
+		parts: make([]part, cfg.Partitions), nodes: map[string]time.Time{}, changed: make(chan struct{})}
 	if err := t.checkPeers(ctx); err != nil {
 		return nil, err
 	}
@@ -136,24 +129,12 @@ func openBucket(ctx context.Context, js jetstream.JetStream, cfg Config) (jetstr
 
 // checkPeers refuses a cluster whose live nodes use another partition count.
 func (t *Table) checkPeers(ctx context.Context) error {
-	lister, err := t.kv.ListKeys(ctx)
+	nodes, _, err := readBucket(ctx, t.kv, false)
 	if err != nil {
-		if errors.Is(err, jetstream.ErrNoKeysFound) {
-			return nil
-		}
-		return fmt.Errorf("placement: list %s: %w", t.cfg.Bucket, err)
+		return err
 	}
-	defer func() { _ = lister.Stop() }()
-	for k := range lister.Keys() {
-		if !strings.HasPrefix(k, "n.") {
-			continue
-		}
-		e, err := t.kv.Get(ctx, k)
-		if err != nil {
-			continue // aged out meanwhile
-		}
-		var info NodeInfo
-		if json.Unmarshal(e.Value(), &info) == nil && info.Partitions != t.cfg.Partitions && info.ID != t.cfg.NodeID {
+	for _, info := range nodes {
+		if info.Partitions != t.cfg.Partitions && info.ID != t.cfg.NodeID {
 			return fmt.Errorf("%w: node %s uses %d partitions, this node %d (--partitions must be equal on every node)",
 				ErrPartitions, info.ID, info.Partitions, t.cfg.Partitions)
 		}
@@ -163,9 +144,6 @@ func (t *Table) checkPeers(ctx context.Context) error {
 
 // NodeID is this node's id.
 func (t *Table) NodeID() string { return t.cfg.NodeID }
-
-// Partitions is the partition count.
-func (t *Table) Partitions() int { return t.cfg.Partitions }
 
 // Serves reports whether this node serves aggregate id now: it holds the
 // partition's lease, the lease is valid by its clock, and it is not
@@ -184,7 +162,6 @@ func (t *Table) Serves(id string) bool {
 // handed over.
 func (t *Table) Owner(ctx context.Context, id string) (node string, local bool, err error) {
 	p := Partition(id, t.cfg.Partitions)
-	var timer *time.Timer
 	for {
 		now := time.Now()
 		t.mu.RLock()
@@ -199,25 +176,31 @@ func (t *Table) Owner(ctx context.Context, id string) (node string, local bool, 
 		case alone:
 			return "", false, fmt.Errorf("%w: this node is stopping and no other node is live", ErrNoOwner)
 		}
-		if timer == nil {
-			timer = time.NewTimer(t.cfg.Tick)
-			defer timer.Stop()
-		} else {
-			timer.Reset(t.cfg.Tick)
-		}
-		select {
-		case <-ch:
-		case <-timer.C:
-		case <-ctx.Done():
-			return "", false, fmt.Errorf("%w: partition %d of %q: %v", ErrNoOwner, p, id, ctx.Err())
+		if err := t.waitChanged(ctx, ch); err != nil {
+			return "", false, fmt.Errorf("%w: partition %d of %q: %v", ErrNoOwner, p, id, err)
 		}
 	}
 }
 
-// changedLocked wakes everyone waiting in Owner. Caller holds mu.
+// changedLocked wakes everyone waiting in waitChanged. Caller holds mu.
 func (t *Table) changedLocked() {
 	close(t.changed)
 	t.changed = make(chan struct{})
+}
+
+// waitChanged returns when ch (t.changed, read under mu with what the
+// caller checked) is closed or a tick passed, or with ctx's error.
+func (t *Table) waitChanged(ctx context.Context, ch <-chan struct{}) error {
+	timer := time.NewTimer(t.cfg.Tick)
+	defer timer.Stop()
+	select {
+	case <-ch:
+		return nil
+	case <-timer.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 func (t *Table) wake() {
@@ -308,10 +291,9 @@ func (t *Table) observe(e jetstream.KeyValueEntry) {
 		return
 	}
 	gone := e.Operation() != jetstream.KeyValuePut
-	switch k := e.Key(); {
-	case strings.HasPrefix(k, "p."):
-		p, err := strconv.Atoi(k[2:])
-		if err != nil || p < 0 || p >= len(t.parts) {
+	switch p, id := parseKey(e.Key()); {
+	case p >= 0:
+		if p >= len(t.parts) {
 			return
 		}
 		pp := &t.parts[p]
@@ -334,8 +316,7 @@ func (t *Table) observe(e jetstream.KeyValueEntry) {
 			t.log.Warn("partition lease lost", "partition", p, "owner", pp.owner)
 			t.releaseAsync(p, false)
 		}
-	case strings.HasPrefix(k, "n."):
-		id := k[2:]
+	case id != "":
 		if gone {
 			delete(t.nodes, id)
 			t.wake()
@@ -351,7 +332,7 @@ func (t *Table) observe(e jetstream.KeyValueEntry) {
 		if id == t.cfg.NodeID && info.Incarnation != t.inc && now.Sub(t.started) > t.cfg.LeaseTTL {
 			t.log.Error("another process heartbeats with this node id: node ids must be unique", "incarnation", info.Incarnation)
 		}
-		t.nodes[id] = nodeSeen{info: info, seen: now}
+		t.nodes[id] = now
 	}
 }
 
@@ -362,8 +343,8 @@ func (t *Table) liveLocked(now time.Time) []string {
 	if !t.leaving {
 		live = append(live, t.cfg.NodeID)
 	}
-	for id, n := range t.nodes {
-		if id != t.cfg.NodeID && now.Sub(n.seen) <= t.cfg.LeaseTTL {
+	for id, seen := range t.nodes {
+		if id != t.cfg.NodeID && now.Sub(seen) <= t.cfg.LeaseTTL {
 			live = append(live, id)
 		}
 	}

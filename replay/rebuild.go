@@ -42,6 +42,9 @@ func Rebuild(ctx context.Context, cfg RebuildConfig, w io.Writer) (projections.R
 		return projections.RebuildStats{}, err
 	}
 	defer l.close()
+	if _, err := l.streamInfo(ctx); err != nil { // a missing stream is ErrNoStream
+		return projections.RebuildStats{}, err
+	}
 	st, err := rebuildInto(ctx, l, out, cfg.IdleTimeout, newProgress(cfg.Progress, cfg.ProgressTTY, "rebuild", time.Now))
 	if err != nil {
 		return st, err
@@ -50,17 +53,12 @@ func Rebuild(ctx context.Context, cfg RebuildConfig, w io.Writer) (projections.R
 	return st, err
 }
 
-// rebuildInto rebuilds path from l's stream.
+// rebuildInto rebuilds path from l's stream. The caller read the stream's
+// info first (l.streamInfo: a missing stream is ErrNoStream).
 func rebuildInto(ctx context.Context, l *link, path string, idle time.Duration, p *progress, opts ...projections.RebuildOption) (projections.RebuildStats, error) {
-	if _, err := l.streamInfo(ctx); err != nil {
-		return projections.RebuildStats{}, err
-	}
 	st, err := projections.Rebuild(ctx, l.js, l.stream, path, events.NewCodec(), p.update, append(opts, projections.WithIdleTimeout(idle))...)
 	p.finish()
-	if err != nil {
-		return st, err
-	}
-	return st, nil
+	return st, err
 }
 
 func describeRebuild(st projections.RebuildStats) string {
@@ -88,8 +86,8 @@ type VerifyResult struct {
 	// Differences has one line per bucket that differs (projections.VerifyDigests).
 	Differences []string
 	// LiveSeq and RebuiltSeq are the two files' checkpoints; LogSeq is the
-	// log's last sequence. The rebuild stops at LiveSeq when the live file
-	// is behind the log.
+	// log's last sequence. The rebuild stops at LiveSeq (or at the log's
+	// end, if that comes first).
 	LiveSeq, RebuiltSeq, LogSeq uint64
 	Rebuild                     projections.RebuildStats
 }
@@ -135,10 +133,9 @@ func Verify(ctx context.Context, cfg VerifyConfig, w io.Writer) (*VerifyResult, 
 		return nil, err
 	}
 	res.LogSeq = info.State.LastSeq
-	var opts []projections.RebuildOption
-	if liveSeq < res.LogSeq {
-		opts = append(opts, projections.WithUpTo(liveSeq))
-	}
+	// Always bounded by the live checkpoint: the log may grow while this
+	// runs (other nodes writing), and a rebuild past liveSeq would differ.
+	upTo := projections.WithUpTo(liveSeq)
 
 	tmpDir, err := os.MkdirTemp(filepath.Dir(live), ".verify-")
 	if err != nil {
@@ -146,7 +143,7 @@ func Verify(ctx context.Context, cfg VerifyConfig, w io.Writer) (*VerifyResult, 
 	}
 	defer os.RemoveAll(tmpDir)
 	aside := filepath.Join(tmpDir, ProjectionFile)
-	if res.Rebuild, err = rebuildInto(ctx, l, aside, cfg.IdleTimeout, newProgress(cfg.Progress, cfg.ProgressTTY, "verify: rebuild", time.Now), opts...); err != nil {
+	if res.Rebuild, err = rebuildInto(ctx, l, aside, cfg.IdleTimeout, newProgress(cfg.Progress, cfg.ProgressTTY, "verify: rebuild", time.Now), upTo); err != nil {
 		return nil, err
 	}
 	rebuiltDigest, rebuiltSeq, err := digest(aside)

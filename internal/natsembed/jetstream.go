@@ -13,9 +13,6 @@ import (
 // error while writing); RestartJetStream turns it back on.
 func (s *Server) JetStreamEnabled() bool { return s.ns.JetStreamEnabled() }
 
-// StoreDir is the JetStream store directory the server was started with.
-func (s *Server) StoreDir() string { return s.opts.StoreDir }
-
 // StoreFaults returns what the server's own health check (the /healthz of
 // nats-server, with details) reports about JetStream: streams with a write
 // error (a full disk: the file store keeps its first write error and refuses
