@@ -1,7 +1,6 @@
 package segmented
 
 import (
-	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -13,38 +12,45 @@ import (
 )
 
 // The context assembler (DESIGN §5a): at each append holding a user
-// message, a session with AssemblyConfig fills two bounded sections from
-// candidates the node found for that message outside the actor:
+// message, a session with AssemblyConfig allocates its whole budget for
+// that message (plan.go, allocate.go) among candidates the node found
+// outside the actor and the session's own older turns and summaries:
 //
 //   - recalled: messages of the session's swap (evicted or summarized
-//     away), best first, that are not verbatim in L1 or promoted;
-//   - memory: scope entries (agent, session, user, project, app, global),
-//     each tier within its share of the memory section.
+//     away), with the turns next to them;
+//   - memory: scope entries (agent, session, user, project, app, global);
+//   - the L1 entries older than the verbatim tail, and the summaries of
+//     L1 and L2: shown when they earn their room, hidden otherwise.
 //
-// DecideAppendWith records the choice in a ContextAssembled event before
-// the compression events, so compression makes room for the sections and
-// the budget invariant holds; replay applies the event and never searches.
-// The sections are replaced at the next user message and cleared by
-// clear recalled (the recalled section). When an append does not fit the
-// budget with the sections, it is decided again without them: nothing
-// recalled ever pushes the budget or makes an append fail.
+// DecideAppendWith records the outcome in a ContextAssembled event (the
+// sections and the plan: which L1 and L2 entries show), so replay applies
+// it and never searches. The session's own layers stay within the budget
+// by compression as before; the plan decides what of them the context
+// shows, and the context (what Context sends) stays within the budget
+// too: a later command that would overflow it drops planned items
+// (trimView). The sections are replaced at the next user message and the
+// recalled one is cleared by clear recalled.
 
 // Assembly defaults and limits.
 const (
-	DefaultRecallPct = 10
-	DefaultMemoryPct = 10
+	// DefaultRecallPct and DefaultMemoryPct cap the recalled and memory
+	// sections (percent of the budget); within the caps every part
+	// competes for the same tokens (Allocate).
+	DefaultRecallPct = 60
+	DefaultMemoryPct = 25
 	DefaultTaskPct   = 40
 	DefaultUserPct   = 40
 	DefaultGlobalPct = 20
-	// MaxAssemblyPct bounds recall_pct + memory_pct.
-	MaxAssemblyPct = 50
-	// MaxSectionTokens caps each section whatever its share: the sections
-	// are recorded in the log at each user message, so a 128k budget must
-	// not write 25k tokens of text per user message.
+	// MaxAssemblyPct bounds recall_pct and memory_pct each.
+	MaxAssemblyPct = 100
+	// MaxSectionTokens caps the memory section whatever its share (and
+	// MaxRecalledTokens the recalled one): the sections are recorded in the
+	// log at each user message, so a 128k budget must not write 25k tokens
+	// of text per user message.
 	MaxSectionTokens = 4096
 	// MaxRecallCandidates and MaxMemoryCandidates bound the candidates of
 	// one append (more are ignored).
-	MaxRecallCandidates = 50
+	MaxRecallCandidates = 100
 	MaxMemoryCandidates = 60
 	// minItemTokens: an item that fits only when trimmed below this is
 	// left out.
@@ -72,9 +78,18 @@ const (
 // append, best first: Recall from the session's swap (messages as
 // stored), Memory from the scopes the caller may read (tokens unset; the
 // session counts them). nil: the node found nothing (or did not look).
+//
+// RecallScores and MemoryScores, when as long as Recall and Memory, are
+// the search scores (a memory candidate of score 0 did not match: a
+// scope's most important or recent entry); without them the rank decides.
+// Neighbours are messages of the swap next to a hit (seq ± 1), offered with
+// the hits.
 type Candidates struct {
-	Recall []*memoryv1.Message
-	Memory []*memoryv1.MemoryItem
+	Recall       []*memoryv1.Message
+	RecallScores []float64
+	Neighbours   []*memoryv1.Message
+	Memory       []*memoryv1.MemoryItem
+	MemoryScores []float64
 }
 
 func resolveAssembly(a *memoryv1.AssemblyConfig) *memoryv1.AssemblyConfig {
@@ -102,8 +117,11 @@ func validateAssembly(a *memoryv1.AssemblyConfig) error {
 		return nil
 	}
 	r := resolveAssembly(a)
-	if r.RecallPct+r.MemoryPct > MaxAssemblyPct {
-		return badRequest("assembly", "recall_pct (%d) + memory_pct (%d) must be <= %d", r.RecallPct, r.MemoryPct, MaxAssemblyPct)
+	if r.RecallPct > MaxAssemblyPct {
+		return badRequest("assembly.recall_pct", "must be <= %d, got %d", MaxAssemblyPct, r.RecallPct)
+	}
+	if r.MemoryPct > MaxAssemblyPct {
+		return badRequest("assembly.memory_pct", "must be <= %d, got %d", MaxAssemblyPct, r.MemoryPct)
 	}
 	if sum := a.TaskPct + a.UserPct + a.GlobalPct; sum != 0 && sum != 100 {
 		return badRequest("assembly.task_pct", "task_pct + user_pct + global_pct must be 100 (or all 0 for 40/40/20), got %d", sum)
@@ -134,21 +152,10 @@ func (s *State) assembles() bool {
 	return a != nil && a.RecallPct+a.MemoryPct > 0
 }
 
-// decideSections chooses the sections for the user message m (already in
-// the simulated state) from c.
+// decideSections chooses the sections and the plan for the user message m
+// (already in the simulated state) from c.
 func (s *State) decideSections(m *memoryv1.Message, c *Candidates, env Env) *memoryv1.Assembled {
-	a := s.Assembly()
-	out := &memoryv1.Assembled{ForMessageId: m.GetId(), ForSeq: m.GetSeq()}
-	if c == nil {
-		return out
-	}
-	if capTokens := s.sectionCap(a.GetRecallPct()); capTokens > 0 {
-		out.Recalled = s.chooseRecalled(c.Recall, capTokens, env.Tokenizer)
-	}
-	if capTokens := s.sectionCap(a.GetMemoryPct()); capTokens > 0 {
-		out.Memory = chooseMemory(c.Memory, a, capTokens, env.Tokenizer)
-	}
-	return out
+	return s.plan(m, c, env)
 }
 
 // sectionCap is a section's room: pct of the budget, at most
@@ -157,56 +164,13 @@ func (s *State) sectionCap(pct uint32) uint64 {
 	return min(s.Budget()*uint64(pct)/100, MaxSectionTokens)
 }
 
-// sameSections reports whether a and b hold the same items (the user
-// message they were chosen for aside): then no event is needed.
+// sameSections reports whether a and b hold the same items and plan (the
+// user message they were chosen for aside): then no event is needed.
 func sameSections(a, b *memoryv1.Assembled) bool {
-	return slices.EqualFunc(a.GetRecalled(), b.GetRecalled(), func(x, y *memoryv1.RecalledItem) bool { return proto.Equal(x, y) }) &&
+	return a.GetPlanned() == b.GetPlanned() && a.GetTailSeq() == b.GetTailSeq() &&
+		slices.Equal(a.GetL1Seqs(), b.GetL1Seqs()) && slices.Equal(a.GetL2Ids(), b.GetL2Ids()) &&
+		slices.EqualFunc(a.GetRecalled(), b.GetRecalled(), func(x, y *memoryv1.RecalledItem) bool { return proto.Equal(x, y) }) &&
 		slices.EqualFunc(a.GetMemory(), b.GetMemory(), func(x, y *memoryv1.MemoryItem) bool { return proto.Equal(x, y) })
-}
-
-func (s *State) chooseRecalled(cands []*memoryv1.Message, capTokens uint64, tok Tokenizer) []*memoryv1.RecalledItem {
-	// By seq: a client may reuse the id of an archived message. L1 is
-	// looked up, not scanned: it holds up to the whole budget of messages.
-	present := map[uint64]bool{}
-	for _, p := range s.snap.GetPromoted() {
-		present[p.GetSeq()] = true
-	}
-	var out []*memoryv1.RecalledItem
-	var used uint64
-	for _, m := range cands[:min(len(cands), MaxRecallCandidates)] {
-		if m == nil || present[m.GetSeq()] || s.verbatimInL1(m.GetSeq()) {
-			continue
-		}
-		present[m.GetSeq()] = true
-		room := capTokens - used
-		if room < minItemTokens {
-			break
-		}
-		text, tokens, ok := fitItem(tok, recalledText(m), room)
-		if !ok {
-			continue
-		}
-		used += uint64(tokens)
-		out = append(out, &memoryv1.RecalledItem{MessageId: m.GetId(), Seq: m.GetSeq(), Role: m.GetRole(), Text: text, Tokens: tokens})
-	}
-	// In conversation order: the LLM reads them as excerpts of the past.
-	slices.SortFunc(out, func(x, y *memoryv1.RecalledItem) int { return cmp.Compare(x.Seq, y.Seq) })
-	return out
-}
-
-// verbatimInL1 reports whether the message at seq is verbatim in L1. L1 is
-// in seq order (an entry's seq is its message's, or its summary's
-// first_seq), so this is a binary search.
-func (s *State) verbatimInL1(seq uint64) bool {
-	l1 := s.snap.GetL1()
-	i, found := slices.BinarySearchFunc(l1, seq, func(e *memoryv1.L1Entry, seq uint64) int {
-		first := e.GetSummary().GetFirstSeq()
-		if m := e.GetMessage(); m != nil {
-			first = m.GetSeq()
-		}
-		return cmp.Compare(first, seq)
-	})
-	return found && l1[i].GetMessage() != nil
 }
 
 // chooseMemory takes the candidates in order while their tier has room
@@ -350,8 +314,9 @@ func memoryText(m *memoryv1.MemoryItem) string {
 	return fmt.Sprintf("Memory %s %s (v%d): %s", m.GetScope(), m.GetKey(), m.GetVersion(), m.GetText())
 }
 
+// sectionsEmpty reports whether a holds no section and no plan.
 func sectionsEmpty(a *memoryv1.Assembled) bool {
-	return len(a.GetRecalled()) == 0 && len(a.GetMemory()) == 0
+	return len(a.GetRecalled()) == 0 && len(a.GetMemory()) == 0 && !a.GetPlanned()
 }
 
 func (s *State) applyAssembled(e *memoryv1.ContextAssembled) {

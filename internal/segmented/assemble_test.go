@@ -80,13 +80,14 @@ func TestAssembleRecallsAMessageNoLongerVerbatim(t *testing.T) {
 		t.Fatal("an assistant message changed the sections")
 	}
 	evs = appendWith(t, s, nil, user("Thanks, and the weather?"))
-	if ev := assembledEvent(evs); ev == nil || !sectionsEmpty(ev.Sections) || s.Assembled() != nil {
-		t.Fatalf("a user message without candidates kept the sections: %v", ev)
+	if ev := assembledEvent(evs); ev == nil || len(ev.Sections.Recalled) != 0 || !ev.Sections.Planned {
+		t.Fatalf("a user message without candidates kept the recalled section (or has no plan): %v", ev)
 	}
 }
 
 func TestAssembleMemoryTiers(t *testing.T) {
-	s := mustCreate(t, &memoryv1.CreateSessionRequest{MaxContextTokens: 4500, ReservedOutputTokens: 500})
+	s := mustCreate(t, &memoryv1.CreateSessionRequest{MaxContextTokens: 4500, ReservedOutputTokens: 500,
+		Assembly: &memoryv1.AssemblyConfig{Recall: true, Memory: true, MemoryPct: 10}})
 	// memory share 10 % of 4000 = 400 tokens: task 160, user 160, global 80.
 	item := func(scope, tier string, i, words int) *memoryv1.MemoryItem {
 		return &memoryv1.MemoryItem{Scope: scope, Key: fmt.Sprintf("k%d", i), Version: uint64(i + 1), Tier: tier,
@@ -140,12 +141,13 @@ func TestAssembleYieldsToTheBudget(t *testing.T) {
 		t.Fatalf("setup: sections hold %d tokens, want >= 100", sec)
 	}
 	// A message that fits the budget only without the sections: accepted,
-	// and the sections are cleared in the same batch.
+	// and the sections make room in the same batch (appendWith checks the
+	// context is within the budget).
 	free := s.Budget() - s.tok.rom - s.tok.kernel
 	huge := strings.Repeat("word ", int(free)-60)
 	evs := appendWith(t, s, nil, assistant(huge))
-	if ev := assembledEvent(evs); ev == nil || !sectionsEmpty(ev.Sections) {
-		t.Fatalf("sections not cleared for the huge message: %v", ev)
+	if ev := assembledEvent(evs); ev == nil || len(ev.Sections.Recalled) != 0 || len(ev.Sections.Memory) > 1 {
+		t.Fatalf("sections not trimmed for the huge message: %v", ev)
 	}
 }
 
@@ -179,7 +181,8 @@ func TestValidateAssembly(t *testing.T) {
 		a     *memoryv1.AssemblyConfig
 		field string
 	}{
-		{&memoryv1.AssemblyConfig{Recall: true, RecallPct: 40, Memory: true, MemoryPct: 20}, "assembly"},
+		{&memoryv1.AssemblyConfig{Recall: true, RecallPct: 101, Memory: true, MemoryPct: 20}, "assembly.recall_pct"},
+		{&memoryv1.AssemblyConfig{Recall: true, RecallPct: 40, Memory: true, MemoryPct: 120}, "assembly.memory_pct"},
 		{&memoryv1.AssemblyConfig{Recall: true, TaskPct: 50, UserPct: 30, GlobalPct: 10}, "assembly.task_pct"},
 	} {
 		_, err := New().DecideCreate(&memoryv1.CreateSessionRequest{Assembly: tc.a}, "s", testEnv(t))

@@ -2,6 +2,7 @@ package segmented
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
@@ -140,7 +141,9 @@ func (s *State) Context() *memoryv1.ContextReply {
 		sysMsg(LayerMemory, "memory:"+m.Scope+"/"+m.Key, m.Text, m.Tokens)
 	}
 	for _, sum := range p.L2 {
-		sysMsg(LayerL2, sum.Id, sum.Text, sum.Tokens)
+		if !asm.GetPlanned() || slices.Contains(asm.GetL2Ids(), sum.Id) {
+			sysMsg(LayerL2, sum.Id, sum.Text, sum.Tokens)
+		}
 	}
 	for _, r := range asm.GetRecalled() {
 		sysMsg(LayerRecalled, "recalled:"+r.MessageId, r.Text, r.Tokens)
@@ -149,20 +152,24 @@ func (s *State) Context() *memoryv1.ContextReply {
 		verbatim(LayerPromoted, m)
 	}
 	for _, e := range p.L1 {
+		if !showsL1(asm, e) {
+			continue
+		}
 		if m := e.GetMessage(); m != nil {
 			verbatim(LayerL1, m)
 		} else if sum := e.GetSummary(); sum != nil {
 			sysMsg(LayerL1, sum.Id, sum.Text, sum.Tokens)
 		}
 	}
+	shownL1, shownL2 := s.shownTokens()
 	r := &memoryv1.ContextReply{
 		SessionId: p.SessionId,
 		Version:   p.Version,
 		Seq:       p.LastSeq,
 		Messages:  msgs,
 		Layers: &memoryv1.LayerTokens{
-			Rom: uint32(s.tok.rom), Kernel: uint32(s.tok.kernel), L2: uint32(s.tok.l2),
-			Promoted: uint32(s.tok.promoted), L1: uint32(s.tok.l1),
+			Rom: uint32(s.tok.rom), Kernel: uint32(s.tok.kernel), L2: uint32(shownL2),
+			Promoted: uint32(s.tok.promoted), L1: uint32(shownL1),
 			Memory: uint32(s.tok.memory), Recalled: uint32(s.tok.recalled),
 		},
 		Usage:      s.Usage(),

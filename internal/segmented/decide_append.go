@@ -98,6 +98,11 @@ func (s *State) decideAppend(req *memoryv1.AppendRequest, c *Candidates, section
 		return nil, err
 	}
 	out = append(out, comp...)
+	fit, err := s.fitView(env)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, fit...)
 	what := func() string {
 		return fmt.Sprintf("%d message(s) of %d tokens", len(appended.Messages), sumTokens(appended.Messages))
 	}

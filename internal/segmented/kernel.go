@@ -48,6 +48,11 @@ func (s *State) DecideKernel(req *memoryv1.KernelRequest, env Env) ([]proto.Mess
 			return nil, err
 		}
 		out = append(out, comp...)
+		fit, err := s.fitView(env)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, fit...)
 	}
 	if err := checkBudget(s.Budget(), before, s.PlannedTokens(), field, func() string { return "the " + field + " change" }); err != nil {
 		return nil, err

@@ -66,6 +66,11 @@ func (s *State) DecidePromote(msgs []*memoryv1.Message, env Env) ([]proto.Messag
 	if err != nil {
 		return nil, err
 	}
+	fit, err := s.fitView(env)
+	if err != nil {
+		return nil, err
+	}
+	comp = append(comp, fit...)
 	what := func() string { return fmt.Sprintf("a promotion of %d tokens", tokens) }
 	if err := checkBudget(s.Budget(), before, s.PlannedTokens(), "message_ids", what); err != nil {
 		return nil, err
@@ -89,9 +94,9 @@ func (s *State) DecideClearPromoted() ([]proto.Message, error) {
 	}
 	// The recalled section goes too; the memory section stays.
 	if a := s.Assembled(); len(a.GetRecalled()) > 0 {
-		out = append(out, &memoryv1.ContextAssembled{Sections: &memoryv1.Assembled{
-			ForMessageId: a.ForMessageId, ForSeq: a.ForSeq, Memory: a.Memory,
-		}})
+		kept := proto.Clone(a).(*memoryv1.Assembled)
+		kept.Recalled = nil
+		out = append(out, &memoryv1.ContextAssembled{Sections: kept})
 	}
 	return out, nil
 }

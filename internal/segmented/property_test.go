@@ -40,8 +40,15 @@ func (m *model) genCandidates(t *rapid.T) *Candidates {
 	}
 	c := &Candidates{}
 	if len(m.stored) > 0 {
+		scored := rapid.Bool().Draw(t, "scored")
 		for range rapid.IntRange(0, 12).Draw(t, "nrecall") {
 			c.Recall = append(c.Recall, rapid.SampledFrom(m.stored).Draw(t, "recall"))
+			if scored {
+				c.RecallScores = append(c.RecallScores, float64(rapid.IntRange(0, 20).Draw(t, "score")))
+			}
+		}
+		for range rapid.IntRange(0, 4).Draw(t, "nneighbours") {
+			c.Neighbours = append(c.Neighbours, rapid.SampledFrom(m.stored).Draw(t, "neighbour"))
 		}
 	}
 	for range rapid.IntRange(0, 10).Draw(t, "nmemory") {

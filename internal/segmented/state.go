@@ -148,19 +148,69 @@ func (s *State) SessionID() string { return s.snap.GetSessionId() }
 // Budget is max_context_tokens - reserved_output_tokens.
 func (s *State) Budget() uint64 { return budgetOf(s.snap.GetConfig()) }
 
-// UsedTokens is tokens(ROM+Kernel+memory+L2+recalled+promoted+L1): what
-// Context sends.
+// UsedTokens is what Context sends: ROM, Kernel, promoted and the
+// sections, and of L1 and L2 what the allocation plan shows (all of them
+// without a plan).
 func (s *State) UsedTokens() uint64 {
 	t := &s.tok
-	return t.rom + t.kernel + t.l2 + t.promoted + t.l1 + t.recalled + t.memory
+	l1, l2 := s.shownTokens()
+	return t.rom + t.kernel + t.promoted + t.recalled + t.memory + l1 + l2
 }
 
-// PlannedTokens is UsedTokens with the ROM counted as the larger of the
-// active and the pending ROM. Decisions keep PlannedTokens within the
-// budget, so activating a pending ROM at the next turn never overflows it.
+// PlannedTokens is the session's own layers — ROM, Kernel, L2, promoted,
+// L1 — with the ROM counted as the larger of the active and the pending
+// ROM (so activating a pending ROM at the next turn never overflows), and
+// the sections of an assembly without a plan (stored before the
+// allocation). Compression keeps PlannedTokens within the budget; the plan
+// keeps ViewTokens within it.
 func (s *State) PlannedTokens() uint64 {
 	t := &s.tok
-	return max(t.rom, t.pendingRom) + t.kernel + t.l2 + t.promoted + t.l1 + t.recalled + t.memory
+	n := max(t.rom, t.pendingRom) + t.kernel + t.l2 + t.promoted + t.l1
+	if !s.snap.GetAssembled().GetPlanned() {
+		n += t.recalled + t.memory
+	}
+	return n
+}
+
+// ViewTokens is UsedTokens with the ROM counted as PlannedTokens counts
+// it: what the context may send at the next turn.
+func (s *State) ViewTokens() uint64 {
+	t := &s.tok
+	l1, l2 := s.shownTokens()
+	return max(t.rom, t.pendingRom) + t.kernel + t.promoted + t.recalled + t.memory + l1 + l2
+}
+
+// shownTokens is the tokens of the L1 and L2 entries the context shows.
+func (s *State) shownTokens() (l1, l2 uint64) {
+	a := s.snap.GetAssembled()
+	if !a.GetPlanned() {
+		return s.tok.l1, s.tok.l2
+	}
+	for _, sum := range s.snap.GetL2() {
+		if slices.Contains(a.GetL2Ids(), sum.GetId()) {
+			l2 += uint64(sum.GetTokens())
+		}
+	}
+	for _, e := range s.snap.GetL1() {
+		if showsL1(a, e) {
+			l1 += uint64(entryTokens(e))
+		}
+	}
+	return l1, l2
+}
+
+// showsL1 reports whether the plan a shows the L1 entry e: at or after the
+// tail, or chosen.
+func showsL1(a *memoryv1.Assembled, e *memoryv1.L1Entry) bool {
+	if !a.GetPlanned() {
+		return true
+	}
+	first, _ := entryRange(e)
+	if first >= a.GetTailSeq() {
+		return true
+	}
+	_, ok := slices.BinarySearch(a.GetL1Seqs(), first)
+	return ok
 }
 
 // CommandWindow is the stream sequence of the oldest command LookupCommand

@@ -1528,11 +1528,21 @@ func (x *MemoryItem) GetTier() string {
 // message for_message_id (seq for_seq); when a later user message chose
 // the same items, no event is written and these stay.
 type Assembled struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	ForMessageId  string                 `protobuf:"bytes,1,opt,name=for_message_id,json=forMessageId,proto3" json:"for_message_id,omitempty"`
-	ForSeq        uint64                 `protobuf:"varint,2,opt,name=for_seq,json=forSeq,proto3" json:"for_seq,omitempty"`
-	Recalled      []*RecalledItem        `protobuf:"bytes,3,rep,name=recalled,proto3" json:"recalled,omitempty"`
-	Memory        []*MemoryItem          `protobuf:"bytes,4,rep,name=memory,proto3" json:"memory,omitempty"`
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	ForMessageId string                 `protobuf:"bytes,1,opt,name=for_message_id,json=forMessageId,proto3" json:"for_message_id,omitempty"`
+	ForSeq       uint64                 `protobuf:"varint,2,opt,name=for_seq,json=forSeq,proto3" json:"for_seq,omitempty"`
+	Recalled     []*RecalledItem        `protobuf:"bytes,3,rep,name=recalled,proto3" json:"recalled,omitempty"`
+	Memory       []*MemoryItem          `protobuf:"bytes,4,rep,name=memory,proto3" json:"memory,omitempty"`
+	// planned: the sections come with an allocation of the whole budget
+	// (segmented.Allocate): the context shows, of L1, only the entries at or
+	// after tail_seq and those listed in l1_seqs (an entry by its first
+	// message seq), and of L2 only the summaries listed in l2_ids. Unset (a
+	// session assembled before the allocation): every L1 and L2 entry is
+	// shown, and the sections count in the session's own budget.
+	Planned       bool     `protobuf:"varint,5,opt,name=planned,proto3" json:"planned,omitempty"`
+	TailSeq       uint64   `protobuf:"varint,6,opt,name=tail_seq,json=tailSeq,proto3" json:"tail_seq,omitempty"`
+	L1Seqs        []uint64 `protobuf:"varint,7,rep,packed,name=l1_seqs,json=l1Seqs,proto3" json:"l1_seqs,omitempty"`
+	L2Ids         []string `protobuf:"bytes,8,rep,name=l2_ids,json=l2Ids,proto3" json:"l2_ids,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1591,6 +1601,34 @@ func (x *Assembled) GetRecalled() []*RecalledItem {
 func (x *Assembled) GetMemory() []*MemoryItem {
 	if x != nil {
 		return x.Memory
+	}
+	return nil
+}
+
+func (x *Assembled) GetPlanned() bool {
+	if x != nil {
+		return x.Planned
+	}
+	return false
+}
+
+func (x *Assembled) GetTailSeq() uint64 {
+	if x != nil {
+		return x.TailSeq
+	}
+	return 0
+}
+
+func (x *Assembled) GetL1Seqs() []uint64 {
+	if x != nil {
+		return x.L1Seqs
+	}
+	return nil
+}
+
+func (x *Assembled) GetL2Ids() []string {
+	if x != nil {
+		return x.L2Ids
 	}
 	return nil
 }
@@ -2102,12 +2140,16 @@ const file_memory_v1_session_proto_rawDesc = "" +
 	"\aversion\x18\x03 \x01(\x04R\aversion\x12\x12\n" +
 	"\x04text\x18\x04 \x01(\tR\x04text\x12\x16\n" +
 	"\x06tokens\x18\x05 \x01(\rR\x06tokens\x12\x12\n" +
-	"\x04tier\x18\x06 \x01(\tR\x04tier\"\xc0\x01\n" +
+	"\x04tier\x18\x06 \x01(\tR\x04tier\"\xa5\x02\n" +
 	"\tAssembled\x12$\n" +
 	"\x0efor_message_id\x18\x01 \x01(\tR\fforMessageId\x12\x17\n" +
 	"\afor_seq\x18\x02 \x01(\x04R\x06forSeq\x12<\n" +
 	"\brecalled\x18\x03 \x03(\v2 .agentmem.memory.v1.RecalledItemR\brecalled\x126\n" +
-	"\x06memory\x18\x04 \x03(\v2\x1e.agentmem.memory.v1.MemoryItemR\x06memory\"4\n" +
+	"\x06memory\x18\x04 \x03(\v2\x1e.agentmem.memory.v1.MemoryItemR\x06memory\x12\x18\n" +
+	"\aplanned\x18\x05 \x01(\bR\aplanned\x12\x19\n" +
+	"\btail_seq\x18\x06 \x01(\x04R\atailSeq\x12\x17\n" +
+	"\al1_seqs\x18\a \x03(\x04R\x06l1Seqs\x12\x15\n" +
+	"\x06l2_ids\x18\b \x03(\tR\x05l2Ids\"4\n" +
 	"\n" +
 	"StateEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +

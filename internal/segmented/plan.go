@@ -1,0 +1,470 @@
+package segmented
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"unicode"
+
+	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
+	"google.golang.org/protobuf/proto"
+)
+
+// The weights of the allocation: the Value of each Part for the latest user
+// message. They are round values chosen on the question-mode benchmark
+// (membench, DESIGN §5c), not fitted to it; each is kept only while the
+// benchmark shows it helps.
+//
+//	| part                                                  | value                                 |
+//	|-------------------------------------------------------|---------------------------------------|
+//	| a search hit (swap or older L1), score s, best s1     | hitWeight · s/s1                      |
+//	|   the same, candidates without scores, rank r (0..)   | hitWeight / (1 + r/10)                |
+//	| the turn before or after a hit (its neighbour)        | neighbourWeight · the hit's value     |
+//	| an older L1 entry, d entries before the tail          | recentWeight · 2^(−d/recentHalfLife)  |
+//	| an earlier user question that states no fact         | its value · questionWeight            |
+//	| a summary sharing k of the message's n content words  | summaryBase + summaryWeight · k/n     |
+//	| a scope entry matching the message, score s, best s1  | memoryWeight · s/s1                   |
+//	| a scope entry that does not match (top entries)       | memoryTopWeight / (1 + r)             |
+//
+// A part that is both a hit and recent takes the larger value. Value per
+// token decides (Allocate), so a short answer turn beats a long filler one
+// of the same relevance.
+const (
+	hitWeight       = 1.0
+	neighbourWeight = 0.5
+	recentWeight    = 0.4
+	recentHalfLife  = 8.0
+	questionWeight  = 0.3
+	summaryWeight   = 0.35
+	summaryBase     = 0.05
+	memoryWeight    = 0.9
+	memoryTopWeight = 0.25
+)
+
+// The floors of the allocation: what stays whatever the candidates.
+const (
+	// MinTailMessages: the newest L1 entries always shown verbatim (the
+	// latest user message and what follows it, and whole tool-call groups,
+	// are kept even beyond it), so a conversation about what was just said
+	// still sees it.
+	MinTailMessages = 6
+	// MaxTailPct bounds the floor tail (a share of the budget) where it can
+	// be cut: never below the latest user message and its tool groups.
+	MaxTailPct = 25
+	// MaxRecalledTokens caps the recalled section (swap text copied into
+	// the ContextAssembled event at each user message), whatever
+	// recall_pct allows.
+	MaxRecalledTokens = 8192
+	// maxRecalledItemTokens trims one recalled message (a long tool
+	// result) to its head.
+	maxRecalledItemTokens = 1024
+)
+
+// partRef says what a Part stands for.
+type partRef struct {
+	l1From, l1To int // PartL1 / L1 summary: L1 entries [l1From, l1To)
+	l2           int // PartSummary of L2: index in L2; -1 otherwise
+	recalled     *memoryv1.RecalledItem
+	memory       *memoryv1.MemoryItem
+}
+
+// planner builds the Parts of one user message's allocation.
+type planner struct {
+	s     *State
+	tok   Tokenizer
+	l1    []*memoryv1.L1Entry
+	tail  int // index of the first L1 entry of the verbatim tail
+	parts []Part
+	refs  []partRef
+	// l1Part maps an L1 entry index to its part (-1: in the tail).
+	l1Part []int
+	// swapPart maps a swap message seq to its recalled part.
+	swapPart map[uint64]int
+	// hitValue holds each hit's value by seq (for its neighbours).
+	hitValue map[uint64]float64
+}
+
+// plan chooses the sections and the allocation for the user message m
+// (already in the simulated state) from c.
+func (s *State) plan(m *memoryv1.Message, c *Candidates, env Env) *memoryv1.Assembled {
+	a := s.Assembly()
+	p := &planner{s: s, tok: env.Tokenizer, l1: s.snap.GetL1(), swapPart: map[uint64]int{}, hitValue: map[uint64]float64{}}
+	p.tail = p.tailStart()
+	p.addL1()
+	p.addL2()
+	if c != nil {
+		if a.GetRecallPct() > 0 {
+			p.addHits(c)
+		}
+		if a.GetMemoryPct() > 0 {
+			p.addMemory(c, a)
+		}
+	}
+	out := &memoryv1.Assembled{ForMessageId: m.GetId(), ForSeq: m.GetSeq(), Planned: true, TailSeq: s.snap.GetNextMessageSeq()}
+	if p.tail < len(p.l1) {
+		out.TailSeq, _ = entryRange(p.l1[p.tail])
+	}
+	var caps [numPartKinds]uint64
+	caps[PartRecalled] = min(s.Budget()*uint64(a.GetRecallPct())/100, MaxRecalledTokens)
+	caps[PartMemory] = s.sectionCap(a.GetMemoryPct())
+	fixed := max(s.tok.rom, s.tok.pendingRom) + s.tok.kernel + s.tok.promoted
+	for _, e := range p.l1[p.tail:] {
+		fixed += uint64(entryTokens(e))
+	}
+	room := s.Budget() - min(s.Budget(), fixed)
+	for _, i := range Allocate(p.parts, room, caps) {
+		r := p.refs[i]
+		switch {
+		case r.recalled != nil:
+			out.Recalled = append(out.Recalled, r.recalled)
+		case r.memory != nil:
+			out.Memory = append(out.Memory, r.memory)
+		case r.l2 >= 0:
+			out.L2Ids = append(out.L2Ids, s.snap.L2[r.l2].GetId())
+		default:
+			for _, e := range p.l1[r.l1From:r.l1To] {
+				first, _ := entryRange(e)
+				out.L1Seqs = append(out.L1Seqs, first)
+			}
+		}
+	}
+	slices.SortFunc(out.Recalled, func(x, y *memoryv1.RecalledItem) int { return cmp.Compare(x.Seq, y.Seq) })
+	slices.Sort(out.L1Seqs)
+	out.Memory = byTier(out.Memory)
+	return out
+}
+
+func (p *planner) add(part Part, ref partRef) int {
+	p.parts = append(p.parts, part)
+	p.refs = append(p.refs, ref)
+	return len(p.parts) - 1
+}
+
+// tailStart returns the index of the first L1 entry of the verbatim tail:
+// the newest MinTailMessages entries, fewer when they hold more than
+// MaxTailPct of the budget, but never after the latest user message, and
+// never inside a tool-call group.
+func (p *planner) tailStart() int {
+	l1 := p.l1
+	start := max(0, len(l1)-MinTailMessages)
+	limit := p.s.Budget() * MaxTailPct / 100
+	var tokens uint64
+	for _, e := range l1[start:] {
+		tokens += uint64(entryTokens(e))
+	}
+	for latest := latestUser(l1); start < latest && tokens > limit; start++ {
+		tokens -= uint64(entryTokens(l1[start]))
+	}
+	g := toolGroups(l1)
+	for start > 0 && start < len(l1) && g.owner[start] >= 0 && g.owner[start] < start {
+		start = g.owner[start]
+	}
+	return start
+}
+
+// addL1 makes a part of each L1 entry older than the tail (a tool call
+// with its results is one part), valued by recency.
+func (p *planner) addL1() {
+	p.l1Part = make([]int, len(p.l1))
+	for i := range p.l1Part {
+		p.l1Part[i] = -1
+	}
+	g := toolGroups(p.l1)
+	var spans [][2]int
+	for i := 0; i < p.tail; {
+		end := i + 1
+		if g.owner[i] == i {
+			end = min(max(end, g.last[i]+1), p.tail)
+		}
+		spans = append(spans, [2]int{i, end})
+		i = end
+	}
+	for k, sp := range spans {
+		d := float64(len(spans) - 1 - k)
+		var tokens uint64
+		for _, e := range p.l1[sp[0]:sp[1]] {
+			tokens += uint64(entryTokens(e))
+		}
+		part := Part{Kind: PartL1, Tokens: tokens, Value: recentWeight * math.Exp2(-d/recentHalfLife)}
+		first := p.l1[sp[0]]
+		if sum := first.GetSummary(); sum != nil {
+			part.Kind = PartSummary
+			part.Value = max(part.Value, p.summaryValue(sum.GetText()))
+		} else if bareQuestion(first.GetMessage()) {
+			part.Value *= questionWeight
+		}
+		idx := p.add(part, partRef{l1From: sp[0], l1To: sp[1], l2: -1})
+		for i := sp[0]; i < sp[1]; i++ {
+			p.l1Part[i] = idx
+		}
+	}
+}
+
+// addL2 makes a part of each L2 summary, valued by the content words it
+// shares with the latest user message.
+func (p *planner) addL2() {
+	for i, sum := range p.s.snap.GetL2() {
+		p.add(Part{Kind: PartSummary, Tokens: uint64(sum.GetTokens()), Value: p.summaryValue(sum.GetText())}, partRef{l2: i})
+	}
+}
+
+func (p *planner) summaryValue(text string) float64 {
+	q := p.queryWords()
+	if len(q) == 0 {
+		return summaryBase
+	}
+	return summaryBase + summaryWeight*float64(shared(q, contentWords(text)))/float64(len(q))
+}
+
+// queryWords are the content words of the latest user message.
+func (p *planner) queryWords() map[string]bool {
+	if i := latestUser(p.l1); i < len(p.l1) {
+		return contentWords(p.l1[i].GetMessage().GetContent())
+	}
+	return nil
+}
+
+// addHits values the search hits: a hit in the older L1 raises its part's
+// value, a hit in the swap becomes a recalled part; then their neighbours.
+func (p *planner) addHits(c *Candidates) {
+	hits := c.Recall[:min(len(c.Recall), MaxRecallCandidates)]
+	var best float64
+	if len(c.RecallScores) == len(c.Recall) && len(hits) > 0 {
+		best = c.RecallScores[0]
+	}
+	promoted := map[uint64]bool{}
+	for _, m := range p.s.snap.GetPromoted() {
+		promoted[m.GetSeq()] = true
+	}
+	for r, m := range hits {
+		if m == nil || promoted[m.GetSeq()] {
+			continue
+		}
+		v := hitWeight / (1 + float64(r)/10)
+		if best > 0 {
+			v = hitWeight * max(0, c.RecallScores[r]) / best
+		}
+		if bareQuestion(m) {
+			v *= questionWeight
+		}
+		if v <= p.hitValue[m.GetSeq()] {
+			continue
+		}
+		p.hitValue[m.GetSeq()] = v
+		p.offer(m, v)
+	}
+	byseq := map[uint64]*memoryv1.Message{}
+	for _, m := range c.Neighbours {
+		if m != nil {
+			byseq[m.GetSeq()] = m
+		}
+	}
+	seqs := make([]uint64, 0, len(p.hitValue))
+	for seq := range p.hitValue {
+		seqs = append(seqs, seq)
+	}
+	slices.Sort(seqs) // map order would change the parts' order
+	for _, seq := range seqs {
+		for _, n := range []uint64{seq - 1, seq + 1} {
+			nv := neighbourWeight * p.hitValue[seq]
+			if i := p.l1Index(n); i >= 0 {
+				p.raise(p.l1Part[i], nv)
+			} else if m := byseq[n]; m != nil && !promoted[n] {
+				if bareQuestion(m) {
+					nv *= questionWeight
+				}
+				p.offer(m, nv)
+			}
+		}
+	}
+}
+
+// offer values message m of the session at v: its L1 part when it is
+// older than the tail, nothing when in the tail, a recalled part when it
+// is in the swap only.
+func (p *planner) offer(m *memoryv1.Message, v float64) {
+	if i := p.l1Index(m.GetSeq()); i >= 0 {
+		p.raise(p.l1Part[i], v)
+		return
+	}
+	if p.inL1Range(m.GetSeq()) {
+		return // covered by an L1 summary or in the tail
+	}
+	if i, ok := p.swapPart[m.GetSeq()]; ok {
+		p.raise(i, v)
+		return
+	}
+	text, tokens, ok := fitItem(p.tok, recalledText(m), maxRecalledItemTokens)
+	if !ok {
+		return
+	}
+	item := &memoryv1.RecalledItem{MessageId: m.GetId(), Seq: m.GetSeq(), Role: m.GetRole(), Text: text, Tokens: tokens}
+	p.swapPart[m.GetSeq()] = p.add(Part{Kind: PartRecalled, Tokens: uint64(tokens), Value: v}, partRef{l2: -1, recalled: item})
+}
+
+func (p *planner) raise(part int, v float64) {
+	if part >= 0 && v > p.parts[part].Value {
+		p.parts[part].Value = v
+	}
+}
+
+// l1Index returns the index of the verbatim L1 message at seq, or -1 (not
+// verbatim in L1, or in the tail: then -1 too, it is shown anyway).
+func (p *planner) l1Index(seq uint64) int {
+	i, found := slices.BinarySearchFunc(p.l1, seq, func(e *memoryv1.L1Entry, seq uint64) int {
+		first, _ := entryRange(e)
+		return cmp.Compare(first, seq)
+	})
+	if !found || p.l1[i].GetMessage() == nil || i >= p.tail {
+		return -1
+	}
+	return i
+}
+
+// inL1Range reports whether seq is at or after the first message L1 covers.
+func (p *planner) inL1Range(seq uint64) bool {
+	if len(p.l1) == 0 {
+		return false
+	}
+	first, _ := entryRange(p.l1[0])
+	return seq >= first
+}
+
+// addMemory makes a part of each scope entry the memory section could
+// hold (chooseMemory: within memory_pct, split by tier when they compete).
+func (p *planner) addMemory(c *Candidates, a *memoryv1.AssemblyConfig) {
+	cands := c.Memory[:min(len(c.Memory), MaxMemoryCandidates)]
+	value := map[string]float64{}
+	var best float64
+	scored := len(c.MemoryScores) == len(c.Memory)
+	if scored && len(cands) > 0 {
+		best = slices.Max(c.MemoryScores[:len(cands)])
+	}
+	top := 0
+	for r, m := range cands {
+		id := m.GetScope() + "\x00" + m.GetKey()
+		if _, ok := value[id]; ok {
+			continue
+		}
+		v := memoryWeight / (1 + float64(r)/5)
+		if scored {
+			if s := c.MemoryScores[r]; s > 0 && best > 0 {
+				v = memoryWeight * s / best
+			} else {
+				v = memoryTopWeight / (1 + float64(top))
+				top++
+			}
+		}
+		value[id] = v
+	}
+	for _, m := range chooseMemory(cands, a, p.s.sectionCap(a.GetMemoryPct()), p.tok) {
+		p.add(Part{Kind: PartMemory, Tokens: uint64(m.GetTokens()), Value: value[m.GetScope()+"\x00"+m.GetKey()]}, partRef{l2: -1, memory: m})
+	}
+}
+
+// bareQuestion reports whether m is a user message that only asks: one
+// sentence ending with '?' and no digit. An earlier question is worth
+// little to the next one; a question that states a fact ("I moved to Porto
+// in 2023; what's good there?") is not bare.
+func bareQuestion(m *memoryv1.Message) bool {
+	if m.GetRole() != memoryv1.Role_ROLE_USER {
+		return false
+	}
+	t := strings.TrimSpace(m.GetContent())
+	if !strings.HasSuffix(t, "?") || strings.ContainsFunc(t, unicode.IsDigit) {
+		return false
+	}
+	body := strings.TrimRight(t, "?")
+	return !strings.ContainsAny(body, ".!?\n")
+}
+
+// byTier orders memory items task, user, global (each in the given order).
+func byTier(ms []*memoryv1.MemoryItem) []*memoryv1.MemoryItem {
+	var out []*memoryv1.MemoryItem
+	for _, tier := range []string{TierTask, TierUser, TierGlobal} {
+		for _, m := range ms {
+			if m.GetTier() == tier {
+				out = append(out, m)
+			}
+		}
+	}
+	return out
+}
+
+// trimView returns the ContextAssembled that drops planned items until the
+// context fits the budget again (nil: it fits, or there is no plan): a
+// later command (an assistant reply, a tool result, a Kernel change) adds
+// to the tail, which is always shown. Dropped first: L2 summaries, then
+// the older L1 entries (whole tool-call groups), then recalled messages,
+// each oldest first, then memory entries, last first. Without any planned
+// item the context is at most PlannedTokens, which compression keeps
+// within the budget.
+func (s *State) trimView() *memoryv1.ContextAssembled {
+	a := s.snap.GetAssembled()
+	budget := s.Budget()
+	view := s.ViewTokens()
+	if !a.GetPlanned() || view <= budget {
+		return nil
+	}
+	over := view - budget
+	out := proto.Clone(a).(*memoryv1.Assembled)
+	drop := func(n uint64) bool {
+		over -= min(over, n)
+		return over == 0
+	}
+	l2 := map[string]uint64{}
+	for _, sum := range s.snap.GetL2() {
+		l2[sum.GetId()] = uint64(sum.GetTokens())
+	}
+	for len(out.L2Ids) > 0 && over > 0 {
+		drop(l2[out.L2Ids[0]])
+		out.L2Ids = out.L2Ids[1:]
+	}
+	l1 := s.snap.GetL1()
+	g := toolGroups(l1)
+	for len(out.L1Seqs) > 0 && over > 0 {
+		i, found := slices.BinarySearchFunc(l1, out.L1Seqs[0], func(e *memoryv1.L1Entry, seq uint64) int {
+			first, _ := entryRange(e)
+			return cmp.Compare(first, seq)
+		})
+		out.L1Seqs = out.L1Seqs[1:]
+		if !found {
+			continue
+		}
+		drop(uint64(entryTokens(l1[i])))
+		if o := g.owner[i]; o >= 0 {
+			// The rest of its tool-call group goes with it.
+			for j := o; j <= g.last[o] && j < len(l1); j++ {
+				first, _ := entryRange(l1[j])
+				if k, ok := slices.BinarySearch(out.L1Seqs, first); ok {
+					drop(uint64(entryTokens(l1[j])))
+					out.L1Seqs = slices.Delete(out.L1Seqs, k, k+1)
+				}
+			}
+		}
+	}
+	for len(out.Recalled) > 0 && over > 0 {
+		drop(uint64(out.Recalled[0].GetTokens()))
+		out.Recalled = out.Recalled[1:]
+	}
+	for len(out.Memory) > 0 && over > 0 {
+		drop(uint64(out.Memory[len(out.Memory)-1].GetTokens()))
+		out.Memory = out.Memory[:len(out.Memory)-1]
+	}
+	return &memoryv1.ContextAssembled{Sections: out}
+}
+
+// fitView emits trimView's event on s (in a decision's simulation) when
+// the context no longer fits.
+func (s *State) fitView(env Env) ([]proto.Message, error) {
+	ev := s.trimView()
+	if ev == nil {
+		return nil, nil
+	}
+	if err := s.applyEvent(ev, env.NowUnixNano); err != nil {
+		return nil, fmt.Errorf("segmented: decided an inconsistent event: %w", err)
+	}
+	return []proto.Message{ev}, nil
+}
