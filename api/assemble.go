@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/agentmem/agentmem/actors"
@@ -23,9 +25,15 @@ import (
 // session actor with the append. The actor chooses and records the
 // sections (segmented.DecideAppendWith).
 const (
-	// recallCandidates: swap search hits offered (the actor skips those
-	// still verbatim in L1).
-	recallCandidates = MaxSearchLimit
+	// recallCandidates: session search hits offered (the actor skips those
+	// in its verbatim tail and values the rest; DESIGN §5a asks for tens).
+	recallCandidates = 60
+	// neighbourHits: the best hits whose turns before and after are
+	// offered too (the answer is often the reply to the turn that matched).
+	neighbourHits = 12
+	// OwnWriteWait bounds how long the memory search of an append waits
+	// for the projection to apply the caller's last scope write.
+	OwnWriteWait = 500 * time.Millisecond
 	// memoryMatches and memoryTop: per scope, the entries matching the
 	// message (BM25) and the most important / recent ones besides.
 	memoryMatches = 5
@@ -134,12 +142,92 @@ func (s *Service) candidates(ctx context.Context, who *tenancy.Caller, id string
 		}
 		for _, h := range hits {
 			c.Recall = append(c.Recall, h.GetMessage())
+			c.RecallScores = append(c.RecallScores, h.GetScore())
 		}
+		c.Neighbours = s.neighbours(id, hits)
 	}
 	if k.Memory && s.entries != nil {
-		c.Memory = s.memoryCandidates(who, id, k, q)
+		s.awaitOwnWrite(ctx, who)
+		c.Memory, c.MemoryScores = s.memoryCandidates(who, id, k, q)
 	}
 	return c
+}
+
+// neighbours reads the messages next to the best neighbourHits hits (seq ±
+// 1) that are not hits themselves. A failed read leaves them out.
+func (s *Service) neighbours(id string, hits []*memoryv1.SearchHit) []*memoryv1.Message {
+	have := map[uint64]bool{}
+	for _, h := range hits {
+		have[h.GetMessage().GetSeq()] = true
+	}
+	var out []*memoryv1.Message
+	for _, h := range hits[:min(len(hits), neighbourHits)] {
+		seq := h.GetMessage().GetSeq()
+		if seq == 0 {
+			continue
+		}
+		// Recall's offset counts messages: seq-2 skipped reads seq-1 on.
+		msgs, _, err := s.rm.Recall(id, int(max(seq, 2)-2), 3)
+		if err != nil {
+			s.metrics.AssemblyErrors.WithLabelValues("recall").Inc()
+			return out
+		}
+		for _, m := range msgs {
+			if !have[m.GetSeq()] {
+				have[m.GetSeq()] = true
+				out = append(out, m)
+			}
+		}
+	}
+	return out
+}
+
+// awaitOwnWrite waits, at most OwnWriteWait, until the projection applied
+// the caller's last scope write, so an entry put right before a user
+// message is among that message's memory candidates. Past the bound the
+// search reads what is applied (and counts it).
+func (s *Service) awaitOwnWrite(ctx context.Context, who *tenancy.Caller) {
+	seq := s.writes.last(who)
+	if seq == 0 || s.rm.AppliedSeq() >= seq {
+		return
+	}
+	wctx, cancel := context.WithTimeout(ctx, OwnWriteWait)
+	defer cancel()
+	if err := s.rm.WaitFor(wctx, seq); err != nil {
+		s.metrics.AssemblyErrors.WithLabelValues("own_write_wait").Inc()
+	}
+}
+
+// writeSeqs remembers the stream sequence of each caller's last scope
+// write (one entry per principal: the node's configured callers).
+type writeSeqs struct {
+	mu  sync.Mutex
+	seq map[*tenancy.Caller]uint64
+}
+
+func (w *writeSeqs) note(who *tenancy.Caller, seq uint64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.seq == nil {
+		w.seq = map[*tenancy.Caller]uint64{}
+	}
+	w.seq[who] = max(w.seq[who], seq)
+}
+
+func (w *writeSeqs) last(who *tenancy.Caller) uint64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.seq[who]
+}
+
+// noteWrites wraps reply to remember the sequence of who's write.
+func (s *Service) noteWrites(who *tenancy.Caller, reply actors.ReplyFunc) actors.ReplyFunc {
+	return func(m proto.Message, err error) {
+		if r, ok := m.(interface{ GetResult() *memoryv1.MutationReply }); ok && err == nil {
+			s.writes.note(who, r.GetResult().GetSeq())
+		}
+		reply(m, err)
+	}
 }
 
 type scopeRef struct {
@@ -171,7 +259,7 @@ func assemblyScopes(id string, k segmented.CandidateKey) []scopeRef {
 // matching q, best first across the tier's scopes by BM25 score weighted
 // by importance (1 + importance), then each scope's most important and
 // most recent entries.
-func (s *Service) memoryCandidates(who *tenancy.Caller, id string, k segmented.CandidateKey, q string) []*memoryv1.MemoryItem {
+func (s *Service) memoryCandidates(who *tenancy.Caller, id string, k segmented.CandidateKey, q string) ([]*memoryv1.MemoryItem, []float64) {
 	type scored struct {
 		item  *memoryv1.MemoryItem
 		score float64
@@ -208,10 +296,14 @@ func (s *Service) memoryCandidates(who *tenancy.Caller, id string, k segmented.C
 	slices.SortStableFunc(matched, func(a, b scored) int { return cmp.Compare(b.score, a.score) })
 	slices.SortStableFunc(top, func(a, b scored) int { return cmp.Compare(b.score, a.score) })
 	out := make([]*memoryv1.MemoryItem, 0, len(matched)+len(top))
-	for _, x := range append(matched, top...) {
-		out = append(out, x.item)
+	scores := make([]float64, 0, len(matched)+len(top))
+	for _, x := range matched {
+		out, scores = append(out, x.item), append(scores, x.score)
 	}
-	return out
+	for _, x := range top {
+		out, scores = append(out, x.item), append(scores, 0)
+	}
+	return out, scores
 }
 
 // memoryItem is an entry as a candidate: text values only (binary values

@@ -116,7 +116,7 @@ func (s *Service) entryHandler(op string) func(*call) {
 					reply(nil, err)
 					return
 				}
-				s.dispatchScope(t.kind, t.id, c.who, body, reply)
+				s.dispatchScope(t.kind, t.id, c.who, body, s.noteWrites(c.who, reply))
 			})
 			return
 		}
@@ -124,7 +124,9 @@ func (s *Service) entryHandler(op string) func(*call) {
 			c.fail(err)
 			return
 		}
-		s.handOff(rp, asJSON, func(reply actors.ReplyFunc) error { return s.scopes.DispatchScope(t.kind, t.id, c.who, body, reply) })
+		s.handOff(rp, asJSON, func(reply actors.ReplyFunc) error {
+			return s.scopes.DispatchScope(t.kind, t.id, c.who, body, s.noteWrites(c.who, reply))
+		})
 	}
 }
 
@@ -321,7 +323,7 @@ func (s *Service) publishHandler(c *call) {
 			reply(nil, err)
 			return
 		}
-		s.dispatchScope(dst.kind, dst.id, c.who, &actors.CopyEntry{CommandID: req.GetCommandId(), Entry: e, By: byOf(dst, c.who, req.GetBy())}, reply)
+		s.dispatchScope(dst.kind, dst.id, c.who, &actors.CopyEntry{CommandID: req.GetCommandId(), Entry: e, By: byOf(dst, c.who, req.GetBy())}, s.noteWrites(c.who, reply))
 	})
 }
 

@@ -126,6 +126,8 @@ type Service struct {
 	routes routeTable
 	// candidateKeys remembers what each session's appends search for.
 	candidateKeys candidateKeyCache
+	// writes remembers each caller's last scope write (awaitOwnWrite).
+	writes writeSeqs
 	// workers runs the queries (goQuery) on reused goroutines.
 	workers *gopool.Pool
 }

@@ -166,3 +166,32 @@ func TestAssemblerFollowsTheCaller(t *testing.T) {
 		t.Errorf("agent's append: memory section %q, want agent:a1 and user:u1", mem)
 	}
 }
+
+// TestAssemblerReadsOwnWrites: an entry the caller puts right before a user
+// message is in that message's memory section (the memory search waits,
+// bounded, for the projection to apply the caller's last write), every
+// time, without the client waiting for anything.
+func TestAssemblerReadsOwnWrites(t *testing.T) {
+	_, nc := node.StartForTest(t, nil)
+	c := client.New(nc)
+	ctx := context.Background()
+	if _, err := c.CreateSession(ctx, "own", &memoryv1.CreateSessionRequest{UserId: "u1", AgentId: "a1", MaxContextTokens: 4500, ReservedOutputTokens: 500}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20 {
+		value := fmt.Sprintf("the gate code for depot %d is %d", i, 4000+i)
+		if _, err := c.Put(ctx, client.User("u1"), &memoryv1.PutEntryRequest{Key: fmt.Sprintf("gate%d", i), Value: []byte(value), ContentType: "text/plain"}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.AppendMessages(ctx, "own", userMsg(fmt.Sprintf("What is the gate code for depot %d?", i))); err != nil {
+			t.Fatal(err)
+		}
+		cx, err := c.Context(ctx, "own")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if mem := layerText(cx, "memory"); !strings.Contains(mem, value) {
+			t.Fatalf("put %d: the memory section lacks the entry just put:\n%s", i, mem)
+		}
+	}
+}

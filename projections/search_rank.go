@@ -15,9 +15,13 @@ import (
 )
 
 // Search limits: limit 1..MaxSearchLimit, 0 means DefaultSearchLimit.
+// A message search (Search, SearchWith) takes up to MaxCandidateLimit: the
+// node's context assembler asks for tens of candidates, where the API
+// keeps its clients to MaxSearchLimit.
 const (
 	DefaultSearchLimit = 10
 	MaxSearchLimit     = 20
+	MaxCandidateLimit  = 100
 )
 
 // RerankDepth is the number of best BM25 candidates (at least limit) that
@@ -102,7 +106,7 @@ var plainRanking = ranking{}
 // Search ranks the messages of session sessionID (scope SESSION or
 // UNSPECIFIED) or of every session of its user (scope USER) against query
 // and returns at most limit hits, best first (ties: older document first).
-// limit is 1..20, 0 means 10. It is SearchWith with the zero SearchOptions.
+// limit is 1..100 (MaxCandidateLimit), 0 means 10. It is SearchWith with the zero SearchOptions.
 func (s *Store) Search(sessionID string, scope memoryv1.SearchScope, query string, limit int) ([]*memoryv1.SearchHit, error) {
 	return s.SearchWith(sessionID, scope, query, limit, SearchOptions{})
 }
@@ -157,7 +161,7 @@ func (s *Store) search(sessionID string, scope memoryv1.SearchScope, query strin
 }
 
 func (s *Store) searchVec(sessionID string, scope memoryv1.SearchScope, query string, limit int, rk ranking, qvec []float32) ([]*memoryv1.SearchHit, error) {
-	limit, err := resolveLimit(limit, DefaultSearchLimit, MaxSearchLimit)
+	limit, err := resolveLimit(limit, DefaultSearchLimit, MaxCandidateLimit)
 	if err != nil {
 		return nil, err
 	}

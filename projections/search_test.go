@@ -84,8 +84,8 @@ func TestSearchRanking(t *testing.T) {
 	if hits, _ := s.Search("a1", scopeUser, "the", 1); len(hits) != 1 {
 		t.Fatalf("limit 1 = %v", hitIDs(hits))
 	}
-	if _, err := s.Search("a1", scopeUser, "x", 21); !errors.Is(err, ErrInvalidArgument) {
-		t.Fatalf("limit 21: %v", err)
+	if _, err := s.Search("a1", scopeUser, "x", MaxCandidateLimit+1); !errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("limit %d: %v", MaxCandidateLimit+1, err)
 	}
 	// Unknown session: no hits, no error.
 	if hits, err := s.Search("ghost", scopeUser, "database", 0); err != nil || len(hits) != 0 {

@@ -232,7 +232,7 @@ func (p *planner) addHits(c *Candidates) {
 	hits := c.Recall[:min(len(c.Recall), MaxRecallCandidates)]
 	var best float64
 	if len(c.RecallScores) == len(c.Recall) && len(hits) > 0 {
-		best = c.RecallScores[0]
+		best = slices.Max(c.RecallScores[:len(hits)])
 	}
 	promoted := map[uint64]bool{}
 	for _, m := range p.s.snap.GetPromoted() {
