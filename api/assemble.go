@@ -223,7 +223,9 @@ func (w *writeSeqs) last(who *tenancy.Caller) uint64 {
 // noteWrites wraps reply to remember the sequence of who's write.
 func (s *Service) noteWrites(who *tenancy.Caller, reply actors.ReplyFunc) actors.ReplyFunc {
 	return func(m proto.Message, err error) {
-		if r, ok := m.(interface{ GetResult() *memoryv1.MutationReply }); ok && err == nil {
+		if r, ok := m.(interface {
+			GetResult() *memoryv1.MutationReply
+		}); ok && err == nil {
 			s.writes.note(who, r.GetResult().GetSeq())
 		}
 		reply(m, err)
