@@ -112,7 +112,7 @@ func TestPlanShowsHitsFromOlderL1(t *testing.T) {
 	s := mustCreate(t, &memoryv1.CreateSessionRequest{MaxContextTokens: 2500, ReservedOutputTokens: 500})
 	var planted *memoryv1.Message
 	var stored []*memoryv1.Message
-	for i := range 40 {
+	for i := range 90 {
 		text := fmt.Sprintf("Filler answer %d: sunny, sandwiches, and a walk by the river after the standup meeting with everyone.", i)
 		if i == 5 {
 			text = "Remember this: the staging database password rotates on the 14th, owner is Priya Raman."

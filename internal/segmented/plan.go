@@ -114,7 +114,13 @@ func (s *State) plan(m *memoryv1.Message, c *Candidates, env Env) *memoryv1.Asse
 		fixed += uint64(entryTokens(e))
 	}
 	room := s.Budget() - min(s.Budget(), fixed)
-	for _, i := range Allocate(p.parts, room, caps) {
+	chosen := Allocate(p.parts, room, caps)
+	if p.showsAll(chosen) {
+		// Nothing hidden, no section: the same context as no plan at all,
+		// and no event to write.
+		return &memoryv1.Assembled{}
+	}
+	for _, i := range chosen {
 		r := p.refs[i]
 		switch {
 		case r.recalled != nil:
@@ -134,6 +140,24 @@ func (s *State) plan(m *memoryv1.Message, c *Candidates, env Env) *memoryv1.Asse
 	slices.Sort(out.L1Seqs)
 	out.Memory = byTier(out.Memory)
 	return out
+}
+
+// showsAll reports whether the chosen parts are every L1 and L2 part and
+// no section.
+func (p *planner) showsAll(chosen []int) bool {
+	n := 0
+	for _, i := range chosen {
+		if r := p.refs[i]; r.recalled != nil || r.memory != nil {
+			return false
+		}
+		n++
+	}
+	for _, r := range p.refs {
+		if r.recalled == nil && r.memory == nil {
+			n--
+		}
+	}
+	return n == 0
 }
 
 func (p *planner) add(part Part, ref partRef) int {
@@ -289,8 +313,8 @@ func (p *planner) offer(m *memoryv1.Message, v float64) {
 		p.raise(p.l1Part[i], v)
 		return
 	}
-	if p.inL1Range(m.GetSeq()) {
-		return // covered by an L1 summary or in the tail
+	if p.verbatimInL1(m.GetSeq()) {
+		return // in the tail: shown anyway
 	}
 	if i, ok := p.swapPart[m.GetSeq()]; ok {
 		p.raise(i, v)
@@ -310,26 +334,30 @@ func (p *planner) raise(part int, v float64) {
 	}
 }
 
-// l1Index returns the index of the verbatim L1 message at seq, or -1 (not
-// verbatim in L1, or in the tail: then -1 too, it is shown anyway).
+// l1Index returns the index of the verbatim L1 message at seq older than
+// the tail, or -1 (not verbatim in L1, or in the tail).
 func (p *planner) l1Index(seq uint64) int {
+	if i := p.verbatimIndex(seq); i < p.tail {
+		return i
+	}
+	return -1
+}
+
+// verbatimInL1 reports whether the message at seq is verbatim in L1.
+func (p *planner) verbatimInL1(seq uint64) bool { return p.verbatimIndex(seq) >= 0 }
+
+// verbatimIndex returns the index of the verbatim L1 message at seq, or -1.
+// L1 is in seq order (an entry's seq is its message's, or its summary's
+// first_seq), so this is a binary search.
+func (p *planner) verbatimIndex(seq uint64) int {
 	i, found := slices.BinarySearchFunc(p.l1, seq, func(e *memoryv1.L1Entry, seq uint64) int {
 		first, _ := entryRange(e)
 		return cmp.Compare(first, seq)
 	})
-	if !found || p.l1[i].GetMessage() == nil || i >= p.tail {
+	if !found || p.l1[i].GetMessage() == nil {
 		return -1
 	}
 	return i
-}
-
-// inL1Range reports whether seq is at or after the first message L1 covers.
-func (p *planner) inL1Range(seq uint64) bool {
-	if len(p.l1) == 0 {
-		return false
-	}
-	first, _ := entryRange(p.l1[0])
-	return seq >= first
 }
 
 // addMemory makes a part of each scope entry the memory section could
