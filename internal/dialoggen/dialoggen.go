@@ -23,12 +23,12 @@ type Config struct {
 	StartUnixNano int64
 }
 
-// DefaultConfig is one conversation of `make bench-memory`: 21 sittings of
-// about 24 turns (some 520 messages, 20k tokens, 110 questions).
+// DefaultConfig is one conversation of `make bench-memory`: 24 sittings of
+// about 24 turns (some 620 messages, 21k tokens, 140 questions).
 func DefaultConfig() Config {
 	return Config{
 		Seed:            1,
-		Sittings:        21,
+		Sittings:        24,
 		TurnsPerSitting: 24,
 		StartUnixNano:   1_736_726_400_000_000_000, // Monday 2025-01-13 00:00 UTC
 	}
@@ -124,6 +124,10 @@ type Question struct {
 	Needs [][]string
 	// Superseded are the values a correction replaced (oldest first).
 	Superseded []string
+	// Paraphrased: the question names what it asks about in other words
+	// than the evidence turns (it may still share the name of a city or a
+	// company). Questions not paraphrased reuse the turn's words for it.
+	Paraphrased bool
 }
 
 // Conversation is a generated conversation with its questions.

@@ -94,11 +94,12 @@ func (g *gen) hobby(t int) *fact {
 	}
 	who := g.names[t]
 	rel := g.relTime(pastTimes)
-	f := &fact{value: name,
-		q:      fmt.Sprintf("Who leads the %s that %s attends?", h.q, who),
-		qFixed: fmt.Sprintf("Who leads the %s that %s attends these days?", h.q, who),
-		qWhen:  fmt.Sprintf("When did %s take up the %s?", who, h.q),
-		qEvent: "taking up the " + h.q,
+	hq, lit := g.qterm(h)
+	f := &fact{value: name, literal: lit,
+		q:      fmt.Sprintf("Who leads the %s that %s attends?", hq, who),
+		qFixed: fmt.Sprintf("Who leads the %s that %s attends these days?", hq, who),
+		qWhen:  fmt.Sprintf("When did %s take up the %s?", who, hq),
+		qEvent: "taking up the " + hq,
 		next:   func() (string, bool) { return g.unique(firstNames) },
 		correct: func(old, new string) string {
 			return fmt.Sprintf("Small update on my %s: %s moved away, so now %s teaches us. Different vibe entirely.", h.ev, old, new)
@@ -134,11 +135,12 @@ func (g *gen) pet(t int) *fact {
 	if g.rng.IntN(2) == 0 {
 		he, him = "She", "her"
 	}
-	f := &fact{value: name,
-		q:      fmt.Sprintf("What is the name of %s's %s?", who, a.q),
-		qFixed: fmt.Sprintf("What is %s's %s called now?", who, a.q),
-		qWhen:  fmt.Sprintf("When did %s adopt the %s?", who, a.q),
-		qEvent: "adopting the " + a.q,
+	aq, lit := g.qterm(a)
+	f := &fact{value: name, literal: lit,
+		q:      fmt.Sprintf("What is the name of %s's %s?", who, aq),
+		qFixed: fmt.Sprintf("What is %s's %s called now?", who, aq),
+		qWhen:  fmt.Sprintf("When did %s adopt the %s?", who, aq),
+		qEvent: "adopting the " + aq,
 		next:   func() (string, bool) { return g.unique(petNames) },
 		correct: func(old, new string) string {
 			return fmt.Sprintf("Funny thing: our %s isn't %s anymore, we switched to %s because the vet kept mixing it up.", a.ev, old, new)
@@ -168,6 +170,7 @@ func (g *gen) family(t int) *fact {
 		return nil
 	}
 	who := g.names[t]
+	rq, lit := g.qterm(r)
 	var f *fact
 	switch g.rng.IntN(3) {
 	case 0:
@@ -178,15 +181,15 @@ func (g *gen) family(t int) *fact {
 		rel := g.relTime(futureTimes)
 		e1 := g.say(t, fmt.Sprintf("%s my %s %s is relocating to %s %s, new job and everything.", g.opener(), r.ev, name, city, rel.phrase)+g.aside())
 		f = &fact{value: city, evidence: []int{e1},
-			q:      fmt.Sprintf("Which city is %s's %s moving to?", who, r.q),
-			qFixed: fmt.Sprintf("Where is %s's %s going to live?", who, r.q),
+			q:      fmt.Sprintf("Which city is %s's %s moving to?", who, rq),
+			qFixed: fmt.Sprintf("Where is %s's %s going to live?", who, rq),
 			next:   func() (string, bool) { return g.unique(cities) },
 			correct: func(old, new string) string {
 				return fmt.Sprintf("Update on %s: the %s plan fell through, it's %s now. My %s is thrilled.", name, old, new, r.ev)
 			},
 		}
-		f.qWhen = fmt.Sprintf("When is the move of %s's %s planned for?", who, r.q)
-		f.qEvent = fmt.Sprintf("the move of the %s", r.q)
+		f.qWhen = fmt.Sprintf("When is the move of %s's %s planned for?", who, rq)
+		f.qEvent = fmt.Sprintf("the move of the %s", rq)
 		g.dated(f, e1, city, rel)
 	case 1:
 		city, ok := g.unique(cities)
@@ -196,10 +199,10 @@ func (g *gen) family(t int) *fact {
 		rel := g.relTime(pastTimes)
 		e1 := g.say(t, fmt.Sprintf("%s my %s %s got engaged %s! The ceremony is going to be in %s, of all places.", g.opener(), r.ev, name, rel.phrase, city)+g.aside())
 		f = &fact{value: city, evidence: []int{e1},
-			q:     fmt.Sprintf("Where will the wedding of %s's %s take place?", who, r.q),
-			qWhen: fmt.Sprintf("When did %s's %s announce a wedding?", who, r.q),
+			q:     fmt.Sprintf("Where will the wedding of %s's %s take place?", who, rq),
+			qWhen: fmt.Sprintf("When did %s's %s announce a wedding?", who, rq),
 		}
-		f.qEvent = fmt.Sprintf("the wedding announcement of the %s", r.q)
+		f.qEvent = fmt.Sprintf("the wedding announcement of the %s", rq)
 		g.dated(f, e1, city, rel)
 	default:
 		field, ok := g.unique(fields)
@@ -209,12 +212,13 @@ func (g *gen) family(t int) *fact {
 		rel := g.relTime(pastTimes)
 		e1 := g.say(t, fmt.Sprintf("%s my %s %s just finished a degree in %s %s. First one in the family!", g.opener(), r.ev, name, field, rel.phrase)+g.aside())
 		f = &fact{value: field, evidence: []int{e1},
-			q:     fmt.Sprintf("What subject did %s's %s major in?", who, r.q),
-			qWhen: fmt.Sprintf("When did %s's %s graduate?", who, r.q),
+			q:     fmt.Sprintf("What subject did %s's %s major in?", who, rq),
+			qWhen: fmt.Sprintf("When did %s's %s graduate?", who, rq),
 		}
-		f.qEvent = fmt.Sprintf("the graduation of the %s", r.q)
+		f.qEvent = fmt.Sprintf("the graduation of the %s", rq)
 		g.dated(f, e1, field, rel)
 	}
+	f.literal = lit
 	g.say(1-t, g.cheer())
 	return f
 }
@@ -252,19 +256,20 @@ func (g *gen) trip(t int) *fact {
 		return nil
 	}
 	who := g.names[t]
-	f := &fact{value: city, qEvent: "the trip to " + city}
+	oq, lit := g.qterm(occ)
+	f := &fact{value: city, qEvent: "the trip to " + city, literal: lit}
 	if g.rng.IntN(2) == 0 {
 		rel := g.relTime(pastTimes)
 		e1 := g.say(t, fmt.Sprintf("%s we just got back from %s %s. We went %s and the %s was unreal.", g.opener(), city, rel.phrase, occ.ev, g.pick(tripFood))+g.aside())
 		f.evidence = []int{e1}
-		f.q = fmt.Sprintf("Where did %s travel %s?", who, occ.q)
+		f.q = fmt.Sprintf("Where did %s travel %s?", who, oq)
 		f.qWhen = fmt.Sprintf("When was %s in %s?", who, city)
 		g.dated(f, e1, city, rel)
 	} else {
 		rel := g.relTime(futureTimes)
 		e1 := g.say(t, fmt.Sprintf("%s we booked flights to %s %s, %s. I already have a list of %s spots.", g.opener(), city, rel.phrase, occ.ev, g.pick(tripFood))+g.aside())
 		f.evidence = []int{e1}
-		f.q = fmt.Sprintf("Where is %s heading %s?", who, occ.q)
+		f.q = fmt.Sprintf("Where is %s heading %s?", who, oq)
 		f.qWhen = fmt.Sprintf("When is %s's getaway to %s?", who, city)
 		g.dated(f, e1, city, rel)
 	}
@@ -283,10 +288,11 @@ func (g *gen) injury(t int) *fact {
 	who := g.names[t]
 	rel := g.relTime(pastTimes)
 	e1 := g.say(t, fmt.Sprintf("Ugh, I messed up my %s %s %s. The physio says three weeks of rest.", part, act.ev, rel.phrase)+g.aside())
-	f := &fact{value: part, evidence: []int{e1},
-		q:      fmt.Sprintf("Which body part did %s injure while %s?", who, act.q),
-		qWhen:  fmt.Sprintf("When did %s get hurt %s?", who, act.q),
-		qEvent: "the injury from " + act.q,
+	aq, lit := g.qterm(act)
+	f := &fact{value: part, evidence: []int{e1}, literal: lit,
+		q:      fmt.Sprintf("Which body part did %s injure while %s?", who, aq),
+		qWhen:  fmt.Sprintf("When did %s get hurt %s?", who, aq),
+		qEvent: "the injury from " + aq,
 	}
 	g.dated(f, e1, part, rel)
 	g.say(1-t, g.sympathy())
@@ -319,11 +325,12 @@ func (g *gen) purchase(t int) *fact {
 	who := g.names[t]
 	rel := g.relTime(pastTimes)
 	e1 := g.say(t, fmt.Sprintf("%s I finally bought a %s %s. Paid %s after some haggling.", g.opener(), item.ev, rel.phrase, price)+g.aside())
-	f := &fact{value: price, evidence: []int{e1},
-		q:      fmt.Sprintf("How much did %s spend on the %s?", who, item.q),
-		qFixed: fmt.Sprintf("How much did %s spend on the %s in the end?", who, item.q),
-		qWhen:  fmt.Sprintf("When did %s get the %s?", who, item.q),
-		qEvent: "getting the " + item.q,
+	iq, lit := g.qterm(item)
+	f := &fact{value: price, evidence: []int{e1}, literal: lit,
+		q:      fmt.Sprintf("How much did %s spend on the %s?", who, iq),
+		qFixed: fmt.Sprintf("How much did %s spend on the %s in the end?", who, iq),
+		qWhen:  fmt.Sprintf("When did %s get the %s?", who, iq),
+		qEvent: "getting the " + iq,
 		next:   g.price,
 		correct: func(old, new string) string {
 			return fmt.Sprintf("Checked the receipt for the %s: it was %s, not %s. Even better.", item.ev, new, old)

@@ -61,6 +61,23 @@ type fact struct {
 	sitting  int
 	qEvent   string // the event in a how-long question
 	eventDay time.Time
+	// literal: the questions name the thing with the turn's words, not a
+	// paraphrase.
+	literal bool
+}
+
+// literalShare is the share of facts whose questions use the turn's own
+// words for the thing asked about; the rest paraphrase ("pottery class"
+// becomes "ceramics workshop"). Real users do both.
+const literalShare = 0.4
+
+// qterm is how the questions of a fact name p, and whether that is the
+// turn's own words.
+func (g *gen) qterm(p pair) (string, bool) {
+	if g.rng.Float64() < literalShare {
+		return p.ev, true
+	}
+	return p.q, false
 }
 
 type relTime struct {

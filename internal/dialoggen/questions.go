@@ -14,15 +14,15 @@ func (g *gen) endQuestions() []Question {
 	for _, f := range g.facts {
 		if len(f.superseded) > 0 {
 			qs = append(qs, Question{Category: Correction, Text: f.qFixed, Evidence: []int{f.corrTurn}, Answer: f.value,
-				Needs: [][]string{{f.value}}, Superseded: slices.Clone(f.superseded)})
+				Needs: [][]string{{f.value}}, Superseded: slices.Clone(f.superseded), Paraphrased: !f.literal})
 		} else {
-			qs = append(qs, Question{Category: SingleHop, Text: f.q, Evidence: slices.Clone(f.evidence), Answer: f.value, Needs: [][]string{{f.value}}})
+			qs = append(qs, Question{Category: SingleHop, Text: f.q, Evidence: slices.Clone(f.evidence), Answer: f.value, Needs: [][]string{{f.value}}, Paraphrased: !f.literal})
 		}
 		if f.qWhen != "" && g.rng.Float64() < 0.75 {
 			s := g.sittings[f.sitting]
 			day := time.Unix(0, s.UnixNano).UTC()
 			qs = append(qs, Question{Category: Temporal, Text: f.qWhen, Evidence: []int{f.whenTurn},
-				Answer: fmt.Sprintf(f.rel.answer, longDate(day)), Needs: [][]string{{f.key}, slices.Clone(s.DateForms)}})
+				Answer: fmt.Sprintf(f.rel.answer, longDate(day)), Needs: [][]string{{f.key}, slices.Clone(s.DateForms)}, Paraphrased: !f.literal})
 		}
 	}
 	for t, p := range g.people {
@@ -47,7 +47,7 @@ func multiHop(fs []*fact, text string) (Question, bool) {
 	if len(fs) < 2 {
 		return Question{}, false
 	}
-	q := Question{Category: MultiHop, Text: text}
+	q := Question{Category: MultiHop, Text: text, Paraphrased: true}
 	var vals []string
 	for _, f := range fs {
 		ev := f.evidence
@@ -95,7 +95,7 @@ func (g *gen) howLong(t int) []Question {
 			answer = fmt.Sprintf("about %d weeks", (days+3)/7)
 		}
 		sa, sb := g.sittings[a.sitting], g.sittings[b.sitting]
-		out = append(out, Question{Category: HowLong,
+		out = append(out, Question{Category: HowLong, Paraphrased: !a.literal && !b.literal,
 			Text:     fmt.Sprintf("How much time passed between %s and %s for %s?", a.qEvent, b.qEvent, g.names[t]),
 			Evidence: []int{a.whenTurn, b.whenTurn}, Answer: answer,
 			Needs: [][]string{{a.key}, {b.key}, slices.Clone(sa.DateForms), slices.Clone(sb.DateForms)}})
