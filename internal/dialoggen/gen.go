@@ -344,6 +344,4 @@ func (g *gen) dated(f *fact, turn int, key string, rel relTime) {
 	f.eventDay = g.day.AddDate(0, 0, rel.days)
 }
 
-func capitalize(s string) string { return strings.ToUpper(s[:1]) + s[1:] }
-
 func (g *gen) relTime(xs []relTime) relTime { return xs[g.rng.IntN(len(xs))] }
