@@ -1,14 +1,68 @@
-// Package membench is agentmem's memory-quality benchmark (DESIGN §5c): it
-// generates a long multi-session conversation with planted facts and known
-// answers (internal/convgen), replays it into agentmem's session model and
-// search projection, in process, beside two baselines of the same budget or
-// corpus, and reports markdown tables.
+// Package membench is agentmem's memory-quality benchmark (DESIGN §5c). It
+// has two runs, both in process and deterministic, printed as markdown:
+//
+//   - the question mode (RunQuestions, question.go): LoCoMo-like
+//     conversations (internal/dialoggen) ingested whole, then each question
+//     appended as the user asks it, agentmem with the server's defaults
+//     beside a sliding window, two window + FTS5 RAGs and the full
+//     transcript. It is the benchmark that can lose: its questions
+//     paraphrase their evidence, ask about time and corrections, and stay
+//     in the session;
+//   - the classic run (Run): a long multi-session work conversation with
+//     planted facts and known answers (internal/convgen), replayed into
+//     agentmem's session model and search projection beside a window and
+//     FTS5. Its questions share words with their answers.
 //
 // # Running it
 //
-//	make bench-memory                 # go run ./cmd/membench
-//	go run ./cmd/membench -seed 7 -budgets 1024,8192 -profiles balanced
+//	make bench-memory                 # go run ./cmd/membench: both runs
+//	go run ./cmd/membench -mode question
+//	go run ./cmd/membench -mode classic -seed 7 -budgets 1024,8192 -profiles balanced
 //	go test -run '^$' -bench MemoryQuality -benchtime 1x ./membench/
+//
+// # The question mode
+//
+// Three conversations (seeds -seed, -seed+1, -seed+2) of ~640 turns and
+// ~21k tokens each, ~130 end questions and ~30 continuity questions each
+// (see internal/dialoggen for the conversation, the categories and the
+// Needs of a question). Per conversation, at each budget:
+//
+//   - agentmem (defaults): the pure session model created as the server
+//     creates a session with only max_context_tokens and
+//     reserved_output_tokens (profile "", Assembly nil: the context
+//     assembler on with its default shares), driven as the classic run's
+//     "+ recall" row: DecideAppendWith with the candidates of
+//     agentmemMemory.candidates (the projection searcher's hits for the
+//     latest user message), then Apply. Every turn is appended with its
+//     said time. After the conversation, each question is appended for
+//     good, in order (earlier questions stay in the session, and in the
+//     search index), and the context read right after.
+//   - sliding window; window + FTS5 RAG 80/20 and 50/50: the same transcript,
+//     questions included. The newest messages fill 100 / 80 / 50 % of the
+//     budget (after the system prompt); the FTS5 bm25() hits for the
+//     question (the RAGHits best, over what was said before it) fill the
+//     rest, best first, without duplicates; all rendered in conversation
+//     order. A tool result whose call is not kept is dropped. Never over
+//     the budget (checked in the run).
+//   - full transcript: everything, over the budget: the ceiling.
+//
+// Measures: evidence (every evidence turn's content verbatim in the
+// context), any evidence (one of them), answer (one string of every Needs
+// group: a time question also needs the sitting's date, which only the
+// recalled section's header or a sitting's first turn shows), stale (a
+// correction question whose context holds an old value and not the
+// current one), per category. Where agentmem's evidence went: each
+// evidence turn is verbatim in L1 (or promoted), in the recalled section,
+// only in a summary (an L1/L2 summary holds its answer string), among the
+// candidates of the question (agentmemMemory.lastHits) but not chosen, or
+// never among them. Continuity: each continuity question is appended to a
+// copy of every agentmem session (and to the window's transcript) right
+// after the task it is about; agentmem must keep them at 95 % or more.
+// Search: the question as the query over every message said before it,
+// the projection's Store.Search beside FTS5; a hit is any evidence turn
+// within the first k. The run takes about 10 seconds on 2 cores.
+//
+// # The classic run
 //
 // The command prints the seed and the tables; the Go benchmark reports the
 // same figures as metrics (b.ReportMetric). Every figure except the

@@ -89,6 +89,10 @@ type agentmemMemory struct {
 	// conversation message to the message as the session stored it.
 	recall  Searcher
 	byIndex map[int]*memoryv1.Message
+	// lastHits are the message indexes the last candidates call found, best
+	// first (nil when it did not search): the question mode's "where the
+	// evidence went" reads them.
+	lastHits []int
 }
 
 var _ Memory = (*agentmemMemory)(nil)
@@ -232,6 +236,7 @@ func (m *agentmemMemory) contextFor(q *convgen.Question) (Context, error) {
 // candidates searches the conversation so far for req's latest user
 // message (nil without recall or without a user message).
 func (m *agentmemMemory) candidates(req *memoryv1.AppendRequest) (*segmented.Candidates, error) {
+	m.lastHits = nil
 	if m.recall == nil || !m.st.WantsCandidates(req) {
 		return nil, nil
 	}
@@ -245,6 +250,7 @@ func (m *agentmemMemory) candidates(req *memoryv1.AppendRequest) (*segmented.Can
 	if err != nil {
 		return nil, err
 	}
+	m.lastHits = hits
 	c := &segmented.Candidates{}
 	for _, i := range hits {
 		if sm, ok := m.byIndex[i]; ok {

@@ -16,6 +16,10 @@ import (
 
 func main() {
 	cfg := membench.DefaultConfig()
+	qcfg := membench.DefaultQuestionConfig()
+	mode := flag.String("mode", "all", "tables to print: all, question (the question mode on LoCoMo-like conversations) or classic (the convgen run)")
+	flag.IntVar(&qcfg.Conversations, "conversations", qcfg.Conversations, "question mode: conversations generated (seeds -seed, -seed+1, …)")
+	flag.IntVar(&qcfg.Dialog.Sittings, "dialog-sittings", qcfg.Dialog.Sittings, "question mode: sittings per conversation")
 	flag.Uint64Var(&cfg.Conversation.Seed, "seed", cfg.Conversation.Seed, "generator seed")
 	flag.IntVar(&cfg.Conversation.Sittings, "sittings", cfg.Conversation.Sittings, "sittings of the conversation")
 	flag.IntVar(&cfg.Conversation.MessagesPerSitting, "messages", cfg.Conversation.MessagesPerSitting, "messages per sitting")
@@ -28,14 +32,29 @@ func main() {
 		fail(err)
 	}
 	cfg.Profiles = strings.Split(*profiles, ",")
+	qcfg.Dialog.Seed, qcfg.Budgets = cfg.Conversation.Seed, cfg.Budgets
+	if *mode != "all" && *mode != "question" && *mode != "classic" {
+		fail(fmt.Errorf("-mode %q: want all, question or classic", *mode))
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	rep, err := membench.Run(ctx, cfg)
-	if err != nil {
-		fail(err)
+	if *mode != "classic" {
+		rep, err := membench.RunQuestions(ctx, qcfg)
+		if err != nil {
+			fail(err)
+		}
+		if err := rep.Markdown(os.Stdout); err != nil {
+			fail(err)
+		}
 	}
-	if err := rep.Markdown(os.Stdout); err != nil {
-		fail(err)
+	if *mode != "question" {
+		rep, err := membench.Run(ctx, cfg)
+		if err != nil {
+			fail(err)
+		}
+		if err := rep.Markdown(os.Stdout); err != nil {
+			fail(err)
+		}
 	}
 }
 

@@ -99,10 +99,9 @@ type Message struct {
 	Content    string
 	ToolCalls  []*memoryv1.ToolCall
 	ToolCallID string
-	// UnixNano is when the message was said. MessageInput has no time
-	// field: the node stamps created_unix_nano at append, so a driver passes
-	// this as the append time; the first user message of each sitting also
-	// carries the date in its text.
+	// UnixNano is when the message was said: Input sets it as
+	// said_unix_nano, and a driver appends at this time too; the first user
+	// message of each sitting also carries the date in its text.
 	UnixNano int64
 }
 
@@ -124,9 +123,10 @@ func ParseMessageID(id string) int {
 	return i
 }
 
-// Input returns the message as an append request message.
+// Input returns the message as an append request message, said at
+// UnixNano.
 func (m *Message) Input() *memoryv1.MessageInput {
-	in := &memoryv1.MessageInput{Id: m.ID(), Role: m.Role, Content: m.Content, ToolCallId: m.ToolCallID}
+	in := &memoryv1.MessageInput{Id: m.ID(), Role: m.Role, Content: m.Content, ToolCallId: m.ToolCallID, SaidUnixNano: m.UnixNano}
 	for _, c := range m.ToolCalls {
 		in.ToolCalls = append(in.ToolCalls, &memoryv1.ToolCall{Id: c.Id, Name: c.Name, Arguments: c.Arguments})
 	}

@@ -7,9 +7,8 @@
 // # A conversation
 //
 // Config.Sittings sittings (a user coming back 1 to 9 days later; the
-// first user message of each sitting carries the date and time in its text,
-// because MessageInput has no time field — Message.UnixNano is the time to
-// append it at) of about Config.MessagesPerSitting messages each. A sitting
+// first user message of each sitting carries the date and time in its text;
+// Message.UnixNano is when it was said, the said_unix_nano of Input) of about Config.MessagesPerSitting messages each. A sitting
 // is a run of exchanges: one user message (its own append request), then the
 // assistant's reply (one append request: the assistant message, its tool
 // calls and their results, the final answer). Exchanges are drawn at random
