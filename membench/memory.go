@@ -246,23 +246,57 @@ func (m *agentmemMemory) candidates(req *memoryv1.AppendRequest) (*segmented.Can
 			q = in.GetContent()
 		}
 	}
-	hits, err := m.recall.Search(q, recallCandidates)
+	var hits []int
+	var scores []float64
+	var err error
+	if ss, ok := m.recall.(scoredSearcher); ok {
+		hits, scores, err = ss.SearchScored(q, recallCandidates)
+	} else {
+		hits, err = m.recall.Search(q, recallCandidates)
+	}
 	if err != nil {
 		return nil, err
 	}
 	m.lastHits = hits
 	c := &segmented.Candidates{}
-	for _, i := range hits {
+	isHit := map[int]bool{}
+	for k, i := range hits {
+		isHit[i] = true
 		if sm, ok := m.byIndex[i]; ok {
 			c.Recall = append(c.Recall, sm)
+			if scores != nil {
+				c.RecallScores = append(c.RecallScores, scores[k])
+			}
+		}
+	}
+	if len(c.RecallScores) != len(c.Recall) {
+		c.RecallScores = nil
+	}
+	// The turns before and after the best hits, as the node offers them
+	// (api: neighbourHits).
+	for _, i := range hits[:min(len(hits), neighbourHits)] {
+		for _, n := range []int{i - 1, i + 1} {
+			if sm, ok := m.byIndex[n]; ok && !isHit[n] {
+				isHit[n] = true
+				c.Neighbours = append(c.Neighbours, sm)
+			}
 		}
 	}
 	return c, nil
 }
 
-// recallCandidates is how many swap hits the node offers (api: the
-// largest search limit).
-const recallCandidates = 20
+// recallCandidates and neighbourHits are what the node offers (api:
+// recallCandidates, neighbourHits).
+const (
+	recallCandidates = 60
+	neighbourHits    = 12
+)
+
+// scoredSearcher is a Searcher that also returns the hits' scores (the
+// node hands them to the session with the hits).
+type scoredSearcher interface {
+	SearchScored(query string, k int) ([]int, []float64, error)
+}
 
 // verbatim reports whether conversation message i is verbatim in L1 or
 // promoted (read from the cached context, not a clone of the state).

@@ -124,18 +124,26 @@ func (p *projectionSearcher) Flush() error {
 }
 
 func (p *projectionSearcher) Search(query string, k int) ([]int, error) {
+	out, _, err := p.SearchScored(query, k)
+	return out, err
+}
+
+// SearchScored is Search with each hit's score.
+func (p *projectionSearcher) SearchScored(query string, k int) ([]int, []float64, error) {
 	if err := p.Flush(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	hits, err := p.store.Search(benchSession, memoryv1.SearchScope_SEARCH_SCOPE_SESSION, query, k)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	out := make([]int, 0, len(hits))
+	scores := make([]float64, 0, len(hits))
 	for _, h := range hits {
 		out = append(out, convgen.ParseMessageID(h.GetMessage().GetId()))
+		scores = append(scores, h.GetScore())
 	}
-	return out, nil
+	return out, scores, nil
 }
 
 func (p *projectionSearcher) Close() error { return p.store.Close() }
