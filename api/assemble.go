@@ -28,9 +28,14 @@ const (
 	// recallCandidates: session search hits offered (the actor skips those
 	// in its verbatim tail and values the rest; DESIGN §5a asks for tens).
 	recallCandidates = 60
+	// searchedCandidates: hits asked of the search, of which earlier
+	// questions that state no fact are dropped (segmented.BareQuestion)
+	// before the best recallCandidates are offered.
+	searchedCandidates = 100
 	// neighbourHits: the best hits whose turns before and after are
-	// offered too (the answer is often the reply to the turn that matched).
-	neighbourHits = 12
+	// offered too. 0: off — on the question-mode benchmark (membench) they
+	// cost 1–2 points of evidence at every budget.
+	neighbourHits = 0
 	// OwnWriteWait bounds how long the memory search of an append waits
 	// for the projection to apply the caller's last scope write.
 	OwnWriteWait = 500 * time.Millisecond
@@ -135,11 +140,13 @@ func (s *Service) candidates(ctx context.Context, who *tenancy.Caller, id string
 	// Until the session first compresses, every message is verbatim in L1:
 	// nothing to recall, so no search (k.Recall is false).
 	if k.Recall {
-		hits, err := s.rm.Search(ctx, id, memoryv1.SearchScope_SEARCH_SCOPE_SESSION, q, recallCandidates)
+		hits, err := s.rm.Search(ctx, id, memoryv1.SearchScope_SEARCH_SCOPE_SESSION, q, searchedCandidates)
 		if err != nil {
 			s.metrics.AssemblyErrors.WithLabelValues("recall").Inc()
 			s.logger.Warn("context assembler: swap search failed; appending without recall", "session", id, "err", err)
 		}
+		hits = slices.DeleteFunc(hits, func(h *memoryv1.SearchHit) bool { return segmented.BareQuestion(h.GetMessage()) })
+		hits = hits[:min(len(hits), recallCandidates)]
 		for _, h := range hits {
 			c.Recall = append(c.Recall, h.GetMessage())
 			c.RecallScores = append(c.RecallScores, h.GetScore())

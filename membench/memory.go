@@ -250,13 +250,26 @@ func (m *agentmemMemory) candidates(req *memoryv1.AppendRequest) (*segmented.Can
 	var scores []float64
 	var err error
 	if ss, ok := m.recall.(scoredSearcher); ok {
-		hits, scores, err = ss.SearchScored(q, recallCandidates)
+		hits, scores, err = ss.SearchScored(q, searchedCandidates)
 	} else {
-		hits, err = m.recall.Search(q, recallCandidates)
+		hits, err = m.recall.Search(q, searchedCandidates)
 	}
 	if err != nil {
 		return nil, err
 	}
+	// As the node does: earlier questions that state no fact are left out,
+	// the best recallCandidates of the rest offered.
+	kept, keptScores := hits[:0:0], []float64(nil)
+	for k, i := range hits {
+		if sm, ok := m.byIndex[i]; (ok && segmented.BareQuestion(sm)) || len(kept) == recallCandidates {
+			continue
+		}
+		kept = append(kept, i)
+		if scores != nil {
+			keptScores = append(keptScores, scores[k])
+		}
+	}
+	hits, scores = kept, keptScores
 	m.lastHits = hits
 	c := &segmented.Candidates{}
 	isHit := map[int]bool{}
@@ -288,8 +301,9 @@ func (m *agentmemMemory) candidates(req *memoryv1.AppendRequest) (*segmented.Can
 // recallCandidates and neighbourHits are what the node offers (api:
 // recallCandidates, neighbourHits).
 const (
-	recallCandidates = 60
-	neighbourHits    = 12
+	searchedCandidates = 100
+	recallCandidates   = 60
+	neighbourHits      = 0
 )
 
 // scoredSearcher is a Searcher that also returns the hits' scores (the

@@ -28,12 +28,16 @@ import (
 //	| a scope entry matching the message, score s, best s1  | memoryWeight · s/s1                   |
 //	| a scope entry that does not match (top entries)       | memoryTopWeight / (1 + r)             |
 //
+// Neighbours are off (weight 0): on the question-mode benchmark they cost
+// 1–2 points of evidence at every budget (their tokens push out hits);
+// the node offers none (api: neighbourHits).
+//
 // A part that is both a hit and recent takes the larger value. Value per
 // token decides (Allocate), so a short answer turn beats a long filler one
 // of the same relevance.
 const (
 	hitWeight       = 1.0
-	neighbourWeight = 0.5
+	neighbourWeight = 0.0
 	recentWeight    = 0.4
 	recentHalfLife  = 8.0
 	questionWeight  = 0.3
@@ -216,7 +220,7 @@ func (p *planner) addL1() {
 		if sum := first.GetSummary(); sum != nil {
 			part.Kind = PartSummary
 			part.Value = max(part.Value, p.summaryValue(sum.GetText()))
-		} else if bareQuestion(first.GetMessage()) {
+		} else if BareQuestion(first.GetMessage()) {
 			part.Value *= questionWeight
 		}
 		idx := p.add(part, partRef{l1From: sp[0], l1To: sp[1], l2: -1})
@@ -270,7 +274,7 @@ func (p *planner) addHits(c *Candidates) {
 		if best > 0 {
 			v = hitWeight * max(0, c.RecallScores[r]) / best
 		}
-		if bareQuestion(m) {
+		if BareQuestion(m) {
 			v *= questionWeight
 		}
 		if v <= p.hitValue[m.GetSeq()] {
@@ -296,7 +300,7 @@ func (p *planner) addHits(c *Candidates) {
 			if i := p.l1Index(n); i >= 0 {
 				p.raise(p.l1Part[i], nv)
 			} else if m := byseq[n]; m != nil && !promoted[n] {
-				if bareQuestion(m) {
+				if BareQuestion(m) {
 					nv *= questionWeight
 				}
 				p.offer(m, nv)
@@ -392,11 +396,11 @@ func (p *planner) addMemory(c *Candidates, a *memoryv1.AssemblyConfig) {
 	}
 }
 
-// bareQuestion reports whether m is a user message that only asks: one
+// BareQuestion reports whether m is a user message that only asks: one
 // sentence ending with '?' and no digit. An earlier question is worth
 // little to the next one; a question that states a fact ("I moved to Porto
 // in 2023; what's good there?") is not bare.
-func bareQuestion(m *memoryv1.Message) bool {
+func BareQuestion(m *memoryv1.Message) bool {
 	if m.GetRole() != memoryv1.Role_ROLE_USER {
 		return false
 	}
