@@ -182,6 +182,13 @@ func (a *scopeActor) handle(who *tenancy.Caller, body any) (proto.Message, error
 			return a.st().DecideCopy(req.Entry, req.By, a.env())
 		})
 	case *memoryv1.ConfigureScopeRequest:
+		// The API checks this first; the actor holds the rule too, so no
+		// other path to the scope configures it for a non-admin.
+		if who != nil {
+			if err := who.Configure(string(a.kind), a.id); err != nil {
+				return nil, err
+			}
+		}
 		res, err := a.mutate(req.GetCommandId(), func() ([]proto.Message, error) {
 			return a.st().DecideConfigure(req, a.env())
 		})
