@@ -73,11 +73,12 @@ type Limits struct {
 	MaxWatches int `json:"max_watches,omitempty"`
 	// MaxSessions: sessions whose agent is the caller's (413 max_sessions).
 	MaxSessions int `json:"max_sessions,omitempty"`
-	// MaxEntriesPerScope: live entries in one scope it writes (413
-	// max_entries_per_scope).
+	// MaxEntriesPerScope: live entries it wrote last in one scope (413
+	// max_entries_per_scope). Per writer: on a shared scope, other
+	// members' entries do not count.
 	MaxEntriesPerScope int `json:"max_entries_per_scope,omitempty"`
-	// MaxBytesPerScope: bytes of live values in one scope it writes (413
-	// max_bytes_per_scope).
+	// MaxBytesPerScope: bytes of live values (as stored) it wrote last in
+	// one scope, counted on every applied write (413 max_bytes_per_scope).
 	MaxBytesPerScope int64 `json:"max_bytes_per_scope,omitempty"`
 	// MaxDataBytes: bytes of large data (mem.v1.data.put) it holds, as
 	// sent, until the data expires (413 max_data_bytes).
