@@ -113,6 +113,16 @@ func (a *scopeActor) env() sharedmem.Env {
 	return sharedmem.Env{NowUnixNano: a.dir.deps.Now().UnixNano()}
 }
 
+// writeEnv is env for a write by who: a tenant's write to a shared scope
+// evicts only its own entries (sharedmem.Env.EvictOwn); an admin's, the
+// node's and an agent's write to its own scope evict as the scope's
+// configuration says.
+func (a *scopeActor) writeEnv(who *tenancy.Caller) sharedmem.Env {
+	env := a.env()
+	env.EvictOwn = who != nil && !who.Admin() && a.kind != sharedmem.KindAgent
+	return env
+}
+
 // expire stores EXPIRE tombstones for entries whose time has come, then
 // schedules the next wake-up.
 func (a *scopeActor) expire() error {
@@ -164,7 +174,7 @@ func (a *scopeActor) handle(who *tenancy.Caller, body any) (proto.Message, error
 			return nil, err
 		}
 		return a.write(req.GetCommandId(), req.GetKey(), func() ([]proto.Message, error) {
-			return a.st().DecidePut(req, req.GetBy(), a.env())
+			return a.st().DecidePut(req, req.GetBy(), a.writeEnv(who))
 		})
 	case *memoryv1.DeleteEntryRequest:
 		return a.write(req.GetCommandId(), req.GetKey(), func() ([]proto.Message, error) {
@@ -178,14 +188,14 @@ func (a *scopeActor) handle(who *tenancy.Caller, body any) (proto.Message, error
 			}
 		}
 		return a.write(req.GetCommandId(), req.GetKey(), func() ([]proto.Message, error) {
-			return a.st().DecideRollback(req, req.GetBy(), a.env())
+			return a.st().DecideRollback(req, req.GetBy(), a.writeEnv(who))
 		})
 	case *CopyEntry:
 		if err := a.checkQuota(who, req.By, req.Entry.GetKey(), len(req.Entry.GetValue()), now); err != nil {
 			return nil, err
 		}
 		return a.write(req.CommandID, req.Entry.GetKey(), func() ([]proto.Message, error) {
-			return a.st().DecideCopy(req.Entry, req.By, a.env())
+			return a.st().DecideCopy(req.Entry, req.By, a.writeEnv(who))
 		})
 	case *memoryv1.ConfigureScopeRequest:
 		// The API checks this first; the actor holds the rule too, so no

@@ -324,6 +324,39 @@ func TestTenantAttackSuite(t *testing.T) {
 		})
 	}
 
+	// No member's write evicts another member's entries: with max_entries 2
+	// set by the admin on workflow w1 and a2's two entries in it, a1's put
+	// is refused (413 max_entries) rather than evicting a2's; a1's own
+	// entries are what its writes evict.
+	w1 := client.Workflow("w1")
+	add("413", "put into w1 at its admin-set max_entries, full of a2's entries", func() outcome {
+		if _, err := ops.Configure(ctx, w1, &memoryv1.ConfigureScopeRequest{Config: &memoryv1.ScopeConfig{MaxEntries: 2}}); err != nil {
+			return outcome{field: "setup: " + err.Error()}
+		}
+		for _, k := range []string{"a2-n1", "a2-n2"} {
+			if _, err := tu.a2.c.Put(ctx, w1, &memoryv1.PutEntryRequest{Key: k, Value: []byte("a2's note")}); err != nil {
+				return outcome{field: "setup: " + err.Error()}
+			}
+		}
+		_, err := a1.c.Put(ctx, w1, &memoryv1.PutEntryRequest{Key: "a1-n1", Value: []byte("x")})
+		return outcome{code: client.Code(err), field: fmt.Sprint(err)}
+	})
+	add("ok", "a1's writes into w1 evict only a1's own entries", func() outcome {
+		if _, err := tu.a2.c.DeleteEntry(ctx, w1, &memoryv1.DeleteEntryRequest{Key: "a2-n2"}); err != nil {
+			return outcome{field: "setup: " + err.Error()}
+		}
+		for _, k := range []string{"a1-n1", "a1-n2", "a1-n3"} {
+			if _, err := a1.c.Put(ctx, w1, &memoryv1.PutEntryRequest{Key: k, Value: []byte("x")}); err != nil {
+				return outcome{code: client.Code(err), field: err.Error()}
+			}
+		}
+		if _, err := tu.a2.c.GetEntry(ctx, w1, "a2-n1", 0); err != nil {
+			return outcome{field: "a2's entry was evicted: " + err.Error()}
+		}
+		_, err := ops.Configure(ctx, w1, &memoryv1.ConfigureScopeRequest{Config: &memoryv1.ScopeConfig{}})
+		return outcome{code: client.Code(err), field: fmt.Sprint(err)}
+	})
+
 	// a2's watcher on its own session: it must never see an attack's change.
 	before := tn.digest(t, v.subjects...)
 	streamBefore := tn.streamState(t)

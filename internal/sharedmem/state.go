@@ -13,6 +13,12 @@ import (
 // never needs it.
 type Env struct {
 	NowUnixNano int64
+	// EvictOwn is set for a write by one of several writers of a shared
+	// scope (a tenant's, not an admin's): the evictions its write needs
+	// under max_entries take only entries the writer (by) wrote last, and
+	// when those do not make room it is refused (413 max_entries). No
+	// member's write evicts another member's entries. Apply never reads it.
+	EvictOwn bool
 }
 
 // Meta describes the stored batch being applied.
