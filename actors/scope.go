@@ -113,6 +113,16 @@ func (a *scopeActor) env() sharedmem.Env {
 	return sharedmem.Env{NowUnixNano: a.dir.deps.Now().UnixNano()}
 }
 
+// writeEnv is env for a write by who: a tenant's write to a shared scope
+// evicts only its own entries (sharedmem.Env.EvictOwn); an admin's, the
+// node's and an agent's write to its own scope evict as the scope's
+// configuration says.
+func (a *scopeActor) writeEnv(who *tenancy.Caller) sharedmem.Env {
+	env := a.env()
+	env.EvictOwn = who != nil && !who.Admin() && a.kind != sharedmem.KindAgent
+	return env
+}
+
 // expire stores EXPIRE tombstones for entries whose time has come, then
 // schedules the next wake-up.
 func (a *scopeActor) expire() error {
@@ -160,28 +170,41 @@ func (a *scopeActor) handle(who *tenancy.Caller, body any) (proto.Message, error
 	now := a.dir.deps.Now().UnixNano()
 	switch req := body.(type) {
 	case *memoryv1.PutEntryRequest:
-		if err := a.checkQuota(who, req.GetKey(), len(req.GetValue()), now); err != nil {
+		if err := a.checkQuota(who, req.GetBy(), req.GetKey(), len(req.GetValue()), now); err != nil {
 			return nil, err
 		}
 		return a.write(req.GetCommandId(), req.GetKey(), func() ([]proto.Message, error) {
-			return a.st().DecidePut(req, req.GetBy(), a.env())
+			return a.st().DecidePut(req, req.GetBy(), a.writeEnv(who))
 		})
 	case *memoryv1.DeleteEntryRequest:
 		return a.write(req.GetCommandId(), req.GetKey(), func() ([]proto.Message, error) {
 			return a.st().DecideDelete(req, req.GetBy(), a.env())
 		})
 	case *memoryv1.RollbackEntryRequest:
+		// A rollback restores a stored value: it counts like a put of it.
+		if n, ok := a.st().StoredLen(req.GetKey(), req.GetToVersion()); ok {
+			if err := a.checkQuota(who, req.GetBy(), req.GetKey(), n, now); err != nil {
+				return nil, err
+			}
+		}
 		return a.write(req.GetCommandId(), req.GetKey(), func() ([]proto.Message, error) {
-			return a.st().DecideRollback(req, req.GetBy(), a.env())
+			return a.st().DecideRollback(req, req.GetBy(), a.writeEnv(who))
 		})
 	case *CopyEntry:
-		if err := a.checkQuota(who, req.Entry.GetKey(), len(req.Entry.GetValue()), now); err != nil {
+		if err := a.checkQuota(who, req.By, req.Entry.GetKey(), len(req.Entry.GetValue()), now); err != nil {
 			return nil, err
 		}
 		return a.write(req.CommandID, req.Entry.GetKey(), func() ([]proto.Message, error) {
-			return a.st().DecideCopy(req.Entry, req.By, a.env())
+			return a.st().DecideCopy(req.Entry, req.By, a.writeEnv(who))
 		})
 	case *memoryv1.ConfigureScopeRequest:
+		// The API checks this first; the actor holds the rule too, so no
+		// other path to the scope configures it for a non-admin.
+		if who != nil {
+			if err := who.Configure(string(a.kind), a.id); err != nil {
+				return nil, err
+			}
+		}
 		res, err := a.mutate(req.GetCommandId(), func() ([]proto.Message, error) {
 			return a.st().DecideConfigure(req, a.env())
 		})
@@ -243,23 +266,27 @@ func (a *scopeActor) write(commandID, key string, decide func() ([]proto.Message
 	return reply, nil
 }
 
-// checkQuota refuses a put by who that would take the scope past who's
-// limits (tenancy.Limits): a new live key beyond max_entries_per_scope, or
-// live values (as stored) plus this value (as sent: an upper bound of what
-// is stored) beyond max_bytes_per_scope. Answered 413 naming the limit.
-// Admins and the node itself are not bounded.
-func (a *scopeActor) checkQuota(who *tenancy.Caller, key string, valueLen int, now int64) error {
+// checkQuota refuses a write by who, attributed to by (an entry's
+// updated_by), that would take what by holds in this scope past who's
+// limits (tenancy.Limits): more live entries than max_entries_per_scope, or
+// more bytes of live values (as stored; this value as sent or as stored
+// for a rollback, an upper bound) than max_bytes_per_scope. The quota is
+// per writer, not per scope: on a shared scope one member's entries never
+// count against another's. Answered 413 naming the limit. Admins and the
+// node itself are not bounded.
+func (a *scopeActor) checkQuota(who *tenancy.Caller, by, key string, valueLen int, now int64) error {
 	if who == nil || who.Admin() {
 		return nil
 	}
 	st, l := a.st(), who.Limits
-	if !st.Has(key, now) && st.Live() >= l.MaxEntriesPerScope {
+	had, after := st.WriterUsage(by), st.WriterUsageAfter(by, key, valueLen, now)
+	if after.Entries > had.Entries && after.Entries > l.MaxEntriesPerScope {
 		return &sharedmem.Rejection{Code: 413, Field: "max_entries_per_scope",
-			Reason: fmt.Sprintf("scope holds %d live entries, the most this caller may fill it to", st.Live())}
+			Reason: fmt.Sprintf("this writer holds %d live entries in the scope, the most it may (entries of other writers do not count)", had.Entries)}
 	}
-	if st.LiveBytes()+int64(valueLen) > l.MaxBytesPerScope {
+	if after.Bytes > had.Bytes && after.Bytes > l.MaxBytesPerScope {
 		return &sharedmem.Rejection{Code: 413, Field: "max_bytes_per_scope",
-			Reason: fmt.Sprintf("scope holds %d bytes of live values; %d more would pass this caller's %d", st.LiveBytes(), valueLen, l.MaxBytesPerScope)}
+			Reason: fmt.Sprintf("this writer holds %d bytes of live values in the scope; %d more would pass its %d", had.Bytes, valueLen, l.MaxBytesPerScope)}
 	}
 	return nil
 }

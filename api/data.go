@@ -52,13 +52,46 @@ func (s *Service) dataPut(c *call) {
 		owner = "principal:" + c.who.Principal
 	}
 	s.goQuery(c, func(ctx context.Context, reply actors.ReplyFunc) {
+		if err := s.checkDataQuota(c.who, owner, len(req.GetData())); err != nil {
+			reply(nil, err)
+			return
+		}
 		ref, seq, err := s.data.Put(ctx, owner, req.GetData(), req.GetContentType(), req.GetMetadata(), time.Duration(req.GetTtlSeconds())*time.Second)
 		if err != nil {
 			reply(nil, err)
 			return
 		}
+		if s.rm != nil && !c.who.Admin() {
+			// The quota reads the projection: answer once it counts this
+			// put, so the caller's next put sees it. A failed wait does
+			// not undo the put (it is stored); the reply says so.
+			if err := s.rm.WaitFor(ctx, seq); err != nil {
+				s.logger.Warn("data.put: stored, but the projection has not counted it yet", "id", ref.GetId(), "err", err)
+			}
+		}
 		reply(&memoryv1.PutDataReply{Ref: ref, Seq: seq}, nil)
 	})
+}
+
+// checkDataQuota refuses (413 max_data_bytes) a data.put of n bytes that
+// would take what owner holds past who's limit. The count comes from the
+// projection (every DataStored and DataExpired applied), and a put is
+// answered only once it is counted, so one caller's sequential puts are
+// bounded exactly; puts in flight at the same time may pass the bound by
+// what they carry (at most max_concurrent_queries puts). Admins and the
+// single-user node are not bounded.
+func (s *Service) checkDataQuota(who *tenancy.Caller, owner string, n int) error {
+	if s.rm == nil || who.Admin() {
+		return nil
+	}
+	held, err := s.rm.DataBytes(owner)
+	if err != nil {
+		return err
+	}
+	if limit := who.Limits.MaxDataBytes; held+int64(n) > limit {
+		return &Error{Code: 413, Field: "max_data_bytes", Message: fmt.Sprintf("this caller holds %d bytes of large data; %d more would pass its %d", held, n, limit)}
+	}
+	return nil
 }
 
 func (s *Service) dataGet(c *call) {

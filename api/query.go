@@ -28,6 +28,9 @@ type ReadModel interface {
 	// CountSessions counts the sessions of agentID (or of userID when
 	// agentID is empty), stopping at limit.
 	CountSessions(userID, agentID string, limit int) (int, error)
+	// DataBytes is the sum of the sizes of owner's large data held (stored,
+	// not expired), as the projection has applied it.
+	DataBytes(owner string) (int64, error)
 }
 
 // Reranker reorders search hits (optional); on failure BM25 order stands.

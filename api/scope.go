@@ -109,6 +109,13 @@ func (s *Service) entryHandler(op string) func(*call) {
 			return
 		}
 		setBy(t, c.who, body)
+		if op == "configure" {
+			if err := c.who.Configure(string(t.kind), t.id); err != nil {
+				s.metrics.Denied.WithLabelValues("scope").Inc()
+				c.fail(err)
+				return
+			}
+		}
 		if t.kind == sharedmem.KindSession && !c.who.Admin() {
 			// Access follows the session: ask its actor for the owner.
 			s.goQuery(c, func(ctx context.Context, reply actors.ReplyFunc) {
@@ -244,9 +251,12 @@ func (s *Service) resolveHandler(c *call) {
 	})
 }
 
-// resolve looks key up for session sessionID as who: reaching the session
-// is what it takes to read the session's chain (its user, app and project
-// scopes), as the session itself would.
+// resolve looks key up for session sessionID as who. Reaching the session
+// is not enough to read its chain: each of its user, app and project scopes
+// is read only if who may read it directly (Caller.Scope), and skipped
+// otherwise, so a session that names a scope its reader is not in (an
+// admin may create one) never shows that scope's entries. The session
+// scope follows the session, which the temp read below checked.
 func (s *Service) resolve(ctx context.Context, who *tenancy.Caller, sessionID, key string) (*memoryv1.ResolveReply, error) {
 	m, err := s.call(ctx, func(reply actors.ReplyFunc) error {
 		return s.d.Dispatch(sessionID, who, &memoryv1.StateRequest{Op: memoryv1.StateOp_STATE_OP_GET, Key: "temp:" + key}, reply)
@@ -265,6 +275,9 @@ func (s *Service) resolve(ctx context.Context, who *tenancy.Caller, sessionID, k
 		{sharedmem.KindApp, info.GetApp()}, {sharedmem.KindProject, info.GetProject()}}
 	for _, t := range chain {
 		if t.id == "" {
+			continue
+		}
+		if t.kind != sharedmem.KindSession && who.Scope(string(t.kind), t.id, false) != nil {
 			continue
 		}
 		e, err := s.getEntry(ctx, t.kind, t.id, key)

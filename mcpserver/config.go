@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -30,11 +31,18 @@ type Config struct {
 	Timeout time.Duration
 	// SessionTimeout closes an HTTP MCP session idle this long.
 	SessionTimeout time.Duration
+	// MaxHTTPSessions bounds the open HTTP MCP sessions (503
+	// max_http_sessions beyond it).
+	MaxHTTPSessions int
+	// AllowedOrigins and AllowedHosts widen the HTTP Origin and Host checks
+	// (HTTPOptions).
+	AllowedOrigins []string
+	AllowedHosts   []string
 }
 
 // DefaultConfig is a local single-user node on the default port, over stdio.
 func DefaultConfig() Config {
-	return Config{NATSURL: nats.DefaultURL, Timeout: 10 * time.Second, SessionTimeout: 30 * time.Minute}
+	return Config{NATSURL: nats.DefaultURL, Timeout: 10 * time.Second, SessionTimeout: 30 * time.Minute, MaxHTTPSessions: DefaultMaxHTTPSessions}
 }
 
 // ErrConfig is returned (wrapped) by Validate for a config that cannot work.
@@ -53,6 +61,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: timeout must be positive", ErrConfig)
 	case c.SessionTimeout < 0:
 		return fmt.Errorf("%w: session-timeout must not be negative", ErrConfig)
+	case c.MaxHTTPSessions < 0:
+		return fmt.Errorf("%w: max-http-sessions must not be negative", ErrConfig)
 	}
 	return nil
 }
@@ -79,6 +89,25 @@ func BindFlags(fs *flag.FlagSet, cfg *Config) {
 	fs.StringVar(&cfg.HTTPAddr, "http", cfg.HTTPAddr, "serve Streamable HTTP on host:port (e.g. 127.0.0.1:8080) instead of stdio; no authentication of its own: whoever reaches it acts as this server's NATS identity")
 	fs.DurationVar(&cfg.Timeout, "timeout", cfg.Timeout, "timeout of one service call")
 	fs.DurationVar(&cfg.SessionTimeout, "session-timeout", cfg.SessionTimeout, "close an HTTP MCP session idle this long (0: never)")
+	fs.IntVar(&cfg.MaxHTTPSessions, "max-http-sessions", cfg.MaxHTTPSessions, "most HTTP MCP sessions open at once (beyond: 503 max_http_sessions)")
+	fs.Func("allowed-origins", "comma-separated browser origins (https://app.example) allowed besides the server's own; other Origins get 403", func(v string) error {
+		cfg.AllowedOrigins = splitList(v)
+		return nil
+	})
+	fs.Func("allowed-hosts", "comma-separated Host values (a DNS name of this server) allowed besides loopback and the listening address; other Hosts get 403", func(v string) error {
+		cfg.AllowedHosts = splitList(v)
+		return nil
+	})
+}
+
+func splitList(v string) []string {
+	var out []string
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // EnvName is the environment variable of a flag (envflag.Name).

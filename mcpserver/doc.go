@@ -15,4 +15,9 @@
 // errors (isError) whose text is {"error":{"code","field","message"}}.
 // Resources: the template agentmem://session/{id}/context, a session's
 // context as the session_context tool gives it (JSON).
+//
+// Every surface answers bad input and stays up (DESIGN.md §10): stdio uses
+// NewLineTransport, which answers a malformed line with a JSON-RPC error
+// instead of ending the session; HTTP checks Host and Origin on every
+// request and bounds the open sessions (HTTPOptions).
 package mcpserver

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -32,7 +33,7 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger, version string) e
 	srv := New(ex, version)
 	if cfg.HTTPAddr == "" {
 		logger.Info("serving MCP on stdio", "nats", cfg.NATSURL, "agent", cfg.Agent)
-		return srv.Run(ctx, &mcp.StdioTransport{})
+		return srv.Run(ctx, NewLineTransport(os.Stdin, os.Stdout))
 	}
 	ln, err := net.Listen("tcp", cfg.HTTPAddr)
 	if err != nil {
@@ -42,16 +43,19 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger, version string) e
 	if tcp, ok := ln.Addr().(*net.TCPAddr); ok && !tcp.IP.IsLoopback() {
 		logger.Warn("the HTTP endpoint has no authentication of its own: whoever reaches it acts as this server's NATS identity", "addr", ln.Addr().String())
 	}
-	return ServeHTTP(ctx, srv, ln, cfg.SessionTimeout, logger)
+	return ServeHTTP(ctx, srv, ln, HTTPOptions{SessionTimeout: cfg.SessionTimeout, MaxSessions: cfg.MaxHTTPSessions,
+		AllowedOrigins: cfg.AllowedOrigins, AllowedHosts: cfg.AllowedHosts}, logger)
 }
 
 // ServeHTTP serves srv over Streamable HTTP on ln (every path) until ctx
 // ends, then closes the MCP sessions and the listener and returns when the
-// handlers have returned (at most 5 s later).
-func ServeHTTP(ctx context.Context, srv *mcp.Server, ln net.Listener, sessionTimeout time.Duration, logger *slog.Logger) error {
+// handlers have returned (at most 5 s later). Every request's Host and
+// Origin are checked first (403), and sessions are bounded (503
+// max_http_sessions): see HTTPOptions.
+func ServeHTTP(ctx context.Context, srv *mcp.Server, ln net.Listener, opts HTTPOptions, logger *slog.Logger) error {
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
-		&mcp.StreamableHTTPOptions{SessionTimeout: sessionTimeout, Logger: logger})
-	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+		&mcp.StreamableHTTPOptions{SessionTimeout: opts.SessionTimeout, Logger: logger})
+	hs := &http.Server{Handler: newGuard(h, srv, opts), ReadHeaderTimeout: 10 * time.Second}
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()
 	select {

@@ -168,7 +168,7 @@ func TestServeHTTP(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- mcpserver.ServeHTTP(ctx, mcpserver.New(ex, "test"), ln, time.Minute, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		done <- mcpserver.ServeHTTP(ctx, mcpserver.New(ex, "test"), ln, mcpserver.HTTPOptions{SessionTimeout: time.Minute}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	}()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "0"}, nil).
 		Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: "http://" + ln.Addr().String() + "/mcp"}, nil)

@@ -123,3 +123,8 @@ func (r readModel) CountSessions(userID, agentID string, limit int) (int, error)
 	n, err := r.s.CountSessions(userID, agentID, limit)
 	return n, mapErr(err)
 }
+
+func (r readModel) DataBytes(owner string) (int64, error) {
+	n, err := r.s.DataBytes(owner)
+	return n, mapErr(err)
+}

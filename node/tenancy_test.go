@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/agentmem/agentmem/client"
@@ -100,6 +101,10 @@ func refusedAs(o outcome, want string) bool {
 		return o.code == 400
 	case "400|413":
 		return o.code == 400 || o.code == 413
+	case "ok":
+		return o.code == 0 && o.none == ""
+	case "hidden":
+		return o.none == "hidden"
 	}
 	return false
 }
@@ -256,6 +261,102 @@ func TestTenantAttackSuite(t *testing.T) {
 		return a1.doRaw("mem.v1.session.s-a1.append", nestedProto(20000))
 	})
 
+	// Finding 1 (issue 18): a session names only a user, project and app
+	// its creator belongs to, and every read through a session is checked
+	// like a direct read. The admin's session s-u1p2 names a1's user u1 but
+	// project p2 and app crm, which a1 is not in (an admin may do that): a1
+	// reaches the session, never p2's or crm's entries through it.
+	for i, b := range []*memoryv1.CreateSessionRequest{
+		{UserId: "u1", Project: "p2", App: "crm"}, {UserId: "u1", Project: "p2"}, {UserId: "u1", App: "crm"},
+		{Project: "p2"}, {App: "crm"}, {UserId: "u1", Project: "p1", App: "crm"}, {UserId: "u1", Project: "p2", App: "shop"},
+		{AgentId: "a1", Project: "p2"},
+	} {
+		add("403", fmt.Sprintf("create session naming user %q project %q app %q", b.GetUserId(), b.GetProject(), b.GetApp()),
+			req(fmt.Sprintf("mem.v1.session.s-x%d.create", i), b))
+	}
+	add("403", "create session naming project p2 (JSON)", func() outcome {
+		return a1.doRaw("mem.v1.session.s-xj.create", []byte(`{"user_id":"u1","project":"p2","app":"crm"}`), "Content-Type", "application/json")
+	})
+	ops := tu.ops.c
+	for _, w := range []struct {
+		sc        client.Scope
+		key, text string
+	}{{client.Project("p2"), "proj", "p2 launch codes"}, {client.App("crm"), "crmkey", "crm customer list"}, {client.Project("p2"), "pref", "p2 shadow pref"}} {
+		if _, err := ops.Put(ctx, w.sc, &memoryv1.PutEntryRequest{Key: w.key, Value: []byte(w.text)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := ops.CreateSession(ctx, "s-u1p2", &memoryv1.CreateSessionRequest{UserId: "u1", Project: "p2", App: "crm"}); err != nil {
+		t.Fatal(err)
+	}
+	v.subjects = append(v.subjects, events.ScopeSubject("project", "p2"), events.ScopeSubject("app", "crm"))
+	for _, key := range []string{"proj", "crmkey"} {
+		add("hidden", "resolve "+key+" through admin's session naming p2/crm", func() outcome {
+			rep, err := a1.c.Resolve(ctx, "s-u1p2", key)
+			return hiddenOutcome(err, rep.GetFound(), rep.GetScope()+" "+string(rep.GetEntry().GetValue()))
+		})
+		add("hidden", "resolve "+key+" (JSON) through admin's session naming p2/crm", func() outcome {
+			return hiddenRaw(a1, "mem.v1.scope.session.s-u1p2.resolve", []byte(`{"key":"`+key+`"}`), "project:p2", "app:crm")
+		})
+	}
+	add("hidden", "context assembled for a1 in admin's session naming p2/crm", func() outcome {
+		if _, err := a1.c.AppendMessages(ctx, "s-u1p2", &memoryv1.MessageInput{Role: memoryv1.Role_ROLE_USER, Content: "what about proj and crmkey: codes, customers, pref"}); err != nil {
+			return outcome{code: client.Code(err), field: err.Error()}
+		}
+		c, err := a1.c.Context(ctx, "s-u1p2")
+		if err != nil {
+			return outcome{code: client.Code(err), field: err.Error()}
+		}
+		j, _ := protojson.Marshal(c)
+		leak := strings.Contains(string(j), "launch codes") || strings.Contains(string(j), "customer list") || strings.Contains(string(j), "shadow pref")
+		return hiddenOutcome(nil, leak, string(j))
+	})
+
+	// Finding 2: a scope's configuration is for admins (an agent's own
+	// scope: that agent). A member configuring a shared scope could set
+	// max_entries 1 and evict every other member's entries.
+	for _, sc := range []string{"workflow.w1", "global.global", "user.u1", "session.s-a1"} {
+		sc := sc
+		add("403", "configure "+sc+" max_entries 1 (member, not admin)", req("mem.v1.scope."+sc+".configure",
+			&memoryv1.ConfigureScopeRequest{Config: &memoryv1.ScopeConfig{MaxEntries: 1}}))
+		add("403", "configure "+sc+" episodic ttl (JSON)", func() outcome {
+			return a1.doRaw("mem.v1.scope."+sc+".configure", []byte(`{"config":{"episodic_ttl_seconds":1}}`), "Content-Type", "application/json")
+		})
+	}
+
+	// No member's write evicts another member's entries: with max_entries 2
+	// set by the admin on workflow w1 and a2's two entries in it, a1's put
+	// is refused (413 max_entries) rather than evicting a2's; a1's own
+	// entries are what its writes evict.
+	w1 := client.Workflow("w1")
+	add("413", "put into w1 at its admin-set max_entries, full of a2's entries", func() outcome {
+		if _, err := ops.Configure(ctx, w1, &memoryv1.ConfigureScopeRequest{Config: &memoryv1.ScopeConfig{MaxEntries: 2}}); err != nil {
+			return outcome{field: "setup: " + err.Error()}
+		}
+		for _, k := range []string{"a2-n1", "a2-n2"} {
+			if _, err := tu.a2.c.Put(ctx, w1, &memoryv1.PutEntryRequest{Key: k, Value: []byte("a2's note")}); err != nil {
+				return outcome{field: "setup: " + err.Error()}
+			}
+		}
+		_, err := a1.c.Put(ctx, w1, &memoryv1.PutEntryRequest{Key: "a1-n1", Value: []byte("x")})
+		return outcome{code: client.Code(err), field: fmt.Sprint(err)}
+	})
+	add("ok", "a1's writes into w1 evict only a1's own entries", func() outcome {
+		if _, err := tu.a2.c.DeleteEntry(ctx, w1, &memoryv1.DeleteEntryRequest{Key: "a2-n2"}); err != nil {
+			return outcome{field: "setup: " + err.Error()}
+		}
+		for _, k := range []string{"a1-n1", "a1-n2", "a1-n3"} {
+			if _, err := a1.c.Put(ctx, w1, &memoryv1.PutEntryRequest{Key: k, Value: []byte("x")}); err != nil {
+				return outcome{code: client.Code(err), field: err.Error()}
+			}
+		}
+		if _, err := tu.a2.c.GetEntry(ctx, w1, "a2-n1", 0); err != nil {
+			return outcome{field: "a2's entry was evicted: " + err.Error()}
+		}
+		_, err := ops.Configure(ctx, w1, &memoryv1.ConfigureScopeRequest{Config: &memoryv1.ScopeConfig{}})
+		return outcome{code: client.Code(err), field: fmt.Sprint(err)}
+	})
+
 	// a2's watcher on its own session: it must never see an attack's change.
 	before := tn.digest(t, v.subjects...)
 	streamBefore := tn.streamState(t)
@@ -283,6 +384,44 @@ func TestTenantAttackSuite(t *testing.T) {
 	if !strings.HasPrefix(streamAfter, strings.Fields(streamBefore)[0]+" "+strings.Fields(streamBefore)[1]+" ") {
 		t.Fatalf("the log's first sequence moved (purge): before %s, after %s", streamBefore, streamAfter)
 	}
+}
+
+// hiddenOutcome is the outcome of a read through a session that must not
+// show another scope's entry: "hidden" when it was refused (403, 404) or
+// answered without it (leaked false).
+func hiddenOutcome(err error, leaked bool, detail string) outcome {
+	switch {
+	case err != nil && (client.Code(err) == 403 || client.Code(err) == 404):
+		return outcome{none: "hidden"}
+	case err != nil:
+		return outcome{code: client.Code(err), field: err.Error()}
+	case leaked:
+		return outcome{field: "leaked: " + detail}
+	}
+	return outcome{none: "hidden"}
+}
+
+// hiddenRaw sends a JSON body and reports "hidden" unless the answer holds
+// one of secrets.
+func hiddenRaw(u *tenant, subject string, body []byte, secrets ...string) outcome {
+	msg := nats.NewMsg(subject)
+	msg.Data = body
+	msg.Header.Set("Content-Type", "application/json")
+	rep, err := u.nc.RequestMsg(msg, 3*time.Second)
+	if err != nil {
+		return outcome{none: err.Error()}
+	}
+	if c := rep.Header.Get("Nats-Service-Error-Code"); c == "403" || c == "404" {
+		return outcome{none: "hidden"}
+	} else if c != "" {
+		return outcome{field: c + " " + rep.Header.Get("Nats-Service-Error")}
+	}
+	for _, sec := range secrets {
+		if strings.Contains(string(rep.Data), sec) {
+			return outcome{field: "leaked: " + string(rep.Data)}
+		}
+	}
+	return outcome{none: "hidden"}
 }
 
 // doRaw sends data as is.

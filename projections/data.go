@@ -25,20 +25,30 @@ func (w *writer) applyData(r *Decoded, id string) error {
 	if err := checkBatch(r, dataKind, id); err != nil {
 		return err
 	}
-	b := w.tx.Bucket(bucketDataRefs)
+	b, owners := w.tx.Bucket(bucketDataRefs), w.tx.Bucket(bucketDataBytes)
 	for i, ev := range r.Events {
 		var err error
 		switch ev := ev.(type) {
 		case *memoryv1.DataStored:
 			err = putDataRef(b, id, ev.GetRef())
+			if err == nil {
+				err = addDataBytes(owners, ev.GetRef().GetOwner(), int64(ev.GetRef().GetSize()))
+			}
 		case *memoryv1.DataExpired:
+			v := b.Get([]byte(id))
+			ref := new(memoryv1.DataReference)
 			switch {
 			case ev.GetId() != id:
 				err = fmt.Errorf("expiry of data %q on the subject of %q", ev.GetId(), id)
-			case b.Get([]byte(id)) == nil:
+			case v == nil:
 				err = fmt.Errorf("data %q is not stored", id)
 			default:
-				err = b.Delete([]byte(id))
+				if err = proto.Unmarshal(v, ref); err == nil {
+					err = addDataBytes(owners, ref.GetOwner(), -int64(ref.GetSize()))
+				}
+				if err == nil {
+					err = b.Delete([]byte(id))
+				}
 			}
 		default:
 			err = fmt.Errorf("%w: %T is not a data event this projection knows", events.ErrUnknownEventType, ev)
@@ -64,6 +74,35 @@ func putDataRef(b *bolt.Bucket, id string, ref *memoryv1.DataReference) error {
 		return err
 	}
 	return b.Put([]byte(id), v)
+}
+
+// addDataBytes adds n (negative: removes) to owner's bytes in data_bytes.
+func addDataBytes(b *bolt.Bucket, owner string, n int64) error {
+	k := []byte(owner)
+	if len(k) == 0 {
+		k = []byte{sep} // unowned data (the single-user node); owners are never "\x00"
+	}
+	total := int64(getU64(b, k)) + n
+	if total <= 0 {
+		return b.Delete(k)
+	}
+	return b.Put(k, u64(uint64(total)))
+}
+
+// DataBytes is the sum of the sizes of owner's large data the projection
+// holds (stored, not expired). It lags the log by what the projector has not
+// applied yet.
+func (s *Store) DataBytes(owner string) (int64, error) {
+	k := []byte(owner)
+	if len(k) == 0 {
+		k = []byte{sep}
+	}
+	var n uint64
+	err := s.view(func(tx *bolt.Tx) error {
+		n = getU64(tx.Bucket(bucketDataBytes), k)
+		return nil
+	})
+	return int64(n), err
 }
 
 // DataRef returns the reference of large data id, false if the projection

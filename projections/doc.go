@@ -60,6 +60,7 @@
 //	entry_terms        kind 0 scope_id 0 term → df(u64)
 //	entry_stats        kind 0 scope_id 0 → docs(u64) total_len(u64)
 //	data_refs          data_id → DataReference (protobuf), deleted on DataExpired
+//	data_bytes         owner → bytes (u64) of its data in data_refs, deleted at 0
 //	commands           kind 0 aggregate_id 0 command_key → seq(u64) version(u64)
 //	vectors            user_key 0 session_id 0 doc_id(u64) → unit vector, float32 BE (not in Digest, not rebuilt)
 //

@@ -113,7 +113,7 @@ func dumpValue(bucket, k, v []byte) string {
 		m = new(memoryv1.Summary)
 	case string(bucketByUser), string(bucketByAgent):
 		return `""`
-	case string(bucketSwapIDs), string(bucketBM25Terms), string(bucketEntryDocIDs), string(bucketEntryTerms):
+	case string(bucketSwapIDs), string(bucketBM25Terms), string(bucketEntryDocIDs), string(bucketEntryTerms), string(bucketDataBytes):
 		if len(v) == 8 {
 			return strconv.FormatUint(beU64(v), 10)
 		}

@@ -26,7 +26,8 @@ import (
 // "went" → "go"): the terms of texts holding one change.
 // 8: a scope entry's value is indexed up to sharedmem.MaxIndexedValueBytes
 // (entries.go): the entry documents of larger values change.
-const SchemaVersion = 8
+// 9: bucket data_bytes (each owner's bytes of large data held).
+const SchemaVersion = 9
 
 // openTimeout bounds how long Open waits for the file lock (another process
 // holding the file open).
@@ -143,6 +144,11 @@ var (
 	// bucketDataRefs: data_id → DataReference (protobuf), from DataStored on
 	// mem.ev.data.<id>; the key is deleted by DataExpired (data.go).
 	bucketDataRefs = []byte("data_refs")
+	// bucketDataBytes: owner → bytes(8B), the sum of DataReference.size of
+	// the owner's data in data_refs (the key is deleted at 0). Kept by
+	// every DataStored and DataExpired (data.go); the node's max_data_bytes
+	// quota reads it.
+	bucketDataBytes = []byte("data_bytes")
 
 	// bucketVectors: user_key \x00 session_id \x00 doc_id(8B) → the unit
 	// vector of the message of bm25 document doc_id (its speaker's name,
@@ -189,7 +195,7 @@ var allBuckets = [][]byte{
 	bucketBM25Docs, bucketBM25Postings, bucketBM25Terms, bucketBM25Stats,
 	bucketEntries, bucketEntryVersions, bucketScopeConfig,
 	bucketEntryDocs, bucketEntryDocIDs, bucketEntryPostings, bucketEntryTerms, bucketEntryStats,
-	bucketDataRefs,
+	bucketDataRefs, bucketDataBytes,
 	bucketCommands,
 	bucketVectors,
 }

@@ -160,10 +160,13 @@ func (c *Caller) Session(sessionID, userID, agentID string, write bool) error {
 	return nil
 }
 
-// CreateSession checks that a session may be created for userID and agentID:
-// the user must be one of the caller's, the agent the caller's own (or
-// empty).
-func (c *Caller) CreateSession(userID, agentID string) error {
+// CreateSession checks that a session may be created for userID, agentID,
+// project and app: the user must be one of the caller's, the agent the
+// caller's own (or empty), and the project and app (when given) scopes the
+// caller is a member of. A session reads its user, project and app scopes
+// (resolve, the context's memory section), so it may name only what its
+// creator could read directly.
+func (c *Caller) CreateSession(userID, agentID, project, app string) error {
 	if c.admin() {
 		return nil
 	}
@@ -178,6 +181,11 @@ func (c *Caller) CreateSession(userID, agentID string) error {
 	}
 	if userID == "" && agentID == "" {
 		return &DeniedError{Field: "user_id", Reason: "a session needs the caller's user_id or agent_id (nobody else could reach it)"}
+	}
+	for _, f := range []struct{ field, kind, id string }{{"project", "project", project}, {"app", "app", app}} {
+		if f.id != "" && !slices.Contains(c.Scopes, f.kind+":"+f.id) {
+			return &DeniedError{Field: f.field, Reason: fmt.Sprintf("%s is not a member of %s:%s (a session may name only a %s its creator belongs to)", c.name(), f.kind, f.id, f.field)}
+		}
 	}
 	return nil
 }
@@ -213,6 +221,20 @@ func (c *Caller) Scope(kind, id string, write bool) error {
 		return deny("needs the admin role to write")
 	}
 	return c.canWrite("scope")
+}
+
+// Configure checks a change of scope kind:id's configuration (limits, TTLs,
+// eviction): an admin's, except that an agent configures its own scope
+// agent:<id>. A configuration applies to every member's entries (a lower
+// max_entries evicts them), so membership, even as a writer, is not enough.
+func (c *Caller) Configure(kind, id string) error {
+	if c.admin() {
+		return nil
+	}
+	if kind == "agent" && c.Agent != "" && c.Agent == id {
+		return c.canWrite("scope")
+	}
+	return &DeniedError{Field: "scope", Reason: fmt.Sprintf("%s needs the admin role to configure %s:%s (only an agent configures its own scope)", c.name(), kind, id)}
 }
 
 // ListSessions checks a sessions.list filter: a non-admin lists by one of its

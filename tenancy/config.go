@@ -73,18 +73,22 @@ type Limits struct {
 	MaxWatches int `json:"max_watches,omitempty"`
 	// MaxSessions: sessions whose agent is the caller's (413 max_sessions).
 	MaxSessions int `json:"max_sessions,omitempty"`
-	// MaxEntriesPerScope: live entries in one scope it writes (413
-	// max_entries_per_scope).
+	// MaxEntriesPerScope: live entries it wrote last in one scope (413
+	// max_entries_per_scope). Per writer: on a shared scope, other
+	// members' entries do not count.
 	MaxEntriesPerScope int `json:"max_entries_per_scope,omitempty"`
-	// MaxBytesPerScope: bytes of live values in one scope it writes (413
-	// max_bytes_per_scope).
+	// MaxBytesPerScope: bytes of live values (as stored) it wrote last in
+	// one scope, counted on every applied write (413 max_bytes_per_scope).
 	MaxBytesPerScope int64 `json:"max_bytes_per_scope,omitempty"`
+	// MaxDataBytes: bytes of large data (mem.v1.data.put) it holds, as
+	// sent, until the data expires (413 max_data_bytes).
+	MaxDataBytes int64 `json:"max_data_bytes,omitempty"`
 }
 
 // DefaultLimits are the per-caller limits when the file says nothing.
 func DefaultLimits() Limits {
 	return Limits{MaxConcurrentQueries: 32, MaxWatches: 16, MaxSessions: 10000,
-		MaxEntriesPerScope: 100000, MaxBytesPerScope: 256 << 20}
+		MaxEntriesPerScope: 100000, MaxBytesPerScope: 256 << 20, MaxDataBytes: 1 << 30}
 }
 
 // or returns l with its zero fields taken from d.
@@ -104,11 +108,14 @@ func (l Limits) or(d Limits) Limits {
 	if l.MaxBytesPerScope == 0 {
 		l.MaxBytesPerScope = d.MaxBytesPerScope
 	}
+	if l.MaxDataBytes == 0 {
+		l.MaxDataBytes = d.MaxDataBytes
+	}
 	return l
 }
 
 func (l Limits) validate(where string) error {
-	if l.MaxConcurrentQueries < 0 || l.MaxWatches < 0 || l.MaxSessions < 0 || l.MaxEntriesPerScope < 0 || l.MaxBytesPerScope < 0 {
+	if l.MaxConcurrentQueries < 0 || l.MaxWatches < 0 || l.MaxSessions < 0 || l.MaxEntriesPerScope < 0 || l.MaxBytesPerScope < 0 || l.MaxDataBytes < 0 {
 		return fmt.Errorf("%w: %s: limits must be >= 0", ErrInvalidConfig, where)
 	}
 	return nil

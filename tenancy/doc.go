@@ -29,6 +29,11 @@
 //	workflow/swarm/debate:<id>       members ("workflow:w1" in scopes)
 //	app:<name>, project:<id>         members read; admins write
 //	data                             the principal that put it (admins: all)
+//	configure a scope                admins; agent:<id> also the agent id
+//	create a session                 for the caller's user or agent, naming
+//	                                 only a project and app it is a member of
 //
-// Readers read only. Admins may do everything.
+// Readers read only. Admins may do everything. A read through a session
+// (resolve, the context's memory section) reads each of the session's
+// user, app and project scopes only if the reader may read it directly.
 package tenancy

@@ -1,11 +1,14 @@
 package main_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -81,4 +84,48 @@ func waitCtx(t *testing.T, d time.Duration) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	t.Cleanup(cancel)
 	return ctx
+}
+
+// The binary over stdio answers malformed lines with JSON-RPC errors and
+// keeps serving (issue 18, finding 5: one such line used to end it).
+func TestStdioBinarySurvivesMalformedLines(t *testing.T) {
+	bin := build(t)
+	_, nc := node.StartForTest(t, nil)
+	cmd := exec.Command(bin, "--nats-url", nc.ConnectedUrl(), "--agent", "a1")
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := []string{`[]`, `null`, "\xff\xfe", `{"jsonrpc":"2.0","id":{"x":1},"method":"tools/list"}`, strings.Repeat("[", 100000),
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`}
+	go func() {
+		for _, l := range lines {
+			_, _ = io.WriteString(in, l+"\n")
+		}
+	}()
+	r := bufio.NewReader(out)
+	var last string
+	for i := range 7 { // five errors, initialize, tools/list
+		b, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("reply %d: %v (the server stopped)", i, err)
+		}
+		last = b
+	}
+	if !strings.Contains(last, `"id":2`) || !strings.Contains(last, tools.MemoryWrite) {
+		t.Fatalf("tools/list after malformed lines: %s", last)
+	}
+	_ = in.Close()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("agentmem-mcp ended with %v after stdin closed", err)
+	}
 }

@@ -112,7 +112,7 @@ func (s *State) applyEntry(e *memoryv1.Entry) (dirty bool) {
 	} else {
 		prev := last(kh)
 		if !prev.Deleted {
-			s.live--
+			s.count(prev, -1)
 			if prev.ExpiresUnixNano > 0 && prev.ExpiresUnixNano == s.nextExpiry {
 				dirty = true
 			}
@@ -124,7 +124,7 @@ func (s *State) applyEntry(e *memoryv1.Entry) (dirty bool) {
 		kh.Versions = slices.Delete(kh.Versions, 0, n-MaxVersionsPerKey)
 	}
 	if !e.Deleted {
-		s.live++
+		s.count(e, 1)
 		if x := e.ExpiresUnixNano; x > 0 && (s.nextExpiry == 0 || x < s.nextExpiry) {
 			s.nextExpiry = x
 		}

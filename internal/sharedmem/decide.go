@@ -27,10 +27,12 @@ type batch struct {
 	out    []proto.Message
 	latest map[string]*memoryv1.Entry // keys changed by the batch
 	live   int
+	// evictOwn limits evictions to the writer's own entries (Env.EvictOwn).
+	evictOwn bool
 }
 
 func (s *State) newBatch(env Env) *batch {
-	return &batch{s: s, now: env.NowUnixNano, live: s.live}
+	return &batch{s: s, now: env.NowUnixNano, live: s.live, evictOwn: env.EvictOwn}
 }
 
 // cur returns key's current version as of the batch so far (nil: unknown).
@@ -70,14 +72,15 @@ func (b *batch) expireDue() {
 
 // evict emits EVICT tombstones until live+extra <= maxEntries (0:
 // unbounded): least important first, then least recently updated, then
-// smallest key. It never evicts keep.
-func (b *batch) evict(maxEntries uint32, keep string, extra int, by string) {
+// smallest key. It never evicts keep; with own set, it evicts only entries
+// own wrote last (updated_by). It reports whether the bound now holds.
+func (b *batch) evict(maxEntries uint32, keep string, extra int, by, own string) bool {
 	if maxEntries == 0 || b.live+extra <= int(maxEntries) {
-		return
+		return true
 	}
 	var cands []*memoryv1.Entry
 	for _, kh := range b.s.snap.Keys {
-		if e := b.cur(kh.Key); !e.Deleted && e.Key != keep {
+		if e := b.cur(kh.Key); !e.Deleted && e.Key != keep && (own == "" || e.UpdatedBy == own) {
 			cands = append(cands, e)
 		}
 	}
@@ -88,10 +91,11 @@ func (b *batch) evict(maxEntries uint32, keep string, extra int, by string) {
 	})
 	for _, e := range cands {
 		if b.live+extra <= int(maxEntries) {
-			return
+			return true
 		}
 		b.emit(tombstone(e, memoryv1.ChangeKind_CHANGE_KIND_EVICT, by, b.now))
 	}
+	return b.live+extra <= int(maxEntries)
 }
 
 // tombstone returns the version after prev recording its deletion. It keeps
@@ -180,17 +184,25 @@ func (s *State) expiresAt(now, ttlNanos int64, mt memoryv1.MemoryType) int64 {
 }
 
 // putLike finishes a put, rollback or copy: evictions, then the new version.
-func (b *batch) putLike(key string, c *content, v storedValue, expires int64, by string, change memoryv1.ChangeKind, restoredFrom uint64) []proto.Message {
+// With b.evictOwn, evictions take only by's own entries, and when they do
+// not make room under max_entries the write is refused (413 max_entries).
+func (b *batch) putLike(key string, c *content, v storedValue, expires int64, by string, change memoryv1.ChangeKind, restoredFrom uint64) ([]proto.Message, error) {
 	cur := b.cur(key)
 	extra := 1
 	if cur != nil && !cur.Deleted {
 		extra = 0
 	}
-	b.evict(b.s.snap.GetConfig().GetMaxEntries(), key, extra, by)
+	own := ""
+	if b.evictOwn {
+		own = by
+	}
+	if mx := b.s.snap.GetConfig().GetMaxEntries(); !b.evict(mx, key, extra, by, own) {
+		return nil, reject(CodeTooLarge, "max_entries", "the scope holds %d live entries, its configured max_entries is %d, and this writer has no entry of its own left to evict (a write never evicts another writer's entries)", b.s.live, mx)
+	}
 	e := b.version(cur, key, c, v, expires, by, change)
 	e.RestoredFrom = restoredFrom
 	b.emit(e)
-	return b.out
+	return b.out, nil
 }
 
 // DecidePut decides a PutEntryRequest written by by (the actor chooses it;
@@ -220,7 +232,7 @@ func (s *State) DecidePut(req *memoryv1.PutEntryRequest, by string, env Env) ([]
 		return nil, err
 	}
 	expires := s.expiresAt(b.now, req.GetTtlSeconds()*1e9, c.memoryType)
-	return b.putLike(req.Key, c, s.encode(req.Key, c.value, false), expires, by, memoryv1.ChangeKind_CHANGE_KIND_PUT, 0), nil
+	return b.putLike(req.Key, c, s.encode(req.Key, c.value, false), expires, by, memoryv1.ChangeKind_CHANGE_KIND_PUT, 0)
 }
 
 // DecideDelete decides a DeleteEntryRequest: a DELETE tombstone. It rejects
@@ -286,7 +298,7 @@ func (s *State) DecideRollback(req *memoryv1.RollbackEntryRequest, by string, en
 	}
 	expires := s.expiresAt(b.now, ttl, src.MemoryType)
 	v := storedValue{bytes: slices.Clone(src.Value), compressed: src.Compressed, size: src.Size}
-	return b.putLike(req.Key, c, v, expires, by, memoryv1.ChangeKind_CHANGE_KIND_ROLLBACK, req.ToVersion), nil
+	return b.putLike(req.Key, c, v, expires, by, memoryv1.ChangeKind_CHANGE_KIND_ROLLBACK, req.ToVersion)
 }
 
 // DecideCopy decides a publish: src's key and content (its original value
@@ -327,7 +339,7 @@ func (s *State) DecideCopy(src *memoryv1.Entry, by string, env Env) ([]proto.Mes
 	if expires == 0 {
 		expires = s.expiresAt(b.now, 0, c.memoryType)
 	}
-	return b.putLike(src.Key, c, s.encode(src.Key, v, true), expires, by, memoryv1.ChangeKind_CHANGE_KIND_PUBLISH, 0), nil
+	return b.putLike(src.Key, c, s.encode(src.Key, v, true), expires, by, memoryv1.ChangeKind_CHANGE_KIND_PUBLISH, 0)
 }
 
 // DecideConfigure decides a ConfigureScopeRequest: ScopeConfigured, then
@@ -344,7 +356,7 @@ func (s *State) DecideConfigure(req *memoryv1.ConfigureScopeRequest, env Env) ([
 	b := s.newBatch(env)
 	b.expireDue()
 	b.out = append(b.out, &memoryv1.ScopeConfigured{MaxEntries: cfg.MaxEntries, EpisodicTtlSeconds: cfg.EpisodicTtlSeconds})
-	b.evict(cfg.MaxEntries, "", 0, "")
+	b.evict(cfg.MaxEntries, "", 0, "", "")
 	return b.out, nil
 }
 

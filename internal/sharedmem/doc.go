@@ -69,7 +69,9 @@
 // Bound: with config.max_entries > 0, a write that would make a key live
 // beyond the bound (and a configure that lowers it) first evicts the least
 // important live entries, then the least recently updated, then the
-// smallest keys — never the key being written.
+// smallest keys — never the key being written. A write with Env.EvictOwn
+// (a tenant's write to a shared scope) evicts only entries its writer wrote
+// last, and is refused 413 max_entries when those do not make room.
 //
 // # Concurrency
 //

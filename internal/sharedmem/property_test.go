@@ -243,7 +243,8 @@ func compare(t *rapid.T, s *State, m *ref, now int64) {
 // checkInvariants checks the invariants documented on State.
 func checkInvariants(t tb, s *State) {
 	t.Helper()
-	live, next := 0, int64(0)
+	live, next, liveBytes := 0, int64(0), int64(0)
+	writers := map[string]Usage{}
 	for i, kh := range s.snap.Keys {
 		if i > 0 && s.snap.Keys[i-1].Key >= kh.Key {
 			t.Fatalf("keys not sorted at %d", i)
@@ -258,13 +259,26 @@ func checkInvariants(t tb, s *State) {
 		}
 		if e := last(kh); !e.Deleted {
 			live++
+			liveBytes += int64(len(e.Value))
+			u := writers[e.UpdatedBy]
+			u.Entries++
+			u.Bytes += int64(len(e.Value))
+			writers[e.UpdatedBy] = u
 			if x := e.ExpiresUnixNano; x > 0 && (next == 0 || x < next) {
 				next = x
 			}
 		}
 	}
-	if len(s.index) != len(s.snap.Keys) || live != s.live || next != s.nextExpiry {
-		t.Fatalf("derived values: live %d/%d next %d/%d", s.live, live, s.nextExpiry, next)
+	if len(s.index) != len(s.snap.Keys) || live != s.live || next != s.nextExpiry || liveBytes != s.liveBytes {
+		t.Fatalf("derived values: live %d/%d next %d/%d bytes %d/%d", s.live, live, s.nextExpiry, next, s.liveBytes, liveBytes)
+	}
+	if len(writers) != len(s.byWriter) {
+		t.Fatalf("writers %v, counted %v", s.byWriter, writers)
+	}
+	for w, u := range writers {
+		if s.byWriter[w] != u {
+			t.Fatalf("writer %q holds %+v, counted %+v", w, s.byWriter[w], u)
+		}
 	}
 	cached := 0
 	for k, v := range s.cache.values {

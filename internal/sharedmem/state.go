@@ -13,6 +13,12 @@ import (
 // never needs it.
 type Env struct {
 	NowUnixNano int64
+	// EvictOwn is set for a write by one of several writers of a shared
+	// scope (a tenant's, not an admin's): the evictions its write needs
+	// under max_entries take only entries the writer (by) wrote last, and
+	// when those do not make room it is refused (413 max_entries). No
+	// member's write evicts another member's entries. Apply never reads it.
+	EvictOwn bool
 }
 
 // Meta describes the stored batch being applied.
@@ -37,15 +43,46 @@ const MaxRecentCommands = 64
 // Invariants (checked by the tests): snap.Keys is sorted by key with no
 // duplicates; every KeyHistory has at least one version, versions strictly
 // increasing by one; index maps every key to its KeyHistory; live is the
-// number of keys whose last version is not a tombstone; nextExpiry is the
-// smallest non-zero expires_unix_nano of a live current version (0: none).
+// number of keys whose last version is not a tombstone and liveBytes the
+// sum of their stored value lengths; byWriter holds, for each updated_by of
+// a live current version, how many such versions and bytes it wrote (no
+// zero usage is kept); nextExpiry is the smallest non-zero
+// expires_unix_nano of a live current version (0: none). All of them are
+// kept by every applied event, not only when a snapshot loads.
 type State struct {
 	snap       *memoryv1.ScopeSnapshot
 	index      map[string]*memoryv1.KeyHistory
 	live       int
 	liveBytes  int64
+	byWriter   map[string]Usage
 	nextExpiry int64
 	cache      plainCache
+}
+
+// Usage is what one writer holds in a scope: the live current versions it
+// wrote last (updated_by) and their stored value bytes.
+type Usage struct {
+	Entries int
+	Bytes   int64
+}
+
+// count adds (sign 1) or removes (sign -1) a live current version from the
+// derived totals.
+func (s *State) count(e *memoryv1.Entry, sign int) {
+	n := int64(len(e.Value)) * int64(sign)
+	s.live += sign
+	s.liveBytes += n
+	if s.byWriter == nil {
+		s.byWriter = map[string]Usage{}
+	}
+	u := s.byWriter[e.UpdatedBy]
+	u.Entries += sign
+	u.Bytes += n
+	if u.Entries == 0 {
+		delete(s.byWriter, e.UpdatedBy)
+	} else {
+		s.byWriter[e.UpdatedBy] = u
+	}
 }
 
 // New returns an empty scope. It does not validate kind or id (see
@@ -94,14 +131,13 @@ func (s *State) reindex() {
 
 // recount recomputes live, liveBytes and nextExpiry.
 func (s *State) recount() {
-	s.live, s.liveBytes, s.nextExpiry = 0, 0, 0
+	s.live, s.liveBytes, s.nextExpiry, s.byWriter = 0, 0, 0, nil
 	for _, kh := range s.snap.Keys {
 		e := last(kh)
 		if e.Deleted {
 			continue
 		}
-		s.live++
-		s.liveBytes += int64(len(e.Value))
+		s.count(e, 1)
 		if x := e.ExpiresUnixNano; x > 0 && (s.nextExpiry == 0 || x < s.nextExpiry) {
 			s.nextExpiry = x
 		}
@@ -147,6 +183,38 @@ func (s *State) Live() int { return s.live }
 // LiveBytes is the size of the live current values as stored (compressed
 // when that was smaller), the measure of the per-scope byte quota.
 func (s *State) LiveBytes() int64 { return s.liveBytes }
+
+// WriterUsage is what writer (an entry's updated_by) holds in the scope.
+func (s *State) WriterUsage(writer string) Usage { return s.byWriter[writer] }
+
+// WriterUsageAfter is what writer would hold after writing storedLen bytes
+// as the new current version of key: a key it wrote last is replaced (its
+// bytes freed), any other key is one more entry. It bounds what a write
+// can add, before the decision (expiry and eviction may free more).
+func (s *State) WriterUsageAfter(writer, key string, storedLen int, now int64) Usage {
+	u := s.byWriter[writer]
+	if cur := s.current(key); cur != nil && !cur.Deleted && !expired(cur, now) && cur.UpdatedBy == writer {
+		u.Bytes -= int64(len(cur.Value))
+	} else {
+		u.Entries++
+	}
+	u.Bytes += int64(storedLen)
+	return u
+}
+
+// StoredLen is the length of version of key as stored (false: no such
+// version kept, or a tombstone).
+func (s *State) StoredLen(key string, version uint64) (int, bool) {
+	kh, ok := s.index[key]
+	if !ok {
+		return 0, false
+	}
+	e := findVersion(kh, version)
+	if e == nil || e.Deleted {
+		return 0, false
+	}
+	return len(e.Value), true
+}
 
 // NextExpiry is the earliest expires_unix_nano of a live entry (0: none).
 // The actor schedules a timer for it and then calls DecideExpire.
