@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -36,18 +37,31 @@ func freePorts(t testing.TB, n int) []int {
 	return out
 }
 
+// natsCluster is three embedded nats-servers run as one JetStream cluster
+// on loopback; a server stopped can be started again on its store dir.
+type natsCluster struct {
+	t       testing.TB
+	cfgs    []natsembed.Config
+	servers []*natsembed.Server // only the test goroutine touches it
+	urls    []string
+}
+
 // startCluster starts three embedded nats-servers as one JetStream cluster
 // on loopback and returns them and their client URLs.
 func startCluster(t testing.TB) ([]*natsembed.Server, []string) {
+	c := startNATSCluster(t)
+	return c.servers, c.urls
+}
+
+// startNATSCluster starts the three servers; t.Cleanup stops them.
+func startNATSCluster(t testing.TB) *natsCluster {
 	t.Helper()
 	ports := freePorts(t, 6) // client, route per server
 	var routes []string
 	for i := range 3 {
 		routes = append(routes, fmt.Sprintf("nats-route://127.0.0.1:%d", ports[3+i]))
 	}
-	servers := make([]*natsembed.Server, 3)
-	urls := make([]string, 3)
-	errs := make(chan error, 3)
+	c := &natsCluster{t: t, servers: make([]*natsembed.Server, 3)}
 	for i := range 3 {
 		dir := t.TempDir()
 		conf := filepath.Join(dir, "nats.conf")
@@ -59,24 +73,58 @@ func startCluster(t testing.TB) ([]*natsembed.Server, []string) {
 		cfg.DataDir, cfg.ConfigFile = filepath.Join(dir, "js"), conf
 		cfg.Listen = fmt.Sprintf("127.0.0.1:%d", ports[i])
 		cfg.ServerName = fmt.Sprintf("s%d", i+1)
-		go func() {
-			s, err := natsembed.Start(cfg)
-			servers[i] = s
-			errs <- err
-		}()
-		urls[i] = fmt.Sprintf("nats://127.0.0.1:%d", ports[i])
-	}
-	for range 3 {
-		if err := <-errs; err != nil {
-			t.Fatalf("cluster server: %v", err)
-		}
+		c.cfgs = append(c.cfgs, cfg)
+		c.urls = append(c.urls, fmt.Sprintf("nats://127.0.0.1:%d", ports[i]))
 	}
 	t.Cleanup(func() {
-		for _, s := range servers {
-			s.Shutdown()
+		for _, s := range c.servers {
+			if s != nil {
+				s.Shutdown()
+			}
 		}
 	})
-	return servers, urls
+	c.start(0, 1, 2)
+	return c
+}
+
+// start starts servers which (together: a lone server of a cluster waits
+// for its routes) on their store dirs.
+func (c *natsCluster) start(which ...int) {
+	c.t.Helper()
+	errs := make(chan error, len(which))
+	started := make([]*natsembed.Server, len(c.servers))
+	for _, i := range which {
+		go func() {
+			s, err := natsembed.Start(c.cfgs[i])
+			started[i] = s
+			errs <- err
+		}()
+	}
+	var failed error
+	for range which {
+		if err := <-errs; err != nil {
+			failed = err
+		}
+	}
+	for _, i := range which {
+		if started[i] != nil {
+			c.servers[i] = started[i]
+		}
+	}
+	if failed != nil {
+		c.t.Fatalf("cluster server: %v", failed)
+	}
+}
+
+// stop shuts servers which down (their store dirs are kept).
+func (c *natsCluster) stop(which ...int) {
+	var wg sync.WaitGroup
+	for _, i := range which {
+		s := c.servers[i]
+		c.servers[i] = nil
+		wg.Go(s.Shutdown)
+	}
+	wg.Wait()
 }
 
 // TestR3ClusterLosesAServer: one node on a three-server JetStream cluster

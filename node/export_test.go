@@ -6,3 +6,6 @@ import "github.com/agentmem/agentmem/actors"
 // placement (what a request that passed the ownership check just before a
 // pause does).
 func (n *Node) DirectoryForTest() *actors.Directory { return n.dir }
+
+// ConnectedServerForTest names the NATS server the node's connection is on.
+func (n *Node) ConnectedServerForTest() string { return n.nc.ConnectedServerName() }

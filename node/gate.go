@@ -37,10 +37,11 @@ var _ events.Log = gatedLog{}
 
 // refuse returns the error for a request the log cannot serve now (nil:
 // go on), and counts it: a write while the log is unavailable, a read
-// (reads) only while JetStream is off.
+// (reads) only while JetStream is off or the log has no quorum (its reads
+// go to the stream's leader, which there is none of).
 func (w *storageWatch) refuse(reads bool) error {
 	st := w.State()
-	if st.Log.OK || (reads && st.Log.Reason != reasonJSDisabled) {
+	if st.Log.OK || (reads && st.Log.Reason != reasonJSDisabled && st.Log.Reason != reasonNoQuorum) {
 		return nil
 	}
 	return w.logUnavailable(st, nil)
@@ -109,7 +110,7 @@ func (a answerBy) Dispatch(sessionID string, who *tenancy.Caller, body any, repl
 	if err := a.refuseWrite(body); err != nil {
 		return err
 	}
-	r, done := a.guard(reply)
+	r, done := a.guard(reply, !actors.IsRead(body))
 	err := a.d.Dispatch(sessionID, who, body, r)
 	if err != nil {
 		done()
@@ -121,7 +122,7 @@ func (a answerBy) DispatchScope(kind sharedmem.Kind, id string, who *tenancy.Cal
 	if err := a.refuseWrite(body); err != nil {
 		return err
 	}
-	r, done := a.guard(reply)
+	r, done := a.guard(reply, !actors.IsRead(body))
 	err := a.d.DispatchScope(kind, id, who, body, r)
 	if err != nil {
 		done()
@@ -145,33 +146,44 @@ func (a answerBy) refuseWrite(body any) error {
 
 // guard returns reply answering at most once, and arms a timer that
 // answers 503 if the log is unavailable whenever the timeout passes
-// unanswered; done stops it (the request was refused before it was
-// queued, and is answered by the caller).
-func (a answerBy) guard(reply actors.ReplyFunc) (actors.ReplyFunc, func()) {
+// unanswered; a write (write) is answered 503 as soon as the log becomes
+// unavailable: it may wait behind an activation or another write that
+// waits for the store. done stops both (the request was refused before it
+// was queued, and is answered by the caller).
+func (a answerBy) guard(reply actors.ReplyFunc, write bool) (actors.ReplyFunc, func()) {
 	g := &guarded{reply: reply}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.t = time.AfterFunc(a.timeout, func() { a.expire(g) })
+	g.t = time.AfterFunc(a.timeout, func() { a.expire(g, false) })
+	if write {
+		g.down = context.AfterFunc(a.w.Down(), func() { a.expire(g, true) })
+	}
 	return g.answer, g.done
 }
 
-// expire answers g with 503 if the log is unavailable, else waits another
-// timeout.
-func (a answerBy) expire(g *guarded) {
+// expire answers g with 503 if the log is unavailable, else (after the
+// timeout; down: when the log became unavailable, and is again already)
+// waits another timeout.
+func (a answerBy) expire(g *guarded, down bool) {
 	g.mu.Lock()
 	st := a.w.State()
 	if g.answered || st.Log.OK {
-		if !g.answered {
+		if !g.answered && !down {
 			g.t.Reset(a.timeout) // the log works: the actor answers in its own time
 		}
 		g.mu.Unlock()
 		return
 	}
 	g.answered = true
+	g.stopLocked()
 	g.mu.Unlock()
-	a.w.metrics.unavailable.WithLabelValues(reasonDeadline).Inc()
-	g.reply(nil, fmt.Errorf("%w: not answered within the store timeout %s while the log is unavailable (%s: %s); a write's outcome is unknown, retry with the same command id",
-		actors.ErrUnavailable, a.timeout, st.Log.Reason, st.Log.Detail))
+	reason, what := reasonDeadline, fmt.Sprintf("not answered within the store timeout %s", a.timeout)
+	if down {
+		reason, what = st.Log.Reason, "not answered when the log became unavailable"
+	}
+	a.w.metrics.unavailable.WithLabelValues(reason).Inc()
+	g.reply(nil, fmt.Errorf("%w: %s (%s: %s); a write's outcome is unknown, retry with the same command id",
+		actors.ErrUnavailable, what, st.Log.Reason, st.Log.Detail))
 }
 
 // guarded is one request's reply, answered once.
@@ -180,6 +192,7 @@ type guarded struct {
 
 	mu       sync.Mutex
 	t        *time.Timer // guarded by mu
+	down     func() bool // stops the AfterFunc on the down context (nil: none); guarded by mu
 	answered bool        // guarded by mu
 }
 
@@ -187,7 +200,7 @@ func (g *guarded) answer(m proto.Message, err error) {
 	g.mu.Lock()
 	first := !g.answered
 	g.answered = true
-	g.t.Stop()
+	g.stopLocked()
 	g.mu.Unlock()
 	if first {
 		g.reply(m, err)
@@ -198,5 +211,13 @@ func (g *guarded) done() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.answered = true
+	g.stopLocked()
+}
+
+// stopLocked stops the timer and the down watch. Caller holds mu.
+func (g *guarded) stopLocked() {
 	g.t.Stop()
+	if g.down != nil {
+		g.down()
+	}
 }

@@ -199,7 +199,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	acfg := api.DefaultConfig()
 	local := answerBy{d: n.dir, w: n.storage, timeout: cfg.Actors.StoreTimeout}
 	placed := placedDispatch{local: local, t: n.placement, nc: n.nc, timeout: acfg.ForwardTimeout}
-	deps := api.Deps{Dispatcher: placed, Scopes: placed, Router: router{t: n.placement, nc: n.nc}, Data: dataStore{s: data, w: n.storage}, Reranker: cfg.Reranker, Logger: logger,
+	deps := api.Deps{Dispatcher: placed, Scopes: placed, Router: router{t: n.placement, w: n.storage, nc: n.nc}, Data: dataStore{s: data, w: n.storage}, Reranker: cfg.Reranker, Logger: logger,
 		Metrics: api.NewMetrics(n.Registry), Tenants: tenants, Watcher: watcher{log: log, nc: n.nc, reads: make(chan struct{}, maxWatchReads)}}
 	if cfg.Projector {
 		rm := readModel{p: n.proj, s: n.store, logger: logger}
@@ -311,6 +311,7 @@ func (n *Node) startStorageWatch(js jetstream.JetStream) {
 	}
 	n.storage = newStorageWatch(n.embedded, js, dirs, n.cfg.MinFreeBytes, n.cfg.HealthInterval, p, n.logger,
 		newStorageMetrics(n.Registry, retries))
+	n.storage.stream, n.storage.replicated = n.cfg.Stream, n.cfg.Replicas > 1
 	if p != nil {
 		n.storage.revive = n.runProjector
 	}

@@ -119,7 +119,7 @@ func (p placedDispatch) remote(kind, id string, who *tenancy.Caller, body any, r
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), p.timeout)
 		defer cancel()
-		m, local, err := request(ctx, p.t, id, func(owner string) *nats.Msg {
+		m, local, err := request(ctx, p.t, p.local.w, id, func(owner string) *nats.Msg {
 			return &nats.Msg{Subject: callSubject(owner), Data: data}
 		}, p.nc)
 		switch {

@@ -30,6 +30,7 @@ func callSubject(node string) string { return internalPrefix + "call." + node }
 // router forwards requests to the node that serves their aggregate.
 type router struct {
 	t  *placement.Table
+	w  *storageWatch
 	nc *nats.Conn
 }
 
@@ -46,7 +47,7 @@ func (r router) Serves(id string) bool { return r.t.Serves(id) }
 // The reply carries the header Agentmem-Served-By: the owner's node id.
 func (r router) Forward(ctx context.Context, id string, m *nats.Msg) (*nats.Msg, bool, error) {
 	var owner string
-	reply, local, err := request(ctx, r.t, id, func(o string) *nats.Msg {
+	reply, local, err := request(ctx, r.t, r.w, id, func(o string) *nats.Msg {
 		owner = o
 		return &nats.Msg{Subject: forwardSubject(o, m.Subject), Data: m.Data, Header: m.Header}
 	}, r.nc)
@@ -64,10 +65,13 @@ func (r router) Forward(ctx context.Context, id string, m *nats.Msg) (*nats.Msg,
 const ServedByHeader = "Agentmem-Served-By"
 
 // request sends the message build makes for the owner of id, waiting for an
-// owner and past owners that do not listen any more.
-func request(ctx context.Context, t *placement.Table, id string, build func(owner string) *nats.Msg, nc *nats.Conn) (*nats.Msg, bool, error) {
+// owner and past owners that do not listen any more. While the log is
+// unavailable (w, when not nil, says so) it does not wait for an owner: no
+// node takes a partition without the leases' quorum, so it fails at once
+// with errLogUnavailable (503) instead of at the client's timeout.
+func request(ctx context.Context, t *placement.Table, w *storageWatch, id string, build func(owner string) *nats.Msg, nc *nats.Conn) (*nats.Msg, bool, error) {
 	for {
-		owner, local, err := t.Owner(ctx, id)
+		owner, local, err := ownerOf(ctx, t, w, id)
 		if err != nil || local {
 			return nil, local, err
 		}
@@ -84,4 +88,21 @@ func request(ctx context.Context, t *placement.Table, id string, build func(owne
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+// ownerOf is t.Owner, whose wait for an owner ends when the log becomes
+// unavailable (errLogUnavailable, wrapping the wait's error).
+func ownerOf(ctx context.Context, t *placement.Table, w *storageWatch, id string) (string, bool, error) {
+	if w == nil {
+		return t.Owner(ctx, id)
+	}
+	down := w.Down()
+	octx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(down, cancel)()
+	owner, local, err := t.Owner(octx, id)
+	if err != nil && ctx.Err() == nil && down.Err() != nil {
+		return "", false, w.logUnavailable(w.State(), err)
+	}
+	return owner, local, err
 }

@@ -24,6 +24,16 @@ const (
 	reasonWriteError   = "write_error"        // a stream latched a write error (a full disk, an I/O error)
 	reasonStorageLimit = "storage_limit"      // JetStream's store limit (max_file_store, account) is reached
 	reasonDeadline     = "deadline"           // a request not answered by the store timeout while the log was unavailable
+	reasonNoQuorum     = "no_quorum"          // the replicated log stream has no leader, or its leader too few live peers
+)
+
+// The quorum probe of a replicated log (storageWatch.quorum): how long the
+// stream's leader may take to answer, and how recently a replica must have
+// been heard from to count as live (the leader hears from each every
+// second, JetStream's raft heartbeat).
+const (
+	quorumProbeTimeout = time.Second
+	replicaSeen        = 2500 * time.Millisecond
 )
 
 // Pauses between two restarts of the embedded JetStream that did not help.
@@ -68,8 +78,12 @@ type storageWatch struct {
 	minFree   int64
 	interval  time.Duration
 	projector projector // nil without a projector
-	logger    *slog.Logger
-	metrics   *storageMetrics
+	// stream is the log stream; replicated: it has more than one replica,
+	// and the watch probes its quorum.
+	stream     string
+	replicated bool
+	logger     *slog.Logger
+	metrics    *storageMetrics
 
 	state atomic.Pointer[storageState]
 	nudge chan struct{} // capacity 1: check now
@@ -164,6 +178,9 @@ func (w *storageWatch) observe(ctx context.Context) *storageState {
 			limit = fault(reasonStorageLimit, fmt.Sprintf("JetStream stores %d bytes, its limit (max_file_store) is %d", used, max))
 		}
 	}
+	if st.JetStream.OK && w.js != nil && w.replicated {
+		st.JetStream = w.quorum(ctx)
+	}
 	if st.JetStream.OK && limit.OK && w.js != nil {
 		if p := w.accountLimits(ctx); p.Reason == reasonJSDisabled {
 			st.JetStream = p
@@ -207,6 +224,47 @@ func (w *storageWatch) accountLimits(ctx context.Context) part {
 	return healthy
 }
 
+// quorum asks the log stream's leader for the stream's state: no answer
+// within quorumProbeTimeout (no leader: the quorum is lost, or the server
+// cannot reach the cluster), an error, no leader named, or fewer live peers
+// than a majority (a replica is live when it is online and was heard from
+// within replicaSeen) make the log unavailable: an append would wait for an
+// acknowledgement that does not come. A stream that does not exist is the
+// log health check's to report (healthy here).
+func (w *storageWatch) quorum(ctx context.Context) part {
+	cctx, cancel := context.WithTimeout(ctx, quorumProbeTimeout)
+	defer cancel()
+	s, err := w.js.Stream(cctx, w.stream)
+	switch {
+	case ctx.Err() != nil, errors.Is(err, jetstream.ErrStreamNotFound):
+		return healthy
+	case errors.Is(err, context.DeadlineExceeded):
+		return fault(reasonNoQuorum, fmt.Sprintf("the log stream %s has no leader answering (no answer within %s): the JetStream quorum is lost or the server is cut off from its cluster", w.stream, quorumProbeTimeout))
+	case err != nil:
+		return fault(reasonNoQuorum, fmt.Sprintf("the log stream %s cannot be reached: %v", w.stream, err))
+	}
+	ci := s.CachedInfo().Cluster
+	if ci == nil || len(ci.Replicas) == 0 {
+		return healthy // not replicated after all
+	}
+	if ci.Leader == "" {
+		return fault(reasonNoQuorum, fmt.Sprintf("the log stream %s has no leader", w.stream))
+	}
+	live, lost := 1, []string(nil)
+	for _, r := range ci.Replicas {
+		if !r.Offline && r.Active <= replicaSeen {
+			live++
+		} else {
+			lost = append(lost, fmt.Sprintf("%s (offline %t, last seen %s ago)", r.Name, r.Offline, r.Active.Round(time.Millisecond)))
+		}
+	}
+	if need := (1+len(ci.Replicas))/2 + 1; live < need {
+		return fault(reasonNoQuorum, fmt.Sprintf("the log stream %s has %d of %d peers live, a write needs %d; leader %s, lost %s",
+			w.stream, live, 1+len(ci.Replicas), need, ci.Leader, strings.Join(lost, ", ")))
+	}
+	return healthy
+}
+
 // roomy reports whether the disk has room: MinFreeBytes free, or at least
 // a byte when MinFreeBytes <= 0 (free unknown counts as room).
 func (w *storageWatch) roomy(free int64) bool {
@@ -232,9 +290,10 @@ func (w *storageWatch) freeBytes() int64 {
 // recover restarts the embedded JetStream when it is off or latched a
 // write error and the disk has room again (at most once per restart pause,
 // doubling while it does not help); it wakes a projector that reports a
-// problem when the disk has room. It reports whether it restarted.
+// problem when the log is available and the disk has room. It reports
+// whether it restarted.
 func (w *storageWatch) recover(st *storageState) bool {
-	if w.projector != nil && !st.Projector.OK && w.roomy(st.FreeBytes) {
+	if w.projector != nil && !st.Projector.OK && st.Log.OK && w.roomy(st.FreeBytes) {
 		if w.revive != nil && st.Log.OK && !w.lastRestart.IsZero() && time.Since(w.lastRestart) < reviveWindow {
 			w.revive() // a no-op while it runs
 		}

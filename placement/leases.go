@@ -160,7 +160,15 @@ func (t *Table) refresh(ctx context.Context, p int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	pp := &t.parts[p]
-	if !pp.held || pp.releasing || pp.heldRev != rev {
+	if !pp.held || pp.heldRev != rev {
+		return
+	}
+	if pp.releasing {
+		if err == nil {
+			// Written while a release began: the release deletes the key
+			// at this revision.
+			pp.heldRev = newRev
+		}
 		return
 	}
 	if err != nil {
@@ -218,7 +226,7 @@ func (t *Table) releaseAsync(p int, handover bool) {
 		rev := t.parts[p].heldRev
 		t.mu.RUnlock()
 		ctx, cancel := context.WithTimeout(context.Background(), t.cfg.OpTimeout)
-		err := t.kv.Delete(ctx, partitionKey(p), jetstream.LastRevision(rev))
+		err := t.deleteOwn(ctx, p, rev)
 		cancel()
 		t.mu.Lock()
 		t.parts[p].held, t.parts[p].releasing = false, false
@@ -230,6 +238,31 @@ func (t *Table) releaseAsync(p int, handover bool) {
 		}
 		t.metrics.released.Inc()
 	}()
+}
+
+// deleteOwn deletes partition p's key if it still names this node: at
+// revision rev, or, when the key moved since (a refresh written while the
+// release began, whose revision this node did not record), at the revision
+// read again, a few times. A key that names another node or is gone is
+// left alone (nil).
+func (t *Table) deleteOwn(ctx context.Context, p int, rev uint64) error {
+	var err error
+	for range 3 {
+		if err = t.kv.Delete(ctx, partitionKey(p), jetstream.LastRevision(rev)); err == nil || !isWrongSequence(err) {
+			return err
+		}
+		e, gerr := t.kv.Get(ctx, partitionKey(p))
+		switch {
+		case errors.Is(gerr, jetstream.ErrKeyNotFound) || errors.Is(gerr, jetstream.ErrKeyDeleted):
+			return nil
+		case gerr != nil:
+			return errors.Join(err, gerr)
+		case string(e.Value()) != t.cfg.NodeID:
+			return nil // taken by another node already
+		}
+		rev = e.Revision()
+	}
+	return err
 }
 
 // isWrongSequence reports a compare-and-set refused by the server (JetStream

@@ -215,3 +215,33 @@ func TestPartitionCountMustAgree(t *testing.T) {
 		t.Fatal("a node with another partition count joined")
 	}
 }
+
+// TestLeaveDeletesALeaseRewrittenMeanwhile: a refresh written while the
+// hand-over began moves the key's revision under the release (issue 18,
+// finding 9: "deleting the lease failed; it ages out ... wrong last
+// sequence", the partitions then unserved for a whole lease). Leave still
+// deletes every key this node holds, so the next owner takes it at once.
+func TestLeaveDeletesALeaseRewrittenMeanwhile(t *testing.T) {
+	_, nc := natsembed.StartForTest(t)
+	a := join(t, nc, testConfig("a"))
+	a.stop() // no tick of its own from here on: the test plays the refresh
+	ctx := t.Context()
+	for p := range 16 {
+		e, err := a.t.kv.Get(ctx, partitionKey(p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The refresh in flight when Leave starts: same value, new revision.
+		if _, err := a.t.kv.Update(ctx, partitionKey(p), e.Value(), e.Revision()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := a.t.Leave(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for p := range 16 {
+		if e, err := a.t.kv.Get(ctx, partitionKey(p)); err == nil {
+			t.Errorf("partition %d: lease still held by %q after Leave (revision %d)", p, e.Value(), e.Revision())
+		}
+	}
+}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -50,32 +49,55 @@ func streamGone(stream string, applied uint64, err error) error {
 const maxConsumerResets = 2
 
 // boundedResets is the JetStream Run reads through: its ordered consumers
-// give up after maxConsumerResets attempts.
-type boundedResets struct{ jetstream.JetStream }
+// give up after maxConsumerResets attempts. reading (optional) is called
+// each time one of them starts delivering (Messages succeeded): the read
+// works again.
+type boundedResets struct {
+	jetstream.JetStream
+	reading func()
+}
 
 func (b boundedResets) OrderedConsumer(ctx context.Context, stream string, cfg jetstream.OrderedConsumerConfig) (jetstream.Consumer, error) {
 	if cfg.MaxResetAttempts == 0 {
 		cfg.MaxResetAttempts = maxConsumerResets
 	}
-	return b.JetStream.OrderedConsumer(ctx, stream, cfg)
+	c, err := b.JetStream.OrderedConsumer(ctx, stream, cfg)
+	if err != nil || b.reading == nil {
+		return c, err
+	}
+	return readingConsumer{Consumer: c, reading: b.reading}, nil
 }
 
-// Run's pause between two reads of a log it could not read, doubling.
+// readingConsumer calls reading once Messages succeeded.
+type readingConsumer struct {
+	jetstream.Consumer
+	reading func()
+}
+
+func (c readingConsumer) Messages(opts ...jetstream.PullMessagesOpt) (jetstream.MessagesContext, error) {
+	it, err := c.Consumer.Messages(opts...)
+	if err == nil {
+		c.reading()
+	}
+	return it, err
+}
+
+// Run's pause between two reads of a log it could not read, doubling. The
+// cap is short: a read is one stream info request, and after a lost quorum
+// or a restarted server the projector should be back within seconds (the
+// node also wakes it when the log is available again).
 const (
 	minReadRetry = 500 * time.Millisecond
-	maxReadRetry = 30 * time.Second
+	maxReadRetry = 5 * time.Second
 )
 
-// transientRead reports read errors worth another read: the server or the
-// connection did not answer, not an answer that the log is gone or bad.
-func transientRead(err error) bool {
-	return errors.Is(err, context.DeadlineExceeded) ||
-		errors.Is(err, nats.ErrTimeout) ||
-		errors.Is(err, nats.ErrNoResponders) ||
-		errors.Is(err, nats.ErrDisconnected) ||
-		errors.Is(err, nats.ErrConnectionReconnecting) ||
-		errors.Is(err, jetstream.ErrNoHeartbeat) ||
-		errors.Is(err, jetstream.ErrJetStreamNotEnabled) ||
-		errors.Is(err, jetstream.ErrConsumerNotFound) ||
-		errors.Is(err, jetstream.ErrConsumerDeleted)
+// stopsRun reports the errors Run stops on: what the log holds is wrong or
+// gone (a record that cannot be applied, a log that ends before the
+// checkpoint or was deleted under it) or the store is closed. Every other
+// error is weather (DESIGN §9a): a timeout, a lost quorum (JetStream
+// "temporarily unavailable", 10008), an ordered consumer that gave up
+// recreating itself (its iterator closed), a restarted or unreachable
+// server; Run reads again from its checkpoint after a pause.
+func stopsRun(err error) bool {
+	return errors.Is(err, ErrApply) || errors.Is(err, ErrLogBehind) || errors.Is(err, ErrClosed)
 }

@@ -118,27 +118,33 @@ func TestProjectorRefusesShorterStream(t *testing.T) {
 	}
 }
 
-// flakyJS fails the first fails ordered consumers with a timeout, as a
-// server that does not answer for a while.
+// flakyJS fails its first ordered consumers with errs, one each, as a
+// server that does not answer or a cluster without quorum for a while.
 type flakyJS struct {
 	jetstream.JetStream
-	mu    sync.Mutex
-	fails int
+	mu   sync.Mutex
+	errs []error
 }
 
 func (f *flakyJS) OrderedConsumer(ctx context.Context, stream string, cfg jetstream.OrderedConsumerConfig) (jetstream.Consumer, error) {
 	f.mu.Lock()
-	fail := f.fails > 0
-	f.fails--
+	var err error
+	if len(f.errs) > 0 {
+		err, f.errs = f.errs[0], f.errs[1:]
+	}
 	f.mu.Unlock()
-	if fail {
-		return nil, nats.ErrTimeout
+	if err != nil {
+		return nil, err
 	}
 	return f.JetStream.OrderedConsumer(ctx, stream, cfg)
 }
 
-// TestProjectorRetriesTransientRead: a read the server does not answer is
-// logged and tried again from the checkpoint; the projector then catches up.
+// TestProjectorRetriesTransientRead: a read that fails for the weather — the
+// server does not answer, the cluster lost its quorum (JetStream "temporarily
+// unavailable", 10008), the ordered consumer gave up recreating itself (its
+// iterator closed) — is logged, reported by Problem, and tried again from
+// the checkpoint; the projector then catches up by itself and Problem
+// clears (issue 18, finding 7: it stopped for good on the last two).
 func TestProjectorRetriesTransientRead(t *testing.T) {
 	js, log := testJS(t)
 	l := newLogBuilder(t)
@@ -146,20 +152,36 @@ func TestProjectorRetriesTransientRead(t *testing.T) {
 	l.appendMsgs("s1", "hello")
 	last := publish(t, log, l.recs)
 	logs := &syncBuffer{}
-	p, err := NewProjector(Config{}, &flakyJS{JetStream: js, fails: 2}, openTestStore(t), testCodec, slog.New(slog.NewTextHandler(logs, nil)))
+	weather := []error{
+		nats.ErrTimeout,
+		&jetstream.APIError{Code: 503, ErrorCode: 10008, Description: "JetStream system temporarily unavailable"},
+		jetstream.ErrMsgIteratorClosed,
+		nats.ErrConnectionReconnecting,
+	}
+	p, err := NewProjector(Config{}, &flakyJS{JetStream: js, errs: weather}, openTestStore(t), testCodec, slog.New(slog.NewTextHandler(logs, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	stop := runProjector(t, p)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	for p.Problem() == "" && ctx.Err() == nil {
+		time.Sleep(time.Millisecond)
+	}
+	if !strings.Contains(p.Problem(), "cannot read the log") {
+		t.Fatalf("Problem = %q while reads fail", p.Problem())
+	}
+	p.Wake() // cuts a pause short: the test need not wait the backoff out
 	if err := p.WaitFor(ctx, last); err != nil {
 		t.Fatal(err)
+	}
+	if pr := p.Problem(); pr != "" {
+		t.Fatalf("Problem = %q after the projector caught up", pr)
 	}
 	if err := stop(); err != nil {
 		t.Fatalf("Run = %v", err)
 	}
-	if n := strings.Count(logs.String(), "projector cannot read the log; trying again"); n != 2 {
-		t.Fatalf("%d retries logged, want 2:\n%s", n, logs.String())
+	if n := strings.Count(logs.String(), "projector cannot read the log; trying again"); n != len(weather) {
+		t.Fatalf("%d retries logged, want %d:\n%s", n, len(weather), logs.String())
 	}
 }

@@ -177,15 +177,20 @@ func streamLastSeq(ctx context.Context, js jetstream.JetStream, stream string) (
 // Before each read it checks that the stream still reaches the checkpoint
 // (CheckStream): a missing stream or one that ends before it stops Run with
 // an error wrapping ErrLogBehind or jetstream.ErrStreamNotFound. A read
-// that fails because the server did not answer (timeouts, a reconnect) is
-// logged and tried again, from the checkpoint, after a pause (500ms doubling
-// to 30s). A write to the store that fails (ErrStoreWrite: a full disk, an
+// that fails otherwise (a timeout, a reconnect, a lost quorum, a consumer
+// that could not be recreated: see stopsRun) is logged, reported by
+// Problem, and tried again from the checkpoint with a new consumer after a
+// pause (500ms doubling to 5s). A write to the store that fails (ErrStoreWrite: a full disk, an
 // I/O error) is logged, counted (WriteRetries) and tried again the same
 // way, after 100ms doubling to 2s. Wake cuts either pause short, Reread
 // drops the current read; Problem says what Run is retrying, or why it
 // stopped.
 func (p *Projector) Run(ctx context.Context) error {
-	js := boundedResets{p.js}
+	js := boundedResets{JetStream: p.js, reading: func() {
+		if p.faults.clearRead() {
+			p.logger.Info("projector reads the log again", "stream", p.cfg.Stream, "applied_seq", p.AppliedSeq())
+		}
+	}}
 	readPause, writePause := minReadRetry, minWriteRetry
 	p.faults.clear() // a new Run after one that stopped
 	for {
@@ -229,14 +234,14 @@ func (p *Projector) Run(ctx context.Context) error {
 		case errors.Is(err, ErrStoreWrite):
 			pause, writePause = writePause, min(2*writePause, maxWriteRetry)
 			p.writeFailed(err, pause)
-		case transientRead(err):
-			pause, readPause = readPause, min(2*readPause, maxReadRetry)
-			p.logger.Error("projector cannot read the log; trying again", "stream", p.cfg.Stream, "applied_seq", p.AppliedSeq(), "retry_in", pause, "err", err)
-		default:
+		case stopsRun(streamGone(p.cfg.Stream, p.AppliedSeq(), err)):
 			err = streamGone(p.cfg.Stream, p.AppliedSeq(), err)
 			p.faults.set(fmt.Sprintf("stopped at applied seq %d: %v", p.AppliedSeq(), err))
 			p.logger.Error("projector stopped", "stream", p.cfg.Stream, "applied_seq", p.AppliedSeq(), "err", err)
 			return err
+		default:
+			pause, readPause = readPause, min(2*readPause, maxReadRetry)
+			p.readFailed(err, pause)
 		}
 		t := time.NewTimer(pause)
 		select {

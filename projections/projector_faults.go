@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync/atomic"
 	"time"
 )
@@ -43,12 +44,32 @@ func classifyWrite(err error) error {
 type faults struct {
 	writeRetries atomic.Uint64
 	problem      atomic.Pointer[string]             // nil while it applies the log
+	readProblem  atomic.Bool                        // problem is a failed read
 	wake         chan struct{}                      // capacity 1: Wake never blocks
 	read         atomic.Pointer[context.CancelFunc] // ends Run's current read (Reread)
 }
 
 func (f *faults) set(problem string) { f.problem.Store(&problem) }
-func (f *faults) clear() bool        { return f.problem.Swap(nil) != nil }
+func (f *faults) clear() bool {
+	f.readProblem.Store(false)
+	return f.problem.Swap(nil) != nil
+}
+
+// setRead records a read problem; clearRead clears it (and only it: a
+// write problem is cleared by the next commit) and reports whether there
+// was one.
+func (f *faults) setRead(problem string) {
+	f.readProblem.Store(true)
+	f.set(problem)
+}
+
+func (f *faults) clearRead() bool {
+	if !f.readProblem.Swap(false) {
+		return false
+	}
+	f.clear()
+	return true
+}
 
 // Problem returns "" while the projector applies the log (or waits for
 // it), otherwise what keeps it from doing so: retrying a write that failed
@@ -91,4 +112,18 @@ func (p *Projector) writeFailed(err error, retryIn time.Duration) {
 	p.faults.set(fmt.Sprintf("cannot write the projection at applied seq %d (retrying): %v", p.AppliedSeq(), err))
 	p.logger.Error("projector cannot write the projection; trying again", "stream", p.cfg.Stream,
 		"applied_seq", p.AppliedSeq(), "retry_in", retryIn, "retries", p.WriteRetries(), "err", err)
+}
+
+// readFailed records and logs a failed read of the log: at error level
+// the first time and when the error changes, at debug while it repeats
+// (the node wakes the projector on every health tick).
+func (p *Projector) readFailed(err error, retryIn time.Duration) {
+	problem := fmt.Sprintf("cannot read the log after applied seq %d (retrying): %v", p.AppliedSeq(), err)
+	level := slog.LevelError
+	if p.Problem() == problem {
+		level = slog.LevelDebug
+	}
+	p.faults.setRead(problem)
+	p.logger.Log(context.Background(), level, "projector cannot read the log; trying again", "stream", p.cfg.Stream,
+		"applied_seq", p.AppliedSeq(), "retry_in", retryIn, "err", err)
 }
