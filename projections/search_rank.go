@@ -89,6 +89,9 @@ type ranking struct {
 	// readAll re-ranks every candidate, without skipping those that their
 	// bound proves cannot reach the hits (tests compare both).
 	readAll bool
+	// expand > 0 adds the terms related to the query's content terms
+	// (swap.Expand) as BM25 clauses scaled by expand. 0: off.
+	expand float64
 }
 
 // defaultRanking: stop words dropped, speaker and day matches weighed like
@@ -98,7 +101,7 @@ type ranking struct {
 // themselves worth half. The weights are round values, not fitted: the
 // evaluation (search_eval_test.go) reports what each part brings, and
 // membench (issue 8 and after) the figures on a longer benchmark.
-var defaultRanking = ranking{dropStop: true, speaker: 1, dates: 1, proximity: 1, recency: 0.1, dedupe: true, question: 0.5}
+var defaultRanking = ranking{dropStop: true, speaker: 1, dates: 1, proximity: 1, recency: 0.1, dedupe: true, question: 0.5, expand: 0.4}
 
 // plainRanking is BM25 over every query term.
 var plainRanking = ranking{}
@@ -242,6 +245,8 @@ type clause struct {
 	idf    float64
 	field  bool
 	weight float64
+	// scale > 0 multiplies a content clause's BM25 score (an expansion).
+	scale float64
 }
 
 // candidate is a ranked document. bound bounds what proximity may add to
@@ -461,6 +466,17 @@ func (r *ranker) clauses(q swap.Query) (content, all []clause) {
 		}
 		content = append(content, k.clause)
 	}
+	if r.rk.expand > 0 {
+		var ts []string
+		for _, t := range q.Terms {
+			ts = append(ts, t.Term)
+		}
+		for _, t := range swap.Expand(ts) {
+			if df := getU64(r.terms, termKey(r.userKey, t)); df > 0 {
+				all = append(all, clause{term: t, idf: r.bm.IDF(r.n, df), scale: r.rk.expand})
+			}
+		}
+	}
 	return content, append(slices.Clip(content), all...)
 }
 
@@ -638,6 +654,8 @@ func (r *ranker) score(clauses []clause, k int, prox *proximityClauses) (*swap.T
 			if !it.done && it.cur.docID == doc {
 				if it.cl.field {
 					score += it.cl.weight * it.cl.idf
+				} else if it.cl.scale > 0 {
+					score += it.cl.scale * r.bm.TermScore(it.cur.tf, it.cur.docLen, r.avgdl, it.cl.idf)
 				} else {
 					score += r.bm.TermScore(it.cur.tf, it.cur.docLen, r.avgdl, it.cl.idf)
 				}
