@@ -50,6 +50,10 @@ type SearchOptions struct {
 	QueryVector []float32
 }
 
+// maxExpansionClauses bounds the related-word clauses of one query
+// (ranking.expand): each reads a posting list.
+const maxExpansionClauses = 12
+
 // RRFK is the k of reciprocal rank fusion: a document's fused score is
 // Σ 1/(RRFK + rank) over the rankings it appears in (rank 1 = best), as in
 // Cormack, Clarke and Büttcher (SIGIR 2009).
@@ -471,11 +475,17 @@ func (r *ranker) clauses(q swap.Query) (content, all []clause) {
 		for _, t := range q.Terms {
 			ts = append(ts, t.Term)
 		}
+		var exp []clause
 		for _, t := range swap.Expand(ts) {
-			if df := getU64(r.terms, termKey(r.userKey, t)); df > 0 {
-				all = append(all, clause{term: t, idf: r.bm.IDF(r.n, df), scale: r.rk.expand})
+			// A related word in more than a tenth of the documents says
+			// little and costs a long posting list: left out.
+			if df := getU64(r.terms, termKey(r.userKey, t)); df > 0 && df*10 <= r.n {
+				exp = append(exp, clause{term: t, idf: r.bm.IDF(r.n, df), scale: r.rk.expand})
 			}
 		}
+		// The rarest first: they discriminate most and read the least.
+		slices.SortStableFunc(exp, func(a, b clause) int { return cmp.Compare(b.idf, a.idf) })
+		all = append(all, exp[:min(len(exp), maxExpansionClauses)]...)
 	}
 	return content, append(slices.Clip(content), all...)
 }
