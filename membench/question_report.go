@@ -13,7 +13,11 @@ func (r *QuestionReport) Markdown(w io.Writer) error {
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	c := r.Config
-	p("## Question mode: LoCoMo-like conversations (dialoggen seeds %d–%d)\n\n", c.Dialog.Seed, c.Dialog.Seed+uint64(c.Conversations)-1)
+	pools := ""
+	if c.Dialog.Pools != "" {
+		pools = fmt.Sprintf(", %s pools", c.Dialog.Pools)
+	}
+	p("## Question mode: LoCoMo-like conversations (dialoggen seeds %d–%d%s)\n\n", c.Dialog.Seed, c.Dialog.Seed+uint64(c.Conversations)-1, pools)
 	p("%d conversations: %s messages (%s tokens) in %d sittings; %d questions asked after the whole conversation (",
 		r.Conversations, thousands(r.Messages), thousands(r.Tokens), r.Sittings, r.Questions)
 	for i, cat := range dialoggen.EndCategories {

@@ -20,6 +20,7 @@ func main() {
 	mode := flag.String("mode", "all", "tables to print: all, question (the question mode on LoCoMo-like conversations) or classic (the convgen run)")
 	flag.IntVar(&qcfg.Conversations, "conversations", qcfg.Conversations, "question mode: conversations generated (seeds -seed, -seed+1, …)")
 	flag.IntVar(&qcfg.Dialog.Sittings, "dialog-sittings", qcfg.Dialog.Sittings, "question mode: sittings per conversation")
+	flag.StringVar(&qcfg.Dialog.Pools, "pools", qcfg.Dialog.Pools, "question mode: the generator's word pools: \"\" (default) or holdout (other items and paraphrases, written apart from the search's lexicon)")
 	flag.Uint64Var(&cfg.Conversation.Seed, "seed", cfg.Conversation.Seed, "generator seed")
 	flag.IntVar(&cfg.Conversation.Sittings, "sittings", cfg.Conversation.Sittings, "sittings of the conversation")
 	flag.IntVar(&cfg.Conversation.MessagesPerSitting, "messages", cfg.Conversation.MessagesPerSitting, "messages per sitting")

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
@@ -21,6 +22,10 @@ type Config struct {
 	TurnsPerSitting int
 	// StartUnixNano is the day of the first sitting.
 	StartUnixNano int64
+	// Pools selects the word pools: "" the default ones, "holdout" a
+	// held-out set with other items and other paraphrases (written apart
+	// from the search's lexicon of related words).
+	Pools string
 }
 
 // DefaultConfig is one conversation of `make bench-memory`: 24 sittings of
@@ -49,6 +54,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: TurnsPerSitting must be >= 8, got %d", ErrConfig, c.TurnsPerSitting)
 	case c.StartUnixNano < 0:
 		return fmt.Errorf("%w: StartUnixNano must not be negative", ErrConfig)
+	case !slices.Contains(PoolSets, c.Pools):
+		return fmt.Errorf("%w: Pools must be one of %q, got %q", ErrConfig, PoolSets, c.Pools)
 	}
 	return nil
 }

@@ -33,6 +33,13 @@
 // place names) come from pools the small talk never uses, and each is said
 // once, where it is planted or corrected.
 //
+// Config.Pools "holdout" swaps every pool (values, things and their
+// paraphrases, colour) for a held-out set (pools_holdout.go) with other
+// items and other paraphrases, written without looking at the search's
+// lexicon of related words: the same seed gives the same structure, so the
+// benchmark on both sets tells whether a gain tuned on the default pools
+// generalizes. The question templates are shared by both sets.
+//
 // # Questions
 //
 // Conversation.Questions are asked after the last message, in a seeded

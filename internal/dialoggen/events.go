@@ -87,8 +87,8 @@ func (g *gen) correction() bool {
 
 func (g *gen) hobby(t int) *fact {
 	p := g.people[t]
-	h, ok := g.pickPair(p, hobbies)
-	name, ok2 := g.unique(firstNames)
+	h, ok := g.pickPair(p, g.pl.hobbies)
+	name, ok2 := g.unique(g.pl.firstNames)
 	if !ok || !ok2 {
 		return nil
 	}
@@ -100,7 +100,7 @@ func (g *gen) hobby(t int) *fact {
 		qFixed: fmt.Sprintf("Who leads the %s that %s attends these days?", hq, who),
 		qWhen:  fmt.Sprintf("When did %s take up the %s?", who, hq),
 		qEvent: "taking up the " + hq,
-		next:   func() (string, bool) { return g.unique(firstNames) },
+		next:   func() (string, bool) { return g.unique(g.pl.firstNames) },
 		correct: func(old, new string) string {
 			return fmt.Sprintf("Small update on my %s: %s moved away, so now %s teaches us. Different vibe entirely.", h.ev, old, new)
 		},
@@ -108,12 +108,12 @@ func (g *gen) hobby(t int) *fact {
 	if g.rng.Float64() < 0.4 {
 		e1 := g.say(t, fmt.Sprintf("%s I signed up for a %s %s, finally doing something just for me.", g.opener(), h.ev, rel.phrase)+g.aside())
 		g.say(1-t, g.pick([]string{"No way, that's awesome! Who's teaching it?", "Love that for you. Is the teacher any good?", "Ooh, fun! Who runs it?"}))
-		e2 := g.say(t, fmt.Sprintf("%s, a %s. Very strict about warm-ups, but kind.", name, g.pick(teacherDescr)))
+		e2 := g.say(t, fmt.Sprintf("%s, a %s. Very strict about warm-ups, but kind.", name, g.pick(g.pl.teacherDescr)))
 		f.evidence = []int{e1, e2}
 		g.dated(f, e1, h.ev, rel)
 	} else {
 		e1 := g.say(t, fmt.Sprintf("%s I %s a %s %s. The %s is a %s called %s, and I'm hooked already.",
-			g.opener(), g.pick([]string{"signed up for", "enrolled in", "started going to", "joined"}), h.ev, rel.phrase, g.pick(teacherWords), g.pick(teacherDescr), name))
+			g.opener(), g.pick([]string{"signed up for", "enrolled in", "started going to", "joined"}), h.ev, rel.phrase, g.pick(g.pl.teacherWords), g.pick(g.pl.teacherDescr), name))
 		f.evidence = []int{e1}
 		g.dated(f, e1, h.ev, rel)
 	}
@@ -124,8 +124,8 @@ func (g *gen) hobby(t int) *fact {
 
 func (g *gen) pet(t int) *fact {
 	p := g.people[t]
-	a, ok := g.pickPair(p, pets)
-	name, ok2 := g.unique(petNames)
+	a, ok := g.pickPair(p, g.pl.pets)
+	name, ok2 := g.unique(g.pl.petNames)
 	if !ok || !ok2 {
 		return nil
 	}
@@ -141,19 +141,19 @@ func (g *gen) pet(t int) *fact {
 		qFixed: fmt.Sprintf("What is %s's %s called now?", who, aq),
 		qWhen:  fmt.Sprintf("When did %s adopt the %s?", who, aq),
 		qEvent: "adopting the " + aq,
-		next:   func() (string, bool) { return g.unique(petNames) },
+		next:   func() (string, bool) { return g.unique(g.pl.petNames) },
 		correct: func(old, new string) string {
 			return fmt.Sprintf("Funny thing: our %s isn't %s anymore, we switched to %s because the vet kept mixing it up.", a.ev, old, new)
 		},
 	}
 	if g.rng.Float64() < 0.4 {
-		e1 := g.say(t, fmt.Sprintf("%s we brought home a %s from a %s %s!", g.opener(), a.ev, g.pick(shelters), rel.phrase)+g.aside())
+		e1 := g.say(t, fmt.Sprintf("%s we brought home a %s from a %s %s!", g.opener(), a.ev, g.pick(g.pl.shelters), rel.phrase)+g.aside())
 		g.say(1-t, fmt.Sprintf("Stop it, that's adorable! What are you calling %s?", him))
-		e2 := g.say(t, fmt.Sprintf("%s! %s %s.", name, he, g.pick(petAntics)))
+		e2 := g.say(t, fmt.Sprintf("%s! %s %s.", name, he, g.pick(g.pl.petAntics)))
 		f.evidence = []int{e1, e2}
 		g.dated(f, e1, a.ev, rel)
 	} else {
-		e1 := g.say(t, fmt.Sprintf("%s we brought home a %s from a %s %s. %s answers to %s and %s.", g.opener(), a.ev, g.pick(shelters), rel.phrase, he, name, g.pick(petAntics))+g.aside())
+		e1 := g.say(t, fmt.Sprintf("%s we brought home a %s from a %s %s. %s answers to %s and %s.", g.opener(), a.ev, g.pick(g.pl.shelters), rel.phrase, he, name, g.pick(g.pl.petAntics))+g.aside())
 		f.evidence = []int{e1}
 		g.dated(f, e1, a.ev, rel)
 	}
@@ -164,8 +164,8 @@ func (g *gen) pet(t int) *fact {
 
 func (g *gen) family(t int) *fact {
 	p := g.people[t]
-	r, ok := g.pickPair(p, relatives)
-	name, ok2 := g.unique(firstNames)
+	r, ok := g.pickPair(p, g.pl.relatives)
+	name, ok2 := g.unique(g.pl.firstNames)
 	if !ok || !ok2 {
 		return nil
 	}
@@ -174,7 +174,7 @@ func (g *gen) family(t int) *fact {
 	var f *fact
 	switch g.rng.IntN(3) {
 	case 0:
-		city, ok := g.unique(cities)
+		city, ok := g.unique(g.pl.cities)
 		if !ok {
 			return nil
 		}
@@ -183,7 +183,7 @@ func (g *gen) family(t int) *fact {
 		f = &fact{value: city, evidence: []int{e1},
 			q:      fmt.Sprintf("Which city is %s's %s moving to?", who, rq),
 			qFixed: fmt.Sprintf("Where is %s's %s going to live?", who, rq),
-			next:   func() (string, bool) { return g.unique(cities) },
+			next:   func() (string, bool) { return g.unique(g.pl.cities) },
 			correct: func(old, new string) string {
 				return fmt.Sprintf("Update on %s: the %s plan fell through, it's %s now. My %s is thrilled.", name, old, new, r.ev)
 			},
@@ -192,7 +192,7 @@ func (g *gen) family(t int) *fact {
 		f.qEvent = fmt.Sprintf("the move of the %s", rq)
 		g.dated(f, e1, city, rel)
 	case 1:
-		city, ok := g.unique(cities)
+		city, ok := g.unique(g.pl.cities)
 		if !ok {
 			return nil
 		}
@@ -205,7 +205,7 @@ func (g *gen) family(t int) *fact {
 		f.qEvent = fmt.Sprintf("the wedding announcement of the %s", rq)
 		g.dated(f, e1, city, rel)
 	default:
-		field, ok := g.unique(fields)
+		field, ok := g.unique(g.pl.fields)
 		if !ok {
 			return nil
 		}
@@ -224,8 +224,8 @@ func (g *gen) family(t int) *fact {
 }
 
 func (g *gen) job(t int) *fact {
-	company, ok := g.unique(companies)
-	role, ok2 := g.unique(roles)
+	company, ok := g.unique(g.pl.companies)
+	role, ok2 := g.unique(g.pl.roles)
 	if !ok || !ok2 {
 		return nil
 	}
@@ -238,7 +238,7 @@ func (g *gen) job(t int) *fact {
 	} else {
 		f.value, f.q = role, fmt.Sprintf("What position did %s land at the new workplace?", who)
 		f.qFixed = fmt.Sprintf("What is %s's title at the new workplace?", who)
-		f.next = func() (string, bool) { return g.unique(roles) }
+		f.next = func() (string, bool) { return g.unique(g.pl.roles) }
 		f.correct = func(old, new string) string {
 			return fmt.Sprintf("HR sent the contract and the title is %s, not %s. Same work though.", new, old)
 		}
@@ -250,8 +250,8 @@ func (g *gen) job(t int) *fact {
 
 func (g *gen) trip(t int) *fact {
 	p := g.people[t]
-	city, ok := g.unique(cities)
-	occ, ok2 := g.pickPair(p, occasions)
+	city, ok := g.unique(g.pl.cities)
+	occ, ok2 := g.pickPair(p, g.pl.occasions)
 	if !ok || !ok2 {
 		return nil
 	}
@@ -260,14 +260,14 @@ func (g *gen) trip(t int) *fact {
 	f := &fact{value: city, qEvent: "the trip to " + city, literal: lit}
 	if g.rng.IntN(2) == 0 {
 		rel := g.relTime(pastTimes)
-		e1 := g.say(t, fmt.Sprintf("%s we just got back from %s %s. We went %s and the %s was unreal.", g.opener(), city, rel.phrase, occ.ev, g.pick(tripFood))+g.aside())
+		e1 := g.say(t, fmt.Sprintf("%s we just got back from %s %s. We went %s and the %s was unreal.", g.opener(), city, rel.phrase, occ.ev, g.pick(g.pl.tripFood))+g.aside())
 		f.evidence = []int{e1}
 		f.q = fmt.Sprintf("Where did %s travel %s?", who, oq)
 		f.qWhen = fmt.Sprintf("When was %s in %s?", who, city)
 		g.dated(f, e1, city, rel)
 	} else {
 		rel := g.relTime(futureTimes)
-		e1 := g.say(t, fmt.Sprintf("%s we booked flights to %s %s, %s. I already have a list of %s spots.", g.opener(), city, rel.phrase, occ.ev, g.pick(tripFood))+g.aside())
+		e1 := g.say(t, fmt.Sprintf("%s we booked flights to %s %s, %s. I already have a list of %s spots.", g.opener(), city, rel.phrase, occ.ev, g.pick(g.pl.tripFood))+g.aside())
 		f.evidence = []int{e1}
 		f.q = fmt.Sprintf("Where is %s heading %s?", who, oq)
 		f.qWhen = fmt.Sprintf("When is %s's getaway to %s?", who, city)
@@ -280,8 +280,8 @@ func (g *gen) trip(t int) *fact {
 
 func (g *gen) injury(t int) *fact {
 	p := g.people[t]
-	part, ok := g.unique(bodyParts)
-	act, ok2 := g.pickPair(p, activities)
+	part, ok := g.unique(g.pl.bodyParts)
+	act, ok2 := g.pickPair(p, g.pl.activities)
 	if !ok || !ok2 {
 		return nil
 	}
@@ -317,7 +317,7 @@ func (g *gen) price() (string, bool) {
 
 func (g *gen) purchase(t int) *fact {
 	p := g.people[t]
-	item, ok := g.pickPair(p, purchases)
+	item, ok := g.pickPair(p, g.pl.purchases)
 	price, ok2 := g.price()
 	if !ok || !ok2 {
 		return nil
@@ -348,17 +348,17 @@ func (g *gen) episode() {
 	if g.next() == 1 {
 		g.say(1, g.smallLine())
 	}
-	d := taskDomains[g.rng.IntN(len(taskDomains))]
+	d := g.pl.taskDomains[g.rng.IntN(len(g.pl.taskDomains))]
 	var opts [3]string
 	for i := range opts {
-		v, ok := g.unique(placeNames(d.suffixes))
+		v, ok := g.unique(g.placeNames(d.suffixes))
 		if !ok {
 			return
 		}
 		opts[i] = v
 	}
 	st := d.steps[g.rng.IntN(len(d.steps))]
-	stepPlace, ok := g.unique(placeNames([]string{st.q}))
+	stepPlace, ok := g.unique(g.placeNames([]string{st.q}))
 	if !ok {
 		return
 	}
@@ -397,9 +397,9 @@ func (g *gen) episode() {
 }
 
 // placeNames is every place name with one of the suffixes.
-func placeNames(suffixes []string) []string {
+func (g *gen) placeNames(suffixes []string) []string {
 	var out []string
-	for _, f := range placeFirst {
+	for _, f := range g.pl.placeFirst {
 		for _, s := range suffixes {
 			out = append(out, f+" "+s)
 		}

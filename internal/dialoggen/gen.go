@@ -13,6 +13,7 @@ import (
 // generator never iterates over a map, so a seed gives one conversation.
 type gen struct {
 	cfg   Config
+	pl    *poolSet
 	rng   *rand.Rand
 	names [2]string
 
@@ -98,10 +99,11 @@ var futureTimes = []relTime{
 }
 
 func newGen(cfg Config) *gen {
-	g := &gen{cfg: cfg, rng: newRand(cfg.Seed), used: map[string]bool{}}
-	i := g.rng.IntN(len(speakerNames))
-	j := (i + 1 + g.rng.IntN(len(speakerNames)-1)) % len(speakerNames)
-	g.names = [2]string{speakerNames[i], speakerNames[j]}
+	g := &gen{cfg: cfg, pl: poolsOf(cfg.Pools), rng: newRand(cfg.Seed), used: map[string]bool{}}
+	names := g.pl.speakerNames
+	i := g.rng.IntN(len(names))
+	j := (i + 1 + g.rng.IntN(len(names)-1)) % len(names)
+	g.names = [2]string{names[i], names[j]}
 	for k := range g.people {
 		g.people[k] = &person{count: map[string]int{}, used: map[string]bool{}}
 	}

@@ -142,3 +142,38 @@ var taskDomains = []taskDomain{
 		[]string{"it scales up easily", "most of it can be made ahead", "it is vegetarian-friendly"},
 		[]pair{{"buy the spices at %s", "Market"}, {"borrow a big pot from %s", "Hall"}}},
 }
+
+// poolSet is every pool a conversation draws from. Config.Pools selects
+// one: the default set above, or the held-out set (pools_holdout.go),
+// written apart from the search's lexicon to check that what helps on the
+// default pools generalizes.
+type poolSet struct {
+	speakerNames, firstNames, petNames, cities, companies, roles, fields, bodyParts []string
+	hobbies                                                                         []pair
+	teacherWords, teacherDescr                                                      []string
+	pets                                                                            []pair
+	petAntics, shelters                                                             []string
+	relatives, occasions                                                            []pair
+	tripFood                                                                        []string
+	activities, purchases                                                           []pair
+	placeFirst                                                                      []string
+	taskDomains                                                                     []taskDomain
+}
+
+var defaultPools = &poolSet{
+	speakerNames: speakerNames, firstNames: firstNames, petNames: petNames, cities: cities, companies: companies,
+	roles: roles, fields: fields, bodyParts: bodyParts, hobbies: hobbies, teacherWords: teacherWords, teacherDescr: teacherDescr,
+	pets: pets, petAntics: petAntics, shelters: shelters, relatives: relatives, occasions: occasions, tripFood: tripFood,
+	activities: activities, purchases: purchases, placeFirst: placeFirst, taskDomains: taskDomains,
+}
+
+// PoolSets are the valid values of Config.Pools.
+var PoolSets = []string{"", "holdout"}
+
+// poolsOf is the pool set of a Config.Pools (Validate checks the name).
+func poolsOf(name string) *poolSet {
+	if name == "holdout" {
+		return holdoutPools
+	}
+	return defaultPools
+}
