@@ -160,27 +160,35 @@ func checkBaseline(b Bounds, firstKept uint64, missing []uint64) error {
 
 // Read implements StreamReader with an ordered consumer on every subject of
 // the log (mem.ev.>), in memory on the server, starting at from: JetStream
-// skips the sequences it no longer holds. A bounded read first asks the
-// leader for the first message at or after from, and ends at once if there
-// is none up to the stop; afterwards each message's pending count tells
-// when nothing more up to the stop is stored.
+// skips the sequences it no longer holds. A bounded read whose stop was
+// already written first asks the leader for the first message at or after
+// from, and ends at once if there is none up to the stop; afterwards each
+// message's pending count tells when nothing more up to the stop is
+// stored.
 func (l *JetStreamLog) Read(ctx context.Context, from uint64, opts ...ReadOption) (Cursor, error) {
 	o := applyReadOptions(opts)
 	from = max(from, 1)
+	written := false // every sequence up to the stop was assigned when the read began
 	if o.stop > 0 {
 		if from > o.stop {
 			return endedCursor{}, nil
 		}
-		gctx, cancel := l.withTimeout(ctx)
-		sm, err := l.leaderGet(gctx, msgGetRequest{Seq: from, NextFor: SubjectPrefix + ".>"})
-		cancel()
+		b, err := l.Bounds(ctx)
 		if err != nil {
 			return nil, err
 		}
-		if sm == nil || sm.Seq > o.stop {
-			return endedCursor{}, nil
+		if written = o.stop <= b.Last; written {
+			gctx, cancel := l.withTimeout(ctx)
+			sm, err := l.leaderGet(gctx, msgGetRequest{Seq: from, NextFor: SubjectPrefix + ".>"})
+			cancel()
+			if err != nil {
+				return nil, err
+			}
+			if sm == nil || sm.Seq > o.stop {
+				return endedCursor{}, nil
+			}
+			from = sm.Seq
 		}
-		from = sm.Seq
 	}
 	cfg := jetstream.OrderedConsumerConfig{
 		FilterSubjects:   []string{SubjectPrefix + ".>"},
@@ -206,7 +214,7 @@ func (l *JetStreamLog) Read(ctx context.Context, from uint64, opts ...ReadOption
 		}
 		return nil, fmt.Errorf("events: read stream %s from %d: %w", l.stream, from, err)
 	}
-	c := &jsCursor{stream: l.stream, it: it, stop: o.stop}
+	c := &jsCursor{stream: l.stream, it: it, stop: o.stop, written: written}
 	// While the ordered consumer recreates itself Next ignores its context;
 	// only Stop ends it.
 	c.unhook = context.AfterFunc(ctx, it.Stop)
@@ -217,8 +225,9 @@ func (l *JetStreamLog) Read(ctx context.Context, from uint64, opts ...ReadOption
 type jsCursor struct {
 	stream string
 	it     jetstream.MessagesContext
-	stop   uint64
-	unhook func() bool
+	stop    uint64
+	written bool // every sequence up to stop was assigned: none left pending means none left
+	unhook  func() bool
 	once   sync.Once
 
 	done bool // the bounded read returned its last record; only Next uses it
@@ -247,7 +256,7 @@ func (c *jsCursor) Next(ctx context.Context) (Record, error) {
 		}
 		// Messages stored later have sequences past the stop: with none
 		// pending, nothing up to it is left.
-		c.done = r.Seq == c.stop || md.NumPending == 0
+		c.done = r.Seq == c.stop || c.written && md.NumPending == 0
 	}
 	return r, nil
 }

@@ -127,7 +127,7 @@ func (c *memCursor) Next(ctx context.Context) (Record, error) {
 			return Record{}, ErrEndOfRead
 		}
 		c.l.mu.Lock()
-		all, changed := c.l.all, c.l.changed
+		all, changed, last := c.l.all, c.l.changed, c.l.seq
 		c.l.mu.Unlock()
 		if i, _ := slices.BinarySearchFunc(all, c.next, func(r Record, s uint64) int { return cmp.Compare(r.Seq, s) }); i < len(all) {
 			r := all[i]
@@ -139,7 +139,7 @@ func (c *memCursor) Next(ctx context.Context) (Record, error) {
 			r.Data = slices.Clone(r.Data)
 			return r, nil
 		}
-		if c.stop > 0 {
+		if c.stop > 0 && c.stop <= last {
 			return Record{}, ErrEndOfRead // appends come after the last sequence, past the stop
 		}
 		select {

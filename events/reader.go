@@ -55,7 +55,8 @@ type Cursor interface {
 	// Next returns the next record, waiting for it to be appended until ctx
 	// ends (then it returns an error wrapping ctx.Err()). A bounded read
 	// (WithStop) returns ErrEndOfRead once it has returned the record at the
-	// stop sequence, or when the stream holds nothing more up to it.
+	// stop sequence, or when the stream holds nothing more up to it (see
+	// WithStop).
 	// The record's Data may be kept: it is not reused.
 	Next(ctx context.Context) (Record, error)
 	// Close ends the read; a Next waiting in another goroutine returns an
@@ -86,7 +87,9 @@ func applyReadOptions(opts []ReadOption) readOptions {
 
 // WithStop bounds the read at sequence stop: Next returns ErrEndOfRead after
 // the record at stop, or at once when the stream holds nothing more up to
-// stop (it never waits for a sequence the stream no longer holds).
+// stop. It never waits for a sequence the stream no longer holds; it does
+// wait for sequences not written yet (stop beyond Bounds.Last when the read
+// began), as an unbounded read does.
 func WithStop(stop uint64) ReadOption { return func(o *readOptions) { o.stop = stop } }
 
 // WithMaxResets bounds how often the JetStream log's ordered consumer
