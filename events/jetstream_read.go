@@ -223,12 +223,12 @@ func (l *JetStreamLog) Read(ctx context.Context, from uint64, opts ...ReadOption
 
 // jsCursor is JetStreamLog's Cursor.
 type jsCursor struct {
-	stream string
-	it     jetstream.MessagesContext
+	stream  string
+	it      jetstream.MessagesContext
 	stop    uint64
 	written bool // every sequence up to stop was assigned: none left pending means none left
 	unhook  func() bool
-	once   sync.Once
+	once    sync.Once
 
 	done bool // the bounded read returned its last record; only Next uses it
 }

@@ -77,6 +77,7 @@ func (b boundedResets) Read(ctx context.Context, from uint64, opts ...events.Rea
 	}
 	return c, err
 }
+
 // Run's pause between two reads of a log it could not read, doubling. The
 // cap is short: a read is one stream info request, and after a lost quorum
 // or a restarted server the projector should be back within seconds (the
