@@ -135,6 +135,13 @@ func NewJetStreamLog(ctx context.Context, js jetstream.JetStream, cfg JetStreamC
 // tried again with the stream's own value of those settings.
 func ensureStream(ctx context.Context, js jetstream.JetStream, cfg JetStreamConfig) error {
 	want := cfg.StreamConfig()
+	// The compaction baseline lives in the stream's metadata, which an
+	// update replaces: carry it over.
+	if s, err := js.Stream(ctx, cfg.Stream); err == nil {
+		if v, ok := s.CachedInfo().Config.Metadata[BaselineMetadataKey]; ok {
+			want.Metadata = map[string]string{BaselineMetadataKey: v}
+		}
+	}
 	_, err := js.CreateOrUpdateStream(ctx, want)
 	if err == nil {
 		return nil

@@ -267,3 +267,96 @@ func TestKVSnapshotStore(t *testing.T) {
 		t.Fatalf("bucket keeps %d values with history %d; want 1 and 1", st.Values(), st.History())
 	}
 }
+
+func TestMemLogReaderConformance(t *testing.T) {
+	RunReaderConformance(t, func(t *testing.T) ReaderFixture {
+		l := NewMemLog()
+		return ReaderFixture{
+			Log: l, Reader: l, MarkCompacted: l.MarkCompacted,
+			DeleteMsg:   func(_ context.Context, seq uint64) error { return l.DeleteMsg(seq) },
+			PurgeBefore: func(_ context.Context, seq uint64) error { return l.PurgeBefore(seq) },
+		}
+	})
+}
+
+func TestJetStreamLogReaderConformance(t *testing.T) {
+	RunReaderConformance(t, func(t *testing.T) ReaderFixture {
+		l, s := newDeletableJetStreamLog(t)
+		return ReaderFixture{
+			Log: l, Reader: l, MarkCompacted: l.MarkCompacted,
+			DeleteMsg: func(ctx context.Context, seq uint64) error { return s.DeleteMsg(ctx, seq) },
+			PurgeBefore: func(ctx context.Context, seq uint64) error {
+				return s.Purge(ctx, jetstream.WithPurgeSequence(seq))
+			},
+		}
+	})
+}
+
+// newDeletableJetStreamLog is a JetStream log on a test stream that allows
+// deleting and purging messages (the production stream denies both), opened
+// without NewJetStreamLog, which would turn deny_delete on.
+func newDeletableJetStreamLog(t testing.TB) (*JetStreamLog, jetstream.Stream) {
+	t.Helper()
+	js := newTestJetStream(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cfg := DefaultJetStreamConfig()
+	sc := cfg.StreamConfig()
+	sc.DenyDelete, sc.DenyPurge = false, false
+	s, err := js.CreateStream(ctx, sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := OpenJetStreamLog(js, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l, s
+}
+
+// TestJetStreamBaselineSurvivesStart: the compaction baseline is kept when
+// a node starts again (NewJetStreamLog updates the stream's configuration,
+// which replaces its metadata).
+func TestJetStreamBaselineSurvivesStart(t *testing.T) {
+	l, s := newDeletableJetStreamLog(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	confFill(t, ctx, l, 6)
+	if err := s.Purge(ctx, jetstream.WithPurgeSequence(4)); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.MarkCompacted(ctx, 4); err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultJetStreamConfig()
+	cfg.DenyPurge = false
+	again, err := NewJetStreamLog(ctx, l.js, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := again.Bounds(ctx)
+	if err != nil || b.Baseline != 4 || b.First != 4 {
+		t.Fatalf("Bounds after a new start = %+v, %v; want baseline 4, first 4", b, err)
+	}
+}
+
+// TestOpenJetStreamLogMissingStream: reading a stream that does not exist
+// says so (ErrNoStream) and creates nothing.
+func TestOpenJetStreamLogMissingStream(t *testing.T) {
+	js := newTestJetStream(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	l, err := OpenJetStreamLog(js, DefaultJetStreamConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Bounds(ctx); !errors.Is(err, ErrNoStream) {
+		t.Fatalf("Bounds = %v, want ErrNoStream", err)
+	}
+	if _, err := l.Read(ctx, 1); !errors.Is(err, ErrNoStream) {
+		t.Fatalf("Read = %v, want ErrNoStream", err)
+	}
+	if _, err := js.Stream(ctx, StreamName); !errors.Is(err, jetstream.ErrStreamNotFound) {
+		t.Fatalf("the stream exists after reading: %v", err)
+	}
+}

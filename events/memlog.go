@@ -18,9 +18,16 @@ type MemLog struct {
 	seq      uint64              // last stream sequence; guarded by mu
 	subjects map[string][]Record // per subject, in sequence order; guarded by mu
 	msgIDs   map[string]uint64   // msgID -> sequence; guarded by mu
+	all      []Record            // every record held, in sequence order; guarded by mu
+	baseline uint64              // compaction baseline (Bounds.Baseline); guarded by mu
+	changed  chan struct{}       // closed (and replaced) on each append; guarded by mu
 }
 
-var _ Log = (*MemLog)(nil)
+var (
+	_ Log          = (*MemLog)(nil)
+	_ StreamReader = (*MemLog)(nil)
+	_ GapLister    = (*MemLog)(nil)
+)
 
 // NewMemLog returns an empty in-memory log.
 func NewMemLog() *MemLog {
@@ -28,6 +35,7 @@ func NewMemLog() *MemLog {
 		now:      time.Now,
 		subjects: make(map[string][]Record),
 		msgIDs:   make(map[string]uint64),
+		changed:  make(chan struct{}),
 	}
 }
 
@@ -62,7 +70,11 @@ func (l *MemLog) Append(ctx context.Context, subject string, expectedLastSeq uin
 		}
 	}
 	l.seq++
-	l.subjects[subject] = append(recs, Record{Subject: subject, Seq: l.seq, Time: l.now(), Data: slices.Clone(data)})
+	rec := Record{Subject: subject, Seq: l.seq, Time: l.now(), Data: slices.Clone(data)}
+	l.subjects[subject] = append(recs, rec)
+	l.all = append(l.all, rec)
+	close(l.changed)
+	l.changed = make(chan struct{})
 	if msgID != "" {
 		l.msgIDs[msgID] = l.seq
 	}

@@ -7,88 +7,99 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/agentmem/agentmem/events"
 )
 
-// consume reads stream from startSeq with an ordered consumer and calls
-// apply with batches of up to batchMax records (and, with batchBytes > 0,
-// the first records whose data reach batchBytes), each applied at most
-// wait after its first record arrived. With stopSeq > 0 it returns nil after
-// applying stopSeq; otherwise it runs until ctx ends (returning ctx.Err())
-// or an error.
+// consume reads the log through r from startSeq and calls apply with
+// batches of up to batchMax records (and, with batchBytes > 0, the first
+// records whose data reach batchBytes), each applied at most wait after its
+// first record arrived. With stopSeq > 0 it returns nil after applying
+// stopSeq; otherwise it runs until ctx ends (returning ctx.Err()) or an
+// error. stream names the log in errors.
 //
-// A bounded read (stopSeq > 0) expects every sequence from startSeq to
-// stopSeq and never waits forever: a sequence skipped by the consumer is a
-// gap (ErrLogGap, after the records before it are applied), and no message
-// for idle while sequences are still expected ends it with the reason
-// (readFailed: deleted stream, gap, else ErrLogStalled).
-func consume(ctx context.Context, js jetstream.JetStream, stream string, codec *events.Codec,
-	startSeq, stopSeq uint64, batchMax, batchBytes int, wait, idle time.Duration, apply func([]Decoded) error) error {
-	cons, err := js.OrderedConsumer(ctx, stream, jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{events.SubjectPrefix + ".>"},
-		DeliverPolicy:  jetstream.DeliverByStartSequencePolicy,
-		OptStartSeq:    startSeq,
-	})
+// A bounded read (stopSeq > 0) expects every sequence from wholeFrom (at
+// least startSeq) to stopSeq and never waits forever: sequences below
+// wholeFrom may be missing (a compacted log, Bounds.Baseline); a sequence
+// missing from wholeFrom on is a gap (ErrLogGap, after the records before
+// it are applied), and no message for idle while sequences are still
+// expected ends it with the reason (readFailed: deleted stream, gap, else
+// ErrLogStalled).
+func consume(ctx context.Context, r events.StreamReader, stream string, codec *events.Codec,
+	startSeq, stopSeq, wholeFrom uint64, batchMax, batchBytes int, wait, idle time.Duration, apply func([]Decoded) error) error {
+	err := consumeRead(ctx, r, stream, codec, startSeq, stopSeq, max(wholeFrom, startSeq), batchMax, batchBytes, wait, idle, apply)
+	if errors.Is(err, errReadDone) {
+		return nil
+	}
+	return err
+}
+
+// errReadDone ends a bounded read whose remaining sequences up to the stop
+// are all below wholeFrom and not held: nothing more to read.
+var errReadDone = errors.New("projections: bounded read done")
+
+func consumeRead(ctx context.Context, r events.StreamReader, stream string, codec *events.Codec,
+	startSeq, stopSeq, wholeFrom uint64, batchMax, batchBytes int, wait, idle time.Duration, apply func([]Decoded) error) error {
+	opts := []events.ReadOption{events.WithReadAhead(max(2*batchMax, 256))}
+	if stopSeq > 0 {
+		opts = append(opts, events.WithStop(stopSeq))
+	}
+	cur, err := r.Read(ctx, startSeq, opts...)
 	if err != nil {
-		if errors.Is(err, jetstream.ErrStreamNotFound) {
+		if errors.Is(err, events.ErrNoStream) {
 			return newLogError(ErrStreamNotFound, "stream %s not found", stream)
 		}
-		return fmt.Errorf("projections: ordered consumer on %s from %d: %w", stream, startSeq, err)
+		return fmt.Errorf("projections: read %s from %d: %w", stream, startSeq, err)
 	}
-	it, err := cons.Messages(jetstream.PullMaxMessages(max(2*batchMax, 256)))
-	if err != nil {
-		return fmt.Errorf("projections: read %s: %w", stream, err)
-	}
-	defer it.Stop()
-	// While the ordered consumer recreates itself (after missed heartbeats,
-	// or forever once the stream is gone) Next ignores its context; only
-	// Stop ends it.
-	defer context.AfterFunc(ctx, it.Stop)()
+	defer cur.Close()
 	var (
 		stalled atomic.Bool
 		timer   *time.Timer
 	)
 	if stopSeq > 0 && idle > 0 {
 		// Armed by read only while it waits.
-		timer = time.AfterFunc(idle, func() { stalled.Store(true); it.Stop() })
+		timer = time.AfterFunc(idle, func() { stalled.Store(true); cur.Close() })
 		timer.Stop()
 		defer timer.Stop()
 	}
 	expect := startSeq // the sequence a bounded read needs next
-	// read returns the next message; the idle timer runs only while it
+	// read returns the next record; the idle timer runs only while it
 	// waits (not while apply works). A read ended by nctx returns its error
 	// as is: the caller tells the batch window from ctx.
-	read := func(nctx context.Context) (jetstream.Msg, error) {
+	read := func(nctx context.Context) (events.Record, error) {
 		if timer != nil {
 			timer.Reset(idle)
 		}
-		msg, err := it.Next(jetstream.NextContext(nctx))
+		rec, err := cur.Next(nctx)
 		if timer != nil {
 			timer.Stop()
 		}
 		switch {
 		case err == nil:
-			return msg, nil
+			return rec, nil
+		case errors.Is(err, events.ErrEndOfRead) && !stalled.Load():
+			if stopSeq < wholeFrom {
+				return rec, errReadDone // expect..stopSeq may all be missing
+			}
+			return rec, readFailed(ctx, r, stream, max(expect, wholeFrom), idle, false, err)
 		case stalled.Load():
-			return nil, readFailed(ctx, js, stream, expect, idle, true, err)
+			return rec, readFailed(ctx, r, stream, expect, idle, true, err)
 		case nctx.Err() != nil:
-			return nil, err
+			return rec, err
 		case stopSeq > 0:
-			return nil, readFailed(ctx, js, stream, expect, idle, false, err)
+			return rec, readFailed(ctx, r, stream, expect, idle, false, err)
 		default:
-			return nil, fmt.Errorf("projections: read %s after sequence %d: %w", stream, expect-1, err)
+			return rec, fmt.Errorf("projections: read %s after sequence %d: %w", stream, expect-1, err)
 		}
 	}
-	// record decodes msg; in a bounded read it must be the expected sequence.
-	record := func(msg jetstream.Msg) (Decoded, error) {
-		d, err := decodeMsg(stream, codec, msg)
+	// record decodes rec; in a bounded read it must be the expected
+	// sequence, or every sequence skipped must be below wholeFrom.
+	record := func(rec events.Record) (Decoded, error) {
+		d, err := decodeRecord(stream, codec, rec)
 		if err != nil {
 			return d, err
 		}
-		if stopSeq > 0 && d.Seq != expect {
-			return d, gapAt(ctx, js, stream, expect, d.Seq)
+		if stopSeq > 0 && d.Seq != expect && d.Seq > wholeFrom {
+			return d, gapAt(ctx, r, stream, max(expect, wholeFrom), d.Seq)
 		}
 		expect = d.Seq + 1
 		return d, nil
@@ -100,23 +111,23 @@ func consume(ctx context.Context, js jetstream.JetStream, stream string, codec *
 		if stopSeq > 0 && last >= stopSeq {
 			return nil
 		}
-		msg, err := read(ctx)
+		rec, err := read(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
 			return err
 		}
-		d, err := record(msg)
+		d, err := record(rec)
 		if err != nil {
 			return err
 		}
 		buf = append(buf[:0], d)
 		last = d.Seq
-		size := len(msg.Data())
+		size := len(rec.Data)
 		bctx, cancel := context.WithTimeout(ctx, wait)
 		for len(buf) < batchMax && (batchBytes == 0 || size < batchBytes) && (stopSeq == 0 || last < stopSeq) {
-			msg, err := read(bctx)
+			rec, err := read(bctx)
 			if err != nil {
 				if bctx.Err() != nil && !stalled.Load() {
 					break
@@ -132,7 +143,7 @@ func consume(ctx context.Context, js jetstream.JetStream, stream string, codec *
 				}
 				return err
 			}
-			d, err := record(msg)
+			d, err := record(rec)
 			if err != nil {
 				cancel()
 				// Commit the good records before it, then stop on it.
@@ -142,7 +153,7 @@ func consume(ctx context.Context, js jetstream.JetStream, stream string, codec *
 				return err
 			}
 			buf = append(buf, d)
-			last, size = d.Seq, size+len(msg.Data())
+			last, size = d.Seq, size+len(rec.Data)
 		}
 		cancel()
 		if ctx.Err() != nil {
@@ -168,12 +179,8 @@ func applyBatch(stream string, buf []Decoded, apply func([]Decoded) error) error
 	return nil
 }
 
-func decodeMsg(stream string, codec *events.Codec, msg jetstream.Msg) (Decoded, error) {
-	md, err := msg.Metadata()
-	if err != nil {
-		return Decoded{}, fmt.Errorf("projections: %s message on %s without metadata: %w", stream, msg.Subject(), err)
-	}
-	d := Decoded{Seq: md.Sequence.Stream, Subject: msg.Subject()}
+func decodeRecord(stream string, codec *events.Codec, rec events.Record) (Decoded, error) {
+	d := Decoded{Seq: rec.Seq, Subject: rec.Subject}
 	fail := func(err error) (Decoded, error) {
 		return Decoded{}, &ApplyError{Stream: stream, Seq: d.Seq, Subject: d.Subject, Err: err}
 	}
@@ -184,7 +191,7 @@ func decodeMsg(stream string, codec *events.Codec, msg jetstream.Msg) (Decoded, 
 	if !projectedKind(kind) {
 		return d, nil // not projected (see Store.ApplyBatch)
 	}
-	if d.Batch, err = events.DecodeBatch(msg.Data()); err != nil {
+	if d.Batch, err = events.DecodeBatch(rec.Data); err != nil {
 		return fail(err)
 	}
 	if d.Events, err = codec.Unpack(d.Batch); err != nil {

@@ -173,3 +173,14 @@ func fileExists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
 }
+
+// readerOf is the log stream of js as the readers see it (opened, not
+// created).
+func readerOf(t testing.TB, js jetstream.JetStream) events.StreamReader {
+	t.Helper()
+	l, err := events.OpenJetStreamLog(js, events.DefaultJetStreamConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentmem/agentmem/events"
 )
 
 // ErrLogBehind is returned (wrapped) by CheckStream, and by Projector.Run,
@@ -21,15 +23,26 @@ var ErrLogBehind = errors.New("projections: the log ends before the projection's
 // stream ends before applied, or does not exist while applied > 0; it wraps
 // jetstream.ErrStreamNotFound whenever the stream does not exist.
 func CheckStream(ctx context.Context, js jetstream.JetStream, stream string, applied uint64) (uint64, error) {
-	last, err := streamLastSeq(ctx, js, stream)
+	cfg := events.DefaultJetStreamConfig()
+	cfg.Stream = stream
+	log, err := events.OpenJetStreamLog(js, cfg)
+	if err != nil {
+		return 0, fmt.Errorf("projections: stream %s: %w", stream, err)
+	}
+	return checkStream(ctx, log, stream, applied)
+}
+
+// checkStream is CheckStream on the log r.
+func checkStream(ctx context.Context, r events.StreamReader, stream string, applied uint64) (uint64, error) {
+	b, err := r.Bounds(ctx)
 	switch {
 	case err != nil:
-		return 0, streamGone(stream, applied, err)
-	case last < applied:
-		return last, fmt.Errorf("%w: projection at seq %d but stream %s ends at %d: the log was deleted or truncated; rebuild or restore",
-			ErrLogBehind, applied, stream, last)
+		return 0, streamGone(stream, applied, fmt.Errorf("projections: stream %s: %w", stream, err))
+	case b.Last < applied:
+		return b.Last, fmt.Errorf("%w: projection at seq %d but stream %s ends at %d: the log was deleted or truncated; rebuild or restore",
+			ErrLogBehind, applied, stream, b.Last)
 	}
-	return last, nil
+	return b.Last, nil
 }
 
 // streamGone wraps err with ErrLogBehind when it says stream does not
@@ -48,38 +61,21 @@ func streamGone(stream string, applied uint64, err error) error {
 // stopped meanwhile). Run then checks the stream and reads again itself.
 const maxConsumerResets = 2
 
-// boundedResets is the JetStream Run reads through: its ordered consumers
-// give up after maxConsumerResets attempts. reading (optional) is called
-// each time one of them starts delivering (Messages succeeded): the read
-// works again.
+// boundedResets is the log Run reads through: its reads give up after
+// maxConsumerResets consumer re-creations (events.WithMaxResets).
+// reading (optional) is called each time one of them starts delivering
+// (Read succeeded): the read works again.
 type boundedResets struct {
-	jetstream.JetStream
+	events.StreamReader
 	reading func()
 }
 
-func (b boundedResets) OrderedConsumer(ctx context.Context, stream string, cfg jetstream.OrderedConsumerConfig) (jetstream.Consumer, error) {
-	if cfg.MaxResetAttempts == 0 {
-		cfg.MaxResetAttempts = maxConsumerResets
+func (b boundedResets) Read(ctx context.Context, from uint64, opts ...events.ReadOption) (events.Cursor, error) {
+	c, err := b.StreamReader.Read(ctx, from, append([]events.ReadOption{events.WithMaxResets(maxConsumerResets)}, opts...)...)
+	if err == nil && b.reading != nil {
+		b.reading()
 	}
-	c, err := b.JetStream.OrderedConsumer(ctx, stream, cfg)
-	if err != nil || b.reading == nil {
-		return c, err
-	}
-	return readingConsumer{Consumer: c, reading: b.reading}, nil
-}
-
-// readingConsumer calls reading once Messages succeeded.
-type readingConsumer struct {
-	jetstream.Consumer
-	reading func()
-}
-
-func (c readingConsumer) Messages(opts ...jetstream.PullMessagesOpt) (jetstream.MessagesContext, error) {
-	it, err := c.Consumer.Messages(opts...)
-	if err == nil {
-		c.reading()
-	}
-	return it, err
+	return c, err
 }
 
 // Run's pause between two reads of a log it could not read, doubling. The

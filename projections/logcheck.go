@@ -8,11 +8,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
+	"github.com/agentmem/agentmem/events"
 )
 
-// The log is read whole by Rebuild: every sequence from 1 to the last one.
-// checkLog refuses a stream that cannot give that before anything is read;
+// The log is read whole by Rebuild: every sequence from 1 (or from the
+// compaction baseline) to the last one. checkLog refuses a stream that cannot give that before anything is read;
 // consume (bounded) catches what changes while it reads; readFailed says
 // why a bounded read got no message.
 
@@ -23,55 +23,85 @@ const gapDetailsMax = 4096
 // infoTimeout bounds the stream info requests that explain a failed read.
 const infoTimeout = 5 * time.Second
 
-// streamState returns the stream's state (with the list of missing
-// sequences if details); a missing stream wraps ErrStreamNotFound.
-func streamState(ctx context.Context, js jetstream.JetStream, stream string, details bool) (*jetstream.StreamState, error) {
-	s, err := js.Stream(ctx, stream)
-	if err == nil {
-		var info *jetstream.StreamInfo
-		if info, err = s.Info(ctx, jetstream.WithDeletedDetails(details)); err == nil {
-			return &info.State, nil
-		}
+// bounds returns the log's bounds; a missing stream wraps ErrStreamNotFound.
+func bounds(ctx context.Context, r events.StreamReader, stream string) (events.Bounds, error) {
+	b, err := r.Bounds(ctx)
+	if errors.Is(err, events.ErrNoStream) {
+		return b, newLogError(ErrStreamNotFound, "stream %s not found", stream)
 	}
-	if errors.Is(err, jetstream.ErrStreamNotFound) {
-		return nil, newLogError(ErrStreamNotFound, "stream %s not found", stream)
+	if err != nil {
+		return b, fmt.Errorf("projections: stream %s info: %w", stream, err)
 	}
-	return nil, fmt.Errorf("projections: stream %s info: %w", stream, err)
+	return b, nil
 }
 
-// checkLog returns the stream's last sequence if the stream holds every
-// sequence from 1 to it; otherwise an error wrapping ErrStreamNotFound,
-// ErrLogTruncated or ErrLogGap that says what is missing.
-func checkLog(ctx context.Context, js jetstream.JetStream, stream string) (uint64, error) {
-	st, err := streamState(ctx, js, stream, false)
+// checkLog returns the stream's last sequence and the first sequence from
+// which it must hold every one (wholeFrom: 1, or the compaction baseline)
+// if the stream can give that; otherwise an error wrapping
+// ErrStreamNotFound, ErrLogTruncated or ErrLogGap that says what is
+// missing.
+//
+// Without a baseline the stream must hold every sequence from 1: a moved
+// first sequence or a gap is data loss and is refused. With one (the log
+// was compacted, events.Bounds.Baseline) sequences below it may be
+// missing; the stream must still hold the baseline itself and every
+// sequence after it, which the bounded read checks as it goes (a missing
+// one ends it with ErrLogGap).
+func checkLog(ctx context.Context, r events.StreamReader, stream string) (last, wholeFrom uint64, err error) {
+	b, err := bounds(ctx, r, stream)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	switch {
-	case st.LastSeq == 0:
-		return 0, nil // never written
-	case st.FirstSeq > 1:
-		return 0, newLogError(ErrLogTruncated, "stream %s is truncated: %s purged (%s)",
-			stream, seqRange(1, st.FirstSeq-1), describeState(st))
-	case st.NumDeleted > 0:
-		if st.NumDeleted <= gapDetailsMax {
-			if d, err := streamState(ctx, js, stream, true); err == nil {
-				st = d
+	case b.Last == 0:
+		return 0, 1, nil // never written
+	case b.Baseline > 0:
+		if b.First > b.Baseline {
+			return 0, 0, newLogError(ErrLogTruncated, "stream %s is truncated past its compaction baseline %d: %s missing (%s)",
+				stream, b.Baseline, seqRange(b.Baseline, b.First-1), describeBounds(b))
+		}
+		if missing, ok := listMissing(ctx, r, gapDetailsMax); ok {
+			if i := slices.IndexFunc(missing, func(s uint64) bool { return s >= b.Baseline }); i >= 0 {
+				return 0, 0, newLogError(ErrLogGap, "stream %s has a gap after its compaction baseline %d: %s missing (%s)",
+					stream, b.Baseline, describeSeqs(missing[i:]), describeBounds(b))
 			}
 		}
-		return 0, newLogError(ErrLogGap, "stream %s has a gap: %s missing (%s)", stream, describeMissing(st), describeState(st))
+		return b.Last, b.Baseline, nil
+	case b.First > 1:
+		return 0, 0, newLogError(ErrLogTruncated, "stream %s is truncated: %s purged (%s)",
+			stream, seqRange(1, b.First-1), describeBounds(b))
+	case b.Missing() > 0:
+		what := fmt.Sprintf("%d sequences", b.Missing())
+		if b.Missing() == 1 {
+			what = "1 sequence"
+		}
+		if missing, ok := listMissing(ctx, r, gapDetailsMax); ok && len(missing) > 0 {
+			what = describeSeqs(missing)
+		}
+		return 0, 0, newLogError(ErrLogGap, "stream %s has a gap: %s missing (%s)", stream, what, describeBounds(b))
 	}
-	return st.LastSeq, nil
+	return b.Last, 1, nil
+}
+
+// listMissing lists the log's missing sequences if it can name them (a
+// GapLister) and there are at most limit.
+func listMissing(ctx context.Context, r events.StreamReader, limit int) ([]uint64, bool) {
+	gl, ok := r.(events.GapLister)
+	if !ok {
+		return nil, false
+	}
+	missing, ok, err := gl.MissingSeqs(ctx, limit)
+	return missing, ok && err == nil
 }
 
 // gapAt is the error of a bounded read that expected sequence expect and
 // got got: expect..got-1 are not in the stream (purged while reading).
-func gapAt(ctx context.Context, js jetstream.JetStream, stream string, expect, got uint64) error {
+func gapAt(ctx context.Context, r events.StreamReader, stream string, expect, got uint64) error {
 	state := fmt.Sprintf("next present %d", got)
 	ictx, cancel := context.WithTimeout(context.WithoutCancel(ctx), infoTimeout)
 	defer cancel()
-	if st, err := streamState(ictx, js, stream, false); err == nil {
-		state = describeState(st)
+	if b, err := r.Bounds(ictx); err == nil {
+		state = describeBounds(b)
 	}
 	return newLogError(ErrLogGap, "stream %s has a gap: %s missing (%s)", stream, seqRange(expect, got-1), state)
 }
@@ -81,10 +111,10 @@ func gapAt(ctx context.Context, js jetstream.JetStream, stream string, expect, g
 // cause. The stream was deleted (ErrStreamNotFound), expect was purged
 // meanwhile (ErrLogGap), or else the read stalled (ErrLogStalled) or
 // failed.
-func readFailed(ctx context.Context, js jetstream.JetStream, stream string, expect uint64, idle time.Duration, stalled bool, cause error) error {
+func readFailed(ctx context.Context, r events.StreamReader, stream string, expect uint64, idle time.Duration, stalled bool, cause error) error {
 	ictx, cancel := context.WithTimeout(context.WithoutCancel(ctx), infoTimeout)
 	defer cancel()
-	st, err := streamState(ictx, js, stream, false)
+	b, err := bounds(ictx, r, stream)
 	switch {
 	case errors.Is(err, ErrStreamNotFound):
 		return newLogError(ErrStreamNotFound, "stream %s was deleted while reading it (waiting for sequence %d)", stream, expect)
@@ -94,32 +124,34 @@ func readFailed(ctx context.Context, js jetstream.JetStream, stream string, expe
 				stream, idle, expect, err)
 		}
 		return fmt.Errorf("projections: read %s waiting for sequence %d: %w", stream, expect, cause)
-	case expect < st.FirstSeq:
+	case expect < b.First:
 		return newLogError(ErrLogGap, "stream %s has a gap: %s purged while reading it (%s)",
-			stream, seqRange(expect, st.FirstSeq-1), describeState(st))
-	case expect <= st.LastSeq && msgMissing(ictx, js, stream, expect):
-		return newLogError(ErrLogGap, "stream %s has a gap: sequence %d missing (%s)", stream, expect, describeState(st))
+			stream, seqRange(expect, b.First-1), describeBounds(b))
+	case expect <= b.Last && msgMissing(ictx, r, expect):
+		return newLogError(ErrLogGap, "stream %s has a gap: sequence %d missing (%s)", stream, expect, describeBounds(b))
 	case stalled:
 		return newLogError(ErrLogStalled, "reading stream %s stalled: no message for %s while waiting for sequence %d (%s)",
-			stream, idle, expect, describeState(st))
+			stream, idle, expect, describeBounds(b))
 	}
 	return fmt.Errorf("projections: read %s waiting for sequence %d: %w", stream, expect, cause)
 }
 
-// msgMissing reports whether the stream surely does not hold seq.
-func msgMissing(ctx context.Context, js jetstream.JetStream, stream string, seq uint64) bool {
-	s, err := js.Stream(ctx, stream)
+// msgMissing reports whether the stream surely does not hold seq: a
+// bounded read of seq alone returns nothing.
+func msgMissing(ctx context.Context, r events.StreamReader, seq uint64) bool {
+	cur, err := r.Read(ctx, seq, events.WithStop(seq))
 	if err != nil {
 		return false
 	}
-	_, err = s.GetMsg(ctx, seq)
-	return errors.Is(err, jetstream.ErrMsgNotFound)
+	defer cur.Close()
+	_, err = cur.Next(ctx)
+	return errors.Is(err, events.ErrEndOfRead)
 }
 
-// describeState is "first F, last L" (", no message left" when empty).
-func describeState(st *jetstream.StreamState) string {
-	s := fmt.Sprintf("first %d, last %d", st.FirstSeq, st.LastSeq)
-	if st.Msgs == 0 {
+// describeBounds is "first F, last L" (", no message left" when empty).
+func describeBounds(b events.Bounds) string {
+	s := fmt.Sprintf("first %d, last %d", b.First, b.Last)
+	if b.Msgs == 0 {
 		s += ", no message left"
 	}
 	return s
@@ -133,17 +165,13 @@ func seqRange(a, b uint64) string {
 	return fmt.Sprintf("sequences %d..%d", a, b)
 }
 
-// describeMissing names the missing sequences of st: all of them up to
-// five, else their number and the first five; only their number without
-// details.
-func describeMissing(st *jetstream.StreamState) string {
-	del := slices.Sorted(slices.Values(st.Deleted))
-	switch {
-	case len(del) == 0 && st.NumDeleted == 1:
-		return "1 sequence"
-	case len(del) == 0:
-		return fmt.Sprintf("%d sequences", st.NumDeleted)
-	case len(del) == 1:
+// describeSeqs names missing sequences (sorted): all of them up to five,
+// else their number and the first five.
+func describeSeqs(del []uint64) string {
+	switch len(del) {
+	case 0:
+		return "no sequence"
+	case 1:
 		return fmt.Sprintf("sequence %d", del[0])
 	}
 	const named = 5

@@ -130,11 +130,11 @@ func TestRebuildRefusesBrokenLog(t *testing.T) {
 
 // readUpTo runs a bounded consume of the whole log up to stop with small
 // batches and a short idle timeout; during calls apply (after each batch).
-func readUpTo(js jetstream.JetStream, stop uint64, idle time.Duration, during func(batch int) error) (applied uint64, err error) {
+func readUpTo(t testing.TB, js jetstream.JetStream, stop uint64, idle time.Duration, during func(batch int) error) (applied uint64, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	n := 0
-	err = consume(ctx, js, events.StreamName, testCodec, 1, stop, 8, 0, 20*time.Millisecond, idle, func(recs []Decoded) error {
+	err = consume(ctx, readerOf(t, js), events.StreamName, testCodec, 1, stop, 1, 8, 0, 20*time.Millisecond, idle, func(recs []Decoded) error {
 		applied = recs[len(recs)-1].Seq
 		n++
 		if during != nil {
@@ -150,7 +150,7 @@ func readUpTo(js jetstream.JetStream, stop uint64, idle time.Duration, during fu
 func TestBoundedReadStalls(t *testing.T) {
 	js, _, last := interleavedLog(t, []string{"a"}, 20)
 	began := time.Now()
-	applied, err := readUpTo(js, last+5, 300*time.Millisecond, nil)
+	applied, err := readUpTo(t, js, last+5, 300*time.Millisecond, nil)
 	if !errors.Is(err, ErrLogStalled) {
 		t.Fatalf("consume = %v, want ErrLogStalled", err)
 	}
@@ -170,7 +170,7 @@ func TestBoundedReadStalls(t *testing.T) {
 func TestBoundedReadStreamDeleted(t *testing.T) {
 	js, _, last := interleavedLog(t, []string{"a", "b"}, 1000)
 	began := time.Now()
-	applied, err := readUpTo(js, last, 300*time.Millisecond, func(batch int) error {
+	applied, err := readUpTo(t, js, last, 300*time.Millisecond, func(batch int) error {
 		if batch == 1 {
 			return js.DeleteStream(context.Background(), events.StreamName)
 		}
@@ -189,7 +189,7 @@ func TestBoundedReadStreamDeleted(t *testing.T) {
 // is a gap where the read meets it; the records before it are applied.
 func TestBoundedReadPurgedWhileReading(t *testing.T) {
 	js, s, last := interleavedLog(t, []string{"a", "b"}, 1000)
-	applied, err := readUpTo(js, last, 5*time.Second, func(batch int) error {
+	applied, err := readUpTo(t, js, last, 5*time.Second, func(batch int) error {
 		if batch == 1 {
 			return s.Purge(context.Background(), jetstream.WithPurgeSubject(events.SessionSubject("b")))
 		}

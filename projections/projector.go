@@ -58,12 +58,12 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// Projector reads the log with an ordered consumer from the store's
+// Projector reads the log (events.StreamReader: an ordered consumer) from the store's
 // checkpoint and applies it to the store in batches. Run it in one
 // goroutine; AppliedSeq, WaitFor and Lag are safe from any goroutine.
 type Projector struct {
 	cfg    Config
-	js     jetstream.JetStream
+	log    events.StreamReader
 	store  *Store
 	codec  *events.Codec
 	logger *slog.Logger
@@ -102,8 +102,14 @@ func NewProjector(cfg Config, js jetstream.JetStream, store *Store, codec *event
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
+	lcfg := events.DefaultJetStreamConfig()
+	lcfg.Stream = cfg.Stream
+	log, err := events.OpenJetStreamLog(js, lcfg)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+	}
 	return &Projector{
-		cfg: cfg, js: js, store: store, codec: codec, logger: logger,
+		cfg: cfg, log: log, store: store, codec: codec, logger: logger,
 		advance: make(chan struct{}),
 		faults:  faults{wake: make(chan struct{}, 1)},
 	}, nil
@@ -147,26 +153,14 @@ func (p *Projector) WaitFor(ctx context.Context, seq uint64) error {
 // Lag is the number of stream sequences not applied yet: the stream's last
 // sequence minus AppliedSeq (0 when caught up).
 func (p *Projector) Lag(ctx context.Context) (uint64, error) {
-	last, err := streamLastSeq(ctx, p.js, p.cfg.Stream)
+	b, err := p.log.Bounds(ctx)
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("projections: stream %s: %w", p.cfg.Stream, err)
 	}
-	if a := p.AppliedSeq(); last > a {
-		return last - a, nil
+	if a := p.AppliedSeq(); b.Last > a {
+		return b.Last - a, nil
 	}
 	return 0, nil
-}
-
-func streamLastSeq(ctx context.Context, js jetstream.JetStream, stream string) (uint64, error) {
-	st, err := js.Stream(ctx, stream)
-	if err != nil {
-		return 0, fmt.Errorf("projections: stream %s: %w", stream, err)
-	}
-	info, err := st.Info(ctx)
-	if err != nil {
-		return 0, fmt.Errorf("projections: stream %s info: %w", stream, err)
-	}
-	return info.State.LastSeq, nil
 }
 
 // Run applies the log to the store until ctx ends (it then returns nil;
@@ -186,7 +180,7 @@ func streamLastSeq(ctx context.Context, js jetstream.JetStream, stream string) (
 // drops the current read; Problem says what Run is retrying, or why it
 // stopped.
 func (p *Projector) Run(ctx context.Context) error {
-	js := boundedResets{JetStream: p.js, reading: func() {
+	log := boundedResets{StreamReader: p.log, reading: func() {
 		if p.faults.clearRead() {
 			p.logger.Info("projector reads the log again", "stream", p.cfg.Stream, "applied_seq", p.AppliedSeq())
 		}
@@ -195,12 +189,12 @@ func (p *Projector) Run(ctx context.Context) error {
 	p.faults.clear() // a new Run after one that stopped
 	for {
 		start := p.store.AppliedSeq() + 1
-		_, err := CheckStream(ctx, p.js, p.cfg.Stream, start-1)
+		_, err := checkStream(ctx, p.log, p.cfg.Stream, start-1)
 		if err == nil {
 			p.logger.Info("projector starting", "stream", p.cfg.Stream, "from_seq", start)
 			rctx, cancel := context.WithCancel(ctx)
 			p.faults.read.Store(&cancel)
-			err = consume(rctx, js, p.cfg.Stream, p.codec, start, 0, p.cfg.BatchEvents, p.cfg.BatchBytes, p.cfg.BatchWait, 0, func(recs []Decoded) error {
+			err = consume(rctx, log, p.cfg.Stream, p.codec, start, 0, 0, p.cfg.BatchEvents, p.cfg.BatchBytes, p.cfg.BatchWait, 0, func(recs []Decoded) error {
 				for len(recs) > 0 {
 					n, err := p.store.applyBounded(ctx, recs, time.Now().Add(p.cfg.BatchApply))
 					if ctx.Err() != nil {

@@ -115,6 +115,25 @@ type RebuildStats struct {
 // renamed over path then.
 func Rebuild(ctx context.Context, js jetstream.JetStream, stream, path string, codec *events.Codec,
 	progress func(applied, total uint64), opts ...RebuildOption) (RebuildStats, error) {
+	cfg := events.DefaultJetStreamConfig()
+	cfg.Stream = stream
+	log, err := events.OpenJetStreamLog(js, cfg)
+	if err != nil {
+		return RebuildStats{}, fmt.Errorf("projections: rebuild: %w", err)
+	}
+	return RebuildLog(ctx, log, stream, path, codec, progress, opts...)
+}
+
+// RebuildLog is Rebuild reading the log through r (stream names it in
+// errors).
+//
+// A log whose bounds carry a compaction baseline (events.Bounds.Baseline)
+// may miss sequences below it, a moved first sequence included: they were
+// removed on purpose. It must hold the baseline and every sequence after
+// it (else ErrLogTruncated or ErrLogGap). WithUpTo below the baseline is
+// refused (ErrLogTruncated): the log no longer holds that point.
+func RebuildLog(ctx context.Context, r events.StreamReader, stream, path string, codec *events.Codec,
+	progress func(applied, total uint64), opts ...RebuildOption) (RebuildStats, error) {
 	began := time.Now()
 	var stats RebuildStats
 	tmp := path + ".rebuild"
@@ -125,11 +144,15 @@ func Rebuild(ctx context.Context, js jetstream.JetStream, stream, path string, c
 	for _, opt := range opts {
 		opt(&o)
 	}
-	last, err := checkLog(ctx, js, stream)
+	last, wholeFrom, err := checkLog(ctx, r, stream)
 	if err != nil {
 		return stats, err
 	}
 	if o.upTo != nil {
+		if wholeFrom > 1 && *o.upTo < wholeFrom {
+			return stats, newLogError(ErrLogTruncated, "stream %s was compacted below sequence %d: the log no longer holds the state at sequence %d",
+				stream, wholeFrom, *o.upTo)
+		}
 		last = min(last, *o.upTo)
 	}
 	st, err := openStore(tmp, true)
@@ -144,7 +167,7 @@ func Rebuild(ctx context.Context, js jetstream.JetStream, stream, path string, c
 		}
 	}()
 	if last > 0 {
-		if err := rebuildFrom(ctx, js, stream, codec, st, last, o.idle, &stats, progress); err != nil {
+		if err := rebuildFrom(ctx, r, stream, codec, st, last, wholeFrom, o.idle, &stats, progress); err != nil {
 			return stats, fmt.Errorf("projections: rebuild %s: %w", path, err)
 		}
 	}
@@ -244,17 +267,18 @@ func (w *writer) fieldTerms(m *memoryv1.Message) []string {
 	return fieldTerms(m)
 }
 
-// rebuildFrom applies stream sequences 1..last to st. Three stages run in
+// rebuildFrom applies stream sequences 1..last to st (those below
+// wholeFrom may be missing). Three stages run in
 // parallel: a reader goroutine reads and decodes the log, workers prepare
 // the messages of each batch (encoding, term frequencies) and this
 // goroutine applies the batches, in log order, in chunks (applyChunk). As
 // with consume, the records before a record that cannot be decoded are
 // committed, then the error is returned.
-func rebuildFrom(ctx context.Context, js jetstream.JetStream, stream string, codec *events.Codec, st *Store,
-	last uint64, idle time.Duration, stats *RebuildStats, progress func(applied, total uint64)) error {
+func rebuildFrom(ctx context.Context, r events.StreamReader, stream string, codec *events.Codec, st *Store,
+	last, wholeFrom uint64, idle time.Duration, stats *RebuildStats, progress func(applied, total uint64)) error {
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	ch, wait := readPrepared(rctx, js, stream, codec, last, idle)
+	ch, wait := readPrepared(rctx, r, stream, codec, last, wholeFrom, idle)
 	var werr error
 	for werr == nil {
 		n, more, err := st.applyChunk(ch)
@@ -298,8 +322,8 @@ func rebuildFrom(ctx context.Context, js jetstream.JetStream, stream string, cod
 // Batches arrive on the channel in log order (wait on ready before use);
 // it is closed when reading ends, and wait then returns the reader's error.
 // Cancel ctx to stop early, and drain the channel.
-func readPrepared(ctx context.Context, js jetstream.JetStream, stream string, codec *events.Codec,
-	last uint64, idle time.Duration) (<-chan *readBatch, func() error) {
+func readPrepared(ctx context.Context, r events.StreamReader, stream string, codec *events.Codec,
+	last, wholeFrom uint64, idle time.Duration) (<-chan *readBatch, func() error) {
 	ch := make(chan *readBatch, rebuildQueue)   // in log order, to the writer
 	work := make(chan *readBatch, rebuildQueue) // to the workers
 	var wg sync.WaitGroup
@@ -315,7 +339,7 @@ func readPrepared(ctx context.Context, js jetstream.JetStream, stream string, co
 	wg.Go(func() {
 		defer close(work)
 		defer close(ch)
-		rerr = consume(ctx, js, stream, codec, 1, last, rebuildBatch, 0, 50*time.Millisecond, idle, func(recs []Decoded) error {
+		rerr = consume(ctx, r, stream, codec, 1, last, wholeFrom, rebuildBatch, 0, 50*time.Millisecond, idle, func(recs []Decoded) error {
 			// consume reuses recs.
 			b := &readBatch{recs: slices.Clone(recs), ready: make(chan struct{})}
 			// To the workers first: a batch the writer receives is always

@@ -161,79 +161,54 @@ type record struct {
 // errStop, returned by a scan callback, ends the scan without error.
 var errStop = errors.New("stop")
 
-// scanBatch is the most messages asked for in one pull.
-const scanBatch = 512
-
-// scan calls fn for every message of the stream matching filter ("" = all),
-// in stream order, that was stored when scan started. It reads with an
-// ephemeral, unacknowledged, in-memory pull consumer, deleted before scan
-// returns (the server drops it after a minute if the process dies first).
-// fn returning errStop ends the scan with a nil error.
+// scan calls fn for every message of the stream matching filter ("" = all,
+// else one subject), in stream order, that was stored when scan started,
+// skipping the sequences the stream no longer holds. It reads through the
+// events log: events.StreamReader for the whole stream, Log.Load for one
+// subject. fn returning errStop ends the scan with a nil error.
 func (l *link) scan(ctx context.Context, filter string, fn func(record) error) error {
-	cfg := jetstream.ConsumerConfig{
-		Description:       "agentmem replay scan",
-		DeliverPolicy:     jetstream.DeliverAllPolicy,
-		AckPolicy:         jetstream.AckNonePolicy,
-		MemoryStorage:     true,
-		Replicas:          1,
-		InactiveThreshold: time.Minute,
-		FilterSubject:     filter,
-	}
-	cons, err := l.js.CreateConsumer(ctx, l.stream, cfg)
+	cfg := events.DefaultJetStreamConfig()
+	cfg.Stream = l.stream
+	log, err := events.OpenJetStreamLog(l.js, cfg)
 	if err != nil {
-		if errors.Is(err, jetstream.ErrStreamNotFound) {
-			return fmt.Errorf("%w: %s", ErrNoStream, l.stream)
-		}
-		return fmt.Errorf("replay: read stream %s: create consumer: %w", l.stream, err)
+		return fmt.Errorf("replay: %w", err)
 	}
-	defer func() {
-		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		_ = l.js.DeleteConsumer(dctx, l.stream, cons.CachedInfo().Name)
-	}()
-	pending := cons.CachedInfo().NumPending
-	stopped := false
-	for pending > 0 && !stopped {
-		if err := ctx.Err(); err != nil {
-			return err
+	err = l.scanLog(ctx, log, filter, fn)
+	switch {
+	case errors.Is(err, errStop):
+		return nil
+	case errors.Is(err, events.ErrNoStream):
+		return fmt.Errorf("%w: %s", ErrNoStream, l.stream)
+	}
+	return err
+}
+
+func (l *link) scanLog(ctx context.Context, log *events.JetStreamLog, filter string, fn func(record) error) error {
+	if filter != "" {
+		_, err := log.Load(ctx, filter, 0, func(r events.Record) error {
+			return fn(record(r))
+		})
+		return err
+	}
+	b, err := log.Bounds(ctx)
+	if err != nil || b.Msgs == 0 {
+		return err
+	}
+	cur, err := log.Read(ctx, b.First, events.WithStop(b.Last))
+	if err != nil {
+		return err
+	}
+	defer cur.Close()
+	for {
+		r, err := cur.Next(ctx)
+		if errors.Is(err, events.ErrEndOfRead) {
+			return nil
 		}
-		batch, err := cons.Fetch(int(min(pending, scanBatch)), jetstream.FetchMaxWait(5*time.Second))
 		if err != nil {
 			return fmt.Errorf("replay: read stream %s: %w", l.stream, err)
 		}
-		got := 0
-		var ferr error
-		for m := range batch.Messages() {
-			got++
-			if stopped || ferr != nil {
-				continue // drain the batch so its fetch ends
-			}
-			md, err := m.Metadata()
-			if err != nil {
-				ferr = fmt.Errorf("replay: read stream %s: %w", l.stream, err)
-				continue
-			}
-			if err := fn(record{Subject: m.Subject(), Seq: md.Sequence.Stream, Time: md.Timestamp, Data: m.Data()}); err != nil {
-				if errors.Is(err, errStop) {
-					stopped = true
-				} else {
-					ferr = err
-				}
-			}
+		if err := fn(record(r)); err != nil {
+			return err
 		}
-		if ferr != nil {
-			return ferr
-		}
-		if stopped {
-			return nil
-		}
-		if err := batch.Error(); err != nil {
-			return fmt.Errorf("replay: read stream %s: %w", l.stream, err)
-		}
-		if got == 0 {
-			break // purged meanwhile
-		}
-		pending -= min(pending, uint64(got))
 	}
-	return ctx.Err()
 }

@@ -1,0 +1,275 @@
+package events
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"sync"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// BaselineMetadataKey is the key of the stream's metadata (its
+// configuration's Metadata) holding the compaction baseline, in decimal.
+const BaselineMetadataKey = "agentmem.baseline"
+
+var _ StreamReader = (*JetStreamLog)(nil)
+var _ GapLister = (*JetStreamLog)(nil)
+
+// OpenJetStreamLog returns the log on an existing stream without creating
+// or updating it (readers and tools: a missing stream stays missing and is
+// reported as ErrNoStream by the first call). cfg's Stream and
+// RequestTimeout are used.
+func OpenJetStreamLog(js jetstream.JetStream, cfg JetStreamConfig) (*JetStreamLog, error) {
+	if cfg.RequestTimeout == 0 {
+		cfg.RequestTimeout = DefaultJetStreamConfig().RequestTimeout
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &JetStreamLog{
+		js:         js,
+		nc:         js.Conn(),
+		stream:     cfg.Stream,
+		timeout:    cfg.RequestTimeout,
+		msgGetSubj: apiPrefix(js.Options()) + "STREAM.MSG.GET." + cfg.Stream,
+	}, nil
+}
+
+// info is the stream's info (with the list of deleted sequences if
+// details); a missing stream wraps ErrNoStream.
+func (l *JetStreamLog) info(ctx context.Context, details bool) (*jetstream.StreamInfo, error) {
+	ctx, cancel := l.withTimeout(ctx)
+	defer cancel()
+	s, err := l.js.Stream(ctx, l.stream)
+	if err == nil {
+		var info *jetstream.StreamInfo
+		if info, err = s.Info(ctx, jetstream.WithDeletedDetails(details)); err == nil {
+			return info, nil
+		}
+	}
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return nil, fmt.Errorf("%w: stream %s not found (deleted?): %w", ErrNoStream, l.stream, err)
+	}
+	return nil, fmt.Errorf("events: stream %s info: %w", l.stream, err)
+}
+
+// Bounds implements StreamReader: one stream info request.
+func (l *JetStreamLog) Bounds(ctx context.Context) (Bounds, error) {
+	info, err := l.info(ctx, false)
+	if err != nil {
+		return Bounds{}, err
+	}
+	return boundsOf(info)
+}
+
+func boundsOf(info *jetstream.StreamInfo) (Bounds, error) {
+	st := info.State
+	b := Bounds{First: st.FirstSeq, Last: st.LastSeq, Msgs: st.Msgs}
+	if b.Msgs == 0 {
+		b.First = b.Last + 1
+	}
+	if v, ok := info.Config.Metadata[BaselineMetadataKey]; ok {
+		seq, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			return Bounds{}, fmt.Errorf("%w: stream %s metadata %s = %q: %w", ErrMalformed, info.Config.Name, BaselineMetadataKey, v, err)
+		}
+		b.Baseline = seq
+	}
+	return b, nil
+}
+
+// MissingSeqs implements GapLister (one stream info request with the
+// deleted sequences).
+func (l *JetStreamLog) MissingSeqs(ctx context.Context, limit int) ([]uint64, bool, error) {
+	info, err := l.info(ctx, false)
+	if err != nil {
+		return nil, false, err
+	}
+	if info.State.NumDeleted == 0 {
+		return nil, true, nil
+	}
+	if info.State.NumDeleted > limit {
+		return nil, false, nil
+	}
+	if info, err = l.info(ctx, true); err != nil {
+		return nil, false, err
+	}
+	if len(info.State.Deleted) > limit {
+		return nil, false, nil
+	}
+	return slices.Sorted(slices.Values(info.State.Deleted)), true, nil
+}
+
+// MarkCompacted records firstKept as the stream's compaction baseline (its
+// metadata key BaselineMetadataKey): sequences below it may be missing on
+// purpose. The stream must hold every sequence from firstKept to its last
+// (else ErrBadBaseline). A baseline never moves back: a lower firstKept
+// than the recorded one changes nothing. The record survives
+// NewJetStreamLog (a node start keeps it).
+func (l *JetStreamLog) MarkCompacted(ctx context.Context, firstKept uint64) error {
+	info, err := l.info(ctx, true)
+	if err != nil {
+		return err
+	}
+	b, err := boundsOf(info)
+	if err != nil {
+		return err
+	}
+	if err := checkBaseline(b, firstKept, info.State.Deleted); err != nil {
+		return err
+	}
+	if firstKept <= b.Baseline {
+		return nil
+	}
+	cfg := info.Config
+	cfg.Metadata = maps.Clone(cfg.Metadata)
+	if cfg.Metadata == nil {
+		cfg.Metadata = make(map[string]string, 1)
+	}
+	cfg.Metadata[BaselineMetadataKey] = strconv.FormatUint(firstKept, 10)
+	ctx, cancel := l.withTimeout(ctx)
+	defer cancel()
+	if _, err := l.js.UpdateStream(ctx, cfg); err != nil {
+		return fmt.Errorf("events: record baseline %d on stream %s: %w", firstKept, l.stream, err)
+	}
+	return nil
+}
+
+// checkBaseline refuses a baseline the stream b (missing: its deleted
+// sequences) does not honour: every sequence from firstKept to b.Last held.
+func checkBaseline(b Bounds, firstKept uint64, missing []uint64) error {
+	switch {
+	case firstKept == 0:
+		return fmt.Errorf("%w: sequence 0", ErrBadBaseline)
+	case firstKept > b.Last:
+		return fmt.Errorf("%w: %d is beyond the last sequence %d", ErrBadBaseline, firstKept, b.Last)
+	case firstKept < b.First:
+		return fmt.Errorf("%w: %d is before the first sequence held, %d", ErrBadBaseline, firstKept, b.First)
+	}
+	for _, s := range missing {
+		if s >= firstKept {
+			return fmt.Errorf("%w: sequence %d, after %d, is missing", ErrBadBaseline, s, firstKept)
+		}
+	}
+	return nil
+}
+
+// Read implements StreamReader with an ordered consumer on every subject of
+// the log (mem.ev.>), in memory on the server, starting at from: JetStream
+// skips the sequences it no longer holds. A bounded read whose stop was
+// already written first asks the leader for the first message at or after
+// from, and ends at once if there is none up to the stop; afterwards each
+// message's pending count tells when nothing more up to the stop is
+// stored.
+func (l *JetStreamLog) Read(ctx context.Context, from uint64, opts ...ReadOption) (Cursor, error) {
+	o := applyReadOptions(opts)
+	from = max(from, 1)
+	written := false // every sequence up to the stop was assigned when the read began
+	if o.stop > 0 {
+		if from > o.stop {
+			return endedCursor{}, nil
+		}
+		b, err := l.Bounds(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if written = o.stop <= b.Last; written {
+			gctx, cancel := l.withTimeout(ctx)
+			sm, err := l.leaderGet(gctx, msgGetRequest{Seq: from, NextFor: SubjectPrefix + ".>"})
+			cancel()
+			if err != nil {
+				return nil, err
+			}
+			if sm == nil || sm.Seq > o.stop {
+				return endedCursor{}, nil
+			}
+			from = sm.Seq
+		}
+	}
+	cfg := jetstream.OrderedConsumerConfig{
+		FilterSubjects:   []string{SubjectPrefix + ".>"},
+		DeliverPolicy:    jetstream.DeliverByStartSequencePolicy,
+		OptStartSeq:      from,
+		MaxResetAttempts: o.maxResets,
+	}
+	cons, err := l.js.OrderedConsumer(ctx, l.stream, cfg)
+	if err != nil {
+		if errors.Is(err, jetstream.ErrStreamNotFound) {
+			return nil, fmt.Errorf("%w: read stream %s: not found (deleted?): %w", ErrNoStream, l.stream, err)
+		}
+		return nil, fmt.Errorf("events: read stream %s from %d: %w", l.stream, from, err)
+	}
+	ahead := o.readAhead
+	if ahead <= 0 {
+		ahead = 256
+	}
+	it, err := cons.Messages(jetstream.PullMaxMessages(ahead))
+	if err != nil {
+		if errors.Is(err, jetstream.ErrStreamNotFound) {
+			return nil, fmt.Errorf("%w: read stream %s: not found (deleted?): %w", ErrNoStream, l.stream, err)
+		}
+		return nil, fmt.Errorf("events: read stream %s from %d: %w", l.stream, from, err)
+	}
+	c := &jsCursor{stream: l.stream, it: it, stop: o.stop, written: written}
+	// While the ordered consumer recreates itself Next ignores its context;
+	// only Stop ends it.
+	c.unhook = context.AfterFunc(ctx, it.Stop)
+	return c, nil
+}
+
+// jsCursor is JetStreamLog's Cursor.
+type jsCursor struct {
+	stream  string
+	it      jetstream.MessagesContext
+	stop    uint64
+	written bool // every sequence up to stop was assigned: none left pending means none left
+	unhook  func() bool
+	once    sync.Once
+
+	done bool // the bounded read returned its last record; only Next uses it
+}
+
+func (c *jsCursor) Next(ctx context.Context) (Record, error) {
+	if c.done {
+		return Record{}, ErrEndOfRead
+	}
+	msg, err := c.it.Next(jetstream.NextContext(ctx))
+	if err != nil {
+		if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
+			return Record{}, fmt.Errorf("events: read stream %s: %w (%w)", c.stream, cerr, err)
+		}
+		return Record{}, fmt.Errorf("events: read stream %s: %w", c.stream, err)
+	}
+	md, err := msg.Metadata()
+	if err != nil {
+		return Record{}, fmt.Errorf("events: read stream %s: message on %s without metadata: %w", c.stream, msg.Subject(), err)
+	}
+	r := Record{Subject: msg.Subject(), Seq: md.Sequence.Stream, Time: md.Timestamp, Data: msg.Data()}
+	if c.stop > 0 {
+		if r.Seq > c.stop {
+			c.done = true
+			return Record{}, ErrEndOfRead
+		}
+		// Messages stored later have sequences past the stop: with none
+		// pending, nothing up to it is left.
+		c.done = r.Seq == c.stop || c.written && md.NumPending == 0
+	}
+	return r, nil
+}
+
+func (c *jsCursor) Close() {
+	c.once.Do(func() {
+		c.unhook()
+		c.it.Stop()
+	})
+}
+
+// endedCursor is a bounded read with nothing to read.
+type endedCursor struct{}
+
+func (endedCursor) Next(context.Context) (Record, error) { return Record{}, ErrEndOfRead }
+func (endedCursor) Close()                               {}
