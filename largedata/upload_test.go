@@ -2,8 +2,8 @@ package largedata
 
 import (
 	"bytes"
-	"crypto/rand"
 	"context"
+	"crypto/rand"
 	"errors"
 	"strings"
 	"sync"
