@@ -3,10 +3,12 @@ package node
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/largedata"
+	"github.com/agentmem/agentmem/projections"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 )
 
@@ -76,4 +78,26 @@ func fieldErr(err error, code int, field string) error {
 		e.Field = field
 	}
 	return err
+}
+
+// sessionHolder holds large data a session stored (a tool result offloaded
+// by its append, owner "session:<id>") past its lease while that session is
+// in the projection and not terminated: the session's messages refer to it.
+// Once the session is terminated (or gone from the projection), the data
+// lives out its lease and the sweep removes it. Data a principal put
+// (mem.v1.data.put) lives exactly its lease.
+type sessionHolder struct{ s *projections.Store }
+
+var _ largedata.Holder = sessionHolder{}
+
+func (h sessionHolder) Held(_ context.Context, ref *memoryv1.DataReference) (bool, error) {
+	id, ok := strings.CutPrefix(ref.GetOwner(), "session:")
+	if !ok {
+		return false, nil
+	}
+	e, found, err := h.s.Session(id)
+	if err != nil {
+		return false, err
+	}
+	return found && e.GetStatus() != memoryv1.SessionStatus_SESSION_STATUS_TERMINATED, nil
 }
