@@ -59,6 +59,13 @@ func (s *Service) addDataEndpoints(add func(name, subject string, h func(*call))
 	return add("data_get", "mem.v1.data.get", s.dataGet)
 }
 
+// DataCommitAllowance is the time a data.put that commits an upload of n
+// bytes may take beyond the query timeout: 1 s per started 4 MiB (reading
+// the parts, hashing, compressing and writing the object).
+func DataCommitAllowance(n uint64) time.Duration {
+	return time.Duration((n+(4<<20)-1)>>22) * time.Second
+}
+
 // dataOwner is the owner of data c's caller puts.
 func dataOwner(c *call) string {
 	if c.who.Unrestricted {
@@ -133,7 +140,7 @@ func (s *Service) dataPut(c *call) {
 	}
 	owner := dataOwner(c)
 	ttl := time.Duration(req.GetTtlSeconds()) * time.Second
-	s.goQuery(c, func(ctx context.Context, reply actors.ReplyFunc) {
+	s.goQueryFor(c, s.cfg.QueryTimeout+DataCommitAllowance(req.GetSize()), func(ctx context.Context, reply actors.ReplyFunc) {
 		size := uint64(len(req.GetData()))
 		if upload {
 			size = req.GetSize()

@@ -42,7 +42,10 @@ func (c *Client) PutData(ctx context.Context, data []byte, contentType string, m
 		req.UploadId, req.Size = up.GetUploadId(), uint64(len(data))
 	}
 	reply := &memoryv1.PutDataReply{}
-	if err := c.call(ctx, "mem.v1.data.put", req, reply); err != nil {
+	// A commit may take the node 1 s per 4 MiB beyond a query's timeout
+	// (api.DataCommitAllowance); the wait for its reply allows as much.
+	cc := c.WithTimeout(c.timeout + time.Duration((req.GetSize()+(4<<20)-1)>>22)*time.Second)
+	if err := cc.call(ctx, "mem.v1.data.put", req, reply); err != nil {
 		return nil, err
 	}
 	c.recordSeq(reply.GetSeq())
