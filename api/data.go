@@ -18,10 +18,34 @@ import (
 type DataStore interface {
 	// Put stores data owned by owner (DataReference.owner).
 	Put(ctx context.Context, owner string, data []byte, contentType string, metadata map[string]string, ttl time.Duration) (*memoryv1.DataReference, uint64, error)
-	Get(ctx context.Context, id string) (*memoryv1.DataReference, []byte, error)
+	// PutPart stores one part of an upload (upload "" begins one) and
+	// returns the upload id and the offset after the part.
+	PutPart(ctx context.Context, owner, upload string, offset uint64, data []byte) (string, uint64, error)
+	// Commit stores the parts of upload, offsets 0..size, as one object.
+	Commit(ctx context.Context, owner, upload string, size uint64, contentType string, metadata map[string]string, ttl time.Duration) (*memoryv1.DataReference, uint64, error)
+	// GetRange returns the reference and the bytes [offset, offset+length)
+	// of id (length 0: to the end).
+	GetRange(ctx context.Context, id string, offset, length uint64) (*memoryv1.DataReference, []byte, error)
 }
 
-// addDataEndpoints registers mem.v1.data.{put,get} (when Data is set).
+// dataReplyHeadroom is kept free in a data.get reply, beside the bytes, for
+// the reference (its metadata may take 64 KiB) and the envelope.
+const dataReplyHeadroom = 128 << 10
+
+// MaxDataReply is the most bytes of data one data.get reply carries on a
+// connection whose max payload is maxPayload: maxPayload less 128 KiB, and
+// three quarters of that in JSON (base64). A larger range is refused (413,
+// field "length") and read in ranges. Upload parts are bounded by the max
+// payload itself.
+func MaxDataReply(maxPayload int64, asJSON bool) uint64 {
+	n := maxPayload - dataReplyHeadroom
+	if asJSON {
+		n = n / 4 * 3
+	}
+	return uint64(max(n, 1))
+}
+
+// addDataEndpoints registers mem.v1.data.{put,upload,get} (when Data is set).
 func (s *Service) addDataEndpoints(add func(name, subject string, h func(*call)) error) error {
 	if s.data == nil {
 		return nil
@@ -29,7 +53,62 @@ func (s *Service) addDataEndpoints(add func(name, subject string, h func(*call))
 	if err := add("data_put", "mem.v1.data.put", s.dataPut); err != nil {
 		return err
 	}
+	if err := add("data_upload", "mem.v1.data.upload", s.dataUpload); err != nil {
+		return err
+	}
 	return add("data_get", "mem.v1.data.get", s.dataGet)
+}
+
+// DataCommitAllowance is the time a data.put that commits an upload of n
+// bytes may take beyond the query timeout: 1 s per started 4 MiB (reading
+// the parts, hashing, compressing and writing the object).
+func DataCommitAllowance(n uint64) time.Duration {
+	return time.Duration((n+(4<<20)-1)>>22) * time.Second
+}
+
+// dataOwner is the owner of data c's caller puts.
+func dataOwner(c *call) string {
+	if c.who.Unrestricted {
+		return ""
+	}
+	return "principal:" + c.who.Principal
+}
+
+// dataUpload stores one part of an upload (mem.v1.data.upload). The quota
+// is checked against the bytes sent so far, so an upload that cannot fit is
+// refused at its first part past the limit, not at the commit.
+func (s *Service) dataUpload(c *call) {
+	r, asJSON, rp := c.r, c.asJSON, c.rp
+	req := &memoryv1.UploadDataRequest{}
+	if !s.readBody(r, rp, asJSON, req) {
+		return
+	}
+	if len(req.GetData()) == 0 {
+		respondError(rp, asJSON, &Error{Code: 400, Field: "data", Message: "an upload part must not be empty"})
+		return
+	}
+	if req.GetUploadId() == "" && req.GetOffset() != 0 {
+		respondError(rp, asJSON, &Error{Code: 400, Field: "offset", Message: fmt.Sprintf("%d: a new upload (no upload_id) starts at offset 0", req.GetOffset())})
+		return
+	}
+	if err := c.who.Write("data"); err != nil {
+		s.metrics.Denied.WithLabelValues("data").Inc()
+		c.fail(err)
+		return
+	}
+	owner := dataOwner(c)
+	s.goQuery(c, func(ctx context.Context, reply actors.ReplyFunc) {
+		if err := s.checkDataQuota(c.who, owner, req.GetOffset()+uint64(len(req.GetData()))); err != nil {
+			reply(nil, err)
+			return
+		}
+		id, received, err := s.data.PutPart(ctx, owner, req.GetUploadId(), req.GetOffset(), req.GetData())
+		if err != nil {
+			reply(nil, err)
+			return
+		}
+		reply(&memoryv1.UploadDataReply{UploadId: id, Received: received}, nil)
+	})
 }
 
 func (s *Service) dataPut(c *call) {
@@ -42,21 +121,42 @@ func (s *Service) dataPut(c *call) {
 		respondError(rp, asJSON, &Error{Code: 400, Field: "ttl_seconds", Message: fmt.Sprintf("%d: must be >= 0", req.GetTtlSeconds())})
 		return
 	}
+	upload := req.GetUploadId() != ""
+	switch {
+	case upload && len(req.GetData()) != 0:
+		respondError(rp, asJSON, &Error{Code: 400, Field: "data", Message: "must be empty when upload_id commits an upload"})
+		return
+	case upload && req.GetSize() == 0:
+		respondError(rp, asJSON, &Error{Code: 400, Field: "size", Message: "the total bytes of the upload are required with upload_id"})
+		return
+	case !upload && req.GetSize() != 0:
+		respondError(rp, asJSON, &Error{Code: 400, Field: "size", Message: "only with upload_id"})
+		return
+	}
 	if err := c.who.Write("data"); err != nil {
 		s.metrics.Denied.WithLabelValues("data").Inc()
 		c.fail(err)
 		return
 	}
-	owner := ""
-	if !c.who.Unrestricted {
-		owner = "principal:" + c.who.Principal
-	}
-	s.goQuery(c, func(ctx context.Context, reply actors.ReplyFunc) {
-		if err := s.checkDataQuota(c.who, owner, len(req.GetData())); err != nil {
+	owner := dataOwner(c)
+	ttl := time.Duration(req.GetTtlSeconds()) * time.Second
+	s.goQueryFor(c, s.cfg.QueryTimeout+DataCommitAllowance(req.GetSize()), func(ctx context.Context, reply actors.ReplyFunc) {
+		size := uint64(len(req.GetData()))
+		if upload {
+			size = req.GetSize()
+		}
+		if err := s.checkDataQuota(c.who, owner, size); err != nil {
 			reply(nil, err)
 			return
 		}
-		ref, seq, err := s.data.Put(ctx, owner, req.GetData(), req.GetContentType(), req.GetMetadata(), time.Duration(req.GetTtlSeconds())*time.Second)
+		var ref *memoryv1.DataReference
+		var seq uint64
+		var err error
+		if upload {
+			ref, seq, err = s.data.Commit(ctx, owner, req.GetUploadId(), size, req.GetContentType(), req.GetMetadata(), ttl)
+		} else {
+			ref, seq, err = s.data.Put(ctx, owner, req.GetData(), req.GetContentType(), req.GetMetadata(), ttl)
+		}
 		if err != nil {
 			reply(nil, err)
 			return
@@ -80,7 +180,7 @@ func (s *Service) dataPut(c *call) {
 // bounded exactly; puts in flight at the same time may pass the bound by
 // what they carry (at most max_concurrent_queries puts). Admins and the
 // single-user node are not bounded.
-func (s *Service) checkDataQuota(who *tenancy.Caller, owner string, n int) error {
+func (s *Service) checkDataQuota(who *tenancy.Caller, owner string, n uint64) error {
 	if s.rm == nil || who.Admin() {
 		return nil
 	}
@@ -88,7 +188,7 @@ func (s *Service) checkDataQuota(who *tenancy.Caller, owner string, n int) error
 	if err != nil {
 		return err
 	}
-	if limit := who.Limits.MaxDataBytes; held+int64(n) > limit {
+	if limit := who.Limits.MaxDataBytes; n > uint64(limit) || held+int64(n) > limit {
 		return &Error{Code: 413, Field: "max_data_bytes", Message: fmt.Sprintf("this caller holds %d bytes of large data; %d more would pass its %d", held, n, limit)}
 	}
 	return nil
@@ -104,14 +204,24 @@ func (s *Service) dataGet(c *call) {
 		respondError(rp, asJSON, Classify(err))
 		return
 	}
+	most := MaxDataReply(s.nc.MaxPayload(), asJSON)
+	if req.GetLength() > most {
+		respondError(rp, asJSON, &Error{Code: 413, Field: "length", Message: fmt.Sprintf("%d bytes do not fit one reply: at most %d; read in ranges", req.GetLength(), most)})
+		return
+	}
 	s.goQuery(c, func(ctx context.Context, reply actors.ReplyFunc) {
-		ref, data, err := s.data.Get(ctx, req.GetId())
+		ref, data, err := s.data.GetRange(ctx, req.GetId(), req.GetOffset(), req.GetLength())
 		if err != nil {
 			reply(nil, err)
 			return
 		}
 		if err := s.checkData(ctx, c.who, ref); err != nil {
 			reply(nil, err)
+			return
+		}
+		if uint64(len(data)) > most {
+			reply(nil, &Error{Code: 413, Field: "length", Message: fmt.Sprintf("%s: %d bytes from offset %d do not fit one reply (at most %d): read it in ranges with offset and length",
+				req.GetId(), len(data), req.GetOffset(), most)})
 			return
 		}
 		reply(&memoryv1.GetDataReply{Ref: ref, Data: data}, nil)

@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -81,6 +82,11 @@ func (s *Service) queryHandler(ep queryEndpoint) func(*call) {
 // (429 max_concurrent_queries: a slow min_seq wait holds only the caller's
 // slots), then by the node's (503 when every slot of the node is busy).
 func (s *Service) goQuery(c *call, fn func(context.Context, actors.ReplyFunc)) {
+	s.goQueryFor(c, s.cfg.QueryTimeout, fn)
+}
+
+// goQueryFor is goQuery bounded by timeout instead of QueryTimeout.
+func (s *Service) goQueryFor(c *call, timeout time.Duration, fn func(context.Context, actors.ReplyFunc)) {
 	release, ok := hold(c, s.querySlots, s.queries, "queries")
 	if !ok {
 		return
@@ -92,7 +98,7 @@ func (s *Service) goQuery(c *call, fn func(context.Context, actors.ReplyFunc)) {
 	}
 	s.workers.Go(func() {
 		defer release()
-		ctx, cancel := context.WithTimeout(s.ctx, s.cfg.QueryTimeout)
+		ctx, cancel := context.WithTimeout(s.ctx, timeout)
 		defer cancel()
 		fn(ctx, s.answer(rp, asJSON))
 	})

@@ -126,9 +126,8 @@ func BenchmarkScopeEntry(b *testing.B) {
 }
 
 // benchDataSizes are the large-data sizes. 10MB does not fit one NATS
-// message on the embedded server (max_payload 8 MiB): over the API it is
-// skipped with the server's answer; largedata's in-process benchmarks
-// measure it.
+// message on the embedded server (max_payload 8 MiB): the client sends it
+// in parts (mem.v1.data.upload, then the commit) and reads it in ranges.
 var benchDataSizes = []struct {
 	name string
 	n    int
@@ -168,11 +167,6 @@ func BenchmarkScopeLargeData(b *testing.B) {
 		data := textData(sz.n)
 		var ref *memoryv1.DataReference
 		b.Run("put/api/"+sz.name, func(b *testing.B) {
-			if int64(len(data)) > nc.MaxPayload() {
-				_, err := c.PutData(ctx, data, "text/plain", nil, time.Hour)
-				b.Skipf("%d bytes exceed the server's max payload (%d): one request cannot carry it (%v); see largedata BenchmarkPut/%s (in process)",
-					len(data), nc.MaxPayload(), err, sz.name)
-			}
 			b.SetBytes(int64(sz.n))
 			var lat []time.Duration
 			begin := time.Now()

@@ -2,7 +2,6 @@ package client
 
 import (
 	"context"
-	"time"
 
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 )
@@ -155,27 +154,4 @@ func (c *Client) Publish(ctx context.Context, sessionID, key, target string) (*m
 	commandID(&req.CommandId)
 	reply := &memoryv1.EntryReply{}
 	return reply, c.write(ctx, SessionScope(sessionID).Subject("publish"), req, reply)
-}
-
-// PutData stores data as large data and returns its reference. A zero ttl
-// uses the node's default lease; the lease is counted in whole seconds.
-// The request must fit the server's max payload (8 MiB embedded).
-func (c *Client) PutData(ctx context.Context, data []byte, contentType string, metadata map[string]string, ttl time.Duration) (*memoryv1.DataReference, error) {
-	req := &memoryv1.PutDataRequest{Data: data, ContentType: contentType, Metadata: metadata, TtlSeconds: int64(ttl / time.Second)}
-	reply := &memoryv1.PutDataReply{}
-	if err := c.call(ctx, "mem.v1.data.put", req, reply); err != nil {
-		return nil, err
-	}
-	c.recordSeq(reply.GetSeq())
-	return reply.GetRef(), nil
-}
-
-// GetData returns large data id and its reference. The node verifies the
-// checksum of bytes read from disk: corrupt data is a 500 *Error, never bytes.
-func (c *Client) GetData(ctx context.Context, id string) (*memoryv1.DataReference, []byte, error) {
-	reply := &memoryv1.GetDataReply{}
-	if err := c.call(ctx, "mem.v1.data.get", &memoryv1.GetDataRequest{Id: id}, reply); err != nil {
-		return nil, nil, err
-	}
-	return reply.GetRef(), reply.GetData(), nil
 }

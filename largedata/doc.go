@@ -22,6 +22,23 @@
 // The reference in the object's metadata makes every object self-describing:
 // Ref and Get work from the object store alone, with a cold memory tier.
 //
+// # Uploads
+//
+// Data above one NATS message is sent in parts (PutPart) and stored by
+// Commit. Parts live in a second bucket, Bucket + "_UPLOADS", whose TTL is
+// Config.UploadTTL (the server removes them; no sweep is involved):
+//
+//	"<upload>.<offset, 16 hex digits>"  one part's bytes, metadata "agentmem-owner"
+//	"<upload>.ref"                      written by a finished commit: the reference
+//	                                    ("agentmem-ref") and its DataStored sequence
+//	                                    ("agentmem-seq"), so a retried commit answers it
+//
+// Commit reads the parts from offset 0, each starting where the previous one
+// ended, up to the announced size, then stores the whole exactly as Put does
+// (one object, one DataStored), writes the marker and deletes the parts.
+// Nothing of an upload is readable through Get before its commit; a crash at
+// any point leaves either no object (the parts expire) or a committed one.
+//
 // Reference fields: size and sha256 (hex) are those of the ORIGINAL bytes;
 // compressed says the object holds a zstd frame; stored_size is the length of
 // the object bytes; stored_unix_nano is the put time and expires_unix_nano
@@ -47,8 +64,13 @@
 //
 // Data expires by its lease, never by reference counts: Sweep (run every
 // Config.SweepEvery by Run) lists the bucket and expires every object whose
-// expires_unix_nano <= now. Get and Ref refuse an expired reference
-// (ErrExpired) before any sweep has run.
+// expires_unix_nano <= now, unless Config.Holder holds it (something still
+// refers to it: the node holds a session's offloaded tool results while the
+// session is live). Get and Ref refuse a reference whose lease ended and
+// that is not held (ErrExpired) before any sweep has run; after the sweep
+// removed it, they find its DataExpired in the log and answer ErrExpired
+// ("removed") too. Only an id never stored (or an orphan object, below) is
+// ErrNotFound.
 //
 // # Recovery rule
 //

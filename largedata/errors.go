@@ -23,6 +23,11 @@ var (
 	// (expires_unix_nano <= now) even if a sweep has not deleted it yet.
 	ErrExpired = errors.New("largedata: data expired")
 
+	// ErrUploadNotFound is returned when an upload has no parts (never
+	// sent, committed and cleaned up without a marker, or expired after
+	// Config.UploadTTL), or its parts belong to another owner.
+	ErrUploadNotFound = errors.New("largedata: upload not found")
+
 	// ErrInvalidConfig is returned (wrapped) by Config.Validate.
 	ErrInvalidConfig = errors.New("largedata: invalid config")
 

@@ -49,6 +49,7 @@ const (
 type Store struct {
 	cfg    Config
 	obj    jetstream.ObjectStore
+	up     jetstream.ObjectStore // uploads: parts not yet committed (upload.go)
 	log    events.Log
 	codec  *events.Codec
 	now    func() time.Time
@@ -83,6 +84,16 @@ func New(ctx context.Context, js jetstream.JetStream, log events.Log, cfg Config
 	if err != nil {
 		return nil, fmt.Errorf("largedata: create or open bucket %s: %w", cfg.Bucket, err)
 	}
+	up, err := js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
+		Bucket:      cfg.Bucket + uploadsSuffix,
+		Description: "agentmem large data uploads: parts not yet committed, removed after the TTL",
+		Replicas:    cfg.Replicas,
+		Storage:     jetstream.FileStorage,
+		TTL:         cfg.UploadTTL,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("largedata: create or open bucket %s: %w", cfg.Bucket+uploadsSuffix, err)
+	}
 	// EncodeAll and DecodeAll are safe for concurrent use and start no
 	// goroutines (no streaming reader or writer is ever attached).
 	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderConcurrency(1))
@@ -96,6 +107,7 @@ func New(ctx context.Context, js jetstream.JetStream, log events.Log, cfg Config
 	return &Store{
 		cfg:    cfg,
 		obj:    obj,
+		up:     up,
 		log:    log,
 		codec:  events.NewCodec(),
 		now:    now,
@@ -179,29 +191,60 @@ func (s *Store) PutOwned(ctx context.Context, owner string, data []byte, content
 // the slice). Bytes read from the object store are checked against the
 // reference's sha256 on every read: a mismatch is ErrCorrupt and no bytes.
 func (s *Store) Get(ctx context.Context, id string) (*memoryv1.DataReference, []byte, error) {
+	ref, data, err := s.get(ctx, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	return ref, bytes.Clone(data), nil
+}
+
+// GetRange is Get of the bytes [offset, offset+length) only (length 0: to
+// the end; a range past the end is cut at it). The whole object is read and
+// verified, and kept in the memory tier, so reading an object range by
+// range reads the object store once when the tier holds it. An offset past
+// the size is ErrInvalidArgument.
+func (s *Store) GetRange(ctx context.Context, id string, offset, length uint64) (*memoryv1.DataReference, []byte, error) {
+	ref, data, err := s.get(ctx, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	size := uint64(len(data))
+	if offset > size {
+		return nil, nil, fmt.Errorf("%w: offset %d is past the %d bytes of %s", ErrInvalidArgument, offset, size, id)
+	}
+	end := size
+	if length != 0 && length < size-offset {
+		end = offset + length
+	}
+	return ref, bytes.Clone(data[offset:end]), nil
+}
+
+// get returns the reference (a copy) and the verified bytes of id, which
+// may be shared with the memory tier: callers copy what they return.
+func (s *Store) get(ctx context.Context, id string) (*memoryv1.DataReference, []byte, error) {
 	if err := checkID(id); err != nil {
 		return nil, nil, err
 	}
 	if ref, data, ok := s.mem.get(id); ok {
-		if err := s.checkLease(ref); err != nil {
+		if err := s.checkLease(ctx, ref); err != nil {
 			return nil, nil, err
 		}
-		return proto.Clone(ref).(*memoryv1.DataReference), bytes.Clone(data), nil
+		return proto.Clone(ref).(*memoryv1.DataReference), data, nil
 	}
 	res, err := s.obj.Get(ctx, id)
 	if err != nil {
-		return nil, nil, s.objectErr(id, err)
+		return nil, nil, s.objectErr(ctx, id, err)
 	}
 	defer res.Close()
 	info, err := res.Info()
 	if err != nil {
-		return nil, nil, s.objectErr(id, err)
+		return nil, nil, s.objectErr(ctx, id, err)
 	}
 	ref, err := refOf(info)
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := s.checkLease(ref); err != nil {
+	if err := s.checkLease(ctx, ref); err != nil {
 		return nil, nil, err
 	}
 	// MinRead of headroom: ReadFrom needs it to see EOF without regrowing.
@@ -218,7 +261,7 @@ func (s *Store) Get(ctx context.Context, id string) (*memoryv1.DataReference, []
 		return nil, nil, err
 	}
 	s.mem.put(id, ref, data)
-	return proto.Clone(ref).(*memoryv1.DataReference), bytes.Clone(data), nil
+	return proto.Clone(ref).(*memoryv1.DataReference), data, nil
 }
 
 // Ref returns the reference of id without reading its bytes (from the memory
@@ -231,13 +274,13 @@ func (s *Store) Ref(ctx context.Context, id string) (*memoryv1.DataReference, er
 	if !ok {
 		info, err := s.obj.GetInfo(ctx, id)
 		if err != nil {
-			return nil, s.objectErr(id, err)
+			return nil, s.objectErr(ctx, id, err)
 		}
 		if ref, err = refOf(info); err != nil {
 			return nil, err
 		}
 	}
-	if err := s.checkLease(ref); err != nil {
+	if err := s.checkLease(ctx, ref); err != nil {
 		return nil, err
 	}
 	return proto.Clone(ref).(*memoryv1.DataReference), nil
@@ -268,18 +311,77 @@ func (s *Store) decode(ref *memoryv1.DataReference, stored []byte) ([]byte, erro
 	return data, nil
 }
 
-func (s *Store) checkLease(ref *memoryv1.DataReference) error {
-	if exp := ref.GetExpiresUnixNano(); exp != 0 && exp <= s.now().UnixNano() {
-		return fmt.Errorf("%w: %s expired at %s", ErrExpired, ref.GetId(), time.Unix(0, exp).UTC().Format(time.RFC3339Nano))
+// checkLease refuses (ErrExpired) a reference whose lease has ended, unless
+// the Holder still holds it.
+func (s *Store) checkLease(ctx context.Context, ref *memoryv1.DataReference) error {
+	if !s.leaseEnded(ref, s.now().UnixNano()) || s.held(ctx, ref) {
+		return nil
 	}
-	return nil
+	return fmt.Errorf("%w: %s: its lease ended at %s", ErrExpired, ref.GetId(), time.Unix(0, ref.GetExpiresUnixNano()).UTC().Format(time.RFC3339))
 }
 
-func (s *Store) objectErr(id string, err error) error {
-	if errors.Is(err, jetstream.ErrObjectNotFound) {
-		return fmt.Errorf("%w: %s", ErrNotFound, id)
+func (s *Store) leaseEnded(ref *memoryv1.DataReference, now int64) bool {
+	exp := ref.GetExpiresUnixNano()
+	return exp != 0 && exp <= now
+}
+
+// held asks the Holder about a reference whose lease has ended; an error
+// counts as held (the sweep asks again, and a read is not refused because
+// the referrer could not answer).
+func (s *Store) held(ctx context.Context, ref *memoryv1.DataReference) bool {
+	if s.cfg.Holder == nil {
+		return false
 	}
-	return fmt.Errorf("largedata: object %s: %w", id, err)
+	ok, err := s.cfg.Holder.Held(ctx, ref)
+	if err != nil {
+		s.logger.Warn("largedata: cannot tell whether data is still referred to; kept", "id", ref.GetId(), "err", err)
+		return true
+	}
+	return ok
+}
+
+// objectErr maps an object store error on id. An object that is gone is
+// ErrExpired when the log records its DataExpired (the sweep removed it),
+// else ErrNotFound.
+func (s *Store) objectErr(ctx context.Context, id string, err error) error {
+	if !errors.Is(err, jetstream.ErrObjectNotFound) {
+		return fmt.Errorf("largedata: object %s: %w", id, err)
+	}
+	if ref, expired, lerr := s.history(ctx, id); lerr == nil && expired {
+		at := ""
+		if exp := ref.GetExpiresUnixNano(); exp != 0 {
+			at = " at " + time.Unix(0, exp).UTC().Format(time.RFC3339)
+		}
+		return fmt.Errorf("%w: %s: its lease ended%s and it was removed", ErrExpired, id, at)
+	}
+	return fmt.Errorf("%w: %s", ErrNotFound, id)
+}
+
+// history reads the events of id: the stored reference (nil if none) and
+// whether a DataExpired follows it.
+func (s *Store) history(ctx context.Context, id string) (*memoryv1.DataReference, bool, error) {
+	var ref *memoryv1.DataReference
+	expired := false
+	_, err := s.log.Load(ctx, events.ScopeSubject(Kind, id), 0, func(r events.Record) error {
+		b, err := events.DecodeBatch(r.Data)
+		if err != nil {
+			return err
+		}
+		evs, err := s.codec.Unpack(b)
+		if err != nil {
+			return err
+		}
+		for _, ev := range evs {
+			switch ev := ev.(type) {
+			case *memoryv1.DataStored:
+				ref = ev.GetRef()
+			case *memoryv1.DataExpired:
+				expired = true
+			}
+		}
+		return nil
+	})
+	return ref, expired, err
 }
 
 // appendEvent appends one EventBatch holding ev on mem.ev.data.<id>,

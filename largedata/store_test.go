@@ -410,8 +410,8 @@ func TestTTLAndSweep(t *testing.T) {
 	if got := s.MemoryBytes(); got != before-int64(short.GetSize()) {
 		t.Fatalf("tier holds %d bytes after sweep, want %d", got, before-int64(short.GetSize()))
 	}
-	if _, _, err := s.Get(ctx, short.GetId()); !errors.Is(err, ErrNotFound) {
-		t.Fatalf("Get after sweep: %v; want ErrNotFound", err)
+	if _, _, err := s.Get(ctx, short.GetId()); !errors.Is(err, ErrExpired) || !strings.Contains(err.Error(), "removed") {
+		t.Fatalf("Get after sweep: %v; want ErrExpired (removed)", err)
 	}
 	if _, err := e.objects(t).GetInfo(ctx, short.GetId()); !errors.Is(err, jetstream.ErrObjectNotFound) {
 		t.Fatalf("object after sweep: %v; want not found", err)
@@ -482,10 +482,13 @@ func TestSweepRecovery(t *testing.T) {
 	if batches, _ := e.loadEvents(t, orphan.GetId()); len(batches) != 0 {
 		t.Fatalf("orphan got %d events, want none", len(batches))
 	}
-	for _, id := range []string{ref.GetId(), orphan.GetId()} {
-		if _, err := s.Ref(ctx, id); !errors.Is(err, ErrNotFound) {
-			t.Fatalf("Ref(%s) after sweep: %v; want ErrNotFound", id, err)
-		}
+	// The swept reference's DataExpired says it expired; the orphan was
+	// never recorded, so it is simply not found.
+	if _, err := s.Ref(ctx, ref.GetId()); !errors.Is(err, ErrExpired) {
+		t.Fatalf("Ref(%s) after sweep: %v; want ErrExpired", ref.GetId(), err)
+	}
+	if _, err := s.Ref(ctx, orphan.GetId()); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("Ref(%s) of the orphan after sweep: %v; want ErrNotFound", orphan.GetId(), err)
 	}
 }
 
@@ -504,7 +507,7 @@ func TestRun(t *testing.T) {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		_, err := s.Ref(ctx, ref.GetId())
-		if errors.Is(err, ErrNotFound) {
+		if errors.Is(err, ErrExpired) && strings.Contains(err.Error(), "removed") {
 			break
 		}
 		if time.Now().After(deadline) {

@@ -12,7 +12,8 @@ import (
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 )
 
-// Sweep deletes every object whose lease has ended and records each with a
+// Sweep deletes every object whose lease has ended and that the Holder (if
+// any) no longer holds, and records each with a
 // DataExpired event (version 2, expected last sequence = the DataStored
 // message). It returns how many objects it deleted; failures on single
 // objects do not stop the sweep and are returned joined.
@@ -46,7 +47,7 @@ func (s *Store) Sweep(ctx context.Context) (int, error) {
 			errs = append(errs, err)
 			continue
 		}
-		if exp := ref.GetExpiresUnixNano(); exp == 0 || exp > now {
+		if !s.leaseEnded(ref, now) || s.held(ctx, ref) {
 			continue
 		}
 		if err := s.expire(ctx, info.Name); err != nil {

@@ -3,10 +3,12 @@ package node
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/largedata"
+	"github.com/agentmem/agentmem/projections"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 )
 
@@ -28,6 +30,8 @@ func mapDataErr(err error) error {
 		return &api.Error{Code: 404, Field: "id", Message: err.Error()}
 	case errors.Is(err, largedata.ErrExpired):
 		return &api.Error{Code: 404, Field: "id", Message: err.Error()}
+	case errors.Is(err, largedata.ErrUploadNotFound):
+		return &api.Error{Code: 404, Field: "upload_id", Message: err.Error()}
 	case errors.Is(err, largedata.ErrTooLarge):
 		return &api.Error{Code: 413, Field: "data", Message: err.Error()}
 	case errors.Is(err, largedata.ErrInvalidArgument):
@@ -46,7 +50,54 @@ func (d dataStore) Put(ctx context.Context, owner string, data []byte, ct string
 	return ref, seq, mapDataErr(err)
 }
 
-func (d dataStore) Get(ctx context.Context, id string) (*memoryv1.DataReference, []byte, error) {
-	ref, b, err := d.s.Get(ctx, id)
-	return ref, b, mapDataErr(err)
+func (d dataStore) PutPart(ctx context.Context, owner, upload string, offset uint64, data []byte) (string, uint64, error) {
+	if err := d.w.refuse(false); err != nil {
+		return "", 0, &api.Error{Code: 503, Message: err.Error()}
+	}
+	id, received, err := d.s.PutPart(ctx, owner, upload, offset, data)
+	return id, received, fieldErr(mapDataErr(err), 400, "offset")
+}
+
+func (d dataStore) Commit(ctx context.Context, owner, upload string, size uint64, ct string, md map[string]string, ttl time.Duration) (*memoryv1.DataReference, uint64, error) {
+	if err := d.w.refuse(false); err != nil {
+		return nil, 0, &api.Error{Code: 503, Message: err.Error()}
+	}
+	ref, seq, err := d.s.Commit(ctx, owner, upload, size, ct, md, ttl)
+	return ref, seq, fieldErr(mapDataErr(err), 400, "size")
+}
+
+func (d dataStore) GetRange(ctx context.Context, id string, offset, length uint64) (*memoryv1.DataReference, []byte, error) {
+	ref, b, err := d.s.GetRange(ctx, id, offset, length)
+	return ref, b, fieldErr(mapDataErr(err), 400, "offset")
+}
+
+// fieldErr names field in a mapped error of the given code.
+func fieldErr(err error, code int, field string) error {
+	var e *api.Error
+	if errors.As(err, &e) && e.Code == code {
+		e.Field = field
+	}
+	return err
+}
+
+// sessionHolder holds large data a session stored (a tool result offloaded
+// by its append, owner "session:<id>") past its lease while that session is
+// in the projection and not terminated: the session's messages refer to it.
+// Once the session is terminated (or gone from the projection), the data
+// lives out its lease and the sweep removes it. Data a principal put
+// (mem.v1.data.put) lives exactly its lease.
+type sessionHolder struct{ s *projections.Store }
+
+var _ largedata.Holder = sessionHolder{}
+
+func (h sessionHolder) Held(_ context.Context, ref *memoryv1.DataReference) (bool, error) {
+	id, ok := strings.CutPrefix(ref.GetOwner(), "session:")
+	if !ok {
+		return false, nil
+	}
+	e, found, err := h.s.Session(id)
+	if err != nil {
+		return false, err
+	}
+	return found && e.GetStatus() != memoryv1.SessionStatus_SESSION_STATUS_TERMINATED, nil
 }

@@ -42,6 +42,7 @@ func BindFlags(fs *flag.FlagSet, cfg *Config) {
 	fs.DurationVar(&cfg.Embeddings.Timeout, "embed-timeout", cfg.Embeddings.Timeout, "timeout of one embeddings request (a query waits at most this long, then searches by BM25 alone)")
 	fs.Int64Var(&cfg.Data.MemoryBytes, "data-memory-bytes", cfg.Data.MemoryBytes, "bytes of large data kept in the in-memory LRU tier")
 	fs.DurationVar(&cfg.Data.DefaultTTL, "data-ttl", cfg.Data.DefaultTTL, "lease of large data put without a ttl")
+	fs.Int64Var(&cfg.Data.MaxBytes, "data-max-bytes", cfg.Data.MaxBytes, "largest large data object (data.put, uploads in parts included); larger is 413")
 	fs.IntVar(&cfg.Actors.MaxConcurrentRecoveries, "max-recoveries", cfg.Actors.MaxConcurrentRecoveries, "concurrent actor recoveries at most")
 }
 

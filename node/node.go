@@ -188,6 +188,9 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	dcfg.Bucket = cfg.Stream + "_DATA"
 	dcfg.Replicas = cfg.Replicas
 	dcfg.Logger = logger
+	if cfg.Projector {
+		dcfg.Holder = sessionHolder{s: n.store}
+	}
 	data, err := largedata.New(ctx, js, log, dcfg, time.Now)
 	if err != nil {
 		return n, err

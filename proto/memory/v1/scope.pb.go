@@ -1802,13 +1802,20 @@ func (x *PublishRequest) GetBy() string {
 	return ""
 }
 
+// PutDataRequest (mem.v1.data.put) stores data in one request, or commits
+// an upload: with upload_id set, data must be empty and the stored bytes are
+// the parts sent to mem.v1.data.upload, offsets 0..size, which must add up
+// to exactly size bytes. A commit retried after it succeeded answers the
+// same reference.
 type PutDataRequest struct {
 	state       protoimpl.MessageState `protogen:"open.v1"`
 	Data        []byte                 `protobuf:"bytes,1,opt,name=data,proto3" json:"data,omitempty"`
 	ContentType string                 `protobuf:"bytes,2,opt,name=content_type,json=contentType,proto3" json:"content_type,omitempty"`
 	Metadata    map[string]string      `protobuf:"bytes,3,rep,name=metadata,proto3" json:"metadata,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	// ttl_seconds: 0 = the node's default lease.
-	TtlSeconds    int64 `protobuf:"varint,4,opt,name=ttl_seconds,json=ttlSeconds,proto3" json:"ttl_seconds,omitempty"`
+	TtlSeconds    int64  `protobuf:"varint,4,opt,name=ttl_seconds,json=ttlSeconds,proto3" json:"ttl_seconds,omitempty"`
+	UploadId      string `protobuf:"bytes,5,opt,name=upload_id,json=uploadId,proto3" json:"upload_id,omitempty"`
+	Size          uint64 `protobuf:"varint,6,opt,name=size,proto3" json:"size,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1871,6 +1878,20 @@ func (x *PutDataRequest) GetTtlSeconds() int64 {
 	return 0
 }
 
+func (x *PutDataRequest) GetUploadId() string {
+	if x != nil {
+		return x.UploadId
+	}
+	return ""
+}
+
+func (x *PutDataRequest) GetSize() uint64 {
+	if x != nil {
+		return x.Size
+	}
+	return 0
+}
+
 type PutDataReply struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Ref           *DataReference         `protobuf:"bytes,1,opt,name=ref,proto3" json:"ref,omitempty"`
@@ -1923,16 +1944,140 @@ func (x *PutDataReply) GetSeq() uint64 {
 	return 0
 }
 
+// UploadDataRequest (mem.v1.data.upload) sends one part of data too large
+// for one message. The first part has offset 0 and no upload_id: the reply
+// names a new upload. Each next part starts where the previous one ended
+// (offset = the bytes sent so far); a part resent at the same offset
+// replaces it. Nothing is readable until mem.v1.data.put commits the upload;
+// parts not committed expire on their own (the node's upload TTL).
+type UploadDataRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	UploadId      string                 `protobuf:"bytes,1,opt,name=upload_id,json=uploadId,proto3" json:"upload_id,omitempty"`
+	Offset        uint64                 `protobuf:"varint,2,opt,name=offset,proto3" json:"offset,omitempty"`
+	Data          []byte                 `protobuf:"bytes,3,opt,name=data,proto3" json:"data,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UploadDataRequest) Reset() {
+	*x = UploadDataRequest{}
+	mi := &file_memory_v1_scope_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UploadDataRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UploadDataRequest) ProtoMessage() {}
+
+func (x *UploadDataRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_memory_v1_scope_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UploadDataRequest.ProtoReflect.Descriptor instead.
+func (*UploadDataRequest) Descriptor() ([]byte, []int) {
+	return file_memory_v1_scope_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *UploadDataRequest) GetUploadId() string {
+	if x != nil {
+		return x.UploadId
+	}
+	return ""
+}
+
+func (x *UploadDataRequest) GetOffset() uint64 {
+	if x != nil {
+		return x.Offset
+	}
+	return 0
+}
+
+func (x *UploadDataRequest) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+type UploadDataReply struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	UploadId string                 `protobuf:"bytes,1,opt,name=upload_id,json=uploadId,proto3" json:"upload_id,omitempty"`
+	// received: offset + the part's length, the next part's offset.
+	Received      uint64 `protobuf:"varint,2,opt,name=received,proto3" json:"received,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UploadDataReply) Reset() {
+	*x = UploadDataReply{}
+	mi := &file_memory_v1_scope_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UploadDataReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UploadDataReply) ProtoMessage() {}
+
+func (x *UploadDataReply) ProtoReflect() protoreflect.Message {
+	mi := &file_memory_v1_scope_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UploadDataReply.ProtoReflect.Descriptor instead.
+func (*UploadDataReply) Descriptor() ([]byte, []int) {
+	return file_memory_v1_scope_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *UploadDataReply) GetUploadId() string {
+	if x != nil {
+		return x.UploadId
+	}
+	return ""
+}
+
+func (x *UploadDataReply) GetReceived() uint64 {
+	if x != nil {
+		return x.Received
+	}
+	return 0
+}
+
+// GetDataRequest (mem.v1.data.get) reads data, whole or a range: length 0
+// means to the end. A reply carries at most one message's worth of bytes;
+// a larger range is refused (413) and is read in ranges.
 type GetDataRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Offset        uint64                 `protobuf:"varint,2,opt,name=offset,proto3" json:"offset,omitempty"`
+	Length        uint64                 `protobuf:"varint,3,opt,name=length,proto3" json:"length,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *GetDataRequest) Reset() {
 	*x = GetDataRequest{}
-	mi := &file_memory_v1_scope_proto_msgTypes[27]
+	mi := &file_memory_v1_scope_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1944,7 +2089,7 @@ func (x *GetDataRequest) String() string {
 func (*GetDataRequest) ProtoMessage() {}
 
 func (x *GetDataRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_memory_v1_scope_proto_msgTypes[27]
+	mi := &file_memory_v1_scope_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1957,7 +2102,7 @@ func (x *GetDataRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDataRequest.ProtoReflect.Descriptor instead.
 func (*GetDataRequest) Descriptor() ([]byte, []int) {
-	return file_memory_v1_scope_proto_rawDescGZIP(), []int{27}
+	return file_memory_v1_scope_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *GetDataRequest) GetId() string {
@@ -1967,6 +2112,22 @@ func (x *GetDataRequest) GetId() string {
 	return ""
 }
 
+func (x *GetDataRequest) GetOffset() uint64 {
+	if x != nil {
+		return x.Offset
+	}
+	return 0
+}
+
+func (x *GetDataRequest) GetLength() uint64 {
+	if x != nil {
+		return x.Length
+	}
+	return 0
+}
+
+// GetDataReply: ref describes the whole data (size, sha256); data holds the
+// bytes from the request's offset.
 type GetDataReply struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Ref           *DataReference         `protobuf:"bytes,1,opt,name=ref,proto3" json:"ref,omitempty"`
@@ -1977,7 +2138,7 @@ type GetDataReply struct {
 
 func (x *GetDataReply) Reset() {
 	*x = GetDataReply{}
-	mi := &file_memory_v1_scope_proto_msgTypes[28]
+	mi := &file_memory_v1_scope_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1989,7 +2150,7 @@ func (x *GetDataReply) String() string {
 func (*GetDataReply) ProtoMessage() {}
 
 func (x *GetDataReply) ProtoReflect() protoreflect.Message {
-	mi := &file_memory_v1_scope_proto_msgTypes[28]
+	mi := &file_memory_v1_scope_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2002,7 +2163,7 @@ func (x *GetDataReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDataReply.ProtoReflect.Descriptor instead.
 func (*GetDataReply) Descriptor() ([]byte, []int) {
-	return file_memory_v1_scope_proto_rawDescGZIP(), []int{28}
+	return file_memory_v1_scope_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *GetDataReply) GetRef() *DataReference {
@@ -2176,21 +2337,32 @@ const file_memory_v1_scope_proto_rawDesc = "" +
 	"command_id\x18\x01 \x01(\tR\tcommandId\x12\x10\n" +
 	"\x03key\x18\x02 \x01(\tR\x03key\x12\x16\n" +
 	"\x06target\x18\x03 \x01(\tR\x06target\x12\x0e\n" +
-	"\x02by\x18\x04 \x01(\tR\x02by\"\xf3\x01\n" +
+	"\x02by\x18\x04 \x01(\tR\x02by\"\xa4\x02\n" +
 	"\x0ePutDataRequest\x12\x12\n" +
 	"\x04data\x18\x01 \x01(\fR\x04data\x12!\n" +
 	"\fcontent_type\x18\x02 \x01(\tR\vcontentType\x12L\n" +
 	"\bmetadata\x18\x03 \x03(\v20.agentmem.memory.v1.PutDataRequest.MetadataEntryR\bmetadata\x12\x1f\n" +
 	"\vttl_seconds\x18\x04 \x01(\x03R\n" +
-	"ttlSeconds\x1a;\n" +
+	"ttlSeconds\x12\x1b\n" +
+	"\tupload_id\x18\x05 \x01(\tR\buploadId\x12\x12\n" +
+	"\x04size\x18\x06 \x01(\x04R\x04size\x1a;\n" +
 	"\rMetadataEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"U\n" +
 	"\fPutDataReply\x123\n" +
 	"\x03ref\x18\x01 \x01(\v2!.agentmem.memory.v1.DataReferenceR\x03ref\x12\x10\n" +
-	"\x03seq\x18\x02 \x01(\x04R\x03seq\" \n" +
+	"\x03seq\x18\x02 \x01(\x04R\x03seq\"\\\n" +
+	"\x11UploadDataRequest\x12\x1b\n" +
+	"\tupload_id\x18\x01 \x01(\tR\buploadId\x12\x16\n" +
+	"\x06offset\x18\x02 \x01(\x04R\x06offset\x12\x12\n" +
+	"\x04data\x18\x03 \x01(\fR\x04data\"J\n" +
+	"\x0fUploadDataReply\x12\x1b\n" +
+	"\tupload_id\x18\x01 \x01(\tR\buploadId\x12\x1a\n" +
+	"\breceived\x18\x02 \x01(\x04R\breceived\"P\n" +
 	"\x0eGetDataRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\"W\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
+	"\x06offset\x18\x02 \x01(\x04R\x06offset\x12\x16\n" +
+	"\x06length\x18\x03 \x01(\x04R\x06length\"W\n" +
 	"\fGetDataReply\x123\n" +
 	"\x03ref\x18\x01 \x01(\v2!.agentmem.memory.v1.DataReferenceR\x03ref\x12\x12\n" +
 	"\x04data\x18\x02 \x01(\fR\x04data*y\n" +
@@ -2223,7 +2395,7 @@ func file_memory_v1_scope_proto_rawDescGZIP() []byte {
 }
 
 var file_memory_v1_scope_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_memory_v1_scope_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
+var file_memory_v1_scope_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
 var file_memory_v1_scope_proto_goTypes = []any{
 	(MemoryType)(0),               // 0: agentmem.memory.v1.MemoryType
 	(ChangeKind)(0),               // 1: agentmem.memory.v1.ChangeKind
@@ -2254,28 +2426,30 @@ var file_memory_v1_scope_proto_goTypes = []any{
 	(*PublishRequest)(nil),        // 26: agentmem.memory.v1.PublishRequest
 	(*PutDataRequest)(nil),        // 27: agentmem.memory.v1.PutDataRequest
 	(*PutDataReply)(nil),          // 28: agentmem.memory.v1.PutDataReply
-	(*GetDataRequest)(nil),        // 29: agentmem.memory.v1.GetDataRequest
-	(*GetDataReply)(nil),          // 30: agentmem.memory.v1.GetDataReply
-	nil,                           // 31: agentmem.memory.v1.Entry.MetadataEntry
-	nil,                           // 32: agentmem.memory.v1.PutEntryRequest.MetadataEntry
-	nil,                           // 33: agentmem.memory.v1.PutDataRequest.MetadataEntry
-	(*CommandResult)(nil),         // 34: agentmem.memory.v1.CommandResult
-	(*DataReference)(nil),         // 35: agentmem.memory.v1.DataReference
-	(*MutationReply)(nil),         // 36: agentmem.memory.v1.MutationReply
+	(*UploadDataRequest)(nil),     // 29: agentmem.memory.v1.UploadDataRequest
+	(*UploadDataReply)(nil),       // 30: agentmem.memory.v1.UploadDataReply
+	(*GetDataRequest)(nil),        // 31: agentmem.memory.v1.GetDataRequest
+	(*GetDataReply)(nil),          // 32: agentmem.memory.v1.GetDataReply
+	nil,                           // 33: agentmem.memory.v1.Entry.MetadataEntry
+	nil,                           // 34: agentmem.memory.v1.PutEntryRequest.MetadataEntry
+	nil,                           // 35: agentmem.memory.v1.PutDataRequest.MetadataEntry
+	(*CommandResult)(nil),         // 36: agentmem.memory.v1.CommandResult
+	(*DataReference)(nil),         // 37: agentmem.memory.v1.DataReference
+	(*MutationReply)(nil),         // 38: agentmem.memory.v1.MutationReply
 }
 var file_memory_v1_scope_proto_depIdxs = []int32{
 	0,  // 0: agentmem.memory.v1.Entry.memory_type:type_name -> agentmem.memory.v1.MemoryType
-	31, // 1: agentmem.memory.v1.Entry.metadata:type_name -> agentmem.memory.v1.Entry.MetadataEntry
+	33, // 1: agentmem.memory.v1.Entry.metadata:type_name -> agentmem.memory.v1.Entry.MetadataEntry
 	1,  // 2: agentmem.memory.v1.Entry.change:type_name -> agentmem.memory.v1.ChangeKind
 	2,  // 3: agentmem.memory.v1.EntryChanged.entry:type_name -> agentmem.memory.v1.Entry
 	2,  // 4: agentmem.memory.v1.KeyHistory.versions:type_name -> agentmem.memory.v1.Entry
 	6,  // 5: agentmem.memory.v1.ScopeSnapshot.keys:type_name -> agentmem.memory.v1.KeyHistory
-	34, // 6: agentmem.memory.v1.ScopeSnapshot.recent_commands:type_name -> agentmem.memory.v1.CommandResult
+	36, // 6: agentmem.memory.v1.ScopeSnapshot.recent_commands:type_name -> agentmem.memory.v1.CommandResult
 	5,  // 7: agentmem.memory.v1.ScopeSnapshot.config:type_name -> agentmem.memory.v1.ScopeConfig
-	35, // 8: agentmem.memory.v1.DataStored.ref:type_name -> agentmem.memory.v1.DataReference
+	37, // 8: agentmem.memory.v1.DataStored.ref:type_name -> agentmem.memory.v1.DataReference
 	0,  // 9: agentmem.memory.v1.PutEntryRequest.memory_type:type_name -> agentmem.memory.v1.MemoryType
-	32, // 10: agentmem.memory.v1.PutEntryRequest.metadata:type_name -> agentmem.memory.v1.PutEntryRequest.MetadataEntry
-	36, // 11: agentmem.memory.v1.EntryReply.result:type_name -> agentmem.memory.v1.MutationReply
+	34, // 10: agentmem.memory.v1.PutEntryRequest.metadata:type_name -> agentmem.memory.v1.PutEntryRequest.MetadataEntry
+	38, // 11: agentmem.memory.v1.EntryReply.result:type_name -> agentmem.memory.v1.MutationReply
 	2,  // 12: agentmem.memory.v1.EntryReply.entry:type_name -> agentmem.memory.v1.Entry
 	0,  // 13: agentmem.memory.v1.ListEntriesRequest.memory_type:type_name -> agentmem.memory.v1.MemoryType
 	2,  // 14: agentmem.memory.v1.ListEntriesReply.entries:type_name -> agentmem.memory.v1.Entry
@@ -2284,12 +2458,12 @@ var file_memory_v1_scope_proto_depIdxs = []int32{
 	2,  // 17: agentmem.memory.v1.EntryHit.entry:type_name -> agentmem.memory.v1.Entry
 	20, // 18: agentmem.memory.v1.SearchEntriesReply.hits:type_name -> agentmem.memory.v1.EntryHit
 	5,  // 19: agentmem.memory.v1.ConfigureScopeRequest.config:type_name -> agentmem.memory.v1.ScopeConfig
-	36, // 20: agentmem.memory.v1.ConfigureScopeReply.result:type_name -> agentmem.memory.v1.MutationReply
+	38, // 20: agentmem.memory.v1.ConfigureScopeReply.result:type_name -> agentmem.memory.v1.MutationReply
 	5,  // 21: agentmem.memory.v1.ConfigureScopeReply.config:type_name -> agentmem.memory.v1.ScopeConfig
 	2,  // 22: agentmem.memory.v1.ResolveReply.entry:type_name -> agentmem.memory.v1.Entry
-	33, // 23: agentmem.memory.v1.PutDataRequest.metadata:type_name -> agentmem.memory.v1.PutDataRequest.MetadataEntry
-	35, // 24: agentmem.memory.v1.PutDataReply.ref:type_name -> agentmem.memory.v1.DataReference
-	35, // 25: agentmem.memory.v1.GetDataReply.ref:type_name -> agentmem.memory.v1.DataReference
+	35, // 23: agentmem.memory.v1.PutDataRequest.metadata:type_name -> agentmem.memory.v1.PutDataRequest.MetadataEntry
+	37, // 24: agentmem.memory.v1.PutDataReply.ref:type_name -> agentmem.memory.v1.DataReference
+	37, // 25: agentmem.memory.v1.GetDataReply.ref:type_name -> agentmem.memory.v1.DataReference
 	26, // [26:26] is the sub-list for method output_type
 	26, // [26:26] is the sub-list for method input_type
 	26, // [26:26] is the sub-list for extension type_name
@@ -2313,7 +2487,7 @@ func file_memory_v1_scope_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_memory_v1_scope_proto_rawDesc), len(file_memory_v1_scope_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   32,
+			NumMessages:   34,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
