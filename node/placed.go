@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -173,7 +175,18 @@ type callServer struct {
 	anyone  *tenancy.Caller
 	nc      *nats.Conn
 	logger  *slog.Logger
+	// timeout bounds a call relayed to the aggregate's new owner; relays
+	// counts those in flight (Shutdown waits for them).
+	timeout time.Duration
+	relays  *sync.WaitGroup
 }
+
+// Relaying a call: hdrCallHops counts the nodes it went on from, at most
+// maxCallHops (placement changing under it).
+const (
+	hdrCallHops = "Agentmem-Call-Hops"
+	maxCallHops = 4
+)
 
 func (s callServer) serve(m *nats.Msg) {
 	if !strings.HasPrefix(m.Reply, "_INBOX.") {
@@ -186,7 +199,14 @@ func (s callServer) serve(m *nats.Msg) {
 		return
 	}
 	if !s.t.Serves(c.ID) {
-		s.answer(m, nil, errMovedRetry)
+		// It moved (this node handed it over, or is stopping): the call
+		// goes on to the new owner, as a forwarded request does.
+		hops, _ := strconv.Atoi(m.Header.Get(hdrCallHops))
+		if hops+1 >= maxCallHops || s.relays == nil {
+			s.answer(m, nil, errMovedRetry)
+			return
+		}
+		s.relays.Go(func() { s.relay(m, c.ID, hops+1) })
 		return
 	}
 	var who *tenancy.Caller
@@ -223,6 +243,28 @@ func (s callServer) serve(m *nats.Msg) {
 	reply := func(r proto.Message, err error) { s.answer(m, r, err) }
 	if err := s.local.dispatchKind(c.Kind, c.ID, who, body, reply); err != nil {
 		s.answer(m, nil, err)
+	}
+}
+
+// relay sends the call m on aggregate id to its owner and passes the reply
+// back as it came; when this node owns id again meanwhile it serves it.
+func (s callServer) relay(m *nats.Msg, id string, hops int) {
+	ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
+	defer cancel()
+	reply, local, err := request(ctx, s.t, s.local.w, id, func(owner string) *nats.Msg {
+		return &nats.Msg{Subject: callSubject(owner), Data: m.Data, Header: nats.Header{hdrCallHops: {strconv.Itoa(hops)}}}
+	}, s.nc)
+	switch {
+	case local:
+		m.Header = nats.Header{hdrCallHops: {strconv.Itoa(hops)}}
+		s.serve(m)
+	case err != nil:
+		s.answer(m, nil, &api.Error{Code: 503, Message: "relaying a call to the node that serves " + id + ": " + err.Error()})
+	default:
+		out := &nats.Msg{Subject: m.Reply, Header: reply.Header, Data: reply.Data}
+		if perr := s.nc.PublishMsg(out); perr != nil && !errors.Is(perr, nats.ErrConnectionClosed) {
+			s.logger.Warn("relaying a remote call's answer failed", "err", perr)
+		}
 	}
 }
 
