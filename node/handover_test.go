@@ -199,3 +199,79 @@ func TestRollingHandover(t *testing.T) {
 		}
 	}
 }
+
+// TestKillFailover: three nodes on a three-server cluster (R3) with the
+// default lease, under load. First no lease is lost while every node is
+// healthy (a false failover: a lease that lapses on a live node); then one
+// node dies (kill -9: its connections close, nothing is handed over) and
+// its sessions are served again by the others within a loose bound
+// (issue 18, finding 12: ~4.9 s with the 5 s lease; the target is 2 s,
+// measured by BenchmarkFailover). The figures are logged.
+func TestKillFailover(t *testing.T) {
+	if testing.Short() {
+		t.Skip("three servers, three nodes")
+	}
+	const failoverBound = 3 * time.Second // the 2 s target, loosely: a loaded machine
+	cl := startNATSCluster(t)
+	var nodes []*node.Node
+	for i := range 3 {
+		nodes = append(nodes, startR3Node(t, cl.urls[i:i+1], fmt.Sprintf("n%d", i), func(c *node.Config) {
+			c.Placement = node.DefaultConfig().Placement
+			order := append([]string{cl.urls[i]}, append(append([]string{}, cl.urls[:i]...), cl.urls[i+1:]...)...)
+			c.NATSURL = strings.Join(order, ",")
+		}))
+	}
+	var clients []*client.Client
+	for _, u := range cl.urls {
+		nc, err := nats.Connect(u, nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(nc.Close)
+		clients = append(clients, client.New(nc))
+	}
+	waitSettled(t, nodes...)
+	l := startHandoverLoad(t, clients, 12)
+	time.Sleep(15 * time.Second)
+	lost := 0.0
+	for _, n := range nodes {
+		lost += counter(t, n, "agentmem_placement_lost_total", "")
+	}
+	t.Logf("healthy cluster under load for 15 s: %.0f leases lost, slowest acknowledged append %s", lost, l.takeSlowest().Round(time.Millisecond))
+	if lost > 0 {
+		t.Errorf("%.0f leases lapsed on live nodes (false failovers)", lost)
+	}
+
+	// A session the victim serves.
+	victim := nodes[0]
+	var sid string
+	for i := 0; sid == ""; i++ {
+		if id := fmt.Sprintf("k%d", i); victim.Serves(id) {
+			sid = id
+		}
+	}
+	c := clients[1]
+	if _, err := c.CreateSession(context.Background(), sid, &memoryv1.CreateSessionRequest{UserId: "u1"}); err != nil {
+		t.Fatal(err)
+	}
+	l.takeSlowest()
+	killed := time.Now()
+	victim.Kill()
+	for {
+		_, err := c.WithTimeout(30*time.Second).AppendMessages(context.Background(), sid, userInput("after the kill"))
+		if err == nil {
+			break
+		}
+		if time.Since(killed) > time.Minute {
+			t.Fatalf("%s not served a minute after the kill: %v", sid, err)
+		}
+	}
+	took := time.Since(killed)
+	time.Sleep(time.Second)
+	l.stop()
+	t.Logf("kill -9: first acknowledged append on a moved session after %s; slowest acknowledged append of the load %s",
+		took.Round(time.Millisecond), l.takeSlowest().Round(time.Millisecond))
+	if took > failoverBound {
+		t.Errorf("a session of the killed node was served again after %s, want within %s", took.Round(time.Millisecond), failoverBound)
+	}
+}
