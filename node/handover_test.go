@@ -41,6 +41,7 @@ type handoverLoad struct {
 	mu       sync.Mutex
 	acked    int
 	stopping []string // answers that refused because a node was stopping
+	others   []string // a few other failed answers (retried)
 	failed   map[int]int
 	slowest  time.Duration // slowest acknowledged append (its retries included)
 	cancel   context.CancelFunc
@@ -75,6 +76,8 @@ func startHandoverLoad(t *testing.T, clients []*client.Client, sessions int) *ha
 						l.failed[client.Code(err)]++
 						if strings.Contains(err.Error(), "stopping") {
 							l.stopping = append(l.stopping, err.Error())
+						} else if len(l.others) < 5 {
+							l.others = append(l.others, err.Error())
 						}
 					}
 					l.mu.Unlock()
@@ -184,7 +187,16 @@ func TestRollingHandover(t *testing.T) {
 	l.stop()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	t.Logf("%d appends acknowledged; failed answers by code %v", l.acked, l.failed)
+	t.Logf("%d appends acknowledged; failed answers (retried) by code %v, e.g. %q", l.acked, l.failed, l.others)
+	if len(l.others) > 0 {
+		for i, b := range logs {
+			for _, line := range strings.Split(b.String(), "\n") {
+				if strings.Contains(line, "level=WARN") || strings.Contains(line, "level=ERROR") {
+					t.Logf("n%d: %.300s", i, line)
+				}
+			}
+		}
+	}
 	if len(l.stopping) > 0 {
 		t.Errorf("%d answers refused because a node was stopping, e.g. %s", len(l.stopping), l.stopping[0])
 	}

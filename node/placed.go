@@ -105,6 +105,16 @@ func (p placedDispatch) remote(kind, id string, who *tenancy.Caller, body any, r
 			return err
 		}
 		c.Type, c.Body, c.CommandID, c.By = copyEntryType, data, b.CommandID, b.By
+	case *actors.Append:
+		// Searched here for an aggregate that moved since: the new owner
+		// appends the request without the candidates found here (as an
+		// append without a query: the context's memory section is filled
+		// again by the next one), rather than the client retrying.
+		data, err := proto.Marshal(b.Request)
+		if err != nil {
+			return err
+		}
+		c.Type, c.Body = string(b.Request.ProtoReflect().Descriptor().FullName()), data
 	case proto.Message:
 		data, err := proto.Marshal(b)
 		if err != nil {
@@ -182,10 +192,14 @@ type callServer struct {
 }
 
 // Relaying a call: hdrCallHops counts the nodes it went on from, at most
-// maxCallHops (placement changing under it).
+// maxCallHops (placement changing under it); a call relayed again waits
+// callHopPause per hop first (at most maxCallHopPause): the nodes' views of
+// a partition handed over agree again within a tick or two.
 const (
-	hdrCallHops = "Agentmem-Call-Hops"
-	maxCallHops = 4
+	hdrCallHops     = "Agentmem-Call-Hops"
+	maxCallHops     = 8
+	callHopPause    = 50 * time.Millisecond
+	maxCallHopPause = 200 * time.Millisecond
 )
 
 func (s callServer) serve(m *nats.Msg) {
@@ -249,6 +263,9 @@ func (s callServer) serve(m *nats.Msg) {
 // relay sends the call m on aggregate id to its owner and passes the reply
 // back as it came; when this node owns id again meanwhile it serves it.
 func (s callServer) relay(m *nats.Msg, id string, hops int) {
+	if hops > 1 {
+		time.Sleep(min(time.Duration(hops-1)*callHopPause, maxCallHopPause))
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
 	defer cancel()
 	reply, local, err := request(ctx, s.t, s.local.w, id, func(owner string) *nats.Msg {
