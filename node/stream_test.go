@@ -90,7 +90,7 @@ func startStreamNode(t *testing.T, dataDir string, mutate func(*node.Config)) *s
 	logs := &logBuffer{}
 	n, err := node.Start(context.Background(), cfg, slog.New(slog.NewTextHandler(logs, nil)))
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v\nthe node's log:\n%s", err, logs.String())
 	}
 	nc, err := nats.Connect(n.ClientURL())
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"syscall"
@@ -173,6 +174,16 @@ func (c Config) options() (*server.Options, error) {
 	opts.JetStream = true
 	opts.StoreDir = c.DataDir
 	opts.SyncAlways = c.SyncAlways
+	if opts.JetStreamMaxStore <= 0 {
+		// Without a configured max_file_store nats-server takes 75% of the
+		// space free when JetStream starts (plus what it recovered): on a
+		// nearly full disk that is less than it stores already, and it
+		// refuses every write with "insufficient resources", a placement
+		// lease of a hundred bytes included, so the node could not start.
+		// The node's own free-space check (--min-free-bytes) guards the
+		// disk instead; JetStream's limit is the disk's size, at least 1 TB.
+		opts.JetStreamMaxStore = max(diskSize(c.DataDir), server.JetStreamMaxStoreDefault)
+	}
 	opts.MaxPayload = c.MaxPayload
 	if opts.MaxPayload == 0 {
 		opts.MaxPayload = DefaultMaxPayload
@@ -194,6 +205,20 @@ func (c Config) options() (*server.Options, error) {
 	opts.Debug = c.Debug && c.Logger != nil
 	opts.DisableJetStreamBanner = true
 	return opts, nil
+}
+
+// diskSize is the size of the file system holding dir, or of the nearest
+// parent that exists (0: unknown).
+func diskSize(dir string) int64 {
+	for d := dir; ; d = filepath.Dir(d) {
+		var fs syscall.Statfs_t
+		if err := syscall.Statfs(d, &fs); err == nil {
+			return int64(fs.Blocks) * int64(fs.Bsize)
+		}
+		if d == filepath.Dir(d) {
+			return 0
+		}
+	}
 }
 
 // Server is a running embedded NATS server with JetStream.
