@@ -158,6 +158,11 @@ func TestEpisodicTTLExpiresByDefault(t *testing.T) {
 	if e := put(client.Project("p1"), "kept", ep); e.GetExpiresUnixNano() != 0 {
 		t.Fatalf("episodic entry in a scope with episodic_ttl_seconds -1 expires at %d", e.GetExpiresUnixNano())
 	}
+	// The projection takes -1 too (the client's search waits for its last
+	// write to be projected).
+	if r, err := c.SearchEntries(ctx, client.Project("p1"), &memoryv1.SearchEntriesRequest{Query: "kept"}); err != nil || len(r.GetHits()) != 1 {
+		t.Fatalf("search in the scope with episodic_ttl_seconds -1: %v %v", r, err)
+	}
 	if _, err := c.Configure(ctx, client.Project("p2"), &memoryv1.ConfigureScopeRequest{Config: &memoryv1.ScopeConfig{EpisodicTtlSeconds: 3600}}); err != nil {
 		t.Fatal(err)
 	}
