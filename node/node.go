@@ -241,6 +241,11 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	if err = n.readyPlacement(ctx); err != nil {
 		return n, err
 	}
+	if cfg.ArchiveAfter > 0 && cfg.Projector {
+		sw := &archiveSweep{sessions: n.store, d: placed, after: cfg.ArchiveAfter, interval: archiveSweepInterval(cfg.ArchiveAfter),
+			timeout: acfg.ForwardTimeout + cfg.Actors.StoreTimeout, now: time.Now, logger: logger}
+		n.goBackground("archive sweep stopped", sw.Run)
+	}
 	if cfg.HTTPAddr != "" {
 		if err = n.startHTTP(); err != nil {
 			return n, err
