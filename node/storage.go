@@ -95,6 +95,9 @@ type storageWatch struct {
 
 	restartPause time.Duration
 	lastRestart  time.Time
+	// writeErrorSeen: the last observation saw a write error (recover
+	// restarts only on the second in a row).
+	writeErrorSeen bool
 	// revive runs the projector again if it stopped (nil without one);
 	// used for reviveWindow after a JetStream restart.
 	revive func()
@@ -300,8 +303,14 @@ func (w *storageWatch) recover(st *storageState) bool {
 		w.projector.Wake()
 	}
 	r := st.JetStream.Reason
-	if w.embedded == nil || (r != reasonJSDisabled && r != reasonWriteError) || !w.roomy(st.FreeBytes) ||
-		time.Since(w.lastRestart) < w.restartPause {
+	// A stream being created shows in the server's health as one "could
+	// not be recovered" until its metadata is written: a write error must
+	// be seen on two observations in a row before JetStream is restarted
+	// (a restart in the middle of a creation cannot load that stream).
+	seen := w.writeErrorSeen
+	w.writeErrorSeen = r == reasonWriteError
+	if w.embedded == nil || (r != reasonJSDisabled && r != reasonWriteError) || (r == reasonWriteError && !seen) ||
+		!w.roomy(st.FreeBytes) || time.Since(w.lastRestart) < w.restartPause {
 		return false
 	}
 	w.lastRestart = time.Now()
