@@ -114,6 +114,8 @@ type JetStreamLog struct {
 var _ Log = (*JetStreamLog)(nil)
 
 // NewJetStreamLog creates the stream, or updates it to cfg, and returns the log.
+// A stream that allows deletes (MigrateAllowDelete, AllowDelete) keeps
+// allowing them; one a migration left half-done is refused (ErrMigrating).
 // If the server refuses to turn deny_delete or deny_purge on for an existing
 // stream (some JetStream versions do not allow changing them), the stream
 // keeps its own value of that setting and a warning naming it is logged.
@@ -143,7 +145,8 @@ func NewJetStreamLog(ctx context.Context, js jetstream.JetStream, cfg JetStreamC
 // no build ever created the log without it otherwise) keeps allowing
 // deletes and purges, and one that denies deletes keeps denying them when
 // cfg asks for AllowDelete (JetStream never lifts a deny; a warning says to
-// migrate). A stream marked MigratingMetadataKey is refused (ErrMigrating).
+// migrate). A stream marked MigratingMetadataKey, or a missing one whose
+// migration copy exists, is refused (ErrMigrating).
 // When the update is refused and the stream lacks a deny setting cfg asks
 // for, the update is tried again with the stream's own value of those
 // settings.
@@ -153,7 +156,15 @@ func ensureStream(ctx context.Context, js jetstream.JetStream, cfg JetStreamConf
 	if logger == nil {
 		logger = slog.Default()
 	}
-	if s, err := js.Stream(ctx, cfg.Stream); err == nil {
+	s, err := js.Stream(ctx, cfg.Stream)
+	switch {
+	case errors.Is(err, jetstream.ErrStreamNotFound):
+		// Between the two halves of a migration the log is gone and its
+		// copy holds it: creating an empty log would hide it.
+		if _, terr := js.Stream(ctx, cfg.Stream+MigrateTempSuffix); terr == nil {
+			return fmt.Errorf("%w: stream %s is missing and %s holds its copy", ErrMigrating, cfg.Stream, cfg.Stream+MigrateTempSuffix)
+		}
+	case err == nil:
 		have := s.CachedInfo().Config
 		if tmp, ok := have.Metadata[MigratingMetadataKey]; ok {
 			return fmt.Errorf("%w: stream %s is marked %s (copy in %s)", ErrMigrating, cfg.Stream, MigratingMetadataKey, tmp)
@@ -172,7 +183,7 @@ func ensureStream(ctx context.Context, js jetstream.JetStream, cfg JetStreamConf
 				"stream", cfg.Stream, "setting", "deny_delete")
 		}
 	}
-	_, err := js.CreateOrUpdateStream(ctx, want)
+	_, err = js.CreateOrUpdateStream(ctx, want)
 	if err == nil {
 		return nil
 	}

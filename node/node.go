@@ -133,6 +133,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	lcfg.Replicas = cfg.Replicas
 	lcfg.DuplicateWindow = cfg.DuplicateWindow
 	lcfg.DenyPurge = cfg.DenyPurge
+	lcfg.AllowDelete = cfg.LogAllowDelete
 	lcfg.Logger = logger
 	jsLog, err := events.NewJetStreamLog(ctx, js, lcfg)
 	if err != nil {
