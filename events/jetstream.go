@@ -156,19 +156,11 @@ func ensureStream(ctx context.Context, js jetstream.JetStream, cfg JetStreamConf
 	if logger == nil {
 		logger = slog.Default()
 	}
-	s, err := js.Stream(ctx, cfg.Stream)
-	switch {
-	case errors.Is(err, jetstream.ErrStreamNotFound):
-		// Between the two halves of a migration the log is gone and its
-		// copy holds it: creating an empty log would hide it.
-		if _, terr := js.Stream(ctx, cfg.Stream+MigrateTempSuffix); terr == nil {
-			return fmt.Errorf("%w: stream %s is missing and %s holds its copy", ErrMigrating, cfg.Stream, cfg.Stream+MigrateTempSuffix)
-		}
-	case err == nil:
+	if err := CheckNotMigrating(ctx, js, cfg.Stream); err != nil {
+		return err
+	}
+	if s, err := js.Stream(ctx, cfg.Stream); err == nil {
 		have := s.CachedInfo().Config
-		if tmp, ok := have.Metadata[MigratingMetadataKey]; ok {
-			return fmt.Errorf("%w: stream %s is marked %s (copy in %s)", ErrMigrating, cfg.Stream, MigratingMetadataKey, tmp)
-		}
 		// The compaction baseline lives in the stream's metadata, which an
 		// update replaces: carry it over.
 		if v, ok := have.Metadata[BaselineMetadataKey]; ok {
@@ -183,7 +175,7 @@ func ensureStream(ctx context.Context, js jetstream.JetStream, cfg JetStreamConf
 				"stream", cfg.Stream, "setting", "deny_delete")
 		}
 	}
-	_, err = js.CreateOrUpdateStream(ctx, want)
+	_, err := js.CreateOrUpdateStream(ctx, want)
 	if err == nil {
 		return nil
 	}

@@ -46,6 +46,29 @@ const (
 	migrateSubjectPrefix = "agentmem.migrate."
 )
 
+// CheckNotMigrating returns an error wrapping ErrMigrating when a
+// MigrateAllowDelete of the stream was interrupted where the log is not
+// whole: the stream is marked MigratingMetadataKey (half filled again), or
+// it is missing while its copy <stream>_MIGRATE exists. A node checks this
+// before anything reads or creates the stream; other errors of the server
+// are left to the caller's own reads (nil here).
+func CheckNotMigrating(ctx context.Context, js jetstream.JetStream, stream string) error {
+	s, err := js.Stream(ctx, stream)
+	switch {
+	case err == nil:
+		if tmp, ok := s.CachedInfo().Config.Metadata[MigratingMetadataKey]; ok {
+			return fmt.Errorf("%w: stream %s is marked %s (its copy is in %s)", ErrMigrating, stream, MigratingMetadataKey, tmp)
+		}
+	case errors.Is(err, jetstream.ErrStreamNotFound):
+		// Between the two halves of a migration the log is gone and its
+		// copy holds it: creating an empty log would hide it.
+		if _, terr := js.Stream(ctx, stream+MigrateTempSuffix); terr == nil {
+			return fmt.Errorf("%w: stream %s is missing and %s holds its copy", ErrMigrating, stream, stream+MigrateTempSuffix)
+		}
+	}
+	return nil
+}
+
 // MigrateStep names a step of MigrateAllowDelete in its progress reports.
 type MigrateStep string
 

@@ -267,6 +267,11 @@ func (n *Node) openProjection(ctx context.Context, js jetstream.JetStream) error
 	}
 	n.store = store
 	applied := store.AppliedSeq()
+	// A log that `replay migrate-log` left half-done is not whole: say so
+	// rather than "truncated", and never create an empty one over its copy.
+	if err := events.CheckNotMigrating(ctx, js, n.cfg.Stream); err != nil {
+		return fmt.Errorf("node: %w", err)
+	}
 	if _, err := projections.CheckStream(ctx, js, n.cfg.Stream, applied); err != nil &&
 		(applied > 0 || !errors.Is(err, jetstream.ErrStreamNotFound)) {
 		return fmt.Errorf("node: %w", err)
