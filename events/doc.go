@@ -121,6 +121,19 @@
 //  5. start the node. Without the rebuild it refuses to start: its
 //     projection is ahead of the shorter new stream.
 //
+// # Moving to a stream that allows deletes
+//
+// MigrateAllowDelete (`replay migrate-log`, offline) moves a log that
+// denies deletes to one that allows them with every sequence kept: a stream
+// that never allowed deletes or purges holds exactly 1..N, so copying it in
+// order (each publish expecting the sequence before it) into a temporary
+// stream, deleting it and copying back into a stream of the same name and
+// settings gives every message its old sequence. Its recovery rule: the
+// state is the two streams (present, metadata marks, last sequences); a
+// rerun continues; each copy is compared with its source in full before the
+// source is deleted. NewJetStreamLog keeps a stream that allows deletes as
+// it is and refuses a half-migrated one (CheckNotMigrating, ErrMigrating).
+//
 // # Durability
 //
 // An append is acknowledged after JetStream stored it. On the embedded

@@ -44,6 +44,23 @@ var (
 	// with a newer schema version than this build understands.
 	ErrUnsupportedSchema = errors.New("events: unsupported schema version")
 
+	// ErrMigrating is returned by NewJetStreamLog when the log stream is
+	// marked MigratingMetadataKey: MigrateAllowDelete (replay migrate-log)
+	// was interrupted while filling it and it is not whole. Run the
+	// migration again to finish it.
+	ErrMigrating = errors.New("events: the log stream is being migrated (replay migrate-log): run it again to finish")
+
+	// ErrMigrateState is returned by MigrateAllowDelete when the streams are
+	// in a state it cannot continue from safely (a stream that is not every
+	// sequence from 1, a temporary stream that is not a copy of the log, a
+	// log marked as migrating without its copy). Nothing was deleted.
+	ErrMigrateState = errors.New("events: migrate: unexpected state")
+
+	// ErrMigrateMismatch is returned by MigrateAllowDelete when a copied
+	// message did not land at its sequence or differs from the original.
+	// Nothing was deleted after it was found.
+	ErrMigrateMismatch = errors.New("events: migrate: copy differs from the original")
+
 	// ErrInvalidConfig is returned (wrapped) by JetStreamConfig.Validate.
 	ErrInvalidConfig = errors.New("events: invalid config")
 )

@@ -35,6 +35,12 @@ type JetStreamConfig struct {
 	// Erasure is then an offline admin path: export, filter, import into a
 	// new stream (see the package doc).
 	DenyPurge bool
+	// AllowDelete creates a new stream without deny_delete and deny_purge
+	// (DenyPurge is then ignored), as erasure needs. An existing stream
+	// keeps its own: one that denies deletes is moved to one that allows
+	// them only by MigrateAllowDelete (replay migrate-log), and one that
+	// allows them is never made to deny them again, whatever this says.
+	AllowDelete bool
 	// Logger receives the warning NewJetStreamLog logs when the server
 	// refuses to turn deny_delete or deny_purge on for an existing stream
 	// (nil: slog.Default()).
@@ -84,11 +90,12 @@ func (c JetStreamConfig) StreamConfig() jetstream.StreamConfig {
 		// Direct gets let any replica serve reads (KV-style lookups by
 		// subscribers); the log itself reads through the leader.
 		AllowDirect: true,
-		// An aggregate with a hole cannot be replayed: never delete single messages.
-		DenyDelete: true,
+		// An aggregate with a hole cannot be replayed: never delete single
+		// messages, unless told (erasure deletes with care).
+		DenyDelete: !c.AllowDelete,
 		// A purge removes an aggregate's history (or all of them) while its
 		// snapshot and the projection still hold it: deny it unless told.
-		DenyPurge: c.DenyPurge,
+		DenyPurge: c.DenyPurge && !c.AllowDelete,
 	}
 }
 
@@ -107,6 +114,8 @@ type JetStreamLog struct {
 var _ Log = (*JetStreamLog)(nil)
 
 // NewJetStreamLog creates the stream, or updates it to cfg, and returns the log.
+// A stream that allows deletes (MigrateAllowDelete, AllowDelete) keeps
+// allowing them; one a migration left half-done is refused (ErrMigrating).
 // If the server refuses to turn deny_delete or deny_purge on for an existing
 // stream (some JetStream versions do not allow changing them), the stream
 // keeps its own value of that setting and a warning naming it is logged.
@@ -130,16 +139,40 @@ func NewJetStreamLog(ctx context.Context, js jetstream.JetStream, cfg JetStreamC
 	}, nil
 }
 
-// ensureStream creates the stream or updates it to cfg. When the update is
-// refused and the stream lacks a deny setting cfg asks for, the update is
-// tried again with the stream's own value of those settings.
+// ensureStream creates the stream or updates it to cfg. An existing stream
+// keeps its deny settings where cfg cannot change them: one that allows
+// deletes (no deny_delete: made by MigrateAllowDelete or with AllowDelete;
+// no build ever created the log without it otherwise) keeps allowing
+// deletes and purges, and one that denies deletes keeps denying them when
+// cfg asks for AllowDelete (JetStream never lifts a deny; a warning says to
+// migrate). A stream marked MigratingMetadataKey, or a missing one whose
+// migration copy exists, is refused (ErrMigrating).
+// When the update is refused and the stream lacks a deny setting cfg asks
+// for, the update is tried again with the stream's own value of those
+// settings.
 func ensureStream(ctx context.Context, js jetstream.JetStream, cfg JetStreamConfig) error {
 	want := cfg.StreamConfig()
-	// The compaction baseline lives in the stream's metadata, which an
-	// update replaces: carry it over.
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	if err := CheckNotMigrating(ctx, js, cfg.Stream); err != nil {
+		return err
+	}
 	if s, err := js.Stream(ctx, cfg.Stream); err == nil {
-		if v, ok := s.CachedInfo().Config.Metadata[BaselineMetadataKey]; ok {
+		have := s.CachedInfo().Config
+		// The compaction baseline lives in the stream's metadata, which an
+		// update replaces: carry it over.
+		if v, ok := have.Metadata[BaselineMetadataKey]; ok {
 			want.Metadata = map[string]string{BaselineMetadataKey: v}
+		}
+		switch {
+		case !have.DenyDelete:
+			want.DenyDelete, want.DenyPurge = false, false
+		case !want.DenyDelete:
+			want.DenyDelete, want.DenyPurge = true, have.DenyPurge
+			logger.Warn("the log stream denies deletes and JetStream never lifts that: kept it; run `replay migrate-log` with the node stopped to move the log to a stream that allows deletes",
+				"stream", cfg.Stream, "setting", "deny_delete")
 		}
 	}
 	_, err := js.CreateOrUpdateStream(ctx, want)
@@ -166,10 +199,6 @@ func ensureStream(ctx context.Context, js jetstream.JetStream, cfg JetStreamConf
 	}
 	if _, uerr := js.UpdateStream(ctx, keep); uerr != nil {
 		return err
-	}
-	logger := cfg.Logger
-	if logger == nil {
-		logger = slog.Default()
 	}
 	for _, name := range kept {
 		logger.Warn("the server refused to turn "+name+" on for the existing log stream; kept the stream without it",

@@ -74,6 +74,12 @@ type Config struct {
 	// flag to turn it off, and JetStream never turns it off on a stream
 	// that has it.
 	DenyPurge bool
+	// LogAllowDelete creates a NEW log stream without deny_delete and
+	// deny_purge (events.JetStreamConfig.AllowDelete; flag
+	// --log-allow-delete, default false). An existing stream keeps its own
+	// settings: one that denies deletes is moved by `replay migrate-log`,
+	// one that allows them (migrated) is never made to deny them again.
+	LogAllowDelete bool
 	// Projector runs the projector in this process (recall, search, lists).
 	Projector bool
 	Actors    actors.Config

@@ -133,6 +133,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	lcfg.Replicas = cfg.Replicas
 	lcfg.DuplicateWindow = cfg.DuplicateWindow
 	lcfg.DenyPurge = cfg.DenyPurge
+	lcfg.AllowDelete = cfg.LogAllowDelete
 	lcfg.Logger = logger
 	jsLog, err := events.NewJetStreamLog(ctx, js, lcfg)
 	if err != nil {
@@ -271,6 +272,11 @@ func (n *Node) openProjection(ctx context.Context, js jetstream.JetStream) error
 	}
 	n.store = store
 	applied := store.AppliedSeq()
+	// A log that `replay migrate-log` left half-done is not whole: say so
+	// rather than "truncated", and never create an empty one over its copy.
+	if err := events.CheckNotMigrating(ctx, js, n.cfg.Stream); err != nil {
+		return fmt.Errorf("node: %w", err)
+	}
 	if _, err := projections.CheckStream(ctx, js, n.cfg.Stream, applied); err != nil &&
 		(applied > 0 || !errors.Is(err, jetstream.ErrStreamNotFound)) {
 		return fmt.Errorf("node: %w", err)

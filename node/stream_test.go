@@ -433,3 +433,40 @@ func TestNodeStartsOnOldStream(t *testing.T) {
 		t.Fatalf("append after the restart at version %d, want 3", v)
 	}
 }
+
+// TestMigratedLogAllowDeleteFlag: --log-allow-delete creates the stream
+// without deny_delete and deny_purge; a restart with the default flags
+// keeps it so (a stream that allows deletes, made by the flag or by
+// `replay migrate-log`, is never made to deny them again) and serves it.
+func TestMigratedLogAllowDeleteFlag(t *testing.T) {
+	dir := t.TempDir()
+	s := startStreamNode(t, dir, func(c *node.Config) { c.LogAllowDelete = true })
+	ctx := context.Background()
+	if _, err := s.c.CreateSession(ctx, "s1", nil); err != nil {
+		t.Fatal(err)
+	}
+	st, err := s.js.Stream(ctx, events.StreamName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg := st.CachedInfo().Config; cfg.DenyDelete || cfg.DenyPurge {
+		t.Fatalf("--log-allow-delete: deny_delete=%v deny_purge=%v", cfg.DenyDelete, cfg.DenyPurge)
+	}
+	s.shutdown(t)
+
+	s = startStreamNode(t, dir, nil)
+	st, err = s.js.Stream(ctx, events.StreamName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg := st.CachedInfo().Config; cfg.DenyDelete || cfg.DenyPurge {
+		t.Fatalf("restart with default flags: deny_delete=%v deny_purge=%v", cfg.DenyDelete, cfg.DenyPurge)
+	}
+	rep, err := s.c.AppendMessages(ctx, "s1", userInput("after the restart"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.DeleteMsg(ctx, rep.GetResult().GetSeq()); err != nil {
+		t.Fatalf("delete a message: %v", err)
+	}
+}

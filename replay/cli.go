@@ -48,6 +48,14 @@ commands:
   import [--in FILE|-] [--replicas N]
         append an export to an EMPTY stream (created if missing), same
         subjects and order; stream sequences are the new stream's.
+  migrate-log [--idle-timeout 10s]
+        OFFLINE (stop every node): move the log to a stream that allows
+        deletes and purges (needed for erasure), keeping every sequence:
+        copy to STREAM_MIGRATE, compare message by message, delete the
+        stream, recreate it with the same settings but deny_delete and
+        deny_purge off, copy back (seq i at seq i), compare and check the
+        digest, delete the copy. Needs free space for a second copy of the
+        log. Interrupted, run it again: it continues where it stopped.
   stats [--projection FILE]
         streams, aggregates per kind, projection size/applied seq/lag, data
         directory size.
@@ -196,6 +204,15 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		fmt.Fprintf(stdout, "imported %d messages on %d subjects into %s (seq %d..%d)\n", st.Messages, st.Subjects, conn.stream(), st.FirstSeq, st.LastSeq)
 		return nil
+	case "migrate-log":
+		cfg := MigrateLogConfig{Progress: progress, ProgressTTY: tty}
+		fs.DurationVar(&cfg.IdleTimeout, "idle-timeout", projections.DefaultIdleTimeout, "give up when no message of a stream arrives for this long")
+		if err := parseNoArgs(); err != nil {
+			return err
+		}
+		cfg.Conn = conn
+		_, err := MigrateLog(ctx, cfg, stdout)
+		return err
 	case "stats":
 		cfg := StatsConfig{}
 		fs.StringVar(&cfg.Projection, "projection", "", "projection file (default DATA-DIR/projection.db)")

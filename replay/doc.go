@@ -11,7 +11,10 @@
 //     sequence or a time into a fresh segmented.State and prints its layers
 //     and the exact ContextReply an LLM was sent then;
 //   - Export / Import: the log as JSON lines and back into an empty stream;
-//   - Stats: streams, aggregates per kind, projection lag, sizes.
+//   - Stats: streams, aggregates per kind, projection lag, sizes;
+//   - MigrateLog (migrate-log): offline, moves the log to a stream that
+//     allows deletes and purges with every sequence kept
+//     (events.MigrateAllowDelete: resumable, compares every message).
 //
 // Each command is one exported function taking a config and an io.Writer;
 // Run parses a command line into them (cmd/replay only wires signals and the
@@ -30,7 +33,7 @@
 // node does, so on a running node's directory the command fails at once
 // with an error wrapping dirlock.ErrLocked that names the node. Reads use an ephemeral, unacknowledged, in-memory pull consumer
 // bounded by what the stream held when the command started, deleted at the
-// end; nothing is written to the stream except by Import. Rebuild, Verify
+// end; nothing is written to the stream except by Import and MigrateLog. Rebuild, Verify
 // and Stats open the projection file, which a running node holds locked.
 //
 // # Export format

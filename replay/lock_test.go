@@ -39,6 +39,7 @@ func TestRunningNodeDataDirRefused(t *testing.T) {
 		{"stats", "--data-dir", dir},
 		{"export", "--data-dir", dir, "--out", os.DevNull},
 		{"inspect", "session", "s1", "--data-dir", dir},
+		{"migrate-log", "--data-dir", dir},
 	} {
 		var out bytes.Buffer
 		began := time.Now()
