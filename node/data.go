@@ -43,7 +43,7 @@ func mapDataErr(err error) error {
 }
 
 func (d dataStore) Put(ctx context.Context, owner string, data []byte, ct string, md map[string]string, ttl time.Duration) (*memoryv1.DataReference, uint64, error) {
-	if err := d.w.refuse(false); err != nil {
+	if err := d.w.refuseWrite(len(data)); err != nil {
 		return nil, 0, &api.Error{Code: 503, Message: err.Error()}
 	}
 	ref, seq, err := d.s.PutOwned(ctx, owner, data, ct, md, ttl)
@@ -51,7 +51,7 @@ func (d dataStore) Put(ctx context.Context, owner string, data []byte, ct string
 }
 
 func (d dataStore) PutPart(ctx context.Context, owner, upload string, offset uint64, data []byte) (string, uint64, error) {
-	if err := d.w.refuse(false); err != nil {
+	if err := d.w.refuseWrite(len(data)); err != nil {
 		return "", 0, &api.Error{Code: 503, Message: err.Error()}
 	}
 	id, received, err := d.s.PutPart(ctx, owner, upload, offset, data)

@@ -3,8 +3,10 @@ package node_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -77,4 +79,150 @@ func TestDiskNearlyFullRestart(t *testing.T) {
 	if free := freeOn(t, dir); free > left || free < left/2 {
 		t.Logf("free space moved to %d while refusing writes", free)
 	}
+}
+
+// spaceSampler records the least free space of a file system, sampled
+// every few milliseconds, and the projection file's size on disk.
+type spaceSampler struct {
+	dir, proj string
+	stop      chan struct{}
+	done      chan struct{}
+	mu        sync.Mutex
+	least     int64
+	samples   []spaceSample
+}
+
+type spaceSample struct {
+	at        time.Time
+	free      int64
+	projBytes int64 // allocated on disk
+	projSize  int64 // apparent
+}
+
+func sampleSpace(t *testing.T, dir, proj string) *spaceSampler {
+	t.Helper()
+	s := &spaceSampler{dir: dir, proj: proj, stop: make(chan struct{}), done: make(chan struct{}), least: -1}
+	go func() {
+		defer close(s.done)
+		for {
+			var fs syscall.Statfs_t
+			_ = syscall.Statfs(dir, &fs)
+			smp := spaceSample{at: time.Now(), free: int64(fs.Bavail) * int64(fs.Bsize)}
+			var st syscall.Stat_t
+			if syscall.Stat(proj, &st) == nil {
+				smp.projBytes, smp.projSize = st.Blocks*512, st.Size
+			}
+			s.mu.Lock()
+			if s.least < 0 || smp.free < s.least {
+				s.least = smp.free
+			}
+			s.samples = append(s.samples, smp)
+			s.mu.Unlock()
+			select {
+			case <-s.stop:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+	}()
+	t.Cleanup(s.halt)
+	return s
+}
+
+func (s *spaceSampler) halt() {
+	select {
+	case <-s.stop:
+	default:
+		close(s.stop)
+	}
+	<-s.done
+}
+
+// leastSince is the least free space sampled since from, and the sample.
+func (s *spaceSampler) leastSince(from time.Time) spaceSample {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := spaceSample{free: -1}
+	for _, smp := range s.samples {
+		if !smp.at.Before(from) && (out.free < 0 || smp.free < out.free) {
+			out = smp
+		}
+	}
+	return out
+}
+
+// last is the latest sample.
+func (s *spaceSampler) last() spaceSample {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.samples[len(s.samples)-1]
+}
+
+// TestDiskFloorHeld: with --min-free-bytes 2 MiB and writers appending
+// while a ballast leaves just above the floor free, the node refuses
+// writes before the floor is crossed, its projection's own growth
+// included: free space never drops below the floor (less a page or two of
+// what was in flight). After the ballast goes, the projection does not
+// take the space back in one large step, writes resume, and the
+// placement leases are refreshed throughout.
+func TestDiskFloorHeld(t *testing.T) {
+	floor := int64(2 << 20)
+	leave := floor + (4 << 20)
+	dir := mountTmpfs(t, 24<<20)
+	data := filepath.Join(dir, "data")
+	s := startStreamNode(t, data, func(c *node.Config) {
+		c.HTTPAddr = "127.0.0.1:0"
+		c.MinFreeBytes = floor // the default health interval: 500 ms
+	})
+	sp := sampleSpace(t, dir, filepath.Join(data, node.ProjectionFile))
+	w := startWriters(t, s.c, 4)
+	defer w.stop()
+	time.Sleep(500 * time.Millisecond)
+
+	ballast := filepath.Join(dir, "ballast")
+	filled := time.Now()
+	t.Logf("ballast: %d bytes; %d bytes free", fill(t, ballast, leave), freeOn(t, dir))
+	// One writer of large messages (128 KiB): between two ticks of the
+	// watch (500 ms) it can take megabytes.
+	if _, err := s.c.CreateSession(context.Background(), "big", &memoryv1.CreateSessionRequest{UserId: "u", MaxContextTokens: 1 << 30}); err != nil {
+		t.Fatal(err)
+	}
+	bigCtx, bigStop := context.WithCancel(context.Background())
+	bigDone := make(chan struct{})
+	go func() {
+		defer close(bigDone)
+		for k := 0; bigCtx.Err() == nil; k++ {
+			_, _ = s.c.WithTimeout(faultAnswer).AppendMessages(bigCtx, "big", userInput(fmt.Sprintf("%d %s", k, strings.Repeat("x", 128<<10))))
+		}
+	}()
+	defer func() { bigStop(); <-bigDone }()
+	waitHealthz(t, s.n, 503, noticeBound)
+	time.Sleep(3 * time.Second)
+	low := sp.leastSince(filled)
+	t.Logf("least free while full: %d (projection %d bytes on disk, %d apparent)", low.free, low.projBytes, low.projSize)
+	if low.free < floor-(64<<10) {
+		t.Errorf("free space fell to %d, below the %d floor", low.free, floor)
+	}
+	freed := time.Now()
+	if err := os.Remove(ballast); err != nil {
+		t.Fatal(err)
+	}
+	w.waitAckAfter(t, freed, recoveryBound)
+	time.Sleep(4 * time.Second)
+	after := sp.leastSince(freed)
+	now := sp.last()
+	t.Logf("least free after the ballast went: %d (projection %d bytes on disk, %d apparent); now %d free, projection %d on disk, %d apparent",
+		after.free, after.projBytes, after.projSize, now.free, now.projBytes, now.projSize)
+	if slack := now.projSize - now.projBytes; slack > 2<<20 {
+		t.Errorf("the projection file is %d bytes larger than what it holds: it grows in large steps", slack)
+	}
+	if lost := counter(t, s.n, "agentmem_placement_lost_total", ""); lost > 0 {
+		t.Errorf("%v partition leases expired before they were refreshed", lost)
+	}
+	if owned := s.gauge(t, "agentmem_placement_partitions_owned"); owned == 0 {
+		t.Errorf("the node owns no partition after the disk filled and emptied")
+	}
+	bigStop()
+	w.stop()
+	summarize(t, "all", w.between(time.Time{}, time.Now()))
 }

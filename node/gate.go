@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -47,6 +48,39 @@ func (w *storageWatch) refuse(reads bool) error {
 	return w.logUnavailable(st, nil)
 }
 
+// writeMargin is what a write is reckoned to take from the disk beyond
+// its own bytes: the projection's pages it rewrites (copy on write) and
+// its index, the file store's index. writeFactor: the projection keeps
+// what the log does, and indexes it.
+const (
+	writeMargin = 64 << 10
+	writeFactor = 3
+)
+
+// refuseWrite is refuse(false) for a write of size bytes, and more: on the
+// embedded server's disk it looks at the free space now (not at the last
+// tick) and refuses the write if it would leave less than --min-free-bytes
+// free, so that writes stop before the floor is crossed however fast they
+// come. It nudges the watch, which then refuses every write until space
+// returns.
+func (w *storageWatch) refuseWrite(size int) error {
+	if err := w.refuse(false); err != nil {
+		return err
+	}
+	if w.embedded == nil || w.minFree < 0 || len(w.dirs) == 0 {
+		return nil
+	}
+	free := w.freeBytes()
+	need := int64(writeFactor)*int64(size) + writeMargin
+	if free < 0 || free-need >= max(w.minFree, 1) {
+		return nil
+	}
+	w.Nudge()
+	st := &storageState{Log: fault(reasonOutOfSpace, fmt.Sprintf("%d bytes free under %s: a write of %d bytes (reckoned at %d with the projection) would leave less than the %d the node keeps free (--min-free-bytes)",
+		free, strings.Join(w.dirs, ", "), size, need, w.minFree))}
+	return w.logUnavailable(st, nil)
+}
+
 // logUnavailable counts a request refused or cut short while the log is
 // unavailable (state st) and returns errLogUnavailable with the reason and
 // what was observed, wrapping cause too when it is not nil.
@@ -59,7 +93,7 @@ func (w *storageWatch) logUnavailable(st *storageState, cause error) error {
 }
 
 func (g gatedLog) Append(ctx context.Context, subject string, expectedLastSeq uint64, msgID string, data []byte) (events.AppendResult, error) {
-	if err := g.w.refuse(false); err != nil {
+	if err := g.w.refuseWrite(len(data)); err != nil {
 		return events.AppendResult{}, err
 	}
 	ctx, cancel := context.WithCancel(ctx)

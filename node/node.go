@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -262,6 +263,19 @@ func (n *Node) openProjection(ctx context.Context, js jetstream.JetStream) error
 		return err
 	}
 	n.store = store
+	if minFree := n.cfg.MinFreeBytes; minFree >= 0 {
+		// The projection's own growth stops before the floor too: it may
+		// take the lower half of it, to apply what the log accepted before
+		// the gate shut; below that its writes wait (retried) for space.
+		dir := n.cfg.DataDir
+		store.SetRoom(func() int64 {
+			var fs syscall.Statfs_t
+			if err := syscall.Statfs(dir, &fs); err != nil {
+				return -1
+			}
+			return int64(fs.Bavail)*int64(fs.Bsize) - minFree/2
+		})
+	}
 	applied := store.AppliedSeq()
 	if _, err := projections.CheckStream(ctx, js, n.cfg.Stream, applied); err != nil &&
 		(applied > 0 || !errors.Is(err, jetstream.ErrStreamNotFound)) {
