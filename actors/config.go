@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentmem/agentmem/events"
 	"github.com/agentmem/agentmem/internal/segmented"
+	"github.com/agentmem/agentmem/internal/sharedmem"
 )
 
 // Config tunes the session actors.
@@ -25,7 +26,14 @@ type Config struct {
 	RestartBackoff time.Duration
 	// RewriteTimeout bounds one call of the optional Rewriter.
 	RewriteTimeout time.Duration
+	// EpisodicTTL is the default TTL of episodic entries written without
+	// one, in scopes whose episodic_ttl_seconds is 0 (DESIGN §12 retention;
+	// 0 = never). Whole seconds; the expiry is recorded in the entry's event.
+	EpisodicTTL time.Duration
 }
+
+// DefaultEpisodicTTL is the default of Config.EpisodicTTL: 90 days.
+const DefaultEpisodicTTL = 90 * 24 * time.Hour
 
 // DefaultConfig returns the defaults documented in the README.
 func DefaultConfig() Config {
@@ -36,6 +44,7 @@ func DefaultConfig() Config {
 		StoreTimeout:            5 * time.Second,
 		RestartBackoff:          100 * time.Millisecond,
 		RewriteTimeout:          10 * time.Second,
+		EpisodicTTL:             DefaultEpisodicTTL,
 	}
 }
 
@@ -54,6 +63,10 @@ func (c Config) Validate() error {
 		return errors.New("actors: restart_backoff must be > 0")
 	case c.RewriteTimeout <= 0:
 		return errors.New("actors: rewrite_timeout must be > 0")
+	case c.EpisodicTTL < 0 || c.EpisodicTTL > sharedmem.MaxTTLSeconds*time.Second:
+		return fmt.Errorf("actors: episodic_ttl must be in [0, %ds] (0 = never), got %s", sharedmem.MaxTTLSeconds, c.EpisodicTTL)
+	case c.EpisodicTTL%time.Second != 0:
+		return fmt.Errorf("actors: episodic_ttl must be whole seconds, got %s", c.EpisodicTTL)
 	}
 	return nil
 }

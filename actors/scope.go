@@ -63,6 +63,14 @@ type CopyEntry struct {
 // expireTick wakes a scope actor when its earliest entry expires.
 type expireTick struct{}
 
+// EndSessionScope is the command a session actor sends the actor of its
+// session:<id> scope once the session is TERMINATED or ARCHIVED: every live
+// entry gets an END tombstone (sharedmem.DecideEnd), so session-scope
+// entries end with the session (DESIGN §12). Sent again on a retried
+// terminate and on archive, so a crash between the two batches heals; a
+// scope with nothing live stores nothing. The reply is a MutationReply.
+type EndSessionScope struct{}
+
 // scopeActor owns one scope aggregate (agent:<id> or a shared scope).
 type scopeActor struct {
 	core
@@ -110,7 +118,7 @@ func (a *scopeActor) Receive(ctx actor.Context) {
 }
 
 func (a *scopeActor) env() sharedmem.Env {
-	return sharedmem.Env{NowUnixNano: a.dir.deps.Now().UnixNano()}
+	return sharedmem.Env{NowUnixNano: a.dir.deps.Now().UnixNano(), EpisodicTTLSeconds: int64(a.dir.cfg.EpisodicTTL / time.Second)}
 }
 
 // writeEnv is env for a write by who: a tenant's write to a shared scope
@@ -197,6 +205,16 @@ func (a *scopeActor) handle(who *tenancy.Caller, body any) (proto.Message, error
 		return a.write(req.CommandID, req.Entry.GetKey(), func() ([]proto.Message, error) {
 			return a.st().DecideCopy(req.Entry, req.By, a.writeEnv(who))
 		})
+	case *EndSessionScope:
+		if who != nil || a.kind != sharedmem.KindSession {
+			return nil, &sharedmem.Rejection{Code: 400, Field: "body", Reason: "only a session's actor ends its session scope"}
+		}
+		res, err := a.mutate("", func() ([]proto.Message, error) { return a.st().DecideEnd(a.env()), nil })
+		if err != nil {
+			return nil, err
+		}
+		a.schedule()
+		return res, nil
 	case *memoryv1.ConfigureScopeRequest:
 		// The API checks this first; the actor holds the rule too, so no
 		// other path to the scope configures it for a non-admin.

@@ -1,12 +1,14 @@
 package actors
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/agentmem/agentmem/internal/segmented"
+	"github.com/agentmem/agentmem/internal/sharedmem"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 	"github.com/agentmem/agentmem/tenancy"
 )
@@ -34,6 +36,9 @@ func (a *sessionActor) Receive(ctx actor.Context) {
 	}
 	switch m := ctx.Message().(type) {
 	case *request:
+		if endsSession(m.body) {
+			m = &request{who: m.who, body: m.body, reply: a.endScopeThen(m.reply)}
+		}
 		a.serve(m, func(body any) (proto.Message, error) { return a.handle(m.who, body) })
 	case *rewritten:
 		a.applyRewrite(m)
@@ -116,6 +121,42 @@ func (a *sessionActor) handle(who *tenancy.Caller, body any) (proto.Message, err
 		return &memoryv1.ClearRecalledReply{Result: res, Usage: a.st().Usage()}, nil
 	default:
 		return nil, &segmented.Rejection{Code: 400, Field: "body", Reason: fmt.Sprintf("unsupported request %T", body)}
+	}
+}
+
+// endsSession reports whether body is a status change that leaves the
+// session TERMINATED or ARCHIVED.
+func endsSession(body any) bool {
+	req, ok := body.(*memoryv1.StatusRequest)
+	return ok && (req.GetAction() == memoryv1.StatusAction_STATUS_ACTION_TERMINATE || req.GetAction() == memoryv1.StatusAction_STATUS_ACTION_ARCHIVE)
+}
+
+// endScopeThen wraps the reply of a terminate or archive: when the session
+// is TERMINATED or ARCHIVED after it (stored now, a retry of a stored
+// command, or refused because it already was), the session:<id> scope's
+// actor first ends its live entries (EndSessionScope), then reply is called.
+// Session and scope share the id, so the same node serves both. A scope
+// that cannot store its END tombstones answers the caller's reply with its
+// error (the status change itself is stored): retrying the terminate, or
+// the archive that follows, sends the end again.
+func (a *sessionActor) endScopeThen(reply ReplyFunc) ReplyFunc {
+	return func(r proto.Message, err error) {
+		if a.m == nil || errors.Is(err, ErrUnavailable) {
+			reply(r, err)
+			return
+		}
+		if st := a.st().Status(); st != memoryv1.SessionStatus_SESSION_STATUS_TERMINATED && st != memoryv1.SessionStatus_SESSION_STATUS_ARCHIVED {
+			reply(r, err)
+			return
+		}
+		if derr := a.dir.DispatchScope(sharedmem.KindSession, a.id, nil, &EndSessionScope{}, func(_ proto.Message, serr error) {
+			if serr != nil && err == nil {
+				r, err = nil, fmt.Errorf("the session's status is stored, but its session scope's entries were not ended (retry): %w", serr)
+			}
+			reply(r, err)
+		}); derr != nil {
+			reply(r, err)
+		}
 	}
 }
 

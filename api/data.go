@@ -91,9 +91,7 @@ func (s *Service) dataUpload(c *call) {
 		respondError(rp, asJSON, &Error{Code: 400, Field: "offset", Message: fmt.Sprintf("%d: a new upload (no upload_id) starts at offset 0", req.GetOffset())})
 		return
 	}
-	if err := c.who.Write("data"); err != nil {
-		s.metrics.Denied.WithLabelValues("data").Inc()
-		c.fail(err)
+	if !s.mayWriteData(c) {
 		return
 	}
 	owner := dataOwner(c)
@@ -133,9 +131,7 @@ func (s *Service) dataPut(c *call) {
 		respondError(rp, asJSON, &Error{Code: 400, Field: "size", Message: "only with upload_id"})
 		return
 	}
-	if err := c.who.Write("data"); err != nil {
-		s.metrics.Denied.WithLabelValues("data").Inc()
-		c.fail(err)
+	if !s.mayWriteData(c) {
 		return
 	}
 	owner := dataOwner(c)
@@ -243,4 +239,15 @@ func (s *Service) checkData(ctx context.Context, who *tenancy.Caller, ref *memor
 		return err
 	}
 	return nil
+}
+
+// mayWriteData reports whether the caller may store data; when not, it
+// counts the refusal and answers it.
+func (s *Service) mayWriteData(c *call) bool {
+	if err := c.who.Write("data"); err != nil {
+		s.metrics.Denied.WithLabelValues("data").Inc()
+		c.fail(err)
+		return false
+	}
+	return true
 }

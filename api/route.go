@@ -55,7 +55,7 @@ func (s *Service) forward(r micro.Request, id string, serve func()) {
 	}
 	m := &nats.Msg{Subject: r.Subject(), Data: r.Data(), Header: nats.Header(r.Headers())}
 	go func() {
-		defer s.inflight.Done()
+		defer s.inflight.done()
 		ctx, cancel := context.WithTimeout(s.ctx, s.cfg.ForwardTimeout)
 		defer cancel()
 		reply, local, err := s.router.Forward(ctx, id, m)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -109,9 +108,6 @@ type Service struct {
 	queries chan struct{}
 	watches chan struct{}
 	watcher Watcher
-	// stopMu guards stopping: once set, no request is added to inflight.
-	stopMu   sync.RWMutex
-	stopping bool
 	// watchCtx ends the watch polls in flight when the service stops.
 	watchCtx    context.Context
 	stopWatches context.CancelFunc
@@ -119,7 +115,7 @@ type Service struct {
 	querySlots, watchSlots *slots
 	ctx                    context.Context
 	cancel                 context.CancelFunc
-	inflight               sync.WaitGroup
+	inflight               inflight
 	// router places aggregates on nodes (nil: this node serves all);
 	// routes serve forwarded requests (fixed once Start returns).
 	router Router
@@ -369,7 +365,7 @@ func (s *Service) readBody(r micro.Request, rp replier, asJSON bool, body proto.
 // answer is the ReplyFunc that answers rp and marks the request done.
 func (s *Service) answer(rp replier, asJSON bool) actors.ReplyFunc {
 	return func(m proto.Message, err error) {
-		defer s.inflight.Done()
+		defer s.inflight.done()
 		if err != nil {
 			respondError(rp, asJSON, Classify(err))
 			return
@@ -390,17 +386,15 @@ func (s *Service) handOff(rp replier, asJSON bool, dispatch func(actors.ReplyFun
 	}
 }
 
-// begin counts one request in flight, unless the service is stopping: then
-// it answers 503 and reports false. (A WaitGroup may not be Added to while
-// Stop waits on it from zero; stopMu orders the two.)
+// begin counts one request in flight, unless the service stopped: then it
+// answers 503 and reports false. While Stop drains, requests still begin:
+// they are forwarded to their new owners or served (DESIGN §9a: a stopping
+// node forwards what still reaches it).
 func (s *Service) begin(rp replier, asJSON bool) bool {
-	s.stopMu.RLock()
-	defer s.stopMu.RUnlock()
-	if s.stopping {
+	if !s.inflight.begin() {
 		respondError(rp, asJSON, &Error{Code: 503, Message: "the node is stopping; retry on another node or later"})
 		return false
 	}
-	s.inflight.Add(1)
 	return true
 }
 
@@ -416,22 +410,37 @@ func sessionID(subject string) (string, error) {
 	return parts[3], nil
 }
 
+// stopQuiet is how long Stop waits with no request in flight and none
+// beginning before it refuses new ones: the messages its drained
+// subscriptions still held are delivered to their handlers by then (they
+// reached this client before the flush that follows the drain).
+const stopQuiet = 50 * time.Millisecond
+
 // Stop stops taking requests (draining the subscriptions) and waits, bounded
-// by ctx, for the replies of those already dispatched.
+// by ctx, for the replies of those already dispatched. What the drained
+// subscriptions and forwards from other nodes still deliver meanwhile is
+// served as usual (forwarded, with a Router, to the aggregate's new owner);
+// only after stopQuiet without a request (at once when no other node is
+// live) are later ones refused (503).
 func (s *Service) Stop(ctx context.Context) error {
 	err := s.svc.Stop()
-	s.stopMu.Lock()
-	s.stopping = true
-	s.stopMu.Unlock()
+	// Once the server answered the flush it has processed the drains'
+	// unsubscribes: what it routed here before is in this client already.
+	// (Best effort: a connection that is down delivers nothing more.)
+	fctx, cancel := context.WithTimeout(ctx, time.Second)
+	_ = s.nc.FlushWithContext(fctx)
+	cancel()
 	// Watch polls in flight answer at once, with what they have.
 	s.stopWatches()
 	defer s.cancel()
-	done := make(chan struct{})
-	go func() { s.inflight.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-ctx.Done():
-		err = errors.Join(err, fmt.Errorf("api: waiting for in-flight requests: %w", ctx.Err()))
+	// A node alone (no Router, or one that says no other node is live) has
+	// nobody to send late requests to: it stops once nothing is in flight.
+	quiet := stopQuiet
+	if a, ok := s.router.(interface{ Alone() bool }); s.router == nil || (ok && a.Alone()) {
+		quiet = 0
+	}
+	if werr := s.inflight.closeWhenQuiet(ctx, quiet); werr != nil {
+		err = errors.Join(err, fmt.Errorf("api: waiting for in-flight requests: %w", werr))
 	}
 	s.workers.Stop()
 	return err

@@ -134,13 +134,11 @@ func RunQuestions(ctx context.Context, cfg QuestionConfig) (*QuestionReport, err
 	if err != nil {
 		return nil, err
 	}
-	dir := cfg.Dir
-	if dir == "" {
-		if dir, err = os.MkdirTemp("", "membench-q-"); err != nil {
-			return nil, err
-		}
-		defer func() { _ = os.RemoveAll(dir) }()
+	dir, cleanup, err := workDir(cfg.Dir, "membench-q-")
+	if err != nil {
+		return nil, err
 	}
+	defer cleanup()
 	rep := &QuestionReport{Config: cfg, ByCat: map[dialoggen.Category]int{}}
 	for _, b := range cfg.Budgets {
 		for _, name := range questionRows {

@@ -92,18 +92,29 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir := cfg.Dir
-	if dir == "" {
-		if dir, err = os.MkdirTemp("", "membench-"); err != nil {
-			return nil, err
-		}
-		defer func() { _ = os.RemoveAll(dir) }()
+	dir, cleanup, err := workDir(cfg.Dir, "membench-")
+	if err != nil {
+		return nil, err
 	}
+	defer cleanup()
 	r := newRun(cfg, conv, tok)
 	if err := r.replay(ctx, dir); err != nil {
 		return nil, err
 	}
 	return r.report(), nil
+}
+
+// workDir returns dir, or a new temporary directory (named by pattern)
+// that cleanup removes.
+func workDir(dir, pattern string) (string, func(), error) {
+	if dir != "" {
+		return dir, func() {}, nil
+	}
+	tmp, err := os.MkdirTemp("", pattern)
+	if err != nil {
+		return "", nil, err
+	}
+	return tmp, func() { _ = os.RemoveAll(tmp) }, nil
 }
 
 // run holds the state of one Run.

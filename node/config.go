@@ -95,6 +95,11 @@ type Config struct {
 	// Placement configures the partition leases (NodeID and Replicas are
 	// the node's).
 	Placement placement.Config
+	// ArchiveAfter archives a TERMINATED session this long after its last
+	// change (DESIGN §12 retention): the projector's node sweeps its session
+	// index and sends each such session ARCHIVE, which its actor stores as
+	// a status change. 0 = never. Needs the projector in this process.
+	ArchiveAfter time.Duration
 	// Reranker, when set, reorders session search hits (a cross-encoder, an
 	// LLM); when it fails the BM25 order is kept. Programmatic only.
 	Reranker api.Reranker
@@ -119,8 +124,12 @@ func DefaultConfig() Config {
 		Embeddings:      embed.DefaultConfig(),
 		Data:            largedata.DefaultConfig(),
 		Placement:       placement.DefaultConfig(),
+		ArchiveAfter:    DefaultArchiveAfter,
 	}
 }
+
+// DefaultArchiveAfter is the default of Config.ArchiveAfter: 30 days.
+const DefaultArchiveAfter = 30 * 24 * time.Hour
 
 // Validate reports the first invalid field.
 func (c Config) Validate() error {
@@ -151,6 +160,9 @@ func (c Config) Validate() error {
 	}
 	if c.DuplicateWindow < 100*time.Millisecond {
 		return fmt.Errorf("node: duplicate window must be >= 100ms, got %s", c.DuplicateWindow)
+	}
+	if c.ArchiveAfter < 0 {
+		return fmt.Errorf("node: archive-after must be >= 0 (0 = never), got %s", c.ArchiveAfter)
 	}
 	if c.LLM.BaseURL != "" {
 		if err := c.LLM.Validate(); err != nil {

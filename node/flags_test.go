@@ -13,8 +13,11 @@ func TestFlagsAndEnv(t *testing.T) {
 	fs := flag.NewFlagSet("node", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	BindFlags(fs, &cfg)
-	if err := fs.Parse([]string{"--sync", "always", "--idle-timeout", "1m"}); err != nil {
+	if err := fs.Parse([]string{"--sync", "always", "--idle-timeout", "1m", "--archive-after", "0", "--episodic-ttl", "24h"}); err != nil {
 		t.Fatal(err)
+	}
+	if cfg.ArchiveAfter != 0 || cfg.Actors.EpisodicTTL != 24*time.Hour {
+		t.Fatalf("retention flags: archive-after %s, episodic-ttl %s", cfg.ArchiveAfter, cfg.Actors.EpisodicTTL)
 	}
 	env := map[string]string{
 		"AGENTMEM_SYNC":           "default", // the flag wins
@@ -41,14 +44,16 @@ func TestFlagsAndEnv(t *testing.T) {
 
 func TestConfigValidate(t *testing.T) {
 	cases := map[string]func(*Config){
-		"sync":         func(c *Config) { c.Sync = "sometimes" },
-		"replicas":     func(c *Config) { c.Replicas = 0 },
-		"nats-listen":  func(c *Config) { c.NATSListen = "4222" },
-		"data-dir":     func(c *Config) { c.DataDir = "" },
-		"http":         func(c *Config) { c.HTTPAddr = "nope" },
-		"llmsummary":   func(c *Config) { c.LLM.BaseURL = "ftp://x" },
-		"embed: model": func(c *Config) { c.Embeddings.BaseURL = "http://x/v1" },
-		"idle_timeout": func(c *Config) { c.Actors.IdleTimeout = 0 },
+		"sync":          func(c *Config) { c.Sync = "sometimes" },
+		"replicas":      func(c *Config) { c.Replicas = 0 },
+		"nats-listen":   func(c *Config) { c.NATSListen = "4222" },
+		"data-dir":      func(c *Config) { c.DataDir = "" },
+		"http":          func(c *Config) { c.HTTPAddr = "nope" },
+		"llmsummary":    func(c *Config) { c.LLM.BaseURL = "ftp://x" },
+		"embed: model":  func(c *Config) { c.Embeddings.BaseURL = "http://x/v1" },
+		"idle_timeout":  func(c *Config) { c.Actors.IdleTimeout = 0 },
+		"archive-after": func(c *Config) { c.ArchiveAfter = -time.Second },
+		"episodic_ttl":  func(c *Config) { c.Actors.EpisodicTTL = 1500 * time.Millisecond },
 	}
 	for want, mutate := range cases {
 		cfg := DefaultConfig()

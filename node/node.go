@@ -59,9 +59,11 @@ type Node struct {
 	// serve the other nodes (forwarded requests, calls on actors).
 	placement    *placement.Table
 	internalSubs []*nats.Subscription
-	storage      *storageWatch
-	logHealth    *logHealth
-	projRunning  atomic.Bool // proj.Run is running (runProjector)
+	// relays counts the calls relayed to another node (callServer).
+	relays      sync.WaitGroup
+	storage     *storageWatch
+	logHealth   *logHealth
+	projRunning atomic.Bool // proj.Run is running (runProjector)
 	// bg runs the background loops (projector, large-data sweeper, log
 	// health check); bgCancel stops them and bgWG waits for them.
 	bg       context.Context
@@ -229,6 +231,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 		return n, fmt.Errorf("node: flush: %w", err)
 	}
 	calls := callServer{local: local, t: n.placement, tenants: tenants, anyone: tenancy.Unrestricted(tenancy.DefaultLimits()),
+		timeout: acfg.ForwardTimeout, relays: &n.relays,
 		nc: n.apiNC, logger: logger}
 	if err = n.serveInternal(calls); err != nil {
 		return n, err
@@ -238,6 +241,11 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	}
 	if err = n.readyPlacement(ctx); err != nil {
 		return n, err
+	}
+	if cfg.ArchiveAfter > 0 && cfg.Projector {
+		sw := &archiveSweep{sessions: n.store, d: placed, after: cfg.ArchiveAfter, interval: archiveSweepInterval(cfg.ArchiveAfter),
+			timeout: acfg.ForwardTimeout + cfg.Actors.StoreTimeout, now: time.Now, logger: logger}
+		n.goBackground("archive sweep stopped", sw.Run)
 	}
 	if cfg.HTTPAddr != "" {
 		if err = n.startHTTP(); err != nil {
@@ -423,11 +431,12 @@ func (n *Node) shutdown(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("node: handover: %w", err))
 		}
 	}
+	// Forwards and calls from the other nodes that still reach this one are
+	// served (sent on to the new owners) until the drain ends; then they
+	// find no responder here, and the senders wait for the new owner.
+	errs = append(errs, n.drainInternal(ctx))
 	if n.svc != nil {
 		errs = append(errs, n.svc.Stop(ctx))
-	}
-	for _, s := range n.internalSubs {
-		_ = s.Unsubscribe()
 	}
 	if n.dir != nil {
 		errs = append(errs, n.dir.Close(ctx))
@@ -462,6 +471,34 @@ func (n *Node) shutdown(ctx context.Context) error {
 		errs = append(errs, n.lock.Close())
 	}
 	return errors.Join(errs...)
+}
+
+// drainInternal drains the internal subscriptions and waits, bounded by
+// ctx, until their last messages were handled and the calls relayed from
+// them answered.
+func (n *Node) drainInternal(ctx context.Context) error {
+	for _, s := range n.internalSubs {
+		if err := s.Drain(); err != nil {
+			_ = s.Unsubscribe()
+		}
+	}
+	for _, s := range n.internalSubs {
+		for s.IsValid() {
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("node: draining the internal subscriptions: %w", ctx.Err())
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+	}
+	done := make(chan struct{})
+	go func() { n.relays.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("node: waiting for relayed calls: %w", ctx.Err())
+	}
 }
 
 // waitBackground waits until the background loops return after bgCancel,

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -103,6 +105,16 @@ func (p placedDispatch) remote(kind, id string, who *tenancy.Caller, body any, r
 			return err
 		}
 		c.Type, c.Body, c.CommandID, c.By = copyEntryType, data, b.CommandID, b.By
+	case *actors.Append:
+		// Searched here for an aggregate that moved since: the new owner
+		// appends the request without the candidates found here (as an
+		// append without a query: the context's memory section is filled
+		// again by the next one), rather than the client retrying.
+		data, err := proto.Marshal(b.Request)
+		if err != nil {
+			return err
+		}
+		c.Type, c.Body = string(b.Request.ProtoReflect().Descriptor().FullName()), data
 	case proto.Message:
 		data, err := proto.Marshal(b)
 		if err != nil {
@@ -173,7 +185,22 @@ type callServer struct {
 	anyone  *tenancy.Caller
 	nc      *nats.Conn
 	logger  *slog.Logger
+	// timeout bounds a call relayed to the aggregate's new owner; relays
+	// counts those in flight (Shutdown waits for them).
+	timeout time.Duration
+	relays  *sync.WaitGroup
 }
+
+// Relaying a call: hdrCallHops counts the nodes it went on from, at most
+// maxCallHops (placement changing under it); a call relayed again waits
+// callHopPause per hop first (at most maxCallHopPause): the nodes' views of
+// a partition handed over agree again within a tick or two.
+const (
+	hdrCallHops     = "Agentmem-Call-Hops"
+	maxCallHops     = 8
+	callHopPause    = 50 * time.Millisecond
+	maxCallHopPause = 200 * time.Millisecond
+)
 
 func (s callServer) serve(m *nats.Msg) {
 	if !strings.HasPrefix(m.Reply, "_INBOX.") {
@@ -186,7 +213,14 @@ func (s callServer) serve(m *nats.Msg) {
 		return
 	}
 	if !s.t.Serves(c.ID) {
-		s.answer(m, nil, errMovedRetry)
+		// It moved (this node handed it over, or is stopping): the call
+		// goes on to the new owner, as a forwarded request does.
+		hops, _ := strconv.Atoi(m.Header.Get(hdrCallHops))
+		if hops+1 >= maxCallHops || s.relays == nil {
+			s.answer(m, nil, errMovedRetry)
+			return
+		}
+		s.relays.Go(func() { s.relay(m, c.ID, hops+1) })
 		return
 	}
 	var who *tenancy.Caller
@@ -223,6 +257,31 @@ func (s callServer) serve(m *nats.Msg) {
 	reply := func(r proto.Message, err error) { s.answer(m, r, err) }
 	if err := s.local.dispatchKind(c.Kind, c.ID, who, body, reply); err != nil {
 		s.answer(m, nil, err)
+	}
+}
+
+// relay sends the call m on aggregate id to its owner and passes the reply
+// back as it came; when this node owns id again meanwhile it serves it.
+func (s callServer) relay(m *nats.Msg, id string, hops int) {
+	if hops > 1 {
+		time.Sleep(min(time.Duration(hops-1)*callHopPause, maxCallHopPause))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
+	defer cancel()
+	reply, local, err := request(ctx, s.t, s.local.w, id, func(owner string) *nats.Msg {
+		return &nats.Msg{Subject: callSubject(owner), Data: m.Data, Header: nats.Header{hdrCallHops: {strconv.Itoa(hops)}}}
+	}, s.nc)
+	switch {
+	case local:
+		m.Header = nats.Header{hdrCallHops: {strconv.Itoa(hops)}}
+		s.serve(m)
+	case err != nil:
+		s.answer(m, nil, &api.Error{Code: 503, Message: "relaying a call to the node that serves " + id + ": " + err.Error()})
+	default:
+		out := &nats.Msg{Subject: m.Reply, Header: reply.Header, Data: reply.Data}
+		if perr := s.nc.PublishMsg(out); perr != nil && !errors.Is(perr, nats.ErrConnectionClosed) {
+			s.logger.Warn("relaying a remote call's answer failed", "err", perr)
+		}
 	}
 }
 

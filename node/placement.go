@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -101,10 +102,14 @@ func (n *Node) serveInternal(calls callServer) error {
 	return nil
 }
 
+// readyPlacementMin is the least readyPlacement waits (two leases
+// otherwise): a short lease must not make a slow start fail.
+const readyPlacementMin = 10 * time.Second
+
 // readyPlacement waits until this node holds the partitions it takes
 // without waiting for anyone (free ones, and its own from a previous run).
 func (n *Node) readyPlacement(ctx context.Context) error {
-	rctx, cancel := context.WithTimeout(ctx, 2*n.cfg.Placement.LeaseTTL)
+	rctx, cancel := context.WithTimeout(ctx, max(2*n.cfg.Placement.LeaseTTL, readyPlacementMin))
 	defer cancel()
 	if err := n.placement.Ready(rctx); err != nil {
 		return fmt.Errorf("node: placement: taking this node's partitions: %w", err)

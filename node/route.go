@@ -38,6 +38,10 @@ var _ api.Router = router{}
 
 func (r router) Serves(id string) bool { return r.t.Serves(id) }
 
+// Alone reports that no other node is live (the service then stops without
+// waiting for late requests: there is nowhere to send them).
+func (r router) Alone() bool { return r.t.Alone() }
+
 // Forward sends m to the owner of id and returns its reply. An owner that
 // no longer listens (it died; its lease has not aged out) means no
 // responders: the request was not delivered, so Forward waits for the next

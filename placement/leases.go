@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -60,12 +61,16 @@ func (t *Table) tick(ctx context.Context) {
 	if now.Sub(t.lastBeat) >= t.cfg.refreshEvery() {
 		t.heartbeat(ctx)
 	}
+	// Each its own request, together: one slow write must not make the
+	// others late (a lease lapses TTL−10% after it was written).
+	var wg sync.WaitGroup
 	for _, p := range refresh {
-		t.refresh(ctx, p)
+		wg.Go(func() { t.refresh(ctx, p) })
 	}
 	for _, p := range claim {
-		t.claim(ctx, p)
+		wg.Go(func() { t.claim(ctx, p) })
 	}
+	wg.Wait()
 	t.metrics.owned.Set(float64(t.held()))
 }
 

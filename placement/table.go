@@ -336,6 +336,15 @@ func (t *Table) observe(e jetstream.KeyValueEntry) {
 	}
 }
 
+// Alone reports that no other node is live: nobody could serve what
+// reaches this node.
+func (t *Table) Alone() bool {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	live := t.liveLocked(time.Now())
+	return len(live) == 0 || (len(live) == 1 && live[0] == t.cfg.NodeID)
+}
+
 // liveLocked is the nodes that take partitions: this one (unless leaving)
 // and every node whose heartbeat was seen within a TTL. Caller holds mu.
 func (t *Table) liveLocked(now time.Time) []string {

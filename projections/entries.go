@@ -160,8 +160,8 @@ func (w *writer) applyScope(r *Decoded, kind, id string) error {
 }
 
 func (sw *scopeWriter) configure(ev *memoryv1.ScopeConfigured) error {
-	if ev.GetEpisodicTtlSeconds() < 0 {
-		return errors.New("negative episodic TTL")
+	if ev.GetEpisodicTtlSeconds() < sharedmem.NeverExpires {
+		return errors.New("episodic TTL below -1 (never)")
 	}
 	v, err := marshalOpts.Marshal(&memoryv1.ScopeConfig{MaxEntries: ev.GetMaxEntries(), EpisodicTtlSeconds: ev.GetEpisodicTtlSeconds()})
 	if err != nil {

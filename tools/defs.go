@@ -150,7 +150,7 @@ var defs = []struct {
 			"content_type":     str("Optional media type of the value, e.g. \"text/plain\" or \"application/json\"."),
 			"memory_type":      enum("What kind of memory it is (optional).", "semantic", "episodic", "procedural"),
 			"expected_version": integer("Write only if the current version is this one (0: only if the key does not exist; default: any).", 0, 1<<53),
-			"ttl_seconds":      integer("Expire the entry after this many seconds (default: never, or the scope's episodic default).", 0, 1<<31-1),
+			"ttl_seconds":      integer("Expire the entry after this many seconds (default: never; episodic entries take the scope's episodic TTL, 90 days unless configured).", 0, 1<<31-1),
 			"importance":       map[string]any{"type": "number", "description": "How important it is, 0-1 (less important entries are evicted first).", "minimum": 0, "maximum": 1},
 			"tags":             stringList("Optional tags."),
 		})},

@@ -25,10 +25,11 @@ func (s *State) DecideAppend(req *memoryv1.AppendRequest, env Env) ([]proto.Mess
 // DecideAppendWith decides an AppendRequest. The batch is, in order:
 // SessionStatusChanged (CREATED -> ACTIVE, first append only), RomActivated
 // (a pending ROM, when a user message starts a new turn), MessagesAppended
-// (with the token counts and turn of every message), ContextAssembled (the
-// recalled and memory sections chosen from c for the latest user message,
-// when the session assembles its context; see assemble.go), then the
-// compression events (L1Summarized, L1Evicted, L2Archived). When the
+// (with the token counts and turn of every message), the compression events
+// (L1Summarized, L1Evicted, L2Archived), then ContextAssembled (the plan
+// and the recalled and memory sections chosen from c for the latest user
+// message, when the session assembles its context; see assemble.go), or
+// a ContextAssembled trimming the plan when the context would not fit. When the
 // budget cannot hold the append with the sections, they are cleared
 // instead. It rejects with 404 (no session), 409 (status, duplicate id),
 // 400 (tool result without an open call) or 413 (the budget cannot hold the
@@ -88,16 +89,19 @@ func (s *State) decideAppend(req *memoryv1.AppendRequest, c *Candidates, section
 	if err := emit(appended); err != nil {
 		return nil, err
 	}
-	if ev := s.assembleEvent(appended, c, sections, env); ev != nil {
-		if err := emit(ev); err != nil {
-			return nil, err
-		}
-	}
+	// Compression first, then the plan: the allocation chooses among what
+	// the session's own layers hold after this append (the sections never
+	// need compression to make room: they are within the plan's budget).
 	comp, err := compress(s, env)
 	if err != nil {
 		return nil, err
 	}
 	out = append(out, comp...)
+	if ev := s.assembleEvent(appended, c, sections, env); ev != nil {
+		if err := emit(ev); err != nil {
+			return nil, err
+		}
+	}
 	fit, err := s.fitView(env)
 	if err != nil {
 		return nil, err

@@ -88,8 +88,8 @@ func (s *State) check(events []proto.Message) error {
 			}
 			pending[en.Key] = head{en.Version, !en.Deleted}
 		case *memoryv1.ScopeConfigured:
-			if e.EpisodicTtlSeconds < 0 {
-				return fail("negative episodic TTL")
+			if e.EpisodicTtlSeconds < NeverExpires {
+				return fail("episodic TTL below -1 (never)")
 			}
 		case nil:
 			return fail("nil event")

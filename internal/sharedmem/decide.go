@@ -29,10 +29,12 @@ type batch struct {
 	live   int
 	// evictOwn limits evictions to the writer's own entries (Env.EvictOwn).
 	evictOwn bool
+	// episodicTTL is Env.EpisodicTTLSeconds.
+	episodicTTL int64
 }
 
 func (s *State) newBatch(env Env) *batch {
-	return &batch{s: s, now: env.NowUnixNano, live: s.live, evictOwn: env.EvictOwn}
+	return &batch{s: s, now: env.NowUnixNano, live: s.live, evictOwn: env.EvictOwn, episodicTTL: env.EpisodicTTLSeconds}
 }
 
 // cur returns key's current version as of the batch so far (nil: unknown).
@@ -169,10 +171,18 @@ func (b *batch) version(cur *memoryv1.Entry, key string, c *content, v storedVal
 }
 
 // expiresAt returns the expiry of an entry written now with a TTL of
-// ttlNanos (0: the scope's episodic TTL for episodic entries, else never).
-func (s *State) expiresAt(now, ttlNanos int64, mt memoryv1.MemoryType) int64 {
+// ttlNanos (0: for an episodic entry the scope's episodic_ttl_seconds, or
+// when that is 0 the node's default Env.EpisodicTTLSeconds, -1 never; for
+// other types never). The result is recorded in the entry's event, so a
+// later change of either setting never changes what replay gives.
+func (b *batch) expiresAt(ttlNanos int64, mt memoryv1.MemoryType) int64 {
+	now := b.now
 	if ttlNanos == 0 && mt == memoryv1.MemoryType_MEMORY_TYPE_EPISODIC {
-		ttlNanos = s.snap.GetConfig().GetEpisodicTtlSeconds() * 1e9
+		secs := b.s.snap.GetConfig().GetEpisodicTtlSeconds()
+		if secs == 0 {
+			secs = b.episodicTTL
+		}
+		ttlNanos = secs * 1e9
 	}
 	if ttlNanos <= 0 {
 		return 0
@@ -231,7 +241,7 @@ func (s *State) DecidePut(req *memoryv1.PutEntryRequest, by string, env Env) ([]
 	if err := checkExpected(req.ExpectedVersion, b.cur(req.Key)); err != nil {
 		return nil, err
 	}
-	expires := s.expiresAt(b.now, req.GetTtlSeconds()*1e9, c.memoryType)
+	expires := b.expiresAt(req.GetTtlSeconds()*1e9, c.memoryType)
 	return b.putLike(req.Key, c, s.encode(req.Key, c.value, false), expires, by, memoryv1.ChangeKind_CHANGE_KIND_PUT, 0)
 }
 
@@ -296,7 +306,7 @@ func (s *State) DecideRollback(req *memoryv1.RollbackEntryRequest, by string, en
 	if src.ExpiresUnixNano > 0 {
 		ttl = max(src.ExpiresUnixNano-src.UpdatedUnixNano, 1)
 	}
-	expires := s.expiresAt(b.now, ttl, src.MemoryType)
+	expires := b.expiresAt(ttl, src.MemoryType)
 	v := storedValue{bytes: slices.Clone(src.Value), compressed: src.Compressed, size: src.Size}
 	return b.putLike(req.Key, c, v, expires, by, memoryv1.ChangeKind_CHANGE_KIND_ROLLBACK, req.ToVersion)
 }
@@ -337,7 +347,7 @@ func (s *State) DecideCopy(src *memoryv1.Entry, by string, env Env) ([]proto.Mes
 	b.expireDue()
 	expires := src.ExpiresUnixNano
 	if expires == 0 {
-		expires = s.expiresAt(b.now, 0, c.memoryType)
+		expires = b.expiresAt(0, c.memoryType)
 	}
 	return b.putLike(src.Key, c, s.encode(src.Key, v, true), expires, by, memoryv1.ChangeKind_CHANGE_KIND_PUBLISH, 0)
 }
@@ -350,8 +360,10 @@ func (s *State) DecideConfigure(req *memoryv1.ConfigureScopeRequest, env Env) ([
 	if cfg == nil {
 		return nil, badRequest("config", "missing")
 	}
-	if err := validateTTL("config.episodic_ttl_seconds", cfg.EpisodicTtlSeconds); err != nil {
-		return nil, err
+	if cfg.EpisodicTtlSeconds != NeverExpires {
+		if err := validateTTL("config.episodic_ttl_seconds", cfg.EpisodicTtlSeconds); err != nil {
+			return nil, err
+		}
 	}
 	b := s.newBatch(env)
 	b.expireDue()
@@ -365,6 +377,24 @@ func (s *State) DecideConfigure(req *memoryv1.ConfigureScopeRequest, env Env) ([
 func (s *State) DecideExpire(env Env) []proto.Message {
 	b := s.newBatch(env)
 	b.expireDue()
+	return b.out
+}
+
+// DecideEnd decides the end of a session scope's session (its session was
+// terminated or archived: DESIGN §12, session-scope entries end with the
+// session): the EXPIRE tombstones due at env.NowUnixNano, then an END
+// tombstone, in key order, for every other live entry (nil: nothing live).
+// The tombstones keep no value, so reads, lists and search no longer find
+// the entries; their history stays until erase exists. Any scope kind may
+// be ended; the actors end only session scopes.
+func (s *State) DecideEnd(env Env) []proto.Message {
+	b := s.newBatch(env)
+	b.expireDue()
+	for _, kh := range s.snap.Keys {
+		if e := b.cur(kh.Key); !e.Deleted {
+			b.emit(tombstone(e, memoryv1.ChangeKind_CHANGE_KIND_END, "", b.now))
+		}
+	}
 	return b.out
 }
 

@@ -60,11 +60,18 @@
 // must be N; otherwise 409 "expected version N, current is M".
 //
 // Expiry: ttl_seconds > 0 expires the entry that many seconds after the
-// write; 0 means the scope's episodic TTL for episodic entries and never
-// otherwise. An entry is expired when 0 < expires_unix_nano <= now: reads
-// hide it (Get of the current version, List) even before its EXPIRE
-// tombstone is stored. A rollback counts the TTL of the version it restores
-// again from now; a published copy keeps its source's expiry.
+// write; 0 means, for episodic entries, the scope's episodic_ttl_seconds
+// (0 there: the node's default, Env.EpisodicTTLSeconds, 90 days unless
+// configured; -1: never), and never for other types. The expiry is
+// decided at the write and recorded in its event. An entry is expired when
+// 0 < expires_unix_nano <= now: reads hide it (Get of the current version,
+// List) even before its EXPIRE tombstone is stored. A rollback counts the
+// TTL of the version it restores again from now; a published copy keeps
+// its source's expiry.
+//
+// End: DecideEnd tombstones every live entry (change END) when the
+// session of a session scope ended; the actors send it on TERMINATE and
+// ARCHIVE.
 //
 // Bound: with config.max_entries > 0, a write that would make a key live
 // beyond the bound (and a configure that lowers it) first evicts the least

@@ -21,6 +21,9 @@ const (
 	MaxContentType    = 256
 	// MaxTTLSeconds bounds ttl_seconds and episodic_ttl_seconds (100 years).
 	MaxTTLSeconds = 100 * 365 * 24 * 3600
+	// NeverExpires as a scope's episodic_ttl_seconds: its episodic entries
+	// written without a ttl never expire (0 takes the node's default).
+	NeverExpires = -1
 )
 
 // ValidateKey checks an entry key: 1..256 bytes of [A-Za-z0-9_.:/@-], not

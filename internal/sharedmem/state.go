@@ -19,6 +19,10 @@ type Env struct {
 	// when those do not make room it is refused (413 max_entries). No
 	// member's write evicts another member's entries. Apply never reads it.
 	EvictOwn bool
+	// EpisodicTTLSeconds is the node's default TTL of episodic entries
+	// written without one in a scope whose episodic_ttl_seconds is 0
+	// (0: never). The expiry it gives is recorded in the entry's event.
+	EpisodicTTLSeconds int64
 }
 
 // Meta describes the stored batch being applied.

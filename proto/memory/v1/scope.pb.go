@@ -83,6 +83,9 @@ const (
 	ChangeKind_CHANGE_KIND_EXPIRE      ChangeKind = 4
 	ChangeKind_CHANGE_KIND_EVICT       ChangeKind = 5
 	ChangeKind_CHANGE_KIND_PUBLISH     ChangeKind = 6
+	// END: the tombstone of a session scope's entry, written when its
+	// session ended (TERMINATE or ARCHIVE; DESIGN §12 retention).
+	ChangeKind_CHANGE_KIND_END ChangeKind = 7
 )
 
 // Enum value maps for ChangeKind.
@@ -95,6 +98,7 @@ var (
 		4: "CHANGE_KIND_EXPIRE",
 		5: "CHANGE_KIND_EVICT",
 		6: "CHANGE_KIND_PUBLISH",
+		7: "CHANGE_KIND_END",
 	}
 	ChangeKind_value = map[string]int32{
 		"CHANGE_KIND_UNSPECIFIED": 0,
@@ -104,6 +108,7 @@ var (
 		"CHANGE_KIND_EXPIRE":      4,
 		"CHANGE_KIND_EVICT":       5,
 		"CHANGE_KIND_PUBLISH":     6,
+		"CHANGE_KIND_END":         7,
 	}
 )
 
@@ -423,9 +428,11 @@ func (x *ScopeConfigured) GetEpisodicTtlSeconds() int64 {
 }
 
 type ScopeConfig struct {
-	state              protoimpl.MessageState `protogen:"open.v1"`
-	MaxEntries         uint32                 `protobuf:"varint,1,opt,name=max_entries,json=maxEntries,proto3" json:"max_entries,omitempty"`
-	EpisodicTtlSeconds int64                  `protobuf:"varint,2,opt,name=episodic_ttl_seconds,json=episodicTtlSeconds,proto3" json:"episodic_ttl_seconds,omitempty"`
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	MaxEntries uint32                 `protobuf:"varint,1,opt,name=max_entries,json=maxEntries,proto3" json:"max_entries,omitempty"`
+	// episodic_ttl_seconds: the TTL of episodic entries written without one.
+	// 0 = the node's default (--episodic-ttl, 90 days); -1 = never.
+	EpisodicTtlSeconds int64 `protobuf:"varint,2,opt,name=episodic_ttl_seconds,json=episodicTtlSeconds,proto3" json:"episodic_ttl_seconds,omitempty"`
 	unknownFields      protoimpl.UnknownFields
 	sizeCache          protoimpl.SizeCache
 }
@@ -2371,7 +2378,7 @@ const file_memory_v1_scope_proto_rawDesc = "" +
 	"\x17MEMORY_TYPE_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14MEMORY_TYPE_SEMANTIC\x10\x01\x12\x18\n" +
 	"\x14MEMORY_TYPE_EPISODIC\x10\x02\x12\x1a\n" +
-	"\x16MEMORY_TYPE_PROCEDURAL\x10\x03*\xb8\x01\n" +
+	"\x16MEMORY_TYPE_PROCEDURAL\x10\x03*\xcd\x01\n" +
 	"\n" +
 	"ChangeKind\x12\x1b\n" +
 	"\x17CHANGE_KIND_UNSPECIFIED\x10\x00\x12\x13\n" +
@@ -2380,7 +2387,8 @@ const file_memory_v1_scope_proto_rawDesc = "" +
 	"\x14CHANGE_KIND_ROLLBACK\x10\x03\x12\x16\n" +
 	"\x12CHANGE_KIND_EXPIRE\x10\x04\x12\x15\n" +
 	"\x11CHANGE_KIND_EVICT\x10\x05\x12\x17\n" +
-	"\x13CHANGE_KIND_PUBLISH\x10\x06B7Z5github.com/agentmem/agentmem/proto/memory/v1;memoryv1b\x06proto3"
+	"\x13CHANGE_KIND_PUBLISH\x10\x06\x12\x13\n" +
+	"\x0fCHANGE_KIND_END\x10\aB7Z5github.com/agentmem/agentmem/proto/memory/v1;memoryv1b\x06proto3"
 
 var (
 	file_memory_v1_scope_proto_rawDescOnce sync.Once

@@ -1260,13 +1260,16 @@ func (x *SessionConfig) GetAssembly() *AssemblyConfig {
 }
 
 // AssemblyConfig is the context assembler of a session (DESIGN §5a). At
-// each append holding a user message, the session fills a recalled section
-// (messages from its swap) and a memory section (entries of the scopes it
-// may read) relevant to the latest user message, from candidates the node
-// supplies. Shares are percent of the budget (each section at most 4096
-// tokens: segmented.MaxSectionTokens); the memory section is split
-// across tiers by task_pct (agent and session scopes), user_pct (user,
-// project, app) and global_pct (global), which sum to 100.
+// each append holding a user message, the session allocates its budget
+// among its older turns, summaries, a recalled section (messages from its
+// swap) and a memory section (entries of the scopes it may read), by their
+// value for the latest user message, from candidates the node supplies.
+// recall_pct and memory_pct cap the two sections (percent of the budget,
+// each <= 100; the recalled section at most segmented.MaxRecalledTokens,
+// the memory one segmented.MaxSectionTokens); when the memory section's
+// entries compete it is split across tiers by task_pct (agent and session
+// scopes), user_pct (user, project, app) and global_pct (global), which sum
+// to 100.
 type AssemblyConfig struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Recall        bool                   `protobuf:"varint,1,opt,name=recall,proto3" json:"recall,omitempty"`

@@ -1,0 +1,295 @@
+package node_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/agentmem/agentmem/client"
+	"github.com/agentmem/agentmem/node"
+	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
+)
+
+// lockedBuffer is a bytes.Buffer safe for concurrent writes (a node's log).
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// handoverLoad appends from several sessions through clients on every
+// server, recording each answer.
+type handoverLoad struct {
+	mu       sync.Mutex
+	acked    int
+	stopping []string // answers that refused because a node was stopping
+	others   []string // a few other failed answers (retried)
+	failed   map[int]int
+	slowest  time.Duration // slowest acknowledged append (its retries included)
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
+}
+
+func startHandoverLoad(t *testing.T, clients []*client.Client, sessions int) *handoverLoad {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	l := &handoverLoad{failed: map[int]int{}, cancel: cancel}
+	for i := range sessions {
+		sid := fmt.Sprintf("h%d", i)
+		if _, err := clients[i%len(clients)].CreateSession(ctx, sid, &memoryv1.CreateSessionRequest{UserId: "u1"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range sessions {
+		l.wg.Go(func() {
+			sid := fmt.Sprintf("h%d", i)
+			for k := 0; ctx.Err() == nil; k++ {
+				req := &memoryv1.AppendRequest{CommandId: fmt.Sprintf("%s-%d", sid, k),
+					Messages: []*memoryv1.MessageInput{{Role: memoryv1.Role_ROLE_USER, Content: fmt.Sprintf("%s note %d", sid, k)}}}
+				began := time.Now()
+				for try := 0; ctx.Err() == nil; try++ {
+					c := clients[(i+k+try)%len(clients)].WithTimeout(8 * time.Second)
+					_, err := c.Append(context.Background(), sid, req)
+					l.mu.Lock()
+					if err == nil {
+						l.acked++
+						l.slowest = max(l.slowest, time.Since(began))
+					} else {
+						l.failed[client.Code(err)]++
+						if strings.Contains(err.Error(), "stopping") {
+							l.stopping = append(l.stopping, err.Error())
+						} else if len(l.others) < 5 {
+							l.others = append(l.others, err.Error())
+						}
+					}
+					l.mu.Unlock()
+					if err == nil {
+						break
+					}
+					time.Sleep(20 * time.Millisecond)
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+		})
+	}
+	return l
+}
+
+func (l *handoverLoad) stop() { l.cancel(); l.wg.Wait() }
+
+// takeSlowest returns the slowest acknowledged append since the last call.
+func (l *handoverLoad) takeSlowest() time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s := l.slowest
+	l.slowest = 0
+	return s
+}
+
+// TestRollingHandover: three nodes on a three-server cluster (R3) under
+// load; each node in turn stops gracefully (SIGTERM: hand over, drain) and
+// starts again on its data dir. A stopping node forwards what still
+// reaches it until the new owner serves (issue 18, finding 10: it answered
+// "503 the node is stopping"), every lease is deleted on hand-over (finding
+// 9: "deleting the lease failed; it ages out"), and no acknowledged append
+// waits for a lease to age out (clusterLease; the slowest is logged).
+func TestRollingHandover(t *testing.T) {
+	if testing.Short() {
+		t.Skip("three servers, three nodes")
+	}
+	cl := startNATSCluster(t)
+	logs := make([]*lockedBuffer, 3)
+	cfgs := make([]node.Config, 3)
+	nodes := make([]*node.Node, 3)
+	start := func(i int) {
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			n, err := node.Start(context.Background(), cfgs[i], slog.New(slog.NewTextHandler(logs[i], nil)))
+			if err == nil {
+				nodes[i] = n
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("node %d: %v", i, err)
+			}
+			time.Sleep(500 * time.Millisecond)
+		}
+	}
+	for i := range 3 {
+		logs[i] = &lockedBuffer{}
+		cfg := node.DefaultConfig()
+		cfg.DataDir = t.TempDir()
+		cfg.NodeID = fmt.Sprintf("n%d", i)
+		order := append([]string{cl.urls[i]}, append(append([]string{}, cl.urls[:i]...), cl.urls[i+1:]...)...)
+		cfg.NATSURL = strings.Join(order, ",")
+		cfg.HTTPAddr = ""
+		cfg.Replicas = 3
+		cfg.Placement.LeaseTTL = clusterLease
+		cfg.Placement.Tick = 100 * time.Millisecond
+		cfgs[i] = cfg
+		start(i)
+	}
+	t.Cleanup(func() {
+		for _, n := range nodes {
+			ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+			_ = n.Shutdown(ctx)
+			cancel()
+		}
+	})
+	var clients []*client.Client
+	for _, u := range cl.urls {
+		nc, err := nats.Connect(u, nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(nc.Close)
+		clients = append(clients, client.New(nc))
+	}
+	waitSettled(t, nodes...)
+	l := startHandoverLoad(t, clients, 12)
+	time.Sleep(time.Second)
+	var slowest []time.Duration
+	for i := range 3 {
+		l.takeSlowest()
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		began := time.Now()
+		if err := nodes[i].Shutdown(ctx); err != nil {
+			t.Errorf("node %d shutdown: %v", i, err)
+		}
+		cancel()
+		stopped := time.Since(began)
+		time.Sleep(time.Second)
+		start(i)
+		waitSettled(t, nodes...)
+		time.Sleep(500 * time.Millisecond)
+		s := l.takeSlowest()
+		slowest = append(slowest, s)
+		t.Logf("node %d: stopped in %s, slowest acknowledged append around its hand-over %s", i, stopped.Round(time.Millisecond), s.Round(time.Millisecond))
+	}
+	l.stop()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	t.Logf("%d appends acknowledged; failed answers (retried) by code %v, e.g. %q", l.acked, l.failed, l.others)
+	if len(l.others) > 0 {
+		for i, b := range logs {
+			for _, line := range strings.Split(b.String(), "\n") {
+				if strings.Contains(line, "level=WARN") || strings.Contains(line, "level=ERROR") {
+					t.Logf("n%d: %.300s", i, line)
+				}
+			}
+		}
+	}
+	if len(l.stopping) > 0 {
+		t.Errorf("%d answers refused because a node was stopping, e.g. %s", len(l.stopping), l.stopping[0])
+	}
+	for i, b := range logs {
+		if n := strings.Count(b.String(), "deleting the lease failed"); n > 0 {
+			t.Errorf("node %d: %d leases not deleted on hand-over (aged out instead)", i, n)
+		}
+	}
+	// A lease that ages out shows as a wait of a whole lease; the race
+	// detector slows a drain by itself to 1–3 s on a shared machine.
+	bound := clusterLease
+	if raceDetector {
+		bound = 2 * clusterLease
+	}
+	for i, s := range slowest {
+		if s >= bound {
+			t.Errorf("hand-over of node %d: an acknowledged append waited %s (bound %s, the lease %s)", i, s.Round(time.Millisecond), bound, clusterLease)
+		}
+	}
+}
+
+// TestKillFailover: three nodes on a three-server cluster (R3) with the
+// default lease, under load. First no lease is lost while every node is
+// healthy (a false failover: a lease that lapses on a live node); then one
+// node dies (kill -9: its connections close, nothing is handed over) and
+// its sessions are served again by the others within a loose bound
+// (issue 18, finding 12: ~4.9 s with the 5 s lease; the target is 2 s,
+// measured by BenchmarkFailover). The figures are logged.
+func TestKillFailover(t *testing.T) {
+	if testing.Short() {
+		t.Skip("three servers, three nodes")
+	}
+	const failoverBound = 3 * time.Second // the 2 s target, loosely: a loaded machine
+	cl := startNATSCluster(t)
+	var nodes []*node.Node
+	for i := range 3 {
+		nodes = append(nodes, startR3Node(t, cl.urls[i:i+1], fmt.Sprintf("n%d", i), func(c *node.Config) {
+			c.Placement = node.DefaultConfig().Placement
+			order := append([]string{cl.urls[i]}, append(append([]string{}, cl.urls[:i]...), cl.urls[i+1:]...)...)
+			c.NATSURL = strings.Join(order, ",")
+		}))
+	}
+	var clients []*client.Client
+	for _, u := range cl.urls {
+		nc, err := nats.Connect(u, nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(nc.Close)
+		clients = append(clients, client.New(nc))
+	}
+	waitSettled(t, nodes...)
+	l := startHandoverLoad(t, clients, 12)
+	time.Sleep(15 * time.Second)
+	lost := 0.0
+	for _, n := range nodes {
+		lost += counter(t, n, "agentmem_placement_lost_total", "")
+	}
+	t.Logf("healthy cluster under load for 15 s: %.0f leases lost, slowest acknowledged append %s", lost, l.takeSlowest().Round(time.Millisecond))
+	if lost > 0 {
+		t.Errorf("%.0f leases lapsed on live nodes (false failovers)", lost)
+	}
+
+	// A session the victim serves.
+	victim := nodes[0]
+	var sid string
+	for i := 0; sid == ""; i++ {
+		if id := fmt.Sprintf("k%d", i); victim.Serves(id) {
+			sid = id
+		}
+	}
+	c := clients[1]
+	if _, err := c.CreateSession(context.Background(), sid, &memoryv1.CreateSessionRequest{UserId: "u1"}); err != nil {
+		t.Fatal(err)
+	}
+	l.takeSlowest()
+	killed := time.Now()
+	victim.Kill()
+	for {
+		_, err := c.WithTimeout(30*time.Second).AppendMessages(context.Background(), sid, userInput("after the kill"))
+		if err == nil {
+			break
+		}
+		if time.Since(killed) > time.Minute {
+			t.Fatalf("%s not served a minute after the kill: %v", sid, err)
+		}
+	}
+	took := time.Since(killed)
+	time.Sleep(time.Second)
+	l.stop()
+	t.Logf("kill -9: first acknowledged append on a moved session after %s; slowest acknowledged append of the load %s",
+		took.Round(time.Millisecond), l.takeSlowest().Round(time.Millisecond))
+	if took > failoverBound {
+		t.Errorf("a session of the killed node was served again after %s, want within %s", took.Round(time.Millisecond), failoverBound)
+	}
+}
