@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"syscall"
@@ -97,6 +98,52 @@ type spaceSample struct {
 	free      int64
 	projBytes int64 // allocated on disk
 	projSize  int64 // apparent
+	// parts is what each part of the data dir takes on disk (bytes
+	// allocated), sampled every 4th sample: the streams and buckets
+	// under jetstream/ by name, the projection, the rest.
+	parts map[string]int64
+}
+
+// partsOf sums the bytes allocated under data by part: each stream's or
+// bucket's directory under jetstream/, and every other top-level entry.
+func partsOf(data string) map[string]int64 {
+	out := map[string]int64{}
+	_ = filepath.WalkDir(data, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		rel, _ := filepath.Rel(data, path)
+		key := strings.SplitN(rel, string(filepath.Separator), 2)[0]
+		if f := strings.Split(rel, string(filepath.Separator)); f[0] == "jetstream" {
+			key = "jetstream/other"
+			for i := range f[:len(f)-1] {
+				if f[i] == "streams" && i+2 < len(f) {
+					key = f[i+1] // .../streams/<name>/...
+					break
+				}
+			}
+		}
+		var st syscall.Stat_t
+		if syscall.Stat(path, &st) == nil {
+			out[key] += st.Blocks * 512
+		}
+		return nil
+	})
+	return out
+}
+
+func (smp spaceSample) String() string {
+	keys := make([]string, 0, len(smp.parts))
+	for k := range smp.parts {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	fmt.Fprintf(&b, "free %d:", smp.free)
+	for _, k := range keys {
+		fmt.Fprintf(&b, " %s=%d", k, smp.parts[k])
+	}
+	return b.String()
 }
 
 func sampleSpace(t *testing.T, dir, proj string) *spaceSampler {
@@ -104,13 +151,16 @@ func sampleSpace(t *testing.T, dir, proj string) *spaceSampler {
 	s := &spaceSampler{dir: dir, proj: proj, stop: make(chan struct{}), done: make(chan struct{}), least: -1}
 	go func() {
 		defer close(s.done)
-		for {
+		for n := 0; ; n++ {
 			var fs syscall.Statfs_t
 			_ = syscall.Statfs(dir, &fs)
 			smp := spaceSample{at: time.Now(), free: int64(fs.Bavail) * int64(fs.Bsize)}
 			var st syscall.Stat_t
 			if syscall.Stat(proj, &st) == nil {
 				smp.projBytes, smp.projSize = st.Blocks*512, st.Size
+			}
+			if n%4 == 0 {
+				smp.parts = partsOf(filepath.Dir(proj))
 			}
 			s.mu.Lock()
 			if s.least < 0 || smp.free < s.least {
@@ -151,6 +201,19 @@ func (s *spaceSampler) leastSince(from time.Time) spaceSample {
 	return out
 }
 
+// partsNear is the latest sample with the parts measured at or before at.
+func (s *spaceSampler) partsNear(at time.Time) spaceSample {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out spaceSample
+	for _, smp := range s.samples {
+		if smp.parts != nil && !smp.at.After(at) {
+			out = smp
+		}
+	}
+	return out
+}
+
 // last is the latest sample.
 func (s *spaceSampler) last() spaceSample {
 	s.mu.Lock()
@@ -162,9 +225,11 @@ func (s *spaceSampler) last() spaceSample {
 // while a ballast leaves just above the floor free, the node refuses
 // writes before the floor is crossed, its projection's own growth
 // included: free space never drops below the floor (less a page or two of
-// what was in flight). After the ballast goes, the projection does not
+// what was in flight), and the same once the ballast goes and the writers
+// fill the disk again. After the ballast goes, the projection does not
 // take the space back in one large step, writes resume, and the
-// placement leases are refreshed throughout.
+// placement leases are refreshed throughout. The log shows what each part
+// of the data dir took (the streams and buckets, the projection).
 func TestDiskFloorHeld(t *testing.T) {
 	floor := int64(2 << 20)
 	leave := floor + (4 << 20)
@@ -200,6 +265,9 @@ func TestDiskFloorHeld(t *testing.T) {
 	time.Sleep(3 * time.Second)
 	low := sp.leastSince(filled)
 	t.Logf("least free while full: %d (projection %d bytes on disk, %d apparent)", low.free, low.projBytes, low.projSize)
+	t.Logf("at the ballast: %s", sp.partsNear(filled.Add(20*time.Millisecond)))
+	t.Logf("near the least: %s", sp.partsNear(low.at))
+	t.Logf("after 3 s full: %s", sp.partsNear(time.Now()))
 	if low.free < floor-(64<<10) {
 		t.Errorf("free space fell to %d, below the %d floor", low.free, floor)
 	}
@@ -213,6 +281,11 @@ func TestDiskFloorHeld(t *testing.T) {
 	now := sp.last()
 	t.Logf("least free after the ballast went: %d (projection %d bytes on disk, %d apparent); now %d free, projection %d on disk, %d apparent",
 		after.free, after.projBytes, after.projSize, now.free, now.projBytes, now.projSize)
+	t.Logf("4 s after the ballast went: %s", sp.partsNear(time.Now()))
+	t.Logf("near the least after: %s", sp.partsNear(after.at))
+	if after.free < floor-(64<<10) {
+		t.Errorf("free space fell to %d after the ballast went, below the %d floor", after.free, floor)
+	}
 	if slack := now.projSize - now.projBytes; slack > 2<<20 {
 		t.Errorf("the projection file is %d bytes larger than what it holds: it grows in large steps", slack)
 	}

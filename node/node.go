@@ -178,7 +178,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 		Rewriter:  rewriter,
 		Commands:  cmds,
 		Log:       log,
-		Snapshots: snaps,
+		Snapshots: gatedSnapshots{SnapshotStore: snaps, w: n.storage},
 		Codec:     codec,
 		Tokenizer: tok,
 		Metrics:   actors.NewMetrics(n.Registry),
@@ -205,7 +205,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	acfg := api.DefaultConfig()
 	local := answerBy{d: n.dir, w: n.storage, timeout: cfg.Actors.StoreTimeout}
 	placed := placedDispatch{local: local, t: n.placement, nc: n.nc, timeout: acfg.ForwardTimeout}
-	deps := api.Deps{Dispatcher: placed, Scopes: placed, Router: router{t: n.placement, w: n.storage, nc: n.nc}, Data: dataStore{s: data, w: n.storage}, Reranker: cfg.Reranker, Logger: logger,
+	deps := api.Deps{Dispatcher: placed, Scopes: placed, Router: router{t: n.placement, w: n.storage, nc: n.nc}, Data: dataStore{s: data, w: n.storage, max: dcfg.MaxBytes}, Reranker: cfg.Reranker, Logger: logger,
 		Metrics: api.NewMetrics(n.Registry), Tenants: tenants, Watcher: watcher{log: log, nc: n.nc, reads: make(chan struct{}, maxWatchReads)}}
 	if cfg.Projector {
 		rm := readModel{p: n.proj, s: n.store, logger: logger}

@@ -93,6 +93,10 @@ type storageWatch struct {
 	// cancelDown cancels *down; only Run uses it.
 	cancelDown context.CancelFunc
 
+	// pending is what the projection has yet to take for the appends the
+	// gate let through (gate.go).
+	pending pendingWrites
+
 	restartPause time.Duration
 	lastRestart  time.Time
 	// revive runs the projector again if it stopped (nil without one);
