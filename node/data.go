@@ -13,11 +13,25 @@ import (
 )
 
 // dataStore maps largedata's errors to API codes: a corrupt object is
-// reported (500) and its bytes are never returned. A put while the storage
-// watch w says the log is unavailable is refused at once (503).
+// reported (500) and its bytes are never returned. A put, a part or a
+// commit is refused at once (503) while the storage watch w says the log
+// is unavailable, or when it would leave less than --min-free-bytes free
+// (the object store is on the data dir's disk).
 type dataStore struct {
 	s *largedata.Store
 	w *storageWatch
+	// max is the store's largest object (largedata.Config.MaxBytes): a
+	// larger one is answered 413 by the store, not counted against the
+	// disk.
+	max int64
+}
+
+// reckon is what a request of size bytes is checked against the disk for.
+func (d dataStore) reckon(size uint64) uint64 {
+	if size > uint64(max(d.max, 0)) {
+		return 0
+	}
+	return size
 }
 
 var _ api.DataStore = dataStore{}
@@ -43,7 +57,7 @@ func mapDataErr(err error) error {
 }
 
 func (d dataStore) Put(ctx context.Context, owner string, data []byte, ct string, md map[string]string, ttl time.Duration) (*memoryv1.DataReference, uint64, error) {
-	if err := d.w.refuse(false); err != nil {
+	if err := d.w.refuseData(d.reckon(uint64(len(data))), "a put"); err != nil {
 		return nil, 0, &api.Error{Code: 503, Message: err.Error()}
 	}
 	ref, seq, err := d.s.PutOwned(ctx, owner, data, ct, md, ttl)
@@ -51,7 +65,7 @@ func (d dataStore) Put(ctx context.Context, owner string, data []byte, ct string
 }
 
 func (d dataStore) PutPart(ctx context.Context, owner, upload string, offset uint64, data []byte) (string, uint64, error) {
-	if err := d.w.refuse(false); err != nil {
+	if err := d.w.refuseData(d.reckon(uint64(len(data))), "an upload's part"); err != nil {
 		return "", 0, &api.Error{Code: 503, Message: err.Error()}
 	}
 	id, received, err := d.s.PutPart(ctx, owner, upload, offset, data)
@@ -59,7 +73,9 @@ func (d dataStore) PutPart(ctx context.Context, owner, upload string, offset uin
 }
 
 func (d dataStore) Commit(ctx context.Context, owner, upload string, size uint64, ct string, md map[string]string, ttl time.Duration) (*memoryv1.DataReference, uint64, error) {
-	if err := d.w.refuse(false); err != nil {
+	// The commit stores the parts again as one object (the parts are
+	// deleted after).
+	if err := d.w.refuseData(d.reckon(size), "an upload's commit"); err != nil {
 		return nil, 0, &api.Error{Code: 503, Message: err.Error()}
 	}
 	ref, seq, err := d.s.Commit(ctx, owner, upload, size, ct, md, ttl)

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -178,7 +179,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 		Rewriter:  rewriter,
 		Commands:  cmds,
 		Log:       log,
-		Snapshots: snaps,
+		Snapshots: gatedSnapshots{SnapshotStore: snaps, w: n.storage},
 		Codec:     codec,
 		Tokenizer: tok,
 		Metrics:   actors.NewMetrics(n.Registry),
@@ -205,7 +206,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	acfg := api.DefaultConfig()
 	local := answerBy{d: n.dir, w: n.storage, timeout: cfg.Actors.StoreTimeout}
 	placed := placedDispatch{local: local, t: n.placement, nc: n.nc, timeout: acfg.ForwardTimeout}
-	deps := api.Deps{Dispatcher: placed, Scopes: placed, Router: router{t: n.placement, w: n.storage, nc: n.nc}, Data: dataStore{s: data, w: n.storage}, Reranker: cfg.Reranker, Logger: logger,
+	deps := api.Deps{Dispatcher: placed, Scopes: placed, Router: router{t: n.placement, w: n.storage, nc: n.nc}, Data: dataStore{s: data, w: n.storage, max: dcfg.MaxBytes}, Reranker: cfg.Reranker, Logger: logger,
 		Metrics: api.NewMetrics(n.Registry), Tenants: tenants, Watcher: watcher{log: log, nc: n.nc, reads: make(chan struct{}, maxWatchReads)}}
 	if cfg.Projector {
 		rm := readModel{p: n.proj, s: n.store, logger: logger}
@@ -271,6 +272,19 @@ func (n *Node) openProjection(ctx context.Context, js jetstream.JetStream) error
 		return err
 	}
 	n.store = store
+	if minFree := n.cfg.MinFreeBytes; minFree >= 0 {
+		// The projection's own growth stops before the floor too: it may
+		// take the lower half of it, to apply what the log accepted before
+		// the gate shut; below that its writes wait (retried) for space.
+		dir := n.cfg.DataDir
+		store.SetRoom(func() int64 {
+			var fs syscall.Statfs_t
+			if err := syscall.Statfs(dir, &fs); err != nil {
+				return -1
+			}
+			return int64(fs.Bavail)*int64(fs.Bsize) - minFree/2
+		})
+	}
 	applied := store.AppliedSeq()
 	// A log that `replay migrate-log` left half-done is not whole: say so
 	// rather than "truncated", and never create an empty one over its copy.

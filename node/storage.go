@@ -93,6 +93,10 @@ type storageWatch struct {
 	// cancelDown cancels *down; only Run uses it.
 	cancelDown context.CancelFunc
 
+	// pending is what the projection has yet to take for the appends the
+	// gate let through (gate.go).
+	pending pendingWrites
+
 	restartPause time.Duration
 	lastRestart  time.Time
 	// writeErrorSeen: the last observation saw a write error (recover
@@ -268,10 +272,14 @@ func (w *storageWatch) quorum(ctx context.Context) part {
 	return healthy
 }
 
-// roomy reports whether the disk has room: MinFreeBytes free, or at least
-// a byte when MinFreeBytes <= 0 (free unknown counts as room).
+// roomy reports whether the disk has room: MinFreeBytes free and room for
+// the smallest write above it (writeMargin, as refuseWrite reckons), or at
+// least a byte when MinFreeBytes <= 0 (free unknown counts as room).
 func (w *storageWatch) roomy(free int64) bool {
-	return free < 0 || free >= max(w.minFree, 1)
+	if w.minFree > 0 {
+		return free < 0 || free >= w.minFree+writeMargin
+	}
+	return free < 0 || free >= 1
 }
 
 // freeBytes is the least free space among the watched dirs (-1: unknown).

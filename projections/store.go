@@ -39,6 +39,10 @@ type Store struct {
 	closeOnce sync.Once
 	closeErr  error
 	closed    atomic.Bool
+
+	// room bounds the file's growth (growth.go); nil: no bound.
+	room RoomFunc
+	step int // the file's growth step beyond what a commit needs
 }
 
 // Open opens (creating if needed) the projection file at path. A file
@@ -65,6 +69,13 @@ func openStore(path string, noSync bool) (*Store, error) {
 		return nil, fmt.Errorf("projections: open %s: %w", path, err)
 	}
 	db.NoSync = noSync
+	// Grow in small steps (growth.go); Rebuild's file keeps bbolt's 16 MiB
+	// (fewer truncate+fsync rounds while it fills).
+	step := growStep
+	if noSync {
+		step = 16 << 20 // bbolt's default
+	}
+	db.AllocSize = step
 	var cp uint64
 	err = db.Update(func(tx *bolt.Tx) error {
 		if err := initSchema(tx); err != nil {
@@ -77,7 +88,7 @@ func openStore(path string, noSync bool) (*Store, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("projections: open %s: %w", path, err)
 	}
-	s := &Store{db: db, path: path}
+	s := &Store{db: db, path: path, step: step}
 	s.applied.Store(cp)
 	return s, nil
 }

@@ -67,6 +67,7 @@ func (s *Store) applyTx(what string, fill func(w *writer, cp *uint64) error) err
 	}
 	var cp uint64
 	err := s.db.Update(func(tx *bolt.Tx) error {
+		s.limitGrowth(tx)
 		meta := tx.Bucket(bucketMeta)
 		cp = getU64(meta, metaCheckpoint)
 		start := cp
@@ -87,7 +88,7 @@ func (s *Store) applyTx(what string, fill func(w *writer, cp *uint64) error) err
 		if errors.As(err, &ae) {
 			return err
 		}
-		return fmt.Errorf("projections: %s: %w", what, err)
+		return fmt.Errorf("projections: %s: %w", what, noRoom(err))
 	}
 	s.applied.Store(cp)
 	return nil

@@ -185,6 +185,7 @@ func (s *Store) useVectorModel(model string) error {
 		return ErrClosed
 	}
 	return s.db.Update(func(tx *bolt.Tx) error {
+		s.limitGrowth(tx)
 		meta := tx.Bucket(bucketMeta)
 		if bytes.Equal(meta.Get(metaVectorsModel), []byte(model)) {
 			return nil
@@ -254,6 +255,7 @@ func (s *Store) putVectors(model string, docs []vectorDoc, vecs [][]float32) err
 		return ErrClosed
 	}
 	return s.db.Update(func(tx *bolt.Tx) error {
+		s.limitGrowth(tx)
 		meta := tx.Bucket(bucketMeta)
 		if !bytes.Equal(meta.Get(metaVectorsModel), []byte(model)) {
 			return errVectorModel
