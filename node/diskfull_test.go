@@ -6,34 +6,20 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/agentmem/agentmem/internal/testdisk"
 	"github.com/agentmem/agentmem/node"
 	"github.com/agentmem/agentmem/replay"
 )
 
-// mountTmpfs mounts a tmpfs of size bytes on a new directory and unmounts
-// it at cleanup; it skips the test where mounting is not allowed (not
-// root: most CI runners).
+// mountTmpfs mounts a tmpfs of size bytes for the test (testdisk.Mount).
 func mountTmpfs(t *testing.T, size int) string {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), "tmpfs")
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size="+strconv.Itoa(size)); err != nil {
-		t.Skipf("cannot mount a tmpfs here (%v): run as root for the real full-disk test; TestJetStreamStoreFull covers the rest", err)
-	}
-	t.Cleanup(func() {
-		if err := syscall.Unmount(dir, syscall.MNT_DETACH); err != nil {
-			t.Errorf("unmount %s: %v", dir, err)
-		}
-	})
-	return dir
+	return testdisk.Mount(t, size, "the real full-disk test; TestJetStreamStoreFull covers the rest")
 }
 
 // fill writes a ballast file until the file system has at most leave

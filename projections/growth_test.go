@@ -9,25 +9,14 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/agentmem/agentmem/internal/testdisk"
 )
 
-// mountTmpfs mounts a tmpfs of size bytes on a new directory (unmounted at
-// cleanup); it skips the test where mounting is not allowed (not root).
+// mountTmpfs mounts a tmpfs of size bytes for the test (testdisk.Mount).
 func mountTmpfs(t *testing.T, size int) string {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), "tmpfs")
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size="+strconv.Itoa(size)); err != nil {
-		t.Skipf("cannot mount a tmpfs here (%v): run as root for the real small-disk test", err)
-	}
-	t.Cleanup(func() {
-		if err := syscall.Unmount(dir, syscall.MNT_DETACH); err != nil {
-			t.Errorf("unmount %s: %v", dir, err)
-		}
-	})
-	return dir
+	return testdisk.Mount(t, size, "the real small-disk test")
 }
 
 func diskFree(t *testing.T, dir string) int64 {
