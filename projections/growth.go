@@ -38,7 +38,7 @@ func (s *Store) SetRoom(room RoomFunc) { s.room = room }
 // the writer.
 func (s *Store) limitGrowth(tx *bolt.Tx) {
 	db := tx.DB()
-	db.AllocSize, db.MaxSize = s.step, 0
+	db.AllocSize, db.MaxSize = s.step, s.maxSize
 	if s.room == nil {
 		return
 	}
@@ -59,7 +59,11 @@ func (s *Store) limitGrowth(tx *bolt.Tx) {
 	if room < 2*growStep {
 		db.AllocSize = 0 // grow by what a commit needs, no more
 	}
-	db.MaxSize = int(max(used, tx.Size()) + room)
+	limit := int(max(used, tx.Size()) + room)
+	if s.maxSize > 0 {
+		limit = min(limit, s.maxSize)
+	}
+	db.MaxSize = limit
 }
 
 // noRoom wraps bbolt's size limit as ErrNoRoom.

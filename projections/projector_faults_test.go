@@ -24,9 +24,9 @@ import (
 func capFile(t *testing.T, s *Store, on bool) {
 	t.Helper()
 	if err := s.db.Update(func(tx *bolt.Tx) error {
-		s.db.MaxSize = 0
+		s.maxSize = 0
 		if on {
-			s.db.MaxSize = int(tx.Size())
+			s.maxSize = int(tx.Size())
 		}
 		return nil
 	}); err != nil {

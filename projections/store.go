@@ -43,6 +43,9 @@ type Store struct {
 	// room bounds the file's growth (growth.go); nil: no bound.
 	room RoomFunc
 	step int // the file's growth step beyond what a commit needs
+	// maxSize > 0 caps the file's size whatever the room (set under the
+	// writer lock; tests use it to make the file unable to grow).
+	maxSize int
 }
 
 // Open opens (creating if needed) the projection file at path. A file
