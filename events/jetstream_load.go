@@ -76,14 +76,19 @@ func (l *JetStreamLog) Load(ctx context.Context, subject string, afterSeq uint64
 			return done, fmt.Errorf("events: load %s: fetch: %w", subject, err)
 		}
 		got := 0
+		var stop error
 		for m := range batch.Messages() {
 			got++
-			if done >= last {
-				continue // drain: messages stored after the leader's last sequence
+			if done >= last || stop != nil {
+				// Drain: messages stored after the leader's last sequence,
+				// or the rest of a batch fn stopped in (the fetch ends
+				// once its messages are delivered, not before).
+				continue
 			}
 			md, err := m.Metadata()
 			if err != nil {
-				return done, fmt.Errorf("events: load %s: %w", subject, err)
+				stop = fmt.Errorf("events: load %s: %w", subject, err)
+				continue
 			}
 			seq := md.Sequence.Stream
 			if seq <= done || seq > last {
@@ -91,12 +96,17 @@ func (l *JetStreamLog) Load(ctx context.Context, subject string, afterSeq uint64
 				continue
 			}
 			if err := ctx.Err(); err != nil {
-				return done, err
+				stop = err
+				continue
 			}
 			if err := fn(Record{Subject: m.Subject(), Seq: seq, Time: md.Timestamp, Data: m.Data()}); err != nil {
-				return done, err
+				stop = err
+				continue
 			}
 			done = seq
+		}
+		if stop != nil {
+			return done, stop
 		}
 		if err := batch.Error(); err != nil && done < last {
 			return done, fmt.Errorf("events: load %s: fetch: %w", subject, err)
