@@ -2,7 +2,6 @@ package segmented
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
@@ -140,9 +139,11 @@ func (s *State) Context() *memoryv1.ContextReply {
 	for _, m := range asm.GetMemory() {
 		sysMsg(LayerMemory, "memory:"+m.Scope+"/"+m.Key, m.Text, m.Tokens)
 	}
+	var shownL1, shownL2 uint64
 	for _, sum := range p.L2 {
-		if !asm.GetPlanned() || slices.Contains(asm.GetL2Ids(), sum.Id) {
+		if showsL2(asm, sum) {
 			sysMsg(LayerL2, sum.Id, sum.Text, sum.Tokens)
+			shownL2 += uint64(sum.Tokens)
 		}
 	}
 	for _, r := range asm.GetRecalled() {
@@ -155,13 +156,14 @@ func (s *State) Context() *memoryv1.ContextReply {
 		if !showsL1(asm, e) {
 			continue
 		}
+		shownL1 += uint64(entryTokens(e))
 		if m := e.GetMessage(); m != nil {
 			verbatim(LayerL1, m)
 		} else if sum := e.GetSummary(); sum != nil {
 			sysMsg(LayerL1, sum.Id, sum.Text, sum.Tokens)
 		}
 	}
-	shownL1, shownL2 := s.shownTokens()
+	t := &s.tok
 	r := &memoryv1.ContextReply{
 		SessionId: p.SessionId,
 		Version:   p.Version,
@@ -172,7 +174,7 @@ func (s *State) Context() *memoryv1.ContextReply {
 			Promoted: uint32(s.tok.promoted), L1: uint32(shownL1),
 			Memory: uint32(s.tok.memory), Recalled: uint32(s.tok.recalled),
 		},
-		Usage:      s.Usage(),
+		Usage:      s.usage(t.rom + t.kernel + t.promoted + t.recalled + t.memory + shownL1 + shownL2),
 		RomVersion: p.Rom.GetVersion(),
 		Turn:       p.Turn,
 	}
@@ -181,8 +183,11 @@ func (s *State) Context() *memoryv1.ContextReply {
 }
 
 // Usage returns the budget and the tokens the context uses now.
-func (s *State) Usage() *memoryv1.Usage {
-	b, u := s.Budget(), s.UsedTokens()
+func (s *State) Usage() *memoryv1.Usage { return s.usage(s.UsedTokens()) }
+
+// usage is Usage with the tokens used u.
+func (s *State) usage(u uint64) *memoryv1.Usage {
+	b := s.Budget()
 	pct := 0.0
 	if b > 0 {
 		pct = float64(u) * 100 / float64(b)

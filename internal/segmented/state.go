@@ -1,6 +1,7 @@
 package segmented
 
 import (
+	"cmp"
 	"slices"
 	"strings"
 
@@ -187,7 +188,7 @@ func (s *State) shownTokens() (l1, l2 uint64) {
 		return s.tok.l1, s.tok.l2
 	}
 	for _, sum := range s.snap.GetL2() {
-		if slices.Contains(a.GetL2Ids(), sum.GetId()) {
+		if showsL2(a, sum) {
 			l2 += uint64(sum.GetTokens())
 		}
 	}
@@ -197,6 +198,12 @@ func (s *State) shownTokens() (l1, l2 uint64) {
 		}
 	}
 	return l1, l2
+}
+
+// showsL2 reports whether the plan a shows the L2 summary sum (every one
+// without a plan).
+func showsL2(a *memoryv1.Assembled, sum *memoryv1.Summary) bool {
+	return !a.GetPlanned() || slices.Contains(a.GetL2Ids(), sum.GetId())
 }
 
 // showsL1 reports whether the plan a shows the L1 entry e: at or after the
@@ -345,4 +352,14 @@ func entryRange(e *memoryv1.L1Entry) (first, last uint64) {
 	}
 	s := e.GetSummary()
 	return s.GetFirstSeq(), s.GetLastSeq()
+}
+
+// l1At returns the index of the L1 entry whose first seq is seq, and
+// whether there is one. L1 is in seq order (an entry's seq is its
+// message's, or its summary's first_seq): a binary search.
+func l1At(l1 []*memoryv1.L1Entry, seq uint64) (int, bool) {
+	return slices.BinarySearchFunc(l1, seq, func(e *memoryv1.L1Entry, seq uint64) int {
+		first, _ := entryRange(e)
+		return cmp.Compare(first, seq)
+	})
 }
