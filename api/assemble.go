@@ -25,17 +25,6 @@ import (
 // session actor with the append. The actor chooses and records the
 // sections (segmented.DecideAppendWith).
 const (
-	// recallCandidates: session search hits offered (the actor skips those
-	// in its verbatim tail and values the rest; DESIGN §5a asks for tens).
-	recallCandidates = 60
-	// searchedCandidates: hits asked of the search, of which earlier
-	// questions that state no fact are dropped (segmented.BareQuestion)
-	// before the best recallCandidates are offered.
-	searchedCandidates = 100
-	// neighbourHits: the best hits whose turns before and after are
-	// offered too. 0: off — on the question-mode benchmark (membench) they
-	// cost 1–2 points of evidence at every budget.
-	neighbourHits = 0
 	// OwnWriteWait bounds how long the memory search of an append waits
 	// for the projection to apply the caller's last scope write.
 	OwnWriteWait = 500 * time.Millisecond
@@ -140,53 +129,22 @@ func (s *Service) candidates(ctx context.Context, who *tenancy.Caller, id string
 	// Until the session first compresses, every message is verbatim in L1:
 	// nothing to recall, so no search (k.Recall is false).
 	if k.Recall {
-		hits, err := s.rm.Search(ctx, id, memoryv1.SearchScope_SEARCH_SCOPE_SESSION, q, searchedCandidates)
+		hits, err := s.rm.Search(ctx, id, memoryv1.SearchScope_SEARCH_SCOPE_SESSION, q, segmented.RecallSearched)
 		if err != nil {
 			s.metrics.AssemblyErrors.WithLabelValues("recall").Inc()
 			s.logger.Warn("context assembler: swap search failed; appending without recall", "session", id, "err", err)
 		}
-		hits = slices.DeleteFunc(hits, func(h *memoryv1.SearchHit) bool { return segmented.BareQuestion(h.GetMessage()) })
-		hits = hits[:min(len(hits), recallCandidates)]
-		for _, h := range hits {
-			c.Recall = append(c.Recall, h.GetMessage())
-			c.RecallScores = append(c.RecallScores, h.GetScore())
+		msgs, scores := make([]*memoryv1.Message, len(hits)), make([]float64, len(hits))
+		for i, h := range hits {
+			msgs[i], scores[i] = h.GetMessage(), h.GetScore()
 		}
-		c.Neighbours = s.neighbours(id, hits)
+		c.Recall, c.RecallScores = segmented.OfferRecall(msgs, scores)
 	}
 	if k.Memory && s.entries != nil {
 		s.awaitOwnWrite(ctx, who)
 		c.Memory, c.MemoryScores = s.memoryCandidates(who, id, k, q)
 	}
 	return c
-}
-
-// neighbours reads the messages next to the best neighbourHits hits (seq ±
-// 1) that are not hits themselves. A failed read leaves them out.
-func (s *Service) neighbours(id string, hits []*memoryv1.SearchHit) []*memoryv1.Message {
-	have := map[uint64]bool{}
-	for _, h := range hits {
-		have[h.GetMessage().GetSeq()] = true
-	}
-	var out []*memoryv1.Message
-	for _, h := range hits[:min(len(hits), neighbourHits)] {
-		seq := h.GetMessage().GetSeq()
-		if seq == 0 {
-			continue
-		}
-		// Recall's offset counts messages: seq-2 skipped reads seq-1 on.
-		msgs, _, err := s.rm.Recall(id, int(max(seq, 2)-2), 3)
-		if err != nil {
-			s.metrics.AssemblyErrors.WithLabelValues("recall").Inc()
-			return out
-		}
-		for _, m := range msgs {
-			if !have[m.GetSeq()] {
-				have[m.GetSeq()] = true
-				out = append(out, m)
-			}
-		}
-	}
-	return out
 }
 
 // awaitOwnWrite waits, at most OwnWriteWait, until the projection applied

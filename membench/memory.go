@@ -250,61 +250,35 @@ func (m *agentmemMemory) candidates(req *memoryv1.AppendRequest) (*segmented.Can
 	var scores []float64
 	var err error
 	if ss, ok := m.recall.(scoredSearcher); ok {
-		hits, scores, err = ss.SearchScored(q, searchedCandidates)
+		hits, scores, err = ss.SearchScored(q, segmented.RecallSearched)
 	} else {
-		hits, err = m.recall.Search(q, searchedCandidates)
+		hits, err = m.recall.Search(q, segmented.RecallSearched)
 	}
 	if err != nil {
 		return nil, err
 	}
-	// As the node does: earlier questions that state no fact are left out,
-	// the best recallCandidates of the rest offered.
-	kept, keptScores := hits[:0:0], []float64(nil)
+	// The messages the session stored for the hits, offered as the node
+	// offers them (segmented.OfferRecall).
+	var msgs []*memoryv1.Message
+	var msgScores []float64
+	index := map[*memoryv1.Message]int{}
 	for k, i := range hits {
-		if sm, ok := m.byIndex[i]; (ok && segmented.BareQuestion(sm)) || len(kept) == recallCandidates {
-			continue
-		}
-		kept = append(kept, i)
-		if scores != nil {
-			keptScores = append(keptScores, scores[k])
-		}
-	}
-	hits, scores = kept, keptScores
-	m.lastHits = hits
-	c := &segmented.Candidates{}
-	isHit := map[int]bool{}
-	for k, i := range hits {
-		isHit[i] = true
 		if sm, ok := m.byIndex[i]; ok {
-			c.Recall = append(c.Recall, sm)
+			msgs = append(msgs, sm)
+			index[sm] = i
 			if scores != nil {
-				c.RecallScores = append(c.RecallScores, scores[k])
+				msgScores = append(msgScores, scores[k])
 			}
 		}
 	}
-	if len(c.RecallScores) != len(c.Recall) {
-		c.RecallScores = nil
-	}
-	// The turns before and after the best hits, as the node offers them
-	// (api: neighbourHits).
-	for _, i := range hits[:min(len(hits), neighbourHits)] {
-		for _, n := range []int{i - 1, i + 1} {
-			if sm, ok := m.byIndex[n]; ok && !isHit[n] {
-				isHit[n] = true
-				c.Neighbours = append(c.Neighbours, sm)
-			}
-		}
+	c := &segmented.Candidates{}
+	c.Recall, c.RecallScores = segmented.OfferRecall(msgs, msgScores)
+	m.lastHits = nil
+	for _, sm := range c.Recall {
+		m.lastHits = append(m.lastHits, index[sm])
 	}
 	return c, nil
 }
-
-// recallCandidates and neighbourHits are what the node offers (api:
-// recallCandidates, neighbourHits).
-const (
-	searchedCandidates = 100
-	recallCandidates   = 60
-	neighbourHits      = 0
-)
 
 // scoredSearcher is a Searcher that also returns the hits' scores (the
 // node hands them to the session with the hits).

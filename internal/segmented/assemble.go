@@ -82,14 +82,42 @@ const (
 // RecallScores and MemoryScores, when as long as Recall and Memory, are
 // the search scores (a memory candidate of score 0 did not match: a
 // scope's most important or recent entry); without them the rank decides.
-// Neighbours are messages of the swap next to a hit (seq ± 1), offered with
-// the hits.
 type Candidates struct {
 	Recall       []*memoryv1.Message
 	RecallScores []float64
-	Neighbours   []*memoryv1.Message
 	Memory       []*memoryv1.MemoryItem
 	MemoryScores []float64
+}
+
+// What the node asks a session search for and offers of it (DESIGN §5a:
+// tens of candidates): RecallSearched hits, of which OfferRecall keeps at
+// most RecallOffered.
+const (
+	RecallSearched = 100
+	RecallOffered  = 60
+)
+
+// OfferRecall returns the candidates the node offers of a session search's
+// hits, best first (scores beside them, or nil): earlier user questions
+// that state no fact are dropped (BareQuestion: asked again, they crowd out
+// the turns that answer them), then at most RecallOffered are kept. The
+// node and the benchmark both call it, so they offer the same.
+func OfferRecall(hits []*memoryv1.Message, scores []float64) ([]*memoryv1.Message, []float64) {
+	var out []*memoryv1.Message
+	var outScores []float64
+	for i, m := range hits {
+		if len(out) == RecallOffered {
+			break
+		}
+		if BareQuestion(m) {
+			continue
+		}
+		out = append(out, m)
+		if len(scores) == len(hits) {
+			outScores = append(outScores, scores[i])
+		}
+	}
+	return out, outScores
 }
 
 func resolveAssembly(a *memoryv1.AssemblyConfig) *memoryv1.AssemblyConfig {

@@ -21,16 +21,15 @@ import (
 //	|-------------------------------------------------------|---------------------------------------|
 //	| a search hit (swap or older L1), score s, best s1,    | hitWeight · s/s1 / (1 + r/hitRankScale) |
 //	|   rank r (0..); without scores s/s1 is 1              |                                       |
-//	| the turn before or after a hit (its neighbour)        | neighbourWeight · the hit's value     |
 //	| an older L1 entry, d entries before the tail          | recentWeight · 2^(−d/recentHalfLife)  |
 //	| an earlier user question that states no fact         | its value · questionWeight            |
 //	| a summary sharing k of the message's n content words  | summaryBase + summaryWeight · k/n     |
 //	| a scope entry matching the message, score s, best s1  | memoryWeight · s/s1                   |
 //	| a scope entry that does not match (top entries)       | memoryTopWeight / (1 + r)             |
 //
-// Neighbours are off (weight 0): on the question-mode benchmark they cost
-// 1–2 points of evidence at every budget (their tokens push out hits);
-// the node offers none (api: neighbourHits).
+// Measured and left out: the turns next to a hit (seq ± 1) as parts of
+// half its value cost 1–2 points of evidence at every budget on the
+// question-mode benchmark (their tokens push out other hits).
 //
 // A part that is both a hit and recent takes the larger value. Value per
 // token decides (Allocate), so a short answer turn beats a long filler one
@@ -43,7 +42,6 @@ const (
 	// classic benchmark fell from 100 % to 90.6 % at 2k. The rank decay
 	// restores it and adds 4 points at 2k in question mode.
 	hitRankScale    = 5.0
-	neighbourWeight = 0.0
 	recentWeight    = 0.4
 	recentHalfLife  = 8.0
 	questionWeight  = 0.3
@@ -82,25 +80,25 @@ type partRef struct {
 
 // planner builds the Parts of one user message's allocation.
 type planner struct {
-	s     *State
-	tok   Tokenizer
-	l1    []*memoryv1.L1Entry
-	tail  int // index of the first L1 entry of the verbatim tail
+	s    *State
+	tok  Tokenizer
+	l1   []*memoryv1.L1Entry
+	tail int // index of the first L1 entry of the verbatim tail
+	// query is the content words of the latest user message.
+	query map[string]bool
 	parts []Part
 	refs  []partRef
 	// l1Part maps an L1 entry index to its part (-1: in the tail).
 	l1Part []int
 	// swapPart maps a swap message seq to its recalled part.
 	swapPart map[uint64]int
-	// hitValue holds each hit's value by seq (for its neighbours).
-	hitValue map[uint64]float64
 }
 
 // plan chooses the sections and the allocation for the user message m
 // (already in the simulated state) from c.
 func (s *State) plan(m *memoryv1.Message, c *Candidates, env Env) *memoryv1.Assembled {
 	a := s.Assembly()
-	p := &planner{s: s, tok: env.Tokenizer, l1: s.snap.GetL1(), swapPart: map[uint64]int{}, hitValue: map[uint64]float64{}}
+	p := &planner{s: s, tok: env.Tokenizer, l1: s.snap.GetL1(), swapPart: map[uint64]int{}, query: contentWords(m.GetContent())}
 	p.tail = p.tailStart()
 	p.addL1()
 	p.addL2()
@@ -245,23 +243,15 @@ func (p *planner) addL2() {
 }
 
 func (p *planner) summaryValue(text string) float64 {
-	q := p.queryWords()
-	if len(q) == 0 {
+	if len(p.query) == 0 {
 		return summaryBase
 	}
-	return summaryBase + summaryWeight*float64(shared(q, contentWords(text)))/float64(len(q))
-}
-
-// queryWords are the content words of the latest user message.
-func (p *planner) queryWords() map[string]bool {
-	if i := latestUser(p.l1); i < len(p.l1) {
-		return contentWords(p.l1[i].GetMessage().GetContent())
-	}
-	return nil
+	return summaryBase + summaryWeight*float64(shared(p.query, contentWords(text)))/float64(len(p.query))
 }
 
 // addHits values the search hits: a hit in the older L1 raises its part's
-// value, a hit in the swap becomes a recalled part; then their neighbours.
+// value, a hit in the swap becomes a recalled part (a hit offered twice
+// keeps its larger value).
 func (p *planner) addHits(c *Candidates) {
 	hits := c.Recall[:min(len(c.Recall), MaxRecallCandidates)]
 	var best float64
@@ -283,35 +273,7 @@ func (p *planner) addHits(c *Candidates) {
 		if BareQuestion(m) {
 			v *= questionWeight
 		}
-		if v <= p.hitValue[m.GetSeq()] {
-			continue
-		}
-		p.hitValue[m.GetSeq()] = v
 		p.offer(m, v)
-	}
-	byseq := map[uint64]*memoryv1.Message{}
-	for _, m := range c.Neighbours {
-		if m != nil {
-			byseq[m.GetSeq()] = m
-		}
-	}
-	seqs := make([]uint64, 0, len(p.hitValue))
-	for seq := range p.hitValue {
-		seqs = append(seqs, seq)
-	}
-	slices.Sort(seqs) // map order would change the parts' order
-	for _, seq := range seqs {
-		for _, n := range []uint64{seq - 1, seq + 1} {
-			nv := neighbourWeight * p.hitValue[seq]
-			if i := p.l1Index(n); i >= 0 {
-				p.raise(p.l1Part[i], nv)
-			} else if m := byseq[n]; m != nil && !promoted[n] {
-				if BareQuestion(m) {
-					nv *= questionWeight
-				}
-				p.offer(m, nv)
-			}
-		}
 	}
 }
 
@@ -357,13 +319,8 @@ func (p *planner) l1Index(seq uint64) int {
 func (p *planner) verbatimInL1(seq uint64) bool { return p.verbatimIndex(seq) >= 0 }
 
 // verbatimIndex returns the index of the verbatim L1 message at seq, or -1.
-// L1 is in seq order (an entry's seq is its message's, or its summary's
-// first_seq), so this is a binary search.
 func (p *planner) verbatimIndex(seq uint64) int {
-	i, found := slices.BinarySearchFunc(p.l1, seq, func(e *memoryv1.L1Entry, seq uint64) int {
-		first, _ := entryRange(e)
-		return cmp.Compare(first, seq)
-	})
+	i, found := l1At(p.l1, seq)
 	if !found || p.l1[i].GetMessage() == nil {
 		return -1
 	}
@@ -463,10 +420,7 @@ func (s *State) trimView() *memoryv1.ContextAssembled {
 	l1 := s.snap.GetL1()
 	g := toolGroups(l1)
 	for len(out.L1Seqs) > 0 && over > 0 {
-		i, found := slices.BinarySearchFunc(l1, out.L1Seqs[0], func(e *memoryv1.L1Entry, seq uint64) int {
-			first, _ := entryRange(e)
-			return cmp.Compare(first, seq)
-		})
+		i, found := l1At(l1, out.L1Seqs[0])
 		out.L1Seqs = out.L1Seqs[1:]
 		if !found {
 			continue

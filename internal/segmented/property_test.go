@@ -47,9 +47,6 @@ func (m *model) genCandidates(t *rapid.T) *Candidates {
 				c.RecallScores = append(c.RecallScores, float64(rapid.IntRange(0, 20).Draw(t, "score")))
 			}
 		}
-		for range rapid.IntRange(0, 4).Draw(t, "nneighbours") {
-			c.Neighbours = append(c.Neighbours, rapid.SampledFrom(m.stored).Draw(t, "neighbour"))
-		}
 	}
 	for range rapid.IntRange(0, 10).Draw(t, "nmemory") {
 		c.Memory = append(c.Memory, &memoryv1.MemoryItem{
