@@ -88,7 +88,7 @@ func (w *storageWatch) refuseSpace(need int64, what string, projected bool) erro
 	if err := w.refuse(false); err != nil {
 		return err
 	}
-	if w.embedded == nil || w.minFree < 0 || len(w.dirs) == 0 {
+	if w.embedded == nil || w.minFree < 0 || len(w.dirs) == 0 || w.farFromFloor() {
 		return nil
 	}
 	free := w.freeBytes()
@@ -106,6 +106,19 @@ func (w *storageWatch) refuseSpace(need int64, what string, projected bool) erro
 		detail += fmt.Sprintf(", with %d bytes reckoned for what the projection has yet to apply", owed)
 	}
 	return w.logUnavailable(&storageState{Log: fault(reasonOutOfSpace, detail)}, nil)
+}
+
+// farHeadroom is how far above --min-free-bytes the last observation of
+// the disk (at most a watch interval old) must be for a write to skip
+// looking at the disk itself: no burst of one interval takes a GiB.
+const farHeadroom = 1 << 30
+
+// farFromFloor reports whether the watch last saw the disk more than
+// farHeadroom above the floor: then a write neither reads the free space
+// (a statfs per append) nor records what the projection owes for it.
+func (w *storageWatch) farFromFloor() bool {
+	st := w.State()
+	return st != nil && st.FreeBytes >= 0 && st.FreeBytes-w.minFree > farHeadroom
 }
 
 // pendingWrites is what the projection has yet to take from the disk for
@@ -161,7 +174,7 @@ func (w *storageWatch) owed() int64 {
 // appended records an append acknowledged at seq, of size bytes, that the
 // projector has yet to apply.
 func (w *storageWatch) appended(seq uint64, size int) {
-	if w.projector == nil || w.embedded == nil || w.minFree < 0 || seq <= w.projector.AppliedSeq() {
+	if w.projector == nil || w.embedded == nil || w.minFree < 0 || w.farFromFloor() || seq <= w.projector.AppliedSeq() {
 		return
 	}
 	w.pending.add(seq, int64(writeFactor-1)*int64(size)+pendingPage)
