@@ -99,9 +99,9 @@ type storageWatch struct {
 
 	restartPause time.Duration
 	lastRestart  time.Time
-	// writeErrorSeen: the last observation saw a write error (recover
-	// restarts only on the second in a row).
-	writeErrorSeen bool
+	// faultSince: when the server's health first showed a store error
+	// that every observation since has seen (zero: none now).
+	faultSince time.Time
 	// revive runs the projector again if it stopped (nil without one);
 	// used for reviveWindow after a JetStream restart.
 	revive func()
@@ -172,6 +172,25 @@ func (w *storageWatch) step(ctx context.Context) {
 	w.report(prev, st)
 }
 
+// faultConfirm is how long a store error in the server's health must last
+// before the watch takes it for a write error: a stream being created
+// (the placement bucket, the object store at start) shows as "could not
+// be recovered" until its metadata is written, and a write error taken
+// from that refused every write at start (and restarting JetStream then
+// lost the stream being created).
+const faultConfirm = 100 * time.Millisecond
+
+// faultLasted records that the server's health shows a store error at now
+// and reports whether it has for faultConfirm (two observations at least
+// that far apart).
+func (w *storageWatch) faultLasted(now time.Time) bool {
+	if w.faultSince.IsZero() {
+		w.faultSince = now
+		return false
+	}
+	return now.Sub(w.faultSince) >= faultConfirm
+}
+
 // observe reads the disk, JetStream and the projector.
 func (w *storageWatch) observe(ctx context.Context) *storageState {
 	st := &storageState{Log: healthy, JetStream: healthy, Projector: healthy, FreeBytes: w.freeBytes()}
@@ -180,9 +199,14 @@ func (w *storageWatch) observe(ctx context.Context) *storageState {
 		if !e.JetStreamEnabled() {
 			st.JetStream = fault(reasonJSDisabled, "the embedded JetStream is off (the server turns it off on some storage faults; see its log)")
 		} else if f := e.StoreFaults(); len(f) > 0 {
-			st.JetStream = fault(reasonWriteError, strings.Join(f, "; "))
-		} else if used, max, on := e.StoreUsage(); on && max > 0 && used >= max {
-			limit = fault(reasonStorageLimit, fmt.Sprintf("JetStream stores %d bytes, its limit (max_file_store) is %d", used, max))
+			if w.faultLasted(time.Now()) {
+				st.JetStream = fault(reasonWriteError, strings.Join(f, "; "))
+			}
+		} else {
+			w.faultSince = time.Time{}
+			if used, max, on := e.StoreUsage(); on && max > 0 && used >= max {
+				limit = fault(reasonStorageLimit, fmt.Sprintf("JetStream stores %d bytes, its limit (max_file_store) is %d", used, max))
+			}
 		}
 	}
 	if st.JetStream.OK && w.js != nil && w.replicated {
@@ -311,14 +335,8 @@ func (w *storageWatch) recover(st *storageState) bool {
 		w.projector.Wake()
 	}
 	r := st.JetStream.Reason
-	// A stream being created shows in the server's health as one "could
-	// not be recovered" until its metadata is written: a write error must
-	// be seen on two observations in a row before JetStream is restarted
-	// (a restart in the middle of a creation cannot load that stream).
-	seen := w.writeErrorSeen
-	w.writeErrorSeen = r == reasonWriteError
-	if w.embedded == nil || (r != reasonJSDisabled && r != reasonWriteError) || (r == reasonWriteError && !seen) ||
-		!w.roomy(st.FreeBytes) || time.Since(w.lastRestart) < w.restartPause {
+	if w.embedded == nil || (r != reasonJSDisabled && r != reasonWriteError) || !w.roomy(st.FreeBytes) ||
+		time.Since(w.lastRestart) < w.restartPause {
 		return false
 	}
 	w.lastRestart = time.Now()
