@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/agentmem/agentmem/internal/facts"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 	"google.golang.org/protobuf/proto"
 )
@@ -98,7 +99,7 @@ type planner struct {
 // (already in the simulated state) from c.
 func (s *State) plan(m *memoryv1.Message, c *Candidates, env Env) *memoryv1.Assembled {
 	a := s.Assembly()
-	p := &planner{s: s, tok: env.Tokenizer, l1: s.snap.GetL1(), swapPart: map[uint64]int{}, query: contentWords(m.GetContent())}
+	p := &planner{s: s, tok: env.Tokenizer, l1: s.snap.GetL1(), swapPart: map[uint64]int{}, query: facts.ContentWords(m.GetContent())}
 	p.tail = p.tailStart()
 	p.addL1()
 	p.addL2()
@@ -246,7 +247,7 @@ func (p *planner) summaryValue(text string) float64 {
 	if len(p.query) == 0 {
 		return summaryBase
 	}
-	return summaryBase + summaryWeight*float64(shared(p.query, contentWords(text)))/float64(len(p.query))
+	return summaryBase + summaryWeight*float64(shared(p.query, facts.ContentWords(text)))/float64(len(p.query))
 }
 
 // addHits values the search hits: a hit in the older L1 raises its part's

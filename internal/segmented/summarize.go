@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agentmem/agentmem/internal/facts"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 )
 
@@ -117,7 +118,7 @@ func (Extractive) Summarize(entries []*memoryv1.L1Entry, maxTokens int, tok Toke
 		}
 		for ci, c := range m.GetToolCalls() {
 			text := "called " + c.GetName() + "(" + clipWords(c.GetArguments(), 16) + ")"
-			us = append(us, unit{group: i, sent: -1 - ci, text: text, score: wToolCall + scoreUnit(c.GetArguments(), false, false)})
+			us = append(us, unit{group: i, sent: -1 - ci, text: text, score: facts.W.ToolCall + scoreUnit(c.GetArguments(), false, false)})
 		}
 		if !user {
 			answerQuestions(us[userFrom:from], userGroup)
@@ -133,7 +134,7 @@ func (Extractive) Summarize(entries []*memoryv1.L1Entry, maxTokens int, tok Toke
 func answerQuestions(us []unit, group int) {
 	for j := range us {
 		if us[j].group == group && strings.HasSuffix(us[j].text, "?") {
-			us[j].score = scoreUnitAs(us[j].text, true, false, true)
+			us[j].score = facts.Score(us[j].text, true, false, true)
 		}
 	}
 }
@@ -178,7 +179,7 @@ func jsonShort(l string) string {
 		var pairs []string
 		for _, p := range strings.Split(v, ", ") {
 			pk, pv, ok := strings.Cut(p, "=")
-			if !ok || !hasKeyFact("is "+pv) {
+			if !ok || !facts.HasKeyFact("is "+pv) {
 				continue
 			}
 			pairs = append(pairs, pk+"="+clipWords(pv, maxShortValueWords))
@@ -230,7 +231,7 @@ func summaryUnits(sum *memoryv1.Summary, us []unit, prefixes []string) ([]unit, 
 		user, tool := who == "User", strings.HasPrefix(who, "Tool")
 		for _, u := range scoredUnits(text, user, tool) {
 			if strings.HasPrefix(u.text, "called ") {
-				u.score += wToolCall
+				u.score += facts.W.ToolCall
 			}
 			u.group = g
 			us = append(us, u)
@@ -346,8 +347,8 @@ func selectUnits(us []unit, prefixes []string, maxTokens int, tok Tokenizer, cor
 	// What the rounds test of a unit, computed once per unit.
 	type unitWords struct {
 		key         string          // lower-cased text
-		words       map[string]bool // contentWords
-		keys        []string        // keyTokens of the shorter form
+		words       map[string]bool // facts.ContentWords
+		keys        []string        // facts.KeyTokens of the shorter form
 		topic       map[string]bool // topicWords
 		initialized bool
 	}
@@ -356,7 +357,7 @@ func selectUnits(us []unit, prefixes []string, maxTokens int, tok Tokenizer, cor
 		w := &uw[i]
 		if !w.initialized {
 			t := us[i].text
-			*w = unitWords{strings.ToLower(t), contentWords(t), keyTokens(us[i].shorter()), topicWords(t), true}
+			*w = unitWords{strings.ToLower(t), facts.ContentWords(t), facts.KeyTokens(us[i].shorter()), topicWords(t), true}
 		}
 		return w
 	}
@@ -378,7 +379,7 @@ func selectUnits(us []unit, prefixes []string, maxTokens int, tok Tokenizer, cor
 			}
 			for _, i := range units {
 				u := us[i]
-				if u.score < minSalience {
+				if u.score < facts.W.MinSalience {
 					break // filler: never kept while a salient unit exists
 				}
 				w := wordsOf(i)

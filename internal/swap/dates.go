@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/agentmem/agentmem/internal/facts"
 )
 
 // Day is a calendar day in UTC, counted from 1970-01-01 (day 0).
@@ -180,7 +182,7 @@ func dateAt(toks []dateToken, i int) (r DayRange, n int) {
 		if at(j).space && at(j).text == "of" {
 			j++
 		}
-		m := monthNumber(at(j).text)
+		m := facts.MonthNumber(at(j).text)
 		if m == "" || !at(j).space || at(j).kind != 'a' {
 			return r, 0
 		}
@@ -193,7 +195,7 @@ func dateAt(toks []dateToken, i int) (r DayRange, n int) {
 		}
 		return bad, j + 1 - i
 	case t0.kind == 'a':
-		m := monthNumber(t0.text)
+		m := facts.MonthNumber(t0.text)
 		if m == "" {
 			return r, 0
 		}
@@ -255,21 +257,6 @@ func hasYear(s string) bool {
 		}
 	}
 	return false
-}
-
-// monthNumber returns the month number (as text) of a lower-case month name
-// or its abbreviation ("jan", "sep", "sept"), "" if it is none.
-func monthNumber(name string) string {
-	if len(name) < 3 {
-		return ""
-	}
-	for i, full := range []string{"january", "february", "march", "april", "may", "june", "july",
-		"august", "september", "october", "november", "december"} {
-		if name == full || name == full[:3] || (i == 8 && name == "sept") {
-			return strconv.Itoa(i + 1)
-		}
-	}
-	return ""
 }
 
 func ymd(year, month, day string) (y, m, d int, ok bool) {
