@@ -1,0 +1,495 @@
+package consolidate
+
+import (
+	"regexp"
+	"strings"
+
+	"github.com/agentmem/agentmem/internal/facts"
+)
+
+// MaxInstructionWords bounds an instruction kept as a procedural entry.
+const MaxInstructionWords = 40
+
+// Extract returns the facts the user states in msgs, in the order they
+// were stated. known are facts already in memory (the user's scope): a
+// statement that names a known value as replaced corrects it. A value
+// stated twice for one key is one fact (its message ids merged); a new
+// value for a key is a new fact after the old one, so the writer keeps
+// both in the key's history.
+func Extract(msgs []Message, known []Fact) []Fact {
+	x := &extractor{known: known}
+	for i, m := range msgs {
+		if !m.User {
+			continue
+		}
+		var prev *Message
+		if i > 0 && !msgs[i-1].User {
+			prev = &msgs[i-1]
+		}
+		x.message(m, prev)
+	}
+	return x.merged()
+}
+
+type extractor struct {
+	known []Fact
+	out   []Fact
+	// context: what "the teacher", "he" and "the wedding" are about (the
+	// latest mention in the conversation).
+	activity, thing, item, rel string
+}
+
+func (x *extractor) message(m Message, prev *Message) {
+	if prev != nil {
+		x.context(prev.Text) // "Who's teaching it?" names nothing, "What are you calling the puppy?" may
+	}
+	lastUser := x.lastUserFact()
+	for si, s := range facts.Sentences(m.Text) {
+		x.context(s)
+		if strings.HasSuffix(strings.TrimRight(s, `"')’ `), "?") {
+			continue
+		}
+		n := len(x.out)
+		x.rules(m, s)
+		x.instruction(m, s)
+		if si == 0 && prev != nil && len(x.out) == n {
+			x.answer(m, s, prev)
+		}
+		if len(x.out) == n {
+			x.elliptical(m, s, lastUser)
+		}
+		x.correct(m, s, n)
+	}
+}
+
+// context updates what the message is about from sentence s.
+func (x *extractor) context(s string) {
+	if m := activityRE.FindStringSubmatch(s); m != nil {
+		x.activity = "activity/" + slug(m[1])
+	}
+	if m := thingRE.FindStringSubmatch(s); m != nil {
+		t := m[1]
+		if t == "" {
+			t = m[2]
+		}
+		x.thing = "pet/" + slug(lastWords(t, 2))
+	}
+	if m := itemRE.FindStringSubmatch(s); m != nil {
+		t := m[1]
+		if t == "" {
+			t = m[2]
+		}
+		x.item = slug(lastWords(t, 2))
+	}
+	if m := relMentionRE.FindStringSubmatch(s); m != nil {
+		x.rel = slug(m[relMentionRE.SubexpIndex("rel")])
+	}
+}
+
+// shorten cuts v before its first word in -ing after the first, and to n
+// words ("knee playing football" → "knee").
+func shorten(v string, n int) string {
+	w := strings.Fields(v)
+	for i := 1; i < len(w); i++ {
+		if strings.HasSuffix(strings.ToLower(w[i]), "ing") {
+			w = w[:i]
+			break
+		}
+	}
+	if len(w) > n {
+		w = w[:n]
+	}
+	return strings.Join(w, " ")
+}
+
+func lastWords(s string, n int) string {
+	w := strings.Fields(s)
+	if len(w) > n {
+		w = w[len(w)-n:]
+	}
+	return strings.Join(w, " ")
+}
+
+// hedged reports whether the clause of s before position at makes what
+// follows no fact ("if I move to …", "I don't think I'm …").
+func hedged(s string, at int, weak bool) bool {
+	pre := s[:at]
+	if i := strings.LastIndexAny(pre, ",;:—"); i >= 0 {
+		pre = pre[i+1:]
+	}
+	if weak {
+		return hedgeWeakRE.MatchString(pre)
+	}
+	return hedgeRE.MatchString(pre)
+}
+
+func (x *extractor) rules(m Message, s string) {
+	for _, r := range rules {
+		for _, loc := range r.re.FindAllStringSubmatchIndex(s, -1) {
+			at := loc[2*r.re.SubexpIndex("v")]
+			if hedged(s, loc[0], strings.Contains(r.name, "dislike") || r.name == "avoid") {
+				continue
+			}
+			subject := r.subj
+			switch subject {
+			case "rel":
+				if gi := r.re.SubexpIndex("rel"); gi > 0 && loc[2*gi] >= 0 {
+					subject = slug(s[loc[2*gi]:loc[2*gi+1]])
+				} else if x.rel != "" {
+					subject = x.rel
+				} else {
+					continue
+				}
+			case "thing":
+				if gi := r.re.SubexpIndex("thing"); gi > 0 && loc[2*gi] >= 0 {
+					subject = "pet/" + slug(s[loc[2*gi]:loc[2*gi+1]])
+				} else if x.thing != "" {
+					subject = x.thing
+				} else {
+					continue
+				}
+			case "activity":
+				if x.activity == "" {
+					continue
+				}
+				subject = x.activity
+			}
+			attr := r.attr
+			if gi := r.re.SubexpIndex("attr"); gi > 0 && loc[2*gi] >= 0 {
+				attr = strings.ReplaceAll(attr, "@", slug(s[loc[2*gi]:loc[2*gi+1]]))
+			}
+			rest := s[at:]
+			if r.name == "count" || r.name == "diet" {
+				rest = strings.Fields(rest)[0]
+			}
+			var values []string
+			switch {
+			case strings.Contains(attr, "#"):
+				values = []string{phraseWithDate(rest)}
+			case r.list:
+				values = splitList(rest)
+			default:
+				if v := phrase(rest, r.k); v != "" {
+					values = []string{v}
+				}
+			}
+			if r.short > 0 && len(values) == 1 {
+				values[0] = shorten(values[0], r.short)
+			}
+			for _, v := range values {
+				a := strings.ReplaceAll(attr, "%", slug(v))
+				if strings.Contains(a, "#") {
+					t := topic(v)
+					if t == "" {
+						continue
+					}
+					a = strings.ReplaceAll(a, "#", t)
+				}
+				if r.typ == Episodic { // an episode is what was tried and how it ended
+					v = phraseWithDate(s)
+					if n := len(strings.Fields(s)); n <= MaxInstructionWords {
+						v = strings.TrimSpace(s)
+					}
+				}
+				x.add(Fact{Subject: subject, Attribute: a, Value: v, Type: r.typ, Confidence: r.conf,
+					Statement: s, MessageIDs: []string{m.ID}, Seq: m.Seq, Rule: r.name})
+			}
+		}
+	}
+	x.purchase(m, s)
+	if loc := decisionLetRE.FindStringSubmatchIndex(s); loc != nil && !hedged(s, loc[0], false) {
+		if v := phrase(s[loc[2]:], kPhrase); v != "" && facts.HasKeyFact(" "+v) && topic(v) != "" && !strings.HasPrefix(strings.ToLower(v), "see") {
+			x.add(Fact{Subject: "we", Attribute: "decision/" + topic(v), Value: phraseWithDate(s[loc[2]:]), Type: Semantic, Confidence: 0.65,
+				Statement: s, MessageIDs: []string{m.ID}, Seq: m.Seq, Rule: "lets"})
+		}
+	}
+}
+
+// phraseWithDate is a decision's value: up to the clause boundary, its
+// date kept ("ship on Friday").
+func phraseWithDate(s string) string {
+	if loc := regexp.MustCompile(`[,;:.!?()]|\s(?:and|but|because|so|since|which)\s`).FindStringIndex(s); loc != nil {
+		s = s[:loc[0]]
+	}
+	w := strings.Fields(s)
+	if len(w) > 8 {
+		w = w[:8]
+	}
+	return strings.Join(w, " ")
+}
+
+// purchase reads "I bought a standing desk … paid $450".
+func (x *extractor) purchase(m Message, s string) {
+	if x.item == "" {
+		return
+	}
+	p := priceRE.FindStringSubmatchIndex(s)
+	if p == nil || hedged(s, p[0], true) {
+		return
+	}
+	x.add(Fact{Subject: "user", Attribute: "purchase/" + x.item, Value: s[p[2]:p[3]], Type: Semantic, Confidence: 0.75,
+		Statement: s, MessageIDs: []string{m.ID}, Seq: m.Seq, Rule: "purchase"})
+}
+
+// instruction reads a refined instruction ("from now on, answer in
+// Spanish").
+func (x *extractor) instruction(m Message, s string) {
+	loc := instructionRE.FindStringIndex(s)
+	if loc == nil || hedgeWeakRE.MatchString(s[:loc[0]]) {
+		return
+	}
+	w := strings.Fields(s)
+	if len(w) > MaxInstructionWords {
+		return
+	}
+	v := strings.TrimRight(s, " ")
+	t := topic(strings.TrimSpace(regexp.MustCompile(`(?i)^(?:please,? )?(?:always|never|from now on,?|going forward,?|in (?:the )?future,?|next time,?|don't ever|do not ever|I want you to)\s*`).ReplaceAllString(s[loc[0]:], "")))
+	if t == "" {
+		return
+	}
+	x.add(Fact{Subject: "user", Attribute: t, Value: v, Type: Procedural, Confidence: 0.8,
+		Statement: s, MessageIDs: []string{m.ID}, Seq: m.Seq, Rule: "instruction"})
+}
+
+// answer reads a value given in answer to the assistant's question
+// ("Who's teaching it?" "Mara, a retired architect."; "What are you
+// calling him?" "Biscuit!").
+func (x *extractor) answer(m Message, s string, prev *Message) {
+	q := strings.ToLower(prev.Text)
+	if !strings.Contains(q, "?") {
+		return
+	}
+	v := capitalized(s, kName)
+	if v == "" || strings.EqualFold(v, "yes") || strings.EqualFold(v, "no") {
+		return
+	}
+	var subject, attr string
+	switch {
+	case x.activity != "" && regexp.MustCompile(`\b(?:who(?:'s|’s| is)? (?:teaching|running|leading|coaching)|who (?:teaches|runs|leads|coaches)|teacher|instructor|coach)\b`).MatchString(q):
+		subject, attr = x.activity, "teacher"
+	case x.thing != "" && regexp.MustCompile(`\b(?:calling|call|name|named)\b`).MatchString(q):
+		subject, attr = x.thing, "name"
+	case regexp.MustCompile(`\bwhat(?:'s|’s| is) your name\b`).MatchString(q):
+		subject, attr = "user", "name"
+	default:
+		return
+	}
+	x.add(Fact{Subject: subject, Attribute: attr, Value: v, Type: Semantic, Confidence: 0.7,
+		Statement: s, MessageIDs: []string{prev.ID, m.ID}, Seq: m.Seq, Rule: "answer"})
+}
+
+// lastUserFact is the newest fact read so far (for "actually, make it
+// Monday").
+func (x *extractor) lastUserFact() *Fact {
+	if len(x.out) == 0 {
+		return nil
+	}
+	f := x.out[len(x.out)-1]
+	return &f
+}
+
+// elliptical reads "actually, make it Monday": a new value for the
+// previous statement's fact, of the same shape (a date for a date, an
+// amount for an amount), in place of the old one.
+func (x *extractor) elliptical(m Message, s string, last *Fact) {
+	loc := correctionRE.FindStringSubmatchIndex(s)
+	if loc == nil {
+		return
+	}
+	if last == nil {
+		if len(x.out) == 0 {
+			return
+		}
+		last = &x.out[len(x.out)-1]
+	}
+	if last.Seq+8 < m.Seq || last.Type == Episodic {
+		return
+	}
+	nv := phraseWithDate(s[loc[2]:])
+	nv = strings.TrimSpace(strings.TrimSuffix(strings.TrimSuffix(nv, " instead"), " then"))
+	if nv == "" || len(strings.Fields(nv)) > 6 || pronounValues[strings.ToLower(nv)] {
+		return
+	}
+	v, ok := substitute(last.Value, nv)
+	if !ok {
+		return
+	}
+	f := *last
+	f.Value, f.Correction, f.Replaces = v, true, last.Value
+	f.Statement, f.MessageIDs, f.Seq, f.Rule, f.Confidence = s, []string{m.ID}, m.Seq, "correction", 0.8
+	x.add(f)
+}
+
+// substitute puts the new value nv in the place of the part of old of
+// its shape: "ship on Friday" + "Monday" = "ship on Monday". ok is false
+// when old has no part of that shape and nv is not a whole value.
+func substitute(old, nv string) (string, bool) {
+	ow := strings.Fields(old)
+	nw := strings.Fields(nv)
+	if len(nw) == 1 {
+		n := strings.Trim(nw[0], ".,!")
+		for i := len(ow) - 1; i >= 0; i-- {
+			o := strings.Trim(ow[i], ".,!")
+			switch {
+			case isDateWord(o) && isDateWord(n), moneyRE.MatchString(o) && moneyRE.MatchString(n),
+				isNumber(o) && isNumber(n):
+				ow[i] = n
+				return strings.Join(ow, " "), true
+			}
+		}
+	}
+	if shapeOf(old) == shapeOf(nv) && len(ow) <= 4 {
+		return nv, true
+	}
+	return "", false
+}
+
+func isNumber(w string) bool {
+	return w != "" && strings.Trim(w, "0123456789.,:") == ""
+}
+
+// changeRE marks a statement that may replace an earlier value.
+var changeRE = regexp.MustCompile(`(?i)\b(?:actually|now|instead|changed|change|update|updated|moved away|no longer|not|anymore|any more|correction|corrected|switched|switching|fell through|turns out|turned out|renamed|meant|replaced|rather)\b`)
+
+// correct turns the facts read from s (from index n of x.out) into
+// corrections when s names an earlier value as replaced; when s names one
+// but no rule read a new value, the new value is taken from s by shape.
+func (x *extractor) correct(m Message, s string, n int) {
+	if !changeRE.MatchString(s) {
+		return
+	}
+	for _, old := range x.earlier(n) {
+		if !mentions(s, old.Value) {
+			continue
+		}
+		for i := n; i < len(x.out); i++ {
+			f := &x.out[i]
+			if f.Value != old.Value && shapeOf(f.Value) == shapeOf(old.Value) && f.Key() != old.Key() && f.Type == old.Type {
+				f.Subject, f.Attribute = old.Subject, old.Attribute
+			}
+			if f.Key() == old.Key() && f.Value != old.Value {
+				f.Correction, f.Replaces = true, old.Value
+				return
+			}
+		}
+		if nv := newValue(s, old.Value); nv != "" {
+			f := old
+			f.Value, f.Correction, f.Replaces = nv, true, old.Value
+			f.Statement, f.MessageIDs, f.Seq, f.Rule, f.Confidence = s, []string{m.ID}, m.Seq, "correction", 0.75
+			x.add(f)
+			return
+		}
+	}
+}
+
+// earlier returns the facts before index n and the known ones, newest
+// first, one per key (its newest value).
+func (x *extractor) earlier(n int) []Fact {
+	seen := map[string]bool{}
+	var out []Fact
+	for i := n - 1; i >= 0; i-- {
+		if k := x.out[i].Key(); !seen[k] {
+			seen[k] = true
+			out = append(out, x.out[i])
+		}
+	}
+	for i := len(x.known) - 1; i >= 0; i-- {
+		if k := x.known[i].Key(); !seen[k] {
+			seen[k] = true
+			out = append(out, x.known[i])
+		}
+	}
+	return out
+}
+
+// mentions reports whether s holds value v as words (at least three
+// letters, so "a" or "it" never match).
+func mentions(s, v string) bool {
+	if len(v) < 3 {
+		return false
+	}
+	if shapeOf(v) == kPhrase {
+		return facts.ContainsWord(strings.ToLower(s), strings.ToLower(v))
+	}
+	return facts.ContainsWord(s, v)
+}
+
+// newValue returns the value in s that replaces old: of old's shape, not
+// old itself, nearest after a change marker ("now", "to", "it's", "is")
+// or before ", not <old>".
+func newValue(s, old string) string {
+	sh := shapeOf(old)
+	if i := strings.Index(s, ", not "+old); i > 0 {
+		before := s[:i]
+		switch sh {
+		case kMoney:
+			if ms := moneyAnyRE.FindAllString(before, -1); len(ms) > 0 {
+				return ms[len(ms)-1]
+			}
+		default:
+			if j := regexp.MustCompile(`(?i)\b(?:is|was|be|it's|it’s|are)\s+`).FindAllStringIndex(before, -1); j != nil {
+				if v := phrase(before[j[len(j)-1][1]:], sh); v != "" && v != old {
+					return v
+				}
+			}
+		}
+	}
+	marks := regexp.MustCompile(`(?i)\b(?:now|to|it's|it’s|is|was|actually|instead)\s+`).FindAllStringIndex(s, -1)
+	for _, mk := range marks {
+		rest := s[mk[1]:]
+		var v string
+		switch sh {
+		case kMoney:
+			v = money(rest)
+		case kName, kPlace:
+			v = capitalized(rest, kName)
+		default:
+			continue // a phrase is too vague to take by position
+		}
+		if v != "" && v != old && !strings.Contains(old, v) {
+			return v
+		}
+	}
+	return ""
+}
+
+// add appends f.
+func (x *extractor) add(f Fact) {
+	f.Value = strings.TrimSpace(f.Value)
+	if f.Value == "" || f.Subject == "" || f.Attribute == "" {
+		return
+	}
+	x.out = append(x.out, f)
+}
+
+// merged returns x.out with a value restated for its key merged into its
+// earlier statement (message ids joined, the higher confidence kept), and
+// a statement read twice from one sentence once.
+func (x *extractor) merged() []Fact {
+	var out []Fact
+	last := map[string]int{} // key -> index in out of its newest value
+	for _, f := range x.out {
+		k := f.Key()
+		if i, ok := last[k]; ok && strings.EqualFold(out[i].Value, f.Value) {
+			for _, id := range f.MessageIDs {
+				if !contains(out[i].MessageIDs, id) {
+					out[i].MessageIDs = append(out[i].MessageIDs, id)
+				}
+			}
+			out[i].Confidence = max(out[i].Confidence, f.Confidence)
+			continue
+		}
+		last[k] = len(out)
+		out = append(out, f)
+	}
+	return out
+}
+
+func contains(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
