@@ -6,8 +6,10 @@ import (
 	"testing"
 )
 
-func user(id string, seq uint64, text string) Message { return Message{ID: id, Seq: seq, User: true, Text: text} }
-func bot(id string, seq uint64, text string) Message  { return Message{ID: id, Seq: seq, Text: text} }
+func user(id string, seq uint64, text string) Message {
+	return Message{ID: id, Seq: seq, User: true, Text: text}
+}
+func bot(id string, seq uint64, text string) Message { return Message{ID: id, Seq: seq, Text: text} }
 
 func show(fs []Fact) string {
 	var b strings.Builder
