@@ -60,6 +60,10 @@ type CopyEntry struct {
 	By        string
 }
 
+// ReadScopeConfig asks a scope actor for its configuration (answered with
+// a ConfigureScopeReply without a result): the node's own read.
+type ReadScopeConfig struct{}
+
 // expireTick wakes a scope actor when its earliest entry expires.
 type expireTick struct{}
 
@@ -230,6 +234,8 @@ func (a *scopeActor) handle(who *tenancy.Caller, body any) (proto.Message, error
 			return nil, err
 		}
 		return &memoryv1.ConfigureScopeReply{Result: res, Config: a.st().Config()}, nil
+	case ReadScopeConfig:
+		return &memoryv1.ConfigureScopeReply{Config: a.st().Config()}, nil
 	case *memoryv1.GetEntryRequest:
 		e, err := a.st().Get(req.GetKey(), req.GetVersion(), now)
 		if err != nil {

@@ -277,7 +277,7 @@ func (s *Service) memoryCandidates(who *tenancy.Caller, id string, k segmented.C
 // have no place in a prompt), cut to maxCandidateValueBytes.
 func memoryItem(r scopeRef, e *memoryv1.Entry) *memoryv1.MemoryItem {
 	v := e.GetValue()
-	if e.GetDeleted() || e.GetCompressed() || !utf8.Valid(v) {
+	if e.GetDeleted() || e.GetCompressed() || !utf8.Valid(v) || hiddenFromMemory(e) {
 		return nil
 	}
 	scope := string(r.kind) + ":" + r.id

@@ -60,6 +60,7 @@ var queryEndpoints = []queryEndpoint{
 	{"search", func() proto.Message { return &memoryv1.SearchRequest{} }, (*Service).search},
 	{"promote", func() proto.Message { return &memoryv1.PromoteRequest{} }, (*Service).promote},
 	{"clear_recalled", func() proto.Message { return &memoryv1.ClearRecalledRequest{} }, (*Service).clearRecalled},
+	{"consolidate", func() proto.Message { return &memoryv1.ConsolidateRequest{} }, (*Service).consolidateEndpoint},
 }
 
 func (s *Service) queryHandler(ep queryEndpoint) func(*call) {

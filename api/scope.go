@@ -371,6 +371,12 @@ func (s *Service) addScopeEndpoints(add func(name, subject string, h func(*call)
 	if err := add("scope_publish", "mem.v1.scope.*.*.publish", s.publishHandler); err != nil {
 		return err
 	}
+	if err := add("scope_conflicts", "mem.v1.scope.*.*.conflicts", s.conflictsHandler); err != nil {
+		return err
+	}
+	if err := add("scope_settle", "mem.v1.scope.*.*.settle", s.settleHandler); err != nil {
+		return err
+	}
 	malformed := func(c *call) {
 		c.fail(&Error{Code: 400, Field: "id", Message: "ids are 1..128 of [A-Za-z0-9_-]; dots split the subject"})
 	}

@@ -54,6 +54,14 @@ type Config struct {
 	// ForwardTimeout bounds a request forwarded to the node that serves
 	// its aggregate (with a Router), the wait for an owner included.
 	ForwardTimeout time.Duration
+	// Consolidation (DESIGN §13). ConsolidateOnTerminate: extract a
+	// session's facts into long-term memory when it terminates (and, at
+	// start, for terminated sessions without a consolidated/<id> marker:
+	// ResumeConsolidation). ConsolidateEveryTurns > 0: also after every
+	// that many user turns. Extractor: nil is the deterministic extractor.
+	ConsolidateOnTerminate bool
+	ConsolidateEveryTurns  int
+	Extractor              FactExtractor
 }
 
 // DefaultConfig returns the service defaults.
@@ -62,7 +70,7 @@ func DefaultConfig() Config {
 		Name: "memory", Version: "0.1.0", QueueGroup: "memory", MaxPending: 1 << 16,
 		MaxConcurrentQueries: 256, MaxConcurrentWatches: 1024, QueryTimeout: 5 * time.Second, MinSeqWait: 2 * time.Second,
 		RerankTimeout: time.Second, LargeToolResultBytes: DefaultLargeToolResultBytes,
-		ReplyPrefixes: DefaultReplyPrefixes, ForwardTimeout: 30 * time.Second,
+		ReplyPrefixes: DefaultReplyPrefixes, ForwardTimeout: 30 * time.Second, ConsolidateOnTerminate: true,
 	}
 }
 
@@ -126,6 +134,9 @@ type Service struct {
 	writes writeSeqs
 	// workers runs the queries (goQuery) on reused goroutines.
 	workers *gopool.Pool
+	// background runs consolidations started by a termination, a turn
+	// count or ResumeConsolidation (stopped by Stop).
+	background background
 }
 
 // queryWorkerIdle is how long a query goroutine waits for the next query
@@ -343,12 +354,14 @@ func (s *Service) sessionHandler(ep endpoint) func(*call) {
 			offload, q := s.needsOffload(app), latestUserText(app)
 			if offload || (q != "" && s.rm != nil) {
 				s.goQuery(c, func(ctx context.Context, reply actors.ReplyFunc) {
-					s.appendWithSearch(ctx, c.who, id, app, offload, q, reply)
+					s.appendWithSearch(ctx, c.who, id, app, offload, q, s.consolidateAfter(id, app, reply))
 				})
 				return
 			}
 		}
-		s.handOff(rp, asJSON, func(reply actors.ReplyFunc) error { return s.d.Dispatch(id, c.who, body, reply) })
+		s.handOff(rp, asJSON, func(reply actors.ReplyFunc) error {
+			return s.d.Dispatch(id, c.who, body, s.consolidateAfter(id, body, reply))
+		})
 	}
 }
 
@@ -443,6 +456,7 @@ func (s *Service) Stop(ctx context.Context) error {
 		err = errors.Join(err, fmt.Errorf("api: waiting for in-flight requests: %w", werr))
 	}
 	s.workers.Stop()
+	s.background.wait()
 	return err
 }
 

@@ -109,6 +109,21 @@ type Config struct {
 	// Reranker, when set, reorders session search hits (a cross-encoder, an
 	// LLM); when it fails the BM25 order is kept. Programmatic only.
 	Reranker api.Reranker
+	// Consolidation extracts the facts a session's user states into
+	// long-term memory (DESIGN §13).
+	Consolidation Consolidation
+}
+
+// Consolidation configures fact extraction (api.Config.Consolidate*).
+type Consolidation struct {
+	// OnTerminate: when a session terminates (and, at start, for
+	// terminated sessions a crash left unconsolidated).
+	OnTerminate bool
+	// EveryTurns > 0: also after every that many user turns.
+	EveryTurns int
+	// LLM: extract with the --llm-* endpoint, the deterministic extractor
+	// as fallback (needs LLM.BaseURL).
+	LLM bool
 }
 
 // DefaultConfig returns the defaults of `go run ./cmd/node`.
@@ -128,6 +143,7 @@ func DefaultConfig() Config {
 		Actors:          actors.DefaultConfig(),
 		LLM:             llmsummary.DefaultConfig(),
 		Embeddings:      embed.DefaultConfig(),
+		Consolidation:   Consolidation{OnTerminate: true},
 		Data:            largedata.DefaultConfig(),
 		Placement:       placement.DefaultConfig(),
 		ArchiveAfter:    DefaultArchiveAfter,

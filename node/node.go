@@ -204,6 +204,10 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 		return n, err
 	}
 	acfg := api.DefaultConfig()
+	acfg.ConsolidateOnTerminate, acfg.ConsolidateEveryTurns = cfg.Consolidation.OnTerminate, cfg.Consolidation.EveryTurns
+	if cfg.Consolidation.LLM && cfg.LLM.BaseURL != "" {
+		acfg.Extractor = llmExtractor(cfg.LLM)
+	}
 	local := answerBy{d: n.dir, w: n.storage, timeout: cfg.Actors.StoreTimeout}
 	placed := placedDispatch{local: local, t: n.placement, nc: n.nc, timeout: acfg.ForwardTimeout}
 	deps := api.Deps{Dispatcher: placed, Scopes: placed, Router: router{t: n.placement, w: n.storage, nc: n.nc}, Data: dataStore{s: data, w: n.storage, max: dcfg.MaxBytes}, Reranker: cfg.Reranker, Logger: logger,
@@ -243,6 +247,8 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	if err = n.readyPlacement(ctx); err != nil {
 		return n, err
 	}
+	// Sessions a crash left terminated but unconsolidated (DESIGN §13).
+	n.svc.ResumeConsolidation()
 	if cfg.ArchiveAfter > 0 && cfg.Projector {
 		sw := &archiveSweep{sessions: n.store, d: placed, after: cfg.ArchiveAfter, interval: archiveSweepInterval(cfg.ArchiveAfter),
 			timeout: acfg.ForwardTimeout + cfg.Actors.StoreTimeout, now: time.Now, logger: logger}

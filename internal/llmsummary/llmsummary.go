@@ -79,9 +79,15 @@ const instruction = "Summarize the conversation excerpt for an assistant's memor
 
 // Rewrite asks the endpoint for a summary of text in at most maxTokens tokens.
 func (c *Client) Rewrite(ctx context.Context, text string, maxTokens int) (string, error) {
+	return c.Chat(ctx, instruction, text, maxTokens)
+}
+
+// Chat sends one system and one user message and returns the answer (at
+// most maxTokens tokens; 0 = the endpoint's default), at temperature 0.
+func (c *Client) Chat(ctx context.Context, system, user string, maxTokens int) (string, error) {
 	body, err := json.Marshal(chatRequest{
 		Model:     c.cfg.Model,
-		Messages:  []chatMessage{{Role: "system", Content: instruction}, {Role: "user", Content: text}},
+		Messages:  []chatMessage{{Role: "system", Content: system}, {Role: "user", Content: user}},
 		MaxTokens: maxTokens,
 	})
 	if err != nil {

@@ -30,7 +30,7 @@ func (s *State) Apply(meta Meta, events []proto.Message) error {
 				dirty = true
 			}
 		case *memoryv1.ScopeConfigured:
-			s.snap.Config = &memoryv1.ScopeConfig{MaxEntries: e.MaxEntries, EpisodicTtlSeconds: e.EpisodicTtlSeconds}
+			s.snap.Config = &memoryv1.ScopeConfig{MaxEntries: e.MaxEntries, EpisodicTtlSeconds: e.EpisodicTtlSeconds, ConflictStrategy: e.ConflictStrategy}
 		}
 	}
 	if dirty {

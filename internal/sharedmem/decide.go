@@ -365,9 +365,14 @@ func (s *State) DecideConfigure(req *memoryv1.ConfigureScopeRequest, env Env) ([
 			return nil, err
 		}
 	}
+	switch cfg.ConflictStrategy {
+	case "", StrategyLastWriteWins, StrategyReview:
+	default:
+		return nil, badRequest("config.conflict_strategy", "%q: must be %q or %q", cfg.ConflictStrategy, StrategyLastWriteWins, StrategyReview)
+	}
 	b := s.newBatch(env)
 	b.expireDue()
-	b.out = append(b.out, &memoryv1.ScopeConfigured{MaxEntries: cfg.MaxEntries, EpisodicTtlSeconds: cfg.EpisodicTtlSeconds})
+	b.out = append(b.out, &memoryv1.ScopeConfigured{MaxEntries: cfg.MaxEntries, EpisodicTtlSeconds: cfg.EpisodicTtlSeconds, ConflictStrategy: cfg.ConflictStrategy})
 	b.evict(cfg.MaxEntries, "", 0, "", "")
 	return b.out, nil
 }

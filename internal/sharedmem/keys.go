@@ -26,6 +26,13 @@ const (
 	NeverExpires = -1
 )
 
+// Conflict strategies of a scope (ScopeConfig.conflict_strategy): how
+// consolidation settles a new value for a fact the scope holds.
+const (
+	StrategyLastWriteWins = "last_write_wins" // the default ("")
+	StrategyReview        = "review"
+)
+
 // ValidateKey checks an entry key: 1..256 bytes of [A-Za-z0-9_.:/@-], not
 // starting with '.', '/' or ':'. It returns a 400 *Rejection on field "key".
 func ValidateKey(key string) error {

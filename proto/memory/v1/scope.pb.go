@@ -379,8 +379,11 @@ type ScopeConfigured struct {
 	MaxEntries uint32 `protobuf:"varint,1,opt,name=max_entries,json=maxEntries,proto3" json:"max_entries,omitempty"`
 	// episodic_ttl_seconds: default expiry of episodic entries (0 = none).
 	EpisodicTtlSeconds int64 `protobuf:"varint,2,opt,name=episodic_ttl_seconds,json=episodicTtlSeconds,proto3" json:"episodic_ttl_seconds,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// conflict_strategy: how consolidation settles a new value for a fact
+	// (DESIGN §13): "" or "last_write_wins", "review".
+	ConflictStrategy string `protobuf:"bytes,3,opt,name=conflict_strategy,json=conflictStrategy,proto3" json:"conflict_strategy,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *ScopeConfigured) Reset() {
@@ -427,14 +430,27 @@ func (x *ScopeConfigured) GetEpisodicTtlSeconds() int64 {
 	return 0
 }
 
+func (x *ScopeConfigured) GetConflictStrategy() string {
+	if x != nil {
+		return x.ConflictStrategy
+	}
+	return ""
+}
+
 type ScopeConfig struct {
 	state      protoimpl.MessageState `protogen:"open.v1"`
 	MaxEntries uint32                 `protobuf:"varint,1,opt,name=max_entries,json=maxEntries,proto3" json:"max_entries,omitempty"`
 	// episodic_ttl_seconds: the TTL of episodic entries written without one.
 	// 0 = the node's default (--episodic-ttl, 90 days); -1 = never.
 	EpisodicTtlSeconds int64 `protobuf:"varint,2,opt,name=episodic_ttl_seconds,json=episodicTtlSeconds,proto3" json:"episodic_ttl_seconds,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// conflict_strategy: how consolidation settles a new value for a fact
+	// the scope holds (DESIGN §13). "" or "last_write_wins": the new value
+	// is the key's next version (the old one stays in its history);
+	// "review": the new value waits as a proposal, listed by
+	// mem.v1.scope.<kind>.<id>.conflicts and settled by .settle.
+	ConflictStrategy string `protobuf:"bytes,3,opt,name=conflict_strategy,json=conflictStrategy,proto3" json:"conflict_strategy,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *ScopeConfig) Reset() {
@@ -479,6 +495,13 @@ func (x *ScopeConfig) GetEpisodicTtlSeconds() int64 {
 		return x.EpisodicTtlSeconds
 	}
 	return 0
+}
+
+func (x *ScopeConfig) GetConflictStrategy() string {
+	if x != nil {
+		return x.ConflictStrategy
+	}
+	return ""
 }
 
 type KeyHistory struct {
@@ -2187,6 +2210,450 @@ func (x *GetDataReply) GetData() []byte {
 	return nil
 }
 
+// ConsolidateRequest: mem.v1.session.<id>.consolidate extracts facts from
+// the session's messages into long-term memory (DESIGN §13).
+type ConsolidateRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// dry_run: extract and answer, write nothing.
+	DryRun        bool `protobuf:"varint,1,opt,name=dry_run,json=dryRun,proto3" json:"dry_run,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ConsolidateRequest) Reset() {
+	*x = ConsolidateRequest{}
+	mi := &file_memory_v1_scope_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ConsolidateRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ConsolidateRequest) ProtoMessage() {}
+
+func (x *ConsolidateRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_memory_v1_scope_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ConsolidateRequest.ProtoReflect.Descriptor instead.
+func (*ConsolidateRequest) Descriptor() ([]byte, []int) {
+	return file_memory_v1_scope_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *ConsolidateRequest) GetDryRun() bool {
+	if x != nil {
+		return x.DryRun
+	}
+	return false
+}
+
+// ExtractedFact is one fact consolidation read and what became of it.
+type ExtractedFact struct {
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Key        string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	Value      string                 `protobuf:"bytes,2,opt,name=value,proto3" json:"value,omitempty"`
+	MemoryType MemoryType             `protobuf:"varint,3,opt,name=memory_type,json=memoryType,proto3,enum=agentmem.memory.v1.MemoryType" json:"memory_type,omitempty"`
+	Confidence float64                `protobuf:"fixed64,4,opt,name=confidence,proto3" json:"confidence,omitempty"`
+	// scope: where it was written ("user:u1", "agent:a1").
+	Scope      string   `protobuf:"bytes,5,opt,name=scope,proto3" json:"scope,omitempty"`
+	MessageIds []string `protobuf:"bytes,6,rep,name=message_ids,json=messageIds,proto3" json:"message_ids,omitempty"`
+	// correction: the statement replaces an earlier value (replaces).
+	Correction bool   `protobuf:"varint,7,opt,name=correction,proto3" json:"correction,omitempty"`
+	Replaces   string `protobuf:"bytes,8,opt,name=replaces,proto3" json:"replaces,omitempty"`
+	// outcome: "written", "duplicate" (written before: the same command),
+	// "unchanged" (the scope holds this value already), "review" (waits as a
+	// proposal), "skipped" (no scope to write it to), "dry_run".
+	Outcome string `protobuf:"bytes,9,opt,name=outcome,proto3" json:"outcome,omitempty"`
+	// version of the entry written (0 when none).
+	Version       uint64 `protobuf:"varint,10,opt,name=version,proto3" json:"version,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExtractedFact) Reset() {
+	*x = ExtractedFact{}
+	mi := &file_memory_v1_scope_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExtractedFact) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExtractedFact) ProtoMessage() {}
+
+func (x *ExtractedFact) ProtoReflect() protoreflect.Message {
+	mi := &file_memory_v1_scope_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExtractedFact.ProtoReflect.Descriptor instead.
+func (*ExtractedFact) Descriptor() ([]byte, []int) {
+	return file_memory_v1_scope_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *ExtractedFact) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *ExtractedFact) GetValue() string {
+	if x != nil {
+		return x.Value
+	}
+	return ""
+}
+
+func (x *ExtractedFact) GetMemoryType() MemoryType {
+	if x != nil {
+		return x.MemoryType
+	}
+	return MemoryType_MEMORY_TYPE_UNSPECIFIED
+}
+
+func (x *ExtractedFact) GetConfidence() float64 {
+	if x != nil {
+		return x.Confidence
+	}
+	return 0
+}
+
+func (x *ExtractedFact) GetScope() string {
+	if x != nil {
+		return x.Scope
+	}
+	return ""
+}
+
+func (x *ExtractedFact) GetMessageIds() []string {
+	if x != nil {
+		return x.MessageIds
+	}
+	return nil
+}
+
+func (x *ExtractedFact) GetCorrection() bool {
+	if x != nil {
+		return x.Correction
+	}
+	return false
+}
+
+func (x *ExtractedFact) GetReplaces() string {
+	if x != nil {
+		return x.Replaces
+	}
+	return ""
+}
+
+func (x *ExtractedFact) GetOutcome() string {
+	if x != nil {
+		return x.Outcome
+	}
+	return ""
+}
+
+func (x *ExtractedFact) GetVersion() uint64 {
+	if x != nil {
+		return x.Version
+	}
+	return 0
+}
+
+type ConsolidateReply struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Facts []*ExtractedFact       `protobuf:"bytes,1,rep,name=facts,proto3" json:"facts,omitempty"`
+	// extractor: "deterministic", or "llm" when the LLM extractor answered.
+	Extractor     string `protobuf:"bytes,2,opt,name=extractor,proto3" json:"extractor,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ConsolidateReply) Reset() {
+	*x = ConsolidateReply{}
+	mi := &file_memory_v1_scope_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ConsolidateReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ConsolidateReply) ProtoMessage() {}
+
+func (x *ConsolidateReply) ProtoReflect() protoreflect.Message {
+	mi := &file_memory_v1_scope_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ConsolidateReply.ProtoReflect.Descriptor instead.
+func (*ConsolidateReply) Descriptor() ([]byte, []int) {
+	return file_memory_v1_scope_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *ConsolidateReply) GetFacts() []*ExtractedFact {
+	if x != nil {
+		return x.Facts
+	}
+	return nil
+}
+
+func (x *ConsolidateReply) GetExtractor() string {
+	if x != nil {
+		return x.Extractor
+	}
+	return ""
+}
+
+// ConflictsRequest: mem.v1.scope.<kind>.<id>.conflicts lists the values
+// waiting for review.
+type ConflictsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Limit         uint32                 `protobuf:"varint,1,opt,name=limit,proto3" json:"limit,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ConflictsRequest) Reset() {
+	*x = ConflictsRequest{}
+	mi := &file_memory_v1_scope_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ConflictsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ConflictsRequest) ProtoMessage() {}
+
+func (x *ConflictsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_memory_v1_scope_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ConflictsRequest.ProtoReflect.Descriptor instead.
+func (*ConflictsRequest) Descriptor() ([]byte, []int) {
+	return file_memory_v1_scope_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *ConflictsRequest) GetLimit() uint32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+// Conflict is a proposed value for a key, beside its current value.
+type Conflict struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Key           string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	Current       *Entry                 `protobuf:"bytes,2,opt,name=current,proto3" json:"current,omitempty"`
+	Proposed      *Entry                 `protobuf:"bytes,3,opt,name=proposed,proto3" json:"proposed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Conflict) Reset() {
+	*x = Conflict{}
+	mi := &file_memory_v1_scope_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Conflict) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Conflict) ProtoMessage() {}
+
+func (x *Conflict) ProtoReflect() protoreflect.Message {
+	mi := &file_memory_v1_scope_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Conflict.ProtoReflect.Descriptor instead.
+func (*Conflict) Descriptor() ([]byte, []int) {
+	return file_memory_v1_scope_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *Conflict) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *Conflict) GetCurrent() *Entry {
+	if x != nil {
+		return x.Current
+	}
+	return nil
+}
+
+func (x *Conflict) GetProposed() *Entry {
+	if x != nil {
+		return x.Proposed
+	}
+	return nil
+}
+
+type ConflictsReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Conflicts     []*Conflict            `protobuf:"bytes,1,rep,name=conflicts,proto3" json:"conflicts,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ConflictsReply) Reset() {
+	*x = ConflictsReply{}
+	mi := &file_memory_v1_scope_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ConflictsReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ConflictsReply) ProtoMessage() {}
+
+func (x *ConflictsReply) ProtoReflect() protoreflect.Message {
+	mi := &file_memory_v1_scope_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ConflictsReply.ProtoReflect.Descriptor instead.
+func (*ConflictsReply) Descriptor() ([]byte, []int) {
+	return file_memory_v1_scope_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *ConflictsReply) GetConflicts() []*Conflict {
+	if x != nil {
+		return x.Conflicts
+	}
+	return nil
+}
+
+// SettleConflictRequest: mem.v1.scope.<kind>.<id>.settle takes (accept)
+// or drops a proposed value.
+type SettleConflictRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	CommandId     string                 `protobuf:"bytes,1,opt,name=command_id,json=commandId,proto3" json:"command_id,omitempty"`
+	Key           string                 `protobuf:"bytes,2,opt,name=key,proto3" json:"key,omitempty"`
+	Accept        bool                   `protobuf:"varint,3,opt,name=accept,proto3" json:"accept,omitempty"`
+	By            string                 `protobuf:"bytes,4,opt,name=by,proto3" json:"by,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SettleConflictRequest) Reset() {
+	*x = SettleConflictRequest{}
+	mi := &file_memory_v1_scope_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SettleConflictRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SettleConflictRequest) ProtoMessage() {}
+
+func (x *SettleConflictRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_memory_v1_scope_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SettleConflictRequest.ProtoReflect.Descriptor instead.
+func (*SettleConflictRequest) Descriptor() ([]byte, []int) {
+	return file_memory_v1_scope_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *SettleConflictRequest) GetCommandId() string {
+	if x != nil {
+		return x.CommandId
+	}
+	return ""
+}
+
+func (x *SettleConflictRequest) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *SettleConflictRequest) GetAccept() bool {
+	if x != nil {
+		return x.Accept
+	}
+	return false
+}
+
+func (x *SettleConflictRequest) GetBy() string {
+	if x != nil {
+		return x.By
+	}
+	return ""
+}
+
 var File_memory_v1_scope_proto protoreflect.FileDescriptor
 
 const file_memory_v1_scope_proto_rawDesc = "" +
@@ -2223,15 +2690,17 @@ const file_memory_v1_scope_proto_rawDesc = "" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"?\n" +
 	"\fEntryChanged\x12/\n" +
-	"\x05entry\x18\x01 \x01(\v2\x19.agentmem.memory.v1.EntryR\x05entry\"d\n" +
+	"\x05entry\x18\x01 \x01(\v2\x19.agentmem.memory.v1.EntryR\x05entry\"\x91\x01\n" +
 	"\x0fScopeConfigured\x12\x1f\n" +
 	"\vmax_entries\x18\x01 \x01(\rR\n" +
 	"maxEntries\x120\n" +
-	"\x14episodic_ttl_seconds\x18\x02 \x01(\x03R\x12episodicTtlSeconds\"`\n" +
+	"\x14episodic_ttl_seconds\x18\x02 \x01(\x03R\x12episodicTtlSeconds\x12+\n" +
+	"\x11conflict_strategy\x18\x03 \x01(\tR\x10conflictStrategy\"\x8d\x01\n" +
 	"\vScopeConfig\x12\x1f\n" +
 	"\vmax_entries\x18\x01 \x01(\rR\n" +
 	"maxEntries\x120\n" +
-	"\x14episodic_ttl_seconds\x18\x02 \x01(\x03R\x12episodicTtlSeconds\"U\n" +
+	"\x14episodic_ttl_seconds\x18\x02 \x01(\x03R\x12episodicTtlSeconds\x12+\n" +
+	"\x11conflict_strategy\x18\x03 \x01(\tR\x10conflictStrategy\"U\n" +
 	"\n" +
 	"KeyHistory\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x125\n" +
@@ -2372,7 +2841,44 @@ const file_memory_v1_scope_proto_rawDesc = "" +
 	"\x06length\x18\x03 \x01(\x04R\x06length\"W\n" +
 	"\fGetDataReply\x123\n" +
 	"\x03ref\x18\x01 \x01(\v2!.agentmem.memory.v1.DataReferenceR\x03ref\x12\x12\n" +
-	"\x04data\x18\x02 \x01(\fR\x04data*y\n" +
+	"\x04data\x18\x02 \x01(\fR\x04data\"-\n" +
+	"\x12ConsolidateRequest\x12\x17\n" +
+	"\adry_run\x18\x01 \x01(\bR\x06dryRun\"\xbf\x02\n" +
+	"\rExtractedFact\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value\x12?\n" +
+	"\vmemory_type\x18\x03 \x01(\x0e2\x1e.agentmem.memory.v1.MemoryTypeR\n" +
+	"memoryType\x12\x1e\n" +
+	"\n" +
+	"confidence\x18\x04 \x01(\x01R\n" +
+	"confidence\x12\x14\n" +
+	"\x05scope\x18\x05 \x01(\tR\x05scope\x12\x1f\n" +
+	"\vmessage_ids\x18\x06 \x03(\tR\n" +
+	"messageIds\x12\x1e\n" +
+	"\n" +
+	"correction\x18\a \x01(\bR\n" +
+	"correction\x12\x1a\n" +
+	"\breplaces\x18\b \x01(\tR\breplaces\x12\x18\n" +
+	"\aoutcome\x18\t \x01(\tR\aoutcome\x12\x18\n" +
+	"\aversion\x18\n" +
+	" \x01(\x04R\aversion\"i\n" +
+	"\x10ConsolidateReply\x127\n" +
+	"\x05facts\x18\x01 \x03(\v2!.agentmem.memory.v1.ExtractedFactR\x05facts\x12\x1c\n" +
+	"\textractor\x18\x02 \x01(\tR\textractor\"(\n" +
+	"\x10ConflictsRequest\x12\x14\n" +
+	"\x05limit\x18\x01 \x01(\rR\x05limit\"\x88\x01\n" +
+	"\bConflict\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x123\n" +
+	"\acurrent\x18\x02 \x01(\v2\x19.agentmem.memory.v1.EntryR\acurrent\x125\n" +
+	"\bproposed\x18\x03 \x01(\v2\x19.agentmem.memory.v1.EntryR\bproposed\"L\n" +
+	"\x0eConflictsReply\x12:\n" +
+	"\tconflicts\x18\x01 \x03(\v2\x1c.agentmem.memory.v1.ConflictR\tconflicts\"p\n" +
+	"\x15SettleConflictRequest\x12\x1d\n" +
+	"\n" +
+	"command_id\x18\x01 \x01(\tR\tcommandId\x12\x10\n" +
+	"\x03key\x18\x02 \x01(\tR\x03key\x12\x16\n" +
+	"\x06accept\x18\x03 \x01(\bR\x06accept\x12\x0e\n" +
+	"\x02by\x18\x04 \x01(\tR\x02by*y\n" +
 	"\n" +
 	"MemoryType\x12\x1b\n" +
 	"\x17MEMORY_TYPE_UNSPECIFIED\x10\x00\x12\x18\n" +
@@ -2403,7 +2909,7 @@ func file_memory_v1_scope_proto_rawDescGZIP() []byte {
 }
 
 var file_memory_v1_scope_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_memory_v1_scope_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
+var file_memory_v1_scope_proto_msgTypes = make([]protoimpl.MessageInfo, 41)
 var file_memory_v1_scope_proto_goTypes = []any{
 	(MemoryType)(0),               // 0: agentmem.memory.v1.MemoryType
 	(ChangeKind)(0),               // 1: agentmem.memory.v1.ChangeKind
@@ -2438,26 +2944,33 @@ var file_memory_v1_scope_proto_goTypes = []any{
 	(*UploadDataReply)(nil),       // 30: agentmem.memory.v1.UploadDataReply
 	(*GetDataRequest)(nil),        // 31: agentmem.memory.v1.GetDataRequest
 	(*GetDataReply)(nil),          // 32: agentmem.memory.v1.GetDataReply
-	nil,                           // 33: agentmem.memory.v1.Entry.MetadataEntry
-	nil,                           // 34: agentmem.memory.v1.PutEntryRequest.MetadataEntry
-	nil,                           // 35: agentmem.memory.v1.PutDataRequest.MetadataEntry
-	(*CommandResult)(nil),         // 36: agentmem.memory.v1.CommandResult
-	(*DataReference)(nil),         // 37: agentmem.memory.v1.DataReference
-	(*MutationReply)(nil),         // 38: agentmem.memory.v1.MutationReply
+	(*ConsolidateRequest)(nil),    // 33: agentmem.memory.v1.ConsolidateRequest
+	(*ExtractedFact)(nil),         // 34: agentmem.memory.v1.ExtractedFact
+	(*ConsolidateReply)(nil),      // 35: agentmem.memory.v1.ConsolidateReply
+	(*ConflictsRequest)(nil),      // 36: agentmem.memory.v1.ConflictsRequest
+	(*Conflict)(nil),              // 37: agentmem.memory.v1.Conflict
+	(*ConflictsReply)(nil),        // 38: agentmem.memory.v1.ConflictsReply
+	(*SettleConflictRequest)(nil), // 39: agentmem.memory.v1.SettleConflictRequest
+	nil,                           // 40: agentmem.memory.v1.Entry.MetadataEntry
+	nil,                           // 41: agentmem.memory.v1.PutEntryRequest.MetadataEntry
+	nil,                           // 42: agentmem.memory.v1.PutDataRequest.MetadataEntry
+	(*CommandResult)(nil),         // 43: agentmem.memory.v1.CommandResult
+	(*DataReference)(nil),         // 44: agentmem.memory.v1.DataReference
+	(*MutationReply)(nil),         // 45: agentmem.memory.v1.MutationReply
 }
 var file_memory_v1_scope_proto_depIdxs = []int32{
 	0,  // 0: agentmem.memory.v1.Entry.memory_type:type_name -> agentmem.memory.v1.MemoryType
-	33, // 1: agentmem.memory.v1.Entry.metadata:type_name -> agentmem.memory.v1.Entry.MetadataEntry
+	40, // 1: agentmem.memory.v1.Entry.metadata:type_name -> agentmem.memory.v1.Entry.MetadataEntry
 	1,  // 2: agentmem.memory.v1.Entry.change:type_name -> agentmem.memory.v1.ChangeKind
 	2,  // 3: agentmem.memory.v1.EntryChanged.entry:type_name -> agentmem.memory.v1.Entry
 	2,  // 4: agentmem.memory.v1.KeyHistory.versions:type_name -> agentmem.memory.v1.Entry
 	6,  // 5: agentmem.memory.v1.ScopeSnapshot.keys:type_name -> agentmem.memory.v1.KeyHistory
-	36, // 6: agentmem.memory.v1.ScopeSnapshot.recent_commands:type_name -> agentmem.memory.v1.CommandResult
+	43, // 6: agentmem.memory.v1.ScopeSnapshot.recent_commands:type_name -> agentmem.memory.v1.CommandResult
 	5,  // 7: agentmem.memory.v1.ScopeSnapshot.config:type_name -> agentmem.memory.v1.ScopeConfig
-	37, // 8: agentmem.memory.v1.DataStored.ref:type_name -> agentmem.memory.v1.DataReference
+	44, // 8: agentmem.memory.v1.DataStored.ref:type_name -> agentmem.memory.v1.DataReference
 	0,  // 9: agentmem.memory.v1.PutEntryRequest.memory_type:type_name -> agentmem.memory.v1.MemoryType
-	34, // 10: agentmem.memory.v1.PutEntryRequest.metadata:type_name -> agentmem.memory.v1.PutEntryRequest.MetadataEntry
-	38, // 11: agentmem.memory.v1.EntryReply.result:type_name -> agentmem.memory.v1.MutationReply
+	41, // 10: agentmem.memory.v1.PutEntryRequest.metadata:type_name -> agentmem.memory.v1.PutEntryRequest.MetadataEntry
+	45, // 11: agentmem.memory.v1.EntryReply.result:type_name -> agentmem.memory.v1.MutationReply
 	2,  // 12: agentmem.memory.v1.EntryReply.entry:type_name -> agentmem.memory.v1.Entry
 	0,  // 13: agentmem.memory.v1.ListEntriesRequest.memory_type:type_name -> agentmem.memory.v1.MemoryType
 	2,  // 14: agentmem.memory.v1.ListEntriesReply.entries:type_name -> agentmem.memory.v1.Entry
@@ -2466,17 +2979,22 @@ var file_memory_v1_scope_proto_depIdxs = []int32{
 	2,  // 17: agentmem.memory.v1.EntryHit.entry:type_name -> agentmem.memory.v1.Entry
 	20, // 18: agentmem.memory.v1.SearchEntriesReply.hits:type_name -> agentmem.memory.v1.EntryHit
 	5,  // 19: agentmem.memory.v1.ConfigureScopeRequest.config:type_name -> agentmem.memory.v1.ScopeConfig
-	38, // 20: agentmem.memory.v1.ConfigureScopeReply.result:type_name -> agentmem.memory.v1.MutationReply
+	45, // 20: agentmem.memory.v1.ConfigureScopeReply.result:type_name -> agentmem.memory.v1.MutationReply
 	5,  // 21: agentmem.memory.v1.ConfigureScopeReply.config:type_name -> agentmem.memory.v1.ScopeConfig
 	2,  // 22: agentmem.memory.v1.ResolveReply.entry:type_name -> agentmem.memory.v1.Entry
-	35, // 23: agentmem.memory.v1.PutDataRequest.metadata:type_name -> agentmem.memory.v1.PutDataRequest.MetadataEntry
-	37, // 24: agentmem.memory.v1.PutDataReply.ref:type_name -> agentmem.memory.v1.DataReference
-	37, // 25: agentmem.memory.v1.GetDataReply.ref:type_name -> agentmem.memory.v1.DataReference
-	26, // [26:26] is the sub-list for method output_type
-	26, // [26:26] is the sub-list for method input_type
-	26, // [26:26] is the sub-list for extension type_name
-	26, // [26:26] is the sub-list for extension extendee
-	0,  // [0:26] is the sub-list for field type_name
+	42, // 23: agentmem.memory.v1.PutDataRequest.metadata:type_name -> agentmem.memory.v1.PutDataRequest.MetadataEntry
+	44, // 24: agentmem.memory.v1.PutDataReply.ref:type_name -> agentmem.memory.v1.DataReference
+	44, // 25: agentmem.memory.v1.GetDataReply.ref:type_name -> agentmem.memory.v1.DataReference
+	0,  // 26: agentmem.memory.v1.ExtractedFact.memory_type:type_name -> agentmem.memory.v1.MemoryType
+	34, // 27: agentmem.memory.v1.ConsolidateReply.facts:type_name -> agentmem.memory.v1.ExtractedFact
+	2,  // 28: agentmem.memory.v1.Conflict.current:type_name -> agentmem.memory.v1.Entry
+	2,  // 29: agentmem.memory.v1.Conflict.proposed:type_name -> agentmem.memory.v1.Entry
+	37, // 30: agentmem.memory.v1.ConflictsReply.conflicts:type_name -> agentmem.memory.v1.Conflict
+	31, // [31:31] is the sub-list for method output_type
+	31, // [31:31] is the sub-list for method input_type
+	31, // [31:31] is the sub-list for extension type_name
+	31, // [31:31] is the sub-list for extension extendee
+	0,  // [0:31] is the sub-list for field type_name
 }
 
 func init() { file_memory_v1_scope_proto_init() }
@@ -2495,7 +3013,7 @@ func file_memory_v1_scope_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_memory_v1_scope_proto_rawDesc), len(file_memory_v1_scope_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   34,
+			NumMessages:   41,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -1,0 +1,157 @@
+package api
+
+import (
+	"context"
+	"sync"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/agentmem/agentmem/actors"
+	"github.com/agentmem/agentmem/internal/sharedmem"
+	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
+)
+
+// background runs consolidations beside the actors: at most
+// maxBackground at a time (a trigger beyond that is dropped and logged:
+// the session's next trigger, or the restart sweep, consolidates it).
+type background struct {
+	mu      sync.Mutex
+	wg      sync.WaitGroup
+	running int  // guarded by mu
+	stopped bool // guarded by mu
+}
+
+const maxBackground = 4
+
+// start runs fn in a goroutine unless maxBackground run or the service
+// stopped (false).
+func (b *background) start(fn func()) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.stopped || b.running >= maxBackground {
+		return false
+	}
+	b.running++
+	b.wg.Add(1)
+	go func() {
+		defer func() {
+			b.mu.Lock()
+			b.running--
+			b.mu.Unlock()
+			b.wg.Done()
+		}()
+		fn()
+	}()
+	return true
+}
+
+// wait refuses new work and waits for what runs (its context is the
+// service's, cancelled by Stop).
+func (b *background) wait() {
+	b.mu.Lock()
+	b.stopped = true
+	b.mu.Unlock()
+	b.wg.Wait()
+}
+
+// consolidateAfter wraps the reply of a session command: after a stored
+// TERMINATE (ConsolidateOnTerminate), or an append whose user turn is a
+// multiple of ConsolidateEveryTurns, the session is consolidated in the
+// background. The reply is not delayed.
+func (s *Service) consolidateAfter(id string, body any, reply actors.ReplyFunc) actors.ReplyFunc {
+	if s.scopes == nil || s.rm == nil {
+		return reply
+	}
+	terminate := false
+	every := false
+	switch r := body.(type) {
+	case *memoryv1.StatusRequest:
+		terminate = s.cfg.ConsolidateOnTerminate && r.GetAction() == memoryv1.StatusAction_STATUS_ACTION_TERMINATE
+	case *memoryv1.AppendRequest:
+		every = s.cfg.ConsolidateEveryTurns > 0 && latestUserText(r) != ""
+	}
+	if !terminate && !every {
+		return reply
+	}
+	return func(m proto.Message, err error) {
+		reply(m, err)
+		if err != nil {
+			return
+		}
+		s.consolidateLater(id, every)
+	}
+}
+
+// consolidateLater consolidates session id in the background; onTurn:
+// only when its turn count is a multiple of ConsolidateEveryTurns.
+func (s *Service) consolidateLater(id string, onTurn bool) {
+	ok := s.background.start(func() {
+		ctx, cancel := context.WithTimeout(s.ctx, consolidateTimout)
+		defer cancel()
+		if onTurn {
+			info, err := s.sessionInfo(ctx, id)
+			if err != nil || info.GetTurn() == 0 || int(info.GetTurn())%s.cfg.ConsolidateEveryTurns != 0 {
+				return
+			}
+		}
+		if _, err := s.Consolidate(ctx, id, false); err != nil {
+			s.metrics.AssemblyErrors.WithLabelValues("consolidation").Inc()
+			s.logger.Warn("consolidation failed; the next trigger or the restart sweep retries it", "session", id, "err", err)
+		}
+	})
+	if !ok {
+		s.logger.Warn("consolidation not started: too many running or stopping", "session", id)
+	}
+}
+
+// ResumeConsolidation consolidates, in the background, every terminated
+// session of the read model without a consolidated/<id> marker: the ones
+// a crash interrupted (writes already made are found and not repeated).
+// It returns once the sweep is started; Stop ends it.
+func (s *Service) ResumeConsolidation() {
+	if !s.cfg.ConsolidateOnTerminate || s.scopes == nil || s.rm == nil {
+		return
+	}
+	s.background.start(func() {
+		token := ""
+		for s.ctx.Err() == nil {
+			list, next, err := s.rm.ListSessions(&memoryv1.ListSessionsRequest{Status: memoryv1.SessionStatus_SESSION_STATUS_TERMINATED, Limit: 100, PageToken: token})
+			if err != nil {
+				s.logger.Warn("consolidation sweep: listing sessions failed", "err", err)
+				return
+			}
+			for _, e := range list {
+				if s.ctx.Err() != nil {
+					return
+				}
+				s.resumeOne(e)
+			}
+			if token = next; token == "" {
+				return
+			}
+		}
+	})
+}
+
+func (s *Service) resumeOne(e *memoryv1.SessionIndexEntry) {
+	t := firstOf(ptrIf(e.GetUserId() != "", scopeTarget{sharedmem.KindUser, e.GetUserId()}), ptrIf(e.GetAgentId() != "", scopeTarget{sharedmem.KindAgent, e.GetAgentId()}))
+	if t == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(s.ctx, consolidateTimout)
+	defer cancel()
+	done, err := s.consolidatedAt(ctx, *t, e.GetSessionId())
+	if err != nil || done {
+		return
+	}
+	if _, err := s.Consolidate(ctx, e.GetSessionId(), false); err != nil {
+		s.logger.Warn("consolidation sweep failed", "session", e.GetSessionId(), "err", err)
+	}
+}
+
+func ptrIf(ok bool, t scopeTarget) *scopeTarget {
+	if !ok {
+		return nil
+	}
+	return &t
+}
