@@ -14,8 +14,8 @@ import (
 	"github.com/agentmem/agentmem/actors"
 	"github.com/agentmem/agentmem/internal/consolidate"
 	"github.com/agentmem/agentmem/internal/sharedmem"
-	"github.com/agentmem/agentmem/tenancy"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
+	"github.com/agentmem/agentmem/tenancy"
 )
 
 // Consolidation (DESIGN §13): the facts a session's user states become
@@ -51,7 +51,7 @@ const (
 	reviewPrefix      = "review/"
 	doneMarkerPrefix  = "consolidated/"
 	maxSessionMsgs    = 20000 // messages read for one consolidation
-	consolidatePage   = 500
+	consolidatePage   = MaxRecallLimit
 	maxKnownFacts     = 5000
 	consolidateTimout = 2 * time.Minute
 )
@@ -248,8 +248,14 @@ func (s *Service) conflictStrategy(ctx context.Context, t scopeTarget) (string, 
 // factCommandID is the command id of writing f from session id: the same
 // fact from the same messages always has the same id.
 func factCommandID(session string, f consolidate.Fact) string {
+	return FactCommandID(session, f.Key(), f.Text(), f.MessageIDs)
+}
+
+// FactCommandID is the command id consolidation writes a fact with (key,
+// entry value, source message ids) from session: stable across runs.
+func FactCommandID(session, key, value string, messageIDs []string) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s", session, f.Key(), f.Text(), strings.Join(f.MessageIDs, ","))
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s", session, key, value, strings.Join(messageIDs, ","))
 	return "consolidate-" + hex.EncodeToString(h.Sum(nil))[:32]
 }
 

@@ -15,6 +15,8 @@ import (
 // maxBackground at a time (a trigger beyond that is dropped and logged:
 // the session's next trigger, or the restart sweep, consolidates it).
 type background struct {
+	ctx     context.Context // cancelled by wait
+	cancel  context.CancelFunc
 	mu      sync.Mutex
 	wg      sync.WaitGroup
 	running int  // guarded by mu
@@ -45,12 +47,14 @@ func (b *background) start(fn func()) bool {
 	return true
 }
 
-// wait refuses new work and waits for what runs (its context is the
-// service's, cancelled by Stop).
+// wait refuses new work, cancels what runs and waits for it.
 func (b *background) wait() {
 	b.mu.Lock()
 	b.stopped = true
 	b.mu.Unlock()
+	if b.cancel != nil {
+		b.cancel()
+	}
 	b.wg.Wait()
 }
 
@@ -86,7 +90,7 @@ func (s *Service) consolidateAfter(id string, body any, reply actors.ReplyFunc) 
 // only when its turn count is a multiple of ConsolidateEveryTurns.
 func (s *Service) consolidateLater(id string, onTurn bool) {
 	ok := s.background.start(func() {
-		ctx, cancel := context.WithTimeout(s.ctx, consolidateTimout)
+		ctx, cancel := context.WithTimeout(s.background.ctx, consolidateTimout)
 		defer cancel()
 		if onTurn {
 			info, err := s.sessionInfo(ctx, id)
@@ -114,14 +118,14 @@ func (s *Service) ResumeConsolidation() {
 	}
 	s.background.start(func() {
 		token := ""
-		for s.ctx.Err() == nil {
+		for s.background.ctx.Err() == nil {
 			list, next, err := s.rm.ListSessions(&memoryv1.ListSessionsRequest{Status: memoryv1.SessionStatus_SESSION_STATUS_TERMINATED, Limit: 100, PageToken: token})
 			if err != nil {
 				s.logger.Warn("consolidation sweep: listing sessions failed", "err", err)
 				return
 			}
 			for _, e := range list {
-				if s.ctx.Err() != nil {
+				if s.background.ctx.Err() != nil {
 					return
 				}
 				s.resumeOne(e)
@@ -138,7 +142,7 @@ func (s *Service) resumeOne(e *memoryv1.SessionIndexEntry) {
 	if t == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(s.ctx, consolidateTimout)
+	ctx, cancel := context.WithTimeout(s.background.ctx, consolidateTimout)
 	defer cancel()
 	done, err := s.consolidatedAt(ctx, *t, e.GetSessionId())
 	if err != nil || done {

@@ -259,6 +259,7 @@ func Start(nc *nats.Conn, deps Deps, cfg Config) (*Service, error) {
 		return nil, err
 	}
 	s.routes = table
+	s.background.ctx, s.background.cancel = context.WithCancel(context.Background())
 	return s, nil
 }
 

@@ -1,0 +1,239 @@
+package api_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentmem/agentmem/api"
+	"github.com/agentmem/agentmem/client"
+	"github.com/agentmem/agentmem/node"
+	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
+)
+
+func assistant(text string) *memoryv1.MessageInput {
+	return &memoryv1.MessageInput{Role: memoryv1.Role_ROLE_ASSISTANT, Content: text}
+}
+
+// converse creates session id of user u and appends the turns
+// (alternating user, assistant).
+func converse(t *testing.T, c *client.Client, id, u string, turns ...string) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := c.CreateSession(ctx, id, &memoryv1.CreateSessionRequest{UserId: u, AgentId: "helper", SystemPrompt: "You help."}); err != nil {
+		t.Fatal(err)
+	}
+	for i, text := range turns {
+		m := user(text)
+		if i%2 == 1 {
+			m = assistant(text)
+		}
+		if _, err := c.AppendMessages(ctx, id, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// waitEntry polls scope for key until it exists.
+func waitEntry(t *testing.T, c *client.Client, scope client.Scope, key string) *memoryv1.Entry {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		e, err := c.GetEntry(context.Background(), scope, key, 0)
+		if err == nil {
+			return e
+		}
+		if client.Code(err) != 404 || time.Now().After(deadline) {
+			t.Fatalf("%s %s: %v", scope.Subject("get"), key, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+const shipKey = "fact/we/decision/ship"
+
+// TestConsolidateCorrection: a decision and its later correction end as
+// one current entry (the corrected value) whose history holds the old one,
+// written at termination into the user's scope with its source, memory
+// type and confidence; a second run writes nothing.
+func TestConsolidateCorrection(t *testing.T) {
+	_, nc := node.StartForTest(t, nil)
+	c := client.New(nc)
+	ctx := context.Background()
+	converse(t, c, "s1", "u1",
+		"Hi! I'm allergic to peanuts, just so you know.", "Noted, no peanuts.",
+		"We decided to ship on Friday.", "Great, Friday it is.",
+		"Hmm, how long will the review take?", "About a day.",
+		"Actually, make it Monday.", "Monday then.")
+	if _, err := c.SetStatus(ctx, "s1", memoryv1.StatusAction_STATUS_ACTION_TERMINATE, "done"); err != nil {
+		t.Fatal(err)
+	}
+	waitEntry(t, c, client.User("u1"), "consolidated/s1")
+	cur, err := c.GetEntry(ctx, client.User("u1"), shipKey, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(cur.GetValue()); !strings.HasSuffix(got, "ship on Monday") || cur.GetVersion() != 2 {
+		t.Fatalf("current %q v%d, want ship on Monday at v2", got, cur.GetVersion())
+	}
+	md := cur.GetMetadata()
+	if md["source_session"] != "s1" || md["source_messages"] == "" || md["confidence"] == "" || md["replaces"] == "" ||
+		cur.GetMemoryType() != memoryv1.MemoryType_MEMORY_TYPE_SEMANTIC {
+		t.Fatalf("entry metadata %v type %v", md, cur.GetMemoryType())
+	}
+	h, err := c.History(ctx, client.User("u1"), shipKey)
+	if err != nil || len(h) != 2 || !strings.HasSuffix(string(h[0].GetValue()), "ship on Friday") {
+		t.Fatalf("history %v %v, want Friday then Monday", err, h)
+	}
+	if e, err := c.GetEntry(ctx, client.User("u1"), "fact/user/allergy/peanuts", 0); err != nil || e.GetVersion() != 1 {
+		t.Fatalf("allergy: %v %v", err, e)
+	}
+	// On demand again: nothing new.
+	rep, err := c.Consolidate(ctx, "s1", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.GetFacts()) != 3 || rep.GetExtractor() != "deterministic" {
+		t.Fatalf("facts %v", rep.GetFacts())
+	}
+	for _, f := range rep.GetFacts() {
+		if f.GetOutcome() != "duplicate" && f.GetOutcome() != "unchanged" {
+			t.Errorf("second run: %s %q outcome %q, want duplicate or unchanged", f.GetKey(), f.GetValue(), f.GetOutcome())
+		}
+	}
+	if h, _ := c.History(ctx, client.User("u1"), shipKey); len(h) != 2 {
+		t.Fatalf("history after a second run: %d versions, want 2", len(h))
+	}
+}
+
+// TestConsolidateExactlyOnceAfterCrash: the node dies (kill) right after a
+// session terminates, whatever part of the extraction it had written; on
+// restart the sweep completes it, and every fact is written once.
+func TestConsolidateExactlyOnceAfterCrash(t *testing.T) {
+	dir := t.TempDir()
+	n1, nc := node.StartForTest(t, func(cfg *node.Config) { cfg.DataDir = dir })
+	c := client.New(nc)
+	ctx := context.Background()
+	converse(t, c, "s1", "u1",
+		"I moved to Lisbon in March.", "Nice!",
+		"My daughter's name is Ana.", "Lovely name.",
+		"I'm allergic to shellfish.", "Noted.",
+		"Sorry, I meant I moved to Porto, not Lisbon.", "Porto, got it.")
+	// A crash part-way: the first fact is written as consolidation writes
+	// it (same command id, kept in metadata), the rest is not.
+	dry, err := c.Consolidate(ctx, "s1", true)
+	if err != nil || len(dry.GetFacts()) != 4 {
+		t.Fatalf("dry run: %v %v", err, dry.GetFacts())
+	}
+	f0 := dry.GetFacts()[0]
+	if _, err := c.Put(ctx, client.User("u1"), &memoryv1.PutEntryRequest{Key: f0.GetKey(), Value: []byte(f0.GetValue()),
+		CommandId: apiFactCommandID("s1", f0), By: "consolidation", MemoryType: f0.GetMemoryType(),
+		Metadata: map[string]string{"consolidation_command": apiFactCommandID("s1", f0), "subject": "user", "attribute": "home_city"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.SetStatus(ctx, "s1", memoryv1.StatusAction_STATUS_ACTION_TERMINATE, "done"); err != nil {
+		t.Fatal(err)
+	}
+	n1.Kill() // the background consolidation may be anywhere, or done
+	nc.Close()
+	_, nc2 := node.StartForTest(t, func(cfg *node.Config) { cfg.DataDir = dir })
+	c2 := client.New(nc2)
+	waitEntry(t, c2, client.User("u1"), "consolidated/s1")
+	want := map[string][]string{
+		"fact/user/home_city":         {"Lisbon", "Porto"},
+		"fact/daughter/name":          {"Ana"},
+		"fact/user/allergy/shellfish": {"shellfish"},
+	}
+	for key, values := range want {
+		h, err := c2.History(ctx, client.User("u1"), key)
+		if err != nil {
+			t.Fatalf("%s: %v", key, err)
+		}
+		if len(h) != len(values) {
+			t.Errorf("%s: %d versions, want %d (exactly once)", key, len(h), len(values))
+			continue
+		}
+		for i, v := range values {
+			if !strings.HasSuffix(string(h[i].GetValue()), v) {
+				t.Errorf("%s v%d = %q, want …%s", key, i+1, h[i].GetValue(), v)
+			}
+		}
+	}
+}
+
+// TestConsolidateTenancy: each user's facts land in that user's scope
+// only, whoever asks for the consolidation.
+func TestConsolidateTenancy(t *testing.T) {
+	_, nc := node.StartForTest(t, nil)
+	c := client.New(nc)
+	ctx := context.Background()
+	converse(t, c, "sa", "alice", "I live in Oslo.", "Cool.")
+	converse(t, c, "sb", "bob", "I live in Lima and I prefer tea.", "Noted.")
+	for _, id := range []string{"sa", "sb"} {
+		if _, err := c.Consolidate(ctx, id, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, err := c.ListEntries(ctx, client.User("alice"), &memoryv1.ListEntriesRequest{Prefix: "fact/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := c.ListEntries(ctx, client.User("bob"), &memoryv1.ListEntriesRequest{Prefix: "fact/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.GetEntries()) != 1 || !strings.HasSuffix(string(a.GetEntries()[0].GetValue()), "Oslo") {
+		t.Fatalf("alice: %v", a.GetEntries())
+	}
+	if len(b.GetEntries()) != 2 {
+		t.Fatalf("bob: %v", b.GetEntries())
+	}
+	for _, e := range b.GetEntries() {
+		if strings.Contains(string(e.GetValue()), "Oslo") || e.GetMetadata()["source_session"] != "sb" {
+			t.Fatalf("bob holds %q from %s", e.GetValue(), e.GetMetadata()["source_session"])
+		}
+	}
+}
+
+// TestConsolidateReview: with strategy review a new value waits as a
+// proposal; conflicts lists it beside the current value, settle takes it.
+func TestConsolidateReview(t *testing.T) {
+	_, nc := node.StartForTest(t, nil)
+	c := client.New(nc)
+	ctx := context.Background()
+	if _, err := c.Configure(ctx, client.User("u1"), &memoryv1.ConfigureScopeRequest{Config: &memoryv1.ScopeConfig{ConflictStrategy: "review"}}); err != nil {
+		t.Fatal(err)
+	}
+	converse(t, c, "s1", "u1", "I live in Oslo.", "Cool.")
+	if _, err := c.Consolidate(ctx, "s1", false); err != nil {
+		t.Fatal(err)
+	}
+	converse(t, c, "s2", "u1", "Big news: I moved to Bergen last week.", "Congrats!")
+	rep, err := c.Consolidate(ctx, "s2", false)
+	if err != nil || len(rep.GetFacts()) != 1 || rep.GetFacts()[0].GetOutcome() != "review" {
+		t.Fatalf("%v %v", err, rep.GetFacts())
+	}
+	cs, err := c.Conflicts(ctx, client.User("u1"))
+	if err != nil || len(cs) != 1 || !strings.HasSuffix(string(cs[0].GetCurrent().GetValue()), "Oslo") ||
+		!strings.HasSuffix(string(cs[0].GetProposed().GetValue()), "Bergen") {
+		t.Fatalf("conflicts %v %v", err, cs)
+	}
+	if _, err := c.Settle(ctx, client.User("u1"), cs[0].GetKey(), true); err != nil {
+		t.Fatal(err)
+	}
+	e, err := c.GetEntry(ctx, client.User("u1"), "fact/user/home_city", 0)
+	if err != nil || !strings.HasSuffix(string(e.GetValue()), "Bergen") || e.GetVersion() != 2 {
+		t.Fatalf("after settle: %v %v", err, e)
+	}
+	if cs, _ := c.Conflicts(ctx, client.User("u1")); len(cs) != 0 {
+		t.Fatalf("conflicts after settle: %v", cs)
+	}
+	if _, err := c.Configure(ctx, client.User("u1"), &memoryv1.ConfigureScopeRequest{Config: &memoryv1.ScopeConfig{ConflictStrategy: "vote"}}); client.Code(err) != 400 {
+		t.Fatalf("bad strategy: %v, want 400", err)
+	}
+}
+
+func apiFactCommandID(session string, f *memoryv1.ExtractedFact) string {
+	return api.FactCommandID(session, f.GetKey(), f.GetValue(), f.GetMessageIds())
+}
