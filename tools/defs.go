@@ -28,6 +28,7 @@ const (
 	MemoryList           = "memory_list"
 	MemorySearch         = "memory_search"
 	MemoryHistory        = "memory_history"
+	MemoryConsolidate    = "memory_consolidate"
 )
 
 // Patterns of the service's ids (README "Limits").
@@ -136,6 +137,12 @@ var defs = []struct {
 	{ClearRecalledContext, "Remove from a conversation's context the messages that were recalled or promoted into it " +
 		"(the conversation itself is kept).",
 		obj([]string{"session_id"}, map[string]any{"session_id": sessionID})},
+	{MemoryConsolidate, "Extract the facts, preferences, decisions and corrections the user stated in a conversation " +
+		"into long-term memory (the user's scope), now rather than when the conversation ends. Returns each fact and what became of it.",
+		obj([]string{"session_id"}, map[string]any{
+			"session_id": sessionID,
+			"dry_run":    boolean("Only report the facts, write nothing (default false)."),
+		})},
 	{MemoryRead, "Read one entry of a memory scope by key: the current version, or the version given.",
 		obj([]string{"scope", "key"}, map[string]any{
 			"scope":   scope,

@@ -20,6 +20,7 @@ func ExampleOpenAI() {
 	// function recall_conversation
 	// function search_conversation
 	// function clear_recalled_context
+	// function memory_consolidate
 	// function memory_read
 	// function memory_write
 	// function memory_list

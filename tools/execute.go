@@ -29,6 +29,7 @@ var handlers = map[string]handler{
 	RecallConversation:   (*Executor).recall,
 	SearchConversation:   (*Executor).search,
 	ClearRecalledContext: (*Executor).clearRecalled,
+	MemoryConsolidate:    (*Executor).consolidate,
 	MemoryRead:           (*Executor).memoryRead,
 	MemoryWrite:          (*Executor).memoryWrite,
 	MemoryList:           (*Executor).memoryList,

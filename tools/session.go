@@ -252,3 +252,34 @@ func (e *Executor) clearRecalled(ctx context.Context, raw json.RawMessage) (any,
 		Seq       uint64    `json:"seq"`
 	}{a.SessionID, viewUsage(rep.GetUsage()), rep.GetResult().GetVersion(), rep.GetResult().GetSeq()}, nil
 }
+
+func (e *Executor) consolidate(ctx context.Context, raw json.RawMessage) (any, error) {
+	var a struct {
+		SessionID string `json:"session_id"`
+		DryRun    bool   `json:"dry_run"`
+	}
+	if err := decodeArgs(MemoryConsolidate, raw, &a); err != nil {
+		return nil, err
+	}
+	rep, err := e.Client.Consolidate(ctx, a.SessionID, a.DryRun)
+	if err != nil {
+		return nil, fromClient(err, "session_id")
+	}
+	type factView struct {
+		Key        string  `json:"key"`
+		Value      string  `json:"value"`
+		Scope      string  `json:"scope,omitempty"`
+		Confidence float64 `json:"confidence"`
+		Correction bool    `json:"correction,omitempty"`
+		Outcome    string  `json:"outcome"`
+	}
+	out := struct {
+		SessionID string     `json:"session_id"`
+		Extractor string     `json:"extractor"`
+		Facts     []factView `json:"facts"`
+	}{SessionID: a.SessionID, Extractor: rep.GetExtractor(), Facts: []factView{}}
+	for _, f := range rep.GetFacts() {
+		out.Facts = append(out.Facts, factView{f.GetKey(), f.GetValue(), f.GetScope(), f.GetConfidence(), f.GetCorrection(), f.GetOutcome()})
+	}
+	return out, nil
+}
