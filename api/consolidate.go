@@ -42,6 +42,7 @@ const (
 	MetaConfidence    = "confidence"
 	MetaSubject       = "subject"
 	MetaAttribute     = "attribute"
+	MetaValue         = "fact_value"
 	MetaExtractor     = "extractor"
 	MetaCommand       = "consolidation_command"
 	MetaReplaces      = "replaces"
@@ -221,9 +222,9 @@ func (s *Service) knownFacts(ctx context.Context, t scopeTarget) ([]consolidate.
 			if md[MetaSubject] == "" || md[MetaAttribute] == "" || md[MetaConsolidated] != "" {
 				continue
 			}
-			v := string(e.GetValue())
-			if i := strings.Index(v, ": "); i >= 0 {
-				v = v[i+2:]
+			v := md[MetaValue]
+			if v == "" {
+				continue
 			}
 			out = append(out, consolidate.Fact{Subject: md[MetaSubject], Attribute: md[MetaAttribute], Value: v, Type: consolidate.Semantic})
 		}
@@ -276,24 +277,28 @@ func (s *Service) writeFact(ctx context.Context, t scopeTarget, session, extract
 			}
 		}
 		live := cur != nil && !cur.GetDeleted()
-		if live && strings.EqualFold(string(cur.GetValue()), f.Text()) {
+		if live && (strings.EqualFold(string(cur.GetValue()), f.Text()) || strings.EqualFold(cur.GetMetadata()[MetaValue], f.Value)) {
 			x.Outcome, x.Version = "unchanged", cur.GetVersion() // a near-duplicate merges into what is there
 			return nil
 		}
 		md := map[string]string{
 			MetaSource: session, MetaMessages: strings.Join(f.MessageIDs, ","), MetaConfidence: strconv.FormatFloat(f.Confidence, 'f', 2, 64),
-			MetaSubject: f.Subject, MetaAttribute: f.Attribute, MetaExtractor: extractor, MetaCommand: cmd,
+			MetaSubject: f.Subject, MetaAttribute: f.Attribute, MetaValue: f.Value, MetaExtractor: extractor, MetaCommand: cmd,
 		}
 		req := &memoryv1.PutEntryRequest{CommandId: cmd, Key: key, Value: []byte(f.Text()), ContentType: "text/plain; charset=utf-8",
 			MemoryType: memoryType(f.Type), Importance: f.Confidence, Metadata: md, By: consolidatedBy, Tags: []string{"consolidated"}}
 		var expected int64
+		old := cur.GetMetadata()[MetaValue]
+		if old == "" {
+			old = string(cur.GetValue())
+		}
 		if live {
-			md[MetaReplaces] = string(cur.GetValue())
+			md[MetaReplaces] = old
 			expected = int64(cur.GetVersion())
 		}
 		outcome := "written"
 		if live && strategy == sharedmem.StrategyReview {
-			md[MetaProposedFor], md[MetaReplaces] = key, string(cur.GetValue())
+			md[MetaProposedFor], md[MetaReplaces] = key, old
 			req.Key, outcome = reviewPrefix+key, "review"
 			expected = -1
 		}

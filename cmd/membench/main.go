@@ -17,7 +17,7 @@ import (
 func main() {
 	cfg := membench.DefaultConfig()
 	qcfg := membench.DefaultQuestionConfig()
-	mode := flag.String("mode", "all", "tables to print: all, question (the question mode on LoCoMo-like conversations) or classic (the convgen run)")
+	mode := flag.String("mode", "all", "tables to print: all, question (the question mode on LoCoMo-like conversations), extraction (consolidation into long-term memory) or classic (the convgen run)")
 	flag.IntVar(&qcfg.Conversations, "conversations", qcfg.Conversations, "question mode: conversations generated (seeds -seed, -seed+1, …)")
 	flag.IntVar(&qcfg.Dialog.Sittings, "dialog-sittings", qcfg.Dialog.Sittings, "question mode: sittings per conversation")
 	flag.StringVar(&qcfg.Dialog.Pools, "pools", qcfg.Dialog.Pools, "question mode: the generator's word pools: \"\" (default) or holdout (other items and paraphrases, written apart from the search's lexicon)")
@@ -34,12 +34,26 @@ func main() {
 	}
 	cfg.Profiles = strings.Split(*profiles, ",")
 	qcfg.Dialog.Seed, qcfg.Budgets = cfg.Conversation.Seed, cfg.Budgets
-	if *mode != "all" && *mode != "question" && *mode != "classic" {
-		fail(fmt.Errorf("-mode %q: want all, question or classic", *mode))
+	if *mode != "all" && *mode != "question" && *mode != "classic" && *mode != "extraction" {
+		fail(fmt.Errorf("-mode %q: want all, question, extraction or classic", *mode))
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if *mode != "classic" {
+	if *mode == "all" || *mode == "extraction" {
+		llm, err := membench.NewLLMStandIn()
+		if err != nil {
+			fail(err)
+		}
+		rep, err := membench.RunExtraction(ctx, qcfg, []membench.Extractor{membench.Deterministic{}, llm})
+		llm.Close()
+		if err != nil {
+			fail(err)
+		}
+		if err := rep.Markdown(os.Stdout); err != nil {
+			fail(err)
+		}
+	}
+	if *mode == "all" || *mode == "question" {
 		rep, err := membench.RunQuestions(ctx, qcfg)
 		if err != nil {
 			fail(err)
@@ -48,7 +62,7 @@ func main() {
 			fail(err)
 		}
 	}
-	if *mode != "question" {
+	if *mode == "all" || *mode == "classic" {
 		rep, err := membench.Run(ctx, cfg)
 		if err != nil {
 			fail(err)

@@ -44,10 +44,39 @@ func (x *extractor) message(m Message, prev *Message) {
 		x.context(prev.Text) // "Who's teaching it?" names nothing, "What are you calling the puppy?" may
 	}
 	lastUser := x.lastUserFact()
-	for si, s := range facts.Sentences(m.Text) {
+	sents := facts.Sentences(m.Text)
+	for si, s := range sents {
+		n0 := len(x.out)
+		x.sentence(m, prev, s, si, lastUser)
+		for i := n0; i < len(x.out); i++ {
+			x.out[i].Context = contextOf(sents, si)
+		}
+	}
+}
+
+// MaxContextWords bounds a fact's Context.
+const MaxContextWords = 40
+
+// contextOf is sentence si with the next one when that one carries on
+// ("We went for a half marathon."), at most MaxContextWords words.
+func contextOf(sents []string, si int) string {
+	c := sents[si]
+	if si+1 < len(sents) && !strings.HasSuffix(sents[si+1], "?") {
+		c += " " + sents[si+1]
+	}
+	w := strings.Fields(c)
+	if len(w) > MaxContextWords {
+		w = append(w[:MaxContextWords], "…")
+	}
+	return strings.Join(w, " ")
+}
+
+// sentence reads sentence si (s) of m.
+func (x *extractor) sentence(m Message, prev *Message, s string, si int, lastUser *Fact) {
+	{
 		x.context(s)
 		if strings.HasSuffix(strings.TrimRight(s, `"')’ `), "?") {
-			continue
+			return
 		}
 		n := len(x.out)
 		x.rules(m, s)
@@ -227,7 +256,7 @@ func (x *extractor) purchase(m Message, s string) {
 	if p == nil || hedged(s, p[0], true) {
 		return
 	}
-	x.add(Fact{Subject: "user", Attribute: "purchase/" + x.item, Value: s[p[2]:p[3]], Type: Semantic, Confidence: 0.75,
+	x.add(Fact{Subject: "user", Attribute: "purchase/" + x.item, Value: strings.TrimRight(s[p[2]:p[3]], ",."), Type: Semantic, Confidence: 0.75,
 		Statement: s, MessageIDs: []string{m.ID}, Seq: m.Seq, Rule: "purchase"})
 }
 
@@ -260,7 +289,7 @@ func (x *extractor) answer(m Message, s string, prev *Message) {
 		return
 	}
 	v := capitalized(s, kName)
-	if v == "" || strings.EqualFold(v, "yes") || strings.EqualFold(v, "no") {
+	if v == "" || facts.FillerWords[strings.ToLower(v)] || interjections[strings.ToLower(v)] {
 		return
 	}
 	var subject, attr string
@@ -277,6 +306,11 @@ func (x *extractor) answer(m Message, s string, prev *Message) {
 	x.add(Fact{Subject: subject, Attribute: attr, Value: v, Type: Semantic, Confidence: 0.7,
 		Statement: s, MessageIDs: []string{prev.ID, m.ID}, Seq: m.Seq, Rule: "answer"})
 }
+
+// interjections open a reply but name nothing ("Wow, …").
+var interjections = map[string]bool{"wow": true, "oh": true, "ah": true, "aw": true, "aww": true, "haha": true, "lol": true,
+	"omg": true, "ugh": true, "hmm": true, "nope": true, "yay": true, "ooh": true, "whoa": true, "honestly": true,
+	"actually": true, "sadly": true, "luckily": true, "oops": true, "definitely": true, "totally": true, "not": true, "nobody": true, "none": true}
 
 // lastUserFact is the newest fact read so far (for "actually, make it
 // Monday").

@@ -51,8 +51,10 @@ type Fact struct {
 	// known).
 	Correction bool
 	Replaces   string
-	// Statement is the sentence the fact was read from.
-	Statement string
+	// Statement is the sentence the fact was read from; Context that
+	// sentence and the next one of the message (what the user said around
+	// the value, for a reader and the search).
+	Statement, Context string
 	// MessageIDs are the messages it was read from (a value given in
 	// answer to a question names both), Seq the last one's.
 	MessageIDs []string
@@ -75,14 +77,18 @@ func (f Fact) Key() string {
 }
 
 // Text is the entry value: the subject and attribute in words, then the
-// value ("user home city: Porto"), so a reader (and the search) sees what
-// the value is of.
+// value, then what the user said ("user home city: Porto. Said: \"I moved
+// to Porto last month.\""), so a reader (and the search) sees what the
+// value is of. Episodes and instructions are what the user said.
 func (f Fact) Text() string {
 	if f.Type != Semantic {
 		return f.Value
 	}
 	about := strings.NewReplacer("/", " ", "_", " ").Replace(f.Subject + " " + f.Attribute)
-	return about + ": " + f.Value
+	if f.Context == "" {
+		return about + ": " + f.Value
+	}
+	return about + ": " + f.Value + `. Said: "` + f.Context + `"`
 }
 
 //go:embed data/*.txt

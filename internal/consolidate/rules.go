@@ -82,7 +82,7 @@ var rules = func() []rule {
 		r("wedding", `(?i:\bthe (?:wedding|ceremony) (?:is|will be|is going to be|'s going to be|’s going to be) (?:held )?in )(?P<v>)`, kPlace, "rel", "wedding_place", Semantic, 0.7),
 		r("decided", `(?i:\b(?:we|I)(?:'ve|’ve| have)? (?:finally |just )?(?:decided|agreed|chose|opted) (?:to |on )|\b(?:we|I)(?:'ve|’ve| have)? (?:finally |just )?settled on )(?P<v>)`, kPhrase, "we", "decision/#", Semantic, 0.8),
 		r("deadline", `(?i:\bthe deadline is (?:now )?|\bit(?:'s|’s| is) due (?:on |by )?)(?P<v>)`, kPhrase, "we", "deadline", Semantic, 0.8),
-		r("tried", `(?i:`+iHave+` (?:already )?tried )(?P<v>)`, kPhrase, "user", "tried/%", Episodic, 0.7),
+		r("tried", `(?i:`+iHave+` (?:already |also )?tried )(?P<v>)[^.!?]*?(?i:\b(?:but|and|,|;|-|—)\s*(?:it |that |this |they )?(?:still )?(?:worked|works|didn't work|did not work|doesn't work|does not work|failed|fails|helped|didn't help|did not help|fixed it|solved it|made it worse|broke|crashed|no luck|did nothing|changed nothing|timed out|errored|threw an error))`, kPhrase, "user", "tried/%", Episodic, 0.7),
 	}
 	for i := range rs {
 		switch rs[i].name {
@@ -125,7 +125,7 @@ var activityRE = regexp.MustCompile(`(?i)\b(?:signed up for|enrolled in|started 
 var thingRE = regexp.MustCompile(`(?i)\b(?:we|I)(?:'ve|’ve| have)? (?:just |finally )?(?:adopted|brought home|got|rescued|welcomed|took in) (?:an?|our|my|a new|a little|a tiny) (?:new |little |tiny |sweet )?([A-Za-z][A-Za-z -]{1,30}?)(?: from| at| last| this| yesterday| today| on|[,.!]|$)|\b(?:our|my) ([a-z][a-z -]{1,24}?) (?:isn't|is not|is no longer|is now|was renamed)`)
 
 // itemRE names a purchase; priceRE its price.
-var itemRE = regexp.MustCompile(`(?i)` + iHave + ` (?:just |finally |recently )?(?:bought|purchased|ordered|got myself|picked up|splurged on) (?:an?|the|some|my|a new|new|a used|a secondhand) ([a-z][a-zA-Z -]{1,40}?)(?: for| from| at| last| this| yesterday| today| on|[,.!]|$)|\b(?:receipt|price|invoice) for (?:the|my) ([a-z][a-zA-Z -]{1,40}?)[:,.]`)
+var itemRE = regexp.MustCompile(`(?i)` + iHave + ` (?:just |finally |recently )?(?:bought|purchased|ordered|got myself|picked up|splurged on) (?:an?|the|some|my|a new|new|a used|a secondhand) ([a-z][a-zA-Z -]{1,40}?)(?: for| from| at| last| this| yesterday| today| on| earlier| recently| over| a few| a couple| the other| \d|[,.!]|$)|\b(?:receipt|price|invoice) for (?:the|my) ([a-z][a-zA-Z -]{1,40}?)[:,.]`)
 var priceRE = regexp.MustCompile(`(?i)(?:\bfor|\bpaid|\bcost|\bcosts|\bwas|\bit's|\bit’s|\bspent)\s+(?:only |just |about |around |almost |nearly |over )?([$€£]\s?\d[\d,]*(?:\.\d+)?k?|\d[\d,]*(?:\.\d+)?k?\s?(?:dollars|euros|bucks|pounds))`)
 
 // relMentionRE: "my little brother Tom …": the relation a later "the

@@ -152,6 +152,27 @@ type Conversation struct {
 	Questions []Question
 	// Continuity questions are asked mid-conversation (Question.At).
 	Continuity []Question
+	// Planted are the facts the conversation plants, in the order planted:
+	// the ground truth of fact extraction (membench's extraction table).
+	Planted []Planted
+}
+
+// Planted is one planted fact of a speaker.
+type Planted struct {
+	Owner int    // the speaker (0: the user)
+	Kind  string // hobby, pet, family, job, trip, injury, purchase
+	// Values are the value as planted, then its correction (if any), and
+	// Turns the message each was said in (the last evidence turn; the
+	// correction turn).
+	Values []string
+	Turns  []int
+	// Evidence are the planting turns (two when the value came after the
+	// friend asked).
+	Evidence []int
+	// Also are other values the planting turns state: the class, the
+	// animal, the relative's name and relation, the employer and the role,
+	// the item bought.
+	Also []string
 }
 
 // Generate returns the conversation of cfg.
@@ -164,6 +185,15 @@ func Generate(cfg Config) (*Conversation, error) {
 	c := &Conversation{
 		Config: cfg, Speakers: g.names, Messages: g.msgs, Appends: g.appends, Sittings: g.sittings,
 		SystemPrompt: fmt.Sprintf("You are %s, chatting with your friend %s. Keep track of what you both share; answer from the conversation.", g.names[1], g.names[0]),
+	}
+	for _, f := range g.facts {
+		p := Planted{Owner: f.owner, Kind: f.kind, Evidence: f.evidence, Also: f.also}
+		p.Values = append(append(p.Values, f.superseded...), f.value)
+		p.Turns = []int{f.evidence[len(f.evidence)-1]}
+		if len(f.superseded) > 0 {
+			p.Turns = append(p.Turns, f.corrTurn)
+		}
+		c.Planted = append(c.Planted, p)
 	}
 	c.Questions = g.endQuestions()
 	c.Continuity = g.cont

@@ -117,6 +117,7 @@ func (g *gen) hobby(t int) *fact {
 		f.evidence = []int{e1}
 		g.dated(f, e1, h.ev, rel)
 	}
+	f.also = []string{h.ev}
 	g.say(1-t, g.cheer())
 	p.hobby = append(p.hobby, f)
 	return f
@@ -157,6 +158,7 @@ func (g *gen) pet(t int) *fact {
 		f.evidence = []int{e1}
 		g.dated(f, e1, a.ev, rel)
 	}
+	f.also = []string{a.ev}
 	g.say(1-t, g.cheer())
 	p.pets = append(p.pets, f)
 	return f
@@ -219,6 +221,7 @@ func (g *gen) family(t int) *fact {
 		g.dated(f, e1, field, rel)
 	}
 	f.literal = lit
+	f.also = []string{name, r.ev}
 	g.say(1-t, g.cheer())
 	return f
 }
@@ -244,6 +247,7 @@ func (g *gen) job(t int) *fact {
 		}
 	}
 	g.dated(f, e1, company, rel)
+	f.also = []string{company, role}
 	g.say(1-t, g.cheer())
 	return f
 }
@@ -337,6 +341,7 @@ func (g *gen) purchase(t int) *fact {
 		},
 	}
 	g.dated(f, e1, item.ev, rel)
+	f.also = []string{item.ev}
 	g.say(1-t, g.cheer())
 	return f
 }

@@ -65,6 +65,8 @@ type fact struct {
 	// literal: the questions name the thing with the turn's words, not a
 	// paraphrase.
 	literal bool
+	// also: other values the planting turns state (Planted.Also).
+	also []string
 }
 
 // literalShare is the share of facts whose questions use the turn's own
