@@ -94,7 +94,11 @@ func (x *extractor) sentence(m Message, prev *Message, s string, si int, lastUse
 // context updates what the message is about from sentence s.
 func (x *extractor) context(s string) {
 	if m := activityRE.FindStringSubmatch(s); m != nil {
-		x.activity = "activity/" + slug(m[1])
+		a := m[1]
+		if a == "" {
+			a = m[2]
+		}
+		x.activity = "activity/" + slug(a)
 	}
 	if m := thingRE.FindStringSubmatch(s); m != nil {
 		t := m[1]
@@ -188,11 +192,20 @@ func (x *extractor) rules(m Message, s string) {
 				attr = strings.ReplaceAll(attr, "@", slug(s[loc[2*gi]:loc[2*gi+1]]))
 			}
 			rest := s[at:]
-			if r.name == "count" || r.name == "diet" {
+			switch r.name {
+			case "count", "diet", "age":
 				rest = strings.Fields(rest)[0]
+			case "injury":
+				rest = shorten(untilClause(rest), r.short)
+			case "allergy-have":
+				rest = rest[:strings.Index(strings.ToLower(rest), " allerg")] // the regexp holds it
 			}
 			var values []string
 			switch {
+			case r.name == "my-attr": // an email, a date, a number: up to the clause's end
+				if v := untilClause(rest); v != "" && len(strings.Fields(v)) <= 6 && !pronounValues[strings.ToLower(v)] {
+					values = []string{v}
+				}
 			case strings.Contains(attr, "#"):
 				values = []string{phraseWithDate(rest)}
 			case r.list:
@@ -232,6 +245,18 @@ func (x *extractor) rules(m Message, s string) {
 				Statement: s, MessageIDs: []string{m.ID}, Seq: m.Seq, Rule: "lets"})
 		}
 	}
+}
+
+// clauseEndRE ends a clause: punctuation before a space or the end, or a
+// conjunction.
+var clauseEndRE = regexp.MustCompile(`(?i)[,;!?()]|[.:](?:\s|$)|\s(?:and|but|because|so|since|which|though|although)\s`)
+
+// untilClause is s up to its clause's end, trimmed.
+func untilClause(s string) string {
+	if loc := clauseEndRE.FindStringIndex(s); loc != nil {
+		s = s[:loc[0]]
+	}
+	return strings.TrimSpace(s)
 }
 
 // phraseWithDate is a decision's value: up to the clause boundary, its

@@ -117,6 +117,7 @@ func readList(name string) map[string]bool {
 var (
 	relations  = readList("relations.txt")
 	attributes = readList("attributes.txt")
+	roles      = readList("roles.txt")
 )
 
 // slug returns s as a key segment: lower-case letters and digits joined by

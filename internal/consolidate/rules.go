@@ -22,6 +22,17 @@ type rule struct {
 	short int  // at most this many words, cut at a word in -ing (0: no limit)
 }
 
+// alt is the alternation of the phrases of set (longest first), as a
+// non-capturing group.
+func alt(set map[string]bool) string {
+	rs := make([]string, 0, len(set))
+	for r := range set {
+		rs = append(rs, strings.ReplaceAll(regexp.QuoteMeta(r), " ", `\s+`))
+	}
+	sort.Slice(rs, func(i, j int) bool { return len(rs[i]) > len(rs[j]) || (len(rs[i]) == len(rs[j]) && rs[i] < rs[j]) })
+	return "(?:" + strings.Join(rs, "|") + ")"
+}
+
 // relAlt is the alternation of relations (longest first).
 var relAlt = func() string {
 	rs := make([]string, 0, len(relations))
@@ -29,7 +40,7 @@ var relAlt = func() string {
 		rs = append(rs, regexp.QuoteMeta(r))
 	}
 	sort.Slice(rs, func(i, j int) bool { return len(rs[i]) > len(rs[j]) || (len(rs[i]) == len(rs[j]) && rs[i] < rs[j]) })
-	return `(?:little |big |younger |older |twin |step|step-|baby |best |oldest |youngest |eldest )?(?P<rel>` + strings.Join(rs, "|") + `)`
+	return `(?:little |big |younger |older |twin |step|step-|baby |best |oldest |youngest |eldest |second |third |distant |first |favorite |favourite |late )?(?P<rel>` + strings.Join(rs, "|") + `)`
 }()
 
 // i: the first person, as a word.
@@ -72,7 +83,15 @@ var rules = func() []rule {
 		r("have-named", `(?i:\bI (?:have|own|got) (?:an?|one|two|three|\d+) (?P<thing>[a-z]+(?:[ -][a-z]+)?) (?:named|called) )(?P<v>)`, kName, "thing", "name", Semantic, 0.85),
 		r("thing-name", `(?i:\b(?:he|she|it|they) (?:answers?|goes|go|respond|responds) (?:to|by) (?:the name )?|\b(?:his|her|its|their) name is |\bwe (?:named|called) (?:him|her|it|them) |\bwe(?:'re|’re| are) calling (?:him|her|it|them) )(?P<v>)`, kName, "thing", "name", Semantic, 0.8),
 		r("count", `(?i:\bI have )(?P<v>)(?i:\d+|one|two|three|four|five|six|no) (?P<attr>kids|children|sons|daughters|cats|dogs|siblings|brothers|sisters|grandchildren)\b`, kPhrase, "user", "@_count", Semantic, 0.85),
-		r("teacher", `(?i:\bthe (?:teacher|instructor|coach|trainer|tutor|leader|guy running it|woman running it|woman who runs it|guy who runs it|person running it) is (?:an? |the )?(?:[A-Za-z'-]+ ){0,4}?(?:called|named) |\bthe (?:teacher|instructor|coach|trainer|tutor) is )(?P<v>)`, kName, "activity", "teacher", Semantic, 0.8),
+		r("teacher", `(?i:\b(?:the|our|my) `+alt(roles)+` (?:is|was) (?:an? |the )?(?:[A-Za-z'-]+ ){0,5}?(?:called|named) |\b(?:the|our|my) `+alt(roles)+` is )(?P<v>)`, kName, "activity", "teacher", Semantic, 0.8),
+		r("teacher-runs", `(?P<v>)[A-Z][a-z]+ (?i:teaches|coaches|runs|leads|takes) (?i:us|the class|the course|it|the sessions|the group)\b`, kName, "activity", "teacher", Semantic, 0.7),
+		r("my-attr", `(?i:\bmy (?P<attr>`+alt(attributes)+`) (?:is|'s|’s) (?:now |actually )?)(?P<v>)`, kPhrase, "user", "@", Semantic, 0.85),
+		r("age", `(?i:`+iAm+` |\bI (?:just )?turned )(?P<v>)\d{1,3}(?i: years old\b| yo\b|[.,!]|$| (?:now|today|this year|last week|last month)\b)`, kPhrase, "user", "age", Semantic, 0.85),
+		r("allergy-have", `(?i:\bI have (?:a |an |severe |a severe |a mild )?)(?P<v>)[a-z]+(?: [a-z]+)?(?i: allerg(?:y|ies))\b`, kPhrase, "user", "allergy/%", Semantic, 0.9),
+		r("work-in", `(?i:\bI `+soon+`work in |`+iAm+` (?:working )?in the )(?P<v>)[a-z][a-z ]{2,30}?(?i: (?:industry|field|sector|business))?[.,!]`, kPhrase, "user", "industry", Semantic, 0.7),
+		r("study", `(?i:`+iAm+` (?:studying|majoring in|doing a (?:degree|masters|master's|phd) in)|\bI (?:study|major in) )(?P<v>)`, kPhrase, "user", "studies", Semantic, 0.8),
+		r("speak", `(?i:\bI (?:speak|am fluent in|'m fluent in|’m fluent in) )(?P<v>)`, kName, "user", "speaks/%", Semantic, 0.8),
+		r("drive", `(?i:\bI (?:drive|own) (?:an?|the) )(?P<v>)[A-Z]`, kName, "user", "car", Semantic, 0.7),
 		r("trip-back", `(?i:\b(?:I|we)(?:'ve|’ve| have)? `+soon+`(?:got back|came back|returned|flew back|am back|are back|'re back|’re back|'m back|’m back) from )(?P<v>)`, kPlace, "user", "trip/%", Semantic, 0.75),
 		r("trip-booked", `(?i:\b(?:I|we)(?:'ve|’ve| have)? `+soon+`booked (?:flights|a flight|tickets|a ticket|a trip|a holiday|a vacation|a train|a cabin|a hotel) (?:to|in) )(?P<v>)`, kPlace, "user", "trip/%", Semantic, 0.75),
 		r("trip-went", `(?i:\b(?:I|we) (?:went|flew|traveled|travelled|drove) (?:over |down |up )?to )(?P<v>)`, kPlace, "user", "trip/%", Semantic, 0.65),
@@ -119,7 +138,7 @@ var hedgeRE = regexp.MustCompile(`(?i)\b(?:if|unless|whether|might|maybe|perhaps
 var hedgeWeakRE = regexp.MustCompile(`(?i)\b(?:if|unless|whether|might|maybe|perhaps|would|could|wonder|pretend|imagine|suppose|hypothetically)\b`)
 
 // activityRE names the activity a later "the teacher is …" is about.
-var activityRE = regexp.MustCompile(`(?i)\b(?:signed up for|enrolled in|started going to|started taking|started attending|joined|registered for|taking|take|started|go to|attend|attending|on my|about my|in my|update on my|with my) (?:an?|the|some|my)? ?([a-z][a-z' -]{1,40}?(?:class|classes|course|lessons|club|team|workshop|group|choir|circle|troupe|league|program|programme|band|gym|studio|sessions))\b`)
+var activityRE = regexp.MustCompile(`(?i)\b(?:signed up for|enrolled in|registered for|started taking|started going to|started attending|signed up to) (?:an?|the|some|my)? ?([a-z][a-z' -]{1,40}?(?:\s+(?:class|classes|course|lessons)\b)?)(?:[,.;!]| (?:last|this|next|yesterday|today|earlier|recently|a few|a couple|the other|two|three|on|at|in|with|and|because)\b|$)|\b(?:signed up for|enrolled in|started going to|started taking|started attending|joined|registered for|taking|take|started|go to|attend|attending|on my|about my|in my|update on my|with my) (?:an?|the|some|my)? ?([a-z][a-z' -]{1,40}?(?:class|classes|course|lessons|club|team|workshop|group|choir|circle|troupe|league|program|programme|band|gym|studio|sessions))\b`)
 
 // thingRE names the animal or thing a later "he answers to …" is about.
 var thingRE = regexp.MustCompile(`(?i)\b(?:we|I)(?:'ve|’ve| have)? (?:just |finally )?(?:adopted|brought home|got|rescued|welcomed|took in) (?:an?|our|my|a new|a little|a tiny) (?:new |little |tiny |sweet )?([A-Za-z][A-Za-z -]{1,30}?)(?: from| at| last| this| yesterday| today| on|[,.!]|$)|\b(?:our|my) ([a-z][a-z -]{1,24}?) (?:isn't|is not|is no longer|is now|was renamed)`)
