@@ -150,6 +150,11 @@ func (s *Service) Consolidate(ctx context.Context, id string, dryRun bool) (*mem
 			if err := s.writeFact(ctx, *t, id, name, f, st, x); err != nil {
 				return nil, err
 			}
+			if t == user && f.Replaces != "" && x.GetOutcome() == "written" {
+				if err := s.consolidateInto(ctx, *t, id, f, known); err != nil {
+					return nil, err
+				}
+			}
 		}
 		out.Facts = append(out.Facts, x)
 	}
@@ -317,6 +322,42 @@ func (s *Service) writeFact(ctx context.Context, t scopeTarget, session, extract
 		}
 		return nil
 	}
+}
+
+// consolidateInto marks the known facts under other keys whose current
+// value is the one correction f replaces (a value an earlier extraction,
+// or another extractor, filed under another subject or attribute): their
+// next version keeps the value with consolidated_into = f's key, so the
+// memory section never shows the stale value, and their history keeps it.
+func (s *Service) consolidateInto(ctx context.Context, t scopeTarget, session string, f consolidate.Fact, known []consolidate.Fact) error {
+	for _, k := range known {
+		if k.Key() == f.Key() || !strings.EqualFold(k.Value, f.Replaces) {
+			continue
+		}
+		cur, err := s.getEntry(ctx, t.kind, t.id, k.Key())
+		if isNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		md := cur.GetMetadata()
+		if cur.GetDeleted() || md[MetaConsolidated] != "" {
+			continue
+		}
+		if md == nil {
+			md = map[string]string{}
+		}
+		md[MetaConsolidated] = f.Key()
+		expected := int64(cur.GetVersion())
+		req := &memoryv1.PutEntryRequest{CommandId: FactCommandID(session, k.Key(), "consolidated_into "+f.Key(), f.MessageIDs), Key: k.Key(),
+			Value: cur.GetValue(), ContentType: cur.GetContentType(), MemoryType: cur.GetMemoryType(), Importance: cur.GetImportance(),
+			Tags: cur.GetTags(), Metadata: md, By: consolidatedBy, ExpectedVersion: &expected}
+		if _, err := s.call(ctx, func(reply actors.ReplyFunc) error { return s.scopes.DispatchScope(t.kind, t.id, nil, req, reply) }); err != nil && Classify(err).Code != 409 {
+			return err
+		}
+	}
+	return nil
 }
 
 // entryAndHistory reads key's current entry (nil when absent) and its

@@ -2,7 +2,14 @@ package api_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -74,7 +81,7 @@ func TestConsolidateCorrection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := string(cur.GetValue()); !strings.HasSuffix(got, "ship on Monday") || cur.GetVersion() != 2 {
+	if got := factValue(cur); !strings.HasSuffix(got, "ship on Monday") || cur.GetVersion() != 2 {
 		t.Fatalf("current %q v%d, want ship on Monday at v2", got, cur.GetVersion())
 	}
 	md := cur.GetMetadata()
@@ -83,7 +90,7 @@ func TestConsolidateCorrection(t *testing.T) {
 		t.Fatalf("entry metadata %v type %v", md, cur.GetMemoryType())
 	}
 	h, err := c.History(ctx, client.User("u1"), shipKey)
-	if err != nil || len(h) != 2 || !strings.HasSuffix(string(h[0].GetValue()), "ship on Friday") {
+	if err != nil || len(h) != 2 || !strings.HasSuffix(factValue(h[0]), "ship on Friday") {
 		t.Fatalf("history %v %v, want Friday then Monday", err, h)
 	}
 	if e, err := c.GetEntry(ctx, client.User("u1"), "fact/user/allergy/peanuts", 0); err != nil || e.GetVersion() != 1 {
@@ -129,7 +136,7 @@ func TestConsolidateExactlyOnceAfterCrash(t *testing.T) {
 	f0 := dry.GetFacts()[0]
 	if _, err := c.Put(ctx, client.User("u1"), &memoryv1.PutEntryRequest{Key: f0.GetKey(), Value: []byte(f0.GetValue()),
 		CommandId: apiFactCommandID("s1", f0), By: "consolidation", MemoryType: f0.GetMemoryType(),
-		Metadata: map[string]string{"consolidation_command": apiFactCommandID("s1", f0), "subject": "user", "attribute": "home_city"}}); err != nil {
+		Metadata: map[string]string{"consolidation_command": apiFactCommandID("s1", f0), "subject": "user", "attribute": "home_city", "fact_value": "Lisbon"}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.SetStatus(ctx, "s1", memoryv1.StatusAction_STATUS_ACTION_TERMINATE, "done"); err != nil {
@@ -155,7 +162,7 @@ func TestConsolidateExactlyOnceAfterCrash(t *testing.T) {
 			continue
 		}
 		for i, v := range values {
-			if !strings.HasSuffix(string(h[i].GetValue()), v) {
+			if !strings.HasSuffix(factValue(h[i]), v) {
 				t.Errorf("%s v%d = %q, want …%s", key, i+1, h[i].GetValue(), v)
 			}
 		}
@@ -183,14 +190,14 @@ func TestConsolidateTenancy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(a.GetEntries()) != 1 || !strings.HasSuffix(string(a.GetEntries()[0].GetValue()), "Oslo") {
+	if len(a.GetEntries()) != 1 || !strings.HasSuffix(factValue(a.GetEntries()[0]), "Oslo") {
 		t.Fatalf("alice: %v", a.GetEntries())
 	}
 	if len(b.GetEntries()) != 2 {
 		t.Fatalf("bob: %v", b.GetEntries())
 	}
 	for _, e := range b.GetEntries() {
-		if strings.Contains(string(e.GetValue()), "Oslo") || e.GetMetadata()["source_session"] != "sb" {
+		if strings.Contains(string(e.GetValue()), "Oslo") || e.GetMetadata()["source_session"] != "sb" || factValue(e) == "" {
 			t.Fatalf("bob holds %q from %s", e.GetValue(), e.GetMetadata()["source_session"])
 		}
 	}
@@ -215,15 +222,15 @@ func TestConsolidateReview(t *testing.T) {
 		t.Fatalf("%v %v", err, rep.GetFacts())
 	}
 	cs, err := c.Conflicts(ctx, client.User("u1"))
-	if err != nil || len(cs) != 1 || !strings.HasSuffix(string(cs[0].GetCurrent().GetValue()), "Oslo") ||
-		!strings.HasSuffix(string(cs[0].GetProposed().GetValue()), "Bergen") {
+	if err != nil || len(cs) != 1 || !strings.HasSuffix(factValue(cs[0].GetCurrent()), "Oslo") ||
+		!strings.HasSuffix(factValue(cs[0].GetProposed()), "Bergen") {
 		t.Fatalf("conflicts %v %v", err, cs)
 	}
 	if _, err := c.Settle(ctx, client.User("u1"), cs[0].GetKey(), true); err != nil {
 		t.Fatal(err)
 	}
 	e, err := c.GetEntry(ctx, client.User("u1"), "fact/user/home_city", 0)
-	if err != nil || !strings.HasSuffix(string(e.GetValue()), "Bergen") || e.GetVersion() != 2 {
+	if err != nil || !strings.HasSuffix(factValue(e), "Bergen") || e.GetVersion() != 2 {
 		t.Fatalf("after settle: %v %v", err, e)
 	}
 	if cs, _ := c.Conflicts(ctx, client.User("u1")); len(cs) != 0 {
@@ -237,3 +244,44 @@ func TestConsolidateReview(t *testing.T) {
 func apiFactCommandID(session string, f *memoryv1.ExtractedFact) string {
 	return api.FactCommandID(session, f.GetKey(), f.GetValue(), f.GetMessageIds())
 }
+
+// TestConsolidateLLM: with --consolidate-llm the node extracts with the
+// --llm-* endpoint (here a local test server); when the endpoint answers
+// nonsense the deterministic extractor serves and the facts still land.
+func TestConsolidateLLM(t *testing.T) {
+	answer := `{"facts":[{"subject":"user","attribute":"home_city","value":"Oslo","type":"semantic","confidence":0.9,"message_ids":["%s"]}]}`
+	var good atomic.Bool
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		id := regexp.MustCompile(`\[([^\]]+)\] USER: I live in Oslo`).FindSubmatch(body)
+		content := "I could not find anything."
+		if good.Load() && id != nil {
+			content = fmt.Sprintf(answer, id[1])
+		}
+		_ = json.NewEncoder(w).Encode(map[string]any{"choices": []any{map[string]any{"message": map[string]string{"role": "assistant", "content": content}}}})
+	}))
+	defer srv.Close()
+	_, nc := node.StartForTest(t, func(cfg *node.Config) {
+		cfg.LLM.BaseURL, cfg.LLM.Model, cfg.Consolidation.LLM = srv.URL, "stand-in", true
+	})
+	c := client.New(nc)
+	ctx := context.Background()
+	converse(t, c, "s1", "u1", "I live in Oslo.", "Nice.")
+	rep, err := c.Consolidate(ctx, "s1", true)
+	if err != nil || rep.GetExtractor() != "deterministic" || len(rep.GetFacts()) != 1 {
+		t.Fatalf("nonsense answer: %v %v", err, rep)
+	}
+	good.Store(true)
+	rep, err = c.Consolidate(ctx, "s1", false)
+	if err != nil || rep.GetExtractor() != "llm" || len(rep.GetFacts()) != 1 || rep.GetFacts()[0].GetOutcome() != "written" {
+		t.Fatalf("llm: %v %v", err, rep)
+	}
+	e, err := c.GetEntry(ctx, client.User("u1"), "fact/user/home_city", 0)
+	if err != nil || e.GetMetadata()["extractor"] != "llm" || !strings.Contains(string(e.GetValue()), "Oslo") {
+		t.Fatalf("entry %v %v", err, e)
+	}
+}
+
+// factValue is the value of a fact entry consolidation wrote (its entry
+// value also says what it is of, and what the user said).
+func factValue(e *memoryv1.Entry) string { return e.GetMetadata()["fact_value"] }

@@ -141,6 +141,7 @@ func msgID(i int) string { return fmt.Sprintf("m%d", i) }
 // versions, the last current.
 type memoryStore struct {
 	keys    []string
+	hidden  map[string]bool // consolidated into another key
 	history map[string][]consolidate.Fact
 	all     []consolidate.Fact // every fact extracted, as extracted
 }
@@ -162,11 +163,26 @@ func (m *memoryStore) write(f consolidate.Fact) {
 		m.keys = append(m.keys, k)
 	}
 	m.history[k] = append(h, f)
+	delete(m.hidden, k)
+	if f.Replaces == "" {
+		return
+	}
+	for _, o := range m.current() { // consolidated_into, as the node does
+		if o.Key() != k && strings.EqualFold(o.Value, f.Replaces) {
+			if m.hidden == nil {
+				m.hidden = map[string]bool{}
+			}
+			m.hidden[o.Key()] = true
+		}
+	}
 }
 
 func (m *memoryStore) current() []consolidate.Fact {
 	out := make([]consolidate.Fact, 0, len(m.keys))
 	for _, k := range m.keys {
+		if m.hidden[k] {
+			continue
+		}
 		h := m.history[k]
 		out = append(out, h[len(h)-1])
 	}

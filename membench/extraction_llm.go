@@ -80,7 +80,11 @@ func (s *LLMStandIn) Learn(conv *dialoggen.Conversation) {
 		if p.Owner != 0 {
 			continue
 		}
-		key := fmt.Sprintf("%s_%d", p.Kind, pi)
+		key := p.Kind
+		if len(p.Also) > 0 {
+			key += "_" + strings.ToLower(strings.ReplaceAll(p.Also[len(p.Also)-1], " ", "_"))
+		}
+		key = fmt.Sprintf("%s_%d", key, pi)
 		for i, v := range p.Values {
 			f := standInFact{key: key, value: v}
 			if i > 0 {

@@ -138,8 +138,13 @@ func parse(out string, byID map[string]consolidate.Message) ([]consolidate.Fact,
 		if conf <= 0 || conf > 1 {
 			conf = 0.7
 		}
+		ctxText := strings.Fields(byID[src[0]].Text)
+		if len(ctxText) > consolidate.MaxContextWords {
+			ctxText = append(ctxText[:consolidate.MaxContextWords], "…")
+		}
 		fs = append(fs, consolidate.Fact{Subject: subject, Attribute: attr, Value: value, Type: t, Confidence: conf,
-			Correction: f.Replaces != "", Replaces: f.Replaces, MessageIDs: src, Seq: seq, Rule: "llm"})
+			Correction: f.Replaces != "", Replaces: f.Replaces, MessageIDs: src, Seq: seq, Rule: "llm",
+			Statement: byID[src[0]].Text, Context: strings.Join(ctxText, " ")})
 	}
 	if len(a.Facts) > 0 && len(fs) == 0 {
 		return nil, fmt.Errorf("%w: no fact cites a user message it is grounded in", ErrAnswer)
