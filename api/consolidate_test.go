@@ -285,3 +285,46 @@ func TestConsolidateLLM(t *testing.T) {
 // factValue is the value of a fact entry consolidation wrote (its entry
 // value also says what it is of, and what the user said).
 func factValue(e *memoryv1.Entry) string { return e.GetMetadata()["fact_value"] }
+
+// TestConsolidatedMemoryInNewSession: a new session of the same user gets
+// the corrected value in its memory section, never the old one alone, and
+// never consolidation's bookkeeping (the consolidated/<id> marker).
+func TestConsolidatedMemoryInNewSession(t *testing.T) {
+	_, nc := node.StartForTest(t, nil)
+	c := client.New(nc)
+	ctx := context.Background()
+	converse(t, c, "s1", "u1", "We decided to ship the release on Friday.", "Friday it is.", "Actually, make it Monday.", "Monday then.")
+	if _, err := c.Consolidate(ctx, "s1", false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CreateSession(ctx, "s2", &memoryv1.CreateSessionRequest{UserId: "u1", AgentId: "helper", SystemPrompt: "You help."}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := c.AppendMessages(ctx, "s2", user("When do we ship the release?")); err != nil {
+			t.Fatal(err)
+		}
+		cx, err := c.Context(ctx, "s2")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var mem strings.Builder
+		for _, m := range cx.GetMessages() {
+			if m.GetLayer() == "memory" {
+				mem.WriteString(m.GetContent())
+			}
+		}
+		got := mem.String()
+		if strings.Contains(got, "ship the release on Monday") {
+			if strings.Contains(got, "consolidated/") || strings.Contains(got, "Friday") {
+				t.Fatalf("memory section:\n%s", got)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the new session's memory section never held the current value:\n%s", got)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
