@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"sync"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -108,10 +109,16 @@ func (s *Service) consolidateLater(id string, onTurn bool) {
 	}
 }
 
-// ResumeConsolidation consolidates, in the background, every terminated
-// session of the read model without a consolidated/<id> marker: the ones
-// a crash interrupted (writes already made are found and not repeated).
-// It returns once the sweep is started; Stop ends it.
+// ResumeWindow: the restart sweep looks at sessions terminated this
+// recently (a crash interrupts a consolidation within minutes of the
+// termination; older sessions are not read again at every start).
+const ResumeWindow = 24 * time.Hour
+
+// ResumeConsolidation consolidates, in the background, every session of
+// the read model terminated within ResumeWindow without a
+// consolidated/<id> marker: the ones a crash interrupted (writes already
+// made are found and not repeated). It returns once the sweep is started;
+// Stop ends it.
 func (s *Service) ResumeConsolidation() {
 	if !s.cfg.ConsolidateOnTerminate || s.scopes == nil || s.rm == nil {
 		return
@@ -124,9 +131,13 @@ func (s *Service) ResumeConsolidation() {
 				s.logger.Warn("consolidation sweep: listing sessions failed", "err", err)
 				return
 			}
+			since := time.Now().Add(-ResumeWindow).UnixNano()
 			for _, e := range list {
 				if s.background.ctx.Err() != nil {
 					return
+				}
+				if e.GetUpdatedUnixNano() < since {
+					continue
 				}
 				s.resumeOne(e)
 			}

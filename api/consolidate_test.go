@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -12,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"google.golang.org/protobuf/proto"
 
 	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/client"
@@ -326,5 +329,50 @@ func TestConsolidatedMemoryInNewSession(t *testing.T) {
 			t.Fatalf("the new session's memory section never held the current value:\n%s", got)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestConsolidationReplay: consolidation's outcome is entries in the log; a
+// restart replays them byte for byte and extracts nothing again.
+func TestConsolidationReplay(t *testing.T) {
+	dir := t.TempDir()
+	n1, nc := node.StartForTest(t, func(cfg *node.Config) { cfg.DataDir = dir })
+	c := client.New(nc)
+	ctx := context.Background()
+	converse(t, c, "s1", "u1", "I live in Oslo and I prefer green tea.", "Noted.", "Actually I moved to Bergen.", "Ok.")
+	if _, err := c.SetStatus(ctx, "s1", memoryv1.StatusAction_STATUS_ACTION_TERMINATE, "done"); err != nil {
+		t.Fatal(err)
+	}
+	waitEntry(t, c, client.User("u1"), "consolidated/s1")
+	read := func(c *client.Client) []byte {
+		l, err := c.ListEntries(ctx, client.User("u1"), &memoryv1.ListEntriesRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b []byte
+		for _, e := range l.GetEntries() {
+			h, err := c.History(ctx, client.User("u1"), e.GetKey())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, v := range h {
+				pb, err := proto.MarshalOptions{Deterministic: true}.Marshal(v)
+				if err != nil {
+					t.Fatal(err)
+				}
+				b = append(b, pb...)
+			}
+		}
+		return b
+	}
+	before := read(c)
+	nc.Close()
+	if err := n1.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	_, nc2 := node.StartForTest(t, func(cfg *node.Config) { cfg.DataDir = dir })
+	c2 := client.New(nc2)
+	if after := read(c2); !bytes.Equal(before, after) || len(before) == 0 {
+		t.Fatalf("entries after a restart differ (%d bytes before, %d after)", len(before), len(after))
 	}
 }
