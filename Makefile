@@ -52,7 +52,8 @@ bench:
 	$(GO) test -run '^$$' -bench Cluster -benchtime=3000x ./node/
 	$(GO) test -run '^$$' -bench Failover -benchtime=20x ./node/
 
-# bench-memory prints the memory-quality tables (membench, DESIGN §5c): the
+# bench-memory prints the memory-quality tables (membench, DESIGN §5c): fact
+# extraction into long-term memory (consolidation, -mode extraction), the
 # question mode on LoCoMo-like conversations (agentmem beside a window, two
 # window + FTS5 RAGs and the full transcript; -mode question alone), then
 # answers in the context beside a sliding window of the same budget, search
