@@ -273,3 +273,33 @@ func TestPools(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanted: every planted value is said in the turn recorded for it,
+// by its owner, and a corrected fact has its correction turn.
+func TestPlanted(t *testing.T) {
+	c, err := Generate(DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Planted) == 0 {
+		t.Fatal("no planted facts")
+	}
+	corrected := 0
+	for _, p := range c.Planted {
+		if len(p.Values) != len(p.Turns) || len(p.Values) == 0 || len(p.Evidence) == 0 {
+			t.Fatalf("planted %+v", p)
+		}
+		for i, v := range p.Values {
+			m := c.Messages[p.Turns[i]]
+			if !strings.Contains(m.Content, v) || m.Speaker != p.Owner {
+				t.Errorf("%s value %q not said by speaker %d in turn %d: %q", p.Kind, v, p.Owner, p.Turns[i], m.Content)
+			}
+		}
+		if len(p.Values) > 1 {
+			corrected++
+		}
+	}
+	if corrected == 0 {
+		t.Error("no planted fact is corrected")
+	}
+}
