@@ -105,14 +105,14 @@ func (l *MemLog) Read(ctx context.Context, from uint64, opts ...ReadOption) (Cur
 
 // memCursor is MemLog's Cursor.
 type memCursor struct {
-	l      *MemLog
-	ctx    context.Context // the Read's
-	next   uint64          // the least sequence Next may return; only Next uses it
-	stop   uint64
+	l    *MemLog
+	ctx  context.Context // the Read's
+	next uint64          // the least sequence Next may return; only Next uses it
+	stop uint64
 	// subjects filters the records (WithSubjects).
 	subjects string
 	once     sync.Once
-	closed chan struct{}
+	closed   chan struct{}
 }
 
 func (c *memCursor) Next(ctx context.Context) (Record, error) {

@@ -9,8 +9,8 @@ import (
 	"github.com/agentmem/agentmem/events"
 	"github.com/agentmem/agentmem/internal/sharedmem"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
-	"google.golang.org/protobuf/proto"
 	bolt "go.etcd.io/bbolt"
+	"google.golang.org/protobuf/proto"
 )
 
 // Erasure (DESIGN §12). A LogRemoval on mem.ev.removal.<id> names the
