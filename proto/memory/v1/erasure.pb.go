@@ -551,6 +551,88 @@ func (x *EraseReceipt) GetRemovalSeq() uint64 {
 	return 0
 }
 
+// EraseAggregate is the node's command to the actor of one aggregate
+// (session or scope) that erases it: its messages leave the log, its
+// snapshot is deleted, its state is emptied. It is recorded as the
+// LogRemoval removal_id (a second EraseAggregate of the same id resumes
+// it). Never accepted from clients: the node sends it once the erase
+// request is authorized.
+type EraseAggregate struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	RemovalId     string                 `protobuf:"bytes,1,opt,name=removal_id,json=removalId,proto3" json:"removal_id,omitempty"`
+	Reason        RemovalReason          `protobuf:"varint,2,opt,name=reason,proto3,enum=agentmem.memory.v1.RemovalReason" json:"reason,omitempty"`
+	Target        string                 `protobuf:"bytes,3,opt,name=target,proto3" json:"target,omitempty"`
+	RequestedBy   string                 `protobuf:"bytes,4,opt,name=requested_by,json=requestedBy,proto3" json:"requested_by,omitempty"`
+	Why           string                 `protobuf:"bytes,5,opt,name=why,proto3" json:"why,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EraseAggregate) Reset() {
+	*x = EraseAggregate{}
+	mi := &file_memory_v1_erasure_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EraseAggregate) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EraseAggregate) ProtoMessage() {}
+
+func (x *EraseAggregate) ProtoReflect() protoreflect.Message {
+	mi := &file_memory_v1_erasure_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EraseAggregate.ProtoReflect.Descriptor instead.
+func (*EraseAggregate) Descriptor() ([]byte, []int) {
+	return file_memory_v1_erasure_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *EraseAggregate) GetRemovalId() string {
+	if x != nil {
+		return x.RemovalId
+	}
+	return ""
+}
+
+func (x *EraseAggregate) GetReason() RemovalReason {
+	if x != nil {
+		return x.Reason
+	}
+	return RemovalReason_REMOVAL_REASON_UNSPECIFIED
+}
+
+func (x *EraseAggregate) GetTarget() string {
+	if x != nil {
+		return x.Target
+	}
+	return ""
+}
+
+func (x *EraseAggregate) GetRequestedBy() string {
+	if x != nil {
+		return x.RequestedBy
+	}
+	return ""
+}
+
+func (x *EraseAggregate) GetWhy() string {
+	if x != nil {
+		return x.Why
+	}
+	return ""
+}
+
 var File_memory_v1_erasure_proto protoreflect.FileDescriptor
 
 const file_memory_v1_erasure_proto_rawDesc = "" +
@@ -597,7 +679,14 @@ const file_memory_v1_erasure_proto_rawDesc = "" +
 	"\x10erased_unix_nano\x18\a \x01(\x03R\x0eerasedUnixNano\x12\x1a\n" +
 	"\bphysical\x18\b \x01(\tR\bphysical\x12\x1f\n" +
 	"\vremoval_seq\x18\t \x01(\x04R\n" +
-	"removalSeq*\x83\x01\n" +
+	"removalSeq\"\xb7\x01\n" +
+	"\x0eEraseAggregate\x12\x1d\n" +
+	"\n" +
+	"removal_id\x18\x01 \x01(\tR\tremovalId\x129\n" +
+	"\x06reason\x18\x02 \x01(\x0e2!.agentmem.memory.v1.RemovalReasonR\x06reason\x12\x16\n" +
+	"\x06target\x18\x03 \x01(\tR\x06target\x12!\n" +
+	"\frequested_by\x18\x04 \x01(\tR\vrequestedBy\x12\x10\n" +
+	"\x03why\x18\x05 \x01(\tR\x03why*\x83\x01\n" +
 	"\rRemovalReason\x12\x1e\n" +
 	"\x1aREMOVAL_REASON_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14REMOVAL_REASON_ERASE\x10\x01\x12\x1a\n" +
@@ -617,7 +706,7 @@ func file_memory_v1_erasure_proto_rawDescGZIP() []byte {
 }
 
 var file_memory_v1_erasure_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_memory_v1_erasure_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
+var file_memory_v1_erasure_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
 var file_memory_v1_erasure_proto_goTypes = []any{
 	(RemovalReason)(0),          // 0: agentmem.memory.v1.RemovalReason
 	(*SeqRange)(nil),            // 1: agentmem.memory.v1.SeqRange
@@ -626,17 +715,19 @@ var file_memory_v1_erasure_proto_goTypes = []any{
 	(*ScopeBaseline)(nil),       // 4: agentmem.memory.v1.ScopeBaseline
 	(*EraseRequest)(nil),        // 5: agentmem.memory.v1.EraseRequest
 	(*EraseReceipt)(nil),        // 6: agentmem.memory.v1.EraseReceipt
-	(*ScopeSnapshot)(nil),       // 7: agentmem.memory.v1.ScopeSnapshot
+	(*EraseAggregate)(nil),      // 7: agentmem.memory.v1.EraseAggregate
+	(*ScopeSnapshot)(nil),       // 8: agentmem.memory.v1.ScopeSnapshot
 }
 var file_memory_v1_erasure_proto_depIdxs = []int32{
 	0, // 0: agentmem.memory.v1.LogRemoval.reason:type_name -> agentmem.memory.v1.RemovalReason
 	1, // 1: agentmem.memory.v1.LogRemoval.removed:type_name -> agentmem.memory.v1.SeqRange
-	7, // 2: agentmem.memory.v1.ScopeBaseline.state:type_name -> agentmem.memory.v1.ScopeSnapshot
-	3, // [3:3] is the sub-list for method output_type
-	3, // [3:3] is the sub-list for method input_type
-	3, // [3:3] is the sub-list for extension type_name
-	3, // [3:3] is the sub-list for extension extendee
-	0, // [0:3] is the sub-list for field type_name
+	8, // 2: agentmem.memory.v1.ScopeBaseline.state:type_name -> agentmem.memory.v1.ScopeSnapshot
+	0, // 3: agentmem.memory.v1.EraseAggregate.reason:type_name -> agentmem.memory.v1.RemovalReason
+	4, // [4:4] is the sub-list for method output_type
+	4, // [4:4] is the sub-list for method input_type
+	4, // [4:4] is the sub-list for extension type_name
+	4, // [4:4] is the sub-list for extension extendee
+	0, // [0:4] is the sub-list for field type_name
 }
 
 func init() { file_memory_v1_erasure_proto_init() }
@@ -651,7 +742,7 @@ func file_memory_v1_erasure_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_memory_v1_erasure_proto_rawDesc), len(file_memory_v1_erasure_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   6,
+			NumMessages:   7,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
