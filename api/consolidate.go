@@ -147,7 +147,7 @@ func (s *Service) Consolidate(ctx context.Context, id string, dryRun bool) (*mem
 			if t != user {
 				st = ""
 			}
-			if err := s.writeFact(ctx, *t, id, name, f, st, x); err != nil {
+			if err := s.writeFact(ctx, *t, id, info.GetUserId(), name, f, st, x); err != nil {
 				return nil, err
 			}
 			if t == user && f.Replaces != "" && x.GetOutcome() == "written" {
@@ -266,9 +266,10 @@ func FactCommandID(session, key, value string, messageIDs []string) string {
 }
 
 // writeFact writes f into t, unless it is there already, and records the
-// outcome in x. With strategy review a new value for a key holding
+// outcome in x. sourceUser is the session's user (kept in the entry's
+// metadata, SourceUserKey). With strategy review a new value for a key holding
 // another one waits under review/<key>.
-func (s *Service) writeFact(ctx context.Context, t scopeTarget, session, extractor string, f consolidate.Fact, strategy string, x *memoryv1.ExtractedFact) error {
+func (s *Service) writeFact(ctx context.Context, t scopeTarget, session, sourceUser, extractor string, f consolidate.Fact, strategy string, x *memoryv1.ExtractedFact) error {
 	key, cmd := f.Key(), factCommandID(session, f)
 	for attempt := 0; ; attempt++ {
 		cur, hist, err := s.entryAndHistory(ctx, t, key)
@@ -289,6 +290,9 @@ func (s *Service) writeFact(ctx context.Context, t scopeTarget, session, extract
 		md := map[string]string{
 			MetaSource: session, MetaMessages: strings.Join(f.MessageIDs, ","), MetaConfidence: strconv.FormatFloat(f.Confidence, 'f', 2, 64),
 			MetaSubject: f.Subject, MetaAttribute: f.Attribute, MetaValue: f.Value, MetaExtractor: extractor, MetaCommand: cmd,
+		}
+		if sourceUser != "" { // a user erase finds what its user said, in any scope (an episode in the agent's)
+			md[SourceUserKey], md[SourceSessionKey] = sourceUser, session
 		}
 		req := &memoryv1.PutEntryRequest{CommandId: cmd, Key: key, Value: []byte(f.Text()), ContentType: "text/plain; charset=utf-8",
 			MemoryType: memoryType(f.Type), Importance: f.Confidence, Metadata: md, By: consolidatedBy, Tags: []string{"consolidated"}}
