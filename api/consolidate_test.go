@@ -376,3 +376,28 @@ func TestConsolidationReplay(t *testing.T) {
 		t.Fatalf("entries after a restart differ (%d bytes before, %d after)", len(before), len(after))
 	}
 }
+
+// TestConsolidateEveryTurnsAndJSON: with --consolidate-every-turns 2 the
+// node consolidates after the second user turn, without a terminate; the
+// endpoint answers JSON as the other endpoints do, and 404 for a session
+// that does not exist.
+func TestConsolidateEveryTurnsAndJSON(t *testing.T) {
+	_, nc := node.StartForTest(t, func(cfg *node.Config) { cfg.Consolidation.EveryTurns = 2 })
+	c := client.New(nc)
+	converse(t, c, "s1", "u1", "I'm allergic to peanuts.", "Noted.")
+	if _, err := c.GetEntry(context.Background(), client.User("u1"), "consolidated/s1", 0); client.Code(err) != 404 {
+		t.Fatalf("consolidated after one user turn: %v", err)
+	}
+	if _, err := c.AppendMessages(context.Background(), "s1", user("And I live in Lima.")); err != nil {
+		t.Fatal(err)
+	}
+	waitEntry(t, c, client.User("u1"), "consolidated/s1")
+	waitEntry(t, c, client.User("u1"), "fact/user/home_city")
+	code, desc, body := rawRequest(t, nc, "mem.v1.session.s1.consolidate", []byte(`{"dry_run":true}`), true)
+	if code != "" || !strings.Contains(string(body), `"extractor":"deterministic"`) || !strings.Contains(string(body), `"outcome":"dry_run"`) {
+		t.Fatalf("JSON: %s %s %s", code, desc, body)
+	}
+	if code, _, _ := rawRequest(t, nc, "mem.v1.session.nope.consolidate", []byte(`{}`), true); code != "404" {
+		t.Fatalf("missing session: code %q, want 404", code)
+	}
+}
