@@ -197,6 +197,9 @@ func (x *extractor) rules(m Message, s string) {
 				rest = strings.Fields(rest)[0]
 			case "injury":
 				rest = shorten(untilClause(rest), r.short)
+			case "i-am-a": // the words up to the job word
+				end := loc[1] - at
+				rest = s[at : at+end]
 			case "allergy-have":
 				rest = rest[:strings.Index(strings.ToLower(rest), " allerg")] // the regexp holds it
 			}

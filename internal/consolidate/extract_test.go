@@ -153,3 +153,28 @@ func TestExtractDeterministic(t *testing.T) {
 		t.Fatalf("runs differ or wrong count:\n%s\n%s", a, b)
 	}
 }
+
+// TestExtractJobsAndNoise: "I'm a …" names a job only with a job word;
+// statements about the assistant, or "not", are no preference.
+func TestExtractJobsAndNoise(t *testing.T) {
+	for text, want := range map[string]string{
+		"I'm a senior software engineer at Google.": "fact/user/job_title=senior software engineer fact/user/employer=Google",
+		"I'm a nurse.":                       "fact/user/job_title=nurse",
+		"I'm based in the Netherlands.":      "fact/user/home_city=Netherlands",
+		"I'm a bit tired today.":             "",
+		"I'm a big fan of yours.":            "",
+		"I prefer not to say.":               "",
+		"I really like your answer.":         "",
+		"I enjoy talking to you.":            "",
+		"I'm a beginner at this.":            "",
+		"I live for the weekends, honestly.": "",
+	} {
+		var got []string
+		for _, f := range Extract([]Message{user("m1", 1, text)}, nil) {
+			got = append(got, f.Key()+"="+f.Value)
+		}
+		if strings.Join(got, " ") != want {
+			t.Errorf("%q: got %q, want %q", text, strings.Join(got, " "), want)
+		}
+	}
+}

@@ -118,6 +118,7 @@ var (
 	relations  = readList("relations.txt")
 	attributes = readList("attributes.txt")
 	roles      = readList("roles.txt")
+	jobs       = readList("professions.txt")
 )
 
 // slug returns s as a key segment: lower-case letters and digits joined by

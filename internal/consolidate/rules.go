@@ -72,6 +72,8 @@ var rules = func() []rule {
 		r("offer", `(?i:`+iHave+` `+soon+`(?:accepted|took|got|signed) (?:an?|the|their) (?:job )?offer (?:from|at|with) )(?P<v>)`, kName, "user", "employer", Semantic, 0.8),
 		r("joined-org", `(?i:`+iHave+` `+soon+`(?:joined|started at|started working at) )(?P<v>)`, kName, "user", "employer", Semantic, 0.65),
 		r("work-as", `(?i:\bI `+soon+`work as (?:an? |the )?|`+iAm+` (?:going to be |gonna be |now )?(?:their|the|our|its|a|an) new |`+iHave+` (?:been )?(?:promoted|hired) (?:to|as) (?:an? |the )?)(?P<v>)`, kPhrase, "user", "job_title", Semantic, 0.75),
+		r("i-am-a", `(?i:`+iAm+` (?:now |currently |still )?(?:an? |the )(?P<v>))(?i:[a-z-]+ ){0,3}?`+alt(jobs)+`\b`, kPhrase, "user", "job_title", Semantic, 0.8),
+		r("i-am-a-at", `(?i:`+iAm+` (?:now |currently |still )?(?:an? |the )(?:[a-z-]+ ){0,3}?`+alt(jobs)+` (?:at|for|with) )(?P<v>)`, kName, "user", "employer", Semantic, 0.75),
 		r("allergic", `(?i:`+iAm+` (?:severely |very |deathly |really |quite |also )?allergic to )(?P<v>)`, kPhrase, "user", "allergy/%", Semantic, 0.95),
 		r("diet", `(?i:`+iAm+` (?:a |an |strictly |fully )?)(?P<v>)(?i:vegetarian|vegan|pescatarian|lactose[- ]intolerant|gluten[- ]intolerant|celiac|coeliac|diabetic|teetotal)\b`, kPhrase, "user", "diet", Semantic, 0.9),
 		r("avoid", `(?i:\bI (?:can't|can’t|cannot|don't|don’t|do not) (?:eat|drink) )(?P<v>)`, kPhrase, "user", "avoids/%", Semantic, 0.8),

@@ -28,6 +28,7 @@ var pronounValues = map[string]bool{
 	"her": true, "there": true, "one": true, "something": true, "anything": true, "everything": true,
 	"nothing": true, "stuff": true, "things": true, "what": true, "how": true, "when": true, "to": true,
 	"the idea": true, "so": true, "too": true, "all": true, "lots": true, "a lot": true, "most": true,
+	"not": true, "your": true, "yours": true, "being": true, "having": true, "doing": true, "getting": true,
 }
 
 // boundaryRE ends a phrase value: punctuation, a conjunction or relative
@@ -67,6 +68,11 @@ func phrase(rest string, k kind) string {
 	if pronounValues[strings.ToLower(v)] || pronounValues[strings.ToLower(words[0])] {
 		return ""
 	}
+	for _, w := range words { // about the assistant, not the user
+		if lw := strings.ToLower(strings.Trim(w, "'’")); lw == "you" || lw == "your" || lw == "yours" {
+			return ""
+		}
+	}
 	return v
 }
 
@@ -74,6 +80,9 @@ func phrase(rest string, k kind) string {
 // "de" inside) at the start of s.
 func capitalized(s string, k kind) string {
 	words := strings.Fields(s)
+	if len(words) > 1 && strings.EqualFold(words[0], "the") && isCap(words[1]) {
+		words = words[1:] // the Netherlands, the US
+	}
 	var out []string
 	for i, w := range words {
 		t := strings.TrimRight(w, ".,;:!?)\"'’")
