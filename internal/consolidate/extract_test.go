@@ -178,3 +178,10 @@ func TestExtractJobsAndNoise(t *testing.T) {
 		}
 	}
 }
+
+func TestExtractAcronymValue(t *testing.T) {
+	got := Extract([]Message{user("m1", 1, "I'm going to be their new IT support lead!")}, nil)
+	if len(got) != 1 || got[0].Value != "IT support lead" {
+		t.Fatalf("got\n%s", show(got))
+	}
+}

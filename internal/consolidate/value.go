@@ -65,7 +65,7 @@ func phrase(rest string, k kind) string {
 		return ""
 	}
 	v := strings.Join(words, " ")
-	if pronounValues[strings.ToLower(v)] || pronounValues[strings.ToLower(words[0])] {
+	if first := words[0]; !isAcronym(first) && (pronounValues[strings.ToLower(v)] || pronounValues[strings.ToLower(first)]) {
 		return ""
 	}
 	for _, w := range words { // about the assistant, not the user
@@ -108,6 +108,11 @@ func capitalized(s string, k kind) string {
 		return ""
 	}
 	return strings.Join(out, " ")
+}
+
+// isAcronym: IT, UX, QA (not the pronoun "it").
+func isAcronym(w string) bool {
+	return len(w) >= 2 && strings.ToUpper(w) == w && strings.ToLower(w) != w
 }
 
 func isCap(w string) bool {
