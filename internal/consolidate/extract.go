@@ -37,6 +37,8 @@ type extractor struct {
 	// context: what "the teacher", "he" and "the wedding" are about (the
 	// latest mention in the conversation).
 	activity, thing, item, rel string
+	// named: the pet or relative mentioned last ("her name is …").
+	named string
 }
 
 func (x *extractor) message(m Message, prev *Message) {
@@ -88,6 +90,7 @@ func (x *extractor) sentence(m Message, prev *Message, s string, si int, lastUse
 			x.elliptical(m, s, lastUser)
 		}
 		x.correct(m, s, n)
+		x.replaceOfMany(s, n)
 	}
 }
 
@@ -106,6 +109,7 @@ func (x *extractor) context(s string) {
 			t = m[2]
 		}
 		x.thing = "pet/" + slug(lastWords(t, 2))
+		x.named = x.thing
 	}
 	if m := itemRE.FindStringSubmatch(s); m != nil {
 		t := m[1]
@@ -116,6 +120,7 @@ func (x *extractor) context(s string) {
 	}
 	if m := relMentionRE.FindStringSubmatch(s); m != nil {
 		x.rel = slug(m[relMentionRE.SubexpIndex("rel")])
+		x.named = x.rel
 	}
 }
 
@@ -176,8 +181,8 @@ func (x *extractor) rules(m Message, s string) {
 			case "thing":
 				if gi := r.re.SubexpIndex("thing"); gi > 0 && loc[2*gi] >= 0 {
 					subject = "pet/" + slug(s[loc[2*gi]:loc[2*gi+1]])
-				} else if x.thing != "" {
-					subject = x.thing
+				} else if x.named != "" {
+					subject = x.named
 				} else {
 					continue
 				}
@@ -410,6 +415,33 @@ func isNumber(w string) bool {
 	return w != "" && strings.Trim(w, "0123456789.,:") == ""
 }
 
+// alsoRE: a statement that adds to what was said ("I also like blues").
+var alsoRE = regexp.MustCompile(`(?i)\b(?:also|too|as well|another|both)\b`)
+
+// replaceOfMany: a fact read from s with an attribute of many values
+// (prefers/tea) replaces the newest earlier one of its subject and kind
+// when s marks a change ("actually, I prefer coffee now"), unless it adds
+// to it ("I also like blues").
+func (x *extractor) replaceOfMany(s string, n int) {
+	if !(correctionMark.MatchString(s) || regexp.MustCompile(`(?i)\b(?:now|instead|anymore|these days|no longer|nowadays)\b`).MatchString(s)) || alsoRE.MatchString(s) {
+		return
+	}
+	for i := n; i < len(x.out); i++ {
+		f := &x.out[i]
+		kind, _, many := strings.Cut(f.Attribute, "/")
+		if !many || f.Correction {
+			continue
+		}
+		for _, old := range x.earlier(n) {
+			ok, _, _ := strings.Cut(old.Attribute, "/")
+			if old.Subject == f.Subject && ok == kind && old.Type == f.Type && !strings.EqualFold(old.Value, f.Value) {
+				f.Correction, f.Replaces = true, old.Value
+				break
+			}
+		}
+	}
+}
+
 // changeRE marks a statement that may replace an earlier value.
 var changeRE = regexp.MustCompile(`(?i)\b(?:actually|now|instead|changed|change|update|updated|moved away|no longer|not|anymore|any more|correction|corrected|switched|switching|fell through|turns out|turned out|renamed|meant|replaced|rather)\b`)
 
@@ -528,6 +560,17 @@ func (x *extractor) add(f Fact) {
 // earlier statement (message ids joined, the higher confidence kept), and
 // a statement read twice from one sentence once.
 func (x *extractor) merged() []Fact {
+	cur := map[string]string{} // key -> value, the known ones first
+	for _, k := range x.known {
+		cur[k.Key()] = k.Value
+	}
+	for i := range x.out { // a new value for a key replaces the one before
+		f := &x.out[i]
+		if old, ok := cur[f.Key()]; ok && !strings.EqualFold(old, f.Value) && f.Replaces == "" {
+			f.Correction, f.Replaces = true, old
+		}
+		cur[f.Key()] = f.Value
+	}
 	var out []Fact
 	last := map[string]int{} // key -> index in out of its newest value
 	for _, f := range x.out {

@@ -185,3 +185,25 @@ func TestExtractAcronymValue(t *testing.T) {
 		t.Fatalf("got\n%s", show(got))
 	}
 }
+
+// TestExtractChangedPreferenceAndName: "actually, I prefer coffee now"
+// replaces the tea preference (Replaces names it, for consolidated_into);
+// "I also like blues" adds to jazz; "sorry, her name is Anna" corrects the
+// daughter's name.
+func TestExtractChangedPreferenceAndName(t *testing.T) {
+	got := Extract([]Message{
+		user("m1", 1, "I prefer tea. I like jazz. My daughter's name is Ana."),
+		user("m2", 2, "Actually, I prefer coffee now. I also like blues."),
+		user("m3", 3, "Sorry, her name is Anna."),
+	}, nil)
+	want := map[string]string{"fact/user/prefers/coffee": "tea", "fact/user/likes/blues": "", "fact/daughter/name": "Ana"}
+	for _, f := range got[3:] {
+		r, ok := want[f.Key()]
+		if !ok || r != f.Replaces {
+			t.Errorf("%s=%q replaces %q, want %q", f.Key(), f.Value, f.Replaces, r)
+		}
+	}
+	if len(got) != 6 || got[5].Value != "Anna" {
+		t.Fatalf("got\n%s", show(got))
+	}
+}

@@ -49,6 +49,8 @@ const (
 	iHave = `\bI(?:'ve|’ve| have)?`
 	soon  = `(?:just |recently |finally |now |already |officially )?`
 	named = `(?:[A-Z][a-z]+ )?` // "my sister Ana …"
+	// adv: adverbs between "I" and a verb of liking.
+	adv = `(?:(?:really|absolutely|just|totally|do|also|still|now|definitely|actually|much|strongly|generally|usually|always|honestly|genuinely|kind of|kinda|sort of) )*`
 )
 
 func r(name, expr string, k kind, subj, attr string, typ Type, conf float64) rule {
@@ -77,10 +79,10 @@ var rules = func() []rule {
 		r("allergic", `(?i:`+iAm+` (?:severely |very |deathly |really |quite |also )?allergic to )(?P<v>)`, kPhrase, "user", "allergy/%", Semantic, 0.95),
 		r("diet", `(?i:`+iAm+` (?:a |an |strictly |fully )?)(?P<v>)(?i:vegetarian|vegan|pescatarian|lactose[- ]intolerant|gluten[- ]intolerant|celiac|coeliac|diabetic|teetotal)\b`, kPhrase, "user", "diet", Semantic, 0.9),
 		r("avoid", `(?i:\bI (?:can't|can’t|cannot|don't|don’t|do not) (?:eat|drink) )(?P<v>)`, kPhrase, "user", "avoids/%", Semantic, 0.8),
-		r("prefer", `(?i:\bI (?:really |much |strongly |generally |usually |always |definitely )?prefer )(?P<v>)`, kPhrase, "user", "prefers/%", Semantic, 0.85),
-		r("like", `(?i:\bI (?:really |absolutely |just |totally |do )?(?:love|like|enjoy|adore) )(?P<v>)`, kPhrase, "user", "likes/%", Semantic, 0.7),
+		r("prefer", `(?i:\bI `+adv+`prefer )(?P<v>)`, kPhrase, "user", "prefers/%", Semantic, 0.85),
+		r("like", `(?i:\bI `+adv+`(?:love|like|enjoy|adore) )(?P<v>)`, kPhrase, "user", "likes/%", Semantic, 0.7),
 		r("fan", `(?i:`+iAm+` (?:a )?(?:huge |big |massive )?fan of )(?P<v>)`, kPhrase, "user", "likes/%", Semantic, 0.7),
-		r("dislike", `(?i:\bI (?:really |absolutely |just |totally )?(?:hate|dislike|detest|can't stand|can’t stand|cannot stand|don't like|don’t like|do not like|don't enjoy|don’t enjoy) )(?P<v>)`, kPhrase, "user", "dislikes/%", Semantic, 0.75),
+		r("dislike", `(?i:\bI `+adv+`(?:hate|dislike|detest|can't stand|can’t stand|cannot stand|don't like|don’t like|do not like|don't enjoy|don’t enjoy) )(?P<v>)`, kPhrase, "user", "dislikes/%", Semantic, 0.75),
 		r("favorite", `(?i:\bmy (?:all-time )?favou?rite (?P<attr>[a-z]+(?: [a-z]+)?) (?:is|are|has to be) )(?P<v>)`, kPhrase, "user", "favorite_@", Semantic, 0.9),
 		r("have-named", `(?i:\bI (?:have|own|got) (?:an?|one|two|three|\d+) (?P<thing>[a-z]+(?:[ -][a-z]+)?) (?:named|called) )(?P<v>)`, kName, "thing", "name", Semantic, 0.85),
 		r("thing-name", `(?i:\b(?:he|she|it|they) (?:answers?|goes|go|respond|responds) (?:to|by) (?:the name )?|\b(?:his|her|its|their) name is |\bwe (?:named|called) (?:him|her|it|them) |\bwe(?:'re|’re| are) calling (?:him|her|it|them) )(?P<v>)`, kName, "thing", "name", Semantic, 0.8),
