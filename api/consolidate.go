@@ -155,6 +155,9 @@ func (s *Service) Consolidate(ctx context.Context, id string, dryRun bool) (*mem
 					return nil, err
 				}
 			}
+			if t == user && f.Type == consolidate.Semantic {
+				known = append(known, f) // later facts of this run may replace it
+			}
 		}
 		out.Facts = append(out.Facts, x)
 	}
@@ -301,9 +304,12 @@ func (s *Service) writeFact(ctx context.Context, t scopeTarget, session, sourceU
 		if old == "" {
 			old = string(cur.GetValue())
 		}
-		if live {
+		switch {
+		case live:
 			md[MetaReplaces] = old
 			expected = int64(cur.GetVersion())
+		case f.Replaces != "": // a value under another key (consolidateInto marks it)
+			md[MetaReplaces] = f.Replaces
 		}
 		outcome := "written"
 		if live && strategy == sharedmem.StrategyReview {

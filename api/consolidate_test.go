@@ -401,3 +401,30 @@ func TestConsolidateEveryTurnsAndJSON(t *testing.T) {
 		t.Fatalf("missing session: code %q, want 404", code)
 	}
 }
+
+// TestConsolidatedInto: a changed preference is filed under its own key;
+// the one it replaces is marked consolidated_into the new key (its value
+// kept in history) and no longer reaches the memory section.
+func TestConsolidatedInto(t *testing.T) {
+	_, nc := node.StartForTest(t, nil)
+	c := client.New(nc)
+	ctx := context.Background()
+	converse(t, c, "s1", "u1", "I prefer tea.", "Noted.", "Actually, I prefer coffee now.", "Coffee it is.")
+	if _, err := c.Consolidate(ctx, "s1", false); err != nil {
+		t.Fatal(err)
+	}
+	old, err := c.GetEntry(ctx, client.User("u1"), "fact/user/prefers/tea", 0)
+	if err != nil || old.GetMetadata()["consolidated_into"] != "fact/user/prefers/coffee" || old.GetVersion() != 2 {
+		t.Fatalf("tea: %v %v", err, old)
+	}
+	if e, err := c.GetEntry(ctx, client.User("u1"), "fact/user/prefers/coffee", 0); err != nil || e.GetMetadata()["replaces"] != "tea" {
+		t.Fatalf("coffee: %v %v", err, e)
+	}
+	// A second run changes nothing.
+	if _, err := c.Consolidate(ctx, "s1", false); err != nil {
+		t.Fatal(err)
+	}
+	if h, _ := c.History(ctx, client.User("u1"), "fact/user/prefers/tea"); len(h) != 2 {
+		t.Fatalf("tea history after a second run: %d versions, want 2", len(h))
+	}
+}
