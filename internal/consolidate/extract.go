@@ -270,7 +270,7 @@ func untilClause(s string) string {
 // phraseWithDate is a decision's value: up to the clause boundary, its
 // date kept ("ship on Friday").
 func phraseWithDate(s string) string {
-	if loc := regexp.MustCompile(`[,;:.!?()]|\s(?:and|but|because|so|since|which)\s`).FindStringIndex(s); loc != nil {
+	if loc := decisionEndRE.FindStringIndex(s); loc != nil {
 		s = s[:loc[0]]
 	}
 	w := strings.Fields(s)
@@ -305,7 +305,7 @@ func (x *extractor) instruction(m Message, s string) {
 		return
 	}
 	v := strings.TrimRight(s, " ")
-	t := topic(strings.TrimSpace(regexp.MustCompile(`(?i)^(?:please,? )?(?:always|never|from now on,?|going forward,?|in (?:the )?future,?|next time,?|don't ever|do not ever|I want you to)\s*`).ReplaceAllString(s[loc[0]:], "")))
+	t := topic(strings.TrimSpace(instructionLeadRE.ReplaceAllString(s[loc[0]:], "")))
 	if t == "" {
 		return
 	}
@@ -327,11 +327,11 @@ func (x *extractor) answer(m Message, s string, prev *Message) {
 	}
 	var subject, attr string
 	switch {
-	case x.activity != "" && regexp.MustCompile(`\b(?:who(?:'s|’s| is)? (?:teaching|running|leading|coaching)|who (?:teaches|runs|leads|coaches)|teacher|instructor|coach)\b`).MatchString(q):
+	case x.activity != "" && askTeacherRE.MatchString(q):
 		subject, attr = x.activity, "teacher"
-	case x.thing != "" && regexp.MustCompile(`\b(?:calling|call|name|named)\b`).MatchString(q):
+	case x.thing != "" && askNameRE.MatchString(q):
 		subject, attr = x.thing, "name"
-	case regexp.MustCompile(`\bwhat(?:'s|’s| is) your name\b`).MatchString(q):
+	case askUserNameRE.MatchString(q):
 		subject, attr = "user", "name"
 	default:
 		return
@@ -423,7 +423,7 @@ var alsoRE = regexp.MustCompile(`(?i)\b(?:also|too|as well|another|both)\b`)
 // when s marks a change ("actually, I prefer coffee now"), unless it adds
 // to it ("I also like blues").
 func (x *extractor) replaceOfMany(s string, n int) {
-	if !(correctionMark.MatchString(s) || regexp.MustCompile(`(?i)\b(?:now|instead|anymore|these days|no longer|nowadays)\b`).MatchString(s)) || alsoRE.MatchString(s) {
+	if !(correctionMark.MatchString(s) || nowRE.MatchString(s)) || alsoRE.MatchString(s) {
 		return
 	}
 	for i := n; i < len(x.out); i++ {
@@ -521,14 +521,14 @@ func newValue(s, old string) string {
 				return ms[len(ms)-1]
 			}
 		default:
-			if j := regexp.MustCompile(`(?i)\b(?:is|was|be|it's|it’s|are)\s+`).FindAllStringIndex(before, -1); j != nil {
+			if j := copulaRE.FindAllStringIndex(before, -1); j != nil {
 				if v := phrase(before[j[len(j)-1][1]:], sh); v != "" && v != old {
 					return v
 				}
 			}
 		}
 	}
-	marks := regexp.MustCompile(`(?i)\b(?:now|to|it's|it’s|is|was|actually|instead)\s+`).FindAllStringIndex(s, -1)
+	marks := newValueMarkRE.FindAllStringIndex(s, -1)
 	for _, mk := range marks {
 		rest := s[mk[1]:]
 		var v string
@@ -598,3 +598,15 @@ func contains(ss []string, s string) bool {
 	}
 	return false
 }
+
+// Patterns used above, compiled once.
+var (
+	decisionEndRE     = regexp.MustCompile(`[,;:.!?()]|\s(?:and|but|because|so|since|which)\s`)
+	instructionLeadRE = regexp.MustCompile(`(?i)^(?:please,? )?(?:always|never|from now on,?|going forward,?|in (?:the )?future,?|next time,?|don't ever|do not ever|I want you to)\s*`)
+	askTeacherRE      = regexp.MustCompile(`\b(?:who(?:'s|’s| is)? (?:teaching|running|leading|coaching)|who (?:teaches|runs|leads|coaches)|teacher|instructor|coach)\b`)
+	askNameRE         = regexp.MustCompile(`\b(?:calling|call|name|named)\b`)
+	askUserNameRE     = regexp.MustCompile(`\bwhat(?:'s|’s| is) your name\b`)
+	nowRE             = regexp.MustCompile(`(?i)\b(?:now|instead|anymore|these days|no longer|nowadays)\b`)
+	copulaRE          = regexp.MustCompile(`(?i)\b(?:is|was|be|it's|it’s|are)\s+`)
+	newValueMarkRE    = regexp.MustCompile(`(?i)\b(?:now|to|it's|it’s|is|was|actually|instead)\s+`)
+)

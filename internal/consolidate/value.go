@@ -143,11 +143,11 @@ var moneyAnyRE = regexp.MustCompile(`[$€£]\s?\d[\d,]*(?:\.\d+)?k?|\b\d[\d,]*(
 // splitList splits a list value ("peanuts, shellfish and kiwi") into its
 // items.
 func splitList(rest string) []string {
-	if loc := regexp.MustCompile(`[.;:!?()]`).FindStringIndex(rest); loc != nil {
+	if loc := listEndRE.FindStringIndex(rest); loc != nil {
 		rest = rest[:loc[0]]
 	}
 	var out []string
-	for _, p := range regexp.MustCompile(`,\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+`).Split(rest, -1) {
+	for _, p := range listSepRE.Split(rest, -1) {
 		if v := phrase(p, kPhrase); v != "" {
 			out = append(out, v)
 		}
@@ -199,3 +199,9 @@ func shapeOf(v string) kind {
 	}
 	return kPhrase
 }
+
+// Patterns used above, compiled once.
+var (
+	listEndRE = regexp.MustCompile(`[.;:!?()]`)
+	listSepRE = regexp.MustCompile(`,\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+`)
+)
