@@ -2,6 +2,7 @@ package consolidate
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/agentmem/agentmem/internal/facts"
@@ -560,6 +561,7 @@ func (x *extractor) add(f Fact) {
 // earlier statement (message ids joined, the higher confidence kept), and
 // a statement read twice from one sentence once.
 func (x *extractor) merged() []Fact {
+	x.nearDuplicates()
 	cur := map[string]string{} // key -> value, the known ones first
 	for _, k := range x.known {
 		cur[k.Key()] = k.Value
@@ -588,6 +590,43 @@ func (x *extractor) merged() []Fact {
 		out = append(out, f)
 	}
 	return out
+}
+
+// nearDuplicates files a value of many (likes/jazz_music) under the key
+// of an earlier one of its kind whose words it holds, or that holds its
+// words (likes/jazz): one entry, not two.
+func (x *extractor) nearDuplicates() {
+	var seen []Fact
+	seen = append(seen, x.known...)
+	for i := range x.out {
+		f := &x.out[i]
+		kind, _, many := strings.Cut(f.Attribute, "/")
+		if many && shapeOf(f.Value) != kMoney && !isNumber(f.Value) {
+			for _, o := range seen {
+				ok, _, omany := strings.Cut(o.Attribute, "/")
+				if omany && o.Subject == f.Subject && ok == kind && o.Attribute != f.Attribute && wordsWithin(o.Value, f.Value) {
+					f.Attribute = o.Attribute
+					break
+				}
+			}
+		}
+		seen = append(seen, *f)
+	}
+}
+
+// wordsWithin reports whether the words of a are all in b, or those of b
+// all in a.
+func wordsWithin(a, b string) bool {
+	wa, wb := strings.Fields(strings.ToLower(a)), strings.Fields(strings.ToLower(b))
+	in := func(xs, ys []string) bool {
+		for _, x := range xs {
+			if !slices.Contains(ys, x) {
+				return false
+			}
+		}
+		return len(xs) > 0
+	}
+	return in(wa, wb) || in(wb, wa)
 }
 
 func contains(ss []string, s string) bool {

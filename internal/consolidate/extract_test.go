@@ -207,3 +207,16 @@ func TestExtractChangedPreferenceAndName(t *testing.T) {
 		t.Fatalf("got\n%s", show(got))
 	}
 }
+
+// TestExtractNearDuplicate: "jazz music" after "jazz" is one entry (a new
+// version of likes/jazz), not two.
+func TestExtractNearDuplicate(t *testing.T) {
+	got := Extract([]Message{user("m1", 1, "I like jazz."), user("m2", 2, "I really love jazz music.")}, nil)
+	if len(got) != 2 || got[1].Key() != "fact/user/likes/jazz" || got[1].Value != "jazz music" {
+		t.Fatalf("got\n%s", show(got))
+	}
+	got = Extract([]Message{user("m3", 3, "I like jazz music.")}, []Fact{{Subject: "user", Attribute: "likes/jazz", Value: "jazz", Type: Semantic}})
+	if len(got) != 1 || got[0].Key() != "fact/user/likes/jazz" {
+		t.Fatalf("known: got\n%s", show(got))
+	}
+}
