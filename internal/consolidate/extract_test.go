@@ -220,3 +220,26 @@ func TestExtractNearDuplicate(t *testing.T) {
 		t.Fatalf("known: got\n%s", show(got))
 	}
 }
+
+// TestExtractMoreSpeech: more ordinary ways, corrections included.
+func TestExtractMoreSpeech(t *testing.T) {
+	got := Extract([]Message{
+		user("m1", 1, "We'll go with Adyen for payments."),
+		user("m2", 2, "Scratch that, we're going with Stripe."),
+		user("m3", 3, "Our dog's name is Rex and we live in Leeds."),
+		user("m4", 4, "I just got a new job at Spotify!"),
+		user("m5", 5, "We decided to ship on Friday."),
+		user("m6", 6, "Oh wait, it's actually Monday, not Friday."),
+	}, nil)
+	want := []string{
+		"fact/we/decision/go_with=Adyen", "fact/we/decision/go_with=Stripe", "fact/dog/name=Rex", "fact/user/home_city=Leeds",
+		"fact/user/employer=Spotify", "fact/we/decision/ship=ship on Friday", "fact/we/decision/ship=ship on Monday",
+	}
+	var have []string
+	for _, f := range got {
+		have = append(have, f.Key()+"="+f.Value)
+	}
+	if strings.Join(have, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("got\n%s\nwant\n%s", strings.Join(have, "\n"), strings.Join(want, "\n"))
+	}
+}

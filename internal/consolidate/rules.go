@@ -60,11 +60,14 @@ func r(name, expr string, k kind, subj, attr string, typ Type, conf float64) rul
 var rules = func() []rule {
 	rs := []rule{
 		r("name", `(?i:\bmy name is |\bcall me |\bI go by )(?P<v>)`, kName, "user", "name", Semantic, 0.9),
-		r("rel-name", `(?i:\bmy `+relAlt+`(?:'s|’s) name is |\bmy `+relAlt+` is (?:called|named) |\bmy `+relAlt+`(?:'s|’s) called )(?P<v>)`, kName, "rel", "name", Semantic, 0.9),
+		r("rel-name", `(?i:\b(?:my|our) `+relAlt+`(?:'s|’s) name is |\b(?:my|our) `+relAlt+` is (?:called|named) |\b(?:my|our) `+relAlt+`(?:'s|’s) called )(?P<v>)`, kName, "rel", "name", Semantic, 0.9),
 		r("rel-named", `(?i:\bmy `+relAlt+`,? )(?P<v>)[A-Z][a-z]+,? (?i:is|was|has|had|got|just|lives|works|moved|finished|started|turned|and|who)\b`, kName, "rel", "name", Semantic, 0.7),
 		r("moved", `(?i:`+iHave+` `+soon+`(?:moved|relocated) (?:back )?to )(?P<v>)`, kPlace, "user", "home_city", Semantic, 0.85),
 		r("live", `(?i:\bI `+soon+`live in |`+iAm+` `+soon+`(?:living|based|settled) in )(?P<v>)`, kPlace, "user", "home_city", Semantic, 0.85),
 		r("moving", `(?i:`+iAm+` (?:moving|relocating) to )(?P<v>)`, kPlace, "user", "home_city", Semantic, 0.65),
+		r("we-live", `(?i:\bwe `+soon+`live in |\bwe(?:'re|’re| are) `+soon+`(?:living|based|settled) in )(?P<v>)`, kPlace, "user", "home_city", Semantic, 0.75),
+		r("new-job", `(?i:`+iHave+` `+soon+`(?:got|landed|started|took|accepted) (?:a |my |the )?(?:new )?job (?:at|with) )(?P<v>)`, kName, "user", "employer", Semantic, 0.8),
+		r("go-with", `(?i:\b(?:we|I)(?:'ll|’ll| will|'re|’re| are)? (?:go|going) with )(?P<v>)`, kPhrase, "we", "decision/go_with", Semantic, 0.6),
 		r("we-moved", `(?i:\bwe(?:'ve|’ve| have)? `+soon+`(?:moved|relocated) (?:back )?to )(?P<v>)`, kPlace, "user", "home_city", Semantic, 0.75),
 		r("from", `(?i:`+iAm+` (?:originally )?from |\bI (?:originally )?come from |\bI grew up in )(?P<v>)`, kPlace, "user", "hometown", Semantic, 0.8),
 		r("born", `(?i:\bI was born in )(?P<v>)`, kPlace, "user", "birthplace", Semantic, 0.85),
