@@ -54,7 +54,7 @@ const (
 	maxSessionMsgs    = 20000 // messages read for one consolidation
 	consolidatePage   = MaxRecallLimit
 	maxKnownFacts     = 5000
-	consolidateTimout = 2 * time.Minute
+	consolidateTimeout = 2 * time.Minute
 )
 
 // FactExtractor extracts facts (the deterministic extractor, or an LLM with
@@ -159,6 +159,7 @@ func (s *Service) Consolidate(ctx context.Context, id string, dryRun bool) (*mem
 				known = append(known, f) // later facts of this run may replace it
 			}
 		}
+		s.metrics.ConsolidatedFacts.WithLabelValues(x.GetOutcome()).Inc()
 		out.Facts = append(out.Facts, x)
 	}
 	if !dryRun {

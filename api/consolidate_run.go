@@ -91,7 +91,7 @@ func (s *Service) consolidateAfter(id string, body any, reply actors.ReplyFunc) 
 // only when its turn count is a multiple of ConsolidateEveryTurns.
 func (s *Service) consolidateLater(id string, onTurn bool) {
 	ok := s.background.start(func() {
-		ctx, cancel := context.WithTimeout(s.background.ctx, consolidateTimout)
+		ctx, cancel := context.WithTimeout(s.background.ctx, consolidateTimeout)
 		defer cancel()
 		if onTurn {
 			info, err := s.sessionInfo(ctx, id)
@@ -100,7 +100,7 @@ func (s *Service) consolidateLater(id string, onTurn bool) {
 			}
 		}
 		if _, err := s.Consolidate(ctx, id, false); err != nil {
-			s.metrics.AssemblyErrors.WithLabelValues("consolidation").Inc()
+			s.metrics.ConsolidationErrors.Inc()
 			s.logger.Warn("consolidation failed; the next trigger or the restart sweep retries it", "session", id, "err", err)
 		}
 	})
@@ -153,13 +153,14 @@ func (s *Service) resumeOne(e *memoryv1.SessionIndexEntry) {
 	if t == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(s.background.ctx, consolidateTimout)
+	ctx, cancel := context.WithTimeout(s.background.ctx, consolidateTimeout)
 	defer cancel()
 	done, err := s.consolidatedAt(ctx, *t, e.GetSessionId())
 	if err != nil || done {
 		return
 	}
 	if _, err := s.Consolidate(ctx, e.GetSessionId(), false); err != nil {
+		s.metrics.ConsolidationErrors.Inc()
 		s.logger.Warn("consolidation sweep failed", "session", e.GetSessionId(), "err", err)
 	}
 }

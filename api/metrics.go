@@ -19,6 +19,11 @@ type Metrics struct {
 	// Forwards counts requests forwarded to the node that serves their
 	// aggregate, by outcome (ok, error).
 	Forwards *prometheus.CounterVec
+	// ConsolidatedFacts counts the facts consolidation extracted, by
+	// outcome (written, duplicate, unchanged, review, skipped, dry_run);
+	// ConsolidationErrors the background consolidations that failed.
+	ConsolidatedFacts   *prometheus.CounterVec
+	ConsolidationErrors prometheus.Counter
 }
 
 // NewMetrics creates the instruments and registers them on reg (nil = not
@@ -45,9 +50,17 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "agentmem_api_forwards_total",
 			Help: "Requests forwarded to the node that serves their aggregate (a cluster), by outcome: ok (the owner's reply was relayed), error (no owner within the forward timeout, or it did not answer: 503).",
 		}, []string{"outcome"}),
+		ConsolidatedFacts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agentmem_consolidation_facts_total",
+			Help: "Facts consolidation extracted from sessions, by outcome: written, duplicate (written before), unchanged (the value was current), review (filed for review), skipped (no scope), dry_run.",
+		}, []string{"outcome"}),
+		ConsolidationErrors: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "agentmem_consolidation_errors_total",
+			Help: "Background consolidations (at termination, every N turns, the restart sweep) that failed; the next trigger or the restart sweep retries them.",
+		}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.RefusedReplies, m.Denied, m.Limited, m.AssemblyErrors, m.Forwards)
+		reg.MustRegister(m.RefusedReplies, m.Denied, m.Limited, m.AssemblyErrors, m.Forwards, m.ConsolidatedFacts, m.ConsolidationErrors)
 	}
 	return m
 }

@@ -76,7 +76,11 @@ func (s *Service) queryHandler(ep queryEndpoint) func(*call) {
 		if !s.readBody(r, rp, asJSON, req) {
 			return
 		}
-		s.goQuery(c, func(ctx context.Context, reply actors.ReplyFunc) { ep.serve(s, ctx, c.who, id, req, reply) })
+		timeout := s.cfg.QueryTimeout
+		if ep.op == "consolidate" { // many writes: bounded like a background consolidation
+			timeout = consolidateTimeout
+		}
+		s.goQueryFor(c, timeout, func(ctx context.Context, reply actors.ReplyFunc) { ep.serve(s, ctx, c.who, id, req, reply) })
 	}
 }
 
