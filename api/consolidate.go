@@ -37,23 +37,23 @@ import (
 
 // Metadata keys of an entry consolidation wrote.
 const (
-	MetaSource        = "source_session"
-	MetaMessages      = "source_messages"
-	MetaConfidence    = "confidence"
-	MetaSubject       = "subject"
-	MetaAttribute     = "attribute"
-	MetaValue         = "fact_value"
-	MetaExtractor     = "extractor"
-	MetaCommand       = "consolidation_command"
-	MetaReplaces      = "replaces"
-	MetaProposedFor   = "proposed_for"
-	MetaConsolidated  = "consolidated_into"
-	consolidatedBy    = "consolidation"
-	reviewPrefix      = "review/"
-	doneMarkerPrefix  = "consolidated/"
-	maxSessionMsgs    = 20000 // messages read for one consolidation
-	consolidatePage   = MaxRecallLimit
-	maxKnownFacts     = 5000
+	MetaSource         = "source_session"
+	MetaMessages       = "source_messages"
+	MetaConfidence     = "confidence"
+	MetaSubject        = "subject"
+	MetaAttribute      = "attribute"
+	MetaValue          = "fact_value"
+	MetaExtractor      = "extractor"
+	MetaCommand        = "consolidation_command"
+	MetaReplaces       = "replaces"
+	MetaProposedFor    = "proposed_for"
+	MetaConsolidated   = "consolidated_into"
+	consolidatedBy     = "consolidation"
+	reviewPrefix       = "review/"
+	doneMarkerPrefix   = "consolidated/"
+	maxSessionMsgs     = 20000 // messages read for one consolidation
+	consolidatePage    = MaxRecallLimit
+	maxKnownFacts      = 5000
 	consolidateTimeout = 2 * time.Minute
 )
 
