@@ -153,6 +153,11 @@ func lastWords(s string, n int) string {
 // follows no fact ("if I move to …", "I don't think I'm …").
 func hedged(s string, at int, weak bool) bool {
 	pre := s[:at]
+	for _, loc := range reportedRE.FindAllStringIndex(pre, -1) {
+		if w := strings.Fields(pre[:loc[0]]); len(w) == 0 || (w[len(w)-1] != "I" && w[len(w)-1] != "i") {
+			return true // someone else's words ("like I said" are the user's)
+		}
+	}
 	if i := strings.LastIndexAny(pre, ",;:—"); i >= 0 {
 		pre = pre[i+1:]
 	}

@@ -243,3 +243,18 @@ func TestExtractMoreSpeech(t *testing.T) {
 		t.Fatalf("got\n%s\nwant\n%s", strings.Join(have, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestExtractHedgedAndReported: beliefs and other people's words are no
+// facts of the user.
+func TestExtractHedgedAndReported(t *testing.T) {
+	for _, text := range []string{
+		"I think I'm allergic to cats.",
+		"My friend said: I moved to Paris!",
+		"Apparently I'm allergic to dust.",
+		"She told me I live in the wrong city.",
+	} {
+		if got := Extract([]Message{user("m1", 1, text)}, nil); len(got) != 0 {
+			t.Errorf("%q: want no fact, got\n%s", text, show(got))
+		}
+	}
+}

@@ -138,7 +138,11 @@ var correctionRE = regexp.MustCompile(`(?i)^(?:(?:actually|no|nope|sorry|wait|oh
 var correctionMark = regexp.MustCompile(`(?i)^(?:actually|no|sorry|wait|correction|scratch that|on second thought|i meant|i mean)\b`)
 
 // hedgeRE: a statement in a clause with one of these is no fact.
-var hedgeRE = regexp.MustCompile(`(?i)\b(?:if|unless|whether|might|maybe|perhaps|would|could|should|wonder|wondering|thinking (?:about|of)|considering|hope|hoping|wish|want to|wants to|planning to|plan to|not sure|don't know|do you|did you|are you|have you|pretend|imagine|suppose|supposed|hypothetically|someday|one day|never|didn't|did not|don't|do not|not|no longer|isn't|wasn't|friend of mine|my friend said|she said|he said|they said)\b`)
+var hedgeRE = regexp.MustCompile(`(?i)\b(?:if|unless|whether|might|maybe|perhaps|would|could|should|wonder|wondering|thinking (?:about|of)|considering|hope|hoping|wish|want to|wants to|planning to|plan to|not sure|don't know|do you|did you|are you|have you|pretend|imagine|suppose|supposed|hypothetically|someday|one day|never|didn't|did not|don't|do not|not|no longer|isn't|wasn't|friend of mine|think|guess|suspect|probably|possibly|supposedly|apparently)\b`)
+
+// reportedRE: a statement after one of these in its sentence is someone
+// else's words ("my friend said: I moved to Paris").
+var reportedRE = regexp.MustCompile(`(?i)\b(?:said|says|told me|tells me|asked|asks|wrote|writes|quote|quoting|the message reads|texted)\b`)
 
 // hedgeBeforeValueRE: for rules whose own words hold a negation ("I
 // don't like …"), only these hedge.
