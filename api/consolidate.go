@@ -48,6 +48,7 @@ const (
 	MetaReplaces       = "replaces"
 	MetaProposedFor    = "proposed_for"
 	MetaConsolidated   = "consolidated_into"
+	MetaMergedBy       = "merged_by"
 	consolidatedBy     = "consolidation"
 	reviewPrefix       = "review/"
 	doneMarkerPrefix   = "consolidated/"
@@ -61,6 +62,12 @@ const (
 // it as fallback). name is reported in ConsolidateReply.extractor.
 type FactExtractor interface {
 	ExtractFacts(ctx context.Context, msgs []consolidate.Message, known []consolidate.Fact) (facts []consolidate.Fact, name string, err error)
+}
+
+// FactMerger merges the current value of a fact with a new one (strategy
+// "llm"): it returns the value the key should hold.
+type FactMerger interface {
+	MergeFact(ctx context.Context, key, current, proposed string) (string, error)
 }
 
 // deterministicExtractor is consolidate.Extract.
@@ -313,6 +320,21 @@ func (s *Service) writeFact(ctx context.Context, t scopeTarget, session, sourceU
 			md[MetaReplaces] = f.Replaces
 		}
 		outcome := "written"
+		if live && strategy == sharedmem.StrategyLLM && s.cfg.Merger != nil {
+			merged, err := s.cfg.Merger.MergeFact(ctx, key, old, f.Value)
+			switch {
+			case err != nil:
+				s.logger.Warn("consolidation: the LLM merge failed; last write wins", "key", key, "err", err)
+			case strings.EqualFold(merged, old):
+				x.Outcome, x.Version = "unchanged", cur.GetVersion() // the model kept the current value
+				return nil
+			default:
+				g := f
+				g.Value = merged
+				req.Value, md[MetaValue], md[MetaMergedBy] = []byte(g.Text()), merged, "llm"
+				x.Value = g.Text()
+			}
+		}
 		if live && strategy == sharedmem.StrategyReview {
 			md[MetaProposedFor], md[MetaReplaces] = key, old
 			req.Key, outcome = reviewPrefix+key, "review"

@@ -428,3 +428,43 @@ func TestConsolidatedInto(t *testing.T) {
 		t.Fatalf("tea history after a second run: %d versions, want 2", len(h))
 	}
 }
+
+// TestConsolidateLLMMerge: in a scope whose conflict strategy is "llm" the
+// --llm-* endpoint settles a new value; when it fails, last write wins.
+func TestConsolidateLLMMerge(t *testing.T) {
+	var fail atomic.Bool
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if fail.Load() {
+			http.Error(w, "down", http.StatusBadGateway)
+			return
+		}
+		_ = json.NewEncoder(w).Encode(map[string]any{"choices": []any{map[string]any{"message": map[string]string{"role": "assistant", "content": `{"value":"Bergen (moved from Oslo)"}`}}}})
+	}))
+	defer srv.Close()
+	_, nc := node.StartForTest(t, func(cfg *node.Config) { cfg.LLM.BaseURL, cfg.LLM.Model = srv.URL, "stand-in" })
+	c := client.New(nc)
+	ctx := context.Background()
+	if _, err := c.Configure(ctx, client.User("u1"), &memoryv1.ConfigureScopeRequest{Config: &memoryv1.ScopeConfig{ConflictStrategy: "llm"}}); err != nil {
+		t.Fatal(err)
+	}
+	converse(t, c, "s1", "u1", "I live in Oslo.", "Cool.")
+	converse(t, c, "s2", "u1", "I moved to Bergen last week.", "Congrats!")
+	converse(t, c, "s3", "u1", "I moved to Tromsø in May.", "Brr!")
+	for _, id := range []string{"s1", "s2"} {
+		if _, err := c.Consolidate(ctx, id, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e, err := c.GetEntry(ctx, client.User("u1"), "fact/user/home_city", 0)
+	if err != nil || factValue(e) != "Bergen (moved from Oslo)" || e.GetMetadata()["merged_by"] != "llm" || e.GetVersion() != 2 {
+		t.Fatalf("merged: %v %v", err, e)
+	}
+	fail.Store(true)
+	if _, err := c.Consolidate(ctx, "s3", false); err != nil {
+		t.Fatal(err)
+	}
+	e, err = c.GetEntry(ctx, client.User("u1"), "fact/user/home_city", 0)
+	if err != nil || factValue(e) != "Tromsø" || e.GetMetadata()["merged_by"] != "" {
+		t.Fatalf("endpoint down, last write wins: %v %v", err, e)
+	}
+}

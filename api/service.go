@@ -63,6 +63,9 @@ type Config struct {
 	ConsolidateOnTerminate bool
 	ConsolidateEveryTurns  int
 	Extractor              FactExtractor
+	// Merger merges two values of a fact in scopes whose conflict strategy
+	// is "llm" (nil: last write wins there too).
+	Merger FactMerger
 }
 
 // DefaultConfig returns the service defaults.

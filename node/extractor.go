@@ -15,3 +15,14 @@ func llmExtractor(cfg llmsummary.Config) api.FactExtractor {
 	}
 	return llmextract.Extractor{Chat: c}
 }
+
+// llmMerger merges conflicting fact values with the --llm-* endpoint in
+// scopes whose conflict strategy is "llm" (nil when its settings are
+// invalid: last write wins there).
+func llmMerger(cfg llmsummary.Config) api.FactMerger {
+	c, err := llmsummary.New(cfg)
+	if err != nil {
+		return nil
+	}
+	return llmextract.Merger{Chat: c}
+}

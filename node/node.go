@@ -208,6 +208,9 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	if cfg.Consolidation.LLM && cfg.LLM.BaseURL != "" {
 		acfg.Extractor = llmExtractor(cfg.LLM)
 	}
+	if cfg.LLM.BaseURL != "" { // used only by scopes whose conflict strategy is "llm"
+		acfg.Merger = llmMerger(cfg.LLM)
+	}
 	local := answerBy{d: n.dir, w: n.storage, timeout: cfg.Actors.StoreTimeout}
 	placed := placedDispatch{local: local, t: n.placement, nc: n.nc, timeout: acfg.ForwardTimeout}
 	deps := api.Deps{Dispatcher: placed, Scopes: placed, Router: router{t: n.placement, w: n.storage, nc: n.nc}, Data: dataStore{s: data, w: n.storage, max: dcfg.MaxBytes}, Reranker: cfg.Reranker, Logger: logger,

@@ -22,7 +22,8 @@ func server(t *testing.T, content string, status int) *llmextract.Extractor {
 		var req struct {
 			Messages []struct{ Role, Content string } `json:"messages"`
 		}
-		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || len(req.Messages) != 2 || !strings.Contains(req.Messages[1].Content, "[u1] USER:") {
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || len(req.Messages) != 2 ||
+			(req.Messages[0].Content == llmextract.Instruction && !strings.Contains(req.Messages[1].Content, "[u1] USER:")) {
 			http.Error(w, "bad request", http.StatusBadRequest)
 			return
 		}
@@ -78,5 +79,18 @@ func TestLLMExtractFailures(t *testing.T) {
 		} else if name != "status 503" && !errors.Is(err, llmextract.ErrAnswer) {
 			t.Errorf("%s: %v, want ErrAnswer", name, err)
 		}
+	}
+}
+
+// TestMerge: the merged value is used when it holds words of the values;
+// an invented one is refused.
+func TestMerge(t *testing.T) {
+	m := llmextract.Merger{Chat: server(t, `{"value":"Bergen"}`, http.StatusOK).Chat}
+	if v, err := m.MergeFact(context.Background(), "fact/user/home_city", "Oslo", "Bergen"); err != nil || v != "Bergen" {
+		t.Fatalf("%q %v", v, err)
+	}
+	m = llmextract.Merger{Chat: server(t, `{"value":"Atlantis"}`, http.StatusOK).Chat}
+	if _, err := m.MergeFact(context.Background(), "fact/user/home_city", "Oslo", "Bergen"); !errors.Is(err, llmextract.ErrAnswer) {
+		t.Fatalf("invented value: %v", err)
 	}
 }

@@ -366,9 +366,9 @@ func (s *State) DecideConfigure(req *memoryv1.ConfigureScopeRequest, env Env) ([
 		}
 	}
 	switch cfg.ConflictStrategy {
-	case "", StrategyLastWriteWins, StrategyReview:
+	case "", StrategyLastWriteWins, StrategyReview, StrategyLLM:
 	default:
-		return nil, badRequest("config.conflict_strategy", "%q: must be %q or %q", cfg.ConflictStrategy, StrategyLastWriteWins, StrategyReview)
+		return nil, badRequest("config.conflict_strategy", "%q: must be %q, %q or %q", cfg.ConflictStrategy, StrategyLastWriteWins, StrategyReview, StrategyLLM)
 	}
 	b := s.newBatch(env)
 	b.expireDue()

@@ -31,6 +31,7 @@ const (
 const (
 	StrategyLastWriteWins = "last_write_wins" // the default ("")
 	StrategyReview        = "review"
+	StrategyLLM           = "llm" // an LLM merges the two values; last write wins without one
 )
 
 // ValidateKey checks an entry key: 1..256 bytes of [A-Za-z0-9_.:/@-], not

@@ -380,7 +380,7 @@ type ScopeConfigured struct {
 	// episodic_ttl_seconds: default expiry of episodic entries (0 = none).
 	EpisodicTtlSeconds int64 `protobuf:"varint,2,opt,name=episodic_ttl_seconds,json=episodicTtlSeconds,proto3" json:"episodic_ttl_seconds,omitempty"`
 	// conflict_strategy: how consolidation settles a new value for a fact
-	// (DESIGN §13): "" or "last_write_wins", "review".
+	// (DESIGN §13): "" or "last_write_wins", "review", "llm".
 	ConflictStrategy string `protobuf:"bytes,3,opt,name=conflict_strategy,json=conflictStrategy,proto3" json:"conflict_strategy,omitempty"`
 	unknownFields    protoimpl.UnknownFields
 	sizeCache        protoimpl.SizeCache
@@ -447,7 +447,9 @@ type ScopeConfig struct {
 	// the scope holds (DESIGN §13). "" or "last_write_wins": the new value
 	// is the key's next version (the old one stays in its history);
 	// "review": the new value waits as a proposal, listed by
-	// mem.v1.scope.<kind>.<id>.conflicts and settled by .settle.
+	// mem.v1.scope.<kind>.<id>.conflicts and settled by .settle; "llm": the
+	// node's --llm-* endpoint merges the two values into the next version
+	// (last write wins when it fails or is not configured).
 	ConflictStrategy string `protobuf:"bytes,3,opt,name=conflict_strategy,json=conflictStrategy,proto3" json:"conflict_strategy,omitempty"`
 	unknownFields    protoimpl.UnknownFields
 	sizeCache        protoimpl.SizeCache
