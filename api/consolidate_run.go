@@ -12,43 +12,67 @@ import (
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 )
 
-// background runs consolidations beside the actors: at most
-// maxBackground at a time (a trigger beyond that is dropped and logged:
-// the session's next trigger, or the restart sweep, consolidates it).
+// background runs consolidations beside the actors: a queue of at most
+// backgroundQueue jobs served by backgroundWorkers goroutines. A trigger
+// that finds the queue full is refused (logged and counted in
+// agentmem_consolidation_errors_total); the session's next trigger, an
+// on-demand call, or (once terminated) the restart sweep consolidates it.
+// Jobs still queued at Stop are dropped the same way.
 type background struct {
-	ctx     context.Context // cancelled by wait
-	cancel  context.CancelFunc
-	mu      sync.Mutex
-	wg      sync.WaitGroup
-	running int  // guarded by mu
-	stopped bool // guarded by mu
+	ctx    context.Context // cancelled by wait
+	cancel context.CancelFunc
+	queue  chan func()
+	mu     sync.Mutex
+	wg     sync.WaitGroup
+	// started and stopped are guarded by mu.
+	started, stopped bool
 }
 
-const maxBackground = 4
+const (
+	backgroundWorkers = 2
+	backgroundQueue   = 1024
+)
 
-// start runs fn in a goroutine unless maxBackground run or the service
-// stopped (false).
+// init starts the workers.
+func (b *background) init() {
+	b.ctx, b.cancel = context.WithCancel(context.Background())
+	b.queue = make(chan func(), backgroundQueue)
+	b.started = true
+	for range backgroundWorkers {
+		b.wg.Add(1)
+		go func() {
+			defer b.wg.Done()
+			for {
+				select {
+				case <-b.ctx.Done():
+					return
+				case fn := <-b.queue:
+					if b.ctx.Err() != nil {
+						return
+					}
+					fn()
+				}
+			}
+		}()
+	}
+}
+
+// start queues fn; false when the queue is full or the service stopped.
 func (b *background) start(fn func()) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.stopped || b.running >= maxBackground {
+	if !b.started || b.stopped {
 		return false
 	}
-	b.running++
-	b.wg.Add(1)
-	go func() {
-		defer func() {
-			b.mu.Lock()
-			b.running--
-			b.mu.Unlock()
-			b.wg.Done()
-		}()
-		fn()
-	}()
-	return true
+	select {
+	case b.queue <- fn:
+		return true
+	default:
+		return false
+	}
 }
 
-// wait refuses new work, cancels what runs and waits for it.
+// wait refuses new work, cancels what runs and waits for the workers.
 func (b *background) wait() {
 	b.mu.Lock()
 	b.stopped = true
@@ -105,7 +129,8 @@ func (s *Service) consolidateLater(id string, onTurn bool) {
 		}
 	})
 	if !ok {
-		s.logger.Warn("consolidation not started: too many running or stopping", "session", id)
+		s.metrics.ConsolidationErrors.Inc()
+		s.logger.Warn("consolidation not queued: the queue is full or the service stops; the next trigger or the restart sweep does it", "session", id)
 	}
 }
 

@@ -266,7 +266,7 @@ func Start(nc *nats.Conn, deps Deps, cfg Config) (*Service, error) {
 		return nil, err
 	}
 	s.routes = table
-	s.background.ctx, s.background.cancel = context.WithCancel(context.Background())
+	s.background.init()
 	return s, nil
 }
 
