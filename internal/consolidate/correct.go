@@ -1,0 +1,204 @@
+package consolidate
+
+import (
+	"regexp"
+	"strings"
+
+	"github.com/agentmem/agentmem/internal/facts"
+)
+
+// Corrections: a statement that replaces an earlier value, stated in full
+// ("it's Porto now, not Lisbon"), elliptically ("actually, make it
+// Monday") or as a changed preference ("I prefer coffee now").
+
+// changeRE marks a statement that may replace an earlier value.
+var changeRE = regexp.MustCompile(`(?i)\b(?:actually|now|instead|changed|change|update|updated|moved away|no longer|not|anymore|any more|correction|corrected|switched|switching|fell through|turns out|turned out|renamed|meant|replaced|rather)\b`)
+
+// alsoRE: a statement that adds to what was said ("I also like blues").
+var alsoRE = regexp.MustCompile(`(?i)\b(?:also|too|as well|another|both)\b`)
+
+// elliptical reads "actually, make it Monday": a new value for the
+// previous statement's fact, of the same shape (a date for a date, an
+// amount for an amount), in place of the old one.
+func (x *extractor) elliptical(m Message, s string, last *Fact) {
+	loc := correctionRE.FindStringSubmatchIndex(s)
+	if loc == nil {
+		return
+	}
+	if last == nil {
+		if len(x.out) == 0 {
+			return
+		}
+		last = &x.out[len(x.out)-1]
+	}
+	if last.Seq+8 < m.Seq || last.Type == Episodic {
+		return
+	}
+	nv := phraseWithDate(s[loc[2]:])
+	nv = strings.TrimSpace(strings.TrimSuffix(strings.TrimSuffix(nv, " instead"), " then"))
+	if nv == "" || len(strings.Fields(nv)) > 6 || pronounValues[strings.ToLower(nv)] {
+		return
+	}
+	v, ok := substitute(last.Value, nv)
+	if !ok {
+		return
+	}
+	f := *last
+	f.Value, f.Correction, f.Replaces = v, true, last.Value
+	f.Statement, f.MessageIDs, f.Seq, f.Rule, f.Confidence = s, []string{m.ID}, m.Seq, "correction", 0.8
+	x.add(f)
+}
+
+// substitute puts the new value nv in the place of the part of old of
+// its shape: "ship on Friday" + "Monday" = "ship on Monday". ok is false
+// when old has no part of that shape and nv is not a whole value.
+func substitute(old, nv string) (string, bool) {
+	ow := strings.Fields(old)
+	nw := strings.Fields(nv)
+	if len(nw) == 1 {
+		n := strings.Trim(nw[0], ".,!")
+		for i := len(ow) - 1; i >= 0; i-- {
+			o := strings.Trim(ow[i], ".,!")
+			switch {
+			case isDateWord(o) && isDateWord(n), moneyRE.MatchString(o) && moneyRE.MatchString(n),
+				isNumber(o) && isNumber(n):
+				ow[i] = n
+				return strings.Join(ow, " "), true
+			}
+		}
+	}
+	if shapeOf(old) == shapeOf(nv) && len(ow) <= 4 {
+		return nv, true
+	}
+	return "", false
+}
+
+func isNumber(w string) bool {
+	return w != "" && strings.Trim(w, "0123456789.,:") == ""
+}
+
+// replaceOfMany: a fact read from s with an attribute of many values
+// (prefers/tea) replaces the newest earlier one of its subject and kind
+// when s marks a change ("actually, I prefer coffee now"), unless it adds
+// to it ("I also like blues").
+func (x *extractor) replaceOfMany(s string, n int) {
+	if !(correctionMark.MatchString(s) || nowRE.MatchString(s)) || alsoRE.MatchString(s) {
+		return
+	}
+	for i := n; i < len(x.out); i++ {
+		f := &x.out[i]
+		kind, _, many := strings.Cut(f.Attribute, "/")
+		if !many || f.Correction {
+			continue
+		}
+		for _, old := range x.earlier(n) {
+			ok, _, _ := strings.Cut(old.Attribute, "/")
+			if old.Subject == f.Subject && ok == kind && old.Type == f.Type && !strings.EqualFold(old.Value, f.Value) {
+				f.Correction, f.Replaces = true, old.Value
+				break
+			}
+		}
+	}
+}
+
+// correct turns the facts read from s (from index n of x.out) into
+// corrections when s names an earlier value as replaced; when s names one
+// but no rule read a new value, the new value is taken from s by shape.
+func (x *extractor) correct(m Message, s string, n int) {
+	if !changeRE.MatchString(s) {
+		return
+	}
+	for _, old := range x.earlier(n) {
+		if !mentions(s, old.Value) {
+			continue
+		}
+		for i := n; i < len(x.out); i++ {
+			f := &x.out[i]
+			if f.Value != old.Value && shapeOf(f.Value) == shapeOf(old.Value) && f.Key() != old.Key() && f.Type == old.Type {
+				f.Subject, f.Attribute = old.Subject, old.Attribute
+			}
+			if f.Key() == old.Key() && f.Value != old.Value {
+				f.Correction, f.Replaces = true, old.Value
+				return
+			}
+		}
+		if nv := newValue(s, old.Value); nv != "" {
+			f := old
+			f.Value, f.Correction, f.Replaces = nv, true, old.Value
+			f.Statement, f.MessageIDs, f.Seq, f.Rule, f.Confidence = s, []string{m.ID}, m.Seq, "correction", 0.75
+			x.add(f)
+			return
+		}
+	}
+}
+
+// earlier returns the facts before index n and the known ones, newest
+// first, one per key (its newest value).
+func (x *extractor) earlier(n int) []Fact {
+	seen := map[string]bool{}
+	var out []Fact
+	for i := n - 1; i >= 0; i-- {
+		if k := x.out[i].Key(); !seen[k] {
+			seen[k] = true
+			out = append(out, x.out[i])
+		}
+	}
+	for i := len(x.known) - 1; i >= 0; i-- {
+		if k := x.known[i].Key(); !seen[k] {
+			seen[k] = true
+			out = append(out, x.known[i])
+		}
+	}
+	return out
+}
+
+// mentions reports whether s holds value v as words (at least three
+// letters, so "a" or "it" never match).
+func mentions(s, v string) bool {
+	if len(v) < 3 {
+		return false
+	}
+	if shapeOf(v) == kPhrase {
+		return facts.ContainsWord(strings.ToLower(s), strings.ToLower(v))
+	}
+	return facts.ContainsWord(s, v)
+}
+
+// newValue returns the value in s that replaces old: of old's shape, not
+// old itself, nearest after a change marker ("now", "to", "it's", "is")
+// or before ", not <old>".
+func newValue(s, old string) string {
+	sh := shapeOf(old)
+	if i := strings.Index(s, ", not "+old); i > 0 {
+		before := s[:i]
+		switch sh {
+		case kMoney:
+			if ms := moneyAnyRE.FindAllString(before, -1); len(ms) > 0 {
+				return ms[len(ms)-1]
+			}
+		default:
+			if j := copulaRE.FindAllStringIndex(before, -1); j != nil {
+				if v := phrase(before[j[len(j)-1][1]:], sh); v != "" && v != old {
+					return v
+				}
+			}
+		}
+	}
+	marks := newValueMarkRE.FindAllStringIndex(s, -1)
+	for _, mk := range marks {
+		rest := s[mk[1]:]
+		var v string
+		switch sh {
+		case kMoney:
+			v = money(rest)
+		case kName, kPlace:
+			v = capitalized(rest, kName)
+		default:
+			continue // a phrase is too vague to take by position
+		}
+		if v != "" && v != old && !strings.Contains(old, v) {
+			return v
+		}
+	}
+	return ""
+}
