@@ -17,21 +17,13 @@ var changeRE = regexp.MustCompile(`(?i)\b(?:actually|now|instead|changed|change|
 // alsoRE: a statement that adds to what was said ("I also like blues").
 var alsoRE = regexp.MustCompile(`(?i)\b(?:also|too|as well|another|both)\b`)
 
-// elliptical reads "actually, make it Monday": a new value for the
-// previous statement's fact, of the same shape (a date for a date, an
-// amount for an amount), in place of the old one.
-func (x *extractor) elliptical(m Message, s string, last *Fact) {
+// elliptical reads "actually, make it Monday": a new value for a recent
+// fact (of the last few messages, newest first) that has a part of the
+// new value's shape (a date for a date, an amount for an amount), or, for
+// a fact of one value, a whole value of its shape.
+func (x *extractor) elliptical(m Message, s string) {
 	loc := correctionRE.FindStringSubmatchIndex(s)
-	if loc == nil {
-		return
-	}
-	if last == nil {
-		if len(x.out) == 0 {
-			return
-		}
-		last = &x.out[len(x.out)-1]
-	}
-	if last.Seq+8 < m.Seq || last.Type == Episodic {
+	if loc == nil || len(x.out) == 0 {
 		return
 	}
 	nv := phraseWithDate(s[loc[2]:])
@@ -39,20 +31,38 @@ func (x *extractor) elliptical(m Message, s string, last *Fact) {
 	if nv == "" || len(strings.Fields(nv)) > 6 || pronounValues[strings.ToLower(nv)] {
 		return
 	}
-	v, ok := substitute(last.Value, nv)
-	if !ok {
+	for i := len(x.out) - 1; i >= 0; i-- {
+		old := x.out[i]
+		if old.Seq+8 < m.Seq {
+			return
+		}
+		if old.Type != Semantic {
+			continue
+		}
+		v, ok := substitute(old.Value, nv, manyValued(old.Attribute))
+		if !ok {
+			continue
+		}
+		f := old
+		f.Value, f.Correction, f.Replaces = v, true, old.Value
+		f.Statement, f.MessageIDs, f.Seq, f.Rule, f.Confidence = s, []string{m.ID}, m.Seq, "correction", 0.8
+		x.add(f)
 		return
 	}
-	f := *last
-	f.Value, f.Correction, f.Replaces = v, true, last.Value
-	f.Statement, f.MessageIDs, f.Seq, f.Rule, f.Confidence = s, []string{m.ID}, m.Seq, "correction", 0.8
-	x.add(f)
+}
+
+// manyValued: an attribute with a value per key (allergy/peanuts), which a
+// whole new value does not replace.
+func manyValued(attr string) bool {
+	kind, _, ok := strings.Cut(attr, "/")
+	return ok && kind != "decision"
 }
 
 // substitute puts the new value nv in the place of the part of old of
-// its shape: "ship on Friday" + "Monday" = "ship on Monday". ok is false
-// when old has no part of that shape and nv is not a whole value.
-func substitute(old, nv string) (string, bool) {
+// its shape: "ship on Friday" + "Monday" = "ship on Monday". Without such
+// a part, nv replaces old whole when both have one shape, nv is no date
+// or number, and old is not a value of many. ok is false otherwise.
+func substitute(old, nv string, many bool) (string, bool) {
 	ow := strings.Fields(old)
 	nw := strings.Fields(nv)
 	if len(nw) == 1 {
@@ -67,7 +77,12 @@ func substitute(old, nv string) (string, bool) {
 			}
 		}
 	}
-	if shapeOf(old) == shapeOf(nv) && len(ow) <= 4 {
+	dateLike := true
+	for _, w := range nw {
+		w = strings.Trim(w, ".,!")
+		dateLike = dateLike && (isDateWord(w) || isNumber(w) || moneyRE.MatchString(w))
+	}
+	if !many && !dateLike && shapeOf(old) == shapeOf(nv) && len(ow) <= 4 {
 		return nv, true
 	}
 	return "", false

@@ -46,11 +46,10 @@ func (x *extractor) message(m Message, prev *Message) {
 	if prev != nil {
 		x.context(prev.Text) // "Who's teaching it?" names nothing, "What are you calling the puppy?" may
 	}
-	lastUser := x.lastUserFact()
 	sents := facts.Sentences(m.Text)
 	for si, s := range sents {
 		n0 := len(x.out)
-		x.sentence(m, prev, s, si, lastUser)
+		x.sentence(m, prev, s, si)
 		for i := n0; i < len(x.out); i++ {
 			x.out[i].Context = contextOf(sents, si)
 		}
@@ -75,7 +74,7 @@ func contextOf(sents []string, si int) string {
 }
 
 // sentence reads sentence si (s) of m.
-func (x *extractor) sentence(m Message, prev *Message, s string, si int, lastUser *Fact) {
+func (x *extractor) sentence(m Message, prev *Message, s string, si int) {
 	x.context(s)
 	if strings.HasSuffix(strings.TrimRight(s, `"')’ `), "?") {
 		return // a question states nothing
@@ -87,7 +86,7 @@ func (x *extractor) sentence(m Message, prev *Message, s string, si int, lastUse
 		x.answer(m, s, prev)
 	}
 	if len(x.out) == n {
-		x.elliptical(m, s, lastUser)
+		x.elliptical(m, s)
 	}
 	x.correct(m, s, n)
 	x.replaceOfMany(s, n)
@@ -348,16 +347,6 @@ func (x *extractor) answer(m Message, s string, prev *Message) {
 var interjections = map[string]bool{"wow": true, "oh": true, "ah": true, "aw": true, "aww": true, "haha": true, "lol": true,
 	"omg": true, "ugh": true, "hmm": true, "nope": true, "yay": true, "ooh": true, "whoa": true, "honestly": true,
 	"actually": true, "sadly": true, "luckily": true, "oops": true, "definitely": true, "totally": true, "not": true, "nobody": true, "none": true}
-
-// lastUserFact is the newest fact read so far (for "actually, make it
-// Monday").
-func (x *extractor) lastUserFact() *Fact {
-	if len(x.out) == 0 {
-		return nil
-	}
-	f := x.out[len(x.out)-1]
-	return &f
-}
 
 // add appends f.
 func (x *extractor) add(f Fact) {
