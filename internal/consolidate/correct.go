@@ -2,6 +2,7 @@ package consolidate
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/agentmem/agentmem/internal/facts"
@@ -80,12 +81,43 @@ func substitute(old, nv string, many bool) (string, bool) {
 	dateLike := true
 	for _, w := range nw {
 		w = strings.Trim(w, ".,!")
-		dateLike = dateLike && (isDateWord(w) || isNumber(w) || moneyRE.MatchString(w))
+		dateLike = dateLike && isDatePart(w)
+	}
+	if dateLike { // "March 10" in the place of "March 3" or "Friday"
+		end := -1
+		for i := len(ow) - 1; i >= 0; i-- {
+			if isDatePart(strings.Trim(ow[i], ".,!")) && (isDateWord(strings.Trim(ow[i], ".,!")) || end >= 0 || isNumber(strings.Trim(ow[i], ".,!"))) {
+				if end < 0 {
+					end = i
+				}
+				continue
+			}
+			if end >= 0 {
+				return strings.Join(append(append(slices.Clone(ow[:i+1]), nw...), ow[end+1:]...), " "), true
+			}
+		}
+		if end >= 0 {
+			return strings.Join(append(slices.Clone(nw), ow[end+1:]...), " "), true
+		}
 	}
 	if !many && !dateLike && shapeOf(old) == shapeOf(nv) && len(ow) <= 4 {
 		return nv, true
 	}
 	return "", false
+}
+
+// isDatePart: a word of a date (Friday, March, 10, 3rd, 2026-03-10).
+func isDatePart(w string) bool {
+	lw := strings.ToLower(w)
+	if isDateWord(w) || isNumber(w) || lw == "may" {
+		return true
+	}
+	for _, suf := range []string{"st", "nd", "rd", "th"} {
+		if strings.HasSuffix(lw, suf) && isNumber(strings.TrimSuffix(lw, suf)) {
+			return true
+		}
+	}
+	return false
 }
 
 func isNumber(w string) bool {

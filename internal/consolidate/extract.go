@@ -251,7 +251,7 @@ func (x *extractor) rules(m Message, s string) {
 	}
 	x.purchase(m, s)
 	if loc := decisionLetRE.FindStringSubmatchIndex(s); loc != nil && !hedged(s, loc[0], false) {
-		if v := phrase(s[loc[2]:], kPhrase); v != "" && facts.HasKeyFact(" "+v) && topic(v) != "" && !strings.HasPrefix(strings.ToLower(v), "see") {
+		if v := phrase(s[loc[2]:], kPhrase); v != "" && !notDecisionRE.MatchString(v) && facts.HasKeyFact(" "+v) && topic(v) != "" && !strings.HasPrefix(strings.ToLower(v), "see") {
 			x.add(Fact{Subject: "we", Attribute: "decision/" + topic(v), Value: phraseWithDate(s[loc[2]:]), Type: Semantic, Confidence: 0.65,
 				Statement: s, MessageIDs: []string{m.ID}, Seq: m.Seq, Rule: "lets"})
 		}
@@ -296,11 +296,26 @@ func (x *extractor) purchase(m Message, s string) {
 		Statement: s, MessageIDs: []string{m.ID}, Seq: m.Seq, Rule: "purchase"})
 }
 
+// trimLeading strips discourse markers ("Also, ", "Okay, ") from the start
+// of s.
+func trimLeading(s string) string {
+	for changed := true; changed; {
+		changed = false
+		for _, f := range facts.LeadingFiller {
+			if len(s) > len(f) && strings.EqualFold(s[:len(f)], f) {
+				s, changed = strings.TrimSpace(s[len(f):]), true
+			}
+		}
+	}
+	return s
+}
+
 // instruction reads a refined instruction ("from now on, answer in
 // Spanish").
 func (x *extractor) instruction(m Message, s string) {
-	loc := instructionRE.FindStringIndex(s)
-	if loc == nil || hedgeWeakRE.MatchString(s[:loc[0]]) {
+	lead := trimLeading(s)
+	loc := instructionRE.FindStringIndex(lead)
+	if loc == nil || hedgeWeakRE.MatchString(lead[:loc[0]]) {
 		return
 	}
 	w := strings.Fields(s)
@@ -308,7 +323,7 @@ func (x *extractor) instruction(m Message, s string) {
 		return
 	}
 	v := strings.TrimRight(s, " ")
-	t := topic(strings.TrimSpace(instructionLeadRE.ReplaceAllString(s[loc[0]:], "")))
+	t := topicOf(untilClause(instructionLeadRE.ReplaceAllString(lead[loc[0]:], "")), true)
 	if t == "" {
 		return
 	}

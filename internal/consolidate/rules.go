@@ -80,6 +80,7 @@ var rules = func() []rule {
 		r("i-am-a", `(?i:`+iAm+` (?:now |currently |still )?(?:an? |the )(?P<v>))(?i:[a-z-]+ ){0,3}?`+alt(jobs)+`\b`, kPhrase, "user", "job_title", Semantic, 0.8),
 		r("i-am-a-at", `(?i:`+iAm+` (?:now |currently |still )?(?:an? |the )(?:[a-z-]+ ){0,3}?`+alt(jobs)+` (?:at|for|with) )(?P<v>)`, kName, "user", "employer", Semantic, 0.75),
 		r("allergic", `(?i:`+iAm+` (?:severely |very |deathly |really |quite |also )?allergic to )(?P<v>)`, kPhrase, "user", "allergy/%", Semantic, 0.95),
+		r("rel-allergic", `(?i:\b(?:my|our) `+relAlt+` )`+named+`(?i:(?:is|has been) (?:severely |very |deathly |really |quite |also )?allergic to )(?P<v>)`, kPhrase, "rel", "allergy/%", Semantic, 0.85),
 		r("diet", `(?i:`+iAm+` (?:a |an |strictly |fully )?)(?P<v>)(?i:vegetarian|vegan|pescatarian|lactose[- ]intolerant|gluten[- ]intolerant|celiac|coeliac|diabetic|teetotal)\b`, kPhrase, "user", "diet", Semantic, 0.9),
 		r("avoid", `(?i:\bI (?:can't|can’t|cannot|don't|don’t|do not) (?:eat|drink) )(?P<v>)`, kPhrase, "user", "avoids/%", Semantic, 0.8),
 		r("prefer", `(?i:\bI `+adv+`prefer )(?P<v>)`, kPhrase, "user", "prefers/%", Semantic, 0.85),
@@ -107,12 +108,12 @@ var rules = func() []rule {
 		r("my-degree", `(?i:`+iHave+` (?:just |finally |recently )*(?:finished|completed|got|earned|graduated with) (?:a|an|my) (?:degree|bachelor's|master's|masters|phd|diploma|doctorate)(?: degree)? in )(?P<v>)`, kPhrase, "user", "degree", Semantic, 0.8),
 		r("wedding", `(?i:\bthe (?:wedding|ceremony) (?:is|will be|is going to be|'s going to be|’s going to be) (?:held )?in )(?P<v>)`, kPlace, "rel", "wedding_place", Semantic, 0.7),
 		r("decided", `(?i:\b(?:we|I)(?:'ve|’ve| have)? (?:finally |just )?(?:decided|agreed|chose|opted) (?:to |on )|\b(?:we|I)(?:'ve|’ve| have)? (?:finally |just )?settled on )(?P<v>)`, kPhrase, "we", "decision/#", Semantic, 0.8),
-		r("deadline", `(?i:\bthe deadline is (?:now )?|\bit(?:'s|’s| is) due (?:on |by )?)(?P<v>)`, kPhrase, "we", "deadline", Semantic, 0.8),
+		r("deadline", `(?i:\bthe deadline(?: for(?: [a-z-]+){1,4}?)? is (?:now )?|\bit(?:'s|’s| is) due (?:on |by )?)(?P<v>)`, kPhrase, "we", "deadline", Semantic, 0.8),
 		r("tried", `(?i:`+iHave+` (?:already |also )?tried )(?P<v>)[^.!?]*?(?i:\b(?:but|and|,|;|-|—)\s*(?:it |that |this |they )?(?:still )?(?:worked|works|didn't work|did not work|doesn't work|does not work|failed|fails|helped|didn't help|did not help|fixed it|solved it|made it worse|broke|crashed|no luck|did nothing|changed nothing|timed out|errored|threw an error))`, kPhrase, "user", "tried/%", Episodic, 0.7),
 	}
 	for i := range rs {
 		switch rs[i].name {
-		case "allergic", "avoid", "like", "fan", "dislike":
+		case "allergic", "rel-allergic", "avoid", "like", "fan", "dislike":
 			rs[i].list = true
 		case "injury":
 			rs[i].short = 2
@@ -129,6 +130,9 @@ var instructionRE = regexp.MustCompile(`(?i)^(?:please,? )?(?:always|never) \w|\
 
 // decisionLetRE: "let's ship on Friday" (with a key fact).
 var decisionLetRE = regexp.MustCompile(`(?i)\blet(?:'s|’s| us) (?:go with |do |)(?P<v>)`)
+
+// notDecisionRE: "let's say", "let's see", … decide nothing.
+var notDecisionRE = regexp.MustCompile(`(?i)^(?:say|see|talk|think|chat|hope|try|start|begin|move on|get started|continue|recap|review|check|look|figure|keep in touch|catch up)\b`)
 
 // correctionRE: an elliptical correction of the previous statement.
 var correctionRE = regexp.MustCompile(`(?i)^(?:(?:actually|no|nope|sorry|wait|oh|hmm|ok|okay|so|correction|scratch that|on second thought)[,!.:—-]* )*(?:make (?:it|that) |change (?:it|that) to |let(?:'s|’s) (?:do |say |make it )|move (?:it|that) to |push (?:it|that) (?:back )?to |I meant |I mean |it(?:'s|’s| is) (?:actually |now )?|(?:it|that) should be )(?P<v>)`)

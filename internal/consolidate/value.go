@@ -146,6 +146,10 @@ func splitList(rest string) []string {
 	if loc := listEndRE.FindStringIndex(rest); loc != nil {
 		rest = rest[:loc[0]]
 	}
+	// "a, b and c" is a list; "a, by the way" is one item and an aside.
+	if i := strings.IndexByte(rest, ','); i >= 0 && !andOrRE.MatchString(rest[i:]) {
+		rest = rest[:i]
+	}
 	var out []string
 	for _, p := range listSepRE.Split(rest, -1) {
 		if v := phrase(p, kPhrase); v != "" {
@@ -160,13 +164,17 @@ func splitList(rest string) []string {
 
 // topic returns the content words of a decision's value without its
 // dates, numbers and names: "ship the release on Friday" → "ship_release".
-func topic(v string) string {
+func topic(v string) string { return topicOf(v, false) }
+
+// topicOf is topic, keeping names when names is set ("reply in English" →
+// "reply_english").
+func topicOf(v string, names bool) string {
 	var out []string
 	for i, w := range strings.Fields(v) {
 		t := strings.Trim(w, ".,;:!?\"'")
 		lw := strings.ToLower(t)
 		r, _ := utf8.DecodeRuneInString(t)
-		if t == "" || strings.ContainsFunc(t, unicode.IsDigit) || isDateWord(t) || (i > 0 && unicode.IsUpper(r)) ||
+		if t == "" || strings.ContainsFunc(t, unicode.IsDigit) || isDateWord(t) || (i > 0 && unicode.IsUpper(r) && !names) ||
 			stopWords[lw] || moneyRE.MatchString(t) {
 			continue
 		}
@@ -203,5 +211,6 @@ func shapeOf(v string) kind {
 // Patterns used above, compiled once.
 var (
 	listEndRE = regexp.MustCompile(`[.;:!?()]`)
+	andOrRE   = regexp.MustCompile(`(?i)\s(?:and|or)\s`)
 	listSepRE = regexp.MustCompile(`,\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+`)
 )
