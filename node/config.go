@@ -66,8 +66,12 @@ type Config struct {
 	// HealthInterval is how often the node looks at the disk, JetStream
 	// and the projector (the storage watch). Programmatic only.
 	HealthInterval time.Duration
-	// HTTPAddr serves /metrics and /healthz; empty disables it.
+	// HTTPAddr serves /metrics, /healthz and the inspector (/ui/); empty
+	// disables it.
 	HTTPAddr string
+	// UIAllowedHosts are Host values the inspector answers to besides
+	// loopback names and the listener's address (DNS rebinding guard).
+	UIAllowedHosts []string
 	Stream   string
 	// DenyPurge creates the log stream with deny_purge (default true;
 	// events.JetStreamConfig.DenyPurge). Programmatic only: there is no

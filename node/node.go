@@ -23,6 +23,7 @@ import (
 	"github.com/agentmem/agentmem/actors"
 	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/events"
+	"github.com/agentmem/agentmem/inspector"
 	"github.com/agentmem/agentmem/internal/dirlock"
 	"github.com/agentmem/agentmem/internal/embed"
 	"github.com/agentmem/agentmem/internal/llmsummary"
@@ -51,6 +52,10 @@ type Node struct {
 	http     *http.Server
 	httpDone chan struct{}
 	httpAddr string
+	// inspector serves /ui/ on the HTTP listener (closed by Shutdown).
+	inspector *inspector.Inspector
+	// log is the event log as the actors write it (time travel reads it).
+	log   events.Log
 	store    *projections.Store
 	proj     *projections.Projector
 	// storage watches the disk, JetStream and the projector (storage.go);
@@ -168,6 +173,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	}
 	n.startStorageWatch(js)
 	log := gatedLog{Log: jsLog, w: n.storage}
+	n.log = log
 	var rewriter actors.Rewriter
 	if cfg.LLM.BaseURL != "" {
 		if rewriter, err = llmsummary.New(cfg.LLM); err != nil {
@@ -249,7 +255,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 		n.goBackground("archive sweep stopped", sw.Run)
 	}
 	if cfg.HTTPAddr != "" {
-		if err = n.startHTTP(); err != nil {
+		if err = n.startHTTP(tenants); err != nil {
 			return n, err
 		}
 	}
@@ -382,15 +388,25 @@ func (n *Node) goBackground(msg string, loop func(context.Context) error) {
 	}()
 }
 
-func (n *Node) startHTTP() error {
+func (n *Node) startHTTP(tenants *tenancy.Directory) error {
+	icfg := inspector.DefaultConfig()
+	icfg.AllowedHosts = n.cfg.UIAllowedHosts
+	ui, err := inspector.New(icfg, inspector.Deps{Conn: n.nc, Tenants: tenants, NATSURL: n.url, Log: n.log, Logger: n.logger})
+	if err != nil {
+		return fmt.Errorf("node: inspector: %w", err)
+	}
 	ln, err := net.Listen("tcp", n.cfg.HTTPAddr)
 	if err != nil {
+		ui.Close()
 		return fmt.Errorf("node: http listen: %w", err)
 	}
+	n.inspector = ui
 	n.httpAddr = ln.Addr().String()
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(n.Registry, promhttp.HandlerOpts{}))
 	mux.HandleFunc("/healthz", n.serveHealthz)
+	mux.Handle(inspector.Prefix, ui)
+	mux.Handle("/ui", http.RedirectHandler(inspector.Prefix, http.StatusMovedPermanently))
 	n.http = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	n.httpDone = make(chan struct{})
 	go func() {
@@ -446,6 +462,9 @@ func (n *Node) shutdown(ctx context.Context) error {
 	}
 	if n.dir != nil {
 		errs = append(errs, n.dir.Close(ctx))
+	}
+	if n.inspector != nil {
+		n.inspector.Close() // ends the live streams, which Shutdown waits for
 	}
 	if n.http != nil {
 		errs = append(errs, n.http.Shutdown(ctx))
