@@ -86,8 +86,8 @@ type Inspector struct {
 	mux    *http.ServeMux
 	pages  map[string]*template.Template
 	codec  *events.Codec
-	local  *viewer  // the single-user node's viewer (nil with tenants)
-	logins *logins  // the tenant viewers (nil without tenants)
+	local  *viewer // the single-user node's viewer (nil with tenants)
+	logins *logins // the tenant viewers (nil without tenants)
 	ctx    context.Context
 	cancel context.CancelFunc
 }
@@ -163,7 +163,7 @@ func (in *Inspector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("Referrer-Policy", "no-referrer")
-	h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; frame-ancestors 'none'")
+	h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'; style-src-attr 'unsafe-inline'; script-src 'self'; frame-ancestors 'none'")
 	if why := checkHostOrigin(r, in.cfg.AllowedHosts); why != "" {
 		http.Error(w, "Forbidden: "+why, http.StatusForbidden)
 		return

@@ -33,12 +33,12 @@ type entryRow struct {
 }
 
 type versionRow struct {
-	Version                   uint64
-	Change, By, When, Type    string
-	Deleted                   bool
-	RestoredFrom              uint64
-	Value                     string
-	Diff                      []diffLine
+	Version                uint64
+	Change, By, When, Type string
+	Deleted                bool
+	RestoredFrom           uint64
+	Value                  string
+	Diff                   []diffLine
 }
 
 // scopesPage lists a scope's entries (current versions) through the API,

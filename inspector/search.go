@@ -45,13 +45,14 @@ func (in *Inspector) searchPage(ctx context.Context, r *http.Request, v *viewer)
 	if len(p.Query) > maxSearchQuery {
 		return "", nil, badInput{"q", "longer than 1024 bytes"}
 	}
-	if _, err := v.c.Get(ctx, id); err != nil {
+	info, err := v.c.Get(ctx, id)
+	if err != nil {
 		return "", nil, err
 	}
 	if strings.TrimSpace(p.Query) == "" {
 		return "search.html", p, nil
 	}
-	rep, err := v.c.Search(ctx, id, &memoryv1.SearchRequest{Query: p.Query, Limit: 20})
+	rep, err := v.c.Search(ctx, id, &memoryv1.SearchRequest{Query: p.Query, Limit: 20, MinSeq: info.GetSeq()})
 	if err != nil {
 		return "", nil, err
 	}

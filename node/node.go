@@ -54,6 +54,9 @@ type Node struct {
 	httpAddr string
 	// inspector serves /ui/ on the HTTP listener (closed by Shutdown).
 	inspector *inspector.Inspector
+	// uiNC is the single-user inspector's own connection: a client of
+	// the API like any other (nil with tenants: viewers bring their own).
+	uiNC *nats.Conn
 	// log is the event log as the actors write it (time travel reads it).
 	log   events.Log
 	store    *projections.Store
@@ -391,7 +394,21 @@ func (n *Node) goBackground(msg string, loop func(context.Context) error) {
 func (n *Node) startHTTP(tenants *tenancy.Directory) error {
 	icfg := inspector.DefaultConfig()
 	icfg.AllowedHosts = n.cfg.UIAllowedHosts
-	ui, err := inspector.New(icfg, inspector.Deps{Conn: n.nc, Tenants: tenants, NATSURL: n.url, Log: n.log, Logger: n.logger})
+	if tenants == nil {
+		// The node's own users may not publish into the API (no confused
+		// deputy): on the embedded single-user server the inspector is an
+		// anonymous client like any agent; elsewhere it uses the node's
+		// credentials, which the operator's NATS config must let call it.
+		var opts []nats.Option
+		if n.cfg.NATSURL != "" || n.cfg.NATSConfig != "" {
+			opts = credentials(n.cfg.NATSUser, n.cfg.NATSPassword, n.cfg.NATSCreds)
+		}
+		var err error
+		if n.uiNC, err = nats.Connect(n.url, append(opts, nats.Name("agentmem-inspector"), nats.MaxReconnects(-1))...); err != nil {
+			return fmt.Errorf("node: inspector: connect %s: %w", n.url, err)
+		}
+	}
+	ui, err := inspector.New(icfg, inspector.Deps{Conn: n.uiNC, Tenants: tenants, NATSURL: n.url, Log: n.log, Logger: n.logger})
 	if err != nil {
 		return fmt.Errorf("node: inspector: %w", err)
 	}
@@ -425,6 +442,14 @@ func (n *Node) WaitProjected(ctx context.Context, seq uint64) error {
 		return errors.New("node: no projector in this process")
 	}
 	return n.proj.WaitFor(ctx, seq)
+}
+
+// Inspector is the /ui/ handler (nil without an HTTP listener).
+func (n *Node) Inspector() http.Handler {
+	if n.inspector == nil {
+		return nil
+	}
+	return n.inspector
 }
 
 // MetricsAddr is the address /metrics is served on ("" when disabled).
@@ -469,6 +494,9 @@ func (n *Node) shutdown(ctx context.Context) error {
 	if n.http != nil {
 		errs = append(errs, n.http.Shutdown(ctx))
 		<-n.httpDone
+	}
+	if n.uiNC != nil {
+		n.uiNC.Close()
 	}
 	stopped := true
 	if n.bgCancel != nil {

@@ -63,7 +63,14 @@
     form.addEventListener("submit", function (e) { e.preventDefault(); go(input.value); });
   }
 
+  // Keep the timeline's current batch in view (inside its own scroll box).
+  function center(root) {
+    var box = root.querySelector("#timeline"), cur = box && box.querySelector(".ev.current");
+    if (cur) box.scrollTop = cur.offsetTop - box.offsetTop - box.clientHeight / 2;
+  }
+
   function init(root) {
+    center(root);
     tabs(root);
     travel(root);
     follow(root);
