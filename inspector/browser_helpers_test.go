@@ -73,3 +73,12 @@ func eval[T any](t testing.TB, ctx context.Context, js string) T {
 	}
 	return v
 }
+
+// poll waits until the JavaScript expression is true.
+func poll(expr string) chromedp.Action[chromedp.Void] {
+	a := chromedp.Poll[bool](expr)
+	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
+		_, err := a(ctx, t)
+		return chromedp.Void{}, err
+	}
+}
