@@ -146,8 +146,11 @@ func TestBrowserContextLayers(t *testing.T) {
 	if total != apiTotal || got.Total != apiTotal {
 		t.Errorf("page total %d (shown %d), API layers total %d", total, got.Total, apiTotal)
 	}
-	if want["l2"] == 0 || want["l1"] == 0 {
-		t.Errorf("the session should have compressed into L2 and kept L1: %v", want)
+	// The session holds more than ROM and L1: L2 summaries, or recalled
+	// turns (which the node chooses depends on what the projection had
+	// applied when each question was assembled).
+	if want["rom"] == 0 || want["l1"] == 0 || want["l2"]+want["recalled"] == 0 {
+		t.Errorf("want ROM, L1 and L2 or recalled items: %v", want)
 	}
 	if len(got.Items) != len(cx.GetMessages()) {
 		t.Fatalf("page shows %d items, the API context has %d messages", len(got.Items), len(cx.GetMessages()))
