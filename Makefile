@@ -3,7 +3,7 @@ GO      ?= go
 PKGS    ?= ./...
 PROTOS  := $(wildcard proto/memory/v1/*.proto)
 
-.PHONY: build run test verify proto bench bench-memory fuzz crash
+.PHONY: build run test verify proto bench bench-memory fuzz crash screenshots
 
 # build compiles every package and writes the binaries to bin/ (ignored by
 # git): bin/agentmem-node, bin/agentmem-replay, bin/agentmem-membench.
@@ -51,6 +51,12 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchtime=20x ./largedata/
 	$(GO) test -run '^$$' -bench Cluster -benchtime=3000x ./node/
 	$(GO) test -run '^$$' -bench Failover -benchtime=20x ./node/
+	$(GO) test -run '^$$' -bench PageLoad -benchtime=20x ./inspector/
+
+# screenshots retakes the inspector's pictures in docs/img (README) with
+# headless Chromium against a node with a few sessions.
+screenshots:
+	$(GO) test -count=1 -run '^TestScreenshots$$' ./inspector/ -screenshots=$(CURDIR)/docs/img
 
 # bench-memory prints the memory-quality tables (membench, DESIGN §5c): the
 # question mode on LoCoMo-like conversations (agentmem beside a window, two
