@@ -1,6 +1,7 @@
 package inspector_test
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -91,5 +92,29 @@ func TestAccessTenants(t *testing.T) {
 	u.n.Inspector().ServeHTTP(w, req)
 	if w.Code != http.StatusForbidden {
 		t.Errorf("admin with a foreign Host: %d, want 403", w.Code)
+	}
+}
+
+// TestErasedSessionGone: once a session is erased, no page of the
+// inspector shows it: not its context, its timeline, its time travel, its
+// search, nor the list.
+func TestErasedSessionGone(t *testing.T) {
+	u := startNode(t, nil)
+	u.session(t, "gone", "u1", "a1", 3)
+	u.session(t, "kept", "u1", "a1", 1)
+	if code, body := get(t, u.base, "/ui/s/gone/at.json?seq=2", nil, "", ""); code != 200 || !strings.Contains(body, "arrived damaged") {
+		t.Fatalf("before the erasure: %d %.200s", code, body)
+	}
+	if _, err := u.c.EraseSession(context.Background(), "gone", "test"); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"/ui/s/gone", "/ui/s/gone/timeline", "/ui/s/gone/timeline?seq=2", "/ui/s/gone/at.json?seq=2", "/ui/s/gone/search?q=kettle"} {
+		code, body := get(t, u.base, p, nil, "", "")
+		if code == 200 || strings.Contains(body, "arrived damaged") {
+			t.Errorf("GET %s after the erasure: %d %.300s", p, code, body)
+		}
+	}
+	if _, body := get(t, u.base, "/ui/", nil, "", ""); strings.Contains(body, `data-session="gone"`) || !strings.Contains(body, `data-session="kept"`) {
+		t.Errorf("list after the erasure: %.500s", body)
 	}
 }
