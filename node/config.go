@@ -69,10 +69,12 @@ type Config struct {
 	// HTTPAddr serves /metrics, /healthz and the inspector (/ui/); empty
 	// disables it.
 	HTTPAddr string
+	Stream   string
+
 	// UIAllowedHosts are Host values the inspector answers to besides
 	// loopback names and the listener's address (DNS rebinding guard).
 	UIAllowedHosts []string
-	Stream   string
+
 	// DenyPurge creates the log stream with deny_purge (default true;
 	// events.JetStreamConfig.DenyPurge). Programmatic only: there is no
 	// flag to turn it off, and JetStream never turns it off on a stream

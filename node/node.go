@@ -52,13 +52,6 @@ type Node struct {
 	http     *http.Server
 	httpDone chan struct{}
 	httpAddr string
-	// inspector serves /ui/ on the HTTP listener (closed by Shutdown).
-	inspector *inspector.Inspector
-	// uiNC is the single-user inspector's own connection: a client of
-	// the API like any other (nil with tenants: viewers bring their own).
-	uiNC *nats.Conn
-	// log is the event log as the actors write it (time travel reads it).
-	log   events.Log
 	store    *projections.Store
 	proj     *projections.Projector
 	// storage watches the disk, JetStream and the projector (storage.go);
@@ -79,6 +72,14 @@ type Node struct {
 	bgWG     sync.WaitGroup
 	url      string
 	Registry *prometheus.Registry
+
+	// inspector serves /ui/ on the HTTP listener (closed by Shutdown).
+	inspector *inspector.Inspector
+	// uiNC is the single-user inspector's own connection: a client of
+	// the API like any other (nil with tenants: viewers bring their own).
+	uiNC *nats.Conn
+	// log is the event log as the actors write it (time travel reads it).
+	log events.Log
 
 	shutdownOnce sync.Once
 	shutdownErr  error
