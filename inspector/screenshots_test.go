@@ -3,6 +3,7 @@ package inspector_test
 import (
 	"context"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -26,6 +27,9 @@ func TestScreenshots(t *testing.T) {
 	u.session(t, "support-7f3a", "alice", "helpdesk", 14)
 	u.session(t, "onboarding-22", "bob", "helpdesk", 3)
 	u.session(t, "billing-9c", "alice", "billing", 6)
+	for i, who := range []string{"carol", "dave", "erin", "frank", "grace", "heidi", "ivan", "judy"} {
+		u.session(t, fmt.Sprintf("ticket-%d", 4100+i*7), who, []string{"helpdesk", "billing", "returns"}[i%3], 1+i%5)
+	}
 	ctx := context.Background()
 	if _, err := u.c.SetStatus(ctx, "onboarding-22", memoryv1.StatusAction_STATUS_ACTION_PAUSE, "waiting for the user"); err != nil {
 		t.Fatal(err)
