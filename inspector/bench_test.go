@@ -1,12 +1,14 @@
 package inspector_test
 
 import (
+	"bufio"
 	"context"
 	"flag"
 	"fmt"
 	"io"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -100,4 +102,43 @@ func BenchmarkPageLoad(b *testing.B) {
 			b.ReportMetric(float64(size)/1024, "KiB")
 		})
 	}
+}
+
+// BenchmarkLiveEvent measures how long after an append is acknowledged the
+// inspector's live stream (Server-Sent Events from the API's watch) tells
+// an open page; the page then redraws (TestBrowserLiveUpdate logs the
+// whole way to the DOM).
+func BenchmarkLiveEvent(b *testing.B) {
+	u := startNode(b, nil)
+	u.session(b, "s1", "u1", "a1", 1)
+	info, err := u.c.Get(context.Background(), "s1")
+	if err != nil {
+		b.Fatal(err)
+	}
+	res, err := http.Get(fmt.Sprintf("%s/ui/s/s1/live?from=%d", u.base, info.GetSeq()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer res.Body.Close()
+	lines := bufio.NewReader(res.Body)
+	var took []time.Duration
+	for b.Loop() {
+		if _, err := u.c.AppendMessages(context.Background(), "s1", &memoryv1.MessageInput{Role: memoryv1.Role_ROLE_ASSISTANT, Content: "noted"}); err != nil {
+			b.Fatal(err)
+		}
+		acked := time.Now()
+		for {
+			l, err := lines.ReadString('\n')
+			if err != nil {
+				b.Fatal(err)
+			}
+			if strings.HasPrefix(l, "event: change") {
+				break
+			}
+		}
+		took = append(took, time.Since(acked))
+	}
+	slices.Sort(took)
+	b.ReportMetric(float64(took[len(took)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(took[int(0.95*float64(len(took)-1))].Microseconds())/1000, "p95-ms")
 }
