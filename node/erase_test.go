@@ -324,3 +324,65 @@ func TestEraseEntryAndCopies(t *testing.T) {
 		t.Fatalf("replay verify after erasures: %v\n%s", err, out.String())
 	}
 }
+
+// TestEraseResumedAfterCrash: a crash right after an erase recorded its
+// LogRemoval (nothing purged yet) is finished when the node starts again,
+// before it serves: the session is gone, its messages too, the removal is
+// completed, and no second removal is recorded.
+func TestEraseResumedAfterCrash(t *testing.T) {
+	f := newEraseFixture(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	jl, err := events.OpenJetStreamLog(f.js, events.DefaultJetStreamConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	subj := events.SessionSubject("s1")
+	seqs, err := events.SubjectSeqs(ctx, jl, subj)
+	if err != nil || len(seqs) == 0 {
+		t.Fatalf("seqs of s1: %v %v", seqs, err)
+	}
+	// The erase request's plan, then the session's own removal: recorded,
+	// nothing purged, no completion.
+	plan := &memoryv1.LogRemoval{Id: "crashed1", Reason: memoryv1.RemovalReason_REMOVAL_REASON_ERASE, Target: "session:s1",
+		Planned: []string{"session.s1", "session_scope.s1"}}
+	codec := events.NewCodec()
+	now := time.Now()
+	if _, err := events.AppendRemoval(ctx, jl, codec, plan, now); err != nil {
+		t.Fatal(err)
+	}
+	rm := &memoryv1.LogRemoval{Id: events.PlannedRemovalID("crashed1", "session.s1"), Reason: memoryv1.RemovalReason_REMOVAL_REASON_ERASE, Target: "session:s1",
+		Subjects: []string{subj}, Removed: events.RemovalSpans(events.Spans(seqs)), Erased: []string{"session.s1"}, Messages: uint64(len(seqs))}
+	if _, err := events.AppendRemoval(ctx, jl, codec, rm, now); err != nil {
+		t.Fatal(err)
+	}
+	f.n.Kill() // the crash: nothing purged, no completion
+
+	n2, nc2 := node.StartForTest(t, func(c *node.Config) { c.DataDir = f.data })
+	c2 := client.New(nc2)
+	if _, err := c2.Get(ctx, "s1"); client.Code(err) != 404 {
+		t.Fatalf("s1 after the resumed erase: %v, want 404", err)
+	}
+	g := &eraseFixture{n: n2, nc: nc2, c: c2, data: f.data}
+	if g.js, err = jetstream.New(nc2); err != nil {
+		t.Fatal(err)
+	}
+	if subs := g.logHolds(t, "quokkaone"); len(subs) > 0 {
+		t.Fatalf("log still holds s1's messages after the restart: %v", subs)
+	}
+	jl2, err := events.OpenJetStreamLog(g.js, events.DefaultJetStreamConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	led, err := events.ReadLedger(ctx, jl2, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The plan, the session's removal and its session scope's: all completed.
+	if len(led.Removals) != 3 || len(led.Pending()) != 0 {
+		t.Fatalf("ledger after the restart: %d removals, %d pending", len(led.Removals), len(led.Pending()))
+	}
+	if _, err := c2.Context(ctx, "s2"); err != nil {
+		t.Fatalf("s2 after the restart: %v", err)
+	}
+}

@@ -158,7 +158,13 @@ type LogRemoval struct {
 	// (ScopeBaseline, written on their own subject before this record).
 	Rewritten []string `protobuf:"bytes,10,rep,name=rewritten,proto3" json:"rewritten,omitempty"`
 	// messages is the number of log messages removed.
-	Messages      uint64 `protobuf:"varint,11,opt,name=messages,proto3" json:"messages,omitempty"`
+	Messages uint64 `protobuf:"varint,11,opt,name=messages,proto3" json:"messages,omitempty"`
+	// planned, on the record of an erase request (which removes nothing
+	// itself), lists what the request covers, each erased by a removal of
+	// its own with id events.PlannedRemovalID(id, item): aggregates as
+	// "<log kind>.<id>", entries as "entry:<kind>:<id>:<key>". The node
+	// finishes a plan a crash interrupted.
+	Planned       []string `protobuf:"bytes,12,rep,name=planned,proto3" json:"planned,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -268,6 +274,13 @@ func (x *LogRemoval) GetMessages() uint64 {
 		return x.Messages
 	}
 	return 0
+}
+
+func (x *LogRemoval) GetPlanned() []string {
+	if x != nil {
+		return x.Planned
+	}
+	return nil
 }
 
 // LogRemovalCompleted follows the LogRemoval of the same id once every
@@ -650,7 +663,7 @@ const file_memory_v1_erasure_proto_rawDesc = "" +
 	"\x17memory/v1/erasure.proto\x12\x12agentmem.memory.v1\x1a\x15memory/v1/scope.proto\"4\n" +
 	"\bSeqRange\x12\x14\n" +
 	"\x05first\x18\x01 \x01(\x04R\x05first\x12\x12\n" +
-	"\x04last\x18\x02 \x01(\x04R\x04last\"\xec\x02\n" +
+	"\x04last\x18\x02 \x01(\x04R\x04last\"\x86\x03\n" +
 	"\n" +
 	"LogRemoval\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x129\n" +
@@ -665,7 +678,8 @@ const file_memory_v1_erasure_proto_rawDesc = "" +
 	"\x06erased\x18\t \x03(\tR\x06erased\x12\x1c\n" +
 	"\trewritten\x18\n" +
 	" \x03(\tR\trewritten\x12\x1a\n" +
-	"\bmessages\x18\v \x01(\x04R\bmessages\"G\n" +
+	"\bmessages\x18\v \x01(\x04R\bmessages\x12\x18\n" +
+	"\aplanned\x18\f \x03(\tR\aplanned\"G\n" +
 	"\x13LogRemovalCompleted\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12 \n" +
 	"\fat_unix_nano\x18\x02 \x01(\x03R\n" +
