@@ -15,6 +15,7 @@ import (
 	"github.com/agentmem/agentmem/actors"
 	"github.com/agentmem/agentmem/events"
 	"github.com/agentmem/agentmem/internal/gopool"
+	"github.com/agentmem/agentmem/internal/segmented"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 	"github.com/agentmem/agentmem/tenancy"
 )
@@ -88,6 +89,8 @@ type Deps struct {
 	// Router places aggregates on the nodes of a cluster (nil: this node
 	// serves every aggregate).
 	Router Router
+	// Ledger records erase requests (nil: erase answers 501).
+	Ledger Ledger
 }
 
 // Service is the running micro service.
@@ -100,6 +103,7 @@ type Service struct {
 	data    DataStore
 	entries EntrySearcher
 	rm      ReadModel
+	ledger  Ledger
 	rerank  Reranker
 	logger  *slog.Logger
 	metrics *Metrics
@@ -188,7 +192,7 @@ func Start(nc *nats.Conn, deps Deps, cfg Config) (*Service, error) {
 		stopWatches()
 		_ = svc.Stop()
 	}
-	s := &Service{svc: svc, nc: nc, cfg: cfg, d: deps.Dispatcher, scopes: deps.Scopes, data: deps.Data, entries: deps.Entries, rm: deps.ReadModel, rerank: deps.Reranker,
+	s := &Service{svc: svc, nc: nc, cfg: cfg, d: deps.Dispatcher, scopes: deps.Scopes, data: deps.Data, entries: deps.Entries, rm: deps.ReadModel, ledger: deps.Ledger, rerank: deps.Reranker,
 		logger: deps.Logger, metrics: deps.Metrics, tenants: deps.Tenants, anyone: tenancy.Unrestricted(anyLimits),
 		watcher: deps.Watcher, router: deps.Router, watchCtx: watchCtx, stopWatches: stopWatches, watches: make(chan struct{}, max(cfg.MaxConcurrentWatches, 1)),
 		querySlots: newSlots("max_concurrent_queries", func(l tenancy.Limits) int { return l.MaxConcurrentQueries }),
@@ -351,7 +355,28 @@ func (s *Service) sessionHandler(ep endpoint) func(*call) {
 				return
 			}
 		}
+		if _, ok := body.(*memoryv1.ContextRequest); ok {
+			s.handOff(rp, asJSON, func(reply actors.ReplyFunc) error { return s.d.Dispatch(id, c.who, body, s.hydrated(reply)) })
+			return
+		}
 		s.handOff(rp, asJSON, func(reply actors.ReplyFunc) error { return s.d.Dispatch(id, c.who, body, reply) })
+	}
+}
+
+// hydrated wraps the reply of a context request: the memory section's
+// texts are read from the scopes (segmented.HydrateMemory; the log keeps
+// references, so an erased entry is in no context). Without the
+// projection the referenced items are left out.
+func (s *Service) hydrated(reply actors.ReplyFunc) actors.ReplyFunc {
+	return func(m proto.Message, err error) {
+		if cx, ok := m.(*memoryv1.ContextReply); ok && err == nil {
+			get := func(string, string, uint64) (string, bool) { return "", false }
+			if s.entries != nil {
+				get = s.entries.EntryText
+			}
+			m = segmented.HydrateMemory(cx, get)
+		}
+		reply(m, err)
 	}
 }
 

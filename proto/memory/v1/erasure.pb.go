@@ -158,7 +158,13 @@ type LogRemoval struct {
 	// (ScopeBaseline, written on their own subject before this record).
 	Rewritten []string `protobuf:"bytes,10,rep,name=rewritten,proto3" json:"rewritten,omitempty"`
 	// messages is the number of log messages removed.
-	Messages      uint64 `protobuf:"varint,11,opt,name=messages,proto3" json:"messages,omitempty"`
+	Messages uint64 `protobuf:"varint,11,opt,name=messages,proto3" json:"messages,omitempty"`
+	// planned, on the record of an erase request (which removes nothing
+	// itself), lists what the request covers, each erased by a removal of
+	// its own with id events.PlannedRemovalID(id, item): aggregates as
+	// "<log kind>.<id>", entries as "entry:<kind>:<id>:<key>". The node
+	// finishes a plan a crash interrupted.
+	Planned       []string `protobuf:"bytes,12,rep,name=planned,proto3" json:"planned,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -268,6 +274,13 @@ func (x *LogRemoval) GetMessages() uint64 {
 		return x.Messages
 	}
 	return 0
+}
+
+func (x *LogRemoval) GetPlanned() []string {
+	if x != nil {
+		return x.Planned
+	}
+	return nil
 }
 
 // LogRemovalCompleted follows the LogRemoval of the same id once every
@@ -558,12 +571,15 @@ func (x *EraseReceipt) GetRemovalSeq() uint64 {
 // it). Never accepted from clients: the node sends it once the erase
 // request is authorized.
 type EraseAggregate struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	RemovalId     string                 `protobuf:"bytes,1,opt,name=removal_id,json=removalId,proto3" json:"removal_id,omitempty"`
-	Reason        RemovalReason          `protobuf:"varint,2,opt,name=reason,proto3,enum=agentmem.memory.v1.RemovalReason" json:"reason,omitempty"`
-	Target        string                 `protobuf:"bytes,3,opt,name=target,proto3" json:"target,omitempty"`
-	RequestedBy   string                 `protobuf:"bytes,4,opt,name=requested_by,json=requestedBy,proto3" json:"requested_by,omitempty"`
-	Why           string                 `protobuf:"bytes,5,opt,name=why,proto3" json:"why,omitempty"`
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	RemovalId   string                 `protobuf:"bytes,1,opt,name=removal_id,json=removalId,proto3" json:"removal_id,omitempty"`
+	Reason      RemovalReason          `protobuf:"varint,2,opt,name=reason,proto3,enum=agentmem.memory.v1.RemovalReason" json:"reason,omitempty"`
+	Target      string                 `protobuf:"bytes,3,opt,name=target,proto3" json:"target,omitempty"`
+	RequestedBy string                 `protobuf:"bytes,4,opt,name=requested_by,json=requestedBy,proto3" json:"requested_by,omitempty"`
+	Why         string                 `protobuf:"bytes,5,opt,name=why,proto3" json:"why,omitempty"`
+	// key, when set, erases only that entry of a scope: the scope is
+	// rewritten from a ScopeBaseline without it and its older messages go.
+	Key           string `protobuf:"bytes,6,opt,name=key,proto3" json:"key,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -633,6 +649,13 @@ func (x *EraseAggregate) GetWhy() string {
 	return ""
 }
 
+func (x *EraseAggregate) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
 var File_memory_v1_erasure_proto protoreflect.FileDescriptor
 
 const file_memory_v1_erasure_proto_rawDesc = "" +
@@ -640,7 +663,7 @@ const file_memory_v1_erasure_proto_rawDesc = "" +
 	"\x17memory/v1/erasure.proto\x12\x12agentmem.memory.v1\x1a\x15memory/v1/scope.proto\"4\n" +
 	"\bSeqRange\x12\x14\n" +
 	"\x05first\x18\x01 \x01(\x04R\x05first\x12\x12\n" +
-	"\x04last\x18\x02 \x01(\x04R\x04last\"\xec\x02\n" +
+	"\x04last\x18\x02 \x01(\x04R\x04last\"\x86\x03\n" +
 	"\n" +
 	"LogRemoval\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x129\n" +
@@ -655,7 +678,8 @@ const file_memory_v1_erasure_proto_rawDesc = "" +
 	"\x06erased\x18\t \x03(\tR\x06erased\x12\x1c\n" +
 	"\trewritten\x18\n" +
 	" \x03(\tR\trewritten\x12\x1a\n" +
-	"\bmessages\x18\v \x01(\x04R\bmessages\"G\n" +
+	"\bmessages\x18\v \x01(\x04R\bmessages\x12\x18\n" +
+	"\aplanned\x18\f \x03(\tR\aplanned\"G\n" +
 	"\x13LogRemovalCompleted\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12 \n" +
 	"\fat_unix_nano\x18\x02 \x01(\x03R\n" +
@@ -679,14 +703,15 @@ const file_memory_v1_erasure_proto_rawDesc = "" +
 	"\x10erased_unix_nano\x18\a \x01(\x03R\x0eerasedUnixNano\x12\x1a\n" +
 	"\bphysical\x18\b \x01(\tR\bphysical\x12\x1f\n" +
 	"\vremoval_seq\x18\t \x01(\x04R\n" +
-	"removalSeq\"\xb7\x01\n" +
+	"removalSeq\"\xc9\x01\n" +
 	"\x0eEraseAggregate\x12\x1d\n" +
 	"\n" +
 	"removal_id\x18\x01 \x01(\tR\tremovalId\x129\n" +
 	"\x06reason\x18\x02 \x01(\x0e2!.agentmem.memory.v1.RemovalReasonR\x06reason\x12\x16\n" +
 	"\x06target\x18\x03 \x01(\tR\x06target\x12!\n" +
 	"\frequested_by\x18\x04 \x01(\tR\vrequestedBy\x12\x10\n" +
-	"\x03why\x18\x05 \x01(\tR\x03why*\x83\x01\n" +
+	"\x03why\x18\x05 \x01(\tR\x03why\x12\x10\n" +
+	"\x03key\x18\x06 \x01(\tR\x03key*\x83\x01\n" +
 	"\rRemovalReason\x12\x1e\n" +
 	"\x1aREMOVAL_REASON_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14REMOVAL_REASON_ERASE\x10\x01\x12\x1a\n" +
