@@ -4,10 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agentmem/agentmem/events"
 	"github.com/agentmem/agentmem/internal/segmented"
+	"github.com/agentmem/agentmem/internal/sharedmem"
+	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 )
 
 // Point is a point of the log to rebuild a session at (SessionAt). The zero
@@ -83,4 +88,65 @@ func SessionAt(ctx context.Context, log events.Log, codec *events.Codec, id stri
 		return nil, &NotYetError{SessionID: id, First: after}
 	}
 	return st, nil
+}
+
+// ContextAt is st's context with its memory section's texts read from the
+// scopes' events in log (the log keeps references to entry versions,
+// DESIGN §12): what the node sent then, or, for an entry erased since,
+// nothing (segmented.HydrateMemory). `replay inspect` and the inspector's
+// time travel both call it, after SessionAt.
+func ContextAt(ctx context.Context, log events.Log, codec *events.Codec, st *segmented.State) *memoryv1.ContextReply {
+	values := map[string]map[string]string{} // subject → key\x00version → value
+	get := func(scope, key string, version uint64) (string, bool) {
+		subj, ok := scopeSubject(scope)
+		if !ok {
+			return "", false
+		}
+		vals, seen := values[subj]
+		if !seen {
+			vals = map[string]string{}
+			values[subj] = vals
+			_, _ = log.Load(ctx, subj, 0, func(r events.Record) error {
+				b, err := events.DecodeBatch(r.Data)
+				if err != nil {
+					return nil
+				}
+				evs, err := codec.Unpack(b)
+				if err != nil {
+					return nil
+				}
+				for _, ev := range evs {
+					c, ok := ev.(*memoryv1.EntryChanged)
+					if !ok || c.GetEntry().GetDeleted() {
+						continue
+					}
+					if v, err := sharedmem.DecodeValue(c.GetEntry()); err == nil && utf8.Valid(v) {
+						vals[versionKey(c.GetEntry().GetKey(), c.GetEntry().GetVersion())] = string(v)
+					}
+				}
+				return nil
+			})
+		}
+		v, ok := vals[versionKey(key, version)]
+		return v, ok
+	}
+	return segmented.HydrateMemory(st.Context(), get)
+}
+
+func versionKey(key string, version uint64) string {
+	return key + "\x00" + strconv.FormatUint(version, 10)
+}
+
+// scopeSubject is the log subject of a memory item's scope ("<kind>:<id>"
+// or "global").
+func scopeSubject(scope string) (string, bool) {
+	kindName, id, found := strings.Cut(scope, ":")
+	if !found {
+		kindName, id = scope, sharedmem.GlobalID
+	}
+	kind, err := sharedmem.ParseKind(kindName)
+	if err != nil || events.ValidateID("scope id", id) != nil {
+		return "", false
+	}
+	return events.ScopeSubject(AggregateKind(kind), id), true
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"google.golang.org/protobuf/encoding/protojson"
 
+	"github.com/agentmem/agentmem/client"
 	"github.com/agentmem/agentmem/node"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 	"github.com/agentmem/agentmem/replay"
@@ -179,6 +180,14 @@ func TestBrowserContextLayers(t *testing.T) {
 func TestBrowserTimeTravel(t *testing.T) {
 	b := browser(t)
 	u := startNode(t, nil)
+	// Entries the assembler may choose for the memory section (its texts
+	// are references in the log, read back by actors.ContextAt).
+	for k, v := range map[string]string{"refunds": "Refunds to a Visa card take 3 to 5 days; damaged kettles are refunded in full.",
+		"card": "The user's card on file is a Visa ending 4242."} {
+		if _, err := u.c.Put(context.Background(), client.User("u1"), &memoryv1.PutEntryRequest{Key: k, Value: []byte(v)}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	u.session(t, "s1", "u1", "a1", 16)
 	u.session(t, "other", "u2", "a2", 2) // batches of another session between
 	u.appendTurns(t, "s1", 16, 2)
@@ -187,7 +196,7 @@ func TestBrowserTimeTravel(t *testing.T) {
 	if len(seqs) < 10 {
 		t.Fatalf("timeline has %d batches", len(seqs))
 	}
-	checked := 0
+	checked, memory := 0, 0
 	for _, idx := range []int{0, len(seqs) / 3, len(seqs) / 2, len(seqs) - 3, len(seqs) - 1} {
 		at := seqs[idx]
 		// Move the slider as a person would (input, then change): the page
@@ -222,7 +231,13 @@ func TestBrowserTimeTravel(t *testing.T) {
 			}
 		}
 		checked++
+		for _, it := range got.Items {
+			if it.Layer == "memory" {
+				memory++
+			}
+		}
 	}
+	t.Logf("compared %d points, %d memory items among them", checked, memory)
 	if checked != 5 {
 		t.Fatalf("checked %d points", checked)
 	}

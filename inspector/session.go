@@ -125,7 +125,7 @@ func (in *Inspector) timelinePage(ctx context.Context, r *http.Request, v *viewe
 		}
 		return "", nil, err
 	}
-	p.Context = buildContext(st.Context(), st.Snapshot())
+	p.Context = buildContext(actors.ContextAt(ctx, in.deps.Log, in.codec, st), st.Snapshot())
 	return "timeline.html", p, nil
 }
 
@@ -181,7 +181,7 @@ func (in *Inspector) atJSON(w http.ResponseWriter, r *http.Request, v *viewer) {
 		return
 	}
 	mo := protojson.MarshalOptions{UseProtoNames: true}
-	cx, err1 := mo.Marshal(st.Context())
+	cx, err1 := mo.Marshal(actors.ContextAt(ctx, in.deps.Log, in.codec, st))
 	snap, err2 := mo.Marshal(st.Snapshot())
 	if err := errors.Join(err1, err2); err != nil {
 		fail(err)
