@@ -12,8 +12,9 @@
 // a tenant node a connection opened with the viewer's own NATS credentials
 // (HTTP basic auth), which the NATS server verifies and stamps on every
 // request. Time travel is the one exception: it replays the session's
-// batches from the log with actors.SessionAt, the function `replay inspect
-// --at-seq` calls, after the API said the viewer may read the session.
+// batches from the log with actors.SessionAt and actors.ContextAt, the
+// functions `replay inspect --at-seq` calls, after the API said the viewer
+// may read the session.
 //
 // Access (access.go): on the single-user node only loopback clients; with
 // tenants only principals with the admin role. Every request's Host must be
