@@ -127,6 +127,7 @@ func (l *logins) viewer(ctx context.Context, r *http.Request) (*viewer, error) {
 	}
 	key := sha256.Sum256([]byte(user + "\x00" + pass))
 	l.mu.Lock()
+	l.sweepLocked()
 	if in, ok := l.byKey[key]; ok {
 		in.used = l.now()
 		l.mu.Unlock()
@@ -192,8 +193,8 @@ func (l *logins) identify(ctx context.Context, nc *nats.Conn) (*tenancy.Caller, 
 	return l.tenants.Identify(nats.Header{tenancy.RequestInfoHeader: {string(stamp)}})
 }
 
-// evictLocked makes room for one more login and closes idle ones.
-func (l *logins) evictLocked() {
+// sweepLocked closes the logins unused for maxIdle.
+func (l *logins) sweepLocked() {
 	now := l.now()
 	for k, in := range l.byKey {
 		if now.Sub(in.used) > l.maxIdle {
@@ -201,6 +202,12 @@ func (l *logins) evictLocked() {
 			delete(l.byKey, k)
 		}
 	}
+}
+
+// evictLocked makes room for one more login: idle ones first, then the
+// least recently used.
+func (l *logins) evictLocked() {
+	l.sweepLocked()
 	for len(l.byKey) >= l.max {
 		var oldest [32]byte
 		var t time.Time
