@@ -80,9 +80,30 @@ func (s *Service) newEraseRun(ctx context.Context, c *call, target string, req *
 	}
 }
 
+// dataKind is the log kind of large data references (largedata.Kind).
+const dataKind = "data"
+
 // Plan items (LogRemoval.planned).
 func sessionItems(id string) []string {
 	return []string{events.KindSession + "." + id, actors.AggregateKind(sharedmem.KindSession) + "." + id}
+}
+
+// sessionPlan is what erasing session id covers: the session, its
+// session scope, and the large data it stored (tool results its appends
+// offloaded, owner "session:<id>").
+func (s *Service) sessionPlan(id string) ([]string, error) {
+	plan := sessionItems(id)
+	if s.rm == nil || s.data == nil {
+		return plan, nil
+	}
+	ids, err := s.rm.DataOwnedBy("session:" + id)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range ids {
+		plan = append(plan, dataKind+"."+d)
+	}
+	return plan, nil
 }
 
 func scopeItem(kind sharedmem.Kind, id string) string { return actors.AggregateKind(kind) + "." + id }
@@ -112,7 +133,7 @@ func (e *eraseRun) run() (*memoryv1.EraseReceipt, error) {
 			return nil, &Error{Code: 503, Message: "record the erase: " + err.Error()}
 		}
 	}
-	rc, err := RunPlan(e.ctx, e.s.d, e.s.scopes, &memoryv1.LogRemoval{Id: e.id, Target: e.target, RequestedBy: e.by, Why: e.why, Planned: e.plan})
+	rc, err := RunPlan(e.ctx, e.s.d, e.s.scopes, e.s.data, &memoryv1.LogRemoval{Id: e.id, Target: e.target, RequestedBy: e.by, Why: e.why, Planned: e.plan})
 	if err != nil {
 		return nil, err
 	}
@@ -137,11 +158,25 @@ func (e *eraseRun) run() (*memoryv1.EraseReceipt, error) {
 // item already erased is done again as a no-op (its removal is found
 // completed; a session or scope gone answers an empty receipt). The node
 // calls it for a plan a crash interrupted.
-func RunPlan(ctx context.Context, d Dispatcher, scopes ScopeDispatcher, plan *memoryv1.LogRemoval) (*memoryv1.EraseReceipt, error) {
+func RunPlan(ctx context.Context, d Dispatcher, scopes ScopeDispatcher, data DataStore, plan *memoryv1.LogRemoval) (*memoryv1.EraseReceipt, error) {
 	out := &memoryv1.EraseReceipt{}
 	for _, item := range plan.GetPlanned() {
 		body := &memoryv1.EraseAggregate{RemovalId: events.PlannedRemovalID(plan.GetId(), item), Reason: memoryv1.RemovalReason_REMOVAL_REASON_ERASE,
 			Target: plan.GetTarget(), RequestedBy: plan.GetRequestedBy(), Why: plan.GetWhy()}
+		if id, ok := strings.CutPrefix(item, dataKind+"."); ok {
+			if data == nil {
+				return out, fmt.Errorf("api: plan item %q: no large data served", item)
+			}
+			seq, n, err := data.Erase(ctx, id, &memoryv1.LogRemoval{Id: body.GetRemovalId(), Reason: body.GetReason(),
+				Target: body.GetTarget(), RequestedBy: body.GetRequestedBy(), Why: body.GetWhy()})
+			if err != nil {
+				return out, err
+			}
+			out.Messages += n
+			out.RemovalSeq = max(out.RemovalSeq, seq)
+			out.Data = append(out.Data, id)
+			continue
+		}
 		var dispatch func(actors.ReplyFunc) error
 		switch kind, rest, _ := strings.Cut(item, "."); {
 		case strings.HasPrefix(item, "entry:"):
@@ -160,8 +195,8 @@ func RunPlan(ctx context.Context, d Dispatcher, scopes ScopeDispatcher, plan *me
 			return out, fmt.Errorf("api: plan item %q: no scopes served", item)
 		}
 		m, err := callActor(ctx, dispatch)
-		if isNotFound(err) && strings.HasPrefix(item, "entry:") {
-			continue // erased since the plan was made (a retry)
+		if isNotFound(err) && strings.HasPrefix(item, "entry:") && len(plan.GetPlanned()) > 1 {
+			continue // a copy erased since the user's plan was made (a retry)
 		}
 		if err != nil {
 			return out, err
@@ -258,7 +293,10 @@ func (s *Service) eraseSession(c *call) {
 			return
 		}
 		e := s.newEraseRun(ctx, c, "session:"+id, req)
-		e.plan = sessionItems(id)
+		if e.plan, err = s.sessionPlan(id); err != nil {
+			reply(nil, err)
+			return
+		}
 		reply(e.run())
 	})
 }
@@ -363,7 +401,11 @@ func (s *Service) userPlan(ctx context.Context, user string) ([]string, error) {
 			return nil, err
 		}
 		for _, si := range list {
-			plan = append(plan, sessionItems(si.GetSessionId())...)
+			items, err := s.sessionPlan(si.GetSessionId())
+			if err != nil {
+				return nil, err
+			}
+			plan = append(plan, items...)
 		}
 		if next == "" {
 			break
@@ -426,9 +468,9 @@ const (
 	SourceSessionKey = "agentmem.source_session"
 )
 
-// eraseEntry serves an entry delete with erase set: checked as the delete
-// (a write of the scope), then the scope's actor rewrites the scope
-// without the key.
+// eraseEntry serves an entry delete with erase set: checked as the erase
+// of its scope (mayEraseScope: an erase removes other writers' versions
+// too), then the scope's actor rewrites the scope without the key.
 func (s *Service) eraseEntry(c *call, t scopeTarget, d *memoryv1.DeleteEntryRequest) {
 	if len(d.GetReason()) > MaxEraseReasonBytes {
 		c.fail(&Error{Code: 400, Field: "reason", Message: fmt.Sprintf("%d bytes, the limit is %d", len(d.GetReason()), MaxEraseReasonBytes)})
@@ -439,7 +481,9 @@ func (s *Service) eraseEntry(c *call, t scopeTarget, d *memoryv1.DeleteEntryRequ
 		return
 	}
 	s.goQueryFor(c, EraseTimeout, func(ctx context.Context, reply actors.ReplyFunc) {
-		if err := s.checkScope(ctx, c.who, t, true); err != nil {
+		// An erase removes every version, other writers' too: as for a
+		// whole scope, shared scopes need an admin.
+		if err := s.mayEraseScope(ctx, c.who, t); err != nil {
 			reply(nil, err)
 			return
 		}
