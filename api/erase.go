@@ -189,7 +189,9 @@ func RunPlan(ctx context.Context, d Dispatcher, scopes ScopeDispatcher, data Dat
 				return out, fmt.Errorf("api: plan item %q: not an entry of a served scope", item)
 			}
 			body.Key = parts[3]
-			dispatch = func(r actors.ReplyFunc) error { return scopes.DispatchScope(sharedmem.Kind(parts[1]), parts[2], nil, body, r) }
+			dispatch = func(r actors.ReplyFunc) error {
+				return scopes.DispatchScope(sharedmem.Kind(parts[1]), parts[2], nil, body, r)
+			}
 		case kind == events.KindSession:
 			dispatch = func(r actors.ReplyFunc) error { return d.Dispatch(rest, nil, body, r) }
 		case scopes != nil:
