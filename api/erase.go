@@ -59,6 +59,10 @@ type Ledger interface {
 	Plan(ctx context.Context, rm *memoryv1.LogRemoval) (uint64, error)
 	// Complete records the completion of removal id (recorded at seq).
 	Complete(ctx context.Context, id string, seq uint64) (uint64, error)
+	// End is the log's last sequence now: a plan made from the projection
+	// waits until it applied that far (every session stored before the
+	// request is listed).
+	End(ctx context.Context) (uint64, error)
 }
 
 // eraseRun is one erase request: its plan, then the receipts of its items.
@@ -80,9 +84,30 @@ func (s *Service) newEraseRun(ctx context.Context, c *call, target string, req *
 	}
 }
 
+// dataKind is the log kind of large data references (largedata.Kind).
+const dataKind = "data"
+
 // Plan items (LogRemoval.planned).
 func sessionItems(id string) []string {
 	return []string{events.KindSession + "." + id, actors.AggregateKind(sharedmem.KindSession) + "." + id}
+}
+
+// sessionPlan is what erasing session id covers: the session, its
+// session scope, and the large data it stored (tool results its appends
+// offloaded, owner "session:<id>").
+func (s *Service) sessionPlan(id string) ([]string, error) {
+	plan := sessionItems(id)
+	if s.rm == nil || s.data == nil {
+		return plan, nil
+	}
+	ids, err := s.rm.DataOwnedBy("session:" + id)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range ids {
+		plan = append(plan, dataKind+"."+d)
+	}
+	return plan, nil
 }
 
 func scopeItem(kind sharedmem.Kind, id string) string { return actors.AggregateKind(kind) + "." + id }
@@ -112,7 +137,7 @@ func (e *eraseRun) run() (*memoryv1.EraseReceipt, error) {
 			return nil, &Error{Code: 503, Message: "record the erase: " + err.Error()}
 		}
 	}
-	rc, err := RunPlan(e.ctx, e.s.d, e.s.scopes, &memoryv1.LogRemoval{Id: e.id, Target: e.target, RequestedBy: e.by, Why: e.why, Planned: e.plan})
+	rc, err := RunPlan(e.ctx, e.s.d, e.s.scopes, e.s.data, &memoryv1.LogRemoval{Id: e.id, Target: e.target, RequestedBy: e.by, Why: e.why, Planned: e.plan})
 	if err != nil {
 		return nil, err
 	}
@@ -137,11 +162,25 @@ func (e *eraseRun) run() (*memoryv1.EraseReceipt, error) {
 // item already erased is done again as a no-op (its removal is found
 // completed; a session or scope gone answers an empty receipt). The node
 // calls it for a plan a crash interrupted.
-func RunPlan(ctx context.Context, d Dispatcher, scopes ScopeDispatcher, plan *memoryv1.LogRemoval) (*memoryv1.EraseReceipt, error) {
+func RunPlan(ctx context.Context, d Dispatcher, scopes ScopeDispatcher, data DataStore, plan *memoryv1.LogRemoval) (*memoryv1.EraseReceipt, error) {
 	out := &memoryv1.EraseReceipt{}
 	for _, item := range plan.GetPlanned() {
 		body := &memoryv1.EraseAggregate{RemovalId: events.PlannedRemovalID(plan.GetId(), item), Reason: memoryv1.RemovalReason_REMOVAL_REASON_ERASE,
 			Target: plan.GetTarget(), RequestedBy: plan.GetRequestedBy(), Why: plan.GetWhy()}
+		if id, ok := strings.CutPrefix(item, dataKind+"."); ok {
+			if data == nil {
+				return out, fmt.Errorf("api: plan item %q: no large data served", item)
+			}
+			seq, n, err := data.Erase(ctx, id, &memoryv1.LogRemoval{Id: body.GetRemovalId(), Reason: body.GetReason(),
+				Target: body.GetTarget(), RequestedBy: body.GetRequestedBy(), Why: body.GetWhy()})
+			if err != nil {
+				return out, err
+			}
+			out.Messages += n
+			out.RemovalSeq = max(out.RemovalSeq, seq)
+			out.Data = append(out.Data, id)
+			continue
+		}
 		var dispatch func(actors.ReplyFunc) error
 		switch kind, rest, _ := strings.Cut(item, "."); {
 		case strings.HasPrefix(item, "entry:"):
@@ -150,7 +189,9 @@ func RunPlan(ctx context.Context, d Dispatcher, scopes ScopeDispatcher, plan *me
 				return out, fmt.Errorf("api: plan item %q: not an entry of a served scope", item)
 			}
 			body.Key = parts[3]
-			dispatch = func(r actors.ReplyFunc) error { return scopes.DispatchScope(sharedmem.Kind(parts[1]), parts[2], nil, body, r) }
+			dispatch = func(r actors.ReplyFunc) error {
+				return scopes.DispatchScope(sharedmem.Kind(parts[1]), parts[2], nil, body, r)
+			}
 		case kind == events.KindSession:
 			dispatch = func(r actors.ReplyFunc) error { return d.Dispatch(rest, nil, body, r) }
 		case scopes != nil:
@@ -160,8 +201,8 @@ func RunPlan(ctx context.Context, d Dispatcher, scopes ScopeDispatcher, plan *me
 			return out, fmt.Errorf("api: plan item %q: no scopes served", item)
 		}
 		m, err := callActor(ctx, dispatch)
-		if isNotFound(err) && strings.HasPrefix(item, "entry:") {
-			continue // erased since the plan was made (a retry)
+		if isNotFound(err) && strings.HasPrefix(item, "entry:") && len(plan.GetPlanned()) > 1 {
+			continue // a copy erased since the user's plan was made (a retry)
 		}
 		if err != nil {
 			return out, err
@@ -258,7 +299,10 @@ func (s *Service) eraseSession(c *call) {
 			return
 		}
 		e := s.newEraseRun(ctx, c, "session:"+id, req)
-		e.plan = sessionItems(id)
+		if e.plan, err = s.sessionPlan(id); err != nil {
+			reply(nil, err)
+			return
+		}
 		reply(e.run())
 	})
 }
@@ -352,8 +396,15 @@ func (s *Service) eraseUser(c *call) {
 // request) with its session scope, the user:<id> scope, and the entries
 // of other scopes the user's sessions published there.
 func (s *Service) userPlan(ctx context.Context, user string) ([]string, error) {
-	if err := s.rm.WaitFor(ctx, s.rm.AppliedSeq()); err != nil {
-		return nil, err
+	if s.ledger == nil {
+		return nil, &Error{Code: 501, Message: "this node keeps no removal ledger: erase is not served"}
+	}
+	end, err := s.ledger.End(ctx)
+	if err != nil {
+		return nil, &Error{Code: 503, Message: "read the log's end: " + err.Error()}
+	}
+	if err := s.rm.WaitFor(ctx, end); err != nil {
+		return nil, &Error{Code: 503, Message: fmt.Sprintf("the projection has not applied the log up to %d yet: %v", end, err)}
 	}
 	var plan []string
 	req := &memoryv1.ListSessionsRequest{UserId: user, Limit: 100}
@@ -363,7 +414,11 @@ func (s *Service) userPlan(ctx context.Context, user string) ([]string, error) {
 			return nil, err
 		}
 		for _, si := range list {
-			plan = append(plan, sessionItems(si.GetSessionId())...)
+			items, err := s.sessionPlan(si.GetSessionId())
+			if err != nil {
+				return nil, err
+			}
+			plan = append(plan, items...)
 		}
 		if next == "" {
 			break
@@ -426,9 +481,9 @@ const (
 	SourceSessionKey = "agentmem.source_session"
 )
 
-// eraseEntry serves an entry delete with erase set: checked as the delete
-// (a write of the scope), then the scope's actor rewrites the scope
-// without the key.
+// eraseEntry serves an entry delete with erase set: checked as the erase
+// of its scope (mayEraseScope: an erase removes other writers' versions
+// too), then the scope's actor rewrites the scope without the key.
 func (s *Service) eraseEntry(c *call, t scopeTarget, d *memoryv1.DeleteEntryRequest) {
 	if len(d.GetReason()) > MaxEraseReasonBytes {
 		c.fail(&Error{Code: 400, Field: "reason", Message: fmt.Sprintf("%d bytes, the limit is %d", len(d.GetReason()), MaxEraseReasonBytes)})
@@ -439,7 +494,9 @@ func (s *Service) eraseEntry(c *call, t scopeTarget, d *memoryv1.DeleteEntryRequ
 		return
 	}
 	s.goQueryFor(c, EraseTimeout, func(ctx context.Context, reply actors.ReplyFunc) {
-		if err := s.checkScope(ctx, c.who, t, true); err != nil {
+		// An erase removes every version, other writers' too: as for a
+		// whole scope, shared scopes need an admin.
+		if err := s.mayEraseScope(ctx, c.who, t); err != nil {
 			reply(nil, err)
 			return
 		}

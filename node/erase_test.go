@@ -49,6 +49,12 @@ func newEraseFixture(t *testing.T) *eraseFixture {
 				t.Fatal(err)
 			}
 		}
+		// A large tool result: stored as large data the session owns.
+		if _, err := f.c.AppendMessages(ctx, s.id,
+			&memoryv1.MessageInput{Role: memoryv1.Role_ROLE_ASSISTANT, ToolCalls: []*memoryv1.ToolCall{{Id: "call_1", Name: "fetch", Arguments: "{}"}}},
+			&memoryv1.MessageInput{Role: memoryv1.Role_ROLE_TOOL, ToolCallId: "call_1", Content: strings.Repeat("blob of "+s.marker+" ", 12<<10)}); err != nil {
+			t.Fatal(err)
+		}
 		if _, err := f.c.Put(ctx, client.SessionScope(s.id), &memoryv1.PutEntryRequest{Key: "draft", Value: []byte("draft " + s.marker)}); err != nil {
 			t.Fatal(err)
 		}
@@ -159,8 +165,11 @@ func TestEraseSessionAndUser(t *testing.T) {
 	if err != nil {
 		t.Fatalf("erase s1: %v", err)
 	}
-	if rc.GetRemovalId() == "" || rc.GetMessages() == 0 || len(rc.GetSessions()) != 1 {
+	if rc.GetRemovalId() == "" || rc.GetMessages() == 0 || len(rc.GetSessions()) != 1 || len(rc.GetData()) != 1 {
 		t.Fatalf("receipt %v", rc)
+	}
+	if _, _, err := f.c.GetData(ctx, rc.GetData()[0]); client.Code(err) != 404 {
+		t.Errorf("the session's large data after the erase: %v, want 404", err)
 	}
 	f.unreadable(t, "s1", "u1", "quokkaone", "s2")
 	// s2 and s3 are whole.

@@ -21,7 +21,7 @@ const resumeTimeout = 2 * time.Minute
 // LogRemoval and completes it (purge, snapshot, completion) without
 // recording a second one. It runs before the API serves, so no write
 // reaches a half-erased aggregate.
-func resumeRemovals(ctx context.Context, r events.StreamReader, log events.Log, codec *events.Codec, d placedDispatch) (int, error) {
+func resumeRemovals(ctx context.Context, r events.StreamReader, log events.Log, codec *events.Codec, d placedDispatch, data api.DataStore) (int, error) {
 	led, err := events.ReadLedger(ctx, r, 0)
 	if err != nil {
 		return 0, fmt.Errorf("node: read the removal ledger: %w", err)
@@ -31,7 +31,7 @@ func resumeRemovals(ctx context.Context, r events.StreamReader, log events.Log, 
 		if len(rm.GetPlanned()) > 0 {
 			// An erase request's plan: its items (each resumed or done
 			// again as a no-op), then its completion.
-			if _, err := api.RunPlan(ctx, d, d, rm.LogRemoval); err != nil {
+			if _, err := api.RunPlan(ctx, d, d, data, rm.LogRemoval); err != nil {
 				return n, fmt.Errorf("node: resume erase %s (%s): %w", rm.GetId(), rm.GetTarget(), err)
 			}
 			if _, err := events.CompleteRemoval(ctx, log, codec, rm.GetId(), rm.Seq, time.Now()); err != nil {
@@ -92,10 +92,10 @@ const resumeEvery = 30 * time.Second
 
 // resumeOnce resumes the pending removals, logging what it did or why it
 // could not (the loop tries again).
-func (n *Node) resumeOnce(ctx context.Context, r events.StreamReader, log events.Log, codec *events.Codec, d placedDispatch) {
+func (n *Node) resumeOnce(ctx context.Context, r events.StreamReader, log events.Log, codec *events.Codec, d placedDispatch, data api.DataStore) {
 	rctx, cancel := context.WithTimeout(ctx, resumeTimeout)
 	defer cancel()
-	resumed, err := resumeRemovals(rctx, r, log, codec, d)
+	resumed, err := resumeRemovals(rctx, r, log, codec, d, data)
 	if err != nil {
 		n.logger.Error("erasures left half done could not all be resumed (retrying)", "resumed", resumed, "err", err)
 		return
@@ -108,7 +108,7 @@ func (n *Node) resumeOnce(ctx context.Context, r events.StreamReader, log events
 // resumeLoop runs resumeOnce every resumeEvery until ctx ends. A removal
 // in progress looks pending too: its actor serves the second request after
 // the first, which finds it completed.
-func (n *Node) resumeLoop(ctx context.Context, r events.StreamReader, log events.Log, codec *events.Codec, d placedDispatch) error {
+func (n *Node) resumeLoop(ctx context.Context, r events.StreamReader, log events.Log, codec *events.Codec, d placedDispatch, data api.DataStore) error {
 	t := time.NewTicker(resumeEvery)
 	defer t.Stop()
 	for {
@@ -116,15 +116,21 @@ func (n *Node) resumeLoop(ctx context.Context, r events.StreamReader, log events
 		case <-ctx.Done():
 			return nil
 		case <-t.C:
-			n.resumeOnce(ctx, r, log, codec, d)
+			n.resumeOnce(ctx, r, log, codec, d, data)
 		}
 	}
 }
 
 // ledger is the api's removal ledger on the node's log.
 type ledger struct {
-	log   events.Log
-	codec *events.Codec
+	log    events.Log
+	reader events.StreamReader
+	codec  *events.Codec
+}
+
+func (l ledger) End(ctx context.Context) (uint64, error) {
+	b, err := l.reader.Bounds(ctx)
+	return b.Last, err
 }
 
 func (l ledger) Load(ctx context.Context, id string) (events.RemovalRecords, error) {

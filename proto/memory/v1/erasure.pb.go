@@ -465,8 +465,10 @@ type EraseReceipt struct {
 	// physical says when the bytes leave the disk: the log's messages are
 	// deleted now; freed file pages hold them until the next compaction.
 	Physical string `protobuf:"bytes,8,opt,name=physical,proto3" json:"physical,omitempty"`
-	// removal_seq is the stream sequence of the LogRemoval record.
-	RemovalSeq    uint64 `protobuf:"varint,9,opt,name=removal_seq,json=removalSeq,proto3" json:"removal_seq,omitempty"`
+	// removal_seq is the stream sequence of the removal's last record.
+	RemovalSeq uint64 `protobuf:"varint,9,opt,name=removal_seq,json=removalSeq,proto3" json:"removal_seq,omitempty"`
+	// data: the large data erased with them (tool results a session stored).
+	Data          []string `protobuf:"bytes,10,rep,name=data,proto3" json:"data,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -562,6 +564,13 @@ func (x *EraseReceipt) GetRemovalSeq() uint64 {
 		return x.RemovalSeq
 	}
 	return 0
+}
+
+func (x *EraseReceipt) GetData() []string {
+	if x != nil {
+		return x.Data
+	}
+	return nil
 }
 
 // EraseAggregate is the node's command to the actor of one aggregate
@@ -691,7 +700,7 @@ const file_memory_v1_erasure_proto_rawDesc = "" +
 	"\fEraseRequest\x12\x1d\n" +
 	"\n" +
 	"command_id\x18\x01 \x01(\tR\tcommandId\x12\x16\n" +
-	"\x06reason\x18\x02 \x01(\tR\x06reason\"\x96\x02\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\"\xaa\x02\n" +
 	"\fEraseReceipt\x12\x1d\n" +
 	"\n" +
 	"removal_id\x18\x01 \x01(\tR\tremovalId\x12\x16\n" +
@@ -703,7 +712,9 @@ const file_memory_v1_erasure_proto_rawDesc = "" +
 	"\x10erased_unix_nano\x18\a \x01(\x03R\x0eerasedUnixNano\x12\x1a\n" +
 	"\bphysical\x18\b \x01(\tR\bphysical\x12\x1f\n" +
 	"\vremoval_seq\x18\t \x01(\x04R\n" +
-	"removalSeq\"\xc9\x01\n" +
+	"removalSeq\x12\x12\n" +
+	"\x04data\x18\n" +
+	" \x03(\tR\x04data\"\xc9\x01\n" +
 	"\x0eEraseAggregate\x12\x1d\n" +
 	"\n" +
 	"removal_id\x18\x01 \x01(\tR\tremovalId\x129\n" +
