@@ -1,6 +1,7 @@
 package inspector
 
 import (
+	"html/template"
 	"strings"
 	"testing"
 
@@ -74,4 +75,23 @@ func TestDescribeBatchUnknownType(t *testing.T) {
 	if row.Kind != "erase" {
 		t.Errorf("kind %q, want erase", row.Kind)
 	}
+}
+
+// FuzzHighlight: whatever the text and the query, the highlighted HTML is
+// the text, escaped, with only <mark> tags added.
+func FuzzHighlight(f *testing.F) {
+	f.Add("Order A-1013 <b>arrived</b> & was refunded", "refund 1013")
+	f.Add("O'Brien's customer_id: 3706", "customer-id O'Brien")
+	f.Add("", "")
+	f.Fuzz(func(t *testing.T, text, query string) {
+		out := string(highlight(text, query))
+		plain := strings.NewReplacer("<mark>", "", "</mark>", "").Replace(out)
+		// Invalid UTF-8 bytes show as U+FFFD, one each.
+		if plain != template.HTMLEscapeString(string([]rune(text))) {
+			t.Fatalf("highlight(%q, %q) = %q: not the escaped text with marks", text, query, out)
+		}
+		if strings.Count(out, "<mark>") != strings.Count(out, "</mark>") {
+			t.Fatalf("unbalanced marks: %q", out)
+		}
+	})
 }
