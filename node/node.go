@@ -270,6 +270,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 		if err = n.startHTTP(tenants); err != nil {
 			return n, err
 		}
+		logger.Info("inspector", "url", "http://"+n.httpAddr+inspector.Prefix, "access", map[bool]string{true: "admins of the tenants file (NATS credentials)", false: "loopback clients"}[tenants != nil])
 	}
 	logger.Info("node ready", "nats", n.url, "stream", cfg.Stream, "replicas", cfg.Replicas, "metrics", cfg.HTTPAddr,
 		"node_id", n.placement.NodeID(), "partitions", cfg.Placement.Partitions)
