@@ -3,7 +3,7 @@ GO      ?= go
 PKGS    ?= ./...
 PROTOS  := $(wildcard proto/memory/v1/*.proto)
 
-.PHONY: build run test verify proto bench bench-memory fuzz crash
+.PHONY: build run test verify proto bench bench-memory fuzz crash screenshots
 
 # build compiles every package and writes the binaries to bin/ (ignored by
 # git): bin/agentmem-node, bin/agentmem-replay, bin/agentmem-membench.
@@ -51,6 +51,12 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchtime=20x ./largedata/
 	$(GO) test -run '^$$' -bench Cluster -benchtime=3000x ./node/
 	$(GO) test -run '^$$' -bench Failover -benchtime=20x ./node/
+	$(GO) test -run '^$$' -bench 'PageLoad|LiveEvent' -benchtime=20x ./inspector/
+
+# screenshots retakes the inspector's pictures in docs/img (README) with
+# headless Chromium against a node with a few sessions.
+screenshots:
+	$(GO) test -count=1 -run '^TestScreenshots$$' ./inspector/ -screenshots=$(CURDIR)/docs/img
 
 # bench-memory prints the memory-quality tables (membench, DESIGN §5c): fact
 # extraction into long-term memory (consolidation, -mode extraction), the
@@ -72,6 +78,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzSummarize -fuzztime 30s ./internal/segmented/
 	$(GO) test -run '^$$' -fuzz '^FuzzCount$$' -fuzztime 30s ./internal/segmented/
 	$(GO) test -run '^$$' -fuzz FuzzReadJSON -fuzztime 30s ./api/
+	$(GO) test -run '^$$' -fuzz FuzzHighlight -fuzztime 30s ./inspector/
 
 # crash runs the kill -9 test under a longer load.
 crash:

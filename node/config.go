@@ -66,9 +66,15 @@ type Config struct {
 	// HealthInterval is how often the node looks at the disk, JetStream
 	// and the projector (the storage watch). Programmatic only.
 	HealthInterval time.Duration
-	// HTTPAddr serves /metrics and /healthz; empty disables it.
+	// HTTPAddr serves /metrics, /healthz and the inspector (/ui/); empty
+	// disables it.
 	HTTPAddr string
 	Stream   string
+
+	// UIAllowedHosts are Host values the inspector answers to besides
+	// loopback names and the listener's address (DNS rebinding guard).
+	UIAllowedHosts []string
+
 	// DenyPurge creates the log stream with deny_purge (default true;
 	// events.JetStreamConfig.DenyPurge). Programmatic only: there is no
 	// flag to turn it off, and JetStream never turns it off on a stream
