@@ -34,6 +34,32 @@ func TestExtractConversations(t *testing.T) {
 			"I hate long meetings, by the way.", "Ha, noted.",
 		}, []string{"fact/we/decision/launch_beta=launch the beta on March 3", "fact/we/deadline=Friday", "fact/we/deadline=March 10",
 			"fact/user/dislikes/long_meetings=long meetings"}},
+		{"flight", []string{
+			"hey, quick question about my flight", "Sure, what's up?",
+			"I'm flying from Boston to Madrid on June 12. My wife and I are vegan btw.", "Got it, I'll note vegan meals.",
+			"Oh and my son Leo is 6, he'll need a kids meal.", "Noted.",
+			"Wait, sorry, the flight is June 14, not June 12.", "Updated to June 14.",
+		}, []string{"fact/user/trip/madrid=Madrid on June 12", "fact/user/diet=vegan", "fact/son/name=Leo", "fact/son/age=6",
+			"fact/user/trip/madrid=Madrid on June 14"}},
+		{"account", []string{
+			"I need to cancel my gym membership", "I can help. Which gym?",
+			"FitZone. I've been a member since 2019 but I moved to Seattle in January.", "Understood.",
+			"My account email is jo.kim@mail.com", "Thanks.",
+			"Actually use jo.kim@work.com instead.", "Done.",
+		}, []string{"fact/user/home_city=Seattle", "fact/user/email=jo.kim@mail.com", "fact/user/email=jo.kim@work.com"}},
+		{"dinner", []string{
+			"What's a good recipe for dinner?", "Do you have any restrictions?",
+			"I can't eat dairy and I don't like spicy food.", "How about a lemon herb chicken?",
+			"I'm not a big fan of chicken honestly. I love fish though.", "Then try baked salmon.",
+			"Perfect. My kids hate salmon but whatever.", "Ha, maybe fish sticks for them.",
+		}, []string{"fact/user/avoids/dairy=dairy", "fact/user/dislikes/spicy_food=spicy food", "fact/user/likes/fish=fish"}},
+		{"team", []string{
+			"Can you remind me what we agreed on?", "We agreed to use Postgres.",
+			"Right. We're switching to MySQL instead, the team prefers it.", "Okay, MySQL.",
+			"And let's schedule the migration for next Tuesday.", "Scheduled.",
+			"My manager is Dana Reyes, cc her on everything.", "Will do.",
+		}, []string{"fact/we/decision/go_with=MySQL", "fact/we/decision/schedule_migration=schedule the migration for next Tuesday",
+			"fact/manager/name=Dana Reyes"}},
 	}
 	for _, c := range cases {
 		var msgs []Message

@@ -177,6 +177,50 @@ func (x *extractor) correct(m Message, s string, n int) {
 			return
 		}
 	}
+	x.correctPart(m, s, n)
+}
+
+// notPartRE: "June 14, not June 12": the new part, then the old one.
+var notPartRE = regexp.MustCompile(`(?i),? not (?:on |in |at |for )?([^,.;!?]{1,40})`)
+
+// correctPart reads "the flight is June 14, not June 12": a part of an
+// earlier value (June 12 in "Madrid on June 12") named as replaced by as
+// many words of its shape before it. Facts read from s itself are left
+// alone.
+func (x *extractor) correctPart(m Message, s string, n int) {
+	loc := notPartRE.FindStringSubmatchIndex(s)
+	if loc == nil || len(x.out) > n {
+		return
+	}
+	oldPart := strings.TrimSpace(s[loc[2]:loc[3]])
+	ow := strings.Fields(oldPart)
+	before := strings.Fields(strings.TrimRight(s[:loc[0]], " ,"))
+	if len(ow) == 0 || len(ow) > 4 || len(before) < len(ow) {
+		return
+	}
+	nw := before[len(before)-len(ow):]
+	for i := range ow {
+		o, w := strings.Trim(ow[i], ".,!"), strings.Trim(nw[i], ".,!")
+		if isDatePart(o) != isDatePart(w) || isCap(o) != isCap(w) {
+			return // not the same shape: "Monday, not at all"
+		}
+	}
+	newPart := strings.Join(nw, " ")
+	if strings.EqualFold(newPart, oldPart) {
+		return
+	}
+	partRE := regexp.MustCompile(`(?i)(?:^|\b)` + regexp.QuoteMeta(oldPart) + `(?:\b|$)`)
+	for _, old := range x.earlier(n) {
+		loc := partRE.FindStringIndex(old.Value) // in old.Value itself: lower-casing may change byte offsets
+		if loc == nil {
+			continue
+		}
+		f := old
+		f.Value, f.Correction, f.Replaces = old.Value[:loc[0]]+newPart+old.Value[loc[1]:], true, old.Value
+		f.Statement, f.MessageIDs, f.Seq, f.Rule, f.Confidence = s, []string{m.ID}, m.Seq, "correction", 0.75
+		x.add(f)
+		return
+	}
 }
 
 // earlier returns the facts before index n and the known ones, newest

@@ -209,7 +209,9 @@ func (x *extractor) rules(m Message, s string) {
 				end := loc[1] - at
 				rest = s[at : at+end]
 			case "allergy-have":
-				rest = rest[:strings.Index(strings.ToLower(rest), " allerg")] // the regexp holds it
+				if i := allergRE.FindStringIndex(rest); i != nil { // the rule's regexp holds it
+					rest = rest[:i[0]]
+				}
 			}
 			var values []string
 			switch {
@@ -229,8 +231,17 @@ func (x *extractor) rules(m Message, s string) {
 			if r.short > 0 && len(values) == 1 {
 				values[0] = shorten(values[0], r.short)
 			}
+			date := "" // "Madrid on June 12": the key names the place, the value both
+			if r.dated && len(values) == 1 {
+				if i := strings.Index(rest, values[0]); i >= 0 {
+					date = dateAfter(rest[i+len(values[0]):])
+				}
+			}
 			for _, v := range values {
 				a := strings.ReplaceAll(attr, "%", slug(v))
+				if date != "" {
+					v += " " + date
+				}
 				if strings.Contains(a, "#") {
 					t := topic(v)
 					if t == "" {
@@ -251,7 +262,7 @@ func (x *extractor) rules(m Message, s string) {
 	}
 	x.purchase(m, s)
 	if loc := decisionLetRE.FindStringSubmatchIndex(s); loc != nil && !hedged(s, loc[0], false) {
-		if v := phrase(s[loc[2]:], kPhrase); v != "" && !notDecisionRE.MatchString(v) && facts.HasKeyFact(" "+v) && topic(v) != "" && !strings.HasPrefix(strings.ToLower(v), "see") {
+		if v := phraseWithDate(s[loc[2]:]); v != "" && !notDecisionRE.MatchString(v) && facts.HasKeyFact(" "+v) && topic(v) != "" && !strings.HasPrefix(strings.ToLower(v), "see") {
 			x.add(Fact{Subject: "we", Attribute: "decision/" + topic(v), Value: phraseWithDate(s[loc[2]:]), Type: Semantic, Confidence: 0.65,
 				Statement: s, MessageIDs: []string{m.ID}, Seq: m.Seq, Rule: "lets"})
 		}
@@ -270,13 +281,32 @@ func untilClause(s string) string {
 	return strings.TrimSpace(s)
 }
 
+// dateOnRE: " on June 12", " in April", " next Tuesday" right after a value.
+var dateOnRE = regexp.MustCompile(`^\s*(?:(?:on|in|for|this|next|by) )?((?:[A-Z][a-z]+|\d{1,4}(?:st|nd|rd|th)?)(?: (?:[A-Z][a-z]+|\d{1,4}(?:st|nd|rd|th)?),?){0,2})`)
+
+// dateAfter is the date right at the start of s ("on June 12"), "" when
+// there is none.
+func dateAfter(s string) string {
+	m := dateOnRE.FindStringSubmatchIndex(s)
+	if m == nil {
+		return ""
+	}
+	d := strings.TrimRight(s[m[2]:m[3]], ", ")
+	for _, w := range strings.Fields(d) {
+		if !isDatePart(w) {
+			return ""
+		}
+	}
+	return strings.TrimSpace(s[:m[3]])
+}
+
 // phraseWithDate is a decision's value: up to the clause boundary, its
 // date kept ("ship on Friday").
 func phraseWithDate(s string) string {
 	if loc := decisionEndRE.FindStringIndex(s); loc != nil {
 		s = s[:loc[0]]
 	}
-	w := strings.Fields(s)
+	w := strings.Fields(strings.TrimRight(s, "."))
 	if len(w) > 8 {
 		w = w[:8]
 	}
@@ -455,7 +485,8 @@ func contains(ss []string, s string) bool {
 
 // Patterns used above, compiled once.
 var (
-	decisionEndRE     = regexp.MustCompile(`[,;:.!?()]|\s(?:and|but|because|so|since|which)\s`)
+	allergRE          = regexp.MustCompile(`(?i) allerg`)
+	decisionEndRE     = regexp.MustCompile(`[,;!?()]|[.:](?:\s|$)|\s(?:and|but|because|so|since|which)\s`)
 	instructionLeadRE = regexp.MustCompile(`(?i)^(?:please,? )?(?:always|never|from now on,?|going forward,?|in (?:the )?future,?|next time,?|don't ever|do not ever|I want you to)\s*`)
 	askTeacherRE      = regexp.MustCompile(`\b(?:who(?:'s|’s| is)? (?:teaching|running|leading|coaching)|who (?:teaches|runs|leads|coaches)|teacher|instructor|coach)\b`)
 	askNameRE         = regexp.MustCompile(`\b(?:calling|call|name|named)\b`)

@@ -19,6 +19,7 @@ type rule struct {
 	typ   Type
 	conf  float64
 	list  bool // the value may be a list: one fact per item
+	dated bool // a date right after the value is part of it ("Madrid on June 12")
 	short int  // at most this many words, cut at a word in -ing (0: no limit)
 }
 
@@ -67,7 +68,9 @@ var rules = func() []rule {
 		r("moving", `(?i:`+iAm+` (?:moving|relocating) to )(?P<v>)`, kPlace, "user", "home_city", Semantic, 0.65),
 		r("we-live", `(?i:\bwe `+soon+`live in |\bwe(?:'re|’re| are) `+soon+`(?:living|based|settled) in )(?P<v>)`, kPlace, "user", "home_city", Semantic, 0.75),
 		r("new-job", `(?i:`+iHave+` `+soon+`(?:got|landed|started|took|accepted) (?:a |my |the )?(?:new )?job (?:at|with) )(?P<v>)`, kName, "user", "employer", Semantic, 0.8),
-		r("go-with", `(?i:\b(?:we|I)(?:'ll|’ll| will|'re|’re| are)? (?:go|going) with )(?P<v>)`, kPhrase, "we", "decision/go_with", Semantic, 0.6),
+		r("go-with", `(?i:\b(?:we|I)(?:'ll|’ll| will|'re|’re| are)? (?:go|going) with |\b(?:we|I)(?:'re|’re| are|'ll|’ll| will|'ve|’ve| have)? (?:now )?(?:switch|switching|switched|migrate|migrating|migrated) (?:over )?to )(?P<v>)`, kPhrase, "we", "decision/go_with", Semantic, 0.6),
+		r("rel-fullname", `(?i:\b(?:my|our) `+relAlt+` is )(?P<v>)[A-Z][a-z]+ [A-Z][a-z]+\b`, kName, "rel", "name", Semantic, 0.75),
+		r("rel-age", `(?i:\b(?:my|our) `+relAlt+` )`+named+`(?i:is |just turned |turned )(?P<v>)\d{1,3}(?i: years old\b| months old\b|[.,!;]|$| and\b| now\b)`, kPhrase, "rel", "age", Semantic, 0.8),
 		r("we-moved", `(?i:\bwe(?:'ve|’ve| have)? `+soon+`(?:moved|relocated) (?:back )?to )(?P<v>)`, kPlace, "user", "home_city", Semantic, 0.75),
 		r("from", `(?i:`+iAm+` (?:originally )?from |\bI (?:originally )?come from |\bI grew up in )(?P<v>)`, kPlace, "user", "hometown", Semantic, 0.8),
 		r("born", `(?i:\bI was born in )(?P<v>)`, kPlace, "user", "birthplace", Semantic, 0.85),
@@ -81,7 +84,7 @@ var rules = func() []rule {
 		r("i-am-a-at", `(?i:`+iAm+` (?:now |currently |still )?(?:an? |the )(?:[a-z-]+ ){0,3}?`+alt(jobs)+` (?:at|for|with) )(?P<v>)`, kName, "user", "employer", Semantic, 0.75),
 		r("allergic", `(?i:`+iAm+` (?:severely |very |deathly |really |quite |also )?allergic to )(?P<v>)`, kPhrase, "user", "allergy/%", Semantic, 0.95),
 		r("rel-allergic", `(?i:\b(?:my|our) `+relAlt+` )`+named+`(?i:(?:is|has been) (?:severely |very |deathly |really |quite |also )?allergic to )(?P<v>)`, kPhrase, "rel", "allergy/%", Semantic, 0.85),
-		r("diet", `(?i:`+iAm+` (?:a |an |strictly |fully )?)(?P<v>)(?i:vegetarian|vegan|pescatarian|lactose[- ]intolerant|gluten[- ]intolerant|celiac|coeliac|diabetic|teetotal)\b`, kPhrase, "user", "diet", Semantic, 0.9),
+		r("diet", `(?i:(?:`+iAm+`|\b(?:we|[a-z]+ and I)(?:'re|’re| are)) (?:both |all |a |an |strictly |fully )?)(?P<v>)(?i:vegetarian|vegan|pescatarian|lactose[- ]intolerant|gluten[- ]intolerant|celiac|coeliac|diabetic|teetotal)\b`, kPhrase, "user", "diet", Semantic, 0.9),
 		r("avoid", `(?i:\bI (?:can't|can’t|cannot|don't|don’t|do not) (?:eat|drink) )(?P<v>)`, kPhrase, "user", "avoids/%", Semantic, 0.8),
 		r("prefer", `(?i:\bI `+adv+`prefer )(?P<v>)`, kPhrase, "user", "prefers/%", Semantic, 0.85),
 		r("like", `(?i:\bI `+adv+`(?:love|like|enjoy|adore) )(?P<v>)`, kPhrase, "user", "likes/%", Semantic, 0.7),
@@ -93,7 +96,7 @@ var rules = func() []rule {
 		r("count", `(?i:\bI have )(?P<v>)(?i:\d+|one|two|three|four|five|six|no) (?P<attr>kids|children|sons|daughters|cats|dogs|siblings|brothers|sisters|grandchildren)\b`, kPhrase, "user", "@_count", Semantic, 0.85),
 		r("teacher", `(?i:\b(?:the|our|my) `+alt(roles)+` (?:is|was) (?:an? |the )?(?:[A-Za-z'-]+ ){0,5}?(?:called|named) |\b(?:the|our|my) `+alt(roles)+` is )(?P<v>)`, kName, "activity", "teacher", Semantic, 0.8),
 		r("teacher-runs", `(?P<v>)[A-Z][a-z]+ (?i:teaches|coaches|runs|leads|takes) (?i:us|the class|the course|it|the sessions|the group)\b`, kName, "activity", "teacher", Semantic, 0.7),
-		r("my-attr", `(?i:\bmy (?P<attr>`+alt(attributes)+`) (?:is|'s|’s) (?:now |actually )?)(?P<v>)`, kPhrase, "user", "@", Semantic, 0.85),
+		r("my-attr", `(?i:\bmy (?:[a-z]+ )?(?P<attr>`+alt(attributes)+`) (?:is|'s|’s) (?:now |actually )?)(?P<v>)`, kPhrase, "user", "@", Semantic, 0.85),
 		r("age", `(?i:`+iAm+` |\bI (?:just )?turned )(?P<v>)\d{1,3}(?i: years old\b| yo\b|[.,!]|$| (?:now|today|this year|last week|last month)\b)`, kPhrase, "user", "age", Semantic, 0.85),
 		r("allergy-have", `(?i:\bI have (?:a |an |severe |a severe |a mild )?)(?P<v>)[a-z]+(?: [a-z]+)?(?i: allerg(?:y|ies))\b`, kPhrase, "user", "allergy/%", Semantic, 0.9),
 		r("work-in", `(?i:\bI `+soon+`work in |`+iAm+` (?:working )?in the )(?P<v>)[a-z][a-z ]{2,30}?(?i: (?:industry|field|sector|business))?[.,!]`, kPhrase, "user", "industry", Semantic, 0.7),
@@ -103,6 +106,7 @@ var rules = func() []rule {
 		r("trip-back", `(?i:\b(?:I|we)(?:'ve|’ve| have)? `+soon+`(?:got back|came back|returned|flew back|am back|are back|'re back|’re back|'m back|’m back) from )(?P<v>)`, kPlace, "user", "trip/%", Semantic, 0.75),
 		r("trip-booked", `(?i:\b(?:I|we)(?:'ve|’ve| have)? `+soon+`booked (?:flights|a flight|tickets|a ticket|a trip|a holiday|a vacation|a train|a cabin|a hotel) (?:to|in) )(?P<v>)`, kPlace, "user", "trip/%", Semantic, 0.75),
 		r("trip-went", `(?i:\b(?:I|we) (?:went|flew|traveled|travelled|drove) (?:over |down |up )?to )(?P<v>)`, kPlace, "user", "trip/%", Semantic, 0.65),
+		r("trip-going", `(?i:(?:`+iAm+`|\bwe(?:'re|’re| are)) (?:flying|traveling|travelling|heading|going|driving|off) (?:from [A-Z][\w-]*(?: [A-Z][\w-]*)? )?to )(?P<v>)`, kPlace, "user", "trip/%", Semantic, 0.65),
 		r("injury", `(?i:\bI (?:hurt|injured|broke|sprained|twisted|messed up|pulled|strained|tore|fractured|bruised|dislocated|wrecked) my )(?P<v>)`, kPhrase, "user", "injury/%", Semantic, 0.8),
 		r("degree", `(?i:\bmy `+relAlt+` )`+named+`(?i:(?:just |finally |recently )*(?:finished|completed|got|earned|graduated with) (?:a|an|his|her|their) (?:degree|bachelor's|master's|masters|phd|diploma|doctorate)(?: degree)? in )(?P<v>)`, kPhrase, "rel", "degree", Semantic, 0.8),
 		r("my-degree", `(?i:`+iHave+` (?:just |finally |recently )*(?:finished|completed|got|earned|graduated with) (?:a|an|my) (?:degree|bachelor's|master's|masters|phd|diploma|doctorate)(?: degree)? in )(?P<v>)`, kPhrase, "user", "degree", Semantic, 0.8),
@@ -115,6 +119,8 @@ var rules = func() []rule {
 		switch rs[i].name {
 		case "allergic", "rel-allergic", "avoid", "like", "fan", "dislike":
 			rs[i].list = true
+		case "trip-going", "trip-booked", "trip-went":
+			rs[i].dated = true
 		case "injury":
 			rs[i].short = 2
 		}
@@ -135,7 +141,7 @@ var decisionLetRE = regexp.MustCompile(`(?i)\blet(?:'s|’s| us) (?:go with |do 
 var notDecisionRE = regexp.MustCompile(`(?i)^(?:say|see|talk|think|chat|hope|try|start|begin|move on|get started|continue|recap|review|check|look|figure|keep in touch|catch up)\b`)
 
 // correctionRE: an elliptical correction of the previous statement.
-var correctionRE = regexp.MustCompile(`(?i)^(?:(?:actually|no|nope|sorry|wait|oh|hmm|ok|okay|so|correction|scratch that|on second thought)[,!.:—-]* )*(?:make (?:it|that) |change (?:it|that) to |let(?:'s|’s) (?:do |say |make it )|move (?:it|that) to |push (?:it|that) (?:back )?to |I meant |I mean |it(?:'s|’s| is) (?:actually |now )?|(?:it|that) should be )(?P<v>)`)
+var correctionRE = regexp.MustCompile(`(?i)^(?:(?:actually|no|nope|sorry|wait|oh|hmm|ok|okay|so|correction|scratch that|on second thought)[,!.:—-]* )*(?:make (?:it|that) |change (?:it|that) to |use |switch (?:it )?to |update (?:it|that) to |replace (?:it|that) with |let(?:'s|’s) (?:do |say |make it )|move (?:it|that) to |push (?:it|that) (?:back )?to |I meant |I mean |it(?:'s|’s| is) (?:actually |now )?|(?:it|that) should be )(?P<v>)`)
 
 // correctionMark: a sentence starting with one of these corrects the one
 // before it.

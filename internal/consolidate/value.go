@@ -91,7 +91,7 @@ func capitalized(s string, k kind) string {
 		switch {
 		case isCap(t) && !notNameWords[t] && !isDateWord(t):
 			out = append(out, t)
-		case len(out) > 0 && placeJoins[t] && !end && i+1 < len(words) && isCap(words[i+1]):
+		case len(out) > 0 && placeJoins[t] && !end && i+1 < len(words) && isCap(words[i+1]) && !isDateWord(strings.Trim(words[i+1], ".,;:!?")):
 			out = append(out, t)
 		default:
 			end = true
@@ -99,6 +99,9 @@ func capitalized(s string, k kind) string {
 		if end {
 			break
 		}
+	}
+	for len(out) > 0 && placeJoins[out[len(out)-1]] {
+		out = out[:len(out)-1]
 	}
 	max := 4
 	if k == kName {
@@ -152,6 +155,9 @@ func splitList(rest string) []string {
 	}
 	var out []string
 	for _, p := range listSepRE.Split(rest, -1) {
+		if f := strings.Fields(strings.ToLower(p)); len(f) > 0 && subjectWords[f[0]] {
+			break // "dairy and I don't like …": a new clause, not an item
+		}
 		if v := phrase(p, kPhrase); v != "" {
 			out = append(out, v)
 		}
@@ -161,6 +167,10 @@ func splitList(rest string) []string {
 	}
 	return out
 }
+
+// subjectWords start a clause, not a list item.
+var subjectWords = map[string]bool{"i": true, "i'm": true, "i’m": true, "we": true, "we're": true, "he": true, "she": true,
+	"they": true, "it": true, "it's": true, "that": true, "this": true, "there": true, "you": true}
 
 // topic returns the content words of a decision's value without its
 // dates, numbers and names: "ship the release on Friday" → "ship_release".
