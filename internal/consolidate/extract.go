@@ -46,7 +46,7 @@ func (x *extractor) message(m Message, prev *Message) {
 	if prev != nil {
 		x.context(prev.Text) // "Who's teaching it?" names nothing, "What are you calling the puppy?" may
 	}
-	sents := facts.Sentences(m.Text)
+	sents := facts.Sentences(codeRE.ReplaceAllString(m.Text, "\n"))
 	for si, s := range sents {
 		n0 := len(x.out)
 		x.sentence(m, prev, s, si)
@@ -150,6 +150,9 @@ func lastWords(s string, n int) string {
 // follows no fact ("if I move to …", "I don't think I'm …").
 func hedged(s string, at int, weak bool) bool {
 	pre := s[:at]
+	if strings.Count(pre, `"`)%2 == 1 || strings.Count(pre, "“") > strings.Count(pre, "”") {
+		return true // inside a quotation
+	}
 	for _, loc := range reportedRE.FindAllStringIndex(pre, -1) {
 		if w := strings.Fields(pre[:loc[0]]); len(w) == 0 || (w[len(w)-1] != "I" && w[len(w)-1] != "i") {
 			return true // someone else's words ("like I said" are the user's)
@@ -485,6 +488,7 @@ func contains(ss []string, s string) bool {
 
 // Patterns used above, compiled once.
 var (
+	codeRE            = regexp.MustCompile("(?s)```.*?(?:```|$)|`[^`\n]*`") // code is no statement
 	allergRE          = regexp.MustCompile(`(?i) allerg`)
 	decisionEndRE     = regexp.MustCompile(`[,;!?()]|[.:](?:\s|$)|\s(?:and|but|because|so|since|which)\s`)
 	instructionLeadRE = regexp.MustCompile(`(?i)^(?:please,? )?(?:always|never|from now on,?|going forward,?|in (?:the )?future,?|next time,?|don't ever|do not ever|I want you to)\s*`)

@@ -258,3 +258,19 @@ func TestExtractHedgedAndReported(t *testing.T) {
 		}
 	}
 }
+
+// TestExtractRequestsForText: text the user asks the assistant to write,
+// quotes and code are no statements of the user.
+func TestExtractRequestsForText(t *testing.T) {
+	for _, text := range []string{
+		"Write a cover letter that starts with: I am a nurse with ten years of experience.",
+		"Translate this: I live in Berlin and I love techno.",
+		`My character says "I moved to Paris last year" in chapter two.`,
+		"Here's my code:\n```\n// I live in Oslo\nfmt.Println(\"I'm allergic to peanuts\")\n```",
+		"Pretend I'm allergic to gluten and plan a menu.",
+	} {
+		if got := Extract([]Message{user("m1", 1, text)}, nil); len(got) != 0 {
+			t.Errorf("%q: want no fact, got\n%s", text, show(got))
+		}
+	}
+}

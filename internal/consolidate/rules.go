@@ -152,7 +152,7 @@ var hedgeRE = regexp.MustCompile(`(?i)\b(?:if|unless|whether|might|maybe|perhaps
 
 // reportedRE: a statement after one of these in its sentence is someone
 // else's words ("my friend said: I moved to Paris").
-var reportedRE = regexp.MustCompile(`(?i)\b(?:said|says|told me|tells me|asked|asks|wrote|writes|quote|quoting|the message reads|texted)\b`)
+var reportedRE = regexp.MustCompile(`(?i)\b(?:said|says|told me|tells me|asked|asks|wrote|writes|quote|quoting|the message reads|texted|write|draft|compose|translate|rephrase|rewrite|reword|proofread|summarize|summarise|pretend|roleplay|role-play|role play|as if|starts with|example|template|sample|character|story|poem|script)\b`)
 
 // hedgeBeforeValueRE: for rules whose own words hold a negation ("I
 // don't like …"), only these hedge.
