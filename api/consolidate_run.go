@@ -139,16 +139,29 @@ func (s *Service) consolidateLater(id string, onTurn bool) {
 // termination; older sessions are not read again at every start).
 const ResumeWindow = 24 * time.Hour
 
+// resumeWait bounds the sweep's wait for the projection at start.
+const resumeWait = 10 * time.Minute
+
 // ResumeConsolidation consolidates, in the background, every session of
 // the read model terminated within ResumeWindow without a
 // consolidated/<id> marker: the ones a crash interrupted (writes already
 // made are found and not repeated). It returns once the sweep is started;
-// Stop ends it.
-func (s *Service) ResumeConsolidation() {
+// Stop ends it. The sweep first waits (up to resumeWait) for the
+// projection to apply the log up to logEnd (its end when the node
+// started): a projection behind the log would not list the sessions
+// terminated since its checkpoint.
+func (s *Service) ResumeConsolidation(logEnd uint64) {
 	if !s.cfg.ConsolidateOnTerminate || s.scopes == nil || s.rm == nil {
 		return
 	}
 	s.background.start(func() {
+		wctx, cancel := context.WithTimeout(s.background.ctx, resumeWait)
+		err := s.rm.WaitFor(wctx, logEnd)
+		cancel()
+		if err != nil {
+			s.metrics.ConsolidationErrors.Inc()
+			s.logger.Warn("consolidation sweep: the projection did not reach the log's end; sweeping what it holds", "log_end", logEnd, "err", err)
+		}
 		token := ""
 		for s.background.ctx.Err() == nil {
 			list, next, err := s.rm.ListSessions(&memoryv1.ListSessionsRequest{Status: memoryv1.SessionStatus_SESSION_STATUS_TERMINATED, Limit: 100, PageToken: token})

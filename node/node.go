@@ -268,8 +268,14 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	if err = n.readyPlacement(ctx); err != nil {
 		return n, err
 	}
-	// Sessions a crash left terminated but unconsolidated (DESIGN §13).
-	n.svc.ResumeConsolidation()
+	// Sessions a crash left terminated but unconsolidated (DESIGN §13),
+	// once the projection holds the log as it is now (its session index
+	// lists them).
+	var logEnd uint64
+	if st, err := js.Stream(ctx, cfg.Stream); err == nil {
+		logEnd = st.CachedInfo().State.LastSeq
+	}
+	n.svc.ResumeConsolidation(logEnd)
 	if cfg.ArchiveAfter > 0 && cfg.Projector {
 		sw := &archiveSweep{sessions: n.store, d: placed, after: cfg.ArchiveAfter, interval: archiveSweepInterval(cfg.ArchiveAfter),
 			timeout: acfg.ForwardTimeout + cfg.Actors.StoreTimeout, now: time.Now, logger: logger}
