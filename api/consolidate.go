@@ -142,7 +142,7 @@ func (s *Service) Consolidate(ctx context.Context, id string, dryRun bool) (*mem
 			t = agent
 		}
 		x := &memoryv1.ExtractedFact{Key: f.Key(), Value: f.Text(), MemoryType: memoryType(f.Type), Confidence: f.Confidence,
-			MessageIds: f.MessageIDs, Correction: f.Correction, Replaces: f.Replaces}
+			MessageIds: f.MessageIDs, Correction: f.Correction, Replaces: f.Replaces, Retract: f.Retract}
 		switch {
 		case t == nil:
 			x.Outcome = "skipped"
@@ -162,7 +162,7 @@ func (s *Service) Consolidate(ctx context.Context, id string, dryRun bool) (*mem
 					return nil, err
 				}
 			}
-			if t == user && f.Type == consolidate.Semantic {
+			if t == user && f.Type == consolidate.Semantic && !f.Retract {
 				known = append(known, f) // later facts of this run may replace it
 			}
 		}
@@ -294,6 +294,24 @@ func (s *Service) writeFact(ctx context.Context, t scopeTarget, session, sourceU
 			}
 		}
 		live := cur != nil && !cur.GetDeleted()
+		if f.Retract { // delete the entry when it holds the value retracted
+			if !live || !strings.EqualFold(cur.GetMetadata()[MetaValue], f.Value) {
+				x.Outcome = "unchanged"
+				return nil
+			}
+			expected := int64(cur.GetVersion())
+			m, err := s.call(ctx, func(reply actors.ReplyFunc) error {
+				return s.scopes.DispatchScope(t.kind, t.id, nil, &memoryv1.DeleteEntryRequest{CommandId: cmd, Key: key, ExpectedVersion: &expected, By: consolidatedBy}, reply)
+			})
+			if err != nil {
+				if Classify(err).Code == 409 && attempt == 0 {
+					continue
+				}
+				return err
+			}
+			x.Outcome, x.Version = "retracted", m.(*memoryv1.EntryReply).GetEntry().GetVersion()
+			return nil
+		}
 		if live && (strings.EqualFold(string(cur.GetValue()), f.Text()) || strings.EqualFold(cur.GetMetadata()[MetaValue], f.Value)) {
 			x.Outcome, x.Version = "unchanged", cur.GetVersion() // a near-duplicate merges into what is there
 			return nil

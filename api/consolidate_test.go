@@ -468,3 +468,30 @@ func TestConsolidateLLMMerge(t *testing.T) {
 		t.Fatalf("endpoint down, last write wins: %v %v", err, e)
 	}
 }
+
+// TestConsolidateRetraction: a fact the user says no longer holds is
+// deleted (an ordinary delete: the value stays in the key's history), and
+// a second run changes nothing.
+func TestConsolidateRetraction(t *testing.T) {
+	_, nc := node.StartForTest(t, nil)
+	c := client.New(nc)
+	ctx := context.Background()
+	converse(t, c, "s1", "u1", "I'm allergic to peanuts.", "Noted.")
+	if _, err := c.Consolidate(ctx, "s1", false); err != nil {
+		t.Fatal(err)
+	}
+	converse(t, c, "s2", "u1", "Great news, I'm not allergic to peanuts anymore!", "Wonderful!")
+	for range 2 {
+		rep, err := c.Consolidate(ctx, "s2", false)
+		if err != nil || len(rep.GetFacts()) != 1 || !rep.GetFacts()[0].GetRetract() {
+			t.Fatalf("%v %v", err, rep)
+		}
+	}
+	if _, err := c.GetEntry(ctx, client.User("u1"), "fact/user/allergy/peanuts", 0); client.Code(err) != 404 {
+		t.Fatalf("a retracted fact is still there: %v", err)
+	}
+	h, err := c.History(ctx, client.User("u1"), "fact/user/allergy/peanuts")
+	if err != nil || len(h) != 2 || !h[1].GetDeleted() || factValue(h[0]) != "peanuts" {
+		t.Fatalf("history %v %v, want the value then its deletion", err, h)
+	}
+}

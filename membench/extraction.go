@@ -155,6 +155,15 @@ func (m *memoryStore) write(f consolidate.Fact) {
 		return // the agent's scope
 	}
 	k := f.Key()
+	if f.Retract { // the entry is deleted when it holds the value
+		if h := m.history[k]; len(h) > 0 && !m.hidden[k] && strings.EqualFold(h[len(h)-1].Value, f.Value) {
+			if m.hidden == nil {
+				m.hidden = map[string]bool{}
+			}
+			m.hidden[k] = true
+		}
+		return
+	}
 	h := m.history[k]
 	if len(h) > 0 && strings.EqualFold(h[len(h)-1].Value, f.Value) {
 		return // unchanged

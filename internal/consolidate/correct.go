@@ -231,7 +231,9 @@ func (x *extractor) earlier(n int) []Fact {
 	for i := n - 1; i >= 0; i-- {
 		if k := x.out[i].Key(); !seen[k] {
 			seen[k] = true
-			out = append(out, x.out[i])
+			if !x.out[i].Retract { // a retracted fact holds no value
+				out = append(out, x.out[i])
+			}
 		}
 	}
 	for i := len(x.known) - 1; i >= 0; i-- {

@@ -264,6 +264,7 @@ func (x *extractor) rules(m Message, s string) {
 		}
 	}
 	x.purchase(m, s)
+	x.retract(m, s)
 	if loc := decisionLetRE.FindStringSubmatchIndex(s); loc != nil && !hedged(s, loc[0], false) {
 		if v := phraseWithDate(s[loc[2]:]); v != "" && !notDecisionRE.MatchString(v) && facts.HasKeyFact(" "+v) && topic(v) != "" && !strings.HasPrefix(strings.ToLower(v), "see") {
 			x.add(Fact{Subject: "we", Attribute: "decision/" + topic(v), Value: phraseWithDate(s[loc[2]:]), Type: Semantic, Confidence: 0.65,
@@ -416,6 +417,10 @@ func (x *extractor) merged() []Fact {
 	}
 	for i := range x.out { // a new value for a key replaces the one before
 		f := &x.out[i]
+		if f.Retract {
+			delete(cur, f.Key())
+			continue
+		}
 		if old, ok := cur[f.Key()]; ok && !strings.EqualFold(old, f.Value) && f.Replaces == "" {
 			f.Correction, f.Replaces = true, old
 		}
@@ -425,7 +430,7 @@ func (x *extractor) merged() []Fact {
 	last := map[string]int{} // key -> index in out of its newest value
 	for _, f := range x.out {
 		k := f.Key()
-		if i, ok := last[k]; ok && strings.EqualFold(out[i].Value, f.Value) {
+		if i, ok := last[k]; ok && strings.EqualFold(out[i].Value, f.Value) && out[i].Retract == f.Retract {
 			for _, id := range f.MessageIDs {
 				if !contains(out[i].MessageIDs, id) {
 					out[i].MessageIDs = append(out[i].MessageIDs, id)

@@ -274,3 +274,29 @@ func TestExtractRequestsForText(t *testing.T) {
 		}
 	}
 }
+
+// TestExtractRetractions: a fact the user says no longer holds is
+// retracted (only with a word of change, and a single value only when it
+// is the one held: Rome never was).
+func TestExtractRetractions(t *testing.T) {
+	known := []Fact{{Subject: "user", Attribute: "home_city", Value: "Berlin", Type: Semantic}}
+	got := Extract([]Message{
+		user("m1", 1, "I'm allergic to peanuts. I like jazz."),
+		user("m2", 2, "Good news: I'm not allergic to peanuts anymore!"),
+		user("m3", 3, "I don't live in Rome anymore."),
+		user("m4", 4, "And I no longer live in Berlin, I moved to Hamburg."),
+		user("m5", 5, "I'm not allergic to anything, I think."),
+	}, known)
+	var have []string
+	for _, f := range got {
+		have = append(have, fmt.Sprintf("%s=%s retract=%v", f.Key(), f.Value, f.Retract))
+	}
+	want := []string{
+		"fact/user/allergy/peanuts=peanuts retract=false", "fact/user/likes/jazz=jazz retract=false",
+		"fact/user/allergy/peanuts=peanuts retract=true",
+		"fact/user/home_city=Hamburg retract=false", // the move replaces Berlin: nothing left to retract
+	}
+	if strings.Join(have, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("got\n%s\nwant\n%s", strings.Join(have, "\n"), strings.Join(want, "\n"))
+	}
+}

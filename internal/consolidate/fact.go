@@ -61,6 +61,10 @@ type Fact struct {
 	Seq        uint64
 	// Rule names the rule that read it (for reports and tests).
 	Rule string
+	// Retract: the user says the fact no longer holds ("I'm not allergic
+	// to peanuts anymore"); the writer deletes the entry (its history
+	// keeps the value). Value is the value retracted.
+	Retract bool
 }
 
 // Key is the fact's entry key: its type's prefix, subject and attribute.

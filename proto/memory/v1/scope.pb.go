@@ -2292,11 +2292,15 @@ type ExtractedFact struct {
 	Correction bool   `protobuf:"varint,7,opt,name=correction,proto3" json:"correction,omitempty"`
 	Replaces   string `protobuf:"bytes,8,opt,name=replaces,proto3" json:"replaces,omitempty"`
 	// outcome: "written", "duplicate" (written before: the same command),
-	// "unchanged" (the scope holds this value already), "review" (waits as a
-	// proposal), "skipped" (no scope to write it to), "dry_run".
+	// "unchanged" (the scope holds this value already, or a retracted one
+	// is not there), "review" (waits as a proposal), "retracted", "skipped"
+	// (no scope to write it to), "dry_run".
 	Outcome string `protobuf:"bytes,9,opt,name=outcome,proto3" json:"outcome,omitempty"`
 	// version of the entry written (0 when none).
-	Version       uint64 `protobuf:"varint,10,opt,name=version,proto3" json:"version,omitempty"`
+	Version uint64 `protobuf:"varint,10,opt,name=version,proto3" json:"version,omitempty"`
+	// retract: the user said the fact no longer holds; outcome "retracted"
+	// when the entry holding it was deleted (its history keeps the value).
+	Retract       bool `protobuf:"varint,11,opt,name=retract,proto3" json:"retract,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2399,6 +2403,13 @@ func (x *ExtractedFact) GetVersion() uint64 {
 		return x.Version
 	}
 	return 0
+}
+
+func (x *ExtractedFact) GetRetract() bool {
+	if x != nil {
+		return x.Retract
+	}
+	return false
 }
 
 type ConsolidateReply struct {
@@ -2866,7 +2877,7 @@ const file_memory_v1_scope_proto_rawDesc = "" +
 	"\x03ref\x18\x01 \x01(\v2!.agentmem.memory.v1.DataReferenceR\x03ref\x12\x12\n" +
 	"\x04data\x18\x02 \x01(\fR\x04data\"-\n" +
 	"\x12ConsolidateRequest\x12\x17\n" +
-	"\adry_run\x18\x01 \x01(\bR\x06dryRun\"\xbf\x02\n" +
+	"\adry_run\x18\x01 \x01(\bR\x06dryRun\"\xd9\x02\n" +
 	"\rExtractedFact\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value\x12?\n" +
@@ -2884,7 +2895,8 @@ const file_memory_v1_scope_proto_rawDesc = "" +
 	"\breplaces\x18\b \x01(\tR\breplaces\x12\x18\n" +
 	"\aoutcome\x18\t \x01(\tR\aoutcome\x12\x18\n" +
 	"\aversion\x18\n" +
-	" \x01(\x04R\aversion\"i\n" +
+	" \x01(\x04R\aversion\x12\x18\n" +
+	"\aretract\x18\v \x01(\bR\aretract\"i\n" +
 	"\x10ConsolidateReply\x127\n" +
 	"\x05facts\x18\x01 \x03(\v2!.agentmem.memory.v1.ExtractedFactR\x05facts\x12\x1c\n" +
 	"\textractor\x18\x02 \x01(\tR\textractor\"(\n" +
