@@ -12,7 +12,10 @@ import (
 // clause of a long sentence) scores by the key facts it carries: decisions
 // and commitments, open questions, ids, numbers, dates, names and tool
 // outcomes. A unit with none of them is filler, and greetings and
-// acknowledgements are filler even when they carry a name.
+// acknowledgements are filler even when they carry a name. What a key fact
+// is, the word lists and the weights live in internal/facts (shared with
+// the search's dates and the consolidation extractor); this file keeps the
+// summarizer's own forms of a unit (compact, short, core).
 
 // longUnitWords: a sentence longer than this is split into clauses, and
 // only its salient clauses are kept.
