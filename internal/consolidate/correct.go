@@ -155,10 +155,7 @@ func (x *extractor) correct(m Message, s string, n int) {
 	if !changeRE.MatchString(s) {
 		return
 	}
-	for _, old := range x.earlier(n) {
-		if !mentions(s, old.Value) {
-			continue
-		}
+	for _, old := range x.mentioned(s, n) {
 		for i := n; i < len(x.out); i++ {
 			f := &x.out[i]
 			if f.Value != old.Value && shapeOf(f.Value) == shapeOf(old.Value) && f.Key() != old.Key() && f.Type == old.Type {
@@ -221,6 +218,45 @@ func (x *extractor) correctPart(m Message, s string, n int) {
 		x.add(f)
 		return
 	}
+}
+
+// replacedRE marks a value as the one replaced ("the Lisbon plan fell
+// through", "isn't Biscuit anymore", "not Friday", "Mara moved away").
+var replacedRE = regexp.MustCompile(`(?i)\b(?:fell through|not|no longer|anymore|any more|instead of|rather than|isn't|wasn't|aren't|moved away|left|changed|switched from|scratch|cancell?ed|replaced|dropped|gone)\b`)
+
+// mentioned returns the earlier and known facts whose value s names,
+// the one nearest a mark of replacement first ("Update on Gwendolyn: the
+// Penang plan fell through" corrects Penang, not the name), then newest
+// first.
+func (x *extractor) mentioned(s string, n int) []Fact {
+	marks := replacedRE.FindAllStringIndex(s, -1)
+	type cand struct {
+		f    Fact
+		dist int
+	}
+	var cs []cand
+	for _, old := range x.earlier(n) {
+		if !mentions(s, old.Value) {
+			continue
+		}
+		i := strings.Index(strings.ToLower(s), strings.ToLower(old.Value))
+		d := len(s)
+		for _, mk := range marks {
+			switch {
+			case i >= 0 && mk[0] >= i+len(old.Value):
+				d = min(d, mk[0]-(i+len(old.Value)))
+			case i >= 0 && mk[1] <= i:
+				d = min(d, i-mk[1])
+			}
+		}
+		cs = append(cs, cand{old, d})
+	}
+	slices.SortStableFunc(cs, func(a, b cand) int { return a.dist - b.dist })
+	out := make([]Fact, len(cs))
+	for i, c := range cs {
+		out[i] = c.f
+	}
+	return out
 }
 
 // earlier returns the facts before index n and the known ones, newest

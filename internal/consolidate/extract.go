@@ -47,23 +47,47 @@ func (x *extractor) message(m Message, prev *Message) {
 		x.context(prev.Text) // "Who's teaching it?" names nothing, "What are you calling the puppy?" may
 	}
 	sents := facts.Sentences(codeRE.ReplaceAllString(m.Text, "\n"))
+	from := make([]int, len(sents)+1) // facts of sentence si: x.out[from[si]:from[si+1]]
 	for si, s := range sents {
-		n0 := len(x.out)
+		from[si] = len(x.out)
 		x.sentence(m, prev, s, si)
-		for i := n0; i < len(x.out); i++ {
-			x.out[i].Context = contextOf(sents, si)
+	}
+	from[len(sents)] = len(x.out)
+	for si := range sents {
+		alone := si+1 < len(sents) && from[si+2] == from[si+1] // the next sentence states no fact of its own
+		for i := from[si]; i < from[si+1]; i++ {
+			x.out[i].Context = maskOthers(contextOf(sents, si, alone), x.out[i], x.out[from[0]:])
 		}
 	}
+}
+
+// maskOthers replaces in the context of f the values of the other facts
+// of its message with "…": a value corrected later must not live on in
+// another entry ("my godmother Gwendolyn is relocating to …" for her
+// name, when the city may change).
+func maskOthers(ctx string, f Fact, others []Fact) string {
+	for _, o := range others {
+		if o.Key() == f.Key() || len(o.Value) < 3 || strings.Contains(strings.ToLower(f.Value), strings.ToLower(o.Value)) {
+			continue
+		}
+		re, err := regexp.Compile(`(?i)\b` + regexp.QuoteMeta(o.Value) + `\b`)
+		if err == nil {
+			ctx = re.ReplaceAllString(ctx, "…")
+		}
+	}
+	return ctx
 }
 
 // MaxContextWords bounds a fact's Context.
 const MaxContextWords = 40
 
 // contextOf is sentence si with the next one when that one carries on
-// ("We went for a half marathon."), at most MaxContextWords words.
-func contextOf(sents []string, si int) string {
+// ("We went for a half marathon.") and states no fact of its own (next:
+// a value that may be corrected later must not live on in another
+// entry), at most MaxContextWords words.
+func contextOf(sents []string, si int, next bool) string {
 	c := sents[si]
-	if si+1 < len(sents) && !strings.HasSuffix(sents[si+1], "?") {
+	if next && !strings.HasSuffix(sents[si+1], "?") {
 		c += " " + sents[si+1]
 	}
 	w := strings.Fields(c)

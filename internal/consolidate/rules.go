@@ -41,7 +41,9 @@ var relAlt = func() string {
 		rs = append(rs, regexp.QuoteMeta(r))
 	}
 	sort.Slice(rs, func(i, j int) bool { return len(rs[i]) > len(rs[j]) || (len(rs[i]) == len(rs[j]) && rs[i] < rs[j]) })
-	return `(?:little |big |younger |older |twin |step|step-|baby |best |oldest |youngest |eldest |second |third |distant |first |favorite |favourite |late )?(?P<rel>` + strings.Join(rs, "|") + `)`
+	// Words that tell two relatives apart are part of the subject (big
+	// sister, twin sister); others are not (my late grandpa, my favorite aunt).
+	return `(?:step-|distant |favorite |favourite |late |dear )?(?P<rel>(?:little |big |younger |older |twin |baby |oldest |youngest |eldest |middle |second |third )?(?:` + strings.Join(rs, "|") + `))`
 }()
 
 // i: the first person, as a word.

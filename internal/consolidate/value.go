@@ -33,7 +33,7 @@ var pronounValues = map[string]bool{
 
 // boundaryRE ends a phrase value: punctuation, a conjunction or relative
 // word, or a time phrase.
-var boundaryRE = regexp.MustCompile(`(?i)[,;:.!?()"]|\s[-—–]\s|\s(?:and|but|because|so|since|which|who|when|where|while|though|although|as|if|until|after|before|for|with|at the moment|right now|these days|lately|recently|anymore|any more|now|too|yet|last|next|this|every|yesterday|today|tonight|tomorrow|ago|already|again|instead|over|than|rather|from|on|at|during|in order)(?:[\s,;:.!?]|$)`)
+var boundaryRE = regexp.MustCompile(`(?i)[,;:.!?()"]|\s[-—–]\s|\s(?:and|but|because|so|since|which|who|when|where|while|though|although|as|if|until|after|before|for|with|at the moment|right now|these days|lately|recently|anymore|any more|now|too|yet|last|next|this|every|yesterday|today|tonight|tomorrow|ago|already|again|instead|over|than|rather|from|on|at|during|in order|a few|a couple|several)(?:[\s,;:.!?]|$)`)
 
 // notNameWords are capitalized but no name.
 var notNameWords = map[string]bool{"I": true, "I'm": true, "I've": true, "I'll": true, "I'd": true}
