@@ -291,6 +291,11 @@ func (n *Node) openProjection(ctx context.Context, js jetstream.JetStream) error
 	if err := events.CheckNotMigrating(ctx, js, n.cfg.Stream); err != nil {
 		return fmt.Errorf("node: %w", err)
 	}
+	// Nor one `replay compact` left half-done (the snapshot bucket and the
+	// object store too: creating them empty would hide their only copy).
+	if err := events.CheckNoCompaction(ctx, js); err != nil {
+		return fmt.Errorf("node: %w", err)
+	}
 	if _, err := projections.CheckStream(ctx, js, n.cfg.Stream, applied); err != nil &&
 		(applied > 0 || !errors.Is(err, jetstream.ErrStreamNotFound)) {
 		return fmt.Errorf("node: %w", err)
