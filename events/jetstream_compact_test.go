@@ -96,7 +96,9 @@ const (
 	keptObject     = "KEPT-object-3f90"
 )
 
-func objectName(marker string) string { return fmt.Sprintf("obj-%x", marker[:4]) + marker[len(marker)-4:] }
+func objectName(marker string) string {
+	return fmt.Sprintf("obj-%x", marker[:4]) + marker[len(marker)-4:]
+}
 
 var goneMarkers = []string{goneMsgPurged, goneMsgDeleted, goneMsgLast, goneKVOld, goneKVDeleted, goneObject}
 
@@ -250,7 +252,9 @@ func checkCompacted(t *testing.T, srv *compactServer, want []heldMsg, wantBounds
 	js := srv.js
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if got := readHeld(t, js, StreamName); !slices.EqualFunc(got, want, func(a, b heldMsg) bool { return a == b || a.time.Equal(b.time) && a.seq == b.seq && a.subject == b.subject && a.data == b.data && a.msgID == b.msgID }) {
+	if got := readHeld(t, js, StreamName); !slices.EqualFunc(got, want, func(a, b heldMsg) bool {
+		return a == b || a.time.Equal(b.time) && a.seq == b.seq && a.subject == b.subject && a.data == b.data && a.msgID == b.msgID
+	}) {
 		t.Errorf("held messages after compaction:\n%v\nwant\n%v", got, want)
 	}
 	s, err := js.Stream(ctx, StreamName)
