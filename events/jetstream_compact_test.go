@@ -444,3 +444,49 @@ func TestCompactStreamStaleCopy(t *testing.T) {
 		t.Fatalf("the late write after compaction: %v", err)
 	}
 }
+
+// TestSecureDeleteRemovesBytesAtOnce records what JetStream does without
+// a compaction: a secure delete (no_erase false) overwrites the message in
+// its block file at once; a plain delete and a subject purge leave the
+// bytes (the reason CompactStream exists).
+func TestSecureDeleteRemovesBytesAtOnce(t *testing.T) {
+	srv := startCompactServer(t, t.TempDir())
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cfg := DefaultJetStreamConfig()
+	cfg.AllowDelete = true
+	if _, err := NewJetStreamLog(ctx, srv.js, cfg); err != nil {
+		t.Fatal(err)
+	}
+	s, err := srv.js.Stream(ctx, StreamName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const secure, plain, purged = "SECURE-deleted-1c2d", "PLAIN-deleted-3e4f", "PURGED-subject-5a6b"
+	var seqs []uint64
+	for _, p := range [][2]string{{"a", secure}, {"b", plain}, {"c", purged}, {"d", "kept"}} {
+		ack, err := srv.js.Publish(ctx, SessionSubject(p[0]), []byte(p[1]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		seqs = append(seqs, ack.Sequence)
+	}
+	if err := s.SecureDeleteMsg(ctx, seqs[0]); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteMsg(ctx, seqs[1]); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Purge(ctx, jetstream.WithPurgeSubject(SessionSubject("c"))); err != nil {
+		t.Fatal(err)
+	}
+	srv.stop()
+	if hits := filesContaining(t, srv.dir, secure); len(hits) > 0 {
+		t.Errorf("securely deleted message still in %v", hits)
+	}
+	for _, m := range []string{plain, purged} {
+		if hits := filesContaining(t, srv.dir, m); len(hits) == 0 {
+			t.Errorf("%s: no longer in any file without a compaction (JetStream changed: revisit CompactStream's doc)", m)
+		}
+	}
+}
