@@ -159,7 +159,7 @@ func checkBaseline(b Bounds, firstKept uint64, missing []uint64) error {
 }
 
 // Read implements StreamReader with an ordered consumer on every subject of
-// the log (mem.ev.>), in memory on the server, starting at from: JetStream
+// the log (mem.ev.>, or the one of WithSubject), in memory on the server, starting at from: JetStream
 // skips the sequences it no longer holds. A bounded read whose stop was
 // already written first asks the leader for the first message at or after
 // from, and ends at once if there is none up to the stop; afterwards each
@@ -168,6 +168,10 @@ func checkBaseline(b Bounds, firstKept uint64, missing []uint64) error {
 func (l *JetStreamLog) Read(ctx context.Context, from uint64, opts ...ReadOption) (Cursor, error) {
 	o := applyReadOptions(opts)
 	from = max(from, 1)
+	filter := SubjectPrefix + ".>"
+	if o.subject != "" {
+		filter = o.subject
+	}
 	written := false // every sequence up to the stop was assigned when the read began
 	if o.stop > 0 {
 		if from > o.stop {
@@ -179,7 +183,7 @@ func (l *JetStreamLog) Read(ctx context.Context, from uint64, opts ...ReadOption
 		}
 		if written = o.stop <= b.Last; written {
 			gctx, cancel := l.withTimeout(ctx)
-			sm, err := l.leaderGet(gctx, msgGetRequest{Seq: from, NextFor: SubjectPrefix + ".>"})
+			sm, err := l.leaderGet(gctx, msgGetRequest{Seq: from, NextFor: filter})
 			cancel()
 			if err != nil {
 				return nil, err
@@ -191,7 +195,7 @@ func (l *JetStreamLog) Read(ctx context.Context, from uint64, opts ...ReadOption
 		}
 	}
 	cfg := jetstream.OrderedConsumerConfig{
-		FilterSubjects:   []string{SubjectPrefix + ".>"},
+		FilterSubjects:   []string{filter},
 		DeliverPolicy:    jetstream.DeliverByStartSequencePolicy,
 		OptStartSeq:      from,
 		MaxResetAttempts: o.maxResets,

@@ -100,17 +100,18 @@ func (l *MemLog) Read(ctx context.Context, from uint64, opts ...ReadOption) (Cur
 		return nil, err
 	}
 	o := applyReadOptions(opts)
-	return &memCursor{l: l, ctx: ctx, next: max(from, 1), stop: o.stop, closed: make(chan struct{})}, nil
+	return &memCursor{l: l, ctx: ctx, next: max(from, 1), stop: o.stop, subject: o.subject, closed: make(chan struct{})}, nil
 }
 
 // memCursor is MemLog's Cursor.
 type memCursor struct {
-	l      *MemLog
-	ctx    context.Context // the Read's
-	next   uint64          // the least sequence Next may return; only Next uses it
-	stop   uint64
-	once   sync.Once
-	closed chan struct{}
+	l       *MemLog
+	ctx     context.Context // the Read's
+	next    uint64          // the least sequence Next may return; only Next uses it
+	stop    uint64
+	subject string // "": every subject
+	once    sync.Once
+	closed  chan struct{}
 }
 
 func (c *memCursor) Next(ctx context.Context) (Record, error) {
@@ -129,7 +130,11 @@ func (c *memCursor) Next(ctx context.Context) (Record, error) {
 		c.l.mu.Lock()
 		all, changed, last := c.l.all, c.l.changed, c.l.seq
 		c.l.mu.Unlock()
-		if i, _ := slices.BinarySearchFunc(all, c.next, func(r Record, s uint64) int { return cmp.Compare(r.Seq, s) }); i < len(all) {
+		i, _ := slices.BinarySearchFunc(all, c.next, func(r Record, s uint64) int { return cmp.Compare(r.Seq, s) })
+		for c.subject != "" && i < len(all) && all[i].Subject != c.subject {
+			i++
+		}
+		if i < len(all) {
 			r := all[i]
 			if c.stop > 0 && r.Seq > c.stop {
 				c.next = c.stop + 1
@@ -141,6 +146,9 @@ func (c *memCursor) Next(ctx context.Context) (Record, error) {
 		}
 		if c.stop > 0 && c.stop <= last {
 			return Record{}, ErrEndOfRead // appends come after the last sequence, past the stop
+		}
+		if c.subject != "" {
+			c.next = max(c.next, last+1) // none of the subject up to last
 		}
 		select {
 		case <-changed:

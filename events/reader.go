@@ -72,6 +72,7 @@ var ErrEndOfRead = errors.New("events: end of the bounded read")
 type ReadOption func(*readOptions)
 
 type readOptions struct {
+	subject   string // "": every subject of the log
 	stop      uint64 // 0: follow the stream forever
 	maxResets int    // JetStream: ordered consumer re-creations (0: the client's default)
 	readAhead int    // JetStream: messages buffered ahead of Next (0: 256)
@@ -91,6 +92,12 @@ func applyReadOptions(opts []ReadOption) readOptions {
 // wait for sequences not written yet (stop beyond Bounds.Last when the read
 // began), as an unbounded read does.
 func WithStop(stop uint64) ReadOption { return func(o *readOptions) { o.stop = stop } }
+
+// WithSubject reads only the records of one subject (an aggregate: no
+// wildcards), as a watch does; the gaps and a moved start are skipped as in
+// a whole read. A bounded read ends once the subject holds nothing more up
+// to the stop.
+func WithSubject(subject string) ReadOption { return func(o *readOptions) { o.subject = subject } }
 
 // WithMaxResets bounds how often the JetStream log's ordered consumer
 // re-creates its server-side consumer (after missed heartbeats, a lost

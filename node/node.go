@@ -207,7 +207,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	local := answerBy{d: n.dir, w: n.storage, timeout: cfg.Actors.StoreTimeout}
 	placed := placedDispatch{local: local, t: n.placement, nc: n.nc, timeout: acfg.ForwardTimeout}
 	deps := api.Deps{Dispatcher: placed, Scopes: placed, Router: router{t: n.placement, w: n.storage, nc: n.nc}, Data: dataStore{s: data, w: n.storage, max: dcfg.MaxBytes}, Reranker: cfg.Reranker, Logger: logger,
-		Metrics: api.NewMetrics(n.Registry), Tenants: tenants, Watcher: watcher{log: log, nc: n.nc, reads: make(chan struct{}, maxWatchReads)}}
+		Metrics: api.NewMetrics(n.Registry), Tenants: tenants, Watcher: watcher{log: gatedReader{StreamReader: jsLog, w: n.storage}, nc: n.nc, reads: make(chan struct{}, maxWatchReads)}}
 	if cfg.Projector {
 		rm := readModel{p: n.proj, s: n.store, logger: logger}
 		if cfg.Embeddings.BaseURL != "" {
