@@ -41,7 +41,9 @@ commands:
   inspect session <id> [--at-seq N | --at-time RFC3339] [--json]
         the session as it was after the last of its batches at or before
         stream sequence N (or command time T; default: the latest): its
-        layers and the exact context an LLM was sent then.
+        layers and the exact context an LLM was sent then. A point before
+        what the log keeps (compacted or erased away) exits 5 and names
+        the earliest point that can be inspected.
   export [--out FILE|-]
         the stream as JSON lines, one per message, in stream order:
         {"seq","subject","time","batch": protojson EventBatch}.
@@ -76,7 +78,9 @@ commands:
 exit status: 0 ok, 1 failure or verify found differences, 2 usage error,
 3 the log cannot be read whole (stream missing, a gap, a purged head, or
 reading stalled), 4 verify found the projection behind the log and
-otherwise identical.
+otherwise identical, 5 inspect's --at-seq/--at-time is before what the log
+keeps (outside the time-travel window; the message names the earliest
+point).
 `
 
 // ExitCode maps the error of Run to the process exit status.
@@ -92,6 +96,8 @@ func ExitCode(err error) int {
 		return 3
 	case errors.Is(err, ErrBehind):
 		return 4
+	case errors.Is(err, ErrOutsideWindow):
+		return 5
 	default:
 		return 1
 	}
