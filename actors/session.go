@@ -63,6 +63,9 @@ func (a *sessionActor) handle(who *tenancy.Caller, body any) (proto.Message, err
 		return nil, err
 	}
 	switch req := body.(type) {
+	case *memoryv1.EraseAggregate:
+		clear(a.temp)
+		return a.erase(req)
 	case *memoryv1.CreateSessionRequest:
 		res, err := a.mutate(req.GetCommandId(), func() ([]proto.Message, error) {
 			return a.st().DecideCreate(req, a.id, a.env())

@@ -232,6 +232,9 @@ func Start(nc *nats.Conn, deps Deps, cfg Config) (*Service, error) {
 	if err := s.addWatchEndpoints(add); err != nil {
 		return nil, err
 	}
+	if err := s.addEraseEndpoints(add); err != nil {
+		return nil, err
+	}
 	// An id with dots splits into more subject tokens and would match no
 	// endpoint (no responders): answer those with a 400 instead.
 	err = svc.AddEndpoint("session_malformed", s.guard(func(c *call) {

@@ -325,7 +325,7 @@ func confReadOneSubject(t *testing.T, ctx context.Context, f ReaderFixture) {
 	}
 	read := func(from, stop uint64) []uint64 {
 		t.Helper()
-		c, err := f.Reader.Read(ctx, from, WithSubject(a), WithStop(stop))
+		c, err := f.Reader.Read(ctx, from, WithSubjects(a), WithStop(stop))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -350,7 +350,7 @@ func confReadOneSubject(t *testing.T, ctx context.Context, f ReaderFixture) {
 	confWantSeqs(t, a+" from 1 to 5", read(1, 5), nil)
 	// Unbounded: an append on another subject is skipped, the next one on a
 	// is read.
-	c, err := f.Reader.Read(ctx, 13, WithSubject(a))
+	c, err := f.Reader.Read(ctx, 13, WithSubjects(a))
 	if err != nil {
 		t.Fatal(err)
 	}

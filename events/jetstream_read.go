@@ -1,6 +1,7 @@
 package events
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -159,7 +160,7 @@ func checkBaseline(b Bounds, firstKept uint64, missing []uint64) error {
 }
 
 // Read implements StreamReader with an ordered consumer on every subject of
-// the log (mem.ev.>, or the one of WithSubject), in memory on the server, starting at from: JetStream
+// the log (mem.ev.>), in memory on the server, starting at from: JetStream
 // skips the sequences it no longer holds. A bounded read whose stop was
 // already written first asks the leader for the first message at or after
 // from, and ends at once if there is none up to the stop; afterwards each
@@ -168,10 +169,7 @@ func checkBaseline(b Bounds, firstKept uint64, missing []uint64) error {
 func (l *JetStreamLog) Read(ctx context.Context, from uint64, opts ...ReadOption) (Cursor, error) {
 	o := applyReadOptions(opts)
 	from = max(from, 1)
-	filter := SubjectPrefix + ".>"
-	if o.subject != "" {
-		filter = o.subject
-	}
+	filter := cmp.Or(o.subjects, SubjectPrefix+".>")
 	written := false // every sequence up to the stop was assigned when the read began
 	if o.stop > 0 {
 		if from > o.stop {

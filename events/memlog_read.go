@@ -100,18 +100,19 @@ func (l *MemLog) Read(ctx context.Context, from uint64, opts ...ReadOption) (Cur
 		return nil, err
 	}
 	o := applyReadOptions(opts)
-	return &memCursor{l: l, ctx: ctx, next: max(from, 1), stop: o.stop, subject: o.subject, closed: make(chan struct{})}, nil
+	return &memCursor{l: l, ctx: ctx, next: max(from, 1), stop: o.stop, subjects: o.subjects, closed: make(chan struct{})}, nil
 }
 
 // memCursor is MemLog's Cursor.
 type memCursor struct {
-	l       *MemLog
-	ctx     context.Context // the Read's
-	next    uint64          // the least sequence Next may return; only Next uses it
-	stop    uint64
-	subject string // "": every subject
-	once    sync.Once
-	closed  chan struct{}
+	l    *MemLog
+	ctx  context.Context // the Read's
+	next uint64          // the least sequence Next may return; only Next uses it
+	stop uint64
+	// subjects filters the records (WithSubjects).
+	subjects string
+	once     sync.Once
+	closed   chan struct{}
 }
 
 func (c *memCursor) Next(ctx context.Context) (Record, error) {
@@ -130,25 +131,21 @@ func (c *memCursor) Next(ctx context.Context) (Record, error) {
 		c.l.mu.Lock()
 		all, changed, last := c.l.all, c.l.changed, c.l.seq
 		c.l.mu.Unlock()
-		i, _ := slices.BinarySearchFunc(all, c.next, func(r Record, s uint64) int { return cmp.Compare(r.Seq, s) })
-		for c.subject != "" && i < len(all) && all[i].Subject != c.subject {
-			i++
-		}
-		if i < len(all) {
+		if i, _ := slices.BinarySearchFunc(all, c.next, func(r Record, s uint64) int { return cmp.Compare(r.Seq, s) }); i < len(all) {
 			r := all[i]
 			if c.stop > 0 && r.Seq > c.stop {
 				c.next = c.stop + 1
 				return Record{}, ErrEndOfRead
 			}
 			c.next = r.Seq + 1
+			if !subjectMatches(c.subjects, r.Subject) {
+				continue
+			}
 			r.Data = slices.Clone(r.Data)
 			return r, nil
 		}
 		if c.stop > 0 && c.stop <= last {
 			return Record{}, ErrEndOfRead // appends come after the last sequence, past the stop
-		}
-		if c.subject != "" {
-			c.next = max(c.next, last+1) // none of the subject up to last
 		}
 		select {
 		case <-changed:

@@ -3,6 +3,7 @@ package events
 import (
 	"context"
 	"errors"
+	"strings"
 )
 
 // Bounds are the limits of the stream as read at one moment.
@@ -72,10 +73,10 @@ var ErrEndOfRead = errors.New("events: end of the bounded read")
 type ReadOption func(*readOptions)
 
 type readOptions struct {
-	subject   string // "": every subject of the log
 	stop      uint64 // 0: follow the stream forever
 	maxResets int    // JetStream: ordered consumer re-creations (0: the client's default)
 	readAhead int    // JetStream: messages buffered ahead of Next (0: 256)
+	subjects  string // "": every subject of the log (mem.ev.>)
 }
 
 func applyReadOptions(opts []ReadOption) readOptions {
@@ -93,11 +94,21 @@ func applyReadOptions(opts []ReadOption) readOptions {
 // began), as an unbounded read does.
 func WithStop(stop uint64) ReadOption { return func(o *readOptions) { o.stop = stop } }
 
-// WithSubject reads only the records of one subject (an aggregate: no
-// wildcards), as a watch does; the gaps and a moved start are skipped as in
-// a whole read. A bounded read ends once the subject holds nothing more up
-// to the stop.
-func WithSubject(subject string) ReadOption { return func(o *readOptions) { o.subject = subject } }
+// WithSubjects reads only the records whose subject matches filter: a
+// subject, or a prefix ending in ".>" (e.g. RemovalSubjects). A bounded
+// read still ends at its stop, however few records match.
+func WithSubjects(filter string) ReadOption { return func(o *readOptions) { o.subjects = filter } }
+
+// subjectMatches reports whether subject matches a WithSubjects filter.
+func subjectMatches(filter, subject string) bool {
+	if filter == "" {
+		return true
+	}
+	if p, ok := strings.CutSuffix(filter, ">"); ok {
+		return strings.HasPrefix(subject, p)
+	}
+	return subject == filter
+}
 
 // WithMaxResets bounds how often the JetStream log's ordered consumer
 // re-creates its server-side consumer (after missed heartbeats, a lost

@@ -379,6 +379,15 @@ func (g *guarded) stopLocked() {
 	}
 }
 
+// RemoveSubject implements events.Remover (erasure) when the log does.
+func (g gatedLog) RemoveSubject(ctx context.Context, subject string, upTo uint64) error {
+	r, ok := g.Log.(events.Remover)
+	if !ok {
+		return fmt.Errorf("events: %T cannot remove messages", g.Log)
+	}
+	return r.RemoveSubject(ctx, subject, upTo)
+}
+
 // gatedReader is the whole-stream reader the watch polls read through:
 // refused at once (503) while the log is unavailable, as Load is.
 type gatedReader struct {

@@ -116,7 +116,7 @@ func (w watcher) read(ctx context.Context, subject string, fromSeq uint64, maxCh
 	if b.Last <= fromSeq {
 		return nil, nil
 	}
-	cur, err := w.log.Read(ctx, fromSeq+1, events.WithSubject(subject), events.WithStop(b.Last), events.WithReadAhead(maxChanges))
+	cur, err := w.log.Read(ctx, fromSeq+1, events.WithSubjects(subject), events.WithStop(b.Last), events.WithReadAhead(maxChanges))
 	if err != nil {
 		return nil, fmt.Errorf("node: watch %s: %w", subject, err)
 	}
