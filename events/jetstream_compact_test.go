@@ -28,7 +28,7 @@ type compactServer struct {
 	js  jetstream.JetStream
 }
 
-func startCompactServer(t *testing.T, dir string) *compactServer {
+func startCompactServer(t testing.TB, dir string) *compactServer {
 	t.Helper()
 	cfg := natsembed.DefaultConfig()
 	cfg.DataDir, cfg.Listen = dir, "127.0.0.1:-1"
@@ -489,4 +489,90 @@ func TestSecureDeleteRemovesBytesAtOnce(t *testing.T) {
 			t.Errorf("%s: no longer in any file without a compaction (JetStream changed: revisit CompactStream's doc)", m)
 		}
 	}
+}
+
+// BenchmarkCompactStream: a log of compactBenchMsgs 1 KiB messages over
+// 200 aggregates, half of them purged (erased), rewritten by CompactStream
+// (Force: every iteration rewrites it). Reports the held messages per
+// second, the time of each step and the stream directory's size before
+// the first and after the last run. File storage, default sync.
+func BenchmarkCompactStream(b *testing.B) {
+	const compactBenchMsgs = 20000
+	srv := startCompactServer(b, b.TempDir())
+	defer srv.stop()
+	ctx := context.Background()
+	cfg := DefaultJetStreamConfig()
+	cfg.AllowDelete = true
+	if _, err := NewJetStreamLog(ctx, srv.js, cfg); err != nil {
+		b.Fatal(err)
+	}
+	payload := bytes.Repeat([]byte("x"), 1024)
+	var futs []jetstream.PubAckFuture
+	for i := range compactBenchMsgs {
+		f, err := srv.js.PublishAsync(SessionSubject(fmt.Sprintf("s%d", i%200)), payload)
+		if err != nil {
+			b.Fatal(err)
+		}
+		futs = append(futs, f)
+	}
+	select {
+	case <-srv.js.PublishAsyncComplete():
+	case <-time.After(time.Minute):
+		b.Fatal("publish timed out")
+	}
+	_ = futs
+	s, err := srv.js.Stream(ctx, StreamName)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := range 100 {
+		if err := s.Purge(ctx, jetstream.WithPurgeSubject(SessionSubject(fmt.Sprintf("s%d", 2*i)))); err != nil {
+			b.Fatal(err)
+		}
+	}
+	streamDir := func() int64 {
+		dirs, _ := filepath.Glob(filepath.Join(srv.dir, "jetstream", "*", "streams", StreamName))
+		var n int64
+		for _, d := range dirs {
+			_ = filepath.WalkDir(d, func(_ string, e fs.DirEntry, err error) error {
+				if err == nil && e.Type().IsRegular() {
+					if fi, err := e.Info(); err == nil {
+						n += fi.Size()
+					}
+				}
+				return nil
+			})
+		}
+		return n
+	}
+	before := streamDir()
+	steps := map[CompactStep]time.Duration{}
+	var held uint64
+	var took time.Duration
+	for b.Loop() {
+		var cur CompactStep
+		mark := time.Now()
+		began := mark
+		rep, err := CompactStream(ctx, srv.js, StreamName, CompactConfig{Force: true, Progress: func(st CompactStep, _, _ uint64) {
+			if st != cur {
+				now := time.Now()
+				if cur != "" {
+					steps[cur] += now.Sub(mark)
+				}
+				cur, mark = st, now
+			}
+		}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		steps[cur] += time.Since(mark)
+		took += time.Since(began)
+		held += rep.Messages
+	}
+	b.ReportMetric(float64(held)/took.Seconds(), "held-msgs/s")
+	for st, d := range steps {
+		b.ReportMetric(float64(d.Milliseconds())/float64(b.N), strings.ReplaceAll(string(st), " ", "-")+"-ms")
+	}
+	b.ReportMetric(float64(before), "dir-bytes-before")
+	b.ReportMetric(float64(streamDir()), "dir-bytes-after")
 }
