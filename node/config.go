@@ -107,6 +107,14 @@ type Config struct {
 	// index and sends each such session ARCHIVE, which its actor stores as
 	// a status change. 0 = never. Needs the projector in this process.
 	ArchiveAfter time.Duration
+	// DeleteAfter erases an ARCHIVED session this long after it was
+	// archived (its last change; DESIGN §12 delete_after): the same sweep
+	// sends the session's actor and its session:<id> scope's actor an
+	// EraseAggregate (reason RETENTION, requested by "node"): a
+	// content-free LogRemoval, the messages purged, the snapshot deleted,
+	// the read-model rows with them. 0 = never (the default). Needs the
+	// projector in this process.
+	DeleteAfter time.Duration
 	// Reranker, when set, reorders session search hits (a cross-encoder, an
 	// LLM); when it fails the BM25 order is kept. Programmatic only.
 	Reranker api.Reranker
@@ -171,6 +179,9 @@ func (c Config) Validate() error {
 	}
 	if c.ArchiveAfter < 0 {
 		return fmt.Errorf("node: archive-after must be >= 0 (0 = never), got %s", c.ArchiveAfter)
+	}
+	if c.DeleteAfter < 0 {
+		return fmt.Errorf("node: delete-after must be >= 0 (0 = never), got %s", c.DeleteAfter)
 	}
 	if c.LLM.BaseURL != "" {
 		if err := c.LLM.Validate(); err != nil {

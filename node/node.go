@@ -243,9 +243,10 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	if err = n.readyPlacement(ctx); err != nil {
 		return n, err
 	}
-	if cfg.ArchiveAfter > 0 && cfg.Projector {
-		sw := &archiveSweep{sessions: n.store, d: placed, after: cfg.ArchiveAfter, interval: archiveSweepInterval(cfg.ArchiveAfter),
-			timeout: acfg.ForwardTimeout + cfg.Actors.StoreTimeout, now: time.Now, logger: logger}
+	if (cfg.ArchiveAfter > 0 || cfg.DeleteAfter > 0) && cfg.Projector {
+		sw := &archiveSweep{sessions: n.store, d: placed, scopes: placed, after: cfg.ArchiveAfter, deleteAfter: cfg.DeleteAfter,
+			interval: archiveSweepInterval(cfg.ArchiveAfter, cfg.DeleteAfter),
+			timeout:  acfg.ForwardTimeout + 4*cfg.Actors.StoreTimeout, now: time.Now, logger: logger}
 		n.goBackground("archive sweep stopped", sw.Run)
 	}
 	if cfg.HTTPAddr != "" {

@@ -2,6 +2,8 @@ package node
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -9,6 +11,7 @@ import (
 
 	"github.com/agentmem/agentmem/actors"
 	"github.com/agentmem/agentmem/api"
+	"github.com/agentmem/agentmem/internal/sharedmem"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 	"google.golang.org/protobuf/proto"
 )
@@ -24,22 +27,37 @@ import (
 // only archives late. A session archived meanwhile answers 409, which is
 // not an error here. Sessions are archived one at a time (each waits for
 // its reply), so a sweep never floods the actors.
+//
+// With deleteAfter (delete_after) it then erases the ARCHIVED sessions
+// whose last change (the archive) is older than deleteAfter: the session's
+// actor and its session:<id> scope's actor each get an EraseAggregate
+// (reason RETENTION, requested by "node"), recorded as a content-free
+// LogRemoval in the log. Each removal's id is derived from the session id,
+// so an erase cut short by a crash is resumed (not repeated) by the next
+// sweep; once the projector applied it the session leaves the index.
 type archiveSweep struct {
 	sessions interface {
 		ListSessions(*memoryv1.ListSessionsRequest) ([]*memoryv1.SessionIndexEntry, string, error)
 	}
-	d        api.Dispatcher
-	after    time.Duration
-	interval time.Duration
-	timeout  time.Duration
-	now      func() time.Time
-	logger   *slog.Logger
+	d           api.Dispatcher
+	scopes      api.ScopeDispatcher // nil: the session scopes are not erased
+	after       time.Duration       // 0: no archiving
+	deleteAfter time.Duration       // 0: no erasing
+	interval    time.Duration
+	timeout     time.Duration
+	now         func() time.Time
+	logger      *slog.Logger
 }
 
-// archiveSweepInterval is how often the sweep runs for a bound of after:
-// half of it, between 10 ms and 10 minutes.
-func archiveSweepInterval(after time.Duration) time.Duration {
-	return min(max(after/2, 10*time.Millisecond), 10*time.Minute)
+// archiveSweepInterval is how often the sweep runs for bounds of after and
+// deleteAfter (0: none): half of the smaller one, between 10 ms and 10
+// minutes.
+func archiveSweepInterval(after, deleteAfter time.Duration) time.Duration {
+	bound := after
+	if bound == 0 || deleteAfter > 0 && deleteAfter < bound {
+		bound = deleteAfter
+	}
+	return min(max(bound/2, 10*time.Millisecond), 10*time.Minute)
 }
 
 // Run sweeps every interval until ctx ends.
@@ -52,11 +70,21 @@ func (s *archiveSweep) Run(ctx context.Context) error {
 			return nil
 		case <-t.C:
 		}
-		n, err := s.sweep(ctx)
-		if err != nil && ctx.Err() == nil {
-			s.logger.Warn("archive sweep stopped early; the next one resumes", "archived", n, "err", err)
-		} else if n > 0 {
-			s.logger.Info("archived terminated sessions", "archived", n, "archive_after", s.after.String())
+		if s.after > 0 {
+			n, err := s.sweep(ctx)
+			if err != nil && ctx.Err() == nil {
+				s.logger.Warn("archive sweep stopped early; the next one resumes", "archived", n, "err", err)
+			} else if n > 0 {
+				s.logger.Info("archived terminated sessions", "archived", n, "archive_after", s.after.String())
+			}
+		}
+		if s.deleteAfter > 0 {
+			n, err := s.sweepErase(ctx)
+			if err != nil && ctx.Err() == nil {
+				s.logger.Warn("delete-after sweep stopped early; the next one resumes", "erased", n, "err", err)
+			} else if n > 0 {
+				s.logger.Info("erased archived sessions", "erased", n, "delete_after", s.deleteAfter.String())
+			}
 		}
 	}
 }
@@ -96,9 +124,72 @@ func (s *archiveSweep) sweep(ctx context.Context) (int, error) {
 
 // archive sends one session ARCHIVE and waits for its answer.
 func (s *archiveSweep) archive(ctx context.Context, id, reason string) error {
-	done := make(chan error, 1)
 	body := &memoryv1.StatusRequest{Action: memoryv1.StatusAction_STATUS_ACTION_ARCHIVE, Reason: reason}
-	if err := s.d.Dispatch(id, nil, body, actors.ReplyFunc(func(_ proto.Message, err error) { done <- err })); err != nil {
+	return s.call(ctx, func(r actors.ReplyFunc) error { return s.d.Dispatch(id, nil, body, r) })
+}
+
+// sweepErase erases the archived sessions due now and returns how many.
+func (s *archiveSweep) sweepErase(ctx context.Context) (int, error) {
+	cutoff := s.now().Add(-s.deleteAfter).UnixNano()
+	why := fmt.Sprintf("retention: archived over %s ago (delete-after)", s.deleteAfter)
+	erased := 0
+	req := &memoryv1.ListSessionsRequest{Status: memoryv1.SessionStatus_SESSION_STATUS_ARCHIVED, Limit: 100}
+	for {
+		page, next, err := s.sessions.ListSessions(req)
+		if err != nil {
+			return erased, err
+		}
+		for _, e := range page {
+			if e.GetUpdatedUnixNano() > cutoff {
+				continue
+			}
+			if err := ctx.Err(); err != nil {
+				return erased, err
+			}
+			if err := s.erase(ctx, e.GetSessionId(), why); err != nil {
+				return erased, fmt.Errorf("erase session %q: %w", e.GetSessionId(), err)
+			}
+			erased++
+		}
+		if next == "" {
+			return erased, nil
+		}
+		req.PageToken = next
+	}
+}
+
+// retentionRemovalID is the removal id of the retention erase of session
+// id's part ("s": the session, "c": its session scope): the same on every
+// sweep, so a cut-short erase is resumed.
+func retentionRemovalID(id, part string) string {
+	h := sha256.Sum256([]byte("retention\x00" + part + "\x00" + id))
+	return "t" + hex.EncodeToString(h[:16]) + "-" + part
+}
+
+// erase erases session id and its session scope, each waiting for its
+// actor's receipt.
+func (s *archiveSweep) erase(ctx context.Context, id, why string) error {
+	body := func(part string) *memoryv1.EraseAggregate {
+		return &memoryv1.EraseAggregate{
+			RemovalId: retentionRemovalID(id, part), Reason: memoryv1.RemovalReason_REMOVAL_REASON_RETENTION,
+			Target: "session:" + id, RequestedBy: "node", Why: why,
+		}
+	}
+	if err := s.call(ctx, func(r actors.ReplyFunc) error { return s.d.Dispatch(id, nil, body("s"), r) }); err != nil {
+		return err
+	}
+	if s.scopes == nil {
+		return nil
+	}
+	return s.call(ctx, func(r actors.ReplyFunc) error {
+		return s.scopes.DispatchScope(sharedmem.KindSession, id, nil, body("c"), r)
+	})
+}
+
+// call sends one command and waits for its answer.
+func (s *archiveSweep) call(ctx context.Context, send func(actors.ReplyFunc) error) error {
+	done := make(chan error, 1)
+	if err := send(actors.ReplyFunc(func(_ proto.Message, err error) { done <- err })); err != nil {
 		return err
 	}
 	select {
