@@ -148,3 +148,101 @@ func ledgerVersion(expected uint64) uint64 {
 	}
 	return 2
 }
+
+// eraseEntry serves an EraseAggregate with a key on a scope: the scope is
+// rewritten without the key (DESIGN §12). In order: the LogRemoval (every
+// message the subject holds now, rewritten: the scope), a ScopeBaseline
+// batch (the state without the key's versions), the purge of the listed
+// messages, a fresh snapshot over the old one, the LogRemovalCompleted.
+// Resumed by the same removal id: a baseline is written only while the
+// state still holds the key.
+func (a *scopeActor) eraseEntry(req *memoryv1.EraseAggregate) (*memoryv1.EraseReceipt, error) {
+	deps := a.dir.deps
+	if err := events.ValidateID("removal_id", req.GetRemovalId()); err != nil {
+		return nil, err
+	}
+	remover, ok := deps.Log.(events.Remover)
+	if !ok {
+		return nil, fmt.Errorf("%w (%T)", ErrCannotRemove, deps.Log)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*a.dir.cfg.StoreTimeout)
+	defer cancel()
+	subj := events.RemovalSubject(req.GetRemovalId())
+	led, err := loadRemoval(ctx, deps.Log, subj)
+	if err != nil {
+		return nil, fmt.Errorf("%w: read removal %s: %v", ErrUnavailable, req.GetRemovalId(), err)
+	}
+	key := req.GetKey()
+	if led.removal == nil {
+		if _, held := a.st().Without(key); !held {
+			return nil, &sharedmemNotFound{key: key}
+		}
+		seqs, err := events.SubjectSeqs(ctx, deps.Log, a.subject)
+		if err != nil {
+			return nil, fmt.Errorf("%w: list %s: %v", ErrUnavailable, a.subject, err)
+		}
+		led.removal = &memoryv1.LogRemoval{
+			Id: req.GetRemovalId(), Reason: req.GetReason(), Target: req.GetTarget(), RequestedBy: req.GetRequestedBy(), Why: req.GetWhy(),
+			AtUnixNano: deps.Now().UnixNano(),
+			Subjects:   []string{a.subject},
+			Removed:    events.RemovalSpans(events.Spans(seqs)),
+			Rewritten:  []string{a.mk.kind + "." + a.id},
+			Messages:   uint64(len(seqs)),
+		}
+		if led.removalSeq, err = appendLedger(ctx, deps, subj, 0, req.GetRemovalId(), led.removal); err != nil {
+			return nil, err
+		}
+	}
+	if base, held := a.st().Without(key); held {
+		if _, err := a.mutate("", func() ([]proto.Message, error) {
+			return []proto.Message{&memoryv1.ScopeBaseline{State: base, RemovalId: req.GetRemovalId()}}, nil
+		}); err != nil {
+			return nil, err
+		}
+	}
+	var upTo uint64
+	if r := led.removal.GetRemoved(); len(r) > 0 {
+		upTo = r[len(r)-1].GetLast()
+	}
+	if upTo > 0 {
+		if err := remover.RemoveSubject(ctx, a.subject, upTo); err != nil {
+			if errors.Is(err, events.ErrDenyDelete) {
+				return nil, fmt.Errorf("%w: %v", ErrCannotRemove, err)
+			}
+			return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+		}
+	}
+	if a.snapFlight != nil {
+		<-a.snapFlight
+		a.snapFlight = nil
+	}
+	data, err := a.m.marshal()
+	if err == nil {
+		err = a.putSnapshot(data)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: snapshot after erasing %q: %v", ErrUnavailable, key, err)
+	}
+	a.snapVersion = a.m.Version()
+	if led.doneSeq == 0 {
+		done := &memoryv1.LogRemovalCompleted{Id: req.GetRemovalId(), AtUnixNano: deps.Now().UnixNano()}
+		if led.doneSeq, err = appendLedger(ctx, deps, subj, led.removalSeq, req.GetRemovalId()+".done", done); err != nil {
+			return nil, err
+		}
+	}
+	return &memoryv1.EraseReceipt{
+		RemovalId: req.GetRemovalId(), Target: led.removal.GetTarget(), Messages: led.removal.GetMessages(),
+		Entries: []string{key}, ErasedUnixNano: deps.Now().UnixNano(), RemovalSeq: led.doneSeq,
+	}, nil
+}
+
+// sharedmemNotFound is the 404 of an entry erase of a key the scope does
+// not hold.
+type sharedmemNotFound struct{ key string }
+
+func (e *sharedmemNotFound) Error() string { return "key " + e.key + " is not in the scope" }
+
+// Status is (404, key, reason).
+func (e *sharedmemNotFound) Status() (int, string, string) {
+	return 404, "key", "key " + e.key + " is not in the scope (or was erased)"
+}

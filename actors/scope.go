@@ -178,6 +178,9 @@ func (a *scopeActor) handle(who *tenancy.Caller, body any) (proto.Message, error
 	now := a.dir.deps.Now().UnixNano()
 	switch req := body.(type) {
 	case *memoryv1.EraseAggregate:
+		if req.GetKey() != "" {
+			return a.eraseEntry(req)
+		}
 		a.stopTimer()
 		return a.erase(req)
 	case *memoryv1.PutEntryRequest:

@@ -69,7 +69,7 @@ func (s *Service) newEraseRun(ctx context.Context, c *call, target string, req *
 // aggregate erases one aggregate by its actor; suffix tells it apart from
 // the request's other aggregates.
 func (e *eraseRun) aggregate(suffix string, dispatch func(body *memoryv1.EraseAggregate, reply actors.ReplyFunc) error) error {
-	body := &memoryv1.EraseAggregate{RemovalId: e.id + "-" + suffix, Reason: e.reason, Target: e.target, RequestedBy: e.by, Why: e.why}
+	body := &memoryv1.EraseAggregate{RemovalId: e.id + "-" + shortHash(suffix), Reason: e.reason, Target: e.target, RequestedBy: e.by, Why: e.why}
 	m, err := e.s.call(e.ctx, func(reply actors.ReplyFunc) error { return dispatch(body, reply) })
 	if err != nil {
 		return err
@@ -283,8 +283,25 @@ func (s *Service) eraseUserRun(e *eraseRun, user string) error {
 			return err
 		}
 	}
-	if s.scopes != nil {
-		if err := e.scope(sharedmem.KindUser, user); err != nil {
+	if s.scopes == nil {
+		return nil
+	}
+	if err := e.scope(sharedmem.KindUser, user); err != nil {
+		return err
+	}
+	if s.entries == nil {
+		return nil
+	}
+	// The values the user's sessions published into other scopes.
+	copies, err := s.entries.EntriesWithMetadata(SourceUserKey, user)
+	if err != nil {
+		return err
+	}
+	for _, ref := range copies {
+		if ref.Kind == sharedmem.KindUser && ref.ID == user {
+			continue // erased whole above
+		}
+		if err := e.entry(ref.Kind, ref.ID, ref.Key); err != nil && !isNotFound(err) {
 			return err
 		}
 	}
@@ -318,4 +335,61 @@ func (s *Service) addEraseEndpoints(add func(name, subject string, h func(*call)
 		return err
 	}
 	return add("scope_erase", "mem.v1.scope.*.*.erase", s.eraseScope)
+}
+
+// Metadata keys a published copy carries (publish): the user and session
+// it came from. A user erase erases the copies of its user's values.
+const (
+	SourceUserKey    = "agentmem.source_user"
+	SourceSessionKey = "agentmem.source_session"
+)
+
+// eraseEntry serves an entry delete with erase set: checked as the delete
+// (a write of the scope), then the scope's actor rewrites the scope
+// without the key.
+func (s *Service) eraseEntry(c *call, t scopeTarget, d *memoryv1.DeleteEntryRequest) {
+	if len(d.GetReason()) > MaxEraseReasonBytes {
+		c.fail(&Error{Code: 400, Field: "reason", Message: fmt.Sprintf("%d bytes, the limit is %d", len(d.GetReason()), MaxEraseReasonBytes)})
+		return
+	}
+	if err := sharedmem.ValidateKey(d.GetKey()); err != nil {
+		c.fail(err)
+		return
+	}
+	s.goQueryFor(c, EraseTimeout, func(ctx context.Context, reply actors.ReplyFunc) {
+		if err := s.checkScope(ctx, c.who, t, true); err != nil {
+			reply(nil, err)
+			return
+		}
+		target := "entry:" + string(t.kind) + ":" + t.id + ":" + d.GetKey()
+		e := s.newEraseRun(ctx, c, target, &memoryv1.EraseRequest{CommandId: d.GetCommandId(), Reason: d.GetReason()})
+		if err := e.entry(t.kind, t.id, d.GetKey()); err != nil {
+			reply(nil, err)
+			return
+		}
+		reply(e.finish())
+	})
+}
+
+// entry erases key of scope kind:id.
+func (e *eraseRun) entry(kind sharedmem.Kind, id, key string) error {
+	if e.s.scopes == nil {
+		return &Error{Code: 501, Message: "this node serves no scopes"}
+	}
+	suffix := "entry\x00" + string(kind) + "\x00" + id + "\x00" + key
+	err := e.aggregate(suffix, func(b *memoryv1.EraseAggregate, r actors.ReplyFunc) error {
+		b.Key = key
+		return e.s.scopes.DispatchScope(kind, id, nil, b, r)
+	})
+	if err != nil {
+		return err
+	}
+	e.out.Entries = append(e.out.Entries, string(kind)+":"+id+"/"+key)
+	return nil
+}
+
+// shortHash is a short id-safe digest of s.
+func shortHash(s string) string {
+	h := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(h[:8])
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/agentmem/agentmem/actors"
 	"github.com/agentmem/agentmem/events"
 	"github.com/agentmem/agentmem/internal/gopool"
+	"github.com/agentmem/agentmem/internal/segmented"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 	"github.com/agentmem/agentmem/tenancy"
 )
@@ -351,7 +352,28 @@ func (s *Service) sessionHandler(ep endpoint) func(*call) {
 				return
 			}
 		}
+		if _, ok := body.(*memoryv1.ContextRequest); ok {
+			s.handOff(rp, asJSON, func(reply actors.ReplyFunc) error { return s.d.Dispatch(id, c.who, body, s.hydrated(reply)) })
+			return
+		}
 		s.handOff(rp, asJSON, func(reply actors.ReplyFunc) error { return s.d.Dispatch(id, c.who, body, reply) })
+	}
+}
+
+// hydrated wraps the reply of a context request: the memory section's
+// texts are read from the scopes (segmented.HydrateMemory; the log keeps
+// references, so an erased entry is in no context). Without the
+// projection the referenced items are left out.
+func (s *Service) hydrated(reply actors.ReplyFunc) actors.ReplyFunc {
+	return func(m proto.Message, err error) {
+		if cx, ok := m.(*memoryv1.ContextReply); ok && err == nil {
+			get := func(string, string, uint64) (string, bool) { return "", false }
+			if s.entries != nil {
+				get = s.entries.EntryText
+			}
+			m = segmented.HydrateMemory(cx, get)
+		}
+		reply(m, err)
 	}
 }
 

@@ -42,3 +42,18 @@ func (c *Client) EraseUser(ctx context.Context, id, reason string) (*memoryv1.Er
 func (c *Client) EraseScope(ctx context.Context, s Scope, reason string) (*memoryv1.EraseReceipt, error) {
 	return c.erase(ctx, s.Subject("erase"), reason)
 }
+
+// EraseEntry erases key from scope s: every version, from the log, the
+// snapshots and the read models (an entry delete with erase set), where
+// DeleteEntry writes a tombstone that keeps the history.
+func (c *Client) EraseEntry(ctx context.Context, s Scope, key, reason string) (*memoryv1.EraseReceipt, error) {
+	req := &memoryv1.DeleteEntryRequest{Key: key, Erase: true, Reason: reason}
+	commandID(&req.CommandId)
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, eraseTimeout)
+		defer cancel()
+	}
+	reply := &memoryv1.EraseReceipt{}
+	return reply, c.call(ctx, s.Subject("delete"), req, reply)
+}

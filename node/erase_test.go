@@ -216,3 +216,111 @@ func TestEraseSessionAndUser(t *testing.T) {
 		t.Fatalf("replay verify after erasures: %v\n%s", err, out.String())
 	}
 }
+
+// TestEraseEntryAndCopies: an entry erase removes every version of the key
+// from every read path and from the log; a value published into a project
+// and shown in another user's context is in that session's events only as
+// a reference, and erasing its user removes it from the project and from
+// the other context.
+func TestEraseEntryAndCopies(t *testing.T) {
+	f := newEraseFixture(t)
+	ctx := context.Background()
+	c := f.c
+	for _, v := range []string{"vegan-first", "vegan-second"} {
+		if _, err := c.Put(ctx, client.User("u1"), &memoryv1.PutEntryRequest{Key: "diet", Value: []byte(v)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rc, err := c.EraseEntry(ctx, client.User("u1"), "diet", "wrong value")
+	if err != nil {
+		t.Fatalf("erase entry: %v", err)
+	}
+	if len(rc.GetEntries()) != 1 || rc.GetMessages() == 0 {
+		t.Fatalf("receipt %v", rc)
+	}
+	if _, err := c.GetEntry(ctx, client.User("u1"), "diet", 0); client.Code(err) != 404 {
+		t.Errorf("get after erase: %v, want 404", err)
+	}
+	if _, err := c.GetEntry(ctx, client.User("u1"), "diet", 1); client.Code(err) != 404 {
+		t.Errorf("get version 1 after erase: %v, want 404", err)
+	}
+	if h, err := c.History(ctx, client.User("u1"), "diet"); err == nil && len(h) > 0 {
+		t.Errorf("history after erase: %d versions", len(h))
+	}
+	if _, err := c.Rollback(ctx, client.User("u1"), &memoryv1.RollbackEntryRequest{Key: "diet", ToVersion: 1}); err == nil {
+		t.Error("rollback to an erased version succeeded")
+	}
+	if hits, err := c.SearchEntries(ctx, client.User("u1"), &memoryv1.SearchEntriesRequest{Query: "vegan"}); err != nil || len(hits.GetHits()) != 0 {
+		t.Errorf("search after erase: %v %v", hits, err)
+	}
+	for _, m := range []string{"vegan-first", "vegan-second"} {
+		if subs := f.logHolds(t, m); len(subs) > 0 {
+			t.Errorf("log still holds %q: %v", m, subs)
+		}
+	}
+	// The scope's other entries are whole.
+	if e, err := c.GetEntry(ctx, client.User("u1"), "pref-s1", 0); err != nil || string(e.GetValue()) != "likes prefs1" {
+		t.Errorf("other entry after erasing diet: %v %v", e, err)
+	}
+
+	// u1 publishes into project p1; u2's session s3 (project p1) sees it.
+	if _, err := c.Put(ctx, client.SessionScope("s1"), &memoryv1.PutEntryRequest{Key: "launch-plan", Value: []byte("zorblax rollout on friday")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Publish(ctx, "s1", "launch-plan", "project"); err != nil {
+		t.Fatalf("publish: %v", err)
+	}
+	if _, err := c.AppendMessages(ctx, "s3", &memoryv1.MessageInput{Role: memoryv1.Role_ROLE_USER, Content: "when is the zorblax rollout launch plan?"}); err != nil {
+		t.Fatal(err)
+	}
+	shows := func(id, marker string) bool {
+		cx, err := c.Context(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range cx.GetMessages() {
+			if strings.Contains(m.GetContent(), marker) {
+				return true
+			}
+		}
+		return false
+	}
+	if !shows("s3", "zorblax rollout on friday") {
+		t.Fatal("the published value is not in s3's memory section (the check below could not fail)")
+	}
+	if subs := f.logHolds(t, "rollout on friday"); len(subs) != 2 {
+		// the session scope put and the project copy; s3's events hold a reference only
+		t.Errorf("log messages holding the value: %v, want the two entry writes", subs)
+	}
+	urc, err := c.EraseUser(ctx, "u1", "gdpr")
+	if err != nil {
+		t.Fatalf("erase u1: %v", err)
+	}
+	if len(urc.GetEntries()) != 1 {
+		t.Errorf("user erase receipt %v: want the project copy among its entries", urc)
+	}
+	if hits, err := c.SearchEntries(ctx, client.Project("p1"), &memoryv1.SearchEntriesRequest{Query: "zorblax rollout"}); err != nil || len(hits.GetHits()) > 0 {
+		t.Errorf("project search after erasing u1: %v %v", hits, err)
+	}
+	if shows("s3", "rollout on friday") {
+		t.Error("s3's context still shows u1's published value after erasing u1")
+	}
+	if _, err := c.GetEntry(ctx, client.Project("p1"), "launch-plan", 0); client.Code(err) != 404 {
+		t.Errorf("project copy after erasing u1: %v, want 404", err)
+	}
+	if subs := f.logHolds(t, "rollout on friday"); len(subs) > 0 {
+		t.Errorf("log still holds u1's published value: %v", subs)
+	}
+	sctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if err := f.n.WaitProjected(sctx, f.c.LastWriteSeq()); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.n.Shutdown(sctx); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if _, err := replay.Verify(ctx, replay.VerifyConfig{Conn: replay.Conn{DataDir: f.data}}, &out); err != nil {
+		t.Fatalf("replay verify after erasures: %v\n%s", err, out.String())
+	}
+}

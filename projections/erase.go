@@ -250,6 +250,14 @@ func (sw *scopeWriter) applyBaseline(w *writer, b *memoryv1.ScopeBaseline) error
 	if st == nil {
 		return errors.New("baseline without a state")
 	}
+	// What the scope held goes, the index of its commands with it (a
+	// Rebuild no longer reads them); buffered rows first.
+	if err := w.flush(); err != nil {
+		return err
+	}
+	if err := deletePrefix(w.bCommands, join([]byte(sw.kind), []byte(sw.id), nil)); err != nil {
+		return err
+	}
 	if err := w.eraseScope(sw.kind, sw.id); err != nil {
 		return err
 	}

@@ -558,12 +558,15 @@ func (x *EraseReceipt) GetRemovalSeq() uint64 {
 // it). Never accepted from clients: the node sends it once the erase
 // request is authorized.
 type EraseAggregate struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	RemovalId     string                 `protobuf:"bytes,1,opt,name=removal_id,json=removalId,proto3" json:"removal_id,omitempty"`
-	Reason        RemovalReason          `protobuf:"varint,2,opt,name=reason,proto3,enum=agentmem.memory.v1.RemovalReason" json:"reason,omitempty"`
-	Target        string                 `protobuf:"bytes,3,opt,name=target,proto3" json:"target,omitempty"`
-	RequestedBy   string                 `protobuf:"bytes,4,opt,name=requested_by,json=requestedBy,proto3" json:"requested_by,omitempty"`
-	Why           string                 `protobuf:"bytes,5,opt,name=why,proto3" json:"why,omitempty"`
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	RemovalId   string                 `protobuf:"bytes,1,opt,name=removal_id,json=removalId,proto3" json:"removal_id,omitempty"`
+	Reason      RemovalReason          `protobuf:"varint,2,opt,name=reason,proto3,enum=agentmem.memory.v1.RemovalReason" json:"reason,omitempty"`
+	Target      string                 `protobuf:"bytes,3,opt,name=target,proto3" json:"target,omitempty"`
+	RequestedBy string                 `protobuf:"bytes,4,opt,name=requested_by,json=requestedBy,proto3" json:"requested_by,omitempty"`
+	Why         string                 `protobuf:"bytes,5,opt,name=why,proto3" json:"why,omitempty"`
+	// key, when set, erases only that entry of a scope: the scope is
+	// rewritten from a ScopeBaseline without it and its older messages go.
+	Key           string `protobuf:"bytes,6,opt,name=key,proto3" json:"key,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -633,6 +636,13 @@ func (x *EraseAggregate) GetWhy() string {
 	return ""
 }
 
+func (x *EraseAggregate) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
 var File_memory_v1_erasure_proto protoreflect.FileDescriptor
 
 const file_memory_v1_erasure_proto_rawDesc = "" +
@@ -679,14 +689,15 @@ const file_memory_v1_erasure_proto_rawDesc = "" +
 	"\x10erased_unix_nano\x18\a \x01(\x03R\x0eerasedUnixNano\x12\x1a\n" +
 	"\bphysical\x18\b \x01(\tR\bphysical\x12\x1f\n" +
 	"\vremoval_seq\x18\t \x01(\x04R\n" +
-	"removalSeq\"\xb7\x01\n" +
+	"removalSeq\"\xc9\x01\n" +
 	"\x0eEraseAggregate\x12\x1d\n" +
 	"\n" +
 	"removal_id\x18\x01 \x01(\tR\tremovalId\x129\n" +
 	"\x06reason\x18\x02 \x01(\x0e2!.agentmem.memory.v1.RemovalReasonR\x06reason\x12\x16\n" +
 	"\x06target\x18\x03 \x01(\tR\x06target\x12!\n" +
 	"\frequested_by\x18\x04 \x01(\tR\vrequestedBy\x12\x10\n" +
-	"\x03why\x18\x05 \x01(\tR\x03why*\x83\x01\n" +
+	"\x03why\x18\x05 \x01(\tR\x03why\x12\x10\n" +
+	"\x03key\x18\x06 \x01(\tR\x03key*\x83\x01\n" +
 	"\rRemovalReason\x12\x1e\n" +
 	"\x1aREMOVAL_REASON_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14REMOVAL_REASON_ERASE\x10\x01\x12\x1a\n" +
