@@ -115,6 +115,13 @@ type Config struct {
 	// the read-model rows with them. 0 = never (the default). Needs the
 	// projector in this process.
 	DeleteAfter time.Duration
+	// LogWindow is the time-travel window of the bounded log (DESIGN §12):
+	// a scope whose oldest message is older than this is rewritten from a
+	// baseline (its state with the versions older than the window dropped,
+	// each key's current one kept) and its older messages are removed, by
+	// its actor, as the node (logCompactor). 0 = never. Needs a log that
+	// allows purges and the projector in this process.
+	LogWindow time.Duration
 	// Reranker, when set, reorders session search hits (a cross-encoder, an
 	// LLM); when it fails the BM25 order is kept. Programmatic only.
 	Reranker api.Reranker
@@ -141,8 +148,12 @@ func DefaultConfig() Config {
 		Data:            largedata.DefaultConfig(),
 		Placement:       placement.DefaultConfig(),
 		ArchiveAfter:    DefaultArchiveAfter,
+		LogWindow:       DefaultLogWindow,
 	}
 }
+
+// DefaultLogWindow is the default of Config.LogWindow: 30 days.
+const DefaultLogWindow = 30 * 24 * time.Hour
 
 // DefaultArchiveAfter is the default of Config.ArchiveAfter: 30 days.
 const DefaultArchiveAfter = 30 * 24 * time.Hour
@@ -179,6 +190,9 @@ func (c Config) Validate() error {
 	}
 	if c.ArchiveAfter < 0 {
 		return fmt.Errorf("node: archive-after must be >= 0 (0 = never), got %s", c.ArchiveAfter)
+	}
+	if c.LogWindow < 0 {
+		return fmt.Errorf("node: log-window must be >= 0 (0 = never compact), got %s", c.LogWindow)
 	}
 	if c.DeleteAfter < 0 {
 		return fmt.Errorf("node: delete-after must be >= 0 (0 = never), got %s", c.DeleteAfter)

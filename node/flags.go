@@ -46,6 +46,7 @@ func BindFlags(fs *flag.FlagSet, cfg *Config) {
 	fs.Int64Var(&cfg.Data.MaxBytes, "data-max-bytes", cfg.Data.MaxBytes, "largest large data object (data.put, uploads in parts included); larger is 413")
 	fs.DurationVar(&cfg.Actors.EpisodicTTL, "episodic-ttl", cfg.Actors.EpisodicTTL, "TTL of episodic entries written without one, in scopes whose episodic_ttl_seconds is 0 (whole seconds; 0 = never)")
 	fs.DurationVar(&cfg.ArchiveAfter, "archive-after", cfg.ArchiveAfter, "archive a terminated session this long after its last change (0 = never; runs where the projector runs)")
+	fs.DurationVar(&cfg.LogWindow, "log-window", cfg.LogWindow, "time-travel window of the bounded log: a scope's messages older than this are replaced by a baseline of its state (0 = never; runs where the projector runs)")
 	fs.DurationVar(&cfg.DeleteAfter, "delete-after", cfg.DeleteAfter, "erase an archived session (and its session scope) this long after it was archived (0 = never, the default; runs where the projector runs)")
 	fs.IntVar(&cfg.Actors.MaxConcurrentRecoveries, "max-recoveries", cfg.Actors.MaxConcurrentRecoveries, "concurrent actor recoveries at most")
 }

@@ -249,6 +249,11 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 			timeout:  acfg.ForwardTimeout + 4*cfg.Actors.StoreTimeout, now: time.Now, logger: logger}
 		n.goBackground("archive sweep stopped", sw.Run)
 	}
+	if cfg.LogWindow > 0 && cfg.Projector {
+		lc := &logCompactor{js: js, stream: cfg.Stream, scopes: placed, window: cfg.LogWindow, interval: compactInterval(cfg.LogWindow),
+			timeout: acfg.ForwardTimeout + 4*cfg.Actors.StoreTimeout, now: time.Now, logger: logger}
+		n.goBackground("log compaction stopped", lc.Run)
+	}
 	if cfg.HTTPAddr != "" {
 		if err = n.startHTTP(); err != nil {
 			return n, err

@@ -1,0 +1,37 @@
+package sharedmem
+
+import (
+	"testing"
+
+	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
+)
+
+// TestTrimmed: versions updated before the window go, each key's current
+// version stays whatever its age (a tombstone too), the state itself is
+// not changed.
+func TestTrimmed(t *testing.T) {
+	snap := &memoryv1.ScopeSnapshot{Kind: "agent", Id: "a", Version: 5, Keys: []*memoryv1.KeyHistory{
+		{Key: "a", Versions: []*memoryv1.Entry{{Key: "a", Version: 1, UpdatedUnixNano: 10}, {Key: "a", Version: 2, UpdatedUnixNano: 20}, {Key: "a", Version: 3, UpdatedUnixNano: 30}}},
+		{Key: "b", Versions: []*memoryv1.Entry{{Key: "b", Version: 1, UpdatedUnixNano: 5}, {Key: "b", Version: 2, UpdatedUnixNano: 6, Deleted: true}}},
+	}}
+	s := FromSnapshot(snap)
+	b, dropped := s.Trimmed(25)
+	if !dropped {
+		t.Fatal("nothing dropped")
+	}
+	got := map[string][]uint64{}
+	for _, kh := range b.GetKeys() {
+		for _, e := range kh.GetVersions() {
+			got[kh.GetKey()] = append(got[kh.GetKey()], e.GetVersion())
+		}
+	}
+	if len(got["a"]) != 1 || got["a"][0] != 3 || len(got["b"]) != 1 || got["b"][0] != 2 {
+		t.Fatalf("trimmed to %v, want a:[3] b:[2]", got)
+	}
+	if _, dropped := s.Trimmed(0); dropped {
+		t.Fatal("a window covering everything dropped versions")
+	}
+	if n := len(s.Snapshot().GetKeys()[0].GetVersions()); n != 3 {
+		t.Fatalf("Trimmed changed the state: %d versions of a", n)
+	}
+}
