@@ -122,6 +122,10 @@ type Config struct {
 	// its actor, as the node (logCompactor). 0 = never. Needs a log that
 	// allows purges and the projector in this process.
 	LogWindow time.Duration
+	// Now is the clock of the actors (the times their events record), the
+	// retention sweep and the log compactor (nil: time.Now). Programmatic
+	// only: benchmarks step it.
+	Now func() time.Time
 	// Reranker, when set, reorders session search hits (a cross-encoder, an
 	// LLM); when it fails the BM25 order is kept. Programmatic only.
 	Reranker api.Reranker
@@ -208,4 +212,11 @@ func (c Config) Validate() error {
 		}
 	}
 	return c.Actors.Validate()
+}
+
+func (c Config) now() time.Time {
+	if c.Now != nil {
+		return c.Now()
+	}
+	return time.Now()
 }

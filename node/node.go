@@ -60,9 +60,13 @@ type Node struct {
 	placement    *placement.Table
 	internalSubs []*nats.Subscription
 	// relays counts the calls relayed to another node (callServer).
-	relays      sync.WaitGroup
-	storage     *storageWatch
-	logHealth   *logHealth
+	relays    sync.WaitGroup
+	storage   *storageWatch
+	logHealth *logHealth
+	// retention and compactor are the archive/delete-after sweep and the
+	// bounded log's compactor (nil when off); their Run loops own them.
+	retention   *archiveSweep
+	compactor   *logCompactor
 	projRunning atomic.Bool // proj.Run is running (runProjector)
 	// bg runs the background loops (projector, large-data sweeper, log
 	// health check); bgCancel stops them and bgWG waits for them.
@@ -176,6 +180,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 		cfg.Actors.RewriteTimeout = cfg.LLM.Timeout
 	}
 	n.dir, err = actors.New(cfg.Actors, actors.Deps{
+		Now:       cfg.Now,
 		Rewriter:  rewriter,
 		Commands:  cmds,
 		Log:       log,
@@ -246,12 +251,14 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	if (cfg.ArchiveAfter > 0 || cfg.DeleteAfter > 0) && cfg.Projector {
 		sw := &archiveSweep{sessions: n.store, d: placed, scopes: placed, after: cfg.ArchiveAfter, deleteAfter: cfg.DeleteAfter,
 			interval: archiveSweepInterval(cfg.ArchiveAfter, cfg.DeleteAfter),
-			timeout:  acfg.ForwardTimeout + 4*cfg.Actors.StoreTimeout, now: time.Now, logger: logger}
+			timeout:  acfg.ForwardTimeout + 4*cfg.Actors.StoreTimeout, now: cfg.now, logger: logger}
+		n.retention = sw
 		n.goBackground("archive sweep stopped", sw.Run)
 	}
 	if cfg.LogWindow > 0 && cfg.Projector {
 		lc := &logCompactor{js: js, stream: cfg.Stream, scopes: placed, window: cfg.LogWindow, interval: compactInterval(cfg.LogWindow),
-			timeout: acfg.ForwardTimeout + 4*cfg.Actors.StoreTimeout, now: time.Now, logger: logger}
+			timeout: acfg.ForwardTimeout + 4*cfg.Actors.StoreTimeout, now: cfg.now, logger: logger}
+		n.compactor = lc
 		n.goBackground("log compaction stopped", lc.Run)
 	}
 	if cfg.HTTPAddr != "" {
