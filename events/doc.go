@@ -94,13 +94,30 @@
 // (replicated with it, deleted with it; an import into a new stream starts
 // without one, its sequences renumbered from 1).
 //
-// What the baseline does not hold yet (left for compaction itself): the
-// state at B. A compaction that drops an aggregate's old events must first
-// make the rest self-sufficient (a snapshot event in the log, or a
-// projection seed at B recorded beside the baseline); today Rebuild applies
-// the kept records only, which is exact when whole aggregates were removed
-// (erasure) and not when an aggregate lost its head. The production stream
-// still has deny_delete and deny_purge: nothing removes messages from it.
+// The state at a removed head is held by the log itself: a scope whose
+// older messages are compacted away (node --log-window) first gets a
+// ScopeBaseline batch restating its state (the versions inside the
+// time-travel window and each key's current one), so its kept messages
+// are self-sufficient; the removal ledger (KindRemoval, ReadLedger) lists
+// every removed sequence, and Rebuild accepts exactly those gaps. Sessions
+// are not compacted: their events are their messages.
+//
+// # Physical compaction
+//
+// A removed message's bytes stay in the file store's blocks (a purge or a
+// plain delete only marks them; SecureDeleteMsg overwrites at once), and
+// so do a key-value bucket's replaced revisions and an object store's
+// deleted chunks. CompactStream (`replay compact`, offline) rewrites a
+// stream through a JetStream mirror into COMPACT_<stream> and back: the
+// server copies the held messages only, at their sequences and with their
+// times and headers, and deleting the old stream deletes its files. Its
+// recovery rule: the state is the two streams (present, the copy's
+// copying/verified mark and digest, the stream's agentmem.compacting
+// mark); the stream is deleted only once the copy is verified message by
+// message, the copy only once the refilled stream is; a verified copy
+// beside an unmarked stream that differs from it is stale and is dropped.
+// CheckNotMigrating and CheckNoCompaction refuse a half-compacted stream
+// (ErrCompacting).
 //
 // # Erasure
 //
