@@ -250,6 +250,9 @@ func (c *compaction) run(ctx context.Context, mayRestart bool) error {
 			c.rep.Skipped = why
 			return nil
 		}
+		if err := c.checkNoDurables(ctx); err != nil {
+			return err
+		}
 		if tmp, err = c.createCopy(ctx, src); err != nil {
 			return err
 		}
@@ -340,6 +343,30 @@ func copyRecord(tmp *jetstream.StreamInfo) (orig jetstream.StreamConfig, last ui
 		return orig, 0, "", fmt.Errorf("%w: %s holds %d messages, its verified digest says %q", ErrCompactState, tmp.Config.Name, tmp.State.Msgs, digest)
 	}
 	return orig, last, digest, nil
+}
+
+// checkNoDurables refuses a stream with durable consumers: deleting the
+// stream would delete them and their positions (agentmem itself uses only
+// ephemeral ones).
+func (c *compaction) checkNoDurables(ctx context.Context) error {
+	s, err := c.js.Stream(ctx, c.stream)
+	if err != nil {
+		return fmt.Errorf("events: compact: stream %s: %w", c.stream, err)
+	}
+	var durables []string
+	l := s.ListConsumers(ctx)
+	for ci := range l.Info() {
+		if ci.Config.Durable != "" {
+			durables = append(durables, ci.Config.Durable)
+		}
+	}
+	if err := l.Err(); err != nil {
+		return fmt.Errorf("events: compact: list consumers of %s: %w", c.stream, err)
+	}
+	if len(durables) > 0 {
+		return fmt.Errorf("%w: stream %s has durable consumers %v: compacting it would delete them; delete them first (and recreate them after)", ErrCompactState, c.stream, durables)
+	}
+	return nil
 }
 
 // createCopy runs step 1: the copy as a mirror of src.

@@ -576,3 +576,23 @@ func BenchmarkCompactStream(b *testing.B) {
 	b.ReportMetric(float64(before), "dir-bytes-before")
 	b.ReportMetric(float64(streamDir()), "dir-bytes-after")
 }
+
+// TestCompactStreamRefusesDurables: a stream with a durable consumer is
+// not compacted (deleting the stream would delete the consumer); nothing
+// is changed.
+func TestCompactStreamRefusesDurables(t *testing.T) {
+	srv := startCompactServer(t, t.TempDir())
+	writeErasable(t, srv.js)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := srv.js.CreateConsumer(ctx, StreamName, jetstream.ConsumerConfig{Durable: "auditor"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := CompactStream(ctx, srv.js, StreamName, CompactConfig{})
+	if !errors.Is(err, ErrCompactState) || !strings.Contains(err.Error(), "auditor") {
+		t.Fatalf("compact with a durable consumer: %v", err)
+	}
+	if _, err := srv.js.Stream(ctx, CompactTempPrefix+StreamName); !errors.Is(err, jetstream.ErrStreamNotFound) {
+		t.Fatalf("a copy was made: %v", err)
+	}
+}
