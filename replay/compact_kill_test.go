@@ -76,4 +76,3 @@ func TestCompactKilled(t *testing.T) {
 		})
 	}
 }
-
