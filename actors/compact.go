@@ -21,7 +21,9 @@ import (
 // subject holds now, rewritten: the scope), the ScopeBaseline batch, the
 // purge of the listed messages, a fresh snapshot, the LogRemovalCompleted.
 // A second CompactAggregate of the same id resumes it: the baseline is
-// written once (found by its removal id after the LogRemoval).
+// written once (found by its removal id after the LogRemoval). A resume
+// without before_unix_nano (the node's resumption of pending removals)
+// writes the baseline untrimmed: still exact, trimmed by the next one.
 //
 // What the window keeps exact: every read of a scope (get, versions,
 // history, rollback, list, search) reads its state, and the baseline
@@ -41,12 +43,11 @@ func (a *scopeActor) compact(req *memoryv1.CompactAggregate) (*memoryv1.EraseRec
 	ctx, cancel := context.WithTimeout(context.Background(), 4*a.dir.cfg.StoreTimeout)
 	defer cancel()
 	target := "scope:" + a.mk.kind + ":" + a.id
-	subj := events.RemovalSubject(req.GetRemovalId())
-	led, err := loadRemoval(ctx, deps.Log, subj)
+	led, err := events.LoadRemoval(ctx, deps.Log, req.GetRemovalId())
 	if err != nil {
 		return nil, fmt.Errorf("%w: read removal %s: %v", ErrUnavailable, req.GetRemovalId(), err)
 	}
-	if led.removal == nil {
+	if led.Removal == nil {
 		seqs, oldest, err := subjectTimes(ctx, deps.Log, a.subject)
 		if err != nil {
 			return nil, fmt.Errorf("%w: list %s: %v", ErrUnavailable, a.subject, err)
@@ -56,7 +57,7 @@ func (a *scopeActor) compact(req *memoryv1.CompactAggregate) (*memoryv1.EraseRec
 			// replace: no removal.
 			return &memoryv1.EraseReceipt{Target: target}, nil
 		}
-		led.removal = &memoryv1.LogRemoval{
+		led.Removal = &memoryv1.LogRemoval{
 			Id: req.GetRemovalId(), Reason: memoryv1.RemovalReason_REMOVAL_REASON_COMPACT, Target: target, RequestedBy: "node",
 			Why:        "bounded log: messages before " + time.Unix(0, req.GetBeforeUnixNano()).UTC().Format(time.RFC3339),
 			AtUnixNano: deps.Now().UnixNano(),
@@ -65,11 +66,12 @@ func (a *scopeActor) compact(req *memoryv1.CompactAggregate) (*memoryv1.EraseRec
 			Rewritten:  []string{a.mk.kind + "." + a.id},
 			Messages:   uint64(len(seqs)),
 		}
-		if led.removalSeq, err = appendLedger(ctx, deps, subj, 0, req.GetRemovalId(), led.removal); err != nil {
-			return nil, err
+		if led.RemovalSeq, err = events.AppendRemoval(ctx, deps.Log, deps.Codec, led.Removal, deps.Now()); err != nil {
+			deps.Metrics.StoreFailures.Inc()
+			return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
 		}
 	}
-	written, err := baselineWritten(ctx, deps.Log, a.subject, led.removalSeq, req.GetRemovalId())
+	written, err := baselineWritten(ctx, deps.Log, a.subject, led.RemovalSeq, req.GetRemovalId())
 	if err != nil {
 		return nil, fmt.Errorf("%w: read %s: %v", ErrUnavailable, a.subject, err)
 	}
@@ -82,7 +84,7 @@ func (a *scopeActor) compact(req *memoryv1.CompactAggregate) (*memoryv1.EraseRec
 		}
 	}
 	var upTo uint64
-	if r := led.removal.GetRemoved(); len(r) > 0 {
+	if r := led.Removal.GetRemoved(); len(r) > 0 {
 		upTo = r[len(r)-1].GetLast()
 	}
 	if upTo > 0 {
@@ -105,15 +107,15 @@ func (a *scopeActor) compact(req *memoryv1.CompactAggregate) (*memoryv1.EraseRec
 		return nil, fmt.Errorf("%w: snapshot after compacting: %v", ErrUnavailable, err)
 	}
 	a.snapVersion = a.m.Version()
-	if led.doneSeq == 0 {
-		done := &memoryv1.LogRemovalCompleted{Id: req.GetRemovalId(), AtUnixNano: deps.Now().UnixNano()}
-		if led.doneSeq, err = appendLedger(ctx, deps, subj, led.removalSeq, req.GetRemovalId()+".done", done); err != nil {
-			return nil, err
+	if led.DoneSeq == 0 {
+		if led.DoneSeq, err = events.CompleteRemoval(ctx, deps.Log, deps.Codec, req.GetRemovalId(), led.RemovalSeq, deps.Now()); err != nil {
+			deps.Metrics.StoreFailures.Inc()
+			return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
 		}
 	}
 	return &memoryv1.EraseReceipt{
-		RemovalId: req.GetRemovalId(), Target: target, Messages: led.removal.GetMessages(),
-		ErasedUnixNano: deps.Now().UnixNano(), RemovalSeq: led.doneSeq,
+		RemovalId: req.GetRemovalId(), Target: target, Messages: led.Removal.GetMessages(),
+		ErasedUnixNano: deps.Now().UnixNano(), RemovalSeq: led.DoneSeq,
 	}, nil
 }
 

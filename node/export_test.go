@@ -15,6 +15,9 @@ func (n *Node) DirectoryForTest() *actors.Directory { return n.dir }
 // ConnectedServerForTest names the NATS server the node's connection is on.
 func (n *Node) ConnectedServerForTest() string { return n.nc.ConnectedServerName() }
 
+// DataDirForTest is the node's data directory.
+func (n *Node) DataDirForTest() string { return n.cfg.DataDir }
+
 // CompactForTest runs one pass of the log compactor now (scopes rewritten,
 // messages removed); an error if --log-window is off.
 func (n *Node) CompactForTest(ctx context.Context) (int, uint64, error) {

@@ -16,7 +16,7 @@ import (
 // watcher serves the API's watch long polls from the log: a short,
 // bounded read of the aggregate's subject after from_seq through the one
 // read interface of the whole stream (events.StreamReader with
-// events.WithSubject, up to the last sequence the stream holds: a read the
+// events.WithSubjects, up to the last sequence the stream holds: a read the
 // node makes for the tenant, its consumer gone when it returns) and, when
 // there is nothing yet, a core subscription on the subject that wakes the
 // poll when the next change is stored. Tenants never touch JetStream: the
