@@ -42,9 +42,10 @@ func (c *stepClock) Add(d time.Duration) {
 // days. Each day: 5 agents overwrite 4 keys each 3 times (~300-byte
 // values), one session is created, gets 6 messages and is terminated.
 // After each day the retention sweep and the log compactor run once. It
-// logs the stream's bytes and messages and the projection file's size
-// every 30 days, and reports them at the end and at the day the last bound
-// is reached (90), so flat means end ≈ day-90. Days:
+// logs the stream's bytes and messages (and the removal ledger's share of
+// them) and the projection file's size every 30 days, and reports them at
+// the end and at the day the last bound is reached (90), so flat means
+// end ≈ day-90 (the ledger aside: it grows with the number of removals). Days:
 // AGENTMEM_BENCH_DAYS (default 120; 365 for the year).
 func BenchmarkBoundedLogYear(b *testing.B) {
 	days := 120
@@ -68,6 +69,31 @@ func BenchmarkBoundedLogYear(b *testing.B) {
 			b.Fatal(err)
 		}
 		ctx := context.Background()
+		log, err := events.OpenJetStreamLog(js, events.DefaultJetStreamConfig())
+		if err != nil {
+			b.Fatal(err)
+		}
+		// ledgerBytes is the size of the removal ledger's batches (never
+		// removed: it grows with the number of removals, not their content).
+		ledgerBytes := func() (n uint64, msgs uint64) {
+			bd, err := log.Bounds(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			cur, err := log.Read(ctx, 1, events.WithSubjects(events.RemovalSubjects), events.WithStop(bd.Last))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer cur.Close()
+			for {
+				r, err := cur.Next(ctx)
+				if err != nil {
+					return n, msgs
+				}
+				n += uint64(len(r.Data) + len(r.Subject))
+				msgs++
+			}
+		}
 		measure := func() (uint64, uint64, int64) {
 			s, err := js.Stream(ctx, events.StreamName)
 			if err != nil {
@@ -118,13 +144,16 @@ func BenchmarkBoundedLogYear(b *testing.B) {
 			cancel()
 			if d%30 == 0 || d == days {
 				sb, sm, pb := measure()
-				b.Logf("day %3d: stream %8d bytes %6d messages, projection %8d bytes (%s)", d, sb, sm, pb, time.Since(began).Round(time.Second))
+				lb, lm := ledgerBytes()
+				b.Logf("day %3d: stream %8d bytes %6d messages (ledger %7d bytes in %5d), projection %8d bytes (%s)", d, sb, sm, lb, lm, pb, time.Since(began).Round(time.Second))
 				if d == 90 {
 					at90 = [3]float64{float64(sb), float64(sm), float64(pb)}
 				}
 			}
 		}
 		sb, sm, pb := measure()
+		lb, _ := ledgerBytes()
+		b.ReportMetric(float64(lb), "ledger-bytes-end")
 		b.ReportMetric(float64(days), "days")
 		b.ReportMetric(float64(sb), "stream-bytes-end")
 		b.ReportMetric(float64(sm), "stream-msgs-end")

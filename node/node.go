@@ -257,7 +257,8 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 		return n, err
 	}
 	if (cfg.ArchiveAfter > 0 || cfg.DeleteAfter > 0) && cfg.Projector {
-		sw := &archiveSweep{sessions: n.store, d: placed, scopes: placed, after: cfg.ArchiveAfter, deleteAfter: cfg.DeleteAfter,
+		sw := &archiveSweep{sessions: n.store, d: placed, scopes: placed, log: log, codec: codec, data: dstore, owned: n.store,
+			after: cfg.ArchiveAfter, deleteAfter: cfg.DeleteAfter,
 			interval: archiveSweepInterval(cfg.ArchiveAfter, cfg.DeleteAfter),
 			timeout:  acfg.ForwardTimeout + 4*cfg.Actors.StoreTimeout, now: cfg.now, logger: logger}
 		n.retention = sw

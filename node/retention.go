@@ -11,7 +11,9 @@ import (
 
 	"github.com/agentmem/agentmem/actors"
 	"github.com/agentmem/agentmem/api"
+	"github.com/agentmem/agentmem/events"
 	"github.com/agentmem/agentmem/internal/sharedmem"
+	"github.com/agentmem/agentmem/largedata"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 	"google.golang.org/protobuf/proto"
 )
@@ -29,20 +31,29 @@ import (
 // its reply), so a sweep never floods the actors.
 //
 // With deleteAfter (delete_after) it then erases the ARCHIVED sessions
-// whose last change (the archive) is older than deleteAfter: the session's
-// actor and its session:<id> scope's actor each get an EraseAggregate
-// (reason RETENTION, requested by "node"), recorded as a content-free
-// LogRemoval in the log. Each removal's id is derived from the session id,
-// so an erase cut short by a crash is resumed (not repeated) by the next
-// sweep; once the projector applied it the session leaves the index.
+// whose last change (the archive) is older than deleteAfter, as an erase
+// request does (see erase): a recorded plan (reason RETENTION, requested by
+// "node") covering the session, its session:<id> scope and the large data
+// it owns, each erased by its actor, content-free in the log. The plan's
+// id is derived from the session id, so an erase cut short by a crash is
+// resumed (not repeated); once the projector applied it the session leaves
+// the index.
 type archiveSweep struct {
 	sessions interface {
 		ListSessions(*memoryv1.ListSessionsRequest) ([]*memoryv1.SessionIndexEntry, string, error)
 	}
-	d           api.Dispatcher
-	scopes      api.ScopeDispatcher // nil: the session scopes are not erased
-	after       time.Duration       // 0: no archiving
-	deleteAfter time.Duration       // 0: no erasing
+	d      api.Dispatcher
+	scopes api.ScopeDispatcher
+	// The delete-after erase's plan: the ledger (log, codec), the large data
+	// (data; owned lists what a session owns; nil: none).
+	log   events.Log
+	codec *events.Codec
+	data  api.DataStore
+	owned interface {
+		DataOwnedBy(owner string) ([]string, error)
+	}
+	after       time.Duration // 0: no archiving
+	deleteAfter time.Duration // 0: no erasing
 	interval    time.Duration
 	timeout     time.Duration
 	now         func() time.Time
@@ -159,31 +170,52 @@ func (s *archiveSweep) sweepErase(ctx context.Context) (int, error) {
 }
 
 // retentionRemovalID is the removal id of the retention erase of session
-// id's part ("s": the session, "c": its session scope): the same on every
-// sweep, so a cut-short erase is resumed.
-func retentionRemovalID(id, part string) string {
-	h := sha256.Sum256([]byte("retention\x00" + part + "\x00" + id))
-	return "t" + hex.EncodeToString(h[:16]) + "-" + part
+// id: the same on every sweep, so a plan cut short is found (and resumed)
+// rather than made again.
+func retentionRemovalID(id string) string {
+	h := sha256.Sum256([]byte("retention\x00session\x00" + id))
+	return "t" + hex.EncodeToString(h[:16])
 }
 
-// erase erases session id and its session scope, each waiting for its
-// actor's receipt.
+// erase erases session id as an erase request does, as the node: its plan
+// is recorded first (a LogRemoval with reason RETENTION listing the
+// session, its session scope and the large data it owns), each item is
+// erased by its actor (api.RunPlan), and the plan's completion follows. A
+// crash in between leaves the plan pending: the node's resumption, or the
+// next sweep (same removal id), finishes it.
 func (s *archiveSweep) erase(ctx context.Context, id, why string) error {
-	body := func(part string) *memoryv1.EraseAggregate {
-		return &memoryv1.EraseAggregate{
-			RemovalId: retentionRemovalID(id, part), Reason: memoryv1.RemovalReason_REMOVAL_REASON_RETENTION,
-			Target: "session:" + id, RequestedBy: "node", Why: why,
-		}
-	}
-	if err := s.call(ctx, func(r actors.ReplyFunc) error { return s.d.Dispatch(id, nil, body("s"), r) }); err != nil {
+	rid := retentionRemovalID(id)
+	rec, err := events.LoadRemoval(ctx, s.log, rid)
+	if err != nil {
 		return err
 	}
-	if s.scopes == nil {
-		return nil
+	plan, seq := rec.Removal, rec.RemovalSeq
+	if plan == nil {
+		items := []string{events.KindSession + "." + id, actors.AggregateKind(sharedmem.KindSession) + "." + id}
+		if s.owned != nil {
+			ids, err := s.owned.DataOwnedBy("session:" + id)
+			if err != nil {
+				return err
+			}
+			for _, d := range ids {
+				items = append(items, largedata.Kind+"."+d)
+			}
+		}
+		plan = &memoryv1.LogRemoval{Id: rid, Reason: memoryv1.RemovalReason_REMOVAL_REASON_RETENTION, Target: "session:" + id,
+			RequestedBy: "node", Why: why, AtUnixNano: s.now().UnixNano(), Planned: items}
+		if seq, err = events.AppendRemoval(ctx, s.log, s.codec, plan, s.now()); err != nil {
+			return err
+		}
 	}
-	return s.call(ctx, func(r actors.ReplyFunc) error {
-		return s.scopes.DispatchScope(sharedmem.KindSession, id, nil, body("c"), r)
-	})
+	if _, err := api.RunPlan(ctx, s.d, s.scopes, s.data, plan); err != nil {
+		return err
+	}
+	if rec.DoneSeq == 0 {
+		if _, err := events.CompleteRemoval(ctx, s.log, s.codec, rid, seq, s.now()); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // call sends one command and waits for its answer.

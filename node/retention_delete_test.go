@@ -2,6 +2,7 @@ package node_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -15,9 +16,9 @@ import (
 
 // TestDeleteAfterErasesArchivedSessions: with --archive-after and
 // --delete-after, a terminated session is archived, then erased: its
-// messages and its session scope leave the log (a content-free LogRemoval
-// with reason RETENTION, requested by "node", records it), it answers 404,
-// and a live session is untouched.
+// messages and its session scope leave the log (a content-free plan with
+// reason RETENTION, requested by "node", and one removal per item record
+// it), it answers 404, and a live session is untouched.
 func TestDeleteAfterErasesArchivedSessions(t *testing.T) {
 	const after, deleteAfter = 200 * time.Millisecond, 300 * time.Millisecond
 	_, nc := node.StartForTest(t, func(c *node.Config) { c.ArchiveAfter, c.DeleteAfter = after, deleteAfter })
@@ -66,15 +67,22 @@ func TestDeleteAfterErasesArchivedSessions(t *testing.T) {
 		t.Fatal(err)
 	}
 	var led *events.Ledger
-	eventually(t, "completed retention removals", func() (bool, string) {
+	eventually(t, "a completed retention plan and its items", func() (bool, string) {
 		led, err = events.ReadLedger(ctx, l, 0)
-		done := 0
+		if err != nil {
+			return false, err.Error()
+		}
+		plans, items := 0, 0
 		for _, r := range led.Removals {
-			if r.Completed && r.GetReason() == memoryv1.RemovalReason_REMOVAL_REASON_RETENTION && r.GetRequestedBy() == "node" && r.GetTarget() == "session:old" {
-				done++
+			switch {
+			case r.GetTarget() != "session:old" || r.GetRequestedBy() != "node" || !r.Completed:
+			case r.GetReason() == memoryv1.RemovalReason_REMOVAL_REASON_RETENTION && len(r.GetPlanned()) >= 2:
+				plans++
+			case len(r.GetPlanned()) == 0:
+				items++
 			}
 		}
-		return err == nil && done == 2, errString(err)
+		return plans == 1 && items == 2, fmt.Sprintf("%d plans, %d items", plans, items)
 	})
 	if live, err := c.Get(ctx, "live"); err != nil || live.GetStatus() != memoryv1.SessionStatus_SESSION_STATUS_ACTIVE {
 		t.Errorf("live session after the sweep: %v %v", live.GetStatus(), err)
