@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
+	"maps"
 	"strconv"
 	"time"
 
@@ -80,15 +81,20 @@ func (c *logCompactor) sweep(ctx context.Context) (int, uint64, error) {
 		}
 		return 0, 0, nil
 	}
-	info, err := s.Info(ctx, jetstream.WithSubjectFilter(events.SubjectPrefix+".>"))
-	if err != nil {
-		return 0, 0, fmt.Errorf("stream %s subjects: %w", c.stream, err)
-	}
 	var (
 		n       int
 		removed uint64
 	)
-	for subject, count := range info.State.Subjects {
+	// The scopes' subjects only, kind by kind (a session's are never read).
+	subjects := map[string]uint64{}
+	for _, k := range sharedmem.Kinds() {
+		info, err := s.Info(ctx, jetstream.WithSubjectFilter(events.SubjectPrefix+"."+actors.AggregateKind(k)+".*"))
+		if err != nil {
+			return 0, 0, fmt.Errorf("stream %s subjects: %w", c.stream, err)
+		}
+		maps.Copy(subjects, info.State.Subjects)
+	}
+	for subject, count := range subjects {
 		if count < 2 {
 			continue
 		}
