@@ -59,6 +59,10 @@ type Ledger interface {
 	Plan(ctx context.Context, rm *memoryv1.LogRemoval) (uint64, error)
 	// Complete records the completion of removal id (recorded at seq).
 	Complete(ctx context.Context, id string, seq uint64) (uint64, error)
+	// End is the log's last sequence now: a plan made from the projection
+	// waits until it applied that far (every session stored before the
+	// request is listed).
+	End(ctx context.Context) (uint64, error)
 }
 
 // eraseRun is one erase request: its plan, then the receipts of its items.
@@ -185,7 +189,9 @@ func RunPlan(ctx context.Context, d Dispatcher, scopes ScopeDispatcher, data Dat
 				return out, fmt.Errorf("api: plan item %q: not an entry of a served scope", item)
 			}
 			body.Key = parts[3]
-			dispatch = func(r actors.ReplyFunc) error { return scopes.DispatchScope(sharedmem.Kind(parts[1]), parts[2], nil, body, r) }
+			dispatch = func(r actors.ReplyFunc) error {
+				return scopes.DispatchScope(sharedmem.Kind(parts[1]), parts[2], nil, body, r)
+			}
 		case kind == events.KindSession:
 			dispatch = func(r actors.ReplyFunc) error { return d.Dispatch(rest, nil, body, r) }
 		case scopes != nil:
@@ -390,8 +396,15 @@ func (s *Service) eraseUser(c *call) {
 // request) with its session scope, the user:<id> scope, and the entries
 // of other scopes the user's sessions published there.
 func (s *Service) userPlan(ctx context.Context, user string) ([]string, error) {
-	if err := s.rm.WaitFor(ctx, s.rm.AppliedSeq()); err != nil {
-		return nil, err
+	if s.ledger == nil {
+		return nil, &Error{Code: 501, Message: "this node keeps no removal ledger: erase is not served"}
+	}
+	end, err := s.ledger.End(ctx)
+	if err != nil {
+		return nil, &Error{Code: 503, Message: "read the log's end: " + err.Error()}
+	}
+	if err := s.rm.WaitFor(ctx, end); err != nil {
+		return nil, &Error{Code: 503, Message: fmt.Sprintf("the projection has not applied the log up to %d yet: %v", end, err)}
 	}
 	var plan []string
 	req := &memoryv1.ListSessionsRequest{UserId: user, Limit: 100}

@@ -64,6 +64,7 @@ func TestEraseOnACluster(t *testing.T) {
 	if _, err := clients[0].EraseSession(ctx, sid, "cluster"); err != nil {
 		t.Fatalf("erase %s through node 0: %v", sid, err)
 	}
+	written := max(clients[1].LastWriteSeq(), clients[2].LastWriteSeq())
 	for i, c := range clients {
 		if _, err := c.Context(ctx, sid); client.Code(err) != 404 {
 			t.Errorf("context of %s through node %d: %v, want 404", sid, i, err)
@@ -71,7 +72,7 @@ func TestEraseOnACluster(t *testing.T) {
 		if _, err := c.Recall(ctx, sid, nil); client.Code(err) != 404 {
 			t.Errorf("recall of %s through node %d: %v, want 404", sid, i, err)
 		}
-		rep, err := c.Search(ctx, "keep", &memoryv1.SearchRequest{Query: "ocelot marker", Scope: memoryv1.SearchScope_SEARCH_SCOPE_SESSION})
+		rep, err := c.Search(ctx, "keep", &memoryv1.SearchRequest{Query: "ocelot marker", Scope: memoryv1.SearchScope_SEARCH_SCOPE_SESSION, MinSeq: written})
 		if err != nil || len(rep.GetHits()) != 1 {
 			t.Errorf("search of keep through node %d: %v %v", i, rep, err)
 		}

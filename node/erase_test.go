@@ -149,6 +149,18 @@ func (f *eraseFixture) unreadable(t *testing.T, id, user, marker, other string) 
 		}
 	case <-time.After(time.Second):
 	}
+	// The same through the service's watch (what tenants use).
+	fw, err := c.Follow(wctx, client.FollowSession(id), 1)
+	if err != nil {
+		t.Fatalf("follow %s: %v", id, err)
+	}
+	select {
+	case ch, ok := <-fw.Changes():
+		if ok {
+			t.Errorf("the service watch of erased %s from sequence 1 delivered %v", id, ch)
+		}
+	case <-time.After(time.Second):
+	}
 }
 
 // TestEraseSessionAndUser: erasing a session makes it unreadable on every
@@ -393,5 +405,36 @@ func TestEraseResumedAfterCrash(t *testing.T) {
 	}
 	if _, err := c2.Context(ctx, "s2"); err != nil {
 		t.Fatalf("s2 after the restart: %v", err)
+	}
+}
+
+// TestEraseAgent: erasing an agent's memory removes its entries from get,
+// history, list, search and the log; another agent's stay.
+func TestEraseAgent(t *testing.T) {
+	f := newEraseFixture(t)
+	ctx := context.Background()
+	for _, a := range []string{"ag1", "ag2"} {
+		if _, err := f.c.Put(ctx, client.Agent(a), &memoryv1.PutEntryRequest{Key: "lesson", Value: []byte("the capybara lesson of " + a)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rc, err := f.c.EraseScope(ctx, client.Agent("ag1"), "retired agent")
+	if err != nil || len(rc.GetScopes()) != 1 {
+		t.Fatalf("erase agent ag1: %v %v", rc, err)
+	}
+	if _, err := f.c.GetEntry(ctx, client.Agent("ag1"), "lesson", 0); client.Code(err) != 404 {
+		t.Errorf("ag1's entry after erase: %v, want 404", err)
+	}
+	if l, err := f.c.ListEntries(ctx, client.Agent("ag1"), &memoryv1.ListEntriesRequest{IncludeDeleted: true}); err != nil || len(l.GetEntries()) != 0 {
+		t.Errorf("ag1's list after erase: %v %v", l, err)
+	}
+	if hits, err := f.c.SearchEntries(ctx, client.Agent("ag1"), &memoryv1.SearchEntriesRequest{Query: "capybara"}); err != nil || len(hits.GetHits()) != 0 {
+		t.Errorf("ag1's search after erase: %v %v", hits, err)
+	}
+	if subs := f.logHolds(t, "lesson of ag1"); len(subs) > 0 {
+		t.Errorf("log still holds ag1's entry: %v", subs)
+	}
+	if e, err := f.c.GetEntry(ctx, client.Agent("ag2"), "lesson", 0); err != nil || !strings.Contains(string(e.GetValue()), "ag2") {
+		t.Errorf("ag2's entry after erasing ag1: %v %v", e, err)
 	}
 }

@@ -131,8 +131,14 @@ func (n *Node) resumeLoop(ctx context.Context, r events.StreamReader, log events
 
 // ledger is the api's removal ledger on the node's log.
 type ledger struct {
-	log   events.Log
-	codec *events.Codec
+	log    events.Log
+	reader events.StreamReader
+	codec  *events.Codec
+}
+
+func (l ledger) End(ctx context.Context) (uint64, error) {
+	b, err := l.reader.Bounds(ctx)
+	return b.Last, err
 }
 
 func (l ledger) Load(ctx context.Context, id string) (events.RemovalRecords, error) {

@@ -220,7 +220,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	})
 	deps := api.Deps{Dispatcher: placed, Scopes: placed, Router: router{t: n.placement, w: n.storage, nc: n.nc}, Data: dstore, Reranker: cfg.Reranker, Logger: logger,
 		Metrics: api.NewMetrics(n.Registry), Tenants: tenants, Watcher: watcher{log: gatedReader{StreamReader: jsLog, w: n.storage}, nc: n.nc, reads: make(chan struct{}, maxWatchReads)},
-		Ledger: ledger{log: log, codec: codec}}
+		Ledger: ledger{log: log, reader: jsLog, codec: codec}}
 	if cfg.Projector {
 		rm := readModel{p: n.proj, s: n.store, logger: logger}
 		if cfg.Embeddings.BaseURL != "" {
