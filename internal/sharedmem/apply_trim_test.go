@@ -1,6 +1,7 @@
 package sharedmem
 
 import (
+	"strings"
 	"testing"
 
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
@@ -33,5 +34,24 @@ func TestTrimmed(t *testing.T) {
 	}
 	if n := len(s.Snapshot().GetKeys()[0].GetVersions()); n != 3 {
 		t.Fatalf("Trimmed changed the state: %d versions of a", n)
+	}
+}
+
+// TestTrimmedVersionSaysWhy: a version dropped by a compaction (or the
+// per-key bound) is a 404 that says it is outside the window; a version
+// never written is a plain 404.
+func TestTrimmedVersionSaysWhy(t *testing.T) {
+	b, _ := FromSnapshot(&memoryv1.ScopeSnapshot{Kind: "agent", Id: "a", Version: 3, Keys: []*memoryv1.KeyHistory{
+		{Key: "a", Versions: []*memoryv1.Entry{{Key: "a", Version: 1, UpdatedUnixNano: 10, Value: []byte("x"), Size: 1}, {Key: "a", Version: 2, UpdatedUnixNano: 30, Value: []byte("y"), Size: 1}}},
+	}}).Trimmed(20)
+	s := FromSnapshot(b)
+	if _, err := s.Get("a", 1, 0); err == nil || !strings.Contains(err.Error(), "outside the time-travel window") {
+		t.Errorf("get a dropped version: %v", err)
+	}
+	if _, err := s.Get("a", 7, 0); err == nil || strings.Contains(err.Error(), "window") {
+		t.Errorf("get a version never written: %v", err)
+	}
+	if e, err := s.Get("a", 2, 0); err != nil || string(e.GetValue()) != "y" {
+		t.Errorf("get the kept version: %v %v", e, err)
 	}
 }
