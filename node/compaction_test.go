@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -107,6 +108,9 @@ func TestLogWindowCompactsScopes(t *testing.T) {
 	h, err := c.History(ctx, client.Agent("a1"), "k")
 	if err != nil || len(h) != 1 || h[0].GetVersion() != 5 {
 		t.Errorf("history of k after the compaction: %d versions (%v), want version 5 only", len(h), err)
+	}
+	if _, err := c.GetEntry(ctx, client.Agent("a1"), "k", 2); client.Code(err) != 404 || !strings.Contains(err.Error(), "time-travel window") {
+		t.Errorf("get version 2 after the compaction: %v, want 404 naming the window", err)
 	}
 	if _, err := c.Put(ctx, client.Agent("a1"), &memoryv1.PutEntryRequest{Key: "k", Value: []byte("wombat value 6"), ExpectedVersion: proto.Int64(5)}); err != nil {
 		t.Errorf("put expecting version 5 after the compaction: %v", err)
