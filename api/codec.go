@@ -92,18 +92,25 @@ func Classify(err error) *Error {
 // micro.Request, it is safe to use from any goroutine after the handler
 // returned (micro's handler reads the request's state once it returns, so
 // answering through it from an actor would race).
+//
+// A request that did not come over NATS (Service.Do) is answered through
+// deliver instead, once.
 type replier struct {
 	nc      *nats.Conn
 	subject string
 	metrics *Metrics
+	deliver func(data []byte, hdr nats.Header)
 }
 
-func (s *Service) replyTo(r micro.Request) replier {
+func (s *Service) replyTo(r request) replier {
+	if l, ok := r.(*localRequest); ok {
+		return replier{metrics: s.metrics, deliver: l.deliver}
+	}
 	return replier{nc: s.nc, subject: r.Reply(), metrics: s.metrics}
 }
 
 func (rp replier) publish(data []byte, asJSON bool, hdr nats.Header) {
-	if rp.subject == "" {
+	if rp.subject == "" && rp.deliver == nil {
 		return // a publish without a reply subject: nobody to answer
 	}
 	if asJSON {
@@ -111,6 +118,10 @@ func (rp replier) publish(data []byte, asJSON bool, hdr nats.Header) {
 			hdr = nats.Header{}
 		}
 		hdr.Set("Content-Type", ContentTypeJSON)
+	}
+	if rp.deliver != nil {
+		rp.deliver(data, hdr)
+		return
 	}
 	_ = rp.nc.PublishMsg(&nats.Msg{Subject: rp.subject, Data: data, Header: hdr})
 }

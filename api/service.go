@@ -198,8 +198,8 @@ func Start(nc *nats.Conn, deps Deps, cfg Config) (*Service, error) {
 	add := func(name, subject string, h func(*call)) error {
 		_, placed := aggregateOf(subject)
 		hf := s.guardPlaced(h, placed)
-		routes = append(routes, route{tokens: strings.Split(subject, "."), h: hf, serve: h})
-		err := svc.AddEndpoint(name, hf, micro.WithEndpointSubject(subject),
+		routes = append(routes, route{name: name, tokens: strings.Split(subject, "."), h: hf, serve: h})
+		err := svc.AddEndpoint(name, natsHandler(hf), micro.WithEndpointSubject(subject),
 			micro.WithEndpointPendingLimits(cfg.MaxPending, 256<<20))
 		if err != nil {
 			abort()
@@ -234,10 +234,10 @@ func Start(nc *nats.Conn, deps Deps, cfg Config) (*Service, error) {
 	}
 	// An id with dots splits into more subject tokens and would match no
 	// endpoint (no responders): answer those with a 400 instead.
-	err = svc.AddEndpoint("session_malformed", s.guard(func(c *call) {
+	err = svc.AddEndpoint("session_malformed", natsHandler(s.guard(func(c *call) {
 		c.fail(&Error{Code: 400, Field: "session_id",
 			Message: "ids are 1..128 of [A-Za-z0-9_-]; dots split the subject mem.v1.session.<id>.<op>"})
-	}), micro.WithEndpointSubject("mem.v1.session.*.*.>"))
+	})), micro.WithEndpointSubject("mem.v1.session.*.*.>"))
 	if err != nil {
 		abort()
 		return nil, fmt.Errorf("api: add endpoint malformed: %w", err)
@@ -252,9 +252,10 @@ func Start(nc *nats.Conn, deps Deps, cfg Config) (*Service, error) {
 }
 
 // call is one request being served: where its answer goes, in which
-// encoding, and who sent it (verified).
+// encoding, and who sent it (verified). Nothing in it is tied to a
+// transport: r is a request (NATS or HTTP), rp answers it.
 type call struct {
-	r      micro.Request
+	r      request
 	rp     replier
 	asJSON bool
 	who    *tenancy.Caller
@@ -267,13 +268,13 @@ func (c *call) fail(err error) { respondError(c.rp, c.asJSON, Classify(err)) }
 // the service must not answer (see replyAllowed) before any work is done
 // for it (a request without a reply subject is served unanswered, as a
 // publish), then serves it.
-func (s *Service) guard(h func(*call)) micro.HandlerFunc { return s.guardPlaced(h, false) }
+func (s *Service) guard(h func(*call)) func(request) { return s.guardPlaced(h, false) }
 
 // guardPlaced is guard for an endpoint whose subject names an aggregate
 // (placed): with a Router, a request for an aggregate another node serves
 // is forwarded there, so one node serves each aggregate's reads and writes.
-func (s *Service) guardPlaced(h func(*call), placed bool) micro.HandlerFunc {
-	return func(r micro.Request) {
+func (s *Service) guardPlaced(h func(*call), placed bool) func(request) {
+	return func(r request) {
 		if rp := r.Reply(); rp != "" && !replyAllowed(rp, s.cfg.ReplyPrefixes) {
 			s.metrics.RefusedReplies.Inc()
 			s.logger.Warn("request dropped: reply subject is not an inbox", "subject", r.Subject(), "reply", rp)
@@ -292,7 +293,7 @@ func (s *Service) guardPlaced(h func(*call), placed bool) micro.HandlerFunc {
 // serve establishes the caller, then runs h: the Unrestricted caller
 // without tenants, else the principal the server-stamped identity maps to
 // (403 when there is none).
-func (s *Service) serve(r micro.Request, h func(*call)) {
+func (s *Service) serve(r request, h func(*call)) {
 	c := &call{r: r, rp: s.replyTo(r), asJSON: wantsJSON(r.Headers())}
 	if s.tenants == nil {
 		c.who = s.anyone
@@ -354,7 +355,7 @@ func (s *Service) sessionHandler(ep endpoint) func(*call) {
 
 // readBody decodes r's body into body; on failure it answers 400 and
 // reports false.
-func (s *Service) readBody(r micro.Request, rp replier, asJSON bool, body proto.Message) bool {
+func (s *Service) readBody(r request, rp replier, asJSON bool, body proto.Message) bool {
 	if err := decode(r.Data(), asJSON, body); err != nil {
 		respondError(rp, asJSON, decodeError(body, err))
 		return false
