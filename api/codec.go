@@ -137,11 +137,15 @@ func respondError(rp replier, asJSON bool, e *Error) {
 	if e.Field != "" {
 		desc = e.Field + ": " + e.Message
 	}
-	body, _ := encode(&memoryv1.ErrorDetail{Code: uint32(e.Code), Field: e.Field, Message: e.Message}, asJSON)
+	body, _ := encode(errorDetail(e), asJSON)
 	hdr := nats.Header{}
 	hdr.Set(micro.ErrorHeader, desc)
 	hdr.Set(micro.ErrorCodeHeader, strconv.Itoa(e.Code))
 	rp.publish(body, asJSON, hdr)
+}
+
+func errorDetail(e *Error) *memoryv1.ErrorDetail {
+	return &memoryv1.ErrorDetail{Code: uint32(e.Code), Field: e.Field, Message: e.Message}
 }
 
 func respond(rp replier, asJSON bool, m proto.Message) {

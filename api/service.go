@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -126,6 +127,9 @@ type Service struct {
 	writes writeSeqs
 	// workers runs the queries (goQuery) on reused goroutines.
 	workers *gopool.Pool
+	// openapi is the HTTP API's document (OpenAPI), built once.
+	openapiOnce sync.Once
+	openapi     []byte
 }
 
 // queryWorkerIdle is how long a query goroutine waits for the next query

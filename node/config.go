@@ -66,8 +66,12 @@ type Config struct {
 	// HealthInterval is how often the node looks at the disk, JetStream
 	// and the projector (the storage watch). Programmatic only.
 	HealthInterval time.Duration
-	// HTTPAddr serves /metrics and /healthz; empty disables it.
+	// HTTPAddr serves /metrics, /healthz and the HTTP API (/v1/); empty
+	// disables it.
 	HTTPAddr string
+	// HTTPOrigins are the browser origins the HTTP API also answers
+	// (besides the listener's own); comma separated on the command line.
+	HTTPOrigins []string
 	Stream   string
 	// DenyPurge creates the log stream with deny_purge (default true;
 	// events.JetStreamConfig.DenyPurge). Programmatic only: there is no

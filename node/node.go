@@ -391,7 +391,13 @@ func (n *Node) startHTTP() error {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(n.Registry, promhttp.HandlerOpts{}))
 	mux.HandleFunc("/healthz", n.serveHealthz)
-	n.http = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	if n.svc != nil {
+		hcfg := api.DefaultHTTPConfig()
+		hcfg.MaxBodyBytes, hcfg.Origins = n.apiNC.MaxPayload(), n.cfg.HTTPOrigins
+		mux.Handle(api.HTTPPrefix, n.svc.HTTPHandler(hcfg))
+	}
+	// No WriteTimeout: the watch streams (Server-Sent Events) last.
+	n.http = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute}
 	n.httpDone = make(chan struct{})
 	go func() {
 		defer close(n.httpDone)
