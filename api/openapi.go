@@ -301,10 +301,19 @@ func (g schemaGen) single(fd protoreflect.FieldDescriptor) obj {
 	case protoreflect.FloatKind, protoreflect.DoubleKind:
 		return obj{"type": "number"}
 	case protoreflect.EnumKind:
-		vals := fd.Enum().Values()
-		names := make([]any, 0, vals.Len())
+		// Replies carry the full names; requests may also send the short
+		// lowercase ones ("user" for ROLE_USER).
+		ed := fd.Enum()
+		vals, prefix := ed.Values(), enumPrefix(ed)
+		names := make([]any, 0, 2*vals.Len())
 		for i := 0; i < vals.Len(); i++ {
 			names = append(names, string(vals.Get(i).Name()))
+		}
+		for i := 0; i < vals.Len(); i++ {
+			n := string(vals.Get(i).Name())
+			if short := strings.ToLower(strings.TrimPrefix(n, prefix)); short != strings.ToLower(n) {
+				names = append(names, short)
+			}
 		}
 		return obj{"type": "string", "enum": names}
 	case protoreflect.MessageKind, protoreflect.GroupKind:

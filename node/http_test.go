@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -330,4 +331,30 @@ func pathOf(toks []string) string {
 		}
 	}
 	return "/v1/" + strings.Join(segs, "/")
+}
+
+// TestOpenAPISnapshot keeps sdk/openapi.json (what the SDKs' types are
+// generated from) equal to the document a node serves. AGENTMEM_UPDATE=1
+// rewrites it.
+func TestOpenAPISnapshot(t *testing.T) {
+	_, _, base := httpNode(t, nil)
+	resp, err := http.Get(base + "/v1/openapi.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	live, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	const snap = "../sdk/openapi.json"
+	if os.Getenv("AGENTMEM_UPDATE") == "1" {
+		if err := os.WriteFile(snap, append(live, '\n'), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	committed, err := os.ReadFile(snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(bytes.TrimSpace(committed), bytes.TrimSpace(live)) {
+		t.Fatalf("%s differs from the node's /v1/openapi.json: run AGENTMEM_UPDATE=1 go test -run TestOpenAPISnapshot ./node/, then (cd sdk/ts && npm run gen)", snap)
+	}
 }

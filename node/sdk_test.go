@@ -49,15 +49,30 @@ func TestPythonSDKAgainstNode(t *testing.T) {
 	}
 }
 
-// TestTypeScriptSDKAgainstNode runs sdk/ts's node --test suite against a
-// node, after checking its generated types match the node's OpenAPI
-// document.
+// TestTypeScriptSDKAgainstNode type-checks sdk/ts's declarations (tsc) and
+// runs its node --test suite against a node (which also checks its generated
+// types match sdk/openapi.json, which TestOpenAPISnapshot keeps equal to
+// the served document).
 func TestTypeScriptSDKAgainstNode(t *testing.T) {
 	nodeBin := runtime(t, "node")
-	_, _, base := httpNode(t, nil)
+	dir, _ := filepath.Abs(filepath.Join(sdkDir, "ts"))
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	dir, _ := filepath.Abs(filepath.Join(sdkDir, "ts"))
+	// The declarations type-check (tsc from sdk/ts/package-lock.json: npm ci).
+	tsc := filepath.Join(dir, "node_modules", "typescript", "bin", "tsc")
+	if _, err := os.Stat(tsc); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("%s missing: .ci/run runs npm ci in sdk/ts", tsc)
+		}
+		t.Logf("skipping the type check: %s missing (run npm ci in sdk/ts)", tsc)
+	} else {
+		tc := exec.CommandContext(ctx, nodeBin, tsc, "-p", "tsconfig.json")
+		tc.Dir = dir
+		if out, err := tc.CombinedOutput(); err != nil {
+			t.Fatalf("tsc: %v\n%s", err, out)
+		}
+	}
+	_, _, base := httpNode(t, nil)
 	cmd := exec.CommandContext(ctx, nodeBin, "--test", "test/")
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "AGENTMEM_URL="+base)
