@@ -72,7 +72,7 @@ type Config struct {
 	// HTTPOrigins are the browser origins the HTTP API also answers
 	// (besides the listener's own); comma separated on the command line.
 	HTTPOrigins []string
-	Stream   string
+	Stream      string
 	// DenyPurge creates the log stream with deny_purge (default true;
 	// events.JetStreamConfig.DenyPurge). Programmatic only: there is no
 	// flag to turn it off, and JetStream never turns it off on a stream

@@ -10,7 +10,9 @@ import (
 // a1 reaches: every refusal is the node's own check.
 func addHTTPAttacks(tn *tenantNode, v victims, add func(want, name string, run func() outcome)) {
 	as := func(hdr []string, method, path, body string, more ...string) func() outcome {
-		return func() outcome { return tn.httpDo(method, path, []byte(body), append(append([]string{}, hdr...), more...)...) }
+		return func() outcome {
+			return tn.httpDo(method, path, []byte(body), append(append([]string{}, hdr...), more...)...)
+		}
 	}
 	a1 := bearer("a1")
 	// Identity: no token, a wrong one, another scheme, two headers' worth.

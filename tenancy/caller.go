@@ -42,8 +42,8 @@ func Unrestricted(l Limits) *Caller { return &Caller{Unrestricted: true, Role: R
 type Directory struct {
 	cfg    Config
 	tokens map[string]HTTPToken // by SHA-256 hex
-	byUser map[string]*Caller // account \x00 user
-	byAcc  map[string]*Caller // account (principals without a user)
+	byUser map[string]*Caller   // account \x00 user
+	byAcc  map[string]*Caller   // account (principals without a user)
 }
 
 // New builds a directory from a validated config.
