@@ -115,8 +115,12 @@ func subjectOf(rest string) (string, *Error) {
 }
 
 func (h *httpAPI) servePost(w http.ResponseWriter, r *http.Request, subject string, hdr nats.Header) {
-	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(strings.ToLower(strings.TrimSpace(ct)), ContentTypeJSON) {
-		writeHTTPError(w, &Error{Code: 415, Field: "content-type", Message: fmt.Sprintf("%q: bodies are JSON (application/json)", ct)})
+	// The body is JSON. curl -d labels it a form (the default it sends);
+	// that label is taken as JSON too (a browser's cross-site form post is
+	// refused by its Origin). Any other format is refused.
+	if ct := strings.ToLower(strings.TrimSpace(r.Header.Get("Content-Type"))); ct != "" &&
+		!strings.HasPrefix(ct, ContentTypeJSON) && !strings.HasPrefix(ct, "application/x-www-form-urlencoded") {
+		writeHTTPError(w, &Error{Code: 415, Field: "content-type", Message: fmt.Sprintf("%q: bodies are JSON (application/json)", r.Header.Get("Content-Type"))})
 		return
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.cfg.MaxBodyBytes))

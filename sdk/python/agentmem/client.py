@@ -64,6 +64,10 @@ class Client:
         self.timeout = timeout
         self.retries = retries
         self.backoff = backoff
+        # The stream sequence of this client's last write: searches and
+        # recalls pass it as min_seq (unless given), so they see the
+        # client's own writes (the projection may lag them by milliseconds).
+        self.last_seq = 0
 
     # --- the one request path -------------------------------------------
 
@@ -83,7 +87,9 @@ class Client:
                                          headers=self._headers(), method="POST")
             try:
                 with urllib.request.urlopen(req, timeout=self.timeout) as resp:
-                    return json.loads(resp.read() or b"{}")
+                    reply = json.loads(resp.read() or b"{}")
+                    self._record(reply)
+                    return reply
             except urllib.error.HTTPError as e:
                 err = _error_of(e.code, e.read())
                 if e.code not in RETRY_CODES or attempt >= self.retries:
@@ -93,6 +99,16 @@ class Client:
                     raise AgentmemError(0, "", f"cannot reach {self.url}: {e}") from e
             time.sleep(self.backoff * (2 ** attempt))
             attempt += 1
+
+    def _record(self, reply: dict) -> None:
+        res = reply.get("result") if isinstance(reply, dict) else None
+        if isinstance(res, dict) and res.get("seq"):
+            self.last_seq = max(self.last_seq, int(res["seq"]))
+
+    def _read_own_writes(self, body: dict) -> dict:
+        if "min_seq" not in body and self.last_seq:
+            body["min_seq"] = self.last_seq
+        return body
 
     # --- sessions -----------------------------------------------------------
 
@@ -135,14 +151,14 @@ class Client:
         body = {"query": query, **fields}
         if limit is not None:
             body["limit"] = limit
-        return self.call(f"session/{session_id}/search", body).get("hits", [])
+        return self.call(f"session/{session_id}/search", self._read_own_writes(body)).get("hits", [])
 
     def recall(self, session_id: str, offset: int = 0, limit: Optional[int] = None, **fields: Any) -> dict:
         """Page through what compression moved out of the context."""
         body = {"offset": offset, **fields}
         if limit is not None:
             body["limit"] = limit
-        return self.call(f"session/{session_id}/recall", body)
+        return self.call(f"session/{session_id}/recall", self._read_own_writes(body))
 
     # --- memory entries ---------------------------------------------------
 
@@ -171,7 +187,7 @@ class Client:
         body = {"query": query}
         if limit is not None:
             body["limit"] = limit
-        return self.call(f"{where}/search", body).get("hits", [])
+        return self.call(f"{where}/search", self._read_own_writes(body)).get("hits", [])
 
     # --- erase ------------------------------------------------------------
 

@@ -39,6 +39,8 @@ export interface DecodedEntry extends Entry {
 export declare class Client {
   constructor(opts?: ClientOptions);
   url: string;
+  /** The stream sequence of this client's last write (passed as min_seq by search, recall, searchMemory). */
+  lastSeq: bigint;
   call<K extends keyof Operations>(path: string, body?: Operations[K]["request"]): Promise<Operations[K]["reply"]>;
   call(path: string, body?: Record<string, unknown>): Promise<any>;
   createSession(id: string, fields?: CreateSessionRequest): Promise<CreateSessionReply>;

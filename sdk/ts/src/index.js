@@ -62,6 +62,18 @@ export class Client {
     this.timeoutMs = timeoutMs;
     this.retries = retries;
     this.backoffMs = backoffMs;
+    /** The stream sequence of this client's last write: searches and recalls pass it as min_seq (unless given), so they see the client's own writes. */
+    this.lastSeq = 0n;
+  }
+
+  record(reply) {
+    const seq = reply?.result?.seq;
+    if (seq && BigInt(seq) > this.lastSeq) this.lastSeq = BigInt(seq);
+    return reply;
+  }
+
+  readOwnWrites(body) {
+    return body.min_seq === undefined && this.lastSeq > 0n ? { ...body, min_seq: String(this.lastSeq) } : body;
   }
 
   headers(accept = "application/json") {
@@ -79,7 +91,7 @@ export class Client {
         const resp = await fetch(`${this.url}/v1/${path.replace(/^\/+|\/+$/g, "")}`, {
           method: "POST", headers: this.headers(), body: data, signal: AbortSignal.timeout(this.timeoutMs),
         });
-        if (resp.ok) return await resp.json();
+        if (resp.ok) return this.record(await resp.json());
         err = await errorOf(resp);
         if (!RETRY_CODES.includes(err.code)) throw err;
       } catch (e) {
@@ -115,10 +127,10 @@ export class Client {
     return { system: r.system ?? "", messages: r.anthropic ?? [] };
   }
   async search(id, query, fields = {}) {
-    return (await this.call(`session/${id}/search`, { ...fields, query })).hits ?? [];
+    return (await this.call(`session/${id}/search`, this.readOwnWrites({ ...fields, query }))).hits ?? [];
   }
   recall(id, fields = {}) {
-    return this.call(`session/${id}/recall`, fields);
+    return this.call(`session/${id}/recall`, this.readOwnWrites(fields));
   }
 
   // --- memory entries ---
@@ -135,7 +147,7 @@ export class Client {
     return ((await this.call(`${where}/history`, { key })).versions ?? []).map(decodeEntry);
   }
   async searchMemory(where, query, fields = {}) {
-    return (await this.call(`${where}/search`, { ...fields, query })).hits ?? [];
+    return (await this.call(`${where}/search`, this.readOwnWrites({ ...fields, query }))).hits ?? [];
   }
 
   // --- erase ---
