@@ -16,6 +16,7 @@ import (
 	"github.com/agentmem/agentmem/actors"
 	"github.com/agentmem/agentmem/events"
 	"github.com/agentmem/agentmem/internal/gopool"
+	"github.com/agentmem/agentmem/internal/version"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 	"github.com/agentmem/agentmem/tenancy"
 )
@@ -60,7 +61,7 @@ type Config struct {
 // DefaultConfig returns the service defaults.
 func DefaultConfig() Config {
 	return Config{
-		Name: "memory", Version: "0.1.0", QueueGroup: "memory", MaxPending: 1 << 16,
+		Name: "memory", Version: version.Version, QueueGroup: "memory", MaxPending: 1 << 16,
 		MaxConcurrentQueries: 256, MaxConcurrentWatches: 1024, QueryTimeout: 5 * time.Second, MinSeqWait: 2 * time.Second,
 		RerankTimeout: time.Second, LargeToolResultBytes: DefaultLargeToolResultBytes,
 		ReplyPrefixes: DefaultReplyPrefixes, ForwardTimeout: 30 * time.Second,

@@ -358,3 +358,24 @@ func TestOpenAPISnapshot(t *testing.T) {
 		t.Fatalf("%s differs from the node's /v1/openapi.json: run AGENTMEM_UPDATE=1 go test -run TestOpenAPISnapshot ./node/, then (cd sdk/ts && npm run gen)", snap)
 	}
 }
+
+// TestHealthzOnAFreshNode: applied_seq is in /healthz from the start (0
+// before anything is written), as the README shows it.
+func TestHealthzOnAFreshNode(t *testing.T) {
+	_, _, base := httpNode(t, nil)
+	resp, err := http.Get(base + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var h map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&h); err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != 200 || h["status"] != "ok" {
+		t.Fatalf("healthz %d %v", resp.StatusCode, h)
+	}
+	if _, ok := h["applied_seq"]; !ok {
+		t.Fatalf("healthz without applied_seq: %v", h)
+	}
+}
