@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/micro"
@@ -148,16 +149,29 @@ type replier struct {
 	subject string
 	metrics *Metrics
 	deliver func(data []byte, hdr nats.Header)
+	// op and start time the request (op "" for one not timed: a request
+	// another node forwarded here is timed where it arrived).
+	op    string
+	start time.Time
 }
 
 func (s *Service) replyTo(r request) replier {
-	if l, ok := r.(*localRequest); ok {
-		return replier{metrics: s.metrics, deliver: l.deliver}
+	rp := replier{metrics: s.metrics}
+	if t, ok := r.(timedRequest); ok {
+		rp.op, rp.start, r = t.op, t.start, t.request
 	}
-	return replier{nc: s.nc, subject: r.Reply(), metrics: s.metrics}
+	if l, ok := r.(*localRequest); ok {
+		rp.deliver = l.deliver
+		return rp
+	}
+	rp.nc, rp.subject = s.nc, r.Reply()
+	return rp
 }
 
 func (rp replier) publish(data []byte, asJSON bool, hdr nats.Header) {
+	if rp.op != "" && rp.metrics != nil {
+		rp.metrics.observe(rp.op, rp.start, hdr)
+	}
 	if rp.subject == "" && rp.deliver == nil {
 		return // a publish without a reply subject: nobody to answer
 	}

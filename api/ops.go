@@ -85,11 +85,11 @@ func (s *Service) addOtherOps(routes []route) (routeTable, error) {
 		ops := slices.Sorted(maps.Keys(byOp))
 		other := opRoutes{pattern: pat, byOp: byOp}
 		t.other = append(t.other, other)
-		unknown := s.guard(func(c *call) {
+		unknown := s.timed("unknown", s.guard(func(c *call) {
 			subject := c.r.Subject()
 			c.fail(&Error{Code: 404, Field: "operation", Message: fmt.Sprintf("unknown operation %q; %s.{%s}",
 				subject[strings.LastIndexByte(subject, '.')+1:], o.shape, strings.Join(ops, ","))})
-		})
+		}))
 		h := func(r request) {
 			if rt, ok := other.find(r.Subject()); ok {
 				rt.h(r)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/micro"
@@ -25,6 +26,14 @@ type request interface {
 	Headers() micro.Headers
 	// Reply is the NATS reply subject ("" for a request served with Do).
 	Reply() string
+}
+
+// timedRequest is a request with the operation it is for and its arrival
+// time: its replier counts and times the reply (Metrics.Requests, Latency).
+type timedRequest struct {
+	request
+	op    string
+	start time.Time
 }
 
 // natsHandler adapts a handler of requests to a micro endpoint.

@@ -202,7 +202,7 @@ func Start(nc *nats.Conn, deps Deps, cfg Config) (*Service, error) {
 	var routes []route
 	add := func(name, subject string, h func(*call)) error {
 		_, placed := aggregateOf(subject)
-		hf := s.guardPlaced(h, placed)
+		hf := s.timed(name, s.guardPlaced(h, placed))
 		routes = append(routes, route{name: name, tokens: strings.Split(subject, "."), h: hf, serve: h})
 		err := svc.AddEndpoint(name, natsHandler(hf), micro.WithEndpointSubject(subject),
 			micro.WithEndpointPendingLimits(cfg.MaxPending, 256<<20))
@@ -268,6 +268,11 @@ type call struct {
 
 // fail answers the request with err (classified).
 func (c *call) fail(err error) { respondError(c.rp, c.asJSON, Classify(err)) }
+
+// timed marks each request h gets with operation op and its arrival time.
+func (s *Service) timed(op string, h func(request)) func(request) {
+	return func(r request) { h(timedRequest{request: r, op: op, start: time.Now()}) }
+}
 
 // guard runs before every handler. It drops a request whose reply subject
 // the service must not answer (see replyAllowed) before any work is done

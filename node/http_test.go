@@ -379,3 +379,33 @@ func TestHealthzOnAFreshNode(t *testing.T) {
 		t.Fatalf("healthz without applied_seq: %v", h)
 	}
 }
+
+// TestPerOperationMetrics: requests over HTTP and NATS are counted and timed
+// by operation and code class, and the projection's lag is exported.
+func TestPerOperationMetrics(t *testing.T) {
+	_, nc, base := httpNode(t, nil)
+	post(t, base, "/v1/session/m1/create", `{}`)
+	post(t, base, "/v1/session/m1/append", `{"messages":[{"role":"user","content":"hi"}]}`)
+	natsJSON(t, nc, "mem.v1.session.m1.append", `{"messages":[{"role":"user","content":"again"}]}`)
+	post(t, base, "/v1/session/m1/append", `{"messages":[{"role":"wizard","content":"x"}]}`)
+	post(t, base, "/v1/session/m1/apend", `{}`)
+	resp, err := http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{
+		`agentmem_api_requests_total{code="2xx",operation="session_append"} 2`,
+		`agentmem_api_requests_total{code="4xx",operation="session_append"} 1`,
+		`agentmem_api_requests_total{code="2xx",operation="session_create"} 1`,
+		`agentmem_api_requests_total{code="4xx",operation="unknown"} 1`,
+		`agentmem_api_request_seconds_count{code="2xx",operation="session_append"} 2`,
+		`agentmem_projection_lag `,
+		`agentmem_projection_applied_seq `,
+	} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("/metrics has no %s", want)
+		}
+	}
+}
