@@ -177,6 +177,12 @@ func (a *scopeActor) handle(who *tenancy.Caller, body any) (proto.Message, error
 	}
 	now := a.dir.deps.Now().UnixNano()
 	switch req := body.(type) {
+	case *memoryv1.EraseAggregate:
+		if req.GetKey() != "" {
+			return a.eraseEntry(req)
+		}
+		a.stopTimer()
+		return a.erase(req)
 	case *memoryv1.PutEntryRequest:
 		if err := a.checkQuota(who, req.GetBy(), req.GetKey(), len(req.GetValue()), now); err != nil {
 			return nil, err

@@ -63,6 +63,9 @@ func (a *sessionActor) handle(who *tenancy.Caller, body any) (proto.Message, err
 		return nil, err
 	}
 	switch req := body.(type) {
+	case *memoryv1.EraseAggregate:
+		clear(a.temp)
+		return a.erase(req)
 	case *memoryv1.CreateSessionRequest:
 		res, err := a.mutate(req.GetCommandId(), func() ([]proto.Message, error) {
 			return a.st().DecideCreate(req, a.id, a.env())
@@ -84,9 +87,11 @@ func (a *sessionActor) handle(who *tenancy.Caller, body any) (proto.Message, err
 		if !st.Exists() {
 			return nil, notFound()
 		}
-		if v := req.GetIfVersion(); v != 0 && v == st.Version() {
+		if v := req.GetIfVersion(); v != 0 && v == st.Version() && !st.MemoryByReference() {
 			// The context is a function of the version (built once per
-			// version): the caller's copy is current.
+			// version): the caller's copy is current. Not when its memory
+			// section refers to entries: an erasure of one changes the
+			// context, not the session's version.
 			return &memoryv1.ContextReply{SessionId: a.id, Version: v, Seq: st.LastSeq(), NotModified: true}, nil
 		}
 		return st.ContextAs(req.GetFormat()), nil

@@ -130,6 +130,8 @@ func Classify(err error) *Error {
 		return &Error{Code: code, Field: field, Message: reason}
 	case errors.As(err, &fe):
 		return &Error{Code: 400, Field: fe.Field, Message: fe.Reason}
+	case errors.Is(err, actors.ErrCannotRemove):
+		return &Error{Code: 501, Field: "", Message: err.Error()}
 	case errors.Is(err, actors.ErrUnavailable), errors.Is(err, actors.ErrClosed), errors.Is(err, actors.ErrIndexUnavailable):
 		return &Error{Code: 503, Field: "", Message: err.Error()}
 	default:

@@ -41,6 +41,10 @@ var opTypes = map[string][2]proto.Message{
 	"scope_publish":          {&memoryv1.PublishRequest{}, &memoryv1.EntryReply{}},
 	"agent_search":           {&memoryv1.SearchEntriesRequest{}, &memoryv1.SearchEntriesReply{}},
 	"scope_search":           {&memoryv1.SearchEntriesRequest{}, &memoryv1.SearchEntriesReply{}},
+	"session_erase":          {&memoryv1.EraseRequest{}, &memoryv1.EraseReceipt{}},
+	"user_erase":             {&memoryv1.EraseRequest{}, &memoryv1.EraseReceipt{}},
+	"agent_erase":            {&memoryv1.EraseRequest{}, &memoryv1.EraseReceipt{}},
+	"scope_erase":            {&memoryv1.EraseRequest{}, &memoryv1.EraseReceipt{}},
 }
 
 func init() {
@@ -64,10 +68,11 @@ func init() {
 }
 
 // routeTypes returns the request and reply descriptors of route r: from
-// opTypes, else the first of <Op>Request/<Op>Reply, <Op><Kind>Request/…
-// that the proto package defines (an endpoint added without an opTypes
-// line, such as session_erase with EraseSessionRequest). ok is false when
-// neither names them.
+// opTypes, else the first of <Op>Request with <Op>Reply (or Response,
+// Receipt), <Op><Kind>Request/…, <Kind><Op>Request/… that the proto package
+// defines (an endpoint added without an opTypes line). ok is false when
+// neither names them: the document then says only "object", and
+// node.TestOpenAPIMatchesServedRoutes fails.
 func routeTypes(r route) (req, reply protoreflect.MessageDescriptor, ok bool) {
 	if t, found := opTypes[r.name]; found {
 		return t[0].ProtoReflect().Descriptor(), t[1].ProtoReflect().Descriptor(), true
@@ -87,13 +92,10 @@ func routeTypes(r route) (req, reply protoreflect.MessageDescriptor, ok bool) {
 		if q == nil {
 			continue
 		}
-		for _, suffix := range []string{"Reply", "Response"} {
+		for _, suffix := range []string{"Reply", "Response", "Receipt"} {
 			if p := find(base + suffix); p != nil {
 				return q, p, true
 			}
-		}
-		if p := find("MutationReply"); p != nil && op != "" {
-			return q, p, true
 		}
 	}
 	return nil, nil, false

@@ -108,6 +108,10 @@ func (s *Service) entryHandler(op string) func(*call) {
 			return
 		}
 		setBy(t, c.who, body)
+		if d, ok := body.(*memoryv1.DeleteEntryRequest); ok && d.GetErase() {
+			s.eraseEntry(c, t, d)
+			return
+		}
 		if op == "configure" {
 			if err := c.who.Configure(string(t.kind), t.id); err != nil {
 				s.metrics.Denied.WithLabelValues("scope").Inc()
@@ -335,6 +339,13 @@ func (s *Service) publishHandler(c *call) {
 			reply(nil, err)
 			return
 		}
+		// The copy names its source, so that erasing the user reaches it
+		// (DESIGN §12).
+		e = proto.CloneOf(e)
+		if e.Metadata == nil {
+			e.Metadata = map[string]string{}
+		}
+		e.Metadata[SourceUserKey], e.Metadata[SourceSessionKey] = info.GetUserId(), sessionID
 		s.dispatchScope(dst.kind, dst.id, c.who, &actors.CopyEntry{CommandID: req.GetCommandId(), Entry: e, By: byOf(dst, c.who, req.GetBy())}, s.noteWrites(c.who, reply))
 	})
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/agentmem/agentmem/actors"
 	"github.com/agentmem/agentmem/events"
 	"github.com/agentmem/agentmem/internal/gopool"
+	"github.com/agentmem/agentmem/internal/segmented"
 	"github.com/agentmem/agentmem/internal/version"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 	"github.com/agentmem/agentmem/tenancy"
@@ -237,6 +238,9 @@ func Start(nc *nats.Conn, deps Deps, cfg Config) (*Service, error) {
 	if err := s.addWatchEndpoints(add); err != nil {
 		return nil, err
 	}
+	if err := s.addEraseEndpoints(add); err != nil {
+		return nil, err
+	}
 	// An id with dots splits into more subject tokens and would match no
 	// endpoint (no responders): answer those with a 400 instead.
 	err = svc.AddEndpoint("session_malformed", natsHandler(s.guard(func(c *call) {
@@ -359,7 +363,28 @@ func (s *Service) sessionHandler(ep endpoint) func(*call) {
 				return
 			}
 		}
+		if _, ok := body.(*memoryv1.ContextRequest); ok {
+			s.handOff(rp, asJSON, func(reply actors.ReplyFunc) error { return s.d.Dispatch(id, c.who, body, s.hydrated(reply)) })
+			return
+		}
 		s.handOff(rp, asJSON, func(reply actors.ReplyFunc) error { return s.d.Dispatch(id, c.who, body, reply) })
+	}
+}
+
+// hydrated wraps the reply of a context request: the memory section's
+// texts are read from the scopes (segmented.HydrateMemory; the log keeps
+// references, so an erased entry is in no context). Without the
+// projection the referenced items are left out.
+func (s *Service) hydrated(reply actors.ReplyFunc) actors.ReplyFunc {
+	return func(m proto.Message, err error) {
+		if cx, ok := m.(*memoryv1.ContextReply); ok && err == nil {
+			get := func(string, string, uint64) (string, bool) { return "", false }
+			if s.entries != nil {
+				get = s.entries.EntryText
+			}
+			m = segmented.HydrateMemory(cx, get)
+		}
+		reply(m, err)
 	}
 }
 

@@ -91,8 +91,12 @@ func (c *Client) GetEntry(ctx context.Context, scope Scope, key string, version 
 	return reply.GetEntry(), nil
 }
 
-// DeleteEntry writes a tombstone version of req.Key (a soft delete).
+// DeleteEntry writes a tombstone version of req.Key (a soft delete). An
+// erase (req.Erase) is EraseEntry's: its reply is a receipt.
 func (c *Client) DeleteEntry(ctx context.Context, scope Scope, req *memoryv1.DeleteEntryRequest) (*memoryv1.EntryReply, error) {
+	if req.GetErase() {
+		return nil, &Error{Code: 400, Field: "erase", Message: "use EraseEntry: an erase answers a receipt"}
+	}
 	commandID(&req.CommandId)
 	reply := &memoryv1.EntryReply{}
 	return reply, c.write(ctx, scope.Subject("delete"), req, reply)

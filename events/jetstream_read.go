@@ -1,6 +1,7 @@
 package events
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -168,6 +169,7 @@ func checkBaseline(b Bounds, firstKept uint64, missing []uint64) error {
 func (l *JetStreamLog) Read(ctx context.Context, from uint64, opts ...ReadOption) (Cursor, error) {
 	o := applyReadOptions(opts)
 	from = max(from, 1)
+	filter := cmp.Or(o.subjects, SubjectPrefix+".>")
 	written := false // every sequence up to the stop was assigned when the read began
 	if o.stop > 0 {
 		if from > o.stop {
@@ -179,7 +181,7 @@ func (l *JetStreamLog) Read(ctx context.Context, from uint64, opts ...ReadOption
 		}
 		if written = o.stop <= b.Last; written {
 			gctx, cancel := l.withTimeout(ctx)
-			sm, err := l.leaderGet(gctx, msgGetRequest{Seq: from, NextFor: SubjectPrefix + ".>"})
+			sm, err := l.leaderGet(gctx, msgGetRequest{Seq: from, NextFor: filter})
 			cancel()
 			if err != nil {
 				return nil, err
@@ -191,7 +193,7 @@ func (l *JetStreamLog) Read(ctx context.Context, from uint64, opts ...ReadOption
 		}
 	}
 	cfg := jetstream.OrderedConsumerConfig{
-		FilterSubjects:   []string{SubjectPrefix + ".>"},
+		FilterSubjects:   []string{filter},
 		DeliverPolicy:    jetstream.DeliverByStartSequencePolicy,
 		OptStartSeq:      from,
 		MaxResetAttempts: o.maxResets,

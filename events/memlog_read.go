@@ -100,17 +100,19 @@ func (l *MemLog) Read(ctx context.Context, from uint64, opts ...ReadOption) (Cur
 		return nil, err
 	}
 	o := applyReadOptions(opts)
-	return &memCursor{l: l, ctx: ctx, next: max(from, 1), stop: o.stop, closed: make(chan struct{})}, nil
+	return &memCursor{l: l, ctx: ctx, next: max(from, 1), stop: o.stop, subjects: o.subjects, closed: make(chan struct{})}, nil
 }
 
 // memCursor is MemLog's Cursor.
 type memCursor struct {
-	l      *MemLog
-	ctx    context.Context // the Read's
-	next   uint64          // the least sequence Next may return; only Next uses it
-	stop   uint64
-	once   sync.Once
-	closed chan struct{}
+	l    *MemLog
+	ctx  context.Context // the Read's
+	next uint64          // the least sequence Next may return; only Next uses it
+	stop uint64
+	// subjects filters the records (WithSubjects).
+	subjects string
+	once     sync.Once
+	closed   chan struct{}
 }
 
 func (c *memCursor) Next(ctx context.Context) (Record, error) {
@@ -136,6 +138,9 @@ func (c *memCursor) Next(ctx context.Context) (Record, error) {
 				return Record{}, ErrEndOfRead
 			}
 			c.next = r.Seq + 1
+			if !subjectMatches(c.subjects, r.Subject) {
+				continue
+			}
 			r.Data = slices.Clone(r.Data)
 			return r, nil
 		}

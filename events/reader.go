@@ -3,6 +3,7 @@ package events
 import (
 	"context"
 	"errors"
+	"strings"
 )
 
 // Bounds are the limits of the stream as read at one moment.
@@ -75,6 +76,7 @@ type readOptions struct {
 	stop      uint64 // 0: follow the stream forever
 	maxResets int    // JetStream: ordered consumer re-creations (0: the client's default)
 	readAhead int    // JetStream: messages buffered ahead of Next (0: 256)
+	subjects  string // "": every subject of the log (mem.ev.>)
 }
 
 func applyReadOptions(opts []ReadOption) readOptions {
@@ -91,6 +93,22 @@ func applyReadOptions(opts []ReadOption) readOptions {
 // wait for sequences not written yet (stop beyond Bounds.Last when the read
 // began), as an unbounded read does.
 func WithStop(stop uint64) ReadOption { return func(o *readOptions) { o.stop = stop } }
+
+// WithSubjects reads only the records whose subject matches filter: a
+// subject, or a prefix ending in ".>" (e.g. RemovalSubjects). A bounded
+// read still ends at its stop, however few records match.
+func WithSubjects(filter string) ReadOption { return func(o *readOptions) { o.subjects = filter } }
+
+// subjectMatches reports whether subject matches a WithSubjects filter.
+func subjectMatches(filter, subject string) bool {
+	if filter == "" {
+		return true
+	}
+	if p, ok := strings.CutSuffix(filter, ">"); ok {
+		return strings.HasPrefix(subject, p)
+	}
+	return subject == filter
+}
 
 // WithMaxResets bounds how often the JetStream log's ordered consumer
 // re-creates its server-side consumer (after missed heartbeats, a lost

@@ -18,6 +18,9 @@ type SnapshotStore interface {
 	Put(ctx context.Context, key string, data []byte) error
 	// Get returns the snapshot under key; ok is false if there is none.
 	Get(ctx context.Context, key string) (data []byte, ok bool, err error)
+	// Delete removes the snapshot under key (an erased aggregate); none is
+	// not an error.
+	Delete(ctx context.Context, key string) error
 }
 
 // SnapshotKey is the snapshot key of an aggregate: "<kind>.<id>", e.g.
@@ -71,4 +74,13 @@ func (s *KVSnapshotStore) Get(ctx context.Context, key string) ([]byte, bool, er
 		return nil, false, fmt.Errorf("events: get snapshot %s: %w", key, err)
 	}
 	return e.Value(), true, nil
+}
+
+// Delete implements SnapshotStore with a purge of the key: the bucket
+// keeps a content-free marker, and no revision of the value.
+func (s *KVSnapshotStore) Delete(ctx context.Context, key string) error {
+	if err := s.kv.Purge(ctx, key); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
+		return fmt.Errorf("events: delete snapshot %s: %w", key, err)
+	}
+	return nil
 }

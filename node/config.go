@@ -80,7 +80,8 @@ type Config struct {
 	DenyPurge bool
 	// LogAllowDelete creates a NEW log stream without deny_delete and
 	// deny_purge (events.JetStreamConfig.AllowDelete; flag
-	// --log-allow-delete, default false). An existing stream keeps its own
+	// --log-allow-delete, default true: erasure purges subjects, DESIGN
+	// §12; false keeps the older, erase-less stream). An existing stream keeps its own
 	// settings: one that denies deletes is moved by `replay migrate-log`,
 	// one that allows them (migrated) is never made to deny them again.
 	LogAllowDelete bool
@@ -128,6 +129,7 @@ func DefaultConfig() Config {
 		HealthInterval:  500 * time.Millisecond,
 		Stream:          "MEM",
 		DenyPurge:       true,
+		LogAllowDelete:  true,
 		Projector:       true,
 		Actors:          actors.DefaultConfig(),
 		LLM:             llmsummary.DefaultConfig(),

@@ -378,3 +378,12 @@ func (g *guarded) stopLocked() {
 		g.down()
 	}
 }
+
+// RemoveSubject implements events.Remover (erasure) when the log does.
+func (g gatedLog) RemoveSubject(ctx context.Context, subject string, upTo uint64) error {
+	r, ok := g.Log.(events.Remover)
+	if !ok {
+		return fmt.Errorf("events: %T cannot remove messages", g.Log)
+	}
+	return r.RemoveSubject(ctx, subject, upTo)
+}

@@ -102,6 +102,21 @@ func (r readModel) TopEntries(aggKind, id string, limit int) ([]*memoryv1.Entry,
 	return e, mapErr(err)
 }
 
+// EntryText reads an entry version's text for a context's memory item.
+func (r readModel) EntryText(scope, key string, version uint64) (string, bool) {
+	return r.s.EntryText(scope, key, version)
+}
+
+// EntriesWithMetadata lists the entries carrying metadata name = value.
+func (r readModel) EntriesWithMetadata(name, value string) ([]api.EntryRef, error) {
+	refs, err := r.s.EntriesWithMetadata(name, value)
+	out := make([]api.EntryRef, len(refs))
+	for i, e := range refs {
+		out[i] = api.EntryRef{Kind: e.Kind, ID: e.ID, Key: e.Key}
+	}
+	return out, mapErr(err)
+}
+
 // commandIndex serves the actors' command index from the projection.
 type commandIndex struct {
 	p *projections.Projector

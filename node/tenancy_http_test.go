@@ -45,6 +45,9 @@ func addHTTPAttacks(tn *tenantNode, v victims, add func(want, name string, run f
 		add("403", "http agent a2 "+op, as(a1, "POST", "/v1/agent/a2/"+op, body))
 		add("403", "http scope user u2 "+op, as(a1, "POST", "/v1/scope/user/u2/"+op, body))
 	}
+	for _, p := range []string{"/v1/session/s-a2/erase", "/v1/agent/a2/erase", "/v1/user/u2/erase", "/v1/scope/user/u2/erase", "/v1/scope/swarm/x/erase"} {
+		add("403", "http erase "+p, as(a1, "POST", p, `{"reason":"attack"}`))
+	}
 	add("403", "http data.get a2's data", as(a1, "POST", "/v1/data/get", `{"id":"`+v.dataID+`"}`))
 	add("403", "http sessions.list user u2", as(a1, "POST", "/v1/sessions/list", `{"user_id":"u2"}`))
 	add("403", "http app put (reader)", as(a1, "POST", "/v1/scope/app/shop/put", `{"key":"policy","value":"eA=="}`))

@@ -24,9 +24,12 @@ import (
 // it are applied), and no message for idle while sequences are still
 // expected ends it with the reason (readFailed: deleted stream, gap, else
 // ErrLogStalled).
+//
+// A sequence the removal ledger lists (removed, nil for none) is never a
+// gap: it was erased or compacted away on purpose.
 func consume(ctx context.Context, r events.StreamReader, stream string, codec *events.Codec,
-	startSeq, stopSeq, wholeFrom uint64, batchMax, batchBytes int, wait, idle time.Duration, apply func([]Decoded) error) error {
-	err := consumeRead(ctx, r, stream, codec, startSeq, stopSeq, max(wholeFrom, startSeq), batchMax, batchBytes, wait, idle, apply)
+	startSeq, stopSeq, wholeFrom uint64, removed *events.SpanSet, batchMax, batchBytes int, wait, idle time.Duration, apply func([]Decoded) error) error {
+	err := consumeRead(ctx, r, stream, codec, startSeq, stopSeq, max(wholeFrom, startSeq), removed, batchMax, batchBytes, wait, idle, apply)
 	if errors.Is(err, errReadDone) {
 		return nil
 	}
@@ -38,7 +41,7 @@ func consume(ctx context.Context, r events.StreamReader, stream string, codec *e
 var errReadDone = errors.New("projections: bounded read done")
 
 func consumeRead(ctx context.Context, r events.StreamReader, stream string, codec *events.Codec,
-	startSeq, stopSeq, wholeFrom uint64, batchMax, batchBytes int, wait, idle time.Duration, apply func([]Decoded) error) error {
+	startSeq, stopSeq, wholeFrom uint64, removed *events.SpanSet, batchMax, batchBytes int, wait, idle time.Duration, apply func([]Decoded) error) error {
 	opts := []events.ReadOption{events.WithReadAhead(max(2*batchMax, 256))}
 	if stopSeq > 0 {
 		opts = append(opts, events.WithStop(stopSeq))
@@ -77,7 +80,7 @@ func consumeRead(ctx context.Context, r events.StreamReader, stream string, code
 		case err == nil:
 			return rec, nil
 		case errors.Is(err, events.ErrEndOfRead) && !stalled.Load():
-			if stopSeq < wholeFrom {
+			if stopSeq < wholeFrom || removed.Covers(max(expect, wholeFrom), stopSeq) {
 				return rec, errReadDone // expect..stopSeq may all be missing
 			}
 			return rec, readFailed(ctx, r, stream, max(expect, wholeFrom), idle, false, err)
@@ -98,7 +101,7 @@ func consumeRead(ctx context.Context, r events.StreamReader, stream string, code
 		if err != nil {
 			return d, err
 		}
-		if stopSeq > 0 && d.Seq != expect && d.Seq > wholeFrom {
+		if stopSeq > 0 && d.Seq != expect && d.Seq > wholeFrom && !removed.Covers(max(expect, wholeFrom), d.Seq-1) {
 			return d, gapAt(ctx, r, stream, max(expect, wholeFrom), d.Seq)
 		}
 		expect = d.Seq + 1

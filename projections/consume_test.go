@@ -32,7 +32,7 @@ func TestConsumeBatchBytes(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	next := uint64(1)
-	err := consume(ctx, readerOf(t, js), events.StreamName, testCodec, 1, last, 1, 512, bound, time.Second, 10*time.Second, func(recs []Decoded) error {
+	err := consume(ctx, readerOf(t, js), events.StreamName, testCodec, 1, last, 1, nil, 512, bound, time.Second, 10*time.Second, func(recs []Decoded) error {
 		sum := 0
 		for i, r := range recs {
 			if r.Seq != next {

@@ -88,7 +88,7 @@ func ScopeLogKind(k sharedmem.Kind) string {
 // projectedKind reports whether the records of log kind are decoded and
 // applied. Records of other kinds only advance the checkpoint.
 func projectedKind(kind string) bool {
-	return kind == events.KindSession || kind == dataKind || scopeLogKinds[kind]
+	return kind == events.KindSession || kind == dataKind || kind == events.KindRemoval || scopeLogKinds[kind]
 }
 
 // applyOther applies a record of a subject that is not a session.
@@ -98,6 +98,8 @@ func (w *writer) applyOther(r *Decoded, kind, id string) error {
 		return w.applyScope(r, kind, id)
 	case kind == dataKind:
 		return w.applyData(r, id)
+	case kind == events.KindRemoval:
+		return w.applyRemoval(r)
 	}
 	return nil // a kind this projection does not know: the checkpoint still advances
 }
@@ -132,16 +134,7 @@ func (w *writer) applyScope(r *Decoded, kind, id string) error {
 	if err := checkBatch(r, kind, id); err != nil {
 		return err
 	}
-	tx := w.tx
-	sw := &scopeWriter{
-		kind: kind, id: id, scope: scopeKey(kind, id),
-		bEntries:  tx.Bucket(bucketEntries),
-		bVersions: tx.Bucket(bucketEntryVersions),
-		bConfig:   tx.Bucket(bucketScopeConfig),
-		bDocs:     tx.Bucket(bucketEntryDocs),
-		bDocIDs:   tx.Bucket(bucketEntryDocIDs),
-		pending:   &w.entries,
-	}
+	sw := w.scopeWriter(kind, id)
 	for i, ev := range r.Events {
 		var err error
 		switch ev := ev.(type) {
@@ -149,6 +142,8 @@ func (w *writer) applyScope(r *Decoded, kind, id string) error {
 			err = sw.putEntry(ev.GetEntry())
 		case *memoryv1.ScopeConfigured:
 			err = sw.configure(ev)
+		case *memoryv1.ScopeBaseline:
+			err = sw.applyBaseline(w, ev)
 		default:
 			err = fmt.Errorf("%w: %T is not a scope event this projection knows", events.ErrUnknownEventType, ev)
 		}
@@ -157,6 +152,20 @@ func (w *writer) applyScope(r *Decoded, kind, id string) error {
 		}
 	}
 	return nil
+}
+
+// scopeWriter returns the writer of scope kind/id in w's transaction.
+func (w *writer) scopeWriter(kind, id string) *scopeWriter {
+	tx := w.tx
+	return &scopeWriter{
+		kind: kind, id: id, scope: scopeKey(kind, id),
+		bEntries:  tx.Bucket(bucketEntries),
+		bVersions: tx.Bucket(bucketEntryVersions),
+		bConfig:   tx.Bucket(bucketScopeConfig),
+		bDocs:     tx.Bucket(bucketEntryDocs),
+		bDocIDs:   tx.Bucket(bucketEntryDocIDs),
+		pending:   &w.entries,
+	}
 }
 
 func (sw *scopeWriter) configure(ev *memoryv1.ScopeConfigured) error {

@@ -134,7 +134,7 @@ func readUpTo(t testing.TB, js jetstream.JetStream, stop uint64, idle time.Durat
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	n := 0
-	err = consume(ctx, readerOf(t, js), events.StreamName, testCodec, 1, stop, 1, 8, 0, 20*time.Millisecond, idle, func(recs []Decoded) error {
+	err = consume(ctx, readerOf(t, js), events.StreamName, testCodec, 1, stop, 1, nil, 8, 0, 20*time.Millisecond, idle, func(recs []Decoded) error {
 		applied = recs[len(recs)-1].Seq
 		n++
 		if during != nil {

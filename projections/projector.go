@@ -194,7 +194,7 @@ func (p *Projector) Run(ctx context.Context) error {
 			p.logger.Info("projector starting", "stream", p.cfg.Stream, "from_seq", start)
 			rctx, cancel := context.WithCancel(ctx)
 			p.faults.read.Store(&cancel)
-			err = consume(rctx, log, p.cfg.Stream, p.codec, start, 0, 0, p.cfg.BatchEvents, p.cfg.BatchBytes, p.cfg.BatchWait, 0, func(recs []Decoded) error {
+			err = consume(rctx, log, p.cfg.Stream, p.codec, start, 0, 0, nil, p.cfg.BatchEvents, p.cfg.BatchBytes, p.cfg.BatchWait, 0, func(recs []Decoded) error {
 				for len(recs) > 0 {
 					n, err := p.store.applyBounded(ctx, recs, time.Now().Add(p.cfg.BatchApply))
 					if ctx.Err() != nil {

@@ -2,7 +2,6 @@ package projections
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/hex"
@@ -244,7 +243,8 @@ func (s *Store) ListSessions(req *memoryv1.ListSessionsRequest) ([]*memoryv1.Ses
 }
 
 // Digest returns, for every bucket but meta, the SHA-256 (hex) of its
-// key/value pairs in key order (each key and value length-prefixed).
+// key/value pairs in key order (each key and value length-prefixed;
+// document ids by rank, digest.go).
 //
 // The meta bucket (schema version, checkpoint) is excluded on purpose: two
 // files holding the same read model compare equal whatever batch sizes
@@ -253,25 +253,24 @@ func (s *Store) ListSessions(req *memoryv1.ListSessionsRequest) ([]*memoryv1.Ses
 func (s *Store) Digest() (map[string]string, error) {
 	out := make(map[string]string, len(allBuckets))
 	err := s.view(func(tx *bolt.Tx) error {
+		ranks := make(map[string]map[uint64]uint64)
+		rankOf := func(bucket []byte) map[uint64]uint64 {
+			if r, ok := ranks[string(bucket)]; ok {
+				return r
+			}
+			r := docRanks(tx.Bucket(bucket))
+			ranks[string(bucket)] = r
+			return r
+		}
 		for _, name := range allBuckets {
 			if slices.ContainsFunc(notDigested, func(b []byte) bool { return bytes.Equal(b, name) }) {
 				continue
 			}
-			h := sha256.New()
-			var n [8]byte
-			err := tx.Bucket(name).ForEach(func(k, v []byte) error {
-				binary.BigEndian.PutUint64(n[:], uint64(len(k)))
-				h.Write(n[:])
-				h.Write(k)
-				binary.BigEndian.PutUint64(n[:], uint64(len(v)))
-				h.Write(n[:])
-				h.Write(v)
-				return nil
-			})
+			sum, err := digestBucket(tx, string(name), rankOf)
 			if err != nil {
 				return err
 			}
-			out[string(name)] = hex.EncodeToString(h.Sum(nil))
+			out[string(name)] = hex.EncodeToString(sum)
 		}
 		return nil
 	})

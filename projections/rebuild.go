@@ -144,7 +144,7 @@ func RebuildLog(ctx context.Context, r events.StreamReader, stream, path string,
 	for _, opt := range opts {
 		opt(&o)
 	}
-	last, wholeFrom, err := checkLog(ctx, r, stream)
+	last, wholeFrom, removed, err := checkLog(ctx, r, stream)
 	if err != nil {
 		return stats, err
 	}
@@ -167,7 +167,7 @@ func RebuildLog(ctx context.Context, r events.StreamReader, stream, path string,
 		}
 	}()
 	if last > 0 {
-		if err := rebuildFrom(ctx, r, stream, codec, st, last, wholeFrom, o.idle, &stats, progress); err != nil {
+		if err := rebuildFrom(ctx, r, stream, codec, st, last, wholeFrom, removed, o.idle, &stats, progress); err != nil {
 			return stats, fmt.Errorf("projections: rebuild %s: %w", path, err)
 		}
 	}
@@ -275,10 +275,10 @@ func (w *writer) fieldTerms(m *memoryv1.Message) []string {
 // with consume, the records before a record that cannot be decoded are
 // committed, then the error is returned.
 func rebuildFrom(ctx context.Context, r events.StreamReader, stream string, codec *events.Codec, st *Store,
-	last, wholeFrom uint64, idle time.Duration, stats *RebuildStats, progress func(applied, total uint64)) error {
+	last, wholeFrom uint64, removed *events.SpanSet, idle time.Duration, stats *RebuildStats, progress func(applied, total uint64)) error {
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	ch, wait := readPrepared(rctx, r, stream, codec, last, wholeFrom, idle)
+	ch, wait := readPrepared(rctx, r, stream, codec, last, wholeFrom, removed, idle)
 	var werr error
 	for werr == nil {
 		n, more, err := st.applyChunk(ch)
@@ -323,7 +323,7 @@ func rebuildFrom(ctx context.Context, r events.StreamReader, stream string, code
 // it is closed when reading ends, and wait then returns the reader's error.
 // Cancel ctx to stop early, and drain the channel.
 func readPrepared(ctx context.Context, r events.StreamReader, stream string, codec *events.Codec,
-	last, wholeFrom uint64, idle time.Duration) (<-chan *readBatch, func() error) {
+	last, wholeFrom uint64, removed *events.SpanSet, idle time.Duration) (<-chan *readBatch, func() error) {
 	ch := make(chan *readBatch, rebuildQueue)   // in log order, to the writer
 	work := make(chan *readBatch, rebuildQueue) // to the workers
 	var wg sync.WaitGroup
@@ -339,7 +339,7 @@ func readPrepared(ctx context.Context, r events.StreamReader, stream string, cod
 	wg.Go(func() {
 		defer close(work)
 		defer close(ch)
-		rerr = consume(ctx, r, stream, codec, 1, last, wholeFrom, rebuildBatch, 0, 50*time.Millisecond, idle, func(recs []Decoded) error {
+		rerr = consume(ctx, r, stream, codec, 1, last, wholeFrom, removed, rebuildBatch, 0, 50*time.Millisecond, idle, func(recs []Decoded) error {
 			// consume reuses recs.
 			b := &readBatch{recs: slices.Clone(recs), ready: make(chan struct{})}
 			// To the workers first: a batch the writer receives is always

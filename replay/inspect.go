@@ -62,10 +62,11 @@ func Inspect(ctx context.Context, cfg InspectConfig, w io.Writer) error {
 	if err != nil {
 		return err
 	}
+	cx := contextOf(ctx, l, st)
 	if cfg.JSON {
-		return writeInspectJSON(w, st)
+		return writeInspectJSON(w, st, cx)
 	}
-	return writeInspectText(w, st, cfg)
+	return writeInspectText(w, st, cx, cfg)
 }
 
 // sessionAt replays the session's batches up to the point cfg names.
@@ -114,9 +115,9 @@ func sessionAt(ctx context.Context, l *link, cfg InspectConfig) (*segmented.Stat
 }
 
 // writeInspectJSON writes {"context": ..., "snapshot": ...}, both protojson.
-func writeInspectJSON(w io.Writer, st *segmented.State) error {
+func writeInspectJSON(w io.Writer, st *segmented.State, reply *memoryv1.ContextReply) error {
 	mo := protojson.MarshalOptions{UseProtoNames: true}
-	cx, err := mo.Marshal(st.Context())
+	cx, err := mo.Marshal(reply)
 	if err != nil {
 		return fmt.Errorf("replay: encode context: %w", err)
 	}
@@ -137,9 +138,8 @@ func writeInspectJSON(w io.Writer, st *segmented.State) error {
 
 // writeInspectText writes a readable report: the session, the layers'
 // tokens, then every context message in order with its full content.
-func writeInspectText(w io.Writer, st *segmented.State, cfg InspectConfig) error {
+func writeInspectText(w io.Writer, st *segmented.State, cx *memoryv1.ContextReply, cfg InspectConfig) error {
 	snap := st.Snapshot()
-	cx := st.Context()
 	var b strings.Builder
 	point := "latest"
 	switch {

@@ -92,6 +92,9 @@ func buildFixture() (f fixture) {
 	// broken_test.go purges copies of this log to make gaps: a stream with
 	// deny_purge (the default) refuses that.
 	cfg.DenyPurge = false
+	// migrate_test.go moves a log that denies deletes (as deployments
+	// created before erasure have) to one that allows them.
+	cfg.LogAllowDelete = false
 	ctx := context.Background()
 	n, err := node.Start(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {

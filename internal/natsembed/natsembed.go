@@ -82,7 +82,8 @@ const (
 //
 //   - NodeUser (the log, the projector, snapshots, large data) may do
 //     anything but publish into the service's own requests (mem.v1.>)
-//     and delete or purge the log stream;
+//     and delete the log stream (it purges subjects of it: erasure,
+//     DESIGN §12);
 //   - APIUser (the service: it subscribes to mem.v1.> and $SRV.>) may
 //     publish only replies (_INBOX.>, _R_.>), so no request, whatever
 //     reply subject it names, can make the service publish elsewhere — not
@@ -94,7 +95,7 @@ const (
 type NodeUsers struct {
 	NodePassword string
 	APIPassword  string
-	// Stream is the log stream NodeUser may not delete or purge.
+	// Stream is the log stream NodeUser may not delete.
 	Stream string
 }
 
@@ -103,7 +104,7 @@ type NodeUsers struct {
 func NodePermissions(stream string) *server.Permissions {
 	return &server.Permissions{
 		Publish: &server.SubjectPermission{Allow: []string{">"},
-			Deny: []string{"mem.v1.>", "$JS.API.STREAM.DELETE." + stream, "$JS.API.STREAM.PURGE." + stream}},
+			Deny: []string{"mem.v1.>", "$JS.API.STREAM.DELETE." + stream}},
 		Subscribe: &server.SubjectPermission{Allow: []string{">"}, Deny: []string{"mem.v1.>"}},
 	}
 }

@@ -225,11 +225,17 @@ func chooseMemory(cands []*memoryv1.MemoryItem, a *memoryv1.AssemblyConfig, capT
 	var used uint64
 	take := func(i int, room uint64) {
 		c := uniq[i]
-		text, tokens, ok := fitItem(tok, memoryText(c), room)
+		full := memoryText(c)
+		text, tokens, ok := fitItem(tok, full, room)
 		if !ok {
 			return
 		}
-		taken[i] = &memoryv1.MemoryItem{Scope: c.GetScope(), Key: c.GetKey(), Version: c.GetVersion(), Text: text, Tokens: tokens, Tier: c.GetTier()}
+		// The log keeps which text, not the text (MemoryItem.text_bytes).
+		n, trimmed := len(text), false
+		if text != full {
+			n, trimmed = len(strings.TrimSuffix(text, "…")), true
+		}
+		taken[i] = &memoryv1.MemoryItem{Scope: c.GetScope(), Key: c.GetKey(), Version: c.GetVersion(), TextBytes: uint32(n), Trimmed: trimmed, Tokens: tokens, Tier: c.GetTier()}
 		tierUsed[c.GetTier()] += uint64(tokens)
 		used += uint64(tokens)
 	}
@@ -338,8 +344,12 @@ func recalledText(m *memoryv1.Message) string {
 }
 
 // memoryText is a memory entry as the context sends it.
-func memoryText(m *memoryv1.MemoryItem) string {
-	return fmt.Sprintf("Memory %s %s (v%d): %s", m.GetScope(), m.GetKey(), m.GetVersion(), m.GetText())
+func memoryText(m *memoryv1.MemoryItem) string { return MemoryText(m, m.GetText()) }
+
+// MemoryText is the text the context shows for memory item m whose entry
+// version holds value.
+func MemoryText(m *memoryv1.MemoryItem, value string) string {
+	return fmt.Sprintf("Memory %s %s (v%d): %s", m.GetScope(), m.GetKey(), m.GetVersion(), value)
 }
 
 // sectionsEmpty reports whether a holds no section and no plan.

@@ -11,6 +11,7 @@ import (
 
 func appendWith(t *testing.T, s *State, c *Candidates, msgs ...*memoryv1.MessageInput) []proto.Message {
 	t.Helper()
+	offer(s, c)
 	evs, err := s.DecideAppendWith(&memoryv1.AppendRequest{Messages: msgs}, c, testEnv(t))
 	if err != nil {
 		t.Fatalf("append: %v", err)
@@ -105,7 +106,7 @@ func TestAssembleMemoryTiers(t *testing.T) {
 	if per[TierTask] > 160 || per[TierUser] > 160 || per[TierGlobal] > 80 || per[TierGlobal] == 0 || per[TierTask] == 0 || per[TierUser] == 0 {
 		t.Fatalf("tier tokens %v, want task, user <= 160, global <= 80, none empty", per)
 	}
-	if got := s.Assembled().Memory[0]; got.Tier != TierTask || !strings.HasPrefix(got.Text, "Memory agent:a1 k0 (v1): value0") {
+	if got := s.Assembled().Memory[0]; got.Tier != TierTask || !strings.HasPrefix(memText(s, got), "Memory agent:a1 k0 (v1): value0") {
 		t.Fatalf("first memory item %v: want the best task candidate, naming scope, key and version", got)
 	}
 	// Only global candidates: they get what the other tiers left.
@@ -124,7 +125,7 @@ func TestAssembleMemoryTiers(t *testing.T) {
 	// An item larger than the room left is trimmed, not dropped.
 	big := Candidates{Memory: []*memoryv1.MemoryItem{item("user:u1", TierUser, 9, 400)}}
 	appendWith(t, s, &big, user("Big one?"))
-	if m := s.Assembled().GetMemory(); len(m) != 1 || !strings.HasSuffix(m[0].Text, "…") || m[0].Tokens > 400 {
+	if m := s.Assembled().GetMemory(); len(m) != 1 || !strings.HasSuffix(memText(s, m[0]), "…") || m[0].Tokens > 400 {
 		t.Fatalf("big item: %v", m)
 	}
 }

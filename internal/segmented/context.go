@@ -141,6 +141,9 @@ func (s *State) Context() *memoryv1.ContextReply {
 	}
 	for _, m := range asm.GetMemory() {
 		sysMsg(LayerMemory, "memory:"+m.Scope+"/"+m.Key, m.Text, m.Tokens)
+		if m.Text == "" {
+			backing[len(msgs)-1].Memory = m // a reference: HydrateMemory fills it in
+		}
 	}
 	var shownL1, shownL2 uint64
 	for _, sum := range p.L2 {

@@ -347,11 +347,47 @@ func checkSections(t tb, s *State) {
 	}
 	for _, m := range sec.Memory {
 		memory += uint64(m.Tokens)
-		if m.Tokens != textTokens(tok, m.Text) {
-			t.Fatalf("memory %s/%s counts %d tokens, its text %d", m.Scope, m.Key, m.Tokens, textTokens(tok, m.Text))
+		if text := memText(s, m); m.Tokens != textTokens(tok, text) {
+			t.Fatalf("memory %s/%s counts %d tokens, its text %d", m.Scope, m.Key, m.Tokens, textTokens(tok, text))
 		}
 	}
 	if recalled > s.sectionCap(a.RecallPct) || memory > s.sectionCap(a.MemoryPct) {
 		t.Fatalf("sections %d recalled + %d memory tokens exceed their shares (%d%%, %d%% of %d)", recalled, memory, a.RecallPct, a.MemoryPct, s.Budget())
 	}
+}
+
+// offered remembers, per session state, the value each memory candidate
+// (scope, key, version) was offered with: the log keeps a reference to
+// the text, not the text (MemoryItem.text_bytes), and the checks read it
+// back as the node does (HydrateMemory). The first value of a triple wins
+// and later candidates of the same triple are given it: one entry version
+// has one value.
+var offered sync.Map // *State → *sync.Map[string]string
+
+func offer(s *State, c *Candidates) {
+	if c == nil {
+		return
+	}
+	m, _ := offered.LoadOrStore(s, &sync.Map{})
+	vals := m.(*sync.Map)
+	for _, it := range c.Memory {
+		v, _ := vals.LoadOrStore(it.GetScope()+"\x00"+it.GetKey()+"\x00"+fmt.Sprint(it.GetVersion()), it.GetText())
+		it.Text = v.(string)
+	}
+}
+
+// memText is the text memory item m of s's sections shows.
+func memText(s *State, m *memoryv1.MemoryItem) string {
+	if m.GetText() != "" {
+		return m.GetText()
+	}
+	vals, ok := offered.Load(s)
+	if !ok {
+		return ""
+	}
+	v, ok := vals.(*sync.Map).Load(m.GetScope() + "\x00" + m.GetKey() + "\x00" + fmt.Sprint(m.GetVersion()))
+	if !ok {
+		return ""
+	}
+	return itemText(m, v.(string))
 }

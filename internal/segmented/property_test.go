@@ -296,7 +296,9 @@ func TestPropertyCommandStreams(t *testing.T) {
 			case forceResume:
 				evs, err = s.DecideStatus(&memoryv1.StatusRequest{Action: memoryv1.StatusAction_STATUS_ACTION_RESUME})
 			case k < 13:
-				evs, err = s.DecideAppendWith(m.genAppend(rt), m.genCandidates(rt), env)
+				cands := m.genCandidates(rt)
+				offer(s, cands)
+				evs, err = s.DecideAppendWith(m.genAppend(rt), cands, env)
 			case k == 13 && rapid.Bool().Draw(rt, "clear"):
 				evs, err = s.DecideClearPromoted()
 			case k < 17:

@@ -31,6 +31,9 @@ func (s *State) Apply(meta Meta, events []proto.Message) error {
 			}
 		case *memoryv1.ScopeConfigured:
 			s.snap.Config = &memoryv1.ScopeConfig{MaxEntries: e.MaxEntries, EpisodicTtlSeconds: e.EpisodicTtlSeconds}
+		case *memoryv1.ScopeBaseline:
+			s.restate(e.GetState())
+			dirty = true
 		}
 	}
 	if dirty {
@@ -91,6 +94,10 @@ func (s *State) check(events []proto.Message) error {
 			if e.EpisodicTtlSeconds < NeverExpires {
 				return fail("episodic TTL below -1 (never)")
 			}
+		case *memoryv1.ScopeBaseline:
+			if len(events) != 1 || e.GetState() == nil {
+				return fail("a baseline comes alone and carries a state")
+			}
 		case nil:
 			return fail("nil event")
 		default:
@@ -130,4 +137,31 @@ func (s *State) applyEntry(e *memoryv1.Entry) (dirty bool) {
 		}
 	}
 	return dirty
+}
+
+// restate replaces the keys and configuration by a baseline's (an entry
+// erase or a compaction rewrote the scope, DESIGN §12); the scope's kind,
+// id, version and recent commands stay its own.
+func (s *State) restate(b *memoryv1.ScopeSnapshot) {
+	b = proto.Clone(b).(*memoryv1.ScopeSnapshot)
+	s.snap.Keys, s.snap.Config = b.GetKeys(), b.GetConfig()
+	if s.snap.Config == nil {
+		s.snap.Config = &memoryv1.ScopeConfig{}
+	}
+	s.snap.Keys = slices.DeleteFunc(s.snap.Keys, func(k *memoryv1.KeyHistory) bool { return len(k.GetVersions()) == 0 })
+	slices.SortStableFunc(s.snap.Keys, cmpHistory)
+	s.cache = plainCache{}
+	s.reindex()
+}
+
+// Without returns the scope's state as a baseline without key's versions
+// (an entry erase), and whether the scope held any.
+func (s *State) Without(key string) (*memoryv1.ScopeSnapshot, bool) {
+	if _, ok := s.index[key]; !ok {
+		return nil, false
+	}
+	b := s.Snapshot()
+	b.Keys = slices.DeleteFunc(b.Keys, func(k *memoryv1.KeyHistory) bool { return k.GetKey() == key })
+	b.RecentCommands = nil
+	return b, true
 }

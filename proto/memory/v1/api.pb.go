@@ -1291,14 +1291,18 @@ func (x *AnthropicBlock) GetContent() string {
 type ContextMessage struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// layer: "rom", "kernel", "l2", "promoted" or "l1".
-	Layer         string      `protobuf:"bytes,1,opt,name=layer,proto3" json:"layer,omitempty"`
-	Id            string      `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
-	Role          Role        `protobuf:"varint,3,opt,name=role,proto3,enum=agentmem.memory.v1.Role" json:"role,omitempty"`
-	Content       string      `protobuf:"bytes,4,opt,name=content,proto3" json:"content,omitempty"`
-	Name          string      `protobuf:"bytes,5,opt,name=name,proto3" json:"name,omitempty"`
-	ToolCalls     []*ToolCall `protobuf:"bytes,6,rep,name=tool_calls,json=toolCalls,proto3" json:"tool_calls,omitempty"`
-	ToolCallId    string      `protobuf:"bytes,7,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
-	Tokens        uint32      `protobuf:"varint,8,opt,name=tokens,proto3" json:"tokens,omitempty"`
+	Layer      string      `protobuf:"bytes,1,opt,name=layer,proto3" json:"layer,omitempty"`
+	Id         string      `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
+	Role       Role        `protobuf:"varint,3,opt,name=role,proto3,enum=agentmem.memory.v1.Role" json:"role,omitempty"`
+	Content    string      `protobuf:"bytes,4,opt,name=content,proto3" json:"content,omitempty"`
+	Name       string      `protobuf:"bytes,5,opt,name=name,proto3" json:"name,omitempty"`
+	ToolCalls  []*ToolCall `protobuf:"bytes,6,rep,name=tool_calls,json=toolCalls,proto3" json:"tool_calls,omitempty"`
+	ToolCallId string      `protobuf:"bytes,7,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
+	Tokens     uint32      `protobuf:"varint,8,opt,name=tokens,proto3" json:"tokens,omitempty"`
+	// memory: for a memory section message read from the session's state,
+	// the entry version whose text the node fills in (segmented.HydrateMemory);
+	// never set in replies.
+	Memory        *MemoryItem `protobuf:"bytes,9,opt,name=memory,proto3" json:"memory,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1387,6 +1391,13 @@ func (x *ContextMessage) GetTokens() uint32 {
 		return x.Tokens
 	}
 	return 0
+}
+
+func (x *ContextMessage) GetMemory() *MemoryItem {
+	if x != nil {
+		return x.Memory
+	}
+	return nil
 }
 
 type LayerTokens struct {
@@ -3623,7 +3634,7 @@ const file_memory_v1_api_proto_rawDesc = "" +
 	"\x04name\x18\x04 \x01(\tR\x04name\x12-\n" +
 	"\x05input\x18\x05 \x01(\v2\x17.google.protobuf.StructR\x05input\x12\x1e\n" +
 	"\vtool_use_id\x18\x06 \x01(\tR\ttoolUseId\x12\x18\n" +
-	"\acontent\x18\a \x01(\tR\acontent\"\x89\x02\n" +
+	"\acontent\x18\a \x01(\tR\acontent\"\xc1\x02\n" +
 	"\x0eContextMessage\x12\x14\n" +
 	"\x05layer\x18\x01 \x01(\tR\x05layer\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\x12,\n" +
@@ -3634,7 +3645,8 @@ const file_memory_v1_api_proto_rawDesc = "" +
 	"tool_calls\x18\x06 \x03(\v2\x1c.agentmem.memory.v1.ToolCallR\ttoolCalls\x12 \n" +
 	"\ftool_call_id\x18\a \x01(\tR\n" +
 	"toolCallId\x12\x16\n" +
-	"\x06tokens\x18\b \x01(\rR\x06tokens\"\xa7\x01\n" +
+	"\x06tokens\x18\b \x01(\rR\x06tokens\x126\n" +
+	"\x06memory\x18\t \x01(\v2\x1e.agentmem.memory.v1.MemoryItemR\x06memory\"\xa7\x01\n" +
 	"\vLayerTokens\x12\x10\n" +
 	"\x03rom\x18\x01 \x01(\rR\x03rom\x12\x16\n" +
 	"\x06kernel\x18\x02 \x01(\rR\x06kernel\x12\x0e\n" +
@@ -3908,15 +3920,16 @@ var file_memory_v1_api_proto_goTypes = []any{
 	(*ToolCall)(nil),             // 51: agentmem.memory.v1.ToolCall
 	(*DataReference)(nil),        // 52: agentmem.memory.v1.DataReference
 	(*structpb.Struct)(nil),      // 53: google.protobuf.Struct
-	(SessionStatus)(0),           // 54: agentmem.memory.v1.SessionStatus
-	(*ToolDefinition)(nil),       // 55: agentmem.memory.v1.ToolDefinition
-	(*SchemaEntry)(nil),          // 56: agentmem.memory.v1.SchemaEntry
-	(*Fact)(nil),                 // 57: agentmem.memory.v1.Fact
-	(*Rom)(nil),                  // 58: agentmem.memory.v1.Rom
-	(*Kernel)(nil),               // 59: agentmem.memory.v1.Kernel
-	(*StateEntry)(nil),           // 60: agentmem.memory.v1.StateEntry
-	(*Message)(nil),              // 61: agentmem.memory.v1.Message
-	(*EventBatch)(nil),           // 62: agentmem.memory.v1.EventBatch
+	(*MemoryItem)(nil),           // 54: agentmem.memory.v1.MemoryItem
+	(SessionStatus)(0),           // 55: agentmem.memory.v1.SessionStatus
+	(*ToolDefinition)(nil),       // 56: agentmem.memory.v1.ToolDefinition
+	(*SchemaEntry)(nil),          // 57: agentmem.memory.v1.SchemaEntry
+	(*Fact)(nil),                 // 58: agentmem.memory.v1.Fact
+	(*Rom)(nil),                  // 59: agentmem.memory.v1.Rom
+	(*Kernel)(nil),               // 60: agentmem.memory.v1.Kernel
+	(*StateEntry)(nil),           // 61: agentmem.memory.v1.StateEntry
+	(*Message)(nil),              // 62: agentmem.memory.v1.Message
+	(*EventBatch)(nil),           // 63: agentmem.memory.v1.EventBatch
 }
 var file_memory_v1_api_proto_depIdxs = []int32{
 	48, // 0: agentmem.memory.v1.CreateSessionRequest.custom_profile:type_name -> agentmem.memory.v1.CompressionProfile
@@ -3939,47 +3952,48 @@ var file_memory_v1_api_proto_depIdxs = []int32{
 	53, // 17: agentmem.memory.v1.AnthropicBlock.input:type_name -> google.protobuf.Struct
 	50, // 18: agentmem.memory.v1.ContextMessage.role:type_name -> agentmem.memory.v1.Role
 	51, // 19: agentmem.memory.v1.ContextMessage.tool_calls:type_name -> agentmem.memory.v1.ToolCall
-	18, // 20: agentmem.memory.v1.ContextReply.messages:type_name -> agentmem.memory.v1.ContextMessage
-	19, // 21: agentmem.memory.v1.ContextReply.layers:type_name -> agentmem.memory.v1.LayerTokens
-	7,  // 22: agentmem.memory.v1.ContextReply.usage:type_name -> agentmem.memory.v1.Usage
-	12, // 23: agentmem.memory.v1.ContextReply.rendered:type_name -> agentmem.memory.v1.RenderedContext
-	54, // 24: agentmem.memory.v1.SessionInfo.status:type_name -> agentmem.memory.v1.SessionStatus
-	7,  // 25: agentmem.memory.v1.SessionInfo.usage:type_name -> agentmem.memory.v1.Usage
-	49, // 26: agentmem.memory.v1.SessionInfo.assembly:type_name -> agentmem.memory.v1.AssemblyConfig
-	22, // 27: agentmem.memory.v1.GetSessionReply.session:type_name -> agentmem.memory.v1.SessionInfo
-	55, // 28: agentmem.memory.v1.KernelRequest.define_tool:type_name -> agentmem.memory.v1.ToolDefinition
-	56, // 29: agentmem.memory.v1.KernelRequest.cache_schema:type_name -> agentmem.memory.v1.SchemaEntry
-	57, // 30: agentmem.memory.v1.KernelRequest.set_fact:type_name -> agentmem.memory.v1.Fact
-	58, // 31: agentmem.memory.v1.KernelRequest.update_rom:type_name -> agentmem.memory.v1.Rom
-	8,  // 32: agentmem.memory.v1.KernelReply.result:type_name -> agentmem.memory.v1.MutationReply
-	59, // 33: agentmem.memory.v1.KernelReply.kernel:type_name -> agentmem.memory.v1.Kernel
-	58, // 34: agentmem.memory.v1.KernelReply.rom:type_name -> agentmem.memory.v1.Rom
-	58, // 35: agentmem.memory.v1.KernelReply.pending_rom:type_name -> agentmem.memory.v1.Rom
-	1,  // 36: agentmem.memory.v1.StateRequest.op:type_name -> agentmem.memory.v1.StateOp
-	8,  // 37: agentmem.memory.v1.StateReply.result:type_name -> agentmem.memory.v1.MutationReply
-	60, // 38: agentmem.memory.v1.StateReply.entries:type_name -> agentmem.memory.v1.StateEntry
-	2,  // 39: agentmem.memory.v1.StatusRequest.action:type_name -> agentmem.memory.v1.StatusAction
-	8,  // 40: agentmem.memory.v1.StatusReply.result:type_name -> agentmem.memory.v1.MutationReply
-	54, // 41: agentmem.memory.v1.StatusReply.status:type_name -> agentmem.memory.v1.SessionStatus
-	61, // 42: agentmem.memory.v1.RecallReply.messages:type_name -> agentmem.memory.v1.Message
-	3,  // 43: agentmem.memory.v1.SearchRequest.scope:type_name -> agentmem.memory.v1.SearchScope
-	61, // 44: agentmem.memory.v1.SearchHit.message:type_name -> agentmem.memory.v1.Message
-	34, // 45: agentmem.memory.v1.SearchReply.hits:type_name -> agentmem.memory.v1.SearchHit
-	8,  // 46: agentmem.memory.v1.PromoteReply.result:type_name -> agentmem.memory.v1.MutationReply
-	7,  // 47: agentmem.memory.v1.PromoteReply.usage:type_name -> agentmem.memory.v1.Usage
-	8,  // 48: agentmem.memory.v1.ClearRecalledReply.result:type_name -> agentmem.memory.v1.MutationReply
-	7,  // 49: agentmem.memory.v1.ClearRecalledReply.usage:type_name -> agentmem.memory.v1.Usage
-	54, // 50: agentmem.memory.v1.ListSessionsRequest.status:type_name -> agentmem.memory.v1.SessionStatus
-	54, // 51: agentmem.memory.v1.SessionIndexEntry.status:type_name -> agentmem.memory.v1.SessionStatus
-	41, // 52: agentmem.memory.v1.ListSessionsReply.sessions:type_name -> agentmem.memory.v1.SessionIndexEntry
-	62, // 53: agentmem.memory.v1.WatchChange.batch:type_name -> agentmem.memory.v1.EventBatch
-	44, // 54: agentmem.memory.v1.WatchReply.changes:type_name -> agentmem.memory.v1.WatchChange
-	53, // 55: agentmem.memory.v1.ToolsReply.tools:type_name -> google.protobuf.Struct
-	56, // [56:56] is the sub-list for method output_type
-	56, // [56:56] is the sub-list for method input_type
-	56, // [56:56] is the sub-list for extension type_name
-	56, // [56:56] is the sub-list for extension extendee
-	0,  // [0:56] is the sub-list for field type_name
+	54, // 20: agentmem.memory.v1.ContextMessage.memory:type_name -> agentmem.memory.v1.MemoryItem
+	18, // 21: agentmem.memory.v1.ContextReply.messages:type_name -> agentmem.memory.v1.ContextMessage
+	19, // 22: agentmem.memory.v1.ContextReply.layers:type_name -> agentmem.memory.v1.LayerTokens
+	7,  // 23: agentmem.memory.v1.ContextReply.usage:type_name -> agentmem.memory.v1.Usage
+	12, // 24: agentmem.memory.v1.ContextReply.rendered:type_name -> agentmem.memory.v1.RenderedContext
+	55, // 25: agentmem.memory.v1.SessionInfo.status:type_name -> agentmem.memory.v1.SessionStatus
+	7,  // 26: agentmem.memory.v1.SessionInfo.usage:type_name -> agentmem.memory.v1.Usage
+	49, // 27: agentmem.memory.v1.SessionInfo.assembly:type_name -> agentmem.memory.v1.AssemblyConfig
+	22, // 28: agentmem.memory.v1.GetSessionReply.session:type_name -> agentmem.memory.v1.SessionInfo
+	56, // 29: agentmem.memory.v1.KernelRequest.define_tool:type_name -> agentmem.memory.v1.ToolDefinition
+	57, // 30: agentmem.memory.v1.KernelRequest.cache_schema:type_name -> agentmem.memory.v1.SchemaEntry
+	58, // 31: agentmem.memory.v1.KernelRequest.set_fact:type_name -> agentmem.memory.v1.Fact
+	59, // 32: agentmem.memory.v1.KernelRequest.update_rom:type_name -> agentmem.memory.v1.Rom
+	8,  // 33: agentmem.memory.v1.KernelReply.result:type_name -> agentmem.memory.v1.MutationReply
+	60, // 34: agentmem.memory.v1.KernelReply.kernel:type_name -> agentmem.memory.v1.Kernel
+	59, // 35: agentmem.memory.v1.KernelReply.rom:type_name -> agentmem.memory.v1.Rom
+	59, // 36: agentmem.memory.v1.KernelReply.pending_rom:type_name -> agentmem.memory.v1.Rom
+	1,  // 37: agentmem.memory.v1.StateRequest.op:type_name -> agentmem.memory.v1.StateOp
+	8,  // 38: agentmem.memory.v1.StateReply.result:type_name -> agentmem.memory.v1.MutationReply
+	61, // 39: agentmem.memory.v1.StateReply.entries:type_name -> agentmem.memory.v1.StateEntry
+	2,  // 40: agentmem.memory.v1.StatusRequest.action:type_name -> agentmem.memory.v1.StatusAction
+	8,  // 41: agentmem.memory.v1.StatusReply.result:type_name -> agentmem.memory.v1.MutationReply
+	55, // 42: agentmem.memory.v1.StatusReply.status:type_name -> agentmem.memory.v1.SessionStatus
+	62, // 43: agentmem.memory.v1.RecallReply.messages:type_name -> agentmem.memory.v1.Message
+	3,  // 44: agentmem.memory.v1.SearchRequest.scope:type_name -> agentmem.memory.v1.SearchScope
+	62, // 45: agentmem.memory.v1.SearchHit.message:type_name -> agentmem.memory.v1.Message
+	34, // 46: agentmem.memory.v1.SearchReply.hits:type_name -> agentmem.memory.v1.SearchHit
+	8,  // 47: agentmem.memory.v1.PromoteReply.result:type_name -> agentmem.memory.v1.MutationReply
+	7,  // 48: agentmem.memory.v1.PromoteReply.usage:type_name -> agentmem.memory.v1.Usage
+	8,  // 49: agentmem.memory.v1.ClearRecalledReply.result:type_name -> agentmem.memory.v1.MutationReply
+	7,  // 50: agentmem.memory.v1.ClearRecalledReply.usage:type_name -> agentmem.memory.v1.Usage
+	55, // 51: agentmem.memory.v1.ListSessionsRequest.status:type_name -> agentmem.memory.v1.SessionStatus
+	55, // 52: agentmem.memory.v1.SessionIndexEntry.status:type_name -> agentmem.memory.v1.SessionStatus
+	41, // 53: agentmem.memory.v1.ListSessionsReply.sessions:type_name -> agentmem.memory.v1.SessionIndexEntry
+	63, // 54: agentmem.memory.v1.WatchChange.batch:type_name -> agentmem.memory.v1.EventBatch
+	44, // 55: agentmem.memory.v1.WatchReply.changes:type_name -> agentmem.memory.v1.WatchChange
+	53, // 56: agentmem.memory.v1.ToolsReply.tools:type_name -> google.protobuf.Struct
+	57, // [57:57] is the sub-list for method output_type
+	57, // [57:57] is the sub-list for method input_type
+	57, // [57:57] is the sub-list for extension type_name
+	57, // [57:57] is the sub-list for extension extendee
+	0,  // [0:57] is the sub-list for field type_name
 }
 
 func init() { file_memory_v1_api_proto_init() }

@@ -971,8 +971,13 @@ type DeleteEntryRequest struct {
 	Key             string                 `protobuf:"bytes,2,opt,name=key,proto3" json:"key,omitempty"`
 	ExpectedVersion *int64                 `protobuf:"varint,3,opt,name=expected_version,json=expectedVersion,proto3,oneof" json:"expected_version,omitempty"`
 	By              string                 `protobuf:"bytes,4,opt,name=by,proto3" json:"by,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// erase: remove every version of the key from the log, the snapshots and
+	// the read models instead of writing a tombstone (DESIGN §12); the reply
+	// is an EraseReceipt. reason is recorded (content-free) with it.
+	Erase         bool   `protobuf:"varint,5,opt,name=erase,proto3" json:"erase,omitempty"`
+	Reason        string `protobuf:"bytes,6,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *DeleteEntryRequest) Reset() {
@@ -1029,6 +1034,20 @@ func (x *DeleteEntryRequest) GetExpectedVersion() int64 {
 func (x *DeleteEntryRequest) GetBy() string {
 	if x != nil {
 		return x.By
+	}
+	return ""
+}
+
+func (x *DeleteEntryRequest) GetErase() bool {
+	if x != nil {
+		return x.Erase
+	}
+	return false
+}
+
+func (x *DeleteEntryRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
 	}
 	return ""
 }
@@ -2278,13 +2297,15 @@ const file_memory_v1_scope_proto_rawDesc = "" +
 	"\x0funindexed_bytes\x18\x03 \x01(\rR\x0eunindexedBytes\"=\n" +
 	"\x0fGetEntryRequest\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x18\n" +
-	"\aversion\x18\x02 \x01(\x04R\aversion\"\x9a\x01\n" +
+	"\aversion\x18\x02 \x01(\x04R\aversion\"\xc8\x01\n" +
 	"\x12DeleteEntryRequest\x12\x1d\n" +
 	"\n" +
 	"command_id\x18\x01 \x01(\tR\tcommandId\x12\x10\n" +
 	"\x03key\x18\x02 \x01(\tR\x03key\x12.\n" +
 	"\x10expected_version\x18\x03 \x01(\x03H\x00R\x0fexpectedVersion\x88\x01\x01\x12\x0e\n" +
-	"\x02by\x18\x04 \x01(\tR\x02byB\x13\n" +
+	"\x02by\x18\x04 \x01(\tR\x02by\x12\x14\n" +
+	"\x05erase\x18\x05 \x01(\bR\x05erase\x12\x16\n" +
+	"\x06reason\x18\x06 \x01(\tR\x06reasonB\x13\n" +
 	"\x11_expected_version\"\xbb\x01\n" +
 	"\x14RollbackEntryRequest\x12\x1d\n" +
 	"\n" +

@@ -1450,7 +1450,15 @@ type MemoryItem struct {
 	Text    string `protobuf:"bytes,4,opt,name=text,proto3" json:"text,omitempty"`
 	Tokens  uint32 `protobuf:"varint,5,opt,name=tokens,proto3" json:"tokens,omitempty"`
 	// tier: "task", "user" or "global".
-	Tier          string `protobuf:"bytes,6,opt,name=tier,proto3" json:"tier,omitempty"`
+	Tier string `protobuf:"bytes,6,opt,name=tier,proto3" json:"tier,omitempty"`
+	// text_bytes and trimmed say which text of the entry version the context
+	// shows: the first text_bytes bytes of segmented.MemoryText (then "…"
+	// when trimmed). Since erasure (DESIGN §12) the log records this
+	// reference and no text: the text is read from the scope when the
+	// context is read, so erasing the entry erases it from every context.
+	// text is set only in events written before.
+	TextBytes     uint32 `protobuf:"varint,7,opt,name=text_bytes,json=textBytes,proto3" json:"text_bytes,omitempty"`
+	Trimmed       bool   `protobuf:"varint,8,opt,name=trimmed,proto3" json:"trimmed,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1525,6 +1533,20 @@ func (x *MemoryItem) GetTier() string {
 		return x.Tier
 	}
 	return ""
+}
+
+func (x *MemoryItem) GetTextBytes() uint32 {
+	if x != nil {
+		return x.TextBytes
+	}
+	return 0
+}
+
+func (x *MemoryItem) GetTrimmed() bool {
+	if x != nil {
+		return x.Trimmed
+	}
+	return false
 }
 
 // Assembled holds the recalled and memory sections, chosen for the user
@@ -2135,7 +2157,7 @@ const file_memory_v1_session_proto_rawDesc = "" +
 	"\x03seq\x18\x02 \x01(\x04R\x03seq\x12,\n" +
 	"\x04role\x18\x03 \x01(\x0e2\x18.agentmem.memory.v1.RoleR\x04role\x12\x12\n" +
 	"\x04text\x18\x04 \x01(\tR\x04text\x12\x16\n" +
-	"\x06tokens\x18\x05 \x01(\rR\x06tokens\"\x8e\x01\n" +
+	"\x06tokens\x18\x05 \x01(\rR\x06tokens\"\xc7\x01\n" +
 	"\n" +
 	"MemoryItem\x12\x14\n" +
 	"\x05scope\x18\x01 \x01(\tR\x05scope\x12\x10\n" +
@@ -2143,7 +2165,10 @@ const file_memory_v1_session_proto_rawDesc = "" +
 	"\aversion\x18\x03 \x01(\x04R\aversion\x12\x12\n" +
 	"\x04text\x18\x04 \x01(\tR\x04text\x12\x16\n" +
 	"\x06tokens\x18\x05 \x01(\rR\x06tokens\x12\x12\n" +
-	"\x04tier\x18\x06 \x01(\tR\x04tier\"\xa5\x02\n" +
+	"\x04tier\x18\x06 \x01(\tR\x04tier\x12\x1d\n" +
+	"\n" +
+	"text_bytes\x18\a \x01(\rR\ttextBytes\x12\x18\n" +
+	"\atrimmed\x18\b \x01(\bR\atrimmed\"\xa5\x02\n" +
 	"\tAssembled\x12$\n" +
 	"\x0efor_message_id\x18\x01 \x01(\tR\fforMessageId\x12\x17\n" +
 	"\afor_seq\x18\x02 \x01(\x04R\x06forSeq\x12<\n" +

@@ -193,7 +193,8 @@ class Client:
 
     def erase(self, target: str, command_id: Optional[str] = None, **fields: Any) -> dict:
         """Erase what target names: "session/<id>", "agent/<id>", "user/<id>"
-        or "scope/<kind>/<id>" (POST /v1/<target>/erase)."""
+        or "scope/<kind>/<id>" (POST /v1/<target>/erase; fields: reason).
+        Returns the receipt (removal_id, what went)."""
         return self.call(f"{target}/erase", {"command_id": _command_id(command_id), **fields})
 
     # --- watch ------------------------------------------------------------

@@ -115,22 +115,17 @@ class AgainstNode(unittest.TestCase):
         s = new_id("py")
         self.mem.create_session(s)
         self.mem.append(s, [{"role": "user", "content": "forget me"}])
-        paths = json.loads(urlopen_text(URL + "/v1/openapi.json"))["paths"]
-        if "/v1/session/{session_id}/erase" not in paths:
-            # This node has no erase endpoint: the SDK surfaces the 404.
-            with self.assertRaises(AgentmemError) as cm:
-                self.mem.erase("session/" + s)
-            self.assertEqual((cm.exception.code, cm.exception.field), (404, "operation"))
-            return
-        self.mem.erase("session/" + s)
-        with self.assertRaises(AgentmemError):
-            self.mem.search(s, "forget")
-
-
-def urlopen_text(url: str) -> str:
-    import urllib.request
-    with urllib.request.urlopen(url, timeout=10) as r:
-        return r.read().decode()
+        receipt = self.mem.erase("session/" + s, reason="user request")
+        self.assertTrue(receipt.get("removal_id"), receipt)
+        with self.assertRaises(AgentmemError) as cm:
+            self.mem.context(s)
+        self.assertEqual(cm.exception.code, 404)
+        where = agent(new_id("ag"))
+        self.mem.put(where, "secret", "x")
+        self.mem.erase(where)
+        with self.assertRaises(AgentmemError) as cm:
+            self.mem.get(where, "secret")
+        self.assertEqual(cm.exception.code, 404)
 
 
 class Retries(unittest.TestCase):

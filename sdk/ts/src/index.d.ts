@@ -3,7 +3,7 @@
 import type {
   AppendReply, AppendRequest, ContextReply, CreateSessionReply, CreateSessionRequest, Entry, EntryHit,
   EntryReply, GetSessionReply, MessageInput, OpenAIMessage, AnthropicMessage, PutEntryRequest, RecallReply,
-  RecallRequest, SearchHit, SearchRequest, StatusReply, WatchChange, MutationReply, Operations,
+  RecallRequest, SearchHit, SearchRequest, StatusReply, WatchChange, EraseReceipt, Operations,
 } from "./types.js";
 
 export * from "./types.js";
@@ -57,6 +57,7 @@ export declare class Client {
   delete(where: string, key: string, fields?: { command_id?: string }): Promise<EntryReply>;
   history(where: string, key: string): Promise<DecodedEntry[]>;
   searchMemory(where: string, query: string, fields?: { limit?: number }): Promise<EntryHit[]>;
-  erase(target: string, fields?: Record<string, unknown>): Promise<{ result?: MutationReply } & Record<string, unknown>>;
+  /** target: "session/<id>", "agent/<id>", "user/<id>" or "scope/<kind>/<id>". */
+  erase(target: string, fields?: { command_id?: string; reason?: string }): Promise<EraseReceipt>;
   watch(target: string, opts?: { fromSeq?: number | bigint; maxChanges?: number; signal?: AbortSignal }): AsyncGenerator<WatchChange>;
 }

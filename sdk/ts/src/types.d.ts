@@ -73,6 +73,7 @@ export interface ContextMessage {
   content?: string;
   id?: string;
   layer?: string;
+  memory?: MemoryItem;
   name?: string;
   role?: "ROLE_UNSPECIFIED" | "ROLE_SYSTEM" | "ROLE_USER" | "ROLE_ASSISTANT" | "ROLE_TOOL" | "unspecified" | "system" | "user" | "assistant" | "tool";
   tokens?: number;
@@ -137,8 +138,10 @@ export interface DataReference {
 export interface DeleteEntryRequest {
   by?: string;
   command_id?: string;
+  erase?: boolean;
   expected_version?: string | number;
   key?: string;
+  reason?: string;
 }
 
 export interface Entry {
@@ -172,6 +175,23 @@ export interface EntryReply {
   entry?: Entry;
   result?: MutationReply;
   unindexed_bytes?: number;
+}
+
+export interface EraseReceipt {
+  entries?: Array<string>;
+  erased_unix_nano?: string | number;
+  messages?: string | number;
+  physical?: string;
+  removal_id?: string;
+  removal_seq?: string | number;
+  scopes?: Array<string>;
+  sessions?: Array<string>;
+  target?: string;
+}
+
+export interface EraseRequest {
+  command_id?: string;
+  reason?: string;
 }
 
 export interface ErrorDetail {
@@ -292,6 +312,17 @@ export interface ListSessionsRequest {
   page_token?: string;
   status?: "SESSION_STATUS_UNSPECIFIED" | "SESSION_STATUS_CREATED" | "SESSION_STATUS_ACTIVE" | "SESSION_STATUS_PAUSED" | "SESSION_STATUS_TERMINATED" | "SESSION_STATUS_ARCHIVED" | "unspecified" | "created" | "active" | "paused" | "terminated" | "archived";
   user_id?: string;
+}
+
+export interface MemoryItem {
+  key?: string;
+  scope?: string;
+  text?: string;
+  text_bytes?: number;
+  tier?: string;
+  tokens?: number;
+  trimmed?: boolean;
+  version?: string | number;
 }
 
 export interface Message {
@@ -618,6 +649,7 @@ export interface WatchRequest {
 export interface Operations {
   agent_configure: { path: "/v1/agent/{agent_id}/configure"; request: ConfigureScopeRequest; reply: ConfigureScopeReply };
   agent_delete: { path: "/v1/agent/{agent_id}/delete"; request: DeleteEntryRequest; reply: EntryReply };
+  agent_erase: { path: "/v1/agent/{agent_id}/erase"; request: EraseRequest; reply: EraseReceipt };
   agent_get: { path: "/v1/agent/{agent_id}/get"; request: GetEntryRequest; reply: EntryReply };
   agent_history: { path: "/v1/agent/{agent_id}/history"; request: HistoryRequest; reply: HistoryReply };
   agent_list: { path: "/v1/agent/{agent_id}/list"; request: ListEntriesRequest; reply: ListEntriesReply };
@@ -630,6 +662,7 @@ export interface Operations {
   data_upload: { path: "/v1/data/upload"; request: UploadDataRequest; reply: UploadDataReply };
   scope_configure: { path: "/v1/scope/{kind}/{scope_id}/configure"; request: ConfigureScopeRequest; reply: ConfigureScopeReply };
   scope_delete: { path: "/v1/scope/{kind}/{scope_id}/delete"; request: DeleteEntryRequest; reply: EntryReply };
+  scope_erase: { path: "/v1/scope/{kind}/{scope_id}/erase"; request: EraseRequest; reply: EraseReceipt };
   scope_get: { path: "/v1/scope/{kind}/{scope_id}/get"; request: GetEntryRequest; reply: EntryReply };
   scope_history: { path: "/v1/scope/{kind}/{scope_id}/history"; request: HistoryRequest; reply: HistoryReply };
   scope_list: { path: "/v1/scope/{kind}/{scope_id}/list"; request: ListEntriesRequest; reply: ListEntriesReply };
@@ -643,6 +676,7 @@ export interface Operations {
   session_clear_recalled: { path: "/v1/session/{session_id}/clear_recalled"; request: ClearRecalledRequest; reply: ClearRecalledReply };
   session_context: { path: "/v1/session/{session_id}/context"; request: ContextRequest; reply: ContextReply };
   session_create: { path: "/v1/session/{session_id}/create"; request: CreateSessionRequest; reply: CreateSessionReply };
+  session_erase: { path: "/v1/session/{session_id}/erase"; request: EraseRequest; reply: EraseReceipt };
   session_get: { path: "/v1/session/{session_id}/get"; request: GetSessionRequest; reply: GetSessionReply };
   session_kernel: { path: "/v1/session/{session_id}/kernel"; request: KernelRequest; reply: KernelReply };
   session_promote: { path: "/v1/session/{session_id}/promote"; request: PromoteRequest; reply: PromoteReply };
@@ -653,4 +687,5 @@ export interface Operations {
   session_watch: { path: "/v1/session/{session_id}/watch"; request: WatchRequest; reply: WatchReply };
   sessions_list: { path: "/v1/sessions/list"; request: ListSessionsRequest; reply: ListSessionsReply };
   tools_list: { path: "/v1/tools/list"; request: ToolsRequest; reply: ToolsReply };
+  user_erase: { path: "/v1/user/{user_id}/erase"; request: EraseRequest; reply: EraseReceipt };
 }

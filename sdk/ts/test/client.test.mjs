@@ -117,16 +117,17 @@ test("watch follows a session's changes in order (Server-Sent Events)", live, as
   assert.match(JSON.stringify(seen[3]), /note 2/);
 });
 
-test("erase (when the node serves it)", live, async () => {
+test("erase a session and an agent's memory", live, async () => {
   const s = id("ts");
   await mem.createSession(s);
-  const doc = await (await fetch(`${URL}/v1/openapi.json`)).json();
-  if (!doc.paths["/v1/session/{session_id}/erase"]) {
-    await rejects(mem.erase(`session/${s}`), 404, "operation");
-    return;
-  }
-  await mem.erase(`session/${s}`);
-  await assert.rejects(mem.search(s, "anything"));
+  await mem.append(s, [{ role: "user", content: "forget me" }]);
+  const receipt = await mem.erase(`session/${s}`, { reason: "user request" });
+  assert.ok(receipt.removal_id, JSON.stringify(receipt));
+  await rejects(mem.context(s), 404);
+  const where = agent(id("ag"));
+  await mem.put(where, "secret", "x");
+  await mem.erase(where);
+  await rejects(mem.get(where, "secret"), 404);
 });
 
 test("retries resend the same body, command id included", async () => {

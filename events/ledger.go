@@ -1,0 +1,131 @@
+package events
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/anypb"
+)
+
+// Removal is one removal of the ledger (KindRemoval).
+type Removal struct {
+	*memoryv1.LogRemoval
+	// Seq is the stream sequence of the LogRemoval record.
+	Seq uint64
+	// Completed: its LogRemovalCompleted is in the log.
+	Completed bool
+}
+
+// Ledger is the removal ledger read from the log.
+type Ledger struct {
+	Removals []*Removal // in log order
+	// Removed holds every sequence a removal lists.
+	Removed SpanSet
+}
+
+// Pending returns the removals not completed, in log order.
+func (l *Ledger) Pending() []*Removal {
+	var out []*Removal
+	for _, r := range l.Removals {
+		if !r.Completed {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// ReadLedger reads the removal ledger of the log up to sequence upTo (0:
+// the log's last sequence now).
+func ReadLedger(ctx context.Context, r StreamReader, upTo uint64) (*Ledger, error) {
+	led := &Ledger{}
+	if upTo == 0 {
+		b, err := r.Bounds(ctx)
+		if err != nil {
+			return nil, err
+		}
+		upTo = b.Last
+	}
+	if upTo == 0 {
+		return led, nil
+	}
+	cur, err := r.Read(ctx, 1, WithStop(upTo), WithSubjects(RemovalSubjects))
+	if err != nil {
+		return nil, err
+	}
+	defer cur.Close()
+	byID := make(map[string]*Removal)
+	for {
+		rec, err := cur.Next(ctx)
+		if errors.Is(err, ErrEndOfRead) {
+			return led, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("events: read the removal ledger: %w", err)
+		}
+		rm, done, err := DecodeRemoval(rec.Data)
+		if err != nil {
+			return nil, fmt.Errorf("events: removal ledger record %d on %s: %w", rec.Seq, rec.Subject, err)
+		}
+		switch {
+		case rm != nil:
+			r := &Removal{LogRemoval: rm, Seq: rec.Seq}
+			byID[rm.GetId()] = r
+			led.Removals = append(led.Removals, r)
+			led.Removed.Add(RemovedSpans(rm)...)
+		case done != nil:
+			if r := byID[done.GetId()]; r != nil {
+				r.Completed = true
+			}
+		}
+	}
+}
+
+// RemovedSpans returns the sequences a removal lists.
+func RemovedSpans(rm *memoryv1.LogRemoval) []SeqSpan {
+	out := make([]SeqSpan, 0, len(rm.GetRemoved()))
+	for _, r := range rm.GetRemoved() {
+		out = append(out, SeqSpan{r.GetFirst(), r.GetLast()})
+	}
+	return out
+}
+
+// DecodeRemoval decodes a removal ledger record: a LogRemoval, or a
+// LogRemovalCompleted (one of the two is set).
+func DecodeRemoval(data []byte) (*memoryv1.LogRemoval, *memoryv1.LogRemovalCompleted, error) {
+	b, err := DecodeBatch(data)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(b.GetEvents()) != 1 {
+		return nil, nil, fmt.Errorf("%w: a removal batch holds %d events, not 1", ErrMalformed, len(b.GetEvents()))
+	}
+	a := b.GetEvents()[0]
+	switch {
+	case a.MessageIs(&memoryv1.LogRemoval{}):
+		rm := &memoryv1.LogRemoval{}
+		return rm, nil, unpackAny(a, rm)
+	case a.MessageIs(&memoryv1.LogRemovalCompleted{}):
+		done := &memoryv1.LogRemovalCompleted{}
+		return nil, done, unpackAny(a, done)
+	}
+	return nil, nil, fmt.Errorf("%w: unexpected event %s in the removal ledger", ErrMalformed, a.GetTypeUrl())
+}
+
+func unpackAny(a *anypb.Any, m proto.Message) error {
+	if err := a.UnmarshalTo(m); err != nil {
+		return fmt.Errorf("%w: %w", ErrMalformed, err)
+	}
+	return nil
+}
+
+// RemovalSpans converts spans to the ledger's ranges.
+func RemovalSpans(spans []SeqSpan) []*memoryv1.SeqRange {
+	out := make([]*memoryv1.SeqRange, len(spans))
+	for i, s := range spans {
+		out[i] = &memoryv1.SeqRange{First: s.First, Last: s.Last}
+	}
+	return out
+}

@@ -1,0 +1,92 @@
+package projections
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"hash"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Document ids (bm25_docs, entry_docs) come from their buckets' sequences
+// in application order, so an erasure (erase.go) leaves holes a Rebuild of
+// the same log does not have. Digest hashes the buckets that hold document
+// ids with each id replaced by its rank among the documents held (the
+// order is the same, only the numbers differ): live and rebuilt read
+// models compare equal after an erasure too.
+
+// docRanks maps each document id of b (keys: u64) to its rank.
+func docRanks(b *bolt.Bucket) map[uint64]uint64 {
+	ranks := make(map[uint64]uint64)
+	var n uint64
+	_ = b.ForEach(func(k, _ []byte) error {
+		ranks[beU64(k)] = n
+		n++
+		return nil
+	})
+	return ranks
+}
+
+// digestWriter hashes length-prefixed parts.
+type digestWriter struct {
+	h hash.Hash
+	n [8]byte
+}
+
+func (d *digestWriter) part(b []byte) {
+	binary.BigEndian.PutUint64(d.n[:], uint64(len(b)))
+	d.h.Write(d.n[:])
+	d.h.Write(b)
+}
+
+// digestBucket returns the SHA-256 of bucket name's content, document ids
+// by rank (see above).
+func digestBucket(tx *bolt.Tx, name string, ranks func(bucket []byte) map[uint64]uint64) ([]byte, error) {
+	d := &digestWriter{h: sha256.New()}
+	b := tx.Bucket([]byte(name))
+	rank := func(bucket []byte, id uint64) []byte { return u64(ranks(bucket)[id]) }
+	var err error
+	switch name {
+	case string(bucketBM25Docs), string(bucketEntryDocs):
+		err = b.ForEach(func(k, v []byte) error {
+			d.part(rank([]byte(name), beU64(k)))
+			d.part(v)
+			return nil
+		})
+	case string(bucketEntryDocIDs):
+		err = b.ForEach(func(k, v []byte) error {
+			d.part(k)
+			d.part(rank(bucketEntryDocs, beU64(v)))
+			return nil
+		})
+	case string(bucketEntryPostings):
+		err = b.ForEach(func(k, v []byte) error {
+			d.part(k[:len(k)-8])
+			d.part(rank(bucketEntryDocs, beU64(k[len(k)-8:])))
+			d.part(v)
+			return nil
+		})
+	case string(bucketBM25Postings):
+		var dec postingBlockReader
+		err = b.ForEach(func(k, v []byte) error {
+			dec.reset(beU64(k[len(k)-8:]), v, nil)
+			for {
+				p, ok, err := dec.next()
+				if err != nil || !ok {
+					return err
+				}
+				d.part(k[:len(k)-8])
+				d.part(rank(bucketBM25Docs, p.docID))
+				d.part(u64(uint64(p.tf)<<32 | uint64(p.docLen)))
+				d.part(dec.sessions[p.session])
+			}
+		})
+	default:
+		err = b.ForEach(func(k, v []byte) error {
+			d.part(k)
+			d.part(v)
+			return nil
+		})
+	}
+	return d.h.Sum(nil), err
+}
