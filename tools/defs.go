@@ -122,8 +122,8 @@ var defs = []struct {
 				"type": "array", "description": "The messages, oldest first (1 to 64).",
 				"minItems": 1, "maxItems": 64, "items": messageSchema,
 			},
-			"create_if_missing":  boolean("Create the session if it does not exist (default true)."),
-			"system_prompt":      str("System prompt of a session created by this call (ignored otherwise)."),
+			"create_if_missing": boolean("Create the session if it does not exist (default true)."),
+			"system_prompt":     str("System prompt of a session created by this call (ignored otherwise)."),
 			"max_context_tokens": integer(fmt.Sprintf("Context window in tokens of a session created by this call (omit it for the service default, 128000). "+
 				"At least %d: %d tokens are reserved for the model's output and the rest, at least %d, is the context budget.",
 				MinContextTokens, reservedOutputTokens, minBudget), MinContextTokens, 10_000_000),
