@@ -95,7 +95,10 @@ func (h *httpAPI) serveSSE(w http.ResponseWriter, r *http.Request, subject strin
 			fmt.Fprint(w, ": no change yet\n\n")
 		}
 		flusher.Flush()
-		if r.Context().Err() != nil {
+		// The client left, or the service is stopping (its polls answer at
+		// once from now on): end the stream; a client reconnects with
+		// Last-Event-ID, to another node if this one is gone.
+		if r.Context().Err() != nil || h.s.watchCtx.Err() != nil {
 			return
 		}
 		req.FromSeq = out.GetLastSeq()

@@ -409,3 +409,27 @@ func TestPerOperationMetrics(t *testing.T) {
 		}
 	}
 }
+
+// TestShutdownEndsWatchStreams: a node stops cleanly (within its drain
+// bound, no error) while a client holds a watch stream open, and the
+// stream ends (the client reconnects elsewhere).
+func TestShutdownEndsWatchStreams(t *testing.T) {
+	n, _, base := httpNode(t, nil)
+	if code, out := post(t, base, "/v1/session/sd1/create", `{}`); code != 200 {
+		t.Fatalf("create: %d %v", code, out)
+	}
+	resp, err := http.Get(base + "/v1/session/sd1/watch")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	readEvents(t, resp.Body, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := n.Shutdown(ctx); err != nil {
+		t.Fatalf("shutdown with a watch stream open: %v", err)
+	}
+	if _, err := io.ReadAll(resp.Body); err != nil && !strings.Contains(err.Error(), "EOF") {
+		t.Logf("stream ended: %v", err)
+	}
+}
