@@ -47,6 +47,15 @@ var opTypes = map[string][2]proto.Message{
 	"scope_erase":            {&memoryv1.EraseRequest{}, &memoryv1.EraseReceipt{}},
 }
 
+// opTypeNames name the messages of endpoints by the messages' names, for
+// endpoints whose names do not follow the convention of routeTypes (looked
+// up in the proto registry: an entry whose messages this build lacks is
+// ignored).
+var opTypeNames = map[string][2]string{
+	"scope_settle": {"SettleConflictRequest", "EntryReply"},
+	"agent_settle": {"SettleConflictRequest", "EntryReply"},
+}
+
 func init() {
 	for op, req := range map[string]proto.Message{
 		"put": &memoryv1.PutEntryRequest{}, "get": &memoryv1.GetEntryRequest{}, "delete": &memoryv1.DeleteEntryRequest{},
@@ -86,6 +95,11 @@ func routeTypes(r route) (req, reply protoreflect.MessageDescriptor, ok bool) {
 			return nil
 		}
 		return mt.Descriptor()
+	}
+	if n, found := opTypeNames[r.name]; found {
+		if q, p := find(n[0]), find(n[1]); q != nil && p != nil {
+			return q, p, true
+		}
 	}
 	for _, base := range []string{op, op + kind, kind + op} {
 		q := find(base + "Request")
