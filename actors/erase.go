@@ -44,17 +44,16 @@ func (c *core) erase(req *memoryv1.EraseAggregate) (*memoryv1.EraseReceipt, erro
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 4*c.dir.cfg.StoreTimeout)
 	defer cancel()
-	subj := events.RemovalSubject(req.GetRemovalId())
-	led, err := loadRemoval(ctx, deps.Log, subj)
+	led, err := events.LoadRemoval(ctx, deps.Log, req.GetRemovalId())
 	if err != nil {
 		return nil, fmt.Errorf("%w: read removal %s: %v", ErrUnavailable, req.GetRemovalId(), err)
 	}
-	if led.removal == nil {
+	if led.Removal == nil {
 		seqs, err := events.SubjectSeqs(ctx, deps.Log, c.subject)
 		if err != nil {
 			return nil, fmt.Errorf("%w: list %s: %v", ErrUnavailable, c.subject, err)
 		}
-		led.removal = &memoryv1.LogRemoval{
+		led.Removal = &memoryv1.LogRemoval{
 			Id: req.GetRemovalId(), Reason: req.GetReason(), Target: req.GetTarget(), RequestedBy: req.GetRequestedBy(), Why: req.GetWhy(),
 			AtUnixNano: deps.Now().UnixNano(),
 			Subjects:   []string{c.subject},
@@ -62,13 +61,14 @@ func (c *core) erase(req *memoryv1.EraseAggregate) (*memoryv1.EraseReceipt, erro
 			Erased:     []string{c.mk.kind + "." + c.id},
 			Messages:   uint64(len(seqs)),
 		}
-		if led.removalSeq, err = appendLedger(ctx, deps, subj, 0, req.GetRemovalId(), led.removal); err != nil {
-			return nil, err
+		if led.RemovalSeq, err = events.AppendRemoval(ctx, deps.Log, deps.Codec, led.Removal, deps.Now()); err != nil {
+			deps.Metrics.StoreFailures.Inc()
+			return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
 		}
 	}
 	// Everything of the subject before the removal record goes: the actor
 	// wrote nothing since it listed them.
-	if err := remover.RemoveSubject(ctx, c.subject, led.removalSeq); err != nil {
+	if err := remover.RemoveSubject(ctx, c.subject, led.RemovalSeq); err != nil {
 		if errors.Is(err, events.ErrDenyDelete) {
 			return nil, fmt.Errorf("%w: %v", ErrCannotRemove, err)
 		}
@@ -77,76 +77,17 @@ func (c *core) erase(req *memoryv1.EraseAggregate) (*memoryv1.EraseReceipt, erro
 	if err := deps.Snapshots.Delete(ctx, c.snapshotKey()); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
-	if led.doneSeq == 0 {
-		done := &memoryv1.LogRemovalCompleted{Id: req.GetRemovalId(), AtUnixNano: deps.Now().UnixNano()}
-		if led.doneSeq, err = appendLedger(ctx, deps, subj, led.removalSeq, req.GetRemovalId()+".done", done); err != nil {
-			return nil, err
+	if led.DoneSeq == 0 {
+		if led.DoneSeq, err = events.CompleteRemoval(ctx, deps.Log, deps.Codec, req.GetRemovalId(), led.RemovalSeq, deps.Now()); err != nil {
+			deps.Metrics.StoreFailures.Inc()
+			return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
 		}
 	}
 	c.m, c.snapVersion, c.ring = c.mk.empty(c.id), 0, commandRing{}
 	return &memoryv1.EraseReceipt{
-		RemovalId: req.GetRemovalId(), Target: led.removal.GetTarget(), Messages: led.removal.GetMessages(),
-		ErasedUnixNano: deps.Now().UnixNano(), RemovalSeq: led.doneSeq,
+		RemovalId: req.GetRemovalId(), Target: led.Removal.GetTarget(), Messages: led.Removal.GetMessages(),
+		ErasedUnixNano: deps.Now().UnixNano(), RemovalSeq: led.DoneSeq,
 	}, nil
-}
-
-// removalRecords is what a removal subject holds.
-type removalRecords struct {
-	removal             *memoryv1.LogRemoval
-	removalSeq, doneSeq uint64
-}
-
-func loadRemoval(ctx context.Context, log events.Log, subj string) (removalRecords, error) {
-	var out removalRecords
-	_, err := log.Load(ctx, subj, 0, func(rec events.Record) error {
-		rm, done, err := events.DecodeRemoval(rec.Data)
-		switch {
-		case err != nil:
-			return err
-		case rm != nil:
-			out.removal, out.removalSeq = rm, rec.Seq
-		case done != nil:
-			out.doneSeq = rec.Seq
-		}
-		return nil
-	})
-	return out, err
-}
-
-// appendLedger appends ev as the one event of a batch on removal subject
-// subj after expected, deduplicated by msgID.
-func appendLedger(ctx context.Context, deps Deps, subj string, expected uint64, msgID string, ev proto.Message) (uint64, error) {
-	packed, err := deps.Codec.Pack([]proto.Message{ev})
-	if err != nil {
-		return 0, err
-	}
-	_, id, err := events.ParseSubject(subj)
-	if err != nil {
-		return 0, err
-	}
-	data, err := events.EncodeBatch(&memoryv1.EventBatch{
-		CommandId: msgID, AggregateKind: events.KindRemoval, AggregateId: id,
-		Version: ledgerVersion(expected), TimeUnixNano: deps.Now().UnixNano(),
-		SchemaVersion: events.SchemaVersion, Events: packed,
-	})
-	if err != nil {
-		return 0, err
-	}
-	res, err := deps.Log.Append(ctx, subj, expected, "removal."+msgID, data)
-	if err != nil {
-		deps.Metrics.StoreFailures.Inc()
-		return 0, fmt.Errorf("%w: record removal on %s: %v", ErrUnavailable, subj, err)
-	}
-	return res.Seq, nil
-}
-
-// ledgerVersion is the version of a removal subject's batch: 1 for the
-// LogRemoval, 2 for its LogRemovalCompleted.
-func ledgerVersion(expected uint64) uint64 {
-	if expected == 0 {
-		return 1
-	}
-	return 2
 }
 
 // eraseEntry serves an EraseAggregate with a key on a scope: the scope is
@@ -167,13 +108,12 @@ func (a *scopeActor) eraseEntry(req *memoryv1.EraseAggregate) (*memoryv1.EraseRe
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 4*a.dir.cfg.StoreTimeout)
 	defer cancel()
-	subj := events.RemovalSubject(req.GetRemovalId())
-	led, err := loadRemoval(ctx, deps.Log, subj)
+	led, err := events.LoadRemoval(ctx, deps.Log, req.GetRemovalId())
 	if err != nil {
 		return nil, fmt.Errorf("%w: read removal %s: %v", ErrUnavailable, req.GetRemovalId(), err)
 	}
 	key := req.GetKey()
-	if led.removal == nil {
+	if led.Removal == nil {
 		if _, held := a.st().Without(key); !held {
 			return nil, &sharedmemNotFound{key: key}
 		}
@@ -181,7 +121,7 @@ func (a *scopeActor) eraseEntry(req *memoryv1.EraseAggregate) (*memoryv1.EraseRe
 		if err != nil {
 			return nil, fmt.Errorf("%w: list %s: %v", ErrUnavailable, a.subject, err)
 		}
-		led.removal = &memoryv1.LogRemoval{
+		led.Removal = &memoryv1.LogRemoval{
 			Id: req.GetRemovalId(), Reason: req.GetReason(), Target: req.GetTarget(), RequestedBy: req.GetRequestedBy(), Why: req.GetWhy(),
 			AtUnixNano: deps.Now().UnixNano(),
 			Subjects:   []string{a.subject},
@@ -189,8 +129,9 @@ func (a *scopeActor) eraseEntry(req *memoryv1.EraseAggregate) (*memoryv1.EraseRe
 			Rewritten:  []string{a.mk.kind + "." + a.id},
 			Messages:   uint64(len(seqs)),
 		}
-		if led.removalSeq, err = appendLedger(ctx, deps, subj, 0, req.GetRemovalId(), led.removal); err != nil {
-			return nil, err
+		if led.RemovalSeq, err = events.AppendRemoval(ctx, deps.Log, deps.Codec, led.Removal, deps.Now()); err != nil {
+			deps.Metrics.StoreFailures.Inc()
+			return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
 		}
 	}
 	if base, held := a.st().Without(key); held {
@@ -201,7 +142,7 @@ func (a *scopeActor) eraseEntry(req *memoryv1.EraseAggregate) (*memoryv1.EraseRe
 		}
 	}
 	var upTo uint64
-	if r := led.removal.GetRemoved(); len(r) > 0 {
+	if r := led.Removal.GetRemoved(); len(r) > 0 {
 		upTo = r[len(r)-1].GetLast()
 	}
 	if upTo > 0 {
@@ -224,15 +165,15 @@ func (a *scopeActor) eraseEntry(req *memoryv1.EraseAggregate) (*memoryv1.EraseRe
 		return nil, fmt.Errorf("%w: snapshot after erasing %q: %v", ErrUnavailable, key, err)
 	}
 	a.snapVersion = a.m.Version()
-	if led.doneSeq == 0 {
-		done := &memoryv1.LogRemovalCompleted{Id: req.GetRemovalId(), AtUnixNano: deps.Now().UnixNano()}
-		if led.doneSeq, err = appendLedger(ctx, deps, subj, led.removalSeq, req.GetRemovalId()+".done", done); err != nil {
-			return nil, err
+	if led.DoneSeq == 0 {
+		if led.DoneSeq, err = events.CompleteRemoval(ctx, deps.Log, deps.Codec, req.GetRemovalId(), led.RemovalSeq, deps.Now()); err != nil {
+			deps.Metrics.StoreFailures.Inc()
+			return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
 		}
 	}
 	return &memoryv1.EraseReceipt{
-		RemovalId: req.GetRemovalId(), Target: led.removal.GetTarget(), Messages: led.removal.GetMessages(),
-		Entries: []string{key}, ErasedUnixNano: deps.Now().UnixNano(), RemovalSeq: led.doneSeq,
+		RemovalId: req.GetRemovalId(), Target: led.Removal.GetTarget(), Messages: led.Removal.GetMessages(),
+		Entries: []string{key}, ErasedUnixNano: deps.Now().UnixNano(), RemovalSeq: led.DoneSeq,
 	}, nil
 }
 

@@ -26,6 +26,10 @@ type DataStore interface {
 	// GetRange returns the reference and the bytes [offset, offset+length)
 	// of id (length 0: to the end).
 	GetRange(ctx context.Context, id string, offset, length uint64) (*memoryv1.DataReference, []byte, error)
+	// Erase erases id under the removal base names (base.id, target, who,
+	// why): its object, its reference's messages and index rows. It
+	// returns the removal's completion sequence and the messages removed.
+	Erase(ctx context.Context, id string, base *memoryv1.LogRemoval) (seq, messages uint64, err error)
 }
 
 // dataReplyHeadroom is kept free in a data.get reply, beside the bytes, for

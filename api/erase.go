@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/agentmem/agentmem/actors"
 	"github.com/agentmem/agentmem/events"
@@ -47,85 +48,214 @@ func removalID(target string, who *tenancy.Caller, commandID string) string {
 	return "e" + hex.EncodeToString(h[:16])
 }
 
-// eraseRun collects the receipts of one erase request.
+// Ledger records erase requests in the removal ledger (DESIGN §12): the
+// plan first (LogRemoval.planned: what the request covers), each planned
+// item then erased by its actor under a removal of its own, the plan's
+// completion last. A crash in between is finished by the node (RunPlan).
+type Ledger interface {
+	// Load reads removal id's records.
+	Load(ctx context.Context, id string) (events.RemovalRecords, error)
+	// Plan records rm and returns its sequence.
+	Plan(ctx context.Context, rm *memoryv1.LogRemoval) (uint64, error)
+	// Complete records the completion of removal id (recorded at seq).
+	Complete(ctx context.Context, id string, seq uint64) (uint64, error)
+	// End is the log's last sequence now: a plan made from the projection
+	// waits until it applied that far (every session stored before the
+	// request is listed).
+	End(ctx context.Context) (uint64, error)
+}
+
+// eraseRun is one erase request: its plan, then the receipts of its items.
 type eraseRun struct {
 	s       *Service
 	ctx     context.Context
-	id      string // the request's removal id; each aggregate's is id + suffix
+	id      string // the request's removal id (its plan's)
 	target  string
 	by, why string
-	reason  memoryv1.RemovalReason
+	plan    []string
 	out     *memoryv1.EraseReceipt
 }
 
 func (s *Service) newEraseRun(ctx context.Context, c *call, target string, req *memoryv1.EraseRequest) *eraseRun {
 	return &eraseRun{
 		s: s, ctx: ctx, id: removalID(target, c.who, req.GetCommandId()), target: target,
-		by: c.who.Principal, why: req.GetReason(), reason: memoryv1.RemovalReason_REMOVAL_REASON_ERASE,
+		by: c.who.Principal, why: req.GetReason(),
 		out: &memoryv1.EraseReceipt{Target: target, Physical: physicalNote},
 	}
 }
 
-// aggregate erases one aggregate by its actor; suffix tells it apart from
-// the request's other aggregates.
-func (e *eraseRun) aggregate(suffix string, dispatch func(body *memoryv1.EraseAggregate, reply actors.ReplyFunc) error) error {
-	body := &memoryv1.EraseAggregate{RemovalId: e.id + "-" + shortHash(suffix), Reason: e.reason, Target: e.target, RequestedBy: e.by, Why: e.why}
-	m, err := e.s.call(e.ctx, func(reply actors.ReplyFunc) error { return dispatch(body, reply) })
-	if err != nil {
-		return err
-	}
-	r, ok := m.(*memoryv1.EraseReceipt)
-	if !ok {
-		return fmt.Errorf("api: erase of %s answered %T", suffix, m)
-	}
-	e.out.Messages += r.GetMessages()
-	e.out.RemovalSeq = max(e.out.RemovalSeq, r.GetRemovalSeq())
-	return nil
+// dataKind is the log kind of large data references (largedata.Kind).
+const dataKind = "data"
+
+// Plan items (LogRemoval.planned).
+func sessionItems(id string) []string {
+	return []string{events.KindSession + "." + id, actors.AggregateKind(sharedmem.KindSession) + "." + id}
 }
 
-// session erases session id and its session:<id> scope.
-func (e *eraseRun) session(id string) error {
-	if err := e.aggregate("s-"+id, func(b *memoryv1.EraseAggregate, r actors.ReplyFunc) error {
-		return e.s.d.Dispatch(id, nil, b, r)
-	}); err != nil {
-		return err
+// sessionPlan is what erasing session id covers: the session, its
+// session scope, and the large data it stored (tool results its appends
+// offloaded, owner "session:<id>").
+func (s *Service) sessionPlan(id string) ([]string, error) {
+	plan := sessionItems(id)
+	if s.rm == nil || s.data == nil {
+		return plan, nil
 	}
-	if e.s.scopes != nil {
-		if err := e.aggregate("c-"+id, func(b *memoryv1.EraseAggregate, r actors.ReplyFunc) error {
-			return e.s.scopes.DispatchScope(sharedmem.KindSession, id, nil, b, r)
-		}); err != nil {
-			return err
+	ids, err := s.rm.DataOwnedBy("session:" + id)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range ids {
+		plan = append(plan, dataKind+"."+d)
+	}
+	return plan, nil
+}
+
+func scopeItem(kind sharedmem.Kind, id string) string { return actors.AggregateKind(kind) + "." + id }
+
+func entryItem(kind sharedmem.Kind, id, key string) string {
+	return "entry:" + string(kind) + ":" + id + ":" + key
+}
+
+// run records the plan (or finds the one a retry of the request
+// recorded), erases every item, records the completion and waits until
+// the projection applied it.
+func (e *eraseRun) run() (*memoryv1.EraseReceipt, error) {
+	if e.s.ledger == nil {
+		return nil, &Error{Code: 501, Message: "this node keeps no removal ledger: erase is not served"}
+	}
+	rec, err := e.s.ledger.Load(e.ctx, e.id)
+	if err != nil {
+		return nil, &Error{Code: 503, Message: "read the removal ledger: " + err.Error()}
+	}
+	seq := rec.RemovalSeq
+	if rec.Removal != nil {
+		e.plan = rec.Removal.GetPlanned() // a retry: the plan recorded stands
+	} else {
+		rm := &memoryv1.LogRemoval{Id: e.id, Reason: memoryv1.RemovalReason_REMOVAL_REASON_ERASE, Target: e.target,
+			RequestedBy: e.by, Why: e.why, AtUnixNano: time.Now().UnixNano(), Planned: e.plan}
+		if seq, err = e.s.ledger.Plan(e.ctx, rm); err != nil {
+			return nil, &Error{Code: 503, Message: "record the erase: " + err.Error()}
 		}
 	}
-	e.out.Sessions = append(e.out.Sessions, id)
-	return nil
-}
-
-// scope erases scope kind:id.
-func (e *eraseRun) scope(kind sharedmem.Kind, id string) error {
-	if e.s.scopes == nil {
-		return &Error{Code: 501, Message: "this node serves no scopes"}
+	rc, err := RunPlan(e.ctx, e.s.d, e.s.scopes, e.s.data, &memoryv1.LogRemoval{Id: e.id, Target: e.target, RequestedBy: e.by, Why: e.why, Planned: e.plan})
+	if err != nil {
+		return nil, err
 	}
-	if err := e.aggregate(string(kind)+"-"+id, func(b *memoryv1.EraseAggregate, r actors.ReplyFunc) error {
-		return e.s.scopes.DispatchScope(kind, id, nil, b, r)
-	}); err != nil {
-		return err
+	done := rec.DoneSeq
+	if done == 0 {
+		if done, err = e.s.ledger.Complete(e.ctx, e.id, seq); err != nil {
+			return nil, &Error{Code: 503, Message: "record the erase's completion: " + err.Error()}
+		}
 	}
-	e.out.Scopes = append(e.out.Scopes, string(kind)+":"+id)
-	return nil
-}
-
-// finish waits until the projection applied every removal and returns the
-// receipt.
-func (e *eraseRun) finish() (*memoryv1.EraseReceipt, error) {
-	if e.s.rm != nil && e.out.RemovalSeq > 0 {
-		if err := e.s.rm.WaitFor(e.ctx, e.out.RemovalSeq); err != nil {
+	rc.Target, rc.Physical, rc.RemovalId, rc.RemovalSeq = e.target, physicalNote, e.id, max(rc.RemovalSeq, done)
+	if e.s.rm != nil {
+		if err := e.s.rm.WaitFor(e.ctx, rc.RemovalSeq); err != nil {
 			return nil, &Error{Code: 503, Message: fmt.Sprintf("erased from the log, but the read model has not applied it yet (retry with the same command_id): %v", err)}
 		}
 	}
-	e.out.RemovalId = e.id
-	e.out.ErasedUnixNano = time.Now().UnixNano()
-	return e.out, nil
+	rc.ErasedUnixNano = time.Now().UnixNano()
+	return rc, nil
+}
+
+// RunPlan erases every item plan.planned names, each by its actor under
+// its own removal (events.PlannedRemovalID), and returns what went. An
+// item already erased is done again as a no-op (its removal is found
+// completed; a session or scope gone answers an empty receipt). The node
+// calls it for a plan a crash interrupted.
+func RunPlan(ctx context.Context, d Dispatcher, scopes ScopeDispatcher, data DataStore, plan *memoryv1.LogRemoval) (*memoryv1.EraseReceipt, error) {
+	out := &memoryv1.EraseReceipt{}
+	for _, item := range plan.GetPlanned() {
+		body := &memoryv1.EraseAggregate{RemovalId: events.PlannedRemovalID(plan.GetId(), item), Reason: memoryv1.RemovalReason_REMOVAL_REASON_ERASE,
+			Target: plan.GetTarget(), RequestedBy: plan.GetRequestedBy(), Why: plan.GetWhy()}
+		if id, ok := strings.CutPrefix(item, dataKind+"."); ok {
+			if data == nil {
+				return out, fmt.Errorf("api: plan item %q: no large data served", item)
+			}
+			seq, n, err := data.Erase(ctx, id, &memoryv1.LogRemoval{Id: body.GetRemovalId(), Reason: body.GetReason(),
+				Target: body.GetTarget(), RequestedBy: body.GetRequestedBy(), Why: body.GetWhy()})
+			if err != nil {
+				return out, err
+			}
+			out.Messages += n
+			out.RemovalSeq = max(out.RemovalSeq, seq)
+			out.Data = append(out.Data, id)
+			continue
+		}
+		var dispatch func(actors.ReplyFunc) error
+		switch kind, rest, _ := strings.Cut(item, "."); {
+		case strings.HasPrefix(item, "entry:"):
+			parts := strings.SplitN(item, ":", 4)
+			if len(parts) != 4 || scopes == nil {
+				return out, fmt.Errorf("api: plan item %q: not an entry of a served scope", item)
+			}
+			body.Key = parts[3]
+			dispatch = func(r actors.ReplyFunc) error {
+				return scopes.DispatchScope(sharedmem.Kind(parts[1]), parts[2], nil, body, r)
+			}
+		case kind == events.KindSession:
+			dispatch = func(r actors.ReplyFunc) error { return d.Dispatch(rest, nil, body, r) }
+		case scopes != nil:
+			sk := ScopeKindOf(kind)
+			dispatch = func(r actors.ReplyFunc) error { return scopes.DispatchScope(sk, rest, nil, body, r) }
+		default:
+			return out, fmt.Errorf("api: plan item %q: no scopes served", item)
+		}
+		m, err := callActor(ctx, dispatch)
+		if isNotFound(err) && strings.HasPrefix(item, "entry:") && len(plan.GetPlanned()) > 1 {
+			continue // a copy erased since the user's plan was made (a retry)
+		}
+		if err != nil {
+			return out, err
+		}
+		r, ok := m.(*memoryv1.EraseReceipt)
+		if !ok {
+			return out, fmt.Errorf("api: erase of %s answered %T", item, m)
+		}
+		out.Messages += r.GetMessages()
+		out.RemovalSeq = max(out.RemovalSeq, r.GetRemovalSeq())
+		switch kind, rest, _ := strings.Cut(item, "."); {
+		case strings.HasPrefix(item, "entry:"):
+			out.Entries = append(out.Entries, strings.TrimPrefix(item, "entry:"))
+		case kind == events.KindSession:
+			out.Sessions = append(out.Sessions, rest)
+		case kind != actors.AggregateKind(sharedmem.KindSession):
+			out.Scopes = append(out.Scopes, string(ScopeKindOf(kind))+":"+rest)
+		}
+	}
+	return out, nil
+}
+
+// ScopeKindOf is the scope kind of a log kind (actors.AggregateKind
+// reversed).
+func ScopeKindOf(logKind string) sharedmem.Kind {
+	for _, k := range sharedmem.Kinds() {
+		if actors.AggregateKind(k) == logKind {
+			return k
+		}
+	}
+	return sharedmem.Kind(logKind)
+}
+
+// callActor sends a body to an actor and waits for its reply.
+func callActor(ctx context.Context, dispatch func(actors.ReplyFunc) error) (proto.Message, error) {
+	ch := make(chan struct {
+		m   proto.Message
+		err error
+	}, 1)
+	if err := dispatch(func(m proto.Message, err error) {
+		ch <- struct {
+			m   proto.Message
+			err error
+		}{m, err}
+	}); err != nil {
+		return nil, err
+	}
+	select {
+	case r := <-ch:
+		return r.m, r.err
+	case <-ctx.Done():
+		return nil, &Error{Code: 503, Message: "timed out waiting for the actor: " + ctx.Err().Error()}
+	}
 }
 
 // eraseBody reads and checks an EraseRequest.
@@ -169,11 +299,11 @@ func (s *Service) eraseSession(c *call) {
 			return
 		}
 		e := s.newEraseRun(ctx, c, "session:"+id, req)
-		if err := e.session(id); err != nil {
+		if e.plan, err = s.sessionPlan(id); err != nil {
 			reply(nil, err)
 			return
 		}
-		reply(e.finish())
+		reply(e.run())
 	})
 }
 
@@ -195,12 +325,13 @@ func (s *Service) eraseScope(c *call) {
 			reply(nil, err)
 			return
 		}
-		e := s.newEraseRun(ctx, c, string(t.kind)+":"+t.id, req)
-		if err := e.scope(t.kind, t.id); err != nil {
-			reply(nil, err)
+		if s.scopes == nil {
+			reply(nil, &Error{Code: 501, Message: "this node serves no scopes"})
 			return
 		}
-		reply(e.finish())
+		e := s.newEraseRun(ctx, c, string(t.kind)+":"+t.id, req)
+		e.plan = []string{scopeItem(t.kind, t.id)}
+		reply(e.run())
 	})
 }
 
@@ -250,62 +381,68 @@ func (s *Service) eraseUser(c *call) {
 	}
 	s.goQueryFor(c, EraseTimeout, func(ctx context.Context, reply actors.ReplyFunc) {
 		e := s.newEraseRun(ctx, c, "user:"+user, req)
-		if err := s.eraseUserRun(e, user); err != nil {
+		plan, err := s.userPlan(ctx, user)
+		if err != nil {
 			reply(nil, err)
 			return
 		}
-		reply(e.finish())
+		e.plan = plan
+		reply(e.run())
 	})
 }
 
-func (s *Service) eraseUserRun(e *eraseRun, user string) error {
-	// Every session of the user, as the projection lists them once it
-	// applied what was stored before the request.
-	if err := s.rm.WaitFor(e.ctx, s.rm.AppliedSeq()); err != nil {
-		return err
+// userPlan lists what erasing user covers: every session of the user (as
+// the projection lists them once it applied what was stored before the
+// request) with its session scope, the user:<id> scope, and the entries
+// of other scopes the user's sessions published there.
+func (s *Service) userPlan(ctx context.Context, user string) ([]string, error) {
+	if s.ledger == nil {
+		return nil, &Error{Code: 501, Message: "this node keeps no removal ledger: erase is not served"}
 	}
+	end, err := s.ledger.End(ctx)
+	if err != nil {
+		return nil, &Error{Code: 503, Message: "read the log's end: " + err.Error()}
+	}
+	if err := s.rm.WaitFor(ctx, end); err != nil {
+		return nil, &Error{Code: 503, Message: fmt.Sprintf("the projection has not applied the log up to %d yet: %v", end, err)}
+	}
+	var plan []string
+	req := &memoryv1.ListSessionsRequest{UserId: user, Limit: 100}
 	for {
-		list, _, err := s.rm.ListSessions(&memoryv1.ListSessionsRequest{UserId: user, Limit: 100})
+		list, next, err := s.rm.ListSessions(req)
 		if err != nil {
-			return err
-		}
-		if len(list) == 0 {
-			break
+			return nil, err
 		}
 		for _, si := range list {
-			if err := e.session(si.GetSessionId()); err != nil {
-				return err
+			items, err := s.sessionPlan(si.GetSessionId())
+			if err != nil {
+				return nil, err
 			}
+			plan = append(plan, items...)
 		}
-		// The projection has applied the removals of this page before the
-		// next is listed (else the same sessions would come again).
-		if err := s.rm.WaitFor(e.ctx, e.out.RemovalSeq); err != nil {
-			return err
+		if next == "" {
+			break
 		}
+		req.PageToken = next
 	}
 	if s.scopes == nil {
-		return nil
+		return plan, nil
 	}
-	if err := e.scope(sharedmem.KindUser, user); err != nil {
-		return err
-	}
+	plan = append(plan, scopeItem(sharedmem.KindUser, user))
 	if s.entries == nil {
-		return nil
+		return plan, nil
 	}
-	// The values the user's sessions published into other scopes.
 	copies, err := s.entries.EntriesWithMetadata(SourceUserKey, user)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for _, ref := range copies {
 		if ref.Kind == sharedmem.KindUser && ref.ID == user {
-			continue // erased whole above
+			continue // erased whole
 		}
-		if err := e.entry(ref.Kind, ref.ID, ref.Key); err != nil && !isNotFound(err) {
-			return err
-		}
+		plan = append(plan, entryItem(ref.Kind, ref.ID, ref.Key))
 	}
-	return nil
+	return plan, nil
 }
 
 // userID extracts and validates <id> of mem.v1.user.<id>.<op>.
@@ -344,9 +481,9 @@ const (
 	SourceSessionKey = "agentmem.source_session"
 )
 
-// eraseEntry serves an entry delete with erase set: checked as the delete
-// (a write of the scope), then the scope's actor rewrites the scope
-// without the key.
+// eraseEntry serves an entry delete with erase set: checked as the erase
+// of its scope (mayEraseScope: an erase removes other writers' versions
+// too), then the scope's actor rewrites the scope without the key.
 func (s *Service) eraseEntry(c *call, t scopeTarget, d *memoryv1.DeleteEntryRequest) {
 	if len(d.GetReason()) > MaxEraseReasonBytes {
 		c.fail(&Error{Code: 400, Field: "reason", Message: fmt.Sprintf("%d bytes, the limit is %d", len(d.GetReason()), MaxEraseReasonBytes)})
@@ -357,39 +494,19 @@ func (s *Service) eraseEntry(c *call, t scopeTarget, d *memoryv1.DeleteEntryRequ
 		return
 	}
 	s.goQueryFor(c, EraseTimeout, func(ctx context.Context, reply actors.ReplyFunc) {
-		if err := s.checkScope(ctx, c.who, t, true); err != nil {
+		// An erase removes every version, other writers' too: as for a
+		// whole scope, shared scopes need an admin.
+		if err := s.mayEraseScope(ctx, c.who, t); err != nil {
 			reply(nil, err)
 			return
 		}
 		target := "entry:" + string(t.kind) + ":" + t.id + ":" + d.GetKey()
-		e := s.newEraseRun(ctx, c, target, &memoryv1.EraseRequest{CommandId: d.GetCommandId(), Reason: d.GetReason()})
-		if err := e.entry(t.kind, t.id, d.GetKey()); err != nil {
-			reply(nil, err)
+		if s.scopes == nil {
+			reply(nil, &Error{Code: 501, Message: "this node serves no scopes"})
 			return
 		}
-		reply(e.finish())
+		e := s.newEraseRun(ctx, c, target, &memoryv1.EraseRequest{CommandId: d.GetCommandId(), Reason: d.GetReason()})
+		e.plan = []string{entryItem(t.kind, t.id, d.GetKey())}
+		reply(e.run())
 	})
-}
-
-// entry erases key of scope kind:id.
-func (e *eraseRun) entry(kind sharedmem.Kind, id, key string) error {
-	if e.s.scopes == nil {
-		return &Error{Code: 501, Message: "this node serves no scopes"}
-	}
-	suffix := "entry\x00" + string(kind) + "\x00" + id + "\x00" + key
-	err := e.aggregate(suffix, func(b *memoryv1.EraseAggregate, r actors.ReplyFunc) error {
-		b.Key = key
-		return e.s.scopes.DispatchScope(kind, id, nil, b, r)
-	})
-	if err != nil {
-		return err
-	}
-	e.out.Entries = append(e.out.Entries, string(kind)+":"+id+"/"+key)
-	return nil
-}
-
-// shortHash is a short id-safe digest of s.
-func shortHash(s string) string {
-	h := sha256.Sum256([]byte(s))
-	return hex.EncodeToString(h[:8])
 }

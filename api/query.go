@@ -33,6 +33,8 @@ type ReadModel interface {
 	// DataBytes is the sum of the sizes of owner's large data held (stored,
 	// not expired), as the projection has applied it.
 	DataBytes(owner string) (int64, error)
+	// DataOwnedBy lists the ids of owner's large data the projection holds.
+	DataOwnedBy(owner string) ([]string, error)
 }
 
 // Reranker reorders search hits (optional); on failure BM25 order stands.

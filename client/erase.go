@@ -22,7 +22,12 @@ func (c *Client) erase(ctx context.Context, subject, reason string) (*memoryv1.E
 		defer cancel()
 	}
 	reply := &memoryv1.EraseReceipt{}
-	return reply, c.call(ctx, subject, req, reply)
+	if err := c.call(ctx, subject, req, reply); err != nil {
+		return reply, err
+	}
+	// Reads after it wait for the removal on any node (min_seq).
+	c.recordSeq(reply.GetRemovalSeq())
+	return reply, nil
 }
 
 // EraseSession erases session id and its session scope (DESIGN §12): once
@@ -55,5 +60,9 @@ func (c *Client) EraseEntry(ctx context.Context, s Scope, key, reason string) (*
 		defer cancel()
 	}
 	reply := &memoryv1.EraseReceipt{}
-	return reply, c.call(ctx, s.Subject("delete"), req, reply)
+	if err := c.call(ctx, s.Subject("delete"), req, reply); err != nil {
+		return reply, err
+	}
+	c.recordSeq(reply.GetRemovalSeq())
+	return reply, nil
 }

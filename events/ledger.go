@@ -2,8 +2,11 @@ package events
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"time"
 
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 	"google.golang.org/protobuf/proto"
@@ -128,4 +131,74 @@ func RemovalSpans(spans []SeqSpan) []*memoryv1.SeqRange {
 		out[i] = &memoryv1.SeqRange{First: s.First, Last: s.Last}
 	}
 	return out
+}
+
+// PlannedRemovalID is the removal id of item of the erase request whose
+// plan is removal id (LogRemoval.planned).
+func PlannedRemovalID(id, item string) string {
+	h := sha256.Sum256([]byte(item))
+	return id + "-" + hex.EncodeToString(h[:8])
+}
+
+// AppendRemoval records rm (its id names the subject) as the first
+// message of its removal subject and returns its sequence; recorded
+// already (a retry), it returns the stored one's.
+func AppendRemoval(ctx context.Context, l Log, codec *Codec, rm *memoryv1.LogRemoval, now time.Time) (uint64, error) {
+	return appendLedger(ctx, l, codec, rm.GetId(), 0, rm.GetId(), rm, now)
+}
+
+// CompleteRemoval records the completion of removal id, recorded at
+// sequence removalSeq, and returns the completion's sequence.
+func CompleteRemoval(ctx context.Context, l Log, codec *Codec, id string, removalSeq uint64, now time.Time) (uint64, error) {
+	return appendLedger(ctx, l, codec, id, removalSeq, id+".done", &memoryv1.LogRemovalCompleted{Id: id, AtUnixNano: now.UnixNano()}, now)
+}
+
+func appendLedger(ctx context.Context, l Log, codec *Codec, id string, expected uint64, msgID string, ev proto.Message, now time.Time) (uint64, error) {
+	if err := ValidateID("removal id", id); err != nil {
+		return 0, err
+	}
+	packed, err := codec.Pack([]proto.Message{ev})
+	if err != nil {
+		return 0, err
+	}
+	version := uint64(1)
+	if expected > 0 {
+		version = 2
+	}
+	data, err := EncodeBatch(&memoryv1.EventBatch{
+		CommandId: msgID, AggregateKind: KindRemoval, AggregateId: id, Version: version,
+		TimeUnixNano: now.UnixNano(), SchemaVersion: SchemaVersion, Events: packed,
+	})
+	if err != nil {
+		return 0, err
+	}
+	res, err := l.Append(ctx, RemovalSubject(id), expected, "removal."+msgID, data)
+	if err != nil {
+		return 0, fmt.Errorf("events: record removal %s: %w", id, err)
+	}
+	return res.Seq, nil
+}
+
+// RemovalRecords is what one removal subject holds.
+type RemovalRecords struct {
+	Removal             *memoryv1.LogRemoval
+	RemovalSeq, DoneSeq uint64
+}
+
+// LoadRemoval reads removal id's records (none: a zero RemovalRecords).
+func LoadRemoval(ctx context.Context, l Log, id string) (RemovalRecords, error) {
+	var out RemovalRecords
+	_, err := l.Load(ctx, RemovalSubject(id), 0, func(rec Record) error {
+		rm, done, err := DecodeRemoval(rec.Data)
+		switch {
+		case err != nil:
+			return err
+		case rm != nil:
+			out.Removal, out.RemovalSeq = rm, rec.Seq
+		case done != nil:
+			out.DoneSeq = rec.Seq
+		}
+		return nil
+	})
+	return out, err
 }

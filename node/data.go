@@ -117,3 +117,8 @@ func (h sessionHolder) Held(_ context.Context, ref *memoryv1.DataReference) (boo
 	}
 	return found && e.GetStatus() != memoryv1.SessionStatus_SESSION_STATUS_TERMINATED, nil
 }
+
+// Erase erases large data id (api.DataStore).
+func (d dataStore) Erase(ctx context.Context, id string, base *memoryv1.LogRemoval) (uint64, uint64, error) {
+	return d.s.Erase(ctx, id, base)
+}

@@ -49,6 +49,12 @@ func newEraseFixture(t *testing.T) *eraseFixture {
 				t.Fatal(err)
 			}
 		}
+		// A large tool result: stored as large data the session owns.
+		if _, err := f.c.AppendMessages(ctx, s.id,
+			&memoryv1.MessageInput{Role: memoryv1.Role_ROLE_ASSISTANT, ToolCalls: []*memoryv1.ToolCall{{Id: "call_1", Name: "fetch", Arguments: "{}"}}},
+			&memoryv1.MessageInput{Role: memoryv1.Role_ROLE_TOOL, ToolCallId: "call_1", Content: strings.Repeat("blob of "+s.marker+" ", 12<<10)}); err != nil {
+			t.Fatal(err)
+		}
 		if _, err := f.c.Put(ctx, client.SessionScope(s.id), &memoryv1.PutEntryRequest{Key: "draft", Value: []byte("draft " + s.marker)}); err != nil {
 			t.Fatal(err)
 		}
@@ -143,6 +149,18 @@ func (f *eraseFixture) unreadable(t *testing.T, id, user, marker, other string) 
 		}
 	case <-time.After(time.Second):
 	}
+	// The same through the service's watch (what tenants use).
+	fw, err := c.Follow(wctx, client.FollowSession(id), 1)
+	if err != nil {
+		t.Fatalf("follow %s: %v", id, err)
+	}
+	select {
+	case ch, ok := <-fw.Changes():
+		if ok {
+			t.Errorf("the service watch of erased %s from sequence 1 delivered %v", id, ch)
+		}
+	case <-time.After(time.Second):
+	}
 }
 
 // TestEraseSessionAndUser: erasing a session makes it unreadable on every
@@ -159,8 +177,11 @@ func TestEraseSessionAndUser(t *testing.T) {
 	if err != nil {
 		t.Fatalf("erase s1: %v", err)
 	}
-	if rc.GetRemovalId() == "" || rc.GetMessages() == 0 || len(rc.GetSessions()) != 1 {
+	if rc.GetRemovalId() == "" || rc.GetMessages() == 0 || len(rc.GetSessions()) != 1 || len(rc.GetData()) != 1 {
 		t.Fatalf("receipt %v", rc)
+	}
+	if _, _, err := f.c.GetData(ctx, rc.GetData()[0]); client.Code(err) != 404 {
+		t.Errorf("the session's large data after the erase: %v, want 404", err)
 	}
 	f.unreadable(t, "s1", "u1", "quokkaone", "s2")
 	// s2 and s3 are whole.
@@ -322,5 +343,98 @@ func TestEraseEntryAndCopies(t *testing.T) {
 	var out bytes.Buffer
 	if _, err := replay.Verify(ctx, replay.VerifyConfig{Conn: replay.Conn{DataDir: f.data}}, &out); err != nil {
 		t.Fatalf("replay verify after erasures: %v\n%s", err, out.String())
+	}
+}
+
+// TestEraseResumedAfterCrash: a crash right after an erase recorded its
+// LogRemoval (nothing purged yet) is finished when the node starts again,
+// before it serves: the session is gone, its messages too, the removal is
+// completed, and no second removal is recorded.
+func TestEraseResumedAfterCrash(t *testing.T) {
+	f := newEraseFixture(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	jl, err := events.OpenJetStreamLog(f.js, events.DefaultJetStreamConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	subj := events.SessionSubject("s1")
+	seqs, err := events.SubjectSeqs(ctx, jl, subj)
+	if err != nil || len(seqs) == 0 {
+		t.Fatalf("seqs of s1: %v %v", seqs, err)
+	}
+	// The erase request's plan, then the session's own removal: recorded,
+	// nothing purged, no completion.
+	plan := &memoryv1.LogRemoval{Id: "crashed1", Reason: memoryv1.RemovalReason_REMOVAL_REASON_ERASE, Target: "session:s1",
+		Planned: []string{"session.s1", "session_scope.s1"}}
+	codec := events.NewCodec()
+	now := time.Now()
+	if _, err := events.AppendRemoval(ctx, jl, codec, plan, now); err != nil {
+		t.Fatal(err)
+	}
+	rm := &memoryv1.LogRemoval{Id: events.PlannedRemovalID("crashed1", "session.s1"), Reason: memoryv1.RemovalReason_REMOVAL_REASON_ERASE, Target: "session:s1",
+		Subjects: []string{subj}, Removed: events.RemovalSpans(events.Spans(seqs)), Erased: []string{"session.s1"}, Messages: uint64(len(seqs))}
+	if _, err := events.AppendRemoval(ctx, jl, codec, rm, now); err != nil {
+		t.Fatal(err)
+	}
+	f.n.Kill() // the crash: nothing purged, no completion
+
+	n2, nc2 := node.StartForTest(t, func(c *node.Config) { c.DataDir = f.data })
+	c2 := client.New(nc2)
+	if _, err := c2.Get(ctx, "s1"); client.Code(err) != 404 {
+		t.Fatalf("s1 after the resumed erase: %v, want 404", err)
+	}
+	g := &eraseFixture{n: n2, nc: nc2, c: c2, data: f.data}
+	if g.js, err = jetstream.New(nc2); err != nil {
+		t.Fatal(err)
+	}
+	if subs := g.logHolds(t, "quokkaone"); len(subs) > 0 {
+		t.Fatalf("log still holds s1's messages after the restart: %v", subs)
+	}
+	jl2, err := events.OpenJetStreamLog(g.js, events.DefaultJetStreamConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	led, err := events.ReadLedger(ctx, jl2, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The plan, the session's removal and its session scope's: all completed.
+	if len(led.Removals) != 3 || len(led.Pending()) != 0 {
+		t.Fatalf("ledger after the restart: %d removals, %d pending", len(led.Removals), len(led.Pending()))
+	}
+	if _, err := c2.Context(ctx, "s2"); err != nil {
+		t.Fatalf("s2 after the restart: %v", err)
+	}
+}
+
+// TestEraseAgent: erasing an agent's memory removes its entries from get,
+// history, list, search and the log; another agent's stay.
+func TestEraseAgent(t *testing.T) {
+	f := newEraseFixture(t)
+	ctx := context.Background()
+	for _, a := range []string{"ag1", "ag2"} {
+		if _, err := f.c.Put(ctx, client.Agent(a), &memoryv1.PutEntryRequest{Key: "lesson", Value: []byte("the capybara lesson of " + a)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rc, err := f.c.EraseScope(ctx, client.Agent("ag1"), "retired agent")
+	if err != nil || len(rc.GetScopes()) != 1 {
+		t.Fatalf("erase agent ag1: %v %v", rc, err)
+	}
+	if _, err := f.c.GetEntry(ctx, client.Agent("ag1"), "lesson", 0); client.Code(err) != 404 {
+		t.Errorf("ag1's entry after erase: %v, want 404", err)
+	}
+	if l, err := f.c.ListEntries(ctx, client.Agent("ag1"), &memoryv1.ListEntriesRequest{IncludeDeleted: true}); err != nil || len(l.GetEntries()) != 0 {
+		t.Errorf("ag1's list after erase: %v %v", l, err)
+	}
+	if hits, err := f.c.SearchEntries(ctx, client.Agent("ag1"), &memoryv1.SearchEntriesRequest{Query: "capybara"}); err != nil || len(hits.GetHits()) != 0 {
+		t.Errorf("ag1's search after erase: %v %v", hits, err)
+	}
+	if subs := f.logHolds(t, "lesson of ag1"); len(subs) > 0 {
+		t.Errorf("log still holds ag1's entry: %v", subs)
+	}
+	if e, err := f.c.GetEntry(ctx, client.Agent("ag2"), "lesson", 0); err != nil || !strings.Contains(string(e.GetValue()), "ag2") {
+		t.Errorf("ag2's entry after erasing ag1: %v %v", e, err)
 	}
 }

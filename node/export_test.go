@@ -9,3 +9,6 @@ func (n *Node) DirectoryForTest() *actors.Directory { return n.dir }
 
 // ConnectedServerForTest names the NATS server the node's connection is on.
 func (n *Node) ConnectedServerForTest() string { return n.nc.ConnectedServerName() }
+
+// DataDirForTest is the node's data directory.
+func (n *Node) DataDirForTest() string { return n.cfg.DataDir }

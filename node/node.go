@@ -206,8 +206,16 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	acfg := api.DefaultConfig()
 	local := answerBy{d: n.dir, w: n.storage, timeout: cfg.Actors.StoreTimeout}
 	placed := placedDispatch{local: local, t: n.placement, nc: n.nc, timeout: acfg.ForwardTimeout}
-	deps := api.Deps{Dispatcher: placed, Scopes: placed, Router: router{t: n.placement, w: n.storage, nc: n.nc}, Data: dataStore{s: data, w: n.storage, max: dcfg.MaxBytes}, Reranker: cfg.Reranker, Logger: logger,
-		Metrics: api.NewMetrics(n.Registry), Tenants: tenants, Watcher: watcher{log: log, nc: n.nc, reads: make(chan struct{}, maxWatchReads)}}
+	// Erasures a crash left half done are finished before the API serves
+	// (and, should an owner be unreachable now, later: resumeLoop).
+	dstore := dataStore{s: data, w: n.storage, max: dcfg.MaxBytes}
+	n.resumeOnce(ctx, jsLog, log, codec, placed, dstore)
+	n.goBackground("erasure resumption stopped", func(ctx context.Context) error {
+		return n.resumeLoop(ctx, jsLog, log, codec, placed, dstore)
+	})
+	deps := api.Deps{Dispatcher: placed, Scopes: placed, Router: router{t: n.placement, w: n.storage, nc: n.nc}, Data: dstore, Reranker: cfg.Reranker, Logger: logger,
+		Metrics: api.NewMetrics(n.Registry), Tenants: tenants, Watcher: watcher{log: log, nc: n.nc, reads: make(chan struct{}, maxWatchReads)},
+		Ledger: ledger{log: log, reader: jsLog, codec: codec}}
 	if cfg.Projector {
 		rm := readModel{p: n.proj, s: n.store, logger: logger}
 		if cfg.Embeddings.BaseURL != "" {

@@ -102,6 +102,12 @@ func (r readModel) TopEntries(aggKind, id string, limit int) ([]*memoryv1.Entry,
 	return e, mapErr(err)
 }
 
+// DataOwnedBy lists owner's large data ids.
+func (r readModel) DataOwnedBy(owner string) ([]string, error) {
+	ids, err := r.s.DataOwnedBy(owner)
+	return ids, mapErr(err)
+}
+
 // EntryText reads an entry version's text for a context's memory item.
 func (r readModel) EntryText(scope, key string, version uint64) (string, bool) {
 	return r.s.EntryText(scope, key, version)

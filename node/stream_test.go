@@ -369,10 +369,11 @@ func TestSubjectPurgedUnderNode(t *testing.T) {
 	}
 }
 
-// TestStreamSettings: the node's log stream denies single-message deletes
-// and purges, even to a connection with every right.
+// TestStreamSettings: with --log-allow-delete=false the node's log stream
+// denies single-message deletes and purges, even to a connection with
+// every right.
 func TestStreamSettings(t *testing.T) {
-	s := startStreamNode(t, t.TempDir(), nil)
+	s := startStreamNode(t, t.TempDir(), func(c *node.Config) { c.LogAllowDelete = false })
 	ctx := context.Background()
 	if _, err := s.c.CreateSession(ctx, "s1", nil); err != nil {
 		t.Fatal(err)
@@ -396,11 +397,11 @@ func TestStreamSettings(t *testing.T) {
 }
 
 // TestNodeStartsOnOldStream: a data dir whose stream an earlier build made
-// without deny_purge starts; the stream gains deny_purge and keeps its
-// sessions.
+// without deny_purge starts on a node with --log-allow-delete=false; the
+// stream gains deny_purge and keeps its sessions.
 func TestNodeStartsOnOldStream(t *testing.T) {
 	dir := t.TempDir()
-	old := startStreamNode(t, dir, func(c *node.Config) { c.DenyPurge = false })
+	old := startStreamNode(t, dir, func(c *node.Config) { c.DenyPurge, c.LogAllowDelete = false, false })
 	ctx := context.Background()
 	if _, err := old.c.CreateSession(ctx, "s1", nil); err != nil {
 		t.Fatal(err)
@@ -417,7 +418,7 @@ func TestNodeStartsOnOldStream(t *testing.T) {
 	}
 	old.shutdown(t)
 
-	s := startStreamNode(t, dir, nil)
+	s := startStreamNode(t, dir, func(c *node.Config) { c.LogAllowDelete = false })
 	st, err = s.js.Stream(ctx, events.StreamName)
 	if err != nil {
 		t.Fatal(err)

@@ -189,6 +189,19 @@ func TestTenantAttackSuite(t *testing.T) {
 	add("403", "sessions.list agent a2", req("mem.v1.sessions.list", &memoryv1.ListSessionsRequest{AgentId: "a2"}))
 	add("403", "sessions.list everyone", req("mem.v1.sessions.list", &memoryv1.ListSessionsRequest{}))
 	add("403", "data.get a2's data", req("mem.v1.data.get", &memoryv1.GetDataRequest{Id: v.dataID}))
+	// Erasure (issue 19): a tenant never erases what it may not write, and
+	// shared scopes only by an admin.
+	erase := &memoryv1.EraseRequest{Reason: "attack"}
+	add("403", "erase session s-a2", req("mem.v1.session.s-a2.erase", erase))
+	add("403", "erase user u2", req("mem.v1.user.u2.erase", erase))
+	add("no route", "erase agent a2", req("mem.v1.agent.a2.erase", erase))
+	add("400", "erase agent a2 by the scope path", req("mem.v1.scope.agent.a2.erase", erase))
+	for _, sc := range []string{"user.u2", "session.s-a2", "project.p1", "app.shop", "workflow.w1", "global.global", "swarm.x"} {
+		add("403", "erase scope "+sc, req("mem.v1.scope."+sc+".erase", erase))
+		add("403", "erase entry of "+sc, req("mem.v1.scope."+sc+".delete", &memoryv1.DeleteEntryRequest{Key: "policy", Erase: true}))
+	}
+	add("400", "erase with a 1 KiB reason", req("mem.v1.session.s-a1.erase", &memoryv1.EraseRequest{Reason: strings.Repeat("r", 1024)}))
+	add("400", "erase with a bad command id", req("mem.v1.session.s-a1.erase", &memoryv1.EraseRequest{CommandId: "a.b"}))
 	// Claiming another identity: in the body, or in a forged header the
 	// server replaces with the real one.
 	add("403", "create session claiming user u2", req("mem.v1.session.s-claim.create", &memoryv1.CreateSessionRequest{UserId: "u2"}))
@@ -564,5 +577,59 @@ func TestTenantFloodsHoldOnlyTheirOwnSlots(t *testing.T) {
 	}
 	if results["mem.v1.session.s-agent-a1.watch 429 max_watches: 4 in flight for this caller, the most it may hold; retry later"] == 0 {
 		t.Fatalf("a1's watch flood never hit its own limit: %v", results)
+	}
+}
+
+// TestTenantErase: a writer erases its own user's session, scope entry and
+// user; a reader does not erase even its own user's; only an admin erases
+// a shared scope; every refusal leaves the data whole.
+func TestTenantErase(t *testing.T) {
+	tn := startTenantNode(t)
+	tu := connectTenants(t, tn)
+	ctx := context.Background()
+	a1, ops := tu.a1.c, tu.ops.c
+	for _, id := range []string{"e-1", "e-2"} {
+		if _, err := a1.CreateSession(ctx, id, &memoryv1.CreateSessionRequest{UserId: "u1", Project: "p1"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := ops.CreateSession(ctx, "e-u2", &memoryv1.CreateSessionRequest{UserId: "u2"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a1.Put(ctx, client.User("u1"), &memoryv1.PutEntryRequest{Key: "k", Value: []byte("v")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ops.Put(ctx, client.Project("p1"), &memoryv1.PutEntryRequest{Key: "policy", Value: []byte("keep")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tu.front2.c.EraseSession(ctx, "e-u2", ""); client.Code(err) != 403 {
+		t.Errorf("reader front-u2 erasing its user's session: %v, want 403", err)
+	}
+	if _, err := tu.front2.c.EraseUser(ctx, "u2", ""); client.Code(err) != 403 {
+		t.Errorf("reader front-u2 erasing its user: %v, want 403", err)
+	}
+	if _, err := a1.EraseScope(ctx, client.Project("p1"), ""); client.Code(err) != 403 {
+		t.Errorf("writer a1 erasing project p1: %v, want 403", err)
+	}
+	if _, err := ops.GetEntry(ctx, client.Project("p1"), "policy", 0); err != nil {
+		t.Fatalf("project entry after refused erases: %v", err)
+	}
+	if _, err := a1.EraseSession(ctx, "e-1", "done"); err != nil {
+		t.Fatalf("a1 erasing its user's session: %v", err)
+	}
+	if _, err := a1.EraseEntry(ctx, client.User("u1"), "k", ""); err != nil {
+		t.Fatalf("a1 erasing its user's entry: %v", err)
+	}
+	if rc, err := a1.EraseUser(ctx, "u1", "account closed"); err != nil || len(rc.GetSessions()) != 1 {
+		t.Fatalf("a1 erasing user u1: %v %v", rc, err)
+	}
+	if _, err := ops.Get(ctx, "e-u2"); err != nil {
+		t.Fatalf("u2's session after erasing u1: %v", err)
+	}
+	if _, err := ops.EraseScope(ctx, client.Project("p1"), "retired"); err != nil {
+		t.Fatalf("admin erasing project p1: %v", err)
+	}
+	if _, err := ops.GetEntry(ctx, client.Project("p1"), "policy", 0); client.Code(err) != 404 {
+		t.Fatalf("project entry after the admin's erase: %v, want 404", err)
 	}
 }

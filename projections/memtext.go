@@ -88,3 +88,23 @@ func (s *Store) EntriesWithMetadata(name, value string) ([]EntryRef, error) {
 	})
 	return out, err
 }
+
+// DataOwnedBy returns the ids of the large data the projection holds for
+// owner (DataReference.owner, e.g. "session:<id>"), in id order. It reads
+// every reference.
+func (s *Store) DataOwnedBy(owner string) ([]string, error) {
+	var out []string
+	err := s.view(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketDataRefs).ForEach(func(k, v []byte) error {
+			ref := new(memoryv1.DataReference)
+			if err := proto.Unmarshal(v, ref); err != nil {
+				return fmt.Errorf("projections: data ref %q: %w", k, err)
+			}
+			if ref.GetOwner() == owner {
+				out = append(out, string(k))
+			}
+			return nil
+		})
+	})
+	return out, err
+}

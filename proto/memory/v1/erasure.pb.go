@@ -158,7 +158,13 @@ type LogRemoval struct {
 	// (ScopeBaseline, written on their own subject before this record).
 	Rewritten []string `protobuf:"bytes,10,rep,name=rewritten,proto3" json:"rewritten,omitempty"`
 	// messages is the number of log messages removed.
-	Messages      uint64 `protobuf:"varint,11,opt,name=messages,proto3" json:"messages,omitempty"`
+	Messages uint64 `protobuf:"varint,11,opt,name=messages,proto3" json:"messages,omitempty"`
+	// planned, on the record of an erase request (which removes nothing
+	// itself), lists what the request covers, each erased by a removal of
+	// its own with id events.PlannedRemovalID(id, item): aggregates as
+	// "<log kind>.<id>", entries as "entry:<kind>:<id>:<key>". The node
+	// finishes a plan a crash interrupted.
+	Planned       []string `protobuf:"bytes,12,rep,name=planned,proto3" json:"planned,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -268,6 +274,13 @@ func (x *LogRemoval) GetMessages() uint64 {
 		return x.Messages
 	}
 	return 0
+}
+
+func (x *LogRemoval) GetPlanned() []string {
+	if x != nil {
+		return x.Planned
+	}
+	return nil
 }
 
 // LogRemovalCompleted follows the LogRemoval of the same id once every
@@ -452,8 +465,10 @@ type EraseReceipt struct {
 	// physical says when the bytes leave the disk: the log's messages are
 	// deleted now; freed file pages hold them until the next compaction.
 	Physical string `protobuf:"bytes,8,opt,name=physical,proto3" json:"physical,omitempty"`
-	// removal_seq is the stream sequence of the LogRemoval record.
-	RemovalSeq    uint64 `protobuf:"varint,9,opt,name=removal_seq,json=removalSeq,proto3" json:"removal_seq,omitempty"`
+	// removal_seq is the stream sequence of the removal's last record.
+	RemovalSeq uint64 `protobuf:"varint,9,opt,name=removal_seq,json=removalSeq,proto3" json:"removal_seq,omitempty"`
+	// data: the large data erased with them (tool results a session stored).
+	Data          []string `protobuf:"bytes,10,rep,name=data,proto3" json:"data,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -549,6 +564,13 @@ func (x *EraseReceipt) GetRemovalSeq() uint64 {
 		return x.RemovalSeq
 	}
 	return 0
+}
+
+func (x *EraseReceipt) GetData() []string {
+	if x != nil {
+		return x.Data
+	}
+	return nil
 }
 
 // EraseAggregate is the node's command to the actor of one aggregate
@@ -650,7 +672,7 @@ const file_memory_v1_erasure_proto_rawDesc = "" +
 	"\x17memory/v1/erasure.proto\x12\x12agentmem.memory.v1\x1a\x15memory/v1/scope.proto\"4\n" +
 	"\bSeqRange\x12\x14\n" +
 	"\x05first\x18\x01 \x01(\x04R\x05first\x12\x12\n" +
-	"\x04last\x18\x02 \x01(\x04R\x04last\"\xec\x02\n" +
+	"\x04last\x18\x02 \x01(\x04R\x04last\"\x86\x03\n" +
 	"\n" +
 	"LogRemoval\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x129\n" +
@@ -665,7 +687,8 @@ const file_memory_v1_erasure_proto_rawDesc = "" +
 	"\x06erased\x18\t \x03(\tR\x06erased\x12\x1c\n" +
 	"\trewritten\x18\n" +
 	" \x03(\tR\trewritten\x12\x1a\n" +
-	"\bmessages\x18\v \x01(\x04R\bmessages\"G\n" +
+	"\bmessages\x18\v \x01(\x04R\bmessages\x12\x18\n" +
+	"\aplanned\x18\f \x03(\tR\aplanned\"G\n" +
 	"\x13LogRemovalCompleted\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12 \n" +
 	"\fat_unix_nano\x18\x02 \x01(\x03R\n" +
@@ -677,7 +700,7 @@ const file_memory_v1_erasure_proto_rawDesc = "" +
 	"\fEraseRequest\x12\x1d\n" +
 	"\n" +
 	"command_id\x18\x01 \x01(\tR\tcommandId\x12\x16\n" +
-	"\x06reason\x18\x02 \x01(\tR\x06reason\"\x96\x02\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\"\xaa\x02\n" +
 	"\fEraseReceipt\x12\x1d\n" +
 	"\n" +
 	"removal_id\x18\x01 \x01(\tR\tremovalId\x12\x16\n" +
@@ -689,7 +712,9 @@ const file_memory_v1_erasure_proto_rawDesc = "" +
 	"\x10erased_unix_nano\x18\a \x01(\x03R\x0eerasedUnixNano\x12\x1a\n" +
 	"\bphysical\x18\b \x01(\tR\bphysical\x12\x1f\n" +
 	"\vremoval_seq\x18\t \x01(\x04R\n" +
-	"removalSeq\"\xc9\x01\n" +
+	"removalSeq\x12\x12\n" +
+	"\x04data\x18\n" +
+	" \x03(\tR\x04data\"\xc9\x01\n" +
 	"\x0eEraseAggregate\x12\x1d\n" +
 	"\n" +
 	"removal_id\x18\x01 \x01(\tR\tremovalId\x129\n" +

@@ -1,0 +1,146 @@
+package node
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/agentmem/agentmem/api"
+	"github.com/agentmem/agentmem/events"
+	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
+	"google.golang.org/protobuf/proto"
+)
+
+// resumeTimeout bounds the resumption of the removals a crash left pending.
+const resumeTimeout = 2 * time.Minute
+
+// resumeRemovals finishes the erase requests and the removals of the log's ledger that have no
+// LogRemovalCompleted (a crash in the middle of an erase, DESIGN §12):
+// each goes again to the actor of its aggregate, which finds its
+// LogRemoval and completes it (purge, snapshot, completion) without
+// recording a second one. It runs before the API serves, so no write
+// reaches a half-erased aggregate.
+func resumeRemovals(ctx context.Context, r events.StreamReader, log events.Log, codec *events.Codec, d placedDispatch, data api.DataStore) (int, error) {
+	led, err := events.ReadLedger(ctx, r, 0)
+	if err != nil {
+		return 0, fmt.Errorf("node: read the removal ledger: %w", err)
+	}
+	n := 0
+	for _, rm := range led.Pending() {
+		if len(rm.GetPlanned()) > 0 {
+			// An erase request's plan: its items (each resumed or done
+			// again as a no-op), then its completion.
+			if _, err := api.RunPlan(ctx, d, d, data, rm.LogRemoval); err != nil {
+				return n, fmt.Errorf("node: resume erase %s (%s): %w", rm.GetId(), rm.GetTarget(), err)
+			}
+			if _, err := events.CompleteRemoval(ctx, log, codec, rm.GetId(), rm.Seq, time.Now()); err != nil {
+				return n, err
+			}
+			n++
+			continue
+		}
+		if err := resumeRemoval(ctx, rm.LogRemoval, d); err != nil {
+			return n, fmt.Errorf("node: resume removal %s (%s): %w", rm.GetId(), rm.GetTarget(), err)
+		}
+		n++
+	}
+	return n, nil
+}
+
+func resumeRemoval(ctx context.Context, rm *memoryv1.LogRemoval, d placedDispatch) error {
+	body := &memoryv1.EraseAggregate{RemovalId: rm.GetId(), Reason: rm.GetReason(), Target: rm.GetTarget(), RequestedBy: rm.GetRequestedBy(), Why: rm.GetWhy()}
+	aggs := rm.GetErased()
+	if len(rm.GetRewritten()) > 0 {
+		// An entry erase: target is entry:<kind>:<id>:<key>.
+		parts := strings.SplitN(rm.GetTarget(), ":", 4)
+		if len(parts) != 4 || parts[0] != "entry" {
+			return fmt.Errorf("a rewrite of %v with target %q names no entry", rm.GetRewritten(), rm.GetTarget())
+		}
+		body.Key = parts[3]
+		aggs = rm.GetRewritten()
+	}
+	for _, agg := range aggs {
+		kind, id, ok := strings.Cut(agg, ".")
+		if !ok {
+			return fmt.Errorf("aggregate %q is not <kind>.<id>", agg)
+		}
+		done := make(chan error, 1)
+		reply := func(_ proto.Message, err error) { done <- err }
+		var err error
+		if kind == events.KindSession {
+			err = d.Dispatch(id, nil, body, reply)
+		} else {
+			err = d.DispatchScope(api.ScopeKindOf(kind), id, nil, body, reply)
+		}
+		if err == nil {
+			select {
+			case err = <-done:
+			case <-ctx.Done():
+				err = ctx.Err()
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// resumeEvery is how often the node looks for removals left pending.
+const resumeEvery = 30 * time.Second
+
+// resumeOnce resumes the pending removals, logging what it did or why it
+// could not (the loop tries again).
+func (n *Node) resumeOnce(ctx context.Context, r events.StreamReader, log events.Log, codec *events.Codec, d placedDispatch, data api.DataStore) {
+	rctx, cancel := context.WithTimeout(ctx, resumeTimeout)
+	defer cancel()
+	resumed, err := resumeRemovals(rctx, r, log, codec, d, data)
+	if err != nil {
+		n.logger.Error("erasures left half done could not all be resumed (retrying)", "resumed", resumed, "err", err)
+		return
+	}
+	if resumed > 0 {
+		n.logger.Warn("resumed erasures a crash left half done", "removals", resumed)
+	}
+}
+
+// resumeLoop runs resumeOnce every resumeEvery until ctx ends. A removal
+// in progress looks pending too: its actor serves the second request after
+// the first, which finds it completed.
+func (n *Node) resumeLoop(ctx context.Context, r events.StreamReader, log events.Log, codec *events.Codec, d placedDispatch, data api.DataStore) error {
+	t := time.NewTicker(resumeEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+			n.resumeOnce(ctx, r, log, codec, d, data)
+		}
+	}
+}
+
+// ledger is the api's removal ledger on the node's log.
+type ledger struct {
+	log    events.Log
+	reader events.StreamReader
+	codec  *events.Codec
+}
+
+func (l ledger) End(ctx context.Context) (uint64, error) {
+	b, err := l.reader.Bounds(ctx)
+	return b.Last, err
+}
+
+func (l ledger) Load(ctx context.Context, id string) (events.RemovalRecords, error) {
+	return events.LoadRemoval(ctx, l.log, id)
+}
+
+func (l ledger) Plan(ctx context.Context, rm *memoryv1.LogRemoval) (uint64, error) {
+	return events.AppendRemoval(ctx, l.log, l.codec, rm, time.Now())
+}
+
+func (l ledger) Complete(ctx context.Context, id string, seq uint64) (uint64, error) {
+	return events.CompleteRemoval(ctx, l.log, l.codec, id, seq, time.Now())
+}
