@@ -178,6 +178,7 @@ export interface EntryReply {
 }
 
 export interface EraseReceipt {
+  data?: Array<string>;
   entries?: Array<string>;
   erased_unix_nano?: string | number;
   messages?: string | number;
