@@ -66,10 +66,13 @@ type Config struct {
 	// HealthInterval is how often the node looks at the disk, JetStream
 	// and the projector (the storage watch). Programmatic only.
 	HealthInterval time.Duration
-	// HTTPAddr serves /metrics, /healthz and the inspector (/ui/); empty
-	// disables it.
+	// HTTPAddr serves /metrics, /healthz, the HTTP API (/v1/) and the
+	// inspector (/ui/); empty disables it.
 	HTTPAddr string
-	Stream   string
+	// HTTPOrigins are the browser origins the HTTP API also answers
+	// (besides the listener's own); comma separated on the command line.
+	HTTPOrigins []string
+	Stream      string
 
 	// UIAllowedHosts are Host values the inspector answers to besides
 	// loopback names and the listener's address (DNS rebinding guard).

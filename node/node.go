@@ -329,8 +329,32 @@ func (n *Node) startProjector(js jetstream.JetStream, codec *events.Codec) error
 	if n.proj, err = projections.NewProjector(pcfg, js, n.store, codec, n.logger); err != nil {
 		return err
 	}
+	n.registerProjectionMetrics()
 	n.runProjector()
 	return nil
+}
+
+// registerProjectionMetrics exports how far the projection is: its applied
+// sequence, and its lag behind the log (read from the stream at each scrape;
+// -1 while the stream cannot be read).
+func (n *Node) registerProjectionMetrics() {
+	p := n.proj
+	n.Registry.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "agentmem_projection_applied_seq",
+			Help: "The last log sequence the projection applied (search, recall, lists and min_seq reads see up to it)."},
+			func() float64 { return float64(p.AppliedSeq()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "agentmem_projection_lag",
+			Help: "Log sequences stored and not yet applied to the projection (the stream's last sequence minus the applied one; -1 while the stream cannot be read)."},
+			func() float64 {
+				ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+				defer cancel()
+				lag, err := p.Lag(ctx)
+				if err != nil {
+					return -1
+				}
+				return float64(lag)
+			}),
+	)
 }
 
 // runProjector runs the projector unless it runs already. Called again by
@@ -434,7 +458,13 @@ func (n *Node) startHTTP(tenants *tenancy.Directory) error {
 	mux.HandleFunc("/healthz", n.serveHealthz)
 	mux.Handle(inspector.Prefix, ui)
 	mux.Handle("/ui", http.RedirectHandler(inspector.Prefix, http.StatusMovedPermanently))
-	n.http = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	if n.svc != nil {
+		hcfg := api.DefaultHTTPConfig()
+		hcfg.MaxBodyBytes, hcfg.Origins = n.apiNC.MaxPayload(), n.cfg.HTTPOrigins
+		mux.Handle(api.HTTPPrefix, n.svc.HTTPHandler(hcfg))
+	}
+	// No WriteTimeout: the watch streams (Server-Sent Events) last.
+	n.http = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute}
 	n.httpDone = make(chan struct{})
 	go func() {
 		defer close(n.httpDone)
