@@ -3,10 +3,11 @@ GO      ?= go
 PKGS    ?= ./...
 PROTOS  := $(wildcard proto/memory/v1/*.proto)
 
-.PHONY: build run test verify proto bench bench-memory fuzz crash
+.PHONY: build run test deps ci verify proto bench bench-memory fuzz crash screenshots
 
 # build compiles every package and writes the binaries to bin/ (ignored by
-# git): bin/agentmem-node, bin/agentmem-replay, bin/agentmem-membench.
+# git): bin/agentmem-node, bin/agentmem-replay, bin/agentmem-membench,
+# bin/agentmem-mcp.
 BIN     ?= bin
 build:
 	$(GO) build ./...
@@ -18,8 +19,23 @@ build:
 run:
 	$(GO) run ./cmd/node
 
+# test is the suite CI runs (after deps and verify: see ci). Tests that need
+# node, python3 or the npm packages skip without them locally (CI fails
+# instead); .ci/prereqs says which, before and after the run.
 test:
-	$(GO) test -race -count=1 $(PKGS)
+	@sh .ci/prereqs
+	@$(GO) test -race -count=1 $(PKGS); rc=$$?; sh .ci/prereqs; exit $$rc
+
+# deps installs what the JavaScript tests need, from the committed lockfiles.
+deps:
+	cd conformance/mcp && npm ci --no-audit --no-fund
+	cd conformance/json && npm ci --no-audit --no-fund
+	cd sdk/ts && npm ci --no-audit --no-fund
+
+# ci is what .ci/run does once the tools are installed: deps, verify, test
+# with CI=true (a missing runtime fails instead of skipping).
+ci: deps verify
+	CI=true $(MAKE) test
 
 # proto regenerates the committed Go code from proto/ with protoc (Debian's
 # protobuf-compiler) and protoc-gen-go pinned as a go tool in go.mod.
@@ -51,6 +67,12 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchtime=20x ./largedata/
 	$(GO) test -run '^$$' -bench Cluster -benchtime=3000x ./node/
 	$(GO) test -run '^$$' -bench Failover -benchtime=20x ./node/
+	$(GO) test -run '^$$' -bench 'PageLoad|LiveEvent' -benchtime=20x ./inspector/
+
+# screenshots retakes the inspector's pictures in docs/img (README) with
+# headless Chromium against a node with a few sessions.
+screenshots:
+	$(GO) test -count=1 -run '^TestScreenshots$$' ./inspector/ -screenshots=$(CURDIR)/docs/img
 
 # bench-memory prints the memory-quality tables (membench, DESIGN §5c): the
 # question mode on LoCoMo-like conversations (agentmem beside a window, two
@@ -71,6 +93,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzSummarize -fuzztime 30s ./internal/segmented/
 	$(GO) test -run '^$$' -fuzz '^FuzzCount$$' -fuzztime 30s ./internal/segmented/
 	$(GO) test -run '^$$' -fuzz FuzzReadJSON -fuzztime 30s ./api/
+	$(GO) test -run '^$$' -fuzz FuzzHighlight -fuzztime 30s ./inspector/
 
 # crash runs the kill -9 test under a longer load.
 crash:

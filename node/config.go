@@ -66,9 +66,18 @@ type Config struct {
 	// HealthInterval is how often the node looks at the disk, JetStream
 	// and the projector (the storage watch). Programmatic only.
 	HealthInterval time.Duration
-	// HTTPAddr serves /metrics and /healthz; empty disables it.
+	// HTTPAddr serves /metrics, /healthz, the HTTP API (/v1/) and the
+	// inspector (/ui/); empty disables it.
 	HTTPAddr string
-	Stream   string
+	// HTTPOrigins are the browser origins the HTTP API also answers
+	// (besides the listener's own); comma separated on the command line.
+	HTTPOrigins []string
+	Stream      string
+
+	// UIAllowedHosts are Host values the inspector answers to besides
+	// loopback names and the listener's address (DNS rebinding guard).
+	UIAllowedHosts []string
+
 	// DenyPurge creates the log stream with deny_purge (default true;
 	// events.JetStreamConfig.DenyPurge). Programmatic only: there is no
 	// flag to turn it off, and JetStream never turns it off on a stream

@@ -2,6 +2,7 @@ package node
 
 import (
 	"flag"
+	"strings"
 
 	"github.com/agentmem/agentmem/internal/envflag"
 )
@@ -24,7 +25,25 @@ func BindFlags(fs *flag.FlagSet, cfg *Config) {
 	fs.StringVar(&cfg.NodeID, "node-id", cfg.NodeID, "this node's id in the cluster (unique, stable across restarts); empty = the one kept in <data-dir>/node-id")
 	fs.IntVar(&cfg.Placement.Partitions, "partitions", cfg.Placement.Partitions, "partitions of the id space placed on the nodes (equal on every node of a cluster)")
 	fs.DurationVar(&cfg.Placement.LeaseTTL, "lease-ttl", cfg.Placement.LeaseTTL, "lease of a node on its partitions: the longest a dead node's aggregates stay unserved")
-	fs.StringVar(&cfg.HTTPAddr, "http", cfg.HTTPAddr, "host:port for Prometheus /metrics and /healthz (empty disables)")
+	fs.StringVar(&cfg.HTTPAddr, "http", cfg.HTTPAddr, "host:port for Prometheus /metrics, /healthz, the HTTP API /v1/ and the inspector /ui/ (empty disables; without --tenants both answer loopback clients only)")
+	fs.Func("http-origins", "comma-separated browser origins (scheme://host:port) the HTTP API also answers besides its own", func(v string) error {
+		cfg.HTTPOrigins = nil
+		for _, o := range strings.Split(v, ",") {
+			if o = strings.TrimSpace(o); o != "" {
+				cfg.HTTPOrigins = append(cfg.HTTPOrigins, o)
+			}
+		}
+		return nil
+	})
+	fs.Func("ui-allowed-hosts", "comma-separated Host names the inspector /ui/ answers to besides loopback and the listener's address", func(v string) error {
+		cfg.UIAllowedHosts = nil
+		for _, h := range strings.Split(v, ",") {
+			if h = strings.TrimSpace(h); h != "" {
+				cfg.UIAllowedHosts = append(cfg.UIAllowedHosts, h)
+			}
+		}
+		return nil
+	})
 	fs.Int64Var(&cfg.MinFreeBytes, "min-free-bytes", cfg.MinFreeBytes, "free bytes the embedded server's disk keeps: below, writes answer 503 at once until space returns (0: only when full; -1: no check, only JetStream's own faults)")
 	fs.StringVar(&cfg.Stream, "stream", cfg.Stream, "JetStream stream name")
 	fs.BoolVar(&cfg.LogAllowDelete, "log-allow-delete", cfg.LogAllowDelete, "create a NEW log stream that allows deletes and purges, as erasure needs (false: deny them, and erase answers 501); an existing stream keeps its settings: move one that denies them with `replay migrate-log`")

@@ -23,6 +23,7 @@ import (
 	"github.com/agentmem/agentmem/actors"
 	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/events"
+	"github.com/agentmem/agentmem/inspector"
 	"github.com/agentmem/agentmem/internal/dirlock"
 	"github.com/agentmem/agentmem/internal/embed"
 	"github.com/agentmem/agentmem/internal/llmsummary"
@@ -75,6 +76,14 @@ type Node struct {
 	bgWG     sync.WaitGroup
 	url      string
 	Registry *prometheus.Registry
+
+	// inspector serves /ui/ on the HTTP listener (closed by Shutdown).
+	inspector *inspector.Inspector
+	// uiNC is the single-user inspector's own connection: a client of
+	// the API like any other (nil with tenants: viewers bring their own).
+	uiNC *nats.Conn
+	// log is the event log as the actors write it (time travel reads it).
+	log events.Log
 
 	shutdownOnce sync.Once
 	shutdownErr  error
@@ -172,6 +181,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	}
 	n.startStorageWatch(js)
 	log := gatedLog{Log: jsLog, w: n.storage}
+	n.log = log
 	var rewriter actors.Rewriter
 	if cfg.LLM.BaseURL != "" {
 		if rewriter, err = llmsummary.New(cfg.LLM); err != nil {
@@ -271,9 +281,10 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 		n.goBackground("log compaction stopped", lc.Run)
 	}
 	if cfg.HTTPAddr != "" {
-		if err = n.startHTTP(); err != nil {
+		if err = n.startHTTP(tenants); err != nil {
 			return n, err
 		}
+		logger.Info("inspector", "url", "http://"+n.httpAddr+inspector.Prefix, "access", map[bool]string{true: "admins of the tenants file (NATS credentials)", false: "loopback clients"}[tenants != nil])
 	}
 	logger.Info("node ready", "nats", n.url, "stream", cfg.Stream, "replicas", cfg.Replicas, "metrics", cfg.HTTPAddr,
 		"node_id", n.placement.NodeID(), "partitions", cfg.Placement.Partitions)
@@ -337,8 +348,32 @@ func (n *Node) startProjector(js jetstream.JetStream, codec *events.Codec) error
 	if n.proj, err = projections.NewProjector(pcfg, js, n.store, codec, n.logger); err != nil {
 		return err
 	}
+	n.registerProjectionMetrics()
 	n.runProjector()
 	return nil
+}
+
+// registerProjectionMetrics exports how far the projection is: its applied
+// sequence, and its lag behind the log (read from the stream at each scrape;
+// -1 while the stream cannot be read).
+func (n *Node) registerProjectionMetrics() {
+	p := n.proj
+	n.Registry.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "agentmem_projection_applied_seq",
+			Help: "The last log sequence the projection applied (search, recall, lists and min_seq reads see up to it)."},
+			func() float64 { return float64(p.AppliedSeq()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "agentmem_projection_lag",
+			Help: "Log sequences stored and not yet applied to the projection (the stream's last sequence minus the applied one; -1 while the stream cannot be read)."},
+			func() float64 {
+				ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+				defer cancel()
+				lag, err := p.Lag(ctx)
+				if err != nil {
+					return -1
+				}
+				return float64(lag)
+			}),
+	)
 }
 
 // runProjector runs the projector unless it runs already. Called again by
@@ -409,16 +444,46 @@ func (n *Node) goBackground(msg string, loop func(context.Context) error) {
 	}()
 }
 
-func (n *Node) startHTTP() error {
+func (n *Node) startHTTP(tenants *tenancy.Directory) error {
+	icfg := inspector.DefaultConfig()
+	icfg.AllowedHosts = n.cfg.UIAllowedHosts
+	if tenants == nil {
+		// The node's own users may not publish into the API (no confused
+		// deputy): on the embedded single-user server the inspector is an
+		// anonymous client like any agent; elsewhere it uses the node's
+		// credentials, which the operator's NATS config must let call it.
+		var opts []nats.Option
+		if n.cfg.NATSURL != "" || n.cfg.NATSConfig != "" {
+			opts = credentials(n.cfg.NATSUser, n.cfg.NATSPassword, n.cfg.NATSCreds)
+		}
+		var err error
+		if n.uiNC, err = nats.Connect(n.url, append(opts, nats.Name("agentmem-inspector"), nats.MaxReconnects(-1))...); err != nil {
+			return fmt.Errorf("node: inspector: connect %s: %w", n.url, err)
+		}
+	}
+	ui, err := inspector.New(icfg, inspector.Deps{Conn: n.uiNC, Tenants: tenants, NATSURL: n.url, Log: n.log, Logger: n.logger})
+	if err != nil {
+		return fmt.Errorf("node: inspector: %w", err)
+	}
 	ln, err := net.Listen("tcp", n.cfg.HTTPAddr)
 	if err != nil {
+		ui.Close()
 		return fmt.Errorf("node: http listen: %w", err)
 	}
+	n.inspector = ui
 	n.httpAddr = ln.Addr().String()
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(n.Registry, promhttp.HandlerOpts{}))
 	mux.HandleFunc("/healthz", n.serveHealthz)
-	n.http = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	mux.Handle(inspector.Prefix, ui)
+	mux.Handle("/ui", http.RedirectHandler(inspector.Prefix, http.StatusMovedPermanently))
+	if n.svc != nil {
+		hcfg := api.DefaultHTTPConfig()
+		hcfg.MaxBodyBytes, hcfg.Origins = n.apiNC.MaxPayload(), n.cfg.HTTPOrigins
+		mux.Handle(api.HTTPPrefix, n.svc.HTTPHandler(hcfg))
+	}
+	// No WriteTimeout: the watch streams (Server-Sent Events) last.
+	n.http = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute}
 	n.httpDone = make(chan struct{})
 	go func() {
 		defer close(n.httpDone)
@@ -436,6 +501,14 @@ func (n *Node) WaitProjected(ctx context.Context, seq uint64) error {
 		return errors.New("node: no projector in this process")
 	}
 	return n.proj.WaitFor(ctx, seq)
+}
+
+// Inspector is the /ui/ handler (nil without an HTTP listener).
+func (n *Node) Inspector() http.Handler {
+	if n.inspector == nil {
+		return nil
+	}
+	return n.inspector
 }
 
 // MetricsAddr is the address /metrics is served on ("" when disabled).
@@ -474,9 +547,15 @@ func (n *Node) shutdown(ctx context.Context) error {
 	if n.dir != nil {
 		errs = append(errs, n.dir.Close(ctx))
 	}
+	if n.inspector != nil {
+		n.inspector.Close() // ends the live streams, which Shutdown waits for
+	}
 	if n.http != nil {
 		errs = append(errs, n.http.Shutdown(ctx))
 		<-n.httpDone
+	}
+	if n.uiNC != nil {
+		n.uiNC.Close()
 	}
 	stopped := true
 	if n.bgCancel != nil {

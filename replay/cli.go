@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentmem/agentmem/internal/version"
 	"github.com/agentmem/agentmem/node"
 	"github.com/agentmem/agentmem/projections"
 )
@@ -122,6 +123,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%w: no command given\n\n%s", ErrUsage, Usage)
 	}
 	cmd, args := args[0], args[1:]
+	switch cmd {
+	case "version", "--version", "-version":
+		_, err := fmt.Fprintln(stdout, "agentmem-replay", version.Version)
+		return err
+	}
+	// "replay <command> --help" is a request for help, not a usage error.
+	for _, a := range args {
+		if a == "-h" || a == "--help" || a == "-help" {
+			_, err := io.WriteString(stdout, Usage)
+			return err
+		}
+	}
 	fs := flag.NewFlagSet("replay "+cmd, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	var conn Conn

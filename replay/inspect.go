@@ -3,6 +3,7 @@ package replay
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -95,50 +96,31 @@ func checkWindow(ctx context.Context, l *link, cfg InspectConfig) error {
 	return nil
 }
 
-// sessionAt replays the session's batches up to the point cfg names.
+// sessionAt replays the session's batches up to the point cfg names
+// (actors.SessionAt, the one time travel the inspector calls too).
 func sessionAt(ctx context.Context, l *link, cfg InspectConfig) (*segmented.State, error) {
 	if err := checkWindow(ctx, l, cfg); err != nil {
 		return nil, err
 	}
-	codec := events.NewCodec()
-	st := segmented.New()
-	var after uint64 // first batch beyond the point, if any
-	err := l.scan(ctx, events.SessionSubject(cfg.SessionID), func(r record) error {
-		if cfg.AtSeq > 0 && r.Seq > cfg.AtSeq {
-			after = r.Seq
-			return errStop
-		}
-		if !cfg.AtTime.IsZero() {
-			b, err := events.DecodeBatch(r.Data)
-			if err != nil {
-				return fmt.Errorf("replay: session %s seq %d: %w", cfg.SessionID, r.Seq, err)
-			}
-			t := r.Time
-			if b.GetTimeUnixNano() != 0 {
-				t = time.Unix(0, b.GetTimeUnixNano())
-			}
-			if t.After(cfg.AtTime) {
-				after = r.Seq
-				return errStop
-			}
-		}
-		if err := actors.Replay(codec, st, []events.Record{{Subject: r.Subject, Seq: r.Seq, Time: r.Time, Data: r.Data}}); err != nil {
-			return fmt.Errorf("replay: session %s: %w", cfg.SessionID, err)
-		}
-		return nil
-	})
+	lcfg := events.DefaultJetStreamConfig()
+	lcfg.Stream = l.stream
+	log, err := events.OpenJetStreamLog(l.js, lcfg)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("replay: %w", err)
 	}
-	if !st.Exists() {
-		switch {
-		case after > 0 && cfg.AtSeq > 0:
-			return nil, fmt.Errorf("%w: session %s did not exist yet at seq %d (its first batch is seq %d)", ErrNoSession, cfg.SessionID, cfg.AtSeq, after)
-		case after > 0:
-			return nil, fmt.Errorf("%w: session %s did not exist yet at %s (its first batch is seq %d)", ErrNoSession, cfg.SessionID, cfg.AtTime.Format(time.RFC3339Nano), after)
-		default:
-			return nil, fmt.Errorf("%w: session %s has no batch in stream %s", ErrNoSession, cfg.SessionID, l.stream)
-		}
+	st, err := actors.SessionAt(ctx, log, events.NewCodec(), cfg.SessionID, actors.Point{Seq: cfg.AtSeq, Time: cfg.AtTime})
+	var notYet *actors.NotYetError
+	switch {
+	case errors.As(err, &notYet) && notYet.First > 0 && cfg.AtSeq > 0:
+		return nil, fmt.Errorf("%w: session %s did not exist yet at seq %d (its first batch is seq %d)", ErrNoSession, cfg.SessionID, cfg.AtSeq, notYet.First)
+	case errors.As(err, &notYet) && notYet.First > 0:
+		return nil, fmt.Errorf("%w: session %s did not exist yet at %s (its first batch is seq %d)", ErrNoSession, cfg.SessionID, cfg.AtTime.Format(time.RFC3339Nano), notYet.First)
+	case errors.As(err, &notYet):
+		return nil, fmt.Errorf("%w: session %s has no batch in stream %s", ErrNoSession, cfg.SessionID, l.stream)
+	case errors.Is(err, events.ErrNoStream):
+		return nil, fmt.Errorf("%w: %s", ErrNoStream, l.stream)
+	case err != nil:
+		return nil, fmt.Errorf("replay: %w", err)
 	}
 	return st, nil
 }

@@ -1,0 +1,26 @@
+// Package inspector serves the read-only web inspector at /ui/ on the
+// node's HTTP listener (DESIGN §14): the sessions, one session's context as
+// the LLM receives it (layer by layer, section by section, with the tokens
+// and the source of every item, and the OpenAI and Anthropic renderings),
+// its timeline of events with time travel, search in a session, scopes with
+// their versions and diffs, and live updates from the watch.
+//
+// Every read goes through the memory service's API (mem.v1.*) on a NATS
+// connection of the viewer, so a page shows exactly what the viewer could
+// read by the API, with the API's authorization, limits and errors: on the
+// single-user node the node's own connection (the unrestricted caller), on
+// a tenant node a connection opened with the viewer's own NATS credentials
+// (HTTP basic auth), which the NATS server verifies and stamps on every
+// request. Time travel is the one exception: it replays the session's
+// batches from the log with actors.SessionAt and actors.ContextAt, the
+// functions `replay inspect --at-seq` calls, after the API said the viewer
+// may read the session.
+//
+// Access (access.go): on the single-user node only loopback clients; with
+// tenants only principals with the admin role. Every request's Host must be
+// a loopback name, the listener's address or an allowed host (DNS
+// rebinding), and a browser's Origin, when sent, the inspector's own. No
+// secret ever travels in a URL. Pages are server-rendered html/template
+// with a little vanilla JavaScript; templates and assets are embedded
+// (go:embed): no build step, nothing fetched from the network.
+package inspector

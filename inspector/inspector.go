@@ -1,0 +1,326 @@
+package inspector
+
+import (
+	"bytes"
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/agentmem/agentmem/client"
+	"github.com/agentmem/agentmem/events"
+	"github.com/agentmem/agentmem/tenancy"
+)
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+//go:embed static
+var staticFS embed.FS
+
+// Prefix is where the inspector is served.
+const Prefix = "/ui/"
+
+// Config bounds the inspector.
+type Config struct {
+	// AllowedHosts are Host values answered besides loopback names and the
+	// listener's own address (a DNS name the node is reached by).
+	AllowedHosts []string
+	// PageSize is the number of sessions on one page of the list.
+	PageSize int
+	// MaxTimeline bounds the batches read for one timeline.
+	MaxTimeline int
+	// MaxLogins bounds the tenant viewers' open NATS connections;
+	// LoginIdle closes one unused this long.
+	MaxLogins int
+	LoginIdle time.Duration
+	// ReadTimeout bounds the API calls of one page.
+	ReadTimeout time.Duration
+}
+
+// DefaultConfig returns the defaults.
+func DefaultConfig() Config {
+	return Config{PageSize: 50, MaxTimeline: 20000, MaxLogins: 16, LoginIdle: 10 * time.Minute, ReadTimeout: 10 * time.Second}
+}
+
+// Validate reports a bad configuration.
+func (c Config) Validate() error {
+	switch {
+	case c.PageSize < 1 || c.PageSize > 1000:
+		return fmt.Errorf("inspector: page_size %d: want 1..1000", c.PageSize)
+	case c.MaxTimeline < 1:
+		return fmt.Errorf("inspector: max_timeline %d: want > 0", c.MaxTimeline)
+	case c.MaxLogins < 1:
+		return fmt.Errorf("inspector: max_logins %d: want > 0", c.MaxLogins)
+	case c.LoginIdle <= 0 || c.ReadTimeout <= 0:
+		return errors.New("inspector: login_idle and read_timeout must be > 0")
+	}
+	return nil
+}
+
+// Deps are what the inspector reads through.
+type Deps struct {
+	// Conn is the connection of the single-user node's viewer (the API's
+	// unrestricted caller). Unused with Tenants.
+	Conn *nats.Conn
+	// Tenants, when set, makes a tenant node: viewers log in with their
+	// NATS credentials (HTTP basic auth), connecting to NATSURL.
+	Tenants *tenancy.Directory
+	NATSURL string
+	// Log is the event log time travel replays (actors.SessionAt).
+	Log    events.Log
+	Logger *slog.Logger
+}
+
+// Inspector is the /ui/ handler.
+type Inspector struct {
+	cfg    Config
+	deps   Deps
+	mux    *http.ServeMux
+	pages  map[string]*template.Template
+	codec  *events.Codec
+	local  *viewer // the single-user node's viewer (nil with tenants)
+	logins *logins // the tenant viewers (nil without tenants)
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+var _ http.Handler = (*Inspector)(nil)
+
+// New builds the inspector. Close it to end its live streams and close
+// the tenant viewers' connections.
+func New(cfg Config, deps Deps) (*Inspector, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if deps.Log == nil {
+		return nil, errors.New("inspector: deps.Log is required (time travel)")
+	}
+	if deps.Logger == nil {
+		deps.Logger = slog.Default()
+	}
+	in := &Inspector{cfg: cfg, deps: deps, codec: events.NewCodec()}
+	switch {
+	case deps.Tenants != nil:
+		if deps.NATSURL == "" {
+			return nil, errors.New("inspector: deps.NATSURL is required with tenants (viewers connect with their own credentials)")
+		}
+		in.logins = newLogins(deps.NATSURL, deps.Tenants, cfg.LoginIdle, cfg.MaxLogins)
+	case deps.Conn != nil:
+		in.local = &viewer{name: "local", c: client.New(deps.Conn), nc: deps.Conn}
+	default:
+		return nil, errors.New("inspector: deps.Conn is required without tenants")
+	}
+	var err error
+	if in.pages, err = parsePages(); err != nil {
+		return nil, err
+	}
+	in.ctx, in.cancel = context.WithCancel(context.Background())
+	in.routes()
+	return in, nil
+}
+
+// Close ends the live streams and closes the tenant viewers' connections.
+// It is idempotent.
+func (in *Inspector) Close() {
+	in.cancel()
+	if in.logins != nil {
+		in.logins.close()
+	}
+}
+
+func (in *Inspector) routes() {
+	m := http.NewServeMux()
+	static, _ := fs.Sub(staticFS, "static")
+	m.Handle("GET /ui/static/", http.StripPrefix("/ui/static/", cacheFor(http.FileServerFS(static))))
+	m.HandleFunc("GET /ui/{$}", in.page(in.sessionsPage))
+	m.HandleFunc("GET /ui/s/{id}", in.page(in.contextPage))
+	m.HandleFunc("GET /ui/s/{id}/timeline", in.page(in.timelinePage))
+	m.HandleFunc("GET /ui/s/{id}/search", in.page(in.searchPage))
+	m.HandleFunc("GET /ui/s/{id}/at.json", in.api(in.atJSON))
+	m.HandleFunc("GET /ui/s/{id}/live", in.api(in.live))
+	m.HandleFunc("GET /ui/scopes", in.page(in.scopesPage))
+	in.mux = m
+}
+
+func cacheFor(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "max-age=300")
+		h.ServeHTTP(w, r)
+	})
+}
+
+// ServeHTTP checks access, then serves the page.
+func (in *Inspector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'; style-src-attr 'unsafe-inline'; script-src 'self'; frame-ancestors 'none'")
+	if why := checkHostOrigin(r, in.cfg.AllowedHosts); why != "" {
+		http.Error(w, "Forbidden: "+why, http.StatusForbidden)
+		return
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		h.Set("Allow", "GET, HEAD")
+		http.Error(w, "the inspector is read-only: GET only", http.StatusMethodNotAllowed)
+		return
+	}
+	if r.URL.Query().Has("password") || r.URL.Query().Has("token") || r.URL.User != nil {
+		http.Error(w, "Bad request: credentials never go in a URL; use HTTP basic auth", http.StatusBadRequest)
+		return
+	}
+	v, err := in.viewer(r)
+	if err != nil {
+		in.refuse(w, err)
+		return
+	}
+	r = r.WithContext(context.WithValue(r.Context(), viewerKey{}, v))
+	in.mux.ServeHTTP(w, r)
+}
+
+type viewerKey struct{}
+
+func viewerOf(r *http.Request) *viewer { return r.Context().Value(viewerKey{}).(*viewer) }
+
+// errNotLoopback refuses a remote client of the single-user node.
+var errNotLoopback = errors.New("inspector: the single-user node serves the inspector to loopback clients only (run with --tenants to serve admins elsewhere)")
+
+func (in *Inspector) viewer(r *http.Request) (*viewer, error) {
+	if in.logins == nil {
+		if !isLoopbackPeer(r) {
+			return nil, errNotLoopback
+		}
+		return in.local, nil
+	}
+	return in.logins.viewer(r.Context(), r)
+}
+
+func (in *Inspector) refuse(w http.ResponseWriter, err error) {
+	var na errNotAdmin
+	switch {
+	case errors.Is(err, errAuth):
+		w.Header().Set("WWW-Authenticate", `Basic realm="agentmem inspector", charset="UTF-8"`)
+		http.Error(w, "Unauthorized: log in with the NATS user and password of an admin principal", http.StatusUnauthorized)
+	case errors.As(err, &na), errors.Is(err, errNotLoopback):
+		http.Error(w, "Forbidden: "+err.Error(), http.StatusForbidden)
+	default:
+		var d *tenancy.DeniedError
+		if errors.As(err, &d) {
+			http.Error(w, "Forbidden: "+d.Error(), http.StatusForbidden)
+			return
+		}
+		in.deps.Logger.Warn("inspector: login failed", "err", err)
+		http.Error(w, "Service unavailable: "+err.Error(), http.StatusServiceUnavailable)
+	}
+}
+
+// pageFunc renders one page: it returns the template name and its data.
+type pageFunc func(ctx context.Context, r *http.Request, v *viewer) (string, any, error)
+
+func (in *Inspector) page(f pageFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), in.cfg.ReadTimeout)
+		defer cancel()
+		v := viewerOf(r)
+		name, data, err := f(ctx, r, v)
+		if err != nil {
+			in.fail(w, r, v, err)
+			return
+		}
+		in.render(w, http.StatusOK, name, data)
+	}
+}
+
+func (in *Inspector) api(f func(w http.ResponseWriter, r *http.Request, v *viewer)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) { f(w, r, viewerOf(r)) }
+}
+
+// fail renders an error page with the API's code (404, 403, 400…).
+func (in *Inspector) fail(w http.ResponseWriter, r *http.Request, v *viewer, err error) {
+	code := statusOf(err)
+	if code >= 500 {
+		in.deps.Logger.Warn("inspector: page failed", "path", r.URL.Path, "err", err)
+	}
+	in.render(w, code, "error.html", errorPage{Base: base(v, ""), Code: code, Message: err.Error()})
+}
+
+func statusOf(err error) int {
+	var bad badInput
+	switch c := client.Code(err); {
+	case errors.As(err, &bad):
+		return http.StatusBadRequest
+	case c >= 400 && c < 600:
+		return c
+	case errors.Is(err, context.DeadlineExceeded):
+		return http.StatusGatewayTimeout
+	}
+	return http.StatusServiceUnavailable
+}
+
+// badInput is a bad query parameter (400), naming it.
+type badInput struct{ field, reason string }
+
+func (b badInput) Error() string { return b.field + ": " + b.reason }
+
+func (in *Inspector) render(w http.ResponseWriter, code int, name string, data any) {
+	var buf bytes.Buffer
+	if err := in.pages[name].ExecuteTemplate(&buf, "layout", data); err != nil {
+		in.deps.Logger.Error("inspector: template", "page", name, "err", err)
+		http.Error(w, "template error: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(code)
+	_, _ = w.Write(buf.Bytes())
+}
+
+// parsePages parses each page with the layout.
+func parsePages() (map[string]*template.Template, error) {
+	names, err := fs.Glob(templateFS, "templates/*.html")
+	if err != nil {
+		return nil, err
+	}
+	pages := map[string]*template.Template{}
+	for _, n := range names {
+		base := n[len("templates/"):]
+		if base == "layout.html" || base == "parts.html" {
+			continue
+		}
+		t, err := template.New(base).Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/parts.html", n)
+		if err != nil {
+			return nil, fmt.Errorf("inspector: template %s: %w", base, err)
+		}
+		pages[base] = t
+	}
+	return pages, nil
+}
+
+// Base is what every page's layout shows.
+type Base struct {
+	Viewer  string
+	Session string // the session the page is about ("" for none)
+	Tab     string
+}
+
+func base(v *viewer, session string) Base {
+	b := Base{Session: session}
+	if v != nil {
+		b.Viewer = v.name
+	}
+	return b
+}
+
+type errorPage struct {
+	Base
+	Code    int
+	Message string
+}

@@ -1,0 +1,115 @@
+package inspector
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/agentmem/agentmem/client"
+	"github.com/agentmem/agentmem/events"
+	"github.com/agentmem/agentmem/internal/sharedmem"
+	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
+)
+
+var scopeKinds = []string{"global", "user", "agent", "session", "project", "app", "workflow", "swarm", "debate"}
+
+type scopesPage struct {
+	Base
+	Kind, ID, Key string
+	Kinds         []string
+	Entries       []entryRow
+	Next          string
+	Versions      []versionRow
+	Listed        bool
+}
+
+type entryRow struct {
+	Key, Type, By, Updated string
+	Version                uint64
+	Deleted                bool
+	Size                   uint32
+	Preview                string
+}
+
+type versionRow struct {
+	Version                uint64
+	Change, By, When, Type string
+	Deleted                bool
+	RestoredFrom           uint64
+	Value                  string
+	Diff                   []diffLine
+}
+
+// scopesPage lists a scope's entries (current versions) through the API,
+// and one key's versions with who wrote each and a diff from the one
+// before.
+func (in *Inspector) scopesPage(ctx context.Context, r *http.Request, v *viewer) (string, any, error) {
+	q := r.URL.Query()
+	p := scopesPage{Base: base(v, ""), Kind: q.Get("kind"), ID: q.Get("id"), Key: q.Get("key"), Kinds: scopeKinds}
+	p.Tab = "scopes"
+	if p.Kind == "" {
+		return "scopes.html", p, nil
+	}
+	if !slices.Contains(scopeKinds, p.Kind) {
+		return "", nil, badInput{"kind", "want one of " + strings.Join(scopeKinds, ", ")}
+	}
+	if p.Kind == "global" {
+		p.ID = "global"
+	}
+	if err := events.ValidateID("id", p.ID); err != nil {
+		return "", nil, badInput{"id", err.Error()}
+	}
+	sc := client.Scope{Kind: p.Kind, ID: p.ID}
+	rep, err := v.c.ListEntries(ctx, sc, &memoryv1.ListEntriesRequest{Limit: 200, IncludeDeleted: true, PageToken: q.Get("page")})
+	if err != nil {
+		return "", nil, err
+	}
+	p.Listed, p.Next = true, rep.GetNextPageToken()
+	for _, e := range rep.GetEntries() {
+		p.Entries = append(p.Entries, entryRow{Key: e.GetKey(), Type: memType(e.GetMemoryType()), By: e.GetUpdatedBy(),
+			Updated: timeOf(e.GetUpdatedUnixNano()), Version: e.GetVersion(), Deleted: e.GetDeleted(), Size: e.GetSize(),
+			Preview: preview(valueText(e), 120)})
+	}
+	if p.Key != "" {
+		hist, err := v.c.History(ctx, sc, p.Key)
+		if err != nil {
+			return "", nil, err
+		}
+		prev := ""
+		for _, e := range hist {
+			val := valueText(e)
+			p.Versions = append(p.Versions, versionRow{Version: e.GetVersion(), Change: changeName(e.GetChange()),
+				By: e.GetUpdatedBy(), When: timeOf(e.GetUpdatedUnixNano()), Type: memType(e.GetMemoryType()),
+				Deleted: e.GetDeleted(), RestoredFrom: e.GetRestoredFrom(), Value: val, Diff: diffLines(prev, val)})
+			if !e.GetDeleted() {
+				prev = val
+			}
+		}
+		slices.Reverse(p.Versions) // newest first
+	}
+	return "scopes.html", p, nil
+}
+
+func memType(t memoryv1.MemoryType) string {
+	return strings.ToLower(strings.TrimPrefix(t.String(), "MEMORY_TYPE_"))
+}
+
+func changeName(c memoryv1.ChangeKind) string {
+	return strings.ToLower(strings.TrimPrefix(c.String(), "CHANGE_KIND_"))
+}
+
+// valueText is an entry's value as text (the client returns original
+// bytes); a value that is not UTF-8 text shows by its size.
+func valueText(e *memoryv1.Entry) string {
+	v := e.GetValue()
+	if e.GetCompressed() {
+		if d, err := sharedmem.DecodeValue(e); err == nil {
+			v = d
+		}
+	}
+	if !isText(v) {
+		return "(binary, " + itoa(len(v)) + " bytes)"
+	}
+	return string(v)
+}

@@ -1,0 +1,65 @@
+package inspector_test
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/agentmem/agentmem/client"
+	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
+)
+
+var screenshots = flag.String("screenshots", "", "write screenshots of the main pages (PNG, 1280×800) into this directory (make screenshots)")
+
+// TestScreenshots takes the README's screenshots of the main pages against a
+// real node with a few sessions. It runs only with -screenshots DIR.
+func TestScreenshots(t *testing.T) {
+	if *screenshots == "" {
+		t.Skip("run with -screenshots DIR (make screenshots)")
+	}
+	u := startNode(t, nil)
+	u.session(t, "support-7f3a", "alice", "helpdesk", 14)
+	u.session(t, "onboarding-22", "bob", "helpdesk", 3)
+	u.session(t, "billing-9c", "alice", "billing", 6)
+	for i, who := range []string{"carol", "dave", "erin", "frank", "grace", "heidi", "ivan", "judy"} {
+		u.session(t, fmt.Sprintf("ticket-%d", 4100+i*7), who, []string{"helpdesk", "billing", "returns"}[i%3], 1+i%5)
+	}
+	ctx := context.Background()
+	if _, err := u.c.SetStatus(ctx, "onboarding-22", memoryv1.StatusAction_STATUS_ACTION_PAUSE, "waiting for the user"); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []string{"Prefers email over phone.", "Prefers email over phone.\nShips to Lyon, 12 rue Sainte.", "Prefers email.\nShips to Paris, 4 rue Oberkampf.\nVIP since 2025."} {
+		if _, err := u.c.Put(ctx, client.User("alice"), &memoryv1.PutEntryRequest{Key: "profile", Value: []byte(v)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := u.c.Put(ctx, client.User("alice"), &memoryv1.PutEntryRequest{Key: "language", Value: []byte("French, answers in English are fine")}); err != nil {
+		t.Fatal(err)
+	}
+	b := browser(t)
+	if err := os.MkdirAll(*screenshots, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []struct{ name, path, wait string }{
+		{"inspector-sessions.png", "/ui/", "#sessions"},
+		{"inspector-context.png", "/ui/s/support-7f3a", "#ctx"},
+		{"inspector-timeline.png", "/ui/s/support-7f3a/timeline?seq=9", "#timeline"},
+		{"inspector-search.png", "/ui/s/support-7f3a/search?q=refund+cracked+kettle", ".hit"},
+		{"inspector-scopes.png", "/ui/scopes?kind=user&id=alice&key=profile", ".version"},
+	} {
+		do(t, b, 30*time.Second, chromedp.Navigate(u.base+s.path), chromedp.WaitVisible(chromedp.CSS(s.wait)), chromedp.Sleep(300*time.Millisecond))
+		png, err := chromedp.Run(b, chromedp.CaptureScreenshot())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(*screenshots, s.name), png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

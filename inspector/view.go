@@ -1,0 +1,218 @@
+package inspector
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/agentmem/agentmem/internal/segmented"
+	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
+)
+
+// sectionOrder is the order the context sends its sections in, with the
+// names the page shows.
+var sectionOrder = []struct{ layer, title, hint string }{
+	{segmented.LayerROM, "ROM", "system prompt, patterns, backend schema"},
+	{segmented.LayerKernel, "Kernel", "tools, schemas, tool results, facts"},
+	{segmented.LayerMemory, "Memory", "scope entries chosen for the latest user message"},
+	{segmented.LayerL2, "L2", "summaries of evicted L1 messages"},
+	{segmented.LayerRecalled, "Recalled", "turns recalled from swap"},
+	{segmented.LayerPromoted, "Promoted", "messages promoted from swap"},
+	{segmented.LayerL1, "L1", "recent messages, verbatim, and in-place summaries"},
+}
+
+// contextView is one context as the LLM receives it, by section.
+type contextView struct {
+	SessionID     string
+	Version, Seq  uint64
+	Turn, Rom     uint32
+	Budget, Used  uint32
+	Percent       float64
+	Sections      []section
+	Items, Tokens uint32 // over every section
+	OpenAI        string
+	Anthropic     string
+}
+
+type section struct {
+	Layer, Title, Hint string
+	// Tokens is the sum of the items' tokens; Reported what the context
+	// reply's layer counts say for this section.
+	Tokens, Reported uint32
+	Items            []item
+	// Share is Tokens as a percentage of the budget (for the bar).
+	Share float64
+}
+
+type item struct {
+	N       int
+	Role    string
+	ID      string
+	Name    string
+	Tokens  uint32
+	Content string
+	Calls   []string
+	// Source says where the item comes from: message id, seq and day;
+	// scope, key and version; summary range.
+	Source    string
+	ScopeLink string // a link to the scope page ("" for none)
+}
+
+// buildContext lays cx out by section, naming each item's source from snap
+// (the session's state at cx's sequence).
+func buildContext(cx *memoryv1.ContextReply, snap *memoryv1.SessionSnapshot) contextView {
+	u := cx.GetUsage()
+	v := contextView{SessionID: cx.GetSessionId(), Version: cx.GetVersion(), Seq: cx.GetSeq(), Turn: cx.GetTurn(),
+		Rom: cx.GetRomVersion(), Budget: u.GetBudget(), Used: u.GetUsed(), Percent: u.GetPercent()}
+	src := newSources(snap)
+	byLayer := map[string]*section{}
+	for _, o := range sectionOrder {
+		v.Sections = append(v.Sections, section{Layer: o.layer, Title: o.title, Hint: o.hint, Reported: layerTokens(cx.GetLayers(), o.layer)})
+	}
+	for i := range v.Sections {
+		byLayer[v.Sections[i].Layer] = &v.Sections[i]
+	}
+	for i, m := range cx.GetMessages() {
+		s, ok := byLayer[m.GetLayer()]
+		if !ok { // a layer this page does not know yet: shown at the end
+			v.Sections = append(v.Sections, section{Layer: m.GetLayer(), Title: m.GetLayer()})
+			s = &v.Sections[len(v.Sections)-1]
+			byLayer[m.GetLayer()] = s
+			for j := range v.Sections {
+				byLayer[v.Sections[j].Layer] = &v.Sections[j]
+			}
+			s = byLayer[m.GetLayer()]
+		}
+		it := item{N: i + 1, Role: roleName(m.GetRole()), ID: m.GetId(), Name: m.GetName(), Tokens: m.GetTokens(), Content: m.GetContent()}
+		for _, tc := range m.GetToolCalls() {
+			it.Calls = append(it.Calls, fmt.Sprintf("%s %s(%s)", tc.GetId(), tc.GetName(), tc.GetArguments()))
+		}
+		if m.GetToolCallId() != "" {
+			it.Calls = append(it.Calls, "result of "+m.GetToolCallId())
+		}
+		it.Source, it.ScopeLink = src.of(m)
+		s.Items = append(s.Items, it)
+		s.Tokens += m.GetTokens()
+		v.Items++
+		v.Tokens += m.GetTokens()
+	}
+	for i := range v.Sections {
+		if v.Budget > 0 {
+			v.Sections[i].Share = 100 * float64(v.Sections[i].Tokens) / float64(v.Budget)
+		}
+	}
+	mo := protojson.MarshalOptions{Multiline: true, Indent: "  ", UseProtoNames: true}
+	if r := segmented.Render(cx, memoryv1.ContextFormat_CONTEXT_FORMAT_OPENAI); r != nil {
+		b, _ := mo.Marshal(&memoryv1.RenderedContext{Openai: r.GetOpenai()})
+		v.OpenAI = string(b)
+	}
+	if r := segmented.Render(cx, memoryv1.ContextFormat_CONTEXT_FORMAT_ANTHROPIC); r != nil {
+		b, _ := mo.Marshal(&memoryv1.RenderedContext{System: r.GetSystem(), Anthropic: r.GetAnthropic()})
+		v.Anthropic = string(b)
+	}
+	return v
+}
+
+func layerTokens(l *memoryv1.LayerTokens, layer string) uint32 {
+	switch layer {
+	case segmented.LayerROM:
+		return l.GetRom()
+	case segmented.LayerKernel:
+		return l.GetKernel()
+	case segmented.LayerMemory:
+		return l.GetMemory()
+	case segmented.LayerL2:
+		return l.GetL2()
+	case segmented.LayerRecalled:
+		return l.GetRecalled()
+	case segmented.LayerPromoted:
+		return l.GetPromoted()
+	case segmented.LayerL1:
+		return l.GetL1()
+	}
+	return 0
+}
+
+func roleName(r memoryv1.Role) string {
+	return strings.ToLower(strings.TrimPrefix(r.String(), "ROLE_"))
+}
+
+// sources finds where a context item came from in the session's state.
+type sources struct {
+	msgs   map[string]*memoryv1.Message
+	sums   map[string]*memoryv1.Summary
+	recall map[string]*memoryv1.RecalledItem
+	memory map[string]*memoryv1.MemoryItem
+	rom    *memoryv1.Rom
+}
+
+func newSources(snap *memoryv1.SessionSnapshot) sources {
+	s := sources{msgs: map[string]*memoryv1.Message{}, sums: map[string]*memoryv1.Summary{},
+		recall: map[string]*memoryv1.RecalledItem{}, memory: map[string]*memoryv1.MemoryItem{}, rom: snap.GetRom()}
+	for _, e := range snap.GetL1() {
+		if m := e.GetMessage(); m != nil {
+			s.msgs[m.GetId()] = m
+		} else if sum := e.GetSummary(); sum != nil {
+			s.sums[sum.GetId()] = sum
+		}
+	}
+	for _, m := range snap.GetPromoted() {
+		s.msgs[m.GetId()] = m
+	}
+	for _, sum := range snap.GetL2() {
+		s.sums[sum.GetId()] = sum
+	}
+	for _, r := range snap.GetAssembled().GetRecalled() {
+		s.recall["recalled:"+r.GetMessageId()] = r
+	}
+	for _, m := range snap.GetAssembled().GetMemory() {
+		s.memory["memory:"+m.GetScope()+"/"+m.GetKey()] = m
+	}
+	return s
+}
+
+func (s sources) of(m *memoryv1.ContextMessage) (string, string) {
+	id := m.GetId()
+	switch m.GetLayer() {
+	case segmented.LayerROM:
+		return fmt.Sprintf("ROM version %d", s.rom.GetVersion()), ""
+	case segmented.LayerKernel:
+		kind, name, _ := strings.Cut(id, ":")
+		return "kernel " + kind + " " + name, ""
+	case segmented.LayerMemory:
+		if it, ok := s.memory[id]; ok {
+			kind, sid, _ := strings.Cut(it.GetScope(), ":")
+			if it.GetScope() == "global" {
+				kind, sid = "global", "global"
+			}
+			link := fmt.Sprintf("/ui/scopes?kind=%s&id=%s&key=%s", kind, sid, it.GetKey())
+			return fmt.Sprintf("scope %s · key %s · version %d · tier %s", it.GetScope(), it.GetKey(), it.GetVersion(), it.GetTier()), link
+		}
+	case segmented.LayerRecalled:
+		if it, ok := s.recall[id]; ok {
+			return fmt.Sprintf("message %s · seq %d (from swap)", it.GetMessageId(), it.GetSeq()), ""
+		}
+	}
+	if msg, ok := s.msgs[id]; ok {
+		return fmt.Sprintf("message %s · seq %d · turn %d · %s", msg.GetId(), msg.GetSeq(), msg.GetTurn(), day(msg)), ""
+	}
+	if sum, ok := s.sums[id]; ok {
+		return fmt.Sprintf("summary of seq %d–%d (%d messages, %d→%d tokens, %s)", sum.GetFirstSeq(), sum.GetLastSeq(),
+			len(sum.GetMessageIds()), sum.GetCoveredTokens(), sum.GetTokens(), sum.GetSource()), ""
+	}
+	return id, ""
+}
+
+// day is the day a message was said (as the writer said, else appended).
+func day(m *memoryv1.Message) string {
+	t := m.GetSaidUnixNano()
+	if t == 0 {
+		t = m.GetCreatedUnixNano()
+	}
+	if t == 0 {
+		return "day unknown"
+	}
+	return time.Unix(0, t).UTC().Format("2006-01-02")
+}
