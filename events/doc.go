@@ -121,22 +121,15 @@
 //
 // # Erasure
 //
-// With deny_purge the log is append-only for everyone. Erasing aggregates
-// (a user's sessions, GDPR-style) is an admin path that writes a new log, in
-// a maintenance window:
-//
-//  1. stop the node; `replay export --data-dir D --out all.jsonl`;
-//  2. drop the lines of the aggregates to erase (by "subject", or by user
-//     inside the batches) into kept.jsonl;
-//  3. with NATS running (the node started again, answering 503 from now
-//     on), as an operator with full rights: `nats stream rm MEM` (the
-//     node's own user may not), `nats kv rm MEM_SNAPSHOTS` (snapshots hold
-//     the erased state and the old sequences) and the erased objects of
-//     MEM_DATA (`nats object rm MEM_DATA <id>`);
-//  4. stop the node; `replay import --data-dir D --in kept.jsonl` (a new
-//     stream: sequences are renumbered); `replay rebuild --data-dir D`;
-//  5. start the node. Without the rebuild it refuses to start: its
-//     projection is ahead of the shorter new stream.
+// Messages leave the log online, only through the removal ledger
+// (ledger.go, KindRemoval): a LogRemoval naming the exact sequences that go
+// is recorded first, content-free, then a Remover purges them, then a
+// LogRemovalCompleted follows. ReadLedger returns what was removed;
+// projections' Rebuild accepts a missing sequence exactly when the ledger
+// lists it. The erase requests themselves (who may erase what, plans, the
+// actors' part) are api's and actors'; `replay compact` then removes the
+// freed bytes from the files. A stream created with deny_purge cannot be
+// erased from: move it first (below).
 //
 // # Moving to a stream that allows deletes
 //
