@@ -3,10 +3,11 @@ GO      ?= go
 PKGS    ?= ./...
 PROTOS  := $(wildcard proto/memory/v1/*.proto)
 
-.PHONY: build run test verify proto bench bench-memory fuzz crash screenshots
+.PHONY: build run test deps ci verify proto bench bench-memory fuzz crash screenshots
 
 # build compiles every package and writes the binaries to bin/ (ignored by
-# git): bin/agentmem-node, bin/agentmem-replay, bin/agentmem-membench.
+# git): bin/agentmem-node, bin/agentmem-replay, bin/agentmem-membench,
+# bin/agentmem-mcp.
 BIN     ?= bin
 build:
 	$(GO) build ./...
@@ -18,8 +19,23 @@ build:
 run:
 	$(GO) run ./cmd/node
 
+# test is the suite CI runs (after deps and verify: see ci). Tests that need
+# node, python3 or the npm packages skip without them locally (CI fails
+# instead); .ci/prereqs says which, before and after the run.
 test:
-	$(GO) test -race -count=1 $(PKGS)
+	@sh .ci/prereqs
+	@$(GO) test -race -count=1 $(PKGS); rc=$$?; sh .ci/prereqs; exit $$rc
+
+# deps installs what the JavaScript tests need, from the committed lockfiles.
+deps:
+	cd conformance/mcp && npm ci --no-audit --no-fund
+	cd conformance/json && npm ci --no-audit --no-fund
+	cd sdk/ts && npm ci --no-audit --no-fund
+
+# ci is what .ci/run does once the tools are installed: deps, verify, test
+# with CI=true (a missing runtime fails instead of skipping).
+ci: deps verify
+	CI=true $(MAKE) test
 
 # proto regenerates the committed Go code from proto/ with protoc (Debian's
 # protobuf-compiler) and protoc-gen-go pinned as a go tool in go.mod.

@@ -181,6 +181,8 @@ func (a *scopeActor) handle(who *tenancy.Caller, body any) (proto.Message, error
 	}
 	now := a.dir.deps.Now().UnixNano()
 	switch req := body.(type) {
+	case *memoryv1.CompactAggregate:
+		return a.compact(req)
 	case *memoryv1.EraseAggregate:
 		if req.GetKey() != "" {
 			return a.eraseEntry(req)

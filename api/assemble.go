@@ -139,10 +139,12 @@ func (s *Service) candidates(ctx context.Context, who *tenancy.Caller, id string
 			msgs[i], scores[i] = h.GetMessage(), h.GetScore()
 		}
 		c.Recall, c.RecallScores = segmented.OfferRecall(msgs, scores)
+		s.metrics.Candidates.WithLabelValues("recall").Observe(float64(len(c.Recall)))
 	}
 	if k.Memory && s.entries != nil {
 		s.awaitOwnWrite(ctx, who)
 		c.Memory, c.MemoryScores = s.memoryCandidates(who, id, k, q)
+		s.metrics.Candidates.WithLabelValues("memory").Observe(float64(len(c.Memory)))
 	}
 	return c
 }

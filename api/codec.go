@@ -1,10 +1,13 @@
 package api
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/micro"
@@ -50,9 +53,55 @@ func decode(data []byte, asJSON bool, into proto.Message) error {
 
 func encode(m proto.Message, asJSON bool) ([]byte, error) {
 	if asJSON {
-		return jsonOut.Marshal(m)
+		data, err := jsonOut.Marshal(m)
+		if cr, ok := m.(*memoryv1.ContextReply); ok && err == nil && len(cr.GetRendered().GetOpenai()) > 0 {
+			data = openAIShape(data)
+		}
+		return data, err
 	}
 	return proto.Marshal(m)
+}
+
+// openAIShape rewrites a JSON ContextReply so rendered.openai is exactly the
+// Chat Completions shape, as the MCP tools give it: name, tool_calls and
+// tool_call_id only on the messages that have them (an empty name or
+// tool_call_id is refused by some APIs, an empty tool_calls array by
+// others). Every other field keeps its order and value.
+func openAIShape(data []byte) []byte {
+	p := &jsonParser{dec: json.NewDecoder(bytes.NewReader(data))}
+	p.dec.UseNumber()
+	root, perr := p.value("", 0)
+	if perr != nil {
+		return data
+	}
+	obj, _ := root.(*jsonObject)
+	if obj == nil {
+		return data
+	}
+	r, _ := obj.vals["rendered"].(*jsonObject)
+	if r == nil {
+		return data
+	}
+	msgs, _ := r.vals["openai"].([]jsonValue)
+	for _, mv := range msgs {
+		m, _ := mv.(*jsonObject)
+		if m == nil {
+			continue
+		}
+		for _, k := range []string{"name", "tool_call_id"} {
+			if v, ok := m.get(k); ok && v == "" {
+				m.del(k)
+			}
+		}
+		if v, ok := m.get("tool_calls"); ok {
+			if a, _ := v.([]jsonValue); len(a) == 0 {
+				m.del("tool_calls")
+			}
+		}
+	}
+	var out bytes.Buffer
+	writeJSON(&out, root)
+	return out.Bytes()
 }
 
 // Error is a reply error with an HTTP-like code and the field it is about.
@@ -94,18 +143,38 @@ func Classify(err error) *Error {
 // micro.Request, it is safe to use from any goroutine after the handler
 // returned (micro's handler reads the request's state once it returns, so
 // answering through it from an actor would race).
+//
+// A request that did not come over NATS (Service.Do) is answered through
+// deliver instead, once.
 type replier struct {
 	nc      *nats.Conn
 	subject string
 	metrics *Metrics
+	deliver func(data []byte, hdr nats.Header)
+	// op and start time the request (op "" for one not timed: a request
+	// another node forwarded here is timed where it arrived).
+	op    string
+	start time.Time
 }
 
-func (s *Service) replyTo(r micro.Request) replier {
-	return replier{nc: s.nc, subject: r.Reply(), metrics: s.metrics}
+func (s *Service) replyTo(r request) replier {
+	rp := replier{metrics: s.metrics}
+	if t, ok := r.(timedRequest); ok {
+		rp.op, rp.start, r = t.op, t.start, t.request
+	}
+	if l, ok := r.(*localRequest); ok {
+		rp.deliver = l.deliver
+		return rp
+	}
+	rp.nc, rp.subject = s.nc, r.Reply()
+	return rp
 }
 
 func (rp replier) publish(data []byte, asJSON bool, hdr nats.Header) {
-	if rp.subject == "" {
+	if rp.op != "" && rp.metrics != nil {
+		rp.metrics.observe(rp.op, rp.start, hdr)
+	}
+	if rp.subject == "" && rp.deliver == nil {
 		return // a publish without a reply subject: nobody to answer
 	}
 	if asJSON {
@@ -113,6 +182,10 @@ func (rp replier) publish(data []byte, asJSON bool, hdr nats.Header) {
 			hdr = nats.Header{}
 		}
 		hdr.Set("Content-Type", ContentTypeJSON)
+	}
+	if rp.deliver != nil {
+		rp.deliver(data, hdr)
+		return
 	}
 	_ = rp.nc.PublishMsg(&nats.Msg{Subject: rp.subject, Data: data, Header: hdr})
 }
@@ -128,11 +201,15 @@ func respondError(rp replier, asJSON bool, e *Error) {
 	if e.Field != "" {
 		desc = e.Field + ": " + e.Message
 	}
-	body, _ := encode(&memoryv1.ErrorDetail{Code: uint32(e.Code), Field: e.Field, Message: e.Message}, asJSON)
+	body, _ := encode(errorDetail(e), asJSON)
 	hdr := nats.Header{}
 	hdr.Set(micro.ErrorHeader, desc)
 	hdr.Set(micro.ErrorCodeHeader, strconv.Itoa(e.Code))
 	rp.publish(body, asJSON, hdr)
+}
+
+func errorDetail(e *Error) *memoryv1.ErrorDetail {
+	return &memoryv1.ErrorDetail{Code: uint32(e.Code), Field: e.Field, Message: e.Message}
 }
 
 func respond(rp replier, asJSON bool, m proto.Message) {

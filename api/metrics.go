@@ -1,6 +1,13 @@
 package api
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/micro"
+	"github.com/prometheus/client_golang/prometheus"
+)
 
 // Metrics are the service's Prometheus instruments.
 type Metrics struct {
@@ -19,6 +26,16 @@ type Metrics struct {
 	// Forwards counts requests forwarded to the node that serves their
 	// aggregate, by outcome (ok, error).
 	Forwards *prometheus.CounterVec
+	// Requests counts answered requests and Latency times them (from the
+	// request's arrival to its reply), by operation (the endpoint's name,
+	// session_append) and code class (2xx, 4xx, 5xx), whatever the
+	// transport (NATS or HTTP).
+	Requests *prometheus.CounterVec
+	Latency  *prometheus.HistogramVec
+	// Candidates observes how many candidates the context assembler offered
+	// an append, by part (recall: earlier messages; memory: scope entries);
+	// an append whose part was not searched is not observed for it.
+	Candidates *prometheus.HistogramVec
 	// ConsolidatedFacts counts the facts consolidation extracted, by
 	// outcome (written, duplicate, unchanged, review, skipped, dry_run);
 	// ConsolidationErrors the background consolidations that failed.
@@ -50,6 +67,20 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "agentmem_api_forwards_total",
 			Help: "Requests forwarded to the node that serves their aggregate (a cluster), by outcome: ok (the owner's reply was relayed), error (no owner within the forward timeout, or it did not answer: 503).",
 		}, []string{"outcome"}),
+		Requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agentmem_api_requests_total",
+			Help: "Requests answered, by operation (the endpoint's name: session_append, agent_put, …; unknown for an unknown operation) and code class (2xx, 4xx, 5xx), over NATS and HTTP alike. A request forwarded to the node that serves its aggregate is counted on the node it reached.",
+		}, []string{"operation", "code"}),
+		Latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "agentmem_api_request_seconds",
+			Help:    "Time from a request's arrival to its reply, by operation and code class (watch long polls include their wait).",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+		}, []string{"operation", "code"}),
+		Candidates: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "agentmem_api_assembly_candidates",
+			Help:    "Candidates the context assembler offered an append's session actor, by part: recall (earlier messages found by the swap search, after OfferRecall) and memory (scope entries); appends that did not search a part are not observed for it.",
+			Buckets: []float64{0, 1, 2, 5, 10, 20, 50, 100},
+		}, []string{"part"}),
 		ConsolidatedFacts: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "agentmem_consolidation_facts_total",
 			Help: "Facts consolidation extracted from sessions, by outcome: written, duplicate (written before), unchanged (the value was current), review (filed for review), skipped (no scope), dry_run.",
@@ -60,7 +91,19 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.RefusedReplies, m.Denied, m.Limited, m.AssemblyErrors, m.Forwards, m.ConsolidatedFacts, m.ConsolidationErrors)
+		reg.MustRegister(m.RefusedReplies, m.Denied, m.Limited, m.AssemblyErrors, m.Forwards, m.Requests, m.Latency, m.Candidates,
+			m.ConsolidatedFacts, m.ConsolidationErrors)
 	}
 	return m
+}
+
+// observe counts one answered request of operation op that arrived at
+// start; hdr is its reply's headers (an error code names the class).
+func (m *Metrics) observe(op string, start time.Time, hdr nats.Header) {
+	class := "2xx"
+	if c, err := strconv.Atoi(hdr.Get(micro.ErrorCodeHeader)); err == nil && c >= 100 {
+		class = strconv.Itoa(c/100) + "xx"
+	}
+	m.Requests.WithLabelValues(op, class).Inc()
+	m.Latency.WithLabelValues(op, class).Observe(time.Since(start).Seconds())
 }

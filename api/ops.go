@@ -12,8 +12,9 @@ import (
 // route is one registered endpoint: its subject's tokens, its guarded
 // handler and the handler itself (served once the caller is known).
 type route struct {
+	name   string // the endpoint's name (session_append)
 	tokens []string
-	h      micro.HandlerFunc
+	h      func(request)
 	serve  func(*call)
 }
 
@@ -84,19 +85,20 @@ func (s *Service) addOtherOps(routes []route) (routeTable, error) {
 		ops := slices.Sorted(maps.Keys(byOp))
 		other := opRoutes{pattern: pat, byOp: byOp}
 		t.other = append(t.other, other)
-		unknown := s.guard(func(c *call) {
+		unknown := s.timed("unknown", s.guard(func(c *call) {
 			subject := c.r.Subject()
 			c.fail(&Error{Code: 404, Field: "operation", Message: fmt.Sprintf("unknown operation %q; %s.{%s}",
 				subject[strings.LastIndexByte(subject, '.')+1:], o.shape, strings.Join(ops, ","))})
-		})
-		h := func(r micro.Request) {
+		}))
+		h := func(r request) {
 			if rt, ok := other.find(r.Subject()); ok {
 				rt.h(r)
 				return
 			}
 			unknown(r)
 		}
-		err := s.svc.AddEndpoint(o.name, micro.HandlerFunc(h), micro.WithEndpointSubject(o.subject),
+		t.other[len(t.other)-1].unknown = unknown
+		err := s.svc.AddEndpoint(o.name, natsHandler(h), micro.WithEndpointSubject(o.subject),
 			micro.WithEndpointPendingLimits(s.cfg.MaxPending, 256<<20))
 		if err != nil {
 			return routeTable{}, fmt.Errorf("api: add endpoint %s: %w", o.name, err)
@@ -129,6 +131,9 @@ func overlaps(a, pattern []string) bool {
 type opRoutes struct {
 	pattern route
 	byOp    map[string]route
+	// unknown answers an operation the pattern matches and no route serves
+	// (404 naming the valid ones).
+	unknown func(request)
 }
 
 // find returns the route of subject, a subject the catch-all's pattern

@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/agentmem/agentmem/client"
@@ -42,6 +43,13 @@ func TestContextRenderedJSON(t *testing.T) {
 	got := openai.Rendered.Openai
 	if len(got) != 3 || got[0].Role != "system" || got[0].Content != "Be brief." || got[1].Role != "user" || got[2].Content != "hi!" {
 		t.Fatalf("openai messages = %+v (body %s)", got, body)
+	}
+	// One OpenAI shape (the MCP tools' too): no empty name, tool_calls or
+	// tool_call_id on a message that has none.
+	for _, empty := range []string{`"name":""`, `"tool_calls":[]`, `"tool_call_id":""`} {
+		if i := strings.Index(string(body), `"openai":`); i >= 0 && strings.Contains(string(body[i:]), empty) {
+			t.Errorf("rendered.openai carries %s: %s", empty, body[i:])
+		}
 	}
 	var anthropic struct {
 		Rendered struct {

@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"errors"
 	"strconv"
 	"strings"
 
@@ -48,7 +47,7 @@ func aggregateOf(subject string) (string, bool) {
 
 // forward serves r on the aggregate's owner and relays its reply. It runs
 // beside the subscription, counted in flight like any request.
-func (s *Service) forward(r micro.Request, id string, serve func()) {
+func (s *Service) forward(r request, id string, serve func()) {
 	rp, asJSON := s.replyTo(r), wantsJSON(r.Headers())
 	if !s.begin(rp, asJSON) {
 		return
@@ -124,16 +123,11 @@ const (
 	maxHops    = 4
 )
 
-// forwardedRequest is a forwarded NATS message as a micro.Request; the
-// service answers through its replier, never through Respond.
+// forwardedRequest is a forwarded NATS message as a request; the service
+// answers it through its replier (to the forwarding node's inbox).
 type forwardedRequest struct{ m *nats.Msg }
 
-var errReplier = errors.New("api: forwarded requests are answered through the service's replier")
-
-func (f forwardedRequest) Respond([]byte, ...micro.RespondOpt) error               { return errReplier }
-func (f forwardedRequest) RespondJSON(any, ...micro.RespondOpt) error              { return errReplier }
-func (f forwardedRequest) Error(string, string, []byte, ...micro.RespondOpt) error { return errReplier }
-func (f forwardedRequest) Data() []byte                                            { return f.m.Data }
-func (f forwardedRequest) Headers() micro.Headers                                  { return micro.Headers(f.m.Header) }
-func (f forwardedRequest) Subject() string                                         { return f.m.Subject }
-func (f forwardedRequest) Reply() string                                           { return f.m.Reply }
+func (f forwardedRequest) Data() []byte           { return f.m.Data }
+func (f forwardedRequest) Headers() micro.Headers { return micro.Headers(f.m.Header) }
+func (f forwardedRequest) Subject() string        { return f.m.Subject }
+func (f forwardedRequest) Reply() string          { return f.m.Reply }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/nats-io/nats.go/micro"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/agentmem/agentmem/actors"
@@ -221,7 +220,7 @@ func isNotFound(err error) bool { return err != nil && Classify(err).Code == 404
 
 // sessionScopeID reads the session id of mem.v1.scope.session.<id>.<op>, the
 // only scope resolve and publish are served on; on failure it answers 400.
-func sessionScopeID(r micro.Request, rp replier, asJSON bool, op string) (string, bool) {
+func sessionScopeID(r request, rp replier, asJSON bool, op string) (string, bool) {
 	t, err := parseScopeSubject(r.Subject())
 	if err == nil && t.kind != sharedmem.KindSession {
 		err = &Error{Code: 400, Field: "kind", Message: op + " is served on mem.v1.scope.session.<session id>." + op}

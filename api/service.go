@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -16,6 +17,7 @@ import (
 	"github.com/agentmem/agentmem/events"
 	"github.com/agentmem/agentmem/internal/gopool"
 	"github.com/agentmem/agentmem/internal/segmented"
+	"github.com/agentmem/agentmem/internal/version"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 	"github.com/agentmem/agentmem/tenancy"
 )
@@ -71,7 +73,7 @@ type Config struct {
 // DefaultConfig returns the service defaults.
 func DefaultConfig() Config {
 	return Config{
-		Name: "memory", Version: "0.1.0", QueueGroup: "memory", MaxPending: 1 << 16,
+		Name: "memory", Version: version.Version, QueueGroup: "memory", MaxPending: 1 << 16,
 		MaxConcurrentQueries: 256, MaxConcurrentWatches: 1024, QueryTimeout: 5 * time.Second, MinSeqWait: 2 * time.Second,
 		RerankTimeout: time.Second, LargeToolResultBytes: DefaultLargeToolResultBytes,
 		ReplyPrefixes: DefaultReplyPrefixes, ForwardTimeout: 30 * time.Second, ConsolidateOnTerminate: true,
@@ -144,6 +146,9 @@ type Service struct {
 	// background runs consolidations started by a termination, a turn
 	// count or ResumeConsolidation (stopped by Stop).
 	background background
+	// openapi is the HTTP API's document (OpenAPI), built once.
+	openapiOnce sync.Once
+	openapi     []byte
 }
 
 // queryWorkerIdle is how long a query goroutine waits for the next query
@@ -215,9 +220,9 @@ func Start(nc *nats.Conn, deps Deps, cfg Config) (*Service, error) {
 	var routes []route
 	add := func(name, subject string, h func(*call)) error {
 		_, placed := aggregateOf(subject)
-		hf := s.guardPlaced(h, placed)
-		routes = append(routes, route{tokens: strings.Split(subject, "."), h: hf, serve: h})
-		err := svc.AddEndpoint(name, hf, micro.WithEndpointSubject(subject),
+		hf := s.timed(name, s.guardPlaced(h, placed))
+		routes = append(routes, route{name: name, tokens: strings.Split(subject, "."), h: hf, serve: h})
+		err := svc.AddEndpoint(name, natsHandler(hf), micro.WithEndpointSubject(subject),
 			micro.WithEndpointPendingLimits(cfg.MaxPending, 256<<20))
 		if err != nil {
 			abort()
@@ -255,10 +260,10 @@ func Start(nc *nats.Conn, deps Deps, cfg Config) (*Service, error) {
 	}
 	// An id with dots splits into more subject tokens and would match no
 	// endpoint (no responders): answer those with a 400 instead.
-	err = svc.AddEndpoint("session_malformed", s.guard(func(c *call) {
+	err = svc.AddEndpoint("session_malformed", natsHandler(s.guard(func(c *call) {
 		c.fail(&Error{Code: 400, Field: "session_id",
 			Message: "ids are 1..128 of [A-Za-z0-9_-]; dots split the subject mem.v1.session.<id>.<op>"})
-	}), micro.WithEndpointSubject("mem.v1.session.*.*.>"))
+	})), micro.WithEndpointSubject("mem.v1.session.*.*.>"))
 	if err != nil {
 		abort()
 		return nil, fmt.Errorf("api: add endpoint malformed: %w", err)
@@ -274,9 +279,10 @@ func Start(nc *nats.Conn, deps Deps, cfg Config) (*Service, error) {
 }
 
 // call is one request being served: where its answer goes, in which
-// encoding, and who sent it (verified).
+// encoding, and who sent it (verified). Nothing in it is tied to a
+// transport: r is a request (NATS or HTTP), rp answers it.
 type call struct {
-	r      micro.Request
+	r      request
 	rp     replier
 	asJSON bool
 	who    *tenancy.Caller
@@ -285,17 +291,22 @@ type call struct {
 // fail answers the request with err (classified).
 func (c *call) fail(err error) { respondError(c.rp, c.asJSON, Classify(err)) }
 
+// timed marks each request h gets with operation op and its arrival time.
+func (s *Service) timed(op string, h func(request)) func(request) {
+	return func(r request) { h(timedRequest{request: r, op: op, start: time.Now()}) }
+}
+
 // guard runs before every handler. It drops a request whose reply subject
 // the service must not answer (see replyAllowed) before any work is done
 // for it (a request without a reply subject is served unanswered, as a
 // publish), then serves it.
-func (s *Service) guard(h func(*call)) micro.HandlerFunc { return s.guardPlaced(h, false) }
+func (s *Service) guard(h func(*call)) func(request) { return s.guardPlaced(h, false) }
 
 // guardPlaced is guard for an endpoint whose subject names an aggregate
 // (placed): with a Router, a request for an aggregate another node serves
 // is forwarded there, so one node serves each aggregate's reads and writes.
-func (s *Service) guardPlaced(h func(*call), placed bool) micro.HandlerFunc {
-	return func(r micro.Request) {
+func (s *Service) guardPlaced(h func(*call), placed bool) func(request) {
+	return func(r request) {
 		if rp := r.Reply(); rp != "" && !replyAllowed(rp, s.cfg.ReplyPrefixes) {
 			s.metrics.RefusedReplies.Inc()
 			s.logger.Warn("request dropped: reply subject is not an inbox", "subject", r.Subject(), "reply", rp)
@@ -314,7 +325,7 @@ func (s *Service) guardPlaced(h func(*call), placed bool) micro.HandlerFunc {
 // serve establishes the caller, then runs h: the Unrestricted caller
 // without tenants, else the principal the server-stamped identity maps to
 // (403 when there is none).
-func (s *Service) serve(r micro.Request, h func(*call)) {
+func (s *Service) serve(r request, h func(*call)) {
 	c := &call{r: r, rp: s.replyTo(r), asJSON: wantsJSON(r.Headers())}
 	if s.tenants == nil {
 		c.who = s.anyone
@@ -399,7 +410,7 @@ func (s *Service) hydrated(reply actors.ReplyFunc) actors.ReplyFunc {
 
 // readBody decodes r's body into body; on failure it answers 400 and
 // reports false.
-func (s *Service) readBody(r micro.Request, rp replier, asJSON bool, body proto.Message) bool {
+func (s *Service) readBody(r request, rp replier, asJSON bool, body proto.Message) bool {
 	if err := decode(r.Data(), asJSON, body); err != nil {
 		respondError(rp, asJSON, decodeError(body, err))
 		return false

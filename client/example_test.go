@@ -143,11 +143,11 @@ func ExampleClient_ContextAs() {
 		}
 	}
 	// Output:
-	// openai: system "You are a weather bot.\n\nTool result call_1 from weather: message m3 (seq 3)" 0
+	// openai: system "You are a weather bot.\n\nRecent tool result: weather (call call_1)" 0
 	// openai: user "Weather in Lisbon?" 0
 	// openai: assistant "" 1
 	// openai: tool "sunny, 24 C" 0
-	// anthropic system: "You are a weather bot.\n\nTool result call_1 from weather: message m3 (seq 3)"
+	// anthropic system: "You are a weather bot.\n\nRecent tool result: weather (call call_1)"
 	// anthropic: user text Weather in Lisbon?
 	// anthropic: assistant tool_use weather
 	// anthropic: user tool_result sunny, 24 C

@@ -38,6 +38,7 @@ func RunReaderConformance(t *testing.T, newFixture func(t *testing.T) ReaderFixt
 		{"ReadFollowsAppends", confReadFollows},
 		{"ReadMovedStart", confReadMovedStart},
 		{"ReadGaps", confReadGaps},
+		{"ReadOneSubject", confReadOneSubject},
 		{"Baseline", confBaseline},
 	}
 	for _, tc := range tests {
@@ -306,5 +307,57 @@ func confBaseline(t *testing.T, ctx context.Context, f ReaderFixture) {
 	}
 	if b := confBounds(t, ctx, f.Reader); b.Baseline != 8 {
 		t.Fatalf("baseline %d after 8 then 7, want 8", b.Baseline)
+	}
+}
+
+// confReadOneSubject: WithSubject reads one aggregate's held records only,
+// from before a moved start and across gaps, ends a bounded read when the
+// subject holds nothing more up to the stop, and follows the subject's
+// appends (not the others').
+func confReadOneSubject(t *testing.T, ctx context.Context, f ReaderFixture) {
+	subjects := confFill(t, ctx, f.Log, 12) // a at 3, 6, 9, 12
+	a := subjects[3]
+	if err := f.PurgeBefore(ctx, 4); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.DeleteMsg(ctx, 9); err != nil {
+		t.Fatal(err)
+	}
+	read := func(from, stop uint64) []uint64 {
+		t.Helper()
+		c, err := f.Reader.Read(ctx, from, WithSubjects(a), WithStop(stop))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		var seqs []uint64
+		for {
+			rec, err := c.Next(ctx)
+			if errors.Is(err, ErrEndOfRead) {
+				return seqs
+			}
+			if err != nil {
+				t.Fatalf("Read(%d, %s, stop %d): after %v: %v", from, a, stop, seqs, err)
+			}
+			if rec.Subject != a || !bytes.Equal(rec.Data, confData(a, int(rec.Seq))) {
+				t.Fatalf("record %d on %s, want %s", rec.Seq, rec.Subject, a)
+			}
+			seqs = append(seqs, rec.Seq)
+		}
+	}
+	confWantSeqs(t, a+" from 0", read(0, 12), []uint64{6, 12})
+	confWantSeqs(t, a+" from 7 to 11", read(7, 11), nil)
+	confWantSeqs(t, a+" from 1 to 5", read(1, 5), nil)
+	// Unbounded: an append on another subject is skipped, the next one on a
+	// is read.
+	c, err := f.Reader.Read(ctx, 13, WithSubjects(a))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	confAppend(t, ctx, f.Log, subjects[4], 10, "other", confData(subjects[4], 13))
+	confAppend(t, ctx, f.Log, a, 12, "mine", confData(a, 14))
+	if r, err := c.Next(ctx); err != nil || r.Seq != 14 || r.Subject != a {
+		t.Fatalf("unbounded read of %s: %d on %s, %v; want 14", a, r.Seq, r.Subject, err)
 	}
 }

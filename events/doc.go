@@ -94,32 +94,42 @@
 // (replicated with it, deleted with it; an import into a new stream starts
 // without one, its sequences renumbered from 1).
 //
-// What the baseline does not hold yet (left for compaction itself): the
-// state at B. A compaction that drops an aggregate's old events must first
-// make the rest self-sufficient (a snapshot event in the log, or a
-// projection seed at B recorded beside the baseline); today Rebuild applies
-// the kept records only, which is exact when whole aggregates were removed
-// (erasure) and not when an aggregate lost its head. The production stream
-// still has deny_delete and deny_purge: nothing removes messages from it.
+// The state at a removed head is held by the log itself: a scope whose
+// older messages are compacted away (node --log-window) first gets a
+// ScopeBaseline batch restating its state (the versions inside the
+// time-travel window and each key's current one), so its kept messages
+// are self-sufficient; the removal ledger (KindRemoval, ReadLedger) lists
+// every removed sequence, and Rebuild accepts exactly those gaps. Sessions
+// are not compacted: their events are their messages.
+//
+// # Physical compaction
+//
+// A removed message's bytes stay in the file store's blocks (a purge or a
+// plain delete only marks them; SecureDeleteMsg overwrites at once), and
+// so do a key-value bucket's replaced revisions and an object store's
+// deleted chunks. CompactStream (`replay compact`, offline) rewrites a
+// stream through a JetStream mirror into COMPACT_<stream> and back: the
+// server copies the held messages only, at their sequences and with their
+// times and headers, and deleting the old stream deletes its files. Its
+// recovery rule: the state is the two streams (present, the copy's
+// copying/verified mark and digest, the stream's agentmem.compacting
+// mark); the stream is deleted only once the copy is verified message by
+// message, the copy only once the refilled stream is; a verified copy
+// beside an unmarked stream that differs from it is stale and is dropped.
+// CheckNotMigrating and CheckNoCompaction refuse a half-compacted stream
+// (ErrCompacting).
 //
 // # Erasure
 //
-// With deny_purge the log is append-only for everyone. Erasing aggregates
-// (a user's sessions, GDPR-style) is an admin path that writes a new log, in
-// a maintenance window:
-//
-//  1. stop the node; `replay export --data-dir D --out all.jsonl`;
-//  2. drop the lines of the aggregates to erase (by "subject", or by user
-//     inside the batches) into kept.jsonl;
-//  3. with NATS running (the node started again, answering 503 from now
-//     on), as an operator with full rights: `nats stream rm MEM` (the
-//     node's own user may not), `nats kv rm MEM_SNAPSHOTS` (snapshots hold
-//     the erased state and the old sequences) and the erased objects of
-//     MEM_DATA (`nats object rm MEM_DATA <id>`);
-//  4. stop the node; `replay import --data-dir D --in kept.jsonl` (a new
-//     stream: sequences are renumbered); `replay rebuild --data-dir D`;
-//  5. start the node. Without the rebuild it refuses to start: its
-//     projection is ahead of the shorter new stream.
+// Messages leave the log online, only through the removal ledger
+// (ledger.go, KindRemoval): a LogRemoval naming the exact sequences that go
+// is recorded first, content-free, then a Remover purges them, then a
+// LogRemovalCompleted follows. ReadLedger returns what was removed;
+// projections' Rebuild accepts a missing sequence exactly when the ledger
+// lists it. The erase requests themselves (who may erase what, plans, the
+// actors' part) are api's and actors'; `replay compact` then removes the
+// freed bytes from the files. A stream created with deny_purge cannot be
+// erased from: move it first (below).
 //
 // # Moving to a stream that allows deletes
 //

@@ -61,6 +61,24 @@ var (
 	// Nothing was deleted after it was found.
 	ErrMigrateMismatch = errors.New("events: migrate: copy differs from the original")
 
+	// ErrCompacting is returned by NewJetStreamLog and CheckNotMigrating
+	// when CompactStream (replay compact) was interrupted where a stream is
+	// not whole: it is marked CompactingMetadataKey (being filled again), or
+	// it is missing while its copy COMPACT_<stream> exists. Run the
+	// compaction again to finish it.
+	ErrCompacting = errors.New("events: the stream is being compacted (replay compact): run it again to finish")
+
+	// ErrCompactState is returned by CompactStream when the streams are in
+	// a state it cannot continue from safely (a copy that is not of this
+	// stream, a stream marked as being filled without its verified copy).
+	// Nothing was deleted.
+	ErrCompactState = errors.New("events: compact: unexpected state")
+
+	// ErrCompactMismatch is returned by CompactStream when a copy differs
+	// from its original (a sequence, subject, header or data). Nothing was
+	// deleted after it was found.
+	ErrCompactMismatch = errors.New("events: compact: copy differs from the original")
+
 	// ErrInvalidConfig is returned (wrapped) by JetStreamConfig.Validate.
 	ErrInvalidConfig = errors.New("events: invalid config")
 )

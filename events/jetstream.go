@@ -161,10 +161,16 @@ func ensureStream(ctx context.Context, js jetstream.JetStream, cfg JetStreamConf
 	}
 	if s, err := js.Stream(ctx, cfg.Stream); err == nil {
 		have := s.CachedInfo().Config
-		// The compaction baseline lives in the stream's metadata, which an
-		// update replaces: carry it over.
-		if v, ok := have.Metadata[BaselineMetadataKey]; ok {
-			want.Metadata = map[string]string{BaselineMetadataKey: v}
+		// The compaction baseline and the record of the last physical
+		// compaction live in the stream's metadata, which an update
+		// replaces: carry them over.
+		for _, k := range []string{BaselineMetadataKey, CompactedMetadataKey} {
+			if v, ok := have.Metadata[k]; ok {
+				if want.Metadata == nil {
+					want.Metadata = map[string]string{}
+				}
+				want.Metadata[k] = v
+			}
 		}
 		switch {
 		case !have.DenyDelete:

@@ -52,8 +52,15 @@ const (
 // it is missing while its copy <stream>_MIGRATE exists. A node checks this
 // before anything reads or creates the stream; other errors of the server
 // are left to the caller's own reads (nil here).
+//
+// It also refuses a stream CompactStream (replay compact) left half-done
+// (ErrCompacting): marked CompactingMetadataKey, or missing while its copy
+// COMPACT_<stream> exists.
 func CheckNotMigrating(ctx context.Context, js jetstream.JetStream, stream string) error {
 	s, err := js.Stream(ctx, stream)
+	if cerr := checkNotCompacting(ctx, js, stream, s, err); cerr != nil {
+		return cerr
+	}
 	switch {
 	case err == nil:
 		if tmp, ok := s.CachedInfo().Config.Metadata[MigratingMetadataKey]; ok {

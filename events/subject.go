@@ -34,10 +34,19 @@ func ValidateID(field, id string) error {
 	}
 	for i := 0; i < len(id); i++ {
 		if !idByte(id[i]) {
-			return &FieldError{Field: field, Reason: fmt.Sprintf("invalid character %q at %d (allowed: A-Z a-z 0-9 _ -)", id[i], i)}
+			return &FieldError{Field: field, Reason: fmt.Sprintf("invalid byte %s at %d (allowed: A-Z a-z 0-9 _ -)", byteName(id[i]), i)}
 		}
 	}
 	return nil
+}
+
+// byteName is the character quoted when printable ASCII, else the byte in
+// hex (a byte of a UTF-8 sequence is no character of its own).
+func byteName(c byte) string {
+	if c >= 0x20 && c < 0x7f {
+		return fmt.Sprintf("%q", rune(c))
+	}
+	return fmt.Sprintf("0x%02X", c)
 }
 
 func idByte(c byte) bool {

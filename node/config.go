@@ -66,10 +66,13 @@ type Config struct {
 	// HealthInterval is how often the node looks at the disk, JetStream
 	// and the projector (the storage watch). Programmatic only.
 	HealthInterval time.Duration
-	// HTTPAddr serves /metrics, /healthz and the inspector (/ui/); empty
-	// disables it.
+	// HTTPAddr serves /metrics, /healthz, the HTTP API (/v1/) and the
+	// inspector (/ui/); empty disables it.
 	HTTPAddr string
-	Stream   string
+	// HTTPOrigins are the browser origins the HTTP API also answers
+	// (besides the listener's own); comma separated on the command line.
+	HTTPOrigins []string
+	Stream      string
 
 	// UIAllowedHosts are Host values the inspector answers to besides
 	// loopback names and the listener's address (DNS rebinding guard).
@@ -113,6 +116,25 @@ type Config struct {
 	// index and sends each such session ARCHIVE, which its actor stores as
 	// a status change. 0 = never. Needs the projector in this process.
 	ArchiveAfter time.Duration
+	// DeleteAfter erases an ARCHIVED session this long after it was
+	// archived (its last change; DESIGN §12 delete_after): the same sweep
+	// sends the session's actor and its session:<id> scope's actor an
+	// EraseAggregate (reason RETENTION, requested by "node"): a
+	// content-free LogRemoval, the messages purged, the snapshot deleted,
+	// the read-model rows with them. 0 = never (the default). Needs the
+	// projector in this process.
+	DeleteAfter time.Duration
+	// LogWindow is the time-travel window of the bounded log (DESIGN §12):
+	// a scope whose oldest message is older than this is rewritten from a
+	// baseline (its state with the versions older than the window dropped,
+	// each key's current one kept) and its older messages are removed, by
+	// its actor, as the node (logCompactor). 0 = never. Needs a log that
+	// allows purges and the projector in this process.
+	LogWindow time.Duration
+	// Now is the clock of the actors (the times their events record), the
+	// retention sweep and the log compactor (nil: time.Now). Programmatic
+	// only: benchmarks step it.
+	Now func() time.Time
 	// Reranker, when set, reorders session search hits (a cross-encoder, an
 	// LLM); when it fails the BM25 order is kept. Programmatic only.
 	Reranker api.Reranker
@@ -155,8 +177,12 @@ func DefaultConfig() Config {
 		Data:            largedata.DefaultConfig(),
 		Placement:       placement.DefaultConfig(),
 		ArchiveAfter:    DefaultArchiveAfter,
+		LogWindow:       DefaultLogWindow,
 	}
 }
+
+// DefaultLogWindow is the default of Config.LogWindow: 30 days.
+const DefaultLogWindow = 30 * 24 * time.Hour
 
 // DefaultArchiveAfter is the default of Config.ArchiveAfter: 30 days.
 const DefaultArchiveAfter = 30 * 24 * time.Hour
@@ -194,6 +220,12 @@ func (c Config) Validate() error {
 	if c.ArchiveAfter < 0 {
 		return fmt.Errorf("node: archive-after must be >= 0 (0 = never), got %s", c.ArchiveAfter)
 	}
+	if c.LogWindow < 0 {
+		return fmt.Errorf("node: log-window must be >= 0 (0 = never compact), got %s", c.LogWindow)
+	}
+	if c.DeleteAfter < 0 {
+		return fmt.Errorf("node: delete-after must be >= 0 (0 = never), got %s", c.DeleteAfter)
+	}
 	if c.LLM.BaseURL != "" {
 		if err := c.LLM.Validate(); err != nil {
 			return err
@@ -205,4 +237,11 @@ func (c Config) Validate() error {
 		}
 	}
 	return c.Actors.Validate()
+}
+
+func (c Config) now() time.Time {
+	if c.Now != nil {
+		return c.Now()
+	}
+	return time.Now()
 }

@@ -21,43 +21,65 @@ const resumeTimeout = 2 * time.Minute
 // LogRemoval and completes it (purge, snapshot, completion) without
 // recording a second one. It runs before the API serves, so no write
 // reaches a half-erased aggregate.
-func resumeRemovals(ctx context.Context, r events.StreamReader, log events.Log, codec *events.Codec, d placedDispatch, data api.DataStore) (int, error) {
+func resumeRemovals(ctx context.Context, r events.StreamReader, log events.Log, codec *events.Codec, d placedDispatch, data api.DataStore) (int, uint64, error) {
 	led, err := events.ReadLedger(ctx, r, 0)
 	if err != nil {
-		return 0, fmt.Errorf("node: read the removal ledger: %w", err)
+		return 0, 0, fmt.Errorf("node: read the removal ledger: %w", err)
 	}
-	n := 0
+	n, last := 0, uint64(0)
 	for _, rm := range led.Pending() {
 		if len(rm.GetPlanned()) > 0 {
 			// An erase request's plan: its items (each resumed or done
 			// again as a no-op), then its completion.
-			if _, err := api.RunPlan(ctx, d, d, data, rm.LogRemoval); err != nil {
-				return n, fmt.Errorf("node: resume erase %s (%s): %w", rm.GetId(), rm.GetTarget(), err)
+			rc, err := api.RunPlan(ctx, d, d, data, rm.LogRemoval)
+			if err != nil {
+				return n, last, fmt.Errorf("node: resume erase %s (%s): %w", rm.GetId(), rm.GetTarget(), err)
 			}
-			if _, err := events.CompleteRemoval(ctx, log, codec, rm.GetId(), rm.Seq, time.Now()); err != nil {
-				return n, err
+			seq, err := events.CompleteRemoval(ctx, log, codec, rm.GetId(), rm.Seq, time.Now())
+			if err != nil {
+				return n, last, err
 			}
-			n++
+			n, last = n+1, max(last, seq, rc.GetRemovalSeq())
+			continue
+		}
+		// A plan's item is done by its plan above (earlier in the log);
+		// what is still pending now resumes on its own.
+		rec, err := events.LoadRemoval(ctx, log, rm.GetId())
+		if err != nil {
+			return n, last, err
+		}
+		if rec.DoneSeq > 0 {
 			continue
 		}
 		if err := resumeRemoval(ctx, rm.LogRemoval, d); err != nil {
-			return n, fmt.Errorf("node: resume removal %s (%s): %w", rm.GetId(), rm.GetTarget(), err)
+			return n, last, fmt.Errorf("node: resume removal %s (%s): %w", rm.GetId(), rm.GetTarget(), err)
+		}
+		if rec, err = events.LoadRemoval(ctx, log, rm.GetId()); err == nil {
+			last = max(last, rec.DoneSeq)
 		}
 		n++
 	}
-	return n, nil
+	return n, last, nil
 }
 
 func resumeRemoval(ctx context.Context, rm *memoryv1.LogRemoval, d placedDispatch) error {
-	body := &memoryv1.EraseAggregate{RemovalId: rm.GetId(), Reason: rm.GetReason(), Target: rm.GetTarget(), RequestedBy: rm.GetRequestedBy(), Why: rm.GetWhy()}
+	var body proto.Message
+	erase := &memoryv1.EraseAggregate{RemovalId: rm.GetId(), Reason: rm.GetReason(), Target: rm.GetTarget(), RequestedBy: rm.GetRequestedBy(), Why: rm.GetWhy()}
+	body = erase
 	aggs := rm.GetErased()
-	if len(rm.GetRewritten()) > 0 {
+	switch {
+	case rm.GetReason() == memoryv1.RemovalReason_REMOVAL_REASON_COMPACT:
+		// A bounded-log compaction of a scope (actors: compact): resumed
+		// by its actor, the baseline untrimmed if not written yet.
+		body = &memoryv1.CompactAggregate{RemovalId: rm.GetId()}
+		aggs = rm.GetRewritten()
+	case len(rm.GetRewritten()) > 0:
 		// An entry erase: target is entry:<kind>:<id>:<key>.
 		parts := strings.SplitN(rm.GetTarget(), ":", 4)
 		if len(parts) != 4 || parts[0] != "entry" {
 			return fmt.Errorf("a rewrite of %v with target %q names no entry", rm.GetRewritten(), rm.GetTarget())
 		}
-		body.Key = parts[3]
+		erase.Key = parts[3]
 		aggs = rm.GetRewritten()
 	}
 	for _, agg := range aggs {
@@ -95,10 +117,17 @@ const resumeEvery = 30 * time.Second
 func (n *Node) resumeOnce(ctx context.Context, r events.StreamReader, log events.Log, codec *events.Codec, d placedDispatch, data api.DataStore) {
 	rctx, cancel := context.WithTimeout(ctx, resumeTimeout)
 	defer cancel()
-	resumed, err := resumeRemovals(rctx, r, log, codec, d, data)
+	resumed, last, err := resumeRemovals(rctx, r, log, codec, d, data)
 	if err != nil {
 		n.logger.Error("erasures left half done could not all be resumed (retrying)", "resumed", resumed, "err", err)
 		return
+	}
+	// Nothing erased is readable once the API serves: the projection
+	// applies the removals first.
+	if n.proj != nil && last > 0 {
+		if err := n.proj.WaitFor(rctx, last); err != nil {
+			n.logger.Error("the projection has not applied the resumed erasures", "seq", last, "err", err)
+		}
 	}
 	if resumed > 0 {
 		n.logger.Warn("resumed erasures a crash left half done", "removals", resumed)

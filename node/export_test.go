@@ -1,6 +1,11 @@
 package node
 
-import "github.com/agentmem/agentmem/actors"
+import (
+	"context"
+	"errors"
+
+	"github.com/agentmem/agentmem/actors"
+)
 
 // DirectoryForTest is the node's actor directory, for tests that bypass
 // placement (what a request that passed the ownership check just before a
@@ -12,3 +17,30 @@ func (n *Node) ConnectedServerForTest() string { return n.nc.ConnectedServerName
 
 // DataDirForTest is the node's data directory.
 func (n *Node) DataDirForTest() string { return n.cfg.DataDir }
+
+// CompactForTest runs one pass of the log compactor now (scopes rewritten,
+// messages removed); an error if --log-window is off.
+func (n *Node) CompactForTest(ctx context.Context) (int, uint64, error) {
+	if n.compactor == nil {
+		return 0, 0, errors.New("node: no log compactor (--log-window 0)")
+	}
+	return n.compactor.sweep(ctx)
+}
+
+// RetentionForTest runs one pass of the archive and delete-after sweep now.
+func (n *Node) RetentionForTest(ctx context.Context) error {
+	if n.retention == nil {
+		return errors.New("node: no retention sweep")
+	}
+	if n.retention.after > 0 {
+		if _, err := n.retention.sweep(ctx); err != nil {
+			return err
+		}
+	}
+	if n.retention.deleteAfter > 0 {
+		if _, err := n.retention.sweepErase(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}

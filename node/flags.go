@@ -25,7 +25,16 @@ func BindFlags(fs *flag.FlagSet, cfg *Config) {
 	fs.StringVar(&cfg.NodeID, "node-id", cfg.NodeID, "this node's id in the cluster (unique, stable across restarts); empty = the one kept in <data-dir>/node-id")
 	fs.IntVar(&cfg.Placement.Partitions, "partitions", cfg.Placement.Partitions, "partitions of the id space placed on the nodes (equal on every node of a cluster)")
 	fs.DurationVar(&cfg.Placement.LeaseTTL, "lease-ttl", cfg.Placement.LeaseTTL, "lease of a node on its partitions: the longest a dead node's aggregates stay unserved")
-	fs.StringVar(&cfg.HTTPAddr, "http", cfg.HTTPAddr, "host:port for Prometheus /metrics, /healthz and the inspector /ui/ (empty disables)")
+	fs.StringVar(&cfg.HTTPAddr, "http", cfg.HTTPAddr, "host:port for Prometheus /metrics, /healthz, the HTTP API /v1/ and the inspector /ui/ (empty disables; without --tenants both answer loopback clients only)")
+	fs.Func("http-origins", "comma-separated browser origins (scheme://host:port) the HTTP API also answers besides its own", func(v string) error {
+		cfg.HTTPOrigins = nil
+		for _, o := range strings.Split(v, ",") {
+			if o = strings.TrimSpace(o); o != "" {
+				cfg.HTTPOrigins = append(cfg.HTTPOrigins, o)
+			}
+		}
+		return nil
+	})
 	fs.Func("ui-allowed-hosts", "comma-separated Host names the inspector /ui/ answers to besides loopback and the listener's address", func(v string) error {
 		cfg.UIAllowedHosts = nil
 		for _, h := range strings.Split(v, ",") {
@@ -59,6 +68,8 @@ func BindFlags(fs *flag.FlagSet, cfg *Config) {
 	fs.Int64Var(&cfg.Data.MaxBytes, "data-max-bytes", cfg.Data.MaxBytes, "largest large data object (data.put, uploads in parts included); larger is 413")
 	fs.DurationVar(&cfg.Actors.EpisodicTTL, "episodic-ttl", cfg.Actors.EpisodicTTL, "TTL of episodic entries written without one, in scopes whose episodic_ttl_seconds is 0 (whole seconds; 0 = never)")
 	fs.DurationVar(&cfg.ArchiveAfter, "archive-after", cfg.ArchiveAfter, "archive a terminated session this long after its last change (0 = never; runs where the projector runs)")
+	fs.DurationVar(&cfg.LogWindow, "log-window", cfg.LogWindow, "time-travel window of the bounded log: a scope's messages older than this are replaced by a baseline of its state (0 = never; runs where the projector runs)")
+	fs.DurationVar(&cfg.DeleteAfter, "delete-after", cfg.DeleteAfter, "erase an archived session (and its session scope) this long after it was archived (0 = never, the default; runs where the projector runs)")
 	fs.IntVar(&cfg.Actors.MaxConcurrentRecoveries, "max-recoveries", cfg.Actors.MaxConcurrentRecoveries, "concurrent actor recoveries at most")
 }
 

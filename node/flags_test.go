@@ -53,6 +53,7 @@ func TestConfigValidate(t *testing.T) {
 		"embed: model":  func(c *Config) { c.Embeddings.BaseURL = "http://x/v1" },
 		"idle_timeout":  func(c *Config) { c.Actors.IdleTimeout = 0 },
 		"archive-after": func(c *Config) { c.ArchiveAfter = -time.Second },
+		"delete-after":  func(c *Config) { c.DeleteAfter = -time.Second },
 		"episodic_ttl":  func(c *Config) { c.Actors.EpisodicTTL = 1500 * time.Millisecond },
 	}
 	for want, mutate := range cases {

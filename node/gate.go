@@ -387,3 +387,24 @@ func (g gatedLog) RemoveSubject(ctx context.Context, subject string, upTo uint64
 	}
 	return r.RemoveSubject(ctx, subject, upTo)
 }
+
+// gatedReader is the whole-stream reader the watch polls read through:
+// refused at once (503) while the log is unavailable, as Load is.
+type gatedReader struct {
+	events.StreamReader
+	w *storageWatch
+}
+
+func (g gatedReader) Bounds(ctx context.Context) (events.Bounds, error) {
+	if err := g.w.refuse(true); err != nil {
+		return events.Bounds{}, err
+	}
+	return g.StreamReader.Bounds(ctx)
+}
+
+func (g gatedReader) Read(ctx context.Context, from uint64, opts ...events.ReadOption) (events.Cursor, error) {
+	if err := g.w.refuse(true); err != nil {
+		return nil, err
+	}
+	return g.StreamReader.Read(ctx, from, opts...)
+}

@@ -13,9 +13,10 @@ type healthReport struct {
 	Failing   []string `json:"failing,omitempty"`
 	Log       part     `json:"log"`
 	JetStream part     `json:"jetstream"`
-	// Projector and AppliedSeq are absent without a projector.
-	Projector  *part  `json:"projector,omitempty"`
-	AppliedSeq uint64 `json:"applied_seq,omitempty"`
+	// Projector and AppliedSeq are absent without a projector (with one,
+	// applied_seq is there from the start: 0 on a fresh node).
+	Projector  *part   `json:"projector,omitempty"`
+	AppliedSeq *uint64 `json:"applied_seq,omitempty"`
 	// DiskFreeBytes is the free space under the data dir (absent: unknown).
 	DiskFreeBytes *int64 `json:"disk_free_bytes,omitempty"`
 }
@@ -32,7 +33,8 @@ func (n *Node) health() healthReport {
 	}
 	if n.proj != nil {
 		p := st.Projector
-		r.Projector, r.AppliedSeq = &p, n.proj.AppliedSeq()
+		applied := n.proj.AppliedSeq()
+		r.Projector, r.AppliedSeq = &p, &applied
 	}
 	if st.FreeBytes >= 0 {
 		free := st.FreeBytes

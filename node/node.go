@@ -61,9 +61,13 @@ type Node struct {
 	placement    *placement.Table
 	internalSubs []*nats.Subscription
 	// relays counts the calls relayed to another node (callServer).
-	relays      sync.WaitGroup
-	storage     *storageWatch
-	logHealth   *logHealth
+	relays    sync.WaitGroup
+	storage   *storageWatch
+	logHealth *logHealth
+	// retention and compactor are the archive/delete-after sweep and the
+	// bounded log's compactor (nil when off); their Run loops own them.
+	retention   *archiveSweep
+	compactor   *logCompactor
 	projRunning atomic.Bool // proj.Run is running (runProjector)
 	// bg runs the background loops (projector, large-data sweeper, log
 	// health check); bgCancel stops them and bgWG waits for them.
@@ -186,6 +190,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 		cfg.Actors.RewriteTimeout = cfg.LLM.Timeout
 	}
 	n.dir, err = actors.New(cfg.Actors, actors.Deps{
+		Now:       cfg.Now,
 		Rewriter:  rewriter,
 		Commands:  cmds,
 		Log:       log,
@@ -231,7 +236,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 		return n.resumeLoop(ctx, jsLog, log, codec, placed, dstore)
 	})
 	deps := api.Deps{Dispatcher: placed, Scopes: placed, Router: router{t: n.placement, w: n.storage, nc: n.nc}, Data: dstore, Reranker: cfg.Reranker, Logger: logger,
-		Metrics: api.NewMetrics(n.Registry), Tenants: tenants, Watcher: watcher{log: log, nc: n.nc, reads: make(chan struct{}, maxWatchReads)},
+		Metrics: api.NewMetrics(n.Registry), Tenants: tenants, Watcher: watcher{log: gatedReader{StreamReader: jsLog, w: n.storage}, nc: n.nc, reads: make(chan struct{}, maxWatchReads)},
 		Ledger: ledger{log: log, reader: jsLog, codec: codec}}
 	if cfg.Projector {
 		rm := readModel{p: n.proj, s: n.store, logger: logger}
@@ -276,10 +281,19 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 		logEnd = st.CachedInfo().State.LastSeq
 	}
 	n.svc.ResumeConsolidation(logEnd)
-	if cfg.ArchiveAfter > 0 && cfg.Projector {
-		sw := &archiveSweep{sessions: n.store, d: placed, after: cfg.ArchiveAfter, interval: archiveSweepInterval(cfg.ArchiveAfter),
-			timeout: acfg.ForwardTimeout + cfg.Actors.StoreTimeout, now: time.Now, logger: logger}
+	if (cfg.ArchiveAfter > 0 || cfg.DeleteAfter > 0) && cfg.Projector {
+		sw := &archiveSweep{sessions: n.store, d: placed, scopes: placed, log: log, codec: codec, data: dstore, owned: n.store,
+			after: cfg.ArchiveAfter, deleteAfter: cfg.DeleteAfter,
+			interval: archiveSweepInterval(cfg.ArchiveAfter, cfg.DeleteAfter),
+			timeout:  acfg.ForwardTimeout + 4*cfg.Actors.StoreTimeout, now: cfg.now, logger: logger}
+		n.retention = sw
 		n.goBackground("archive sweep stopped", sw.Run)
+	}
+	if cfg.LogWindow > 0 && cfg.Projector {
+		lc := &logCompactor{js: js, stream: cfg.Stream, scopes: placed, window: cfg.LogWindow, interval: compactInterval(cfg.LogWindow),
+			timeout: acfg.ForwardTimeout + 4*cfg.Actors.StoreTimeout, now: cfg.now, logger: logger}
+		n.compactor = lc
+		n.goBackground("log compaction stopped", lc.Run)
 	}
 	if cfg.HTTPAddr != "" {
 		if err = n.startHTTP(tenants); err != nil {
@@ -325,6 +339,11 @@ func (n *Node) openProjection(ctx context.Context, js jetstream.JetStream) error
 	if err := events.CheckNotMigrating(ctx, js, n.cfg.Stream); err != nil {
 		return fmt.Errorf("node: %w", err)
 	}
+	// Nor one `replay compact` left half-done (the snapshot bucket and the
+	// object store too: creating them empty would hide their only copy).
+	if err := events.CheckNoCompaction(ctx, js); err != nil {
+		return fmt.Errorf("node: %w", err)
+	}
 	if _, err := projections.CheckStream(ctx, js, n.cfg.Stream, applied); err != nil &&
 		(applied > 0 || !errors.Is(err, jetstream.ErrStreamNotFound)) {
 		return fmt.Errorf("node: %w", err)
@@ -344,8 +363,32 @@ func (n *Node) startProjector(js jetstream.JetStream, codec *events.Codec) error
 	if n.proj, err = projections.NewProjector(pcfg, js, n.store, codec, n.logger); err != nil {
 		return err
 	}
+	n.registerProjectionMetrics()
 	n.runProjector()
 	return nil
+}
+
+// registerProjectionMetrics exports how far the projection is: its applied
+// sequence, and its lag behind the log (read from the stream at each scrape;
+// -1 while the stream cannot be read).
+func (n *Node) registerProjectionMetrics() {
+	p := n.proj
+	n.Registry.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "agentmem_projection_applied_seq",
+			Help: "The last log sequence the projection applied (search, recall, lists and min_seq reads see up to it)."},
+			func() float64 { return float64(p.AppliedSeq()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "agentmem_projection_lag",
+			Help: "Log sequences stored and not yet applied to the projection (the stream's last sequence minus the applied one; -1 while the stream cannot be read)."},
+			func() float64 {
+				ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+				defer cancel()
+				lag, err := p.Lag(ctx)
+				if err != nil {
+					return -1
+				}
+				return float64(lag)
+			}),
+	)
 }
 
 // runProjector runs the projector unless it runs already. Called again by
@@ -449,7 +492,13 @@ func (n *Node) startHTTP(tenants *tenancy.Directory) error {
 	mux.HandleFunc("/healthz", n.serveHealthz)
 	mux.Handle(inspector.Prefix, ui)
 	mux.Handle("/ui", http.RedirectHandler(inspector.Prefix, http.StatusMovedPermanently))
-	n.http = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	if n.svc != nil {
+		hcfg := api.DefaultHTTPConfig()
+		hcfg.MaxBodyBytes, hcfg.Origins = n.apiNC.MaxPayload(), n.cfg.HTTPOrigins
+		mux.Handle(api.HTTPPrefix, n.svc.HTTPHandler(hcfg))
+	}
+	// No WriteTimeout: the watch streams (Server-Sent Events) last.
+	n.http = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute}
 	n.httpDone = make(chan struct{})
 	go func() {
 		defer close(n.httpDone)

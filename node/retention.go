@@ -2,6 +2,8 @@ package node
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -9,6 +11,9 @@ import (
 
 	"github.com/agentmem/agentmem/actors"
 	"github.com/agentmem/agentmem/api"
+	"github.com/agentmem/agentmem/events"
+	"github.com/agentmem/agentmem/internal/sharedmem"
+	"github.com/agentmem/agentmem/largedata"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 	"google.golang.org/protobuf/proto"
 )
@@ -24,22 +29,46 @@ import (
 // only archives late. A session archived meanwhile answers 409, which is
 // not an error here. Sessions are archived one at a time (each waits for
 // its reply), so a sweep never floods the actors.
+//
+// With deleteAfter (delete_after) it then erases the ARCHIVED sessions
+// whose last change (the archive) is older than deleteAfter, as an erase
+// request does (see erase): a recorded plan (reason RETENTION, requested by
+// "node") covering the session, its session:<id> scope and the large data
+// it owns, each erased by its actor, content-free in the log. The plan's
+// id is derived from the session id, so an erase cut short by a crash is
+// resumed (not repeated); once the projector applied it the session leaves
+// the index.
 type archiveSweep struct {
 	sessions interface {
 		ListSessions(*memoryv1.ListSessionsRequest) ([]*memoryv1.SessionIndexEntry, string, error)
 	}
-	d        api.Dispatcher
-	after    time.Duration
-	interval time.Duration
-	timeout  time.Duration
-	now      func() time.Time
-	logger   *slog.Logger
+	d      api.Dispatcher
+	scopes api.ScopeDispatcher
+	// The delete-after erase's plan: the ledger (log, codec), the large data
+	// (data; owned lists what a session owns; nil: none).
+	log   events.Log
+	codec *events.Codec
+	data  api.DataStore
+	owned interface {
+		DataOwnedBy(owner string) ([]string, error)
+	}
+	after       time.Duration // 0: no archiving
+	deleteAfter time.Duration // 0: no erasing
+	interval    time.Duration
+	timeout     time.Duration
+	now         func() time.Time
+	logger      *slog.Logger
 }
 
-// archiveSweepInterval is how often the sweep runs for a bound of after:
-// half of it, between 10 ms and 10 minutes.
-func archiveSweepInterval(after time.Duration) time.Duration {
-	return min(max(after/2, 10*time.Millisecond), 10*time.Minute)
+// archiveSweepInterval is how often the sweep runs for bounds of after and
+// deleteAfter (0: none): half of the smaller one, between 10 ms and 10
+// minutes.
+func archiveSweepInterval(after, deleteAfter time.Duration) time.Duration {
+	bound := after
+	if bound == 0 || deleteAfter > 0 && deleteAfter < bound {
+		bound = deleteAfter
+	}
+	return min(max(bound/2, 10*time.Millisecond), 10*time.Minute)
 }
 
 // Run sweeps every interval until ctx ends.
@@ -52,11 +81,21 @@ func (s *archiveSweep) Run(ctx context.Context) error {
 			return nil
 		case <-t.C:
 		}
-		n, err := s.sweep(ctx)
-		if err != nil && ctx.Err() == nil {
-			s.logger.Warn("archive sweep stopped early; the next one resumes", "archived", n, "err", err)
-		} else if n > 0 {
-			s.logger.Info("archived terminated sessions", "archived", n, "archive_after", s.after.String())
+		if s.after > 0 {
+			n, err := s.sweep(ctx)
+			if err != nil && ctx.Err() == nil {
+				s.logger.Warn("archive sweep stopped early; the next one resumes", "archived", n, "err", err)
+			} else if n > 0 {
+				s.logger.Info("archived terminated sessions", "archived", n, "archive_after", s.after.String())
+			}
+		}
+		if s.deleteAfter > 0 {
+			n, err := s.sweepErase(ctx)
+			if err != nil && ctx.Err() == nil {
+				s.logger.Warn("delete-after sweep stopped early; the next one resumes", "erased", n, "err", err)
+			} else if n > 0 {
+				s.logger.Info("erased archived sessions", "erased", n, "delete_after", s.deleteAfter.String())
+			}
 		}
 	}
 }
@@ -96,9 +135,93 @@ func (s *archiveSweep) sweep(ctx context.Context) (int, error) {
 
 // archive sends one session ARCHIVE and waits for its answer.
 func (s *archiveSweep) archive(ctx context.Context, id, reason string) error {
-	done := make(chan error, 1)
 	body := &memoryv1.StatusRequest{Action: memoryv1.StatusAction_STATUS_ACTION_ARCHIVE, Reason: reason}
-	if err := s.d.Dispatch(id, nil, body, actors.ReplyFunc(func(_ proto.Message, err error) { done <- err })); err != nil {
+	return s.call(ctx, func(r actors.ReplyFunc) error { return s.d.Dispatch(id, nil, body, r) })
+}
+
+// sweepErase erases the archived sessions due now and returns how many.
+func (s *archiveSweep) sweepErase(ctx context.Context) (int, error) {
+	cutoff := s.now().Add(-s.deleteAfter).UnixNano()
+	why := fmt.Sprintf("retention: archived over %s ago (delete-after)", s.deleteAfter)
+	erased := 0
+	req := &memoryv1.ListSessionsRequest{Status: memoryv1.SessionStatus_SESSION_STATUS_ARCHIVED, Limit: 100}
+	for {
+		page, next, err := s.sessions.ListSessions(req)
+		if err != nil {
+			return erased, err
+		}
+		for _, e := range page {
+			if e.GetUpdatedUnixNano() > cutoff {
+				continue
+			}
+			if err := ctx.Err(); err != nil {
+				return erased, err
+			}
+			if err := s.erase(ctx, e.GetSessionId(), why); err != nil {
+				return erased, fmt.Errorf("erase session %q: %w", e.GetSessionId(), err)
+			}
+			erased++
+		}
+		if next == "" {
+			return erased, nil
+		}
+		req.PageToken = next
+	}
+}
+
+// retentionRemovalID is the removal id of the retention erase of session
+// id: the same on every sweep, so a plan cut short is found (and resumed)
+// rather than made again.
+func retentionRemovalID(id string) string {
+	h := sha256.Sum256([]byte("retention\x00session\x00" + id))
+	return "t" + hex.EncodeToString(h[:16])
+}
+
+// erase erases session id as an erase request does, as the node: its plan
+// is recorded first (a LogRemoval with reason RETENTION listing the
+// session, its session scope and the large data it owns), each item is
+// erased by its actor (api.RunPlan), and the plan's completion follows. A
+// crash in between leaves the plan pending: the node's resumption, or the
+// next sweep (same removal id), finishes it.
+func (s *archiveSweep) erase(ctx context.Context, id, why string) error {
+	rid := retentionRemovalID(id)
+	rec, err := events.LoadRemoval(ctx, s.log, rid)
+	if err != nil {
+		return err
+	}
+	plan, seq := rec.Removal, rec.RemovalSeq
+	if plan == nil {
+		items := []string{events.KindSession + "." + id, actors.AggregateKind(sharedmem.KindSession) + "." + id}
+		if s.owned != nil {
+			ids, err := s.owned.DataOwnedBy("session:" + id)
+			if err != nil {
+				return err
+			}
+			for _, d := range ids {
+				items = append(items, largedata.Kind+"."+d)
+			}
+		}
+		plan = &memoryv1.LogRemoval{Id: rid, Reason: memoryv1.RemovalReason_REMOVAL_REASON_RETENTION, Target: "session:" + id,
+			RequestedBy: "node", Why: why, AtUnixNano: s.now().UnixNano(), Planned: items}
+		if seq, err = events.AppendRemoval(ctx, s.log, s.codec, plan, s.now()); err != nil {
+			return err
+		}
+	}
+	if _, err := api.RunPlan(ctx, s.d, s.scopes, s.data, plan); err != nil {
+		return err
+	}
+	if rec.DoneSeq == 0 {
+		if _, err := events.CompleteRemoval(ctx, s.log, s.codec, rid, seq, s.now()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// call sends one command and waits for its answer.
+func (s *archiveSweep) call(ctx context.Context, send func(actors.ReplyFunc) error) error {
+	done := make(chan error, 1)
+	if err := send(actors.ReplyFunc(func(_ proto.Message, err error) { done <- err })); err != nil {
 		return err
 	}
 	select {

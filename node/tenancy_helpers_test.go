@@ -1,10 +1,14 @@
 package node_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"strconv"
 	"testing"
 	"time"
@@ -28,9 +32,10 @@ const (
 // connection inside its own account (the node user, full rights there) to
 // look at the log as it is.
 type tenantNode struct {
-	n   *node.Node
-	url string
-	js  jetstream.JetStream
+	n    *node.Node
+	url  string
+	js   jetstream.JetStream
+	http string // the HTTP API's base URL
 }
 
 func startTenantNode(t *testing.T) *tenantNode {
@@ -39,12 +44,13 @@ func startTenantNode(t *testing.T) *tenantNode {
 		c.NATSConfig, c.Tenants = tenantsNATSConf, tenantsFile
 		c.NATSUser, c.NATSPassword = "node", "node-secret"
 		c.NATSAPIUser, c.NATSAPIPassword = "node-api", "node-api-secret"
+		c.HTTPAddr = "127.0.0.1:0"
 	})
 	js, err := jetstream.New(nc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &tenantNode{n: n, url: n.ClientURL(), js: js}
+	return &tenantNode{n: n, url: n.ClientURL(), js: js, http: "http://" + n.MetricsAddr()}
 }
 
 // tenant is one principal's connection.
@@ -154,4 +160,37 @@ func (tn *tenantNode) streamState(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return fmt.Sprintf("first %d last %d msgs %d consumers %d", i.State.FirstSeq, i.State.LastSeq, i.State.Msgs, i.State.Consumers)
+}
+
+// httpDo sends body to the HTTP API (method, path) with header values hdr
+// (pairs; "Authorization" unset when absent) and reports the outcome: the
+// HTTP status as the code (0 for 200) and the ErrorDetail's field.
+func (tn *tenantNode) httpDo(method, path string, body []byte, hdr ...string) outcome {
+	req, err := http.NewRequest(method, tn.http+path, bytes.NewReader(body))
+	if err != nil {
+		return outcome{none: err.Error()}
+	}
+	req.Header.Set("Content-Type", "application/json")
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return outcome{none: err.Error()}
+	}
+	defer resp.Body.Close()
+	var e struct {
+		Field string `json:"field"`
+	}
+	data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	_ = json.Unmarshal(data, &e)
+	if resp.StatusCode == http.StatusOK {
+		return outcome{}
+	}
+	return outcome{code: resp.StatusCode, field: e.Field}
+}
+
+// bearer is the Authorization header of a token of examples/auth/tenants.json.
+func bearer(principal string) []string {
+	return []string{"Authorization", "Bearer " + principal + "-http-token"}
 }

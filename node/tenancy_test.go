@@ -91,6 +91,8 @@ func refusedAs(o outcome, want string) bool {
 		return o.none != ""
 	case "contained":
 		return o.none == "answered into a1's own account" || o.none == "no answer"
+	case "401":
+		return o.code == 401
 	case "403":
 		return o.code == 403
 	case "429":
@@ -369,6 +371,8 @@ func TestTenantAttackSuite(t *testing.T) {
 		_, err := ops.Configure(ctx, w1, &memoryv1.ConfigureScopeRequest{Config: &memoryv1.ScopeConfig{}})
 		return outcome{code: client.Code(err), field: fmt.Sprint(err)}
 	})
+
+	addHTTPAttacks(tn, v, add)
 
 	// a2's watcher on its own session: it must never see an attack's change.
 	before := tn.digest(t, v.subjects...)

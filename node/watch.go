@@ -13,18 +13,23 @@ import (
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 )
 
-// watcher serves the API's watch long polls from the log: a short read of
-// the aggregate's subject after from_seq (events.Log.Load: a consumer of
-// the node's own, deleted before it returns), and, when there is nothing
-// yet, a core subscription on the subject that wakes the poll when the next
-// change is stored. Tenants never touch JetStream: the node reads for them.
+// watcher serves the API's watch long polls from the log: a short,
+// bounded read of the aggregate's subject after from_seq through the one
+// read interface of the whole stream (events.StreamReader with
+// events.WithSubjects, up to the last sequence the stream holds: a read the
+// node makes for the tenant, its consumer gone when it returns) and, when
+// there is nothing yet, a core subscription on the subject that wakes the
+// poll when the next change is stored. Tenants never touch JetStream: the
+// node reads for them. Sequences the stream no longer holds (erased,
+// compacted away, below a moved first sequence) are skipped by the reader:
+// a watch from an old sequence starts at the next one held.
 //
 // Reads are bounded (reads, a semaphore) so the node's own consumers stay
 // bounded however many polls wait: at most cap(reads) for watches, besides
 // the actors' recoveries (actors.Config.MaxConcurrentRecoveries) and the
 // projector's one.
 type watcher struct {
-	log   events.Log
+	log   events.StreamReader
 	nc    *nats.Conn
 	reads chan struct{}
 }
@@ -33,9 +38,6 @@ type watcher struct {
 const maxWatchReads = 64
 
 var _ api.Watcher = watcher{}
-
-// errEnough stops a Load once the poll has max changes.
-var errEnough = errors.New("node: watch has enough changes")
 
 // Watch implements api.Watcher.
 func (w watcher) Watch(ctx context.Context, subject string, fromSeq uint64, maxChanges int, wait time.Duration) ([]*memoryv1.WatchChange, uint64, error) {
@@ -107,20 +109,32 @@ func (w watcher) read(ctx context.Context, subject string, fromSeq uint64, maxCh
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+	b, err := w.log.Bounds(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("node: watch %s: %w", subject, err)
+	}
+	if b.Last <= fromSeq {
+		return nil, nil
+	}
+	cur, err := w.log.Read(ctx, fromSeq+1, events.WithSubjects(subject), events.WithStop(b.Last), events.WithReadAhead(maxChanges))
+	if err != nil {
+		return nil, fmt.Errorf("node: watch %s: %w", subject, err)
+	}
+	defer cur.Close()
 	var out []*memoryv1.WatchChange
-	_, err := w.log.Load(ctx, subject, fromSeq, func(rec events.Record) error {
-		b, err := events.DecodeBatch(rec.Data)
+	for len(out) < maxChanges {
+		rec, err := cur.Next(ctx)
+		if errors.Is(err, events.ErrEndOfRead) {
+			break
+		}
 		if err != nil {
-			return fmt.Errorf("seq %d: %w", rec.Seq, err)
+			return out, fmt.Errorf("node: watch %s: %w", subject, err)
 		}
-		out = append(out, &memoryv1.WatchChange{Seq: rec.Seq, Subject: rec.Subject, Batch: b})
-		if len(out) >= maxChanges {
-			return errEnough
+		batch, err := events.DecodeBatch(rec.Data)
+		if err != nil {
+			return out, fmt.Errorf("node: watch %s: seq %d: %w", subject, rec.Seq, err)
 		}
-		return nil
-	})
-	if err != nil && !errors.Is(err, errEnough) {
-		return out, fmt.Errorf("node: watch %s: %w", subject, err)
+		out = append(out, &memoryv1.WatchChange{Seq: rec.Seq, Subject: rec.Subject, Batch: batch})
 	}
 	return out, nil
 }

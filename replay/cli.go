@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentmem/agentmem/internal/version"
 	"github.com/agentmem/agentmem/node"
 	"github.com/agentmem/agentmem/projections"
 )
@@ -41,7 +42,9 @@ commands:
   inspect session <id> [--at-seq N | --at-time RFC3339] [--json]
         the session as it was after the last of its batches at or before
         stream sequence N (or command time T; default: the latest): its
-        layers and the exact context an LLM was sent then.
+        layers and the exact context an LLM was sent then. A point before
+        what the log keeps (compacted or erased away) exits 5 and names
+        the earliest point that can be inspected.
   export [--out FILE|-]
         the stream as JSON lines, one per message, in stream order:
         {"seq","subject","time","batch": protojson EventBatch}.
@@ -56,6 +59,19 @@ commands:
         deny_purge off, copy back (seq i at seq i), compare and check the
         digest, delete the copy. Needs free space for a second copy of the
         log. Interrupted, run it again: it continues where it stopped.
+  compact [--streams A,B] [--projection FILE] [--force] [--idle-timeout 10s]
+        OFFLINE (stop every node): remove from the files every byte of
+        content that was deleted (purged subjects, deleted messages,
+        replaced snapshots, deleted objects, deleted projection keys).
+        Each stream (default: every stream but the placement leases) is
+        copied by a JetStream mirror to COMPACT_<stream> (held messages
+        only, same sequences, times and headers), compared, deleted,
+        mirrored back, compared, and the copy deleted; then the projection
+        file is rewritten with its live keys (bbolt compact, fsync, rename).
+        A stream with nothing removed, or unchanged since its last
+        compaction, is skipped (--force: not). Needs free space for a
+        second copy of the largest stream. Interrupted (even kill -9), run
+        it again: it resumes; a node refuses a half-compacted stream.
   stats [--projection FILE]
         streams, aggregates per kind, projection size/applied seq/lag, data
         directory size.
@@ -63,7 +79,9 @@ commands:
 exit status: 0 ok, 1 failure or verify found differences, 2 usage error,
 3 the log cannot be read whole (stream missing, a gap, a purged head, or
 reading stalled), 4 verify found the projection behind the log and
-otherwise identical.
+otherwise identical, 5 inspect's --at-seq/--at-time is before what the log
+keeps (outside the time-travel window; the message names the earliest
+point).
 `
 
 // ExitCode maps the error of Run to the process exit status.
@@ -79,6 +97,8 @@ func ExitCode(err error) int {
 		return 3
 	case errors.Is(err, ErrBehind):
 		return 4
+	case errors.Is(err, ErrOutsideWindow):
+		return 5
 	default:
 		return 1
 	}
@@ -87,10 +107,34 @@ func ExitCode(err error) int {
 // Run parses args (without the program name) and runs the command. Reports
 // go to stdout, progress and notes to stderr.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	err := run(ctx, args, stdout, stderr)
+	if errors.Is(err, errHelpShown) {
+		return nil
+	}
+	return err
+}
+
+// errHelpShown ends a command whose flags asked for help (-h, --help):
+// the usage was written to stdout and the exit status is 0.
+var errHelpShown = errors.New("help shown")
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		return fmt.Errorf("%w: no command given\n\n%s", ErrUsage, Usage)
 	}
 	cmd, args := args[0], args[1:]
+	switch cmd {
+	case "version", "--version", "-version":
+		_, err := fmt.Fprintln(stdout, "agentmem-replay", version.Version)
+		return err
+	}
+	// "replay <command> --help" is a request for help, not a usage error.
+	for _, a := range args {
+		if a == "-h" || a == "--help" || a == "-help" {
+			_, err := io.WriteString(stdout, Usage)
+			return err
+		}
+	}
 	fs := flag.NewFlagSet("replay "+cmd, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	var conn Conn
@@ -101,6 +145,12 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 	parse := func() ([]string, error) {
 		pos, err := parseInterleaved(fs, args)
+		if errors.Is(err, flag.ErrHelp) {
+			if _, werr := io.WriteString(stdout, Usage); werr != nil {
+				return nil, werr
+			}
+			return nil, errHelpShown
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%w: %s: %v\n\n%s", ErrUsage, cmd, err, Usage)
 		}
@@ -212,6 +262,21 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		cfg.Conn = conn
 		_, err := MigrateLog(ctx, cfg, stdout)
+		return err
+	case "compact":
+		cfg := CompactConfig{Progress: progress, ProgressTTY: tty}
+		streams := fs.String("streams", "", "comma-separated streams to compact (default: all but the placement leases)")
+		fs.StringVar(&cfg.Projection, "projection", "", "projection file (default DATA-DIR/projection.db)")
+		fs.BoolVar(&cfg.Force, "force", false, "compact streams that look up to date too")
+		fs.DurationVar(&cfg.IdleTimeout, "idle-timeout", projections.DefaultIdleTimeout, "give up when a copy makes no progress for this long")
+		if err := parseNoArgs(); err != nil {
+			return err
+		}
+		if *streams != "" {
+			cfg.Streams = strings.Split(*streams, ",")
+		}
+		cfg.Conn = conn
+		_, err := Compact(ctx, cfg, stdout)
 		return err
 	case "stats":
 		cfg := StatsConfig{}

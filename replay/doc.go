@@ -15,6 +15,10 @@
 //   - MigrateLog (migrate-log): offline, moves the log to a stream that
 //     allows deletes and purges with every sequence kept
 //     (events.MigrateAllowDelete: resumable, compares every message).
+//   - Compact (compact): offline, removes deleted content's bytes from
+//     every file of the data dir: each stream rewritten through a mirror
+//     (events.CompactStream: same sequences, resumable after kill -9), the
+//     projection rewritten with its live keys (projections.CompactFile).
 //
 // Each command is one exported function taking a config and an io.Writer;
 // Run parses a command line into them (cmd/replay only wires signals and the

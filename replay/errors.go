@@ -23,6 +23,13 @@ var (
 	// the session at or before the requested point.
 	ErrNoSession = errors.New("replay: no such session")
 
+	// ErrOutsideWindow is returned by Inspect when the point asked for
+	// (--at-seq, --at-time) is before what the log still keeps: the stream's
+	// first sequence moved past it (compacted or erased away), or the
+	// session's own history starts later (its events before its compaction
+	// baseline were removed). cmd/replay exits 5.
+	ErrOutsideWindow = errors.New("replay: point outside the time-travel window")
+
 	// ErrStreamNotEmpty is returned by Import when the target stream already
 	// holds messages: an import only ever fills an empty stream.
 	ErrStreamNotEmpty = errors.New("replay: stream is not empty")

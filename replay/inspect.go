@@ -70,9 +70,38 @@ func Inspect(ctx context.Context, cfg InspectConfig, w io.Writer) error {
 	return writeInspectText(w, st, cx, cfg)
 }
 
+// checkWindow refuses a point before the stream's first kept sequence
+// (ErrOutsideWindow): nothing of the log before it is left, so no state
+// there can be rebuilt exactly.
+func checkWindow(ctx context.Context, l *link, cfg InspectConfig) error {
+	if cfg.AtSeq == 0 && cfg.AtTime.IsZero() {
+		return nil
+	}
+	info, err := l.streamInfo(ctx)
+	if err != nil {
+		return err
+	}
+	st := info.State
+	if st.FirstSeq <= 1 {
+		return nil // the head was never removed
+	}
+	switch {
+	case cfg.AtSeq > 0 && cfg.AtSeq < st.FirstSeq:
+		return fmt.Errorf("%w: seq %d is before the first sequence stream %s keeps (%d): the events before it were compacted or erased away; the earliest point to inspect is --at-seq %d",
+			ErrOutsideWindow, cfg.AtSeq, l.stream, st.FirstSeq, st.FirstSeq)
+	case !cfg.AtTime.IsZero() && st.Msgs > 0 && cfg.AtTime.Before(st.FirstTime):
+		return fmt.Errorf("%w: %s is before the first message stream %s keeps (seq %d, %s): the events before it were compacted or erased away; the earliest point to inspect is --at-time %s",
+			ErrOutsideWindow, cfg.AtTime.Format(time.RFC3339Nano), l.stream, st.FirstSeq, st.FirstTime.UTC().Format(time.RFC3339Nano), st.FirstTime.UTC().Format(time.RFC3339Nano))
+	}
+	return nil
+}
+
 // sessionAt replays the session's batches up to the point cfg names
 // (actors.SessionAt, the one time travel the inspector calls too).
 func sessionAt(ctx context.Context, l *link, cfg InspectConfig) (*segmented.State, error) {
+	if err := checkWindow(ctx, l, cfg); err != nil {
+		return nil, err
+	}
 	lcfg := events.DefaultJetStreamConfig()
 	lcfg.Stream = l.stream
 	log, err := events.OpenJetStreamLog(l.js, lcfg)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"math/rand/v2"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/agentmem/agentmem/internal/natsembed"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
+	"github.com/nats-io/nats.go/jetstream"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 )
@@ -212,5 +214,42 @@ func TestUsage(t *testing.T) {
 	}
 	if err := Run(ctx, []string{"help"}, &out, &out); err != nil || !strings.Contains(out.String(), "inspect session <id>") {
 		t.Errorf("help: %v", err)
+	}
+}
+
+// TestInspectOutsideWindow: once the log's head is removed, a point before
+// its first kept sequence (or before its first message's time) is refused
+// with ErrOutsideWindow, exit status 5, naming the earliest point; a point
+// inside is not.
+func TestInspectOutsideWindow(t *testing.T) {
+	f := nodeFixture(t)
+	dir := copyFixture(t)
+	conn := serve(t, dir)
+	l, err := conn.dial()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.close()
+	ctx := context.Background()
+	s, err := l.js.Stream(ctx, l.stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const first = 40
+	if err := s.Purge(ctx, jetstream.WithPurgeSequence(first)); err != nil {
+		t.Fatal(err)
+	}
+	id := f.sessions[0]
+	for _, cfg := range []InspectConfig{
+		{Conn: conn, SessionID: id, AtSeq: first - 1},
+		{Conn: conn, SessionID: id, AtTime: time.Unix(1, 0)},
+	} {
+		err := Inspect(ctx, cfg, io.Discard)
+		if !errors.Is(err, ErrOutsideWindow) || ExitCode(err) != 5 || !strings.Contains(err.Error(), "earliest point to inspect") {
+			t.Errorf("inspect at seq %d / %v on a log starting at %d: %v (exit %d), want ErrOutsideWindow naming the earliest point", cfg.AtSeq, cfg.AtTime, first, err, ExitCode(err))
+		}
+	}
+	if err := Inspect(ctx, InspectConfig{Conn: conn, SessionID: id, AtSeq: first}, io.Discard); errors.Is(err, ErrOutsideWindow) {
+		t.Errorf("inspect at the first kept sequence: %v", err)
 	}
 }

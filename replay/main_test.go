@@ -33,7 +33,9 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	_ = os.RemoveAll(dir)
 	if code == 0 {
-		if err := goleak.Find(); err != nil {
+		// ObjectStore.Put (compact_test.go) can leave this nats.go goroutine
+		// blocked on a nil channel: an upstream race (see api/main_test.go).
+		if err := goleak.Find(goleak.IgnoreTopFunction("github.com/nats-io/nats.go/jetstream.(*jetStream).resetPendingAcksOnReconnect")); err != nil {
 			fmt.Fprintln(os.Stderr, "goleak:", err)
 			code = 1
 		}

@@ -1,6 +1,8 @@
 package tenancy
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -39,8 +41,9 @@ func Unrestricted(l Limits) *Caller { return &Caller{Unrestricted: true, Role: R
 // Directory maps verified NATS identities to callers.
 type Directory struct {
 	cfg    Config
-	byUser map[string]*Caller // account \x00 user
-	byAcc  map[string]*Caller // account (principals without a user)
+	tokens map[string]HTTPToken // by SHA-256 hex
+	byUser map[string]*Caller   // account \x00 user
+	byAcc  map[string]*Caller   // account (principals without a user)
 }
 
 // New builds a directory from a validated config.
@@ -48,7 +51,10 @@ func New(cfg Config) (*Directory, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	d := &Directory{cfg: cfg, byUser: map[string]*Caller{}, byAcc: map[string]*Caller{}}
+	d := &Directory{cfg: cfg, byUser: map[string]*Caller{}, byAcc: map[string]*Caller{}, tokens: map[string]HTTPToken{}}
+	for _, t := range cfg.HTTPTokens {
+		d.tokens[t.SHA256] = t
+	}
 	base := cfg.Limits.or(DefaultLimits())
 	for _, p := range cfg.Principals {
 		l := base
@@ -109,6 +115,23 @@ func (d *Directory) Identify(h nats.Header) (*Caller, error) {
 		return c, nil
 	}
 	return nil, &DeniedError{Field: "identity", Reason: fmt.Sprintf("account %q user %q is not a principal of this node", ri.Account, ri.User)}
+}
+
+// TokenIdentity returns the Nats-Request-Info header value of the NATS
+// identity an HTTP bearer token stands for (false: no such token). The
+// caller is then identified from it with Identify, exactly as a NATS
+// request stamped by the server.
+func (d *Directory) TokenIdentity(token string) (string, bool) {
+	if token == "" {
+		return "", false
+	}
+	sum := sha256.Sum256([]byte(token))
+	t, ok := d.tokens[hex.EncodeToString(sum[:])]
+	if !ok {
+		return "", false
+	}
+	b, _ := json.Marshal(requestInfo{Account: t.Account, User: t.User})
+	return string(b), true
 }
 
 // DeniedError is a refusal: the caller may not do what it asked. Status

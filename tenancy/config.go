@@ -39,6 +39,20 @@ type Config struct {
 	Limits Limits `json:"limits"`
 	// Principals are the callers, matched by account and user.
 	Principals []Principal `json:"principals"`
+	// HTTPTokens are the bearer tokens of the HTTP API (DESIGN §15): each
+	// stands for one NATS identity (account, user) of a principal, and a
+	// request carrying it is checked exactly as a NATS request of that
+	// identity. Only the token's SHA-256 is stored.
+	HTTPTokens []HTTPToken `json:"http_tokens,omitempty"`
+}
+
+// HTTPToken maps a bearer token to a NATS identity.
+type HTTPToken struct {
+	// SHA256 is the lowercase hex SHA-256 of the token
+	// (printf %s "$TOKEN" | sha256sum).
+	SHA256  string `json:"sha256"`
+	Account string `json:"account"`
+	User    string `json:"user,omitempty"`
 }
 
 // Principal is one caller of the service.
@@ -172,8 +186,32 @@ func (c *Config) Validate() error {
 		names[p.Name] = true
 		idents[p.Account+"\x00"+p.User] = true
 	}
+	return c.validateTokens(idents)
+}
+
+// validateTokens checks each HTTP token is a SHA-256, named once, for an
+// identity some principal is (its account and user, or its account when
+// the principal names no user).
+func (c *Config) validateTokens(idents map[string]bool) error {
+	seen := map[string]bool{}
+	for i, t := range c.HTTPTokens {
+		at := fmt.Sprintf("http_tokens[%d]", i)
+		switch {
+		case !sha256Rule.MatchString(t.SHA256):
+			return fmt.Errorf("%w: %s.sha256: want 64 lowercase hex digits (the token's SHA-256), got %d characters", ErrInvalidConfig, at, len(t.SHA256))
+		case seen[t.SHA256]:
+			return fmt.Errorf("%w: %s.sha256: the same token listed twice", ErrInvalidConfig, at)
+		case t.Account == c.NodeAccount:
+			return fmt.Errorf("%w: %s.account: %q is the node's own account", ErrInvalidConfig, at, t.Account)
+		case !idents[t.Account+"\x00"+t.User] && !idents[t.Account+"\x00"]:
+			return fmt.Errorf("%w: %s: account %q user %q is no principal's identity", ErrInvalidConfig, at, t.Account, t.User)
+		}
+		seen[t.SHA256] = true
+	}
 	return nil
 }
+
+var sha256Rule = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
 // Load reads and validates a tenants file. Unknown fields are errors (a
 // typo in a permission must not silently grant or deny).

@@ -126,6 +126,10 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 		{`{"node_account":"MEM","principals":[{"name":"a","account":"A","role":"writer"},{"name":"b","account":"A","role":"reader"}]}`, "principals[1]"},
 		{`{"node_account":"MEM","principals":[],"limit":{}}`, "unknown field"},
 		{`{"node_account":"MEM","limits":{"max_watches":-1},"principals":[]}`, "limits"},
+		{`{"node_account":"MEM","principals":[{"name":"a","account":"A","user":"u","role":"writer"}],"http_tokens":[{"sha256":"abc","account":"A","user":"u"}]}`, "http_tokens[0].sha256"},
+		{`{"node_account":"MEM","principals":[{"name":"a","account":"A","user":"u","role":"writer"}],"http_tokens":[{"sha256":"` + strings.Repeat("a", 64) + `","account":"A","user":"v"}]}`, "http_tokens[0]"},
+		{`{"node_account":"MEM","principals":[{"name":"a","account":"A","user":"u","role":"writer"}],"http_tokens":[{"sha256":"` + strings.Repeat("a", 64) + `","account":"MEM"}]}`, "http_tokens[0].account"},
+		{`{"node_account":"MEM","principals":[{"name":"a","account":"A","user":"u","role":"writer"}],"http_tokens":[{"sha256":"` + strings.Repeat("a", 64) + `","account":"A","user":"u"},{"sha256":"` + strings.Repeat("a", 64) + `","account":"A","user":"u"}]}`, "http_tokens[1].sha256"},
 	} {
 		path := filepath.Join(t.TempDir(), "t.json")
 		if err := os.WriteFile(path, []byte(tc.json), 0o600); err != nil {
@@ -134,6 +138,27 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 		_, err := Load(path)
 		if !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), tc.field) {
 			t.Errorf("%s: %v, want ErrInvalidConfig naming %s", tc.json, err, tc.field)
+		}
+	}
+}
+
+// TestTokenIdentity: a token of the file stands for its NATS identity, which
+// Identify maps to the principal; any other token is unknown.
+func TestTokenIdentity(t *testing.T) {
+	d := example(t)
+	for token, want := range map[string]string{"a1-http-token": "a1", "ops-http-token": "ops", "front-u2-http-token": "front-u2"} {
+		info, ok := d.TokenIdentity(token)
+		if !ok {
+			t.Fatalf("%s: unknown", token)
+		}
+		c, err := d.Identify(hdr(info))
+		if err != nil || c.Principal != want {
+			t.Errorf("%s: %v %v, want %s", token, c, err, want)
+		}
+	}
+	for _, token := range []string{"", "a1-http-token ", "A1-HTTP-TOKEN", "d92746ae8ebb3626867f4c62b26d72f421afa507888017c2818cb5d36d747f9c"} {
+		if _, ok := d.TokenIdentity(token); ok {
+			t.Errorf("%q: accepted", token)
 		}
 	}
 }

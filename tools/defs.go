@@ -58,6 +58,22 @@ func enum(desc string, values ...string) map[string]any {
 	return map[string]any{"type": "string", "description": desc, "enum": values}
 }
 
+// The service's bounds the schemas state (TestSchemaBoundsAreTheService's
+// checks them against segmented and api).
+const (
+	// MaxQueryBytes is the longest query the service takes (413 beyond).
+	MaxQueryBytes = 4 << 10
+	// reservedOutputTokens and minBudget: a session's context budget is
+	// max_context_tokens - reserved_output_tokens (default 4096) and must
+	// be at least 256, so max_context_tokens is at least their sum.
+	reservedOutputTokens = 4096
+	minBudget            = 256
+	MinContextTokens     = reservedOutputTokens + minBudget
+)
+
+var queryArg = map[string]any{"type": "string", "minLength": 1, "maxLength": MaxQueryBytes,
+	"description": fmt.Sprintf("Words to look for (at most %d bytes as UTF-8).", MaxQueryBytes)}
+
 func integer(desc string, min, max int) map[string]any {
 	return map[string]any{"type": "integer", "description": desc, "minimum": min, "maximum": max}
 }
@@ -107,9 +123,11 @@ var defs = []struct {
 				"type": "array", "description": "The messages, oldest first (1 to 64).",
 				"minItems": 1, "maxItems": 64, "items": messageSchema,
 			},
-			"create_if_missing":  boolean("Create the session if it does not exist (default true)."),
-			"system_prompt":      str("System prompt of a session created by this call (ignored otherwise)."),
-			"max_context_tokens": integer("Context budget in tokens of a session created by this call (0: the service default, 128000).", 0, 10_000_000),
+			"create_if_missing": boolean("Create the session if it does not exist (default true)."),
+			"system_prompt":     str("System prompt of a session created by this call (ignored otherwise)."),
+			"max_context_tokens": integer(fmt.Sprintf("Context window in tokens of a session created by this call (omit it for the service default, 128000). "+
+				"At least %d: %d tokens are reserved for the model's output and the rest, at least %d, is the context budget.",
+				MinContextTokens, reservedOutputTokens, minBudget), MinContextTokens, 10_000_000),
 		})},
 	{SessionContext, "Read the context of a conversation as it would be sent to an LLM now: the layered messages " +
 		"(format \"layers\", the default) or rendered for a chat API (\"openai\": a Chat Completions messages array; " +
@@ -129,7 +147,7 @@ var defs = []struct {
 		"With promote true, the hits from this conversation are copied into its context so the next turn sees them verbatim.",
 		obj([]string{"session_id", "query"}, map[string]any{
 			"session_id":           sessionID,
-			"query":                map[string]any{"type": "string", "description": "Words to look for.", "minLength": 1},
+			"query":                queryArg,
 			"limit":                integer("How many hits at most, 1-20 (default 10).", 1, 20),
 			"across_user_sessions": boolean("Search every conversation of this session's user, not only this one (default false)."),
 			"promote":              boolean("Copy this conversation's hits into its context (default false)."),
@@ -173,7 +191,7 @@ var defs = []struct {
 	{MemorySearch, "Search the entries of a memory scope by words, best first (BM25 over keys, values and tags).",
 		obj([]string{"scope", "query"}, map[string]any{
 			"scope": scope,
-			"query": map[string]any{"type": "string", "description": "Words to look for.", "minLength": 1},
+			"query": queryArg,
 			"limit": integer("How many hits at most, 1-20 (default 10).", 1, 20),
 			"tags":  stringList("Only entries carrying every one of these tags."),
 		})},

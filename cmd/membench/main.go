@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/agentmem/agentmem/internal/version"
 	"github.com/agentmem/agentmem/membench"
 )
 
@@ -27,7 +28,12 @@ func main() {
 	flag.IntVar(&cfg.Conversation.QuestionsPerCheckpoint, "questions", cfg.Conversation.QuestionsPerCheckpoint, "questions per checkpoint (the end asks every fact)")
 	budgets := flag.String("budgets", joinInts(cfg.Budgets), "context budgets in tokens, ascending")
 	profiles := flag.String("profiles", strings.Join(cfg.Profiles, ","), "agentmem compression profiles, the default first")
+	showVersion := flag.Bool("version", false, "print the version and exit")
 	flag.Parse()
+	if *showVersion {
+		fmt.Println("agentmem-membench", version.Version)
+		return
+	}
 	var err error
 	if cfg.Budgets, err = parseInts(*budgets); err != nil {
 		fail(err)

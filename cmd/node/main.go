@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentmem/agentmem/internal/envflag"
+	"github.com/agentmem/agentmem/internal/version"
 	"github.com/agentmem/agentmem/node"
 )
 
@@ -19,7 +21,13 @@ func main() {
 	fs := flag.NewFlagSet("node", flag.ExitOnError)
 	node.BindFlags(fs, &cfg)
 	drain := fs.Duration("drain-timeout", 30*time.Second, "how long shutdown waits for in-flight requests and snapshots")
+	showVersion := fs.Bool("version", false, "print the version and exit")
+	fs.Usage = envflag.Usage(fs, "agentmem-node "+version.Version+": an agentmem node (embedded NATS + JetStream by default; HTTP API, /metrics and /healthz on --http)")
 	_ = fs.Parse(os.Args[1:])
+	if *showVersion {
+		fmt.Println("agentmem-node", version.Version)
+		return
+	}
 	if err := node.ApplyEnv(fs, os.Getenv); err != nil {
 		fmt.Fprintln(os.Stderr, "node:", err)
 		os.Exit(2)

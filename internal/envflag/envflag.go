@@ -32,3 +32,19 @@ func Apply(fs *flag.FlagSet, getenv func(string) string) error {
 	})
 	return err
 }
+
+// Usage returns a flag.FlagSet Usage that prints summary, then every flag
+// with its AGENTMEM_* variable.
+func Usage(fs *flag.FlagSet, summary string) func() {
+	return func() {
+		w := fs.Output()
+		fmt.Fprintf(w, "%s\n\nFlags (each also read from its AGENTMEM_* environment variable when not given):\n", summary)
+		fs.VisitAll(func(f *flag.Flag) {
+			def := ""
+			if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" && f.DefValue != "[]" {
+				def = fmt.Sprintf(" (default %s)", f.DefValue)
+			}
+			fmt.Fprintf(w, "  --%s  [%s]%s\n      %s\n", f.Name, Name(f.Name), def, f.Usage)
+		})
+	}
+}

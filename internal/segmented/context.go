@@ -60,8 +60,11 @@ func renderSchema(sc *memoryv1.SchemaEntry) string {
 	return "Schema " + sc.GetName() + ":\n" + sc.GetSchema()
 }
 
+// renderToolResultRef is the Kernel's line for a recent tool result: the
+// tool and the call id the model knows (the message id and stream sequence
+// are the node's own bookkeeping, kept in the ref, not shown to the model).
 func renderToolResultRef(r *memoryv1.ToolResultRef) string {
-	return fmt.Sprintf("Tool result %s from %s: message %s (seq %d)", r.GetToolCallId(), r.GetToolName(), r.GetMessageId(), r.GetMessageSeq())
+	return fmt.Sprintf("Recent tool result: %s (call %s)", r.GetToolName(), r.GetToolCallId())
 }
 
 func renderFact(f *memoryv1.Fact) string {

@@ -165,3 +165,27 @@ func (s *State) Without(key string) (*memoryv1.ScopeSnapshot, bool) {
 	b.RecentCommands = nil
 	return b, true
 }
+
+// Trimmed returns the scope's state as a baseline that keeps only what the
+// time-travel window needs (a compaction, DESIGN §12): every version of a
+// key updated at or after before, and the key's current version whatever
+// its age (a tombstone included, so versions keep counting from it). The
+// second result reports whether any version was dropped.
+func (s *State) Trimmed(before int64) (*memoryv1.ScopeSnapshot, bool) {
+	b := s.Snapshot()
+	b.RecentCommands = nil
+	dropped := false
+	for _, kh := range b.Keys {
+		vs := kh.GetVersions()
+		kept := vs[:0]
+		for i, e := range vs {
+			if i == len(vs)-1 || e.GetUpdatedUnixNano() >= before {
+				kept = append(kept, e)
+			} else {
+				dropped = true
+			}
+		}
+		kh.Versions = kept
+	}
+	return b, dropped
+}

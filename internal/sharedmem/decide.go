@@ -288,7 +288,7 @@ func (s *State) DecideRollback(req *memoryv1.RollbackEntryRequest, by string, en
 	}
 	src := findVersion(kh, req.ToVersion)
 	if src == nil {
-		return nil, notFound("to_version", "key %q has no version %d", req.Key, req.ToVersion)
+		return nil, missingVersion("to_version", kh, req.Key, req.ToVersion)
 	}
 	if src.Deleted {
 		return nil, badRequest("to_version", "version %d of %q is a tombstone", req.ToVersion, req.Key)
@@ -404,6 +404,17 @@ func (s *State) DecideEnd(env Env) []proto.Message {
 }
 
 // findVersion returns version v of a history (nil: not kept).
+// missingVersion is the 404 of a version key does not hold (field names
+// the request's field): one older than the first version kept says why
+// (the time-travel window of a compacted log, or MaxVersionsPerKey).
+func missingVersion(field string, kh *memoryv1.KeyHistory, key string, v uint64) error {
+	if first := kh.Versions[0].Version; v < first {
+		return notFound(field, "key %q has no version %d any more: versions before %d are outside the time-travel window (compacted away) or beyond the %d kept per key",
+			key, v, first, MaxVersionsPerKey)
+	}
+	return notFound(field, "key %q has no version %d", key, v)
+}
+
 func findVersion(kh *memoryv1.KeyHistory, v uint64) *memoryv1.Entry {
 	first := kh.Versions[0].Version
 	if v >= first && v-first < uint64(len(kh.Versions)) {

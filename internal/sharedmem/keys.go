@@ -53,7 +53,7 @@ func ValidateKey(key string) error {
 		case '_', '.', ':', '/', '@', '-':
 			continue
 		}
-		return badRequest("key", "byte %d (%q) is not one of [A-Za-z0-9_.:/@-]", i, c)
+		return badRequest("key", "byte %d (%s) is not one of [A-Za-z0-9_.:/@-]", i, ByteName(c))
 	}
 	return nil
 }

@@ -1,6 +1,9 @@
 package sharedmem
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // Kind is the kind of a scope; with an id it names one aggregate, on subject
 // mem.ev.<kind>.<id>.
@@ -63,23 +66,37 @@ func ScopeID(k Kind, id string) (string, error) {
 		}
 		return GlobalID, nil
 	}
-	if err := validateID(id); err != nil {
+	field := "id"
+	if k == KindAgent {
+		field = "agent_id"
+	}
+	if err := validateID(field, id); err != nil {
 		return "", err
 	}
 	return string(k) + ":" + id, nil
 }
 
-func validateID(id string) error {
+func validateID(field, id string) error {
 	if id == "" || len(id) > MaxIDBytes {
-		return badRequest("id", "must be 1..%d bytes, got %d", MaxIDBytes, len(id))
+		return badRequest(field, "must be 1..%d bytes, got %d", MaxIDBytes, len(id))
 	}
 	for i := 0; i < len(id); i++ {
 		c := id[i]
 		if !isAlnum(c) && c != '_' && c != '-' {
-			return badRequest("id", "byte %d (%q) is not one of [A-Za-z0-9_-]", i, c)
+			return badRequest(field, "byte %d (%s) is not one of [A-Za-z0-9_-]", i, ByteName(c))
 		}
 	}
 	return nil
+}
+
+// ByteName names one byte of an input for an error: the character quoted
+// when it is printable ASCII, else its value in hex (a byte of a UTF-8
+// sequence is no character of its own: 0xC3, not 'Ã').
+func ByteName(c byte) string {
+	if c >= 0x20 && c < 0x7f {
+		return fmt.Sprintf("%q", rune(c))
+	}
+	return fmt.Sprintf("0x%02X", c)
 }
 
 func isAlnum(c byte) bool {

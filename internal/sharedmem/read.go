@@ -36,7 +36,7 @@ func (s *State) Get(key string, version uint64, now int64) (*memoryv1.Entry, err
 	}
 	e := findVersion(kh, version)
 	if e == nil {
-		return nil, notFound("version", "key %q has no version %d", key, version)
+		return nil, missingVersion("version", kh, key, version)
 	}
 	return s.plain(e)
 }

@@ -26,8 +26,9 @@ func TestValidateKey(t *testing.T) {
 		{"/abs", "must not start with '/'"},
 		{":x", "must not start with ':'"},
 		{"a b", "byte 1 (' ') is not one of [A-Za-z0-9_.:/@-]"},
-		{"é", "byte 0 ('Ã') is not one of [A-Za-z0-9_.:/@-]"},
-		{"a\x00", "byte 1 ('\\x00') is not one of [A-Za-z0-9_.:/@-]"},
+		{"é", "byte 0 (0xC3) is not one of [A-Za-z0-9_.:/@-]"},
+		{"a\x00", "byte 1 (0x00) is not one of [A-Za-z0-9_.:/@-]"},
+		{"a\xc3\xa9", "byte 1 (0xC3) is not one of [A-Za-z0-9_.:/@-]"},
 		{"a*", "byte 1 ('*') is not one of [A-Za-z0-9_.:/@-]"},
 	} {
 		err := ValidateKey(tc.key)
@@ -334,5 +335,19 @@ func TestHistoryKeepsMaxVersionsPerKey(t *testing.T) {
 	checkInvariants(t, s)
 	if got := FromSnapshot(s.Snapshot()); !bytes.Equal(marshal(t, got.Snapshot()), marshal(t, s.Snapshot())) {
 		t.Fatal("FromSnapshot changed the bytes")
+	}
+}
+
+// TestInvalidAgentIDNamesAgentID: a bad agent id names agent_id and the
+// byte as hex when it is not printable ASCII (no mojibake).
+func TestInvalidAgentIDNamesAgentID(t *testing.T) {
+	_, err := ScopeID(KindAgent, "éa")
+	var r *Rejection
+	if !errors.As(err, &r) || r.Field != "agent_id" || !strings.Contains(r.Error(), "byte 0 (0xC3)") {
+		t.Fatalf("%v", err)
+	}
+	_, err = ScopeID(KindUser, "a b")
+	if !errors.As(err, &r) || r.Field != "id" || !strings.Contains(r.Error(), `byte 1 (' ')`) {
+		t.Fatalf("%v", err)
 	}
 }

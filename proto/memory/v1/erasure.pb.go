@@ -665,6 +665,68 @@ func (x *EraseAggregate) GetKey() string {
 	return ""
 }
 
+// CompactAggregate is the node's command to the actor of a scope that
+// bounds its log (DESIGN §12, a bounded log): when the scope's oldest
+// message is older than before_unix_nano (the start of the time-travel
+// window), the scope is rewritten from a ScopeBaseline holding its state
+// with every version updated before that time dropped, except each key's
+// current one, and every older message of its subject is removed (a
+// LogRemoval with reason COMPACT, requested by "node"). Recorded as the
+// LogRemoval removal_id: a second CompactAggregate of the same id resumes
+// it. Answered with an EraseReceipt (messages removed; 0 when there was
+// nothing to compact). Never accepted from clients.
+type CompactAggregate struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	RemovalId      string                 `protobuf:"bytes,1,opt,name=removal_id,json=removalId,proto3" json:"removal_id,omitempty"`
+	BeforeUnixNano int64                  `protobuf:"varint,2,opt,name=before_unix_nano,json=beforeUnixNano,proto3" json:"before_unix_nano,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *CompactAggregate) Reset() {
+	*x = CompactAggregate{}
+	mi := &file_memory_v1_erasure_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CompactAggregate) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CompactAggregate) ProtoMessage() {}
+
+func (x *CompactAggregate) ProtoReflect() protoreflect.Message {
+	mi := &file_memory_v1_erasure_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CompactAggregate.ProtoReflect.Descriptor instead.
+func (*CompactAggregate) Descriptor() ([]byte, []int) {
+	return file_memory_v1_erasure_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *CompactAggregate) GetRemovalId() string {
+	if x != nil {
+		return x.RemovalId
+	}
+	return ""
+}
+
+func (x *CompactAggregate) GetBeforeUnixNano() int64 {
+	if x != nil {
+		return x.BeforeUnixNano
+	}
+	return 0
+}
+
 var File_memory_v1_erasure_proto protoreflect.FileDescriptor
 
 const file_memory_v1_erasure_proto_rawDesc = "" +
@@ -722,7 +784,11 @@ const file_memory_v1_erasure_proto_rawDesc = "" +
 	"\x06target\x18\x03 \x01(\tR\x06target\x12!\n" +
 	"\frequested_by\x18\x04 \x01(\tR\vrequestedBy\x12\x10\n" +
 	"\x03why\x18\x05 \x01(\tR\x03why\x12\x10\n" +
-	"\x03key\x18\x06 \x01(\tR\x03key*\x83\x01\n" +
+	"\x03key\x18\x06 \x01(\tR\x03key\"[\n" +
+	"\x10CompactAggregate\x12\x1d\n" +
+	"\n" +
+	"removal_id\x18\x01 \x01(\tR\tremovalId\x12(\n" +
+	"\x10before_unix_nano\x18\x02 \x01(\x03R\x0ebeforeUnixNano*\x83\x01\n" +
 	"\rRemovalReason\x12\x1e\n" +
 	"\x1aREMOVAL_REASON_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14REMOVAL_REASON_ERASE\x10\x01\x12\x1a\n" +
@@ -742,7 +808,7 @@ func file_memory_v1_erasure_proto_rawDescGZIP() []byte {
 }
 
 var file_memory_v1_erasure_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_memory_v1_erasure_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
+var file_memory_v1_erasure_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
 var file_memory_v1_erasure_proto_goTypes = []any{
 	(RemovalReason)(0),          // 0: agentmem.memory.v1.RemovalReason
 	(*SeqRange)(nil),            // 1: agentmem.memory.v1.SeqRange
@@ -752,12 +818,13 @@ var file_memory_v1_erasure_proto_goTypes = []any{
 	(*EraseRequest)(nil),        // 5: agentmem.memory.v1.EraseRequest
 	(*EraseReceipt)(nil),        // 6: agentmem.memory.v1.EraseReceipt
 	(*EraseAggregate)(nil),      // 7: agentmem.memory.v1.EraseAggregate
-	(*ScopeSnapshot)(nil),       // 8: agentmem.memory.v1.ScopeSnapshot
+	(*CompactAggregate)(nil),    // 8: agentmem.memory.v1.CompactAggregate
+	(*ScopeSnapshot)(nil),       // 9: agentmem.memory.v1.ScopeSnapshot
 }
 var file_memory_v1_erasure_proto_depIdxs = []int32{
 	0, // 0: agentmem.memory.v1.LogRemoval.reason:type_name -> agentmem.memory.v1.RemovalReason
 	1, // 1: agentmem.memory.v1.LogRemoval.removed:type_name -> agentmem.memory.v1.SeqRange
-	8, // 2: agentmem.memory.v1.ScopeBaseline.state:type_name -> agentmem.memory.v1.ScopeSnapshot
+	9, // 2: agentmem.memory.v1.ScopeBaseline.state:type_name -> agentmem.memory.v1.ScopeSnapshot
 	0, // 3: agentmem.memory.v1.EraseAggregate.reason:type_name -> agentmem.memory.v1.RemovalReason
 	4, // [4:4] is the sub-list for method output_type
 	4, // [4:4] is the sub-list for method input_type
@@ -778,7 +845,7 @@ func file_memory_v1_erasure_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_memory_v1_erasure_proto_rawDesc), len(file_memory_v1_erasure_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   7,
+			NumMessages:   8,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

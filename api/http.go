@@ -1,0 +1,257 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/agentmem/agentmem/tenancy"
+)
+
+// HTTPConfig configures the HTTP API (DESIGN §15).
+type HTTPConfig struct {
+	// MaxBodyBytes bounds a request body (413 body beyond); the node sets
+	// the NATS connection's max payload, so HTTP takes what NATS takes.
+	MaxBodyBytes int64
+	// Origins are the browser origins allowed besides the listener's own
+	// (scheme://host:port). A request with any other Origin header is
+	// refused (403 origin).
+	Origins []string
+	// Timeout bounds the wait for one reply (504 beyond; the operation may
+	// still complete: retry with the same command id).
+	Timeout time.Duration
+}
+
+// DefaultHTTPConfig returns the HTTP API defaults.
+func DefaultHTTPConfig() HTTPConfig {
+	return HTTPConfig{MaxBodyBytes: 1 << 20, Timeout: 90 * time.Second}
+}
+
+// HTTPPrefix is where the HTTP API is served: POST HTTPPrefix + the subject
+// after mem.v1 with / for . (POST /v1/session/s1/append).
+const HTTPPrefix = "/v1/"
+
+// HTTPHandler serves the API over HTTP: POST /v1/<subject after mem.v1, /
+// for .> with a JSON body answers exactly as a JSON request on that subject
+// over NATS (same body, same reply, an error as an ErrorDetail with the
+// code as HTTP status); GET /v1/<…>/watch streams the watch as Server-Sent
+// Events; GET /v1/openapi.json is the OpenAPI 3.1 document of the routes
+// served.
+//
+// Identity: without tenants (the single-user node) only loopback clients
+// are served, and the Host must be a loopback name (no DNS rebinding);
+// with tenants every request carries Authorization: Bearer <token>, a
+// token of the tenants file, and is checked as the NATS identity it stands
+// for.
+func (s *Service) HTTPHandler(cfg HTTPConfig) http.Handler {
+	d := DefaultHTTPConfig()
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = d.MaxBodyBytes
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = d.Timeout
+	}
+	return &httpAPI{s: s, cfg: cfg}
+}
+
+type httpAPI struct {
+	s   *Service
+	cfg HTTPConfig
+}
+
+func (h *httpAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	if err := h.checkOrigin(r); err != nil {
+		writeHTTPError(w, err)
+		return
+	}
+	rest, _ := strings.CutPrefix(r.URL.Path, HTTPPrefix)
+	if rest == "openapi.json" && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+		w.Header().Set("Content-Type", ContentTypeJSON)
+		_, _ = w.Write(h.s.OpenAPI())
+		return
+	}
+	hdr, herr := h.identify(r)
+	if herr != nil {
+		writeHTTPError(w, herr)
+		return
+	}
+	subject, herr := subjectOf(rest)
+	if herr != nil {
+		writeHTTPError(w, herr)
+		return
+	}
+	switch {
+	case r.Method == http.MethodGet && strings.HasSuffix(subject, ".watch"):
+		h.serveSSE(w, r, subject, hdr)
+	case r.Method == http.MethodPost:
+		h.servePost(w, r, subject, hdr)
+	default:
+		w.Header().Set("Allow", "POST")
+		writeHTTPError(w, &Error{Code: 405, Field: "method", Message: r.Method + ": operations are POST (GET for the watch as Server-Sent Events and /v1/openapi.json)"})
+	}
+}
+
+// subjectOf maps the path after /v1/ to the operation's subject. Every
+// segment must be a subject token: no dots, wildcards or spaces.
+func subjectOf(rest string) (string, *Error) {
+	segs := strings.Split(rest, "/")
+	for _, seg := range segs {
+		if seg == "" || strings.ContainsAny(seg, ".*> \t\r\n") {
+			return "", &Error{Code: 400, Field: "path", Message: fmt.Sprintf("%q: each path segment is an id or an operation of [A-Za-z0-9_-] (ids are 1..128 of them); /v1/<kind>/<id>/<op>", HTTPPrefix+rest)}
+		}
+	}
+	return "mem.v1." + strings.Join(segs, "."), nil
+}
+
+func (h *httpAPI) servePost(w http.ResponseWriter, r *http.Request, subject string, hdr nats.Header) {
+	// The body is JSON. curl -d labels it a form (the default it sends);
+	// that label is taken as JSON too (a browser's cross-site form post is
+	// refused by its Origin). Any other format is refused.
+	if ct := strings.ToLower(strings.TrimSpace(r.Header.Get("Content-Type"))); ct != "" &&
+		!strings.HasPrefix(ct, ContentTypeJSON) && !strings.HasPrefix(ct, "application/x-www-form-urlencoded") {
+		writeHTTPError(w, &Error{Code: 415, Field: "content-type", Message: fmt.Sprintf("%q: bodies are JSON (application/json)", r.Header.Get("Content-Type"))})
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.cfg.MaxBodyBytes))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			writeHTTPError(w, &Error{Code: 413, Field: "body", Message: fmt.Sprintf("larger than %d bytes, the most a request may carry", h.cfg.MaxBodyBytes)})
+			return
+		}
+		writeHTTPError(w, &Error{Code: 400, Field: "body", Message: "reading the body: " + err.Error()})
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), h.cfg.Timeout)
+	defer cancel()
+	rep, err := h.s.Do(ctx, subject, body, hdr)
+	if err != nil {
+		if r.Context().Err() != nil {
+			return // the client went away
+		}
+		writeHTTPError(w, &Error{Code: 504, Message: fmt.Sprintf("no reply within %s; the operation may still complete: retry with the same command_id", h.cfg.Timeout)})
+		return
+	}
+	writeReply(w, rep)
+}
+
+// writeReply writes a reply of Do: its code as the status (200 without
+// one), its JSON body.
+func writeReply(w http.ResponseWriter, rep Reply) {
+	w.Header().Set("Content-Type", ContentTypeJSON)
+	if c := rep.Code(); c != 0 {
+		w.WriteHeader(httpStatus(c))
+	}
+	_, _ = w.Write(rep.Data)
+}
+
+// httpStatus is the HTTP status of an error code (they are HTTP codes; an
+// unknown one is a 500).
+func httpStatus(code int) int {
+	if code < 400 || code > 599 {
+		return http.StatusInternalServerError
+	}
+	return code
+}
+
+func writeHTTPError(w http.ResponseWriter, e *Error) {
+	if e.Code == 401 {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="agentmem"`)
+	}
+	body, _ := encode(errorDetail(e), true)
+	w.Header().Set("Content-Type", ContentTypeJSON)
+	w.WriteHeader(httpStatus(e.Code))
+	_, _ = w.Write(body)
+}
+
+// identify returns the headers of the NATS request the HTTP request stands
+// for: JSON, and with tenants the verified identity of its bearer token.
+func (h *httpAPI) identify(r *http.Request) (nats.Header, *Error) {
+	hdr := nats.Header{}
+	hdr.Set("Content-Type", ContentTypeJSON)
+	if h.s.tenants == nil {
+		if !loopbackAddr(r.RemoteAddr) {
+			h.s.metrics.Denied.WithLabelValues("identity").Inc()
+			return nil, &Error{Code: 403, Field: "identity", Message: "the single-user node serves HTTP to loopback clients only; run with --tenants and http_tokens to serve others"}
+		}
+		if !loopbackHost(r.Host) {
+			h.s.metrics.Denied.WithLabelValues("identity").Inc()
+			return nil, &Error{Code: 403, Field: "host", Message: fmt.Sprintf("%q: the single-user node answers requests for localhost, 127.0.0.1 or [::1] only", r.Host)}
+		}
+		return hdr, nil
+	}
+	token, ok := bearer(r.Header.Values("Authorization"))
+	if !ok {
+		h.s.metrics.Denied.WithLabelValues("identity").Inc()
+		return nil, &Error{Code: 401, Field: "authorization", Message: "want one header Authorization: Bearer <token> (a token of the tenants file's http_tokens)"}
+	}
+	info, ok := h.s.tenants.TokenIdentity(token)
+	if !ok {
+		h.s.metrics.Denied.WithLabelValues("identity").Inc()
+		return nil, &Error{Code: 401, Field: "authorization", Message: "unknown bearer token"}
+	}
+	hdr.Set(tenancy.RequestInfoHeader, info)
+	return hdr, nil
+}
+
+func bearer(vals []string) (string, bool) {
+	if len(vals) != 1 {
+		return "", false
+	}
+	scheme, token, ok := strings.Cut(strings.TrimSpace(vals[0]), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	token = strings.TrimSpace(token)
+	return token, token != ""
+}
+
+// checkOrigin refuses a browser request from another origin (a page must
+// not drive the API with the user's network position or token): an Origin
+// header must be the listener's own scheme://host or one of cfg.Origins.
+func (h *httpAPI) checkOrigin(r *http.Request) *Error {
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return nil
+	}
+	if slices.Contains(h.cfg.Origins, origin) {
+		return nil
+	}
+	if u, err := url.Parse(origin); err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host == r.Host && u.Path == "" {
+		return nil
+	}
+	h.s.metrics.Denied.WithLabelValues("origin").Inc()
+	return &Error{Code: 403, Field: "origin", Message: fmt.Sprintf("%q is not this listener's origin nor an allowed one (--http-origins)", origin)}
+}
+
+func loopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		host = addr
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func loopbackHost(host string) bool {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.Trim(host, "[]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

@@ -1,0 +1,268 @@
+"""The agentmem HTTP client. See the package docstring."""
+
+from __future__ import annotations
+
+import base64
+import json
+import time
+import urllib.error
+import urllib.request
+import uuid
+from typing import Any, Iterator, Optional, Union
+
+# Codes worth a retry: the node is busy (429), cannot write now or is
+# stopping (503), or did not answer in time (504). A retry of a write
+# reuses its command id, so it is stored at most once.
+RETRY_CODES = (429, 503, 504)
+
+
+class AgentmemError(Exception):
+    """An error reply: code is the HTTP status (the API's code), field the
+    input at fault ("" when none), message the reason."""
+
+    def __init__(self, code: int, field: str, message: str):
+        super().__init__(f"{code} {field}: {message}" if field else f"{code}: {message}")
+        self.code = code
+        self.field = field
+        self.message = message
+
+
+def agent(agent_id: str) -> str:
+    """The path of an agent's private memory: agent/<id>."""
+    return "agent/" + agent_id
+
+
+def scope(kind: str, scope_id: str) -> str:
+    """The path of a shared scope: scope/<kind>/<id> (kind: user, session,
+    workflow, swarm, debate, app, project, global)."""
+    return f"scope/{kind}/{scope_id}"
+
+
+def _command_id(given: Optional[str]) -> str:
+    return given or uuid.uuid4().hex
+
+
+def _b64(value: Union[str, bytes]) -> str:
+    if isinstance(value, str):
+        value = value.encode()
+    return base64.b64encode(value).decode()
+
+
+class Client:
+    """A client of one node's HTTP API.
+
+    url: the node's HTTP listener (--http, default http://127.0.0.1:9090).
+    token: the bearer token of a node with tenants (None on the single-user
+    node, which serves loopback clients only). retries: how many times a
+    request is sent again after a connection error, 429, 503 or 504.
+    """
+
+    def __init__(self, url: str = "http://127.0.0.1:9090", token: Optional[str] = None,
+                 timeout: float = 30.0, retries: int = 3, backoff: float = 0.2):
+        self.url = url.rstrip("/")
+        self.token = token
+        self.timeout = timeout
+        self.retries = retries
+        self.backoff = backoff
+        # The stream sequence of this client's last write: searches and
+        # recalls pass it as min_seq (unless given), so they see the
+        # client's own writes (the projection may lag them by milliseconds).
+        self.last_seq = 0
+
+    # --- the one request path -------------------------------------------
+
+    def _headers(self, accept: str = "application/json") -> dict:
+        h = {"Content-Type": "application/json", "Accept": accept}
+        if self.token:
+            h["Authorization"] = "Bearer " + self.token
+        return h
+
+    def call(self, path: str, body: Optional[dict] = None) -> dict:
+        """POST /v1/<path> with body (JSON) and return the reply (a dict).
+        Raises AgentmemError on an error reply, after the retries."""
+        data = json.dumps(body or {}).encode()
+        attempt = 0
+        while True:
+            req = urllib.request.Request(self.url + "/v1/" + path.strip("/"), data=data,
+                                         headers=self._headers(), method="POST")
+            try:
+                with urllib.request.urlopen(req, timeout=self.timeout) as resp:
+                    reply = json.loads(resp.read() or b"{}")
+                    self._record(reply)
+                    return reply
+            except urllib.error.HTTPError as e:
+                err = _error_of(e.code, e.read())
+                if e.code not in RETRY_CODES or attempt >= self.retries:
+                    raise err from None
+            except (urllib.error.URLError, ConnectionError, TimeoutError) as e:
+                if attempt >= self.retries:
+                    raise AgentmemError(0, "", f"cannot reach {self.url}: {e}") from e
+            time.sleep(self.backoff * (2 ** attempt))
+            attempt += 1
+
+    def _record(self, reply: dict) -> None:
+        res = reply.get("result") if isinstance(reply, dict) else None
+        if isinstance(res, dict) and res.get("seq"):
+            self.last_seq = max(self.last_seq, int(res["seq"]))
+
+    def _read_own_writes(self, body: dict) -> dict:
+        if "min_seq" not in body and self.last_seq:
+            body["min_seq"] = self.last_seq
+        return body
+
+    # --- sessions -----------------------------------------------------------
+
+    def create_session(self, session_id: str, command_id: Optional[str] = None, **fields: Any) -> dict:
+        """Create a session (fields: system_prompt, user_id, agent_id, app,
+        project, profile, max_context_tokens, ...)."""
+        return self.call(f"session/{session_id}/create", {"command_id": _command_id(command_id), **fields})
+
+    def append(self, session_id: str, messages: list, command_id: Optional[str] = None, **fields: Any) -> dict:
+        """Append messages: OpenAI-shaped dicts (role, content, name,
+        tool_calls, tool_call_id). The reply's result.seq is the write's
+        stream sequence, result.duplicate true for a retry."""
+        return self.call(f"session/{session_id}/append",
+                         {"command_id": _command_id(command_id), "messages": messages, **fields})
+
+    def terminate(self, session_id: str, reason: str = "", command_id: Optional[str] = None) -> dict:
+        """End a session (it is read-only afterwards)."""
+        return self.call(f"session/{session_id}/status",
+                         {"command_id": _command_id(command_id), "action": "terminate", "reason": reason})
+
+    def get_session(self, session_id: str) -> dict:
+        return self.call(f"session/{session_id}/get")
+
+    def context(self, session_id: str, format: Optional[str] = None) -> dict:
+        """The session's context (format: "openai", "anthropic" or None for
+        the layered messages only)."""
+        return self.call(f"session/{session_id}/context", {"format": format} if format else {})
+
+    def openai_messages(self, session_id: str) -> list:
+        """The context as a Chat Completions messages array."""
+        return self.context(session_id, "openai").get("rendered", {}).get("openai", [])
+
+    def anthropic(self, session_id: str) -> tuple:
+        """The context for the Messages API: (system, messages)."""
+        r = self.context(session_id, "anthropic").get("rendered", {})
+        return r.get("system", ""), r.get("anthropic", [])
+
+    def search(self, session_id: str, query: str, limit: Optional[int] = None, **fields: Any) -> list:
+        """Search the session's messages; returns the hits."""
+        body = {"query": query, **fields}
+        if limit is not None:
+            body["limit"] = limit
+        return self.call(f"session/{session_id}/search", self._read_own_writes(body)).get("hits", [])
+
+    def recall(self, session_id: str, offset: int = 0, limit: Optional[int] = None, **fields: Any) -> dict:
+        """Page through what compression moved out of the context."""
+        body = {"offset": offset, **fields}
+        if limit is not None:
+            body["limit"] = limit
+        return self.call(f"session/{session_id}/recall", self._read_own_writes(body))
+
+    # --- memory entries ---------------------------------------------------
+
+    def put(self, where: str, key: str, value: Union[str, bytes], command_id: Optional[str] = None,
+            **fields: Any) -> dict:
+        """Write an entry into agent(id) or scope(kind, id)."""
+        return self.call(f"{where}/put", {"command_id": _command_id(command_id), "key": key,
+                                          "value": _b64(value), **fields})
+
+    def get(self, where: str, key: str, version: int = 0) -> dict:
+        """Read an entry; entry["value"] is decoded to bytes, entry["text"]
+        to str when it is UTF-8."""
+        body = {"key": key}
+        if version:
+            body["version"] = version
+        return _decode_entry(self.call(f"{where}/get", body).get("entry", {}))
+
+    def delete(self, where: str, key: str, command_id: Optional[str] = None) -> dict:
+        return self.call(f"{where}/delete", {"command_id": _command_id(command_id), "key": key})
+
+    def history(self, where: str, key: str) -> list:
+        """Every version of an entry, oldest first."""
+        return [_decode_entry(e) for e in self.call(f"{where}/history", {"key": key}).get("versions", [])]
+
+    def search_memory(self, where: str, query: str, limit: Optional[int] = None) -> list:
+        body = {"query": query}
+        if limit is not None:
+            body["limit"] = limit
+        return self.call(f"{where}/search", self._read_own_writes(body)).get("hits", [])
+
+    # --- erase ------------------------------------------------------------
+
+    def erase(self, target: str, command_id: Optional[str] = None, **fields: Any) -> dict:
+        """Erase what target names: "session/<id>", "agent/<id>", "user/<id>"
+        or "scope/<kind>/<id>" (POST /v1/<target>/erase; fields: reason).
+        Returns the receipt (removal_id, what went)."""
+        return self.call(f"{target}/erase", {"command_id": _command_id(command_id), **fields})
+
+    # --- watch ------------------------------------------------------------
+
+    def watch(self, target: str, from_seq: int = 0, max_changes: Optional[int] = None) -> Iterator[dict]:
+        """Follow target's changes ("session/<id>", "agent/<id>",
+        "scope/<kind>/<id>") as Server-Sent Events; yields each change (a
+        dict with seq and batch). A dropped connection is resumed after the
+        last change seen. Stop by breaking out of the loop."""
+        last = from_seq
+        attempt = 0
+        while True:
+            q = f"?from_seq={last}" + (f"&max_changes={max_changes}" if max_changes else "")
+            req = urllib.request.Request(self.url + "/v1/" + target.strip("/") + "/watch" + q,
+                                         headers=self._headers("text/event-stream"), method="GET")
+            try:
+                with urllib.request.urlopen(req, timeout=max(self.timeout, 60)) as resp:
+                    attempt = 0
+                    for event, data in _sse(resp):
+                        if event == "change":
+                            change = json.loads(data)
+                            last = int(change.get("seq", last))
+                            yield change
+                        elif event == "error":
+                            d = json.loads(data)
+                            raise AgentmemError(int(d.get("code", 0)), d.get("field", ""), d.get("message", ""))
+            except urllib.error.HTTPError as e:
+                err = _error_of(e.code, e.read())
+                if e.code not in RETRY_CODES or attempt >= self.retries:
+                    raise err from None
+            except (urllib.error.URLError, ConnectionError, TimeoutError) as e:
+                if attempt >= self.retries:
+                    raise AgentmemError(0, "", f"cannot reach {self.url}: {e}") from e
+            time.sleep(self.backoff * (2 ** attempt))
+            attempt += 1
+
+
+def _sse(resp) -> Iterator[tuple]:
+    """The (event, data) pairs of a text/event-stream response."""
+    event, data = "", []
+    for raw in resp:
+        line = raw.decode().rstrip("\r\n")
+        if not line:
+            if event or data:
+                yield event or "message", "\n".join(data)
+            event, data = "", []
+        elif line.startswith(":"):
+            continue
+        elif line.startswith("event:"):
+            event = line[6:].strip()
+        elif line.startswith("data:"):
+            data.append(line[5:].lstrip())
+
+
+def _error_of(status: int, body: bytes) -> AgentmemError:
+    try:
+        d = json.loads(body)
+        return AgentmemError(int(d.get("code", status)), d.get("field", ""), d.get("message", ""))
+    except (ValueError, AttributeError):
+        return AgentmemError(status, "", body.decode(errors="replace")[:500])
+
+
+def _decode_entry(e: dict) -> dict:
+    if "value" in e:
+        raw = base64.b64decode(e["value"])
+        e["value"] = raw
+        try:
+            e["text"] = raw.decode()
+        except UnicodeDecodeError:
+            pass
+    return e

@@ -1,0 +1,172 @@
+"""Tests of the agentmem Python SDK against a real node.
+
+AGENTMEM_URL names the node's HTTP listener (the Go test
+TestPythonSDKAgainstNode in node/ starts one on a free port and runs
+these). Standard library only: python3 -m unittest discover -s sdk/python/tests
+"""
+
+import http.server
+import json
+import os
+import threading
+import unittest
+import uuid
+
+from agentmem import AgentmemError, Client, agent, scope
+
+URL = os.environ.get("AGENTMEM_URL", "")
+
+
+def new_id(prefix: str) -> str:
+    return prefix + "-" + uuid.uuid4().hex[:10]
+
+
+@unittest.skipUnless(URL, "AGENTMEM_URL is not set (run through the Go test TestPythonSDKAgainstNode)")
+class AgainstNode(unittest.TestCase):
+    def setUp(self):
+        self.mem = Client(URL)
+
+    def test_session_loop(self):
+        s = new_id("py")
+        created = self.mem.create_session(s, system_prompt="You are a weather bot.", user_id="u1")
+        self.assertIn("result", created)
+        r = self.mem.append(s, [{"role": "user", "content": "What is the weather in Paris? My cat is Tom."}])
+        self.assertFalse(r["result"]["duplicate"])
+        self.mem.append(s, [
+            {"role": "assistant", "content": "", "tool_calls": [
+                {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": "{\"city\":\"Paris\"}"}}]},
+            {"role": "tool", "tool_call_id": "call_1", "content": "18C and sunny"},
+            {"role": "assistant", "content": "It is 18C and sunny in Paris."},
+        ])
+        msgs = self.mem.openai_messages(s)
+        self.assertEqual(msgs[0]["role"], "system")
+        self.assertIn("weather bot", msgs[0]["content"])
+        roles = [m["role"] for m in msgs]
+        self.assertEqual(roles[1:], ["user", "assistant", "tool", "assistant"])
+        call = next(m for m in msgs if m.get("tool_calls"))
+        self.assertEqual(call["tool_calls"][0]["function"]["name"], "get_weather")
+        tool = next(m for m in msgs if m["role"] == "tool")
+        self.assertEqual(tool["tool_call_id"], "call_1")
+        system, amsgs = self.mem.anthropic(s)
+        self.assertIn("weather bot", system)
+        self.assertEqual(amsgs[0]["role"], "user")
+        hits = self.mem.search(s, "cat Tom", min_seq=r["result"]["seq"])
+        self.assertTrue(any("Tom" in json.dumps(h) for h in hits), hits)
+        self.assertIn("messages", self.mem.recall(s))
+        self.mem.terminate(s, reason="done")
+        with self.assertRaises(AgentmemError) as cm:
+            self.mem.append(s, [{"role": "user", "content": "more"}])
+        self.assertEqual(cm.exception.code, 409)
+
+    def test_retry_reuses_the_command_id(self):
+        s = new_id("py")
+        self.mem.create_session(s)
+        first = self.mem.append(s, [{"role": "user", "content": "once"}], command_id="cmd-1")
+        again = self.mem.append(s, [{"role": "user", "content": "once"}], command_id="cmd-1")
+        self.assertFalse(first["result"]["duplicate"])
+        self.assertTrue(again["result"]["duplicate"])
+        self.assertEqual(first["result"]["seq"], again["result"]["seq"])
+
+    def test_errors_carry_code_and_field(self):
+        s = new_id("py")
+        self.mem.create_session(s)
+        with self.assertRaises(AgentmemError) as cm:
+            self.mem.append(s, [{"role": "wizard", "content": "x"}])
+        self.assertEqual(cm.exception.code, 400)
+        self.assertEqual(cm.exception.field, "messages[0].role")
+        with self.assertRaises(AgentmemError) as cm:
+            self.mem.context(new_id("missing"))
+        self.assertEqual(cm.exception.code, 404)
+        with self.assertRaises(AgentmemError) as cm:
+            self.mem.call(f"session/{s}/apend")
+        self.assertEqual((cm.exception.code, cm.exception.field), (404, "operation"))
+
+    def test_memory_entries(self):
+        where = agent(new_id("ag"))
+        v1 = self.mem.put(where, "pref", "likes tea")
+        self.mem.put(where, "pref", "likes coffee")
+        e = self.mem.get(where, "pref")
+        self.assertEqual(e["text"], "likes coffee")
+        self.assertEqual(self.mem.get(where, "pref", version=int(v1["entry"]["version"]))["text"], "likes tea")
+        self.assertEqual([h["text"] for h in self.mem.history(where, "pref")], ["likes tea", "likes coffee"])
+        self.mem.delete(where, "pref")
+        with self.assertRaises(AgentmemError) as cm:
+            self.mem.get(where, "pref")
+        self.assertEqual(cm.exception.code, 404)
+        u = scope("user", new_id("u"))
+        self.mem.put(u, "diet", "vegetarian, no nuts")
+        self.assertEqual(self.mem.get(u, "diet")["text"], "vegetarian, no nuts")
+
+    def test_watch_sees_appends_in_order(self):
+        s = new_id("py")
+        self.mem.create_session(s)
+        for i in range(3):
+            self.mem.append(s, [{"role": "user", "content": f"note {i}"}])
+        seqs, texts = [], []
+        for change in self.mem.watch("session/" + s):
+            seqs.append(int(change["seq"]))
+            texts.append(json.dumps(change))
+            if len(seqs) == 4:  # created, three appends
+                break
+        self.assertEqual(seqs, sorted(seqs))
+        self.assertIn("note 2", texts[3])
+
+    def test_erase(self):
+        s = new_id("py")
+        self.mem.create_session(s)
+        self.mem.append(s, [{"role": "user", "content": "forget me"}])
+        receipt = self.mem.erase("session/" + s, reason="user request")
+        self.assertTrue(receipt.get("removal_id"), receipt)
+        with self.assertRaises(AgentmemError) as cm:
+            self.mem.context(s)
+        self.assertEqual(cm.exception.code, 404)
+        where = agent(new_id("ag"))
+        self.mem.put(where, "secret", "x")
+        self.mem.erase(where)
+        with self.assertRaises(AgentmemError) as cm:
+            self.mem.get(where, "secret")
+        self.assertEqual(cm.exception.code, 404)
+
+
+class Retries(unittest.TestCase):
+    """Retries against a local server that fails first: the body sent again
+    is the same, command id included."""
+
+    def test_retry_sends_the_same_body(self):
+        bodies = []
+
+        class H(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                bodies.append(self.rfile.read(int(self.headers["Content-Length"])))
+                if len(bodies) < 3:
+                    self.send_response(503)
+                    self.end_headers()
+                    self.wfile.write(b'{"code":503,"field":"","message":"busy"}')
+                    return
+                self.send_response(200)
+                self.end_headers()
+                self.wfile.write(b'{"result":{"seq":"7","duplicate":false}}')
+
+            def log_message(self, *a):
+                pass
+
+        srv = http.server.HTTPServer(("127.0.0.1", 0), H)
+        threading.Thread(target=srv.serve_forever, daemon=True).start()
+        try:
+            c = Client(f"http://127.0.0.1:{srv.server_port}", backoff=0.01)
+            r = c.append("s1", [{"role": "user", "content": "hi"}])
+            self.assertEqual(r["result"]["seq"], "7")
+            self.assertEqual(len(bodies), 3)
+            self.assertEqual(len(set(bodies)), 1)
+            self.assertTrue(json.loads(bodies[0])["command_id"])
+            c.retries = 1
+            bodies.clear()
+            with self.assertRaises(AgentmemError) as cm:
+                c.append("s1", [{"role": "user", "content": "hi"}])
+            self.assertEqual(cm.exception.code, 503)
+        finally:
+            srv.shutdown()
+
+
+if __name__ == "__main__":
+    unittest.main()

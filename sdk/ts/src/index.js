@@ -1,0 +1,230 @@
+// agentmem: a thin client of the agentmem HTTP API (no dependencies; Node
+// 20+ or a browser: fetch and web streams). Every call is
+// POST /v1/<kind>/<id>/<op> with the JSON body and reply of the same
+// operation over NATS (the node's /v1/openapi.json; types in types.d.ts are
+// generated from it). Writes carry a command id, generated when not given
+// and reused by every retry, so a retried write is stored once.
+
+/** Codes worth a retry: busy (429), cannot write now or stopping (503), no reply in time (504). */
+export const RETRY_CODES = [429, 503, 504];
+
+/** An error reply: code is the HTTP status, field the input at fault. */
+export class AgentmemError extends Error {
+  constructor(code, field, message) {
+    super(field ? `${code} ${field}: ${message}` : `${code}: ${message}`);
+    this.name = "AgentmemError";
+    this.code = code;
+    this.field = field;
+    this.detail = message;
+  }
+}
+
+/** The path of an agent's private memory. */
+export const agent = (id) => `agent/${id}`;
+/** The path of a shared scope (user, session, workflow, swarm, debate, app, project, global). */
+export const scope = (kind, id) => `scope/${kind}/${id}`;
+
+const commandId = (given) => given || globalThis.crypto.randomUUID().replaceAll("-", "");
+const b64 = (v) => (typeof v === "string" ? Buffer.from(v, "utf8") : Buffer.from(v)).toString("base64");
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+function decodeEntry(e = {}) {
+  if (typeof e.value === "string") {
+    const raw = Buffer.from(e.value, "base64");
+    e.bytes = new Uint8Array(raw);
+    e.text = raw.toString("utf8");
+  }
+  return e;
+}
+
+async function errorOf(resp) {
+  const text = await resp.text();
+  try {
+    const d = JSON.parse(text);
+    return new AgentmemError(Number(d.code ?? resp.status), d.field ?? "", d.message ?? "");
+  } catch {
+    return new AgentmemError(resp.status, "", text.slice(0, 500));
+  }
+}
+
+export class Client {
+  /**
+   * @param {object} [opts]
+   * @param {string} [opts.url] the node's HTTP listener (default http://127.0.0.1:9090)
+   * @param {string} [opts.token] bearer token of a node with tenants
+   * @param {number} [opts.timeoutMs] per request (default 30000)
+   * @param {number} [opts.retries] resends after a connection error, 429, 503 or 504 (default 3)
+   * @param {number} [opts.backoffMs] first pause between tries, doubled each time (default 200)
+   */
+  constructor({ url = "http://127.0.0.1:9090", token, timeoutMs = 30000, retries = 3, backoffMs = 200 } = {}) {
+    this.url = url.replace(/\/+$/, "");
+    this.token = token;
+    this.timeoutMs = timeoutMs;
+    this.retries = retries;
+    this.backoffMs = backoffMs;
+    /** The stream sequence of this client's last write: searches and recalls pass it as min_seq (unless given), so they see the client's own writes. */
+    this.lastSeq = 0n;
+  }
+
+  record(reply) {
+    const seq = reply?.result?.seq;
+    if (seq && BigInt(seq) > this.lastSeq) this.lastSeq = BigInt(seq);
+    return reply;
+  }
+
+  readOwnWrites(body) {
+    return body.min_seq === undefined && this.lastSeq > 0n ? { ...body, min_seq: String(this.lastSeq) } : body;
+  }
+
+  headers(accept = "application/json") {
+    const h = { "Content-Type": "application/json", Accept: accept };
+    if (this.token) h.Authorization = `Bearer ${this.token}`;
+    return h;
+  }
+
+  /** POST /v1/<path> with body; the reply, or an AgentmemError after the retries. */
+  async call(path, body = {}) {
+    const data = JSON.stringify(body);
+    for (let attempt = 0; ; attempt++) {
+      let err;
+      try {
+        const resp = await fetch(`${this.url}/v1/${path.replace(/^\/+|\/+$/g, "")}`, {
+          method: "POST", headers: this.headers(), body: data, signal: AbortSignal.timeout(this.timeoutMs),
+        });
+        if (resp.ok) return this.record(await resp.json());
+        err = await errorOf(resp);
+        if (!RETRY_CODES.includes(err.code)) throw err;
+      } catch (e) {
+        if (e instanceof AgentmemError && !RETRY_CODES.includes(e.code)) throw e;
+        err = e instanceof AgentmemError ? e : new AgentmemError(0, "", `cannot reach ${this.url}: ${e.message}`);
+      }
+      if (attempt >= this.retries) throw err;
+      await sleep(this.backoffMs * 2 ** attempt);
+    }
+  }
+
+  // --- sessions ---
+  createSession(id, fields = {}) {
+    return this.call(`session/${id}/create`, { ...fields, command_id: commandId(fields.command_id) });
+  }
+  append(id, messages, fields = {}) {
+    return this.call(`session/${id}/append`, { ...fields, messages, command_id: commandId(fields.command_id) });
+  }
+  terminate(id, reason = "", fields = {}) {
+    return this.call(`session/${id}/status`, { ...fields, action: "terminate", reason, command_id: commandId(fields.command_id) });
+  }
+  getSession(id) {
+    return this.call(`session/${id}/get`);
+  }
+  context(id, format) {
+    return this.call(`session/${id}/context`, format ? { format } : {});
+  }
+  async openaiMessages(id) {
+    return (await this.context(id, "openai")).rendered?.openai ?? [];
+  }
+  async anthropic(id) {
+    const r = (await this.context(id, "anthropic")).rendered ?? {};
+    return { system: r.system ?? "", messages: r.anthropic ?? [] };
+  }
+  async search(id, query, fields = {}) {
+    return (await this.call(`session/${id}/search`, this.readOwnWrites({ ...fields, query }))).hits ?? [];
+  }
+  recall(id, fields = {}) {
+    return this.call(`session/${id}/recall`, this.readOwnWrites(fields));
+  }
+
+  // --- memory entries ---
+  put(where, key, value, fields = {}) {
+    return this.call(`${where}/put`, { ...fields, key, value: b64(value), command_id: commandId(fields.command_id) });
+  }
+  async get(where, key, version) {
+    return decodeEntry((await this.call(`${where}/get`, version ? { key, version } : { key })).entry);
+  }
+  delete(where, key, fields = {}) {
+    return this.call(`${where}/delete`, { ...fields, key, command_id: commandId(fields.command_id) });
+  }
+  async history(where, key) {
+    return ((await this.call(`${where}/history`, { key })).versions ?? []).map(decodeEntry);
+  }
+  async searchMemory(where, query, fields = {}) {
+    return (await this.call(`${where}/search`, this.readOwnWrites({ ...fields, query }))).hits ?? [];
+  }
+
+  // --- erase ---
+  /** target: "session/<id>", "agent/<id>", "user/<id>" or "scope/<kind>/<id>". */
+  erase(target, fields = {}) {
+    return this.call(`${target}/erase`, { ...fields, command_id: commandId(fields.command_id) });
+  }
+
+  // --- watch ---
+  /**
+   * Follows target's changes as Server-Sent Events, resuming after the last
+   * change seen when the connection drops. Stop with opts.signal or by
+   * leaving the for await loop.
+   */
+  async *watch(target, { fromSeq = 0, maxChanges, signal } = {}) {
+    let last = BigInt(fromSeq);
+    for (let attempt = 0; ; attempt++) {
+      const q = `?from_seq=${last}` + (maxChanges ? `&max_changes=${maxChanges}` : "");
+      let resp;
+      try {
+        resp = await fetch(`${this.url}/v1/${target.replace(/^\/+|\/+$/g, "")}/watch${q}`, {
+          headers: this.headers("text/event-stream"), signal,
+        });
+      } catch (e) {
+        if (signal?.aborted) return;
+        if (attempt >= this.retries) throw new AgentmemError(0, "", `cannot reach ${this.url}: ${e.message}`);
+        await sleep(this.backoffMs * 2 ** attempt);
+        continue;
+      }
+      if (!resp.ok) {
+        const err = await errorOf(resp);
+        if (!RETRY_CODES.includes(err.code) || attempt >= this.retries) throw err;
+        await sleep(this.backoffMs * 2 ** attempt);
+        continue;
+      }
+      attempt = 0;
+      try {
+        for await (const ev of events(resp.body)) {
+          if (ev.event === "change") {
+            const change = JSON.parse(ev.data);
+            last = BigInt(change.seq);
+            yield change;
+          } else if (ev.event === "error") {
+            const d = JSON.parse(ev.data);
+            throw new AgentmemError(Number(d.code), d.field ?? "", d.message ?? "");
+          }
+        }
+      } catch (e) {
+        if (e instanceof AgentmemError || signal?.aborted) throw e;
+        // the stream broke: resume after the last change
+      }
+      if (signal?.aborted) return;
+    }
+  }
+}
+
+/** The events of a text/event-stream body. */
+async function* events(body) {
+  const dec = new TextDecoder();
+  let buf = "";
+  let ev = { event: "", data: [] };
+  for await (const chunk of body) {
+    buf += dec.decode(chunk, { stream: true });
+    let i;
+    while ((i = buf.indexOf("\n")) >= 0) {
+      const line = buf.slice(0, i).replace(/\r$/, "");
+      buf = buf.slice(i + 1);
+      if (line === "") {
+        if (ev.event || ev.data.length) yield { event: ev.event || "message", data: ev.data.join("\n") };
+        ev = { event: "", data: [] };
+      } else if (line.startsWith(":")) {
+        continue;
+      } else if (line.startsWith("event:")) {
+        ev.event = line.slice(6).trim();
+      } else if (line.startsWith("data:")) {
+        ev.data.push(line.slice(5).replace(/^ /, ""));
+      }
+    }
+  }
+}
