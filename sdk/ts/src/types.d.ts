@@ -69,6 +69,29 @@ export interface ConfigureScopeRequest {
   config?: ScopeConfig;
 }
 
+export interface Conflict {
+  current?: Entry;
+  key?: string;
+  proposed?: Entry;
+}
+
+export interface ConflictsReply {
+  conflicts?: Array<Conflict>;
+}
+
+export interface ConflictsRequest {
+  limit?: number;
+}
+
+export interface ConsolidateReply {
+  extractor?: string;
+  facts?: Array<ExtractedFact>;
+}
+
+export interface ConsolidateRequest {
+  dry_run?: boolean;
+}
+
 export interface ContextMessage {
   content?: string;
   id?: string;
@@ -212,6 +235,20 @@ export interface EventBatch {
   events?: Array<{ "@type"?: string }>;
   schema_version?: number;
   time_unix_nano?: string | number;
+  version?: string | number;
+}
+
+export interface ExtractedFact {
+  confidence?: number;
+  correction?: boolean;
+  key?: string;
+  memory_type?: "MEMORY_TYPE_UNSPECIFIED" | "MEMORY_TYPE_SEMANTIC" | "MEMORY_TYPE_EPISODIC" | "MEMORY_TYPE_PROCEDURAL" | "unspecified" | "semantic" | "episodic" | "procedural";
+  message_ids?: Array<string>;
+  outcome?: string;
+  replaces?: string;
+  retract?: boolean;
+  scope?: string;
+  value?: string;
   version?: string | number;
 }
 
@@ -476,6 +513,7 @@ export interface SchemaEntry {
 }
 
 export interface ScopeConfig {
+  conflict_strategy?: string;
   episodic_ttl_seconds?: string | number;
   max_entries?: number;
 }
@@ -548,6 +586,13 @@ export interface SessionInfo {
   usage?: Usage;
   user_id?: string;
   version?: string | number;
+}
+
+export interface SettleConflictRequest {
+  accept?: boolean;
+  by?: string;
+  command_id?: string;
+  key?: string;
 }
 
 export interface StateEntry {
@@ -662,6 +707,7 @@ export interface Operations {
   data_put: { path: "/v1/data/put"; request: PutDataRequest; reply: PutDataReply };
   data_upload: { path: "/v1/data/upload"; request: UploadDataRequest; reply: UploadDataReply };
   scope_configure: { path: "/v1/scope/{kind}/{scope_id}/configure"; request: ConfigureScopeRequest; reply: ConfigureScopeReply };
+  scope_conflicts: { path: "/v1/scope/{kind}/{scope_id}/conflicts"; request: ConflictsRequest; reply: ConflictsReply };
   scope_delete: { path: "/v1/scope/{kind}/{scope_id}/delete"; request: DeleteEntryRequest; reply: EntryReply };
   scope_erase: { path: "/v1/scope/{kind}/{scope_id}/erase"; request: EraseRequest; reply: EraseReceipt };
   scope_get: { path: "/v1/scope/{kind}/{scope_id}/get"; request: GetEntryRequest; reply: EntryReply };
@@ -672,9 +718,11 @@ export interface Operations {
   scope_resolve: { path: "/v1/scope/{kind}/{scope_id}/resolve"; request: ResolveRequest; reply: ResolveReply };
   scope_rollback: { path: "/v1/scope/{kind}/{scope_id}/rollback"; request: RollbackEntryRequest; reply: EntryReply };
   scope_search: { path: "/v1/scope/{kind}/{scope_id}/search"; request: SearchEntriesRequest; reply: SearchEntriesReply };
+  scope_settle: { path: "/v1/scope/{kind}/{scope_id}/settle"; request: SettleConflictRequest; reply: EntryReply };
   scope_watch: { path: "/v1/scope/{kind}/{scope_id}/watch"; request: WatchRequest; reply: WatchReply };
   session_append: { path: "/v1/session/{session_id}/append"; request: AppendRequest; reply: AppendReply };
   session_clear_recalled: { path: "/v1/session/{session_id}/clear_recalled"; request: ClearRecalledRequest; reply: ClearRecalledReply };
+  session_consolidate: { path: "/v1/session/{session_id}/consolidate"; request: ConsolidateRequest; reply: ConsolidateReply };
   session_context: { path: "/v1/session/{session_id}/context"; request: ContextRequest; reply: ContextReply };
   session_create: { path: "/v1/session/{session_id}/create"; request: CreateSessionRequest; reply: CreateSessionReply };
   session_erase: { path: "/v1/session/{session_id}/erase"; request: EraseRequest; reply: EraseReceipt };
