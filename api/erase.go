@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -93,19 +94,34 @@ func sessionItems(id string) []string {
 }
 
 // sessionPlan is what erasing session id covers: the session, its
-// session scope, and the large data it stored (tool results its appends
-// offloaded, owner "session:<id>").
+// session scope, the large data it stored (tool results its appends
+// offloaded, owner "session:<id>"), and the entries of other scopes that
+// came from it (published values and extracted facts name it in
+// agentmem.source_session).
 func (s *Service) sessionPlan(id string) ([]string, error) {
 	plan := sessionItems(id)
-	if s.rm == nil || s.data == nil {
-		return plan, nil
+	if s.rm != nil && s.data != nil {
+		ids, err := s.rm.DataOwnedBy("session:" + id)
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range ids {
+			plan = append(plan, dataKind+"."+d)
+		}
 	}
-	ids, err := s.rm.DataOwnedBy("session:" + id)
-	if err != nil {
-		return nil, err
-	}
-	for _, d := range ids {
-		plan = append(plan, dataKind+"."+d)
+	if s.scopes != nil && s.entries != nil {
+		// What came from the session into other scopes: values it
+		// published, facts consolidation extracted from it.
+		copies, err := s.entries.EntriesWithMetadata(SourceSessionKey, id)
+		if err != nil {
+			return nil, err
+		}
+		for _, ref := range copies {
+			if ref.Kind == sharedmem.KindSession && ref.ID == id {
+				continue // erased whole
+			}
+			plan = append(plan, entryItem(ref.Kind, ref.ID, ref.Key))
+		}
 	}
 	return plan, nil
 }
@@ -442,7 +458,22 @@ func (s *Service) userPlan(ctx context.Context, user string) ([]string, error) {
 		}
 		plan = append(plan, entryItem(ref.Kind, ref.ID, ref.Key))
 	}
-	return plan, nil
+	// The user's own scope goes whole: no entry of it one by one.
+	own := "entry:" + string(sharedmem.KindUser) + ":" + user + ":"
+	plan = slices.DeleteFunc(plan, func(it string) bool { return strings.HasPrefix(it, own) })
+	return dedupe(plan), nil
+}
+
+// dedupe drops repeated items, keeping the first of each.
+func dedupe(items []string) []string {
+	seen := make(map[string]bool, len(items))
+	return slices.DeleteFunc(items, func(it string) bool {
+		if seen[it] {
+			return true
+		}
+		seen[it] = true
+		return false
+	})
 }
 
 // userID extracts and validates <id> of mem.v1.user.<id>.<op>.

@@ -438,3 +438,45 @@ func TestEraseAgent(t *testing.T) {
 		t.Errorf("ag2's entry after erasing ag1: %v %v", e, err)
 	}
 }
+
+// TestEraseSessionTakesItsFacts: facts consolidation extracted from a
+// session into its user's scope name the session, and erasing the session
+// erases them; facts from another session stay.
+func TestEraseSessionTakesItsFacts(t *testing.T) {
+	_, nc := node.StartForTest(t, nil)
+	c := client.New(nc)
+	ctx := context.Background()
+	for id, text := range map[string]string{"f1": "I'm allergic to peanuts.", "f2": "My daughter's name is Ana."} {
+		if _, err := c.CreateSession(ctx, id, &memoryv1.CreateSessionRequest{UserId: "uf"}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.AppendMessages(ctx, id, &memoryv1.MessageInput{Role: memoryv1.Role_ROLE_USER, Content: text}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Consolidate(ctx, id, false); err != nil {
+			t.Fatalf("consolidate %s: %v", id, err)
+		}
+	}
+	facts := func() string {
+		l, err := c.ListEntries(ctx, client.User("uf"), &memoryv1.ListEntriesRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		for _, e := range l.GetEntries() {
+			b.WriteString(e.GetKey() + "=" + string(e.GetValue()) + ";")
+		}
+		return b.String()
+	}
+	before := facts()
+	if !strings.Contains(before, "peanut") || !strings.Contains(before, "Ana") {
+		t.Fatalf("facts before the erase: %s (the check below could not fail)", before)
+	}
+	if _, err := c.EraseSession(ctx, "f1", "forget that conversation"); err != nil {
+		t.Fatal(err)
+	}
+	after := facts()
+	if strings.Contains(after, "peanut") || !strings.Contains(after, "Ana") {
+		t.Fatalf("facts after erasing f1: %s, want Ana's and no peanuts", after)
+	}
+}
