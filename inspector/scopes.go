@@ -22,6 +22,9 @@ type scopesPage struct {
 	Next          string
 	Versions      []versionRow
 	Listed        bool
+	// Conflicts are the values consolidation filed for review (read-only:
+	// the page has no settle button).
+	Conflicts []conflictRow
 }
 
 type entryRow struct {
@@ -30,6 +33,7 @@ type entryRow struct {
 	Deleted                bool
 	Size                   uint32
 	Preview                string
+	Consol                 *consolInfo
 }
 
 type versionRow struct {
@@ -39,6 +43,7 @@ type versionRow struct {
 	RestoredFrom           uint64
 	Value                  string
 	Diff                   []diffLine
+	Consol                 *consolInfo
 }
 
 // scopesPage lists a scope's entries (current versions) through the API,
@@ -69,7 +74,14 @@ func (in *Inspector) scopesPage(ctx context.Context, r *http.Request, v *viewer)
 	for _, e := range rep.GetEntries() {
 		p.Entries = append(p.Entries, entryRow{Key: e.GetKey(), Type: memType(e.GetMemoryType()), By: e.GetUpdatedBy(),
 			Updated: timeOf(e.GetUpdatedUnixNano()), Version: e.GetVersion(), Deleted: e.GetDeleted(), Size: e.GetSize(),
-			Preview: preview(valueText(e), 120)})
+			Preview: preview(valueText(e), 120), Consol: consolOf(e)})
+	}
+	conflicts, err := v.c.Conflicts(ctx, sc) // the same API, so the same access check
+	if err != nil {
+		return "", nil, err
+	}
+	for _, c := range conflicts {
+		p.Conflicts = append(p.Conflicts, conflictOf(c))
 	}
 	if p.Key != "" {
 		hist, err := v.c.History(ctx, sc, p.Key)
@@ -81,7 +93,7 @@ func (in *Inspector) scopesPage(ctx context.Context, r *http.Request, v *viewer)
 			val := valueText(e)
 			p.Versions = append(p.Versions, versionRow{Version: e.GetVersion(), Change: changeName(e.GetChange()),
 				By: e.GetUpdatedBy(), When: timeOf(e.GetUpdatedUnixNano()), Type: memType(e.GetMemoryType()),
-				Deleted: e.GetDeleted(), RestoredFrom: e.GetRestoredFrom(), Value: val, Diff: diffLines(prev, val)})
+				Deleted: e.GetDeleted(), RestoredFrom: e.GetRestoredFrom(), Value: val, Diff: diffLines(prev, val), Consol: consolOf(e)})
 			if !e.GetDeleted() {
 				prev = val
 			}
