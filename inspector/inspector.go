@@ -75,7 +75,13 @@ type Deps struct {
 	Tenants *tenancy.Directory
 	NATSURL string
 	// Log is the event log time travel replays (actors.SessionAt).
-	Log    events.Log
+	Log events.Log
+	// Reader reads the whole log: its bounds (the time-travel window) and
+	// its removal ledger (erasures). Stream is the log's stream name, as
+	// `replay inspect` names it. Without a Reader, Log is used when it is
+	// one; else the window is not checked and the ledger not shown.
+	Reader events.StreamReader
+	Stream string
 	Logger *slog.Logger
 }
 
@@ -105,6 +111,12 @@ func New(cfg Config, deps Deps) (*Inspector, error) {
 	}
 	if deps.Logger == nil {
 		deps.Logger = slog.Default()
+	}
+	if r, ok := deps.Log.(events.StreamReader); ok && deps.Reader == nil {
+		deps.Reader = r
+	}
+	if deps.Stream == "" {
+		deps.Stream = events.StreamName
 	}
 	in := &Inspector{cfg: cfg, deps: deps, codec: events.NewCodec()}
 	switch {
@@ -254,7 +266,10 @@ func (in *Inspector) fail(w http.ResponseWriter, r *http.Request, v *viewer, err
 
 func statusOf(err error) int {
 	var bad badInput
+	var out *outsideWindow
 	switch c := client.Code(err); {
+	case errors.As(err, &out):
+		return http.StatusNotFound
 	case errors.As(err, &bad):
 		return http.StatusBadRequest
 	case c >= 400 && c < 600:

@@ -2,8 +2,11 @@ package inspector
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/agentmem/agentmem/client"
@@ -25,6 +28,13 @@ type scopesPage struct {
 	// Conflicts are the values consolidation filed for review (read-only:
 	// the page has no settle button).
 	Conflicts []conflictRow
+	// AtVersion is the version the "version" parameter asks for; Outside
+	// says why it cannot be shown (compacted away: the API's 404 text).
+	AtVersion uint64
+	Outside   string
+	// Oldest is the oldest version the history keeps (versions before
+	// it are outside the time-travel window).
+	Oldest uint64
 }
 
 type entryRow struct {
@@ -44,6 +54,7 @@ type versionRow struct {
 	Value                  string
 	Diff                   []diffLine
 	Consol                 *consolInfo
+	Current                bool
 }
 
 // scopesPage lists a scope's entries (current versions) through the API,
@@ -77,6 +88,10 @@ func (in *Inspector) scopesPage(ctx context.Context, r *http.Request, v *viewer)
 			Preview: preview(valueText(e), 120), Consol: consolOf(e)})
 	}
 	conflicts, err := v.c.Conflicts(ctx, sc) // the same API, so the same access check
+	var ce *client.Error
+	if errors.As(err, &ce) && ce.Code == http.StatusNotFound && ce.Field == "operation" {
+		err = nil // a kind without review (the agent's scope): none
+	}
 	if err != nil {
 		return "", nil, err
 	}
@@ -84,16 +99,31 @@ func (in *Inspector) scopesPage(ctx context.Context, r *http.Request, v *viewer)
 		p.Conflicts = append(p.Conflicts, conflictOf(c))
 	}
 	if p.Key != "" {
+		if s := q.Get("version"); s != "" {
+			if p.AtVersion, err = strconv.ParseUint(s, 10, 64); err != nil || p.AtVersion == 0 {
+				return "", nil, badInput{"version", fmt.Sprintf("%q is not a version (a whole number > 0)", s)}
+			}
+			var ce *client.Error
+			if _, err := v.c.GetEntry(ctx, sc, p.Key, p.AtVersion); errors.As(err, &ce) && ce.Code == http.StatusNotFound {
+				p.Outside = ce.Message // compacted away, or never written: the API says which
+			} else if err != nil {
+				return "", nil, err
+			}
+		}
 		hist, err := v.c.History(ctx, sc, p.Key)
 		if err != nil {
 			return "", nil, err
+		}
+		if len(hist) > 0 {
+			p.Oldest = hist[0].GetVersion()
 		}
 		prev := ""
 		for _, e := range hist {
 			val := valueText(e)
 			p.Versions = append(p.Versions, versionRow{Version: e.GetVersion(), Change: changeName(e.GetChange()),
 				By: e.GetUpdatedBy(), When: timeOf(e.GetUpdatedUnixNano()), Type: memType(e.GetMemoryType()),
-				Deleted: e.GetDeleted(), RestoredFrom: e.GetRestoredFrom(), Value: val, Diff: diffLines(prev, val), Consol: consolOf(e)})
+				Deleted: e.GetDeleted(), RestoredFrom: e.GetRestoredFrom(), Value: val, Diff: diffLines(prev, val), Consol: consolOf(e),
+				Current: e.GetVersion() == p.AtVersion})
 			if !e.GetDeleted() {
 				prev = val
 			}

@@ -74,6 +74,11 @@ type timelinePage struct {
 	// Truncated: the session has more batches than the timeline reads.
 	Truncated bool
 	LastSeq   uint64
+	// Outside says why At cannot be shown: it is before the first message
+	// the log keeps (the text `replay inspect --at-seq` gives); Earliest
+	// is the first point that can.
+	Outside  string
+	Earliest uint64
 }
 
 // timelinePage lists the session's batches in order and shows the context
@@ -116,6 +121,14 @@ func (in *Inspector) timelinePage(ctx context.Context, r *http.Request, v *viewe
 	for i := range p.Rows {
 		p.Rows[i].Current = p.Rows[i].Seq == p.Seqs[p.AtIndex]
 		p.Rows[i].Future = p.Rows[i].Seq > p.At
+	}
+	if err := in.checkWindow(ctx, p.At); err != nil {
+		var o *outsideWindow
+		if !errors.As(err, &o) {
+			return "", nil, err
+		}
+		p.Outside, p.Earliest = o.Error(), max(o.First, p.First)
+		return "timeline.html", p, nil
 	}
 	st, err := actors.SessionAt(ctx, in.deps.Log, in.codec, id, actors.Point{Seq: p.At})
 	if err != nil {
@@ -168,6 +181,10 @@ func (in *Inspector) atJSON(w http.ResponseWriter, r *http.Request, v *viewer) {
 		}
 	}
 	if _, err := v.c.Get(ctx, id); err != nil { // may the viewer read it?
+		fail(err)
+		return
+	}
+	if err := in.checkWindow(ctx, at); err != nil {
 		fail(err)
 		return
 	}

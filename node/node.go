@@ -84,6 +84,10 @@ type Node struct {
 	uiNC *nats.Conn
 	// log is the event log as the actors write it (time travel reads it).
 	log events.Log
+	// reader reads the whole log (the inspector's time-travel window and
+	// removal ledger); stream is its name.
+	reader events.StreamReader
+	stream string
 
 	shutdownOnce sync.Once
 	shutdownErr  error
@@ -182,6 +186,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	n.startStorageWatch(js)
 	log := gatedLog{Log: jsLog, w: n.storage}
 	n.log = log
+	n.reader, n.stream = gatedReader{StreamReader: jsLog, w: n.storage}, jsLog.Stream()
 	var rewriter actors.Rewriter
 	if cfg.LLM.BaseURL != "" {
 		if rewriter, err = llmsummary.New(cfg.LLM); err != nil {
@@ -476,7 +481,7 @@ func (n *Node) startHTTP(tenants *tenancy.Directory) error {
 			return fmt.Errorf("node: inspector: connect %s: %w", n.url, err)
 		}
 	}
-	ui, err := inspector.New(icfg, inspector.Deps{Conn: n.uiNC, Tenants: tenants, NATSURL: n.url, Log: n.log, Logger: n.logger})
+	ui, err := inspector.New(icfg, inspector.Deps{Conn: n.uiNC, Tenants: tenants, NATSURL: n.url, Log: n.log, Reader: n.reader, Stream: n.stream, Logger: n.logger})
 	if err != nil {
 		return fmt.Errorf("node: inspector: %w", err)
 	}
