@@ -23,7 +23,9 @@ import (
 // error page; a scope version compacted away shows the API's reason on the
 // key's page; points inside the window still show.
 func TestTimeTravelOutsideWindow(t *testing.T) {
-	u := startNode(t, func(c *node.Config) { c.DataDir, c.LogWindow = filepath.Join(t.TempDir(), "data"), 400*time.Millisecond })
+	u := startNode(t, func(c *node.Config) {
+		c.DataDir, c.LogWindow = filepath.Join(t.TempDir(), "data"), 400*time.Millisecond
+	})
 	ctx := context.Background()
 	for i := 1; i <= 4; i++ { // the log's first messages: compacted away below
 		if _, err := u.c.Put(ctx, client.Agent("a1"), &memoryv1.PutEntryRequest{Key: "k", Value: []byte(fmt.Sprintf("wombat value %d", i))}); err != nil {
