@@ -159,6 +159,7 @@ func (in *Inspector) routes() {
 	m.HandleFunc("GET /ui/s/{id}/at.json", in.api(in.atJSON))
 	m.HandleFunc("GET /ui/s/{id}/live", in.api(in.live))
 	m.HandleFunc("GET /ui/scopes", in.page(in.scopesPage))
+	m.HandleFunc("GET /ui/erasures", in.page(in.erasuresPage))
 	in.mux = m
 }
 
@@ -244,6 +245,9 @@ func (in *Inspector) page(f pageFunc) http.HandlerFunc {
 		v := viewerOf(r)
 		name, data, err := f(ctx, r, v)
 		if err != nil {
+			if in.erased(ctx, w, r, v, err) {
+				return
+			}
 			in.fail(w, r, v, err)
 			return
 		}
@@ -253,6 +257,30 @@ func (in *Inspector) page(f pageFunc) http.HandlerFunc {
 
 func (in *Inspector) api(f func(w http.ResponseWriter, r *http.Request, v *viewer)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) { f(w, r, viewerOf(r)) }
+}
+
+// erased renders, for a session page that is a 404, the erasure of the
+// session the removal ledger records, if any (still a 404): when, who,
+// why, how many messages; nothing of its content. It reports whether it
+// did.
+func (in *Inspector) erased(ctx context.Context, w http.ResponseWriter, r *http.Request, v *viewer, err error) bool {
+	id := r.PathValue("id")
+	if statusOf(err) != http.StatusNotFound || id == "" || events.ValidateID("session_id", id) != nil {
+		return false
+	}
+	p, lerr := in.erasedSession(ctx, id)
+	if lerr != nil {
+		if !errors.Is(lerr, errNoLedger) {
+			in.deps.Logger.Warn("inspector: read the removal ledger", "err", lerr)
+		}
+		return false
+	}
+	if p == nil {
+		return false
+	}
+	p.Base = base(v, "")
+	in.render(w, http.StatusNotFound, "erased.html", p)
+	return true
 }
 
 // fail renders an error page with the API's code (404, 403, 400…).

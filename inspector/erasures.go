@@ -1,0 +1,121 @@
+package inspector
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/agentmem/agentmem/events"
+	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
+)
+
+// maxErasures bounds the removals one erasures page lists (the newest).
+const maxErasures = 1000
+
+// errNoLedger: the inspector was built without a reader of the whole log.
+var errNoLedger = errors.New("inspector: this node gives the inspector no reader of the log: the removal ledger cannot be shown")
+
+// removalRow is one removal of the ledger, content-free as the ledger is
+// (DESIGN §12): what was asked, by whom, why, when, how many messages.
+type removalRow struct {
+	ID, Target, Reason, By, Why, When string
+	Messages                          uint64
+	Completed                         bool
+	// Items is the number of removals an erase request planned (0: a
+	// removal of its own).
+	Items int
+	Seq   uint64
+}
+
+func rowOf(r *events.Removal) removalRow {
+	return removalRow{ID: r.GetId(), Target: r.GetTarget(), Reason: reasonName(r.GetReason()), By: r.GetRequestedBy(), Why: r.GetWhy(),
+		When: timeOf(r.GetAtUnixNano()), Messages: r.GetMessages(), Completed: r.Completed, Items: len(r.GetPlanned()), Seq: r.Seq}
+}
+
+func reasonName(r memoryv1.RemovalReason) string {
+	return strings.ToLower(strings.TrimPrefix(r.String(), "REMOVAL_REASON_"))
+}
+
+// readLedger reads the node's removal ledger.
+func (in *Inspector) readLedger(ctx context.Context) (*events.Ledger, error) {
+	if in.deps.Reader == nil {
+		return nil, errNoLedger
+	}
+	return events.ReadLedger(ctx, in.deps.Reader, 0)
+}
+
+type erasuresPage struct {
+	Base
+	Rows      []removalRow
+	Reason    string
+	Reasons   []string
+	Total     int
+	Truncated bool
+}
+
+var removalReasons = []string{"erase", "compact", "retention"}
+
+// erasuresPage lists the removal ledger, newest first: every erase
+// request, the removal of each aggregate it planned, compactions and
+// retention. The inspector is served to admins only (loopback on the
+// single-user node), who may read it.
+func (in *Inspector) erasuresPage(ctx context.Context, r *http.Request, v *viewer) (string, any, error) {
+	p := erasuresPage{Base: base(v, ""), Reason: r.URL.Query().Get("reason"), Reasons: removalReasons}
+	p.Tab = "erasures"
+	if p.Reason != "" && !slices.Contains(removalReasons, p.Reason) {
+		return "", nil, badInput{"reason", "want one of " + strings.Join(removalReasons, ", ")}
+	}
+	led, err := in.readLedger(ctx)
+	if err != nil {
+		return "", nil, err
+	}
+	for _, rm := range slices.Backward(led.Removals) {
+		row := rowOf(rm)
+		if p.Reason != "" && row.Reason != p.Reason {
+			continue
+		}
+		p.Total++
+		if len(p.Rows) < maxErasures {
+			p.Rows = append(p.Rows, row)
+		}
+	}
+	p.Truncated = p.Total > len(p.Rows)
+	return "erasures.html", p, nil
+}
+
+type erasedPage struct {
+	Base
+	ID string
+	// Removal is the removal of the session's events; Request the erase
+	// request that planned it (nil when it was a removal of its own).
+	Removal, Request *removalRow
+}
+
+// erasedSession finds in the ledger the removal of session id's events
+// (nil: none, the session never existed or is not erased).
+func (in *Inspector) erasedSession(ctx context.Context, id string) (*erasedPage, error) {
+	led, err := in.readLedger(ctx)
+	if err != nil {
+		return nil, err
+	}
+	agg := events.KindSession + "." + id
+	for _, rm := range slices.Backward(led.Removals) {
+		if !slices.Contains(rm.GetErased(), agg) {
+			continue
+		}
+		p := &erasedPage{ID: id}
+		row := rowOf(rm)
+		p.Removal = &row
+		for _, req := range led.Removals { // the request whose plan names it
+			if slices.Contains(req.GetPlanned(), agg) && events.PlannedRemovalID(req.GetId(), agg) == rm.GetId() {
+				rr := rowOf(req)
+				p.Request = &rr
+				break
+			}
+		}
+		return p, nil
+	}
+	return nil, nil
+}
