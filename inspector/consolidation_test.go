@@ -69,15 +69,34 @@ func TestScopesConsolidation(t *testing.T) {
 	}
 	// The entry itself: its source session, its messages, its confidence.
 	entries := body[strings.Index(body, `id="entries"`):]
-	for _, want := range []string{`href="/ui/s/s1"`, "<code>" + strings.Split(msgs, ",")[0] + "</code>", "user <b>u1</b>"} {
+	for _, want := range []string{`class="src-session">s1</a>`, "conf. <b>" + cur.GetMetadata()["confidence"] + "</b>"} {
 		if !strings.Contains(entries, want) {
 			t.Errorf("entries lack %q", want)
 		}
 	}
-	// A key's versions show the same.
+	// A key's versions show it all: session, user, messages, confidence.
 	_, body = get(t, u.base, "/ui/scopes?kind=user&id=u1&key=fact/user/home_city", nil, "", "")
-	if !strings.Contains(body, `class="src-session">s1</a>`) {
-		t.Errorf("the key's versions lack their source session")
+	versions := body[strings.Index(body, `class="versions"`):]
+	for _, want := range []string{`from session <a href="/ui/s/s1" class="src-session">s1</a>`, "<code>" + strings.Split(msgs, ",")[0] + "</code>", "user <b>u1</b>",
+		"confidence <b>" + cur.GetMetadata()["confidence"] + "</b>"} {
+		if !strings.Contains(versions, want) {
+			t.Errorf("the key's versions lack %q", want)
+		}
+	}
+	// A value consolidated into another key says which, and the new one
+	// what it replaces.
+	u.converse(t, "s3", "u2", "I prefer tea.", "Noted.", "Actually, I prefer coffee now.", "Coffee it is.")
+	_, body = get(t, u.base, "/ui/scopes?kind=user&id=u2", nil, "", "")
+	if !strings.Contains(body, "→ <b>fact/user/prefers/coffee</b>") {
+		t.Errorf("user u2's entries do not say tea went into coffee")
+	}
+	_, body = get(t, u.base, "/ui/scopes?kind=user&id=u2&key=fact/user/prefers/tea", nil, "", "")
+	if !strings.Contains(body, "consolidated into <b>fact/user/prefers/coffee</b>") {
+		t.Errorf("tea's versions do not say it went into coffee")
+	}
+	_, body = get(t, u.base, "/ui/scopes?kind=user&id=u2&key=fact/user/prefers/coffee", nil, "", "")
+	if !strings.Contains(body, "replaces <q>tea</q>") {
+		t.Errorf("coffee's versions do not say it replaces tea")
 	}
 	// Settled, the conflict leaves the page.
 	if _, err := u.c.Settle(ctx, client.User("u1"), "fact/user/home_city", true); err != nil {

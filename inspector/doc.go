@@ -3,7 +3,8 @@
 // the LLM receives it (layer by layer, section by section, with the tokens
 // and the source of every item, and the OpenAI and Anthropic renderings),
 // its timeline of events with time travel, search in a session, scopes with
-// their versions and diffs, and live updates from the watch.
+// their versions and diffs and consolidation conflicts and metadata, the
+// removal ledger (erasures), and live updates from the watch.
 //
 // Every read goes through the memory service's API (mem.v1.*) on a NATS
 // connection of the viewer, so a page shows exactly what the viewer could
@@ -14,7 +15,9 @@
 // request. Time travel is the one exception: it replays the session's
 // batches from the log with actors.SessionAt and actors.ContextAt, the
 // functions `replay inspect --at-seq` calls, after the API said the viewer
-// may read the session.
+// may read the session. The node's log bounds (the time-travel window) and
+// its removal ledger (content-free; the Erasures page and the 404 of an
+// erased session) are read from the log too (Deps.Reader).
 //
 // Access (access.go): on the single-user node only loopback clients; with
 // tenants only principals with the admin role. Every request's Host must be

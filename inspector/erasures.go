@@ -27,11 +27,29 @@ type removalRow struct {
 	// removal of its own).
 	Items int
 	Seq   uint64
+	// Of is the erase request whose plan this removal is an item of.
+	Of string
+	// Erased and Rewritten name the aggregates ("<kind>.<id>") whose
+	// events went, or that were rewritten from a baseline.
+	Erased, Rewritten []string
 }
 
 func rowOf(r *events.Removal) removalRow {
 	return removalRow{ID: r.GetId(), Target: r.GetTarget(), Reason: reasonName(r.GetReason()), By: r.GetRequestedBy(), Why: r.GetWhy(),
-		When: timeOf(r.GetAtUnixNano()), Messages: r.GetMessages(), Completed: r.Completed, Items: len(r.GetPlanned()), Seq: r.Seq}
+		When: timeOf(r.GetAtUnixNano()), Messages: r.GetMessages(), Completed: r.Completed, Items: len(r.GetPlanned()), Seq: r.Seq,
+		Erased: r.GetErased(), Rewritten: r.GetRewritten()}
+}
+
+// requestsOf maps the removal id of each item an erase request planned to
+// the request's id.
+func requestsOf(led *events.Ledger) map[string]string {
+	out := map[string]string{}
+	for _, rm := range led.Removals {
+		for _, item := range rm.GetPlanned() {
+			out[events.PlannedRemovalID(rm.GetId(), item)] = rm.GetId()
+		}
+	}
+	return out
 }
 
 func reasonName(r memoryv1.RemovalReason) string {
@@ -71,8 +89,10 @@ func (in *Inspector) erasuresPage(ctx context.Context, r *http.Request, v *viewe
 	if err != nil {
 		return "", nil, err
 	}
+	of := requestsOf(led)
 	for _, rm := range slices.Backward(led.Removals) {
 		row := rowOf(rm)
+		row.Of = of[rm.GetId()]
 		if p.Reason != "" && row.Reason != p.Reason {
 			continue
 		}
@@ -108,11 +128,12 @@ func (in *Inspector) erasedSession(ctx context.Context, id string) (*erasedPage,
 		p := &erasedPage{ID: id}
 		row := rowOf(rm)
 		p.Removal = &row
-		for _, req := range led.Removals { // the request whose plan names it
-			if slices.Contains(req.GetPlanned(), agg) && events.PlannedRemovalID(req.GetId(), agg) == rm.GetId() {
-				rr := rowOf(req)
-				p.Request = &rr
-				break
+		if reqID := requestsOf(led)[rm.GetId()]; reqID != "" {
+			for _, req := range led.Removals {
+				if req.GetId() == reqID {
+					rr := rowOf(req)
+					p.Request = &rr
+				}
 			}
 		}
 		return p, nil

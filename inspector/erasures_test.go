@@ -51,13 +51,25 @@ func TestErasedSessionSaysSo(t *testing.T) {
 	if code != 200 {
 		t.Fatalf("erasures: %d %s", code, body)
 	}
-	rows := regexp.MustCompile(`<tr class="removal" data-id="([^"]+)" data-target="session:gone">`).FindAllStringSubmatch(body, -1)
+	rows := regexp.MustCompile(`<tr class="removal[^"]*" data-id="([^"]+)" data-target="session:gone"(?: data-of="([^"]+)")?>`).FindAllStringSubmatch(body, -1)
 	if len(rows) < 2 { // the request and the removal of the session's events
 		t.Errorf("erasures list %d rows for session:gone, want the request and its items:\n%s", len(rows), body)
 	}
 	ids := map[string]bool{}
 	for _, r := range rows {
 		ids[r[1]] = true
+	}
+	items := 0
+	for _, r := range rows {
+		if r[2] != "" {
+			items++
+			if !ids[r[2]] {
+				t.Errorf("item %s names request %s, which is not listed", r[1], r[2])
+			}
+		}
+	}
+	if items == 0 || items == len(rows) {
+		t.Errorf("%d of %d rows are items of a request, want the request and its items", items, len(rows))
 	}
 	if !ids[rc.GetRemovalId()] && rc.GetRemovalId() != "" {
 		t.Errorf("the receipt's removal %s is not listed (%v)", rc.GetRemovalId(), ids)

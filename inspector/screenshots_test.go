@@ -42,6 +42,20 @@ func TestScreenshots(t *testing.T) {
 	if _, err := u.c.Put(ctx, client.User("alice"), &memoryv1.PutEntryRequest{Key: "language", Value: []byte("French, answers in English are fine")}); err != nil {
 		t.Fatal(err)
 	}
+	// Consolidation with review: a fact, then a correction waiting for it.
+	if _, err := u.c.Configure(ctx, client.User("alice"), &memoryv1.ConfigureScopeRequest{Config: &memoryv1.ScopeConfig{ConflictStrategy: "review"}}); err != nil {
+		t.Fatal(err)
+	}
+	u.converse(t, "intro-31", "alice", "I live in Oslo.", "Noted, Oslo it is.")
+	u.converse(t, "move-58", "alice", "Big news: I moved to Bergen last week.", "Congratulations on the move!")
+	// An erasure or two for the ledger.
+	u.session(t, "ticket-erased", "mallory", "helpdesk", 2)
+	if _, err := u.c.EraseSession(ctx, "ticket-erased", "the user asked (GDPR art. 17)"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := u.c.EraseEntry(ctx, client.User("alice"), "language", "stale preference"); err != nil {
+		t.Fatal(err)
+	}
 	b := browser(t)
 	if err := os.MkdirAll(*screenshots, 0o755); err != nil {
 		t.Fatal(err)
@@ -52,6 +66,7 @@ func TestScreenshots(t *testing.T) {
 		{"inspector-timeline.png", "/ui/s/support-7f3a/timeline?seq=9", "#timeline"},
 		{"inspector-search.png", "/ui/s/support-7f3a/search?q=refund+cracked+kettle", ".hit"},
 		{"inspector-scopes.png", "/ui/scopes?kind=user&id=alice&key=profile", ".version"},
+		{"inspector-erasures.png", "/ui/erasures", "#erasures"},
 	} {
 		do(t, b, 30*time.Second, chromedp.Navigate(u.base+s.path), chromedp.WaitVisible(chromedp.CSS(s.wait)), chromedp.Sleep(300*time.Millisecond))
 		png, err := chromedp.Run(b, chromedp.CaptureScreenshot())
