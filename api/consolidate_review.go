@@ -83,6 +83,12 @@ func (s *Service) settleHandler(c *call) {
 		}
 		by := byOf(t, c.who, req.GetBy())
 		p, err := s.getEntry(ctx, t.kind, t.id, reviewPrefix+req.GetKey())
+		if isNotFound(err) {
+			// A retry of a settlement done (its reply lost): the
+			// proposal's delete of this command id answers duplicate.
+			s.settledBefore(ctx, t, req, by, err, reply)
+			return
+		}
 		if err != nil {
 			reply(nil, err)
 			return
@@ -121,4 +127,23 @@ func (s *Service) settleHandler(c *call) {
 		}
 		s.noteWrites(c.who, reply)(res, nil)
 	})
+}
+
+// settledBefore answers a settle whose proposal is gone: when this command
+// id deleted it (a retry), the key's current entry, marked duplicate;
+// otherwise notFound (nothing waits for review under the key).
+func (s *Service) settledBefore(ctx context.Context, t scopeTarget, req *memoryv1.SettleConflictRequest, by string, notFound error, reply actors.ReplyFunc) {
+	m, err := s.call(ctx, func(r actors.ReplyFunc) error {
+		return s.scopes.DispatchScope(t.kind, t.id, nil, &memoryv1.DeleteEntryRequest{CommandId: req.GetCommandId() + "-settled", Key: reviewPrefix + req.GetKey(), By: by}, r)
+	})
+	if err != nil || !m.(*memoryv1.EntryReply).GetResult().GetDuplicate() {
+		reply(nil, notFound)
+		return
+	}
+	cur, err := s.getEntry(ctx, t.kind, t.id, req.GetKey())
+	if err != nil && !isNotFound(err) {
+		reply(nil, err)
+		return
+	}
+	reply(&memoryv1.EntryReply{Result: &memoryv1.MutationReply{Duplicate: true, Version: cur.GetVersion()}, Entry: cur}, nil)
 }

@@ -244,6 +244,53 @@ func TestConsolidateReview(t *testing.T) {
 	}
 }
 
+// TestSettleRetry: a settle sent again with its command id (its reply
+// lost) answers the key's current entry as a duplicate and writes nothing;
+// another command finds nothing to settle (404 key).
+func TestSettleRetry(t *testing.T) {
+	_, nc := node.StartForTest(t, nil)
+	c := client.New(nc)
+	ctx := context.Background()
+	if _, err := c.Configure(ctx, client.User("u1"), &memoryv1.ConfigureScopeRequest{Config: &memoryv1.ScopeConfig{ConflictStrategy: "review"}}); err != nil {
+		t.Fatal(err)
+	}
+	converse(t, c, "s1", "u1", "I live in Oslo.", "Cool.")
+	converse(t, c, "s2", "u1", "Big news: I moved to Bergen last week.", "Congrats!")
+	for _, id := range []string{"s1", "s2"} {
+		if _, err := c.Consolidate(ctx, id, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	settle := func(cmd string) (string, *memoryv1.EntryReply) {
+		code, desc, data := rawRequest(t, nc, "mem.v1.scope.user.u1.settle",
+			marshal(t, &memoryv1.SettleConflictRequest{CommandId: cmd, Key: "fact/user/home_city", Accept: true}), false)
+		if code != "" {
+			return code + " " + desc, nil
+		}
+		r := &memoryv1.EntryReply{}
+		if err := proto.Unmarshal(data, r); err != nil {
+			t.Fatal(err)
+		}
+		return "", r
+	}
+	errText, first := settle("settle-1")
+	if errText != "" || first.GetResult().GetDuplicate() || first.GetEntry().GetVersion() != 2 {
+		t.Fatalf("settle: %s %v", errText, first)
+	}
+	errText, again := settle("settle-1")
+	if errText != "" || !again.GetResult().GetDuplicate() || again.GetEntry().GetVersion() != 2 ||
+		!strings.HasSuffix(factValue(again.GetEntry()), "Bergen") {
+		t.Fatalf("retried settle: %s %v", errText, again)
+	}
+	if errText, _ := settle("settle-2"); !strings.HasPrefix(errText, "404") {
+		t.Fatalf("another settle: %q, want 404", errText)
+	}
+	h, err := c.History(ctx, client.User("u1"), "fact/user/home_city")
+	if err != nil || len(h) != 2 {
+		t.Fatalf("history %v %d versions, want 2 (the retry wrote nothing)", err, len(h))
+	}
+}
+
 func apiFactCommandID(session string, f *memoryv1.ExtractedFact) string {
 	return api.FactCommandID(session, f.GetKey(), f.GetValue(), f.GetMessageIds())
 }

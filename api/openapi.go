@@ -8,15 +8,13 @@ import (
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
-	"google.golang.org/protobuf/reflect/protoregistry"
 
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 )
 
 // opTypes are the request and reply messages of each endpoint, by the name
-// it is registered under (Start's add). An endpoint missing here is typed
-// by convention (guessTypes); TestOpenAPIRoutesAreTyped fails for one that
-// neither names.
+// it is registered under (Start's add). An endpoint missing here is untyped
+// ("object") in the document, and node.TestOpenAPIMatchesServedRoutes fails.
 var opTypes = map[string][2]proto.Message{
 	"session_create":         {&memoryv1.CreateSessionRequest{}, &memoryv1.CreateSessionReply{}},
 	"session_append":         {&memoryv1.AppendRequest{}, &memoryv1.AppendReply{}},
@@ -29,6 +27,7 @@ var opTypes = map[string][2]proto.Message{
 	"session_search":         {&memoryv1.SearchRequest{}, &memoryv1.SearchReply{}},
 	"session_promote":        {&memoryv1.PromoteRequest{}, &memoryv1.PromoteReply{}},
 	"session_clear_recalled": {&memoryv1.ClearRecalledRequest{}, &memoryv1.ClearRecalledReply{}},
+	"session_consolidate":    {&memoryv1.ConsolidateRequest{}, &memoryv1.ConsolidateReply{}},
 	"sessions_list":          {&memoryv1.ListSessionsRequest{}, &memoryv1.ListSessionsReply{}},
 	"tools_list":             {&memoryv1.ToolsRequest{}, &memoryv1.ToolsReply{}},
 	"session_watch":          {&memoryv1.WatchRequest{}, &memoryv1.WatchReply{}},
@@ -39,6 +38,8 @@ var opTypes = map[string][2]proto.Message{
 	"data_get":               {&memoryv1.GetDataRequest{}, &memoryv1.GetDataReply{}},
 	"scope_resolve":          {&memoryv1.ResolveRequest{}, &memoryv1.ResolveReply{}},
 	"scope_publish":          {&memoryv1.PublishRequest{}, &memoryv1.EntryReply{}},
+	"scope_conflicts":        {&memoryv1.ConflictsRequest{}, &memoryv1.ConflictsReply{}},
+	"scope_settle":           {&memoryv1.SettleConflictRequest{}, &memoryv1.EntryReply{}},
 	"agent_search":           {&memoryv1.SearchEntriesRequest{}, &memoryv1.SearchEntriesReply{}},
 	"scope_search":           {&memoryv1.SearchEntriesRequest{}, &memoryv1.SearchEntriesReply{}},
 	"session_erase":          {&memoryv1.EraseRequest{}, &memoryv1.EraseReceipt{}},
@@ -47,13 +48,11 @@ var opTypes = map[string][2]proto.Message{
 	"scope_erase":            {&memoryv1.EraseRequest{}, &memoryv1.EraseReceipt{}},
 }
 
-// opTypeNames name the messages of endpoints by the messages' names, for
-// endpoints whose names do not follow the convention of routeTypes (looked
-// up in the proto registry: an entry whose messages this build lacks is
-// ignored).
-var opTypeNames = map[string][2]string{
-	"scope_settle": {"SettleConflictRequest", "EntryReply"},
-	"agent_settle": {"SettleConflictRequest", "EntryReply"},
+// opAltReplies are the other reply of endpoints that answer one of two
+// messages: a delete with erase: true answers an EraseReceipt.
+var opAltReplies = map[string]proto.Message{
+	"agent_delete": &memoryv1.EraseReceipt{},
+	"scope_delete": &memoryv1.EraseReceipt{},
 }
 
 func init() {
@@ -76,53 +75,14 @@ func init() {
 	}
 }
 
-// routeTypes returns the request and reply descriptors of route r: from
-// opTypes, else the first of <Op>Request with <Op>Reply (or Response,
-// Receipt), <Op><Kind>Request/…, <Kind><Op>Request/… that the proto package
-// defines (an endpoint added without an opTypes line). ok is false when
-// neither names them: the document then says only "object", and
-// node.TestOpenAPIMatchesServedRoutes fails.
+// routeTypes returns the request and reply descriptors of route r (opTypes);
+// ok is false for a route opTypes does not name.
 func routeTypes(r route) (req, reply protoreflect.MessageDescriptor, ok bool) {
-	if t, found := opTypes[r.name]; found {
-		return t[0].ProtoReflect().Descriptor(), t[1].ProtoReflect().Descriptor(), true
+	t, found := opTypes[r.name]
+	if !found {
+		return nil, nil, false
 	}
-	op := camel(r.tokens[len(r.tokens)-1])
-	kind := camel(r.tokens[2])
-	pkg := memoryv1.File_memory_v1_api_proto.Package()
-	find := func(name string) protoreflect.MessageDescriptor {
-		mt, err := protoregistry.GlobalTypes.FindMessageByName(pkg.Append(protoreflect.Name(name)))
-		if err != nil {
-			return nil
-		}
-		return mt.Descriptor()
-	}
-	if n, found := opTypeNames[r.name]; found {
-		if q, p := find(n[0]), find(n[1]); q != nil && p != nil {
-			return q, p, true
-		}
-	}
-	for _, base := range []string{op, op + kind, kind + op} {
-		q := find(base + "Request")
-		if q == nil {
-			continue
-		}
-		for _, suffix := range []string{"Reply", "Response", "Receipt"} {
-			if p := find(base + suffix); p != nil {
-				return q, p, true
-			}
-		}
-	}
-	return nil, nil, false
-}
-
-func camel(s string) string {
-	var b strings.Builder
-	for _, part := range strings.Split(s, "_") {
-		if part != "" {
-			b.WriteString(strings.ToUpper(part[:1]) + part[1:])
-		}
-	}
-	return b.String()
+	return t[0].ProtoReflect().Descriptor(), t[1].ProtoReflect().Descriptor(), true
 }
 
 // httpRoute is one route as the HTTP API serves it.
@@ -209,6 +169,10 @@ func (s *Service) buildOpenAPI() []byte {
 		reqSchema, replySchema := obj{"type": "object"}, obj{"type": "object"}
 		if q, p, ok := routeTypes(r.route); ok {
 			reqSchema, replySchema = g.ref(q), g.ref(p)
+			if alt, found := opAltReplies[r.name]; found {
+				replySchema = obj{"oneOf": []any{replySchema, g.ref(alt.ProtoReflect().Descriptor())},
+					"description": "EntryReply; EraseReceipt when the request has erase: true"}
+			}
 		}
 		item := obj{}
 		post := obj{

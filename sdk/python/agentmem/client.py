@@ -176,8 +176,22 @@ class Client:
             body["version"] = version
         return _decode_entry(self.call(f"{where}/get", body).get("entry", {}))
 
-    def delete(self, where: str, key: str, command_id: Optional[str] = None) -> dict:
-        return self.call(f"{where}/delete", {"command_id": _command_id(command_id), "key": key})
+    def delete(self, where: str, key: str, command_id: Optional[str] = None, erase: bool = False,
+               **fields: Any) -> dict:
+        """Delete an entry: a tombstone, the value stays in its history (the
+        reply is an EntryReply). erase=True removes every version instead
+        (see erase_entry; the reply is the EraseReceipt). fields:
+        expected_version, by, reason."""
+        body = {"command_id": _command_id(command_id), "key": key, **fields}
+        if erase:
+            body["erase"] = True
+        return self.call(f"{where}/delete", body)
+
+    def configure(self, where: str, command_id: Optional[str] = None, **config: Any) -> dict:
+        """Configure agent(id) or scope(kind, id): config fields max_entries,
+        episodic_ttl_seconds, conflict_strategy ("last_write_wins", "review",
+        "llm")."""
+        return self.call(f"{where}/configure", {"command_id": _command_id(command_id), "config": config})
 
     def history(self, where: str, key: str) -> list:
         """Every version of an entry, oldest first."""
@@ -196,6 +210,61 @@ class Client:
         or "scope/<kind>/<id>" (POST /v1/<target>/erase; fields: reason).
         Returns the receipt (removal_id, what went)."""
         return self.call(f"{target}/erase", {"command_id": _command_id(command_id), **fields})
+
+    def erase_session(self, session_id: str, reason: str = "", command_id: Optional[str] = None) -> dict:
+        """Erase a session, its session scope, the data it stored and what
+        came from it into other scopes; returns the receipt."""
+        return self.erase(f"session/{session_id}", command_id, reason=reason)
+
+    def erase_user(self, user_id: str, reason: str = "", command_id: Optional[str] = None) -> dict:
+        """Erase a user: their sessions and their user scope."""
+        return self.erase(f"user/{user_id}", command_id, reason=reason)
+
+    def erase_agent(self, agent_id: str, reason: str = "", command_id: Optional[str] = None) -> dict:
+        """Erase an agent's private memory."""
+        return self.erase(agent(agent_id), command_id, reason=reason)
+
+    def erase_scope(self, kind: str, scope_id: str, reason: str = "", command_id: Optional[str] = None) -> dict:
+        """Erase a shared scope (an admin's call on a node with tenants)."""
+        return self.erase(scope(kind, scope_id), command_id, reason=reason)
+
+    def erase_entry(self, where: str, key: str, reason: str = "", command_id: Optional[str] = None) -> dict:
+        """Erase one entry of agent(id) or scope(kind, id): every version of
+        key leaves the log, the snapshots and the read models (a delete with
+        erase: true). Returns the receipt (removal_id, entries, ...); a
+        retry with the same command_id answers the same receipt."""
+        return self.delete(where, key, command_id, erase=True, reason=reason)
+
+    # --- consolidation -----------------------------------------------------
+
+    def consolidate(self, session_id: str, dry_run: bool = False) -> dict:
+        """Extract the facts the user stated in a session into long-term
+        memory now (user:<id>, agent:<id> scopes). Returns {facts,
+        extractor}; each fact has key, value, scope and outcome ("written",
+        "duplicate", "unchanged", "review", "retracted", "skipped",
+        "dry_run"). dry_run=True writes nothing."""
+        return self.call(f"session/{session_id}/consolidate", {"dry_run": True} if dry_run else {})
+
+    def conflicts(self, where: str, limit: Optional[int] = None) -> list:
+        """The values consolidation filed for review in where (a scope with
+        conflict_strategy "review"): each {key, current, proposed}, the
+        entries decoded as by get."""
+        body = {"limit": limit} if limit is not None else {}
+        out = self.call(f"{where}/conflicts", body).get("conflicts", [])
+        for c in out:
+            for side in ("current", "proposed"):
+                if isinstance(c.get(side), dict):
+                    _decode_entry(c[side])
+        return out
+
+    def settle(self, where: str, key: str, accept: bool, command_id: Optional[str] = None,
+               by: str = "") -> dict:
+        """Take (accept=True: it becomes key's next version) or drop the
+        value proposed for key. Returns the EntryReply."""
+        body = {"command_id": _command_id(command_id), "key": key, "accept": accept}
+        if by:
+            body["by"] = by
+        return self.call(f"{where}/settle", body)
 
     # --- watch ------------------------------------------------------------
 

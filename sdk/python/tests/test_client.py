@@ -5,6 +5,7 @@ TestPythonSDKAgainstNode in node/ starts one on a free port and runs
 these). Standard library only: python3 -m unittest discover -s sdk/python/tests
 """
 
+import base64
 import http.server
 import json
 import os
@@ -15,6 +16,10 @@ import uuid
 from agentmem import AgentmemError, Client, agent, scope
 
 URL = os.environ.get("AGENTMEM_URL", "")
+
+
+def _text(entry: dict) -> str:
+    return base64.b64decode(entry["value"]).decode()
 
 
 def new_id(prefix: str) -> str:
@@ -127,6 +132,112 @@ class AgainstNode(unittest.TestCase):
             self.mem.get(where, "secret")
         self.assertEqual(cm.exception.code, 404)
 
+    def converse(self, user_id: str, *turns: str) -> str:
+        s = new_id("py")
+        self.mem.create_session(s, user_id=user_id, agent_id="helper", system_prompt="You help.")
+        for i, text in enumerate(turns):
+            self.mem.append(s, [{"role": "assistant" if i % 2 else "user", "content": text}])
+        return s
+
+    def test_consolidate_and_dry_run(self):
+        u = new_id("u")
+        s = self.converse(u, "I live in Oslo.", "Cool.")
+        dry = self.mem.consolidate(s, dry_run=True)
+        self.assertTrue(dry["extractor"])
+        self.assertEqual([(f["key"], f["outcome"]) for f in dry["facts"]], [("fact/user/home_city", "dry_run")])
+        with self.assertRaises(AgentmemError) as cm:  # a dry run writes nothing
+            self.mem.get(scope("user", u), "fact/user/home_city")
+        self.assertEqual(cm.exception.code, 404)
+        done = self.mem.consolidate(s)
+        self.assertEqual([f["outcome"] for f in done["facts"]], ["written"])
+        self.assertEqual(done["facts"][0]["scope"], "user:" + u)
+        e = self.mem.get(scope("user", u), "fact/user/home_city")
+        self.assertIn("Oslo", e["text"])
+        self.assertEqual(e["metadata"]["source_session"], s)
+        again = self.mem.consolidate(s)  # the same facts: nothing new
+        self.assertNotIn("written", [f["outcome"] for f in again["facts"]])
+        with self.assertRaises(AgentmemError) as cm:
+            self.mem.consolidate(new_id("missing"))
+        self.assertEqual(cm.exception.code, 404)
+
+    def test_conflicts_and_settle(self):
+        u = new_id("u")
+        where = scope("user", u)
+        self.mem.configure(where, conflict_strategy="review")
+        self.mem.consolidate(self.converse(u, "I live in Oslo.", "Cool."))
+        rep = self.mem.consolidate(self.converse(u, "Big news: I moved to Bergen last week.", "Congrats!"))
+        self.assertEqual([f["outcome"] for f in rep["facts"]], ["review"])
+        cs = self.mem.conflicts(where)
+        self.assertEqual(len(cs), 1, cs)
+        self.assertEqual(cs[0]["key"], "fact/user/home_city")
+        self.assertIn("Oslo", cs[0]["current"]["text"])
+        self.assertIn("Bergen", cs[0]["proposed"]["text"])
+        settled = self.mem.settle(where, cs[0]["key"], accept=True, command_id="settle-1")
+        self.assertFalse(settled["result"]["duplicate"])
+        again = self.mem.settle(where, cs[0]["key"], accept=True, command_id="settle-1")
+        self.assertTrue(again["result"]["duplicate"])
+        self.assertIn("Bergen", again["entry"]["value"] and _text(again["entry"]))
+        with self.assertRaises(AgentmemError) as cm:  # another command: nothing waits
+            self.mem.settle(where, cs[0]["key"], accept=False)
+        self.assertEqual((cm.exception.code, cm.exception.field), (404, "key"))
+        e = self.mem.get(where, "fact/user/home_city")
+        self.assertIn("Bergen", e["text"])
+        self.assertEqual(int(e["version"]), 2)
+        self.assertEqual(self.mem.conflicts(where), [])
+        with self.assertRaises(AgentmemError) as cm:
+            self.mem.configure(where, conflict_strategy="vote")
+        self.assertEqual(cm.exception.code, 400)
+        self.assertEqual(cm.exception.field, "config.conflict_strategy")
+        with self.assertRaises(AgentmemError) as cm:
+            self.mem.settle(where, "", accept=True)
+        self.assertEqual((cm.exception.code, cm.exception.field), (400, "key"))
+
+    def test_erase_entry(self):
+        where = agent(new_id("ag"))
+        self.mem.put(where, "secret", "v1")
+        self.mem.put(where, "secret", "v2")
+        self.mem.put(where, "keep", "stays")
+        receipt = self.mem.erase_entry(where, "secret", reason="user request", command_id="erase-1")
+        self.assertTrue(receipt["removal_id"], receipt)
+        self.assertTrue(receipt["target"].endswith("secret"), receipt)
+        again = self.mem.erase_entry(where, "secret", reason="user request", command_id="erase-1")
+        self.assertEqual(again["removal_id"], receipt["removal_id"])
+        with self.assertRaises(AgentmemError) as cm:
+            self.mem.get(where, "secret", version=1)
+        self.assertEqual(cm.exception.code, 404)
+        self.assertEqual(self.mem.get(where, "keep")["text"], "stays")
+        tomb = self.mem.delete(where, "keep")  # without erase: a tombstone, the history stays
+        self.assertIn("result", tomb)
+        self.assertEqual([h["text"] for h in self.mem.history(where, "keep")][0], "stays")
+        with self.assertRaises(AgentmemError) as cm:
+            self.mem.erase_entry(where, "keep", reason="x" * 300)
+        self.assertEqual((cm.exception.code, cm.exception.field), (400, "reason"))
+
+    def test_erase_user_agent_scope(self):
+        u = new_id("u")
+        s = self.converse(u, "I live in Oslo.", "Cool.")
+        self.mem.put(scope("user", u), "diet", "vegetarian")
+        receipt = self.mem.erase_user(u, reason="account closed")
+        self.assertIn(s, receipt.get("sessions", []), receipt)
+        for call in (lambda: self.mem.context(s), lambda: self.mem.get(scope("user", u), "diet")):
+            with self.assertRaises(AgentmemError) as cm:
+                call()
+            self.assertEqual(cm.exception.code, 404)
+        a = new_id("ag")
+        self.mem.put(agent(a), "note", "x")
+        self.assertTrue(self.mem.erase_agent(a)["removal_id"])
+        with self.assertRaises(AgentmemError) as cm:
+            self.mem.get(agent(a), "note")
+        self.assertEqual(cm.exception.code, 404)
+        p = new_id("p")
+        self.mem.put(scope("project", p), "plan", "ship friday")
+        self.assertTrue(self.mem.erase_scope("project", p, command_id="erase-p")["removal_id"])
+        with self.assertRaises(AgentmemError) as cm:
+            self.mem.get(scope("project", p), "plan")
+        self.assertEqual(cm.exception.code, 404)
+        s2 = self.converse(new_id("u"), "hello", "hi")
+        self.assertTrue(self.mem.erase_session(s2)["removal_id"])
+
 
 class Retries(unittest.TestCase):
     """Retries against a local server that fails first: the body sent again
@@ -164,6 +275,16 @@ class Retries(unittest.TestCase):
             with self.assertRaises(AgentmemError) as cm:
                 c.append("s1", [{"role": "user", "content": "hi"}])
             self.assertEqual(cm.exception.code, 503)
+            # settle and an entry's erase resend the same command id too
+            c.retries = 3
+            for send in (lambda: c.settle("scope/user/u1", "fact/user/home_city", True),
+                         lambda: c.erase_entry("agent/a1", "secret"),
+                         lambda: c.erase_user("u1")):
+                bodies.clear()
+                send()
+                self.assertEqual(len(bodies), 3)
+                self.assertEqual(len(set(bodies)), 1, bodies)
+                self.assertTrue(json.loads(bodies[0])["command_id"])
         finally:
             srv.shutdown()
 

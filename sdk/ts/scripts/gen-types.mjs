@@ -42,6 +42,7 @@ export function generate(doc) {
 
 function tsType(s) {
   if (s.$ref) return s.$ref.split("/").pop();
+  if (s.oneOf) return s.oneOf.map(tsType).join(" | ");
   const types = Array.isArray(s.type) ? s.type : s.type ? [s.type] : [];
   if (s.enum) return s.enum.map((v) => JSON.stringify(v)).join(" | ");
   if (types.length > 1) return types.map((t) => tsType({ ...s, type: t })).join(" | ");

@@ -4,6 +4,7 @@ import type {
   AppendReply, AppendRequest, ContextReply, CreateSessionReply, CreateSessionRequest, Entry, EntryHit,
   EntryReply, GetSessionReply, MessageInput, OpenAIMessage, AnthropicMessage, PutEntryRequest, RecallReply,
   RecallRequest, SearchHit, SearchRequest, StatusReply, WatchChange, EraseReceipt, Operations,
+  ConsolidateReply, Conflict, ScopeConfig, ConfigureScopeReply, DeleteEntryRequest,
 } from "./types.js";
 
 export * from "./types.js";
@@ -54,10 +55,22 @@ export declare class Client {
   recall(id: string, fields?: RecallRequest): Promise<RecallReply>;
   put(where: string, key: string, value: string | Uint8Array, fields?: Omit<PutEntryRequest, "key" | "value">): Promise<EntryReply>;
   get(where: string, key: string, version?: number): Promise<DecodedEntry>;
-  delete(where: string, key: string, fields?: { command_id?: string }): Promise<EntryReply>;
+  delete(where: string, key: string, fields: Omit<DeleteEntryRequest, "key"> & { erase: true }): Promise<EraseReceipt>;
+  delete(where: string, key: string, fields?: Omit<DeleteEntryRequest, "key" | "erase" | "reason"> & { erase?: false }): Promise<EntryReply>;
+  configure(where: string, config: ScopeConfig, fields?: { command_id?: string }): Promise<ConfigureScopeReply>;
   history(where: string, key: string): Promise<DecodedEntry[]>;
   searchMemory(where: string, query: string, fields?: { limit?: number }): Promise<EntryHit[]>;
   /** target: "session/<id>", "agent/<id>", "user/<id>" or "scope/<kind>/<id>". */
   erase(target: string, fields?: { command_id?: string; reason?: string }): Promise<EraseReceipt>;
+  eraseSession(id: string, fields?: { command_id?: string; reason?: string }): Promise<EraseReceipt>;
+  eraseUser(id: string, fields?: { command_id?: string; reason?: string }): Promise<EraseReceipt>;
+  eraseAgent(id: string, fields?: { command_id?: string; reason?: string }): Promise<EraseReceipt>;
+  eraseScope(kind: string, id: string, fields?: { command_id?: string; reason?: string }): Promise<EraseReceipt>;
+  /** Every version of key leaves the log (delete with erase: true); a retry with the same command_id answers the same receipt. */
+  eraseEntry(where: string, key: string, fields?: { command_id?: string; reason?: string; by?: string }): Promise<EraseReceipt>;
+  /** The facts the user stated in session id, into long-term memory now; dryRun writes nothing. */
+  consolidate(id: string, opts?: { dryRun?: boolean }): Promise<ConsolidateReply>;
+  conflicts(where: string, fields?: { limit?: number }): Promise<Array<Conflict & { current?: DecodedEntry; proposed?: DecodedEntry }>>;
+  settle(where: string, key: string, accept: boolean, fields?: { command_id?: string; by?: string }): Promise<EntryReply>;
   watch(target: string, opts?: { fromSeq?: number | bigint; maxChanges?: number; signal?: AbortSignal }): AsyncGenerator<WatchChange>;
 }

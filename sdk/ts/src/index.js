@@ -140,8 +140,13 @@ export class Client {
   async get(where, key, version) {
     return decodeEntry((await this.call(`${where}/get`, version ? { key, version } : { key })).entry);
   }
+  /** A tombstone (the history stays); with fields.erase true every version goes and the reply is the EraseReceipt. */
   delete(where, key, fields = {}) {
     return this.call(`${where}/delete`, { ...fields, key, command_id: commandId(fields.command_id) });
+  }
+  /** config: max_entries, episodic_ttl_seconds, conflict_strategy ("last_write_wins", "review", "llm"). */
+  configure(where, config, fields = {}) {
+    return this.call(`${where}/configure`, { ...fields, config, command_id: commandId(fields.command_id) });
   }
   async history(where, key) {
     return ((await this.call(`${where}/history`, { key })).versions ?? []).map(decodeEntry);
@@ -154,6 +159,41 @@ export class Client {
   /** target: "session/<id>", "agent/<id>", "user/<id>" or "scope/<kind>/<id>". */
   erase(target, fields = {}) {
     return this.call(`${target}/erase`, { ...fields, command_id: commandId(fields.command_id) });
+  }
+  eraseSession(id, fields = {}) {
+    return this.erase(`session/${id}`, fields);
+  }
+  eraseUser(id, fields = {}) {
+    return this.erase(`user/${id}`, fields);
+  }
+  eraseAgent(id, fields = {}) {
+    return this.erase(agent(id), fields);
+  }
+  eraseScope(kind, id, fields = {}) {
+    return this.erase(scope(kind, id), fields);
+  }
+  /** Every version of key leaves the log, snapshots and read models (delete with erase: true); the receipt. */
+  eraseEntry(where, key, fields = {}) {
+    return this.delete(where, key, { ...fields, erase: true });
+  }
+
+  // --- consolidation ---
+  /** The facts the user stated in session id, into long-term memory now; dryRun writes nothing. */
+  consolidate(id, { dryRun = false } = {}) {
+    return this.call(`session/${id}/consolidate`, dryRun ? { dry_run: true } : {});
+  }
+  /** The values filed for review in where ({key, current, proposed}, entries decoded as by get). */
+  async conflicts(where, fields = {}) {
+    const cs = (await this.call(`${where}/conflicts`, fields)).conflicts ?? [];
+    for (const c of cs) {
+      if (c.current) decodeEntry(c.current);
+      if (c.proposed) decodeEntry(c.proposed);
+    }
+    return cs;
+  }
+  /** Take (accept: the key's next version) or drop the value proposed for key. */
+  settle(where, key, accept, fields = {}) {
+    return this.call(`${where}/settle`, { ...fields, key, accept, command_id: commandId(fields.command_id) });
   }
 
   // --- watch ---

@@ -694,7 +694,7 @@ export interface WatchRequest {
 /** Every operation of the HTTP API: its path, request and reply. */
 export interface Operations {
   agent_configure: { path: "/v1/agent/{agent_id}/configure"; request: ConfigureScopeRequest; reply: ConfigureScopeReply };
-  agent_delete: { path: "/v1/agent/{agent_id}/delete"; request: DeleteEntryRequest; reply: EntryReply };
+  agent_delete: { path: "/v1/agent/{agent_id}/delete"; request: DeleteEntryRequest; reply: EntryReply | EraseReceipt };
   agent_erase: { path: "/v1/agent/{agent_id}/erase"; request: EraseRequest; reply: EraseReceipt };
   agent_get: { path: "/v1/agent/{agent_id}/get"; request: GetEntryRequest; reply: EntryReply };
   agent_history: { path: "/v1/agent/{agent_id}/history"; request: HistoryRequest; reply: HistoryReply };
@@ -708,7 +708,7 @@ export interface Operations {
   data_upload: { path: "/v1/data/upload"; request: UploadDataRequest; reply: UploadDataReply };
   scope_configure: { path: "/v1/scope/{kind}/{scope_id}/configure"; request: ConfigureScopeRequest; reply: ConfigureScopeReply };
   scope_conflicts: { path: "/v1/scope/{kind}/{scope_id}/conflicts"; request: ConflictsRequest; reply: ConflictsReply };
-  scope_delete: { path: "/v1/scope/{kind}/{scope_id}/delete"; request: DeleteEntryRequest; reply: EntryReply };
+  scope_delete: { path: "/v1/scope/{kind}/{scope_id}/delete"; request: DeleteEntryRequest; reply: EntryReply | EraseReceipt };
   scope_erase: { path: "/v1/scope/{kind}/{scope_id}/erase"; request: EraseRequest; reply: EraseReceipt };
   scope_get: { path: "/v1/scope/{kind}/{scope_id}/get"; request: GetEntryRequest; reply: EntryReply };
   scope_history: { path: "/v1/scope/{kind}/{scope_id}/history"; request: HistoryRequest; reply: HistoryReply };

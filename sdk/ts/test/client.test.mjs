@@ -130,6 +130,91 @@ test("erase a session and an agent's memory", live, async () => {
   await rejects(mem.get(where, "secret"), 404);
 });
 
+async function converse(userId, ...turns) {
+  const s = id("ts");
+  await mem.createSession(s, { user_id: userId, agent_id: "helper", system_prompt: "You help." });
+  for (const [i, content] of turns.entries()) await mem.append(s, [{ role: i % 2 ? "assistant" : "user", content }]);
+  return s;
+}
+
+test("consolidate: a dry run writes nothing, then the facts land in the user's scope", live, async () => {
+  const u = id("u");
+  const s = await converse(u, "I live in Oslo.", "Cool.");
+  const dry = await mem.consolidate(s, { dryRun: true });
+  assert.ok(dry.extractor);
+  assert.deepEqual(dry.facts.map((f) => [f.key, f.outcome]), [["fact/user/home_city", "dry_run"]]);
+  await rejects(mem.get(scope("user", u), "fact/user/home_city"), 404);
+  const done = await mem.consolidate(s);
+  assert.deepEqual(done.facts.map((f) => f.outcome), ["written"]);
+  assert.equal(done.facts[0].scope, `user:${u}`);
+  const e = await mem.get(scope("user", u), "fact/user/home_city");
+  assert.match(e.text, /Oslo/);
+  assert.equal(e.metadata.source_session, s);
+  assert.ok(!(await mem.consolidate(s)).facts.some((f) => f.outcome === "written"));
+  await rejects(mem.consolidate(id("missing")), 404);
+});
+
+test("conflicts and settle: review strategy, a retried settle is a duplicate", live, async () => {
+  const u = id("u");
+  const where = scope("user", u);
+  await mem.configure(where, { conflict_strategy: "review" });
+  await mem.consolidate(await converse(u, "I live in Oslo.", "Cool."));
+  const rep = await mem.consolidate(await converse(u, "Big news: I moved to Bergen last week.", "Congrats!"));
+  assert.deepEqual(rep.facts.map((f) => f.outcome), ["review"]);
+  const cs = await mem.conflicts(where);
+  assert.equal(cs.length, 1, JSON.stringify(cs));
+  assert.equal(cs[0].key, "fact/user/home_city");
+  assert.match(cs[0].current.text, /Oslo/);
+  assert.match(cs[0].proposed.text, /Bergen/);
+  const first = await mem.settle(where, cs[0].key, true, { command_id: "settle-1" });
+  assert.equal(first.result.duplicate, false);
+  const again = await mem.settle(where, cs[0].key, true, { command_id: "settle-1" });
+  assert.equal(again.result.duplicate, true);
+  await rejects(mem.settle(where, cs[0].key, false), 404, "key");
+  const e = await mem.get(where, "fact/user/home_city");
+  assert.match(e.text, /Bergen/);
+  assert.equal(Number(e.version), 2);
+  assert.deepEqual(await mem.conflicts(where), []);
+  await rejects(mem.configure(where, { conflict_strategy: "vote" }), 400, "config.conflict_strategy");
+  await rejects(mem.settle(where, "", true), 400, "key");
+});
+
+test("erase one entry: every version goes, the receipt answers a retry", live, async () => {
+  const where = agent(id("ag"));
+  await mem.put(where, "secret", "v1");
+  await mem.put(where, "secret", "v2");
+  await mem.put(where, "keep", "stays");
+  const receipt = await mem.eraseEntry(where, "secret", { reason: "user request", command_id: "erase-1" });
+  assert.ok(receipt.removal_id, JSON.stringify(receipt));
+  assert.match(receipt.target, /secret$/);
+  const again = await mem.delete(where, "secret", { erase: true, reason: "user request", command_id: "erase-1" });
+  assert.equal(again.removal_id, receipt.removal_id);
+  await rejects(mem.get(where, "secret", 1), 404);
+  assert.equal((await mem.get(where, "keep")).text, "stays");
+  assert.ok((await mem.delete(where, "keep")).result);
+  assert.equal((await mem.history(where, "keep"))[0].text, "stays");
+  await rejects(mem.eraseEntry(where, "keep", { reason: "x".repeat(300) }), 400, "reason");
+});
+
+test("erase a user, an agent, a scope, a session", live, async () => {
+  const u = id("u");
+  const s = await converse(u, "I live in Oslo.", "Cool.");
+  await mem.put(scope("user", u), "diet", "vegetarian");
+  const receipt = await mem.eraseUser(u, { reason: "account closed" });
+  assert.ok(receipt.sessions.includes(s), JSON.stringify(receipt));
+  await rejects(mem.context(s), 404);
+  await rejects(mem.get(scope("user", u), "diet"), 404);
+  const a = id("ag");
+  await mem.put(agent(a), "note", "x");
+  assert.ok((await mem.eraseAgent(a)).removal_id);
+  await rejects(mem.get(agent(a), "note"), 404);
+  const p = id("p");
+  await mem.put(scope("project", p), "plan", "ship friday");
+  assert.ok((await mem.eraseScope("project", p, { command_id: "erase-p" })).removal_id);
+  await rejects(mem.get(scope("project", p), "plan"), 404);
+  assert.ok((await mem.eraseSession(await converse(id("u"), "hello", "hi"))).removal_id);
+});
+
 test("retries resend the same body, command id included", async () => {
   const bodies = [];
   const srv = createServer((req, res) => {
@@ -155,6 +240,15 @@ test("retries resend the same body, command id included", async () => {
     bodies.length = 0;
     c.retries = 1;
     await rejects(c.append("s1", [{ role: "user", content: "hi" }]), 503);
+    // settle and the erases resend the same command id too
+    c.retries = 3;
+    for (const send of [() => c.settle("scope/user/u1", "fact/user/home_city", true), () => c.eraseEntry("agent/a1", "secret"), () => c.eraseUser("u1")]) {
+      bodies.length = 0;
+      await send();
+      assert.equal(bodies.length, 3);
+      assert.equal(new Set(bodies).size, 1, bodies.join("\n"));
+      assert.ok(JSON.parse(bodies[0]).command_id);
+    }
   } finally {
     srv.close();
   }

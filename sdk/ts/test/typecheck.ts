@@ -1,6 +1,6 @@
 // Compiled with tsc --noEmit (npm run typecheck): the SDK's declarations
 // and the generated message types agree with how the README uses them.
-import { AgentmemError, Client, agent, scope, type Operations, type ContextReply } from "../src/index.js";
+import { AgentmemError, Client, agent, scope, type Operations, type ContextReply, type EntryReply, type EraseReceipt } from "../src/index.js";
 
 async function quickStart(): Promise<void> {
   const mem = new Client({ url: "http://127.0.0.1:9090" });
@@ -20,6 +20,20 @@ async function quickStart(): Promise<void> {
     void s;
     break;
   }
+  const facts = (await mem.consolidate("s1", { dryRun: true })).facts ?? [];
+  const outcome: string | undefined = facts[0]?.outcome;
+  await mem.configure(scope("user", "u1"), { conflict_strategy: "review" });
+  const cs = await mem.conflicts(scope("user", "u1"));
+  const proposed: string | undefined = cs[0]?.proposed?.text;
+  const settled: EntryReply = await mem.settle(scope("user", "u1"), "fact/user/home_city", true);
+  const receipt: EraseReceipt = await mem.eraseEntry(agent("a1"), "pref", { reason: "asked" });
+  const viaDelete: EraseReceipt = await mem.delete(agent("a1"), "pref", { erase: true });
+  const tomb: EntryReply = await mem.delete(agent("a1"), "pref");
+  const gone: Array<string> | undefined = (await mem.eraseUser("u1")).sessions;
+  await mem.eraseSession("s1");
+  await mem.eraseAgent("a1");
+  await mem.eraseScope("project", "p1");
+  void outcome, proposed, settled, receipt, viaDelete, tomb, gone;
   try {
     await mem.terminate("s1");
   } catch (err) {
