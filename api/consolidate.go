@@ -162,6 +162,15 @@ func (s *Service) Consolidate(ctx context.Context, id string, dryRun bool) (*mem
 					return nil, err
 				}
 			}
+			if t == agent && f.Type == consolidate.Episodic && !f.Retract && x.GetOutcome() != "review" {
+				sk, err := s.summarizeEpisodes(ctx, *t, id, f.Key())
+				if err != nil {
+					return nil, err
+				}
+				if sk != "" {
+					x.SummarizedInto = sk
+				}
+			}
 			if t == user && f.Type == consolidate.Semantic && !f.Retract {
 				known = append(known, f) // later facts of this run may replace it
 			}

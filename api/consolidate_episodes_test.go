@@ -1,0 +1,179 @@
+package api_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentmem/agentmem/client"
+	"github.com/agentmem/agentmem/node"
+	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
+)
+
+// routerTries are four sessions' episodes of one task, in four wordings
+// (four keys), the third one worked.
+var routerTries = []struct{ session, user, text string }{
+	{"s1", "u1", "I tried restarting the router, but it didn't help."},
+	{"s2", "u2", "I already tried restarting my router, but it didn't help."},
+	{"s3", "u1", "I tried restarting the router twice and it worked."},
+	{"s4", "u2", "I tried restarting the router box again, but it failed."},
+}
+
+const summaryKey = "episode/summary/restarting_the_router"
+
+// episodesInAgent returns agent:helper's live episodes by key.
+func episodesInAgent(t *testing.T, c *client.Client) map[string]*memoryv1.Entry {
+	t.Helper()
+	r, err := c.ListEntries(context.Background(), client.Agent("helper"), &memoryv1.ListEntriesRequest{Prefix: "episode/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]*memoryv1.Entry{}
+	for _, e := range r.GetEntries() {
+		if !e.GetDeleted() {
+			out[e.GetKey()] = e
+		}
+	}
+	return out
+}
+
+// TestEpisodeSummary: with SummaryAfter 3, the fourth similar episode in
+// the agent's scope is summarized with the three older ones (outcomes
+// counted, the latest in the user's words, each source session and user
+// named); the sources are marked consolidated_into the summary, the
+// memory section of a new session shows the summary alone; a re-run writes
+// nothing; erasing one source session erases the summary, and the next
+// consolidation shows the remaining episodes again.
+func TestEpisodeSummary(t *testing.T) {
+	_, nc := node.StartForTest(t, func(cfg *node.Config) { cfg.Consolidation.SummaryAfter = 3 })
+	c := client.New(nc)
+	ctx := context.Background()
+	for i, tr := range routerTries {
+		converse(t, c, tr.session, tr.user, tr.text, "I see.")
+		rep, err := c.Consolidate(ctx, tr.session, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rep.GetFacts()) != 1 || rep.GetFacts()[0].GetScope() != "agent:helper" || rep.GetFacts()[0].GetOutcome() != "written" {
+			t.Fatalf("%s: facts %v", tr.session, rep.GetFacts())
+		}
+		want := ""
+		if i == 3 {
+			want = summaryKey
+		}
+		if got := rep.GetFacts()[0].GetSummarizedInto(); got != want {
+			for k, e := range episodesInAgent(t, c) {
+				t.Logf("%s %v", k, e.GetMetadata())
+			}
+			t.Fatalf("%s: summarized into %q, want %q", tr.session, got, want)
+		}
+	}
+	eps := episodesInAgent(t, c)
+	sum := eps[summaryKey]
+	if sum == nil || len(eps) != 5 {
+		t.Fatalf("episodes %v, want 4 and the summary", keysOf(eps))
+	}
+	text := string(sum.GetValue())
+	if !strings.HasPrefix(text, "Tried restarting the router 4 times: worked 1, did not work 3. Latest (session s4): I tried restarting the router box again, but it failed.") {
+		t.Fatalf("summary %q", text)
+	}
+	md := sum.GetMetadata()
+	for _, k := range []string{"agentmem.summary_session.s1", "agentmem.summary_session.s2", "agentmem.summary_session.s3", "agentmem.summary_session.s4",
+		"agentmem.summary_user.u1", "agentmem.summary_user.u2"} {
+		if md[k] == "" {
+			t.Errorf("summary metadata lacks %s: %v", k, md)
+		}
+	}
+	if md["episodes"] != "4" || md["worked"] != "1" || md["agentmem.source_session"] != "s4" || sum.GetMemoryType() != memoryv1.MemoryType_MEMORY_TYPE_EPISODIC {
+		t.Fatalf("summary metadata %v type %v", md, sum.GetMemoryType())
+	}
+	for k, e := range eps {
+		if k != summaryKey && e.GetMetadata()["consolidated_into"] != summaryKey {
+			t.Errorf("%s not marked: %v", k, e.GetMetadata())
+		}
+	}
+	// A re-run of every session writes nothing.
+	before := versionsOf(eps)
+	for _, tr := range routerTries {
+		if _, err := c.Consolidate(ctx, tr.session, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if after := versionsOf(episodesInAgent(t, c)); after != before {
+		t.Fatalf("a re-run changed the episodes: %s, was %s", after, before)
+	}
+	// A new session's memory section shows the summary, not the copies.
+	if _, err := c.CreateSession(ctx, "s5", &memoryv1.CreateSessionRequest{UserId: "u1", AgentId: "helper", SystemPrompt: "You help."}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for { // the projection applies the scope's writes asynchronously: ask again until it did
+		if _, err := c.AppendMessages(ctx, "s5", user("Did restarting the router help last time?")); err != nil {
+			t.Fatal(err)
+		}
+		cx, err := c.Context(ctx, "s5")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var mem strings.Builder
+		for _, m := range cx.GetMessages() {
+			if m.GetLayer() == "memory" {
+				mem.WriteString(m.GetContent())
+			}
+		}
+		got := mem.String()
+		if strings.Contains(got, "4 times") {
+			if n := strings.Count(got, "I tried restarting") + strings.Count(got, "I already tried"); n != 1 {
+				t.Fatalf("memory section shows %d episode texts, want only the summary's latest:\n%s", n, got)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the memory section never showed the summary:\n%s", got)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	// Erasing s1 reaches the summary built from its episode.
+	rc, err := c.EraseSession(ctx, "s1", "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(rc.GetEntries(), " "), "agent:helper:"+summaryKey) {
+		t.Fatalf("erase receipt entries %v lack the summary", rc.GetEntries())
+	}
+	if _, err := c.GetEntry(ctx, client.Agent("helper"), summaryKey, 0); client.Code(err) != 404 {
+		t.Fatalf("the summary after erasing s1: %v", err)
+	}
+	if _, err := c.Consolidate(ctx, "s4", false); err != nil {
+		t.Fatal(err)
+	}
+	eps = episodesInAgent(t, c)
+	if len(eps) != 3 {
+		t.Fatalf("after the erase: %v, want the 3 episodes of s2..s4", keysOf(eps))
+	}
+	for k, e := range eps {
+		if e.GetMetadata()["consolidated_into"] != "" || strings.Contains(string(e.GetValue()), "didn't help.") && e.GetMetadata()["source_session"] == "s1" {
+			t.Errorf("%s after the erase: %v", k, e.GetMetadata())
+		}
+	}
+}
+
+func keysOf(m map[string]*memoryv1.Entry) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func versionsOf(m map[string]*memoryv1.Entry) string {
+	var b strings.Builder
+	for _, k := range keysOf(m) {
+		fmt.Fprintf(&b, "%s@%d ", k, m[k].GetVersion())
+	}
+	return b.String()
+}
