@@ -25,10 +25,10 @@ func TestSimilarTasks(t *testing.T) {
 func TestEpisodeWorked(t *testing.T) {
 	for text, want := range map[string]bool{
 		"I tried restarting the router, but it didn't help.": false,
-		"I tried restarting the router and it worked.":        true,
-		"I tried clearing the cache, it fixed it!":            true,
-		"I tried the VPN but it still failed.":                false,
-		"I tried the VPN, no luck.":                           false,
+		"I tried restarting the router and it worked.":       true,
+		"I tried clearing the cache, it fixed it!":           true,
+		"I tried the VPN but it still failed.":               false,
+		"I tried the VPN, no luck.":                          false,
 	} {
 		if got := EpisodeWorked(text); got != want {
 			t.Errorf("EpisodeWorked(%q) = %v, want %v", text, got, want)
