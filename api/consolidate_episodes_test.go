@@ -8,7 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/client"
+	"github.com/agentmem/agentmem/internal/consolidate"
 	"github.com/agentmem/agentmem/node"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 )
@@ -176,4 +178,66 @@ func versionsOf(m map[string]*memoryv1.Entry) string {
 		fmt.Fprintf(&b, "%s@%d ", k, m[k].GetVersion())
 	}
 	return b.String()
+}
+
+// TestEpisodeSummaryAfterCrash: the node died after writing a summary and
+// before marking its sources; on restart the next consolidation marks
+// each source once, and writes no second summary.
+func TestEpisodeSummaryAfterCrash(t *testing.T) {
+	dir := t.TempDir()
+	n1, nc := node.StartForTest(t, func(cfg *node.Config) { cfg.DataDir, cfg.Consolidation.SummaryAfter = dir, -1 })
+	c := client.New(nc)
+	ctx := context.Background()
+	for _, tr := range routerTries {
+		converse(t, c, tr.session, tr.user, tr.text, "I see.")
+		if _, err := c.Consolidate(ctx, tr.session, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The summary as s4's consolidation writes it, then the crash.
+	var inputs []consolidate.Episode
+	for _, k := range keysOf(episodesInAgent(t, c)) {
+		inputs = append(inputs, api.EpisodeOf(episodesInAgent(t, c)[k]))
+	}
+	if len(inputs) != 4 {
+		t.Fatalf("episodes %v", inputs)
+	}
+	sum, md := api.SummaryOf(inputs)
+	cmd := api.FactCommandID("s4", sum.Key, sum.Text, sum.Sources)
+	md["consolidation_command"] = cmd
+	if sum.Key != summaryKey {
+		t.Fatalf("summary key %q", sum.Key)
+	}
+	none := int64(-1)
+	if _, err := c.Put(ctx, client.Agent("helper"), &memoryv1.PutEntryRequest{CommandId: cmd, Key: sum.Key, Value: []byte(sum.Text),
+		MemoryType: memoryv1.MemoryType_MEMORY_TYPE_EPISODIC, Metadata: md, By: "consolidation", ExpectedVersion: &none}); err != nil {
+		t.Fatal(err)
+	}
+	n1.Kill()
+	nc.Close()
+	_, nc2 := node.StartForTest(t, func(cfg *node.Config) { cfg.DataDir, cfg.Consolidation.SummaryAfter = dir, 3 })
+	c2 := client.New(nc2)
+	for range 2 { // the restart's run, then one more: nothing new
+		if _, err := c2.Consolidate(ctx, "s4", false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eps := episodesInAgent(t, c2)
+	if len(eps) != 5 {
+		t.Fatalf("episodes %v", keysOf(eps))
+	}
+	for k, e := range eps {
+		h, err := c2.History(ctx, client.Agent("helper"), k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case k == summaryKey:
+			if len(h) != 1 {
+				t.Errorf("summary: %d versions, want 1", len(h))
+			}
+		case len(h) != 2 || e.GetMetadata()["consolidated_into"] != summaryKey:
+			t.Errorf("%s: %d versions, into %q; want 2, marked once", k, len(h), e.GetMetadata()["consolidated_into"])
+		}
+	}
 }
