@@ -241,3 +241,45 @@ func TestEpisodeSummaryAfterCrash(t *testing.T) {
 		}
 	}
 }
+
+// TestConsolidateSynonymKeys: facts an earlier (LLM) extraction filed
+// under synonyms of the deterministic attributes (current_city,
+// allergies/peanuts) merge into the canonical keys: marked
+// consolidated_into them, their values kept in their history, one entry
+// of each fact left to show.
+func TestConsolidateSynonymKeys(t *testing.T) {
+	_, nc := node.StartForTest(t, nil)
+	c := client.New(nc)
+	ctx := context.Background()
+	for _, f := range []struct{ attr, value string }{{"current_city", "Lisbon"}, {"allergies/peanuts", "peanuts"}} {
+		if _, err := c.Put(ctx, client.User("u1"), &memoryv1.PutEntryRequest{Key: "fact/user/" + f.attr, Value: []byte(f.attr + ": " + f.value),
+			By: "consolidation", Metadata: map[string]string{"subject": "user", "attribute": f.attr, "fact_value": f.value, "extractor": "llm"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	converse(t, c, "s1", "u1", "I moved to Porto last month.", "Nice!", "I'm allergic to peanuts.", "Noted.")
+	for range 2 { // and a re-run: nothing new
+		if _, err := c.Consolidate(ctx, "s1", false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for old, canon := range map[string]string{"fact/user/current_city": "fact/user/home_city", "fact/user/allergies/peanuts": "fact/user/allergy/peanuts"} {
+		e, err := c.GetEntry(ctx, client.User("u1"), canon, 0)
+		if err != nil {
+			t.Fatalf("%s: %v", canon, err)
+		}
+		if e.GetMetadata()["consolidated_into"] != "" {
+			t.Errorf("%s is marked: %v", canon, e.GetMetadata())
+		}
+		h, err := c.History(ctx, client.User("u1"), old)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(h) != 2 || h[1].GetMetadata()["consolidated_into"] != canon || string(h[1].GetValue()) != string(h[0].GetValue()) {
+			t.Fatalf("%s: %d versions, last %v; want 2, the value kept, marked into %s", old, len(h), h[len(h)-1].GetMetadata(), canon)
+		}
+	}
+	if e, _ := c.GetEntry(ctx, client.User("u1"), "fact/user/home_city", 0); !strings.Contains(factValue(e), "Porto") {
+		t.Fatalf("home_city %v", e)
+	}
+}

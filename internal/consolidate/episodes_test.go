@@ -67,3 +67,21 @@ func TestSummarizeEpisodes(t *testing.T) {
 		t.Fatalf("a summary re-summarized: %+v", next)
 	}
 }
+
+func TestCanonicalAttribute(t *testing.T) {
+	for in, want := range map[string]string{
+		"current_city":      "home_city",
+		"home_city":         "home_city",
+		"hometown":          "hometown",
+		"allergies/peanuts": "allergy/peanuts",
+		"allergy/peanuts":   "allergy/peanuts",
+		"company":           "employer",
+		"favorite_color":    "favorite_color",
+		"city/extra":        "city/extra",
+		"languages/greek":   "speaks/greek",
+	} {
+		if got := CanonicalAttribute(in); got != want {
+			t.Errorf("CanonicalAttribute(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
