@@ -39,11 +39,15 @@ func (s *Store) EntryText(scope, key string, version uint64) (string, bool) {
 		if v == nil {
 			return nil
 		}
-		e, err := unmarshalPlain(v, k)
-		if err != nil || e.GetDeleted() || !utf8.Valid(e.GetValue()) {
+		e := new(memoryv1.Entry)
+		if proto.Unmarshal(v, e) != nil || e.GetDeleted() {
 			return nil
 		}
-		out, ok = string(e.GetValue()), true
+		value, err := sharedmem.DecodeValue(e) // the stored bytes, decompressed if need be
+		if err != nil || !utf8.Valid(value) {
+			return nil
+		}
+		out, ok = string(value), true
 		return nil
 	})
 	return out, ok

@@ -2,6 +2,7 @@ package segmented
 
 import (
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/agentmem/agentmem/internal/utf8cut"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
@@ -29,23 +30,29 @@ func HydrateMemory(cx *memoryv1.ContextReply, get EntryText) *memoryv1.ContextRe
 	if !refs {
 		return cx
 	}
-	out := proto.CloneOf(cx)
-	msgs := out.Messages[:0]
+	// A new reply sharing the messages that do not change (cx may be the
+	// actor's cached context: it is never written to).
+	out := &memoryv1.ContextReply{}
+	cx.ProtoReflect().Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		out.ProtoReflect().Set(fd, v) // shared: every field but those replaced below
+		return true
+	})
+	out.Layers, out.Usage = proto.CloneOf(cx.GetLayers()), proto.CloneOf(cx.GetUsage())
+	msgs := make([]*memoryv1.ContextMessage, 0, len(cx.GetMessages()))
 	var dropped uint32
-	for _, m := range out.Messages {
+	for _, m := range cx.GetMessages() {
 		ref := m.GetMemory()
 		if ref == nil {
 			msgs = append(msgs, m)
 			continue
 		}
-		m.Memory = nil
 		value, ok := get(ref.GetScope(), ref.GetKey(), ref.GetVersion())
 		if !ok {
 			dropped += m.GetTokens()
 			continue
 		}
-		m.Content = itemText(ref, value)
-		msgs = append(msgs, m)
+		msgs = append(msgs, &memoryv1.ContextMessage{Layer: m.GetLayer(), Id: m.GetId(), Role: m.GetRole(),
+			Content: itemText(ref, value), Tokens: m.GetTokens()})
 	}
 	out.Messages = msgs
 	if dropped > 0 {
