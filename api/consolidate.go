@@ -136,6 +136,9 @@ func (s *Service) Consolidate(ctx context.Context, id string, dryRun bool) (*mem
 		facts, name, _ = deterministicExtractor{}.ExtractFacts(ctx, msgs, known)
 	}
 	out := &memoryv1.ConsolidateReply{Extractor: name}
+	for i := range facts { // one fact, one key, whichever extractor named it
+		facts[i].Attribute = consolidate.CanonicalAttribute(facts[i].Attribute)
+	}
 	for _, f := range facts {
 		t := user
 		if f.Type == consolidate.Episodic {
@@ -160,6 +163,20 @@ func (s *Service) Consolidate(ctx context.Context, id string, dryRun bool) (*mem
 			if t == user && f.Replaces != "" && x.GetOutcome() == "written" {
 				if err := s.consolidateInto(ctx, *t, id, f, known); err != nil {
 					return nil, err
+				}
+			}
+			if t == user && f.Type == consolidate.Semantic && !f.Retract && x.GetOutcome() != "review" {
+				if err := s.mergeSynonyms(ctx, *t, id, f, known); err != nil {
+					return nil, err
+				}
+			}
+			if t == agent && f.Type == consolidate.Episodic && !f.Retract && x.GetOutcome() != "review" {
+				sk, err := s.summarizeEpisodes(ctx, *t, id, f.Key())
+				if err != nil {
+					return nil, err
+				}
+				if sk != "" {
+					x.SummarizedInto = sk
 				}
 			}
 			if t == user && f.Type == consolidate.Semantic && !f.Retract {
@@ -405,6 +422,33 @@ func (s *Service) consolidateInto(ctx context.Context, t scopeTarget, session st
 			Value: cur.GetValue(), ContentType: cur.GetContentType(), MemoryType: cur.GetMemoryType(), Importance: cur.GetImportance(),
 			Tags: cur.GetTags(), Metadata: md, By: consolidatedBy, ExpectedVersion: &expected}
 		if _, err := s.call(ctx, func(reply actors.ReplyFunc) error { return s.scopes.DispatchScope(t.kind, t.id, nil, req, reply) }); err != nil && Classify(err).Code != 409 {
+			return err
+		}
+	}
+	return nil
+}
+
+// mergeSynonyms marks the known facts of f's subject filed under a
+// synonym of f's attribute (data/attribute_synonyms.txt: an LLM
+// extractor's "current_city" beside "home_city") consolidated_into f's
+// key: a near-duplicate merges into the canonical key, a different value
+// there is replaced by f's (its own history keeps it).
+func (s *Service) mergeSynonyms(ctx context.Context, t scopeTarget, session string, f consolidate.Fact, known []consolidate.Fact) error {
+	for _, k := range known {
+		if k.Subject != f.Subject || k.Key() == f.Key() || consolidate.CanonicalAttribute(k.Attribute) != f.Attribute {
+			continue
+		}
+		cur, err := s.getEntry(ctx, t.kind, t.id, k.Key())
+		if isNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if cur.GetDeleted() || cur.GetMetadata()[MetaConsolidated] != "" {
+			continue
+		}
+		if err := s.remark(ctx, t, cur, f.Key(), FactCommandID(session, k.Key(), "consolidated_into "+f.Key(), f.MessageIDs)); err != nil {
 			return err
 		}
 	}

@@ -116,6 +116,12 @@ func (s *Service) sessionPlan(id string) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
+		// Episode summaries built from one of its episodes (any version).
+		summaries, err := s.entries.EntriesWithMetadata(SummarySessionKey+id, id)
+		if err != nil {
+			return nil, err
+		}
+		copies = append(copies, summaries...)
 		for _, ref := range copies {
 			if ref.Kind == sharedmem.KindSession && ref.ID == id {
 				continue // erased whole
@@ -123,7 +129,7 @@ func (s *Service) sessionPlan(id string) ([]string, error) {
 			plan = append(plan, entryItem(ref.Kind, ref.ID, ref.Key))
 		}
 	}
-	return plan, nil
+	return dedupe(plan), nil
 }
 
 func scopeItem(kind sharedmem.Kind, id string) string { return actors.AggregateKind(kind) + "." + id }
@@ -452,6 +458,11 @@ func (s *Service) userPlan(ctx context.Context, user string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	summaries, err := s.entries.EntriesWithMetadata(SummaryUserKey+user, user)
+	if err != nil {
+		return nil, err
+	}
+	copies = append(copies, summaries...)
 	for _, ref := range copies {
 		if ref.Kind == sharedmem.KindUser && ref.ID == user {
 			continue // erased whole

@@ -68,6 +68,11 @@ type Config struct {
 	// Merger merges two values of a fact in scopes whose conflict strategy
 	// is "llm" (nil: last write wins there too).
 	Merger FactMerger
+	// EpisodeSummaryAfter: an episode written into an agent's scope with
+	// this many similar older live episodes is summarized with them
+	// (consolidate_episodes.go). 0: consolidate.DefaultSummaryAfter;
+	// < 0: never; at most consolidate.MaxSummaryAfter.
+	EpisodeSummaryAfter int
 }
 
 // DefaultConfig returns the service defaults.

@@ -153,6 +153,10 @@ type Consolidation struct {
 	// LLM: extract with the --llm-* endpoint, the deterministic extractor
 	// as fallback (needs LLM.BaseURL).
 	LLM bool
+	// SummaryAfter: similar episodes an agent's scope holds before a new
+	// one is summarized with them (api.Config.EpisodeSummaryAfter: 0 the
+	// default, < 0 never).
+	SummaryAfter int
 }
 
 // DefaultConfig returns the defaults of `go run ./cmd/node`.

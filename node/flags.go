@@ -56,6 +56,7 @@ func BindFlags(fs *flag.FlagSet, cfg *Config) {
 	fs.StringVar(&cfg.LLM.APIKey, "llm-api-key", cfg.LLM.APIKey, "bearer token for --llm-url (prefer the AGENTMEM_LLM_API_KEY variable)")
 	fs.DurationVar(&cfg.LLM.Timeout, "llm-timeout", cfg.LLM.Timeout, "timeout of one summary rewrite")
 	fs.BoolVar(&cfg.Consolidation.OnTerminate, "consolidate", cfg.Consolidation.OnTerminate, "extract the facts a session's user states into user:<id> (and episodes into agent:<id>) when the session terminates")
+	fs.IntVar(&cfg.Consolidation.SummaryAfter, "consolidate-episode-summary", cfg.Consolidation.SummaryAfter, "summarize an agent's episode with its similar older ones once there are this many (0 = the default 8, at most 9; -1 = never)")
 	fs.IntVar(&cfg.Consolidation.EveryTurns, "consolidate-every-turns", cfg.Consolidation.EveryTurns, "also consolidate a session after every N user turns (0 = only at termination and on demand)")
 	fs.BoolVar(&cfg.Consolidation.LLM, "consolidate-llm", cfg.Consolidation.LLM, "extract facts with the --llm-url endpoint (the deterministic extractor is the fallback)")
 	fs.StringVar(&cfg.Embeddings.BaseURL, "embed-url", cfg.Embeddings.BaseURL, "OpenAI-compatible base URL (e.g. http://127.0.0.1:8000/v1) whose /embeddings vectors are fused with BM25 in session search; empty = BM25 only")

@@ -2300,9 +2300,12 @@ type ExtractedFact struct {
 	Version uint64 `protobuf:"varint,10,opt,name=version,proto3" json:"version,omitempty"`
 	// retract: the user said the fact no longer holds; outcome "retracted"
 	// when the entry holding it was deleted (its history keeps the value).
-	Retract       bool `protobuf:"varint,11,opt,name=retract,proto3" json:"retract,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Retract bool `protobuf:"varint,11,opt,name=retract,proto3" json:"retract,omitempty"`
+	// summarized_into: an episode that, with its similar older ones, was
+	// summarized into this key (episode/summary/<task>) of the agent's scope.
+	SummarizedInto string `protobuf:"bytes,12,opt,name=summarized_into,json=summarizedInto,proto3" json:"summarized_into,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *ExtractedFact) Reset() {
@@ -2410,6 +2413,13 @@ func (x *ExtractedFact) GetRetract() bool {
 		return x.Retract
 	}
 	return false
+}
+
+func (x *ExtractedFact) GetSummarizedInto() string {
+	if x != nil {
+		return x.SummarizedInto
+	}
+	return ""
 }
 
 type ConsolidateReply struct {
@@ -2877,7 +2887,7 @@ const file_memory_v1_scope_proto_rawDesc = "" +
 	"\x03ref\x18\x01 \x01(\v2!.agentmem.memory.v1.DataReferenceR\x03ref\x12\x12\n" +
 	"\x04data\x18\x02 \x01(\fR\x04data\"-\n" +
 	"\x12ConsolidateRequest\x12\x17\n" +
-	"\adry_run\x18\x01 \x01(\bR\x06dryRun\"\xd9\x02\n" +
+	"\adry_run\x18\x01 \x01(\bR\x06dryRun\"\x82\x03\n" +
 	"\rExtractedFact\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value\x12?\n" +
@@ -2896,7 +2906,8 @@ const file_memory_v1_scope_proto_rawDesc = "" +
 	"\aoutcome\x18\t \x01(\tR\aoutcome\x12\x18\n" +
 	"\aversion\x18\n" +
 	" \x01(\x04R\aversion\x12\x18\n" +
-	"\aretract\x18\v \x01(\bR\aretract\"i\n" +
+	"\aretract\x18\v \x01(\bR\aretract\x12'\n" +
+	"\x0fsummarized_into\x18\f \x01(\tR\x0esummarizedInto\"i\n" +
 	"\x10ConsolidateReply\x127\n" +
 	"\x05facts\x18\x01 \x03(\v2!.agentmem.memory.v1.ExtractedFactR\x05facts\x12\x1c\n" +
 	"\textractor\x18\x02 \x01(\tR\textractor\"(\n" +

@@ -248,6 +248,7 @@ export interface ExtractedFact {
   replaces?: string;
   retract?: boolean;
   scope?: string;
+  summarized_into?: string;
   value?: string;
   version?: string | number;
 }
