@@ -2,11 +2,8 @@ package actors
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
-
-	"google.golang.org/protobuf/proto"
 
 	"github.com/agentmem/agentmem/events"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
@@ -75,43 +72,12 @@ func (a *scopeActor) compact(req *memoryv1.CompactAggregate) (*memoryv1.EraseRec
 	if err != nil {
 		return nil, fmt.Errorf("%w: read %s: %v", ErrUnavailable, a.subject, err)
 	}
+	var base *memoryv1.ScopeSnapshot
 	if !written {
-		base, _ := a.st().Trimmed(req.GetBeforeUnixNano())
-		if _, err := a.mutate("", func() ([]proto.Message, error) {
-			return []proto.Message{&memoryv1.ScopeBaseline{State: base, RemovalId: req.GetRemovalId()}}, nil
-		}); err != nil {
-			return nil, err
-		}
+		base, _ = a.st().Trimmed(req.GetBeforeUnixNano())
 	}
-	var upTo uint64
-	if r := led.Removal.GetRemoved(); len(r) > 0 {
-		upTo = r[len(r)-1].GetLast()
-	}
-	if upTo > 0 {
-		if err := remover.RemoveSubject(ctx, a.subject, upTo); err != nil {
-			if errors.Is(err, events.ErrDenyDelete) {
-				return nil, fmt.Errorf("%w: %v", ErrCannotRemove, err)
-			}
-			return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
-		}
-	}
-	if a.snapFlight != nil {
-		<-a.snapFlight
-		a.snapFlight = nil
-	}
-	data, err := a.m.marshal()
-	if err == nil {
-		err = a.putSnapshot(data)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%w: snapshot after compacting: %v", ErrUnavailable, err)
-	}
-	a.snapVersion = a.m.Version()
-	if led.DoneSeq == 0 {
-		if led.DoneSeq, err = events.CompleteRemoval(ctx, deps.Log, deps.Codec, req.GetRemovalId(), led.RemovalSeq, deps.Now()); err != nil {
-			deps.Metrics.StoreFailures.Inc()
-			return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
-		}
+	if err := a.rewrite(ctx, remover, &led, req.GetRemovalId(), base, "compacting"); err != nil {
+		return nil, err
 	}
 	return &memoryv1.EraseReceipt{
 		RemovalId: req.GetRemovalId(), Target: target, Messages: led.Removal.GetMessages(),

@@ -134,42 +134,9 @@ func (a *scopeActor) eraseEntry(req *memoryv1.EraseAggregate) (*memoryv1.EraseRe
 			return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
 		}
 	}
-	if base, held := a.st().Without(key); held {
-		if _, err := a.mutate("", func() ([]proto.Message, error) {
-			return []proto.Message{&memoryv1.ScopeBaseline{State: base, RemovalId: req.GetRemovalId()}}, nil
-		}); err != nil {
-			return nil, err
-		}
-	}
-	var upTo uint64
-	if r := led.Removal.GetRemoved(); len(r) > 0 {
-		upTo = r[len(r)-1].GetLast()
-	}
-	if upTo > 0 {
-		if err := remover.RemoveSubject(ctx, a.subject, upTo); err != nil {
-			if errors.Is(err, events.ErrDenyDelete) {
-				return nil, fmt.Errorf("%w: %v", ErrCannotRemove, err)
-			}
-			return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
-		}
-	}
-	if a.snapFlight != nil {
-		<-a.snapFlight
-		a.snapFlight = nil
-	}
-	data, err := a.m.marshal()
-	if err == nil {
-		err = a.putSnapshot(data)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%w: snapshot after erasing %q: %v", ErrUnavailable, key, err)
-	}
-	a.snapVersion = a.m.Version()
-	if led.DoneSeq == 0 {
-		if led.DoneSeq, err = events.CompleteRemoval(ctx, deps.Log, deps.Codec, req.GetRemovalId(), led.RemovalSeq, deps.Now()); err != nil {
-			deps.Metrics.StoreFailures.Inc()
-			return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
-		}
+	base, _ := a.st().Without(key) // nil once the baseline is stored
+	if err := a.rewrite(ctx, remover, &led, req.GetRemovalId(), base, "erasing "+key); err != nil {
+		return nil, err
 	}
 	return &memoryv1.EraseReceipt{
 		RemovalId: req.GetRemovalId(), Target: led.Removal.GetTarget(), Messages: led.Removal.GetMessages(),
@@ -186,4 +153,47 @@ func (e *sharedmemNotFound) Error() string { return "key " + e.key + " is not in
 // Status is (404, key, reason).
 func (e *sharedmemNotFound) Status() (int, string, string) {
 	return 404, "key", "key " + e.key + " is not in the scope (or was erased)"
+}
+
+// rewrite finishes the rewrite of the scope recorded as removal id (led:
+// its records): it stores the ScopeBaseline base (nil: stored already),
+// purges every message the LogRemoval lists, replaces the snapshot (the
+// old one holds what went) and records the completion. An entry erase and
+// a compaction share it; what names the step in errors.
+func (a *scopeActor) rewrite(ctx context.Context, remover events.Remover, led *events.RemovalRecords, id string, base *memoryv1.ScopeSnapshot, what string) error {
+	deps := a.dir.deps
+	if base != nil {
+		if _, err := a.mutate("", func() ([]proto.Message, error) {
+			return []proto.Message{&memoryv1.ScopeBaseline{State: base, RemovalId: id}}, nil
+		}); err != nil {
+			return err
+		}
+	}
+	if r := led.Removal.GetRemoved(); len(r) > 0 {
+		if err := remover.RemoveSubject(ctx, a.subject, r[len(r)-1].GetLast()); err != nil {
+			if errors.Is(err, events.ErrDenyDelete) {
+				return fmt.Errorf("%w: %v", ErrCannotRemove, err)
+			}
+			return fmt.Errorf("%w: %v", ErrUnavailable, err)
+		}
+	}
+	if a.snapFlight != nil {
+		<-a.snapFlight
+		a.snapFlight = nil
+	}
+	data, err := a.m.marshal()
+	if err == nil {
+		err = a.putSnapshot(data)
+	}
+	if err != nil {
+		return fmt.Errorf("%w: snapshot after %s: %v", ErrUnavailable, what, err)
+	}
+	a.snapVersion = a.m.Version()
+	if led.DoneSeq == 0 {
+		if led.DoneSeq, err = events.CompleteRemoval(ctx, deps.Log, deps.Codec, id, led.RemovalSeq, deps.Now()); err != nil {
+			deps.Metrics.StoreFailures.Inc()
+			return fmt.Errorf("%w: %v", ErrUnavailable, err)
+		}
+	}
+	return nil
 }

@@ -111,23 +111,13 @@ func (s *Service) sessionPlan(id string) ([]string, error) {
 	}
 	if s.scopes != nil && s.entries != nil {
 		// What came from the session into other scopes: values it
-		// published, facts consolidation extracted from it.
-		copies, err := s.entries.EntriesWithMetadata(SourceSessionKey, id)
+		// published, facts consolidation extracted from it, episode
+		// summaries built from one of its episodes (any version).
+		items, err := s.copiesFrom(SourceSessionKey, SummarySessionKey, id, sharedmem.KindSession)
 		if err != nil {
 			return nil, err
 		}
-		// Episode summaries built from one of its episodes (any version).
-		summaries, err := s.entries.EntriesWithMetadata(SummarySessionKey+id, id)
-		if err != nil {
-			return nil, err
-		}
-		copies = append(copies, summaries...)
-		for _, ref := range copies {
-			if ref.Kind == sharedmem.KindSession && ref.ID == id {
-				continue // erased whole
-			}
-			plan = append(plan, entryItem(ref.Kind, ref.ID, ref.Key))
-		}
+		plan = append(plan, items...)
 	}
 	return dedupe(plan), nil
 }
@@ -454,25 +444,37 @@ func (s *Service) userPlan(ctx context.Context, user string) ([]string, error) {
 	if s.entries == nil {
 		return plan, nil
 	}
-	copies, err := s.entries.EntriesWithMetadata(SourceUserKey, user)
+	items, err := s.copiesFrom(SourceUserKey, SummaryUserKey, user, sharedmem.KindUser)
 	if err != nil {
 		return nil, err
 	}
-	summaries, err := s.entries.EntriesWithMetadata(SummaryUserKey+user, user)
-	if err != nil {
-		return nil, err
-	}
-	copies = append(copies, summaries...)
-	for _, ref := range copies {
-		if ref.Kind == sharedmem.KindUser && ref.ID == user {
-			continue // erased whole
-		}
-		plan = append(plan, entryItem(ref.Kind, ref.ID, ref.Key))
-	}
+	plan = append(plan, items...)
 	// The user's own scope goes whole: no entry of it one by one.
 	own := "entry:" + string(sharedmem.KindUser) + ":" + user + ":"
 	plan = slices.DeleteFunc(plan, func(it string) bool { return strings.HasPrefix(it, own) })
 	return dedupe(plan), nil
+}
+
+// copiesFrom lists, as plan items, the entries of other scopes that came
+// from id (a session or a user): those whose metadata source key is id,
+// and the episode summaries naming it (summaryKey+id). The scope own of
+// kind own and id is left out: it is erased whole.
+func (s *Service) copiesFrom(sourceKey, summaryKey, id string, own sharedmem.Kind) ([]string, error) {
+	copies, err := s.entries.EntriesWithMetadata(sourceKey, id)
+	if err != nil {
+		return nil, err
+	}
+	summaries, err := s.entries.EntriesWithMetadata(summaryKey+id, id)
+	if err != nil {
+		return nil, err
+	}
+	var items []string
+	for _, ref := range append(copies, summaries...) {
+		if ref.Kind != own || ref.ID != id {
+			items = append(items, entryItem(ref.Kind, ref.ID, ref.Key))
+		}
+	}
+	return items, nil
 }
 
 // dedupe drops repeated items, keeping the first of each.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 )
 
@@ -16,6 +18,12 @@ const eraseTimeout = 2 * time.Minute
 func (c *Client) erase(ctx context.Context, subject, reason string) (*memoryv1.EraseReceipt, error) {
 	req := &memoryv1.EraseRequest{Reason: reason}
 	commandID(&req.CommandId)
+	return c.eraseCall(ctx, subject, req)
+}
+
+// eraseCall sends an erase request and waits (eraseTimeout unless ctx has
+// a deadline) for its receipt; later reads wait for the removal.
+func (c *Client) eraseCall(ctx context.Context, subject string, req proto.Message) (*memoryv1.EraseReceipt, error) {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, eraseTimeout)
@@ -54,15 +62,5 @@ func (c *Client) EraseScope(ctx context.Context, s Scope, reason string) (*memor
 func (c *Client) EraseEntry(ctx context.Context, s Scope, key, reason string) (*memoryv1.EraseReceipt, error) {
 	req := &memoryv1.DeleteEntryRequest{Key: key, Erase: true, Reason: reason}
 	commandID(&req.CommandId)
-	if _, ok := ctx.Deadline(); !ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, eraseTimeout)
-		defer cancel()
-	}
-	reply := &memoryv1.EraseReceipt{}
-	if err := c.call(ctx, s.Subject("delete"), req, reply); err != nil {
-		return reply, err
-	}
-	c.recordSeq(reply.GetRemovalSeq())
-	return reply, nil
+	return c.eraseCall(ctx, s.Subject("delete"), req)
 }
