@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -71,7 +72,7 @@ func (l *JetStreamLog) Load(ctx context.Context, subject string, afterSeq uint64
 		if dl, ok := ctx.Deadline(); ok {
 			maxWait = max(min(maxWait, time.Until(dl)), time.Millisecond)
 		}
-		batch, err := cons.Fetch(want, jetstream.FetchMaxWait(maxWait))
+		batch, err := fetch(ctx, cons, want, maxWait)
 		if err != nil {
 			return done, fmt.Errorf("events: load %s: fetch: %w", subject, err)
 		}
@@ -117,4 +118,25 @@ func (l *JetStreamLog) Load(ctx context.Context, subject string, afterSeq uint64
 		pending -= min(pending, uint64(got))
 	}
 	return last, nil
+}
+
+// fetchRetries bounds the retries of a pull that found no responder.
+const fetchRetries = 5
+
+// fetch pulls up to want messages from cons. A pull answered "no
+// responders" is retried (at most fetchRetries times, 20 ms apart, while
+// ctx lasts): on a clustered stream a consumer just created may not take
+// pulls yet (TestEraseOnACluster saw it).
+func fetch(ctx context.Context, cons jetstream.Consumer, want int, maxWait time.Duration) (jetstream.MessageBatch, error) {
+	for attempt := 0; ; attempt++ {
+		batch, err := cons.Fetch(want, jetstream.FetchMaxWait(maxWait))
+		if !errors.Is(err, nats.ErrNoResponders) || attempt == fetchRetries {
+			return batch, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
