@@ -19,8 +19,9 @@ import (
 
 // TestEraseOnACluster: on three nodes of an R3 cluster, a session erased
 // through a node that does not serve it is unreadable through every node,
-// its user erased too, and replay verify passes on the cluster's log
-// against each node's projection.
+// as are an erased entry and an erased agent's memory and, last, its user;
+// replay verify passes on the cluster's log against each node's
+// projection.
 func TestEraseOnACluster(t *testing.T) {
 	if testing.Short() {
 		t.Skip("three servers, three nodes")
@@ -75,6 +76,32 @@ func TestEraseOnACluster(t *testing.T) {
 		rep, err := c.Search(ctx, "keep", &memoryv1.SearchRequest{Query: "ocelot marker", Scope: memoryv1.SearchScope_SEARCH_SCOPE_SESSION, MinSeq: written})
 		if err != nil || len(rep.GetHits()) != 1 {
 			t.Errorf("search of keep through node %d: %v %v", i, rep, err)
+		}
+	}
+	// An entry and an agent's memory, erased through one node, read through each.
+	for _, k := range []string{"gone", "kept"} {
+		if _, err := clients[2].Put(ctx, client.Project("cp"), &memoryv1.PutEntryRequest{Key: k, Value: []byte("ocelot " + k)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := clients[2].Put(ctx, client.Agent("cag"), &memoryv1.PutEntryRequest{Key: "lesson", Value: []byte("ocelot lesson")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := clients[0].EraseEntry(ctx, client.Project("cp"), "gone", "cluster"); err != nil {
+		t.Fatalf("erase entry through node 0: %v", err)
+	}
+	if _, err := clients[1].EraseScope(ctx, client.Agent("cag"), "cluster"); err != nil {
+		t.Fatalf("erase agent through node 1: %v", err)
+	}
+	for i, c := range clients {
+		if _, err := c.GetEntry(ctx, client.Project("cp"), "gone", 0); client.Code(err) != 404 {
+			t.Errorf("erased entry through node %d: %v, want 404", i, err)
+		}
+		if _, err := c.GetEntry(ctx, client.Project("cp"), "kept", 0); err != nil {
+			t.Errorf("kept entry through node %d: %v", i, err)
+		}
+		if _, err := c.GetEntry(ctx, client.Agent("cag"), "lesson", 0); client.Code(err) != 404 {
+			t.Errorf("erased agent's entry through node %d: %v, want 404", i, err)
 		}
 	}
 	if _, err := clients[1].EraseUser(ctx, "cu1", "cluster"); err != nil {
