@@ -27,6 +27,8 @@ type Ledger struct {
 	Removals []*Removal // in log order
 	// Removed holds every sequence a removal lists.
 	Removed SpanSet
+	// Last is the last log sequence the read covered.
+	Last uint64
 }
 
 // Pending returns the removals not completed, in log order.
@@ -43,6 +45,13 @@ func (l *Ledger) Pending() []*Removal {
 // ReadLedger reads the removal ledger of the log up to sequence upTo (0:
 // the log's last sequence now).
 func ReadLedger(ctx context.Context, r StreamReader, upTo uint64) (*Ledger, error) {
+	return ReadLedgerFrom(ctx, r, 1, upTo)
+}
+
+// ReadLedgerFrom is ReadLedger of the records from sequence from on (a
+// completion whose removal is before from is left out): the node's
+// resumption reads only what came after its last pass.
+func ReadLedgerFrom(ctx context.Context, r StreamReader, from, upTo uint64) (*Ledger, error) {
 	led := &Ledger{}
 	if upTo == 0 {
 		b, err := r.Bounds(ctx)
@@ -51,10 +60,11 @@ func ReadLedger(ctx context.Context, r StreamReader, upTo uint64) (*Ledger, erro
 		}
 		upTo = b.Last
 	}
-	if upTo == 0 {
+	led.Last = upTo
+	if upTo == 0 || from > upTo {
 		return led, nil
 	}
-	cur, err := r.Read(ctx, 1, WithStop(upTo), WithSubjects(RemovalSubjects))
+	cur, err := r.Read(ctx, max(from, 1), WithStop(upTo), WithSubjects(RemovalSubjects))
 	if err != nil {
 		return nil, err
 	}

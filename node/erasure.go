@@ -21,11 +21,7 @@ const resumeTimeout = 2 * time.Minute
 // LogRemoval and completes it (purge, snapshot, completion) without
 // recording a second one. It runs before the API serves, so no write
 // reaches a half-erased aggregate.
-func resumeRemovals(ctx context.Context, r events.StreamReader, log events.Log, codec *events.Codec, d placedDispatch, data api.DataStore) (int, uint64, error) {
-	led, err := events.ReadLedger(ctx, r, 0)
-	if err != nil {
-		return 0, 0, fmt.Errorf("node: read the removal ledger: %w", err)
-	}
+func resumeRemovals(ctx context.Context, led *events.Ledger, log events.Log, codec *events.Codec, d placedDispatch, data api.DataStore) (int, uint64, error) {
 	n, last := 0, uint64(0)
 	for _, rm := range led.Pending() {
 		if len(rm.GetPlanned()) > 0 {
@@ -117,11 +113,19 @@ const resumeEvery = 30 * time.Second
 func (n *Node) resumeOnce(ctx context.Context, r events.StreamReader, log events.Log, codec *events.Codec, d placedDispatch, data api.DataStore) {
 	rctx, cancel := context.WithTimeout(ctx, resumeTimeout)
 	defer cancel()
-	resumed, last, err := resumeRemovals(rctx, r, log, codec, d, data)
+	led, err := events.ReadLedgerFrom(rctx, r, n.resumeFrom, 0)
+	if err != nil {
+		n.logger.Error("cannot read the removal ledger (retrying)", "err", err)
+		return
+	}
+	resumed, last, err := resumeRemovals(rctx, led, log, codec, d, data)
 	if err != nil {
 		n.logger.Error("erasures left half done could not all be resumed (retrying)", "resumed", resumed, "err", err)
 		return
 	}
+	// Every removal recorded up to led.Last is complete now: the next
+	// pass reads only what comes after.
+	n.resumeFrom = led.Last + 1
 	// Nothing erased is readable once the API serves: the projection
 	// applies the removals first.
 	if n.proj != nil && last > 0 {

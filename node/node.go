@@ -74,8 +74,12 @@ type Node struct {
 	bg       context.Context
 	bgCancel context.CancelFunc
 	bgWG     sync.WaitGroup
-	url      string
-	Registry *prometheus.Registry
+	// resumeFrom is where the next resumption of pending removals reads
+	// the ledger from (node/erasure.go); only resumeOnce touches it, at
+	// start and then from resumeLoop's goroutine.
+	resumeFrom uint64
+	url        string
+	Registry   *prometheus.Registry
 
 	// inspector serves /ui/ on the HTTP listener (closed by Shutdown).
 	inspector *inspector.Inspector
