@@ -92,6 +92,11 @@ type Config struct {
 	LogAllowDelete bool
 	// Projector runs the projector in this process (recall, search, lists).
 	Projector bool
+	// ProjectorBatch, when > 0, is the most log records one projection
+	// transaction applies (projections.Config.BatchEvents; 0: its default).
+	// Programmatic only: 1 makes every record a commit of its own, a slow
+	// projector for tests of a backlog.
+	ProjectorBatch int
 	Actors    actors.Config
 	// LLM, when LLM.BaseURL is set, rewrites extractive summaries with an
 	// OpenAI-compatible endpoint beside the actors.

@@ -369,6 +369,9 @@ func (n *Node) openProjection(ctx context.Context, js jetstream.JetStream) error
 func (n *Node) startProjector(js jetstream.JetStream, codec *events.Codec) error {
 	pcfg := projections.DefaultConfig()
 	pcfg.Stream = n.cfg.Stream
+	if n.cfg.ProjectorBatch > 0 {
+		pcfg.BatchEvents = n.cfg.ProjectorBatch
+	}
 	var err error
 	if n.proj, err = projections.NewProjector(pcfg, js, n.store, codec, n.logger); err != nil {
 		return err

@@ -65,7 +65,10 @@ func TestShutdownWithProjectionBacklog(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	busy := startStreamNode(t, dir, nil)
+	// A commit (with its fsync) per 8 records: the backlog lasts however
+	// fast the machine applies (with batches of 512 a fast one replayed it
+	// all before Shutdown was called), and a batch is still cut short.
+	busy := startStreamNode(t, dir, func(c *node.Config) { c.ProjectorBatch = 8 })
 	if err := busy.n.WaitProjected(ctx, 1); err != nil { // the projector is in its first batches
 		t.Fatal(err)
 	}
