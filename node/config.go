@@ -97,7 +97,7 @@ type Config struct {
 	// Programmatic only: 1 makes every record a commit of its own, a slow
 	// projector for tests of a backlog.
 	ProjectorBatch int
-	Actors    actors.Config
+	Actors         actors.Config
 	// LLM, when LLM.BaseURL is set, rewrites extractive summaries with an
 	// OpenAI-compatible endpoint beside the actors.
 	LLM llmsummary.Config
