@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -158,20 +159,11 @@ func CompactCandidates(ctx context.Context, js jetstream.JetStream) ([]string, e
 		return nil, fmt.Errorf("events: compact: list streams: %w", err)
 	}
 	for info := range js.ListStreams(ctx).Info() { // copies whose stream is gone
-		if n, ok := strings.CutPrefix(info.Config.Name, CompactTempPrefix); ok && !contains(out, n) {
+		if n, ok := strings.CutPrefix(info.Config.Name, CompactTempPrefix); ok && !slices.Contains(out, n) {
 			out = append(out, n)
 		}
 	}
 	return out, nil
-}
-
-func contains(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 type compaction struct {
@@ -191,21 +183,11 @@ func (c *compaction) step(s CompactStep) { c.rep.Steps = append(c.rep.Steps, s) 
 
 // info returns the stream's info, nil if it does not exist.
 func (c *compaction) info(ctx context.Context, name string) (*jetstream.StreamInfo, error) {
-	s, err := c.js.Stream(ctx, name)
-	if errors.Is(err, jetstream.ErrStreamNotFound) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("events: compact: stream %s: %w", name, err)
-	}
-	return s.CachedInfo(), nil
+	return streamInfo(ctx, c.js, "compact", name)
 }
 
 func (c *compaction) delete(ctx context.Context, name string) error {
-	if err := c.js.DeleteStream(ctx, name); err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
-		return fmt.Errorf("events: compact: delete %s: %w", name, err)
-	}
-	return nil
+	return deleteStream(ctx, c.js, "compact", name)
 }
 
 // upToDate says why a stream needs no compaction ("" if it does).

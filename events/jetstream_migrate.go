@@ -183,14 +183,28 @@ func (m *migration) step(s MigrateStep) { m.rep.Steps = append(m.rep.Steps, s) }
 
 // info returns the stream's info, nil if it does not exist.
 func (m *migration) info(ctx context.Context, name string) (*jetstream.StreamInfo, error) {
-	s, err := m.js.Stream(ctx, name)
+	return streamInfo(ctx, m.js, "migrate", name)
+}
+
+// streamInfo returns stream name's info, nil if it does not exist; what
+// names the operation in errors (migrate, compact).
+func streamInfo(ctx context.Context, js jetstream.JetStream, what, name string) (*jetstream.StreamInfo, error) {
+	s, err := js.Stream(ctx, name)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("events: migrate: stream %s: %w", name, err)
+		return nil, fmt.Errorf("events: %s: stream %s: %w", what, name, err)
 	}
 	return s.CachedInfo(), nil
+}
+
+// deleteStream deletes stream name; one already gone is not an error.
+func deleteStream(ctx context.Context, js jetstream.JetStream, what, name string) error {
+	if err := js.DeleteStream(ctx, name); err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
+		return fmt.Errorf("events: %s: delete %s: %w", what, name, err)
+	}
+	return nil
 }
 
 func allowsDelete(c jetstream.StreamConfig) bool { return !c.DenyDelete && !c.DenyPurge }
@@ -322,10 +336,7 @@ func (m *migration) copyOut(ctx context.Context, src, tmp *jetstream.StreamInfo)
 	}
 	m.step(StepDeleteOld)
 	m.progress(StepDeleteOld, 0, 1)
-	if err := m.js.DeleteStream(ctx, m.stream); err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
-		return fmt.Errorf("events: migrate: delete %s: %w", m.stream, err)
-	}
-	return nil
+	return deleteStream(ctx, m.js, "migrate", m.stream)
 }
 
 // sameSource checks that the temporary stream was made from this log.
@@ -416,10 +427,7 @@ func (m *migration) copyBack(ctx context.Context, src, tmp *jetstream.StreamInfo
 	}
 	m.step(StepDeleteTemp)
 	m.progress(StepDeleteTemp, 0, 1)
-	if err := m.js.DeleteStream(ctx, m.temp); err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
-		return fmt.Errorf("events: migrate: delete %s: %w", m.temp, err)
-	}
-	return nil
+	return deleteStream(ctx, m.js, "migrate", m.temp)
 }
 
 // copy publishes the messages from..to of stream from to stream to, in
