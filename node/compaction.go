@@ -49,21 +49,14 @@ func compactInterval(window time.Duration) time.Duration {
 
 // Run compacts every interval until ctx ends.
 func (c *logCompactor) Run(ctx context.Context) error {
-	t := time.NewTicker(c.interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
+	return every(ctx, c.interval, func() {
 		n, removed, err := c.sweep(ctx)
 		if err != nil && ctx.Err() == nil {
 			c.logger.Warn("log compaction stopped early; the next one resumes", "scopes", n, "removed", removed, "err", err)
 		} else if n > 0 {
 			c.logger.Info("compacted the log", "scopes", n, "removed", removed, "window", c.window.String())
 		}
-	}
+	})
 }
 
 // sweep compacts what is due now: the scopes rewritten and the messages

@@ -142,14 +142,20 @@ func (n *Node) resumeOnce(ctx context.Context, r events.StreamReader, log events
 // in progress looks pending too: its actor serves the second request after
 // the first, which finds it completed.
 func (n *Node) resumeLoop(ctx context.Context, r events.StreamReader, log events.Log, codec *events.Codec, d placedDispatch, data api.DataStore) error {
-	t := time.NewTicker(resumeEvery)
+	return every(ctx, resumeEvery, func() { n.resumeOnce(ctx, r, log, codec, d, data) })
+}
+
+// every calls fn every d until ctx ends, then returns nil: the loops of
+// the node's sweeps (erasure resumption, compaction, retention).
+func every(ctx context.Context, d time.Duration, fn func()) error {
+	t := time.NewTicker(d)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-t.C:
-			n.resumeOnce(ctx, r, log, codec, d, data)
+			fn()
 		}
 	}
 }

@@ -73,14 +73,7 @@ func archiveSweepInterval(after, deleteAfter time.Duration) time.Duration {
 
 // Run sweeps every interval until ctx ends.
 func (s *archiveSweep) Run(ctx context.Context) error {
-	t := time.NewTicker(s.interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
+	return every(ctx, s.interval, func() {
 		if s.after > 0 {
 			n, err := s.sweep(ctx)
 			if err != nil && ctx.Err() == nil {
@@ -97,7 +90,7 @@ func (s *archiveSweep) Run(ctx context.Context) error {
 				s.logger.Info("erased archived sessions", "erased", n, "delete_after", s.deleteAfter.String())
 			}
 		}
-	}
+	})
 }
 
 // sweep archives what is due now and returns how many it archived.
