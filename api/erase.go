@@ -15,6 +15,7 @@ import (
 	"github.com/agentmem/agentmem/actors"
 	"github.com/agentmem/agentmem/events"
 	"github.com/agentmem/agentmem/internal/sharedmem"
+	"github.com/agentmem/agentmem/largedata"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 	"github.com/agentmem/agentmem/tenancy"
 )
@@ -74,19 +75,14 @@ type eraseRun struct {
 	target  string
 	by, why string
 	plan    []string
-	out     *memoryv1.EraseReceipt
 }
 
 func (s *Service) newEraseRun(ctx context.Context, c *call, target string, req *memoryv1.EraseRequest) *eraseRun {
 	return &eraseRun{
 		s: s, ctx: ctx, id: removalID(target, c.who, req.GetCommandId()), target: target,
 		by: c.who.Principal, why: req.GetReason(),
-		out: &memoryv1.EraseReceipt{Target: target, Physical: physicalNote},
 	}
 }
-
-// dataKind is the log kind of large data references (largedata.Kind).
-const dataKind = "data"
 
 // Plan items (LogRemoval.planned).
 func sessionItems(id string) []string {
@@ -106,7 +102,7 @@ func (s *Service) sessionPlan(id string) ([]string, error) {
 			return nil, err
 		}
 		for _, d := range ids {
-			plan = append(plan, dataKind+"."+d)
+			plan = append(plan, largedata.Kind+"."+d)
 		}
 	}
 	if s.scopes != nil && s.entries != nil {
@@ -179,7 +175,7 @@ func RunPlan(ctx context.Context, d Dispatcher, scopes ScopeDispatcher, data Dat
 	for _, item := range plan.GetPlanned() {
 		body := &memoryv1.EraseAggregate{RemovalId: events.PlannedRemovalID(plan.GetId(), item), Reason: memoryv1.RemovalReason_REMOVAL_REASON_ERASE,
 			Target: plan.GetTarget(), RequestedBy: plan.GetRequestedBy(), Why: plan.GetWhy()}
-		if id, ok := strings.CutPrefix(item, dataKind+"."); ok {
+		if id, ok := strings.CutPrefix(item, largedata.Kind+"."); ok {
 			if data == nil {
 				return out, fmt.Errorf("api: plan item %q: no large data served", item)
 			}

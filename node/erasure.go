@@ -70,13 +70,9 @@ func resumeRemoval(ctx context.Context, rm *memoryv1.LogRemoval, d placedDispatc
 		body = &memoryv1.CompactAggregate{RemovalId: rm.GetId()}
 		aggs = rm.GetRewritten()
 	case len(rm.GetRewritten()) > 0:
-		// An entry erase: target is entry:<kind>:<id>:<key>.
-		parts := strings.SplitN(rm.GetTarget(), ":", 4)
-		if len(parts) != 4 || parts[0] != "entry" {
-			return fmt.Errorf("a rewrite of %v with target %q names no entry", rm.GetRewritten(), rm.GetTarget())
-		}
-		erase.Key = parts[3]
-		aggs = rm.GetRewritten()
+		// An entry erase is always an item of an erase plan, which
+		// resumes it with its key (api.RunPlan, above in the same pass).
+		return fmt.Errorf("the rewrite of %v is an erase plan's item, resumed by its plan", rm.GetRewritten())
 	}
 	for _, agg := range aggs {
 		kind, id, ok := strings.Cut(agg, ".")
