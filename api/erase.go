@@ -84,9 +84,16 @@ func (s *Service) newEraseRun(ctx context.Context, c *call, target string, req *
 	}
 }
 
-// Plan items (LogRemoval.planned).
-func sessionItems(id string) []string {
-	return []string{events.KindSession + "." + id, actors.AggregateKind(sharedmem.KindSession) + "." + id}
+// SessionItems are the plan items (LogRemoval.planned) of session id's
+// own data: the session, its session scope, and its large data dataIDs
+// (a retention erase plans these alone; an erase request adds the
+// session's copies elsewhere).
+func SessionItems(id string, dataIDs []string) []string {
+	items := []string{events.KindSession + "." + id, actors.AggregateKind(sharedmem.KindSession) + "." + id}
+	for _, d := range dataIDs {
+		items = append(items, largedata.Kind+"."+d)
+	}
+	return items
 }
 
 // sessionPlan is what erasing session id covers: the session, its
@@ -94,17 +101,19 @@ func sessionItems(id string) []string {
 // offloaded, owner "session:<id>"), and the entries of other scopes that
 // came from it (published values and extracted facts name it in
 // agentmem.source_session).
+//
+// A plan read from the projection is made once it applied the log's end
+// (projectedToEnd, by the caller): what was stored before the request is
+// in it.
 func (s *Service) sessionPlan(id string) ([]string, error) {
-	plan := sessionItems(id)
+	var data []string
 	if s.rm != nil && s.data != nil {
-		ids, err := s.rm.DataOwnedBy("session:" + id)
-		if err != nil {
+		var err error
+		if data, err = s.rm.DataOwnedBy("session:" + id); err != nil {
 			return nil, err
 		}
-		for _, d := range ids {
-			plan = append(plan, largedata.Kind+"."+d)
-		}
 	}
+	plan := SessionItems(id, data)
 	if s.scopes != nil && s.entries != nil {
 		// What came from the session into other scopes: values it
 		// published, facts consolidation extracted from it, episode
@@ -208,7 +217,7 @@ func RunPlan(ctx context.Context, d Dispatcher, scopes ScopeDispatcher, data Dat
 		default:
 			return out, fmt.Errorf("api: plan item %q: no scopes served", item)
 		}
-		m, err := callActor(ctx, dispatch)
+		m, err := CallActor(ctx, dispatch)
 		if isNotFound(err) && strings.HasPrefix(item, "entry:") && len(plan.GetPlanned()) > 1 {
 			continue // a copy erased since the user's plan was made (a retry)
 		}
@@ -244,8 +253,8 @@ func ScopeKindOf(logKind string) sharedmem.Kind {
 	return sharedmem.Kind(logKind)
 }
 
-// callActor sends a body to an actor and waits for its reply.
-func callActor(ctx context.Context, dispatch func(actors.ReplyFunc) error) (proto.Message, error) {
+// CallActor sends a body to an actor and waits for its reply.
+func CallActor(ctx context.Context, dispatch func(actors.ReplyFunc) error) (proto.Message, error) {
 	ch := make(chan struct {
 		m   proto.Message
 		err error
@@ -307,6 +316,10 @@ func (s *Service) eraseSession(c *call) {
 			return
 		}
 		e := s.newEraseRun(ctx, c, "session:"+id, req)
+		if err := s.projectedToEnd(ctx); err != nil {
+			reply(nil, err)
+			return
+		}
 		if e.plan, err = s.sessionPlan(id); err != nil {
 			reply(nil, err)
 			return
@@ -404,15 +417,8 @@ func (s *Service) eraseUser(c *call) {
 // request) with its session scope, the user:<id> scope, and the entries
 // of other scopes the user's sessions published there.
 func (s *Service) userPlan(ctx context.Context, user string) ([]string, error) {
-	if s.ledger == nil {
-		return nil, &Error{Code: 501, Message: "this node keeps no removal ledger: erase is not served"}
-	}
-	end, err := s.ledger.End(ctx)
-	if err != nil {
-		return nil, &Error{Code: 503, Message: "read the log's end: " + err.Error()}
-	}
-	if err := s.rm.WaitFor(ctx, end); err != nil {
-		return nil, &Error{Code: 503, Message: fmt.Sprintf("the projection has not applied the log up to %d yet: %v", end, err)}
+	if err := s.projectedToEnd(ctx); err != nil {
+		return nil, err
 	}
 	var plan []string
 	req := &memoryv1.ListSessionsRequest{UserId: user, Limit: 100}
@@ -483,6 +489,29 @@ func dedupe(items []string) []string {
 		seen[it] = true
 		return false
 	})
+}
+
+// projectedToEnd waits until the projection (when the node has one)
+// applied the log's end as it is now, so that an erase plan read from it
+// lists everything stored before the request: the sessions of a user, the
+// copies of a session's values (BenchmarkErase saw a plan list 46 of 100
+// sessions just written; TestEraseSessionTakesItsFacts a fact just
+// extracted missing).
+func (s *Service) projectedToEnd(ctx context.Context) error {
+	if s.rm == nil {
+		return nil
+	}
+	if s.ledger == nil {
+		return &Error{Code: 501, Message: "this node keeps no removal ledger: erase is not served"}
+	}
+	end, err := s.ledger.End(ctx)
+	if err != nil {
+		return &Error{Code: 503, Message: "read the log's end: " + err.Error()}
+	}
+	if err := s.rm.WaitFor(ctx, end); err != nil {
+		return &Error{Code: 503, Message: fmt.Sprintf("the projection has not applied the log up to %d yet: %v", end, err)}
+	}
+	return nil
 }
 
 // userID extracts and validates <id> of mem.v1.user.<id>.<op>.
