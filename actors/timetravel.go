@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -140,12 +139,8 @@ func versionKey(key string, version uint64) string {
 // scopeSubject is the log subject of a memory item's scope ("<kind>:<id>"
 // or "global").
 func scopeSubject(scope string) (string, bool) {
-	kindName, id, found := strings.Cut(scope, ":")
-	if !found {
-		kindName, id = scope, sharedmem.GlobalID
-	}
-	kind, err := sharedmem.ParseKind(kindName)
-	if err != nil || events.ValidateID("scope id", id) != nil {
+	kind, id, err := sharedmem.ParseScopeName(scope)
+	if err != nil {
 		return "", false
 	}
 	return events.ScopeSubject(AggregateKind(kind), id), true

@@ -176,22 +176,9 @@ func (s *Service) checkSession(ctx context.Context, who *tenancy.Caller, id stri
 	return nil
 }
 
-// call sends body to a scope actor and waits for the reply.
+// call sends body to an actor and waits for the reply (CallActor).
 func (s *Service) call(ctx context.Context, dispatch func(actors.ReplyFunc) error) (proto.Message, error) {
-	type result struct {
-		m   proto.Message
-		err error
-	}
-	ch := make(chan result, 1)
-	if err := dispatch(func(m proto.Message, err error) { ch <- result{m, err} }); err != nil {
-		return nil, err
-	}
-	select {
-	case r := <-ch:
-		return r.m, r.err
-	case <-ctx.Done():
-		return nil, &Error{Code: 503, Message: "timed out waiting for the actor: " + ctx.Err().Error()}
-	}
+	return CallActor(ctx, dispatch)
 }
 
 func (s *Service) getEntry(ctx context.Context, kind sharedmem.Kind, id, key string) (*memoryv1.Entry, error) {

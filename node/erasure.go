@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentmem/agentmem/actors"
 	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/events"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
@@ -79,22 +80,12 @@ func resumeRemoval(ctx context.Context, rm *memoryv1.LogRemoval, d placedDispatc
 		if !ok {
 			return fmt.Errorf("aggregate %q is not <kind>.<id>", agg)
 		}
-		done := make(chan error, 1)
-		reply := func(_ proto.Message, err error) { done <- err }
-		var err error
-		if kind == events.KindSession {
-			err = d.Dispatch(id, nil, body, reply)
-		} else {
-			err = d.DispatchScope(api.ScopeKindOf(kind), id, nil, body, reply)
-		}
-		if err == nil {
-			select {
-			case err = <-done:
-			case <-ctx.Done():
-				err = ctx.Err()
+		if _, err := api.CallActor(ctx, func(reply actors.ReplyFunc) error {
+			if kind == events.KindSession {
+				return d.Dispatch(id, nil, body, reply)
 			}
-		}
-		if err != nil {
+			return d.DispatchScope(api.ScopeKindOf(kind), id, nil, body, reply)
+		}); err != nil {
 			return err
 		}
 	}

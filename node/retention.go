@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -12,10 +11,7 @@ import (
 	"github.com/agentmem/agentmem/actors"
 	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/events"
-	"github.com/agentmem/agentmem/internal/sharedmem"
-	"github.com/agentmem/agentmem/largedata"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
-	"google.golang.org/protobuf/proto"
 )
 
 // archiveSweep archives terminated sessions (DESIGN §12 retention): every
@@ -184,16 +180,13 @@ func (s *archiveSweep) erase(ctx context.Context, id, why string) error {
 	}
 	plan, seq := rec.Removal, rec.RemovalSeq
 	if plan == nil {
-		items := []string{events.KindSession + "." + id, actors.AggregateKind(sharedmem.KindSession) + "." + id}
+		var data []string
 		if s.owned != nil {
-			ids, err := s.owned.DataOwnedBy("session:" + id)
-			if err != nil {
+			if data, err = s.owned.DataOwnedBy("session:" + id); err != nil {
 				return err
 			}
-			for _, d := range ids {
-				items = append(items, largedata.Kind+"."+d)
-			}
 		}
+		items := api.SessionItems(id, data)
 		plan = &memoryv1.LogRemoval{Id: rid, Reason: memoryv1.RemovalReason_REMOVAL_REASON_RETENTION, Target: "session:" + id,
 			RequestedBy: "node", Why: why, AtUnixNano: s.now().UnixNano(), Planned: items}
 		if seq, err = events.AppendRemoval(ctx, s.log, s.codec, plan, s.now()); err != nil {
@@ -211,18 +204,10 @@ func (s *archiveSweep) erase(ctx context.Context, id, why string) error {
 	return nil
 }
 
-// call sends one command and waits for its answer.
+// call sends one command and waits for its answer, at most s.timeout.
 func (s *archiveSweep) call(ctx context.Context, send func(actors.ReplyFunc) error) error {
-	done := make(chan error, 1)
-	if err := send(actors.ReplyFunc(func(_ proto.Message, err error) { done <- err })); err != nil {
-		return err
-	}
-	select {
-	case err := <-done:
-		return err
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-time.After(s.timeout):
-		return errors.New("no answer in time")
-	}
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	_, err := api.CallActor(ctx, send)
+	return err
 }

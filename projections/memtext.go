@@ -19,11 +19,7 @@ import (
 // when the projection does not hold that version (erased, or never
 // projected), it is a tombstone, or its value is not text.
 func (s *Store) EntryText(scope, key string, version uint64) (string, bool) {
-	kindName, id, found := strings.Cut(scope, ":")
-	if !found {
-		kindName, id = scope, sharedmem.GlobalID
-	}
-	kind, err := sharedmem.ParseKind(kindName)
+	kind, id, err := sharedmem.ParseScopeName(scope)
 	if err != nil {
 		return "", false
 	}

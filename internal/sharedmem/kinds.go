@@ -53,6 +53,24 @@ func ParseKind(s string) (Kind, error) {
 // by this package.
 func (k Kind) Elevated() bool { return k == KindApp || k == KindProject }
 
+// ParseScopeName is ScopeID reversed: the kind and id of a scope's name
+// ("<kind>:<id>", or "global"), as a context's memory items name their
+// scope. It rejects what ScopeID would.
+func ParseScopeName(name string) (Kind, string, error) {
+	kindName, id, found := strings.Cut(name, ":")
+	if !found {
+		kindName, id = name, GlobalID
+	}
+	k, err := ParseKind(kindName)
+	if err != nil {
+		return "", "", err
+	}
+	if _, err := ScopeID(k, id); err != nil {
+		return "", "", err
+	}
+	return k, id, nil
+}
+
 // ScopeID returns the scope's name, "<kind>:<id>" ("global" for the global
 // scope, whose id must be "global"). Other ids are 1..128 bytes of
 // [A-Za-z0-9_-]. It rejects with 400 on field "kind" or "id".
