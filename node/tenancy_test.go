@@ -200,6 +200,14 @@ func TestTenantAttackSuite(t *testing.T) {
 		add("403", "erase scope "+sc, req("mem.v1.scope."+sc+".erase", erase))
 		add("403", "erase entry of "+sc, req("mem.v1.scope."+sc+".delete", &memoryv1.DeleteEntryRequest{Key: "policy", Erase: true}))
 	}
+	// Consolidation (issue 20): another user's session and scopes.
+	add("403", "consolidate session s-a2", req("mem.v1.session.s-a2.consolidate", &memoryv1.ConsolidateRequest{}))
+	add("403", "consolidate session s-a2 (dry run)", req("mem.v1.session.s-a2.consolidate", &memoryv1.ConsolidateRequest{DryRun: true}))
+	for _, sc := range []string{"user.u2", "session.s-a2", "swarm.x"} {
+		add("403", "conflicts of "+sc, req("mem.v1.scope."+sc+".conflicts", &memoryv1.ConflictsRequest{}))
+		add("403", "settle in "+sc, req("mem.v1.scope."+sc+".settle", &memoryv1.SettleConflictRequest{CommandId: "atk1", Key: "k", Accept: true}))
+	}
+	add("403", "settle in project.p1 (admin only)", req("mem.v1.scope.project.p1.settle", &memoryv1.SettleConflictRequest{CommandId: "atk1", Key: "k", Accept: true}))
 	add("400", "erase with a 1 KiB reason", req("mem.v1.session.s-a1.erase", &memoryv1.EraseRequest{Reason: strings.Repeat("r", 1024)}))
 	add("400", "erase with a bad command id", req("mem.v1.session.s-a1.erase", &memoryv1.EraseRequest{CommandId: "a.b"}))
 	// Claiming another identity: in the body, or in a forged header the
