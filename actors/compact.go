@@ -30,20 +30,12 @@ import (
 // the messages since: bounded by the live entries plus the window.
 func (a *scopeActor) compact(req *memoryv1.CompactAggregate) (*memoryv1.EraseReceipt, error) {
 	deps := a.dir.deps
-	if err := events.ValidateID("removal_id", req.GetRemovalId()); err != nil {
+	ctx, cancel, remover, led, err := a.startRemoval(req.GetRemovalId())
+	if err != nil {
 		return nil, err
 	}
-	remover, ok := deps.Log.(events.Remover)
-	if !ok {
-		return nil, fmt.Errorf("%w (%T)", ErrCannotRemove, deps.Log)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 4*a.dir.cfg.StoreTimeout)
 	defer cancel()
 	target := "scope:" + a.mk.kind + ":" + a.id
-	led, err := events.LoadRemoval(ctx, deps.Log, req.GetRemovalId())
-	if err != nil {
-		return nil, fmt.Errorf("%w: read removal %s: %v", ErrUnavailable, req.GetRemovalId(), err)
-	}
 	if led.Removal == nil {
 		seqs, oldest, err := subjectTimes(ctx, deps.Log, a.subject)
 		if err != nil {

@@ -27,27 +27,41 @@ import (
 // not an events.Remover, or its stream denies deletes).
 var ErrCannotRemove = errors.New("actors: the log cannot remove messages")
 
+// startRemoval begins (or resumes) removal id, which this actor carries
+// out: the id checked, the log's Remover, a context bounding the whole
+// removal (cancel it), and what the ledger already holds of it.
+func (c *core) startRemoval(id string) (context.Context, context.CancelFunc, events.Remover, events.RemovalRecords, error) {
+	deps := c.dir.deps
+	var led events.RemovalRecords
+	if err := events.ValidateID("removal_id", id); err != nil {
+		return nil, nil, nil, led, err
+	}
+	remover, ok := deps.Log.(events.Remover)
+	if !ok {
+		return nil, nil, nil, led, fmt.Errorf("%w (%T)", ErrCannotRemove, deps.Log)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*c.dir.cfg.StoreTimeout)
+	led, err := events.LoadRemoval(ctx, deps.Log, id)
+	if err != nil {
+		cancel()
+		return nil, nil, nil, led, fmt.Errorf("%w: read removal %s: %v", ErrUnavailable, id, err)
+	}
+	return ctx, cancel, remover, led, nil
+}
+
 // erase serves req (see EraseAggregate) and replies with the receipt of this
 // aggregate's removal.
 func (c *core) erase(req *memoryv1.EraseAggregate) (*memoryv1.EraseReceipt, error) {
 	deps := c.dir.deps
-	if err := events.ValidateID("removal_id", req.GetRemovalId()); err != nil {
-		return nil, err
-	}
-	remover, ok := deps.Log.(events.Remover)
-	if !ok {
-		return nil, fmt.Errorf("%w (%T)", ErrCannotRemove, deps.Log)
-	}
 	if c.snapFlight != nil { // a snapshot put in flight must not come back after the delete
 		<-c.snapFlight
 		c.snapFlight = nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 4*c.dir.cfg.StoreTimeout)
-	defer cancel()
-	led, err := events.LoadRemoval(ctx, deps.Log, req.GetRemovalId())
+	ctx, cancel, remover, led, err := c.startRemoval(req.GetRemovalId())
 	if err != nil {
-		return nil, fmt.Errorf("%w: read removal %s: %v", ErrUnavailable, req.GetRemovalId(), err)
+		return nil, err
 	}
+	defer cancel()
 	if led.Removal == nil {
 		seqs, err := events.SubjectSeqs(ctx, deps.Log, c.subject)
 		if err != nil {
@@ -99,19 +113,11 @@ func (c *core) erase(req *memoryv1.EraseAggregate) (*memoryv1.EraseReceipt, erro
 // state still holds the key.
 func (a *scopeActor) eraseEntry(req *memoryv1.EraseAggregate) (*memoryv1.EraseReceipt, error) {
 	deps := a.dir.deps
-	if err := events.ValidateID("removal_id", req.GetRemovalId()); err != nil {
+	ctx, cancel, remover, led, err := a.startRemoval(req.GetRemovalId())
+	if err != nil {
 		return nil, err
 	}
-	remover, ok := deps.Log.(events.Remover)
-	if !ok {
-		return nil, fmt.Errorf("%w (%T)", ErrCannotRemove, deps.Log)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 4*a.dir.cfg.StoreTimeout)
 	defer cancel()
-	led, err := events.LoadRemoval(ctx, deps.Log, req.GetRemovalId())
-	if err != nil {
-		return nil, fmt.Errorf("%w: read removal %s: %v", ErrUnavailable, req.GetRemovalId(), err)
-	}
 	key := req.GetKey()
 	if led.Removal == nil {
 		if _, held := a.st().Without(key); !held {
