@@ -120,23 +120,26 @@ func (l *JetStreamLog) Load(ctx context.Context, subject string, afterSeq uint64
 	return last, nil
 }
 
-// fetchRetries bounds the retries of a pull that found no responder.
-const fetchRetries = 5
+// fetchRetryFor bounds how long a pull answered "no responders" is
+// retried.
+const fetchRetryFor = 3 * time.Second
 
 // fetch pulls up to want messages from cons. A pull answered "no
-// responders" is retried (at most fetchRetries times, 20 ms apart, while
-// ctx lasts): on a clustered stream a consumer just created may not take
-// pulls yet (TestEraseOnACluster saw it).
+// responders" is retried (20 ms apart, doubling, for at most
+// fetchRetryFor, while ctx lasts): on a clustered stream a consumer just
+// created may not take pulls yet; its leader can take a second or more
+// (TestEraseOnACluster saw it).
 func fetch(ctx context.Context, cons jetstream.Consumer, want int, maxWait time.Duration) (jetstream.MessageBatch, error) {
-	for attempt := 0; ; attempt++ {
+	deadline := time.Now().Add(fetchRetryFor)
+	for wait := 20 * time.Millisecond; ; wait = min(2*wait, 500*time.Millisecond) {
 		batch, err := cons.Fetch(want, jetstream.FetchMaxWait(maxWait))
-		if !errors.Is(err, nats.ErrNoResponders) || attempt == fetchRetries {
+		if !errors.Is(err, nats.ErrNoResponders) || time.Now().After(deadline) {
 			return batch, err
 		}
 		select {
 		case <-ctx.Done():
 			return nil, err
-		case <-time.After(20 * time.Millisecond):
+		case <-time.After(wait):
 		}
 	}
 }

@@ -83,13 +83,13 @@ func consumeRead(ctx context.Context, r events.StreamReader, stream string, code
 			if stopSeq < wholeFrom || removed.Covers(max(expect, wholeFrom), stopSeq) {
 				return rec, errReadDone // expect..stopSeq may all be missing
 			}
-			return rec, readFailed(ctx, r, stream, max(expect, wholeFrom), idle, false, err)
+			return rec, readFailed(ctx, r, stream, removed, max(expect, wholeFrom), idle, false, err)
 		case stalled.Load():
-			return rec, readFailed(ctx, r, stream, expect, idle, true, err)
+			return rec, readFailed(ctx, r, stream, removed, expect, idle, true, err)
 		case nctx.Err() != nil:
 			return rec, err
 		case stopSeq > 0:
-			return rec, readFailed(ctx, r, stream, expect, idle, false, err)
+			return rec, readFailed(ctx, r, stream, removed, expect, idle, false, err)
 		default:
 			return rec, fmt.Errorf("projections: read %s after sequence %d: %w", stream, expect-1, err)
 		}

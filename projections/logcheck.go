@@ -136,7 +136,7 @@ func gapAt(ctx context.Context, r events.StreamReader, stream string, expect, go
 // cause. The stream was deleted (ErrStreamNotFound), expect was purged
 // meanwhile (ErrLogGap), or else the read stalled (ErrLogStalled) or
 // failed.
-func readFailed(ctx context.Context, r events.StreamReader, stream string, expect uint64, idle time.Duration, stalled bool, cause error) error {
+func readFailed(ctx context.Context, r events.StreamReader, stream string, removed *events.SpanSet, expect uint64, idle time.Duration, stalled bool, cause error) error {
 	ictx, cancel := context.WithTimeout(context.WithoutCancel(ctx), infoTimeout)
 	defer cancel()
 	b, err := bounds(ictx, r, stream)
@@ -149,7 +149,9 @@ func readFailed(ctx context.Context, r events.StreamReader, stream string, expec
 				stream, idle, expect, err)
 		}
 		return fmt.Errorf("projections: read %s waiting for sequence %d: %w", stream, expect, cause)
-	case expect < b.First:
+	case expect < b.First && !removed.Covers(expect, b.First-1):
+		// (Sequences the removal ledger lists were removed on purpose:
+		// no gap, the read failed for the cause below.)
 		return newLogError(ErrLogGap, "stream %s has a gap: %s purged while reading it (%s)",
 			stream, seqRange(expect, b.First-1), describeBounds(b))
 	case expect <= b.Last && msgMissing(ictx, r, expect):
