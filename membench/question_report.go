@@ -35,7 +35,7 @@ func (r *QuestionReport) Markdown(w io.Writer) error {
 		answer = "*answer*: " + r.AnswerNote + " "
 	}
 	p("*evidence*: every evidence turn's content is verbatim in the context (*any*: at least one, for multi-turn evidence); %s"+
-		"agentmem: a session with the server's defaults, candidates from the projection search; the baselines get the same transcript, questions included. " +
+		"agentmem: a session with the server's defaults, candidates from the projection search; the baselines get the same transcript, questions included. "+
 		"RAG x/y: the newest turns fill x %% of the budget, FTS5 bm25() hits for the question the rest, in conversation order. The full transcript ignores the budget (ceiling).\n\n", answer)
 	p("| budget | memory | evidence | any evidence | answer |")
 	for _, cat := range cats {
