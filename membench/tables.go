@@ -5,24 +5,34 @@ import (
 	"fmt"
 	"io"
 	"slices"
+
+	"github.com/agentmem/agentmem/membench/heldout"
 )
 
-// Modes are the values of Tables.Mode.
-var Modes = []string{"all", "question", "cross", "extraction", "classic"}
+// Modes are the values of Tables.Mode; Sources those of Tables.Sources.
+var (
+	Modes   = []string{"all", "question", "cross", "extraction", "classic"}
+	Sources = []string{"heldout", "locomo", "generator"}
+)
 
-// Tables is what cmd/membench prints: the runs Mode selects, on the
-// conversations they take, in this order: the public conversations (when
-// LoCoMo names their directory), then the generator's.
+// Tables is what cmd/membench prints: the runs Mode selects on the
+// conversations Sources name, source by source in this order:
 //
-//   - question: the question mode on LoCoMo (with LoCoMo set), else on the
-//     generator's conversations;
-//   - cross: the cross-session mode on LoCoMo (it needs it);
-//   - extraction: the extraction table on the generator's conversations;
-//   - classic: the convgen run;
-//   - all: every table there are conversations for.
+//   - heldout: the held-out conversations (membench/heldout, written by
+//     hand apart from the extractor): extraction, cross-session and
+//     question modes;
+//   - locomo: the public LoCoMo conversations of the directory LoCoMo
+//     names (skipped when it is ""): cross-session and question modes;
+//   - generator: the generated conversations (internal/dialoggen,
+//     internal/convgen): extraction, question mode, classic run.
+//
+// Mode "all" prints every table of the sources; another mode only its own.
 type Tables struct {
-	Mode     string
-	LoCoMo   string
+	Mode    string
+	Sources []string
+	LoCoMo  string
+	// Classic, Question and Cross configure the runs; the question mode's
+	// budgets and search settings apply to every source.
 	Classic  Config
 	Question QuestionConfig
 	Cross    CrossConfig
@@ -30,14 +40,53 @@ type Tables struct {
 	Progress io.Writer
 }
 
-// Print runs the selected tables and writes them to w as they finish.
+// Print runs the selected tables and writes each to w as it finishes.
 func (t Tables) Print(ctx context.Context, w io.Writer) error {
 	if !slices.Contains(Modes, t.Mode) {
 		return fmt.Errorf("%w: mode %q: want one of %q", ErrConfig, t.Mode, Modes)
 	}
-	all := t.Mode == "all"
-	var public []*Dialogue
-	if t.LoCoMo != "" {
+	for _, s := range t.Sources {
+		if !slices.Contains(Sources, s) {
+			return fmt.Errorf("%w: source %q: want some of %q", ErrConfig, s, Sources)
+		}
+	}
+	run := func(mode, source string) bool {
+		return (t.Mode == "all" || t.Mode == mode) && slices.Contains(t.Sources, source)
+	}
+	cross := t.Cross
+	cross.Progress = t.Progress
+
+	if run("extraction", "heldout") || run("cross", "heldout") || run("question", "heldout") {
+		convs, err := heldout.Embedded()
+		if err != nil {
+			return err
+		}
+		const source = "held-out conversations (membench/heldout, written apart from the extractor)"
+		if run("extraction", "heldout") {
+			rep, err := RunHeldOutExtraction(ctx, convs, []Extractor{Deterministic{}})
+			if err := write(w, rep, err); err != nil {
+				return err
+			}
+		}
+		ds, err := HeldOutDialogues(convs)
+		if err != nil {
+			return err
+		}
+		if run("cross", "heldout") {
+			rep, err := RunCross(ctx, cross, ds, source, heldout.Categories)
+			if err := write(w, rep, err); err != nil {
+				return err
+			}
+		}
+		if run("question", "heldout") {
+			rep, err := RunDialogueQuestions(ctx, t.Question, ds, source, heldout.Categories)
+			if err := write(w, rep, err); err != nil {
+				return err
+			}
+		}
+	}
+
+	if t.LoCoMo != "" && (run("cross", "locomo") || run("question", "locomo")) {
 		ds, dropped, err := LoadLoCoMo(t.LoCoMo)
 		if err != nil {
 			return err
@@ -45,62 +94,51 @@ func (t Tables) Print(ctx context.Context, w io.Writer) error {
 		if dropped > 0 && t.Progress != nil {
 			fmt.Fprintf(t.Progress, "membench: locomo: %d questions left out (their evidence names no turn)\n", dropped)
 		}
-		public = ds
-	} else if t.Mode == "cross" {
-		return fmt.Errorf("%w: the cross-session mode needs conversations: -locomo DIR", ErrConfig)
-	}
-	source := fmt.Sprintf("LoCoMo, public conversations (%s)", t.LoCoMo)
-	if public != nil && (all || t.Mode == "question") {
-		rep, err := RunDialogueQuestions(ctx, t.Question, public, source, LoCoMoCategories)
-		if err != nil {
-			return err
+		source := fmt.Sprintf("LoCoMo, public conversations (%s)", t.LoCoMo)
+		if run("cross", "locomo") {
+			rep, err := RunCross(ctx, cross, ds, source, LoCoMoCategories)
+			if err := write(w, rep, err); err != nil {
+				return err
+			}
 		}
-		if err := rep.Markdown(w); err != nil {
-			return err
-		}
-	}
-	if public != nil && (all || t.Mode == "cross") {
-		cfg := t.Cross
-		cfg.Progress = t.Progress
-		rep, err := RunCross(ctx, cfg, public, source, LoCoMoCategories)
-		if err != nil {
-			return err
-		}
-		if err := rep.Markdown(w); err != nil {
-			return err
+		if run("question", "locomo") {
+			rep, err := RunDialogueQuestions(ctx, t.Question, ds, source, LoCoMoCategories)
+			if err := write(w, rep, err); err != nil {
+				return err
+			}
 		}
 	}
-	if all || t.Mode == "extraction" {
+
+	if run("extraction", "generator") {
 		llm, err := NewLLMStandIn()
 		if err != nil {
 			return err
 		}
 		rep, err := RunExtraction(ctx, t.Question, []Extractor{Deterministic{}, llm})
 		llm.Close()
-		if err != nil {
-			return err
-		}
-		if err := rep.Markdown(w); err != nil {
+		if err := write(w, rep, err); err != nil {
 			return err
 		}
 	}
-	if all || (t.Mode == "question" && public == nil) {
+	if run("question", "generator") {
 		rep, err := RunQuestions(ctx, t.Question)
-		if err != nil {
-			return err
-		}
-		if err := rep.Markdown(w); err != nil {
+		if err := write(w, rep, err); err != nil {
 			return err
 		}
 	}
-	if all || t.Mode == "classic" {
+	if run("classic", "generator") {
 		rep, err := Run(ctx, t.Classic)
-		if err != nil {
-			return err
-		}
-		if err := rep.Markdown(w); err != nil {
+		if err := write(w, rep, err); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// write prints a report, or returns the error that stopped its run.
+func write(w io.Writer, rep interface{ Markdown(io.Writer) error }, err error) error {
+	if err != nil {
+		return err
+	}
+	return rep.Markdown(w)
 }

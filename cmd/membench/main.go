@@ -18,8 +18,9 @@ import (
 func main() {
 	t := membench.Tables{Classic: membench.DefaultConfig(), Question: membench.DefaultQuestionConfig(), Cross: membench.DefaultCrossConfig(), Progress: os.Stderr}
 	cfg, qcfg, xcfg := &t.Classic, &t.Question, &t.Cross
-	flag.StringVar(&t.Mode, "mode", "all", "tables to print: all, question (the question mode: on -locomo's conversations when set, else on generated LoCoMo-like ones), cross (the cross-session mode, on -locomo's conversations), extraction (consolidation into long-term memory) or classic (the convgen run)")
-	flag.StringVar(&t.LoCoMo, "locomo", "", "a directory of LoCoMo conversation files (*.json): the question and cross-session modes run on them")
+	flag.StringVar(&t.Mode, "mode", "all", "tables to print: all, cross (each sitting a session of one user, each question in a new session), question (a whole conversation in one session, then each question), extraction (consolidation into long-term memory) or classic (the convgen run)")
+	sources := flag.String("sources", strings.Join(membench.Sources, ","), "conversations to run on, in this order: heldout (membench/heldout), locomo (needs -locomo), generator (internal/dialoggen and convgen)")
+	flag.StringVar(&t.LoCoMo, "locomo", "", "a directory of LoCoMo conversation files (*.json): the cross-session and question modes run on them too")
 	flag.IntVar(&qcfg.Conversations, "conversations", qcfg.Conversations, "question mode: conversations generated (seeds -seed, -seed+1, …)")
 	flag.IntVar(&qcfg.Dialog.Sittings, "dialog-sittings", qcfg.Dialog.Sittings, "question mode: sittings per conversation")
 	flag.StringVar(&qcfg.Dialog.Pools, "pools", qcfg.Dialog.Pools, "question mode: the generator's word pools: \"\" (default) or holdout (other items and paraphrases, written apart from the search's lexicon)")
@@ -46,6 +47,7 @@ func main() {
 		fail(err)
 	}
 	cfg.Profiles = strings.Split(*profiles, ",")
+	t.Sources = strings.Split(*sources, ",")
 	qcfg.Dialog.Seed, qcfg.Budgets = cfg.Conversation.Seed, cfg.Budgets
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
