@@ -48,6 +48,10 @@ type SearchOptions struct {
 	// reciprocal rank fusion (RRFK); documents without a vector are ranked
 	// by the lexical ranking alone. Nil: lexical ranking only.
 	QueryVector []float32
+	// Anonymous: a USER-scope search of a session without a user searches
+	// every session without a user (the caller filters them, e.g. by
+	// agent), instead of the session alone.
+	Anonymous bool
 }
 
 // maxExpansionClauses bounds the related-word clauses of one query
@@ -160,14 +164,14 @@ func (s *Store) SearchWith(sessionID string, scope memoryv1.SearchScope, query s
 	if opts.Plain {
 		rk, opts.QueryVector = plainRanking, nil
 	}
-	return s.searchVec(sessionID, scope, query, limit, rk, opts.QueryVector)
+	return s.searchVec(sessionID, scope, query, limit, rk, opts.QueryVector, opts.Anonymous)
 }
 
 func (s *Store) search(sessionID string, scope memoryv1.SearchScope, query string, limit int, rk ranking) ([]*memoryv1.SearchHit, error) {
-	return s.searchVec(sessionID, scope, query, limit, rk, nil)
+	return s.searchVec(sessionID, scope, query, limit, rk, nil, false)
 }
 
-func (s *Store) searchVec(sessionID string, scope memoryv1.SearchScope, query string, limit int, rk ranking, qvec []float32) ([]*memoryv1.SearchHit, error) {
+func (s *Store) searchVec(sessionID string, scope memoryv1.SearchScope, query string, limit int, rk ranking, qvec []float32, anonymous bool) ([]*memoryv1.SearchHit, error) {
 	limit, err := resolveLimit(limit, DefaultSearchLimit, MaxCandidateLimit)
 	if err != nil {
 		return nil, err
@@ -195,7 +199,7 @@ func (s *Store) searchVec(sessionID string, scope memoryv1.SearchScope, query st
 		}
 		userKey := entry.GetUserId()
 		var filter []byte // session filter; nil = every session of the user
-		if scope != memoryv1.SearchScope_SEARCH_SCOPE_USER || userKey == "" {
+		if scope != memoryv1.SearchScope_SEARCH_SCOPE_USER || (userKey == "" && !anonymous) {
 			filter = []byte(sessionID)
 		}
 		n, total := parseStatsValue(tx.Bucket(bucketBM25Stats).Get(statsKey(userKey)))

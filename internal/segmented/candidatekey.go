@@ -7,8 +7,12 @@ package segmented
 // scopes. Two equal keys give the same search for the same message and
 // caller. The node may search with a key it remembers; the session actor
 // checks it against its own before deciding (see actors.Append).
+//
+// Cross: the session recalls from its user's other sessions (a session
+// without a user: from its agent's other sessions without a user), from
+// its first user message on, whether or not it has compressed.
 type CandidateKey struct {
-	Recall, Memory            bool
+	Recall, Memory, Cross     bool
 	Agent, User, Project, App string
 }
 
@@ -22,6 +26,7 @@ func (s *State) CandidateKey() (k CandidateKey, wants bool) {
 	return CandidateKey{
 		Recall:  a.GetRecallPct() > 0 && p.GetCompressions() > 0,
 		Memory:  a.GetMemoryPct() > 0,
+		Cross:   a.GetRecallPct() > 0 && !a.GetNoCrossSession() && (p.GetUserId() != "" || p.GetAgentId() != ""),
 		Agent:   p.GetAgentId(),
 		User:    p.GetUserId(),
 		Project: p.GetProject(),

@@ -122,6 +122,7 @@ func (s *State) Context() *memoryv1.ContextReply {
 		cm := &backing[len(msgs)]
 		cm.Layer, cm.Id, cm.Role, cm.Content, cm.Name = layer, m.Id, m.Role, m.Content, m.Name
 		cm.ToolCalls, cm.ToolCallId, cm.Tokens = m.ToolCalls, m.ToolCallId, m.Tokens
+		cm.SaidUnixNano = SaidAt(m)
 		msgs = append(msgs, cm)
 	}
 	if text := renderRom(p.Rom); text != "" {
@@ -153,7 +154,16 @@ func (s *State) Context() *memoryv1.ContextReply {
 		}
 	}
 	for _, r := range asm.GetRecalled() {
-		sysMsg(LayerRecalled, "recalled:"+r.MessageId, r.Text, r.Tokens)
+		id := "recalled:" + r.MessageId
+		if r.SessionId != "" {
+			id = "recalled:" + r.SessionId + "/" + r.MessageId
+		}
+		sysMsg(LayerRecalled, id, r.Text, r.Tokens)
+		cm := &backing[len(msgs)-1]
+		cm.SaidUnixNano = r.SaidUnixNano
+		if r.SessionId != "" && r.Text == "" {
+			cm.Recalled = r // a reference: Hydrate fills it in
+		}
 	}
 	for _, m := range p.Promoted {
 		verbatim(LayerPromoted, m)
