@@ -1,0 +1,98 @@
+package heldout
+
+import (
+	"os"
+	"testing"
+)
+
+// TestEmbedded loads the built-in conversations and validates them all.
+func TestEmbedded(t *testing.T) {
+	cs, err := Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cs) < 13 {
+		t.Fatalf("%d conversations, want at least 13", len(cs))
+	}
+	if err := ValidateAll(cs); err != nil {
+		t.Fatal(err)
+	}
+	var turns, facts, replaced, noFact, questions int
+	for _, c := range cs {
+		for _, s := range c.Sittings {
+			turns += len(s.Turns)
+		}
+		facts += len(c.Facts)
+		replaced += len(c.Facts) - len(c.Current())
+		noFact += len(c.NoFactTurns)
+		questions += len(c.Questions)
+	}
+	t.Logf("%d conversations, %d turns, %d facts (%d replaced), %d no-fact turns, %d questions",
+		len(cs), turns, facts, replaced, noFact, questions)
+}
+
+// TestLoadMatchesEmbedded checks Load reads the directory the package embeds.
+func TestLoadMatchesEmbedded(t *testing.T) {
+	if _, err := os.Stat("data"); err != nil {
+		t.Skip("no data directory")
+	}
+	cs, err := Load("data")
+	if err != nil {
+		t.Fatal(err)
+	}
+	emb, err := Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cs) != len(emb) {
+		t.Fatalf("Load read %d conversations, the embedded data has %d", len(cs), len(emb))
+	}
+}
+
+// TestValidateCatches checks Validate reports the mistakes it is for.
+func TestValidateCatches(t *testing.T) {
+	good := func() Conversation {
+		return Conversation{
+			Name: "t", User: "Ana", Other: "Bo",
+			Sittings: []Sitting{
+				{Date: "2024-01-01T10:00:00Z", Turns: []Turn{
+					{ID: "S1:1", Speaker: "user", Text: "I work at Acme."},
+					{ID: "S1:2", Speaker: "other", Text: "Nice!"},
+					{ID: "S1:3", Speaker: "user", Text: "Thanks!"},
+				}},
+				{Date: "2024-01-09T10:00:00Z", Turns: []Turn{
+					{ID: "S2:1", Speaker: "user", Text: "I'm with Zenith now."},
+				}},
+			},
+			Facts: []Fact{
+				{ID: "F1", About: "user", What: "employer", Value: "acme", Turn: "S1:1", ReplacedBy: "F2"},
+				{ID: "F2", About: "user", What: "employer", Value: "Zenith", Turn: "S2:1"},
+			},
+			NoFactTurns: []string{"S1:3"},
+			Questions:   []Question{{Q: "Where does Ana work?", Answer: "Zenith", Evidence: []string{"S2:1"}, Category: "correction"}},
+		}
+	}
+	c := good()
+	if err := c.Validate(); err != nil {
+		t.Fatalf("good conversation: %v", err)
+	}
+	for name, spoil := range map[string]func(*Conversation){
+		"value not in turn":    func(c *Conversation) { c.Facts[1].Value = "Nadir" },
+		"replacement earlier":  func(c *Conversation) { c.Facts[0].ReplacedBy = ""; c.Facts[1].ReplacedBy = "F1" },
+		"unknown replacement":  func(c *Conversation) { c.Facts[0].ReplacedBy = "F9" },
+		"dates not increasing": func(c *Conversation) { c.Sittings[1].Date = "2023-12-31T10:00:00Z" },
+		"bad date":             func(c *Conversation) { c.Sittings[0].Date = "yesterday" },
+		"no-fact is fact":      func(c *Conversation) { c.NoFactTurns = append(c.NoFactTurns, "S1:1") },
+		"no-fact is other's":   func(c *Conversation) { c.NoFactTurns = []string{"S1:2"} },
+		"missing evidence":     func(c *Conversation) { c.Questions[0].Evidence = []string{"S3:1"} },
+		"bad category":         func(c *Conversation) { c.Questions[0].Category = "hard" },
+		"turn id twice":        func(c *Conversation) { c.Sittings[1].Turns[0].ID = "S1:2" },
+		"fact on other turn":   func(c *Conversation) { c.Facts[1].Turn = "S1:2"; c.Facts[1].Value = "nice" },
+	} {
+		c := good()
+		spoil(&c)
+		if c.Validate() == nil {
+			t.Errorf("%s: Validate found nothing", name)
+		}
+	}
+}
