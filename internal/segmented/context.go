@@ -3,6 +3,7 @@ package segmented
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 )
@@ -87,6 +88,15 @@ func romTokenCount(tok Tokenizer, r *memoryv1.Rom) uint32 {
 
 // messageTokens is the count stored in a Message: its content, tool call
 // names and arguments, plus the per-message overhead.
+// DayMark is what the context shows before a dated message (one with
+// said_unix_nano): "[2023-05-08] "; "" for 0.
+func DayMark(saidUnixNano int64) string {
+	if saidUnixNano == 0 {
+		return ""
+	}
+	return "[" + time.Unix(0, saidUnixNano).UTC().Format(time.DateOnly) + "] "
+}
+
 func messageTokens(tok Tokenizer, content string, calls []*memoryv1.ToolCall) uint32 {
 	n := tok.Count(content) + MessageOverheadTokens
 	for _, c := range calls {
@@ -121,6 +131,9 @@ func (s *State) Context() *memoryv1.ContextReply {
 	verbatim := func(layer string, m *memoryv1.Message) {
 		cm := &backing[len(msgs)]
 		cm.Layer, cm.Id, cm.Role, cm.Content, cm.Name = layer, m.Id, m.Role, m.Content, m.Name
+		if m.Dated {
+			cm.Content = DayMark(m.SaidUnixNano) + m.Content
+		}
 		cm.ToolCalls, cm.ToolCallId, cm.Tokens = m.ToolCalls, m.ToolCallId, m.Tokens
 		cm.SaidUnixNano = SaidAt(m)
 		msgs = append(msgs, cm)

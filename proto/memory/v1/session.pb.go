@@ -215,7 +215,12 @@ type Message struct {
 	// said_unix_nano is MessageInput.said_unix_nano: when the message was
 	// said, if the writer said so (imported history); 0 = not given, the
 	// message was said when it was appended (created_unix_nano).
-	SaidUnixNano  int64 `protobuf:"varint,12,opt,name=said_unix_nano,json=saidUnixNano,proto3" json:"said_unix_nano,omitempty"`
+	SaidUnixNano int64 `protobuf:"varint,12,opt,name=said_unix_nano,json=saidUnixNano,proto3" json:"said_unix_nano,omitempty"`
+	// dated: the context shows the message with the day it was said
+	// ("[2023-05-08] …", segmented.DayMark) and tokens counts that mark. Set
+	// at append for every message with said_unix_nano, so a turn of dated
+	// history carries its date wherever the context shows it.
+	Dated         bool `protobuf:"varint,13,opt,name=dated,proto3" json:"dated,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -332,6 +337,13 @@ func (x *Message) GetSaidUnixNano() int64 {
 		return x.SaidUnixNano
 	}
 	return 0
+}
+
+func (x *Message) GetDated() bool {
+	if x != nil {
+		return x.Dated
+	}
+	return false
 }
 
 // DataReference names bytes stored as large data (JetStream Object Store).
@@ -2090,7 +2102,7 @@ const file_memory_v1_session_proto_rawDesc = "" +
 	"\bToolCall\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1c\n" +
-	"\targuments\x18\x03 \x01(\tR\targuments\"\xa2\x03\n" +
+	"\targuments\x18\x03 \x01(\tR\targuments\"\xb8\x03\n" +
 	"\aMessage\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x10\n" +
 	"\x03seq\x18\x02 \x01(\x04R\x03seq\x12,\n" +
@@ -2106,7 +2118,8 @@ const file_memory_v1_session_proto_rawDesc = "" +
 	"\x11created_unix_nano\x18\n" +
 	" \x01(\x03R\x0fcreatedUnixNano\x12<\n" +
 	"\bdata_ref\x18\v \x01(\v2!.agentmem.memory.v1.DataReferenceR\adataRef\x12$\n" +
-	"\x0esaid_unix_nano\x18\f \x01(\x03R\fsaidUnixNano\"\xa5\x03\n" +
+	"\x0esaid_unix_nano\x18\f \x01(\x03R\fsaidUnixNano\x12\x14\n" +
+	"\x05dated\x18\r \x01(\bR\x05dated\"\xa5\x03\n" +
 	"\rDataReference\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04size\x18\x02 \x01(\x04R\x04size\x12\x16\n" +

@@ -371,6 +371,7 @@ export interface Message {
   content?: string;
   created_unix_nano?: string | number;
   data_ref?: DataReference;
+  dated?: boolean;
   id?: string;
   name?: string;
   role?: "ROLE_UNSPECIFIED" | "ROLE_SYSTEM" | "ROLE_USER" | "ROLE_ASSISTANT" | "ROLE_TOOL" | "unspecified" | "system" | "user" | "assistant" | "tool";
