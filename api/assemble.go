@@ -133,9 +133,12 @@ func (s *Service) candidates(ctx context.Context, who *tenancy.Caller, id string
 		hits := s.recallHits(ctx, who, id, k, q)
 		msgs, scores, sessions := make([]*memoryv1.Message, len(hits)), make([]float64, len(hits)), make([]string, len(hits))
 		for i, h := range hits {
-			msgs[i], scores[i], sessions[i] = h.GetMessage(), h.GetScore(), h.GetSessionId()
+			msgs[i], scores[i] = h.GetMessage(), h.GetScore()
+			if sid := h.GetSessionId(); sid != id {
+				sessions[i] = sid
+			}
 		}
-		c.Recall, c.RecallScores, c.RecallSessions = segmented.OfferRecallFrom(msgs, scores, sessions)
+		c.Recall, c.RecallScores, c.RecallSessions = segmented.OfferRecallFrom(msgs, scores, sessions, k.Depth)
 		s.metrics.Candidates.WithLabelValues("recall").Observe(float64(len(c.Recall)))
 	}
 	if k.Memory && s.entries != nil {
@@ -189,15 +192,19 @@ func (s *Service) earlierSessionHits(ctx context.Context, who *tenancy.Caller, i
 	var (
 		hits []*memoryv1.SearchHit
 		err  error
+		// The session's own hits come back too (the search spans all of
+		// the user's sessions): ask for them besides k.Depth of the others.
+		// (The projection takes up to MaxEarlierCandidates.)
+		depth = min(k.Depth+segmented.RecallSearched/4, segmented.MaxEarlierCandidates)
 	)
 	switch {
 	case k.User != "":
 		if who.Scope("user", k.User, false) != nil {
 			return nil, nil
 		}
-		hits, err = s.rm.Search(ctx, id, memoryv1.SearchScope_SEARCH_SCOPE_USER, q, segmented.RecallSearched)
+		hits, err = s.rm.Search(ctx, id, memoryv1.SearchScope_SEARCH_SCOPE_USER, q, depth)
 	case k.Agent != "":
-		hits, err = s.rm.SearchAnonymous(id, q, segmented.RecallSearched)
+		hits, err = s.rm.SearchAnonymous(id, q, depth)
 	default:
 		return nil, nil
 	}

@@ -16,12 +16,13 @@ import (
 
 // Search limits: limit 1..MaxSearchLimit, 0 means DefaultSearchLimit.
 // A message search (Search, SearchWith) takes up to MaxCandidateLimit: the
-// node's context assembler asks for tens of candidates, where the API
-// keeps its clients to MaxSearchLimit.
+// node's context assembler asks for tens of candidates (hundreds from a
+// user's earlier sessions for a large budget), where the API keeps its
+// clients to MaxSearchLimit.
 const (
 	DefaultSearchLimit = 10
 	MaxSearchLimit     = 20
-	MaxCandidateLimit  = 100
+	MaxCandidateLimit  = 400
 )
 
 // RerankDepth is the number of best BM25 candidates (at least limit) that
@@ -117,7 +118,7 @@ var plainRanking = ranking{}
 // Search ranks the messages of session sessionID (scope SESSION or
 // UNSPECIFIED) or of every session of its user (scope USER) against query
 // and returns at most limit hits, best first (ties: older document first).
-// limit is 1..100 (MaxCandidateLimit), 0 means 10. It is SearchWith with the zero SearchOptions.
+// limit is 1..MaxCandidateLimit, 0 means 10. It is SearchWith with the zero SearchOptions.
 func (s *Store) Search(sessionID string, scope memoryv1.SearchScope, query string, limit int) ([]*memoryv1.SearchHit, error) {
 	return s.SearchWith(sessionID, scope, query, limit, SearchOptions{})
 }

@@ -52,6 +52,9 @@ const (
 	// one append (more are ignored).
 	MaxRecallCandidates = 100
 	MaxMemoryCandidates = 60
+	// MaxEarlierCandidates bounds the candidates of one append from other
+	// sessions (besides MaxRecallCandidates of the session's own).
+	MaxEarlierCandidates = 400
 	// minItemTokens: an item that fits only when trimmed below this is
 	// left out.
 	minItemTokens = 24
@@ -109,22 +112,36 @@ const (
 // the turns that answer them), then at most RecallOffered are kept. The
 // node and the benchmark both call it, so they offer the same.
 func OfferRecall(hits []*memoryv1.Message, scores []float64) ([]*memoryv1.Message, []float64) {
-	out, outScores, _ := OfferRecallFrom(hits, scores, nil)
+	out, outScores, _ := OfferRecallFrom(hits, scores, nil, 0)
 	return out, outScores
 }
 
 // OfferRecallFrom is OfferRecall for hits of several sessions: sessions,
-// when as long as hits, names each hit's session and is filtered alike.
-func OfferRecallFrom(hits []*memoryv1.Message, scores []float64, sessions []string) ([]*memoryv1.Message, []float64, []string) {
+// when as long as hits, names each hit's session ("" : the session's own)
+// and is filtered alike; of other sessions' hits at most earlier are kept
+// (besides RecallOffered of the session's own).
+func OfferRecallFrom(hits []*memoryv1.Message, scores []float64, sessions []string, earlier int) ([]*memoryv1.Message, []float64, []string) {
 	var out []*memoryv1.Message
 	var outScores []float64
 	var outSessions []string
+	own, others := 0, 0
 	for i, m := range hits {
-		if len(out) == RecallOffered {
+		if own == RecallOffered && others >= earlier {
 			break
 		}
 		if BareQuestion(m) {
 			continue
+		}
+		if len(sessions) == len(hits) && sessions[i] != "" {
+			if others >= earlier {
+				continue
+			}
+			others++
+		} else {
+			if own == RecallOffered {
+				continue
+			}
+			own++
 		}
 		out = append(out, m)
 		if len(scores) == len(hits) {

@@ -127,9 +127,9 @@ func (s *State) plan(m *memoryv1.Message, c *Candidates, env Env) *memoryv1.Asse
 	var caps [numPartKinds]uint64
 	caps[PartRecalled] = min(s.Budget()*uint64(a.GetRecallPct())/100, MaxRecalledTokens)
 	// Earlier sessions' messages are references, not copies in the log:
-	// only recall_pct bounds them (with the session's own recalled copies
-	// they may exceed it by at most MaxRecalledTokens; the room bounds all).
-	caps[PartEarlier] = s.Budget() * uint64(a.GetRecallPct()) / 100
+	// only the room bounds them (recall_pct caps the copies of the
+	// session's own), so a new session whose user asks about the past may
+	// fill its room with what they said before.
 	caps[PartMemory] = s.sectionCap(a.GetMemoryPct())
 	fixed := max(s.tok.rom, s.tok.pendingRom) + s.tok.kernel + s.tok.promoted
 	for _, e := range p.l1[p.tail:] {
@@ -289,7 +289,7 @@ func (p *planner) summaryValue(text string) float64 {
 // value, a hit in the swap becomes a recalled part (a hit offered twice
 // keeps its larger value).
 func (p *planner) addHits(c *Candidates) {
-	hits := c.Recall[:min(len(c.Recall), MaxRecallCandidates)]
+	hits := c.Recall[:min(len(c.Recall), MaxRecallCandidates+MaxEarlierCandidates)]
 	var best float64
 	if len(c.RecallScores) == len(c.Recall) && len(hits) > 0 {
 		best = slices.Max(c.RecallScores[:len(hits)])
