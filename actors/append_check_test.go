@@ -24,7 +24,7 @@ func TestCheckedAppend(t *testing.T) {
 	if !errors.As(err, &need) {
 		t.Fatalf("unsearched append: %v, want NeedCandidates", err)
 	}
-	want := segmented.CandidateKey{Memory: true, User: "u1", Project: "p1"}
+	want := segmented.CandidateKey{Memory: true, Cross: true, Depth: segmented.MaxEarlierCandidates, User: "u1", Project: "p1"} // the default budget is large
 	if need.Key != want {
 		t.Fatalf("key %+v, want %+v", need.Key, want)
 	}

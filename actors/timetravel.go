@@ -129,7 +129,45 @@ func ContextAt(ctx context.Context, log events.Log, codec *events.Codec, st *seg
 		v, ok := vals[versionKey(key, version)]
 		return v, ok
 	}
-	return segmented.HydrateMemory(st.Context(), get)
+	return segmented.Hydrate(st.Context(), segmented.Sources{Entry: get, Message: messagesFromLog(ctx, log, codec), Erased: ErasedText})
+}
+
+// ErasedText stands, in a context rebuilt from the log, for a recalled
+// message of another session that was erased since: the LLM was sent
+// something there, and it is gone.
+const ErasedText = "[erased]"
+
+// messagesFromLog returns a segmented.MessageAt reading the messages of
+// other sessions from their events in log (each session loaded once).
+func messagesFromLog(ctx context.Context, log events.Log, codec *events.Codec) segmented.MessageAt {
+	sessions := map[string]map[uint64]*memoryv1.Message{}
+	return func(session string, seq uint64) (*memoryv1.Message, bool) {
+		msgs, seen := sessions[session]
+		if !seen {
+			msgs = map[uint64]*memoryv1.Message{}
+			sessions[session] = msgs
+			_, _ = log.Load(ctx, events.SessionSubject(session), 0, func(r events.Record) error {
+				b, err := events.DecodeBatch(r.Data)
+				if err != nil {
+					return nil
+				}
+				evs, err := codec.Unpack(b)
+				if err != nil {
+					return nil
+				}
+				for _, ev := range evs {
+					if a, ok := ev.(*memoryv1.MessagesAppended); ok {
+						for _, m := range a.GetMessages() {
+							msgs[m.GetSeq()] = m
+						}
+					}
+				}
+				return nil
+			})
+		}
+		m, ok := msgs[seq]
+		return m, ok
+	}
 }
 
 func versionKey(key string, version uint64) string {

@@ -126,19 +126,19 @@ func latestUserText(req *memoryv1.AppendRequest) string {
 // the append is stored either way, and its event records what was chosen.
 func (s *Service) candidates(ctx context.Context, who *tenancy.Caller, id string, k segmented.CandidateKey, q string) *segmented.Candidates {
 	c := &segmented.Candidates{}
-	// Until the session first compresses, every message is verbatim in L1:
-	// nothing to recall, so no search (k.Recall is false).
-	if k.Recall {
-		hits, err := s.rm.Search(ctx, id, memoryv1.SearchScope_SEARCH_SCOPE_SESSION, q, segmented.RecallSearched)
-		if err != nil {
-			s.metrics.AssemblyErrors.WithLabelValues("recall").Inc()
-			s.logger.Warn("context assembler: swap search failed; appending without recall", "session", id, "err", err)
-		}
-		msgs, scores := make([]*memoryv1.Message, len(hits)), make([]float64, len(hits))
+	if k.Recall || k.Cross {
+		// The search reads the session's own earlier commands (bounded), so
+		// the same requests give the same context.
+		s.awaitSession(ctx, id)
+		hits := s.recallHits(ctx, who, id, k, q)
+		msgs, scores, sessions := make([]*memoryv1.Message, len(hits)), make([]float64, len(hits)), make([]string, len(hits))
 		for i, h := range hits {
 			msgs[i], scores[i] = h.GetMessage(), h.GetScore()
+			if sid := h.GetSessionId(); sid != id {
+				sessions[i] = sid
+			}
 		}
-		c.Recall, c.RecallScores = segmented.OfferRecall(msgs, scores)
+		c.Recall, c.RecallScores, c.RecallSessions = segmented.OfferRecallFrom(msgs, scores, sessions, k.Depth)
 		s.metrics.Candidates.WithLabelValues("recall").Observe(float64(len(c.Recall)))
 	}
 	if k.Memory && s.entries != nil {
@@ -147,6 +147,140 @@ func (s *Service) candidates(ctx context.Context, who *tenancy.Caller, id string
 		s.metrics.Candidates.WithLabelValues("memory").Observe(float64(len(c.Memory)))
 	}
 	return c
+}
+
+// recallHits searches the session's swap (k.Recall: until the session first
+// compresses every message is verbatim in L1, nothing to recall) and, with
+// k.Cross, the other sessions of its user (a session without a user: of
+// its agent, without a user), best first by score. The scores are
+// comparable: both searches rank against the statistics of the user's
+// corpus.
+func (s *Service) recallHits(ctx context.Context, who *tenancy.Caller, id string, k segmented.CandidateKey, q string) []*memoryv1.SearchHit {
+	var hits []*memoryv1.SearchHit
+	if k.Recall {
+		own, err := s.rm.Search(ctx, id, memoryv1.SearchScope_SEARCH_SCOPE_SESSION, q, segmented.RecallSearched)
+		if err != nil {
+			s.metrics.AssemblyErrors.WithLabelValues("recall").Inc()
+			s.logger.Warn("context assembler: swap search failed; appending without recall", "session", id, "err", err)
+		}
+		hits = own
+	}
+	if k.Cross {
+		others, err := s.earlierSessionHits(ctx, who, id, k, q)
+		if err != nil {
+			s.metrics.AssemblyErrors.WithLabelValues("cross_session").Inc()
+			s.logger.Warn("context assembler: earlier sessions' search failed; appending without them", "session", id, "err", err)
+		}
+		for _, h := range others {
+			if h.GetSessionId() != id || !k.Recall {
+				hits = append(hits, h)
+			}
+		}
+		slices.SortStableFunc(hits, func(a, b *memoryv1.SearchHit) int { return cmp.Compare(b.GetScore(), a.GetScore()) })
+	}
+	return hits
+}
+
+// earlierSessionHits searches the messages of the sessions of k.User (or,
+// without a user, of k.Agent's sessions without a user) for q, keeping
+// only what who may read, checked as a direct read of each session is
+// (tenancy.Caller.Session against the session's user and agent), and for a
+// user's sessions the user as USER-scope search checks it. A session never
+// reaches another user's sessions through a shared agent: the user's own
+// corpus is searched, and each hit's session must have that user.
+func (s *Service) earlierSessionHits(ctx context.Context, who *tenancy.Caller, id string, k segmented.CandidateKey, q string) ([]*memoryv1.SearchHit, error) {
+	var (
+		hits []*memoryv1.SearchHit
+		err  error
+		// The session's own hits come back too (the search spans all of
+		// the user's sessions): ask for them besides k.Depth of the others.
+		// (The projection takes up to MaxEarlierCandidates.)
+		depth = min(k.Depth+segmented.RecallSearched/4, segmented.MaxEarlierCandidates)
+	)
+	switch {
+	case k.User != "":
+		if who.Scope("user", k.User, false) != nil {
+			return nil, nil
+		}
+		hits, err = s.rm.Search(ctx, id, memoryv1.SearchScope_SEARCH_SCOPE_USER, q, depth)
+	case k.Agent != "":
+		hits, err = s.rm.SearchAnonymous(id, q, depth)
+	default:
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	readable := map[string]bool{id: true}
+	return slices.DeleteFunc(hits, func(h *memoryv1.SearchHit) bool {
+		sid := h.GetSessionId()
+		ok, seen := readable[sid]
+		if !seen {
+			ok = s.mayRecallFrom(who, sid, k)
+			readable[sid] = ok
+		}
+		return !ok
+	}), nil
+}
+
+// mayRecallFrom reports whether session sid (another session than the
+// assembling one, whose key is k) may be recalled from: it has k's user
+// (or, without a user, no user and k's agent) and who may read it.
+func (s *Service) mayRecallFrom(who *tenancy.Caller, sid string, k segmented.CandidateKey) bool {
+	e, ok, err := s.rm.Session(sid)
+	if err != nil || !ok || e.GetUserId() != k.User || (k.User == "" && e.GetAgentId() != k.Agent) {
+		return false
+	}
+	return who.Admin() || who.Session(sid, e.GetUserId(), e.GetAgentId(), false) == nil
+}
+
+// awaitSession waits, at most OwnWriteWait, until the projection applied
+// the session's last command served here.
+func (s *Service) awaitSession(ctx context.Context, id string) {
+	seq := s.sessionSeqs.last(id)
+	if seq == 0 || s.rm.AppliedSeq() >= seq {
+		return
+	}
+	wctx, cancel := context.WithTimeout(ctx, OwnWriteWait)
+	defer cancel()
+	if err := s.rm.WaitFor(wctx, seq); err != nil {
+		s.metrics.AssemblyErrors.WithLabelValues("session_wait").Inc()
+	}
+}
+
+// sessionSeqs remembers the stream sequence of each session's last command
+// (bounded: forgotten all at once past maxCandidateKeys sessions, like the
+// candidate keys; a forgotten session's search then does not wait).
+type sessionSeqs struct {
+	mu  sync.Mutex
+	seq map[string]uint64
+}
+
+func (w *sessionSeqs) note(id string, seq uint64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.seq == nil || len(w.seq) >= maxCandidateKeys {
+		w.seq = map[string]uint64{}
+	}
+	w.seq[id] = max(w.seq[id], seq)
+}
+
+func (w *sessionSeqs) last(id string) uint64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.seq[id]
+}
+
+// noting wraps reply to remember the sequence of session id's command.
+func (w *sessionSeqs) noting(id string, reply actors.ReplyFunc) actors.ReplyFunc {
+	return func(m proto.Message, err error) {
+		if r, ok := m.(interface {
+			GetResult() *memoryv1.MutationReply
+		}); ok && err == nil {
+			w.note(id, r.GetResult().GetSeq())
+		}
+		reply(m, err)
+	}
 }
 
 // awaitOwnWrite waits, at most OwnWriteWait, until the projection applied

@@ -146,6 +146,9 @@ type Service struct {
 	candidateKeys candidateKeyCache
 	// writes remembers each caller's last scope write (awaitOwnWrite).
 	writes writeSeqs
+	// sessionSeqs remembers the stream sequence of each session's last
+	// command served here (the assembler's search reads up to it).
+	sessionSeqs sessionSeqs
 	// workers runs the queries (goQuery) on reused goroutines.
 	workers *gopool.Pool
 	// background runs consolidations started by a termination, a turn
@@ -373,7 +376,7 @@ func (s *Service) sessionHandler(ep endpoint) func(*call) {
 					reply(nil, err)
 					return
 				}
-				s.dispatch(id, c.who, req, reply)
+				s.dispatch(id, c.who, req, s.sessionSeqs.noting(id, reply))
 			})
 			return
 		}
@@ -381,7 +384,7 @@ func (s *Service) sessionHandler(ep endpoint) func(*call) {
 			offload, q := s.needsOffload(app), latestUserText(app)
 			if offload || (q != "" && s.rm != nil) {
 				s.goQuery(c, func(ctx context.Context, reply actors.ReplyFunc) {
-					s.appendWithSearch(ctx, c.who, id, app, offload, q, s.consolidateAfter(id, app, reply))
+					s.appendWithSearch(ctx, c.who, id, app, offload, q, s.sessionSeqs.noting(id, s.consolidateAfter(id, app, reply)))
 				})
 				return
 			}
@@ -391,7 +394,7 @@ func (s *Service) sessionHandler(ep endpoint) func(*call) {
 			return
 		}
 		s.handOff(rp, asJSON, func(reply actors.ReplyFunc) error {
-			return s.d.Dispatch(id, c.who, body, s.consolidateAfter(id, body, reply))
+			return s.d.Dispatch(id, c.who, body, s.sessionSeqs.noting(id, s.consolidateAfter(id, body, reply)))
 		})
 	}
 }
@@ -403,11 +406,14 @@ func (s *Service) sessionHandler(ep endpoint) func(*call) {
 func (s *Service) hydrated(reply actors.ReplyFunc) actors.ReplyFunc {
 	return func(m proto.Message, err error) {
 		if cx, ok := m.(*memoryv1.ContextReply); ok && err == nil {
-			get := func(string, string, uint64) (string, bool) { return "", false }
+			var src segmented.Sources
 			if s.entries != nil {
-				get = s.entries.EntryText
+				src.Entry = s.entries.EntryText
 			}
-			m = segmented.HydrateMemory(cx, get)
+			if s.rm != nil {
+				src.Message = s.rm.MessageAt
+			}
+			m = segmented.Hydrate(cx, src)
 		}
 		reply(m, err)
 	}

@@ -47,11 +47,12 @@ type Context struct {
 	AnswerVerbatim bool
 }
 
-// messageTokens counts like the session model: content, tool call names and
-// arguments, plus segmented.MessageOverheadTokens (membench_test checks the
-// counts against the model's).
+// messageTokens counts like the session model: content (with its day mark
+// when the message is dated), tool call names and arguments, plus
+// segmented.MessageOverheadTokens (membench_test checks the counts against
+// the model's). The baselines pay for the day as the model does.
 func messageTokens(tok segmented.Tokenizer, m *convgen.Message) int {
-	n := tok.Count(m.Content) + segmented.MessageOverheadTokens
+	n := tok.Count(segmented.DayMark(m.UnixNano)+m.Content) + segmented.MessageOverheadTokens
 	for _, c := range m.ToolCalls {
 		n += tok.Count(c.Name) + tok.Count(c.Arguments)
 	}

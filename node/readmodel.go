@@ -60,6 +60,18 @@ func (r readModel) Recall(id string, offset, limit int) ([]*memoryv1.Message, ui
 	return m, n, mapErr(err)
 }
 
+// MessageAt reads a message of a session for a context's recalled item.
+func (r readModel) MessageAt(id string, seq uint64) (*memoryv1.Message, bool) {
+	return r.s.MessageAt(id, seq)
+}
+
+// SearchAnonymous is a USER-scope search of a session without a user over
+// every session without a user (the caller keeps those it may read).
+func (r readModel) SearchAnonymous(id, q string, limit int) ([]*memoryv1.SearchHit, error) {
+	h, err := r.s.SearchWith(id, memoryv1.SearchScope_SEARCH_SCOPE_USER, q, limit, projections.SearchOptions{Anonymous: true})
+	return h, mapErr(err)
+}
+
 func (r readModel) MessagesByID(id string, ids []string) ([]*memoryv1.Message, error) {
 	m, err := r.s.MessagesByID(id, ids)
 	return m, mapErr(err)

@@ -60,6 +60,18 @@ func getMessage(b *bolt.Bucket, sessionID string, seq uint64) (*memoryv1.Message
 	return m, nil
 }
 
+// MessageAt returns message seq of session sessionID (ok false: the
+// projection does not hold it, e.g. erased, or on a failed read).
+func (s *Store) MessageAt(sessionID string, seq uint64) (*memoryv1.Message, bool) {
+	var m *memoryv1.Message
+	err := s.view(func(tx *bolt.Tx) error {
+		var err error
+		m, err = getMessage(tx.Bucket(bucketSwapMessages), sessionID, seq)
+		return err
+	})
+	return m, err == nil && m != nil
+}
+
 // Recall returns the messages of a session from swap, oldest first: at most
 // limit (1..50, 0 means 20) after skipping offset, and the session's total.
 // An unknown session has no messages (total 0).

@@ -16,12 +16,13 @@ import (
 
 // Search limits: limit 1..MaxSearchLimit, 0 means DefaultSearchLimit.
 // A message search (Search, SearchWith) takes up to MaxCandidateLimit: the
-// node's context assembler asks for tens of candidates, where the API
-// keeps its clients to MaxSearchLimit.
+// node's context assembler asks for tens of candidates (hundreds from a
+// user's earlier sessions for a large budget), where the API keeps its
+// clients to MaxSearchLimit.
 const (
 	DefaultSearchLimit = 10
 	MaxSearchLimit     = 20
-	MaxCandidateLimit  = 100
+	MaxCandidateLimit  = 400
 )
 
 // RerankDepth is the number of best BM25 candidates (at least limit) that
@@ -48,6 +49,10 @@ type SearchOptions struct {
 	// reciprocal rank fusion (RRFK); documents without a vector are ranked
 	// by the lexical ranking alone. Nil: lexical ranking only.
 	QueryVector []float32
+	// Anonymous: a USER-scope search of a session without a user searches
+	// every session without a user (the caller filters them, e.g. by
+	// agent), instead of the session alone.
+	Anonymous bool
 }
 
 // maxExpansionClauses bounds the related-word clauses of one query
@@ -113,7 +118,7 @@ var plainRanking = ranking{}
 // Search ranks the messages of session sessionID (scope SESSION or
 // UNSPECIFIED) or of every session of its user (scope USER) against query
 // and returns at most limit hits, best first (ties: older document first).
-// limit is 1..100 (MaxCandidateLimit), 0 means 10. It is SearchWith with the zero SearchOptions.
+// limit is 1..MaxCandidateLimit, 0 means 10. It is SearchWith with the zero SearchOptions.
 func (s *Store) Search(sessionID string, scope memoryv1.SearchScope, query string, limit int) ([]*memoryv1.SearchHit, error) {
 	return s.SearchWith(sessionID, scope, query, limit, SearchOptions{})
 }
@@ -160,14 +165,14 @@ func (s *Store) SearchWith(sessionID string, scope memoryv1.SearchScope, query s
 	if opts.Plain {
 		rk, opts.QueryVector = plainRanking, nil
 	}
-	return s.searchVec(sessionID, scope, query, limit, rk, opts.QueryVector)
+	return s.searchVec(sessionID, scope, query, limit, rk, opts.QueryVector, opts.Anonymous)
 }
 
 func (s *Store) search(sessionID string, scope memoryv1.SearchScope, query string, limit int, rk ranking) ([]*memoryv1.SearchHit, error) {
-	return s.searchVec(sessionID, scope, query, limit, rk, nil)
+	return s.searchVec(sessionID, scope, query, limit, rk, nil, false)
 }
 
-func (s *Store) searchVec(sessionID string, scope memoryv1.SearchScope, query string, limit int, rk ranking, qvec []float32) ([]*memoryv1.SearchHit, error) {
+func (s *Store) searchVec(sessionID string, scope memoryv1.SearchScope, query string, limit int, rk ranking, qvec []float32, anonymous bool) ([]*memoryv1.SearchHit, error) {
 	limit, err := resolveLimit(limit, DefaultSearchLimit, MaxCandidateLimit)
 	if err != nil {
 		return nil, err
@@ -195,7 +200,7 @@ func (s *Store) searchVec(sessionID string, scope memoryv1.SearchScope, query st
 		}
 		userKey := entry.GetUserId()
 		var filter []byte // session filter; nil = every session of the user
-		if scope != memoryv1.SearchScope_SEARCH_SCOPE_USER || userKey == "" {
+		if scope != memoryv1.SearchScope_SEARCH_SCOPE_USER || (userKey == "" && !anonymous) {
 			filter = []byte(sessionID)
 		}
 		n, total := parseStatsValue(tx.Bucket(bucketBM25Stats).Get(statsKey(userKey)))

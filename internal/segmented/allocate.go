@@ -29,6 +29,9 @@ const (
 	PartRecalled
 	// PartMemory is a scope entry, shown in the memory section.
 	PartMemory
+	// PartEarlier is a message of another session of the same user (or
+	// agent), shown in the recalled section by reference.
+	PartEarlier
 	numPartKinds
 )
 

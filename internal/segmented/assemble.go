@@ -52,6 +52,9 @@ const (
 	// one append (more are ignored).
 	MaxRecallCandidates = 100
 	MaxMemoryCandidates = 60
+	// MaxEarlierCandidates bounds the candidates of one append from other
+	// sessions (besides MaxRecallCandidates of the session's own).
+	MaxEarlierCandidates = 400
 	// minItemTokens: an item that fits only when trimmed below this is
 	// left out.
 	minItemTokens = 24
@@ -82,11 +85,17 @@ const (
 // RecallScores and MemoryScores, when as long as Recall and Memory, are
 // the search scores (a memory candidate of score 0 did not match: a
 // scope's most important or recent entry); without them the rank decides.
+//
+// RecallSessions, when as long as Recall, names the session of each recall
+// candidate: "" (or the session's own id) for the session's own messages,
+// another id for a message of another session of the same user (or agent),
+// which the recalled section records by reference.
 type Candidates struct {
-	Recall       []*memoryv1.Message
-	RecallScores []float64
-	Memory       []*memoryv1.MemoryItem
-	MemoryScores []float64
+	Recall         []*memoryv1.Message
+	RecallScores   []float64
+	RecallSessions []string
+	Memory         []*memoryv1.MemoryItem
+	MemoryScores   []float64
 }
 
 // What the node asks a session search for and offers of it (DESIGN §5a:
@@ -103,21 +112,46 @@ const (
 // the turns that answer them), then at most RecallOffered are kept. The
 // node and the benchmark both call it, so they offer the same.
 func OfferRecall(hits []*memoryv1.Message, scores []float64) ([]*memoryv1.Message, []float64) {
+	out, outScores, _ := OfferRecallFrom(hits, scores, nil, 0)
+	return out, outScores
+}
+
+// OfferRecallFrom is OfferRecall for hits of several sessions: sessions,
+// when as long as hits, names each hit's session ("" : the session's own)
+// and is filtered alike; of other sessions' hits at most earlier are kept
+// (besides RecallOffered of the session's own).
+func OfferRecallFrom(hits []*memoryv1.Message, scores []float64, sessions []string, earlier int) ([]*memoryv1.Message, []float64, []string) {
 	var out []*memoryv1.Message
 	var outScores []float64
+	var outSessions []string
+	own, others := 0, 0
 	for i, m := range hits {
-		if len(out) == RecallOffered {
+		if own == RecallOffered && others >= earlier {
 			break
 		}
 		if BareQuestion(m) {
 			continue
 		}
+		if len(sessions) == len(hits) && sessions[i] != "" {
+			if others >= earlier {
+				continue
+			}
+			others++
+		} else {
+			if own == RecallOffered {
+				continue
+			}
+			own++
+		}
 		out = append(out, m)
 		if len(scores) == len(hits) {
 			outScores = append(outScores, scores[i])
 		}
+		if len(sessions) == len(hits) {
+			outSessions = append(outSessions, sessions[i])
+		}
 	}
-	return out, outScores
+	return out, outScores, outSessions
 }
 
 func resolveAssembly(a *memoryv1.AssemblyConfig) *memoryv1.AssemblyConfig {
@@ -327,13 +361,44 @@ func trimToTokens(tok Tokenizer, text string, limit int) string {
 func recalledText(m *memoryv1.Message) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Recalled %s (%s, turn %d", m.GetId(), roleName(m.GetRole()), m.GetTurn())
-	at := m.GetSaidUnixNano()
-	if at == 0 {
-		at = m.GetCreatedUnixNano()
-	}
-	if at > 0 {
+	if at := SaidAt(m); at > 0 {
 		b.WriteString(", ")
 		b.WriteString(time.Unix(0, at).UTC().Format(time.DateOnly))
+	}
+	b.WriteString("): ")
+	b.WriteString(m.GetContent())
+	for _, c := range m.GetToolCalls() {
+		fmt.Fprintf(&b, "\ncall %s(%s)", c.GetName(), c.GetArguments())
+	}
+	return b.String()
+}
+
+// SaidAt is when m was said: its said_unix_nano (imported history), else
+// when it was appended; 0 when neither is known.
+func SaidAt(m *memoryv1.Message) int64 {
+	if at := m.GetSaidUnixNano(); at != 0 {
+		return at
+	}
+	return m.GetCreatedUnixNano()
+}
+
+// EarlierSessionText is a message of another session as the recalled
+// section shows it: the day it was said, that it comes from an earlier
+// session, who said it, then its content and tool calls. The text is
+// rendered again from the message whenever the context is read (the log
+// keeps a reference), so it depends on the message alone.
+func EarlierSessionText(m *memoryv1.Message) string {
+	var b strings.Builder
+	b.WriteString("From an earlier session")
+	if at := SaidAt(m); at > 0 {
+		b.WriteString(", ")
+		b.WriteString(time.Unix(0, at).UTC().Format(time.DateOnly))
+	}
+	b.WriteString(" (")
+	b.WriteString(roleName(m.GetRole()))
+	if n := m.GetName(); n != "" {
+		b.WriteString(" ")
+		b.WriteString(n)
 	}
 	b.WriteString("): ")
 	b.WriteString(m.GetContent())

@@ -3,6 +3,7 @@ package segmented
 import (
 	"fmt"
 	"math"
+	"time"
 
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 	"google.golang.org/protobuf/proto"
@@ -390,6 +391,31 @@ func summaryHeader(first, last uint64) string {
 	return fmt.Sprintf("Summary of messages %d-%d:", first, last)
 }
 
+// saidSpan is the days a run of dated messages was said on, for a
+// summary's header: " (said 2023-05-08)" or " (said 2023-05-08 to
+// 2023-05-09)"; "" when no message of the run is dated.
+func saidSpan(run []*memoryv1.L1Entry) string {
+	var first, last int64
+	for _, e := range run {
+		m := e.GetMessage()
+		if !m.GetDated() {
+			continue
+		}
+		if first == 0 || m.GetSaidUnixNano() < first {
+			first = m.GetSaidUnixNano()
+		}
+		last = max(last, m.GetSaidUnixNano())
+	}
+	if first == 0 {
+		return ""
+	}
+	a, b := time.Unix(0, first).UTC().Format(time.DateOnly), time.Unix(0, last).UTC().Format(time.DateOnly)
+	if a == b {
+		return " (said " + a + ")"
+	}
+	return " (said " + a + " to " + b + ")"
+}
+
 func condensedHeader(first, last uint64) string {
 	return fmt.Sprintf("Condensed summary of messages %d-%d:", first, last)
 }
@@ -465,7 +491,7 @@ func summarizeRun(sc *State, run []*memoryv1.L1Entry, env Env) *memoryv1.Summary
 	first, last := run[0].GetMessage().GetSeq(), run[len(run)-1].GetMessage().GetSeq()
 	limit := summaryTarget(int(covered), int(sc.snap.GetConfig().GetSummaryMaxTokens()))
 	sz := env.summarizer()
-	text, tokens := fitText(env.Tokenizer, summaryHeader(first, last), limit, func(n int) string {
+	text, tokens := fitText(env.Tokenizer, summaryHeader(first, last)+saidSpan(run), limit, func(n int) string {
 		return sz.Summarize(run, n, env.Tokenizer)
 	})
 	sum := newSummary(sc, first, last, text, tokens, covered)

@@ -3,6 +3,7 @@ package segmented
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 )
@@ -87,6 +88,15 @@ func romTokenCount(tok Tokenizer, r *memoryv1.Rom) uint32 {
 
 // messageTokens is the count stored in a Message: its content, tool call
 // names and arguments, plus the per-message overhead.
+// DayMark is what the context shows before a dated message (one with
+// said_unix_nano): "[2023-05-08] "; "" for 0.
+func DayMark(saidUnixNano int64) string {
+	if saidUnixNano == 0 {
+		return ""
+	}
+	return "[" + time.Unix(0, saidUnixNano).UTC().Format(time.DateOnly) + "] "
+}
+
 func messageTokens(tok Tokenizer, content string, calls []*memoryv1.ToolCall) uint32 {
 	n := tok.Count(content) + MessageOverheadTokens
 	for _, c := range calls {
@@ -121,7 +131,11 @@ func (s *State) Context() *memoryv1.ContextReply {
 	verbatim := func(layer string, m *memoryv1.Message) {
 		cm := &backing[len(msgs)]
 		cm.Layer, cm.Id, cm.Role, cm.Content, cm.Name = layer, m.Id, m.Role, m.Content, m.Name
+		if m.Dated {
+			cm.Content = DayMark(m.SaidUnixNano) + m.Content
+		}
 		cm.ToolCalls, cm.ToolCallId, cm.Tokens = m.ToolCalls, m.ToolCallId, m.Tokens
+		cm.SaidUnixNano = SaidAt(m)
 		msgs = append(msgs, cm)
 	}
 	if text := renderRom(p.Rom); text != "" {
@@ -153,7 +167,16 @@ func (s *State) Context() *memoryv1.ContextReply {
 		}
 	}
 	for _, r := range asm.GetRecalled() {
-		sysMsg(LayerRecalled, "recalled:"+r.MessageId, r.Text, r.Tokens)
+		id := "recalled:" + r.MessageId
+		if r.SessionId != "" {
+			id = "recalled:" + r.SessionId + "/" + r.MessageId
+		}
+		sysMsg(LayerRecalled, id, r.Text, r.Tokens)
+		cm := &backing[len(msgs)-1]
+		cm.SaidUnixNano = r.SaidUnixNano
+		if r.SessionId != "" && r.Text == "" {
+			cm.Recalled = r // a reference: Hydrate fills it in
+		}
 	}
 	for _, m := range p.Promoted {
 		verbatim(LayerPromoted, m)

@@ -213,11 +213,12 @@ func (s *State) buildMessages(req *memoryv1.AppendRequest, env Env, x *indexes) 
 			Name:            in.Name,
 			ToolCalls:       cloneCalls(in.ToolCalls),
 			ToolCallId:      in.ToolCallId,
-			Tokens:          messageTokens(env.Tokenizer, in.Content, in.ToolCalls),
+			Tokens:          messageTokens(env.Tokenizer, DayMark(in.SaidUnixNano)+in.Content, in.ToolCalls),
 			Turn:            turn,
 			CreatedUnixNano: env.NowUnixNano,
 			DataRef:         in.DataRef,
 			SaidUnixNano:    in.SaidUnixNano,
+			Dated:           in.SaidUnixNano != 0,
 		}
 		if in.Role == memoryv1.Role_ROLE_TOOL {
 			name, ok := open(in.ToolCallId)

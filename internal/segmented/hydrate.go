@@ -13,16 +13,38 @@ import (
 // longer holds that version (erased, or beyond the versions kept).
 type EntryText func(scope, key string, version uint64) (value string, ok bool)
 
-// HydrateMemory returns cx with the text of each memory section message
-// that holds a reference (ContextMessage.memory: the log keeps which text
-// of which entry version, not the text, DESIGN §12) read through get. A
-// message whose entry version is gone is left out, and its tokens with it:
-// an erased entry leaves no trace in any context. cx is not changed; a
-// context without references is returned as is.
+// MessageAt returns message seq of session (a recalled item of another
+// session); ok is false when the session no longer holds it (erased).
+type MessageAt func(session string, seq uint64) (m *memoryv1.Message, ok bool)
+
+// Sources are where Hydrate reads the texts a context holds by reference.
+// A nil func finds nothing.
+type Sources struct {
+	Entry   EntryText
+	Message MessageAt
+	// Erased, when set, keeps an item whose source is gone as a message of
+	// this text (and the item's tokens), instead of leaving it out: time
+	// travel shows that the LLM was sent something since erased.
+	Erased string
+}
+
+// HydrateMemory is Hydrate with entry texts only (recalled items of other
+// sessions are left out).
 func HydrateMemory(cx *memoryv1.ContextReply, get EntryText) *memoryv1.ContextReply {
+	return Hydrate(cx, Sources{Entry: get})
+}
+
+// Hydrate returns cx with the text of each message that holds a reference
+// (ContextMessage.memory, an entry version; ContextMessage.recalled, a
+// message of another session: the log keeps which text, not the text) read
+// from src. A message whose source is gone is left out, and its tokens with
+// it, so an erased entry or session leaves no trace in any context (or,
+// with src.Erased, shown as erased). cx is not changed; a context without
+// references is returned as is.
+func Hydrate(cx *memoryv1.ContextReply, src Sources) *memoryv1.ContextReply {
 	refs := false
 	for _, m := range cx.GetMessages() {
-		if m.GetMemory() != nil {
+		if m.GetMemory() != nil || m.GetRecalled() != nil {
 			refs = true
 			break
 		}
@@ -39,25 +61,52 @@ func HydrateMemory(cx *memoryv1.ContextReply, get EntryText) *memoryv1.ContextRe
 	})
 	out.Layers, out.Usage = proto.CloneOf(cx.GetLayers()), proto.CloneOf(cx.GetUsage())
 	msgs := make([]*memoryv1.ContextMessage, 0, len(cx.GetMessages()))
-	var dropped uint32
+	var droppedMemory, droppedRecalled uint32
 	for _, m := range cx.GetMessages() {
-		ref := m.GetMemory()
-		if ref == nil {
+		text, ok, isRef := "", false, true
+		switch ref, rec := m.GetMemory(), m.GetRecalled(); {
+		case ref != nil:
+			if src.Entry != nil {
+				var value string
+				if value, ok = src.Entry(ref.GetScope(), ref.GetKey(), ref.GetVersion()); ok {
+					text = itemText(ref, value)
+				}
+			}
+		case rec != nil:
+			if src.Message != nil {
+				var msg *memoryv1.Message
+				if msg, ok = src.Message(rec.GetSessionId(), rec.GetSeq()); ok && msg.GetId() == rec.GetMessageId() {
+					text = cutText(EarlierSessionText(msg), rec.GetTextBytes(), rec.GetTrimmed())
+				} else {
+					ok = false
+				}
+			}
+		default:
+			isRef = false
+		}
+		if !isRef {
 			msgs = append(msgs, m)
 			continue
 		}
-		value, ok := get(ref.GetScope(), ref.GetKey(), ref.GetVersion())
+		if !ok && src.Erased != "" {
+			text, ok = src.Erased, true
+		}
 		if !ok {
-			dropped += m.GetTokens()
+			if m.GetMemory() != nil {
+				droppedMemory += m.GetTokens()
+			} else {
+				droppedRecalled += m.GetTokens()
+			}
 			continue
 		}
 		msgs = append(msgs, &memoryv1.ContextMessage{Layer: m.GetLayer(), Id: m.GetId(), Role: m.GetRole(),
-			Content: itemText(ref, value), Tokens: m.GetTokens()})
+			Content: text, Tokens: m.GetTokens(), SaidUnixNano: m.GetSaidUnixNano()})
 	}
 	out.Messages = msgs
-	if dropped > 0 {
+	if dropped := droppedMemory + droppedRecalled; dropped > 0 {
 		if l := out.GetLayers(); l != nil {
-			l.Memory -= min(dropped, l.Memory)
+			l.Memory -= min(droppedMemory, l.Memory)
+			l.Recalled -= min(droppedRecalled, l.Recalled)
 		}
 		if u := out.GetUsage(); u != nil {
 			u.Used -= min(dropped, u.Used)
@@ -75,24 +124,34 @@ func HydrateMemory(cx *memoryv1.ContextReply, get EntryText) *memoryv1.ContextRe
 // itemText is the text memory item ref shows of value: the first
 // text_bytes bytes of MemoryText, then "…" when it was trimmed.
 func itemText(ref *memoryv1.MemoryItem, value string) string {
-	full := MemoryText(ref, value)
-	n := int(ref.GetTextBytes())
-	if n >= len(full) {
+	return cutText(MemoryText(ref, value), ref.GetTextBytes(), ref.GetTrimmed())
+}
+
+// cutText is the first n bytes of full, then "…" when trimmed.
+func cutText(full string, n uint32, trimmed bool) string {
+	if int(n) >= len(full) {
 		return full
 	}
-	t := utf8cut.Prefix(full, n)
-	if ref.GetTrimmed() {
+	t := utf8cut.Prefix(full, int(n))
+	if trimmed {
 		return t + "…"
 	}
 	return t
 }
 
-// MemoryByReference reports whether the context's memory section refers to
-// entry versions (HydrateMemory reads their texts): the context is then
-// not a function of the session's version alone.
+// MemoryByReference reports whether the context refers to texts outside
+// the session (entry versions of its memory section, messages of other
+// sessions in its recalled section; Hydrate reads them): the context is
+// then not a function of the session's version alone.
 func (s *State) MemoryByReference() bool {
-	for _, m := range s.snap.GetAssembled().GetMemory() {
+	a := s.snap.GetAssembled()
+	for _, m := range a.GetMemory() {
 		if m.GetText() == "" {
+			return true
+		}
+	}
+	for _, r := range a.GetRecalled() {
+		if r.GetSessionId() != "" && r.GetText() == "" {
 			return true
 		}
 	}

@@ -93,13 +93,22 @@ type planner struct {
 	l1Part []int
 	// swapPart maps a swap message seq to its recalled part.
 	swapPart map[uint64]int
+	// earlierPart maps a message of another session (session id, seq) to
+	// its recalled part.
+	earlierPart map[earlierRef]int
+}
+
+// earlierRef names a message of another session.
+type earlierRef struct {
+	session string
+	seq     uint64
 }
 
 // plan chooses the sections and the allocation for the user message m
 // (already in the simulated state) from c.
 func (s *State) plan(m *memoryv1.Message, c *Candidates, env Env) *memoryv1.Assembled {
 	a := s.Assembly()
-	p := &planner{s: s, tok: env.Tokenizer, l1: s.snap.GetL1(), swapPart: map[uint64]int{}, query: facts.ContentWords(m.GetContent())}
+	p := &planner{s: s, tok: env.Tokenizer, l1: s.snap.GetL1(), swapPart: map[uint64]int{}, earlierPart: map[earlierRef]int{}, query: facts.ContentWords(m.GetContent())}
 	p.tail = p.tailStart()
 	p.addL1()
 	p.addL2()
@@ -117,6 +126,10 @@ func (s *State) plan(m *memoryv1.Message, c *Candidates, env Env) *memoryv1.Asse
 	}
 	var caps [numPartKinds]uint64
 	caps[PartRecalled] = min(s.Budget()*uint64(a.GetRecallPct())/100, MaxRecalledTokens)
+	// Earlier sessions' messages are references, not copies in the log:
+	// only the room bounds them (recall_pct caps the copies of the
+	// session's own), so a new session whose user asks about the past may
+	// fill its room with what they said before.
 	caps[PartMemory] = s.sectionCap(a.GetMemoryPct())
 	fixed := max(s.tok.rom, s.tok.pendingRom) + s.tok.kernel + s.tok.promoted
 	for _, e := range p.l1[p.tail:] {
@@ -145,10 +158,32 @@ func (s *State) plan(m *memoryv1.Message, c *Candidates, env Env) *memoryv1.Asse
 			}
 		}
 	}
-	slices.SortFunc(out.Recalled, func(x, y *memoryv1.RecalledItem) int { return cmp.Compare(x.Seq, y.Seq) })
+	slices.SortFunc(out.Recalled, compareRecalled)
 	slices.Sort(out.L1Seqs)
 	out.Memory = byTier(out.Memory)
 	return out
+}
+
+// compareRecalled orders the recalled section: other sessions' messages
+// first, by when they were said (then session and seq), then the session's
+// own by seq.
+func compareRecalled(x, y *memoryv1.RecalledItem) int {
+	xo, yo := x.GetSessionId() != "", y.GetSessionId() != ""
+	switch {
+	case xo != yo:
+		if xo {
+			return -1
+		}
+		return 1
+	case xo:
+		if c := cmp.Compare(x.GetSaidUnixNano(), y.GetSaidUnixNano()); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(x.GetSessionId(), y.GetSessionId()); c != 0 {
+			return c
+		}
+	}
+	return cmp.Compare(x.GetSeq(), y.GetSeq())
 }
 
 // showsAll reports whether the chosen parts are every L1 and L2 part and
@@ -254,7 +289,7 @@ func (p *planner) summaryValue(text string) float64 {
 // value, a hit in the swap becomes a recalled part (a hit offered twice
 // keeps its larger value).
 func (p *planner) addHits(c *Candidates) {
-	hits := c.Recall[:min(len(c.Recall), MaxRecallCandidates)]
+	hits := c.Recall[:min(len(c.Recall), MaxRecallCandidates+MaxEarlierCandidates)]
 	var best float64
 	if len(c.RecallScores) == len(c.Recall) && len(hits) > 0 {
 		best = slices.Max(c.RecallScores[:len(hits)])
@@ -274,8 +309,43 @@ func (p *planner) addHits(c *Candidates) {
 		if BareQuestion(m) {
 			v *= questionWeight
 		}
+		if sid := sessionOf(c, r); sid != "" && sid != p.s.snap.GetSessionId() {
+			p.offerEarlier(sid, m, v)
+			continue
+		}
 		p.offer(m, v)
 	}
+}
+
+// sessionOf returns the session of recall candidate r ("" : the session's).
+func sessionOf(c *Candidates, r int) string {
+	if len(c.RecallSessions) != len(c.Recall) {
+		return ""
+	}
+	return c.RecallSessions[r]
+}
+
+// offerEarlier values message m of another session sid at v: a recalled
+// part holding a reference (the text is read again when the context is
+// read, EarlierSessionText cut to text_bytes).
+func (p *planner) offerEarlier(sid string, m *memoryv1.Message, v float64) {
+	ref := earlierRef{sid, m.GetSeq()}
+	if i, ok := p.earlierPart[ref]; ok {
+		p.raise(i, v)
+		return
+	}
+	full := EarlierSessionText(m)
+	text, tokens, ok := fitItem(p.tok, full, maxRecalledItemTokens)
+	if !ok {
+		return
+	}
+	n, trimmed := len(text), false
+	if text != full {
+		n, trimmed = len(strings.TrimSuffix(text, "…")), true
+	}
+	item := &memoryv1.RecalledItem{SessionId: sid, MessageId: m.GetId(), Seq: m.GetSeq(), Role: m.GetRole(),
+		Tokens: tokens, SaidUnixNano: SaidAt(m), TextBytes: uint32(n), Trimmed: trimmed}
+	p.earlierPart[ref] = p.add(Part{Kind: PartEarlier, Tokens: uint64(tokens), Value: v}, partRef{l2: -1, recalled: item})
 }
 
 // offer values message m of the session at v: its L1 part when it is
@@ -297,7 +367,7 @@ func (p *planner) offer(m *memoryv1.Message, v float64) {
 	if !ok {
 		return
 	}
-	item := &memoryv1.RecalledItem{MessageId: m.GetId(), Seq: m.GetSeq(), Role: m.GetRole(), Text: text, Tokens: tokens}
+	item := &memoryv1.RecalledItem{MessageId: m.GetId(), Seq: m.GetSeq(), Role: m.GetRole(), Text: text, Tokens: tokens, SaidUnixNano: SaidAt(m)}
 	p.swapPart[m.GetSeq()] = p.add(Part{Kind: PartRecalled, Tokens: uint64(tokens), Value: v}, partRef{l2: -1, recalled: item})
 }
 

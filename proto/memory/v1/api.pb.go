@@ -1302,7 +1302,15 @@ type ContextMessage struct {
 	// memory: for a memory section message read from the session's state,
 	// the entry version whose text the node fills in (segmented.HydrateMemory);
 	// never set in replies.
-	Memory        *MemoryItem `protobuf:"bytes,9,opt,name=memory,proto3" json:"memory,omitempty"`
+	Memory *MemoryItem `protobuf:"bytes,9,opt,name=memory,proto3" json:"memory,omitempty"`
+	// said_unix_nano: when the message was said (a conversation message, or
+	// a recalled one), for clients that render their own dates; 0 for
+	// messages without a time (ROM, Kernel, memory entries).
+	SaidUnixNano int64 `protobuf:"varint,10,opt,name=said_unix_nano,json=saidUnixNano,proto3" json:"said_unix_nano,omitempty"`
+	// recalled: for a recalled message of another session read from the
+	// session's state, the reference whose text the node fills in
+	// (segmented.Hydrate); never set in replies.
+	Recalled      *RecalledItem `protobuf:"bytes,11,opt,name=recalled,proto3" json:"recalled,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1396,6 +1404,20 @@ func (x *ContextMessage) GetTokens() uint32 {
 func (x *ContextMessage) GetMemory() *MemoryItem {
 	if x != nil {
 		return x.Memory
+	}
+	return nil
+}
+
+func (x *ContextMessage) GetSaidUnixNano() int64 {
+	if x != nil {
+		return x.SaidUnixNano
+	}
+	return 0
+}
+
+func (x *ContextMessage) GetRecalled() *RecalledItem {
+	if x != nil {
+		return x.Recalled
 	}
 	return nil
 }
@@ -3634,7 +3656,7 @@ const file_memory_v1_api_proto_rawDesc = "" +
 	"\x04name\x18\x04 \x01(\tR\x04name\x12-\n" +
 	"\x05input\x18\x05 \x01(\v2\x17.google.protobuf.StructR\x05input\x12\x1e\n" +
 	"\vtool_use_id\x18\x06 \x01(\tR\ttoolUseId\x12\x18\n" +
-	"\acontent\x18\a \x01(\tR\acontent\"\xc1\x02\n" +
+	"\acontent\x18\a \x01(\tR\acontent\"\xa5\x03\n" +
 	"\x0eContextMessage\x12\x14\n" +
 	"\x05layer\x18\x01 \x01(\tR\x05layer\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\x12,\n" +
@@ -3646,7 +3668,10 @@ const file_memory_v1_api_proto_rawDesc = "" +
 	"\ftool_call_id\x18\a \x01(\tR\n" +
 	"toolCallId\x12\x16\n" +
 	"\x06tokens\x18\b \x01(\rR\x06tokens\x126\n" +
-	"\x06memory\x18\t \x01(\v2\x1e.agentmem.memory.v1.MemoryItemR\x06memory\"\xa7\x01\n" +
+	"\x06memory\x18\t \x01(\v2\x1e.agentmem.memory.v1.MemoryItemR\x06memory\x12$\n" +
+	"\x0esaid_unix_nano\x18\n" +
+	" \x01(\x03R\fsaidUnixNano\x12<\n" +
+	"\brecalled\x18\v \x01(\v2 .agentmem.memory.v1.RecalledItemR\brecalled\"\xa7\x01\n" +
 	"\vLayerTokens\x12\x10\n" +
 	"\x03rom\x18\x01 \x01(\rR\x03rom\x12\x16\n" +
 	"\x06kernel\x18\x02 \x01(\rR\x06kernel\x12\x0e\n" +
@@ -3921,15 +3946,16 @@ var file_memory_v1_api_proto_goTypes = []any{
 	(*DataReference)(nil),        // 52: agentmem.memory.v1.DataReference
 	(*structpb.Struct)(nil),      // 53: google.protobuf.Struct
 	(*MemoryItem)(nil),           // 54: agentmem.memory.v1.MemoryItem
-	(SessionStatus)(0),           // 55: agentmem.memory.v1.SessionStatus
-	(*ToolDefinition)(nil),       // 56: agentmem.memory.v1.ToolDefinition
-	(*SchemaEntry)(nil),          // 57: agentmem.memory.v1.SchemaEntry
-	(*Fact)(nil),                 // 58: agentmem.memory.v1.Fact
-	(*Rom)(nil),                  // 59: agentmem.memory.v1.Rom
-	(*Kernel)(nil),               // 60: agentmem.memory.v1.Kernel
-	(*StateEntry)(nil),           // 61: agentmem.memory.v1.StateEntry
-	(*Message)(nil),              // 62: agentmem.memory.v1.Message
-	(*EventBatch)(nil),           // 63: agentmem.memory.v1.EventBatch
+	(*RecalledItem)(nil),         // 55: agentmem.memory.v1.RecalledItem
+	(SessionStatus)(0),           // 56: agentmem.memory.v1.SessionStatus
+	(*ToolDefinition)(nil),       // 57: agentmem.memory.v1.ToolDefinition
+	(*SchemaEntry)(nil),          // 58: agentmem.memory.v1.SchemaEntry
+	(*Fact)(nil),                 // 59: agentmem.memory.v1.Fact
+	(*Rom)(nil),                  // 60: agentmem.memory.v1.Rom
+	(*Kernel)(nil),               // 61: agentmem.memory.v1.Kernel
+	(*StateEntry)(nil),           // 62: agentmem.memory.v1.StateEntry
+	(*Message)(nil),              // 63: agentmem.memory.v1.Message
+	(*EventBatch)(nil),           // 64: agentmem.memory.v1.EventBatch
 }
 var file_memory_v1_api_proto_depIdxs = []int32{
 	48, // 0: agentmem.memory.v1.CreateSessionRequest.custom_profile:type_name -> agentmem.memory.v1.CompressionProfile
@@ -3953,47 +3979,48 @@ var file_memory_v1_api_proto_depIdxs = []int32{
 	50, // 18: agentmem.memory.v1.ContextMessage.role:type_name -> agentmem.memory.v1.Role
 	51, // 19: agentmem.memory.v1.ContextMessage.tool_calls:type_name -> agentmem.memory.v1.ToolCall
 	54, // 20: agentmem.memory.v1.ContextMessage.memory:type_name -> agentmem.memory.v1.MemoryItem
-	18, // 21: agentmem.memory.v1.ContextReply.messages:type_name -> agentmem.memory.v1.ContextMessage
-	19, // 22: agentmem.memory.v1.ContextReply.layers:type_name -> agentmem.memory.v1.LayerTokens
-	7,  // 23: agentmem.memory.v1.ContextReply.usage:type_name -> agentmem.memory.v1.Usage
-	12, // 24: agentmem.memory.v1.ContextReply.rendered:type_name -> agentmem.memory.v1.RenderedContext
-	55, // 25: agentmem.memory.v1.SessionInfo.status:type_name -> agentmem.memory.v1.SessionStatus
-	7,  // 26: agentmem.memory.v1.SessionInfo.usage:type_name -> agentmem.memory.v1.Usage
-	49, // 27: agentmem.memory.v1.SessionInfo.assembly:type_name -> agentmem.memory.v1.AssemblyConfig
-	22, // 28: agentmem.memory.v1.GetSessionReply.session:type_name -> agentmem.memory.v1.SessionInfo
-	56, // 29: agentmem.memory.v1.KernelRequest.define_tool:type_name -> agentmem.memory.v1.ToolDefinition
-	57, // 30: agentmem.memory.v1.KernelRequest.cache_schema:type_name -> agentmem.memory.v1.SchemaEntry
-	58, // 31: agentmem.memory.v1.KernelRequest.set_fact:type_name -> agentmem.memory.v1.Fact
-	59, // 32: agentmem.memory.v1.KernelRequest.update_rom:type_name -> agentmem.memory.v1.Rom
-	8,  // 33: agentmem.memory.v1.KernelReply.result:type_name -> agentmem.memory.v1.MutationReply
-	60, // 34: agentmem.memory.v1.KernelReply.kernel:type_name -> agentmem.memory.v1.Kernel
-	59, // 35: agentmem.memory.v1.KernelReply.rom:type_name -> agentmem.memory.v1.Rom
-	59, // 36: agentmem.memory.v1.KernelReply.pending_rom:type_name -> agentmem.memory.v1.Rom
-	1,  // 37: agentmem.memory.v1.StateRequest.op:type_name -> agentmem.memory.v1.StateOp
-	8,  // 38: agentmem.memory.v1.StateReply.result:type_name -> agentmem.memory.v1.MutationReply
-	61, // 39: agentmem.memory.v1.StateReply.entries:type_name -> agentmem.memory.v1.StateEntry
-	2,  // 40: agentmem.memory.v1.StatusRequest.action:type_name -> agentmem.memory.v1.StatusAction
-	8,  // 41: agentmem.memory.v1.StatusReply.result:type_name -> agentmem.memory.v1.MutationReply
-	55, // 42: agentmem.memory.v1.StatusReply.status:type_name -> agentmem.memory.v1.SessionStatus
-	62, // 43: agentmem.memory.v1.RecallReply.messages:type_name -> agentmem.memory.v1.Message
-	3,  // 44: agentmem.memory.v1.SearchRequest.scope:type_name -> agentmem.memory.v1.SearchScope
-	62, // 45: agentmem.memory.v1.SearchHit.message:type_name -> agentmem.memory.v1.Message
-	34, // 46: agentmem.memory.v1.SearchReply.hits:type_name -> agentmem.memory.v1.SearchHit
-	8,  // 47: agentmem.memory.v1.PromoteReply.result:type_name -> agentmem.memory.v1.MutationReply
-	7,  // 48: agentmem.memory.v1.PromoteReply.usage:type_name -> agentmem.memory.v1.Usage
-	8,  // 49: agentmem.memory.v1.ClearRecalledReply.result:type_name -> agentmem.memory.v1.MutationReply
-	7,  // 50: agentmem.memory.v1.ClearRecalledReply.usage:type_name -> agentmem.memory.v1.Usage
-	55, // 51: agentmem.memory.v1.ListSessionsRequest.status:type_name -> agentmem.memory.v1.SessionStatus
-	55, // 52: agentmem.memory.v1.SessionIndexEntry.status:type_name -> agentmem.memory.v1.SessionStatus
-	41, // 53: agentmem.memory.v1.ListSessionsReply.sessions:type_name -> agentmem.memory.v1.SessionIndexEntry
-	63, // 54: agentmem.memory.v1.WatchChange.batch:type_name -> agentmem.memory.v1.EventBatch
-	44, // 55: agentmem.memory.v1.WatchReply.changes:type_name -> agentmem.memory.v1.WatchChange
-	53, // 56: agentmem.memory.v1.ToolsReply.tools:type_name -> google.protobuf.Struct
-	57, // [57:57] is the sub-list for method output_type
-	57, // [57:57] is the sub-list for method input_type
-	57, // [57:57] is the sub-list for extension type_name
-	57, // [57:57] is the sub-list for extension extendee
-	0,  // [0:57] is the sub-list for field type_name
+	55, // 21: agentmem.memory.v1.ContextMessage.recalled:type_name -> agentmem.memory.v1.RecalledItem
+	18, // 22: agentmem.memory.v1.ContextReply.messages:type_name -> agentmem.memory.v1.ContextMessage
+	19, // 23: agentmem.memory.v1.ContextReply.layers:type_name -> agentmem.memory.v1.LayerTokens
+	7,  // 24: agentmem.memory.v1.ContextReply.usage:type_name -> agentmem.memory.v1.Usage
+	12, // 25: agentmem.memory.v1.ContextReply.rendered:type_name -> agentmem.memory.v1.RenderedContext
+	56, // 26: agentmem.memory.v1.SessionInfo.status:type_name -> agentmem.memory.v1.SessionStatus
+	7,  // 27: agentmem.memory.v1.SessionInfo.usage:type_name -> agentmem.memory.v1.Usage
+	49, // 28: agentmem.memory.v1.SessionInfo.assembly:type_name -> agentmem.memory.v1.AssemblyConfig
+	22, // 29: agentmem.memory.v1.GetSessionReply.session:type_name -> agentmem.memory.v1.SessionInfo
+	57, // 30: agentmem.memory.v1.KernelRequest.define_tool:type_name -> agentmem.memory.v1.ToolDefinition
+	58, // 31: agentmem.memory.v1.KernelRequest.cache_schema:type_name -> agentmem.memory.v1.SchemaEntry
+	59, // 32: agentmem.memory.v1.KernelRequest.set_fact:type_name -> agentmem.memory.v1.Fact
+	60, // 33: agentmem.memory.v1.KernelRequest.update_rom:type_name -> agentmem.memory.v1.Rom
+	8,  // 34: agentmem.memory.v1.KernelReply.result:type_name -> agentmem.memory.v1.MutationReply
+	61, // 35: agentmem.memory.v1.KernelReply.kernel:type_name -> agentmem.memory.v1.Kernel
+	60, // 36: agentmem.memory.v1.KernelReply.rom:type_name -> agentmem.memory.v1.Rom
+	60, // 37: agentmem.memory.v1.KernelReply.pending_rom:type_name -> agentmem.memory.v1.Rom
+	1,  // 38: agentmem.memory.v1.StateRequest.op:type_name -> agentmem.memory.v1.StateOp
+	8,  // 39: agentmem.memory.v1.StateReply.result:type_name -> agentmem.memory.v1.MutationReply
+	62, // 40: agentmem.memory.v1.StateReply.entries:type_name -> agentmem.memory.v1.StateEntry
+	2,  // 41: agentmem.memory.v1.StatusRequest.action:type_name -> agentmem.memory.v1.StatusAction
+	8,  // 42: agentmem.memory.v1.StatusReply.result:type_name -> agentmem.memory.v1.MutationReply
+	56, // 43: agentmem.memory.v1.StatusReply.status:type_name -> agentmem.memory.v1.SessionStatus
+	63, // 44: agentmem.memory.v1.RecallReply.messages:type_name -> agentmem.memory.v1.Message
+	3,  // 45: agentmem.memory.v1.SearchRequest.scope:type_name -> agentmem.memory.v1.SearchScope
+	63, // 46: agentmem.memory.v1.SearchHit.message:type_name -> agentmem.memory.v1.Message
+	34, // 47: agentmem.memory.v1.SearchReply.hits:type_name -> agentmem.memory.v1.SearchHit
+	8,  // 48: agentmem.memory.v1.PromoteReply.result:type_name -> agentmem.memory.v1.MutationReply
+	7,  // 49: agentmem.memory.v1.PromoteReply.usage:type_name -> agentmem.memory.v1.Usage
+	8,  // 50: agentmem.memory.v1.ClearRecalledReply.result:type_name -> agentmem.memory.v1.MutationReply
+	7,  // 51: agentmem.memory.v1.ClearRecalledReply.usage:type_name -> agentmem.memory.v1.Usage
+	56, // 52: agentmem.memory.v1.ListSessionsRequest.status:type_name -> agentmem.memory.v1.SessionStatus
+	56, // 53: agentmem.memory.v1.SessionIndexEntry.status:type_name -> agentmem.memory.v1.SessionStatus
+	41, // 54: agentmem.memory.v1.ListSessionsReply.sessions:type_name -> agentmem.memory.v1.SessionIndexEntry
+	64, // 55: agentmem.memory.v1.WatchChange.batch:type_name -> agentmem.memory.v1.EventBatch
+	44, // 56: agentmem.memory.v1.WatchReply.changes:type_name -> agentmem.memory.v1.WatchChange
+	53, // 57: agentmem.memory.v1.ToolsReply.tools:type_name -> google.protobuf.Struct
+	58, // [58:58] is the sub-list for method output_type
+	58, // [58:58] is the sub-list for method input_type
+	58, // [58:58] is the sub-list for extension type_name
+	58, // [58:58] is the sub-list for extension extendee
+	0,  // [0:58] is the sub-list for field type_name
 }
 
 func init() { file_memory_v1_api_proto_init() }

@@ -215,7 +215,12 @@ type Message struct {
 	// said_unix_nano is MessageInput.said_unix_nano: when the message was
 	// said, if the writer said so (imported history); 0 = not given, the
 	// message was said when it was appended (created_unix_nano).
-	SaidUnixNano  int64 `protobuf:"varint,12,opt,name=said_unix_nano,json=saidUnixNano,proto3" json:"said_unix_nano,omitempty"`
+	SaidUnixNano int64 `protobuf:"varint,12,opt,name=said_unix_nano,json=saidUnixNano,proto3" json:"said_unix_nano,omitempty"`
+	// dated: the context shows the message with the day it was said
+	// ("[2023-05-08] …", segmented.DayMark) and tokens counts that mark. Set
+	// at append for every message with said_unix_nano, so a turn of dated
+	// history carries its date wherever the context shows it.
+	Dated         bool `protobuf:"varint,13,opt,name=dated,proto3" json:"dated,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -332,6 +337,13 @@ func (x *Message) GetSaidUnixNano() int64 {
 		return x.SaidUnixNano
 	}
 	return 0
+}
+
+func (x *Message) GetDated() bool {
+	if x != nil {
+		return x.Dated
+	}
+	return false
 }
 
 // DataReference names bytes stored as large data (JetStream Object Store).
@@ -1271,16 +1283,20 @@ func (x *SessionConfig) GetAssembly() *AssemblyConfig {
 // scopes), user_pct (user, project, app) and global_pct (global), which sum
 // to 100.
 type AssemblyConfig struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Recall        bool                   `protobuf:"varint,1,opt,name=recall,proto3" json:"recall,omitempty"`
-	RecallPct     uint32                 `protobuf:"varint,2,opt,name=recall_pct,json=recallPct,proto3" json:"recall_pct,omitempty"`
-	Memory        bool                   `protobuf:"varint,3,opt,name=memory,proto3" json:"memory,omitempty"`
-	MemoryPct     uint32                 `protobuf:"varint,4,opt,name=memory_pct,json=memoryPct,proto3" json:"memory_pct,omitempty"`
-	TaskPct       uint32                 `protobuf:"varint,5,opt,name=task_pct,json=taskPct,proto3" json:"task_pct,omitempty"`
-	UserPct       uint32                 `protobuf:"varint,6,opt,name=user_pct,json=userPct,proto3" json:"user_pct,omitempty"`
-	GlobalPct     uint32                 `protobuf:"varint,7,opt,name=global_pct,json=globalPct,proto3" json:"global_pct,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Recall    bool                   `protobuf:"varint,1,opt,name=recall,proto3" json:"recall,omitempty"`
+	RecallPct uint32                 `protobuf:"varint,2,opt,name=recall_pct,json=recallPct,proto3" json:"recall_pct,omitempty"`
+	Memory    bool                   `protobuf:"varint,3,opt,name=memory,proto3" json:"memory,omitempty"`
+	MemoryPct uint32                 `protobuf:"varint,4,opt,name=memory_pct,json=memoryPct,proto3" json:"memory_pct,omitempty"`
+	TaskPct   uint32                 `protobuf:"varint,5,opt,name=task_pct,json=taskPct,proto3" json:"task_pct,omitempty"`
+	UserPct   uint32                 `protobuf:"varint,6,opt,name=user_pct,json=userPct,proto3" json:"user_pct,omitempty"`
+	GlobalPct uint32                 `protobuf:"varint,7,opt,name=global_pct,json=globalPct,proto3" json:"global_pct,omitempty"`
+	// no_cross_session turns off recall from the user's other sessions (for
+	// a session without a user: the same agent's other sessions without a
+	// user). Recall from them is on by default whenever recall is.
+	NoCrossSession bool `protobuf:"varint,8,opt,name=no_cross_session,json=noCrossSession,proto3" json:"no_cross_session,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *AssemblyConfig) Reset() {
@@ -1362,15 +1378,34 @@ func (x *AssemblyConfig) GetGlobalPct() uint32 {
 	return 0
 }
 
+func (x *AssemblyConfig) GetNoCrossSession() bool {
+	if x != nil {
+		return x.NoCrossSession
+	}
+	return false
+}
+
 // RecalledItem is one message of the recalled section, as the context
 // sends it (text names its source).
 type RecalledItem struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	MessageId     string                 `protobuf:"bytes,1,opt,name=message_id,json=messageId,proto3" json:"message_id,omitempty"`
-	Seq           uint64                 `protobuf:"varint,2,opt,name=seq,proto3" json:"seq,omitempty"`
-	Role          Role                   `protobuf:"varint,3,opt,name=role,proto3,enum=agentmem.memory.v1.Role" json:"role,omitempty"`
-	Text          string                 `protobuf:"bytes,4,opt,name=text,proto3" json:"text,omitempty"`
-	Tokens        uint32                 `protobuf:"varint,5,opt,name=tokens,proto3" json:"tokens,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	MessageId string                 `protobuf:"bytes,1,opt,name=message_id,json=messageId,proto3" json:"message_id,omitempty"`
+	// seq is the message's sequence in its session (session_id's when set).
+	Seq    uint64 `protobuf:"varint,2,opt,name=seq,proto3" json:"seq,omitempty"`
+	Role   Role   `protobuf:"varint,3,opt,name=role,proto3,enum=agentmem.memory.v1.Role" json:"role,omitempty"`
+	Text   string `protobuf:"bytes,4,opt,name=text,proto3" json:"text,omitempty"`
+	Tokens uint32 `protobuf:"varint,5,opt,name=tokens,proto3" json:"tokens,omitempty"`
+	// session_id is set when the message is another session's (an earlier
+	// session of the same user): the log then records this reference and no
+	// text (text_bytes and trimmed say which text of the message the context
+	// shows); the text is read from that session when the context is read, so
+	// erasing the source session removes it from every context.
+	SessionId string `protobuf:"bytes,6,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	// said_unix_nano is when the message was said (its said_unix_nano, else
+	// when it was appended).
+	SaidUnixNano  int64  `protobuf:"varint,7,opt,name=said_unix_nano,json=saidUnixNano,proto3" json:"said_unix_nano,omitempty"`
+	TextBytes     uint32 `protobuf:"varint,8,opt,name=text_bytes,json=textBytes,proto3" json:"text_bytes,omitempty"`
+	Trimmed       bool   `protobuf:"varint,9,opt,name=trimmed,proto3" json:"trimmed,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1438,6 +1473,34 @@ func (x *RecalledItem) GetTokens() uint32 {
 		return x.Tokens
 	}
 	return 0
+}
+
+func (x *RecalledItem) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *RecalledItem) GetSaidUnixNano() int64 {
+	if x != nil {
+		return x.SaidUnixNano
+	}
+	return 0
+}
+
+func (x *RecalledItem) GetTextBytes() uint32 {
+	if x != nil {
+		return x.TextBytes
+	}
+	return 0
+}
+
+func (x *RecalledItem) GetTrimmed() bool {
+	if x != nil {
+		return x.Trimmed
+	}
+	return false
 }
 
 // MemoryItem is one scope entry of the memory section.
@@ -2039,7 +2102,7 @@ const file_memory_v1_session_proto_rawDesc = "" +
 	"\bToolCall\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1c\n" +
-	"\targuments\x18\x03 \x01(\tR\targuments\"\xa2\x03\n" +
+	"\targuments\x18\x03 \x01(\tR\targuments\"\xb8\x03\n" +
 	"\aMessage\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x10\n" +
 	"\x03seq\x18\x02 \x01(\x04R\x03seq\x12,\n" +
@@ -2055,7 +2118,8 @@ const file_memory_v1_session_proto_rawDesc = "" +
 	"\x11created_unix_nano\x18\n" +
 	" \x01(\x03R\x0fcreatedUnixNano\x12<\n" +
 	"\bdata_ref\x18\v \x01(\v2!.agentmem.memory.v1.DataReferenceR\adataRef\x12$\n" +
-	"\x0esaid_unix_nano\x18\f \x01(\x03R\fsaidUnixNano\"\xa5\x03\n" +
+	"\x0esaid_unix_nano\x18\f \x01(\x03R\fsaidUnixNano\x12\x14\n" +
+	"\x05dated\x18\r \x01(\bR\x05dated\"\xa5\x03\n" +
 	"\rDataReference\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04size\x18\x02 \x01(\x04R\x04size\x12\x16\n" +
@@ -2139,7 +2203,7 @@ const file_memory_v1_session_proto_rawDesc = "" +
 	"\rmax_l2_tokens\x18\x03 \x01(\rR\vmaxL2Tokens\x12@\n" +
 	"\aprofile\x18\x04 \x01(\v2&.agentmem.memory.v1.CompressionProfileR\aprofile\x12,\n" +
 	"\x12summary_max_tokens\x18\x05 \x01(\rR\x10summaryMaxTokens\x12>\n" +
-	"\bassembly\x18\x06 \x01(\v2\".agentmem.memory.v1.AssemblyConfigR\bassembly\"\xd3\x01\n" +
+	"\bassembly\x18\x06 \x01(\v2\".agentmem.memory.v1.AssemblyConfigR\bassembly\"\xfd\x01\n" +
 	"\x0eAssemblyConfig\x12\x16\n" +
 	"\x06recall\x18\x01 \x01(\bR\x06recall\x12\x1d\n" +
 	"\n" +
@@ -2150,14 +2214,21 @@ const file_memory_v1_session_proto_rawDesc = "" +
 	"\btask_pct\x18\x05 \x01(\rR\ataskPct\x12\x19\n" +
 	"\buser_pct\x18\x06 \x01(\rR\auserPct\x12\x1d\n" +
 	"\n" +
-	"global_pct\x18\a \x01(\rR\tglobalPct\"\x99\x01\n" +
+	"global_pct\x18\a \x01(\rR\tglobalPct\x12(\n" +
+	"\x10no_cross_session\x18\b \x01(\bR\x0enoCrossSession\"\x97\x02\n" +
 	"\fRecalledItem\x12\x1d\n" +
 	"\n" +
 	"message_id\x18\x01 \x01(\tR\tmessageId\x12\x10\n" +
 	"\x03seq\x18\x02 \x01(\x04R\x03seq\x12,\n" +
 	"\x04role\x18\x03 \x01(\x0e2\x18.agentmem.memory.v1.RoleR\x04role\x12\x12\n" +
 	"\x04text\x18\x04 \x01(\tR\x04text\x12\x16\n" +
-	"\x06tokens\x18\x05 \x01(\rR\x06tokens\"\xc7\x01\n" +
+	"\x06tokens\x18\x05 \x01(\rR\x06tokens\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x06 \x01(\tR\tsessionId\x12$\n" +
+	"\x0esaid_unix_nano\x18\a \x01(\x03R\fsaidUnixNano\x12\x1d\n" +
+	"\n" +
+	"text_bytes\x18\b \x01(\rR\ttextBytes\x12\x18\n" +
+	"\atrimmed\x18\t \x01(\bR\atrimmed\"\xc7\x01\n" +
 	"\n" +
 	"MemoryItem\x12\x14\n" +
 	"\x05scope\x18\x01 \x01(\tR\x05scope\x12\x10\n" +

@@ -33,6 +33,7 @@ export interface AssemblyConfig {
   global_pct?: number;
   memory?: boolean;
   memory_pct?: number;
+  no_cross_session?: boolean;
   recall?: boolean;
   recall_pct?: number;
   task_pct?: number;
@@ -98,7 +99,9 @@ export interface ContextMessage {
   layer?: string;
   memory?: MemoryItem;
   name?: string;
+  recalled?: RecalledItem;
   role?: "ROLE_UNSPECIFIED" | "ROLE_SYSTEM" | "ROLE_USER" | "ROLE_ASSISTANT" | "ROLE_TOOL" | "unspecified" | "system" | "user" | "assistant" | "tool";
+  said_unix_nano?: string | number;
   tokens?: number;
   tool_call_id?: string;
   tool_calls?: Array<ToolCall>;
@@ -368,6 +371,7 @@ export interface Message {
   content?: string;
   created_unix_nano?: string | number;
   data_ref?: DataReference;
+  dated?: boolean;
   id?: string;
   name?: string;
   role?: "ROLE_UNSPECIFIED" | "ROLE_SYSTEM" | "ROLE_USER" | "ROLE_ASSISTANT" | "ROLE_TOOL" | "unspecified" | "system" | "user" | "assistant" | "tool";
@@ -472,6 +476,18 @@ export interface RecallRequest {
   limit?: number;
   min_seq?: string | number;
   offset?: number;
+}
+
+export interface RecalledItem {
+  message_id?: string;
+  role?: "ROLE_UNSPECIFIED" | "ROLE_SYSTEM" | "ROLE_USER" | "ROLE_ASSISTANT" | "ROLE_TOOL" | "unspecified" | "system" | "user" | "assistant" | "tool";
+  said_unix_nano?: string | number;
+  seq?: string | number;
+  session_id?: string;
+  text?: string;
+  text_bytes?: number;
+  tokens?: number;
+  trimmed?: boolean;
 }
 
 export interface RenderedContext {
