@@ -182,6 +182,9 @@ type CrossReport struct {
 	// Differ: per budget, questions whose repeated new sessions did not
 	// get the same context (of the questions asked more than once).
 	Differ []Share
+	// Differing names the questions behind Differ (conversation, question
+	// index, budget), at most maxDiffering.
+	Differing []string
 	// Ingest and Ask: wall time of the sittings (consolidation included)
 	// and of the questions.
 	Ingest, Ask time.Duration
@@ -471,6 +474,9 @@ func (x *xrun) question(ctx context.Context, qi int, q *DialogueQuestion, at int
 			}
 			if r == 1 {
 				x.rep.Differ[bi].add(text != firstText)
+				if text != firstText && len(x.rep.Differing) < maxDiffering {
+					x.rep.Differing = append(x.rep.Differing, fmt.Sprintf("%s question %d at %d: %s", x.d.Name, qi, b, firstDiff(firstText, text)))
+				}
 			}
 		}
 		if used := int(first.GetUsage().GetUsed()); used > b {
@@ -529,6 +535,25 @@ func (x *xrun) ask(ctx context.Context, sid string, b int, text string, at int64
 		return nil, nil, fmt.Errorf("erase of %s projected: %w", sid, err)
 	}
 	return reply, hits, nil
+}
+
+// maxDiffering bounds CrossReport.Differing.
+const maxDiffering = 10
+
+// firstDiff shows where a and b part: a few words of each from there.
+func firstDiff(a, b string) string {
+	i := 0
+	for i < len(a) && i < len(b) && a[i] == b[i] {
+		i++
+	}
+	cut := func(s string) string {
+		s = s[i:]
+		if len(s) > 60 {
+			s = s[:60]
+		}
+		return strings.ReplaceAll(s, "\n", " ")
+	}
+	return fmt.Sprintf("byte %d: %q / %q", i, cut(a), cut(b))
 }
 
 // openAIText is the rendered context as scored: every message's role,

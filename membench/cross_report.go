@@ -79,6 +79,12 @@ func (r *CrossReport) Markdown(w io.Writer) error {
 		for i, d := range r.Differ {
 			p("| %d | %d of %d |\n", c.Budgets[i], d.Hit, d.N)
 		}
+		if len(r.Differing) > 0 {
+			p("\nWhere they part (first %d):\n\n", len(r.Differing))
+			for _, d := range r.Differing {
+				p("- %s\n", d)
+			}
+		}
 	}
 	p("\n")
 	_, err := io.WriteString(w, b.String())
