@@ -152,8 +152,9 @@ type XWhere struct {
 	// Recalled: in the recalled section (from another session); Memory: a
 	// memory entry consolidated from the turn is in the memory section;
 	// Summary: a summary in the context holds the answer's words;
-	// NotChosen: among the user-scope search's top SearchK for the
-	// question but none of these; NotFound: not even that.
+	// NotChosen: none of these, but among the user-scope search's top
+	// SearchK for the question or recalled at the largest budget (found,
+	// no room); NotFound: not even that.
 	L1, Recalled, Memory, Summary, NotChosen, NotFound int
 }
 
@@ -457,34 +458,41 @@ func (x *xrun) question(ctx context.Context, qi int, q *DialogueQuestion, at int
 	if err != nil {
 		return err
 	}
+	firsts := make([]*memoryv1.ContextReply, len(x.cfg.Budgets))
+	texts := make([]string, len(x.cfg.Budgets))
+	var searchHits []*memoryv1.SearchHit
 	for bi, b := range x.cfg.Budgets {
-		var first *memoryv1.ContextReply
-		var firstText string
-		var searchHits []*memoryv1.SearchHit
 		for r := range x.cfg.Repeats {
 			sid := fmt.Sprintf("%s-q%03d-b%d-r%d", x.d.Name, qi, b, r)
-			reply, hits, err := x.ask(ctx, sid, b, q.Text, at, r == 0)
+			reply, hits, err := x.ask(ctx, sid, b, q.Text, at, bi == 0 && r == 0)
 			if err != nil {
 				return err
 			}
 			text := openAIText(reply.GetRendered())
 			if r == 0 {
-				first, firstText, searchHits = reply, text, hits
+				firsts[bi], texts[bi] = reply, text
+				if bi == 0 {
+					searchHits = hits
+				}
 				continue
 			}
 			if r == 1 {
-				x.rep.Differ[bi].add(text != firstText)
-				if text != firstText && len(x.rep.Differing) < maxDiffering {
-					x.rep.Differing = append(x.rep.Differing, fmt.Sprintf("%s question %d at %d: %s", x.d.Name, qi, b, firstDiff(firstText, text)))
+				x.rep.Differ[bi].add(text != texts[bi])
+				if text != texts[bi] && len(x.rep.Differing) < maxDiffering {
+					x.rep.Differing = append(x.rep.Differing, fmt.Sprintf("%s question %d at %d: %s", x.d.Name, qi, b, firstDiff(texts[bi], text)))
 				}
 			}
 		}
+	}
+	largest := firsts[len(firsts)-1]
+	for bi, b := range x.cfg.Budgets {
+		first := firsts[bi]
 		if used := int(first.GetUsage().GetUsed()); used > b {
 			return fmt.Errorf("agentmem uses %d tokens of a budget of %d", used, b)
 		}
 		rows := x.rep.Rows[bi*len(crossRows):]
-		x.score(rows[0], q, ev, want, xcontext{firstText, int(first.GetUsage().GetUsed())})
-		x.where(&x.rep.Where[bi], first, ev, want, searchHits)
+		x.score(rows[0], q, ev, want, xcontext{texts[bi], int(first.GetUsage().GetUsed())})
+		x.where(&x.rep.Where[bi], first, ev, want, searchHits, largest)
 		rag := x.rag(b, q.Text, ragHits)
 		tool := x.searchTool(b, q.Text, searchHits)
 		for _, c := range []xcontext{rag, tool} {
@@ -598,12 +606,24 @@ func (x *xrun) score(r *CrossRow, q *DialogueQuestion, ev []int, want []string, 
 	r.used += c.used
 }
 
-// where classifies each evidence turn in agentmem's context.
-func (x *xrun) where(w *XWhere, reply *memoryv1.ContextReply, ev []int, want []string, hits []*memoryv1.SearchHit) {
+// where classifies each evidence turn in agentmem's context. A turn the
+// context lacks was found (searched, not chosen) when the user-scope
+// search's top SearchK for the question holds it, or the context of the
+// largest budget recalled it (the node searches earlier sessions deeper
+// than the search API's 20 hits, as deep as the budget can use: a turn a
+// larger room shows was among the candidates).
+func (x *xrun) where(w *XWhere, reply *memoryv1.ContextReply, ev []int, want []string, hits []*memoryv1.SearchHit, largest *memoryv1.ContextReply) {
 	searched := map[int]bool{}
 	for _, h := range hits {
 		if g, ok := x.byMsg[h.GetSessionId()+"/"+h.GetMessage().GetId()]; ok {
 			searched[g] = true
+		}
+	}
+	for _, g := range ev {
+		for _, m := range largest.GetMessages() {
+			if m.GetLayer() == segmented.LayerRecalled && strings.Contains(m.GetContent(), x.turns[g].text) {
+				searched[g] = true
+			}
 		}
 	}
 	for _, g := range ev {

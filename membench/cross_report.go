@@ -65,9 +65,9 @@ func (r *CrossReport) Markdown(w io.Writer) error {
 
 	p("\n### (x2) Where agentmem's evidence went\n\n")
 	p("One count per evidence turn of every question, in the new session's context: in its own messages (L1 or promoted), in the recalled section (another session's turn), "+
-		"a memory entry consolidated from the turn in the memory section, a summary holding the answer's words; otherwise among the user-scope search's top %d for the question "+
-		"but not chosen, or not even there.\n\n", c.SearchK)
-	p("| budget | L1 | recalled | memory entry | summary | searched, not chosen | never found |\n|---:|---:|---:|---:|---:|---:|---:|\n")
+		"a memory entry consolidated from the turn in the memory section, a summary holding the answer's words; otherwise found but not chosen "+
+		"(among the user-scope search's top %d for the question, or recalled in the context of the largest budget, %d: the node searches earlier sessions as deep as the budget can use), or never found.\n\n", c.SearchK, c.Budgets[len(c.Budgets)-1])
+	p("| budget | L1 | recalled | memory entry | summary | found, not chosen | never found |\n|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, w := range r.Where {
 		n := w.Total()
 		p("| %d | %s | %s | %s | %s | %s | %s |\n", w.Budget, pct(Share{w.L1, n}), pct(Share{w.Recalled, n}), pct(Share{w.Memory, n}),
