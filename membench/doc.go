@@ -1,6 +1,9 @@
 // Package membench is agentmem's memory-quality benchmark, printed as
 // markdown tables (Tables selects them):
 //
+//   - the held-out extraction table (RunHeldOutExtraction): the extractor
+//     scored on conversations written by hand apart from it
+//     (membench/heldout), printed first;
 //   - the cross-session mode (RunCross, cross.go): a user comes back in a
 //     new session; is what they said before in the context? Multi-session
 //     conversations read from a data set (LoadLoCoMo, or the held-out set),
@@ -31,8 +34,10 @@
 //	make bench-memory                 # go run ./cmd/membench: every table
 //	make bench-memory LOCOMO=/path/to/locomo   # and the public conversations'
 //	go run ./cmd/membench -mode question
-//	go run ./cmd/membench -mode cross -locomo DIR [-cross-questions 5]
-//	go run ./cmd/membench -mode question -locomo DIR
+//	go run ./cmd/membench -mode cross -sources heldout   # ~1.5 min
+//	go run ./cmd/membench -mode cross -sources locomo -locomo DIR -cross-questions 5
+//	go run ./cmd/membench -mode question -sources locomo -locomo DIR
+//	go run ./cmd/membench -mode extraction -sources heldout
 //	go run ./cmd/membench -mode classic -seed 7 -budgets 1024,8192 -profiles balanced
 //	go test -run '^$' -bench MemoryQuality -benchtime 1x ./membench/
 //
