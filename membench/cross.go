@@ -43,7 +43,7 @@ import (
 //   - RAG over the user's whole history: SQLite FTS5 bm25() hits for the
 //     question over every turn of every sitting, filling the room (after
 //     the system prompt and the question) in rank order, each turn shown
-//     with its day ("[2023-05-08] Caroline: …");
+//     with its day ("[2023-05-08] Noor: …");
 //   - agentmem's own user-scope search (SEARCH_SCOPE_USER, top SearchK) as
 //     a tool result, its hits in rank order with their days while they
 //     fit (searched before the question is appended);

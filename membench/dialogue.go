@@ -12,7 +12,7 @@ import (
 // questions. Speaker 0 plays the user, speaker 1 the agent: agentmem
 // stores the first one's turns as user messages and the second one's as
 // assistant messages, each content prefixed with the speaker's name
-// ("Caroline: …"), so both are named in every rendering of the context
+// ("Noor: …"), so both are named in every rendering of the context
 // (the recalled section and the memory section show content, not the
 // message's name field).
 type Dialogue struct {

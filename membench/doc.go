@@ -47,7 +47,7 @@
 // of both, created with the sitting budget (the largest question budget);
 // its turns are appended one per append request, speaker 0 as user
 // messages and speaker 1 as assistant messages, each content prefixed
-// with the speaker's name ("Caroline: …", so the recalled section and the
+// with the speaker's name ("Noor: …", so the recalled section and the
 // baselines show who said it), said_unix_nano at the sitting's date (a
 // minute apart). The session is terminated and the run waits for its
 // consolidation (the consolidated/<session> marker in the user's scope)
