@@ -127,9 +127,14 @@ func latestUserText(req *memoryv1.AppendRequest) string {
 func (s *Service) candidates(ctx context.Context, who *tenancy.Caller, id string, k segmented.CandidateKey, q string) *segmented.Candidates {
 	c := &segmented.Candidates{}
 	if k.Recall || k.Cross {
-		// The search reads the session's own earlier commands (bounded), so
-		// the same requests give the same context.
-		s.awaitSession(ctx, id)
+		if k.Recall {
+			// The swap search reads the session's own earlier commands
+			// (bounded wait), so the same requests give the same context.
+			// Without it (the session has not compressed: every message is
+			// verbatim in L1) nothing of the session is searched, and the
+			// earlier sessions' messages are long projected: no wait.
+			s.awaitSession(ctx, id)
+		}
 		hits := s.recallHits(ctx, who, id, k, q)
 		msgs, scores, sessions := make([]*memoryv1.Message, len(hits)), make([]float64, len(hits)), make([]string, len(hits))
 		for i, h := range hits {
@@ -172,7 +177,7 @@ func (s *Service) recallHits(ctx context.Context, who *tenancy.Caller, id string
 			s.logger.Warn("context assembler: earlier sessions' search failed; appending without them", "session", id, "err", err)
 		}
 		for _, h := range others {
-			if h.GetSessionId() != id || !k.Recall {
+			if h.GetSessionId() != id { // the session's own: the swap search's
 				hits = append(hits, h)
 			}
 		}
