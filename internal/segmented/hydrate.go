@@ -1,6 +1,8 @@
 package segmented
 
 import (
+	"fmt"
+
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
@@ -15,11 +17,86 @@ type EntryText func(scope, key string, version uint64) (value string, ok bool)
 
 // HydrateMemory returns cx with the text of each memory section message
 // that holds a reference (ContextMessage.memory: the log keeps which text
-// of which entry version, not the text, DESIGN §12) read through get. A
-// message whose entry version is gone is left out, and its tokens with it:
-// an erased entry leaves no trace in any context. cx is not changed; a
-// context without references is returned as is.
+// of which entry version, not the text) read through get. A message whose
+// entry version is gone is left out, and its tokens with it: an erased
+// entry leaves no trace in any context. cx is not changed; a context
+// without references is returned as is. It fills a context being sent
+// now; HydrateMemoryAt fills one shown as it was sent (time travel).
 func HydrateMemory(cx *memoryv1.ContextReply, get EntryText) *memoryv1.ContextReply {
+	return hydrate(cx, func(ref *memoryv1.MemoryItem) (string, bool) {
+		value, ok := get(ref.GetScope(), ref.GetKey(), ref.GetVersion())
+		if !ok {
+			return "", false
+		}
+		return itemText(ref, value), true
+	})
+}
+
+// PastEntry says what the log holds of an entry version a past context
+// showed (EntryAt).
+type PastEntry uint8
+
+const (
+	// PastText: the version's value, as the context showed it.
+	PastText PastEntry = iota
+	// PastErased: the key was erased after the context's point; its
+	// values are gone from the log.
+	PastErased
+	// PastLeftOut: the key was erased before the context's point, so the
+	// node no longer sent the item then: it is left out, as
+	// HydrateMemory leaves it out.
+	PastLeftOut
+	// PastNotKept: the key is still there but not this version: it is
+	// older than what the log keeps of the scope (compacted out of the
+	// time-travel window, or beyond the versions kept per key).
+	PastNotKept
+)
+
+// EntryAt returns the value of an entry version a past context showed
+// (scope is the MemoryItem's "<kind>:<id>" or "global"), or why the log no
+// longer holds it.
+type EntryAt func(scope, key string, version uint64) (value string, state PastEntry)
+
+// HydrateMemoryAt is HydrateMemory for a context shown as it was sent
+// (time travel): every item the node sent stays, with the tokens it took.
+// An item whose value is gone since shows a marker instead of its text
+// (ErasedText, NotKeptText), so the layers' counts and the usage are those
+// of what was sent, and each listed item is accounted for. An item the
+// node no longer sent at that point (PastLeftOut) is left out with its
+// tokens. cx is not changed.
+func HydrateMemoryAt(cx *memoryv1.ContextReply, get EntryAt) *memoryv1.ContextReply {
+	return hydrate(cx, func(ref *memoryv1.MemoryItem) (string, bool) {
+		value, state := get(ref.GetScope(), ref.GetKey(), ref.GetVersion())
+		switch state {
+		case PastText:
+			return itemText(ref, value), true
+		case PastErased:
+			return ErasedText(ref), true
+		case PastLeftOut:
+			return "", false
+		default:
+			return NotKeptText(ref), true
+		}
+	})
+}
+
+// ErasedText is what a past context shows for memory item ref whose entry
+// was erased since.
+func ErasedText(ref *memoryv1.MemoryItem) string {
+	return fmt.Sprintf("[erased] Memory %s %s (v%d): this entry was erased since; its text is no longer in the log",
+		ref.GetScope(), ref.GetKey(), ref.GetVersion())
+}
+
+// NotKeptText is what a past context shows for memory item ref whose
+// entry version the log no longer keeps (compacted away).
+func NotKeptText(ref *memoryv1.MemoryItem) string {
+	return fmt.Sprintf("[not kept] Memory %s %s (v%d): this version is older than what the log keeps of the scope (the time-travel window); its text is no longer in the log",
+		ref.GetScope(), ref.GetKey(), ref.GetVersion())
+}
+
+// hydrate returns cx with each reference filled by fill: its text, or
+// false to leave the message (and its tokens) out.
+func hydrate(cx *memoryv1.ContextReply, fill func(*memoryv1.MemoryItem) (string, bool)) *memoryv1.ContextReply {
 	refs := false
 	for _, m := range cx.GetMessages() {
 		if m.GetMemory() != nil {
@@ -46,13 +123,13 @@ func HydrateMemory(cx *memoryv1.ContextReply, get EntryText) *memoryv1.ContextRe
 			msgs = append(msgs, m)
 			continue
 		}
-		value, ok := get(ref.GetScope(), ref.GetKey(), ref.GetVersion())
+		text, ok := fill(ref)
 		if !ok {
 			dropped += m.GetTokens()
 			continue
 		}
 		msgs = append(msgs, &memoryv1.ContextMessage{Layer: m.GetLayer(), Id: m.GetId(), Role: m.GetRole(),
-			Content: itemText(ref, value), Tokens: m.GetTokens()})
+			Content: text, Tokens: m.GetTokens()})
 	}
 	out.Messages = msgs
 	if dropped > 0 {
