@@ -171,6 +171,9 @@ func (s *Service) recallHits(ctx context.Context, who *tenancy.Caller, id string
 		hits = own
 	}
 	if k.Cross {
+		// The caller's own writes to its other sessions first (bounded):
+		// usually long applied, unless it just wrote a sitting.
+		s.awaitSeq(ctx, s.recent.others(who, id))
 		others, err := s.earlierSessionHits(ctx, who, id, k, q)
 		if err != nil {
 			s.metrics.AssemblyErrors.WithLabelValues("cross_session").Inc()
@@ -207,9 +210,9 @@ func (s *Service) earlierSessionHits(ctx context.Context, who *tenancy.Caller, i
 		if who.Scope("user", k.User, false) != nil {
 			return nil, nil
 		}
-		hits, err = s.rm.Search(ctx, id, memoryv1.SearchScope_SEARCH_SCOPE_USER, q, depth)
+		hits, err = s.rm.SearchUser(k.User, q, depth)
 	case k.Agent != "":
-		hits, err = s.rm.SearchAnonymous(id, q, depth)
+		hits, err = s.rm.SearchUser("", q, depth)
 	default:
 		return nil, nil
 	}
@@ -242,7 +245,11 @@ func (s *Service) mayRecallFrom(who *tenancy.Caller, sid string, k segmented.Can
 // awaitSession waits, at most OwnWriteWait, until the projection applied
 // the session's last command served here.
 func (s *Service) awaitSession(ctx context.Context, id string) {
-	seq := s.sessionSeqs.last(id)
+	s.awaitSeq(ctx, s.sessionSeqs.last(id))
+}
+
+// awaitSeq waits, at most OwnWriteWait, until the projection applied seq.
+func (s *Service) awaitSeq(ctx context.Context, seq uint64) {
 	if seq == 0 || s.rm.AppliedSeq() >= seq {
 		return
 	}
@@ -276,16 +283,59 @@ func (w *sessionSeqs) last(id string) uint64 {
 	return w.seq[id]
 }
 
-// noting wraps reply to remember the sequence of session id's command.
-func (w *sessionSeqs) noting(id string, reply actors.ReplyFunc) actors.ReplyFunc {
+// noteSession wraps reply to remember the sequence of who's command to
+// session id.
+func (s *Service) noteSession(who *tenancy.Caller, id string, reply actors.ReplyFunc) actors.ReplyFunc {
 	return func(m proto.Message, err error) {
 		if r, ok := m.(interface {
 			GetResult() *memoryv1.MutationReply
 		}); ok && err == nil {
-			w.note(id, r.GetResult().GetSeq())
+			seq := r.GetResult().GetSeq()
+			s.sessionSeqs.note(id, seq)
+			s.recent.note(who, id, seq)
 		}
 		reply(m, err)
 	}
+}
+
+// recentWrites remembers, per caller, the stream sequence of its latest
+// command to each of its last recentSessions sessions: a new session's
+// recall waits for what its caller just wrote elsewhere (a sitting just
+// imported, just terminated).
+type recentWrites struct {
+	mu sync.Mutex
+	m  map[*tenancy.Caller][]sessionSeq // per caller, newest first
+}
+
+type sessionSeq struct {
+	id  string
+	seq uint64
+}
+
+const recentSessions = 8
+
+func (w *recentWrites) note(who *tenancy.Caller, id string, seq uint64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.m == nil {
+		w.m = map[*tenancy.Caller][]sessionSeq{}
+	}
+	l := slices.DeleteFunc(w.m[who], func(x sessionSeq) bool { return x.id == id })
+	l = slices.Insert(l, 0, sessionSeq{id, seq})
+	w.m[who] = l[:min(len(l), recentSessions)]
+}
+
+// others is the latest sequence of who's commands to sessions other than id.
+func (w *recentWrites) others(who *tenancy.Caller, id string) uint64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var seq uint64
+	for _, x := range w.m[who] {
+		if x.id != id {
+			seq = max(seq, x.seq)
+		}
+	}
+	return seq
 }
 
 // awaitOwnWrite waits, at most OwnWriteWait, until the projection applied

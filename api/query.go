@@ -26,9 +26,10 @@ type ReadModel interface {
 	// MessageAt reads message seq of a session (a context's recalled item of
 	// another session); ok false when it is gone.
 	MessageAt(sessionID string, seq uint64) (*memoryv1.Message, bool)
-	// SearchAnonymous searches every session without a user, for session
-	// sessionID (itself without a user), ranked as Search ranks.
-	SearchAnonymous(sessionID, query string, limit int) ([]*memoryv1.SearchHit, error)
+	// SearchUser searches every session of user ("" : every session
+	// without a user), ranked as Search ranks, whether or not the
+	// projection knows the session asking yet.
+	SearchUser(user, query string, limit int) ([]*memoryv1.SearchHit, error)
 	// Search may call an embeddings endpoint for the query (bounded by
 	// ctx) before it reads the projection.
 	Search(ctx context.Context, sessionID string, scope memoryv1.SearchScope, query string, limit int) ([]*memoryv1.SearchHit, error)

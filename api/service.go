@@ -149,6 +149,8 @@ type Service struct {
 	// sessionSeqs remembers the stream sequence of each session's last
 	// command served here (the assembler's search reads up to it).
 	sessionSeqs sessionSeqs
+	// recent remembers each caller's latest commands to its sessions.
+	recent recentWrites
 	// workers runs the queries (goQuery) on reused goroutines.
 	workers *gopool.Pool
 	// background runs consolidations started by a termination, a turn
@@ -376,7 +378,7 @@ func (s *Service) sessionHandler(ep endpoint) func(*call) {
 					reply(nil, err)
 					return
 				}
-				s.dispatch(id, c.who, req, s.sessionSeqs.noting(id, reply))
+				s.dispatch(id, c.who, req, s.noteSession(c.who, id, reply))
 			})
 			return
 		}
@@ -384,7 +386,7 @@ func (s *Service) sessionHandler(ep endpoint) func(*call) {
 			offload, q := s.needsOffload(app), latestUserText(app)
 			if offload || (q != "" && s.rm != nil) {
 				s.goQuery(c, func(ctx context.Context, reply actors.ReplyFunc) {
-					s.appendWithSearch(ctx, c.who, id, app, offload, q, s.sessionSeqs.noting(id, s.consolidateAfter(id, app, reply)))
+					s.appendWithSearch(ctx, c.who, id, app, offload, q, s.noteSession(c.who, id, s.consolidateAfter(id, app, reply)))
 				})
 				return
 			}
@@ -394,7 +396,7 @@ func (s *Service) sessionHandler(ep endpoint) func(*call) {
 			return
 		}
 		s.handOff(rp, asJSON, func(reply actors.ReplyFunc) error {
-			return s.d.Dispatch(id, c.who, body, s.sessionSeqs.noting(id, s.consolidateAfter(id, body, reply)))
+			return s.d.Dispatch(id, c.who, body, s.noteSession(c.who, id, s.consolidateAfter(id, body, reply)))
 		})
 	}
 }
