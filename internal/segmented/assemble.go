@@ -183,6 +183,9 @@ func (s *State) assembles() bool {
 // decideSections chooses the sections and the plan for the user message m
 // (already in the simulated state) from c.
 func (s *State) decideSections(m *memoryv1.Message, c *Candidates, env Env) *memoryv1.Assembled {
+	if s.planWith != nil {
+		return s.planWith(s, m, c, env)
+	}
 	return s.plan(m, c, env)
 }
 
@@ -363,6 +366,7 @@ func (s *State) applyAssembled(e *memoryv1.ContextAssembled) {
 		sec = nil
 	}
 	s.snap.Assembled = sec
+	s.tok.shownL1, s.tok.shownL2 = s.countShown()
 	s.tok.recalled, s.tok.memory = 0, 0
 	for _, r := range sec.GetRecalled() {
 		s.tok.recalled += uint64(r.GetTokens())

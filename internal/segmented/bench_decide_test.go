@@ -74,10 +74,10 @@ func newDecideFixture(b *testing.B, messages int, maxContext uint32, nHits, nMem
 			f.engine = s
 		}
 	}
-	var stored []*memoryv1.Message
+	stored := &storedWords{}
 	for i, cm := range conv.Messages[:f.asm.snap.GetNextMessageSeq()-1] {
 		// The stored message (seq i+1): what the projection's search returns.
-		stored = append(stored, &memoryv1.Message{Id: cm.ID(), Seq: uint64(i + 1), Role: cm.Role, Content: cm.Content, ToolCalls: cm.ToolCalls,
+		stored.add(&memoryv1.Message{Id: cm.ID(), Seq: uint64(i + 1), Role: cm.Role, Content: cm.Content, ToolCalls: cm.ToolCalls,
 			ToolCallId: cm.ToolCallID, Tokens: messageTokens(env.Tokenizer, cm.Content, cm.ToolCalls), SaidUnixNano: cm.UnixNano})
 	}
 	for qi, req := range f.reqs {
@@ -86,19 +86,33 @@ func newDecideFixture(b *testing.B, messages int, maxContext uint32, nHits, nMem
 	return f
 }
 
+// storedWords are the messages of a session as stored, with their
+// content words.
+type storedWords struct {
+	msgs  []*memoryv1.Message
+	words []map[string]bool
+}
+
+func (s *storedWords) add(ms ...*memoryv1.Message) {
+	for _, m := range ms {
+		s.msgs = append(s.msgs, m)
+		s.words = append(s.words, facts.ContentWords(m.GetContent()))
+	}
+}
+
 // benchCandidates ranks the stored messages by the content words they
 // share with the user message q (the projection's search, roughly), offers
 // them as the node does, keeps nHits, and adds nMemory scope entries of
 // every tier, half of them matching.
-func benchCandidates(conv *convgen.Conversation, stored []*memoryv1.Message, q string, qi, nHits, nMemory int) *Candidates {
+func benchCandidates(conv *convgen.Conversation, stored *storedWords, q string, qi, nHits, nMemory int) *Candidates {
 	words := facts.ContentWords(q)
 	type hit struct {
 		m     *memoryv1.Message
 		score float64
 	}
 	var hits []hit
-	for _, m := range stored {
-		if k := shared(words, facts.ContentWords(m.Content)); k > 0 {
+	for i, m := range stored.msgs {
+		if k := shared(words, stored.words[i]); k > 0 {
 			hits = append(hits, hit{m, float64(k) + float64(m.Seq)/1e6})
 		}
 	}
