@@ -148,7 +148,9 @@ func appendRequest(conv *convgen.Conversation, a convgen.Span) *memoryv1.AppendR
 
 // BenchmarkDecideAppendAssembled decides one user message on sessions of
 // growing length with the context assembler on and realistic candidates
-// (assembled), beside the same decision without the assembler (engine):
+// (assembled: 16 different messages in turn; assembled-repeat: one message
+// again and again), beside the same decision without the assembler
+// (engine):
 //
 //	go test -run '^$' -bench DecideAppendAssembled -benchmem ./internal/segmented/
 //
@@ -182,6 +184,16 @@ func BenchmarkDecideAppendAssembled(b *testing.B) {
 				b.ReportMetric(float64(len(f.asm.snap.GetL1())), "l1")
 				b.ReportMetric(float64(len(f.asm.snap.GetL2())), "l2")
 				b.ReportMetric(float64(len(f.cands[0].Recall)), "hits")
+			})
+			b.Run("assembled-repeat", func(b *testing.B) {
+				// The same message again and again: its candidates' texts
+				// are counted once.
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := f.asm.DecideAppendWith(f.reqs[0], f.cands[0], env); err != nil {
+						b.Fatal(err)
+					}
+				}
 			})
 			b.Run("engine", func(b *testing.B) {
 				b.ReportAllocs()

@@ -97,7 +97,7 @@ type planner struct {
 // (already in the simulated state) from c.
 func (s *State) plan(m *memoryv1.Message, c *Candidates, env Env) *memoryv1.Assembled {
 	a := s.Assembly()
-	p := s.newPlanner(m, env)
+	p := s.newPlanner(m, c, env)
 	p.addL1()
 	p.addL2()
 	if c != nil {
@@ -140,6 +140,7 @@ func (s *State) plan(m *memoryv1.Message, c *Candidates, env Env) *memoryv1.Asse
 	out.L1Seqs = p.l1p.seqs(p.l1p.c.ents)
 	slices.SortFunc(out.Recalled, func(x, y *memoryv1.RecalledItem) int { return cmp.Compare(x.Seq, y.Seq) })
 	out.Memory = byTier(out.Memory)
+	p.noteShown(out)
 	return out
 }
 
@@ -180,6 +181,7 @@ func (p *planner) addL1() {
 			part, ref := lp.partOf(k)
 			part.Value = max(part.Value, p.summaryValue(p.l1[sp.from].GetSummary()))
 			lp.part[k] = int32(p.add(part, ref))
+			lp.nPlain--
 		}
 	}
 }
@@ -270,6 +272,9 @@ func (p *planner) verbatimInL1(seq uint64) bool { return p.verbatimIndex(seq) >=
 
 // verbatimIndex returns the index of the verbatim L1 message at seq, or -1.
 func (p *planner) verbatimIndex(seq uint64) int {
+	if c := p.l1p.c; c != nil {
+		return c.verbatimAt(seq)
+	}
 	i, found := l1At(p.l1, seq)
 	if !found || p.l1[i].GetMessage() == nil {
 		return -1

@@ -40,10 +40,20 @@ type planCache struct {
 	spans, spareSpans []l1Span
 	order, spareOrder []int32
 	mapped            []int32
+	// Buffers of one plan (l1Plan, allocate), kept for the next.
+	val, den []float64
+	part     []int32
+	chosen   []bool
+	idx      []int
+	spec     []specPart
+	parts    []Part
+	refs     []partRef
 	words             summaryWords
 	counts            countMemo
 	// recent[d] is the value of an L1 span d spans older than the tail.
 	recent []float64
+	// shown is what the last plan shows of L1 and L2 (see countShown).
+	shown shownHint
 }
 
 // l1Info is what the planner needs of one L1 entry.
@@ -95,8 +105,8 @@ func (s *State) planCache() *planCache {
 // was rolled back (or by another copy of the state) is a different
 // message from the one appended since at its place, and so is every entry
 // after it. The tool-call links of the new entries are made from those
-// before them; when cached entries had to be dropped at the end (their
-// results may have linked to a kept opener), every link is made again.
+// before them; when cached entries had to be dropped at the end, the kept
+// openers their results had linked to are linked again (unlink).
 func (c *planCache) sync(l1 []*memoryv1.L1Entry) {
 	f := 0 // the first verbatim message of l1
 	for f < len(l1) && l1[f].GetMessage() == nil {
@@ -119,7 +129,7 @@ func (c *planCache) sync(l1 []*memoryv1.L1Entry) {
 	}
 	n := min(len(c.ents)-a, len(l1)-f)
 	k := sort.Search(n, func(k int) bool { return !c.ents[a+k].same(l1[f+k]) })
-	relink := a+k < len(c.ents)
+	dropped := a+k < len(c.ents)
 	// ents[a:a+k] describe l1[f:f+k]: move them to f.
 	if f > a {
 		c.ents = slices.Grow(c.ents[:a+k], f-a)[:f+k]
@@ -129,14 +139,29 @@ func (c *planCache) sync(l1 []*memoryv1.L1Entry) {
 	for i, x := range l1[:f] {
 		c.ents[i] = newL1Info(x)
 	}
+	if dropped {
+		c.unlink(f + k)
+	}
 	for i := f + k; i < len(l1); i++ {
 		c.ents = append(c.ents, newL1Info(l1[i]))
-		if !relink {
-			c.link(i)
-		}
+		c.link(i)
 	}
-	if relink {
-		c.linkAll()
+}
+
+// unlink links again the openers among the first end entries whose last
+// result was at or after end (dropped): to their last result before end.
+func (c *planCache) unlink(end int) {
+	for j := range c.ents[:end] {
+		e := &c.ents[j]
+		if e.owner != 0 || j+int(e.last) < end {
+			continue
+		}
+		e.last = 0
+		for i := j + 1; i < end; i++ {
+			if x := c.ents[i]; x.owner > 0 && i-int(x.owner) == j {
+				e.last = int32(i - j)
+			}
+		}
 	}
 }
 
@@ -192,6 +217,15 @@ func (c *planCache) linkAll() {
 			}
 		}
 	}
+}
+
+// verbatimAt returns the index of the verbatim L1 message at seq, or -1.
+func (c *planCache) verbatimAt(seq uint64) int {
+	i, ok := slices.BinarySearchFunc(c.ents, seq, func(e l1Info, seq uint64) int { return cmp.Compare(e.seq, seq) })
+	if !ok || c.ents[i].msg == nil {
+		return -1
+	}
+	return i
 }
 
 // ownerOf returns the index of the message opening the tool-call group of
@@ -267,13 +301,13 @@ func (c *planCache) spansTo(tail int, buf []l1Span) []l1Span {
 	return out
 }
 
-// recentValue returns the value of an L1 span d spans older than the tail
-// (before the question and summary adjustments).
-func (c *planCache) recentValue(d int) float64 {
-	for len(c.recent) <= d {
+// recentValues returns, for d < m, the value of an L1 span d spans older
+// than the tail (before the question and summary adjustments).
+func (c *planCache) recentValues(m int) []float64 {
+	for len(c.recent) < m {
 		c.recent = append(c.recent, recentWeight*math.Exp2(-float64(len(c.recent))/recentHalfLife))
 	}
-	return c.recent[d]
+	return c.recent[:m]
 }
 
 // summaryWords is an inverted index of the content words of the summaries
@@ -375,11 +409,19 @@ func (t memoTokenizer) Count(text string) int {
 // newPlanner returns the planner of the user message m (already in the
 // state): the cache brought up to date with L1, the tail and the spans
 // before it.
-func (s *State) newPlanner(m *memoryv1.Message, env Env) *planner {
+func (s *State) newPlanner(m *memoryv1.Message, cands *Candidates, env Env) *planner {
 	c := s.planCache()
 	l1 := s.snap.GetL1()
 	c.sync(l1)
-	p := &planner{s: s, tok: memoTokenizer{env.Tokenizer, &c.counts}, l1: l1, swapPart: map[uint64]int{}, query: facts.ContentWords(m.GetContent())}
+	var hits, items int
+	if cands != nil {
+		hits, items = len(cands.Recall), len(cands.Memory)
+	}
+	p := &planner{s: s, tok: memoTokenizer{env.Tokenizer, &c.counts}, l1: l1, query: facts.ContentWords(m.GetContent()),
+		swapPart: make(map[uint64]int, hits)}
+	// Room for the parts there will be: summaries, hits, scope entries.
+	n := len(s.snap.GetL2()) + hits + items + 4
+	p.parts, p.refs = resize(c.parts, n)[:0], resize(c.refs, n)[:0]
 	p.tail = c.tailStart(s.Budget())
 	p.l1p = newL1Plan(c, p.tail)
 	summaries := len(s.snap.GetL2())
@@ -399,6 +441,67 @@ func (p *planner) raiseL1(i int, v float64) {
 	k := lp.spanAt(i)
 	if lp.part[k] < 0 {
 		lp.part[k] = int32(p.add(lp.partOf(k)))
+		lp.nPlain--
 	}
 	p.raise(int(lp.part[k]), v)
+}
+
+// shownHint is what a plan shows of L1 and L2, in tokens, as the planner
+// counted them, and the state it planned on: when its ContextAssembled is
+// applied to that state (in the decision's simulation, then by Apply), the
+// totals need not be counted from the entries again.
+type shownHint struct {
+	sec            *memoryv1.Assembled
+	l1, l2         uint64
+	l1Len, l2Len   int
+	l1Tok, l2Tok   uint64
+	l1Ends, l2Ends [2]any
+}
+
+// noteShown records the hint of the plan out: the entries from the tail
+// on, and the chosen spans and L2 summaries.
+func (p *planner) noteShown(out *memoryv1.Assembled) {
+	c := p.l1p.c
+	h := shownHint{sec: out, l2: p.l1p.chosenL2}
+	for _, e := range c.ents[p.tail:] {
+		h.l1 += uint64(e.tokens)
+	}
+	for k, sp := range p.l1p.spans {
+		if p.l1p.chosen[k] {
+			h.l1 += sp.tokens
+		}
+	}
+	h.l1Len, h.l2Len, h.l1Tok, h.l2Tok, h.l1Ends, h.l2Ends = stateEnds(p.s)
+	c.shown = h
+}
+
+// stateEnds identifies the L1 and L2 of s well enough for a hint: their
+// lengths, token totals and first and last entries.
+func stateEnds(s *State) (l1Len, l2Len int, l1Tok, l2Tok uint64, l1Ends, l2Ends [2]any) {
+	l1, l2 := s.snap.GetL1(), s.snap.GetL2()
+	key := func(e *memoryv1.L1Entry) any {
+		if m := e.GetMessage(); m != nil {
+			return m
+		}
+		return e.GetSummary()
+	}
+	if n := len(l1); n > 0 {
+		l1Ends = [2]any{key(l1[0]), key(l1[n-1])}
+	}
+	if n := len(l2); n > 0 {
+		l2Ends = [2]any{l2[0], l2[n-1]}
+	}
+	return len(l1), len(l2), s.tok.l1, s.tok.l2, l1Ends, l2Ends
+}
+
+// get returns the hint's totals when it is for the plan sec applied to s.
+func (h *shownHint) get(sec *memoryv1.Assembled, s *State) (l1, l2 uint64, ok bool) {
+	if h.sec == nil || h.sec != sec {
+		return 0, 0, false
+	}
+	l1Len, l2Len, l1Tok, l2Tok, l1Ends, l2Ends := stateEnds(s)
+	if l1Len != h.l1Len || l2Len != h.l2Len || l1Tok != h.l1Tok || l2Tok != h.l2Tok || l1Ends != h.l1Ends || l2Ends != h.l2Ends {
+		return 0, 0, false
+	}
+	return h.l1, h.l2, true
 }

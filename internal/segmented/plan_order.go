@@ -1,7 +1,6 @@
 package segmented
 
 import (
-	"cmp"
 	"slices"
 	"sort"
 )
@@ -37,6 +36,8 @@ type l1Plan struct {
 	chosen []bool
 	// nPlain and nPlainChosen count the plain spans and those chosen.
 	nPlain, nPlainChosen int
+	// chosenL2 is the tokens of the L2 summaries chosen.
+	chosenL2 uint64
 }
 
 // freshInsertMax: more new spans than this since the last plan, and the
@@ -48,18 +49,33 @@ const freshInsertMax = 8
 func newL1Plan(c *planCache, tail int) *l1Plan {
 	lp := &l1Plan{c: c, spans: c.spansTo(tail, c.spareSpans)}
 	m := len(lp.spans)
-	lp.val, lp.den = make([]float64, m), make([]float64, m)
-	lp.part, lp.chosen = make([]int32, m), make([]bool, m)
-	for k, sp := range lp.spans {
-		v := c.recentValue(m - 1 - k)
+	lp.val, lp.den = resize(c.val, m), resize(c.den, m)
+	lp.part, lp.chosen = resize(c.part, m), resize(c.chosen, m)
+	c.val, c.den, c.part, c.chosen = lp.val, lp.den, lp.part, lp.chosen
+	clear(lp.chosen)
+	lp.nPlain = m
+	recent := c.recentValues(m)
+	val, den, part := lp.val[:m], lp.den[:m], lp.part[:m]
+	for k := range lp.spans {
+		sp := &lp.spans[k]
+		v := recent[m-1-k]
 		if sp.bare && !sp.summary {
 			v *= questionWeight
 		}
-		lp.val[k] = v
-		lp.den[k] = v / float64(max(sp.tokens, densityFloorTokens))
-		lp.part[k] = -1
+		val[k] = v
+		den[k] = v / float64(max(sp.tokens, densityFloorTokens))
+		part[k] = -1
 	}
 	return lp
+}
+
+// resize returns buf with n elements (not cleared), reallocated when too
+// small.
+func resize[T any](buf []T, n int) []T {
+	if cap(buf) < n {
+		return make([]T, n, n+n/4)
+	}
+	return buf[:n]
 }
 
 // spanAt returns the span holding L1 entry i (older than the tail).
@@ -80,19 +96,22 @@ func (lp *l1Plan) partOf(k int) (Part, partRef) {
 // plainBefore reports whether plain span a comes before plain span b in
 // Allocate's order (the index of an L1 span's part is its span index).
 func (lp *l1Plan) plainBefore(a, b int32) bool {
-	return orderCmp(lp.den[a], lp.val[a], int(a), lp.den[b], lp.val[b], int(b)) < 0
+	return before(lp.den[a], lp.val[a], int(a), lp.den[b], lp.val[b], int(b))
 }
 
-// orderCmp is Allocate's order: by value per token, best first, then the
-// higher value, then the lower index.
-func orderCmp(denA, valA float64, idxA int, denB, valB float64, idxB int) int {
-	if c := cmp.Compare(denB, denA); c != 0 {
-		return c
+// before reports whether a part comes before another in Allocate's order:
+// by value per token, best first, then the higher value, then the lower
+// index. Allocate compares with cmp.Compare, which orders NaN first; the
+// parts it visits have a value > 0 (NaN is not), and so a value per token
+// > 0: plain comparisons are the same.
+func before(denA, valA float64, idxA int, denB, valB float64, idxB int) bool {
+	if denA != denB {
+		return denA > denB
 	}
-	if c := cmp.Compare(valB, valA); c != 0 {
-		return c
+	if valA != valB {
+		return valA > valB
 	}
-	return cmp.Compare(idxA, idxB)
+	return idxA < idxB
 }
 
 // plainOrder returns the spans that are not summaries in Allocate's order
@@ -148,7 +167,10 @@ func (lp *l1Plan) plainOrder() []int32 {
 	}
 	if !sorted {
 		slices.SortFunc(order, func(a, b int32) int {
-			return orderCmp(lp.den[a], lp.val[a], int(a), lp.den[b], lp.val[b], int(b))
+			if lp.plainBefore(a, b) {
+				return -1
+			}
+			return 1 // never equal: the index breaks ties
 		})
 	}
 	c.spareOrder, c.order = c.order, order
@@ -160,12 +182,12 @@ func (lp *l1Plan) plainOrder() []int32 {
 // it returns the indexes of the chosen parts, ascending, and marks the
 // chosen spans (plain, or parts of L1) in p.l1p.chosen.
 func (p *planner) allocate(room uint64, caps [numPartKinds]uint64) []int {
-	lp := p.l1p
+	lp, c := p.l1p, p.l1p.c
 	m := len(lp.spans)
 	// The index each part has in Allocate's parts: an L1 span's is its
 	// span's; the others follow the spans in the order they were added.
-	idx := make([]int, len(p.parts))
-	spec := make([]int, 0, len(p.parts))
+	idx := resize(c.idx, len(p.parts))
+	spec := c.spec[:0]
 	next := m
 	for i, part := range p.parts {
 		if r := p.refs[i]; r.recalled == nil && r.memory == nil && r.l2 < 0 {
@@ -175,19 +197,17 @@ func (p *planner) allocate(room uint64, caps [numPartKinds]uint64) []int {
 			next++
 		}
 		if part.Value > 0 && part.Tokens > 0 && part.Kind < numPartKinds {
-			spec = append(spec, i)
+			spec = append(spec, specPart{den: part.density(), val: part.Value, idx: idx[i], i: i})
 		}
 	}
-	slices.SortFunc(spec, func(a, b int) int {
-		pa, pb := p.parts[a], p.parts[b]
-		return orderCmp(pa.density(), pa.Value, idx[a], pb.density(), pb.Value, idx[b])
+	c.idx, c.spec, c.parts, c.refs = idx, spec, p.parts, p.refs
+	slices.SortFunc(spec, func(a, b specPart) int {
+		if before(a.den, a.val, a.idx, b.den, b.val, b.idx) {
+			return -1
+		}
+		return 1 // never equal: the index breaks ties
 	})
 	order := lp.plainOrder()
-	for k := range m {
-		if lp.part[k] < 0 {
-			lp.nPlain++
-		}
-	}
 	var used uint64
 	var byKind [numPartKinds]uint64
 	chosen := make([]int, 0, len(spec))
@@ -203,12 +223,11 @@ func (p *planner) allocate(room uint64, caps [numPartKinds]uint64) []int {
 		special := si < len(spec)
 		if special && oi < len(order) {
 			a, k := spec[si], order[oi]
-			pa := p.parts[a]
-			special = orderCmp(pa.density(), pa.Value, idx[a], lp.den[k], lp.val[k], int(k)) < 0
+			special = before(a.den, a.val, a.idx, lp.den[k], lp.val[k], int(k))
 		}
 		switch {
 		case special:
-			i := spec[si]
+			i := spec[si].i
 			si++
 			part := p.parts[i]
 			if part.Tokens > room-used {
@@ -222,6 +241,8 @@ func (p *planner) allocate(room uint64, caps [numPartKinds]uint64) []int {
 			chosen = append(chosen, i)
 			if idx[i] < m {
 				lp.chosen[idx[i]] = true
+			} else if p.refs[i].l2 >= 0 {
+				lp.chosenL2 += part.Tokens
 			}
 		case oi < len(order):
 			k := order[oi]
@@ -238,6 +259,13 @@ func (p *planner) allocate(room uint64, caps [numPartKinds]uint64) []int {
 	}
 	slices.Sort(chosen)
 	return chosen
+}
+
+// specPart is a part of the planner sorted for allocate: its value per
+// token, value, index in Allocate's parts, and index in planner.parts.
+type specPart struct {
+	den, val float64
+	idx, i   int
 }
 
 // plainAllChosen reports whether the allocation chose every plain span.

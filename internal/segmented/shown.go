@@ -47,6 +47,11 @@ func (s *State) countShown() (l1, l2 uint64) {
 	if !a.GetPlanned() {
 		return s.tok.l1, s.tok.l2
 	}
+	if s.plans != nil {
+		if l1, l2, ok := s.plans.shown.get(a, s); ok {
+			return l1, l2
+		}
+	}
 	// L1 is in seq order and so, as the plan writes them, are l1_seqs:
 	// one pass over both (a binary search for each entry otherwise).
 	seqs := a.GetL1Seqs()
@@ -71,20 +76,22 @@ func (s *State) countShown() (l1, l2 uint64) {
 			l1 += uint64(entryTokens(e))
 		}
 	}
+	// l2_ids name summaries of L2 in L2 order, as the plan writes them:
+	// matched in one pass when they all are so.
 	ids := a.GetL2Ids()
-	if len(ids) > 8 {
-		ids = slices.Clone(ids)
-		slices.Sort(ids)
-	}
+	k := 0
 	for _, sum := range s.snap.GetL2() {
-		var shown bool
-		if len(ids) > 8 {
-			_, shown = slices.BinarySearch(ids, sum.GetId())
-		} else {
-			shown = slices.Contains(ids, sum.GetId())
-		}
-		if shown {
+		if k < len(ids) && ids[k] == sum.GetId() {
 			l2 += uint64(sum.GetTokens())
+			k++
+		}
+	}
+	if k < len(ids) {
+		l2 = 0
+		for _, sum := range s.snap.GetL2() {
+			if showsL2(a, sum) {
+				l2 += uint64(sum.GetTokens())
+			}
 		}
 	}
 	return l1, l2
