@@ -48,8 +48,8 @@ type planCache struct {
 	spec     []specPart
 	parts    []Part
 	refs     []partRef
-	words             summaryWords
-	counts            countMemo
+	words    summaryWords
+	counts   countMemo
 	// recent[d] is the value of an L1 span d spans older than the tail.
 	recent []float64
 	// shown is what the last plan shows of L1 and L2 (see countShown).
