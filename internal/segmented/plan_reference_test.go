@@ -4,9 +4,13 @@ import (
 	"cmp"
 	"math"
 	"slices"
+	"strings"
+	"testing"
 
 	"github.com/agentmem/agentmem/internal/facts"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
+	"google.golang.org/protobuf/proto"
+	"pgregory.net/rapid"
 )
 
 // planReference is the plan as the allocation was first written, kept as
@@ -130,4 +134,88 @@ func (p *planner) summaryValueReference(text string) float64 {
 		return summaryBase
 	}
 	return summaryBase + summaryWeight*float64(shared(p.query, facts.ContentWords(text)))/float64(len(p.query))
+}
+
+// chooseMemoryReference is chooseMemory as first written (maps of tiers and
+// of the scope and key seen), the reference of TestChooseMemoryMatchesReference.
+func chooseMemoryReference(cands []*memoryv1.MemoryItem, a *memoryv1.AssemblyConfig, capTokens uint64, tok Tokenizer) []*memoryv1.MemoryItem {
+	tierCap := map[string]uint64{
+		TierTask:   capTokens * uint64(a.GetTaskPct()) / 100,
+		TierUser:   capTokens * uint64(a.GetUserPct()) / 100,
+		TierGlobal: capTokens * uint64(a.GetGlobalPct()) / 100,
+	}
+	var uniq []*memoryv1.MemoryItem
+	seen := map[string]bool{}
+	for _, c := range cands[:min(len(cands), MaxMemoryCandidates)] {
+		id := c.GetScope() + "\x00" + c.GetKey()
+		if _, ok := tierCap[c.GetTier()]; !ok || seen[id] {
+			continue
+		}
+		seen[id] = true
+		uniq = append(uniq, c)
+	}
+	taken := make([]*memoryv1.MemoryItem, len(uniq))
+	tierUsed := map[string]uint64{}
+	var used uint64
+	take := func(i int, room uint64) {
+		c := uniq[i]
+		full := memoryText(c)
+		text, tokens, ok := fitItem(tok, full, room)
+		if !ok {
+			return
+		}
+		// The log keeps which text, not the text (MemoryItem.text_bytes).
+		n, trimmed := len(text), false
+		if text != full {
+			n, trimmed = len(strings.TrimSuffix(text, "…")), true
+		}
+		taken[i] = &memoryv1.MemoryItem{Scope: c.GetScope(), Key: c.GetKey(), Version: c.GetVersion(), TextBytes: uint32(n), Trimmed: trimmed, Tokens: tokens, Tier: c.GetTier()}
+		tierUsed[c.GetTier()] += uint64(tokens)
+		used += uint64(tokens)
+	}
+	for i, c := range uniq {
+		if limit := tierCap[c.GetTier()]; tierUsed[c.GetTier()] < limit {
+			take(i, min(limit-tierUsed[c.GetTier()], capTokens-used))
+		}
+	}
+	for i := range uniq {
+		if taken[i] == nil && used < capTokens {
+			take(i, capTokens-used)
+		}
+	}
+	var out []*memoryv1.MemoryItem
+	for _, tier := range []string{TierTask, TierUser, TierGlobal} {
+		for _, m := range taken {
+			if m != nil && m.Tier == tier {
+				out = append(out, m)
+			}
+		}
+	}
+	return out
+}
+
+func TestChooseMemoryMatchesReference(t *testing.T) {
+	tok := tokenizerT(t)
+	rapid.Check(t, func(rt *rapid.T) {
+		var cands []*memoryv1.MemoryItem
+		for range rapid.IntRange(0, 70).Draw(rt, "n") {
+			cands = append(cands, &memoryv1.MemoryItem{
+				Scope:   rapid.SampledFrom([]string{"agent:a1", "user:u1", "global", "a\x00b", "a"}).Draw(rt, "scope"),
+				Key:     rapid.SampledFrom([]string{"k1", "k2", "b", "b\x00b", "k3"}).Draw(rt, "key"),
+				Version: uint64(rapid.IntRange(1, 3).Draw(rt, "version")),
+				Tier:    rapid.SampledFrom([]string{TierTask, TierUser, TierGlobal, "bogus"}).Draw(rt, "tier"),
+				Text:    words(rt, "text", 1, rapid.SampledFrom([]int{5, 40, 300}).Draw(rt, "size")),
+			})
+		}
+		a := &memoryv1.AssemblyConfig{TaskPct: 40, UserPct: 40, GlobalPct: 20}
+		if rapid.Bool().Draw(rt, "split") {
+			a = &memoryv1.AssemblyConfig{TaskPct: 10, UserPct: 0, GlobalPct: 90}
+		}
+		capTokens := uint64(rapid.IntRange(0, 2000).Draw(rt, "cap"))
+		want := chooseMemoryReference(cands, a, capTokens, tok)
+		got := chooseMemory(cands, a, capTokens, tok)
+		if !slices.EqualFunc(want, got, func(x, y *memoryv1.MemoryItem) bool { return proto.Equal(x, y) }) {
+			rt.Fatalf("chooseMemory %v, reference %v", got, want)
+		}
+	})
 }
