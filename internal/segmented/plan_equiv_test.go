@@ -2,7 +2,9 @@ package segmented
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/agentmem/agentmem/internal/convgen"
@@ -238,4 +240,62 @@ func TestPlanMatchesReferenceOnAConversation(t *testing.T) {
 			t.Logf("%d plans compared; at the end %d L1 entries, %d L2 summaries", plans, len(l.inc.snap.GetL1()), len(l.inc.snap.GetL2()))
 		})
 	}
+}
+
+// TestPlainOrderRepairsAStaleOrder gives plainOrder a kept order that is
+// wrong for the values of this plan (as a rounding of two equal values per
+// token can make it), with new spans to place and without: the order it
+// returns is Allocate's all the same.
+func TestPlainOrderRepairsAStaleOrder(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		n := rapid.IntRange(0, 60).Draw(rt, "spans")
+		c := &planCache{}
+		var spans []l1Span
+		for k := range n {
+			tokens := uint64(rapid.SampledFrom([]int{0, 10, 40, 80, 160, 333}).Draw(rt, "tokens"))
+			spans = append(spans, l1Span{seq: uint64(10 * (k + 1)), from: int32(k), to: int32(k + 1), tokens: tokens,
+				bare: rapid.IntRange(0, 4).Draw(rt, "bare") == 0, summary: k < 2 && rapid.Bool().Draw(rt, "summary")})
+		}
+		// The last plan: some of the spans (the newest left out: new in
+		// this one), in an order drawn at random.
+		kept := rapid.IntRange(0, n).Draw(rt, "kept")
+		c.spans = slices.Clone(spans[:kept])
+		for k, sp := range c.spans {
+			if !sp.summary {
+				c.order = append(c.order, int32(k))
+			}
+		}
+		c.order = rapid.Permutation(c.order).Draw(rt, "stale_order")
+		if kept > 0 && rapid.Bool().Draw(rt, "changed") {
+			c.spans[0].tokens++ // changed since: placed again
+		}
+		m := len(spans)
+		lp := &l1Plan{c: c, spans: spans, val: make([]float64, m), den: make([]float64, m)}
+		recent := c.recentValues(m)
+		var want []int32
+		parts := make([]Part, m)
+		for k, sp := range lp.spans {
+			v := recent[m-1-k]
+			if sp.bare && !sp.summary {
+				v *= questionWeight
+			}
+			lp.val[k], lp.den[k] = v, v/float64(max(sp.tokens, densityFloorTokens))
+			parts[k] = Part{Kind: PartL1, Tokens: max(sp.tokens, 1), Value: v}
+			if !sp.summary {
+				want = append(want, int32(k))
+			}
+		}
+		// Allocate's order of the parts (every part fits: the order is
+		// the order they are taken in).
+		slices.SortStableFunc(want, func(a, b int32) int {
+			pa, pb := parts[a], parts[b]
+			if c := cmp.Compare(pb.density(), pa.density()); c != 0 {
+				return c
+			}
+			return cmp.Compare(pb.Value, pa.Value)
+		})
+		if got := lp.plainOrder(); !slices.Equal(got, want) {
+			rt.Fatalf("plain order %v, want %v", got, want)
+		}
+	})
 }
