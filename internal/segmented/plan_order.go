@@ -284,8 +284,13 @@ func (lp *l1Plan) seqs(ents []l1Info) []uint64 {
 		return nil
 	}
 	out := make([]uint64, 0, n)
-	for k, sp := range lp.spans {
-		if lp.chosen[k] {
+	for k := range lp.spans {
+		if !lp.chosen[k] {
+			continue
+		}
+		if sp := &lp.spans[k]; sp.to-sp.from == 1 {
+			out = append(out, sp.seq)
+		} else {
 			for _, e := range ents[sp.from:sp.to] {
 				out = append(out, e.seq)
 			}
