@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentmem/agentmem/internal/convgen"
+	"github.com/agentmem/agentmem/internal/cpustat"
 	"github.com/agentmem/agentmem/internal/facts"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 )
@@ -150,7 +151,8 @@ func appendRequest(conv *convgen.Conversation, a convgen.Span) *memoryv1.AppendR
 // growing length with the context assembler on and realistic candidates
 // (assembled: 16 different messages in turn; assembled-repeat: one message
 // again and again), beside the same decision without the assembler
-// (engine):
+// (engine). cpu-µs/op is the process CPU per decision (garbage collection
+// included), which a busy machine inflates less than ns/op:
 //
 //	go test -run '^$' -bench DecideAppendAssembled -benchmem ./internal/segmented/
 //
@@ -175,12 +177,14 @@ func BenchmarkDecideAppendAssembled(b *testing.B) {
 			b.Run("assembled", func(b *testing.B) {
 				b.ReportAllocs()
 				i := 0
+				cpu := cpustat.Start()
 				for b.Loop() {
 					if _, err := f.asm.DecideAppendWith(f.reqs[i%len(f.reqs)], f.cands[i%len(f.reqs)], env); err != nil {
 						b.Fatal(err)
 					}
 					i++
 				}
+				cpu.Report(b, b.N)
 				b.ReportMetric(float64(len(f.asm.snap.GetL1())), "l1")
 				b.ReportMetric(float64(len(f.asm.snap.GetL2())), "l2")
 				b.ReportMetric(float64(len(f.cands[0].Recall)), "hits")
@@ -189,21 +193,25 @@ func BenchmarkDecideAppendAssembled(b *testing.B) {
 				// The same message again and again: its candidates' texts
 				// are counted once.
 				b.ReportAllocs()
+				cpu := cpustat.Start()
 				for b.Loop() {
 					if _, err := f.asm.DecideAppendWith(f.reqs[0], f.cands[0], env); err != nil {
 						b.Fatal(err)
 					}
 				}
+				cpu.Report(b, b.N)
 			})
 			b.Run("engine", func(b *testing.B) {
 				b.ReportAllocs()
 				i := 0
+				cpu := cpustat.Start()
 				for b.Loop() {
 					if _, err := f.engine.DecideAppend(f.reqs[i%len(f.reqs)], env); err != nil {
 						b.Fatal(err)
 					}
 					i++
 				}
+				cpu.Report(b, b.N)
 				b.ReportMetric(float64(len(f.engine.snap.GetL1())), "l1")
 			})
 		})
