@@ -43,6 +43,7 @@ func BenchmarkAppendAssemblyUserHistory(b *testing.B) {
 	ctx := context.Background()
 	run := benchSessionSeq.Add(1)
 	user := fmt.Sprintf("u-history-%d", run)
+	var history uint64
 	for i := range historySessions {
 		conv := mustConv(b, uint64(100+i), historyTurns)
 		id := fmt.Sprintf("history-%d-%d", run, i)
@@ -50,6 +51,11 @@ func BenchmarkAppendAssemblyUserHistory(b *testing.B) {
 			b.Fatal(err)
 		}
 		appendConv(b, c, id, conv, len(conv.Messages))
+		info, err := c.Get(ctx, id)
+		if err != nil || info.GetTurn() != historyTurns {
+			b.Fatalf("%s: %d turns, want %d (%v)", id, info.GetTurn(), historyTurns, err)
+		}
+		history += info.GetTotalMessages()
 	}
 	for i := range 20 {
 		if _, err := c.Put(ctx, client.User(user), &memoryv1.PutEntryRequest{Key: fmt.Sprintf("fact-%d", i),
@@ -129,6 +135,7 @@ func BenchmarkAppendAssemblyUserHistory(b *testing.B) {
 		b.ReportMetric(float64(p99.Microseconds()), "plain-p99-µs")
 		b.ReportMetric(float64(a50)/float64(p50), "p50-ratio")
 		b.ReportMetric(float64(a99)/float64(p99), "p99-ratio")
+		b.ReportMetric(float64(history), "history-msgs")
 	})
 }
 
