@@ -180,8 +180,7 @@ func (p *planner) addL1() {
 		if sp.summary {
 			part, ref := lp.partOf(k)
 			part.Value = max(part.Value, p.summaryValue(p.l1[sp.from].GetSummary()))
-			lp.part[k] = int32(p.add(part, ref))
-			lp.nPlain--
+			lp.setPart(k, p.add(part, ref))
 		}
 	}
 }

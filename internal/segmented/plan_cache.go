@@ -440,8 +440,7 @@ func (p *planner) raiseL1(i int, v float64) {
 	lp := p.l1p
 	k := lp.spanAt(i)
 	if lp.part[k] < 0 {
-		lp.part[k] = int32(p.add(lp.partOf(k)))
-		lp.nPlain--
+		lp.setPart(k, p.add(lp.partOf(k)))
 	}
 	p.raise(int(lp.part[k]), v)
 }

@@ -31,8 +31,10 @@ type l1Plan struct {
 	// span (a summary's is its part's).
 	val, den []float64
 	// part maps a span to its part in planner.parts (-1: none, a plain
-	// span the allocation takes from the kept order).
+	// span the allocation takes from the kept order); made lists the spans
+	// that have one (see setPart).
 	part   []int32
+	made   []int32
 	chosen []bool
 	// nPlain and nPlainChosen count the plain spans and those chosen.
 	nPlain, nPlainChosen int
@@ -76,6 +78,13 @@ func resize[T any](buf []T, n int) []T {
 		return make([]T, n, n+n/4)
 	}
 	return buf[:n]
+}
+
+// setPart records that span k is part i of the planner.
+func (lp *l1Plan) setPart(k, i int) {
+	lp.part[k] = int32(i)
+	lp.made = append(lp.made, int32(k))
+	lp.nPlain--
 }
 
 // spanAt returns the span holding L1 entry i (older than the tail).
@@ -187,12 +196,16 @@ func (p *planner) allocate(room uint64, caps [numPartKinds]uint64) []int {
 	// The index each part has in Allocate's parts: an L1 span's is its
 	// span's; the others follow the spans in the order they were added.
 	idx := resize(c.idx, len(p.parts))
+	for i := range idx {
+		idx[i] = -1
+	}
+	for _, k := range lp.made {
+		idx[lp.part[k]] = int(k)
+	}
 	spec := c.spec[:0]
 	next := m
 	for i, part := range p.parts {
-		if r := p.refs[i]; r.recalled == nil && r.memory == nil && r.l2 < 0 {
-			idx[i] = lp.spanAt(r.l1From)
-		} else {
+		if idx[i] < 0 {
 			idx[i] = next
 			next++
 		}
