@@ -124,18 +124,36 @@ func latestUserText(req *memoryv1.AppendRequest) string {
 // candidates searches for the assembler. A failed search is logged and
 // counted (agentmem_api_assembly_errors_total) and its part left empty:
 // the append is stored either way, and its event records what was chosen.
+// The searches (the session's swap, its earlier sessions, the memory
+// scopes) run concurrently, each after its own bounded wait, and are all
+// done when it returns.
 func (s *Service) candidates(ctx context.Context, who *tenancy.Caller, id string, k segmented.CandidateKey, q string) *segmented.Candidates {
 	c := &segmented.Candidates{}
+	var (
+		wg          sync.WaitGroup
+		own, others []*memoryv1.SearchHit
+	)
+	if k.Recall {
+		wg.Go(func() { own = s.swapHits(ctx, id, q) })
+	}
+	if k.Cross {
+		wg.Go(func() { others = s.crossHits(ctx, who, id, k, q) })
+	}
+	if k.Memory && s.entries != nil {
+		wg.Go(func() {
+			s.awaitOwnWrite(ctx, who)
+			c.Memory, c.MemoryScores = s.memoryCandidates(who, id, k, q)
+		})
+	}
+	wg.Wait()
+	if k.Memory && s.entries != nil {
+		s.metrics.Candidates.WithLabelValues("memory").Observe(float64(len(c.Memory)))
+	}
 	if k.Recall || k.Cross {
-		if k.Recall {
-			// The swap search reads the session's own earlier commands
-			// (bounded wait), so the same requests give the same context.
-			// Without it (the session has not compressed: every message is
-			// verbatim in L1) nothing of the session is searched, and the
-			// earlier sessions' messages are long projected: no wait.
-			s.awaitSession(ctx, id)
-		}
-		hits := s.recallHits(ctx, who, id, k, q)
+		// One ranking: the scores are comparable, both searches rank
+		// against the statistics of the user's corpus.
+		hits := append(own, others...)
+		slices.SortStableFunc(hits, func(a, b *memoryv1.SearchHit) int { return cmp.Compare(b.GetScore(), a.GetScore()) })
 		msgs, scores, sessions := make([]*memoryv1.Message, len(hits)), make([]float64, len(hits)), make([]string, len(hits))
 		for i, h := range hits {
 			msgs[i], scores[i] = h.GetMessage(), h.GetScore()
@@ -146,47 +164,35 @@ func (s *Service) candidates(ctx context.Context, who *tenancy.Caller, id string
 		c.Recall, c.RecallScores, c.RecallSessions = segmented.OfferRecallFrom(msgs, scores, sessions, k.Depth)
 		s.metrics.Candidates.WithLabelValues("recall").Observe(float64(len(c.Recall)))
 	}
-	if k.Memory && s.entries != nil {
-		s.awaitOwnWrite(ctx, who)
-		c.Memory, c.MemoryScores = s.memoryCandidates(who, id, k, q)
-		s.metrics.Candidates.WithLabelValues("memory").Observe(float64(len(c.Memory)))
-	}
 	return c
 }
 
-// recallHits searches the session's swap (k.Recall: until the session first
-// compresses every message is verbatim in L1, nothing to recall) and, with
-// k.Cross, the other sessions of its user (a session without a user: of
-// its agent, without a user), best first by score. The scores are
-// comparable: both searches rank against the statistics of the user's
-// corpus.
-func (s *Service) recallHits(ctx context.Context, who *tenancy.Caller, id string, k segmented.CandidateKey, q string) []*memoryv1.SearchHit {
-	var hits []*memoryv1.SearchHit
-	if k.Recall {
-		own, err := s.rm.Search(ctx, id, memoryv1.SearchScope_SEARCH_SCOPE_SESSION, q, segmented.RecallSearched)
-		if err != nil {
-			s.metrics.AssemblyErrors.WithLabelValues("recall").Inc()
-			s.logger.Warn("context assembler: swap search failed; appending without recall", "session", id, "err", err)
-		}
-		hits = own
-	}
-	if k.Cross {
-		// The caller's own writes to its other sessions first (bounded):
-		// usually long applied, unless it just wrote a sitting.
-		s.awaitSeq(ctx, s.recent.others(who, id))
-		others, err := s.earlierSessionHits(ctx, who, id, k, q)
-		if err != nil {
-			s.metrics.AssemblyErrors.WithLabelValues("cross_session").Inc()
-			s.logger.Warn("context assembler: earlier sessions' search failed; appending without them", "session", id, "err", err)
-		}
-		for _, h := range others {
-			if h.GetSessionId() != id { // the session's own: the swap search's
-				hits = append(hits, h)
-			}
-		}
-		slices.SortStableFunc(hits, func(a, b *memoryv1.SearchHit) int { return cmp.Compare(b.GetScore(), a.GetScore()) })
+// swapHits searches the session's own messages (the assembler asks only
+// once the session has compressed: before, every message is verbatim in
+// L1). It first waits (bounded) for the session's own last command to be
+// projected, so the same requests give the same context.
+func (s *Service) swapHits(ctx context.Context, id, q string) []*memoryv1.SearchHit {
+	s.awaitSession(ctx, id)
+	hits, err := s.rm.Search(ctx, id, memoryv1.SearchScope_SEARCH_SCOPE_SESSION, q, segmented.RecallSearched)
+	if err != nil {
+		s.metrics.AssemblyErrors.WithLabelValues("recall").Inc()
+		s.logger.Warn("context assembler: swap search failed; appending without recall", "session", id, "err", err)
 	}
 	return hits
+}
+
+// crossHits searches the session's earlier sessions (earlierSessionHits),
+// after waiting (bounded) for the caller's own recent writes to its other
+// sessions: usually long applied, unless it just wrote a sitting. Hits of
+// the session itself are dropped (the swap search's).
+func (s *Service) crossHits(ctx context.Context, who *tenancy.Caller, id string, k segmented.CandidateKey, q string) []*memoryv1.SearchHit {
+	s.awaitSeq(ctx, s.recent.others(who, id))
+	hits, err := s.earlierSessionHits(ctx, who, id, k, q)
+	if err != nil {
+		s.metrics.AssemblyErrors.WithLabelValues("cross_session").Inc()
+		s.logger.Warn("context assembler: earlier sessions' search failed; appending without them", "session", id, "err", err)
+	}
+	return slices.DeleteFunc(hits, func(h *memoryv1.SearchHit) bool { return h.GetSessionId() == id })
 }
 
 // earlierSessionHits searches the messages of the sessions of k.User (or,
