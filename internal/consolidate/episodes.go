@@ -9,7 +9,7 @@ import (
 	"github.com/agentmem/agentmem/internal/swap"
 )
 
-// Episode summaries (DESIGN §13: "similar old episodes are summarized").
+// Episode summaries: similar old episodes are summarized.
 // An agent's scope gains one episodic entry per session that tried
 // something; when a new episode finds SummaryAfter similar older ones,
 // they become one summary entry (extractive: the common task, the
