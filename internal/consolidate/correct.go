@@ -78,7 +78,11 @@ func (x *extractor) redate(f Fact, st *stmt) string {
 	if f.When == "" {
 		return ""
 	}
-	d, _ := findDate(f.When, st.m.Said, isFuture(f.When) || isFuture(st.text) || strings.HasPrefix(f.Label, "plan") || strings.HasPrefix(f.Attribute, "trip/") || strings.HasPrefix(f.Attribute, "plan/"))
+	future := isFuture(f.When) || isFuture(st.text) || f.Subject == "we"
+	for _, p := range []string{"trip/", "plan/", "decision/", "deadline"} {
+		future = future || strings.HasPrefix(f.Attribute, p)
+	}
+	d, _ := findDate(f.When, st.m.Said, future)
 	return d.date
 }
 

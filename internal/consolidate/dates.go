@@ -357,7 +357,7 @@ func season(now time.Time, name, rel string) string {
 }
 
 // futureRE: a clause that speaks of what is to come.
-var futureRE = regexp.MustCompile(`(?i)\b(?:will|'ll|’ll|going to|gonna|plan|plans|planning|planned|about to|can't wait|can’t wait|upcoming|looking forward|next|tomorrow|coming up|scheduled|hoping to|hope to|want to|wanna|would like to)\b|\bin (?:` + countAlt + `) (?:day|week|month|year)s?\b|(?:'re|'m|\bare|\bam|\bis) (?:\w+ )?\w+ing\b`)
+var futureRE = regexp.MustCompile(`(?i)\b(?:will|'ll|’ll|going to|gonna|plan|plans|planning|planned|about to|can't wait|can’t wait|upcoming|looking forward|next|tomorrow|coming up|scheduled|hoping to|hope to|want to|wanna|would like to|decided to|agreed to|chose to|opted to|settled on|due|deadline|make it|push it|move it)\b|\bin (?:` + countAlt + `) (?:day|week|month|year)s?\b|(?:'re|'m|\bare|\bam|\bis) (?:\w+ )?\w+ing\b`)
 
 // pastRE: a clause in the past tense.
 var pastRE = regexp.MustCompile(`(?i)\b(?:was|were|had|did|went|got|took|made|came|saw|met|ran|won|lost|left|bought|felt|found|told|gave|began|started|finished|ago|last|yesterday|[a-z]{2,}ed)\b`)

@@ -9,11 +9,12 @@ import (
 )
 
 // The digest of a session: what happened and when, in the user's own
-// words — a few of the user's most informative sentences, in the order
-// said, with the sitting's date and every relative date resolved in
-// brackets ("I went to a book fair yesterday [2023-05-07]"). It is
-// one episodic entry per session, so a later "when did I …" question
-// finds the sitting and its date even when no rule read a fact.
+// words — a few of the user's most informative sentences, those no fact
+// entry quotes first, in the order said, with the sitting's date and every
+// relative date resolved in brackets ("my sister drove up on Saturday
+// [2023-05-06]"). It is one episodic entry per session, so a later
+// "when did I …" question finds the sitting and its date even when no
+// rule read a fact.
 
 const (
 	// MaxDigestSentences bounds the sentences a digest quotes.
@@ -22,6 +23,9 @@ const (
 	MaxDigestBytes = 1200
 	// minDigestScore: a sentence scoring less says nothing worth keeping.
 	minDigestScore = 4
+	// minDigestSentences: a digest quotes a sentence a fact quotes already
+	// only to hold this many.
+	minDigestSentences = 2
 )
 
 // Digest is a session's digest.
@@ -41,9 +45,12 @@ var eventVerbRE = regexp.MustCompile(`(?i)^(?:(?:so|and|but|well|oh|also|actuall
 // firstPersonRE: a sentence about the user.
 var firstPersonRE = regexp.MustCompile(`\b(?:I|I'm|I've|I'd|I'll|[Mm]y|[Mm]e|[Ww]e|[Oo]ur|[Uu]s|[Ww]e're|[Ww]e've|[Mm]ine)\b`)
 
+// secondPersonRE: a sentence about the other speaker.
+var secondPersonRE = regexp.MustCompile(`(?i)\b(?:you|your|yours|ya|u|ur|you're|you've)\b`)
+
 // vocativeRE: a name the sentence addresses ("Wow Sam, …", "…, Priya!").
 var (
-	vocativeEndRE   = regexp.MustCompile(`,? [A-Z][a-z]+([!.?]*)$`)
+	vocativeEndRE   = regexp.MustCompile(`, [A-Z][a-z]+([!.?]*)$`)
 	vocativeStartRE = regexp.MustCompile(`^(?:(?:hey|hi|hello|wow|oh|thanks|thank you|yeah|yes|haha|omg|aw+|sorry|congrats|woah|whoa|ooh)[,!]? )+[A-Z][a-z]+[,!]? `)
 )
 
@@ -54,9 +61,12 @@ func stripVocatives(s string) string {
 	return vocativeEndRE.ReplaceAllString(s, "$1")
 }
 
-// SessionDigest is the digest of msgs (the user's sentences scored; fs,
-// the facts read from them, weigh in), false when the user said nothing
-// worth keeping.
+// SessionDigest is the digest of msgs, false when the user said nothing
+// worth keeping. It prefers what no fact of fs (the facts read from msgs)
+// quotes already — a fact's entry has its sentence and date — and quotes
+// one only to hold minDigestSentences; an episode's sentence (summarized
+// with its kind) and a value the user took back later in the session are
+// never in it.
 func SessionDigest(msgs []Message, fs []Fact) (Digest, bool) {
 	type cand struct {
 		order  int
@@ -64,10 +74,21 @@ func SessionDigest(msgs []Message, fs []Fact) (Digest, bool) {
 		id     string
 		score  int
 		digest string
+		quoted bool // a fact's entry quotes it already
 	}
-	stated := map[string]int{}
-	for _, f := range fs {
-		stated[normalize(f.Statement)]++
+	quoted := map[string]bool{}
+	never := map[string]bool{} // an episode's (summarized on its own), or a value taken back
+	for i, f := range fs {
+		st := normalize(f.Statement)
+		quoted[st] = true
+		if f.Type == Episodic {
+			never[st] = true
+		}
+		for _, g := range fs[i+1:] {
+			if g.Key() == f.Key() && (g.Correction || g.Retract) && !sameValue(f, g) {
+				never[st] = true
+			}
+		}
 	}
 	var d Digest
 	var cs []cand
@@ -84,15 +105,15 @@ func SessionDigest(msgs []Message, fs []Fact) (Digest, bool) {
 		for _, s := range facts.Sentences(codeRE.ReplaceAllString(m.Text, "\n")) {
 			s = normalize(s)
 			n := len(strings.Fields(s))
-			if isQuestion(s) || n < 4 || n > MaxContextWords {
+			if isQuestion(s) || n < 4 || n > MaxContextWords || never[s] {
 				continue
 			}
 			bare := stripVocatives(s)
-			if !firstPersonRE.MatchString(bare) {
+			if !firstPersonRE.MatchString(bare) || len(strings.Fields(bare)) < 5 {
 				continue // about the other speaker, or a reaction
 			}
 			sc := facts.Score(bare, true, false, false)
-			if sc == 0 && stated[s] == 0 {
+			if sc == 0 {
 				continue
 			}
 			if eventVerbRE.MatchString(trimLeading(s)) {
@@ -101,25 +122,34 @@ func SessionDigest(msgs []Message, fs []Fact) (Digest, bool) {
 			if dr, ok := findDate(s, m.Said, isFuture(s)); ok && dr.words != "" {
 				sc += 3
 			}
-			sc += 3 * min(stated[s], 2)
-			if strings.Contains(strings.ToLower(" "+bare+" "), " you") {
-				sc -= 2 // about the other speaker
+			if secondPersonRE.MatchString(bare) {
+				sc -= 4 // about the other speaker
 			}
 			if sc < minDigestScore {
 				continue
 			}
-			cs = append(cs, cand{order: len(cs), text: s, id: m.ID, score: sc, digest: annotateDates(s, m.Said)})
+			cs = append(cs, cand{order: len(cs), text: s, id: m.ID, score: sc, digest: annotateDates(s, m.Said), quoted: quoted[s]})
 		}
 	}
 	if len(cs) == 0 {
 		return Digest{}, false
 	}
+	// What no fact quotes first; a quoted sentence only to reach
+	// minDigestSentences.
 	best := slices.Clone(cs)
-	slices.SortStableFunc(best, func(a, b cand) int { return b.score - a.score })
+	slices.SortStableFunc(best, func(a, b cand) int {
+		if a.quoted != b.quoted {
+			if a.quoted {
+				return 1
+			}
+			return -1
+		}
+		return b.score - a.score
+	})
 	keep := map[int]bool{}
 	size := 0
 	for _, c := range best {
-		if len(keep) == MaxDigestSentences || size+len(c.digest)+3 > MaxDigestBytes {
+		if len(keep) == MaxDigestSentences || size+len(c.digest)+3 > MaxDigestBytes || (c.quoted && len(keep) >= minDigestSentences) {
 			break
 		}
 		keep[c.order] = true

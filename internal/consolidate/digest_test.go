@@ -7,8 +7,9 @@ import (
 )
 
 // TestSessionDigest: the digest quotes what the user did, with the
-// sitting's date and each relative date resolved; small talk, compliments
-// and the other speaker's words stay out.
+// sitting's date and each relative date resolved; small talk, compliments,
+// the other speaker's words and the sentences a fact quotes already stay
+// out.
 func TestSessionDigest(t *testing.T) {
 	msgs := []Message{
 		{ID: "m1", Seq: 1, User: true, Said: said08May, Text: "Hey Sam! Good to see you!"},
@@ -17,13 +18,13 @@ func TestSessionDigest(t *testing.T) {
 		{ID: "m4", Seq: 4, Said: said08May, Text: "Thanks! What about you?"},
 		{ID: "m5", Seq: 5, User: true, Said: said08May, Text: "I signed up for a pottery class yesterday. The first lesson is next Tuesday and I can't wait."},
 		{ID: "m6", Seq: 6, Said: said08May, Text: "So cool!"},
-		{ID: "m7", Seq: 7, User: true, Said: said08May, Text: "Thanks, talk soon! My daughter Mia also started swimming lessons last week."},
+		{ID: "m7", Seq: 7, User: true, Said: said08May, Text: "Thanks, talk soon! My sister drove up from Leeds to see us on Saturday."},
 	}
 	d, ok := SessionDigest(msgs, Extract(msgs, nil))
 	if !ok {
 		t.Fatal("no digest")
 	}
-	want := `On 2023-05-08 the user said: "I signed up for a pottery class yesterday [2023-05-07]." "The first lesson is next Tuesday [2023-05-09] and I can't wait." "My daughter Mia also started swimming lessons last week [the week of 2023-05-01]."`
+	want := `On 2023-05-08 the user said: "The first lesson is next Tuesday [2023-05-09] and I can't wait." "My sister drove up from Leeds to see us on Saturday [2023-05-06]."`
 	if d.Text != want {
 		t.Fatalf("got  %s\nwant %s", d.Text, want)
 	}
@@ -36,7 +37,7 @@ func TestSessionDigest(t *testing.T) {
 	}
 	// A session over two days says so.
 	later := time.Date(2023, 5, 9, 8, 0, 0, 0, time.UTC).UnixNano()
-	d, _ = SessionDigest([]Message{msgs[4], {ID: "m8", Seq: 8, User: true, Said: later, Text: "I finished my first bowl today!"}}, nil)
+	d, _ = SessionDigest([]Message{msgs[4], {ID: "m8", Seq: 8, User: true, Said: later, Text: "The kiln at the studio cracked my first bowl today!"}}, nil)
 	if !strings.HasPrefix(d.Text, "From 2023-05-08 to 2023-05-09 the user said:") {
 		t.Fatalf("two days: %s", d.Text)
 	}

@@ -202,3 +202,23 @@ func slug(s string) string {
 	}
 	return strings.TrimRight(b.String(), "_")
 }
+
+// Stamp gives each fact of fs that has no said time the said time of its
+// last source message in msgs (an extractor that does not read them, such
+// as an LLM's, still records when each fact was said).
+func Stamp(fs []Fact, msgs []Message) {
+	said := make(map[string]int64, len(msgs))
+	for _, m := range msgs {
+		said[m.ID] = m.Said
+	}
+	for i := range fs {
+		if fs[i].Said != 0 {
+			continue
+		}
+		for _, id := range fs[i].MessageIDs {
+			if t := said[id]; t != 0 {
+				fs[i].Said = t
+			}
+		}
+	}
+}

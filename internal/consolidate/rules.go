@@ -41,6 +41,9 @@ type rule struct {
 	// free: the rule's words may sit anywhere in their clause ("I live
 	// here with my son Leo" names the son); only a hedge stops them.
 	free bool
+	// future: the statement speaks of what is to come ("we decided to
+	// ship on Friday": the next Friday).
+	future bool
 }
 
 var (
@@ -196,6 +199,8 @@ var rules = func() []rule {
 			x.noDate = true
 		case "rel-named", "rel-name", "have-named", "pronoun-name", "rel-is-name":
 			x.free = true
+		case "decided", "go-with", "deadline", "trip-going", "trip-booked", "moving", "doing":
+			x.future = true
 		}
 		switch x.name {
 		case "job", "job-been", "rel-job", "new-role":
@@ -408,7 +413,7 @@ func (x *extractor) apply(st *stmt, rl *rule, loc []int) {
 	clause := s[dateClauseStart(s, loc[0]):clauseEnd(s, max(valueEnd, at))]
 	var date dateRef
 	if !rl.noDate {
-		date, _ = findDate(clause, st.m.Said, rl.needDate || isFuture(clause))
+		date, _ = findDate(clause, st.m.Said, rl.needDate || rl.future || isFuture(clause))
 	}
 	if rl.needDate && date.words == "" {
 		return // a plan names its date
