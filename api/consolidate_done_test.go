@@ -31,7 +31,11 @@ func TestConsolidationDone(t *testing.T) {
 	if mk.GetScope() != "user:u1" || mk.GetKey() != "consolidated/s1" || mk.GetWatch() != "mem.v1.scope.user.u1.watch" || !mk.GetQueued() {
 		t.Fatalf("terminate reply: %v", st)
 	}
-	waitEntry(t, c, client.User("u1"), mk.GetKey())
+	wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if _, err := c.AwaitConsolidation(wctx, mk, 10*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
 	// The marker is written last: the facts are there once it is.
 	if _, err := c.GetEntry(ctx, client.User("u1"), "fact/user/allergy/peanuts", 0); err != nil {
 		t.Fatalf("the marker came before the fact: %v", err)

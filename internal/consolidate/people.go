@@ -87,6 +87,9 @@ var (
 // today" (the day it was said).
 func (x *extractor) birthdays(st *stmt) {
 	s := st.text
+	if lower := strings.ToLower(s); !strings.Contains(lower, "birthday") && !strings.Contains(lower, "turn") {
+		return
+	}
 	for _, loc := range birthdayRE.FindAllStringSubmatchIndex(s, -1) {
 		if !anchored(s, loc[0]) || hedged(s, loc[0], false) {
 			continue

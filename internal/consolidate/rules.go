@@ -44,6 +44,93 @@ type rule struct {
 	// future: the statement speaks of what is to come ("we decided to
 	// ship on Friday": the next Friday).
 	future bool
+	// gate: words a sentence must hold for the rule to be tried (a cheap
+	// test before the regexp); needs: one of these must be in the
+	// lower-cased sentence too (none: no such test).
+	gate  gate
+	needs []string
+}
+
+// needles lists, per rule, words one of which its regexp cannot match
+// without (lower case): the cheap test that spares most sentences most
+// regexps. A rule missing here is always tried.
+var needles = map[string]string{
+	"name": "name|call me|go by|called", "name-intro": "i'm|i am", "age": "i'm|i am|turned",
+	"job": " a | an ", "job-been": " a | an ", "new-role": " new ", "rel-is-name": " is ",
+	"work-as": " as | to ", "new-job-as": " as ", "my-job": "job is|profession is|occupation is", "teach": "teach",
+	"drive": "driv", "work-at": "work|employed|hired|job", "new-job-at": "job|position|role|gig|internship|offer",
+	"joined-org": "joined|started at|started working|switched to", "at-now": "these days|nowadays", "at-now-2": "now|these days",
+	"live": "live|living|based|settled", "moved": "moved|relocated", "from": "from|grew up", "born": "born",
+	"moving": "moving|relocating", "rel-name": "name|called", "have-named": "named|called", "pronoun-name": "name",
+	"rel-age": " is | turned ", "rel-lives": "lives|living|based", "rel-moved": "moved|relocated", "rel-works": "works|working",
+	"rel-job": " is a| is an|works as", "rel-allergic": "allergic", "count": "have", "allergic": "allergic",
+	"allergy-have": "allerg", "avoid": " eat | drink ", "into": "into|taken up|took up", "play": "play",
+	"play-in": "play|sing|dance|row|swim|run", "hobby-is": "hobb", "joined": "joined|signed up|enrolled|registered|started going|started attending|member",
+	"prefer": "prefer", "like": "love|like|enjoy|adore", "fan": "fan of", "dislike": "hate|dislike|detest|stand|like|enjoy",
+	"is-favorite": "fav", "home-country": "home ", "favorite": "fav",
+	"went": "went|been|headed|drove|flew|walked|hiked|biked|took", "went-ing": "went|took", "had": "had",
+	"applied": "applied|accepted|mentored|call from", "back-from": "back|returned", "visited": "visited|toured|explored",
+	"trip-going": " to ", "trip-booked": "booked",
+	"did":   "launched|opened|started|finished|completed|published|organized|organised|hosted|won|passed|volunteered|attended|bought|ran |painted|built|wrote|released|graduated|got|adopted|created|designed|crafted|knitted|baked|planted|sold|rescued|welcomed",
+	"doing": "ing ", "plan": "going to|gonna|planning|about to",
+	"have-event": "interview|exam|test|appointment|surgery|operation|recital|concert|game|match|race|competition|audition|performance|show|presentation|flight|trip|wedding|meeting|date",
+	"my-event":   "wedding|exam|interview|surgery|recital|concert|race|marathon|trip|flight|appointment|party|graduation|show|competition|vacation|holiday",
+	"married":    "married|tying the knot", "decided": "decided|agreed|chose|opted|settled", "go-with": "with|switch|migrat",
+	"deadline": "deadline|due", "my-attr": "my ", "speak": "speak|fluent", "study": "stud|major", "degree": "degree|bachelor|master|phd|diploma|doctorate",
+	"car": "drive|own", "injury": "hurt|injured|broke|sprained|twisted|pulled|strained|tore|fractured|bruised|dislocated", "tried": "tried",
+}
+
+// mayMatch reports whether lower holds one of r's needles.
+func (r *rule) mayMatch(lower string) bool {
+	if len(r.needs) == 0 {
+		return true
+	}
+	for _, n := range r.needs {
+		if strings.Contains(lower, n) {
+			return true
+		}
+	}
+	return false
+}
+
+// gate is a cheap precondition of a rule.
+type gate int
+
+const (
+	gateFirst  gate = iota // "I" or "we"
+	gateMy                 // "my" or "our"
+	gatePerson             // "my", "our", or a known name
+	gateAny
+)
+
+// gates are the precondition words a sentence holds.
+type gates struct{ first, my, names bool }
+
+func gatesOf(lower string, x *extractor) gates {
+	w := " " + lower + " "
+	g := gates{
+		first: strings.Contains(w, " i ") || strings.Contains(w, " i'") || strings.Contains(w, " we ") || strings.Contains(w, " we'"),
+		my:    strings.Contains(w, " my ") || strings.Contains(w, " our "),
+	}
+	for name := range x.people {
+		if strings.Contains(w, " "+name) {
+			g.names = true
+			break
+		}
+	}
+	return g
+}
+
+func (g gates) allow(r *rule) bool {
+	switch r.gate {
+	case gateFirst:
+		return g.first
+	case gateMy:
+		return g.my
+	case gatePerson:
+		return g.my || g.names
+	}
+	return true
 }
 
 var (
@@ -203,6 +290,14 @@ var rules = func() []rule {
 			x.future = true
 		}
 		switch x.name {
+		case "rel-is-name", "rel-name", "rel-named", "rel-age", "rel-lives", "rel-moved", "rel-works", "rel-job", "rel-allergic":
+			x.gate = gatePerson
+		case "my-job", "hobby-is", "is-favorite", "home-country", "favorite", "my-event", "my-attr":
+			x.gate = gateMy
+		case "deadline", "name":
+			x.gate = gateAny
+		}
+		switch x.name {
 		case "job", "job-been", "rel-job", "new-role":
 			x.head = jobs
 		case "teach":
@@ -232,6 +327,9 @@ var rules = func() []rule {
 		}
 		if strings.Contains(x.name, "dislike") || x.name == "avoid" {
 			x.weak = true
+		}
+		if n, ok := needles[x.name]; ok {
+			x.needs = strings.Split(n, "|")
 		}
 		if !slices.Contains(x.re.SubexpNames(), "v") {
 			panic("consolidate: rule " + x.name + " has no value group")
@@ -295,8 +393,13 @@ func headOK(v string, set map[string]bool) bool {
 // rules applies every rule to st.
 func (x *extractor) rules(st *stmt) {
 	s := st.text
+	lower := " " + strings.ToLower(s) + " "
+	g := gatesOf(strings.ToLower(s), x)
 	for ri := range rules {
 		rl := &rules[ri]
+		if !g.allow(rl) || !rl.mayMatch(lower) {
+			continue
+		}
 		for _, loc := range rl.re.FindAllStringSubmatchIndex(s, -1) {
 			x.apply(st, rl, loc)
 		}
