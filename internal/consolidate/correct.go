@@ -294,11 +294,56 @@ func replacePhrase(s, p, with string) string {
 	return re.ReplaceAllLiteralString(s, with)
 }
 
+// offRE: a value named as off ("the Lisbon plan fell through").
+var offRE = regexp.MustCompile(`(?i)\b(?:fell through|is off|was called off|got called off|was cancell?ed|got cancell?ed|is cancell?ed|didn't work out|did not work out|didn't happen|isn't happening|is not happening)\b`)
+
+// nowValueRE: the value that replaces it ("it's Porto now", "so now Jonas
+// teaches us").
+var nowValueRE = regexp.MustCompile(`\b(?:[Ii]t(?:'s| is) (?P<a>[A-Z][\w-]*(?: [A-Z][\w-]*)*) now\b|[Nn]ow it(?:'s| is) (?P<b>[A-Z][\w-]*(?: [A-Z][\w-]*)*)|[Ii]t(?:'s| is) now (?P<c>[A-Z][\w-]*(?: [A-Z][\w-]*)*))`)
+
+// fellThrough reads "the Lisbon plan fell through, it's Porto now": the
+// earlier value named just before the mark of its end is replaced by the
+// name the sentence gives "now".
+func (x *extractor) fellThrough(st *stmt, n int) {
+	s := st.said
+	off := offRE.FindStringIndex(s)
+	m := nowValueRE.FindStringSubmatch(s)
+	if off == nil || m == nil || len(x.out) > n {
+		return
+	}
+	nv := m[1] + m[2] + m[3]
+	var best *Fact
+	bestDist := 40 // at most a few words before the mark
+	for _, old := range x.earlier(n) {
+		if old.Type != Semantic || !shapeName(old.Value) || strings.EqualFold(old.Value, nv) {
+			continue
+		}
+		i := strings.LastIndex(s[:off[0]], old.Value)
+		if i < 0 {
+			continue
+		}
+		if d := off[0] - (i + len(old.Value)); d < bestDist {
+			o := old
+			best, bestDist = &o, d
+		}
+	}
+	if best == nil {
+		return
+	}
+	f := *best
+	f.Value, f.When, f.Date, f.Correction, f.Replaces = nv, "", "", true, best.Value
+	f.Statement, f.Context, f.MessageIDs, f.Seq, f.Rule, f.Confidence, f.Said = "", "", nil, 0, "correction", 0.75, 0
+	x.add(st, f)
+}
+
 // correct reads the corrections of st: elliptical ones and those naming
 // the value replaced.
 func (x *extractor) correct(st *stmt, n int) {
 	if len(x.out) == n {
 		x.elliptical(st, n)
+	}
+	if len(x.out) == n {
+		x.fellThrough(st, n)
 	}
 	if len(x.out) == n || notRE.MatchString(st.said) {
 		x.notCorrection(st, n)

@@ -130,7 +130,7 @@ func (x *extractor) birthdays(st *stmt) {
 // Activities and who teaches them, named in one sentence ("Small update
 // on my pottery class: Mara moved away, so now Jonas teaches us").
 var (
-	activityRE  = regexp.MustCompile(`(?i)\bmy ([a-z][a-z' -]{1,30}? (?:class|classes|course|lessons|club|team|workshop|group|choir|band|league))\b`)
+	activityRE  = regexp.MustCompile(`(?i)\bmy ([a-z][a-z' -]{1,30}? (?:class|classes|course|lessons|club|team|workshop|group|choir|band|league|gym|studio|crew|troupe))\b`)
 	teachesRE   = regexp.MustCompile(`\b(?P<v>[A-Z][a-z]+) (?:teaches|coaches|runs|leads|takes) (?:us|the class|the course|the group|the sessions)\b`)
 	teacherIsRE = regexp.MustCompile(`(?i:\bthe ` + alt(roles) + ` (?:is|was) (?:an? |the )?(?:[A-Za-z'-]+ ){0,5}?(?:called|named) |\bthe ` + alt(roles) + ` is )(?P<v>)[A-Z]`)
 )

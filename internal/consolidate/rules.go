@@ -62,7 +62,7 @@ var needles = map[string]string{
 	"joined-org": "joined|started at|started working|switched to", "at-now": "these days|nowadays", "at-now-2": "now|these days",
 	"live": "live|living|based|settled", "moved": "moved|relocated", "from": "from|grew up", "born": "born",
 	"moving": "moving|relocating", "rel-name": "name|called", "have-named": "named|called", "pronoun-name": "name",
-	"rel-age": " is | turned ", "rel-lives": "lives|living|based", "rel-moved": "moved|relocated", "rel-works": "works|working",
+	"rel-age": " is | turned ", "rel-lives": "lives|living|based", "rel-moved": "moved|relocated|moving|relocating", "rel-works": "works|working",
 	"rel-job": " is a| is an|works as", "rel-allergic": "allergic", "count": "have", "allergic": "allergic",
 	"allergy-have": "allerg", "avoid": " eat | drink ", "into": "into|taken up|took up", "play": "play",
 	"play-in": "play|sing|dance|row|swim|run", "hobby-is": "hobb", "joined": "joined|signed up|enrolled|registered|started going|started attending|member",
@@ -76,8 +76,8 @@ var needles = map[string]string{
 	"have-event": "interview|exam|test|appointment|surgery|operation|recital|concert|game|match|race|competition|audition|performance|show|presentation|flight|trip|wedding|meeting|date",
 	"my-event":   "wedding|exam|interview|surgery|recital|concert|race|marathon|trip|flight|appointment|party|graduation|show|competition|vacation|holiday",
 	"married":    "married|tying the knot", "decided": "decided|agreed|chose|opted|settled", "go-with": "with|switch|migrat",
-	"deadline": "deadline|due", "my-attr": "my ", "speak": "speak|fluent", "study": "stud|major", "degree": "degree|bachelor|master|phd|diploma|doctorate",
-	"car": "drive|own", "injury": "hurt|injured|broke|sprained|twisted|pulled|strained|tore|fractured|bruised|dislocated", "tried": "tried",
+	"deadline": "deadline|due", "my-attr": "my ", "speak": "speak|fluent", "study": "stud|major", "degree": "degree|bachelor|master|phd|diploma|doctorate", "rel-degree": "degree|bachelor|master|phd|diploma|doctorate",
+	"car": "drive|own", "injury": "hurt|injured|broke|sprained|twisted|pulled|strained|tore|fractured|bruised|dislocated|messed up|tweaked|banged up|busted", "tried": "tried",
 }
 
 // mayMatch reports whether lower holds one of r's needles.
@@ -225,7 +225,7 @@ var rules = func() []rule {
 		r("pronoun-name", `(?i:\b(?:(?:I|we) (?:have|have got|had) (?:a|an|one) |(?:my|our) )(?:new |little |baby |sweet |young )?)(?P<thing>`+relWord+`)(?i:,? (?:and )?(?:his|her|its) name(?: is|'s) )(?P<v>)`, kName, "thing", "name", 0.85),
 		r("rel-age", personAlt+`(?i: (?:is|just turned|turned) )(?P<v>)(?i:\d{1,2}|`+numberWords+`)(?i: years old\b| months old\b|[.,!;]|$| (?:and|now|today|this|next|on|in)\b)`, kNP, "person", "age", 0.8),
 		r("rel-lives", personAlt+`(?i: (?:now |still |also )?(?:lives|is living|is based) in )(?P<v>)`, kPlace, "person", "home_city", 0.8),
-		r("rel-moved", personAlt+`(?i: (?:has |just |recently |finally )*(?:moved|relocated) (?:back )?to )(?P<v>)`, kPlace, "person", "home_city", 0.75),
+		r("rel-moved", personAlt+`(?i: (?:has |is |just |recently |finally )*(?:moved|relocated|moving|relocating) (?:back )?to )(?P<v>)`, kPlace, "person", "home_city", 0.75),
 		r("rel-works", personAlt+`(?i: (?:now |still )?(?:works|is working) (?:at|for) )(?P<v>)`, kName, "person", "employer", 0.75),
 		r("rel-job", personAlt+`(?i: (?:is|works as) (?:a|an) )(?P<v>)`, kNP, "person", "job_title", 0.7),
 		r("rel-allergic", personAlt+`(?i: (?:is|has been) (?:severely |very |deathly |really |quite |also )?allergic to )(?P<v>)`, kNP, "person", "allergy/%", 0.85),
@@ -272,9 +272,10 @@ var rules = func() []rule {
 		r("my-attr", `(?i:\bmy (?:[a-z]+ )?(?P<attr>email|email address|phone number|phone|address|blood type|nationality|pronouns|timezone|time zone|native language|first language|nickname|zodiac sign|star sign) (?:is|'s) (?:now |actually )?)(?P<v>)`, kNP, "user", "@", 0.85),
 		r("speak", `(?i:\bI (?:speak|'m fluent in|am fluent in) )(?P<v>)`, kName, "user", "speaks/%", 0.8),
 		r("study", `(?i:`+iAm+` (?:studying|majoring in|doing a (?:degree|masters|master's|phd) in) |\bI (?:study|major in) )(?P<v>)`, kNP, "user", "studies", 0.8),
+		r("rel-degree", personAlt+`(?i: (?:just |finally |recently )*(?:finished|completed|got|earned|graduated with) (?:a|an|his|her|their) (?:degree|bachelor's|master's|masters|phd|diploma|doctorate)(?: degree)? in )(?P<v>)`, kNP, "person", "degree", 0.8),
 		r("degree", `(?i:`+iHave+` (?:just |finally |recently )*(?:finished|completed|got|earned|graduated with) (?:a|an|my) (?:degree|bachelor's|master's|masters|phd|diploma|doctorate)(?: degree)? in )(?P<v>)`, kNP, "user", "degree", 0.8),
 		r("car", `(?i:\bI (?:drive|own) (?:a|an) )(?P<v>)[A-Z]`, kName, "user", "car", 0.7),
-		r("injury", `(?i:\bI (?:hurt|injured|broke|sprained|twisted|pulled|strained|tore|fractured|bruised|dislocated) my )(?P<v>)`, kNP, "user", "injury/%", 0.8),
+		r("injury", `(?i:\bI (?:hurt|injured|broke|sprained|twisted|pulled|strained|tore|fractured|bruised|dislocated|messed up|tweaked|banged up|busted) my )(?P<v>)`, kNP, "user", "injury/%", 0.8),
 		r("tried", `(?i:`+iHave+` (?:already |also )?tried )(?P<v>)[^.!?]*?(?i:\b(?:but|and|,|;|-|—)\s*(?:it |that |this |they )?(?:still )?(?:worked|works|didn't work|did not work|doesn't work|does not work|failed|fails|helped|didn't help|did not help|fixed it|solved it|made it worse|broke|crashed|no luck|did nothing|changed nothing|timed out|errored|threw an error))`, kNP, "user", "tried/%", 0.7),
 	}
 	for i := range rs {
@@ -290,7 +291,7 @@ var rules = func() []rule {
 			x.future = true
 		}
 		switch x.name {
-		case "rel-is-name", "rel-name", "rel-named", "rel-age", "rel-lives", "rel-moved", "rel-works", "rel-job", "rel-allergic":
+		case "rel-degree", "rel-is-name", "rel-name", "rel-named", "rel-age", "rel-lives", "rel-moved", "rel-works", "rel-job", "rel-allergic":
 			x.gate = gatePerson
 		case "my-job", "hobby-is", "is-favorite", "home-country", "favorite", "my-event", "my-attr":
 			x.gate = gateMy
@@ -302,8 +303,6 @@ var rules = func() []rule {
 			x.head = jobs
 		case "teach":
 			x.derive = teacherOf
-		case "injury":
-			x.derive = bodyPart
 		case "drive":
 			x.derive = driverOf
 		case "went", "back-from", "visited", "had":
@@ -501,10 +500,25 @@ func (x *extractor) apply(st *stmt, rl *rule, loc []int) {
 		}
 	case rl.name == "tried":
 		values = []string{rest}
+	case rl.name == "injury": // "my knee playing football": the knee
+		w := strings.Fields(bodyPart(untilClause(rest)))
+		if len(w) == 0 || len(w) > 3 {
+			return
+		}
+		v, _ := np(strings.Join(w, " "))
+		if v == "" {
+			return
+		}
+		values = []string{v}
 	case rl.list:
 		values = splitList(rest)
 		if len(values) > 0 && phrasalGerund(rest, values[0]) {
 			return // "I love throwing on some music"
+		}
+		if len(values) == 1 && gerundWithObject(rest, values[0]) {
+			if vp := verbPhrase(rest); vp != "" && len(strings.Fields(vp)) <= 5 {
+				values = []string{vp} // "I love restoring old furniture"
+			}
 		}
 	default:
 		v, end := value(rest, rl.k)
@@ -558,6 +572,15 @@ func phrasalGerund(rest, v string) bool {
 	w := strings.Fields(rest)
 	return len(w) > 1 && strings.EqualFold(w[0], v) && strings.HasSuffix(strings.ToLower(v), "ing") &&
 		particles[strings.ToLower(strings.Trim(w[1], ".,!"))]
+}
+
+// gerundWithObject reports whether rest starts with the gerund v and its
+// object ("restoring old furniture"): the phrase, not the gerund alone, is
+// what is liked.
+func gerundWithObject(rest, v string) bool {
+	w := strings.Fields(rest)
+	return len(w) > 1 && strings.EqualFold(w[0], v) && strings.HasSuffix(strings.ToLower(v), "ing") &&
+		(possessives[strings.ToLower(w[1])] || npSkip[strings.ToLower(w[1])])
 }
 
 var particles = set(`on up out off down over back around away into through`)
@@ -825,7 +848,8 @@ func (x *extractor) shape(f *Fact, rl *rule, st *stmt, s string, loc []int) {
 		switch {
 		case (verb == "adopted" || verb == "got" || verb == "rescued" || verb == "welcomed") && headOK(v, animals):
 			f.Attribute = "pet/" + headSlug(v)
-		case verb == "got" && !headOK(v, gotWorthy), verb == "started" && headOK(v, set("job")):
+		case verb == "got" && !headOK(v, gotWorthy), verb == "started" && headOK(v, set("job")),
+			(verb == "started" || verb == "finished" || verb == "bought") && headOK(v, media):
 			f.Attribute = "" // "I got the hang of it"; a new job is read by the job rules
 		}
 	case "applied":
@@ -894,6 +918,11 @@ func lemma(verb string) string {
 var lemmas = map[string]string{"starting": "start", "opening": "open", "launching": "launch", "organizing": "organize",
 	"organising": "organise", "hosting": "host", "building": "build", "writing": "write", "training": "train",
 	"preparing": "prepare", "working": "work", "planning": "plan", "running": "run"}
+
+// media: what one reads or watches; starting or finishing one is small
+// talk, not an event worth keeping.
+var media = set(`book books novel novels series show shows movie movies film films episode episodes season seasons
+documentary audiobook chapter article magazine comic comics manga anime sitcom drama`)
 
 // gotWorthy: what "I got a …" names worth keeping.
 var gotWorthy = set(`job internship promotion tattoo tattoos place house apartment flat car degree scholarship award raise

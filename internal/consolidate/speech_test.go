@@ -242,3 +242,21 @@ func TestEntryText(t *testing.T) {
 		}
 	}
 }
+
+// TestNamedAsOff: "the Lisbon plan fell through, it's Porto now" names
+// the value replaced and the one replacing it.
+func TestNamedAsOff(t *testing.T) {
+	fs := Extract([]Message{
+		{ID: "m1", Seq: 1, User: true, Text: "Big news: my dad Juliska is relocating to Lisbon next month."},
+		{ID: "m2", Seq: 2, Text: "Wow!"},
+		{ID: "m3", Seq: 3, User: true, Text: "Update on Juliska: the Lisbon plan fell through, it's Porto now."},
+	}, nil)
+	var have []string
+	for _, f := range fs {
+		have = append(have, f.Key()+"="+f.Value+" replaces "+f.Replaces)
+	}
+	want := []string{"fact/dad/name=Juliska replaces ", "fact/dad/home_city=Lisbon replaces ", "fact/dad/home_city=Porto replaces Lisbon"}
+	if strings.Join(have, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("got\n%s\nwant\n%s", strings.Join(have, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -44,7 +44,11 @@ am has have had do does did will would can could should shall may might must it'
 i'd i'll me we we're we've you you're he she they them it its this these those yesterday today tonight tomorrow
 now then anymore already again soon later lately recently ago last next every each once twice too also either
 really just even still yet ever never always sometimes usually finally instead either lol haha tho though anyway
-plus btw called named more one two three four five six seven eight nine ten eleven twelve twenty up out off down back away over into around`)
+plus btw called named earlier more one two three four five six seven eight nine ten eleven twelve twenty up out off down back away over into around`)
+
+// possessives start a new phrase inside one ("a novel my dentist
+// recommended": the novel).
+var possessives = set(`my our his her their your`)
 
 // npSkip are stripped from the start of a noun phrase.
 var npSkip = set(`a an the some my our`)
@@ -94,7 +98,7 @@ func np(s string) (string, int) {
 		if isAcronym(core) {
 			lw = "" // IT, UX: not the pronoun
 		}
-		if len(words) > 0 && (npStop[lw] || isDateWord(core) || facts.IsISODate(core) || isNumber(core)) {
+		if len(words) > 0 && (npStop[lw] || isDateWord(core) || facts.IsISODate(core) || isNumber(core) || possessives[lw]) {
 			break
 		}
 		if len(words) == 0 && npSkip[lw] {
