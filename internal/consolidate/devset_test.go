@@ -130,7 +130,7 @@ func devConversation(t *testing.T, file, speaker string, raw map[string]json.Raw
 			if f.Retract {
 				tot.retracts++
 			}
-			fmt.Fprintf(out, "  %s = %q [%s%s%s]\n      %s\n", f.Key(), f.Value, f.Rule, ifs(f.Date != "", " "+f.Date), ifs(f.Replaces != "", " replaces "+f.Replaces), f.Statement)
+			fmt.Fprintf(out, "  %s = %q [%s%s%s]\n      %s\n", f.Key(), f.Value, f.Rule, ifs(f.Date != "", " "+f.Date), ifs(f.Replaces != "", " replaces "+f.Replaces), f.Text())
 			if f.Retract {
 				delete(known, f.Key())
 				continue

@@ -71,7 +71,11 @@ func (x *extractor) message(m Message, q *Message) {
 		if s == "" || len(strings.Fields(s)) > MaxContextWords {
 			continue
 		}
-		st := &stmt{m: m, said: s, text: expand(withSubject(s)), q: q, first: si == 0}
+		text := s
+		if head, _, ok := strings.Cut(s, " - "); ok && isQuestion(s) {
+			text = head // "I finished my first bowl - want to see?": a statement, then a question
+		}
+		st := &stmt{m: m, said: s, text: expand(withSubject(text)), q: q, first: si == 0}
 		x.sentence(st)
 	}
 }
@@ -101,7 +105,7 @@ func expand(s string) string { return contractions.Replace(s) }
 
 // sentence reads one sentence.
 func (x *extractor) sentence(st *stmt) {
-	if isQuestion(st.said) {
+	if isQuestion(st.text) {
 		return // a question states nothing
 	}
 	n := len(x.out)
@@ -151,16 +155,20 @@ morning earlier ago guess what fun fact by the way news update big good exciting
 note speaking of which luckily sadly unfortunately fortunately thankfully anyhow ah aw aww yay omg wait sorry
 please you know what officially like even still`)
 
+// leadPhraseRE: phrases that open a statement without being part of it
+// ("since we last spoke I got …").
+var leadPhraseRE = regexp.MustCompile(`(?i)\b(?:since (?:we|I) (?:last )?(?:spoke|talked|chatted|caught up|saw each other)|a lot(?:'s| has) happened|guess what|you won't believe it|you know what|not gonna lie|to be honest|on top of that|in other news)\b`)
+
 // anchored reports whether the statement matched at position at starts
 // its clause: only lead words (and a date) before it. A statement inside
 // another ("I think I'm …", "she said I …", "when I was a kid I …") is not.
 func anchored(s string, at int) bool {
-	left := s[clauseStart(s, at):at]
+	left := leadPhraseRE.ReplaceAllString(s[clauseStart(s, at):at], " ")
 	for _, d := range findDates(left, 0, false) {
 		left = left[:d.start] + strings.Repeat(" ", d.end-d.start) + left[d.end:]
 	}
 	for _, w := range strings.Fields(left) {
-		if !leadWords[strings.ToLower(strings.Trim(w, ",.!"))] {
+		if w = strings.ToLower(strings.Trim(w, ",.!")); w != "" && !leadWords[w] {
 			return false
 		}
 	}

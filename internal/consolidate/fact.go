@@ -140,7 +140,7 @@ func (f Fact) Text() string {
 // datePrep is the preposition before a resolved date: " on 2023-05-07",
 // " in 2023-05", " in the week of …".
 func datePrep(d string) string {
-	if len(d) == 10 && d[4] == '-' && d[7] == '-' {
+	if (len(d) == 10 && d[4] == '-' && d[7] == '-') || strings.HasPrefix(d, "the weekend") {
 		return " on "
 	}
 	return " in "

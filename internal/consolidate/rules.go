@@ -65,7 +65,7 @@ var needles = map[string]string{
 	"rel-age": " is | turned ", "rel-lives": "lives|living|based", "rel-moved": "moved|relocated|moving|relocating", "rel-works": "works|working",
 	"rel-job": " is a| is an|works as", "rel-allergic": "allergic", "count": "have", "allergic": "allergic",
 	"allergy-have": "allerg", "avoid": " eat | drink ", "into": "into|taken up|took up", "play": "play",
-	"play-in": "play|sing|dance|row|swim|run", "hobby-is": "hobb", "joined": "joined|signed up|enrolled|registered|started going|started attending|member",
+	"play-in": "play|sing|dance|row|swim|run", "hobby-is": "hobb", "joined": "joined|signed up|enrolled|registered|started going|started attending|member|took|taking|doing|finished",
 	"prefer": "prefer", "like": "love|like|enjoy|adore", "fan": "fan of", "dislike": "hate|dislike|detest|stand|like|enjoy",
 	"is-favorite": "fav", "home-country": "home ", "favorite": "fav",
 	"went": "went|been|headed|drove|flew|walked|hiked|biked|took", "went-ing": "went|took", "had": "had",
@@ -240,7 +240,7 @@ var rules = func() []rule {
 		r("play", `(?i:\bI `+soon+`(?:play|'ve been playing|have been playing|'m playing|am playing|started playing|'ve started playing) (?:the )?)(?P<v>)`, kNP, "user", "hobby/%", 0.75),
 		r("play-in", `(?i:\bI `+soon+`(?:play|sing|dance|row|swim|run) (?:in|with|for) (?:a|an|the|my|our) )(?P<v>)`, kNP, "user", "hobby/%", 0.75),
 		r("hobby-is", `(?i:\bmy (?:favou?rite |new |main )?hobb(?:y|ies) (?:is|are|include|includes) )(?P<v>)`, kNP, "user", "hobby/%", 0.85),
-		r("joined", `(?i:\b(?:I|we)(?:'ve| have)? `+soon+`(?:joined|signed up for|signed up to|enrolled in|registered for|started going to|started attending|became a member of) (?:a |an |the |my |our |this |some )?)(?P<v>)`, kNP, "user", "joined/%", 0.75),
+		r("joined", `(?i:\b(?:I|we)(?:'ve| have)? `+soon+`(?:joined|signed up for|signed up to|enrolled in|registered for|started going to|started attending|became a member of|took|am taking|have been taking|am doing|started taking|finished) (?:a |an |the |my |our |this |some )?)(?P<v>)`, kNP, "user", "joined/%", 0.75),
 		// Preferences.
 		r("prefer", `(?i:\bI `+adv+`prefer )(?P<v>)`, kNP, "user", "prefers/%", 0.85),
 		r("like", `(?i:\bI `+adv+`(?:love|like|enjoy|adore) )(?P<v>)`, kNP, "user", "likes/%", 0.7),
@@ -621,11 +621,12 @@ func dateClauseStart(s string, at int) int {
 
 // leadOnly reports whether s holds only lead words and dates.
 func leadOnly(s string) bool {
+	s = leadPhraseRE.ReplaceAllString(s, " ")
 	for _, d := range findDates(s, 0, false) {
 		s = s[:d.start] + strings.Repeat(" ", d.end-d.start) + s[d.end:]
 	}
 	for _, w := range strings.Fields(s) {
-		if !leadWords[strings.ToLower(strings.Trim(w, ",.!-—–"))] {
+		if w = strings.ToLower(strings.Trim(w, ",.!-—–")); w != "" && !leadWords[w] {
 			return false
 		}
 	}
@@ -881,6 +882,10 @@ func (x *extractor) shape(f *Fact, rl *rule, st *stmt, s string, loc []int) {
 		}
 		f.Label = "is " + verb
 		f.Attribute = "plan/" + lemma(verb) + "_" + headSlug(v)
+	case "decided":
+		if m := s[loc[0]:loc[1]]; !strings.HasPrefix(strings.ToLower(m), "we") {
+			f.Subject = "user" // "I decided to …" is the user's decision
+		}
 	case "plan", "have-event", "my-event", "married":
 		f.Label = "plans to"
 		if rl.name != "plan" && rl.name != "married" {
@@ -897,8 +902,11 @@ func (x *extractor) shape(f *Fact, rl *rule, st *stmt, s string, loc []int) {
 		f.Attribute = "tried/" + slug(triedTask(v))
 	case "joined":
 		f.Label = strings.ToLower(strings.TrimSpace(joinedVerbRE.FindString(s[loc[0]:])))
-		if f.Label == "" {
+		switch {
+		case f.Label == "":
 			f.Label = "joined"
+		case strings.HasPrefix(f.Label, "am ") || strings.HasPrefix(f.Label, "have been "):
+			f.Label = "is " + strings.Fields(f.Label)[len(strings.Fields(f.Label))-1] // "is taking"
 		}
 	}
 	if rl.typ == Semantic && f.Type == Semantic && strings.HasPrefix(f.Attribute, "hobby/") {
@@ -930,7 +938,7 @@ bike motorcycle diploma certificate license licence`)
 
 var appliedVerbRE = regexp.MustCompile(`(?i)\b(?:applied (?:to|for)|got accepted (?:to|for|into|at)|was accepted (?:to|for|into|at)|got mentored by|got a call from)`)
 
-var joinedVerbRE = regexp.MustCompile(`(?i)\b(?:joined|signed up for|signed up to|enrolled in|registered for|started going to|started attending|became a member of)\b`)
+var joinedVerbRE = regexp.MustCompile(`(?i)\b(?:joined|signed up for|signed up to|enrolled in|registered for|started going to|started attending|became a member of|took|am taking|have been taking|am doing|started taking|finished)\b`)
 
 // triedTask is what was tried: the words before its outcome ("restarting
 // the router, but it didn't help" → "restarting the router").

@@ -260,3 +260,29 @@ func TestNamedAsOff(t *testing.T) {
 		t.Fatalf("got\n%s\nwant\n%s", strings.Join(have, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestAnswers: a value given in answer to the other speaker's question is
+// read with the question; the same words without it are not.
+func TestAnswers(t *testing.T) {
+	for _, c := range []struct {
+		q, a string
+		want string
+	}{
+		{"Nice to meet you! What do you do for a living?", "Tram driver, in Lisbon.", "fact/user/job_title=Tram driver"},
+		{"So where do you live these days?", "Lisbon, near the river.", "fact/user/home_city=Lisbon"},
+		{"Where are you from originally?", "Oh, Cork!", "fact/user/hometown=Cork"},
+		{"What's the puppy's name?", "Biscuit! He's a menace.", "fact/pet/puppy/name=Biscuit"},
+		{"What do you do?", "I drive a tram.", "fact/user/job_title=tram driver"},
+		{"That's lovely.", "Lisbon, near the river.", ""},
+		{"What did you think of the film?", "Lisbon looked gorgeous in it.", ""},
+	} {
+		fs := Extract([]Message{{ID: "q", Seq: 1, Text: c.q}, {ID: "a", Seq: 2, User: true, Text: c.a}}, nil)
+		var have []string
+		for _, f := range fs {
+			have = append(have, f.Key()+"="+f.Value)
+		}
+		if strings.Join(have, " ") != c.want {
+			t.Errorf("%q %q: got %q, want %q", c.q, c.a, have, c.want)
+		}
+	}
+}
