@@ -105,7 +105,7 @@ func SessionDigest(msgs []Message, fs []Fact) (Digest, bool) {
 		for _, s := range facts.Sentences(codeRE.ReplaceAllString(m.Text, "\n")) {
 			s = normalize(s)
 			n := len(strings.Fields(s))
-			if isQuestion(s) || n < 4 || n > MaxContextWords || never[s] {
+			if isQuestion(s) || n < 4 || n > MaxContextWords || len(s) > maxSentenceBytes || never[s] {
 				continue
 			}
 			bare := stripVocatives(s)

@@ -15,6 +15,9 @@ const MaxInstructionWords = 40
 // statement of a fact but a story, and is not read.
 const MaxContextWords = 60
 
+// maxSentenceBytes bounds a sentence read (a "word" can be long too).
+const maxSentenceBytes = 1000
+
 // Extract returns the facts the user states in msgs, in the order they
 // were stated. known are facts already in memory (the user's scope): a
 // statement that names a known value as replaced corrects it, and a name
@@ -68,7 +71,7 @@ type stmt struct {
 func (x *extractor) message(m Message, q *Message) {
 	for si, s := range facts.Sentences(codeRE.ReplaceAllString(m.Text, "\n")) {
 		s = normalize(s)
-		if s == "" || len(strings.Fields(s)) > MaxContextWords {
+		if s == "" || len(s) > maxSentenceBytes || len(strings.Fields(s)) > MaxContextWords {
 			continue
 		}
 		text := s
