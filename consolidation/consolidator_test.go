@@ -66,8 +66,8 @@ func TestRunOrderAndRepeat(t *testing.T) {
 
 // TestSourceKeys: every entry a run writes names its session with
 // agentmem.source_session (and its user, when it has one), never with the
-// plain source_session key; facts record when they were said and the date
-// they name.
+// plain source_session key, and records when it was said; facts also the
+// date they name.
 func TestSourceKeys(t *testing.T) {
 	c, scopes, sessions := newTest(t)
 	sessions.add("s1", "u1", "helper", said, "I joined a running club yesterday.", "Nice.", "I tried restarting the router, but it didn't help.", "Hm.")
@@ -87,6 +87,9 @@ func TestSourceKeys(t *testing.T) {
 			}
 			if session == "s1" && md[SourceUserKey] != "u1" {
 				t.Errorf("%s: no source user %v", k, md)
+			}
+			if md[SaidKey] == "" {
+				t.Errorf("%s: no said time %v", k, md)
 			}
 			n++
 		}

@@ -68,6 +68,7 @@ func EpisodeOf(e *memoryv1.Entry) consolidate.Episode {
 	if ep.Task == "" {
 		ep.Task = consolidate.TaskOf(strings.TrimPrefix(e.GetKey(), "episode/"))
 	}
+	ep.Said, _ = strconv.ParseInt(md[SaidKey], 10, 64)
 	if strings.HasPrefix(e.GetKey(), consolidate.SummaryKeyPrefix) {
 		ep.Summary, ep.Task = true, md[MetaTask]
 		ep.Count, _ = strconv.Atoi(md[MetaEpisodes])
@@ -181,6 +182,9 @@ func SummaryOf(inputs []consolidate.Episode) (consolidate.EpisodeSummary, map[st
 	}
 	if sum.Latest.User != "" {
 		md[SourceUserKey] = sum.Latest.User
+	}
+	if sum.Latest.Said != 0 { // when the latest episode was said
+		md[SaidKey] = strconv.FormatInt(sum.Latest.Said, 10)
 	}
 	for _, id := range sum.Sessions {
 		md[SummarySessionKey+id] = id

@@ -17,7 +17,8 @@ const (
 	SourceUserKey = "agentmem.source_user"
 	// SaidKey is when the statement was said (Unix nanoseconds, decimal):
 	// the said time of an imported message, else its append time. On the
-	// digest: when the session's first message was said.
+	// digest: when the session's first message was said; on the marker,
+	// its last; on an episode summary, its latest episode's.
 	SaidKey = "agentmem.said_unix_nano"
 	// DateKey is the date the statement names, resolved ("2023-05-07",
 	// "2023-05", "the week of 2023-05-01"); on the digest the session's

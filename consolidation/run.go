@@ -71,7 +71,7 @@ func (r *run) do(ctx context.Context, msgs []consolidate.Message) (*memoryv1.Con
 		return out, nil
 	}
 	if t, ok := Target(r.info); ok {
-		if err := r.mark(ctx, t, len(facts)); err != nil {
+		if err := r.mark(ctx, t, len(facts), lastSaid(msgs)); err != nil {
 			return nil, err
 		}
 		out.Marker = Marker(r.info)
@@ -468,18 +468,31 @@ func (r *run) putOnce(ctx context.Context, t Scope, req *memoryv1.PutEntryReques
 	}
 }
 
+// lastSaid is when the last of msgs was said (0 unknown).
+func lastSaid(msgs []consolidate.Message) int64 {
+	var t int64
+	for _, m := range msgs {
+		t = max(t, m.Said)
+	}
+	return t
+}
+
 // mark records that the session was consolidated up to its stream
 // sequence: consolidated/<id> in t, written last (a restart sweep skips a
 // session with one; the memory section never shows it). Its value says
 // how many facts the run read.
-func (r *run) mark(ctx context.Context, t Scope, facts int) error {
+func (r *run) mark(ctx context.Context, t Scope, facts int, said int64) error {
 	seq := r.info.GetSeq()
 	expected := int64(-1)
+	md := r.sourceMeta(nil)
+	if said != 0 { // when the last message consolidated was said
+		md[SaidKey] = strconv.FormatInt(said, 10)
+	}
 	// The same run (session, sequence and facts) writes the same marker:
 	// a repeat is a duplicate.
 	req := &memoryv1.PutEntryRequest{CommandId: fmt.Sprintf("consolidated-%s-%d-%d", r.id, seq, facts), Key: MarkerKey(r.id),
 		Value:       []byte(fmt.Sprintf(`{"session":%q,"seq":%d,"facts":%d}`, r.id, seq, facts)),
-		ContentType: "application/json", By: By, ExpectedVersion: &expected, Metadata: r.sourceMeta(nil)}
+		ContentType: "application/json", By: By, ExpectedVersion: &expected, Metadata: md}
 	rep, err := r.c.scopes.Put(ctx, t, req)
 	if err == nil && !rep.GetResult().GetDuplicate() {
 		r.written++

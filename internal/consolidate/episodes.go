@@ -42,6 +42,7 @@ type Episode struct {
 	Session string // the source session
 	User    string // the source user ("" when none)
 	At      int64  // last update (unix nano): orders episodes, ties by key
+	Said    int64  // when it was said (unix nano, 0 unknown)
 	// A summary input (Key under SummaryKeyPrefix): the episodes it counts
 	// and how many of them worked.
 	Summary       bool
