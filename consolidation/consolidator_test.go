@@ -82,7 +82,7 @@ func TestSourceKeys(t *testing.T) {
 		for _, e := range vs {
 			md := e.GetMetadata()
 			session := md[SourceSessionKey]
-			if session == "" || md[LegacySourceKey] != "" {
+			if session == "" || md[LegacySourceSessionKey] != "" {
 				t.Errorf("%s: source keys %v", k, md)
 			}
 			if session == "s1" && md[SourceUserKey] != "u1" {

@@ -54,5 +54,5 @@
 // also carry when they were said (SaidKey) and the date they name
 // (DateKey), their subject, attribute and value, confidence, extractor,
 // source messages and command id. Entries written before carry the plain
-// "source_session" (LegacySourceKey), which runs no longer write.
+// "source_session" (LegacySourceSessionKey), which runs no longer write.
 package consolidation

@@ -37,10 +37,10 @@ const (
 	MetaConsolidated = "consolidated_into"
 	MetaMergedBy     = "merged_by"
 
-	// LegacySourceKey is the session key entries written before
+	// LegacySourceSessionKey is the session key entries written before
 	// SourceSessionKey was the only one carry ("source_session"); runs no
 	// longer write it, readers of old entries fall back to it.
-	LegacySourceKey = "source_session"
+	LegacySourceSessionKey = "source_session"
 
 	// Metadata of an episode summary.
 	MetaSummarizes    = "summarizes" // sources, "key@version" comma-separated
@@ -84,5 +84,5 @@ func SourceSession(md map[string]string) string {
 	if s := md[SourceSessionKey]; s != "" {
 		return s
 	}
-	return md[LegacySourceKey]
+	return md[LegacySourceSessionKey]
 }

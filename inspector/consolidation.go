@@ -26,7 +26,7 @@ type consolInfo struct {
 // consolKeys are the metadata keys consolInfo names (the rest go to
 // Other, except the command id, which says nothing to a reader).
 var consolKeys = map[string]bool{
-	consolidation.LegacySourceKey: true, consolidation.SourceSessionKey: true, consolidation.SourceUserKey: true,
+	consolidation.LegacySourceSessionKey: true, consolidation.SourceSessionKey: true, consolidation.SourceUserKey: true,
 	consolidation.MetaMessages: true, consolidation.MetaConfidence: true, consolidation.MetaConsolidated: true,
 	consolidation.MetaReplaces: true, consolidation.MetaProposedFor: true, consolidation.MetaExtractor: true,
 	consolidation.MetaMergedBy: true, consolidation.MetaCommand: true,
