@@ -305,8 +305,10 @@ var rules = func() []rule {
 			x.derive = teacherOf
 		case "drive":
 			x.derive = driverOf
-		case "went", "back-from", "visited", "had":
+		case "went", "back-from", "visited":
 			x.head = venues
+		case "had":
+			x.head = happenings
 		case "joined":
 			x.head = groupWords
 		case "play":
@@ -926,6 +928,16 @@ func lemma(verb string) string {
 var lemmas = map[string]string{"starting": "start", "opening": "open", "launching": "launch", "organizing": "organize",
 	"organising": "organise", "hosting": "host", "building": "build", "writing": "write", "training": "train",
 	"preparing": "prepare", "working": "work", "planning": "plan", "running": "run"}
+
+// happenings: what "I had a …" names worth keeping — an event or a place
+// one went to, or a turn of life.
+var happenings = func() map[string]bool {
+	out := set(`baby surgery operation accident miscarriage breakup break-up promotion raise scare setback fall`)
+	for w := range venues {
+		out[w] = true
+	}
+	return out
+}()
 
 // media: what one reads or watches; starting or finishing one is small
 // talk, not an event worth keeping.

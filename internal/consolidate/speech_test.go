@@ -140,6 +140,22 @@ func TestNoFacts(t *testing.T) {
 		"I'm always here for you.",
 		"I started feeling a lot calmer after that.",
 		"I got the hang of it after a while.",
+		// Words that look like values and are not.
+		"I'm going to Sarah's party on Saturday.",
+		"My mom always said I'm a natural teacher.",
+		"I'm a mess today.",
+		"I work from home most days.",
+		"I work with kids, it's exhausting.",
+		"I live in hope!",
+		"I love it here.",
+		"I'd prefer tea.",
+		"I really like that idea.",
+		"I love my new job.",
+		"I just got back from work.",
+		"I went to bed early.",
+		"I ran out of milk again.",
+		"I got the flu last week.",
+		"I just started a new book my sister lent me.",
 	} {
 		if g := got(text); len(g) != 0 {
 			t.Errorf("%q: want no fact, got %q", text, g)

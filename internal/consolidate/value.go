@@ -186,6 +186,9 @@ func capitalized(s string, k kind) (string, int) {
 		pos = at + len(w)
 		t := strings.TrimRight(w, ".,;:!?)\"'")
 		stop := t != w
+		if strings.HasSuffix(t, "'s") && !stop && i+1 < len(words) && !isCap(words[i+1]) {
+			return "", 0 // "Sarah's party": something of Sarah's, not Sarah
+		}
 		t = strings.TrimSuffix(t, "'s")
 		switch {
 		case isCap(t) && !notNameWords[strings.ToLower(t)] && !isDateWord(t) && !strings.ContainsAny(t, "\"("):
