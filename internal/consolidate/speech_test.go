@@ -249,7 +249,7 @@ func TestExplicitCorrectionsOnly(t *testing.T) {
 func TestEntryText(t *testing.T) {
 	for text, want := range map[string]string{
 		"I work as a Weight Watchers coach, it's a really calming place.": `works as: Weight Watchers coach (said 2023-05-08): "I work as a Weight Watchers coach, it's a really calming place."`,
-		"I went to a book fair yesterday.":                            `went to: book fair on 2023-05-07 (said 2023-05-08): "I went to a book fair yesterday."`,
+		"I went to a book fair yesterday.":                                `went to: book fair on 2023-05-07 (said 2023-05-08): "I went to a book fair yesterday."`,
 		"My sister Ana lives in Berlin and my son Leo lives in Paris.":    `sister's name: Ana (said 2023-05-08): "My sister Ana lives in Berlin and my son Leo lives in Paris."`,
 	} {
 		fs := Extract([]Message{{ID: "m1", Seq: 1, User: true, Text: text, Said: said08May}}, nil)
