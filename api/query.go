@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/agentmem/agentmem/actors"
+	"github.com/agentmem/agentmem/consolidation"
 	"github.com/agentmem/agentmem/events"
 	"github.com/agentmem/agentmem/internal/sharedmem"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
@@ -87,7 +88,7 @@ func (s *Service) queryHandler(ep queryEndpoint) func(*call) {
 		}
 		timeout := s.cfg.QueryTimeout
 		if ep.op == "consolidate" { // many writes: bounded like a background consolidation
-			timeout = consolidateTimeout
+			timeout = consolidation.DefaultConfig().Timeout
 		}
 		s.goQueryFor(c, timeout, func(ctx context.Context, reply actors.ReplyFunc) { ep.serve(s, ctx, c.who, id, req, reply) })
 	}
