@@ -37,7 +37,7 @@ import (
 
 // Metadata keys of an entry consolidation wrote.
 const (
-	MetaSource         = "source_session"
+	MetaSource         = SourceSessionKey // erasure.SourceSessionKey; entries written before hold erasure.LegacySourceSessionKey
 	MetaMessages       = "source_messages"
 	MetaConfidence     = "confidence"
 	MetaSubject        = "subject"
@@ -338,7 +338,7 @@ func (s *Service) writeFact(ctx context.Context, t scopeTarget, session, sourceU
 			MetaSubject: f.Subject, MetaAttribute: f.Attribute, MetaValue: f.Value, MetaExtractor: extractor, MetaCommand: cmd,
 		}
 		if sourceUser != "" { // a user erase finds what its user said, in any scope (an episode in the agent's)
-			md[SourceUserKey], md[SourceSessionKey] = sourceUser, session
+			md[SourceUserKey] = sourceUser
 		}
 		req := &memoryv1.PutEntryRequest{CommandId: cmd, Key: key, Value: []byte(f.Text()), ContentType: "text/plain; charset=utf-8",
 			MemoryType: memoryType(f.Type), Importance: f.Confidence, Metadata: md, By: consolidatedBy, Tags: []string{"consolidated"}}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/agentmem/agentmem/actors"
+	"github.com/agentmem/agentmem/erasure"
 	"github.com/agentmem/agentmem/internal/consolidate"
 	"github.com/agentmem/agentmem/internal/sharedmem"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
@@ -40,8 +41,8 @@ const (
 	MetaEpisodes      = "episodes"   // episodes counted
 	MetaWorked        = "worked"     // of which worked
 	MetaTask          = "task"
-	SummarySessionKey = "agentmem.summary_session." // + session id = session id
-	SummaryUserKey    = "agentmem.summary_user."    // + user id = user id
+	SummarySessionKey = erasure.SummarySessionKey // + session id = session id
+	SummaryUserKey    = erasure.SummaryUserKey    // + user id = user id
 	summaryExtractor  = "episode-summary"
 	maxSummaryMDBytes = 3 << 10 // below sharedmem.MaxMetadataBytes: inputs are dropped, oldest first
 )
@@ -86,7 +87,7 @@ func (s *Service) scopeEpisodes(ctx context.Context, t scopeTarget) ([]*memoryv1
 // episodeOf reads an episode entry.
 func episodeOf(e *memoryv1.Entry) consolidate.Episode {
 	md := e.GetMetadata()
-	ep := consolidate.Episode{Key: e.GetKey(), Version: e.GetVersion(), Text: string(e.GetValue()), Session: md[MetaSource],
+	ep := consolidate.Episode{Key: e.GetKey(), Version: e.GetVersion(), Text: string(e.GetValue()), Session: erasure.SourceSession(md),
 		User: md[SourceUserKey], At: e.GetUpdatedUnixNano(), Task: consolidate.TaskOf(md[MetaAttribute])}
 	if ep.Task == "" {
 		ep.Task = consolidate.TaskOf(strings.TrimPrefix(e.GetKey(), "episode/"))

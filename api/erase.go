@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/agentmem/agentmem/actors"
+	"github.com/agentmem/agentmem/erasure"
 	"github.com/agentmem/agentmem/events"
 	"github.com/agentmem/agentmem/internal/sharedmem"
 	"github.com/agentmem/agentmem/largedata"
@@ -99,8 +100,8 @@ func SessionItems(id string, dataIDs []string) []string {
 // sessionPlan is what erasing session id covers: the session, its
 // session scope, the large data it stored (tool results its appends
 // offloaded, owner "session:<id>"), and the entries of other scopes that
-// came from it (published values and extracted facts name it in
-// agentmem.source_session).
+// came from it (published values, extracted facts and episodes name it:
+// erasure.SessionSources).
 //
 // A plan read from the projection is made once it applied the log's end
 // (projectedToEnd, by the caller): what was stored before the request is
@@ -118,7 +119,7 @@ func (s *Service) sessionPlan(id string) ([]string, error) {
 		// What came from the session into other scopes: values it
 		// published, facts consolidation extracted from it, episode
 		// summaries built from one of its episodes (any version).
-		items, err := s.copiesFrom(SourceSessionKey, SummarySessionKey, id, sharedmem.KindSession)
+		items, err := s.copiesFrom(erasure.SessionSources(id), id, sharedmem.KindSession)
 		if err != nil {
 			return nil, err
 		}
@@ -446,7 +447,7 @@ func (s *Service) userPlan(ctx context.Context, user string) ([]string, error) {
 	if s.entries == nil {
 		return plan, nil
 	}
-	items, err := s.copiesFrom(SourceUserKey, SummaryUserKey, user, sharedmem.KindUser)
+	items, err := s.copiesFrom(erasure.UserSources(user), user, sharedmem.KindUser)
 	if err != nil {
 		return nil, err
 	}
@@ -458,22 +459,20 @@ func (s *Service) userPlan(ctx context.Context, user string) ([]string, error) {
 }
 
 // copiesFrom lists, as plan items, the entries of other scopes that came
-// from id (a session or a user): those whose metadata source key is id,
-// and the episode summaries naming it (summaryKey+id). The scope own of
-// kind own and id is left out: it is erased whole.
-func (s *Service) copiesFrom(sourceKey, summaryKey, id string, own sharedmem.Kind) ([]string, error) {
-	copies, err := s.entries.EntriesWithMetadata(sourceKey, id)
-	if err != nil {
-		return nil, err
-	}
-	summaries, err := s.entries.EntriesWithMetadata(summaryKey+id, id)
-	if err != nil {
-		return nil, err
-	}
+// from id (a session or a user): those any version of which carries one
+// of the metadata pairs sources. The scope of kind own and id is left
+// out: it is erased whole.
+func (s *Service) copiesFrom(sources []erasure.Source, id string, own sharedmem.Kind) ([]string, error) {
 	var items []string
-	for _, ref := range append(copies, summaries...) {
-		if ref.Kind != own || ref.ID != id {
-			items = append(items, entryItem(ref.Kind, ref.ID, ref.Key))
+	for _, src := range sources {
+		refs, err := s.entries.EntriesWithMetadata(src.Name, src.Value)
+		if err != nil {
+			return nil, err
+		}
+		for _, ref := range refs {
+			if ref.Kind != own || ref.ID != id {
+				items = append(items, entryItem(ref.Kind, ref.ID, ref.Key))
+			}
 		}
 	}
 	return items, nil
@@ -543,11 +542,13 @@ func (s *Service) addEraseEndpoints(add func(name, subject string, h func(*call)
 	return add("scope_erase", "mem.v1.scope.*.*.erase", s.eraseScope)
 }
 
-// Metadata keys a published copy carries (publish): the user and session
-// it came from. A user erase erases the copies of its user's values.
+// Metadata keys a copy carries (a published value, a fact or an episode
+// consolidation extracted): the user and session it came from
+// (erasure.SourceUserKey, erasure.SourceSessionKey). A session or user
+// erase erases the copies.
 const (
-	SourceUserKey    = "agentmem.source_user"
-	SourceSessionKey = "agentmem.source_session"
+	SourceUserKey    = erasure.SourceUserKey
+	SourceSessionKey = erasure.SourceSessionKey
 )
 
 // eraseEntry serves an entry delete with erase set: checked as the erase

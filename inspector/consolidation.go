@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/agentmem/agentmem/api"
+	"github.com/agentmem/agentmem/erasure"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 )
 
@@ -26,7 +27,7 @@ type consolInfo struct {
 // consolKeys are the metadata keys consolInfo names (the rest go to
 // Other, except the command id, which says nothing to a reader).
 var consolKeys = map[string]bool{
-	api.MetaSource: true, api.SourceSessionKey: true, api.SourceUserKey: true, api.MetaMessages: true,
+	erasure.LegacySourceSessionKey: true, api.SourceSessionKey: true, api.SourceUserKey: true, api.MetaMessages: true,
 	api.MetaConfidence: true, api.MetaConsolidated: true, api.MetaReplaces: true, api.MetaProposedFor: true,
 	api.MetaExtractor: true, api.MetaMergedBy: true, api.MetaCommand: true,
 	api.MetaSubject: true, api.MetaAttribute: true, api.MetaValue: true, // restated by the value itself
@@ -38,12 +39,9 @@ func consolOf(e *memoryv1.Entry) *consolInfo {
 	if len(md) == 0 {
 		return nil
 	}
-	c := &consolInfo{Session: md[api.SourceSessionKey], User: md[api.SourceUserKey], Confidence: md[api.MetaConfidence],
+	c := &consolInfo{Session: erasure.SourceSession(md), User: md[api.SourceUserKey], Confidence: md[api.MetaConfidence],
 		Into: md[api.MetaConsolidated], Replaces: md[api.MetaReplaces], ProposedFor: md[api.MetaProposedFor],
 		Extractor: md[api.MetaExtractor], MergedBy: md[api.MetaMergedBy]}
-	if c.Session == "" {
-		c.Session = md[api.MetaSource]
-	}
 	if m := md[api.MetaMessages]; m != "" {
 		c.Messages = strings.Split(m, ",")
 	}

@@ -480,3 +480,78 @@ func TestEraseSessionTakesItsFacts(t *testing.T) {
 		t.Fatalf("facts after erasing f1: %s, want Ana's and no peanuts", after)
 	}
 }
+
+// TestEraseAgentSessionTakesItsEpisodes: a session with an agent and no
+// user, consolidated, leaves an episode in agent:<id>; erasing the session
+// erases the episode too (get, list, search), and another session's
+// episode stays.
+func TestEraseAgentSessionTakesItsEpisodes(t *testing.T) {
+	_, nc := node.StartForTest(t, nil)
+	c := client.New(nc)
+	ctx := context.Background()
+	for id, text := range map[string]string{
+		"ep1": "I tried restarting the wombat router, but it didn't help.",
+		"ep2": "I tried flushing the platypus cache and it worked.",
+	} {
+		if _, err := c.CreateSession(ctx, id, &memoryv1.CreateSessionRequest{AgentId: "solo"}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.AppendMessages(ctx, id, &memoryv1.MessageInput{Role: memoryv1.Role_ROLE_USER, Content: text}); err != nil {
+			t.Fatal(err)
+		}
+		rep, err := c.Consolidate(ctx, id, false)
+		if err != nil {
+			t.Fatalf("consolidate %s: %v", id, err)
+		}
+		if len(rep.GetFacts()) != 1 || rep.GetFacts()[0].GetScope() != "agent:solo" {
+			t.Fatalf("%s: facts %v, want one episode in agent:solo", id, rep.GetFacts())
+		}
+	}
+	episodes := func() map[string]string {
+		l, err := c.ListEntries(ctx, client.Agent("solo"), &memoryv1.ListEntriesRequest{Prefix: "episode/"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]string{}
+		for _, e := range l.GetEntries() {
+			if !e.GetDeleted() {
+				out[e.GetKey()] = string(e.GetValue())
+			}
+		}
+		return out
+	}
+	var wombat string
+	for k, v := range episodes() {
+		if strings.Contains(v, "wombat") {
+			wombat = k
+		}
+	}
+	if wombat == "" {
+		t.Fatalf("no wombat episode in agent:solo before the erase: %v (the check below could not fail)", episodes())
+	}
+	// An episode as consolidation wrote it before, naming its session in
+	// the old key alone: erased with the session too.
+	if _, err := c.Put(ctx, client.Agent("solo"), &memoryv1.PutEntryRequest{Key: "episode/old/wombat_gate", Value: []byte("I tried the wombat gate"),
+		Metadata: map[string]string{"source_session": "ep1"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.EraseSession(ctx, "ep1", "forget that conversation"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.GetEntry(ctx, client.Agent("solo"), "episode/old/wombat_gate", 0); client.Code(err) != 404 {
+		t.Errorf("the erased session's episode under the old key: %v, want 404", err)
+	}
+	if _, err := c.GetEntry(ctx, client.Agent("solo"), wombat, 0); client.Code(err) != 404 {
+		t.Errorf("the erased session's episode %s: %v, want 404", wombat, err)
+	}
+	after := episodes()
+	if _, ok := after[wombat]; ok || len(after) != 1 {
+		t.Errorf("episodes after erasing ep1: %v, want the platypus one alone", after)
+	}
+	if hits, err := c.SearchEntries(ctx, client.Agent("solo"), &memoryv1.SearchEntriesRequest{Query: "wombat router"}); err != nil || len(hits.GetHits()) != 0 {
+		t.Errorf("search for the erased episode: %v %v", hits, err)
+	}
+	if hits, err := c.SearchEntries(ctx, client.Agent("solo"), &memoryv1.SearchEntriesRequest{Query: "platypus cache"}); err != nil || len(hits.GetHits()) != 1 {
+		t.Errorf("search for the other session's episode: %v %v", hits, err)
+	}
+}
