@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentmem/agentmem/actors"
 	"github.com/agentmem/agentmem/api"
+	"github.com/agentmem/agentmem/erasure"
 	"github.com/agentmem/agentmem/internal/embed"
 	"github.com/agentmem/agentmem/internal/llmsummary"
 	"github.com/agentmem/agentmem/largedata"
@@ -140,6 +141,10 @@ type Config struct {
 	// retention sweep and the log compactor (nil: time.Now). Programmatic
 	// only: benchmarks step it.
 	Now func() time.Time
+	// EraseStep, when set, is called at each step of an erasure
+	// (erasure.Config.Step): an error stops it there. Programmatic only:
+	// fault tests stop or kill a node in the middle of an erase.
+	EraseStep func(erasure.Step) error
 	// Reranker, when set, reorders session search hits (a cross-encoder, an
 	// LLM); when it fails the BM25 order is kept. Programmatic only.
 	Reranker api.Reranker
