@@ -95,6 +95,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzCount$$' -fuzztime 30s ./internal/segmented/
 	$(GO) test -run '^$$' -fuzz FuzzReadJSON -fuzztime 30s ./api/
 	$(GO) test -run '^$$' -fuzz FuzzHighlight -fuzztime 30s ./inspector/
+	$(GO) test -run '^$$' -fuzz FuzzParseItem -fuzztime 30s ./erasure/
 
 # crash runs the kill -9 test under a longer load.
 crash:

@@ -241,9 +241,18 @@ func (c *Coordinator) finish(ctx context.Context, plan *memoryv1.LogRemoval, rec
 		return nil, err
 	}
 	rc := &memoryv1.EraseReceipt{RemovalId: plan.GetId(), Target: plan.GetTarget(), Physical: PhysicalNote}
+	var missing error // the entry a one-entry plan names is not there
 	for i, it := range items {
-		if err := c.remove(ctx, plan, it, len(items) > 1, rc); err != nil {
-			return nil, err
+		if err := c.remove(ctx, plan, it, rc); err != nil {
+			if it.Kind != ItemEntry || !notFound(err) {
+				return nil, err
+			}
+			// Erased since the plan was made (a user's copy), or never
+			// there: nothing to remove. An entry erase answers the 404
+			// once its plan is complete (not pending for ever).
+			if len(items) == 1 {
+				missing = err
+			}
 		}
 		step.Kind, step.Done, step.Item = StepItem, i+1, it
 		if err := c.step(step); err != nil {
@@ -262,6 +271,9 @@ func (c *Coordinator) finish(ctx context.Context, plan *memoryv1.LogRemoval, rec
 	if err := c.step(step); err != nil {
 		return nil, err
 	}
+	if missing != nil {
+		return nil, missing
+	}
 	return rc, nil
 }
 
@@ -275,9 +287,9 @@ func (c *Coordinator) step(s Step) error {
 // remove removes item it of plan under its own removal
 // (ItemRemovalID) and adds what went to rc. An item removed already is
 // removed again as a no-op: its removal is found completed, an aggregate
-// gone answers an empty receipt; an entry gone is skipped when the plan
-// holds more than it (removed since the plan was made).
-func (c *Coordinator) remove(ctx context.Context, plan *memoryv1.LogRemoval, it Item, many bool, rc *memoryv1.EraseReceipt) error {
+// gone answers an empty receipt; an entry its scope does not hold answers
+// 404.
+func (c *Coordinator) remove(ctx context.Context, plan *memoryv1.LogRemoval, it Item, rc *memoryv1.EraseReceipt) error {
 	id := ItemRemovalID(plan.GetId(), it)
 	if it.Kind == ItemData {
 		if c.deps.Data == nil {
@@ -296,9 +308,6 @@ func (c *Coordinator) remove(ctx context.Context, plan *memoryv1.LogRemoval, it 
 	body := &memoryv1.EraseAggregate{RemovalId: id, Reason: plan.GetReason(), Target: plan.GetTarget(),
 		RequestedBy: plan.GetRequestedBy(), Why: plan.GetWhy(), Key: it.Key}
 	r, err := c.call(ctx, it, body)
-	if it.Kind == ItemEntry && many && notFound(err) {
-		return nil
-	}
 	if err != nil {
 		return fmt.Errorf("erasure: %s: %w", it, err)
 	}
