@@ -555,3 +555,26 @@ func TestEraseAgentSessionTakesItsEpisodes(t *testing.T) {
 		t.Errorf("search for the other session's episode: %v %v", hits, err)
 	}
 }
+
+// TestEraseEntryNotThere: an entry erase of a key the scope does not hold
+// answers 404 and leaves no removal pending (a pending plan would be
+// resumed, and fail, every 30 s for ever).
+func TestEraseEntryNotThere(t *testing.T) {
+	f := newEraseFixture(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := f.c.EraseEntry(ctx, client.User("u1"), "never-written", "typo"); client.Code(err) != 404 {
+		t.Fatalf("erase of a key not there: %v, want 404", err)
+	}
+	jl, err := events.OpenJetStreamLog(f.js, events.DefaultJetStreamConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	led, err := events.ReadLedger(ctx, jl, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range led.Pending() {
+		t.Errorf("removal %s (%s) pending after the 404", r.GetId(), r.GetTarget())
+	}
+}
