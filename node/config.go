@@ -123,14 +123,14 @@ type Config struct {
 	// a status change. 0 = never. Needs the projector in this process.
 	ArchiveAfter time.Duration
 	// DeleteAfter erases an ARCHIVED session this long after it was
-	// archived (its last change; DESIGN §12 delete_after): the same sweep
-	// sends the session's actor and its session:<id> scope's actor an
-	// EraseAggregate (reason RETENTION, requested by "node"): a
-	// content-free LogRemoval, the messages purged, the snapshot deleted,
-	// the read-model rows with them. 0 = never (the default). Needs the
-	// projector in this process.
+	// archived (its last change; delete_after): the same sweep erases the
+	// session, its session:<id> scope and its large data as an erase
+	// request does (erasure.Coordinator, reason RETENTION, requested by
+	// "node"): content-free records, the messages purged, the snapshots
+	// deleted, the read-model rows with them. 0 = never (the default).
+	// Needs the projector in this process.
 	DeleteAfter time.Duration
-	// LogWindow is the time-travel window of the bounded log (DESIGN §12):
+	// LogWindow is the time-travel window of the bounded log:
 	// a scope whose oldest message is older than this is rewritten from a
 	// baseline (its state with the versions older than the window dropped,
 	// each key's current one kept) and its older messages are removed, by

@@ -12,7 +12,7 @@ import (
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 )
 
-// archiveSweep archives terminated sessions (DESIGN §12 retention): every
+// archiveSweep archives terminated sessions (retention): every
 // interval it pages through the projection's session index for TERMINATED
 // sessions whose last change is older than after, and sends each one
 // ARCHIVE as the node (no caller). The session's actor decides and stores
