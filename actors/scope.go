@@ -184,7 +184,7 @@ func (a *scopeActor) handle(who *tenancy.Caller, body any) (proto.Message, error
 	case *memoryv1.CompactAggregate:
 		return a.compact(req)
 	case *memoryv1.EraseAggregate:
-		if req.GetKey() != "" {
+		if req.GetKey() != "" || len(req.GetKeySha256()) > 0 {
 			return a.eraseEntry(req)
 		}
 		a.stopTimer()

@@ -98,6 +98,8 @@ type Step struct {
 	Item Item
 	// Items is the plan's length.
 	Items int
+	// Resumed: a step of Resume finishing the plan, not of Erase.
+	Resumed bool
 }
 
 // Config adjusts a Coordinator. Every field is optional.
@@ -197,12 +199,13 @@ func (c *Coordinator) Erase(ctx context.Context, req Request) (*memoryv1.EraseRe
 		return nil, fmt.Errorf("%w: read the removal ledger: %w", ErrUnavailable, err)
 	}
 	plan := rec.Removal // a retry: the plan recorded stands
+	var items []Item
 	if plan == nil {
 		l, err := c.list(ctx, req)
 		if err != nil {
 			return nil, err
 		}
-		items := Plan(req.Target, l)
+		items = Plan(req.Target, l)
 		if len(items) == 0 {
 			return nil, fmt.Errorf("erasure: nothing to erase for %s", req.Target)
 		}
@@ -212,7 +215,7 @@ func (c *Coordinator) Erase(ctx context.Context, req Request) (*memoryv1.EraseRe
 			return nil, fmt.Errorf("%w: record the erase: %w", ErrUnavailable, err)
 		}
 	}
-	rc, err := c.finish(ctx, plan, rec)
+	rc, err := c.finish(ctx, plan, items, rec, false)
 	if err != nil {
 		return nil, err
 	}
@@ -225,25 +228,28 @@ func (c *Coordinator) Erase(ctx context.Context, req Request) (*memoryv1.EraseRe
 	return rc, nil
 }
 
-// finish removes plan's items and records its completion if rec (what
-// the ledger holds of it) has none. The receipt's removal sequence is the
-// last record any of it wrote.
-func (c *Coordinator) finish(ctx context.Context, plan *memoryv1.LogRemoval, rec events.RemovalRecords) (*memoryv1.EraseReceipt, error) {
-	items := make([]Item, len(plan.GetPlanned()))
-	for i, s := range plan.GetPlanned() {
-		var err error
-		if items[i], err = ParseItem(s); err != nil {
-			return nil, fmt.Errorf("erasure: plan %s: %w", plan.GetId(), err)
+// finish removes plan's items (items: as planned, with their keys; nil:
+// read from the plan) and records its completion if rec (what the ledger
+// holds of it) has none; resumed says Resume calls it. The receipt's
+// removal sequence is the last record any of it wrote.
+func (c *Coordinator) finish(ctx context.Context, plan *memoryv1.LogRemoval, items []Item, rec events.RemovalRecords, resumed bool) (*memoryv1.EraseReceipt, error) {
+	if items == nil {
+		items = make([]Item, len(plan.GetPlanned()))
+		for i, s := range plan.GetPlanned() {
+			var err error
+			if items[i], err = ParseItem(s); err != nil {
+				return nil, fmt.Errorf("erasure: plan %s: %w", plan.GetId(), err)
+			}
 		}
 	}
-	step := Step{Plan: plan.GetId(), Kind: StepPlanned, Items: len(items)}
+	step := Step{Plan: plan.GetId(), Kind: StepPlanned, Items: len(items), Resumed: resumed}
 	if err := c.step(step); err != nil {
 		return nil, err
 	}
 	rc := &memoryv1.EraseReceipt{RemovalId: plan.GetId(), Target: plan.GetTarget(), Physical: PhysicalNote}
 	var missing error // the entry a one-entry plan names is not there
 	for i, it := range items {
-		if err := c.remove(ctx, plan, it, rc); err != nil {
+		if err := c.remove(ctx, plan, plan.GetPlanned()[i], it, rc); err != nil {
 			if it.Kind != ItemEntry || !notFound(err) {
 				return nil, err
 			}
@@ -284,13 +290,13 @@ func (c *Coordinator) step(s Step) error {
 	return c.cfg.Step(s)
 }
 
-// remove removes item it of plan under its own removal
-// (ItemRemovalID) and adds what went to rc. An item removed already is
-// removed again as a no-op: its removal is found completed, an aggregate
-// gone answers an empty receipt; an entry its scope does not hold answers
-// 404.
-func (c *Coordinator) remove(ctx context.Context, plan *memoryv1.LogRemoval, it Item, rc *memoryv1.EraseReceipt) error {
-	id := ItemRemovalID(plan.GetId(), it)
+// remove removes item it of plan, spelled so in the plan, under its own
+// removal (events.PlannedRemovalID of the plan's id and that spelling) and
+// adds what went to rc. An item removed already is removed again as a
+// no-op: its removal is found completed, an aggregate gone answers an
+// empty receipt; an entry its scope does not hold answers 404.
+func (c *Coordinator) remove(ctx context.Context, plan *memoryv1.LogRemoval, spelled string, it Item, rc *memoryv1.EraseReceipt) error {
+	id := events.PlannedRemovalID(plan.GetId(), spelled)
 	if it.Kind == ItemData {
 		if c.deps.Data == nil {
 			return fmt.Errorf("%w: plan item %s", ErrNoData, it)
@@ -306,7 +312,16 @@ func (c *Coordinator) remove(ctx context.Context, plan *memoryv1.LogRemoval, it 
 		return nil
 	}
 	body := &memoryv1.EraseAggregate{RemovalId: id, Reason: plan.GetReason(), Target: plan.GetTarget(),
-		RequestedBy: plan.GetRequestedBy(), Why: plan.GetWhy(), Key: it.Key}
+		RequestedBy: plan.GetRequestedBy(), Why: plan.GetWhy()}
+	if it.Kind == ItemEntry {
+		// By the key when the plan spelled it (written before), else by
+		// its digest: what is sent is what the plan holds.
+		if strings.HasSuffix(spelled, ":#"+it.KeySum) {
+			body.KeySha256 = it.sum()
+		} else {
+			body.Key = it.Key
+		}
+	}
 	r, err := c.call(ctx, it, body)
 	if err != nil {
 		return fmt.Errorf("erasure: %s: %w", it, err)
@@ -315,7 +330,7 @@ func (c *Coordinator) remove(ctx context.Context, plan *memoryv1.LogRemoval, it 
 	rc.RemovalSeq = max(rc.RemovalSeq, r.GetRemovalSeq())
 	switch {
 	case it.Kind == ItemEntry:
-		rc.Entries = append(rc.Entries, string(it.Scope)+":"+it.ID+":"+it.Key)
+		rc.Entries = append(rc.Entries, it.entryName())
 	case it.Kind == ItemSession:
 		rc.Sessions = append(rc.Sessions, it.ID)
 	case it.Scope != sharedmem.KindSession: // a session's scope goes with its session

@@ -2,6 +2,7 @@ package erasure
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
@@ -25,6 +26,7 @@ import (
 type fakeActors struct {
 	mu    sync.Mutex
 	calls []string         // "<item> <removal id>", in order
+	keys  []string         // the keys of entry erases sent by key (not digest)
 	done  map[string]bool  // removal ids carried out
 	gone  map[string]error // item -> the error its actor answers
 }
@@ -40,8 +42,12 @@ func (f *fakeActors) answer(it Item, body any, reply actors.ReplyFunc) error {
 	switch b := body.(type) {
 	case *memoryv1.EraseAggregate:
 		id = b.GetRemovalId()
-		if b.GetKey() != "" {
+		switch {
+		case b.GetKey() != "":
 			it = EntryItem(it.Scope, it.ID, b.GetKey())
+			f.keys = append(f.keys, b.GetKey())
+		case len(b.GetKeySha256()) > 0:
+			it = Item{Kind: ItemEntry, Scope: it.Scope, ID: it.ID, KeySum: hex.EncodeToString(b.GetKeySha256())}
 		}
 	case *memoryv1.CompactAggregate:
 		id = "compact:" + b.GetRemovalId()
@@ -154,8 +160,8 @@ func (f *fixture) ledger(t *testing.T) *events.Ledger {
 	return led
 }
 
-var userPlan = []string{"session.s1", "session_scope.s1", "data.d1", "entry:agent:a1:episode/one",
-	"session.s2", "session_scope.s2", "entry:agent:a1:episode/two", "user.u1", "entry:project:p1:plan"}
+var userPlan = []string{"session.s1", "session_scope.s1", "data.d1", ent(sharedmem.KindAgent, "a1", "episode/one"),
+	"session.s2", "session_scope.s2", ent(sharedmem.KindAgent, "a1", "episode/two"), "user.u1", ent(sharedmem.KindProject, "p1", "plan")}
 
 // TestEraseUser: the plan is recorded with the request's who and why and
 // the clock's time, every item goes to its actor (or the store) under its
@@ -189,12 +195,16 @@ func TestEraseUser(t *testing.T) {
 	if got := f.actors.items(); !slices.Equal(got, want) {
 		t.Errorf("actors asked %q\nwant %q", got, want)
 	}
+	if len(f.actors.keys) > 0 {
+		t.Errorf("entries sent by key %q, want by digest", f.actors.keys)
+	}
 	if len(f.data.ids) != 1 || f.data.ids[0] != "d1 "+ItemRemovalID(p.GetId(), DataItem("d1")) {
 		t.Errorf("data erased %q", f.data.ids)
 	}
 	if rc.GetRemovalId() != p.GetId() || rc.GetTarget() != "user:u1" || rc.GetMessages() != 8*3+1 ||
 		!slices.Equal(rc.GetSessions(), []string{"s1", "s2"}) || !slices.Equal(rc.GetScopes(), []string{"user:u1"}) ||
-		!slices.Equal(rc.GetData(), []string{"d1"}) || len(rc.GetEntries()) != 3 || rc.GetRemovalSeq() != led.Last || rc.GetPhysical() == "" {
+		!slices.Equal(rc.GetData(), []string{"d1"}) || !slices.Equal(rc.GetEntries(), []string{"agent:a1:episode/one", "agent:a1:episode/two", "project:p1:plan"}) ||
+		rc.GetRemovalSeq() != led.Last || rc.GetPhysical() == "" {
 		t.Errorf("receipt %v (ledger ends at %d)", rc, led.Last)
 	}
 
@@ -239,7 +249,7 @@ func TestEraseRetention(t *testing.T) {
 func TestEraseSkipsAnEntryGone(t *testing.T) {
 	f := newFixture()
 	notFound := &statusErr{404}
-	f.actors.gone["entry:agent:a1:episode/one"] = notFound
+	f.actors.gone[ent(sharedmem.KindAgent, "a1", "episode/one")] = notFound
 	c := f.coordinator(t, nil)
 	if _, err := c.Erase(context.Background(), Request{Target: SessionTarget("s1")}); err != nil {
 		t.Fatalf("erase s1 with its episode gone: %v", err)
@@ -413,3 +423,24 @@ func (silent) DispatchScope(sharedmem.Kind, string, *tenancy.Caller, any, actors
 }
 
 var _ proto.Message = (*memoryv1.EraseReceipt)(nil)
+
+// TestResumePlanWrittenBefore: a plan whose entry item spells the key (as
+// plans were written before entries were spelled by digest) is resumed
+// with the key, under the removal id derived from that spelling: the one
+// its item's removal was recorded under.
+func TestResumePlanWrittenBefore(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture()
+	old := "entry:agent:a1:episode/one"
+	if _, err := events.AppendRemoval(ctx, f.log, events.NewCodec(), &memoryv1.LogRemoval{Id: "old1", Reason: memoryv1.RemovalReason_REMOVAL_REASON_ERASE,
+		Target: "entry:agent:a1:episode/one", Planned: []string{old}}, f.clock); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := f.coordinator(t, nil).Resume(ctx, 0); err != nil || res.Removals != 1 {
+		t.Fatalf("Resume: %+v %v", res, err)
+	}
+	want := ent(sharedmem.KindAgent, "a1", "episode/one") + " " + events.PlannedRemovalID("old1", old)
+	if got := f.actors.items(); !slices.Equal(got, []string{want}) || !slices.Equal(f.actors.keys, []string{"episode/one"}) {
+		t.Errorf("actors asked %q (by key: %q), want %q by key", got, f.actors.keys, want)
+	}
+}

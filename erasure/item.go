@@ -1,6 +1,8 @@
 package erasure
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -34,15 +36,22 @@ const (
 //	session.<id>                 ItemSession
 //	<scope log kind>.<id>        ItemScope (session_scope.<id> for a session's scope)
 //	data.<id>                    ItemData
-//	entry:<kind>:<id>:<key>      ItemEntry (kind is the scope kind, "session" for a session's scope)
+//	entry:<kind>:<id>:#<sha256>  ItemEntry (kind is the scope kind, "session" for a session's scope)
+//
+// An entry is spelled by the SHA-256 of its key (hex), never the key: a
+// key may be made of a user's words (consolidation's episode keys are),
+// and the ledger outlives what it erased. Plans written before spelled the
+// key itself ("entry:<kind>:<id>:<key>"; keys hold no '#'): ParseItem
+// reads both.
 type Item struct {
 	Kind ItemKind
 	// Scope is the scope kind of an ItemScope or ItemEntry.
 	Scope sharedmem.Kind
 	// ID is the session, scope or data id.
 	ID string
-	// Key is the key of an ItemEntry.
-	Key string
+	// Key is the key of an ItemEntry when it is known ("" for an entry
+	// read from a plan spelled by digest); KeySum is its SHA-256, in hex.
+	Key, KeySum string
 }
 
 // SessionItem is session id.
@@ -55,7 +64,27 @@ func ScopeItem(kind sharedmem.Kind, id string) Item {
 
 // EntryItem is key of scope kind:id.
 func EntryItem(kind sharedmem.Kind, id, key string) Item {
-	return Item{Kind: ItemEntry, Scope: kind, ID: id, Key: key}
+	return Item{Kind: ItemEntry, Scope: kind, ID: id, Key: key, KeySum: keySum(key)}
+}
+
+func keySum(key string) string {
+	h := sha256.Sum256([]byte(key))
+	return hex.EncodeToString(h[:])
+}
+
+// sum is the entry's key digest as EraseAggregate.key_sha256 carries it.
+func (it Item) sum() []byte {
+	b, _ := hex.DecodeString(it.KeySum) // checked by ParseItem
+	return b
+}
+
+// entryName is how a receipt names the entry: "<kind>:<id>:<key>", or
+// "<kind>:<id>:#<sha256>" when the key is not known (a plan resumed).
+func (it Item) entryName() string {
+	if it.Key != "" {
+		return string(it.Scope) + ":" + it.ID + ":" + it.Key
+	}
+	return string(it.Scope) + ":" + it.ID + ":#" + it.KeySum
 }
 
 // DataItem is large-data object id.
@@ -69,7 +98,7 @@ func (it Item) String() string {
 	case ItemScope:
 		return actors.AggregateKind(it.Scope) + "." + it.ID
 	case ItemEntry:
-		return "entry:" + string(it.Scope) + ":" + it.ID + ":" + it.Key
+		return "entry:" + string(it.Scope) + ":" + it.ID + ":#" + it.KeySum
 	case ItemData:
 		return largedata.Kind + "." + it.ID
 	}
@@ -94,7 +123,13 @@ func ParseItem(s string) (Item, error) {
 		if err != nil {
 			return bad("unknown scope kind")
 		}
-		return EntryItem(k, parts[1], parts[2]), nil
+		if sum, ok := strings.CutPrefix(parts[2], "#"); ok {
+			if b, err := hex.DecodeString(sum); err != nil || len(b) != sha256.Size || sum != hex.EncodeToString(b) {
+				return bad("an entry's digest is 64 lowercase hex digits")
+			}
+			return Item{Kind: ItemEntry, Scope: k, ID: parts[1], KeySum: sum}, nil
+		}
+		return EntryItem(k, parts[1], parts[2]), nil // a plan written before
 	}
 	kind, id, ok := strings.Cut(s, ".")
 	if !ok || id == "" || strings.Contains(id, ".") {
@@ -134,7 +169,8 @@ const (
 
 // Target is what an erase request names. Its String is the removal's
 // target (LogRemoval.target): "session:<id>", "user:<id>",
-// "scope:<kind>:<id>" or "entry:<kind>:<id>:<key>".
+// "scope:<kind>:<id>" or "entry:<kind>:<id>:#<sha256 of the key>" (the
+// ledger never holds a key, as for Item).
 type Target struct {
 	Kind TargetKind
 	// Scope is the scope kind of a TargetScope or TargetEntry.
@@ -171,7 +207,7 @@ func (t Target) String() string {
 	case TargetScope:
 		return "scope:" + string(t.Scope) + ":" + t.ID
 	case TargetEntry:
-		return "entry:" + string(t.Scope) + ":" + t.ID + ":" + t.Key
+		return "entry:" + string(t.Scope) + ":" + t.ID + ":#" + keySum(t.Key)
 	}
 	return fmt.Sprintf("target(%d):%s", t.Kind, t.ID)
 }

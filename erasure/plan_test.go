@@ -12,6 +12,8 @@ import (
 
 func spelled(items []Item) []string { return spell(items) }
 
+func ent(kind sharedmem.Kind, id, key string) string { return EntryItem(kind, id, key).String() }
+
 func TestPlan(t *testing.T) {
 	user, agent, project := sharedmem.KindUser, sharedmem.KindAgent, sharedmem.KindProject
 	for _, tc := range []struct {
@@ -21,16 +23,16 @@ func TestPlan(t *testing.T) {
 		want []string
 	}{
 		{"scope", ScopeTarget(agent, "a1"), Listing{}, []string{"agent.a1"}},
-		{"entry", EntryTarget(user, "u1", "diet"), Listing{}, []string{"entry:user:u1:diet"}},
+		{"entry", EntryTarget(user, "u1", "diet"), Listing{}, []string{ent(user, "u1", "diet")}},
 		{"session alone", SessionTarget("s1"), Listing{Sessions: []SessionListing{{ID: "s1"}}},
 			[]string{"session.s1", "session_scope.s1"}},
 		{"session with data and copies", SessionTarget("s1"), Listing{Sessions: []SessionListing{{ID: "s1", Data: []string{"d1", "d2"},
 			Copies: []EntryRef{{agent, "a1", "episode/x"}, {sharedmem.KindSession, "s1", "draft"}, {agent, "a1", "episode/x"}, {project, "p", "plan"}}}}},
-			[]string{"session.s1", "session_scope.s1", "data.d1", "data.d2", "entry:agent:a1:episode/x", "entry:project:p:plan"}},
+			[]string{"session.s1", "session_scope.s1", "data.d1", "data.d2", ent(agent, "a1", "episode/x"), ent(project, "p", "plan")}},
 		{"user", UserTarget("u1"), Listing{
 			Sessions: []SessionListing{{ID: "s1", Copies: []EntryRef{{user, "u1", "fact/a"}, {agent, "a1", "episode/y"}}}, {ID: "s2", Data: []string{"d"}}},
 			Copies:   []EntryRef{{user, "u1", "fact/b"}, {project, "p", "plan"}, {agent, "a1", "episode/y"}}},
-			[]string{"session.s1", "session_scope.s1", "entry:agent:a1:episode/y", "session.s2", "session_scope.s2", "data.d", "user.u1", "entry:project:p:plan"}},
+			[]string{"session.s1", "session_scope.s1", ent(agent, "a1", "episode/y"), "session.s2", "session_scope.s2", "data.d", "user.u1", ent(project, "p", "plan")}},
 		{"user without sessions", UserTarget("u1"), Listing{}, []string{"user.u1"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -51,7 +51,7 @@ func (c *Coordinator) Resume(ctx context.Context, from uint64) (Resumed, error) 
 			continue // a plan's item, finished by its plan above
 		}
 		if len(rm.GetPlanned()) > 0 {
-			rc, err := c.finish(ctx, rm.LogRemoval, rec)
+			rc, err := c.finish(ctx, rm.LogRemoval, nil, rec, true)
 			if err != nil {
 				return res, fmt.Errorf("erasure: resume erase %s (%s): %w", rm.GetId(), rm.GetTarget(), err)
 			}

@@ -554,6 +554,15 @@ func TestEraseAgentSessionTakesItsEpisodes(t *testing.T) {
 	if hits, err := c.SearchEntries(ctx, client.Agent("solo"), &memoryv1.SearchEntriesRequest{Query: "platypus cache"}); err != nil || len(hits.GetHits()) != 1 {
 		t.Errorf("search for the other session's episode: %v %v", hits, err)
 	}
+	// Nothing of it in the log, the removal ledger included: the episode's
+	// key is made of the user's words, and the plan names it by digest.
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if subs := (&eraseFixture{js: js}).logHolds(t, "wombat"); len(subs) > 0 {
+		t.Errorf("log messages still hold the erased episode's words: %v", subs)
+	}
 }
 
 // TestEraseEntryNotThere: an entry erase of a key the scope does not hold
