@@ -8,15 +8,22 @@ import (
 // resumeTimeout bounds the resumption of the removals a crash left pending.
 const resumeTimeout = 2 * time.Minute
 
-// resumeEvery is how often the node looks for removals left pending.
-const resumeEvery = 30 * time.Second
+// resumeEvery is how often the node looks for removals left pending;
+// after a pass that could not finish them all it looks again sooner, from
+// resumeRetry doubling up to resumeEvery (a JetStream not answering yet
+// right after a restart, a partition whose owner just died).
+const (
+	resumeEvery = 30 * time.Second
+	resumeRetry = time.Second
+)
 
 // resumeOnce finishes the erasures and compactions a crash left half done
-// (erasure.Coordinator.Resume), logging what it did or why it could not
-// (the loop tries again). It runs once before the API serves, so no write
-// reaches a half-erased aggregate, and nothing erased is readable once the
-// API serves: Resume waits for the projection to apply what it wrote.
-func (n *Node) resumeOnce(ctx context.Context) {
+// (erasure.Coordinator.Resume), logging what it did or why it could not,
+// and reports whether every one is finished. It runs once before the API
+// serves, so no write reaches a half-erased aggregate, and nothing erased
+// is readable once the API serves: Resume waits for the projection to
+// apply what it wrote.
+func (n *Node) resumeOnce(ctx context.Context) bool {
 	rctx, cancel := context.WithTimeout(ctx, resumeTimeout)
 	defer cancel()
 	res, err := n.eraser.Resume(rctx, n.resumeFrom)
@@ -25,20 +32,40 @@ func (n *Node) resumeOnce(ctx context.Context) {
 	n.resumeFrom = max(n.resumeFrom, res.Next)
 	if err != nil {
 		n.logger.Error("erasures left half done could not all be resumed (retrying)", "resumed", res.Removals, "err", err)
-		return
+		return false
 	}
 	if res.Removals > 0 {
 		n.logger.Warn("resumed erasures a crash left half done", "removals", res.Removals)
 	}
+	return true
 }
 
-// resumeLoop runs resumeOnce every resumeEvery until ctx ends.
-func (n *Node) resumeLoop(ctx context.Context) error {
-	return every(ctx, resumeEvery, func() { n.resumeOnce(ctx) })
+// resumeLoop runs resumeOnce until ctx ends: every resumeEvery, sooner
+// after a pass that failed. ok says whether the pass at start finished.
+func (n *Node) resumeLoop(ctx context.Context, ok bool) error {
+	wait := resumeEvery
+	if !ok {
+		wait = resumeRetry
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		if n.resumeOnce(ctx) {
+			wait = resumeEvery
+		} else {
+			wait = min(2*wait, resumeEvery)
+		}
+		t.Reset(wait)
+	}
 }
 
 // every calls fn every d until ctx ends, then returns nil: the loops of
-// the node's sweeps (erasure resumption, compaction, retention).
+// the node's sweeps (compaction, retention).
 func every(ctx context.Context, d time.Duration, fn func()) error {
 	t := time.NewTicker(d)
 	defer t.Stop()

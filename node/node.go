@@ -262,8 +262,8 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	deps.Eraser = n.eraser
 	// Erasures a crash left half done are finished before the API serves
 	// (and, should an owner be unreachable now, later: resumeLoop).
-	n.resumeOnce(ctx)
-	n.goBackground("erasure resumption stopped", n.resumeLoop)
+	resumed := n.resumeOnce(ctx)
+	n.goBackground("erasure resumption stopped", func(ctx context.Context) error { return n.resumeLoop(ctx, resumed) })
 	if tenants != nil {
 		// Every tenant request crosses a service import, whose reply
 		// subject the server rewrites to _R_.…: nothing else is answered.
