@@ -102,7 +102,7 @@ crash:
 	$(GO) test -count=1 -run TestCrashNoAcknowledgedWriteLost -v ./cmd/node/ -crash.load=10s
 
 # crash-erase kills a node of a 3-node R3 cluster (kill -9) at every step
-# of a user erase, and five times at a random moment; `make test` runs
+# of a user erase, and ten times at a random moment; `make test` runs
 # three of the steps.
 crash-erase:
 	$(GO) test -race -count=1 -run '^TestEraseUserKilledAtEachStep$$' -v ./node/ -erase.crash.all
