@@ -76,7 +76,10 @@
 // Doing an item again is a no-op when it went: its actor finds its removal
 // completed, or the aggregate empty; an entry no longer there (404) is
 // skipped. An item's own removal resumes from its records (the actor
-// records nothing twice). So a crash anywhere — before the plan, after it,
+// records nothing twice), wherever it stopped: the actor serves a
+// whole-aggregate erase without activating the aggregate (a purge done
+// before the snapshot's delete leaves a snapshot past the log), and
+// activates a scope from a ScopeBaseline however its older messages went. So a crash anywhere — before the plan, after it,
 // between items, inside an item, before the completion — ends with every
 // planned item removed and one plan, completed, in the ledger; an erase
 // answers only once its completion is recorded and the read model applied
