@@ -224,7 +224,7 @@ func (c *Coordinator) Erase(ctx context.Context, req Request) (*memoryv1.EraseRe
 			return nil, fmt.Errorf("%w: erased from the log, but the read model has not applied it yet (retry with the same command_id): %w", ErrUnavailable, err)
 		}
 	}
-	rc.ErasedUnixNano = c.cfg.Now().UnixNano()
+	rc.Target, rc.ErasedUnixNano = req.Target.Named(), c.cfg.Now().UnixNano()
 	return rc, nil
 }
 

@@ -197,6 +197,16 @@ func EntryTarget(kind sharedmem.Kind, id, key string) Target {
 	return Target{Kind: TargetEntry, Scope: kind, ID: id, Key: key}
 }
 
+// Named is how a receipt names the target: as String, but an entry by its
+// key (a receipt goes to the caller who named the key; the ledger never
+// holds it).
+func (t Target) Named() string {
+	if t.Kind == TargetEntry {
+		return "entry:" + string(t.Scope) + ":" + t.ID + ":" + t.Key
+	}
+	return t.String()
+}
+
 // String spells the target as the removal records it.
 func (t Target) String() string {
 	switch t.Kind {

@@ -88,6 +88,9 @@ func TestTargetSpelling(t *testing.T) {
 	if RequestID(UserTarget("u1"), "p", "c1") == RequestID(ScopeTarget(sharedmem.KindUser, "u1"), "p", "c1") {
 		t.Error("a user erase and a user-scope erase share a removal id")
 	}
+	if got := EntryTarget(sharedmem.KindProject, "p1", "k").Named(); got != "entry:project:p1:k" {
+		t.Errorf("a receipt names an entry target %q, want its key", got)
+	}
 	if RequestID(UserTarget("u1"), "p", "") != "" {
 		t.Error("a request without a command id has a derived id")
 	}
