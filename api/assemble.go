@@ -182,11 +182,16 @@ func (s *Service) swapHits(ctx context.Context, id, q string) []*memoryv1.Search
 }
 
 // crossHits searches the session's earlier sessions (earlierSessionHits),
-// after waiting (bounded) for the caller's own recent writes to its other
-// sessions: usually long applied, unless it just wrote a sitting. Hits of
-// the session itself are dropped (the swap search's).
+// at the session's first message after waiting (bounded) for the caller's
+// own recent writes to its other sessions. Hits of the session itself are
+// dropped (the swap search's).
 func (s *Service) crossHits(ctx context.Context, who *tenancy.Caller, id string, k segmented.CandidateKey, q string) []*memoryv1.SearchHit {
-	s.awaitSeq(ctx, s.recent.others(who, id))
+	if s.sessionSeqs.get(id).n <= 1 {
+		// A session's first message (its create is its only command):
+		// what its caller just wrote elsewhere (a sitting it ended) is
+		// its history. Later messages do not wait for other sessions.
+		s.awaitSeq(ctx, s.recent.others(who, id))
+	}
 	hits, err := s.earlierSessionHits(ctx, who, id, k, q)
 	if err != nil {
 		s.metrics.AssemblyErrors.WithLabelValues("cross_session").Inc()
@@ -249,9 +254,13 @@ func (s *Service) mayRecallFrom(who *tenancy.Caller, sid string, k segmented.Can
 }
 
 // awaitSession waits, at most OwnWriteWait, until the projection applied
-// the session's last command served here.
+// the session's command before its last one served here: the session's
+// actor considers the hits of its own messages before its previous append
+// only (segmented: searchable), so the same requests give the same context
+// without waiting for the append just made (the projector's lag on every
+// user message).
 func (s *Service) awaitSession(ctx context.Context, id string) {
-	s.awaitSeq(ctx, s.sessionSeqs.last(id))
+	s.awaitSeq(ctx, s.sessionSeqs.get(id).prev)
 }
 
 // awaitSeq waits, at most OwnWriteWait, until the projection applied seq.
@@ -266,24 +275,35 @@ func (s *Service) awaitSeq(ctx context.Context, seq uint64) {
 	}
 }
 
-// sessionSeqs remembers the stream sequence of each session's last command
-// (bounded: forgotten all at once past maxCandidateKeys sessions, like the
-// candidate keys; a forgotten session's search then does not wait).
+// sessionSeqs remembers, per session, the stream sequences of its last two
+// commands served here and how many it served (bounded: forgotten all at
+// once past maxCandidateKeys sessions, like the candidate keys; a
+// forgotten session's search then does not wait).
 type sessionSeqs struct {
 	mu  sync.Mutex
-	seq map[string]uint64
+	seq map[string]sessionCommands
+}
+
+type sessionCommands struct {
+	last, prev uint64
+	n          int
 }
 
 func (w *sessionSeqs) note(id string, seq uint64) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.seq == nil || len(w.seq) >= maxCandidateKeys {
-		w.seq = map[string]uint64{}
+		w.seq = map[string]sessionCommands{}
 	}
-	w.seq[id] = max(w.seq[id], seq)
+	c := w.seq[id]
+	if seq > c.last {
+		c.prev, c.last = c.last, seq
+	}
+	c.n++
+	w.seq[id] = c
 }
 
-func (w *sessionSeqs) last(id string) uint64 {
+func (w *sessionSeqs) get(id string) sessionCommands {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.seq[id]

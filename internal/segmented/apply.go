@@ -103,6 +103,9 @@ func (s *State) applyEvent(ev proto.Message, now int64) error {
 		if err := s.applyMessages(e); err != nil {
 			return err
 		}
+		if len(e.GetMessages()) > 0 {
+			s.lastAppendFirst = e.GetMessages()[0].GetSeq()
+		}
 	case *memoryv1.L1Summarized:
 		i, j, err := s.findRun(e.Summary)
 		if err != nil {

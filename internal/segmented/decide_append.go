@@ -57,6 +57,9 @@ func (s *State) DecideAppendWith(req *memoryv1.AppendRequest, c *Candidates, env
 // clears the assembled sections instead of choosing them.
 func (s *State) decideAppend(req *memoryv1.AppendRequest, c *Candidates, sections bool, env Env) ([]proto.Message, error) {
 	x := s.index()
+	// The previous append's first message, before the simulation makes
+	// this append the latest (the plan's own-search bound: searchable).
+	s.prevAppendFirst = s.lastAppendFirst
 	// Simulate the events on s itself as they are decided (compression
 	// needs the result of each step), then roll them back.
 	before := s.PlannedTokens()

@@ -263,8 +263,22 @@ func (p *planner) addHits(c *Candidates) {
 			p.offerEarlier(sid, m, v)
 			continue
 		}
+		if !p.searchable(m) {
+			continue
+		}
 		p.offer(m, v)
 	}
+}
+
+// searchable reports whether a hit of the session's own message m counts:
+// only messages before the previous append do (the node waits until the
+// projection holds them; the previous append's own messages may not be
+// projected yet, and are the newest, valued by recency anyway). At this
+// point of a decision the state holds the append being decided, so the
+// previous append is the one before the latest.
+func (p *planner) searchable(m *memoryv1.Message) bool {
+	b := p.s.prevAppendFirst
+	return b == 0 || m.GetSeq() < b
 }
 
 // sessionOf returns the session of recall candidate r ("" : the session's).

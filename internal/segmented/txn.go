@@ -28,8 +28,10 @@ type txn struct {
 	created bool // there was no session before: roll back to none
 	hdr     header
 	tok     totals
-	slotsL1 []slot[*memoryv1.L1Entry]
-	slotsL2 []slot[*memoryv1.Summary]
+	// lastAppendFirst is State.lastAppendFirst at begin.
+	lastAppendFirst uint64
+	slotsL1         []slot[*memoryv1.L1Entry]
+	slotsL2         []slot[*memoryv1.Summary]
 	// track records deltas for the indexes (Apply with built indexes).
 	track  bool
 	deltas []delta
@@ -96,6 +98,7 @@ func (s *State) begin(track bool) {
 		tx.hdr = saveHeader(s.snap)
 	}
 	tx.tok = s.tok
+	tx.lastAppendFirst = s.lastAppendFirst
 }
 
 // rollback undoes the changes of the transaction, if one is active.
@@ -115,6 +118,7 @@ func (s *State) rollback() {
 	} else {
 		tx.hdr.restore(s.snap)
 	}
+	s.lastAppendFirst = tx.lastAppendFirst
 	s.tok = tx.tok
 	s.endTx()
 }
