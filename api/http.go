@@ -17,7 +17,7 @@ import (
 	"github.com/agentmem/agentmem/tenancy"
 )
 
-// HTTPConfig configures the HTTP API (DESIGN §15).
+// HTTPConfig configures the HTTP API.
 type HTTPConfig struct {
 	// MaxBodyBytes bounds a request body (413 body beyond); the node sets
 	// the NATS connection's max payload, so HTTP takes what NATS takes.
@@ -71,12 +71,29 @@ type httpAPI struct {
 func (h *httpAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
+	// Every reply depends on the Origin (the CORS headers below), so a
+	// cache must key it by the Origin too.
+	w.Header().Add("Vary", "Origin")
 	if err := h.checkOrigin(r); err != nil {
 		writeHTTPError(w, err)
 		return
 	}
+	if origin := r.Header.Get("Origin"); origin != "" {
+		// An allowed origin (checkOrigin refused the others) may read the
+		// reply, errors included. No credentials: a browser sends its
+		// bearer token itself, cookies are never read.
+		w.Header().Set("Access-Control-Allow-Origin", origin)
+	}
 	rest, _ := strings.CutPrefix(r.URL.Path, HTTPPrefix)
-	if rest == "openapi.json" && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+	if r.Method == http.MethodOptions {
+		h.preflight(w, rest)
+		return
+	}
+	if rest == "openapi.json" {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			methodNotAllowed(w, r, "GET, HEAD, OPTIONS")
+			return
+		}
 		w.Header().Set("Content-Type", ContentTypeJSON)
 		_, _ = w.Write(h.s.OpenAPI())
 		return
@@ -91,15 +108,56 @@ func (h *httpAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeHTTPError(w, herr)
 		return
 	}
+	watch := strings.HasSuffix(subject, ".watch")
 	switch {
-	case r.Method == http.MethodGet && strings.HasSuffix(subject, ".watch"):
+	case r.Method == http.MethodGet && watch:
 		h.serveSSE(w, r, subject, hdr)
 	case r.Method == http.MethodPost:
 		h.servePost(w, r, subject, hdr)
+	case watch:
+		methodNotAllowed(w, r, "GET, POST, OPTIONS")
 	default:
-		w.Header().Set("Allow", "POST")
-		writeHTTPError(w, &Error{Code: 405, Field: "method", Message: r.Method + ": operations are POST (GET for the watch as Server-Sent Events and /v1/openapi.json)"})
+		methodNotAllowed(w, r, "POST, OPTIONS")
 	}
+}
+
+// corsAllowHeaders are the request headers a page may send: the bearer
+// token, the body's type, and Last-Event-ID for a watch resumed by hand.
+const corsAllowHeaders = "Authorization, Content-Type, Accept, Last-Event-ID"
+
+// preflight answers OPTIONS: the methods of the path and the headers a
+// page may send (a browser asks before a POST with Authorization or an
+// application/json body). An allowed origin was checked before; a
+// foreign one never gets here.
+func (h *httpAPI) preflight(w http.ResponseWriter, rest string) {
+	methods := "POST, OPTIONS"
+	switch {
+	case rest == "openapi.json":
+		methods = "GET, HEAD, OPTIONS"
+	case strings.HasSuffix(rest, "/watch"):
+		methods = "GET, POST, OPTIONS"
+	}
+	w.Header().Set("Allow", methods)
+	w.Header().Set("Access-Control-Allow-Methods", methods)
+	w.Header().Set("Access-Control-Allow-Headers", corsAllowHeaders)
+	w.Header().Set("Access-Control-Max-Age", "600")
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func methodNotAllowed(w http.ResponseWriter, r *http.Request, allow string) {
+	w.Header().Set("Allow", allow)
+	writeHTTPError(w, &Error{Code: 405, Field: "method", Message: fmt.Sprintf("%s %s: allowed %s (operations are POST; GET for a watch as Server-Sent Events and for /v1/openapi.json)", r.Method, r.URL.Path, allow)})
+}
+
+// HTTPNotFound answers a path outside the API and the node's other pages
+// with the API's JSON error (404 path), so a client that reads errors as
+// JSON reads this one too.
+func HTTPNotFound() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "no-store")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		writeHTTPError(w, &Error{Code: 404, Field: "path", Message: fmt.Sprintf("%q: no such page; the API is under %s (%sopenapi.json lists it)", r.URL.Path, HTTPPrefix, HTTPPrefix)})
+	})
 }
 
 // subjectOf maps the path after /v1/ to the operation's subject. Every
@@ -115,12 +173,13 @@ func subjectOf(rest string) (string, *Error) {
 }
 
 func (h *httpAPI) servePost(w http.ResponseWriter, r *http.Request, subject string, hdr nats.Header) {
-	// The body is JSON. curl -d labels it a form (the default it sends);
-	// that label is taken as JSON too (a browser's cross-site form post is
-	// refused by its Origin). Any other format is refused.
-	if ct := strings.ToLower(strings.TrimSpace(r.Header.Get("Content-Type"))); ct != "" &&
-		!strings.HasPrefix(ct, ContentTypeJSON) && !strings.HasPrefix(ct, "application/x-www-form-urlencoded") {
-		writeHTTPError(w, &Error{Code: 415, Field: "content-type", Message: fmt.Sprintf("%q: bodies are JSON (application/json)", r.Header.Get("Content-Type"))})
+	// The body is JSON whatever its label says, as long as the label is
+	// one a client sends for JSON: application/json (or a +json type), none
+	// at all, text/plain (what fetch sends for a string body) or a form
+	// (curl -d's default). A browser's cross-site post of those is refused
+	// by its Origin before this. Any other format is refused (415).
+	if ct := r.Header.Get("Content-Type"); !jsonLabel(ct) {
+		writeHTTPError(w, &Error{Code: 415, Field: "content-type", Message: fmt.Sprintf("%q: bodies are JSON (application/json; text/plain or no Content-Type are read as JSON too)", ct)})
 		return
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.cfg.MaxBodyBytes))
@@ -144,6 +203,20 @@ func (h *httpAPI) servePost(w http.ResponseWriter, r *http.Request, subject stri
 		return
 	}
 	writeReply(w, rep)
+}
+
+// jsonLabel reports whether a request's Content-Type is one its body is
+// read as JSON under.
+func jsonLabel(ct string) bool {
+	mt, _, _ := strings.Cut(ct, ";")
+	mt = strings.ToLower(strings.TrimSpace(mt))
+	switch {
+	case mt == "", mt == ContentTypeJSON, mt == "text/plain", mt == "application/x-www-form-urlencoded":
+		return true
+	case strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json"):
+		return true
+	}
+	return false
 }
 
 // writeReply writes a reply of Do: its code as the status (200 without

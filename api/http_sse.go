@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/nats-io/nats.go"
 
@@ -21,8 +22,16 @@ const sseWaitMs = 25000
 // data is the WatchChange as JSON; a reconnecting EventSource sends
 // Last-Event-ID and the stream resumes after it. It is a loop of the same
 // long polls as mem.v1.<…>.watch (each holds one of the caller's watch
-// slots while it waits); an error ends the stream with an event "error"
-// (an ErrorDetail), or, before the first event, is the HTTP reply itself.
+// slots while it waits).
+//
+// A malformed query or an unknown caller is the HTTP reply itself (400,
+// 401, 403). Otherwise the response headers and a first comment go out at
+// once, so a client knows the watch is open before any change; every later
+// error is an event "error" (an ErrorDetail: code, field, message) that
+// ends the stream, and a client should not reconnect after it (an
+// EventSource would: call close() on it). A session watch first reads the
+// session, so a session that does not exist, or was erased, is such an
+// error event (404 session_id) instead of a stream that never changes.
 func (h *httpAPI) serveSSE(w http.ResponseWriter, r *http.Request, subject string, hdr nats.Header) {
 	q := r.URL.Query()
 	req := &memoryv1.WatchRequest{WaitMs: sseWaitMs}
@@ -51,13 +60,41 @@ func (h *httpAPI) serveSSE(w http.ResponseWriter, r *http.Request, subject strin
 		}
 		req.FromSeq = n
 	}
-	req.DecodeValues = q.Get("decode_values") == "true"
+	switch v := q.Get("decode_values"); v {
+	case "", "false":
+	case "true":
+		req.DecodeValues = true
+	default:
+		writeHTTPError(w, &Error{Code: 400, Field: "decode_values", Message: fmt.Sprintf("%q, want true or false", v)})
+		return
+	}
 	flusher, ok := w.(http.Flusher)
 	if !ok {
 		writeHTTPError(w, &Error{Code: 500, Message: "this connection cannot stream"})
 		return
 	}
-	started := false
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("X-Accel-Buffering", "no") // a proxy in front must not hold events back
+	w.WriteHeader(http.StatusOK)
+	fmt.Fprintf(w, ": watching %s from %d\n\n", strings.TrimSuffix(strings.TrimPrefix(subject, "mem.v1."), ".watch"), req.GetFromSeq())
+	flusher.Flush()
+	fail := func(data []byte) {
+		fmt.Fprintf(w, "event: error\ndata: %s\n\n", data)
+		flusher.Flush()
+	}
+	if strings.HasPrefix(subject, "mem.v1.session.") {
+		get := strings.TrimSuffix(subject, ".watch") + ".get"
+		ctx, cancel := context.WithTimeout(r.Context(), h.cfg.Timeout)
+		rep, err := h.s.Do(ctx, get, nil, hdr)
+		cancel()
+		if err != nil {
+			return // the client went away (or no reply: it reconnects)
+		}
+		if rep.Code() != 0 {
+			fail(rep.Data)
+			return
+		}
+	}
 	for {
 		body, _ := encode(req, true)
 		ctx, cancel := context.WithTimeout(r.Context(), h.cfg.Timeout)
@@ -67,22 +104,12 @@ func (h *httpAPI) serveSSE(w http.ResponseWriter, r *http.Request, subject strin
 			return // the client went away (or no reply: it reconnects)
 		}
 		if rep.Code() != 0 {
-			if !started {
-				writeReply(w, rep)
-				return
-			}
-			fmt.Fprintf(w, "event: error\ndata: %s\n\n", rep.Data)
-			flusher.Flush()
+			fail(rep.Data)
 			return
 		}
 		out := &memoryv1.WatchReply{}
 		if err := jsonIn.Unmarshal(rep.Data, out); err != nil {
 			return
-		}
-		if !started {
-			w.Header().Set("Content-Type", "text/event-stream")
-			w.WriteHeader(http.StatusOK)
-			started = true
 		}
 		for _, ch := range out.GetChanges() {
 			data, err := jsonOut.Marshal(ch)

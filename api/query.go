@@ -125,7 +125,13 @@ func (s *Service) readable(ctx context.Context, who *tenancy.Caller, id string, 
 	if s.rm == nil {
 		return nil, &Error{Code: 503, Field: "", Message: "no projection on this node"}
 	}
-	if err := s.waitMinSeq(ctx, minSeq); err != nil {
+	if minSeq == 0 {
+		// Without min_seq a query still reads the session's own writes:
+		// it waits (bounded) for the session's last command served here,
+		// so a client that never heard of min_seq searches what it just
+		// appended.
+		s.awaitSession(ctx, id)
+	} else if err := s.waitMinSeq(ctx, minSeq); err != nil {
 		return nil, err
 	}
 	e, ok, err := s.rm.Session(id)
@@ -370,7 +376,9 @@ func (s *Service) entrySearchHandler(c *call) {
 			reply(nil, err)
 			return
 		}
-		if err := s.waitMinSeq(ctx, req.GetMinSeq()); err != nil {
+		if req.GetMinSeq() == 0 {
+			s.awaitOwnWrite(ctx, c.who) // the caller's own last write, as a session query does
+		} else if err := s.waitMinSeq(ctx, req.GetMinSeq()); err != nil {
 			reply(nil, err)
 			return
 		}

@@ -505,6 +505,7 @@ func (n *Node) startHTTP(tenants *tenancy.Directory) error {
 	mux.HandleFunc("/healthz", n.serveHealthz)
 	mux.Handle(inspector.Prefix, ui)
 	mux.Handle("/ui", http.RedirectHandler(inspector.Prefix, http.StatusMovedPermanently))
+	mux.Handle("/", api.HTTPNotFound())
 	if n.svc != nil {
 		hcfg := api.DefaultHTTPConfig()
 		hcfg.MaxBodyBytes, hcfg.Origins = n.apiNC.MaxPayload(), n.cfg.HTTPOrigins
