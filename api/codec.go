@@ -1,8 +1,6 @@
 package api
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -54,54 +52,12 @@ func decode(data []byte, asJSON bool, into proto.Message) error {
 func encode(m proto.Message, asJSON bool) ([]byte, error) {
 	if asJSON {
 		data, err := jsonOut.Marshal(m)
-		if cr, ok := m.(*memoryv1.ContextReply); ok && err == nil && len(cr.GetRendered().GetOpenai()) > 0 {
-			data = openAIShape(data)
+		if cr, ok := m.(*memoryv1.ContextReply); ok && err == nil && cr.GetRendered() != nil {
+			data = chatShape(data)
 		}
 		return data, err
 	}
 	return proto.Marshal(m)
-}
-
-// openAIShape rewrites a JSON ContextReply so rendered.openai is exactly the
-// Chat Completions shape, as the MCP tools give it: name, tool_calls and
-// tool_call_id only on the messages that have them (an empty name or
-// tool_call_id is refused by some APIs, an empty tool_calls array by
-// others). Every other field keeps its order and value.
-func openAIShape(data []byte) []byte {
-	p := &jsonParser{dec: json.NewDecoder(bytes.NewReader(data))}
-	p.dec.UseNumber()
-	root, perr := p.value("", 0)
-	if perr != nil {
-		return data
-	}
-	obj, _ := root.(*jsonObject)
-	if obj == nil {
-		return data
-	}
-	r, _ := obj.vals["rendered"].(*jsonObject)
-	if r == nil {
-		return data
-	}
-	msgs, _ := r.vals["openai"].([]jsonValue)
-	for _, mv := range msgs {
-		m, _ := mv.(*jsonObject)
-		if m == nil {
-			continue
-		}
-		for _, k := range []string{"name", "tool_call_id"} {
-			if v, ok := m.get(k); ok && v == "" {
-				m.del(k)
-			}
-		}
-		if v, ok := m.get("tool_calls"); ok {
-			if a, _ := v.([]jsonValue); len(a) == 0 {
-				m.del("tool_calls")
-			}
-		}
-	}
-	var out bytes.Buffer
-	writeJSON(&out, root)
-	return out.Bytes()
 }
 
 // Error is a reply error with an HTTP-like code and the field it is about.

@@ -204,6 +204,56 @@ const (
 // client may pass back as it got them; dropped when null or empty.
 var openAIResponseExtras = []string{"refusal", "annotations", "audio", "function_call"}
 
+// foldOpenAIReply reads the members of an OpenAI reply message that carry
+// its text elsewhere than content: a refusal, or an audio reply's
+// transcript, is stored as the content when there is none (a refusal
+// beside content is added after it); annotations (citations into the
+// content) are not stored. The role developer (OpenAI's newer name for
+// instructions) is read as system.
+func foldOpenAIReply(o *jsonObject, path string) *Error {
+	content, _ := o.get("content")
+	text, _ := content.(string)
+	if r, ok := o.get("refusal"); ok && r != nil {
+		s, isStr := r.(string)
+		if !isStr {
+			return fieldErr(join(path, "refusal"), "expected a string or null, got %s", jsonKind(r))
+		}
+		if s != "" {
+			if text != "" {
+				text += "\n"
+			}
+			text += s
+			o.set("content", text)
+		}
+		o.del("refusal")
+	}
+	if a, ok := o.get("audio"); ok && a != nil {
+		ao, isObj := a.(*jsonObject)
+		if !isObj {
+			return fieldErr(join(path, "audio"), "expected an object or null, got %s", jsonKind(a))
+		}
+		if t, _ := ao.get("transcript"); text == "" {
+			if s, _ := t.(string); s != "" {
+				text = s
+				o.set("content", s)
+			}
+		}
+		o.del("audio")
+	}
+	if a, ok := o.get("annotations"); ok && a != nil {
+		if _, isArr := a.([]jsonValue); !isArr {
+			return fieldErr(join(path, "annotations"), "expected an array, got %s", jsonKind(a))
+		}
+		o.del("annotations")
+	}
+	if r, ok := o.get("role"); ok {
+		if s, _ := r.(string); strings.EqualFold(s, "developer") {
+			o.set("role", "ROLE_SYSTEM")
+		}
+	}
+	return nil
+}
+
 // checkMessage checks (and normalizes) v as a JSON encoding of md at path.
 func checkMessage(v jsonValue, md protoreflect.MessageDescriptor, path string) *Error {
 	if v == nil {
@@ -237,6 +287,9 @@ func checkMessage(v jsonValue, md protoreflect.MessageDescriptor, path string) *
 		}
 	case messageInputName:
 		if err := normalizeContent(o, path); err != nil {
+			return err
+		}
+		if err := foldOpenAIReply(o, path); err != nil {
 			return err
 		}
 		for _, k := range openAIResponseExtras {

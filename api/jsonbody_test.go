@@ -96,3 +96,40 @@ func BenchmarkDecodeJSON(b *testing.B) {
 		}
 	})
 }
+
+// TestReadJSONOpenAIReplyMembers: a message as an OpenAI reply carries it
+// is read whole: a refusal or an audio transcript becomes the content when
+// there is none, annotations are not stored, developer is system; members
+// of the wrong type name their field.
+func TestReadJSONOpenAIReplyMembers(t *testing.T) {
+	md := (&memoryv1.AppendRequest{}).ProtoReflect().Descriptor()
+	for _, c := range []struct {
+		body, content string
+		role          memoryv1.Role
+		field         string
+	}{
+		{`{"messages":[{"role":"assistant","content":null,"refusal":"I can't help with that.","annotations":[]}]}`, "I can't help with that.", memoryv1.Role_ROLE_ASSISTANT, ""},
+		{`{"messages":[{"role":"assistant","content":"Paris.","refusal":null,"annotations":[{"type":"url_citation","url_citation":{"url":"https://example.org","start_index":0,"end_index":5}}]}]}`, "Paris.", memoryv1.Role_ROLE_ASSISTANT, ""},
+		{`{"messages":[{"role":"assistant","content":null,"audio":{"id":"a1","data":"","expires_at":1,"transcript":"Hello there."}}]}`, "Hello there.", memoryv1.Role_ROLE_ASSISTANT, ""},
+		{`{"messages":[{"role":"developer","content":"Answer in French."}]}`, "Answer in French.", memoryv1.Role_ROLE_SYSTEM, ""},
+		{`{"messages":[{"role":"assistant","refusal":7}]}`, "", 0, "messages[0].refusal"},
+		{`{"messages":[{"role":"assistant","content":"x","annotations":{}}]}`, "", 0, "messages[0].annotations"},
+		{`{"messages":[{"role":"assistant","content":"x","audio":"a"}]}`, "", 0, "messages[0].audio"},
+	} {
+		text, jerr := readJSON([]byte(c.body), md)
+		if c.field != "" {
+			if jerr == nil || jerr.Field != c.field {
+				t.Errorf("%s: %v, want an error on %s", c.body, jerr, c.field)
+			}
+			continue
+		}
+		req := &memoryv1.AppendRequest{}
+		if jerr != nil || jsonIn.Unmarshal(text, req) != nil {
+			t.Fatalf("%s: %v", c.body, jerr)
+		}
+		m := req.GetMessages()[0]
+		if m.GetContent() != c.content || m.GetRole() != c.role {
+			t.Errorf("%s: read as %v", c.body, m)
+		}
+	}
+}

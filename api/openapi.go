@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"math"
 	"maps"
 	"slices"
 	"strings"
@@ -145,7 +146,8 @@ func paramName(toks []string, i int) string {
 }
 
 // OpenAPI is the OpenAPI 3.1 document of the HTTP API, generated from the
-// routes this service serves and the proto messages they take and answer.
+// routes this service serves, the proto messages they take and answer, and
+// the contract rules of contract.go (required fields, enums, bounds).
 func (s *Service) OpenAPI() []byte {
 	s.openapiOnce.Do(func() { s.openapi = s.buildOpenAPI() })
 	return s.openapi
@@ -153,68 +155,121 @@ func (s *Service) OpenAPI() []byte {
 
 type obj = map[string]any
 
+// errorStatuses are the error replies every operation may answer, with
+// what each means; writeStatuses are those only a write answers.
+var (
+	errorStatuses = []struct{ code, desc string }{
+		{"400", "the request is malformed: field names the input at fault (messages[0].role, limit, path)"},
+		{"401", "with tenants: no bearer token, or an unknown one (field authorization)"},
+		{"403", "the caller may not do this (field identity, origin, host, or the scope or session refused)"},
+		{"404", "what the path or body names does not exist (field session_id, key, operation, …)"},
+		{"413", "a body or a value beyond a bound, or a caller beyond a quota (field body, max_…)"},
+		{"415", "the body is not JSON (field content-type)"},
+		{"429", "too many requests of this caller in flight (field max_…): retry after a moment"},
+		{"503", "the node cannot serve this now (stopping, projection behind min_seq, overloaded): retry"},
+		{"504", "no reply in time: the operation may still complete; retry with the same command_id"},
+	}
+	writeStatuses = []struct{ code, desc string }{
+		{"409", "the write conflicts with the state (expected_version, a command_id reused for another request, a terminated session)"},
+	}
+)
+
 func (s *Service) buildOpenAPI() []byte {
-	schemas := obj{}
-	g := schemaGen{defs: schemas}
-	errRef := g.ref((&memoryv1.ErrorDetail{}).ProtoReflect().Descriptor())
-	errResp := obj{"description": "an error: its code is the HTTP status; field names the input at fault", "content": obj{ContentTypeJSON: obj{"schema": errRef}}}
+	g := newSchemaGen()
+	errRef := g.ref((&memoryv1.ErrorDetail{}).ProtoReflect().Descriptor(), false)
+	responses := obj{}
+	for _, e := range append(slices.Clone(errorStatuses), writeStatuses...) {
+		responses["Error"+e.code] = obj{"description": e.desc, "content": obj{ContentTypeJSON: obj{"schema": errRef}}}
+	}
+	responses["Error"] = obj{"description": "any other error: code is the HTTP status", "content": obj{ContentTypeJSON: obj{"schema": errRef}}}
+	errorsOf := func(write bool) obj {
+		out := obj{}
+		for _, e := range errorStatuses {
+			out[e.code] = obj{"$ref": "#/components/responses/Error" + e.code}
+		}
+		if write {
+			for _, e := range writeStatuses {
+				out[e.code] = obj{"$ref": "#/components/responses/Error" + e.code}
+			}
+		}
+		out["default"] = obj{"$ref": "#/components/responses/Error"}
+		return out
+	}
 	paths := obj{}
+	tags := map[string]bool{}
 	for _, r := range s.httpRoutes() {
 		var params []any
 		for _, p := range r.params {
-			params = append(params, obj{"name": p, "in": "path", "required": true,
-				"schema": obj{"type": "string", "pattern": "^[A-Za-z0-9_-]{1,128}$"}})
+			params = append(params, pathParam(p))
 		}
 		subject := strings.Join(r.tokens, ".")
-		reqSchema, replySchema := obj{"type": "object"}, obj{"type": "object"}
-		if q, p, ok := routeTypes(r.route); ok {
-			reqSchema, replySchema = g.ref(q), g.ref(p)
-			if alt, found := opAltReplies[r.name]; found {
-				replySchema = obj{"oneOf": []any{replySchema, g.ref(alt.ProtoReflect().Descriptor())},
-					"description": "EntryReply; EraseReceipt when the request has erase: true"}
-			}
+		q, p, ok := routeTypes(r.route)
+		if !ok {
+			continue // TestOpenAPIMatchesServedRoutes names it
 		}
-		item := obj{}
+		reqSchema, replySchema := g.ref(q, true), g.ref(p, false)
+		if alt, found := opAltReplies[r.name]; found {
+			replySchema = obj{"oneOf": []any{replySchema, g.ref(alt.ProtoReflect().Descriptor(), false)},
+				"description": "EntryReply; EraseReceipt when the request has erase: true"}
+		}
+		tag := r.tokens[2]
+		tags[tag] = true
+		write := q.Fields().ByName("command_id") != nil
+		resps := errorsOf(write)
+		resps["200"] = obj{"description": "the reply, as JSON over NATS", "content": obj{ContentTypeJSON: obj{"schema": replySchema}}}
 		post := obj{
 			"operationId": r.name,
-			"summary":     "NATS subject " + subject,
+			"tags":        []any{tag},
+			"summary":     opSummary(r.name),
+			"description": "NATS subject " + subject + ". " + opDescription(r.name),
 			"requestBody": obj{"required": false, "content": obj{ContentTypeJSON: obj{"schema": reqSchema}}},
-			"responses": obj{
-				"200":     obj{"description": "the reply, as JSON over NATS", "content": obj{ContentTypeJSON: obj{"schema": replySchema}}},
-				"default": errResp,
-			},
+			"responses":   resps,
 		}
 		if params != nil {
 			post["parameters"] = params
 		}
-		item["post"] = post
+		item := obj{"post": post}
 		if r.tokens[len(r.tokens)-1] == "watch" {
-			get := obj{
+			sse := errorsOf(false)
+			sse["200"] = obj{"description": "a stream of events: a comment line at once, then each change as an event change (id: its stream sequence, data: a WatchChange as JSON); an event error (data: an ErrorDetail) ends the stream, a session that does not exist or was erased included",
+				"content": obj{"text/event-stream": obj{"schema": obj{"type": "string"}}}}
+			item["get"] = obj{
 				"operationId": r.name + "_sse",
-				"summary":     "the watch as Server-Sent Events: event change, id the stream sequence, data a WatchChange",
+				"tags":        []any{tag},
+				"summary":     "Follow the changes as Server-Sent Events",
+				"description": "The watch as Server-Sent Events: a reconnecting EventSource sends Last-Event-ID and the stream resumes after it.",
 				"parameters": append(slices.Clone(params),
-					obj{"name": "from_seq", "in": "query", "schema": obj{"type": "integer", "minimum": 0}},
-					obj{"name": "max_changes", "in": "query", "schema": obj{"type": "integer", "minimum": 0, "maximum": MaxWatchChanges}},
-					obj{"name": "decode_values", "in": "query", "schema": obj{"type": "boolean"}},
-					obj{"name": "Last-Event-ID", "in": "header", "schema": obj{"type": "string"}}),
-				"responses": obj{
-					"200":     obj{"description": "a stream of change events", "content": obj{"text/event-stream": obj{"schema": obj{"type": "string"}}}},
-					"default": errResp,
-				},
+					obj{"name": "from_seq", "in": "query", "description": "changes after this stream sequence (0: from the start)", "schema": obj{"type": "integer", "minimum": 0}},
+					obj{"name": "max_changes", "in": "query", "description": "changes per poll, 1..256 (0: 64)", "schema": obj{"type": "integer", "minimum": 0, "maximum": MaxWatchChanges}},
+					obj{"name": "decode_values", "in": "query", "description": "entry values decompressed", "schema": obj{"type": "boolean"}},
+					obj{"name": "Last-Event-ID", "in": "header", "description": "the id of the last event received: the stream resumes after it (overrides from_seq)", "schema": obj{"type": "string", "pattern": "^[0-9]+$"}}),
+				"responses": sse,
 			}
-			item["get"] = get
 		}
 		paths[r.path] = item
 	}
-	paths[HTTPPrefix+"openapi.json"] = obj{"get": obj{"operationId": "openapi", "summary": "this document",
-		"responses": obj{"200": obj{"description": "OpenAPI 3.1", "content": obj{ContentTypeJSON: obj{"schema": obj{"type": "object"}}}}}}}
+	paths[HTTPPrefix+"openapi.json"] = obj{"get": obj{"operationId": "openapi", "tags": []any{"meta"}, "summary": "This document",
+		"description": "The OpenAPI 3.1 document of the HTTP API, generated from the routes the node serves.",
+		"security":    []any{},
+		"responses": obj{"200": obj{"description": "OpenAPI 3.1", "content": obj{ContentTypeJSON: obj{"schema": obj{"type": "object"}}}},
+			"404": obj{"$ref": "#/components/responses/Error404"}}}}
+	tags["meta"] = true
+	var tagList []any
+	for _, t := range slices.Sorted(maps.Keys(tags)) {
+		tagList = append(tagList, obj{"name": t, "description": tagDescriptions[t]})
+	}
 	doc := obj{
 		"openapi": "3.1.0",
 		"info": obj{"title": "agentmem", "version": s.cfg.Version,
-			"description": "The agentmem API over HTTP: each operation is the NATS subject mem.v1.<…> as POST /v1/<…> (/ for .), with the same JSON bodies, replies and errors (DESIGN §8, §15). Bodies use the proto field names; 64-bit integers are JSON strings in replies and accepted as numbers or strings; enums accept their full or short lowercase names."},
-		"paths":      paths,
-		"components": obj{"schemas": schemas, "securitySchemes": obj{"bearer": obj{"type": "http", "scheme": "bearer"}}},
-		"security":   []any{obj{}, obj{"bearer": []any{}}},
+			"license":     obj{"name": "Apache-2.0", "identifier": "Apache-2.0"},
+			"description": apiDescription},
+		"servers": []any{obj{"url": "http://127.0.0.1:9090", "description": "a node's HTTP listener (--http; this is its default)"}},
+		"tags":    tagList,
+		"paths":   paths,
+		"components": obj{"schemas": g.defs, "responses": responses,
+			"securitySchemes": obj{"bearer": obj{"type": "http", "scheme": "bearer",
+				"description": "with --tenants: a token of the tenants file's http_tokens; the single-user node takes none (loopback clients only)"}}},
+		"security": []any{obj{}, obj{"bearer": []any{}}},
 	}
 	b, err := json.MarshalIndent(doc, "", " ")
 	if err != nil {
@@ -223,83 +278,318 @@ func (s *Service) buildOpenAPI() []byte {
 	return b
 }
 
-// schemaGen writes the JSON Schema of proto messages (their protojson
-// shape) into defs, by full name.
-type schemaGen struct{ defs obj }
+const apiDescription = "The agentmem API over HTTP: each operation is the NATS subject mem.v1.<…> as " +
+	"POST /v1/<…> (/ for .), with the same JSON bodies, replies and errors. Bodies use the proto field " +
+	"names; 64-bit integers are JSON strings in replies (pattern ^-?[0-9]+$) and accepted as numbers or " +
+	"strings; enums are their full names in replies and accepted by their short lowercase names too. " +
+	"A body is read as JSON under application/json, text/plain or no Content-Type. Writes carry a " +
+	"command_id: a retry with the same one is stored once (result.duplicate: true). Reads of the " +
+	"projection (search, recall, list) see the caller's own last write: they wait, bounded, for it; " +
+	"min_seq (a result.seq of a reply) makes a read wait for any write, 503 min_seq past the bound."
 
-func (g schemaGen) ref(md protoreflect.MessageDescriptor) obj {
-	if s, ok := wellKnown(md); ok {
-		return s
+var tagDescriptions = map[string]string{
+	"session":  "A conversation: its messages, context, search and lifecycle.",
+	"sessions": "The sessions index.",
+	"agent":    "An agent's private long-term memory.",
+	"scope":    "Shared long-term memory: user, project, app, workflow, swarm, debate, global and session scopes.",
+	"user":     "A user: erasure of everything they said and everything learned from it.",
+	"data":     "Large data (tool results, files) stored beside the log.",
+	"tools":    "The memory tools an LLM calls.",
+	"meta":     "This document.",
+}
+
+// pathParam is the OpenAPI parameter of a path wildcard.
+func pathParam(name string) obj {
+	if name == "kind" {
+		return obj{"name": name, "in": "path", "required": true, "description": "the scope's kind",
+			"schema": obj{"type": "string", "enum": stringsAny(scopeKinds)}}
 	}
+	return obj{"name": name, "in": "path", "required": true, "description": "an id: 1..128 of A-Z a-z 0-9 _ -",
+		"schema": obj{"type": "string", "pattern": idPattern}}
+}
+
+func stringsAny(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
+}
+
+// opSummary is a short title of an operation: its name in words.
+func opSummary(name string) string {
+	if d, ok := opDocs[name]; ok && d.summary != "" {
+		return d.summary
+	}
+	kind, op, _ := strings.Cut(name, "_")
+	return strings.ToUpper(op[:1]) + strings.ReplaceAll(op[1:], "_", " ") + " (" + kind + ")"
+}
+
+func opDescription(name string) string { return opDocs[name].desc }
+
+// schemaGen writes the JSON Schema of proto messages (their protojson
+// shape, as the JSON decoder reads them in a request and the encoder writes
+// them in a reply) into defs.
+type schemaGen struct {
+	defs obj
+	// inputs are the messages also written in replies: their request
+	// schema is named <Name>Input.
+	inReply map[protoreflect.FullName]bool
+}
+
+func newSchemaGen() *schemaGen {
+	g := &schemaGen{defs: obj{}, inReply: map[protoreflect.FullName]bool{}}
+	var walk func(md protoreflect.MessageDescriptor)
+	walk = func(md protoreflect.MessageDescriptor) {
+		if g.inReply[md.FullName()] {
+			return
+		}
+		g.inReply[md.FullName()] = true
+		fs := md.Fields()
+		for i := 0; i < fs.Len(); i++ {
+			fd := fs.Get(i)
+			if fd.IsMap() {
+				fd = fd.MapValue()
+			}
+			if fd.Message() != nil {
+				walk(fd.Message())
+			}
+		}
+	}
+	for _, t := range opTypes {
+		walk(t[1].ProtoReflect().Descriptor())
+	}
+	for _, m := range opAltReplies {
+		walk(m.ProtoReflect().Descriptor())
+	}
+	walk((&memoryv1.ErrorDetail{}).ProtoReflect().Descriptor())
+	return g
+}
+
+// schemaName is the component name of md on one side.
+func (g *schemaGen) schemaName(md protoreflect.MessageDescriptor, input bool) string {
 	name := string(md.Name())
 	if md.Parent() != nil && md.Parent() != md.ParentFile() {
 		name = strings.ReplaceAll(string(md.FullName()[len(md.ParentFile().Package())+1:]), ".", "_")
 	}
+	if input && g.inReply[md.FullName()] {
+		name += "Input"
+	}
+	return name
+}
+
+func (g *schemaGen) ref(md protoreflect.MessageDescriptor, input bool) obj {
+	if s, ok := wellKnown(md); ok {
+		return s
+	}
+	name := g.schemaName(md, input)
 	if _, done := g.defs[name]; !done {
 		g.defs[name] = obj{} // placeholder: recursive messages
-		g.defs[name] = g.message(md)
+		g.defs[name] = g.message(md, input)
 	}
 	return obj{"$ref": "#/components/schemas/" + name}
 }
 
-func (g schemaGen) message(md protoreflect.MessageDescriptor) obj {
+// message is the schema of md. A request schema lists the fields a request
+// must send (contract.go) and refuses unknown members, as the decoder does;
+// a reply schema lists what every reply carries: every field that is not
+// a message or a oneof member (replies carry zero values), and the message
+// fields contract.go marks as always set.
+func (g *schemaGen) message(md protoreflect.MessageDescriptor, input bool) obj {
 	props := obj{}
+	var required []any
 	fields := md.Fields()
 	for i := 0; i < fields.Len(); i++ {
 		fd := fields.Get(i)
-		props[string(fd.Name())] = g.field(fd)
+		name := string(fd.Name())
+		rule := fieldRules[string(md.Name())+"."+name]
+		if input && rule.replyOnly {
+			continue
+		}
+		props[name] = g.field(fd, rule, input)
+		switch {
+		case input && rule.required:
+			required = append(required, name)
+		case !input && rule.optionalInReply:
+		case !input && rule.alwaysSet:
+			required = append(required, name)
+		case !input && fd.Message() != nil && !fd.IsList() && !fd.IsMap():
+		case !input && fd.ContainingOneof() != nil:
+		case !input:
+			required = append(required, name)
+		}
 	}
-	return obj{"type": "object", "properties": props}
+	out := obj{"type": "object", "properties": props}
+	if d := messageDocs[string(md.Name())]; d != "" {
+		out["description"] = d
+	}
+	if len(required) > 0 {
+		out["required"] = required
+	}
+	if input {
+		out["additionalProperties"] = false
+		oneofs := md.Oneofs()
+		for i := 0; i < oneofs.Len(); i++ {
+			od := oneofs.Get(i)
+			if od.IsSynthetic() {
+				continue
+			}
+			// At most one member of a oneof may be sent.
+			var pairs []any
+			for a := 0; a < od.Fields().Len(); a++ {
+				for b := a + 1; b < od.Fields().Len(); b++ {
+					pairs = append(pairs, obj{"required": []any{string(od.Fields().Get(a).Name()), string(od.Fields().Get(b).Name())}})
+				}
+			}
+			out["not"] = obj{"anyOf": pairs}
+		}
+	}
+	if x, ok := messageExtras[string(md.Name())]; ok {
+		x(g, out, input)
+	}
+	return out
 }
 
-func (g schemaGen) field(fd protoreflect.FieldDescriptor) obj {
+func (g *schemaGen) field(fd protoreflect.FieldDescriptor, rule fieldRule, input bool) obj {
+	var s obj
 	switch {
 	case fd.IsMap():
-		return obj{"type": "object", "additionalProperties": g.single(fd.MapValue())}
+		s = obj{"type": "object", "additionalProperties": g.single(fd.MapValue(), fieldRule{}, input)}
+		if rule.maxItems > 0 {
+			s["maxProperties"] = rule.maxItems
+		}
 	case fd.IsList():
-		return obj{"type": "array", "items": g.single(fd)}
+		s = obj{"type": "array", "items": g.single(fd, rule, input)}
+		if rule.minItems > 0 {
+			s["minItems"] = rule.minItems
+		}
+		if rule.maxItems > 0 {
+			s["maxItems"] = rule.maxItems
+		}
+	default:
+		s = g.single(fd, rule, input)
 	}
-	return g.single(fd)
+	if rule.desc != "" {
+		if _, isRef := s["$ref"]; isRef {
+			s = obj{"allOf": []any{s}}
+		}
+		s["description"] = rule.desc
+	}
+	return s
 }
 
-func (g schemaGen) single(fd protoreflect.FieldDescriptor) obj {
+// Patterns of strings the decoder and the server read.
+const (
+	idPattern     = "^[A-Za-z0-9_-]{1,128}$"
+	int64Pattern  = "^-?[0-9]{1,19}$"
+	uint64Pattern = "^[0-9]{1,20}$"
+	// base64Pattern: standard base64, padded (the decoder also takes the
+	// URL alphabet and no padding).
+	base64Pattern = "^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"
+)
+
+// single is the schema of one value of fd (an element of a list).
+func (g *schemaGen) single(fd protoreflect.FieldDescriptor, rule fieldRule, input bool) obj {
+	var s obj
 	switch fd.Kind() {
 	case protoreflect.BoolKind:
-		return obj{"type": "boolean"}
+		s = obj{"type": "boolean"}
 	case protoreflect.StringKind:
-		return obj{"type": "string"}
+		s = obj{"type": "string"}
+		switch {
+		case len(rule.enum) > 0:
+			s["enum"] = stringsAny(rule.enum)
+		case rule.pattern != "":
+			s["pattern"] = rule.pattern
+		}
+		if rule.maxLength > 0 {
+			s["maxLength"] = rule.maxLength
+		}
+		if rule.minLength > 0 {
+			s["minLength"] = rule.minLength
+		}
 	case protoreflect.BytesKind:
-		return obj{"type": "string", "contentEncoding": "base64"}
+		s = obj{"type": "string", "contentEncoding": "base64"}
+		if input {
+			s["pattern"] = base64Pattern
+		}
+		if rule.maxLength > 0 {
+			s["maxLength"] = rule.maxLength
+		}
 	case protoreflect.Int32Kind, protoreflect.Sint32Kind, protoreflect.Sfixed32Kind:
-		return obj{"type": "integer", "format": "int32"}
+		s = obj{"type": "integer", "format": "int32", "minimum": math.MinInt32, "maximum": math.MaxInt32}
 	case protoreflect.Uint32Kind, protoreflect.Fixed32Kind:
-		return obj{"type": "integer", "minimum": 0, "format": "uint32"}
+		s = obj{"type": "integer", "format": "uint32", "minimum": 0, "maximum": uint64(math.MaxUint32)}
 	case protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind:
-		return obj{"type": []any{"string", "integer"}, "format": "int64"}
+		s = int64Schema(int64Pattern, "int64", input)
 	case protoreflect.Uint64Kind, protoreflect.Fixed64Kind:
-		return obj{"type": []any{"string", "integer"}, "format": "uint64"}
+		s = int64Schema(uint64Pattern, "uint64", input)
 	case protoreflect.FloatKind, protoreflect.DoubleKind:
-		return obj{"type": "number"}
+		s = obj{"type": "number"}
 	case protoreflect.EnumKind:
-		// Replies carry the full names; requests may also send the short
-		// lowercase ones ("user" for ROLE_USER).
-		ed := fd.Enum()
-		vals, prefix := ed.Values(), enumPrefix(ed)
-		names := make([]any, 0, 2*vals.Len())
-		for i := 0; i < vals.Len(); i++ {
-			names = append(names, string(vals.Get(i).Name()))
-		}
-		for i := 0; i < vals.Len(); i++ {
-			n := string(vals.Get(i).Name())
-			if short := strings.ToLower(strings.TrimPrefix(n, prefix)); short != strings.ToLower(n) {
-				names = append(names, short)
-			}
-		}
-		return obj{"type": "string", "enum": names}
+		s = obj{"type": "string", "enum": stringsAny(enumValues(fd.Enum(), input))}
 	case protoreflect.MessageKind, protoreflect.GroupKind:
-		return g.ref(fd.Message())
+		return g.ref(fd.Message(), input)
+	default:
+		s = obj{}
 	}
-	return obj{}
+	if input {
+		// A bound of a request value: in an integer carried as a string
+		// too, the bound is the server's.
+		if rule.min != nil {
+			setBound(s, "minimum", *rule.min)
+		}
+		if rule.max != nil {
+			setBound(s, "maximum", *rule.max)
+		}
+	}
+	return s
+}
+
+// int64Schema: a 64-bit integer is a JSON string in a reply (it may not fit
+// a double) and a number or a string in a request.
+func int64Schema(pattern, format string, input bool) obj {
+	str := obj{"type": "string", "pattern": pattern, "format": format}
+	if !input {
+		return str
+	}
+	num := obj{"type": "integer", "format": format}
+	if format == "uint64" {
+		num["minimum"] = 0
+	}
+	return obj{"anyOf": []any{num, str}}
+}
+
+// setBound sets a numeric bound on s, or on the integer branch of an
+// integer that may also be a string (whose pattern cannot bound it: the
+// server refuses a string beyond it).
+func setBound(s obj, key string, v float64) {
+	if alts, ok := s["anyOf"].([]any); ok {
+		alts[0].(obj)[key] = v
+		return
+	}
+	s[key] = v
+}
+
+// enumValues are the names of ed's values a reply carries (every full
+// name) or a request may send (the full names and the short lowercase
+// ones, the UNSPECIFIED zero value left out: it is the value of a field
+// not sent).
+func enumValues(ed protoreflect.EnumDescriptor, input bool) []string {
+	vals, prefix := ed.Values(), enumPrefix(ed)
+	var names, short []string
+	for i := 0; i < vals.Len(); i++ {
+		v := vals.Get(i)
+		n := string(v.Name())
+		if input && v.Number() == 0 && strings.HasSuffix(n, "UNSPECIFIED") {
+			continue
+		}
+		names = append(names, n)
+		if s := strings.ToLower(strings.TrimPrefix(n, prefix)); input && s != strings.ToLower(n) {
+			short = append(short, s)
+		}
+	}
+	return append(short, names...)
 }
 
 // wellKnown is the protojson shape of the well-known types.
@@ -310,7 +600,8 @@ func wellKnown(md protoreflect.MessageDescriptor) (obj, bool) {
 	case "google.protobuf.Duration":
 		return obj{"type": "string"}, true
 	case "google.protobuf.Any":
-		return obj{"type": "object", "properties": obj{"@type": obj{"type": "string"}}}, true
+		return obj{"type": "object", "description": "a stored event: @type names its message, the other members are its fields",
+			"properties": obj{"@type": obj{"type": "string"}}, "required": []any{"@type"}}, true
 	case "google.protobuf.Struct":
 		return obj{"type": "object"}, true
 	case "google.protobuf.Value":
