@@ -2,8 +2,8 @@ package api
 
 import (
 	"encoding/json"
-	"math"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 
