@@ -67,6 +67,13 @@ var (
 // memory is /v1/agent/{agent_id}/…).
 var scopeKinds = []string{"user", "session", "project", "app", "workflow", "swarm", "debate", "global"}
 
+// opScopeKinds are the kinds of the scope operations served on some kinds
+// only: resolve and publish start from a session's scope.
+var opScopeKinds = map[string][]string{
+	"scope_resolve": {"session"},
+	"scope_publish": {"session"},
+}
+
 // fieldRules: "Message.field" → its rule.
 var fieldRules = map[string]fieldRule{
 	// Sessions.
@@ -76,26 +83,26 @@ var fieldRules = map[string]fieldRule{
 	"CreateSessionRequest.app":                    idRule,
 	"CreateSessionRequest.project":                idRule,
 	"CreateSessionRequest.profile":                {enum: []string{"fill", "balanced", "data_intensive", "conversational", "custom"}, desc: "the compression profile (default fill: compress only when the budget needs the room); custom needs custom_profile"},
-	"CreateSessionRequest.max_context_tokens":     {max: num(10_000_000), desc: "the model's context window (0: 128000); the budget is max_context_tokens - reserved_output_tokens, at least 256"},
-	"CreateSessionRequest.reserved_output_tokens": {max: num(65536), desc: "tokens kept free for the reply (0: 4096, but below max_context_tokens)"},
-	"CreateSessionRequest.max_l2_tokens":          {desc: "tokens the summaries may take (0: 5000, at most a quarter of the budget)"},
-	"CreateSessionRequest.summary_max_tokens":     {desc: "tokens of one summary (0: 400; 16..budget/4)"},
+	"CreateSessionRequest.max_context_tokens":     {min: num(16384), max: num(10_000_000), desc: "the model's context window (unset: 128000); the budget is max_context_tokens - reserved_output_tokens, at least 256. The contract keeps to values that always fit together (16384.. here, reserved_output_tokens ..8192, summary_max_tokens and max_l2_tokens ..2048); the server takes any that leave the budget its room"},
+	"CreateSessionRequest.reserved_output_tokens": {max: num(8192), desc: "tokens kept free for the reply (unset: 4096)"},
+	"CreateSessionRequest.max_l2_tokens":          {max: num(2048), desc: "tokens the summaries may take (unset: 5000, at most a quarter of the budget)"},
+	"CreateSessionRequest.summary_max_tokens":     {min: num(16), max: num(2048), desc: "tokens of one summary (unset: 400; 16..budget/4)"},
 	"CreateSessionRequest.system_prompt":          textRule,
 	"CreateSessionRequest.patterns":               {maxItems: segmented.MaxPatterns, maxLength: segmented.MaxContentBytes / 4},
 	"CreateSessionRequest.backend_schema":         textRule,
 	"AssemblyConfig.recall_pct":                   pctRule,
 	"AssemblyConfig.memory_pct":                   pctRule,
-	"AssemblyConfig.task_pct":                     {max: num(100), desc: "task_pct + user_pct + global_pct must be 100, or all 0 (40/40/20)"},
+	"AssemblyConfig.task_pct":                     {max: num(100), desc: "the memory section's split: task_pct + user_pct + global_pct must be 100 (all three unset: 40/40/20)"},
 	"AssemblyConfig.user_pct":                     pctRule,
 	"AssemblyConfig.global_pct":                   pctRule,
 	"CompressionProfile.name":                     {replyOnly: true},
-	"CompressionProfile.summarize_pct":            {required: true, min: num(1), max: num(100)},
-	"CompressionProfile.summarize_more_pct":       {required: true, min: num(1), max: num(100), desc: "above summarize_pct"},
-	"CompressionProfile.evict_pct":                {required: true, min: num(1), max: num(100), desc: "above summarize_more_pct"},
+	"CompressionProfile.summarize_pct":            {required: true, min: num(1), max: num(60), desc: "the levels rise: summarize_pct < summarize_more_pct < evict_pct <= 100 (the contract keeps each in its band)"},
+	"CompressionProfile.summarize_more_pct":       {required: true, min: num(61), max: num(80), desc: "above summarize_pct"},
+	"CompressionProfile.evict_pct":                {required: true, min: num(81), max: num(100), desc: "above summarize_more_pct"},
 	"CompressionProfile.summarize_batch":          {required: true, min: num(2), max: num(64)},
 	"CompressionProfile.summarize_more_batch":     {required: true, min: num(2), max: num(64)},
 	"CompressionProfile.evict_batch":              {required: true, min: num(2), max: num(64)},
-	"CompressionProfile.start_pct":                {max: num(100), desc: "0 (start at summarize_pct) or summarize_pct..100"},
+	"CompressionProfile.start_pct":                {min: num(60), max: num(100), desc: "unset (start at summarize_pct) or summarize_pct..100"},
 
 	"AppendRequest.command_id":        commandRule,
 	"AppendRequest.messages":          {required: true, minItems: 1, maxItems: segmented.MaxMessagesPerAppend, desc: "the turn's messages, in the OpenAI Chat Completions shape as an API returns them, or the proto shape"},
@@ -118,17 +125,17 @@ var fieldRules = map[string]fieldRule{
 	"ContextRequest.if_version":       {desc: "the version of a context the caller holds: when it is current the reply is only session_id, version, seq and not_modified"},
 	"ContextRequest.format":           {desc: "add the context rendered for a chat API (rendered.openai, or rendered.system and rendered.anthropic)"},
 	"ContextReply.messages":           {desc: "the layered context (ROM, Kernel, summaries, promoted, recent messages)"},
-	"OpenAIMessage.role":              {enum: []string{"system", "user", "assistant", "tool"}},
+	"OpenAIMessage.role":              {enum: []string{"system", "user", "assistant", "tool"}, alwaysSet: true},
 	"OpenAIMessage.name":              {optionalInReply: true},
 	"OpenAIMessage.tool_calls":        {optionalInReply: true},
 	"OpenAIMessage.tool_call_id":      {optionalInReply: true},
-	"OpenAIToolCall.type":             {enum: []string{"function"}},
+	"OpenAIToolCall.type":             {enum: []string{"function"}, alwaysSet: true},
 	"OpenAIToolCall.function":         {alwaysSet: true},
-	"AnthropicMessage.role":           {enum: []string{"user", "assistant"}},
+	"AnthropicMessage.role":           {enum: []string{"user", "assistant"}, alwaysSet: true},
 	"GetSessionReply.session":         {alwaysSet: true},
 	"KernelRequest.command_id":        commandRule,
-	"KernelRequest.remove_tool":       labelRule,
-	"KernelRequest.delete_fact":       labelRule,
+	"KernelRequest.remove_tool":       {pattern: "^[A-Za-z0-9_-]{1,64}$", desc: "the name of a tool to remove"},
+	"KernelRequest.delete_fact":       {pattern: "^[A-Za-z0-9_.:-]{1,128}$", desc: "the key of a fact to delete"},
 	"ToolDefinition.name":             {required: true, pattern: "^[A-Za-z0-9_-]{1,64}$"},
 	"ToolDefinition.description":      {maxLength: 4096},
 	"ToolDefinition.parameters_json":  {maxLength: 16384, desc: "the tool's JSON Schema as JSON text"},
@@ -136,7 +143,7 @@ var fieldRules = map[string]fieldRule{
 	"SchemaEntry.name":                {required: true, pattern: "^[A-Za-z0-9_-]{1,64}$"},
 	"SchemaEntry.schema":              {maxLength: 16384},
 	"SchemaEntry.tokens":              {replyOnly: true},
-	"Fact.key":                        {required: true, pattern: "^[A-Za-z0-9_.:/@-]{1,128}$"},
+	"Fact.key":                        {required: true, pattern: "^[A-Za-z0-9_.:-]{1,128}$"},
 	"Fact.value":                      {required: true, maxLength: 4096},
 	"Fact.tokens":                     {replyOnly: true},
 	"Rom.version":                     {replyOnly: true},
@@ -210,10 +217,10 @@ var fieldRules = map[string]fieldRule{
 	"ScopeConfig.max_entries":               {desc: "live entries kept (0: no bound); the least important beyond it are evicted"},
 	"ConfigureScopeReply.result":            {alwaysSet: true},
 	"ConfigureScopeReply.config":            {alwaysSet: true},
-	"ResolveRequest.key":                    keyRule,
+	"ResolveRequest.key":                    {required: true, pattern: "^[A-Za-z0-9_-][A-Za-z0-9_.:-]{0,127}$", desc: "the key to look up: the session's temp:<key> state first, then each scope's entry"},
 	"PublishRequest.command_id":             commandRule,
 	"PublishRequest.key":                    keyRule,
-	"PublishRequest.target":                 {required: true, pattern: "^(user|session|project|app|workflow|swarm|debate|global)/[A-Za-z0-9_-]{1,128}$", desc: "the scope to publish to: <kind>/<id>"},
+	"PublishRequest.target":                 {required: true, enum: []string{"user", "project"}, desc: "where the session's entry goes: its user's scope or its project's"},
 	"PublishRequest.by":                     byRule,
 	"ConflictsRequest.limit":                {max: num(100)},
 	"SettleConflictRequest.command_id":      {required: true, pattern: idPattern, desc: "required: a retry of the same settlement reuses it"},
@@ -226,9 +233,12 @@ var fieldRules = map[string]fieldRule{
 	"PutDataRequest.content_type": {maxLength: 64, pattern: "^[\\x20-\\x7e]*$"},
 	"PutDataRequest.metadata":     metadataRule,
 	"PutDataRequest.ttl_seconds":  ttlRule,
-	"PutDataRequest.upload_id":    idRule,
-	"UploadDataRequest.upload_id": {required: true, pattern: idPattern},
+	"PutDataRequest.upload_id":    {pattern: idPattern, desc: "commit the upload data/upload parts made (then data is empty and size the total)"},
+	"PutDataRequest.size":         {min: num(1), desc: "the total bytes of the upload, with upload_id only"},
+	"UploadDataRequest.upload_id": {pattern: idPattern, desc: "the upload a part continues (empty: a new upload, at offset 0)"},
+	"UploadDataRequest.data":      {required: true, minLength: 4, desc: "the part's bytes, base64 (not empty)"},
 	"GetDataRequest.id":           {required: true, pattern: idPattern},
+	"GetDataRequest.length":       {max: num(512 << 10), desc: "bytes to read from offset (0: to the end); one reply holds at most what the NATS max payload allows (about 6 MiB on the embedded server): the contract keeps to 512 KiB"},
 
 	// Erasure.
 	"EraseRequest.command_id": commandRule,
@@ -318,22 +328,68 @@ var messageExtras = map[string]func(g *schemaGen, s obj, input bool){
 		props["function_call"] = obj{"type": "null", "description": "the deprecated OpenAI function_call: only null is taken (use tool_calls)"}
 		toolCall := props["tool_calls"].(obj)
 		toolCall["items"] = obj{"oneOf": []any{toolCall["items"], g.openAIToolCallInput()}}
+		// What each role must and may carry, as the append checks it.
+		nonBlank := obj{"anyOf": []any{
+			obj{"type": "string", "pattern": "\\S"},
+			obj{"type": "array", "contains": obj{"anyOf": []any{
+				obj{"type": "string", "pattern": "\\S"},
+				obj{"type": "object", "properties": obj{"text": obj{"type": "string", "pattern": "\\S"}}},
+			}}},
+		}}
+		calls := obj{"required": []any{"tool_calls"}, "properties": obj{"tool_calls": obj{"type": "array", "minItems": 1}}}
+		roles := func(names ...string) obj {
+			return obj{"required": []any{"role"}, "properties": obj{"role": obj{"enum": stringsAny(names)}}}
+		}
+		s["allOf"] = []any{
+			obj{"if": roles("tool", "ROLE_TOOL"),
+				"then": requires("tool_call_id"),
+				"else": obj{"not": requires("tool_call_id")}},
+			obj{"if": roles("user", "system", "developer", "ROLE_USER", "ROLE_SYSTEM"),
+				"then": obj{"required": []any{"content"}, "properties": obj{"content": nonBlank}}},
+			obj{"if": roles("assistant", "ROLE_ASSISTANT"),
+				"then": obj{"anyOf": []any{obj{"required": []any{"content"}, "properties": obj{"content": nonBlank}}, calls}},
+				"else": obj{"not": calls}},
+		}
+	},
+	"ListSessionsRequest": func(g *schemaGen, s obj, input bool) {
+		if input {
+			s["not"] = requires("user_id", "agent_id")
+		}
+	},
+	"ToolDefinition": func(g *schemaGen, s obj, input bool) {
+		s["properties"].(obj)["parameters_json"].(obj)["contentMediaType"] = "application/json"
+	},
+	"PutDataRequest": func(g *schemaGen, s obj, input bool) {
+		if !input {
+			return
+		}
+		// Data in the body, or the commit of an upload: its id and size.
+		s["if"] = requires("upload_id")
+		s["then"] = obj{"allOf": []any{requires("size"), obj{"not": requires("data")}}}
+		s["else"] = obj{"not": requires("size")}
+	},
+	"UploadDataRequest": func(g *schemaGen, s obj, input bool) {
+		if !input {
+			return
+		}
+		s["if"] = obj{"not": requires("upload_id")}
+		s["then"] = obj{"properties": obj{"offset": obj{"const": 0}}}
 	},
 	"CreateSessionRequest": func(g *schemaGen, s obj, input bool) {
 		if !input {
 			return
 		}
 		s["if"] = obj{"properties": obj{"profile": obj{"const": "custom"}}, "required": []any{"profile"}}
-		s["then"] = obj{"required": []any{"custom_profile"}}
-		s["else"] = obj{"not": obj{"required": []any{"custom_profile"}}}
+		s["then"] = requires("custom_profile")
+		s["else"] = obj{"not": requires("custom_profile")}
 	},
 	"StateRequest": func(g *schemaGen, s obj, input bool) {
 		if !input {
 			return
 		}
 		s["if"] = obj{"properties": obj{"op": obj{"enum": []any{"list", "STATE_OP_LIST"}}}}
-		s["then"] = obj{"not": obj{"anyOf": []any{obj{"required": []any{"key"}}, obj{"required": []any{"value"}}}}}
-		s["else"] = obj{"required": []any{"key"}}
+		s["then"] = obj{"not": obj{"anyOf": []any{requires("key"), requires("value")}}}
+		s["else"] = requires("key")
 	},
 	"AnthropicMessage": func(g *schemaGen, s obj, input bool) {
 		if input {

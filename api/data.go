@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentmem/agentmem/actors"
 	"github.com/agentmem/agentmem/events"
+	"github.com/agentmem/agentmem/internal/sharedmem"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 	"github.com/agentmem/agentmem/tenancy"
 )
@@ -119,8 +120,8 @@ func (s *Service) dataPut(c *call) {
 	if !s.readBody(r, rp, asJSON, req) {
 		return
 	}
-	if req.GetTtlSeconds() < 0 {
-		respondError(rp, asJSON, &Error{Code: 400, Field: "ttl_seconds", Message: fmt.Sprintf("%d: must be >= 0", req.GetTtlSeconds())})
+	if t := req.GetTtlSeconds(); t < 0 || t > sharedmem.MaxTTLSeconds {
+		respondError(rp, asJSON, &Error{Code: 400, Field: "ttl_seconds", Message: fmt.Sprintf("%d: must be in [0, %d] seconds", t, sharedmem.MaxTTLSeconds)})
 		return
 	}
 	upload := req.GetUploadId() != ""

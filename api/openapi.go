@@ -200,7 +200,7 @@ func (s *Service) buildOpenAPI() []byte {
 	for _, r := range s.httpRoutes() {
 		var params []any
 		for _, p := range r.params {
-			params = append(params, pathParam(p))
+			params = append(params, pathParam(p, r.name))
 		}
 		subject := strings.Join(r.tokens, ".")
 		q, p, ok := routeTypes(r.route)
@@ -299,10 +299,14 @@ var tagDescriptions = map[string]string{
 }
 
 // pathParam is the OpenAPI parameter of a path wildcard.
-func pathParam(name string) obj {
+func pathParam(name, op string) obj {
 	if name == "kind" {
-		return obj{"name": name, "in": "path", "required": true, "description": "the scope's kind",
-			"schema": obj{"type": "string", "enum": stringsAny(scopeKinds)}}
+		kinds := scopeKinds
+		if k, ok := opScopeKinds[op]; ok {
+			kinds = k
+		}
+		return obj{"name": name, "in": "path", "required": true, "description": "the scope's kind (the global scope's id is global)",
+			"schema": obj{"type": "string", "enum": stringsAny(kinds)}}
 	}
 	return obj{"name": name, "in": "path", "required": true, "description": "an id: 1..128 of A-Z a-z 0-9 _ -",
 		"schema": obj{"type": "string", "pattern": idPattern}}
@@ -438,7 +442,7 @@ func (g *schemaGen) message(md protoreflect.MessageDescriptor, input bool) obj {
 			var pairs []any
 			for a := 0; a < od.Fields().Len(); a++ {
 				for b := a + 1; b < od.Fields().Len(); b++ {
-					pairs = append(pairs, obj{"required": []any{string(od.Fields().Get(a).Name()), string(od.Fields().Get(b).Name())}})
+					pairs = append(pairs, requires(string(od.Fields().Get(a).Name()), string(od.Fields().Get(b).Name())))
 				}
 			}
 			out["not"] = obj{"anyOf": pairs}
@@ -448,6 +452,16 @@ func (g *schemaGen) message(md protoreflect.MessageDescriptor, input bool) obj {
 		x(g, out, input)
 	}
 	return out
+}
+
+// requires is a subschema that requires names (naming them as properties
+// too, so that a linter sees each required name is one the object has).
+func requires(names ...string) obj {
+	props := obj{}
+	for _, n := range names {
+		props[n] = obj{}
+	}
+	return obj{"required": stringsAny(names), "properties": props}
 }
 
 func (g *schemaGen) field(fd protoreflect.FieldDescriptor, rule fieldRule, input bool) obj {
@@ -480,9 +494,14 @@ func (g *schemaGen) field(fd protoreflect.FieldDescriptor, rule fieldRule, input
 
 // Patterns of strings the decoder and the server read.
 const (
-	idPattern     = "^[A-Za-z0-9_-]{1,128}$"
-	int64Pattern  = "^-?[0-9]{1,19}$"
-	uint64Pattern = "^[0-9]{1,20}$"
+	idPattern = "^[A-Za-z0-9_-]{1,128}$"
+	// A 64-bit integer as a string: any in a reply; in a request the
+	// pattern keeps to what always fits (18 digits signed, 19 unsigned; the
+	// server takes the whole range, which a pattern cannot bound).
+	int64Pattern       = "^-?[0-9]{1,19}$"
+	uint64Pattern      = "^[0-9]{1,20}$"
+	int64InputPattern  = "^-?[0-9]{1,18}$"
+	uint64InputPattern = "^[0-9]{1,19}$"
 	// base64Pattern: standard base64, padded (the decoder also takes the
 	// URL alphabet and no padding).
 	base64Pattern = "^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"
@@ -498,7 +517,11 @@ func (g *schemaGen) single(fd protoreflect.FieldDescriptor, rule fieldRule, inpu
 		s = obj{"type": "string"}
 		switch {
 		case len(rule.enum) > 0:
-			s["enum"] = stringsAny(rule.enum)
+			vals := stringsAny(rule.enum)
+			if !input && !rule.alwaysSet {
+				vals = append(vals, "") // a reply writes an unset string as ""
+			}
+			s["enum"] = vals
 		case rule.pattern != "":
 			s["pattern"] = rule.pattern
 		}
@@ -521,9 +544,9 @@ func (g *schemaGen) single(fd protoreflect.FieldDescriptor, rule fieldRule, inpu
 	case protoreflect.Uint32Kind, protoreflect.Fixed32Kind:
 		s = obj{"type": "integer", "format": "uint32", "minimum": 0, "maximum": uint64(math.MaxUint32)}
 	case protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind:
-		s = int64Schema(int64Pattern, "int64", input)
+		s = int64Schema(int64Pattern, "int64", input, rule)
 	case protoreflect.Uint64Kind, protoreflect.Fixed64Kind:
-		s = int64Schema(uint64Pattern, "uint64", input)
+		s = int64Schema(uint64Pattern, "uint64", input, rule)
 	case protoreflect.FloatKind, protoreflect.DoubleKind:
 		s = obj{"type": "number"}
 	case protoreflect.EnumKind:
@@ -547,8 +570,11 @@ func (g *schemaGen) single(fd protoreflect.FieldDescriptor, rule fieldRule, inpu
 }
 
 // int64Schema: a 64-bit integer is a JSON string in a reply (it may not fit
-// a double) and a number or a string in a request.
-func int64Schema(pattern, format string, input bool) obj {
+// a double) and a number or a string in a request. A request value with an
+// upper bound that a double holds exactly is a number only (the string form
+// exists for values beyond it); a lower bound of 0 or -1 is also the
+// string's pattern.
+func int64Schema(pattern, format string, input bool, rule fieldRule) obj {
 	str := obj{"type": "string", "pattern": pattern, "format": format}
 	if !input {
 		return str
@@ -557,12 +583,24 @@ func int64Schema(pattern, format string, input bool) obj {
 	if format == "uint64" {
 		num["minimum"] = 0
 	}
+	if rule.max != nil && *rule.max <= 1<<53 {
+		return num
+	}
+	str["pattern"] = map[string]string{int64Pattern: int64InputPattern, uint64Pattern: uint64InputPattern}[pattern]
+	if rule.min != nil {
+		switch *rule.min {
+		case 0:
+			str["pattern"] = uint64InputPattern
+		case -1:
+			str["pattern"] = "^(-1|[0-9]{1,18})$"
+		}
+	}
 	return obj{"anyOf": []any{num, str}}
 }
 
 // setBound sets a numeric bound on s, or on the integer branch of an
-// integer that may also be a string (whose pattern cannot bound it: the
-// server refuses a string beyond it).
+// integer that may also be a string (int64Schema bounds the string by its
+// pattern).
 func setBound(s obj, key string, v float64) {
 	if alts, ok := s["anyOf"].([]any); ok {
 		alts[0].(obj)[key] = v

@@ -147,10 +147,22 @@ func (s *Service) readable(ctx context.Context, who *tenancy.Caller, id string, 
 	return e, nil
 }
 
-// waitMinSeq waits, at most MinSeqWait, until the projection applied minSeq.
+// logEnder is a read model that knows the last sequence the log stored.
+type logEnder interface {
+	LogEnd(ctx context.Context) (uint64, error)
+}
+
+// waitMinSeq waits, at most MinSeqWait, until the projection applied
+// minSeq. A min_seq beyond the last sequence the log stored is no write's
+// (a reply's result.seq is always stored): 400, at once.
 func (s *Service) waitMinSeq(ctx context.Context, minSeq uint64) error {
-	if minSeq == 0 {
+	if minSeq == 0 || s.rm.AppliedSeq() >= minSeq {
 		return nil
+	}
+	if le, ok := s.rm.(logEnder); ok {
+		if end, err := le.LogEnd(ctx); err == nil && minSeq > end {
+			return &Error{Code: 400, Field: "min_seq", Message: fmt.Sprintf("%d is beyond the log's last sequence (%d): pass the result.seq of a reply", minSeq, end)}
+		}
 	}
 	wctx, cancel := context.WithTimeout(ctx, s.cfg.MinSeqWait)
 	defer cancel()

@@ -49,6 +49,10 @@ export function contract(doc) {
       const v = compile(`req ${path}`, schema);
       return v(body) ? "" : errorsOf(v);
     },
+    /** A validator of a subschema of the document (its refs as in the document). */
+    compile(sub) {
+      return ajv.compile(rewrite(sub));
+    },
     /** The request schema of path with its references resolved, for a generator. */
     requestSchema(path) {
       return doc.paths[path]?.post?.requestBody?.content?.["application/json"]?.schema;

@@ -308,7 +308,7 @@ export interface GetDataReply {
 
 export interface GetDataRequest {
   id: string;
-  length?: number | string;
+  length?: number;
   offset?: number | string;
 }
 
@@ -487,7 +487,7 @@ export interface PublishRequest {
   by?: string;
   command_id?: string;
   key: string;
-  target: string;
+  target: "user" | "project";
 }
 
 export interface PutDataReply {
@@ -500,7 +500,7 @@ export interface PutDataRequest {
   data?: string;
   metadata?: Record<string, string>;
   size?: number | string;
-  ttl_seconds?: number | string;
+  ttl_seconds?: number;
   upload_id?: string;
 }
 
@@ -514,7 +514,7 @@ export interface PutEntryRequest {
   memory_type?: "semantic" | "episodic" | "procedural" | "MEMORY_TYPE_SEMANTIC" | "MEMORY_TYPE_EPISODIC" | "MEMORY_TYPE_PROCEDURAL";
   metadata?: Record<string, string>;
   tags?: Array<string>;
-  ttl_seconds?: number | string;
+  ttl_seconds?: number;
   value?: string;
 }
 
@@ -593,14 +593,14 @@ export interface SchemaEntryInput {
 }
 
 export interface ScopeConfig {
-  conflict_strategy: "last_write_wins" | "review" | "llm";
+  conflict_strategy: "last_write_wins" | "review" | "llm" | "";
   episodic_ttl_seconds: string;
   max_entries: number;
 }
 
 export interface ScopeConfigInput {
   conflict_strategy?: "last_write_wins" | "review" | "llm";
-  episodic_ttl_seconds?: number | string;
+  episodic_ttl_seconds?: number;
   max_entries?: number;
 }
 
@@ -760,9 +760,9 @@ export interface UploadDataReply {
 }
 
 export interface UploadDataRequest {
-  data?: string;
+  data: string;
   offset?: number | string;
-  upload_id: string;
+  upload_id?: string;
 }
 
 export interface Usage {
