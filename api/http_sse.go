@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/nats-io/nats.go"
+	"google.golang.org/protobuf/proto"
 
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 )
@@ -24,14 +25,15 @@ const sseWaitMs = 25000
 // long polls as mem.v1.<…>.watch (each holds one of the caller's watch
 // slots while it waits).
 //
-// A malformed query or an unknown caller is the HTTP reply itself (400,
-// 401, 403). Otherwise the response headers and a first comment go out at
-// once, so a client knows the watch is open before any change; every later
-// error is an event "error" (an ErrorDetail: code, field, message) that
-// ends the stream, and a client should not reconnect after it (an
-// EventSource would: call close() on it). A session watch first reads the
-// session, so a session that does not exist, or was erased, is such an
-// error event (404 session_id) instead of a stream that never changes.
+// A malformed query or a refused caller is the HTTP reply itself (400,
+// 401, 403, 429): a first poll that does not wait finds out. Then the
+// response headers and a first comment go out at once, so a client knows
+// the watch is open before any change; every later error is an event
+// "error" (an ErrorDetail: code, field, message) that ends the stream, and
+// a client should not reconnect after it (an EventSource would: call
+// close() on it). A session watch first reads the session, so a session
+// that does not exist, or was erased, is such an error event (404
+// session_id) instead of a stream that never changes.
 func (h *httpAPI) serveSSE(w http.ResponseWriter, r *http.Request, subject string, hdr nats.Header) {
 	q := r.URL.Query()
 	req := &memoryv1.WatchRequest{WaitMs: sseWaitMs}
@@ -73,6 +75,44 @@ func (h *httpAPI) serveSSE(w http.ResponseWriter, r *http.Request, subject strin
 		writeHTTPError(w, &Error{Code: 500, Message: "this connection cannot stream"})
 		return
 	}
+	poll := func(r *http.Request, req *memoryv1.WatchRequest) (Reply, error) {
+		body, _ := encode(req, true)
+		ctx, cancel := context.WithTimeout(r.Context(), h.cfg.Timeout)
+		defer cancel()
+		return h.s.Do(ctx, subject, body, hdr)
+	}
+	// A session watch reads the session first: one that does not exist (or
+	// was erased) would otherwise be a stream that never changes.
+	var gone []byte
+	if strings.HasPrefix(subject, "mem.v1.session.") {
+		ctx, cancel := context.WithTimeout(r.Context(), h.cfg.Timeout)
+		rep, err := h.s.Do(ctx, strings.TrimSuffix(subject, ".watch")+".get", nil, hdr)
+		cancel()
+		switch {
+		case err != nil:
+			return // the client went away (or no reply: it reconnects)
+		case rep.Code() == http.StatusNotFound:
+			gone = rep.Data
+		case rep.Code() != 0:
+			writeReply(w, rep) // refused (403, 503): the HTTP reply itself
+			return
+		}
+	}
+	// A first poll that does not wait: a refusal (403, 429) is the HTTP
+	// reply itself, and the headers go out at once.
+	first := proto.Clone(req).(*memoryv1.WatchRequest)
+	first.WaitMs = 0
+	var rep Reply
+	if gone == nil {
+		var err error
+		if rep, err = poll(r, first); err != nil {
+			return
+		}
+		if rep.Code() != 0 {
+			writeReply(w, rep)
+			return
+		}
+	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("X-Accel-Buffering", "no") // a proxy in front must not hold events back
 	w.WriteHeader(http.StatusOK)
@@ -82,31 +122,11 @@ func (h *httpAPI) serveSSE(w http.ResponseWriter, r *http.Request, subject strin
 		fmt.Fprintf(w, "event: error\ndata: %s\n\n", data)
 		flusher.Flush()
 	}
-	if strings.HasPrefix(subject, "mem.v1.session.") {
-		get := strings.TrimSuffix(subject, ".watch") + ".get"
-		ctx, cancel := context.WithTimeout(r.Context(), h.cfg.Timeout)
-		rep, err := h.s.Do(ctx, get, nil, hdr)
-		cancel()
-		if err != nil {
-			return // the client went away (or no reply: it reconnects)
-		}
-		if rep.Code() != 0 {
-			fail(rep.Data)
-			return
-		}
+	if gone != nil {
+		fail(gone)
+		return
 	}
 	for {
-		body, _ := encode(req, true)
-		ctx, cancel := context.WithTimeout(r.Context(), h.cfg.Timeout)
-		rep, err := h.s.Do(ctx, subject, body, hdr)
-		cancel()
-		if err != nil {
-			return // the client went away (or no reply: it reconnects)
-		}
-		if rep.Code() != 0 {
-			fail(rep.Data)
-			return
-		}
 		out := &memoryv1.WatchReply{}
 		if err := jsonIn.Unmarshal(rep.Data, out); err != nil {
 			return
@@ -118,10 +138,9 @@ func (h *httpAPI) serveSSE(w http.ResponseWriter, r *http.Request, subject strin
 			}
 			fmt.Fprintf(w, "id: %d\nevent: change\ndata: %s\n\n", ch.GetSeq(), data)
 		}
-		if len(out.GetChanges()) == 0 {
-			fmt.Fprint(w, ": no change yet\n\n")
+		if len(out.GetChanges()) > 0 {
+			flusher.Flush()
 		}
-		flusher.Flush()
 		// The client left, or the service is stopping (its polls answer at
 		// once from now on): end the stream; a client reconnects with
 		// Last-Event-ID, to another node if this one is gone.
@@ -129,5 +148,17 @@ func (h *httpAPI) serveSSE(w http.ResponseWriter, r *http.Request, subject strin
 			return
 		}
 		req.FromSeq = out.GetLastSeq()
+		var err error
+		if rep, err = poll(r, req); err != nil {
+			return // the client went away (or no reply: it reconnects)
+		}
+		if rep.Code() != 0 {
+			fail(rep.Data)
+			return
+		}
+		if out := (&memoryv1.WatchReply{}); jsonIn.Unmarshal(rep.Data, out) == nil && len(out.GetChanges()) == 0 {
+			fmt.Fprint(w, ": no change yet\n\n")
+			flusher.Flush()
+		}
 	}
 }
