@@ -81,10 +81,15 @@ screenshots:
 # window + FTS5 RAGs and the full transcript; -mode question alone), then
 # answers in the context beside a sliding window of the same budget, search
 # recall beside SQLite FTS5, the summarizer alone, in-process latency. Same
-# seed, same figures (except the latencies). Flags: make bench-memory
-# MEMBENCH_FLAGS='-seed 7 -budgets 1024,8192'.
+# seed, same figures (except the latencies). The held-out conversations
+# (membench/heldout) come first: extraction, the cross-session mode (each
+# sitting a session of one user on a real node, each question in a new
+# session) and the question mode; LOCOMO=dir adds the public conversations
+# of that directory (LoCoMo files, never in the repository) next: the
+# cross-session and question modes; the generator's tables last.
+# Flags: make bench-memory MEMBENCH_FLAGS='-seed 7 -budgets 1024,8192'.
 bench-memory:
-	$(GO) run ./cmd/membench $(MEMBENCH_FLAGS)
+	$(GO) run ./cmd/membench $(if $(LOCOMO),-locomo $(LOCOMO)) $(MEMBENCH_FLAGS)
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime 30s ./events/

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -48,13 +49,25 @@ func (e *NotYetError) Unwrap() error { return ErrNotYet }
 // errPastPoint ends the load at the first batch beyond the point.
 var errPastPoint = errors.New("past the point")
 
+// PastSession is a session rebuilt at a point of the log (SessionAt).
+type PastSession struct {
+	*segmented.State
+	// chosen holds, for each memory item of the context's sections that
+	// refers to an entry version, the stream sequence of the batch that
+	// chose it (the first of the batches since that kept it): the
+	// version existed then.
+	chosen map[string]uint64 // refKey → sequence
+}
+
 // SessionAt rebuilds session id as it was at point p of log: it replays the
 // stored batches into a fresh segmented.State, no snapshot, no tokenizer,
 // no summarizer, so what it returns is what the log says. It is the one
 // time travel of the project: `replay inspect --at-seq` and the inspector
-// both call it.
-func SessionAt(ctx context.Context, log events.Log, codec *events.Codec, id string, p Point) (*segmented.State, error) {
+// both call it, then ContextAt.
+func SessionAt(ctx context.Context, log events.Log, codec *events.Codec, id string, p Point) (*PastSession, error) {
 	st := segmented.New()
+	out := &PastSession{State: st, chosen: map[string]uint64{}}
+	sections := st.Assembled()
 	var after uint64 // the first batch beyond the point, if any
 	_, err := log.Load(ctx, events.SessionSubject(id), 0, func(r events.Record) error {
 		if p.Seq > 0 && r.Seq > p.Seq {
@@ -78,6 +91,9 @@ func SessionAt(ctx context.Context, log events.Log, codec *events.Codec, id stri
 		if err := Replay(codec, st, []events.Record{r}); err != nil {
 			return fmt.Errorf("session %s: %w", id, err)
 		}
+		if a := st.Assembled(); a != sections { // each ContextAssembled sets new sections
+			sections, out.chosen = a, chosenSince(out.chosen, a, r.Seq)
+		}
 		return nil
 	})
 	if err != nil && !errors.Is(err, errPastPoint) {
@@ -86,87 +102,256 @@ func SessionAt(ctx context.Context, log events.Log, codec *events.Codec, id stri
 	if !st.Exists() {
 		return nil, &NotYetError{SessionID: id, First: after}
 	}
-	return st, nil
+	return out, nil
 }
 
-// ContextAt is st's context with its memory section's texts read from the
-// scopes' events in log (the log keeps references to entry versions,
-// DESIGN §12): what the node sent then, or, for an entry erased since,
-// nothing (segmented.HydrateMemory). `replay inspect` and the inspector's
-// time travel both call it, after SessionAt.
-func ContextAt(ctx context.Context, log events.Log, codec *events.Codec, st *segmented.State) *memoryv1.ContextReply {
-	values := map[string]map[string]string{} // subject → key\x00version → value
-	get := func(scope, key string, version uint64) (string, bool) {
-		subj, ok := scopeSubject(scope)
-		if !ok {
-			return "", false
+// chosenSince is the chosen map of sections a, set by the batch at seq:
+// an item the previous sections held keeps its sequence (a trimmed or
+// re-planned context keeps what an earlier batch chose).
+func chosenSince(prev map[string]uint64, a *memoryv1.Assembled, seq uint64) map[string]uint64 {
+	next := make(map[string]uint64, len(a.GetMemory()))
+	for _, m := range a.GetMemory() {
+		k := refKey(m.GetScope(), m.GetKey(), m.GetVersion())
+		if s, ok := prev[k]; ok {
+			next[k] = s
+		} else {
+			next[k] = seq
 		}
-		vals, seen := values[subj]
-		if !seen {
-			vals = map[string]string{}
-			values[subj] = vals
-			_, _ = log.Load(ctx, subj, 0, func(r events.Record) error {
-				b, err := events.DecodeBatch(r.Data)
-				if err != nil {
-					return nil
-				}
-				evs, err := codec.Unpack(b)
-				if err != nil {
-					return nil
-				}
-				for _, ev := range evs {
-					c, ok := ev.(*memoryv1.EntryChanged)
-					if !ok || c.GetEntry().GetDeleted() {
-						continue
-					}
-					if v, err := sharedmem.DecodeValue(c.GetEntry()); err == nil && utf8.Valid(v) {
-						vals[versionKey(c.GetEntry().GetKey(), c.GetEntry().GetVersion())] = string(v)
-					}
-				}
-				return nil
-			})
-		}
-		v, ok := vals[versionKey(key, version)]
-		return v, ok
 	}
-	return segmented.Hydrate(st.Context(), segmented.Sources{Entry: get, Message: messagesFromLog(ctx, log, codec), Erased: ErasedText})
+	return next
 }
 
-// ErasedText stands, in a context rebuilt from the log, for a recalled
-// message of another session that was erased since: the LLM was sent
-// something there, and it is gone.
-const ErasedText = "[erased]"
+func refKey(scope, key string, version uint64) string {
+	return scope + "\x00" + versionKey(key, version)
+}
 
-// messagesFromLog returns a segmented.MessageAt reading the messages of
-// other sessions from their events in log (each session loaded once).
-func messagesFromLog(ctx context.Context, log events.Log, codec *events.Codec) segmented.MessageAt {
+// ContextAt is p's context as the node sent it at p's point: the memory
+// section's items are references to entry versions (the log keeps which
+// version a context showed, not its text), filled in from what the
+// scopes' logs hold now, and told apart by the removal ledger read
+// through r (hydrateAt). An item whose entry was erased after the point
+// stays, with its tokens, marked erased; one erased at or before it is
+// left out, as the node left it out then; one the log no longer keeps
+// (compacted out of the time-travel window) is marked so. A log or ledger
+// that cannot be read or decoded is an error, never an item left out.
+// Without r (nil) erasures are not told apart: an item whose version is
+// gone is marked not kept. `replay inspect` and the inspector's time
+// travel both call it, after SessionAt.
+func ContextAt(ctx context.Context, log events.Log, r events.StreamReader, codec *events.Codec, p *PastSession) (*memoryv1.ContextReply, error) {
+	return hydrateAt(ctx, log, r, codec, p.chosen, p.LastSeq(), p.Context())
+}
+
+// hydrateAt fills the memory references of cx, the context at stream
+// sequence point whose items were chosen at the sequences chosen names:
+// the one place time travel reads what a past context referred to. Each
+// scope named is read once, the ledger once from the earliest choice.
+func hydrateAt(ctx context.Context, log events.Log, r events.StreamReader, codec *events.Codec, chosen map[string]uint64, point uint64, cx *memoryv1.ContextReply) (*memoryv1.ContextReply, error) {
+	scopes := map[string]*pastScope{}
 	sessions := map[string]map[uint64]*memoryv1.Message{}
-	return func(session string, seq uint64) (*memoryv1.Message, bool) {
-		msgs, seen := sessions[session]
-		if !seen {
-			msgs = map[uint64]*memoryv1.Message{}
-			sessions[session] = msgs
-			_, _ = log.Load(ctx, events.SessionSubject(session), 0, func(r events.Record) error {
-				b, err := events.DecodeBatch(r.Data)
+	from := point
+	for _, m := range cx.GetMessages() {
+		if rec := m.GetRecalled(); rec != nil {
+			// A recalled message of another session: when it was chosen is
+			// not kept, so the ledger is read from the start.
+			from = 0
+			if _, ok := sessions[rec.GetSessionId()]; !ok {
+				msgs, err := readPastSession(ctx, log, codec, rec.GetSessionId())
 				if err != nil {
-					return nil
+					return nil, err
 				}
-				evs, err := codec.Unpack(b)
-				if err != nil {
-					return nil
+				sessions[rec.GetSessionId()] = msgs
+			}
+			continue
+		}
+		ref := m.GetMemory()
+		if ref == nil {
+			continue
+		}
+		if s, ok := chosen[refKey(ref.GetScope(), ref.GetKey(), ref.GetVersion())]; ok {
+			from = min(from, s)
+		}
+		if scopes[ref.GetScope()] != nil {
+			continue
+		}
+		ps, err := readPastScope(ctx, log, codec, ref.GetScope())
+		if err != nil {
+			return nil, err
+		}
+		scopes[ref.GetScope()] = ps
+	}
+	if len(scopes) == 0 && len(sessions) == 0 {
+		return cx, nil
+	}
+	var removals []*events.Removal
+	if r != nil {
+		led, err := events.ReadLedgerFrom(ctx, r, from, 0)
+		if err != nil {
+			return nil, fmt.Errorf("actors: read the removal ledger for time travel: %w", err)
+		}
+		removals = led.Removals
+	}
+	for _, m := range cx.GetMessages() {
+		if ref := m.GetMemory(); ref != nil {
+			if err := scopes[ref.GetScope()].bad[versionKey(ref.GetKey(), ref.GetVersion())]; err != nil {
+				return nil, fmt.Errorf("actors: scope %s key %s version %d: %w", ref.GetScope(), ref.GetKey(), ref.GetVersion(), err)
+			}
+		}
+	}
+	return segmented.HydrateAt(cx, func(scope, key string, version uint64) (string, segmented.PastEntry) {
+		since, ok := chosen[refKey(scope, key, version)]
+		if !ok {
+			since = point
+		}
+		if at := erasedAt(removals, scope, key, since); at > 0 {
+			if at <= point {
+				return "", segmented.PastLeftOut
+			}
+			return "", segmented.PastErased
+		}
+		if v, ok := scopes[scope].values[versionKey(key, version)]; ok {
+			return v, segmented.PastText
+		}
+		return "", segmented.PastNotKept
+	}, func(session string, seq uint64) (*memoryv1.Message, segmented.PastEntry) {
+		if m, ok := sessions[session][seq]; ok {
+			return m, segmented.PastText
+		}
+		for _, rm := range removals {
+			if slices.Contains(rm.GetErased(), events.KindSession+"."+session) {
+				if rm.Seq <= point {
+					return nil, segmented.PastLeftOut
 				}
-				for _, ev := range evs {
-					if a, ok := ev.(*memoryv1.MessagesAppended); ok {
-						for _, m := range a.GetMessages() {
-							msgs[m.GetSeq()] = m
-						}
+				return nil, segmented.PastErased
+			}
+		}
+		if r == nil {
+			// Without the ledger an erase is not told apart: a message of
+			// another session is gone only by an erase (sessions keep
+			// their messages' events).
+			return nil, segmented.PastErased
+		}
+		return nil, segmented.PastNotKept
+	}), nil
+}
+
+// readPastSession reads the messages a session's log holds now, by seq.
+func readPastSession(ctx context.Context, log events.Log, codec *events.Codec, id string) (map[uint64]*memoryv1.Message, error) {
+	msgs := map[uint64]*memoryv1.Message{}
+	_, err := log.Load(ctx, events.SessionSubject(id), 0, func(r events.Record) error {
+		b, err := events.DecodeBatch(r.Data)
+		if err != nil {
+			return fmt.Errorf("session %s seq %d: %w", id, r.Seq, err)
+		}
+		evs, err := codec.Unpack(b)
+		if err != nil {
+			return fmt.Errorf("session %s seq %d: %w", id, r.Seq, err)
+		}
+		for _, ev := range evs {
+			if a, ok := ev.(*memoryv1.MessagesAppended); ok {
+				for _, m := range a.GetMessages() {
+					msgs[m.GetSeq()] = m
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("actors: read session %s for time travel: %w", id, err)
+	}
+	return msgs, nil
+}
+
+// erasedAt is the stream sequence of the first removal after since that
+// erased key of scope (an entry erase of it, or an erase of the whole
+// scope), 0 if none did. An entry erase is the removal of the plan item
+// "entry:<kind>:<id>:<key>" (LogRemoval.planned): its target, when it was
+// asked alone, or its removal id (events.PlannedRemovalID) when it was
+// part of a larger erase (a user's).
+func erasedAt(removals []*events.Removal, scope, key string, since uint64) uint64 {
+	kind, id, err := sharedmem.ParseScopeName(scope)
+	if err != nil {
+		return 0
+	}
+	agg := AggregateKind(kind) + "." + id
+	item := "entry:" + string(kind) + ":" + id + ":" + key
+	for _, rm := range removals {
+		if rm.Seq <= since {
+			continue
+		}
+		if slices.Contains(rm.GetErased(), agg) {
+			return rm.Seq
+		}
+		if rm.GetReason() == memoryv1.RemovalReason_REMOVAL_REASON_ERASE && slices.Contains(rm.GetRewritten(), agg) &&
+			(rm.GetTarget() == item || events.IsPlannedRemoval(rm.GetId(), item)) {
+			return rm.Seq
+		}
+	}
+	return 0
+}
+
+// pastScope is what a scope's log holds now of its entry versions: each
+// as an EntryChanged, or inside a ScopeBaseline (an entry erase or a
+// compaction rewrote the scope: the baseline restates its state and the
+// messages before it are removed). A version erased since is not in it,
+// and a key erased and written again starts its versions anew: the
+// removal ledger tells those apart (erasedAt). A version older than the
+// time-travel window is not in it either.
+type pastScope struct {
+	values map[string]string // key\x00version → value
+	bad    map[string]error  // key\x00version → why its value does not decode
+}
+
+// readPastScope reads scope's log (scope: "<kind>:<id>" or "global").
+func readPastScope(ctx context.Context, log events.Log, codec *events.Codec, scope string) (*pastScope, error) {
+	subj, ok := scopeSubject(scope)
+	if !ok {
+		return nil, fmt.Errorf("actors: a memory item names %q, which is not a scope", scope)
+	}
+	ps := &pastScope{values: map[string]string{}, bad: map[string]error{}}
+	_, err := log.Load(ctx, subj, 0, func(r events.Record) error {
+		b, err := events.DecodeBatch(r.Data)
+		if err != nil {
+			return fmt.Errorf("scope %s seq %d: %w", scope, r.Seq, err)
+		}
+		evs, err := codec.Unpack(b)
+		if err != nil {
+			return fmt.Errorf("scope %s seq %d: %w", scope, r.Seq, err)
+		}
+		for _, ev := range evs {
+			switch e := ev.(type) {
+			case *memoryv1.EntryChanged:
+				ps.add(e.GetEntry())
+			case *memoryv1.ScopeBaseline:
+				for _, kh := range e.GetState().GetKeys() {
+					for _, v := range kh.GetVersions() {
+						ps.add(v)
 					}
 				}
-				return nil
-			})
+			}
 		}
-		m, ok := msgs[seq]
-		return m, ok
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("actors: read scope %s for time travel: %w", scope, err)
+	}
+	return ps, nil
+}
+
+// add notes an entry version's value (a tombstone has none; a value that
+// is not text was never a memory item). A later record of the same
+// version (a key erased and written again) replaces an earlier one.
+func (ps *pastScope) add(e *memoryv1.Entry) {
+	if e.GetDeleted() {
+		return
+	}
+	k := versionKey(e.GetKey(), e.GetVersion())
+	v, err := sharedmem.DecodeValue(e)
+	switch {
+	case err != nil:
+		ps.bad[k] = err
+	case utf8.Valid(v):
+		ps.values[k] = string(v)
+		delete(ps.bad, k)
 	}
 }
 

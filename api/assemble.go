@@ -124,13 +124,36 @@ func latestUserText(req *memoryv1.AppendRequest) string {
 // candidates searches for the assembler. A failed search is logged and
 // counted (agentmem_api_assembly_errors_total) and its part left empty:
 // the append is stored either way, and its event records what was chosen.
+// The searches (the session's swap, its earlier sessions, the memory
+// scopes) run concurrently, each after its own bounded wait, and are all
+// done when it returns.
 func (s *Service) candidates(ctx context.Context, who *tenancy.Caller, id string, k segmented.CandidateKey, q string) *segmented.Candidates {
 	c := &segmented.Candidates{}
+	var (
+		wg          sync.WaitGroup
+		own, others []*memoryv1.SearchHit
+	)
+	if k.Recall {
+		wg.Go(func() { own = s.swapHits(ctx, id, q) })
+	}
+	if k.Cross {
+		wg.Go(func() { others = s.crossHits(ctx, who, id, k, q) })
+	}
+	if k.Memory && s.entries != nil {
+		wg.Go(func() {
+			s.awaitOwnWrite(ctx, who)
+			c.Memory, c.MemoryScores = s.memoryCandidates(who, id, k, q)
+		})
+	}
+	wg.Wait()
+	if k.Memory && s.entries != nil {
+		s.metrics.Candidates.WithLabelValues("memory").Observe(float64(len(c.Memory)))
+	}
 	if k.Recall || k.Cross {
-		// The search reads the session's own earlier commands (bounded), so
-		// the same requests give the same context.
-		s.awaitSession(ctx, id)
-		hits := s.recallHits(ctx, who, id, k, q)
+		// One ranking: the scores are comparable, both searches rank
+		// against the statistics of the user's corpus.
+		hits := append(own, others...)
+		slices.SortStableFunc(hits, func(a, b *memoryv1.SearchHit) int { return cmp.Compare(b.GetScore(), a.GetScore()) })
 		msgs, scores, sessions := make([]*memoryv1.Message, len(hits)), make([]float64, len(hits)), make([]string, len(hits))
 		for i, h := range hits {
 			msgs[i], scores[i] = h.GetMessage(), h.GetScore()
@@ -141,44 +164,35 @@ func (s *Service) candidates(ctx context.Context, who *tenancy.Caller, id string
 		c.Recall, c.RecallScores, c.RecallSessions = segmented.OfferRecallFrom(msgs, scores, sessions, k.Depth)
 		s.metrics.Candidates.WithLabelValues("recall").Observe(float64(len(c.Recall)))
 	}
-	if k.Memory && s.entries != nil {
-		s.awaitOwnWrite(ctx, who)
-		c.Memory, c.MemoryScores = s.memoryCandidates(who, id, k, q)
-		s.metrics.Candidates.WithLabelValues("memory").Observe(float64(len(c.Memory)))
-	}
 	return c
 }
 
-// recallHits searches the session's swap (k.Recall: until the session first
-// compresses every message is verbatim in L1, nothing to recall) and, with
-// k.Cross, the other sessions of its user (a session without a user: of
-// its agent, without a user), best first by score. The scores are
-// comparable: both searches rank against the statistics of the user's
-// corpus.
-func (s *Service) recallHits(ctx context.Context, who *tenancy.Caller, id string, k segmented.CandidateKey, q string) []*memoryv1.SearchHit {
-	var hits []*memoryv1.SearchHit
-	if k.Recall {
-		own, err := s.rm.Search(ctx, id, memoryv1.SearchScope_SEARCH_SCOPE_SESSION, q, segmented.RecallSearched)
-		if err != nil {
-			s.metrics.AssemblyErrors.WithLabelValues("recall").Inc()
-			s.logger.Warn("context assembler: swap search failed; appending without recall", "session", id, "err", err)
-		}
-		hits = own
-	}
-	if k.Cross {
-		others, err := s.earlierSessionHits(ctx, who, id, k, q)
-		if err != nil {
-			s.metrics.AssemblyErrors.WithLabelValues("cross_session").Inc()
-			s.logger.Warn("context assembler: earlier sessions' search failed; appending without them", "session", id, "err", err)
-		}
-		for _, h := range others {
-			if h.GetSessionId() != id || !k.Recall {
-				hits = append(hits, h)
-			}
-		}
-		slices.SortStableFunc(hits, func(a, b *memoryv1.SearchHit) int { return cmp.Compare(b.GetScore(), a.GetScore()) })
+// swapHits searches the session's own messages (the assembler asks only
+// once the session has compressed: before, every message is verbatim in
+// L1). It first waits (bounded) for the session's own last command to be
+// projected, so the same requests give the same context.
+func (s *Service) swapHits(ctx context.Context, id, q string) []*memoryv1.SearchHit {
+	s.awaitSession(ctx, id)
+	hits, err := s.rm.Search(ctx, id, memoryv1.SearchScope_SEARCH_SCOPE_SESSION, q, segmented.RecallSearched)
+	if err != nil {
+		s.metrics.AssemblyErrors.WithLabelValues("recall").Inc()
+		s.logger.Warn("context assembler: swap search failed; appending without recall", "session", id, "err", err)
 	}
 	return hits
+}
+
+// crossHits searches the session's earlier sessions (earlierSessionHits),
+// after waiting (bounded) for the caller's own recent writes to its other
+// sessions: usually long applied, unless it just wrote a sitting. Hits of
+// the session itself are dropped (the swap search's).
+func (s *Service) crossHits(ctx context.Context, who *tenancy.Caller, id string, k segmented.CandidateKey, q string) []*memoryv1.SearchHit {
+	s.awaitSeq(ctx, s.recent.others(who, id))
+	hits, err := s.earlierSessionHits(ctx, who, id, k, q)
+	if err != nil {
+		s.metrics.AssemblyErrors.WithLabelValues("cross_session").Inc()
+		s.logger.Warn("context assembler: earlier sessions' search failed; appending without them", "session", id, "err", err)
+	}
+	return slices.DeleteFunc(hits, func(h *memoryv1.SearchHit) bool { return h.GetSessionId() == id })
 }
 
 // earlierSessionHits searches the messages of the sessions of k.User (or,
@@ -202,9 +216,9 @@ func (s *Service) earlierSessionHits(ctx context.Context, who *tenancy.Caller, i
 		if who.Scope("user", k.User, false) != nil {
 			return nil, nil
 		}
-		hits, err = s.rm.Search(ctx, id, memoryv1.SearchScope_SEARCH_SCOPE_USER, q, depth)
+		hits, err = s.rm.SearchUser(k.User, q, depth)
 	case k.Agent != "":
-		hits, err = s.rm.SearchAnonymous(id, q, depth)
+		hits, err = s.rm.SearchUser("", q, depth)
 	default:
 		return nil, nil
 	}
@@ -237,7 +251,11 @@ func (s *Service) mayRecallFrom(who *tenancy.Caller, sid string, k segmented.Can
 // awaitSession waits, at most OwnWriteWait, until the projection applied
 // the session's last command served here.
 func (s *Service) awaitSession(ctx context.Context, id string) {
-	seq := s.sessionSeqs.last(id)
+	s.awaitSeq(ctx, s.sessionSeqs.last(id))
+}
+
+// awaitSeq waits, at most OwnWriteWait, until the projection applied seq.
+func (s *Service) awaitSeq(ctx context.Context, seq uint64) {
 	if seq == 0 || s.rm.AppliedSeq() >= seq {
 		return
 	}
@@ -271,16 +289,59 @@ func (w *sessionSeqs) last(id string) uint64 {
 	return w.seq[id]
 }
 
-// noting wraps reply to remember the sequence of session id's command.
-func (w *sessionSeqs) noting(id string, reply actors.ReplyFunc) actors.ReplyFunc {
+// noteSession wraps reply to remember the sequence of who's command to
+// session id.
+func (s *Service) noteSession(who *tenancy.Caller, id string, reply actors.ReplyFunc) actors.ReplyFunc {
 	return func(m proto.Message, err error) {
 		if r, ok := m.(interface {
 			GetResult() *memoryv1.MutationReply
 		}); ok && err == nil {
-			w.note(id, r.GetResult().GetSeq())
+			seq := r.GetResult().GetSeq()
+			s.sessionSeqs.note(id, seq)
+			s.recent.note(who, id, seq)
 		}
 		reply(m, err)
 	}
+}
+
+// recentWrites remembers, per caller, the stream sequence of its latest
+// command to each of its last recentSessions sessions: a new session's
+// recall waits for what its caller just wrote elsewhere (a sitting just
+// imported, just terminated).
+type recentWrites struct {
+	mu sync.Mutex
+	m  map[*tenancy.Caller][]sessionSeq // per caller, newest first
+}
+
+type sessionSeq struct {
+	id  string
+	seq uint64
+}
+
+const recentSessions = 8
+
+func (w *recentWrites) note(who *tenancy.Caller, id string, seq uint64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.m == nil {
+		w.m = map[*tenancy.Caller][]sessionSeq{}
+	}
+	l := slices.DeleteFunc(w.m[who], func(x sessionSeq) bool { return x.id == id })
+	l = slices.Insert(l, 0, sessionSeq{id, seq})
+	w.m[who] = l[:min(len(l), recentSessions)]
+}
+
+// others is the latest sequence of who's commands to sessions other than id.
+func (w *recentWrites) others(who *tenancy.Caller, id string) uint64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var seq uint64
+	for _, x := range w.m[who] {
+		if x.id != id {
+			seq = max(seq, x.seq)
+		}
+	}
+	return seq
 }
 
 // awaitOwnWrite waits, at most OwnWriteWait, until the projection applied

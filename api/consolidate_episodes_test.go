@@ -157,7 +157,7 @@ func TestEpisodeSummary(t *testing.T) {
 		t.Fatalf("after the erase: %v, want the 3 episodes of s2..s4", keysOf(eps))
 	}
 	for k, e := range eps {
-		if e.GetMetadata()["consolidated_into"] != "" || strings.Contains(string(e.GetValue()), "didn't help.") && e.GetMetadata()["source_session"] == "s1" {
+		if e.GetMetadata()["consolidated_into"] != "" || strings.Contains(string(e.GetValue()), "didn't help.") && e.GetMetadata()["agentmem.source_session"] == "s1" {
 			t.Errorf("%s after the erase: %v", k, e.GetMetadata())
 		}
 	}

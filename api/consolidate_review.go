@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/agentmem/agentmem/actors"
+	"github.com/agentmem/agentmem/consolidation"
 	"github.com/agentmem/agentmem/internal/sharedmem"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 )
@@ -35,7 +36,7 @@ func (s *Service) conflictsHandler(c *call) {
 			return
 		}
 		m, err := s.call(ctx, func(r actors.ReplyFunc) error {
-			return s.scopes.DispatchScope(t.kind, t.id, nil, &memoryv1.ListEntriesRequest{Prefix: reviewPrefix, Limit: uint32(limit)}, r)
+			return s.scopes.DispatchScope(t.kind, t.id, nil, &memoryv1.ListEntriesRequest{Prefix: consolidation.ReviewPrefix, Limit: uint32(limit)}, r)
 		})
 		if err != nil {
 			reply(nil, err)
@@ -43,7 +44,7 @@ func (s *Service) conflictsHandler(c *call) {
 		}
 		out := &memoryv1.ConflictsReply{}
 		for _, p := range m.(*memoryv1.ListEntriesReply).GetEntries() {
-			key := strings.TrimPrefix(p.GetKey(), reviewPrefix)
+			key := strings.TrimPrefix(p.GetKey(), consolidation.ReviewPrefix)
 			cur, err := s.getEntry(ctx, t.kind, t.id, key)
 			if err != nil && !isNotFound(err) {
 				reply(nil, err)
@@ -82,7 +83,7 @@ func (s *Service) settleHandler(c *call) {
 			return
 		}
 		by := byOf(t, c.who, req.GetBy())
-		p, err := s.getEntry(ctx, t.kind, t.id, reviewPrefix+req.GetKey())
+		p, err := s.getEntry(ctx, t.kind, t.id, consolidation.ReviewPrefix+req.GetKey())
 		if isNotFound(err) {
 			// A retry of a settlement done (its reply lost): the
 			// proposal's delete of this command id answers duplicate.
@@ -96,7 +97,7 @@ func (s *Service) settleHandler(c *call) {
 		var res *memoryv1.EntryReply
 		if req.GetAccept() && !p.GetDeleted() {
 			md := p.GetMetadata()
-			delete(md, MetaProposedFor)
+			delete(md, consolidation.MetaProposedFor)
 			anyVersion := int64(-1)
 			m, err := s.call(ctx, func(r actors.ReplyFunc) error {
 				return s.scopes.DispatchScope(t.kind, t.id, nil, &memoryv1.PutEntryRequest{CommandId: req.GetCommandId(), Key: req.GetKey(),
@@ -111,7 +112,7 @@ func (s *Service) settleHandler(c *call) {
 		}
 		if !p.GetDeleted() {
 			if _, err := s.call(ctx, func(r actors.ReplyFunc) error {
-				return s.scopes.DispatchScope(t.kind, t.id, nil, &memoryv1.DeleteEntryRequest{CommandId: req.GetCommandId() + "-settled", Key: reviewPrefix + req.GetKey(), By: by}, r)
+				return s.scopes.DispatchScope(t.kind, t.id, nil, &memoryv1.DeleteEntryRequest{CommandId: req.GetCommandId() + "-settled", Key: consolidation.ReviewPrefix + req.GetKey(), By: by}, r)
 			}); err != nil {
 				reply(nil, err)
 				return
@@ -134,7 +135,7 @@ func (s *Service) settleHandler(c *call) {
 // otherwise notFound (nothing waits for review under the key).
 func (s *Service) settledBefore(ctx context.Context, t scopeTarget, req *memoryv1.SettleConflictRequest, by string, notFound error, reply actors.ReplyFunc) {
 	m, err := s.call(ctx, func(r actors.ReplyFunc) error {
-		return s.scopes.DispatchScope(t.kind, t.id, nil, &memoryv1.DeleteEntryRequest{CommandId: req.GetCommandId() + "-settled", Key: reviewPrefix + req.GetKey(), By: by}, r)
+		return s.scopes.DispatchScope(t.kind, t.id, nil, &memoryv1.DeleteEntryRequest{CommandId: req.GetCommandId() + "-settled", Key: consolidation.ReviewPrefix + req.GetKey(), By: by}, r)
 	})
 	if err != nil || !m.(*memoryv1.EntryReply).GetResult().GetDuplicate() {
 		reply(nil, notFound)

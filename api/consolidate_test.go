@@ -88,7 +88,7 @@ func TestConsolidateCorrection(t *testing.T) {
 		t.Fatalf("current %q v%d, want ship on Monday at v2", got, cur.GetVersion())
 	}
 	md := cur.GetMetadata()
-	if md["source_session"] != "s1" || md["source_messages"] == "" || md["confidence"] == "" || md["replaces"] == "" ||
+	if md["agentmem.source_session"] != "s1" || md["source_messages"] == "" || md["confidence"] == "" || md["replaces"] == "" ||
 		cur.GetMemoryType() != memoryv1.MemoryType_MEMORY_TYPE_SEMANTIC {
 		t.Fatalf("entry metadata %v type %v", md, cur.GetMemoryType())
 	}
@@ -200,8 +200,8 @@ func TestConsolidateTenancy(t *testing.T) {
 		t.Fatalf("bob: %v", b.GetEntries())
 	}
 	for _, e := range b.GetEntries() {
-		if strings.Contains(string(e.GetValue()), "Oslo") || e.GetMetadata()["source_session"] != "sb" || factValue(e) == "" {
-			t.Fatalf("bob holds %q from %s", e.GetValue(), e.GetMetadata()["source_session"])
+		if strings.Contains(string(e.GetValue()), "Oslo") || e.GetMetadata()["agentmem.source_session"] != "sb" || factValue(e) == "" {
+			t.Fatalf("bob holds %q from %s", e.GetValue(), e.GetMetadata()["agentmem.source_session"])
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/agentmem/agentmem/actors"
+	"github.com/agentmem/agentmem/consolidation"
 	"github.com/agentmem/agentmem/events"
 	"github.com/agentmem/agentmem/internal/sharedmem"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
@@ -26,9 +27,10 @@ type ReadModel interface {
 	// MessageAt reads message seq of a session (a context's recalled item of
 	// another session); ok false when it is gone.
 	MessageAt(sessionID string, seq uint64) (*memoryv1.Message, bool)
-	// SearchAnonymous searches every session without a user, for session
-	// sessionID (itself without a user), ranked as Search ranks.
-	SearchAnonymous(sessionID, query string, limit int) ([]*memoryv1.SearchHit, error)
+	// SearchUser searches every session of user ("" : every session
+	// without a user), ranked as Search ranks, whether or not the
+	// projection knows the session asking yet.
+	SearchUser(user, query string, limit int) ([]*memoryv1.SearchHit, error)
 	// Search may call an embeddings endpoint for the query (bounded by
 	// ctx) before it reads the projection.
 	Search(ctx context.Context, sessionID string, scope memoryv1.SearchScope, query string, limit int) ([]*memoryv1.SearchHit, error)
@@ -86,7 +88,7 @@ func (s *Service) queryHandler(ep queryEndpoint) func(*call) {
 		}
 		timeout := s.cfg.QueryTimeout
 		if ep.op == "consolidate" { // many writes: bounded like a background consolidation
-			timeout = consolidateTimeout
+			timeout = consolidation.DefaultConfig().Timeout
 		}
 		s.goQueryFor(c, timeout, func(ctx context.Context, reply actors.ReplyFunc) { ep.serve(s, ctx, c.who, id, req, reply) })
 	}

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/agentmem/agentmem/actors"
+	"github.com/agentmem/agentmem/consolidation"
 	"github.com/agentmem/agentmem/events"
 	"github.com/agentmem/agentmem/internal/gopool"
 	"github.com/agentmem/agentmem/internal/segmented"
@@ -57,11 +58,12 @@ type Config struct {
 	// ForwardTimeout bounds a request forwarded to the node that serves
 	// its aggregate (with a Router), the wait for an owner included.
 	ForwardTimeout time.Duration
-	// Consolidation (DESIGN §13). ConsolidateOnTerminate: extract a
-	// session's facts into long-term memory when it terminates (and, at
-	// start, for terminated sessions without a consolidated/<id> marker:
-	// ResumeConsolidation). ConsolidateEveryTurns > 0: also after every
-	// that many user turns. Extractor: nil is the deterministic extractor.
+	// Consolidation (package consolidation). ConsolidateOnTerminate:
+	// extract a session's facts into long-term memory when it terminates
+	// (and, at start, for terminated sessions without a consolidated/<id>
+	// marker: ResumeConsolidation). ConsolidateEveryTurns > 0: also after
+	// every that many user turns. Extractor: nil is the deterministic
+	// extractor.
 	ConsolidateOnTerminate bool
 	ConsolidateEveryTurns  int
 	Extractor              FactExtractor
@@ -70,7 +72,7 @@ type Config struct {
 	Merger FactMerger
 	// EpisodeSummaryAfter: an episode written into an agent's scope with
 	// this many similar older live episodes is summarized with them
-	// (consolidate_episodes.go). 0: consolidate.DefaultSummaryAfter;
+	// (consolidation/episodes.go). 0: consolidate.DefaultSummaryAfter;
 	// < 0: never; at most consolidate.MaxSummaryAfter.
 	EpisodeSummaryAfter int
 }
@@ -149,11 +151,14 @@ type Service struct {
 	// sessionSeqs remembers the stream sequence of each session's last
 	// command served here (the assembler's search reads up to it).
 	sessionSeqs sessionSeqs
+	// recent remembers each caller's latest commands to its sessions.
+	recent recentWrites
 	// workers runs the queries (goQuery) on reused goroutines.
 	workers *gopool.Pool
-	// background runs consolidations started by a termination, a turn
-	// count or ResumeConsolidation (stopped by Stop).
-	background background
+	// cons runs consolidations: on demand, after a termination or a turn
+	// count, and the restart sweep (closed by Stop; nil without the scopes
+	// or the read model).
+	cons *consolidation.Consolidator
 	// openapi is the HTTP API's document (OpenAPI), built once.
 	openapiOnce sync.Once
 	openapi     []byte
@@ -282,7 +287,10 @@ func Start(nc *nats.Conn, deps Deps, cfg Config) (*Service, error) {
 		return nil, err
 	}
 	s.routes = table
-	s.background.init()
+	if s.cons, err = s.newConsolidator(); err != nil {
+		abort()
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -376,7 +384,7 @@ func (s *Service) sessionHandler(ep endpoint) func(*call) {
 					reply(nil, err)
 					return
 				}
-				s.dispatch(id, c.who, req, s.sessionSeqs.noting(id, reply))
+				s.dispatch(id, c.who, req, s.noteSession(c.who, id, reply))
 			})
 			return
 		}
@@ -384,7 +392,7 @@ func (s *Service) sessionHandler(ep endpoint) func(*call) {
 			offload, q := s.needsOffload(app), latestUserText(app)
 			if offload || (q != "" && s.rm != nil) {
 				s.goQuery(c, func(ctx context.Context, reply actors.ReplyFunc) {
-					s.appendWithSearch(ctx, c.who, id, app, offload, q, s.sessionSeqs.noting(id, s.consolidateAfter(id, app, reply)))
+					s.appendWithSearch(ctx, c.who, id, app, offload, q, s.noteSession(c.who, id, s.consolidateAfter(id, app, reply)))
 				})
 				return
 			}
@@ -394,7 +402,7 @@ func (s *Service) sessionHandler(ep endpoint) func(*call) {
 			return
 		}
 		s.handOff(rp, asJSON, func(reply actors.ReplyFunc) error {
-			return s.d.Dispatch(id, c.who, body, s.sessionSeqs.noting(id, s.consolidateAfter(id, body, reply)))
+			return s.d.Dispatch(id, c.who, body, s.noteSession(c.who, id, s.consolidateAfter(id, body, reply)))
 		})
 	}
 }
@@ -510,7 +518,9 @@ func (s *Service) Stop(ctx context.Context) error {
 		err = errors.Join(err, fmt.Errorf("api: waiting for in-flight requests: %w", werr))
 	}
 	s.workers.Stop()
-	s.background.wait()
+	if s.cons != nil {
+		s.cons.Close()
+	}
 	return err
 }
 

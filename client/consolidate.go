@@ -2,6 +2,10 @@ package client
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
 
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 )
@@ -30,4 +34,44 @@ func (c *Client) Settle(ctx context.Context, scope Scope, key string, accept boo
 	commandID(&req.CommandId)
 	reply := &memoryv1.EntryReply{}
 	return reply, c.write(ctx, scope.Subject("settle"), req, reply)
+}
+
+// ErrNoMarker is returned by AwaitConsolidation for a nil marker: the
+// reply named none (consolidation off, or a session without a user or an
+// agent to write to).
+var ErrNoMarker = errors.New("agentmem: no consolidation marker to wait for")
+
+// AwaitConsolidation waits until the consolidation a reply's marker names
+// finished — a terminate's StatusReply.Consolidation, or a
+// ConsolidateReply.Marker — and returns the marker entry (its value is
+// JSON: session, seq, facts). The marker is written after every other
+// entry of the run, so once it exists the session's facts, episodes and
+// digest are in memory. It polls the marker every poll (0: 100 ms) until
+// ctx ends.
+func (c *Client) AwaitConsolidation(ctx context.Context, m *memoryv1.ConsolidationMarker, poll time.Duration) (*memoryv1.Entry, error) {
+	if m == nil {
+		return nil, ErrNoMarker
+	}
+	kind, id, ok := strings.Cut(m.GetScope(), ":")
+	if !ok {
+		return nil, fmt.Errorf("agentmem: consolidation marker scope %q: want kind:id", m.GetScope())
+	}
+	if poll <= 0 {
+		poll = 100 * time.Millisecond
+	}
+	scope := Scope{Kind: kind, ID: id}
+	for {
+		e, err := c.GetEntry(ctx, scope, m.GetKey(), 0)
+		if err == nil {
+			return e, nil
+		}
+		if Code(err) != 404 {
+			return nil, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(poll):
+		}
+	}
 }

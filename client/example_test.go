@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"time"
 
 	"github.com/nats-io/nats.go"
 
@@ -151,4 +152,39 @@ func ExampleClient_ContextAs() {
 	// anthropic: user text Weather in Lisbon?
 	// anthropic: assistant tool_use weather
 	// anthropic: user tool_result sunny, 24 C
+}
+
+// A session ends and its consolidation runs in the background: the
+// terminate's reply names the entry written last, which shows the run
+// finished. Wait for it, then read what the run wrote.
+func ExampleClient_AwaitConsolidation() {
+	nc, stop := startNode()
+	defer stop()
+	c := client.New(nc)
+	ctx := context.Background()
+	if _, err := c.CreateSession(ctx, "s1", &memoryv1.CreateSessionRequest{UserId: "ana", AgentId: "helper"}); err != nil {
+		panic(err)
+	}
+	if _, err := c.AppendMessages(ctx, "s1", &memoryv1.MessageInput{Role: memoryv1.Role_ROLE_USER, Content: "I'm allergic to peanuts."}); err != nil {
+		panic(err)
+	}
+	st, err := c.SetStatus(ctx, "s1", memoryv1.StatusAction_STATUS_ACTION_TERMINATE, "done")
+	if err != nil {
+		panic(err)
+	}
+	m := st.GetConsolidation()
+	fmt.Println(m.GetScope(), m.GetKey(), m.GetWatch())
+	wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if _, err := c.AwaitConsolidation(wctx, m, 0); err != nil {
+		panic(err)
+	}
+	e, err := c.GetEntry(ctx, client.User("ana"), "fact/user/allergy/peanuts", 0)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(e.GetMetadata()["fact_value"], e.GetMetadata()["agentmem.source_session"])
+	// Output:
+	// user:ana consolidated/s1 mem.v1.scope.user.ana.watch
+	// peanuts s1
 }

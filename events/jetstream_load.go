@@ -60,6 +60,7 @@ func (l *JetStreamLog) Load(ctx context.Context, subject string, afterSeq uint64
 
 	done := afterSeq
 	pending := cons.CachedInfo().NumPending // matching messages at creation: at least up to last
+	var retry noResponders
 	for done < last {
 		if err := ctx.Err(); err != nil {
 			return done, err
@@ -72,7 +73,7 @@ func (l *JetStreamLog) Load(ctx context.Context, subject string, afterSeq uint64
 		if dl, ok := ctx.Deadline(); ok {
 			maxWait = max(min(maxWait, time.Until(dl)), time.Millisecond)
 		}
-		batch, err := fetch(ctx, cons, want, maxWait)
+		batch, err := fetch(ctx, cons, want, maxWait, &retry)
 		if err != nil {
 			return done, fmt.Errorf("events: load %s: fetch: %w", subject, err)
 		}
@@ -110,6 +111,9 @@ func (l *JetStreamLog) Load(ctx context.Context, subject string, afterSeq uint64
 			return done, stop
 		}
 		if err := batch.Error(); err != nil && done < last {
+			if got == 0 && errors.Is(err, nats.ErrNoResponders) && retry.again(ctx) {
+				continue // the pull reached no consumer: pull again
+			}
 			return done, fmt.Errorf("events: load %s: fetch: %w", subject, err)
 		}
 		if got == 0 {
@@ -124,22 +128,44 @@ func (l *JetStreamLog) Load(ctx context.Context, subject string, afterSeq uint64
 // retried.
 const fetchRetryFor = 3 * time.Second
 
-// fetch pulls up to want messages from cons. A pull answered "no
-// responders" is retried (20 ms apart, doubling, for at most
-// fetchRetryFor, while ctx lasts): on a clustered stream a consumer just
-// created may not take pulls yet; its leader can take a second or more
-// (TestEraseOnACluster saw it).
-func fetch(ctx context.Context, cons jetstream.Consumer, want int, maxWait time.Duration) (jetstream.MessageBatch, error) {
-	deadline := time.Now().Add(fetchRetryFor)
-	for wait := 20 * time.Millisecond; ; wait = min(2*wait, 500*time.Millisecond) {
+// noResponders paces the pulls of one Load answered "no responders": on a
+// clustered stream the consumer just created may live on another server,
+// and the server the client is on can answer a first pull before it knows
+// the consumer takes pulls (TestEraseOnACluster failed on it 5 runs in 55
+// under load). The answer comes at once (Fetch's error) or, most often,
+// as the batch's error with no message; both are pulled again, 20 ms apart,
+// doubling up to 500 ms, for at most fetchRetryFor from the first.
+type noResponders struct {
+	deadline time.Time
+	wait     time.Duration
+}
+
+// again waits before the next pull and reports whether to make it (false
+// once fetchRetryFor passed or ctx ended).
+func (r *noResponders) again(ctx context.Context) bool {
+	now := time.Now()
+	if r.deadline.IsZero() {
+		r.deadline, r.wait = now.Add(fetchRetryFor), 20*time.Millisecond
+	}
+	if now.After(r.deadline) {
+		return false
+	}
+	select {
+	case <-ctx.Done():
+		return false
+	case <-time.After(r.wait):
+	}
+	r.wait = min(2*r.wait, 500*time.Millisecond)
+	return true
+}
+
+// fetch pulls up to want messages from cons; a pull refused at once with
+// "no responders" is made again while retry allows.
+func fetch(ctx context.Context, cons jetstream.Consumer, want int, maxWait time.Duration, retry *noResponders) (jetstream.MessageBatch, error) {
+	for {
 		batch, err := cons.Fetch(want, jetstream.FetchMaxWait(maxWait))
-		if !errors.Is(err, nats.ErrNoResponders) || time.Now().After(deadline) {
+		if !errors.Is(err, nats.ErrNoResponders) || !retry.again(ctx) {
 			return batch, err
-		}
-		select {
-		case <-ctx.Done():
-			return nil, err
-		case <-time.After(wait):
 		}
 	}
 }

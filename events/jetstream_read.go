@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -209,7 +210,7 @@ func (l *JetStreamLog) Read(ctx context.Context, from uint64, opts ...ReadOption
 	if ahead <= 0 {
 		ahead = 256
 	}
-	it, err := cons.Messages(jetstream.PullMaxMessages(ahead))
+	it, err := cons.Messages(jetstream.PullMaxMessages(ahead), jetstream.PullHeartbeat(readHeartbeat))
 	if err != nil {
 		if errors.Is(err, jetstream.ErrStreamNotFound) {
 			return nil, fmt.Errorf("%w: read stream %s: not found (deleted?): %w", ErrNoStream, l.stream, err)
@@ -222,6 +223,18 @@ func (l *JetStreamLog) Read(ctx context.Context, from uint64, opts ...ReadOption
 	c.unhook = context.AfterFunc(ctx, it.Stop)
 	return c, nil
 }
+
+// readHeartbeat is the idle heartbeat Read asks its ordered consumer for.
+// Two missed heartbeats make the client replace the server's consumer:
+// that is how a read recovers when its pull reached no consumer (on a
+// cluster, a consumer just created may live on another server that the
+// client's server does not know yet: "no responders") or the consumer was
+// lost with its server. With the client's default (5 s) that took 10 s,
+// the rebuild's whole idle timeout (projections.DefaultIdleTimeout), and
+// `replay verify` on a cluster gave up (TestEraseOnACluster, 2 runs in
+// 55 under load); at 1 s it takes about 2 s. A reader that waits at the log's end
+// receives one small status message a second.
+const readHeartbeat = time.Second
 
 // jsCursor is JetStreamLog's Cursor.
 type jsCursor struct {

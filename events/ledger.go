@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
@@ -187,6 +188,12 @@ func appendLedger(ctx context.Context, l Log, codec *Codec, id string, expected 
 		return 0, fmt.Errorf("events: record removal %s: %w", id, err)
 	}
 	return res.Seq, nil
+}
+
+// IsPlannedRemoval reports whether removalID is the removal of item of some
+// erase request's plan (PlannedRemovalID).
+func IsPlannedRemoval(removalID, item string) bool {
+	return strings.HasSuffix(removalID, PlannedRemovalID("", item))
 }
 
 // RemovalRecords is what one removal subject holds.

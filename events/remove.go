@@ -143,5 +143,26 @@ func (s *SpanSet) Covers(first, last uint64) bool {
 	return i < len(s.spans) && s.spans[i].First <= first && s.spans[i].Last >= last
 }
 
+// NextUncovered returns the first sequence at or after seq that the set
+// does not hold.
+func (s *SpanSet) NextUncovered(seq uint64) uint64 {
+	if s == nil {
+		return seq
+	}
+	i, found := slices.BinarySearchFunc(s.spans, seq, func(sp SeqSpan, seq uint64) int {
+		switch {
+		case sp.Last < seq:
+			return -1
+		case sp.First > seq:
+			return 1
+		}
+		return 0
+	})
+	if !found {
+		return seq
+	}
+	return s.spans[i].Last + 1 // spans are merged: the next one starts later
+}
+
 // Len is the number of spans in the set.
 func (s *SpanSet) Len() int { return len(s.spans) }

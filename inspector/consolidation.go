@@ -4,11 +4,11 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/agentmem/agentmem/api"
+	"github.com/agentmem/agentmem/consolidation"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 )
 
-// consolInfo is an entry's consolidation metadata (DESIGN §13), for the
+// consolInfo is an entry's consolidation metadata (package consolidation), for the
 // scopes page: where a fact came from and what became of it.
 type consolInfo struct {
 	Session, User string   // the source session and its user
@@ -26,10 +26,11 @@ type consolInfo struct {
 // consolKeys are the metadata keys consolInfo names (the rest go to
 // Other, except the command id, which says nothing to a reader).
 var consolKeys = map[string]bool{
-	api.MetaSource: true, api.SourceSessionKey: true, api.SourceUserKey: true, api.MetaMessages: true,
-	api.MetaConfidence: true, api.MetaConsolidated: true, api.MetaReplaces: true, api.MetaProposedFor: true,
-	api.MetaExtractor: true, api.MetaMergedBy: true, api.MetaCommand: true,
-	api.MetaSubject: true, api.MetaAttribute: true, api.MetaValue: true, // restated by the value itself
+	consolidation.LegacySourceSessionKey: true, consolidation.SourceSessionKey: true, consolidation.SourceUserKey: true,
+	consolidation.MetaMessages: true, consolidation.MetaConfidence: true, consolidation.MetaConsolidated: true,
+	consolidation.MetaReplaces: true, consolidation.MetaProposedFor: true, consolidation.MetaExtractor: true,
+	consolidation.MetaMergedBy: true, consolidation.MetaCommand: true,
+	consolidation.MetaSubject: true, consolidation.MetaAttribute: true, consolidation.MetaValue: true, // restated by the value itself
 }
 
 // consolOf reads e's metadata (nil when it has none).
@@ -38,13 +39,10 @@ func consolOf(e *memoryv1.Entry) *consolInfo {
 	if len(md) == 0 {
 		return nil
 	}
-	c := &consolInfo{Session: md[api.SourceSessionKey], User: md[api.SourceUserKey], Confidence: md[api.MetaConfidence],
-		Into: md[api.MetaConsolidated], Replaces: md[api.MetaReplaces], ProposedFor: md[api.MetaProposedFor],
-		Extractor: md[api.MetaExtractor], MergedBy: md[api.MetaMergedBy]}
-	if c.Session == "" {
-		c.Session = md[api.MetaSource]
-	}
-	if m := md[api.MetaMessages]; m != "" {
+	c := &consolInfo{Session: consolidation.SourceSession(md), User: md[consolidation.SourceUserKey],
+		Confidence: md[consolidation.MetaConfidence], Into: md[consolidation.MetaConsolidated], Replaces: md[consolidation.MetaReplaces],
+		ProposedFor: md[consolidation.MetaProposedFor], Extractor: md[consolidation.MetaExtractor], MergedBy: md[consolidation.MetaMergedBy]}
+	if m := md[consolidation.MetaMessages]; m != "" {
 		c.Messages = strings.Split(m, ",")
 	}
 	for k, v := range md {

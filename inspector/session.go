@@ -138,7 +138,11 @@ func (in *Inspector) timelinePage(ctx context.Context, r *http.Request, v *viewe
 		}
 		return "", nil, err
 	}
-	p.Context = buildContext(actors.ContextAt(ctx, in.deps.Log, in.codec, st), st.Snapshot())
+	cx, err := actors.ContextAt(ctx, in.deps.Log, in.deps.Reader, in.codec, st)
+	if err != nil {
+		return "", nil, err
+	}
+	p.Context = buildContext(cx, st.Snapshot())
 	return "timeline.html", p, nil
 }
 
@@ -197,8 +201,13 @@ func (in *Inspector) atJSON(w http.ResponseWriter, r *http.Request, v *viewer) {
 		fail(err)
 		return
 	}
+	reply, err := actors.ContextAt(ctx, in.deps.Log, in.deps.Reader, in.codec, st)
+	if err != nil {
+		fail(err)
+		return
+	}
 	mo := protojson.MarshalOptions{UseProtoNames: true}
-	cx, err1 := mo.Marshal(actors.ContextAt(ctx, in.deps.Log, in.codec, st))
+	cx, err1 := mo.Marshal(reply)
 	snap, err2 := mo.Marshal(st.Snapshot())
 	if err := errors.Join(err1, err2); err != nil {
 		fail(err)

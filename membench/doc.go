@@ -1,5 +1,21 @@
-// Package membench is agentmem's memory-quality benchmark (DESIGN §5c). It
-// has two runs, both in process and deterministic, printed as markdown:
+// Package membench is agentmem's memory-quality benchmark, printed as
+// markdown tables (Tables selects them):
+//
+//   - the held-out extraction table (RunHeldOutExtraction): the extractor
+//     scored on conversations written by hand apart from it
+//     (membench/heldout), printed first;
+//   - the cross-session mode (RunCross, cross.go): a user comes back in a
+//     new session; is what they said before in the context? Multi-session
+//     conversations read from a data set (LoadLoCoMo, or the held-out set),
+//     each sitting a session of one user on a real node, terminated and
+//     consolidated; each question the first message of a new session.
+//     Beside it a FTS5 RAG over the user's whole history, agentmem's own
+//     user-scope search as a tool and the full transcript;
+//   - the question mode on the same real conversations
+//     (RunDialogueQuestions): ingested whole into one session, then each
+//     question appended, as below;
+//
+// and two runs in process, deterministic, on generated conversations:
 //
 //   - the question mode (RunQuestions, question.go): LoCoMo-like
 //     conversations (internal/dialoggen) ingested whole, then each question
@@ -15,10 +31,45 @@
 //
 // # Running it
 //
-//	make bench-memory                 # go run ./cmd/membench: both runs
+//	make bench-memory                 # go run ./cmd/membench: every table
+//	make bench-memory LOCOMO=/path/to/locomo   # and the public conversations'
 //	go run ./cmd/membench -mode question
+//	go run ./cmd/membench -mode cross -sources heldout   # ~1.5 min
+//	go run ./cmd/membench -mode cross -sources locomo -locomo DIR -cross-questions 5
+//	go run ./cmd/membench -mode question -sources locomo -locomo DIR
+//	go run ./cmd/membench -mode extraction -sources heldout
 //	go run ./cmd/membench -mode classic -seed 7 -budgets 1024,8192 -profiles balanced
 //	go test -run '^$' -bench MemoryQuality -benchtime 1x ./membench/
+//
+// # The cross-session mode
+//
+// Per conversation one user id and one agent id. Each sitting is a session
+// of both, created with the sitting budget (the largest question budget);
+// its turns are appended one per append request, speaker 0 as user
+// messages and speaker 1 as assistant messages, each content prefixed
+// with the speaker's name ("Noor: …", so the recalled section and the
+// baselines show who said it), said_unix_nano at the sitting's date (a
+// minute apart). The session is terminated and the run waits for its
+// consolidation (the consolidated/<session> marker in the user's scope)
+// before the next sitting. Then each question (as written, one day after
+// the last sitting) is the first user message of a new session at each
+// budget; the context is read rendered for OpenAI and scored: every
+// evidence turn's text in it (and any), every content word of the gold
+// answer a word of it, and for temporal questions whether each evidence
+// turn found is printed with its sitting's day near it (ISO, "8 May 2023",
+// "May 8, 2023"). Each question is asked twice (two new sessions): the
+// number of contexts that differ is printed. Every question session is
+// erased once read, so each question sees only the sittings.
+//
+// The baselines, at the same budget (the project's tokenizer, the
+// session's per-message overhead): SQLite FTS5 bm25() over every turn of
+// the user's history, hits filling the room in rank order with their days;
+// agentmem's SEARCH_SCOPE_USER search, top 20, as a tool result while it
+// fits; the full transcript with days, over any budget (the ceiling).
+// Where agentmem's evidence went: verbatim in the new session's own
+// messages (L1), in the recalled section, a memory entry consolidated from
+// the turn, a summary holding the answer's words, among the user-scope
+// search's top 20 but not chosen, or not even there.
 //
 // # The question mode
 //

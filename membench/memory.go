@@ -48,15 +48,28 @@ type Context struct {
 }
 
 // messageTokens counts like the session model: content (with its day mark
-// when the message is dated), tool call names and arguments, plus
+// when the message starts a day: segmented.StartsDay after the message said
+// at prevSaid), tool call names and arguments, plus
 // segmented.MessageOverheadTokens (membench_test checks the counts against
 // the model's). The baselines pay for the day as the model does.
-func messageTokens(tok segmented.Tokenizer, m *convgen.Message) int {
-	n := tok.Count(segmented.DayMark(m.UnixNano)+m.Content) + segmented.MessageOverheadTokens
+func messageTokens(tok segmented.Tokenizer, m *convgen.Message, prevSaid int64) int {
+	content := m.Content
+	if segmented.StartsDay(prevSaid, m.UnixNano) {
+		content = segmented.DayMark(m.UnixNano) + content
+	}
+	n := tok.Count(content) + segmented.MessageOverheadTokens
 	for _, c := range m.ToolCalls {
 		n += tok.Count(c.Name) + tok.Count(c.Arguments)
 	}
 	return n
+}
+
+// saidBefore is when the message before msgs[i] was said (0: none).
+func saidBefore(msgs []convgen.Message, i int) int64 {
+	if i == 0 {
+		return 0
+	}
+	return msgs[i-1].UnixNano
 }
 
 func textTokens(tok segmented.Tokenizer, s string) int {
@@ -362,7 +375,7 @@ func (w *windowMemory) Name() string { return "sliding window" }
 func (w *windowMemory) Append(msgs []convgen.Message) error {
 	for i := range msgs {
 		w.msgs = append(w.msgs, msgs[i])
-		w.tokens = append(w.tokens, messageTokens(w.tok, &msgs[i]))
+		w.tokens = append(w.tokens, messageTokens(w.tok, &msgs[i], saidBefore(w.msgs, len(w.msgs)-1)))
 	}
 	w.ctxValid = false
 	return nil

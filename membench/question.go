@@ -115,7 +115,14 @@ type QuestionSearchRow struct {
 // QuestionReport is the result of RunQuestions; every figure is a function
 // of the QuestionConfig.
 type QuestionReport struct {
-	Config                          QuestionConfig
+	Config QuestionConfig
+	// Source names the conversations (the table's title); Categories are
+	// the categories of their questions, in report order.
+	Source     string
+	Categories []dialoggen.Category
+	// AnswerNote says what the answer column scores when it is not the
+	// generator's answer strings.
+	AnswerNote                      string
 	Conversations, Messages, Tokens int
 	Sittings, Questions, Continuity int
 	ByCat                           map[dialoggen.Category]int
@@ -130,6 +137,27 @@ func RunQuestions(ctx context.Context, cfg QuestionConfig) (*QuestionReport, err
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	var convs []*dialoggen.Conversation
+	for k := range cfg.Conversations {
+		dc := cfg.Dialog
+		dc.Seed += uint64(k)
+		conv, err := dialoggen.Generate(dc)
+		if err != nil {
+			return nil, err
+		}
+		convs = append(convs, conv)
+	}
+	pools := ""
+	if cfg.Dialog.Pools != "" {
+		pools = fmt.Sprintf(", %s pools", cfg.Dialog.Pools)
+	}
+	source := fmt.Sprintf("LoCoMo-like conversations (dialoggen seeds %d–%d%s)", cfg.Dialog.Seed, cfg.Dialog.Seed+uint64(cfg.Conversations)-1, pools)
+	return runQuestions(ctx, cfg, convs, source, dialoggen.EndCategories, nil)
+}
+
+// runQuestions measures the question mode on convs; answered (nil: the
+// Needs) says whether a context holds a question's answer.
+func runQuestions(ctx context.Context, cfg QuestionConfig, convs []*dialoggen.Conversation, source string, cats []dialoggen.Category, answered func(text string, qq *dialoggen.Question) bool) (*QuestionReport, error) {
 	tok, err := segmented.NewTokenizer()
 	if err != nil {
 		return nil, err
@@ -139,7 +167,7 @@ func RunQuestions(ctx context.Context, cfg QuestionConfig) (*QuestionReport, err
 		return nil, err
 	}
 	defer cleanup()
-	rep := &QuestionReport{Config: cfg, ByCat: map[dialoggen.Category]int{}}
+	rep := &QuestionReport{Config: cfg, Source: source, Categories: cats, ByCat: map[dialoggen.Category]int{}}
 	for _, b := range cfg.Budgets {
 		for _, name := range questionRows {
 			rep.Rows = append(rep.Rows, newQuestionRow(b, name))
@@ -147,18 +175,12 @@ func RunQuestions(ctx context.Context, cfg QuestionConfig) (*QuestionReport, err
 		rep.Where = append(rep.Where, Where{Budget: b})
 		rep.Cont = append(rep.Cont, newQuestionRow(b, rowAgentmem), newQuestionRow(b, rowWindow))
 	}
-	for k := range cfg.Conversations {
-		dc := cfg.Dialog
-		dc.Seed += uint64(k)
-		conv, err := dialoggen.Generate(dc)
-		if err != nil {
-			return nil, err
-		}
+	for k, conv := range convs {
 		sub := filepath.Join(dir, fmt.Sprintf("conv%d", k))
 		if err := os.MkdirAll(sub, 0o755); err != nil {
 			return nil, err
 		}
-		q := &qrun{cfg: cfg, rep: rep, conv: conv, tok: tok}
+		q := &qrun{cfg: cfg, rep: rep, conv: conv, tok: tok, answered: answered}
 		if err := q.run(ctx, sub); err != nil {
 			return nil, err
 		}
@@ -195,6 +217,9 @@ type qrun struct {
 	rep  *QuestionReport
 	conv *dialoggen.Conversation
 	tok  segmented.Tokenizer
+	// answered says whether a context holds the question's answer (nil:
+	// one string of every Needs group).
+	answered func(text string, qq *dialoggen.Question) bool
 
 	tr     []convgen.Message // the transcript: the conversation, then the questions asked
 	tokens []int
@@ -209,7 +234,7 @@ func toConvgen(m *dialoggen.Message) convgen.Message {
 
 func (q *qrun) push(m convgen.Message) {
 	q.tr = append(q.tr, m)
-	q.tokens = append(q.tokens, messageTokens(q.tok, &m))
+	q.tokens = append(q.tokens, messageTokens(q.tok, &m, saidBefore(q.tr, len(q.tr)-1)))
 }
 
 func (q *qrun) run(ctx context.Context, dir string) error {
@@ -350,6 +375,9 @@ func (q *qrun) score(r *QuestionRow, qq *dialoggen.Question, c Context) {
 		all, any = all && in, any || in
 	}
 	answer := hasNeeds(c.Text, qq.Needs)
+	if q.answered != nil {
+		answer = q.answered(c.Text, qq)
+	}
 	r.All.add(all, any, answer)
 	r.cat(qq.Category).add(all, any, answer)
 	if len(qq.Superseded) > 0 {

@@ -73,10 +73,10 @@ func (r readModel) MessageAt(id string, seq uint64) (*memoryv1.Message, bool) {
 	return r.s.MessageAt(id, seq)
 }
 
-// SearchAnonymous is a USER-scope search of a session without a user over
-// every session without a user (the caller keeps those it may read).
-func (r readModel) SearchAnonymous(id, q string, limit int) ([]*memoryv1.SearchHit, error) {
-	h, err := r.s.SearchWith(id, memoryv1.SearchScope_SEARCH_SCOPE_USER, q, limit, projections.SearchOptions{Anonymous: true})
+// SearchUser searches every session of user ("" : every session without a
+// user), ranked as Search ranks.
+func (r readModel) SearchUser(user, q string, limit int) ([]*memoryv1.SearchHit, error) {
+	h, err := r.s.SearchWith("", memoryv1.SearchScope_SEARCH_SCOPE_USER, q, limit, projections.SearchOptions{Corpus: &projections.Corpus{User: user}})
 	return h, mapErr(err)
 }
 

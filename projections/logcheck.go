@@ -133,12 +133,19 @@ func gapAt(ctx context.Context, r events.StreamReader, stream string, expect, go
 
 // readFailed explains why a bounded read got no message while waiting for
 // sequence expect: no message for idle (stalled), or the read failed with
-// cause. The stream was deleted (ErrStreamNotFound), expect was purged
-// meanwhile (ErrLogGap), or else the read stalled (ErrLogStalled) or
-// failed.
+// cause. The stream was deleted (ErrStreamNotFound), the sequence the read
+// needs was purged meanwhile (ErrLogGap), or else the read stalled
+// (ErrLogStalled) or failed.
+//
+// The sequence the read needs is the first at or after expect that the
+// removal ledger does not list: a listed one is missing on purpose, so it
+// never explains a read that got nothing (on a replicated stream a read
+// can stall waiting for the first message after an erased head, and that
+// is a stall, not a gap).
 func readFailed(ctx context.Context, r events.StreamReader, stream string, removed *events.SpanSet, expect uint64, idle time.Duration, stalled bool, cause error) error {
 	ictx, cancel := context.WithTimeout(context.WithoutCancel(ctx), infoTimeout)
 	defer cancel()
+	expect = removed.NextUncovered(expect)
 	b, err := bounds(ictx, r, stream)
 	switch {
 	case errors.Is(err, ErrStreamNotFound):
@@ -149,9 +156,7 @@ func readFailed(ctx context.Context, r events.StreamReader, stream string, remov
 				stream, idle, expect, err)
 		}
 		return fmt.Errorf("projections: read %s waiting for sequence %d: %w", stream, expect, cause)
-	case expect < b.First && !removed.Covers(expect, b.First-1):
-		// (Sequences the removal ledger lists were removed on purpose:
-		// no gap, the read failed for the cause below.)
+	case expect < b.First:
 		return newLogError(ErrLogGap, "stream %s has a gap: %s purged while reading it (%s)",
 			stream, seqRange(expect, b.First-1), describeBounds(b))
 	case expect <= b.Last && msgMissing(ictx, r, expect):

@@ -49,11 +49,15 @@ type SearchOptions struct {
 	// reciprocal rank fusion (RRFK); documents without a vector are ranked
 	// by the lexical ranking alone. Nil: lexical ranking only.
 	QueryVector []float32
-	// Anonymous: a USER-scope search of a session without a user searches
-	// every session without a user (the caller filters them, e.g. by
-	// agent), instead of the session alone.
-	Anonymous bool
+	// Corpus, when set, searches every session of that user (Corpus.User;
+	// "" : every session without a user, which the caller filters, e.g. by
+	// agent) without looking the session up: a session the projection does
+	// not know yet (just created) still finds its user's history.
+	Corpus *Corpus
 }
+
+// Corpus names a user's sessions (SearchOptions.Corpus).
+type Corpus struct{ User string }
 
 // maxExpansionClauses bounds the related-word clauses of one query
 // (ranking.expand): each reads a posting list.
@@ -165,14 +169,14 @@ func (s *Store) SearchWith(sessionID string, scope memoryv1.SearchScope, query s
 	if opts.Plain {
 		rk, opts.QueryVector = plainRanking, nil
 	}
-	return s.searchVec(sessionID, scope, query, limit, rk, opts.QueryVector, opts.Anonymous)
+	return s.searchVec(sessionID, scope, query, limit, rk, opts.QueryVector, opts.Corpus)
 }
 
 func (s *Store) search(sessionID string, scope memoryv1.SearchScope, query string, limit int, rk ranking) ([]*memoryv1.SearchHit, error) {
-	return s.searchVec(sessionID, scope, query, limit, rk, nil, false)
+	return s.searchVec(sessionID, scope, query, limit, rk, nil, nil)
 }
 
-func (s *Store) searchVec(sessionID string, scope memoryv1.SearchScope, query string, limit int, rk ranking, qvec []float32, anonymous bool) ([]*memoryv1.SearchHit, error) {
+func (s *Store) searchVec(sessionID string, scope memoryv1.SearchScope, query string, limit int, rk ranking, qvec []float32, corpus *Corpus) ([]*memoryv1.SearchHit, error) {
 	limit, err := resolveLimit(limit, DefaultSearchLimit, MaxCandidateLimit)
 	if err != nil {
 		return nil, err
@@ -194,14 +198,21 @@ func (s *Store) searchVec(sessionID string, scope memoryv1.SearchScope, query st
 	}
 	hits := []*memoryv1.SearchHit{}
 	err = s.view(func(tx *bolt.Tx) error {
-		entry, err := getSession(tx, sessionID)
-		if err != nil || entry == nil {
-			return err
-		}
-		userKey := entry.GetUserId()
-		var filter []byte // session filter; nil = every session of the user
-		if scope != memoryv1.SearchScope_SEARCH_SCOPE_USER || (userKey == "" && !anonymous) {
-			filter = []byte(sessionID)
+		var (
+			userKey string
+			filter  []byte // session filter; nil = every session of the user
+		)
+		if corpus != nil {
+			userKey = corpus.User
+		} else {
+			entry, err := getSession(tx, sessionID)
+			if err != nil || entry == nil {
+				return err
+			}
+			userKey = entry.GetUserId()
+			if scope != memoryv1.SearchScope_SEARCH_SCOPE_USER || userKey == "" {
+				filter = []byte(sessionID)
+			}
 		}
 		n, total := parseStatsValue(tx.Bucket(bucketBM25Stats).Get(statsKey(userKey)))
 		if n == 0 {

@@ -63,11 +63,14 @@ func Inspect(ctx context.Context, cfg InspectConfig, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	cx := contextOf(ctx, l, st)
-	if cfg.JSON {
-		return writeInspectJSON(w, st, cx)
+	cx, err := contextOf(ctx, l, st)
+	if err != nil {
+		return err
 	}
-	return writeInspectText(w, st, cx, cfg)
+	if cfg.JSON {
+		return writeInspectJSON(w, st.State, cx)
+	}
+	return writeInspectText(w, st.State, cx, cfg)
 }
 
 // checkWindow refuses a point before the stream's first kept sequence
@@ -98,7 +101,7 @@ func checkWindow(ctx context.Context, l *link, cfg InspectConfig) error {
 
 // sessionAt replays the session's batches up to the point cfg names
 // (actors.SessionAt, the one time travel the inspector calls too).
-func sessionAt(ctx context.Context, l *link, cfg InspectConfig) (*segmented.State, error) {
+func sessionAt(ctx context.Context, l *link, cfg InspectConfig) (*actors.PastSession, error) {
 	if err := checkWindow(ctx, l, cfg); err != nil {
 		return nil, err
 	}
@@ -167,9 +170,15 @@ func writeInspectText(w io.Writer, st *segmented.State, cx *memoryv1.ContextRepl
 	fmt.Fprintf(&b, "budget %d tokens, used %d (%.1f%%), %d messages in total, %d compressions\n",
 		u.GetBudget(), u.GetUsed(), u.GetPercent(), snap.GetTotalMessages(), snap.GetCompressions())
 	ly := cx.GetLayers()
+	// The counts are of the messages listed below: the context as sent (a
+	// plan may show fewer L1 and L2 entries than the session holds).
+	listed := map[string]int{}
+	for _, m := range cx.GetMessages() {
+		listed[m.GetLayer()]++
+	}
 	fmt.Fprintf(&b, "layers: rom %d, kernel %d, memory %d (%d entries), l2 %d (%d summaries), recalled %d (%d), promoted %d (%d), l1 %d (%d entries)\n\n",
-		ly.GetRom(), ly.GetKernel(), ly.GetMemory(), len(snap.GetAssembled().GetMemory()), ly.GetL2(), len(snap.GetL2()),
-		ly.GetRecalled(), len(snap.GetAssembled().GetRecalled()), ly.GetPromoted(), len(snap.GetPromoted()), ly.GetL1(), len(snap.GetL1()))
+		ly.GetRom(), ly.GetKernel(), ly.GetMemory(), listed[segmented.LayerMemory], ly.GetL2(), listed[segmented.LayerL2],
+		ly.GetRecalled(), listed[segmented.LayerRecalled], ly.GetPromoted(), listed[segmented.LayerPromoted], ly.GetL1(), listed[segmented.LayerL1])
 
 	fmt.Fprintf(&b, "context sent to the LLM (%d messages):\n", len(cx.GetMessages()))
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)

@@ -2,24 +2,27 @@ package replay
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/agentmem/agentmem/actors"
 	"github.com/agentmem/agentmem/events"
-	"github.com/agentmem/agentmem/internal/segmented"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 )
 
-// contextOf is st's context with its memory section's texts read from the
-// scopes' events in the log (the log keeps references, DESIGN §12): what
-// the node sent then, or, for an entry erased since, nothing. It is
-// actors.ContextAt, which the inspector's time travel calls too. A log that
-// cannot be opened leaves the references without their texts.
-func contextOf(ctx context.Context, l *link, st *segmented.State) *memoryv1.ContextReply {
+// contextOf is st's context with its memory section's items filled from
+// the scopes' events in the log (actors.ContextAt, which the inspector's
+// time travel calls too): what the node sent then, an erased entry's item
+// marked so. A log that cannot be opened or read is an error.
+func contextOf(ctx context.Context, l *link, st *actors.PastSession) (*memoryv1.ContextReply, error) {
 	lcfg := events.DefaultJetStreamConfig()
 	lcfg.Stream = l.stream
 	log, err := events.OpenJetStreamLog(l.js, lcfg)
 	if err != nil {
-		return segmented.HydrateMemory(st.Context(), func(string, string, uint64) (string, bool) { return "", false })
+		return nil, fmt.Errorf("replay: %w", err)
 	}
-	return actors.ContextAt(ctx, log, events.NewCodec(), st)
+	cx, err := actors.ContextAt(ctx, log, log, events.NewCodec(), st)
+	if err != nil {
+		return nil, fmt.Errorf("replay: the memory items of session %s at seq %d: %w", st.Snapshot().GetSessionId(), st.LastSeq(), err)
+	}
+	return cx, nil
 }

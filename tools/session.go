@@ -277,7 +277,14 @@ func (e *Executor) consolidate(ctx context.Context, raw json.RawMessage) (any, e
 		SessionID string     `json:"session_id"`
 		Extractor string     `json:"extractor"`
 		Facts     []factView `json:"facts"`
-	}{SessionID: a.SessionID, Extractor: rep.GetExtractor(), Facts: []factView{}}
+		Digest    *factView  `json:"digest,omitempty"`
+		// Done: the run finished (everything written, its marker last).
+		Done    bool   `json:"done"`
+		Written uint32 `json:"written"`
+	}{SessionID: a.SessionID, Extractor: rep.GetExtractor(), Facts: []factView{}, Done: rep.GetDone(), Written: rep.GetWritten()}
+	if d := rep.GetDigest(); d != nil {
+		out.Digest = &factView{d.GetKey(), d.GetValue(), d.GetScope(), d.GetConfidence(), false, d.GetOutcome()}
+	}
 	for _, f := range rep.GetFacts() {
 		out.Facts = append(out.Facts, factView{f.GetKey(), f.GetValue(), f.GetScope(), f.GetConfidence(), f.GetCorrection(), f.GetOutcome()})
 	}

@@ -16,9 +16,11 @@ import (
 )
 
 func main() {
-	cfg := membench.DefaultConfig()
-	qcfg := membench.DefaultQuestionConfig()
-	mode := flag.String("mode", "all", "tables to print: all, question (the question mode on LoCoMo-like conversations), extraction (consolidation into long-term memory) or classic (the convgen run)")
+	t := membench.Tables{Classic: membench.DefaultConfig(), Question: membench.DefaultQuestionConfig(), Cross: membench.DefaultCrossConfig(), Progress: os.Stderr}
+	cfg, qcfg, xcfg := &t.Classic, &t.Question, &t.Cross
+	flag.StringVar(&t.Mode, "mode", "all", "tables to print: all, cross (each sitting a session of one user, each question in a new session), question (a whole conversation in one session, then each question), extraction (consolidation into long-term memory) or classic (the convgen run)")
+	sources := flag.String("sources", strings.Join(membench.Sources, ","), "conversations to run on, in this order: heldout (membench/heldout), locomo (needs -locomo), generator (internal/dialoggen and convgen)")
+	flag.StringVar(&t.LoCoMo, "locomo", "", "a directory of LoCoMo conversation files (*.json): the cross-session and question modes run on them too")
 	flag.IntVar(&qcfg.Conversations, "conversations", qcfg.Conversations, "question mode: conversations generated (seeds -seed, -seed+1, …)")
 	flag.IntVar(&qcfg.Dialog.Sittings, "dialog-sittings", qcfg.Dialog.Sittings, "question mode: sittings per conversation")
 	flag.StringVar(&qcfg.Dialog.Pools, "pools", qcfg.Dialog.Pools, "question mode: the generator's word pools: \"\" (default) or holdout (other items and paraphrases, written apart from the search's lexicon)")
@@ -26,7 +28,10 @@ func main() {
 	flag.IntVar(&cfg.Conversation.Sittings, "sittings", cfg.Conversation.Sittings, "sittings of the conversation")
 	flag.IntVar(&cfg.Conversation.MessagesPerSitting, "messages", cfg.Conversation.MessagesPerSitting, "messages per sitting")
 	flag.IntVar(&cfg.Conversation.QuestionsPerCheckpoint, "questions", cfg.Conversation.QuestionsPerCheckpoint, "questions per checkpoint (the end asks every fact)")
-	budgets := flag.String("budgets", joinInts(cfg.Budgets), "context budgets in tokens, ascending")
+	budgets := flag.String("budgets", joinInts(cfg.Budgets), "context budgets in tokens, ascending (classic and question modes)")
+	crossBudgets := flag.String("cross-budgets", joinInts(xcfg.Budgets), "cross-session mode: the new sessions' budgets in tokens, ascending")
+	flag.IntVar(&xcfg.MaxQuestions, "cross-questions", xcfg.MaxQuestions, "cross-session mode: questions asked per conversation (0: all)")
+	flag.IntVar(&xcfg.Repeats, "cross-repeats", xcfg.Repeats, "cross-session mode: new sessions per question and budget (the contexts are compared)")
 	profiles := flag.String("profiles", strings.Join(cfg.Profiles, ","), "agentmem compression profiles, the default first")
 	showVersion := flag.Bool("version", false, "print the version and exit")
 	flag.Parse()
@@ -35,47 +40,19 @@ func main() {
 		return
 	}
 	var err error
-	if cfg.Budgets, err = parseInts(*budgets); err != nil {
+	if cfg.Budgets, err = parseInts("-budgets", *budgets); err != nil {
+		fail(err)
+	}
+	if xcfg.Budgets, err = parseInts("-cross-budgets", *crossBudgets); err != nil {
 		fail(err)
 	}
 	cfg.Profiles = strings.Split(*profiles, ",")
+	t.Sources = strings.Split(*sources, ",")
 	qcfg.Dialog.Seed, qcfg.Budgets = cfg.Conversation.Seed, cfg.Budgets
-	if *mode != "all" && *mode != "question" && *mode != "classic" && *mode != "extraction" {
-		fail(fmt.Errorf("-mode %q: want all, question, extraction or classic", *mode))
-	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if *mode == "all" || *mode == "extraction" {
-		llm, err := membench.NewLLMStandIn()
-		if err != nil {
-			fail(err)
-		}
-		rep, err := membench.RunExtraction(ctx, qcfg, []membench.Extractor{membench.Deterministic{}, llm})
-		llm.Close()
-		if err != nil {
-			fail(err)
-		}
-		if err := rep.Markdown(os.Stdout); err != nil {
-			fail(err)
-		}
-	}
-	if *mode == "all" || *mode == "question" {
-		rep, err := membench.RunQuestions(ctx, qcfg)
-		if err != nil {
-			fail(err)
-		}
-		if err := rep.Markdown(os.Stdout); err != nil {
-			fail(err)
-		}
-	}
-	if *mode == "all" || *mode == "classic" {
-		rep, err := membench.Run(ctx, cfg)
-		if err != nil {
-			fail(err)
-		}
-		if err := rep.Markdown(os.Stdout); err != nil {
-			fail(err)
-		}
+	if err := t.Print(ctx, os.Stdout); err != nil {
+		fail(err)
 	}
 }
 
@@ -87,12 +64,12 @@ func joinInts(xs []int) string {
 	return strings.Join(s, ",")
 }
 
-func parseInts(s string) ([]int, error) {
+func parseInts(name, s string) ([]int, error) {
 	var out []int
 	for _, f := range strings.Split(s, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil {
-			return nil, fmt.Errorf("-budgets: %w", err)
+			return nil, fmt.Errorf("%s: %w", name, err)
 		}
 		out = append(out, n)
 	}

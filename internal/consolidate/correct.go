@@ -8,110 +8,171 @@ import (
 	"github.com/agentmem/agentmem/internal/facts"
 )
 
-// Corrections: a statement that replaces an earlier value, stated in full
-// ("it's Porto now, not Lisbon"), elliptically ("actually, make it
-// Monday") or as a changed preference ("I prefer coffee now").
+// Corrections: a new value replaces an earlier one only when the user
+// says so — "actually, make it Monday", "it's Monday, not Friday", "the
+// title is QA engineer, not grant writer", "scratch that, …", "I meant
+// Porto", "I quit Acme; these days I'm at Globex", "I prefer coffee now".
+// A later sentence that merely starts with "It's …" corrects nothing.
 
-// changeRE marks a statement that may replace an earlier value.
-var changeRE = regexp.MustCompile(`(?i)\b(?:actually|now|instead|changed|change|update|updated|moved away|no longer|not|anymore|any more|correction|corrected|switched|switching|fell through|turns out|turned out|renamed|meant|replaced|rather)\b`)
+// correctionMark: a sentence starting with one of these says it corrects
+// what was said before.
+var correctionMark = regexp.MustCompile(`(?i)^(?:(?:oh|ok|okay|so|hmm|and|but|well|um)[,!.:]? )*(?:actually|no|nope|sorry|wait|oops|correction|scratch that|on second thought|my bad|I misspoke|I meant|I mean|let me correct|turns out|it turns out)\b`)
 
-// alsoRE: a statement that adds to what was said ("I also like blues").
-var alsoRE = regexp.MustCompile(`(?i)\b(?:also|too|as well|another|both)\b`)
+// ellipticalRE: the words of an elliptical correction before its new value.
+var ellipticalRE = regexp.MustCompile(`(?i)^(?:(?:actually|no|nope|sorry|wait|oh|hmm|ok|okay|so|correction|scratch that|on second thought|my bad|oops)[,!.:—-]* )*(?P<verb>make (?:it|that) |change (?:it|that) to |switch (?:it|that )?to |update (?:it|that) to |replace (?:it|that) with |move (?:it|that) to |push (?:it|that) (?:back )?to |I meant |I mean |it(?:'s| is) (?:actually |now )?|(?:it|that) should be |let's (?:do |make it )|use )(?P<v>)`)
+
+// explicitChangeRE: words that ask for a change by themselves ("make it
+// Monday"); the others ("it's Monday", "use Stripe") correct only after a
+// correction mark.
+var explicitChangeRE = regexp.MustCompile(`(?i)^(?:make|change|switch|update|replace|move|push)\b`)
 
 // elliptical reads "actually, make it Monday": a new value for a recent
 // fact (of the last few messages, newest first) that has a part of the
 // new value's shape (a date for a date, an amount for an amount), or, for
-// a fact of one value, a whole value of its shape.
-func (x *extractor) elliptical(m Message, s string) {
-	loc := correctionRE.FindStringSubmatchIndex(s)
-	if loc == nil || len(x.out) == 0 {
+// a fact of one value, a whole value of its shape. "It's …" corrects only
+// after a correction mark ("wait, it's Monday").
+func (x *extractor) elliptical(st *stmt, n int) {
+	s := st.said
+	loc := ellipticalRE.FindStringSubmatchIndex(s)
+	if loc == nil || len(x.out) == 0 || len(x.out) > n {
 		return
 	}
-	nv := phraseWithDate(s[loc[2]:])
-	nv = strings.TrimSpace(strings.TrimSuffix(strings.TrimSuffix(nv, " instead"), " then"))
-	if nv == "" || len(strings.Fields(nv)) > 6 || pronounValues[strings.ToLower(nv)] {
+	verb := strings.ToLower(s[loc[2]:loc[3]])
+	if !explicitChangeRE.MatchString(verb) && !correctionMark.MatchString(s) {
 		return
+	}
+	nv := verbPhrase(s[loc[4]:])
+	for _, suffix := range []string{" instead", " then", " please"} {
+		nv = strings.TrimSuffix(nv, suffix)
+	}
+	nv = strings.TrimSpace(nv)
+	if nv == "" || len(strings.Fields(nv)) > 6 {
+		return
+	}
+	if i := strings.Index(strings.ToLower(nv), " not "); i > 0 {
+		nv = strings.TrimRight(nv[:i], ", ")
 	}
 	for i := len(x.out) - 1; i >= 0; i-- {
 		old := x.out[i]
-		if old.Seq+8 < m.Seq {
+		if old.Seq+8 < st.m.Seq {
 			return
 		}
-		if old.Type != Semantic {
+		if old.Type != Semantic || old.Retract {
 			continue
 		}
-		v, ok := substitute(old.Value, nv, manyValued(old.Attribute))
+		v, when, ok := substitute(old, nv)
 		if !ok {
 			continue
 		}
 		f := old
-		f.Value, f.Correction, f.Replaces = v, true, old.Value
-		f.Statement, f.MessageIDs, f.Seq, f.Rule, f.Confidence = s, []string{m.ID}, m.Seq, "correction", 0.8
-		x.add(f)
+		f.Value, f.When, f.Correction, f.Replaces = v, when, true, old.Value
+		f.Statement, f.Context, f.MessageIDs, f.Seq, f.Rule, f.Confidence, f.Said = "", "", nil, 0, "correction", 0.8, 0
+		f.Date = x.redate(f, st)
+		x.add(st, f)
 		return
 	}
 }
 
-// manyValued: an attribute with a value per key (allergy/peanuts), which a
-// whole new value does not replace.
-func manyValued(attr string) bool {
-	kind, _, ok := strings.Cut(attr, "/")
-	return ok && kind != "decision"
+// redate resolves f.When again (a corrected date).
+func (x *extractor) redate(f Fact, st *stmt) string {
+	if f.When == "" {
+		return ""
+	}
+	future := isFuture(f.When) || isFuture(st.text) || f.Subject == "we"
+	for _, p := range []string{"trip/", "plan/", "decision/", "deadline"} {
+		future = future || strings.HasPrefix(f.Attribute, p)
+	}
+	d, _ := findDate(f.When, st.m.Said, future)
+	return d.date
 }
 
 // substitute puts the new value nv in the place of the part of old of
-// its shape: "ship on Friday" + "Monday" = "ship on Monday". Without such
-// a part, nv replaces old whole when both have one shape, nv is no date
-// or number, and old is not a value of many. ok is false otherwise.
-func substitute(old, nv string, many bool) (string, bool) {
-	ow := strings.Fields(old)
+// its shape: "ship on Friday" + "Monday" = "ship on Monday"; a date part
+// of old.When is replaced there. Without such a part, nv replaces old's
+// value whole when both have one shape, nv is no date or number, and old
+// is not a value of many.
+func substitute(old Fact, nv string) (value, when string, ok bool) {
+	value, when = old.Value, old.When
+	if old.When != "" && isDatePhrase(nv) {
+		when, ok = nv, true // the date said anew, whole
+	}
+	if v, ok2 := substituteDate(old.Value, nv); ok2 {
+		value, ok = v, true
+	}
+	if ok {
+		return value, when, true
+	}
+	many := manyValued(old.Attribute)
+	if !many && !isDatePhrase(nv) && shapeOf(old.Value) == shapeOf(nv) && len(strings.Fields(old.Value)) <= 4 {
+		return nv, old.When, true
+	}
+	return "", "", false
+}
+
+// substituteDate replaces the date words of s with nv's (a date, an
+// amount or a number for one of its kind).
+func substituteDate(s, nv string) (string, bool) {
+	ow := strings.Fields(s)
 	nw := strings.Fields(nv)
 	if len(nw) == 1 {
 		n := strings.Trim(nw[0], ".,!")
 		for i := len(ow) - 1; i >= 0; i-- {
 			o := strings.Trim(ow[i], ".,!")
 			switch {
-			case isDateWord(o) && isDateWord(n), moneyRE.MatchString(o) && moneyRE.MatchString(n),
-				isNumber(o) && isNumber(n):
+			case isDateWord(o) && isDateWord(n), isNumber(o) && isNumber(n), isMoney(o) && isMoney(n):
 				ow[i] = n
 				return strings.Join(ow, " "), true
 			}
 		}
 	}
-	dateLike := true
-	for _, w := range nw {
-		w = strings.Trim(w, ".,!")
-		dateLike = dateLike && isDatePart(w)
+	if !isDatePhrase(nv) {
+		return "", false
 	}
-	if dateLike { // "March 10" in the place of "March 3" or "Friday"
-		end := -1
-		for i := len(ow) - 1; i >= 0; i-- {
-			if isDatePart(strings.Trim(ow[i], ".,!")) && (isDateWord(strings.Trim(ow[i], ".,!")) || end >= 0 || isNumber(strings.Trim(ow[i], ".,!"))) {
-				if end < 0 {
-					end = i
-				}
-				continue
+	end := -1 // "March 10" in the place of "March 3" or "Friday"
+	for i := len(ow) - 1; i >= 0; i-- {
+		w := strings.Trim(ow[i], ".,!")
+		if isDatePart(w) && (isDateWord(w) || end >= 0 || isNumber(w) || isOrdinal(w)) {
+			if end < 0 {
+				end = i
 			}
-			if end >= 0 {
-				return strings.Join(append(append(slices.Clone(ow[:i+1]), nw...), ow[end+1:]...), " "), true
-			}
+			continue
 		}
 		if end >= 0 {
-			return strings.Join(append(slices.Clone(nw), ow[end+1:]...), " "), true
+			return strings.Join(append(append(slices.Clone(ow[:i+1]), nw...), ow[end+1:]...), " "), true
 		}
 	}
-	if !many && !dateLike && shapeOf(old) == shapeOf(nv) && len(ow) <= 4 {
-		return nv, true
+	if end >= 0 {
+		return strings.Join(append(slices.Clone(nw), ow[end+1:]...), " "), true
 	}
 	return "", false
+}
+
+// isDatePhrase: every word is a date's ("March 10", "Monday").
+func isDatePhrase(v string) bool {
+	w := strings.Fields(v)
+	for _, x := range w {
+		if !isDatePart(strings.Trim(x, ".,!")) {
+			return false
+		}
+	}
+	return len(w) > 0
+}
+
+// manyValued: an attribute with a value per key (allergy/peanuts), which a
+// whole new value does not replace.
+func manyValued(attr string) bool {
+	kind, _, ok := strings.Cut(attr, "/")
+	return ok && kind != "decision" && kind != "plan"
 }
 
 // isDatePart: a word of a date (Friday, March, 10, 3rd, 2026-03-10).
 func isDatePart(w string) bool {
 	lw := strings.ToLower(w)
-	if isDateWord(w) || isNumber(w) || lw == "may" {
-		return true
-	}
+	return isDateWord(w) || isNumber(w) || lw == "may" || lw == "march" || isOrdinal(lw) || facts.IsISODate(w)
+}
+
+func isOrdinal(w string) bool {
+	lw := strings.ToLower(w)
 	for _, suf := range []string{"st", "nd", "rd", "th"} {
 		if strings.HasSuffix(lw, suf) && isNumber(strings.TrimSuffix(lw, suf)) {
 			return true
@@ -120,22 +181,193 @@ func isDatePart(w string) bool {
 	return false
 }
 
-func isNumber(w string) bool {
-	return w != "" && strings.Trim(w, "0123456789.,:") == ""
+var moneyRE = regexp.MustCompile(`^(?:[$€£]\s?\d[\d,]*(?:\.\d+)?k?|\d[\d,]*(?:\.\d+)?k?\s?(?:dollars|euros|bucks|pounds))$`)
+
+func isMoney(w string) bool { return moneyRE.MatchString(w) }
+
+// shape classes of a value for corrections.
+const (
+	sPhrase = iota
+	sName
+	sMoney
+)
+
+func shapeOf(v string) int {
+	switch {
+	case isMoney(v):
+		return sMoney
+	case shapeName(v):
+		return sName
+	}
+	return sPhrase
 }
 
-// replaceOfMany: a fact read from s with an attribute of many values
-// (prefers/tea) replaces the newest earlier one of its subject and kind
-// when s marks a change ("actually, I prefer coffee now"), unless it adds
-// to it ("I also like blues").
-func (x *extractor) replaceOfMany(s string, n int) {
+// notRE: "…, not <old>", "not <old> but …", "instead of <old>", "rather
+// than <old>".
+var notRE = regexp.MustCompile(`(?i)(?:,? not (?:on |in |at |for |the |a |an )?|\binstead of (?:the |a |an )?|\brather than (?:the |a |an )?)([^,.;!?]{1,40})`)
+
+// notCorrection reads "it's QA engineer, not grant writer", "the flight
+// is June 14, not June 12": the value named after "not" is an earlier (or
+// known) one, replaced by the value of its shape before it.
+func (x *extractor) notCorrection(st *stmt, n int) {
+	s := st.said
+	loc := notRE.FindStringSubmatchIndex(s)
+	if loc == nil {
+		return
+	}
+	oldPart := strings.TrimSpace(s[loc[2]:loc[3]])
+	for _, old := range x.earlier(n) {
+		if old.Type != Semantic {
+			continue
+		}
+		inValue := strings.EqualFold(old.Value, oldPart) || containsPhrase(old.Value, oldPart)
+		inWhen := old.When != "" && containsPhrase(old.When, oldPart)
+		if !inValue && !inWhen {
+			continue
+		}
+		// A fact read from this sentence with old's value's shape is its
+		// new value ("I meant I moved to Porto, not Lisbon").
+		for i := n; i < len(x.out); i++ {
+			f := &x.out[i]
+			if f.Key() == old.Key() {
+				f.Correction, f.Replaces = true, old.Value
+				return
+			}
+		}
+		if len(x.out) > n {
+			return // the sentence states facts of its own
+		}
+		before := strings.TrimRight(s[:loc[0]], " ,")
+		nv := lastValueLike(before, oldPart)
+		if nv == "" || strings.EqualFold(nv, oldPart) {
+			return
+		}
+		f := old
+		switch {
+		case inWhen:
+			f.When = replacePhrase(old.When, oldPart, nv)
+		case strings.EqualFold(old.Value, oldPart):
+			f.Value = nv
+		default:
+			f.Value = replacePhrase(old.Value, oldPart, nv)
+		}
+		f.Correction, f.Replaces = true, old.Value
+		f.Statement, f.Context, f.MessageIDs, f.Seq, f.Rule, f.Confidence, f.Said = "", "", nil, 0, "correction", 0.75, 0
+		f.Date = x.redate(f, st)
+		x.add(st, f)
+		return
+	}
+}
+
+// lastValueLike is the phrase at the end of before with as many words as
+// old, of its shape ("… is June 14" for "June 12"), or the words after
+// the last copula ("the title is QA engineer").
+func lastValueLike(before, old string) string {
+	bw := strings.Fields(before)
+	ow := strings.Fields(old)
+	if isDatePhrase(old) && len(bw) >= len(ow) {
+		nw := bw[len(bw)-len(ow):]
+		if isDatePhrase(strings.Join(nw, " ")) {
+			return strings.Join(nw, " ")
+		}
+	}
+	if locs := copulaRE.FindAllStringIndex(before, -1); locs != nil {
+		rest := before[locs[len(locs)-1][1]:]
+		if shapeName(old) {
+			v, _ := capitalized(rest, kPlace)
+			return v
+		}
+		v, _ := np(rest)
+		return v
+	}
+	return ""
+}
+
+var copulaRE = regexp.MustCompile(`(?i)\b(?:is|was|be|it's|are|to|now)\s+`)
+
+func containsPhrase(s, p string) bool {
+	return len(p) >= 3 && regexp.MustCompile(`(?i)(?:^|\b)`+regexp.QuoteMeta(p)+`(?:\b|$)`).MatchString(s)
+}
+
+func replacePhrase(s, p, with string) string {
+	re := regexp.MustCompile(`(?i)(?:^|\b)` + regexp.QuoteMeta(p) + `(?:\b|$)`)
+	return re.ReplaceAllLiteralString(s, with)
+}
+
+// offRE: a value named as off ("the Lisbon plan fell through").
+var offRE = regexp.MustCompile(`(?i)\b(?:fell through|is off|was called off|got called off|was cancell?ed|got cancell?ed|is cancell?ed|didn't work out|did not work out|didn't happen|isn't happening|is not happening)\b`)
+
+// nowValueRE: the value that replaces it ("it's Porto now", "so now Jonas
+// teaches us").
+var nowValueRE = regexp.MustCompile(`\b(?:[Ii]t(?:'s| is) (?P<a>[A-Z][\w-]*(?: [A-Z][\w-]*)*) now\b|[Nn]ow it(?:'s| is) (?P<b>[A-Z][\w-]*(?: [A-Z][\w-]*)*)|[Ii]t(?:'s| is) now (?P<c>[A-Z][\w-]*(?: [A-Z][\w-]*)*))`)
+
+// fellThrough reads "the Lisbon plan fell through, it's Porto now": the
+// earlier value named just before the mark of its end is replaced by the
+// name the sentence gives "now".
+func (x *extractor) fellThrough(st *stmt, n int) {
+	s := st.said
+	off := offRE.FindStringIndex(s)
+	m := nowValueRE.FindStringSubmatch(s)
+	if off == nil || m == nil || len(x.out) > n {
+		return
+	}
+	nv := m[1] + m[2] + m[3]
+	var best *Fact
+	bestDist := 40 // at most a few words before the mark
+	for _, old := range x.earlier(n) {
+		if old.Type != Semantic || !shapeName(old.Value) || strings.EqualFold(old.Value, nv) {
+			continue
+		}
+		i := strings.LastIndex(s[:off[0]], old.Value)
+		if i < 0 {
+			continue
+		}
+		if d := off[0] - (i + len(old.Value)); d < bestDist {
+			o := old
+			best, bestDist = &o, d
+		}
+	}
+	if best == nil {
+		return
+	}
+	f := *best
+	f.Value, f.When, f.Date, f.Correction, f.Replaces = nv, "", "", true, best.Value
+	f.Statement, f.Context, f.MessageIDs, f.Seq, f.Rule, f.Confidence, f.Said = "", "", nil, 0, "correction", 0.75, 0
+	x.add(st, f)
+}
+
+// correct reads the corrections of st: elliptical ones and those naming
+// the value replaced.
+func (x *extractor) correct(st *stmt, n int) {
+	if len(x.out) == n {
+		x.elliptical(st, n)
+	}
+	if len(x.out) == n {
+		x.fellThrough(st, n)
+	}
+	if len(x.out) == n || notRE.MatchString(st.said) {
+		x.notCorrection(st, n)
+	}
+}
+
+// nowRE: the statement says a value changed.
+var nowRE = regexp.MustCompile(`(?i)\b(?:now|instead|anymore|these days|no longer|nowadays|switched|changed)\b`)
+
+// alsoRE: a statement that adds to what was said ("I also like blues").
+var alsoRE = regexp.MustCompile(`(?i)\b(?:also|too|as well|another|both)\b`)
+
+// replaceOfMany: a new preference (prefers/coffee) replaces the newest
+// earlier one of its subject when the sentence marks a change ("actually,
+// I prefer coffee now"), unless it adds to it ("I also prefer …").
+func (x *extractor) replaceOfMany(st *stmt, n int) {
+	s := st.said
 	if !(correctionMark.MatchString(s) || nowRE.MatchString(s)) || alsoRE.MatchString(s) {
 		return
 	}
 	for i := n; i < len(x.out); i++ {
 		f := &x.out[i]
-		kind, _, many := strings.Cut(f.Attribute, "/")
-		if !many || f.Correction {
+		kind, _, _ := strings.Cut(f.Attribute, "/")
+		if kind != "prefers" || f.Correction {
 			continue
 		}
 		for _, old := range x.earlier(n) {
@@ -148,186 +380,86 @@ func (x *extractor) replaceOfMany(s string, n int) {
 	}
 }
 
-// correct turns the facts read from s (from index n of x.out) into
-// corrections when s names an earlier value as replaced; when s names one
-// but no rule read a new value, the new value is taken from s by shape.
-func (x *extractor) correct(m Message, s string, n int) {
-	if !changeRE.MatchString(s) {
+// Retractions: "I'm not allergic to peanuts anymore", "I no longer live
+// in Berlin", "I quit Acme", "I lost my job as a banker". A retraction
+// needs a word of change (anymore, no longer, quit, left, lost): a plain
+// negation ("I'm not allergic to anything") retracts nothing; a value of
+// one (home_city, employer) is retracted only when it is the one held.
+type retraction struct {
+	re   *regexp.Regexp
+	k    kind
+	attr string
+}
+
+var retractions = []retraction{
+	{regexp.MustCompile(`(?i:` + iAm + ` (?:no longer|not) allergic to )(?P<v>)`), kNP, "allergy/%"},
+	{regexp.MustCompile(`(?i:\bI (?:no longer|don't|do not) (?:really )?(?:like|love|enjoy) )(?P<v>)`), kNP, "likes/%"},
+	{regexp.MustCompile(`(?i:\bI (?:no longer|don't|do not) (?:really )?prefer )(?P<v>)`), kNP, "prefers/%"},
+	{regexp.MustCompile(`(?i:\bI (?:no longer|don't|do not) (?:hate|dislike|mind) )(?P<v>)`), kNP, "dislikes/%"},
+	{regexp.MustCompile(`(?i:\bI (?:no longer|don't|do not) live in |` + iAm + ` no longer (?:living|based) in )(?P<v>)`), kPlace, "home_city"},
+	{regexp.MustCompile(`(?i:\bI (?:no longer|don't|do not) work (?:at|for) |` + iHave + ` (?:just )?(?:quit|left) (?:my (?:job|position|role) (?:at|with) )?|` + iAm + ` no longer (?:at|with|working at|working for) |\bI (?:lost|quit|left) my (?:job|position|role) (?:at|with) |\bI (?:got|was) (?:laid off|fired|let go) (?:from|by) )(?P<v>)`), kName, "employer"},
+	{regexp.MustCompile(`(?i:` + iAm + ` (?:not|no longer) (?:a |an )?)(?P<v>)(?i:vegetarian|vegan|pescatarian|diabetic|teetotal)\b`), kNP, "diet"},
+	{regexp.MustCompile(`(?i:` + iAm + ` (?:not|no longer) (?:a|an) |\bI (?:lost|quit|left) my (?:job|position|role) as (?:a |an |the )?)(?P<v>)`), kNP, "job_title"},
+}
+
+// changeWordRE: the statement says the fact changed.
+var changeWordRE = regexp.MustCompile(`(?i)\b(?:anymore|any more|no longer|quit|left|lost|laid off|fired|let go)\b`)
+
+// retract reads the retractions of st.
+func (x *extractor) retract(st *stmt, n int) {
+	s := st.text
+	if !changeWordRE.MatchString(s) {
 		return
 	}
-	for _, old := range x.mentioned(s, n) {
-		for i := n; i < len(x.out); i++ {
-			f := &x.out[i]
-			if f.Value != old.Value && shapeOf(f.Value) == shapeOf(old.Value) && f.Key() != old.Key() && f.Type == old.Type {
-				f.Subject, f.Attribute = old.Subject, old.Attribute
+	for _, rt := range retractions {
+		for _, loc := range rt.re.FindAllStringSubmatchIndex(s, -1) {
+			if !anchored(s, loc[0]) || hedged(s, loc[0], true) {
+				continue
 			}
-			if f.Key() == old.Key() && f.Value != old.Value {
-				f.Correction, f.Replaces = true, old.Value
-				return
+			rest := s[loc[2*rt.re.SubexpIndex("v")]:]
+			var v string
+			if rt.attr == "diet" {
+				v = strings.ToLower(strings.Trim(strings.Fields(rest)[0], ".,!;"))
+			} else {
+				v, _ = value(rest, rt.k)
 			}
-		}
-		if nv := newValue(s, old.Value); nv != "" {
-			f := old
-			f.Value, f.Correction, f.Replaces = nv, true, old.Value
-			f.Statement, f.MessageIDs, f.Seq, f.Rule, f.Confidence = s, []string{m.ID}, m.Seq, "correction", 0.75
-			x.add(f)
-			return
+			if v == "" {
+				continue
+			}
+			attr := strings.ReplaceAll(rt.attr, "%", slug(v))
+			if !strings.Contains(rt.attr, "%") && !x.holds("user", attr, v) {
+				continue // "I don't live in Rome anymore" retracts Rome only
+			}
+			if strings.Contains(rt.attr, "%") && !strings.Contains(strings.ToLower(s[loc[0]:]), "anymore") &&
+				!strings.Contains(strings.ToLower(s[loc[0]:]), "no longer") && !strings.Contains(strings.ToLower(s[loc[0]:]), "any more") {
+				continue
+			}
+			x.add(st, Fact{Subject: "user", Attribute: attr, Value: v, Type: Semantic, Confidence: 0.8, Retract: true, Rule: "retract"})
 		}
 	}
-	x.correctPart(m, s, n)
+	_ = n
 }
 
-// notPartRE: "June 14, not June 12": the new part, then the old one.
-var notPartRE = regexp.MustCompile(`(?i),? not (?:on |in |at |for )?([^,.;!?]{1,40})`)
-
-// correctPart reads "the flight is June 14, not June 12": a part of an
-// earlier value (June 12 in "Madrid on June 12") named as replaced by as
-// many words of its shape before it. Facts read from s itself are left
-// alone.
-func (x *extractor) correctPart(m Message, s string, n int) {
-	loc := notPartRE.FindStringSubmatchIndex(s)
-	if loc == nil || len(x.out) > n {
+// lets reads a decision made with "let's" that names a date, a number or
+// a name ("let's schedule the migration for next Tuesday").
+func (x *extractor) lets(st *stmt) {
+	s := st.text
+	loc := letsRE.FindStringSubmatchIndex(s)
+	if loc == nil || !anchored(s, loc[0]) || hedged(s, loc[0], false) {
 		return
 	}
-	oldPart := strings.TrimSpace(s[loc[2]:loc[3]])
-	ow := strings.Fields(oldPart)
-	before := strings.Fields(strings.TrimRight(s[:loc[0]], " ,"))
-	if len(ow) == 0 || len(ow) > 4 || len(before) < len(ow) {
+	v := verbPhrase(s[loc[2]:])
+	if v == "" || notDecisionRE.MatchString(v) || !facts.HasKeyFact(" "+v) || topic(v) == "" {
 		return
 	}
-	nw := before[len(before)-len(ow):]
-	for i := range ow {
-		o, w := strings.Trim(ow[i], ".,!"), strings.Trim(nw[i], ".,!")
-		if isDatePart(o) != isDatePart(w) || isCap(o) != isCap(w) {
-			return // not the same shape: "Monday, not at all"
-		}
-	}
-	newPart := strings.Join(nw, " ")
-	if strings.EqualFold(newPart, oldPart) {
-		return
-	}
-	partRE := regexp.MustCompile(`(?i)(?:^|\b)` + regexp.QuoteMeta(oldPart) + `(?:\b|$)`)
-	for _, old := range x.earlier(n) {
-		loc := partRE.FindStringIndex(old.Value) // in old.Value itself: lower-casing may change byte offsets
-		if loc == nil {
-			continue
-		}
-		f := old
-		f.Value, f.Correction, f.Replaces = old.Value[:loc[0]]+newPart+old.Value[loc[1]:], true, old.Value
-		f.Statement, f.MessageIDs, f.Seq, f.Rule, f.Confidence = s, []string{m.ID}, m.Seq, "correction", 0.75
-		x.add(f)
-		return
-	}
+	clause := s[clauseStart(s, loc[0]):]
+	d, _ := findDate(clause, st.m.Said, true)
+	x.add(st, Fact{Subject: "we", Attribute: "decision/" + topic(v), Value: v, Type: Semantic, Confidence: 0.65, Rule: "lets",
+		Date: d.date, When: d.words})
 }
 
-// replacedRE marks a value as the one replaced ("the Lisbon plan fell
-// through", "isn't Biscuit anymore", "not Friday", "Mara moved away").
-var replacedRE = regexp.MustCompile(`(?i)\b(?:fell through|not|no longer|anymore|any more|instead of|rather than|isn't|wasn't|aren't|moved away|left|changed|switched from|scratch|cancell?ed|replaced|dropped|gone)\b`)
+// letsRE: "let's ship on Friday".
+var letsRE = regexp.MustCompile(`(?i)\blet(?:'s| us) (?:go with |do )?(?P<v>)`)
 
-// mentioned returns the earlier and known facts whose value s names,
-// the one nearest a mark of replacement first ("Update on Gwendolyn: the
-// Penang plan fell through" corrects Penang, not the name), then newest
-// first.
-func (x *extractor) mentioned(s string, n int) []Fact {
-	marks := replacedRE.FindAllStringIndex(s, -1)
-	type cand struct {
-		f    Fact
-		dist int
-	}
-	var cs []cand
-	for _, old := range x.earlier(n) {
-		if !mentions(s, old.Value) {
-			continue
-		}
-		i := strings.Index(strings.ToLower(s), strings.ToLower(old.Value))
-		d := len(s)
-		for _, mk := range marks {
-			switch {
-			case i >= 0 && mk[0] >= i+len(old.Value):
-				d = min(d, mk[0]-(i+len(old.Value)))
-			case i >= 0 && mk[1] <= i:
-				d = min(d, i-mk[1])
-			}
-		}
-		cs = append(cs, cand{old, d})
-	}
-	slices.SortStableFunc(cs, func(a, b cand) int { return a.dist - b.dist })
-	out := make([]Fact, len(cs))
-	for i, c := range cs {
-		out[i] = c.f
-	}
-	return out
-}
-
-// earlier returns the facts before index n and the known ones, newest
-// first, one per key (its newest value).
-func (x *extractor) earlier(n int) []Fact {
-	seen := map[string]bool{}
-	var out []Fact
-	for i := n - 1; i >= 0; i-- {
-		if k := x.out[i].Key(); !seen[k] {
-			seen[k] = true
-			if !x.out[i].Retract { // a retracted fact holds no value
-				out = append(out, x.out[i])
-			}
-		}
-	}
-	for i := len(x.known) - 1; i >= 0; i-- {
-		if k := x.known[i].Key(); !seen[k] {
-			seen[k] = true
-			out = append(out, x.known[i])
-		}
-	}
-	return out
-}
-
-// mentions reports whether s holds value v as words (at least three
-// letters, so "a" or "it" never match).
-func mentions(s, v string) bool {
-	if len(v) < 3 {
-		return false
-	}
-	if shapeOf(v) == kPhrase {
-		return facts.ContainsWord(strings.ToLower(s), strings.ToLower(v))
-	}
-	return facts.ContainsWord(s, v)
-}
-
-// newValue returns the value in s that replaces old: of old's shape, not
-// old itself, nearest after a change marker ("now", "to", "it's", "is")
-// or before ", not <old>".
-func newValue(s, old string) string {
-	sh := shapeOf(old)
-	if i := strings.Index(s, ", not "+old); i > 0 {
-		before := s[:i]
-		switch sh {
-		case kMoney:
-			if ms := moneyAnyRE.FindAllString(before, -1); len(ms) > 0 {
-				return ms[len(ms)-1]
-			}
-		default:
-			if j := copulaRE.FindAllStringIndex(before, -1); j != nil {
-				if v := phrase(before[j[len(j)-1][1]:], sh); v != "" && v != old {
-					return v
-				}
-			}
-		}
-	}
-	marks := newValueMarkRE.FindAllStringIndex(s, -1)
-	for _, mk := range marks {
-		rest := s[mk[1]:]
-		var v string
-		switch sh {
-		case kMoney:
-			v = money(rest)
-		case kName, kPlace:
-			v = capitalized(rest, kName)
-		default:
-			continue // a phrase is too vague to take by position
-		}
-		if v != "" && v != old && !strings.Contains(old, v) {
-			return v
-		}
-	}
-	return ""
-}
+// notDecisionRE: "let's say", "let's see", … decide nothing.
+var notDecisionRE = regexp.MustCompile(`(?i)^(?:say|see|talk|think|chat|hope|try|start|begin|move on|get started|continue|recap|review|check|look|figure|keep|catch up|do this|do it|go|make it happen|make this happen|hang out|meet up|get together|celebrate|enjoy|chase|crush|rock|make|get|have|grab|stay|plan|keep|spread|show|share|support|inspire|dance|boogie|hope|pray|cheer|raise|toast|not|all|just|definitely|totally|continue)\b`)

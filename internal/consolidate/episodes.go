@@ -9,7 +9,7 @@ import (
 	"github.com/agentmem/agentmem/internal/swap"
 )
 
-// Episode summaries (DESIGN §13: "similar old episodes are summarized").
+// Episode summaries: similar old episodes are summarized.
 // An agent's scope gains one episodic entry per session that tried
 // something; when a new episode finds SummaryAfter similar older ones,
 // they become one summary entry (extractive: the common task, the
@@ -42,6 +42,7 @@ type Episode struct {
 	Session string // the source session
 	User    string // the source user ("" when none)
 	At      int64  // last update (unix nano): orders episodes, ties by key
+	Said    int64  // when it was said (unix nano, 0 unknown)
 	// A summary input (Key under SummaryKeyPrefix): the episodes it counts
 	// and how many of them worked.
 	Summary       bool

@@ -8,168 +8,384 @@ import (
 )
 
 // rule reads one kind of statement. Its regexp's group "v" is where the
-// value starts; a group named "rel" names the subject relation ("my
-// sister …"), "thing" the animal, "attr" a word of the attribute.
+// value starts; the rule's words before it are anchored at the start of
+// a clause (anchored) and must not be hedged.
 type rule struct {
-	name  string
-	re    *regexp.Regexp
-	k     kind
-	subj  string // "user", "we", "rel" (the rel group), "thing", "activity", "item"
-	attr  string // the attribute; "%" is replaced by the value's slug (many values)
-	typ   Type
-	conf  float64
-	list  bool // the value may be a list: one fact per item
-	dated bool // a date right after the value is part of it ("Madrid on June 12")
-	short int  // at most this many words, cut at a word in -ing (0: no limit)
+	name string
+	re   *regexp.Regexp
+	k    kind
+	// subj: "user", "we", or "person": the person group (personAlt) names
+	// the subject, a relative or a pet ("my son", "our beagle, Biscuit",
+	// or a name known as one).
+	subj string
+	// attr: the attribute; "%" is replaced by the value's key segment,
+	// "@" by the attr group's.
+	attr string
+	typ  Type
+	conf float64
+	list bool // the value may be a list: one fact per item
+	// head: the value's last word (or two) must be one of these.
+	head map[string]bool
+	// derive turns what was read into the value kept ("piano" → "piano
+	// teacher"); "" drops it.
+	derive func(v string) string
+	// noDate: the value is no event, a date near it is not its date.
+	noDate bool
+	// needDate: a statement without a date is no fact of this rule (a
+	// plan).
+	needDate bool
+	// weak: the rule's own words hold a negation; only a condition
+	// hedges it.
+	weak bool
+	// free: the rule's words may sit anywhere in their clause ("I live
+	// here with my son Leo" names the son); only a hedge stops them.
+	free bool
+	// future: the statement speaks of what is to come ("we decided to
+	// ship on Friday": the next Friday).
+	future bool
+	// gate: words a sentence must hold for the rule to be tried (a cheap
+	// test before the regexp); needs: one of these must be in the
+	// lower-cased sentence too (none: no such test).
+	gate  gate
+	needs []string
 }
+
+// needles lists, per rule, words one of which its regexp cannot match
+// without (lower case): the cheap test that spares most sentences most
+// regexps. A rule missing here is always tried.
+var needles = map[string]string{
+	"name": "name|call me|go by|called", "name-intro": "i'm|i am", "age": "i'm|i am|turned",
+	"job": " a | an ", "job-been": " a | an ", "new-role": " new ", "rel-is-name": " is ",
+	"work-as": " as | to ", "new-job-as": " as ", "my-job": "job is|profession is|occupation is", "teach": "teach",
+	"drive": "driv", "work-at": "work|employed|hired|job", "new-job-at": "job|position|role|gig|internship|offer",
+	"joined-org": "joined|started at|started working|switched to", "at-now": "these days|nowadays", "at-now-2": "now|these days",
+	"live": "live|living|based|settled", "moved": "moved|relocated", "from": "from|grew up", "born": "born",
+	"moving": "moving|relocating", "rel-name": "name|called", "have-named": "named|called", "pronoun-name": "name",
+	"rel-age": " is | turned ", "rel-lives": "lives|living|based", "rel-moved": "moved|relocated|moving|relocating", "rel-works": "works|working",
+	"rel-job": " is a| is an|works as", "rel-allergic": "allergic", "count": "have", "allergic": "allergic",
+	"allergy-have": "allerg", "avoid": " eat | drink ", "into": "into|taken up|took up", "play": "play",
+	"play-in": "play|sing|dance|row|swim|run", "hobby-is": "hobb", "joined": "joined|signed up|enrolled|registered|started going|started attending|member|took|taking|doing|finished",
+	"prefer": "prefer", "like": "love|like|enjoy|adore", "fan": "fan of", "dislike": "hate|dislike|detest|stand|like|enjoy",
+	"is-favorite": "fav", "home-country": "home ", "favorite": "fav",
+	"went": "went|been|headed|drove|flew|walked|hiked|biked|took", "went-ing": "went|took", "had": "had",
+	"applied": "applied|accepted|mentored|call from", "back-from": "back|returned", "visited": "visited|toured|explored",
+	"trip-going": " to ", "trip-booked": "booked",
+	"did":   "launched|opened|started|finished|completed|published|organized|organised|hosted|won|passed|volunteered|attended|bought|ran |painted|built|wrote|released|graduated|got|adopted|created|designed|crafted|knitted|baked|planted|sold|rescued|welcomed",
+	"doing": "ing ", "plan": "going to|gonna|planning|about to",
+	"have-event": "interview|exam|test|appointment|surgery|operation|recital|concert|game|match|race|competition|audition|performance|show|presentation|flight|trip|wedding|meeting|date",
+	"my-event":   "wedding|exam|interview|surgery|recital|concert|race|marathon|trip|flight|appointment|party|graduation|show|competition|vacation|holiday",
+	"married":    "married|tying the knot", "decided": "decided|agreed|chose|opted|settled", "go-with": "with|switch|migrat",
+	"deadline": "deadline|due", "my-attr": "my ", "speak": "speak|fluent", "study": "stud|major", "degree": "degree|bachelor|master|phd|diploma|doctorate", "rel-degree": "degree|bachelor|master|phd|diploma|doctorate",
+	"car": "drive|own", "injury": "hurt|injured|broke|sprained|twisted|pulled|strained|tore|fractured|bruised|dislocated|messed up|tweaked|banged up|busted", "tried": "tried",
+}
+
+// mayMatch reports whether lower holds one of r's needles.
+func (r *rule) mayMatch(lower string) bool {
+	if len(r.needs) == 0 {
+		return true
+	}
+	for _, n := range r.needs {
+		if strings.Contains(lower, n) {
+			return true
+		}
+	}
+	return false
+}
+
+// gate is a cheap precondition of a rule.
+type gate int
+
+const (
+	gateFirst  gate = iota // "I" or "we"
+	gateMy                 // "my" or "our"
+	gatePerson             // "my", "our", or a known name
+	gateAny
+)
+
+// gates are the precondition words a sentence holds.
+type gates struct{ first, my, names bool }
+
+func gatesOf(lower string, x *extractor) gates {
+	w := " " + lower + " "
+	g := gates{
+		first: strings.Contains(w, " i ") || strings.Contains(w, " i'") || strings.Contains(w, " we ") || strings.Contains(w, " we'"),
+		my:    strings.Contains(w, " my ") || strings.Contains(w, " our "),
+	}
+	for name := range x.people {
+		if strings.Contains(w, " "+name) {
+			g.names = true
+			break
+		}
+	}
+	return g
+}
+
+func (g gates) allow(r *rule) bool {
+	switch r.gate {
+	case gateFirst:
+		return g.first
+	case gateMy:
+		return g.my
+	case gatePerson:
+		return g.my || g.names
+	}
+	return true
+}
+
+var (
+	relations  = readList("relations.txt")
+	animals    = readList("animals.txt")
+	jobs       = readList("professions.txt")
+	venues     = readList("venues.txt")
+	groupWords = readList("groups.txt")
+	hobbyWords = readList("hobbies.txt")
+	roles      = readList("roles.txt")
+	outings    = set(`hiking camping biking cycling fishing kayaking swimming skiing snowboarding surfing shopping
+dancing bowling skating ice-skating climbing rock-climbing running jogging sailing boating canoeing rafting diving
+scuba-diving snorkeling snorkelling golfing volunteering sightseeing exploring picnicking birdwatching bird-watching
+caroling hunting horseback-riding horse-riding apple-picking berry-picking strawberry-picking backpacking
+trekking mountain-biking paddleboarding paddle-boarding stargazing thrifting antiquing caving ziplining`)
+)
 
 // alt is the alternation of the phrases of set (longest first), as a
 // non-capturing group.
-func alt(set map[string]bool) string {
-	rs := make([]string, 0, len(set))
-	for r := range set {
-		rs = append(rs, strings.ReplaceAll(regexp.QuoteMeta(r), " ", `\s+`))
+func alt(sets ...map[string]bool) string {
+	var rs []string
+	for _, set := range sets {
+		for r := range set {
+			rs = append(rs, strings.ReplaceAll(regexp.QuoteMeta(r), " ", `[ -]`))
+		}
 	}
 	sort.Slice(rs, func(i, j int) bool { return len(rs[i]) > len(rs[j]) || (len(rs[i]) == len(rs[j]) && rs[i] < rs[j]) })
+	rs = slices.Compact(rs)
 	return "(?:" + strings.Join(rs, "|") + ")"
 }
 
-// relAlt is the alternation of relations (longest first).
-var relAlt = func() string {
-	rs := make([]string, 0, len(relations))
-	for r := range relations {
-		rs = append(rs, regexp.QuoteMeta(r))
-	}
-	sort.Slice(rs, func(i, j int) bool { return len(rs[i]) > len(rs[j]) || (len(rs[i]) == len(rs[j]) && rs[i] < rs[j]) })
-	// Words that tell two relatives apart are part of the subject (big
-	// sister, twin sister); others are not (my late grandpa, my favorite aunt).
-	return `(?:step-|distant |favorite |favourite |late |dear )?(?P<rel>(?:little |big |younger |older |twin |baby |oldest |youngest |eldest |middle |second |third )?(?:` + strings.Join(rs, "|") + `))`
-}()
+// numberWords spell an age.
+const numberWords = `one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty`
 
-// i: the first person, as a word.
+// Words of the first person.
 const (
-	iAm   = `\bI(?:'m|’m| am)`
-	iHave = `\bI(?:'ve|’ve| have)?`
-	soon  = `(?:just |recently |finally |now |already |officially )?`
-	named = `(?:[A-Z][a-z]+ )?` // "my sister Ana …"
+	// weI: the user, alone or with others ("my girlfriend and I").
+	weI   = `(?:I|we|my (?:[a-z]+ ){0,2}and I|[A-Z][a-z]+ and I)`
+	iAm   = `\bI(?:'m| am)`
+	iHave = `\bI(?:'ve| have)?`
+	weAre = `\bwe(?:'re| are)`
+	// soon: adverbs between the subject and its verb.
+	soon = `(?:(?:just|recently|finally|now|already|officially|also|actually|still|currently|even|then|both|all) )*`
 	// adv: adverbs between "I" and a verb of liking.
-	adv = `(?:(?:really|absolutely|just|totally|do|also|still|now|definitely|actually|much|strongly|generally|usually|always|honestly|genuinely|kind of|kinda|sort of) )*`
+	adv = `(?:(?:really|absolutely|just|totally|do|also|still|now|definitely|actually|much|strongly|generally|usually|always|honestly|genuinely|kind of|kinda|sort of|truly|especially|particularly) )*`
 )
 
-func r(name, expr string, k kind, subj, attr string, typ Type, conf float64) rule {
-	return rule{name: name, re: regexp.MustCompile(expr), k: k, subj: subj, attr: attr, typ: typ, conf: conf}
+// personAlt names the subject of a person rule: a relative or a pet
+// ("my son", "my sister Ana", "our beagle, Biscuit,") or a name the
+// conversation or memory knows as one ("Leo").
+var personAlt = `(?:\b(?i:my|our) (?i:step-|late |dear |favou?rite |new )?(?P<rel>` + relWord + `)(?:,? (?P<rname>[A-Z][a-z]+),?)?|\b(?P<name>[A-Z][a-z]+))`
+
+// relWord is a relation or an animal, with the word that tells two
+// relatives apart (big sister, twin sister).
+var relWord = `(?i:(?:little |big |younger |older |twin |baby |oldest |youngest |eldest |middle )?` + alt(relations, animals) + `)`
+
+func r(name, expr string, k kind, subj, attr string, conf float64) rule {
+	return rule{name: name, re: regexp.MustCompile(expr), k: k, subj: subj, attr: attr, typ: Semantic, conf: conf}
 }
 
 var rules = func() []rule {
 	rs := []rule{
-		r("name", `(?i:\bmy name is |\bcall me |\bI go by )(?P<v>)`, kName, "user", "name", Semantic, 0.9),
-		r("rel-name", `(?i:\b(?:my|our) `+relAlt+`(?:'s|’s) name is |\b(?:my|our) `+relAlt+` is (?:called|named) |\b(?:my|our) `+relAlt+`(?:'s|’s) called )(?P<v>)`, kName, "rel", "name", Semantic, 0.9),
-		r("rel-named", `(?i:\bmy `+relAlt+`,? )(?P<v>)[A-Z][a-z]+,? (?i:is|was|has|had|got|just|lives|works|moved|finished|started|turned|and|who)\b`, kName, "rel", "name", Semantic, 0.7),
-		r("moved", `(?i:`+iHave+` `+soon+`(?:moved|relocated) (?:back )?to )(?P<v>)`, kPlace, "user", "home_city", Semantic, 0.85),
-		r("live", `(?i:\bI `+soon+`live in |`+iAm+` `+soon+`(?:living|based|settled) in )(?P<v>)`, kPlace, "user", "home_city", Semantic, 0.85),
-		r("moving", `(?i:`+iAm+` (?:moving|relocating) to )(?P<v>)`, kPlace, "user", "home_city", Semantic, 0.65),
-		r("we-live", `(?i:\bwe `+soon+`live in |\bwe(?:'re|’re| are) `+soon+`(?:living|based|settled) in )(?P<v>)`, kPlace, "user", "home_city", Semantic, 0.75),
-		r("new-job", `(?i:`+iHave+` `+soon+`(?:got|landed|started|took|accepted) (?:a |my |the )?(?:new )?job (?:at|with) )(?P<v>)`, kName, "user", "employer", Semantic, 0.8),
-		r("go-with", `(?i:\b(?:we|I)(?:'ll|’ll| will|'re|’re| are)? (?:go|going) with |\b(?:we|I)(?:'re|’re| are|'ll|’ll| will|'ve|’ve| have)? (?:now )?(?:switch|switching|switched|migrate|migrating|migrated) (?:over )?to )(?P<v>)`, kPhrase, "we", "decision/go_with", Semantic, 0.6),
-		r("rel-fullname", `(?i:\b(?:my|our) `+relAlt+` is )(?P<v>)[A-Z][a-z]+ [A-Z][a-z]+\b`, kName, "rel", "name", Semantic, 0.75),
-		r("rel-age", `(?i:\b(?:my|our) `+relAlt+` )`+named+`(?i:is |just turned |turned )(?P<v>)\d{1,3}(?i: years old\b| months old\b|[.,!;]|$| and\b| now\b)`, kPhrase, "rel", "age", Semantic, 0.8),
-		r("we-moved", `(?i:\bwe(?:'ve|’ve| have)? `+soon+`(?:moved|relocated) (?:back )?to )(?P<v>)`, kPlace, "user", "home_city", Semantic, 0.75),
-		r("from", `(?i:`+iAm+` (?:originally )?from |\bI (?:originally )?come from |\bI grew up in )(?P<v>)`, kPlace, "user", "hometown", Semantic, 0.8),
-		r("born", `(?i:\bI was born in )(?P<v>)`, kPlace, "user", "birthplace", Semantic, 0.85),
-		r("rel-moved", `(?i:\bmy `+relAlt+` )`+named+`(?i:(?:is |has |just |recently )*(?:moved|relocated|moving|relocating) to )(?P<v>)`, kPlace, "rel", "home_city", Semantic, 0.75),
-		r("rel-lives", `(?i:\bmy `+relAlt+` )`+named+`(?i:(?:now |still )?lives in )(?P<v>)`, kPlace, "rel", "home_city", Semantic, 0.8),
-		r("work-at", `(?i:\bI `+soon+`work (?:at|for) |`+iAm+` `+soon+`working (?:at|for) |`+iAm+` (?:employed|hired) (?:at|by) )(?P<v>)`, kName, "user", "employer", Semantic, 0.85),
-		r("offer", `(?i:`+iHave+` `+soon+`(?:accepted|took|got|signed) (?:an?|the|their) (?:job )?offer (?:from|at|with) )(?P<v>)`, kName, "user", "employer", Semantic, 0.8),
-		r("joined-org", `(?i:`+iHave+` `+soon+`(?:joined|started at|started working at) )(?P<v>)`, kName, "user", "employer", Semantic, 0.65),
-		r("work-as", `(?i:\bI `+soon+`work as (?:an? |the )?|`+iAm+` (?:going to be |gonna be |now )?(?:their|the|our|its|a|an) new |`+iHave+` (?:been )?(?:promoted|hired) (?:to|as) (?:an? |the )?)(?P<v>)`, kPhrase, "user", "job_title", Semantic, 0.75),
-		r("i-am-a", `(?i:`+iAm+` (?:now |currently |still )?(?:an? |the )(?P<v>))(?i:[a-z-]+ ){0,3}?`+alt(jobs)+`\b`, kPhrase, "user", "job_title", Semantic, 0.8),
-		r("i-am-a-at", `(?i:`+iAm+` (?:now |currently |still )?(?:an? |the )(?:[a-z-]+ ){0,3}?`+alt(jobs)+` (?:at|for|with) )(?P<v>)`, kName, "user", "employer", Semantic, 0.75),
-		r("allergic", `(?i:`+iAm+` (?:severely |very |deathly |really |quite |also )?allergic to )(?P<v>)`, kPhrase, "user", "allergy/%", Semantic, 0.95),
-		r("rel-allergic", `(?i:\b(?:my|our) `+relAlt+` )`+named+`(?i:(?:is|has been) (?:severely |very |deathly |really |quite |also )?allergic to )(?P<v>)`, kPhrase, "rel", "allergy/%", Semantic, 0.85),
-		r("diet", `(?i:(?:`+iAm+`|\b(?:we|[a-z]+ and I)(?:'re|’re| are)) (?:both |all |a |an |strictly |fully )?)(?P<v>)(?i:vegetarian|vegan|pescatarian|lactose[- ]intolerant|gluten[- ]intolerant|celiac|coeliac|diabetic|teetotal)\b`, kPhrase, "user", "diet", Semantic, 0.9),
-		r("avoid", `(?i:\bI (?:can't|can’t|cannot|don't|don’t|do not) (?:eat|drink) )(?P<v>)`, kPhrase, "user", "avoids/%", Semantic, 0.8),
-		r("prefer", `(?i:\bI `+adv+`prefer )(?P<v>)`, kPhrase, "user", "prefers/%", Semantic, 0.85),
-		r("like", `(?i:\bI `+adv+`(?:love|like|enjoy|adore) )(?P<v>)`, kPhrase, "user", "likes/%", Semantic, 0.7),
-		r("fan", `(?i:`+iAm+` (?:a )?(?:huge |big |massive )?fan of )(?P<v>)`, kPhrase, "user", "likes/%", Semantic, 0.7),
-		r("dislike", `(?i:\bI `+adv+`(?:hate|dislike|detest|can't stand|can’t stand|cannot stand|don't like|don’t like|do not like|don't enjoy|don’t enjoy) )(?P<v>)`, kPhrase, "user", "dislikes/%", Semantic, 0.75),
-		r("favorite", `(?i:\bmy (?:all-time )?favou?rite (?P<attr>[a-z]+(?: [a-z]+)?) (?:is|are|has to be) )(?P<v>)`, kPhrase, "user", "favorite_@", Semantic, 0.9),
-		r("have-named", `(?i:\bI (?:have|own|got) (?:an?|one|two|three|\d+) (?P<thing>[a-z]+(?:[ -][a-z]+)?) (?:named|called) )(?P<v>)`, kName, "thing", "name", Semantic, 0.85),
-		r("thing-name", `(?i:\b(?:he|she|it|they) (?:answers?|goes|go|respond|responds) (?:to|by) (?:the name )?|\b(?:his|her|its|their) name is |\bwe (?:named|called) (?:him|her|it|them) |\bwe(?:'re|’re| are) calling (?:him|her|it|them) )(?P<v>)`, kName, "thing", "name", Semantic, 0.8),
-		r("count", `(?i:\bI have )(?P<v>)(?i:\d+|one|two|three|four|five|six|no) (?P<attr>kids|children|sons|daughters|cats|dogs|siblings|brothers|sisters|grandchildren)\b`, kPhrase, "user", "@_count", Semantic, 0.85),
-		r("teacher", `(?i:\b(?:the|our|my) `+alt(roles)+` (?:is|was) (?:an? |the )?(?:[A-Za-z'-]+ ){0,5}?(?:called|named) |\b(?:the|our|my) `+alt(roles)+` is )(?P<v>)`, kName, "activity", "teacher", Semantic, 0.8),
-		r("teacher-runs", `(?P<v>)[A-Z][a-z]+ (?i:teaches|coaches|runs|leads|takes) (?i:us|the class|the course|it|the sessions|the group)\b`, kName, "activity", "teacher", Semantic, 0.7),
-		r("my-attr", `(?i:\bmy (?:[a-z]+ )?(?P<attr>`+alt(attributes)+`) (?:is|'s|’s) (?:now |actually )?)(?P<v>)`, kPhrase, "user", "@", Semantic, 0.85),
-		r("age", `(?i:`+iAm+` |\bI (?:just )?turned )(?P<v>)\d{1,3}(?i: years old\b| yo\b|[.,!]|$| (?:now|today|this year|last week|last month)\b)`, kPhrase, "user", "age", Semantic, 0.85),
-		r("allergy-have", `(?i:\bI have (?:a |an |severe |a severe |a mild )?)(?P<v>)[a-z]+(?: [a-z]+)?(?i: allerg(?:y|ies))\b`, kPhrase, "user", "allergy/%", Semantic, 0.9),
-		r("work-in", `(?i:\bI `+soon+`work in |`+iAm+` (?:working )?in the )(?P<v>)[a-z][a-z ]{2,30}?(?i: (?:industry|field|sector|business))?[.,!]`, kPhrase, "user", "industry", Semantic, 0.7),
-		r("study", `(?i:`+iAm+` (?:studying|majoring in|doing a (?:degree|masters|master's|phd) in)|\bI (?:study|major in) )(?P<v>)`, kPhrase, "user", "studies", Semantic, 0.8),
-		r("speak", `(?i:\bI (?:speak|am fluent in|'m fluent in|’m fluent in) )(?P<v>)`, kName, "user", "speaks/%", Semantic, 0.8),
-		r("drive", `(?i:\bI (?:drive|own) (?:an?|the) )(?P<v>)[A-Z]`, kName, "user", "car", Semantic, 0.7),
-		r("trip-back", `(?i:\b(?:I|we)(?:'ve|’ve| have)? `+soon+`(?:got back|came back|returned|flew back|am back|are back|'re back|’re back|'m back|’m back) from )(?P<v>)`, kPlace, "user", "trip/%", Semantic, 0.75),
-		r("trip-booked", `(?i:\b(?:I|we)(?:'ve|’ve| have)? `+soon+`booked (?:flights|a flight|tickets|a ticket|a trip|a holiday|a vacation|a train|a cabin|a hotel) (?:to|in) )(?P<v>)`, kPlace, "user", "trip/%", Semantic, 0.75),
-		r("trip-went", `(?i:\b(?:I|we) (?:went|flew|traveled|travelled|drove) (?:over |down |up )?to )(?P<v>)`, kPlace, "user", "trip/%", Semantic, 0.65),
-		r("trip-going", `(?i:(?:`+iAm+`|\bwe(?:'re|’re| are)) (?:flying|traveling|travelling|heading|going|driving|off) (?:from [A-Z][\w-]*(?: [A-Z][\w-]*)? )?to )(?P<v>)`, kPlace, "user", "trip/%", Semantic, 0.65),
-		r("injury", `(?i:\bI (?:hurt|injured|broke|sprained|twisted|messed up|pulled|strained|tore|fractured|bruised|dislocated|wrecked) my )(?P<v>)`, kPhrase, "user", "injury/%", Semantic, 0.8),
-		r("degree", `(?i:\bmy `+relAlt+` )`+named+`(?i:(?:just |finally |recently )*(?:finished|completed|got|earned|graduated with) (?:a|an|his|her|their) (?:degree|bachelor's|master's|masters|phd|diploma|doctorate)(?: degree)? in )(?P<v>)`, kPhrase, "rel", "degree", Semantic, 0.8),
-		r("my-degree", `(?i:`+iHave+` (?:just |finally |recently )*(?:finished|completed|got|earned|graduated with) (?:a|an|my) (?:degree|bachelor's|master's|masters|phd|diploma|doctorate)(?: degree)? in )(?P<v>)`, kPhrase, "user", "degree", Semantic, 0.8),
-		r("wedding", `(?i:\bthe (?:wedding|ceremony) (?:is|will be|is going to be|'s going to be|’s going to be) (?:held )?in )(?P<v>)`, kPlace, "rel", "wedding_place", Semantic, 0.7),
-		r("decided", `(?i:\b(?:we|I)(?:'ve|’ve| have)? (?:finally |just )?(?:decided|agreed|chose|opted) (?:to |on )|\b(?:we|I)(?:'ve|’ve| have)? (?:finally |just )?settled on )(?P<v>)`, kPhrase, "we", "decision/#", Semantic, 0.8),
-		r("deadline", `(?i:\bthe deadline(?: for(?: [a-z-]+){1,4}?)? is (?:now )?|\bit(?:'s|’s| is) due (?:on |by )?)(?P<v>)`, kPhrase, "we", "deadline", Semantic, 0.8),
-		r("tried", `(?i:`+iHave+` (?:already |also )?tried )(?P<v>)[^.!?]*?(?i:\b(?:but|and|,|;|-|—)\s*(?:it |that |this |they )?(?:still )?(?:worked|works|didn't work|did not work|doesn't work|does not work|failed|fails|helped|didn't help|did not help|fixed it|solved it|made it worse|broke|crashed|no luck|did nothing|changed nothing|timed out|errored|threw an error))`, kPhrase, "user", "tried/%", Episodic, 0.7),
+		// Who the user is.
+		r("name", `(?i:\bmy name is |\bmy name's |(?:\byou can |\bplease |\bjust )?\bcall me |\bI go by |`+iAm+` called )(?P<v>)`, kName, "user", "name", 0.9),
+		r("name-intro", `^(?i:(?:hi|hello|hey)(?: there| all| everyone)?[,!]? )(?i:I am |I'm )(?P<v>)[A-Z][a-z]+(?:[,.!]|$| (?i:and|from|here)\b)`, kName, "user", "name", 0.8),
+		r("age", `(?i:`+iAm+` |\bI (?:just )?turned )(?P<v>)\d{1,3}(?i: years old\b| yo\b|[.,!]|$| (?:now|today|this year|last week|last month|yesterday)\b)`, kNP, "user", "age", 0.85),
+		// Work.
+		r("job", `(?i:`+iAm+` (?:now |currently |still |actually |also |officially )?(?:a|an) )(?P<v>)`, kNP, "user", "job_title", 0.8),
+		r("job-been", `(?i:`+iHave+` (?:been|worked as) (?:a|an) )(?P<v>)`, kNP, "user", "job_title", 0.8),
+		r("new-role", `(?i:`+iAm+` (?:going to be |gonna be |now |officially )?(?:their|the|our|its|a|an) new )(?P<v>)`, kNP, "user", "job_title", 0.75),
+		r("rel-is-name", `(?i:\b(?:my|our) )(?P<thing>`+relWord+`)(?i: is )(?P<v>)[A-Z][a-z]+ [A-Z][a-z]+\b`, kName, "thing", "name", 0.75),
+		r("work-as", `(?i:\bI `+soon+`(?:work|'ve worked|have worked|'m working|am working|'ve been working|have been working|started working|started work|got a job|got hired|was hired|'ve been hired|have been hired|got promoted|was promoted|'ve been promoted) (?:as|to) (?:an? |the )?)(?P<v>)`, kNP, "user", "job_title", 0.8),
+		r("new-job-as", `(?i:`+iHave+` `+soon+`(?:started|landed|got|accepted|took|began|start) (?:a |my |the |an )?(?:new )?(?:job|position|role|gig|internship) as (?:an? |the )?)(?P<v>)`, kNP, "user", "job_title", 0.8),
+		r("my-job", `(?i:\bmy (?:job|profession|occupation) is (?:being )?(?:an? |the )?)(?P<v>)`, kNP, "user", "job_title", 0.8),
+		r("teach", `(?i:\bI (?:teach|'ve been teaching|have been teaching|'m teaching|am teaching) )(?P<v>)`, kNP, "user", "job_title", 0.7),
+		r("drive", `(?i:\bI (?:drive|'ve been driving|have been driving) (?:a|an|the) )(?P<v>)`, kNP, "user", "job_title", 0.7),
+		r("work-at", `(?i:\bI `+soon+`(?:work|'ve worked|have worked|'m working|am working|'ve been working|have been working|started working|'m employed|am employed|got a job|got hired|was hired|'ve been hired) (?:at|for|with|by) (?:the )?)(?P<v>)`, kName, "user", "employer", 0.85),
+		r("new-job-at", `(?i:`+iHave+` `+soon+`(?:started|landed|got|accepted|took|began|start) (?:a |my |the |an )?(?:new )?(?:job|position|role|gig|internship|offer) (?:at|with|from) (?:the )?)(?P<v>)`, kName, "user", "employer", 0.8),
+		r("joined-org", `(?i:`+iHave+` `+soon+`(?:joined|started at|started working at|switched to) (?:the )?)(?P<v>)[A-Z]`, kName, "user", "employer", 0.7),
+		r("at-now", `(?i:\b(?:these days|nowadays) I(?:'m| am) (?:at|with|working at|working for) )(?P<v>)`, kName, "user", "employer", 0.75),
+		r("at-now-2", `(?i:`+iAm+` (?:at|with) )(?P<v>)[A-Z][\w&'-]*(?: [A-Z][\w&'-]*){0,2}(?i: now\b| these days\b)`, kName, "user", "employer", 0.7),
+		// Where.
+		r("live", `(?i:\bI `+soon+`live in |`+iAm+` `+soon+`(?:living|based|settled) in |`+weAre+` `+soon+`(?:living|based|settled) in |\bwe `+soon+`live in )(?P<v>)`, kPlace, "user", "home_city", 0.85),
+		r("moved", `(?i:\b(?:I|we)(?:'ve| have)? `+soon+`(?:moved|relocated) (?:back )?to )(?P<v>)`, kPlace, "user", "home_city", 0.85),
+		r("from", `(?i:`+iAm+` (?:originally )?from |\bI (?:originally )?come from |\bI grew up in )(?P<v>)`, kPlace, "user", "hometown", 0.8),
+		r("born", `(?i:\bI was born in )(?P<v>)`, kPlace, "user", "birthplace", 0.85),
+		r("moving", `(?i:(?:`+iAm+`|`+weAre+`) (?:moving|relocating) to )(?P<v>)`, kPlace, "user", "plan/move", 0.7),
+		// People and pets.
+		r("rel-name", `(?i:`+personAlt+`(?:'s name is |'s name's | is (?:called|named) |'s called ))(?P<v>)`, kName, "person", "name", 0.9),
+		r("rel-named", `\b(?i:my|our) (?i:step-|late |dear |favou?rite |new )?(?P<thing>`+relWord+`),? (?P<v>)[A-Z][a-z]+(?:,|[.!;]|$| (?i:is|was|has|had|got|just|lives|works|moved|finished|started|turned|turns|and|who|loves|likes|will|also|said|says|told|came|went|gets|got|took|takes|made|makes)\b)`, kName, "thing", "name", 0.75),
+		r("have-named", `(?i:\b(?:I|we)(?:'ve| have)? (?:just |finally |also )?(?:have|own|got|adopted|rescued|brought home|welcomed|took in|had) (?:a|an|one|another|our|my|a new|a little|a sweet|the cutest) (?:new |little |baby |sweet |tiny |cute |young |adorable )?(?:[a-z]+ ){0,2}?)(?P<thing>`+relWord+`)(?i:,? (?:named|called) )(?P<v>)`, kName, "thing", "name", 0.85),
+		r("pronoun-name", `(?i:\b(?:(?:I|we) (?:have|have got|had) (?:a|an|one) |(?:my|our) )(?:new |little |baby |sweet |young )?)(?P<thing>`+relWord+`)(?i:,? (?:and )?(?:his|her|its) name(?: is|'s) )(?P<v>)`, kName, "thing", "name", 0.85),
+		r("rel-age", personAlt+`(?i: (?:is|just turned|turned) )(?P<v>)(?i:\d{1,2}|`+numberWords+`)(?i: years old\b| months old\b|[.,!;]|$| (?:and|now|today|this|next|on|in)\b)`, kNP, "person", "age", 0.8),
+		r("rel-lives", personAlt+`(?i: (?:now |still |also )?(?:lives|is living|is based) in )(?P<v>)`, kPlace, "person", "home_city", 0.8),
+		r("rel-moved", personAlt+`(?i: (?:has |is |just |recently |finally )*(?:moved|relocated|moving|relocating) (?:back )?to )(?P<v>)`, kPlace, "person", "home_city", 0.75),
+		r("rel-works", personAlt+`(?i: (?:now |still )?(?:works|is working) (?:at|for) )(?P<v>)`, kName, "person", "employer", 0.75),
+		r("rel-job", personAlt+`(?i: (?:is|works as) (?:a|an) )(?P<v>)`, kNP, "person", "job_title", 0.7),
+		r("rel-allergic", personAlt+`(?i: (?:is|has been) (?:severely |very |deathly |really |quite |also )?allergic to )(?P<v>)`, kNP, "person", "allergy/%", 0.85),
+		r("count", `(?i:\bI have )(?P<v>)(?i:\d+|one|two|three|four|five|six|seven) (?P<attr>kids|children|sons|daughters|cats|dogs|siblings|brothers|sisters|grandchildren)\b`, kNP, "user", "@_count", 0.85),
+		// Health and food.
+		r("allergic", `(?i:`+iAm+` (?:severely |very |deathly |really |quite |also |super )?allergic to )(?P<v>)`, kNP, "user", "allergy/%", 0.95),
+		r("allergy-have", `(?i:\bI have (?:a |an |severe |a severe |a mild |bad |a bad )?)(?P<v>)[a-z]+(?: [a-z]+)?(?i: allerg(?:y|ies))\b`, kNP, "user", "allergy/%", 0.9),
+		r("diet", `(?i:(?:`+iAm+`|\b(?:we|my [a-z]+ and I|[a-z]+ and I)(?:'re| are)) (?:both |all |a |an |strictly |fully |now |also |mostly )?)(?P<v>)(?i:vegetarian|vegan|pescatarian|lactose[- ]intolerant|gluten[- ]free|gluten[- ]intolerant|celiac|coeliac|diabetic|teetotal|keto|kosher|halal)\b`, kNP, "user", "diet", 0.9),
+		r("avoid", `(?i:\bI (?:can't|cannot|don't|do not|never) (?:eat|drink) )(?P<v>)`, kNP, "user", "avoids/%", 0.8),
+		// Hobbies.
+		r("into", `(?i:(?:`+iAm+`|`+iHave+` been) (?:really |so |totally |very |super |big )?into |`+iHave+` `+soon+`(?:taken up|took up|been getting into|started getting into|got really into) )(?P<v>)`, kNP, "user", "hobby/%", 0.75),
+		r("play", `(?i:\bI `+soon+`(?:play|'ve been playing|have been playing|'m playing|am playing|started playing|'ve started playing) (?:the )?)(?P<v>)`, kNP, "user", "hobby/%", 0.75),
+		r("play-in", `(?i:\bI `+soon+`(?:play|sing|dance|row|swim|run) (?:in|with|for) (?:a|an|the|my|our) )(?P<v>)`, kNP, "user", "hobby/%", 0.75),
+		r("hobby-is", `(?i:\bmy (?:favou?rite |new |main )?hobb(?:y|ies) (?:is|are|include|includes) )(?P<v>)`, kNP, "user", "hobby/%", 0.85),
+		r("joined", `(?i:\b(?:I|we)(?:'ve| have)? `+soon+`(?:joined|signed up for|signed up to|enrolled in|registered for|started going to|started attending|became a member of|took|am taking|have been taking|am doing|started taking|finished) (?:a |an |the |my |our |this |some )?)(?P<v>)`, kNP, "user", "joined/%", 0.75),
+		// Preferences.
+		r("prefer", `(?i:\bI `+adv+`prefer )(?P<v>)`, kNP, "user", "prefers/%", 0.85),
+		r("like", `(?i:\bI `+adv+`(?:love|like|enjoy|adore) )(?P<v>)`, kNP, "user", "likes/%", 0.7),
+		r("fan", `(?i:`+iAm+` (?:a )?(?:huge |big |massive |great )?fan of )(?P<v>)`, kNP, "user", "likes/%", 0.7),
+		r("dislike", `(?i:\bI `+adv+`(?:hate|dislike|detest|can't stand|cannot stand|don't like|do not like|don't enjoy|do not enjoy) )(?P<v>)`, kNP, "user", "dislikes/%", 0.75),
+		r("is-favorite", `(?i:\b)(?P<v>)(?i:[^,;:.!?]{2,40}?) (?i:is|are) (?i:one of )?(?i:my|our) (?i:all-time |absolute |new )?(?i:favou?rites?|faves?|favs?)(?: (?P<attr>[a-z]+(?: [a-z]+)?))?(?i:[.!,;]|$| (?:to|of|in|for|ever)\b)`, kNP, "user", "likes/%", 0.8),
+		r("home-country", `(?i:\bmy home (?:country|town|city)(?: is|,)? )(?P<v>)`, kPlace, "user", "hometown", 0.8),
+		r("favorite", `(?i:\bmy (?:all-time |absolute )?(?:favou?rite|fave|fav) (?P<attr>[a-z]+(?: [a-z]+)?) (?:is|are|has to be|would be) )(?P<v>)`, kNP, "user", "favorite_@", 0.9),
+		// What happened.
+		r("went", `(?i:\b`+weI+`(?:'ve| have)? `+soon+`(?:went|been|headed|drove|flew|walked|hiked|biked|took (?:the|my|our) (?:kids|fam|family|dogs|pups|children|son|daughter|girlfriend|boyfriend|wife|husband|parents|friends)) (?:over |down |up |out |back )?to (?:a |an |the |this |my |our |that )?)(?P<v>)`, kNP, "user", "went_to/%", 0.65),
+		r("went-ing", `(?i:\b`+weI+` `+soon+`(?:went|took (?:the|my|our) (?:kids|fam|family|dogs|pups|children|son|daughter|girlfriend|boyfriend|wife|husband|parents|friends)) )(?P<v>)(?i:`+alt(outings)+`)\b`, kNP, "user", "went/%", 0.65),
+		r("had", `(?i:\b`+weI+` `+soon+`had (?:a |an |my |our |this |the )?(?:great |good |lovely |nice |fun |quick |big |amazing |awesome |wonderful |fantastic |little |first )*)(?P<v>)`, kNP, "user", "had/%", 0.6),
+		r("applied", `(?i:\b`+weI+`(?:'ve| have)? `+soon+`(?:applied (?:to|for)|got accepted (?:to|for|into|at)|was accepted (?:to|for|into|at)|got mentored by|got a call from) (?:a |an |the |my |some |two |three |multiple |several )?)(?P<v>)`, kNP, "user", "@/%", 0.65),
+		r("back-from", `(?i:\b(?:I|we)(?:'ve| have)? `+soon+`(?:got back|came back|returned|flew back|am back|are back|'re back|'m back|just back) from (?:a |an |the |my |our )?)(?P<v>)`, kNP, "user", "went_to/%", 0.7),
+		r("visited", `(?i:\b(?:I|we)(?:'ve| have)? `+soon+`(?:visited|toured|explored) (?:a |an |the |this |my |our )?)(?P<v>)`, kNP, "user", "went_to/%", 0.65),
+		r("trip-going", `(?i:(?:`+iAm+`|`+weAre+`) (?:(?:flying|traveling|travelling|heading|going|driving|off) (?:back )?(?:from [A-Z][\w-]*(?: [A-Z][\w-]*)? )?to |(?:planning|taking|going on|booking|booked|off on) (?:a |an |our |my |the )?(?:(?:big |little |short |long |family |weekend |road |quick )?(?:trip|vacation|holiday|getaway|visit)) to ))(?P<v>)`, kPlace, "user", "trip/%", 0.65),
+		r("trip-booked", `(?i:\b(?:I|we)(?:'ve| have)? `+soon+`booked (?:flights|a flight|tickets|a ticket|a trip|a holiday|a vacation|a train|a cabin|a hotel) (?:to|in|for) )(?P<v>)`, kPlace, "user", "trip/%", 0.75),
+		r("did", `(?i:\b`+weI+`(?:'ve| have)? `+soon+`(?P<attr>launched|opened|started|finished|completed|published|organized|organised|hosted|won|passed|volunteered at|attended|bought|ran|painted|built|wrote|released|graduated from|got|adopted|created|designed|crafted|knitted|baked|planted|sold|rescued|welcomed) (?:a |an |the |my |our |this |some |two |three |four |another |a new |my first |our first |a few )?)(?P<v>)`, kNP, "user", "@/%", 0.6),
+		r("doing", `(?i:(?:`+iAm+`|`+weAre+`) `+soon+`(?P<attr>starting|opening|launching|organizing|organising|hosting|building|writing|training for|preparing for|working on|planning|running) (?:a |an |the |my |our |this |some )?)(?P<v>)`, kNP, "user", "@/%", 0.6),
+		r("plan", `(?i:(?:`+iAm+`|`+weAre+`) (?:going to|gonna|planning to|planning on|about to) )(?P<v>)`, kNP, "user", "plan/%", 0.65),
+		r("have-event", `(?i:\b(?:I|we) (?:have|'ve got|have got) (?:a |an |my |our |the )?)(?P<v>)(?i:(?:job |big |first |final |second )?(?:interview|exam|test|appointment|surgery|operation|recital|concert|game|match|race|competition|audition|performance|show|presentation|flight|trip|wedding|meeting|date))\b`, kNP, "user", "plan/%", 0.7),
+		r("my-event", `(?i:\b(?:my|our) )(?P<v>)(?i:(?:job |big |first |final )?(?:wedding|exam|interview|surgery|recital|concert|race|marathon|trip|flight|appointment|birthday party|graduation|party|show|competition|vacation|holiday)) (?i:is|will be)\b`, kNP, "user", "plan/%", 0.7),
+		r("married", `(?i:`+weAre+` (?:getting married|tying the knot)|`+iAm+` getting married)(?P<v>)`, kNP, "user", "plan/wedding", 0.75),
+		// Decisions.
+		r("decided", `(?i:\b(?:we|I)(?:'ve| have)? (?:finally |just )?(?:decided|agreed|chose|opted) (?:to |on )|\b(?:we|I)(?:'ve| have)? (?:finally |just )?settled on )(?P<v>)`, kNP, "we", "decision/#", 0.8),
+		r("go-with", `(?i:\b(?:we|I)(?:'ll| will|'re| are)? (?:go|going) with |\b(?:we|I)(?:'re| are|'ll| will|'ve| have)? (?:now )?(?:switch|switching|switched|migrate|migrating|migrated) (?:over )?to )(?P<v>)`, kName, "we", "decision/go_with", 0.6),
+		r("deadline", `(?i:\bthe deadline(?: for(?: [a-z-]+){1,4}?)? is (?:now )?|\bit(?:'s| is) due (?:on |by )?)(?P<v>)`, kNP, "we", "deadline", 0.8),
+		// Other things about the user.
+		r("my-attr", `(?i:\bmy (?:[a-z]+ )?(?P<attr>email|email address|phone number|phone|address|blood type|nationality|pronouns|timezone|time zone|native language|first language|nickname|zodiac sign|star sign) (?:is|'s) (?:now |actually )?)(?P<v>)`, kNP, "user", "@", 0.85),
+		r("speak", `(?i:\bI (?:speak|'m fluent in|am fluent in) )(?P<v>)`, kName, "user", "speaks/%", 0.8),
+		r("study", `(?i:`+iAm+` (?:studying|majoring in|doing a (?:degree|masters|master's|phd) in) |\bI (?:study|major in) )(?P<v>)`, kNP, "user", "studies", 0.8),
+		r("rel-degree", personAlt+`(?i: (?:just |finally |recently )*(?:finished|completed|got|earned|graduated with) (?:a|an|his|her|their) (?:degree|bachelor's|master's|masters|phd|diploma|doctorate)(?: degree)? in )(?P<v>)`, kNP, "person", "degree", 0.8),
+		r("degree", `(?i:`+iHave+` (?:just |finally |recently )*(?:finished|completed|got|earned|graduated with) (?:a|an|my) (?:degree|bachelor's|master's|masters|phd|diploma|doctorate)(?: degree)? in )(?P<v>)`, kNP, "user", "degree", 0.8),
+		r("car", `(?i:\bI (?:drive|own) (?:a|an) )(?P<v>)[A-Z]`, kName, "user", "car", 0.7),
+		r("injury", `(?i:\bI (?:hurt|injured|broke|sprained|twisted|pulled|strained|tore|fractured|bruised|dislocated|messed up|tweaked|banged up|busted) my )(?P<v>)`, kNP, "user", "injury/%", 0.8),
+		r("tried", `(?i:`+iHave+` (?:already |also )?tried )(?P<v>)[^.!?]*?(?i:\b(?:but|and|,|;|-|—)\s*(?:it |that |this |they )?(?:still )?(?:worked|works|didn't work|did not work|doesn't work|does not work|failed|fails|helped|didn't help|did not help|fixed it|solved it|made it worse|broke|crashed|no luck|did nothing|changed nothing|timed out|errored|threw an error))`, kNP, "user", "tried/%", 0.7),
 	}
 	for i := range rs {
-		switch rs[i].name {
-		case "allergic", "rel-allergic", "avoid", "like", "fan", "dislike":
-			rs[i].list = true
-		case "trip-going", "trip-booked", "trip-went":
-			rs[i].dated = true
-		case "injury":
-			rs[i].short = 2
+		x := &rs[i]
+		switch x.name {
+		case "allergic", "rel-allergic", "avoid", "like", "fan", "dislike", "prefer":
+			x.list = true
+		case "joined-org":
+			x.noDate = true
+		case "rel-named", "rel-name", "have-named", "pronoun-name", "rel-is-name":
+			x.free = true
+		case "decided", "go-with", "deadline", "trip-going", "trip-booked", "moving", "doing":
+			x.future = true
 		}
-		if !slices.Contains(rs[i].re.SubexpNames(), "v") {
-			panic("consolidate: rule " + rs[i].name + " has no value group")
+		switch x.name {
+		case "rel-degree", "rel-is-name", "rel-name", "rel-named", "rel-age", "rel-lives", "rel-moved", "rel-works", "rel-job", "rel-allergic":
+			x.gate = gatePerson
+		case "my-job", "hobby-is", "is-favorite", "home-country", "favorite", "my-event", "my-attr":
+			x.gate = gateMy
+		case "deadline", "name":
+			x.gate = gateAny
+		}
+		switch x.name {
+		case "job", "job-been", "rel-job", "new-role":
+			x.head = jobs
+		case "teach":
+			x.derive = teacherOf
+		case "drive":
+			x.derive = driverOf
+		case "went", "back-from", "visited":
+			x.head = venues
+		case "had":
+			x.head = happenings
+		case "joined":
+			x.head = groupWords
+		case "play":
+			x.head = hobbyWords
+		case "play-in":
+			x.head = groupWords
+		case "name", "name-intro", "rel-name", "rel-named", "have-named", "pronoun-name", "age", "rel-age", "allergic", "allergy-have",
+			"rel-allergic", "diet", "avoid", "count", "my-attr", "speak", "from", "born", "car", "prefer", "like", "fan", "dislike", "favorite",
+			"is-favorite", "home-country":
+			x.noDate = true
+		case "plan":
+			x.needDate = true
+		case "have-event", "my-event", "married":
+			x.needDate = true
+		case "tried":
+			x.typ = Episodic
+		}
+		if strings.Contains(x.name, "dislike") || x.name == "avoid" {
+			x.weak = true
+		}
+		if n, ok := needles[x.name]; ok {
+			x.needs = strings.Split(n, "|")
+		}
+		if !slices.Contains(x.re.SubexpNames(), "v") {
+			panic("consolidate: rule " + x.name + " has no value group")
 		}
 	}
 	return rs
 }()
 
-// instructionRE: a refined instruction to the assistant.
-var instructionRE = regexp.MustCompile(`(?i)^(?:please,? )?(?:always|never) \w|\b(?:from now on|going forward|in (?:the )?future|next time)[,:]? |^(?:please )?(?:don't|don’t|do not) ever |\bI want you to (?:always|never|stop) |^please (?:stop|always|never|don't|don’t|do not) `)
+// bodyPart: "my knee playing football" hurt the knee.
+func bodyPart(v string) string {
+	w := strings.Fields(v)
+	for i := 1; i < len(w); i++ {
+		if strings.HasSuffix(strings.ToLower(w[i]), "ing") {
+			return strings.Join(w[:i], " ")
+		}
+	}
+	return v
+}
 
-// decisionLetRE: "let's ship on Friday" (with a key fact).
-var decisionLetRE = regexp.MustCompile(`(?i)\blet(?:'s|’s| us) (?:go with |do |)(?P<v>)`)
+// teacherOf: "I've been teaching piano for six years" teaches piano: a
+// piano teacher (a subject, not a class of people).
+func teacherOf(v string) string {
+	w := strings.Fields(strings.ToLower(v))
+	if len(w) > 2 || len(w) == 0 {
+		return ""
+	}
+	switch w[len(w)-1] {
+	case "kids", "children", "students", "people", "others", "classes", "class", "myself", "them", "adults", "teens", "pupils", "lessons":
+		return ""
+	}
+	return v + " teacher"
+}
 
-// notDecisionRE: "let's say", "let's see", … decide nothing.
-var notDecisionRE = regexp.MustCompile(`(?i)^(?:say|see|talk|think|chat|hope|try|start|begin|move on|get started|continue|recap|review|check|look|figure|keep in touch|catch up)\b`)
+// driverOf: "I drive a tram in Lisbon": a tram driver (a vehicle one is
+// paid to drive, not "a Tesla").
+func driverOf(v string) string {
+	switch strings.ToLower(v) {
+	case "tram", "bus", "taxi", "cab", "truck", "lorry", "train", "ambulance", "forklift", "delivery van", "van", "school bus", "ferry", "tractor", "streetcar", "trolley", "limo", "limousine", "tow truck", "garbage truck", "semi":
+		return v + " driver"
+	}
+	return ""
+}
 
-// correctionRE: an elliptical correction of the previous statement.
-var correctionRE = regexp.MustCompile(`(?i)^(?:(?:actually|no|nope|sorry|wait|oh|hmm|ok|okay|so|correction|scratch that|on second thought)[,!.:—-]* )*(?:make (?:it|that) |change (?:it|that) to |use |switch (?:it )?to |update (?:it|that) to |replace (?:it|that) with |let(?:'s|’s) (?:do |say |make it )|move (?:it|that) to |push (?:it|that) (?:back )?to |I meant |I mean |it(?:'s|’s| is) (?:actually |now )?|(?:it|that) should be )(?P<v>)`)
-
-// correctionMark: a sentence starting with one of these corrects the one
-// before it.
-var correctionMark = regexp.MustCompile(`(?i)^(?:actually|no|sorry|wait|correction|scratch that|on second thought|i meant|i mean)\b`)
-
-// hedgeRE: a statement in a clause with one of these is no fact.
-var hedgeRE = regexp.MustCompile(`(?i)\b(?:if|unless|whether|might|maybe|perhaps|would|could|should|wonder|wondering|thinking (?:about|of)|considering|hope|hoping|wish|want to|wants to|planning to|plan to|not sure|don't know|do you|did you|are you|have you|pretend|imagine|suppose|supposed|hypothetically|someday|one day|never|didn't|did not|don't|do not|not|no longer|isn't|wasn't|friend of mine|think|guess|suspect|probably|possibly|supposedly|apparently)\b`)
-
-// reportedRE: a statement after one of these in its sentence is someone
-// else's words ("my friend said: I moved to Paris").
-var reportedRE = regexp.MustCompile(`(?i)\b(?:said|says|told me|tells me|asked|asks|wrote|writes|quote|quoting|the message reads|texted|write|draft|compose|translate|rephrase|rewrite|reword|proofread|summarize|summarise|pretend|roleplay|role-play|role play|as if|starts with|example|template|sample|character|story|poem|script)\b`)
-
-// hedgeBeforeValueRE: for rules whose own words hold a negation ("I
-// don't like …"), only these hedge.
-var hedgeWeakRE = regexp.MustCompile(`(?i)\b(?:if|unless|whether|might|maybe|perhaps|would|could|wonder|pretend|imagine|suppose|hypothetically)\b`)
-
-// activityRE names the activity a later "the teacher is …" is about.
-var activityRE = regexp.MustCompile(`(?i)\b(?:signed up for|enrolled in|registered for|started taking|started going to|started attending|signed up to) (?:an?|the|some|my)? ?([a-z][a-z' -]{1,40}?(?:\s+(?:class|classes|course|lessons)\b)?)(?:[,.;!]| (?:last|this|next|yesterday|today|earlier|recently|a few|a couple|the other|two|three|on|at|in|with|and|because)\b|$)|\b(?:signed up for|enrolled in|started going to|started taking|started attending|joined|registered for|taking|take|started|go to|attend|attending|on my|about my|in my|update on my|with my) (?:an?|the|some|my)? ?([a-z][a-z' -]{1,40}?(?:class|classes|course|lessons|club|team|workshop|group|choir|circle|troupe|league|program|programme|band|gym|studio|sessions))\b`)
-
-// thingRE names the animal or thing a later "he answers to …" is about.
-var thingRE = regexp.MustCompile(`(?i)\b(?:we|I)(?:'ve|’ve| have)? (?:just |finally )?(?:adopted|brought home|got|rescued|welcomed|took in) (?:an?|our|my|a new|a little|a tiny) (?:new |little |tiny |sweet )?([A-Za-z][A-Za-z -]{1,30}?)(?: from| at| last| this| yesterday| today| on|[,.!]|$)|\b(?:our|my) ([a-z][a-z -]{1,24}?) (?:isn't|is not|is no longer|is now|was renamed)`)
-
-// itemRE names a purchase; priceRE its price.
-var itemRE = regexp.MustCompile(`(?i)` + iHave + ` (?:just |finally |recently )?(?:bought|purchased|ordered|got myself|picked up|splurged on) (?:an?|the|some|my|a new|new|a used|a secondhand) ([a-z][a-zA-Z -]{1,40}?)(?: for| from| at| last| this| yesterday| today| on| earlier| recently| over| a few| a couple| the other| \d|[,.!]|$)|\b(?:receipt|price|invoice) for (?:the|my) ([a-z][a-zA-Z -]{1,40}?)[:,.]`)
-var priceRE = regexp.MustCompile(`(?i)(?:\bfor|\bpaid|\bcost|\bcosts|\bwas|\bit's|\bit’s|\bspent)\s+(?:only |just |about |around |almost |nearly |over )?([$€£]\s?\d[\d,]*(?:\.\d+)?k?|\d[\d,]*(?:\.\d+)?k?\s?(?:dollars|euros|bucks|pounds))`)
-
-// relMentionRE: "my little brother Tom …": the relation a later "the
-// wedding is in …" is about.
-var relMentionRE = regexp.MustCompile(`(?i:\bmy ` + relAlt + `)\b`)
+// headOK reports whether the last word (or two) of v is in set.
+func headOK(v string, set map[string]bool) bool {
+	w := strings.Fields(strings.ToLower(v))
+	if len(w) == 0 {
+		return false
+	}
+	last := strings.Trim(w[len(w)-1], "'")
+	if set[last] || set[strings.TrimSuffix(last, "s")] || set[strings.TrimSuffix(last, "es")] {
+		return true
+	}
+	if len(w) > 1 {
+		two := w[len(w)-2] + " " + last
+		return set[two] || set[strings.ReplaceAll(two, "-", " ")]
+	}
+	return false
+}

@@ -54,7 +54,7 @@ type answer struct {
 	} `json:"facts"`
 }
 
-// ExtractFacts implements api.FactExtractor.
+// ExtractFacts implements consolidation.Extractor.
 func (e Extractor) ExtractFacts(ctx context.Context, msgs []consolidate.Message, known []consolidate.Fact) ([]consolidate.Fact, string, error) {
 	maxMsgs := e.MaxMessages
 	if maxMsgs <= 0 {

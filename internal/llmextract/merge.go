@@ -22,7 +22,7 @@ const MergeInstruction = `Two values were recorded for the same fact about a use
 Decide what the fact holds now. Usually the newer statement replaces the current value; keep the current value if the newer one is not about the same thing;
 combine them only when both hold at once (e.g. two allergies). Answer with JSON only: {"value":"..."}`
 
-// MergeFact implements api.FactMerger.
+// MergeFact implements consolidation.Merger.
 func (m Merger) MergeFact(ctx context.Context, key, current, proposed string) (string, error) {
 	out, err := m.Chat.Chat(ctx, MergeInstruction, fmt.Sprintf("fact: %s\ncurrent: %s\nnewer: %s\n", key, current, proposed), 200)
 	if err != nil {

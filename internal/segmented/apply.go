@@ -122,6 +122,7 @@ func (s *State) applyEvent(ev proto.Message, now int64) error {
 			p.L1 = append(l1, p.L1[j:]...)
 		}
 		t.l1 += uint64(e.Summary.GetTokens())
+		s.shownL1Add(entry, true)
 		s.track(delta{d: 1, entry: entry, noIDs: noIDs})
 		p.NextSummarySeq++
 		p.Compressions++
@@ -199,6 +200,8 @@ func (s *State) applyEvicted(e *memoryv1.L1Evicted) error {
 		sum := entry.GetSummary()
 		t.l1 -= uint64(sum.GetTokens())
 		t.l2 += uint64(sum.GetTokens())
+		s.shownL1Add(entry, false)
+		s.shownL2Add(sum, true)
 		p.L2 = append(p.L2, sum) // in place: see txn
 		// The summary's message ids stay known: no id deltas.
 		s.track(delta{d: -1, entry: entry, noIDs: true})
@@ -220,6 +223,7 @@ func (s *State) applyEvicted(e *memoryv1.L1Evicted) error {
 	p.L1 = p.L1[j:]
 	p.L2 = append(p.L2, e.Summary)
 	t.l2 += uint64(e.Summary.GetTokens())
+	s.shownL2Add(e.Summary, true)
 	s.track(delta{d: 1, l2: e.Summary, noIDs: noIDs})
 	p.NextSummarySeq++
 	return nil
@@ -248,6 +252,7 @@ func (s *State) applyArchived(e *memoryv1.L2Archived) error {
 	}
 	for _, sum := range p.L2[:k] {
 		s.tok.l2 -= uint64(sum.GetTokens())
+		s.shownL2Add(sum, false)
 		s.track(delta{d: -1, l2: sum})
 	}
 	p.ArchivedL2Count += uint64(k)
@@ -262,6 +267,7 @@ func (s *State) applyArchived(e *memoryv1.L2Archived) error {
 	p.L2 = p.L2[k-1:]
 	s.setL2(0, e.Condensed)
 	s.tok.l2 += uint64(e.Condensed.GetTokens())
+	s.shownL2Add(e.Condensed, true)
 	s.track(delta{d: 1, l2: e.Condensed})
 	p.NextSummarySeq++
 	return nil
@@ -276,6 +282,7 @@ func (s *State) removeRun(i, j int, sum *memoryv1.Summary) (noIDs bool) {
 	noIDs = s.tx.track && sameIDs(run, sum.GetMessageIds())
 	for _, e := range run {
 		s.tok.l1 -= uint64(entryTokens(e))
+		s.shownL1Add(e, false)
 		s.track(delta{d: -1, entry: e, noIDs: noIDs})
 	}
 	return noIDs
@@ -296,6 +303,7 @@ func (s *State) applyMessages(e *memoryv1.MessagesAppended) error {
 		entry := &memoryv1.L1Entry{Entry: &memoryv1.L1Entry_Message{Message: m}}
 		p.L1 = append(p.L1, entry) // in place: amortized O(1)
 		s.tok.l1 += uint64(m.GetTokens())
+		s.shownL1Add(entry, true)
 		s.track(delta{d: 1, entry: entry})
 		p.NextMessageSeq++
 		p.TotalMessages++
@@ -356,14 +364,18 @@ func (s *State) replaceSummary(e *memoryv1.SummaryReplaced) bool {
 	for i, sum := range p.L2 {
 		if sum.Id == e.SummaryId {
 			s.tok.l2 += uint64(e.Tokens) - uint64(sum.GetTokens())
+			s.shownL2Add(sum, false)
 			s.setL2(i, repl(sum))
+			s.shownL2Add(p.L2[i], true)
 			return true
 		}
 	}
 	for i, en := range p.L1 {
 		if sum := en.GetSummary(); sum != nil && sum.Id == e.SummaryId {
 			s.tok.l1 += uint64(e.Tokens) - uint64(sum.GetTokens())
+			s.shownL1Add(en, false)
 			s.setL1(i, &memoryv1.L1Entry{Entry: &memoryv1.L1Entry_Summary{Summary: repl(sum)}})
+			s.shownL1Add(p.L1[i], true)
 			return true
 		}
 	}

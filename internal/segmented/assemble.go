@@ -1,8 +1,8 @@
 package segmented
 
 import (
-	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -217,6 +217,9 @@ func (s *State) assembles() bool {
 // decideSections chooses the sections and the plan for the user message m
 // (already in the simulated state) from c.
 func (s *State) decideSections(m *memoryv1.Message, c *Candidates, env Env) *memoryv1.Assembled {
+	if s.planWith != nil {
+		return s.planWith(s, m, c, env)
+	}
 	return s.plan(m, c, env)
 }
 
@@ -239,23 +242,22 @@ func sameSections(a, b *memoryv1.Assembled) bool {
 // (memory × tier share), then gives what the tiers left unused to the
 // candidates not taken, in order. A scope and key is taken once.
 func chooseMemory(cands []*memoryv1.MemoryItem, a *memoryv1.AssemblyConfig, capTokens uint64, tok Tokenizer) []*memoryv1.MemoryItem {
-	tierCap := map[string]uint64{
-		TierTask:   capTokens * uint64(a.GetTaskPct()) / 100,
-		TierUser:   capTokens * uint64(a.GetUserPct()) / 100,
-		TierGlobal: capTokens * uint64(a.GetGlobalPct()) / 100,
+	// Tiers by index (tierIndex): no maps, it runs at every user message.
+	tierCap := [3]uint64{
+		capTokens * uint64(a.GetTaskPct()) / 100,
+		capTokens * uint64(a.GetUserPct()) / 100,
+		capTokens * uint64(a.GetGlobalPct()) / 100,
 	}
-	var uniq []*memoryv1.MemoryItem
-	seen := map[string]bool{}
-	for _, c := range cands[:min(len(cands), MaxMemoryCandidates)] {
-		id := c.GetScope() + "\x00" + c.GetKey()
-		if _, ok := tierCap[c.GetTier()]; !ok || seen[id] {
+	cands = cands[:min(len(cands), MaxMemoryCandidates)]
+	uniq := make([]*memoryv1.MemoryItem, 0, len(cands))
+	for _, c := range cands {
+		if tierIndex(c.GetTier()) < 0 || slices.ContainsFunc(uniq, func(u *memoryv1.MemoryItem) bool { return sameEntry(u, c) }) {
 			continue
 		}
-		seen[id] = true
 		uniq = append(uniq, c)
 	}
 	taken := make([]*memoryv1.MemoryItem, len(uniq))
-	tierUsed := map[string]uint64{}
+	var tierUsed [3]uint64
 	var used uint64
 	take := func(i int, room uint64) {
 		c := uniq[i]
@@ -270,12 +272,12 @@ func chooseMemory(cands []*memoryv1.MemoryItem, a *memoryv1.AssemblyConfig, capT
 			n, trimmed = len(strings.TrimSuffix(text, "…")), true
 		}
 		taken[i] = &memoryv1.MemoryItem{Scope: c.GetScope(), Key: c.GetKey(), Version: c.GetVersion(), TextBytes: uint32(n), Trimmed: trimmed, Tokens: tokens, Tier: c.GetTier()}
-		tierUsed[c.GetTier()] += uint64(tokens)
+		tierUsed[tierIndex(c.GetTier())] += uint64(tokens)
 		used += uint64(tokens)
 	}
 	for i, c := range uniq {
-		if limit := tierCap[c.GetTier()]; tierUsed[c.GetTier()] < limit {
-			take(i, min(limit-tierUsed[c.GetTier()], capTokens-used))
+		if t := tierIndex(c.GetTier()); tierUsed[t] < tierCap[t] {
+			take(i, min(tierCap[t]-tierUsed[t], capTokens-used))
 		}
 	}
 	for i := range uniq {
@@ -292,6 +294,32 @@ func chooseMemory(cands []*memoryv1.MemoryItem, a *memoryv1.AssemblyConfig, capT
 		}
 	}
 	return out
+}
+
+// tierIndex returns the index of a memory tier (task, user, global), or -1.
+func tierIndex(tier string) int {
+	switch tier {
+	case TierTask:
+		return 0
+	case TierUser:
+		return 1
+	case TierGlobal:
+		return 2
+	}
+	return -1
+}
+
+// sameEntry reports whether a and b name the same scope and key (as
+// scope + "\x00" + key, which the memory section takes once).
+func sameEntry(a, b *memoryv1.MemoryItem) bool {
+	as, ak, bs, bk := a.GetScope(), a.GetKey(), b.GetScope(), b.GetKey()
+	if as == bs && ak == bk {
+		return true
+	}
+	if len(as)+len(ak) != len(bs)+len(bk) {
+		return false
+	}
+	return as+"\x00"+ak == bs+"\x00"+bk
 }
 
 // fitItem returns text, trimmed when needed, within room tokens (counted as
@@ -359,16 +387,33 @@ func trimToTokens(tok Tokenizer, text string, limit int) string {
 // recalledText is a recalled message as the context sends it: its source
 // (id, role, turn, the day it was said) and its content and tool calls.
 func recalledText(m *memoryv1.Message) string {
+	// Built in one allocation: it runs for every hit of every user message.
+	role := roleName(m.GetRole())
+	n := len("Recalled  (, turn 4294967295, 2006-01-02): ") + len(m.GetId()) + len(role) + len(m.GetContent())
+	for _, c := range m.GetToolCalls() {
+		n += len("\ncall ()") + len(c.GetName()) + len(c.GetArguments())
+	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "Recalled %s (%s, turn %d", m.GetId(), roleName(m.GetRole()), m.GetTurn())
+	b.Grow(n)
+	var num [32]byte
+	b.WriteString("Recalled ")
+	b.WriteString(m.GetId())
+	b.WriteString(" (")
+	b.WriteString(role)
+	b.WriteString(", turn ")
+	b.Write(strconv.AppendUint(num[:0], uint64(m.GetTurn()), 10))
 	if at := SaidAt(m); at > 0 {
 		b.WriteString(", ")
-		b.WriteString(time.Unix(0, at).UTC().Format(time.DateOnly))
+		b.Write(time.Unix(0, at).UTC().AppendFormat(num[:0], time.DateOnly))
 	}
 	b.WriteString("): ")
 	b.WriteString(m.GetContent())
 	for _, c := range m.GetToolCalls() {
-		fmt.Fprintf(&b, "\ncall %s(%s)", c.GetName(), c.GetArguments())
+		b.WriteString("\ncall ")
+		b.WriteString(c.GetName())
+		b.WriteString("(")
+		b.WriteString(c.GetArguments())
+		b.WriteString(")")
 	}
 	return b.String()
 }
@@ -403,7 +448,11 @@ func EarlierSessionText(m *memoryv1.Message) string {
 	b.WriteString("): ")
 	b.WriteString(m.GetContent())
 	for _, c := range m.GetToolCalls() {
-		fmt.Fprintf(&b, "\ncall %s(%s)", c.GetName(), c.GetArguments())
+		b.WriteString("\ncall ")
+		b.WriteString(c.GetName())
+		b.WriteString("(")
+		b.WriteString(c.GetArguments())
+		b.WriteString(")")
 	}
 	return b.String()
 }
@@ -414,7 +463,7 @@ func memoryText(m *memoryv1.MemoryItem) string { return MemoryText(m, m.GetText(
 // MemoryText is the text the context shows for memory item m whose entry
 // version holds value.
 func MemoryText(m *memoryv1.MemoryItem, value string) string {
-	return fmt.Sprintf("Memory %s %s (v%d): %s", m.GetScope(), m.GetKey(), m.GetVersion(), value)
+	return "Memory " + m.GetScope() + " " + m.GetKey() + " (v" + strconv.FormatUint(m.GetVersion(), 10) + "): " + value
 }
 
 // sectionsEmpty reports whether a holds no section and no plan.
@@ -428,6 +477,7 @@ func (s *State) applyAssembled(e *memoryv1.ContextAssembled) {
 		sec = nil
 	}
 	s.snap.Assembled = sec
+	s.tok.shownL1, s.tok.shownL2 = s.countShown()
 	s.tok.recalled, s.tok.memory = 0, 0
 	for _, r := range sec.GetRecalled() {
 		s.tok.recalled += uint64(r.GetTokens())

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 	"google.golang.org/protobuf/proto"
@@ -214,5 +215,39 @@ func TestAssembleCapAndNoRepeat(t *testing.T) {
 	}
 	if evs := appendWith(t, s, &c, user("Everything again?")); assembledEvent(evs) != nil {
 		t.Fatal("the same sections were written again")
+	}
+}
+
+// TestItemTextsMatchTheirFormat checks the texts of recalled and memory
+// items (built by hand, they are on the hot path) against their format.
+func TestItemTextsMatchTheirFormat(t *testing.T) {
+	for _, m := range []*memoryv1.Message{
+		{Id: "m12", Role: memoryv1.Role_ROLE_USER, Turn: 3, Content: "What did Priya say?", SaidUnixNano: 1_740_960_000_000_000_000},
+		{Id: "t00042", Role: memoryv1.Role_ROLE_ASSISTANT, Turn: 4294967295, CreatedUnixNano: 1},
+		{Id: "x", Role: memoryv1.Role_ROLE_TOOL, Content: "{\"rows\": 3}", ToolCalls: []*memoryv1.ToolCall{{Name: "sql", Arguments: `{"q":"select"}`}, {Name: "fetch"}}},
+		{},
+	} {
+		var b strings.Builder
+		fmt.Fprintf(&b, "Recalled %s (%s, turn %d", m.GetId(), roleName(m.GetRole()), m.GetTurn())
+		at := m.GetSaidUnixNano()
+		if at == 0 {
+			at = m.GetCreatedUnixNano()
+		}
+		if at > 0 {
+			b.WriteString(", " + time.Unix(0, at).UTC().Format(time.DateOnly))
+		}
+		b.WriteString("): " + m.GetContent())
+		for _, c := range m.GetToolCalls() {
+			fmt.Fprintf(&b, "\ncall %s(%s)", c.GetName(), c.GetArguments())
+		}
+		if got := recalledText(m); got != b.String() {
+			t.Errorf("recalledText = %q, want %q", got, b.String())
+		}
+	}
+	for _, v := range []uint64{0, 7, 1 << 63} {
+		m := &memoryv1.MemoryItem{Scope: "user:u1", Key: "diet", Version: v}
+		if got, want := MemoryText(m, "vegan"), fmt.Sprintf("Memory %s %s (v%d): %s", m.GetScope(), m.GetKey(), m.GetVersion(), "vegan"); got != want {
+			t.Errorf("MemoryText = %q, want %q", got, want)
+		}
 	}
 }

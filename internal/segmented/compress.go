@@ -393,12 +393,12 @@ func summaryHeader(first, last uint64) string {
 
 // saidSpan is the days a run of dated messages was said on, for a
 // summary's header: " (said 2023-05-08)" or " (said 2023-05-08 to
-// 2023-05-09)"; "" when no message of the run is dated.
+// 2023-05-09)"; "" when no message of the run has said_unix_nano.
 func saidSpan(run []*memoryv1.L1Entry) string {
 	var first, last int64
 	for _, e := range run {
 		m := e.GetMessage()
-		if !m.GetDated() {
+		if m.GetSaidUnixNano() == 0 {
 			continue
 		}
 		if first == 0 || m.GetSaidUnixNano() < first {

@@ -10,10 +10,11 @@ import (
 )
 
 // TestDatedHistoryCarriesItsDays: imported history (said_unix_nano) shows
-// each turn with its day wherever the context shows it verbatim, counts
-// the mark in the turn's tokens (so the budget holds), and a summary of
-// dated turns names the days it covers; a turn without said_unix_nano is
-// shown as it was written.
+// the turn that starts each day with its day, wherever the context shows it
+// verbatim, and counts the mark in its tokens (so the budget holds); the
+// other turns of that day are shown as written, and a summary of dated
+// turns names the days it covers; a turn without said_unix_nano is shown
+// as it was written.
 func TestDatedHistoryCarriesItsDays(t *testing.T) {
 	s := mustCreate(t, &memoryv1.CreateSessionRequest{MaxContextTokens: 900, ReservedOutputTokens: 100})
 	day := time.Date(2023, 5, 8, 13, 56, 0, 0, time.UTC)
@@ -36,8 +37,14 @@ func TestDatedHistoryCarriesItsDays(t *testing.T) {
 				continue
 			}
 			sawL1 = true
-			if !strings.HasPrefix(m.GetContent(), "[2023-05-") {
-				t.Errorf("dated L1 turn without its day: %q", m.GetContent())
+			body, marked := strings.CutPrefix(m.GetContent(), DayMark(day.UnixNano())[:9])
+			if marked {
+				body = body[len("08] "):]
+			}
+			var n int
+			_, err := fmt.Sscanf(body, "On this day I planted %d", &n)
+			if starts := err == nil && n%10 == 0; marked != starts {
+				t.Errorf("turn %q: day mark %v, want %v (only a day's first turn)", m.GetContent(), marked, starts)
 			}
 		case strings.Contains(m.GetContent(), "Summary of message"):
 			sawSummary = true

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 	"google.golang.org/protobuf/proto"
@@ -185,6 +186,7 @@ func (s *State) buildMessages(req *memoryv1.AppendRequest, env Env, x *indexes) 
 	}
 	ev := &memoryv1.MessagesAppended{}
 	seq, turn := s.snap.NextMessageSeq, s.snap.Turn
+	prevSaid := s.lastSaid()
 	for i, in := range req.Messages {
 		f := fmt.Sprintf("messages[%d]", i)
 		id := in.Id
@@ -213,13 +215,17 @@ func (s *State) buildMessages(req *memoryv1.AppendRequest, env Env, x *indexes) 
 			Name:            in.Name,
 			ToolCalls:       cloneCalls(in.ToolCalls),
 			ToolCallId:      in.ToolCallId,
-			Tokens:          messageTokens(env.Tokenizer, DayMark(in.SaidUnixNano)+in.Content, in.ToolCalls),
+			Tokens:          messageTokens(env.Tokenizer, in.Content, in.ToolCalls),
 			Turn:            turn,
 			CreatedUnixNano: env.NowUnixNano,
 			DataRef:         in.DataRef,
 			SaidUnixNano:    in.SaidUnixNano,
-			Dated:           in.SaidUnixNano != 0,
 		}
+		if StartsDay(prevSaid, in.SaidUnixNano) {
+			m.Dated = true
+			m.Tokens = messageTokens(env.Tokenizer, DayMark(in.SaidUnixNano)+in.Content, in.ToolCalls)
+		}
+		prevSaid = SaidAt(m)
 		if in.Role == memoryv1.Role_ROLE_TOOL {
 			name, ok := open(in.ToolCallId)
 			if !ok {
@@ -244,6 +250,39 @@ func (s *State) buildMessages(req *memoryv1.AppendRequest, env Env, x *indexes) 
 		}
 	}
 	return ev, nil
+}
+
+// lastSaid is when the session's latest message was said (0: none, or
+// not verbatim in L1: the next dated message then shows its day).
+func (s *State) lastSaid() int64 {
+	l1 := s.snap.GetL1()
+	if len(l1) == 0 {
+		return 0
+	}
+	return SaidAt(l1[len(l1)-1].GetMessage())
+}
+
+// StartsDay reports whether a message said at said (0: not given) starts a
+// day after a message said at prev (0: none): the context then shows its
+// day (Message.dated).
+func StartsDay(prev, said int64) bool { return said != 0 && !sameDay(prev, said) }
+
+// sameDay reports whether two times (Unix nanoseconds, a 0 is no time) fall
+// on the same UTC day.
+func sameDay(a, b int64) bool {
+	if a == 0 || b == 0 {
+		return false
+	}
+	const day = int64(24 * time.Hour)
+	return floorDiv(a, day) == floorDiv(b, day)
+}
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && (a < 0) != (b < 0) {
+		q--
+	}
+	return q
 }
 
 func cloneCalls(cs []*memoryv1.ToolCall) []*memoryv1.ToolCall {

@@ -24,6 +24,16 @@
 // FromSnapshot. They are never stored in the snapshot. (Choosing a
 // compression run still scans L1 for tool-call groups.)
 //
+// The plan of a user message (the context assembler, plan.go) is
+// incremental too: the planner keeps what it needs of each L1 entry, the
+// order of the L1 spans valued by recency alone, and the content words of
+// the summaries from one user message to the next (plan_cache.go,
+// plan_order.go), and only the summaries and what the candidates touch
+// become parts of the allocation; the tokens the plan shows are totals
+// kept by Apply (shown.go). Its choices are those of the allocation over
+// a part per L1 span, which the tests keep as the reference
+// (TestPlanMatchesReference).
+//
 // # Determinism rule
 //
 // Every value a decision takes from outside the state — the time, token

@@ -1,6 +1,8 @@
 package segmented
 
 import (
+	"fmt"
+
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
@@ -22,26 +24,151 @@ type MessageAt func(session string, seq uint64) (m *memoryv1.Message, ok bool)
 type Sources struct {
 	Entry   EntryText
 	Message MessageAt
-	// Erased, when set, keeps an item whose source is gone as a message of
-	// this text (and the item's tokens), instead of leaving it out: time
-	// travel shows that the LLM was sent something since erased.
-	Erased string
 }
 
-// HydrateMemory is Hydrate with entry texts only (recalled items of other
-// sessions are left out).
+// Hydrate returns cx with the text of each message that holds a reference
+// read from src: a memory section item (ContextMessage.memory, an entry
+// version) and a recalled message of another session
+// (ContextMessage.recalled: the log keeps which message and how much of its
+// text, not the text). A message whose source is gone is left out, and its
+// tokens with it: an erased entry or session leaves no trace in any
+// context. cx is not changed; a context without references is returned as
+// is. It fills a context being sent now; HydrateAt fills one shown as it
+// was sent (time travel).
+func Hydrate(cx *memoryv1.ContextReply, src Sources) *memoryv1.ContextReply {
+	return hydrate(cx, func(ref *memoryv1.MemoryItem) (string, bool) {
+		if src.Entry == nil {
+			return "", false
+		}
+		value, ok := src.Entry(ref.GetScope(), ref.GetKey(), ref.GetVersion())
+		if !ok {
+			return "", false
+		}
+		return itemText(ref, value), true
+	}, func(ref *memoryv1.RecalledItem) (string, bool) {
+		if src.Message == nil {
+			return "", false
+		}
+		m, ok := src.Message(ref.GetSessionId(), ref.GetSeq())
+		if !ok || m.GetId() != ref.GetMessageId() {
+			return "", false
+		}
+		return recalledItemText(ref, m), true
+	})
+}
+
+// recalledItemText is the text recalled item ref (of another session)
+// shows of message m: the first text_bytes bytes of EarlierSessionText,
+// then "…" when it was trimmed.
+func recalledItemText(ref *memoryv1.RecalledItem, m *memoryv1.Message) string {
+	return cutText(EarlierSessionText(m), ref.GetTextBytes(), ref.GetTrimmed())
+}
+
+// HydrateMemory is Hydrate with entry texts only (recalled messages of
+// other sessions are left out).
 func HydrateMemory(cx *memoryv1.ContextReply, get EntryText) *memoryv1.ContextReply {
 	return Hydrate(cx, Sources{Entry: get})
 }
 
-// Hydrate returns cx with the text of each message that holds a reference
-// (ContextMessage.memory, an entry version; ContextMessage.recalled, a
-// message of another session: the log keeps which text, not the text) read
-// from src. A message whose source is gone is left out, and its tokens with
-// it, so an erased entry or session leaves no trace in any context (or,
-// with src.Erased, shown as erased). cx is not changed; a context without
-// references is returned as is.
-func Hydrate(cx *memoryv1.ContextReply, src Sources) *memoryv1.ContextReply {
+// PastEntry says what the log holds of an entry version a past context
+// showed (EntryAt).
+type PastEntry uint8
+
+const (
+	// PastText: the version's value, as the context showed it.
+	PastText PastEntry = iota
+	// PastErased: the key was erased after the context's point; its
+	// values are gone from the log.
+	PastErased
+	// PastLeftOut: the key was erased before the context's point, so the
+	// node no longer sent the item then: it is left out, as
+	// HydrateMemory leaves it out.
+	PastLeftOut
+	// PastNotKept: the key is still there but not this version: it is
+	// older than what the log keeps of the scope (compacted out of the
+	// time-travel window, or beyond the versions kept per key).
+	PastNotKept
+)
+
+// EntryAt returns the value of an entry version a past context showed
+// (scope is the MemoryItem's "<kind>:<id>" or "global"), or why the log no
+// longer holds it.
+type EntryAt func(scope, key string, version uint64) (value string, state PastEntry)
+
+// MessageAtPast returns a message of another session a past context
+// recalled, or why the log no longer holds it (PastErased, PastLeftOut;
+// PastNotKept).
+type MessageAtPast func(session string, seq uint64) (m *memoryv1.Message, state PastEntry)
+
+// HydrateMemoryAt is HydrateAt without recalled messages of other sessions
+// (they show as not kept).
+func HydrateMemoryAt(cx *memoryv1.ContextReply, get EntryAt) *memoryv1.ContextReply {
+	return HydrateAt(cx, get, nil)
+}
+
+// HydrateAt is Hydrate for a context shown as it was sent (time travel):
+// every item the node sent stays, with the tokens it took. An item whose
+// source is gone since shows a marker instead of its text (ErasedText,
+// NotKeptText, ErasedRecalledText), so the layers' counts and the usage
+// are those of what was sent, and each listed item is accounted for. An
+// item the node no longer sent at that point (PastLeftOut) is left out
+// with its tokens. cx is not changed.
+func HydrateAt(cx *memoryv1.ContextReply, get EntryAt, msg MessageAtPast) *memoryv1.ContextReply {
+	return hydrate(cx, func(ref *memoryv1.MemoryItem) (string, bool) {
+		value, state := get(ref.GetScope(), ref.GetKey(), ref.GetVersion())
+		switch state {
+		case PastText:
+			return itemText(ref, value), true
+		case PastErased:
+			return ErasedText(ref), true
+		case PastLeftOut:
+			return "", false
+		default:
+			return NotKeptText(ref), true
+		}
+	}, func(ref *memoryv1.RecalledItem) (string, bool) {
+		state := PastNotKept
+		var m *memoryv1.Message
+		if msg != nil {
+			m, state = msg(ref.GetSessionId(), ref.GetSeq())
+		}
+		switch {
+		case state == PastText && m.GetId() == ref.GetMessageId():
+			return recalledItemText(ref, m), true
+		case state == PastLeftOut:
+			return "", false
+		case state == PastErased:
+			return ErasedRecalledText(ref), true
+		default:
+			return fmt.Sprintf("[not kept] %s (session %s): no longer in the log", ref.GetMessageId(), ref.GetSessionId()), true
+		}
+	})
+}
+
+// ErasedRecalledText is what a past context shows for a recalled message
+// of another session erased since.
+func ErasedRecalledText(ref *memoryv1.RecalledItem) string {
+	return fmt.Sprintf("[erased] %s of an earlier session: that session was erased since; its text is no longer in the log", ref.GetMessageId())
+}
+
+// ErasedText is what a past context shows for memory item ref whose entry
+// was erased since.
+func ErasedText(ref *memoryv1.MemoryItem) string {
+	return fmt.Sprintf("[erased] Memory %s %s (v%d): this entry was erased since; its text is no longer in the log",
+		ref.GetScope(), ref.GetKey(), ref.GetVersion())
+}
+
+// NotKeptText is what a past context shows for memory item ref whose
+// entry version the log no longer keeps (compacted away).
+func NotKeptText(ref *memoryv1.MemoryItem) string {
+	return fmt.Sprintf("[not kept] Memory %s %s (v%d): this version is older than what the log keeps of the scope (the time-travel window); its text is no longer in the log",
+		ref.GetScope(), ref.GetKey(), ref.GetVersion())
+}
+
+// hydrate returns cx with each reference filled by fillMemory or
+// fillRecalled: its text, or false to leave the message (and its tokens)
+// out.
+func hydrate(cx *memoryv1.ContextReply, fillMemory func(*memoryv1.MemoryItem) (string, bool), fillRecalled func(*memoryv1.RecalledItem) (string, bool)) *memoryv1.ContextReply {
 	refs := false
 	for _, m := range cx.GetMessages() {
 		if m.GetMemory() != nil || m.GetRecalled() != nil {
@@ -63,40 +190,23 @@ func Hydrate(cx *memoryv1.ContextReply, src Sources) *memoryv1.ContextReply {
 	msgs := make([]*memoryv1.ContextMessage, 0, len(cx.GetMessages()))
 	var droppedMemory, droppedRecalled uint32
 	for _, m := range cx.GetMessages() {
-		text, ok, isRef := "", false, true
-		switch ref, rec := m.GetMemory(), m.GetRecalled(); {
-		case ref != nil:
-			if src.Entry != nil {
-				var value string
-				if value, ok = src.Entry(ref.GetScope(), ref.GetKey(), ref.GetVersion()); ok {
-					text = itemText(ref, value)
-				}
+		var (
+			text string
+			ok   bool
+		)
+		switch mem, rec := m.GetMemory(), m.GetRecalled(); {
+		case mem != nil:
+			if text, ok = fillMemory(mem); !ok {
+				droppedMemory += m.GetTokens()
+				continue
 			}
 		case rec != nil:
-			if src.Message != nil {
-				var msg *memoryv1.Message
-				if msg, ok = src.Message(rec.GetSessionId(), rec.GetSeq()); ok && msg.GetId() == rec.GetMessageId() {
-					text = cutText(EarlierSessionText(msg), rec.GetTextBytes(), rec.GetTrimmed())
-				} else {
-					ok = false
-				}
+			if text, ok = fillRecalled(rec); !ok {
+				droppedRecalled += m.GetTokens()
+				continue
 			}
 		default:
-			isRef = false
-		}
-		if !isRef {
 			msgs = append(msgs, m)
-			continue
-		}
-		if !ok && src.Erased != "" {
-			text, ok = src.Erased, true
-		}
-		if !ok {
-			if m.GetMemory() != nil {
-				droppedMemory += m.GetTokens()
-			} else {
-				droppedRecalled += m.GetTokens()
-			}
 			continue
 		}
 		msgs = append(msgs, &memoryv1.ContextMessage{Layer: m.GetLayer(), Id: m.GetId(), Role: m.GetRole(),

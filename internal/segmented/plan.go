@@ -3,12 +3,10 @@ package segmented
 import (
 	"cmp"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 	"unicode"
 
-	"github.com/agentmem/agentmem/internal/facts"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 	"google.golang.org/protobuf/proto"
 )
@@ -89,8 +87,8 @@ type planner struct {
 	query map[string]bool
 	parts []Part
 	refs  []partRef
-	// l1Part maps an L1 entry index to its part (-1: in the tail).
-	l1Part []int
+	// l1p holds the L1 entries older than the tail, as spans (plan_order.go).
+	l1p *l1Plan
 	// swapPart maps a swap message seq to its recalled part.
 	swapPart map[uint64]int
 	// earlierPart maps a message of another session (session id, seq) to
@@ -108,8 +106,7 @@ type earlierRef struct {
 // (already in the simulated state) from c.
 func (s *State) plan(m *memoryv1.Message, c *Candidates, env Env) *memoryv1.Assembled {
 	a := s.Assembly()
-	p := &planner{s: s, tok: env.Tokenizer, l1: s.snap.GetL1(), swapPart: map[uint64]int{}, earlierPart: map[earlierRef]int{}, query: facts.ContentWords(m.GetContent())}
-	p.tail = p.tailStart()
+	p := s.newPlanner(m, c, env)
 	p.addL1()
 	p.addL2()
 	if c != nil {
@@ -136,7 +133,7 @@ func (s *State) plan(m *memoryv1.Message, c *Candidates, env Env) *memoryv1.Asse
 		fixed += uint64(entryTokens(e))
 	}
 	room := s.Budget() - min(s.Budget(), fixed)
-	chosen := Allocate(p.parts, room, caps)
+	chosen := p.allocate(room, caps)
 	if p.showsAll(chosen) {
 		// Nothing hidden, no section: the same context as no plan at all,
 		// and no event to write.
@@ -151,16 +148,12 @@ func (s *State) plan(m *memoryv1.Message, c *Candidates, env Env) *memoryv1.Asse
 			out.Memory = append(out.Memory, r.memory)
 		case r.l2 >= 0:
 			out.L2Ids = append(out.L2Ids, s.snap.L2[r.l2].GetId())
-		default:
-			for _, e := range p.l1[r.l1From:r.l1To] {
-				first, _ := entryRange(e)
-				out.L1Seqs = append(out.L1Seqs, first)
-			}
 		}
 	}
+	out.L1Seqs = p.l1p.seqs(p.l1p.c.ents)
 	slices.SortFunc(out.Recalled, compareRecalled)
-	slices.Sort(out.L1Seqs)
 	out.Memory = byTier(out.Memory)
+	p.noteShown(out)
 	return out
 }
 
@@ -201,7 +194,7 @@ func (p *planner) showsAll(chosen []int) bool {
 			n--
 		}
 	}
-	return n == 0
+	return n == 0 && p.l1p.plainAllChosen()
 }
 
 func (p *planner) add(part Part, ref partRef) int {
@@ -210,62 +203,19 @@ func (p *planner) add(part Part, ref partRef) int {
 	return len(p.parts) - 1
 }
 
-// tailStart returns the index of the first L1 entry of the verbatim tail:
-// the newest MinTailMessages entries, fewer when they hold more than
-// MaxTailPct of the budget, but never after the latest user message, and
-// never inside a tool-call group.
-func (p *planner) tailStart() int {
-	l1 := p.l1
-	start := max(0, len(l1)-MinTailMessages)
-	limit := p.s.Budget() * MaxTailPct / 100
-	var tokens uint64
-	for _, e := range l1[start:] {
-		tokens += uint64(entryTokens(e))
-	}
-	for latest := latestUser(l1); start < latest && tokens > limit; start++ {
-		tokens -= uint64(entryTokens(l1[start]))
-	}
-	g := toolGroups(l1)
-	for start > 0 && start < len(l1) && g.owner[start] >= 0 && g.owner[start] < start {
-		start = g.owner[start]
-	}
-	return start
-}
-
-// addL1 makes a part of each L1 entry older than the tail (a tool call
-// with its results is one part), valued by recency.
+// addL1 makes a part of each summary older than the tail, valued by
+// recency or by the content words it shares with the latest user message,
+// whichever is more. The other L1 spans (an entry, or a tool call with its
+// results) are valued by recency, times questionWeight for a bare
+// question, and become parts only when a hit raises them (raiseL1); the
+// allocation takes them from the order kept between plans (allocate).
 func (p *planner) addL1() {
-	p.l1Part = make([]int, len(p.l1))
-	for i := range p.l1Part {
-		p.l1Part[i] = -1
-	}
-	g := toolGroups(p.l1)
-	var spans [][2]int
-	for i := 0; i < p.tail; {
-		end := i + 1
-		if g.owner[i] == i {
-			end = min(max(end, g.last[i]+1), p.tail)
-		}
-		spans = append(spans, [2]int{i, end})
-		i = end
-	}
-	for k, sp := range spans {
-		d := float64(len(spans) - 1 - k)
-		var tokens uint64
-		for _, e := range p.l1[sp[0]:sp[1]] {
-			tokens += uint64(entryTokens(e))
-		}
-		part := Part{Kind: PartL1, Tokens: tokens, Value: recentWeight * math.Exp2(-d/recentHalfLife)}
-		first := p.l1[sp[0]]
-		if sum := first.GetSummary(); sum != nil {
-			part.Kind = PartSummary
-			part.Value = max(part.Value, p.summaryValue(sum.GetText()))
-		} else if BareQuestion(first.GetMessage()) {
-			part.Value *= questionWeight
-		}
-		idx := p.add(part, partRef{l1From: sp[0], l1To: sp[1], l2: -1})
-		for i := sp[0]; i < sp[1]; i++ {
-			p.l1Part[i] = idx
+	lp := p.l1p
+	for k, sp := range lp.spans {
+		if sp.summary {
+			part, ref := lp.partOf(k)
+			part.Value = max(part.Value, p.summaryValue(p.l1[sp.from].GetSummary()))
+			lp.setPart(k, p.add(part, ref))
 		}
 	}
 }
@@ -274,15 +224,15 @@ func (p *planner) addL1() {
 // shares with the latest user message.
 func (p *planner) addL2() {
 	for i, sum := range p.s.snap.GetL2() {
-		p.add(Part{Kind: PartSummary, Tokens: uint64(sum.GetTokens()), Value: p.summaryValue(sum.GetText())}, partRef{l2: i})
+		p.add(Part{Kind: PartSummary, Tokens: uint64(sum.GetTokens()), Value: p.summaryValue(sum)}, partRef{l2: i})
 	}
 }
 
-func (p *planner) summaryValue(text string) float64 {
+func (p *planner) summaryValue(sum *memoryv1.Summary) float64 {
 	if len(p.query) == 0 {
 		return summaryBase
 	}
-	return summaryBase + summaryWeight*float64(shared(p.query, facts.ContentWords(text)))/float64(len(p.query))
+	return summaryBase + summaryWeight*float64(p.l1p.c.words.shared(sum))/float64(len(p.query))
 }
 
 // addHits values the search hits: a hit in the older L1 raises its part's
@@ -353,7 +303,7 @@ func (p *planner) offerEarlier(sid string, m *memoryv1.Message, v float64) {
 // is in the swap only.
 func (p *planner) offer(m *memoryv1.Message, v float64) {
 	if i := p.l1Index(m.GetSeq()); i >= 0 {
-		p.raise(p.l1Part[i], v)
+		p.raiseL1(i, v)
 		return
 	}
 	if p.verbatimInL1(m.GetSeq()) {
@@ -391,6 +341,9 @@ func (p *planner) verbatimInL1(seq uint64) bool { return p.verbatimIndex(seq) >=
 
 // verbatimIndex returns the index of the verbatim L1 message at seq, or -1.
 func (p *planner) verbatimIndex(seq uint64) int {
+	if c := p.l1p.c; c != nil {
+		return c.verbatimAt(seq)
+	}
 	i, found := l1At(p.l1, seq)
 	if !found || p.l1[i].GetMessage() == nil {
 		return -1

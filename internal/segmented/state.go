@@ -63,6 +63,12 @@ type State struct {
 
 	ctxCache   *memoryv1.ContextReply
 	ctxVersion uint64
+	// plans is what the planner keeps between user messages (plan_cache.go),
+	// nil until the first plan.
+	plans *planCache
+	// planWith, when set (by tests), plans instead of plan: the reference
+	// planner the incremental one is checked against.
+	planWith func(s *State, m *memoryv1.Message, c *Candidates, env Env) *memoryv1.Assembled
 }
 
 // totals are the tokens of each layer.
@@ -72,6 +78,8 @@ type totals struct {
 	promoted, l1    uint64
 	// recalled and memory: the assembled sections (assemble.go).
 	recalled, memory uint64
+	// shownL1 and shownL2: of l1 and l2, what the plan shows (shown.go).
+	shownL1, shownL2 uint64
 }
 
 // New returns a State with no session (Exists() == false).
@@ -183,21 +191,10 @@ func (s *State) ViewTokens() uint64 {
 
 // shownTokens is the tokens of the L1 and L2 entries the context shows.
 func (s *State) shownTokens() (l1, l2 uint64) {
-	a := s.snap.GetAssembled()
-	if !a.GetPlanned() {
+	if !s.snap.GetAssembled().GetPlanned() {
 		return s.tok.l1, s.tok.l2
 	}
-	for _, sum := range s.snap.GetL2() {
-		if showsL2(a, sum) {
-			l2 += uint64(sum.GetTokens())
-		}
-	}
-	for _, e := range s.snap.GetL1() {
-		if showsL1(a, e) {
-			l1 += uint64(entryTokens(e))
-		}
-	}
-	return l1, l2
+	return s.tok.shownL1, s.tok.shownL2
 }
 
 // showsL2 reports whether the plan a shows the L2 summary sum (every one
@@ -319,6 +316,7 @@ func (s *State) recount() {
 	for _, m := range s.snap.GetAssembled().GetMemory() {
 		t.memory += uint64(m.GetTokens())
 	}
+	t.shownL1, t.shownL2 = s.countShown()
 }
 
 func kernelTokens(k *memoryv1.Kernel) uint64 {

@@ -2351,9 +2351,13 @@ func (x *StatusRequest) GetReason() string {
 }
 
 type StatusReply struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Result        *MutationReply         `protobuf:"bytes,1,opt,name=result,proto3" json:"result,omitempty"`
-	Status        SessionStatus          `protobuf:"varint,2,opt,name=status,proto3,enum=agentmem.memory.v1.SessionStatus" json:"status,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Result *MutationReply         `protobuf:"bytes,1,opt,name=result,proto3" json:"result,omitempty"`
+	Status SessionStatus          `protobuf:"varint,2,opt,name=status,proto3,enum=agentmem.memory.v1.SessionStatus" json:"status,omitempty"`
+	// consolidation: after a TERMINATE on a node that consolidates at
+	// termination, where the end of the session's consolidation will show
+	// (it runs in the background, after this reply). Unset otherwise.
+	Consolidation *ConsolidationMarker `protobuf:"bytes,3,opt,name=consolidation,proto3" json:"consolidation,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2402,6 +2406,93 @@ func (x *StatusReply) GetStatus() SessionStatus {
 	return SessionStatus_SESSION_STATUS_UNSPECIFIED
 }
 
+func (x *StatusReply) GetConsolidation() *ConsolidationMarker {
+	if x != nil {
+		return x.Consolidation
+	}
+	return nil
+}
+
+// ConsolidationMarker says how a client knows that a session's
+// consolidation finished: every run writes the entry key in scope last,
+// after every fact, so the entry exists once a run is done (its value is
+// JSON: session, seq, facts, written). Read it (get), or watch the scope
+// for a change of that key.
+type ConsolidationMarker struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// scope: "user:<id>" (the session's user), else "agent:<id>".
+	Scope string `protobuf:"bytes,1,opt,name=scope,proto3" json:"scope,omitempty"`
+	// key: "consolidated/<session id>".
+	Key string `protobuf:"bytes,2,opt,name=key,proto3" json:"key,omitempty"`
+	// watch: the subject of the scope's watch, which reports the marker's
+	// write ("mem.v1.scope.user.<id>.watch", "mem.v1.agent.<id>.watch").
+	Watch string `protobuf:"bytes,3,opt,name=watch,proto3" json:"watch,omitempty"`
+	// queued (on a terminate's reply): the run was queued. False when the
+	// node's queue was full or it is stopping: the marker then appears
+	// after the restart sweep or an on-demand consolidate.
+	Queued        bool `protobuf:"varint,4,opt,name=queued,proto3" json:"queued,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ConsolidationMarker) Reset() {
+	*x = ConsolidationMarker{}
+	mi := &file_memory_v1_api_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ConsolidationMarker) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ConsolidationMarker) ProtoMessage() {}
+
+func (x *ConsolidationMarker) ProtoReflect() protoreflect.Message {
+	mi := &file_memory_v1_api_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ConsolidationMarker.ProtoReflect.Descriptor instead.
+func (*ConsolidationMarker) Descriptor() ([]byte, []int) {
+	return file_memory_v1_api_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *ConsolidationMarker) GetScope() string {
+	if x != nil {
+		return x.Scope
+	}
+	return ""
+}
+
+func (x *ConsolidationMarker) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *ConsolidationMarker) GetWatch() string {
+	if x != nil {
+		return x.Watch
+	}
+	return ""
+}
+
+func (x *ConsolidationMarker) GetQueued() bool {
+	if x != nil {
+		return x.Queued
+	}
+	return false
+}
+
 // ErrorDetail is the body of an error reply (also carried in the
 // Nats-Service-Error and Nats-Service-Error-Code headers).
 type ErrorDetail struct {
@@ -2415,7 +2506,7 @@ type ErrorDetail struct {
 
 func (x *ErrorDetail) Reset() {
 	*x = ErrorDetail{}
-	mi := &file_memory_v1_api_proto_msgTypes[26]
+	mi := &file_memory_v1_api_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2427,7 +2518,7 @@ func (x *ErrorDetail) String() string {
 func (*ErrorDetail) ProtoMessage() {}
 
 func (x *ErrorDetail) ProtoReflect() protoreflect.Message {
-	mi := &file_memory_v1_api_proto_msgTypes[26]
+	mi := &file_memory_v1_api_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2440,7 +2531,7 @@ func (x *ErrorDetail) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ErrorDetail.ProtoReflect.Descriptor instead.
 func (*ErrorDetail) Descriptor() ([]byte, []int) {
-	return file_memory_v1_api_proto_rawDescGZIP(), []int{26}
+	return file_memory_v1_api_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ErrorDetail) GetCode() uint32 {
@@ -2476,7 +2567,7 @@ type RecallRequest struct {
 
 func (x *RecallRequest) Reset() {
 	*x = RecallRequest{}
-	mi := &file_memory_v1_api_proto_msgTypes[27]
+	mi := &file_memory_v1_api_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2488,7 +2579,7 @@ func (x *RecallRequest) String() string {
 func (*RecallRequest) ProtoMessage() {}
 
 func (x *RecallRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_memory_v1_api_proto_msgTypes[27]
+	mi := &file_memory_v1_api_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2501,7 +2592,7 @@ func (x *RecallRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecallRequest.ProtoReflect.Descriptor instead.
 func (*RecallRequest) Descriptor() ([]byte, []int) {
-	return file_memory_v1_api_proto_rawDescGZIP(), []int{27}
+	return file_memory_v1_api_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *RecallRequest) GetOffset() uint32 {
@@ -2537,7 +2628,7 @@ type RecallReply struct {
 
 func (x *RecallReply) Reset() {
 	*x = RecallReply{}
-	mi := &file_memory_v1_api_proto_msgTypes[28]
+	mi := &file_memory_v1_api_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2549,7 +2640,7 @@ func (x *RecallReply) String() string {
 func (*RecallReply) ProtoMessage() {}
 
 func (x *RecallReply) ProtoReflect() protoreflect.Message {
-	mi := &file_memory_v1_api_proto_msgTypes[28]
+	mi := &file_memory_v1_api_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2562,7 +2653,7 @@ func (x *RecallReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecallReply.ProtoReflect.Descriptor instead.
 func (*RecallReply) Descriptor() ([]byte, []int) {
-	return file_memory_v1_api_proto_rawDescGZIP(), []int{28}
+	return file_memory_v1_api_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *RecallReply) GetMessages() []*Message {
@@ -2599,7 +2690,7 @@ type SearchRequest struct {
 
 func (x *SearchRequest) Reset() {
 	*x = SearchRequest{}
-	mi := &file_memory_v1_api_proto_msgTypes[29]
+	mi := &file_memory_v1_api_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2611,7 +2702,7 @@ func (x *SearchRequest) String() string {
 func (*SearchRequest) ProtoMessage() {}
 
 func (x *SearchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_memory_v1_api_proto_msgTypes[29]
+	mi := &file_memory_v1_api_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2624,7 +2715,7 @@ func (x *SearchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SearchRequest.ProtoReflect.Descriptor instead.
 func (*SearchRequest) Descriptor() ([]byte, []int) {
-	return file_memory_v1_api_proto_rawDescGZIP(), []int{29}
+	return file_memory_v1_api_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *SearchRequest) GetQuery() string {
@@ -2666,7 +2757,7 @@ type SearchHit struct {
 
 func (x *SearchHit) Reset() {
 	*x = SearchHit{}
-	mi := &file_memory_v1_api_proto_msgTypes[30]
+	mi := &file_memory_v1_api_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2678,7 +2769,7 @@ func (x *SearchHit) String() string {
 func (*SearchHit) ProtoMessage() {}
 
 func (x *SearchHit) ProtoReflect() protoreflect.Message {
-	mi := &file_memory_v1_api_proto_msgTypes[30]
+	mi := &file_memory_v1_api_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2691,7 +2782,7 @@ func (x *SearchHit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SearchHit.ProtoReflect.Descriptor instead.
 func (*SearchHit) Descriptor() ([]byte, []int) {
-	return file_memory_v1_api_proto_rawDescGZIP(), []int{30}
+	return file_memory_v1_api_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *SearchHit) GetSessionId() string {
@@ -2727,7 +2818,7 @@ type SearchReply struct {
 
 func (x *SearchReply) Reset() {
 	*x = SearchReply{}
-	mi := &file_memory_v1_api_proto_msgTypes[31]
+	mi := &file_memory_v1_api_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2739,7 +2830,7 @@ func (x *SearchReply) String() string {
 func (*SearchReply) ProtoMessage() {}
 
 func (x *SearchReply) ProtoReflect() protoreflect.Message {
-	mi := &file_memory_v1_api_proto_msgTypes[31]
+	mi := &file_memory_v1_api_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2752,7 +2843,7 @@ func (x *SearchReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SearchReply.ProtoReflect.Descriptor instead.
 func (*SearchReply) Descriptor() ([]byte, []int) {
-	return file_memory_v1_api_proto_rawDescGZIP(), []int{31}
+	return file_memory_v1_api_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *SearchReply) GetHits() []*SearchHit {
@@ -2788,7 +2879,7 @@ type PromoteRequest struct {
 
 func (x *PromoteRequest) Reset() {
 	*x = PromoteRequest{}
-	mi := &file_memory_v1_api_proto_msgTypes[32]
+	mi := &file_memory_v1_api_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2800,7 +2891,7 @@ func (x *PromoteRequest) String() string {
 func (*PromoteRequest) ProtoMessage() {}
 
 func (x *PromoteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_memory_v1_api_proto_msgTypes[32]
+	mi := &file_memory_v1_api_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2813,7 +2904,7 @@ func (x *PromoteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PromoteRequest.ProtoReflect.Descriptor instead.
 func (*PromoteRequest) Descriptor() ([]byte, []int) {
-	return file_memory_v1_api_proto_rawDescGZIP(), []int{32}
+	return file_memory_v1_api_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *PromoteRequest) GetCommandId() string {
@@ -2848,7 +2939,7 @@ type PromoteReply struct {
 
 func (x *PromoteReply) Reset() {
 	*x = PromoteReply{}
-	mi := &file_memory_v1_api_proto_msgTypes[33]
+	mi := &file_memory_v1_api_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2860,7 +2951,7 @@ func (x *PromoteReply) String() string {
 func (*PromoteReply) ProtoMessage() {}
 
 func (x *PromoteReply) ProtoReflect() protoreflect.Message {
-	mi := &file_memory_v1_api_proto_msgTypes[33]
+	mi := &file_memory_v1_api_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2873,7 +2964,7 @@ func (x *PromoteReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PromoteReply.ProtoReflect.Descriptor instead.
 func (*PromoteReply) Descriptor() ([]byte, []int) {
-	return file_memory_v1_api_proto_rawDescGZIP(), []int{33}
+	return file_memory_v1_api_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *PromoteReply) GetResult() *MutationReply {
@@ -2906,7 +2997,7 @@ type ClearRecalledRequest struct {
 
 func (x *ClearRecalledRequest) Reset() {
 	*x = ClearRecalledRequest{}
-	mi := &file_memory_v1_api_proto_msgTypes[34]
+	mi := &file_memory_v1_api_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2918,7 +3009,7 @@ func (x *ClearRecalledRequest) String() string {
 func (*ClearRecalledRequest) ProtoMessage() {}
 
 func (x *ClearRecalledRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_memory_v1_api_proto_msgTypes[34]
+	mi := &file_memory_v1_api_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2931,7 +3022,7 @@ func (x *ClearRecalledRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClearRecalledRequest.ProtoReflect.Descriptor instead.
 func (*ClearRecalledRequest) Descriptor() ([]byte, []int) {
-	return file_memory_v1_api_proto_rawDescGZIP(), []int{34}
+	return file_memory_v1_api_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ClearRecalledRequest) GetCommandId() string {
@@ -2951,7 +3042,7 @@ type ClearRecalledReply struct {
 
 func (x *ClearRecalledReply) Reset() {
 	*x = ClearRecalledReply{}
-	mi := &file_memory_v1_api_proto_msgTypes[35]
+	mi := &file_memory_v1_api_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2963,7 +3054,7 @@ func (x *ClearRecalledReply) String() string {
 func (*ClearRecalledReply) ProtoMessage() {}
 
 func (x *ClearRecalledReply) ProtoReflect() protoreflect.Message {
-	mi := &file_memory_v1_api_proto_msgTypes[35]
+	mi := &file_memory_v1_api_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2976,7 +3067,7 @@ func (x *ClearRecalledReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClearRecalledReply.ProtoReflect.Descriptor instead.
 func (*ClearRecalledReply) Descriptor() ([]byte, []int) {
-	return file_memory_v1_api_proto_rawDescGZIP(), []int{35}
+	return file_memory_v1_api_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ClearRecalledReply) GetResult() *MutationReply {
@@ -3010,7 +3101,7 @@ type ListSessionsRequest struct {
 
 func (x *ListSessionsRequest) Reset() {
 	*x = ListSessionsRequest{}
-	mi := &file_memory_v1_api_proto_msgTypes[36]
+	mi := &file_memory_v1_api_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3022,7 +3113,7 @@ func (x *ListSessionsRequest) String() string {
 func (*ListSessionsRequest) ProtoMessage() {}
 
 func (x *ListSessionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_memory_v1_api_proto_msgTypes[36]
+	mi := &file_memory_v1_api_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3035,7 +3126,7 @@ func (x *ListSessionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSessionsRequest.ProtoReflect.Descriptor instead.
 func (*ListSessionsRequest) Descriptor() ([]byte, []int) {
-	return file_memory_v1_api_proto_rawDescGZIP(), []int{36}
+	return file_memory_v1_api_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *ListSessionsRequest) GetUserId() string {
@@ -3099,7 +3190,7 @@ type SessionIndexEntry struct {
 
 func (x *SessionIndexEntry) Reset() {
 	*x = SessionIndexEntry{}
-	mi := &file_memory_v1_api_proto_msgTypes[37]
+	mi := &file_memory_v1_api_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3111,7 +3202,7 @@ func (x *SessionIndexEntry) String() string {
 func (*SessionIndexEntry) ProtoMessage() {}
 
 func (x *SessionIndexEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_memory_v1_api_proto_msgTypes[37]
+	mi := &file_memory_v1_api_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3124,7 +3215,7 @@ func (x *SessionIndexEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionIndexEntry.ProtoReflect.Descriptor instead.
 func (*SessionIndexEntry) Descriptor() ([]byte, []int) {
-	return file_memory_v1_api_proto_rawDescGZIP(), []int{37}
+	return file_memory_v1_api_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *SessionIndexEntry) GetSessionId() string {
@@ -3215,7 +3306,7 @@ type ListSessionsReply struct {
 
 func (x *ListSessionsReply) Reset() {
 	*x = ListSessionsReply{}
-	mi := &file_memory_v1_api_proto_msgTypes[38]
+	mi := &file_memory_v1_api_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3227,7 +3318,7 @@ func (x *ListSessionsReply) String() string {
 func (*ListSessionsReply) ProtoMessage() {}
 
 func (x *ListSessionsReply) ProtoReflect() protoreflect.Message {
-	mi := &file_memory_v1_api_proto_msgTypes[38]
+	mi := &file_memory_v1_api_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3240,7 +3331,7 @@ func (x *ListSessionsReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSessionsReply.ProtoReflect.Descriptor instead.
 func (*ListSessionsReply) Descriptor() ([]byte, []int) {
-	return file_memory_v1_api_proto_rawDescGZIP(), []int{38}
+	return file_memory_v1_api_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *ListSessionsReply) GetSessions() []*SessionIndexEntry {
@@ -3289,7 +3380,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_memory_v1_api_proto_msgTypes[39]
+	mi := &file_memory_v1_api_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3301,7 +3392,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_memory_v1_api_proto_msgTypes[39]
+	mi := &file_memory_v1_api_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3314,7 +3405,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_memory_v1_api_proto_rawDescGZIP(), []int{39}
+	return file_memory_v1_api_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *WatchRequest) GetFromSeq() uint64 {
@@ -3359,7 +3450,7 @@ type WatchChange struct {
 
 func (x *WatchChange) Reset() {
 	*x = WatchChange{}
-	mi := &file_memory_v1_api_proto_msgTypes[40]
+	mi := &file_memory_v1_api_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3371,7 +3462,7 @@ func (x *WatchChange) String() string {
 func (*WatchChange) ProtoMessage() {}
 
 func (x *WatchChange) ProtoReflect() protoreflect.Message {
-	mi := &file_memory_v1_api_proto_msgTypes[40]
+	mi := &file_memory_v1_api_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3384,7 +3475,7 @@ func (x *WatchChange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchChange.ProtoReflect.Descriptor instead.
 func (*WatchChange) Descriptor() ([]byte, []int) {
-	return file_memory_v1_api_proto_rawDescGZIP(), []int{40}
+	return file_memory_v1_api_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *WatchChange) GetSeq() uint64 {
@@ -3422,7 +3513,7 @@ type WatchReply struct {
 
 func (x *WatchReply) Reset() {
 	*x = WatchReply{}
-	mi := &file_memory_v1_api_proto_msgTypes[41]
+	mi := &file_memory_v1_api_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3434,7 +3525,7 @@ func (x *WatchReply) String() string {
 func (*WatchReply) ProtoMessage() {}
 
 func (x *WatchReply) ProtoReflect() protoreflect.Message {
-	mi := &file_memory_v1_api_proto_msgTypes[41]
+	mi := &file_memory_v1_api_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3447,7 +3538,7 @@ func (x *WatchReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchReply.ProtoReflect.Descriptor instead.
 func (*WatchReply) Descriptor() ([]byte, []int) {
-	return file_memory_v1_api_proto_rawDescGZIP(), []int{41}
+	return file_memory_v1_api_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *WatchReply) GetChanges() []*WatchChange {
@@ -3477,7 +3568,7 @@ type ToolsRequest struct {
 
 func (x *ToolsRequest) Reset() {
 	*x = ToolsRequest{}
-	mi := &file_memory_v1_api_proto_msgTypes[42]
+	mi := &file_memory_v1_api_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3489,7 +3580,7 @@ func (x *ToolsRequest) String() string {
 func (*ToolsRequest) ProtoMessage() {}
 
 func (x *ToolsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_memory_v1_api_proto_msgTypes[42]
+	mi := &file_memory_v1_api_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3502,7 +3593,7 @@ func (x *ToolsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolsRequest.ProtoReflect.Descriptor instead.
 func (*ToolsRequest) Descriptor() ([]byte, []int) {
-	return file_memory_v1_api_proto_rawDescGZIP(), []int{42}
+	return file_memory_v1_api_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ToolsRequest) GetFormat() string {
@@ -3524,7 +3615,7 @@ type ToolsReply struct {
 
 func (x *ToolsReply) Reset() {
 	*x = ToolsReply{}
-	mi := &file_memory_v1_api_proto_msgTypes[43]
+	mi := &file_memory_v1_api_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3536,7 +3627,7 @@ func (x *ToolsReply) String() string {
 func (*ToolsReply) ProtoMessage() {}
 
 func (x *ToolsReply) ProtoReflect() protoreflect.Message {
-	mi := &file_memory_v1_api_proto_msgTypes[43]
+	mi := &file_memory_v1_api_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3549,7 +3640,7 @@ func (x *ToolsReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolsReply.ProtoReflect.Descriptor instead.
 func (*ToolsReply) Descriptor() ([]byte, []int) {
-	return file_memory_v1_api_proto_rawDescGZIP(), []int{43}
+	return file_memory_v1_api_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *ToolsReply) GetFormat() string {
@@ -3760,10 +3851,16 @@ const file_memory_v1_api_proto_rawDesc = "" +
 	"\n" +
 	"command_id\x18\x01 \x01(\tR\tcommandId\x128\n" +
 	"\x06action\x18\x02 \x01(\x0e2 .agentmem.memory.v1.StatusActionR\x06action\x12\x16\n" +
-	"\x06reason\x18\x03 \x01(\tR\x06reason\"\x83\x01\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\"\xd2\x01\n" +
 	"\vStatusReply\x129\n" +
 	"\x06result\x18\x01 \x01(\v2!.agentmem.memory.v1.MutationReplyR\x06result\x129\n" +
-	"\x06status\x18\x02 \x01(\x0e2!.agentmem.memory.v1.SessionStatusR\x06status\"Q\n" +
+	"\x06status\x18\x02 \x01(\x0e2!.agentmem.memory.v1.SessionStatusR\x06status\x12M\n" +
+	"\rconsolidation\x18\x03 \x01(\v2'.agentmem.memory.v1.ConsolidationMarkerR\rconsolidation\"k\n" +
+	"\x13ConsolidationMarker\x12\x14\n" +
+	"\x05scope\x18\x01 \x01(\tR\x05scope\x12\x10\n" +
+	"\x03key\x18\x02 \x01(\tR\x03key\x12\x14\n" +
+	"\x05watch\x18\x03 \x01(\tR\x05watch\x12\x16\n" +
+	"\x06queued\x18\x04 \x01(\bR\x06queued\"Q\n" +
 	"\vErrorDetail\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\rR\x04code\x12\x14\n" +
 	"\x05field\x18\x02 \x01(\tR\x05field\x12\x18\n" +
@@ -3889,7 +3986,7 @@ func file_memory_v1_api_proto_rawDescGZIP() []byte {
 }
 
 var file_memory_v1_api_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_memory_v1_api_proto_msgTypes = make([]protoimpl.MessageInfo, 44)
+var file_memory_v1_api_proto_msgTypes = make([]protoimpl.MessageInfo, 45)
 var file_memory_v1_api_proto_goTypes = []any{
 	(ContextFormat)(0),           // 0: agentmem.memory.v1.ContextFormat
 	(StateOp)(0),                 // 1: agentmem.memory.v1.StateOp
@@ -3921,48 +4018,49 @@ var file_memory_v1_api_proto_goTypes = []any{
 	(*StateReply)(nil),           // 27: agentmem.memory.v1.StateReply
 	(*StatusRequest)(nil),        // 28: agentmem.memory.v1.StatusRequest
 	(*StatusReply)(nil),          // 29: agentmem.memory.v1.StatusReply
-	(*ErrorDetail)(nil),          // 30: agentmem.memory.v1.ErrorDetail
-	(*RecallRequest)(nil),        // 31: agentmem.memory.v1.RecallRequest
-	(*RecallReply)(nil),          // 32: agentmem.memory.v1.RecallReply
-	(*SearchRequest)(nil),        // 33: agentmem.memory.v1.SearchRequest
-	(*SearchHit)(nil),            // 34: agentmem.memory.v1.SearchHit
-	(*SearchReply)(nil),          // 35: agentmem.memory.v1.SearchReply
-	(*PromoteRequest)(nil),       // 36: agentmem.memory.v1.PromoteRequest
-	(*PromoteReply)(nil),         // 37: agentmem.memory.v1.PromoteReply
-	(*ClearRecalledRequest)(nil), // 38: agentmem.memory.v1.ClearRecalledRequest
-	(*ClearRecalledReply)(nil),   // 39: agentmem.memory.v1.ClearRecalledReply
-	(*ListSessionsRequest)(nil),  // 40: agentmem.memory.v1.ListSessionsRequest
-	(*SessionIndexEntry)(nil),    // 41: agentmem.memory.v1.SessionIndexEntry
-	(*ListSessionsReply)(nil),    // 42: agentmem.memory.v1.ListSessionsReply
-	(*WatchRequest)(nil),         // 43: agentmem.memory.v1.WatchRequest
-	(*WatchChange)(nil),          // 44: agentmem.memory.v1.WatchChange
-	(*WatchReply)(nil),           // 45: agentmem.memory.v1.WatchReply
-	(*ToolsRequest)(nil),         // 46: agentmem.memory.v1.ToolsRequest
-	(*ToolsReply)(nil),           // 47: agentmem.memory.v1.ToolsReply
-	(*CompressionProfile)(nil),   // 48: agentmem.memory.v1.CompressionProfile
-	(*AssemblyConfig)(nil),       // 49: agentmem.memory.v1.AssemblyConfig
-	(Role)(0),                    // 50: agentmem.memory.v1.Role
-	(*ToolCall)(nil),             // 51: agentmem.memory.v1.ToolCall
-	(*DataReference)(nil),        // 52: agentmem.memory.v1.DataReference
-	(*structpb.Struct)(nil),      // 53: google.protobuf.Struct
-	(*MemoryItem)(nil),           // 54: agentmem.memory.v1.MemoryItem
-	(*RecalledItem)(nil),         // 55: agentmem.memory.v1.RecalledItem
-	(SessionStatus)(0),           // 56: agentmem.memory.v1.SessionStatus
-	(*ToolDefinition)(nil),       // 57: agentmem.memory.v1.ToolDefinition
-	(*SchemaEntry)(nil),          // 58: agentmem.memory.v1.SchemaEntry
-	(*Fact)(nil),                 // 59: agentmem.memory.v1.Fact
-	(*Rom)(nil),                  // 60: agentmem.memory.v1.Rom
-	(*Kernel)(nil),               // 61: agentmem.memory.v1.Kernel
-	(*StateEntry)(nil),           // 62: agentmem.memory.v1.StateEntry
-	(*Message)(nil),              // 63: agentmem.memory.v1.Message
-	(*EventBatch)(nil),           // 64: agentmem.memory.v1.EventBatch
+	(*ConsolidationMarker)(nil),  // 30: agentmem.memory.v1.ConsolidationMarker
+	(*ErrorDetail)(nil),          // 31: agentmem.memory.v1.ErrorDetail
+	(*RecallRequest)(nil),        // 32: agentmem.memory.v1.RecallRequest
+	(*RecallReply)(nil),          // 33: agentmem.memory.v1.RecallReply
+	(*SearchRequest)(nil),        // 34: agentmem.memory.v1.SearchRequest
+	(*SearchHit)(nil),            // 35: agentmem.memory.v1.SearchHit
+	(*SearchReply)(nil),          // 36: agentmem.memory.v1.SearchReply
+	(*PromoteRequest)(nil),       // 37: agentmem.memory.v1.PromoteRequest
+	(*PromoteReply)(nil),         // 38: agentmem.memory.v1.PromoteReply
+	(*ClearRecalledRequest)(nil), // 39: agentmem.memory.v1.ClearRecalledRequest
+	(*ClearRecalledReply)(nil),   // 40: agentmem.memory.v1.ClearRecalledReply
+	(*ListSessionsRequest)(nil),  // 41: agentmem.memory.v1.ListSessionsRequest
+	(*SessionIndexEntry)(nil),    // 42: agentmem.memory.v1.SessionIndexEntry
+	(*ListSessionsReply)(nil),    // 43: agentmem.memory.v1.ListSessionsReply
+	(*WatchRequest)(nil),         // 44: agentmem.memory.v1.WatchRequest
+	(*WatchChange)(nil),          // 45: agentmem.memory.v1.WatchChange
+	(*WatchReply)(nil),           // 46: agentmem.memory.v1.WatchReply
+	(*ToolsRequest)(nil),         // 47: agentmem.memory.v1.ToolsRequest
+	(*ToolsReply)(nil),           // 48: agentmem.memory.v1.ToolsReply
+	(*CompressionProfile)(nil),   // 49: agentmem.memory.v1.CompressionProfile
+	(*AssemblyConfig)(nil),       // 50: agentmem.memory.v1.AssemblyConfig
+	(Role)(0),                    // 51: agentmem.memory.v1.Role
+	(*ToolCall)(nil),             // 52: agentmem.memory.v1.ToolCall
+	(*DataReference)(nil),        // 53: agentmem.memory.v1.DataReference
+	(*structpb.Struct)(nil),      // 54: google.protobuf.Struct
+	(*MemoryItem)(nil),           // 55: agentmem.memory.v1.MemoryItem
+	(*RecalledItem)(nil),         // 56: agentmem.memory.v1.RecalledItem
+	(SessionStatus)(0),           // 57: agentmem.memory.v1.SessionStatus
+	(*ToolDefinition)(nil),       // 58: agentmem.memory.v1.ToolDefinition
+	(*SchemaEntry)(nil),          // 59: agentmem.memory.v1.SchemaEntry
+	(*Fact)(nil),                 // 60: agentmem.memory.v1.Fact
+	(*Rom)(nil),                  // 61: agentmem.memory.v1.Rom
+	(*Kernel)(nil),               // 62: agentmem.memory.v1.Kernel
+	(*StateEntry)(nil),           // 63: agentmem.memory.v1.StateEntry
+	(*Message)(nil),              // 64: agentmem.memory.v1.Message
+	(*EventBatch)(nil),           // 65: agentmem.memory.v1.EventBatch
 }
 var file_memory_v1_api_proto_depIdxs = []int32{
-	48, // 0: agentmem.memory.v1.CreateSessionRequest.custom_profile:type_name -> agentmem.memory.v1.CompressionProfile
-	49, // 1: agentmem.memory.v1.CreateSessionRequest.assembly:type_name -> agentmem.memory.v1.AssemblyConfig
-	50, // 2: agentmem.memory.v1.MessageInput.role:type_name -> agentmem.memory.v1.Role
-	51, // 3: agentmem.memory.v1.MessageInput.tool_calls:type_name -> agentmem.memory.v1.ToolCall
-	52, // 4: agentmem.memory.v1.MessageInput.data_ref:type_name -> agentmem.memory.v1.DataReference
+	49, // 0: agentmem.memory.v1.CreateSessionRequest.custom_profile:type_name -> agentmem.memory.v1.CompressionProfile
+	50, // 1: agentmem.memory.v1.CreateSessionRequest.assembly:type_name -> agentmem.memory.v1.AssemblyConfig
+	51, // 2: agentmem.memory.v1.MessageInput.role:type_name -> agentmem.memory.v1.Role
+	52, // 3: agentmem.memory.v1.MessageInput.tool_calls:type_name -> agentmem.memory.v1.ToolCall
+	53, // 4: agentmem.memory.v1.MessageInput.data_ref:type_name -> agentmem.memory.v1.DataReference
 	5,  // 5: agentmem.memory.v1.AppendRequest.messages:type_name -> agentmem.memory.v1.MessageInput
 	8,  // 6: agentmem.memory.v1.AppendReply.result:type_name -> agentmem.memory.v1.MutationReply
 	7,  // 7: agentmem.memory.v1.AppendReply.usage:type_name -> agentmem.memory.v1.Usage
@@ -3975,52 +4073,53 @@ var file_memory_v1_api_proto_depIdxs = []int32{
 	14, // 14: agentmem.memory.v1.OpenAIMessage.tool_calls:type_name -> agentmem.memory.v1.OpenAIToolCall
 	15, // 15: agentmem.memory.v1.OpenAIToolCall.function:type_name -> agentmem.memory.v1.OpenAIFunctionCall
 	17, // 16: agentmem.memory.v1.AnthropicMessage.content:type_name -> agentmem.memory.v1.AnthropicBlock
-	53, // 17: agentmem.memory.v1.AnthropicBlock.input:type_name -> google.protobuf.Struct
-	50, // 18: agentmem.memory.v1.ContextMessage.role:type_name -> agentmem.memory.v1.Role
-	51, // 19: agentmem.memory.v1.ContextMessage.tool_calls:type_name -> agentmem.memory.v1.ToolCall
-	54, // 20: agentmem.memory.v1.ContextMessage.memory:type_name -> agentmem.memory.v1.MemoryItem
-	55, // 21: agentmem.memory.v1.ContextMessage.recalled:type_name -> agentmem.memory.v1.RecalledItem
+	54, // 17: agentmem.memory.v1.AnthropicBlock.input:type_name -> google.protobuf.Struct
+	51, // 18: agentmem.memory.v1.ContextMessage.role:type_name -> agentmem.memory.v1.Role
+	52, // 19: agentmem.memory.v1.ContextMessage.tool_calls:type_name -> agentmem.memory.v1.ToolCall
+	55, // 20: agentmem.memory.v1.ContextMessage.memory:type_name -> agentmem.memory.v1.MemoryItem
+	56, // 21: agentmem.memory.v1.ContextMessage.recalled:type_name -> agentmem.memory.v1.RecalledItem
 	18, // 22: agentmem.memory.v1.ContextReply.messages:type_name -> agentmem.memory.v1.ContextMessage
 	19, // 23: agentmem.memory.v1.ContextReply.layers:type_name -> agentmem.memory.v1.LayerTokens
 	7,  // 24: agentmem.memory.v1.ContextReply.usage:type_name -> agentmem.memory.v1.Usage
 	12, // 25: agentmem.memory.v1.ContextReply.rendered:type_name -> agentmem.memory.v1.RenderedContext
-	56, // 26: agentmem.memory.v1.SessionInfo.status:type_name -> agentmem.memory.v1.SessionStatus
+	57, // 26: agentmem.memory.v1.SessionInfo.status:type_name -> agentmem.memory.v1.SessionStatus
 	7,  // 27: agentmem.memory.v1.SessionInfo.usage:type_name -> agentmem.memory.v1.Usage
-	49, // 28: agentmem.memory.v1.SessionInfo.assembly:type_name -> agentmem.memory.v1.AssemblyConfig
+	50, // 28: agentmem.memory.v1.SessionInfo.assembly:type_name -> agentmem.memory.v1.AssemblyConfig
 	22, // 29: agentmem.memory.v1.GetSessionReply.session:type_name -> agentmem.memory.v1.SessionInfo
-	57, // 30: agentmem.memory.v1.KernelRequest.define_tool:type_name -> agentmem.memory.v1.ToolDefinition
-	58, // 31: agentmem.memory.v1.KernelRequest.cache_schema:type_name -> agentmem.memory.v1.SchemaEntry
-	59, // 32: agentmem.memory.v1.KernelRequest.set_fact:type_name -> agentmem.memory.v1.Fact
-	60, // 33: agentmem.memory.v1.KernelRequest.update_rom:type_name -> agentmem.memory.v1.Rom
+	58, // 30: agentmem.memory.v1.KernelRequest.define_tool:type_name -> agentmem.memory.v1.ToolDefinition
+	59, // 31: agentmem.memory.v1.KernelRequest.cache_schema:type_name -> agentmem.memory.v1.SchemaEntry
+	60, // 32: agentmem.memory.v1.KernelRequest.set_fact:type_name -> agentmem.memory.v1.Fact
+	61, // 33: agentmem.memory.v1.KernelRequest.update_rom:type_name -> agentmem.memory.v1.Rom
 	8,  // 34: agentmem.memory.v1.KernelReply.result:type_name -> agentmem.memory.v1.MutationReply
-	61, // 35: agentmem.memory.v1.KernelReply.kernel:type_name -> agentmem.memory.v1.Kernel
-	60, // 36: agentmem.memory.v1.KernelReply.rom:type_name -> agentmem.memory.v1.Rom
-	60, // 37: agentmem.memory.v1.KernelReply.pending_rom:type_name -> agentmem.memory.v1.Rom
+	62, // 35: agentmem.memory.v1.KernelReply.kernel:type_name -> agentmem.memory.v1.Kernel
+	61, // 36: agentmem.memory.v1.KernelReply.rom:type_name -> agentmem.memory.v1.Rom
+	61, // 37: agentmem.memory.v1.KernelReply.pending_rom:type_name -> agentmem.memory.v1.Rom
 	1,  // 38: agentmem.memory.v1.StateRequest.op:type_name -> agentmem.memory.v1.StateOp
 	8,  // 39: agentmem.memory.v1.StateReply.result:type_name -> agentmem.memory.v1.MutationReply
-	62, // 40: agentmem.memory.v1.StateReply.entries:type_name -> agentmem.memory.v1.StateEntry
+	63, // 40: agentmem.memory.v1.StateReply.entries:type_name -> agentmem.memory.v1.StateEntry
 	2,  // 41: agentmem.memory.v1.StatusRequest.action:type_name -> agentmem.memory.v1.StatusAction
 	8,  // 42: agentmem.memory.v1.StatusReply.result:type_name -> agentmem.memory.v1.MutationReply
-	56, // 43: agentmem.memory.v1.StatusReply.status:type_name -> agentmem.memory.v1.SessionStatus
-	63, // 44: agentmem.memory.v1.RecallReply.messages:type_name -> agentmem.memory.v1.Message
-	3,  // 45: agentmem.memory.v1.SearchRequest.scope:type_name -> agentmem.memory.v1.SearchScope
-	63, // 46: agentmem.memory.v1.SearchHit.message:type_name -> agentmem.memory.v1.Message
-	34, // 47: agentmem.memory.v1.SearchReply.hits:type_name -> agentmem.memory.v1.SearchHit
-	8,  // 48: agentmem.memory.v1.PromoteReply.result:type_name -> agentmem.memory.v1.MutationReply
-	7,  // 49: agentmem.memory.v1.PromoteReply.usage:type_name -> agentmem.memory.v1.Usage
-	8,  // 50: agentmem.memory.v1.ClearRecalledReply.result:type_name -> agentmem.memory.v1.MutationReply
-	7,  // 51: agentmem.memory.v1.ClearRecalledReply.usage:type_name -> agentmem.memory.v1.Usage
-	56, // 52: agentmem.memory.v1.ListSessionsRequest.status:type_name -> agentmem.memory.v1.SessionStatus
-	56, // 53: agentmem.memory.v1.SessionIndexEntry.status:type_name -> agentmem.memory.v1.SessionStatus
-	41, // 54: agentmem.memory.v1.ListSessionsReply.sessions:type_name -> agentmem.memory.v1.SessionIndexEntry
-	64, // 55: agentmem.memory.v1.WatchChange.batch:type_name -> agentmem.memory.v1.EventBatch
-	44, // 56: agentmem.memory.v1.WatchReply.changes:type_name -> agentmem.memory.v1.WatchChange
-	53, // 57: agentmem.memory.v1.ToolsReply.tools:type_name -> google.protobuf.Struct
-	58, // [58:58] is the sub-list for method output_type
-	58, // [58:58] is the sub-list for method input_type
-	58, // [58:58] is the sub-list for extension type_name
-	58, // [58:58] is the sub-list for extension extendee
-	0,  // [0:58] is the sub-list for field type_name
+	57, // 43: agentmem.memory.v1.StatusReply.status:type_name -> agentmem.memory.v1.SessionStatus
+	30, // 44: agentmem.memory.v1.StatusReply.consolidation:type_name -> agentmem.memory.v1.ConsolidationMarker
+	64, // 45: agentmem.memory.v1.RecallReply.messages:type_name -> agentmem.memory.v1.Message
+	3,  // 46: agentmem.memory.v1.SearchRequest.scope:type_name -> agentmem.memory.v1.SearchScope
+	64, // 47: agentmem.memory.v1.SearchHit.message:type_name -> agentmem.memory.v1.Message
+	35, // 48: agentmem.memory.v1.SearchReply.hits:type_name -> agentmem.memory.v1.SearchHit
+	8,  // 49: agentmem.memory.v1.PromoteReply.result:type_name -> agentmem.memory.v1.MutationReply
+	7,  // 50: agentmem.memory.v1.PromoteReply.usage:type_name -> agentmem.memory.v1.Usage
+	8,  // 51: agentmem.memory.v1.ClearRecalledReply.result:type_name -> agentmem.memory.v1.MutationReply
+	7,  // 52: agentmem.memory.v1.ClearRecalledReply.usage:type_name -> agentmem.memory.v1.Usage
+	57, // 53: agentmem.memory.v1.ListSessionsRequest.status:type_name -> agentmem.memory.v1.SessionStatus
+	57, // 54: agentmem.memory.v1.SessionIndexEntry.status:type_name -> agentmem.memory.v1.SessionStatus
+	42, // 55: agentmem.memory.v1.ListSessionsReply.sessions:type_name -> agentmem.memory.v1.SessionIndexEntry
+	65, // 56: agentmem.memory.v1.WatchChange.batch:type_name -> agentmem.memory.v1.EventBatch
+	45, // 57: agentmem.memory.v1.WatchReply.changes:type_name -> agentmem.memory.v1.WatchChange
+	54, // 58: agentmem.memory.v1.ToolsReply.tools:type_name -> google.protobuf.Struct
+	59, // [59:59] is the sub-list for method output_type
+	59, // [59:59] is the sub-list for method input_type
+	59, // [59:59] is the sub-list for extension type_name
+	59, // [59:59] is the sub-list for extension extendee
+	0,  // [0:59] is the sub-list for field type_name
 }
 
 func init() { file_memory_v1_api_proto_init() }
@@ -4044,7 +4143,7 @@ func file_memory_v1_api_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_memory_v1_api_proto_rawDesc), len(file_memory_v1_api_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   44,
+			NumMessages:   45,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

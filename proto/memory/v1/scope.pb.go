@@ -2426,7 +2426,21 @@ type ConsolidateReply struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Facts []*ExtractedFact       `protobuf:"bytes,1,rep,name=facts,proto3" json:"facts,omitempty"`
 	// extractor: "deterministic", or "llm" when the LLM extractor answered.
-	Extractor     string `protobuf:"bytes,2,opt,name=extractor,proto3" json:"extractor,omitempty"`
+	Extractor string `protobuf:"bytes,2,opt,name=extractor,proto3" json:"extractor,omitempty"`
+	// done: the run finished: every fact above has its outcome, the digest
+	// and the marker (written last) are written. False on a dry run, which
+	// writes nothing.
+	Done bool `protobuf:"varint,3,opt,name=done,proto3" json:"done,omitempty"`
+	// marker: the entry the run wrote last, which shows that it finished.
+	Marker *ConsolidationMarker `protobuf:"bytes,4,opt,name=marker,proto3" json:"marker,omitempty"`
+	// digest: the session's dated digest (episode/session/<id>: the user's
+	// most informative sentences, with the sitting's date) and what became
+	// of it; unset when the user said nothing worth keeping.
+	Digest *ExtractedFact `protobuf:"bytes,5,opt,name=digest,proto3" json:"digest,omitempty"`
+	// written: how many entries the run wrote or changed (facts,
+	// retractions, marks, summaries, the digest and the marker); 0 on a
+	// repeat that found everything written.
+	Written       uint32 `protobuf:"varint,6,opt,name=written,proto3" json:"written,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2473,6 +2487,34 @@ func (x *ConsolidateReply) GetExtractor() string {
 		return x.Extractor
 	}
 	return ""
+}
+
+func (x *ConsolidateReply) GetDone() bool {
+	if x != nil {
+		return x.Done
+	}
+	return false
+}
+
+func (x *ConsolidateReply) GetMarker() *ConsolidationMarker {
+	if x != nil {
+		return x.Marker
+	}
+	return nil
+}
+
+func (x *ConsolidateReply) GetDigest() *ExtractedFact {
+	if x != nil {
+		return x.Digest
+	}
+	return nil
+}
+
+func (x *ConsolidateReply) GetWritten() uint32 {
+	if x != nil {
+		return x.Written
+	}
+	return 0
 }
 
 // ConflictsRequest: mem.v1.scope.<kind>.<id>.conflicts lists the values
@@ -2907,10 +2949,14 @@ const file_memory_v1_scope_proto_rawDesc = "" +
 	"\aversion\x18\n" +
 	" \x01(\x04R\aversion\x12\x18\n" +
 	"\aretract\x18\v \x01(\bR\aretract\x12'\n" +
-	"\x0fsummarized_into\x18\f \x01(\tR\x0esummarizedInto\"i\n" +
+	"\x0fsummarized_into\x18\f \x01(\tR\x0esummarizedInto\"\x93\x02\n" +
 	"\x10ConsolidateReply\x127\n" +
 	"\x05facts\x18\x01 \x03(\v2!.agentmem.memory.v1.ExtractedFactR\x05facts\x12\x1c\n" +
-	"\textractor\x18\x02 \x01(\tR\textractor\"(\n" +
+	"\textractor\x18\x02 \x01(\tR\textractor\x12\x12\n" +
+	"\x04done\x18\x03 \x01(\bR\x04done\x12?\n" +
+	"\x06marker\x18\x04 \x01(\v2'.agentmem.memory.v1.ConsolidationMarkerR\x06marker\x129\n" +
+	"\x06digest\x18\x05 \x01(\v2!.agentmem.memory.v1.ExtractedFactR\x06digest\x12\x18\n" +
+	"\awritten\x18\x06 \x01(\rR\awritten\"(\n" +
 	"\x10ConflictsRequest\x12\x14\n" +
 	"\x05limit\x18\x01 \x01(\rR\x05limit\"\x88\x01\n" +
 	"\bConflict\x12\x10\n" +
@@ -3003,6 +3049,7 @@ var file_memory_v1_scope_proto_goTypes = []any{
 	(*CommandResult)(nil),         // 43: agentmem.memory.v1.CommandResult
 	(*DataReference)(nil),         // 44: agentmem.memory.v1.DataReference
 	(*MutationReply)(nil),         // 45: agentmem.memory.v1.MutationReply
+	(*ConsolidationMarker)(nil),   // 46: agentmem.memory.v1.ConsolidationMarker
 }
 var file_memory_v1_scope_proto_depIdxs = []int32{
 	0,  // 0: agentmem.memory.v1.Entry.memory_type:type_name -> agentmem.memory.v1.MemoryType
@@ -3033,14 +3080,16 @@ var file_memory_v1_scope_proto_depIdxs = []int32{
 	44, // 25: agentmem.memory.v1.GetDataReply.ref:type_name -> agentmem.memory.v1.DataReference
 	0,  // 26: agentmem.memory.v1.ExtractedFact.memory_type:type_name -> agentmem.memory.v1.MemoryType
 	34, // 27: agentmem.memory.v1.ConsolidateReply.facts:type_name -> agentmem.memory.v1.ExtractedFact
-	2,  // 28: agentmem.memory.v1.Conflict.current:type_name -> agentmem.memory.v1.Entry
-	2,  // 29: agentmem.memory.v1.Conflict.proposed:type_name -> agentmem.memory.v1.Entry
-	37, // 30: agentmem.memory.v1.ConflictsReply.conflicts:type_name -> agentmem.memory.v1.Conflict
-	31, // [31:31] is the sub-list for method output_type
-	31, // [31:31] is the sub-list for method input_type
-	31, // [31:31] is the sub-list for extension type_name
-	31, // [31:31] is the sub-list for extension extendee
-	0,  // [0:31] is the sub-list for field type_name
+	46, // 28: agentmem.memory.v1.ConsolidateReply.marker:type_name -> agentmem.memory.v1.ConsolidationMarker
+	34, // 29: agentmem.memory.v1.ConsolidateReply.digest:type_name -> agentmem.memory.v1.ExtractedFact
+	2,  // 30: agentmem.memory.v1.Conflict.current:type_name -> agentmem.memory.v1.Entry
+	2,  // 31: agentmem.memory.v1.Conflict.proposed:type_name -> agentmem.memory.v1.Entry
+	37, // 32: agentmem.memory.v1.ConflictsReply.conflicts:type_name -> agentmem.memory.v1.Conflict
+	33, // [33:33] is the sub-list for method output_type
+	33, // [33:33] is the sub-list for method input_type
+	33, // [33:33] is the sub-list for extension type_name
+	33, // [33:33] is the sub-list for extension extendee
+	0,  // [0:33] is the sub-list for field type_name
 }
 
 func init() { file_memory_v1_scope_proto_init() }

@@ -218,8 +218,9 @@ type Message struct {
 	SaidUnixNano int64 `protobuf:"varint,12,opt,name=said_unix_nano,json=saidUnixNano,proto3" json:"said_unix_nano,omitempty"`
 	// dated: the context shows the message with the day it was said
 	// ("[2023-05-08] …", segmented.DayMark) and tokens counts that mark. Set
-	// at append for every message with said_unix_nano, so a turn of dated
-	// history carries its date wherever the context shows it.
+	// at append for a message with said_unix_nano that starts a day: the
+	// session's first message, or one said on another day than the message
+	// before it.
 	Dated         bool `protobuf:"varint,13,opt,name=dated,proto3" json:"dated,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

@@ -121,13 +121,24 @@ class ConflictsRequest(TypedDict):
 
 
 class ConsolidateReply(TypedDict):
+    digest: NotRequired["ExtractedFact"]
+    done: bool
     extractor: str
     facts: List["ExtractedFact"]
+    marker: NotRequired["ConsolidationMarker"]
+    written: int
 
 
 class ConsolidateRequest(TypedDict):
     # report the facts without writing them
     dry_run: NotRequired[bool]
+
+
+class ConsolidationMarker(TypedDict):
+    key: str
+    queued: bool
+    scope: str
+    watch: str
 
 
 class ContextMessage(TypedDict):
@@ -809,6 +820,7 @@ class StateRequest(TypedDict):
 
 
 class StatusReply(TypedDict):
+    consolidation: NotRequired["ConsolidationMarker"]
     result: NotRequired["MutationReply"]
     status: Literal['SESSION_STATUS_UNSPECIFIED', 'SESSION_STATUS_CREATED', 'SESSION_STATUS_ACTIVE', 'SESSION_STATUS_PAUSED', 'SESSION_STATUS_TERMINATED', 'SESSION_STATUS_ARCHIVED']
 

@@ -153,7 +153,7 @@ class AgainstNode(unittest.TestCase):
         self.assertEqual(done["facts"][0]["scope"], "user:" + u)
         e = self.mem.get(scope("user", u), "fact/user/home_city")
         self.assertIn("Oslo", e["text"])
-        self.assertEqual(e["metadata"]["source_session"], s)
+        self.assertEqual(e["metadata"]["agentmem.source_session"], s)
         again = self.mem.consolidate(s)  # the same facts: nothing new
         self.assertNotIn("written", [f["outcome"] for f in again["facts"]])
         with self.assertRaises(AgentmemError) as cm:

@@ -103,12 +103,23 @@ export interface ConflictsRequest {
 }
 
 export interface ConsolidateReply {
+  digest?: ExtractedFact;
+  done: boolean;
   extractor: string;
   facts: Array<ExtractedFact>;
+  marker?: ConsolidationMarker;
+  written: number;
 }
 
 export interface ConsolidateRequest {
   dry_run?: boolean;
+}
+
+export interface ConsolidationMarker {
+  key: string;
+  queued: boolean;
+  scope: string;
+  watch: string;
 }
 
 export interface ContextMessage {
@@ -702,6 +713,7 @@ export interface StateRequest {
 }
 
 export interface StatusReply {
+  consolidation?: ConsolidationMarker;
   result?: MutationReply;
   status: "SESSION_STATUS_UNSPECIFIED" | "SESSION_STATUS_CREATED" | "SESSION_STATUS_ACTIVE" | "SESSION_STATUS_PAUSED" | "SESSION_STATUS_TERMINATED" | "SESSION_STATUS_ARCHIVED";
 }

@@ -149,7 +149,7 @@ test("consolidate: a dry run writes nothing, then the facts land in the user's s
   assert.equal(done.facts[0].scope, `user:${u}`);
   const e = await mem.get(scope("user", u), "fact/user/home_city");
   assert.match(e.text, /Oslo/);
-  assert.equal(e.metadata.source_session, s);
+  assert.equal(e.metadata["agentmem.source_session"], s);
   assert.ok(!(await mem.consolidate(s)).facts.some((f) => f.outcome === "written"));
   await rejects(mem.consolidate(id("missing")), 404);
 });

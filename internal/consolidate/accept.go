@@ -1,0 +1,280 @@
+package consolidate
+
+import (
+	"regexp"
+	"strings"
+)
+
+// What a rule's value may be, and the fact it makes: the checks that keep
+// compliments, small talk and pronouns out, and the key and label of each
+// kind of fact.
+
+// acceptable reports whether v is a value of rule rl.
+func (x *extractor) acceptable(rl *rule, v string, st *stmt) bool {
+	if v == "" {
+		return false
+	}
+	if rl.head != nil && !headOK(v, rl.head) {
+		if !(rl.attr == "went_to/%" && shapeName(v)) {
+			return false
+		}
+	}
+	switch rl.name {
+	case "like", "fan", "dislike", "prefer", "is-favorite":
+		return likeable(v) && !x.knownName(v) && !x.reaction(v, st)
+	case "did", "doing", "joined", "applied", "had":
+		return eventObject(v)
+	case "work-at", "new-job-at":
+		return orgName(v)
+	case "joined-org":
+		return orgName(v) && (workContext.MatchString(st.m.Text) || strings.Contains(st.text, v+" as a") || strings.Contains(st.text, v+" as an"))
+	case "at-now", "at-now-2":
+		return orgName(v) && workContext.MatchString(st.m.Text)
+	}
+	return true
+}
+
+// shapeName: capitalized words, a place or a name ("Paris", "the Grand
+// Canyon").
+func shapeName(v string) bool {
+	c, _ := capitalized(v, kPlace)
+	return c != "" && c == v
+}
+
+// orgName: an employer is a name ("Bright Path", "Acme Corp"), not a
+// place in town ("the gym").
+func orgName(v string) bool { return shapeName(v) }
+
+// workContext: a message about work.
+var workContext = regexp.MustCompile(`(?i)\b(?:work|working|job|jobs|quit|left|hired|employer|company|firm|position|role|offer|colleagues|boss|office|career)\b`)
+
+// notLikeable: what a compliment or a reaction is about, not a taste of
+// the user's ("I love how you…", "I love that!", "love the thought,
+// Nate", "I love your painting", "I love that pic").
+var notLikeable = set(`thought thoughts idea ideas way pic pics picture pictures photo photos shot shots image view
+views vibe vibes energy attitude spirit sound sounds look looks message story stories words word name advice support
+quote quotes colors colours color colour feeling feelings mindset outlook perspective enthusiasm dedication passion
+determination courage strength positivity kindness creativity work job effort progress plan plans update updates
+news pov point tip tips theme themes detail details design designs style composition smell taste texture
+flavor flavour suggestion suggestions reminder reminders family friends kids children son daughter husband
+wife partner mom dad parents life time moment moments memories memory one ones everything stuff`)
+
+// likeable reports whether v names a taste: a thing, an activity, a
+// kind of food or music — not a pronoun, a compliment's object or a
+// person (checked by np) and not a name alone (a vocative).
+func likeable(v string) bool {
+	w := strings.Fields(v)
+	for _, x := range w {
+		if notLikeable[strings.ToLower(x)] {
+			return false
+		}
+	}
+	if len(w) > 1 && isCap(w[len(w)-1]) && !isCap(w[0]) {
+		return false // "the thought Nate": a vocative
+	}
+	switch strings.ToLower(w[0]) {
+	case "going", "getting", "heading", "coming", "being", "doing", "having", "making", "seeing", "hearing", "watching",
+		"reading", "talking", "chatting", "knowing", "spending", "taking", "sharing", "catching", "learning", "finding",
+		"helping", "connecting", "supporting", "to":
+		return false
+	}
+	return true
+}
+
+// knownName reports whether v is the name of a relative or pet ("I love
+// Rex": a pet, not a taste).
+func (x *extractor) knownName(v string) bool {
+	_, ok := x.people[strings.ToLower(v)]
+	return ok
+}
+
+// reaction reports whether a liking of v answers what the other speaker
+// just showed or said without asking ("I love the colours!" after their
+// painting): its words are theirs. An answer to a question ("Do you like
+// jazz?" "I love jazz") is a taste.
+func (x *extractor) reaction(v string, st *stmt) bool {
+	if st.q == nil || strings.Contains(st.q.Text, "?") {
+		return false
+	}
+	theirs := strings.ToLower(st.q.Text)
+	for _, w := range strings.Fields(strings.ToLower(v)) {
+		if len(w) > 2 && !stopWords[w] && !strings.Contains(theirs, strings.TrimRight(w, "s")) {
+			return false
+		}
+	}
+	return true
+}
+
+// eventObject: what "I started …", "I joined …" name must be a thing, not
+// a feeling or a stretch of time.
+func eventObject(v string) bool {
+	w := strings.Fields(strings.ToLower(v))
+	if strings.HasSuffix(w[0], "ing") && len(w[0]) > 4 && !headOK(v, groupWords) && !headOK(v, venues) {
+		return false // "I started feeling better", "I started thinking about …"
+	}
+	for _, x := range w {
+		if notEvent[x] {
+			return false
+		}
+	}
+	return true
+}
+
+var notEvent = set(`feeling feelings day days week weeks month months year years time times while moment lot bit
+thing things chance opportunity way idea sense idea conversation talk chat look glance break rest nap fun blast
+laugh cry smile feedback support help advice love care attention notice note message call text reply email mind
+courage confidence strength hope peace joy happiness sadness stress anxiety`)
+
+// shape finishes f: its key segment, label and subject by rule.
+func (x *extractor) shape(f *Fact, rl *rule, st *stmt, s string, loc []int) {
+	v := f.Value
+	if strings.Contains(f.Attribute, "%") {
+		seg := headSlug(v)
+		switch rl.name {
+		case "allergic", "rel-allergic", "allergy-have", "avoid", "like", "fan", "dislike", "prefer", "speak", "injury", "tried", "is-favorite":
+			seg = slug(v)
+		case "plan", "decided":
+			seg = topic(v)
+		}
+		if seg == "" || seg == "x" {
+			f.Attribute = ""
+			return
+		}
+		f.Attribute = strings.ReplaceAll(f.Attribute, "%", seg)
+	}
+	if strings.Contains(f.Attribute, "#") {
+		t := topic(v)
+		if t == "" {
+			f.Attribute = ""
+			return
+		}
+		f.Attribute = strings.ReplaceAll(f.Attribute, "#", t)
+	}
+	switch rl.name {
+	case "went", "back-from", "visited":
+		if shapeName(v) {
+			f.Attribute = "trip/" + slug(v)
+		}
+		if rl.name == "back-from" {
+			f.Label = "got back from"
+		}
+	case "did":
+		verb := strings.ToLower(group(s, rl.re, loc, "attr"))
+		f.Label = verb
+		f.Attribute = slug(verb) + "/" + headSlug(v)
+		switch {
+		case (verb == "adopted" || verb == "got" || verb == "rescued" || verb == "welcomed") && headOK(v, animals):
+			f.Attribute = "pet/" + headSlug(v)
+		case verb == "got" && !headOK(v, gotWorthy), verb == "started" && headOK(v, set("job")),
+			(verb == "started" || verb == "finished" || verb == "bought") && headOK(v, media):
+			f.Attribute = "" // "I got the hang of it"; a new job is read by the job rules
+		}
+	case "applied":
+		lead := strings.ToLower(appliedVerbRE.FindString(s[loc[0]:]))
+		key := "applied"
+		switch {
+		case strings.Contains(lead, "accepted"):
+			key = "accepted"
+		case strings.Contains(lead, "mentored"):
+			key = "mentored_by"
+		case strings.Contains(lead, "call"):
+			key = "call_from"
+		}
+		f.Label, f.Attribute = lead, key+"/"+headSlug(v)
+	case "is-favorite":
+		if a := group(s, rl.re, loc, "attr"); a != "" {
+			f.Attribute = "favorite_" + slug(a)
+		}
+	case "went-ing":
+		f.Label = "went"
+		f.Attribute = "went/" + slug(v)
+	case "had":
+		f.Label = "had"
+	case "doing":
+		verb := strings.ToLower(group(s, rl.re, loc, "attr"))
+		if headOK(v, set("trip vacation holiday getaway visit")) {
+			f.Attribute = "" // read by the trip rules
+			return
+		}
+		f.Label = "is " + verb
+		f.Attribute = "plan/" + lemma(verb) + "_" + headSlug(v)
+	case "decided":
+		if m := s[loc[0]:loc[1]]; !strings.HasPrefix(strings.ToLower(m), "we") {
+			f.Subject = "user" // "I decided to …" is the user's decision
+		}
+	case "plan", "have-event", "my-event", "married":
+		f.Label = "plans to"
+		if rl.name != "plan" && rl.name != "married" {
+			f.Label = "has"
+		}
+	case "moving":
+		f.Value = v
+		f.Label = "is moving to"
+	case "tried":
+		f.Value = strings.TrimSpace(st.said)
+		if n := len(strings.Fields(st.said)); n > MaxInstructionWords {
+			f.Value = verbPhrase(st.said)
+		}
+		f.Attribute = "tried/" + slug(triedTask(v))
+	case "joined":
+		f.Label = strings.ToLower(strings.TrimSpace(joinedVerbRE.FindString(s[loc[0]:])))
+		switch {
+		case f.Label == "":
+			f.Label = "joined"
+		case strings.HasPrefix(f.Label, "am ") || strings.HasPrefix(f.Label, "have been "):
+			f.Label = "is " + strings.Fields(f.Label)[len(strings.Fields(f.Label))-1] // "is taking"
+		}
+	}
+	if rl.typ == Semantic && f.Type == Semantic && strings.HasPrefix(f.Attribute, "hobby/") {
+		f.Label = "hobby"
+	}
+}
+
+// lemma is the verb of a progressive ("organizing" → "organize").
+func lemma(verb string) string {
+	w := strings.Fields(verb)[0]
+	if l, ok := lemmas[w]; ok {
+		return l
+	}
+	return slug(strings.TrimSuffix(w, "ing"))
+}
+
+var lemmas = map[string]string{"starting": "start", "opening": "open", "launching": "launch", "organizing": "organize",
+	"organising": "organise", "hosting": "host", "building": "build", "writing": "write", "training": "train",
+	"preparing": "prepare", "working": "work", "planning": "plan", "running": "run"}
+
+// happenings: what "I had a …" names worth keeping — an event or a place
+// one went to, or a turn of life.
+var happenings = func() map[string]bool {
+	out := set(`baby surgery operation accident miscarriage breakup break-up promotion raise scare setback fall`)
+	for w := range venues {
+		out[w] = true
+	}
+	return out
+}()
+
+// media: what one reads or watches; starting or finishing one is small
+// talk, not an event worth keeping.
+var media = set(`book books novel novels series show shows movie movies film films episode episodes season seasons
+documentary audiobook chapter article magazine comic comics manga anime sitcom drama`)
+
+// gotWorthy: what "I got a …" names worth keeping.
+var gotWorthy = set(`job internship promotion tattoo tattoos place house apartment flat car degree scholarship award raise
+bike motorcycle diploma certificate license licence`)
+
+var appliedVerbRE = regexp.MustCompile(`(?i)\b(?:applied (?:to|for)|got accepted (?:to|for|into|at)|was accepted (?:to|for|into|at)|got mentored by|got a call from)`)
+
+var joinedVerbRE = regexp.MustCompile(`(?i)\b(?:joined|signed up for|signed up to|enrolled in|registered for|started going to|started attending|became a member of|took|am taking|have been taking|am doing|started taking|finished)\b`)
+
+// triedTask is what was tried: the words before its outcome ("restarting
+// the router, but it didn't help" → "restarting the router").
+func triedTask(v string) string {
+	if loc := untilRE.FindStringIndex(v); loc != nil {
+		v = v[:loc[0]]
+	}
+	w := strings.Fields(v)
+	if len(w) > 6 {
+		w = w[:6]
+	}
+	return strings.Join(w, " ")
+}

@@ -1,0 +1,315 @@
+package consolidate
+
+import (
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Applying the rules: one match read into facts, its value, subject,
+// date and key.
+
+// rules applies every rule to st.
+func (x *extractor) rules(st *stmt) {
+	s := st.text
+	lower := " " + strings.ToLower(s) + " "
+	g := gatesOf(strings.ToLower(s), x)
+	for ri := range rules {
+		rl := &rules[ri]
+		if !g.allow(rl) || !rl.mayMatch(lower) {
+			continue
+		}
+		for _, loc := range rl.re.FindAllStringSubmatchIndex(s, -1) {
+			x.apply(st, rl, loc)
+		}
+	}
+	x.birthdays(st)
+	x.teacher(st)
+	x.lets(st)
+}
+
+// tidy orders the facts read from one sentence (from index n) as said,
+// and drops what another fact of the sentence says better ("I got a new
+// job at Spotify" names the employer; "got: new job" adds nothing).
+func (x *extractor) tidy(n int) {
+	fs := x.out[n:]
+	sort.SliceStable(fs, func(i, j int) bool { return fs[i].at < fs[j].at })
+	work := false
+	for _, f := range fs {
+		work = work || (f.Subject == "user" && (f.Attribute == "employer" || f.Attribute == "job_title"))
+	}
+	if !work {
+		return
+	}
+	keep := x.out[:n]
+	for _, f := range fs {
+		if f.Attribute == "got/job" || f.Attribute == "started/job" {
+			continue
+		}
+		keep = append(keep, f)
+	}
+	x.out = keep
+}
+
+// group returns the text of rl's group name in a match, "" when unset.
+func group(s string, re *regexp.Regexp, loc []int, name string) string {
+	gi := re.SubexpIndex(name)
+	if gi < 0 || loc[2*gi] < 0 {
+		return ""
+	}
+	return s[loc[2*gi]:loc[2*gi+1]]
+}
+
+// apply reads one match of rule rl in st.
+func (x *extractor) apply(st *stmt, rl *rule, loc []int) {
+	s := st.text
+	if (!rl.free && !anchored(s, loc[0])) || hedged(s, loc[0], rl.weak) {
+		return
+	}
+	at := loc[2*rl.re.SubexpIndex("v")]
+	rest := s[at:]
+	if rl.name == "rel-named" && at >= 2 && s[at-2] == ',' && strings.HasSuffix(strings.ToLower(s[:loc[1]]), " and") {
+		return // "my sister, Kim and I": a list, not a name
+	}
+	subject := rl.subj
+	switch subject {
+	case "person":
+		subject = x.person(st, s, rl.re, loc)
+	case "thing":
+		subject = relSubject(group(s, rl.re, loc, "thing"))
+	}
+	if subject == "" {
+		return
+	}
+	attr := rl.attr
+	if a := group(s, rl.re, loc, "attr"); a != "" {
+		attr = strings.ReplaceAll(attr, "@", slug(a))
+	}
+	var values []string
+	valueEnd := at
+	switch {
+	case rl.name == "age" || rl.name == "rel-age" || rl.name == "count":
+		w := strings.Fields(rest)[0]
+		if n, err := strconv.Atoi(strings.TrimRight(w, ".,!;")); rl.name != "count" && (err == nil && (n < 1 || n > 110)) {
+			return
+		}
+		values = []string{strings.TrimRight(w, ".,!;")}
+	case rl.name == "diet":
+		values = []string{strings.ToLower(strings.Trim(strings.Fields(rest)[0], ".,!;"))}
+		if next := strings.Fields(rest); len(next) > 1 && dietNouns[strings.ToLower(strings.Trim(next[1], ".,!;"))] {
+			return // "I'm a vegan food blogger"
+		}
+	case rl.name == "allergy-have":
+		v := rest[:strings.Index(strings.ToLower(rest), " allerg")]
+		values = []string{v}
+	case rl.name == "married":
+		values = []string{"get married"}
+	case rl.name == "my-attr" || rl.name == "deadline":
+		if v := untilClause(rest); v != "" && len(strings.Fields(v)) <= 6 {
+			values = []string{v}
+		}
+	case rl.name == "decided":
+		if v := verbPhrase(rest); v != "" {
+			values = []string{v}
+			valueEnd = at + len(v)
+		}
+	case rl.name == "plan":
+		if v := planPhrase(rest, st.m.Said); v != "" {
+			values = []string{v}
+			valueEnd = at + len(v)
+		}
+	case rl.name == "tried":
+		values = []string{rest}
+	case rl.name == "injury": // "my knee playing football": the knee
+		w := strings.Fields(bodyPart(untilClause(rest)))
+		if len(w) == 0 || len(w) > 3 {
+			return
+		}
+		v, _ := np(strings.Join(w, " "))
+		if v == "" {
+			return
+		}
+		values = []string{v}
+	case rl.list:
+		values = splitList(rest)
+		if len(values) > 0 && phrasalGerund(rest, values[0]) {
+			return // "I love throwing on some music"
+		}
+		if len(values) == 1 && gerundWithObject(rest, values[0]) {
+			if vp := verbPhrase(rest); vp != "" && len(strings.Fields(vp)) <= 5 {
+				values = []string{vp} // "I love restoring old furniture"
+			}
+		}
+	default:
+		v, end := value(rest, rl.k)
+		if v == "" {
+			return
+		}
+		values, valueEnd = []string{v}, at+end
+	}
+	clause := s[dateClauseStart(s, loc[0]):clauseEnd(s, max(valueEnd, at))]
+	var date dateRef
+	if !rl.noDate {
+		date, _ = findDate(clause, st.m.Said, rl.needDate || rl.future || isFuture(clause))
+	}
+	if rl.needDate && date.words == "" {
+		return // a plan names its date
+	}
+	for _, v := range values {
+		v = strings.TrimSpace(v)
+		if !x.acceptable(rl, v, st) {
+			continue
+		}
+		if rl.derive != nil {
+			if v = rl.derive(v); v == "" {
+				continue
+			}
+		}
+		subject := subject
+		if attr == "name" && subject != "user" && subject != "we" {
+			subject = x.named(subject, v, st)
+		}
+		f := Fact{Subject: subject, Attribute: attr, Value: v, Type: rl.typ, Confidence: rl.conf, Rule: rl.name,
+			Date: date.date, When: date.words, at: loc[0]}
+		x.shape(&f, rl, st, s, loc)
+		if f.Attribute == "" {
+			continue
+		}
+		x.add(st, f)
+	}
+	switch rl.name {
+	case "job", "job-been":
+		x.jobAt(st, s, valueEnd)
+	case "joined-org", "work-at", "new-job-at":
+		x.jobAs(st, s, valueEnd)
+	}
+}
+
+// phrasalGerund reports whether rest starts with the gerund v of a
+// phrasal verb ("throwing on some music", "checking out …"): v alone is
+// not what is liked.
+func phrasalGerund(rest, v string) bool {
+	w := strings.Fields(rest)
+	return len(w) > 1 && strings.EqualFold(w[0], v) && strings.HasSuffix(strings.ToLower(v), "ing") &&
+		particles[strings.ToLower(strings.Trim(w[1], ".,!"))]
+}
+
+// gerundWithObject reports whether rest starts with the gerund v and its
+// object ("restoring old furniture"): the phrase, not the gerund alone, is
+// what is liked.
+func gerundWithObject(rest, v string) bool {
+	w := strings.Fields(rest)
+	return len(w) > 1 && strings.EqualFold(w[0], v) && strings.HasSuffix(strings.ToLower(v), "ing") &&
+		(possessives[strings.ToLower(w[1])] || npSkip[strings.ToLower(w[1])])
+}
+
+var particles = set(`on up out off down over back around away into through`)
+
+// planPhrase is a plan's value: what is planned, its date left to the
+// date ("going to a conference this month" → "go to a conference").
+func planPhrase(rest string, said int64) string {
+	v := verbPhrase(rest)
+	if v == "" {
+		return ""
+	}
+	if d, ok := findDate(v, said, true); ok && d.start > 0 {
+		v = strings.TrimSpace(v[:d.start])
+		v = strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(v, " on"), " in"), " for")
+	}
+	w := strings.Fields(v)
+	if len(w) == 0 {
+		return ""
+	}
+	if isCap(w[0]) {
+		return "" // "I'm going to Japan": a trip
+	}
+	if npSkip[strings.ToLower(w[0])] {
+		v = "go to " + v // "I'm going to a conference": a trip, not an intention
+	}
+	return v
+}
+
+// dateClauseStart is where the words a statement's date may be read from
+// begin: its clause, and the clauses before it when they hold nothing but
+// lead words and dates ("Last Friday, I went to …").
+func dateClauseStart(s string, at int) int {
+	if leadOnly(s[:at]) {
+		return 0
+	}
+	return clauseStart(s, at)
+}
+
+// leadOnly reports whether s holds only lead words and dates.
+func leadOnly(s string) bool {
+	s = leadPhraseRE.ReplaceAllString(s, " ")
+	for _, d := range findDates(s, 0, false) {
+		s = s[:d.start] + strings.Repeat(" ", d.end-d.start) + s[d.end:]
+	}
+	for _, w := range strings.Fields(s) {
+		if w = strings.ToLower(strings.Trim(w, ",.!-—–")); w != "" && !leadWords[w] {
+			return false
+		}
+	}
+	return true
+}
+
+// dietNouns after a diet word make it no diet of the user's.
+var dietNouns = set(`food recipe recipes restaurant restaurants place places option options dish dishes meal meals blogger chef cook diet`)
+
+// untilClause is s up to its clause's end, trimmed.
+func untilClause(s string) string {
+	if loc := untilRE.FindStringIndex(s); loc != nil {
+		s = s[:loc[0]]
+	}
+	return strings.TrimSpace(s)
+}
+
+var untilRE = regexp.MustCompile(`(?i)[,;!?()]|[.:](?:\s|$)|\s(?:and|but|because|so|since|which|though|although)\s`)
+
+// verbPhrase is a decision's or a plan's value: up to the clause
+// boundary, at most 8 words, a date kept ("ship on Friday").
+func verbPhrase(s string) string {
+	if loc := untilRE.FindStringIndex(s); loc != nil {
+		s = s[:loc[0]]
+	}
+	w := strings.Fields(strings.TrimRight(s, "."))
+	if len(w) > 8 {
+		w = w[:8]
+	}
+	if len(w) == 0 || badStart[strings.ToLower(w[0])] || !valueLike(w) {
+		return ""
+	}
+	return strings.Join(w, " ")
+}
+
+// jobAt reads "I'm a nurse at St Mary's": the employer after a job.
+func (x *extractor) jobAt(st *stmt, s string, end int) {
+	m := jobAtRE.FindStringIndex(s[end:])
+	if m == nil || m[0] != 0 {
+		return
+	}
+	v, _ := capitalized(s[end+m[1]:], kName)
+	if v == "" {
+		return
+	}
+	x.add(st, Fact{Subject: "user", Attribute: "employer", Value: v, Type: Semantic, Confidence: 0.75, Rule: "job-at"})
+}
+
+// jobAs reads "I joined Spotify as a data engineer": the job after an
+// employer.
+func (x *extractor) jobAs(st *stmt, s string, end int) {
+	m := jobAsRE.FindStringIndex(s[end:])
+	if m == nil {
+		return
+	}
+	v, _ := np(s[end+m[1]:])
+	if v == "" || !headOK(v, jobs) {
+		return
+	}
+	x.add(st, Fact{Subject: "user", Attribute: "job_title", Value: v, Type: Semantic, Confidence: 0.75, Rule: "job-as"})
+}
+
+var jobAsRE = regexp.MustCompile(`^ as (?:an? |the )?`)
+
+var jobAtRE = regexp.MustCompile(`^ (?:at|for|with) (?:the )?`)

@@ -1,0 +1,147 @@
+package consolidate
+
+import (
+	"regexp"
+	"strings"
+)
+
+// Instructions: an imperative addressed to the assistant about how to
+// help, meant to last — "please always answer in French", "don't suggest
+// meat recipes", "from now on, reply in Spanish", "I want you to stop
+// using emojis". Its verb is one of helping (answer, reply, write,
+// suggest, use, call me, …) and it says it lasts (always, never, from now
+// on, next time, don't, stop …). "Never give up!", "Always great chatting
+// with you!" or "Don't forget to take breaks" are no instructions.
+
+// instructionRE: the lead of an instruction, then its verb.
+var instructionRE = regexp.MustCompile(`(?i)^(?:(?:please|pls|and|also|oh|ok|okay|so|from now on|going forward|in (?:the )?future|next time|for future reference|moving forward)[,:]? )*` +
+	`(?P<mark>always |never |don't |do not |don't ever |do not ever |stop |please stop |no more )?(?:please )?(?:always |never )?` +
+	`(?P<verb>` + assistantVerbs + `)\b`)
+
+// wantRE: "I want you to …", "I'd like you to …".
+var wantRE = regexp.MustCompile(`(?i)\bI (?:want|need|'d like|would like|prefer) (?:you|u) to (?P<mark>always |never |stop |please |start |keep )?(?P<verb>` + assistantVerbs + `)\b`)
+
+// assistantVerbs: what an assistant does when it helps.
+const assistantVerbs = `answer|reply|respond|write|use|using|suggest|suggesting|recommend|recommending|include|including|explain|show|format|translate|summarize|summarise|cite|mention|mentioning|call me|address me|refer to me|talk to me|speak to me|speak|talk|remind me|cc|list|give me|give us|keep (?:it|answers|replies|responses|your answers|your replies|them|things) (?:short|brief|concise|simple|under)|make (?:it|answers|replies|them) (?:short|shorter|brief|simple|simpler)|avoid|ask me|ask before|check with me|double-check|assume|bring up|offer|provide|put|sign|spell|skip|add|round|convert|measure|quote|show me|tell me|greet me|end with|start with|begin with|answer me|be (?:brief|concise|short|formal|informal|casual|direct)`
+
+// markRE: the words that say an instruction lasts.
+var markRE = regexp.MustCompile(`(?i)\b(?:always|never|from now on|going forward|in (?:the )?future|next time|for future reference|moving forward|don't|do not|stop|no more|anymore|every time|each time|whenever)\b`)
+
+// conditionRE: an instruction under a condition is none.
+var conditionRE = regexp.MustCompile(`(?i)\b(?:if|unless|whether|maybe|might|pretend|imagine|suppose|could you|would you)\b`)
+
+// instruction reads a standing instruction from st.
+func (x *extractor) instruction(st *stmt) {
+	s := st.said
+	if len(strings.Fields(s)) > MaxInstructionWords {
+		return
+	}
+	lead := trimLeading(s)
+	var rest string
+	if loc := instructionRE.FindStringSubmatchIndex(lead); loc != nil {
+		if mi := instructionRE.SubexpIndex("mark"); loc[2*mi] < 0 && !markRE.MatchString(lead) {
+			return // "Please send me pics": a request, not a rule
+		}
+		rest = lead[loc[2*instructionRE.SubexpIndex("verb")]:]
+	} else if loc := wantRE.FindStringSubmatchIndex(s); loc != nil && anchored(s, loc[0]) {
+		rest = s[loc[2*wantRE.SubexpIndex("verb")]:]
+	} else {
+		return
+	}
+	if conditionRE.MatchString(s) || isQuestion(s) {
+		return
+	}
+	t := topicOf(untilClause(rest), true)
+	if t == "" {
+		return
+	}
+	x.add(st, Fact{Subject: "user", Attribute: t, Value: strings.TrimSpace(s), Type: Procedural, Confidence: 0.8, Rule: "instruction"})
+}
+
+// Answers: a value given in answer to the other speaker's question,
+// read with it ("What do you do?" "Tram driver, in Lisbon."; "Where do
+// you live?" "Lisbon."). A statement the rules read on its own ("I drive
+// a tram") needs no question.
+var (
+	askJobRE      = regexp.MustCompile(`(?i)\b(?:what do you do(?: for (?:work|a living))?|what(?:'s| is) your (?:job|profession|occupation|line of work)|what do you work as|what kind of work|what line of work)\b`)
+	askEmployerRE = regexp.MustCompile(`(?i)\b(?:where do you work|who do you work for|which company)\b`)
+	askHomeRE     = regexp.MustCompile(`(?i)\b(?:where do you live|where are you based|where are you living|where do you stay|where(?:'s| is) home)\b`)
+	askFromRE     = regexp.MustCompile(`(?i)\b(?:where are you from|where did you grow up|where(?:'re| are) you originally from)\b`)
+	askNameRE     = regexp.MustCompile(`(?i)\b(?:what(?:'s| is) your name|who am i (?:talking|speaking) (?:to|with)|what should i call you|how should i call you)\b`)
+	askPetNameRE  = regexp.MustCompile(`(?i)\bwhat(?:'s| is| are| did| will) (?:the |your |their )?(?P<thing>` + relWord + `)(?:'s name|'s names| named| called| name)\b|\bwhat (?:are you|did you|will you) (?:calling|name|naming|call) (?:the|your) (?P<thing2>` + relWord + `)\b`)
+)
+
+// answerLeadRE: what an answer may start with before its value.
+var answerLeadRE = regexp.MustCompile(`(?i)^(?:(?:oh|well|so|haha|lol|yeah|yes|sure|um|hmm|ha|actually)[,!.]? )*(?:I(?:'m| am) (?:a |an )?|I work as (?:a |an )?|I live in |in |at |I work at |I work for |I'm from |from |it's |his name is |her name is |its name is |we call (?:him|her|it) |we named (?:him|her|it) |my name is |I'm |call me )?`)
+
+// answer reads a value the first sentence of st gives in answer to the
+// question before it.
+func (x *extractor) answer(st *stmt) {
+	q := lastSentence(st.q.Text)
+	if !isQuestion(q) {
+		return
+	}
+	s := st.said
+	if len(strings.Fields(s)) > 8 {
+		return // an answer of a value is short; a longer one the rules read
+	}
+	rest := s[len(answerLeadRE.FindString(s)):]
+	var subj, attr string
+	var v string
+	switch {
+	case askJobRE.MatchString(q):
+		w, _ := np(rest)
+		if w == "" || !headOK(w, jobs) {
+			return
+		}
+		subj, attr, v = "user", "job_title", w
+	case askEmployerRE.MatchString(q):
+		subj, attr = "user", "employer"
+		v, _ = capitalized(rest, kName)
+	case askHomeRE.MatchString(q):
+		subj, attr = "user", "home_city"
+		v, _ = capitalized(rest, kPlace)
+	case askFromRE.MatchString(q):
+		subj, attr = "user", "hometown"
+		v, _ = capitalized(rest, kPlace)
+	case askNameRE.MatchString(q):
+		subj, attr = "user", "name"
+		v, _ = capitalized(rest, kName)
+	default:
+		m := askPetNameRE.FindStringSubmatch(q)
+		if m == nil {
+			return
+		}
+		thing := m[askPetNameRE.SubexpIndex("thing")]
+		if thing == "" {
+			thing = m[askPetNameRE.SubexpIndex("thing2")]
+		}
+		v, _ = capitalized(rest, kName)
+		subj, attr = x.named(relSubject(thing), v, st), "name"
+	}
+	if v == "" || interjections[strings.ToLower(v)] {
+		return
+	}
+	x.add(st, Fact{Subject: subj, Attribute: attr, Value: v, Type: Semantic, Confidence: 0.7, Rule: "answer",
+		MessageIDs: []string{st.q.ID, st.m.ID}, Context: strings.TrimSpace(q) + " " + s})
+}
+
+// lastSentence is the last sentence of text.
+func lastSentence(text string) string {
+	text = normalize(text)
+	ss := strings.FieldsFunc(text, func(r rune) bool { return r == '\n' })
+	if len(ss) == 0 {
+		return ""
+	}
+	t := ss[len(ss)-1]
+	for i := len(t) - 2; i >= 0; i-- {
+		if (t[i] == '.' || t[i] == '!' || t[i] == '?') && i+1 < len(t) && t[i+1] == ' ' {
+			return strings.TrimSpace(t[i+1:])
+		}
+	}
+	return strings.TrimSpace(t)
+}
+
+// interjections open a reply but name nothing ("Wow, …").
+var interjections = set(`wow oh ah aw aww haha lol omg ugh hmm nope yay ooh whoa honestly actually sadly luckily oops
+definitely totally not nobody none yes yeah yep no sure thanks thank hey hi hello well so`)

@@ -1,0 +1,313 @@
+package segmented
+
+import (
+	"slices"
+	"sort"
+)
+
+// The allocation of a plan without a Part per L1 entry. Allocate visits
+// the parts by value per token, best first (ties: the higher value, then
+// the lower index), and takes each that still fits. Most parts are plain
+// L1 spans, valued by recency alone: recentWeight · 2^(−d/recentHalfLife)
+// for a span d spans older than the tail (times questionWeight for a bare
+// question). A user message later, every span is as many spans older, so
+// every plain value is multiplied by the same factor and the order of the
+// plain spans among themselves does not change: the planner keeps it from
+// one plan to the next (planCache.order), places the spans that are new
+// (or changed) by binary search, and checks the result against the exact
+// comparison of the values of this plan, sorting again only when it does
+// not hold (spans merged in the middle, or a rounding that ties two
+// values differently). The few other parts — summaries, search hits
+// (raised spans included), recalled messages, scope entries — are sorted
+// as Allocate sorts them and merged with the plain spans. The result is
+// Allocate's, choice for choice (TestPlanMatchesReference).
+
+// l1Plan is the L1 side of one plan: the spans older than the tail, their
+// values, and which the allocation chose.
+type l1Plan struct {
+	c     *planCache
+	spans []l1Span
+	// val and den: the value and value per token of each span as a plain
+	// span (a summary's is its part's).
+	val, den []float64
+	// part maps a span to its part in planner.parts (-1: none, a plain
+	// span the allocation takes from the kept order); made lists the spans
+	// that have one (see setPart).
+	part   []int32
+	made   []int32
+	chosen []bool
+	// nPlain and nPlainChosen count the plain spans and those chosen.
+	nPlain, nPlainChosen int
+	// chosenL2 is the tokens of the L2 summaries chosen.
+	chosenL2 uint64
+}
+
+// freshInsertMax: more new spans than this since the last plan, and the
+// plain order is sorted again rather than inserted into.
+const freshInsertMax = 8
+
+// newL1Plan prepares the spans of the L1 entries before tail, valued as
+// plain spans.
+func newL1Plan(c *planCache, tail int) *l1Plan {
+	lp := &l1Plan{c: c, spans: c.spansTo(tail, c.spareSpans)}
+	m := len(lp.spans)
+	lp.val, lp.den = resize(c.val, m), resize(c.den, m)
+	lp.part, lp.chosen = resize(c.part, m), resize(c.chosen, m)
+	c.val, c.den, c.part, c.chosen = lp.val, lp.den, lp.part, lp.chosen
+	clear(lp.chosen)
+	lp.nPlain = m
+	recent := c.recentValues(m)
+	val, den, part := lp.val[:m], lp.den[:m], lp.part[:m]
+	for k := range lp.spans {
+		sp := &lp.spans[k]
+		v := recent[m-1-k]
+		if sp.bare && !sp.summary {
+			v *= questionWeight
+		}
+		val[k] = v
+		den[k] = v / float64(max(sp.tokens, densityFloorTokens))
+		part[k] = -1
+	}
+	return lp
+}
+
+// resize returns buf with n elements (not cleared), reallocated when too
+// small.
+func resize[T any](buf []T, n int) []T {
+	if cap(buf) < n {
+		return make([]T, n, n+n/4)
+	}
+	return buf[:n]
+}
+
+// setPart records that span k is part i of the planner.
+func (lp *l1Plan) setPart(k, i int) {
+	lp.part[k] = int32(i)
+	lp.made = append(lp.made, int32(k))
+	lp.nPlain--
+}
+
+// spanAt returns the span holding L1 entry i (older than the tail).
+func (lp *l1Plan) spanAt(i int) int {
+	return sort.Search(len(lp.spans), func(k int) bool { return int(lp.spans[k].to) > i })
+}
+
+// partOf returns span k as a Part, valued by recency.
+func (lp *l1Plan) partOf(k int) (Part, partRef) {
+	sp := lp.spans[k]
+	kind := PartL1
+	if sp.summary {
+		kind = PartSummary
+	}
+	return Part{Kind: kind, Tokens: sp.tokens, Value: lp.val[k]}, partRef{l1From: int(sp.from), l1To: int(sp.to), l2: -1}
+}
+
+// plainBefore reports whether plain span a comes before plain span b in
+// Allocate's order (the index of an L1 span's part is its span index).
+func (lp *l1Plan) plainBefore(a, b int32) bool {
+	return before(lp.den[a], lp.val[a], int(a), lp.den[b], lp.val[b], int(b))
+}
+
+// before reports whether a part comes before another in Allocate's order:
+// by value per token, best first, then the higher value, then the lower
+// index. Allocate compares with cmp.Compare, which orders NaN first; the
+// parts it visits have a value > 0 (NaN is not), and so a value per token
+// > 0: plain comparisons are the same.
+func before(denA, valA float64, idxA int, denB, valB float64, idxB int) bool {
+	if denA != denB {
+		return denA > denB
+	}
+	if valA != valB {
+		return valA > valB
+	}
+	return idxA < idxB
+}
+
+// plainOrder returns the spans that are not summaries in Allocate's order
+// (by their plain values), from the order kept since the last plan, and
+// keeps this plan's spans and order for the next.
+func (lp *l1Plan) plainOrder() []int32 {
+	c := lp.c
+	prev, cur := c.spans, lp.spans
+	if cap(c.mapped) < len(prev) {
+		c.mapped = make([]int32, len(prev))
+	}
+	mapped := c.mapped[:len(prev)]
+	var fresh []int32
+	j := 0
+	for k := range cur {
+		for j < len(prev) && prev[j].seq < cur[k].seq {
+			mapped[j] = -1
+			j++
+		}
+		if j < len(prev) && prev[j].seq == cur[k].seq {
+			if p := prev[j]; p.to-p.from == cur[k].to-cur[k].from && p.tokens == cur[k].tokens && p.bare == cur[k].bare && p.summary == cur[k].summary {
+				mapped[j] = int32(k)
+				j++
+				continue
+			}
+			mapped[j] = -1
+			j++
+		}
+		if !cur[k].summary {
+			fresh = append(fresh, int32(k))
+		}
+	}
+	for ; j < len(prev); j++ {
+		mapped[j] = -1
+	}
+	order := c.spareOrder[:0]
+	for _, j := range c.order {
+		if k := mapped[j]; k >= 0 {
+			order = append(order, k)
+		}
+	}
+	sorted := true
+	if len(fresh) > freshInsertMax {
+		order, sorted = append(order, fresh...), false
+	} else {
+		for _, k := range fresh {
+			pos := sort.Search(len(order), func(i int) bool { return lp.plainBefore(k, order[i]) })
+			order = slices.Insert(order, pos, k)
+		}
+	}
+	for i := 1; i < len(order) && sorted; i++ {
+		sorted = !lp.plainBefore(order[i], order[i-1])
+	}
+	if !sorted {
+		slices.SortFunc(order, func(a, b int32) int {
+			if lp.plainBefore(a, b) {
+				return -1
+			}
+			return 1 // never equal: the index breaks ties
+		})
+	}
+	c.spareOrder, c.order = c.order, order
+	c.spareSpans, c.spans = c.spans, cur
+	return order
+}
+
+// allocate is Allocate over the planner's parts and the plain L1 spans:
+// it returns the indexes of the chosen parts, ascending, and marks the
+// chosen spans (plain, or parts of L1) in p.l1p.chosen.
+func (p *planner) allocate(room uint64, caps [numPartKinds]uint64) []int {
+	lp, c := p.l1p, p.l1p.c
+	m := len(lp.spans)
+	// The index each part has in Allocate's parts: an L1 span's is its
+	// span's; the others follow the spans in the order they were added.
+	idx := resize(c.idx, len(p.parts))
+	for i := range idx {
+		idx[i] = -1
+	}
+	for _, k := range lp.made {
+		idx[lp.part[k]] = int(k)
+	}
+	spec := c.spec[:0]
+	next := m
+	for i, part := range p.parts {
+		if idx[i] < 0 {
+			idx[i] = next
+			next++
+		}
+		if part.Value > 0 && part.Tokens > 0 && part.Kind < numPartKinds {
+			spec = append(spec, specPart{den: part.density(), val: part.Value, idx: idx[i], i: i})
+		}
+	}
+	c.idx, c.spec, c.parts, c.refs = idx, spec, p.parts, p.refs
+	slices.SortFunc(spec, func(a, b specPart) int {
+		if before(a.den, a.val, a.idx, b.den, b.val, b.idx) {
+			return -1
+		}
+		return 1 // never equal: the index breaks ties
+	})
+	order := lp.plainOrder()
+	var used uint64
+	var byKind [numPartKinds]uint64
+	chosen := make([]int, 0, len(spec))
+	si, oi := 0, 0
+	for used < room {
+		for oi < len(order) {
+			k := order[oi]
+			if lp.part[k] < 0 && lp.val[k] > 0 && lp.spans[k].tokens > 0 {
+				break
+			}
+			oi++
+		}
+		special := si < len(spec)
+		if special && oi < len(order) {
+			a, k := spec[si], order[oi]
+			special = before(a.den, a.val, a.idx, lp.den[k], lp.val[k], int(k))
+		}
+		switch {
+		case special:
+			i := spec[si].i
+			si++
+			part := p.parts[i]
+			if part.Tokens > room-used {
+				continue
+			}
+			if c := caps[part.Kind]; c > 0 && part.Tokens > c-min(c, byKind[part.Kind]) {
+				continue
+			}
+			used += part.Tokens
+			byKind[part.Kind] += part.Tokens
+			chosen = append(chosen, i)
+			if idx[i] < m {
+				lp.chosen[idx[i]] = true
+			} else if p.refs[i].l2 >= 0 {
+				lp.chosenL2 += part.Tokens
+			}
+		case oi < len(order):
+			k := order[oi]
+			oi++
+			if t := lp.spans[k].tokens; t <= room-used {
+				used += t
+				lp.chosen[k] = true
+				lp.nPlainChosen++
+			}
+		default:
+			slices.Sort(chosen)
+			return chosen
+		}
+	}
+	slices.Sort(chosen)
+	return chosen
+}
+
+// specPart is a part of the planner sorted for allocate: its value per
+// token, value, index in Allocate's parts, and index in planner.parts.
+type specPart struct {
+	den, val float64
+	idx, i   int
+}
+
+// plainAllChosen reports whether the allocation chose every plain span.
+func (lp *l1Plan) plainAllChosen() bool { return lp.nPlainChosen == lp.nPlain }
+
+// seqs returns the first seqs of the L1 entries of the chosen spans, in
+// seq order (nil: none).
+func (lp *l1Plan) seqs(ents []l1Info) []uint64 {
+	n := 0
+	for k, sp := range lp.spans {
+		if lp.chosen[k] {
+			n += int(sp.to - sp.from)
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	out := make([]uint64, 0, n)
+	for k := range lp.spans {
+		if !lp.chosen[k] {
+			continue
+		}
+		if sp := &lp.spans[k]; sp.to-sp.from == 1 {
+			out = append(out, sp.seq)
+		} else {
+			for _, e := range ents[sp.from:sp.to] {
+				out = append(out, e.seq)
+			}
+		}
+	}
+	return out
+}
