@@ -539,6 +539,9 @@ func (g *schemaGen) single(fd protoreflect.FieldDescriptor, rule fieldRule, inpu
 		if rule.maxLength > 0 {
 			s["maxLength"] = rule.maxLength
 		}
+		if rule.minLength > 0 {
+			s["minLength"] = rule.minLength
+		}
 	case protoreflect.Int32Kind, protoreflect.Sint32Kind, protoreflect.Sfixed32Kind:
 		s = obj{"type": "integer", "format": "int32", "minimum": math.MinInt32, "maximum": math.MaxInt32}
 	case protoreflect.Uint32Kind, protoreflect.Fixed32Kind:
