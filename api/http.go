@@ -12,8 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nats-io/nats.go"
-
 	"github.com/agentmem/agentmem/tenancy"
 )
 
@@ -98,7 +96,7 @@ func (h *httpAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write(h.s.OpenAPI())
 		return
 	}
-	hdr, herr := h.identify(r)
+	who, herr := h.identify(r)
 	if herr != nil {
 		writeHTTPError(w, herr)
 		return
@@ -111,9 +109,9 @@ func (h *httpAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	watch := strings.HasSuffix(subject, ".watch")
 	switch {
 	case r.Method == http.MethodGet && watch:
-		h.serveSSE(w, r, subject, hdr)
+		h.serveSSE(w, r, subject, who)
 	case r.Method == http.MethodPost:
-		h.servePost(w, r, subject, hdr)
+		h.servePost(w, r, subject, who)
 	case watch:
 		methodNotAllowed(w, r, "GET, POST, OPTIONS")
 	default:
@@ -172,7 +170,7 @@ func subjectOf(rest string) (string, *Error) {
 	return "mem.v1." + strings.Join(segs, "."), nil
 }
 
-func (h *httpAPI) servePost(w http.ResponseWriter, r *http.Request, subject string, hdr nats.Header) {
+func (h *httpAPI) servePost(w http.ResponseWriter, r *http.Request, subject string, who *tenancy.Caller) {
 	// The body is JSON whatever its label says, as long as the label is
 	// one a client sends for JSON: application/json (or a +json type), none
 	// at all, text/plain (what fetch sends for a string body) or a form
@@ -194,7 +192,7 @@ func (h *httpAPI) servePost(w http.ResponseWriter, r *http.Request, subject stri
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), h.cfg.Timeout)
 	defer cancel()
-	rep, err := h.s.Do(ctx, subject, body, hdr)
+	rep, err := h.s.Do(ctx, subject, body, who)
 	if err != nil {
 		if r.Context().Err() != nil {
 			return // the client went away
@@ -248,11 +246,11 @@ func writeHTTPError(w http.ResponseWriter, e *Error) {
 	_, _ = w.Write(body)
 }
 
-// identify returns the headers of the NATS request the HTTP request stands
-// for: JSON, and with tenants the verified identity of its bearer token.
-func (h *httpAPI) identify(r *http.Request) (nats.Header, *Error) {
-	hdr := nats.Header{}
-	hdr.Set("Content-Type", ContentTypeJSON)
+// identify returns the caller of an HTTP request: nil (the single-user
+// node's caller) for a loopback client of a node without tenants, else the
+// principal of its bearer token, refused as the NATS identity the token
+// stands for would be.
+func (h *httpAPI) identify(r *http.Request) (*tenancy.Caller, *Error) {
 	if h.s.tenants == nil {
 		if !loopbackAddr(r.RemoteAddr) {
 			h.s.metrics.Denied.WithLabelValues("identity").Inc()
@@ -262,20 +260,23 @@ func (h *httpAPI) identify(r *http.Request) (nats.Header, *Error) {
 			h.s.metrics.Denied.WithLabelValues("identity").Inc()
 			return nil, &Error{Code: 403, Field: "host", Message: fmt.Sprintf("%q: the single-user node answers requests for localhost, 127.0.0.1 or [::1] only", r.Host)}
 		}
-		return hdr, nil
+		return nil, nil
 	}
 	token, ok := bearer(r.Header.Values("Authorization"))
 	if !ok {
 		h.s.metrics.Denied.WithLabelValues("identity").Inc()
 		return nil, &Error{Code: 401, Field: "authorization", Message: "want one header Authorization: Bearer <token> (a token of the tenants file's http_tokens)"}
 	}
-	info, ok := h.s.tenants.TokenIdentity(token)
-	if !ok {
+	who, known, err := h.s.tenants.TokenCaller(token)
+	switch {
+	case !known:
 		h.s.metrics.Denied.WithLabelValues("identity").Inc()
 		return nil, &Error{Code: 401, Field: "authorization", Message: "unknown bearer token"}
+	case err != nil:
+		h.s.metrics.Denied.WithLabelValues("identity").Inc()
+		return nil, Classify(err)
 	}
-	hdr.Set(tenancy.RequestInfoHeader, info)
-	return hdr, nil
+	return who, nil
 }
 
 func bearer(vals []string) (string, bool) {

@@ -7,10 +7,10 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/nats-io/nats.go"
 	"google.golang.org/protobuf/proto"
 
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
+	"github.com/agentmem/agentmem/tenancy"
 )
 
 // sseWaitMs is how long each watch poll behind a Server-Sent Events stream
@@ -34,7 +34,7 @@ const sseWaitMs = 25000
 // close() on it). A session watch first reads the session, so a session
 // that does not exist, or was erased, is such an error event (404
 // session_id) instead of a stream that never changes.
-func (h *httpAPI) serveSSE(w http.ResponseWriter, r *http.Request, subject string, hdr nats.Header) {
+func (h *httpAPI) serveSSE(w http.ResponseWriter, r *http.Request, subject string, who *tenancy.Caller) {
 	q := r.URL.Query()
 	req := &memoryv1.WatchRequest{WaitMs: sseWaitMs}
 	for _, p := range []struct {
@@ -79,14 +79,14 @@ func (h *httpAPI) serveSSE(w http.ResponseWriter, r *http.Request, subject strin
 		body, _ := encode(req, true)
 		ctx, cancel := context.WithTimeout(r.Context(), h.cfg.Timeout)
 		defer cancel()
-		return h.s.Do(ctx, subject, body, hdr)
+		return h.s.Do(ctx, subject, body, who)
 	}
 	// A session watch reads the session first: one that does not exist (or
 	// was erased) would otherwise be a stream that never changes.
 	var gone []byte
 	if strings.HasPrefix(subject, "mem.v1.session.") {
 		ctx, cancel := context.WithTimeout(r.Context(), h.cfg.Timeout)
-		rep, err := h.s.Do(ctx, strings.TrimSuffix(subject, ".watch")+".get", nil, hdr)
+		rep, err := h.s.Do(ctx, strings.TrimSuffix(subject, ".watch")+".get", nil, who)
 		cancel()
 		switch {
 		case err != nil:

@@ -338,12 +338,15 @@ func (s *Service) guardPlaced(h func(*call), placed bool) func(request) {
 	}
 }
 
-// serve establishes the caller, then runs h: the Unrestricted caller
-// without tenants, else the principal the server-stamped identity maps to
-// (403 when there is none).
+// serve establishes the caller, then runs h: the caller a request served
+// with Do was given, else the Unrestricted caller without tenants, else
+// the principal the server-stamped identity maps to (403 when there is
+// none).
 func (s *Service) serve(r request, h func(*call)) {
 	c := &call{r: r, rp: s.replyTo(r), asJSON: wantsJSON(r.Headers())}
-	if s.tenants == nil {
+	if l, ok := localOf(r); ok && l.who != nil {
+		c.who = l.who // verified by its transport
+	} else if s.tenants == nil {
 		c.who = s.anyone
 	} else {
 		who, err := s.tenants.Identify(nats.Header(r.Headers()))
