@@ -99,7 +99,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzIdentify -fuzztime 30s ./tenancy/
 	$(GO) test -run '^$$' -fuzz FuzzSummarize -fuzztime 30s ./internal/segmented/
 	$(GO) test -run '^$$' -fuzz '^FuzzCount$$' -fuzztime 30s ./internal/segmented/
-	$(GO) test -run '^$$' -fuzz FuzzReadJSON -fuzztime 30s ./api/
+	$(GO) test -run '^$$' -fuzz '^FuzzRead$$' -fuzztime 30s ./internal/jsonbody/
 	$(GO) test -run '^$$' -fuzz FuzzHighlight -fuzztime 30s ./inspector/
 
 # crash runs the kill -9 test under a longer load.

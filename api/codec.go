@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentmem/agentmem/actors"
 	"github.com/agentmem/agentmem/events"
+	"github.com/agentmem/agentmem/internal/jsonbody"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 )
 
@@ -35,14 +36,14 @@ func wantsJSON(h micro.Headers) bool {
 }
 
 // decode reads a request body. A JSON body is first normalized and checked
-// against the message (readJSON: short enum names, the OpenAI message
+// against the message (jsonbody.Read: short enum names, the OpenAI message
 // shape, errors that name the field path as sent), then decoded by
 // protojson.
 func decode(data []byte, asJSON bool, into proto.Message) error {
 	if asJSON {
-		text, jerr := readJSON(data, into.ProtoReflect().Descriptor())
+		text, jerr := jsonbody.Read(data, into.ProtoReflect().Descriptor())
 		if jerr != nil {
-			return jerr
+			return &Error{Code: 400, Field: jerr.Field, Message: jerr.Message}
 		}
 		return jsonIn.Unmarshal(text, into)
 	}
@@ -53,7 +54,7 @@ func encode(m proto.Message, asJSON bool) ([]byte, error) {
 	if asJSON {
 		data, err := jsonOut.Marshal(m)
 		if cr, ok := m.(*memoryv1.ContextReply); ok && err == nil && cr.GetRendered() != nil {
-			data = chatShape(data)
+			data = jsonbody.ChatShape(data)
 		}
 		return data, err
 	}
@@ -178,7 +179,7 @@ func respond(rp replier, asJSON bool, m proto.Message) {
 }
 
 // decodeError is the 400 of a body that does not decode into into: the
-// field error readJSON found, else one about the whole body.
+// field error jsonbody.Read found, else one about the whole body.
 func decodeError(into proto.Message, err error) *Error {
 	var fe *Error
 	if errors.As(err, &fe) {

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
+	"github.com/agentmem/agentmem/internal/jsonbody"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 )
 
@@ -617,7 +618,7 @@ func setBound(s obj, key string, v float64) {
 // ones, the UNSPECIFIED zero value left out: it is the value of a field
 // not sent).
 func enumValues(ed protoreflect.EnumDescriptor, input bool) []string {
-	vals, prefix := ed.Values(), enumPrefix(ed)
+	vals, prefix := ed.Values(), jsonbody.EnumPrefix(ed)
 	var names, short []string
 	for i := 0; i < vals.Len(); i++ {
 		v := vals.Get(i)

@@ -1,18 +1,19 @@
-package api
+package jsonbody
 
 import (
 	"testing"
 
+	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 )
 
-// FuzzReadJSON: readJSON never panics, and what it accepts protojson
+// FuzzRead: Read never panics, and what it accepts protojson
 // decodes (so a JSON body is never refused with the field-less "body"
-// error after readJSON passed it), into the same message whichever
+// error after Read passed it), into the same message whichever
 // spelling was sent.
-func FuzzReadJSON(f *testing.F) {
+func FuzzRead(f *testing.F) {
 	for _, seed := range []string{
 		`{"command_id":"c","messages":[{"role":"user","content":"hi"}]}`,
 		`{"messages":[{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":{"a":1}}}]}]}`,
@@ -35,18 +36,18 @@ func FuzzReadJSON(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, typ := range types {
 			req := typ.ProtoReflect().New().Interface()
-			text, jerr := readJSON(data, req.ProtoReflect().Descriptor())
+			text, jerr := Read(data, req.ProtoReflect().Descriptor())
 			if jerr != nil {
-				if jerr.Field == "" || jerr.Code != 400 {
-					t.Fatalf("error without a field or not 400: %+v", jerr)
+				if jerr.Field == "" {
+					t.Fatalf("error without a field: %+v", jerr)
 				}
 				continue
 			}
 			if err := jsonIn.Unmarshal(text, req); err != nil {
-				t.Fatalf("readJSON accepted %q as %q (%T), protojson refuses it: %v", data, text, req, err)
+				t.Fatalf("Read accepted %q as %q (%T), protojson refuses it: %v", data, text, req, err)
 			}
 			// Normalizing is idempotent: the rewritten text reads as the same message.
-			text2, jerr := readJSON(text, req.ProtoReflect().Descriptor())
+			text2, jerr := Read(text, req.ProtoReflect().Descriptor())
 			if jerr != nil {
 				t.Fatalf("rewritten %q refused: %v", text, jerr)
 			}
@@ -58,10 +59,10 @@ func FuzzReadJSON(f *testing.F) {
 	})
 }
 
-// BenchmarkDecodeJSON compares reading an OpenAI-shaped append body through
-// readJSON then protojson (what the service does) with protojson alone on
-// the equivalent canonical body.
-func BenchmarkDecodeJSON(b *testing.B) {
+// BenchmarkRead compares reading an OpenAI-shaped append body through
+// Read then protojson (what the service does) with protojson alone on the
+// equivalent canonical body.
+func BenchmarkRead(b *testing.B) {
 	openai := []byte(`{"command_id":"turn-1","messages":[
 		{"role":"user","content":"what is the weather in Paris and in Rome, and which is warmer today?"},
 		{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}},
@@ -69,33 +70,37 @@ func BenchmarkDecodeJSON(b *testing.B) {
 		{"role":"tool","tool_call_id":"call_1","content":"18C, sunny, light wind from the west"},
 		{"role":"tool","tool_call_id":"call_2","content":"24C, clear"},
 		{"role":"assistant","content":"Rome is warmer today: 24C against 18C in Paris."}]}`)
-	var canonical []byte
-	{
+	md := (&memoryv1.AppendRequest{}).ProtoReflect().Descriptor()
+	read := func(data []byte) {
+		text, jerr := Read(data, md)
+		if jerr != nil {
+			b.Fatal(jerr)
+		}
 		var req memoryv1.AppendRequest
-		if err := decode(openai, true, &req); err != nil {
+		if err := jsonIn.Unmarshal(text, &req); err != nil {
 			b.Fatal(err)
 		}
-		canonical, _ = jsonOut.Marshal(&req)
 	}
-	b.Run("readJSON+protojson", func(b *testing.B) {
+	text, _ := Read(openai, md)
+	b.Run("Read+protojson", func(b *testing.B) {
 		b.SetBytes(int64(len(openai)))
 		for b.Loop() {
-			var req memoryv1.AppendRequest
-			if err := decode(openai, true, &req); err != nil {
-				b.Fatal(err)
-			}
+			read(openai)
 		}
 	})
 	b.Run("protojson", func(b *testing.B) {
-		b.SetBytes(int64(len(canonical)))
+		b.SetBytes(int64(len(text)))
 		for b.Loop() {
 			var req memoryv1.AppendRequest
-			if err := jsonIn.Unmarshal(canonical, &req); err != nil {
+			if err := jsonIn.Unmarshal(text, &req); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
 }
+
+// jsonIn decodes what Read returns, as the service does.
+var jsonIn = protojson.UnmarshalOptions{}
 
 // TestReadJSONOpenAIReplyMembers: a message as an OpenAI reply carries it
 // is read whole: a refusal or an audio transcript becomes the content when
@@ -116,7 +121,7 @@ func TestReadJSONOpenAIReplyMembers(t *testing.T) {
 		{`{"messages":[{"role":"assistant","content":"x","annotations":{}}]}`, "", 0, "messages[0].annotations"},
 		{`{"messages":[{"role":"assistant","content":"x","audio":"a"}]}`, "", 0, "messages[0].audio"},
 	} {
-		text, jerr := readJSON([]byte(c.body), md)
+		text, jerr := Read([]byte(c.body), md)
 		if c.field != "" {
 			if jerr == nil || jerr.Field != c.field {
 				t.Errorf("%s: %v, want an error on %s", c.body, jerr, c.field)

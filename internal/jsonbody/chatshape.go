@@ -1,11 +1,11 @@
-package api
+package jsonbody
 
 import (
 	"bytes"
 	"encoding/json"
 )
 
-// chatShape rewrites a JSON ContextReply so its rendered messages are
+// ChatShape rewrites a JSON ContextReply so its rendered messages are
 // exactly what each chat API takes, as the MCP tools give them:
 //
 //   - rendered.openai: name, tool_calls and tool_call_id only on the
@@ -17,7 +17,7 @@ import (
 //     refuses members a block type does not have.
 //
 // Every other field keeps its order and value.
-func chatShape(data []byte) []byte {
+func ChatShape(data []byte) []byte {
 	p := &jsonParser{dec: json.NewDecoder(bytes.NewReader(data))}
 	p.dec.UseNumber()
 	root, perr := p.value("", 0)

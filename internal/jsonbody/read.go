@@ -1,4 +1,4 @@
-package api
+package jsonbody
 
 import (
 	"bytes"
@@ -16,7 +16,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
-// JSON request bodies are read in two steps. readJSON parses the body into
+// JSON request bodies are read in two steps. Read parses the body into
 // a tree and walks it beside the request's message descriptor: it accepts
 // the spellings an LLM API uses and rewrites them to protojson's (enum
 // values by their short lowercase name, "user" for ROLE_USER; OpenAI tool
@@ -61,9 +61,10 @@ func (o *jsonObject) del(k string) {
 // maxJSONDepth bounds nesting (protojson's own limit is 10000).
 const maxJSONDepth = 100
 
-// readJSON normalizes and checks data as a JSON encoding of md. It returns
-// the protojson text to decode, or an *Error naming the field.
-func readJSON(data []byte, md protoreflect.MessageDescriptor) ([]byte, *Error) {
+// Read normalizes and checks data as a JSON encoding of md. It returns the
+// protojson text to decode (protojson.Unmarshal accepts it), or an *Error
+// naming the field.
+func Read(data []byte, md protoreflect.MessageDescriptor) ([]byte, *Error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return []byte("{}"), nil // an empty body is the empty request
 	}
@@ -74,7 +75,7 @@ func readJSON(data []byte, md protoreflect.MessageDescriptor) ([]byte, *Error) {
 		return nil, err
 	}
 	if _, terr := p.dec.Token(); terr != io.EOF {
-		return nil, &Error{Code: 400, Field: "body", Message: "invalid JSON: more than one value in the body"}
+		return nil, &Error{Field: "body", Message: "invalid JSON: more than one value in the body"}
 	}
 	if root == nil {
 		return nil, fieldErr("", "expected an object (%s), got null", md.Name())
@@ -169,11 +170,20 @@ func join(path, key string) string {
 	return path + "." + key
 }
 
+// Error is a body that does not read as the message: Field is the path of
+// the value at fault as sent (messages[0].role; "body" for the whole).
+type Error struct {
+	Field   string
+	Message string
+}
+
+func (e *Error) Error() string { return e.Field + ": " + e.Message }
+
 func fieldErr(path, format string, args ...any) *Error {
 	if path == "" {
 		path = "body"
 	}
-	return &Error{Code: 400, Field: path, Message: fmt.Sprintf(format, args...)}
+	return &Error{Field: path, Message: fmt.Sprintf(format, args...)}
 }
 
 func jsonKind(v jsonValue) string {
@@ -531,9 +541,9 @@ func checkEnum(v jsonValue, ed protoreflect.EnumDescriptor, path string) (jsonVa
 	}
 }
 
-// enumPrefix is the prefix every value name of ed shares by the protobuf
+// EnumPrefix is the prefix every value name of ed shares by the protobuf
 // style guide: ROLE_ for Role, CONTEXT_FORMAT_ for ContextFormat.
-func enumPrefix(ed protoreflect.EnumDescriptor) string {
+func EnumPrefix(ed protoreflect.EnumDescriptor) string {
 	var b strings.Builder
 	for i, r := range string(ed.Name()) {
 		if unicode.IsUpper(r) && i > 0 {
@@ -546,7 +556,7 @@ func enumPrefix(ed protoreflect.EnumDescriptor) string {
 
 func enumAlias(ed protoreflect.EnumDescriptor, s string) string {
 	up := strings.ToUpper(strings.TrimSpace(s))
-	for _, cand := range []string{up, enumPrefix(ed) + up} {
+	for _, cand := range []string{up, EnumPrefix(ed) + up} {
 		if ev := ed.Values().ByName(protoreflect.Name(cand)); ev != nil {
 			return cand
 		}
@@ -557,7 +567,7 @@ func enumAlias(ed protoreflect.EnumDescriptor, s string) string {
 // enumList names the values a client may send: the short lowercase forms
 // (the unspecified zero value left out).
 func enumList(ed protoreflect.EnumDescriptor) string {
-	prefix := enumPrefix(ed)
+	prefix := EnumPrefix(ed)
 	var names []string
 	for i := 0; i < ed.Values().Len(); i++ {
 		n := string(ed.Values().Get(i).Name())
