@@ -67,13 +67,6 @@ var (
 // memory is /v1/agent/{agent_id}/…).
 var scopeKinds = []string{"user", "session", "project", "app", "workflow", "swarm", "debate", "global"}
 
-// opScopeKinds are the kinds of the scope operations served on some kinds
-// only: resolve and publish start from a session's scope.
-var opScopeKinds = map[string][]string{
-	"scope_resolve": {"session"},
-	"scope_publish": {"session"},
-}
-
 // fieldRules: "Message.field" → its rule.
 var fieldRules = map[string]fieldRule{
 	// Sessions.
@@ -252,57 +245,6 @@ var messageDocs = map[string]string{
 	"ErrorDetail":   "An error: code is the HTTP status, field the input at fault (a JSON path as sent: messages[0].role), message the reason.",
 	"EntryReply":    "The entry after a put, delete or rollback (a tombstone after a delete).",
 	"EraseReceipt":  "What an erasure removed: the removal record's id, the sessions, scopes and entries it covered.",
-}
-
-// opDocs are the summary and description of each operation.
-var opDocs = map[string]struct{ summary, desc string }{
-	"session_create":         {"Create a session", "Starts a conversation with its system prompt, budget and owner. Retrying with the same command_id answers the first reply."},
-	"session_append":         {"Append messages", "Stores a turn's messages (a user message, an assistant reply with tool calls, tool results) as one write, compressing the context if the budget needs it."},
-	"session_context":        {"Read the context", "The context to send to the model, within the budget: layered messages, and with format the exact messages array of a chat API."},
-	"session_get":            {"Read a session", "The session's owner, status, counters and budget usage."},
-	"session_kernel":         {"Change or read the Kernel", "Defines or removes a tool, caches a schema, sets or deletes a fact, or stages a new ROM (system prompt); with no operation it reads the Kernel."},
-	"session_state":          {"Read or write session state", "A key-value store for the session: temp:<name> for this turn, session:<name> until it ends."},
-	"session_status":         {"Pause, resume, terminate or archive", "Changes the session's status; terminating consolidates its facts into long-term memory."},
-	"session_recall":         {"Page through the stored messages", "Every message of the session, oldest first, including those compressed out of the context."},
-	"session_search":         {"Search the conversation", "BM25 search over the session's stored messages (or every session of its user)."},
-	"session_promote":        {"Promote messages into the context", "Brings stored messages back into the context (after a search or recall)."},
-	"session_clear_recalled": {"Clear promoted messages", "Removes the promoted and recalled messages from the context."},
-	"session_consolidate":    {"Consolidate facts now", "Extracts the facts the user stated into their long-term memory (dry_run: report only)."},
-	"session_watch":          {"Long-poll the session's changes", "The changes stored after from_seq, as soon as there is one."},
-	"session_erase":          {"Erase a session", "Removes the session and what came from it from the log and every read model."},
-	"sessions_list":          {"List sessions", "The sessions index, by user, agent or status."},
-	"tools_list":             {"List the memory tools", "The tools an LLM calls to use its memory, as a chat API takes them."},
-	"user_erase":             {"Erase a user", "Removes everything the user said and everything learned from it."},
-	"data_put":               {"Store large data", "Stores bytes beside the log and answers a reference to attach to a message."},
-	"data_upload":            {"Upload a chunk of large data", "Sends the bytes of a data/put that announced its size, in order."},
-	"data_get":               {"Read large data", "Reads stored bytes by reference, whole or a range."},
-}
-
-func init() {
-	for _, k := range []string{"agent", "scope"} {
-		where := "the agent's memory"
-		if k == "scope" {
-			where = "the scope"
-		}
-		for op, d := range map[string]struct{ summary, desc string }{
-			"put":       {"Write an entry", "Writes a new version of a key in " + where + "."},
-			"get":       {"Read an entry", "The latest version of a key in " + where + " (or a given version)."},
-			"delete":    {"Delete an entry", "Writes a tombstone (erase: true removes every version from the log)."},
-			"rollback":  {"Roll an entry back", "Makes an older version of a key the latest."},
-			"list":      {"List entries", "The live entries of " + where + ", by key prefix, memory type or tags."},
-			"history":   {"Read an entry's history", "Every version of a key, oldest first."},
-			"configure": {"Configure memory", "Bounds " + where + " (max entries, episodic TTL) and sets its conflict strategy."},
-			"search":    {"Search memory", "BM25 search over the entries of " + where + "."},
-			"watch":     {"Long-poll the changes", "The changes stored after from_seq, as soon as there is one."},
-			"erase":     {"Erase", "Removes " + where + " and what came from it from the log."},
-		} {
-			opDocs[k+"_"+op] = d
-		}
-	}
-	opDocs["scope_resolve"] = struct{ summary, desc string }{"Resolve a key across scopes", "The entry of a key from the nearest scope that has it (session, then user, project, app, global)."}
-	opDocs["scope_publish"] = struct{ summary, desc string }{"Publish an entry to another scope", "Copies an entry's latest value into another scope."}
-	opDocs["scope_conflicts"] = struct{ summary, desc string }{"List conflicts", "Facts consolidation could not settle in a scope whose conflict_strategy is review."}
-	opDocs["scope_settle"] = struct{ summary, desc string }{"Settle a conflict", "Accepts or drops a proposed value."}
 }
 
 // messageExtras complete the generated schema of a message where the JSON

@@ -9,9 +9,9 @@ import (
 )
 
 // TestContractRulesNameFields: every rule of the contract names a field of
-// a message of the API, every message extra and doc a message, every
-// operation doc an operation (a typo would silently drop a rule from the
-// document).
+// a message of the API, every message extra and doc a message (a typo
+// would silently drop a rule from the document), and every operation is
+// declared once and whole.
 func TestContractRulesNameFields(t *testing.T) {
 	messages := map[string]protoreflect.MessageDescriptor{}
 	protoregistry.GlobalFiles.RangeFilesByPackage("agentmem.memory.v1", func(fd protoreflect.FileDescriptor) bool {
@@ -42,14 +42,14 @@ func TestContractRulesNameFields(t *testing.T) {
 			t.Errorf("messageDocs: no message %s", name)
 		}
 	}
-	for op := range opDocs {
-		if _, ok := opTypes[op]; !ok {
-			t.Errorf("opDocs: no operation %s", op)
+	seen := map[string]bool{}
+	for _, op := range operations {
+		if seen[op.name] {
+			t.Errorf("operation %s declared twice", op.name)
 		}
-	}
-	for op := range opTypes {
-		if _, ok := opDocs[op]; !ok {
-			t.Errorf("operation %s has no summary in opDocs", op)
+		seen[op.name] = true
+		if op.summary == "" || op.desc == "" || op.access == "" || op.request == nil || op.reply == nil || op.serve == nil {
+			t.Errorf("operation %s is not declared whole: %+v", op.name, op)
 		}
 	}
 }

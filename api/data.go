@@ -50,20 +50,6 @@ func MaxDataReply(maxPayload int64, asJSON bool) uint64 {
 	return uint64(max(n, 1))
 }
 
-// addDataEndpoints registers mem.v1.data.{put,upload,get} (when Data is set).
-func (s *Service) addDataEndpoints(add func(name, subject string, h func(*call)) error) error {
-	if s.data == nil {
-		return nil
-	}
-	if err := add("data_put", "mem.v1.data.put", s.dataPut); err != nil {
-		return err
-	}
-	if err := add("data_upload", "mem.v1.data.upload", s.dataUpload); err != nil {
-		return err
-	}
-	return add("data_get", "mem.v1.data.get", s.dataGet)
-}
-
 // DataCommitAllowance is the time a data.put that commits an upload of n
 // bytes may take beyond the query timeout: 1 s per started 4 MiB (reading
 // the parts, hashing, compressing and writing the object).

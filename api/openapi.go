@@ -7,85 +7,11 @@ import (
 	"slices"
 	"strings"
 
-	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/agentmem/agentmem/internal/jsonbody"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 )
-
-// opTypes are the request and reply messages of each endpoint, by the name
-// it is registered under (Start's add). An endpoint missing here is untyped
-// ("object") in the document, and node.TestOpenAPIMatchesServedRoutes fails.
-var opTypes = map[string][2]proto.Message{
-	"session_create":         {&memoryv1.CreateSessionRequest{}, &memoryv1.CreateSessionReply{}},
-	"session_append":         {&memoryv1.AppendRequest{}, &memoryv1.AppendReply{}},
-	"session_context":        {&memoryv1.ContextRequest{}, &memoryv1.ContextReply{}},
-	"session_get":            {&memoryv1.GetSessionRequest{}, &memoryv1.GetSessionReply{}},
-	"session_kernel":         {&memoryv1.KernelRequest{}, &memoryv1.KernelReply{}},
-	"session_state":          {&memoryv1.StateRequest{}, &memoryv1.StateReply{}},
-	"session_status":         {&memoryv1.StatusRequest{}, &memoryv1.StatusReply{}},
-	"session_recall":         {&memoryv1.RecallRequest{}, &memoryv1.RecallReply{}},
-	"session_search":         {&memoryv1.SearchRequest{}, &memoryv1.SearchReply{}},
-	"session_promote":        {&memoryv1.PromoteRequest{}, &memoryv1.PromoteReply{}},
-	"session_clear_recalled": {&memoryv1.ClearRecalledRequest{}, &memoryv1.ClearRecalledReply{}},
-	"session_consolidate":    {&memoryv1.ConsolidateRequest{}, &memoryv1.ConsolidateReply{}},
-	"sessions_list":          {&memoryv1.ListSessionsRequest{}, &memoryv1.ListSessionsReply{}},
-	"tools_list":             {&memoryv1.ToolsRequest{}, &memoryv1.ToolsReply{}},
-	"session_watch":          {&memoryv1.WatchRequest{}, &memoryv1.WatchReply{}},
-	"agent_watch":            {&memoryv1.WatchRequest{}, &memoryv1.WatchReply{}},
-	"scope_watch":            {&memoryv1.WatchRequest{}, &memoryv1.WatchReply{}},
-	"data_put":               {&memoryv1.PutDataRequest{}, &memoryv1.PutDataReply{}},
-	"data_upload":            {&memoryv1.UploadDataRequest{}, &memoryv1.UploadDataReply{}},
-	"data_get":               {&memoryv1.GetDataRequest{}, &memoryv1.GetDataReply{}},
-	"scope_resolve":          {&memoryv1.ResolveRequest{}, &memoryv1.ResolveReply{}},
-	"scope_publish":          {&memoryv1.PublishRequest{}, &memoryv1.EntryReply{}},
-	"scope_conflicts":        {&memoryv1.ConflictsRequest{}, &memoryv1.ConflictsReply{}},
-	"scope_settle":           {&memoryv1.SettleConflictRequest{}, &memoryv1.EntryReply{}},
-	"agent_search":           {&memoryv1.SearchEntriesRequest{}, &memoryv1.SearchEntriesReply{}},
-	"scope_search":           {&memoryv1.SearchEntriesRequest{}, &memoryv1.SearchEntriesReply{}},
-	"session_erase":          {&memoryv1.EraseRequest{}, &memoryv1.EraseReceipt{}},
-	"user_erase":             {&memoryv1.EraseRequest{}, &memoryv1.EraseReceipt{}},
-	"agent_erase":            {&memoryv1.EraseRequest{}, &memoryv1.EraseReceipt{}},
-	"scope_erase":            {&memoryv1.EraseRequest{}, &memoryv1.EraseReceipt{}},
-}
-
-// opAltReplies are the other reply of endpoints that answer one of two
-// messages: a delete with erase: true answers an EraseReceipt.
-var opAltReplies = map[string]proto.Message{
-	"agent_delete": &memoryv1.EraseReceipt{},
-	"scope_delete": &memoryv1.EraseReceipt{},
-}
-
-func init() {
-	for op, req := range map[string]proto.Message{
-		"put": &memoryv1.PutEntryRequest{}, "get": &memoryv1.GetEntryRequest{}, "delete": &memoryv1.DeleteEntryRequest{},
-		"rollback": &memoryv1.RollbackEntryRequest{}, "list": &memoryv1.ListEntriesRequest{}, "history": &memoryv1.HistoryRequest{},
-		"configure": &memoryv1.ConfigureScopeRequest{},
-	} {
-		var reply proto.Message = &memoryv1.EntryReply{}
-		switch op {
-		case "list":
-			reply = &memoryv1.ListEntriesReply{}
-		case "history":
-			reply = &memoryv1.HistoryReply{}
-		case "configure":
-			reply = &memoryv1.ConfigureScopeReply{}
-		}
-		opTypes["agent_"+op] = [2]proto.Message{req, reply}
-		opTypes["scope_"+op] = [2]proto.Message{req, reply}
-	}
-}
-
-// routeTypes returns the request and reply descriptors of route r (opTypes);
-// ok is false for a route opTypes does not name.
-func routeTypes(r route) (req, reply protoreflect.MessageDescriptor, ok bool) {
-	t, found := opTypes[r.name]
-	if !found {
-		return nil, nil, false
-	}
-	return t[0].ProtoReflect().Descriptor(), t[1].ProtoReflect().Descriptor(), true
-}
 
 // httpRoute is one route as the HTTP API serves it.
 type httpRoute struct {
@@ -204,13 +130,14 @@ func (s *Service) buildOpenAPI() []byte {
 			params = append(params, pathParam(p, r.name))
 		}
 		subject := strings.Join(r.tokens, ".")
-		q, p, ok := routeTypes(r.route)
+		op, ok := operationNamed(r.name)
 		if !ok {
 			continue // TestOpenAPIMatchesServedRoutes names it
 		}
-		reqSchema, replySchema := g.ref(q, true), g.ref(p, false)
-		if alt, found := opAltReplies[r.name]; found {
-			replySchema = obj{"oneOf": []any{replySchema, g.ref(alt.ProtoReflect().Descriptor(), false)},
+		q := op.request.ProtoReflect().Descriptor()
+		reqSchema, replySchema := g.ref(q, true), g.ref(op.reply.ProtoReflect().Descriptor(), false)
+		if op.eraseReply != nil {
+			replySchema = obj{"oneOf": []any{replySchema, g.ref(op.eraseReply.ProtoReflect().Descriptor(), false)},
 				"description": "EntryReply; EraseReceipt when the request has erase: true"}
 		}
 		tag := r.tokens[2]
@@ -221,8 +148,8 @@ func (s *Service) buildOpenAPI() []byte {
 		post := obj{
 			"operationId": r.name,
 			"tags":        []any{tag},
-			"summary":     opSummary(r.name),
-			"description": "NATS subject " + subject + ". " + opDescription(r.name),
+			"summary":     op.summary,
+			"description": op.desc + " Who may call: " + op.access + ". NATS subject " + subject + ".",
 			"requestBody": obj{"required": false, "content": obj{ContentTypeJSON: obj{"schema": reqSchema}}},
 			"responses":   resps,
 		}
@@ -303,8 +230,8 @@ var tagDescriptions = map[string]string{
 func pathParam(name, op string) obj {
 	if name == "kind" {
 		kinds := scopeKinds
-		if k, ok := opScopeKinds[op]; ok {
-			kinds = k
+		if o, ok := operationNamed(op); ok && o.kinds != nil {
+			kinds = o.kinds
 		}
 		return obj{"name": name, "in": "path", "required": true, "description": "the scope's kind (the global scope's id is global)",
 			"schema": obj{"type": "string", "enum": stringsAny(kinds)}}
@@ -320,17 +247,6 @@ func stringsAny(ss []string) []any {
 	}
 	return out
 }
-
-// opSummary is a short title of an operation: its name in words.
-func opSummary(name string) string {
-	if d, ok := opDocs[name]; ok && d.summary != "" {
-		return d.summary
-	}
-	kind, op, _ := strings.Cut(name, "_")
-	return strings.ToUpper(op[:1]) + strings.ReplaceAll(op[1:], "_", " ") + " (" + kind + ")"
-}
-
-func opDescription(name string) string { return opDocs[name].desc }
 
 // schemaGen writes the JSON Schema of proto messages (their protojson
 // shape, as the JSON decoder reads them in a request and the encoder writes
@@ -361,11 +277,11 @@ func newSchemaGen() *schemaGen {
 			}
 		}
 	}
-	for _, t := range opTypes {
-		walk(t[1].ProtoReflect().Descriptor())
-	}
-	for _, m := range opAltReplies {
-		walk(m.ProtoReflect().Descriptor())
+	for _, op := range operations {
+		walk(op.reply.ProtoReflect().Descriptor())
+		if op.eraseReply != nil {
+			walk(op.eraseReply.ProtoReflect().Descriptor())
+		}
 	}
 	walk((&memoryv1.ErrorDetail{}).ProtoReflect().Descriptor())
 	return g

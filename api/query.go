@@ -63,16 +63,11 @@ const (
 type queryEndpoint struct {
 	op     string
 	newReq func() proto.Message
-	serve  func(s *Service, ctx context.Context, who *tenancy.Caller, id string, req proto.Message, reply actors.ReplyFunc)
+	serve  queryFunc
 }
 
-var queryEndpoints = []queryEndpoint{
-	{"recall", func() proto.Message { return &memoryv1.RecallRequest{} }, (*Service).recall},
-	{"search", func() proto.Message { return &memoryv1.SearchRequest{} }, (*Service).search},
-	{"promote", func() proto.Message { return &memoryv1.PromoteRequest{} }, (*Service).promote},
-	{"clear_recalled", func() proto.Message { return &memoryv1.ClearRecalledRequest{} }, (*Service).clearRecalled},
-	{"consolidate", func() proto.Message { return &memoryv1.ConsolidateRequest{} }, (*Service).consolidateEndpoint},
-}
+// queryFunc serves a session query once its body is read.
+type queryFunc = func(s *Service, ctx context.Context, who *tenancy.Caller, id string, req proto.Message, reply actors.ReplyFunc)
 
 func (s *Service) queryHandler(ep queryEndpoint) func(*call) {
 	return func(c *call) {
