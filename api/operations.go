@@ -6,13 +6,14 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
+	"github.com/agentmem/agentmem/tenancy"
 )
 
 // operation is one operation of the API, declared once, in operations:
 // Start registers its NATS endpoint from it, the HTTP API serves it at its
 // subject after mem.v1 with / for . (POST /v1/session/{session_id}/append),
 // the OpenAPI document is generated from it (with the field rules of
-// contract.go), and the SDKs' types from the document. Adding an operation
+// httpapi/contract.go), and the SDKs' types from the document. Adding an operation
 // is adding a row here and writing its handler.
 type operation struct {
 	// name is the endpoint's name and the document's operationId.
@@ -222,12 +223,42 @@ func init() {
 	}
 }
 
-// operationNamed returns the operation of an endpoint name.
-func operationNamed(name string) (operation, bool) {
+// Operation is an operation as a transport adapter sees it: what it reads
+// and answers, how it is described, who may call it (package httpapi
+// serves and documents each over HTTP).
+type Operation struct {
+	Name, Subject string
+	// Request and Reply are the messages it reads and answers; EraseReply
+	// is the reply to a request with erase: true (nil: none).
+	Request, Reply, EraseReply   proto.Message
+	Summary, Description, Access string
+	// Kinds are the scope kinds it is served on (nil: every kind).
+	Kinds []string
+}
+
+// Operations are the operations this service serves, in the table's order.
+func (s *Service) Operations() []Operation {
+	var out []Operation
 	for _, op := range operations {
-		if op.name == name {
-			return op, true
+		if s.serves(op.needs) {
+			out = append(out, Operation{Name: op.name, Subject: op.subject, Request: op.request, Reply: op.reply,
+				EraseReply: op.eraseReply, Summary: op.summary, Description: op.desc, Access: op.access, Kinds: op.kinds})
 		}
 	}
-	return operation{}, false
+	return out
 }
+
+// Tenants is the tenants directory (nil: the single-user node).
+func (s *Service) Tenants() *tenancy.Directory { return s.tenants }
+
+// Denied counts a request a transport refused before it reached an
+// operation (family: identity, origin), as the service counts its own
+// refusals.
+func (s *Service) Denied(family string) { s.metrics.Denied.WithLabelValues(family).Inc() }
+
+// Stopping is closed when the service stops: the watch polls in flight
+// answer at once, and a stream of them should end.
+func (s *Service) Stopping() <-chan struct{} { return s.watchCtx.Done() }
+
+// Version is the service's version.
+func (s *Service) Version() string { return s.cfg.Version }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -159,9 +158,6 @@ type Service struct {
 	// count, and the restart sweep (closed by Stop; nil without the scopes
 	// or the read model).
 	cons *consolidation.Consolidator
-	// openapi is the HTTP API's document (OpenAPI), built once.
-	openapiOnce sync.Once
-	openapi     []byte
 }
 
 // queryWorkerIdle is how long a query goroutine waits for the next query

@@ -1,9 +1,10 @@
-package api
+package httpapi
 
 import (
 	"maps"
 	"slices"
 
+	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/internal/segmented"
 	"github.com/agentmem/agentmem/internal/sharedmem"
 )
@@ -60,7 +61,7 @@ var (
 	metadataRule = fieldRule{maxItems: 8, desc: "up to 32 pairs of at most 4 KiB in all (the contract: 8 pairs)"}
 	reasonRule   = fieldRule{maxLength: 256, desc: "why, kept in the removal record"}
 	pctRule      = fieldRule{max: num(100)}
-	queryRule    = fieldRule{maxLength: MaxQueryBytes / 4, desc: "the words to search for (BM25 over the stored text)"}
+	queryRule    = fieldRule{maxLength: api.MaxQueryBytes / 4, desc: "the words to search for (BM25 over the stored text)"}
 )
 
 // scopeKinds are the kinds a path /v1/scope/{kind}/… names (an agent's
@@ -150,10 +151,10 @@ var fieldRules = map[string]fieldRule{
 	"StatusRequest.command_id":        commandRule,
 	"StatusRequest.action":            {required: true},
 	"StatusRequest.reason":            {maxLength: 256},
-	"RecallRequest.limit":             {max: num(MaxRecallLimit), desc: "messages per page, 1..50 (0: 20)"},
+	"RecallRequest.limit":             {max: num(api.MaxRecallLimit), desc: "messages per page, 1..50 (0: 20)"},
 	"RecallRequest.min_seq":           minSeqRule,
 	"SearchRequest.query":             queryRule,
-	"SearchRequest.limit":             {max: num(MaxSearchLimit), desc: "hits, 1..20 (0: 10)"},
+	"SearchRequest.limit":             {max: num(api.MaxSearchLimit), desc: "hits, 1..20 (0: 10)"},
 	"SearchRequest.min_seq":           minSeqRule,
 	"PromoteRequest.command_id":       commandRule,
 	"PromoteRequest.message_ids":      {required: true, minItems: 1, maxItems: segmented.MaxPromote, pattern: idPattern},
@@ -164,8 +165,8 @@ var fieldRules = map[string]fieldRule{
 	"ListSessionsRequest.limit":       {max: num(100), desc: "sessions per page, 1..100 (0: 50)"},
 	"ListSessionsRequest.page_token":  {maxLength: 1024, desc: "the previous reply's next_page_token"},
 	"ListSessionsRequest.min_seq":     minSeqRule,
-	"WatchRequest.max_changes":        {max: num(MaxWatchChanges), desc: "changes per reply, 1..256 (0: 64)"},
-	"WatchRequest.wait_ms":            {max: num(float64(MaxWatchWait.Milliseconds())), desc: "how long to wait for a first change (0: answer at once)"},
+	"WatchRequest.max_changes":        {max: num(api.MaxWatchChanges), desc: "changes per reply, 1..256 (0: 64)"},
+	"WatchRequest.wait_ms":            {max: num(float64(api.MaxWatchWait.Milliseconds())), desc: "how long to wait for a first change (0: answer at once)"},
 	"WatchRequest.from_seq":           {desc: "changes after this stream sequence (0: from the start); pass the reply's last_seq next"},
 	"ToolsRequest.format":             {enum: []string{"openai", "anthropic", "mcp"}, desc: "the tools as a chat API takes them (default openai)"},
 	"ConsolidateRequest.dry_run":      {desc: "report the facts without writing them"},
@@ -200,7 +201,7 @@ var fieldRules = map[string]fieldRule{
 	"ListEntriesRequest.tags":               tagsRule,
 	"HistoryRequest.key":                    keyRule,
 	"SearchEntriesRequest.query":            queryRule,
-	"SearchEntriesRequest.limit":            {max: num(MaxSearchLimit)},
+	"SearchEntriesRequest.limit":            {max: num(api.MaxSearchLimit)},
 	"SearchEntriesRequest.tags":             tagsRule,
 	"SearchEntriesRequest.min_seq":          minSeqRule,
 	"ConfigureScopeRequest.command_id":      commandRule,

@@ -1,4 +1,4 @@
-package api
+package httpapi
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/agentmem/agentmem/api"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 	"github.com/agentmem/agentmem/tenancy"
 )
@@ -43,12 +44,12 @@ func (h *httpAPI) serveSSE(w http.ResponseWriter, r *http.Request, subject strin
 		max  uint64
 	}{
 		{"from_seq", func(v uint64) { req.FromSeq = v }, 1<<64 - 1},
-		{"max_changes", func(v uint64) { req.MaxChanges = uint32(v) }, MaxWatchChanges},
+		{"max_changes", func(v uint64) { req.MaxChanges = uint32(v) }, api.MaxWatchChanges},
 	} {
 		if v := q.Get(p.name); v != "" {
 			n, err := strconv.ParseUint(v, 10, 64)
 			if err != nil || n > p.max {
-				writeHTTPError(w, &Error{Code: 400, Field: p.name, Message: fmt.Sprintf("%q, want an integer 0..%d", v, p.max)})
+				writeHTTPError(w, &api.Error{Code: 400, Field: p.name, Message: fmt.Sprintf("%q, want an integer 0..%d", v, p.max)})
 				return
 			}
 			p.set(n)
@@ -57,7 +58,7 @@ func (h *httpAPI) serveSSE(w http.ResponseWriter, r *http.Request, subject strin
 	if id := r.Header.Get("Last-Event-ID"); id != "" {
 		n, err := strconv.ParseUint(id, 10, 64)
 		if err != nil {
-			writeHTTPError(w, &Error{Code: 400, Field: "Last-Event-ID", Message: fmt.Sprintf("%q, want the sequence of the last event received", id)})
+			writeHTTPError(w, &api.Error{Code: 400, Field: "Last-Event-ID", Message: fmt.Sprintf("%q, want the sequence of the last event received", id)})
 			return
 		}
 		req.FromSeq = n
@@ -67,16 +68,16 @@ func (h *httpAPI) serveSSE(w http.ResponseWriter, r *http.Request, subject strin
 	case "true":
 		req.DecodeValues = true
 	default:
-		writeHTTPError(w, &Error{Code: 400, Field: "decode_values", Message: fmt.Sprintf("%q, want true or false", v)})
+		writeHTTPError(w, &api.Error{Code: 400, Field: "decode_values", Message: fmt.Sprintf("%q, want true or false", v)})
 		return
 	}
 	flusher, ok := w.(http.Flusher)
 	if !ok {
-		writeHTTPError(w, &Error{Code: 500, Message: "this connection cannot stream"})
+		writeHTTPError(w, &api.Error{Code: 500, Message: "this connection cannot stream"})
 		return
 	}
-	poll := func(r *http.Request, req *memoryv1.WatchRequest) (Reply, error) {
-		body, _ := encode(req, true)
+	poll := func(r *http.Request, req *memoryv1.WatchRequest) (api.Reply, error) {
+		body, _ := jsonOut.Marshal(req)
 		ctx, cancel := context.WithTimeout(r.Context(), h.cfg.Timeout)
 		defer cancel()
 		return h.s.Do(ctx, subject, body, who)
@@ -102,7 +103,7 @@ func (h *httpAPI) serveSSE(w http.ResponseWriter, r *http.Request, subject strin
 	// reply itself, and the headers go out at once.
 	first := proto.Clone(req).(*memoryv1.WatchRequest)
 	first.WaitMs = 0
-	var rep Reply
+	var rep api.Reply
 	if gone == nil {
 		var err error
 		if rep, err = poll(r, first); err != nil {
@@ -144,7 +145,7 @@ func (h *httpAPI) serveSSE(w http.ResponseWriter, r *http.Request, subject strin
 		// The client left, or the service is stopping (its polls answer at
 		// once from now on): end the stream; a client reconnects with
 		// Last-Event-ID, to another node if this one is gone.
-		if r.Context().Err() != nil || h.s.watchCtx.Err() != nil {
+		if r.Context().Err() != nil || stopping(h.s) {
 			return
 		}
 		req.FromSeq = out.GetLastSeq()
@@ -160,5 +161,15 @@ func (h *httpAPI) serveSSE(w http.ResponseWriter, r *http.Request, subject strin
 			fmt.Fprint(w, ": no change yet\n\n")
 			flusher.Flush()
 		}
+	}
+}
+
+// stopping reports whether the service is stopping.
+func stopping(s Service) bool {
+	select {
+	case <-s.Stopping():
+		return true
+	default:
+		return false
 	}
 }

@@ -1,4 +1,4 @@
-package api
+package httpapi
 
 import (
 	"encoding/json"
@@ -9,45 +9,35 @@ import (
 
 	"google.golang.org/protobuf/reflect/protoreflect"
 
+	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/internal/jsonbody"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 )
 
-// httpRoute is one route as the HTTP API serves it.
+// httpRoute is one operation as the HTTP API serves it.
 type httpRoute struct {
-	route
+	api.Operation
+	tokens []string // the subject's
 	path   string   // /v1/session/{session_id}/append
 	params []string // the path parameters, in order
 }
 
-// httpRoutes are the routes of the table served over HTTP, in a stable
-// order: every route whose subject is a plain operation (the catch-alls
-// that answer malformed subjects are not operations).
-func (s *Service) httpRoutes() []httpRoute {
-	var all []route
-	for _, o := range s.routes.other {
-		for _, op := range slices.Sorted(maps.Keys(o.byOp)) {
-			all = append(all, o.byOp[op])
-		}
-	}
-	all = append(all, s.routes.rest...)
+// httpRoutes are the operations served, at their paths, in path order.
+func httpRoutes(ops []api.Operation) []httpRoute {
 	var out []httpRoute
-	for _, r := range all {
-		if slices.Contains(r.tokens, ">") || r.tokens[len(r.tokens)-1] == "*" {
-			continue
-		}
-		hr := httpRoute{route: r}
-		segs := make([]string, 0, len(r.tokens)-2)
-		for i, t := range r.tokens[2:] {
+	for _, op := range ops {
+		hr := httpRoute{Operation: op, tokens: strings.Split(op.Subject, ".")}
+		segs := make([]string, 0, len(hr.tokens)-2)
+		for i, t := range hr.tokens[2:] {
 			if t != "*" {
 				segs = append(segs, t)
 				continue
 			}
-			p := paramName(r.tokens[2:], i)
+			p := paramName(hr.tokens[2:], i)
 			hr.params = append(hr.params, p)
 			segs = append(segs, "{"+p+"}")
 		}
-		hr.path = HTTPPrefix + strings.Join(segs, "/")
+		hr.path = Prefix + strings.Join(segs, "/")
 		out = append(out, hr)
 	}
 	slices.SortStableFunc(out, func(a, b httpRoute) int { return strings.Compare(a.path, b.path) })
@@ -72,14 +62,6 @@ func paramName(toks []string, i int) string {
 	return "param" + string(rune('0'+i))
 }
 
-// OpenAPI is the OpenAPI 3.1 document of the HTTP API, generated from the
-// routes this service serves, the proto messages they take and answer, and
-// the contract rules of contract.go (required fields, enums, bounds).
-func (s *Service) OpenAPI() []byte {
-	s.openapiOnce.Do(func() { s.openapi = s.buildOpenAPI() })
-	return s.openapi
-}
-
 type obj = map[string]any
 
 // errorStatuses are the error replies every operation may answer, with
@@ -101,14 +83,18 @@ var (
 	}
 )
 
-func (s *Service) buildOpenAPI() []byte {
-	g := newSchemaGen()
+// buildOpenAPI is the OpenAPI 3.1 document of the HTTP API, generated from
+// the operations served (api/operations.go), the proto messages they read
+// and answer, and the field rules of contract.go (required fields, enums,
+// bounds).
+func buildOpenAPI(ops []api.Operation, version string) []byte {
+	g := newSchemaGen(ops)
 	errRef := g.ref((&memoryv1.ErrorDetail{}).ProtoReflect().Descriptor(), false)
 	responses := obj{}
 	for _, e := range append(slices.Clone(errorStatuses), writeStatuses...) {
-		responses["Error"+e.code] = obj{"description": e.desc, "content": obj{ContentTypeJSON: obj{"schema": errRef}}}
+		responses["Error"+e.code] = obj{"description": e.desc, "content": obj{api.ContentTypeJSON: obj{"schema": errRef}}}
 	}
-	responses["Error"] = obj{"description": "any other error: code is the HTTP status", "content": obj{ContentTypeJSON: obj{"schema": errRef}}}
+	responses["Error"] = obj{"description": "any other error: code is the HTTP status", "content": obj{api.ContentTypeJSON: obj{"schema": errRef}}}
 	errorsOf := func(write bool) obj {
 		out := obj{}
 		for _, e := range errorStatuses {
@@ -124,33 +110,29 @@ func (s *Service) buildOpenAPI() []byte {
 	}
 	paths := obj{}
 	tags := map[string]bool{}
-	for _, r := range s.httpRoutes() {
+	for _, r := range httpRoutes(ops) {
 		var params []any
 		for _, p := range r.params {
-			params = append(params, pathParam(p, r.name))
+			params = append(params, pathParam(p, r.Kinds))
 		}
-		subject := strings.Join(r.tokens, ".")
-		op, ok := operationNamed(r.name)
-		if !ok {
-			continue // TestOpenAPIMatchesServedRoutes names it
-		}
-		q := op.request.ProtoReflect().Descriptor()
-		reqSchema, replySchema := g.ref(q, true), g.ref(op.reply.ProtoReflect().Descriptor(), false)
-		if op.eraseReply != nil {
-			replySchema = obj{"oneOf": []any{replySchema, g.ref(op.eraseReply.ProtoReflect().Descriptor(), false)},
+		subject := r.Subject
+		q := r.Request.ProtoReflect().Descriptor()
+		reqSchema, replySchema := g.ref(q, true), g.ref(r.Reply.ProtoReflect().Descriptor(), false)
+		if r.EraseReply != nil {
+			replySchema = obj{"oneOf": []any{replySchema, g.ref(r.EraseReply.ProtoReflect().Descriptor(), false)},
 				"description": "EntryReply; EraseReceipt when the request has erase: true"}
 		}
 		tag := r.tokens[2]
 		tags[tag] = true
 		write := q.Fields().ByName("command_id") != nil
 		resps := errorsOf(write)
-		resps["200"] = obj{"description": "the reply, as JSON over NATS", "content": obj{ContentTypeJSON: obj{"schema": replySchema}}}
+		resps["200"] = obj{"description": "the reply, as JSON over NATS", "content": obj{api.ContentTypeJSON: obj{"schema": replySchema}}}
 		post := obj{
-			"operationId": r.name,
+			"operationId": r.Name,
 			"tags":        []any{tag},
-			"summary":     op.summary,
-			"description": op.desc + " Who may call: " + op.access + ". NATS subject " + subject + ".",
-			"requestBody": obj{"required": false, "content": obj{ContentTypeJSON: obj{"schema": reqSchema}}},
+			"summary":     r.Summary,
+			"description": r.Description + " Who may call: " + r.Access + ". NATS subject " + subject + ".",
+			"requestBody": obj{"required": false, "content": obj{api.ContentTypeJSON: obj{"schema": reqSchema}}},
 			"responses":   resps,
 		}
 		if params != nil {
@@ -162,13 +144,13 @@ func (s *Service) buildOpenAPI() []byte {
 			sse["200"] = obj{"description": "a stream of events: a comment line at once, then each change as an event change (id: its stream sequence, data: a WatchChange as JSON); an event error (data: an ErrorDetail) ends the stream, a session that does not exist or was erased included",
 				"content": obj{"text/event-stream": obj{"schema": obj{"type": "string"}}}}
 			item["get"] = obj{
-				"operationId": r.name + "_sse",
+				"operationId": r.Name + "_sse",
 				"tags":        []any{tag},
 				"summary":     "Follow the changes as Server-Sent Events",
 				"description": "The watch as Server-Sent Events: a reconnecting EventSource sends Last-Event-ID and the stream resumes after it.",
 				"parameters": append(slices.Clone(params),
 					obj{"name": "from_seq", "in": "query", "description": "changes after this stream sequence (0: from the start)", "schema": obj{"type": "integer", "minimum": 0}},
-					obj{"name": "max_changes", "in": "query", "description": "changes per poll, 1..256 (0: 64)", "schema": obj{"type": "integer", "minimum": 0, "maximum": MaxWatchChanges}},
+					obj{"name": "max_changes", "in": "query", "description": "changes per poll, 1..256 (0: 64)", "schema": obj{"type": "integer", "minimum": 0, "maximum": api.MaxWatchChanges}},
 					obj{"name": "decode_values", "in": "query", "description": "entry values decompressed", "schema": obj{"type": "boolean"}},
 					obj{"name": "Last-Event-ID", "in": "header", "description": "the id of the last event received: the stream resumes after it (overrides from_seq)", "schema": obj{"type": "string", "pattern": "^[0-9]+$"}}),
 				"responses": sse,
@@ -176,10 +158,10 @@ func (s *Service) buildOpenAPI() []byte {
 		}
 		paths[r.path] = item
 	}
-	paths[HTTPPrefix+"openapi.json"] = obj{"get": obj{"operationId": "openapi", "tags": []any{"meta"}, "summary": "This document",
+	paths[Prefix+"openapi.json"] = obj{"get": obj{"operationId": "openapi", "tags": []any{"meta"}, "summary": "This document",
 		"description": "The OpenAPI 3.1 document of the HTTP API, generated from the routes the node serves.",
 		"security":    []any{},
-		"responses": obj{"200": obj{"description": "OpenAPI 3.1", "content": obj{ContentTypeJSON: obj{"schema": obj{"type": "object"}}}},
+		"responses": obj{"200": obj{"description": "OpenAPI 3.1", "content": obj{api.ContentTypeJSON: obj{"schema": obj{"type": "object"}}}},
 			"404": obj{"$ref": "#/components/responses/Error404"}}}}
 	tags["meta"] = true
 	var tagList []any
@@ -188,7 +170,7 @@ func (s *Service) buildOpenAPI() []byte {
 	}
 	doc := obj{
 		"openapi": "3.1.0",
-		"info": obj{"title": "agentmem", "version": s.cfg.Version,
+		"info": obj{"title": "agentmem", "version": version,
 			"license":     obj{"name": "Apache-2.0", "identifier": "Apache-2.0"},
 			"description": apiDescription},
 		"servers": []any{obj{"url": "http://127.0.0.1:9090", "description": "a node's HTTP listener (--http; this is its default)"}},
@@ -227,11 +209,11 @@ var tagDescriptions = map[string]string{
 }
 
 // pathParam is the OpenAPI parameter of a path wildcard.
-func pathParam(name, op string) obj {
+func pathParam(name string, opKinds []string) obj {
 	if name == "kind" {
 		kinds := scopeKinds
-		if o, ok := operationNamed(op); ok && o.kinds != nil {
-			kinds = o.kinds
+		if opKinds != nil {
+			kinds = opKinds
 		}
 		return obj{"name": name, "in": "path", "required": true, "description": "the scope's kind (the global scope's id is global)",
 			"schema": obj{"type": "string", "enum": stringsAny(kinds)}}
@@ -258,7 +240,7 @@ type schemaGen struct {
 	inReply map[protoreflect.FullName]bool
 }
 
-func newSchemaGen() *schemaGen {
+func newSchemaGen(ops []api.Operation) *schemaGen {
 	g := &schemaGen{defs: obj{}, inReply: map[protoreflect.FullName]bool{}}
 	var walk func(md protoreflect.MessageDescriptor)
 	walk = func(md protoreflect.MessageDescriptor) {
@@ -277,10 +259,10 @@ func newSchemaGen() *schemaGen {
 			}
 		}
 	}
-	for _, op := range operations {
-		walk(op.reply.ProtoReflect().Descriptor())
-		if op.eraseReply != nil {
-			walk(op.eraseReply.ProtoReflect().Descriptor())
+	for _, op := range ops {
+		walk(op.Reply.ProtoReflect().Descriptor())
+		if op.EraseReply != nil {
+			walk(op.EraseReply.ProtoReflect().Descriptor())
 		}
 	}
 	walk((&memoryv1.ErrorDetail{}).ProtoReflect().Descriptor())
