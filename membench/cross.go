@@ -591,7 +591,7 @@ func (x *xrun) score(r *CrossRow, q *DialogueQuestion, ev []int, want []string, 
 		in := strings.Contains(c.text, t.text)
 		all, any = all && in, any || in
 		if in && q.Category == "temporal" {
-			dated := dateNear(c.text, t.text, dateForms(x.d.Sittings[t.sitting].UnixNano))
+			dated := dateShown(c.text, t.text, x.d.Sittings[t.sitting].UnixNano)
 			r.All.Dated.add(dated)
 			r.cat(q.Category).Dated.add(dated)
 		}

@@ -27,7 +27,7 @@ func (r *CrossReport) Markdown(w io.Writer) error {
 
 	p("### (x1) Evidence in the new session's context\n\n")
 	p("*evidence*: every evidence turn's text is in the context (*any*: at least one); *answer*: every content word of the gold answer is a word of the context; "+
-		"*dated*: of the temporal questions' evidence turns in the context, the share printed with their sitting's day near them. "+
+		"*dated*: of the temporal questions' evidence turns in the context, the share whose sitting's day is shown: printed near the turn, or the last date printed before it is its day (a transcript's date line). "+
 		"RAG: SQLite FTS5 bm25() hits for the question over every turn of the user's history fill the room in rank order, each with its day. "+
 		"Search tool: agentmem's SEARCH_SCOPE_USER search, top %d, as a tool result while it fits. The full transcript ignores the budget (ceiling).\n\n", c.SearchK)
 	p("| budget | memory | evidence | any evidence | answer | dated (temporal) |")

@@ -184,3 +184,21 @@ func TestDateNearAndAnswerWords(t *testing.T) {
 		t.Fatal("hasWords")
 	}
 }
+
+func TestDateShown(t *testing.T) {
+	day := time.Date(2023, 5, 8, 13, 0, 0, 0, time.UTC).UnixNano()
+	for _, c := range []struct {
+		ctx  string
+		want bool
+	}{
+		{"[2023-05-08] Noor: hi\nNoor: I adopted a beagle.", true},
+		{"[2023-05-07] Noor: hi\nNoor: I adopted a beagle.", false},
+		{"[2023-05-08] Noor: hi\n[2023-05-09] Sam: later\nNoor: I adopted a beagle.", false},
+		{"Noor: I adopted a beagle.", false},
+		{"From an earlier session, 2023-05-08 (user): Noor: I adopted a beagle.", true},
+	} {
+		if got := dateShown(c.ctx, "Noor: I adopted a beagle.", day); got != c.want {
+			t.Errorf("dateShown(%q) = %v, want %v", c.ctx, got, c.want)
+		}
+	}
+}

@@ -158,6 +158,46 @@ func dateNear(ctx, text string, forms []string) bool {
 	}
 }
 
+// dateShown reports whether a reader of ctx learns the day (unixNano) of
+// the turn text: the last ISO date printed before it is that day (the
+// item's own header, or a transcript's date line at each day's first turn;
+// a wrong day printed in between fails), or, when no ISO date precedes it,
+// one of the day's forms is printed near it (dateNear).
+func dateShown(ctx, text string, unixNano int64) bool {
+	day := time.Unix(0, unixNano).UTC().Format(time.DateOnly)
+	for off := 0; ; {
+		i := strings.Index(ctx[off:], text)
+		if i < 0 {
+			return false
+		}
+		i += off
+		if d := lastISODate(ctx[:i]); d == day || (d == "" && dateNear(ctx[i:], text, dateForms(unixNano))) {
+			return true
+		}
+		off = i + 1
+	}
+}
+
+// lastISODate is the last YYYY-MM-DD printed in s ("" if none).
+func lastISODate(s string) string {
+	for i := len(s) - 10; i >= 0; i-- {
+		d := s[i : i+10]
+		if d[4] == '-' && d[7] == '-' && digits(d[:4]) && digits(d[5:7]) && digits(d[8:]) {
+			return d
+		}
+	}
+	return ""
+}
+
+func digits(s string) bool {
+	for i := range len(s) {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
 // dateWindow is how far before a turn its date may be printed.
 const dateWindow = 160
 

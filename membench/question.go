@@ -86,6 +86,10 @@ type QuestionRow struct {
 	// Stale: of the correction questions, the context holds a superseded
 	// value and not the current one.
 	Stale Share
+	// Dated: of the temporal questions whose evidence turns are all in the
+	// context, those whose every evidence turn's day a reader learns from
+	// the context (dateShown), as the cross-session table counts it.
+	Dated Share
 	// MeanUsed: tokens of the context, mean over the questions.
 	MeanUsed float64
 	used     int
@@ -373,6 +377,15 @@ func (q *qrun) score(r *QuestionRow, qq *dialoggen.Question, c Context) {
 	for _, e := range qq.Evidence {
 		in := strings.Contains(c.Text, q.tr[e].Content)
 		all, any = all && in, any || in
+	}
+	if all && qq.Category == dialoggen.Temporal {
+		dated := true
+		for _, e := range qq.Evidence {
+			if t := q.tr[e].UnixNano; t == 0 || !dateShown(c.Text, q.tr[e].Content, t) {
+				dated = false
+			}
+		}
+		r.Dated.add(dated)
 	}
 	answer := hasNeeds(c.Text, qq.Needs)
 	if q.answered != nil {

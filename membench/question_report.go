@@ -35,13 +35,13 @@ func (r *QuestionReport) Markdown(w io.Writer) error {
 		answer = "*answer*: " + r.AnswerNote + " "
 	}
 	p("*evidence*: every evidence turn's content is verbatim in the context (*any*: at least one, for multi-turn evidence); %s"+
-		"agentmem: a session with the server's defaults, candidates from the projection search; the baselines get the same transcript, questions included. "+
+		"*dated*: of the temporal questions whose evidence is all there, every evidence turn's day shown: printed near it, or the last date printed before it is its day (a transcript's date line). agentmem: a session with the server's defaults, candidates from the projection search; the baselines get the same transcript, questions included. "+
 		"RAG x/y: the newest turns fill x %% of the budget, FTS5 bm25() hits for the question the rest, in conversation order. The full transcript ignores the budget (ceiling).\n\n", answer)
 	p("| budget | memory | evidence | any evidence | answer |")
 	for _, cat := range cats {
 		p(" %s |", cat)
 	}
-	p(" stale (corrections) | mean tokens |\n|---:|---|---:|---:|---:|%s---:|---:|\n", strings.Repeat("---:|", len(cats)))
+	p(" stale (corrections) | dated (temporal) | mean tokens |\n|---:|---|---:|---:|---:|%s---:|---:|---:|\n", strings.Repeat("---:|", len(cats)))
 	for _, row := range r.Rows {
 		p("| %d | %s | %s | %s | %s |", row.Budget, row.Memory, pct(row.All.Evidence), pct(row.All.AnyEvidence), pct(row.All.Answer))
 		for _, cat := range cats {
@@ -52,7 +52,7 @@ func (r *QuestionReport) Markdown(w io.Writer) error {
 			}
 			p(" %s |", pct(s.Evidence))
 		}
-		p(" %s | %.0f |\n", pct(row.Stale), row.MeanUsed)
+		p(" %s | %s | %.0f |\n", pct(row.Stale), pct(row.Dated), row.MeanUsed)
 	}
 	p("\nPer category: evidence in the context. Answers per category:\n\n| budget | memory |")
 	for _, cat := range cats {
