@@ -112,10 +112,13 @@ type replier struct {
 	// another node forwarded here is timed where it arrived).
 	op    string
 	start time.Time
+	// acked keeps the highest stream sequence of a write this service
+	// answered (a min_seq up to it is one the log holds).
+	acked *atomicMax
 }
 
 func (s *Service) replyTo(r request) replier {
-	rp := replier{metrics: s.metrics}
+	rp := replier{metrics: s.metrics, acked: &s.acked}
 	if t, ok := r.(timedRequest); ok {
 		rp.op, rp.start, r = t.op, t.start, t.request
 	}
@@ -170,6 +173,11 @@ func errorDetail(e *Error) *memoryv1.ErrorDetail {
 }
 
 func respond(rp replier, asJSON bool, m proto.Message) {
+	if w, ok := m.(interface {
+		GetResult() *memoryv1.MutationReply
+	}); ok && rp.acked != nil {
+		rp.acked.note(w.GetResult().GetSeq())
+	}
 	data, err := encode(m, asJSON)
 	if err != nil {
 		respondError(rp, asJSON, &Error{Code: 500, Message: "encode reply: " + err.Error()})

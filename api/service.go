@@ -152,6 +152,8 @@ type Service struct {
 	sessionSeqs sessionSeqs
 	// recent remembers each caller's latest commands to its sessions.
 	recent recentWrites
+	// acked is the highest stream sequence of a write answered here.
+	acked atomicMax
 	// workers runs the queries (goQuery) on reused goroutines.
 	workers *gopool.Pool
 	// cons runs consolidations: on demand, after a termination or a turn
