@@ -3,7 +3,7 @@ GO      ?= go
 PKGS    ?= ./...
 PROTOS  := $(wildcard proto/memory/v1/*.proto)
 
-.PHONY: build run test deps ci verify proto bench bench-memory fuzz crash screenshots
+.PHONY: build run test deps ci verify proto bench bench-memory fuzz crash crash-erase screenshots
 
 # build compiles every package and writes the binaries to bin/ (ignored by
 # git): bin/agentmem-node, bin/agentmem-replay, bin/agentmem-membench,
@@ -101,7 +101,14 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzCount$$' -fuzztime 30s ./internal/segmented/
 	$(GO) test -run '^$$' -fuzz '^FuzzRead$$' -fuzztime 30s ./internal/jsonbody/
 	$(GO) test -run '^$$' -fuzz FuzzHighlight -fuzztime 30s ./inspector/
+	$(GO) test -run '^$$' -fuzz FuzzParseItem -fuzztime 30s ./erasure/
 
 # crash runs the kill -9 test under a longer load.
 crash:
 	$(GO) test -count=1 -run TestCrashNoAcknowledgedWriteLost -v ./cmd/node/ -crash.load=10s
+
+# crash-erase kills a node of a 3-node R3 cluster (kill -9) at every step
+# of a user erase, and ten times at a random moment; `make test` runs
+# three of the steps.
+crash-erase:
+	$(GO) test -race -count=1 -run '^TestEraseUserKilledAtEachStep$$' -v ./node/ -erase.crash.all

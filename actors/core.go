@@ -216,6 +216,15 @@ func (c *core) checkHeld(ctx context.Context, m model, snapSeq, held uint64) err
 		ErrUnavailable, c.mk.kind, c.id, held, c.subject, logSeq)
 }
 
+// baseline reports whether a batch's events are one ScopeBaseline.
+func baseline(evs []proto.Message) bool {
+	if len(evs) != 1 {
+		return false
+	}
+	_, ok := evs[0].(*memoryv1.ScopeBaseline)
+	return ok
+}
+
 // keepHeld snapshots the live state when it is ahead of the snapshot
 // (snapSeq) of an aggregate the log lost: the restarted actor, and any other
 // node, then refuses the aggregate too, instead of recovering it as new
@@ -238,18 +247,26 @@ func (c *core) keepHeld(snapSeq uint64) {
 
 // replayRecord applies one stored batch to m and returns its command key
 // and request digest. Versions must follow each other: a gap or a repeat
-// means the log and the state disagree.
+// means the log and the state disagree. The one exception is a
+// ScopeBaseline, which restates the whole state: the messages before it
+// may be gone (an entry erase or a compaction purges them, and a crash
+// between that purge and the snapshot stored after it leaves the subject
+// starting with the baseline), so it may follow any earlier version.
 func replayRecord(codec *events.Codec, m model, rec events.Record) (string, []byte, error) {
 	batch, err := events.DecodeBatch(rec.Data)
 	if err != nil {
 		return "", nil, fmt.Errorf("seq %d: %w", rec.Seq, err)
 	}
-	if want := m.Version() + 1; batch.GetVersion() != want {
-		return "", nil, fmt.Errorf("seq %d: batch version %d, want %d", rec.Seq, batch.GetVersion(), want)
-	}
 	evs, err := codec.Unpack(batch)
 	if err != nil {
 		return "", nil, fmt.Errorf("seq %d: %w", rec.Seq, err)
+	}
+	want := m.Version() + 1
+	if baseline(evs) {
+		want = max(want, batch.GetVersion())
+	}
+	if batch.GetVersion() != want {
+		return "", nil, fmt.Errorf("seq %d: batch version %d, want %d", rec.Seq, batch.GetVersion(), want)
 	}
 	key, digest := events.CommandKey(batch.GetActorId(), batch.GetCommandId()), batch.GetCommandDigest()
 	if err := m.apply(key, digest, batch.GetVersion(), rec.Seq, batch.GetTimeUnixNano(), evs); err != nil {

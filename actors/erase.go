@@ -2,6 +2,7 @@ package actors
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 
@@ -104,13 +105,13 @@ func (c *core) erase(req *memoryv1.EraseAggregate) (*memoryv1.EraseReceipt, erro
 	}, nil
 }
 
-// eraseEntry serves an EraseAggregate with a key on a scope: the scope is
-// rewritten without the key (DESIGN §12). In order: the LogRemoval (every
-// message the subject holds now, rewritten: the scope), a ScopeBaseline
-// batch (the state without the key's versions), the purge of the listed
-// messages, a fresh snapshot over the old one, the LogRemovalCompleted.
-// Resumed by the same removal id: a baseline is written only while the
-// state still holds the key.
+// eraseEntry serves an EraseAggregate with a key (or its SHA-256) on a
+// scope: the scope is rewritten without the key. In order: the LogRemoval
+// (every message the subject holds now, rewritten: the scope), a
+// ScopeBaseline batch (the state without the key's versions), the purge of
+// the listed messages, a fresh snapshot over the old one, the
+// LogRemovalCompleted. Resumed by the same removal id: a baseline is
+// written only while the state still holds the key.
 func (a *scopeActor) eraseEntry(req *memoryv1.EraseAggregate) (*memoryv1.EraseReceipt, error) {
 	deps := a.dir.deps
 	ctx, cancel, remover, led, err := a.startRemoval(req.GetRemovalId())
@@ -118,10 +119,17 @@ func (a *scopeActor) eraseEntry(req *memoryv1.EraseAggregate) (*memoryv1.EraseRe
 		return nil, err
 	}
 	defer cancel()
-	key := req.GetKey()
+	key, named := req.GetKey(), req.GetKey()
+	if key == "" {
+		named = fmt.Sprintf("#%x", req.GetKeySha256())
+		var sum [sha256.Size]byte
+		if copy(sum[:], req.GetKeySha256()) == sha256.Size {
+			key, _ = a.st().KeyBySHA256(sum) // "" once the baseline is stored (a resumed erase)
+		}
+	}
 	if led.Removal == nil {
 		if _, held := a.st().Without(key); !held {
-			return nil, &sharedmemNotFound{key: key}
+			return nil, &sharedmemNotFound{key: named}
 		}
 		seqs, err := events.SubjectSeqs(ctx, deps.Log, a.subject)
 		if err != nil {
@@ -141,12 +149,12 @@ func (a *scopeActor) eraseEntry(req *memoryv1.EraseAggregate) (*memoryv1.EraseRe
 		}
 	}
 	base, _ := a.st().Without(key) // nil once the baseline is stored
-	if err := a.rewrite(ctx, remover, &led, req.GetRemovalId(), base, "erasing "+key); err != nil {
+	if err := a.rewrite(ctx, remover, &led, req.GetRemovalId(), base, "erasing an entry"); err != nil {
 		return nil, err
 	}
 	return &memoryv1.EraseReceipt{
 		RemovalId: req.GetRemovalId(), Target: led.Removal.GetTarget(), Messages: led.Removal.GetMessages(),
-		Entries: []string{key}, ErasedUnixNano: deps.Now().UnixNano(), RemovalSeq: led.DoneSeq,
+		Entries: []string{named}, ErasedUnixNano: deps.Now().UnixNano(), RemovalSeq: led.DoneSeq,
 	}, nil
 }
 

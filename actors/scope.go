@@ -173,6 +173,14 @@ func (a *scopeActor) stopTimer() {
 
 // handle routes one request of who (nil: the node itself).
 func (a *scopeActor) handle(who *tenancy.Caller, body any) (proto.Message, error) {
+	if req, ok := body.(*memoryv1.EraseAggregate); ok && req.GetKey() == "" && len(req.GetKeySha256()) == 0 {
+		// A whole-scope erase needs no state, and must not wait for one:
+		// an erase killed after its purge leaves a snapshot past what the
+		// log holds, which activation refuses; the erase resumed finishes
+		// it.
+		a.stopTimer()
+		return a.erase(req)
+	}
 	if err := a.ensureRecovered(); err != nil {
 		return nil, err
 	}
@@ -184,11 +192,7 @@ func (a *scopeActor) handle(who *tenancy.Caller, body any) (proto.Message, error
 	case *memoryv1.CompactAggregate:
 		return a.compact(req)
 	case *memoryv1.EraseAggregate:
-		if req.GetKey() != "" {
-			return a.eraseEntry(req)
-		}
-		a.stopTimer()
-		return a.erase(req)
+		return a.eraseEntry(req) // a whole-scope erase is served above
 	case *memoryv1.PutEntryRequest:
 		if err := a.checkQuota(who, req.GetBy(), req.GetKey(), len(req.GetValue()), now); err != nil {
 			return nil, err

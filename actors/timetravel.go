@@ -2,6 +2,8 @@ package actors
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
@@ -273,7 +275,11 @@ func erasedAt(removals []*events.Removal, scope, key string, since uint64) uint6
 		return 0
 	}
 	agg := AggregateKind(kind) + "." + id
-	item := "entry:" + string(kind) + ":" + id + ":" + key
+	// A plan names an entry by the SHA-256 of its key (the ledger holds no
+	// key; erasure.EntryItem, which imports this package); plans written
+	// before spelled the key.
+	sum := sha256.Sum256([]byte(key))
+	items := []string{"entry:" + string(kind) + ":" + id + ":#" + hex.EncodeToString(sum[:]), "entry:" + string(kind) + ":" + id + ":" + key}
 	for _, rm := range removals {
 		if rm.Seq <= since {
 			continue
@@ -281,9 +287,13 @@ func erasedAt(removals []*events.Removal, scope, key string, since uint64) uint6
 		if slices.Contains(rm.GetErased(), agg) {
 			return rm.Seq
 		}
-		if rm.GetReason() == memoryv1.RemovalReason_REMOVAL_REASON_ERASE && slices.Contains(rm.GetRewritten(), agg) &&
-			(rm.GetTarget() == item || events.IsPlannedRemoval(rm.GetId(), item)) {
-			return rm.Seq
+		if rm.GetReason() != memoryv1.RemovalReason_REMOVAL_REASON_ERASE || !slices.Contains(rm.GetRewritten(), agg) {
+			continue
+		}
+		for _, item := range items {
+			if rm.GetTarget() == item || events.IsPlannedRemoval(rm.GetId(), item) {
+				return rm.Seq
+			}
 		}
 	}
 	return 0

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/agentmem/agentmem/actors"
+	"github.com/agentmem/agentmem/erasure"
 	"github.com/agentmem/agentmem/events"
 	"github.com/agentmem/agentmem/internal/jsonbody"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
@@ -70,6 +71,11 @@ type Error struct {
 
 func (e *Error) Error() string { return fmt.Sprintf("%d %s: %s", e.Code, e.Field, e.Message) }
 
+// Status is (code, field, message): an *Error is a rejection like the
+// actors' and tenancy's, wherever it is classified (an erase skips an
+// entry another node answers 404 for).
+func (e *Error) Status() (int, string, string) { return e.Code, e.Field, e.Message }
+
 // Classify maps an error from the actors or the model to the API error it
 // is answered with (code, field, message), as the service does for every
 // reply.
@@ -89,7 +95,8 @@ func Classify(err error) *Error {
 		return &Error{Code: 400, Field: fe.Field, Message: fe.Reason}
 	case errors.Is(err, actors.ErrCannotRemove):
 		return &Error{Code: 501, Field: "", Message: err.Error()}
-	case errors.Is(err, actors.ErrUnavailable), errors.Is(err, actors.ErrClosed), errors.Is(err, actors.ErrIndexUnavailable):
+	case errors.Is(err, actors.ErrUnavailable), errors.Is(err, actors.ErrClosed), errors.Is(err, actors.ErrIndexUnavailable),
+		errors.Is(err, actors.ErrNoAnswer), errors.Is(err, erasure.ErrUnavailable), errors.Is(err, erasure.ErrNoReadModel):
 		return &Error{Code: 503, Field: "", Message: err.Error()}
 	default:
 		return &Error{Code: 500, Field: "", Message: err.Error()}

@@ -10,7 +10,6 @@ import (
 	"github.com/agentmem/agentmem/actors"
 	"github.com/agentmem/agentmem/consolidation"
 	"github.com/agentmem/agentmem/events"
-	"github.com/agentmem/agentmem/internal/sharedmem"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 	"github.com/agentmem/agentmem/tenancy"
 )
@@ -349,17 +348,6 @@ type EntrySearcher interface {
 	// EntryText is the text of an entry version a context's memory item
 	// names (segmented.EntryText; projections.Store.EntryText).
 	EntryText(scope, key string, version uint64) (string, bool)
-	// EntriesWithMetadata lists the entries any held version of which
-	// carries metadata name = value (a user erase finds the published
-	// copies of its user's values).
-	EntriesWithMetadata(name, value string) ([]EntryRef, error)
-}
-
-// EntryRef names an entry of a scope.
-type EntryRef struct {
-	Kind sharedmem.Kind
-	ID   string
-	Key  string
 }
 
 // entrySearchHandler serves mem.v1.agent.<id>.search and

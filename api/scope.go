@@ -176,9 +176,9 @@ func (s *Service) checkSession(ctx context.Context, who *tenancy.Caller, id stri
 	return nil
 }
 
-// call sends body to an actor and waits for the reply (CallActor).
+// call sends body to an actor and waits for the reply (actors.Await).
 func (s *Service) call(ctx context.Context, dispatch func(actors.ReplyFunc) error) (proto.Message, error) {
-	return CallActor(ctx, dispatch)
+	return actors.Await(ctx, dispatch)
 }
 
 func (s *Service) getEntry(ctx context.Context, kind sharedmem.Kind, id, key string) (*memoryv1.Entry, error) {

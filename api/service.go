@@ -108,8 +108,8 @@ type Deps struct {
 	// Router places aggregates on the nodes of a cluster (nil: this node
 	// serves every aggregate).
 	Router Router
-	// Ledger records erase requests (nil: erase answers 501).
-	Ledger Ledger
+	// Eraser carries out erase requests (nil: erase answers 501).
+	Eraser Eraser
 }
 
 // Service is the running micro service.
@@ -122,7 +122,7 @@ type Service struct {
 	data    DataStore
 	entries EntrySearcher
 	rm      ReadModel
-	ledger  Ledger
+	eraser  Eraser
 	rerank  Reranker
 	logger  *slog.Logger
 	metrics *Metrics
@@ -207,7 +207,7 @@ func Start(nc *nats.Conn, deps Deps, cfg Config) (*Service, error) {
 		stopWatches()
 		_ = svc.Stop()
 	}
-	s := &Service{svc: svc, nc: nc, cfg: cfg, d: deps.Dispatcher, scopes: deps.Scopes, data: deps.Data, entries: deps.Entries, rm: deps.ReadModel, ledger: deps.Ledger, rerank: deps.Reranker,
+	s := &Service{svc: svc, nc: nc, cfg: cfg, d: deps.Dispatcher, scopes: deps.Scopes, data: deps.Data, entries: deps.Entries, rm: deps.ReadModel, eraser: deps.Eraser, rerank: deps.Reranker,
 		logger: deps.Logger, metrics: deps.Metrics, tenants: deps.Tenants, anyone: tenancy.Unrestricted(anyLimits),
 		watcher: deps.Watcher, router: deps.Router, watchCtx: watchCtx, stopWatches: stopWatches, watches: make(chan struct{}, max(cfg.MaxConcurrentWatches, 1)),
 		querySlots: newSlots("max_concurrent_queries", func(l tenancy.Limits) int { return l.MaxConcurrentQueries }),

@@ -3,6 +3,8 @@ package consolidation
 import (
 	"strings"
 
+	"github.com/agentmem/agentmem/erasure"
+
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 )
 
@@ -10,11 +12,12 @@ import (
 const (
 	// SourceSessionKey names the session an entry came from, on every
 	// entry a run writes (facts, episodes, the digest, summaries, the
-	// marker): a session erase finds them by it.
-	SourceSessionKey = "agentmem.source_session"
+	// marker): a session erase finds them by it (the erasure package owns
+	// the keys).
+	SourceSessionKey = erasure.SourceSessionKey
 	// SourceUserKey names the session's user, when it has one: a user
 	// erase finds what the user said, in any scope.
-	SourceUserKey = "agentmem.source_user"
+	SourceUserKey = erasure.SourceUserKey
 	// SaidKey is when the statement was said (Unix nanoseconds, decimal):
 	// the said time of an imported message, else its append time. On the
 	// digest: when the session's first message was said; on the marker,
@@ -40,15 +43,15 @@ const (
 	// LegacySourceSessionKey is the session key entries written before
 	// SourceSessionKey was the only one carry ("source_session"); runs no
 	// longer write it, readers of old entries fall back to it.
-	LegacySourceSessionKey = "source_session"
+	LegacySourceSessionKey = erasure.LegacySourceSessionKey
 
 	// Metadata of an episode summary.
 	MetaSummarizes    = "summarizes" // sources, "key@version" comma-separated
 	MetaEpisodes      = "episodes"   // episodes counted
 	MetaWorked        = "worked"     // of which worked
 	MetaTask          = "task"
-	SummarySessionKey = "agentmem.summary_session." // + session id = session id
-	SummaryUserKey    = "agentmem.summary_user."    // + user id = user id
+	SummarySessionKey = erasure.SummarySessionKey // + session id = session id
+	SummaryUserKey    = erasure.SummaryUserKey    // + user id = user id
 )
 
 // Keys and names.
@@ -80,9 +83,4 @@ func HiddenFromMemory(e *memoryv1.Entry) bool {
 
 // SourceSession is the session an entry names as its source (the key
 // runs write, else the legacy one).
-func SourceSession(md map[string]string) string {
-	if s := md[SourceSessionKey]; s != "" {
-		return s
-	}
-	return md[LegacySourceSessionKey]
-}
+func SourceSession(md map[string]string) string { return erasure.SourceSession(md) }

@@ -19,8 +19,6 @@ type ReaderFixture struct {
 	DeleteMsg func(ctx context.Context, seq uint64) error
 	// PurgeBefore removes every message below seq (a moved first sequence).
 	PurgeBefore func(ctx context.Context, seq uint64) error
-	// MarkCompacted records the compaction baseline.
-	MarkCompacted func(ctx context.Context, firstKept uint64) error
 }
 
 // RunReaderConformance checks that a StreamReader reads the whole log in
@@ -39,7 +37,6 @@ func RunReaderConformance(t *testing.T, newFixture func(t *testing.T) ReaderFixt
 		{"ReadMovedStart", confReadMovedStart},
 		{"ReadGaps", confReadGaps},
 		{"ReadOneSubject", confReadOneSubject},
-		{"Baseline", confBaseline},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -131,7 +128,7 @@ func confWantSeqs(t *testing.T, what string, got, want []uint64) {
 }
 
 func confBoundsEmpty(t *testing.T, ctx context.Context, f ReaderFixture) {
-	if b := confBounds(t, ctx, f.Reader); b.Last != 0 || b.Msgs != 0 || b.Baseline != 0 || b.Missing() != 0 {
+	if b := confBounds(t, ctx, f.Reader); b.Last != 0 || b.Msgs != 0 || b.Missing() != 0 {
 		t.Fatalf("Bounds of an empty log = %+v", b)
 	}
 	// A bounded read waits for sequences not written yet.
@@ -273,40 +270,6 @@ func confReadGaps(t *testing.T, ctx context.Context, f ReaderFixture) {
 			}
 		}
 		confWantSeqs(t, "Load "+subj, got, want)
-	}
-}
-
-func confBaseline(t *testing.T, ctx context.Context, f ReaderFixture) {
-	confFill(t, ctx, f.Log, 10)
-	if err := f.PurgeBefore(ctx, 3); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.DeleteMsg(ctx, 5); err != nil {
-		t.Fatal(err)
-	}
-	for _, bad := range []uint64{0, 1, 2, 4, 5, 11} {
-		if err := f.MarkCompacted(ctx, bad); !errors.Is(err, ErrBadBaseline) {
-			t.Fatalf("MarkCompacted(%d) = %v, want ErrBadBaseline", bad, err)
-		}
-	}
-	if b := confBounds(t, ctx, f.Reader); b.Baseline != 0 {
-		t.Fatalf("baseline %d recorded by refused calls", b.Baseline)
-	}
-	if err := f.MarkCompacted(ctx, 6); err != nil {
-		t.Fatal(err)
-	}
-	if b := confBounds(t, ctx, f.Reader); b.Baseline != 6 || b.First != 3 || b.Missing() != 1 {
-		t.Fatalf("Bounds after MarkCompacted(6) = %+v", b)
-	}
-	// A baseline never moves back.
-	if err := f.MarkCompacted(ctx, 8); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.MarkCompacted(ctx, 7); err != nil {
-		t.Fatal(err)
-	}
-	if b := confBounds(t, ctx, f.Reader); b.Baseline != 8 {
-		t.Fatalf("baseline %d after 8 then 7, want 8", b.Baseline)
 	}
 }
 

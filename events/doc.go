@@ -70,29 +70,17 @@
 // ends before its projection's checkpoint (or is missing while the
 // projection holds events).
 //
-// # Reading the whole stream, and the compaction baseline
+// # Reading the whole stream
 //
 // Every reader of the whole stream (the projector, projections.Rebuild,
 // replay export) goes through StreamReader, which both logs implement:
-// Bounds (first and last sequence, message count, baseline) and Read (a
-// Cursor from a sequence, optionally bounded by WithStop). A cursor skips
-// the sequences the stream does not hold: a first sequence moved by a purge
+// Bounds (first and last sequence, message count) and Read (a Cursor from
+// a sequence, optionally bounded by WithStop). A cursor skips the
+// sequences the stream does not hold: a first sequence moved by a purge
 // and gaps left by deleted messages are not errors at this level; whether
-// they are allowed is the reader's decision, made with the baseline.
-//
-// The compaction baseline is the one record that says sequences are
-// missing on purpose. It is a sequence B in the stream's own configuration
-// metadata, key BaselineMetadataKey ("agentmem.baseline", decimal),
-// written by MarkCompacted (MemLog keeps it in memory). Its invariant:
-// the stream holds every sequence from B to its last; sequences below B
-// may be missing (compacted or erased). MarkCompacted refuses a B that
-// breaks it (ErrBadBaseline) and never moves B back; NewJetStreamLog
-// carries it over when it updates the stream (a node start). Without the
-// key (every existing deployment) the invariant is B = 1: a moved start or
-// a gap is data loss, and Rebuild refuses it as before. Keeping the record
-// in the stream's configuration means it lives and dies with the stream
-// (replicated with it, deleted with it; an import into a new stream starts
-// without one, its sequences renumbered from 1).
+// they are allowed is the reader's decision, made with the removal ledger
+// (ReadLedger: every sequence removed on purpose is listed there, by the
+// removal that removed it). Any other missing sequence is data loss.
 //
 // The state at a removed head is held by the log itself: a scope whose
 // older messages are compacted away (node --log-window) first gets a

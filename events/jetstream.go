@@ -161,16 +161,13 @@ func ensureStream(ctx context.Context, js jetstream.JetStream, cfg JetStreamConf
 	}
 	if s, err := js.Stream(ctx, cfg.Stream); err == nil {
 		have := s.CachedInfo().Config
-		// The compaction baseline and the record of the last physical
-		// compaction live in the stream's metadata, which an update
-		// replaces: carry them over.
-		for _, k := range []string{BaselineMetadataKey, CompactedMetadataKey} {
-			if v, ok := have.Metadata[k]; ok {
-				if want.Metadata == nil {
-					want.Metadata = map[string]string{}
-				}
-				want.Metadata[k] = v
+		// The record of the last physical compaction lives in the
+		// stream's metadata, which an update replaces: carry it over.
+		if v, ok := have.Metadata[CompactedMetadataKey]; ok {
+			if want.Metadata == nil {
+				want.Metadata = map[string]string{}
 			}
+			want.Metadata[CompactedMetadataKey] = v
 		}
 		switch {
 		case !have.DenyDelete:

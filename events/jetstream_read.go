@@ -5,18 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
-	"strconv"
 	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 )
-
-// BaselineMetadataKey is the key of the stream's metadata (its
-// configuration's Metadata) holding the compaction baseline, in decimal.
-const BaselineMetadataKey = "agentmem.baseline"
 
 var _ StreamReader = (*JetStreamLog)(nil)
 var _ GapLister = (*JetStreamLog)(nil)
@@ -65,23 +59,16 @@ func (l *JetStreamLog) Bounds(ctx context.Context) (Bounds, error) {
 	if err != nil {
 		return Bounds{}, err
 	}
-	return boundsOf(info)
+	return boundsOf(info), nil
 }
 
-func boundsOf(info *jetstream.StreamInfo) (Bounds, error) {
+func boundsOf(info *jetstream.StreamInfo) Bounds {
 	st := info.State
 	b := Bounds{First: st.FirstSeq, Last: st.LastSeq, Msgs: st.Msgs}
 	if b.Msgs == 0 {
 		b.First = b.Last + 1
 	}
-	if v, ok := info.Config.Metadata[BaselineMetadataKey]; ok {
-		seq, err := strconv.ParseUint(v, 10, 64)
-		if err != nil {
-			return Bounds{}, fmt.Errorf("%w: stream %s metadata %s = %q: %w", ErrMalformed, info.Config.Name, BaselineMetadataKey, v, err)
-		}
-		b.Baseline = seq
-	}
-	return b, nil
+	return b
 }
 
 // MissingSeqs implements GapLister (one stream info request with the
@@ -104,60 +91,6 @@ func (l *JetStreamLog) MissingSeqs(ctx context.Context, limit int) ([]uint64, bo
 		return nil, false, nil
 	}
 	return slices.Sorted(slices.Values(info.State.Deleted)), true, nil
-}
-
-// MarkCompacted records firstKept as the stream's compaction baseline (its
-// metadata key BaselineMetadataKey): sequences below it may be missing on
-// purpose. The stream must hold every sequence from firstKept to its last
-// (else ErrBadBaseline). A baseline never moves back: a lower firstKept
-// than the recorded one changes nothing. The record survives
-// NewJetStreamLog (a node start keeps it).
-func (l *JetStreamLog) MarkCompacted(ctx context.Context, firstKept uint64) error {
-	info, err := l.info(ctx, true)
-	if err != nil {
-		return err
-	}
-	b, err := boundsOf(info)
-	if err != nil {
-		return err
-	}
-	if err := checkBaseline(b, firstKept, info.State.Deleted); err != nil {
-		return err
-	}
-	if firstKept <= b.Baseline {
-		return nil
-	}
-	cfg := info.Config
-	cfg.Metadata = maps.Clone(cfg.Metadata)
-	if cfg.Metadata == nil {
-		cfg.Metadata = make(map[string]string, 1)
-	}
-	cfg.Metadata[BaselineMetadataKey] = strconv.FormatUint(firstKept, 10)
-	ctx, cancel := l.withTimeout(ctx)
-	defer cancel()
-	if _, err := l.js.UpdateStream(ctx, cfg); err != nil {
-		return fmt.Errorf("events: record baseline %d on stream %s: %w", firstKept, l.stream, err)
-	}
-	return nil
-}
-
-// checkBaseline refuses a baseline the stream b (missing: its deleted
-// sequences) does not honour: every sequence from firstKept to b.Last held.
-func checkBaseline(b Bounds, firstKept uint64, missing []uint64) error {
-	switch {
-	case firstKept == 0:
-		return fmt.Errorf("%w: sequence 0", ErrBadBaseline)
-	case firstKept > b.Last:
-		return fmt.Errorf("%w: %d is beyond the last sequence %d", ErrBadBaseline, firstKept, b.Last)
-	case firstKept < b.First:
-		return fmt.Errorf("%w: %d is before the first sequence held, %d", ErrBadBaseline, firstKept, b.First)
-	}
-	for _, s := range missing {
-		if s >= firstKept {
-			return fmt.Errorf("%w: sequence %d, after %d, is missing", ErrBadBaseline, s, firstKept)
-		}
-	}
-	return nil
 }
 
 // Read implements StreamReader with an ordered consumer on every subject of

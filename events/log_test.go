@@ -272,7 +272,7 @@ func TestMemLogReaderConformance(t *testing.T) {
 	RunReaderConformance(t, func(t *testing.T) ReaderFixture {
 		l := NewMemLog()
 		return ReaderFixture{
-			Log: l, Reader: l, MarkCompacted: l.MarkCompacted,
+			Log: l, Reader: l,
 			DeleteMsg:   func(_ context.Context, seq uint64) error { return l.DeleteMsg(seq) },
 			PurgeBefore: func(_ context.Context, seq uint64) error { return l.PurgeBefore(seq) },
 		}
@@ -283,7 +283,7 @@ func TestJetStreamLogReaderConformance(t *testing.T) {
 	RunReaderConformance(t, func(t *testing.T) ReaderFixture {
 		l, s := newDeletableJetStreamLog(t)
 		return ReaderFixture{
-			Log: l, Reader: l, MarkCompacted: l.MarkCompacted,
+			Log: l, Reader: l,
 			DeleteMsg: func(ctx context.Context, seq uint64) error { return s.DeleteMsg(ctx, seq) },
 			PurgeBefore: func(ctx context.Context, seq uint64) error {
 				return s.Purge(ctx, jetstream.WithPurgeSequence(seq))
@@ -312,32 +312,6 @@ func newDeletableJetStreamLog(t testing.TB) (*JetStreamLog, jetstream.Stream) {
 		t.Fatal(err)
 	}
 	return l, s
-}
-
-// TestJetStreamBaselineSurvivesStart: the compaction baseline is kept when
-// a node starts again (NewJetStreamLog updates the stream's configuration,
-// which replaces its metadata).
-func TestJetStreamBaselineSurvivesStart(t *testing.T) {
-	l, s := newDeletableJetStreamLog(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	confFill(t, ctx, l, 6)
-	if err := s.Purge(ctx, jetstream.WithPurgeSequence(4)); err != nil {
-		t.Fatal(err)
-	}
-	if err := l.MarkCompacted(ctx, 4); err != nil {
-		t.Fatal(err)
-	}
-	cfg := DefaultJetStreamConfig()
-	cfg.DenyPurge = false
-	again, err := NewJetStreamLog(ctx, l.js, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := again.Bounds(ctx)
-	if err != nil || b.Baseline != 4 || b.First != 4 {
-		t.Fatalf("Bounds after a new start = %+v, %v; want baseline 4, first 4", b, err)
-	}
 }
 
 // TestOpenJetStreamLogMissingStream: reading a stream that does not exist

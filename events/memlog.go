@@ -19,7 +19,6 @@ type MemLog struct {
 	subjects map[string][]Record // per subject, in sequence order; guarded by mu
 	msgIDs   map[string]uint64   // msgID -> sequence; guarded by mu
 	all      []Record            // every record held, in sequence order; guarded by mu
-	baseline uint64              // compaction baseline (Bounds.Baseline); guarded by mu
 	changed  chan struct{}       // closed (and replaced) on each append; guarded by mu
 }
 

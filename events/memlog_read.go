@@ -19,7 +19,7 @@ func (l *MemLog) Bounds(ctx context.Context) (Bounds, error) {
 }
 
 func (l *MemLog) boundsLocked() Bounds {
-	b := Bounds{First: l.seq + 1, Last: l.seq, Msgs: uint64(len(l.all)), Baseline: l.baseline}
+	b := Bounds{First: l.seq + 1, Last: l.seq, Msgs: uint64(len(l.all))}
 	if len(l.all) > 0 {
 		b.First = l.all[0].Seq
 	}
@@ -75,22 +75,6 @@ func (l *MemLog) remove(drop func(Record) bool) error {
 	for subj, recs := range l.subjects {
 		l.subjects[subj] = slices.DeleteFunc(slices.Clone(recs), drop)
 	}
-	return nil
-}
-
-// MarkCompacted records firstKept as the compaction baseline, with the
-// same rules as JetStreamLog.MarkCompacted.
-func (l *MemLog) MarkCompacted(ctx context.Context, firstKept uint64) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	missing, _, _ := l.missingLocked(int(l.seq))
-	if err := checkBaseline(l.boundsLocked(), firstKept, missing); err != nil {
-		return err
-	}
-	l.baseline = max(l.baseline, firstKept)
 	return nil
 }
 

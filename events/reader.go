@@ -16,11 +16,6 @@ type Bounds struct {
 	Last uint64
 	// Msgs is the number of messages the stream holds.
 	Msgs uint64
-	// Baseline is the compaction baseline (see the package doc): the first
-	// sequence from which the stream must hold every sequence up to Last.
-	// Sequences below it may be missing on purpose. 0: no baseline recorded,
-	// the stream must hold every sequence from 1: any missing one is lost.
-	Baseline uint64
 }
 
 // Missing is the number of sequences between First and Last that the stream
@@ -36,8 +31,8 @@ func (b Bounds) Missing() uint64 {
 // the one way the readers of the whole stream (projector, rebuild, replay)
 // see it, so a moved first sequence or a gap is handled in one place.
 type StreamReader interface {
-	// Bounds returns the stream's first and last sequence, its message count
-	// and its compaction baseline, as the stream leader reports them. A
+	// Bounds returns the stream's first and last sequence and its message
+	// count, as the stream leader reports them. A
 	// stream that does not exist is an error wrapping ErrNoStream.
 	Bounds(ctx context.Context) (Bounds, error)
 
@@ -45,7 +40,8 @@ type StreamReader interface {
 	// in increasing sequence order. Sequences the stream does not hold —
 	// below a moved first sequence, or deleted — are skipped: two records in
 	// a row need not have consecutive sequences, and it is the caller's
-	// business whether a skipped sequence is allowed (Bounds.Baseline). ctx
+	// business whether a skipped sequence is allowed (the removal ledger
+	// lists those removed on purpose: ReadLedger). ctx
 	// bounds the whole read: once it ends, Next fails. Close the cursor when
 	// done. A stream that does not exist is an error wrapping ErrNoStream.
 	Read(ctx context.Context, from uint64, opts ...ReadOption) (Cursor, error)
@@ -128,8 +124,3 @@ type GapLister interface {
 	// it returns nil, false.
 	MissingSeqs(ctx context.Context, limit int) ([]uint64, bool, error)
 }
-
-// ErrBadBaseline is returned by MarkCompacted for a baseline the stream
-// cannot have: beyond its last sequence, or with a sequence missing at or
-// after it.
-var ErrBadBaseline = errors.New("events: invalid compaction baseline")

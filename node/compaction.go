@@ -2,37 +2,35 @@ package node
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"maps"
-	"strconv"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/agentmem/agentmem/actors"
-	"github.com/agentmem/agentmem/api"
+	"github.com/agentmem/agentmem/erasure"
 	"github.com/agentmem/agentmem/events"
 	"github.com/agentmem/agentmem/internal/sharedmem"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 )
 
-// logCompactor bounds the log (DESIGN §12): every interval it lists the
-// log's subjects and sends each scope aggregate (agent, user, project, …,
-// session scope) whose oldest message was written before the time-travel
-// window a CompactAggregate, as the node: its actor rewrites it from a
+// logCompactor bounds the log: every interval it lists the log's subjects
+// and has each scope aggregate (agent, user, project, …, session scope)
+// whose oldest message was written before the time-travel window compacted
+// (erasure.Coordinator.Compact, as the node): its actor rewrites it from a
 // ScopeBaseline and removes the older messages (actors: compact). A scope
 // with one message, or none older than the window, is left alone. Sessions
 // are not compacted: their events are their messages (recall and search
 // read them); a session's log ends with the session (--delete-after).
 // Scopes are compacted one at a time, each waiting for its reply.
 type logCompactor struct {
-	js       jetstream.JetStream
-	stream   string
-	scopes   api.ScopeDispatcher
+	js     jetstream.JetStream
+	stream string
+	eraser interface {
+		Compact(ctx context.Context, kind sharedmem.Kind, id, removalID string, before time.Time) (*memoryv1.EraseReceipt, error)
+	}
 	window   time.Duration
 	interval time.Duration
 	timeout  time.Duration
@@ -62,7 +60,7 @@ func (c *logCompactor) Run(ctx context.Context) error {
 // sweep compacts what is due now: the scopes rewritten and the messages
 // removed.
 func (c *logCompactor) sweep(ctx context.Context) (int, uint64, error) {
-	before := c.now().Add(-c.window).UnixNano()
+	before := c.now().Add(-c.window)
 	s, err := c.js.Stream(ctx, c.stream)
 	if err != nil {
 		return 0, 0, fmt.Errorf("stream %s: %w", c.stream, err)
@@ -91,21 +89,27 @@ func (c *logCompactor) sweep(ctx context.Context) (int, uint64, error) {
 		if count < 2 {
 			continue
 		}
-		kind, id, ok := compactableScope(subject)
-		if !ok {
+		kind, id, err := events.ParseSubject(subject)
+		if err != nil {
+			continue
+		}
+		it, err := erasure.ParseItem(kind + "." + id)
+		if err != nil || it.Kind != erasure.ItemScope {
 			continue
 		}
 		first, err := s.GetMsg(ctx, 1, jetstream.WithGetMsgSubject(subject))
 		if err != nil {
 			continue // removed meanwhile
 		}
-		if batchTime(first) >= before {
+		if batchTime(first) >= before.UnixNano() {
 			continue
 		}
 		if err := ctx.Err(); err != nil {
 			return n, removed, err
 		}
-		rep, err := c.compact(ctx, kind, id, compactionID(subject, first.Sequence), before)
+		cctx, cancel := context.WithTimeout(ctx, c.timeout)
+		rep, err := c.eraser.Compact(cctx, it.Scope, it.ID, erasure.CompactionID(subject, first.Sequence), before)
+		cancel()
 		if err != nil {
 			return n, removed, fmt.Errorf("compact %s: %w", subject, err)
 		}
@@ -117,23 +121,6 @@ func (c *logCompactor) sweep(ctx context.Context) (int, uint64, error) {
 	return n, removed, nil
 }
 
-// compactableScope maps a log subject to the scope it holds (not a
-// session, a removal or large data).
-func compactableScope(subject string) (sharedmem.Kind, string, bool) {
-	kind, id, err := events.ParseSubject(subject)
-	if err != nil {
-		return "", "", false
-	}
-	if kind == actors.SessionScopeKind {
-		return sharedmem.KindSession, id, true
-	}
-	k, err := sharedmem.ParseKind(kind)
-	if err != nil || k == sharedmem.KindSession {
-		return "", "", false
-	}
-	return k, id, true
-}
-
 // batchTime is the command time of a stored batch (its stream time if the
 // batch has none or does not decode).
 func batchTime(m *jetstream.RawStreamMsg) int64 {
@@ -141,42 +128,4 @@ func batchTime(m *jetstream.RawStreamMsg) int64 {
 		return b.GetTimeUnixNano()
 	}
 	return m.Time.UnixNano()
-}
-
-// compactionID names the compaction of subject whose first message is at
-// seq: the same until that message is removed, so a compaction cut short
-// before its purge is resumed by the next sweep.
-func compactionID(subject string, seq uint64) string {
-	h := sha256.Sum256([]byte("compact\x00" + subject + "\x00" + strconv.FormatUint(seq, 10)))
-	return "k" + hex.EncodeToString(h[:16])
-}
-
-// compact sends one CompactAggregate and waits for its receipt.
-func (c *logCompactor) compact(ctx context.Context, kind sharedmem.Kind, id, removalID string, before int64) (*memoryv1.EraseReceipt, error) {
-	done := make(chan proto.Message, 1)
-	errc := make(chan error, 1)
-	body := &memoryv1.CompactAggregate{RemovalId: removalID, BeforeUnixNano: before}
-	if err := c.scopes.DispatchScope(kind, id, nil, body, actors.ReplyFunc(func(m proto.Message, err error) {
-		if err != nil {
-			errc <- err
-			return
-		}
-		done <- m
-	})); err != nil {
-		return nil, err
-	}
-	select {
-	case m := <-done:
-		rep, ok := m.(*memoryv1.EraseReceipt)
-		if !ok {
-			return nil, fmt.Errorf("compaction answered %T", m)
-		}
-		return rep, nil
-	case err := <-errc:
-		return nil, err
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case <-time.After(c.timeout):
-		return nil, fmt.Errorf("no answer in time")
-	}
 }

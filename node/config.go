@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentmem/agentmem/actors"
 	"github.com/agentmem/agentmem/api"
+	"github.com/agentmem/agentmem/erasure"
 	"github.com/agentmem/agentmem/internal/embed"
 	"github.com/agentmem/agentmem/internal/llmsummary"
 	"github.com/agentmem/agentmem/largedata"
@@ -122,14 +123,14 @@ type Config struct {
 	// a status change. 0 = never. Needs the projector in this process.
 	ArchiveAfter time.Duration
 	// DeleteAfter erases an ARCHIVED session this long after it was
-	// archived (its last change; DESIGN §12 delete_after): the same sweep
-	// sends the session's actor and its session:<id> scope's actor an
-	// EraseAggregate (reason RETENTION, requested by "node"): a
-	// content-free LogRemoval, the messages purged, the snapshot deleted,
-	// the read-model rows with them. 0 = never (the default). Needs the
-	// projector in this process.
+	// archived (its last change; delete_after): the same sweep erases the
+	// session, its session:<id> scope and its large data as an erase
+	// request does (erasure.Coordinator, reason RETENTION, requested by
+	// "node"): content-free records, the messages purged, the snapshots
+	// deleted, the read-model rows with them. 0 = never (the default).
+	// Needs the projector in this process.
 	DeleteAfter time.Duration
-	// LogWindow is the time-travel window of the bounded log (DESIGN §12):
+	// LogWindow is the time-travel window of the bounded log:
 	// a scope whose oldest message is older than this is rewritten from a
 	// baseline (its state with the versions older than the window dropped,
 	// each key's current one kept) and its older messages are removed, by
@@ -140,6 +141,10 @@ type Config struct {
 	// retention sweep and the log compactor (nil: time.Now). Programmatic
 	// only: benchmarks step it.
 	Now func() time.Time
+	// EraseStep, when set, is called at each step of an erasure
+	// (erasure.Config.Step): an error stops it there. Programmatic only:
+	// fault tests stop or kill a node in the middle of an erase.
+	EraseStep func(erasure.Step) error
 	// Reranker, when set, reorders session search hits (a cross-encoder, an
 	// LLM); when it fails the BM25 order is kept. Programmatic only.
 	Reranker api.Reranker

@@ -92,7 +92,7 @@ func TestCrossSessionRecall(t *testing.T) {
 	if len(got) != 1 {
 		t.Fatalf("the new session's context recalls %d messages holding %q, want 1:\n%s", len(got), marker, protojson.Format(cx))
 	}
-	if !strings.Contains(got[0].GetContent(), "2023-05-08") || !strings.Contains(got[0].GetContent(), "earlier session") {
+	if !strings.HasPrefix(got[0].GetContent(), "[2023-05-08 earlier session, user] ") {
 		t.Errorf("the recalled message does not carry its day and sitting: %q", got[0].GetContent())
 	}
 	if got[0].GetSaidUnixNano() != said.UnixNano() {

@@ -480,3 +480,110 @@ func TestEraseSessionTakesItsFacts(t *testing.T) {
 		t.Fatalf("facts after erasing f1: %s, want Ana's and no peanuts", after)
 	}
 }
+
+// TestEraseAgentSessionTakesItsEpisodes: a session with an agent and no
+// user, consolidated, leaves an episode in agent:<id>; erasing the session
+// erases the episode too (get, list, search), and another session's
+// episode stays.
+func TestEraseAgentSessionTakesItsEpisodes(t *testing.T) {
+	_, nc := node.StartForTest(t, nil)
+	c := client.New(nc)
+	ctx := context.Background()
+	for id, text := range map[string]string{
+		"ep1": "I tried restarting the wombat router, but it didn't help.",
+		"ep2": "I tried flushing the platypus cache and it worked.",
+	} {
+		if _, err := c.CreateSession(ctx, id, &memoryv1.CreateSessionRequest{AgentId: "solo"}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.AppendMessages(ctx, id, &memoryv1.MessageInput{Role: memoryv1.Role_ROLE_USER, Content: text}); err != nil {
+			t.Fatal(err)
+		}
+		rep, err := c.Consolidate(ctx, id, false)
+		if err != nil {
+			t.Fatalf("consolidate %s: %v", id, err)
+		}
+		if len(rep.GetFacts()) != 1 || rep.GetFacts()[0].GetScope() != "agent:solo" {
+			t.Fatalf("%s: facts %v, want one episode in agent:solo", id, rep.GetFacts())
+		}
+	}
+	episodes := func() map[string]string {
+		l, err := c.ListEntries(ctx, client.Agent("solo"), &memoryv1.ListEntriesRequest{Prefix: "episode/"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]string{}
+		for _, e := range l.GetEntries() {
+			if !e.GetDeleted() {
+				out[e.GetKey()] = string(e.GetValue())
+			}
+		}
+		return out
+	}
+	var wombat string
+	for k, v := range episodes() {
+		if strings.Contains(v, "wombat") {
+			wombat = k
+		}
+	}
+	if wombat == "" {
+		t.Fatalf("no wombat episode in agent:solo before the erase: %v (the check below could not fail)", episodes())
+	}
+	// An episode as consolidation wrote it before, naming its session in
+	// the old key alone: erased with the session too.
+	if _, err := c.Put(ctx, client.Agent("solo"), &memoryv1.PutEntryRequest{Key: "episode/old/wombat_gate", Value: []byte("I tried the wombat gate"),
+		Metadata: map[string]string{"source_session": "ep1"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.EraseSession(ctx, "ep1", "forget that conversation"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.GetEntry(ctx, client.Agent("solo"), "episode/old/wombat_gate", 0); client.Code(err) != 404 {
+		t.Errorf("the erased session's episode under the old key: %v, want 404", err)
+	}
+	if _, err := c.GetEntry(ctx, client.Agent("solo"), wombat, 0); client.Code(err) != 404 {
+		t.Errorf("the erased session's episode %s: %v, want 404", wombat, err)
+	}
+	after := episodes()
+	if _, ok := after[wombat]; ok || len(after) != 1 {
+		t.Errorf("episodes after erasing ep1: %v, want the platypus one alone", after)
+	}
+	if hits, err := c.SearchEntries(ctx, client.Agent("solo"), &memoryv1.SearchEntriesRequest{Query: "wombat router"}); err != nil || len(hits.GetHits()) != 0 {
+		t.Errorf("search for the erased episode: %v %v", hits, err)
+	}
+	if hits, err := c.SearchEntries(ctx, client.Agent("solo"), &memoryv1.SearchEntriesRequest{Query: "platypus cache"}); err != nil || len(hits.GetHits()) != 1 {
+		t.Errorf("search for the other session's episode: %v %v", hits, err)
+	}
+	// Nothing of it in the log, the removal ledger included: the episode's
+	// key is made of the user's words, and the plan names it by digest.
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if subs := (&eraseFixture{js: js}).logHolds(t, "wombat"); len(subs) > 0 {
+		t.Errorf("log messages still hold the erased episode's words: %v", subs)
+	}
+}
+
+// TestEraseEntryNotThere: an entry erase of a key the scope does not hold
+// answers 404 and leaves no removal pending (a pending plan would be
+// resumed, and fail, every 30 s for ever).
+func TestEraseEntryNotThere(t *testing.T) {
+	f := newEraseFixture(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := f.c.EraseEntry(ctx, client.User("u1"), "never-written", "typo"); client.Code(err) != 404 {
+		t.Fatalf("erase of a key not there: %v, want 404", err)
+	}
+	jl, err := events.OpenJetStreamLog(f.js, events.DefaultJetStreamConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	led, err := events.ReadLedger(ctx, jl, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range led.Pending() {
+		t.Errorf("removal %s (%s) pending after the 404", r.GetId(), r.GetTarget())
+	}
+}

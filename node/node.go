@@ -23,6 +23,7 @@ import (
 	"github.com/agentmem/agentmem/actors"
 	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/api/httpapi"
+	"github.com/agentmem/agentmem/erasure"
 	"github.com/agentmem/agentmem/events"
 	"github.com/agentmem/agentmem/inspector"
 	"github.com/agentmem/agentmem/internal/dirlock"
@@ -75,9 +76,11 @@ type Node struct {
 	bg       context.Context
 	bgCancel context.CancelFunc
 	bgWG     sync.WaitGroup
-	// resumeFrom is where the next resumption of pending removals reads
-	// the ledger from (node/erasure.go); only resumeOnce touches it, at
-	// start and then from resumeLoop's goroutine.
+	// eraser runs erasures, compactions and their resumption; resumeFrom
+	// is where the next resumption reads the ledger from (node/erasure.go):
+	// only resumeOnce touches it, at start and then from resumeLoop's
+	// goroutine.
+	eraser     *erasure.Coordinator
 	resumeFrom uint64
 	url        string
 	Registry   *prometheus.Registry
@@ -239,16 +242,10 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	}
 	local := answerBy{d: n.dir, w: n.storage, timeout: cfg.Actors.StoreTimeout}
 	placed := placedDispatch{local: local, t: n.placement, nc: n.nc, timeout: acfg.ForwardTimeout}
-	// Erasures a crash left half done are finished before the API serves
-	// (and, should an owner be unreachable now, later: resumeLoop).
 	dstore := dataStore{s: data, w: n.storage, max: dcfg.MaxBytes}
-	n.resumeOnce(ctx, jsLog, log, codec, placed, dstore)
-	n.goBackground("erasure resumption stopped", func(ctx context.Context) error {
-		return n.resumeLoop(ctx, jsLog, log, codec, placed, dstore)
-	})
 	deps := api.Deps{Dispatcher: placed, Scopes: placed, Router: router{t: n.placement, w: n.storage, nc: n.nc}, Data: dstore, Reranker: cfg.Reranker, Logger: logger,
-		Metrics: api.NewMetrics(n.Registry), Tenants: tenants, Watcher: watcher{log: gatedReader{StreamReader: jsLog, w: n.storage}, nc: n.nc, reads: make(chan struct{}, maxWatchReads)},
-		Ledger: ledger{log: log, reader: jsLog, codec: codec}}
+		Metrics: api.NewMetrics(n.Registry), Tenants: tenants, Watcher: watcher{log: gatedReader{StreamReader: jsLog, w: n.storage}, nc: n.nc, reads: make(chan struct{}, maxWatchReads)}}
+	edeps := erasure.Deps{Log: log, Reader: jsLog, Codec: codec, Actors: placed, Data: dstore}
 	if cfg.Projector {
 		rm := readModel{p: n.proj, s: n.store, logger: logger}
 		if cfg.Embeddings.BaseURL != "" {
@@ -258,7 +255,16 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 		}
 		deps.ReadModel = rm
 		deps.Entries = rm
+		edeps.ReadModel = rm
 	}
+	if n.eraser, err = erasure.New(erasure.Config{Now: cfg.Now, Step: cfg.EraseStep}, edeps); err != nil {
+		return n, err
+	}
+	deps.Eraser = n.eraser
+	// Erasures a crash left half done are finished before the API serves
+	// (and, should an owner be unreachable now, later: resumeLoop).
+	resumed := n.resumeOnce(ctx)
+	n.goBackground("erasure resumption stopped", func(ctx context.Context) error { return n.resumeLoop(ctx, resumed) })
 	if tenants != nil {
 		// Every tenant request crosses a service import, whose reply
 		// subject the server rewrites to _R_.…: nothing else is answered.
@@ -293,7 +299,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	}
 	n.svc.ResumeConsolidation(logEnd)
 	if (cfg.ArchiveAfter > 0 || cfg.DeleteAfter > 0) && cfg.Projector {
-		sw := &archiveSweep{sessions: n.store, d: placed, scopes: placed, log: log, codec: codec, data: dstore, owned: n.store,
+		sw := &archiveSweep{sessions: n.store, d: placed, eraser: n.eraser,
 			after: cfg.ArchiveAfter, deleteAfter: cfg.DeleteAfter,
 			interval: archiveSweepInterval(cfg.ArchiveAfter, cfg.DeleteAfter),
 			timeout:  acfg.ForwardTimeout + 4*cfg.Actors.StoreTimeout, now: cfg.now, logger: logger}
@@ -301,7 +307,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 		n.goBackground("archive sweep stopped", sw.Run)
 	}
 	if cfg.LogWindow > 0 && cfg.Projector {
-		lc := &logCompactor{js: js, stream: cfg.Stream, scopes: placed, window: cfg.LogWindow, interval: compactInterval(cfg.LogWindow),
+		lc := &logCompactor{js: js, stream: cfg.Stream, eraser: n.eraser, window: cfg.LogWindow, interval: compactInterval(cfg.LogWindow),
 			timeout: acfg.ForwardTimeout + 4*cfg.Actors.StoreTimeout, now: cfg.now, logger: logger}
 		n.compactor = lc
 		n.goBackground("log compaction stopped", lc.Run)

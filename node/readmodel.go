@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentmem/agentmem/actors"
 	"github.com/agentmem/agentmem/api"
+	"github.com/agentmem/agentmem/erasure"
 	"github.com/agentmem/agentmem/projections"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 )
@@ -108,7 +109,10 @@ func (r readModel) ListSessions(req *memoryv1.ListSessionsRequest) ([]*memoryv1.
 	return e, next, mapErr(err)
 }
 
-var _ api.EntrySearcher = readModel{}
+var (
+	_ api.EntrySearcher = readModel{}
+	_ erasure.ReadModel = readModel{}
+)
 
 // SearchEntries ranks one scope's entries (the API waited for min_seq).
 func (r readModel) SearchEntries(aggKind, id string, req *memoryv1.SearchEntriesRequest) ([]*memoryv1.EntryHit, error) {
@@ -134,11 +138,11 @@ func (r readModel) EntryText(scope, key string, version uint64) (string, bool) {
 }
 
 // EntriesWithMetadata lists the entries carrying metadata name = value.
-func (r readModel) EntriesWithMetadata(name, value string) ([]api.EntryRef, error) {
+func (r readModel) EntriesWithMetadata(name, value string) ([]erasure.EntryRef, error) {
 	refs, err := r.s.EntriesWithMetadata(name, value)
-	out := make([]api.EntryRef, len(refs))
+	out := make([]erasure.EntryRef, len(refs))
 	for i, e := range refs {
-		out[i] = api.EntryRef{Kind: e.Kind, ID: e.ID, Key: e.Key}
+		out[i] = erasure.EntryRef{Kind: e.Kind, ID: e.ID, Key: e.Key}
 	}
 	return out, mapErr(err)
 }

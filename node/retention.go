@@ -2,19 +2,17 @@ package node
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/agentmem/agentmem/actors"
 	"github.com/agentmem/agentmem/api"
-	"github.com/agentmem/agentmem/events"
+	"github.com/agentmem/agentmem/erasure"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 )
 
-// archiveSweep archives terminated sessions (DESIGN §12 retention): every
+// archiveSweep archives terminated sessions (retention): every
 // interval it pages through the projection's session index for TERMINATED
 // sessions whose last change is older than after, and sends each one
 // ARCHIVE as the node (no caller). The session's actor decides and stores
@@ -28,25 +26,19 @@ import (
 //
 // With deleteAfter (delete_after) it then erases the ARCHIVED sessions
 // whose last change (the archive) is older than deleteAfter, as an erase
-// request does (see erase): a recorded plan (reason RETENTION, requested by
-// "node") covering the session, its session:<id> scope and the large data
-// it owns, each erased by its actor, content-free in the log. The plan's
-// id is derived from the session id, so an erase cut short by a crash is
-// resumed (not repeated); once the projector applied it the session leaves
-// the index.
+// request does (erasure.Coordinator.Erase, reason RETENTION, requested by
+// "node"): a recorded plan covering the session, its session:<id> scope
+// and the large data it owns, each erased by its actor, content-free in
+// the log. The plan's id is derived from the session id
+// (erasure.RetentionID), so an erase cut short by a crash is resumed (not
+// repeated); once the projector applied it the session leaves the index.
 type archiveSweep struct {
 	sessions interface {
 		ListSessions(*memoryv1.ListSessionsRequest) ([]*memoryv1.SessionIndexEntry, string, error)
 	}
 	d      api.Dispatcher
-	scopes api.ScopeDispatcher
-	// The delete-after erase's plan: the ledger (log, codec), the large data
-	// (data; owned lists what a session owns; nil: none).
-	log   events.Log
-	codec *events.Codec
-	data  api.DataStore
-	owned interface {
-		DataOwnedBy(owner string) ([]string, error)
+	eraser interface {
+		Erase(ctx context.Context, req erasure.Request) (*memoryv1.EraseReceipt, error)
 	}
 	after       time.Duration // 0: no archiving
 	deleteAfter time.Duration // 0: no erasing
@@ -158,56 +150,19 @@ func (s *archiveSweep) sweepErase(ctx context.Context) (int, error) {
 	}
 }
 
-// retentionRemovalID is the removal id of the retention erase of session
-// id: the same on every sweep, so a plan cut short is found (and resumed)
-// rather than made again.
-func retentionRemovalID(id string) string {
-	h := sha256.Sum256([]byte("retention\x00session\x00" + id))
-	return "t" + hex.EncodeToString(h[:16])
-}
-
-// erase erases session id as an erase request does, as the node: its plan
-// is recorded first (a LogRemoval with reason RETENTION listing the
-// session, its session scope and the large data it owns), each item is
-// erased by its actor (api.RunPlan), and the plan's completion follows. A
-// crash in between leaves the plan pending: the node's resumption, or the
-// next sweep (same removal id), finishes it.
+// erase erases session id as an erase request does, as the node, under
+// the removal id erasure.RetentionID(id): a crash in between leaves the
+// plan pending, and the node's resumption, or the next sweep, finishes it.
 func (s *archiveSweep) erase(ctx context.Context, id, why string) error {
-	rid := retentionRemovalID(id)
-	rec, err := events.LoadRemoval(ctx, s.log, rid)
-	if err != nil {
-		return err
-	}
-	plan, seq := rec.Removal, rec.RemovalSeq
-	if plan == nil {
-		var data []string
-		if s.owned != nil {
-			if data, err = s.owned.DataOwnedBy("session:" + id); err != nil {
-				return err
-			}
-		}
-		items := api.SessionItems(id, data)
-		plan = &memoryv1.LogRemoval{Id: rid, Reason: memoryv1.RemovalReason_REMOVAL_REASON_RETENTION, Target: "session:" + id,
-			RequestedBy: "node", Why: why, AtUnixNano: s.now().UnixNano(), Planned: items}
-		if seq, err = events.AppendRemoval(ctx, s.log, s.codec, plan, s.now()); err != nil {
-			return err
-		}
-	}
-	if _, err := api.RunPlan(ctx, s.d, s.scopes, s.data, plan); err != nil {
-		return err
-	}
-	if rec.DoneSeq == 0 {
-		if _, err := events.CompleteRemoval(ctx, s.log, s.codec, rid, seq, s.now()); err != nil {
-			return err
-		}
-	}
-	return nil
+	_, err := s.eraser.Erase(ctx, erasure.Request{Target: erasure.SessionTarget(id), ID: erasure.RetentionID(id),
+		Reason: memoryv1.RemovalReason_REMOVAL_REASON_RETENTION, By: "node", Why: why})
+	return err
 }
 
 // call sends one command and waits for its answer, at most s.timeout.
 func (s *archiveSweep) call(ctx context.Context, send func(actors.ReplyFunc) error) error {
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
-	_, err := api.CallActor(ctx, send)
+	_, err := actors.Await(ctx, send)
 	return err
 }

@@ -185,7 +185,7 @@ func BenchmarkRebuildNoWrite(b *testing.B) {
 	b.ResetTimer()
 	start, cpu := time.Now(), cpustat.Start()
 	for i := 0; i < b.N; i++ {
-		ch, wait := readPrepared(context.Background(), readerOf(b, js), events.StreamName, testCodec, benchRebuildEvents, 1, nil, DefaultIdleTimeout)
+		ch, wait := readPrepared(context.Background(), readerOf(b, js), events.StreamName, testCodec, benchRebuildEvents, nil, DefaultIdleTimeout)
 		n := 0
 		for rb := range ch {
 			<-rb.ready

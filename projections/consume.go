@@ -19,7 +19,7 @@ import (
 //
 // A bounded read (stopSeq > 0) expects every sequence from wholeFrom (at
 // least startSeq) to stopSeq and never waits forever: sequences below
-// wholeFrom may be missing (a compacted log, Bounds.Baseline); a sequence
+// wholeFrom may be missing (not asked for); a sequence
 // missing from wholeFrom on is a gap (ErrLogGap, after the records before
 // it are applied), and no message for idle while sequences are still
 // expected ends it with the reason (readFailed: deleted stream, gap, else

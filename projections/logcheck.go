@@ -11,8 +11,8 @@ import (
 	"github.com/agentmem/agentmem/events"
 )
 
-// The log is read whole by Rebuild: every sequence from 1 (or from the
-// compaction baseline) to the last one. checkLog refuses a stream that cannot give that before anything is read;
+// The log is read whole by Rebuild: every sequence from 1 to the last one,
+// but those the removal ledger lists. checkLog refuses a stream that cannot give that before anything is read;
 // consume (bounded) catches what changes while it reads; readFailed says
 // why a bounded read got no message.
 
@@ -35,52 +35,34 @@ func bounds(ctx context.Context, r events.StreamReader, stream string) (events.B
 	return b, nil
 }
 
-// checkLog returns the stream's last sequence, the first sequence from
-// which it must hold every one (wholeFrom: 1, or the compaction baseline)
-// and the sequences the removal ledger lists (nil when the stream holds
-// every sequence: no ledger is read), if the stream can give that;
-// otherwise an error wrapping ErrStreamNotFound, ErrLogTruncated or
-// ErrLogGap that says what is missing.
+// checkLog returns the stream's last sequence and the sequences the
+// removal ledger lists (nil when the stream holds every sequence: no ledger
+// is read), if the stream can give that; otherwise an error wrapping
+// ErrStreamNotFound, ErrLogTruncated or ErrLogGap that says what is
+// missing.
 //
 // A sequence the removal ledger lists (events.ReadLedger: erased or
-// compacted on purpose, DESIGN §12) may be missing anywhere. Without a
-// baseline the stream must hold every other sequence from 1: a moved first
-// sequence or a gap the ledger does not list is data loss and is refused.
-// With one (the log was compacted, events.Bounds.Baseline) sequences below
-// it may be missing; the stream must still hold the baseline itself and
-// every sequence after it but the listed ones, which the bounded read
-// checks as it goes (a missing one ends it with ErrLogGap).
-func checkLog(ctx context.Context, r events.StreamReader, stream string) (last, wholeFrom uint64, removed *events.SpanSet, err error) {
+// compacted on purpose) may be missing anywhere. The stream must hold
+// every other sequence from 1: a moved first sequence or a gap the ledger
+// does not list is data loss and is refused.
+func checkLog(ctx context.Context, r events.StreamReader, stream string) (last uint64, removed *events.SpanSet, err error) {
 	b, err := bounds(ctx, r, stream)
 	if err != nil {
-		return 0, 0, nil, err
+		return 0, nil, err
 	}
 	if b.Last == 0 {
-		return 0, 1, nil, nil // never written
+		return 0, nil, nil // never written
 	}
 	if b.First > 1 || b.Missing() > 0 {
 		led, err := events.ReadLedger(ctx, r, b.Last)
 		if err != nil {
-			return 0, 0, nil, fmt.Errorf("projections: stream %s: %w", stream, err)
+			return 0, nil, fmt.Errorf("projections: stream %s: %w", stream, err)
 		}
 		removed = &led.Removed
 	}
 	switch {
-	case b.Baseline > 0:
-		if b.First > b.Baseline && !removed.Covers(b.Baseline, b.First-1) {
-			return 0, 0, nil, newLogError(ErrLogTruncated, "stream %s is truncated past its compaction baseline %d: %s missing (%s)",
-				stream, b.Baseline, seqRange(b.Baseline, b.First-1), describeBounds(b))
-		}
-		if missing, ok := listMissing(ctx, r, gapDetailsMax); ok {
-			missing = unlisted(missing, removed)
-			if i := slices.IndexFunc(missing, func(s uint64) bool { return s >= b.Baseline }); i >= 0 {
-				return 0, 0, nil, newLogError(ErrLogGap, "stream %s has a gap after its compaction baseline %d: %s missing (%s)",
-					stream, b.Baseline, describeSeqs(missing[i:]), describeBounds(b))
-			}
-		}
-		return b.Last, b.Baseline, removed, nil
 	case b.First > 1 && !removed.Covers(1, b.First-1):
-		return 0, 0, nil, newLogError(ErrLogTruncated, "stream %s is truncated: %s purged (%s)",
+		return 0, nil, newLogError(ErrLogTruncated, "stream %s is truncated: %s purged (%s)",
 			stream, seqRange(1, b.First-1), describeBounds(b))
 	case b.Missing() > 0:
 		missing, ok := listMissing(ctx, r, gapDetailsMax)
@@ -97,9 +79,9 @@ func checkLog(ctx context.Context, r events.StreamReader, stream string) (last, 
 		if ok && len(missing) > 0 {
 			what = describeSeqs(unlisted(missing, removed))
 		}
-		return 0, 0, nil, newLogError(ErrLogGap, "stream %s has a gap: %s missing (%s)", stream, what, describeBounds(b))
+		return 0, nil, newLogError(ErrLogGap, "stream %s has a gap: %s missing (%s)", stream, what, describeBounds(b))
 	}
-	return b.Last, 1, removed, nil
+	return b.Last, removed, nil
 }
 
 // unlisted returns the sequences of missing the removal ledger does not

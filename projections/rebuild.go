@@ -125,13 +125,9 @@ func Rebuild(ctx context.Context, js jetstream.JetStream, stream, path string, c
 }
 
 // RebuildLog is Rebuild reading the log through r (stream names it in
-// errors).
-//
-// A log whose bounds carry a compaction baseline (events.Bounds.Baseline)
-// may miss sequences below it, a moved first sequence included: they were
-// removed on purpose. It must hold the baseline and every sequence after
-// it (else ErrLogTruncated or ErrLogGap). WithUpTo below the baseline is
-// refused (ErrLogTruncated): the log no longer holds that point.
+// errors). The log may miss the sequences its removal ledger lists, a
+// moved first sequence included: they were removed on purpose. Any other
+// missing sequence is refused (ErrLogTruncated or ErrLogGap).
 func RebuildLog(ctx context.Context, r events.StreamReader, stream, path string, codec *events.Codec,
 	progress func(applied, total uint64), opts ...RebuildOption) (RebuildStats, error) {
 	began := time.Now()
@@ -144,15 +140,11 @@ func RebuildLog(ctx context.Context, r events.StreamReader, stream, path string,
 	for _, opt := range opts {
 		opt(&o)
 	}
-	last, wholeFrom, removed, err := checkLog(ctx, r, stream)
+	last, removed, err := checkLog(ctx, r, stream)
 	if err != nil {
 		return stats, err
 	}
 	if o.upTo != nil {
-		if wholeFrom > 1 && *o.upTo < wholeFrom {
-			return stats, newLogError(ErrLogTruncated, "stream %s was compacted below sequence %d: the log no longer holds the state at sequence %d",
-				stream, wholeFrom, *o.upTo)
-		}
 		last = min(last, *o.upTo)
 	}
 	st, err := openStore(tmp, true)
@@ -167,7 +159,7 @@ func RebuildLog(ctx context.Context, r events.StreamReader, stream, path string,
 		}
 	}()
 	if last > 0 {
-		if err := rebuildFrom(ctx, r, stream, codec, st, last, wholeFrom, removed, o.idle, &stats, progress); err != nil {
+		if err := rebuildFrom(ctx, r, stream, codec, st, last, removed, o.idle, &stats, progress); err != nil {
 			return stats, fmt.Errorf("projections: rebuild %s: %w", path, err)
 		}
 	}
@@ -267,18 +259,18 @@ func (w *writer) fieldTerms(m *memoryv1.Message) []string {
 	return fieldTerms(m)
 }
 
-// rebuildFrom applies stream sequences 1..last to st (those below
-// wholeFrom may be missing). Three stages run in
+// rebuildFrom applies stream sequences 1..last to st (those removed lists
+// may be missing). Three stages run in
 // parallel: a reader goroutine reads and decodes the log, workers prepare
 // the messages of each batch (encoding, term frequencies) and this
 // goroutine applies the batches, in log order, in chunks (applyChunk). As
 // with consume, the records before a record that cannot be decoded are
 // committed, then the error is returned.
 func rebuildFrom(ctx context.Context, r events.StreamReader, stream string, codec *events.Codec, st *Store,
-	last, wholeFrom uint64, removed *events.SpanSet, idle time.Duration, stats *RebuildStats, progress func(applied, total uint64)) error {
+	last uint64, removed *events.SpanSet, idle time.Duration, stats *RebuildStats, progress func(applied, total uint64)) error {
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	ch, wait := readPrepared(rctx, r, stream, codec, last, wholeFrom, removed, idle)
+	ch, wait := readPrepared(rctx, r, stream, codec, last, removed, idle)
 	var werr error
 	for werr == nil {
 		n, more, err := st.applyChunk(ch)
@@ -323,7 +315,7 @@ func rebuildFrom(ctx context.Context, r events.StreamReader, stream string, code
 // it is closed when reading ends, and wait then returns the reader's error.
 // Cancel ctx to stop early, and drain the channel.
 func readPrepared(ctx context.Context, r events.StreamReader, stream string, codec *events.Codec,
-	last, wholeFrom uint64, removed *events.SpanSet, idle time.Duration) (<-chan *readBatch, func() error) {
+	last uint64, removed *events.SpanSet, idle time.Duration) (<-chan *readBatch, func() error) {
 	ch := make(chan *readBatch, rebuildQueue)   // in log order, to the writer
 	work := make(chan *readBatch, rebuildQueue) // to the workers
 	var wg sync.WaitGroup
@@ -339,7 +331,7 @@ func readPrepared(ctx context.Context, r events.StreamReader, stream string, cod
 	wg.Go(func() {
 		defer close(work)
 		defer close(ch)
-		rerr = consume(ctx, r, stream, codec, 1, last, wholeFrom, removed, rebuildBatch, 0, 50*time.Millisecond, idle, func(recs []Decoded) error {
+		rerr = consume(ctx, r, stream, codec, 1, last, 1, removed, rebuildBatch, 0, 50*time.Millisecond, idle, func(recs []Decoded) error {
 			// consume reuses recs.
 			b := &readBatch{recs: slices.Clone(recs), ready: make(chan struct{})}
 			// To the workers first: a batch the writer receives is always

@@ -11,13 +11,14 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/agentmem/agentmem/events"
+	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 )
 
 // compactedLog is interleavedLog over sessions x, a, b (33 records: x at
 // sequences 1, 4, ..., 31) with session x purged away: the first sequence
-// moved to 2 and x's sequences are gaps. With baseline > 0 it is recorded
-// as the compaction baseline.
-func compactedLog(t *testing.T, baseline uint64) (jetstream.JetStream, jetstream.Stream) {
+// moved to 2 and x's sequences are gaps. With listed, a LogRemoval listing
+// them follows (sequence 34), as an erase records it.
+func compactedLog(t *testing.T, listed bool) (jetstream.JetStream, jetstream.Stream) {
 	t.Helper()
 	js, s, last := interleavedLog(t, []string{"x", "a", "b"}, 33)
 	if last != 33 {
@@ -28,23 +29,29 @@ func compactedLog(t *testing.T, baseline uint64) (jetstream.JetStream, jetstream
 	if err := purgeSession("x")(ctx, js, s); err != nil {
 		t.Fatal(err)
 	}
-	if baseline > 0 {
+	if listed {
 		l, err := events.OpenJetStreamLog(js, events.DefaultJetStreamConfig())
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := l.MarkCompacted(ctx, baseline); err != nil {
-			t.Fatal(err)
+		var seqs []uint64
+		for seq := uint64(1); seq <= 31; seq += 3 {
+			seqs = append(seqs, seq)
+		}
+		rm := &memoryv1.LogRemoval{Id: "rx", Reason: memoryv1.RemovalReason_REMOVAL_REASON_ERASE, Target: "session:x",
+			Subjects: []string{events.SessionSubject("x")}, Removed: events.RemovalSpans(events.Spans(seqs)), Erased: []string{"session.x"}}
+		if seq, err := events.AppendRemoval(ctx, l, testCodec, rm, time.Now()); err != nil || seq != 34 {
+			t.Fatalf("record the removal: %d %v", seq, err)
 		}
 	}
 	return js, s
 }
 
 // TestRebuildCompactedLog: a log whose start moved and which has gaps is
-// rebuilt when its compaction baseline says the missing sequences were
-// removed on purpose; the projection is checkpointed at the last sequence.
+// rebuilt when its removal ledger says the missing sequences were removed
+// on purpose; the projection is checkpointed at the last sequence.
 func TestRebuildCompactedLog(t *testing.T) {
-	js, _ := compactedLog(t, 32)
+	js, _ := compactedLog(t, true)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	path := filepath.Join(t.TempDir(), "p.db")
@@ -52,52 +59,40 @@ func TestRebuildCompactedLog(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Rebuild of a compacted log: %v", err)
 	}
-	if st.LastSeq != 33 || st.Events != 33-11 {
-		t.Fatalf("Rebuild = %+v, want last 33 and 22 records", st)
+	if st.LastSeq != 34 || st.Events != 34-11 {
+		t.Fatalf("Rebuild = %+v, want last 34 and 23 records", st)
 	}
-	// The same as a rebuild that reads the kept records one by one.
 	s, err := Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if s.AppliedSeq() != 33 {
-		t.Fatalf("checkpoint %d, want 33", s.AppliedSeq())
+	if s.AppliedSeq() != 34 {
+		t.Fatalf("checkpoint %d, want 34", s.AppliedSeq())
 	}
 }
 
-// TestRebuildCompactedLogRefusals: a baseline excuses only what is below
-// it. A gap at or after it, or a point in time before it, is refused.
+// TestRebuildCompactedLogRefusals: the ledger excuses only what it lists.
 func TestRebuildCompactedLogRefusals(t *testing.T) {
-	t.Run("gap after the baseline", func(t *testing.T) {
-		js, s := compactedLog(t, 32)
+	t.Run("a purge the ledger does not list", func(t *testing.T) {
+		js, s := compactedLog(t, true)
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		// Session a holds 2, 5, ..., 32: purging it removes 32 too.
+		// Session a holds 2, 5, ..., 32.
 		if err := purgeSession("a")(ctx, js, s); err != nil {
 			t.Fatal(err)
 		}
 		path := filepath.Join(t.TempDir(), "p.db")
 		_, err := Rebuild(ctx, js, events.StreamName, path, testCodec, nil, WithIdleTimeout(time.Second))
-		if !errors.Is(err, ErrLogGap) || !strings.Contains(err.Error(), "after its compaction baseline 32: sequence 32 missing") {
-			t.Fatalf("Rebuild = %v, want ErrLogGap naming sequence 32", err)
+		if !errors.Is(err, ErrLogTruncated) || !strings.Contains(err.Error(), "sequences 1..2 purged") && !strings.Contains(err.Error(), "sequence 2") {
+			t.Fatalf("Rebuild = %v, want ErrLogTruncated naming sequence 2", err)
 		}
 		if fileExists(path) || fileExists(path+".rebuild") {
 			t.Error("a refused Rebuild left a file")
 		}
 	})
-	t.Run("up to a point before the baseline", func(t *testing.T) {
-		js, _ := compactedLog(t, 32)
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		path := filepath.Join(t.TempDir(), "p.db")
-		_, err := Rebuild(ctx, js, events.StreamName, path, testCodec, nil, WithUpTo(20), WithIdleTimeout(time.Second))
-		if !errors.Is(err, ErrLogTruncated) {
-			t.Fatalf("Rebuild up to 20 = %v, want ErrLogTruncated", err)
-		}
-	})
-	t.Run("no baseline", func(t *testing.T) {
-		js, _ := compactedLog(t, 0)
+	t.Run("no ledger", func(t *testing.T) {
+		js, _ := compactedLog(t, false)
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		_, err := Rebuild(ctx, js, events.StreamName, filepath.Join(t.TempDir(), "p.db"), testCodec, nil, WithIdleTimeout(time.Second))
@@ -111,7 +106,7 @@ func TestRebuildCompactedLogRefusals(t *testing.T) {
 // TestRebuildLogMemLog: RebuildLog reads any events.StreamReader: the
 // in-memory log, compacted, gives the same read model as the JetStream one.
 func TestRebuildLogMemLog(t *testing.T) {
-	js, _ := compactedLog(t, 32)
+	js, _ := compactedLog(t, true)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	// Copy the JetStream log into a MemLog, record by record (sequences
@@ -119,7 +114,7 @@ func TestRebuildLogMemLog(t *testing.T) {
 	// afterwards).
 	jl := readerOf(t, js)
 	ml := events.NewMemLog()
-	cur, err := jl.Read(ctx, 1, events.WithStop(33))
+	cur, err := jl.Read(ctx, 1, events.WithStop(34))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,9 +149,6 @@ func TestRebuildLogMemLog(t *testing.T) {
 		if err := ml.DeleteMsg(s); err != nil {
 			t.Fatal(err)
 		}
-	}
-	if err := ml.MarkCompacted(ctx, 32); err != nil {
-		t.Fatal(err)
 	}
 	dir := t.TempDir()
 	pj, pm := filepath.Join(dir, "js.db"), filepath.Join(dir, "mem.db")

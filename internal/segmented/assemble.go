@@ -428,24 +428,26 @@ func SaidAt(m *memoryv1.Message) int64 {
 }
 
 // EarlierSessionText is a message of another session as the recalled
-// section shows it: the day it was said, that it comes from an earlier
-// session, who said it, then its content and tool calls. The text is
-// rendered again from the message whenever the context is read (the log
-// keeps a reference), so it depends on the message alone.
+// section shows it: the day it was said and that it comes from an earlier
+// session, who said it, then its content and tool calls
+// ("[2023-05-08 earlier session, user Ana] …": 12 tokens of framing, a
+// fifth of an ordinary turn). The text is rendered again from the message
+// whenever the context is read (the log keeps a reference), so it depends
+// on the message alone.
 func EarlierSessionText(m *memoryv1.Message) string {
 	var b strings.Builder
-	b.WriteString("From an earlier session")
+	b.WriteString("[")
 	if at := SaidAt(m); at > 0 {
-		b.WriteString(", ")
 		b.WriteString(time.Unix(0, at).UTC().Format(time.DateOnly))
+		b.WriteString(" ")
 	}
-	b.WriteString(" (")
+	b.WriteString("earlier session, ")
 	b.WriteString(roleName(m.GetRole()))
 	if n := m.GetName(); n != "" {
 		b.WriteString(" ")
 		b.WriteString(n)
 	}
-	b.WriteString("): ")
+	b.WriteString("] ")
 	b.WriteString(m.GetContent())
 	for _, c := range m.GetToolCalls() {
 		b.WriteString("\ncall ")

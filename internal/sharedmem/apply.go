@@ -1,6 +1,7 @@
 package sharedmem
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"slices"
 
@@ -164,6 +165,17 @@ func (s *State) Without(key string) (*memoryv1.ScopeSnapshot, bool) {
 	b.Keys = slices.DeleteFunc(b.Keys, func(k *memoryv1.KeyHistory) bool { return k.GetKey() == key })
 	b.RecentCommands = nil
 	return b, true
+}
+
+// KeyBySHA256 returns the key, live or deleted, whose SHA-256 is sum (an
+// erase names an entry by it), and whether the scope holds one.
+func (s *State) KeyBySHA256(sum [sha256.Size]byte) (string, bool) {
+	for key := range s.index {
+		if sha256.Sum256([]byte(key)) == sum {
+			return key, true
+		}
+	}
+	return "", false
 }
 
 // Trimmed returns the scope's state as a baseline that keeps only what the

@@ -1,6 +1,7 @@
 package sharedmem
 
 import (
+	"crypto/sha256"
 	"strings"
 	"testing"
 
@@ -53,5 +54,22 @@ func TestTrimmedVersionSaysWhy(t *testing.T) {
 	}
 	if e, err := s.Get("a", 2, 0); err != nil || string(e.GetValue()) != "y" {
 		t.Errorf("get the kept version: %v %v", e, err)
+	}
+}
+
+// TestKeyBySHA256: a key, live or deleted, is found by its digest; a key
+// the scope never held is not.
+func TestKeyBySHA256(t *testing.T) {
+	s := FromSnapshot(&memoryv1.ScopeSnapshot{Kind: "agent", Id: "a", Version: 3, Keys: []*memoryv1.KeyHistory{
+		{Key: "live/key", Versions: []*memoryv1.Entry{{Key: "live/key", Version: 1}}},
+		{Key: "gone", Versions: []*memoryv1.Entry{{Key: "gone", Version: 1}, {Key: "gone", Version: 2, Deleted: true}}},
+	}})
+	for _, k := range []string{"live/key", "gone"} {
+		if got, ok := s.KeyBySHA256(sha256.Sum256([]byte(k))); !ok || got != k {
+			t.Errorf("KeyBySHA256(%s) = %q, %v", k, got, ok)
+		}
+	}
+	if got, ok := s.KeyBySHA256(sha256.Sum256([]byte("never"))); ok {
+		t.Errorf("KeyBySHA256(never) = %q", got)
 	}
 }

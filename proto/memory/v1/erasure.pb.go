@@ -137,8 +137,10 @@ type LogRemoval struct {
 	// id is the removal's id (the subject's last token); the receipt names it.
 	Id     string        `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
 	Reason RemovalReason `protobuf:"varint,2,opt,name=reason,proto3,enum=agentmem.memory.v1.RemovalReason" json:"reason,omitempty"`
-	// target says what was asked: "session:<id>", "agent:<id>", "user:<id>",
-	// "scope:<kind>:<id>" or "entry:<kind>:<id>:<key>".
+	// target says what was asked: "session:<id>", "user:<id>",
+	// "scope:<kind>:<id>" or "entry:<kind>:<id>:#<hex SHA-256 of the key>"
+	// (removals written before spelled a scope "<kind>:<id>" and an entry's
+	// key itself).
 	Target string `protobuf:"bytes,3,opt,name=target,proto3" json:"target,omitempty"`
 	// requested_by is the verified caller ("" without tenancy: the node's
 	// single user), or "node" for the node's own policies.
@@ -162,8 +164,9 @@ type LogRemoval struct {
 	// planned, on the record of an erase request (which removes nothing
 	// itself), lists what the request covers, each erased by a removal of
 	// its own with id events.PlannedRemovalID(id, item): aggregates as
-	// "<log kind>.<id>", entries as "entry:<kind>:<id>:<key>". The node
-	// finishes a plan a crash interrupted.
+	// "<log kind>.<id>", entries as "entry:<kind>:<id>:#<hex SHA-256 of the
+	// key>" (plans written before spelled the key itself). The node finishes
+	// a plan a crash interrupted.
 	Planned       []string `protobuf:"bytes,12,rep,name=planned,proto3" json:"planned,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -588,7 +591,12 @@ type EraseAggregate struct {
 	Why         string                 `protobuf:"bytes,5,opt,name=why,proto3" json:"why,omitempty"`
 	// key, when set, erases only that entry of a scope: the scope is
 	// rewritten from a ScopeBaseline without it and its older messages go.
-	Key           string `protobuf:"bytes,6,opt,name=key,proto3" json:"key,omitempty"`
+	Key string `protobuf:"bytes,6,opt,name=key,proto3" json:"key,omitempty"`
+	// key_sha256, when key is empty, names the entry to erase by the SHA-256
+	// of its key. An erase plan records entries so, never their keys (a key
+	// may be made of a user's words, as consolidation's episode keys are):
+	// the plan's item is resumed with the digest, the actor finds the key.
+	KeySha256     []byte `protobuf:"bytes,7,opt,name=key_sha256,json=keySha256,proto3" json:"key_sha256,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -663,6 +671,13 @@ func (x *EraseAggregate) GetKey() string {
 		return x.Key
 	}
 	return ""
+}
+
+func (x *EraseAggregate) GetKeySha256() []byte {
+	if x != nil {
+		return x.KeySha256
+	}
+	return nil
 }
 
 // CompactAggregate is the node's command to the actor of a scope that
@@ -776,7 +791,7 @@ const file_memory_v1_erasure_proto_rawDesc = "" +
 	"\vremoval_seq\x18\t \x01(\x04R\n" +
 	"removalSeq\x12\x12\n" +
 	"\x04data\x18\n" +
-	" \x03(\tR\x04data\"\xc9\x01\n" +
+	" \x03(\tR\x04data\"\xe8\x01\n" +
 	"\x0eEraseAggregate\x12\x1d\n" +
 	"\n" +
 	"removal_id\x18\x01 \x01(\tR\tremovalId\x129\n" +
@@ -784,7 +799,9 @@ const file_memory_v1_erasure_proto_rawDesc = "" +
 	"\x06target\x18\x03 \x01(\tR\x06target\x12!\n" +
 	"\frequested_by\x18\x04 \x01(\tR\vrequestedBy\x12\x10\n" +
 	"\x03why\x18\x05 \x01(\tR\x03why\x12\x10\n" +
-	"\x03key\x18\x06 \x01(\tR\x03key\"[\n" +
+	"\x03key\x18\x06 \x01(\tR\x03key\x12\x1d\n" +
+	"\n" +
+	"key_sha256\x18\a \x01(\fR\tkeySha256\"[\n" +
 	"\x10CompactAggregate\x12\x1d\n" +
 	"\n" +
 	"removal_id\x18\x01 \x01(\tR\tremovalId\x12(\n" +
