@@ -30,6 +30,7 @@ test:
 deps:
 	cd conformance/mcp && npm ci --no-audit --no-fund
 	cd conformance/json && npm ci --no-audit --no-fund
+	cd conformance/openapi && npm ci --no-audit --no-fund
 	cd sdk/ts && npm ci --no-audit --no-fund
 
 # ci is what .ci/run does once the tools are installed: deps, verify, test
@@ -98,7 +99,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzIdentify -fuzztime 30s ./tenancy/
 	$(GO) test -run '^$$' -fuzz FuzzSummarize -fuzztime 30s ./internal/segmented/
 	$(GO) test -run '^$$' -fuzz '^FuzzCount$$' -fuzztime 30s ./internal/segmented/
-	$(GO) test -run '^$$' -fuzz FuzzReadJSON -fuzztime 30s ./api/
+	$(GO) test -run '^$$' -fuzz '^FuzzRead$$' -fuzztime 30s ./internal/jsonbody/
 	$(GO) test -run '^$$' -fuzz FuzzHighlight -fuzztime 30s ./inspector/
 	$(GO) test -run '^$$' -fuzz FuzzParseItem -fuzztime 30s ./erasure/
 

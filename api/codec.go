@@ -1,8 +1,6 @@
 package api
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -17,6 +15,7 @@ import (
 	"github.com/agentmem/agentmem/actors"
 	"github.com/agentmem/agentmem/erasure"
 	"github.com/agentmem/agentmem/events"
+	"github.com/agentmem/agentmem/internal/jsonbody"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 )
 
@@ -38,14 +37,14 @@ func wantsJSON(h micro.Headers) bool {
 }
 
 // decode reads a request body. A JSON body is first normalized and checked
-// against the message (readJSON: short enum names, the OpenAI message
+// against the message (jsonbody.Read: short enum names, the OpenAI message
 // shape, errors that name the field path as sent), then decoded by
 // protojson.
 func decode(data []byte, asJSON bool, into proto.Message) error {
 	if asJSON {
-		text, jerr := readJSON(data, into.ProtoReflect().Descriptor())
+		text, jerr := jsonbody.Read(data, into.ProtoReflect().Descriptor())
 		if jerr != nil {
-			return jerr
+			return &Error{Code: 400, Field: jerr.Field, Message: jerr.Message}
 		}
 		return jsonIn.Unmarshal(text, into)
 	}
@@ -55,54 +54,12 @@ func decode(data []byte, asJSON bool, into proto.Message) error {
 func encode(m proto.Message, asJSON bool) ([]byte, error) {
 	if asJSON {
 		data, err := jsonOut.Marshal(m)
-		if cr, ok := m.(*memoryv1.ContextReply); ok && err == nil && len(cr.GetRendered().GetOpenai()) > 0 {
-			data = openAIShape(data)
+		if cr, ok := m.(*memoryv1.ContextReply); ok && err == nil && cr.GetRendered() != nil {
+			data = jsonbody.ChatShape(data)
 		}
 		return data, err
 	}
 	return proto.Marshal(m)
-}
-
-// openAIShape rewrites a JSON ContextReply so rendered.openai is exactly the
-// Chat Completions shape, as the MCP tools give it: name, tool_calls and
-// tool_call_id only on the messages that have them (an empty name or
-// tool_call_id is refused by some APIs, an empty tool_calls array by
-// others). Every other field keeps its order and value.
-func openAIShape(data []byte) []byte {
-	p := &jsonParser{dec: json.NewDecoder(bytes.NewReader(data))}
-	p.dec.UseNumber()
-	root, perr := p.value("", 0)
-	if perr != nil {
-		return data
-	}
-	obj, _ := root.(*jsonObject)
-	if obj == nil {
-		return data
-	}
-	r, _ := obj.vals["rendered"].(*jsonObject)
-	if r == nil {
-		return data
-	}
-	msgs, _ := r.vals["openai"].([]jsonValue)
-	for _, mv := range msgs {
-		m, _ := mv.(*jsonObject)
-		if m == nil {
-			continue
-		}
-		for _, k := range []string{"name", "tool_call_id"} {
-			if v, ok := m.get(k); ok && v == "" {
-				m.del(k)
-			}
-		}
-		if v, ok := m.get("tool_calls"); ok {
-			if a, _ := v.([]jsonValue); len(a) == 0 {
-				m.del("tool_calls")
-			}
-		}
-	}
-	var out bytes.Buffer
-	writeJSON(&out, root)
-	return out.Bytes()
 }
 
 // Error is a reply error with an HTTP-like code and the field it is about.
@@ -162,10 +119,13 @@ type replier struct {
 	// another node forwarded here is timed where it arrived).
 	op    string
 	start time.Time
+	// acked keeps the highest stream sequence of a write this service
+	// answered (a min_seq up to it is one the log holds).
+	acked *atomicMax
 }
 
 func (s *Service) replyTo(r request) replier {
-	rp := replier{metrics: s.metrics}
+	rp := replier{metrics: s.metrics, acked: &s.acked}
 	if t, ok := r.(timedRequest); ok {
 		rp.op, rp.start, r = t.op, t.start, t.request
 	}
@@ -220,6 +180,11 @@ func errorDetail(e *Error) *memoryv1.ErrorDetail {
 }
 
 func respond(rp replier, asJSON bool, m proto.Message) {
+	if w, ok := m.(interface {
+		GetResult() *memoryv1.MutationReply
+	}); ok && rp.acked != nil {
+		rp.acked.note(w.GetResult().GetSeq())
+	}
 	data, err := encode(m, asJSON)
 	if err != nil {
 		respondError(rp, asJSON, &Error{Code: 500, Message: "encode reply: " + err.Error()})
@@ -229,7 +194,7 @@ func respond(rp replier, asJSON bool, m proto.Message) {
 }
 
 // decodeError is the 400 of a body that does not decode into into: the
-// field error readJSON found, else one about the whole body.
+// field error jsonbody.Read found, else one about the whole body.
 func decodeError(into proto.Message, err error) *Error {
 	var fe *Error
 	if errors.As(err, &fe) {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentmem/agentmem/actors"
 	"github.com/agentmem/agentmem/events"
+	"github.com/agentmem/agentmem/internal/sharedmem"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 	"github.com/agentmem/agentmem/tenancy"
 )
@@ -47,20 +48,6 @@ func MaxDataReply(maxPayload int64, asJSON bool) uint64 {
 		n = n / 4 * 3
 	}
 	return uint64(max(n, 1))
-}
-
-// addDataEndpoints registers mem.v1.data.{put,upload,get} (when Data is set).
-func (s *Service) addDataEndpoints(add func(name, subject string, h func(*call)) error) error {
-	if s.data == nil {
-		return nil
-	}
-	if err := add("data_put", "mem.v1.data.put", s.dataPut); err != nil {
-		return err
-	}
-	if err := add("data_upload", "mem.v1.data.upload", s.dataUpload); err != nil {
-		return err
-	}
-	return add("data_get", "mem.v1.data.get", s.dataGet)
 }
 
 // DataCommitAllowance is the time a data.put that commits an upload of n
@@ -119,8 +106,8 @@ func (s *Service) dataPut(c *call) {
 	if !s.readBody(r, rp, asJSON, req) {
 		return
 	}
-	if req.GetTtlSeconds() < 0 {
-		respondError(rp, asJSON, &Error{Code: 400, Field: "ttl_seconds", Message: fmt.Sprintf("%d: must be >= 0", req.GetTtlSeconds())})
+	if t := req.GetTtlSeconds(); t < 0 || t > sharedmem.MaxTTLSeconds {
+		respondError(rp, asJSON, &Error{Code: 400, Field: "ttl_seconds", Message: fmt.Sprintf("%d: must be in [0, %d] seconds", t, sharedmem.MaxTTLSeconds)})
 		return
 	}
 	upload := req.GetUploadId() != ""

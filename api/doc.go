@@ -3,7 +3,7 @@
 //
 // Subjects: mem.v1.session.<id>.{create,append,context,get,kernel,state,status}.
 // Bodies are protobuf messages from proto/memory/v1; a request with header
-// "Content-Type: application/json" is read as JSON (jsonbody.go: protojson
+// "Content-Type: application/json" is read as JSON (internal/jsonbody: protojson
 // after short enum names and the OpenAI message shape are rewritten, every
 // error naming the field path as sent) and answered as protojson (proto
 // field names, zero values included, 64-bit integers as strings). Errors

@@ -171,23 +171,6 @@ func userID(subject string) (string, error) {
 	return parts[3], nil
 }
 
-// addEraseEndpoints registers the erase endpoints.
-func (s *Service) addEraseEndpoints(add func(name, subject string, h func(*call)) error) error {
-	if err := add("session_erase", "mem.v1.session.*.erase", s.eraseSession); err != nil {
-		return err
-	}
-	if err := add("user_erase", "mem.v1.user.*.erase", s.eraseUser); err != nil {
-		return err
-	}
-	if s.scopes == nil {
-		return nil
-	}
-	if err := add("agent_erase", "mem.v1.agent.*.erase", s.eraseScope); err != nil {
-		return err
-	}
-	return add("scope_erase", "mem.v1.scope.*.*.erase", s.eraseScope)
-}
-
 // Metadata keys a copy carries (a published value, a fact or an episode
 // consolidation extracted): the user and session it came from
 // (erasure.SourceUserKey, erasure.SourceSessionKey). A session or user

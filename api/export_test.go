@@ -10,3 +10,12 @@ var (
 	EpisodeOf     = consolidation.EpisodeOf
 	FactCommandID = consolidation.CommandID
 )
+
+// OperationSubjects are the declared operations: name → NATS subject.
+func OperationSubjects() map[string]string {
+	out := map[string]string{}
+	for _, op := range operations {
+		out[op.name] = op.subject
+	}
+	return out
+}

@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -79,3 +80,17 @@ func (f *inflight) closeWhenQuiet(ctx context.Context, quiet time.Duration) erro
 		f.mu.Unlock()
 	}
 }
+
+// atomicMax is a counter that only rises (safe for concurrent use).
+type atomicMax struct{ v atomic.Uint64 }
+
+func (m *atomicMax) note(v uint64) {
+	for {
+		cur := m.v.Load()
+		if v <= cur || m.v.CompareAndSwap(cur, v) {
+			return
+		}
+	}
+}
+
+func (m *atomicMax) load() uint64 { return m.v.Load() }

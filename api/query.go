@@ -62,16 +62,11 @@ const (
 type queryEndpoint struct {
 	op     string
 	newReq func() proto.Message
-	serve  func(s *Service, ctx context.Context, who *tenancy.Caller, id string, req proto.Message, reply actors.ReplyFunc)
+	serve  queryFunc
 }
 
-var queryEndpoints = []queryEndpoint{
-	{"recall", func() proto.Message { return &memoryv1.RecallRequest{} }, (*Service).recall},
-	{"search", func() proto.Message { return &memoryv1.SearchRequest{} }, (*Service).search},
-	{"promote", func() proto.Message { return &memoryv1.PromoteRequest{} }, (*Service).promote},
-	{"clear_recalled", func() proto.Message { return &memoryv1.ClearRecalledRequest{} }, (*Service).clearRecalled},
-	{"consolidate", func() proto.Message { return &memoryv1.ConsolidateRequest{} }, (*Service).consolidateEndpoint},
-}
+// queryFunc serves a session query once its body is read.
+type queryFunc = func(s *Service, ctx context.Context, who *tenancy.Caller, id string, req proto.Message, reply actors.ReplyFunc)
 
 func (s *Service) queryHandler(ep queryEndpoint) func(*call) {
 	return func(c *call) {
@@ -126,7 +121,13 @@ func (s *Service) readable(ctx context.Context, who *tenancy.Caller, id string, 
 	if s.rm == nil {
 		return nil, &Error{Code: 503, Field: "", Message: "no projection on this node"}
 	}
-	if err := s.waitMinSeq(ctx, minSeq); err != nil {
+	if minSeq == 0 {
+		// Without min_seq a query still reads the session's own writes:
+		// it waits (bounded) for the session's last command served here,
+		// so a client that never heard of min_seq searches what it just
+		// appended.
+		s.awaitSession(ctx, id)
+	} else if err := s.waitMinSeq(ctx, minSeq); err != nil {
 		return nil, err
 	}
 	e, ok, err := s.rm.Session(id)
@@ -142,10 +143,25 @@ func (s *Service) readable(ctx context.Context, who *tenancy.Caller, id string, 
 	return e, nil
 }
 
-// waitMinSeq waits, at most MinSeqWait, until the projection applied minSeq.
+// logEnder is a read model that knows the last sequence the log stored.
+type logEnder interface {
+	LogEnd(ctx context.Context) (uint64, error)
+}
+
+// waitMinSeq waits, at most MinSeqWait, until the projection applied
+// minSeq. A min_seq beyond the last sequence the log stored is no write's
+// (a reply's result.seq is always stored): 400, at once.
 func (s *Service) waitMinSeq(ctx context.Context, minSeq uint64) error {
-	if minSeq == 0 {
+	if minSeq == 0 || s.rm.AppliedSeq() >= minSeq {
 		return nil
+	}
+	// Asking the log for its end costs a round trip: only for a min_seq
+	// beyond every write this node answered (a read after another node's
+	// write, or a bogus value).
+	if le, ok := s.rm.(logEnder); ok && minSeq > s.acked.load() {
+		if end, err := le.LogEnd(ctx); err == nil && minSeq > end {
+			return &Error{Code: 400, Field: "min_seq", Message: fmt.Sprintf("%d is beyond the log's last sequence (%d): pass the result.seq of a reply", minSeq, end)}
+		}
 	}
 	wctx, cancel := context.WithTimeout(ctx, s.cfg.MinSeqWait)
 	defer cancel()
@@ -360,7 +376,9 @@ func (s *Service) entrySearchHandler(c *call) {
 			reply(nil, err)
 			return
 		}
-		if err := s.waitMinSeq(ctx, req.GetMinSeq()); err != nil {
+		if req.GetMinSeq() == 0 {
+			s.awaitOwnWrite(ctx, c.who) // the caller's own last write, as a session query does
+		} else if err := s.waitMinSeq(ctx, req.GetMinSeq()); err != nil {
 			reply(nil, err)
 			return
 		}

@@ -8,6 +8,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/micro"
+
+	"github.com/agentmem/agentmem/tenancy"
 )
 
 // request is one API request as the operations see it, whatever carried it:
@@ -21,8 +23,8 @@ type request interface {
 	Subject() string
 	// Data is the body: protobuf, or JSON with Content-Type application/json.
 	Data() []byte
-	// Headers are read for Content-Type and the verified identity
-	// (Nats-Request-Info).
+	// Headers are read for Content-Type and, for a NATS request, the
+	// identity the server stamped (Nats-Request-Info).
 	Headers() micro.Headers
 	// Reply is the NATS reply subject ("" for a request served with Do).
 	Reply() string
@@ -42,12 +44,23 @@ func natsHandler(h func(request)) micro.HandlerFunc {
 }
 
 // localRequest is a request served with Do: its reply is delivered to a
-// channel instead of a NATS subject.
+// channel instead of a NATS subject, and its caller is the one its
+// transport verified (who), not read from a header.
 type localRequest struct {
 	subject string
 	data    []byte
 	header  nats.Header
+	who     *tenancy.Caller
 	replies chan Reply
+}
+
+// localOf returns the request served with Do that r is (under its timing).
+func localOf(r request) (*localRequest, bool) {
+	if t, ok := r.(timedRequest); ok {
+		r = t.request
+	}
+	l, ok := r.(*localRequest)
+	return l, ok
 }
 
 func (l *localRequest) Subject() string        { return l.subject }
@@ -80,19 +93,18 @@ func (r Reply) Code() int {
 }
 
 // Do serves one request without NATS: the same route table, guards,
-// identity check, limits, errors and cluster forwarding as a request on
-// subject over NATS, the reply returned instead of published. hdr must
-// carry Content-Type (application/json for JSON bodies) and, on a node with
-// tenants, the caller's identity as a Nats-Request-Info header the
-// transport verified itself (the HTTP API: from a bearer token); it is then
-// checked exactly as the NATS server's stamp is. It returns ctx's error if
-// ctx ends before the reply (the operation may still complete: retry with
-// the same command id).
-func (s *Service) Do(ctx context.Context, subject string, data []byte, hdr nats.Header) (Reply, error) {
-	if hdr == nil {
-		hdr = nats.Header{}
-	}
-	l := &localRequest{subject: subject, data: data, header: hdr, replies: make(chan Reply, 1)}
+// limits, errors and cluster forwarding as a JSON request on subject over
+// NATS, the reply returned instead of published. data is JSON. who is the
+// caller as the transport verified it (the HTTP API: from a bearer token,
+// tenancy.Directory.TokenCaller); nil is the single-user node's caller, and
+// refused (403 identity) on a node with tenants. Forwarded to the node that
+// serves the aggregate, the request carries who's identity for that node to
+// check again. It returns ctx's error if ctx ends before the reply (the
+// operation may still complete: retry with the same command id).
+func (s *Service) Do(ctx context.Context, subject string, data []byte, who *tenancy.Caller) (Reply, error) {
+	hdr := nats.Header{}
+	hdr.Set("Content-Type", ContentTypeJSON)
+	l := &localRequest{subject: subject, data: data, header: hdr, who: who, replies: make(chan Reply, 1)}
 	rt, ok := s.routes.find(subject)
 	switch {
 	case ok:

@@ -7,6 +7,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/micro"
+
+	"github.com/agentmem/agentmem/tenancy"
 )
 
 // Router places aggregates on the nodes of a cluster (DESIGN §9a). Without
@@ -53,6 +55,22 @@ func (s *Service) forward(r request, id string, serve func()) {
 		return
 	}
 	m := &nats.Msg{Subject: r.Subject(), Data: r.Data(), Header: nats.Header(r.Headers())}
+	if l, ok := localOf(r); ok && l.who != nil && s.tenants != nil {
+		// A caller this node verified itself (an HTTP request): the owner
+		// checks it again by its principal's identity, which travels on the
+		// nodes' own subjects only.
+		info, known := s.tenants.ForwardInfo(l.who)
+		if !known {
+			respondError(rp, asJSON, &Error{Code: 403, Field: "identity", Message: "the caller is no principal of this node"})
+			s.inflight.done()
+			return
+		}
+		m.Header = nats.Header{}
+		for k, v := range l.header {
+			m.Header[k] = v
+		}
+		m.Header.Set(tenancy.RequestInfoHeader, info)
+	}
 	go func() {
 		defer s.inflight.done()
 		ctx, cancel := context.WithTimeout(s.ctx, s.cfg.ForwardTimeout)

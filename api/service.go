@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -153,35 +152,19 @@ type Service struct {
 	sessionSeqs sessionSeqs
 	// recent remembers each caller's latest commands to its sessions.
 	recent recentWrites
+	// acked is the highest stream sequence of a write answered here.
+	acked atomicMax
 	// workers runs the queries (goQuery) on reused goroutines.
 	workers *gopool.Pool
 	// cons runs consolidations: on demand, after a termination or a turn
 	// count, and the restart sweep (closed by Stop; nil without the scopes
 	// or the read model).
 	cons *consolidation.Consolidator
-	// openapi is the HTTP API's document (OpenAPI), built once.
-	openapiOnce sync.Once
-	openapi     []byte
 }
 
 // queryWorkerIdle is how long a query goroutine waits for the next query
 // before it exits.
 const queryWorkerIdle = 10 * time.Second
-
-type endpoint struct {
-	op     string
-	newReq func() proto.Message
-}
-
-var sessionEndpoints = []endpoint{
-	{"create", func() proto.Message { return &memoryv1.CreateSessionRequest{} }},
-	{"append", func() proto.Message { return &memoryv1.AppendRequest{} }},
-	{"context", func() proto.Message { return &memoryv1.ContextRequest{} }},
-	{"get", func() proto.Message { return &memoryv1.GetSessionRequest{} }},
-	{"kernel", func() proto.Message { return &memoryv1.KernelRequest{} }},
-	{"state", func() proto.Message { return &memoryv1.StateRequest{} }},
-	{"status", func() proto.Message { return &memoryv1.StatusRequest{} }},
-}
 
 // SessionSubject is the request subject of one session endpoint.
 func SessionSubject(id, op string) string { return "mem.v1.session." + id + "." + op }
@@ -243,33 +226,24 @@ func Start(nc *nats.Conn, deps Deps, cfg Config) (*Service, error) {
 		}
 		return nil
 	}
-	for _, ep := range sessionEndpoints {
-		if err := add("session_"+ep.op, "mem.v1.session.*."+ep.op, s.sessionHandler(ep)); err != nil {
+	for _, op := range operations {
+		if !s.serves(op.needs) {
+			continue
+		}
+		if err := add(op.name, op.subject, op.serve(s)); err != nil {
 			return nil, err
 		}
 	}
-	for _, ep := range queryEndpoints {
-		if err := add("session_"+ep.op, "mem.v1.session.*."+ep.op, s.queryHandler(ep)); err != nil {
+	if s.scopes != nil {
+		malformed := func(c *call) {
+			c.fail(&Error{Code: 400, Field: "id", Message: "ids are 1..128 of [A-Za-z0-9_-]; dots split the subject"})
+		}
+		if err := add("agent_malformed", "mem.v1.agent.*.*.>", malformed); err != nil {
 			return nil, err
 		}
-	}
-	if err := add("sessions_list", "mem.v1.sessions.list", s.listSessions); err != nil {
-		return nil, err
-	}
-	if err := add("tools_list", "mem.v1.tools.list", s.toolsList); err != nil {
-		return nil, err
-	}
-	if err := s.addScopeEndpoints(add); err != nil {
-		return nil, err
-	}
-	if err := s.addDataEndpoints(add); err != nil {
-		return nil, err
-	}
-	if err := s.addWatchEndpoints(add); err != nil {
-		return nil, err
-	}
-	if err := s.addEraseEndpoints(add); err != nil {
-		return nil, err
+		if err := add("scope_malformed", "mem.v1.scope.*.*.*.>", malformed); err != nil {
+			return nil, err
+		}
 	}
 	// An id with dots splits into more subject tokens and would match no
 	// endpoint (no responders): answer those with a 400 instead.
@@ -338,12 +312,15 @@ func (s *Service) guardPlaced(h func(*call), placed bool) func(request) {
 	}
 }
 
-// serve establishes the caller, then runs h: the Unrestricted caller
-// without tenants, else the principal the server-stamped identity maps to
-// (403 when there is none).
+// serve establishes the caller, then runs h: the caller a request served
+// with Do was given, else the Unrestricted caller without tenants, else
+// the principal the server-stamped identity maps to (403 when there is
+// none).
 func (s *Service) serve(r request, h func(*call)) {
 	c := &call{r: r, rp: s.replyTo(r), asJSON: wantsJSON(r.Headers())}
-	if s.tenants == nil {
+	if l, ok := localOf(r); ok && l.who != nil {
+		c.who = l.who // verified by its transport
+	} else if s.tenants == nil {
 		c.who = s.anyone
 	} else {
 		who, err := s.tenants.Identify(nats.Header(r.Headers()))
@@ -357,7 +334,9 @@ func (s *Service) serve(r request, h func(*call)) {
 	h(c)
 }
 
-func (s *Service) sessionHandler(ep endpoint) func(*call) {
+// sessionHandler serves a command of a session's actor (newReq makes its
+// request).
+func (s *Service) sessionHandler(newReq func() proto.Message) func(*call) {
 	return func(c *call) {
 		r, asJSON, rp := c.r, c.asJSON, c.rp
 		id, err := sessionID(r.Subject())
@@ -365,7 +344,7 @@ func (s *Service) sessionHandler(ep endpoint) func(*call) {
 			respondError(rp, asJSON, Classify(err))
 			return
 		}
-		body := ep.newReq()
+		body := newReq()
 		if !s.readBody(r, rp, asJSON, body) {
 			return
 		}

@@ -27,25 +27,6 @@ const (
 	MaxWatchWait        = 30 * time.Second
 )
 
-// addWatchEndpoints registers mem.v1.session.<id>.watch,
-// mem.v1.agent.<id>.watch and mem.v1.scope.<kind>.<id>.watch (when a
-// Watcher is set).
-func (s *Service) addWatchEndpoints(add func(name, subject string, h func(*call)) error) error {
-	if s.watcher == nil {
-		return nil
-	}
-	if err := add("session_watch", "mem.v1.session.*.watch", s.watchHandler); err != nil {
-		return err
-	}
-	if s.scopes == nil {
-		return nil
-	}
-	if err := add("agent_watch", "mem.v1.agent.*.watch", s.watchHandler); err != nil {
-		return err
-	}
-	return add("scope_watch", "mem.v1.scope.*.*.watch", s.watchHandler)
-}
-
 // watchHandler serves one long poll: it checks the caller may read the
 // aggregate, then holds one of the caller's watch slots (429 max_watches)
 // and one of the node's until changes arrive or the wait ends.

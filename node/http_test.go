@@ -40,6 +40,10 @@ func post(t *testing.T, base, path, body string, hdr ...string) (int, map[string
 	}
 	req.Header.Set("Content-Type", "application/json")
 	for i := 0; i+1 < len(hdr); i += 2 {
+		if hdr[i+1] == "" {
+			req.Header.Del(hdr[i]) // "": the header is not sent
+			continue
+		}
 		req.Header.Set(hdr[i], hdr[i+1])
 	}
 	resp, err := http.DefaultClient.Do(req)
@@ -135,8 +139,15 @@ func TestHTTPAPIAnswersAsNATS(t *testing.T) {
 			t.Errorf("%s: %d %v, want 400 path", p, code, out)
 		}
 	}
-	if code, out := post(t, base, "/v1/session/h1/context", `{}`, "Content-Type", "text/plain"); code != 415 {
-		t.Errorf("text/plain body: %d %v, want 415", code, out)
+	// fetch labels a string body text/plain, some clients send none: both
+	// are read as JSON. A format that is not JSON is 415.
+	for _, ct := range []string{"text/plain;charset=UTF-8", "", "application/vnd.api+json"} {
+		if code, out := post(t, base, "/v1/session/h1/context", `{"format":"openai"}`, "Content-Type", ct); code != 200 {
+			t.Errorf("Content-Type %q: %d %v, want 200", ct, code, out)
+		}
+	}
+	if code, out := post(t, base, "/v1/session/h1/context", `{}`, "Content-Type", "application/xml"); code != 415 || out["field"] != "content-type" {
+		t.Errorf("application/xml body: %d %v, want 415 content-type", code, out)
 	}
 }
 
@@ -192,7 +203,7 @@ func TestHTTPWatchStreamsServerSentEvents(t *testing.T) {
 	if ev2 := readEvents(t, resp2.Body, 1); ev2[0].id != seqs[2] {
 		t.Fatalf("resumed at %s, want %s", ev2[0].id, seqs[2])
 	}
-	// An error before the first event is the HTTP reply itself.
+	// A malformed query is the HTTP reply itself.
 	r3, _ := http.Get(base + "/v1/session/w1/watch?max_changes=999")
 	if r3.StatusCode != 400 {
 		t.Fatalf("watch with max_changes 999: %d", r3.StatusCode)
@@ -303,9 +314,9 @@ func TestOpenAPIMatchesServedRoutes(t *testing.T) {
 			continue
 		}
 		// Typed from the proto messages: the request and the reply are
-		// references to component schemas.
+		// references to component schemas, the errors to the error replies.
 		b, _ := json.Marshal(item["post"])
-		if strings.Count(string(b), `"$ref":"#/components/schemas/`) < 3 { // request, reply, error
+		if strings.Count(string(b), `"$ref":"#/components/schemas/`) < 2 || !strings.Contains(string(b), `"$ref":"#/components/responses/Error400"`) {
 			t.Errorf("%s is not typed (add its messages to api.opTypes): %s", p, b)
 		}
 	}

@@ -22,6 +22,7 @@ import (
 
 	"github.com/agentmem/agentmem/actors"
 	"github.com/agentmem/agentmem/api"
+	"github.com/agentmem/agentmem/api/httpapi"
 	"github.com/agentmem/agentmem/erasure"
 	"github.com/agentmem/agentmem/events"
 	"github.com/agentmem/agentmem/inspector"
@@ -511,10 +512,11 @@ func (n *Node) startHTTP(tenants *tenancy.Directory) error {
 	mux.HandleFunc("/healthz", n.serveHealthz)
 	mux.Handle(inspector.Prefix, ui)
 	mux.Handle("/ui", http.RedirectHandler(inspector.Prefix, http.StatusMovedPermanently))
+	mux.Handle("/", httpapi.NotFound())
 	if n.svc != nil {
-		hcfg := api.DefaultHTTPConfig()
+		hcfg := httpapi.DefaultConfig()
 		hcfg.MaxBodyBytes, hcfg.Origins = n.apiNC.MaxPayload(), n.cfg.HTTPOrigins
-		mux.Handle(api.HTTPPrefix, n.svc.HTTPHandler(hcfg))
+		mux.Handle(httpapi.Prefix, httpapi.New(n.svc, hcfg))
 	}
 	// No WriteTimeout: the watch streams (Server-Sent Events) last.
 	n.http = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute}

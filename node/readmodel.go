@@ -51,6 +51,14 @@ func mapErr(err error) error {
 func (r readModel) WaitFor(ctx context.Context, seq uint64) error { return r.p.WaitFor(ctx, seq) }
 func (r readModel) AppliedSeq() uint64                            { return r.p.AppliedSeq() }
 
+// LogEnd is at least the last sequence the log stored: what the projector
+// had yet to apply plus what it applied since (read after the lag, so a
+// projector moving on meanwhile only makes it larger).
+func (r readModel) LogEnd(ctx context.Context) (uint64, error) {
+	lag, err := r.p.Lag(ctx)
+	return r.p.AppliedSeq() + lag, err
+}
+
 func (r readModel) Session(id string) (*memoryv1.SessionIndexEntry, bool, error) {
 	e, ok, err := r.s.Session(id)
 	return e, ok, mapErr(err)

@@ -44,6 +44,10 @@ type Directory struct {
 	tokens map[string]HTTPToken // by SHA-256 hex
 	byUser map[string]*Caller   // account \x00 user
 	byAcc  map[string]*Caller   // account (principals without a user)
+	// identity is the NATS identity each caller is known by (the
+	// principal's account and user), for a request this node verified
+	// itself and forwards to another node.
+	identity map[*Caller]requestInfo
 }
 
 // New builds a directory from a validated config.
@@ -51,7 +55,8 @@ func New(cfg Config) (*Directory, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	d := &Directory{cfg: cfg, byUser: map[string]*Caller{}, byAcc: map[string]*Caller{}, tokens: map[string]HTTPToken{}}
+	d := &Directory{cfg: cfg, byUser: map[string]*Caller{}, byAcc: map[string]*Caller{}, tokens: map[string]HTTPToken{},
+		identity: map[*Caller]requestInfo{}}
 	for _, t := range cfg.HTTPTokens {
 		d.tokens[t.SHA256] = t
 	}
@@ -68,6 +73,7 @@ func New(cfg Config) (*Directory, error) {
 		} else {
 			d.byUser[p.Account+"\x00"+p.User] = c
 		}
+		d.identity[c] = requestInfo{Account: p.Account, User: p.User}
 	}
 	return d, nil
 }
@@ -105,6 +111,11 @@ func (d *Directory) Identify(h nats.Header) (*Caller, error) {
 	if err := json.Unmarshal([]byte(vals[0]), &ri); err != nil || ri.Account == "" {
 		return nil, &DeniedError{Field: "identity", Reason: "unreadable " + RequestInfoHeader + " header"}
 	}
+	return d.identify(ri)
+}
+
+// identify maps a NATS identity to its principal's caller.
+func (d *Directory) identify(ri requestInfo) (*Caller, error) {
 	if ri.Account == d.cfg.NodeAccount {
 		return nil, &DeniedError{Field: "identity", Reason: "requests from the node's own account are not served (tenants connect in their own accounts)"}
 	}
@@ -117,20 +128,35 @@ func (d *Directory) Identify(h nats.Header) (*Caller, error) {
 	return nil, &DeniedError{Field: "identity", Reason: fmt.Sprintf("account %q user %q is not a principal of this node", ri.Account, ri.User)}
 }
 
-// TokenIdentity returns the Nats-Request-Info header value of the NATS
-// identity an HTTP bearer token stands for (false: no such token). The
-// caller is then identified from it with Identify, exactly as a NATS
-// request stamped by the server.
-func (d *Directory) TokenIdentity(token string) (string, bool) {
+// TokenCaller returns the caller an HTTP bearer token stands for: the
+// principal of the token's NATS identity, refused exactly as Identify
+// refuses that identity stamped by the server. ok is false for a token the
+// file does not have.
+func (d *Directory) TokenCaller(token string) (c *Caller, ok bool, err error) {
 	if token == "" {
-		return "", false
+		return nil, false, nil
 	}
 	sum := sha256.Sum256([]byte(token))
-	t, ok := d.tokens[hex.EncodeToString(sum[:])]
+	t, found := d.tokens[hex.EncodeToString(sum[:])]
+	if !found {
+		return nil, false, nil
+	}
+	c, err = d.identify(requestInfo{Account: t.Account, User: t.User})
+	return c, true, err
+}
+
+// ForwardInfo is the Nats-Request-Info value another node of the cluster
+// identifies c by: the identity of c's principal. A node sets it on a
+// request it verified itself (an HTTP request) when it forwards the request
+// to the node that serves its aggregate, over the nodes' own subjects,
+// which no client reaches; it is never read from a client. False for a
+// caller that is no principal of this directory.
+func (d *Directory) ForwardInfo(c *Caller) (string, bool) {
+	ri, ok := d.identity[c]
 	if !ok {
 		return "", false
 	}
-	b, _ := json.Marshal(requestInfo{Account: t.Account, User: t.User})
+	b, _ := json.Marshal(ri)
 	return string(b), true
 }
 

@@ -142,24 +142,31 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 	}
 }
 
-// TestTokenIdentity: a token of the file stands for its NATS identity, which
-// Identify maps to the principal; any other token is unknown.
-func TestTokenIdentity(t *testing.T) {
+// TestTokenCaller: a token of the file stands for its NATS identity's
+// principal, and a forwarded request carries an identity another node maps
+// to the same principal; any other token is unknown.
+func TestTokenCaller(t *testing.T) {
 	d := example(t)
 	for token, want := range map[string]string{"a1-http-token": "a1", "ops-http-token": "ops", "front-u2-http-token": "front-u2"} {
-		info, ok := d.TokenIdentity(token)
-		if !ok {
-			t.Fatalf("%s: unknown", token)
+		c, ok, err := d.TokenCaller(token)
+		if !ok || err != nil || c.Principal != want {
+			t.Fatalf("%s: %v %v %v, want %s", token, c, ok, err, want)
 		}
-		c, err := d.Identify(hdr(info))
-		if err != nil || c.Principal != want {
-			t.Errorf("%s: %v %v, want %s", token, c, err, want)
+		info, ok := d.ForwardInfo(c)
+		if !ok {
+			t.Fatalf("%s: no forward identity", token)
+		}
+		if again, err := d.Identify(hdr(info)); err != nil || again != c {
+			t.Errorf("%s: forwarded as %s, identified as %v %v", token, info, again, err)
 		}
 	}
 	for _, token := range []string{"", "a1-http-token ", "A1-HTTP-TOKEN", "d92746ae8ebb3626867f4c62b26d72f421afa507888017c2818cb5d36d747f9c"} {
-		if _, ok := d.TokenIdentity(token); ok {
+		if _, ok, _ := d.TokenCaller(token); ok {
 			t.Errorf("%q: accepted", token)
 		}
+	}
+	if _, ok := d.ForwardInfo(Unrestricted(DefaultLimits())); ok {
+		t.Error("the unrestricted caller has a forward identity")
 	}
 }
 

@@ -10,9 +10,13 @@ Every call is POST /v1/<kind>/<id>/<op> with the JSON body and reply of the
 same operation over NATS (the node's /v1/openapi.json lists them). Writes
 carry a command id, generated when not given and reused by every retry, so
 a retried write is stored once (the reply says duplicate: true).
+
+agentmem.types holds every request and reply shape as a TypedDict,
+generated from the same document (scripts/gen_types.py).
 """
 
+from . import types
 from .client import AgentmemError, Client, agent, scope
 
-__all__ = ["AgentmemError", "Client", "agent", "scope", "__version__"]
+__all__ = ["AgentmemError", "Client", "agent", "scope", "types", "__version__"]
 __version__ = "0.2.0"

@@ -8,7 +8,12 @@ import time
 import urllib.error
 import urllib.request
 import uuid
-from typing import Any, Iterator, Optional, Union
+from typing import Any, Iterator, List, Optional, Tuple, Union
+
+from .types import (AnthropicMessage, AppendReply, ConfigureScopeReply, Conflict, ConsolidateReply,
+                    ContextReply, CreateSessionReply, Entry, EntryHit, EntryReply, EraseReceipt,
+                    GetSessionReply, MessageInput, OpenAIMessage, RecallReply, SearchHit, StatusReply,
+                    WatchChange)
 
 # Codes worth a retry: the node is busy (429), cannot write now or is
 # stopping (503), or did not answer in time (504). A retry of a write
@@ -112,48 +117,49 @@ class Client:
 
     # --- sessions -----------------------------------------------------------
 
-    def create_session(self, session_id: str, command_id: Optional[str] = None, **fields: Any) -> dict:
+    def create_session(self, session_id: str, command_id: Optional[str] = None, **fields: Any) -> CreateSessionReply:
         """Create a session (fields: system_prompt, user_id, agent_id, app,
         project, profile, max_context_tokens, ...)."""
         return self.call(f"session/{session_id}/create", {"command_id": _command_id(command_id), **fields})
 
-    def append(self, session_id: str, messages: list, command_id: Optional[str] = None, **fields: Any) -> dict:
+    def append(self, session_id: str, messages: List[Union[MessageInput, OpenAIMessage]], command_id: Optional[str] = None,
+               **fields: Any) -> AppendReply:
         """Append messages: OpenAI-shaped dicts (role, content, name,
         tool_calls, tool_call_id). The reply's result.seq is the write's
         stream sequence, result.duplicate true for a retry."""
         return self.call(f"session/{session_id}/append",
                          {"command_id": _command_id(command_id), "messages": messages, **fields})
 
-    def terminate(self, session_id: str, reason: str = "", command_id: Optional[str] = None) -> dict:
+    def terminate(self, session_id: str, reason: str = "", command_id: Optional[str] = None) -> StatusReply:
         """End a session (it is read-only afterwards)."""
         return self.call(f"session/{session_id}/status",
                          {"command_id": _command_id(command_id), "action": "terminate", "reason": reason})
 
-    def get_session(self, session_id: str) -> dict:
+    def get_session(self, session_id: str) -> GetSessionReply:
         return self.call(f"session/{session_id}/get")
 
-    def context(self, session_id: str, format: Optional[str] = None) -> dict:
+    def context(self, session_id: str, format: Optional[str] = None) -> ContextReply:
         """The session's context (format: "openai", "anthropic" or None for
         the layered messages only)."""
         return self.call(f"session/{session_id}/context", {"format": format} if format else {})
 
-    def openai_messages(self, session_id: str) -> list:
+    def openai_messages(self, session_id: str) -> List[OpenAIMessage]:
         """The context as a Chat Completions messages array."""
         return self.context(session_id, "openai").get("rendered", {}).get("openai", [])
 
-    def anthropic(self, session_id: str) -> tuple:
+    def anthropic(self, session_id: str) -> Tuple[str, List[AnthropicMessage]]:
         """The context for the Messages API: (system, messages)."""
         r = self.context(session_id, "anthropic").get("rendered", {})
         return r.get("system", ""), r.get("anthropic", [])
 
-    def search(self, session_id: str, query: str, limit: Optional[int] = None, **fields: Any) -> list:
+    def search(self, session_id: str, query: str, limit: Optional[int] = None, **fields: Any) -> List[SearchHit]:
         """Search the session's messages; returns the hits."""
         body = {"query": query, **fields}
         if limit is not None:
             body["limit"] = limit
         return self.call(f"session/{session_id}/search", self._read_own_writes(body)).get("hits", [])
 
-    def recall(self, session_id: str, offset: int = 0, limit: Optional[int] = None, **fields: Any) -> dict:
+    def recall(self, session_id: str, offset: int = 0, limit: Optional[int] = None, **fields: Any) -> RecallReply:
         """Page through what compression moved out of the context."""
         body = {"offset": offset, **fields}
         if limit is not None:
@@ -163,12 +169,12 @@ class Client:
     # --- memory entries ---------------------------------------------------
 
     def put(self, where: str, key: str, value: Union[str, bytes], command_id: Optional[str] = None,
-            **fields: Any) -> dict:
+            **fields: Any) -> EntryReply:
         """Write an entry into agent(id) or scope(kind, id)."""
         return self.call(f"{where}/put", {"command_id": _command_id(command_id), "key": key,
                                           "value": _b64(value), **fields})
 
-    def get(self, where: str, key: str, version: int = 0) -> dict:
+    def get(self, where: str, key: str, version: int = 0) -> Entry:
         """Read an entry; entry["value"] is decoded to bytes, entry["text"]
         to str when it is UTF-8."""
         body = {"key": key}
@@ -177,7 +183,7 @@ class Client:
         return _decode_entry(self.call(f"{where}/get", body).get("entry", {}))
 
     def delete(self, where: str, key: str, command_id: Optional[str] = None, erase: bool = False,
-               **fields: Any) -> dict:
+               **fields: Any) -> Union[EntryReply, EraseReceipt]:
         """Delete an entry: a tombstone, the value stays in its history (the
         reply is an EntryReply). erase=True removes every version instead
         (see erase_entry; the reply is the EraseReceipt). fields:
@@ -187,17 +193,17 @@ class Client:
             body["erase"] = True
         return self.call(f"{where}/delete", body)
 
-    def configure(self, where: str, command_id: Optional[str] = None, **config: Any) -> dict:
+    def configure(self, where: str, command_id: Optional[str] = None, **config: Any) -> ConfigureScopeReply:
         """Configure agent(id) or scope(kind, id): config fields max_entries,
         episodic_ttl_seconds, conflict_strategy ("last_write_wins", "review",
         "llm")."""
         return self.call(f"{where}/configure", {"command_id": _command_id(command_id), "config": config})
 
-    def history(self, where: str, key: str) -> list:
+    def history(self, where: str, key: str) -> List[Entry]:
         """Every version of an entry, oldest first."""
         return [_decode_entry(e) for e in self.call(f"{where}/history", {"key": key}).get("versions", [])]
 
-    def search_memory(self, where: str, query: str, limit: Optional[int] = None) -> list:
+    def search_memory(self, where: str, query: str, limit: Optional[int] = None) -> List[EntryHit]:
         body = {"query": query}
         if limit is not None:
             body["limit"] = limit
@@ -205,30 +211,30 @@ class Client:
 
     # --- erase ------------------------------------------------------------
 
-    def erase(self, target: str, command_id: Optional[str] = None, **fields: Any) -> dict:
+    def erase(self, target: str, command_id: Optional[str] = None, **fields: Any) -> EraseReceipt:
         """Erase what target names: "session/<id>", "agent/<id>", "user/<id>"
         or "scope/<kind>/<id>" (POST /v1/<target>/erase; fields: reason).
         Returns the receipt (removal_id, what went)."""
         return self.call(f"{target}/erase", {"command_id": _command_id(command_id), **fields})
 
-    def erase_session(self, session_id: str, reason: str = "", command_id: Optional[str] = None) -> dict:
+    def erase_session(self, session_id: str, reason: str = "", command_id: Optional[str] = None) -> EraseReceipt:
         """Erase a session, its session scope, the data it stored and what
         came from it into other scopes; returns the receipt."""
         return self.erase(f"session/{session_id}", command_id, reason=reason)
 
-    def erase_user(self, user_id: str, reason: str = "", command_id: Optional[str] = None) -> dict:
+    def erase_user(self, user_id: str, reason: str = "", command_id: Optional[str] = None) -> EraseReceipt:
         """Erase a user: their sessions and their user scope."""
         return self.erase(f"user/{user_id}", command_id, reason=reason)
 
-    def erase_agent(self, agent_id: str, reason: str = "", command_id: Optional[str] = None) -> dict:
+    def erase_agent(self, agent_id: str, reason: str = "", command_id: Optional[str] = None) -> EraseReceipt:
         """Erase an agent's private memory."""
         return self.erase(agent(agent_id), command_id, reason=reason)
 
-    def erase_scope(self, kind: str, scope_id: str, reason: str = "", command_id: Optional[str] = None) -> dict:
+    def erase_scope(self, kind: str, scope_id: str, reason: str = "", command_id: Optional[str] = None) -> EraseReceipt:
         """Erase a shared scope (an admin's call on a node with tenants)."""
         return self.erase(scope(kind, scope_id), command_id, reason=reason)
 
-    def erase_entry(self, where: str, key: str, reason: str = "", command_id: Optional[str] = None) -> dict:
+    def erase_entry(self, where: str, key: str, reason: str = "", command_id: Optional[str] = None) -> EraseReceipt:
         """Erase one entry of agent(id) or scope(kind, id): every version of
         key leaves the log, the snapshots and the read models (a delete with
         erase: true). Returns the receipt (removal_id, entries, ...); a
@@ -237,7 +243,7 @@ class Client:
 
     # --- consolidation -----------------------------------------------------
 
-    def consolidate(self, session_id: str, dry_run: bool = False) -> dict:
+    def consolidate(self, session_id: str, dry_run: bool = False) -> ConsolidateReply:
         """Extract the facts the user stated in a session into long-term
         memory now (user:<id>, agent:<id> scopes). Returns {facts,
         extractor}; each fact has key, value, scope and outcome ("written",
@@ -245,7 +251,7 @@ class Client:
         "dry_run"). dry_run=True writes nothing."""
         return self.call(f"session/{session_id}/consolidate", {"dry_run": True} if dry_run else {})
 
-    def conflicts(self, where: str, limit: Optional[int] = None) -> list:
+    def conflicts(self, where: str, limit: Optional[int] = None) -> List[Conflict]:
         """The values consolidation filed for review in where (a scope with
         conflict_strategy "review"): each {key, current, proposed}, the
         entries decoded as by get."""
@@ -258,7 +264,7 @@ class Client:
         return out
 
     def settle(self, where: str, key: str, accept: bool, command_id: Optional[str] = None,
-               by: str = "") -> dict:
+               by: str = "") -> EntryReply:
         """Take (accept=True: it becomes key's next version) or drop the
         value proposed for key. Returns the EntryReply."""
         body = {"command_id": _command_id(command_id), "key": key, "accept": accept}
@@ -268,7 +274,7 @@ class Client:
 
     # --- watch ------------------------------------------------------------
 
-    def watch(self, target: str, from_seq: int = 0, max_changes: Optional[int] = None) -> Iterator[dict]:
+    def watch(self, target: str, from_seq: int = 0, max_changes: Optional[int] = None) -> Iterator[WatchChange]:
         """Follow target's changes ("session/<id>", "agent/<id>",
         "scope/<kind>/<id>") as Server-Sent Events; yields each change (a
         dict with seq and batch). A dropped connection is resumed after the

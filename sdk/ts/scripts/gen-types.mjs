@@ -19,12 +19,18 @@ export function generate(doc) {
   ];
   const schemas = doc.components.schemas;
   for (const name of Object.keys(schemas).sort()) {
-    out.push(`export interface ${name} {`);
-    const props = schemas[name].properties ?? {};
-    for (const p of Object.keys(props)) {
-      out.push(`  ${p}?: ${tsType(props[p])};`);
+    const s = schemas[name];
+    if (s.description) out.push(`/** ${s.description.replaceAll("*/", "* /")} */`);
+    if (s.type === "object" && s.properties) {
+      out.push(`export interface ${name} {`);
+      const required = new Set(s.required ?? []);
+      for (const p of Object.keys(s.properties)) {
+        out.push(`  ${p}${required.has(p) ? "" : "?"}: ${tsType(s.properties[p])};`);
+      }
+      out.push("}", "");
+    } else {
+      out.push(`export type ${name} = ${tsType(s)};`, "");
     }
-    out.push("}", "");
   }
   out.push("/** Every operation of the HTTP API: its path, request and reply. */");
   out.push("export interface Operations {");
@@ -42,11 +48,15 @@ export function generate(doc) {
 
 function tsType(s) {
   if (s.$ref) return s.$ref.split("/").pop();
-  if (s.oneOf) return s.oneOf.map(tsType).join(" | ");
-  const types = Array.isArray(s.type) ? s.type : s.type ? [s.type] : [];
+  if (s.allOf && s.allOf.length === 1) return tsType(s.allOf[0]);
+  if (s.oneOf || s.anyOf) return (s.oneOf ?? s.anyOf).map(tsType).join(" | ");
+  if (s.const !== undefined) return JSON.stringify(s.const);
   if (s.enum) return s.enum.map((v) => JSON.stringify(v)).join(" | ");
+  const types = Array.isArray(s.type) ? s.type : s.type ? [s.type] : [];
   if (types.length > 1) return types.map((t) => tsType({ ...s, type: t })).join(" | ");
   switch (types[0]) {
+    case "null":
+      return "null";
     case "string":
       return "string";
     case "integer":
@@ -57,9 +67,10 @@ function tsType(s) {
     case "array":
       return `Array<${tsType(s.items ?? {})}>`;
     case "object":
-      if (s.additionalProperties) return `Record<string, ${tsType(s.additionalProperties)}>`;
+      if (s.additionalProperties && typeof s.additionalProperties === "object") return `Record<string, ${tsType(s.additionalProperties)}>`;
       if (s.properties) {
-        return "{ " + Object.entries(s.properties).map(([k, v]) => `${JSON.stringify(k)}?: ${tsType(v)}`).join("; ") + " }";
+        const required = new Set(s.required ?? []);
+        return "{ " + Object.entries(s.properties).map(([k, v]) => `${JSON.stringify(k)}${required.has(k) ? "" : "?"}: ${tsType(v)}`).join("; ") + " }";
       }
       return "Record<string, unknown>";
   }

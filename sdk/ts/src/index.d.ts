@@ -4,7 +4,7 @@ import type {
   AppendReply, AppendRequest, ContextReply, CreateSessionReply, CreateSessionRequest, Entry, EntryHit,
   EntryReply, GetSessionReply, MessageInput, OpenAIMessage, AnthropicMessage, PutEntryRequest, RecallReply,
   RecallRequest, SearchHit, SearchRequest, StatusReply, WatchChange, EraseReceipt, Operations,
-  ConsolidateReply, Conflict, ScopeConfig, ConfigureScopeReply, DeleteEntryRequest,
+  ConsolidateReply, Conflict, ScopeConfigInput, ConfigureScopeReply, DeleteEntryRequest,
 } from "./types.js";
 
 export * from "./types.js";
@@ -57,7 +57,7 @@ export declare class Client {
   get(where: string, key: string, version?: number): Promise<DecodedEntry>;
   delete(where: string, key: string, fields: Omit<DeleteEntryRequest, "key"> & { erase: true }): Promise<EraseReceipt>;
   delete(where: string, key: string, fields?: Omit<DeleteEntryRequest, "key" | "erase" | "reason"> & { erase?: false }): Promise<EntryReply>;
-  configure(where: string, config: ScopeConfig, fields?: { command_id?: string }): Promise<ConfigureScopeReply>;
+  configure(where: string, config: ScopeConfigInput, fields?: { command_id?: string }): Promise<ConfigureScopeReply>;
   history(where: string, key: string): Promise<DecodedEntry[]>;
   searchMemory(where: string, query: string, fields?: { limit?: number }): Promise<EntryHit[]>;
   /** target: "session/<id>", "agent/<id>", "user/<id>" or "scope/<kind>/<id>". */

@@ -7,7 +7,16 @@ async function quickStart(): Promise<void> {
   await mem.createSession("s1", { system_prompt: "You are helpful.", user_id: "u1" });
   const r = await mem.append("s1", [{ role: "user", content: "My cat is called Tom." }]);
   const seq: string | number | undefined = r.result?.seq;
+  // An OpenAI Chat Completions reply (choices[0].message) is appended as it
+  // comes: content null, refusal null, typed tool calls.
+  const reply = {
+    role: "assistant" as const, content: null, refusal: null, annotations: [],
+    tool_calls: [{ id: "call_1", type: "function" as const, function: { name: "get_weather", arguments: "{\"city\":\"Paris\"}" } }],
+  };
+  await mem.append("s1", [reply, { role: "tool", tool_call_id: "call_1", content: "18C" }]);
   const msgs = await mem.openaiMessages("s1");
+  // The context's own messages go back in as they are.
+  await mem.append("s1", msgs.slice(-1));
   const first: string | undefined = msgs[0]?.role;
   const ctx: ContextReply = await mem.context("s1", "anthropic");
   const hits = await mem.search("s1", "cat", { limit: 5 });

@@ -1,18 +1,35 @@
-package api
+package httpapi
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/agentmem/agentmem/api"
+	"github.com/agentmem/agentmem/tenancy"
 )
+
+// fakeService serves nothing: the tests below are refused before any
+// operation runs.
+type fakeService struct{}
+
+func (fakeService) Do(context.Context, string, []byte, *tenancy.Caller) (api.Reply, error) {
+	panic("an operation ran")
+}
+func (fakeService) Operations() []api.Operation { return nil }
+func (fakeService) Tenants() *tenancy.Directory { return nil }
+func (fakeService) Denied(string)               {}
+func (fakeService) Stopping() <-chan struct{}   { return nil }
+func (fakeService) Version() string             { return "test" }
 
 // TestHTTPSingleUserServesLoopbackOnly: without tenants the HTTP API
 // refuses a client that is not on loopback, a Host that is not a loopback
 // name (DNS rebinding) and a foreign Origin, before any operation runs.
 func TestHTTPSingleUserServesLoopbackOnly(t *testing.T) {
-	h := (&Service{metrics: NewMetrics(nil)}).HTTPHandler(HTTPConfig{})
+	h := New(fakeService{}, Config{})
 	for _, c := range []struct {
 		name, remote, host, origin string
 		code                       int

@@ -1,4 +1,4 @@
-package api
+package jsonbody
 
 import (
 	"bytes"
@@ -16,7 +16,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
-// JSON request bodies are read in two steps. readJSON parses the body into
+// JSON request bodies are read in two steps. Read parses the body into
 // a tree and walks it beside the request's message descriptor: it accepts
 // the spellings an LLM API uses and rewrites them to protojson's (enum
 // values by their short lowercase name, "user" for ROLE_USER; OpenAI tool
@@ -61,9 +61,10 @@ func (o *jsonObject) del(k string) {
 // maxJSONDepth bounds nesting (protojson's own limit is 10000).
 const maxJSONDepth = 100
 
-// readJSON normalizes and checks data as a JSON encoding of md. It returns
-// the protojson text to decode, or an *Error naming the field.
-func readJSON(data []byte, md protoreflect.MessageDescriptor) ([]byte, *Error) {
+// Read normalizes and checks data as a JSON encoding of md. It returns the
+// protojson text to decode (protojson.Unmarshal accepts it), or an *Error
+// naming the field.
+func Read(data []byte, md protoreflect.MessageDescriptor) ([]byte, *Error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return []byte("{}"), nil // an empty body is the empty request
 	}
@@ -74,7 +75,7 @@ func readJSON(data []byte, md protoreflect.MessageDescriptor) ([]byte, *Error) {
 		return nil, err
 	}
 	if _, terr := p.dec.Token(); terr != io.EOF {
-		return nil, &Error{Code: 400, Field: "body", Message: "invalid JSON: more than one value in the body"}
+		return nil, &Error{Field: "body", Message: "invalid JSON: more than one value in the body"}
 	}
 	if root == nil {
 		return nil, fieldErr("", "expected an object (%s), got null", md.Name())
@@ -169,11 +170,20 @@ func join(path, key string) string {
 	return path + "." + key
 }
 
+// Error is a body that does not read as the message: Field is the path of
+// the value at fault as sent (messages[0].role; "body" for the whole).
+type Error struct {
+	Field   string
+	Message string
+}
+
+func (e *Error) Error() string { return e.Field + ": " + e.Message }
+
 func fieldErr(path, format string, args ...any) *Error {
 	if path == "" {
 		path = "body"
 	}
-	return &Error{Code: 400, Field: path, Message: fmt.Sprintf(format, args...)}
+	return &Error{Field: path, Message: fmt.Sprintf(format, args...)}
 }
 
 func jsonKind(v jsonValue) string {
@@ -203,6 +213,56 @@ const (
 // openAIResponseExtras are members of an OpenAI response message that a
 // client may pass back as it got them; dropped when null or empty.
 var openAIResponseExtras = []string{"refusal", "annotations", "audio", "function_call"}
+
+// foldOpenAIReply reads the members of an OpenAI reply message that carry
+// its text elsewhere than content: a refusal, or an audio reply's
+// transcript, is stored as the content when there is none (a refusal
+// beside content is added after it); annotations (citations into the
+// content) are not stored. The role developer (OpenAI's newer name for
+// instructions) is read as system.
+func foldOpenAIReply(o *jsonObject, path string) *Error {
+	content, _ := o.get("content")
+	text, _ := content.(string)
+	if r, ok := o.get("refusal"); ok && r != nil {
+		s, isStr := r.(string)
+		if !isStr {
+			return fieldErr(join(path, "refusal"), "expected a string or null, got %s", jsonKind(r))
+		}
+		if s != "" {
+			if text != "" {
+				text += "\n"
+			}
+			text += s
+			o.set("content", text)
+		}
+		o.del("refusal")
+	}
+	if a, ok := o.get("audio"); ok && a != nil {
+		ao, isObj := a.(*jsonObject)
+		if !isObj {
+			return fieldErr(join(path, "audio"), "expected an object or null, got %s", jsonKind(a))
+		}
+		if t, _ := ao.get("transcript"); text == "" {
+			if s, _ := t.(string); s != "" {
+				text = s
+				o.set("content", s)
+			}
+		}
+		o.del("audio")
+	}
+	if a, ok := o.get("annotations"); ok && a != nil {
+		if _, isArr := a.([]jsonValue); !isArr {
+			return fieldErr(join(path, "annotations"), "expected an array, got %s", jsonKind(a))
+		}
+		o.del("annotations")
+	}
+	if r, ok := o.get("role"); ok {
+		if s, _ := r.(string); strings.EqualFold(s, "developer") {
+			o.set("role", "ROLE_SYSTEM")
+		}
+	}
+	return nil
+}
 
 // checkMessage checks (and normalizes) v as a JSON encoding of md at path.
 func checkMessage(v jsonValue, md protoreflect.MessageDescriptor, path string) *Error {
@@ -237,6 +297,9 @@ func checkMessage(v jsonValue, md protoreflect.MessageDescriptor, path string) *
 		}
 	case messageInputName:
 		if err := normalizeContent(o, path); err != nil {
+			return err
+		}
+		if err := foldOpenAIReply(o, path); err != nil {
 			return err
 		}
 		for _, k := range openAIResponseExtras {
@@ -478,9 +541,9 @@ func checkEnum(v jsonValue, ed protoreflect.EnumDescriptor, path string) (jsonVa
 	}
 }
 
-// enumPrefix is the prefix every value name of ed shares by the protobuf
+// EnumPrefix is the prefix every value name of ed shares by the protobuf
 // style guide: ROLE_ for Role, CONTEXT_FORMAT_ for ContextFormat.
-func enumPrefix(ed protoreflect.EnumDescriptor) string {
+func EnumPrefix(ed protoreflect.EnumDescriptor) string {
 	var b strings.Builder
 	for i, r := range string(ed.Name()) {
 		if unicode.IsUpper(r) && i > 0 {
@@ -493,7 +556,7 @@ func enumPrefix(ed protoreflect.EnumDescriptor) string {
 
 func enumAlias(ed protoreflect.EnumDescriptor, s string) string {
 	up := strings.ToUpper(strings.TrimSpace(s))
-	for _, cand := range []string{up, enumPrefix(ed) + up} {
+	for _, cand := range []string{up, EnumPrefix(ed) + up} {
 		if ev := ed.Values().ByName(protoreflect.Name(cand)); ev != nil {
 			return cand
 		}
@@ -504,7 +567,7 @@ func enumAlias(ed protoreflect.EnumDescriptor, s string) string {
 // enumList names the values a client may send: the short lowercase forms
 // (the unspecified zero value left out).
 func enumList(ed protoreflect.EnumDescriptor) string {
-	prefix := enumPrefix(ed)
+	prefix := EnumPrefix(ed)
 	var names []string
 	for i := 0; i < ed.Values().Len(); i++ {
 		n := string(ed.Values().Get(i).Name())
