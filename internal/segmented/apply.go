@@ -104,7 +104,7 @@ func (s *State) applyEvent(ev proto.Message, now int64) error {
 			return err
 		}
 		if len(e.GetMessages()) > 0 {
-			s.lastAppendFirst = e.GetMessages()[0].GetSeq()
+			s.snap.LastAppendFirstSeq = e.GetMessages()[0].GetSeq()
 		}
 	case *memoryv1.L1Summarized:
 		i, j, err := s.findRun(e.Summary)

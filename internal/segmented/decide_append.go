@@ -59,7 +59,7 @@ func (s *State) decideAppend(req *memoryv1.AppendRequest, c *Candidates, section
 	x := s.index()
 	// The previous append's first message, before the simulation makes
 	// this append the latest (the plan's own-search bound: searchable).
-	s.prevAppendFirst = s.lastAppendFirst
+	s.prevAppendFirst = s.snap.GetLastAppendFirstSeq()
 	// Simulate the events on s itself as they are decided (compression
 	// needs the result of each step), then roll them back.
 	before := s.PlannedTokens()

@@ -69,12 +69,9 @@ type State struct {
 	// planWith, when set (by tests), plans instead of plan: the reference
 	// planner the incremental one is checked against.
 	planWith func(s *State, m *memoryv1.Message, c *Candidates, env Env) *memoryv1.Assembled
-	// lastAppendFirst is the first message seq of the latest append this
-	// State applied (0: none since it was restored from a snapshot), and
-	// prevAppendFirst, during an append's decision, its value before it
-	// (planner.searchable). Neither is in the snapshot: a restored session
-	// considers every own hit once, as before.
-	lastAppendFirst, prevAppendFirst uint64
+	// prevAppendFirst is, during an append's decision, the snapshot's
+	// last_append_first_seq before it (planner.searchable); not state.
+	prevAppendFirst uint64
 }
 
 // totals are the tokens of each layer.

@@ -28,10 +28,8 @@ type txn struct {
 	created bool // there was no session before: roll back to none
 	hdr     header
 	tok     totals
-	// lastAppendFirst is State.lastAppendFirst at begin.
-	lastAppendFirst uint64
-	slotsL1         []slot[*memoryv1.L1Entry]
-	slotsL2         []slot[*memoryv1.Summary]
+	slotsL1 []slot[*memoryv1.L1Entry]
+	slotsL2 []slot[*memoryv1.Summary]
 	// track records deltas for the indexes (Apply with built indexes).
 	track  bool
 	deltas []delta
@@ -62,6 +60,7 @@ type header struct {
 	recentCommands  []*memoryv1.CommandResult
 	nextSummarySeq  uint64
 	assembled       *memoryv1.Assembled
+	lastAppendFirst uint64
 }
 
 func saveHeader(p *memoryv1.SessionSnapshot) header {
@@ -72,7 +71,7 @@ func saveHeader(p *memoryv1.SessionSnapshot) header {
 		nextMessageSeq: p.NextMessageSeq, turn: p.Turn, totalMessages: p.TotalMessages,
 		archivedL2Count: p.ArchivedL2Count, compressions: p.Compressions,
 		updatedUnixNano: p.UpdatedUnixNano, recentCommands: p.RecentCommands,
-		nextSummarySeq: p.NextSummarySeq, assembled: p.Assembled,
+		nextSummarySeq: p.NextSummarySeq, assembled: p.Assembled, lastAppendFirst: p.LastAppendFirstSeq,
 	}
 }
 
@@ -84,6 +83,7 @@ func (h *header) restore(p *memoryv1.SessionSnapshot) {
 	p.ArchivedL2Count, p.Compressions = h.archivedL2Count, h.compressions
 	p.UpdatedUnixNano, p.RecentCommands = h.updatedUnixNano, h.recentCommands
 	p.NextSummarySeq, p.Assembled = h.nextSummarySeq, h.assembled
+	p.LastAppendFirstSeq = h.lastAppendFirst
 }
 
 // begin starts a transaction; track records index deltas (Apply).
@@ -98,7 +98,6 @@ func (s *State) begin(track bool) {
 		tx.hdr = saveHeader(s.snap)
 	}
 	tx.tok = s.tok
-	tx.lastAppendFirst = s.lastAppendFirst
 }
 
 // rollback undoes the changes of the transaction, if one is active.
@@ -118,7 +117,7 @@ func (s *State) rollback() {
 	} else {
 		tx.hdr.restore(s.snap)
 	}
-	s.lastAppendFirst = tx.lastAppendFirst
+
 	s.tok = tx.tok
 	s.endTx()
 }

@@ -1878,9 +1878,15 @@ type SessionSnapshot struct {
 	RecentCommands []*CommandResult `protobuf:"bytes,24,rep,name=recent_commands,json=recentCommands,proto3" json:"recent_commands,omitempty"`
 	NextSummarySeq uint64           `protobuf:"varint,25,opt,name=next_summary_seq,json=nextSummarySeq,proto3" json:"next_summary_seq,omitempty"`
 	// assembled: the recalled and memory sections (nil: none).
-	Assembled     *Assembled `protobuf:"bytes,26,opt,name=assembled,proto3" json:"assembled,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Assembled *Assembled `protobuf:"bytes,26,opt,name=assembled,proto3" json:"assembled,omitempty"`
+	// last_append_first_seq is the seq of the first message of the latest
+	// append (0: none yet, or a snapshot written before): the assembler
+	// counts the hits of the session's own messages only before it (the
+	// node waits to see those projected), so the same requests give the
+	// same context however far the projection lags, a restart included.
+	LastAppendFirstSeq uint64 `protobuf:"varint,27,opt,name=last_append_first_seq,json=lastAppendFirstSeq,proto3" json:"last_append_first_seq,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *SessionSnapshot) Reset() {
@@ -2095,6 +2101,13 @@ func (x *SessionSnapshot) GetAssembled() *Assembled {
 	return nil
 }
 
+func (x *SessionSnapshot) GetLastAppendFirstSeq() uint64 {
+	if x != nil {
+		return x.LastAppendFirstSeq
+	}
+	return 0
+}
+
 var File_memory_v1_session_proto protoreflect.FileDescriptor
 
 const file_memory_v1_session_proto_rawDesc = "" +
@@ -2259,7 +2272,7 @@ const file_memory_v1_session_proto_rawDesc = "" +
 	"command_id\x18\x01 \x01(\tR\tcommandId\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\x04R\aversion\x12\x10\n" +
 	"\x03seq\x18\x03 \x01(\x04R\x03seq\x12\x16\n" +
-	"\x06digest\x18\x04 \x01(\fR\x06digest\"\xec\b\n" +
+	"\x06digest\x18\x04 \x01(\fR\x06digest\"\x9f\t\n" +
 	"\x0fSessionSnapshot\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x17\n" +
@@ -2289,7 +2302,8 @@ const file_memory_v1_session_proto_rawDesc = "" +
 	"\x11updated_unix_nano\x18\x17 \x01(\x03R\x0fupdatedUnixNano\x12J\n" +
 	"\x0frecent_commands\x18\x18 \x03(\v2!.agentmem.memory.v1.CommandResultR\x0erecentCommands\x12(\n" +
 	"\x10next_summary_seq\x18\x19 \x01(\x04R\x0enextSummarySeq\x12;\n" +
-	"\tassembled\x18\x1a \x01(\v2\x1d.agentmem.memory.v1.AssembledR\tassembled*_\n" +
+	"\tassembled\x18\x1a \x01(\v2\x1d.agentmem.memory.v1.AssembledR\tassembled\x121\n" +
+	"\x15last_append_first_seq\x18\x1b \x01(\x04R\x12lastAppendFirstSeq*_\n" +
 	"\x04Role\x12\x14\n" +
 	"\x10ROLE_UNSPECIFIED\x10\x00\x12\x0f\n" +
 	"\vROLE_SYSTEM\x10\x01\x12\r\n" +
