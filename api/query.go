@@ -126,7 +126,7 @@ func (s *Service) readable(ctx context.Context, who *tenancy.Caller, id string, 
 		// it waits (bounded) for the session's last command served here,
 		// so a client that never heard of min_seq searches what it just
 		// appended.
-		s.awaitSession(ctx, id)
+		s.awaitSeq(ctx, s.sessionSeqs.get(id).last)
 	} else if err := s.waitMinSeq(ctx, minSeq); err != nil {
 		return nil, err
 	}
