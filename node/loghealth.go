@@ -37,6 +37,9 @@ type logHealth struct {
 
 	// current is the problem last reported, for /healthz (nil: healthy).
 	current atomic.Pointer[string]
+	// checks asks Run for a check now (Check); Run answers on the channel
+	// it receives.
+	checks chan chan string
 
 	prev    *jetstream.StreamState // the last state read; nil before the first
 	lost    string                 // what was lost, once seen
@@ -49,13 +52,15 @@ func newLogHealth(js jetstream.JetStream, stream string, applied func() uint64, 
 		Help: "1 while the log stream exists and has lost no message since the node started; 0 otherwise (the node logs what it observed).",
 	})
 	reg.MustRegister(g)
-	return &logHealth{js: js, stream: stream, applied: applied, logger: logger, gauge: g, interval: logHealthInterval}
+	return &logHealth{js: js, stream: stream, applied: applied, logger: logger, gauge: g, interval: logHealthInterval, checks: make(chan chan string)}
 }
 
-// Run checks the stream at once, then every interval, until ctx ends.
+// Run checks the stream at once, then every interval and whenever Check
+// asks, until ctx ends.
 func (h *logHealth) Run(ctx context.Context) error {
 	t := time.NewTicker(h.interval)
 	defer t.Stop()
+	var answer chan string // the Check waiting for this round, if any
 	for {
 		cctx, cancel := context.WithTimeout(ctx, h.interval)
 		problem := h.observe(cctx)
@@ -64,11 +69,34 @@ func (h *logHealth) Run(ctx context.Context) error {
 			return nil
 		}
 		h.report(problem)
+		if answer != nil {
+			answer <- problem // buffered: never blocks
+			answer = nil
+		}
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-t.C:
+		case answer = <-h.checks:
 		}
+	}
+}
+
+// Check has Run check the stream now and returns what it found ("":
+// healthy), as /healthz reports it from then on. It fails when ctx ends
+// first (or Run is not running).
+func (h *logHealth) Check(ctx context.Context) (string, error) {
+	answer := make(chan string, 1)
+	select {
+	case h.checks <- answer:
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+	select {
+	case p := <-answer:
+		return p, nil
+	case <-ctx.Done():
+		return "", ctx.Err()
 	}
 }
 
