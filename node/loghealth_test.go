@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/agentmem/agentmem/client"
@@ -19,6 +20,7 @@ import (
 // JetStream (every right) and the log read back from the server.
 type healthNode struct {
 	n  *node.Node
+	nc *nats.Conn
 	c  *client.Client
 	js jetstream.JetStream
 	l  *events.JetStreamLog
@@ -40,7 +42,7 @@ func startHealthNode(t *testing.T, mutate func(*node.Config)) *healthNode {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &healthNode{n: n, c: client.New(nc), js: js, l: l}
+	return &healthNode{n: n, nc: nc, c: client.New(nc), js: js, l: l}
 }
 
 // session creates session id of user and appends turns messages to it,
