@@ -48,12 +48,31 @@ type localRequest struct {
 	data    []byte
 	header  nats.Header
 	replies chan Reply
+	// ctx is Do's: it ends when the requester stops waiting for the reply.
+	ctx context.Context
 }
 
 func (l *localRequest) Subject() string        { return l.subject }
 func (l *localRequest) Data() []byte           { return l.data }
 func (l *localRequest) Headers() micro.Headers { return micro.Headers(l.header) }
 func (l *localRequest) Reply() string          { return "" }
+
+// requesterContext returns a context that ends when r's requester stops
+// waiting for the reply, if its transport can tell: a request served with
+// Do (an HTTP client that went away). A NATS requester leaves silently:
+// for it, and a request forwarded from another node, it returns nil.
+func requesterContext(r request) context.Context {
+	for {
+		switch x := r.(type) {
+		case timedRequest:
+			r = x.request
+		case *localRequest:
+			return x.ctx
+		default:
+			return nil
+		}
+	}
+}
 
 // deliver takes the request's one reply (a second is dropped: every path
 // answers once).
@@ -92,7 +111,7 @@ func (s *Service) Do(ctx context.Context, subject string, data []byte, hdr nats.
 	if hdr == nil {
 		hdr = nats.Header{}
 	}
-	l := &localRequest{subject: subject, data: data, header: hdr, replies: make(chan Reply, 1)}
+	l := &localRequest{subject: subject, data: data, header: hdr, replies: make(chan Reply, 1), ctx: ctx}
 	rt, ok := s.routes.find(subject)
 	switch {
 	case ok:

@@ -165,10 +165,20 @@ func TestReadsReleaseConsumers(t *testing.T) {
 		reads += 10
 	}
 	// 200 Server-Sent Events streams the client leaves after the first
-	// change (its next poll waits for 25 s).
+	// change: half from the middle of the session (the stream's next poll
+	// answers at once), half from its last change (the next poll waits for
+	// the next change, up to 25 s, for a client that is gone).
+	b, err = h.l.Bounds(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for i := range 200 {
-		if err := sseFirstChange(base, "s1", uint64(i)%last); err != nil {
-			t.Fatalf("SSE stream %d: %v", i, err)
+		from := uint64(i) % last
+		if i%2 == 1 {
+			from = b.Last - 1
+		}
+		if err := sseFirstChange(base, "s1", from); err != nil {
+			t.Fatalf("SSE stream %d from %d: %v", i, from, err)
 		}
 		reads++
 	}
