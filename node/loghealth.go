@@ -204,8 +204,8 @@ func (h *logHealth) unlisted(ctx context.Context, b events.Bounds) (string, erro
 		}
 		if !ok {
 			if n := unlistedCount(&h.removed, b, from); n > 0 || len(lost) > 0 {
-				return fmt.Sprintf("the stream lost %s the removal ledger does not list (%d or more after seq %d, among %d missing there)",
-					messages(spansLen(lost)+n), n, b.First, b.Missing()), nil
+				return fmt.Sprintf("the stream lost at least %s the removal ledger does not list (%d missing between seq %d and %d, too many to name)",
+					messages(spansLen(lost)+n), b.Missing(), b.First, b.Last), nil
 			}
 			return "", nil
 		}

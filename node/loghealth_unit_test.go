@@ -108,10 +108,10 @@ func TestLogHealthRemovals(t *testing.T) {
 			if listable {
 				r.want("after a delete the ledger does not list", "lost 1 message the removal ledger does not list (sequence 6)")
 			} else {
-				r.want("after a delete the ledger does not list", "lost 1 message the removal ledger does not list")
+				r.want("after a delete the ledger does not list", "lost at least 1 message the removal ledger does not list")
 			}
 			r.remove("mem.ev.session.s3")
-			r.want("after a later legitimate removal", "lost 1 message")
+			r.want("after a later legitimate removal", "1 message the removal ledger does not list")
 		})
 	}
 }
