@@ -2,6 +2,7 @@ package node_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -13,6 +14,7 @@ import (
 	"os"
 	goruntime "runtime"
 	"runtime/metrics"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -33,6 +35,7 @@ var (
 	soakErase   = flag.Duration("soak.erase", time.Minute, "TestSoak: how often it erases a session (every fifth: its user)")
 	soakWorkers = flag.Int("soak.workers", 3, "TestSoak: concurrent clients")
 	soakPause   = flag.Duration("soak.pause", 20*time.Millisecond, "TestSoak: each client's pause between two operations")
+	soakHeap    = flag.String("soak.heapprofile", "", "TestSoak: write heap profiles to this path + .ref (at the reference sample) and .end (compare: go tool pprof -top -base X.ref X.end)")
 )
 
 // soakOps are the operations a soak client draws from, with their weights.
@@ -196,6 +199,10 @@ func TestSoak(t *testing.T) {
 		return s
 	}
 	rows = append(rows, sample())
+	// The reference for the end: the first sample after a minute (or half
+	// the run), when the node has started what it keeps.
+	var ref soakSample
+	var refStacks map[string]int
 	tick := time.NewTicker(*soakEvery)
 	for done := false; !done; {
 		select {
@@ -204,15 +211,25 @@ func TestSoak(t *testing.T) {
 		case <-tick.C:
 			rows = append(rows, sample())
 			r := rows[len(rows)-1]
+			if refStacks == nil && (r.at >= time.Minute || r.at >= *soakFor/2) {
+				ref, refStacks = r, goroutineStacks()
+				writeHeapProfile(t, ".ref")
+			}
 			fmt.Fprintf(os.Stdout, "soak %s: %d ops, %d errors, /healthz %d, %d consumers, %d goroutines, heap %d MB\n",
 				r.at, r.ops, r.errs, r.health, r.consumers, r.goroutines, r.heapLive>>20)
 		}
 	}
 	tick.Stop()
 	wg.Wait()
-	// Everything the clients started has ended: the node's own is left.
-	time.Sleep(time.Second)
+	if refStacks == nil {
+		ref, refStacks = rows[len(rows)-1], goroutineStacks()
+	}
+	// Everything the clients started ends: the node's own is left (a
+	// watch poll of a client that left ends with it; a NATS one waits out
+	// its wait).
+	settledGoroutines(ref.goroutines)
 	final := sample()
+	writeHeapProfile(t, ".end")
 	rows = append(rows, final)
 
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -240,20 +257,70 @@ func TestSoak(t *testing.T) {
 	if n := st.errs.Load(); n > 0 {
 		t.Errorf("%d operations failed other than with the 404 of something erased", n)
 	}
-	// After the first minute the node has started what it keeps.
-	ref := rows[0]
-	for _, r := range rows {
-		if r.at >= time.Minute || r.at >= *soakFor/2 {
-			ref = r
-			break
-		}
-	}
 	if final.consumers > ref.consumers {
 		t.Errorf("%d consumers on the stream at the end, %d at %s", final.consumers, ref.consumers, ref.at)
 	}
 	if final.goroutines > ref.goroutines {
-		t.Errorf("%d goroutines at the end (the clients stopped), %d at %s (clients running)", final.goroutines, ref.goroutines, ref.at)
+		t.Errorf("%d goroutines at the end (the clients stopped), %d at %s (clients running); the stacks that grew:\n%s",
+			final.goroutines, ref.goroutines, ref.at, stacksGrown(refStacks, goroutineStacks()))
 	}
+}
+
+// writeHeapProfile writes the heap profile, after a collection, to
+// -soak.heapprofile + suffix (nothing without the flag).
+func writeHeapProfile(t *testing.T, suffix string) {
+	if *soakHeap == "" {
+		return
+	}
+	goruntime.GC()
+	f, err := os.Create(*soakHeap + suffix)
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	defer f.Close()
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		t.Error(err)
+	}
+}
+
+// goroutineStacks counts the process's goroutines by stack (function names
+// only, innermost first, at most 8 frames).
+func goroutineStacks() map[string]int {
+	var b bytes.Buffer
+	_ = pprof.Lookup("goroutine").WriteTo(&b, 1)
+	out := make(map[string]int)
+	for _, block := range strings.Split(b.String(), "\n\n") {
+		lines := strings.Split(strings.TrimSpace(block), "\n")
+		var n int
+		if len(lines) < 2 {
+			continue
+		}
+		if _, err := fmt.Sscanf(lines[0], "%d @", &n); err != nil {
+			continue
+		}
+		var fns []string
+		for _, l := range lines[1:] {
+			f := strings.Split(l, "\t") // "#", address, "pkg.fn+0x12", "file:line"
+			if len(f) >= 3 && len(fns) < 8 {
+				name, _, _ := strings.Cut(f[2], "+")
+				fns = append(fns, name)
+			}
+		}
+		out[strings.Join(fns, " < ")] += n
+	}
+	return out
+}
+
+// stacksGrown lists the stacks more goroutines are in after than before.
+func stacksGrown(before, after map[string]int) string {
+	var b strings.Builder
+	for _, k := range slices.Sorted(maps.Keys(after)) {
+		if d := after[k] - before[k]; d > 0 {
+			fmt.Fprintf(&b, "  +%d (%d -> %d) %s\n", d, before[k], after[k], k)
+		}
+	}
+	return b.String()
 }
 
 // soakClient runs operations drawn from soakOps until ctx ends.
