@@ -3,7 +3,7 @@ GO      ?= go
 PKGS    ?= ./...
 PROTOS  := $(wildcard proto/memory/v1/*.proto)
 
-.PHONY: build run test deps ci verify proto bench bench-memory fuzz crash crash-erase screenshots
+.PHONY: build run test deps ci verify proto bench bench-memory fuzz crash crash-erase screenshots soak
 
 # build compiles every package and writes the binaries to bin/ (ignored by
 # git): bin/agentmem-node, bin/agentmem-replay, bin/agentmem-membench,
@@ -112,3 +112,16 @@ crash:
 # three of the steps.
 crash-erase:
 	$(GO) test -race -count=1 -run '^TestEraseUserKilledAtEachStep$$' -v ./node/ -erase.crash.all
+
+# soak runs a default node under a steady mixed load for SOAK (default 30m;
+# `make soak SOAK=5m`, or SOAK=5m in the environment): appends, searches,
+# context and recall reads, watch polls and Server-Sent Events streams,
+# inspector timeline and context pages, an erase every minute. Every 10 s it
+# samples /healthz, the log stream's consumers, goroutines and the live heap,
+# and prints a table at the end. It fails if /healthz ever answers other
+# than 200, an operation fails other than with the 404 of something erased,
+# or consumers or goroutines grow. Not part of `make test`. More knobs:
+# SOAK_FLAGS='-soak.workers 2 -soak.pause 50ms -soak.erase 30s -soak.sample 5s'.
+SOAK ?= 30m
+soak:
+	$(GO) test -count=1 -run '^TestSoak$$' -v -timeout 0 ./node/ -soak=$(SOAK) $(SOAK_FLAGS)

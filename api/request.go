@@ -52,6 +52,8 @@ type localRequest struct {
 	header  nats.Header
 	who     *tenancy.Caller
 	replies chan Reply
+	// ctx is Do's: it ends when the requester stops waiting for the reply.
+	ctx context.Context
 }
 
 // localOf returns the request served with Do that r is (under its timing).
@@ -67,6 +69,23 @@ func (l *localRequest) Subject() string        { return l.subject }
 func (l *localRequest) Data() []byte           { return l.data }
 func (l *localRequest) Headers() micro.Headers { return micro.Headers(l.header) }
 func (l *localRequest) Reply() string          { return "" }
+
+// requesterContext returns a context that ends when r's requester stops
+// waiting for the reply, if its transport can tell: a request served with
+// Do (an HTTP client that went away). A NATS requester leaves silently:
+// for it, and a request forwarded from another node, it returns nil.
+func requesterContext(r request) context.Context {
+	for {
+		switch x := r.(type) {
+		case timedRequest:
+			r = x.request
+		case *localRequest:
+			return x.ctx
+		default:
+			return nil
+		}
+	}
+}
 
 // deliver takes the request's one reply (a second is dropped: every path
 // answers once).
@@ -104,7 +123,7 @@ func (r Reply) Code() int {
 func (s *Service) Do(ctx context.Context, subject string, data []byte, who *tenancy.Caller) (Reply, error) {
 	hdr := nats.Header{}
 	hdr.Set("Content-Type", ContentTypeJSON)
-	l := &localRequest{subject: subject, data: data, header: hdr, who: who, replies: make(chan Reply, 1)}
+	l := &localRequest{subject: subject, data: data, header: hdr, who: who, replies: make(chan Reply, 1), ctx: ctx}
 	rt, ok := s.routes.find(subject)
 	switch {
 	case ok:

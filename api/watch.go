@@ -29,7 +29,8 @@ const (
 
 // watchHandler serves one long poll: it checks the caller may read the
 // aggregate, then holds one of the caller's watch slots (429 max_watches)
-// and one of the node's until changes arrive or the wait ends.
+// and one of the node's until changes arrive, the wait ends or the
+// requester is gone (when its transport can tell: requesterContext).
 func (s *Service) watchHandler(c *call) {
 	req := &memoryv1.WatchRequest{}
 	if !s.readBody(c.r, c.rp, c.asJSON, req) {
@@ -86,14 +87,21 @@ func (s *Service) watchHandler(c *call) {
 			reply(nil, err)
 			return
 		}
-		// The wait for a first change ends early when the service stops.
+		// The wait for a first change ends early when the service stops, or
+		// when the requester is gone (an HTTP client that left): the poll
+		// then holds no slot, subscription or goroutine for nobody.
 		wctx, wcancel := context.WithCancel(ctx)
 		defer wcancel()
 		stop := context.AfterFunc(s.watchCtx, wcancel)
 		defer stop()
+		gone := requesterContext(c.r)
+		if gone != nil {
+			stopGone := context.AfterFunc(gone, wcancel)
+			defer stopGone()
+		}
 		changes, last, err := s.watcher.Watch(wctx, subject, req.GetFromSeq(), limit, wait)
-		if err != nil && s.watchCtx.Err() != nil && ctx.Err() == nil {
-			changes, last, err = nil, req.GetFromSeq(), nil // stopping: no change yet
+		if err != nil && ctx.Err() == nil && (s.watchCtx.Err() != nil || gone != nil && gone.Err() != nil) {
+			changes, last, err = nil, req.GetFromSeq(), nil // stopping, or nobody waits: no change yet
 		}
 		if err != nil {
 			reply(nil, &Error{Code: 503, Message: err.Error()})

@@ -636,22 +636,18 @@ func (c *compaction) compare(ctx context.Context, step CompactStep, a, b string,
 }
 
 func (c *compaction) open(ctx context.Context, stream string) (*seqReader, error) {
-	cons, err := c.js.OrderedConsumer(ctx, stream, jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverAllPolicy})
+	rd, err := openOrdered(ctx, c.js, stream, jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverAllPolicy}, 256, c.cfg.IdleTimeout)
 	if err != nil {
 		return nil, fmt.Errorf("events: compact: read %s: %w", stream, err)
 	}
-	it, err := cons.Messages(jetstream.PullMaxMessages(256))
-	if err != nil {
-		return nil, fmt.Errorf("events: compact: read %s: %w", stream, err)
-	}
-	return &seqReader{stream: stream, it: it, idle: c.cfg.IdleTimeout}, nil
+	return &seqReader{stream: stream, rd: rd, idle: c.cfg.IdleTimeout}, nil
 }
 
 // nextAny returns the next message and its sequence, whatever it is.
 func (r *seqReader) nextAny(ctx context.Context) (jetstream.Msg, uint64, error) {
 	nctx, cancel := context.WithTimeout(ctx, r.idle)
 	defer cancel()
-	msg, err := r.it.Next(jetstream.NextContext(nctx))
+	msg, err := r.rd.next(nctx)
 	if err != nil {
 		if cerr := ctx.Err(); cerr != nil {
 			return nil, 0, fmt.Errorf("events: compact: read %s: %w", r.stream, cerr)

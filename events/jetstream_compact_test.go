@@ -58,6 +58,29 @@ func (c *compactServer) stop() {
 	}
 }
 
+// waitStreamDirsRemoved waits until the server has removed the directories
+// of the streams deleted (a deleted stream's directory is renamed with a
+// "." prefix and removed in the background, after the delete answered),
+// failing after 10 s: only then do the files at rest say what the store
+// holds.
+func waitStreamDirsRemoved(t *testing.T, dir string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		left, err := filepath.Glob(filepath.Join(dir, "jetstream", "*", "streams", ".*"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("deleted streams' directories still there after 10 s: %v", left)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 // FilesContaining returns the files under dir whose bytes contain marker
 // (the whole file, read at rest).
 func filesContaining(t *testing.T, dir string, marker string) []string {
@@ -238,6 +261,7 @@ func compactAll(t *testing.T, ctx context.Context, js jetstream.JetStream, cfg C
 func checkCompacted(t *testing.T, srv *compactServer, want []heldMsg, wantBounds jetstream.StreamState) *compactServer {
 	t.Helper()
 	srv.stop()
+	waitStreamDirsRemoved(t, srv.dir)
 	for _, m := range goneMarkers {
 		if hits := filesContaining(t, srv.dir, m); len(hits) > 0 {
 			t.Errorf("after compaction %q is still in %v", m, hits)

@@ -19,8 +19,9 @@ const loadBatch = 1024
 // the tail with an ephemeral, unacknowledged, in-memory pull consumer filtered
 // on the subject and starting at afterSeq+1 (what an ordered consumer does,
 // without its reset machinery: one Load is one short read). It stops at the
-// leader's last sequence and deletes the consumer before returning; if the
-// process dies first, the server removes it after InactiveThreshold.
+// leader's last sequence and deletes the consumer before returning, also
+// when ctx ends; if the process dies first, the server removes it after
+// InactiveThreshold.
 //
 // A batched direct get ($JS.API.DIRECT.GET) was measured slower: the server
 // rewrites every stored message's headers for it (net/http.Header), about
@@ -33,7 +34,10 @@ func (l *JetStreamLog) Load(ctx context.Context, subject string, afterSeq uint64
 	if last <= afterSeq {
 		return afterSeq, nil
 	}
-	cctx, cancel := l.withTimeout(ctx)
+	// Not cut short by the end of ctx (only by the timeout): a creation
+	// abandoned half way may still create the consumer, which then nobody
+	// deletes. The end of ctx is seen at the first fetch.
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.timeout)
 	cons, err := l.js.CreateConsumer(cctx, l.stream, jetstream.ConsumerConfig{
 		Description:       "agentmem load " + subject,
 		FilterSubject:     subject,

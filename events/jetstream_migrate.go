@@ -563,35 +563,31 @@ func messageSum(seq uint64, subject string, hdr nats.Header, data []byte) [32]by
 }
 
 // seqReader reads a stream in order from a sequence with an ordered
-// consumer, requiring every sequence.
+// consumer, requiring every sequence; close deletes the consumer.
 type seqReader struct {
 	stream string
-	it     jetstream.MessagesContext
+	rd     *orderedRead
 	idle   time.Duration
 }
 
 func (m *migration) open(ctx context.Context, stream string, from uint64) (*seqReader, error) {
-	cons, err := m.js.OrderedConsumer(ctx, stream, jetstream.OrderedConsumerConfig{
+	rd, err := openOrdered(ctx, m.js, stream, jetstream.OrderedConsumerConfig{
 		DeliverPolicy: jetstream.DeliverByStartSequencePolicy,
 		OptStartSeq:   from,
-	})
+	}, 256, m.cfg.IdleTimeout)
 	if err != nil {
 		return nil, fmt.Errorf("events: migrate: read %s from %d: %w", stream, from, err)
 	}
-	it, err := cons.Messages(jetstream.PullMaxMessages(256))
-	if err != nil {
-		return nil, fmt.Errorf("events: migrate: read %s from %d: %w", stream, from, err)
-	}
-	return &seqReader{stream: stream, it: it, idle: m.cfg.IdleTimeout}, nil
+	return &seqReader{stream: stream, rd: rd, idle: m.cfg.IdleTimeout}, nil
 }
 
-func (r *seqReader) close() { r.it.Stop() }
+func (r *seqReader) close() { r.rd.stop() }
 
 // next returns the message at seq, which must be the next one.
 func (r *seqReader) next(ctx context.Context, seq uint64) (jetstream.Msg, error) {
 	nctx, cancel := context.WithTimeout(ctx, r.idle)
 	defer cancel()
-	msg, err := r.it.Next(jetstream.NextContext(nctx))
+	msg, err := r.rd.next(nctx)
 	if err != nil {
 		if cerr := ctx.Err(); cerr != nil {
 			return nil, fmt.Errorf("events: migrate: read seq %d of %s: %w", seq, r.stream, cerr)

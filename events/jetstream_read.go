@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -95,7 +94,8 @@ func (l *JetStreamLog) MissingSeqs(ctx context.Context, limit int) ([]uint64, bo
 
 // Read implements StreamReader with an ordered consumer on every subject of
 // the log (mem.ev.>), in memory on the server, starting at from: JetStream
-// skips the sequences it no longer holds. A bounded read whose stop was
+// skips the sequences it no longer holds. Close (or the end of ctx)
+// deletes the consumer. A bounded read whose stop was
 // already written first asks the leader for the first message at or after
 // from, and ends at once if there is none up to the stop; afterwards each
 // message's pending count tells when nothing more up to the stop is
@@ -132,28 +132,22 @@ func (l *JetStreamLog) Read(ctx context.Context, from uint64, opts ...ReadOption
 		OptStartSeq:      from,
 		MaxResetAttempts: o.maxResets,
 	}
-	cons, err := l.js.OrderedConsumer(ctx, l.stream, cfg)
-	if err != nil {
-		if errors.Is(err, jetstream.ErrStreamNotFound) {
-			return nil, fmt.Errorf("%w: read stream %s: not found (deleted?): %w", ErrNoStream, l.stream, err)
-		}
-		return nil, fmt.Errorf("events: read stream %s from %d: %w", l.stream, from, err)
-	}
 	ahead := o.readAhead
 	if ahead <= 0 {
 		ahead = 256
 	}
-	it, err := cons.Messages(jetstream.PullMaxMessages(ahead), jetstream.PullHeartbeat(readHeartbeat))
+	rd, err := openOrdered(ctx, l.js, l.stream, cfg, ahead, l.timeout, jetstream.PullHeartbeat(readHeartbeat))
 	if err != nil {
 		if errors.Is(err, jetstream.ErrStreamNotFound) {
 			return nil, fmt.Errorf("%w: read stream %s: not found (deleted?): %w", ErrNoStream, l.stream, err)
 		}
 		return nil, fmt.Errorf("events: read stream %s from %d: %w", l.stream, from, err)
 	}
-	c := &jsCursor{stream: l.stream, it: it, stop: o.stop, written: written}
+	c := &jsCursor{stream: l.stream, rd: rd, stop: o.stop, written: written}
 	// While the ordered consumer recreates itself Next ignores its context;
-	// only Stop ends it.
-	c.unhook = context.AfterFunc(ctx, it.Stop)
+	// only stopping the read ends it. The end of ctx ends the read as Close
+	// does, consumer deleted.
+	c.unhook = context.AfterFunc(ctx, rd.stop)
 	return c, nil
 }
 
@@ -172,11 +166,10 @@ const readHeartbeat = time.Second
 // jsCursor is JetStreamLog's Cursor.
 type jsCursor struct {
 	stream  string
-	it      jetstream.MessagesContext
+	rd      *orderedRead
 	stop    uint64
 	written bool // every sequence up to stop was assigned: none left pending means none left
 	unhook  func() bool
-	once    sync.Once
 
 	done bool // the bounded read returned its last record; only Next uses it
 }
@@ -185,7 +178,7 @@ func (c *jsCursor) Next(ctx context.Context) (Record, error) {
 	if c.done {
 		return Record{}, ErrEndOfRead
 	}
-	msg, err := c.it.Next(jetstream.NextContext(ctx))
+	msg, err := c.rd.next(ctx)
 	if err != nil {
 		if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
 			return Record{}, fmt.Errorf("events: read stream %s: %w (%w)", c.stream, cerr, err)
@@ -209,11 +202,11 @@ func (c *jsCursor) Next(ctx context.Context) (Record, error) {
 	return r, nil
 }
 
+// Close ends the read and deletes its consumer on the server (see
+// orderedRead): when it returns, the read holds nothing there.
 func (c *jsCursor) Close() {
-	c.once.Do(func() {
-		c.unhook()
-		c.it.Stop()
-	})
+	c.unhook()
+	c.rd.stop()
 }
 
 // endedCursor is a bounded read with nothing to read.

@@ -166,3 +166,35 @@ func (s *SpanSet) NextUncovered(seq uint64) uint64 {
 
 // Len is the number of spans in the set.
 func (s *SpanSet) Len() int { return len(s.spans) }
+
+// Gaps returns the runs of [first, last] the set does not cover, in
+// order (none when it covers them all; [first, last] itself for a nil or
+// empty set).
+func (s *SpanSet) Gaps(first, last uint64) []SeqSpan {
+	if last < first {
+		return nil
+	}
+	var spans []SeqSpan
+	if s != nil {
+		spans = s.spans
+	}
+	// The first span that ends at or after first.
+	i, _ := slices.BinarySearchFunc(spans, first, func(sp SeqSpan, seq uint64) int {
+		if sp.Last < seq {
+			return -1
+		}
+		return 1
+	})
+	var out []SeqSpan
+	next := first // the first sequence not yet looked at
+	for ; i < len(spans) && spans[i].First <= last; i++ {
+		if sp := spans[i]; sp.First > next {
+			out = append(out, SeqSpan{next, sp.First - 1})
+		}
+		if spans[i].Last >= last {
+			return out
+		}
+		next = max(next, spans[i].Last+1)
+	}
+	return append(out, SeqSpan{next, last})
+}

@@ -33,5 +33,8 @@
 // every 2s, logs an error once per change of what it observes (missing,
 // went back, lost messages, ends before the projection) and sets the gauge
 // agentmem_log_healthy (1 healthy, 0 not); a loss stays reported until the
-// node restarts.
+// node restarts. Messages the node removes on purpose (erase, retention,
+// the bounded log's compaction) are no loss: each removal is in the
+// removal ledger before a message goes, and the check accepts exactly the
+// sequences the ledger lists (or that lie below the compaction baseline).
 package node

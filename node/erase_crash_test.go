@@ -173,13 +173,8 @@ func (c *childNode) stop(t *testing.T) {
 	c.cmd = nil
 }
 
-// waitHealthy waits until base's /healthz answers 200.
-//
-// One 503 is let through, and logged: the log health check
-// (node/loghealth.go) takes the messages an erase purges for messages
-// lost ("the stream lost N messages ... purged?"), which is being taught
-// to read the removal ledger on another branch. Drop the exception when
-// it has landed.
+// waitHealthy waits until base's /healthz answers 200 (the log health
+// check reads the removal ledger: an erase's purge is no loss).
 func waitHealthy(t *testing.T, base string, within time.Duration) {
 	t.Helper()
 	var last string
@@ -192,15 +187,6 @@ func waitHealthy(t *testing.T, base string, within time.Duration) {
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		if resp.StatusCode == http.StatusOK {
-			return
-		}
-		var h struct {
-			Failing []string
-			Log     struct{ Reason, Detail string }
-		}
-		if json.Unmarshal(body, &h) == nil && len(h.Failing) == 1 && h.Failing[0] == "log" && h.Log.Reason == "stream" &&
-			strings.Contains(h.Log.Detail, "purged?") {
-			t.Logf("%s/healthz: 503, the log health check takes the erase's purge for a loss: %s", base, h.Log.Detail)
 			return
 		}
 		last = fmt.Sprintf("%d %s", resp.StatusCode, body)

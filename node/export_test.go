@@ -44,3 +44,13 @@ func (n *Node) RetentionForTest(ctx context.Context) error {
 	}
 	return nil
 }
+
+// CheckLogForTest has the log health check look at the stream now and
+// returns what it found ("": healthy); /healthz and agentmem_log_healthy
+// say the same from then on.
+func (n *Node) CheckLogForTest(ctx context.Context) (string, error) {
+	if n.logHealth == nil {
+		return "", errors.New("node: no log health check")
+	}
+	return n.logHealth.Check(ctx)
+}

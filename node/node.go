@@ -169,7 +169,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	if cfg.Projector {
 		applied = n.store.AppliedSeq
 	}
-	n.logHealth = newLogHealth(js, cfg.Stream, applied, logger, n.Registry)
+	n.logHealth = newLogHealth(jsLog, cfg.Stream, applied, logger, n.Registry)
 	n.goBackground("log health check stopped", n.logHealth.Run)
 	snaps, err := events.NewKVSnapshotStore(ctx, js, cfg.Stream+"_SNAPSHOTS", cfg.Replicas)
 	if err != nil {
