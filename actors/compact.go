@@ -9,7 +9,7 @@ import (
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 )
 
-// compact serves a CompactAggregate (a bounded log, DESIGN §12): when the
+// compact serves a CompactAggregate (a bounded log): when the
 // scope's oldest message was written before req.before_unix_nano (its
 // command time), the scope is rewritten from a ScopeBaseline holding its
 // state trimmed to the window (sharedmem.State.Trimmed) and every message

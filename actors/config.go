@@ -27,7 +27,7 @@ type Config struct {
 	// RewriteTimeout bounds one call of the optional Rewriter.
 	RewriteTimeout time.Duration
 	// EpisodicTTL is the default TTL of episodic entries written without
-	// one, in scopes whose episodic_ttl_seconds is 0 (DESIGN §12 retention;
+	// one, in scopes whose episodic_ttl_seconds is 0 (retention;
 	// 0 = never). Whole seconds; the expiry is recorded in the entry's event.
 	EpisodicTTL time.Duration
 }

@@ -40,7 +40,7 @@
 // Slow work (an LLM rewrite of a summary) runs beside the actor and comes
 // back as a command whose events are decided against the then current state.
 //
-// Retention (DESIGN §12) is decided by the owning actors and stored as
+// Retention is decided by the owning actors and stored as
 // events: a scope actor gives episodic entries written without a ttl the
 // scope's episodic TTL or Config.EpisodicTTL and stores EXPIRE tombstones on
 // its timer; a session actor that stores (or finds) TERMINATED or ARCHIVED

@@ -13,7 +13,7 @@ import (
 )
 
 // An EraseAggregate (proto/memory/v1/erasure.proto) erases the aggregate
-// that receives it (DESIGN §12): every message of its subject leaves the
+// that receives it: every message of its subject leaves the
 // log, its snapshot is deleted, and its state is emptied, as if it had
 // never been written. The node's eraser sends it once the caller is
 // authorized (api); the actor does not check who.

@@ -70,7 +70,7 @@ type expireTick struct{}
 // EndSessionScope is the command a session actor sends the actor of its
 // session:<id> scope once the session is TERMINATED or ARCHIVED: every live
 // entry gets an END tombstone (sharedmem.DecideEnd), so session-scope
-// entries end with the session (DESIGN §12). Sent again on a retried
+// entries end with the session. Sent again on a retried
 // terminate and on archive, so a crash between the two batches heals; a
 // scope with nothing live stores nothing. The reply is a MutationReply.
 type EndSessionScope struct{}

@@ -18,7 +18,7 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// The node's half of the context assembler (DESIGN §5a): when an append
+// The node's half of the context assembler: when an append
 // holds a user message and the session assembles its context, the node
 // searches, outside the actor, the session's swap and the scopes the
 // caller may read for that message and hands the candidates to the

@@ -11,7 +11,7 @@ import (
 	"github.com/agentmem/agentmem/tenancy"
 )
 
-// Router places aggregates on the nodes of a cluster (DESIGN §9a). Without
+// Router places aggregates on the nodes of a cluster. Without
 // one (Deps.Router nil) this node serves every aggregate.
 type Router interface {
 	// Serves reports whether this node serves aggregate id now.

@@ -326,8 +326,7 @@ func (s *Service) publishHandler(c *call) {
 			reply(nil, err)
 			return
 		}
-		// The copy names its source, so that erasing the user reaches it
-		// (DESIGN §12).
+		// The copy names its source, so that erasing the user reaches it.
 		e = proto.CloneOf(e)
 		if e.Metadata == nil {
 			e.Metadata = map[string]string{}

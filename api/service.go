@@ -442,7 +442,7 @@ func (s *Service) handOff(rp replier, asJSON bool, dispatch func(actors.ReplyFun
 
 // begin counts one request in flight, unless the service stopped: then it
 // answers 503 and reports false. While Stop drains, requests still begin:
-// they are forwarded to their new owners or served (DESIGN §9a: a stopping
+// they are forwarded to their new owners or served (a stopping
 // node forwards what still reaches it).
 func (s *Service) begin(rp replier, asJSON bool) bool {
 	if !s.inflight.begin() {

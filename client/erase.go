@@ -38,7 +38,7 @@ func (c *Client) eraseCall(ctx context.Context, subject string, req proto.Messag
 	return reply, nil
 }
 
-// EraseSession erases session id and its session scope (DESIGN §12): once
+// EraseSession erases session id and its session scope: once
 // it answers, nothing of them is readable by any path. reason is kept,
 // content-free, in the log.
 func (c *Client) EraseSession(ctx context.Context, id, reason string) (*memoryv1.EraseReceipt, error) {

@@ -6,8 +6,8 @@ import (
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 )
 
-// Scope names one memory scope: an agent's private memory or a shared scope
-// (DESIGN.md §6). Build one with Agent, Global, Workflow, Swarm, Debate,
+// Scope names one memory scope: an agent's private memory or a shared scope.
+// Build one with Agent, Global, Workflow, Swarm, Debate,
 // SessionScope, User, App or Project.
 type Scope struct {
 	// Kind is "agent", "global", "workflow", "swarm", "debate", "session",

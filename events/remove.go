@@ -26,8 +26,8 @@ func RemovalSubject(id string) string { return ScopeSubject(KindRemoval, id) }
 // `replay migrate-log` first.
 var ErrDenyDelete = errors.New("events: the log stream denies deletes and purges (move it with `replay migrate-log`)")
 
-// Remover removes messages from the log: erasure and compaction (DESIGN
-// §12). Every removal is listed in the removal ledger first (see
+// Remover removes messages from the log: erasure and compaction.
+// Every removal is listed in the removal ledger first (see
 // KindRemoval); a Remover does not check that.
 type Remover interface {
 	// RemoveSubject removes every message of subject with a sequence at most

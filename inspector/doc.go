@@ -1,5 +1,5 @@
 // Package inspector serves the read-only web inspector at /ui/ on the
-// node's HTTP listener (DESIGN §14): the sessions, one session's context as
+// node's HTTP listener: the sessions, one session's context as
 // the LLM receives it (layer by layer, section by section, with the tokens
 // and the source of every item, and the OpenAI and Anthropic renderings),
 // its timeline of events with time travel, search in a session, scopes with

@@ -17,8 +17,8 @@ const maxErasures = 1000
 // errNoLedger: the inspector was built without a reader of the whole log.
 var errNoLedger = errors.New("inspector: this node gives the inspector no reader of the log: the removal ledger cannot be shown")
 
-// removalRow is one removal of the ledger, content-free as the ledger is
-// (DESIGN §12): what was asked, by whom, why, when, how many messages.
+// removalRow is one removal of the ledger, content-free as the ledger is:
+// what was asked, by whom, why, when, how many messages.
 type removalRow struct {
 	ID, Target, Reason, By, Why, When string
 	Messages                          uint64

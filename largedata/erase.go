@@ -11,7 +11,7 @@ import (
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 )
 
-// Erase erases large data id (DESIGN §12) under removal removalID: the
+// Erase erases large data id under removal removalID: the
 // LogRemoval first (its reference's messages on mem.ev.data.<id>, the
 // aggregate "data.<id>" whose index rows the projections delete), then the
 // object, its messages, and the completion. A removal already recorded is

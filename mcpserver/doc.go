@@ -1,6 +1,6 @@
 // Package mcpserver serves the memory tools of package tools over the Model
 // Context Protocol (the official Go SDK, github.com/modelcontextprotocol/go-sdk),
-// on stdio or Streamable HTTP, as one agent (DESIGN.md §5b).
+// on stdio or Streamable HTTP, as one agent.
 //
 // One server process holds one NATS connection, and that connection's
 // verified identity is the caller of every tool call: with tenants
@@ -16,7 +16,7 @@
 // Resources: the template agentmem://session/{id}/context, a session's
 // context as the session_context tool gives it (JSON).
 //
-// Every surface answers bad input and stays up (DESIGN.md §10): stdio uses
+// Every surface answers bad input and stays up: stdio uses
 // NewLineTransport, which answers a malformed line with a JSON-RPC error
 // instead of ending the session; HTTP checks Host and Origin on every
 // request and bounds the open sessions (HTTPOptions).

@@ -154,7 +154,7 @@
 //     the context assembler off ("recall off"); the first profile is the
 //     default.
 //   - agentmem (<default profile> + recall): the default session, context
-//     assembler on (DESIGN §5a). At each append holding a user message the
+//     assembler on. At each append holding a user message the
 //     candidates are the 20 best hits of the projection searcher of (b) for
 //     that message (as the node's swap search offers them, over the
 //     messages said before it), and DecideAppendWith chooses the recalled
@@ -211,7 +211,7 @@
 // segmented.Extractive (the default summarizer) on its own, on consecutive
 // spans of n messages of the conversation, with three limits: the one the
 // model passes (min(summary_max_tokens = 400, covered − 5)), and covered/5
-// and covered/10 (the 5× and 10× compression DESIGN §5 targets).
+// and covered/10 (the 5× and 10× compression the design targets).
 // Compression is the tokens of the spans over the tokens of their summaries
 // (as the model counts them); key-fact retention is the share of the fact
 // values stated in a span still in its summary. The rows "made in the run"

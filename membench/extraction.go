@@ -13,7 +13,7 @@ import (
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 )
 
-// The extraction table (DESIGN §13, §5c): the generator's conversations
+// The extraction table: the generator's conversations
 // (internal/dialoggen), one session per sitting, consolidated at the end
 // of each sitting into the user's long-term memory the way the node does
 // (the user's facts known so far passed in, last write wins per key, a

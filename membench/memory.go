@@ -19,7 +19,7 @@ import (
 // question.
 //
 // Context receives the question: agentmem with recall on (the context
-// assembler of DESIGN §5a) recalls for it, as it would when the user asks
+// assembler) recalls for it, as it would when the user asks
 // it; the metric code is the same for every Memory.
 type Memory interface {
 	Name() string

@@ -15,7 +15,7 @@ import (
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 )
 
-// QuestionConfig is the question mode (DESIGN §5c): LoCoMo-like
+// QuestionConfig is the question mode: LoCoMo-like
 // conversations (internal/dialoggen), each ingested whole, then every
 // question appended as the user asks it.
 type QuestionConfig struct {

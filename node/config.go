@@ -86,8 +86,8 @@ type Config struct {
 	DenyPurge bool
 	// LogAllowDelete creates a NEW log stream without deny_delete and
 	// deny_purge (events.JetStreamConfig.AllowDelete; flag
-	// --log-allow-delete, default true: erasure purges subjects, DESIGN
-	// §12; false keeps the older, erase-less stream). An existing stream keeps its own
+	// --log-allow-delete, default true: erasure purges subjects;
+	// false keeps the older, erase-less stream). An existing stream keeps its own
 	// settings: one that denies deletes is moved by `replay migrate-log`,
 	// one that allows them (migrated) is never made to deny them again.
 	LogAllowDelete bool
@@ -118,7 +118,7 @@ type Config struct {
 	// the node's).
 	Placement placement.Config
 	// ArchiveAfter archives a TERMINATED session this long after its last
-	// change (DESIGN §12 retention): the projector's node sweeps its session
+	// change (retention): the projector's node sweeps its session
 	// index and sends each such session ARCHIVE, which its actor stores as
 	// a status change. 0 = never. Needs the projector in this process.
 	ArchiveAfter time.Duration
@@ -149,7 +149,7 @@ type Config struct {
 	// LLM); when it fails the BM25 order is kept. Programmatic only.
 	Reranker api.Reranker
 	// Consolidation extracts the facts a session's user states into
-	// long-term memory (DESIGN §13).
+	// long-term memory.
 	Consolidation Consolidation
 }
 

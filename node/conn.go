@@ -13,7 +13,7 @@ import (
 // connect starts the embedded server (unless cfg names an external NATS)
 // and opens the node's two connections: n.nc for the log, the projector,
 // snapshots and large data; n.apiNC for the service, which should be
-// allowed to publish replies only (DESIGN §10: no confused deputy).
+// allowed to publish replies only (no confused deputy).
 //
 // On the single-user embedded server (no --nats-config) the node makes both
 // users itself, with random passwords (natsembed.NodeUsers). Otherwise the

@@ -27,7 +27,7 @@ func freeOn(t *testing.T, dir string) int64 {
 	return int64(fs.Bavail) * int64(fs.Bsize)
 }
 
-// TestDiskNearlyFullRestart (DESIGN §9a): a node restarted on a disk with
+// TestDiskNearlyFullRestart: a node restarted on a disk with
 // less than --min-free-bytes free starts (placement takes its partitions:
 // its leases are tiny), serves reads from what it stored, and refuses
 // writes at once with 503 naming out_of_space.

@@ -290,7 +290,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	if err = n.readyPlacement(ctx); err != nil {
 		return n, err
 	}
-	// Sessions a crash left terminated but unconsolidated (DESIGN §13),
+	// Sessions a crash left terminated but unconsolidated,
 	// once the projection holds the log as it is now (its session index
 	// lists them).
 	var logEnd uint64

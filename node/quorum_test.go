@@ -16,7 +16,7 @@ import (
 	"github.com/agentmem/agentmem/node"
 )
 
-// Loose bounds of the quorum-loss test (DESIGN §9a): a write made while the
+// Loose bounds of the quorum-loss test: a write made while the
 // cluster has no quorum is answered 503 within about a second (2 s here: a
 // busy machine), not at the client's timeout; once the servers are back the
 // projector resumes by itself, and a min_seq read is served again.

@@ -1,6 +1,6 @@
 // Package placement decides which node of a cluster serves each aggregate
 // (session, agent, shared scope), with NATS itself as the record: no
-// consensus code of our own (DESIGN §9a).
+// consensus code of our own.
 //
 // The id space is cut into a fixed number of partitions (Partition: FNV-1a
 // of the aggregate id, modulo Config.Partitions). Ownership of a partition

@@ -12,7 +12,7 @@ import (
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 )
 
-// Large-data index (DESIGN §6, largedata/doc.go).
+// Large-data index (largedata/doc.go).
 //
 // Each reference is one aggregate of kind "data" on mem.ev.data.<id>:
 // DataStored{ref} (version 1) puts data_refs[id] = ref, DataExpired{id}

@@ -13,7 +13,7 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// Erasure (DESIGN §12). A LogRemoval on mem.ev.removal.<id> names the
+// Erasure. A LogRemoval on mem.ev.removal.<id> names the
 // aggregates whose read models go ("erased"); applying it deletes every row
 // they hold here: a session's index entry, swap, BM25 documents and
 // postings (with their df and statistics), vectors and commands; a scope's

@@ -90,7 +90,7 @@ const (
 // stopsRun reports the errors Run stops on: what the log holds is wrong or
 // gone (a record that cannot be applied, a log that ends before the
 // checkpoint or was deleted under it) or the store is closed. Every other
-// error is weather (DESIGN §9a): a timeout, a lost quorum (JetStream
+// error is weather: a timeout, a lost quorum (JetStream
 // "temporarily unavailable", 10008), an ordered consumer that gave up
 // recreating itself (its iterator closed), a restarted or unreachable
 // server; Run reads again from its checkpoint after a pause.

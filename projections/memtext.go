@@ -14,7 +14,7 @@ import (
 
 // EntryText returns the value of version of key in the scope a context's
 // memory item names (scope "<kind>:<id>", or "global"), as text: the
-// segmented.EntryText the node hydrates contexts with (DESIGN §12: the log
+// segmented.EntryText the node hydrates contexts with (the log
 // keeps which entry version a context showed, not its text). ok is false
 // when the projection does not hold that version (erased, or never
 // projected), it is a tombstone, or its value is not text.

@@ -9,7 +9,7 @@ import (
 )
 
 // BenchmarkHydrateMemory: what reading memory items by reference costs a
-// context read (DESIGN §12: the log keeps which entry version a context
+// context read (the log keeps which entry version a context
 // showed, the node reads its text): a context of 60 messages with 10
 // memory items hydrated from a real projection file, beside the same
 // context with the texts inline (the engine figure: HydrateMemory returns

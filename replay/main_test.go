@@ -156,7 +156,7 @@ func drive(ctx context.Context, c *client.Client, f *fixture) error {
 			return err
 		}
 	}
-	// Long-term memory the context assembler draws on (DESIGN §5a): the
+	// Long-term memory the context assembler draws on: the
 	// user scopes, the agent and global.
 	for _, e := range []struct {
 		scope      client.Scope

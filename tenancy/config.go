@@ -39,7 +39,7 @@ type Config struct {
 	Limits Limits `json:"limits"`
 	// Principals are the callers, matched by account and user.
 	Principals []Principal `json:"principals"`
-	// HTTPTokens are the bearer tokens of the HTTP API (DESIGN §15): each
+	// HTTPTokens are the bearer tokens of the HTTP API: each
 	// stands for one NATS identity (account, user) of a principal, and a
 	// request carrying it is checked exactly as a NATS request of that
 	// identity. Only the token's SHA-256 is stored.

@@ -1,5 +1,5 @@
 // Package tenancy turns a request's verified NATS identity into a Caller
-// and answers what that caller may do (DESIGN.md §10).
+// and answers what that caller may do.
 //
 // Identity comes from the NATS server, never from a request body. Tenants
 // connect in their own NATS accounts and import the node's mem.v1 service;

@@ -1,5 +1,5 @@
-// Package tools is the one source of truth for the memory tools an LLM calls
-// (DESIGN.md §5b): their names, descriptions and JSON Schema (draft 2020-12)
+// Package tools is the one source of truth for the memory tools an LLM calls:
+// their names, descriptions and JSON Schema (draft 2020-12)
 // input schemas, the same definitions exported for OpenAI function calling
 // (OpenAI) and Anthropic tool use (Anthropic), and an Executor that runs a
 // tool call through the Go client.

@@ -1,7 +1,7 @@
 // Package convgen generates long, multi-session conversations between a
 // user and an assistant with planted facts and questions whose answers are
 // known: the input of the memory-quality benchmark (package membench,
-// DESIGN §5c). It is pure, deterministic Go with no I/O: the same Config
+// which measures memory quality). It is pure, deterministic Go with no I/O: the same Config
 // (seed included) gives the same Conversation, message for message.
 //
 // # A conversation

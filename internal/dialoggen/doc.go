@@ -1,6 +1,6 @@
 // Package dialoggen generates LoCoMo-like conversations with questions
 // whose evidence turns are known: the question mode of the memory benchmark
-// (package membench, DESIGN §5c). It is pure, deterministic Go with no I/O:
+// (package membench). It is pure, deterministic Go with no I/O:
 // the same Config (seed included) gives the same Conversation.
 //
 // # A conversation

@@ -1,4 +1,4 @@
-// Package llmextract extracts facts for consolidation (DESIGN §13) with an
+// Package llmextract extracts facts for consolidation with an
 // OpenAI-compatible chat endpoint (the node's --llm-* settings). The answer
 // is checked before it is used: every fact must cite user messages of the
 // conversation and hold words of them, so an endpoint that invents facts

@@ -83,7 +83,7 @@ const (
 //   - NodeUser (the log, the projector, snapshots, large data) may do
 //     anything but publish into the service's own requests (mem.v1.>)
 //     and delete the log stream (it purges subjects of it: erasure,
-//     DESIGN §12);
+//     erase);
 //   - APIUser (the service: it subscribes to mem.v1.> and $SRV.>) may
 //     publish only replies (_INBOX.>, _R_.>), so no request, whatever
 //     reply subject it names, can make the service publish elsewhere — not

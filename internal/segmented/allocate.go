@@ -5,7 +5,7 @@ import (
 	"slices"
 )
 
-// The allocation (DESIGN §5a): at a user message, everything that could
+// The allocation: at a user message, everything that could
 // go into the context beyond its floors — older L1 turns, summaries,
 // recalled turns of the swap, scope entries — is a Part with a token cost
 // and an expected use to the LLM for that message (its Value), and one

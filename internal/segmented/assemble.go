@@ -11,7 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// The context assembler (DESIGN §5a): at each append holding a user
+// The context assembler: at each append holding a user
 // message, a session with AssemblyConfig allocates its whole budget for
 // that message (plan.go, allocate.go) among candidates the node found
 // outside the actor and the session's own older turns and summaries:
@@ -98,8 +98,7 @@ type Candidates struct {
 	MemoryScores   []float64
 }
 
-// What the node asks a session search for and offers of it (DESIGN §5a:
-// tens of candidates): RecallSearched hits, of which OfferRecall keeps at
+// What the node asks a session search for and offers of it (// tens of candidates): RecallSearched hits, of which OfferRecall keeps at
 // most RecallOffered.
 const (
 	RecallSearched = 100

@@ -13,7 +13,7 @@ import (
 
 // The weights of the allocation: the Value of each Part for the latest user
 // message. They are round values chosen on the question-mode benchmark
-// (membench, DESIGN §5c), not fitted to it; each is kept only while the
+// (membench), not fitted to it; each is kept only while the
 // benchmark shows it helps.
 //
 //	| part                                                  | value                                 |

@@ -141,7 +141,7 @@ func (s *State) applyEntry(e *memoryv1.Entry) (dirty bool) {
 }
 
 // restate replaces the keys and configuration by a baseline's (an entry
-// erase or a compaction rewrote the scope, DESIGN §12); the scope's kind,
+// erase or a compaction rewrote the scope); the scope's kind,
 // id, version and recent commands stay its own.
 func (s *State) restate(b *memoryv1.ScopeSnapshot) {
 	b = proto.Clone(b).(*memoryv1.ScopeSnapshot)
@@ -179,7 +179,7 @@ func (s *State) KeyBySHA256(sum [sha256.Size]byte) (string, bool) {
 }
 
 // Trimmed returns the scope's state as a baseline that keeps only what the
-// time-travel window needs (a compaction, DESIGN §12): every version of a
+// time-travel window needs (a compaction): every version of a
 // key updated at or after before, and the key's current version whatever
 // its age (a tombstone included, so versions keep counting from it). The
 // second result reports whether any version was dropped.

@@ -386,7 +386,7 @@ func (s *State) DecideExpire(env Env) []proto.Message {
 }
 
 // DecideEnd decides the end of a session scope's session (its session was
-// terminated or archived: DESIGN §12, session-scope entries end with the
+// terminated or archived: session-scope entries end with the
 // session): the EXPIRE tombstones due at env.NowUnixNano, then an END
 // tombstone, in key order, for every other live entry (nil: nothing live).
 // The tombstones keep no value, so reads, lists and search no longer find

@@ -9,7 +9,7 @@ import (
 // mem.ev.<kind>.<id>.
 type Kind string
 
-// The scope kinds (DESIGN.md §6).
+// The scope kinds.
 const (
 	KindAgent    Kind = "agent"
 	KindGlobal   Kind = "global"

@@ -49,7 +49,7 @@ func TestAnalyze(t *testing.T) {
 	}
 }
 
-// TestQueryMatchesDocument checks that the awkward queries of DESIGN.md §7
+// TestQueryMatchesDocument checks that the awkward queries of the design
 // find a document that contains them verbatim.
 func TestQueryMatchesDocument(t *testing.T) {
 	for _, q := range []string{"O'Brien", "O’Brien", "customer-id", "error: 3706", "what broke?", "数据库"} {

@@ -262,7 +262,7 @@ type CreateSessionRequest struct {
 	SystemPrompt         string   `protobuf:"bytes,12,opt,name=system_prompt,json=systemPrompt,proto3" json:"system_prompt,omitempty"`
 	Patterns             []string `protobuf:"bytes,13,rep,name=patterns,proto3" json:"patterns,omitempty"`
 	BackendSchema        string   `protobuf:"bytes,14,opt,name=backend_schema,json=backendSchema,proto3" json:"backend_schema,omitempty"`
-	// assembly: the recalled and memory sections of the context (DESIGN §5a).
+	// assembly: the recalled and memory sections of the context.
 	// Unset: both on with the defaults (recall 10 %, memory 10 % of the budget,
 	// memory split task 40 / user+project 40 / global 20). Set: as given, zero
 	// shares taking those defaults; {"recall": false, "memory": false} turns
@@ -1429,7 +1429,7 @@ type LayerTokens struct {
 	L2       uint32                 `protobuf:"varint,3,opt,name=l2,proto3" json:"l2,omitempty"`
 	Promoted uint32                 `protobuf:"varint,4,opt,name=promoted,proto3" json:"promoted,omitempty"`
 	L1       uint32                 `protobuf:"varint,5,opt,name=l1,proto3" json:"l1,omitempty"`
-	// memory and recalled: the context assembler's sections (DESIGN §5a).
+	// memory and recalled: the context assembler's sections.
 	Memory        uint32 `protobuf:"varint,6,opt,name=memory,proto3" json:"memory,omitempty"`
 	Recalled      uint32 `protobuf:"varint,7,opt,name=recalled,proto3" json:"recalled,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -3555,8 +3555,8 @@ func (x *WatchReply) GetLastSeq() uint64 {
 	return 0
 }
 
-// ToolsRequest (mem.v1.tools.list) asks for the memory tools an LLM calls
-// (DESIGN §5b), the same definitions agentmem-mcp serves: format
+// ToolsRequest (mem.v1.tools.list) asks for the memory tools an LLM calls,
+// the same definitions agentmem-mcp serves: format
 // "openai" (default: function-calling tools), "anthropic" (tool-use
 // tools) or "mcp" (tools/list entries).
 type ToolsRequest struct {

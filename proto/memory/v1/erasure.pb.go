@@ -398,7 +398,7 @@ func (x *ScopeBaseline) GetRemovalId() string {
 	return ""
 }
 
-// EraseRequest erases a session, an agent, a user or a scope (DESIGN §12).
+// EraseRequest erases a session, an agent, a user or a scope.
 type EraseRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// command_id makes a retry safe (the same erase, answered again).
@@ -681,7 +681,7 @@ func (x *EraseAggregate) GetKeySha256() []byte {
 }
 
 // CompactAggregate is the node's command to the actor of a scope that
-// bounds its log (DESIGN §12, a bounded log): when the scope's oldest
+// bounds its log (a bounded log): when the scope's oldest
 // message is older than before_unix_nano (the start of the time-travel
 // window), the scope is rewritten from a ScopeBaseline holding its state
 // with every version updated before that time dropped, except each key's

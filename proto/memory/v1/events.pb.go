@@ -1026,7 +1026,7 @@ func (x *PromotedCleared) GetMessageIds() []string {
 	return nil
 }
 
-// ContextAssembled replaces the recalled and memory sections (DESIGN §5a)
+// ContextAssembled replaces the recalled and memory sections
 // with the ones the session chose; empty sections clear them. It records
 // the outcome, so replay never searches again.
 type ContextAssembled struct {

@@ -84,7 +84,7 @@ const (
 	ChangeKind_CHANGE_KIND_EVICT       ChangeKind = 5
 	ChangeKind_CHANGE_KIND_PUBLISH     ChangeKind = 6
 	// END: the tombstone of a session scope's entry, written when its
-	// session ended (TERMINATE or ARCHIVE; DESIGN §12 retention).
+	// session ended (TERMINATE or ARCHIVE; retention).
 	ChangeKind_CHANGE_KIND_END ChangeKind = 7
 )
 
@@ -379,8 +379,8 @@ type ScopeConfigured struct {
 	MaxEntries uint32 `protobuf:"varint,1,opt,name=max_entries,json=maxEntries,proto3" json:"max_entries,omitempty"`
 	// episodic_ttl_seconds: default expiry of episodic entries (0 = none).
 	EpisodicTtlSeconds int64 `protobuf:"varint,2,opt,name=episodic_ttl_seconds,json=episodicTtlSeconds,proto3" json:"episodic_ttl_seconds,omitempty"`
-	// conflict_strategy: how consolidation settles a new value for a fact
-	// (DESIGN §13): "" or "last_write_wins", "review", "llm".
+	// conflict_strategy: how consolidation settles a new value for a fact:
+	// "" or "last_write_wins", "review", "llm".
 	ConflictStrategy string `protobuf:"bytes,3,opt,name=conflict_strategy,json=conflictStrategy,proto3" json:"conflict_strategy,omitempty"`
 	unknownFields    protoimpl.UnknownFields
 	sizeCache        protoimpl.SizeCache
@@ -444,7 +444,7 @@ type ScopeConfig struct {
 	// 0 = the node's default (--episodic-ttl, 90 days); -1 = never.
 	EpisodicTtlSeconds int64 `protobuf:"varint,2,opt,name=episodic_ttl_seconds,json=episodicTtlSeconds,proto3" json:"episodic_ttl_seconds,omitempty"`
 	// conflict_strategy: how consolidation settles a new value for a fact
-	// the scope holds (DESIGN §13). "" or "last_write_wins": the new value
+	// the scope holds. "" or "last_write_wins": the new value
 	// is the key's next version (the old one stays in its history);
 	// "review": the new value waits as a proposal, listed by
 	// mem.v1.scope.<kind>.<id>.conflicts and settled by .settle; "llm": the
@@ -997,7 +997,7 @@ type DeleteEntryRequest struct {
 	ExpectedVersion *int64                 `protobuf:"varint,3,opt,name=expected_version,json=expectedVersion,proto3,oneof" json:"expected_version,omitempty"`
 	By              string                 `protobuf:"bytes,4,opt,name=by,proto3" json:"by,omitempty"`
 	// erase: remove every version of the key from the log, the snapshots and
-	// the read models instead of writing a tombstone (DESIGN §12); the reply
+	// the read models instead of writing a tombstone; the reply
 	// is an EraseReceipt. reason is recorded (content-free) with it.
 	Erase         bool   `protobuf:"varint,5,opt,name=erase,proto3" json:"erase,omitempty"`
 	Reason        string `protobuf:"bytes,6,opt,name=reason,proto3" json:"reason,omitempty"`
@@ -2232,7 +2232,7 @@ func (x *GetDataReply) GetData() []byte {
 }
 
 // ConsolidateRequest: mem.v1.session.<id>.consolidate extracts facts from
-// the session's messages into long-term memory (DESIGN §13).
+// the session's messages into long-term memory.
 type ConsolidateRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// dry_run: extract and answer, write nothing.

@@ -1193,7 +1193,7 @@ type SessionConfig struct {
 	Profile              *CompressionProfile    `protobuf:"bytes,4,opt,name=profile,proto3" json:"profile,omitempty"`
 	// summary_max_tokens bounds the size of one summary.
 	SummaryMaxTokens uint32 `protobuf:"varint,5,opt,name=summary_max_tokens,json=summaryMaxTokens,proto3" json:"summary_max_tokens,omitempty"`
-	// assembly: the recalled and memory sections (DESIGN §5a). Unset (a
+	// assembly: the recalled and memory sections. Unset (a
 	// session created before them): neither section.
 	Assembly      *AssemblyConfig `protobuf:"bytes,6,opt,name=assembly,proto3" json:"assembly,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -1272,7 +1272,7 @@ func (x *SessionConfig) GetAssembly() *AssemblyConfig {
 	return nil
 }
 
-// AssemblyConfig is the context assembler of a session (DESIGN §5a). At
+// AssemblyConfig is the context assembler of a session. At
 // each append holding a user message, the session allocates its budget
 // among its older turns, summaries, a recalled section (messages from its
 // swap) and a memory section (entries of the scopes it may read), by their
@@ -1517,7 +1517,7 @@ type MemoryItem struct {
 	Tier string `protobuf:"bytes,6,opt,name=tier,proto3" json:"tier,omitempty"`
 	// text_bytes and trimmed say which text of the entry version the context
 	// shows: the first text_bytes bytes of segmented.MemoryText (then "…"
-	// when trimmed). Since erasure (DESIGN §12) the log records this
+	// when trimmed). Since erasure the log records this
 	// reference and no text: the text is read from the scope when the
 	// context is read, so erasing the entry erases it from every context.
 	// text is set only in events written before.
