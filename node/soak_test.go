@@ -25,6 +25,7 @@ import (
 
 	"github.com/agentmem/agentmem/client"
 	"github.com/agentmem/agentmem/events"
+	"github.com/agentmem/agentmem/inspector"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 )
 
@@ -233,6 +234,9 @@ func TestSoak(t *testing.T) {
 	// left is still rendered). Wait for as few goroutines as before the
 	// clients started, up to 30 s, before measuring what stays.
 	settledGoroutines(rows[0].goroutines, 30*time.Second)
+	// An inspector page ends within its read timeout (10 s by default),
+	// client gone or not; its memory then goes.
+	time.Sleep(inspector.DefaultConfig().ReadTimeout)
 	endHeap := heapAfterGC()
 	final := sample()
 	writeHeapProfile(t, ".end")
