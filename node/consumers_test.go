@@ -37,10 +37,10 @@ func (h *healthNode) streamConsumers(t *testing.T) int {
 	return info.State.Consumers
 }
 
-// settledGoroutines waits up to 5 s for the process's goroutines to be at
-// most want, and returns their number.
-func settledGoroutines(want int) int {
-	deadline := time.Now().Add(5 * time.Second)
+// settledGoroutines waits up to within for the process's goroutines to be
+// at most want, and returns their number.
+func settledGoroutines(want int, within time.Duration) int {
+	deadline := time.Now().Add(within)
 	for {
 		n := goruntime.NumGoroutine()
 		if n <= want || time.Now().After(deadline) {
@@ -105,7 +105,7 @@ func TestReadsReleaseConsumers(t *testing.T) {
 	if code, _ := getPage(t, base+"/ui/s/s1/timeline"); code != 200 {
 		t.Fatalf("timeline: %d", code)
 	}
-	beforeGoroutines := settledGoroutines(0)
+	beforeGoroutines := settledGoroutines(0, time.Second) // what runs settles
 	before := h.streamConsumers(t)
 	b, err := h.l.Bounds(ctx)
 	if err != nil {
@@ -190,7 +190,7 @@ func TestReadsReleaseConsumers(t *testing.T) {
 		}
 	}
 	after := h.streamConsumers(t)
-	afterGoroutines := settledGoroutines(beforeGoroutines + 5)
+	afterGoroutines := settledGoroutines(beforeGoroutines+5, 5*time.Second)
 	t.Logf("%d watch reads and 100 timeline loads: %d consumers on the stream before, %d after; %d goroutines before, %d after",
 		reads, before, after, beforeGoroutines, afterGoroutines)
 	if after != before {

@@ -25,6 +25,7 @@ import (
 
 	"github.com/agentmem/agentmem/client"
 	"github.com/agentmem/agentmem/events"
+	"github.com/agentmem/agentmem/inspector"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 )
 
@@ -127,7 +128,9 @@ type soakSample struct {
 // page loads, from -soak.workers clients, and an erase every -soak.erase
 // (a session, every fifth time its user). Every -soak.sample it samples
 // /healthz, the log stream's consumers, the process's goroutines and live
-// heap (the node and the clients share the process), and prints a table.
+// heap as of the last collection (the node and the clients share the
+// process), and prints a table, then the live heap right after
+// collections at the reference sample and at the end.
 // It fails if /healthz ever answers other than 200, an operation fails
 // other than with the 404 of something erased, or the consumers or the
 // goroutines at the end exceed those after the first minute.
@@ -203,6 +206,7 @@ func TestSoak(t *testing.T) {
 	// the run), when the node has started what it keeps.
 	var ref soakSample
 	var refStacks map[string]int
+	var refHeap uint64 // live heap right after collections, at ref
 	tick := time.NewTicker(*soakEvery)
 	for done := false; !done; {
 		select {
@@ -213,6 +217,7 @@ func TestSoak(t *testing.T) {
 			r := rows[len(rows)-1]
 			if refStacks == nil && (r.at >= time.Minute || r.at >= *soakFor/2) {
 				ref, refStacks = r, goroutineStacks()
+				refHeap = heapAfterGC()
 				writeHeapProfile(t, ".ref")
 			}
 			fmt.Fprintf(os.Stdout, "soak %s: %d ops, %d errors, /healthz %d, %d consumers, %d goroutines, heap %d MB\n",
@@ -222,12 +227,17 @@ func TestSoak(t *testing.T) {
 	tick.Stop()
 	wg.Wait()
 	if refStacks == nil {
-		ref, refStacks = rows[len(rows)-1], goroutineStacks()
+		ref, refStacks, refHeap = rows[len(rows)-1], goroutineStacks(), heapAfterGC()
 	}
 	// Everything the clients started ends: the node's own is left (a
-	// watch poll of a client that left ends with it; a NATS one waits out
-	// its wait).
-	settledGoroutines(ref.goroutines)
+	// watch poll of a client that left ends with it; a page the client
+	// left is still rendered). Wait for as few goroutines as before the
+	// clients started, up to 30 s, before measuring what stays.
+	settledGoroutines(rows[0].goroutines, 30*time.Second)
+	// An inspector page ends within its read timeout (10 s by default),
+	// client gone or not; its memory then goes.
+	time.Sleep(inspector.DefaultConfig().ReadTimeout)
+	endHeap := heapAfterGC()
 	final := sample()
 	writeHeapProfile(t, ".end")
 	rows = append(rows, final)
@@ -242,6 +252,8 @@ func TestSoak(t *testing.T) {
 		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%d\t%d\t%d\t%d\t%d\t%d\t%.1f\t%d\t%d\t\n", r.at, r.ops, rate, r.errs, r.notFound, r.erases, r.health, r.consumers, r.goroutines, float64(r.heapLive)/(1<<20), r.streamMsgs, r.streamMB)
 	}
 	tw.Flush()
+	fmt.Fprintf(os.Stdout, "live heap right after two collections: %.1f MB at %s (clients running), %.1f MB at the end (clients stopped)\n",
+		float64(refHeap)/(1<<20), ref.at, float64(endHeap)/(1<<20))
 	if len(st.errSamples) > 0 {
 		fmt.Fprintln(os.Stdout, "errors:")
 		for _, k := range slices.Sorted(maps.Keys(st.errSamples)) {
@@ -266,12 +278,24 @@ func TestSoak(t *testing.T) {
 	}
 }
 
-// writeHeapProfile writes the heap profile, after a collection, to
-// -soak.heapprofile + suffix (nothing without the flag).
+// heapAfterGC collects garbage twice (what sync.Pools hold survives one
+// collection) and returns the live heap.
+func heapAfterGC() uint64 {
+	goruntime.GC()
+	goruntime.GC()
+	m := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(m)
+	return m[0].Value.Uint64()
+}
+
+// writeHeapProfile writes the heap profile, after two collections (the
+// profile lags one behind), to -soak.heapprofile + suffix (nothing
+// without the flag).
 func writeHeapProfile(t *testing.T, suffix string) {
 	if *soakHeap == "" {
 		return
 	}
+	goruntime.GC()
 	goruntime.GC()
 	f, err := os.Create(*soakHeap + suffix)
 	if err != nil {
