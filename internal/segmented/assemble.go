@@ -407,14 +407,19 @@ func recalledText(m *memoryv1.Message) string {
 	}
 	b.WriteString("): ")
 	b.WriteString(m.GetContent())
-	for _, c := range m.GetToolCalls() {
+	writeCalls(&b, m.GetToolCalls())
+	return b.String()
+}
+
+// writeCalls appends a recalled message's tool calls, one line each.
+func writeCalls(b *strings.Builder, calls []*memoryv1.ToolCall) {
+	for _, c := range calls {
 		b.WriteString("\ncall ")
 		b.WriteString(c.GetName())
 		b.WriteString("(")
 		b.WriteString(c.GetArguments())
 		b.WriteString(")")
 	}
-	return b.String()
 }
 
 // SaidAt is when m was said: its said_unix_nano (imported history), else
@@ -448,13 +453,7 @@ func EarlierSessionText(m *memoryv1.Message) string {
 	}
 	b.WriteString("] ")
 	b.WriteString(m.GetContent())
-	for _, c := range m.GetToolCalls() {
-		b.WriteString("\ncall ")
-		b.WriteString(c.GetName())
-		b.WriteString("(")
-		b.WriteString(c.GetArguments())
-		b.WriteString(")")
-	}
+	writeCalls(&b, m.GetToolCalls())
 	return b.String()
 }
 
