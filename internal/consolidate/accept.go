@@ -22,6 +22,10 @@ func (x *extractor) acceptable(rl *rule, v string, st *stmt) bool {
 	switch rl.name {
 	case "like", "fan", "dislike", "prefer", "is-favorite":
 		return likeable(v) && !x.knownName(v) && !x.reaction(v, st)
+	case "go-ing":
+		return !errands[strings.ToLower(v)]
+	case "learning":
+		return eventObject(v) && !notLikeable[strings.ToLower(v)]
 	case "did", "doing", "joined", "applied", "had":
 		return eventObject(v)
 	case "work-at", "new-job-at":
@@ -33,6 +37,9 @@ func (x *extractor) acceptable(rl *rule, v string, st *stmt) bool {
 	}
 	return true
 }
+
+// errands: outings one goes on that are no pastime ("I go shopping").
+var errands = set(`shopping sightseeing exploring`)
 
 // shapeName: capitalized words, a place or a name ("Paris", "the Grand
 // Canyon").
@@ -190,6 +197,8 @@ func (x *extractor) shape(f *Fact, rl *rule, st *stmt, s string, loc []int) {
 		f.Attribute = "went/" + slug(v)
 	case "had":
 		f.Label = "had"
+	case "run-biz":
+		f.Label = "runs"
 	case "doing":
 		verb := strings.ToLower(group(s, rl.re, loc, "attr"))
 		if headOK(v, set("trip vacation holiday getaway visit")) {

@@ -79,7 +79,7 @@ func (x *extractor) apply(st *stmt, rl *rule, loc []int) {
 	case "thing":
 		subject = relSubject(group(s, rl.re, loc, "thing"))
 	}
-	if subject == "" {
+	if subject == "" || outsider(subject) {
 		return
 	}
 	attr := rl.attr

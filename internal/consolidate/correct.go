@@ -239,7 +239,14 @@ func (x *extractor) notCorrection(st *stmt, n int) {
 		}
 		before := strings.TrimRight(s[:loc[0]], " ,")
 		nv := lastValueLike(before, oldPart)
+		if nv == "" {
+			nv = valueAfter(s[loc[1]:], oldPart) // "it's not peanuts, it's cashews"
+		}
 		if nv == "" || strings.EqualFold(nv, oldPart) {
+			return
+		}
+		if manyValued(old.Attribute) && strings.EqualFold(old.Value, oldPart) {
+			x.replaceItem(st, old, nv)
 			return
 		}
 		f := old
@@ -463,3 +470,31 @@ var letsRE = regexp.MustCompile(`(?i)\blet(?:'s| us) (?:go with |do )?(?P<v>)`)
 
 // notDecisionRE: "let's say", "let's see", … decide nothing.
 var notDecisionRE = regexp.MustCompile(`(?i)^(?:say|see|talk|think|chat|hope|try|start|begin|move on|get started|continue|recap|review|check|look|figure|keep|catch up|do this|do it|go|make it happen|make this happen|hang out|meet up|get together|celebrate|enjoy|chase|crush|rock|make|get|have|grab|stay|plan|keep|spread|show|share|support|inspire|dance|boogie|hope|pray|cheer|raise|toast|not|all|just|definitely|totally|continue)\b`)
+
+// afterNotRE: the new value said after the old one ("not peanuts, it's
+// cashews", "not Lisbon but Porto").
+var afterNotRE = regexp.MustCompile(`(?i)^[ ,]*(?:but |it's |it is |it was |actually |just )*`)
+
+// valueAfter is the value of old's shape said right after the words that
+// name old as not so.
+func valueAfter(rest, old string) string {
+	rest = rest[len(afterNotRE.FindString(rest)):]
+	if shapeName(old) {
+		v, _ := capitalized(rest, kPlace)
+		return v
+	}
+	v, _ := np(rest)
+	return v
+}
+
+// replaceItem replaces old, a value of many (allergy/peanuts), by nv: the
+// old item is retracted and the new one filed under its own key
+// (allergy/cashews), so the old value is current nowhere.
+func (x *extractor) replaceItem(st *stmt, old Fact, nv string) {
+	kind, _, _ := strings.Cut(old.Attribute, "/")
+	r := Fact{Subject: old.Subject, Attribute: old.Attribute, Value: old.Value, Type: old.Type, Confidence: 0.75, Retract: true, Rule: "correction"}
+	x.add(st, r)
+	f := Fact{Subject: old.Subject, Attribute: kind + "/" + slug(nv), Value: nv, Type: old.Type, Label: old.Label,
+		Confidence: 0.75, Correction: true, Replaces: old.Value, Rule: "correction"}
+	x.add(st, f)
+}

@@ -78,7 +78,7 @@ func (x *extractor) message(m Message, q *Message) {
 		if head, _, ok := strings.Cut(s, " - "); ok && isQuestion(s) {
 			text = head // "I finished my first bowl - want to see?": a statement, then a question
 		}
-		st := &stmt{m: m, said: s, text: expand(withSubject(text)), q: q, first: si == 0}
+		st := &stmt{m: m, said: s, text: expand(withSubject(texting(text))), q: q, first: si == 0}
 		x.sentence(st)
 	}
 }

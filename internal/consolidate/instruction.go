@@ -2,6 +2,7 @@ package consolidate
 
 import (
 	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -27,6 +28,12 @@ const assistantVerbs = `answer|reply|respond|write|use|using|suggest|suggesting|
 // markRE: the words that say an instruction lasts.
 var markRE = regexp.MustCompile(`(?i)\b(?:always|never|from now on|going forward|in (?:the )?future|next time|for future reference|moving forward|don't|do not|stop|no more|anymore|every time|each time|whenever)\b`)
 
+// mannerRE: an instruction that lasts by what it asks — the manner of
+// every answer ("keep answers short", "use metric units", "reply in
+// Spanish", "call me Jo") — needs no word saying it lasts; "keep it up"
+// or "use your time well" ask no manner of answering.
+var mannerRE = regexp.MustCompile(`(?i)^(?:keep (?:it|answers|replies|responses|your answers|your replies|them|things) (?:short|brief|concise|simple|under)|make (?:it|answers|replies|them) (?:short|shorter|brief|simple|simpler)|be (?:brief|concise|short|formal|informal|casual|direct)|call me|address me|refer to me|(?:answer|reply|respond|write|talk to me|speak to me) in (?:[A-Z][a-z]+|plain|simple|short|bullet)|use (?:metric|imperial|celsius|fahrenheit|british|american|uk|us|plain|simple|bullet|short|fewer|less|more|no)\b)`)
+
 // conditionRE: an instruction under a condition is none.
 var conditionRE = regexp.MustCompile(`(?i)\b(?:if|unless|whether|maybe|might|pretend|imagine|suppose|could you|would you)\b`)
 
@@ -39,7 +46,7 @@ func (x *extractor) instruction(st *stmt) {
 	lead := trimLeading(s)
 	var rest string
 	if loc := instructionRE.FindStringSubmatchIndex(lead); loc != nil {
-		if mi := instructionRE.SubexpIndex("mark"); loc[2*mi] < 0 && !markRE.MatchString(lead) {
+		if mi := instructionRE.SubexpIndex("mark"); loc[2*mi] < 0 && !markRE.MatchString(lead) && !mannerRE.MatchString(lead[loc[2*instructionRE.SubexpIndex("verb")]:]) {
 			return // "Please send me pics": a request, not a rule
 		}
 		rest = lead[loc[2*instructionRE.SubexpIndex("verb")]:]
@@ -68,6 +75,10 @@ var (
 	askHomeRE     = regexp.MustCompile(`(?i)\b(?:where do you live|where are you based|where are you living|where do you stay|where(?:'s| is) home)\b`)
 	askFromRE     = regexp.MustCompile(`(?i)\b(?:where are you from|where did you grow up|where(?:'re| are) you originally from)\b`)
 	askNameRE     = regexp.MustCompile(`(?i)\b(?:what(?:'s| is) your name|who am i (?:talking|speaking) (?:to|with)|what should i call you|how should i call you)\b`)
+	askAllergyRE  = regexp.MustCompile(`(?i)\b(?:any (?:food )?allergies|allergic to anything|are you allergic|what are you allergic to|what allergies)\b`)
+	askDietRE     = regexp.MustCompile(`(?i)\b(?:dietary (?:restrictions|requirements|needs|preferences)|any diet|do you eat meat|special diet)\b`)
+	askHobbyRE    = regexp.MustCompile(`(?i)\b(?:what do you do for fun|(?:any|your|what are your|got any) hobbies|what do you (?:like|love|enjoy) (?:to do|doing)|in your (?:free|spare) time|what do you do to relax)\b`)
+	askAgeRE      = regexp.MustCompile(`(?i)\bhow old are you\b`)
 	askPetNameRE  = regexp.MustCompile(`(?i)\bwhat(?:'s| is| are| did| will) (?:the |your |their )?(?P<thing>` + relWord + `)(?:'s name|'s names| named| called| name)\b|\bwhat (?:are you|did you|will you) (?:calling|name|naming|call) (?:the|your) (?P<thing2>` + relWord + `)\b`)
 )
 
@@ -89,6 +100,9 @@ func (x *extractor) answer(st *stmt) {
 	var subj, attr string
 	var v string
 	switch {
+	case askAllergyRE.MatchString(q), askHobbyRE.MatchString(q):
+		x.listAnswer(st, q, rest)
+		return
 	case askJobRE.MatchString(q):
 		w, _ := np(rest)
 		if w == "" || !headOK(w, jobs) {
@@ -100,13 +114,29 @@ func (x *extractor) answer(st *stmt) {
 		v, _ = capitalized(rest, kName)
 	case askHomeRE.MatchString(q):
 		subj, attr = "user", "home_city"
-		v, _ = capitalized(rest, kPlace)
+		v = placeAnswer(rest)
 	case askFromRE.MatchString(q):
 		subj, attr = "user", "hometown"
-		v, _ = capitalized(rest, kPlace)
+		v = placeAnswer(rest)
 	case askNameRE.MatchString(q):
 		subj, attr = "user", "name"
 		v, _ = capitalized(rest, kName)
+	case askDietRE.MatchString(q):
+		w := strings.Fields(rest)
+		if len(w) == 0 || !diets[strings.ToLower(strings.Trim(w[0], ".,!;"))] {
+			return
+		}
+		subj, attr, v = "user", "diet", strings.Trim(w[0], ".,!;")
+	case askAgeRE.MatchString(q):
+		w := strings.Fields(rest)
+		if len(w) == 0 {
+			return
+		}
+		n, err := strconv.Atoi(strings.Trim(w[0], ".,!;"))
+		if err != nil || n < 1 || n > 110 {
+			return
+		}
+		subj, attr, v = "user", "age", strconv.Itoa(n)
 	default:
 		m := askPetNameRE.FindStringSubmatch(q)
 		if m == nil {

@@ -78,7 +78,7 @@ func (x *extractor) nameOf(subj string) string {
 const monthDayAlt = `(?:(?P<m>` + monthAlt + `)\.? (?P<d>\d{1,2})(?:st|nd|rd|th)?\b|(?:the )?(?P<d2>\d{1,2})(?:st|nd|rd|th)? (?:of )?(?P<m2>` + monthAlt + `)\b)`
 
 var (
-	birthdayRE      = regexp.MustCompile(`(?:\b(?i:my|our) (?P<rel>` + relWord + `)(?:'s|s') birthday (?i:is|falls) (?i:on )?|\b(?P<me>(?i:my)) birthday (?i:is|falls) (?i:on )?|\b(?P<name>[A-Z][a-z]+)(?:'s birthday (?i:is|falls) (?i:on )?| (?i:turns|will turn|'ll turn|is turning) (?i:\d{1,3}|` + numberWords + `) (?i:on )|, who turns (?i:\d{1,3}|` + numberWords + `) (?i:on ))|\b(?i:my|our) (?P<rel2>` + relWord + `)(?: [A-Z][a-z]+)? (?i:turns|will turn|'ll turn|is turning) (?i:\d{1,3}|` + numberWords + `) (?i:on ))` + monthDayAlt)
+	birthdayRE      = regexp.MustCompile(`(?:\b(?i:my|our) (?P<rel>` + relWord + `)(?:'s|s') birthday (?i:is|falls) (?i:on )?|\b(?P<me>(?i:my)) birthday (?i:is|falls) (?i:on )?|\b(?P<name>[A-Z][a-z]+)(?:'s birthday (?i:is|falls) (?i:on )?| (?i:turns|will turn|'ll turn|is turning) (?i:\d{1,3}|` + numberWords + `) (?i:on )|, who turns (?i:\d{1,3}|` + numberWords + `) (?i:on ))|\b(?i:my|our) (?P<rel2>` + relWord + `)(?: [A-Z][a-z]+)? (?i:turns|will turn|'ll turn|is turning) (?i:\d{1,3}|` + numberWords + `) (?i:on ))(?:` + monthDayAlt + `|(?P<dd>the \d{1,2}(?:st|nd|rd|th))\b)`)
 	birthdayTodayRE = regexp.MustCompile(`(?i)\b(?:it's|it is|today is|today's) (?:my|our (?P<rel>` + relWord + `)'s) birthday\b|\bmy birthday is today\b`)
 )
 
@@ -110,11 +110,14 @@ func (x *extractor) birthdays(st *stmt) {
 		if m == "" {
 			m, d = g("m2"), g("d2")
 		}
-		if subj == "" || monthOf(m) == 0 {
+		v := g("dd") // "on the 14th": the day as said, its month unsaid
+		if monthOf(m) != 0 {
+			v = monthOf(m).String() + " " + strings.TrimLeft(d, "0")
+		}
+		if subj == "" || outsider(subj) || v == "" {
 			continue
 		}
-		x.add(st, Fact{Subject: subj, Attribute: "birthday", Value: monthOf(m).String() + " " + strings.TrimLeft(d, "0"),
-			Type: Semantic, Confidence: 0.85, Rule: "birthday"})
+		x.add(st, Fact{Subject: subj, Attribute: "birthday", Value: v, Type: Semantic, Confidence: 0.85, Rule: "birthday"})
 	}
 	if loc := birthdayTodayRE.FindStringSubmatchIndex(s); loc != nil && st.m.Said != 0 && anchored(s, loc[0]) && !hedged(s, loc[0], false) {
 		subj := "user"
@@ -155,4 +158,17 @@ func (x *extractor) teacher(st *stmt) {
 		x.add(st, Fact{Subject: subj, Attribute: "teacher", Value: v, Type: Semantic, Confidence: 0.75, Rule: "teacher"})
 		return
 	}
+}
+
+// outsiders are people a user names as "my X" who are not family: a
+// friend's new job or a colleague's move is their news, not a fact of the
+// user's life, and it is not kept (a relative's or a pet's is).
+var outsiders = set(`friend best_friend bestie roommate flatmate neighbor neighbour boss manager colleague coworker
+doctor dentist therapist teacher coach landlord mentor ex ex_wife ex_husband`)
+
+// outsider reports whether subject (as relSubject gives it) is someone
+// not of the user's family.
+func outsider(subject string) bool {
+	base, _, _ := strings.Cut(subject, "/")
+	return outsiders[base]
 }

@@ -65,6 +65,7 @@ var needles = map[string]string{
 	"rel-job": " is a| is an|works as", "rel-allergic": "allergic", "count": "have", "allergic": "allergic",
 	"allergy-have": "allerg", "avoid": " eat | drink ", "into": "into|taken up|took up", "play": "play",
 	"play-in": "play|sing|dance|row|swim|run", "hobby-is": "hobb", "joined": "joined|signed up|enrolled|registered|started going|started attending|member|took|taking|doing|finished",
+	"learning": "learning|studying|practic|lessons|classes", "learning-to": "learning", "go-ing": " go ", "do-hobby": " do |practi", "run-biz": "run |own |manage|opened|started",
 	"prefer": "prefer", "like": "love|like|enjoy|adore", "fan": "fan of", "dislike": "hate|dislike|detest|stand|like|enjoy",
 	"is-favorite": "fav", "home-country": "home ", "favorite": "fav",
 	"went": "went|been|headed|drove|flew|walked|hiked|biked|took", "went-ing": "went|took", "had": "had",
@@ -140,6 +141,14 @@ var (
 	groupWords = readList("groups.txt")
 	hobbyWords = readList("hobbies.txt")
 	roles      = readList("roles.txt")
+	// pastimes: what one does as a pastime ("I do yoga").
+	pastimes = set(`yoga pilates crossfit karate judo taekwondo jiu-jitsu jujitsu boxing kickboxing aikido kung fu tai chi
+parkour gymnastics ballet zumba triathlons triathlon marathons marathon crosswords sudoku puzzles jigsaws pottery
+ceramics calligraphy woodwork woodworking embroidery origami photography improv karaoke archery fencing`)
+	// businesses: what one runs or owns as one's work ("I run a bakery").
+	businesses = set(`bakery cafe café coffee shop shop store restaurant bistro diner pub bar business company startup
+start-up farm salon barbershop studio gym clinic practice agency firm boutique bookshop bookstore nursery b&b
+guesthouse hotel garage workshop food truck brewery vineyard winery kennel daycare consultancy`)
 	outings    = set(`hiking camping biking cycling fishing kayaking swimming skiing snowboarding surfing shopping
 dancing bowling skating ice-skating climbing rock-climbing running jogging sailing boating canoeing rafting diving
 scuba-diving snorkeling snorkelling golfing volunteering sightseeing exploring picnicking birdwatching bird-watching
@@ -173,6 +182,8 @@ const (
 	weAre = `\bwe(?:'re| are)`
 	// soon: adverbs between the subject and its verb.
 	soon = `(?:(?:just|recently|finally|now|already|officially|also|actually|still|currently|even|then|both|all) )*`
+	// often: adverbs of habit between the subject and its verb.
+	often = `(?:(?:usually|often|still|sometimes|regularly|normally|also|always|mostly|now|really|try to|like to|love to) )*`
 	// adv: adverbs between "I" and a verb of liking.
 	adv = `(?:(?:really|absolutely|just|totally|do|also|still|now|definitely|actually|much|strongly|generally|usually|always|honestly|genuinely|kind of|kinda|sort of|truly|especially|particularly) )*`
 )
@@ -219,7 +230,7 @@ var rules = func() []rule {
 		r("moving", `(?i:(?:`+iAm+`|`+weAre+`) (?:moving|relocating) to )(?P<v>)`, kPlace, "user", "plan/move", 0.7),
 		// People and pets.
 		r("rel-name", `(?i:`+personAlt+`(?:'s name is |'s name's | is (?:called|named) |'s called ))(?P<v>)`, kName, "person", "name", 0.9),
-		r("rel-named", `\b(?i:my|our) (?i:step-|late |dear |favou?rite |new )?(?P<thing>`+relWord+`),? (?P<v>)[A-Z][a-z]+(?:,|[.!;]|$| (?i:is|was|has|had|got|just|lives|works|moved|finished|started|turned|turns|and|who|loves|likes|will|also|said|says|told|came|went|gets|got|took|takes|made|makes)\b)`, kName, "thing", "name", 0.75),
+		r("rel-named", `\b(?i:my|our) (?i:step-|late |dear |favou?rite |new )?(?P<thing>`+relWord+`),? (?P<v>)[A-Z][a-z]+(?:,|[.!;]|$| (?:[a-z]+|'s)\b|'s\b)`, kName, "thing", "name", 0.75),
 		r("have-named", `(?i:\b(?:I|we)(?:'ve| have)? (?:just |finally |also )?(?:have|own|got|adopted|rescued|brought home|welcomed|took in|had) (?:a|an|one|another|our|my|a new|a little|a sweet|the cutest) (?:new |little |baby |sweet |tiny |cute |young |adorable )?(?:[a-z]+ ){0,2}?)(?P<thing>`+relWord+`)(?i:,? (?:named|called) )(?P<v>)`, kName, "thing", "name", 0.85),
 		r("pronoun-name", `(?i:\b(?:(?:I|we) (?:have|have got|had) (?:a|an|one) |(?:my|our) )(?:new |little |baby |sweet |young )?)(?P<thing>`+relWord+`)(?i:,? (?:and )?(?:his|her|its) name(?: is|'s) )(?P<v>)`, kName, "thing", "name", 0.85),
 		r("rel-age", personAlt+`(?i: (?:is|just turned|turned) )(?P<v>)(?i:\d{1,2}|`+numberWords+`)(?i: years old\b| months old\b|[.,!;]|$| (?:and|now|today|this|next|on|in)\b)`, kNP, "person", "age", 0.8),
@@ -238,6 +249,11 @@ var rules = func() []rule {
 		r("into", `(?i:(?:`+iAm+`|`+iHave+` been) (?:really |so |totally |very |super |big )?into |`+iHave+` `+soon+`(?:taken up|took up|been getting into|started getting into|got really into) )(?P<v>)`, kNP, "user", "hobby/%", 0.75),
 		r("play", `(?i:\bI `+soon+`(?:play|'ve been playing|have been playing|'m playing|am playing|started playing|'ve started playing) (?:the )?)(?P<v>)`, kNP, "user", "hobby/%", 0.75),
 		r("play-in", `(?i:\bI `+soon+`(?:play|sing|dance|row|swim|run) (?:in|with|for) (?:a|an|the|my|our) )(?P<v>)`, kNP, "user", "hobby/%", 0.75),
+		r("learning", `(?i:\bI (?:am |have been |have started |started |also |now )*(?:learning|studying|practicing|practising|taking lessons in|taking classes in) (?:the )?)(?P<v>)`, kNP, "user", "hobby/%", 0.7),
+		r("learning-to", `(?i:\bI (?:am |have been |have started |started |also |now )*learning (?:to|how to) )(?P<v>)(?i:play|speak|cook|bake|knit|crochet|sew|paint|draw|swim|ski|snowboard|surf|code|program|dance|sing|climb|skate|ride|sail|drive|juggle|fish|kayak|row)\b`, kNP, "user", "hobby/%", 0.7),
+		r("go-ing", `(?i:\b`+weI+` `+often+`go )(?P<v>)(?i:`+alt(outings)+`)\b`, kNP, "user", "hobby/%", 0.7),
+		r("do-hobby", `(?i:\bI `+often+`(?:do|practice|practise) (?:a (?:bit|lot) of |some )?)(?P<v>)`, kNP, "user", "hobby/%", 0.7),
+		r("run-biz", `(?i:\b`+weI+` `+soon+`(?:run|own|manage|opened|started) (?:a |an |my own |our own |the |a little |a small )?)(?P<v>)`, kNP, "user", "business", 0.75),
 		r("hobby-is", `(?i:\bmy (?:favou?rite |new |main )?hobb(?:y|ies) (?:is|are|include|includes) )(?P<v>)`, kNP, "user", "hobby/%", 0.85),
 		r("joined", `(?i:\b(?:I|we)(?:'ve| have)? `+soon+`(?:joined|signed up for|signed up to|enrolled in|registered for|started going to|started attending|became a member of|took|am taking|have been taking|am doing|started taking|finished) (?:a |an |the |my |our |this |some )?)(?P<v>)`, kNP, "user", "joined/%", 0.75),
 		// Preferences.
@@ -282,7 +298,7 @@ var rules = func() []rule {
 		switch x.name {
 		case "allergic", "rel-allergic", "avoid", "like", "fan", "dislike", "prefer":
 			x.list = true
-		case "joined-org":
+		case "joined-org", "go-ing", "learning", "learning-to", "do-hobby", "run-biz":
 			x.noDate = true
 		case "rel-named", "rel-name", "have-named", "pronoun-name", "rel-is-name":
 			x.free = true
@@ -312,6 +328,10 @@ var rules = func() []rule {
 			x.head = groupWords
 		case "play":
 			x.head = hobbyWords
+		case "do-hobby":
+			x.derive = upTo(pastimes)
+		case "run-biz":
+			x.head = businesses
 		case "play-in":
 			x.head = groupWords
 		case "name", "name-intro", "rel-name", "rel-named", "have-named", "pronoun-name", "age", "rel-age", "allergic", "allergy-have",
@@ -371,6 +391,20 @@ func driverOf(v string) string {
 		return v + " driver"
 	}
 	return ""
+}
+
+// upTo keeps the words of a value up to the last one in set ("yoga most
+// mornings" → "yoga"); "" when none is.
+func upTo(set map[string]bool) func(string) string {
+	return func(v string) string {
+		w := strings.Fields(v)
+		for i := len(w); i > 0; i-- {
+			if headOK(strings.Join(w[:i], " "), set) {
+				return strings.Join(w[:i], " ")
+			}
+		}
+		return ""
+	}
 }
 
 // headOK reports whether the last word (or two) of v is in set.

@@ -1,0 +1,137 @@
+package consolidate
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestTextingSpeech: facts said the way people type in chat — lower
+// case, no apostrophes, fragments, asides — each with every fact it must
+// give (a fact not listed is a wrong one).
+func TestTextingSpeech(t *testing.T) {
+	cases := []struct {
+		text string
+		want []string
+	}{
+		// Lower case and no apostrophes.
+		{"im a nurse at the county hospital", []string{"fact/user/job_title=nurse"}},
+		{"ive got a dog called Biscuit", []string{"fact/pet/dog/name=Biscuit", "fact/user/pet/dog=dog"}},
+		{"i live in Leeds", []string{"fact/user/home_city=Leeds"}},
+		{"honestly im vegetarian so no meat pls", []string{"fact/user/diet=vegetarian"}},
+		{"im allergic to peanuts", []string{"fact/user/allergy/peanuts=peanuts"}},
+		// Family and pets named in passing.
+		{"My grandson Tom could help me with the shed.", []string{"fact/grandson/name=Tom"}},
+		{"my son Leo turns 7 on the 14th", []string{"fact/son/name=Leo", "fact/son/birthday=the 14th"}},
+		{"Our cat Mochi knocked the plant over again.", []string{"fact/pet/cat/name=Mochi"}},
+		// Hobbies.
+		{"I've been learning Portuguese.", []string{"fact/user/hobby/portuguese=Portuguese"}},
+		{"I'm learning to play the cello.", []string{"fact/user/hobby/play_cello=play the cello"}},
+		{"I go climbing every Saturday.", []string{"fact/user/hobby/climbing=climbing"}},
+		{"I do yoga most mornings.", []string{"fact/user/hobby/yoga=yoga"}},
+		// Jobs in the user's own words.
+		{"I run a small bakery in Leeds.", []string{"fact/user/business=small bakery"}},
+		// Instructions that last by what they ask.
+		{"please keep answers short", []string{"instruction/user/keep_answers=please keep answers short"}},
+		{"Please use metric units.", []string{"instruction/user/use_metric=Please use metric units."}},
+	}
+	for _, c := range cases {
+		if have := got(c.text); strings.Join(have, " ") != strings.Join(c.want, " ") {
+			t.Errorf("%q:\n got %q\nwant %q", c.text, have, c.want)
+		}
+	}
+}
+
+// TestNotTheUsers: what other people did, or a word about the other
+// speaker, is no fact of the user's.
+func TestNotTheUsers(t *testing.T) {
+	for _, text := range []string{
+		"My friend got a new job at Google.",
+		"My colleague moved to Berlin last month.",
+		"My boss is a vegan.",
+		"My neighbour's name is Tim.",
+		"I love how you explain things.",
+		"Never give up!",
+		"I wish I lived in Paris.",
+		"If I were rich I'd live in Paris.",
+		"I'm trying to go vegan.",
+		"im not a nurse lol",
+		"It's Lisbon, the weather is lovely.",
+		"Please send me the pics!",
+		"Keep it up!",
+		"Use your time well, my friend.",
+	} {
+		if have := got(text); len(have) > 0 {
+			t.Errorf("%q: got %q, want none", text, have)
+		}
+	}
+}
+
+// TestFragmentAnswers: a fragment answering the other speaker's question
+// is read with it.
+func TestFragmentAnswers(t *testing.T) {
+	for _, c := range []struct {
+		q, a string
+		want string
+	}{
+		{"What do you do?", "Nurse, at the county hospital.", "fact/user/job_title=Nurse"},
+		{"Where do you live?", "york, up north", "fact/user/home_city=york"},
+		{"Any allergies I should know about?", "Just shellfish.", "fact/user/allergy/shellfish=shellfish"},
+		{"Any dietary restrictions?", "Vegetarian, mostly.", "fact/user/diet=Vegetarian"},
+		{"What do you do for fun?", "Mostly bouldering and some baking.", "fact/user/hobby/bouldering=bouldering fact/user/hobby/baking=baking"},
+		{"How old are you, if you don't mind me asking?", "34.", "fact/user/age=34"},
+		{"What's your dog called?", "Biscuit.", "fact/pet/dog/name=Biscuit"},
+		{"That's lovely.", "Just shellfish.", ""},
+		{"What did you have for lunch?", "Just shellfish.", ""},
+		{"Any allergies?", "Nope, none.", ""},
+		{"What do you do for fun?", "Not much, honestly.", ""},
+	} {
+		fs := Extract([]Message{{ID: "q", Seq: 1, Text: c.q}, {ID: "a", Seq: 2, User: true, Text: c.a}}, nil)
+		var have []string
+		for _, f := range fs {
+			have = append(have, f.Key()+"="+f.Value)
+		}
+		if strings.Join(have, " ") != c.want {
+			t.Errorf("%q %q: got %q, want %q", c.q, c.a, have, c.want)
+		}
+	}
+}
+
+// TestCorrectionsSaid: a later message that says it corrects gives the
+// current value, and the old one is current nowhere.
+func TestCorrectionsSaid(t *testing.T) {
+	for _, c := range []struct {
+		turns []string // user messages, one sitting
+		want  []string // current key=value of memory after
+	}{
+		{[]string{"We're moving to Lisbon in June.", "Scratch Lisbon, we're moving to Porto."}, []string{"fact/user/plan/move=Porto"}},
+		{[]string{"I work at Acme.", "I don't work at Acme anymore, I'm at Globex now."}, []string{"fact/user/employer=Globex"}},
+		{[]string{"I'm allergic to peanuts.", "Turns out it's cashews not peanuts."}, []string{"fact/user/allergy/cashews=cashews"}},
+		{[]string{"I'm allergic to peanuts.", "Actually it's not peanuts, it's cashews."}, []string{"fact/user/allergy/cashews=cashews"}},
+		{[]string{"I live in Leeds.", "It's Leeds, the weather is grim."}, []string{"fact/user/home_city=Leeds"}},
+	} {
+		var msgs []Message
+		for i, tx := range c.turns {
+			msgs = append(msgs, Message{ID: string(rune('a' + i)), Seq: uint64(i + 1), User: true, Text: tx, Said: said08May})
+		}
+		cur := map[string]string{}
+		var order []string
+		for _, f := range Extract(msgs, nil) {
+			if _, ok := cur[f.Key()]; !ok {
+				order = append(order, f.Key())
+			}
+			cur[f.Key()] = f.Value
+			if f.Retract {
+				delete(cur, f.Key())
+			}
+		}
+		var have []string
+		for _, k := range order {
+			if v, ok := cur[k]; ok {
+				have = append(have, k+"="+v)
+			}
+		}
+		if strings.Join(have, " ") != strings.Join(c.want, " ") {
+			t.Errorf("%q:\n got %q\nwant %q", c.turns, have, c.want)
+		}
+	}
+}
