@@ -149,7 +149,7 @@ ceramics calligraphy woodwork woodworking embroidery origami photography improv 
 	businesses = set(`bakery cafe café coffee shop shop store restaurant bistro diner pub bar business company startup
 start-up farm salon barbershop studio gym clinic practice agency firm boutique bookshop bookstore nursery b&b
 guesthouse hotel garage workshop food truck brewery vineyard winery kennel daycare consultancy`)
-	outings    = set(`hiking camping biking cycling fishing kayaking swimming skiing snowboarding surfing shopping
+	outings = set(`hiking camping biking cycling fishing kayaking swimming skiing snowboarding surfing shopping
 dancing bowling skating ice-skating climbing rock-climbing running jogging sailing boating canoeing rafting diving
 scuba-diving snorkeling snorkelling golfing volunteering sightseeing exploring picnicking birdwatching bird-watching
 caroling hunting horseback-riding horse-riding apple-picking berry-picking strawberry-picking backpacking
