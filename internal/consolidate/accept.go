@@ -25,7 +25,13 @@ func (x *extractor) acceptable(rl *rule, v string, st *stmt) bool {
 	case "go-ing":
 		return !errands[strings.ToLower(v)]
 	case "learning":
-		return eventObject(v) && !notLikeable[strings.ToLower(v)]
+		return eventObject(v) && !notLikeable[strings.ToLower(v)] && !amounts[strings.ToLower(v)]
+	case "run-biz", "habit", "keep":
+		return eventObject(v)
+	case "has":
+		return eventObject(v) && !headOK(v, relations) && !headOK(v, animals) && !headOK(v, notPossession) && !notLikeable[headSlug(v)]
+	case "work-in":
+		return !headOK(v, notWorkplace) && !evaluative[strings.ToLower(v)]
 	case "did", "doing", "joined", "applied", "had":
 		return eventObject(v)
 	case "work-at", "new-job-at":
@@ -37,6 +43,21 @@ func (x *extractor) acceptable(rl *rule, v string, st *stmt) bool {
 	}
 	return true
 }
+
+// amounts: "I'm learning a ton" names no subject learned.
+var amounts = set(`ton tons lot lots bunch heaps loads plenty`)
+
+// notPossession: what "I have a …" names that is no lasting possession:
+// a passing state, a question, an event (read by the plan rules).
+var notPossession = set(`question questions idea ideas feeling problem problems issue issues doubt point reason
+suggestion request concern confession update story favor favour headache cold cough fever hangover quick look
+go word minute second sec sneaking suspicion tendency habit theory dream nightmare crush meeting appointment
+interview exam test date call deadline shift lesson class game match flight party plan plans lot bit
+couple few chat talk laugh`)
+
+// notWorkplace: what "I work in …" names that is no line of work.
+var notWorkplace = set(`garden yard kitchen house home shed bed morning mornings evening evenings afternoon
+afternoons dark silence shifts bursts batches peace quiet office spurts`)
 
 // errands: outings one goes on that are no pastime ("I go shopping").
 var errands = set(`shopping sightseeing exploring`)

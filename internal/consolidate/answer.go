@@ -52,7 +52,13 @@ func placeAnswer(rest string) string {
 		return ""
 	}
 	head, _, _ := strings.Cut(rest, ",")
-	w := strings.Fields(strings.Trim(head, ".!;"))
+	var w []string
+	for _, x := range strings.Fields(strings.Trim(head, ".!;")) {
+		if npStop[x] || isDateWord(x) {
+			break // "lisbon with my wife": the place ends at "with"
+		}
+		w = append(w, x)
+	}
 	if len(w) == 0 || len(w) > 2 {
 		return ""
 	}

@@ -105,6 +105,8 @@ func (x *extractor) apply(st *stmt, rl *rule, loc []int) {
 		values = []string{v}
 	case rl.name == "married":
 		values = []string{"get married"}
+	case rl.name == "retired":
+		values = []string{"retired"}
 	case rl.name == "my-attr" || rl.name == "deadline":
 		if v := untilClause(rest); v != "" && len(strings.Fields(v)) <= 6 {
 			values = []string{v}
@@ -143,6 +145,10 @@ func (x *extractor) apply(st *stmt, rl *rule, loc []int) {
 		}
 	default:
 		v, end := value(rest, rl.k)
+		if v == "" && rl.k != kNP && st.said == strings.ToLower(st.said) {
+			v = placeAnswer(rest) // "i live in lisbon": typed all in lower case
+			end = len(v)
+		}
 		if v == "" {
 			return
 		}

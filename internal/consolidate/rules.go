@@ -65,7 +65,7 @@ var needles = map[string]string{
 	"rel-job": " is a| is an|works as", "rel-allergic": "allergic", "count": "have", "allergic": "allergic",
 	"allergy-have": "allerg", "avoid": " eat | drink ", "into": "into|taken up|took up", "play": "play",
 	"play-in": "play|sing|dance|row|swim|run", "hobby-is": "hobb", "joined": "joined|signed up|enrolled|registered|started going|started attending|member|took|taking|doing|finished",
-	"learning": "learning|studying|practic|lessons|classes", "learning-to": "learning", "go-ing": " go ", "do-hobby": " do |practi", "run-biz": "run |own |manage|opened|started",
+	"learning": "learning|studying|practic|lessons|classes", "learning-to": "learning", "has": "have|own", "habit": "grow|collect|knit|crochet|sew|brew|bake|paint|sketch|restore|carve|forag", "keep": "keep|raise|breed", "work-in": "work", "former-job": "used to|was|been", "retired": "retired", "go-ing": " go ", "do-hobby": " do |practi", "run-biz": "run |own |manage",
 	"prefer": "prefer", "like": "love|like|enjoy|adore", "fan": "fan of", "dislike": "hate|dislike|detest|stand|like|enjoy",
 	"is-favorite": "fav", "home-country": "home ", "favorite": "fav",
 	"went": "went|been|headed|drove|flew|walked|hiked|biked|took", "went-ing": "went|took", "had": "had",
@@ -141,6 +141,14 @@ var (
 	groupWords = readList("groups.txt")
 	hobbyWords = readList("hobbies.txt")
 	roles      = readList("roles.txt")
+	// kept: animals one keeps ("I keep bees").
+	kept = func() map[string]bool {
+		out := set(`bee bees hive hives`)
+		for a := range animals {
+			out[a] = true
+		}
+		return out
+	}()
 	// pastimes: what one does as a pastime ("I do yoga").
 	pastimes = set(`yoga pilates crossfit karate judo taekwondo jiu-jitsu jujitsu boxing kickboxing aikido kung fu tai chi
 parkour gymnastics ballet zumba triathlons triathlon marathons marathon crosswords sudoku puzzles jigsaws pottery
@@ -239,7 +247,7 @@ var rules = func() []rule {
 		r("rel-works", personAlt+`(?i: (?:now |still )?(?:works|is working) (?:at|for) )(?P<v>)`, kName, "person", "employer", 0.75),
 		r("rel-job", personAlt+`(?i: (?:is|works as) (?:a|an) )(?P<v>)`, kNP, "person", "job_title", 0.7),
 		r("rel-allergic", personAlt+`(?i: (?:is|has been) (?:severely |very |deathly |really |quite |also )?allergic to )(?P<v>)`, kNP, "person", "allergy/%", 0.85),
-		r("count", `(?i:\bI have )(?P<v>)(?i:\d+|one|two|three|four|five|six|seven) (?P<attr>kids|children|sons|daughters|cats|dogs|siblings|brothers|sisters|grandchildren)\b`, kNP, "user", "@_count", 0.85),
+		r("count", `(?i:\b(?:I|we) have (?:got )?)(?P<v>)(?i:\d+|one|two|three|four|five|six|seven) (?P<attr>kids|children|sons|daughters|cats|dogs|siblings|brothers|sisters|grandchildren|grandkids)\b`, kNP, "user", "@_count", 0.85),
 		// Health and food.
 		r("allergic", `(?i:`+iAm+` (?:severely |very |deathly |really |quite |also |super )?allergic to )(?P<v>)`, kNP, "user", "allergy/%", 0.95),
 		r("allergy-have", `(?i:\bI have (?:a |an |severe |a severe |a mild |bad |a bad )?)(?P<v>)[a-z]+(?: [a-z]+)?(?i: allerg(?:y|ies))\b`, kNP, "user", "allergy/%", 0.9),
@@ -253,7 +261,13 @@ var rules = func() []rule {
 		r("learning-to", `(?i:\bI (?:am |have been |have started |started |also |now )*learning (?:to|how to) )(?P<v>)(?i:play|speak|cook|bake|knit|crochet|sew|paint|draw|swim|ski|snowboard|surf|code|program|dance|sing|climb|skate|ride|sail|drive|juggle|fish|kayak|row)\b`, kNP, "user", "hobby/%", 0.7),
 		r("go-ing", `(?i:\b`+weI+` `+often+`go )(?P<v>)(?i:`+alt(outings)+`)\b`, kNP, "user", "hobby/%", 0.7),
 		r("do-hobby", `(?i:\bI `+often+`(?:do|practice|practise) (?:a (?:bit|lot) of |some )?)(?P<v>)`, kNP, "user", "hobby/%", 0.7),
-		r("run-biz", `(?i:\b`+weI+` `+soon+`(?:run|own|manage|opened|started) (?:a |an |my own |our own |the |a little |a small )?)(?P<v>)`, kNP, "user", "business", 0.75),
+		r("run-biz", `(?i:\b`+weI+` `+soon+`(?:run|own|manage) (?:a |an |my own |our own |the |a little |a small )?)(?P<v>)`, kNP, "user", "business", 0.75),
+		r("has", `(?i:\b(?:I|we) (?:also |still |now )?(?:have got|have|own) (?:a |an |my own |our own )(?:little |small |tiny |big )?)(?P<v>)`, kNP, "user", "has/%", 0.65),
+		r("habit", `(?i:\bI `+often+`(?:grow|collect|knit|crochet|sew|brew|bake|paint|sketch|restore|carve|forage for) )(?P<v>)`, kNP, "user", "hobby/%", 0.7),
+		r("keep", `(?i:\b(?:I|we) `+often+`(?:keep|raise|breed) )(?P<v>)`, kNP, "user", "hobby/%", 0.7),
+		r("work-in", `(?i:\bI `+soon+`(?:work|have worked|have been working|am working) in (?:the )?)(?P<v>)`, kNP, "user", "works_in", 0.7),
+		r("former-job", `(?i:\bI (?:used to be|was) (?:a|an) )(?P<v>)`, kNP, "user", "former_job", 0.65),
+		r("retired", `(?i:\bI am (?:now |happily |fully |semi-|recently )?)(?P<v>)(?i:retired)(?:[.,!;]|$| (?:now|since|these days|and)\b)`, kNP, "user", "job_title", 0.8),
 		r("hobby-is", `(?i:\bmy (?:favou?rite |new |main )?hobb(?:y|ies) (?:is|are|include|includes) )(?P<v>)`, kNP, "user", "hobby/%", 0.85),
 		r("joined", `(?i:\b(?:I|we)(?:'ve| have)? `+soon+`(?:joined|signed up for|signed up to|enrolled in|registered for|started going to|started attending|became a member of|took|am taking|have been taking|am doing|started taking|finished) (?:a |an |the |my |our |this |some )?)(?P<v>)`, kNP, "user", "joined/%", 0.75),
 		// Preferences.
@@ -296,9 +310,9 @@ var rules = func() []rule {
 	for i := range rs {
 		x := &rs[i]
 		switch x.name {
-		case "allergic", "rel-allergic", "avoid", "like", "fan", "dislike", "prefer":
+		case "allergic", "rel-allergic", "avoid", "like", "fan", "dislike", "prefer", "habit":
 			x.list = true
-		case "joined-org", "go-ing", "learning", "learning-to", "do-hobby", "run-biz":
+		case "joined-org", "go-ing", "learning", "learning-to", "do-hobby", "run-biz", "has", "keep", "work-in", "former-job", "retired":
 			x.noDate = true
 		case "rel-named", "rel-name", "have-named", "pronoun-name", "rel-is-name":
 			x.free = true
@@ -332,6 +346,10 @@ var rules = func() []rule {
 			x.derive = upTo(pastimes)
 		case "run-biz":
 			x.head = businesses
+		case "keep":
+			x.derive = upTo(kept)
+		case "former-job":
+			x.head = jobs
 		case "play-in":
 			x.head = groupWords
 		case "name", "name-intro", "rel-name", "rel-named", "have-named", "pronoun-name", "age", "rel-age", "allergic", "allergy-have",
@@ -344,6 +362,9 @@ var rules = func() []rule {
 			x.needDate = true
 		case "tried":
 			x.typ = Episodic
+		}
+		if x.name == "habit" {
+			x.noDate = true
 		}
 		if strings.Contains(x.name, "dislike") || x.name == "avoid" {
 			x.weak = true

@@ -135,3 +135,37 @@ func TestCorrectionsSaid(t *testing.T) {
 		}
 	}
 }
+
+// TestStableFacts: lasting facts said in plain sentences — what the user
+// has, does habitually, works in, used to do.
+func TestStableFacts(t *testing.T) {
+	cases := []struct {
+		text string
+		want []string
+	}{
+		{"I've got an allotment by the river.", []string{"fact/user/has/allotment=allotment"}},
+		{"We have a little camper van.", []string{"fact/user/has/camper_van=camper van"}},
+		{"I grow tomatoes and chillies.", []string{"fact/user/hobby/tomatoes=tomatoes", "fact/user/hobby/chillies=chillies"}},
+		{"I keep bees in the back garden.", []string{"fact/user/hobby/bees=bees"}},
+		{"I work in marketing.", []string{"fact/user/works_in=marketing"}},
+		{"I used to be a firefighter.", []string{"fact/user/former_job=firefighter"}},
+		{"I'm retired now.", []string{"fact/user/job_title=retired"}},
+		{"I've got two kids.", []string{"fact/user/kids_count=two"}},
+		{"i live in lisbon with my wife", []string{"fact/user/home_city=lisbon"}},
+		{"I don't eat meat.", []string{"fact/user/avoids/meat=meat"}},
+		{"Started hitting the gym last week.", []string{"fact/user/started/hitting_gym=hitting the gym@the week of 2023-05-01"}},
+		{"I'm learning a ton.", nil},
+		{"I have a question about my order.", nil},
+		{"I have an idea!", nil},
+		{"I've got a meeting at 3.", nil},
+		{"I have a feeling it'll rain.", nil},
+		{"I grow tired of this.", nil},
+		{"I keep forgetting my keys.", nil},
+		{"I work in the garden most evenings.", nil},
+	}
+	for _, c := range cases {
+		if have := got(c.text); strings.Join(have, " ") != strings.Join(c.want, " ") {
+			t.Errorf("%q:\n got %q\nwant %q", c.text, have, c.want)
+		}
+	}
+}
