@@ -20,7 +20,7 @@ func (x *extractor) acceptable(rl *rule, v string, st *stmt) bool {
 		}
 	}
 	switch rl.name {
-	case "like", "fan", "dislike", "prefer", "is-favorite":
+	case "like", "fan", "dislike", "prefer", "is-favorite", "keen":
 		return likeable(v) && !x.knownName(v) && !x.reaction(v, st)
 	case "go-ing":
 		return !errands[strings.ToLower(v)]
@@ -50,7 +50,8 @@ var amounts = set(`ton tons lot lots bunch heaps loads plenty`)
 // notPossession: what "I have a …" names that is no lasting possession:
 // a passing state, a question, an event (read by the plan rules).
 var notPossession = set(`question questions idea ideas feeling problem problems issue issues doubt point reason
-suggestion request concern confession update story favor favour headache cold cough fever hangover quick look
+suggestion request concern confession bond relationship connection passion need goal vision voice heart
+soft spot love knack gift talent sense update story favor favour headache cold cough fever hangover quick look
 go word minute second sec sneaking suspicion tendency habit theory dream nightmare crush meeting appointment
 interview exam test date call deadline shift lesson class game match flight party plan plans lot bit
 couple few chat talk laugh`)
@@ -159,7 +160,7 @@ func (x *extractor) shape(f *Fact, rl *rule, st *stmt, s string, loc []int) {
 	if strings.Contains(f.Attribute, "%") {
 		seg := headSlug(v)
 		switch rl.name {
-		case "allergic", "rel-allergic", "allergy-have", "avoid", "like", "fan", "dislike", "prefer", "speak", "injury", "tried", "is-favorite":
+		case "allergic", "rel-allergic", "allergy-have", "avoid", "like", "fan", "dislike", "prefer", "speak", "injury", "tried", "is-favorite", "keen":
 			seg = slug(v)
 		case "plan", "decided":
 			seg = topic(v)
@@ -220,6 +221,8 @@ func (x *extractor) shape(f *Fact, rl *rule, st *stmt, s string, loc []int) {
 		f.Label = "had"
 	case "run-biz":
 		f.Label = "runs"
+	case "has":
+		f.Label = "has"
 	case "doing":
 		verb := strings.ToLower(group(s, rl.re, loc, "attr"))
 		if headOK(v, set("trip vacation holiday getaway visit")) {
@@ -232,7 +235,7 @@ func (x *extractor) shape(f *Fact, rl *rule, st *stmt, s string, loc []int) {
 		if m := s[loc[0]:loc[1]]; !strings.HasPrefix(strings.ToLower(m), "we") {
 			f.Subject = "user" // "I decided to …" is the user's decision
 		}
-	case "plan", "have-event", "my-event", "married":
+	case "plan", "have-event", "my-event", "married", "expecting":
 		f.Label = "plans to"
 		if rl.name != "plan" && rl.name != "married" {
 			f.Label = "has"

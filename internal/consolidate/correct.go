@@ -233,6 +233,13 @@ func (x *extractor) notCorrection(st *stmt, n int) {
 				f.Correction, f.Replaces = true, old.Value
 				return
 			}
+			if sameKind(*f, old) && manyValued(old.Attribute) && strings.EqualFold(old.Value, oldPart) {
+				// "I'm allergic to cashews, not peanuts": the old item ends.
+				f.Correction, f.Replaces = true, old.Value
+				x.add(st, Fact{Subject: old.Subject, Attribute: old.Attribute, Value: old.Value, Type: old.Type,
+					Confidence: 0.75, Retract: true, Rule: "correction"})
+				return
+			}
 		}
 		if len(x.out) > n {
 			return // the sentence states facts of its own
@@ -497,4 +504,12 @@ func (x *extractor) replaceItem(st *stmt, old Fact, nv string) {
 	f := Fact{Subject: old.Subject, Attribute: kind + "/" + slug(nv), Value: nv, Type: old.Type, Label: old.Label,
 		Confidence: 0.75, Correction: true, Replaces: old.Value, Rule: "correction"}
 	x.add(st, f)
+}
+
+// sameKind reports whether a and b are values of one kind of many of one
+// subject (allergy/cashews and allergy/peanuts).
+func sameKind(a, b Fact) bool {
+	ka, _, _ := strings.Cut(a.Attribute, "/")
+	kb, _, _ := strings.Cut(b.Attribute, "/")
+	return a.Subject == b.Subject && a.Type == b.Type && ka == kb
 }

@@ -58,7 +58,7 @@ var needles = map[string]string{
 	"job": " a | an ", "job-been": " a | an ", "new-role": " new ", "rel-is-name": " is ",
 	"work-as": " as | to ", "new-job-as": " as ", "my-job": "job is|profession is|occupation is", "teach": "teach",
 	"drive": "driv", "work-at": "work|employed|hired|job", "new-job-at": "job|position|role|gig|internship|offer",
-	"joined-org": "joined|started at|started working|switched to", "at-now": "these days|nowadays", "at-now-2": "now|these days",
+	"joined-org": "joined|started at|started working|switched to", "at-now": "these days|nowadays|now", "at-now-2": "now|these days",
 	"live": "live|living|based|settled", "moved": "moved|relocated", "from": "from|grew up", "born": "born",
 	"moving": "moving|relocating", "rel-name": "name|called", "have-named": "named|called", "pronoun-name": "name",
 	"rel-age": " is | turned ", "rel-lives": "lives|living|based", "rel-moved": "moved|relocated|moving|relocating", "rel-works": "works|working",
@@ -66,7 +66,7 @@ var needles = map[string]string{
 	"allergy-have": "allerg", "avoid": " eat | drink ", "into": "into|taken up|took up", "play": "play",
 	"play-in": "play|sing|dance|row|swim|run", "hobby-is": "hobb", "joined": "joined|signed up|enrolled|registered|started going|started attending|member|took|taking|doing|finished",
 	"learning": "learning|studying|practic|lessons|classes", "learning-to": "learning", "has": "have|own", "habit": "grow|collect|knit|crochet|sew|brew|bake|paint|sketch|restore|carve|forag", "keep": "keep|raise|breed", "work-in": "work", "former-job": "used to|was|been", "retired": "retired", "go-ing": " go ", "do-hobby": " do |practi", "run-biz": "run |own |manage",
-	"prefer": "prefer", "like": "love|like|enjoy|adore", "fan": "fan of", "dislike": "hate|dislike|detest|stand|like|enjoy",
+	"prefer": "prefer", "keen": "passionate|obsessed|keen|crazy|hooked|mad about|nuts about", "expecting": "expecting|having", "like": "love|like|enjoy|adore", "fan": "fan of", "dislike": "hate|dislike|detest|stand|like|enjoy",
 	"is-favorite": "fav", "home-country": "home ", "favorite": "fav",
 	"went": "went|been|headed|drove|flew|walked|hiked|biked|took", "went-ing": "went|took", "had": "had",
 	"applied": "applied|accepted|mentored|call from", "back-from": "back|returned", "visited": "visited|toured|explored",
@@ -228,7 +228,7 @@ var rules = func() []rule {
 		r("work-at", `(?i:\bI `+soon+`(?:work|'ve worked|have worked|'m working|am working|'ve been working|have been working|started working|'m employed|am employed|got a job|got hired|was hired|'ve been hired) (?:at|for|with|by) (?:the )?)(?P<v>)`, kName, "user", "employer", 0.85),
 		r("new-job-at", `(?i:`+iHave+` `+soon+`(?:started|landed|got|accepted|took|began|start) (?:a |my |the |an )?(?:new )?(?:job|position|role|gig|internship|offer) (?:at|with|from) (?:the )?)(?P<v>)`, kName, "user", "employer", 0.8),
 		r("joined-org", `(?i:`+iHave+` `+soon+`(?:joined|started at|started working at|switched to) (?:the )?)(?P<v>)[A-Z]`, kName, "user", "employer", 0.7),
-		r("at-now", `(?i:\b(?:these days|nowadays) I(?:'m| am) (?:at|with|working at|working for) )(?P<v>)`, kName, "user", "employer", 0.75),
+		r("at-now", `(?i:\b(?:these days|nowadays|now) I(?:'m| am) (?:at|with|working at|working for) )(?P<v>)`, kName, "user", "employer", 0.75),
 		r("at-now-2", `(?i:`+iAm+` (?:at|with) )(?P<v>)[A-Z][\w&'-]*(?: [A-Z][\w&'-]*){0,2}(?i: now\b| these days\b)`, kName, "user", "employer", 0.7),
 		// Where.
 		r("live", `(?i:\bI `+soon+`live in |`+iAm+` `+soon+`(?:living|based|settled) in |`+weAre+` `+soon+`(?:living|based|settled) in |\bwe `+soon+`live in )(?P<v>)`, kPlace, "user", "home_city", 0.85),
@@ -273,6 +273,7 @@ var rules = func() []rule {
 		// Preferences.
 		r("prefer", `(?i:\bI `+adv+`prefer )(?P<v>)`, kNP, "user", "prefers/%", 0.85),
 		r("like", `(?i:\bI `+adv+`(?:love|like|enjoy|adore) )(?P<v>)`, kNP, "user", "likes/%", 0.7),
+		r("keen", `(?i:`+iAm+` (?:really |so |very |super |quite |a bit |kind of |kinda |totally |absolutely |also )*(?:passionate about|obsessed with|keen on|crazy about|hooked on|mad about|nuts about) )(?P<v>)`, kNP, "user", "likes/%", 0.7),
 		r("fan", `(?i:`+iAm+` (?:a )?(?:huge |big |massive |great )?fan of )(?P<v>)`, kNP, "user", "likes/%", 0.7),
 		r("dislike", `(?i:\bI `+adv+`(?:hate|dislike|detest|can't stand|cannot stand|don't like|do not like|don't enjoy|do not enjoy) )(?P<v>)`, kNP, "user", "dislikes/%", 0.75),
 		r("is-favorite", `(?i:\b)(?P<v>)(?i:[^,;:.!?]{2,40}?) (?i:is|are) (?i:one of )?(?i:my|our) (?i:all-time |absolute |new )?(?i:favou?rites?|faves?|favs?)(?: (?P<attr>[a-z]+(?: [a-z]+)?))?(?i:[.!,;]|$| (?:to|of|in|for|ever)\b)`, kNP, "user", "likes/%", 0.8),
@@ -292,6 +293,7 @@ var rules = func() []rule {
 		r("plan", `(?i:(?:`+iAm+`|`+weAre+`) (?:going to|gonna|planning to|planning on|about to) )(?P<v>)`, kNP, "user", "plan/%", 0.65),
 		r("have-event", `(?i:\b(?:I|we) (?:have|'ve got|have got) (?:a |an |my |our |the )?)(?P<v>)(?i:(?:job |big |first |final |second )?(?:interview|exam|test|appointment|surgery|operation|recital|concert|game|match|race|competition|audition|performance|show|presentation|flight|trip|wedding|meeting|date))\b`, kNP, "user", "plan/%", 0.7),
 		r("my-event", `(?i:\b(?:my|our) )(?P<v>)(?i:(?:job |big |first |final )?(?:wedding|exam|interview|surgery|recital|concert|race|marathon|trip|flight|appointment|birthday party|graduation|party|show|competition|vacation|holiday)) (?i:is|will be)\b`, kNP, "user", "plan/%", 0.7),
+		r("expecting", `(?i:`+weAre+` (?:expecting|having) |`+iAm+` (?:expecting|having) )(?P<v>)(?i:a baby|a little one|twins|our first|a boy|a girl)\b`, kNP, "user", "plan/baby", 0.75),
 		r("married", `(?i:`+weAre+` (?:getting married|tying the knot)|`+iAm+` getting married)(?P<v>)`, kNP, "user", "plan/wedding", 0.75),
 		// Decisions.
 		r("decided", `(?i:\b(?:we|I)(?:'ve| have)? (?:finally |just )?(?:decided|agreed|chose|opted) (?:to |on )|\b(?:we|I)(?:'ve| have)? (?:finally |just )?settled on )(?P<v>)`, kNP, "we", "decision/#", 0.8),
@@ -310,7 +312,7 @@ var rules = func() []rule {
 	for i := range rs {
 		x := &rs[i]
 		switch x.name {
-		case "allergic", "rel-allergic", "avoid", "like", "fan", "dislike", "prefer", "habit":
+		case "allergic", "rel-allergic", "avoid", "like", "fan", "dislike", "prefer", "habit", "keen":
 			x.list = true
 		case "joined-org", "go-ing", "learning", "learning-to", "do-hobby", "run-biz", "has", "keep", "work-in", "former-job", "retired":
 			x.noDate = true
@@ -354,11 +356,11 @@ var rules = func() []rule {
 			x.head = groupWords
 		case "name", "name-intro", "rel-name", "rel-named", "have-named", "pronoun-name", "age", "rel-age", "allergic", "allergy-have",
 			"rel-allergic", "diet", "avoid", "count", "my-attr", "speak", "from", "born", "car", "prefer", "like", "fan", "dislike", "favorite",
-			"is-favorite", "home-country":
+			"is-favorite", "home-country", "keen":
 			x.noDate = true
 		case "plan":
 			x.needDate = true
-		case "have-event", "my-event", "married":
+		case "have-event", "my-event", "married", "expecting":
 			x.needDate = true
 		case "tried":
 			x.typ = Episodic

@@ -107,6 +107,9 @@ func TestCorrectionsSaid(t *testing.T) {
 		{[]string{"I work at Acme.", "I don't work at Acme anymore, I'm at Globex now."}, []string{"fact/user/employer=Globex"}},
 		{[]string{"I'm allergic to peanuts.", "Turns out it's cashews not peanuts."}, []string{"fact/user/allergy/cashews=cashews"}},
 		{[]string{"I'm allergic to peanuts.", "Actually it's not peanuts, it's cashews."}, []string{"fact/user/allergy/cashews=cashews"}},
+		{[]string{"I'm allergic to peanuts.", "Oops, I'm allergic to cashews, not peanuts."}, []string{"fact/user/allergy/cashews=cashews"}},
+		{[]string{"I work at Acme.", "I used to work at Acme but now I'm at Globex."}, []string{"fact/user/employer=Globex"}},
+		{[]string{"My son is 6.", "Sorry, I meant my son is 7, not 6."}, []string{"fact/son/age=7"}},
 		{[]string{"I live in Leeds.", "It's Leeds, the weather is grim."}, []string{"fact/user/home_city=Leeds"}},
 	} {
 		var msgs []Message
@@ -153,6 +156,11 @@ func TestStableFacts(t *testing.T) {
 		{"I've got two kids.", []string{"fact/user/kids_count=two"}},
 		{"i live in lisbon with my wife", []string{"fact/user/home_city=lisbon"}},
 		{"I don't eat meat.", []string{"fact/user/avoids/meat=meat"}},
+		{"I'm passionate about dancing.", []string{"fact/user/likes/dancing=dancing"}},
+		{"We're expecting a baby in March!", []string{"fact/user/plan/baby=baby@2024-03"}},
+		{"These days I live in Porto.", []string{"fact/user/home_city=Porto"}},
+		{"We have a strong bond.", nil},
+		{"I'm obsessed with how you write.", nil},
 		{"Started hitting the gym last week.", []string{"fact/user/started/hitting_gym=hitting the gym@the week of 2023-05-01"}},
 		{"I'm learning a ton.", nil},
 		{"I have a question about my order.", nil},
