@@ -14,7 +14,7 @@ func (x *extractor) acceptable(rl *rule, v string, st *stmt) bool {
 	if v == "" {
 		return false
 	}
-	if rl.head != nil && !headOK(v, rl.head) {
+	if rl.head != nil && !headOK(v, rl.head) && !(rl.attr == "job_title" && jobLike(v)) {
 		if !(rl.attr == "went_to/%" && shapeName(v)) {
 			return false
 		}
@@ -42,6 +42,32 @@ func (x *extractor) acceptable(rl *rule, v string, st *stmt) bool {
 		return orgName(v) && workContext.MatchString(st.m.Text)
 	}
 	return true
+}
+
+// jobSuffixes end the name of a trade or a profession not listed
+// ("cardiologist", "locksmith", "wheelwright").
+var jobSuffixes = []string{"ologist", "ician", "iatrist", "smith", "wright", "monger", "grapher", "ist"}
+
+// notJobs end like one but name a temper or a creed.
+var notJobs = set(`optimist pessimist realist perfectionist minimalist idealist purist romanticist fatalist
+perfectionists list playlist wishlist checklist twist wrist fist mist gist assist exist insist persist resist`)
+
+// jobLike reports whether the last word of v ends as a trade's name.
+func jobLike(v string) bool {
+	w := strings.Fields(strings.ToLower(v))
+	if len(w) == 0 || len(w) > 3 {
+		return false
+	}
+	last := strings.Trim(w[len(w)-1], ".,!")
+	if notJobs[last] {
+		return false
+	}
+	for _, suf := range jobSuffixes {
+		if strings.HasSuffix(last, suf) && len(last) > len(suf)+2 {
+			return true
+		}
+	}
+	return false
 }
 
 // amounts: "I'm learning a ton" names no subject learned.
@@ -221,6 +247,10 @@ func (x *extractor) shape(f *Fact, rl *rule, st *stmt, s string, loc []int) {
 		f.Label = "had"
 	case "run-biz":
 		f.Label = "runs"
+	case "teach":
+		f.Label = "teaches"
+	case "drive":
+		f.Label = "drives a"
 	case "has":
 		f.Label = "has"
 	case "doing":

@@ -89,8 +89,11 @@ func (x *extractor) apply(st *stmt, rl *rule, loc []int) {
 	var values []string
 	valueEnd := at
 	switch {
-	case rl.name == "age" || rl.name == "rel-age" || rl.name == "count":
+	case rl.name == "age" || rl.name == "rel-age" || rl.name == "count" || rl.name == "age-adj":
 		w := strings.Fields(rest)[0]
+		if rl.name == "age-adj" { // "7-year-old"
+			w, _, _ = strings.Cut(w, "-")
+		}
 		if n, err := strconv.Atoi(strings.TrimRight(w, ".,!;")); rl.name != "count" && (err == nil && (n < 1 || n > 110)) {
 			return
 		}

@@ -100,7 +100,7 @@ func withSubject(s string) string {
 // contractions the rules read spelled out.
 var contractions = strings.NewReplacer("I've ", "I have ", "I'm ", "I am ", "We've ", "We have ", "we've ", "we have ",
 	"We're ", "We are ", "we're ", "we are ", "I'll ", "I will ", "We'll ", "We will ", "we'll ", "we will ",
-	"I'd love", "I would love", "I'd like", "I would like", "I'd prefer", "I would prefer", "I'd be", "I would be")
+	"I'd love", "I would love", "I'd like", "I would like", "I'd rather", "I would rather", "I'd much rather", "I would much rather", "I'd prefer", "I would prefer", "I'd be", "I would be")
 
 // expand spells out the contractions of the first person ("I've been" →
 // "I have been"), so one pattern reads both.

@@ -70,7 +70,10 @@ func (x *extractor) instruction(st *stmt) {
 // you live?" "Lisbon."). A statement the rules read on its own ("I drive
 // a tram") needs no question.
 var (
-	askJobRE      = regexp.MustCompile(`(?i)\b(?:what do you do(?: for (?:work|a living))?|what(?:'s| is) your (?:job|profession|occupation|line of work)|what do you work as|what kind of work|what line of work)\b`)
+	askJobRE = regexp.MustCompile(`(?i)\b(?:what do you do(?: for (?:work|a living))?|what(?:'s| is) your (?:job|profession|occupation|line of work)|what do you work as|what kind of work|what line of work)\b`)
+	// askWorkRE: a question of work alone ("what do you do?" may go on
+	// "… when it rains?"): any noun phrase answers it.
+	askWorkRE     = regexp.MustCompile(`(?i)\b(?:what do you do(?: for (?:work|a living))?|what(?:'s| is) your (?:job|profession|occupation|line of work)|what do you work as|what kind of work do you do|what line of work are you in)\s*\?$`)
 	askEmployerRE = regexp.MustCompile(`(?i)\b(?:where do you work|who do you work for|which company)\b`)
 	askHomeRE     = regexp.MustCompile(`(?i)\b(?:where do you live|where are you based|where are you living|where do you stay|where(?:'s| is) home)\b`)
 	askFromRE     = regexp.MustCompile(`(?i)\b(?:where are you from|where did you grow up|where(?:'re| are) you originally from)\b`)
@@ -104,8 +107,9 @@ func (x *extractor) answer(st *stmt) {
 		x.listAnswer(st, q, rest)
 		return
 	case askJobRE.MatchString(q):
+		rest = rest[len(fragmentLeadRE.FindString(rest)):]
 		w, _ := np(rest)
-		if w == "" || !headOK(w, jobs) {
+		if w == "" || noneRE.MatchString(rest) || !(headOK(w, jobs) || jobLike(w) || (askWorkRE.MatchString(q) && pastimeLike(w))) {
 			return
 		}
 		subj, attr, v = "user", "job_title", w

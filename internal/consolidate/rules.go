@@ -61,12 +61,12 @@ var needles = map[string]string{
 	"joined-org": "joined|started at|started working|switched to", "at-now": "these days|nowadays|now", "at-now-2": "now|these days",
 	"live": "live|living|based|settled", "moved": "moved|relocated", "from": "from|grew up", "born": "born",
 	"moving": "moving|relocating", "rel-name": "name|called", "have-named": "named|called", "pronoun-name": "name",
-	"rel-age": " is | turned ", "rel-lives": "lives|living|based", "rel-moved": "moved|relocated|moving|relocating", "rel-works": "works|working",
+	"rel-age": " is | turned |'s ", "rel-lives": "lives|living|based", "rel-moved": "moved|relocated|moving|relocating", "rel-works": "works|working",
 	"rel-job": " is a| is an|works as", "rel-allergic": "allergic", "count": "have", "allergic": "allergic",
 	"allergy-have": "allerg", "avoid": " eat | drink ", "into": "into|taken up|took up", "play": "play",
 	"play-in": "play|sing|dance|row|swim|run", "hobby-is": "hobb", "joined": "joined|signed up|enrolled|registered|started going|started attending|member|took|taking|doing|finished",
 	"learning": "learning|studying|practic|lessons|classes", "learning-to": "learning", "has": "have|own", "habit": "grow|collect|knit|crochet|sew|brew|bake|paint|sketch|restore|carve|forag", "keep": "keep|raise|breed", "work-in": "work", "former-job": "used to|was|been", "retired": "retired", "go-ing": " go ", "do-hobby": " do |practi", "run-biz": "run |own |manage",
-	"prefer": "prefer", "keen": "passionate|obsessed|keen|crazy|hooked|mad about|nuts about", "expecting": "expecting|having", "like": "love|like|enjoy|adore", "fan": "fan of", "dislike": "hate|dislike|detest|stand|like|enjoy",
+	"prefer": "prefer", "in-group": " in | part of| member of| on ", "rather": "rather", "age-adj": "old", "keen": "passionate|obsessed|keen|crazy|hooked|mad about|nuts about", "expecting": "expecting|having", "like": "love|like|enjoy|adore", "fan": "fan of", "dislike": "hate|dislike|detest|stand|like|enjoy",
 	"is-favorite": "fav", "home-country": "home ", "favorite": "fav",
 	"went": "went|been|headed|drove|flew|walked|hiked|biked|took", "went-ing": "went|took", "had": "had",
 	"applied": "applied|accepted|mentored|call from", "back-from": "back|returned", "visited": "visited|toured|explored",
@@ -241,7 +241,8 @@ var rules = func() []rule {
 		r("rel-named", `\b(?i:my|our) (?i:step-|late |dear |favou?rite |new )?(?P<thing>`+relWord+`),? (?P<v>)[A-Z][a-z]+(?:,|[.!;]|$| (?:[a-z]+|'s)\b|'s\b)`, kName, "thing", "name", 0.75),
 		r("have-named", `(?i:\b(?:I|we)(?:'ve| have)? (?:just |finally |also )?(?:have|own|got|adopted|rescued|brought home|welcomed|took in|had) (?:a|an|one|another|our|my|a new|a little|a sweet|the cutest) (?:new |little |baby |sweet |tiny |cute |young |adorable )?(?:[a-z]+ ){0,2}?)(?P<thing>`+relWord+`)(?i:,? (?:named|called) )(?P<v>)`, kName, "thing", "name", 0.85),
 		r("pronoun-name", `(?i:\b(?:(?:I|we) (?:have|have got|had) (?:a|an|one) |(?:my|our) )(?:new |little |baby |sweet |young )?)(?P<thing>`+relWord+`)(?i:,? (?:and )?(?:his|her|its) name(?: is|'s) )(?P<v>)`, kName, "thing", "name", 0.85),
-		r("rel-age", personAlt+`(?i: (?:is|just turned|turned) )(?P<v>)(?i:\d{1,2}|`+numberWords+`)(?i: years old\b| months old\b|[.,!;]|$| (?:and|now|today|this|next|on|in)\b)`, kNP, "person", "age", 0.8),
+		r("rel-age", personAlt+`(?i:'s | (?:is|just turned|turned) )(?P<v>)(?i:\d{1,2}|`+numberWords+`)(?i: years old\b| months old\b|[.,!;]|$| (?:and|now|today|this|next|on|in)\b)`, kNP, "person", "age", 0.8),
+		r("age-adj", `\b(?i:my|our) (?P<v>)(?i:\d{1,2}|`+numberWords+`)(?i:[- ]years?[- ]old) (?P<thing>`+relWord+`)\b`, kNP, "thing", "age", 0.8),
 		r("rel-lives", personAlt+`(?i: (?:now |still |also )?(?:lives|is living|is based) in )(?P<v>)`, kPlace, "person", "home_city", 0.8),
 		r("rel-moved", personAlt+`(?i: (?:has |is |just |recently |finally )*(?:moved|relocated|moving|relocating) (?:back )?to )(?P<v>)`, kPlace, "person", "home_city", 0.75),
 		r("rel-works", personAlt+`(?i: (?:now |still )?(?:works|is working) (?:at|for) )(?P<v>)`, kName, "person", "employer", 0.75),
@@ -268,6 +269,8 @@ var rules = func() []rule {
 		r("work-in", `(?i:\bI `+soon+`(?:work|have worked|have been working|am working) in (?:the )?)(?P<v>)`, kNP, "user", "works_in", 0.7),
 		r("former-job", `(?i:\bI (?:used to be|was) (?:a|an) )(?P<v>)`, kNP, "user", "former_job", 0.65),
 		r("retired", `(?i:\bI am (?:now |happily |fully |semi-|recently )?)(?P<v>)(?i:retired)(?:[.,!;]|$| (?:now|since|these days|and)\b)`, kNP, "user", "job_title", 0.8),
+		r("in-group", `(?i:`+iAm+` (?:also |still |now )?(?:in|part of|a member of|on) (?:a|an|the|my|our) )(?P<v>)`, kNP, "user", "hobby/%", 0.7),
+		r("rather", `(?i:\bI would (?:much )?rather (?:have|eat|drink|use|take|go with|watch|read|listen to) )(?P<v>)`, kNP, "user", "prefers/%", 0.75),
 		r("hobby-is", `(?i:\bmy (?:favou?rite |new |main )?hobb(?:y|ies) (?:is|are|include|includes) )(?P<v>)`, kNP, "user", "hobby/%", 0.85),
 		r("joined", `(?i:\b(?:I|we)(?:'ve| have)? `+soon+`(?:joined|signed up for|signed up to|enrolled in|registered for|started going to|started attending|became a member of|took|am taking|have been taking|am doing|started taking|finished) (?:a |an |the |my |our |this |some )?)(?P<v>)`, kNP, "user", "joined/%", 0.75),
 		// Preferences.
@@ -312,9 +315,9 @@ var rules = func() []rule {
 	for i := range rs {
 		x := &rs[i]
 		switch x.name {
-		case "allergic", "rel-allergic", "avoid", "like", "fan", "dislike", "prefer", "habit", "keen":
+		case "allergic", "rel-allergic", "avoid", "like", "fan", "dislike", "prefer", "habit", "keen", "rather":
 			x.list = true
-		case "joined-org", "go-ing", "learning", "learning-to", "do-hobby", "run-biz", "has", "keep", "work-in", "former-job", "retired":
+		case "joined-org", "in-group", "go-ing", "learning", "learning-to", "do-hobby", "run-biz", "has", "keep", "work-in", "former-job", "retired":
 			x.noDate = true
 		case "rel-named", "rel-name", "have-named", "pronoun-name", "rel-is-name":
 			x.free = true
@@ -322,6 +325,8 @@ var rules = func() []rule {
 			x.future = true
 		}
 		switch x.name {
+		case "age-adj":
+			x.gate, x.free = gateMy, true
 		case "rel-degree", "rel-is-name", "rel-name", "rel-named", "rel-age", "rel-lives", "rel-moved", "rel-works", "rel-job", "rel-allergic":
 			x.gate = gatePerson
 		case "my-job", "hobby-is", "is-favorite", "home-country", "favorite", "my-event", "my-attr":
@@ -340,7 +345,7 @@ var rules = func() []rule {
 			x.head = venues
 		case "had":
 			x.head = happenings
-		case "joined":
+		case "joined", "in-group":
 			x.head = groupWords
 		case "play":
 			x.head = hobbyWords
@@ -356,7 +361,7 @@ var rules = func() []rule {
 			x.head = groupWords
 		case "name", "name-intro", "rel-name", "rel-named", "have-named", "pronoun-name", "age", "rel-age", "allergic", "allergy-have",
 			"rel-allergic", "diet", "avoid", "count", "my-attr", "speak", "from", "born", "car", "prefer", "like", "fan", "dislike", "favorite",
-			"is-favorite", "home-country", "keen":
+			"is-favorite", "home-country", "keen", "rather", "age-adj":
 			x.noDate = true
 		case "plan":
 			x.needDate = true
@@ -392,8 +397,8 @@ func bodyPart(v string) string {
 	return v
 }
 
-// teacherOf: "I've been teaching piano for six years" teaches piano: a
-// piano teacher (a subject, not a class of people).
+// teacherOf: "I've been teaching piano for six years" teaches piano (a
+// subject, not a class of people); the value is the user's word for it.
 func teacherOf(v string) string {
 	w := strings.Fields(strings.ToLower(v))
 	if len(w) > 2 || len(w) == 0 {
@@ -403,15 +408,15 @@ func teacherOf(v string) string {
 	case "kids", "children", "students", "people", "others", "classes", "class", "myself", "them", "adults", "teens", "pupils", "lessons":
 		return ""
 	}
-	return v + " teacher"
+	return v
 }
 
-// driverOf: "I drive a tram in Lisbon": a tram driver (a vehicle one is
-// paid to drive, not "a Tesla").
+// driverOf: "I drive a tram in Lisbon" drives a tram for work (a vehicle
+// one is paid to drive, not "a Tesla"); the value is the user's word.
 func driverOf(v string) string {
 	switch strings.ToLower(v) {
 	case "tram", "bus", "taxi", "cab", "truck", "lorry", "train", "ambulance", "forklift", "delivery van", "van", "school bus", "ferry", "tractor", "streetcar", "trolley", "limo", "limousine", "tow truck", "garbage truck", "semi":
-		return v + " driver"
+		return v
 	}
 	return ""
 }

@@ -37,8 +37,8 @@ func TestPlainSpeech(t *testing.T) {
 		{"I'm a nurse.", []string{"fact/user/job_title=nurse"}},
 		{"I'm a nurse at St Mary's, mostly nights.", []string{"fact/user/job_title=nurse", "fact/user/employer=St Mary"}},
 		{"I work as a Weight Watchers coach, it's a really calming place.", []string{"fact/user/job_title=Weight Watchers coach"}},
-		{"I've been teaching piano for six years now.", []string{"fact/user/job_title=piano teacher"}},
-		{"I drive a tram in Lisbon.", []string{"fact/user/job_title=tram driver"}},
+		{"I've been teaching piano for six years now.", []string{"fact/user/job_title=piano"}},
+		{"I drive a tram in Lisbon.", []string{"fact/user/job_title=tram"}},
 		{"So I started a new job as a claims adjuster last week.", []string{"fact/user/job_title=claims adjuster@the week of 2023-05-01"}},
 		{"I've been an automotive engineer for twelve years and it's so fulfilling.", []string{"fact/user/job_title=automotive engineer"}},
 		// Employers.
@@ -288,7 +288,7 @@ func TestAnswers(t *testing.T) {
 		{"So where do you live these days?", "Lisbon, near the river.", "fact/user/home_city=Lisbon"},
 		{"Where are you from originally?", "Oh, Cork!", "fact/user/hometown=Cork"},
 		{"What's the puppy's name?", "Biscuit! He's a menace.", "fact/pet/puppy/name=Biscuit"},
-		{"What do you do?", "I drive a tram.", "fact/user/job_title=tram driver"},
+		{"What do you do?", "I drive a tram.", "fact/user/job_title=tram"},
 		{"That's lovely.", "Lisbon, near the river.", ""},
 		{"What did you think of the film?", "Lisbon looked gorgeous in it.", ""},
 	} {

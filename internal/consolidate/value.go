@@ -186,7 +186,7 @@ func capitalized(s string, k kind) (string, int) {
 		pos = at + len(w)
 		t := strings.TrimRight(w, ".,;:!?)\"'")
 		stop := t != w
-		if strings.HasSuffix(t, "'s") && !stop && i+1 < len(words) && !isCap(words[i+1]) {
+		if strings.HasSuffix(t, "'s") && !stop && i+1 < len(words) && !isCap(words[i+1]) && !ageWord(words[i+1]) {
 			return "", 0 // "Sarah's party": something of Sarah's, not Sarah
 		}
 		t = strings.TrimSuffix(t, "'s")
@@ -339,3 +339,11 @@ var (
 	andOrRE   = regexp.MustCompile(`(?i)\s(?:and|or)\s`)
 	listSepRE = regexp.MustCompile(`,\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+`)
 )
+
+// ageWord: a number after "Leo's" makes it "Leo is" ("Leo's 7").
+func ageWord(w string) bool {
+	w = strings.ToLower(strings.Trim(w, ".,!;"))
+	return isNumber(w) || numberWordSet[w]
+}
+
+var numberWordSet = set(strings.ReplaceAll(numberWords, "|", " "))
