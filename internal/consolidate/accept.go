@@ -32,6 +32,12 @@ func (x *extractor) acceptable(rl *rule, v string, st *stmt) bool {
 		return eventObject(v) && !headOK(v, relations) && !headOK(v, animals) && !headOK(v, notPossession) && !notLikeable[headSlug(v)]
 	case "work-in":
 		return !headOK(v, notWorkplace) && !evaluative[strings.ToLower(v)]
+	case "rel-is-first":
+		return !creeds[strings.ToLower(v)]
+	case "person":
+		return likeable(v) && !evaluative[strings.ToLower(v)] && !peopleKinds[strings.ToLower(v)]
+	case "plan-ing":
+		return headOK(v, occasions) && !headOK(v, notEvent)
 	case "did", "doing", "joined", "applied", "had":
 		return eventObject(v)
 	case "work-at", "new-job-at":
@@ -69,6 +75,23 @@ func jobLike(v string) bool {
 	}
 	return false
 }
+
+// occasions: what one sits, attends or takes part in on a date.
+var occasions = set(`interview exam exams test tests appointment surgery operation recital concert game match race
+competition audition performance show presentation flight wedding meeting party marathon half-marathon
+course workshop conference festival gig tournament ceremony graduation exhibition fair triathlon 10k 5k`)
+
+// creeds: capitalized words "my wife is …" may end with that name no one
+// ("My wife is Italian").
+var creeds = set(`american british english irish scottish welsh french german italian spanish portuguese dutch
+polish greek chinese japanese korean indian mexican canadian australian brazilian russian turkish swedish
+norwegian danish finnish swiss austrian belgian catholic christian jewish muslim hindu buddhist sikh protestant
+autistic deaf asian african european latina latino`)
+
+// peopleKinds: "I'm a people person" or "a morning person" names no taste
+// of a thing.
+var peopleKinds = set(`people morning night glass lucky different good bad nice real normal private shy
+family big huge`)
 
 // amounts: "I'm learning a ton" names no subject learned.
 var amounts = set(`ton tons lot lots bunch heaps loads plenty`)
@@ -265,7 +288,7 @@ func (x *extractor) shape(f *Fact, rl *rule, st *stmt, s string, loc []int) {
 		if m := s[loc[0]:loc[1]]; !strings.HasPrefix(strings.ToLower(m), "we") {
 			f.Subject = "user" // "I decided to …" is the user's decision
 		}
-	case "plan", "have-event", "my-event", "married", "expecting":
+	case "plan", "have-event", "my-event", "married", "expecting", "plan-ing":
 		f.Label = "plans to"
 		if rl.name != "plan" && rl.name != "married" {
 			f.Label = "has"

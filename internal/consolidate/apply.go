@@ -110,6 +110,8 @@ func (x *extractor) apply(st *stmt, rl *rule, loc []int) {
 		values = []string{"get married"}
 	case rl.name == "retired":
 		values = []string{"retired"}
+	case rl.name == "person": // "a tea person": tea
+		values = []string{strings.Fields(rest)[0]}
 	case rl.name == "my-attr" || rl.name == "deadline":
 		if v := untilClause(rest); v != "" && len(strings.Fields(v)) <= 6 {
 			values = []string{v}

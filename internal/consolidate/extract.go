@@ -88,9 +88,16 @@ func (x *extractor) message(m Message, q *Message) {
 // back from Paris").
 var subjectlessRE = regexp.MustCompile(`^(?:(?:just|finally|recently|also|so|and|oh|well|btw),? )*(?:lost|got|went|started|joined|finished|signed|adopted|moved|bought|visited|took|began|launched|opened|booked|quit|left|ran|won|passed|been|had|spent|tried|enrolled|registered|volunteered|attended|made|painted|wrote)\b`)
 
+// subjectlessStateRE: a subject-less statement of a state ("allergic to
+// peanuts btw").
+var subjectlessStateRE = regexp.MustCompile(`(?i)^(?:(?:also|oh|and|btw|fyi),? )*(?:severely |very |really )?allergic to\b`)
+
 // withSubject gives a subject-less first-person sentence its "I".
 func withSubject(s string) string {
 	lead := trimLeading(s)
+	if subjectlessStateRE.MatchString(lead) {
+		return s[:len(s)-len(lead)] + "I'm " + strings.ToLower(lead[:1]) + lead[1:]
+	}
 	if subjectlessRE.MatchString(strings.ToLower(lead)) {
 		return s[:len(s)-len(lead)] + "I " + strings.ToLower(lead[:1]) + lead[1:]
 	}

@@ -66,7 +66,7 @@ var needles = map[string]string{
 	"allergy-have": "allerg", "avoid": " eat | drink ", "into": "into|taken up|took up", "play": "play",
 	"play-in": "play|sing|dance|row|swim|run", "hobby-is": "hobb", "joined": "joined|signed up|enrolled|registered|started going|started attending|member|took|taking|doing|finished",
 	"learning": "learning|studying|practic|lessons|classes", "learning-to": "learning", "has": "have|own", "habit": "grow|collect|knit|crochet|sew|brew|bake|paint|sketch|restore|carve|forag", "keep": "keep|raise|breed", "work-in": "work", "former-job": "used to|was|been", "retired": "retired", "go-ing": " go ", "do-hobby": " do |practi", "run-biz": "run |own |manage",
-	"prefer": "prefer", "in-group": " in | part of| member of| on ", "rather": "rather", "age-adj": "old", "keen": "passionate|obsessed|keen|crazy|hooked|mad about|nuts about", "expecting": "expecting|having", "like": "love|like|enjoy|adore", "fan": "fan of", "dislike": "hate|dislike|detest|stand|like|enjoy",
+	"prefer": "prefer", "person": "person|guy|girl| fan", "plan-ing": "ing ", "in-group": " in | part of| member of| on ", "rather": "rather", "age-adj": "old", "keen": "passionate|obsessed|keen|crazy|hooked|mad about|nuts about", "expecting": "expecting|having", "like": "love|like|enjoy|adore", "fan": "fan of", "dislike": "hate|dislike|detest|stand|like|enjoy",
 	"is-favorite": "fav", "home-country": "home ", "favorite": "fav",
 	"went": "went|been|headed|drove|flew|walked|hiked|biked|took", "went-ing": "went|took", "had": "had",
 	"applied": "applied|accepted|mentored|call from", "back-from": "back|returned", "visited": "visited|toured|explored",
@@ -219,6 +219,7 @@ var rules = func() []rule {
 		r("job", `(?i:`+iAm+` (?:now |currently |still |actually |also |officially )?(?:a|an) )(?P<v>)`, kNP, "user", "job_title", 0.8),
 		r("job-been", `(?i:`+iHave+` (?:been|worked as) (?:a|an) )(?P<v>)`, kNP, "user", "job_title", 0.8),
 		r("new-role", `(?i:`+iAm+` (?:going to be |gonna be |now |officially )?(?:their|the|our|its|a|an) new )(?P<v>)`, kNP, "user", "job_title", 0.75),
+		r("rel-is-first", `(?i:\b(?:my|our) )(?P<thing>`+relWord+`)(?i:'s| is) (?P<v>)[A-Z][a-z]+[.!]?$`, kName, "thing", "name", 0.7),
 		r("rel-is-name", `(?i:\b(?:my|our) )(?P<thing>`+relWord+`)(?i: is )(?P<v>)[A-Z][a-z]+ [A-Z][a-z]+\b`, kName, "thing", "name", 0.75),
 		r("work-as", `(?i:\bI `+soon+`(?:work|'ve worked|have worked|'m working|am working|'ve been working|have been working|started working|started work|got a job|got hired|was hired|'ve been hired|have been hired|got promoted|was promoted|'ve been promoted) (?:as|to) (?:an? |the )?)(?P<v>)`, kNP, "user", "job_title", 0.8),
 		r("new-job-as", `(?i:`+iHave+` `+soon+`(?:started|landed|got|accepted|took|began|start) (?:a |my |the |an )?(?:new )?(?:job|position|role|gig|internship) as (?:an? |the )?)(?P<v>)`, kNP, "user", "job_title", 0.8),
@@ -252,7 +253,7 @@ var rules = func() []rule {
 		// Health and food.
 		r("allergic", `(?i:`+iAm+` (?:severely |very |deathly |really |quite |also |super )?allergic to )(?P<v>)`, kNP, "user", "allergy/%", 0.95),
 		r("allergy-have", `(?i:\bI have (?:a |an |severe |a severe |a mild |bad |a bad )?)(?P<v>)[a-z]+(?: [a-z]+)?(?i: allerg(?:y|ies))\b`, kNP, "user", "allergy/%", 0.9),
-		r("diet", `(?i:(?:`+iAm+`|\b(?:we|my [a-z]+ and I|[a-z]+ and I)(?:'re| are)) (?:both |all |a |an |strictly |fully |now |also |mostly )?)(?P<v>)(?i:vegetarian|vegan|pescatarian|lactose[- ]intolerant|gluten[- ]free|gluten[- ]intolerant|celiac|coeliac|diabetic|teetotal|keto|kosher|halal)\b`, kNP, "user", "diet", 0.9),
+		r("diet", `(?i:(?:`+iAm+`|`+iHave+` been|\bI (?:went|turned|became|have gone|have become)|\b(?:we|my [a-z]+ and I|[a-z]+ and I)(?:'re| are)) (?:both |all |a |an |strictly |fully |now |also |mostly )?)(?P<v>)(?i:vegetarian|vegan|pescatarian|lactose[- ]intolerant|gluten[- ]free|gluten[- ]intolerant|celiac|coeliac|diabetic|teetotal|keto|kosher|halal)\b`, kNP, "user", "diet", 0.9),
 		r("avoid", `(?i:\bI (?:can't|cannot|don't|do not|never) (?:eat|drink) )(?P<v>)`, kNP, "user", "avoids/%", 0.8),
 		// Hobbies.
 		r("into", `(?i:(?:`+iAm+`|`+iHave+` been) (?:really |so |totally |very |super |big )?into |`+iHave+` `+soon+`(?:taken up|took up|been getting into|started getting into|got really into) )(?P<v>)`, kNP, "user", "hobby/%", 0.75),
@@ -268,9 +269,11 @@ var rules = func() []rule {
 		r("keep", `(?i:\b(?:I|we) `+often+`(?:keep|raise|breed) )(?P<v>)`, kNP, "user", "hobby/%", 0.7),
 		r("work-in", `(?i:\bI `+soon+`(?:work|have worked|have been working|am working) in (?:the )?)(?P<v>)`, kNP, "user", "works_in", 0.7),
 		r("former-job", `(?i:\bI (?:used to be|was) (?:a|an) )(?P<v>)`, kNP, "user", "former_job", 0.65),
-		r("retired", `(?i:\bI am (?:now |happily |fully |semi-|recently )?)(?P<v>)(?i:retired)(?:[.,!;]|$| (?:now|since|these days|and)\b)`, kNP, "user", "job_title", 0.8),
+		r("retired", `(?i:\bI am (?:now |happily |fully |semi-|recently )?|\bI (?:have )?(?:just |recently |finally |officially )?)(?P<v>)(?i:retired)(?:[.,!;]|$| (?:now|since|these days|and|last|this|in|a|from|after|two|three|four|five|ten|\d+)\b)`, kNP, "user", "job_title", 0.8),
 		r("in-group", `(?i:`+iAm+` (?:also |still |now )?(?:in|part of|a member of|on) (?:a|an|the|my|our) )(?P<v>)`, kNP, "user", "hobby/%", 0.7),
 		r("rather", `(?i:\bI would (?:much )?rather (?:have|eat|drink|use|take|go with|watch|read|listen to) )(?P<v>)`, kNP, "user", "prefers/%", 0.75),
+		r("person", `(?i:`+iAm+` (?:more of |much more of |very much |definitely |totally |such |really |a big |big )?(?:a|an) )(?P<v>)[a-z]+(?i: (?:person|guy|girl|kind of person|fan))\b`, kNP, "user", "prefers/%", 0.7),
+		r("plan-ing", `(?i:(?:`+iAm+`|`+weAre+`) `+soon+`(?:sitting|taking|attending|visiting|competing in|seeing|meeting|hosting|throwing|celebrating|running in|doing) (?:a |an |the |my |our |this |some )?)(?P<v>)`, kNP, "user", "plan/%", 0.65),
 		r("hobby-is", `(?i:\bmy (?:favou?rite |new |main )?hobb(?:y|ies) (?:is|are|include|includes) )(?P<v>)`, kNP, "user", "hobby/%", 0.85),
 		r("joined", `(?i:\b(?:I|we)(?:'ve| have)? `+soon+`(?:joined|signed up for|signed up to|enrolled in|registered for|started going to|started attending|became a member of|took|am taking|have been taking|am doing|started taking|finished) (?:a |an |the |my |our |this |some )?)(?P<v>)`, kNP, "user", "joined/%", 0.75),
 		// Preferences.
@@ -319,15 +322,15 @@ var rules = func() []rule {
 			x.list = true
 		case "joined-org", "in-group", "go-ing", "learning", "learning-to", "do-hobby", "run-biz", "has", "keep", "work-in", "former-job", "retired":
 			x.noDate = true
-		case "rel-named", "rel-name", "have-named", "pronoun-name", "rel-is-name":
+		case "rel-named", "rel-name", "have-named", "pronoun-name", "rel-is-name", "rel-is-first":
 			x.free = true
-		case "decided", "go-with", "deadline", "trip-going", "trip-booked", "moving", "doing":
+		case "decided", "go-with", "deadline", "trip-going", "trip-booked", "moving", "doing", "plan-ing":
 			x.future = true
 		}
 		switch x.name {
 		case "age-adj":
 			x.gate, x.free = gateMy, true
-		case "rel-degree", "rel-is-name", "rel-name", "rel-named", "rel-age", "rel-lives", "rel-moved", "rel-works", "rel-job", "rel-allergic":
+		case "rel-degree", "rel-is-name", "rel-is-first", "rel-name", "rel-named", "rel-age", "rel-lives", "rel-moved", "rel-works", "rel-job", "rel-allergic":
 			x.gate = gatePerson
 		case "my-job", "hobby-is", "is-favorite", "home-country", "favorite", "my-event", "my-attr":
 			x.gate = gateMy
@@ -361,11 +364,11 @@ var rules = func() []rule {
 			x.head = groupWords
 		case "name", "name-intro", "rel-name", "rel-named", "have-named", "pronoun-name", "age", "rel-age", "allergic", "allergy-have",
 			"rel-allergic", "diet", "avoid", "count", "my-attr", "speak", "from", "born", "car", "prefer", "like", "fan", "dislike", "favorite",
-			"is-favorite", "home-country", "keen", "rather", "age-adj":
+			"is-favorite", "home-country", "keen", "rather", "age-adj", "person":
 			x.noDate = true
 		case "plan":
 			x.needDate = true
-		case "have-event", "my-event", "married", "expecting":
+		case "have-event", "my-event", "married", "expecting", "plan-ing":
 			x.needDate = true
 		case "tried":
 			x.typ = Episodic
