@@ -25,11 +25,15 @@ func (x *extractor) acceptable(rl *rule, v string, st *stmt) bool {
 	case "go-ing":
 		return !errands[strings.ToLower(v)]
 	case "learning":
-		return eventObject(v) && !notLikeable[strings.ToLower(v)] && !amounts[strings.ToLower(v)]
-	case "run-biz", "habit", "keep":
+		return skill(v)
+	case "habit":
+		return eventObject(v) && bare(st.text, v)
+	case "in-group":
+		return len(strings.Fields(v)) > 1 || !genericGroups[strings.ToLower(v)]
+	case "run-biz", "keep":
 		return eventObject(v)
 	case "has":
-		return eventObject(v) && !headOK(v, relations) && !headOK(v, animals) && !headOK(v, notPossession) && !notLikeable[headSlug(v)]
+		return eventObject(v) && !shapeName(v) && !headOK(v, relations) && !headOK(v, animals) && !headOK(v, notPossession) && !notLikeable[headSlug(v)]
 	case "work-in":
 		return !headOK(v, notWorkplace) && !evaluative[strings.ToLower(v)]
 	case "rel-is-first":
@@ -92,6 +96,34 @@ autistic deaf asian african european latina latino`)
 // of a thing.
 var peopleKinds = set(`people morning night glass lucky different good bad nice real normal private shy
 family big huge`)
+
+// genericGroups: a group named by its kind alone ("I'm on the team") may
+// be the user's team at work; a kind named ("the football team") is a
+// pastime.
+var genericGroups = set(`team group club crew squad`)
+
+// skill reports whether v is a skill one learns: a language or a proper
+// name ("Portuguese", "Python"), a game, an instrument or a pastime, or
+// an activity ("coding") — not a virtue ("patience").
+func skill(v string) bool {
+	if !eventObject(v) && !strings.HasSuffix(strings.ToLower(v), "ing") {
+		return false
+	}
+	w := strings.Fields(v)
+	last := strings.ToLower(w[len(w)-1])
+	return isCap(w[0]) || headOK(v, hobbyWords) || headOK(v, pastimes) || (strings.HasSuffix(last, "ing") && len(last) > 5 && !notEvent[last])
+}
+
+// bare reports whether v follows its verb in s bare, with no article or
+// possessive ("I bake bread", not "I paint my nails").
+func bare(s, v string) bool {
+	i := strings.Index(s, v)
+	if i < 0 {
+		return false
+	}
+	w := strings.Fields(s[:i])
+	return len(w) == 0 || !npSkip[strings.ToLower(w[len(w)-1])]
+}
 
 // amounts: "I'm learning a ton" names no subject learned.
 var amounts = set(`ton tons lot lots bunch heaps loads plenty`)

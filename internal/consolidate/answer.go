@@ -63,7 +63,7 @@ func placeAnswer(rest string) string {
 		return ""
 	}
 	for _, x := range w {
-		if npStop[x] || badStart[x] || interjections[x] || evaluative[x] || strings.ContainsAny(x, "0123456789") {
+		if npStop[x] || npSkip[x] || badStart[x] || interjections[x] || evaluative[x] || strings.ContainsAny(x, "0123456789") {
 			return ""
 		}
 	}

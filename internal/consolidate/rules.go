@@ -219,7 +219,7 @@ var rules = func() []rule {
 		r("job", `(?i:`+iAm+` (?:now |currently |still |actually |also |officially )?(?:a|an) )(?P<v>)`, kNP, "user", "job_title", 0.8),
 		r("job-been", `(?i:`+iHave+` (?:been|worked as) (?:a|an) )(?P<v>)`, kNP, "user", "job_title", 0.8),
 		r("new-role", `(?i:`+iAm+` (?:going to be |gonna be |now |officially )?(?:their|the|our|its|a|an) new )(?P<v>)`, kNP, "user", "job_title", 0.75),
-		r("rel-is-first", `(?i:\b(?:my|our) )(?P<thing>`+relWord+`)(?i:'s| is) (?P<v>)[A-Z][a-z]+[.!]?$`, kName, "thing", "name", 0.7),
+		r("rel-is-first", `(?i:\b(?:my|our) )(?P<thing>`+relWord+`)(?i:'s| is) (?P<v>)[A-Z][a-z]+(?:[.!,]|$| and\b)`, kName, "thing", "name", 0.7),
 		r("rel-is-name", `(?i:\b(?:my|our) )(?P<thing>`+relWord+`)(?i: is )(?P<v>)[A-Z][a-z]+ [A-Z][a-z]+\b`, kName, "thing", "name", 0.75),
 		r("work-as", `(?i:\bI `+soon+`(?:work|'ve worked|have worked|'m working|am working|'ve been working|have been working|started working|started work|got a job|got hired|was hired|'ve been hired|have been hired|got promoted|was promoted|'ve been promoted) (?:as|to) (?:an? |the )?)(?P<v>)`, kNP, "user", "job_title", 0.8),
 		r("new-job-as", `(?i:`+iHave+` `+soon+`(?:started|landed|got|accepted|took|began|start) (?:a |my |the |an )?(?:new )?(?:job|position|role|gig|internship) as (?:an? |the )?)(?P<v>)`, kNP, "user", "job_title", 0.8),
@@ -273,7 +273,7 @@ var rules = func() []rule {
 		r("in-group", `(?i:`+iAm+` (?:also |still |now )?(?:in|part of|a member of|on) (?:a|an|the|my|our) )(?P<v>)`, kNP, "user", "hobby/%", 0.7),
 		r("rather", `(?i:\bI would (?:much )?rather (?:have|eat|drink|use|take|go with|watch|read|listen to) )(?P<v>)`, kNP, "user", "prefers/%", 0.75),
 		r("person", `(?i:`+iAm+` (?:more of |much more of |very much |definitely |totally |such |really |a big |big )?(?:a|an) )(?P<v>)[a-z]+(?i: (?:person|guy|girl|kind of person|fan))\b`, kNP, "user", "prefers/%", 0.7),
-		r("plan-ing", `(?i:(?:`+iAm+`|`+weAre+`) `+soon+`(?:sitting|taking|attending|visiting|competing in|seeing|meeting|hosting|throwing|celebrating|running in|doing) (?:a |an |the |my |our |this |some )?)(?P<v>)`, kNP, "user", "plan/%", 0.65),
+		r("plan-ing", `(?i:(?:`+iAm+`|`+weAre+`) `+soon+`(?:sitting|taking|attending|visiting|competing in|seeing|meeting|throwing|celebrating|doing) (?:a |an |the |my |our |this |some )?)(?P<v>)`, kNP, "user", "plan/%", 0.65),
 		r("hobby-is", `(?i:\bmy (?:favou?rite |new |main )?hobb(?:y|ies) (?:is|are|include|includes) )(?P<v>)`, kNP, "user", "hobby/%", 0.85),
 		r("joined", `(?i:\b(?:I|we)(?:'ve| have)? `+soon+`(?:joined|signed up for|signed up to|enrolled in|registered for|started going to|started attending|became a member of|took|am taking|have been taking|am doing|started taking|finished) (?:a |an |the |my |our |this |some )?)(?P<v>)`, kNP, "user", "joined/%", 0.75),
 		// Preferences.
@@ -358,6 +358,8 @@ var rules = func() []rule {
 			x.head = businesses
 		case "keep":
 			x.derive = upTo(kept)
+		case "go-ing":
+			x.derive = upTo(outings)
 		case "former-job":
 			x.head = jobs
 		case "play-in":
