@@ -25,6 +25,7 @@ func (x *extractor) rules(st *stmt) {
 		}
 	}
 	x.birthdays(st)
+	x.namedList(st)
 	x.teacher(st)
 	x.lets(st)
 }
