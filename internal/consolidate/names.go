@@ -12,7 +12,7 @@ import (
 
 // namedListRE: a count or an article, a relation or an animal, then the
 // names.
-var namedListRE = regexp.MustCompile(`(?i:(?:a|an|one|two|three|four|five|\d) (?P<thing>` + relWord + `?)(?:s|es)?(?:,|:| -| —)? (?:called |named )?)(?P<v>)[A-Z][a-z]+(?:(?:,| and|, and) [A-Z][a-z]+)*(?:[.!,;]|$)`)
+var namedListRE = regexp.MustCompile(`(?i:(?P<my>\b(?:my|our) (?:two |three |four |five )?)?(?:\b(?:a|an|one|two|three|four|five|\d) )?(?P<thing>` + relWord + `?)(?:s|es)?(?:,|:| -| —)? (?:called |named )?)(?P<v>)[A-Z][a-z]+(?:(?:,| and|, and) [A-Z][a-z]+)*(?:[.!,;]|$)`)
 
 // haveListRE: the statement such a list follows ("we've got …").
 var haveListRE = regexp.MustCompile(`(?i)^(?:\bI|\bwe) (?:have got|have|own|got) $`)
@@ -30,9 +30,13 @@ func (x *extractor) namedList(st *stmt) {
 		return
 	}
 	head := strings.TrimSpace(trimLeading(s[:loc[0]]))
-	answer := head == "" && st.first && st.q != nil && askPetsRE.MatchString(lastSentence(st.q.Text))
-	if !answer && !haveListRE.MatchString(trimLeading(s[:loc[0]])) {
+	mine := group(s, namedListRE, loc, "my") != ""
+	answer := !mine && head == "" && st.first && st.q != nil && askPetsRE.MatchString(lastSentence(st.q.Text))
+	if !answer && !mine && !haveListRE.MatchString(trimLeading(s[:loc[0]])) {
 		return
+	}
+	if names := s[loc[2*namedListRE.SubexpIndex("v")]:loc[1]]; mine && !strings.Contains(names, " and ") && !strings.Contains(names, ",") {
+		return // one name after "my dog" is rel-named's
 	}
 	if hedged(s, loc[0], false) {
 		return
