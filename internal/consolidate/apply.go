@@ -111,6 +111,9 @@ func (x *extractor) apply(st *stmt, rl *rule, loc []int) {
 		values = []string{"get married"}
 	case rl.name == "retired":
 		values = []string{"retired"}
+	case rl.name == "in-field":
+		v, _ := np(rest)
+		values = []string{v}
 	case rl.name == "person": // "a tea person": tea
 		values = []string{strings.Fields(rest)[0]}
 	case rl.name == "my-attr" || rl.name == "deadline":

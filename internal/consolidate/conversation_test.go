@@ -53,7 +53,8 @@ func TestExtractConversations(t *testing.T) {
 			"I can't eat dairy and I don't like spicy food.", "How about a lemon herb chicken?",
 			"I'm not a big fan of chicken honestly. I love fish though.", "Then try baked salmon.",
 			"Perfect. My kids hate salmon but whatever.", "Ha, maybe fish sticks for them.",
-		}, []string{"fact/user/avoids/dairy=dairy", "fact/user/dislikes/spicy_food=spicy food", "fact/user/likes/fish=fish"}},
+		}, []string{"fact/user/avoids/dairy=dairy", "fact/user/dislikes/spicy_food=spicy food", "fact/user/dislikes/chicken=chicken",
+			"fact/user/likes/fish=fish"}},
 		{"team", []string{
 			"Can you remind me what we agreed on?", "We agreed to use Postgres.",
 			"Right. We're switching to MySQL instead, the team prefers it.", "Okay, MySQL.",

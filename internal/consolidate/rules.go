@@ -66,7 +66,7 @@ var needles = map[string]string{
 	"allergy-have": "allerg", "avoid": " eat | drink ", "into": "into|taken up|took up", "play": "play",
 	"play-in": "play|sing|dance|row|swim|run", "hobby-is": "hobb", "joined": "joined|signed up|enrolled|registered|started going|started attending|member|took|taking|doing|finished",
 	"learning": "learning|studying|practic|lessons|classes", "learning-to": "learning", "has": "have|own", "habit": "grow|collect|knit|crochet|sew|brew|bake|paint|sketch|restore|carve|forag", "keep": "keep|raise|breed", "work-in": "work", "former-job": "used to|was|been", "retired": "retired", "go-ing": " go ", "do-hobby": " do |practi", "run-biz": "run |own |manage",
-	"prefer": "prefer", "person": "person|guy|girl| fan", "plan-ing": "ing ", "in-group": " in | part of| member of| on ", "rather": "rather", "age-adj": "old", "keen": "passionate|obsessed|keen|crazy|hooked|mad about|nuts about", "expecting": "expecting|having", "like": "love|like|enjoy|adore", "fan": "fan of", "dislike": "hate|dislike|detest|stand|like|enjoy",
+	"prefer": "prefer", "in-field": " in ", "person": "person|guy|girl| fan", "plan-ing": "ing ", "in-group": " in | part of| member of| on ", "rather": "rather", "age-adj": "old", "keen": "passionate|obsessed|keen|crazy|hooked|mad about|nuts about", "expecting": "expecting|having", "like": "love|like|enjoy|adore", "fan": "fan of", "dislike": "hate|dislike|detest|stand|like|enjoy|fan of",
 	"is-favorite": "fav", "home-country": "home ", "favorite": "fav",
 	"went": "went|been|headed|drove|flew|walked|hiked|biked|took", "went-ing": "went|took", "had": "had",
 	"applied": "applied|accepted|mentored|call from", "back-from": "back|returned", "visited": "visited|toured|explored",
@@ -141,6 +141,10 @@ var (
 	groupWords = readList("groups.txt")
 	hobbyWords = readList("hobbies.txt")
 	roles      = readList("roles.txt")
+	// fields: lines of work one is "in" ("I'm in sales").
+	fields = set(`sales marketing IT tech finance banking insurance retail hospitality healthcare education
+construction logistics accounting law publishing advertising consulting real estate recruitment hr pr
+journalism software engineering nursing teaching research academia politics government media fashion design`)
 	// kept: animals one keeps ("I keep bees").
 	kept = func() map[string]bool {
 		out := set(`bee bees hive hives`)
@@ -192,6 +196,8 @@ const (
 	soon = `(?:(?:just|recently|finally|now|already|officially|also|actually|still|currently|even|then|both|all) )*`
 	// often: adverbs of habit between the subject and its verb.
 	often = `(?:(?:usually|often|still|sometimes|regularly|normally|also|always|mostly|now|really|try to|like to|love to) )*`
+	// near: where one lives, in or by a place ("just outside York").
+	near = `(?:just )?(?:in|near|outside|outside of|close to|on the outskirts of) `
 	// adv: adverbs between "I" and a verb of liking.
 	adv = `(?:(?:really|absolutely|just|totally|do|also|still|now|definitely|actually|much|strongly|generally|usually|always|honestly|genuinely|kind of|kinda|sort of|truly|especially|particularly) )*`
 )
@@ -232,7 +238,7 @@ var rules = func() []rule {
 		r("at-now", `(?i:\b(?:these days|nowadays|now) I(?:'m| am) (?:at|with|working at|working for) )(?P<v>)`, kName, "user", "employer", 0.75),
 		r("at-now-2", `(?i:`+iAm+` (?:at|with) )(?P<v>)[A-Z][\w&'-]*(?: [A-Z][\w&'-]*){0,2}(?i: now\b| these days\b)`, kName, "user", "employer", 0.7),
 		// Where.
-		r("live", `(?i:\bI `+soon+`live in |`+iAm+` `+soon+`(?:living|based|settled) in |`+weAre+` `+soon+`(?:living|based|settled) in |\bwe `+soon+`live in )(?P<v>)`, kPlace, "user", "home_city", 0.85),
+		r("live", `(?i:\b(?:I|we) `+soon+`live `+near+`|`+iAm+` `+soon+`(?:living|based|settled) `+near+`|`+iAm+` based out of |`+weAre+` `+soon+`(?:living|based|settled) `+near+`)(?P<v>)`, kPlace, "user", "home_city", 0.85),
 		r("moved", `(?i:\b(?:I|we)(?:'ve| have)? `+soon+`(?:moved|relocated) (?:back )?to )(?P<v>)`, kPlace, "user", "home_city", 0.85),
 		r("from", `(?i:`+iAm+` (?:originally )?from |\bI (?:originally )?come from |\bI grew up in )(?P<v>)`, kPlace, "user", "hometown", 0.8),
 		r("born", `(?i:\bI was born in )(?P<v>)`, kPlace, "user", "birthplace", 0.85),
@@ -274,6 +280,7 @@ var rules = func() []rule {
 		r("rather", `(?i:\bI would (?:much )?rather (?:have|eat|drink|use|take|go with|watch|read|listen to) )(?P<v>)`, kNP, "user", "prefers/%", 0.75),
 		r("person", `(?i:`+iAm+` (?:more of |much more of |very much |definitely |totally |such |really |a big |big )?(?:a|an) )(?P<v>)[a-z]+(?i: (?:person|guy|girl|kind of person|fan))\b`, kNP, "user", "prefers/%", 0.7),
 		r("plan-ing", `(?i:(?:`+iAm+`|`+weAre+`) `+soon+`(?:sitting|taking|attending|visiting|competing in|seeing|meeting|throwing|celebrating|doing) (?:a |an |the |my |our |this |some )?)(?P<v>)`, kNP, "user", "plan/%", 0.65),
+		r("in-field", `(?i:`+iAm+` (?:also |still |now )?in )(?P<v>)(?i:`+alt(fields)+`)(?:[.,!;]|$| (?:now|too|as well|and|for|at|myself)\b)`, kNP, "user", "works_in", 0.7),
 		r("hobby-is", `(?i:\bmy (?:favou?rite |new |main )?hobb(?:y|ies) (?:is|are|include|includes) )(?P<v>)`, kNP, "user", "hobby/%", 0.85),
 		r("joined", `(?i:\b(?:I|we)(?:'ve| have)? `+soon+`(?:joined|signed up for|signed up to|enrolled in|registered for|started going to|started attending|became a member of|took|am taking|have been taking|am doing|started taking|finished) (?:a |an |the |my |our |this |some )?)(?P<v>)`, kNP, "user", "joined/%", 0.75),
 		// Preferences.
@@ -281,7 +288,7 @@ var rules = func() []rule {
 		r("like", `(?i:\bI `+adv+`(?:love|like|enjoy|adore) )(?P<v>)`, kNP, "user", "likes/%", 0.7),
 		r("keen", `(?i:`+iAm+` (?:really |so |very |super |quite |a bit |kind of |kinda |totally |absolutely |also )*(?:passionate about|obsessed with|keen on|crazy about|hooked on|mad about|nuts about) )(?P<v>)`, kNP, "user", "likes/%", 0.7),
 		r("fan", `(?i:`+iAm+` (?:a )?(?:huge |big |massive |great )?fan of )(?P<v>)`, kNP, "user", "likes/%", 0.7),
-		r("dislike", `(?i:\bI `+adv+`(?:hate|dislike|detest|can't stand|cannot stand|don't like|do not like|don't enjoy|do not enjoy) )(?P<v>)`, kNP, "user", "dislikes/%", 0.75),
+		r("dislike", `(?i:\bI `+adv+`(?:hate|dislike|detest|can't stand|cannot stand|don't like|do not like|don't enjoy|do not enjoy) |`+iAm+` (?:not|really not|not really) (?:a |much of a )?(?:big |huge |great )?fan of )(?P<v>)`, kNP, "user", "dislikes/%", 0.75),
 		r("is-favorite", `(?i:\b)(?P<v>)(?i:[^,;:.!?]{2,40}?) (?i:is|are) (?i:one of )?(?i:my|our) (?i:all-time |absolute |new )?(?i:favou?rites?|faves?|favs?)(?: (?P<attr>[a-z]+(?: [a-z]+)?))?(?i:[.!,;]|$| (?:to|of|in|for|ever)\b)`, kNP, "user", "likes/%", 0.8),
 		r("home-country", `(?i:\bmy home (?:country|town|city)(?: is|,)? )(?P<v>)`, kPlace, "user", "hometown", 0.8),
 		r("favorite", `(?i:\bmy (?:all-time |absolute )?(?:favou?rite|fave|fav) (?P<attr>[a-z]+(?: [a-z]+)?) (?:is|are|has to be|would be) )(?P<v>)`, kNP, "user", "favorite_@", 0.9),
@@ -320,7 +327,7 @@ var rules = func() []rule {
 		switch x.name {
 		case "allergic", "rel-allergic", "avoid", "like", "fan", "dislike", "prefer", "habit", "keen", "rather":
 			x.list = true
-		case "joined-org", "in-group", "go-ing", "learning", "learning-to", "do-hobby", "run-biz", "has", "keep", "work-in", "former-job", "retired":
+		case "joined-org", "in-group", "in-field", "go-ing", "learning", "learning-to", "do-hobby", "run-biz", "has", "keep", "work-in", "former-job", "retired":
 			x.noDate = true
 		case "rel-named", "rel-name", "have-named", "pronoun-name", "rel-is-name", "rel-is-first":
 			x.free = true
