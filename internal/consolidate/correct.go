@@ -21,6 +21,10 @@ var correctionMark = regexp.MustCompile(`(?i)^(?:(?:oh|ok|okay|so|hmm|and|but|we
 // ellipticalRE: the words of an elliptical correction before its new value.
 var ellipticalRE = regexp.MustCompile(`(?i)^(?:(?:actually|no|nope|sorry|wait|oh|hmm|ok|okay|so|correction|scratch that|on second thought|my bad|oops)[,!.:—-]* )*(?P<verb>make (?:it|that) |change (?:it|that) to |switch (?:it|that )?to |update (?:it|that) to |replace (?:it|that) with |move (?:it|that) to |push (?:it|that) (?:back )?to |I meant |I mean |it(?:'s| is) (?:actually |now )?|(?:it|that) should be |let's (?:do |make it )|use )(?P<v>)`)
 
+// rescheduledRE: a date said to have changed ("the interview got moved
+// to Thursday", "it's been pushed back to June").
+var rescheduledRE = regexp.MustCompile(`(?i)\b(?:got|was|has been|have been|'s been|is being|been|is) (?:moved|pushed(?: back)?|changed|rescheduled|postponed|bumped|brought forward) (?:to|till|until) (?:the )?(?P<v>)`)
+
 // explicitChangeRE: words that ask for a change by themselves ("make it
 // Monday"); the others ("it's Monday", "use Stripe") correct only after a
 // correction mark.
@@ -33,15 +37,25 @@ var explicitChangeRE = regexp.MustCompile(`(?i)^(?:make|change|switch|update|rep
 // after a correction mark ("wait, it's Monday").
 func (x *extractor) elliptical(st *stmt, n int) {
 	s := st.said
-	loc := ellipticalRE.FindStringSubmatchIndex(s)
-	if loc == nil || len(x.out) == 0 || len(x.out) > n {
+	if len(x.out) == 0 || len(x.out) > n {
 		return
 	}
-	verb := strings.ToLower(s[loc[2]:loc[3]])
-	if !explicitChangeRE.MatchString(verb) && !correctionMark.MatchString(s) {
+	var nv string
+	named := false // the sentence must name what moved
+	if loc := ellipticalRE.FindStringSubmatchIndex(s); loc != nil {
+		verb := strings.ToLower(s[loc[2]:loc[3]])
+		if !explicitChangeRE.MatchString(verb) && !correctionMark.MatchString(s) {
+			return
+		}
+		nv = verbPhrase(s[loc[4]:])
+	} else if loc := rescheduledRE.FindStringSubmatchIndex(s); loc != nil {
+		nv, named = verbPhrase(s[loc[2]:]), true // "the interview got moved to Thursday"
+		if !isDatePhrase(strings.TrimRight(nv, ".!")) {
+			return
+		}
+	} else {
 		return
 	}
-	nv := verbPhrase(s[loc[4]:])
 	for _, suffix := range []string{" instead", " then", " please"} {
 		nv = strings.TrimSuffix(nv, suffix)
 	}
@@ -57,7 +71,7 @@ func (x *extractor) elliptical(st *stmt, n int) {
 		if old.Seq+8 < st.m.Seq {
 			return
 		}
-		if old.Type != Semantic || old.Retract {
+		if old.Type != Semantic || old.Retract || (named && !namesThing(s, old.Value)) {
 			continue
 		}
 		v, when, ok := substitute(old, nv)
@@ -512,4 +526,11 @@ func sameKind(a, b Fact) bool {
 	ka, _, _ := strings.Cut(a.Attribute, "/")
 	kb, _, _ := strings.Cut(b.Attribute, "/")
 	return a.Subject == b.Subject && a.Type == b.Type && ka == kb
+}
+
+// namesThing reports whether s names the thing value is of: its last
+// word ("the interview" for "job interview").
+func namesThing(s, value string) bool {
+	w := strings.Fields(value)
+	return len(w) > 0 && containsPhrase(s, strings.Trim(w[len(w)-1], ".,!"))
 }

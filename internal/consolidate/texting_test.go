@@ -115,6 +115,8 @@ func TestCorrectionsSaid(t *testing.T) {
 		{[]string{"I'm allergic to peanuts.", "Oops, I'm allergic to cashews, not peanuts."}, []string{"fact/user/allergy/cashews=cashews"}},
 		{[]string{"I work at Acme.", "I used to work at Acme but now I'm at Globex."}, []string{"fact/user/employer=Globex"}},
 		{[]string{"My son is 6.", "Sorry, I meant my son is 7, not 6."}, []string{"fact/son/age=7"}},
+		{[]string{"I have a job interview on Friday.", "Ugh, the interview got moved to Thursday."}, []string{"fact/user/plan/job_interview=job interview@2023-05-11"}},
+		{[]string{"I have a job interview on Friday.", "My haircut got moved to Thursday."}, []string{"fact/user/plan/job_interview=job interview@2023-05-12"}},
 		{[]string{"I live in Leeds.", "It's Leeds, the weather is grim."}, []string{"fact/user/home_city=Leeds"}},
 	} {
 		var msgs []Message
@@ -128,6 +130,9 @@ func TestCorrectionsSaid(t *testing.T) {
 				order = append(order, f.Key())
 			}
 			cur[f.Key()] = f.Value
+			if f.Date != "" {
+				cur[f.Key()] += "@" + f.Date
+			}
 			if f.Retract {
 				delete(cur, f.Key())
 			}
