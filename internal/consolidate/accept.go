@@ -42,6 +42,8 @@ func (x *extractor) acceptable(rl *rule, v string, st *stmt) bool {
 		return likeable(v) && !evaluative[strings.ToLower(v)] && !peopleKinds[strings.ToLower(v)]
 	case "plan-ing":
 		return headOK(v, occasions) && !headOK(v, notEvent)
+	case "start-plan":
+		return eventObject(v) && (headOK(v, occasions) || headOK(v, starts))
 	case "did", "doing", "joined", "applied", "had":
 		return eventObject(v)
 	case "work-at", "new-job-at":
@@ -84,6 +86,12 @@ func jobLike(v string) bool {
 var occasions = set(`interview exam exams test tests appointment surgery operation recital concert game match race
 competition audition performance show presentation flight wedding meeting party marathon half-marathon
 course workshop conference festival gig tournament ceremony graduation exhibition fair triathlon 10k 5k`)
+
+// starts: what one starts or finishes on a date ("I start my new job on
+// Monday").
+var starts = set(`job role position internship apprenticeship degree course school college university uni
+training residency placement contract term semester chemo treatment therapy rehab maternity leave paternity leave
+leave holiday vacation`)
 
 // creeds: capitalized words "my wife is …" may end with that name no one
 // ("My wife is Italian").
@@ -320,10 +328,13 @@ func (x *extractor) shape(f *Fact, rl *rule, st *stmt, s string, loc []int) {
 		if m := s[loc[0]:loc[1]]; !strings.HasPrefix(strings.ToLower(m), "we") {
 			f.Subject = "user" // "I decided to …" is the user's decision
 		}
-	case "plan", "have-event", "my-event", "married", "expecting", "plan-ing":
+	case "plan", "have-event", "my-event", "married", "expecting", "plan-ing", "start-plan":
 		f.Label = "plans to"
 		if rl.name != "plan" && rl.name != "married" {
 			f.Label = "has"
+		}
+		if rl.name == "start-plan" {
+			f.Label = "starts"
 		}
 	case "moving":
 		f.Value = v

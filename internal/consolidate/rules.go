@@ -66,11 +66,11 @@ var needles = map[string]string{
 	"allergy-have": "allerg", "avoid": " eat | drink ", "into": "into|taken up|took up", "play": "play",
 	"play-in": "play|sing|dance|row|swim|run", "hobby-is": "hobb", "joined": "joined|signed up|enrolled|registered|started going|started attending|member|took|taking|doing|finished",
 	"learning": "learning|studying|practic|lessons|classes", "learning-to": "learning", "has": "have|own", "habit": "grow|collect|knit|crochet|sew|brew|bake|paint|sketch|restore|carve|forag", "keep": "keep|raise|breed", "work-in": "work", "former-job": "used to|was|been", "retired": "retired", "go-ing": " go ", "do-hobby": " do |practi", "run-biz": "run |own |manage",
-	"prefer": "prefer", "in-field": " in ", "person": "person|guy|girl| fan", "plan-ing": "ing ", "in-group": " in | part of| member of| on ", "rather": "rather", "age-adj": "old", "keen": "passionate|obsessed|keen|crazy|hooked|mad about|nuts about", "expecting": "expecting|having", "like": "love|like|enjoy|adore", "fan": "fan of", "dislike": "hate|dislike|detest|stand|like|enjoy|fan of",
+	"prefer": "prefer", "start-plan": "start|begin|finish|graduate|leave|fly out|move", "in-field": " in ", "person": "person|guy|girl| fan", "plan-ing": "ing ", "in-group": " in | part of| member of| on ", "rather": "rather", "age-adj": "old", "keen": "passionate|obsessed|keen|crazy|hooked|mad about|nuts about", "expecting": "expecting|having", "like": "love|like|enjoy|adore", "fan": "fan of", "dislike": "hate|dislike|detest|stand|like|enjoy|fan of",
 	"is-favorite": "fav", "home-country": "home ", "favorite": "fav",
 	"went": "went|been|headed|drove|flew|walked|hiked|biked|took", "went-ing": "went|took", "had": "had",
 	"applied": "applied|accepted|mentored|call from", "back-from": "back|returned", "visited": "visited|toured|explored",
-	"trip-going": " to ", "trip-booked": "booked",
+	"trip-going": " to | for ", "trip-booked": "booked",
 	"did":   "launched|opened|started|finished|completed|published|organized|organised|hosted|won|passed|volunteered|attended|bought|ran |painted|built|wrote|released|graduated|got|adopted|created|designed|crafted|knitted|baked|planted|sold|rescued|welcomed",
 	"doing": "ing ", "plan": "going to|gonna|planning|about to",
 	"have-event": "interview|exam|test|appointment|surgery|operation|recital|concert|game|match|race|competition|audition|performance|show|presentation|flight|trip|wedding|meeting|date",
@@ -281,6 +281,7 @@ var rules = func() []rule {
 		r("person", `(?i:`+iAm+` (?:more of |much more of |very much |definitely |totally |such |really |a big |big )?(?:a|an) )(?P<v>)[a-z]+(?i: (?:person|guy|girl|kind of person|fan))\b`, kNP, "user", "prefers/%", 0.7),
 		r("plan-ing", `(?i:(?:`+iAm+`|`+weAre+`) `+soon+`(?:sitting|taking|attending|visiting|competing in|seeing|meeting|throwing|celebrating|doing) (?:a |an |the |my |our |this |some )?)(?P<v>)`, kNP, "user", "plan/%", 0.65),
 		r("in-field", `(?i:`+iAm+` (?:also |still |now )?in )(?P<v>)(?i:`+alt(fields)+`)(?:[.,!;]|$| (?:now|too|as well|and|for|at|myself)\b)`, kNP, "user", "works_in", 0.7),
+		r("start-plan", `(?i:\b(?:I|we) (?:start|begin|finish|graduate|leave|fly out|move) (?:my |our |a |the )?(?:new )?)(?P<v>)`, kNP, "user", "plan/%", 0.65),
 		r("hobby-is", `(?i:\bmy (?:favou?rite |new |main )?hobb(?:y|ies) (?:is|are|include|includes) )(?P<v>)`, kNP, "user", "hobby/%", 0.85),
 		r("joined", `(?i:\b(?:I|we)(?:'ve| have)? `+soon+`(?:joined|signed up for|signed up to|enrolled in|registered for|started going to|started attending|became a member of|took|am taking|have been taking|am doing|started taking|finished) (?:a |an |the |my |our |this |some )?)(?P<v>)`, kNP, "user", "joined/%", 0.75),
 		// Preferences.
@@ -299,7 +300,7 @@ var rules = func() []rule {
 		r("applied", `(?i:\b`+weI+`(?:'ve| have)? `+soon+`(?:applied (?:to|for)|got accepted (?:to|for|into|at)|was accepted (?:to|for|into|at)|got mentored by|got a call from) (?:a |an |the |my |some |two |three |multiple |several )?)(?P<v>)`, kNP, "user", "@/%", 0.65),
 		r("back-from", `(?i:\b(?:I|we)(?:'ve| have)? `+soon+`(?:got back|came back|returned|flew back|am back|are back|'re back|'m back|just back) from (?:a |an |the |my |our )?)(?P<v>)`, kNP, "user", "went_to/%", 0.7),
 		r("visited", `(?i:\b(?:I|we)(?:'ve| have)? `+soon+`(?:visited|toured|explored) (?:a |an |the |this |my |our )?)(?P<v>)`, kNP, "user", "went_to/%", 0.65),
-		r("trip-going", `(?i:(?:`+iAm+`|`+weAre+`) (?:(?:flying|traveling|travelling|heading|going|driving|off) (?:back )?(?:from [A-Z][\w-]*(?: [A-Z][\w-]*)? )?to |(?:planning|taking|going on|booking|booked|off on) (?:a |an |our |my |the )?(?:(?:big |little |short |long |family |weekend |road |quick )?(?:trip|vacation|holiday|getaway|visit)) to ))(?P<v>)`, kPlace, "user", "trip/%", 0.65),
+		r("trip-going", `(?i:(?:`+iAm+`|`+weAre+`) (?:(?:flying|traveling|travelling|heading|going|driving|off) (?:back )?(?:from [A-Z][\w-]*(?: [A-Z][\w-]*)? )?to |(?:leaving|setting off|flying out|off) for |(?:planning|taking|going on|booking|booked|off on) (?:a |an |our |my |the )?(?:(?:big |little |short |long |family |weekend |road |quick )?(?:trip|vacation|holiday|getaway|visit)) to ))(?P<v>)`, kPlace, "user", "trip/%", 0.65),
 		r("trip-booked", `(?i:\b(?:I|we)(?:'ve| have)? `+soon+`booked (?:flights|a flight|tickets|a ticket|a trip|a holiday|a vacation|a train|a cabin|a hotel) (?:to|in|for) )(?P<v>)`, kPlace, "user", "trip/%", 0.75),
 		r("did", `(?i:\b`+weI+`(?:'ve| have)? `+soon+`(?P<attr>launched|opened|started|finished|completed|published|organized|organised|hosted|won|passed|volunteered at|attended|bought|ran|painted|built|wrote|released|graduated from|got|adopted|created|designed|crafted|knitted|baked|planted|sold|rescued|welcomed) (?:a |an |the |my |our |this |some |two |three |four |another |a new |my first |our first |a few )?)(?P<v>)`, kNP, "user", "@/%", 0.6),
 		r("doing", `(?i:(?:`+iAm+`|`+weAre+`) `+soon+`(?P<attr>starting|opening|launching|organizing|organising|hosting|building|writing|training for|preparing for|working on|planning|running) (?:a |an |the |my |our |this |some )?)(?P<v>)`, kNP, "user", "@/%", 0.6),
@@ -331,7 +332,7 @@ var rules = func() []rule {
 			x.noDate = true
 		case "rel-named", "rel-name", "have-named", "pronoun-name", "rel-is-name", "rel-is-first":
 			x.free = true
-		case "decided", "go-with", "deadline", "trip-going", "trip-booked", "moving", "doing", "plan-ing":
+		case "decided", "go-with", "deadline", "trip-going", "trip-booked", "moving", "doing", "plan-ing", "start-plan":
 			x.future = true
 		}
 		switch x.name {
@@ -377,7 +378,7 @@ var rules = func() []rule {
 			x.noDate = true
 		case "plan":
 			x.needDate = true
-		case "have-event", "my-event", "married", "expecting", "plan-ing":
+		case "have-event", "my-event", "married", "expecting", "plan-ing", "start-plan":
 			x.needDate = true
 		case "tried":
 			x.typ = Episodic
