@@ -20,7 +20,7 @@ func TestTextingSpeech(t *testing.T) {
 		{"honestly im vegetarian so no meat pls", []string{"fact/user/diet=vegetarian"}},
 		{"im allergic to peanuts", []string{"fact/user/allergy/peanuts=peanuts"}},
 		// Family and pets named in passing.
-		{"My grandson Tom could help me with the shed.", []string{"fact/grandson/name=Tom"}},
+		{"My niece Ava might stay over next week.", []string{"fact/niece/name=Ava"}},
 		{"my son Leo turns 7 on the 14th", []string{"fact/son/name=Leo", "fact/son/birthday=the 14th"}},
 		{"Our cat Mochi knocked the plant over again.", []string{"fact/pet/cat/name=Mochi"}},
 		// Hobbies.
@@ -156,7 +156,7 @@ func TestStableFacts(t *testing.T) {
 		text string
 		want []string
 	}{
-		{"I've got an allotment by the river.", []string{"fact/user/has/allotment=allotment"}},
+		{"I've got a canal boat we take out in summer.", []string{"fact/user/has/canal_boat=canal boat"}},
 		{"We have a little camper van.", []string{"fact/user/has/camper_van=camper van"}},
 		{"I grow tomatoes and chillies.", []string{"fact/user/hobby/tomatoes=tomatoes", "fact/user/hobby/chillies=chillies"}},
 		{"I keep bees in the back garden.", []string{"fact/user/hobby/bees=bees"}},
