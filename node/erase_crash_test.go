@@ -254,10 +254,7 @@ func eraseFaultUser(t *testing.T, c *client.Client, u, ag, p, marker string) []s
 				{Role: memoryv1.Role_ROLE_USER, Content: "My favourite animal is the " + marker + "."}}})
 			return err
 		})
-		// An episode and a fact as consolidation writes them (consolidating
-		// on a cluster answers 503 when the target scope is on another
-		// node: it reads the scope's configuration with a command that
-		// cannot be forwarded).
+		// An episode and a fact as consolidation writes them.
 		retry503(t, "episode of "+id, func() error {
 			_, err := c.Put(ctx, client.Agent(ag), &memoryv1.PutEntryRequest{CommandId: id + "-ep", Key: "episode/user/tried/" + strings.ReplaceAll(tried, " ", "_"),
 				Value: []byte("I tried " + tried + ", but it didn't help."), MemoryType: memoryv1.MemoryType_MEMORY_TYPE_EPISODIC,
