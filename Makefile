@@ -82,9 +82,10 @@ screenshots:
 # answers in the context beside a sliding window of the same budget, search
 # recall beside SQLite FTS5, the summarizer alone, in-process latency. Same
 # seed, same figures (except the latencies). The held-out conversations
-# (membench/heldout) come first: extraction, the cross-session mode (each
-# sitting a session of one user on a real node, each question in a new
-# session) and the question mode; LOCOMO=dir adds the public conversations
+# (membench/heldout, then the second set in membench/heldout/fresh) come
+# first: extraction, the cross-session mode (each sitting a session of one
+# user on a real node, each question in a new session) and the question
+# mode; LOCOMO=dir adds the public conversations
 # of that directory (LoCoMo files, never in the repository) next: the
 # cross-session and question modes; the generator's tables last.
 # Flags: make bench-memory MEMBENCH_FLAGS='-seed 7 -budgets 1024,8192'.

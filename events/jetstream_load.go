@@ -21,7 +21,10 @@ const loadBatch = 1024
 // without its reset machinery: one Load is one short read). It stops at the
 // leader's last sequence and deletes the consumer before returning, also
 // when ctx ends; if the process dies first, the server removes it after
-// InactiveThreshold.
+// InactiveThreshold. On a cluster the consumer may live on a replica that
+// has not stored the latest messages yet: the read goes on until it has
+// read up to the leader's last sequence, unless the leader holds no more
+// of the subject there.
 //
 // A batched direct get ($JS.API.DIRECT.GET) was measured slower: the server
 // rewrites every stored message's headers for it (net/http.Header), about
@@ -63,7 +66,7 @@ func (l *JetStreamLog) Load(ctx context.Context, subject string, afterSeq uint64
 	}()
 
 	done := afterSeq
-	pending := cons.CachedInfo().NumPending // matching messages at creation: at least up to last
+	pending := cons.CachedInfo().NumPending // matching messages the consumer's server held at its creation
 	var retry noResponders
 	for done < last {
 		if err := ctx.Err(); err != nil {
@@ -71,7 +74,18 @@ func (l *JetStreamLog) Load(ctx context.Context, subject string, afterSeq uint64
 		}
 		want := int(min(pending, loadBatch))
 		if want == 0 {
-			break // the tail was purged meanwhile
+			// The count is the consumer's server's: on a replica behind
+			// the leader it falls short of last. The leader tells whether
+			// a message is left up to last (none: the tail was purged
+			// meanwhile); the pull waits for the replica to store it.
+			more, err := l.storedAfter(ctx, subject, done, last)
+			if err != nil {
+				return done, fmt.Errorf("events: load %s: %w", subject, err)
+			}
+			if !more {
+				break
+			}
+			want = 1
 		}
 		maxWait := l.timeout
 		if dl, ok := ctx.Deadline(); ok {

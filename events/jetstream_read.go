@@ -144,11 +144,23 @@ func (l *JetStreamLog) Read(ctx context.Context, from uint64, opts ...ReadOption
 		return nil, fmt.Errorf("events: read stream %s from %d: %w", l.stream, from, err)
 	}
 	c := &jsCursor{stream: l.stream, rd: rd, stop: o.stop, written: written}
+	c.left = func(ctx context.Context, after uint64) (bool, error) {
+		return l.storedAfter(ctx, filter, after, o.stop)
+	}
 	// While the ordered consumer recreates itself Next ignores its context;
 	// only stopping the read ends it. The end of ctx ends the read as Close
 	// does, consumer deleted.
 	c.unhook = context.AfterFunc(ctx, rd.stop)
 	return c, nil
+}
+
+// storedAfter asks the leader whether a message of filter is stored after
+// sequence after, up to stop.
+func (l *JetStreamLog) storedAfter(ctx context.Context, filter string, after, stop uint64) (bool, error) {
+	ctx, cancel := l.withTimeout(ctx)
+	defer cancel()
+	sm, err := l.leaderGet(ctx, msgGetRequest{Seq: after + 1, NextFor: filter})
+	return err == nil && sm != nil && sm.Seq <= stop, err
 }
 
 // readHeartbeat is the idle heartbeat Read asks its ordered consumer for.
@@ -169,7 +181,10 @@ type jsCursor struct {
 	rd      *orderedRead
 	stop    uint64
 	written bool // every sequence up to stop was assigned: none left pending means none left
-	unhook  func() bool
+	// left asks the leader whether a message of the read is stored after
+	// a sequence, up to stop.
+	left   func(ctx context.Context, after uint64) (bool, error)
+	unhook func() bool
 
 	done bool // the bounded read returned its last record; only Next uses it
 }
@@ -196,8 +211,16 @@ func (c *jsCursor) Next(ctx context.Context) (Record, error) {
 			return Record{}, ErrEndOfRead
 		}
 		// Messages stored later have sequences past the stop: with none
-		// pending, nothing up to it is left.
-		c.done = r.Seq == c.stop || c.written && md.NumPending == 0
+		// pending, nothing up to it is left, unless the consumer lives on
+		// a replica that has not stored them all yet (the leader tells).
+		c.done = r.Seq == c.stop
+		if !c.done && c.written && md.NumPending == 0 {
+			more, err := c.left(ctx, r.Seq)
+			if err != nil {
+				return Record{}, fmt.Errorf("events: read stream %s: %w", c.stream, err)
+			}
+			c.done = !more
+		}
 	}
 	return r, nil
 }

@@ -47,6 +47,9 @@ type HeldOutExtractionRow struct {
 
 // HeldOutExtractionReport is the held-out extraction table.
 type HeldOutExtractionReport struct {
+	// Set names the conversations' directory in the title ("" is
+	// membench/heldout).
+	Set                            string
 	Conversations, Sittings, Turns int
 	Facts, Replaced, NoFactTurns   int
 	Rows                           []HeldOutExtractionRow
@@ -235,7 +238,11 @@ func fromTurnID(f consolidate.Fact, id string) bool {
 func (r *HeldOutExtractionReport) Markdown(w io.Writer) error {
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
-	p("## Consolidation on the held-out conversations (membench/heldout)\n\n")
+	set := r.Set
+	if set == "" {
+		set = "membench/heldout"
+	}
+	p("## Consolidation on the held-out conversations (%s)\n\n", set)
 	p("%d conversations written by hand apart from the extractor: %s turns in %d sittings, %d facts of the user (%d replaced by a later one), %d user turns that state no fact. "+
 		"Each sitting is consolidated at its end with the user's current facts passed in, as the node does.\n\n",
 		r.Conversations, thousands(r.Turns), r.Sittings, r.Facts, r.Replaced, r.NoFactTurns)

@@ -12,8 +12,19 @@ import (
 // Modes are the values of Tables.Mode; Sources those of Tables.Sources.
 var (
 	Modes   = []string{"all", "question", "cross", "extraction", "classic"}
-	Sources = []string{"heldout", "locomo", "generator"}
+	Sources = []string{"heldout", "heldout-fresh", "locomo", "generator"}
 )
+
+// heldOutSets are the held-out sources: the first set (membench/heldout
+// data/) and the second, written later apart from the extractor and any
+// tuning on it (fresh/).
+var heldOutSets = []struct {
+	name, dir, source string
+	load              func() ([]heldout.Conversation, error)
+}{
+	{"heldout", "membench/heldout", "held-out conversations (membench/heldout, written apart from the extractor)", heldout.Embedded},
+	{"heldout-fresh", "membench/heldout/fresh", "second held-out set (membench/heldout/fresh, written apart from the extractor, never tuned against)", heldout.Fresh},
+}
 
 // Tables is what cmd/membench prints: the runs Mode selects on the
 // conversations Sources name, source by source in this order:
@@ -21,6 +32,9 @@ var (
 //   - heldout: the held-out conversations (membench/heldout, written by
 //     hand apart from the extractor): extraction, cross-session and
 //     question modes;
+//   - heldout-fresh: the second held-out set (membench/heldout/fresh,
+//     written later by a worker who never read the extractor): the same
+//     modes;
 //   - locomo: the public LoCoMo conversations of the directory LoCoMo
 //     names (skipped when it is ""): cross-session and question modes;
 //   - generator: the generated conversations (internal/dialoggen,
@@ -56,14 +70,19 @@ func (t Tables) Print(ctx context.Context, w io.Writer) error {
 	cross := t.Cross
 	cross.Progress = t.Progress
 
-	if run("extraction", "heldout") || run("cross", "heldout") || run("question", "heldout") {
-		convs, err := heldout.Embedded()
+	for _, set := range heldOutSets {
+		if !run("extraction", set.name) && !run("cross", set.name) && !run("question", set.name) {
+			continue
+		}
+		convs, err := set.load()
 		if err != nil {
 			return err
 		}
-		const source = "held-out conversations (membench/heldout, written apart from the extractor)"
-		if run("extraction", "heldout") {
+		if run("extraction", set.name) {
 			rep, err := RunHeldOutExtraction(ctx, convs, []Extractor{Deterministic{}})
+			if rep != nil {
+				rep.Set = set.dir
+			}
 			if err := write(w, rep, err); err != nil {
 				return err
 			}
@@ -72,14 +91,14 @@ func (t Tables) Print(ctx context.Context, w io.Writer) error {
 		if err != nil {
 			return err
 		}
-		if run("cross", "heldout") {
-			rep, err := RunCross(ctx, cross, ds, source, heldout.Categories)
+		if run("cross", set.name) {
+			rep, err := RunCross(ctx, cross, ds, set.source, heldout.Categories)
 			if err := write(w, rep, err); err != nil {
 				return err
 			}
 		}
-		if run("question", "heldout") {
-			rep, err := RunDialogueQuestions(ctx, t.Question, ds, source, heldout.Categories)
+		if run("question", set.name) {
+			rep, err := RunDialogueQuestions(ctx, t.Question, ds, set.source, heldout.Categories)
 			if err := write(w, rep, err); err != nil {
 				return err
 			}

@@ -177,50 +177,75 @@ func (h *logHealth) observe(ctx context.Context) string {
 
 // unlisted returns what the stream b lost outside the removal ledger ("":
 // nothing): the sequences it no longer holds that no removal lists, nor lie
-// below the compaction baseline. It reads the ledger records added since
-// its last call. With more than logHealthListMax sequences missing in the
-// middle of the stream it cannot name them: it compares their number with
-// the number the ledger lists there, which misses a loss only while a
-// removal listing as many messages has not removed them yet.
+// below the compaction baseline. With more than logHealthListMax sequences
+// missing in the middle of the stream it cannot name them: it compares
+// their number with the number the ledger lists there, which misses a loss
+// only while a removal listing as many messages has not removed them yet.
+//
+// An erase may run meanwhile (a node resuming one as it starts): its
+// removal recorded after b was read, its purge done before the missing
+// sequences are listed. So the ledger is read after the list, up to where
+// the stream ends then: every removal whose purge the list shows was
+// recorded before it.
 func (h *logHealth) unlisted(ctx context.Context, b events.Bounds) (string, error) {
-	if b.Last > h.ledgerAt {
-		led, err := events.ReadLedgerFrom(ctx, h.log, h.ledgerAt+1, b.Last)
-		if err != nil {
+	var missing []uint64
+	named := true
+	if b.Missing() > 0 {
+		var err error
+		if missing, named, err = h.log.MissingSeqs(ctx, logHealthListMax); err != nil {
 			return "", err
 		}
-		for _, r := range led.Removals {
-			h.removed.Add(events.RemovedSpans(r.LogRemoval)...)
-		}
-		h.ledgerAt = b.Last
+	}
+	if err := h.readLedger(ctx, b.Last, b.Missing() > 0); err != nil {
+		return "", err
 	}
 	const from = 1
 	// The head: every sequence below the first one held.
 	lost := h.removed.Gaps(from, b.First-1)
 	// The middle.
-	if b.Missing() > 0 {
-		missing, ok, err := h.log.MissingSeqs(ctx, logHealthListMax)
-		if err != nil {
-			return "", err
+	if !named {
+		if n := unlistedCount(&h.removed, b, from); n > 0 || len(lost) > 0 {
+			return fmt.Sprintf("the stream lost at least %s the removal ledger does not list (%d missing between seq %d and %d, too many to name)",
+				messages(spansLen(lost)+n), b.Missing(), b.First, b.Last), nil
 		}
-		if !ok {
-			if n := unlistedCount(&h.removed, b, from); n > 0 || len(lost) > 0 {
-				return fmt.Sprintf("the stream lost at least %s the removal ledger does not list (%d missing between seq %d and %d, too many to name)",
-					messages(spansLen(lost)+n), b.Missing(), b.First, b.Last), nil
-			}
-			return "", nil
-		}
-		var mid []uint64
-		for _, s := range missing {
-			if s >= from && !h.removed.Covers(s, s) {
-				mid = append(mid, s)
-			}
-		}
-		lost = append(lost, events.Spans(mid)...)
+		return "", nil
 	}
+	var mid []uint64
+	for _, s := range missing {
+		if s >= from && !h.removed.Covers(s, s) {
+			mid = append(mid, s)
+		}
+	}
+	lost = append(lost, events.Spans(mid)...)
 	if len(lost) == 0 {
 		return "", nil
 	}
 	return fmt.Sprintf("the stream lost %s the removal ledger does not list (%s)", messages(spansLen(lost)), describeSpans(lost)), nil
+}
+
+// readLedger adds the removals recorded since its last call, up to last,
+// or up to the stream's end now when later (again: the missing sequences
+// were listed after the stream's bounds were read).
+func (h *logHealth) readLedger(ctx context.Context, last uint64, again bool) error {
+	if again {
+		now, err := h.log.Bounds(ctx)
+		if err != nil {
+			return err
+		}
+		last = max(last, now.Last)
+	}
+	if last <= h.ledgerAt {
+		return nil
+	}
+	led, err := events.ReadLedgerFrom(ctx, h.log, h.ledgerAt+1, last)
+	if err != nil {
+		return err
+	}
+	for _, r := range led.Removals {
+		h.removed.Add(events.RemovedSpans(r.LogRemoval)...)
+	}
+	h.ledgerAt = last
+	return nil
 }
 
 // unlistedCount is the fewest sequences from max(b.First, from) to b.Last

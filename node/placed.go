@@ -28,7 +28,9 @@ import (
 // request to the owner of the aggregate its subject names, so what reaches
 // here for another node's aggregate is a second aggregate the request
 // touches (resolve reads the user, app and project scopes of a session;
-// publish copies a session entry into the user or project scope).
+// publish copies a session entry into the user or project scope;
+// consolidation reads the configuration of the scopes a session's facts go
+// to, and writes them there).
 type placedDispatch struct {
 	local   answerBy
 	t       *placement.Table
@@ -84,8 +86,11 @@ type remoteCall struct {
 
 const (
 	copyEntryType = "agentmem.node.CopyEntry"
-	hdrReplyType  = "Agentmem-Reply-Type"
-	hdrError      = "Agentmem-Error"
+	// readConfigType is actors.ReadScopeConfig (no body): consolidation
+	// reads the configuration of a scope another node may serve.
+	readConfigType = "agentmem.node.ReadScopeConfig"
+	hdrReplyType   = "Agentmem-Reply-Type"
+	hdrError       = "Agentmem-Error"
 )
 
 // errMovedRetry answers a command that cannot be carried to another node
@@ -105,6 +110,8 @@ func (p placedDispatch) remote(kind, id string, who *tenancy.Caller, body any, r
 			return err
 		}
 		c.Type, c.Body, c.CommandID, c.By = copyEntryType, data, b.CommandID, b.By
+	case actors.ReadScopeConfig:
+		c.Type = readConfigType
 	case *actors.Append:
 		// Searched here for an aggregate that moved since: the new owner
 		// appends the request without the candidates found here (as an
@@ -236,14 +243,17 @@ func (s callServer) serve(m *nats.Msg) {
 		}
 	}
 	var body any
-	if c.Type == copyEntryType {
+	switch c.Type {
+	case copyEntryType:
 		e := &memoryv1.Entry{}
 		if err := proto.Unmarshal(c.Body, e); err != nil {
 			s.answer(m, nil, &api.Error{Code: 400, Message: "bad remote call: " + err.Error()})
 			return
 		}
 		body = &actors.CopyEntry{CommandID: c.CommandID, Entry: e, By: c.By}
-	} else {
+	case readConfigType:
+		body = actors.ReadScopeConfig{}
+	default:
 		msg, err := newMessage(c.Type)
 		if err == nil {
 			err = proto.Unmarshal(c.Body, msg)

@@ -1,7 +1,10 @@
 // Package heldout holds and checks membench's held-out conversations: data/
 // has one JSON file per conversation, written by hand apart from the
-// extractor (data/README.md has the format and how the data was written).
-// The package loads and validates them; it scores nothing.
+// extractor (data/README.md has the format and how the data was written);
+// fresh/ is a second set in the same format, written later by a worker who
+// never read the extractor, for figures nobody tuned against
+// (fresh/README.md). The package loads and validates them; it scores
+// nothing.
 package heldout
 
 import (
@@ -21,6 +24,9 @@ import (
 
 //go:embed data/*.json
 var data embed.FS
+
+//go:embed fresh/*.json
+var fresh embed.FS
 
 // Conversation is one held-out conversation between the user, whose facts
 // are memorised, and the other speaker.
@@ -73,6 +79,16 @@ var Categories = []string{"single-hop", "multi-hop", "temporal", "correction", "
 // Embedded loads the conversations built into the package.
 func Embedded() ([]Conversation, error) {
 	sub, err := fs.Sub(data, "data")
+	if err != nil {
+		return nil, err
+	}
+	return LoadFS(sub)
+}
+
+// Fresh loads the second held-out set built into the package (fresh/),
+// apart from Embedded's.
+func Fresh() ([]Conversation, error) {
+	sub, err := fs.Sub(fresh, "fresh")
 	if err != nil {
 		return nil, err
 	}

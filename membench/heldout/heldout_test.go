@@ -31,6 +31,53 @@ func TestEmbedded(t *testing.T) {
 		len(cs), turns, facts, replaced, noFact, questions)
 }
 
+// TestFresh loads the second set and validates it, apart and together with
+// the first (a name may not be in both).
+func TestFresh(t *testing.T) {
+	cs, err := Fresh()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cs) < 8 {
+		t.Fatalf("%d conversations, want at least 8", len(cs))
+	}
+	if err := ValidateAll(cs); err != nil {
+		t.Fatal(err)
+	}
+	emb, err := Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ValidateAll(append(emb, cs...)); err != nil {
+		t.Fatal(err)
+	}
+	var sittings, turns, facts, replaced, noFact int
+	cats := map[string]int{}
+	for _, c := range cs {
+		sittings += len(c.Sittings)
+		for _, s := range c.Sittings {
+			turns += len(s.Turns)
+		}
+		facts += len(c.Facts)
+		replaced += len(c.Facts) - len(c.Current())
+		noFact += len(c.NoFactTurns)
+		for _, q := range c.Questions {
+			cats[q.Category]++
+		}
+	}
+	t.Logf("%d conversations, %d sittings, %d turns, %d facts (%d replaced), %d no-fact turns, questions %v",
+		len(cs), sittings, turns, facts, replaced, noFact, cats)
+	if _, err := os.Stat("fresh"); err == nil {
+		dir, err := Load("fresh")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(dir) != len(cs) {
+			t.Fatalf("Load read %d conversations, the embedded fresh set has %d", len(dir), len(cs))
+		}
+	}
+}
+
 // TestLoadMatchesEmbedded checks Load reads the directory the package embeds.
 func TestLoadMatchesEmbedded(t *testing.T) {
 	if _, err := os.Stat("data"); err != nil {
