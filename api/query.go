@@ -28,7 +28,9 @@ type ReadModel interface {
 	MessageAt(sessionID string, seq uint64) (*memoryv1.Message, bool)
 	// SearchUser searches every session of user ("" : every session
 	// without a user), ranked as Search ranks, whether or not the
-	// projection knows the session asking yet.
+	// projection knows the session asking yet; for a user, the hits are
+	// filled up to limit with the user's messages the query did not match
+	// (newest first, scored below every hit).
 	SearchUser(user, query string, limit int) ([]*memoryv1.SearchHit, error)
 	// Search may call an embeddings endpoint for the query (bounded by
 	// ctx) before it reads the projection.

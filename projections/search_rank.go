@@ -57,7 +57,14 @@ type SearchOptions struct {
 }
 
 // Corpus names a user's sessions (SearchOptions.Corpus).
-type Corpus struct{ User string }
+type Corpus struct {
+	User string
+	// Fill, with a user, fills the hits up to the limit with the user's
+	// messages the query did not match, newest first, scored below every
+	// hit (fillUser): the context assembler's search of a returning
+	// user's history, whose room may hold all of it.
+	Fill bool
+}
 
 // maxExpansionClauses bounds the related-word clauses of one query
 // (ranking.expand): each reads a posting list.
@@ -236,7 +243,10 @@ func (s *Store) searchVec(sessionID string, scope memoryv1.SearchScope, query st
 			}
 			hits = append(hits, &memoryv1.SearchHit{SessionId: c.sid, Message: c.msg, Score: c.score})
 		}
-		return nil
+		if corpus != nil && corpus.Fill {
+			hits, err = fillUser(tx, corpus.User, hits, limit)
+		}
+		return err
 	})
 	if err != nil {
 		return nil, err

@@ -457,6 +457,33 @@ func EarlierSessionText(m *memoryv1.Message) string {
 	return b.String()
 }
 
+// EarlierContinuedText is a message of another session shown under the
+// previous recalled item's header (RecalledItem.continued: the same
+// session and day): who said it, then its content and tool calls
+// ("[user Ana] …": 3 tokens of framing where the header takes 13).
+func EarlierContinuedText(m *memoryv1.Message) string {
+	var b strings.Builder
+	b.WriteString("[")
+	b.WriteString(roleName(m.GetRole()))
+	if n := m.GetName(); n != "" {
+		b.WriteString(" ")
+		b.WriteString(n)
+	}
+	b.WriteString("] ")
+	b.WriteString(m.GetContent())
+	writeCalls(&b, m.GetToolCalls())
+	return b.String()
+}
+
+// earlierText is the text recalled item ref of another session shows of
+// message m before any cut: under its own header, or continued.
+func earlierText(ref *memoryv1.RecalledItem, m *memoryv1.Message) string {
+	if ref.GetContinued() {
+		return EarlierContinuedText(m)
+	}
+	return EarlierSessionText(m)
+}
+
 // memoryText is a memory entry as the context sends it.
 func memoryText(m *memoryv1.MemoryItem) string { return MemoryText(m, m.GetText()) }
 

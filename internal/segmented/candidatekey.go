@@ -28,7 +28,7 @@ func EarlierDepth(budget uint64) int {
 
 // earlierTurnTokens: a conversational turn with its day and source, as the
 // recalled section shows it, is 30-60 tokens.
-const earlierTurnTokens = 40
+const earlierTurnTokens = 20
 
 // CandidateKey returns the session's key; wants is false when the session
 // does not assemble its context (no candidates are searched for it).

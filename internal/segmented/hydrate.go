@@ -58,10 +58,10 @@ func Hydrate(cx *memoryv1.ContextReply, src Sources) *memoryv1.ContextReply {
 }
 
 // recalledItemText is the text recalled item ref (of another session)
-// shows of message m: the first text_bytes bytes of EarlierSessionText,
-// then "…" when it was trimmed.
+// shows of message m: the first text_bytes bytes of EarlierSessionText
+// (EarlierContinuedText when continued), then "…" when it was trimmed.
 func recalledItemText(ref *memoryv1.RecalledItem, m *memoryv1.Message) string {
-	return cutText(EarlierSessionText(m), ref.GetTextBytes(), ref.GetTrimmed())
+	return cutText(earlierText(ref, m), ref.GetTextBytes(), ref.GetTrimmed())
 }
 
 // HydrateMemory is Hydrate with entry texts only (recalled messages of

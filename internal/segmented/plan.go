@@ -94,6 +94,9 @@ type planner struct {
 	// earlierPart maps a message of another session (session id, seq) to
 	// its recalled part.
 	earlierPart map[earlierRef]int
+	// earlierMsg holds the message of each earlier part (continue.go
+	// renders it again when it shows under another item's header).
+	earlierMsg map[earlierRef]*memoryv1.Message
 }
 
 // earlierRef names a message of another session.
@@ -152,14 +155,16 @@ func (s *State) plan(m *memoryv1.Message, c *Candidates, env Env) *memoryv1.Asse
 	}
 	out.L1Seqs = p.l1p.seqs(p.l1p.c.ents)
 	slices.SortFunc(out.Recalled, compareRecalled)
+	out.Recalled = p.continueEarlier(out.Recalled, chosen, room)
 	out.Memory = byTier(out.Memory)
 	p.noteShown(out)
 	return out
 }
 
 // compareRecalled orders the recalled section: other sessions' messages
-// first, by when they were said (then session and seq), then the session's
-// own by seq.
+// first, by the day they were said, then session (a day's items of one
+// session together, under one header: plan_continue.go), when said and
+// seq; then the session's own by seq.
 func compareRecalled(x, y *memoryv1.RecalledItem) int {
 	xo, yo := x.GetSessionId() != "", y.GetSessionId() != ""
 	switch {
@@ -169,10 +174,13 @@ func compareRecalled(x, y *memoryv1.RecalledItem) int {
 		}
 		return 1
 	case xo:
-		if c := cmp.Compare(x.GetSaidUnixNano(), y.GetSaidUnixNano()); c != 0 {
+		if c := cmp.Compare(dayOf(x.GetSaidUnixNano()), dayOf(y.GetSaidUnixNano())); c != 0 {
 			return c
 		}
 		if c := cmp.Compare(x.GetSessionId(), y.GetSessionId()); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(x.GetSaidUnixNano(), y.GetSaidUnixNano()); c != 0 {
 			return c
 		}
 	}
@@ -309,6 +317,7 @@ func (p *planner) offerEarlier(sid string, m *memoryv1.Message, v float64) {
 	}
 	item := &memoryv1.RecalledItem{SessionId: sid, MessageId: m.GetId(), Seq: m.GetSeq(), Role: m.GetRole(),
 		Tokens: tokens, SaidUnixNano: SaidAt(m), TextBytes: uint32(n), Trimmed: trimmed}
+	p.earlierMsg[ref] = m
 	p.earlierPart[ref] = p.add(Part{Kind: PartEarlier, Tokens: uint64(tokens), Value: v}, partRef{l2: -1, recalled: item})
 }
 

@@ -418,7 +418,7 @@ func (s *State) newPlanner(m *memoryv1.Message, cands *Candidates, env Env) *pla
 		hits, items = len(cands.Recall), len(cands.Memory)
 	}
 	p := &planner{s: s, tok: memoTokenizer{env.Tokenizer, &c.counts}, l1: l1, query: facts.ContentWords(m.GetContent()),
-		swapPart: make(map[uint64]int, hits), earlierPart: map[earlierRef]int{}}
+		swapPart: make(map[uint64]int, hits), earlierPart: map[earlierRef]int{}, earlierMsg: map[earlierRef]*memoryv1.Message{}}
 	// Room for the parts there will be: summaries, hits, scope entries.
 	n := len(s.snap.GetL2()) + hits + items + 4
 	p.parts, p.refs = resize(c.parts, n)[:0], resize(c.refs, n)[:0]

@@ -1404,9 +1404,15 @@ type RecalledItem struct {
 	SessionId string `protobuf:"bytes,6,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
 	// said_unix_nano is when the message was said (its said_unix_nano, else
 	// when it was appended).
-	SaidUnixNano  int64  `protobuf:"varint,7,opt,name=said_unix_nano,json=saidUnixNano,proto3" json:"said_unix_nano,omitempty"`
-	TextBytes     uint32 `protobuf:"varint,8,opt,name=text_bytes,json=textBytes,proto3" json:"text_bytes,omitempty"`
-	Trimmed       bool   `protobuf:"varint,9,opt,name=trimmed,proto3" json:"trimmed,omitempty"`
+	SaidUnixNano int64  `protobuf:"varint,7,opt,name=said_unix_nano,json=saidUnixNano,proto3" json:"said_unix_nano,omitempty"`
+	TextBytes    uint32 `protobuf:"varint,8,opt,name=text_bytes,json=textBytes,proto3" json:"text_bytes,omitempty"`
+	Trimmed      bool   `protobuf:"varint,9,opt,name=trimmed,proto3" json:"trimmed,omitempty"`
+	// continued is set on an item of another session that follows an item
+	// of the same session and day in the recalled section: it shows under
+	// that item's day header, as "[role] content" (segmented.
+	// EarlierContinuedText) rather than with the day and "earlier session"
+	// again, which cost a short chat turn as much as its words.
+	Continued     bool `protobuf:"varint,10,opt,name=continued,proto3" json:"continued,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1500,6 +1506,13 @@ func (x *RecalledItem) GetTextBytes() uint32 {
 func (x *RecalledItem) GetTrimmed() bool {
 	if x != nil {
 		return x.Trimmed
+	}
+	return false
+}
+
+func (x *RecalledItem) GetContinued() bool {
+	if x != nil {
+		return x.Continued
 	}
 	return false
 }
@@ -2229,7 +2242,7 @@ const file_memory_v1_session_proto_rawDesc = "" +
 	"\buser_pct\x18\x06 \x01(\rR\auserPct\x12\x1d\n" +
 	"\n" +
 	"global_pct\x18\a \x01(\rR\tglobalPct\x12(\n" +
-	"\x10no_cross_session\x18\b \x01(\bR\x0enoCrossSession\"\x97\x02\n" +
+	"\x10no_cross_session\x18\b \x01(\bR\x0enoCrossSession\"\xb5\x02\n" +
 	"\fRecalledItem\x12\x1d\n" +
 	"\n" +
 	"message_id\x18\x01 \x01(\tR\tmessageId\x12\x10\n" +
@@ -2242,7 +2255,9 @@ const file_memory_v1_session_proto_rawDesc = "" +
 	"\x0esaid_unix_nano\x18\a \x01(\x03R\fsaidUnixNano\x12\x1d\n" +
 	"\n" +
 	"text_bytes\x18\b \x01(\rR\ttextBytes\x12\x18\n" +
-	"\atrimmed\x18\t \x01(\bR\atrimmed\"\xc7\x01\n" +
+	"\atrimmed\x18\t \x01(\bR\atrimmed\x12\x1c\n" +
+	"\tcontinued\x18\n" +
+	" \x01(\bR\tcontinued\"\xc7\x01\n" +
 	"\n" +
 	"MemoryItem\x12\x14\n" +
 	"\x05scope\x18\x01 \x01(\tR\x05scope\x12\x10\n" +

@@ -626,6 +626,7 @@ class RecallRequest(TypedDict):
 
 
 class RecalledItem(TypedDict):
+    continued: bool
     message_id: str
     role: Literal['ROLE_UNSPECIFIED', 'ROLE_SYSTEM', 'ROLE_USER', 'ROLE_ASSISTANT', 'ROLE_TOOL']
     said_unix_nano: str

@@ -542,6 +542,7 @@ export interface RecallRequest {
 }
 
 export interface RecalledItem {
+  continued: boolean;
   message_id: string;
   role: "ROLE_UNSPECIFIED" | "ROLE_SYSTEM" | "ROLE_USER" | "ROLE_ASSISTANT" | "ROLE_TOOL";
   said_unix_nano: string;

@@ -1,0 +1,137 @@
+package segmented
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+	"time"
+
+	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
+)
+
+// Items of another session that follow one of the same session and day in
+// the recalled section show under its header ("[2023-05-08 earlier
+// session, user] …" then "[assistant] …"): the day and "earlier session"
+// cost 13 tokens, as much as a short chat turn. The allocation counts each
+// part with its own header (the order is known only once the parts are
+// chosen); continueEarlier then renders the continued items short and
+// spends the tokens they give back on more of the earlier parts left out,
+// best first, until none fits.
+
+// continuePasses bounds the refills: each adds the parts the tokens given
+// back hold, which give back a little more.
+const continuePasses = 3
+
+// continueEarlier marks the continued items of recalled (sorted by
+// compareRecalled), renders them short, and adds earlier parts not chosen
+// while the room the allocation had (room, of which chosen take their
+// parts' tokens) holds them. It returns the recalled section, sorted.
+func (p *planner) continueEarlier(recalled []*memoryv1.RecalledItem, chosen []int, room uint64) []*memoryv1.RecalledItem {
+	if len(p.earlierMsg) == 0 {
+		return recalled
+	}
+	taken := make(map[int]bool, len(chosen))
+	var used uint64
+	for _, i := range chosen {
+		taken[i] = true
+		used += p.parts[i].Tokens
+	}
+	// The parts left out, best first (as Allocate orders them).
+	var rest []int
+	for i, part := range p.parts {
+		if part.Kind == PartEarlier && !taken[i] && part.Value > 0 && part.Tokens > 0 {
+			rest = append(rest, i)
+		}
+	}
+	slices.SortFunc(rest, func(a, b int) int {
+		pa, pb := p.parts[a], p.parts[b]
+		if c := cmp.Compare(pb.density(), pa.density()); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(pb.Value, pa.Value); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
+	for pass := 0; ; pass++ {
+		given := p.markContinued(recalled)
+		if pass == continuePasses || len(rest) == 0 {
+			return recalled
+		}
+		free := room - min(room, used-min(used, given))
+		added := false
+		kept := rest[:0]
+		for _, i := range rest {
+			if t := p.parts[i].Tokens; t <= free {
+				free -= t
+				used += t
+				recalled = append(recalled, p.refs[i].recalled)
+				added = true
+				continue
+			}
+			kept = append(kept, i)
+		}
+		rest = kept
+		if !added {
+			return recalled
+		}
+		slices.SortFunc(recalled, compareRecalled)
+	}
+}
+
+// markContinued sets each earlier item's continued flag, text bounds and
+// tokens from its place in recalled, and returns the tokens the continued
+// items give back to their parts' counts.
+func (p *planner) markContinued(recalled []*memoryv1.RecalledItem) uint64 {
+	var given uint64
+	for k, it := range recalled {
+		ref := earlierRef{it.GetSessionId(), it.GetSeq()}
+		m := p.earlierMsg[ref]
+		if it.GetSessionId() == "" || m == nil {
+			continue
+		}
+		counted := p.parts[p.earlierPart[ref]].Tokens
+		if cont := k > 0 && sameSitting(recalled[k-1], it); cont != it.GetContinued() {
+			p.render(it, m, cont, counted)
+		}
+		given += counted - min(counted, uint64(it.GetTokens()))
+	}
+	return given
+}
+
+// render sets item it of message m to show continued or under its own
+// header, never counting more than its part (counted): a continued text
+// that would (a cut landing differently) keeps its header.
+func (p *planner) render(it *memoryv1.RecalledItem, m *memoryv1.Message, cont bool, counted uint64) {
+	full := EarlierSessionText(m)
+	if cont {
+		full = EarlierContinuedText(m)
+	}
+	text, tokens, ok := fitItem(p.tok, full, maxRecalledItemTokens)
+	if !ok || uint64(tokens) > counted {
+		if !cont {
+			return
+		}
+		cont, full = false, EarlierSessionText(m)
+		if text, tokens, ok = fitItem(p.tok, full, maxRecalledItemTokens); !ok {
+			return
+		}
+	}
+	n, trimmed := len(text), false
+	if text != full {
+		n, trimmed = len(strings.TrimSuffix(text, "…")), true
+	}
+	it.Continued, it.Tokens, it.TextBytes, it.Trimmed = cont, tokens, uint32(n), trimmed
+}
+
+// sameSitting reports whether b, an item of another session, follows a of
+// the same session and day.
+func sameSitting(a, b *memoryv1.RecalledItem) bool {
+	return a.GetSessionId() != "" && a.GetSessionId() == b.GetSessionId() &&
+		dayOf(a.GetSaidUnixNano()) == dayOf(b.GetSaidUnixNano())
+}
+
+// dayOf is the UTC day of t (unix nanoseconds), as the header prints it.
+func dayOf(t int64) int64 {
+	return time.Unix(0, t).UTC().Unix() / 86400
+}

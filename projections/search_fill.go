@@ -1,0 +1,77 @@
+package projections
+
+import (
+	"bytes"
+	"fmt"
+
+	bolt "go.etcd.io/bbolt"
+	"google.golang.org/protobuf/proto"
+
+	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
+)
+
+// fillScale is a filled message's score next to the last hit's: below
+// every message the query matched.
+const fillScale = 0.5
+
+// fillUser appends to hits, up to limit, the user's conversation messages
+// (user and assistant) that no hit holds: the newest session first, each
+// session's newest message first, each scored fillScale times the last
+// hit's score (1 with no hit). A user whose whole history fits in the
+// limit gets all of it; a larger one its latest turns, where a returning
+// user's new session picks up. The query matched none of them: BM25 alone
+// would leave out "yep, still doing physio" for "what does Jo do for
+// work?" although the room held the user's every turn.
+func fillUser(tx *bolt.Tx, user string, hits []*memoryv1.SearchHit, limit int) ([]*memoryv1.SearchHit, error) {
+	if user == "" || len(hits) >= limit {
+		return hits, nil
+	}
+	score := 1.0
+	if n := len(hits); n > 0 {
+		score = hits[n-1].GetScore()
+	}
+	score *= fillScale
+	type key struct {
+		sid string
+		seq uint64
+	}
+	have := make(map[key]bool, len(hits))
+	for _, h := range hits {
+		have[key{h.GetSessionId(), h.GetMessage().GetSeq()}] = true
+	}
+	p := prefix(user)
+	sessions := tx.Bucket(bucketByUser).Cursor()
+	msgs := tx.Bucket(bucketSwapMessages)
+	// The last key of the user's prefix: seek past it, step back.
+	k, _ := sessions.Seek(append(bytes.Clone(p), 0xff))
+	if k == nil {
+		k, _ = sessions.Last()
+	} else {
+		k, _ = sessions.Prev()
+	}
+	for ; k != nil && bytes.HasPrefix(k, p) && len(hits) < limit; k, _ = sessions.Prev() {
+		sid, err := parseSessionIndexKey(k)
+		if err != nil {
+			return nil, err
+		}
+		sp := prefix(sid)
+		c := msgs.Cursor()
+		mk, v := c.Seek(append(bytes.Clone(sp), 0xff))
+		if mk == nil {
+			mk, v = c.Last()
+		} else {
+			mk, v = c.Prev()
+		}
+		for ; mk != nil && bytes.HasPrefix(mk, sp) && len(hits) < limit; mk, v = c.Prev() {
+			m := new(memoryv1.Message)
+			if err := proto.Unmarshal(v, m); err != nil {
+				return nil, fmt.Errorf("projections: stored message of %s: %w", sid, err)
+			}
+			if r := m.GetRole(); (r != memoryv1.Role_ROLE_USER && r != memoryv1.Role_ROLE_ASSISTANT) || m.GetContent() == "" || have[key{sid, m.GetSeq()}] {
+				continue
+			}
+			hits = append(hits, &memoryv1.SearchHit{SessionId: sid, Message: m, Score: score})
+		}
+	}
+	return hits, nil
+}

@@ -1,0 +1,57 @@
+package projections
+
+import (
+	"testing"
+
+	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
+)
+
+// TestSearchFillsWithTheUsersOtherMessages: with Corpus.Fill a search of a
+// user's history returns its hits, then the user's messages the query did
+// not match (never another user's, never twice), each session's newest
+// first and scored below every hit, up to the limit; without it, the hits
+// alone.
+func TestSearchFillsWithTheUsersOtherMessages(t *testing.T) {
+	l := newLogBuilder(t)
+	l.create("a1", "alice", "bot")
+	l.appendMsgs("a1", "I work at the tram depot", "nice", "my sister lives in Porto", "ok")
+	l.create("a2", "alice", "bot")
+	l.appendMsgs("a2", "yep, still doing physio", "good to hear")
+	l.create("b1", "bob", "bot")
+	l.appendMsgs("b1", "bob's tram stories", "fun")
+	s := openTestStore(t)
+	mustApply(t, s, l.recs)
+
+	search := func(fill bool, limit int) []*memoryv1.SearchHit {
+		t.Helper()
+		hits, err := s.SearchWith("", memoryv1.SearchScope_SEARCH_SCOPE_USER, "where does she work on the tram", limit,
+			SearchOptions{Corpus: &Corpus{User: "alice", Fill: fill}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return hits
+	}
+	plain := search(false, 10)
+	if len(plain) != 1 || plain[0].GetMessage().GetContent() != "I work at the tram depot" {
+		t.Fatalf("hits without fill: %v", plain)
+	}
+	all := search(true, 10)
+	if len(all) != 6 || all[0].GetMessage().GetContent() != "I work at the tram depot" {
+		t.Fatalf("filled: %d hits, want alice's 6 messages, the match first: %v", len(all), all)
+	}
+	seen := map[string]bool{}
+	last := map[string]uint64{}
+	for _, h := range all[1:] {
+		m := h.GetMessage()
+		if h.GetSessionId() == "b1" || seen[m.GetId()] || h.GetScore() >= all[0].GetScore() || h.GetScore() <= 0 {
+			t.Fatalf("filled hit %s/%s score %v (the match %v)", h.GetSessionId(), m.GetId(), h.GetScore(), all[0].GetScore())
+		}
+		if prev, ok := last[h.GetSessionId()]; ok && m.GetSeq() >= prev {
+			t.Fatalf("session %s filled oldest first: seq %d after %d", h.GetSessionId(), m.GetSeq(), prev)
+		}
+		seen[m.GetId()], last[h.GetSessionId()] = true, m.GetSeq()
+	}
+	if got := search(true, 3); len(got) != 3 {
+		t.Fatalf("filled past the limit: %d hits of 3", len(got))
+	}
+}
