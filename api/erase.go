@@ -3,10 +3,10 @@ package api
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/agentmem/agentmem/actors"
+	"github.com/agentmem/agentmem/api/subject"
 	"github.com/agentmem/agentmem/erasure"
 	"github.com/agentmem/agentmem/events"
 	"github.com/agentmem/agentmem/internal/sharedmem"
@@ -136,7 +136,11 @@ func (s *Service) mayEraseScope(ctx context.Context, who *tenancy.Caller, t scop
 // the user:<id> scope, and the entries of other scopes that came from the
 // user (erasure.Plan).
 func (s *Service) eraseUser(c *call) {
-	user, err := userID(c.r.Subject())
+	p, err := subject.Parse(c.r.Subject())
+	user := p.ID
+	if err == nil {
+		user, err = p.UserID()
+	}
 	if err != nil {
 		c.fail(err)
 		return
@@ -157,18 +161,6 @@ func (s *Service) eraseUser(c *call) {
 	s.goQueryFor(c, EraseTimeout, func(ctx context.Context, reply actors.ReplyFunc) {
 		reply(s.erase(ctx, c.who, erasure.UserTarget(user), req))
 	})
-}
-
-// userID extracts and validates <id> of mem.v1.user.<id>.<op>.
-func userID(subject string) (string, error) {
-	parts := strings.Split(subject, ".")
-	if len(parts) != 5 {
-		return "", &Error{Code: 400, Field: "user_id", Message: "subject is not mem.v1.user.<id>.<op>"}
-	}
-	if err := events.ValidateID("user_id", parts[3]); err != nil {
-		return "", err
-	}
-	return parts[3], nil
 }
 
 // Metadata keys a copy carries (a published value, a fact or an episode

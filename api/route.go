@@ -3,11 +3,11 @@ package api
 import (
 	"context"
 	"strconv"
-	"strings"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/micro"
 
+	"github.com/agentmem/agentmem/api/subject"
 	"github.com/agentmem/agentmem/tenancy"
 )
 
@@ -22,29 +22,15 @@ type Router interface {
 	Forward(ctx context.Context, id string, m *nats.Msg) (reply *nats.Msg, local bool, err error)
 }
 
-// aggregateOf returns the aggregate id a request subject addresses: the id
-// of mem.v1.session.<id>.<op>, mem.v1.agent.<id>.<op> and
-// mem.v1.scope.<kind>.<id>.<op>. Watches are not placed: any node reads
-// the log. (Malformed subjects are answered where they are received.)
-func aggregateOf(subject string) (string, bool) {
-	// Every request passes here: cut the subject, do not split it.
-	rest, ok := strings.CutPrefix(subject, "mem.v1.")
-	if !ok {
+// aggregateOf returns the aggregate id a request subject addresses
+// (subject.Subject.Aggregate). Malformed subjects are answered where they
+// are received.
+func aggregateOf(s string) (string, bool) {
+	p, err := subject.Parse(s)
+	if err != nil {
 		return "", false
 	}
-	kind, rest, _ := strings.Cut(rest, ".")
-	switch kind {
-	case "session", "agent":
-	case "scope":
-		_, rest, _ = strings.Cut(rest, ".") // the scope's kind
-	default:
-		return "", false
-	}
-	id, op, ok := strings.Cut(rest, ".")
-	if !ok || strings.Contains(op, ".") || op == "watch" {
-		return "", false
-	}
-	return id, true
+	return p.Aggregate()
 }
 
 // forward serves r on the aggregate's owner and relays its reply. It runs

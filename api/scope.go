@@ -3,11 +3,11 @@ package api
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"google.golang.org/protobuf/proto"
 
 	"github.com/agentmem/agentmem/actors"
+	"github.com/agentmem/agentmem/api/subject"
 	"github.com/agentmem/agentmem/internal/sharedmem"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 	"github.com/agentmem/agentmem/tenancy"
@@ -38,31 +38,15 @@ type scopeTarget struct {
 	id   string
 }
 
-// parseScopeSubject reads mem.v1.agent.<id>.<op> or mem.v1.scope.<kind>.<id>.<op>
-// (the endpoint already fixed the op).
-func parseScopeSubject(subject string) (scopeTarget, error) {
-	parts := strings.Split(subject, ".")
-	var t scopeTarget
-	switch {
-	case len(parts) == 5 && parts[2] == "agent":
-		t = scopeTarget{sharedmem.KindAgent, parts[3]}
-	case len(parts) == 6 && parts[2] == "scope":
-		kind, err := sharedmem.ParseKind(parts[3])
-		if err != nil {
-			return t, err
-		}
-		if kind == sharedmem.KindAgent {
-			return t, &Error{Code: 400, Field: "kind", Message: "agent memory is addressed as mem.v1.agent.<id>.<op>"}
-		}
-		t = scopeTarget{kind, parts[4]}
-	default:
-		return t, &Error{Code: 400, Field: "id", Message: "subject must be mem.v1.agent.<id>.<op> or mem.v1.scope.<kind>.<id>.<op> (ids have no dots)"}
+// parseScopeSubject reads the scope of mem.v1.agent.<id>.<op> or
+// mem.v1.scope.<kind>.<id>.<op> (the endpoint already fixed the op).
+func parseScopeSubject(s string) (scopeTarget, error) {
+	p, err := subject.Parse(s)
+	if err != nil {
+		return scopeTarget{}, err
 	}
-	// ScopeID validates the id (and global's fixed id); the aggregate id is the bare id.
-	if _, err := sharedmem.ScopeID(t.kind, t.id); err != nil {
-		return t, err
-	}
-	return t, nil
+	kind, id, err := p.ScopeTarget()
+	return scopeTarget{kind, id}, err
 }
 
 // byOf is who an entry change is attributed to: the agent of an agent

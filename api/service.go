@@ -13,8 +13,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/agentmem/agentmem/actors"
+	"github.com/agentmem/agentmem/api/subject"
 	"github.com/agentmem/agentmem/consolidation"
-	"github.com/agentmem/agentmem/events"
 	"github.com/agentmem/agentmem/internal/gopool"
 	"github.com/agentmem/agentmem/internal/segmented"
 	"github.com/agentmem/agentmem/internal/version"
@@ -452,17 +452,8 @@ func (s *Service) begin(rp replier, asJSON bool) bool {
 	return true
 }
 
-// sessionID extracts and validates <id> of mem.v1.session.<id>.<op>.
-func sessionID(subject string) (string, error) {
-	parts := strings.Split(subject, ".")
-	if len(parts) != 5 {
-		return "", &Error{Code: 400, Field: "session_id", Message: "subject must be mem.v1.session.<id>.<op>"}
-	}
-	if err := events.ValidateID("session_id", parts[3]); err != nil {
-		return "", err
-	}
-	return parts[3], nil
-}
+// sessionID is the validated <id> of mem.v1.session.<id>.<op>.
+func sessionID(s string) (string, error) { return subject.SessionOf(s) }
 
 // stopQuiet is how long Stop waits with no request in flight and none
 // beginning before it refuses new ones: the messages its drained

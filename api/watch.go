@@ -3,10 +3,10 @@ package api
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/agentmem/agentmem/actors"
+	"github.com/agentmem/agentmem/api/subject"
 	"github.com/agentmem/agentmem/events"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 )
@@ -50,16 +50,16 @@ func (s *Service) watchHandler(c *call) {
 		return
 	}
 	var (
-		subject string
-		check   func(context.Context) error
+		logSubject string
+		check      func(context.Context) error
 	)
-	if strings.HasPrefix(c.r.Subject(), "mem.v1.session.") {
-		id, err := sessionID(c.r.Subject())
+	if p, _ := subject.Parse(c.r.Subject()); p.Family == subject.Session {
+		id, err := p.SessionID()
 		if err != nil {
 			c.fail(err)
 			return
 		}
-		subject = events.SessionSubject(id)
+		logSubject = events.SessionSubject(id)
 		check = func(ctx context.Context) error { return s.checkSession(ctx, c.who, id, false) }
 	} else {
 		t, err := parseScopeSubject(c.r.Subject())
@@ -67,7 +67,7 @@ func (s *Service) watchHandler(c *call) {
 			c.fail(err)
 			return
 		}
-		subject = events.ScopeSubject(actors.AggregateKind(t.kind), t.id)
+		logSubject = events.ScopeSubject(actors.AggregateKind(t.kind), t.id)
 		check = func(ctx context.Context) error { return s.checkScope(ctx, c.who, t, false) }
 	}
 	release, ok := hold(c, s.watchSlots, s.watches, "watches")
@@ -99,7 +99,7 @@ func (s *Service) watchHandler(c *call) {
 			stopGone := context.AfterFunc(gone, wcancel)
 			defer stopGone()
 		}
-		changes, last, err := s.watcher.Watch(wctx, subject, req.GetFromSeq(), limit, wait)
+		changes, last, err := s.watcher.Watch(wctx, logSubject, req.GetFromSeq(), limit, wait)
 		if err != nil && ctx.Err() == nil && (s.watchCtx.Err() != nil || gone != nil && gone.Err() != nil) {
 			changes, last, err = nil, req.GetFromSeq(), nil // stopping, or nobody waits: no change yet
 		}
