@@ -31,8 +31,8 @@ var (
 	jsonIn  = protojson.UnmarshalOptions{}
 )
 
-func wantsJSON(h micro.Headers) bool {
-	ct := nats.Header(h).Get("Content-Type")
+func wantsJSON(h nats.Header) bool {
+	ct := h.Get("Content-Type")
 	return strings.HasPrefix(strings.ToLower(strings.TrimSpace(ct)), ContentTypeJSON)
 }
 
@@ -103,18 +103,13 @@ func Classify(err error) *Error {
 	}
 }
 
-// replier answers one request by publishing on its reply subject. Unlike
-// micro.Request, it is safe to use from any goroutine after the handler
-// returned (micro's handler reads the request's state once it returns, so
-// answering through it from an actor would race).
-//
-// A request that did not come over NATS (Service.Do) is answered through
-// deliver instead, once.
+// replier answers one request through its transport (Request.Write).
+// Unlike micro.Request, it is safe to use from any goroutine after the
+// handler returned (micro's handler reads the request's state once it
+// returns, so answering through it from an actor would race).
 type replier struct {
-	nc      *nats.Conn
-	subject string
+	write   func(data []byte, hdr nats.Header)
 	metrics *Metrics
-	deliver func(data []byte, hdr nats.Header)
 	// op and start time the request (op "" for one not timed: a request
 	// another node forwarded here is timed where it arrived).
 	op    string
@@ -124,24 +119,16 @@ type replier struct {
 	acked *atomicMax
 }
 
-func (s *Service) replyTo(r request) replier {
-	rp := replier{metrics: s.metrics, acked: &s.acked}
-	if t, ok := r.(timedRequest); ok {
-		rp.op, rp.start, r = t.op, t.start, t.request
-	}
-	if l, ok := r.(*localRequest); ok {
-		rp.deliver = l.deliver
-		return rp
-	}
-	rp.nc, rp.subject = s.nc, r.Reply()
-	return rp
+// replyTo is the replier of r, timing it as op from start.
+func (s *Service) replyTo(r *Request, op string, start time.Time) replier {
+	return replier{write: r.Write, metrics: s.metrics, acked: &s.acked, op: op, start: start}
 }
 
 func (rp replier) publish(data []byte, asJSON bool, hdr nats.Header) {
 	if rp.op != "" && rp.metrics != nil {
 		rp.metrics.observe(rp.op, rp.start, hdr)
 	}
-	if rp.subject == "" && rp.deliver == nil {
+	if rp.write == nil {
 		return // a publish without a reply subject: nobody to answer
 	}
 	if asJSON {
@@ -150,11 +137,7 @@ func (rp replier) publish(data []byte, asJSON bool, hdr nats.Header) {
 		}
 		hdr.Set("Content-Type", ContentTypeJSON)
 	}
-	if rp.deliver != nil {
-		rp.deliver(data, hdr)
-		return
-	}
-	_ = rp.nc.PublishMsg(&nats.Msg{Subject: rp.subject, Data: data, Header: hdr})
+	rp.write(data, hdr)
 }
 
 // respondError answers with the micro error headers and an ErrorDetail body.

@@ -17,13 +17,13 @@ const maxConflicts = 200
 // consolidation proposed for review (strategy "review"), each beside the
 // key's current value.
 func (s *Service) conflictsHandler(c *call) {
-	t, err := parseScopeSubject(c.r.Subject())
+	t, err := c.scope()
 	if err != nil {
 		c.fail(err)
 		return
 	}
 	req := &memoryv1.ConflictsRequest{}
-	if !s.readBody(c.r, c.rp, c.asJSON, req) {
+	if !s.readBody(c, req) {
 		return
 	}
 	limit := int(req.GetLimit())
@@ -60,13 +60,13 @@ func (s *Service) conflictsHandler(c *call) {
 // proposed value as the key's next version (the old one stays in its
 // history), then the proposal is deleted; otherwise only the proposal is.
 func (s *Service) settleHandler(c *call) {
-	t, err := parseScopeSubject(c.r.Subject())
+	t, err := c.scope()
 	if err != nil {
 		c.fail(err)
 		return
 	}
 	req := &memoryv1.SettleConflictRequest{}
-	if !s.readBody(c.r, c.rp, c.asJSON, req) {
+	if !s.readBody(c, req) {
 		return
 	}
 	if err := sharedmem.ValidateKey(req.GetKey()); err != nil {

@@ -69,9 +69,9 @@ func dataOwner(c *call) string {
 // is checked against the bytes sent so far, so an upload that cannot fit is
 // refused at its first part past the limit, not at the commit.
 func (s *Service) dataUpload(c *call) {
-	r, asJSON, rp := c.r, c.asJSON, c.rp
+	asJSON, rp := c.asJSON, c.rp
 	req := &memoryv1.UploadDataRequest{}
-	if !s.readBody(r, rp, asJSON, req) {
+	if !s.readBody(c, req) {
 		return
 	}
 	if len(req.GetData()) == 0 {
@@ -101,9 +101,9 @@ func (s *Service) dataUpload(c *call) {
 }
 
 func (s *Service) dataPut(c *call) {
-	r, asJSON, rp := c.r, c.asJSON, c.rp
+	asJSON, rp := c.asJSON, c.rp
 	req := &memoryv1.PutDataRequest{}
-	if !s.readBody(r, rp, asJSON, req) {
+	if !s.readBody(c, req) {
 		return
 	}
 	if t := req.GetTtlSeconds(); t < 0 || t > sharedmem.MaxTTLSeconds {
@@ -182,16 +182,16 @@ func (s *Service) checkDataQuota(who *tenancy.Caller, owner string, n uint64) er
 }
 
 func (s *Service) dataGet(c *call) {
-	r, asJSON, rp := c.r, c.asJSON, c.rp
+	asJSON, rp := c.asJSON, c.rp
 	req := &memoryv1.GetDataRequest{}
-	if !s.readBody(r, rp, asJSON, req) {
+	if !s.readBody(c, req) {
 		return
 	}
 	if err := events.ValidateID("id", req.GetId()); err != nil {
 		respondError(rp, asJSON, Classify(err))
 		return
 	}
-	most := MaxDataReply(s.nc.MaxPayload(), asJSON)
+	most := MaxDataReply(s.cfg.MaxPayload, asJSON)
 	if req.GetLength() > most {
 		respondError(rp, asJSON, &Error{Code: 413, Field: "length", Message: fmt.Sprintf("%d bytes do not fit one reply: at most %d; read in ranges", req.GetLength(), most)})
 		return

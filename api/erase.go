@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem/actors"
-	"github.com/agentmem/agentmem/api/subject"
 	"github.com/agentmem/agentmem/erasure"
 	"github.com/agentmem/agentmem/events"
 	"github.com/agentmem/agentmem/internal/sharedmem"
@@ -47,7 +46,7 @@ func (s *Service) erase(ctx context.Context, who *tenancy.Caller, target erasure
 // eraseBody reads and checks an EraseRequest.
 func (s *Service) eraseBody(c *call) (*memoryv1.EraseRequest, bool) {
 	req := &memoryv1.EraseRequest{}
-	if !s.readBody(c.r, c.rp, c.asJSON, req) {
+	if !s.readBody(c, req) {
 		return nil, false
 	}
 	if len(req.GetReason()) > MaxEraseReasonBytes {
@@ -66,7 +65,7 @@ func (s *Service) eraseBody(c *call) (*memoryv1.EraseRequest, bool) {
 // eraseSession serves mem.v1.session.<id>.erase: the session's user or
 // agent (as a writer), or an admin.
 func (s *Service) eraseSession(c *call) {
-	id, err := sessionID(c.r.Subject())
+	id, err := c.subj.SessionID()
 	if err != nil {
 		c.fail(err)
 		return
@@ -92,7 +91,7 @@ func (s *Service) eraseSession(c *call) {
 // mem.v1.agent.<id>.erase: an admin; a user's own user:<id> and an agent's
 // own agent:<id> (as writers); session:<id> follows its session.
 func (s *Service) eraseScope(c *call) {
-	t, err := parseScopeSubject(c.r.Subject())
+	t, err := c.scope()
 	if err != nil {
 		c.fail(err)
 		return
@@ -136,11 +135,7 @@ func (s *Service) mayEraseScope(ctx context.Context, who *tenancy.Caller, t scop
 // the user:<id> scope, and the entries of other scopes that came from the
 // user (erasure.Plan).
 func (s *Service) eraseUser(c *call) {
-	p, err := subject.Parse(c.r.Subject())
-	user := p.ID
-	if err == nil {
-		user, err = p.UserID()
-	}
+	user, err := c.subj.UserID()
 	if err != nil {
 		c.fail(err)
 		return

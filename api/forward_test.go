@@ -38,19 +38,21 @@ func TestForwardCarriesTheVerifiedCaller(t *testing.T) {
 	defer cancel()
 	s := &Service{tenants: dir, router: r, metrics: NewMetrics(nil), ctx: ctx,
 		cfg: Config{ForwardTimeout: time.Second}}
-	l := &localRequest{subject: "mem.v1.session.s1.context", data: []byte(`{}`), who: who,
-		header: nats.Header{"Content-Type": {ContentTypeJSON}}, replies: make(chan Reply, 1)}
-	s.forward(l, "s1", func() { t.Error("served locally") })
+	replies := make(chan Reply, 1)
+	l := &Request{Subject: "mem.v1.session.s1.context", Data: []byte(`{}`), Caller: who,
+		Header: nats.Header{"Content-Type": {ContentTypeJSON}},
+		Write:  func(data []byte, hdr nats.Header) { replies <- Reply{Data: data, Header: hdr} }}
+	s.forward(l, "s1", "", time.Time{}, func() { t.Error("served locally") })
 	m := <-r.got
 	owner, err := dir.Identify(m.Header)
 	if err != nil || owner != who {
 		t.Fatalf("the owner identifies %v (%v), want principal %s", owner, err, who.Principal)
 	}
-	if len(l.header[tenancy.RequestInfoHeader]) != 0 {
+	if len(l.Header[tenancy.RequestInfoHeader]) != 0 {
 		t.Fatal("the request's own headers were changed")
 	}
 	select {
-	case rep := <-l.replies:
+	case rep := <-replies:
 		if rep.Code() != 0 {
 			t.Fatalf("reply %s", rep.Data)
 		}

@@ -70,14 +70,14 @@ type queryFunc = func(s *Service, ctx context.Context, who *tenancy.Caller, id s
 
 func (s *Service) queryHandler(ep queryEndpoint) func(*call) {
 	return func(c *call) {
-		r, asJSON, rp := c.r, c.asJSON, c.rp
-		id, err := sessionID(r.Subject())
+		asJSON, rp := c.asJSON, c.rp
+		id, err := c.subj.SessionID()
 		if err != nil {
 			respondError(rp, asJSON, Classify(err))
 			return
 		}
 		req := ep.newReq()
-		if !s.readBody(r, rp, asJSON, req) {
+		if !s.readBody(c, req) {
 			return
 		}
 		timeout := s.cfg.QueryTimeout
@@ -310,9 +310,8 @@ func (s *Service) dispatch(id string, who *tenancy.Caller, body any, reply actor
 
 // listSessions serves mem.v1.sessions.list from the sessions index.
 func (s *Service) listSessions(c *call) {
-	r, asJSON, rp := c.r, c.asJSON, c.rp
 	req := &memoryv1.ListSessionsRequest{}
-	if !s.readBody(r, rp, asJSON, req) {
+	if !s.readBody(c, req) {
 		return
 	}
 	if err := c.who.ListSessions(req.GetUserId(), req.GetAgentId()); err != nil {
@@ -353,14 +352,14 @@ type EntrySearcher interface {
 // entrySearchHandler serves mem.v1.agent.<id>.search and
 // mem.v1.scope.<kind>.<id>.search from the projection.
 func (s *Service) entrySearchHandler(c *call) {
-	r, asJSON, rp := c.r, c.asJSON, c.rp
-	t, err := parseScopeSubject(r.Subject())
+	asJSON, rp := c.asJSON, c.rp
+	t, err := c.scope()
 	if err != nil {
 		respondError(rp, asJSON, Classify(err))
 		return
 	}
 	req := &memoryv1.SearchEntriesRequest{}
-	if !s.readBody(r, rp, asJSON, req) {
+	if !s.readBody(c, req) {
 		return
 	}
 	if err := checkSearch(req.GetLimit(), req.GetQuery()); err != nil {

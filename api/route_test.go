@@ -1,13 +1,6 @@
 package api
 
-import (
-	"io"
-	"log/slog"
-	"testing"
-
-	"github.com/nats-io/nats.go"
-	"github.com/prometheus/client_golang/prometheus"
-)
+import "testing"
 
 func TestAggregateOf(t *testing.T) {
 	for subject, want := range map[string]string{
@@ -27,32 +20,6 @@ func TestAggregateOf(t *testing.T) {
 		got, ok := aggregateOf(subject)
 		if got != want || ok != (want != "") {
 			t.Errorf("aggregateOf(%q) = %q, %v; want %q", subject, got, ok, want)
-		}
-	}
-}
-
-// A forwarded request whose reply subject is not an inbox is dropped, not
-// answered into it (only nodes reach _AMN.>, but a reply subject is a claim).
-func TestServeForwardedAnswersInboxesOnly(t *testing.T) {
-	reg := prometheus.NewRegistry()
-	s := &Service{metrics: NewMetrics(reg), logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	refused := func() float64 {
-		mfs, err := reg.Gather()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, mf := range mfs {
-			if mf.GetName() == "agentmem_api_refused_replies_total" {
-				return mf.GetMetric()[0].GetCounter().GetValue()
-			}
-		}
-		return 0
-	}
-	for _, reply := range []string{"$JS.API.STREAM.PURGE.MEM", "mem.v1.agent.a2.delete", "_AMN.call.n1", "_R_.x.y"} {
-		before := refused()
-		s.ServeForwarded(&nats.Msg{Subject: "mem.v1.session.s1.context", Reply: reply})
-		if refused() != before+1 {
-			t.Errorf("reply %q: not refused", reply)
 		}
 	}
 }

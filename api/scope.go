@@ -7,7 +7,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/agentmem/agentmem/actors"
-	"github.com/agentmem/agentmem/api/subject"
 	"github.com/agentmem/agentmem/internal/sharedmem"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 	"github.com/agentmem/agentmem/tenancy"
@@ -38,14 +37,10 @@ type scopeTarget struct {
 	id   string
 }
 
-// parseScopeSubject reads the scope of mem.v1.agent.<id>.<op> or
-// mem.v1.scope.<kind>.<id>.<op> (the endpoint already fixed the op).
-func parseScopeSubject(s string) (scopeTarget, error) {
-	p, err := subject.Parse(s)
-	if err != nil {
-		return scopeTarget{}, err
-	}
-	kind, id, err := p.ScopeTarget()
+// scope is the scope c's subject addresses: mem.v1.agent.<id>.<op> or
+// mem.v1.scope.<kind>.<id>.<op> (the route already fixed the op).
+func (c *call) scope() (scopeTarget, error) {
+	kind, id, err := c.subj.ScopeTarget()
 	return scopeTarget{kind, id}, err
 }
 
@@ -81,14 +76,14 @@ var entryWrites = map[string]bool{"put": true, "delete": true, "rollback": true,
 func (s *Service) entryHandler(op string) func(*call) {
 	newReq, write := entryOps[op], entryWrites[op]
 	return func(c *call) {
-		r, asJSON, rp := c.r, c.asJSON, c.rp
-		t, err := parseScopeSubject(r.Subject())
+		asJSON, rp := c.asJSON, c.rp
+		t, err := c.scope()
 		if err != nil {
 			respondError(rp, asJSON, Classify(err))
 			return
 		}
 		body := newReq()
-		if !s.readBody(r, rp, asJSON, body) {
+		if !s.readBody(c, body) {
 			return
 		}
 		setBy(t, c.who, body)
@@ -191,13 +186,13 @@ func isNotFound(err error) bool { return err != nil && Classify(err).Code == 404
 
 // sessionScopeID reads the session id of mem.v1.scope.session.<id>.<op>, the
 // only scope resolve and publish are served on; on failure it answers 400.
-func sessionScopeID(r request, rp replier, asJSON bool, op string) (string, bool) {
-	t, err := parseScopeSubject(r.Subject())
+func sessionScopeID(c *call, op string) (string, bool) {
+	t, err := c.scope()
 	if err == nil && t.kind != sharedmem.KindSession {
 		err = &Error{Code: 400, Field: "kind", Message: op + " is served on mem.v1.scope.session.<session id>." + op}
 	}
 	if err != nil {
-		respondError(rp, asJSON, Classify(err))
+		c.fail(err)
 		return "", false
 	}
 	return t.id, true
@@ -206,13 +201,13 @@ func sessionScopeID(r request, rp replier, asJSON bool, op string) (string, bool
 // resolveHandler serves mem.v1.scope.session.<id>.resolve: the first of
 // temp > session > user > app > project holding the key, for that session.
 func (s *Service) resolveHandler(c *call) {
-	r, asJSON, rp := c.r, c.asJSON, c.rp
-	sessionID, ok := sessionScopeID(r, rp, asJSON, "resolve")
+	asJSON, rp := c.asJSON, c.rp
+	sessionID, ok := sessionScopeID(c, "resolve")
 	if !ok {
 		return
 	}
 	req := &memoryv1.ResolveRequest{}
-	if !s.readBody(r, rp, asJSON, req) {
+	if !s.readBody(c, req) {
 		return
 	}
 	if err := sharedmem.ValidateKey(req.GetKey()); err != nil {
@@ -269,13 +264,13 @@ func (s *Service) resolve(ctx context.Context, who *tenancy.Caller, sessionID, k
 // publishHandler serves mem.v1.scope.session.<id>.publish: copy a session
 // entry into the session's user or project scope.
 func (s *Service) publishHandler(c *call) {
-	r, asJSON, rp := c.r, c.asJSON, c.rp
-	sessionID, ok := sessionScopeID(r, rp, asJSON, "publish")
+	asJSON, rp := c.asJSON, c.rp
+	sessionID, ok := sessionScopeID(c, "publish")
 	if !ok {
 		return
 	}
 	req := &memoryv1.PublishRequest{}
-	if !s.readBody(r, rp, asJSON, req) {
+	if !s.readBody(c, req) {
 		return
 	}
 	if req.GetTarget() != "user" && req.GetTarget() != "project" {

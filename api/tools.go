@@ -18,7 +18,7 @@ import (
 // hold no data: any caller may read them.
 func (s *Service) toolsList(c *call) {
 	req := &memoryv1.ToolsRequest{}
-	if !s.readBody(c.r, c.rp, c.asJSON, req) {
+	if !s.readBody(c, req) {
 		return
 	}
 	format := req.GetFormat()

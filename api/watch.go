@@ -33,7 +33,7 @@ const (
 // requester is gone (when its transport can tell: requesterContext).
 func (s *Service) watchHandler(c *call) {
 	req := &memoryv1.WatchRequest{}
-	if !s.readBody(c.r, c.rp, c.asJSON, req) {
+	if !s.readBody(c, req) {
 		return
 	}
 	limit := int(req.GetMaxChanges())
@@ -53,8 +53,8 @@ func (s *Service) watchHandler(c *call) {
 		logSubject string
 		check      func(context.Context) error
 	)
-	if p, _ := subject.Parse(c.r.Subject()); p.Family == subject.Session {
-		id, err := p.SessionID()
+	if c.subj.Family == subject.Session {
+		id, err := c.subj.SessionID()
 		if err != nil {
 			c.fail(err)
 			return
@@ -62,7 +62,7 @@ func (s *Service) watchHandler(c *call) {
 		logSubject = events.SessionSubject(id)
 		check = func(ctx context.Context) error { return s.checkSession(ctx, c.who, id, false) }
 	} else {
-		t, err := parseScopeSubject(c.r.Subject())
+		t, err := c.scope()
 		if err != nil {
 			c.fail(err)
 			return
@@ -94,7 +94,7 @@ func (s *Service) watchHandler(c *call) {
 		defer wcancel()
 		stop := context.AfterFunc(s.watchCtx, wcancel)
 		defer stop()
-		gone := requesterContext(c.r)
+		gone := c.r.Gone
 		if gone != nil {
 			stopGone := context.AfterFunc(gone, wcancel)
 			defer stopGone()
