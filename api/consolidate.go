@@ -11,7 +11,6 @@ import (
 	"github.com/agentmem/agentmem/consolidation"
 	"github.com/agentmem/agentmem/internal/sharedmem"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
-	"github.com/agentmem/agentmem/tenancy"
 )
 
 // Consolidation's transport: mem.v1.session.<id>.consolidate, the runs a
@@ -50,16 +49,12 @@ func (s *Service) newConsolidator() (*consolidation.Consolidator, error) {
 	return consolidation.New(cfg, p, p)
 }
 
-// consolidateEndpoint serves mem.v1.session.<id>.consolidate: who must be
-// allowed to change the session. The reply comes when the run finished
+// consolidateEndpoint serves mem.v1.session.<id>.consolidate (the
+// dispatcher checked the caller may change the session). The reply comes when the run finished
 // (ConsolidateReply.done, and its marker) or failed.
-func (s *Service) consolidateEndpoint(ctx context.Context, who *tenancy.Caller, id string, req proto.Message, reply actors.ReplyFunc) {
+func (s *Service) consolidateEndpoint(ctx context.Context, _ *call, id string, req proto.Message, reply actors.ReplyFunc) {
 	if s.cons == nil {
 		reply(nil, &Error{Code: 503, Message: "consolidation needs the scopes and the read model"})
-		return
-	}
-	if err := s.checkSession(ctx, who, id, true); err != nil {
-		reply(nil, err)
 		return
 	}
 	out, err := s.cons.Consolidate(ctx, id, req.(*memoryv1.ConsolidateRequest).GetDryRun())

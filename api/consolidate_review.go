@@ -31,10 +31,6 @@ func (s *Service) conflictsHandler(c *call) {
 		limit = maxConflicts
 	}
 	s.goQuery(c, func(ctx context.Context, reply actors.ReplyFunc) {
-		if err := s.checkScope(ctx, c.who, t, false); err != nil {
-			reply(nil, err)
-			return
-		}
 		m, err := s.call(ctx, func(r actors.ReplyFunc) error {
 			return s.scopes.DispatchScope(t.kind, t.id, nil, &memoryv1.ListEntriesRequest{Prefix: consolidation.ReviewPrefix, Limit: uint32(limit)}, r)
 		})
@@ -78,10 +74,6 @@ func (s *Service) settleHandler(c *call) {
 		return
 	}
 	s.goQuery(c, func(ctx context.Context, reply actors.ReplyFunc) {
-		if err := s.checkScope(ctx, c.who, t, true); err != nil {
-			reply(nil, err)
-			return
-		}
 		by := byOf(t, c.who, req.GetBy())
 		p, err := s.getEntry(ctx, t.kind, t.id, consolidation.ReviewPrefix+req.GetKey())
 		if isNotFound(err) {

@@ -82,9 +82,6 @@ func (s *Service) dataUpload(c *call) {
 		respondError(rp, asJSON, &Error{Code: 400, Field: "offset", Message: fmt.Sprintf("%d: a new upload (no upload_id) starts at offset 0", req.GetOffset())})
 		return
 	}
-	if !s.mayWriteData(c) {
-		return
-	}
 	owner := dataOwner(c)
 	s.goQuery(c, func(ctx context.Context, reply actors.ReplyFunc) {
 		if err := s.checkDataQuota(c.who, owner, req.GetOffset()+uint64(len(req.GetData()))); err != nil {
@@ -120,9 +117,6 @@ func (s *Service) dataPut(c *call) {
 		return
 	case !upload && req.GetSize() != 0:
 		respondError(rp, asJSON, &Error{Code: 400, Field: "size", Message: "only with upload_id"})
-		return
-	}
-	if !s.mayWriteData(c) {
 		return
 	}
 	owner := dataOwner(c)
@@ -230,15 +224,4 @@ func (s *Service) checkData(ctx context.Context, who *tenancy.Caller, ref *memor
 		return err
 	}
 	return nil
-}
-
-// mayWriteData reports whether the caller may store data; when not, it
-// counts the refusal and answers it.
-func (s *Service) mayWriteData(c *call) bool {
-	if err := c.who.Write("data"); err != nil {
-		s.metrics.Denied.WithLabelValues("data").Inc()
-		c.fail(err)
-		return false
-	}
-	return true
 }

@@ -26,6 +26,9 @@ type call struct {
 	who    *tenancy.Caller
 	subj   subject.Subject
 	route  *route
+	// later: the caller's access to the target is checked in the
+	// operation's goroutine (authorized), not yet.
+	later bool
 }
 
 // fail answers the request with err (classified).
@@ -185,8 +188,8 @@ func (s *Service) enter(rt *route, r *Request) {
 	s.serve(r, rt, rt.name, start)
 }
 
-// serve establishes the caller, checks it may call the operation, then
-// runs the route: the caller r's transport verified, else the Unrestricted
+// serve establishes the caller, checks it may call the operation (its
+// declared access: authorizeNow), then runs the route: the caller r's transport verified, else the Unrestricted
 // caller without tenants, else the principal the server-stamped identity
 // maps to (403 when there is none). op and start time the reply (op "":
 // not timed).
@@ -207,6 +210,14 @@ func (s *Service) serve(r *Request, rt *route, op string, start time.Time) {
 		c.who = who
 	}
 	c.subj, _ = subject.Parse(r.Subject)
+	if rt.op != nil {
+		later, err := s.authorizeNow(c)
+		if err != nil {
+			c.fail(err)
+			return
+		}
+		c.later = later
+	}
 	rt.h(c)
 }
 

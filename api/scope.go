@@ -70,11 +70,8 @@ func setBy(t scopeTarget, who *tenancy.Caller, body proto.Message) {
 	}
 }
 
-// entryWrites are the entry operations that change a scope.
-var entryWrites = map[string]bool{"put": true, "delete": true, "rollback": true, "configure": true}
-
 func (s *Service) entryHandler(op string) func(*call) {
-	newReq, write := entryOps[op], entryWrites[op]
+	newReq := entryOps[op]
 	return func(c *call) {
 		asJSON, rp := c.asJSON, c.rp
 		t, err := c.scope()
@@ -91,26 +88,12 @@ func (s *Service) entryHandler(op string) func(*call) {
 			s.eraseEntry(c, t, d)
 			return
 		}
-		if op == "configure" {
-			if err := c.who.Configure(string(t.kind), t.id); err != nil {
-				s.metrics.Denied.WithLabelValues("scope").Inc()
-				c.fail(err)
-				return
-			}
-		}
-		if t.kind == sharedmem.KindSession && !c.who.Admin() {
-			// Access follows the session: ask its actor for the owner.
+		if c.later {
+			// Access follows the session: goQuery asks its actor for the
+			// owner first.
 			s.goQuery(c, func(ctx context.Context, reply actors.ReplyFunc) {
-				if err := s.checkScope(ctx, c.who, t, write); err != nil {
-					reply(nil, err)
-					return
-				}
 				s.dispatchScope(t.kind, t.id, c.who, body, s.noteWrites(c.who, reply))
 			})
-			return
-		}
-		if err := s.checkScope(context.Background(), c.who, t, write); err != nil {
-			c.fail(err)
 			return
 		}
 		s.handOff(rp, asJSON, func(reply actors.ReplyFunc) error {
@@ -278,11 +261,6 @@ func (s *Service) publishHandler(c *call) {
 		return
 	}
 	s.goQuery(c, func(ctx context.Context, reply actors.ReplyFunc) {
-		src := scopeTarget{sharedmem.KindSession, sessionID}
-		if err := s.checkScope(ctx, c.who, src, false); err != nil {
-			reply(nil, err)
-			return
-		}
 		info, err := s.sessionInfo(ctx, sessionID)
 		if err != nil {
 			reply(nil, err)

@@ -27,10 +27,11 @@ const (
 	MaxWatchWait        = 30 * time.Second
 )
 
-// watchHandler serves one long poll: it checks the caller may read the
-// aggregate, then holds one of the caller's watch slots (429 max_watches)
-// and one of the node's until changes arrive, the wait ends or the
-// requester is gone (when its transport can tell: requesterContext).
+// watchHandler serves one long poll: it holds one of the caller's watch
+// slots (429 max_watches) and one of the node's until changes arrive, the
+// wait ends or the requester is gone (when its transport can tell: Request.Gone). The
+// caller's access to the aggregate is checked in the poll's goroutine
+// when it needs the session's owner (authorized).
 func (s *Service) watchHandler(c *call) {
 	req := &memoryv1.WatchRequest{}
 	if !s.readBody(c, req) {
@@ -49,10 +50,7 @@ func (s *Service) watchHandler(c *call) {
 		c.fail(&Error{Code: 400, Field: "wait_ms", Message: fmt.Sprintf("%d, at most %d", req.GetWaitMs(), MaxWatchWait.Milliseconds())})
 		return
 	}
-	var (
-		logSubject string
-		check      func(context.Context) error
-	)
+	var logSubject string
 	if c.subj.Family == subject.Session {
 		id, err := c.subj.SessionID()
 		if err != nil {
@@ -60,7 +58,6 @@ func (s *Service) watchHandler(c *call) {
 			return
 		}
 		logSubject = events.SessionSubject(id)
-		check = func(ctx context.Context) error { return s.checkSession(ctx, c.who, id, false) }
 	} else {
 		t, err := c.scope()
 		if err != nil {
@@ -68,7 +65,6 @@ func (s *Service) watchHandler(c *call) {
 			return
 		}
 		logSubject = events.ScopeSubject(actors.AggregateKind(t.kind), t.id)
-		check = func(ctx context.Context) error { return s.checkScope(ctx, c.who, t, false) }
 	}
 	release, ok := hold(c, s.watchSlots, s.watches, "watches")
 	if !ok {
@@ -83,7 +79,7 @@ func (s *Service) watchHandler(c *call) {
 		defer release()
 		ctx, cancel := context.WithTimeout(s.ctx, wait+s.cfg.QueryTimeout)
 		defer cancel()
-		if err := check(ctx); err != nil {
+		if err := s.authorized(ctx, c); err != nil {
 			reply(nil, err)
 			return
 		}
