@@ -127,9 +127,9 @@ type Service struct {
 	cancel                 context.CancelFunc
 	inflight               inflight
 	// router places aggregates on nodes (nil: this node serves all);
-	// routes find each request's operation (fixed once New returns).
+	// routes are the operations served, by name (fixed once New returns).
 	router Router
-	routes *routeTable
+	routes map[string]*route
 	// candidateKeys remembers what each session's appends search for.
 	candidateKeys candidateKeyCache
 	// writes remembers each caller's last scope write (awaitOwnWrite).

@@ -22,6 +22,7 @@ import (
 
 	"github.com/agentmem/agentmem/actors"
 	"github.com/agentmem/agentmem/api"
+	"github.com/agentmem/agentmem/api/dispatch"
 	"github.com/agentmem/agentmem/api/httpapi"
 	"github.com/agentmem/agentmem/api/natsapi"
 	"github.com/agentmem/agentmem/erasure"
@@ -52,7 +53,8 @@ type Node struct {
 	apiNC    *nats.Conn
 	dir      *actors.Directory
 	svc      *api.Service
-	natsAPI  *natsapi.Server // serves svc over NATS
+	disp     *dispatch.Dispatcher // svc as its transports see it
+	natsAPI  *natsapi.Server      // serves disp over NATS
 	http     *http.Server
 	httpDone chan struct{}
 	httpAddr string
@@ -277,7 +279,8 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	if n.svc, err = api.New(deps, acfg); err != nil {
 		return n, err
 	}
-	if n.natsAPI, err = natsapi.Start(n.apiNC, n.svc, ncfg); err != nil {
+	n.disp = dispatch.New(n.svc)
+	if n.natsAPI, err = natsapi.Start(n.apiNC, n.disp, ncfg); err != nil {
 		_ = n.svc.Stop(ctx)
 		n.svc = nil
 		return n, err
@@ -528,7 +531,7 @@ func (n *Node) startHTTP(tenants *tenancy.Directory) error {
 	if n.svc != nil {
 		hcfg := httpapi.DefaultConfig()
 		hcfg.MaxBodyBytes, hcfg.Origins = n.apiNC.MaxPayload(), n.cfg.HTTPOrigins
-		mux.Handle(httpapi.Prefix, httpapi.New(n.svc, hcfg))
+		mux.Handle(httpapi.Prefix, httpapi.New(n.disp, hcfg))
 	}
 	// No WriteTimeout: the watch streams (Server-Sent Events) last.
 	n.http = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentmem/agentmem/actors"
 	"github.com/agentmem/agentmem/api"
+	"github.com/agentmem/agentmem/api/dispatch"
 	"github.com/agentmem/agentmem/tenancy"
 )
 
@@ -29,7 +30,7 @@ func TestServeForwardedAnswersInboxesOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Server{svc: svc}
+	s := &Server{svc: dispatch.New(svc)}
 	refused := func() float64 {
 		mfs, err := reg.Gather()
 		if err != nil {

@@ -9,9 +9,10 @@
 // Nats-Service-Error-Code (package api writes both).
 //
 // This package only carries requests: it checks a reply subject is one
-// the node may answer, hands the request to the service (api.Service.Handler
-// or Serve) with a way to publish its answer, and never blocks its
-// subscription on one.
+// the node may answer, hands the request to the dispatcher (package
+// dispatch: Handler, Serve, ServeForwarded, as the HTTP API's Do does)
+// with a way to publish its answer, and never blocks its subscription on
+// one.
 package natsapi
 
 import (
@@ -24,6 +25,7 @@ import (
 	"github.com/nats-io/nats.go/micro"
 
 	"github.com/agentmem/agentmem/api"
+	"github.com/agentmem/agentmem/api/dispatch"
 	"github.com/agentmem/agentmem/api/subject"
 	"github.com/agentmem/agentmem/internal/version"
 )
@@ -48,7 +50,7 @@ func DefaultConfig() Config {
 
 // Server is the service served on a NATS connection.
 type Server struct {
-	svc *api.Service
+	svc *dispatch.Dispatcher
 	nc  *nats.Conn
 	ms  micro.Service
 	cfg Config
@@ -80,8 +82,9 @@ var malformedOps = []struct{ name, subject, family string }{
 	{"scope_malformed", "mem.v1.scope.*.*.*.>", subject.Scope},
 }
 
-// Start registers svc's operations on nc as the micro service cfg names.
-func Start(nc *nats.Conn, svc *api.Service, cfg Config) (*Server, error) {
+// Start registers the operations svc dispatches on nc, as the micro
+// service cfg names.
+func Start(nc *nats.Conn, svc *dispatch.Dispatcher, cfg Config) (*Server, error) {
 	d := DefaultConfig()
 	if cfg.Name == "" {
 		cfg.Name, cfg.QueueGroup = d.Name, d.QueueGroup
@@ -169,7 +172,7 @@ var forwardReplyPrefixes = []string{"_INBOX."}
 
 // ServeForwarded serves a request another node forwarded here (m's subject
 // is the original request subject, its reply the forwarding node's inbox;
-// api.Service.ServeForwarded).
+// dispatch.Dispatcher.ServeForwarded).
 func (s *Server) ServeForwarded(m *nats.Msg) {
 	if m.Reply != "" && !replyAllowed(m.Reply, forwardReplyPrefixes) {
 		// Only nodes reach _AMN.; still, never answer into anything but

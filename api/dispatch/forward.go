@@ -1,4 +1,4 @@
-package api
+package dispatch
 
 import (
 	"context"
@@ -7,20 +7,10 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/api/subject"
 	"github.com/agentmem/agentmem/tenancy"
 )
-
-// Router places aggregates on the nodes of a cluster. Without
-// one (Deps.Router nil) this node serves every aggregate.
-type Router interface {
-	// Serves reports whether this node serves aggregate id now.
-	Serves(id string) bool
-	// Forward sends m to the node that serves aggregate id and returns its
-	// reply; local reports that this node serves it after all (it took the
-	// partition while Forward waited for an owner).
-	Forward(ctx context.Context, id string, m *nats.Msg) (reply *nats.Msg, local bool, err error)
-}
 
 // aggregateOf returns the aggregate id a request subject addresses
 // (subject.Subject.Aggregate). Malformed subjects are answered where they
@@ -36,20 +26,20 @@ func aggregateOf(s string) (string, bool) {
 // forward serves r on the aggregate's owner and relays its reply (timed as
 // op from start). It runs beside the subscription, counted in flight like
 // any request.
-func (s *Service) forward(r *Request, id, op string, start time.Time, serve func()) {
-	rp, asJSON := s.replyTo(r, op, start), wantsJSON(r.Header)
-	if !s.begin(rp, asJSON) {
+func (d *Dispatcher) forward(r *api.Request, id, op string, start time.Time, serve func()) {
+	a := d.Answer(r, op, start)
+	if !a.Begin() {
 		return
 	}
 	m := &nats.Msg{Subject: r.Subject, Data: r.Data, Header: r.Header}
-	if r.Caller != nil && s.tenants != nil {
+	if r.Caller != nil && d.Tenants() != nil {
 		// A caller this node verified itself (an HTTP request): the owner
 		// checks it again by its principal's identity, which travels on the
 		// nodes' own subjects only.
-		info, known := s.tenants.ForwardInfo(r.Caller)
+		info, known := d.Tenants().ForwardInfo(r.Caller)
 		if !known {
-			respondError(rp, asJSON, &Error{Code: 403, Field: "identity", Message: "the caller is no principal of this node"})
-			s.inflight.done()
+			a.Fail(&api.Error{Code: 403, Field: "identity", Message: "the caller is no principal of this node"})
+			d.Done()
 			return
 		}
 		m.Header = nats.Header{}
@@ -59,23 +49,21 @@ func (s *Service) forward(r *Request, id, op string, start time.Time, serve func
 		m.Header.Set(tenancy.RequestInfoHeader, info)
 	}
 	go func() {
-		defer s.inflight.done()
-		ctx, cancel := context.WithTimeout(s.ctx, s.cfg.ForwardTimeout)
+		defer d.Done()
+		ctx, cancel := context.WithTimeout(d.Context(), d.ForwardTimeout())
 		defer cancel()
-		reply, local, err := s.router.Forward(ctx, id, m)
+		reply, local, err := d.Router().Forward(ctx, id, m)
 		switch {
 		case local:
 			serve()
 		case err != nil:
 			// A timeout is an unknown outcome, as for any request: retry
 			// with the same command id.
-			s.metrics.Forwards.WithLabelValues("error").Inc()
-			respondError(rp, asJSON, &Error{Code: 503, Message: "forwarding to the node that serves " + id + ": " + err.Error()})
+			d.Metrics().Forwards.WithLabelValues("error").Inc()
+			a.Fail(&api.Error{Code: 503, Message: "forwarding to the node that serves " + id + ": " + err.Error()})
 		default:
-			s.metrics.Forwards.WithLabelValues("ok").Inc()
-			// Relay the reply as it came: its body and headers, the
-			// Content-Type and error headers included.
-			rp.publish(reply.Data, false, reply.Header)
+			d.Metrics().Forwards.WithLabelValues("ok").Inc()
+			a.Relay(reply.Data, reply.Header)
 		}
 	}()
 }
@@ -86,16 +74,16 @@ func (s *Service) forward(r *Request, id, op string, start time.Time, serve func
 // aggregate (it handed it over while the request was on its way) the
 // request goes on to the next owner, up to maxHops nodes, then answers
 // 503: retry. It is timed where it arrived, not here.
-func (s *Service) ServeForwarded(r *Request) {
-	rt := s.routes.find(r.Subject)
-	if rt == nil || rt == s.routes.unknown {
-		respondError(s.replyTo(r, "", time.Time{}), wantsJSON(r.Header), &Error{Code: 404, Field: "operation", Message: "no endpoint for " + r.Subject})
+func (d *Dispatcher) ServeForwarded(r *api.Request) {
+	name, _ := d.find(r.Subject)
+	if name == "" { // a node forwards only the operations it found
+		d.Answer(r, "", time.Time{}).Fail(&api.Error{Code: 404, Field: "operation", Message: "no endpoint for " + r.Subject})
 		return
 	}
-	if id, ok := aggregateOf(r.Subject); ok && s.router != nil && !s.router.Serves(id) {
+	if id, ok := aggregateOf(r.Subject); ok && d.Router() != nil && !d.Router().Serves(id) {
 		hops, _ := strconv.Atoi(r.Header.Get(hopsHeader))
 		if hops+1 >= maxHops {
-			respondError(s.replyTo(r, "", time.Time{}), wantsJSON(r.Header), &Error{Code: 503,
+			d.Answer(r, "", time.Time{}).Fail(&api.Error{Code: 503,
 				Message: id + " moved between nodes while the request was forwarded; retry"})
 			return
 		}
@@ -103,10 +91,10 @@ func (s *Service) ServeForwarded(r *Request) {
 			r.Header = nats.Header{}
 		}
 		r.Header.Set(hopsHeader, strconv.Itoa(hops+1))
-		s.forward(r, id, "", time.Time{}, func() { s.serve(r, rt, "", time.Time{}) })
+		d.forward(r, id, "", time.Time{}, func() { d.serve(name, r, "", time.Time{}) })
 		return
 	}
-	s.serve(r, rt, "", time.Time{})
+	d.serve(name, r, "", time.Time{})
 }
 
 // hopsHeader counts the nodes a forwarded request went on from; a request
