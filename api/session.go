@@ -7,6 +7,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/agentmem/agentmem/actors"
+	"github.com/agentmem/agentmem/api/wire"
 	"github.com/agentmem/agentmem/internal/segmented"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 	"github.com/agentmem/agentmem/tenancy"
@@ -87,8 +88,8 @@ func (s *Service) hydrated(reply actors.ReplyFunc) actors.ReplyFunc {
 // readBody decodes c's body into body; on failure it answers 400 and
 // reports false.
 func (s *Service) readBody(c *call, body proto.Message) bool {
-	if err := decode(c.r.Data, c.asJSON, body); err != nil {
-		c.fail(decodeError(body, err))
+	if err := wire.Decode(c.r.Data, c.asJSON, body); err != nil {
+		c.fail(err)
 		return false
 	}
 	return true
