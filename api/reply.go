@@ -2,6 +2,7 @@ package api
 
 import (
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -88,3 +89,17 @@ func respond(rp replier, asJSON bool, m proto.Message) {
 	}
 	rp.publish(data, asJSON, nil)
 }
+
+// atomicMax is a counter that only rises (safe for concurrent use).
+type atomicMax struct{ v atomic.Uint64 }
+
+func (m *atomicMax) note(v uint64) {
+	for {
+		cur := m.v.Load()
+		if v <= cur || m.v.CompareAndSwap(cur, v) {
+			return
+		}
+	}
+}
+
+func (m *atomicMax) load() uint64 { return m.v.Load() }

@@ -96,7 +96,7 @@ func (a Answer) Relay(data []byte, hdr nats.Header) { a.rp.publish(data, false, 
 func (a Answer) Begin() bool { return a.s.begin(a.rp, a.asJSON) }
 
 // Done ends a request Begin counted.
-func (s *Service) Done() { s.inflight.done() }
+func (s *Service) Done() { s.inflight.Done() }
 
 // Context ends when the service stops.
 func (s *Service) Context() context.Context { return s.ctx }

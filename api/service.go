@@ -10,6 +10,7 @@ import (
 	"github.com/agentmem/agentmem/actors"
 	"github.com/agentmem/agentmem/consolidation"
 	"github.com/agentmem/agentmem/internal/gopool"
+	"github.com/agentmem/agentmem/internal/inflight"
 	"github.com/agentmem/agentmem/internal/version"
 	"github.com/agentmem/agentmem/tenancy"
 )
@@ -125,7 +126,7 @@ type Service struct {
 	querySlots, watchSlots *slots
 	ctx                    context.Context
 	cancel                 context.CancelFunc
-	inflight               inflight
+	inflight               inflight.Counter
 	// router places aggregates on nodes (nil: this node serves all);
 	// routes are the operations served, by name (fixed once New returns).
 	router Router
@@ -221,7 +222,7 @@ func (s *Service) Stop(ctx context.Context) error {
 	if a, ok := s.router.(interface{ Alone() bool }); s.router == nil || (ok && a.Alone()) {
 		quiet = 0
 	}
-	if werr := s.inflight.closeWhenQuiet(ctx, quiet); werr != nil {
+	if werr := s.inflight.CloseWhenQuiet(ctx, quiet); werr != nil {
 		err = errors.Join(err, fmt.Errorf("api: waiting for in-flight requests: %w", werr))
 	}
 	s.workers.Stop()

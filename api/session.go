@@ -98,7 +98,7 @@ func (s *Service) readBody(c *call, body proto.Message) bool {
 // answer is the ReplyFunc that answers rp and marks the request done.
 func (s *Service) answer(rp replier, asJSON bool) actors.ReplyFunc {
 	return func(m proto.Message, err error) {
-		defer s.inflight.done()
+		defer s.inflight.Done()
 		if err != nil {
 			respondError(rp, asJSON, Classify(err))
 			return
@@ -124,7 +124,7 @@ func (s *Service) handOff(rp replier, asJSON bool, dispatch func(actors.ReplyFun
 // they are forwarded to their new owners or served (a stopping
 // node forwards what still reaches it).
 func (s *Service) begin(rp replier, asJSON bool) bool {
-	if !s.inflight.begin() {
+	if !s.inflight.Begin() {
 		respondError(rp, asJSON, &Error{Code: 503, Message: "the node is stopping; retry on another node or later"})
 		return false
 	}
