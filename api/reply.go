@@ -51,7 +51,7 @@ func (s *Service) replyTo(r *Request, op string, start time.Time) replier {
 
 func (rp replier) publish(data []byte, asJSON bool, hdr nats.Header) {
 	if rp.op != "" && rp.metrics != nil {
-		rp.metrics.observe(rp.op, rp.start, hdr)
+		rp.metrics.Observe(rp.op, rp.start, hdr)
 	}
 	if rp.write == nil {
 		return // a publish without a reply subject: nobody to answer
