@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentmem/agentmem/actors"
 	"github.com/agentmem/agentmem/api/subject"
+	"github.com/agentmem/agentmem/api/wire"
 	"github.com/agentmem/agentmem/events"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 )
@@ -103,7 +104,7 @@ func (s *Service) watchHandler(c *call) {
 			reply(nil, &Error{Code: 503, Message: err.Error()})
 			return
 		}
-		changes, last, err = watchPage(changes, last, c.asJSON || req.GetDecodeValues())
+		changes, last, err = wire.WatchPage(changes, last, c.asJSON || req.GetDecodeValues())
 		if err != nil {
 			reply(nil, &Error{Code: 500, Message: err.Error()})
 			return

@@ -16,7 +16,7 @@ import (
 // Metrics are the service's Prometheus instruments.
 type Metrics struct {
 	// RefusedReplies counts requests dropped because their reply subject is
-	// not an inbox (see replyAllowed).
+	// not an inbox (natsapi.replyAllowed).
 	RefusedReplies prometheus.Counter
 	// Denied counts requests refused by the caller's permissions (403), by
 	// operation family.

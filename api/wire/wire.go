@@ -4,7 +4,8 @@
 // path of every error as sent), and an error as a code, the field it is
 // about and a message: an ErrorDetail body and the micro error headers
 // (Nats-Service-Error, Nats-Service-Error-Code), which the HTTP API turns
-// into its status.
+// into its status. A watch reply's page (WatchPage) is cut to what one
+// reply carries, its values decoded for a JSON reader.
 package wire
 
 import (
