@@ -36,7 +36,9 @@ func ReferenceText(ref *memoryv1.DataReference) string { return dataop.Reference
 // dataOps are the large-data operations over this service's store.
 func (s *Service) dataOps() dataop.Ops {
 	o := dataop.Ops{Store: s.data, Logger: s.logger, Denied: s.Denied,
-		ReadSession: func(ctx context.Context, who *tenancy.Caller, id string) error { return s.checkSession(ctx, who, id, false) }}
+		ReadSession: func(ctx context.Context, who *tenancy.Caller, id string) error {
+			return s.checkSession(ctx, who, id, false)
+		}}
 	if s.rm != nil {
 		o.Read = s.rm
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem/actors"
+	"github.com/agentmem/agentmem/api/limits"
 	"github.com/agentmem/agentmem/consolidation"
 	"github.com/agentmem/agentmem/internal/gopool"
 	"github.com/agentmem/agentmem/internal/inflight"
@@ -123,7 +124,7 @@ type Service struct {
 	watchCtx    context.Context
 	stopWatches context.CancelFunc
 	// querySlots and watchSlots bound each caller (tenancy.Limits).
-	querySlots, watchSlots *slots
+	querySlots, watchSlots *limits.Slots
 	ctx                    context.Context
 	cancel                 context.CancelFunc
 	inflight               inflight.Counter
@@ -186,8 +187,8 @@ func New(deps Deps, cfg Config) (*Service, error) {
 	s := &Service{cfg: cfg, d: deps.Dispatcher, scopes: deps.Scopes, data: deps.Data, entries: deps.Entries, rm: deps.ReadModel, eraser: deps.Eraser, rerank: deps.Reranker,
 		logger: deps.Logger, metrics: deps.Metrics, tenants: deps.Tenants, anyone: tenancy.Unrestricted(anyLimits),
 		watcher: deps.Watcher, router: deps.Router, watchCtx: watchCtx, stopWatches: stopWatches, watches: make(chan struct{}, max(cfg.MaxConcurrentWatches, 1)),
-		querySlots: newSlots("max_concurrent_queries", func(l tenancy.Limits) int { return l.MaxConcurrentQueries }),
-		watchSlots: newSlots("max_watches", func(l tenancy.Limits) int { return l.MaxWatches }),
+		querySlots: limits.NewSlots("max_concurrent_queries", func(l tenancy.Limits) int { return l.MaxConcurrentQueries }),
+		watchSlots: limits.NewSlots("max_watches", func(l tenancy.Limits) int { return l.MaxWatches }),
 		queries:    make(chan struct{}, cfg.MaxConcurrentQueries), ctx: ctx, cancel: cancel, workers: gopool.New(queryWorkerIdle)}
 	s.routes = s.newRoutes()
 	var err error
