@@ -175,3 +175,60 @@ func (s *Service) denied(family string, err error) error {
 	}
 	return err
 }
+
+// checkScope checks that who may reach scope t (write: change it). A
+// session scope follows its session (the session actor knows the owner);
+// every other scope follows from its kind and id.
+func (s *Service) checkScope(ctx context.Context, who *tenancy.Caller, t scopeTarget, write bool) error {
+	if who.Admin() {
+		return nil
+	}
+	var err error
+	if t.kind == sharedmem.KindSession {
+		err = s.checkSession(ctx, who, t.id, write)
+	} else {
+		err = who.Scope(string(t.kind), t.id, write)
+	}
+	if err != nil {
+		s.metrics.Denied.WithLabelValues("scope").Inc()
+	}
+	return err
+}
+
+// checkSession checks that who may reach session id (write: change it),
+// asking the session's actor for its owner.
+func (s *Service) checkSession(ctx context.Context, who *tenancy.Caller, id string, write bool) error {
+	if who.Admin() {
+		return nil
+	}
+	info, err := s.sessionInfo(ctx, id)
+	if err != nil {
+		return err
+	}
+	if err := who.Session(id, info.GetUserId(), info.GetAgentId(), write); err != nil {
+		s.metrics.Denied.WithLabelValues("session").Inc()
+		return err
+	}
+	return nil
+}
+
+// mayEraseScope checks that who may erase scope t.
+func (s *Service) mayEraseScope(ctx context.Context, who *tenancy.Caller, t scopeTarget) error {
+	var err error
+	switch {
+	case who.Admin():
+		return nil
+	case t.kind == sharedmem.KindSession:
+		return s.checkSession(ctx, who, t.id, true)
+	case t.kind == sharedmem.KindUser:
+		err = who.Scope(string(t.kind), t.id, true)
+	case t.kind == sharedmem.KindAgent:
+		err = who.Configure(string(t.kind), t.id)
+	default:
+		err = &tenancy.DeniedError{Field: "scope", Reason: fmt.Sprintf("erasing %s:%s needs the admin role", t.kind, t.id)}
+	}
+	if err != nil {
+		s.metrics.Denied.WithLabelValues("erase").Inc()
+	}
+	return err
+}

@@ -101,27 +101,6 @@ func (s *Service) eraseScope(c *call) {
 	})
 }
 
-// mayEraseScope checks that who may erase scope t.
-func (s *Service) mayEraseScope(ctx context.Context, who *tenancy.Caller, t scopeTarget) error {
-	var err error
-	switch {
-	case who.Admin():
-		return nil
-	case t.kind == sharedmem.KindSession:
-		return s.checkSession(ctx, who, t.id, true)
-	case t.kind == sharedmem.KindUser:
-		err = who.Scope(string(t.kind), t.id, true)
-	case t.kind == sharedmem.KindAgent:
-		err = who.Configure(string(t.kind), t.id)
-	default:
-		err = &tenancy.DeniedError{Field: "scope", Reason: fmt.Sprintf("erasing %s:%s needs the admin role", t.kind, t.id)}
-	}
-	if err != nil {
-		s.metrics.Denied.WithLabelValues("erase").Inc()
-	}
-	return err
-}
-
 // eraseUser serves mem.v1.user.<id>.erase: that user (as a writer) or an
 // admin. It erases every session of the user (and their session scopes),
 // the user:<id> scope, and the entries of other scopes that came from the

@@ -102,42 +102,6 @@ func (s *Service) entryHandler(op string) func(*call) {
 	}
 }
 
-// checkScope checks that who may reach scope t (write: change it). A
-// session scope follows its session (the session actor knows the owner);
-// every other scope follows from its kind and id.
-func (s *Service) checkScope(ctx context.Context, who *tenancy.Caller, t scopeTarget, write bool) error {
-	if who.Admin() {
-		return nil
-	}
-	var err error
-	if t.kind == sharedmem.KindSession {
-		err = s.checkSession(ctx, who, t.id, write)
-	} else {
-		err = who.Scope(string(t.kind), t.id, write)
-	}
-	if err != nil {
-		s.metrics.Denied.WithLabelValues("scope").Inc()
-	}
-	return err
-}
-
-// checkSession checks that who may reach session id (write: change it),
-// asking the session's actor for its owner.
-func (s *Service) checkSession(ctx context.Context, who *tenancy.Caller, id string, write bool) error {
-	if who.Admin() {
-		return nil
-	}
-	info, err := s.sessionInfo(ctx, id)
-	if err != nil {
-		return err
-	}
-	if err := who.Session(id, info.GetUserId(), info.GetAgentId(), write); err != nil {
-		s.metrics.Denied.WithLabelValues("session").Inc()
-		return err
-	}
-	return nil
-}
-
 // call sends body to an actor and waits for the reply (actors.Await).
 func (s *Service) call(ctx context.Context, dispatch func(actors.ReplyFunc) error) (proto.Message, error) {
 	return actors.Await(ctx, dispatch)
