@@ -11,18 +11,19 @@ import (
 
 // access is who may call an operation, declared in its row of the
 // operation table: what is checked (check, write) and how the document
-// says it (text). The dispatcher applies the check to the target the
-// subject names before the operation runs (authorize): at once when it
-// needs nothing but the caller and the subject, else (a session's owner
-// must be read) first thing in the operation's own goroutine, never on
-// the subscription's.
+// says it (text). Run, through which the dispatcher serves every
+// request, applies the check to the target the subject names before the
+// handler runs: at once when it needs nothing but the caller and the
+// subject (authorizeNow), else (a session's owner must be read) first
+// thing in the operation's own goroutine (authorized), never on the
+// transport's.
 type access struct {
 	check check
 	write bool // the check is for changing the target, not reading it
 	text  string
 }
 
-// check is what the dispatcher checks of the caller against the
+// check is what Run checks of the caller against the
 // subject's target.
 type check uint8
 

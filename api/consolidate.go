@@ -48,9 +48,9 @@ func (s *Service) newConsolidator() (*consolidation.Consolidator, error) {
 	return consolidation.New(cfg, p, p)
 }
 
-// consolidateEndpoint serves mem.v1.session.<id>.consolidate (the
-// dispatcher checked the caller may change the session). The reply comes when the run finished
-// (ConsolidateReply.done, and its marker) or failed.
+// consolidateEndpoint serves mem.v1.session.<id>.consolidate (its
+// declared access: a caller that may change the session). The reply comes
+// when the run finished (ConsolidateReply.done, and its marker) or failed.
 func (s *Service) consolidateEndpoint(ctx context.Context, _ *call, id string, req proto.Message, reply actors.ReplyFunc) {
 	if s.cons == nil {
 		reply(nil, &Error{Code: 503, Message: "consolidation needs the scopes and the read model"})

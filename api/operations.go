@@ -28,7 +28,7 @@ type operation struct {
 	request, reply, eraseReply proto.Message
 	// summary and desc describe it in the document.
 	summary, desc string
-	// access is who may call it: the dispatcher checks it (access.go) and
+	// access is who may call it: Run checks it (access.go) and
 	// the document says it.
 	access access
 	// needs is what the node must be given to serve it (without it the

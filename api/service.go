@@ -103,7 +103,7 @@ type Deps struct {
 }
 
 // Service is the memory service: its operations, their handlers and the
-// dispatcher that serves a transport's requests (Serve).
+// entry through which the dispatcher serves a transport's requests (Run).
 type Service struct {
 	cfg     Config
 	d       Dispatcher
