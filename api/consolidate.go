@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"google.golang.org/protobuf/proto"
 
@@ -11,14 +10,13 @@ import (
 	"github.com/agentmem/agentmem/consolidation"
 	"github.com/agentmem/agentmem/internal/sharedmem"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
-	"github.com/agentmem/agentmem/tenancy"
 )
 
-// Consolidation's transport: mem.v1.session.<id>.consolidate, the runs a
-// terminate (or every N user turns) starts, and the port through which
-// package consolidation reaches the scope actors and the read model. The
-// run itself (what is read, extracted and written, exactly once) is
-// package consolidation's.
+// Consolidation's operations: mem.v1.session.<id>.consolidate, the runs a
+// terminate (or every N user turns) starts, and the review of what a run
+// could not settle (mem.v1.scope.<kind>.<id>.conflicts, .settle). The
+// run, the review and the port through which both reach the scope actors
+// and the read model (consolidation.ActorPort) are package consolidation's.
 //
 // Tenancy: the caller must be allowed to change the session; the targets
 // come from the session itself (its user_id and agent_id), never from a
@@ -46,20 +44,16 @@ func (s *Service) newConsolidator() (*consolidation.Consolidator, error) {
 	cfg.OnTerminate, cfg.EveryTurns = s.cfg.ConsolidateOnTerminate, s.cfg.ConsolidateEveryTurns
 	cfg.SummaryAfter, cfg.Extractor, cfg.Merger = s.cfg.EpisodeSummaryAfter, s.cfg.Extractor, s.cfg.Merger
 	cfg.Logger, cfg.FactOutcomes, cfg.Errors = s.logger, s.metrics.ConsolidatedFacts, s.metrics.ConsolidationErrors
-	p := consolidationPort{s}
+	p := s.consolidationPort()
 	return consolidation.New(cfg, p, p)
 }
 
-// consolidateEndpoint serves mem.v1.session.<id>.consolidate: who must be
-// allowed to change the session. The reply comes when the run finished
-// (ConsolidateReply.done, and its marker) or failed.
-func (s *Service) consolidateEndpoint(ctx context.Context, who *tenancy.Caller, id string, req proto.Message, reply actors.ReplyFunc) {
+// consolidateEndpoint serves mem.v1.session.<id>.consolidate (its
+// declared access: a caller that may change the session). The reply comes
+// when the run finished (ConsolidateReply.done, and its marker) or failed.
+func (s *Service) consolidateEndpoint(ctx context.Context, _ *call, id string, req proto.Message, reply actors.ReplyFunc) {
 	if s.cons == nil {
 		reply(nil, &Error{Code: 503, Message: "consolidation needs the scopes and the read model"})
-		return
-	}
-	if err := s.checkSession(ctx, who, id, true); err != nil {
-		reply(nil, err)
 		return
 	}
 	out, err := s.cons.Consolidate(ctx, id, req.(*memoryv1.ConsolidateRequest).GetDryRun())
@@ -133,100 +127,55 @@ func (s *Service) ResumeConsolidation(logEnd uint64) {
 // (consolidation.HiddenFromMemory).
 func hiddenFromMemory(e *memoryv1.Entry) bool { return consolidation.HiddenFromMemory(e) }
 
-// consolidationPort is the api's side of consolidation's ports: the scope
-// actors and the session actors reached as the node itself (the endpoint
-// checked the caller), and the read model.
-type consolidationPort struct{ s *Service }
-
-var (
-	_ consolidation.Scopes   = consolidationPort{}
-	_ consolidation.Sessions = consolidationPort{}
-)
-
-// portErr marks a 404 ErrNotFound and a 409 ErrConflict, keeping err.
-func portErr(err error) error {
-	if err == nil {
-		return nil
-	}
-	switch Classify(err).Code {
-	case 404:
-		return fmt.Errorf("%w: %w", consolidation.ErrNotFound, err)
-	case 409:
-		return fmt.Errorf("%w: %w", consolidation.ErrConflict, err)
-	}
-	return err
+// consolidationPort is consolidation's port over this service's actors
+// and read model.
+func (s *Service) consolidationPort() consolidation.ActorPort {
+	return consolidation.ActorPort{Scopes: s.scopes, Sessions: s.d, Read: s.rm, MaxRecall: MaxRecallLimit}
 }
 
-func (p consolidationPort) scope(ctx context.Context, t consolidation.Scope, body any) (proto.Message, error) {
-	m, err := p.s.call(ctx, func(reply actors.ReplyFunc) error {
-		return p.s.scopes.DispatchScope(t.Kind, t.ID, nil, body, reply)
+// conflictsHandler serves mem.v1.scope.<kind>.<id>.conflicts: the values
+// consolidation proposed for review (consolidation.Conflicts).
+func (s *Service) conflictsHandler(c *call) {
+	t, err := c.scope()
+	if err != nil {
+		c.fail(err)
+		return
+	}
+	req := &memoryv1.ConflictsRequest{}
+	if !s.readBody(c, req) {
+		return
+	}
+	s.goQuery(c, func(ctx context.Context, reply actors.ReplyFunc) {
+		reply(consolidation.Conflicts(ctx, s.consolidationPort(), consolidation.Scope{Kind: t.kind, ID: t.id}, int(req.GetLimit())))
 	})
-	return m, portErr(err)
 }
 
-func (p consolidationPort) Get(ctx context.Context, t consolidation.Scope, key string) (*memoryv1.Entry, error) {
-	m, err := p.scope(ctx, t, &memoryv1.GetEntryRequest{Key: key})
+// settleHandler serves mem.v1.scope.<kind>.<id>.settle: accept or drop a
+// proposal (consolidation.Settle), attributed as an entry change is.
+func (s *Service) settleHandler(c *call) {
+	t, err := c.scope()
 	if err != nil {
-		return nil, err
+		c.fail(err)
+		return
 	}
-	return m.(*memoryv1.EntryReply).GetEntry(), nil
-}
-
-func (p consolidationPort) History(ctx context.Context, t consolidation.Scope, key string) ([]*memoryv1.Entry, error) {
-	m, err := p.scope(ctx, t, &memoryv1.HistoryRequest{Key: key})
-	if err != nil {
-		return nil, err
+	req := &memoryv1.SettleConflictRequest{}
+	if !s.readBody(c, req) {
+		return
 	}
-	return m.(*memoryv1.HistoryReply).GetVersions(), nil
-}
-
-func (p consolidationPort) List(ctx context.Context, t consolidation.Scope, prefix, token string) ([]*memoryv1.Entry, string, error) {
-	m, err := p.scope(ctx, t, &memoryv1.ListEntriesRequest{Prefix: prefix, Limit: sharedmem.MaxListLimit, PageToken: token})
-	if err != nil {
-		return nil, "", err
+	if err := sharedmem.ValidateKey(req.GetKey()); err != nil {
+		c.fail(err)
+		return
 	}
-	r := m.(*memoryv1.ListEntriesReply)
-	return r.GetEntries(), r.GetNextPageToken(), nil
-}
-
-func (p consolidationPort) Put(ctx context.Context, t consolidation.Scope, req *memoryv1.PutEntryRequest) (*memoryv1.EntryReply, error) {
-	m, err := p.scope(ctx, t, req)
-	if err != nil {
-		return nil, err
+	if req.GetCommandId() == "" {
+		c.fail(&Error{Code: 400, Field: "command_id", Message: "required: a retry of the same settlement reuses it"})
+		return
 	}
-	return m.(*memoryv1.EntryReply), nil
-}
-
-func (p consolidationPort) Delete(ctx context.Context, t consolidation.Scope, req *memoryv1.DeleteEntryRequest) (*memoryv1.EntryReply, error) {
-	m, err := p.scope(ctx, t, req)
-	if err != nil {
-		return nil, err
-	}
-	return m.(*memoryv1.EntryReply), nil
-}
-
-func (p consolidationPort) Config(ctx context.Context, t consolidation.Scope) (*memoryv1.ScopeConfig, error) {
-	m, err := p.scope(ctx, t, actors.ReadScopeConfig{})
-	if err != nil {
-		return nil, err
-	}
-	return m.(*memoryv1.ConfigureScopeReply).GetConfig(), nil
-}
-
-func (p consolidationPort) Info(ctx context.Context, id string) (*memoryv1.SessionInfo, error) {
-	info, err := p.s.sessionInfo(ctx, id)
-	return info, portErr(err)
-}
-
-func (p consolidationPort) WaitFor(ctx context.Context, seq uint64) error {
-	return p.s.rm.WaitFor(ctx, seq)
-}
-
-func (p consolidationPort) Messages(_ context.Context, id string, offset, limit int) ([]*memoryv1.Message, error) {
-	page, _, err := p.s.rm.Recall(id, offset, min(limit, MaxRecallLimit))
-	return page, err
-}
-
-func (p consolidationPort) Terminated(_ context.Context, token string) ([]*memoryv1.SessionIndexEntry, string, error) {
-	return p.s.rm.ListSessions(&memoryv1.ListSessionsRequest{Status: memoryv1.SessionStatus_SESSION_STATUS_TERMINATED, Limit: 100, PageToken: token})
+	s.goQuery(c, func(ctx context.Context, reply actors.ReplyFunc) {
+		res, err := consolidation.Settle(ctx, s.consolidationPort(), consolidation.Scope{Kind: t.kind, ID: t.id}, req, byOf(t, c.who, req.GetBy()))
+		if err != nil {
+			reply(nil, err)
+			return
+		}
+		s.noteWrites(c.who, reply)(res, nil)
+	})
 }

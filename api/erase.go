@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/agentmem/agentmem/actors"
@@ -47,7 +46,7 @@ func (s *Service) erase(ctx context.Context, who *tenancy.Caller, target erasure
 // eraseBody reads and checks an EraseRequest.
 func (s *Service) eraseBody(c *call) (*memoryv1.EraseRequest, bool) {
 	req := &memoryv1.EraseRequest{}
-	if !s.readBody(c.r, c.rp, c.asJSON, req) {
+	if !s.readBody(c, req) {
 		return nil, false
 	}
 	if len(req.GetReason()) > MaxEraseReasonBytes {
@@ -66,7 +65,7 @@ func (s *Service) eraseBody(c *call) (*memoryv1.EraseRequest, bool) {
 // eraseSession serves mem.v1.session.<id>.erase: the session's user or
 // agent (as a writer), or an admin.
 func (s *Service) eraseSession(c *call) {
-	id, err := sessionID(c.r.Subject())
+	id, err := c.subj.SessionID()
 	if err != nil {
 		c.fail(err)
 		return
@@ -80,10 +79,6 @@ func (s *Service) eraseSession(c *call) {
 			reply(nil, err) // 404 for a session that does not exist (or was erased)
 			return
 		}
-		if err := s.checkSession(ctx, c.who, id, true); err != nil {
-			reply(nil, err)
-			return
-		}
 		reply(s.erase(ctx, c.who, erasure.SessionTarget(id), req))
 	})
 }
@@ -92,7 +87,7 @@ func (s *Service) eraseSession(c *call) {
 // mem.v1.agent.<id>.erase: an admin; a user's own user:<id> and an agent's
 // own agent:<id> (as writers); session:<id> follows its session.
 func (s *Service) eraseScope(c *call) {
-	t, err := parseScopeSubject(c.r.Subject())
+	t, err := c.scope()
 	if err != nil {
 		c.fail(err)
 		return
@@ -102,33 +97,8 @@ func (s *Service) eraseScope(c *call) {
 		return
 	}
 	s.goQueryFor(c, EraseTimeout, func(ctx context.Context, reply actors.ReplyFunc) {
-		if err := s.mayEraseScope(ctx, c.who, t); err != nil {
-			reply(nil, err)
-			return
-		}
 		reply(s.erase(ctx, c.who, erasure.ScopeTarget(t.kind, t.id), req))
 	})
-}
-
-// mayEraseScope checks that who may erase scope t.
-func (s *Service) mayEraseScope(ctx context.Context, who *tenancy.Caller, t scopeTarget) error {
-	var err error
-	switch {
-	case who.Admin():
-		return nil
-	case t.kind == sharedmem.KindSession:
-		return s.checkSession(ctx, who, t.id, true)
-	case t.kind == sharedmem.KindUser:
-		err = who.Scope(string(t.kind), t.id, true)
-	case t.kind == sharedmem.KindAgent:
-		err = who.Configure(string(t.kind), t.id)
-	default:
-		err = &tenancy.DeniedError{Field: "scope", Reason: fmt.Sprintf("erasing %s:%s needs the admin role", t.kind, t.id)}
-	}
-	if err != nil {
-		s.metrics.Denied.WithLabelValues("erase").Inc()
-	}
-	return err
 }
 
 // eraseUser serves mem.v1.user.<id>.erase: that user (as a writer) or an
@@ -136,18 +106,13 @@ func (s *Service) mayEraseScope(ctx context.Context, who *tenancy.Caller, t scop
 // the user:<id> scope, and the entries of other scopes that came from the
 // user (erasure.Plan).
 func (s *Service) eraseUser(c *call) {
-	user, err := userID(c.r.Subject())
+	user, err := c.subj.UserID()
 	if err != nil {
 		c.fail(err)
 		return
 	}
 	req, ok := s.eraseBody(c)
 	if !ok {
-		return
-	}
-	if err := c.who.Scope(string(sharedmem.KindUser), user, true); err != nil {
-		s.metrics.Denied.WithLabelValues("erase").Inc()
-		c.fail(err)
 		return
 	}
 	if s.rm == nil {
@@ -157,18 +122,6 @@ func (s *Service) eraseUser(c *call) {
 	s.goQueryFor(c, EraseTimeout, func(ctx context.Context, reply actors.ReplyFunc) {
 		reply(s.erase(ctx, c.who, erasure.UserTarget(user), req))
 	})
-}
-
-// userID extracts and validates <id> of mem.v1.user.<id>.<op>.
-func userID(subject string) (string, error) {
-	parts := strings.Split(subject, ".")
-	if len(parts) != 5 {
-		return "", &Error{Code: 400, Field: "user_id", Message: "subject is not mem.v1.user.<id>.<op>"}
-	}
-	if err := events.ValidateID("user_id", parts[3]); err != nil {
-		return "", err
-	}
-	return parts[3], nil
 }
 
 // Metadata keys a copy carries (a published value, a fact or an episode

@@ -26,9 +26,11 @@ type operation struct {
 	// (JSON: their protojson). eraseReply is the reply instead when the
 	// request has erase: true.
 	request, reply, eraseReply proto.Message
-	// summary and desc describe it in the document; access says who may
-	// call it (the handler checks it).
-	summary, desc, access string
+	// summary and desc describe it in the document.
+	summary, desc string
+	// access is who may call it: Run checks it (access.go) and
+	// the document says it.
+	access access
 	// needs is what the node must be given to serve it (without it the
 	// operation is not served).
 	needs need
@@ -64,17 +66,6 @@ func (s *Service) serves(n need) bool {
 	return true
 }
 
-// Who may call, as the handlers check it.
-const (
-	accessSession   = "a caller that may reach the session (its user's or agent's principal, or an admin)"
-	accessSessionW  = "a caller that may change the session (its user's or agent's principal, or an admin)"
-	accessScope     = "a caller the scope is readable to (its agent, its user, a principal granted the scope, or an admin)"
-	accessScopeW    = "a caller that may write the scope (its agent, its user, a principal granted it for writing, or an admin; app and project scopes need an elevated caller)"
-	accessAnyone    = "any caller"
-	accessData      = "the data's owner (its putter) or an admin"
-	accessEraseUser = "a caller that may write the user's scope (the user's own principal) or an admin"
-)
-
 // onSession builds the handler of a session command (sessionHandler).
 func onSession(req proto.Message) func(*Service) func(*call) {
 	return func(s *Service) func(*call) {
@@ -103,76 +94,76 @@ func method(h func(*Service, *call)) func(*Service) func(*call) {
 var operations = []operation{
 	{name: "session_create", subject: "mem.v1.session.*.create", request: &memoryv1.CreateSessionRequest{}, reply: &memoryv1.CreateSessionReply{},
 		summary: "Create a session", desc: "Starts a conversation with its system prompt, budget and owner. Retrying with the same command_id answers the first reply.",
-		access: "any caller, for its own agent (an admin for any); a caller's sessions are bounded (413 max_sessions)", serve: onSession(&memoryv1.CreateSessionRequest{})},
+		access: access{check: checkByActor, text: "any caller, for its own agent (an admin for any); a caller's sessions are bounded (413 max_sessions)"}, serve: onSession(&memoryv1.CreateSessionRequest{})},
 	{name: "session_append", subject: "mem.v1.session.*.append", request: &memoryv1.AppendRequest{}, reply: &memoryv1.AppendReply{},
 		summary: "Append messages", desc: "Stores a turn's messages (a user message, an assistant reply with tool calls, tool results) as one write, compressing the context if the budget needs it.",
-		access: accessSessionW, serve: onSession(&memoryv1.AppendRequest{})},
+		access: bySessionActorW, serve: onSession(&memoryv1.AppendRequest{})},
 	{name: "session_context", subject: "mem.v1.session.*.context", request: &memoryv1.ContextRequest{}, reply: &memoryv1.ContextReply{},
 		summary: "Read the context", desc: "The context to send to the model, within the budget: layered messages, and with format the exact messages array of a chat API.",
-		access: accessSession, serve: onSession(&memoryv1.ContextRequest{})},
+		access: bySessionActor, serve: onSession(&memoryv1.ContextRequest{})},
 	{name: "session_get", subject: "mem.v1.session.*.get", request: &memoryv1.GetSessionRequest{}, reply: &memoryv1.GetSessionReply{},
 		summary: "Read a session", desc: "The session's owner, status, counters and budget usage.",
-		access: accessSession, serve: onSession(&memoryv1.GetSessionRequest{})},
+		access: bySessionActor, serve: onSession(&memoryv1.GetSessionRequest{})},
 	{name: "session_kernel", subject: "mem.v1.session.*.kernel", request: &memoryv1.KernelRequest{}, reply: &memoryv1.KernelReply{},
 		summary: "Change or read the Kernel", desc: "Defines or removes a tool, caches a schema, sets or deletes a fact, or stages a new ROM (system prompt); with no operation it reads the Kernel.",
-		access: accessSessionW, serve: onSession(&memoryv1.KernelRequest{})},
+		access: bySessionActorW, serve: onSession(&memoryv1.KernelRequest{})},
 	{name: "session_state", subject: "mem.v1.session.*.state", request: &memoryv1.StateRequest{}, reply: &memoryv1.StateReply{},
 		summary: "Read or write session state", desc: "A key-value store for the session: temp:<name> for this turn, session:<name> until it ends.",
-		access: accessSessionW, serve: onSession(&memoryv1.StateRequest{})},
+		access: bySessionActorW, serve: onSession(&memoryv1.StateRequest{})},
 	{name: "session_status", subject: "mem.v1.session.*.status", request: &memoryv1.StatusRequest{}, reply: &memoryv1.StatusReply{},
 		summary: "Pause, resume, terminate or archive", desc: "Changes the session's status; terminating consolidates its facts into long-term memory.",
-		access: accessSessionW, serve: onSession(&memoryv1.StatusRequest{})},
+		access: bySessionActorW, serve: onSession(&memoryv1.StatusRequest{})},
 	{name: "session_recall", subject: "mem.v1.session.*.recall", request: &memoryv1.RecallRequest{}, reply: &memoryv1.RecallReply{},
 		summary: "Page through the stored messages", desc: "Every message of the session, oldest first, including those compressed out of the context.",
-		access: accessSession, serve: onQuery("recall", &memoryv1.RecallRequest{}, (*Service).recall)},
+		access: sessionIndex, serve: onQuery("recall", &memoryv1.RecallRequest{}, (*Service).recall)},
 	{name: "session_search", subject: "mem.v1.session.*.search", request: &memoryv1.SearchRequest{}, reply: &memoryv1.SearchReply{},
 		summary: "Search the conversation", desc: "BM25 search over the session's stored messages (or every session of its user).",
-		access: accessSession + "; scope user also needs the user's scope", serve: onQuery("search", &memoryv1.SearchRequest{}, (*Service).search)},
+		access: access{check: checkSessionIndex, text: accessSession + "; scope user also needs the user's scope"}, serve: onQuery("search", &memoryv1.SearchRequest{}, (*Service).search)},
 	{name: "session_promote", subject: "mem.v1.session.*.promote", request: &memoryv1.PromoteRequest{}, reply: &memoryv1.PromoteReply{},
 		summary: "Promote messages into the context", desc: "Brings stored messages back into the context (after a search or recall).",
-		access: accessSessionW, serve: onQuery("promote", &memoryv1.PromoteRequest{}, (*Service).promote)},
+		access: sessionIndexW, serve: onQuery("promote", &memoryv1.PromoteRequest{}, (*Service).promote)},
 	{name: "session_clear_recalled", subject: "mem.v1.session.*.clear_recalled", request: &memoryv1.ClearRecalledRequest{}, reply: &memoryv1.ClearRecalledReply{},
 		summary: "Clear promoted messages", desc: "Removes the promoted and recalled messages from the context.",
-		access: accessSessionW, serve: onQuery("clear_recalled", &memoryv1.ClearRecalledRequest{}, (*Service).clearRecalled)},
+		access: bySessionActorW, serve: onQuery("clear_recalled", &memoryv1.ClearRecalledRequest{}, (*Service).clearRecalled)},
 	{name: "session_consolidate", subject: "mem.v1.session.*.consolidate", request: &memoryv1.ConsolidateRequest{}, reply: &memoryv1.ConsolidateReply{},
 		summary: "Consolidate facts now", desc: "Extracts the facts the user stated into their long-term memory (dry_run: report only).",
-		access: accessSessionW, serve: onQuery("consolidate", &memoryv1.ConsolidateRequest{}, (*Service).consolidateEndpoint)},
+		access: sessionOwnerW, serve: onQuery("consolidate", &memoryv1.ConsolidateRequest{}, (*Service).consolidateEndpoint)},
 	{name: "session_watch", subject: "mem.v1.session.*.watch", request: &memoryv1.WatchRequest{}, reply: &memoryv1.WatchReply{},
 		summary: "Long-poll the session's changes", desc: "The changes stored after from_seq, as soon as there is one.",
-		access: accessSession + "; each caller's watches in flight are bounded (429 max_watches)", needs: needWatcher, serve: method((*Service).watchHandler)},
+		access: access{check: checkSession, text: accessSession + "; each caller's watches in flight are bounded (429 max_watches)"}, needs: needWatcher, serve: method((*Service).watchHandler)},
 	{name: "session_erase", subject: "mem.v1.session.*.erase", request: &memoryv1.EraseRequest{}, reply: &memoryv1.EraseReceipt{},
 		summary: "Erase a session", desc: "Removes the session and what came from it from the log and every read model.",
-		access: accessSessionW, serve: method((*Service).eraseSession)},
+		access: sessionOwnerW, serve: method((*Service).eraseSession)},
 	{name: "sessions_list", subject: "mem.v1.sessions.list", request: &memoryv1.ListSessionsRequest{}, reply: &memoryv1.ListSessionsReply{},
 		summary: "List sessions", desc: "The sessions index, by user, agent or status.",
-		access: "an admin; any other caller names user_id (one of its users) or agent_id (its own agent)", serve: method((*Service).listSessions)},
+		access: access{check: checkBody, text: "an admin; any other caller names user_id (one of its users) or agent_id (its own agent)"}, serve: method((*Service).listSessions)},
 	{name: "tools_list", subject: "mem.v1.tools.list", request: &memoryv1.ToolsRequest{}, reply: &memoryv1.ToolsReply{},
 		summary: "List the memory tools", desc: "The tools an LLM calls to use its memory, as a chat API takes them.",
-		access: accessAnyone, serve: method((*Service).toolsList)},
+		access: access{check: checkNone, text: accessAnyone}, serve: method((*Service).toolsList)},
 	{name: "user_erase", subject: "mem.v1.user.*.erase", request: &memoryv1.EraseRequest{}, reply: &memoryv1.EraseReceipt{},
 		summary: "Erase a user", desc: "Removes everything the user said and everything learned from it.",
-		access: accessEraseUser, serve: method((*Service).eraseUser)},
+		access: access{check: checkUser, write: true, text: accessEraseUser}, serve: method((*Service).eraseUser)},
 	{name: "data_put", subject: "mem.v1.data.put", request: &memoryv1.PutDataRequest{}, reply: &memoryv1.PutDataReply{},
 		summary: "Store large data", desc: "Stores bytes beside the log and answers a reference to attach to a message.",
-		access: "a caller that may write data (not a read-only principal); what it holds is bounded (413 max_data_bytes)", needs: needData, serve: method((*Service).dataPut)},
+		access: access{check: checkDataWrite, write: true, text: "a caller that may write data (not a read-only principal); what it holds is bounded (413 max_data_bytes)"}, needs: needData, serve: method((*Service).dataPut)},
 	{name: "data_upload", subject: "mem.v1.data.upload", request: &memoryv1.UploadDataRequest{}, reply: &memoryv1.UploadDataReply{},
 		summary: "Upload a chunk of large data", desc: "Sends the bytes of a data/put that announced its size, in order.",
-		access: "a caller that may write data, continuing its own upload", needs: needData, serve: method((*Service).dataUpload)},
+		access: access{check: checkDataWrite, write: true, text: "a caller that may write data, continuing its own upload"}, needs: needData, serve: method((*Service).dataUpload)},
 	{name: "data_get", subject: "mem.v1.data.get", request: &memoryv1.GetDataRequest{}, reply: &memoryv1.GetDataReply{},
 		summary: "Read large data", desc: "Reads stored bytes by reference, whole or a range.",
-		access: accessData, needs: needData, serve: method((*Service).dataGet)},
+		access: access{check: checkBody, text: accessData}, needs: needData, serve: method((*Service).dataGet)},
 	{name: "scope_resolve", subject: "mem.v1.scope.*.*.resolve", request: &memoryv1.ResolveRequest{}, reply: &memoryv1.ResolveReply{},
 		summary: "Resolve a key across scopes", desc: "The entry of a key from the nearest scope that has it (session, then user, project, app, global).",
-		access: accessSession + "; each scope is read as the caller may", needs: needScopes, kinds: []string{"session"}, serve: method((*Service).resolveHandler)},
+		access: access{check: checkByActor, text: accessSession + "; each scope is read as the caller may"}, needs: needScopes, kinds: []string{"session"}, serve: method((*Service).resolveHandler)},
 	{name: "scope_publish", subject: "mem.v1.scope.*.*.publish", request: &memoryv1.PublishRequest{}, reply: &memoryv1.EntryReply{},
 		summary: "Publish an entry to another scope", desc: "Copies an entry's latest value from the session's scope into its user's or project's.",
-		access: accessSession + " and may write the target scope", needs: needScopes, kinds: []string{"session"}, serve: method((*Service).publishHandler)},
+		access: access{check: checkSession, text: accessSession + " and may write the target scope"}, needs: needScopes, kinds: []string{"session"}, serve: method((*Service).publishHandler)},
 	{name: "scope_conflicts", subject: "mem.v1.scope.*.*.conflicts", request: &memoryv1.ConflictsRequest{}, reply: &memoryv1.ConflictsReply{},
 		summary: "List conflicts", desc: "Facts consolidation could not settle in a scope whose conflict_strategy is review.",
-		access: accessScope, needs: needScopes, serve: method((*Service).conflictsHandler)},
+		access: scopeReader, needs: needScopes, serve: method((*Service).conflictsHandler)},
 	{name: "scope_settle", subject: "mem.v1.scope.*.*.settle", request: &memoryv1.SettleConflictRequest{}, reply: &memoryv1.EntryReply{},
 		summary: "Settle a conflict", desc: "Accepts or drops a proposed value.",
-		access: accessScopeW, needs: needScopes, serve: method((*Service).settleHandler)},
+		access: scopeWriter, needs: needScopes, serve: method((*Service).settleHandler)},
 }
 
 func init() {
@@ -201,20 +192,22 @@ func init() {
 			{"agent", "mem.v1.agent.*.", "the agent's memory"},
 			{"scope", "mem.v1.scope.*.*.", "the scope"},
 		} {
-			access := accessScope
+			who := scopeReader
 			if e.write {
-				access = accessScopeW
+				who = scopeWriter
 			}
 			switch {
-			case e.op == "configure" && k.prefix == "agent", e.op == "erase" && k.prefix == "agent":
-				access = "the agent itself (its principal) or an admin"
+			case e.op == "configure" && k.prefix == "agent":
+				who = access{check: checkConfigure, write: true, text: "the agent itself (its principal) or an admin"}
 			case e.op == "configure":
-				access = "an admin (a configuration applies to every member's entries)"
+				who = access{check: checkConfigure, write: true, text: "an admin (a configuration applies to every member's entries)"}
+			case e.op == "erase" && k.prefix == "agent":
+				who = access{check: checkErase, write: true, text: "the agent itself (its principal) or an admin"}
 			case e.op == "erase":
-				access = "an admin; a user's scope also its user's principal, a session's scope a caller that may change the session"
+				who = access{check: checkErase, write: true, text: "an admin; a user's scope also its user's principal, a session's scope a caller that may change the session"}
 			}
 			op := operation{name: k.prefix + "_" + e.op, subject: k.subject + e.op, request: e.request, reply: e.reply,
-				summary: e.summary, desc: fmt.Sprintf(e.desc, k.where), access: access, needs: e.needs, serve: e.serve}
+				summary: e.summary, desc: fmt.Sprintf(e.desc, k.where), access: who, needs: e.needs, serve: e.serve}
 			if e.op == "delete" {
 				op.eraseReply = &memoryv1.EraseReceipt{}
 			}
@@ -242,7 +235,7 @@ func (s *Service) Operations() []Operation {
 	for _, op := range operations {
 		if s.serves(op.needs) {
 			out = append(out, Operation{Name: op.name, Subject: op.subject, Request: op.request, Reply: op.reply,
-				EraseReply: op.eraseReply, Summary: op.summary, Description: op.desc, Access: op.access, Kinds: op.kinds})
+				EraseReply: op.eraseReply, Summary: op.summary, Description: op.desc, Access: op.access.text, Kinds: op.kinds})
 		}
 	}
 	return out

@@ -11,7 +11,7 @@ func TestOperationsDeclaredWhole(t *testing.T) {
 			t.Errorf("operation %s declared twice", op.name)
 		}
 		seen[op.name] = true
-		if op.summary == "" || op.desc == "" || op.access == "" || op.request == nil || op.reply == nil || op.serve == nil {
+		if op.summary == "" || op.desc == "" || op.access.text == "" || op.request == nil || op.reply == nil || op.serve == nil {
 			t.Errorf("operation %s is not declared whole: %+v", op.name, op)
 		}
 	}

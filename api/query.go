@@ -68,29 +68,30 @@ type queryEndpoint struct {
 }
 
 // queryFunc serves a session query once its body is read.
-type queryFunc = func(s *Service, ctx context.Context, who *tenancy.Caller, id string, req proto.Message, reply actors.ReplyFunc)
+type queryFunc = func(s *Service, ctx context.Context, c *call, id string, req proto.Message, reply actors.ReplyFunc)
 
 func (s *Service) queryHandler(ep queryEndpoint) func(*call) {
 	return func(c *call) {
-		r, asJSON, rp := c.r, c.asJSON, c.rp
-		id, err := sessionID(r.Subject())
+		asJSON, rp := c.asJSON, c.rp
+		id, err := c.subj.SessionID()
 		if err != nil {
 			respondError(rp, asJSON, Classify(err))
 			return
 		}
 		req := ep.newReq()
-		if !s.readBody(r, rp, asJSON, req) {
+		if !s.readBody(c, req) {
 			return
 		}
 		timeout := s.cfg.QueryTimeout
 		if ep.op == "consolidate" { // many writes: bounded like a background consolidation
 			timeout = consolidation.DefaultConfig().Timeout
 		}
-		s.goQueryFor(c, timeout, func(ctx context.Context, reply actors.ReplyFunc) { ep.serve(s, ctx, c.who, id, req, reply) })
+		s.goQueryFor(c, timeout, func(ctx context.Context, reply actors.ReplyFunc) { ep.serve(s, ctx, c, id, req, reply) })
 	}
 }
 
-// goQuery runs fn in a goroutine, bounded first by the caller's own slots
+// goQuery runs fn in a goroutine once the caller's access is checked
+// (authorized), bounded first by the caller's own slots
 // (429 max_concurrent_queries: a slow min_seq wait holds only the caller's
 // slots), then by the node's (503 when every slot of the node is busy).
 func (s *Service) goQuery(c *call, fn func(context.Context, actors.ReplyFunc)) {
@@ -112,14 +113,20 @@ func (s *Service) goQueryFor(c *call, timeout time.Duration, fn func(context.Con
 		defer release()
 		ctx, cancel := context.WithTimeout(s.ctx, timeout)
 		defer cancel()
-		fn(ctx, s.answer(rp, asJSON))
+		reply := s.answer(rp, asJSON)
+		if err := s.authorized(ctx, c); err != nil {
+			reply(nil, err)
+			return
+		}
+		fn(ctx, reply)
 	})
 }
 
 // readable waits for min_seq, checks the session is in the projection and
-// that who may reach it (write: the query changes it, as promote does), and
-// returns its index entry.
-func (s *Service) readable(ctx context.Context, who *tenancy.Caller, id string, minSeq uint64, write bool) (*memoryv1.SessionIndexEntry, error) {
+// that c's caller may reach it as the operation declares (checkSessionIndex;
+// write: the query changes it, as promote does), and returns its index
+// entry.
+func (s *Service) readable(ctx context.Context, c *call, id string, minSeq uint64) (*memoryv1.SessionIndexEntry, error) {
 	if s.rm == nil {
 		return nil, &Error{Code: 503, Field: "", Message: "no projection on this node"}
 	}
@@ -138,7 +145,7 @@ func (s *Service) readable(ctx context.Context, who *tenancy.Caller, id string, 
 	} else if !ok {
 		return nil, &Error{Code: 404, Field: "session_id", Message: "session does not exist (or is not projected yet: pass min_seq)"}
 	}
-	if err := who.Session(id, e.GetUserId(), e.GetAgentId(), write); err != nil {
+	if err := c.who.Session(id, e.GetUserId(), e.GetAgentId(), c.route.op.access.write); err != nil {
 		s.metrics.Denied.WithLabelValues("session").Inc()
 		return nil, err
 	}
@@ -173,7 +180,7 @@ func (s *Service) waitMinSeq(ctx context.Context, minSeq uint64) error {
 	return nil
 }
 
-func (s *Service) recall(ctx context.Context, who *tenancy.Caller, id string, m proto.Message, reply actors.ReplyFunc) {
+func (s *Service) recall(ctx context.Context, c *call, id string, m proto.Message, reply actors.ReplyFunc) {
 	req := m.(*memoryv1.RecallRequest)
 	limit := int(req.GetLimit())
 	if limit == 0 {
@@ -183,7 +190,7 @@ func (s *Service) recall(ctx context.Context, who *tenancy.Caller, id string, m 
 		reply(nil, &Error{Code: 400, Field: "limit", Message: fmt.Sprintf("%d, at most %d", limit, MaxRecallLimit)})
 		return
 	}
-	if _, err := s.readable(ctx, who, id, req.GetMinSeq(), false); err != nil {
+	if _, err := s.readable(ctx, c, id, req.GetMinSeq()); err != nil {
 		reply(nil, err)
 		return
 	}
@@ -207,7 +214,7 @@ func checkSearch(limit uint32, query string) *Error {
 	return nil
 }
 
-func (s *Service) search(ctx context.Context, who *tenancy.Caller, id string, m proto.Message, reply actors.ReplyFunc) {
+func (s *Service) search(ctx context.Context, c *call, id string, m proto.Message, reply actors.ReplyFunc) {
 	req := m.(*memoryv1.SearchRequest)
 	limit := int(req.GetLimit())
 	if limit == 0 {
@@ -222,7 +229,7 @@ func (s *Service) search(ctx context.Context, who *tenancy.Caller, id string, m 
 		reply(nil, &Error{Code: 400, Field: "scope", Message: "must be SESSION or USER"})
 		return
 	}
-	e, err := s.readable(ctx, who, id, req.GetMinSeq(), false)
+	e, err := s.readable(ctx, c, id, req.GetMinSeq())
 	if err != nil {
 		reply(nil, err)
 		return
@@ -230,7 +237,7 @@ func (s *Service) search(ctx context.Context, who *tenancy.Caller, id string, m 
 	// USER scope reads every session of the session's user: the caller
 	// must reach that user, not only this session (through its agent).
 	if req.GetScope() == memoryv1.SearchScope_SEARCH_SCOPE_USER && e.GetUserId() != "" {
-		if err := who.Scope("user", e.GetUserId(), false); err != nil {
+		if err := c.who.Scope("user", e.GetUserId(), false); err != nil {
 			s.metrics.Denied.WithLabelValues("scope").Inc()
 			reply(nil, err)
 			return
@@ -276,7 +283,7 @@ func (s *Service) rerankHits(ctx context.Context, query string, hits []*memoryv1
 	return out, true
 }
 
-func (s *Service) promote(ctx context.Context, who *tenancy.Caller, id string, m proto.Message, reply actors.ReplyFunc) {
+func (s *Service) promote(ctx context.Context, c *call, id string, m proto.Message, reply actors.ReplyFunc) {
 	req := m.(*memoryv1.PromoteRequest)
 	if len(req.GetMessageIds()) == 0 {
 		reply(nil, &Error{Code: 400, Field: "message_ids", Message: "required"})
@@ -288,7 +295,7 @@ func (s *Service) promote(ctx context.Context, who *tenancy.Caller, id string, m
 			return
 		}
 	}
-	if _, err := s.readable(ctx, who, id, req.GetMinSeq(), true); err != nil {
+	if _, err := s.readable(ctx, c, id, req.GetMinSeq()); err != nil {
 		reply(nil, err)
 		return
 	}
@@ -297,11 +304,11 @@ func (s *Service) promote(ctx context.Context, who *tenancy.Caller, id string, m
 		reply(nil, err)
 		return
 	}
-	s.dispatch(id, who, &actors.Promote{Request: req, Messages: msgs}, reply)
+	s.dispatch(id, c.who, &actors.Promote{Request: req, Messages: msgs}, reply)
 }
 
-func (s *Service) clearRecalled(_ context.Context, who *tenancy.Caller, id string, m proto.Message, reply actors.ReplyFunc) {
-	s.dispatch(id, who, m, reply)
+func (s *Service) clearRecalled(_ context.Context, c *call, id string, m proto.Message, reply actors.ReplyFunc) {
+	s.dispatch(id, c.who, m, reply)
 }
 
 func (s *Service) dispatch(id string, who *tenancy.Caller, body any, reply actors.ReplyFunc) {
@@ -312,9 +319,8 @@ func (s *Service) dispatch(id string, who *tenancy.Caller, body any, reply actor
 
 // listSessions serves mem.v1.sessions.list from the sessions index.
 func (s *Service) listSessions(c *call) {
-	r, asJSON, rp := c.r, c.asJSON, c.rp
 	req := &memoryv1.ListSessionsRequest{}
-	if !s.readBody(r, rp, asJSON, req) {
+	if !s.readBody(c, req) {
 		return
 	}
 	if err := c.who.ListSessions(req.GetUserId(), req.GetAgentId()); err != nil {
@@ -355,14 +361,14 @@ type EntrySearcher interface {
 // entrySearchHandler serves mem.v1.agent.<id>.search and
 // mem.v1.scope.<kind>.<id>.search from the projection.
 func (s *Service) entrySearchHandler(c *call) {
-	r, asJSON, rp := c.r, c.asJSON, c.rp
-	t, err := parseScopeSubject(r.Subject())
+	asJSON, rp := c.asJSON, c.rp
+	t, err := c.scope()
 	if err != nil {
 		respondError(rp, asJSON, Classify(err))
 		return
 	}
 	req := &memoryv1.SearchEntriesRequest{}
-	if !s.readBody(r, rp, asJSON, req) {
+	if !s.readBody(c, req) {
 		return
 	}
 	if err := checkSearch(req.GetLimit(), req.GetQuery()); err != nil {
@@ -372,10 +378,6 @@ func (s *Service) entrySearchHandler(c *call) {
 	s.goQuery(c, func(ctx context.Context, reply actors.ReplyFunc) {
 		if s.entries == nil || s.rm == nil {
 			reply(nil, &Error{Code: 503, Message: "entry search needs the projector on this node"})
-			return
-		}
-		if err := s.checkScope(ctx, c.who, t, false); err != nil {
-			reply(nil, err)
 			return
 		}
 		if req.GetMinSeq() == 0 {

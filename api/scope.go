@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"google.golang.org/protobuf/proto"
 
@@ -38,31 +37,11 @@ type scopeTarget struct {
 	id   string
 }
 
-// parseScopeSubject reads mem.v1.agent.<id>.<op> or mem.v1.scope.<kind>.<id>.<op>
-// (the endpoint already fixed the op).
-func parseScopeSubject(subject string) (scopeTarget, error) {
-	parts := strings.Split(subject, ".")
-	var t scopeTarget
-	switch {
-	case len(parts) == 5 && parts[2] == "agent":
-		t = scopeTarget{sharedmem.KindAgent, parts[3]}
-	case len(parts) == 6 && parts[2] == "scope":
-		kind, err := sharedmem.ParseKind(parts[3])
-		if err != nil {
-			return t, err
-		}
-		if kind == sharedmem.KindAgent {
-			return t, &Error{Code: 400, Field: "kind", Message: "agent memory is addressed as mem.v1.agent.<id>.<op>"}
-		}
-		t = scopeTarget{kind, parts[4]}
-	default:
-		return t, &Error{Code: 400, Field: "id", Message: "subject must be mem.v1.agent.<id>.<op> or mem.v1.scope.<kind>.<id>.<op> (ids have no dots)"}
-	}
-	// ScopeID validates the id (and global's fixed id); the aggregate id is the bare id.
-	if _, err := sharedmem.ScopeID(t.kind, t.id); err != nil {
-		return t, err
-	}
-	return t, nil
+// scope is the scope c's subject addresses: mem.v1.agent.<id>.<op> or
+// mem.v1.scope.<kind>.<id>.<op> (the route already fixed the op).
+func (c *call) scope() (scopeTarget, error) {
+	kind, id, err := c.subj.ScopeTarget()
+	return scopeTarget{kind, id}, err
 }
 
 // byOf is who an entry change is attributed to: the agent of an agent
@@ -91,20 +70,17 @@ func setBy(t scopeTarget, who *tenancy.Caller, body proto.Message) {
 	}
 }
 
-// entryWrites are the entry operations that change a scope.
-var entryWrites = map[string]bool{"put": true, "delete": true, "rollback": true, "configure": true}
-
 func (s *Service) entryHandler(op string) func(*call) {
-	newReq, write := entryOps[op], entryWrites[op]
+	newReq := entryOps[op]
 	return func(c *call) {
-		r, asJSON, rp := c.r, c.asJSON, c.rp
-		t, err := parseScopeSubject(r.Subject())
+		asJSON, rp := c.asJSON, c.rp
+		t, err := c.scope()
 		if err != nil {
 			respondError(rp, asJSON, Classify(err))
 			return
 		}
 		body := newReq()
-		if !s.readBody(r, rp, asJSON, body) {
+		if !s.readBody(c, body) {
 			return
 		}
 		setBy(t, c.who, body)
@@ -112,68 +88,18 @@ func (s *Service) entryHandler(op string) func(*call) {
 			s.eraseEntry(c, t, d)
 			return
 		}
-		if op == "configure" {
-			if err := c.who.Configure(string(t.kind), t.id); err != nil {
-				s.metrics.Denied.WithLabelValues("scope").Inc()
-				c.fail(err)
-				return
-			}
-		}
-		if t.kind == sharedmem.KindSession && !c.who.Admin() {
-			// Access follows the session: ask its actor for the owner.
+		if c.later {
+			// Access follows the session: goQuery asks its actor for the
+			// owner first.
 			s.goQuery(c, func(ctx context.Context, reply actors.ReplyFunc) {
-				if err := s.checkScope(ctx, c.who, t, write); err != nil {
-					reply(nil, err)
-					return
-				}
 				s.dispatchScope(t.kind, t.id, c.who, body, s.noteWrites(c.who, reply))
 			})
-			return
-		}
-		if err := s.checkScope(context.Background(), c.who, t, write); err != nil {
-			c.fail(err)
 			return
 		}
 		s.handOff(rp, asJSON, func(reply actors.ReplyFunc) error {
 			return s.scopes.DispatchScope(t.kind, t.id, c.who, body, s.noteWrites(c.who, reply))
 		})
 	}
-}
-
-// checkScope checks that who may reach scope t (write: change it). A
-// session scope follows its session (the session actor knows the owner);
-// every other scope follows from its kind and id.
-func (s *Service) checkScope(ctx context.Context, who *tenancy.Caller, t scopeTarget, write bool) error {
-	if who.Admin() {
-		return nil
-	}
-	var err error
-	if t.kind == sharedmem.KindSession {
-		err = s.checkSession(ctx, who, t.id, write)
-	} else {
-		err = who.Scope(string(t.kind), t.id, write)
-	}
-	if err != nil {
-		s.metrics.Denied.WithLabelValues("scope").Inc()
-	}
-	return err
-}
-
-// checkSession checks that who may reach session id (write: change it),
-// asking the session's actor for its owner.
-func (s *Service) checkSession(ctx context.Context, who *tenancy.Caller, id string, write bool) error {
-	if who.Admin() {
-		return nil
-	}
-	info, err := s.sessionInfo(ctx, id)
-	if err != nil {
-		return err
-	}
-	if err := who.Session(id, info.GetUserId(), info.GetAgentId(), write); err != nil {
-		s.metrics.Denied.WithLabelValues("session").Inc()
-		return err
-	}
-	return nil
 }
 
 // call sends body to an actor and waits for the reply (actors.Await).
@@ -207,13 +133,13 @@ func isNotFound(err error) bool { return err != nil && Classify(err).Code == 404
 
 // sessionScopeID reads the session id of mem.v1.scope.session.<id>.<op>, the
 // only scope resolve and publish are served on; on failure it answers 400.
-func sessionScopeID(r request, rp replier, asJSON bool, op string) (string, bool) {
-	t, err := parseScopeSubject(r.Subject())
+func sessionScopeID(c *call, op string) (string, bool) {
+	t, err := c.scope()
 	if err == nil && t.kind != sharedmem.KindSession {
 		err = &Error{Code: 400, Field: "kind", Message: op + " is served on mem.v1.scope.session.<session id>." + op}
 	}
 	if err != nil {
-		respondError(rp, asJSON, Classify(err))
+		c.fail(err)
 		return "", false
 	}
 	return t.id, true
@@ -222,13 +148,13 @@ func sessionScopeID(r request, rp replier, asJSON bool, op string) (string, bool
 // resolveHandler serves mem.v1.scope.session.<id>.resolve: the first of
 // temp > session > user > app > project holding the key, for that session.
 func (s *Service) resolveHandler(c *call) {
-	r, asJSON, rp := c.r, c.asJSON, c.rp
-	sessionID, ok := sessionScopeID(r, rp, asJSON, "resolve")
+	asJSON, rp := c.asJSON, c.rp
+	sessionID, ok := sessionScopeID(c, "resolve")
 	if !ok {
 		return
 	}
 	req := &memoryv1.ResolveRequest{}
-	if !s.readBody(r, rp, asJSON, req) {
+	if !s.readBody(c, req) {
 		return
 	}
 	if err := sharedmem.ValidateKey(req.GetKey()); err != nil {
@@ -285,13 +211,13 @@ func (s *Service) resolve(ctx context.Context, who *tenancy.Caller, sessionID, k
 // publishHandler serves mem.v1.scope.session.<id>.publish: copy a session
 // entry into the session's user or project scope.
 func (s *Service) publishHandler(c *call) {
-	r, asJSON, rp := c.r, c.asJSON, c.rp
-	sessionID, ok := sessionScopeID(r, rp, asJSON, "publish")
+	asJSON, rp := c.asJSON, c.rp
+	sessionID, ok := sessionScopeID(c, "publish")
 	if !ok {
 		return
 	}
 	req := &memoryv1.PublishRequest{}
-	if !s.readBody(r, rp, asJSON, req) {
+	if !s.readBody(c, req) {
 		return
 	}
 	if req.GetTarget() != "user" && req.GetTarget() != "project" {
@@ -299,11 +225,6 @@ func (s *Service) publishHandler(c *call) {
 		return
 	}
 	s.goQuery(c, func(ctx context.Context, reply actors.ReplyFunc) {
-		src := scopeTarget{sharedmem.KindSession, sessionID}
-		if err := s.checkScope(ctx, c.who, src, false); err != nil {
-			reply(nil, err)
-			return
-		}
 		info, err := s.sessionInfo(ctx, sessionID)
 		if err != nil {
 			reply(nil, err)

@@ -3,10 +3,11 @@ package api
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/agentmem/agentmem/actors"
+	"github.com/agentmem/agentmem/api/subject"
+	"github.com/agentmem/agentmem/api/wire"
 	"github.com/agentmem/agentmem/events"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 )
@@ -27,13 +28,14 @@ const (
 	MaxWatchWait        = 30 * time.Second
 )
 
-// watchHandler serves one long poll: it checks the caller may read the
-// aggregate, then holds one of the caller's watch slots (429 max_watches)
-// and one of the node's until changes arrive, the wait ends or the
-// requester is gone (when its transport can tell: requesterContext).
+// watchHandler serves one long poll: it holds one of the caller's watch
+// slots (429 max_watches) and one of the node's until changes arrive, the
+// wait ends or the requester is gone (when its transport can tell: Request.Gone). The
+// caller's access to the aggregate is checked in the poll's goroutine
+// when it needs the session's owner (authorized).
 func (s *Service) watchHandler(c *call) {
 	req := &memoryv1.WatchRequest{}
-	if !s.readBody(c.r, c.rp, c.asJSON, req) {
+	if !s.readBody(c, req) {
 		return
 	}
 	limit := int(req.GetMaxChanges())
@@ -49,26 +51,21 @@ func (s *Service) watchHandler(c *call) {
 		c.fail(&Error{Code: 400, Field: "wait_ms", Message: fmt.Sprintf("%d, at most %d", req.GetWaitMs(), MaxWatchWait.Milliseconds())})
 		return
 	}
-	var (
-		subject string
-		check   func(context.Context) error
-	)
-	if strings.HasPrefix(c.r.Subject(), "mem.v1.session.") {
-		id, err := sessionID(c.r.Subject())
+	var logSubject string
+	if c.subj.Family == subject.Session {
+		id, err := c.subj.SessionID()
 		if err != nil {
 			c.fail(err)
 			return
 		}
-		subject = events.SessionSubject(id)
-		check = func(ctx context.Context) error { return s.checkSession(ctx, c.who, id, false) }
+		logSubject = events.SessionSubject(id)
 	} else {
-		t, err := parseScopeSubject(c.r.Subject())
+		t, err := c.scope()
 		if err != nil {
 			c.fail(err)
 			return
 		}
-		subject = events.ScopeSubject(actors.AggregateKind(t.kind), t.id)
-		check = func(ctx context.Context) error { return s.checkScope(ctx, c.who, t, false) }
+		logSubject = events.ScopeSubject(actors.AggregateKind(t.kind), t.id)
 	}
 	release, ok := hold(c, s.watchSlots, s.watches, "watches")
 	if !ok {
@@ -83,7 +80,7 @@ func (s *Service) watchHandler(c *call) {
 		defer release()
 		ctx, cancel := context.WithTimeout(s.ctx, wait+s.cfg.QueryTimeout)
 		defer cancel()
-		if err := check(ctx); err != nil {
+		if err := s.authorized(ctx, c); err != nil {
 			reply(nil, err)
 			return
 		}
@@ -94,12 +91,12 @@ func (s *Service) watchHandler(c *call) {
 		defer wcancel()
 		stop := context.AfterFunc(s.watchCtx, wcancel)
 		defer stop()
-		gone := requesterContext(c.r)
+		gone := c.r.Gone
 		if gone != nil {
 			stopGone := context.AfterFunc(gone, wcancel)
 			defer stopGone()
 		}
-		changes, last, err := s.watcher.Watch(wctx, subject, req.GetFromSeq(), limit, wait)
+		changes, last, err := s.watcher.Watch(wctx, logSubject, req.GetFromSeq(), limit, wait)
 		if err != nil && ctx.Err() == nil && (s.watchCtx.Err() != nil || gone != nil && gone.Err() != nil) {
 			changes, last, err = nil, req.GetFromSeq(), nil // stopping, or nobody waits: no change yet
 		}
@@ -107,7 +104,7 @@ func (s *Service) watchHandler(c *call) {
 			reply(nil, &Error{Code: 503, Message: err.Error()})
 			return
 		}
-		changes, last, err = watchPage(changes, last, c.asJSON || req.GetDecodeValues())
+		changes, last, err = wire.WatchPage(changes, last, c.asJSON || req.GetDecodeValues())
 		if err != nil {
 			reply(nil, &Error{Code: 500, Message: err.Error()})
 			return

@@ -24,8 +24,16 @@
 //
 // A run reaches the scope actors through Scopes and the sessions (their
 // actors and the read model) through Sessions, both declared here and
-// implemented by package api; a port's error wraps ErrNotFound or
-// ErrConflict where a run must tell those apart.
+// implemented over the actors by ActorPort (which package api builds from
+// its dispatchers); a port's error wraps ErrNotFound or ErrConflict where
+// a run must tell those apart.
+//
+// # Review
+//
+// The proposals a run files for review in a scope whose conflict strategy
+// is "review" are listed and settled by Conflicts and Settle (review.go),
+// through the same port; package api serves them as
+// mem.v1.scope.<kind>.<id>.conflicts and .settle.
 //
 // # Exactly once
 //

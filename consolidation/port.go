@@ -17,8 +17,8 @@ type Scope struct {
 func (s Scope) String() string { return string(s.Kind) + ":" + s.ID }
 
 // Scopes is what a run needs of the scope actors: every entry is read
-// and written through the scope's owner, never around it. The api
-// implements it (api/consolidate.go).
+// and written through the scope's owner, never around it. ActorPort
+// implements it over the actors.
 type Scopes interface {
 	// Get returns key's current entry (a deleted one included); an error
 	// wrapping ErrNotFound when the key never existed.

@@ -22,7 +22,9 @@ import (
 
 	"github.com/agentmem/agentmem/actors"
 	"github.com/agentmem/agentmem/api"
+	"github.com/agentmem/agentmem/api/dispatch"
 	"github.com/agentmem/agentmem/api/httpapi"
+	"github.com/agentmem/agentmem/api/natsapi"
 	"github.com/agentmem/agentmem/erasure"
 	"github.com/agentmem/agentmem/events"
 	"github.com/agentmem/agentmem/inspector"
@@ -51,6 +53,8 @@ type Node struct {
 	apiNC    *nats.Conn
 	dir      *actors.Directory
 	svc      *api.Service
+	disp     *dispatch.Dispatcher // svc as its transports see it
+	natsAPI  *natsapi.Server      // serves disp over NATS
 	http     *http.Server
 	httpDone chan struct{}
 	httpAddr string
@@ -265,12 +269,20 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	// (and, should an owner be unreachable now, later: resumeLoop).
 	resumed := n.resumeOnce(ctx)
 	n.goBackground("erasure resumption stopped", func(ctx context.Context) error { return n.resumeLoop(ctx, resumed) })
+	ncfg := natsapi.DefaultConfig()
 	if tenants != nil {
 		// Every tenant request crosses a service import, whose reply
 		// subject the server rewrites to _R_.…: nothing else is answered.
-		acfg.ReplyPrefixes = []string{"_R_."}
+		ncfg.ReplyPrefixes = []string{"_R_."}
 	}
-	if n.svc, err = api.Start(n.apiNC, deps, acfg); err != nil {
+	acfg.MaxPayload = n.apiNC.MaxPayload()
+	if n.svc, err = api.New(deps, acfg); err != nil {
+		return n, err
+	}
+	n.disp = dispatch.New(n.svc)
+	if n.natsAPI, err = natsapi.Start(n.apiNC, n.disp, ncfg); err != nil {
+		_ = n.svc.Stop(ctx)
+		n.svc = nil
 		return n, err
 	}
 	// The service's subscriptions are in place once the server saw them:
@@ -519,7 +531,7 @@ func (n *Node) startHTTP(tenants *tenancy.Directory) error {
 	if n.svc != nil {
 		hcfg := httpapi.DefaultConfig()
 		hcfg.MaxBodyBytes, hcfg.Origins = n.apiNC.MaxPayload(), n.cfg.HTTPOrigins
-		mux.Handle(httpapi.Prefix, httpapi.New(n.svc, hcfg))
+		mux.Handle(httpapi.Prefix, httpapi.New(n.disp, hcfg))
 	}
 	// No WriteTimeout: the watch streams (Server-Sent Events) last.
 	n.http = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute}
@@ -580,8 +592,8 @@ func (n *Node) shutdown(ctx context.Context) error {
 	// served (sent on to the new owners) until the drain ends; then they
 	// find no responder here, and the senders wait for the new owner.
 	errs = append(errs, n.drainInternal(ctx))
-	if n.svc != nil {
-		errs = append(errs, n.svc.Stop(ctx))
+	if n.natsAPI != nil {
+		errs = append(errs, n.natsAPI.Stop(ctx)) // and the service
 	}
 	if n.dir != nil {
 		errs = append(errs, n.dir.Close(ctx))

@@ -84,7 +84,7 @@ func (n *Node) serveInternal(calls callServer) error {
 	prefix := forwardSubject(me, "")
 	fwd, err := n.nc.Subscribe(prefix+">", func(m *nats.Msg) {
 		m.Subject = strings.TrimPrefix(m.Subject, prefix)
-		n.svc.ServeForwarded(m)
+		n.natsAPI.ServeForwarded(m)
 	})
 	if err != nil {
 		return fmt.Errorf("node: subscribe forwards: %w", err)

@@ -10,7 +10,8 @@
 // It is an adapter: it verifies the caller (loopback only on the
 // single-user node; a bearer token of the tenants file otherwise), checks
 // the browser Origin (and answers CORS for the origins allowed), reads the
-// body, and hands the request to the service (api.Service.Do) with the
+// body, and hands the request to the dispatcher (dispatch.Dispatcher.Do,
+// as the NATS adapter hands its requests to the same dispatcher) with the
 // caller as a value. Every other check is the service's, as for a NATS
 // request.
 package httpapi

@@ -16,6 +16,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/agentmem/agentmem/api"
+	"github.com/agentmem/agentmem/api/dispatch"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 	"github.com/agentmem/agentmem/tenancy"
 )
@@ -27,11 +28,12 @@ var (
 	jsonIn  = protojson.UnmarshalOptions{}
 )
 
-// Service is what the HTTP API needs of the memory service (api.Service).
+// Service is what the HTTP API needs of the memory service: its
+// dispatcher (dispatch.Dispatcher), as the NATS transport's.
 type Service interface {
 	// Do serves one JSON request as the operation of subject, for the
 	// caller the adapter verified (nil: the single-user node's caller).
-	Do(ctx context.Context, subject string, data []byte, who *tenancy.Caller) (api.Reply, error)
+	Do(ctx context.Context, subject string, data []byte, who *tenancy.Caller) (dispatch.Reply, error)
 	// Operations are the operations served.
 	Operations() []api.Operation
 	// Tenants is the tenants directory (nil: the single-user node).
@@ -43,7 +45,7 @@ type Service interface {
 	Version() string
 }
 
-var _ Service = (*api.Service)(nil)
+var _ Service = (*dispatch.Dispatcher)(nil)
 
 // Config configures the HTTP API.
 type Config struct {
@@ -253,7 +255,7 @@ func jsonLabel(ct string) bool {
 
 // writeReply writes a reply of Do: its code as the status (200 without
 // one), its JSON body.
-func writeReply(w http.ResponseWriter, rep api.Reply) {
+func writeReply(w http.ResponseWriter, rep dispatch.Reply) {
 	w.Header().Set("Content-Type", api.ContentTypeJSON)
 	if c := rep.Code(); c != 0 {
 		w.WriteHeader(httpStatus(c))

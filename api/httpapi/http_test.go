@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/agentmem/agentmem/api"
+	"github.com/agentmem/agentmem/api/dispatch"
 	"github.com/agentmem/agentmem/tenancy"
 )
 
@@ -16,7 +17,7 @@ import (
 // operation runs.
 type fakeService struct{}
 
-func (fakeService) Do(context.Context, string, []byte, *tenancy.Caller) (api.Reply, error) {
+func (fakeService) Do(context.Context, string, []byte, *tenancy.Caller) (dispatch.Reply, error) {
 	panic("an operation ran")
 }
 func (fakeService) Operations() []api.Operation { return nil }

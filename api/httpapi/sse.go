@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/agentmem/agentmem/api"
+	"github.com/agentmem/agentmem/api/dispatch"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 	"github.com/agentmem/agentmem/tenancy"
 )
@@ -76,7 +77,7 @@ func (h *httpAPI) serveSSE(w http.ResponseWriter, r *http.Request, subject strin
 		writeHTTPError(w, &api.Error{Code: 500, Message: "this connection cannot stream"})
 		return
 	}
-	poll := func(r *http.Request, req *memoryv1.WatchRequest) (api.Reply, error) {
+	poll := func(r *http.Request, req *memoryv1.WatchRequest) (dispatch.Reply, error) {
 		body, _ := jsonOut.Marshal(req)
 		ctx, cancel := context.WithTimeout(r.Context(), h.cfg.Timeout)
 		defer cancel()
@@ -103,7 +104,7 @@ func (h *httpAPI) serveSSE(w http.ResponseWriter, r *http.Request, subject strin
 	// reply itself, and the headers go out at once.
 	first := proto.Clone(req).(*memoryv1.WatchRequest)
 	first.WaitMs = 0
-	var rep api.Reply
+	var rep dispatch.Reply
 	if gone == nil {
 		var err error
 		if rep, err = poll(r, first); err != nil {

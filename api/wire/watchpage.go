@@ -1,4 +1,4 @@
-package api
+package wire
 
 import (
 	"fmt"
@@ -10,16 +10,16 @@ import (
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 )
 
-// maxWatchReplyBytes bounds a watch reply (the NATS max payload is 1 MiB by
+// MaxWatchReplyBytes bounds a watch reply (the NATS max payload is 1 MiB by
 // default): a page ends before the change that would pass it, except the
 // first, which is always sent (a stored batch fits the payload limit).
-const maxWatchReplyBytes = 512 << 10
+const MaxWatchReplyBytes = 512 << 10
 
-// watchPage cuts changes to the reply limit and, with decode, decompresses
+// WatchPage cuts changes to the reply limit and, with decode, decompresses
 // the entry values of the changes it keeps: a change alone over the limit
 // decoded is sent as stored. It returns the page and the sequence to poll
 // from next (last when nothing was cut).
-func watchPage(changes []*memoryv1.WatchChange, last uint64, decode bool) ([]*memoryv1.WatchChange, uint64, error) {
+func WatchPage(changes []*memoryv1.WatchChange, last uint64, decode bool) ([]*memoryv1.WatchChange, uint64, error) {
 	size := 0
 	for i, ch := range changes {
 		out := ch
@@ -31,10 +31,10 @@ func watchPage(changes []*memoryv1.WatchChange, last uint64, decode bool) ([]*me
 			out = d
 		}
 		n := proto.Size(out)
-		if i == 0 && out != ch && n > maxWatchReplyBytes {
+		if i == 0 && out != ch && n > MaxWatchReplyBytes {
 			out, n = ch, proto.Size(ch) // alone over the limit decoded: as stored
 		}
-		if i > 0 && size+n > maxWatchReplyBytes {
+		if i > 0 && size+n > MaxWatchReplyBytes {
 			return changes[:i], changes[i-1].GetSeq(), nil
 		}
 		size += n

@@ -1,4 +1,4 @@
-package api
+package wire
 
 import (
 	"bytes"
@@ -40,11 +40,11 @@ func entryOf(t *testing.T, ch *memoryv1.WatchChange) *memoryv1.Entry {
 // decoded is sent as stored; a later one ends the page before it.
 func TestWatchPageDecodes(t *testing.T) {
 	small := bytes.Repeat([]byte("notes "), sharedmem.CompressThreshold)
-	big := make([]byte, maxWatchReplyBytes+1)
+	big := make([]byte, MaxWatchReplyBytes+1)
 	t.Run("decoded", func(t *testing.T) {
 		ch := entryChange(t, 1, small)
 		before := proto.Clone(ch)
-		page, last, err := watchPage([]*memoryv1.WatchChange{ch}, 9, true)
+		page, last, err := WatchPage([]*memoryv1.WatchChange{ch}, 9, true)
 		if err != nil || len(page) != 1 || last != 9 {
 			t.Fatalf("page %d changes, last %d, err %v", len(page), last, err)
 		}
@@ -57,20 +57,20 @@ func TestWatchPageDecodes(t *testing.T) {
 	})
 	t.Run("first over the limit", func(t *testing.T) {
 		ch := entryChange(t, 1, big)
-		page, last, err := watchPage([]*memoryv1.WatchChange{ch, entryChange(t, 2, small)}, 2, true)
+		page, last, err := WatchPage([]*memoryv1.WatchChange{ch, entryChange(t, 2, small)}, 2, true)
 		if err != nil || len(page) != 2 || last != 2 || page[0] != ch || !entryOf(t, page[0]).GetCompressed() || entryOf(t, page[1]).GetCompressed() {
 			t.Fatalf("page %d changes, last %d, err %v: want the first as stored, the second decoded", len(page), last, err)
 		}
 	})
 	t.Run("later over the limit", func(t *testing.T) {
-		page, last, err := watchPage([]*memoryv1.WatchChange{entryChange(t, 1, small), entryChange(t, 2, big)}, 2, true)
+		page, last, err := WatchPage([]*memoryv1.WatchChange{entryChange(t, 1, small), entryChange(t, 2, big)}, 2, true)
 		if err != nil || len(page) != 1 || last != 1 || entryOf(t, page[0]).GetCompressed() {
 			t.Fatalf("page %d changes, last %d, err %v: want the first decoded, then 1", len(page), last, err)
 		}
 	})
 	t.Run("no decode", func(t *testing.T) {
 		ch := entryChange(t, 1, big)
-		page, last, err := watchPage([]*memoryv1.WatchChange{ch}, 1, false)
+		page, last, err := WatchPage([]*memoryv1.WatchChange{ch}, 1, false)
 		if err != nil || len(page) != 1 || last != 1 || page[0] != ch {
 			t.Fatalf("page %d changes, last %d, err %v", len(page), last, err)
 		}

@@ -1,18 +1,19 @@
-package api
+// Package inflight counts the requests a service has begun and not
+// answered, so that it stops only once they are answered.
+package inflight
 
 import (
 	"context"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
-// inflight counts the requests the service has begun and not answered.
+// Counter counts the requests the service has begun and not answered.
 // Unlike a sync.WaitGroup a request may begin while Stop waits for the
 // count to reach zero: a stopping node goes on serving (forwarding) what
 // still reaches it, the messages its drained subscriptions deliver after
 // Stop began included, until it is closed.
-type inflight struct {
+type Counter struct {
 	mu     sync.Mutex
 	n      int           // guarded by mu
 	begun  uint64        // requests begun so far; guarded by mu
@@ -20,8 +21,8 @@ type inflight struct {
 	zero   chan struct{} // closed when n reaches zero (nil: nobody waits); guarded by mu
 }
 
-// begin counts one request, unless closed (false).
-func (f *inflight) begin() bool {
+// Begin counts one request, unless closed (false).
+func (f *Counter) Begin() bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.closed {
@@ -32,8 +33,8 @@ func (f *inflight) begin() bool {
 	return true
 }
 
-// done ends one request begun.
-func (f *inflight) done() {
+// Done ends one request begun.
+func (f *Counter) Done() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.n--
@@ -43,10 +44,10 @@ func (f *inflight) done() {
 	}
 }
 
-// closeWhenQuiet waits until no request is in flight and none began for
+// CloseWhenQuiet waits until no request is in flight and none began for
 // quiet, then closes: later requests are refused. It returns ctx's error
 // (and does not close) if ctx ends first.
-func (f *inflight) closeWhenQuiet(ctx context.Context, quiet time.Duration) error {
+func (f *Counter) CloseWhenQuiet(ctx context.Context, quiet time.Duration) error {
 	for {
 		f.mu.Lock()
 		if f.n > 0 {
@@ -80,17 +81,3 @@ func (f *inflight) closeWhenQuiet(ctx context.Context, quiet time.Duration) erro
 		f.mu.Unlock()
 	}
 }
-
-// atomicMax is a counter that only rises (safe for concurrent use).
-type atomicMax struct{ v atomic.Uint64 }
-
-func (m *atomicMax) note(v uint64) {
-	for {
-		cur := m.v.Load()
-		if v <= cur || m.v.CompareAndSwap(cur, v) {
-			return
-		}
-	}
-}
-
-func (m *atomicMax) load() uint64 { return m.v.Load() }
