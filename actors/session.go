@@ -181,7 +181,7 @@ func (a *sessionActor) authorize(who *tenancy.Caller, body any) error {
 		return nil
 	}
 	if req, ok := body.(*memoryv1.CreateSessionRequest); ok && !a.st().Exists() {
-		return who.CreateSession(req.GetUserId(), req.GetAgentId(), req.GetProject(), req.GetApp())
+		return who.CreateSession(req.GetUserId(), req.GetAgentId(), req.GetProject(), req.GetApp(), req.GetAgentType())
 	}
 	if !a.st().Exists() {
 		return nil // every operation answers 404

@@ -69,6 +69,7 @@ func (s *State) DecideCreate(req *memoryv1.CreateSessionRequest, sessionID strin
 		AgentId:   req.AgentId,
 		Config:    cfg,
 		Rom:       rom,
+		AgentType: req.AgentType,
 	}}, nil
 }
 

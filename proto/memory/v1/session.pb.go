@@ -1898,8 +1898,10 @@ type SessionSnapshot struct {
 	// node waits to see those projected), so the same requests give the
 	// same context however far the projection lags, a restart included.
 	LastAppendFirstSeq uint64 `protobuf:"varint,27,opt,name=last_append_first_seq,json=lastAppendFirstSeq,proto3" json:"last_append_first_seq,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// agent_type is SessionCreated.agent_type.
+	AgentType     string `protobuf:"bytes,28,opt,name=agent_type,json=agentType,proto3" json:"agent_type,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SessionSnapshot) Reset() {
@@ -2121,6 +2123,13 @@ func (x *SessionSnapshot) GetLastAppendFirstSeq() uint64 {
 	return 0
 }
 
+func (x *SessionSnapshot) GetAgentType() string {
+	if x != nil {
+		return x.AgentType
+	}
+	return ""
+}
+
 var File_memory_v1_session_proto protoreflect.FileDescriptor
 
 const file_memory_v1_session_proto_rawDesc = "" +
@@ -2287,7 +2296,7 @@ const file_memory_v1_session_proto_rawDesc = "" +
 	"command_id\x18\x01 \x01(\tR\tcommandId\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\x04R\aversion\x12\x10\n" +
 	"\x03seq\x18\x03 \x01(\x04R\x03seq\x12\x16\n" +
-	"\x06digest\x18\x04 \x01(\fR\x06digest\"\x9f\t\n" +
+	"\x06digest\x18\x04 \x01(\fR\x06digest\"\xbe\t\n" +
 	"\x0fSessionSnapshot\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x17\n" +
@@ -2318,7 +2327,9 @@ const file_memory_v1_session_proto_rawDesc = "" +
 	"\x0frecent_commands\x18\x18 \x03(\v2!.agentmem.memory.v1.CommandResultR\x0erecentCommands\x12(\n" +
 	"\x10next_summary_seq\x18\x19 \x01(\x04R\x0enextSummarySeq\x12;\n" +
 	"\tassembled\x18\x1a \x01(\v2\x1d.agentmem.memory.v1.AssembledR\tassembled\x121\n" +
-	"\x15last_append_first_seq\x18\x1b \x01(\x04R\x12lastAppendFirstSeq*_\n" +
+	"\x15last_append_first_seq\x18\x1b \x01(\x04R\x12lastAppendFirstSeq\x12\x1d\n" +
+	"\n" +
+	"agent_type\x18\x1c \x01(\tR\tagentType*_\n" +
 	"\x04Role\x12\x14\n" +
 	"\x10ROLE_UNSPECIFIED\x10\x00\x12\x0f\n" +
 	"\vROLE_SYSTEM\x10\x01\x12\r\n" +

@@ -184,6 +184,8 @@ class CreateSessionReply(TypedDict):
 class CreateSessionRequest(TypedDict):
     # the agent; with tenants, the caller's own agent when empty
     agent_id: NotRequired[str]
+    # the agent's type: its sessions read the scope agent_type/<type>; with tenants, the caller's own type (taken from its tenants entry when empty)
+    agent_type: NotRequired[str]
     app: NotRequired[str]
     assembly: NotRequired["AssemblyConfigInput"]
     backend_schema: NotRequired[str]
@@ -765,6 +767,7 @@ class SessionIndexEntry(TypedDict):
 
 class SessionInfo(TypedDict):
     agent_id: str
+    agent_type: str
     app: str
     archived_l2_count: str
     assembly: NotRequired["AssemblyConfig"]

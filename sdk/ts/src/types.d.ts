@@ -161,6 +161,7 @@ export interface CreateSessionReply {
 
 export interface CreateSessionRequest {
   agent_id?: string;
+  agent_type?: string;
   app?: string;
   assembly?: AssemblyConfigInput;
   backend_schema?: string;
@@ -664,6 +665,7 @@ export interface SessionIndexEntry {
 
 export interface SessionInfo {
   agent_id: string;
+  agent_type: string;
   app: string;
   archived_l2_count: string;
   assembly?: AssemblyConfig;
