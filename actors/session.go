@@ -50,6 +50,7 @@ func (a *sessionActor) env() segmented.Env {
 		NowUnixNano: a.dir.deps.Now().UnixNano(),
 		Tokenizer:   a.dir.deps.Tokenizer,
 		Summarizer:  a.dir.deps.Summarizer,
+		Libraries:   a.dir.deps.Libraries,
 	}
 }
 

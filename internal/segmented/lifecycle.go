@@ -58,6 +58,13 @@ func (s *State) DecideCreate(req *memoryv1.CreateSessionRequest, sessionID strin
 		BackendSchema: req.BackendSchema,
 	}
 	rom.Tokens = romTokenCount(env.Tokenizer, rom)
+	if len(req.PatternLibraries) > 0 {
+		libs, err := readLibraries(env, req.PatternLibraries)
+		if err != nil {
+			return nil, err
+		}
+		rom = withLibraries(rom, req.Patterns, libs, env.Tokenizer)
+	}
 	if budget := budgetOf(cfg); uint64(rom.Tokens) > budget {
 		return nil, reject(CodeTooLarge, "system_prompt", "the ROM needs %d tokens, the budget is %d", rom.Tokens, budget)
 	}

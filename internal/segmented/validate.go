@@ -150,6 +150,9 @@ func ValidateCreate(req *memoryv1.CreateSessionRequest) error {
 			return err
 		}
 	}
+	if err := validateLibraries(req.PatternLibraries); err != nil {
+		return err
+	}
 	if req.AgentType != "" && !scopeIDRule.MatchString(req.AgentType) {
 		// The type names the scope agent_type:<type>, so it is a scope id.
 		return badRequest("agent_type", "%q is not [A-Za-z0-9_-]{1,128}", req.AgentType)

@@ -272,9 +272,14 @@ type CreateSessionRequest struct {
 	// its sessions read the scope agent_type:<type>, shared by every agent of
 	// the type. With tenants it must be the caller's own (its tenants entry's
 	// agent_type), and is taken from there when empty.
-	AgentType     string `protobuf:"bytes,16,opt,name=agent_type,json=agentType,proto3" json:"agent_type,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	AgentType string `protobuf:"bytes,16,opt,name=agent_type,json=agentType,proto3" json:"agent_type,omitempty"`
+	// pattern_libraries name the shared pattern libraries (the global scope's
+	// entries patterns/<library>/<name>) whose current patterns follow the
+	// session's own in its ROM. A library's change gives the session a new
+	// ROM version from its next user message (never within a turn).
+	PatternLibraries []string `protobuf:"bytes,17,rep,name=pattern_libraries,json=patternLibraries,proto3" json:"pattern_libraries,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *CreateSessionRequest) Reset() {
@@ -417,6 +422,13 @@ func (x *CreateSessionRequest) GetAgentType() string {
 		return x.AgentType
 	}
 	return ""
+}
+
+func (x *CreateSessionRequest) GetPatternLibraries() []string {
+	if x != nil {
+		return x.PatternLibraries
+	}
+	return nil
 }
 
 type MessageInput struct {
@@ -3681,7 +3693,7 @@ var File_memory_v1_api_proto protoreflect.FileDescriptor
 
 const file_memory_v1_api_proto_rawDesc = "" +
 	"\n" +
-	"\x13memory/v1/api.proto\x12\x12agentmem.memory.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x18memory/v1/envelope.proto\x1a\x17memory/v1/session.proto\"\xfb\x04\n" +
+	"\x13memory/v1/api.proto\x12\x12agentmem.memory.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x18memory/v1/envelope.proto\x1a\x17memory/v1/session.proto\"\xa8\x05\n" +
 	"\x14CreateSessionRequest\x12\x1d\n" +
 	"\n" +
 	"command_id\x18\x01 \x01(\tR\tcommandId\x12\x17\n" +
@@ -3701,7 +3713,8 @@ const file_memory_v1_api_proto_rawDesc = "" +
 	"\x0ebackend_schema\x18\x0e \x01(\tR\rbackendSchema\x12>\n" +
 	"\bassembly\x18\x0f \x01(\v2\".agentmem.memory.v1.AssemblyConfigR\bassembly\x12\x1d\n" +
 	"\n" +
-	"agent_type\x18\x10 \x01(\tR\tagentType\"\xbd\x02\n" +
+	"agent_type\x18\x10 \x01(\tR\tagentType\x12+\n" +
+	"\x11pattern_libraries\x18\x11 \x03(\tR\x10patternLibraries\"\xbd\x02\n" +
 	"\fMessageInput\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12,\n" +
 	"\x04role\x18\x02 \x01(\x0e2\x18.agentmem.memory.v1.RoleR\x04role\x12\x18\n" +
