@@ -169,6 +169,7 @@ export interface CreateSessionRequest {
   custom_profile?: CompressionProfile;
   max_context_tokens?: number;
   max_l2_tokens?: number;
+  pattern_libraries?: Array<string>;
   patterns?: Array<string>;
   profile?: "fill" | "balanced" | "data_intensive" | "conversational" | "custom";
   project?: string;
@@ -483,6 +484,12 @@ export interface OpenAIToolCallInput {
   type: "function";
 }
 
+export interface PatternLibrary {
+  digest: string;
+  name: string;
+  patterns: number;
+}
+
 export interface PromoteReply {
   promoted_tokens: number;
   result?: MutationReply;
@@ -582,6 +589,7 @@ export interface RollbackEntryRequest {
 
 export interface Rom {
   backend_schema: string;
+  libraries: Array<PatternLibrary>;
   patterns: Array<string>;
   system_prompt: string;
   tokens: number;
