@@ -38,5 +38,6 @@
 //
 // Readers read only. Admins may do everything. A read through a session
 // (resolve, the context's memory section) reads each of the session's
-// user, app and project scopes only if the reader may read it directly.
+// user, app, project and agent type scopes only if the reader may read it
+// directly.
 package tenancy
