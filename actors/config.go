@@ -88,6 +88,10 @@ type Deps struct {
 	Summarizer segmented.Summarizer
 	// Rewriter is optional.
 	Rewriter Rewriter
+	// Libraries reads pattern libraries for the sessions' ROMs (nil: no
+	// session may name one). Its answer is recorded in the session's
+	// events, so it may read a projection that lags.
+	Libraries segmented.LibrarySource
 	// Commands finds commands stored before an aggregate's window of recent
 	// commands (the projection's command index). Nil: a retry is recognised
 	// only within the window (the last 64 commands of the aggregate).

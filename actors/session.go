@@ -50,6 +50,7 @@ func (a *sessionActor) env() segmented.Env {
 		NowUnixNano: a.dir.deps.Now().UnixNano(),
 		Tokenizer:   a.dir.deps.Tokenizer,
 		Summarizer:  a.dir.deps.Summarizer,
+		Libraries:   a.dir.deps.Libraries,
 	}
 }
 
@@ -181,7 +182,7 @@ func (a *sessionActor) authorize(who *tenancy.Caller, body any) error {
 		return nil
 	}
 	if req, ok := body.(*memoryv1.CreateSessionRequest); ok && !a.st().Exists() {
-		return who.CreateSession(req.GetUserId(), req.GetAgentId(), req.GetProject(), req.GetApp())
+		return who.CreateSession(req.GetUserId(), req.GetAgentId(), req.GetProject(), req.GetApp(), req.GetAgentType())
 	}
 	if !a.st().Exists() {
 		return nil // every operation answers 404

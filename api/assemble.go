@@ -425,6 +425,10 @@ func assemblyScopes(id string, k segmented.CandidateKey) []scopeRef {
 	if a := k.Agent; a != "" {
 		refs = append(refs, scopeRef{sharedmem.KindAgent, a, segmented.TierTask})
 	}
+	if t := k.AgentType; t != "" {
+		// What the agent's kind learned is offered like its own memory.
+		refs = append(refs, scopeRef{sharedmem.KindAgentType, t, segmented.TierTask})
+	}
 	refs = append(refs, scopeRef{sharedmem.KindSession, id, segmented.TierTask})
 	for _, r := range []scopeRef{
 		{sharedmem.KindUser, k.User, segmented.TierUser},

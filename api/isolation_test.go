@@ -38,6 +38,7 @@ func isoKinds() []isoKind {
 		byID("user", client.User),
 		byID("app", client.App),
 		byID("project", client.Project),
+		byID("agent_type", client.AgentType),
 	}
 }
 

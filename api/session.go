@@ -33,6 +33,12 @@ func (s *Service) sessionHandler(newReq func() proto.Message) func(*call) {
 				// connection, never from the body.
 				req.AgentId = c.who.Agent
 			}
+			if req.GetAgentType() == "" && req.GetAgentId() == c.who.Agent {
+				// Likewise its type: the caller's own agent is of the
+				// type its tenants entry gives (a type in the body is
+				// checked against it by the actor).
+				req.AgentType = c.who.AgentType
+			}
 			if s.rm == nil {
 				s.handOff(rp, asJSON, func(reply actors.ReplyFunc) error { return s.d.Dispatch(id, c.who, req, reply) })
 				return

@@ -8,10 +8,10 @@ import (
 
 // Scope names one memory scope: an agent's private memory or a shared scope.
 // Build one with Agent, Global, Workflow, Swarm, Debate,
-// SessionScope, User, App or Project.
+// SessionScope, User, App, Project or AgentType.
 type Scope struct {
 	// Kind is "agent", "global", "workflow", "swarm", "debate", "session",
-	// "user", "app" or "project".
+	// "user", "app", "project" or "agent_type".
 	Kind string
 	// ID is the scope's id ("global" for the global scope).
 	ID string
@@ -44,6 +44,10 @@ func App(name string) Scope { return Scope{Kind: "app", ID: name} }
 
 // Project is the scope project:<id> (writes need an elevated caller).
 func Project(id string) Scope { return Scope{Kind: "project", ID: id} }
+
+// AgentType is the scope agent_type:<type>, shared by every agent of the
+// type (with tenants: the principals whose agent_type it is).
+func AgentType(name string) Scope { return Scope{Kind: "agent_type", ID: name} }
 
 // String is "<kind>:<id>", or "global".
 func (s Scope) String() string {

@@ -15,7 +15,7 @@ import (
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 )
 
-var scopeKinds = []string{"global", "user", "agent", "session", "project", "app", "workflow", "swarm", "debate"}
+var scopeKinds = []string{"global", "user", "agent", "session", "project", "app", "workflow", "swarm", "debate", "agent_type"}
 
 type scopesPage struct {
 	Base

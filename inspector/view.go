@@ -177,7 +177,7 @@ func (s sources) of(m *memoryv1.ContextMessage) (string, string) {
 	id := m.GetId()
 	switch m.GetLayer() {
 	case segmented.LayerROM:
-		return fmt.Sprintf("ROM version %d", s.rom.GetVersion()), ""
+		return romSource(s.rom), ""
 	case segmented.LayerKernel:
 		kind, name, _ := strings.Cut(id, ":")
 		return "kernel " + kind + " " + name, ""
@@ -215,4 +215,19 @@ func day(m *memoryv1.Message) string {
 		return "day unknown"
 	}
 	return time.Unix(0, t).UTC().Format("2006-01-02")
+}
+
+// romSource names a ROM version and the pattern libraries it was built
+// with (each with the start of its digest): which library text a context
+// used.
+func romSource(r *memoryv1.Rom) string {
+	out := fmt.Sprintf("ROM version %d", r.GetVersion())
+	for i, l := range r.GetLibraries() {
+		sep := ", "
+		if i == 0 {
+			sep = " · libraries "
+		}
+		out += fmt.Sprintf("%s%s@%.8s", sep, l.GetName(), l.GetDigest())
+	}
+	return out
 }

@@ -206,7 +206,12 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 		}
 		cfg.Actors.RewriteTimeout = cfg.LLM.Timeout
 	}
+	var libs segmented.LibrarySource
+	if cfg.Projector {
+		libs = libraries(n.store)
+	}
 	n.dir, err = actors.New(cfg.Actors, actors.Deps{
+		Libraries: libs,
 		Now:       cfg.Now,
 		Rewriter:  rewriter,
 		Commands:  cmds,

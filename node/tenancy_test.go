@@ -123,6 +123,7 @@ func TestTenantAttackSuite(t *testing.T) {
 	tn := startTenantNode(t)
 	tu := connectTenants(t, tn)
 	v := seedVictims(t, tu)
+	v.subjects = append(v.subjects, seedAgentTypeVictim(t, tu))
 	a1 := tu.a1
 	ctx := context.Background()
 	if _, err := a1.c.CreateSession(ctx, "s-a1", &memoryv1.CreateSessionRequest{UserId: "u1", Project: "p1"}); err != nil {
@@ -381,6 +382,7 @@ func TestTenantAttackSuite(t *testing.T) {
 	})
 
 	addHTTPAttacks(tn, v, add)
+	addAgentTypeAttacks(t, tn, tu, add)
 
 	// a2's watcher on its own session: it must never see an attack's change.
 	before := tn.digest(t, v.subjects...)

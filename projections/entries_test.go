@@ -198,7 +198,7 @@ func TestKindsMatchWriters(t *testing.T) {
 	// actor packages).
 	want := map[sharedmem.Kind]string{
 		"agent": "agent", "global": "global", "workflow": "workflow", "swarm": "swarm", "debate": "debate",
-		"session": "session_scope", "user": "user", "app": "app", "project": "project",
+		"session": "session_scope", "user": "user", "app": "app", "project": "project", "agent_type": "agent_type",
 	}
 	if len(sharedmem.Kinds()) != len(want) {
 		t.Fatalf("sharedmem has %d kinds, the test knows %d", len(sharedmem.Kinds()), len(want))

@@ -27,6 +27,9 @@ type Caller struct {
 	// Principal is the principal's name ("" for the Unrestricted caller).
 	Principal string
 	Agent     string
+	// AgentType is the principal's agent type (its tenants entry's
+	// agent_type): the scope agent_type:<type> it shares with its kind.
+	AgentType string
 	Users     []string
 	Scopes    []string
 	Role      Role
@@ -66,7 +69,7 @@ func New(cfg Config) (*Directory, error) {
 		if p.Limits != nil {
 			l = p.Limits.or(base)
 		}
-		c := &Caller{Principal: p.Name, Agent: p.Agent, Users: slices.Clone(p.Users),
+		c := &Caller{Principal: p.Name, Agent: p.Agent, AgentType: p.AgentType, Users: slices.Clone(p.Users),
 			Scopes: slices.Clone(p.Scopes), Role: p.Role, Limits: l}
 		if p.User == "" {
 			d.byAcc[p.Account] = c
@@ -210,12 +213,12 @@ func (c *Caller) Session(sessionID, userID, agentID string, write bool) error {
 }
 
 // CreateSession checks that a session may be created for userID, agentID,
-// project and app: the user must be one of the caller's, the agent the
-// caller's own (or empty), and the project and app (when given) scopes the
-// caller is a member of. A session reads its user, project and app scopes
-// (resolve, the context's memory section), so it may name only what its
-// creator could read directly.
-func (c *Caller) CreateSession(userID, agentID, project, app string) error {
+// project, app and agentType: the user must be one of the caller's, the
+// agent and its type the caller's own (or empty), and the project and app
+// (when given) scopes the caller is a member of. A session reads its user,
+// project, app and agent type scopes (resolve, the context's memory
+// section), so it may name only what its creator could read directly.
+func (c *Caller) CreateSession(userID, agentID, project, app, agentType string) error {
 	if c.admin() {
 		return nil
 	}
@@ -227,6 +230,9 @@ func (c *Caller) CreateSession(userID, agentID, project, app string) error {
 	}
 	if agentID != "" && agentID != c.Agent {
 		return &DeniedError{Field: "agent_id", Reason: fmt.Sprintf("%s is not agent %q", c.name(), agentID)}
+	}
+	if agentType != "" && agentType != c.AgentType {
+		return &DeniedError{Field: "agent_type", Reason: fmt.Sprintf("%s is not of agent type %q (a type comes from the tenants file, not from a request)", c.name(), agentType)}
 	}
 	if userID == "" && agentID == "" {
 		return &DeniedError{Field: "user_id", Reason: "a session needs the caller's user_id or agent_id (nobody else could reach it)"}
@@ -256,6 +262,8 @@ func (c *Caller) Scope(kind, id string, write bool) error {
 		member = c.hasUser(id)
 	case "global":
 		member = true
+	case "agent_type":
+		member = c.AgentType != "" && c.AgentType == id
 	case "workflow", "swarm", "debate", "app", "project":
 		member = slices.Contains(c.Scopes, kind+":"+id)
 	default:

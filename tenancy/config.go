@@ -68,6 +68,12 @@ type Principal struct {
 	Role    Role   `json:"role"`
 	// Agent is the agent id this principal is (its private scope agent:<id>).
 	Agent string `json:"agent,omitempty"`
+	// AgentType is the kind of agent it is ("database-specialist"): it
+	// reads, and as a writer writes, the scope agent_type:<type> every
+	// principal of the type shares, and its sessions read that scope. The
+	// type is given here, by the node's operator, so no request can claim
+	// another type's knowledge.
+	AgentType string `json:"agent_type,omitempty"`
 	// Users are the user ids whose sessions and user scopes it reaches.
 	Users []string `json:"users,omitempty"`
 	// Scopes are its shared-scope memberships: "workflow:<id>",
@@ -166,6 +172,8 @@ func (c *Config) Validate() error {
 			return fmt.Errorf("%w: %s.role: %q, want reader, writer or admin", ErrInvalidConfig, at, p.Role)
 		case p.Agent != "" && !idRule.MatchString(p.Agent):
 			return fmt.Errorf("%w: %s.agent: %q is not [A-Za-z0-9_-]{1,128}", ErrInvalidConfig, at, p.Agent)
+		case p.AgentType != "" && !idRule.MatchString(p.AgentType):
+			return fmt.Errorf("%w: %s.agent_type: %q is not [A-Za-z0-9_-]{1,128}", ErrInvalidConfig, at, p.AgentType)
 		}
 		for j, u := range p.Users {
 			if !idRule.MatchString(u) {

@@ -14,9 +14,9 @@
 // is refused.
 //
 // A Directory maps (account, user) to a Principal from one config file
-// (Load): its name (the writer of its commands), its agent, its users,
-// its shared-scope memberships and its role (reader, writer, admin). Without
-// a config (the default single-user node) every request is the Unrestricted
+// (Load): its name (the writer of its commands), its agent, its agent
+// type, its users, its shared-scope memberships and its role (reader,
+// writer, admin). Without a config (the default single-user node) every request is the Unrestricted
 // caller, as before tenancy.
 //
 // Access rules (Caller methods; each refusal is a *DeniedError, 403):
@@ -28,12 +28,16 @@
 //	global                           everyone reads; writers write
 //	workflow/swarm/debate:<id>       members ("workflow:w1" in scopes)
 //	app:<name>, project:<id>         members read; admins write
+//	agent_type:<type>                principals whose agent_type is type
+//	                                 read; its writers write
 //	data                             the principal that put it (admins: all)
 //	configure a scope                admins; agent:<id> also the agent id
 //	create a session                 for the caller's user or agent, naming
 //	                                 only a project and app it is a member of
+//	                                 and only its own agent_type
 //
 // Readers read only. Admins may do everything. A read through a session
 // (resolve, the context's memory section) reads each of the session's
-// user, app and project scopes only if the reader may read it directly.
+// user, app, project and agent type scopes only if the reader may read it
+// directly.
 package tenancy

@@ -76,15 +76,15 @@ func TestAccessRules(t *testing.T) {
 	allowed("a1 other's session", a1.Session("s", "u2", "a2", false), false)
 	allowed("reader reads", front2.Session("s", "u2", "a2", false), true)
 	allowed("reader writes", front2.Session("s", "u2", "a2", true), false)
-	allowed("create for own user", a1.CreateSession("u1", "a1", "", ""), true)
-	allowed("create for another user", a1.CreateSession("u2", "", "", ""), false)
-	allowed("create as another agent", a1.CreateSession("u1", "a2", "", ""), false)
-	allowed("create for nobody", a1.CreateSession("", "", "", ""), false)
-	allowed("create in own project and app", a1.CreateSession("u1", "a1", "p1", "shop"), true)
-	allowed("create in another project", a1.CreateSession("u1", "a1", "p2", ""), false)
-	allowed("create in another app", a1.CreateSession("u1", "", "", "crm"), false)
-	allowed("create by agent in another project", a1.CreateSession("", "a1", "p2", "shop"), false)
-	allowed("admin creates in any project", ops.CreateSession("u1", "", "p2", "crm"), true)
+	allowed("create for own user", a1.CreateSession("u1", "a1", "", "", ""), true)
+	allowed("create for another user", a1.CreateSession("u2", "", "", "", ""), false)
+	allowed("create as another agent", a1.CreateSession("u1", "a2", "", "", ""), false)
+	allowed("create for nobody", a1.CreateSession("", "", "", "", ""), false)
+	allowed("create in own project and app", a1.CreateSession("u1", "a1", "p1", "shop", ""), true)
+	allowed("create in another project", a1.CreateSession("u1", "a1", "p2", "", ""), false)
+	allowed("create in another app", a1.CreateSession("u1", "", "", "crm", ""), false)
+	allowed("create by agent in another project", a1.CreateSession("", "a1", "p2", "shop", ""), false)
+	allowed("admin creates in any project", ops.CreateSession("u1", "", "p2", "crm", ""), true)
 	allowed("configure own agent scope", a1.Configure("agent", "a1"), true)
 	allowed("configure another agent's scope", a1.Configure("agent", "a2"), false)
 	for _, sc := range [][2]string{{"workflow", "w1"}, {"global", "global"}, {"user", "u1"}, {"session", "s1"}, {"app", "shop"}, {"project", "p1"}} {
@@ -111,6 +111,13 @@ func TestAccessRules(t *testing.T) {
 	allowed("other's data", a1.Data("d", "a2"), false)
 	allowed("unowned data", a1.Data("d", ""), false)
 	allowed("single-user node", anyone.Scope("app", "x", true), true)
+	allowed("own agent type read", a1.Scope("agent_type", "database-specialist", false), true)
+	allowed("own agent type write", a1.Scope("agent_type", "database-specialist", true), true)
+	allowed("other agent type", a1.Scope("agent_type", "support-specialist", false), false)
+	allowed("no agent type", front2.Scope("agent_type", "database-specialist", false), false)
+	allowed("create of own agent type", a1.CreateSession("u1", "a1", "", "", "database-specialist"), true)
+	allowed("create claiming another agent type", a1.CreateSession("u1", "a1", "", "", "support-specialist"), false)
+	allowed("admin creates of any agent type", ops.CreateSession("u1", "", "", "", "support-specialist"), true)
 	if got := a1.Limits; got.MaxConcurrentQueries != 16 || got.MaxWatches != 4 || got.MaxSessions != 1000 {
 		t.Errorf("example limits not applied: %+v", got)
 	}
@@ -124,6 +131,7 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 		{`{"node_account":"MEM","principals":[{"name":"a","account":"A","role":"owner"}]}`, "principals[0].role"},
 		{`{"node_account":"MEM","principals":[{"name":"a","account":"A","role":"writer","scopes":["team:x"]}]}`, "principals[0].scopes[0]"},
 		{`{"node_account":"MEM","principals":[{"name":"a","account":"A","role":"writer"},{"name":"b","account":"A","role":"reader"}]}`, "principals[1]"},
+		{`{"node_account":"MEM","principals":[{"name":"a","account":"A","role":"writer","agent_type":"db:x"}]}`, "principals[0].agent_type"},
 		{`{"node_account":"MEM","principals":[],"limit":{}}`, "unknown field"},
 		{`{"node_account":"MEM","limits":{"max_watches":-1},"principals":[]}`, "limits"},
 		{`{"node_account":"MEM","principals":[{"name":"a","account":"A","user":"u","role":"writer"}],"http_tokens":[{"sha256":"abc","account":"A","user":"u"}]}`, "http_tokens[0].sha256"},

@@ -35,7 +35,7 @@ const (
 const (
 	idPattern    = `^[A-Za-z0-9_-]{1,128}$`
 	keyPattern   = `^[A-Za-z0-9_@-][A-Za-z0-9_.:/@-]{0,255}$`
-	scopePattern = `^(agent|global|agent:[A-Za-z0-9_-]{1,128}|(workflow|swarm|debate|session|user|app|project):[A-Za-z0-9_-]{1,128})$`
+	scopePattern = `^(agent|global|agent:[A-Za-z0-9_-]{1,128}|(workflow|swarm|debate|session|user|app|project|agent_type):[A-Za-z0-9_-]{1,128})$`
 )
 
 // obj is a JSON Schema object with properties, the required ones, and no
@@ -90,7 +90,7 @@ var (
 	sessionID = pattern("The conversation (session) id: letters, digits, '_' or '-', at most 128.", idPattern)
 	scope     = pattern("Whose memory: \"agent\" (your own private memory), \"global\", or a shared scope "+
 		"\"user:<id>\", \"project:<id>\", \"app:<name>\", \"workflow:<id>\", \"swarm:<id>\", \"debate:<id>\", "+
-		"\"session:<id>\". The service decides what you may read or write.", scopePattern)
+		"\"session:<id>\", \"agent_type:<type>\" (shared by every agent of your type). The service decides what you may read or write.", scopePattern)
 	key = pattern("The entry's key: 1-256 of letters, digits and _ . : / @ - (not starting with . / or :).", keyPattern)
 )
 

@@ -66,7 +66,7 @@ var (
 
 // scopeKinds are the kinds a path /v1/scope/{kind}/… names (an agent's
 // memory is /v1/agent/{agent_id}/…).
-var scopeKinds = []string{"user", "session", "project", "app", "workflow", "swarm", "debate", "global"}
+var scopeKinds = []string{"user", "session", "project", "app", "workflow", "swarm", "debate", "global", "agent_type"}
 
 // fieldRules: "Message.field" → its rule.
 var fieldRules = map[string]fieldRule{
@@ -76,6 +76,8 @@ var fieldRules = map[string]fieldRule{
 	"CreateSessionRequest.agent_id":               {pattern: idPattern, desc: "the agent; with tenants, the caller's own agent when empty"},
 	"CreateSessionRequest.app":                    idRule,
 	"CreateSessionRequest.project":                idRule,
+	"CreateSessionRequest.pattern_libraries":      {maxItems: 8, pattern: idPattern, desc: "shared pattern libraries (the global scope's entries patterns/<library>/<name>, in key order) whose patterns follow the session's own in its ROM; a library's change is a new ROM version from the session's next user message"},
+	"CreateSessionRequest.agent_type":             {pattern: idPattern, desc: "the agent's type: its sessions read the scope agent_type/<type>; with tenants, the caller's own type (taken from its tenants entry when empty)"},
 	"CreateSessionRequest.profile":                {enum: []string{"fill", "balanced", "data_intensive", "conversational", "custom"}, desc: "the compression profile (default fill: compress only when the budget needs the room); custom needs custom_profile"},
 	"CreateSessionRequest.max_context_tokens":     {min: num(16384), max: num(10_000_000), desc: "the model's context window (unset: 128000); the budget is max_context_tokens - reserved_output_tokens, at least 256. The contract keeps to values that always fit together (16384.. here, reserved_output_tokens ..8192, summary_max_tokens and max_l2_tokens ..2048); the server takes any that leave the budget its room"},
 	"CreateSessionRequest.reserved_output_tokens": {max: num(8192), desc: "tokens kept free for the reply (unset: 4096)"},
@@ -145,6 +147,7 @@ var fieldRules = map[string]fieldRule{
 	"Rom.system_prompt":               textRule,
 	"Rom.backend_schema":              textRule,
 	"Rom.patterns":                    {maxItems: segmented.MaxPatterns},
+	"Rom.libraries":                   {replyOnly: true, desc: "the pattern libraries the ROM was built with (name, digest, how many of patterns are theirs, after the session's own); update_rom keeps the session's"},
 	"StateRequest.command_id":         commandRule,
 	"StateRequest.op":                 {required: true},
 	"StateRequest.key":                {pattern: "^(session|temp):[A-Za-z0-9_.:-]{1,128}$", desc: "temp:<name> (this turn only) or session:<name> (kept until the session ends); required but for op list"},

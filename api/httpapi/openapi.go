@@ -201,7 +201,7 @@ var tagDescriptions = map[string]string{
 	"session":  "A conversation: its messages, context, search and lifecycle.",
 	"sessions": "The sessions index.",
 	"agent":    "An agent's private long-term memory.",
-	"scope":    "Shared long-term memory: user, project, app, workflow, swarm, debate, global and session scopes.",
+	"scope":    "Shared long-term memory: user, project, app, workflow, swarm, debate, agent_type, global and session scopes.",
 	"user":     "A user: erasure of everything they said and everything learned from it.",
 	"data":     "Large data (tool results, files) stored beside the log.",
 	"tools":    "The memory tools an LLM calls.",

@@ -69,6 +69,7 @@ func (s *State) applyEvent(ev proto.Message, now int64) error {
 			App:             e.App,
 			Project:         e.Project,
 			AgentId:         e.AgentId,
+			AgentType:       e.AgentType,
 			Status:          memoryv1.SessionStatus_SESSION_STATUS_CREATED,
 			Config:          e.Config,
 			Rom:             e.Rom,

@@ -16,6 +16,9 @@ type CandidateKey struct {
 	Recall, Memory, Cross     bool
 	Depth                     int
 	Agent, User, Project, App string
+	// AgentType names the scope agent_type:<type> the session shares with
+	// the other agents of its type.
+	AgentType string
 }
 
 // EarlierDepth is how many messages of earlier sessions the node searches
@@ -38,13 +41,14 @@ func (s *State) CandidateKey() (k CandidateKey, wants bool) {
 	}
 	a, p := s.Assembly(), s.snap
 	return CandidateKey{
-		Recall:  a.GetRecallPct() > 0 && p.GetCompressions() > 0,
-		Memory:  a.GetMemoryPct() > 0,
-		Cross:   a.GetRecallPct() > 0 && !a.GetNoCrossSession() && (p.GetUserId() != "" || p.GetAgentId() != ""),
-		Depth:   EarlierDepth(s.Budget()),
-		Agent:   p.GetAgentId(),
-		User:    p.GetUserId(),
-		Project: p.GetProject(),
-		App:     p.GetApp(),
+		Recall:    a.GetRecallPct() > 0 && p.GetCompressions() > 0,
+		Memory:    a.GetMemoryPct() > 0,
+		Cross:     a.GetRecallPct() > 0 && !a.GetNoCrossSession() && (p.GetUserId() != "" || p.GetAgentId() != ""),
+		Depth:     EarlierDepth(s.Budget()),
+		Agent:     p.GetAgentId(),
+		User:      p.GetUserId(),
+		Project:   p.GetProject(),
+		App:       p.GetApp(),
+		AgentType: p.GetAgentType(),
 	}, true
 }

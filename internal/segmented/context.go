@@ -236,6 +236,7 @@ func (s *State) Info() *memoryv1.SessionInfo {
 		App:             p.App,
 		Project:         p.Project,
 		AgentId:         p.AgentId,
+		AgentType:       p.AgentType,
 		Status:          p.Status,
 		Version:         p.Version,
 		Seq:             p.LastSeq,

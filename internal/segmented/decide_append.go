@@ -24,8 +24,10 @@ func (s *State) DecideAppend(req *memoryv1.AppendRequest, env Env) ([]proto.Mess
 }
 
 // DecideAppendWith decides an AppendRequest. The batch is, in order:
-// SessionStatusChanged (CREATED -> ACTIVE, first append only), RomActivated
-// (a pending ROM, when a user message starts a new turn), MessagesAppended
+// SessionStatusChanged (CREATED -> ACTIVE, first append only), RomUpdated
+// (when a user message starts a turn and a pattern library of the ROM
+// changed: see patterns.go), RomActivated (a pending ROM, when a user
+// message starts a new turn), MessagesAppended
 // (with the token counts and turn of every message), the compression events
 // (L1Summarized, L1Evicted, L2Archived), then ContextAssembled (the plan
 // and the recalled and memory sections chosen from c for the latest user
@@ -81,6 +83,15 @@ func (s *State) decideAppend(req *memoryv1.AppendRequest, c *Candidates, section
 		}
 	}
 	hasUser := slices.ContainsFunc(req.Messages, func(m *memoryv1.MessageInput) bool { return m.Role == memoryv1.Role_ROLE_USER })
+	if hasUser {
+		// A library changed: the turn this message starts takes its new
+		// ROM version (activated just below), never a turn in flight.
+		if ev := s.libraryUpdate(env); ev != nil {
+			if err := emit(ev); err != nil {
+				return nil, err
+			}
+		}
+	}
 	if pr := s.snap.GetPendingRom(); hasUser && pr != nil {
 		if err := emit(&memoryv1.RomActivated{Version: pr.Version}); err != nil {
 			return nil, err

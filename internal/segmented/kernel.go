@@ -159,6 +159,12 @@ func (s *State) kernelEvent(req *memoryv1.KernelRequest, env Env) (proto.Message
 			BackendSchema: r.BackendSchema,
 		}
 		rom.Tokens = romTokenCount(env.Tokenizer, rom)
+		if base := s.romBase(); len(base.GetLibraries()) > 0 {
+			// The session's libraries stay: the new ROM is the given
+			// patterns followed by the libraries' as the base ROM has them
+			// (a library's change arrives at a turn, see libraryUpdate).
+			rom = keepLibraries(rom, base, env.Tokenizer)
+		}
 		return &memoryv1.RomUpdated{Rom: rom}, "update_rom", nil
 	default:
 		return nil, "", badRequest("op", "unknown operation %T", req.Op)

@@ -58,6 +58,13 @@ func (s *State) DecideCreate(req *memoryv1.CreateSessionRequest, sessionID strin
 		BackendSchema: req.BackendSchema,
 	}
 	rom.Tokens = romTokenCount(env.Tokenizer, rom)
+	if len(req.PatternLibraries) > 0 {
+		libs, err := readLibraries(env, req.PatternLibraries)
+		if err != nil {
+			return nil, err
+		}
+		rom = withLibraries(rom, req.Patterns, libs, env.Tokenizer)
+	}
 	if budget := budgetOf(cfg); uint64(rom.Tokens) > budget {
 		return nil, reject(CodeTooLarge, "system_prompt", "the ROM needs %d tokens, the budget is %d", rom.Tokens, budget)
 	}
@@ -69,6 +76,7 @@ func (s *State) DecideCreate(req *memoryv1.CreateSessionRequest, sessionID strin
 		AgentId:   req.AgentId,
 		Config:    cfg,
 		Rom:       rom,
+		AgentType: req.AgentType,
 	}}, nil
 }
 

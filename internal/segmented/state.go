@@ -16,6 +16,9 @@ type Env struct {
 	NowUnixNano int64
 	Tokenizer   Tokenizer
 	Summarizer  Summarizer // nil = Extractive{}
+	// Libraries reads pattern libraries (nil: a session naming one cannot
+	// be created, and a session's libraries are not refreshed).
+	Libraries LibrarySource
 }
 
 func (e Env) summarizer() Summarizer {

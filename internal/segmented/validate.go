@@ -3,6 +3,7 @@ package segmented
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
 	"unicode/utf8"
 
@@ -10,6 +11,9 @@ import (
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 	"google.golang.org/protobuf/proto"
 )
+
+// scopeIDRule is a scope id's syntax (sharedmem.ScopeID).
+var scopeIDRule = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
 
 // Request limits.
 const (
@@ -145,6 +149,13 @@ func ValidateCreate(req *memoryv1.CreateSessionRequest) error {
 		if err := validateLabel(f.field, f.v); err != nil {
 			return err
 		}
+	}
+	if err := validateLibraries(req.PatternLibraries); err != nil {
+		return err
+	}
+	if req.AgentType != "" && !scopeIDRule.MatchString(req.AgentType) {
+		// The type names the scope agent_type:<type>, so it is a scope id.
+		return badRequest("agent_type", "%q is not [A-Za-z0-9_-]{1,128}", req.AgentType)
 	}
 	switch req.Profile {
 	case "", ProfileFill, ProfileBalanced, ProfileDataIntensive, ProfileConversational:

@@ -4,8 +4,9 @@
 // # Scopes
 //
 // Each scope — agent:<id>, global, workflow:<id>, swarm:<id>, debate:<id>,
-// session:<id>, user:<id>, app:<name>, project:<id> — is one aggregate on
-// subject mem.ev.<kind>.<id> (the global scope has id "global"). Ids are
+// session:<id>, user:<id>, app:<name>, project:<id>, agent_type:<type> —
+// is one aggregate on subject mem.ev.<kind>.<id> (the global scope has id
+// "global"). Ids are
 // 1..128 bytes of [A-Za-z0-9_-]. Writes to app and project scopes need an
 // elevated caller (Kind.Elevated); NATS permissions enforce it, not this
 // package, and agent privacy holds because an agent's entries live in its

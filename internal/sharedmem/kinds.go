@@ -20,6 +20,12 @@ const (
 	KindUser     Kind = "user"
 	KindApp      Kind = "app"
 	KindProject  Kind = "project"
+	// KindAgentType is the memory every agent of one type shares
+	// (agent_type:<type>, e.g. agent_type:database-specialist): what one
+	// specialist learns, the others of its kind read. The type is a
+	// property of a verified identity (tenancy), so the scope is reachable
+	// by what an agent is, not by what a request says.
+	KindAgentType Kind = "agent_type"
 )
 
 // GlobalID is the only id of the global scope.
@@ -28,7 +34,7 @@ const GlobalID = "global"
 // MaxIDBytes bounds a scope id.
 const MaxIDBytes = 128
 
-var kinds = []Kind{KindAgent, KindGlobal, KindWorkflow, KindSwarm, KindDebate, KindSession, KindUser, KindApp, KindProject}
+var kinds = []Kind{KindAgent, KindGlobal, KindWorkflow, KindSwarm, KindDebate, KindSession, KindUser, KindApp, KindProject, KindAgentType}
 
 // Kinds returns every scope kind, in a fixed order.
 func Kinds() []Kind { return append([]Kind(nil), kinds...) }

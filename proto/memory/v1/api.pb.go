@@ -267,9 +267,19 @@ type CreateSessionRequest struct {
 	// memory split task 40 / user+project 40 / global 20). Set: as given, zero
 	// shares taking those defaults; {"recall": false, "memory": false} turns
 	// both off.
-	Assembly      *AssemblyConfig `protobuf:"bytes,15,opt,name=assembly,proto3" json:"assembly,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Assembly *AssemblyConfig `protobuf:"bytes,15,opt,name=assembly,proto3" json:"assembly,omitempty"`
+	// agent_type: the kind of specialist the agent is ("database-specialist");
+	// its sessions read the scope agent_type:<type>, shared by every agent of
+	// the type. With tenants it must be the caller's own (its tenants entry's
+	// agent_type), and is taken from there when empty.
+	AgentType string `protobuf:"bytes,16,opt,name=agent_type,json=agentType,proto3" json:"agent_type,omitempty"`
+	// pattern_libraries name the shared pattern libraries (the global scope's
+	// entries patterns/<library>/<name>) whose current patterns follow the
+	// session's own in its ROM. A library's change gives the session a new
+	// ROM version from its next user message (never within a turn).
+	PatternLibraries []string `protobuf:"bytes,17,rep,name=pattern_libraries,json=patternLibraries,proto3" json:"pattern_libraries,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *CreateSessionRequest) Reset() {
@@ -403,6 +413,20 @@ func (x *CreateSessionRequest) GetBackendSchema() string {
 func (x *CreateSessionRequest) GetAssembly() *AssemblyConfig {
 	if x != nil {
 		return x.Assembly
+	}
+	return nil
+}
+
+func (x *CreateSessionRequest) GetAgentType() string {
+	if x != nil {
+		return x.AgentType
+	}
+	return ""
+}
+
+func (x *CreateSessionRequest) GetPatternLibraries() []string {
+	if x != nil {
+		return x.PatternLibraries
 	}
 	return nil
 }
@@ -1694,6 +1718,7 @@ type SessionInfo struct {
 	Profile         string                 `protobuf:"bytes,20,opt,name=profile,proto3" json:"profile,omitempty"`
 	// assembly: the session's context assembler settings (unset: off).
 	Assembly      *AssemblyConfig `protobuf:"bytes,21,opt,name=assembly,proto3" json:"assembly,omitempty"`
+	AgentType     string          `protobuf:"bytes,22,opt,name=agent_type,json=agentType,proto3" json:"agent_type,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1873,6 +1898,13 @@ func (x *SessionInfo) GetAssembly() *AssemblyConfig {
 		return x.Assembly
 	}
 	return nil
+}
+
+func (x *SessionInfo) GetAgentType() string {
+	if x != nil {
+		return x.AgentType
+	}
+	return ""
 }
 
 type GetSessionReply struct {
@@ -3661,7 +3693,7 @@ var File_memory_v1_api_proto protoreflect.FileDescriptor
 
 const file_memory_v1_api_proto_rawDesc = "" +
 	"\n" +
-	"\x13memory/v1/api.proto\x12\x12agentmem.memory.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x18memory/v1/envelope.proto\x1a\x17memory/v1/session.proto\"\xdc\x04\n" +
+	"\x13memory/v1/api.proto\x12\x12agentmem.memory.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x18memory/v1/envelope.proto\x1a\x17memory/v1/session.proto\"\xa8\x05\n" +
 	"\x14CreateSessionRequest\x12\x1d\n" +
 	"\n" +
 	"command_id\x18\x01 \x01(\tR\tcommandId\x12\x17\n" +
@@ -3679,7 +3711,10 @@ const file_memory_v1_api_proto_rawDesc = "" +
 	"\rsystem_prompt\x18\f \x01(\tR\fsystemPrompt\x12\x1a\n" +
 	"\bpatterns\x18\r \x03(\tR\bpatterns\x12%\n" +
 	"\x0ebackend_schema\x18\x0e \x01(\tR\rbackendSchema\x12>\n" +
-	"\bassembly\x18\x0f \x01(\v2\".agentmem.memory.v1.AssemblyConfigR\bassembly\"\xbd\x02\n" +
+	"\bassembly\x18\x0f \x01(\v2\".agentmem.memory.v1.AssemblyConfigR\bassembly\x12\x1d\n" +
+	"\n" +
+	"agent_type\x18\x10 \x01(\tR\tagentType\x12+\n" +
+	"\x11pattern_libraries\x18\x11 \x03(\tR\x10patternLibraries\"\xbd\x02\n" +
 	"\fMessageInput\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12,\n" +
 	"\x04role\x18\x02 \x01(\x0e2\x18.agentmem.memory.v1.RoleR\x04role\x12\x18\n" +
@@ -3785,7 +3820,7 @@ const file_memory_v1_api_proto_rawDesc = "" +
 	"\brendered\x18\t \x01(\v2#.agentmem.memory.v1.RenderedContextR\brendered\x12!\n" +
 	"\fnot_modified\x18\n" +
 	" \x01(\bR\vnotModified\"\x13\n" +
-	"\x11GetSessionRequest\"\xe0\x05\n" +
+	"\x11GetSessionRequest\"\xff\x05\n" +
 	"\vSessionInfo\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x17\n" +
@@ -3811,7 +3846,9 @@ const file_memory_v1_api_proto_rawDesc = "" +
 	"\x11created_unix_nano\x18\x12 \x01(\x03R\x0fcreatedUnixNano\x12*\n" +
 	"\x11updated_unix_nano\x18\x13 \x01(\x03R\x0fupdatedUnixNano\x12\x18\n" +
 	"\aprofile\x18\x14 \x01(\tR\aprofile\x12>\n" +
-	"\bassembly\x18\x15 \x01(\v2\".agentmem.memory.v1.AssemblyConfigR\bassembly\"L\n" +
+	"\bassembly\x18\x15 \x01(\v2\".agentmem.memory.v1.AssemblyConfigR\bassembly\x12\x1d\n" +
+	"\n" +
+	"agent_type\x18\x16 \x01(\tR\tagentType\"L\n" +
 	"\x0fGetSessionReply\x129\n" +
 	"\asession\x18\x01 \x01(\v2\x1f.agentmem.memory.v1.SessionInfoR\asession\"\xf8\x02\n" +
 	"\rKernelRequest\x12\x1d\n" +

@@ -22,14 +22,16 @@ const (
 )
 
 type SessionCreated struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
-	UserId        string                 `protobuf:"bytes,2,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
-	App           string                 `protobuf:"bytes,3,opt,name=app,proto3" json:"app,omitempty"`
-	Project       string                 `protobuf:"bytes,4,opt,name=project,proto3" json:"project,omitempty"`
-	AgentId       string                 `protobuf:"bytes,5,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
-	Config        *SessionConfig         `protobuf:"bytes,6,opt,name=config,proto3" json:"config,omitempty"`
-	Rom           *Rom                   `protobuf:"bytes,7,opt,name=rom,proto3" json:"rom,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	SessionId string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	UserId    string                 `protobuf:"bytes,2,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
+	App       string                 `protobuf:"bytes,3,opt,name=app,proto3" json:"app,omitempty"`
+	Project   string                 `protobuf:"bytes,4,opt,name=project,proto3" json:"project,omitempty"`
+	AgentId   string                 `protobuf:"bytes,5,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
+	Config    *SessionConfig         `protobuf:"bytes,6,opt,name=config,proto3" json:"config,omitempty"`
+	Rom       *Rom                   `protobuf:"bytes,7,opt,name=rom,proto3" json:"rom,omitempty"`
+	// agent_type names the shared scope agent_type:<type> the session reads.
+	AgentType     string `protobuf:"bytes,8,opt,name=agent_type,json=agentType,proto3" json:"agent_type,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -111,6 +113,13 @@ func (x *SessionCreated) GetRom() *Rom {
 		return x.Rom
 	}
 	return nil
+}
+
+func (x *SessionCreated) GetAgentType() string {
+	if x != nil {
+		return x.AgentType
+	}
+	return ""
 }
 
 // RomUpdated stages a new ROM version; it becomes active at the next turn.
@@ -1077,7 +1086,7 @@ var File_memory_v1_events_proto protoreflect.FileDescriptor
 
 const file_memory_v1_events_proto_rawDesc = "" +
 	"\n" +
-	"\x16memory/v1/events.proto\x12\x12agentmem.memory.v1\x1a\x17memory/v1/session.proto\"\xf5\x01\n" +
+	"\x16memory/v1/events.proto\x12\x12agentmem.memory.v1\x1a\x17memory/v1/session.proto\"\x94\x02\n" +
 	"\x0eSessionCreated\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x17\n" +
@@ -1086,7 +1095,9 @@ const file_memory_v1_events_proto_rawDesc = "" +
 	"\aproject\x18\x04 \x01(\tR\aproject\x12\x19\n" +
 	"\bagent_id\x18\x05 \x01(\tR\aagentId\x129\n" +
 	"\x06config\x18\x06 \x01(\v2!.agentmem.memory.v1.SessionConfigR\x06config\x12)\n" +
-	"\x03rom\x18\a \x01(\v2\x17.agentmem.memory.v1.RomR\x03rom\"7\n" +
+	"\x03rom\x18\a \x01(\v2\x17.agentmem.memory.v1.RomR\x03rom\x12\x1d\n" +
+	"\n" +
+	"agent_type\x18\b \x01(\tR\tagentType\"7\n" +
 	"\n" +
 	"RomUpdated\x12)\n" +
 	"\x03rom\x18\x01 \x01(\v2\x17.agentmem.memory.v1.RomR\x03rom\"(\n" +

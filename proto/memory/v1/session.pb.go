@@ -670,12 +670,17 @@ func (*L1Entry_Message) isL1Entry_Entry() {}
 func (*L1Entry_Summary) isL1Entry_Entry() {}
 
 type Rom struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Version       uint32                 `protobuf:"varint,1,opt,name=version,proto3" json:"version,omitempty"`
-	SystemPrompt  string                 `protobuf:"bytes,2,opt,name=system_prompt,json=systemPrompt,proto3" json:"system_prompt,omitempty"`
-	Patterns      []string               `protobuf:"bytes,3,rep,name=patterns,proto3" json:"patterns,omitempty"`
-	BackendSchema string                 `protobuf:"bytes,4,opt,name=backend_schema,json=backendSchema,proto3" json:"backend_schema,omitempty"`
-	Tokens        uint32                 `protobuf:"varint,5,opt,name=tokens,proto3" json:"tokens,omitempty"`
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	Version      uint32                 `protobuf:"varint,1,opt,name=version,proto3" json:"version,omitempty"`
+	SystemPrompt string                 `protobuf:"bytes,2,opt,name=system_prompt,json=systemPrompt,proto3" json:"system_prompt,omitempty"`
+	// patterns are the session's own patterns followed by those of its
+	// pattern libraries, in the order of libraries.
+	Patterns      []string `protobuf:"bytes,3,rep,name=patterns,proto3" json:"patterns,omitempty"`
+	BackendSchema string   `protobuf:"bytes,4,opt,name=backend_schema,json=backendSchema,proto3" json:"backend_schema,omitempty"`
+	Tokens        uint32   `protobuf:"varint,5,opt,name=tokens,proto3" json:"tokens,omitempty"`
+	// libraries are the pattern libraries this ROM was built with, as they
+	// were then: the ROM holds their text, so a replay never reads them again.
+	Libraries     []*PatternLibrary `protobuf:"bytes,6,rep,name=libraries,proto3" json:"libraries,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -745,6 +750,78 @@ func (x *Rom) GetTokens() uint32 {
 	return 0
 }
 
+func (x *Rom) GetLibraries() []*PatternLibrary {
+	if x != nil {
+		return x.Libraries
+	}
+	return nil
+}
+
+// PatternLibrary is one pattern library as a ROM used it: the live entries
+// patterns/<name>/<pattern> of the global scope, in key order.
+type PatternLibrary struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// digest identifies the library's patterns (hex SHA-256 of their texts):
+	// a session takes a new ROM version when it changes.
+	Digest string `protobuf:"bytes,2,opt,name=digest,proto3" json:"digest,omitempty"`
+	// patterns is how many of the ROM's patterns are this library's.
+	Patterns      uint32 `protobuf:"varint,3,opt,name=patterns,proto3" json:"patterns,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PatternLibrary) Reset() {
+	*x = PatternLibrary{}
+	mi := &file_memory_v1_session_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PatternLibrary) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PatternLibrary) ProtoMessage() {}
+
+func (x *PatternLibrary) ProtoReflect() protoreflect.Message {
+	mi := &file_memory_v1_session_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PatternLibrary.ProtoReflect.Descriptor instead.
+func (*PatternLibrary) Descriptor() ([]byte, []int) {
+	return file_memory_v1_session_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *PatternLibrary) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *PatternLibrary) GetDigest() string {
+	if x != nil {
+		return x.Digest
+	}
+	return ""
+}
+
+func (x *PatternLibrary) GetPatterns() uint32 {
+	if x != nil {
+		return x.Patterns
+	}
+	return 0
+}
+
 type ToolDefinition struct {
 	state          protoimpl.MessageState `protogen:"open.v1"`
 	Name           string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
@@ -757,7 +834,7 @@ type ToolDefinition struct {
 
 func (x *ToolDefinition) Reset() {
 	*x = ToolDefinition{}
-	mi := &file_memory_v1_session_proto_msgTypes[6]
+	mi := &file_memory_v1_session_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -769,7 +846,7 @@ func (x *ToolDefinition) String() string {
 func (*ToolDefinition) ProtoMessage() {}
 
 func (x *ToolDefinition) ProtoReflect() protoreflect.Message {
-	mi := &file_memory_v1_session_proto_msgTypes[6]
+	mi := &file_memory_v1_session_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -782,7 +859,7 @@ func (x *ToolDefinition) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolDefinition.ProtoReflect.Descriptor instead.
 func (*ToolDefinition) Descriptor() ([]byte, []int) {
-	return file_memory_v1_session_proto_rawDescGZIP(), []int{6}
+	return file_memory_v1_session_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ToolDefinition) GetName() string {
@@ -824,7 +901,7 @@ type SchemaEntry struct {
 
 func (x *SchemaEntry) Reset() {
 	*x = SchemaEntry{}
-	mi := &file_memory_v1_session_proto_msgTypes[7]
+	mi := &file_memory_v1_session_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -836,7 +913,7 @@ func (x *SchemaEntry) String() string {
 func (*SchemaEntry) ProtoMessage() {}
 
 func (x *SchemaEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_memory_v1_session_proto_msgTypes[7]
+	mi := &file_memory_v1_session_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -849,7 +926,7 @@ func (x *SchemaEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SchemaEntry.ProtoReflect.Descriptor instead.
 func (*SchemaEntry) Descriptor() ([]byte, []int) {
-	return file_memory_v1_session_proto_rawDescGZIP(), []int{7}
+	return file_memory_v1_session_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *SchemaEntry) GetName() string {
@@ -886,7 +963,7 @@ type ToolResultRef struct {
 
 func (x *ToolResultRef) Reset() {
 	*x = ToolResultRef{}
-	mi := &file_memory_v1_session_proto_msgTypes[8]
+	mi := &file_memory_v1_session_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -898,7 +975,7 @@ func (x *ToolResultRef) String() string {
 func (*ToolResultRef) ProtoMessage() {}
 
 func (x *ToolResultRef) ProtoReflect() protoreflect.Message {
-	mi := &file_memory_v1_session_proto_msgTypes[8]
+	mi := &file_memory_v1_session_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -911,7 +988,7 @@ func (x *ToolResultRef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolResultRef.ProtoReflect.Descriptor instead.
 func (*ToolResultRef) Descriptor() ([]byte, []int) {
-	return file_memory_v1_session_proto_rawDescGZIP(), []int{8}
+	return file_memory_v1_session_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ToolResultRef) GetToolCallId() string {
@@ -960,7 +1037,7 @@ type Fact struct {
 
 func (x *Fact) Reset() {
 	*x = Fact{}
-	mi := &file_memory_v1_session_proto_msgTypes[9]
+	mi := &file_memory_v1_session_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -972,7 +1049,7 @@ func (x *Fact) String() string {
 func (*Fact) ProtoMessage() {}
 
 func (x *Fact) ProtoReflect() protoreflect.Message {
-	mi := &file_memory_v1_session_proto_msgTypes[9]
+	mi := &file_memory_v1_session_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -985,7 +1062,7 @@ func (x *Fact) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Fact.ProtoReflect.Descriptor instead.
 func (*Fact) Descriptor() ([]byte, []int) {
-	return file_memory_v1_session_proto_rawDescGZIP(), []int{9}
+	return file_memory_v1_session_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Fact) GetKey() string {
@@ -1025,7 +1102,7 @@ type Kernel struct {
 
 func (x *Kernel) Reset() {
 	*x = Kernel{}
-	mi := &file_memory_v1_session_proto_msgTypes[10]
+	mi := &file_memory_v1_session_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1037,7 +1114,7 @@ func (x *Kernel) String() string {
 func (*Kernel) ProtoMessage() {}
 
 func (x *Kernel) ProtoReflect() protoreflect.Message {
-	mi := &file_memory_v1_session_proto_msgTypes[10]
+	mi := &file_memory_v1_session_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1050,7 +1127,7 @@ func (x *Kernel) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Kernel.ProtoReflect.Descriptor instead.
 func (*Kernel) Descriptor() ([]byte, []int) {
-	return file_memory_v1_session_proto_rawDescGZIP(), []int{10}
+	return file_memory_v1_session_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Kernel) GetTools() []*ToolDefinition {
@@ -1101,7 +1178,7 @@ type CompressionProfile struct {
 
 func (x *CompressionProfile) Reset() {
 	*x = CompressionProfile{}
-	mi := &file_memory_v1_session_proto_msgTypes[11]
+	mi := &file_memory_v1_session_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1113,7 +1190,7 @@ func (x *CompressionProfile) String() string {
 func (*CompressionProfile) ProtoMessage() {}
 
 func (x *CompressionProfile) ProtoReflect() protoreflect.Message {
-	mi := &file_memory_v1_session_proto_msgTypes[11]
+	mi := &file_memory_v1_session_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1126,7 +1203,7 @@ func (x *CompressionProfile) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompressionProfile.ProtoReflect.Descriptor instead.
 func (*CompressionProfile) Descriptor() ([]byte, []int) {
-	return file_memory_v1_session_proto_rawDescGZIP(), []int{11}
+	return file_memory_v1_session_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *CompressionProfile) GetName() string {
@@ -1202,7 +1279,7 @@ type SessionConfig struct {
 
 func (x *SessionConfig) Reset() {
 	*x = SessionConfig{}
-	mi := &file_memory_v1_session_proto_msgTypes[12]
+	mi := &file_memory_v1_session_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1214,7 +1291,7 @@ func (x *SessionConfig) String() string {
 func (*SessionConfig) ProtoMessage() {}
 
 func (x *SessionConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_memory_v1_session_proto_msgTypes[12]
+	mi := &file_memory_v1_session_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1227,7 +1304,7 @@ func (x *SessionConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionConfig.ProtoReflect.Descriptor instead.
 func (*SessionConfig) Descriptor() ([]byte, []int) {
-	return file_memory_v1_session_proto_rawDescGZIP(), []int{12}
+	return file_memory_v1_session_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *SessionConfig) GetMaxContextTokens() uint32 {
@@ -1302,7 +1379,7 @@ type AssemblyConfig struct {
 
 func (x *AssemblyConfig) Reset() {
 	*x = AssemblyConfig{}
-	mi := &file_memory_v1_session_proto_msgTypes[13]
+	mi := &file_memory_v1_session_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1314,7 +1391,7 @@ func (x *AssemblyConfig) String() string {
 func (*AssemblyConfig) ProtoMessage() {}
 
 func (x *AssemblyConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_memory_v1_session_proto_msgTypes[13]
+	mi := &file_memory_v1_session_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1327,7 +1404,7 @@ func (x *AssemblyConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AssemblyConfig.ProtoReflect.Descriptor instead.
 func (*AssemblyConfig) Descriptor() ([]byte, []int) {
-	return file_memory_v1_session_proto_rawDescGZIP(), []int{13}
+	return file_memory_v1_session_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *AssemblyConfig) GetRecall() bool {
@@ -1419,7 +1496,7 @@ type RecalledItem struct {
 
 func (x *RecalledItem) Reset() {
 	*x = RecalledItem{}
-	mi := &file_memory_v1_session_proto_msgTypes[14]
+	mi := &file_memory_v1_session_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1431,7 +1508,7 @@ func (x *RecalledItem) String() string {
 func (*RecalledItem) ProtoMessage() {}
 
 func (x *RecalledItem) ProtoReflect() protoreflect.Message {
-	mi := &file_memory_v1_session_proto_msgTypes[14]
+	mi := &file_memory_v1_session_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1444,7 +1521,7 @@ func (x *RecalledItem) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecalledItem.ProtoReflect.Descriptor instead.
 func (*RecalledItem) Descriptor() ([]byte, []int) {
-	return file_memory_v1_session_proto_rawDescGZIP(), []int{14}
+	return file_memory_v1_session_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *RecalledItem) GetMessageId() string {
@@ -1542,7 +1619,7 @@ type MemoryItem struct {
 
 func (x *MemoryItem) Reset() {
 	*x = MemoryItem{}
-	mi := &file_memory_v1_session_proto_msgTypes[15]
+	mi := &file_memory_v1_session_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1554,7 +1631,7 @@ func (x *MemoryItem) String() string {
 func (*MemoryItem) ProtoMessage() {}
 
 func (x *MemoryItem) ProtoReflect() protoreflect.Message {
-	mi := &file_memory_v1_session_proto_msgTypes[15]
+	mi := &file_memory_v1_session_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1567,7 +1644,7 @@ func (x *MemoryItem) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MemoryItem.ProtoReflect.Descriptor instead.
 func (*MemoryItem) Descriptor() ([]byte, []int) {
-	return file_memory_v1_session_proto_rawDescGZIP(), []int{15}
+	return file_memory_v1_session_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *MemoryItem) GetScope() string {
@@ -1651,7 +1728,7 @@ type Assembled struct {
 
 func (x *Assembled) Reset() {
 	*x = Assembled{}
-	mi := &file_memory_v1_session_proto_msgTypes[16]
+	mi := &file_memory_v1_session_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1663,7 +1740,7 @@ func (x *Assembled) String() string {
 func (*Assembled) ProtoMessage() {}
 
 func (x *Assembled) ProtoReflect() protoreflect.Message {
-	mi := &file_memory_v1_session_proto_msgTypes[16]
+	mi := &file_memory_v1_session_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1676,7 +1753,7 @@ func (x *Assembled) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Assembled.ProtoReflect.Descriptor instead.
 func (*Assembled) Descriptor() ([]byte, []int) {
-	return file_memory_v1_session_proto_rawDescGZIP(), []int{16}
+	return file_memory_v1_session_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Assembled) GetForMessageId() string {
@@ -1745,7 +1822,7 @@ type StateEntry struct {
 
 func (x *StateEntry) Reset() {
 	*x = StateEntry{}
-	mi := &file_memory_v1_session_proto_msgTypes[17]
+	mi := &file_memory_v1_session_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1757,7 +1834,7 @@ func (x *StateEntry) String() string {
 func (*StateEntry) ProtoMessage() {}
 
 func (x *StateEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_memory_v1_session_proto_msgTypes[17]
+	mi := &file_memory_v1_session_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1770,7 +1847,7 @@ func (x *StateEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StateEntry.ProtoReflect.Descriptor instead.
 func (*StateEntry) Descriptor() ([]byte, []int) {
-	return file_memory_v1_session_proto_rawDescGZIP(), []int{17}
+	return file_memory_v1_session_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *StateEntry) GetKey() string {
@@ -1801,7 +1878,7 @@ type CommandResult struct {
 
 func (x *CommandResult) Reset() {
 	*x = CommandResult{}
-	mi := &file_memory_v1_session_proto_msgTypes[18]
+	mi := &file_memory_v1_session_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1813,7 +1890,7 @@ func (x *CommandResult) String() string {
 func (*CommandResult) ProtoMessage() {}
 
 func (x *CommandResult) ProtoReflect() protoreflect.Message {
-	mi := &file_memory_v1_session_proto_msgTypes[18]
+	mi := &file_memory_v1_session_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1826,7 +1903,7 @@ func (x *CommandResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommandResult.ProtoReflect.Descriptor instead.
 func (*CommandResult) Descriptor() ([]byte, []int) {
-	return file_memory_v1_session_proto_rawDescGZIP(), []int{18}
+	return file_memory_v1_session_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *CommandResult) GetCommandId() string {
@@ -1898,13 +1975,15 @@ type SessionSnapshot struct {
 	// node waits to see those projected), so the same requests give the
 	// same context however far the projection lags, a restart included.
 	LastAppendFirstSeq uint64 `protobuf:"varint,27,opt,name=last_append_first_seq,json=lastAppendFirstSeq,proto3" json:"last_append_first_seq,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// agent_type is SessionCreated.agent_type.
+	AgentType     string `protobuf:"bytes,28,opt,name=agent_type,json=agentType,proto3" json:"agent_type,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SessionSnapshot) Reset() {
 	*x = SessionSnapshot{}
-	mi := &file_memory_v1_session_proto_msgTypes[19]
+	mi := &file_memory_v1_session_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1916,7 +1995,7 @@ func (x *SessionSnapshot) String() string {
 func (*SessionSnapshot) ProtoMessage() {}
 
 func (x *SessionSnapshot) ProtoReflect() protoreflect.Message {
-	mi := &file_memory_v1_session_proto_msgTypes[19]
+	mi := &file_memory_v1_session_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1929,7 +2008,7 @@ func (x *SessionSnapshot) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionSnapshot.ProtoReflect.Descriptor instead.
 func (*SessionSnapshot) Descriptor() ([]byte, []int) {
-	return file_memory_v1_session_proto_rawDescGZIP(), []int{19}
+	return file_memory_v1_session_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *SessionSnapshot) GetSessionId() string {
@@ -2121,6 +2200,13 @@ func (x *SessionSnapshot) GetLastAppendFirstSeq() uint64 {
 	return 0
 }
 
+func (x *SessionSnapshot) GetAgentType() string {
+	if x != nil {
+		return x.AgentType
+	}
+	return ""
+}
+
 var File_memory_v1_session_proto protoreflect.FileDescriptor
 
 const file_memory_v1_session_proto_rawDesc = "" +
@@ -2180,13 +2266,18 @@ const file_memory_v1_session_proto_rawDesc = "" +
 	"\aL1Entry\x127\n" +
 	"\amessage\x18\x01 \x01(\v2\x1b.agentmem.memory.v1.MessageH\x00R\amessage\x127\n" +
 	"\asummary\x18\x02 \x01(\v2\x1b.agentmem.memory.v1.SummaryH\x00R\asummaryB\a\n" +
-	"\x05entry\"\x9f\x01\n" +
+	"\x05entry\"\xe1\x01\n" +
 	"\x03Rom\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\rR\aversion\x12#\n" +
 	"\rsystem_prompt\x18\x02 \x01(\tR\fsystemPrompt\x12\x1a\n" +
 	"\bpatterns\x18\x03 \x03(\tR\bpatterns\x12%\n" +
 	"\x0ebackend_schema\x18\x04 \x01(\tR\rbackendSchema\x12\x16\n" +
-	"\x06tokens\x18\x05 \x01(\rR\x06tokens\"\x87\x01\n" +
+	"\x06tokens\x18\x05 \x01(\rR\x06tokens\x12@\n" +
+	"\tlibraries\x18\x06 \x03(\v2\".agentmem.memory.v1.PatternLibraryR\tlibraries\"X\n" +
+	"\x0ePatternLibrary\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
+	"\x06digest\x18\x02 \x01(\tR\x06digest\x12\x1a\n" +
+	"\bpatterns\x18\x03 \x01(\rR\bpatterns\"\x87\x01\n" +
 	"\x0eToolDefinition\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x12'\n" +
@@ -2287,7 +2378,7 @@ const file_memory_v1_session_proto_rawDesc = "" +
 	"command_id\x18\x01 \x01(\tR\tcommandId\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\x04R\aversion\x12\x10\n" +
 	"\x03seq\x18\x03 \x01(\x04R\x03seq\x12\x16\n" +
-	"\x06digest\x18\x04 \x01(\fR\x06digest\"\x9f\t\n" +
+	"\x06digest\x18\x04 \x01(\fR\x06digest\"\xbe\t\n" +
 	"\x0fSessionSnapshot\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x17\n" +
@@ -2318,7 +2409,9 @@ const file_memory_v1_session_proto_rawDesc = "" +
 	"\x0frecent_commands\x18\x18 \x03(\v2!.agentmem.memory.v1.CommandResultR\x0erecentCommands\x12(\n" +
 	"\x10next_summary_seq\x18\x19 \x01(\x04R\x0enextSummarySeq\x12;\n" +
 	"\tassembled\x18\x1a \x01(\v2\x1d.agentmem.memory.v1.AssembledR\tassembled\x121\n" +
-	"\x15last_append_first_seq\x18\x1b \x01(\x04R\x12lastAppendFirstSeq*_\n" +
+	"\x15last_append_first_seq\x18\x1b \x01(\x04R\x12lastAppendFirstSeq\x12\x1d\n" +
+	"\n" +
+	"agent_type\x18\x1c \x01(\tR\tagentType*_\n" +
 	"\x04Role\x12\x14\n" +
 	"\x10ROLE_UNSPECIFIED\x10\x00\x12\x0f\n" +
 	"\vROLE_SYSTEM\x10\x01\x12\r\n" +
@@ -2346,7 +2439,7 @@ func file_memory_v1_session_proto_rawDescGZIP() []byte {
 }
 
 var file_memory_v1_session_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_memory_v1_session_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
+var file_memory_v1_session_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
 var file_memory_v1_session_proto_goTypes = []any{
 	(Role)(0),                  // 0: agentmem.memory.v1.Role
 	(SessionStatus)(0),         // 1: agentmem.memory.v1.SessionStatus
@@ -2356,54 +2449,56 @@ var file_memory_v1_session_proto_goTypes = []any{
 	(*Summary)(nil),            // 5: agentmem.memory.v1.Summary
 	(*L1Entry)(nil),            // 6: agentmem.memory.v1.L1Entry
 	(*Rom)(nil),                // 7: agentmem.memory.v1.Rom
-	(*ToolDefinition)(nil),     // 8: agentmem.memory.v1.ToolDefinition
-	(*SchemaEntry)(nil),        // 9: agentmem.memory.v1.SchemaEntry
-	(*ToolResultRef)(nil),      // 10: agentmem.memory.v1.ToolResultRef
-	(*Fact)(nil),               // 11: agentmem.memory.v1.Fact
-	(*Kernel)(nil),             // 12: agentmem.memory.v1.Kernel
-	(*CompressionProfile)(nil), // 13: agentmem.memory.v1.CompressionProfile
-	(*SessionConfig)(nil),      // 14: agentmem.memory.v1.SessionConfig
-	(*AssemblyConfig)(nil),     // 15: agentmem.memory.v1.AssemblyConfig
-	(*RecalledItem)(nil),       // 16: agentmem.memory.v1.RecalledItem
-	(*MemoryItem)(nil),         // 17: agentmem.memory.v1.MemoryItem
-	(*Assembled)(nil),          // 18: agentmem.memory.v1.Assembled
-	(*StateEntry)(nil),         // 19: agentmem.memory.v1.StateEntry
-	(*CommandResult)(nil),      // 20: agentmem.memory.v1.CommandResult
-	(*SessionSnapshot)(nil),    // 21: agentmem.memory.v1.SessionSnapshot
-	nil,                        // 22: agentmem.memory.v1.DataReference.MetadataEntry
+	(*PatternLibrary)(nil),     // 8: agentmem.memory.v1.PatternLibrary
+	(*ToolDefinition)(nil),     // 9: agentmem.memory.v1.ToolDefinition
+	(*SchemaEntry)(nil),        // 10: agentmem.memory.v1.SchemaEntry
+	(*ToolResultRef)(nil),      // 11: agentmem.memory.v1.ToolResultRef
+	(*Fact)(nil),               // 12: agentmem.memory.v1.Fact
+	(*Kernel)(nil),             // 13: agentmem.memory.v1.Kernel
+	(*CompressionProfile)(nil), // 14: agentmem.memory.v1.CompressionProfile
+	(*SessionConfig)(nil),      // 15: agentmem.memory.v1.SessionConfig
+	(*AssemblyConfig)(nil),     // 16: agentmem.memory.v1.AssemblyConfig
+	(*RecalledItem)(nil),       // 17: agentmem.memory.v1.RecalledItem
+	(*MemoryItem)(nil),         // 18: agentmem.memory.v1.MemoryItem
+	(*Assembled)(nil),          // 19: agentmem.memory.v1.Assembled
+	(*StateEntry)(nil),         // 20: agentmem.memory.v1.StateEntry
+	(*CommandResult)(nil),      // 21: agentmem.memory.v1.CommandResult
+	(*SessionSnapshot)(nil),    // 22: agentmem.memory.v1.SessionSnapshot
+	nil,                        // 23: agentmem.memory.v1.DataReference.MetadataEntry
 }
 var file_memory_v1_session_proto_depIdxs = []int32{
 	0,  // 0: agentmem.memory.v1.Message.role:type_name -> agentmem.memory.v1.Role
 	2,  // 1: agentmem.memory.v1.Message.tool_calls:type_name -> agentmem.memory.v1.ToolCall
 	4,  // 2: agentmem.memory.v1.Message.data_ref:type_name -> agentmem.memory.v1.DataReference
-	22, // 3: agentmem.memory.v1.DataReference.metadata:type_name -> agentmem.memory.v1.DataReference.MetadataEntry
+	23, // 3: agentmem.memory.v1.DataReference.metadata:type_name -> agentmem.memory.v1.DataReference.MetadataEntry
 	3,  // 4: agentmem.memory.v1.L1Entry.message:type_name -> agentmem.memory.v1.Message
 	5,  // 5: agentmem.memory.v1.L1Entry.summary:type_name -> agentmem.memory.v1.Summary
-	8,  // 6: agentmem.memory.v1.Kernel.tools:type_name -> agentmem.memory.v1.ToolDefinition
-	9,  // 7: agentmem.memory.v1.Kernel.schemas:type_name -> agentmem.memory.v1.SchemaEntry
-	10, // 8: agentmem.memory.v1.Kernel.tool_results:type_name -> agentmem.memory.v1.ToolResultRef
-	11, // 9: agentmem.memory.v1.Kernel.facts:type_name -> agentmem.memory.v1.Fact
-	13, // 10: agentmem.memory.v1.SessionConfig.profile:type_name -> agentmem.memory.v1.CompressionProfile
-	15, // 11: agentmem.memory.v1.SessionConfig.assembly:type_name -> agentmem.memory.v1.AssemblyConfig
-	0,  // 12: agentmem.memory.v1.RecalledItem.role:type_name -> agentmem.memory.v1.Role
-	16, // 13: agentmem.memory.v1.Assembled.recalled:type_name -> agentmem.memory.v1.RecalledItem
-	17, // 14: agentmem.memory.v1.Assembled.memory:type_name -> agentmem.memory.v1.MemoryItem
-	1,  // 15: agentmem.memory.v1.SessionSnapshot.status:type_name -> agentmem.memory.v1.SessionStatus
-	14, // 16: agentmem.memory.v1.SessionSnapshot.config:type_name -> agentmem.memory.v1.SessionConfig
-	7,  // 17: agentmem.memory.v1.SessionSnapshot.rom:type_name -> agentmem.memory.v1.Rom
-	7,  // 18: agentmem.memory.v1.SessionSnapshot.pending_rom:type_name -> agentmem.memory.v1.Rom
-	12, // 19: agentmem.memory.v1.SessionSnapshot.kernel:type_name -> agentmem.memory.v1.Kernel
-	5,  // 20: agentmem.memory.v1.SessionSnapshot.l2:type_name -> agentmem.memory.v1.Summary
-	3,  // 21: agentmem.memory.v1.SessionSnapshot.promoted:type_name -> agentmem.memory.v1.Message
-	6,  // 22: agentmem.memory.v1.SessionSnapshot.l1:type_name -> agentmem.memory.v1.L1Entry
-	19, // 23: agentmem.memory.v1.SessionSnapshot.session_state:type_name -> agentmem.memory.v1.StateEntry
-	20, // 24: agentmem.memory.v1.SessionSnapshot.recent_commands:type_name -> agentmem.memory.v1.CommandResult
-	18, // 25: agentmem.memory.v1.SessionSnapshot.assembled:type_name -> agentmem.memory.v1.Assembled
-	26, // [26:26] is the sub-list for method output_type
-	26, // [26:26] is the sub-list for method input_type
-	26, // [26:26] is the sub-list for extension type_name
-	26, // [26:26] is the sub-list for extension extendee
-	0,  // [0:26] is the sub-list for field type_name
+	8,  // 6: agentmem.memory.v1.Rom.libraries:type_name -> agentmem.memory.v1.PatternLibrary
+	9,  // 7: agentmem.memory.v1.Kernel.tools:type_name -> agentmem.memory.v1.ToolDefinition
+	10, // 8: agentmem.memory.v1.Kernel.schemas:type_name -> agentmem.memory.v1.SchemaEntry
+	11, // 9: agentmem.memory.v1.Kernel.tool_results:type_name -> agentmem.memory.v1.ToolResultRef
+	12, // 10: agentmem.memory.v1.Kernel.facts:type_name -> agentmem.memory.v1.Fact
+	14, // 11: agentmem.memory.v1.SessionConfig.profile:type_name -> agentmem.memory.v1.CompressionProfile
+	16, // 12: agentmem.memory.v1.SessionConfig.assembly:type_name -> agentmem.memory.v1.AssemblyConfig
+	0,  // 13: agentmem.memory.v1.RecalledItem.role:type_name -> agentmem.memory.v1.Role
+	17, // 14: agentmem.memory.v1.Assembled.recalled:type_name -> agentmem.memory.v1.RecalledItem
+	18, // 15: agentmem.memory.v1.Assembled.memory:type_name -> agentmem.memory.v1.MemoryItem
+	1,  // 16: agentmem.memory.v1.SessionSnapshot.status:type_name -> agentmem.memory.v1.SessionStatus
+	15, // 17: agentmem.memory.v1.SessionSnapshot.config:type_name -> agentmem.memory.v1.SessionConfig
+	7,  // 18: agentmem.memory.v1.SessionSnapshot.rom:type_name -> agentmem.memory.v1.Rom
+	7,  // 19: agentmem.memory.v1.SessionSnapshot.pending_rom:type_name -> agentmem.memory.v1.Rom
+	13, // 20: agentmem.memory.v1.SessionSnapshot.kernel:type_name -> agentmem.memory.v1.Kernel
+	5,  // 21: agentmem.memory.v1.SessionSnapshot.l2:type_name -> agentmem.memory.v1.Summary
+	3,  // 22: agentmem.memory.v1.SessionSnapshot.promoted:type_name -> agentmem.memory.v1.Message
+	6,  // 23: agentmem.memory.v1.SessionSnapshot.l1:type_name -> agentmem.memory.v1.L1Entry
+	20, // 24: agentmem.memory.v1.SessionSnapshot.session_state:type_name -> agentmem.memory.v1.StateEntry
+	21, // 25: agentmem.memory.v1.SessionSnapshot.recent_commands:type_name -> agentmem.memory.v1.CommandResult
+	19, // 26: agentmem.memory.v1.SessionSnapshot.assembled:type_name -> agentmem.memory.v1.Assembled
+	27, // [27:27] is the sub-list for method output_type
+	27, // [27:27] is the sub-list for method input_type
+	27, // [27:27] is the sub-list for extension type_name
+	27, // [27:27] is the sub-list for extension extendee
+	0,  // [0:27] is the sub-list for field type_name
 }
 
 func init() { file_memory_v1_session_proto_init() }
@@ -2421,7 +2516,7 @@ func file_memory_v1_session_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_memory_v1_session_proto_rawDesc), len(file_memory_v1_session_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   21,
+			NumMessages:   22,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -39,7 +39,7 @@ def agent(agent_id: str) -> str:
 
 def scope(kind: str, scope_id: str) -> str:
     """The path of a shared scope: scope/<kind>/<id> (kind: user, session,
-    workflow, swarm, debate, app, project, global)."""
+    workflow, swarm, debate, app, project, agent_type, global)."""
     return f"scope/{kind}/{scope_id}"
 
 

@@ -184,6 +184,8 @@ class CreateSessionReply(TypedDict):
 class CreateSessionRequest(TypedDict):
     # the agent; with tenants, the caller's own agent when empty
     agent_id: NotRequired[str]
+    # the agent's type: its sessions read the scope agent_type/<type>; with tenants, the caller's own type (taken from its tenants entry when empty)
+    agent_type: NotRequired[str]
     app: NotRequired[str]
     assembly: NotRequired["AssemblyConfigInput"]
     backend_schema: NotRequired[str]
@@ -194,6 +196,8 @@ class CreateSessionRequest(TypedDict):
     max_context_tokens: NotRequired[int]
     # tokens the summaries may take (unset: 5000, at most a quarter of the budget)
     max_l2_tokens: NotRequired[int]
+    # shared pattern libraries (the global scope's entries patterns/<library>/<name>, in key order) whose patterns follow the session's own in its ROM; a library's change is a new ROM version from the session's next user message
+    pattern_libraries: NotRequired[List[str]]
     patterns: NotRequired[List[str]]
     # the compression profile (default fill: compress only when the budget needs the room); custom needs custom_profile
     profile: NotRequired[Literal['fill', 'balanced', 'data_intensive', 'conversational', 'custom']]
@@ -545,6 +549,12 @@ class OpenAIToolCallInput(TypedDict):
     type: Literal['function']
 
 
+class PatternLibrary(TypedDict):
+    digest: str
+    name: str
+    patterns: int
+
+
 class PromoteReply(TypedDict):
     promoted_tokens: int
     result: NotRequired["MutationReply"]
@@ -671,6 +681,8 @@ class RollbackEntryRequest(TypedDict):
 
 class Rom(TypedDict):
     backend_schema: str
+    # the pattern libraries the ROM was built with (name, digest, how many of patterns are theirs, after the session's own); update_rom keeps the session's
+    libraries: List["PatternLibrary"]
     patterns: List[str]
     system_prompt: str
     tokens: int
@@ -765,6 +777,7 @@ class SessionIndexEntry(TypedDict):
 
 class SessionInfo(TypedDict):
     agent_id: str
+    agent_type: str
     app: str
     archived_l2_count: str
     assembly: NotRequired["AssemblyConfig"]

@@ -21,7 +21,7 @@ export class AgentmemError extends Error {
 
 /** The path of an agent's private memory. */
 export const agent = (id) => `agent/${id}`;
-/** The path of a shared scope (user, session, workflow, swarm, debate, app, project, global). */
+/** The path of a shared scope (user, session, workflow, swarm, debate, app, project, agent_type, global). */
 export const scope = (kind, id) => `scope/${kind}/${id}`;
 
 const commandId = (given) => given || globalThis.crypto.randomUUID().replaceAll("-", "");

@@ -161,6 +161,7 @@ export interface CreateSessionReply {
 
 export interface CreateSessionRequest {
   agent_id?: string;
+  agent_type?: string;
   app?: string;
   assembly?: AssemblyConfigInput;
   backend_schema?: string;
@@ -168,6 +169,7 @@ export interface CreateSessionRequest {
   custom_profile?: CompressionProfile;
   max_context_tokens?: number;
   max_l2_tokens?: number;
+  pattern_libraries?: Array<string>;
   patterns?: Array<string>;
   profile?: "fill" | "balanced" | "data_intensive" | "conversational" | "custom";
   project?: string;
@@ -482,6 +484,12 @@ export interface OpenAIToolCallInput {
   type: "function";
 }
 
+export interface PatternLibrary {
+  digest: string;
+  name: string;
+  patterns: number;
+}
+
 export interface PromoteReply {
   promoted_tokens: number;
   result?: MutationReply;
@@ -581,6 +589,7 @@ export interface RollbackEntryRequest {
 
 export interface Rom {
   backend_schema: string;
+  libraries: Array<PatternLibrary>;
   patterns: Array<string>;
   system_prompt: string;
   tokens: number;
@@ -664,6 +673,7 @@ export interface SessionIndexEntry {
 
 export interface SessionInfo {
   agent_id: string;
+  agent_type: string;
   app: string;
   archived_l2_count: string;
   assembly?: AssemblyConfig;
