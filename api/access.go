@@ -82,7 +82,6 @@ var (
 	bySessionActorW = access{check: checkByActor, write: true, text: accessSessionW}
 	sessionIndex    = access{check: checkSessionIndex, text: accessSession}
 	sessionIndexW   = access{check: checkSessionIndex, write: true, text: accessSessionW}
-	sessionOwner    = access{check: checkSession, text: accessSession}
 	sessionOwnerW   = access{check: checkSession, write: true, text: accessSessionW}
 	scopeReader     = access{check: checkScope, text: accessScope}
 	scopeWriter     = access{check: checkScope, write: true, text: accessScopeW}

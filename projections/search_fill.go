@@ -56,8 +56,8 @@ func fillUser(tx *bolt.Tx, user string, hits []*memoryv1.SearchHit, limit int) (
 		}
 		sp := prefix(sid)
 		c := msgs.Cursor()
-		mk, v := c.Seek(append(bytes.Clone(sp), 0xff))
-		if mk == nil {
+		var mk, v []byte
+		if mk, _ = c.Seek(append(bytes.Clone(sp), 0xff)); mk == nil {
 			mk, v = c.Last()
 		} else {
 			mk, v = c.Prev()

@@ -133,9 +133,6 @@ func bare(s, v string) bool {
 	return len(w) == 0 || !npSkip[strings.ToLower(w[len(w)-1])]
 }
 
-// amounts: "I'm learning a ton" names no subject learned.
-var amounts = set(`ton tons lot lots bunch heaps loads plenty`)
-
 // notPossession: what "I have a …" names that is no lasting possession:
 // a passing state, a question, an event (read by the plan rules).
 var notPossession = set(`question questions idea ideas feeling problem problems issue issues doubt point reason
