@@ -96,6 +96,9 @@ type Candidates struct {
 	RecallSessions []string
 	Memory         []*memoryv1.MemoryItem
 	MemoryScores   []float64
+	// prep: the candidates rendered and counted (Prepare); nil: the
+	// decision renders and counts them.
+	prep *prepared
 }
 
 // What the node asks a session search for and offers of it (// tens of candidates): RecallSearched hits, of which OfferRecall keeps at
@@ -240,7 +243,10 @@ func sameSections(a, b *memoryv1.Assembled) bool {
 // chooseMemory takes the candidates in order while their tier has room
 // (memory × tier share), then gives what the tiers left unused to the
 // candidates not taken, in order. A scope and key is taken once.
-func chooseMemory(cands []*memoryv1.MemoryItem, a *memoryv1.AssemblyConfig, capTokens uint64, tok Tokenizer) []*memoryv1.MemoryItem {
+//
+// counts, when not nil, holds the token count of each candidate's whole
+// text (-1: unknown), as Prepare counted it.
+func chooseMemory(cands []*memoryv1.MemoryItem, counts []int64, a *memoryv1.AssemblyConfig, capTokens uint64, tok Tokenizer) []*memoryv1.MemoryItem {
 	// Tiers by index (tierIndex): no maps, it runs at every user message.
 	tierCap := [3]uint64{
 		capTokens * uint64(a.GetTaskPct()) / 100,
@@ -249,26 +255,36 @@ func chooseMemory(cands []*memoryv1.MemoryItem, a *memoryv1.AssemblyConfig, capT
 	}
 	cands = cands[:min(len(cands), MaxMemoryCandidates)]
 	uniq := make([]*memoryv1.MemoryItem, 0, len(cands))
-	for _, c := range cands {
+	uniqCounts := make([]int64, 0, len(cands))
+	for i, c := range cands {
 		if tierIndex(c.GetTier()) < 0 || slices.ContainsFunc(uniq, func(u *memoryv1.MemoryItem) bool { return sameEntry(u, c) }) {
 			continue
 		}
 		uniq = append(uniq, c)
+		n := int64(-1)
+		if i < len(counts) {
+			n = counts[i]
+		}
+		uniqCounts = append(uniqCounts, n)
 	}
 	taken := make([]*memoryv1.MemoryItem, len(uniq))
 	var tierUsed [3]uint64
 	var used uint64
 	take := func(i int, room uint64) {
 		c := uniq[i]
-		full := memoryText(c)
-		text, tokens, ok := fitItem(tok, full, room)
-		if !ok {
-			return
-		}
-		// The log keeps which text, not the text (MemoryItem.text_bytes).
-		n, trimmed := len(text), false
-		if text != full {
-			n, trimmed = len(strings.TrimSuffix(text, "…")), true
+		// The log keeps which text, not the text (MemoryItem.text_bytes):
+		// a counted text that fits whole is not rendered.
+		n, tokens, trimmed := memoryTextLen(c), uint32(uniqCounts[i]), false
+		if k := uniqCounts[i]; k < 0 || !fitsWhole(n, k, room) {
+			full := memoryText(c)
+			text, t, ok := fitItemCounted(tok, full, k, room)
+			if !ok {
+				return
+			}
+			n, tokens = len(text), t
+			if text != full {
+				n, trimmed = len(strings.TrimSuffix(text, "…")), true
+			}
 		}
 		taken[i] = &memoryv1.MemoryItem{Scope: c.GetScope(), Key: c.GetKey(), Version: c.GetVersion(), TextBytes: uint32(n), Trimmed: trimmed, Tokens: tokens, Tier: c.GetTier()}
 		tierUsed[tierIndex(c.GetTier())] += uint64(tokens)
@@ -325,11 +341,26 @@ func sameEntry(a, b *memoryv1.MemoryItem) bool {
 // an item: text plus MessageOverheadTokens); ok false when fewer than
 // minItemTokens would be left.
 func fitItem(tok Tokenizer, text string, room uint64) (string, uint32, bool) {
+	return fitItemCounted(tok, text, -1, room)
+}
+
+// fitsWhole reports whether fitItem keeps whole a text of size bytes and
+// n tokens (textTokens) in room.
+func fitsWhole(size int, n int64, room uint64) bool {
+	return (uint64(size)+MessageOverheadTokens <= room || uint64(size) <= maxTrimBytesPerToken*room) && uint64(n) <= room
+}
+
+// fitItemCounted is fitItem for a text whose textTokens are known (n >= 0)
+// or not (n < 0).
+func fitItemCounted(tok Tokenizer, text string, n int64, room uint64) (string, uint32, bool) {
 	// A token holds at least one byte: text that short fits whatever it
 	// counts; only count what may.
 	if uint64(len(text))+MessageOverheadTokens <= room || uint64(len(text)) <= maxTrimBytesPerToken*room {
-		if n := textTokens(tok, text); uint64(n) <= room {
-			return text, n, true
+		if n < 0 {
+			n = int64(textTokens(tok, text))
+		}
+		if uint64(n) <= room {
+			return text, uint32(n), true
 		}
 	}
 	if room < minItemTokens {
@@ -345,11 +376,11 @@ func fitItem(tok Tokenizer, text string, room uint64) (string, uint32, bool) {
 	if t == "" {
 		return "", 0, false
 	}
-	n := textTokens(tok, t)
-	if uint64(n) > room {
+	k := textTokens(tok, t)
+	if uint64(k) > room {
 		return "", 0, false
 	}
-	return t, n, true
+	return t, k, true
 }
 
 // trimToTokens returns the longest prefix of text (cut back to a space
@@ -459,6 +490,12 @@ func EarlierSessionText(m *memoryv1.Message) string {
 
 // memoryText is a memory entry as the context sends it.
 func memoryText(m *memoryv1.MemoryItem) string { return MemoryText(m, m.GetText()) }
+
+// memoryTextLen is len(memoryText(m)), without rendering it.
+func memoryTextLen(m *memoryv1.MemoryItem) int {
+	var num [20]byte
+	return len("Memory  (v): ") + len(m.GetScope()) + len(m.GetKey()) + len(strconv.AppendUint(num[:0], m.GetVersion(), 10)) + len(m.GetText())
+}
 
 // MemoryText is the text the context shows for memory item m whose entry
 // version holds value.

@@ -79,8 +79,11 @@ type partRef struct {
 
 // planner builds the Parts of one user message's allocation.
 type planner struct {
-	s    *State
-	tok  Tokenizer
+	s   *State
+	tok Tokenizer
+	// rawTok is the decision's tokenizer (tok counts through a memo):
+	// candidates prepared with it are used as they are (prepare.go).
+	rawTok Tokenizer
 	l1   []*memoryv1.L1Entry
 	tail int // index of the first L1 entry of the verbatim tail
 	// query is the content words of the latest user message.
@@ -260,13 +263,13 @@ func (p *planner) addHits(c *Candidates) {
 			v *= questionWeight
 		}
 		if sid := sessionOf(c, r); sid != "" && sid != p.s.snap.GetSessionId() {
-			p.offerEarlier(sid, m, v)
+			p.offerEarlier(c, r, sid, m, v)
 			continue
 		}
 		if !p.searchable(m) {
 			continue
 		}
-		p.offer(m, v)
+		p.offer(c, r, m, v)
 	}
 }
 
@@ -289,33 +292,33 @@ func sessionOf(c *Candidates, r int) string {
 	return c.RecallSessions[r]
 }
 
-// offerEarlier values message m of another session sid at v: a recalled
+// offerEarlier values message m (recall candidate r of c) of another
+// session sid at v: a recalled
 // part holding a reference (the text is read again when the context is
 // read, EarlierSessionText cut to text_bytes).
-func (p *planner) offerEarlier(sid string, m *memoryv1.Message, v float64) {
+func (p *planner) offerEarlier(c *Candidates, r int, sid string, m *memoryv1.Message, v float64) {
 	ref := earlierRef{sid, m.GetSeq()}
 	if i, ok := p.earlierPart[ref]; ok {
 		p.raise(i, v)
 		return
 	}
-	full := EarlierSessionText(m)
-	text, tokens, ok := fitItem(p.tok, full, maxRecalledItemTokens)
+	it, ok := c.preparedRecall(r, formEarlier, p.rawTok)
 	if !ok {
+		it = prepareMessage(p.tok, formEarlier, m)
+	}
+	if !it.ok {
 		return
 	}
-	n, trimmed := len(text), false
-	if text != full {
-		n, trimmed = len(strings.TrimSuffix(text, "…")), true
-	}
 	item := &memoryv1.RecalledItem{SessionId: sid, MessageId: m.GetId(), Seq: m.GetSeq(), Role: m.GetRole(),
-		Tokens: tokens, SaidUnixNano: SaidAt(m), TextBytes: uint32(n), Trimmed: trimmed}
-	p.earlierPart[ref] = p.add(Part{Kind: PartEarlier, Tokens: uint64(tokens), Value: v}, partRef{l2: -1, recalled: item})
+		Tokens: it.tokens, SaidUnixNano: SaidAt(m), TextBytes: it.bytes, Trimmed: it.trimmed}
+	p.earlierPart[ref] = p.add(Part{Kind: PartEarlier, Tokens: uint64(it.tokens), Value: v}, partRef{l2: -1, recalled: item})
 }
 
-// offer values message m of the session at v: its L1 part when it is
+// offer values message m (recall candidate r of c) of the session at v:
+// its L1 part when it is
 // older than the tail, nothing when in the tail, a recalled part when it
 // is in the swap only.
-func (p *planner) offer(m *memoryv1.Message, v float64) {
+func (p *planner) offer(c *Candidates, r int, m *memoryv1.Message, v float64) {
 	if i := p.l1Index(m.GetSeq()); i >= 0 {
 		p.raiseL1(i, v)
 		return
@@ -327,12 +330,15 @@ func (p *planner) offer(m *memoryv1.Message, v float64) {
 		p.raise(i, v)
 		return
 	}
-	text, tokens, ok := fitItem(p.tok, recalledText(m), maxRecalledItemTokens)
+	it, ok := c.preparedRecall(r, formRecalled, p.rawTok)
 	if !ok {
+		it = prepareMessage(p.tok, formRecalled, m)
+	}
+	if !it.ok {
 		return
 	}
-	item := &memoryv1.RecalledItem{MessageId: m.GetId(), Seq: m.GetSeq(), Role: m.GetRole(), Text: text, Tokens: tokens, SaidUnixNano: SaidAt(m)}
-	p.swapPart[m.GetSeq()] = p.add(Part{Kind: PartRecalled, Tokens: uint64(tokens), Value: v}, partRef{l2: -1, recalled: item})
+	item := &memoryv1.RecalledItem{MessageId: m.GetId(), Seq: m.GetSeq(), Role: m.GetRole(), Text: it.text, Tokens: it.tokens, SaidUnixNano: SaidAt(m)}
+	p.swapPart[m.GetSeq()] = p.add(Part{Kind: PartRecalled, Tokens: uint64(it.tokens), Value: v}, partRef{l2: -1, recalled: item})
 }
 
 func (p *planner) raise(part int, v float64) {
@@ -392,7 +398,7 @@ func (p *planner) addMemory(c *Candidates, a *memoryv1.AssemblyConfig) {
 		}
 		value[id] = v
 	}
-	for _, m := range chooseMemory(cands, a, p.s.sectionCap(a.GetMemoryPct()), p.tok) {
+	for _, m := range chooseMemory(cands, c.memoryCounts(p.rawTok), a, p.s.sectionCap(a.GetMemoryPct()), p.tok) {
 		p.add(Part{Kind: PartMemory, Tokens: uint64(m.GetTokens()), Value: value[m.GetScope()+"\x00"+m.GetKey()]}, partRef{l2: -1, memory: m})
 	}
 }

@@ -417,7 +417,7 @@ func (s *State) newPlanner(m *memoryv1.Message, cands *Candidates, env Env) *pla
 	if cands != nil {
 		hits, items = len(cands.Recall), len(cands.Memory)
 	}
-	p := &planner{s: s, tok: memoTokenizer{env.Tokenizer, &c.counts}, l1: l1, query: facts.ContentWords(m.GetContent()),
+	p := &planner{s: s, tok: memoTokenizer{env.Tokenizer, &c.counts}, rawTok: env.Tokenizer, l1: l1, query: facts.ContentWords(m.GetContent()),
 		swapPart: make(map[uint64]int, hits), earlierPart: map[earlierRef]int{}}
 	// Room for the parts there will be: summaries, hits, scope entries.
 	n := len(s.snap.GetL2()) + hits + items + 4

@@ -22,7 +22,7 @@ import (
 // session's own layers.
 func (s *State) planReference(m *memoryv1.Message, c *Candidates, env Env) *memoryv1.Assembled {
 	a := s.Assembly()
-	p := &planner{s: s, tok: env.Tokenizer, l1: s.snap.GetL1(), swapPart: map[uint64]int{}, earlierPart: map[earlierRef]int{}, query: facts.ContentWords(m.GetContent())}
+	p := &planner{s: s, tok: env.Tokenizer, rawTok: env.Tokenizer, l1: s.snap.GetL1(), swapPart: map[uint64]int{}, earlierPart: map[earlierRef]int{}, query: facts.ContentWords(m.GetContent())}
 	p.tail = p.tailStartReference()
 	p.addL1Reference()
 	p.addL2Reference()
@@ -213,7 +213,7 @@ func TestChooseMemoryMatchesReference(t *testing.T) {
 		}
 		capTokens := uint64(rapid.IntRange(0, 2000).Draw(rt, "cap"))
 		want := chooseMemoryReference(cands, a, capTokens, tok)
-		got := chooseMemory(cands, a, capTokens, tok)
+		got := chooseMemory(cands, nil, a, capTokens, tok)
 		if !slices.EqualFunc(want, got, func(x, y *memoryv1.MemoryItem) bool { return proto.Equal(x, y) }) {
 			rt.Fatalf("chooseMemory %v, reference %v", got, want)
 		}
