@@ -84,8 +84,8 @@ type planner struct {
 	// rawTok is the decision's tokenizer (tok counts through a memo):
 	// candidates prepared with it are used as they are (prepare.go).
 	rawTok Tokenizer
-	l1   []*memoryv1.L1Entry
-	tail int // index of the first L1 entry of the verbatim tail
+	l1     []*memoryv1.L1Entry
+	tail   int // index of the first L1 entry of the verbatim tail
 	// query is the content words of the latest user message.
 	query map[string]bool
 	parts []Part
