@@ -494,7 +494,7 @@ func memoryText(m *memoryv1.MemoryItem) string { return MemoryText(m, m.GetText(
 // memoryTextLen is len(memoryText(m)), without rendering it.
 func memoryTextLen(m *memoryv1.MemoryItem) int {
 	var num [20]byte
-	return len("Memory  (v): ") + len(m.GetScope()) + len(m.GetKey()) + len(strconv.AppendUint(num[:0], m.GetVersion(), 10)) + len(m.GetText())
+	return len("Memory ") + len(" ") + len(" (v") + len("): ") + len(m.GetScope()) + len(m.GetKey()) + len(strconv.AppendUint(num[:0], m.GetVersion(), 10)) + len(m.GetText())
 }
 
 // MemoryText is the text the context shows for memory item m whose entry

@@ -1,7 +1,6 @@
 package segmented
 
 import (
-	"cmp"
 	"math"
 	"slices"
 	"strings"
@@ -66,7 +65,7 @@ func (s *State) planReference(m *memoryv1.Message, c *Candidates, env Env) *memo
 			}
 		}
 	}
-	slices.SortFunc(out.Recalled, func(x, y *memoryv1.RecalledItem) int { return cmp.Compare(x.Seq, y.Seq) })
+	slices.SortFunc(out.Recalled, compareRecalled)
 	slices.Sort(out.L1Seqs)
 	out.Memory = byTier(out.Memory)
 	return out
