@@ -145,6 +145,8 @@ type Service struct {
 	routes routeTable
 	// candidateKeys remembers what each session's appends search for.
 	candidateKeys candidateKeyCache
+	// prepared keeps the candidates' texts and counts between appends.
+	prepared segmented.PrepareMemo
 	// writes remembers each caller's last scope write (awaitOwnWrite).
 	writes writeSeqs
 	// sessionSeqs remembers the stream sequence of each session's last
