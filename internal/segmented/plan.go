@@ -97,6 +97,9 @@ type planner struct {
 	// earlierPart maps a message of another session (session id, seq) to
 	// its recalled part.
 	earlierPart map[earlierRef]int
+	// l2First is the part of L2 summary 0 (when l2Len > 0), l2Len
+	// how many L2 parts follow it.
+	l2First, l2Len int
 }
 
 // earlierRef names a message of another session.
@@ -226,6 +229,7 @@ func (p *planner) addL1() {
 // addL2 makes a part of each L2 summary, valued by the content words it
 // shares with the latest user message.
 func (p *planner) addL2() {
+	p.l2First, p.l2Len = len(p.parts), len(p.s.snap.GetL2())
 	for i, sum := range p.s.snap.GetL2() {
 		p.add(Part{Kind: PartSummary, Tokens: uint64(sum.GetTokens()), Value: p.summaryValue(sum)}, partRef{l2: i})
 	}

@@ -50,6 +50,12 @@ type planCache struct {
 	refs     []partRef
 	words    summaryWords
 	counts   countMemo
+	// chosenParts marks the parts allocate chose.
+	chosenParts []bool
+	// l2Order is the L2 summaries (l2Sums, as of the last plan) in
+	// Allocate's order when all are valued summaryBase (l2BaseOrder).
+	l2Order []int32
+	l2Sums  []*memoryv1.Summary
 	// recent[d] is the value of an L1 span d spans older than the tail.
 	recent []float64
 	// shown is what the last plan shows of L1 and L2 (see countShown).

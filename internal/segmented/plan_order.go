@@ -190,6 +190,12 @@ func (lp *l1Plan) plainOrder() []int32 {
 // allocate is Allocate over the planner's parts and the plain L1 spans:
 // it returns the indexes of the chosen parts, ascending, and marks the
 // chosen spans (plain, or parts of L1) in p.l1p.chosen.
+//
+// Three streams are merged, each in Allocate's order: the plain spans
+// (plainOrder), the L2 summaries that share no word with the message
+// (valued summaryBase: their order depends on their tokens alone and is
+// kept while L2 does not change, l2BaseOrder), and the other parts,
+// sorted here (summaries sharing words, hits, scope entries: tens).
 func (p *planner) allocate(room uint64, caps [numPartKinds]uint64) []int {
 	lp, c := p.l1p, p.l1p.c
 	m := len(lp.spans)
@@ -209,7 +215,7 @@ func (p *planner) allocate(room uint64, caps [numPartKinds]uint64) []int {
 			idx[i] = next
 			next++
 		}
-		if part.Value > 0 && part.Tokens > 0 && part.Kind < numPartKinds {
+		if part.Value > 0 && part.Tokens > 0 && part.Kind < numPartKinds && !p.l2Base(i) {
 			spec = append(spec, specPart{den: part.density(), val: part.Value, idx: idx[i], i: i})
 		}
 	}
@@ -221,10 +227,32 @@ func (p *planner) allocate(room uint64, caps [numPartKinds]uint64) []int {
 		return 1 // never equal: the index breaks ties
 	})
 	order := lp.plainOrder()
+	base := p.l2BaseOrder()
 	var used uint64
 	var byKind [numPartKinds]uint64
-	chosen := make([]int, 0, len(spec))
-	si, oi := 0, 0
+	chosen := resize(c.chosenParts, len(p.parts))
+	clear(chosen)
+	c.chosenParts = chosen
+	nChosen := 0
+	take := func(i int) {
+		part := p.parts[i]
+		if part.Tokens > room-used {
+			return
+		}
+		if c := caps[part.Kind]; c > 0 && part.Tokens > c-min(c, byKind[part.Kind]) {
+			return
+		}
+		used += part.Tokens
+		byKind[part.Kind] += part.Tokens
+		chosen[i] = true
+		nChosen++
+		if idx[i] < m {
+			lp.chosen[idx[i]] = true
+		} else if p.refs[i].l2 >= 0 {
+			lp.chosenL2 += part.Tokens
+		}
+	}
+	si, oi, bi := 0, 0, 0
 	for used < room {
 		for oi < len(order) {
 			k := order[oi]
@@ -233,31 +261,36 @@ func (p *planner) allocate(room uint64, caps [numPartKinds]uint64) []int {
 			}
 			oi++
 		}
-		special := si < len(spec)
-		if special && oi < len(order) {
-			a, k := spec[si], order[oi]
-			special = before(a.den, a.val, a.idx, lp.den[k], lp.val[k], int(k))
+		for bi < len(base) {
+			i := p.l2First + int(base[bi])
+			if p.l2Base(i) && p.parts[i].Tokens > 0 {
+				break
+			}
+			bi++
 		}
-		switch {
-		case special:
-			i := spec[si].i
+		// The best of the three heads: 0 special, 1 plain, 2 base L2.
+		best, bDen, bVal, bIdx := -1, 0.0, 0.0, 0
+		if si < len(spec) {
+			a := spec[si]
+			best, bDen, bVal, bIdx = 0, a.den, a.val, a.idx
+		}
+		if oi < len(order) {
+			k := order[oi]
+			if best < 0 || before(lp.den[k], lp.val[k], int(k), bDen, bVal, bIdx) {
+				best, bDen, bVal, bIdx = 1, lp.den[k], lp.val[k], int(k)
+			}
+		}
+		if bi < len(base) {
+			i := p.l2First + int(base[bi])
+			if part := p.parts[i]; best < 0 || before(part.density(), part.Value, idx[i], bDen, bVal, bIdx) {
+				best = 2
+			}
+		}
+		switch best {
+		case 0:
+			take(spec[si].i)
 			si++
-			part := p.parts[i]
-			if part.Tokens > room-used {
-				continue
-			}
-			if c := caps[part.Kind]; c > 0 && part.Tokens > c-min(c, byKind[part.Kind]) {
-				continue
-			}
-			used += part.Tokens
-			byKind[part.Kind] += part.Tokens
-			chosen = append(chosen, i)
-			if idx[i] < m {
-				lp.chosen[idx[i]] = true
-			} else if p.refs[i].l2 >= 0 {
-				lp.chosenL2 += part.Tokens
-			}
-		case oi < len(order):
+		case 1:
 			k := order[oi]
 			oi++
 			if t := lp.spans[k].tokens; t <= room-used {
@@ -265,13 +298,58 @@ func (p *planner) allocate(room uint64, caps [numPartKinds]uint64) []int {
 				lp.chosen[k] = true
 				lp.nPlainChosen++
 			}
+		case 2:
+			take(p.l2First + int(base[bi]))
+			bi++
 		default:
-			slices.Sort(chosen)
-			return chosen
+			return chosenIndexes(chosen, nChosen)
 		}
 	}
-	slices.Sort(chosen)
-	return chosen
+	return chosenIndexes(chosen, nChosen)
+}
+
+// chosenIndexes returns the indexes marked in chosen (n of them),
+// ascending.
+func chosenIndexes(chosen []bool, n int) []int {
+	out := make([]int, 0, n)
+	for i, ok := range chosen {
+		if ok {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// l2Base reports whether part i is an L2 summary valued summaryBase (it
+// shares no word with the message): allocate takes those from
+// l2BaseOrder.
+func (p *planner) l2Base(i int) bool {
+	return p.l2First >= 0 && i >= p.l2First && i < p.l2First+p.l2Len && p.parts[i].Value == summaryBase
+}
+
+// l2BaseOrder returns the L2 indexes in Allocate's order of L2 summaries
+// all valued summaryBase (by value per token, then L2 order), kept in the
+// planner's cache while L2 holds the same summaries.
+func (p *planner) l2BaseOrder() []int32 {
+	c := p.l1p.c
+	l2 := p.s.snap.GetL2()
+	if len(c.l2Sums) == len(l2) && slices.Equal(c.l2Sums, l2) {
+		return c.l2Order
+	}
+	c.l2Sums = append(c.l2Sums[:0], l2...)
+	c.l2Order = c.l2Order[:0]
+	den := make([]float64, len(l2))
+	for i, sum := range l2 {
+		c.l2Order = append(c.l2Order, int32(i))
+		den[i] = Part{Tokens: uint64(sum.GetTokens()), Value: summaryBase}.density()
+	}
+	slices.SortFunc(c.l2Order, func(a, b int32) int {
+		if before(den[a], summaryBase, int(a), den[b], summaryBase, int(b)) {
+			return -1
+		}
+		return 1
+	})
+	return c.l2Order
 }
 
 // specPart is a part of the planner sorted for allocate: its value per
