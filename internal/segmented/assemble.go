@@ -247,6 +247,13 @@ func sameSections(a, b *memoryv1.Assembled) bool {
 // counts, when not nil, holds the token count of each candidate's whole
 // text (-1: unknown), as Prepare counted it.
 func chooseMemory(cands []*memoryv1.MemoryItem, counts []int64, a *memoryv1.AssemblyConfig, capTokens uint64, tok Tokenizer) []*memoryv1.MemoryItem {
+	out, _ := chooseMemoryFrom(cands, counts, a, capTokens, tok)
+	return out
+}
+
+// chooseMemoryFrom is chooseMemory, with the index in cands of each item
+// it returns.
+func chooseMemoryFrom(cands []*memoryv1.MemoryItem, counts []int64, a *memoryv1.AssemblyConfig, capTokens uint64, tok Tokenizer) ([]*memoryv1.MemoryItem, []int) {
 	// Tiers by index (tierIndex): no maps, it runs at every user message.
 	tierCap := [3]uint64{
 		capTokens * uint64(a.GetTaskPct()) / 100,
@@ -256,11 +263,13 @@ func chooseMemory(cands []*memoryv1.MemoryItem, counts []int64, a *memoryv1.Asse
 	cands = cands[:min(len(cands), MaxMemoryCandidates)]
 	uniq := make([]*memoryv1.MemoryItem, 0, len(cands))
 	uniqCounts := make([]int64, 0, len(cands))
+	uniqFrom := make([]int, 0, len(cands))
 	for i, c := range cands {
 		if tierIndex(c.GetTier()) < 0 || slices.ContainsFunc(uniq, func(u *memoryv1.MemoryItem) bool { return sameEntry(u, c) }) {
 			continue
 		}
 		uniq = append(uniq, c)
+		uniqFrom = append(uniqFrom, i)
 		n := int64(-1)
 		if i < len(counts) {
 			n = counts[i]
@@ -301,14 +310,15 @@ func chooseMemory(cands []*memoryv1.MemoryItem, counts []int64, a *memoryv1.Asse
 		}
 	}
 	var out []*memoryv1.MemoryItem
+	var from []int
 	for _, tier := range []string{TierTask, TierUser, TierGlobal} {
-		for _, m := range taken {
+		for i, m := range taken {
 			if m != nil && m.Tier == tier {
-				out = append(out, m)
+				out, from = append(out, m), append(from, uniqFrom[i])
 			}
 		}
 	}
-	return out
+	return out, from
 }
 
 // tierIndex returns the index of a memory tier (task, user, global), or -1.
@@ -334,7 +344,22 @@ func sameEntry(a, b *memoryv1.MemoryItem) bool {
 	if len(as)+len(ak) != len(bs)+len(bk) {
 		return false
 	}
-	return as+"\x00"+ak == bs+"\x00"+bk
+	// Compared in place: it runs for every pair of candidates.
+	at := func(s, k string, i int) byte {
+		switch {
+		case i < len(s):
+			return s[i]
+		case i == len(s):
+			return 0
+		}
+		return k[i-len(s)-1]
+	}
+	for i := range len(as) + 1 + len(ak) {
+		if at(as, ak, i) != at(bs, bk, i) {
+			return false
+		}
+	}
+	return true
 }
 
 // fitItem returns text, trimmed when needed, within room tokens (counted as

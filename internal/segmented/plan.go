@@ -323,11 +323,10 @@ func (p *planner) offerEarlier(c *Candidates, r int, sid string, m *memoryv1.Mes
 // older than the tail, nothing when in the tail, a recalled part when it
 // is in the swap only.
 func (p *planner) offer(c *Candidates, r int, m *memoryv1.Message, v float64) {
-	if i := p.l1Index(m.GetSeq()); i >= 0 {
+	if i := p.verbatimIndex(m.GetSeq()); i >= 0 && i < p.tail {
 		p.raiseL1(i, v)
 		return
-	}
-	if p.verbatimInL1(m.GetSeq()) {
+	} else if i >= 0 {
 		return // in the tail: shown anyway
 	}
 	if i, ok := p.swapPart[m.GetSeq()]; ok {
@@ -351,18 +350,6 @@ func (p *planner) raise(part int, v float64) {
 	}
 }
 
-// l1Index returns the index of the verbatim L1 message at seq older than
-// the tail, or -1 (not verbatim in L1, or in the tail).
-func (p *planner) l1Index(seq uint64) int {
-	if i := p.verbatimIndex(seq); i < p.tail {
-		return i
-	}
-	return -1
-}
-
-// verbatimInL1 reports whether the message at seq is verbatim in L1.
-func (p *planner) verbatimInL1(seq uint64) bool { return p.verbatimIndex(seq) >= 0 }
-
 // verbatimIndex returns the index of the verbatim L1 message at seq, or -1.
 func (p *planner) verbatimIndex(seq uint64) int {
 	if c := p.l1p.c; c != nil {
@@ -379,16 +366,17 @@ func (p *planner) verbatimIndex(seq uint64) int {
 // hold (chooseMemory: within memory_pct, split by tier when they compete).
 func (p *planner) addMemory(c *Candidates, a *memoryv1.AssemblyConfig) {
 	cands := c.Memory[:min(len(c.Memory), MaxMemoryCandidates)]
-	value := map[string]float64{}
 	var best float64
 	scored := len(c.MemoryScores) == len(c.Memory)
 	if scored && len(cands) > 0 {
 		best = slices.Max(c.MemoryScores[:len(cands)])
 	}
+	// The value of each entry's first candidate (chooseMemory takes the
+	// first of a scope and key; the later ones neither count nor rank).
+	value := make([]float64, len(cands))
 	top := 0
 	for r, m := range cands {
-		id := m.GetScope() + "\x00" + m.GetKey()
-		if _, ok := value[id]; ok {
+		if slices.ContainsFunc(cands[:r], func(u *memoryv1.MemoryItem) bool { return sameEntry(u, m) }) {
 			continue
 		}
 		v := memoryWeight / (1 + float64(r)/5)
@@ -400,10 +388,11 @@ func (p *planner) addMemory(c *Candidates, a *memoryv1.AssemblyConfig) {
 				top++
 			}
 		}
-		value[id] = v
+		value[r] = v
 	}
-	for _, m := range chooseMemory(cands, c.memoryCounts(p.rawTok), a, p.s.sectionCap(a.GetMemoryPct()), p.tok) {
-		p.add(Part{Kind: PartMemory, Tokens: uint64(m.GetTokens()), Value: value[m.GetScope()+"\x00"+m.GetKey()]}, partRef{l2: -1, memory: m})
+	items, from := chooseMemoryFrom(cands, c.memoryCounts(p.rawTok), a, p.s.sectionCap(a.GetMemoryPct()), p.tok)
+	for j, m := range items {
+		p.add(Part{Kind: PartMemory, Tokens: uint64(m.GetTokens()), Value: value[from[j]]}, partRef{l2: -1, memory: m})
 	}
 }
 

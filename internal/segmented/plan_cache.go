@@ -50,6 +50,9 @@ type planCache struct {
 	refs     []partRef
 	words    summaryWords
 	counts   countMemo
+	// swapPart and earlierPart: the planner's maps, cleared for the next.
+	swapPart    map[uint64]int
+	earlierPart map[earlierRef]int
 	// chosenParts marks the parts allocate chose.
 	chosenParts []bool
 	// l2Order is the L2 summaries (l2Sums, as of the last plan) in
@@ -423,8 +426,13 @@ func (s *State) newPlanner(m *memoryv1.Message, cands *Candidates, env Env) *pla
 	if cands != nil {
 		hits, items = len(cands.Recall), len(cands.Memory)
 	}
+	if c.swapPart == nil {
+		c.swapPart, c.earlierPart = map[uint64]int{}, map[earlierRef]int{}
+	}
+	clear(c.swapPart)
+	clear(c.earlierPart)
 	p := &planner{s: s, tok: memoTokenizer{env.Tokenizer, &c.counts}, rawTok: env.Tokenizer, l1: l1, query: facts.ContentWords(m.GetContent()),
-		swapPart: make(map[uint64]int, hits), earlierPart: map[earlierRef]int{}}
+		swapPart: c.swapPart, earlierPart: c.earlierPart}
 	// Room for the parts there will be: summaries, hits, scope entries.
 	n := len(s.snap.GetL2()) + hits + items + 4
 	p.parts, p.refs = resize(c.parts, n)[:0], resize(c.refs, n)[:0]
