@@ -247,13 +247,31 @@ func sameSections(a, b *memoryv1.Assembled) bool {
 // counts, when not nil, holds the token count of each candidate's whole
 // text (-1: unknown), as Prepare counted it.
 func chooseMemory(cands []*memoryv1.MemoryItem, counts []int64, a *memoryv1.AssemblyConfig, capTokens uint64, tok Tokenizer) []*memoryv1.MemoryItem {
-	out, _ := chooseMemoryFrom(cands, counts, a, capTokens, tok)
+	var out []*memoryv1.MemoryItem
+	for _, c := range chooseMemoryFrom(cands, counts, a, capTokens, tok, nil) {
+		out = append(out, c.item())
+	}
 	return out
 }
 
-// chooseMemoryFrom is chooseMemory, with the index in cands of each item
-// it returns.
-func chooseMemoryFrom(cands []*memoryv1.MemoryItem, counts []int64, a *memoryv1.AssemblyConfig, capTokens uint64, tok Tokenizer) ([]*memoryv1.MemoryItem, []int) {
+// memChoice is a memory candidate chooseMemory takes, as its item will
+// record it (made only for the items a plan shows: item).
+type memChoice struct {
+	c       *memoryv1.MemoryItem // the candidate
+	from    int                  // its index in the candidates
+	tokens  uint32
+	bytes   uint32
+	trimmed bool
+}
+
+func (m *memChoice) item() *memoryv1.MemoryItem {
+	c := m.c
+	return &memoryv1.MemoryItem{Scope: c.GetScope(), Key: c.GetKey(), Version: c.GetVersion(), TextBytes: m.bytes, Trimmed: m.trimmed, Tokens: m.tokens, Tier: c.GetTier()}
+}
+
+// chooseMemoryFrom is chooseMemory, returning the choices (appended to
+// buf) in the order of its items.
+func chooseMemoryFrom(cands []*memoryv1.MemoryItem, counts []int64, a *memoryv1.AssemblyConfig, capTokens uint64, tok Tokenizer, buf []memChoice) []memChoice {
 	// Tiers by index (tierIndex): no maps, it runs at every user message.
 	tierCap := [3]uint64{
 		capTokens * uint64(a.GetTaskPct()) / 100,
@@ -261,30 +279,29 @@ func chooseMemoryFrom(cands []*memoryv1.MemoryItem, counts []int64, a *memoryv1.
 		capTokens * uint64(a.GetGlobalPct()) / 100,
 	}
 	cands = cands[:min(len(cands), MaxMemoryCandidates)]
-	uniq := make([]*memoryv1.MemoryItem, 0, len(cands))
-	uniqCounts := make([]int64, 0, len(cands))
-	uniqFrom := make([]int, 0, len(cands))
+	// The first candidate of each scope and key, with its count: the
+	// choices as they are taken (tokens 0: not taken).
+	uniq := buf[:0]
+	counted := make([]int64, 0, len(cands))
 	for i, c := range cands {
-		if tierIndex(c.GetTier()) < 0 || slices.ContainsFunc(uniq, func(u *memoryv1.MemoryItem) bool { return sameEntry(u, c) }) {
+		if tierIndex(c.GetTier()) < 0 || slices.ContainsFunc(uniq, func(u memChoice) bool { return sameEntry(u.c, c) }) {
 			continue
 		}
-		uniq = append(uniq, c)
-		uniqFrom = append(uniqFrom, i)
+		uniq = append(uniq, memChoice{c: c, from: i})
 		n := int64(-1)
 		if i < len(counts) {
 			n = counts[i]
 		}
-		uniqCounts = append(uniqCounts, n)
+		counted = append(counted, n)
 	}
-	taken := make([]*memoryv1.MemoryItem, len(uniq))
 	var tierUsed [3]uint64
 	var used uint64
 	take := func(i int, room uint64) {
-		c := uniq[i]
+		c := uniq[i].c
 		// The log keeps which text, not the text (MemoryItem.text_bytes):
 		// a counted text that fits whole is not rendered.
-		n, tokens, trimmed := memoryTextLen(c), uint32(uniqCounts[i]), false
-		if k := uniqCounts[i]; k < 0 || !fitsWhole(n, k, room) {
+		n, tokens, trimmed := memoryTextLen(c), uint32(counted[i]), false
+		if k := counted[i]; k < 0 || !fitsWhole(n, k, room) {
 			full := memoryText(c)
 			text, t, ok := fitItemCounted(tok, full, k, room)
 			if !ok {
@@ -295,30 +312,24 @@ func chooseMemoryFrom(cands []*memoryv1.MemoryItem, counts []int64, a *memoryv1.
 				n, trimmed = len(strings.TrimSuffix(text, "…")), true
 			}
 		}
-		taken[i] = &memoryv1.MemoryItem{Scope: c.GetScope(), Key: c.GetKey(), Version: c.GetVersion(), TextBytes: uint32(n), Trimmed: trimmed, Tokens: tokens, Tier: c.GetTier()}
+		uniq[i].tokens, uniq[i].bytes, uniq[i].trimmed = tokens, uint32(n), trimmed
 		tierUsed[tierIndex(c.GetTier())] += uint64(tokens)
 		used += uint64(tokens)
 	}
-	for i, c := range uniq {
-		if t := tierIndex(c.GetTier()); tierUsed[t] < tierCap[t] {
+	for i, u := range uniq {
+		if t := tierIndex(u.c.GetTier()); tierUsed[t] < tierCap[t] {
 			take(i, min(tierCap[t]-tierUsed[t], capTokens-used))
 		}
 	}
 	for i := range uniq {
-		if taken[i] == nil && used < capTokens {
+		if uniq[i].tokens == 0 && used < capTokens {
 			take(i, capTokens-used)
 		}
 	}
-	var out []*memoryv1.MemoryItem
-	var from []int
-	for _, tier := range []string{TierTask, TierUser, TierGlobal} {
-		for i, m := range taken {
-			if m != nil && m.Tier == tier {
-				out, from = append(out, m), append(from, uniqFrom[i])
-			}
-		}
-	}
-	return out, from
+	// By tier (task, user, global), each in candidate order; the choices
+	// not taken are dropped.
+	slices.SortStableFunc(uniq, func(x, y memChoice) int { return tierIndex(x.c.GetTier()) - tierIndex(y.c.GetTier()) })
+	return slices.DeleteFunc(uniq, func(u memChoice) bool { return u.tokens == 0 })
 }
 
 // tierIndex returns the index of a memory tier (task, user, global), or -1.

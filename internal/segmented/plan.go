@@ -73,8 +73,31 @@ const (
 type partRef struct {
 	l1From, l1To int // PartL1 / L1 summary: L1 entries [l1From, l1To)
 	l2           int // PartSummary of L2: index in L2; -1 otherwise
-	recalled     *memoryv1.RecalledItem
-	memory       *memoryv1.MemoryItem
+	// rec and mem: a recalled message (planner.recs[rec-1]) or a memory
+	// entry (planner.mems[mem-1]); 0: neither. Their items are made only
+	// for the parts chosen.
+	rec, mem int32
+}
+
+// section reports whether the part is an item of the recalled or memory
+// section.
+func (r partRef) section() bool { return r.rec != 0 || r.mem != 0 }
+
+// recalledRef is a recalled part's message: of the session (sid "") or
+// of session sid, as prepared.
+type recalledRef struct {
+	m   *memoryv1.Message
+	sid string
+	it  preparedItem
+}
+
+func (r *recalledRef) item() *memoryv1.RecalledItem {
+	m := r.m
+	if r.sid != "" {
+		return &memoryv1.RecalledItem{SessionId: r.sid, MessageId: m.GetId(), Seq: m.GetSeq(), Role: m.GetRole(),
+			Tokens: r.it.tokens, SaidUnixNano: SaidAt(m), TextBytes: r.it.bytes, Trimmed: r.it.trimmed}
+	}
+	return &memoryv1.RecalledItem{MessageId: m.GetId(), Seq: m.GetSeq(), Role: m.GetRole(), Text: r.it.text, Tokens: r.it.tokens, SaidUnixNano: SaidAt(m)}
 }
 
 // planner builds the Parts of one user message's allocation.
@@ -100,6 +123,9 @@ type planner struct {
 	// l2First is the part of L2 summary 0 (when l2Len > 0), l2Len
 	// how many L2 parts follow it.
 	l2First, l2Len int
+	// recs and mems hold what the section parts stand for (partRef).
+	recs []recalledRef
+	mems []memChoice
 }
 
 // earlierRef names a message of another session.
@@ -145,22 +171,44 @@ func (s *State) plan(m *memoryv1.Message, c *Candidates, env Env) *memoryv1.Asse
 		// and no event to write.
 		return &memoryv1.Assembled{}
 	}
+	var nRec, nMem, nL2 int
 	for _, i := range chosen {
-		r := p.refs[i]
-		switch {
-		case r.recalled != nil:
-			out.Recalled = append(out.Recalled, r.recalled)
-		case r.memory != nil:
-			out.Memory = append(out.Memory, r.memory)
+		switch r := p.refs[i]; {
+		case r.rec != 0:
+			nRec++
+		case r.mem != 0:
+			nMem++
+		case r.l2 >= 0:
+			nL2++
+		}
+	}
+	out.Recalled = make([]*memoryv1.RecalledItem, 0, nRec)
+	out.Memory = make([]*memoryv1.MemoryItem, 0, nMem)
+	out.L2Ids = make([]string, 0, nL2)
+	for _, i := range chosen {
+		switch r := p.refs[i]; {
+		case r.rec != 0:
+			out.Recalled = append(out.Recalled, p.recs[r.rec-1].item())
+		case r.mem != 0:
+			out.Memory = append(out.Memory, p.mems[r.mem-1].item())
 		case r.l2 >= 0:
 			out.L2Ids = append(out.L2Ids, s.snap.L2[r.l2].GetId())
 		}
 	}
+	out.Recalled, out.Memory, out.L2Ids = nilIfEmpty(out.Recalled), nilIfEmpty(out.Memory), nilIfEmpty(out.L2Ids)
 	out.L1Seqs = p.l1p.seqs(p.l1p.c.ents)
 	slices.SortFunc(out.Recalled, compareRecalled)
 	out.Memory = byTier(out.Memory)
 	p.noteShown(out)
 	return out
+}
+
+// nilIfEmpty returns nil for an empty slice (the events keep nil).
+func nilIfEmpty[T any](x []T) []T {
+	if len(x) == 0 {
+		return nil
+	}
+	return x
 }
 
 // compareRecalled orders the recalled section: other sessions' messages
@@ -190,13 +238,13 @@ func compareRecalled(x, y *memoryv1.RecalledItem) int {
 func (p *planner) showsAll(chosen []int) bool {
 	n := 0
 	for _, i := range chosen {
-		if r := p.refs[i]; r.recalled != nil || r.memory != nil {
+		if p.refs[i].section() {
 			return false
 		}
 		n++
 	}
 	for _, r := range p.refs {
-		if r.recalled == nil && r.memory == nil {
+		if !r.section() {
 			n--
 		}
 	}
@@ -313,9 +361,8 @@ func (p *planner) offerEarlier(c *Candidates, r int, sid string, m *memoryv1.Mes
 	if !it.ok {
 		return
 	}
-	item := &memoryv1.RecalledItem{SessionId: sid, MessageId: m.GetId(), Seq: m.GetSeq(), Role: m.GetRole(),
-		Tokens: it.tokens, SaidUnixNano: SaidAt(m), TextBytes: it.bytes, Trimmed: it.trimmed}
-	p.earlierPart[ref] = p.add(Part{Kind: PartEarlier, Tokens: uint64(it.tokens), Value: v}, partRef{l2: -1, recalled: item})
+	p.recs = append(p.recs, recalledRef{m: m, sid: sid, it: it})
+	p.earlierPart[ref] = p.add(Part{Kind: PartEarlier, Tokens: uint64(it.tokens), Value: v}, partRef{l2: -1, rec: int32(len(p.recs))})
 }
 
 // offer values message m (recall candidate r of c) of the session at v:
@@ -340,8 +387,8 @@ func (p *planner) offer(c *Candidates, r int, m *memoryv1.Message, v float64) {
 	if !it.ok {
 		return
 	}
-	item := &memoryv1.RecalledItem{MessageId: m.GetId(), Seq: m.GetSeq(), Role: m.GetRole(), Text: it.text, Tokens: it.tokens, SaidUnixNano: SaidAt(m)}
-	p.swapPart[m.GetSeq()] = p.add(Part{Kind: PartRecalled, Tokens: uint64(it.tokens), Value: v}, partRef{l2: -1, recalled: item})
+	p.recs = append(p.recs, recalledRef{m: m, it: it})
+	p.swapPart[m.GetSeq()] = p.add(Part{Kind: PartRecalled, Tokens: uint64(it.tokens), Value: v}, partRef{l2: -1, rec: int32(len(p.recs))})
 }
 
 func (p *planner) raise(part int, v float64) {
@@ -390,9 +437,9 @@ func (p *planner) addMemory(c *Candidates, a *memoryv1.AssemblyConfig) {
 		}
 		value[r] = v
 	}
-	items, from := chooseMemoryFrom(cands, c.memoryCounts(p.rawTok), a, p.s.sectionCap(a.GetMemoryPct()), p.tok)
-	for j, m := range items {
-		p.add(Part{Kind: PartMemory, Tokens: uint64(m.GetTokens()), Value: value[from[j]]}, partRef{l2: -1, memory: m})
+	p.mems = chooseMemoryFrom(cands, c.memoryCounts(p.rawTok), a, p.s.sectionCap(a.GetMemoryPct()), p.tok, p.mems)
+	for j, m := range p.mems {
+		p.add(Part{Kind: PartMemory, Tokens: uint64(m.tokens), Value: value[m.from]}, partRef{l2: -1, mem: int32(j + 1)})
 	}
 }
 

@@ -53,6 +53,8 @@ type planCache struct {
 	// swapPart and earlierPart: the planner's maps, cleared for the next.
 	swapPart    map[uint64]int
 	earlierPart map[earlierRef]int
+	recs []recalledRef
+	mems []memChoice
 	// chosenParts marks the parts allocate chose.
 	chosenParts []bool
 	// l2Order is the L2 summaries (l2Sums, as of the last plan) in
@@ -436,6 +438,7 @@ func (s *State) newPlanner(m *memoryv1.Message, cands *Candidates, env Env) *pla
 	// Room for the parts there will be: summaries, hits, scope entries.
 	n := len(s.snap.GetL2()) + hits + items + 4
 	p.parts, p.refs = resize(c.parts, n)[:0], resize(c.refs, n)[:0]
+	p.recs, p.mems = c.recs[:0], c.mems[:0]
 	p.tail = c.tailStart(s.Budget())
 	p.l1p = newL1Plan(c, p.tail)
 	summaries := len(s.snap.GetL2())

@@ -219,7 +219,7 @@ func (p *planner) allocate(room uint64, caps [numPartKinds]uint64) []int {
 			spec = append(spec, specPart{den: part.density(), val: part.Value, idx: idx[i], i: i})
 		}
 	}
-	c.idx, c.spec, c.parts, c.refs = idx, spec, p.parts, p.refs
+	c.idx, c.spec, c.parts, c.refs, c.recs, c.mems = idx, spec, p.parts, p.refs, p.recs, p.mems
 	slices.SortFunc(spec, func(a, b specPart) int {
 		if before(a.den, a.val, a.idx, b.den, b.val, b.idx) {
 			return -1

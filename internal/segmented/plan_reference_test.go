@@ -52,10 +52,10 @@ func (s *State) planReference(m *memoryv1.Message, c *Candidates, env Env) *memo
 	for _, i := range chosen {
 		r := p.refs[i]
 		switch {
-		case r.recalled != nil:
-			out.Recalled = append(out.Recalled, r.recalled)
-		case r.memory != nil:
-			out.Memory = append(out.Memory, r.memory)
+		case r.rec != 0:
+			out.Recalled = append(out.Recalled, p.recs[r.rec-1].item())
+		case r.mem != 0:
+			out.Memory = append(out.Memory, p.mems[r.mem-1].item())
 		case r.l2 >= 0:
 			out.L2Ids = append(out.L2Ids, s.snap.L2[r.l2].GetId())
 		default:
