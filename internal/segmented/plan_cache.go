@@ -232,6 +232,18 @@ func (c *planCache) linkAll() {
 
 // verbatimAt returns the index of the verbatim L1 message at seq, or -1.
 func (c *planCache) verbatimAt(seq uint64) int {
+	// Verbatim messages mostly follow one another seq by seq: try where
+	// seq would be counting back from the last entry before searching.
+	if n := len(c.ents); n > 0 && seq <= c.ents[n-1].seq {
+		if d := c.ents[n-1].seq - seq; d < uint64(n) {
+			if i := n - 1 - int(d); c.ents[i].seq == seq {
+				if c.ents[i].msg == nil {
+					return -1
+				}
+				return i
+			}
+		}
+	}
 	i, ok := slices.BinarySearchFunc(c.ents, seq, func(e l1Info, seq uint64) int { return cmp.Compare(e.seq, seq) })
 	if !ok || c.ents[i].msg == nil {
 		return -1
