@@ -254,13 +254,6 @@ func (p *planner) allocate(room uint64, caps [numPartKinds]uint64) []int {
 	}
 	si, oi, bi := 0, 0, 0
 	for used < room {
-		for oi < len(order) {
-			k := order[oi]
-			if lp.part[k] < 0 && lp.val[k] > 0 && lp.spans[k].tokens > 0 {
-				break
-			}
-			oi++
-		}
 		for bi < len(base) {
 			i := p.l2First + int(base[bi])
 			if p.l2Base(i) && p.parts[i].Tokens > 0 {
@@ -268,36 +261,40 @@ func (p *planner) allocate(room uint64, caps [numPartKinds]uint64) []int {
 			}
 			bi++
 		}
-		// The best of the three heads: 0 special, 1 plain, 2 base L2.
-		best, bDen, bVal, bIdx := -1, 0.0, 0.0, 0
+		// The better of the special and base L2 heads (other: 0 special,
+		// 2 base L2, -1 none), then the plain spans before it.
+		other, oDen, oVal, oIdx := -1, 0.0, 0.0, 0
 		if si < len(spec) {
 			a := spec[si]
-			best, bDen, bVal, bIdx = 0, a.den, a.val, a.idx
-		}
-		if oi < len(order) {
-			k := order[oi]
-			if best < 0 || before(lp.den[k], lp.val[k], int(k), bDen, bVal, bIdx) {
-				best, bDen, bVal, bIdx = 1, lp.den[k], lp.val[k], int(k)
-			}
+			other, oDen, oVal, oIdx = 0, a.den, a.val, a.idx
 		}
 		if bi < len(base) {
 			i := p.l2First + int(base[bi])
-			if part := p.parts[i]; best < 0 || before(part.density(), part.Value, idx[i], bDen, bVal, bIdx) {
-				best = 2
+			if part := p.parts[i]; other < 0 || before(part.density(), part.Value, idx[i], oDen, oVal, oIdx) {
+				other, oDen, oVal, oIdx = 2, part.density(), part.Value, idx[i]
 			}
 		}
-		switch best {
-		case 0:
-			take(spec[si].i)
-			si++
-		case 1:
+		for ; oi < len(order) && used < room; oi++ {
 			k := order[oi]
-			oi++
+			if lp.part[k] >= 0 || lp.val[k] <= 0 || lp.spans[k].tokens == 0 {
+				continue
+			}
+			if other >= 0 && !before(lp.den[k], lp.val[k], int(k), oDen, oVal, oIdx) {
+				break
+			}
 			if t := lp.spans[k].tokens; t <= room-used {
 				used += t
 				lp.chosen[k] = true
 				lp.nPlainChosen++
 			}
+		}
+		if used >= room {
+			break
+		}
+		switch other {
+		case 0:
+			take(spec[si].i)
+			si++
 		case 2:
 			take(p.l2First + int(base[bi]))
 			bi++
