@@ -63,8 +63,7 @@ func (c *Candidates) Prepare(id string, tok Tokenizer, memo *PrepareMemo) {
 	p.recall = make([]preparedItem, len(hits))
 	mems := c.Memory[:min(len(c.Memory), MaxMemoryCandidates)]
 	p.memory = make([]preparedItem, len(mems))
-	memo.begin(tok)
-	defer memo.end()
+	memo.use(tok)
 	for i, m := range hits {
 		if m == nil {
 			continue
@@ -163,35 +162,36 @@ type prepEntry struct {
 	text string // a memory entry's value
 }
 
-func (w *PrepareMemo) begin(tok Tokenizer) {
+// use starts a preparation with tok: the memo holds one tokenizer's
+// counts.
+func (w *PrepareMemo) use(tok Tokenizer) {
 	if w == nil {
 		return
 	}
 	w.mu.Lock()
+	defer w.mu.Unlock()
 	if !sameTokenizer(w.tok, tok) {
 		w.tok, w.cur, w.prev, w.curBytes = tok, nil, nil, 0
 	}
 }
 
-func (w *PrepareMemo) end() {
-	if w != nil {
-		w.mu.Unlock()
-	}
-}
-
+// message returns message m prepared in form (sid: its session), from the
+// memo or counted (outside the lock: appends of other sessions prepare
+// meanwhile).
 func (w *PrepareMemo) message(tok Tokenizer, form itemForm, sid string, m *memoryv1.Message) preparedItem {
 	if w == nil {
 		return prepareMessage(tok, form, m)
 	}
 	k := prepKey{form: form, session: sid, seq: m.GetSeq()}
-	if e, ok := w.lookup(k); ok && sameSource(e.msg, m) {
+	if e, ok := w.lookup(k, tok); ok && sameSource(e.msg, m) {
 		return e.item
 	}
 	it := prepareMessage(tok, form, m)
-	w.store(k, prepEntry{item: it, msg: m}, len(m.GetContent())+len(it.text))
+	w.store(k, prepEntry{item: it, msg: m}, len(m.GetContent())+len(it.text), tok)
 	return it
 }
 
+// entry returns memory candidate m prepared, from the memo or counted.
 func (w *PrepareMemo) entry(tok Tokenizer, m *memoryv1.MemoryItem) preparedItem {
 	count := func() preparedItem {
 		return preparedItem{form: formMemory, ok: true, tokens: textTokens(tok, memoryText(m))}
@@ -200,26 +200,43 @@ func (w *PrepareMemo) entry(tok Tokenizer, m *memoryv1.MemoryItem) preparedItem 
 		return count()
 	}
 	k := prepKey{form: formMemory, scope: m.GetScope(), key: m.GetKey(), version: m.GetVersion()}
-	if e, ok := w.lookup(k); ok && e.text == m.GetText() {
+	if e, ok := w.lookup(k, tok); ok && e.text == m.GetText() {
 		return e.item
 	}
 	it := count()
-	w.store(k, prepEntry{item: it, text: m.GetText()}, len(m.GetText()))
+	w.store(k, prepEntry{item: it, text: m.GetText()}, len(m.GetText()), tok)
 	return it
 }
 
-func (w *PrepareMemo) lookup(k prepKey) (prepEntry, bool) {
+// lookup returns the entry of k counted with tok.
+func (w *PrepareMemo) lookup(k prepKey, tok Tokenizer) (prepEntry, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !sameTokenizer(w.tok, tok) {
+		return prepEntry{}, false
+	}
 	if e, ok := w.cur[k]; ok {
 		return e, true
 	}
 	e, ok := w.prev[k]
 	if ok {
-		w.store(k, e, len(e.msg.GetContent())+len(e.item.text)+len(e.text))
+		w.put(k, e, len(e.msg.GetContent())+len(e.item.text)+len(e.text))
 	}
 	return e, ok
 }
 
-func (w *PrepareMemo) store(k prepKey, e prepEntry, size int) {
+// store keeps e for k, counted with tok (dropped when the memo moved to
+// another tokenizer meanwhile).
+func (w *PrepareMemo) store(k prepKey, e prepEntry, size int, tok Tokenizer) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if sameTokenizer(w.tok, tok) {
+		w.put(k, e, size)
+	}
+}
+
+// put keeps e for k (w.mu held).
+func (w *PrepareMemo) put(k prepKey, e prepEntry, size int) {
 	if w.cur == nil || w.curBytes+size > prepareMemoBytes {
 		w.prev, w.cur, w.curBytes = w.cur, make(map[prepKey]prepEntry, len(w.cur)), 0
 	}

@@ -175,3 +175,37 @@ func TestPrepareMemoChecksTheSource(t *testing.T) {
 		}
 	}
 }
+
+// TestPrepareMemoConcurrent prepares from several goroutines through one
+// memo (the node's appends of different sessions): every result is the
+// item prepared without a memo.
+func TestPrepareMemoConcurrent(t *testing.T) {
+	tok := tokenizerT(t)
+	memo := &PrepareMemo{}
+	var msgs []*memoryv1.Message
+	for i := range 200 {
+		msgs = append(msgs, &memoryv1.Message{Id: fmt.Sprintf("m%d", i), Seq: uint64(i%50 + 1), Role: memoryv1.Role_ROLE_ASSISTANT,
+			Content: fmt.Sprintf("The invoice %d for region %d was paid on day %d.", i, i%7, i%31)})
+	}
+	done := make(chan error, 4)
+	for g := range 4 {
+		go func() {
+			for r := range 20 {
+				c := &Candidates{Recall: msgs}
+				c.Prepare(fmt.Sprintf("s%d", (g+r)%3), tok, memo)
+				for i, m := range msgs {
+					if want := prepareMessage(tok, formRecalled, m); c.prep.recall[i] != want {
+						done <- fmt.Errorf("message %d: prepared %+v, want %+v", i, c.prep.recall[i], want)
+						return
+					}
+				}
+			}
+			done <- nil
+		}()
+	}
+	for range 4 {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
