@@ -198,7 +198,8 @@ func (s *State) plan(m *memoryv1.Message, c *Candidates, env Env) *memoryv1.Asse
 	out.Recalled, out.Memory, out.L2Ids = nilIfEmpty(out.Recalled), nilIfEmpty(out.Memory), nilIfEmpty(out.L2Ids)
 	out.L1Seqs = p.l1p.seqs(p.l1p.c.ents)
 	slices.SortFunc(out.Recalled, compareRecalled)
-	out.Memory = byTier(out.Memory)
+	// out.Memory is by tier already: the memory parts were added in
+	// chooseMemory's order (by tier), and chosen is ascending.
 	p.noteShown(out)
 	return out
 }

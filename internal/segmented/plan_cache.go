@@ -61,6 +61,12 @@ type planCache struct {
 	// Allocate's order when all are valued summaryBase (l2BaseOrder).
 	l2Order []int32
 	l2Sums  []*memoryv1.Summary
+	// lp is the L1 side of the plan (newL1Plan), reused by the next.
+	lp l1Plan
+	// dirty is the first entry of ents changed since spans were made
+	// (sync lowers it, spansTo resets it), spansTail the tail they were
+	// made for: spansTo makes again only the spans from there on.
+	dirty, spansTail int
 	// recent[d] is the value of an L1 span d spans older than the tail.
 	recent []float64
 	// shown is what the last plan shows of L1 and L2 (see countShown).
@@ -136,6 +142,7 @@ func (c *planCache) sync(l1 []*memoryv1.L1Entry) {
 			c.ents = append(c.ents, newL1Info(x))
 		}
 		c.linkAll()
+		c.dirty = 0
 		return
 	}
 	n := min(len(c.ents)-a, len(l1)-f)
@@ -145,11 +152,18 @@ func (c *planCache) sync(l1 []*memoryv1.L1Entry) {
 	if f > a {
 		c.ents = slices.Grow(c.ents[:a+k], f-a)[:f+k]
 	}
+	if f != a {
+		c.dirty = 0 // every entry moved
+	}
 	copy(c.ents[f:], c.ents[a:a+k])
 	c.ents = c.ents[:f+k]
 	for i, x := range l1[:f] {
+		if !c.ents[i].same(x) {
+			c.dirty = min(c.dirty, i)
+		}
 		c.ents[i] = newL1Info(x)
 	}
+	c.dirty = min(c.dirty, f+k)
 	if dropped {
 		c.unlink(f + k)
 	}
@@ -168,6 +182,7 @@ func (c *planCache) unlink(end int) {
 			continue
 		}
 		e.last = 0
+		c.dirty = min(c.dirty, j)
 		for i := j + 1; i < end; i++ {
 			if x := c.ents[i]; x.owner > 0 && i-int(x.owner) == j {
 				e.last = int32(i - j)
@@ -192,6 +207,7 @@ func (c *planCache) link(i int) {
 			if opens(c.ents[j].msg, m.GetToolCallId()) {
 				e.owner = int32(i - j)
 				c.ents[j].last = int32(i - j)
+				c.dirty = min(c.dirty, j)
 				return
 			}
 		}
@@ -305,10 +321,25 @@ type l1Span struct {
 // spansTo returns the spans of the L1 entries before tail, oldest first,
 // in buf: a tool call's span ends after its last result (but not in the
 // tail).
+//
+// The spans of the last plan (c.spans, made for c.spansTail) that end
+// before the first entry changed since (c.dirty) and before both tails
+// are the same: they are copied, and only the rest is made again.
 func (c *planCache) spansTo(tail int, buf []l1Span) []l1Span {
 	out := buf[:0]
 	ents := c.ents
-	for i := 0; i < tail; {
+	bound := min(c.dirty, c.spansTail, tail)
+	i := 0
+	for _, sp := range c.spans {
+		// A span ending at the last plan's tail may have been cut there.
+		if int(sp.to) > bound || (int(sp.to) == c.spansTail && tail != c.spansTail) {
+			break
+		}
+		out = append(out, sp)
+		i = int(sp.to)
+	}
+	c.dirty, c.spansTail = len(ents), tail
+	for i < tail {
 		e := &ents[i]
 		end := i + 1
 		if e.owner == 0 {

@@ -40,6 +40,8 @@ type l1Plan struct {
 	nPlain, nPlainChosen int
 	// chosenL2 is the tokens of the L2 summaries chosen.
 	chosenL2 uint64
+	// chosenEnts counts the L1 entries of the chosen spans.
+	chosenEnts int
 }
 
 // freshInsertMax: more new spans than this since the last plan, and the
@@ -49,7 +51,8 @@ const freshInsertMax = 8
 // newL1Plan prepares the spans of the L1 entries before tail, valued as
 // plain spans.
 func newL1Plan(c *planCache, tail int) *l1Plan {
-	lp := &l1Plan{c: c, spans: c.spansTo(tail, c.spareSpans)}
+	lp := &c.lp
+	*lp = l1Plan{c: c, spans: c.spansTo(tail, c.spareSpans), made: c.lp.made[:0]}
 	m := len(lp.spans)
 	lp.val, lp.den = resize(c.val, m), resize(c.den, m)
 	lp.part, lp.chosen = resize(c.part, m), resize(c.chosen, m)
@@ -246,8 +249,9 @@ func (p *planner) allocate(room uint64, caps [numPartKinds]uint64) []int {
 		byKind[part.Kind] += part.Tokens
 		chosen[i] = true
 		nChosen++
-		if idx[i] < m {
-			lp.chosen[idx[i]] = true
+		if k := idx[i]; k < m {
+			lp.chosen[k] = true
+			lp.chosenEnts += int(lp.spans[k].to - lp.spans[k].from)
 		} else if p.refs[i].l2 >= 0 {
 			lp.chosenL2 += part.Tokens
 		}
@@ -282,9 +286,10 @@ func (p *planner) allocate(room uint64, caps [numPartKinds]uint64) []int {
 			if other >= 0 && !before(lp.den[k], lp.val[k], int(k), oDen, oVal, oIdx) {
 				break
 			}
-			if t := lp.spans[k].tokens; t <= room-used {
-				used += t
+			if sp := &lp.spans[k]; sp.tokens <= room-used {
+				used += sp.tokens
 				lp.chosen[k] = true
+				lp.chosenEnts += int(sp.to - sp.from)
 				lp.nPlainChosen++
 			}
 		}
@@ -362,19 +367,16 @@ func (lp *l1Plan) plainAllChosen() bool { return lp.nPlainChosen == lp.nPlain }
 // seqs returns the first seqs of the L1 entries of the chosen spans, in
 // seq order (nil: none).
 func (lp *l1Plan) seqs(ents []l1Info) []uint64 {
-	n := 0
-	for k, sp := range lp.spans {
-		if lp.chosen[k] {
-			n += int(sp.to - sp.from)
-		}
-	}
-	if n == 0 {
+	if lp.nPlainChosen == 0 && len(lp.made) == 0 {
 		return nil
 	}
-	out := make([]uint64, 0, n)
+	var out []uint64
 	for k := range lp.spans {
 		if !lp.chosen[k] {
 			continue
+		}
+		if out == nil {
+			out = make([]uint64, 0, lp.chosenEnts)
 		}
 		if sp := &lp.spans[k]; sp.to-sp.from == 1 {
 			out = append(out, sp.seq)

@@ -3,6 +3,7 @@ package segmented
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/agentmem/agentmem/internal/convgen"
@@ -206,6 +207,43 @@ func TestPrepareMemoConcurrent(t *testing.T) {
 	for range 4 {
 		if err := <-done; err != nil {
 			t.Fatal(err)
+		}
+	}
+}
+
+// TestSpansKeptMatchRebuilt: the spans a plan keeps from the last one
+// (planCache.spansTo) are the spans made from scratch, over a long
+// conversation with decisions rolled back in between.
+func TestSpansKeptMatchRebuilt(t *testing.T) {
+	conv, err := convgen.Generate(convgen.Config{Seed: 5, Sittings: 3, MessagesPerSitting: 300, CheckpointsPerSitting: 1, StartUnixNano: 1_740_960_000_000_000_000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := testEnv(t)
+	for _, budget := range []uint32{3000, 12000} {
+		s := mustCreate(t, &memoryv1.CreateSessionRequest{SystemPrompt: conv.SystemPrompt, MaxContextTokens: budget, ReservedOutputTokens: 500})
+		plans := 0
+		for i, a := range conv.Appends {
+			req := appendRequest(conv, a)
+			if i%5 == 0 {
+				// Decided, not stored: the cache moves on and back.
+				_, _ = s.DecideAppendWith(req, &Candidates{}, env)
+			}
+			evs, err := s.DecideAppendWith(req, &Candidates{}, env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c := s.plans; c != nil && len(c.spans) > 0 {
+				fresh := (&planCache{ents: slices.Clone(c.ents)}).spansTo(c.spansTail, nil)
+				if !slices.Equal(c.spans, fresh) {
+					t.Fatalf("budget %d, append %d: kept spans differ from the spans made again", budget, i)
+				}
+				plans++
+			}
+			commit(t, s, fmt.Sprint("append-", i), evs)
+		}
+		if plans < 100 {
+			t.Fatalf("budget %d: %d plans checked", budget, plans)
 		}
 	}
 }
