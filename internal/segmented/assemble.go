@@ -349,10 +349,12 @@ func tierIndex(tier string) int {
 // scope + "\x00" + key, which the memory section takes once).
 func sameEntry(a, b *memoryv1.MemoryItem) bool {
 	as, ak, bs, bk := a.GetScope(), a.GetKey(), b.GetScope(), b.GetKey()
-	if as == bs && ak == bk {
-		return true
+	if as == bs {
+		return ak == bk
 	}
-	if len(as)+len(ak) != len(bs)+len(bk) {
+	// Scopes without a 0x00 put the first one of the joined strings where
+	// they end: different scopes, different strings.
+	if len(as)+len(ak) != len(bs)+len(bk) || (strings.IndexByte(as, 0) < 0 && strings.IndexByte(bs, 0) < 0) {
 		return false
 	}
 	// Compared in place: it runs for every pair of candidates.

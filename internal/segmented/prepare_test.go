@@ -9,6 +9,7 @@ import (
 	"github.com/agentmem/agentmem/internal/convgen"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 	"google.golang.org/protobuf/proto"
+	"pgregory.net/rapid"
 )
 
 // TestPreparedMatchesUnprepared decides a long generated conversation
@@ -246,4 +247,17 @@ func TestSpansKeptMatchRebuilt(t *testing.T) {
 			t.Fatalf("budget %d: %d plans checked", budget, plans)
 		}
 	}
+}
+
+// TestSameEntryMatchesJoinedKeys: sameEntry is scope+"\x00"+key equality,
+// 0x00 bytes inside scopes and keys included.
+func TestSameEntryMatchesJoinedKeys(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		part := rapid.StringOfN(rapid.SampledFrom([]rune{'a', 'b', 0}), 0, 4, -1)
+		a := &memoryv1.MemoryItem{Scope: part.Draw(rt, "as"), Key: part.Draw(rt, "ak")}
+		b := &memoryv1.MemoryItem{Scope: part.Draw(rt, "bs"), Key: part.Draw(rt, "bk")}
+		if got, want := sameEntry(a, b), a.Scope+"\x00"+a.Key == b.Scope+"\x00"+b.Key; got != want {
+			rt.Fatalf("sameEntry(%q/%q, %q/%q) = %v, want %v", a.Scope, a.Key, b.Scope, b.Key, got, want)
+		}
+	})
 }
