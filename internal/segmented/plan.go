@@ -312,7 +312,7 @@ func (p *planner) addHits(c *Candidates) {
 		if best > 0 {
 			v = hitWeight * max(0, c.RecallScores[r]) / best / (1 + float64(r)/hitRankScale)
 		}
-		if BareQuestion(m) {
+		if c.bareAt(r, m) {
 			v *= questionWeight
 		}
 		if sid := sessionOf(c, r); sid != "" && sid != p.s.snap.GetSessionId() {

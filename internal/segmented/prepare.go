@@ -48,6 +48,8 @@ type preparedItem struct {
 type prepared struct {
 	tok            Tokenizer
 	recall, memory []preparedItem
+	// bare: BareQuestion of each recall candidate.
+	bare []bool
 }
 
 // Prepare renders and counts the candidates c found for session id with
@@ -61,6 +63,7 @@ func (c *Candidates) Prepare(id string, tok Tokenizer, memo *PrepareMemo) {
 	p := &prepared{tok: tok}
 	hits := c.Recall[:min(len(c.Recall), MaxRecallCandidates+MaxEarlierCandidates)]
 	p.recall = make([]preparedItem, len(hits))
+	p.bare = make([]bool, len(hits))
 	mems := c.Memory[:min(len(c.Memory), MaxMemoryCandidates)]
 	p.memory = make([]preparedItem, len(mems))
 	memo.use(tok)
@@ -73,6 +76,7 @@ func (c *Candidates) Prepare(id string, tok Tokenizer, memo *PrepareMemo) {
 			form, sid = formEarlier, c.RecallSessions[i]
 		}
 		p.recall[i] = memo.message(tok, form, sid, m)
+		p.bare[i] = BareQuestion(m)
 	}
 	for i, m := range mems {
 		p.memory[i] = memo.entry(tok, m)
@@ -102,6 +106,14 @@ func (c *Candidates) preparedRecall(r int, form itemForm, tok Tokenizer) (prepar
 		return preparedItem{}, false
 	}
 	return c.prep.recall[r], true
+}
+
+// bareAt reports BareQuestion(m) of recall candidate r, m.
+func (c *Candidates) bareAt(r int, m *memoryv1.Message) bool {
+	if c.prep != nil && r < len(c.prep.bare) {
+		return c.prep.bare[r]
+	}
+	return BareQuestion(m)
 }
 
 // memoryCounts returns the token count of each memory candidate's whole
