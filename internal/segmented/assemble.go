@@ -265,8 +265,16 @@ type memChoice struct {
 }
 
 func (m *memChoice) item() *memoryv1.MemoryItem {
+	x := &memoryv1.MemoryItem{}
+	m.fill(x)
+	return x
+}
+
+// fill sets the fields of x, a new item, to m's.
+func (m *memChoice) fill(x *memoryv1.MemoryItem) {
 	c := m.c
-	return &memoryv1.MemoryItem{Scope: c.GetScope(), Key: c.GetKey(), Version: c.GetVersion(), TextBytes: m.bytes, Trimmed: m.trimmed, Tokens: m.tokens, Tier: c.GetTier()}
+	x.Scope, x.Key, x.Version, x.Tier = c.GetScope(), c.GetKey(), c.GetVersion(), c.GetTier()
+	x.TextBytes, x.Trimmed, x.Tokens = m.bytes, m.trimmed, m.tokens
 }
 
 // chooseMemoryFrom is chooseMemory, returning the choices (appended to

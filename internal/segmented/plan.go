@@ -92,12 +92,20 @@ type recalledRef struct {
 }
 
 func (r *recalledRef) item() *memoryv1.RecalledItem {
+	x := &memoryv1.RecalledItem{}
+	r.fill(x)
+	return x
+}
+
+// fill sets the fields of x, a new item, to r's.
+func (r *recalledRef) fill(x *memoryv1.RecalledItem) {
 	m := r.m
+	x.MessageId, x.Seq, x.Role, x.Tokens, x.SaidUnixNano = m.GetId(), m.GetSeq(), m.GetRole(), r.it.tokens, SaidAt(m)
 	if r.sid != "" {
-		return &memoryv1.RecalledItem{SessionId: r.sid, MessageId: m.GetId(), Seq: m.GetSeq(), Role: m.GetRole(),
-			Tokens: r.it.tokens, SaidUnixNano: SaidAt(m), TextBytes: r.it.bytes, Trimmed: r.it.trimmed}
+		x.SessionId, x.TextBytes, x.Trimmed = r.sid, r.it.bytes, r.it.trimmed
+	} else {
+		x.Text = r.it.text
 	}
-	return &memoryv1.RecalledItem{MessageId: m.GetId(), Seq: m.GetSeq(), Role: m.GetRole(), Text: r.it.text, Tokens: r.it.tokens, SaidUnixNano: SaidAt(m)}
 }
 
 // planner builds the Parts of one user message's allocation.
@@ -185,12 +193,18 @@ func (s *State) plan(m *memoryv1.Message, c *Candidates, env Env) *memoryv1.Asse
 	out.Recalled = make([]*memoryv1.RecalledItem, 0, nRec)
 	out.Memory = make([]*memoryv1.MemoryItem, 0, nMem)
 	out.L2Ids = make([]string, 0, nL2)
+	// The items in one allocation each: they live as long as out.
+	recItems, memItems := make([]memoryv1.RecalledItem, nRec), make([]memoryv1.MemoryItem, nMem)
 	for _, i := range chosen {
 		switch r := p.refs[i]; {
 		case r.rec != 0:
-			out.Recalled = append(out.Recalled, p.recs[r.rec-1].item())
+			x := &recItems[len(out.Recalled)]
+			p.recs[r.rec-1].fill(x)
+			out.Recalled = append(out.Recalled, x)
 		case r.mem != 0:
-			out.Memory = append(out.Memory, p.mems[r.mem-1].item())
+			x := &memItems[len(out.Memory)]
+			p.mems[r.mem-1].fill(x)
+			out.Memory = append(out.Memory, x)
 		case r.l2 >= 0:
 			out.L2Ids = append(out.L2Ids, s.snap.L2[r.l2].GetId())
 		}
