@@ -325,7 +325,7 @@ type l1Span struct {
 // The spans of the last plan (c.spans, made for c.spansTail) that end
 // before the first entry changed since (c.dirty) and before both tails
 // are the same: they are copied, and only the rest is made again.
-func (c *planCache) spansTo(tail int, buf []l1Span) []l1Span {
+func (c *planCache) spansTo(tail int, buf []l1Span) (spans []l1Span, kept int) {
 	out := buf[:0]
 	ents := c.ents
 	bound := min(c.dirty, c.spansTail, tail)
@@ -338,6 +338,7 @@ func (c *planCache) spansTo(tail int, buf []l1Span) []l1Span {
 		out = append(out, sp)
 		i = int(sp.to)
 	}
+	kept = len(out)
 	c.dirty, c.spansTail = len(ents), tail
 	for i < tail {
 		e := &ents[i]
@@ -352,7 +353,7 @@ func (c *planCache) spansTo(tail int, buf []l1Span) []l1Span {
 		out = append(out, sp)
 		i = end
 	}
-	return out
+	return out, kept
 }
 
 // recentValues returns, for d < m, the value of an L1 span d spans older
@@ -525,11 +526,7 @@ func (p *planner) noteShown(out *memoryv1.Assembled) {
 	for _, e := range c.ents[p.tail:] {
 		h.l1 += uint64(e.tokens)
 	}
-	for k, sp := range p.l1p.spans {
-		if p.l1p.chosen[k] {
-			h.l1 += sp.tokens
-		}
-	}
+	h.l1 += p.l1p.chosenTokens
 	h.l1Len, h.l2Len, h.l1Tok, h.l2Tok, h.l1Ends, h.l2Ends = stateEnds(p.s)
 	c.shown = h
 }

@@ -40,8 +40,12 @@ type l1Plan struct {
 	nPlain, nPlainChosen int
 	// chosenL2 is the tokens of the L2 summaries chosen.
 	chosenL2 uint64
-	// chosenEnts counts the L1 entries of the chosen spans.
-	chosenEnts int
+	// chosenEnts counts the L1 entries of the chosen spans, chosenTokens
+	// their tokens.
+	chosenEnts   int
+	chosenTokens uint64
+	// kept is how many spans (the first) are the last plan's (spansTo).
+	kept int
 }
 
 // freshInsertMax: more new spans than this since the last plan, and the
@@ -52,7 +56,8 @@ const freshInsertMax = 8
 // plain spans.
 func newL1Plan(c *planCache, tail int) *l1Plan {
 	lp := &c.lp
-	*lp = l1Plan{c: c, spans: c.spansTo(tail, c.spareSpans), made: c.lp.made[:0]}
+	*lp = l1Plan{c: c, made: c.lp.made[:0]}
+	lp.spans, lp.kept = c.spansTo(tail, c.spareSpans)
 	m := len(lp.spans)
 	lp.val, lp.den = resize(c.val, m), resize(c.den, m)
 	lp.part, lp.chosen = resize(c.part, m), resize(c.chosen, m)
@@ -137,8 +142,12 @@ func (lp *l1Plan) plainOrder() []int32 {
 	}
 	mapped := c.mapped[:len(prev)]
 	var fresh []int32
-	j := 0
-	for k := range cur {
+	// The spans spansTo kept are the same, at the same indexes.
+	j := min(lp.kept, len(prev), len(cur))
+	for i := range j {
+		mapped[i] = int32(i)
+	}
+	for k := j; k < len(cur); k++ {
 		for j < len(prev) && prev[j].seq < cur[k].seq {
 			mapped[j] = -1
 			j++
@@ -252,6 +261,7 @@ func (p *planner) allocate(room uint64, caps [numPartKinds]uint64) []int {
 		if k := idx[i]; k < m {
 			lp.chosen[k] = true
 			lp.chosenEnts += int(lp.spans[k].to - lp.spans[k].from)
+			lp.chosenTokens += lp.spans[k].tokens
 		} else if p.refs[i].l2 >= 0 {
 			lp.chosenL2 += part.Tokens
 		}
@@ -290,6 +300,7 @@ func (p *planner) allocate(room uint64, caps [numPartKinds]uint64) []int {
 				used += sp.tokens
 				lp.chosen[k] = true
 				lp.chosenEnts += int(sp.to - sp.from)
+				lp.chosenTokens += sp.tokens
 				lp.nPlainChosen++
 			}
 		}
