@@ -53,8 +53,9 @@ type planCache struct {
 	// swapPart and earlierPart: the planner's maps, cleared for the next.
 	swapPart    map[uint64]int
 	earlierPart map[earlierRef]int
-	recs        []recalledRef
-	mems        []memChoice
+	// recs and mems: the planner's section parts (partRef), kept.
+	recs []recalledRef
+	mems []memChoice
 	// chosenParts marks the parts allocate chose.
 	chosenParts []bool
 	// l2Order is the L2 summaries (l2Sums, as of the last plan) in
