@@ -433,12 +433,16 @@ func (p *planner) addMemory(c *Candidates, a *memoryv1.AssemblyConfig) {
 	if scored && len(cands) > 0 {
 		best = slices.Max(c.MemoryScores[:len(cands)])
 	}
-	// The value of each entry's first candidate (chooseMemory takes the
-	// first of a scope and key; the later ones neither count nor rank).
+	// An entry's value is its first candidate's (of any tier: the later
+	// ones neither count nor rank); first[r] is that candidate of r's
+	// entry.
 	value := make([]float64, len(cands))
+	first := make([]int, len(cands))
 	top := 0
 	for r, m := range cands {
-		if slices.ContainsFunc(cands[:r], func(u *memoryv1.MemoryItem) bool { return sameEntry(u, m) }) {
+		first[r] = r
+		if j := slices.IndexFunc(cands[:r], func(u *memoryv1.MemoryItem) bool { return sameEntry(u, m) }); j >= 0 {
+			first[r] = first[j]
 			continue
 		}
 		v := memoryWeight / (1 + float64(r)/5)
@@ -454,7 +458,7 @@ func (p *planner) addMemory(c *Candidates, a *memoryv1.AssemblyConfig) {
 	}
 	p.mems = chooseMemoryFrom(cands, c.memoryCounts(p.rawTok), a, p.s.sectionCap(a.GetMemoryPct()), p.tok, p.mems)
 	for j, m := range p.mems {
-		p.add(Part{Kind: PartMemory, Tokens: uint64(m.tokens), Value: value[m.from]}, partRef{l2: -1, mem: int32(j + 1)})
+		p.add(Part{Kind: PartMemory, Tokens: uint64(m.tokens), Value: value[first[m.from]]}, partRef{l2: -1, mem: int32(j + 1)})
 	}
 }
 
