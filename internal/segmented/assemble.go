@@ -259,6 +259,7 @@ func chooseMemory(cands []*memoryv1.MemoryItem, counts []int64, a *memoryv1.Asse
 type memChoice struct {
 	c       *memoryv1.MemoryItem // the candidate
 	from    int                  // its index in the candidates
+	tier    int                  // tierIndex
 	tokens  uint32
 	bytes   uint32
 	trimmed bool
@@ -292,10 +293,11 @@ func chooseMemoryFrom(cands []*memoryv1.MemoryItem, counts []int64, a *memoryv1.
 	uniq := buf[:0]
 	counted := make([]int64, 0, len(cands))
 	for i, c := range cands {
-		if tierIndex(c.GetTier()) < 0 || slices.ContainsFunc(uniq, func(u memChoice) bool { return sameEntry(u.c, c) }) {
+		t := tierIndex(c.GetTier())
+		if t < 0 || slices.ContainsFunc(uniq, func(u memChoice) bool { return sameEntry(u.c, c) }) {
 			continue
 		}
-		uniq = append(uniq, memChoice{c: c, from: i})
+		uniq = append(uniq, memChoice{c: c, from: i, tier: t})
 		n := int64(-1)
 		if i < len(counts) {
 			n = counts[i]
@@ -321,11 +323,11 @@ func chooseMemoryFrom(cands []*memoryv1.MemoryItem, counts []int64, a *memoryv1.
 			}
 		}
 		uniq[i].tokens, uniq[i].bytes, uniq[i].trimmed = tokens, uint32(n), trimmed
-		tierUsed[tierIndex(c.GetTier())] += uint64(tokens)
+		tierUsed[uniq[i].tier] += uint64(tokens)
 		used += uint64(tokens)
 	}
 	for i, u := range uniq {
-		if t := tierIndex(u.c.GetTier()); tierUsed[t] < tierCap[t] {
+		if t := u.tier; tierUsed[t] < tierCap[t] {
 			take(i, min(tierCap[t]-tierUsed[t], capTokens-used))
 		}
 	}
@@ -336,7 +338,7 @@ func chooseMemoryFrom(cands []*memoryv1.MemoryItem, counts []int64, a *memoryv1.
 	}
 	// By tier (task, user, global), each in candidate order; the choices
 	// not taken are dropped.
-	slices.SortStableFunc(uniq, func(x, y memChoice) int { return tierIndex(x.c.GetTier()) - tierIndex(y.c.GetTier()) })
+	slices.SortStableFunc(uniq, func(x, y memChoice) int { return x.tier - y.tier })
 	return slices.DeleteFunc(uniq, func(u memChoice) bool { return u.tokens == 0 })
 }
 
