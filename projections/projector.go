@@ -25,8 +25,9 @@ type Config struct {
 	// large records are not one long transaction.
 	BatchBytes int
 	// BatchWait is how long records are buffered after the first one before
-	// the batch is applied even if it is not full (default 20ms). It bounds
-	// the extra latency a read-your-writes query waits for.
+	// the batch is applied even if it is not full (default 20ms). A batch
+	// holding a sequence a WaitFor waits for is applied at once instead
+	// (hurry.go).
 	BatchWait time.Duration
 	// BatchApply bounds the time one transaction applies records (default
 	// 100ms): past it, the records applied so far are committed (waking
