@@ -337,9 +337,19 @@ func chooseMemoryFrom(cands []*memoryv1.MemoryItem, counts []int64, a *memoryv1.
 		}
 	}
 	// By tier (task, user, global), each in candidate order; the choices
-	// not taken are dropped.
-	slices.SortStableFunc(uniq, func(x, y memChoice) int { return x.tier - y.tier })
-	return slices.DeleteFunc(uniq, func(u memChoice) bool { return u.tokens == 0 })
+	// not taken are dropped. In place: each taken choice of the tier moves
+	// up to the end of those placed, the ones it passes shift by one.
+	n := 0
+	for t := range 3 {
+		for i := n; i < len(uniq); i++ {
+			if u := uniq[i]; u.tier == t && u.tokens > 0 {
+				copy(uniq[n+1:i+1], uniq[n:i])
+				uniq[n] = u
+				n++
+			}
+		}
+	}
+	return uniq[:n]
 }
 
 // tierIndex returns the index of a memory tier (task, user, global), or -1.
