@@ -24,7 +24,7 @@ import (
 // every tier (a few with a new value under a version already seen).
 // Every batch must be byte-identical.
 func TestPreparedMatchesUnprepared(t *testing.T) {
-	messages := 2000
+	messages := 1200
 	if testing.Short() {
 		messages = 500
 	}
@@ -216,7 +216,7 @@ func TestPrepareMemoConcurrent(t *testing.T) {
 // (planCache.spansTo) are the spans made from scratch, over a long
 // conversation with decisions rolled back in between.
 func TestSpansKeptMatchRebuilt(t *testing.T) {
-	conv, err := convgen.Generate(convgen.Config{Seed: 5, Sittings: 3, MessagesPerSitting: 300, CheckpointsPerSitting: 1, StartUnixNano: 1_740_960_000_000_000_000})
+	conv, err := convgen.Generate(convgen.Config{Seed: 5, Sittings: 2, MessagesPerSitting: 300, CheckpointsPerSitting: 1, StartUnixNano: 1_740_960_000_000_000_000})
 	if err != nil {
 		t.Fatal(err)
 	}
