@@ -164,6 +164,12 @@ func (s *Service) candidates(ctx context.Context, who *tenancy.Caller, id string
 		c.Recall, c.RecallScores, c.RecallSessions = segmented.OfferRecallFrom(msgs, scores, sessions, k.Depth)
 		s.metrics.Candidates.WithLabelValues("recall").Observe(float64(len(c.Recall)))
 	}
+	// Rendered and counted here, once per source through s.prepared, not
+	// on the session actor's goroutine at each user message (the actors
+	// count with this same tokenizer; with another they count again).
+	if tok, err := segmented.NewTokenizer(); err == nil {
+		c.Prepare(id, tok, &s.prepared)
+	}
 	return c
 }
 

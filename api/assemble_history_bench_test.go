@@ -77,6 +77,13 @@ func BenchmarkAppendAssemblyUserHistory(b *testing.B) {
 	}
 	next := appendConv(b, c, ids["assembled"], conv, historyMessages)
 	appendConv(b, c, ids["plain"], conv, historyMessages)
+	for _, id := range ids {
+		// The shape the figures are for: a long session, compressed.
+		info, err := c.Get(ctx, id)
+		if err != nil || info.GetTotalMessages() < historyMessages || info.GetCompressions() == 0 {
+			b.Fatalf("%s: %d messages, %d compressions, want >= %d and some (%v)", id, info.GetTotalMessages(), info.GetCompressions(), historyMessages, err)
+		}
+	}
 	waitProjected(b, c, ids["plain"])
 	k := next // the sub-benchmark runs more than once: the sessions go on
 	b.Run("interleaved", func(b *testing.B) {

@@ -12,6 +12,7 @@ import (
 	"github.com/agentmem/agentmem/consolidation"
 	"github.com/agentmem/agentmem/internal/gopool"
 	"github.com/agentmem/agentmem/internal/inflight"
+	"github.com/agentmem/agentmem/internal/segmented"
 	"github.com/agentmem/agentmem/internal/version"
 	"github.com/agentmem/agentmem/tenancy"
 )
@@ -134,6 +135,8 @@ type Service struct {
 	routes map[string]*route
 	// candidateKeys remembers what each session's appends search for.
 	candidateKeys candidateKeyCache
+	// prepared keeps the candidates' texts and counts between appends.
+	prepared segmented.PrepareMemo
 	// writes remembers each caller's last scope write (awaitOwnWrite).
 	writes writeSeqs
 	// sessionSeqs remembers the stream sequence of each session's last

@@ -29,7 +29,14 @@ import (
 // gap: it was erased or compacted away on purpose.
 func consume(ctx context.Context, r events.StreamReader, stream string, codec *events.Codec,
 	startSeq, stopSeq, wholeFrom uint64, removed *events.SpanSet, batchMax, batchBytes int, wait, idle time.Duration, apply func([]Decoded) error) error {
-	err := consumeRead(ctx, r, stream, codec, startSeq, stopSeq, max(wholeFrom, startSeq), removed, batchMax, batchBytes, wait, idle, apply)
+	return consumeHurried(ctx, r, stream, codec, startSeq, stopSeq, wholeFrom, removed, batchMax, batchBytes, wait, idle, nil, apply)
+}
+
+// consumeHurried is consume whose batches end early when h says a reader
+// waits for one of their records (nil: they never do).
+func consumeHurried(ctx context.Context, r events.StreamReader, stream string, codec *events.Codec,
+	startSeq, stopSeq, wholeFrom uint64, removed *events.SpanSet, batchMax, batchBytes int, wait, idle time.Duration, h *hurry, apply func([]Decoded) error) error {
+	err := consumeRead(ctx, r, stream, codec, startSeq, stopSeq, max(wholeFrom, startSeq), removed, batchMax, batchBytes, wait, idle, h, apply)
 	if errors.Is(err, errReadDone) {
 		return nil
 	}
@@ -41,7 +48,7 @@ func consume(ctx context.Context, r events.StreamReader, stream string, codec *e
 var errReadDone = errors.New("projections: bounded read done")
 
 func consumeRead(ctx context.Context, r events.StreamReader, stream string, codec *events.Codec,
-	startSeq, stopSeq, wholeFrom uint64, removed *events.SpanSet, batchMax, batchBytes int, wait, idle time.Duration, apply func([]Decoded) error) error {
+	startSeq, stopSeq, wholeFrom uint64, removed *events.SpanSet, batchMax, batchBytes int, wait, idle time.Duration, h *hurry, apply func([]Decoded) error) error {
 	opts := []events.ReadOption{events.WithReadAhead(max(2*batchMax, 256))}
 	if stopSeq > 0 {
 		opts = append(opts, events.WithStop(stopSeq))
@@ -127,9 +134,13 @@ func consumeRead(ctx context.Context, r events.StreamReader, stream string, code
 		}
 		buf = append(buf[:0], d)
 		last = d.Seq
+		first := d.Seq
+		var lastRead atomic.Uint64
+		lastRead.Store(last)
 		size := len(rec.Data)
 		bctx, cancel := context.WithTimeout(ctx, wait)
-		for len(buf) < batchMax && (batchBytes == 0 || size < batchBytes) && (stopSeq == 0 || last < stopSeq) {
+		h.watch(bctx, first, &lastRead, cancel)
+		for len(buf) < batchMax && (batchBytes == 0 || size < batchBytes) && (stopSeq == 0 || last < stopSeq) && !h.due(first, last) {
 			rec, err := read(bctx)
 			if err != nil {
 				if bctx.Err() != nil && !stalled.Load() {
@@ -157,6 +168,7 @@ func consumeRead(ctx context.Context, r events.StreamReader, stream string, code
 			}
 			buf = append(buf, d)
 			last, size = d.Seq, size+len(rec.Data)
+			lastRead.Store(last)
 		}
 		cancel()
 		if ctx.Err() != nil {

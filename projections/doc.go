@@ -18,7 +18,8 @@
 //   - Projector: reads the JetStream stream with an ordered consumer from
 //     the store's checkpoint and applies batches (BatchEvents records,
 //     BatchBytes of log data or BatchWait after the first one, whichever
-//     comes first), each in transactions of at most BatchApply of applying;
+//     comes first; at once when it holds a sequence a WaitFor waits for:
+//     hurry.go), each in transactions of at most BatchApply of applying;
 //     when its context ends it stops between two records and the
 //     transaction rolls back. WaitFor gives read-your-writes: a query
 //     carrying min_seq waits until the projection applied it.

@@ -25,8 +25,9 @@ type Config struct {
 	// large records are not one long transaction.
 	BatchBytes int
 	// BatchWait is how long records are buffered after the first one before
-	// the batch is applied even if it is not full (default 20ms). It bounds
-	// the extra latency a read-your-writes query waits for.
+	// the batch is applied even if it is not full (default 20ms). A batch
+	// holding a sequence a WaitFor waits for is applied at once instead
+	// (hurry.go).
 	BatchWait time.Duration
 	// BatchApply bounds the time one transaction applies records (default
 	// 100ms): past it, the records applied so far are committed (waking
@@ -72,6 +73,8 @@ type Projector struct {
 	advance chan struct{} // guarded by mu; closed (and replaced) after each commit
 
 	faults faults // projector_faults.go
+	// hurry: WaitFor's readers end the batch holding their sequence.
+	hurry *hurry
 }
 
 // NewProjector returns a projector of cfg.Stream into store. Zero fields of
@@ -112,6 +115,7 @@ func NewProjector(cfg Config, js jetstream.JetStream, store *Store, codec *event
 		cfg: cfg, log: log, store: store, codec: codec, logger: logger,
 		advance: make(chan struct{}),
 		faults:  faults{wake: make(chan struct{}, 1)},
+		hurry:   newHurry(),
 	}, nil
 }
 
@@ -130,8 +134,16 @@ func (p *Projector) committed() {
 // WaitFor returns nil once the projection has applied stream sequence seq
 // (a reader's own write), or an error wrapping ErrNotCaughtUp and ctx.Err()
 // when ctx ends first. It does not poll: each committed batch wakes the
-// waiters.
+// waiters. The batch that holds seq is applied as soon as seq is read,
+// without waiting out BatchWait.
 func (p *Projector) WaitFor(ctx context.Context, seq uint64) error {
+	return p.waitFor(ctx, seq, true)
+}
+
+// waitFor is WaitFor; hurry false leaves the batches as they are (a
+// reader that only wants to know when the projection moves on).
+func (p *Projector) waitFor(ctx context.Context, seq uint64, hurry bool) error {
+	asked := false
 	for {
 		// The channel before the checkpoint: a commit that the read of the
 		// checkpoint misses closes it.
@@ -141,6 +153,10 @@ func (p *Projector) WaitFor(ctx context.Context, seq uint64) error {
 		applied := p.store.AppliedSeq()
 		if applied >= seq {
 			return nil
+		}
+		if hurry && !asked && p.hurry != nil {
+			p.hurry.ask(seq)
+			asked = true
 		}
 		select {
 		case <-ch:
@@ -194,7 +210,7 @@ func (p *Projector) Run(ctx context.Context) error {
 			p.logger.Info("projector starting", "stream", p.cfg.Stream, "from_seq", start)
 			rctx, cancel := context.WithCancel(ctx)
 			p.faults.read.Store(&cancel)
-			err = consume(rctx, log, p.cfg.Stream, p.codec, start, 0, 0, nil, p.cfg.BatchEvents, p.cfg.BatchBytes, p.cfg.BatchWait, 0, func(recs []Decoded) error {
+			err = consumeHurried(rctx, log, p.cfg.Stream, p.codec, start, 0, 0, nil, p.cfg.BatchEvents, p.cfg.BatchBytes, p.cfg.BatchWait, 0, p.hurry, func(recs []Decoded) error {
 				for len(recs) > 0 {
 					n, err := p.store.applyBounded(ctx, recs, time.Now().Add(p.cfg.BatchApply))
 					if ctx.Err() != nil {

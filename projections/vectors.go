@@ -152,7 +152,7 @@ func (v *VectorIndexer) idle(ctx context.Context) error {
 	}
 	wctx, cancel := context.WithTimeout(ctx, v.cfg.Poll)
 	defer cancel()
-	_ = v.proj.WaitFor(wctx, v.store.AppliedSeq()+1)
+	_ = v.proj.waitFor(wctx, v.store.AppliedSeq()+1, false)
 	return ctx.Err()
 }
 

@@ -96,6 +96,9 @@ type Candidates struct {
 	RecallSessions []string
 	Memory         []*memoryv1.MemoryItem
 	MemoryScores   []float64
+	// prep: the candidates rendered and counted (Prepare); nil: the
+	// decision renders and counts them.
+	prep *prepared
 }
 
 // What the node asks a session search for and offers of it (// tens of candidates): RecallSearched hits, of which OfferRecall keeps at
@@ -240,7 +243,44 @@ func sameSections(a, b *memoryv1.Assembled) bool {
 // chooseMemory takes the candidates in order while their tier has room
 // (memory × tier share), then gives what the tiers left unused to the
 // candidates not taken, in order. A scope and key is taken once.
-func chooseMemory(cands []*memoryv1.MemoryItem, a *memoryv1.AssemblyConfig, capTokens uint64, tok Tokenizer) []*memoryv1.MemoryItem {
+//
+// counts, when not nil, holds the token count of each candidate's whole
+// text (-1: unknown), as Prepare counted it.
+func chooseMemory(cands []*memoryv1.MemoryItem, counts []int64, a *memoryv1.AssemblyConfig, capTokens uint64, tok Tokenizer) []*memoryv1.MemoryItem {
+	var out []*memoryv1.MemoryItem
+	for _, c := range chooseMemoryFrom(cands, counts, a, capTokens, tok, nil) {
+		out = append(out, c.item())
+	}
+	return out
+}
+
+// memChoice is a memory candidate chooseMemory takes, as its item will
+// record it (made only for the items a plan shows: item).
+type memChoice struct {
+	c       *memoryv1.MemoryItem // the candidate
+	from    int                  // its index in the candidates
+	tier    int                  // tierIndex
+	tokens  uint32
+	bytes   uint32
+	trimmed bool
+}
+
+func (m *memChoice) item() *memoryv1.MemoryItem {
+	x := &memoryv1.MemoryItem{}
+	m.fill(x)
+	return x
+}
+
+// fill sets the fields of x, a new item, to m's.
+func (m *memChoice) fill(x *memoryv1.MemoryItem) {
+	c := m.c
+	x.Scope, x.Key, x.Version, x.Tier = c.GetScope(), c.GetKey(), c.GetVersion(), c.GetTier()
+	x.TextBytes, x.Trimmed, x.Tokens = m.bytes, m.trimmed, m.tokens
+}
+
+// chooseMemoryFrom is chooseMemory, returning the choices (appended to
+// buf) in the order of its items.
+func chooseMemoryFrom(cands []*memoryv1.MemoryItem, counts []int64, a *memoryv1.AssemblyConfig, capTokens uint64, tok Tokenizer, buf []memChoice) []memChoice {
 	// Tiers by index (tierIndex): no maps, it runs at every user message.
 	tierCap := [3]uint64{
 		capTokens * uint64(a.GetTaskPct()) / 100,
@@ -248,51 +288,68 @@ func chooseMemory(cands []*memoryv1.MemoryItem, a *memoryv1.AssemblyConfig, capT
 		capTokens * uint64(a.GetGlobalPct()) / 100,
 	}
 	cands = cands[:min(len(cands), MaxMemoryCandidates)]
-	uniq := make([]*memoryv1.MemoryItem, 0, len(cands))
-	for _, c := range cands {
-		if tierIndex(c.GetTier()) < 0 || slices.ContainsFunc(uniq, func(u *memoryv1.MemoryItem) bool { return sameEntry(u, c) }) {
+	// The first candidate of each scope and key, with its count: the
+	// choices as they are taken (tokens 0: not taken).
+	uniq := buf[:0]
+	counted := make([]int64, 0, len(cands))
+	for i, c := range cands {
+		t := tierIndex(c.GetTier())
+		if t < 0 || slices.ContainsFunc(uniq, func(u memChoice) bool { return sameEntry(u.c, c) }) {
 			continue
 		}
-		uniq = append(uniq, c)
+		uniq = append(uniq, memChoice{c: c, from: i, tier: t})
+		n := int64(-1)
+		if i < len(counts) {
+			n = counts[i]
+		}
+		counted = append(counted, n)
 	}
-	taken := make([]*memoryv1.MemoryItem, len(uniq))
 	var tierUsed [3]uint64
 	var used uint64
 	take := func(i int, room uint64) {
-		c := uniq[i]
-		full := memoryText(c)
-		text, tokens, ok := fitItem(tok, full, room)
-		if !ok {
-			return
+		c := uniq[i].c
+		// The log keeps which text, not the text (MemoryItem.text_bytes):
+		// a counted text that fits whole is not rendered.
+		n, tokens, trimmed := memoryTextLen(c), uint32(counted[i]), false
+		if k := counted[i]; k < 0 || !fitsWhole(n, k, room) {
+			full := memoryText(c)
+			text, t, ok := fitItemCounted(tok, full, k, room)
+			if !ok {
+				return
+			}
+			n, tokens = len(text), t
+			if text != full {
+				n, trimmed = len(strings.TrimSuffix(text, "…")), true
+			}
 		}
-		// The log keeps which text, not the text (MemoryItem.text_bytes).
-		n, trimmed := len(text), false
-		if text != full {
-			n, trimmed = len(strings.TrimSuffix(text, "…")), true
-		}
-		taken[i] = &memoryv1.MemoryItem{Scope: c.GetScope(), Key: c.GetKey(), Version: c.GetVersion(), TextBytes: uint32(n), Trimmed: trimmed, Tokens: tokens, Tier: c.GetTier()}
-		tierUsed[tierIndex(c.GetTier())] += uint64(tokens)
+		uniq[i].tokens, uniq[i].bytes, uniq[i].trimmed = tokens, uint32(n), trimmed
+		tierUsed[uniq[i].tier] += uint64(tokens)
 		used += uint64(tokens)
 	}
-	for i, c := range uniq {
-		if t := tierIndex(c.GetTier()); tierUsed[t] < tierCap[t] {
+	for i, u := range uniq {
+		if t := u.tier; tierUsed[t] < tierCap[t] {
 			take(i, min(tierCap[t]-tierUsed[t], capTokens-used))
 		}
 	}
 	for i := range uniq {
-		if taken[i] == nil && used < capTokens {
+		if uniq[i].tokens == 0 && used < capTokens {
 			take(i, capTokens-used)
 		}
 	}
-	var out []*memoryv1.MemoryItem
-	for _, tier := range []string{TierTask, TierUser, TierGlobal} {
-		for _, m := range taken {
-			if m != nil && m.Tier == tier {
-				out = append(out, m)
+	// By tier (task, user, global), each in candidate order; the choices
+	// not taken are dropped. In place: each taken choice of the tier moves
+	// up to the end of those placed, the ones it passes shift by one.
+	n := 0
+	for t := range 3 {
+		for i := n; i < len(uniq); i++ {
+			if u := uniq[i]; u.tier == t && u.tokens > 0 {
+				copy(uniq[n+1:i+1], uniq[n:i])
+				uniq[n] = u
+				n++
 			}
 		}
 	}
-	return out
+	return uniq[:n]
 }
 
 // tierIndex returns the index of a memory tier (task, user, global), or -1.
@@ -312,24 +369,56 @@ func tierIndex(tier string) int {
 // scope + "\x00" + key, which the memory section takes once).
 func sameEntry(a, b *memoryv1.MemoryItem) bool {
 	as, ak, bs, bk := a.GetScope(), a.GetKey(), b.GetScope(), b.GetKey()
-	if as == bs && ak == bk {
-		return true
+	if as == bs {
+		return ak == bk
 	}
-	if len(as)+len(ak) != len(bs)+len(bk) {
+	// Scopes without a 0x00 put the first one of the joined strings where
+	// they end: different scopes, different strings.
+	if len(as)+len(ak) != len(bs)+len(bk) || (strings.IndexByte(as, 0) < 0 && strings.IndexByte(bs, 0) < 0) {
 		return false
 	}
-	return as+"\x00"+ak == bs+"\x00"+bk
+	// Compared in place: it runs for every pair of candidates.
+	at := func(s, k string, i int) byte {
+		switch {
+		case i < len(s):
+			return s[i]
+		case i == len(s):
+			return 0
+		}
+		return k[i-len(s)-1]
+	}
+	for i := range len(as) + 1 + len(ak) {
+		if at(as, ak, i) != at(bs, bk, i) {
+			return false
+		}
+	}
+	return true
 }
 
 // fitItem returns text, trimmed when needed, within room tokens (counted as
 // an item: text plus MessageOverheadTokens); ok false when fewer than
 // minItemTokens would be left.
 func fitItem(tok Tokenizer, text string, room uint64) (string, uint32, bool) {
+	return fitItemCounted(tok, text, -1, room)
+}
+
+// fitsWhole reports whether fitItem keeps whole a text of size bytes and
+// n tokens (textTokens) in room.
+func fitsWhole(size int, n int64, room uint64) bool {
+	return (uint64(size)+MessageOverheadTokens <= room || uint64(size) <= maxTrimBytesPerToken*room) && uint64(n) <= room
+}
+
+// fitItemCounted is fitItem for a text whose textTokens are known (n >= 0)
+// or not (n < 0).
+func fitItemCounted(tok Tokenizer, text string, n int64, room uint64) (string, uint32, bool) {
 	// A token holds at least one byte: text that short fits whatever it
 	// counts; only count what may.
 	if uint64(len(text))+MessageOverheadTokens <= room || uint64(len(text)) <= maxTrimBytesPerToken*room {
-		if n := textTokens(tok, text); uint64(n) <= room {
-			return text, n, true
+		if n < 0 {
+			n = int64(textTokens(tok, text))
+		}
+		if uint64(n) <= room {
+			return text, uint32(n), true
 		}
 	}
 	if room < minItemTokens {
@@ -345,11 +434,11 @@ func fitItem(tok Tokenizer, text string, room uint64) (string, uint32, bool) {
 	if t == "" {
 		return "", 0, false
 	}
-	n := textTokens(tok, t)
-	if uint64(n) > room {
+	k := textTokens(tok, t)
+	if uint64(k) > room {
 		return "", 0, false
 	}
-	return t, n, true
+	return t, k, true
 }
 
 // trimToTokens returns the longest prefix of text (cut back to a space
@@ -486,6 +575,12 @@ func earlierText(ref *memoryv1.RecalledItem, m *memoryv1.Message) string {
 
 // memoryText is a memory entry as the context sends it.
 func memoryText(m *memoryv1.MemoryItem) string { return MemoryText(m, m.GetText()) }
+
+// memoryTextLen is len(memoryText(m)), without rendering it.
+func memoryTextLen(m *memoryv1.MemoryItem) int {
+	var num [20]byte
+	return len("Memory ") + len(" ") + len(" (v") + len("): ") + len(m.GetScope()) + len(m.GetKey()) + len(strconv.AppendUint(num[:0], m.GetVersion(), 10)) + len(m.GetText())
+}
 
 // MemoryText is the text the context shows for memory item m whose entry
 // version holds value.

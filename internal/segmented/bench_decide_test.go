@@ -25,6 +25,9 @@ type decideFixture struct {
 	// next message of the session), cands their candidates.
 	reqs  []*memoryv1.AppendRequest
 	cands []*Candidates
+	// raw are the same candidates unprepared (the decision renders and
+	// counts them); cands are prepared as the node prepares them.
+	raw []*Candidates
 }
 
 // decideQueries is how many different user messages a benchmark cycles
@@ -81,8 +84,13 @@ func newDecideFixture(b *testing.B, messages int, maxContext uint32, nHits, nMem
 		stored.add(&memoryv1.Message{Id: cm.ID(), Seq: uint64(i + 1), Role: cm.Role, Content: cm.Content, ToolCalls: cm.ToolCalls,
 			ToolCallId: cm.ToolCallID, Tokens: messageTokens(env.Tokenizer, cm.Content, cm.ToolCalls), SaidUnixNano: cm.UnixNano})
 	}
+	memo := &PrepareMemo{}
 	for qi, req := range f.reqs {
-		f.cands = append(f.cands, benchCandidates(conv, stored, req.Messages[0].Content, qi, nHits, nMemory))
+		c := benchCandidates(conv, stored, req.Messages[0].Content, qi, nHits, nMemory)
+		raw := *c
+		f.raw = append(f.raw, &raw)
+		c.Prepare(f.asm.snap.GetSessionId(), env.Tokenizer, memo)
+		f.cands = append(f.cands, c)
 	}
 	return f
 }
@@ -148,9 +156,11 @@ func appendRequest(conv *convgen.Conversation, a convgen.Span) *memoryv1.AppendR
 }
 
 // BenchmarkDecideAppendAssembled decides one user message on sessions of
-// growing length with the context assembler on and realistic candidates
-// (assembled: 16 different messages in turn; assembled-repeat: one message
-// again and again), beside the same decision without the assembler
+// growing length with the context assembler on and realistic candidates,
+// prepared as the node prepares them (assembled: 16 different messages in
+// turn; assembled-repeat: one message again and again; unprepared: the 16
+// with the texts rendered and counted by the decision, as before the node
+// prepared them), beside the same decision without the assembler
 // (engine). cpu-µs/op is the process CPU per decision (garbage collection
 // included), which a busy machine inflates less than ns/op:
 //
@@ -198,6 +208,33 @@ func BenchmarkDecideAppendAssembled(b *testing.B) {
 					if _, err := f.asm.DecideAppendWith(f.reqs[0], f.cands[0], env); err != nil {
 						b.Fatal(err)
 					}
+				}
+				cpu.Report(b, b.N)
+			})
+			b.Run("unprepared", func(b *testing.B) {
+				b.ReportAllocs()
+				i := 0
+				cpu := cpustat.Start()
+				for b.Loop() {
+					if _, err := f.asm.DecideAppendWith(f.reqs[i%len(f.reqs)], f.raw[i%len(f.reqs)], env); err != nil {
+						b.Fatal(err)
+					}
+					i++
+				}
+				cpu.Report(b, b.N)
+			})
+			b.Run("prepare", func(b *testing.B) {
+				// The node's share: the 16 candidate sets prepared in
+				// turn through a warm memo.
+				b.ReportAllocs()
+				memo := &PrepareMemo{}
+				id := f.asm.snap.GetSessionId()
+				i := 0
+				cpu := cpustat.Start()
+				for b.Loop() {
+					c := *f.raw[i%len(f.raw)]
+					c.Prepare(id, env.Tokenizer, memo)
+					i++
 				}
 				cpu.Report(b, b.N)
 			})

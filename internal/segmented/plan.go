@@ -73,16 +73,50 @@ const (
 type partRef struct {
 	l1From, l1To int // PartL1 / L1 summary: L1 entries [l1From, l1To)
 	l2           int // PartSummary of L2: index in L2; -1 otherwise
-	recalled     *memoryv1.RecalledItem
-	memory       *memoryv1.MemoryItem
+	// rec and mem: a recalled message (planner.recs[rec-1]) or a memory
+	// entry (planner.mems[mem-1]); 0: neither. Their items are made only
+	// for the parts chosen.
+	rec, mem int32
+}
+
+// section reports whether the part is an item of the recalled or memory
+// section.
+func (r partRef) section() bool { return r.rec != 0 || r.mem != 0 }
+
+// recalledRef is a recalled part's message: of the session (sid "") or
+// of session sid, as prepared.
+type recalledRef struct {
+	m   *memoryv1.Message
+	sid string
+	it  preparedItem
+}
+
+func (r *recalledRef) item() *memoryv1.RecalledItem {
+	x := &memoryv1.RecalledItem{}
+	r.fill(x)
+	return x
+}
+
+// fill sets the fields of x, a new item, to r's.
+func (r *recalledRef) fill(x *memoryv1.RecalledItem) {
+	m := r.m
+	x.MessageId, x.Seq, x.Role, x.Tokens, x.SaidUnixNano = m.GetId(), m.GetSeq(), m.GetRole(), r.it.tokens, SaidAt(m)
+	if r.sid != "" {
+		x.SessionId, x.TextBytes, x.Trimmed = r.sid, r.it.bytes, r.it.trimmed
+	} else {
+		x.Text = r.it.text
+	}
 }
 
 // planner builds the Parts of one user message's allocation.
 type planner struct {
-	s    *State
-	tok  Tokenizer
-	l1   []*memoryv1.L1Entry
-	tail int // index of the first L1 entry of the verbatim tail
+	s   *State
+	tok Tokenizer
+	// rawTok is the decision's tokenizer (tok counts through a memo):
+	// candidates prepared with it are used as they are (prepare.go).
+	rawTok Tokenizer
+	l1     []*memoryv1.L1Entry
+	tail   int // index of the first L1 entry of the verbatim tail
 	// query is the content words of the latest user message.
 	query map[string]bool
 	parts []Part
@@ -94,9 +128,12 @@ type planner struct {
 	// earlierPart maps a message of another session (session id, seq) to
 	// its recalled part.
 	earlierPart map[earlierRef]int
-	// earlierMsg holds the message of each earlier part (continue.go
-	// renders it again when it shows under another item's header).
-	earlierMsg map[earlierRef]*memoryv1.Message
+	// l2First is the part of L2 summary 0 (when l2Len > 0), l2Len
+	// how many L2 parts follow it.
+	l2First, l2Len int
+	// recs and mems hold what the section parts stand for (partRef).
+	recs []recalledRef
+	mems []memChoice
 }
 
 // earlierRef names a message of another session.
@@ -142,23 +179,52 @@ func (s *State) plan(m *memoryv1.Message, c *Candidates, env Env) *memoryv1.Asse
 		// and no event to write.
 		return &memoryv1.Assembled{}
 	}
+	var nRec, nMem, nL2 int
 	for _, i := range chosen {
-		r := p.refs[i]
-		switch {
-		case r.recalled != nil:
-			out.Recalled = append(out.Recalled, r.recalled)
-		case r.memory != nil:
-			out.Memory = append(out.Memory, r.memory)
+		switch r := p.refs[i]; {
+		case r.rec != 0:
+			nRec++
+		case r.mem != 0:
+			nMem++
+		case r.l2 >= 0:
+			nL2++
+		}
+	}
+	out.Recalled = make([]*memoryv1.RecalledItem, 0, nRec)
+	out.Memory = make([]*memoryv1.MemoryItem, 0, nMem)
+	out.L2Ids = make([]string, 0, nL2)
+	// The items in one allocation each: they live as long as out.
+	recItems, memItems := make([]memoryv1.RecalledItem, nRec), make([]memoryv1.MemoryItem, nMem)
+	for _, i := range chosen {
+		switch r := p.refs[i]; {
+		case r.rec != 0:
+			x := &recItems[len(out.Recalled)]
+			p.recs[r.rec-1].fill(x)
+			out.Recalled = append(out.Recalled, x)
+		case r.mem != 0:
+			x := &memItems[len(out.Memory)]
+			p.mems[r.mem-1].fill(x)
+			out.Memory = append(out.Memory, x)
 		case r.l2 >= 0:
 			out.L2Ids = append(out.L2Ids, s.snap.L2[r.l2].GetId())
 		}
 	}
+	out.Recalled, out.Memory, out.L2Ids = nilIfEmpty(out.Recalled), nilIfEmpty(out.Memory), nilIfEmpty(out.L2Ids)
 	out.L1Seqs = p.l1p.seqs(p.l1p.c.ents)
 	slices.SortFunc(out.Recalled, compareRecalled)
-	out.Recalled = p.continueEarlier(out.Recalled, chosen, room)
-	out.Memory = byTier(out.Memory)
+	out.Recalled = p.continueEarlier(out.Recalled, chosen)
+	// out.Memory is by tier already: the memory parts were added in
+	// chooseMemory's order (by tier), and chosen is ascending.
 	p.noteShown(out)
 	return out
+}
+
+// nilIfEmpty returns nil for an empty slice (the events keep nil).
+func nilIfEmpty[T any](x []T) []T {
+	if len(x) == 0 {
+		return nil
+	}
+	return x
 }
 
 // compareRecalled orders the recalled section: other sessions' messages
@@ -192,13 +258,13 @@ func compareRecalled(x, y *memoryv1.RecalledItem) int {
 func (p *planner) showsAll(chosen []int) bool {
 	n := 0
 	for _, i := range chosen {
-		if r := p.refs[i]; r.recalled != nil || r.memory != nil {
+		if p.refs[i].section() {
 			return false
 		}
 		n++
 	}
 	for _, r := range p.refs {
-		if r.recalled == nil && r.memory == nil {
+		if !r.section() {
 			n--
 		}
 	}
@@ -231,6 +297,7 @@ func (p *planner) addL1() {
 // addL2 makes a part of each L2 summary, valued by the content words it
 // shares with the latest user message.
 func (p *planner) addL2() {
+	p.l2First, p.l2Len = len(p.parts), len(p.s.snap.GetL2())
 	for i, sum := range p.s.snap.GetL2() {
 		p.add(Part{Kind: PartSummary, Tokens: uint64(sum.GetTokens()), Value: p.summaryValue(sum)}, partRef{l2: i})
 	}
@@ -264,17 +331,17 @@ func (p *planner) addHits(c *Candidates) {
 		if best > 0 {
 			v = hitWeight * max(0, c.RecallScores[r]) / best / (1 + float64(r)/hitRankScale)
 		}
-		if BareQuestion(m) {
+		if c.bareAt(r, m) {
 			v *= questionWeight
 		}
 		if sid := sessionOf(c, r); sid != "" && sid != p.s.snap.GetSessionId() {
-			p.offerEarlier(sid, m, v)
+			p.offerEarlier(c, r, sid, m, v)
 			continue
 		}
 		if !p.searchable(m) {
 			continue
 		}
-		p.offer(m, v)
+		p.offer(c, r, m, v)
 	}
 }
 
@@ -297,51 +364,51 @@ func sessionOf(c *Candidates, r int) string {
 	return c.RecallSessions[r]
 }
 
-// offerEarlier values message m of another session sid at v: a recalled
+// offerEarlier values message m (recall candidate r of c) of another
+// session sid at v: a recalled
 // part holding a reference (the text is read again when the context is
 // read, EarlierSessionText cut to text_bytes).
-func (p *planner) offerEarlier(sid string, m *memoryv1.Message, v float64) {
+func (p *planner) offerEarlier(c *Candidates, r int, sid string, m *memoryv1.Message, v float64) {
 	ref := earlierRef{sid, m.GetSeq()}
 	if i, ok := p.earlierPart[ref]; ok {
 		p.raise(i, v)
 		return
 	}
-	full := EarlierSessionText(m)
-	text, tokens, ok := fitItem(p.tok, full, maxRecalledItemTokens)
+	it, ok := c.preparedRecall(r, formEarlier, p.rawTok)
 	if !ok {
+		it = prepareMessage(p.tok, formEarlier, m)
+	}
+	if !it.ok {
 		return
 	}
-	n, trimmed := len(text), false
-	if text != full {
-		n, trimmed = len(strings.TrimSuffix(text, "…")), true
-	}
-	item := &memoryv1.RecalledItem{SessionId: sid, MessageId: m.GetId(), Seq: m.GetSeq(), Role: m.GetRole(),
-		Tokens: tokens, SaidUnixNano: SaidAt(m), TextBytes: uint32(n), Trimmed: trimmed}
-	p.earlierMsg[ref] = m
-	p.earlierPart[ref] = p.add(Part{Kind: PartEarlier, Tokens: uint64(tokens), Value: v}, partRef{l2: -1, recalled: item})
+	p.recs = append(p.recs, recalledRef{m: m, sid: sid, it: it})
+	p.earlierPart[ref] = p.add(Part{Kind: PartEarlier, Tokens: uint64(it.tokens), Value: v}, partRef{l2: -1, rec: int32(len(p.recs))})
 }
 
-// offer values message m of the session at v: its L1 part when it is
+// offer values message m (recall candidate r of c) of the session at v:
+// its L1 part when it is
 // older than the tail, nothing when in the tail, a recalled part when it
 // is in the swap only.
-func (p *planner) offer(m *memoryv1.Message, v float64) {
-	if i := p.l1Index(m.GetSeq()); i >= 0 {
+func (p *planner) offer(c *Candidates, r int, m *memoryv1.Message, v float64) {
+	if i := p.verbatimIndex(m.GetSeq()); i >= 0 && i < p.tail {
 		p.raiseL1(i, v)
 		return
-	}
-	if p.verbatimInL1(m.GetSeq()) {
+	} else if i >= 0 {
 		return // in the tail: shown anyway
 	}
 	if i, ok := p.swapPart[m.GetSeq()]; ok {
 		p.raise(i, v)
 		return
 	}
-	text, tokens, ok := fitItem(p.tok, recalledText(m), maxRecalledItemTokens)
+	it, ok := c.preparedRecall(r, formRecalled, p.rawTok)
 	if !ok {
+		it = prepareMessage(p.tok, formRecalled, m)
+	}
+	if !it.ok {
 		return
 	}
-	item := &memoryv1.RecalledItem{MessageId: m.GetId(), Seq: m.GetSeq(), Role: m.GetRole(), Text: text, Tokens: tokens, SaidUnixNano: SaidAt(m)}
-	p.swapPart[m.GetSeq()] = p.add(Part{Kind: PartRecalled, Tokens: uint64(tokens), Value: v}, partRef{l2: -1, recalled: item})
+	p.recs = append(p.recs, recalledRef{m: m, it: it})
+	p.swapPart[m.GetSeq()] = p.add(Part{Kind: PartRecalled, Tokens: uint64(it.tokens), Value: v}, partRef{l2: -1, rec: int32(len(p.recs))})
 }
 
 func (p *planner) raise(part int, v float64) {
@@ -349,18 +416,6 @@ func (p *planner) raise(part int, v float64) {
 		p.parts[part].Value = v
 	}
 }
-
-// l1Index returns the index of the verbatim L1 message at seq older than
-// the tail, or -1 (not verbatim in L1, or in the tail).
-func (p *planner) l1Index(seq uint64) int {
-	if i := p.verbatimIndex(seq); i < p.tail {
-		return i
-	}
-	return -1
-}
-
-// verbatimInL1 reports whether the message at seq is verbatim in L1.
-func (p *planner) verbatimInL1(seq uint64) bool { return p.verbatimIndex(seq) >= 0 }
 
 // verbatimIndex returns the index of the verbatim L1 message at seq, or -1.
 func (p *planner) verbatimIndex(seq uint64) int {
@@ -378,16 +433,21 @@ func (p *planner) verbatimIndex(seq uint64) int {
 // hold (chooseMemory: within memory_pct, split by tier when they compete).
 func (p *planner) addMemory(c *Candidates, a *memoryv1.AssemblyConfig) {
 	cands := c.Memory[:min(len(c.Memory), MaxMemoryCandidates)]
-	value := map[string]float64{}
 	var best float64
 	scored := len(c.MemoryScores) == len(c.Memory)
 	if scored && len(cands) > 0 {
 		best = slices.Max(c.MemoryScores[:len(cands)])
 	}
+	// An entry's value is its first candidate's (of any tier: the later
+	// ones neither count nor rank); first[r] is that candidate of r's
+	// entry.
+	value := make([]float64, len(cands))
+	first := make([]int, len(cands))
 	top := 0
 	for r, m := range cands {
-		id := m.GetScope() + "\x00" + m.GetKey()
-		if _, ok := value[id]; ok {
+		first[r] = r
+		if j := slices.IndexFunc(cands[:r], func(u *memoryv1.MemoryItem) bool { return sameEntry(u, m) }); j >= 0 {
+			first[r] = first[j]
 			continue
 		}
 		v := memoryWeight / (1 + float64(r)/5)
@@ -399,10 +459,11 @@ func (p *planner) addMemory(c *Candidates, a *memoryv1.AssemblyConfig) {
 				top++
 			}
 		}
-		value[id] = v
+		value[r] = v
 	}
-	for _, m := range chooseMemory(cands, a, p.s.sectionCap(a.GetMemoryPct()), p.tok) {
-		p.add(Part{Kind: PartMemory, Tokens: uint64(m.GetTokens()), Value: value[m.GetScope()+"\x00"+m.GetKey()]}, partRef{l2: -1, memory: m})
+	p.mems = chooseMemoryFrom(cands, c.memoryCounts(p.rawTok), a, p.s.sectionCap(a.GetMemoryPct()), p.tok, p.mems)
+	for j, m := range p.mems {
+		p.add(Part{Kind: PartMemory, Tokens: uint64(m.tokens), Value: value[first[m.from]]}, partRef{l2: -1, mem: int32(j + 1)})
 	}
 }
 

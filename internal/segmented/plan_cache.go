@@ -50,6 +50,24 @@ type planCache struct {
 	refs     []partRef
 	words    summaryWords
 	counts   countMemo
+	// swapPart and earlierPart: the planner's maps, cleared for the next.
+	swapPart    map[uint64]int
+	earlierPart map[earlierRef]int
+	// recs and mems: the planner's section parts (partRef), kept.
+	recs []recalledRef
+	mems []memChoice
+	// chosenParts marks the parts allocate chose.
+	chosenParts []bool
+	// l2Order is the L2 summaries (l2Sums, as of the last plan) in
+	// Allocate's order when all are valued summaryBase (l2BaseOrder).
+	l2Order []int32
+	l2Sums  []*memoryv1.Summary
+	// lp is the L1 side of the plan (newL1Plan), reused by the next.
+	lp l1Plan
+	// dirty is the first entry of ents changed since spans were made
+	// (sync lowers it, spansTo resets it), spansTail the tail they were
+	// made for: spansTo makes again only the spans from there on.
+	dirty, spansTail int
 	// recent[d] is the value of an L1 span d spans older than the tail.
 	recent []float64
 	// shown is what the last plan shows of L1 and L2 (see countShown).
@@ -125,6 +143,7 @@ func (c *planCache) sync(l1 []*memoryv1.L1Entry) {
 			c.ents = append(c.ents, newL1Info(x))
 		}
 		c.linkAll()
+		c.dirty = 0
 		return
 	}
 	n := min(len(c.ents)-a, len(l1)-f)
@@ -134,11 +153,18 @@ func (c *planCache) sync(l1 []*memoryv1.L1Entry) {
 	if f > a {
 		c.ents = slices.Grow(c.ents[:a+k], f-a)[:f+k]
 	}
+	if f != a {
+		c.dirty = 0 // every entry moved
+	}
 	copy(c.ents[f:], c.ents[a:a+k])
 	c.ents = c.ents[:f+k]
 	for i, x := range l1[:f] {
+		if !c.ents[i].same(x) {
+			c.dirty = min(c.dirty, i)
+		}
 		c.ents[i] = newL1Info(x)
 	}
+	c.dirty = min(c.dirty, f+k)
 	if dropped {
 		c.unlink(f + k)
 	}
@@ -157,6 +183,7 @@ func (c *planCache) unlink(end int) {
 			continue
 		}
 		e.last = 0
+		c.dirty = min(c.dirty, j)
 		for i := j + 1; i < end; i++ {
 			if x := c.ents[i]; x.owner > 0 && i-int(x.owner) == j {
 				e.last = int32(i - j)
@@ -181,6 +208,7 @@ func (c *planCache) link(i int) {
 			if opens(c.ents[j].msg, m.GetToolCallId()) {
 				e.owner = int32(i - j)
 				c.ents[j].last = int32(i - j)
+				c.dirty = min(c.dirty, j)
 				return
 			}
 		}
@@ -221,6 +249,18 @@ func (c *planCache) linkAll() {
 
 // verbatimAt returns the index of the verbatim L1 message at seq, or -1.
 func (c *planCache) verbatimAt(seq uint64) int {
+	// Verbatim messages mostly follow one another seq by seq: try where
+	// seq would be counting back from the last entry before searching.
+	if n := len(c.ents); n > 0 && seq <= c.ents[n-1].seq {
+		if d := c.ents[n-1].seq - seq; d < uint64(n) {
+			if i := n - 1 - int(d); c.ents[i].seq == seq {
+				if c.ents[i].msg == nil {
+					return -1
+				}
+				return i
+			}
+		}
+	}
 	i, ok := slices.BinarySearchFunc(c.ents, seq, func(e l1Info, seq uint64) int { return cmp.Compare(e.seq, seq) })
 	if !ok || c.ents[i].msg == nil {
 		return -1
@@ -282,10 +322,26 @@ type l1Span struct {
 // spansTo returns the spans of the L1 entries before tail, oldest first,
 // in buf: a tool call's span ends after its last result (but not in the
 // tail).
-func (c *planCache) spansTo(tail int, buf []l1Span) []l1Span {
+//
+// The spans of the last plan (c.spans, made for c.spansTail) that end
+// before the first entry changed since (c.dirty) and before both tails
+// are the same: they are copied, and only the rest is made again.
+func (c *planCache) spansTo(tail int, buf []l1Span) (spans []l1Span, kept int) {
 	out := buf[:0]
 	ents := c.ents
-	for i := 0; i < tail; {
+	bound := min(c.dirty, c.spansTail, tail)
+	i := 0
+	for _, sp := range c.spans {
+		// A span ending at the last plan's tail may have been cut there.
+		if int(sp.to) > bound || (int(sp.to) == c.spansTail && tail != c.spansTail) {
+			break
+		}
+		out = append(out, sp)
+		i = int(sp.to)
+	}
+	kept = len(out)
+	c.dirty, c.spansTail = len(ents), tail
+	for i < tail {
 		e := &ents[i]
 		end := i + 1
 		if e.owner == 0 {
@@ -298,7 +354,7 @@ func (c *planCache) spansTo(tail int, buf []l1Span) []l1Span {
 		out = append(out, sp)
 		i = end
 	}
-	return out
+	return out, kept
 }
 
 // recentValues returns, for d < m, the value of an L1 span d spans older
@@ -417,11 +473,17 @@ func (s *State) newPlanner(m *memoryv1.Message, cands *Candidates, env Env) *pla
 	if cands != nil {
 		hits, items = len(cands.Recall), len(cands.Memory)
 	}
-	p := &planner{s: s, tok: memoTokenizer{env.Tokenizer, &c.counts}, l1: l1, query: facts.ContentWords(m.GetContent()),
-		swapPart: make(map[uint64]int, hits), earlierPart: map[earlierRef]int{}, earlierMsg: map[earlierRef]*memoryv1.Message{}}
+	if c.swapPart == nil {
+		c.swapPart, c.earlierPart = map[uint64]int{}, map[earlierRef]int{}
+	}
+	clear(c.swapPart)
+	clear(c.earlierPart)
+	p := &planner{s: s, tok: memoTokenizer{env.Tokenizer, &c.counts}, rawTok: env.Tokenizer, l1: l1, query: facts.ContentWords(m.GetContent()),
+		swapPart: c.swapPart, earlierPart: c.earlierPart}
 	// Room for the parts there will be: summaries, hits, scope entries.
 	n := len(s.snap.GetL2()) + hits + items + 4
 	p.parts, p.refs = resize(c.parts, n)[:0], resize(c.refs, n)[:0]
+	p.recs, p.mems = c.recs[:0], c.mems[:0]
 	p.tail = c.tailStart(s.Budget())
 	p.l1p = newL1Plan(c, p.tail)
 	summaries := len(s.snap.GetL2())
@@ -465,11 +527,7 @@ func (p *planner) noteShown(out *memoryv1.Assembled) {
 	for _, e := range c.ents[p.tail:] {
 		h.l1 += uint64(e.tokens)
 	}
-	for k, sp := range p.l1p.spans {
-		if p.l1p.chosen[k] {
-			h.l1 += sp.tokens
-		}
-	}
+	h.l1 += p.l1p.chosenTokens
 	h.l1Len, h.l2Len, h.l1Tok, h.l2Tok, h.l1Ends, h.l2Ends = stateEnds(p.s)
 	c.shown = h
 }

@@ -24,22 +24,21 @@ const continuePasses = 3
 
 // continueEarlier marks the continued items of recalled (sorted by
 // compareRecalled), renders them short, and adds earlier parts not chosen
-// while the room the allocation had (room, of which chosen take their
-// parts' tokens) holds them. It returns the recalled section, sorted.
-func (p *planner) continueEarlier(recalled []*memoryv1.RecalledItem, chosen []int, room uint64) []*memoryv1.RecalledItem {
-	if len(p.earlierMsg) == 0 {
+// (chosen: the allocation's parts) while the tokens the continued items
+// give back hold them, so the context never takes more than the
+// allocation counted. It returns the recalled section, sorted.
+func (p *planner) continueEarlier(recalled []*memoryv1.RecalledItem, chosen []int) []*memoryv1.RecalledItem {
+	if len(p.earlierPart) == 0 {
 		return recalled
 	}
 	taken := make(map[int]bool, len(chosen))
-	var used uint64
 	for _, i := range chosen {
 		taken[i] = true
-		used += p.parts[i].Tokens
 	}
 	// The parts left out, best first (as Allocate orders them).
 	var rest []int
 	for i, part := range p.parts {
-		if part.Kind == PartEarlier && !taken[i] && part.Value > 0 && part.Tokens > 0 {
+		if part.Kind == PartEarlier && !taken[i] && part.Value > 0 && part.Tokens > 0 && p.refs[i].rec != 0 {
 			rest = append(rest, i)
 		}
 	}
@@ -53,26 +52,32 @@ func (p *planner) continueEarlier(recalled []*memoryv1.RecalledItem, chosen []in
 		}
 		return cmp.Compare(a, b)
 	})
+	// added: what the parts added count; the items shown take what the
+	// allocation counted, less given, plus added. Given never falls: an
+	// added item either opens its sitting (its count, nothing given) or
+	// continues one, and makes no continued item open its sitting again
+	// (a day's items of a session are contiguous).
+	var added uint64
 	for pass := 0; ; pass++ {
 		given := p.markContinued(recalled)
-		if pass == continuePasses || len(rest) == 0 {
+		if pass == continuePasses || len(rest) == 0 || given <= added {
 			return recalled
 		}
-		free := room - min(room, used-min(used, given))
-		added := false
+		free := given - added
+		grew := false
 		kept := rest[:0]
 		for _, i := range rest {
 			if t := p.parts[i].Tokens; t <= free {
 				free -= t
-				used += t
-				recalled = append(recalled, p.refs[i].recalled)
-				added = true
+				added += t
+				recalled = append(recalled, p.recs[p.refs[i].rec-1].item())
+				grew = true
 				continue
 			}
 			kept = append(kept, i)
 		}
 		rest = kept
-		if !added {
+		if !grew {
 			return recalled
 		}
 		slices.SortFunc(recalled, compareRecalled)
@@ -85,12 +90,14 @@ func (p *planner) continueEarlier(recalled []*memoryv1.RecalledItem, chosen []in
 func (p *planner) markContinued(recalled []*memoryv1.RecalledItem) uint64 {
 	var given uint64
 	for k, it := range recalled {
-		ref := earlierRef{it.GetSessionId(), it.GetSeq()}
-		m := p.earlierMsg[ref]
-		if it.GetSessionId() == "" || m == nil {
+		if it.GetSessionId() == "" {
 			continue
 		}
-		counted := p.parts[p.earlierPart[ref]].Tokens
+		part, ok := p.earlierPart[earlierRef{it.GetSessionId(), it.GetSeq()}]
+		if !ok || p.refs[part].rec == 0 {
+			continue
+		}
+		m, counted := p.recs[p.refs[part].rec-1].m, p.parts[part].Tokens
 		if cont := k > 0 && sameSitting(recalled[k-1], it); cont != it.GetContinued() {
 			p.render(it, m, cont, counted)
 		}

@@ -64,7 +64,7 @@ func (l *lockstep) step(t tb, cmd string, decide func(s *State) ([]proto.Message
 func sameEvents(t tb, cmd string, want, got []proto.Message) {
 	t.Helper()
 	if len(want) != len(got) {
-		t.Fatalf("%s: %d events from the reference, %d incremental", cmd, len(want), len(got))
+		t.Fatalf("%s: %d events from the reference, %d incremental\nreference %v\nincremental %v", cmd, len(want), len(got), want, got)
 	}
 	for i := range want {
 		if w, g := marshal(t, want[i]), marshal(t, got[i]); !bytes.Equal(w, g) {

@@ -40,6 +40,12 @@ type l1Plan struct {
 	nPlain, nPlainChosen int
 	// chosenL2 is the tokens of the L2 summaries chosen.
 	chosenL2 uint64
+	// chosenEnts counts the L1 entries of the chosen spans, chosenTokens
+	// their tokens.
+	chosenEnts   int
+	chosenTokens uint64
+	// kept is how many spans (the first) are the last plan's (spansTo).
+	kept int
 }
 
 // freshInsertMax: more new spans than this since the last plan, and the
@@ -49,7 +55,9 @@ const freshInsertMax = 8
 // newL1Plan prepares the spans of the L1 entries before tail, valued as
 // plain spans.
 func newL1Plan(c *planCache, tail int) *l1Plan {
-	lp := &l1Plan{c: c, spans: c.spansTo(tail, c.spareSpans)}
+	lp := &c.lp
+	*lp = l1Plan{c: c, made: c.lp.made[:0]}
+	lp.spans, lp.kept = c.spansTo(tail, c.spareSpans)
 	m := len(lp.spans)
 	lp.val, lp.den = resize(c.val, m), resize(c.den, m)
 	lp.part, lp.chosen = resize(c.part, m), resize(c.chosen, m)
@@ -134,8 +142,12 @@ func (lp *l1Plan) plainOrder() []int32 {
 	}
 	mapped := c.mapped[:len(prev)]
 	var fresh []int32
-	j := 0
-	for k := range cur {
+	// The spans spansTo kept are the same, at the same indexes.
+	j := min(lp.kept, len(prev), len(cur))
+	for i := range j {
+		mapped[i] = int32(i)
+	}
+	for k := j; k < len(cur); k++ {
 		for j < len(prev) && prev[j].seq < cur[k].seq {
 			mapped[j] = -1
 			j++
@@ -190,6 +202,12 @@ func (lp *l1Plan) plainOrder() []int32 {
 // allocate is Allocate over the planner's parts and the plain L1 spans:
 // it returns the indexes of the chosen parts, ascending, and marks the
 // chosen spans (plain, or parts of L1) in p.l1p.chosen.
+//
+// Three streams are merged, each in Allocate's order: the plain spans
+// (plainOrder), the L2 summaries that share no word with the message
+// (valued summaryBase: their order depends on their tokens alone and is
+// kept while L2 does not change, l2BaseOrder), and the other parts,
+// sorted here (summaries sharing words, hits, scope entries: tens).
 func (p *planner) allocate(room uint64, caps [numPartKinds]uint64) []int {
 	lp, c := p.l1p, p.l1p.c
 	m := len(lp.spans)
@@ -209,11 +227,11 @@ func (p *planner) allocate(room uint64, caps [numPartKinds]uint64) []int {
 			idx[i] = next
 			next++
 		}
-		if part.Value > 0 && part.Tokens > 0 && part.Kind < numPartKinds {
+		if part.Value > 0 && part.Tokens > 0 && part.Kind < numPartKinds && !p.l2Base(i) {
 			spec = append(spec, specPart{den: part.density(), val: part.Value, idx: idx[i], i: i})
 		}
 	}
-	c.idx, c.spec, c.parts, c.refs = idx, spec, p.parts, p.refs
+	c.idx, c.spec, c.parts, c.refs, c.recs, c.mems = idx, spec, p.parts, p.refs, p.recs, p.mems
 	slices.SortFunc(spec, func(a, b specPart) int {
 		if before(a.den, a.val, a.idx, b.den, b.val, b.idx) {
 			return -1
@@ -221,57 +239,130 @@ func (p *planner) allocate(room uint64, caps [numPartKinds]uint64) []int {
 		return 1 // never equal: the index breaks ties
 	})
 	order := lp.plainOrder()
+	base := p.l2BaseOrder()
 	var used uint64
 	var byKind [numPartKinds]uint64
-	chosen := make([]int, 0, len(spec))
-	si, oi := 0, 0
-	for used < room {
-		for oi < len(order) {
-			k := order[oi]
-			if lp.part[k] < 0 && lp.val[k] > 0 && lp.spans[k].tokens > 0 {
-				break
-			}
-			oi++
+	chosen := resize(c.chosenParts, len(p.parts))
+	clear(chosen)
+	c.chosenParts = chosen
+	nChosen := 0
+	take := func(i int) {
+		part := p.parts[i]
+		if part.Tokens > room-used {
+			return
 		}
-		special := si < len(spec)
-		if special && oi < len(order) {
-			a, k := spec[si], order[oi]
-			special = before(a.den, a.val, a.idx, lp.den[k], lp.val[k], int(k))
+		if c := caps[part.Kind]; c > 0 && part.Tokens > c-min(c, byKind[part.Kind]) {
+			return
 		}
-		switch {
-		case special:
-			i := spec[si].i
-			si++
-			part := p.parts[i]
-			if part.Tokens > room-used {
-				continue
-			}
-			if c := caps[part.Kind]; c > 0 && part.Tokens > c-min(c, byKind[part.Kind]) {
-				continue
-			}
-			used += part.Tokens
-			byKind[part.Kind] += part.Tokens
-			chosen = append(chosen, i)
-			if idx[i] < m {
-				lp.chosen[idx[i]] = true
-			} else if p.refs[i].l2 >= 0 {
-				lp.chosenL2 += part.Tokens
-			}
-		case oi < len(order):
-			k := order[oi]
-			oi++
-			if t := lp.spans[k].tokens; t <= room-used {
-				used += t
-				lp.chosen[k] = true
-				lp.nPlainChosen++
-			}
-		default:
-			slices.Sort(chosen)
-			return chosen
+		used += part.Tokens
+		byKind[part.Kind] += part.Tokens
+		chosen[i] = true
+		nChosen++
+		if k := idx[i]; k < m {
+			lp.chosen[k] = true
+			lp.chosenEnts += int(lp.spans[k].to - lp.spans[k].from)
+			lp.chosenTokens += lp.spans[k].tokens
+		} else if p.refs[i].l2 >= 0 {
+			lp.chosenL2 += part.Tokens
 		}
 	}
-	slices.Sort(chosen)
-	return chosen
+	si, oi, bi := 0, 0, 0
+	for used < room {
+		for bi < len(base) {
+			i := p.l2First + int(base[bi])
+			if p.l2Base(i) && p.parts[i].Tokens > 0 {
+				break
+			}
+			bi++
+		}
+		// The better of the special and base L2 heads (other: 0 special,
+		// 2 base L2, -1 none), then the plain spans before it.
+		other, oDen, oVal, oIdx := -1, 0.0, 0.0, 0
+		if si < len(spec) {
+			a := spec[si]
+			other, oDen, oVal, oIdx = 0, a.den, a.val, a.idx
+		}
+		if bi < len(base) {
+			i := p.l2First + int(base[bi])
+			if part := p.parts[i]; other < 0 || before(part.density(), part.Value, idx[i], oDen, oVal, oIdx) {
+				other, oDen, oVal, oIdx = 2, part.density(), part.Value, idx[i]
+			}
+		}
+		for ; oi < len(order) && used < room; oi++ {
+			k := order[oi]
+			if lp.part[k] >= 0 || lp.val[k] <= 0 || lp.spans[k].tokens == 0 {
+				continue
+			}
+			if other >= 0 && !before(lp.den[k], lp.val[k], int(k), oDen, oVal, oIdx) {
+				break
+			}
+			if sp := &lp.spans[k]; sp.tokens <= room-used {
+				used += sp.tokens
+				lp.chosen[k] = true
+				lp.chosenEnts += int(sp.to - sp.from)
+				lp.chosenTokens += sp.tokens
+				lp.nPlainChosen++
+			}
+		}
+		if used >= room {
+			break
+		}
+		switch other {
+		case 0:
+			take(spec[si].i)
+			si++
+		case 2:
+			take(p.l2First + int(base[bi]))
+			bi++
+		default:
+			return chosenIndexes(chosen, nChosen)
+		}
+	}
+	return chosenIndexes(chosen, nChosen)
+}
+
+// chosenIndexes returns the indexes marked in chosen (n of them),
+// ascending.
+func chosenIndexes(chosen []bool, n int) []int {
+	out := make([]int, 0, n)
+	for i, ok := range chosen {
+		if ok {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// l2Base reports whether part i is an L2 summary valued summaryBase (it
+// shares no word with the message): allocate takes those from
+// l2BaseOrder.
+func (p *planner) l2Base(i int) bool {
+	return p.l2First >= 0 && i >= p.l2First && i < p.l2First+p.l2Len && p.parts[i].Value == summaryBase
+}
+
+// l2BaseOrder returns the L2 indexes in Allocate's order of L2 summaries
+// all valued summaryBase (by value per token, then L2 order), kept in the
+// planner's cache while L2 holds the same summaries.
+func (p *planner) l2BaseOrder() []int32 {
+	c := p.l1p.c
+	l2 := p.s.snap.GetL2()
+	if len(c.l2Sums) == len(l2) && slices.Equal(c.l2Sums, l2) {
+		return c.l2Order
+	}
+	c.l2Sums = append(c.l2Sums[:0], l2...)
+	c.l2Order = c.l2Order[:0]
+	den := make([]float64, len(l2))
+	for i, sum := range l2 {
+		c.l2Order = append(c.l2Order, int32(i))
+		den[i] = Part{Tokens: uint64(sum.GetTokens()), Value: summaryBase}.density()
+	}
+	slices.SortFunc(c.l2Order, func(a, b int32) int {
+		if before(den[a], summaryBase, int(a), den[b], summaryBase, int(b)) {
+			return -1
+		}
+		return 1
+	})
+	return c.l2Order
 }
 
 // specPart is a part of the planner sorted for allocate: its value per
@@ -287,19 +378,16 @@ func (lp *l1Plan) plainAllChosen() bool { return lp.nPlainChosen == lp.nPlain }
 // seqs returns the first seqs of the L1 entries of the chosen spans, in
 // seq order (nil: none).
 func (lp *l1Plan) seqs(ents []l1Info) []uint64 {
-	n := 0
-	for k, sp := range lp.spans {
-		if lp.chosen[k] {
-			n += int(sp.to - sp.from)
-		}
-	}
-	if n == 0 {
+	if lp.nPlainChosen == 0 && len(lp.made) == 0 {
 		return nil
 	}
-	out := make([]uint64, 0, n)
+	var out []uint64
 	for k := range lp.spans {
 		if !lp.chosen[k] {
 			continue
+		}
+		if out == nil {
+			out = make([]uint64, 0, lp.chosenEnts)
 		}
 		if sp := &lp.spans[k]; sp.to-sp.from == 1 {
 			out = append(out, sp.seq)

@@ -1,7 +1,6 @@
 package segmented
 
 import (
-	"cmp"
 	"math"
 	"slices"
 	"strings"
@@ -22,7 +21,7 @@ import (
 // session's own layers.
 func (s *State) planReference(m *memoryv1.Message, c *Candidates, env Env) *memoryv1.Assembled {
 	a := s.Assembly()
-	p := &planner{s: s, tok: env.Tokenizer, l1: s.snap.GetL1(), swapPart: map[uint64]int{}, earlierPart: map[earlierRef]int{}, query: facts.ContentWords(m.GetContent())}
+	p := &planner{s: s, tok: env.Tokenizer, rawTok: env.Tokenizer, l1: s.snap.GetL1(), swapPart: map[uint64]int{}, earlierPart: map[earlierRef]int{}, query: facts.ContentWords(m.GetContent())}
 	p.tail = p.tailStartReference()
 	p.addL1Reference()
 	p.addL2Reference()
@@ -53,10 +52,10 @@ func (s *State) planReference(m *memoryv1.Message, c *Candidates, env Env) *memo
 	for _, i := range chosen {
 		r := p.refs[i]
 		switch {
-		case r.recalled != nil:
-			out.Recalled = append(out.Recalled, r.recalled)
-		case r.memory != nil:
-			out.Memory = append(out.Memory, r.memory)
+		case r.rec != 0:
+			out.Recalled = append(out.Recalled, p.recs[r.rec-1].item())
+		case r.mem != 0:
+			out.Memory = append(out.Memory, p.mems[r.mem-1].item())
 		case r.l2 >= 0:
 			out.L2Ids = append(out.L2Ids, s.snap.L2[r.l2].GetId())
 		default:
@@ -66,7 +65,8 @@ func (s *State) planReference(m *memoryv1.Message, c *Candidates, env Env) *memo
 			}
 		}
 	}
-	slices.SortFunc(out.Recalled, func(x, y *memoryv1.RecalledItem) int { return cmp.Compare(x.Seq, y.Seq) })
+	slices.SortFunc(out.Recalled, compareRecalled)
+	out.Recalled = p.continueEarlier(out.Recalled, chosen)
 	slices.Sort(out.L1Seqs)
 	out.Memory = byTier(out.Memory)
 	return out
@@ -213,7 +213,7 @@ func TestChooseMemoryMatchesReference(t *testing.T) {
 		}
 		capTokens := uint64(rapid.IntRange(0, 2000).Draw(rt, "cap"))
 		want := chooseMemoryReference(cands, a, capTokens, tok)
-		got := chooseMemory(cands, a, capTokens, tok)
+		got := chooseMemory(cands, nil, a, capTokens, tok)
 		if !slices.EqualFunc(want, got, func(x, y *memoryv1.MemoryItem) bool { return proto.Equal(x, y) }) {
 			rt.Fatalf("chooseMemory %v, reference %v", got, want)
 		}

@@ -1,0 +1,273 @@
+package segmented
+
+import (
+	"reflect"
+	"strings"
+	"sync"
+
+	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
+)
+
+// Prepared candidates: the decision runs on the session actor's goroutine
+// at every user message, and rendering each candidate's text and counting
+// its tokens was most of its cost (tens of candidates, a few µs each).
+// What an item shows depends on its source alone (a stored message, an
+// entry version), so the node renders and counts each candidate once,
+// outside the actor (Candidates.Prepare, through a PrepareMemo kept
+// between appends), and the decision reads the results. They are exactly
+// what the decision would compute (the same functions, the same
+// tokenizer: the decision uses them only when they were counted by its
+// own), so a prepared append is decided byte for byte as an unprepared
+// one (TestPreparedMatchesUnprepared).
+
+// itemForm is how a candidate is shown.
+type itemForm uint8
+
+const (
+	formNone     itemForm = iota // not prepared
+	formRecalled                 // the session's own message: recalledText, fitted
+	formEarlier                  // another session's message: EarlierSessionText, fitted
+	formMemory                   // a scope entry: memoryText, counted whole
+)
+
+// preparedItem is one candidate as the decision needs it: for formRecalled
+// and formEarlier, fitItem's result at maxRecalledItemTokens (text is
+// kept for formRecalled only, the others record bytes); for formMemory the
+// count of the whole text (fitted to its room by the decision).
+type preparedItem struct {
+	form    itemForm
+	ok      bool
+	trimmed bool
+	tokens  uint32
+	bytes   uint32
+	text    string
+}
+
+// prepared is what Candidates.Prepare computed, by index of Recall and
+// Memory, and the tokenizer it counted with.
+type prepared struct {
+	tok            Tokenizer
+	recall, memory []preparedItem
+	// bare: BareQuestion of each recall candidate.
+	bare []bool
+}
+
+// Prepare renders and counts the candidates c found for session id with
+// tok (through memo, when not nil), for a decision counting with the same
+// tokenizer. It must be called before c is handed to the decision and not
+// concurrently with it.
+func (c *Candidates) Prepare(id string, tok Tokenizer, memo *PrepareMemo) {
+	if c == nil || tok == nil {
+		return
+	}
+	p := &prepared{tok: tok}
+	hits := c.Recall[:min(len(c.Recall), MaxRecallCandidates+MaxEarlierCandidates)]
+	p.recall = make([]preparedItem, len(hits))
+	p.bare = make([]bool, len(hits))
+	mems := c.Memory[:min(len(c.Memory), MaxMemoryCandidates)]
+	p.memory = make([]preparedItem, len(mems))
+	memo.use(tok)
+	for i, m := range hits {
+		if m == nil {
+			continue
+		}
+		form, sid := formRecalled, id
+		if len(c.RecallSessions) == len(c.Recall) && c.RecallSessions[i] != "" {
+			form, sid = formEarlier, c.RecallSessions[i]
+		}
+		p.recall[i] = memo.message(tok, form, sid, m)
+		p.bare[i] = BareQuestion(m)
+	}
+	for i, m := range mems {
+		p.memory[i] = memo.entry(tok, m)
+	}
+	c.prep = p
+}
+
+// prepareMessage renders and fits message m in form.
+func prepareMessage(tok Tokenizer, form itemForm, m *memoryv1.Message) preparedItem {
+	if form == formEarlier {
+		full := EarlierSessionText(m)
+		text, tokens, ok := fitItem(tok, full, maxRecalledItemTokens)
+		it := preparedItem{form: form, ok: ok, tokens: tokens, bytes: uint32(len(text))}
+		if ok && text != full {
+			it.bytes, it.trimmed = uint32(len(strings.TrimSuffix(text, "…"))), true
+		}
+		return it
+	}
+	text, tokens, ok := fitItem(tok, recalledText(m), maxRecalledItemTokens)
+	return preparedItem{form: form, ok: ok, tokens: tokens, text: text}
+}
+
+// preparedRecall returns the prepared item of recall candidate r in form
+// (false: not prepared so, or counted with another tokenizer than tok).
+func (c *Candidates) preparedRecall(r int, form itemForm, tok Tokenizer) (preparedItem, bool) {
+	if c.prep == nil || r >= len(c.prep.recall) || c.prep.recall[r].form != form || !sameTokenizer(c.prep.tok, tok) {
+		return preparedItem{}, false
+	}
+	return c.prep.recall[r], true
+}
+
+// bareAt reports BareQuestion(m) of recall candidate r, m.
+func (c *Candidates) bareAt(r int, m *memoryv1.Message) bool {
+	if c.prep != nil && r < len(c.prep.bare) {
+		return c.prep.bare[r]
+	}
+	return BareQuestion(m)
+}
+
+// memoryCounts returns the token count of each memory candidate's whole
+// text (-1: not prepared), nil when none is prepared for tok.
+func (c *Candidates) memoryCounts(tok Tokenizer) []int64 {
+	if c.prep == nil || len(c.prep.memory) == 0 || !sameTokenizer(c.prep.tok, tok) {
+		return nil
+	}
+	out := make([]int64, len(c.prep.memory))
+	for i, it := range c.prep.memory {
+		out[i] = -1
+		if it.form == formMemory {
+			out[i] = int64(it.tokens)
+		}
+	}
+	return out
+}
+
+// sameTokenizer reports whether a and b are the same tokenizer (an
+// implementation that cannot be compared is never the same).
+func sameTokenizer(a, b Tokenizer) bool {
+	if a == nil || b == nil {
+		return false
+	}
+	ta := reflect.TypeOf(a)
+	return ta == reflect.TypeOf(b) && ta.Comparable() && a == b
+}
+
+// PrepareMemo keeps prepared candidates between appends (a message
+// recalled at one user message is often recalled at the next), keyed by
+// their source and checked against it, in two generations of at most
+// prepareMemoBytes of text each. Its zero value is ready; it is safe for
+// concurrent use.
+type PrepareMemo struct {
+	mu        sync.Mutex
+	tok       Tokenizer
+	cur, prev map[prepKey]prepEntry
+	curBytes  int
+}
+
+const prepareMemoBytes = 8 << 20
+
+// prepKey names a candidate's source: a message of a session (seq) or an
+// entry version of a scope (key).
+type prepKey struct {
+	form       itemForm
+	session    string
+	seq        uint64
+	scope, key string
+	version    uint64
+}
+
+// prepEntry is a prepared item and the source it was prepared from (what
+// its text depends on), to check a hit against.
+type prepEntry struct {
+	item preparedItem
+	msg  *memoryv1.Message
+	text string // a memory entry's value
+}
+
+// use starts a preparation with tok: the memo holds one tokenizer's
+// counts.
+func (w *PrepareMemo) use(tok Tokenizer) {
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !sameTokenizer(w.tok, tok) {
+		w.tok, w.cur, w.prev, w.curBytes = tok, nil, nil, 0
+	}
+}
+
+// message returns message m prepared in form (sid: its session), from the
+// memo or counted (outside the lock: appends of other sessions prepare
+// meanwhile).
+func (w *PrepareMemo) message(tok Tokenizer, form itemForm, sid string, m *memoryv1.Message) preparedItem {
+	if w == nil {
+		return prepareMessage(tok, form, m)
+	}
+	k := prepKey{form: form, session: sid, seq: m.GetSeq()}
+	if e, ok := w.lookup(k, tok); ok && sameSource(e.msg, m) {
+		return e.item
+	}
+	it := prepareMessage(tok, form, m)
+	w.store(k, prepEntry{item: it, msg: m}, len(m.GetContent())+len(it.text), tok)
+	return it
+}
+
+// entry returns memory candidate m prepared, from the memo or counted.
+func (w *PrepareMemo) entry(tok Tokenizer, m *memoryv1.MemoryItem) preparedItem {
+	count := func() preparedItem {
+		return preparedItem{form: formMemory, ok: true, tokens: textTokens(tok, memoryText(m))}
+	}
+	if w == nil {
+		return count()
+	}
+	k := prepKey{form: formMemory, scope: m.GetScope(), key: m.GetKey(), version: m.GetVersion()}
+	if e, ok := w.lookup(k, tok); ok && e.text == m.GetText() {
+		return e.item
+	}
+	it := count()
+	w.store(k, prepEntry{item: it, text: m.GetText()}, len(m.GetText()), tok)
+	return it
+}
+
+// lookup returns the entry of k counted with tok.
+func (w *PrepareMemo) lookup(k prepKey, tok Tokenizer) (prepEntry, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !sameTokenizer(w.tok, tok) {
+		return prepEntry{}, false
+	}
+	if e, ok := w.cur[k]; ok {
+		return e, true
+	}
+	e, ok := w.prev[k]
+	if ok {
+		w.put(k, e, len(e.msg.GetContent())+len(e.item.text)+len(e.text))
+	}
+	return e, ok
+}
+
+// store keeps e for k, counted with tok (dropped when the memo moved to
+// another tokenizer meanwhile).
+func (w *PrepareMemo) store(k prepKey, e prepEntry, size int, tok Tokenizer) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if sameTokenizer(w.tok, tok) {
+		w.put(k, e, size)
+	}
+}
+
+// put keeps e for k (w.mu held).
+func (w *PrepareMemo) put(k prepKey, e prepEntry, size int) {
+	if w.cur == nil || w.curBytes+size > prepareMemoBytes {
+		w.prev, w.cur, w.curBytes = w.cur, make(map[prepKey]prepEntry, len(w.cur)), 0
+	}
+	w.cur[k] = e
+	w.curBytes += size
+}
+
+// sameSource reports whether a and b render the same (recalledText and
+// EarlierSessionText read these fields only).
+func sameSource(a, b *memoryv1.Message) bool {
+	if a.GetId() != b.GetId() || a.GetRole() != b.GetRole() || a.GetTurn() != b.GetTurn() || SaidAt(a) != SaidAt(b) ||
+		a.GetName() != b.GetName() || a.GetContent() != b.GetContent() || len(a.GetToolCalls()) != len(b.GetToolCalls()) {
+		return false
+	}
+	for i, c := range a.GetToolCalls() {
+		d := b.GetToolCalls()[i]
+		if c.GetName() != d.GetName() || c.GetArguments() != d.GetArguments() {
+			return false
+		}
+	}
+	return true
+}

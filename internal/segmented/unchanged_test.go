@@ -1,0 +1,156 @@
+package segmented
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/agentmem/agentmem/internal/convgen"
+	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
+)
+
+// decisionDigests are the SHA-256 digests of every batch decided by
+// TestDecisionsUnchanged, per session setting, as the decision made them
+// before the candidates were prepared by the node and the plan was made
+// incremental (commit a1f861e), then with other sessions' items of one
+// sitting under one header (RecalledItem.continued, the day-then-session
+// order): the faster code must decide byte for byte the same. A change
+// meant to change decisions updates them
+// (AGENTMEM_DECISION_DIGESTS=1 prints them).
+var decisionDigests = []string{
+	"68f8ba7abbdf4d2bdbfedd2b85d5c07bc87720e32961d6fdc63bef534f784f12",
+	"27e936937b0acb2324020afc5ec9e169365bd8bc72b048993bcf688714fc69ce",
+	"6c115aa4abfa02243333633a3ed9f08436858f257805a6015fd2b51ba498c0f3",
+	"4a2b0e6179dcf46c1a43fd9ea7fe1d487d691b298829eb11051d21807b6f6289",
+}
+
+// TestDecisionsUnchanged decides a long generated conversation under
+// several budgets and assembly settings, with random candidates at each
+// user message (own hits, other sessions' messages some of them long or
+// edited, memory entries of every tier and of none, scored or not), once
+// unprepared and once prepared as the node prepares them, and compares
+// the digests of the batches with decisionDigests.
+func TestDecisionsUnchanged(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long")
+	}
+	conv, err := convgen.Generate(convgen.Config{Seed: 11, Sittings: 2, MessagesPerSitting: 300, CheckpointsPerSitting: 1, StartUnixNano: 1_740_960_000_000_000_000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := convgen.Generate(convgen.Config{Seed: 12, Sittings: 2, MessagesPerSitting: 300, CheckpointsPerSitting: 1, StartUnixNano: 1_700_000_000_000_000_000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := testEnv(t)
+	settings := []struct {
+		budget uint32
+		asm    *memoryv1.AssemblyConfig
+	}{
+		{3000, nil},
+		{6000, &memoryv1.AssemblyConfig{Recall: true, Memory: true, RecallPct: 10, MemoryPct: 90, TaskPct: 70, UserPct: 20, GlobalPct: 10}},
+		{28500, &memoryv1.AssemblyConfig{Recall: true, Memory: true, RecallPct: 50, MemoryPct: 30}},
+		{200000, nil},
+	}
+	for _, prepare := range []bool{false, true} {
+		var got []string
+		for si, set := range settings {
+			rng := rand.New(rand.NewPCG(uint64(set.budget), 9))
+			s := mustCreate(t, &memoryv1.CreateSessionRequest{SystemPrompt: conv.SystemPrompt, MaxContextTokens: set.budget, ReservedOutputTokens: 1000, UserId: "u1", Assembly: set.asm})
+			memo := &PrepareMemo{}
+			var stored []*memoryv1.Message
+			h := sha256.New()
+			for i, a := range conv.Appends {
+				req := appendRequest(conv, a)
+				var c *Candidates
+				if req.Messages[0].Role == memoryv1.Role_ROLE_USER {
+					c = digestCandidates(rng, stored, other)
+					offer(s, c)
+					if prepare {
+						c.Prepare(s.snap.GetSessionId(), env.Tokenizer, memo)
+					}
+				}
+				evs, err := s.DecideAppendWith(req, c, env)
+				if err != nil {
+					fmt.Fprintf(h, "%d: %v\n", i, err)
+					continue
+				}
+				for _, ev := range evs {
+					h.Write(marshal(t, ev))
+				}
+				if err := s.Apply(Meta{CommandID: fmt.Sprint(i), Version: s.Version() + 1, Seq: s.LastSeq() + 1}, evs); err != nil {
+					t.Fatal(err)
+				}
+				for _, ev := range evs {
+					if ma, ok := ev.(*memoryv1.MessagesAppended); ok {
+						stored = append(stored, ma.Messages...)
+					}
+				}
+			}
+			h.Write(marshal(t, s.Context()))
+			got = append(got, fmt.Sprintf("%x", h.Sum(nil)))
+			if si < len(decisionDigests) && got[si] != decisionDigests[si] {
+				t.Errorf("prepared %v, budget %d: the decisions differ from before", prepare, set.budget)
+			}
+		}
+		if os.Getenv("AGENTMEM_DECISION_DIGESTS") != "" {
+			t.Logf("digests: %q", got)
+		}
+	}
+}
+
+// digestCandidates draws the candidates of one user message.
+func digestCandidates(rng *rand.Rand, stored []*memoryv1.Message, other *convgen.Conversation) *Candidates {
+	c := &Candidates{}
+	scored := rng.IntN(4) > 0
+	withSessions := rng.IntN(3) > 0
+	for range rng.IntN(120) {
+		var m *memoryv1.Message
+		sid := ""
+		switch k := rng.IntN(10); {
+		case k < 6 && len(stored) > 0:
+			m = stored[rng.IntN(len(stored))]
+		case withSessions:
+			j := rng.IntN(len(other.Messages))
+			om := other.Messages[j]
+			m = &memoryv1.Message{Id: om.ID(), Seq: uint64(j + 1), Role: om.Role, Content: om.Content, ToolCalls: om.ToolCalls,
+				ToolCallId: om.ToolCallID, SaidUnixNano: om.UnixNano, Turn: uint32(j/4 + 1)}
+			if rng.IntN(8) == 0 {
+				m.Content += " (edited)"
+			}
+			if rng.IntN(10) == 0 {
+				m.Content = strings.Repeat(m.Content+" ", 40) // trimmed to maxRecalledItemTokens
+			}
+			sid = fmt.Sprintf("other-%d", rng.IntN(3))
+		default:
+			continue
+		}
+		c.Recall = append(c.Recall, m)
+		c.RecallSessions = append(c.RecallSessions, sid)
+		c.RecallScores = append(c.RecallScores, float64(rng.IntN(30)))
+	}
+	if !scored {
+		c.RecallScores = nil
+	}
+	if !withSessions {
+		c.RecallSessions = nil
+	}
+	tiers := []struct{ scope, tier string }{{"agent:a1", TierTask}, {"session:s1", TierTask}, {"user:u1", TierUser}, {"global", TierGlobal}, {"x", "bogus"}, {"user:u1", "bogus"}}
+	for range rng.IntN(40) {
+		tr := tiers[rng.IntN(len(tiers))]
+		text := other.Messages[rng.IntN(len(other.Messages))].Content
+		for range rng.IntN(6) {
+			text += " " + other.Messages[rng.IntN(len(other.Messages))].Content
+		}
+		c.Memory = append(c.Memory, &memoryv1.MemoryItem{Scope: tr.scope, Key: fmt.Sprintf("k%d", rng.IntN(12)),
+			Version: uint64(rng.IntN(3) + 1), Tier: tr.tier, Text: text})
+		c.MemoryScores = append(c.MemoryScores, float64(rng.IntN(3)))
+	}
+	if rng.IntN(4) == 0 {
+		c.MemoryScores = nil
+	}
+	return c
+}
