@@ -192,11 +192,11 @@ func (s *Service) swapHits(ctx context.Context, id, q string) []*memoryv1.Search
 // own recent writes to its other sessions. Hits of the session itself are
 // dropped (the swap search's).
 func (s *Service) crossHits(ctx context.Context, who *tenancy.Caller, id string, k segmented.CandidateKey, q string) []*memoryv1.SearchHit {
-	if s.sessionSeqs.get(id).n <= 1 {
+	if s.sessionSeqs.Get(id).N <= 1 {
 		// A session's first message (its create is its only command):
 		// what its caller just wrote elsewhere (a sitting it ended) is
 		// its history. Later messages do not wait for other sessions.
-		s.awaitSeq(ctx, s.recent.others(who, id))
+		s.awaitSeq(ctx, s.recent.Others(who, id))
 	}
 	hits, err := s.earlierSessionHits(ctx, who, id, k, q)
 	if err != nil {
@@ -266,7 +266,7 @@ func (s *Service) mayRecallFrom(who *tenancy.Caller, sid string, k segmented.Can
 // without waiting for the append just made (the projector's lag on every
 // user message).
 func (s *Service) awaitSession(ctx context.Context, id string) {
-	s.awaitSeq(ctx, s.sessionSeqs.get(id).prev)
+	s.awaitSeq(ctx, s.sessionSeqs.Get(id).Prev)
 }
 
 // awaitSeq waits, at most OwnWriteWait, until the projection applied seq.
@@ -281,40 +281,6 @@ func (s *Service) awaitSeq(ctx context.Context, seq uint64) {
 	}
 }
 
-// sessionSeqs remembers, per session, the stream sequences of its last two
-// commands served here and how many it served (bounded: forgotten all at
-// once past maxCandidateKeys sessions, like the candidate keys; a
-// forgotten session's search then does not wait).
-type sessionSeqs struct {
-	mu  sync.Mutex
-	seq map[string]sessionCommands
-}
-
-type sessionCommands struct {
-	last, prev uint64
-	n          int
-}
-
-func (w *sessionSeqs) note(id string, seq uint64) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.seq == nil || len(w.seq) >= maxCandidateKeys {
-		w.seq = map[string]sessionCommands{}
-	}
-	c := w.seq[id]
-	if seq > c.last {
-		c.prev, c.last = c.last, seq
-	}
-	c.n++
-	w.seq[id] = c
-}
-
-func (w *sessionSeqs) get(id string) sessionCommands {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.seq[id]
-}
-
 // noteSession wraps reply to remember the sequence of who's command to
 // session id.
 func (s *Service) noteSession(who *tenancy.Caller, id string, reply actors.ReplyFunc) actors.ReplyFunc {
@@ -323,51 +289,11 @@ func (s *Service) noteSession(who *tenancy.Caller, id string, reply actors.Reply
 			GetResult() *memoryv1.MutationReply
 		}); ok && err == nil {
 			seq := r.GetResult().GetSeq()
-			s.sessionSeqs.note(id, seq)
-			s.recent.note(who, id, seq)
+			s.sessionSeqs.Note(id, seq)
+			s.recent.Note(who, id, seq)
 		}
 		reply(m, err)
 	}
-}
-
-// recentWrites remembers, per caller, the stream sequence of its latest
-// command to each of its last recentSessions sessions: a new session's
-// recall waits for what its caller just wrote elsewhere (a sitting just
-// imported, just terminated).
-type recentWrites struct {
-	mu sync.Mutex
-	m  map[*tenancy.Caller][]sessionSeq // per caller, newest first
-}
-
-type sessionSeq struct {
-	id  string
-	seq uint64
-}
-
-const recentSessions = 8
-
-func (w *recentWrites) note(who *tenancy.Caller, id string, seq uint64) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.m == nil {
-		w.m = map[*tenancy.Caller][]sessionSeq{}
-	}
-	l := slices.DeleteFunc(w.m[who], func(x sessionSeq) bool { return x.id == id })
-	l = slices.Insert(l, 0, sessionSeq{id, seq})
-	w.m[who] = l[:min(len(l), recentSessions)]
-}
-
-// others is the latest sequence of who's commands to sessions other than id.
-func (w *recentWrites) others(who *tenancy.Caller, id string) uint64 {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	var seq uint64
-	for _, x := range w.m[who] {
-		if x.id != id {
-			seq = max(seq, x.seq)
-		}
-	}
-	return seq
 }
 
 // awaitOwnWrite waits, at most OwnWriteWait, until the projection applied
@@ -375,7 +301,7 @@ func (w *recentWrites) others(who *tenancy.Caller, id string) uint64 {
 // message is among that message's memory candidates. Past the bound the
 // search reads what is applied (and counts it).
 func (s *Service) awaitOwnWrite(ctx context.Context, who *tenancy.Caller) {
-	seq := s.writes.last(who)
+	seq := s.writes.Last(who)
 	if seq == 0 || s.rm.AppliedSeq() >= seq {
 		return
 	}
@@ -386,35 +312,13 @@ func (s *Service) awaitOwnWrite(ctx context.Context, who *tenancy.Caller) {
 	}
 }
 
-// writeSeqs remembers the stream sequence of each caller's last scope
-// write (one entry per principal: the node's configured callers).
-type writeSeqs struct {
-	mu  sync.Mutex
-	seq map[*tenancy.Caller]uint64
-}
-
-func (w *writeSeqs) note(who *tenancy.Caller, seq uint64) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.seq == nil {
-		w.seq = map[*tenancy.Caller]uint64{}
-	}
-	w.seq[who] = max(w.seq[who], seq)
-}
-
-func (w *writeSeqs) last(who *tenancy.Caller) uint64 {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.seq[who]
-}
-
 // noteWrites wraps reply to remember the sequence of who's write.
 func (s *Service) noteWrites(who *tenancy.Caller, reply actors.ReplyFunc) actors.ReplyFunc {
 	return func(m proto.Message, err error) {
 		if r, ok := m.(interface {
 			GetResult() *memoryv1.MutationReply
 		}); ok && err == nil {
-			s.writes.note(who, r.GetResult().GetSeq())
+			s.writes.Note(who, r.GetResult().GetSeq())
 		}
 		reply(m, err)
 	}

@@ -135,7 +135,7 @@ func (s *Service) readable(ctx context.Context, c *call, id string, minSeq uint6
 		// it waits (bounded) for the session's last command served here,
 		// so a client that never heard of min_seq searches what it just
 		// appended.
-		s.awaitSeq(ctx, s.sessionSeqs.get(id).last)
+		s.awaitSeq(ctx, s.sessionSeqs.Get(id).Last)
 	} else if err := s.waitMinSeq(ctx, minSeq); err != nil {
 		return nil, err
 	}

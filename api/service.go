@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem/actors"
+	"github.com/agentmem/agentmem/api/lastwrite"
 	"github.com/agentmem/agentmem/api/limits"
 	"github.com/agentmem/agentmem/consolidation"
 	"github.com/agentmem/agentmem/internal/gopool"
@@ -138,12 +139,12 @@ type Service struct {
 	// prepared keeps the candidates' texts and counts between appends.
 	prepared segmented.PrepareMemo
 	// writes remembers each caller's last scope write (awaitOwnWrite).
-	writes writeSeqs
+	writes lastwrite.Callers
 	// sessionSeqs remembers the stream sequence of each session's last
 	// command served here (the assembler's search reads up to it).
-	sessionSeqs sessionSeqs
+	sessionSeqs lastwrite.Sessions
 	// recent remembers each caller's latest commands to its sessions.
-	recent recentWrites
+	recent lastwrite.Recent
 	// acked is the highest stream sequence of a write answered here.
 	acked atomicMax
 	// workers runs the queries (goQuery) on reused goroutines.
