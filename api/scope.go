@@ -67,6 +67,12 @@ func setBy(t scopeTarget, who *tenancy.Caller, body proto.Message) {
 		r.By = byOf(t, who, r.By)
 	case *memoryv1.RollbackEntryRequest:
 		r.By = byOf(t, who, r.By)
+	case *memoryv1.ArchiveEntriesRequest:
+		r.By = byOf(t, who, r.By)
+	case *memoryv1.RestoreEntryRequest:
+		r.By = byOf(t, who, r.By)
+	case *memoryv1.ImportEntriesRequest:
+		r.By = byOf(t, who, r.By)
 	}
 }
 
@@ -88,16 +94,17 @@ func (s *Service) entryHandler(op string) func(*call) {
 			s.eraseEntry(c, t, d)
 			return
 		}
+		msg := s.namespaceBody(t, body)
 		if c.later {
 			// Access follows the session: goQuery asks its actor for the
 			// owner first.
 			s.goQuery(c, func(ctx context.Context, reply actors.ReplyFunc) {
-				s.dispatchScope(t.kind, t.id, c.who, body, s.noteWrites(c.who, reply))
+				s.dispatchScope(t.kind, t.id, c.who, msg, s.noteWrites(c.who, reply))
 			})
 			return
 		}
 		s.handOff(rp, asJSON, func(reply actors.ReplyFunc) error {
-			return s.scopes.DispatchScope(t.kind, t.id, c.who, body, s.noteWrites(c.who, reply))
+			return s.scopes.DispatchScope(t.kind, t.id, c.who, msg, s.noteWrites(c.who, reply))
 		})
 	}
 }

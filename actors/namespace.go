@@ -1,0 +1,144 @@
+package actors
+
+import (
+	"fmt"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/agentmem/agentmem/internal/sharedmem"
+	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
+	"github.com/agentmem/agentmem/tenancy"
+)
+
+// ExportPage asks a scope actor for a page of its keys with their
+// histories (sharedmem.State.Export); MaxBytes bounds the page's values so
+// the reply fits the transport's messages (0: sharedmem.MaxExportPageBytes).
+type ExportPage struct {
+	Request  *memoryv1.ExportEntriesRequest
+	MaxBytes int
+}
+
+// handleNamespace serves the namespace operations (archive, restore,
+// export, import); ok is false for any other body.
+func (a *scopeActor) handleNamespace(who *tenancy.Caller, body any) (reply proto.Message, ok bool, err error) {
+	switch req := body.(type) {
+	case *ExportPage:
+		keys, next, truncated, err := a.st().Export(req.Request, req.MaxBytes)
+		if err != nil {
+			return nil, true, err
+		}
+		return &memoryv1.ExportEntriesReply{Scope: string(a.kind) + ":" + a.id, Keys: keys, NextPageToken: next, TruncatedKeys: truncated}, true, nil
+	case *memoryv1.ArchiveEntriesRequest:
+		reply, err := a.archive(req)
+		return reply, true, err
+	case *memoryv1.RestoreEntryRequest:
+		if n, ok := a.st().StoredLen(req.GetKey(), req.GetVersion()); ok && req.GetVersion() != 0 {
+			if err := a.checkQuota(who, req.GetBy(), req.GetKey(), n, a.dir.deps.Now().UnixNano()); err != nil {
+				return nil, true, err
+			}
+		}
+		reply, err := a.write(req.GetCommandId(), req.GetKey(), func() ([]proto.Message, error) {
+			return a.st().DecideRestore(req, req.GetBy(), a.writeEnv(who))
+		})
+		return reply, true, err
+	case *memoryv1.ImportEntriesRequest:
+		reply, err := a.importEntries(who, req)
+		return reply, true, err
+	}
+	return nil, false, nil
+}
+
+// archive serves an ArchiveEntriesRequest: the keys decided are reported,
+// and stored unless it is a dry run.
+func (a *scopeActor) archive(req *memoryv1.ArchiveEntriesRequest) (proto.Message, error) {
+	out := &memoryv1.ArchiveEntriesReply{DryRun: req.GetDryRun()}
+	if req.GetDryRun() {
+		_, keys, more, err := a.st().DecideArchive(req, req.GetBy(), a.env())
+		out.Keys, out.More = keys, more
+		return out, err
+	}
+	res, err := a.mutate(req.GetCommandId(), func() ([]proto.Message, error) {
+		evs, keys, more, err := a.st().DecideArchive(req, req.GetBy(), a.env())
+		out.Keys, out.More = keys, more
+		return evs, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	a.schedule()
+	out.Result = res
+	return out, nil
+}
+
+// importEntries serves an ImportEntriesRequest. A dry run, and the retry
+// of an import already applied, report what the import would change now.
+func (a *scopeActor) importEntries(who *tenancy.Caller, req *memoryv1.ImportEntriesRequest) (proto.Message, error) {
+	out := &memoryv1.ImportEntriesReply{DryRun: req.GetDryRun()}
+	decide := func() ([]proto.Message, error) {
+		evs, changes, err := a.st().DecideImport(req, req.GetBy(), a.writeEnv(who))
+		if err == nil {
+			err = a.importQuota(who, req.GetBy(), evs)
+		}
+		out.Changes = changes
+		return evs, err
+	}
+	if req.GetDryRun() {
+		_, err := decide()
+		return tally(out), err
+	}
+	res, err := a.mutate(req.GetCommandId(), decide)
+	if err != nil {
+		return nil, err
+	}
+	if res.GetDuplicate() {
+		if _, err := decide(); err != nil {
+			return nil, err
+		}
+	}
+	a.schedule()
+	out.Result = res
+	return tally(out), nil
+}
+
+// importQuota refuses an import by who whose new live versions would take
+// what by holds in the scope past who's limits, as checkQuota does for
+// one put: the versions are counted as one put each.
+func (a *scopeActor) importQuota(who *tenancy.Caller, by string, evs []proto.Message) error {
+	if who == nil || who.Admin() {
+		return nil
+	}
+	st, l := a.st(), who.Limits
+	had := st.WriterUsage(by)
+	entries, bytes := had.Entries, had.Bytes
+	for _, ev := range evs {
+		e := ev.(*memoryv1.EntryChanged).GetEntry()
+		if e == nil || e.GetDeleted() || st.Has(e.GetKey(), a.dir.deps.Now().UnixNano()) {
+			continue
+		}
+		entries++
+		bytes += int64(len(e.GetValue()))
+	}
+	switch {
+	case entries > had.Entries && entries > l.MaxEntriesPerScope:
+		return &sharedmem.Rejection{Code: 413, Field: "max_entries_per_scope",
+			Reason: fmt.Sprintf("the import would make this writer hold %d live entries in the scope, past its limit of %d", entries, l.MaxEntriesPerScope)}
+	case bytes > had.Bytes && bytes > l.MaxBytesPerScope:
+		return &sharedmem.Rejection{Code: 413, Field: "max_bytes_per_scope",
+			Reason: fmt.Sprintf("the import would make this writer hold %d bytes of live values in the scope, past its limit of %d", bytes, l.MaxBytesPerScope)}
+	}
+	return nil
+}
+
+// tally counts out's changes.
+func tally(out *memoryv1.ImportEntriesReply) *memoryv1.ImportEntriesReply {
+	out.Changed, out.Unchanged = 0, 0
+	for _, c := range out.GetChanges() {
+		switch c.GetAction() {
+		case sharedmem.ImportUnchanged, sharedmem.ImportSkip:
+			out.Unchanged++
+		default:
+			out.Changed++
+		}
+	}
+	return out
+}
