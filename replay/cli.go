@@ -287,6 +287,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		cfg.Conn = conn
 		_, err := Stats(ctx, cfg, stdout)
 		return err
+	case "namespace":
+		return runNamespace(ctx, fs, parse, &conn, stdout, stderr)
 	case "help", "-h", "--help", "-help":
 		_, err := io.WriteString(stdout, Usage)
 		return err
