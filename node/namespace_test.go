@@ -247,3 +247,36 @@ func actionsOf(r *memoryv1.ImportEntriesReply) string {
 	}
 	return b.String()
 }
+
+// TestNamespaceImportKeepsErasureSources: an entry learned from user alice
+// (its metadata names her as its source), exported from her scope and
+// imported into project p1, archived there, is still hers: erasing alice
+// removes the imported copy, archived value included.
+func TestNamespaceImportKeepsErasureSources(t *testing.T) {
+	clk := newTestClock()
+	_, nc := node.StartForTest(t, func(c *node.Config) { c.Now = clk.now })
+	c := client.New(nc)
+	ctx := context.Background()
+	alice, proj := client.User("alice"), client.Project("p1")
+	if _, err := c.Put(ctx, alice, &memoryv1.PutEntryRequest{Key: "fact", Value: []byte("alice is allergic to nuts"),
+		MemoryType: memoryv1.MemoryType_MEMORY_TYPE_EPISODIC, Metadata: map[string]string{"agentmem.source_user": "alice"}}); err != nil {
+		t.Fatal(err)
+	}
+	exp, err := c.ExportPage(ctx, alice, &memoryv1.ExportEntriesRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Import(ctx, proj, &memoryv1.ImportEntriesRequest{Keys: exp.GetKeys()}); err != nil {
+		t.Fatal(err)
+	}
+	clk.advance(2 * 24 * time.Hour)
+	if a, err := c.Archive(ctx, proj, &memoryv1.ArchiveEntriesRequest{OlderThanDays: 1}); err != nil || len(a.GetKeys()) != 1 {
+		t.Fatalf("archive: %v, %v", a, err)
+	}
+	if _, err := c.EraseUser(ctx, "alice", "test"); err != nil {
+		t.Fatal(err)
+	}
+	if h, err := c.History(ctx, proj, "fact"); client.Code(err) != 404 {
+		t.Fatalf("the imported copy survives alice's erasure: %v, %v", h, err)
+	}
+}

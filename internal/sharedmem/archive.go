@@ -83,7 +83,9 @@ func (s *State) DecideArchive(req *memoryv1.ArchiveEntriesRequest, by string, en
 // DecideRestore decides a RestoreEntryRequest: a live version (change
 // RESTORE, restored_from set) copying the content of the key's archived
 // value, of the newest live version before its deletion, or of the
-// version asked for; a TTL it had counts again from now. It rejects with
+// version asked for; a TTL it had counts again from now (an archived value
+// kept no expiry: an episodic one gets the episodic default from now, so
+// a restored memory is not expired again at once). It rejects with
 // 400 (key, a version that is a plain tombstone), 404 (unknown key or
 // version, nothing live kept) or 409 (the key is live: that is a
 // rollback's).
