@@ -498,13 +498,17 @@ class KernelRequest(TypedDict):
 
 
 class KeyHistory(TypedDict):
+    # the entry's key: 1..256 of A-Z a-z 0-9 _ . : / @ -, not starting with . / :
     key: str
+    # the key's versions, oldest first (an import writes the newest)
     versions: List["Entry"]
 
 
 class KeyHistoryInput(TypedDict):
-    key: NotRequired[str]
-    versions: NotRequired[List["EntryInput"]]
+    # the entry's key: 1..256 of A-Z a-z 0-9 _ . : / @ -, not starting with . / :
+    key: str
+    # the key's versions, oldest first (an import writes the newest)
+    versions: List["EntryInput"]
 
 
 class LayerTokens(TypedDict):

@@ -445,8 +445,8 @@ export interface KeyHistory {
 }
 
 export interface KeyHistoryInput {
-  key?: string;
-  versions?: Array<EntryInput>;
+  key: string;
+  versions: Array<EntryInput>;
 }
 
 export interface LayerTokens {
