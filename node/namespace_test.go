@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/agentmem/agentmem/client"
@@ -59,6 +60,17 @@ func TestNamespaceArchiveRestore(t *testing.T) {
 	if _, err := c.GetEntry(ctx, u, "ep/old1", 0); err != nil {
 		t.Fatalf("the dry run archived: %v", err)
 	}
+	// A context of u1's session offers the memory before the archive, not
+	// after it.
+	if _, err := c.CreateSession(ctx, "s1", &memoryv1.CreateSessionRequest{UserId: "u1"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.AppendMessages(ctx, "s1", &memoryv1.MessageInput{Role: memoryv1.Role_ROLE_USER, Content: "remember my trip to Lisbon?"}); err != nil {
+		t.Fatal(err)
+	}
+	if !contextHas(t, c, "s1", "the old trip to Lisbon") {
+		t.Fatal("the context does not offer the entry before the archive")
+	}
 	arch, err := c.Archive(ctx, u, &memoryv1.ArchiveEntriesRequest{OlderThanDays: 30})
 	if err != nil || len(arch.GetKeys()) != 2 || arch.GetMore() {
 		t.Fatalf("archive: %v, %v", arch, err)
@@ -72,6 +84,12 @@ func TestNamespaceArchiveRestore(t *testing.T) {
 	}
 	if hits, err := c.SearchEntries(ctx, u, &memoryv1.SearchEntriesRequest{Query: "Lisbon"}); err != nil || len(hits.GetHits()) != 0 {
 		t.Fatalf("search finds an archived entry: %v, %v", hits, err)
+	}
+	if _, err := c.AppendMessages(ctx, "s1", &memoryv1.MessageInput{Role: memoryv1.Role_ROLE_USER, Content: "and Lisbon again?"}); err != nil {
+		t.Fatal(err)
+	}
+	if contextHas(t, c, "s1", "the old trip to Lisbon") {
+		t.Fatal("the context offers an archived entry")
 	}
 	archived, _ := c.ListEntries(ctx, u, &memoryv1.ListEntriesRequest{Archived: true})
 	if keysOf(archived.GetEntries()) != "ep/old1,ep/old2" || string(archived.GetEntries()[0].GetValue()) != "the old trip to Lisbon" {
@@ -224,6 +242,17 @@ func TestNamespaceExportImport(t *testing.T) {
 	if _, err := c.Import(ctx, dst, &memoryv1.ImportEntriesRequest{}); client.Code(err) != 400 {
 		t.Errorf("empty import: %v, want 400 on keys", err)
 	}
+}
+
+// contextHas reports whether session id's context holds text.
+func contextHas(t *testing.T, c *client.Client, id, text string) bool {
+	t.Helper()
+	rep, err := c.Context(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := protojson.Marshal(rep)
+	return bytes.Contains(b, []byte(text))
 }
 
 func keysOf(es []*memoryv1.Entry) string {
