@@ -75,7 +75,7 @@ commands:
   stats [--projection FILE]
         streams, aggregates per kind, projection size/applied seq/lag, data
         directory size.
-
+` + namespaceUsage + `
 exit status: 0 ok, 1 failure or verify found differences, 2 usage error,
 3 the log cannot be read whole (stream missing, a gap, a purged head, or
 reading stalled), 4 verify found the projection behind the log and

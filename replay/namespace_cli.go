@@ -20,7 +20,7 @@ const namespaceUsage = `  namespace list|export|import|archive|restore <kind:id>
         --nats-creds). A namespace is user:<id>, agent:<id>, project:<id>,
         session:<id> (a session's scope), ...
         list <ns> [--type episodic|semantic|procedural] [--older-than-days N]
-            [--archived] [--deleted] [--prefix P]: key, version, type, updated
+            [--archived] [--deleted] [--prefix P]: key, version, type, state, updated
         export <ns> [--out FILE|-] [--prefix P] [--messages]: a JSON file of
             the keys with every kept version and metadata (archived and
             deleted ones included); --messages adds the messages of a user's
