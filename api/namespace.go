@@ -46,16 +46,16 @@ func (s *Service) namespaceBody(t scopeTarget, body proto.Message) any {
 		return &actors.ExportPage{Request: r, MaxBytes: int(min(s.cfg.MaxPayload/2, sharedmem.MaxExportPageBytes))}
 	case *memoryv1.ImportEntriesRequest:
 		if r.GetCommandId() == "" {
-			r.CommandId = ImportCommandID(string(t.kind)+":"+t.id, r)
+			r.CommandId = importCommandID(string(t.kind)+":"+t.id, r)
 		}
 	}
 	return body
 }
 
-// ImportCommandID is the command id derived for an import of req into
+// importCommandID is the command id derived for an import of req into
 // scope (kind:id): the same content into the same scope gives the same id
 // (a dry run and its real run differ: dry_run is part of the content).
-func ImportCommandID(scope string, req *memoryv1.ImportEntriesRequest) string {
+func importCommandID(scope string, req *memoryv1.ImportEntriesRequest) string {
 	r := proto.CloneOf(req)
 	r.Keys = append([]*memoryv1.KeyHistory{{Key: scope}}, r.Keys...)
 	return "import-" + hex.EncodeToString(actors.CommandDigest(r))
