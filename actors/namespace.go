@@ -32,7 +32,8 @@ func (a *scopeActor) handleNamespace(who *tenancy.Caller, body any) (reply proto
 		reply, err := a.archive(req)
 		return reply, true, err
 	case *memoryv1.RestoreEntryRequest:
-		if n, ok := a.st().StoredLen(req.GetKey(), req.GetVersion()); ok && req.GetVersion() != 0 {
+		// A restore brings a stored value back: it counts like a put of it.
+		if n, ok := a.st().RestoreLen(req.GetKey(), req.GetVersion()); ok {
 			if err := a.checkQuota(who, req.GetBy(), req.GetKey(), n, a.dir.deps.Now().UnixNano()); err != nil {
 				return nil, true, err
 			}

@@ -138,3 +138,18 @@ func restoreSource(kh *memoryv1.KeyHistory, cur *memoryv1.Entry, v uint64) *memo
 	}
 	return nil
 }
+
+// RestoreLen is the stored length of the value a restore of key (from
+// version, 0: the default source) would bring back (false: none), so the
+// actor can check the writer's quota before deciding.
+func (s *State) RestoreLen(key string, version uint64) (int, bool) {
+	kh, ok := s.index[key]
+	if !ok {
+		return 0, false
+	}
+	src := restoreSource(kh, last(kh), version)
+	if src == nil {
+		return 0, false
+	}
+	return len(src.Value), true
+}
