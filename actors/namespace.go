@@ -101,31 +101,38 @@ func (a *scopeActor) importEntries(who *tenancy.Caller, req *memoryv1.ImportEntr
 	return tally(out), nil
 }
 
-// importQuota refuses an import by who whose new live versions would take
-// what by holds in the scope past who's limits, as checkQuota does for
-// one put: the versions are counted as one put each.
+// importQuota refuses an import by who whose versions would take what by
+// holds in the scope past who's limits, as checkQuota does for one put:
+// each key left live by the import counts as a put of its value (keys are
+// distinct, so the changes add up).
 func (a *scopeActor) importQuota(who *tenancy.Caller, by string, evs []proto.Message) error {
 	if who == nil || who.Admin() {
 		return nil
 	}
-	st, l := a.st(), who.Limits
-	had := st.WriterUsage(by)
-	entries, bytes := had.Entries, had.Bytes
+	st, l, now := a.st(), who.Limits, a.dir.deps.Now().UnixNano()
+	final := map[string]*memoryv1.Entry{}
 	for _, ev := range evs {
-		e := ev.(*memoryv1.EntryChanged).GetEntry()
-		if e == nil || e.GetDeleted() || st.Has(e.GetKey(), a.dir.deps.Now().UnixNano()) {
+		if e := ev.(*memoryv1.EntryChanged).GetEntry(); e != nil {
+			final[e.GetKey()] = e
+		}
+	}
+	had := st.WriterUsage(by)
+	after := had
+	for key, e := range final {
+		if e.GetDeleted() {
 			continue
 		}
-		entries++
-		bytes += int64(len(e.GetValue()))
+		u := st.WriterUsageAfter(by, key, len(e.GetValue()), now)
+		after.Entries += u.Entries - had.Entries
+		after.Bytes += u.Bytes - had.Bytes
 	}
 	switch {
-	case entries > had.Entries && entries > l.MaxEntriesPerScope:
+	case after.Entries > had.Entries && after.Entries > l.MaxEntriesPerScope:
 		return &sharedmem.Rejection{Code: 413, Field: "max_entries_per_scope",
-			Reason: fmt.Sprintf("the import would make this writer hold %d live entries in the scope, past its limit of %d", entries, l.MaxEntriesPerScope)}
-	case bytes > had.Bytes && bytes > l.MaxBytesPerScope:
+			Reason: fmt.Sprintf("the import would make this writer hold %d live entries in the scope, past its limit of %d", after.Entries, l.MaxEntriesPerScope)}
+	case after.Bytes > had.Bytes && after.Bytes > l.MaxBytesPerScope:
 		return &sharedmem.Rejection{Code: 413, Field: "max_bytes_per_scope",
-			Reason: fmt.Sprintf("the import would make this writer hold %d bytes of live values in the scope, past its limit of %d", bytes, l.MaxBytesPerScope)}
+			Reason: fmt.Sprintf("the import would make this writer hold %d bytes of live values in the scope, past its limit of %d", after.Bytes, l.MaxBytesPerScope)}
 	}
 	return nil
 }

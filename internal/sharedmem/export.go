@@ -157,9 +157,16 @@ func (b *batch) importKey(kh *memoryv1.KeyHistory, by string, seen map[string]bo
 		ch.Action, ch.Reason = ImportSkip, "expired"
 		return ch, nil
 	}
-	value, err := DecodeValue(src)
-	if err != nil {
-		return nil, badRequest("value", "%v", err)
+	// An export's values are plain; a value sent compressed (as stored)
+	// is decoded and checked against its size. size is not needed
+	// otherwise: a hand-written file may leave it out.
+	value := src.GetValue()
+	if src.GetCompressed() {
+		v, err := DecodeValue(src)
+		if err != nil {
+			return nil, badRequest("value", "%v", err)
+		}
+		value = v
 	}
 	c := &content{value: value, contentType: src.GetContentType(), memoryType: src.GetMemoryType(),
 		importance: src.GetImportance(), tags: src.GetTags(), metadata: src.GetMetadata()}
