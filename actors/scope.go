@@ -187,6 +187,9 @@ func (a *scopeActor) handle(who *tenancy.Caller, body any) (proto.Message, error
 	if err := a.expire(); err != nil {
 		return nil, err
 	}
+	if reply, ok, err := a.handleNamespace(who, body); ok {
+		return reply, err
+	}
 	now := a.dir.deps.Now().UnixNano()
 	switch req := body.(type) {
 	case *memoryv1.CompactAggregate:

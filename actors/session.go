@@ -201,7 +201,7 @@ func isSessionWrite(body any) bool { return !IsRead(body) }
 func IsRead(body any) bool {
 	switch req := body.(type) {
 	case *memoryv1.ContextRequest, *memoryv1.GetSessionRequest, snapshotReq,
-		*memoryv1.GetEntryRequest, *memoryv1.ListEntriesRequest, *memoryv1.HistoryRequest:
+		*memoryv1.GetEntryRequest, *memoryv1.ListEntriesRequest, *memoryv1.HistoryRequest, *ExportPage:
 		return true
 	case *memoryv1.KernelRequest:
 		return req.GetOp() == nil

@@ -50,6 +50,13 @@ const (
 	// checkDataWrite: a caller that may write data (not a read-only
 	// principal).
 	checkDataWrite
+	// checkOwner: the namespace's owner (a whole namespace's export,
+	// import or archive reaches every writer's entries, so a grant to
+	// the scope is not enough): an admin; a user's scope its user's
+	// principal, an agent's the agent, a session's scope a caller that may
+	// reach (write: change) the session; a scope shared by its members
+	// (project, app, workflow...) an admin only.
+	checkOwner
 
 	// The checks below need what only the operation reads, so the
 	// operation applies the declared access itself:
@@ -74,6 +81,8 @@ const (
 	accessAnyone    = "any caller"
 	accessData      = "the data's owner (its putter) or an admin"
 	accessEraseUser = "a caller that may write the user's scope (the user's own principal) or an admin"
+	accessOwner     = "the namespace's owner (a user's scope its user's principal, an agent's the agent, a session's scope a caller that may reach the session) or an admin; shared scopes (project, app, ...) an admin"
+	accessOwnerW    = "the namespace's owner (a user's scope its user's principal, an agent's the agent, a session's scope a caller that may change the session; not a reader) or an admin; shared scopes (project, app, ...) an admin"
 )
 
 // The accesses most rows declare.
@@ -164,6 +173,8 @@ func (s *Service) authorizeTarget(ctx context.Context, who *tenancy.Caller, a ac
 		return s.denied("erase", who.Scope(string(sharedmem.KindUser), t.id, true))
 	case checkDataWrite:
 		return s.denied("data", who.Write("data"))
+	case checkOwner:
+		return s.mayOwnScope(ctx, who, t, a.write)
 	}
 	return fmt.Errorf("api: check %d is applied by its operation", a.check)
 }
@@ -229,6 +240,26 @@ func (s *Service) mayEraseScope(ctx context.Context, who *tenancy.Caller, t scop
 	}
 	if err != nil {
 		s.metrics.Denied.WithLabelValues("erase").Inc()
+	}
+	return err
+}
+
+// mayOwnScope checks that who owns scope t (checkOwner; write: to change
+// it).
+func (s *Service) mayOwnScope(ctx context.Context, who *tenancy.Caller, t scopeTarget, write bool) error {
+	var err error
+	switch {
+	case who.Admin():
+		return nil
+	case t.kind == sharedmem.KindSession:
+		return s.checkSession(ctx, who, t.id, write)
+	case t.kind == sharedmem.KindUser || t.kind == sharedmem.KindAgent:
+		err = who.Scope(string(t.kind), t.id, write)
+	default:
+		err = &tenancy.DeniedError{Field: "scope", Reason: fmt.Sprintf("%s:%s is shared by its members: managing it as a whole needs the admin role", t.kind, t.id)}
+	}
+	if err != nil {
+		s.metrics.Denied.WithLabelValues("namespace").Inc()
 	}
 	return err
 }

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentmem/agentmem/actors"
+	"github.com/agentmem/agentmem/api/limits"
 	"github.com/agentmem/agentmem/internal/segmented"
 	"github.com/agentmem/agentmem/internal/sharedmem"
 	"github.com/agentmem/agentmem/internal/utf8cut"
@@ -110,7 +111,7 @@ func (s *Service) appendChecked(ctx context.Context, who *tenancy.Caller, id str
 }
 
 // latestUserText returns the content of req's last user message ("" when
-// it has none), cut to MaxQueryBytes at a rune boundary.
+// it has none), cut to limits.MaxQueryBytes at a rune boundary.
 func latestUserText(req *memoryv1.AppendRequest) string {
 	var q string
 	for _, m := range req.GetMessages() {
@@ -118,7 +119,7 @@ func latestUserText(req *memoryv1.AppendRequest) string {
 			q = m.GetContent()
 		}
 	}
-	return utf8cut.Prefix(q, MaxQueryBytes)
+	return utf8cut.Prefix(q, limits.MaxQueryBytes)
 }
 
 // candidates searches for the assembler. A failed search is logged and

@@ -7,6 +7,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/agentmem/agentmem/actors"
+	"github.com/agentmem/agentmem/api/limits"
 	"github.com/agentmem/agentmem/consolidation"
 	"github.com/agentmem/agentmem/internal/sharedmem"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
@@ -130,7 +131,7 @@ func hiddenFromMemory(e *memoryv1.Entry) bool { return consolidation.HiddenFromM
 // consolidationPort is consolidation's port over this service's actors
 // and read model.
 func (s *Service) consolidationPort() consolidation.ActorPort {
-	return consolidation.ActorPort{Scopes: s.scopes, Sessions: s.d, Read: s.rm, MaxRecall: MaxRecallLimit}
+	return consolidation.ActorPort{Scopes: s.scopes, Sessions: s.d, Read: s.rm, MaxRecall: limits.MaxRecallLimit}
 }
 
 // conflictsHandler serves mem.v1.scope.<kind>.<id>.conflicts: the values

@@ -187,6 +187,10 @@ func init() {
 		{"search", &memoryv1.SearchEntriesRequest{}, &memoryv1.SearchEntriesReply{}, "Search memory", "BM25 search over the entries of %s.", false, needScopes, method((*Service).entrySearchHandler)},
 		{"watch", &memoryv1.WatchRequest{}, &memoryv1.WatchReply{}, "Long-poll the changes", "The changes of %s stored after from_seq, as soon as there is one.", false, needScopeWatcher, method((*Service).watchHandler)},
 		{"erase", &memoryv1.EraseRequest{}, &memoryv1.EraseReceipt{}, "Erase", "Removes %s and what came from it from the log.", true, needScopes, method((*Service).eraseScope)},
+		{"archive", &memoryv1.ArchiveEntriesRequest{}, &memoryv1.ArchiveEntriesReply{}, "Archive old entries", "Archives the live entries of a memory type (episodic by default) of %s last updated older_than_days ago or more: tombstones that keep their values, out of reads, search and contexts, restorable (dry_run: report only). At most 1000 per call (more: call again).", true, needScopes, onEntry("archive")},
+		{"restore", &memoryv1.RestoreEntryRequest{}, &memoryv1.EntryReply{}, "Restore an entry", "Brings back an archived or deleted entry of %s: its archived value, or its newest live version (or version), as a new version.", true, needScopes, onEntry("restore")},
+		{"export", &memoryv1.ExportEntriesRequest{}, &memoryv1.ExportEntriesReply{}, "Export the entries", "A page of the keys of %s with every kept version and its metadata, archived and deleted ones included (at most 200 keys and 4 MiB of values a page).", false, needScopes, onEntry("export")},
+		{"import", &memoryv1.ImportEntriesRequest{}, &memoryv1.ImportEntriesReply{}, "Import entries", "Writes the entries of an export (the newest version of each key) into %s: a key holding the same content is unchanged, so an import applied twice changes nothing (dry_run: report what would change). At most 500 keys a request.", true, needScopes, onEntry("import")},
 	} {
 		for _, k := range []struct{ prefix, subject, where string }{
 			{"agent", "mem.v1.agent.*.", "the agent's memory"},
@@ -205,6 +209,10 @@ func init() {
 				who = access{check: checkErase, write: true, text: "the agent itself (its principal) or an admin"}
 			case e.op == "erase":
 				who = access{check: checkErase, write: true, text: "an admin; a user's scope also its user's principal, a session's scope a caller that may change the session"}
+			case e.op == "export":
+				who = access{check: checkOwner, text: accessOwner}
+			case e.op == "import" || e.op == "archive":
+				who = access{check: checkOwner, write: true, text: accessOwnerW}
 			}
 			op := operation{name: k.prefix + "_" + e.op, subject: k.subject + e.op, request: e.request, reply: e.reply,
 				summary: e.summary, desc: fmt.Sprintf(e.desc, k.where), access: who, needs: e.needs, serve: e.serve}

@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/agentmem/agentmem/actors"
+	"github.com/agentmem/agentmem/api/limits"
 	"github.com/agentmem/agentmem/consolidation"
 	"github.com/agentmem/agentmem/events"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
@@ -50,13 +51,6 @@ type ReadModel interface {
 type Reranker interface {
 	Rerank(ctx context.Context, query string, docs []string) (order []int, err error)
 }
-
-// Query limits.
-const (
-	MaxRecallLimit = 50
-	MaxSearchLimit = 20
-	MaxQueryBytes  = 4 << 10
-)
 
 // queryEndpoint is served beside the subscription: it may wait for the
 // projection (min_seq), so it runs in its own goroutine, at most
@@ -186,8 +180,8 @@ func (s *Service) recall(ctx context.Context, c *call, id string, m proto.Messag
 	if limit == 0 {
 		limit = 20
 	}
-	if limit > MaxRecallLimit {
-		reply(nil, &Error{Code: 400, Field: "limit", Message: fmt.Sprintf("%d, at most %d", limit, MaxRecallLimit)})
+	if limit > limits.MaxRecallLimit {
+		reply(nil, &Error{Code: 400, Field: "limit", Message: fmt.Sprintf("%d, at most %d", limit, limits.MaxRecallLimit)})
 		return
 	}
 	if _, err := s.readable(ctx, c, id, req.GetMinSeq()); err != nil {
@@ -203,24 +197,13 @@ func (s *Service) recall(ctx context.Context, c *call, id string, m proto.Messag
 	reply(&memoryv1.RecallReply{Messages: msgs, Total: total, AppliedSeq: applied}, nil)
 }
 
-// checkSearch enforces the search limits shared by session and entry search.
-func checkSearch(limit uint32, query string) *Error {
-	switch {
-	case limit > MaxSearchLimit:
-		return &Error{Code: 400, Field: "limit", Message: fmt.Sprintf("%d, at most %d", limit, MaxSearchLimit)}
-	case len(query) > MaxQueryBytes:
-		return &Error{Code: 413, Field: "query", Message: fmt.Sprintf("%d bytes, at most %d", len(query), MaxQueryBytes)}
-	}
-	return nil
-}
-
 func (s *Service) search(ctx context.Context, c *call, id string, m proto.Message, reply actors.ReplyFunc) {
 	req := m.(*memoryv1.SearchRequest)
 	limit := int(req.GetLimit())
 	if limit == 0 {
 		limit = 10
 	}
-	if err := checkSearch(uint32(limit), req.GetQuery()); err != nil {
+	if err := limits.CheckSearch(uint32(limit), req.GetQuery()); err != nil {
 		reply(nil, err)
 		return
 	}
@@ -371,7 +354,7 @@ func (s *Service) entrySearchHandler(c *call) {
 	if !s.readBody(c, req) {
 		return
 	}
-	if err := checkSearch(req.GetLimit(), req.GetQuery()); err != nil {
+	if err := limits.CheckSearch(req.GetLimit(), req.GetQuery()); err != nil {
 		respondError(rp, asJSON, err)
 		return
 	}

@@ -20,7 +20,8 @@ type ScopeDispatcher interface {
 var _ ScopeDispatcher = (*actors.Directory)(nil)
 
 // entryOps are the operations of mem.v1.agent.<id>.<op> and
-// mem.v1.scope.<kind>.<id>.<op> served by the scope's actor.
+// mem.v1.scope.<kind>.<id>.<op> served by the scope's actor, the
+// namespace operations (namespace.go) among them.
 var entryOps = map[string]func() proto.Message{
 	"put":       func() proto.Message { return &memoryv1.PutEntryRequest{} },
 	"get":       func() proto.Message { return &memoryv1.GetEntryRequest{} },
@@ -29,6 +30,10 @@ var entryOps = map[string]func() proto.Message{
 	"history":   func() proto.Message { return &memoryv1.HistoryRequest{} },
 	"rollback":  func() proto.Message { return &memoryv1.RollbackEntryRequest{} },
 	"configure": func() proto.Message { return &memoryv1.ConfigureScopeRequest{} },
+	"archive":   func() proto.Message { return &memoryv1.ArchiveEntriesRequest{} },
+	"restore":   func() proto.Message { return &memoryv1.RestoreEntryRequest{} },
+	"export":    func() proto.Message { return &memoryv1.ExportEntriesRequest{} },
+	"import":    func() proto.Message { return &memoryv1.ImportEntriesRequest{} },
 }
 
 // scopeTarget is the scope a subject addresses.
@@ -67,6 +72,12 @@ func setBy(t scopeTarget, who *tenancy.Caller, body proto.Message) {
 		r.By = byOf(t, who, r.By)
 	case *memoryv1.RollbackEntryRequest:
 		r.By = byOf(t, who, r.By)
+	case *memoryv1.ArchiveEntriesRequest:
+		r.By = byOf(t, who, r.By)
+	case *memoryv1.RestoreEntryRequest:
+		r.By = byOf(t, who, r.By)
+	case *memoryv1.ImportEntriesRequest:
+		r.By = byOf(t, who, r.By)
 	}
 }
 
@@ -88,16 +99,17 @@ func (s *Service) entryHandler(op string) func(*call) {
 			s.eraseEntry(c, t, d)
 			return
 		}
+		msg := s.namespaceBody(t, body)
 		if c.later {
 			// Access follows the session: goQuery asks its actor for the
 			// owner first.
 			s.goQuery(c, func(ctx context.Context, reply actors.ReplyFunc) {
-				s.dispatchScope(t.kind, t.id, c.who, body, s.noteWrites(c.who, reply))
+				s.dispatchScope(t.kind, t.id, c.who, msg, s.noteWrites(c.who, reply))
 			})
 			return
 		}
 		s.handOff(rp, asJSON, func(reply actors.ReplyFunc) error {
-			return s.scopes.DispatchScope(t.kind, t.id, c.who, body, s.noteWrites(c.who, reply))
+			return s.scopes.DispatchScope(t.kind, t.id, c.who, msg, s.noteWrites(c.who, reply))
 		})
 	}
 }

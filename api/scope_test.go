@@ -14,7 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/agentmem/agentmem/api"
+	"github.com/agentmem/agentmem/api/limits"
 	"github.com/agentmem/agentmem/client"
 	"github.com/agentmem/agentmem/internal/sharedmem"
 	"github.com/agentmem/agentmem/node"
@@ -117,7 +117,7 @@ func TestScopeBadInput(t *testing.T) {
 		{"missing key", "mem.v1.scope.workflow.w.get", marshal(t, &memoryv1.GetEntryRequest{Key: "nope"}), "404", "key"},
 		{"list limit", "mem.v1.scope.workflow.w.list", marshal(t, &memoryv1.ListEntriesRequest{Limit: 1001}), "400", "limit"},
 		{"list page token", "mem.v1.scope.workflow.w.list", marshal(t, &memoryv1.ListEntriesRequest{PageToken: "!!"}), "400", "page_token"},
-		{"search limit", "mem.v1.scope.workflow.w.search", marshal(t, &memoryv1.SearchEntriesRequest{Query: "x", Limit: api.MaxSearchLimit + 1}), "400", "limit"},
+		{"search limit", "mem.v1.scope.workflow.w.search", marshal(t, &memoryv1.SearchEntriesRequest{Query: "x", Limit: limits.MaxSearchLimit + 1}), "400", "limit"},
 		{"undecodable body", "mem.v1.scope.workflow.w.put", []byte{0xff, 0xff, 0xff}, "400", "body"},
 		{"resolve off a session", "mem.v1.scope.workflow.w.resolve", marshal(t, &memoryv1.ResolveRequest{Key: "k"}), "400", "kind"},
 		{"resolve bad key", "mem.v1.scope.session.s.resolve", marshal(t, &memoryv1.ResolveRequest{Key: "a b"}), "400", "key"},

@@ -208,6 +208,24 @@ func TestTenantAttackSuite(t *testing.T) {
 		add("403", "conflicts of "+sc, req("mem.v1.scope."+sc+".conflicts", &memoryv1.ConflictsRequest{}))
 		add("403", "settle in "+sc, req("mem.v1.scope."+sc+".settle", &memoryv1.SettleConflictRequest{CommandId: "atk1", Key: "k", Accept: true}))
 	}
+	// Namespace operations: export another user's namespace, import into
+	// a scope the caller may not write, archive or restore in another
+	// tenant. Shared scopes a1 is a member of (project p1) are an
+	// admin's to manage as a whole.
+	importBody := &memoryv1.ImportEntriesRequest{Keys: []*memoryv1.KeyHistory{{Key: "pref", Versions: []*memoryv1.Entry{{Key: "pref", Value: []byte("planted")}}}}}
+	for op, body := range map[string]proto.Message{
+		"export": &memoryv1.ExportEntriesRequest{}, "import": importBody,
+		"archive": &memoryv1.ArchiveEntriesRequest{OlderThanDays: 1}, "restore": &memoryv1.RestoreEntryRequest{Key: "secret"},
+	} {
+		add("no route", "agent a2 "+op, req("mem.v1.agent.a2."+op, body))
+		add("400", "scope agent a2 "+op, req("mem.v1.scope.agent.a2."+op, body))
+		for _, sc := range []string{"user.u2", "session.s-a2", "swarm.x", "workflow.w2", "project.p1", "app.shop"} {
+			add("403", "namespace "+op+" of "+sc, req("mem.v1.scope."+sc+"."+op, body))
+		}
+	}
+	add("403", "import into user u2 (dry run)", req("mem.v1.scope.user.u2.import", &memoryv1.ImportEntriesRequest{Keys: importBody.Keys, DryRun: true}))
+	add("403", "archive user u2 (dry run)", req("mem.v1.scope.user.u2.archive", &memoryv1.ArchiveEntriesRequest{OlderThanDays: 1, DryRun: true}))
+	add("403", "export user u2 by prefix", req("mem.v1.scope.user.u2.export", &memoryv1.ExportEntriesRequest{Prefix: "pref"}))
 	add("403", "settle in project.p1 (admin only)", req("mem.v1.scope.project.p1.settle", &memoryv1.SettleConflictRequest{CommandId: "atk1", Key: "k", Accept: true}))
 	add("400", "erase with a 1 KiB reason", req("mem.v1.session.s-a1.erase", &memoryv1.EraseRequest{Reason: strings.Repeat("r", 1024)}))
 	add("400", "erase with a bad command id", req("mem.v1.session.s-a1.erase", &memoryv1.EraseRequest{CommandId: "a.b"}))

@@ -75,7 +75,7 @@ commands:
   stats [--projection FILE]
         streams, aggregates per kind, projection size/applied seq/lag, data
         directory size.
-
+` + namespaceUsage + `
 exit status: 0 ok, 1 failure or verify found differences, 2 usage error,
 3 the log cannot be read whole (stream missing, a gap, a purged head, or
 reading stalled), 4 verify found the projection behind the log and
@@ -287,6 +287,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		cfg.Conn = conn
 		_, err := Stats(ctx, cfg, stdout)
 		return err
+	case "namespace":
+		return runNamespace(ctx, fs, parse, &conn, stdout, stderr)
 	case "help", "-h", "--help", "-help":
 		_, err := io.WriteString(stdout, Usage)
 		return err

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentmem/agentmem/api"
+	"github.com/agentmem/agentmem/api/limits"
 	"github.com/agentmem/agentmem/internal/segmented"
 	"github.com/agentmem/agentmem/tools"
 )
@@ -15,8 +15,8 @@ import (
 // query cap and the smallest max_context_tokens the session takes with the
 // default reserved output.
 func TestSchemaBoundsAreTheService(t *testing.T) {
-	if tools.MaxQueryBytes != api.MaxQueryBytes {
-		t.Errorf("tools.MaxQueryBytes %d, api.MaxQueryBytes %d", tools.MaxQueryBytes, api.MaxQueryBytes)
+	if tools.MaxQueryBytes != limits.MaxQueryBytes {
+		t.Errorf("tools.MaxQueryBytes %d, limits.MaxQueryBytes %d", tools.MaxQueryBytes, limits.MaxQueryBytes)
 	}
 	if want := segmented.DefaultReservedOutputTokens + segmented.MinBudget; tools.MinContextTokens != want {
 		t.Errorf("tools.MinContextTokens %d, the service's %d", tools.MinContextTokens, want)
@@ -28,8 +28,8 @@ func TestSchemaBoundsAreTheService(t *testing.T) {
 		if err := json.Unmarshal(tl.InputSchema, &s); err != nil {
 			t.Fatal(err)
 		}
-		if q, ok := s.Properties["query"]; ok && q["maxLength"] != float64(api.MaxQueryBytes) {
-			t.Errorf("%s: query maxLength %v, want %d", tl.Name, q["maxLength"], api.MaxQueryBytes)
+		if q, ok := s.Properties["query"]; ok && q["maxLength"] != float64(limits.MaxQueryBytes) {
+			t.Errorf("%s: query maxLength %v, want %d", tl.Name, q["maxLength"], limits.MaxQueryBytes)
 		}
 		if m, ok := s.Properties["max_context_tokens"]; ok {
 			if m["minimum"] != float64(tools.MinContextTokens) || !strings.Contains(m["description"].(string), "4352") {

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/agentmem/agentmem/api"
+	"github.com/agentmem/agentmem/api/limits"
 	"github.com/agentmem/agentmem/internal/segmented"
 	"github.com/agentmem/agentmem/internal/sharedmem"
 )
@@ -61,7 +62,7 @@ var (
 	metadataRule = fieldRule{maxItems: 8, desc: "up to 32 pairs of at most 4 KiB in all (the contract: 8 pairs)"}
 	reasonRule   = fieldRule{maxLength: 256, desc: "why, kept in the removal record"}
 	pctRule      = fieldRule{max: num(100)}
-	queryRule    = fieldRule{maxLength: api.MaxQueryBytes / 4, desc: "the words to search for (BM25 over the stored text)"}
+	queryRule    = fieldRule{maxLength: limits.MaxQueryBytes / 4, desc: "the words to search for (BM25 over the stored text)"}
 )
 
 // scopeKinds are the kinds a path /v1/scope/{kind}/… names (an agent's
@@ -154,10 +155,10 @@ var fieldRules = map[string]fieldRule{
 	"StatusRequest.command_id":        commandRule,
 	"StatusRequest.action":            {required: true},
 	"StatusRequest.reason":            {maxLength: 256},
-	"RecallRequest.limit":             {max: num(api.MaxRecallLimit), desc: "messages per page, 1..50 (0: 20)"},
+	"RecallRequest.limit":             {max: num(limits.MaxRecallLimit), desc: "messages per page, 1..50 (0: 20)"},
 	"RecallRequest.min_seq":           minSeqRule,
 	"SearchRequest.query":             queryRule,
-	"SearchRequest.limit":             {max: num(api.MaxSearchLimit), desc: "hits, 1..20 (0: 10)"},
+	"SearchRequest.limit":             {max: num(limits.MaxSearchLimit), desc: "hits, 1..20 (0: 10)"},
 	"SearchRequest.min_seq":           minSeqRule,
 	"PromoteRequest.command_id":       commandRule,
 	"PromoteRequest.message_ids":      {required: true, minItems: 1, maxItems: segmented.MaxPromote, pattern: idPattern},
@@ -202,9 +203,32 @@ var fieldRules = map[string]fieldRule{
 	"ListEntriesRequest.limit":              {max: num(sharedmem.MaxListLimit)},
 	"ListEntriesRequest.page_token":         {maxLength: 1024},
 	"ListEntriesRequest.tags":               tagsRule,
+	"ListEntriesRequest.older_than_seconds": {min: num(0), max: num(sharedmem.MaxTTLSeconds), desc: "only entries last updated at least this many seconds ago (0: any age)"},
+	"ListEntriesRequest.archived":           {desc: "only archived entries (with their values), which a plain list never shows"},
+	"ArchiveEntriesRequest.command_id":      commandRule,
+	"ArchiveEntriesRequest.older_than_days": {required: true, min: num(1), max: num(sharedmem.MaxArchiveDays), desc: "archive the entries last updated at least this many days ago"},
+	"ArchiveEntriesRequest.memory_type":     {desc: "the memory type archived (unspecified: episodic)"},
+	"ArchiveEntriesRequest.prefix":          {pattern: "^[A-Za-z0-9_.:/@-]{0,256}$"},
+	"ArchiveEntriesRequest.limit":           {max: num(sharedmem.MaxArchivePerCall), desc: "entries archived by this call, 1..1000 (0: 1000); call again while more is set"},
+	"ArchiveEntriesRequest.dry_run":         {desc: "report the keys without archiving them"},
+	"ArchiveEntriesRequest.by":              byRule,
+	"RestoreEntryRequest.command_id":        commandRule,
+	"RestoreEntryRequest.key":               keyRule,
+	"RestoreEntryRequest.version":           {desc: "the version whose content comes back (0: the archived value, or the newest live version)"},
+	"RestoreEntryRequest.by":                byRule,
+	"ExportEntriesRequest.prefix":           {pattern: "^[A-Za-z0-9_.:/@-]{0,256}$"},
+	"ExportEntriesRequest.limit":            {max: num(sharedmem.MaxExportKeys), desc: "keys per page, 1..200 (0: 100); a page also stops at 4 MiB of values"},
+	"ExportEntriesRequest.page_token":       {maxLength: 1024, desc: "the previous reply's next_page_token"},
+	"ImportEntriesRequest.command_id":       {pattern: idPattern, desc: "empty: derived from the content and the target, so the same import is stored once"},
+	"ImportEntriesRequest.keys":             {required: true, minItems: 1, maxItems: sharedmem.MaxImportKeys, desc: "the keys of an export (its pages' keys); the newest version of each is imported"},
+	"KeyHistory.key":                        keyRule,
+	"KeyHistory.versions":                   {required: true, minItems: 1, desc: "the key's versions, oldest first (an import writes the newest)"},
+	"Entry.importance":                      {min: num(0), max: num(1)},
+	"ImportEntriesRequest.dry_run":          {desc: "report what would change without writing"},
+	"ImportEntriesRequest.by":               byRule,
 	"HistoryRequest.key":                    keyRule,
 	"SearchEntriesRequest.query":            queryRule,
-	"SearchEntriesRequest.limit":            {max: num(api.MaxSearchLimit)},
+	"SearchEntriesRequest.limit":            {max: num(limits.MaxSearchLimit)},
 	"SearchEntriesRequest.tags":             tagsRule,
 	"SearchEntriesRequest.min_seq":          minSeqRule,
 	"ConfigureScopeRequest.command_id":      commandRule,

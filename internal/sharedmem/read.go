@@ -56,7 +56,8 @@ func (s *State) Has(key string, now int64) bool {
 // key, after the page token, at most limit (1..1000, 0 = 100) of them, and
 // the token of the next page ("" when there is none). Tombstones are listed
 // only with include_deleted; memory_type (UNSPECIFIED = any) and tags
-// (every one present) filter. The page token is the base64url of the last
+// (every one present), older_than_seconds (last updated at least that long
+// ago) and archived (only ARCHIVE tombstones) filter. The page token is the base64url of the last
 // key returned. It rejects with 400 (limit, page_token).
 func (s *State) List(req *memoryv1.ListEntriesRequest, now int64) ([]*memoryv1.Entry, string, error) {
 	limit := int(req.GetLimit())
@@ -65,6 +66,8 @@ func (s *State) List(req *memoryv1.ListEntriesRequest, now int64) ([]*memoryv1.E
 		limit = DefaultListLimit
 	case limit > MaxListLimit:
 		return nil, "", badRequest("limit", "must be 1..%d, got %d", MaxListLimit, limit)
+	case req.GetOlderThanSeconds() < 0 || req.GetOlderThanSeconds() > MaxTTLSeconds:
+		return nil, "", badRequest("older_than_seconds", "must be 0..%d, got %d", MaxTTLSeconds, req.GetOlderThanSeconds())
 	}
 	var after string
 	if t := req.GetPageToken(); t != "" {
@@ -113,7 +116,12 @@ func (s *State) search(key string) int {
 }
 
 func listed(e *memoryv1.Entry, req *memoryv1.ListEntriesRequest, now int64) bool {
-	if e.Deleted && !req.GetIncludeDeleted() || expired(e, now) {
+	switch {
+	case req.GetArchived() && !Archived(e):
+		return false
+	case e.Deleted && !req.GetIncludeDeleted() && !req.GetArchived() || expired(e, now):
+		return false
+	case req.GetOlderThanSeconds() > 0 && e.UpdatedUnixNano > now-req.GetOlderThanSeconds()*1e9:
 		return false
 	}
 	if mt := req.GetMemoryType(); mt != memoryv1.MemoryType_MEMORY_TYPE_UNSPECIFIED && e.MemoryType != mt {

@@ -86,19 +86,30 @@ const (
 	// END: the tombstone of a session scope's entry, written when its
 	// session ended (TERMINATE or ARCHIVE; retention).
 	ChangeKind_CHANGE_KIND_END ChangeKind = 7
+	// ARCHIVE: a tombstone that keeps the archived version's value, so the
+	// entry is out of reads, lists, search and contexts but restorable
+	// (restore) whatever compaction or the per-key version bound drops.
+	ChangeKind_CHANGE_KIND_ARCHIVE ChangeKind = 8
+	// RESTORE: a live version copying an archived or deleted entry's content.
+	ChangeKind_CHANGE_KIND_RESTORE ChangeKind = 9
+	// IMPORT: a version written by an import (another namespace's export).
+	ChangeKind_CHANGE_KIND_IMPORT ChangeKind = 10
 )
 
 // Enum value maps for ChangeKind.
 var (
 	ChangeKind_name = map[int32]string{
-		0: "CHANGE_KIND_UNSPECIFIED",
-		1: "CHANGE_KIND_PUT",
-		2: "CHANGE_KIND_DELETE",
-		3: "CHANGE_KIND_ROLLBACK",
-		4: "CHANGE_KIND_EXPIRE",
-		5: "CHANGE_KIND_EVICT",
-		6: "CHANGE_KIND_PUBLISH",
-		7: "CHANGE_KIND_END",
+		0:  "CHANGE_KIND_UNSPECIFIED",
+		1:  "CHANGE_KIND_PUT",
+		2:  "CHANGE_KIND_DELETE",
+		3:  "CHANGE_KIND_ROLLBACK",
+		4:  "CHANGE_KIND_EXPIRE",
+		5:  "CHANGE_KIND_EVICT",
+		6:  "CHANGE_KIND_PUBLISH",
+		7:  "CHANGE_KIND_END",
+		8:  "CHANGE_KIND_ARCHIVE",
+		9:  "CHANGE_KIND_RESTORE",
+		10: "CHANGE_KIND_IMPORT",
 	}
 	ChangeKind_value = map[string]int32{
 		"CHANGE_KIND_UNSPECIFIED": 0,
@@ -109,6 +120,9 @@ var (
 		"CHANGE_KIND_EVICT":       5,
 		"CHANGE_KIND_PUBLISH":     6,
 		"CHANGE_KIND_END":         7,
+		"CHANGE_KIND_ARCHIVE":     8,
+		"CHANGE_KIND_RESTORE":     9,
+		"CHANGE_KIND_IMPORT":      10,
 	}
 )
 
@@ -1163,7 +1177,12 @@ type ListEntriesRequest struct {
 	IncludeDeleted bool       `protobuf:"varint,4,opt,name=include_deleted,json=includeDeleted,proto3" json:"include_deleted,omitempty"`
 	MemoryType     MemoryType `protobuf:"varint,5,opt,name=memory_type,json=memoryType,proto3,enum=agentmem.memory.v1.MemoryType" json:"memory_type,omitempty"`
 	// tags: every tag must be present.
-	Tags          []string `protobuf:"bytes,6,rep,name=tags,proto3" json:"tags,omitempty"`
+	Tags []string `protobuf:"bytes,6,rep,name=tags,proto3" json:"tags,omitempty"`
+	// older_than_seconds: only entries last updated at least this long ago
+	// (0 = any age).
+	OlderThanSeconds int64 `protobuf:"varint,7,opt,name=older_than_seconds,json=olderThanSeconds,proto3" json:"older_than_seconds,omitempty"`
+	// archived: only archived entries (ARCHIVE tombstones, with their values).
+	Archived      bool `protobuf:"varint,8,opt,name=archived,proto3" json:"archived,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1238,6 +1257,20 @@ func (x *ListEntriesRequest) GetTags() []string {
 		return x.Tags
 	}
 	return nil
+}
+
+func (x *ListEntriesRequest) GetOlderThanSeconds() int64 {
+	if x != nil {
+		return x.OlderThanSeconds
+	}
+	return 0
+}
+
+func (x *ListEntriesRequest) GetArchived() bool {
+	if x != nil {
+		return x.Archived
+	}
+	return false
 }
 
 type ListEntriesReply struct {
@@ -2738,6 +2771,593 @@ func (x *SettleConflictRequest) GetBy() string {
 	return ""
 }
 
+type ArchiveEntriesRequest struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	CommandId string                 `protobuf:"bytes,1,opt,name=command_id,json=commandId,proto3" json:"command_id,omitempty"`
+	// memory_type: the type archived (UNSPECIFIED = episodic).
+	MemoryType MemoryType `protobuf:"varint,2,opt,name=memory_type,json=memoryType,proto3,enum=agentmem.memory.v1.MemoryType" json:"memory_type,omitempty"`
+	// older_than_days: entries last updated at least this many days ago
+	// (1..36500).
+	OlderThanDays uint32 `protobuf:"varint,3,opt,name=older_than_days,json=olderThanDays,proto3" json:"older_than_days,omitempty"`
+	// prefix: only keys with this prefix.
+	Prefix string `protobuf:"bytes,4,opt,name=prefix,proto3" json:"prefix,omitempty"`
+	// limit: entries archived by one call, 1..1000 (0 = 1000); more is set
+	// when others are left.
+	Limit uint32 `protobuf:"varint,5,opt,name=limit,proto3" json:"limit,omitempty"`
+	// dry_run: report the keys without archiving.
+	DryRun        bool   `protobuf:"varint,6,opt,name=dry_run,json=dryRun,proto3" json:"dry_run,omitempty"`
+	By            string `protobuf:"bytes,7,opt,name=by,proto3" json:"by,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ArchiveEntriesRequest) Reset() {
+	*x = ArchiveEntriesRequest{}
+	mi := &file_memory_v1_scope_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ArchiveEntriesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ArchiveEntriesRequest) ProtoMessage() {}
+
+func (x *ArchiveEntriesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_memory_v1_scope_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ArchiveEntriesRequest.ProtoReflect.Descriptor instead.
+func (*ArchiveEntriesRequest) Descriptor() ([]byte, []int) {
+	return file_memory_v1_scope_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *ArchiveEntriesRequest) GetCommandId() string {
+	if x != nil {
+		return x.CommandId
+	}
+	return ""
+}
+
+func (x *ArchiveEntriesRequest) GetMemoryType() MemoryType {
+	if x != nil {
+		return x.MemoryType
+	}
+	return MemoryType_MEMORY_TYPE_UNSPECIFIED
+}
+
+func (x *ArchiveEntriesRequest) GetOlderThanDays() uint32 {
+	if x != nil {
+		return x.OlderThanDays
+	}
+	return 0
+}
+
+func (x *ArchiveEntriesRequest) GetPrefix() string {
+	if x != nil {
+		return x.Prefix
+	}
+	return ""
+}
+
+func (x *ArchiveEntriesRequest) GetLimit() uint32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+func (x *ArchiveEntriesRequest) GetDryRun() bool {
+	if x != nil {
+		return x.DryRun
+	}
+	return false
+}
+
+func (x *ArchiveEntriesRequest) GetBy() string {
+	if x != nil {
+		return x.By
+	}
+	return ""
+}
+
+type ArchiveEntriesReply struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Result *MutationReply         `protobuf:"bytes,1,opt,name=result,proto3" json:"result,omitempty"`
+	// keys archived (or, with dry_run, that would be), sorted.
+	Keys          []string `protobuf:"bytes,2,rep,name=keys,proto3" json:"keys,omitempty"`
+	More          bool     `protobuf:"varint,3,opt,name=more,proto3" json:"more,omitempty"`
+	DryRun        bool     `protobuf:"varint,4,opt,name=dry_run,json=dryRun,proto3" json:"dry_run,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ArchiveEntriesReply) Reset() {
+	*x = ArchiveEntriesReply{}
+	mi := &file_memory_v1_scope_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ArchiveEntriesReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ArchiveEntriesReply) ProtoMessage() {}
+
+func (x *ArchiveEntriesReply) ProtoReflect() protoreflect.Message {
+	mi := &file_memory_v1_scope_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ArchiveEntriesReply.ProtoReflect.Descriptor instead.
+func (*ArchiveEntriesReply) Descriptor() ([]byte, []int) {
+	return file_memory_v1_scope_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *ArchiveEntriesReply) GetResult() *MutationReply {
+	if x != nil {
+		return x.Result
+	}
+	return nil
+}
+
+func (x *ArchiveEntriesReply) GetKeys() []string {
+	if x != nil {
+		return x.Keys
+	}
+	return nil
+}
+
+func (x *ArchiveEntriesReply) GetMore() bool {
+	if x != nil {
+		return x.More
+	}
+	return false
+}
+
+func (x *ArchiveEntriesReply) GetDryRun() bool {
+	if x != nil {
+		return x.DryRun
+	}
+	return false
+}
+
+type RestoreEntryRequest struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	CommandId string                 `protobuf:"bytes,1,opt,name=command_id,json=commandId,proto3" json:"command_id,omitempty"`
+	Key       string                 `protobuf:"bytes,2,opt,name=key,proto3" json:"key,omitempty"`
+	// version: the version whose content comes back (0 = the archived value,
+	// or the newest live version before the deletion).
+	Version       uint64 `protobuf:"varint,3,opt,name=version,proto3" json:"version,omitempty"`
+	By            string `protobuf:"bytes,4,opt,name=by,proto3" json:"by,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RestoreEntryRequest) Reset() {
+	*x = RestoreEntryRequest{}
+	mi := &file_memory_v1_scope_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RestoreEntryRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RestoreEntryRequest) ProtoMessage() {}
+
+func (x *RestoreEntryRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_memory_v1_scope_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RestoreEntryRequest.ProtoReflect.Descriptor instead.
+func (*RestoreEntryRequest) Descriptor() ([]byte, []int) {
+	return file_memory_v1_scope_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *RestoreEntryRequest) GetCommandId() string {
+	if x != nil {
+		return x.CommandId
+	}
+	return ""
+}
+
+func (x *RestoreEntryRequest) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *RestoreEntryRequest) GetVersion() uint64 {
+	if x != nil {
+		return x.Version
+	}
+	return 0
+}
+
+func (x *RestoreEntryRequest) GetBy() string {
+	if x != nil {
+		return x.By
+	}
+	return ""
+}
+
+type ExportEntriesRequest struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Prefix string                 `protobuf:"bytes,1,opt,name=prefix,proto3" json:"prefix,omitempty"`
+	// limit: keys per page, 1..200 (0 = 100); a page also stops at 4 MiB of
+	// values (at least one key's current version).
+	Limit         uint32 `protobuf:"varint,2,opt,name=limit,proto3" json:"limit,omitempty"`
+	PageToken     string `protobuf:"bytes,3,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExportEntriesRequest) Reset() {
+	*x = ExportEntriesRequest{}
+	mi := &file_memory_v1_scope_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExportEntriesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExportEntriesRequest) ProtoMessage() {}
+
+func (x *ExportEntriesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_memory_v1_scope_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExportEntriesRequest.ProtoReflect.Descriptor instead.
+func (*ExportEntriesRequest) Descriptor() ([]byte, []int) {
+	return file_memory_v1_scope_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *ExportEntriesRequest) GetPrefix() string {
+	if x != nil {
+		return x.Prefix
+	}
+	return ""
+}
+
+func (x *ExportEntriesRequest) GetLimit() uint32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+func (x *ExportEntriesRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+type ExportEntriesReply struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// scope: kind:id of the exported namespace.
+	Scope string `protobuf:"bytes,1,opt,name=scope,proto3" json:"scope,omitempty"`
+	// keys sorted by key, each with its kept versions (original values),
+	// oldest first.
+	Keys          []*KeyHistory `protobuf:"bytes,2,rep,name=keys,proto3" json:"keys,omitempty"`
+	NextPageToken string        `protobuf:"bytes,3,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	// truncated_keys: keys whose oldest versions did not fit in the page
+	// (their newest versions are exported).
+	TruncatedKeys []string `protobuf:"bytes,4,rep,name=truncated_keys,json=truncatedKeys,proto3" json:"truncated_keys,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExportEntriesReply) Reset() {
+	*x = ExportEntriesReply{}
+	mi := &file_memory_v1_scope_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExportEntriesReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExportEntriesReply) ProtoMessage() {}
+
+func (x *ExportEntriesReply) ProtoReflect() protoreflect.Message {
+	mi := &file_memory_v1_scope_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExportEntriesReply.ProtoReflect.Descriptor instead.
+func (*ExportEntriesReply) Descriptor() ([]byte, []int) {
+	return file_memory_v1_scope_proto_rawDescGZIP(), []int{42}
+}
+
+func (x *ExportEntriesReply) GetScope() string {
+	if x != nil {
+		return x.Scope
+	}
+	return ""
+}
+
+func (x *ExportEntriesReply) GetKeys() []*KeyHistory {
+	if x != nil {
+		return x.Keys
+	}
+	return nil
+}
+
+func (x *ExportEntriesReply) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
+func (x *ExportEntriesReply) GetTruncatedKeys() []string {
+	if x != nil {
+		return x.TruncatedKeys
+	}
+	return nil
+}
+
+type ImportEntriesRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// command_id: "" = derived from the target and the content, so the same
+	// import sent twice is applied once.
+	CommandId string `protobuf:"bytes,1,opt,name=command_id,json=commandId,proto3" json:"command_id,omitempty"`
+	// keys as exported: the newest version of each is imported (a live
+	// value, or an archived one, which stays archived); a deleted key is
+	// skipped. At most 500 keys per request.
+	Keys []*KeyHistory `protobuf:"bytes,2,rep,name=keys,proto3" json:"keys,omitempty"`
+	// dry_run: report what would change without writing.
+	DryRun        bool   `protobuf:"varint,3,opt,name=dry_run,json=dryRun,proto3" json:"dry_run,omitempty"`
+	By            string `protobuf:"bytes,4,opt,name=by,proto3" json:"by,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ImportEntriesRequest) Reset() {
+	*x = ImportEntriesRequest{}
+	mi := &file_memory_v1_scope_proto_msgTypes[43]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ImportEntriesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ImportEntriesRequest) ProtoMessage() {}
+
+func (x *ImportEntriesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_memory_v1_scope_proto_msgTypes[43]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ImportEntriesRequest.ProtoReflect.Descriptor instead.
+func (*ImportEntriesRequest) Descriptor() ([]byte, []int) {
+	return file_memory_v1_scope_proto_rawDescGZIP(), []int{43}
+}
+
+func (x *ImportEntriesRequest) GetCommandId() string {
+	if x != nil {
+		return x.CommandId
+	}
+	return ""
+}
+
+func (x *ImportEntriesRequest) GetKeys() []*KeyHistory {
+	if x != nil {
+		return x.Keys
+	}
+	return nil
+}
+
+func (x *ImportEntriesRequest) GetDryRun() bool {
+	if x != nil {
+		return x.DryRun
+	}
+	return false
+}
+
+func (x *ImportEntriesRequest) GetBy() string {
+	if x != nil {
+		return x.By
+	}
+	return ""
+}
+
+type ImportChange struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Key   string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	// action: create, update, archive, restore, unchanged, skip.
+	Action string `protobuf:"bytes,2,opt,name=action,proto3" json:"action,omitempty"`
+	// reason of a skip.
+	Reason        string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ImportChange) Reset() {
+	*x = ImportChange{}
+	mi := &file_memory_v1_scope_proto_msgTypes[44]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ImportChange) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ImportChange) ProtoMessage() {}
+
+func (x *ImportChange) ProtoReflect() protoreflect.Message {
+	mi := &file_memory_v1_scope_proto_msgTypes[44]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ImportChange.ProtoReflect.Descriptor instead.
+func (*ImportChange) Descriptor() ([]byte, []int) {
+	return file_memory_v1_scope_proto_rawDescGZIP(), []int{44}
+}
+
+func (x *ImportChange) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *ImportChange) GetAction() string {
+	if x != nil {
+		return x.Action
+	}
+	return ""
+}
+
+func (x *ImportChange) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+type ImportEntriesReply struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Result *MutationReply         `protobuf:"bytes,1,opt,name=result,proto3" json:"result,omitempty"`
+	// changes, one per key, in the request's order.
+	Changes []*ImportChange `protobuf:"bytes,2,rep,name=changes,proto3" json:"changes,omitempty"`
+	// changed: keys that got (or with dry_run would get) a new version.
+	Changed       uint32 `protobuf:"varint,3,opt,name=changed,proto3" json:"changed,omitempty"`
+	Unchanged     uint32 `protobuf:"varint,4,opt,name=unchanged,proto3" json:"unchanged,omitempty"`
+	DryRun        bool   `protobuf:"varint,5,opt,name=dry_run,json=dryRun,proto3" json:"dry_run,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ImportEntriesReply) Reset() {
+	*x = ImportEntriesReply{}
+	mi := &file_memory_v1_scope_proto_msgTypes[45]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ImportEntriesReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ImportEntriesReply) ProtoMessage() {}
+
+func (x *ImportEntriesReply) ProtoReflect() protoreflect.Message {
+	mi := &file_memory_v1_scope_proto_msgTypes[45]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ImportEntriesReply.ProtoReflect.Descriptor instead.
+func (*ImportEntriesReply) Descriptor() ([]byte, []int) {
+	return file_memory_v1_scope_proto_rawDescGZIP(), []int{45}
+}
+
+func (x *ImportEntriesReply) GetResult() *MutationReply {
+	if x != nil {
+		return x.Result
+	}
+	return nil
+}
+
+func (x *ImportEntriesReply) GetChanges() []*ImportChange {
+	if x != nil {
+		return x.Changes
+	}
+	return nil
+}
+
+func (x *ImportEntriesReply) GetChanged() uint32 {
+	if x != nil {
+		return x.Changed
+	}
+	return 0
+}
+
+func (x *ImportEntriesReply) GetUnchanged() uint32 {
+	if x != nil {
+		return x.Unchanged
+	}
+	return 0
+}
+
+func (x *ImportEntriesReply) GetDryRun() bool {
+	if x != nil {
+		return x.DryRun
+	}
+	return false
+}
+
 var File_memory_v1_scope_proto protoreflect.FileDescriptor
 
 const file_memory_v1_scope_proto_rawDesc = "" +
@@ -2849,7 +3469,7 @@ const file_memory_v1_scope_proto_rawDesc = "" +
 	"to_version\x18\x03 \x01(\x04R\ttoVersion\x12.\n" +
 	"\x10expected_version\x18\x04 \x01(\x03H\x00R\x0fexpectedVersion\x88\x01\x01\x12\x0e\n" +
 	"\x02by\x18\x05 \x01(\tR\x02byB\x13\n" +
-	"\x11_expected_version\"\xdf\x01\n" +
+	"\x11_expected_version\"\xa9\x02\n" +
 	"\x12ListEntriesRequest\x12\x16\n" +
 	"\x06prefix\x18\x01 \x01(\tR\x06prefix\x12\x14\n" +
 	"\x05limit\x18\x02 \x01(\rR\x05limit\x12\x1d\n" +
@@ -2858,7 +3478,9 @@ const file_memory_v1_scope_proto_rawDesc = "" +
 	"\x0finclude_deleted\x18\x04 \x01(\bR\x0eincludeDeleted\x12?\n" +
 	"\vmemory_type\x18\x05 \x01(\x0e2\x1e.agentmem.memory.v1.MemoryTypeR\n" +
 	"memoryType\x12\x12\n" +
-	"\x04tags\x18\x06 \x03(\tR\x04tags\"o\n" +
+	"\x04tags\x18\x06 \x03(\tR\x04tags\x12,\n" +
+	"\x12older_than_seconds\x18\a \x01(\x03R\x10olderThanSeconds\x12\x1a\n" +
+	"\barchived\x18\b \x01(\bR\barchived\"o\n" +
 	"\x10ListEntriesReply\x123\n" +
 	"\aentries\x18\x01 \x03(\v2\x19.agentmem.memory.v1.EntryR\aentries\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\"\n" +
@@ -2970,13 +3592,60 @@ const file_memory_v1_scope_proto_rawDesc = "" +
 	"command_id\x18\x01 \x01(\tR\tcommandId\x12\x10\n" +
 	"\x03key\x18\x02 \x01(\tR\x03key\x12\x16\n" +
 	"\x06accept\x18\x03 \x01(\bR\x06accept\x12\x0e\n" +
-	"\x02by\x18\x04 \x01(\tR\x02by*y\n" +
+	"\x02by\x18\x04 \x01(\tR\x02by\"\xf6\x01\n" +
+	"\x15ArchiveEntriesRequest\x12\x1d\n" +
+	"\n" +
+	"command_id\x18\x01 \x01(\tR\tcommandId\x12?\n" +
+	"\vmemory_type\x18\x02 \x01(\x0e2\x1e.agentmem.memory.v1.MemoryTypeR\n" +
+	"memoryType\x12&\n" +
+	"\x0folder_than_days\x18\x03 \x01(\rR\rolderThanDays\x12\x16\n" +
+	"\x06prefix\x18\x04 \x01(\tR\x06prefix\x12\x14\n" +
+	"\x05limit\x18\x05 \x01(\rR\x05limit\x12\x17\n" +
+	"\adry_run\x18\x06 \x01(\bR\x06dryRun\x12\x0e\n" +
+	"\x02by\x18\a \x01(\tR\x02by\"\x91\x01\n" +
+	"\x13ArchiveEntriesReply\x129\n" +
+	"\x06result\x18\x01 \x01(\v2!.agentmem.memory.v1.MutationReplyR\x06result\x12\x12\n" +
+	"\x04keys\x18\x02 \x03(\tR\x04keys\x12\x12\n" +
+	"\x04more\x18\x03 \x01(\bR\x04more\x12\x17\n" +
+	"\adry_run\x18\x04 \x01(\bR\x06dryRun\"p\n" +
+	"\x13RestoreEntryRequest\x12\x1d\n" +
+	"\n" +
+	"command_id\x18\x01 \x01(\tR\tcommandId\x12\x10\n" +
+	"\x03key\x18\x02 \x01(\tR\x03key\x12\x18\n" +
+	"\aversion\x18\x03 \x01(\x04R\aversion\x12\x0e\n" +
+	"\x02by\x18\x04 \x01(\tR\x02by\"c\n" +
+	"\x14ExportEntriesRequest\x12\x16\n" +
+	"\x06prefix\x18\x01 \x01(\tR\x06prefix\x12\x14\n" +
+	"\x05limit\x18\x02 \x01(\rR\x05limit\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x03 \x01(\tR\tpageToken\"\xad\x01\n" +
+	"\x12ExportEntriesReply\x12\x14\n" +
+	"\x05scope\x18\x01 \x01(\tR\x05scope\x122\n" +
+	"\x04keys\x18\x02 \x03(\v2\x1e.agentmem.memory.v1.KeyHistoryR\x04keys\x12&\n" +
+	"\x0fnext_page_token\x18\x03 \x01(\tR\rnextPageToken\x12%\n" +
+	"\x0etruncated_keys\x18\x04 \x03(\tR\rtruncatedKeys\"\x92\x01\n" +
+	"\x14ImportEntriesRequest\x12\x1d\n" +
+	"\n" +
+	"command_id\x18\x01 \x01(\tR\tcommandId\x122\n" +
+	"\x04keys\x18\x02 \x03(\v2\x1e.agentmem.memory.v1.KeyHistoryR\x04keys\x12\x17\n" +
+	"\adry_run\x18\x03 \x01(\bR\x06dryRun\x12\x0e\n" +
+	"\x02by\x18\x04 \x01(\tR\x02by\"P\n" +
+	"\fImportChange\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x16\n" +
+	"\x06action\x18\x02 \x01(\tR\x06action\x12\x16\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\"\xdc\x01\n" +
+	"\x12ImportEntriesReply\x129\n" +
+	"\x06result\x18\x01 \x01(\v2!.agentmem.memory.v1.MutationReplyR\x06result\x12:\n" +
+	"\achanges\x18\x02 \x03(\v2 .agentmem.memory.v1.ImportChangeR\achanges\x12\x18\n" +
+	"\achanged\x18\x03 \x01(\rR\achanged\x12\x1c\n" +
+	"\tunchanged\x18\x04 \x01(\rR\tunchanged\x12\x17\n" +
+	"\adry_run\x18\x05 \x01(\bR\x06dryRun*y\n" +
 	"\n" +
 	"MemoryType\x12\x1b\n" +
 	"\x17MEMORY_TYPE_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14MEMORY_TYPE_SEMANTIC\x10\x01\x12\x18\n" +
 	"\x14MEMORY_TYPE_EPISODIC\x10\x02\x12\x1a\n" +
-	"\x16MEMORY_TYPE_PROCEDURAL\x10\x03*\xcd\x01\n" +
+	"\x16MEMORY_TYPE_PROCEDURAL\x10\x03*\x97\x02\n" +
 	"\n" +
 	"ChangeKind\x12\x1b\n" +
 	"\x17CHANGE_KIND_UNSPECIFIED\x10\x00\x12\x13\n" +
@@ -2986,7 +3655,11 @@ const file_memory_v1_scope_proto_rawDesc = "" +
 	"\x12CHANGE_KIND_EXPIRE\x10\x04\x12\x15\n" +
 	"\x11CHANGE_KIND_EVICT\x10\x05\x12\x17\n" +
 	"\x13CHANGE_KIND_PUBLISH\x10\x06\x12\x13\n" +
-	"\x0fCHANGE_KIND_END\x10\aB7Z5github.com/agentmem/agentmem/proto/memory/v1;memoryv1b\x06proto3"
+	"\x0fCHANGE_KIND_END\x10\a\x12\x17\n" +
+	"\x13CHANGE_KIND_ARCHIVE\x10\b\x12\x17\n" +
+	"\x13CHANGE_KIND_RESTORE\x10\t\x12\x16\n" +
+	"\x12CHANGE_KIND_IMPORT\x10\n" +
+	"B7Z5github.com/agentmem/agentmem/proto/memory/v1;memoryv1b\x06proto3"
 
 var (
 	file_memory_v1_scope_proto_rawDescOnce sync.Once
@@ -3001,7 +3674,7 @@ func file_memory_v1_scope_proto_rawDescGZIP() []byte {
 }
 
 var file_memory_v1_scope_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_memory_v1_scope_proto_msgTypes = make([]protoimpl.MessageInfo, 41)
+var file_memory_v1_scope_proto_msgTypes = make([]protoimpl.MessageInfo, 49)
 var file_memory_v1_scope_proto_goTypes = []any{
 	(MemoryType)(0),               // 0: agentmem.memory.v1.MemoryType
 	(ChangeKind)(0),               // 1: agentmem.memory.v1.ChangeKind
@@ -3043,27 +3716,35 @@ var file_memory_v1_scope_proto_goTypes = []any{
 	(*Conflict)(nil),              // 37: agentmem.memory.v1.Conflict
 	(*ConflictsReply)(nil),        // 38: agentmem.memory.v1.ConflictsReply
 	(*SettleConflictRequest)(nil), // 39: agentmem.memory.v1.SettleConflictRequest
-	nil,                           // 40: agentmem.memory.v1.Entry.MetadataEntry
-	nil,                           // 41: agentmem.memory.v1.PutEntryRequest.MetadataEntry
-	nil,                           // 42: agentmem.memory.v1.PutDataRequest.MetadataEntry
-	(*CommandResult)(nil),         // 43: agentmem.memory.v1.CommandResult
-	(*DataReference)(nil),         // 44: agentmem.memory.v1.DataReference
-	(*MutationReply)(nil),         // 45: agentmem.memory.v1.MutationReply
-	(*ConsolidationMarker)(nil),   // 46: agentmem.memory.v1.ConsolidationMarker
+	(*ArchiveEntriesRequest)(nil), // 40: agentmem.memory.v1.ArchiveEntriesRequest
+	(*ArchiveEntriesReply)(nil),   // 41: agentmem.memory.v1.ArchiveEntriesReply
+	(*RestoreEntryRequest)(nil),   // 42: agentmem.memory.v1.RestoreEntryRequest
+	(*ExportEntriesRequest)(nil),  // 43: agentmem.memory.v1.ExportEntriesRequest
+	(*ExportEntriesReply)(nil),    // 44: agentmem.memory.v1.ExportEntriesReply
+	(*ImportEntriesRequest)(nil),  // 45: agentmem.memory.v1.ImportEntriesRequest
+	(*ImportChange)(nil),          // 46: agentmem.memory.v1.ImportChange
+	(*ImportEntriesReply)(nil),    // 47: agentmem.memory.v1.ImportEntriesReply
+	nil,                           // 48: agentmem.memory.v1.Entry.MetadataEntry
+	nil,                           // 49: agentmem.memory.v1.PutEntryRequest.MetadataEntry
+	nil,                           // 50: agentmem.memory.v1.PutDataRequest.MetadataEntry
+	(*CommandResult)(nil),         // 51: agentmem.memory.v1.CommandResult
+	(*DataReference)(nil),         // 52: agentmem.memory.v1.DataReference
+	(*MutationReply)(nil),         // 53: agentmem.memory.v1.MutationReply
+	(*ConsolidationMarker)(nil),   // 54: agentmem.memory.v1.ConsolidationMarker
 }
 var file_memory_v1_scope_proto_depIdxs = []int32{
 	0,  // 0: agentmem.memory.v1.Entry.memory_type:type_name -> agentmem.memory.v1.MemoryType
-	40, // 1: agentmem.memory.v1.Entry.metadata:type_name -> agentmem.memory.v1.Entry.MetadataEntry
+	48, // 1: agentmem.memory.v1.Entry.metadata:type_name -> agentmem.memory.v1.Entry.MetadataEntry
 	1,  // 2: agentmem.memory.v1.Entry.change:type_name -> agentmem.memory.v1.ChangeKind
 	2,  // 3: agentmem.memory.v1.EntryChanged.entry:type_name -> agentmem.memory.v1.Entry
 	2,  // 4: agentmem.memory.v1.KeyHistory.versions:type_name -> agentmem.memory.v1.Entry
 	6,  // 5: agentmem.memory.v1.ScopeSnapshot.keys:type_name -> agentmem.memory.v1.KeyHistory
-	43, // 6: agentmem.memory.v1.ScopeSnapshot.recent_commands:type_name -> agentmem.memory.v1.CommandResult
+	51, // 6: agentmem.memory.v1.ScopeSnapshot.recent_commands:type_name -> agentmem.memory.v1.CommandResult
 	5,  // 7: agentmem.memory.v1.ScopeSnapshot.config:type_name -> agentmem.memory.v1.ScopeConfig
-	44, // 8: agentmem.memory.v1.DataStored.ref:type_name -> agentmem.memory.v1.DataReference
+	52, // 8: agentmem.memory.v1.DataStored.ref:type_name -> agentmem.memory.v1.DataReference
 	0,  // 9: agentmem.memory.v1.PutEntryRequest.memory_type:type_name -> agentmem.memory.v1.MemoryType
-	41, // 10: agentmem.memory.v1.PutEntryRequest.metadata:type_name -> agentmem.memory.v1.PutEntryRequest.MetadataEntry
-	45, // 11: agentmem.memory.v1.EntryReply.result:type_name -> agentmem.memory.v1.MutationReply
+	49, // 10: agentmem.memory.v1.PutEntryRequest.metadata:type_name -> agentmem.memory.v1.PutEntryRequest.MetadataEntry
+	53, // 11: agentmem.memory.v1.EntryReply.result:type_name -> agentmem.memory.v1.MutationReply
 	2,  // 12: agentmem.memory.v1.EntryReply.entry:type_name -> agentmem.memory.v1.Entry
 	0,  // 13: agentmem.memory.v1.ListEntriesRequest.memory_type:type_name -> agentmem.memory.v1.MemoryType
 	2,  // 14: agentmem.memory.v1.ListEntriesReply.entries:type_name -> agentmem.memory.v1.Entry
@@ -3072,24 +3753,30 @@ var file_memory_v1_scope_proto_depIdxs = []int32{
 	2,  // 17: agentmem.memory.v1.EntryHit.entry:type_name -> agentmem.memory.v1.Entry
 	20, // 18: agentmem.memory.v1.SearchEntriesReply.hits:type_name -> agentmem.memory.v1.EntryHit
 	5,  // 19: agentmem.memory.v1.ConfigureScopeRequest.config:type_name -> agentmem.memory.v1.ScopeConfig
-	45, // 20: agentmem.memory.v1.ConfigureScopeReply.result:type_name -> agentmem.memory.v1.MutationReply
+	53, // 20: agentmem.memory.v1.ConfigureScopeReply.result:type_name -> agentmem.memory.v1.MutationReply
 	5,  // 21: agentmem.memory.v1.ConfigureScopeReply.config:type_name -> agentmem.memory.v1.ScopeConfig
 	2,  // 22: agentmem.memory.v1.ResolveReply.entry:type_name -> agentmem.memory.v1.Entry
-	42, // 23: agentmem.memory.v1.PutDataRequest.metadata:type_name -> agentmem.memory.v1.PutDataRequest.MetadataEntry
-	44, // 24: agentmem.memory.v1.PutDataReply.ref:type_name -> agentmem.memory.v1.DataReference
-	44, // 25: agentmem.memory.v1.GetDataReply.ref:type_name -> agentmem.memory.v1.DataReference
+	50, // 23: agentmem.memory.v1.PutDataRequest.metadata:type_name -> agentmem.memory.v1.PutDataRequest.MetadataEntry
+	52, // 24: agentmem.memory.v1.PutDataReply.ref:type_name -> agentmem.memory.v1.DataReference
+	52, // 25: agentmem.memory.v1.GetDataReply.ref:type_name -> agentmem.memory.v1.DataReference
 	0,  // 26: agentmem.memory.v1.ExtractedFact.memory_type:type_name -> agentmem.memory.v1.MemoryType
 	34, // 27: agentmem.memory.v1.ConsolidateReply.facts:type_name -> agentmem.memory.v1.ExtractedFact
-	46, // 28: agentmem.memory.v1.ConsolidateReply.marker:type_name -> agentmem.memory.v1.ConsolidationMarker
+	54, // 28: agentmem.memory.v1.ConsolidateReply.marker:type_name -> agentmem.memory.v1.ConsolidationMarker
 	34, // 29: agentmem.memory.v1.ConsolidateReply.digest:type_name -> agentmem.memory.v1.ExtractedFact
 	2,  // 30: agentmem.memory.v1.Conflict.current:type_name -> agentmem.memory.v1.Entry
 	2,  // 31: agentmem.memory.v1.Conflict.proposed:type_name -> agentmem.memory.v1.Entry
 	37, // 32: agentmem.memory.v1.ConflictsReply.conflicts:type_name -> agentmem.memory.v1.Conflict
-	33, // [33:33] is the sub-list for method output_type
-	33, // [33:33] is the sub-list for method input_type
-	33, // [33:33] is the sub-list for extension type_name
-	33, // [33:33] is the sub-list for extension extendee
-	0,  // [0:33] is the sub-list for field type_name
+	0,  // 33: agentmem.memory.v1.ArchiveEntriesRequest.memory_type:type_name -> agentmem.memory.v1.MemoryType
+	53, // 34: agentmem.memory.v1.ArchiveEntriesReply.result:type_name -> agentmem.memory.v1.MutationReply
+	6,  // 35: agentmem.memory.v1.ExportEntriesReply.keys:type_name -> agentmem.memory.v1.KeyHistory
+	6,  // 36: agentmem.memory.v1.ImportEntriesRequest.keys:type_name -> agentmem.memory.v1.KeyHistory
+	53, // 37: agentmem.memory.v1.ImportEntriesReply.result:type_name -> agentmem.memory.v1.MutationReply
+	46, // 38: agentmem.memory.v1.ImportEntriesReply.changes:type_name -> agentmem.memory.v1.ImportChange
+	39, // [39:39] is the sub-list for method output_type
+	39, // [39:39] is the sub-list for method input_type
+	39, // [39:39] is the sub-list for extension type_name
+	39, // [39:39] is the sub-list for extension extendee
+	0,  // [0:39] is the sub-list for field type_name
 }
 
 func init() { file_memory_v1_scope_proto_init() }
@@ -3108,7 +3795,7 @@ func file_memory_v1_scope_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_memory_v1_scope_proto_rawDesc), len(file_memory_v1_scope_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   41,
+			NumMessages:   49,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

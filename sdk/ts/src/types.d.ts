@@ -37,6 +37,23 @@ export interface AppendRequest {
   messages: Array<MessageInput>;
 }
 
+export interface ArchiveEntriesReply {
+  dry_run: boolean;
+  keys: Array<string>;
+  more: boolean;
+  result?: MutationReply;
+}
+
+export interface ArchiveEntriesRequest {
+  by?: string;
+  command_id?: string;
+  dry_run?: boolean;
+  limit?: number;
+  memory_type?: "semantic" | "episodic" | "procedural" | "MEMORY_TYPE_SEMANTIC" | "MEMORY_TYPE_EPISODIC" | "MEMORY_TYPE_PROCEDURAL";
+  older_than_days: number;
+  prefix?: string;
+}
+
 export interface AssemblyConfig {
   global_pct: number;
   memory: boolean;
@@ -215,7 +232,7 @@ export interface DeleteEntryRequest {
 }
 
 export interface Entry {
-  change: "CHANGE_KIND_UNSPECIFIED" | "CHANGE_KIND_PUT" | "CHANGE_KIND_DELETE" | "CHANGE_KIND_ROLLBACK" | "CHANGE_KIND_EXPIRE" | "CHANGE_KIND_EVICT" | "CHANGE_KIND_PUBLISH" | "CHANGE_KIND_END";
+  change: "CHANGE_KIND_UNSPECIFIED" | "CHANGE_KIND_PUT" | "CHANGE_KIND_DELETE" | "CHANGE_KIND_ROLLBACK" | "CHANGE_KIND_EXPIRE" | "CHANGE_KIND_EVICT" | "CHANGE_KIND_PUBLISH" | "CHANGE_KIND_END" | "CHANGE_KIND_ARCHIVE" | "CHANGE_KIND_RESTORE" | "CHANGE_KIND_IMPORT";
   compressed: boolean;
   content_type: string;
   created_by: string;
@@ -239,6 +256,27 @@ export interface EntryHit {
   entry?: Entry;
   score: number;
   unindexed_bytes: number;
+}
+
+export interface EntryInput {
+  change?: "put" | "delete" | "rollback" | "expire" | "evict" | "publish" | "end" | "archive" | "restore" | "import" | "CHANGE_KIND_PUT" | "CHANGE_KIND_DELETE" | "CHANGE_KIND_ROLLBACK" | "CHANGE_KIND_EXPIRE" | "CHANGE_KIND_EVICT" | "CHANGE_KIND_PUBLISH" | "CHANGE_KIND_END" | "CHANGE_KIND_ARCHIVE" | "CHANGE_KIND_RESTORE" | "CHANGE_KIND_IMPORT";
+  compressed?: boolean;
+  content_type?: string;
+  created_by?: string;
+  created_unix_nano?: number | string;
+  deleted?: boolean;
+  expires_unix_nano?: number | string;
+  importance?: number;
+  key?: string;
+  memory_type?: "semantic" | "episodic" | "procedural" | "MEMORY_TYPE_SEMANTIC" | "MEMORY_TYPE_EPISODIC" | "MEMORY_TYPE_PROCEDURAL";
+  metadata?: Record<string, string>;
+  restored_from?: number | string;
+  size?: number;
+  tags?: Array<string>;
+  updated_by?: string;
+  updated_unix_nano?: number | string;
+  value?: string;
+  version?: number | string;
 }
 
 /** The entry after a put, delete or rollback (a tombstone after a delete). */
@@ -286,6 +324,19 @@ export interface EventBatch {
   schema_version: number;
   time_unix_nano: string;
   version: string;
+}
+
+export interface ExportEntriesReply {
+  keys: Array<KeyHistory>;
+  next_page_token: string;
+  scope: string;
+  truncated_keys: Array<string>;
+}
+
+export interface ExportEntriesRequest {
+  limit?: number;
+  page_token?: string;
+  prefix?: string;
 }
 
 export interface ExtractedFact {
@@ -345,6 +396,27 @@ export interface HistoryRequest {
   key: string;
 }
 
+export interface ImportChange {
+  action: string;
+  key: string;
+  reason: string;
+}
+
+export interface ImportEntriesReply {
+  changed: number;
+  changes: Array<ImportChange>;
+  dry_run: boolean;
+  result?: MutationReply;
+  unchanged: number;
+}
+
+export interface ImportEntriesRequest {
+  by?: string;
+  command_id?: string;
+  dry_run?: boolean;
+  keys: Array<KeyHistoryInput>;
+}
+
 export interface Kernel {
   facts: Array<Fact>;
   schemas: Array<SchemaEntry>;
@@ -369,6 +441,16 @@ export interface KernelRequest {
   update_rom?: RomInput;
 }
 
+export interface KeyHistory {
+  key: string;
+  versions: Array<Entry>;
+}
+
+export interface KeyHistoryInput {
+  key: string;
+  versions: Array<EntryInput>;
+}
+
 export interface LayerTokens {
   kernel: number;
   l1: number;
@@ -385,9 +467,11 @@ export interface ListEntriesReply {
 }
 
 export interface ListEntriesRequest {
+  archived?: boolean;
   include_deleted?: boolean;
   limit?: number;
   memory_type?: "semantic" | "episodic" | "procedural" | "MEMORY_TYPE_SEMANTIC" | "MEMORY_TYPE_EPISODIC" | "MEMORY_TYPE_PROCEDURAL";
+  older_than_seconds?: number;
   page_token?: string;
   prefix?: string;
   tags?: Array<string>;
@@ -577,6 +661,13 @@ export interface ResolveReply {
 
 export interface ResolveRequest {
   key: string;
+}
+
+export interface RestoreEntryRequest {
+  by?: string;
+  command_id?: string;
+  key: string;
+  version?: number | string;
 }
 
 export interface RollbackEntryRequest {
@@ -814,29 +905,37 @@ export interface WatchRequest {
 
 /** Every operation of the HTTP API: its path, request and reply. */
 export interface Operations {
+  agent_archive: { path: "/v1/agent/{agent_id}/archive"; request: ArchiveEntriesRequest; reply: ArchiveEntriesReply };
   agent_configure: { path: "/v1/agent/{agent_id}/configure"; request: ConfigureScopeRequest; reply: ConfigureScopeReply };
   agent_delete: { path: "/v1/agent/{agent_id}/delete"; request: DeleteEntryRequest; reply: EntryReply | EraseReceipt };
   agent_erase: { path: "/v1/agent/{agent_id}/erase"; request: EraseRequest; reply: EraseReceipt };
+  agent_export: { path: "/v1/agent/{agent_id}/export"; request: ExportEntriesRequest; reply: ExportEntriesReply };
   agent_get: { path: "/v1/agent/{agent_id}/get"; request: GetEntryRequest; reply: EntryReply };
   agent_history: { path: "/v1/agent/{agent_id}/history"; request: HistoryRequest; reply: HistoryReply };
+  agent_import: { path: "/v1/agent/{agent_id}/import"; request: ImportEntriesRequest; reply: ImportEntriesReply };
   agent_list: { path: "/v1/agent/{agent_id}/list"; request: ListEntriesRequest; reply: ListEntriesReply };
   agent_put: { path: "/v1/agent/{agent_id}/put"; request: PutEntryRequest; reply: EntryReply };
+  agent_restore: { path: "/v1/agent/{agent_id}/restore"; request: RestoreEntryRequest; reply: EntryReply };
   agent_rollback: { path: "/v1/agent/{agent_id}/rollback"; request: RollbackEntryRequest; reply: EntryReply };
   agent_search: { path: "/v1/agent/{agent_id}/search"; request: SearchEntriesRequest; reply: SearchEntriesReply };
   agent_watch: { path: "/v1/agent/{agent_id}/watch"; request: WatchRequest; reply: WatchReply };
   data_get: { path: "/v1/data/get"; request: GetDataRequest; reply: GetDataReply };
   data_put: { path: "/v1/data/put"; request: PutDataRequest; reply: PutDataReply };
   data_upload: { path: "/v1/data/upload"; request: UploadDataRequest; reply: UploadDataReply };
+  scope_archive: { path: "/v1/scope/{kind}/{scope_id}/archive"; request: ArchiveEntriesRequest; reply: ArchiveEntriesReply };
   scope_configure: { path: "/v1/scope/{kind}/{scope_id}/configure"; request: ConfigureScopeRequest; reply: ConfigureScopeReply };
   scope_conflicts: { path: "/v1/scope/{kind}/{scope_id}/conflicts"; request: ConflictsRequest; reply: ConflictsReply };
   scope_delete: { path: "/v1/scope/{kind}/{scope_id}/delete"; request: DeleteEntryRequest; reply: EntryReply | EraseReceipt };
   scope_erase: { path: "/v1/scope/{kind}/{scope_id}/erase"; request: EraseRequest; reply: EraseReceipt };
+  scope_export: { path: "/v1/scope/{kind}/{scope_id}/export"; request: ExportEntriesRequest; reply: ExportEntriesReply };
   scope_get: { path: "/v1/scope/{kind}/{scope_id}/get"; request: GetEntryRequest; reply: EntryReply };
   scope_history: { path: "/v1/scope/{kind}/{scope_id}/history"; request: HistoryRequest; reply: HistoryReply };
+  scope_import: { path: "/v1/scope/{kind}/{scope_id}/import"; request: ImportEntriesRequest; reply: ImportEntriesReply };
   scope_list: { path: "/v1/scope/{kind}/{scope_id}/list"; request: ListEntriesRequest; reply: ListEntriesReply };
   scope_publish: { path: "/v1/scope/{kind}/{scope_id}/publish"; request: PublishRequest; reply: EntryReply };
   scope_put: { path: "/v1/scope/{kind}/{scope_id}/put"; request: PutEntryRequest; reply: EntryReply };
   scope_resolve: { path: "/v1/scope/{kind}/{scope_id}/resolve"; request: ResolveRequest; reply: ResolveReply };
+  scope_restore: { path: "/v1/scope/{kind}/{scope_id}/restore"; request: RestoreEntryRequest; reply: EntryReply };
   scope_rollback: { path: "/v1/scope/{kind}/{scope_id}/rollback"; request: RollbackEntryRequest; reply: EntryReply };
   scope_search: { path: "/v1/scope/{kind}/{scope_id}/search"; request: SearchEntriesRequest; reply: SearchEntriesReply };
   scope_settle: { path: "/v1/scope/{kind}/{scope_id}/settle"; request: SettleConflictRequest; reply: EntryReply };
