@@ -27,6 +27,28 @@ type timelineRow struct {
 type timelineEvent struct {
 	Type   string // the event's short type name (an unknown type by its name)
 	Detail string
+	// Msgs are the messages an append stored, by their text: the timeline
+	// reads as a transcript, each linked to the conversation.
+	Msgs []msgExcerpt
+}
+
+// msgExcerpt is a message as one line of the timeline.
+type msgExcerpt struct {
+	N      uint64 // the message's ordinal in the session
+	Role   string
+	Text   string
+	Tokens uint32
+}
+
+// excerptLen bounds a message's text on the timeline (runes).
+const excerptLen = 160
+
+func excerpt(s string) string {
+	r := []rune(strings.Join(strings.Fields(s), " "))
+	if len(r) <= excerptLen {
+		return string(r)
+	}
+	return string(r[:excerptLen]) + "…"
 }
 
 // describeBatch names a batch's events and what each did. Event types this
@@ -38,15 +60,60 @@ func describeBatch(seq uint64, b *memoryv1.EventBatch) timelineRow {
 		m, err := a.UnmarshalNew()
 		if err == nil {
 			ev.Detail = detail(m)
-		}
-		if row.Kind == "" || row.Kind == "other" || row.Kind == "append" {
-			if k := kindOf(ev.Type); k != "other" || row.Kind == "" {
-				row.Kind = k
+			if ma, ok := m.(*memoryv1.MessagesAppended); ok {
+				ev.Detail = ""
+				for _, msg := range ma.GetMessages() {
+					text := msg.GetContent()
+					if text == "" && len(msg.GetToolCalls()) > 0 {
+						text = "calls " + msg.GetToolCalls()[0].GetName() + "(…)"
+					}
+					ev.Msgs = append(ev.Msgs, msgExcerpt{N: msg.GetSeq(), Role: roleName(msg.GetRole()), Text: excerpt(text), Tokens: msg.GetTokens()})
+				}
 			}
 		}
 		row.Events = append(row.Events, ev)
 	}
+	row.Kind = kindOfBatch(b)
 	return row
+}
+
+// kindOfBatch is a batch's main kind: its first event of a kind other than
+// append and other wins (an append that also compressed is a compression),
+// else append, else other.
+func kindOfBatch(b *memoryv1.EventBatch) string {
+	kind := ""
+	for _, a := range b.GetEvents() {
+		if k := kindOf(shortType(a)); k != "other" && k != "append" {
+			return k
+		} else if kind == "" || kind == "other" {
+			kind = k
+		}
+	}
+	if kind == "" {
+		return "other"
+	}
+	return kind
+}
+
+// kinds are the timeline's filter choices and legend, in order.
+var kinds = []struct{ Name, Label, Hint string }{
+	{"append", "Appends", "messages stored (MessagesAppended)"},
+	{"assemble", "Assemblies", "recalled turns and memory chosen for a question (ContextAssembled)"},
+	{"summary", "Summaries", "L1 messages folded into a summary, or a summary rewritten"},
+	{"compress", "Compressions", "summaries moved from L1 to L2, or L2 archived to swap"},
+	{"recall", "Promotions", "messages promoted from swap, or cleared"},
+	{"status", "Status", "created, paused, resumed, terminated, archived"},
+	{"erase", "Erasures", "content removed on request"},
+	{"other", "Other", "kernel, ROM, session state and the rest"},
+}
+
+func validKind(k string) bool {
+	for _, c := range kinds {
+		if c.Name == k {
+			return true
+		}
+	}
+	return false
 }
 
 // shortType is the event's protobuf name without its package.
