@@ -31,6 +31,7 @@ deps:
 	cd conformance/mcp && npm ci --no-audit --no-fund
 	cd conformance/json && npm ci --no-audit --no-fund
 	cd conformance/openapi && npm ci --no-audit --no-fund
+	cd conformance/axe && npm ci --no-audit --no-fund
 	cd sdk/ts && npm ci --no-audit --no-fund
 
 # ci is what .ci/run does once the tools are installed: deps, verify, test
