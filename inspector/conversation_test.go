@@ -36,7 +36,7 @@ func TestBrowserConversation(t *testing.T) {
 	u.session(t, "s1", "u1", "a1", 16)
 	ctx := context.Background()
 	long := strings.Repeat("A long pasted log line with details. ", 200) // 7,400 characters
-	big := strings.Repeat("row 42: refunded;", 7000)                    // > 100 KiB: stored as large data
+	big := strings.Repeat("row 42: refunded;", 7000)                     // > 100 KiB: stored as large data
 	if _, err := u.c.CreateSession(ctx, "s2", &memoryv1.CreateSessionRequest{UserId: "u1", AgentId: "a1", MaxContextTokens: 30000}); err != nil {
 		t.Fatal(err)
 	}

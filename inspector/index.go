@@ -15,8 +15,9 @@ import (
 // its own batches are read and decoded. A 5,000-turn session's index is a
 // few hundred kilobytes; rendering every batch was megabytes per load.
 type batchRef struct {
-	Seq  uint64 // the stream sequence
-	Kind string // the batch's main kind (kindOfBatch)
+	Seq   uint64 // the stream sequence
+	Kind  string // the batch's main kind (kindOfBatch)
+	Kinds uint16 // every kind of its events (kindMask)
 	// First and Last are the message ordinals the batch appended (0: none).
 	First, Last uint64
 }
@@ -123,7 +124,7 @@ func (in *Inspector) indexWhere(ctx context.Context, v *viewer, id string, where
 }
 
 func refOf(seq uint64, b *memoryv1.EventBatch) batchRef {
-	r := batchRef{Seq: seq, Kind: kindOfBatch(b)}
+	r := batchRef{Seq: seq, Kind: kindOfBatch(b), Kinds: kindMask(b)}
 	for _, a := range b.GetEvents() {
 		if a.MessageName() != messagesAppendedName {
 			continue

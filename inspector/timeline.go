@@ -20,7 +20,10 @@ type timelineRow struct {
 	Events  []timelineEvent
 	// Kind is the row's main kind, for its colour: append, compress,
 	// summary, recall, assemble, erase, status, other.
-	Kind            string
+	Kind string
+	// Has are the kinds of all its events (the filter keeps a batch with
+	// any event of its kind).
+	Has             []string
 	Current, Future bool
 }
 
@@ -74,25 +77,47 @@ func describeBatch(seq uint64, b *memoryv1.EventBatch) timelineRow {
 		row.Events = append(row.Events, ev)
 	}
 	row.Kind = kindOfBatch(b)
+	m := kindMask(b)
+	for i, k := range kinds {
+		if m&(1<<i) != 0 {
+			row.Has = append(row.Has, k.Name)
+		}
+	}
 	return row
 }
 
-// kindOfBatch is a batch's main kind: its first event of a kind other than
-// append and other wins (an append that also compressed is a compression),
-// else append, else other.
+// kindOfBatch is a batch's main kind, for its colour: the first of
+// kindPriority among its events' kinds (an append that also compressed is
+// a compression; an append that assembled a context is an append).
 func kindOfBatch(b *memoryv1.EventBatch) string {
-	kind := ""
-	for _, a := range b.GetEvents() {
-		if k := kindOf(shortType(a)); k != "other" && k != "append" {
+	m := kindMask(b)
+	for _, k := range kindPriority {
+		if m&kindBit(k) != 0 {
 			return k
-		} else if kind == "" || kind == "other" {
-			kind = k
 		}
 	}
-	if kind == "" {
-		return "other"
+	return "other"
+}
+
+var kindPriority = []string{"erase", "compress", "summary", "recall", "append", "status", "assemble", "other"}
+
+// kindMask has the bit of every kind of the batch's events: the filter
+// keeps a batch holding any event of its kind.
+func kindMask(b *memoryv1.EventBatch) uint16 {
+	var m uint16
+	for _, a := range b.GetEvents() {
+		m |= kindBit(kindOf(shortType(a)))
 	}
-	return kind
+	return m
+}
+
+func kindBit(k string) uint16 {
+	for i, c := range kinds {
+		if c.Name == k {
+			return 1 << i
+		}
+	}
+	return 1 << (len(kinds) - 1) // other
 }
 
 // kinds are the timeline's filter choices and legend, in order.

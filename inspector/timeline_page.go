@@ -90,17 +90,21 @@ func (in *Inspector) timelinePage(ctx context.Context, r *http.Request, v *viewe
 	}
 	p.Truncated = trunc
 	p.Seqs = make([]uint64, len(refs))
-	counts := map[string]int{}
+	counts := make([]int, len(kinds))
 	var match []batchRef
 	for i, ref := range refs {
 		p.Seqs[i] = ref.Seq
-		counts[ref.Kind]++
-		if p.Kind == "" || ref.Kind == p.Kind {
+		for j := range kinds {
+			if ref.Kinds&(1<<j) != 0 {
+				counts[j]++
+			}
+		}
+		if p.Kind == "" || ref.Kinds&kindBit(p.Kind) != 0 {
 			match = append(match, ref)
 		}
 	}
-	for _, k := range kinds {
-		p.Kinds = append(p.Kinds, kindChoice{Name: k.Name, Label: k.Label, Hint: k.Hint, Count: counts[k.Name], On: k.Name == p.Kind})
+	for j, k := range kinds {
+		p.Kinds = append(p.Kinds, kindChoice{Name: k.Name, Label: k.Label, Hint: k.Hint, Count: counts[j], On: k.Name == p.Kind})
 	}
 	p.First, p.Last, p.LastSeq = p.Seqs[0], p.Seqs[len(p.Seqs)-1], p.Seqs[len(p.Seqs)-1]
 	asked := p.Last
@@ -297,7 +301,7 @@ func (in *Inspector) rowsPart(ctx context.Context, r *http.Request, v *viewer) (
 	var match []batchRef
 	for _, ref := range newer {
 		part.Seqs = append(part.Seqs, ref.Seq)
-		if kind == "" || ref.Kind == kind {
+		if kind == "" || ref.Kinds&kindBit(kind) != 0 {
 			match = append(match, ref)
 		}
 	}
