@@ -63,12 +63,7 @@ func (in *Inspector) conversationPage(ctx context.Context, r *http.Request, v *v
 	if err != nil {
 		return "", nil, err
 	}
-	info, err := v.c.Get(ctx, id)
-	if err != nil {
-		in.idx.drop(id)
-		return "", nil, err
-	}
-	refs, trunc, six, err := in.indexWhere(ctx, v, id, nil)
+	info, refs, trunc, six, err := in.index(ctx, v, id)
 	if err != nil {
 		return "", nil, err
 	}
@@ -180,11 +175,7 @@ func (in *Inspector) messageText(w http.ResponseWriter, r *http.Request, v *view
 		fail(badInput{"n", "want a message's ordinal (1, 2, …)"})
 		return
 	}
-	if _, err := v.c.Get(ctx, id); err != nil {
-		fail(err)
-		return
-	}
-	refs, _, err := in.index(ctx, v, id)
+	_, refs, _, _, err := in.index(ctx, v, id)
 	if err != nil {
 		fail(err)
 		return

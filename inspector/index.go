@@ -30,6 +30,9 @@ type sessionIndex struct {
 	read      uint64
 	truncated bool
 	where     whereNow
+	// created is the session's creation time: a session erased and
+	// created again under its id starts a new index.
+	created int64
 }
 
 // indexes caches the sessions' batch indexes: the first page of a session
@@ -80,21 +83,23 @@ func (x *indexes) drop(id string) {
 	delete(x.use, id)
 }
 
-// index returns the session's batches up to now. The caller has checked
-// the viewer may read the session (the API's Get): the batches are read
-// from the log, as time travel reads them.
-func (in *Inspector) index(ctx context.Context, v *viewer, id string) ([]batchRef, bool, error) {
-	refs, trunc, _, err := in.indexWhere(ctx, v, id, nil)
-	return refs, trunc, err
-}
-
-// indexWhere is index, calling where (when set) with the session's
-// placement of messages while the index is locked.
-func (in *Inspector) indexWhere(ctx context.Context, v *viewer, id string, where func(*whereNow)) ([]batchRef, bool, *sessionIndex, error) {
+// index asks the API whether the viewer may read the session (its get,
+// whose answer it returns), then returns the session's batches up to now,
+// read from the log as time travel reads them, and the session's index
+// (its where under its lock).
+func (in *Inspector) index(ctx context.Context, v *viewer, id string) (*memoryv1.SessionInfo, []batchRef, bool, *sessionIndex, error) {
+	info, err := v.c.Get(ctx, id)
+	if err != nil {
+		in.idx.drop(id)
+		return nil, nil, false, nil, err
+	}
 	s := in.idx.get(id)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	err := in.readBatches(ctx, v, id, s.read, 0, func(ch *memoryv1.WatchChange) bool {
+	if s.created != info.GetCreatedUnixNano() {
+		s.refs, s.read, s.truncated, s.where, s.created = nil, 0, false, whereNow{}, info.GetCreatedUnixNano()
+	}
+	err = in.readBatches(ctx, v, id, s.read, 0, func(ch *memoryv1.WatchChange) bool {
 		s.read = ch.GetSeq()
 		if len(s.refs) >= in.cfg.MaxTimeline {
 			s.truncated = true
@@ -105,10 +110,7 @@ func (in *Inspector) indexWhere(ctx context.Context, v *viewer, id string, where
 		return true
 	})
 	if err != nil {
-		return nil, false, nil, err
-	}
-	if where != nil {
-		where(&s.where)
+		return nil, nil, false, nil, err
 	}
 	if in.deps.Reader != nil && len(s.refs) > 0 {
 		// Batches compacted or erased away since: drop their refs.
@@ -120,7 +122,7 @@ func (in *Inspector) indexWhere(ctx context.Context, v *viewer, id string, where
 			s.refs = append([]batchRef(nil), s.refs[i:]...)
 		}
 	}
-	return s.refs, s.truncated, s, nil
+	return info, s.refs, s.truncated, s, nil
 }
 
 func refOf(seq uint64, b *memoryv1.EventBatch) batchRef {

@@ -70,21 +70,17 @@ func (in *Inspector) timelinePage(ctx context.Context, r *http.Request, v *viewe
 	if err != nil {
 		return "", nil, err
 	}
-	info, err := v.c.Get(ctx, id)
-	if err != nil {
-		in.idx.drop(id)
-		return "", nil, err
-	}
 	q := r.URL.Query()
-	p := timelinePage{Base: base(v, id), Info: info, Status: statusName(info.GetStatus()), Kind: q.Get("kind")}
-	p.Tab = "timeline"
-	if p.Kind != "" && !validKind(p.Kind) {
-		return "", nil, badInput{"kind", fmt.Sprintf("%q: want one of the legend's kinds", p.Kind)}
+	kind := q.Get("kind")
+	if kind != "" && !validKind(kind) {
+		return "", nil, badInput{"kind", fmt.Sprintf("%q: want one of the legend's kinds", kind)}
 	}
-	refs, trunc, err := in.index(ctx, v, id)
+	info, refs, trunc, _, err := in.index(ctx, v, id)
 	if err != nil {
 		return "", nil, err
 	}
+	p := timelinePage{Base: base(v, id), Info: info, Status: statusName(info.GetStatus()), Kind: kind}
+	p.Tab = "timeline"
 	if len(refs) == 0 {
 		return "", nil, fmt.Errorf("inspector: session %s has no batch in the log", id)
 	}
@@ -113,13 +109,16 @@ func (in *Inspector) timelinePage(ctx context.Context, r *http.Request, v *viewe
 			return "", nil, badInput{"seq", fmt.Sprintf("%q is not a stream sequence (a whole number > 0)", s)}
 		}
 	}
-	p.Total = len(match)
-	p.Pages = max(1, (len(match)+timelinePageSize-1)/timelinePageSize)
-	// The default page holds the point shown (the latest by default).
-	if i := sort.Search(len(match), func(i int) bool { return match[i].Seq > asked }); i == 0 {
+	// Pages are cut from the newest: the latest page is always full, the
+	// first holds what is left. The default page holds the point shown
+	// (the latest by default).
+	n := len(match)
+	p.Total = n
+	p.Pages = max(1, (n+timelinePageSize-1)/timelinePageSize)
+	if i := sort.Search(n, func(i int) bool { return match[i].Seq > asked }); i == 0 {
 		p.Page = 1
 	} else {
-		p.Page = (i-1)/timelinePageSize + 1
+		p.Page = p.Pages - (n-i)/timelinePageSize
 	}
 	if s := q.Get("page"); s != "" {
 		n, err := strconv.Atoi(s)
@@ -128,8 +127,8 @@ func (in *Inspector) timelinePage(ctx context.Context, r *http.Request, v *viewe
 		}
 		p.Page = n
 	}
-	lo := (p.Page - 1) * timelinePageSize
-	hi := min(lo+timelinePageSize, len(match))
+	hi := n - (p.Pages-p.Page)*timelinePageSize
+	lo := max(0, hi-timelinePageSize)
 	p.FirstRow, p.LastRow = lo+1, hi
 	if hi > lo {
 		if p.Rows, err = in.rows(ctx, v, id, match[lo:hi], p.Kind); err != nil {
@@ -143,6 +142,7 @@ func (in *Inspector) timelinePage(ctx context.Context, r *http.Request, v *viewe
 		if p.At, err = in.contextAt(ctx, id, p.Seqs, asked); err != nil {
 			return "", nil, err
 		}
+		compactAt(&p.At, r)
 	} else if p.At.Outside == "" {
 		p.At.Lazy = true
 	}
@@ -231,6 +231,13 @@ func (in *Inspector) contextAt(ctx context.Context, id string, seqs []uint64, as
 	return at, nil
 }
 
+// compactAt makes the panel's context compact unless the whole was asked.
+func compactAt(at *atView, r *http.Request) {
+	if r.URL.Query().Get("all") != "1" && at.Outside == "" {
+		at.Context.compact(fmt.Sprintf("/ui/s/%s/at?seq=%d&all=1", at.SessionID, at.Asked))
+	}
+}
+
 // atPart answers the context at ?seq= as the timeline's panel (an HTML
 // fragment the page swaps in: moving the slider reads no row again).
 func (in *Inspector) atPart(ctx context.Context, r *http.Request, v *viewer) (string, any, error) {
@@ -238,10 +245,7 @@ func (in *Inspector) atPart(ctx context.Context, r *http.Request, v *viewer) (st
 	if err != nil {
 		return "", nil, err
 	}
-	if _, err := v.c.Get(ctx, id); err != nil {
-		return "", nil, err
-	}
-	refs, _, err := in.index(ctx, v, id)
+	_, refs, _, _, err := in.index(ctx, v, id)
 	if err != nil {
 		return "", nil, err
 	}
@@ -262,6 +266,7 @@ func (in *Inspector) atPart(ctx context.Context, r *http.Request, v *viewer) (st
 	if err != nil {
 		return "", nil, err
 	}
+	compactAt(&at, r)
 	if at.Code != 0 {
 		return "atview", withCode{at.Code, at}, nil
 	}
@@ -276,9 +281,6 @@ func (in *Inspector) rowsPart(ctx context.Context, r *http.Request, v *viewer) (
 	if err != nil {
 		return "", nil, err
 	}
-	if _, err := v.c.Get(ctx, id); err != nil {
-		return "", nil, err
-	}
 	q := r.URL.Query()
 	after, err := strconv.ParseUint(q.Get("after"), 10, 64)
 	if err != nil {
@@ -288,7 +290,7 @@ func (in *Inspector) rowsPart(ctx context.Context, r *http.Request, v *viewer) (
 	if kind != "" && !validKind(kind) {
 		return "", nil, badInput{"kind", fmt.Sprintf("%q: want one of the legend's kinds", kind)}
 	}
-	refs, _, err := in.index(ctx, v, id)
+	_, refs, _, _, err := in.index(ctx, v, id)
 	if err != nil {
 		return "", nil, err
 	}

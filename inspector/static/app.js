@@ -233,9 +233,17 @@
     });
   }
 
-  // "Show all": the rest of a long message, or a stored tool result.
+  // "Show all": the rest of a long message, or a stored tool result; the
+  // whole context at a point in the timeline's panel.
   function more(root) {
     root.addEventListener("click", function (e) {
+      var all = e.target.closest("a.allat"), at = document.getElementById("at");
+      if (all && at) {
+        e.preventDefault();
+        get(all.href).then(function (r) { return r.text(); }).then(function (html) { at.innerHTML = html; tabs(at); })
+          .catch(function (err) { notice("Could not read it: " + err.message); });
+        return;
+      }
       var a = e.target.closest("a.more");
       if (!a) return;
       e.preventDefault();
