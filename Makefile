@@ -69,7 +69,7 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchtime=20x ./largedata/
 	$(GO) test -run '^$$' -bench Cluster -benchtime=3000x ./node/
 	$(GO) test -run '^$$' -bench Failover -benchtime=20x ./node/
-	$(GO) test -run '^$$' -bench 'PageLoad|LiveEvent' -benchtime=20x ./inspector/
+	$(GO) test -run '^$$' -bench 'PageLoad|LiveEvent|TimelineBrowser' -benchtime=20x ./inspector/
 
 # screenshots retakes the inspector's pictures in docs/img (README) with
 # headless Chromium against a node with a few sessions.

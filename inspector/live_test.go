@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -133,4 +134,43 @@ func TestBrowserLiveSharedStream(t *testing.T) {
 	if !strings.Contains(eval[string](t, tabs[0], `typeof SharedWorker`), "function") {
 		t.Log("no SharedWorker in this browser")
 	}
+}
+
+// TestBrowserLiveReconnecting: with the inspector's live budget taken (64
+// sessions followed by other pages), a page says it is reconnecting and
+// retries; once streams end it is live again and shows the next append.
+func TestBrowserLiveReconnecting(t *testing.T) {
+	b := browser(t)
+	u := startNode(t, nil)
+	u.session(t, "s1", "u1", "a1", 1)
+	info, err := u.c.Get(context.Background(), "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var held sync.WaitGroup
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	for range 64 {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("%s/ui/live?s=s1:%d", u.base, info.GetSeq()), nil)
+		res, err := tr.RoundTrip(req)
+		if err != nil || res.StatusCode != 200 {
+			cancel()
+			t.Fatalf("stream: %v %v", err, res)
+		}
+		held.Add(1)
+		go func() { defer held.Done(); _, _ = io.Copy(io.Discard, res.Body); res.Body.Close() }()
+	}
+	do(t, b, 20*time.Second, chromedp.Navigate(u.base+"/ui/s/s1"), chromedp.WaitVisible(chromedp.CSS("#livebadge.retry")))
+	if got := eval[string](t, b, `document.querySelector('#livebadge').textContent`); got != "reconnecting…" {
+		t.Errorf("badge %q, want reconnecting…", got)
+	}
+	cancel()
+	held.Wait()
+	do(t, b, 20*time.Second, chromedp.WaitVisible(chromedp.CSS("#livebadge.on")))
+	rep, err := u.c.AppendMessages(context.Background(), "s1", &memoryv1.MessageInput{Role: memoryv1.Role_ROLE_USER, Content: "back live"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	do(t, b, 10*time.Second, poll(fmt.Sprintf(`+document.querySelector('#ctx').dataset.seq >= %d`, rep.GetResult().GetSeq())))
 }
