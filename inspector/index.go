@@ -99,7 +99,14 @@ func (in *Inspector) index(ctx context.Context, v *viewer, id string) (*memoryv1
 	if s.created != info.GetCreatedUnixNano() {
 		s.refs, s.read, s.truncated, s.where, s.created = nil, 0, false, whereNow{}, info.GetCreatedUnixNano()
 	}
-	err = in.readBatches(ctx, v, id, s.read, 0, func(ch *memoryv1.WatchChange) bool {
+	// Read up to the session's last batch as the session answered: the
+	// log beyond holds other sessions' batches only, which a filtered read
+	// would still scan.
+	stop := info.GetSeq()
+	if stop != 0 && s.read >= stop {
+		return info, s.refs, s.truncated, s, nil
+	}
+	err = in.readBatches(ctx, v, id, s.read, stop, func(ch *memoryv1.WatchChange) bool {
 		s.read = ch.GetSeq()
 		if len(s.refs) >= in.cfg.MaxTimeline {
 			s.truncated = true

@@ -131,7 +131,7 @@ func (in *Inspector) timelinePage(ctx context.Context, r *http.Request, v *viewe
 	lo := max(0, hi-timelinePageSize)
 	p.FirstRow, p.LastRow = lo+1, hi
 	if hi > lo {
-		if p.Rows, err = in.rows(ctx, v, id, match[lo:hi], p.Kind); err != nil {
+		if p.Rows, err = in.rows(ctx, v, id, match[lo:hi]); err != nil {
 			return "", nil, err
 		}
 	}
@@ -161,9 +161,9 @@ func markRows(rows []timelineRow, at atView) {
 	}
 }
 
-// rows reads and describes the batches of refs (consecutive in the
-// index), keeping those of kind ("" all).
-func (in *Inspector) rows(ctx context.Context, v *viewer, id string, refs []batchRef, kind string) ([]timelineRow, error) {
+// rows reads and describes the batches of refs (in log order), reading
+// the log from the first to the last and keeping only those.
+func (in *Inspector) rows(ctx context.Context, v *viewer, id string, refs []batchRef) ([]timelineRow, error) {
 	want := make(map[uint64]bool, len(refs))
 	for _, r := range refs {
 		want[r.Seq] = true
@@ -312,7 +312,7 @@ func (in *Inspector) rowsPart(ctx context.Context, r *http.Request, v *viewer) (
 		return "rows", part, nil
 	}
 	if len(match) > 0 {
-		if part.Rows, err = in.rows(ctx, v, id, match, kind); err != nil {
+		if part.Rows, err = in.rows(ctx, v, id, match); err != nil {
 			return "", nil, err
 		}
 	}
