@@ -104,6 +104,18 @@
     live = { stop: function () { stopped = true; clearTimeout(timer); if (es) es.close(); } };
   }
 
+  // redraw refreshes the page in place, one refresh at a time: changes
+  // that come while one is in flight make one more after it, not one
+  // each (a busy session's context page is large).
+  var redrawing = false, again = false;
+  function redraw() {
+    if (redrawing) { again = true; return; }
+    redrawing = true;
+    refresh(location.href, false)
+      .catch(function (e) { notice("Refresh failed: " + e.message); })
+      .then(function () { redrawing = false; if (again) { again = false; redraw(); } });
+  }
+
   // startLive follows the page's session; a refreshed #live is read anew
   // at each change (its data-last says what it shows).
   function startLive(first) {
@@ -113,7 +125,7 @@
       var root = document.getElementById("live");
       if (!root || d.seq <= +root.dataset.last) return;
       if (root.querySelector("#timeline")) { timelineChange(root, d.seq); return; }
-      if (root.dataset.follow === "latest") { refresh(location.href, false).catch(function (e) { notice("Refresh failed: " + e.message); }); return; }
+      if (root.dataset.follow === "latest") { redraw(); return; }
       var n = root.querySelector("#newer");
       if (n) n.hidden = false;
     });
