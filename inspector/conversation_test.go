@@ -3,6 +3,7 @@ package inspector_test
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -97,4 +98,38 @@ func TestBrowserConversation(t *testing.T) {
 	}
 	do(t, b, 20*time.Second, chromedp.Click(chromedp.CSS(`#m3 .dataref a.more`)),
 		poll(fmt.Sprintf(`document.querySelector('#m3 > pre.content').textContent.length === %d`, len(big))))
+}
+
+// TestConversationPages: 100 messages a page, the latest page by default,
+// ?n= opens the page of a message, the pager says which messages.
+func TestConversationPages(t *testing.T) {
+	u := startNode(t, nil)
+	if _, err := u.c.CreateSession(context.Background(), "s1", &memoryv1.CreateSessionRequest{UserId: "u1", AgentId: "a1"}); err != nil {
+		t.Fatal(err)
+	}
+	u.appendTurns(t, "s1", 0, 65) // 130 messages
+	ns := func(body string) []string {
+		var out []string
+		for _, m := range regexp.MustCompile(`<li class="msg r-\w+" id="m(\d+)"`).FindAllStringSubmatch(body, -1) {
+			out = append(out, m[1])
+		}
+		return out
+	}
+	for _, c := range []struct {
+		query       string
+		first, last string
+		count       int
+		pager       string
+	}{
+		{"", "101", "130", 30, "messages 101–130 · page 2 of 2"},
+		{"?page=1", "1", "100", 100, "messages 1–100 · page 1 of 2"},
+		{"?n=5", "1", "100", 100, "page 1 of 2"},
+		{"?n=120", "101", "130", 30, "page 2 of 2"},
+	} {
+		code, body := get(t, u.base, "/ui/s/s1/conversation"+c.query, nil, "", "")
+		got := ns(body)
+		if code != 200 || len(got) != c.count || got[0] != c.first || got[len(got)-1] != c.last || !strings.Contains(body, c.pager) {
+			t.Errorf("%s: %d, %d messages %v…, want %d from %s to %s and %q", c.query, code, len(got), got[:min(3, len(got))], c.count, c.first, c.last, c.pager)
+		}
+	}
 }

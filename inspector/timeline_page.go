@@ -129,7 +129,7 @@ func (in *Inspector) timelinePage(ctx context.Context, r *http.Request, v *viewe
 	}
 	hi := n - (p.Pages-p.Page)*timelinePageSize
 	lo := max(0, hi-timelinePageSize)
-	p.FirstRow, p.LastRow = lo+1, hi
+	p.FirstRow, p.LastRow = min(lo+1, hi), hi
 	if hi > lo {
 		if p.Rows, err = in.rows(ctx, v, id, match[lo:hi]); err != nil {
 			return "", nil, err
