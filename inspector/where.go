@@ -1,6 +1,8 @@
 package inspector
 
 import (
+	"google.golang.org/protobuf/types/known/anypb"
+
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 )
 
@@ -14,6 +16,10 @@ type whereNow struct {
 	sums     map[string]*placed // summary id → where it is
 	promoted map[uint64]bool    // message ordinals promoted back
 	recalled map[uint64]bool    // recalled by the latest assembly
+	// assembled is the latest assembly, decoded into recalled only when
+	// asked (every append has one: decoding each cost a cold index more
+	// than all the rest).
+	assembled *anypb.Any
 }
 
 type placed struct {
@@ -38,7 +44,10 @@ func (w *whereNow) apply(b *memoryv1.EventBatch) {
 	}
 	for _, a := range b.GetEvents() {
 		switch shortType(a) {
-		case "L1Summarized", "L1Evicted", "L2Archived", "MessagesPromoted", "PromotedCleared", "ContextAssembled":
+		case "ContextAssembled":
+			w.assembled = a
+			continue
+		case "L1Summarized", "L1Evicted", "L2Archived", "MessagesPromoted", "PromotedCleared":
 		default:
 			continue
 		}
@@ -71,11 +80,6 @@ func (w *whereNow) apply(b *memoryv1.EventBatch) {
 			}
 		case *memoryv1.PromotedCleared:
 			clear(w.promoted)
-		case *memoryv1.ContextAssembled:
-			clear(w.recalled)
-			for _, r := range e.GetSections().GetRecalled() {
-				w.recalled[r.GetSeq()] = true
-			}
 		}
 	}
 }
@@ -85,6 +89,16 @@ func (w *whereNow) apply(b *memoryv1.EventBatch) {
 // summary in L2 covers the same range: the most recent layer wins (L1,
 // then L2, then swap).
 func (w *whereNow) of(o uint64) (label, class string) {
+	if w.assembled != nil {
+		clear(w.recalled)
+		e := &memoryv1.ContextAssembled{}
+		if w.assembled.UnmarshalTo(e) == nil {
+			for _, r := range e.GetSections().GetRecalled() {
+				w.recalled[r.GetSeq()] = true
+			}
+		}
+		w.assembled = nil
+	}
 	best := 0 // 0 verbatim, 1 swap, 2 l2, 3 l1 summary
 	var id string
 	for sid, p := range w.sums {
