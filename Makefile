@@ -31,6 +31,7 @@ deps:
 	cd conformance/mcp && npm ci --no-audit --no-fund
 	cd conformance/json && npm ci --no-audit --no-fund
 	cd conformance/openapi && npm ci --no-audit --no-fund
+	cd conformance/axe && npm ci --no-audit --no-fund
 	cd sdk/ts && npm ci --no-audit --no-fund
 
 # ci is what .ci/run does once the tools are installed: deps, verify, test
@@ -68,7 +69,7 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchtime=20x ./largedata/
 	$(GO) test -run '^$$' -bench Cluster -benchtime=3000x ./node/
 	$(GO) test -run '^$$' -bench Failover -benchtime=20x ./node/
-	$(GO) test -run '^$$' -bench 'PageLoad|LiveEvent' -benchtime=20x ./inspector/
+	$(GO) test -run '^$$' -bench 'PageLoad|LiveEvent|TimelineBrowser' -benchtime=20x ./inspector/
 
 # screenshots retakes the inspector's pictures in docs/img (README) with
 # headless Chromium against a node with a few sessions.

@@ -23,8 +23,11 @@ var (
 
 // BenchmarkPageLoad measures the server time of a whole page (HTTP GET to
 // the last byte, over loopback, no browser) against a real node: a session
-// of -bench.messages messages (its context, its timeline, time travel to its
-// middle) and the sessions list with -bench.sessions sessions. It reports
+// of -bench.messages messages (its context, its timeline's latest page,
+// first page and a filtered page, time travel to its middle, the context
+// panel the timeline fetches after it loads, at the middle and at the
+// latest point, the conversation's latest and first pages) and the
+// sessions list with -bench.sessions sessions. It reports
 // p50 and p95 per page. make bench runs it with -benchtime=30x.
 func BenchmarkPageLoad(b *testing.B) {
 	u := startNode(b, nil)
@@ -69,7 +72,13 @@ func BenchmarkPageLoad(b *testing.B) {
 	for _, p := range []struct{ name, path string }{
 		{fmt.Sprintf("context/messages=%d", *benchMessages), "/ui/s/big"},
 		{fmt.Sprintf("timeline/messages=%d", *benchMessages), "/ui/s/big/timeline"},
+		{fmt.Sprintf("timeline-page1/messages=%d", *benchMessages), "/ui/s/big/timeline?page=1"},
+		{fmt.Sprintf("timeline-filtered/messages=%d", *benchMessages), "/ui/s/big/timeline?kind=compress"},
 		{fmt.Sprintf("timetravel/messages=%d", *benchMessages), fmt.Sprintf("/ui/s/big/timeline?seq=%d", info.GetSeq()/2)},
+		{fmt.Sprintf("context-at-middle/messages=%d", *benchMessages), fmt.Sprintf("/ui/s/big/at?seq=%d", info.GetSeq()/2)},
+		{fmt.Sprintf("context-at-latest/messages=%d", *benchMessages), "/ui/s/big/at"},
+		{fmt.Sprintf("conversation/messages=%d", *benchMessages), "/ui/s/big/conversation"},
+		{fmt.Sprintf("conversation-page1/messages=%d", *benchMessages), "/ui/s/big/conversation?page=1"},
 		{fmt.Sprintf("list/sessions=%d", *benchSessions), "/ui/"},
 		{fmt.Sprintf("list-filtered/sessions=%d", *benchSessions), "/ui/?user=u7"},
 	} {

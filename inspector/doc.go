@@ -1,10 +1,11 @@
 // Package inspector serves the read-only web inspector at /ui/ on the
-// node's HTTP listener: the sessions, one session's context as
-// the LLM receives it (layer by layer, section by section, with the tokens
-// and the source of every item, and the OpenAI and Anthropic renderings),
-// its timeline of events with time travel, search in a session, scopes with
-// their versions and diffs and consolidation conflicts and metadata, the
-// removal ledger (erasures), and live updates from the watch.
+// node's HTTP listener: the sessions, one session's conversation (the
+// transcript, with where each message is now), its context as the LLM
+// receives it (layer by layer, section by section, with the tokens and the
+// source of every item, and the OpenAI and Anthropic renderings), its
+// timeline of events, paged and filtered by kind, with time travel, search
+// in a session, scopes with their versions and diffs and consolidation
+// conflicts and metadata, the removal ledger (erasures), and live updates.
 //
 // Every read goes through the memory service's API (mem.v1.*) on a NATS
 // connection of the viewer, so a page shows exactly what the viewer could
@@ -12,10 +13,13 @@
 // single-user node the node's own connection (the unrestricted caller), on
 // a tenant node a connection opened with the viewer's own NATS credentials
 // (HTTP basic auth), which the NATS server verifies and stamps on every
-// request. Time travel is the one exception: it replays the session's
-// batches from the log with actors.SessionAt and actors.ContextAt, the
-// functions `replay inspect --at-seq` calls, after the API said the viewer
-// may read the session. The node's log bounds (the time-travel window) and
+// request. Reads of the log are the exception, each after the API said
+// the viewer may read the session (its get): time travel replays the
+// session's batches with actors.SessionAt and actors.ContextAt, the
+// functions `replay inspect --at-seq` calls; the timeline and the
+// conversation page through the session's batches (index.go); live
+// updates use the node's watch of the log (Deps.Watcher), which holds none
+// of the viewer's API watch slots. The node's log bounds (the time-travel window) and
 // its removal ledger (content-free; the Erasures page and the 404 of an
 // erased session) are read from the log too (Deps.Reader).
 //

@@ -28,7 +28,10 @@ var funcs = template.FuncMap{
 		}
 		return "ok"
 	},
-	"add": func(a, b int) int { return a + b },
+	"add":      func(a, b int) int { return a + b },
+	"mul":      func(a, b int) int { return a * b },
+	"min64":    func(a int, b uint64) uint64 { return min(uint64(max(a, 0)), b) },
+	"joinSeqs": joinSeqs,
 }
 
 // ago is a Unix nanosecond time as "3m ago" (with the date past a day).

@@ -43,11 +43,14 @@ type Config struct {
 	LoginIdle time.Duration
 	// ReadTimeout bounds the API calls of one page.
 	ReadTimeout time.Duration
+	// MaxLive bounds the sessions followed live by all open pages at once
+	// (the inspector's own budget, apart from the agents' max_watches).
+	MaxLive int
 }
 
 // DefaultConfig returns the defaults.
 func DefaultConfig() Config {
-	return Config{PageSize: 50, MaxTimeline: 20000, MaxLogins: 16, LoginIdle: 10 * time.Minute, ReadTimeout: 10 * time.Second}
+	return Config{PageSize: 50, MaxTimeline: 20000, MaxLogins: 16, LoginIdle: 10 * time.Minute, ReadTimeout: 10 * time.Second, MaxLive: 64}
 }
 
 // Validate reports a bad configuration.
@@ -57,6 +60,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("inspector: page_size %d: want 1..1000", c.PageSize)
 	case c.MaxTimeline < 1:
 		return fmt.Errorf("inspector: max_timeline %d: want > 0", c.MaxTimeline)
+	case c.MaxLive < 1:
+		return fmt.Errorf("inspector: max_live %d: want > 0", c.MaxLive)
 	case c.MaxLogins < 1:
 		return fmt.Errorf("inspector: max_logins %d: want > 0", c.MaxLogins)
 	case c.LoginIdle <= 0 || c.ReadTimeout <= 0:
@@ -82,20 +87,27 @@ type Deps struct {
 	// one; else the window is not checked and the ledger not shown.
 	Reader events.StreamReader
 	Stream string
-	Logger *slog.Logger
+	// Watcher, when set, serves the live updates from the log (the node's
+	// watch) rather than the API's watch endpoint, whose slots the agents
+	// need (max_watches).
+	Watcher Watcher
+	Logger  *slog.Logger
 }
 
 // Inspector is the /ui/ handler.
 type Inspector struct {
-	cfg    Config
-	deps   Deps
-	mux    *http.ServeMux
-	pages  map[string]*template.Template
-	codec  *events.Codec
-	local  *viewer // the single-user node's viewer (nil with tenants)
-	logins *logins // the tenant viewers (nil without tenants)
-	ctx    context.Context
-	cancel context.CancelFunc
+	cfg   Config
+	deps  Deps
+	mux   *http.ServeMux
+	pages map[string]*template.Template
+	codec *events.Codec
+	idx   *indexes
+	// liveSlots bounds the sessions followed live (Config.MaxLive).
+	liveSlots *slots
+	local     *viewer // the single-user node's viewer (nil with tenants)
+	logins    *logins // the tenant viewers (nil without tenants)
+	ctx       context.Context
+	cancel    context.CancelFunc
 }
 
 var _ http.Handler = (*Inspector)(nil)
@@ -118,7 +130,7 @@ func New(cfg Config, deps Deps) (*Inspector, error) {
 	if deps.Stream == "" {
 		deps.Stream = events.StreamName
 	}
-	in := &Inspector{cfg: cfg, deps: deps, codec: events.NewCodec()}
+	in := &Inspector{cfg: cfg, deps: deps, codec: events.NewCodec(), idx: newIndexes(), liveSlots: &slots{size: cfg.MaxLive}}
 	switch {
 	case deps.Tenants != nil:
 		if deps.NATSURL == "" {
@@ -153,11 +165,18 @@ func (in *Inspector) routes() {
 	static, _ := fs.Sub(staticFS, "static")
 	m.Handle("GET /ui/static/", http.StripPrefix("/ui/static/", cacheFor(http.FileServerFS(static))))
 	m.HandleFunc("GET /ui/{$}", in.page(in.sessionsPage))
+	m.HandleFunc("/ui/", in.notFound)
 	m.HandleFunc("GET /ui/s/{id}", in.page(in.contextPage))
 	m.HandleFunc("GET /ui/s/{id}/timeline", in.page(in.timelinePage))
+	m.HandleFunc("GET /ui/s/{id}/timeline/rows", in.part("timeline.html", in.rowsPart))
+	m.HandleFunc("GET /ui/s/{id}/at", in.part("timeline.html", in.atPart))
+	m.HandleFunc("GET /ui/s/{id}/conversation", in.page(in.conversationPage))
+	m.HandleFunc("GET /ui/s/{id}/message/{n}", in.api(in.messageText))
+	m.HandleFunc("GET /ui/s/{id}/data/{ref}", in.api(in.dataText))
 	m.HandleFunc("GET /ui/s/{id}/search", in.page(in.searchPage))
 	m.HandleFunc("GET /ui/s/{id}/at.json", in.api(in.atJSON))
 	m.HandleFunc("GET /ui/s/{id}/live", in.api(in.live))
+	m.HandleFunc("GET /ui/live", in.api(in.live))
 	m.HandleFunc("GET /ui/scopes", in.page(in.scopesPage))
 	m.HandleFunc("GET /ui/erasures", in.page(in.erasuresPage))
 	in.mux = m
@@ -178,16 +197,16 @@ func (in *Inspector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'; style-src-attr 'unsafe-inline'; script-src 'self'; frame-ancestors 'none'")
 	if why := checkHostOrigin(r, in.cfg.AllowedHosts); why != "" {
-		http.Error(w, "Forbidden: "+why, http.StatusForbidden)
+		in.errorPage(w, nil, http.StatusForbidden, "Forbidden: "+why)
 		return
 	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		h.Set("Allow", "GET, HEAD")
-		http.Error(w, "the inspector is read-only: GET only", http.StatusMethodNotAllowed)
+		in.errorPage(w, nil, http.StatusMethodNotAllowed, "The inspector is read-only: GET only.")
 		return
 	}
 	if r.URL.Query().Has("password") || r.URL.Query().Has("token") || r.URL.User != nil {
-		http.Error(w, "Bad request: credentials never go in a URL; use HTTP basic auth", http.StatusBadRequest)
+		in.errorPage(w, nil, http.StatusBadRequest, "Bad request: credentials never go in a URL; use HTTP basic auth.")
 		return
 	}
 	v, err := in.viewer(r)
@@ -221,17 +240,17 @@ func (in *Inspector) refuse(w http.ResponseWriter, err error) {
 	switch {
 	case errors.Is(err, errAuth):
 		w.Header().Set("WWW-Authenticate", `Basic realm="agentmem inspector", charset="UTF-8"`)
-		http.Error(w, "Unauthorized: log in with the NATS user and password of an admin principal", http.StatusUnauthorized)
+		in.errorPage(w, nil, http.StatusUnauthorized, "Unauthorized: log in with the NATS user and password of an admin principal.")
 	case errors.As(err, &na), errors.Is(err, errNotLoopback):
-		http.Error(w, "Forbidden: "+err.Error(), http.StatusForbidden)
+		in.errorPage(w, nil, http.StatusForbidden, "Forbidden: "+err.Error())
 	default:
 		var d *tenancy.DeniedError
 		if errors.As(err, &d) {
-			http.Error(w, "Forbidden: "+d.Error(), http.StatusForbidden)
+			in.errorPage(w, nil, http.StatusForbidden, "Forbidden: "+d.Error())
 			return
 		}
 		in.deps.Logger.Warn("inspector: login failed", "err", err)
-		http.Error(w, "Service unavailable: "+err.Error(), http.StatusServiceUnavailable)
+		in.errorPage(w, nil, http.StatusServiceUnavailable, "Service unavailable: "+err.Error())
 	}
 }
 
@@ -251,7 +270,11 @@ func (in *Inspector) page(f pageFunc) http.HandlerFunc {
 			in.fail(w, r, v, err)
 			return
 		}
-		in.render(w, http.StatusOK, name, data)
+		code := http.StatusOK
+		if wc, ok := data.(withCode); ok {
+			code, data = wc.code, wc.data
+		}
+		in.render(w, code, name, data)
 	}
 }
 
@@ -289,7 +312,7 @@ func (in *Inspector) fail(w http.ResponseWriter, r *http.Request, v *viewer, err
 	if code >= 500 {
 		in.deps.Logger.Warn("inspector: page failed", "path", r.URL.Path, "err", err)
 	}
-	in.render(w, code, "error.html", errorPage{Base: base(v, ""), Code: code, Message: err.Error()})
+	in.render(w, code, "error.html", errorPage{Base: base(v, r.PathValue("id")), Code: code, Title: http.StatusText(code), Message: err.Error()})
 }
 
 func statusOf(err error) int {
@@ -317,7 +340,9 @@ func (in *Inspector) render(w http.ResponseWriter, code int, name string, data a
 	var buf bytes.Buffer
 	if err := in.pages[name].ExecuteTemplate(&buf, "layout", data); err != nil {
 		in.deps.Logger.Error("inspector: template", "page", name, "err", err)
-		http.Error(w, "template error: "+err.Error(), http.StatusInternalServerError)
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.WriteHeader(http.StatusInternalServerError)
+		_, _ = fmt.Fprintf(w, "<!doctype html><html lang=en><title>Error 500</title><h1>Error 500</h1><p>The page could not be drawn: %s</p><p><a href=\"/ui/\">Back to the sessions</a></p></html>", template.HTMLEscapeString(err.Error()))
 		return
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -364,6 +389,6 @@ func base(v *viewer, session string) Base {
 
 type errorPage struct {
 	Base
-	Code    int
-	Message string
+	Code           int
+	Title, Message string
 }

@@ -66,7 +66,7 @@ func TestDescribeBatchUnknownType(t *testing.T) {
 	if row.Seq != 42 || len(row.Events) != 3 {
 		t.Fatalf("row %+v", row)
 	}
-	if e := row.Events[0]; e.Type != "MessagesAppended" || e.Detail != "user #3 · 7 tokens" {
+	if e := row.Events[0]; e.Type != "MessagesAppended" || len(e.Msgs) != 1 || e.Msgs[0].N != 3 || e.Msgs[0].Role != "user" || e.Msgs[0].Tokens != 7 {
 		t.Errorf("known event: %+v", e)
 	}
 	if e := row.Events[2]; e.Type != "SessionErased" || e.Detail != "" {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 
 	"github.com/agentmem/agentmem/client"
@@ -60,14 +61,24 @@ func TestScreenshots(t *testing.T) {
 	if err := os.MkdirAll(*screenshots, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []struct{ name, path, wait string }{
-		{"inspector-sessions.png", "/ui/", "#sessions"},
-		{"inspector-context.png", "/ui/s/support-7f3a", "#ctx"},
-		{"inspector-timeline.png", "/ui/s/support-7f3a/timeline?seq=9", "#timeline"},
-		{"inspector-search.png", "/ui/s/support-7f3a/search?q=refund+cracked+kettle", ".hit"},
-		{"inspector-scopes.png", "/ui/scopes?kind=user&id=alice&key=profile", ".version"},
-		{"inspector-erasures.png", "/ui/erasures", "#erasures"},
+	for _, s := range []struct {
+		name, path, wait string
+		dark             bool
+	}{
+		{"inspector-sessions.png", "/ui/", "#sessions", false},
+		{"inspector-context.png", "/ui/s/support-7f3a", "#ctx", false},
+		{"inspector-conversation.png", "/ui/s/support-7f3a/conversation?n=9#m9", "#conversation", false},
+		{"inspector-timeline.png", "/ui/s/support-7f3a/timeline?seq=9", "#ctx", false},
+		{"inspector-timeline-dark.png", "/ui/s/support-7f3a/timeline", "#ctx", true},
+		{"inspector-search.png", "/ui/s/support-7f3a/search?q=refund+cracked+kettle", ".hit", false},
+		{"inspector-scopes.png", "/ui/scopes?kind=user&id=alice&key=profile", ".version", false},
+		{"inspector-erasures.png", "/ui/erasures", "#erasures", false},
 	} {
+		scheme := map[bool]string{false: "light", true: "dark"}[s.dark]
+		if _, err := chromedp.Call(b, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+			Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: scheme}}}); err != nil {
+			t.Fatal(err)
+		}
 		do(t, b, 30*time.Second, chromedp.Navigate(u.base+s.path), chromedp.WaitVisible(chromedp.CSS(s.wait)), chromedp.Sleep(300*time.Millisecond))
 		png, err := chromedp.Run(b, chromedp.CaptureScreenshot())
 		if err != nil {

@@ -60,118 +60,12 @@ func (in *Inspector) contextPage(ctx context.Context, r *http.Request, v *viewer
 	return "context.html", p, nil
 }
 
-type timelinePage struct {
-	Base
-	Info    *memoryv1.SessionInfo
-	Status  string
-	Rows    []timelineRow
-	Seqs    []uint64
-	At      uint64 // the sequence shown
-	AtIndex int    // its index in Seqs
-	First   uint64
-	Last    uint64
-	Context contextView
-	// Truncated: the session has more batches than the timeline reads.
-	Truncated bool
-	LastSeq   uint64
-	// Outside says why At cannot be shown: it is before the first message
-	// the log keeps (the text `replay inspect --at-seq` gives); Earliest
-	// is the first point that can.
-	Outside  string
-	Earliest uint64
-}
-
-// timelinePage lists the session's batches in order and shows the context
-// at the one the "seq" parameter names (the latest by default): exactly
-// what `replay inspect --at-seq` returns (actors.SessionAt).
-func (in *Inspector) timelinePage(ctx context.Context, r *http.Request, v *viewer) (string, any, error) {
-	id, err := sessionID(r)
-	if err != nil {
-		return "", nil, err
-	}
-	info, err := v.c.Get(ctx, id)
-	if err != nil {
-		return "", nil, err
-	}
-	changes, truncated, err := in.readBatches(ctx, v, id)
-	if err != nil {
-		return "", nil, err
-	}
-	p := timelinePage{Base: base(v, id), Info: info, Status: statusName(info.GetStatus()), Truncated: truncated}
-	p.Tab = "timeline"
-	for _, ch := range changes {
-		p.Rows = append(p.Rows, describeBatch(ch.GetSeq(), ch.GetBatch()))
-		p.Seqs = append(p.Seqs, ch.GetSeq())
-	}
-	if len(p.Seqs) == 0 {
-		return "", nil, fmt.Errorf("inspector: session %s has no batch in the log", id)
-	}
-	p.First, p.Last, p.LastSeq = p.Seqs[0], p.Seqs[len(p.Seqs)-1], p.Seqs[len(p.Seqs)-1]
-	p.At = p.Last
-	if s := r.URL.Query().Get("seq"); s != "" {
-		if p.At, err = strconv.ParseUint(s, 10, 64); err != nil || p.At == 0 {
-			return "", nil, badInput{"seq", fmt.Sprintf("%q is not a stream sequence (a whole number > 0)", s)}
-		}
-	}
-	for i, s := range p.Seqs {
-		if s <= p.At {
-			p.AtIndex = i
-		}
-	}
-	for i := range p.Rows {
-		p.Rows[i].Current = p.Rows[i].Seq == p.Seqs[p.AtIndex]
-		p.Rows[i].Future = p.Rows[i].Seq > p.At
-	}
-	if err := in.checkWindow(ctx, p.At); err != nil {
-		var o *outsideWindow
-		if !errors.As(err, &o) {
-			return "", nil, err
-		}
-		p.Outside, p.Earliest = o.Error(), max(o.First, p.First)
-		return "timeline.html", p, nil
-	}
-	st, err := actors.SessionAt(ctx, in.deps.Log, in.codec, id, actors.Point{Seq: p.At})
-	if err != nil {
-		var ny *actors.NotYetError
-		if errors.As(err, &ny) {
-			return "", nil, badInput{"seq", ny.Error()}
-		}
-		return "", nil, err
-	}
-	cx, err := actors.ContextAt(ctx, in.deps.Log, in.deps.Reader, in.codec, st)
-	if err != nil {
-		return "", nil, err
-	}
-	p.Context = buildContext(cx, st.Snapshot())
-	return "timeline.html", p, nil
-}
-
-// readBatches reads the session's batches through the API's watch (which
-// checks the viewer may read the session), from the first, up to
-// MaxTimeline of them.
-func (in *Inspector) readBatches(ctx context.Context, v *viewer, id string) ([]*memoryv1.WatchChange, bool, error) {
-	var out []*memoryv1.WatchChange
-	var from uint64
-	for len(out) < in.cfg.MaxTimeline {
-		rep := &memoryv1.WatchReply{}
-		if err := request(ctx, v.nc, "mem.v1.session."+id+".watch", &memoryv1.WatchRequest{FromSeq: from, MaxChanges: 256}, rep); err != nil {
-			return nil, false, err
-		}
-		if len(rep.GetChanges()) == 0 {
-			return out, false, nil
-		}
-		out = append(out, rep.GetChanges()...)
-		from = rep.GetLastSeq()
-	}
-	return out[:in.cfg.MaxTimeline], true, nil
-}
-
 // atJSON answers {"context": ContextReply, "snapshot": SessionSnapshot} at
 // ?seq= (the latest without), as `replay inspect --json --at-seq` prints.
 func (in *Inspector) atJSON(w http.ResponseWriter, r *http.Request, v *viewer) {
 	ctx, cancel := context.WithTimeout(r.Context(), in.cfg.ReadTimeout)
 	defer cancel()
-	fail := func(err error) { http.Error(w, err.Error(), statusOf(err)) }
+	fail := func(err error) { in.fail(w, r, v, err) }
 	id, err := sessionID(r)
 	if err != nil {
 		fail(err)

@@ -20,13 +20,38 @@ type timelineRow struct {
 	Events  []timelineEvent
 	// Kind is the row's main kind, for its colour: append, compress,
 	// summary, recall, assemble, erase, status, other.
-	Kind            string
+	Kind string
+	// Has are the kinds of all its events (the filter keeps a batch with
+	// any event of its kind).
+	Has             []string
 	Current, Future bool
 }
 
 type timelineEvent struct {
 	Type   string // the event's short type name (an unknown type by its name)
 	Detail string
+	// Msgs are the messages an append stored, by their text: the timeline
+	// reads as a transcript, each linked to the conversation.
+	Msgs []msgExcerpt
+}
+
+// msgExcerpt is a message as one line of the timeline.
+type msgExcerpt struct {
+	N      uint64 // the message's ordinal in the session
+	Role   string
+	Text   string
+	Tokens uint32
+}
+
+// excerptLen bounds a message's text on the timeline (runes).
+const excerptLen = 160
+
+func excerpt(s string) string {
+	r := []rune(strings.Join(strings.Fields(s), " "))
+	if len(r) <= excerptLen {
+		return string(r)
+	}
+	return string(r[:excerptLen]) + "…"
 }
 
 // describeBatch names a batch's events and what each did. Event types this
@@ -38,15 +63,82 @@ func describeBatch(seq uint64, b *memoryv1.EventBatch) timelineRow {
 		m, err := a.UnmarshalNew()
 		if err == nil {
 			ev.Detail = detail(m)
-		}
-		if row.Kind == "" || row.Kind == "other" || row.Kind == "append" {
-			if k := kindOf(ev.Type); k != "other" || row.Kind == "" {
-				row.Kind = k
+			if ma, ok := m.(*memoryv1.MessagesAppended); ok {
+				ev.Detail = ""
+				for _, msg := range ma.GetMessages() {
+					text := msg.GetContent()
+					if text == "" && len(msg.GetToolCalls()) > 0 {
+						text = "calls " + msg.GetToolCalls()[0].GetName() + "(…)"
+					}
+					ev.Msgs = append(ev.Msgs, msgExcerpt{N: msg.GetSeq(), Role: roleName(msg.GetRole()), Text: excerpt(text), Tokens: msg.GetTokens()})
+				}
 			}
 		}
 		row.Events = append(row.Events, ev)
 	}
+	row.Kind = kindOfBatch(b)
+	m := kindMask(b)
+	for i, k := range kinds {
+		if m&(1<<i) != 0 {
+			row.Has = append(row.Has, k.Name)
+		}
+	}
 	return row
+}
+
+// kindOfBatch is a batch's main kind, for its colour: the first of
+// kindPriority among its events' kinds (an append that also compressed is
+// a compression; an append that assembled a context is an append).
+func kindOfBatch(b *memoryv1.EventBatch) string {
+	m := kindMask(b)
+	for _, k := range kindPriority {
+		if m&kindBit(k) != 0 {
+			return k
+		}
+	}
+	return "other"
+}
+
+var kindPriority = []string{"erase", "compress", "summary", "recall", "append", "status", "assemble", "other"}
+
+// kindMask has the bit of every kind of the batch's events: the filter
+// keeps a batch holding any event of its kind.
+func kindMask(b *memoryv1.EventBatch) uint16 {
+	var m uint16
+	for _, a := range b.GetEvents() {
+		m |= kindBit(kindOf(shortType(a)))
+	}
+	return m
+}
+
+func kindBit(k string) uint16 {
+	for i, c := range kinds {
+		if c.Name == k {
+			return 1 << i
+		}
+	}
+	return 1 << (len(kinds) - 1) // other
+}
+
+// kinds are the timeline's filter choices and legend, in order.
+var kinds = []struct{ Name, Label, Hint string }{
+	{"append", "Appends", "messages stored (MessagesAppended)"},
+	{"assemble", "Assemblies", "recalled turns and memory chosen for a question (ContextAssembled)"},
+	{"summary", "Summaries", "L1 messages folded into a summary, or a summary rewritten"},
+	{"compress", "Compressions", "summaries moved from L1 to L2, or L2 archived to swap"},
+	{"recall", "Promotions", "messages promoted from swap, or cleared"},
+	{"status", "Status", "created, paused, resumed, terminated, archived"},
+	{"erase", "Erasures", "content removed on request"},
+	{"other", "Other", "kernel, ROM, session state and the rest"},
+}
+
+func validKind(k string) bool {
+	for _, c := range kinds {
+		if c.Name == k {
+			return true
+		}
+	}
+	return false
 }
 
 // shortType is the event's protobuf name without its package.

@@ -34,6 +34,29 @@ type contextView struct {
 	Items, Tokens uint32 // over every section
 	OpenAI        string
 	Anthropic     string
+	// All, when set, is where the whole of a compact view is fetched: the
+	// timeline's panel shows the last panelItems items of each section
+	// and no renderings (a context of thousands of messages was tens of
+	// thousands of DOM nodes beside the rows).
+	All string
+}
+
+// panelItems bounds the items of a section in the timeline's panel.
+const panelItems = 30
+
+// compact keeps the last panelItems items of each section and drops the
+// renderings; all is where the whole view is fetched.
+func (v *contextView) compact(all string) {
+	cut := false
+	for i := range v.Sections {
+		s := &v.Sections[i]
+		if n := len(s.Items); n > panelItems {
+			s.Hidden, s.Items, cut = n-panelItems, s.Items[n-panelItems:], true
+		}
+	}
+	if cut || v.OpenAI != "" {
+		v.All, v.OpenAI, v.Anthropic = all, "", ""
+	}
 }
 
 type section struct {
@@ -42,6 +65,8 @@ type section struct {
 	// reply's layer counts say for this section.
 	Tokens, Reported uint32
 	Items            []item
+	// Hidden is the items left out of a compact view (its first ones).
+	Hidden int
 	// Share is Tokens as a percentage of the budget (for the bar).
 	Share float64
 }

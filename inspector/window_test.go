@@ -52,8 +52,8 @@ func TestTimeTravelOutsideWindow(t *testing.T) {
 	}
 	want := strings.TrimPrefix(rerr.Error(), "replay: ")
 	code, body := get(t, u.base, "/ui/s/s1/timeline?seq=1", nil, "", "")
-	if code != 200 || !strings.Contains(body, `id="outside"`) {
-		t.Fatalf("timeline at seq 1: %d\n%s", code, body)
+	if code != 404 || !strings.Contains(body, `id="outside"`) || !strings.Contains(body, `id="timeline"`) {
+		t.Fatalf("timeline at seq 1: %d (want 404 with the timeline and why)\n%s", code, body)
 	}
 	if !strings.Contains(body, html.EscapeString(want)) {
 		t.Errorf("the page does not give replay inspect's message %q:\n%s", want, body[strings.Index(body, `id="outside"`):])
@@ -71,7 +71,7 @@ func TestTimeTravelOutsideWindow(t *testing.T) {
 	if m == nil {
 		t.Fatalf("no batch on the timeline:\n%s", body)
 	}
-	if code, body = get(t, u.base, "/ui/s/s1/timeline?seq="+m[1], nil, "", ""); code != 200 || !strings.Contains(body, `id="ctx"`) {
+	if code, body = get(t, u.base, "/ui/s/s1/at?seq="+m[1], nil, "", ""); code != 200 || !strings.Contains(body, `id="ctx"`) {
 		t.Errorf("timeline at the session's first seq %s: %d", m[1], code)
 	}
 	// A version compacted away: the API's reason, on the key's page.

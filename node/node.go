@@ -516,7 +516,14 @@ func (n *Node) startHTTP(tenants *tenancy.Directory) error {
 			return fmt.Errorf("node: inspector: connect %s: %w", n.url, err)
 		}
 	}
-	ui, err := inspector.New(icfg, inspector.Deps{Conn: n.uiNC, Tenants: tenants, NATSURL: n.url, Log: n.log, Reader: n.reader, Stream: n.stream, Logger: n.logger})
+	// The inspector's live pages read the log with a watcher of their own
+	// (its own bound on reads in flight) rather than the API's watch, so
+	// they take none of the agents' watch slots (max_watches).
+	var live inspector.Watcher
+	if n.reader != nil {
+		live = watcher{log: n.reader, nc: n.nc, reads: make(chan struct{}, maxInspectorWatchReads)}
+	}
+	ui, err := inspector.New(icfg, inspector.Deps{Conn: n.uiNC, Tenants: tenants, NATSURL: n.url, Log: n.log, Reader: n.reader, Stream: n.stream, Watcher: live, Logger: n.logger})
 	if err != nil {
 		return fmt.Errorf("node: inspector: %w", err)
 	}

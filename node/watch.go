@@ -34,8 +34,13 @@ type watcher struct {
 	reads chan struct{}
 }
 
-// maxWatchReads bounds the log reads of watch polls in flight at once.
-const maxWatchReads = 64
+// maxWatchReads bounds the log reads of watch polls in flight at once;
+// maxInspectorWatchReads those of the inspector's live pages, which have
+// a watcher of their own.
+const (
+	maxWatchReads          = 64
+	maxInspectorWatchReads = 16
+)
 
 var _ api.Watcher = watcher{}
 

@@ -1,0 +1,213 @@
+package inspector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/agentmem/agentmem/events"
+	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
+)
+
+// batchRef is one stored batch of a session, as little as paging needs: a
+// timeline page or a conversation page is found in the index, then only
+// its own batches are read and decoded. A 5,000-turn session's index is a
+// few hundred kilobytes; rendering every batch was megabytes per load.
+type batchRef struct {
+	Seq   uint64 // the stream sequence
+	Kind  string // the batch's main kind (kindOfBatch)
+	Kinds uint16 // every kind of its events (kindMask)
+	// First and Last are the message ordinals the batch appended (0: none).
+	First, Last uint64
+}
+
+// sessionIndex is one session's batches in log order, read up to Read
+// (the last stream sequence read for it).
+type sessionIndex struct {
+	mu        sync.Mutex
+	refs      []batchRef
+	read      uint64
+	truncated bool
+	where     whereNow
+	// created is the session's creation time: a session erased and
+	// created again under its id starts a new index.
+	created int64
+}
+
+// indexes caches the sessions' batch indexes: the first page of a session
+// reads its batches once (kinds and message ordinals only), later pages
+// and live updates read only what was stored since. The cache is bounded
+// (maxIndexes sessions, the oldest used dropped first).
+type indexes struct {
+	mu  sync.Mutex
+	m   map[string]*sessionIndex
+	use map[string]uint64
+	n   uint64
+}
+
+const maxIndexes = 64
+
+func newIndexes() *indexes {
+	return &indexes{m: map[string]*sessionIndex{}, use: map[string]uint64{}}
+}
+
+func (x *indexes) get(id string) *sessionIndex {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.n++
+	if s, ok := x.m[id]; ok {
+		x.use[id] = x.n
+		return s
+	}
+	if len(x.m) >= maxIndexes {
+		oldest, at := "", ^uint64(0)
+		for k, u := range x.use {
+			if u < at {
+				oldest, at = k, u
+			}
+		}
+		delete(x.m, oldest)
+		delete(x.use, oldest)
+	}
+	s := &sessionIndex{}
+	x.m[id], x.use[id] = s, x.n
+	return s
+}
+
+// drop forgets a session (erased, or no longer readable).
+func (x *indexes) drop(id string) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	delete(x.m, id)
+	delete(x.use, id)
+}
+
+// index asks the API whether the viewer may read the session (its get,
+// whose answer it returns), then returns the session's batches up to now,
+// read from the log as time travel reads them, and the session's index
+// (its where under its lock).
+func (in *Inspector) index(ctx context.Context, v *viewer, id string) (*memoryv1.SessionInfo, []batchRef, bool, *sessionIndex, error) {
+	info, err := v.c.Get(ctx, id)
+	if err != nil {
+		in.idx.drop(id)
+		return nil, nil, false, nil, err
+	}
+	s := in.idx.get(id)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.created != info.GetCreatedUnixNano() {
+		s.refs, s.read, s.truncated, s.where, s.created = nil, 0, false, whereNow{}, info.GetCreatedUnixNano()
+	}
+	// Read up to the session's last batch as the session answered: the
+	// log beyond holds other sessions' batches only, which a filtered read
+	// would still scan.
+	stop := info.GetSeq()
+	if stop != 0 && s.read >= stop {
+		return info, s.refs, s.truncated, s, nil
+	}
+	err = in.readBatches(ctx, v, id, s.read, stop, func(ch *memoryv1.WatchChange) bool {
+		s.read = ch.GetSeq()
+		if len(s.refs) >= in.cfg.MaxTimeline {
+			s.truncated = true
+			return false
+		}
+		s.refs = append(s.refs, refOf(ch.GetSeq(), ch.GetBatch()))
+		s.where.apply(ch.GetBatch())
+		return true
+	})
+	if err != nil {
+		return nil, nil, false, nil, err
+	}
+	if in.deps.Reader != nil && len(s.refs) > 0 {
+		// Batches compacted or erased away since: drop their refs.
+		if b, err := in.deps.Reader.Bounds(ctx); err == nil && b.First > s.refs[0].Seq {
+			i := 0
+			for i < len(s.refs) && s.refs[i].Seq < b.First {
+				i++
+			}
+			s.refs = append([]batchRef(nil), s.refs[i:]...)
+		}
+	}
+	return info, s.refs, s.truncated, s, nil
+}
+
+func refOf(seq uint64, b *memoryv1.EventBatch) batchRef {
+	r := batchRef{Seq: seq, Kind: kindOfBatch(b), Kinds: kindMask(b)}
+	for _, a := range b.GetEvents() {
+		if a.MessageName() != messagesAppendedName {
+			continue
+		}
+		ev := &memoryv1.MessagesAppended{}
+		if a.UnmarshalTo(ev) != nil {
+			continue
+		}
+		for _, m := range ev.GetMessages() {
+			if r.First == 0 {
+				r.First = m.GetSeq()
+			}
+			r.Last = m.GetSeq()
+		}
+	}
+	return r
+}
+
+var messagesAppendedName = (*memoryv1.MessagesAppended)(nil).ProtoReflect().Descriptor().FullName()
+
+// readBatches calls f with the session's batches after stream sequence
+// after, up to stop (0: up to now), until f returns false. With the node's
+// log reader it is one bounded read of the session's subject; without,
+// the API's watch pages (which check the viewer may read the session).
+func (in *Inspector) readBatches(ctx context.Context, v *viewer, id string, after, stop uint64, f func(*memoryv1.WatchChange) bool) error {
+	if r := in.deps.Reader; r != nil {
+		b, err := r.Bounds(ctx)
+		if err != nil {
+			return fmt.Errorf("inspector: the log's bounds: %w", err)
+		}
+		if stop == 0 || stop > b.Last {
+			stop = b.Last
+		}
+		if stop <= after {
+			return nil
+		}
+		cur, err := r.Read(ctx, after+1, events.WithSubjects(events.SessionSubject(id)), events.WithStop(stop), events.WithReadAhead(256))
+		if err != nil {
+			return fmt.Errorf("inspector: read session %s: %w", id, err)
+		}
+		defer cur.Close()
+		for {
+			rec, err := cur.Next(ctx)
+			if errors.Is(err, events.ErrEndOfRead) {
+				return nil
+			}
+			if err != nil {
+				return fmt.Errorf("inspector: read session %s: %w", id, err)
+			}
+			batch, err := events.DecodeBatch(rec.Data)
+			if err != nil {
+				return fmt.Errorf("inspector: session %s seq %d: %w", id, rec.Seq, err)
+			}
+			if !f(&memoryv1.WatchChange{Seq: rec.Seq, Subject: rec.Subject, Batch: batch}) {
+				return nil
+			}
+		}
+	}
+	for {
+		rep := &memoryv1.WatchReply{}
+		if err := request(ctx, v.nc, "mem.v1.session."+id+".watch", &memoryv1.WatchRequest{FromSeq: after, MaxChanges: 256}, rep); err != nil {
+			return err
+		}
+		if len(rep.GetChanges()) == 0 {
+			return nil
+		}
+		for _, ch := range rep.GetChanges() {
+			if stop > 0 && ch.GetSeq() > stop {
+				return nil
+			}
+			if !f(ch) {
+				return nil
+			}
+		}
+		after = rep.GetLastSeq()
+	}
+}
