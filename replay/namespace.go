@@ -88,7 +88,7 @@ func dialAPI(conn Conn) (*client.Client, func(), error) {
 // NamespaceExport writes scope's keys (with prefix) as a NamespaceFile to
 // w; with messages, and scope a user's, the messages of the user's
 // sessions too. It returns the keys written.
-func NamespaceExport(ctx context.Context, c *client.Client, scope client.Scope, prefix string, messages bool, w io.Writer) (int, error) {
+func NamespaceExport(ctx context.Context, c *client.Client, scope client.Scope, prefix string, messages bool, minSeq uint64, w io.Writer) (int, error) {
 	f := NamespaceFile{Format: NamespaceFormat, Scope: scope.String(), ExportedAt: time.Now().UTC().Format(time.RFC3339)}
 	err := c.Export(ctx, scope, prefix, func(p *memoryv1.ExportEntriesReply) error {
 		for _, kh := range p.GetKeys() {
@@ -108,7 +108,7 @@ func NamespaceExport(ctx context.Context, c *client.Client, scope client.Scope, 
 		if scope.Kind != "user" {
 			return 0, fmt.Errorf("%w: --messages exports a user's sessions: the namespace must be user:<id>", ErrUsage)
 		}
-		if f.Sessions, err = userMessages(ctx, c, scope.ID); err != nil {
+		if f.Sessions, err = userMessages(ctx, c, scope.ID, minSeq); err != nil {
 			return 0, fmt.Errorf("replay: export %s messages: %w", scope, err)
 		}
 	}
@@ -122,19 +122,21 @@ func NamespaceExport(ctx context.Context, c *client.Client, scope client.Scope, 
 }
 
 // userMessages reads every message of user's sessions (the sessions index,
-// then each session's recall pages).
-func userMessages(ctx context.Context, c *client.Client, user string) ([]NamespaceSessionMsgs, error) {
+// then each session's recall pages), once the node's projection applied
+// log sequence minSeq (0: what it applied): the index and the pages are
+// read models, behind the log by the projector's lag.
+func userMessages(ctx context.Context, c *client.Client, user string, minSeq uint64) ([]NamespaceSessionMsgs, error) {
 	var out []NamespaceSessionMsgs
 	token := ""
 	for {
-		page, err := c.ListSessions(ctx, &memoryv1.ListSessionsRequest{UserId: user, Limit: 100, PageToken: token})
+		page, err := c.ListSessions(ctx, &memoryv1.ListSessionsRequest{UserId: user, Limit: 100, PageToken: token, MinSeq: minSeq})
 		if err != nil {
 			return nil, err
 		}
 		for _, s := range page.GetSessions() {
 			sm := NamespaceSessionMsgs{SessionID: s.GetSessionId()}
 			for off := uint32(0); ; {
-				r, err := c.Recall(ctx, s.GetSessionId(), &memoryv1.RecallRequest{Offset: off, Limit: 50})
+				r, err := c.Recall(ctx, s.GetSessionId(), &memoryv1.RecallRequest{Offset: off, Limit: 50, MinSeq: minSeq})
 				if err != nil {
 					return nil, err
 				}

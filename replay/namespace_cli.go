@@ -21,7 +21,7 @@ const namespaceUsage = `  namespace list|export|import|archive|restore <kind:id>
         session:<id> (a session's scope), ...
         list <ns> [--type episodic|semantic|procedural] [--older-than-days N]
             [--archived] [--deleted] [--prefix P]: key, version, type, state, updated
-        export <ns> [--out FILE|-] [--prefix P] [--messages]: a JSON file of
+        export <ns> [--out FILE|-] [--prefix P] [--messages [--min-seq N]]: a JSON file of
             the keys with every kept version and metadata (archived and
             deleted ones included); --messages adds the messages of a user's
             sessions (not imported). At most 200 keys and 4 MiB a page.
@@ -43,6 +43,7 @@ func runNamespace(ctx context.Context, fs *flag.FlagSet, parse func() ([]string,
 	var (
 		typ, prefix, out, in string
 		olderDays, version   uint64
+		minSeq               uint64
 		archived, deleted    bool
 		dryRun, messages     bool
 	)
@@ -56,6 +57,7 @@ func runNamespace(ctx context.Context, fs *flag.FlagSet, parse func() ([]string,
 	fs.BoolVar(&deleted, "deleted", false, "list deleted entries too")
 	fs.BoolVar(&dryRun, "dry-run", false, "report what would change without changing it")
 	fs.BoolVar(&messages, "messages", false, "export the messages of a user's sessions too")
+	fs.Uint64Var(&minSeq, "min-seq", 0, "with --messages: read the sessions once the node applied this log sequence (a writer's last acknowledged write)")
 	pos, err := parse()
 	if err != nil {
 		return err
@@ -89,7 +91,7 @@ func runNamespace(ctx context.Context, fs *flag.FlagSet, parse func() ([]string,
 		if err != nil {
 			return err
 		}
-		n, err := NamespaceExport(ctx, c, scope, prefix, messages, w)
+		n, err := NamespaceExport(ctx, c, scope, prefix, messages, minSeq, w)
 		if err = done(err); err != nil {
 			return err
 		}

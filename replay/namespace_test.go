@@ -3,6 +3,7 @@ package replay
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -50,7 +51,7 @@ func TestNamespaceCommands(t *testing.T) {
 		return out.String()
 	}
 	file := filepath.Join(t.TempDir(), "alice.json")
-	run("namespace", "export", "user:alice", "--out", file, "--messages")
+	run("namespace", "export", "user:alice", "--out", file, "--messages", "--min-seq", fmt.Sprint(c.LastWriteSeq()))
 	f, keys, err := readFile(file)
 	if err != nil || len(keys) != 2 || len(f.Sessions) != 1 || len(f.Sessions[0].Messages) != 1 {
 		t.Fatalf("export file: %v, %d keys, %v", err, len(keys), f)
