@@ -228,9 +228,9 @@ func (s *Service) earlierSessionHits(ctx context.Context, who *tenancy.Caller, i
 		if who.Scope("user", k.User, false) != nil {
 			return nil, nil
 		}
-		hits, err = s.rm.SearchUser(k.User, q, depth)
+		hits, err = s.rm.SearchUser(k.User, id, q, depth)
 	case k.Agent != "":
-		hits, err = s.rm.SearchUser("", q, depth)
+		hits, err = s.rm.SearchUser("", id, q, depth)
 	default:
 		return nil, nil
 	}

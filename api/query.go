@@ -30,9 +30,9 @@ type ReadModel interface {
 	// SearchUser searches every session of user ("" : every session
 	// without a user), ranked as Search ranks, whether or not the
 	// projection knows the session asking yet; for a user, the hits are
-	// filled up to limit with the user's messages the query did not match
-	// (newest first, scored below every hit).
-	SearchUser(user, query string, limit int) ([]*memoryv1.SearchHit, error)
+	// filled up to limit with the user's messages of sessions other than
+	// except that the query did not match (newest first, below every hit).
+	SearchUser(user, except, query string, limit int) ([]*memoryv1.SearchHit, error)
 	// Search may call an embeddings endpoint for the query (bounded by
 	// ctx) before it reads the projection.
 	Search(ctx context.Context, sessionID string, scope memoryv1.SearchScope, query string, limit int) ([]*memoryv1.SearchHit, error)

@@ -76,9 +76,9 @@ func (r readModel) MessageAt(id string, seq uint64) (*memoryv1.Message, bool) {
 
 // SearchUser searches every session of user ("" : every session without a
 // user), ranked as Search ranks, the hits filled up to limit with the
-// user's other messages (projections.Corpus.Fill).
-func (r readModel) SearchUser(user, q string, limit int) ([]*memoryv1.SearchHit, error) {
-	h, err := r.s.SearchWith("", memoryv1.SearchScope_SEARCH_SCOPE_USER, q, limit, projections.SearchOptions{Corpus: &projections.Corpus{User: user, Fill: true}})
+// user's messages of sessions other than except (projections.Corpus.Fill).
+func (r readModel) SearchUser(user, except, q string, limit int) ([]*memoryv1.SearchHit, error) {
+	h, err := r.s.SearchWith("", memoryv1.SearchScope_SEARCH_SCOPE_USER, q, limit, projections.SearchOptions{Corpus: &projections.Corpus{User: user, Fill: true, Except: except}})
 	return h, mapErr(err)
 }
 

@@ -14,15 +14,21 @@ import (
 // every message the query matched.
 const fillScale = 0.5
 
+// fillMaxBytes bounds the stored bytes one fill reads: the context shows
+// at most a trimmed head of each message (1,024 tokens), and a session of
+// 128 KiB tool results must not make every append read megabytes.
+const fillMaxBytes = 1 << 20
+
 // fillUser appends to hits, up to limit, the user's conversation messages
-// (user and assistant) that no hit holds: the newest session first, each
-// session's newest message first, each scored fillScale times the last
-// hit's score (1 with no hit). A user whose whole history fits in the
+// (user and assistant) that no hit holds, of sessions other than except:
+// the newest session first, each session's newest message first, each
+// scored fillScale times the last hit's score (1 with no hit), until
+// fillMaxBytes of them are read. A user whose whole history fits in the
 // limit gets all of it; a larger one its latest turns, where a returning
 // user's new session picks up. The query matched none of them: BM25 alone
 // would leave out "yep, still doing physio" for "what does Jo do for
 // work?" although the room held the user's every turn.
-func fillUser(tx *bolt.Tx, user string, hits []*memoryv1.SearchHit, limit int) ([]*memoryv1.SearchHit, error) {
+func fillUser(tx *bolt.Tx, user, except string, hits []*memoryv1.SearchHit, limit int) ([]*memoryv1.SearchHit, error) {
 	if user == "" || len(hits) >= limit {
 		return hits, nil
 	}
@@ -49,10 +55,14 @@ func fillUser(tx *bolt.Tx, user string, hits []*memoryv1.SearchHit, limit int) (
 	} else {
 		k, _ = sessions.Prev()
 	}
-	for ; k != nil && bytes.HasPrefix(k, p) && len(hits) < limit; k, _ = sessions.Prev() {
+	read := 0
+	for ; k != nil && bytes.HasPrefix(k, p) && len(hits) < limit && read < fillMaxBytes; k, _ = sessions.Prev() {
 		sid, err := parseSessionIndexKey(k)
 		if err != nil {
 			return nil, err
+		}
+		if sid == except {
+			continue
 		}
 		sp := prefix(sid)
 		c := msgs.Cursor()
@@ -62,7 +72,8 @@ func fillUser(tx *bolt.Tx, user string, hits []*memoryv1.SearchHit, limit int) (
 		} else {
 			mk, v = c.Prev()
 		}
-		for ; mk != nil && bytes.HasPrefix(mk, sp) && len(hits) < limit; mk, v = c.Prev() {
+		for ; mk != nil && bytes.HasPrefix(mk, sp) && len(hits) < limit && read < fillMaxBytes; mk, v = c.Prev() {
+			read += len(v)
 			m := new(memoryv1.Message)
 			if err := proto.Unmarshal(v, m); err != nil {
 				return nil, fmt.Errorf("projections: stored message of %s: %w", sid, err)

@@ -1,6 +1,7 @@
 package projections
 
 import (
+	"strings"
 	"testing"
 
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
@@ -53,5 +54,38 @@ func TestSearchFillsWithTheUsersOtherMessages(t *testing.T) {
 	}
 	if got := search(true, 3); len(got) != 3 {
 		t.Fatalf("filled past the limit: %d hits of 3", len(got))
+	}
+	except, err := s.SearchWith("", memoryv1.SearchScope_SEARCH_SCOPE_USER, "where does she work on the tram", 10,
+		SearchOptions{Corpus: &Corpus{User: "alice", Fill: true, Except: "a2"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range except[1:] {
+		if h.GetSessionId() == "a2" {
+			t.Fatalf("the fill took a message of the session it leaves out: %v", h)
+		}
+	}
+	if len(except) != 4 {
+		t.Fatalf("fill without a2: %d hits, want the match and a1's 3 others", len(except))
+	}
+}
+
+// TestSearchFillReadsBoundedBytes: a history of large messages fills
+// until fillMaxBytes are read, not to the limit.
+func TestSearchFillReadsBoundedBytes(t *testing.T) {
+	l := newLogBuilder(t)
+	l.create("big", "carol", "bot")
+	big := strings.Repeat("tool output ", 128<<10/12)
+	for range 20 {
+		l.appendMsgs("big", big, big)
+	}
+	s := openTestStore(t)
+	mustApply(t, s, l.recs)
+	hits, err := s.SearchWith("", memoryv1.SearchScope_SEARCH_SCOPE_USER, "anything", 100, SearchOptions{Corpus: &Corpus{User: "carol", Fill: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(hits); n == 0 || n*len(big) > fillMaxBytes+len(big)+4096 {
+		t.Fatalf("filled %d messages of %d bytes: past the %d-byte bound", n, len(big), fillMaxBytes)
 	}
 }

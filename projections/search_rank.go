@@ -64,6 +64,9 @@ type Corpus struct {
 	// hit (fillUser): the context assembler's search of a returning
 	// user's history, whose room may hold all of it.
 	Fill bool
+	// Except is a session the fill leaves out (the assembling session's
+	// own messages: its swap search covers them).
+	Except string
 }
 
 // maxExpansionClauses bounds the related-word clauses of one query
@@ -244,7 +247,7 @@ func (s *Store) searchVec(sessionID string, scope memoryv1.SearchScope, query st
 			hits = append(hits, &memoryv1.SearchHit{SessionId: c.sid, Message: c.msg, Score: c.score})
 		}
 		if corpus != nil && corpus.Fill {
-			hits, err = fillUser(tx, corpus.User, hits, limit)
+			hits, err = fillUser(tx, corpus.User, corpus.Except, hits, limit)
 		}
 		return err
 	})
