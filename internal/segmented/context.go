@@ -168,7 +168,9 @@ func (s *State) Context() *memoryv1.ContextReply {
 	}
 	for _, r := range asm.GetRecalled() {
 		id := "recalled:" + r.MessageId
-		if r.SessionId != "" {
+		if r.SummaryId != "" {
+			id = "recalled:summary:" + r.SummaryId
+		} else if r.SessionId != "" {
 			id = "recalled:" + r.SessionId + "/" + r.MessageId
 		}
 		sysMsg(LayerRecalled, id, r.Text, r.Tokens)

@@ -1,0 +1,90 @@
+package segmented
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
+)
+
+// archivedSession is plantedSession until compression has archived the L2
+// summary of the planted fact; it returns that summary.
+func archivedSession(t *testing.T, assembly *memoryv1.AssemblyConfig) (*State, *memoryv1.Summary) {
+	t.Helper()
+	s := mustCreate(t, &memoryv1.CreateSessionRequest{MaxContextTokens: 1500, ReservedOutputTokens: 500, Assembly: assembly})
+	appendOK(t, s, user("Remember this: the staging database password rotates on the 14th, owner is Priya Raman."))
+	for i := range 400 {
+		evs := appendOK(t, s, user(fmt.Sprintf("Filler question %d about the weather and lunch plans for the team outing?", i)),
+			assistant(fmt.Sprintf("Filler answer %d: sunny, sandwiches, and a walk by the river after the standup meeting.", i)))
+		for _, ev := range evs {
+			if a, ok := ev.(*memoryv1.L2Archived); ok {
+				for _, sum := range a.GetSummaries() {
+					if sum.GetFirstSeq() == 1 {
+						return s, sum
+					}
+				}
+			}
+		}
+	}
+	t.Fatal("setup: the planted message's summary was never archived")
+	return nil, nil
+}
+
+// TestAssembleOffersArchivedSummaries: an archived summary the session's
+// search found is a recalled item holding the summary (id and text), and
+// the context shows it; no_archived_summaries turns it off and the
+// candidate key asks for summaries only when the session archived some.
+func TestAssembleOffersArchivedSummaries(t *testing.T) {
+	s, sum := archivedSession(t, nil)
+	if k, _ := s.CandidateKey(); !k.Summaries {
+		t.Fatalf("candidate key of a session with archived summaries: %+v", k)
+	}
+	c := &Candidates{Summaries: []*memoryv1.Summary{sum}, SummaryScores: []float64{3}}
+	ev := assembledEvent(appendWith(t, s, c, user("Who owns the staging database password?")))
+	if ev == nil || len(ev.Sections.Recalled) != 1 {
+		t.Fatalf("recalled section: %v", ev)
+	}
+	it := ev.Sections.Recalled[0]
+	if it.SummaryId != sum.Id || it.MessageId != "" || it.Seq != sum.LastSeq || it.Text != ArchivedSummaryText(sum) || it.Tokens == 0 {
+		t.Fatalf("recalled item: %v", it)
+	}
+	var shown bool
+	for _, m := range s.Context().Messages {
+		if m.Layer == LayerRecalled && m.Id == "recalled:summary:"+sum.Id && strings.HasPrefix(m.Content, "Archived summary of messages 1 to ") {
+			shown = true
+		}
+	}
+	if !shown {
+		t.Fatalf("context's recalled layer: %q", layerText(s, LayerRecalled))
+	}
+
+	off, sum := archivedSession(t, &memoryv1.AssemblyConfig{Recall: true, RecallPct: 20, NoArchivedSummaries: true})
+	if k, _ := off.CandidateKey(); k.Summaries {
+		t.Fatalf("candidate key with no_archived_summaries: %+v", k)
+	}
+	c = &Candidates{Summaries: []*memoryv1.Summary{sum}}
+	if ev := assembledEvent(appendWith(t, off, c, user("Who owns the staging database password?"))); ev != nil && len(ev.Sections.Recalled) != 0 {
+		t.Fatalf("no_archived_summaries offered: %v", ev.Sections.Recalled)
+	}
+}
+
+// TestOfferHits splits a search's hits: messages to Recall (the session's
+// own without a session), summaries of the session to Summaries.
+func TestOfferHits(t *testing.T) {
+	m1, m2 := &memoryv1.Message{Id: "m1", Seq: 1, Content: "the owner is Priya"}, &memoryv1.Message{Id: "m2", Seq: 2, Content: "in Porto"}
+	sum := &memoryv1.Summary{Id: "s1", Text: "Priya owns it"}
+	var c Candidates
+	c.OfferHits("a", []*memoryv1.SearchHit{
+		{SessionId: "a", Summary: sum, Score: 4},
+		{SessionId: "a", Message: m1, Score: 3},
+		{SessionId: "b", Message: m2, Score: 2},
+		{SessionId: "b", Summary: &memoryv1.Summary{Id: "x"}, Score: 1},
+	}, 5)
+	if len(c.Recall) != 2 || c.Recall[0] != m1 || c.RecallSessions[0] != "" || c.RecallSessions[1] != "b" || c.RecallScores[1] != 2 {
+		t.Fatalf("recall: %v %v %v", c.Recall, c.RecallSessions, c.RecallScores)
+	}
+	if len(c.Summaries) != 1 || c.Summaries[0] != sum || c.SummaryScores[0] != 4 {
+		t.Fatalf("summaries: %v %v", c.Summaries, c.SummaryScores)
+	}
+}
