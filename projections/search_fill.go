@@ -70,7 +70,7 @@ func fillUser(tx *bolt.Tx, user string, hits []*memoryv1.SearchHit, limit int) (
 			if r := m.GetRole(); (r != memoryv1.Role_ROLE_USER && r != memoryv1.Role_ROLE_ASSISTANT) || m.GetContent() == "" || have[key{sid, m.GetSeq()}] {
 				continue
 			}
-			hits = append(hits, &memoryv1.SearchHit{SessionId: sid, Message: m, Score: score})
+			hits = append(hits, &memoryv1.SearchHit{SessionId: sid, Message: m, Score: score, Kind: HitMessage})
 		}
 	}
 	return hits, nil

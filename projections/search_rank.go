@@ -247,7 +247,11 @@ func (s *Store) searchVec(sessionID string, scope memoryv1.SearchScope, query st
 			if err := r.load(c); err != nil {
 				return err
 			}
-			hits = append(hits, &memoryv1.SearchHit{SessionId: c.sid, Message: c.msg, Summary: c.sum, Score: c.score})
+			h := &memoryv1.SearchHit{SessionId: c.sid, Message: c.msg, Summary: c.sum, Score: c.score, Kind: HitMessage}
+			if c.sum != nil {
+				h.Kind = HitSummary
+			}
+			hits = append(hits, h)
 		}
 		if corpus != nil && corpus.Fill {
 			hits, err = fillUser(tx, corpus.User, hits, limit)

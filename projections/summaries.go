@@ -21,6 +21,28 @@ import (
 // paraphrase of many turns) is not scored against the statistics of single
 // turns.
 
+// SearchHit.kind of a message hit and of an archived summary's.
+const (
+	HitMessage = "message"
+	HitSummary = "summary"
+)
+
+// MergeHits returns the hits of a and b by score, best first (a's first on
+// a tie), at most limit of them: a session's message and summary hits in
+// one ranking (both are BM25 scores of the same query and session, each in
+// its own corpus).
+func MergeHits(a, b []*memoryv1.SearchHit, limit int) []*memoryv1.SearchHit {
+	out := make([]*memoryv1.SearchHit, 0, min(limit, len(a)+len(b)))
+	for len(out) < limit && (len(a) > 0 || len(b) > 0) {
+		if len(b) == 0 || (len(a) > 0 && a[0].GetScore() >= b[0].GetScore()) {
+			out, a = append(out, a[0]), a[1:]
+		} else {
+			out, b = append(out, b[0]), b[1:]
+		}
+	}
+	return out
+}
+
 // summaryDocMark is the msg_seq of a summary document in bm25_docs: no
 // message sequence reaches it.
 const summaryDocMark = math.MaxUint64
