@@ -60,7 +60,8 @@ func TestArchivedSummaries(t *testing.T) {
 	c := client.New(nc)
 	ctx := context.Background()
 	const id = "arch"
-	if _, err := c.CreateSession(ctx, id, &memoryv1.CreateSessionRequest{UserId: "u1", MaxContextTokens: 1500, ReservedOutputTokens: 500}); err != nil {
+	if _, err := c.CreateSession(ctx, id, &memoryv1.CreateSessionRequest{UserId: "u1", MaxContextTokens: 1500, ReservedOutputTokens: 500,
+		Assembly: &memoryv1.AssemblyConfig{Recall: true, Memory: true, ArchivedSummaries: true}}); err != nil {
 		t.Fatal(err)
 	}
 	sum := archiveFact(t, ctx, n, c, id, "The vault code for the Lisbon office is 7731.")

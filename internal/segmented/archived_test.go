@@ -33,10 +33,10 @@ func archivedSession(t *testing.T, assembly *memoryv1.AssemblyConfig) (*State, *
 
 // TestAssembleOffersArchivedSummaries: an archived summary the session's
 // search found is a recalled item holding the summary (id and text), and
-// the context shows it; no_archived_summaries turns it off and the
-// candidate key asks for summaries only when the session archived some.
+// the context shows it; without archived_summaries (the default) it is
+// not offered and the candidate key asks for summaries only when on.
 func TestAssembleOffersArchivedSummaries(t *testing.T) {
-	s, sum := archivedSession(t, nil)
+	s, sum := archivedSession(t, &memoryv1.AssemblyConfig{Recall: true, ArchivedSummaries: true})
 	if k, _ := s.CandidateKey(); !k.Summaries {
 		t.Fatalf("candidate key of a session with archived summaries: %+v", k)
 	}
@@ -59,13 +59,13 @@ func TestAssembleOffersArchivedSummaries(t *testing.T) {
 		t.Fatalf("context's recalled layer: %q", layerText(s, LayerRecalled))
 	}
 
-	off, sum := archivedSession(t, &memoryv1.AssemblyConfig{Recall: true, RecallPct: 20, NoArchivedSummaries: true})
+	off, sum := archivedSession(t, nil) // the default: off
 	if k, _ := off.CandidateKey(); k.Summaries {
-		t.Fatalf("candidate key with no_archived_summaries: %+v", k)
+		t.Fatalf("candidate key without archived_summaries: %+v", k)
 	}
 	c = &Candidates{Summaries: []*memoryv1.Summary{sum}}
 	if ev := assembledEvent(appendWith(t, off, c, user("Who owns the staging database password?"))); ev != nil && len(ev.Sections.Recalled) != 0 {
-		t.Fatalf("no_archived_summaries offered: %v", ev.Sections.Recalled)
+		t.Fatalf("offered without archived_summaries: %v", ev.Sections.Recalled)
 	}
 }
 

@@ -15,8 +15,8 @@ package segmented
 type CandidateKey struct {
 	Recall, Memory, Cross bool
 	// Summaries: the session archived L2 summaries and offers them
-	// (AssemblyConfig.no_archived_summaries unset): the swap search asks
-	// for the matching ones too.
+	// (AssemblyConfig.archived_summaries): the swap search asks for the
+	// matching ones too.
 	Summaries                 bool
 	Depth                     int
 	Agent, User, Project, App string
@@ -48,7 +48,7 @@ func (s *State) CandidateKey() (k CandidateKey, wants bool) {
 		Recall:    a.GetRecallPct() > 0 && p.GetCompressions() > 0,
 		Memory:    a.GetMemoryPct() > 0,
 		Cross:     a.GetRecallPct() > 0 && !a.GetNoCrossSession() && (p.GetUserId() != "" || p.GetAgentId() != ""),
-		Summaries: a.GetRecallPct() > 0 && !a.GetNoArchivedSummaries() && p.GetArchivedL2Count() > 0,
+		Summaries: a.GetRecallPct() > 0 && a.GetArchivedSummaries() && p.GetArchivedL2Count() > 0,
 		Depth:     EarlierDepth(s.Budget()),
 		Agent:     p.GetAgentId(),
 		User:      p.GetUserId(),

@@ -1373,12 +1373,13 @@ type AssemblyConfig struct {
 	// a session without a user: the same agent's other sessions without a
 	// user). Recall from them is on by default whenever recall is.
 	NoCrossSession bool `protobuf:"varint,8,opt,name=no_cross_session,json=noCrossSession,proto3" json:"no_cross_session,omitempty"`
-	// no_archived_summaries turns off offering the session's archived L2
+	// archived_summaries offers, with recall, the session's archived L2
 	// summaries that match the user message (recalled items with a
-	// summary_id). On by default whenever recall is.
-	NoArchivedSummaries bool `protobuf:"varint,9,opt,name=no_archived_summaries,json=noArchivedSummaries,proto3" json:"no_archived_summaries,omitempty"`
-	unknownFields       protoimpl.UnknownFields
-	sizeCache           protoimpl.SizeCache
+	// summary_id). Off by default: on the question-mode benchmark they did
+	// not bring evidence or answers (README, "Archived summaries").
+	ArchivedSummaries bool `protobuf:"varint,9,opt,name=archived_summaries,json=archivedSummaries,proto3" json:"archived_summaries,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *AssemblyConfig) Reset() {
@@ -1467,9 +1468,9 @@ func (x *AssemblyConfig) GetNoCrossSession() bool {
 	return false
 }
 
-func (x *AssemblyConfig) GetNoArchivedSummaries() bool {
+func (x *AssemblyConfig) GetArchivedSummaries() bool {
 	if x != nil {
-		return x.NoArchivedSummaries
+		return x.ArchivedSummaries
 	}
 	return false
 }
@@ -2344,7 +2345,7 @@ const file_memory_v1_session_proto_rawDesc = "" +
 	"\rmax_l2_tokens\x18\x03 \x01(\rR\vmaxL2Tokens\x12@\n" +
 	"\aprofile\x18\x04 \x01(\v2&.agentmem.memory.v1.CompressionProfileR\aprofile\x12,\n" +
 	"\x12summary_max_tokens\x18\x05 \x01(\rR\x10summaryMaxTokens\x12>\n" +
-	"\bassembly\x18\x06 \x01(\v2\".agentmem.memory.v1.AssemblyConfigR\bassembly\"\xb1\x02\n" +
+	"\bassembly\x18\x06 \x01(\v2\".agentmem.memory.v1.AssemblyConfigR\bassembly\"\xac\x02\n" +
 	"\x0eAssemblyConfig\x12\x16\n" +
 	"\x06recall\x18\x01 \x01(\bR\x06recall\x12\x1d\n" +
 	"\n" +
@@ -2356,8 +2357,8 @@ const file_memory_v1_session_proto_rawDesc = "" +
 	"\buser_pct\x18\x06 \x01(\rR\auserPct\x12\x1d\n" +
 	"\n" +
 	"global_pct\x18\a \x01(\rR\tglobalPct\x12(\n" +
-	"\x10no_cross_session\x18\b \x01(\bR\x0enoCrossSession\x122\n" +
-	"\x15no_archived_summaries\x18\t \x01(\bR\x13noArchivedSummaries\"\xd4\x02\n" +
+	"\x10no_cross_session\x18\b \x01(\bR\x0enoCrossSession\x12-\n" +
+	"\x12archived_summaries\x18\t \x01(\bR\x11archivedSummaries\"\xd4\x02\n" +
 	"\fRecalledItem\x12\x1d\n" +
 	"\n" +
 	"message_id\x18\x01 \x01(\tR\tmessageId\x12\x10\n" +

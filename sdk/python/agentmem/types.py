@@ -71,10 +71,10 @@ class ArchiveEntriesRequest(TypedDict):
 
 
 class AssemblyConfig(TypedDict):
+    archived_summaries: bool
     global_pct: int
     memory: bool
     memory_pct: int
-    no_archived_summaries: bool
     no_cross_session: bool
     recall: bool
     recall_pct: int
@@ -84,10 +84,10 @@ class AssemblyConfig(TypedDict):
 
 
 class AssemblyConfigInput(TypedDict):
+    archived_summaries: NotRequired[bool]
     global_pct: NotRequired[int]
     memory: NotRequired[bool]
     memory_pct: NotRequired[int]
-    no_archived_summaries: NotRequired[bool]
     no_cross_session: NotRequired[bool]
     recall: NotRequired[bool]
     recall_pct: NotRequired[int]

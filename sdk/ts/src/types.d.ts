@@ -55,10 +55,10 @@ export interface ArchiveEntriesRequest {
 }
 
 export interface AssemblyConfig {
+  archived_summaries: boolean;
   global_pct: number;
   memory: boolean;
   memory_pct: number;
-  no_archived_summaries: boolean;
   no_cross_session: boolean;
   recall: boolean;
   recall_pct: number;
@@ -67,10 +67,10 @@ export interface AssemblyConfig {
 }
 
 export interface AssemblyConfigInput {
+  archived_summaries?: boolean;
   global_pct?: number;
   memory?: boolean;
   memory_pct?: number;
-  no_archived_summaries?: boolean;
   no_cross_session?: boolean;
   recall?: boolean;
   recall_pct?: number;
