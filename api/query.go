@@ -23,8 +23,10 @@ type ReadModel interface {
 	AppliedSeq() uint64
 	Session(id string) (*memoryv1.SessionIndexEntry, bool, error)
 	Recall(sessionID string, offset, limit int) ([]*memoryv1.Message, uint64, error)
-	// RecallSummaries pages the session's archived L2 summaries.
+	// RecallSummaries pages the session's archived L2 summaries; SummaryAt
+	// reads one (a context's recalled summary), ok false when it is gone.
 	RecallSummaries(sessionID string, offset, limit int) ([]*memoryv1.Summary, uint64, error)
+	SummaryAt(sessionID, id string) (*memoryv1.Summary, bool)
 	MessagesByID(sessionID string, ids []string) ([]*memoryv1.Message, error)
 	// MessageAt reads message seq of a session (a context's recalled item of
 	// another session); ok false when it is gone.

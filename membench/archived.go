@@ -2,6 +2,7 @@ package membench
 
 import (
 	"github.com/agentmem/agentmem/events"
+	"github.com/agentmem/agentmem/internal/segmented"
 	"github.com/agentmem/agentmem/projections"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 	"google.golang.org/protobuf/proto"
@@ -99,4 +100,13 @@ func decodedRecord(codec *events.Codec, seq uint64, cmd string, v uint64, now in
 		return projections.Decoded{}, err
 	}
 	return projections.Decoded{Seq: seq, Subject: events.SessionSubject(benchSession), Batch: batch, Events: decoded}, nil
+}
+
+// hydrate fills in reply's recalled archived summaries (references) from
+// the mirror, as the node reads them from its projection.
+func (m *agentmemMemory) hydrate(reply *memoryv1.ContextReply) *memoryv1.ContextReply {
+	if m.archive == nil {
+		return reply
+	}
+	return segmented.Hydrate(reply, segmented.Sources{Summary: m.archive.store.SummaryAt})
 }

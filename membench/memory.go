@@ -340,6 +340,7 @@ func (m *agentmemMemory) verbatim(i int) bool {
 
 // render measures a context reply.
 func (m *agentmemMemory) render(reply *memoryv1.ContextReply) (Context, error) {
+	reply = m.hydrate(reply)
 	var c Context
 	var b strings.Builder
 	for _, cm := range reply.GetMessages() {

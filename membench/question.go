@@ -426,7 +426,7 @@ func hasNeeds(text string, needs [][]string) bool {
 // scoreAgentmem scores the context agentmem holds right after the question
 // was appended, and where each evidence turn went.
 func (q *qrun) scoreAgentmem(bi int, am *agentmemMemory, qq *dialoggen.Question) error {
-	reply := am.st.Context()
+	reply := am.hydrate(am.st.Context())
 	c, err := am.render(reply)
 	if err != nil {
 		return err

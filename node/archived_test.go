@@ -4,11 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentmem/agentmem/actors"
 	"github.com/agentmem/agentmem/client"
+	"github.com/agentmem/agentmem/events"
 	"github.com/agentmem/agentmem/node"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 )
@@ -51,10 +56,20 @@ func archiveFact(t *testing.T, ctx context.Context, n *node.Node, c *client.Clie
 	return nil
 }
 
+func recalledSummary(cx *memoryv1.ContextReply, id string) *memoryv1.ContextMessage {
+	for _, m := range cx.GetMessages() {
+		if m.GetLayer() == "recalled" && m.GetId() == "recalled:summary:"+id {
+			return m
+		}
+	}
+	return nil
+}
+
 // TestArchivedSummaries: on a real node, an archived L2 summary is paged by
 // recall (kind "summaries"), found by search when asked for
 // (include_summaries, kind "summary"), offered to the assembler (the
-// context's recalled layer shows it) and gone with its session.
+// context's recalled layer shows it, the log holds a reference that time
+// travel reads back) and gone with its session.
 func TestArchivedSummaries(t *testing.T) {
 	n, nc := node.StartForTest(t, nil)
 	c := client.New(nc)
@@ -103,14 +118,33 @@ func TestArchivedSummaries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var shown bool
-	for _, m := range cx.GetMessages() {
-		if m.GetLayer() == "recalled" && m.GetId() == "recalled:summary:"+sum.GetId() && strings.Contains(m.GetContent(), "Archived summary of messages 1 to") {
-			shown = true
-		}
-	}
-	if !shown {
+	shown := recalledSummary(cx, sum.GetId())
+	if shown == nil || !strings.HasPrefix(shown.GetContent(), "Archived summary of messages 1 to") || !strings.Contains(shown.GetContent(), "7731") {
 		t.Fatalf("the context does not recall the archived summary:\n%s", layerText(cx, "recalled"))
+	}
+	// The log holds a reference; time travel reads the summary back from
+	// the session's log and shows what was sent.
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := events.OpenJetStreamLog(js, events.DefaultJetStreamConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := actors.SessionAt(ctx, l, events.NewCodec(), id, actors.Point{Seq: cx.GetSeq()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := p.Assembled(); len(a.GetRecalled()) == 0 || slices.ContainsFunc(a.GetRecalled(), func(r *memoryv1.RecalledItem) bool { return r.GetSummaryId() != "" && r.GetText() != "" }) {
+		t.Fatalf("recorded sections: %v", a)
+	}
+	past, err := actors.ContextAt(ctx, l, nil, events.NewCodec(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := recalledSummary(past, sum.GetId()); got == nil || got.GetContent() != shown.GetContent() || got.GetTokens() != shown.GetTokens() {
+		t.Fatalf("time travel shows %v, the node sent %v", got, shown)
 	}
 
 	if _, err := c.EraseSession(ctx, id, "test"); err != nil {

@@ -75,6 +75,11 @@ func (r readModel) RecallSummaries(id string, offset, limit int) ([]*memoryv1.Su
 	return m, n, mapErr(err)
 }
 
+// SummaryAt reads an archived summary for a context's recalled item.
+func (r readModel) SummaryAt(id, summaryID string) (*memoryv1.Summary, bool) {
+	return r.s.SummaryAt(id, summaryID)
+}
+
 // MessageAt reads a message of a session for a context's recalled item.
 func (r readModel) MessageAt(id string, seq uint64) (*memoryv1.Message, bool) {
 	return r.s.MessageAt(id, seq)

@@ -179,3 +179,19 @@ func (s *Store) RecallSummaries(sessionID string, offset, limit int) ([]*memoryv
 	all = all[min(offset, len(all)):]
 	return all[:min(limit, len(all))], total, nil
 }
+
+// SummaryAt returns archived summary id of session sessionID (a context's
+// recalled archived summary); ok false when the projection does not hold
+// it (erased, or on a failed read).
+func (s *Store) SummaryAt(sessionID, id string) (*memoryv1.Summary, bool) {
+	all, err := s.ArchivedSummaries(sessionID)
+	if err != nil {
+		return nil, false
+	}
+	for _, sum := range all {
+		if sum.GetId() == id {
+			return sum, true
+		}
+	}
+	return nil, false
+}

@@ -44,7 +44,11 @@ func (c *Candidates) OfferHits(id string, hits []*memoryv1.SearchHit, earlier in
 }
 
 // ArchivedSummaryText is an archived summary as the recalled section shows
-// it: which messages it covers, then its text.
+// it: which messages it covers, then its text. The log records a reference
+// (RecalledItem.summary_id, text_bytes, trimmed), not the text: Hydrate
+// reads the summary from the swap (ArchivedSummaryItemText), so a context
+// does not copy tens of archived turns' worth of text into the log at
+// every user message, and a summary gone from the swap leaves no trace.
 func ArchivedSummaryText(sum *memoryv1.Summary) string {
 	var b strings.Builder
 	b.Grow(len("Archived summary of messages  to : ") + 40 + len(sum.GetText()))
@@ -92,11 +96,23 @@ func (p *planner) addArchived(c *Candidates) {
 		if best > 0 {
 			v = archivedWeight * max(0, c.SummaryScores[r]) / best / (1 + float64(r)/hitRankScale)
 		}
-		text, tokens, ok := fitItem(p.tok, ArchivedSummaryText(sum), maxRecalledItemTokens)
+		full := ArchivedSummaryText(sum)
+		text, tokens, ok := fitItem(p.tok, full, maxRecalledItemTokens)
 		if !ok {
 			continue
 		}
-		p.recs = append(p.recs, recalledRef{sum: sum, it: preparedItem{form: formRecalled, ok: true, tokens: tokens, text: text}})
+		it := preparedItem{form: formRecalled, ok: true, tokens: tokens, bytes: uint32(len(text))}
+		if text != full {
+			it.bytes, it.trimmed = uint32(len(strings.TrimSuffix(text, "…"))), true
+		}
+		p.recs = append(p.recs, recalledRef{sum: sum, it: it})
 		p.add(Part{Kind: PartRecalled, Tokens: uint64(tokens), Value: v}, partRef{l2: -1, rec: int32(len(p.recs))})
 	}
+}
+
+// ArchivedSummaryItemText is the text recalled item ref (an archived
+// summary) shows of sum: the first text_bytes bytes of
+// ArchivedSummaryText, then "…" when it was trimmed.
+func ArchivedSummaryItemText(ref *memoryv1.RecalledItem, sum *memoryv1.Summary) string {
+	return cutText(ArchivedSummaryText(sum), ref.GetTextBytes(), ref.GetTrimmed())
 }

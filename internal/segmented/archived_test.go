@@ -46,17 +46,42 @@ func TestAssembleOffersArchivedSummaries(t *testing.T) {
 		t.Fatalf("recalled section: %v", ev)
 	}
 	it := ev.Sections.Recalled[0]
-	if it.SummaryId != sum.Id || it.MessageId != "" || it.Seq != sum.LastSeq || it.Text != ArchivedSummaryText(sum) || it.Tokens == 0 {
-		t.Fatalf("recalled item: %v", it)
+	if it.SummaryId != sum.Id || it.MessageId != "" || it.Seq != sum.LastSeq || it.Text != "" ||
+		it.TextBytes != uint32(len(ArchivedSummaryText(sum))) || it.Trimmed || it.Tokens == 0 {
+		t.Fatalf("recalled item (a reference): %v", it)
 	}
+	if !s.MemoryByReference() {
+		t.Fatal("a context recalling a summary by reference is not MemoryByReference")
+	}
+	// Hydrate reads the summary from the swap; gone from it, the item and
+	// its tokens are left out.
+	cx := s.Context()
+	swap := func(session, id string) (*memoryv1.Summary, bool) { return sum, session == cx.SessionId && id == sum.Id }
 	var shown bool
-	for _, m := range s.Context().Messages {
-		if m.Layer == LayerRecalled && m.Id == "recalled:summary:"+sum.Id && strings.HasPrefix(m.Content, "Archived summary of messages 1 to ") {
+	for _, m := range Hydrate(cx, Sources{Summary: swap}).Messages {
+		if m.Layer == LayerRecalled && m.Id == "recalled:summary:"+sum.Id && m.Content == ArchivedSummaryText(sum) && m.Tokens == it.Tokens {
 			shown = true
 		}
 	}
 	if !shown {
-		t.Fatalf("context's recalled layer: %q", layerText(s, LayerRecalled))
+		t.Fatalf("hydrated recalled layer: %v", Hydrate(cx, Sources{Summary: swap}).Messages)
+	}
+	gone := Hydrate(cx, Sources{})
+	for _, m := range gone.Messages {
+		if m.Id == "recalled:summary:"+sum.Id {
+			t.Fatal("a summary gone from the swap is still in the context")
+		}
+	}
+	if gone.Layers.Recalled != cx.Layers.Recalled-it.Tokens || gone.Usage.Used != cx.Usage.Used-it.Tokens {
+		t.Fatalf("tokens of the left-out summary still counted: %v vs %v", gone.Layers, cx.Layers)
+	}
+	// Time travel: from the session's log, or marked not kept.
+	past := HydrateAtWith(cx, nil, nil, func(id string) (*memoryv1.Summary, bool) { return sum, id == sum.Id })
+	if !strings.Contains(layerOf(past, LayerRecalled), ArchivedSummaryText(sum)) {
+		t.Fatalf("time travel: %q", layerOf(past, LayerRecalled))
+	}
+	if got := layerOf(HydrateAt(cx, nil, nil), LayerRecalled); !strings.Contains(got, "[not kept] archived summary "+sum.Id) {
+		t.Fatalf("time travel without the summary: %q", got)
 	}
 
 	off, sum := archivedSession(t, nil) // the default: off
@@ -87,4 +112,15 @@ func TestOfferHits(t *testing.T) {
 	if len(c.Summaries) != 1 || c.Summaries[0] != sum || c.SummaryScores[0] != 4 {
 		t.Fatalf("summaries: %v %v", c.Summaries, c.SummaryScores)
 	}
+}
+
+func layerOf(cx *memoryv1.ContextReply, layer string) string {
+	var b strings.Builder
+	for _, m := range cx.GetMessages() {
+		if m.GetLayer() == layer {
+			b.WriteString(m.GetContent())
+			b.WriteString("\n")
+		}
+	}
+	return b.String()
 }

@@ -102,7 +102,8 @@ func (r *recalledRef) item() *memoryv1.RecalledItem {
 // fill sets the fields of x, a new item, to r's.
 func (r *recalledRef) fill(x *memoryv1.RecalledItem) {
 	if sum := r.sum; sum != nil {
-		x.SummaryId, x.Seq, x.Role, x.Tokens, x.Text = sum.GetId(), sum.GetLastSeq(), memoryv1.Role_ROLE_SYSTEM, r.it.tokens, r.it.text
+		x.SummaryId, x.Seq, x.Role, x.Tokens = sum.GetId(), sum.GetLastSeq(), memoryv1.Role_ROLE_SYSTEM, r.it.tokens
+		x.TextBytes, x.Trimmed = r.it.bytes, r.it.trimmed
 		return
 	}
 	m := r.m

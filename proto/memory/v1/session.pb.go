@@ -1503,9 +1503,11 @@ type RecalledItem struct {
 	// again, which cost a short chat turn as much as its words.
 	Continued bool `protobuf:"varint,10,opt,name=continued,proto3" json:"continued,omitempty"`
 	// summary_id is set on an archived L2 summary of the session recalled
-	// from the swap (message_id is then empty, seq the summary's last_seq);
-	// text holds it as shown (segmented.ArchivedSummaryText), like the
-	// session's own recalled messages.
+	// from the swap (message_id is then empty, seq the summary's last_seq).
+	// The log records this reference and no text (text_bytes and trimmed
+	// say which text of segmented.ArchivedSummaryText the context shows);
+	// the text is read from the swap when the context is read, and a
+	// summary no longer there is left out.
 	SummaryId     string `protobuf:"bytes,11,opt,name=summary_id,json=summaryId,proto3" json:"summary_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
