@@ -150,18 +150,25 @@ func ContextAt(ctx context.Context, log events.Log, r events.StreamReader, codec
 func hydrateAt(ctx context.Context, log events.Log, r events.StreamReader, codec *events.Codec, chosen map[string]uint64, point uint64, cx *memoryv1.ContextReply) (*memoryv1.ContextReply, error) {
 	scopes := map[string]*pastScope{}
 	sessions := map[string]map[uint64]*memoryv1.Message{}
+	summaries := map[string]*memoryv1.Summary{} // the session's archived summaries, by id
 	from := point
 	for _, m := range cx.GetMessages() {
 		if rec := m.GetRecalled(); rec != nil {
-			// A recalled message of another session: when it was chosen is
-			// not kept, so the ledger is read from the start.
-			from = 0
-			if _, ok := sessions[rec.GetSessionId()]; !ok {
-				msgs, err := readPastSession(ctx, log, codec, rec.GetSessionId())
+			sid := cx.GetSessionId() // an archived summary: of the session's own log
+			if rec.GetSummaryId() == "" {
+				// A recalled message of another session: when it was chosen
+				// is not kept, so the ledger is read from the start.
+				from, sid = 0, rec.GetSessionId()
+			}
+			if _, ok := sessions[sid]; !ok {
+				msgs, sums, err := readPastSession(ctx, log, codec, sid)
 				if err != nil {
 					return nil, err
 				}
-				sessions[rec.GetSessionId()] = msgs
+				sessions[sid] = msgs
+				if sid == cx.GetSessionId() {
+					summaries = sums
+				}
 			}
 			continue
 		}
@@ -199,7 +206,7 @@ func hydrateAt(ctx context.Context, log events.Log, r events.StreamReader, codec
 			}
 		}
 	}
-	return segmented.HydrateAt(cx, func(scope, key string, version uint64) (string, segmented.PastEntry) {
+	return segmented.HydrateAtWith(cx, func(scope, key string, version uint64) (string, segmented.PastEntry) {
 		since, ok := chosen[refKey(scope, key, version)]
 		if !ok {
 			since = point
@@ -233,12 +240,16 @@ func hydrateAt(ctx context.Context, log events.Log, r events.StreamReader, codec
 			return nil, segmented.PastErased
 		}
 		return nil, segmented.PastNotKept
+	}, func(id string) (*memoryv1.Summary, bool) {
+		sum, ok := summaries[id]
+		return sum, ok
 	}), nil
 }
 
-// readPastSession reads the messages a session's log holds now, by seq.
-func readPastSession(ctx context.Context, log events.Log, codec *events.Codec, id string) (map[uint64]*memoryv1.Message, error) {
-	msgs := map[uint64]*memoryv1.Message{}
+// readPastSession reads the messages a session's log holds now, by seq,
+// and its archived summaries, by id.
+func readPastSession(ctx context.Context, log events.Log, codec *events.Codec, id string) (map[uint64]*memoryv1.Message, map[string]*memoryv1.Summary, error) {
+	msgs, sums := map[uint64]*memoryv1.Message{}, map[string]*memoryv1.Summary{}
 	_, err := log.Load(ctx, events.SessionSubject(id), 0, func(r events.Record) error {
 		b, err := events.DecodeBatch(r.Data)
 		if err != nil {
@@ -249,18 +260,23 @@ func readPastSession(ctx context.Context, log events.Log, codec *events.Codec, i
 			return fmt.Errorf("session %s seq %d: %w", id, r.Seq, err)
 		}
 		for _, ev := range evs {
-			if a, ok := ev.(*memoryv1.MessagesAppended); ok {
+			switch a := ev.(type) {
+			case *memoryv1.MessagesAppended:
 				for _, m := range a.GetMessages() {
 					msgs[m.GetSeq()] = m
+				}
+			case *memoryv1.L2Archived:
+				for _, sum := range a.GetSummaries() {
+					sums[sum.GetId()] = sum
 				}
 			}
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("actors: read session %s for time travel: %w", id, err)
+		return nil, nil, fmt.Errorf("actors: read session %s for time travel: %w", id, err)
 	}
-	return msgs, nil
+	return msgs, sums, nil
 }
 
 // erasedAt is the stream sequence of the first removal after since that

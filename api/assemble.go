@@ -135,7 +135,7 @@ func (s *Service) candidates(ctx context.Context, who *tenancy.Caller, id string
 		own, others []*memoryv1.SearchHit
 	)
 	if k.Recall {
-		wg.Go(func() { own = s.swapHits(ctx, id, q) })
+		wg.Go(func() { own = s.swapHits(ctx, id, q, k.Summaries) })
 	}
 	if k.Cross {
 		wg.Go(func() { others = s.crossHits(ctx, who, id, k, q) })
@@ -155,14 +155,7 @@ func (s *Service) candidates(ctx context.Context, who *tenancy.Caller, id string
 		// against the statistics of the user's corpus.
 		hits := append(own, others...)
 		slices.SortStableFunc(hits, func(a, b *memoryv1.SearchHit) int { return cmp.Compare(b.GetScore(), a.GetScore()) })
-		msgs, scores, sessions := make([]*memoryv1.Message, len(hits)), make([]float64, len(hits)), make([]string, len(hits))
-		for i, h := range hits {
-			msgs[i], scores[i] = h.GetMessage(), h.GetScore()
-			if sid := h.GetSessionId(); sid != id {
-				sessions[i] = sid
-			}
-		}
-		c.Recall, c.RecallScores, c.RecallSessions = segmented.OfferRecallFrom(msgs, scores, sessions, k.Depth)
+		c.OfferHits(id, hits, k.Depth)
 		s.metrics.Candidates.WithLabelValues("recall").Observe(float64(len(c.Recall)))
 	}
 	// Rendered and counted here, once per source through s.prepared, not
@@ -177,10 +170,11 @@ func (s *Service) candidates(ctx context.Context, who *tenancy.Caller, id string
 // swapHits searches the session's own messages (the assembler asks only
 // once the session has compressed: before, every message is verbatim in
 // L1). It first waits (bounded) for the session's own last command to be
-// projected, so the same requests give the same context.
-func (s *Service) swapHits(ctx context.Context, id, q string) []*memoryv1.SearchHit {
+// projected, so the same requests give the same context. summaries adds
+// the session's archived summaries that match.
+func (s *Service) swapHits(ctx context.Context, id, q string, summaries bool) []*memoryv1.SearchHit {
 	s.awaitSession(ctx, id)
-	hits, err := s.rm.Search(ctx, id, memoryv1.SearchScope_SEARCH_SCOPE_SESSION, q, segmented.RecallSearched)
+	hits, err := s.rm.Search(ctx, id, memoryv1.SearchScope_SEARCH_SCOPE_SESSION, q, segmented.RecallSearched, summaries)
 	if err != nil {
 		s.metrics.AssemblyErrors.WithLabelValues("recall").Inc()
 		s.logger.Warn("context assembler: swap search failed; appending without recall", "session", id, "err", err)

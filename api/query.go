@@ -23,6 +23,10 @@ type ReadModel interface {
 	AppliedSeq() uint64
 	Session(id string) (*memoryv1.SessionIndexEntry, bool, error)
 	Recall(sessionID string, offset, limit int) ([]*memoryv1.Message, uint64, error)
+	// RecallSummaries pages the session's archived L2 summaries; SummaryAt
+	// reads one (a context's recalled summary), ok false when it is gone.
+	RecallSummaries(sessionID string, offset, limit int) ([]*memoryv1.Summary, uint64, error)
+	SummaryAt(sessionID, id string) (*memoryv1.Summary, bool)
 	MessagesByID(sessionID string, ids []string) ([]*memoryv1.Message, error)
 	// MessageAt reads message seq of a session (a context's recalled item of
 	// another session); ok false when it is gone.
@@ -34,8 +38,9 @@ type ReadModel interface {
 	// except that the query did not match (newest first, below every hit).
 	SearchUser(user, except, query string, limit int) ([]*memoryv1.SearchHit, error)
 	// Search may call an embeddings endpoint for the query (bounded by
-	// ctx) before it reads the projection.
-	Search(ctx context.Context, sessionID string, scope memoryv1.SearchScope, query string, limit int) ([]*memoryv1.SearchHit, error)
+	// ctx) before it reads the projection; summaries adds the session's
+	// archived summaries to the hits (one ranking by score).
+	Search(ctx context.Context, sessionID string, scope memoryv1.SearchScope, query string, limit int, summaries bool) ([]*memoryv1.SearchHit, error)
 	ListSessions(req *memoryv1.ListSessionsRequest) ([]*memoryv1.SessionIndexEntry, string, error)
 	// CountSessions counts the sessions of agentID (or of userID when
 	// agentID is empty), stopping at limit.
@@ -188,13 +193,21 @@ func (s *Service) recall(ctx context.Context, c *call, id string, m proto.Messag
 		reply(nil, err)
 		return
 	}
-	applied := s.rm.AppliedSeq()
-	msgs, total, err := s.rm.Recall(id, int(req.GetOffset()), limit)
+	out := &memoryv1.RecallReply{AppliedSeq: s.rm.AppliedSeq()}
+	var err error
+	switch req.GetKind() {
+	case "", "messages":
+		out.Messages, out.Total, err = s.rm.Recall(id, int(req.GetOffset()), limit)
+	case "summaries":
+		out.Summaries, out.Total, err = s.rm.RecallSummaries(id, int(req.GetOffset()), limit)
+	default:
+		err = &Error{Code: 400, Field: "kind", Message: `must be "messages" or "summaries"`}
+	}
 	if err != nil {
 		reply(nil, err)
 		return
 	}
-	reply(&memoryv1.RecallReply{Messages: msgs, Total: total, AppliedSeq: applied}, nil)
+	reply(out, nil)
 }
 
 func (s *Service) search(ctx context.Context, c *call, id string, m proto.Message, reply actors.ReplyFunc) {
@@ -227,7 +240,7 @@ func (s *Service) search(ctx context.Context, c *call, id string, m proto.Messag
 		}
 	}
 	applied := s.rm.AppliedSeq()
-	hits, err := s.rm.Search(ctx, id, req.GetScope(), req.GetQuery(), limit)
+	hits, err := s.rm.Search(ctx, id, req.GetScope(), req.GetQuery(), limit, req.GetIncludeSummaries())
 	if err != nil {
 		reply(nil, err)
 		return
@@ -244,7 +257,7 @@ func (s *Service) search(ctx context.Context, c *call, id string, m proto.Messag
 func (s *Service) rerankHits(ctx context.Context, query string, hits []*memoryv1.SearchHit) ([]*memoryv1.SearchHit, bool) {
 	docs := make([]string, len(hits))
 	for i, h := range hits {
-		docs[i] = h.GetMessage().GetContent()
+		docs[i] = h.GetMessage().GetContent() + h.GetSummary().GetText() // one of them is set
 	}
 	rctx, cancel := context.WithTimeout(ctx, s.cfg.RerankTimeout)
 	defer cancel()

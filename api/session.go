@@ -83,7 +83,7 @@ func (s *Service) hydrated(reply actors.ReplyFunc) actors.ReplyFunc {
 				src.Entry = s.entries.EntryText
 			}
 			if s.rm != nil {
-				src.Message = s.rm.MessageAt
+				src.Message, src.Summary = s.rm.MessageAt, s.rm.SummaryAt
 			}
 			m = segmented.Hydrate(cx, src)
 		}

@@ -190,6 +190,10 @@ func newSources(snap *memoryv1.SessionSnapshot) sources {
 		s.sums[sum.GetId()] = sum
 	}
 	for _, r := range snap.GetAssembled().GetRecalled() {
+		if r.GetSummaryId() != "" {
+			s.recall["recalled:summary:"+r.GetSummaryId()] = r
+			continue
+		}
 		s.recall["recalled:"+r.GetMessageId()] = r
 	}
 	for _, m := range snap.GetAssembled().GetMemory() {
@@ -216,7 +220,9 @@ func (s sources) of(m *memoryv1.ContextMessage) (string, string) {
 			return fmt.Sprintf("scope %s · key %s · version %d · tier %s", it.GetScope(), it.GetKey(), it.GetVersion(), it.GetTier()), link
 		}
 	case segmented.LayerRecalled:
-		if it, ok := s.recall[id]; ok {
+		if it, ok := s.recall[id]; ok && it.GetSummaryId() != "" {
+			return fmt.Sprintf("archived summary %s · to seq %d (from swap)", it.GetSummaryId(), it.GetSeq()), ""
+		} else if ok {
 			return fmt.Sprintf("message %s · seq %d (from swap)", it.GetMessageId(), it.GetSeq()), ""
 		}
 	}

@@ -107,6 +107,10 @@ type agentmemMemory struct {
 	// first (nil when it did not search): the question mode's "where the
 	// evidence went" reads them.
 	lastHits []int
+	// created: the session's creation events; archive (nil: off) mirrors
+	// its log to offer its archived summaries (archived.go).
+	created []proto.Message
+	archive *archiveMirror
 }
 
 var _ Memory = (*agentmemMemory)(nil)
@@ -120,6 +124,12 @@ const reservedOutput = 512
 // the context assembler on (the default of a new session) with recall
 // searching it, nil turns it off.
 func newAgentmem(conv *convgen.Conversation, tok segmented.Tokenizer, budget int, profile string, recall Searcher) (*agentmemMemory, error) {
+	return newAgentmemWith(conv, tok, budget, profile, recall, nil)
+}
+
+// newAgentmemWith is newAgentmem with recall and the assembly config with
+// (nil: the defaults).
+func newAgentmemWith(conv *convgen.Conversation, tok segmented.Tokenizer, budget int, profile string, recall Searcher, with *memoryv1.AssemblyConfig) (*agentmemMemory, error) {
 	m := &agentmemMemory{
 		name: fmt.Sprintf("agentmem (%s, recall off)", profile), st: segmented.New(), profile: profile, budget: budget,
 		env:    segmented.Env{NowUnixNano: conv.Config.StartUnixNano, Tokenizer: tok},
@@ -127,7 +137,7 @@ func newAgentmem(conv *convgen.Conversation, tok segmented.Tokenizer, budget int
 	}
 	assembly := &memoryv1.AssemblyConfig{} // off
 	if recall != nil {
-		m.name, assembly = fmt.Sprintf("agentmem (%s + recall)", profile), nil // nil: the defaults
+		m.name, assembly = fmt.Sprintf("agentmem (%s + recall)", profile), with // nil: the defaults
 	}
 	evs, err := m.st.DecideCreate(&memoryv1.CreateSessionRequest{
 		SystemPrompt:         conv.SystemPrompt,
@@ -142,6 +152,7 @@ func newAgentmem(conv *convgen.Conversation, tok segmented.Tokenizer, budget int
 	if err := m.apply(evs); err != nil {
 		return nil, err
 	}
+	m.created = evs
 	return m, nil
 }
 
@@ -149,7 +160,14 @@ func (m *agentmemMemory) Name() string { return m.name }
 
 func (m *agentmemMemory) apply(evs []proto.Message) error {
 	v := m.st.Version() + 1
-	return m.st.Apply(segmented.Meta{CommandID: fmt.Sprintf("c%d", v), Version: v, Seq: v, TimeUnixNano: m.env.NowUnixNano}, evs)
+	cmd := fmt.Sprintf("c%d", v)
+	if err := m.st.Apply(segmented.Meta{CommandID: cmd, Version: v, Seq: v, TimeUnixNano: m.env.NowUnixNano}, evs); err != nil {
+		return err
+	}
+	if m.archive != nil {
+		return m.archive.record(cmd, v, m.env.NowUnixNano, evs)
+	}
+	return nil
 }
 
 func (m *agentmemMemory) Append(msgs []convgen.Message) error {
@@ -287,6 +305,11 @@ func (m *agentmemMemory) candidates(req *memoryv1.AppendRequest) (*segmented.Can
 	}
 	c := &segmented.Candidates{}
 	c.Recall, c.RecallScores = segmented.OfferRecall(msgs, msgScores)
+	if k, _ := m.st.CandidateKey(); k.Summaries && m.archive != nil {
+		if c.Summaries, c.SummaryScores, err = m.archive.search(q, segmented.SummariesSearched); err != nil {
+			return nil, err
+		}
+	}
 	m.lastHits = nil
 	for _, sm := range c.Recall {
 		m.lastHits = append(m.lastHits, index[sm])
@@ -317,6 +340,7 @@ func (m *agentmemMemory) verbatim(i int) bool {
 
 // render measures a context reply.
 func (m *agentmemMemory) render(reply *memoryv1.ContextReply) (Context, error) {
+	reply = m.hydrate(reply)
 	var c Context
 	var b strings.Builder
 	for _, cm := range reply.GetMessages() {

@@ -31,6 +31,10 @@ type QuestionConfig struct {
 	RAGHits int
 	// Dir holds the projections' bbolt files; "" = a temporary directory.
 	Dir string
+	// ArchivedSummaries: the agentmem sessions are offered their archived
+	// L2 summaries (AssemblyConfig.archived_summaries; off by default), for
+	// the comparison with the default.
+	ArchivedSummaries bool
 }
 
 // DefaultQuestionConfig is the question mode of `make bench-memory`.
@@ -264,11 +268,21 @@ func (q *qrun) run(ctx context.Context, dir string) error {
 	}
 	defer func() { _ = fs.Close() }()
 	for _, b := range q.cfg.Budgets {
-		m, err := newAgentmem(shell, q.tok, b, "", ps) // "" and Assembly nil: the server's defaults
+		var with *memoryv1.AssemblyConfig // nil: the server's defaults
+		if q.cfg.ArchivedSummaries {
+			with = &memoryv1.AssemblyConfig{Recall: true, Memory: true, ArchivedSummaries: true} // the defaults, and summaries
+		}
+		m, err := newAgentmemWith(shell, q.tok, b, "", ps, with)
 		if err != nil {
 			return err
 		}
 		m.name = rowAgentmem
+		if q.cfg.ArchivedSummaries {
+			if err := m.withArchive(filepath.Join(dir, fmt.Sprintf("archive-%d.db", b))); err != nil {
+				return err
+			}
+			defer func() { _ = m.archive.Close() }()
+		}
 		q.mems = append(q.mems, m)
 	}
 	if len(q.rep.Search) == 0 {
@@ -412,7 +426,7 @@ func hasNeeds(text string, needs [][]string) bool {
 // scoreAgentmem scores the context agentmem holds right after the question
 // was appended, and where each evidence turn went.
 func (q *qrun) scoreAgentmem(bi int, am *agentmemMemory, qq *dialoggen.Question) error {
-	reply := am.st.Context()
+	reply := am.hydrate(am.st.Context())
 	c, err := am.render(reply)
 	if err != nil {
 		return err
@@ -464,7 +478,8 @@ func where(am *agentmemMemory, reply *memoryv1.ContextReply, content string, e i
 		}
 	}
 	for _, cm := range reply.GetMessages() {
-		summary := cm.GetLayer() == segmented.LayerL2 || (cm.GetLayer() == segmented.LayerL1 && cm.GetRole() == memoryv1.Role_ROLE_SYSTEM)
+		summary := cm.GetLayer() == segmented.LayerL2 || (cm.GetLayer() == segmented.LayerL1 && cm.GetRole() == memoryv1.Role_ROLE_SYSTEM) ||
+			(cm.GetLayer() == segmented.LayerRecalled && strings.HasPrefix(cm.GetId(), "recalled:summary:"))
 		if summary && len(keys) > 0 && containsAny(cm.GetContent(), keys) {
 			return "summary"
 		}

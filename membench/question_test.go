@@ -119,3 +119,24 @@ func TestBaselinesKeepTheBudget(t *testing.T) {
 		t.Fatal("the newest message is not in the RAG's recent share")
 	}
 }
+
+// TestRunQuestionsArchivedSummaries: with the sessions offered their
+// archived summaries (each mirrored to a projection of its own), the
+// question mode runs and is as deterministic as without.
+func TestRunQuestionsArchivedSummaries(t *testing.T) {
+	cfg := smallQuestionConfig()
+	cfg.ArchivedSummaries = true
+	var out [2]bytes.Buffer
+	for i := range out {
+		r, err := RunQuestions(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Markdown(&out[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out[0].String() != out[1].String() {
+		t.Fatalf("same config, different tables:\n%s\n---\n%s", out[0].String(), out[1].String())
+	}
+}

@@ -75,26 +75,11 @@ func (p *projectionSearcher) record(cmd string, evs []proto.Message) error {
 	if err := p.st.Apply(segmented.Meta{CommandID: cmd, Version: v, Seq: p.seq, TimeUnixNano: p.env.NowUnixNano}, evs); err != nil {
 		return err
 	}
-	anys, err := p.codec.Pack(evs)
+	d, err := decodedRecord(p.codec, p.seq, cmd, v, p.env.NowUnixNano, evs)
 	if err != nil {
 		return err
 	}
-	data, err := events.EncodeBatch(&memoryv1.EventBatch{
-		CommandId: cmd, AggregateKind: events.KindSession, AggregateId: benchSession, Version: v,
-		TimeUnixNano: p.env.NowUnixNano, Events: anys,
-	})
-	if err != nil {
-		return err
-	}
-	batch, err := events.DecodeBatch(data)
-	if err != nil {
-		return err
-	}
-	decoded, err := p.codec.Unpack(batch)
-	if err != nil {
-		return err
-	}
-	p.pending = append(p.pending, projections.Decoded{Seq: p.seq, Subject: events.SessionSubject(benchSession), Batch: batch, Events: decoded})
+	p.pending = append(p.pending, d)
 	return nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/agentmem/agentmem/actors"
 	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/erasure"
+	"github.com/agentmem/agentmem/internal/segmented"
 	"github.com/agentmem/agentmem/projections"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 )
@@ -69,6 +70,16 @@ func (r readModel) Recall(id string, offset, limit int) ([]*memoryv1.Message, ui
 	return m, n, mapErr(err)
 }
 
+func (r readModel) RecallSummaries(id string, offset, limit int) ([]*memoryv1.Summary, uint64, error) {
+	m, n, err := r.s.RecallSummaries(id, offset, limit)
+	return m, n, mapErr(err)
+}
+
+// SummaryAt reads an archived summary for a context's recalled item.
+func (r readModel) SummaryAt(id, summaryID string) (*memoryv1.Summary, bool) {
+	return r.s.SummaryAt(id, summaryID)
+}
+
 // MessageAt reads a message of a session for a context's recalled item.
 func (r readModel) MessageAt(id string, seq uint64) (*memoryv1.Message, bool) {
 	return r.s.MessageAt(id, seq)
@@ -89,8 +100,10 @@ func (r readModel) MessagesByID(id string, ids []string) ([]*memoryv1.Message, e
 
 // Search embeds the query first when embeddings are on (outside any
 // transaction, bounded by ctx and the client's timeout); if that fails it
-// searches by BM25 alone, logging why.
-func (r readModel) Search(ctx context.Context, id string, scope memoryv1.SearchScope, q string, limit int) ([]*memoryv1.SearchHit, error) {
+// searches by BM25 alone, logging why. With summaries, the session's
+// archived summaries that match are ranked with the messages by score
+// (projections.MergeHits), within limit.
+func (r readModel) Search(ctx context.Context, id string, scope memoryv1.SearchScope, q string, limit int, summaries bool) ([]*memoryv1.SearchHit, error) {
 	var opts projections.SearchOptions
 	if r.q != nil && strings.TrimSpace(q) != "" {
 		vecs, err := r.q.Embed(ctx, []string{q})
@@ -102,7 +115,11 @@ func (r readModel) Search(ctx context.Context, id string, scope memoryv1.SearchS
 		}
 	}
 	h, err := r.s.SearchWith(id, scope, q, limit, opts)
-	return h, mapErr(err)
+	if err != nil || !summaries {
+		return h, mapErr(err)
+	}
+	sums, err := r.s.SearchSummaries(id, q, min(limit, segmented.SummariesSearched))
+	return projections.MergeHits(h, sums, limit), mapErr(err)
 }
 
 func (r readModel) ListSessions(req *memoryv1.ListSessionsRequest) ([]*memoryv1.SessionIndexEntry, string, error) {

@@ -47,11 +47,13 @@
 //	swap_messages      session_id 0 msg_seq(u64) → Message (protobuf, as appended)
 //	swap_ids           session_id 0 message_id → msg_seq(u64)
 //	swap_summaries     session_id 0 last_seq(u64) 0 first_seq(u64) 0 summary_id → Summary (protobuf)
-//	bm25_docs          doc_id(u64) → doc_len(u32) msg_seq(u64) session_id
+//	bm25_docs          doc_id(u64) → doc_len(u32) msg_seq(u64) session_id, or for an archived
+//	                   summary doc_len(u32) 2^64−1 swap_summaries key (summaries.go)
 //	bm25_postings      user_key 0 term 0 block(u64) → postings of doc_id>>7 == block, packed (schema.go)
 //	bm25_terms         user_key 0 term → df(u64)
 //	                   (terms include field terms: "\x01speaker:<name term>", "\x01day:YYYY-MM-DD")
 //	bm25_stats         user_key 0 → docs(u64) total_len(u64)
+//	                   (archived summaries: user_key "\x02"+user, a corpus of their own)
 //	entries            kind 0 scope_id 0 key → Entry (protobuf, stored form: current version, tombstones too)
 //	entry_versions     kind 0 scope_id 0 key 0 version(u64) → Entry (stored form)
 //	scope_config       kind 0 scope_id → ScopeConfig (protobuf)

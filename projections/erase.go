@@ -124,6 +124,9 @@ func (w *writer) eraseSession(id string) error {
 	if err := w.unpost(userKey, id, terms); err != nil {
 		return err
 	}
+	if err := w.unpostSummaries(userKey, id); err != nil {
+		return err
+	}
 	for _, b := range []*bolt.Bucket{w.bMessages, w.bIDs, w.bSummaries} {
 		if err := deletePrefix(b, p); err != nil {
 			return err

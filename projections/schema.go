@@ -27,7 +27,9 @@ import (
 // 8: a scope entry's value is indexed up to sharedmem.MaxIndexedValueBytes
 // (entries.go): the entry documents of larger values change.
 // 9: bucket data_bytes (each owner's bytes of large data held).
-const SchemaVersion = 9
+// 10: archived L2 summaries are bm25 documents (summary corpus,
+// summaries.go): bm25_docs holds summary documents beside message ones.
+const SchemaVersion = 10
 
 // openTimeout bounds how long Open waits for the file lock (another process
 // holding the file open).
@@ -62,7 +64,9 @@ var (
 	// \x00 summary_id → Summary (protobuf), every summary archived from L2.
 	bucketSwapSummaries = []byte("swap_summaries")
 
-	// bucketBM25Docs: doc_id(8B) → doc length(4B) msg_seq(8B) session_id.
+	// bucketBM25Docs: doc_id(8B) → doc length(4B) msg_seq(8B) session_id,
+	// or, for an archived summary (summaries.go), doc length(4B)
+	// summaryDocMark(8B) then the summary's swap_summaries key.
 	// doc ids come from the bucket's sequence, in application order, so a
 	// replay of the same log assigns the same ids.
 	bucketBM25Docs = []byte("bm25_docs")
@@ -541,11 +545,22 @@ func docValue(docLen uint32, msgSeq uint64, sessionID string) []byte {
 	return append(v, sessionID...)
 }
 
+// parseDocValue reads a bm25_docs value; msgSeq is summaryDocMark for a
+// summary document (its key: summaryDocKey), whose session id is the first
+// component of that key.
 func parseDocValue(v []byte) (docLen uint32, msgSeq uint64, sessionID string, err error) {
 	if len(v) < 12 {
 		return 0, 0, "", fmt.Errorf("projections: malformed bm25 doc value (%d bytes)", len(v))
 	}
-	return binary.BigEndian.Uint32(v), binary.BigEndian.Uint64(v[4:]), string(v[12:]), nil
+	docLen, msgSeq, rest := binary.BigEndian.Uint32(v), binary.BigEndian.Uint64(v[4:]), v[12:]
+	if msgSeq == summaryDocMark {
+		i := bytes.IndexByte(rest, sep)
+		if i < 0 {
+			return 0, 0, "", fmt.Errorf("projections: malformed bm25 summary doc value %q", v)
+		}
+		rest = rest[:i]
+	}
+	return docLen, msgSeq, string(rest), nil
 }
 
 func statsValue(docs, totalLen uint64) []byte { return append(u64(docs), u64(totalLen)...) }

@@ -81,7 +81,7 @@ func fillUser(tx *bolt.Tx, user, except string, hits []*memoryv1.SearchHit, limi
 			if r := m.GetRole(); (r != memoryv1.Role_ROLE_USER && r != memoryv1.Role_ROLE_ASSISTANT) || m.GetContent() == "" || have[key{sid, m.GetSeq()}] {
 				continue
 			}
-			hits = append(hits, &memoryv1.SearchHit{SessionId: sid, Message: m, Score: score})
+			hits = append(hits, &memoryv1.SearchHit{SessionId: sid, Message: m, Score: score, Kind: HitMessage})
 		}
 	}
 	return hits, nil

@@ -115,6 +115,9 @@ type ranking struct {
 	// expand > 0 adds the terms related to the query's content terms
 	// (swap.Expand) as BM25 clauses scaled by expand. 0: off.
 	expand float64
+	// summaries ranks the session's archived summaries (its summary
+	// corpus, summaries.go) instead of messages.
+	summaries bool
 }
 
 // defaultRanking: stop words dropped, speaker and day matches weighed like
@@ -224,6 +227,9 @@ func (s *Store) searchVec(sessionID string, scope memoryv1.SearchScope, query st
 				filter = []byte(sessionID)
 			}
 		}
+		if rk.summaries {
+			userKey, filter = summaryCorpus(userKey), []byte(sessionID)
+		}
 		n, total := parseStatsValue(tx.Bucket(bucketBM25Stats).Get(statsKey(userKey)))
 		if n == 0 {
 			return nil
@@ -231,7 +237,7 @@ func (s *Store) searchVec(sessionID string, scope memoryv1.SearchScope, query st
 		r := ranker{
 			rk: rk, bm: swap.DefaultBM25(), userKey: userKey, filter: filter, n: n, avgdl: float64(total) / float64(n),
 			terms: tx.Bucket(bucketBM25Terms), postings: tx.Bucket(bucketBM25Postings),
-			docs: tx.Bucket(bucketBM25Docs), msgs: tx.Bucket(bucketSwapMessages),
+			docs: tx.Bucket(bucketBM25Docs), msgs: tx.Bucket(bucketSwapMessages), sums: tx.Bucket(bucketSwapSummaries),
 		}
 		cands, err := r.rank(q, limit, len(qvec) > 0)
 		if err != nil {
@@ -244,7 +250,11 @@ func (s *Store) searchVec(sessionID string, scope memoryv1.SearchScope, query st
 			if err := r.load(c); err != nil {
 				return err
 			}
-			hits = append(hits, &memoryv1.SearchHit{SessionId: c.sid, Message: c.msg, Score: c.score})
+			h := &memoryv1.SearchHit{SessionId: c.sid, Message: c.msg, Summary: c.sum, Score: c.score, Kind: HitMessage}
+			if c.sum != nil {
+				h.Kind = HitSummary
+			}
+			hits = append(hits, h)
 		}
 		if corpus != nil && corpus.Fill {
 			hits, err = fillUser(tx, corpus.User, corpus.Except, hits, limit)
@@ -269,6 +279,7 @@ type ranker struct {
 	postings *bolt.Bucket
 	docs     *bolt.Bucket
 	msgs     *bolt.Bucket
+	sums     *bolt.Bucket
 }
 
 // clause is one scored term of a query: a content term (BM25 of its tf and
@@ -294,6 +305,7 @@ type candidate struct {
 	seq     uint64
 	content string
 	msg     *memoryv1.Message
+	sum     *memoryv1.Summary // a summary document's (msg stays nil)
 	// boost multiplies the score for recency; upper bounds the final score
 	// (rank); dup marks a copy of a better candidate's text (dedupe).
 	boost float64
@@ -540,9 +552,18 @@ func (r *ranker) read(c *candidate) error {
 	if c.sid != "" {
 		return nil
 	}
-	docLen, seq, sid, err := parseDocValue(r.docs.Get(u64(c.docID)))
+	dv := r.docs.Get(u64(c.docID))
+	docLen, seq, sid, err := parseDocValue(dv)
 	if err != nil {
 		return err
+	}
+	if seq == summaryDocMark {
+		sum, err := getSummaryDoc(r.sums, dv)
+		if err != nil {
+			return err
+		}
+		c.docLen, c.sid, c.seq, c.content, c.sum = docLen, sid, sum.GetLastSeq(), sum.GetText(), sum
+		return nil
 	}
 	v := r.msgs.Get(swapMessageKey(sid, seq))
 	if v == nil {
@@ -561,7 +582,7 @@ func (r *ranker) load(c *candidate) error {
 	if c.msg != nil {
 		return nil
 	}
-	if err := r.read(c); err != nil {
+	if err := r.read(c); err != nil || c.sum != nil {
 		return err
 	}
 	m, err := getMessage(r.msgs, c.sid, c.seq)

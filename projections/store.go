@@ -308,14 +308,8 @@ func (w *writer) applyEvent(id string, e *memoryv1.SessionIndexEntry, ev proto.M
 	case *memoryv1.L1Summarized, *memoryv1.L1Evicted:
 		e.Summaries++
 	case *memoryv1.L2Archived:
-		for _, sum := range ev.GetSummaries() {
-			v, err := marshalOpts.Marshal(sum)
-			if err != nil {
-				return nil, err
-			}
-			if err := w.bSummaries.Put(swapSummaryKey(id, sum.GetFirstSeq(), sum.GetLastSeq(), sum.GetId()), v); err != nil {
-				return nil, err
-			}
+		if err := w.archiveSummaries(e, ev); err != nil {
+			return nil, err
 		}
 	case *memoryv1.RomUpdated, *memoryv1.RomActivated, *memoryv1.SummaryReplaced,
 		*memoryv1.KernelToolDefined, *memoryv1.KernelToolRemoved, *memoryv1.KernelSchemaCached,

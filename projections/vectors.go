@@ -218,6 +218,9 @@ func (s *Store) pendingVectorDocs(n int) ([]vectorDoc, error) {
 			if err != nil {
 				return err
 			}
+			if seq == summaryDocMark {
+				continue // summaries are searched lexically only (summaries.go)
+			}
 			user, ok := users[sid]
 			if !ok {
 				e, err := getSession(tx, sid)

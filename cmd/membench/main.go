@@ -23,6 +23,7 @@ func main() {
 	flag.StringVar(&t.LoCoMo, "locomo", "", "a directory of LoCoMo conversation files (*.json): the cross-session and question modes run on them too")
 	flag.IntVar(&qcfg.Conversations, "conversations", qcfg.Conversations, "question mode: conversations generated (seeds -seed, -seed+1, …)")
 	flag.IntVar(&qcfg.Dialog.Sittings, "dialog-sittings", qcfg.Dialog.Sittings, "question mode: sittings per conversation")
+	flag.BoolVar(&qcfg.ArchivedSummaries, "archived-summaries", false, "question mode: offer the agentmem sessions their archived L2 summaries (assembly.archived_summaries; off by default)")
 	flag.StringVar(&qcfg.Dialog.Pools, "pools", qcfg.Dialog.Pools, "question mode: the generator's word pools: \"\" (default) or holdout (other items and paraphrases, written apart from the search's lexicon)")
 	flag.Uint64Var(&cfg.Conversation.Seed, "seed", cfg.Conversation.Seed, "generator seed")
 	flag.IntVar(&cfg.Conversation.Sittings, "sittings", cfg.Conversation.Sittings, "sittings of the conversation")

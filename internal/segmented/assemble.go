@@ -96,6 +96,11 @@ type Candidates struct {
 	RecallSessions []string
 	Memory         []*memoryv1.MemoryItem
 	MemoryScores   []float64
+	// Summaries are the session's archived L2 summaries that match the
+	// user message, best first (SummaryScores beside them, or nil): offered
+	// as recalled items (archived.go).
+	Summaries     []*memoryv1.Summary
+	SummaryScores []float64
 	// prep: the candidates rendered and counted (Prepare); nil: the
 	// decision renders and counts them.
 	prep *prepared

@@ -13,7 +13,11 @@ package segmented
 // its first user message on, whether or not it has compressed; Depth is
 // how many of their messages to search for (EarlierDepth of the budget).
 type CandidateKey struct {
-	Recall, Memory, Cross     bool
+	Recall, Memory, Cross bool
+	// Summaries: the session archived L2 summaries and offers them
+	// (AssemblyConfig.archived_summaries): the swap search asks for the
+	// matching ones too.
+	Summaries                 bool
 	Depth                     int
 	Agent, User, Project, App string
 	// AgentType names the scope agent_type:<type> the session shares with
@@ -44,6 +48,7 @@ func (s *State) CandidateKey() (k CandidateKey, wants bool) {
 		Recall:    a.GetRecallPct() > 0 && p.GetCompressions() > 0,
 		Memory:    a.GetMemoryPct() > 0,
 		Cross:     a.GetRecallPct() > 0 && !a.GetNoCrossSession() && (p.GetUserId() != "" || p.GetAgentId() != ""),
+		Summaries: a.GetRecallPct() > 0 && a.GetArchivedSummaries() && p.GetArchivedL2Count() > 0,
 		Depth:     EarlierDepth(s.Budget()),
 		Agent:     p.GetAgentId(),
 		User:      p.GetUserId(),

@@ -168,13 +168,15 @@ func (s *State) Context() *memoryv1.ContextReply {
 	}
 	for _, r := range asm.GetRecalled() {
 		id := "recalled:" + r.MessageId
-		if r.SessionId != "" {
+		if r.SummaryId != "" {
+			id = "recalled:summary:" + r.SummaryId
+		} else if r.SessionId != "" {
 			id = "recalled:" + r.SessionId + "/" + r.MessageId
 		}
 		sysMsg(LayerRecalled, id, r.Text, r.Tokens)
 		cm := &backing[len(msgs)-1]
 		cm.SaidUnixNano = r.SaidUnixNano
-		if r.SessionId != "" && r.Text == "" {
+		if (r.SessionId != "" || r.SummaryId != "") && r.Text == "" {
 			cm.Recalled = r // a reference: Hydrate fills it in
 		}
 	}

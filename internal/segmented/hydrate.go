@@ -19,11 +19,16 @@ type EntryText func(scope, key string, version uint64) (value string, ok bool)
 // session); ok is false when the session no longer holds it (erased).
 type MessageAt func(session string, seq uint64) (m *memoryv1.Message, ok bool)
 
+// SummaryAt returns archived summary id of session (a recalled archived
+// summary); ok is false when the swap no longer holds it.
+type SummaryAt func(session, id string) (sum *memoryv1.Summary, ok bool)
+
 // Sources are where Hydrate reads the texts a context holds by reference.
 // A nil func finds nothing.
 type Sources struct {
 	Entry   EntryText
 	Message MessageAt
+	Summary SummaryAt
 }
 
 // Hydrate returns cx with the text of each message that holds a reference
@@ -46,6 +51,16 @@ func Hydrate(cx *memoryv1.ContextReply, src Sources) *memoryv1.ContextReply {
 		}
 		return itemText(ref, value), true
 	}, func(ref *memoryv1.RecalledItem) (string, bool) {
+		if id := ref.GetSummaryId(); id != "" {
+			if src.Summary == nil {
+				return "", false
+			}
+			sum, ok := src.Summary(cx.GetSessionId(), id)
+			if !ok {
+				return "", false
+			}
+			return ArchivedSummaryItemText(ref, sum), true
+		}
 		if src.Message == nil {
 			return "", false
 		}
@@ -114,6 +129,16 @@ func HydrateMemoryAt(cx *memoryv1.ContextReply, get EntryAt) *memoryv1.ContextRe
 // item the node no longer sent at that point (PastLeftOut) is left out
 // with its tokens. cx is not changed.
 func HydrateAt(cx *memoryv1.ContextReply, get EntryAt, msg MessageAtPast) *memoryv1.ContextReply {
+	return HydrateAtWith(cx, get, msg, nil)
+}
+
+// SummaryAtPast returns an archived summary of the session a past context
+// recalled (false: its log no longer holds it).
+type SummaryAtPast func(id string) (*memoryv1.Summary, bool)
+
+// HydrateAtWith is HydrateAt with the session's archived summaries read
+// from sum (nil: they show as not kept).
+func HydrateAtWith(cx *memoryv1.ContextReply, get EntryAt, msg MessageAtPast, sum SummaryAtPast) *memoryv1.ContextReply {
 	return hydrate(cx, func(ref *memoryv1.MemoryItem) (string, bool) {
 		value, state := get(ref.GetScope(), ref.GetKey(), ref.GetVersion())
 		switch state {
@@ -127,6 +152,14 @@ func HydrateAt(cx *memoryv1.ContextReply, get EntryAt, msg MessageAtPast) *memor
 			return NotKeptText(ref), true
 		}
 	}, func(ref *memoryv1.RecalledItem) (string, bool) {
+		if id := ref.GetSummaryId(); id != "" {
+			if sum != nil {
+				if s, ok := sum(id); ok {
+					return ArchivedSummaryItemText(ref, s), true
+				}
+			}
+			return fmt.Sprintf("[not kept] archived summary %s: no longer in the log", id), true
+		}
 		state := PastNotKept
 		var m *memoryv1.Message
 		if msg != nil {
@@ -261,7 +294,7 @@ func (s *State) MemoryByReference() bool {
 		}
 	}
 	for _, r := range a.GetRecalled() {
-		if r.GetSessionId() != "" && r.GetText() == "" {
+		if (r.GetSessionId() != "" || r.GetSummaryId() != "") && r.GetText() == "" {
 			return true
 		}
 	}

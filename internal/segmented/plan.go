@@ -84,9 +84,11 @@ type partRef struct {
 func (r partRef) section() bool { return r.rec != 0 || r.mem != 0 }
 
 // recalledRef is a recalled part's message: of the session (sid "") or
-// of session sid, as prepared.
+// of session sid, as prepared; or, with sum set (m nil), an archived
+// summary of the session (archived.go).
 type recalledRef struct {
 	m   *memoryv1.Message
+	sum *memoryv1.Summary
 	sid string
 	it  preparedItem
 }
@@ -99,6 +101,11 @@ func (r *recalledRef) item() *memoryv1.RecalledItem {
 
 // fill sets the fields of x, a new item, to r's.
 func (r *recalledRef) fill(x *memoryv1.RecalledItem) {
+	if sum := r.sum; sum != nil {
+		x.SummaryId, x.Seq, x.Role, x.Tokens = sum.GetId(), sum.GetLastSeq(), memoryv1.Role_ROLE_SYSTEM, r.it.tokens
+		x.TextBytes, x.Trimmed = r.it.bytes, r.it.trimmed
+		return
+	}
 	m := r.m
 	x.MessageId, x.Seq, x.Role, x.Tokens, x.SaidUnixNano = m.GetId(), m.GetSeq(), m.GetRole(), r.it.tokens, SaidAt(m)
 	if r.sid != "" {
@@ -152,6 +159,7 @@ func (s *State) plan(m *memoryv1.Message, c *Candidates, env Env) *memoryv1.Asse
 	if c != nil {
 		if a.GetRecallPct() > 0 {
 			p.addHits(c)
+			p.addArchived(c)
 		}
 		if a.GetMemoryPct() > 0 {
 			p.addMemory(c, a)
@@ -250,7 +258,11 @@ func compareRecalled(x, y *memoryv1.RecalledItem) int {
 			return c
 		}
 	}
-	return cmp.Compare(x.GetSeq(), y.GetSeq())
+	if c := cmp.Compare(x.GetSeq(), y.GetSeq()); c != 0 {
+		return c
+	}
+	// An archived summary ends at a message that may be recalled too.
+	return cmp.Compare(x.GetSummaryId(), y.GetSummaryId())
 }
 
 // showsAll reports whether the chosen parts are every L1 and L2 part and

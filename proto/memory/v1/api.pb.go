@@ -2591,8 +2591,11 @@ type RecallRequest struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	Offset uint32                 `protobuf:"varint,1,opt,name=offset,proto3" json:"offset,omitempty"`
 	// limit: 1..50 (0 = 20).
-	Limit         uint32 `protobuf:"varint,2,opt,name=limit,proto3" json:"limit,omitempty"`
-	MinSeq        uint64 `protobuf:"varint,3,opt,name=min_seq,json=minSeq,proto3" json:"min_seq,omitempty"`
+	Limit  uint32 `protobuf:"varint,2,opt,name=limit,proto3" json:"limit,omitempty"`
+	MinSeq uint64 `protobuf:"varint,3,opt,name=min_seq,json=minSeq,proto3" json:"min_seq,omitempty"`
+	// kind: "" or "messages" recalls the session's messages from swap;
+	// "summaries" its archived L2 summaries (in summaries, paged alike).
+	Kind          string `protobuf:"bytes,4,opt,name=kind,proto3" json:"kind,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2648,12 +2651,24 @@ func (x *RecallRequest) GetMinSeq() uint64 {
 	return 0
 }
 
+func (x *RecallRequest) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
 type RecallReply struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// messages of the session from swap, oldest first.
-	Messages      []*Message `protobuf:"bytes,1,rep,name=messages,proto3" json:"messages,omitempty"`
-	Total         uint64     `protobuf:"varint,2,opt,name=total,proto3" json:"total,omitempty"`
-	AppliedSeq    uint64     `protobuf:"varint,3,opt,name=applied_seq,json=appliedSeq,proto3" json:"applied_seq,omitempty"`
+	Messages []*Message `protobuf:"bytes,1,rep,name=messages,proto3" json:"messages,omitempty"`
+	// total: the session's messages, or its archived summaries for kind
+	// "summaries".
+	Total      uint64 `protobuf:"varint,2,opt,name=total,proto3" json:"total,omitempty"`
+	AppliedSeq uint64 `protobuf:"varint,3,opt,name=applied_seq,json=appliedSeq,proto3" json:"applied_seq,omitempty"`
+	// summaries: the session's archived L2 summaries (kind "summaries"), in
+	// message order.
+	Summaries     []*Summary `protobuf:"bytes,4,rep,name=summaries,proto3" json:"summaries,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2709,15 +2724,26 @@ func (x *RecallReply) GetAppliedSeq() uint64 {
 	return 0
 }
 
+func (x *RecallReply) GetSummaries() []*Summary {
+	if x != nil {
+		return x.Summaries
+	}
+	return nil
+}
+
 type SearchRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Query string                 `protobuf:"bytes,1,opt,name=query,proto3" json:"query,omitempty"`
 	// limit: 1..20 (0 = 10).
-	Limit         uint32      `protobuf:"varint,2,opt,name=limit,proto3" json:"limit,omitempty"`
-	Scope         SearchScope `protobuf:"varint,3,opt,name=scope,proto3,enum=agentmem.memory.v1.SearchScope" json:"scope,omitempty"`
-	MinSeq        uint64      `protobuf:"varint,4,opt,name=min_seq,json=minSeq,proto3" json:"min_seq,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Limit  uint32      `protobuf:"varint,2,opt,name=limit,proto3" json:"limit,omitempty"`
+	Scope  SearchScope `protobuf:"varint,3,opt,name=scope,proto3,enum=agentmem.memory.v1.SearchScope" json:"scope,omitempty"`
+	MinSeq uint64      `protobuf:"varint,4,opt,name=min_seq,json=minSeq,proto3" json:"min_seq,omitempty"`
+	// include_summaries adds the session's archived L2 summaries that match
+	// to the hits (kind "summary"), ranked with the messages by score. Off by
+	// default: older clients expect a message in every hit.
+	IncludeSummaries bool `protobuf:"varint,5,opt,name=include_summaries,json=includeSummaries,proto3" json:"include_summaries,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *SearchRequest) Reset() {
@@ -2778,11 +2804,23 @@ func (x *SearchRequest) GetMinSeq() uint64 {
 	return 0
 }
 
+func (x *SearchRequest) GetIncludeSummaries() bool {
+	if x != nil {
+		return x.IncludeSummaries
+	}
+	return false
+}
+
 type SearchHit struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
-	Message       *Message               `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
-	Score         float64                `protobuf:"fixed64,3,opt,name=score,proto3" json:"score,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	SessionId string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	// message: the hit's message (kind "message").
+	Message *Message `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
+	Score   float64  `protobuf:"fixed64,3,opt,name=score,proto3" json:"score,omitempty"`
+	// summary: the archived L2 summary of a hit of kind "summary".
+	Summary *Summary `protobuf:"bytes,4,opt,name=summary,proto3" json:"summary,omitempty"`
+	// kind: "message" or "summary" (empty from older servers: "message").
+	Kind          string `protobuf:"bytes,5,opt,name=kind,proto3" json:"kind,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2836,6 +2874,20 @@ func (x *SearchHit) GetScore() float64 {
 		return x.Score
 	}
 	return 0
+}
+
+func (x *SearchHit) GetSummary() *Summary {
+	if x != nil {
+		return x.Summary
+	}
+	return nil
+}
+
+func (x *SearchHit) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
 }
 
 type SearchReply struct {
@@ -3901,26 +3953,31 @@ const file_memory_v1_api_proto_rawDesc = "" +
 	"\vErrorDetail\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\rR\x04code\x12\x14\n" +
 	"\x05field\x18\x02 \x01(\tR\x05field\x12\x18\n" +
-	"\amessage\x18\x03 \x01(\tR\amessage\"V\n" +
+	"\amessage\x18\x03 \x01(\tR\amessage\"j\n" +
 	"\rRecallRequest\x12\x16\n" +
 	"\x06offset\x18\x01 \x01(\rR\x06offset\x12\x14\n" +
 	"\x05limit\x18\x02 \x01(\rR\x05limit\x12\x17\n" +
-	"\amin_seq\x18\x03 \x01(\x04R\x06minSeq\"}\n" +
+	"\amin_seq\x18\x03 \x01(\x04R\x06minSeq\x12\x12\n" +
+	"\x04kind\x18\x04 \x01(\tR\x04kind\"\xb8\x01\n" +
 	"\vRecallReply\x127\n" +
 	"\bmessages\x18\x01 \x03(\v2\x1b.agentmem.memory.v1.MessageR\bmessages\x12\x14\n" +
 	"\x05total\x18\x02 \x01(\x04R\x05total\x12\x1f\n" +
 	"\vapplied_seq\x18\x03 \x01(\x04R\n" +
-	"appliedSeq\"\x8b\x01\n" +
+	"appliedSeq\x129\n" +
+	"\tsummaries\x18\x04 \x03(\v2\x1b.agentmem.memory.v1.SummaryR\tsummaries\"\xb8\x01\n" +
 	"\rSearchRequest\x12\x14\n" +
 	"\x05query\x18\x01 \x01(\tR\x05query\x12\x14\n" +
 	"\x05limit\x18\x02 \x01(\rR\x05limit\x125\n" +
 	"\x05scope\x18\x03 \x01(\x0e2\x1f.agentmem.memory.v1.SearchScopeR\x05scope\x12\x17\n" +
-	"\amin_seq\x18\x04 \x01(\x04R\x06minSeq\"w\n" +
+	"\amin_seq\x18\x04 \x01(\x04R\x06minSeq\x12+\n" +
+	"\x11include_summaries\x18\x05 \x01(\bR\x10includeSummaries\"\xc2\x01\n" +
 	"\tSearchHit\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x125\n" +
 	"\amessage\x18\x02 \x01(\v2\x1b.agentmem.memory.v1.MessageR\amessage\x12\x14\n" +
-	"\x05score\x18\x03 \x01(\x01R\x05score\"}\n" +
+	"\x05score\x18\x03 \x01(\x01R\x05score\x125\n" +
+	"\asummary\x18\x04 \x01(\v2\x1b.agentmem.memory.v1.SummaryR\asummary\x12\x12\n" +
+	"\x04kind\x18\x05 \x01(\tR\x04kind\"}\n" +
 	"\vSearchReply\x121\n" +
 	"\x04hits\x18\x01 \x03(\v2\x1d.agentmem.memory.v1.SearchHitR\x04hits\x12\x1f\n" +
 	"\vapplied_seq\x18\x02 \x01(\x04R\n" +
@@ -4090,7 +4147,8 @@ var file_memory_v1_api_proto_goTypes = []any{
 	(*Kernel)(nil),               // 62: agentmem.memory.v1.Kernel
 	(*StateEntry)(nil),           // 63: agentmem.memory.v1.StateEntry
 	(*Message)(nil),              // 64: agentmem.memory.v1.Message
-	(*EventBatch)(nil),           // 65: agentmem.memory.v1.EventBatch
+	(*Summary)(nil),              // 65: agentmem.memory.v1.Summary
+	(*EventBatch)(nil),           // 66: agentmem.memory.v1.EventBatch
 }
 var file_memory_v1_api_proto_depIdxs = []int32{
 	49, // 0: agentmem.memory.v1.CreateSessionRequest.custom_profile:type_name -> agentmem.memory.v1.CompressionProfile
@@ -4139,24 +4197,26 @@ var file_memory_v1_api_proto_depIdxs = []int32{
 	57, // 43: agentmem.memory.v1.StatusReply.status:type_name -> agentmem.memory.v1.SessionStatus
 	30, // 44: agentmem.memory.v1.StatusReply.consolidation:type_name -> agentmem.memory.v1.ConsolidationMarker
 	64, // 45: agentmem.memory.v1.RecallReply.messages:type_name -> agentmem.memory.v1.Message
-	3,  // 46: agentmem.memory.v1.SearchRequest.scope:type_name -> agentmem.memory.v1.SearchScope
-	64, // 47: agentmem.memory.v1.SearchHit.message:type_name -> agentmem.memory.v1.Message
-	35, // 48: agentmem.memory.v1.SearchReply.hits:type_name -> agentmem.memory.v1.SearchHit
-	8,  // 49: agentmem.memory.v1.PromoteReply.result:type_name -> agentmem.memory.v1.MutationReply
-	7,  // 50: agentmem.memory.v1.PromoteReply.usage:type_name -> agentmem.memory.v1.Usage
-	8,  // 51: agentmem.memory.v1.ClearRecalledReply.result:type_name -> agentmem.memory.v1.MutationReply
-	7,  // 52: agentmem.memory.v1.ClearRecalledReply.usage:type_name -> agentmem.memory.v1.Usage
-	57, // 53: agentmem.memory.v1.ListSessionsRequest.status:type_name -> agentmem.memory.v1.SessionStatus
-	57, // 54: agentmem.memory.v1.SessionIndexEntry.status:type_name -> agentmem.memory.v1.SessionStatus
-	42, // 55: agentmem.memory.v1.ListSessionsReply.sessions:type_name -> agentmem.memory.v1.SessionIndexEntry
-	65, // 56: agentmem.memory.v1.WatchChange.batch:type_name -> agentmem.memory.v1.EventBatch
-	45, // 57: agentmem.memory.v1.WatchReply.changes:type_name -> agentmem.memory.v1.WatchChange
-	54, // 58: agentmem.memory.v1.ToolsReply.tools:type_name -> google.protobuf.Struct
-	59, // [59:59] is the sub-list for method output_type
-	59, // [59:59] is the sub-list for method input_type
-	59, // [59:59] is the sub-list for extension type_name
-	59, // [59:59] is the sub-list for extension extendee
-	0,  // [0:59] is the sub-list for field type_name
+	65, // 46: agentmem.memory.v1.RecallReply.summaries:type_name -> agentmem.memory.v1.Summary
+	3,  // 47: agentmem.memory.v1.SearchRequest.scope:type_name -> agentmem.memory.v1.SearchScope
+	64, // 48: agentmem.memory.v1.SearchHit.message:type_name -> agentmem.memory.v1.Message
+	65, // 49: agentmem.memory.v1.SearchHit.summary:type_name -> agentmem.memory.v1.Summary
+	35, // 50: agentmem.memory.v1.SearchReply.hits:type_name -> agentmem.memory.v1.SearchHit
+	8,  // 51: agentmem.memory.v1.PromoteReply.result:type_name -> agentmem.memory.v1.MutationReply
+	7,  // 52: agentmem.memory.v1.PromoteReply.usage:type_name -> agentmem.memory.v1.Usage
+	8,  // 53: agentmem.memory.v1.ClearRecalledReply.result:type_name -> agentmem.memory.v1.MutationReply
+	7,  // 54: agentmem.memory.v1.ClearRecalledReply.usage:type_name -> agentmem.memory.v1.Usage
+	57, // 55: agentmem.memory.v1.ListSessionsRequest.status:type_name -> agentmem.memory.v1.SessionStatus
+	57, // 56: agentmem.memory.v1.SessionIndexEntry.status:type_name -> agentmem.memory.v1.SessionStatus
+	42, // 57: agentmem.memory.v1.ListSessionsReply.sessions:type_name -> agentmem.memory.v1.SessionIndexEntry
+	66, // 58: agentmem.memory.v1.WatchChange.batch:type_name -> agentmem.memory.v1.EventBatch
+	45, // 59: agentmem.memory.v1.WatchReply.changes:type_name -> agentmem.memory.v1.WatchChange
+	54, // 60: agentmem.memory.v1.ToolsReply.tools:type_name -> google.protobuf.Struct
+	61, // [61:61] is the sub-list for method output_type
+	61, // [61:61] is the sub-list for method input_type
+	61, // [61:61] is the sub-list for extension type_name
+	61, // [61:61] is the sub-list for extension extendee
+	0,  // [0:61] is the sub-list for field type_name
 }
 
 func init() { file_memory_v1_api_proto_init() }

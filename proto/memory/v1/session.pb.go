@@ -1373,8 +1373,13 @@ type AssemblyConfig struct {
 	// a session without a user: the same agent's other sessions without a
 	// user). Recall from them is on by default whenever recall is.
 	NoCrossSession bool `protobuf:"varint,8,opt,name=no_cross_session,json=noCrossSession,proto3" json:"no_cross_session,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// archived_summaries offers, with recall, the session's archived L2
+	// summaries that match the user message (recalled items with a
+	// summary_id). Off by default: on the question-mode benchmark they did
+	// not bring evidence or answers (README, "Archived summaries").
+	ArchivedSummaries bool `protobuf:"varint,9,opt,name=archived_summaries,json=archivedSummaries,proto3" json:"archived_summaries,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *AssemblyConfig) Reset() {
@@ -1463,6 +1468,13 @@ func (x *AssemblyConfig) GetNoCrossSession() bool {
 	return false
 }
 
+func (x *AssemblyConfig) GetArchivedSummaries() bool {
+	if x != nil {
+		return x.ArchivedSummaries
+	}
+	return false
+}
+
 // RecalledItem is one message of the recalled section, as the context
 // sends it (text names its source).
 type RecalledItem struct {
@@ -1489,7 +1501,14 @@ type RecalledItem struct {
 	// that item's day header, as "[role] content" (segmented.
 	// EarlierContinuedText) rather than with the day and "earlier session"
 	// again, which cost a short chat turn as much as its words.
-	Continued     bool `protobuf:"varint,10,opt,name=continued,proto3" json:"continued,omitempty"`
+	Continued bool `protobuf:"varint,10,opt,name=continued,proto3" json:"continued,omitempty"`
+	// summary_id is set on an archived L2 summary of the session recalled
+	// from the swap (message_id is then empty, seq the summary's last_seq).
+	// The log records this reference and no text (text_bytes and trimmed
+	// say which text of segmented.ArchivedSummaryText the context shows);
+	// the text is read from the swap when the context is read, and a
+	// summary no longer there is left out.
+	SummaryId     string `protobuf:"bytes,11,opt,name=summary_id,json=summaryId,proto3" json:"summary_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1592,6 +1611,13 @@ func (x *RecalledItem) GetContinued() bool {
 		return x.Continued
 	}
 	return false
+}
+
+func (x *RecalledItem) GetSummaryId() string {
+	if x != nil {
+		return x.SummaryId
+	}
+	return ""
 }
 
 // MemoryItem is one scope entry of the memory section.
@@ -2321,7 +2347,7 @@ const file_memory_v1_session_proto_rawDesc = "" +
 	"\rmax_l2_tokens\x18\x03 \x01(\rR\vmaxL2Tokens\x12@\n" +
 	"\aprofile\x18\x04 \x01(\v2&.agentmem.memory.v1.CompressionProfileR\aprofile\x12,\n" +
 	"\x12summary_max_tokens\x18\x05 \x01(\rR\x10summaryMaxTokens\x12>\n" +
-	"\bassembly\x18\x06 \x01(\v2\".agentmem.memory.v1.AssemblyConfigR\bassembly\"\xfd\x01\n" +
+	"\bassembly\x18\x06 \x01(\v2\".agentmem.memory.v1.AssemblyConfigR\bassembly\"\xac\x02\n" +
 	"\x0eAssemblyConfig\x12\x16\n" +
 	"\x06recall\x18\x01 \x01(\bR\x06recall\x12\x1d\n" +
 	"\n" +
@@ -2333,7 +2359,8 @@ const file_memory_v1_session_proto_rawDesc = "" +
 	"\buser_pct\x18\x06 \x01(\rR\auserPct\x12\x1d\n" +
 	"\n" +
 	"global_pct\x18\a \x01(\rR\tglobalPct\x12(\n" +
-	"\x10no_cross_session\x18\b \x01(\bR\x0enoCrossSession\"\xb5\x02\n" +
+	"\x10no_cross_session\x18\b \x01(\bR\x0enoCrossSession\x12-\n" +
+	"\x12archived_summaries\x18\t \x01(\bR\x11archivedSummaries\"\xd4\x02\n" +
 	"\fRecalledItem\x12\x1d\n" +
 	"\n" +
 	"message_id\x18\x01 \x01(\tR\tmessageId\x12\x10\n" +
@@ -2348,7 +2375,9 @@ const file_memory_v1_session_proto_rawDesc = "" +
 	"text_bytes\x18\b \x01(\rR\ttextBytes\x12\x18\n" +
 	"\atrimmed\x18\t \x01(\bR\atrimmed\x12\x1c\n" +
 	"\tcontinued\x18\n" +
-	" \x01(\bR\tcontinued\"\xc7\x01\n" +
+	" \x01(\bR\tcontinued\x12\x1d\n" +
+	"\n" +
+	"summary_id\x18\v \x01(\tR\tsummaryId\"\xc7\x01\n" +
 	"\n" +
 	"MemoryItem\x12\x14\n" +
 	"\x05scope\x18\x01 \x01(\tR\x05scope\x12\x10\n" +

@@ -55,6 +55,7 @@ export interface ArchiveEntriesRequest {
 }
 
 export interface AssemblyConfig {
+  archived_summaries: boolean;
   global_pct: number;
   memory: boolean;
   memory_pct: number;
@@ -66,6 +67,7 @@ export interface AssemblyConfig {
 }
 
 export interface AssemblyConfigInput {
+  archived_summaries?: boolean;
   global_pct?: number;
   memory?: boolean;
   memory_pct?: number;
@@ -624,10 +626,12 @@ export interface PutEntryRequest {
 export interface RecallReply {
   applied_seq: string;
   messages: Array<Message>;
+  summaries: Array<Summary>;
   total: string;
 }
 
 export interface RecallRequest {
+  kind?: string;
   limit?: number;
   min_seq?: number | string;
   offset?: number;
@@ -640,6 +644,7 @@ export interface RecalledItem {
   said_unix_nano: string;
   seq: string;
   session_id: string;
+  summary_id: string;
   text: string;
   text_bytes: number;
   tokens: number;
@@ -730,9 +735,11 @@ export interface SearchEntriesRequest {
 }
 
 export interface SearchHit {
+  kind: string;
   message?: Message;
   score: number;
   session_id: string;
+  summary?: Summary;
 }
 
 export interface SearchReply {
@@ -742,6 +749,7 @@ export interface SearchReply {
 }
 
 export interface SearchRequest {
+  include_summaries?: boolean;
   limit?: number;
   min_seq?: number | string;
   query?: string;
@@ -824,6 +832,18 @@ export interface StatusRequest {
   action: "pause" | "resume" | "terminate" | "archive" | "STATUS_ACTION_PAUSE" | "STATUS_ACTION_RESUME" | "STATUS_ACTION_TERMINATE" | "STATUS_ACTION_ARCHIVE";
   command_id?: string;
   reason?: string;
+}
+
+export interface Summary {
+  covered_tokens: number;
+  first_seq: string;
+  id: string;
+  last_seq: string;
+  message_ids: Array<string>;
+  source: string;
+  summary_ids: Array<string>;
+  text: string;
+  tokens: number;
 }
 
 export interface ToolCall {
