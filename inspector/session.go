@@ -93,15 +93,13 @@ func (in *Inspector) timelinePage(ctx context.Context, r *http.Request, v *viewe
 	if err != nil {
 		return "", nil, err
 	}
-	changes, truncated, err := in.readBatches(ctx, v, id)
-	if err != nil {
+	p := timelinePage{Base: base(v, id), Info: info, Status: statusName(info.GetStatus())}
+	p.Tab = "timeline"
+	if p.Rows, p.Truncated, err = in.readBatches(ctx, v, id); err != nil {
 		return "", nil, err
 	}
-	p := timelinePage{Base: base(v, id), Info: info, Status: statusName(info.GetStatus()), Truncated: truncated}
-	p.Tab = "timeline"
-	for _, ch := range changes {
-		p.Rows = append(p.Rows, describeBatch(ch.GetSeq(), ch.GetBatch()))
-		p.Seqs = append(p.Seqs, ch.GetSeq())
+	for _, r := range p.Rows {
+		p.Seqs = append(p.Seqs, r.Seq)
 	}
 	if len(p.Seqs) == 0 {
 		return "", nil, fmt.Errorf("inspector: session %s has no batch in the log", id)
@@ -148,9 +146,11 @@ func (in *Inspector) timelinePage(ctx context.Context, r *http.Request, v *viewe
 
 // readBatches reads the session's batches through the API's watch (which
 // checks the viewer may read the session), from the first, up to
-// MaxTimeline of them.
-func (in *Inspector) readBatches(ctx context.Context, v *viewer, id string) ([]*memoryv1.WatchChange, bool, error) {
-	var out []*memoryv1.WatchChange
+// MaxTimeline of them, as rows. Each reply is described as it comes and
+// dropped: the batches themselves (every message's content) are not all
+// held at once for a page that shows a line of each.
+func (in *Inspector) readBatches(ctx context.Context, v *viewer, id string) ([]timelineRow, bool, error) {
+	var out []timelineRow
 	var from uint64
 	for len(out) < in.cfg.MaxTimeline {
 		rep := &memoryv1.WatchReply{}
@@ -160,7 +160,9 @@ func (in *Inspector) readBatches(ctx context.Context, v *viewer, id string) ([]*
 		if len(rep.GetChanges()) == 0 {
 			return out, false, nil
 		}
-		out = append(out, rep.GetChanges()...)
+		for _, ch := range rep.GetChanges() {
+			out = append(out, describeBatch(ch.GetSeq(), ch.GetBatch()))
+		}
 		from = rep.GetLastSeq()
 	}
 	return out[:in.cfg.MaxTimeline], true, nil
