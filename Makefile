@@ -119,11 +119,17 @@ crash-erase:
 # `make soak SOAK=5m`, or SOAK=5m in the environment): appends, searches,
 # context and recall reads, watch polls and Server-Sent Events streams,
 # inspector timeline and context pages, an erase every minute. Every 10 s it
-# samples /healthz, the log stream's consumers, goroutines and the live heap,
-# and prints a table at the end. It fails if /healthz ever answers other
-# than 200, an operation fails other than with the 404 of something erased,
-# or consumers or goroutines grow. Not part of `make test`. More knobs:
-# SOAK_FLAGS='-soak.workers 2 -soak.pause 50ms -soak.erase 30s -soak.sample 5s'.
+# samples /healthz, the log stream's consumers, goroutines, live actors and
+# the live heap, and prints a table at the end, then the quiet live heap
+# (clients paused, after two collections) after the warm-up, in the middle,
+# at the last sample and at the end. It fails if /healthz ever answers
+# other than 200, an operation fails other than with the 404 of something
+# erased, consumers or goroutines grow, or the quiet heap later exceeds
+# 1.25 × the warm-up's + 8 MB. Not part of `make test`. More knobs:
+# SOAK_FLAGS='-soak.workers 2 -soak.pause 50ms -soak.erase 30s -soak.sample 5s
+# -soak.heapgrowth 1.25 -soak.heapslack 8 -soak.heapprofile /tmp/soak.heap'
+# (heap profiles at the first minute, warm-up, middle, last and end: go tool pprof
+# -top -base /tmp/soak.heap.warm-up /tmp/soak.heap.end).
 SOAK ?= 30m
 soak:
 	$(GO) test -count=1 -run '^TestSoak$$' -v -timeout 0 ./node/ -soak=$(SOAK) $(SOAK_FLAGS)

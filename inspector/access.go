@@ -151,7 +151,7 @@ func (l *logins) viewer(ctx context.Context, r *http.Request) (*viewer, error) {
 		nc.Close()
 		return nil, errNotAdmin{who: "principal " + who.Principal}
 	}
-	v := &viewer{name: who.Principal, c: client.New(nc), nc: nc}
+	v := &viewer{name: who.Principal, c: viewerClient(nc), nc: nc}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {

@@ -207,7 +207,7 @@ func (in *Inspector) messageText(w http.ResponseWriter, r *http.Request, v *view
 		return
 	}
 	if text == nil {
-		in.render(w, http.StatusNotFound, "error.html", errorPage{Base: base(v, id), Code: http.StatusNotFound,
+		in.render(r.Context(), w, http.StatusNotFound, "error.html", errorPage{Base: base(v, id), Code: http.StatusNotFound,
 			Message: fmt.Sprintf("session %s has no message %d in the log (erased, compacted away, or not yet written)", id, n)})
 		return
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
+	"io"
 	"io/fs"
 	"log/slog"
 	"net/http"
@@ -138,7 +139,7 @@ func New(cfg Config, deps Deps) (*Inspector, error) {
 		}
 		in.logins = newLogins(deps.NATSURL, deps.Tenants, cfg.LoginIdle, cfg.MaxLogins)
 	case deps.Conn != nil:
-		in.local = &viewer{name: "local", c: client.New(deps.Conn), nc: deps.Conn}
+		in.local = &viewer{name: "local", c: viewerClient(deps.Conn), nc: deps.Conn}
 	default:
 		return nil, errors.New("inspector: deps.Conn is required without tenants")
 	}
@@ -225,6 +226,12 @@ func viewerOf(r *http.Request) *viewer { return r.Context().Value(viewerKey{}).(
 // errNotLoopback refuses a remote client of the single-user node.
 var errNotLoopback = errors.New("inspector: the single-user node serves the inspector to loopback clients only (run with --tenants to serve admins elsewhere)")
 
+// viewerClient is a viewer's API client. It keeps no context between
+// pages: a page reads a session's context once, and the client's cache
+// (the last context of each of 64 sessions) held them, some megabytes
+// each, long after the page was served and the session erased.
+func viewerClient(nc *nats.Conn) *client.Client { return client.New(nc).WithoutContextCache() }
+
 func (in *Inspector) viewer(r *http.Request) (*viewer, error) {
 	if in.logins == nil {
 		if !isLoopbackPeer(r) {
@@ -263,6 +270,9 @@ func (in *Inspector) page(f pageFunc) http.HandlerFunc {
 		defer cancel()
 		v := viewerOf(r)
 		name, data, err := f(ctx, r, v)
+		if r.Context().Err() != nil {
+			return // the client left: nothing to render, no failure to log
+		}
 		if err != nil {
 			if in.erased(ctx, w, r, v, err) {
 				return
@@ -274,7 +284,7 @@ func (in *Inspector) page(f pageFunc) http.HandlerFunc {
 		if wc, ok := data.(withCode); ok {
 			code, data = wc.code, wc.data
 		}
-		in.render(w, code, name, data)
+		in.render(r.Context(), w, code, name, data)
 	}
 }
 
@@ -302,7 +312,7 @@ func (in *Inspector) erased(ctx context.Context, w http.ResponseWriter, r *http.
 		return false
 	}
 	p.Base = base(v, "")
-	in.render(w, http.StatusNotFound, "erased.html", p)
+	in.render(r.Context(), w, http.StatusNotFound, "erased.html", p)
 	return true
 }
 
@@ -312,7 +322,7 @@ func (in *Inspector) fail(w http.ResponseWriter, r *http.Request, v *viewer, err
 	if code >= 500 {
 		in.deps.Logger.Warn("inspector: page failed", "path", r.URL.Path, "err", err)
 	}
-	in.render(w, code, "error.html", errorPage{Base: base(v, r.PathValue("id")), Code: code, Title: http.StatusText(code), Message: err.Error()})
+	in.render(r.Context(), w, code, "error.html", errorPage{Base: base(v, r.PathValue("id")), Code: code, Title: http.StatusText(code), Message: err.Error()})
 }
 
 func statusOf(err error) int {
@@ -336,9 +346,21 @@ type badInput struct{ field, reason string }
 
 func (b badInput) Error() string { return b.field + ": " + b.reason }
 
-func (in *Inspector) render(w http.ResponseWriter, code int, name string, data any) {
+// render executes page name with data and sends it. The page is built in
+// memory first (a template error is then a 500, not half a page) but not
+// for a client that left: ctx is the request's, and once it ends the
+// execution stops at its next write and nothing is sent. A timeline of
+// thousands of batches takes megabytes and seconds to build; built to the
+// end for nobody, it held them after the client went away.
+func (in *Inspector) render(ctx context.Context, w http.ResponseWriter, code int, name string, data any) {
+	if ctx.Err() != nil {
+		return
+	}
 	var buf bytes.Buffer
-	if err := in.pages[name].ExecuteTemplate(&buf, "layout", data); err != nil {
+	if err := in.pages[name].ExecuteTemplate(ctxWriter{ctx, &buf}, "layout", data); err != nil {
+		if ctx.Err() != nil {
+			return // the client left: no one to answer
+		}
 		in.deps.Logger.Error("inspector: template", "page", name, "err", err)
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.WriteHeader(http.StatusInternalServerError)
@@ -349,6 +371,20 @@ func (in *Inspector) render(w http.ResponseWriter, code int, name string, data a
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(code)
 	_, _ = w.Write(buf.Bytes())
+}
+
+// ctxWriter fails every write once ctx is done, which stops a template's
+// execution.
+type ctxWriter struct {
+	ctx context.Context
+	w   io.Writer
+}
+
+func (c ctxWriter) Write(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.w.Write(p)
 }
 
 // parsePages parses each page with the layout.

@@ -49,7 +49,7 @@ func (in *Inspector) part(file string, f pageFunc) http.HandlerFunc {
 // errorPage answers code with the inspector's error page: the message and
 // the navigation, never a bare text.
 func (in *Inspector) errorPage(w http.ResponseWriter, v *viewer, code int, msg string) {
-	in.render(w, code, "error.html", errorPage{Base: base(v, ""), Code: code, Title: http.StatusText(code), Message: msg})
+	in.render(context.Background(), w, code, "error.html", errorPage{Base: base(v, ""), Code: code, Title: http.StatusText(code), Message: msg})
 }
 
 // notFound is the page of a path the inspector does not serve.
