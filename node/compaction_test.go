@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -29,7 +30,17 @@ import (
 func TestLogWindowCompactsScopes(t *testing.T) {
 	const window = 400 * time.Millisecond
 	data := filepath.Join(t.TempDir(), "data")
-	n, nc := node.StartForTest(t, func(c *node.Config) { c.DataDir, c.LogWindow = data, window })
+	// The node's clock stands still while the scope is written, then moves
+	// past the window: every version but the current ones is then older
+	// than it. On the wall clock the compactor (every window/10) could run
+	// while the later puts were still inside the window, and keep them
+	// (1 run in 20 under load).
+	var now atomic.Int64
+	now.Store(time.Now().UnixNano())
+	n, nc := node.StartForTest(t, func(c *node.Config) {
+		c.DataDir, c.LogWindow = data, window
+		c.Now = func() time.Time { return time.Unix(0, now.Load()) }
+	})
 	c := client.New(nc)
 	ctx := context.Background()
 	if _, err := c.CreateSession(ctx, "s1", &memoryv1.CreateSessionRequest{UserId: "u1"}); err != nil {
@@ -59,6 +70,7 @@ func TestLogWindowCompactsScopes(t *testing.T) {
 	if err != nil || len(before) != 6 {
 		t.Fatalf("agent a1 holds %v (%v), want 6 messages", before, err)
 	}
+	now.Add(int64(2 * window))
 	var removal *events.Removal
 	eventually(t, "a completed compaction of agent a1", func() (bool, string) {
 		led, err := events.ReadLedger(ctx, l, 0)
