@@ -56,7 +56,9 @@ func TestAssembleOffersArchivedSummaries(t *testing.T) {
 	// Hydrate reads the summary from the swap; gone from it, the item and
 	// its tokens are left out.
 	cx := s.Context()
-	swap := func(session, id string) (*memoryv1.Summary, bool) { return sum, session == cx.SessionId && id == sum.Id }
+	swap := func(session, id string) (*memoryv1.Summary, bool) {
+		return sum, session == cx.SessionId && id == sum.Id
+	}
 	var shown bool
 	for _, m := range Hydrate(cx, Sources{Summary: swap}).Messages {
 		if m.Layer == LayerRecalled && m.Id == "recalled:summary:"+sum.Id && m.Content == ArchivedSummaryText(sum) && m.Tokens == it.Tokens {
