@@ -24,26 +24,7 @@ import (
 // (413 max_bytes_per_scope); replacing an existing key is still allowed;
 // another tenant is not affected; the refusals are counted in /metrics.
 func TestTenantQuotas(t *testing.T) {
-	data, err := os.ReadFile(tenantsFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cfg tenancy.Config
-	if err := json.Unmarshal(data, &cfg); err != nil {
-		t.Fatal(err)
-	}
-	cfg.Limits = tenancy.Limits{MaxSessions: 2, MaxEntriesPerScope: 3, MaxBytesPerScope: 1000}
-	small := filepath.Join(t.TempDir(), "tenants.json")
-	data, _ = json.Marshal(cfg)
-	if err := os.WriteFile(small, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	n, _ := node.StartForTest(t, func(c *node.Config) {
-		c.NATSConfig, c.Tenants = tenantsNATSConf, small
-		c.NATSUser, c.NATSPassword = "node", "node-secret"
-		c.NATSAPIUser, c.NATSAPIPassword = "node-api", "node-api-secret"
-		c.HTTPAddr = "127.0.0.1:0"
-	})
+	n := startSmallQuotaNode(t, func(c *node.Config) { c.HTTPAddr = "127.0.0.1:0" })
 	tn := &tenantNode{n: n, url: n.ClientURL()}
 	a1, a2 := tn.as(t, "agent-a1", "a1-secret"), tn.as(t, "agent-a2", "a2-secret")
 	ctx := context.Background()
@@ -59,7 +40,7 @@ func TestTenantQuotas(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	_, err = a1.c.ListSessions(ctx, &memoryv1.ListSessionsRequest{AgentId: "a1", MinSeq: a1.c.LastWriteSeq()})
+	_, err := a1.c.ListSessions(ctx, &memoryv1.ListSessionsRequest{AgentId: "a1", MinSeq: a1.c.LastWriteSeq()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,4 +191,33 @@ func TestTenantQuotaAttacks(t *testing.T) {
 			t.Errorf("%s: %s does not name the limit", c.name, got.field)
 		}
 	}
+}
+
+// startSmallQuotaNode starts a node on the example's principals with small
+// limits (2 sessions, 3 entries and 1,000 bytes a scope), then more.
+func startSmallQuotaNode(t *testing.T, more func(*node.Config)) *node.Node {
+	t.Helper()
+	data, err := os.ReadFile(tenantsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg tenancy.Config
+	if err := json.Unmarshal(data, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Limits = tenancy.Limits{MaxSessions: 2, MaxEntriesPerScope: 3, MaxBytesPerScope: 1000}
+	small := filepath.Join(t.TempDir(), "tenants.json")
+	data, _ = json.Marshal(cfg)
+	if err := os.WriteFile(small, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	n, _ := node.StartForTest(t, func(c *node.Config) {
+		c.NATSConfig, c.Tenants = tenantsNATSConf, small
+		c.NATSUser, c.NATSPassword = "node", "node-secret"
+		c.NATSAPIUser, c.NATSAPIPassword = "node-api", "node-api-secret"
+		if more != nil {
+			more(c)
+		}
+	})
+	return n
 }
