@@ -540,14 +540,7 @@ func EarlierSessionText(m *memoryv1.Message) string {
 		b.WriteString(" ")
 	}
 	b.WriteString("earlier session, ")
-	b.WriteString(roleName(m.GetRole()))
-	if n := m.GetName(); n != "" {
-		b.WriteString(" ")
-		b.WriteString(n)
-	}
-	b.WriteString("] ")
-	b.WriteString(m.GetContent())
-	writeCalls(&b, m.GetToolCalls())
+	writeSaid(&b, m)
 	return b.String()
 }
 
@@ -558,6 +551,13 @@ func EarlierSessionText(m *memoryv1.Message) string {
 func EarlierContinuedText(m *memoryv1.Message) string {
 	var b strings.Builder
 	b.WriteString("[")
+	writeSaid(&b, m)
+	return b.String()
+}
+
+// writeSaid appends who said m, "] ", then its content and tool calls:
+// the end of both forms of an earlier session's message.
+func writeSaid(b *strings.Builder, m *memoryv1.Message) {
 	b.WriteString(roleName(m.GetRole()))
 	if n := m.GetName(); n != "" {
 		b.WriteString(" ")
@@ -565,8 +565,7 @@ func EarlierContinuedText(m *memoryv1.Message) string {
 	}
 	b.WriteString("] ")
 	b.WriteString(m.GetContent())
-	writeCalls(&b, m.GetToolCalls())
-	return b.String()
+	writeCalls(b, m.GetToolCalls())
 }
 
 // earlierText is the text recalled item ref of another session shows of

@@ -287,9 +287,11 @@ func sameDay(a, b int64) bool {
 	if a == 0 || b == 0 {
 		return false
 	}
-	const day = int64(24 * time.Hour)
-	return floorDiv(a, day) == floorDiv(b, day)
+	return unixDay(a) == unixDay(b)
 }
+
+// unixDay is the UTC day number of t (Unix nanoseconds).
+func unixDay(t int64) int64 { return floorDiv(t, int64(24*time.Hour)) }
 
 func floorDiv(a, b int64) int64 {
 	q := a / b

@@ -248,7 +248,7 @@ func compareRecalled(x, y *memoryv1.RecalledItem) int {
 		}
 		return 1
 	case xo:
-		if c := cmp.Compare(dayOf(x.GetSaidUnixNano()), dayOf(y.GetSaidUnixNano())); c != 0 {
+		if c := cmp.Compare(unixDay(x.GetSaidUnixNano()), unixDay(y.GetSaidUnixNano())); c != 0 {
 			return c
 		}
 		if c := cmp.Compare(x.GetSessionId(), y.GetSessionId()); c != 0 {

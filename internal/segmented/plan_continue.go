@@ -3,8 +3,6 @@ package segmented
 import (
 	"cmp"
 	"slices"
-	"strings"
-	"time"
 
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 )
@@ -107,38 +105,28 @@ func (p *planner) markContinued(recalled []*memoryv1.RecalledItem) uint64 {
 }
 
 // render sets item it of message m to show continued or under its own
-// header, never counting more than its part (counted): a continued text
-// that would (a cut landing differently) keeps its header.
+// header (prepareMessage), never counting more than its part (counted): a
+// continued text that would (a cut landing differently) keeps its header.
 func (p *planner) render(it *memoryv1.RecalledItem, m *memoryv1.Message, cont bool, counted uint64) {
-	full := EarlierSessionText(m)
+	form := formEarlier
 	if cont {
-		full = EarlierContinuedText(m)
+		form = formContinued
 	}
-	text, tokens, ok := fitItem(p.tok, full, maxRecalledItemTokens)
-	if !ok || uint64(tokens) > counted {
+	pr := prepareMessage(p.tok, form, m)
+	if !pr.ok || uint64(pr.tokens) > counted {
 		if !cont {
 			return
 		}
-		cont, full = false, EarlierSessionText(m)
-		if text, tokens, ok = fitItem(p.tok, full, maxRecalledItemTokens); !ok {
+		cont, pr = false, prepareMessage(p.tok, formEarlier, m)
+		if !pr.ok {
 			return
 		}
 	}
-	n, trimmed := len(text), false
-	if text != full {
-		n, trimmed = len(strings.TrimSuffix(text, "…")), true
-	}
-	it.Continued, it.Tokens, it.TextBytes, it.Trimmed = cont, tokens, uint32(n), trimmed
+	it.Continued, it.Tokens, it.TextBytes, it.Trimmed = cont, pr.tokens, pr.bytes, pr.trimmed
 }
 
 // sameSitting reports whether b, an item of another session, follows a of
 // the same session and day.
 func sameSitting(a, b *memoryv1.RecalledItem) bool {
-	return a.GetSessionId() != "" && a.GetSessionId() == b.GetSessionId() &&
-		dayOf(a.GetSaidUnixNano()) == dayOf(b.GetSaidUnixNano())
-}
-
-// dayOf is the UTC day of t (unix nanoseconds), as the header prints it.
-func dayOf(t int64) int64 {
-	return time.Unix(0, t).UTC().Unix() / 86400
+	return a.GetSessionId() != "" && a.GetSessionId() == b.GetSessionId() && sameDay(a.GetSaidUnixNano(), b.GetSaidUnixNano())
 }

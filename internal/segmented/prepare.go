@@ -24,10 +24,11 @@ import (
 type itemForm uint8
 
 const (
-	formNone     itemForm = iota // not prepared
-	formRecalled                 // the session's own message: recalledText, fitted
-	formEarlier                  // another session's message: EarlierSessionText, fitted
-	formMemory                   // a scope entry: memoryText, counted whole
+	formNone      itemForm = iota // not prepared
+	formRecalled                  // the session's own message: recalledText, fitted
+	formEarlier                   // another session's message: EarlierSessionText, fitted
+	formContinued                 // the same under the previous item's header: EarlierContinuedText, fitted
+	formMemory                    // a scope entry: memoryText, counted whole
 )
 
 // preparedItem is one candidate as the decision needs it: for formRecalled
@@ -86,8 +87,11 @@ func (c *Candidates) Prepare(id string, tok Tokenizer, memo *PrepareMemo) {
 
 // prepareMessage renders and fits message m in form.
 func prepareMessage(tok Tokenizer, form itemForm, m *memoryv1.Message) preparedItem {
-	if form == formEarlier {
+	if form == formEarlier || form == formContinued {
 		full := EarlierSessionText(m)
+		if form == formContinued {
+			full = EarlierContinuedText(m)
+		}
 		text, tokens, ok := fitItem(tok, full, maxRecalledItemTokens)
 		it := preparedItem{form: form, ok: ok, tokens: tokens, bytes: uint32(len(text))}
 		if ok && text != full {
