@@ -26,6 +26,10 @@ type Config struct {
 	RestartBackoff time.Duration
 	// RewriteTimeout bounds one call of the optional Rewriter.
 	RewriteTimeout time.Duration
+	// AssemblyWait bounds how long a session holds its requests for the
+	// sections of an append's user message decided later (Append.Later):
+	// past it, they are served without them (logged and counted).
+	AssemblyWait time.Duration
 	// EpisodicTTL is the default TTL of episodic entries written without
 	// one, in scopes whose episodic_ttl_seconds is 0 (retention;
 	// 0 = never). Whole seconds; the expiry is recorded in the entry's event.
@@ -44,6 +48,7 @@ func DefaultConfig() Config {
 		StoreTimeout:            5 * time.Second,
 		RestartBackoff:          100 * time.Millisecond,
 		RewriteTimeout:          10 * time.Second,
+		AssemblyWait:            5 * time.Second,
 		EpisodicTTL:             DefaultEpisodicTTL,
 	}
 }
@@ -63,6 +68,8 @@ func (c Config) Validate() error {
 		return errors.New("actors: restart_backoff must be > 0")
 	case c.RewriteTimeout <= 0:
 		return errors.New("actors: rewrite_timeout must be > 0")
+	case c.AssemblyWait <= 0:
+		return errors.New("actors: assembly_wait must be > 0")
 	case c.EpisodicTTL < 0 || c.EpisodicTTL > sharedmem.MaxTTLSeconds*time.Second:
 		return fmt.Errorf("actors: episodic_ttl must be in [0, %ds] (0 = never), got %s", sharedmem.MaxTTLSeconds, c.EpisodicTTL)
 	case c.EpisodicTTL%time.Second != 0:

@@ -13,6 +13,9 @@ type Metrics struct {
 	Conflicts       prometheus.Counter
 	StoreFailures   prometheus.Counter
 	Rejections      *prometheus.CounterVec
+	// AssemblyAbandoned counts user messages whose sections, decided after
+	// their append (Append.Later), did not come within AssemblyWait.
+	AssemblyAbandoned prometheus.Counter
 }
 
 // NewMetrics creates the instruments and registers them on reg (nil = not registered).
@@ -49,10 +52,14 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		Rejections: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "agentmem_rejections_total", Help: "Commands refused, by code.",
 		}, []string{"code"}),
+		AssemblyAbandoned: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "agentmem_assembly_abandoned_total",
+			Help: "User messages whose context sections, searched after their append was stored, did not come within the assembly wait: the session served its held requests without them.",
+		}),
 	}
 	if reg != nil {
 		reg.MustRegister(m.AppendLatency, m.ActiveActors, m.Snapshots, m.SnapshotErrors,
-			m.Recoveries, m.RecoveryLatency, m.Conflicts, m.StoreFailures, m.Rejections)
+			m.Recoveries, m.RecoveryLatency, m.Conflicts, m.StoreFailures, m.Rejections, m.AssemblyAbandoned)
 	}
 	return m
 }

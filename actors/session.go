@@ -20,6 +20,9 @@ type sessionActor struct {
 	temp map[string][]byte
 	// tempTurn is the turn temp belongs to.
 	tempTurn uint32
+	// later is the user message whose sections the session awaits (see
+	// Later), with the requests it holds meanwhile.
+	later awaiting
 }
 
 func newSessionActor(d *Directory, key, id string) *sessionActor {
@@ -31,6 +34,13 @@ func (a *sessionActor) st() *segmented.State { return a.m.(sessionModel).State }
 
 // Receive handles one message at a time.
 func (a *sessionActor) Receive(ctx actor.Context) {
+	switch ctx.Message().(type) {
+	case *actor.ReceiveTimeout, *passivate:
+		if a.later.id != "" {
+			// Leaving: what it holds is served first, without the sections.
+			a.expired(a.later.id)
+		}
+	}
 	if a.common(ctx) {
 		return
 	}
@@ -39,10 +49,18 @@ func (a *sessionActor) Receive(ctx actor.Context) {
 		if endsSession(m.body) {
 			m = &request{who: m.who, body: m.body, reply: a.endScopeThen(m.reply)}
 		}
-		a.serve(m, func(body any) (proto.Message, error) { return a.handle(m.who, body) })
+		if !a.hold(m) {
+			a.serveRequest(m)
+		}
+	case *laterExpired:
+		a.expired(m.id)
 	case *rewritten:
 		a.applyRewrite(m)
 	}
+}
+
+func (a *sessionActor) serveRequest(m *request) {
+	a.serve(m, func(body any) (proto.Message, error) { return a.handle(m.who, body) })
 }
 
 func (a *sessionActor) env() segmented.Env {
@@ -85,11 +103,16 @@ func (a *sessionActor) handle(who *tenancy.Caller, body any) (proto.Message, err
 	case *memoryv1.AppendRequest:
 		return a.append(req, nil)
 	case *Append:
+		if req.Later != nil {
+			return a.appendLater(req)
+		}
 		c, err := a.candidatesFor(req)
 		if err != nil {
 			return nil, err
 		}
 		return a.append(req.Request, c)
+	case *Assemble:
+		return a.assemble(req)
 	case *memoryv1.ContextRequest:
 		st := a.st()
 		if !st.Exists() {
@@ -227,11 +250,15 @@ func notFound() error {
 // searches for that key and sends the append again; a session that wants
 // none decides without them. Without Checked, Candidates are used as
 // given.
+//
+// With Later set, the append is stored without its sections, which come
+// in an Assemble (see Later); Candidates, Checked and Key are unused.
 type Append struct {
 	Request    *memoryv1.AppendRequest
 	Candidates *segmented.Candidates
 	Checked    bool
 	Key        *segmented.CandidateKey
+	Later      *Later
 }
 
 // NeedCandidates answers a checked Append whose candidates were searched
@@ -259,13 +286,22 @@ func (a *sessionActor) candidatesFor(p *Append) (*segmented.Candidates, error) {
 }
 
 func (a *sessionActor) append(req *memoryv1.AppendRequest, c *segmented.Candidates) (proto.Message, error) {
+	reply, err := a.appendDecided(req, func() ([]proto.Message, error) { return a.st().DecideAppendWith(req, c, a.env()) })
+	if err != nil {
+		return nil, err
+	}
+	return reply, nil
+}
+
+// appendDecided stores the append req as decide decides it.
+func (a *sessionActor) appendDecided(req *memoryv1.AppendRequest, decide func() ([]proto.Message, error)) (*memoryv1.AppendReply, error) {
 	var (
 		evs  []proto.Message
 		jobs []rewriteJob
 	)
 	res, err := a.mutate(req.GetCommandId(), func() ([]proto.Message, error) {
 		var err error
-		evs, err = a.st().DecideAppendWith(req, c, a.env())
+		evs, err = decide()
 		if err == nil && a.dir.deps.Rewriter != nil {
 			jobs = rewriteJobs(a.st(), evs)
 		}

@@ -58,57 +58,47 @@ func (s *Service) appendWithSearch(ctx context.Context, who *tenancy.Caller, id 
 		s.dispatch(id, who, &actors.Append{Request: req}, reply)
 		return
 	}
-	var key *segmented.CandidateKey
-	if k, ok := s.candidateKeys.get(id); ok {
-		key = &k
-	}
-	s.appendChecked(ctx, who, id, req, q, key, reply, maxCandidateSearches)
+	// The append is stored and answered first; its sections are searched
+	// after and sent in an Assemble, which the session awaits before it
+	// serves anything else (actors.Later).
+	first := s.sessionSeqs.Get(id).N <= 1
+	later := &actors.Later{}
+	s.dispatch(id, who, &actors.Append{Request: req, Later: later}, func(m proto.Message, err error) {
+		reply(m, err)
+		if err != nil || later.MessageID == "" {
+			return
+		}
+		msg, key := later.MessageID, later.Key
+		s.workers.Go(func() { s.assembleLater(who, id, q, first, msg, key, maxCandidateSearches) })
+	})
+}
+
+// assembleLater searches the candidates of user message msg (its text q)
+// for key and sends them to the session, which awaits them; a session
+// whose key changed meanwhile answers with its own, and the search runs
+// again (at most searches times in all). Failures are logged and counted:
+// the session stops awaiting after its assembly wait.
+func (s *Service) assembleLater(who *tenancy.Caller, id, q string, first bool, msg string, key segmented.CandidateKey, searches int) {
+	ctx, cancel := context.WithTimeout(s.ctx, s.cfg.QueryTimeout)
+	defer cancel()
+	c := s.candidates(ctx, who, id, key, q, first)
+	s.dispatch(id, who, &actors.Assemble{MessageID: msg, Candidates: c, Key: key}, func(_ proto.Message, err error) {
+		var need *actors.NeedCandidates
+		switch {
+		case err == nil:
+		case errors.As(err, &need) && searches > 1:
+			s.workers.Go(func() { s.assembleLater(who, id, q, first, msg, need.Key, searches-1) })
+		default:
+			s.metrics.AssemblyErrors.WithLabelValues("assemble").Inc()
+			s.logger.Warn("context assembler: the sections searched after an append were not decided", "session", id, "message", msg, "err", err)
+		}
+	})
 }
 
 // maxCandidateSearches bounds the searches of one append whose session's
 // settings keep changing under it (each change is one compression or one
 // re-creation of the session: in practice one search, two at most).
 const maxCandidateSearches = 4
-
-// appendChecked searches the candidates of q for key (nil: none; the
-// session's actor answers with its key if it wants them) and hands the
-// append to the actor, which checks key against the session's. When it
-// does not match, the search runs again for the session's key (and the key
-// is remembered for the session's next appends). The search thus needs no
-// round trip to the actor before it, and its result is the one the
-// session's current settings call for.
-func (s *Service) appendChecked(ctx context.Context, who *tenancy.Caller, id string, req *memoryv1.AppendRequest, q string, key *segmented.CandidateKey, reply actors.ReplyFunc, searches int) {
-	var c *segmented.Candidates
-	if key != nil {
-		c = s.candidates(ctx, who, id, *key, q)
-		searches--
-	}
-	s.dispatch(id, who, &actors.Append{Request: req, Candidates: c, Checked: true, Key: key}, func(m proto.Message, err error) {
-		var need *actors.NeedCandidates
-		if !errors.As(err, &need) {
-			reply(m, err)
-			return
-		}
-		s.candidateKeys.put(id, need.Key)
-		if searches == 0 {
-			reply(nil, &Error{Code: 503, Message: "the session's settings changed during each search for the append's context; nothing was stored, retry"})
-			return
-		}
-		// Not on the actor's goroutine (it answered and moves on), and in
-		// one of the caller's query slots, as the first search was.
-		release, err := take(who, s.querySlots, s.queries, "queries")
-		if err != nil {
-			reply(nil, err)
-			return
-		}
-		s.workers.Go(func() {
-			defer release()
-			ctx, cancel := context.WithTimeout(s.ctx, s.cfg.QueryTimeout)
-			defer cancel()
-			s.appendChecked(ctx, who, id, req, q, &need.Key, reply, searches)
-		})
-	})
-}
 
 // latestUserText returns the content of req's last user message ("" when
 // it has none), cut to limits.MaxQueryBytes at a rune boundary.
@@ -128,7 +118,9 @@ func latestUserText(req *memoryv1.AppendRequest) string {
 // The searches (the session's swap, its earlier sessions, the memory
 // scopes) run concurrently, each after its own bounded wait, and are all
 // done when it returns.
-func (s *Service) candidates(ctx context.Context, who *tenancy.Caller, id string, k segmented.CandidateKey, q string) *segmented.Candidates {
+//
+// first: the append is the session's first command after its create.
+func (s *Service) candidates(ctx context.Context, who *tenancy.Caller, id string, k segmented.CandidateKey, q string, first bool) *segmented.Candidates {
 	c := &segmented.Candidates{}
 	var (
 		wg          sync.WaitGroup
@@ -138,7 +130,7 @@ func (s *Service) candidates(ctx context.Context, who *tenancy.Caller, id string
 		wg.Go(func() { own = s.swapHits(ctx, id, q, k.Summaries) })
 	}
 	if k.Cross {
-		wg.Go(func() { others = s.crossHits(ctx, who, id, k, q) })
+		wg.Go(func() { others = s.crossHits(ctx, who, id, k, q, first) })
 	}
 	if k.Memory && s.entries != nil {
 		wg.Go(func() {
@@ -186,8 +178,8 @@ func (s *Service) swapHits(ctx context.Context, id, q string, summaries bool) []
 // at the session's first message after waiting (bounded) for the caller's
 // own recent writes to its other sessions. Hits of the session itself are
 // dropped (the swap search's).
-func (s *Service) crossHits(ctx context.Context, who *tenancy.Caller, id string, k segmented.CandidateKey, q string) []*memoryv1.SearchHit {
-	if s.sessionSeqs.Get(id).N <= 1 {
+func (s *Service) crossHits(ctx context.Context, who *tenancy.Caller, id string, k segmented.CandidateKey, q string, first bool) []*memoryv1.SearchHit {
+	if first {
 		// A session's first message (its create is its only command):
 		// what its caller just wrote elsewhere (a sitting it ended) is
 		// its history. Later messages do not wait for other sessions.

@@ -33,7 +33,9 @@ import (
 // reply (untimed). What the assembler does for that message — the
 // session's search, the scopes', and any other search it makes (the user's
 // other sessions) — is in the assembled figures. Reported: p50 and p99 of
-// each, and their ratios. The setup (some 80,000 messages) takes minutes:
+// each, and their ratios; and the same for the append followed by the
+// read of its context (the sections are decided after the append is
+// answered, and a context read waits for them: see actors.Later). The setup (some 80,000 messages) takes minutes:
 // it runs under -bench only. AGENTMEM_BENCH_CPUPROFILE=<file> writes a CPU
 // profile of the timed appends alone.
 func BenchmarkAppendAssemblyUserHistory(b *testing.B) {
@@ -99,7 +101,7 @@ func BenchmarkAppendAssemblyUserHistory(b *testing.B) {
 			}
 			defer pprof.StopCPUProfile()
 		}
-		var asm, plain []time.Duration
+		var asm, plain, asmCtx, plainCtx []time.Duration
 		for i := range b.N {
 			if k >= len(conv.Appends) {
 				b.Fatalf("the conversation has %d appends: run fewer iterations", len(conv.Appends))
@@ -119,10 +121,18 @@ func BenchmarkAppendAssemblyUserHistory(b *testing.B) {
 				if _, err := c.Append(ctx, ids[name], req); err != nil {
 					b.Fatalf("%s: append %d: %v", name, k, err)
 				}
-				if d := time.Since(t0); name == "assembled" {
-					asm = append(asm, d)
+				d := time.Since(t0)
+				// Then the context the model is sent for that message:
+				// the assembled session's holds the sections, decided
+				// after the append was answered.
+				if _, err := c.Context(ctx, ids[name]); err != nil {
+					b.Fatalf("%s: context %d: %v", name, k, err)
+				}
+				dc := time.Since(t0)
+				if name == "assembled" {
+					asm, asmCtx = append(asm, d), append(asmCtx, dc)
 				} else {
-					plain = append(plain, d)
+					plain, plainCtx = append(plain, d), append(plainCtx, dc)
 				}
 			}
 			if len(reply.Messages) > 0 {
@@ -142,6 +152,12 @@ func BenchmarkAppendAssemblyUserHistory(b *testing.B) {
 		b.ReportMetric(float64(p99.Microseconds()), "plain-p99-µs")
 		b.ReportMetric(float64(a50)/float64(p50), "p50-ratio")
 		b.ReportMetric(float64(a99)/float64(p99), "p99-ratio")
+		ac50, ac99 := percentiles(asmCtx)
+		pc50, pc99 := percentiles(plainCtx)
+		b.ReportMetric(float64(ac50.Microseconds()), "asm+ctx-p50-µs")
+		b.ReportMetric(float64(ac99.Microseconds()), "asm+ctx-p99-µs")
+		b.ReportMetric(float64(pc50.Microseconds()), "plain+ctx-p50-µs")
+		b.ReportMetric(float64(pc99.Microseconds()), "plain+ctx-p99-µs")
 		b.ReportMetric(float64(history), "history-msgs")
 	})
 }

@@ -134,8 +134,6 @@ type Service struct {
 	// routes are the operations served, by name (fixed once New returns).
 	router Router
 	routes map[string]*route
-	// candidateKeys remembers what each session's appends search for.
-	candidateKeys candidateKeyCache
 	// prepared keeps the candidates' texts and counts between appends.
 	prepared segmented.PrepareMemo
 	// writes remembers each caller's last scope write (awaitOwnWrite).

@@ -74,6 +74,16 @@ func appendN(t *testing.T, c *client.Client, id string, create bool, n int) []ui
 			t.Fatalf("append %s #%d: %v", id, i, err)
 		}
 		seqs = append(seqs, rep.GetResult().GetSeq())
+		// The sections of a user message are decided after its append, in
+		// a batch of their own (cross-session recall finds the other
+		// session of u1): the context read waits for it.
+		cx, err := c.Context(ctx, id)
+		if err != nil {
+			t.Fatalf("context %s #%d: %v", id, i, err)
+		}
+		if s := cx.GetSeq(); s > rep.GetResult().GetSeq() {
+			seqs = append(seqs, s)
+		}
 	}
 	return seqs
 }

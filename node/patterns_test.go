@@ -91,7 +91,17 @@ func TestPatternLibraryOnNode(t *testing.T) {
 
 	sctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
-	if err := n.WaitProjected(sctx, c.LastWriteSeq()); err != nil {
+	// Up to the last batch of each session: the sections of a user
+	// message are stored after its append (the client's last write).
+	last := c.LastWriteSeq()
+	for _, id := range []string{"with-lib", "without"} {
+		cx, err := c.Context(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = max(last, cx.GetSeq())
+	}
+	if err := n.WaitProjected(sctx, last); err != nil {
 		t.Fatal(err)
 	}
 	if err := n.Shutdown(sctx); err != nil {

@@ -74,7 +74,7 @@ func TestInspectTimeTravel(t *testing.T) {
 		i := rnd.IntN(len(pts))
 		at := pts[i].seq
 		if i+1 < len(pts) && rnd.IntN(2) == 0 {
-			at += uint64(rnd.Int64N(int64(pts[i+1].seq - pts[i].seq))) // between two batches: same state
+			at += uint64(rnd.Int64N(int64(pts[i+1].from - pts[i].seq))) // between two batches: same state
 		}
 		cx, snap := inspectJSON(t, InspectConfig{Conn: conn, SessionID: id, AtSeq: at})
 		if !proto.Equal(cx, pts[i].context) {

@@ -45,8 +45,11 @@ func TestMain(m *testing.M) {
 
 // point is what the live node answered right after one command.
 type point struct {
-	seq     uint64
-	context *memoryv1.ContextReply
+	// seq is the session's last batch when the context was read; from the
+	// command's own batch (before seq when the sections of its user
+	// message came in a batch after it).
+	seq, from uint64
+	context   *memoryv1.ContextReply
 }
 
 // fixture is a stopped node's data directory written by real sessions.
@@ -135,8 +138,15 @@ func drive(ctx context.Context, c *client.Client, f *fixture) error {
 		if err != nil {
 			return fmt.Errorf("context %s: %w", id, err)
 		}
-		f.points[id] = append(f.points[id], point{seq: seq, context: cx})
 		f.batches++
+		from := seq
+		if cx.GetSeq() > seq {
+			// The sections of an append's user message, stored in a batch
+			// of their own after it (actors.Later): the context is theirs.
+			f.batches++
+			seq = cx.GetSeq()
+		}
+		f.points[id] = append(f.points[id], point{seq: seq, from: from, context: cx})
 		f.lastSeq = max(f.lastSeq, seq)
 		return nil
 	}

@@ -47,17 +47,31 @@ func (s *State) DecideAppendWith(req *memoryv1.AppendRequest, c *Candidates, env
 	if env.Tokenizer == nil {
 		return nil, errNoTokenizer
 	}
-	out, err := s.decideAppend(req, c, true, env)
+	out, err := s.decideAppend(req, c, sectionsChoose, env)
 	var rej *Rejection
 	if errors.As(err, &rej) && rej.Code == CodeTooLarge && (s.Assembled() != nil || (c != nil && s.WantsCandidates(req))) {
-		return s.decideAppend(req, nil, false, env)
+		return s.decideAppend(req, nil, sectionsClear, env)
 	}
 	return out, err
 }
 
-// decideAppend decides one attempt of DecideAppendWith; sections false
-// clears the assembled sections instead of choosing them.
-func (s *State) decideAppend(req *memoryv1.AppendRequest, c *Candidates, sections bool, env Env) ([]proto.Message, error) {
+// sectionsMode is what an append's decision does with the assembled
+// sections.
+type sectionsMode int
+
+const (
+	// sectionsChoose chooses them for the append's latest user message.
+	sectionsChoose sectionsMode = iota
+	// sectionsClear clears them (the budget cannot hold them).
+	sectionsClear
+	// sectionsLater leaves them as they are: a later command decides them
+	// (DecideAssemble).
+	sectionsLater
+)
+
+// decideAppend decides one attempt of DecideAppendWith (or of
+// DecideAppendLater: mode sectionsLater).
+func (s *State) decideAppend(req *memoryv1.AppendRequest, c *Candidates, mode sectionsMode, env Env) ([]proto.Message, error) {
 	x := s.index()
 	// The previous append's first message, before the simulation makes
 	// this append the latest (the plan's own-search bound: searchable).
@@ -112,7 +126,7 @@ func (s *State) decideAppend(req *memoryv1.AppendRequest, c *Candidates, section
 		return nil, err
 	}
 	out = append(out, comp...)
-	if ev := s.assembleEvent(appended, c, sections, env); ev != nil {
+	if ev := s.assembleEvent(appended, c, mode, env); ev != nil {
 		if err := emit(ev); err != nil {
 			return nil, err
 		}
@@ -132,10 +146,13 @@ func (s *State) decideAppend(req *memoryv1.AppendRequest, c *Candidates, section
 }
 
 // assembleEvent returns the ContextAssembled event of an append: new
-// sections for its latest user message (sections true and the session
-// assembles), or none (sections false: clear them); nil when nothing
-// changes.
-func (s *State) assembleEvent(appended *memoryv1.MessagesAppended, c *Candidates, sections bool, env Env) proto.Message {
+// sections for its latest user message (sectionsChoose, when the session
+// assembles), or none (sectionsClear: clear them); nil when nothing
+// changes or sectionsLater.
+func (s *State) assembleEvent(appended *memoryv1.MessagesAppended, c *Candidates, mode sectionsMode, env Env) proto.Message {
+	if mode == sectionsLater {
+		return nil
+	}
 	var latest *memoryv1.Message
 	for _, m := range appended.Messages {
 		if m.Role == memoryv1.Role_ROLE_USER {
@@ -144,7 +161,7 @@ func (s *State) assembleEvent(appended *memoryv1.MessagesAppended, c *Candidates
 	}
 	a := s.Assembly()
 	switch {
-	case !sections:
+	case mode == sectionsClear:
 		if s.Assembled() == nil {
 			return nil
 		}
