@@ -215,7 +215,10 @@ func (in *Inspector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("X-Frame-Options", "DENY")
-	h.Set("Referrer-Policy", "no-referrer")
+	// same-origin, not no-referrer: with no-referrer a browser posts the
+	// admin forms with "Origin: null", which checkHostOrigin refuses; no
+	// referrer leaves for another site either way.
+	h.Set("Referrer-Policy", "same-origin")
 	h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'; style-src-attr 'unsafe-inline'; script-src 'self'; frame-ancestors 'none'")
 	if why := checkHostOrigin(r, in.cfg.AllowedHosts); why != "" {
 		in.errorPage(w, nil, http.StatusForbidden, "Forbidden: "+why)

@@ -111,6 +111,15 @@ func TestScopesAdminActions(t *testing.T) {
 		t.Fatalf("a refused POST settled the conflict: %v %v", cs, err)
 	}
 	settle.Set("csrf", token)
+	req, _ := http.NewRequest(http.MethodPost, u.base+"/ui/act/settle", strings.NewReader(settle.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", "http://evil.example")
+	req.AddCookie(&http.Cookie{Name: cookie.Name, Value: cookie.Value})
+	if res, err := http.DefaultClient.Do(req); err != nil || res.StatusCode != 403 {
+		t.Fatalf("a cross-site POST with the token: %v %v, want 403", res, err)
+	} else {
+		res.Body.Close()
+	}
 	code, b := post(t, u, "/ui/act/settle", settle, cookie)
 	if code != 200 || !strings.Contains(b, `id="newversion"`) || !strings.Contains(b, "Bergen") {
 		t.Fatalf("settle: %d\n%s", code, b)
