@@ -26,6 +26,10 @@ type viewer struct {
 	name string
 	c    *client.Client
 	nc   *nats.Conn
+	// caller is the viewer's principal as the API identifies it (nil: the
+	// single-user node's unrestricted caller); the write checks of the
+	// admin actions (mayWrite) are the API's own.
+	caller *tenancy.Caller
 }
 
 // errAuth is a failed login (401): no credentials, or NATS refused them.
@@ -151,7 +155,7 @@ func (l *logins) viewer(ctx context.Context, r *http.Request) (*viewer, error) {
 		nc.Close()
 		return nil, errNotAdmin{who: "principal " + who.Principal}
 	}
-	v := &viewer{name: who.Principal, c: viewerClient(nc), nc: nc}
+	v := &viewer{name: who.Principal, c: viewerClient(nc), nc: nc, caller: who}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {

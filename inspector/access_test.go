@@ -9,7 +9,8 @@ import (
 )
 
 // TestAccessSingleUser: the single-user node serves loopback clients only,
-// checks Host and Origin, is read-only and takes no secret in a URL.
+// checks Host and Origin, answers pages to GET only (its admin forms post
+// to /ui/act/, TestScopesAdminActions) and takes no secret in a URL.
 func TestAccessSingleUser(t *testing.T) {
 	u := startNode(t, nil)
 	u.session(t, "s1", "u1", "a1", 1)

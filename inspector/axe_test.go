@@ -11,6 +11,7 @@ import (
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 
+	"github.com/agentmem/agentmem/client"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 )
 
@@ -41,6 +42,9 @@ type axeViolation struct {
 	} `json:"nodes"`
 }
 
+// openAll opens every collapsed section, so axe checks what it holds.
+const openAll = `document.querySelectorAll('details').forEach(d => d.open = true)`
+
 // runAxe injects axe-core into the page and returns its violations.
 func runAxe(t *testing.T, b context.Context, src string) []axeViolation {
 	t.Helper()
@@ -60,7 +64,10 @@ func runAxe(t *testing.T, b context.Context, src string) []axeViolation {
 // default) finds no serious or critical
 // violation on any page of the inspector, in the light theme and in the
 // dark one (prefers-color-scheme: dark), with a session that compressed,
-// called a tool, and a point of time travel out of range.
+// called a tool, and a point of time travel out of range; the scopes
+// directory and its search, a scope with a conflict and bookkeeping keys
+// (opened), its admin forms (opened) and their results (a settle, an
+// edit, an erasure receipt, the 403 of a forged CSRF token), and a 400.
 func TestBrowserAccessibility(t *testing.T) {
 	src := axeSource(t)
 	b := browser(t)
@@ -79,20 +86,44 @@ func TestBrowserAccessibility(t *testing.T) {
 	if err := u.n.WaitProjected(ctx, u.c.LastWriteSeq()); err != nil {
 		t.Fatal(err)
 	}
-	pages := []struct{ path, ready string }{
-		{"/ui/", "#sessions"},
-		{"/ui/?user=U&sort=activity", "#sessions"},
-		{"/ui/s/s1", "#ctx"},
-		{"/ui/s/s1/conversation", "#conversation"},
-		{"/ui/s/s1/timeline", "#ctx"},
-		{"/ui/s/s1/timeline?kind=summary", "#ctx"},
-		{"/ui/s/s1/timeline?seq=99999", "#outside"},
-		{"/ui/s/s1/search?q=refund", "#hitcount"},
-		{"/ui/scopes?kind=session&id=s1", "#entries"},
-		{"/ui/erasures", "#erasures"},
-		{"/ui/no-such-page", "#error"},
-		{"/ui/s/nope/timeline", "#error"},
-		{"/ui/s/gone", "#erased"},
+	// A conflict to settle per theme (settling it ends it), in scopes
+	// with consolidation's bookkeeping keys and source messages.
+	for _, scheme := range []string{"light", "dark"} {
+		if _, err := u.c.Configure(ctx, client.User("c"+scheme), &memoryv1.ConfigureScopeRequest{Config: &memoryv1.ScopeConfig{ConflictStrategy: "review"}}); err != nil {
+			t.Fatal(err)
+		}
+		u.converse(t, "c1"+scheme, "c"+scheme, "I live in Oslo.", "Cool.")
+		u.converse(t, "c2"+scheme, "c"+scheme, "Big news: I moved to Bergen last week.", "Congrats!")
+	}
+	const key = "fact/user/home_city"
+	// Each page: its path ({u}: the theme's user), what shows once it is
+	// drawn, and optionally a script to run then (open the collapsed
+	// sections, submit a form) and what shows after it.
+	pages := []struct{ path, ready, js, after string }{
+		{path: "/ui/scopes", ready: "#scopes"},
+		{path: "/ui/scopes?kind=user&q=Bergen", ready: "#dirhits"},
+		{path: "/ui/scopes?kind=user&id=c{u}", ready: "#conflicts", js: openAll, after: "#internal[open]"},
+		{path: "/ui/scopes?kind=user&id=c{u}&q=Bergen", ready: "#scopehits"},
+		{path: "/ui/scopes?kind=user&id=c{u}&key=" + key, ready: "#admin", js: openAll, after: "#edit[open]"},
+		{path: "/ui/scopes?kind=user&id=c{u}", ready: "#conflicts", js: `document.querySelector('#conflicts button[value=reject]').click()`, after: "#newversion"},
+		{path: "/ui/scopes?kind=user&id=c{u}&key=" + key, ready: "#edit", js: `document.querySelector('#edit textarea').value='Trondheim'; document.querySelector('#edit form').submit()`, after: "#newversion"},
+		{path: "/ui/scopes?kind=user&id=c{u}&key=" + key, ready: "#edit", js: `document.querySelector('#edit input[name=csrf]').value='forged'; document.querySelector('#edit form').submit()`, after: "#error"},
+		{path: "/ui/scopes?kind=user&id=c{u}&key=" + key, ready: "#erase", js: `document.querySelector('#erase form').submit()`, after: "#receipt"},
+		{path: "/ui/scopes?kind=nope", ready: "#error"},
+		{path: "/ui/s/c1{u}/conversation?n=1", ready: "#conversation"},
+		{path: "/ui/", ready: "#sessions"},
+		{path: "/ui/?user=U&sort=activity", ready: "#sessions"},
+		{path: "/ui/s/s1", ready: "#ctx"},
+		{path: "/ui/s/s1/conversation", ready: "#conversation"},
+		{path: "/ui/s/s1/timeline", ready: "#ctx"},
+		{path: "/ui/s/s1/timeline?kind=summary", ready: "#ctx"},
+		{path: "/ui/s/s1/timeline?seq=99999", ready: "#outside"},
+		{path: "/ui/s/s1/search?q=refund", ready: "#hitcount"},
+		{path: "/ui/scopes?kind=session&id=s1", ready: "#entries"},
+		{path: "/ui/erasures", ready: "#erasures"},
+		{path: "/ui/no-such-page", ready: "#error"},
+		{path: "/ui/s/nope/timeline", ready: "#error"},
+		{path: "/ui/s/gone", ready: "#erased"},
 	}
 	failed := 0
 	for _, scheme := range []string{"light", "dark"} {
@@ -101,7 +132,17 @@ func TestBrowserAccessibility(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, p := range pages {
+			p.path = strings.ReplaceAll(p.path, "{u}", scheme)
 			do(t, b, 30*time.Second, chromedp.Navigate(u.base+p.path), chromedp.WaitVisible(chromedp.CSS(p.ready)))
+			if p.js != "" {
+				c, cancel := context.WithTimeout(b, 30*time.Second)
+				err := chromedp.Do(c, chromedp.Evaluate[chromedp.Void](p.js+";0"), chromedp.WaitVisible(chromedp.CSS(p.after)))
+				cancel()
+				if err != nil {
+					t.Fatalf("%s (%s): %s, then %s: %v", p.path, scheme, p.js, p.after, err)
+				}
+				p.path += " then " + p.after
+			}
 			if scheme == "dark" && eval[string](t, b, `getComputedStyle(document.body).backgroundColor`) == "rgb(246, 247, 249)" {
 				t.Errorf("%s: the dark theme is not applied", p.path)
 			}

@@ -32,6 +32,18 @@ var funcs = template.FuncMap{
 	"mul":      func(a, b int) int { return a * b },
 	"min64":    func(a int, b uint64) uint64 { return min(uint64(max(a, 0)), b) },
 	"joinSeqs": joinSeqs,
+	"add1":     func(v uint64) uint64 { return v + 1 },
+	// entryCtx pairs a scope page with one of its entry rows (the row
+	// template links by the page's scope and marks the page's key).
+	"entryCtx": func(p scopesPage, e entryRow) struct {
+		P scopesPage
+		E entryRow
+	} {
+		return struct {
+			P scopesPage
+			E entryRow
+		}{p, e}
+	},
 }
 
 // ago is a Unix nanosecond time as "3m ago" (with the date past a day).

@@ -3,6 +3,7 @@ package inspector
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"embed"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -88,6 +90,10 @@ type Deps struct {
 	// one; else the window is not checked and the ledger not shown.
 	Reader events.StreamReader
 	Stream string
+	// Subjects names the scopes the log holds (the scopes directory);
+	// without it, Reader or Log is used when it is one, else the directory
+	// only opens a scope by its name.
+	Subjects events.SubjectLister
 	// Watcher, when set, serves the live updates from the log (the node's
 	// watch) rather than the API's watch endpoint, whose slots the agents
 	// need (max_watches).
@@ -109,6 +115,8 @@ type Inspector struct {
 	logins    *logins // the tenant viewers (nil without tenants)
 	ctx       context.Context
 	cancel    context.CancelFunc
+	// csrfKey keys the viewers' CSRF tokens (csrf.go); drawn at New.
+	csrfKey [32]byte
 }
 
 var _ http.Handler = (*Inspector)(nil)
@@ -128,10 +136,18 @@ func New(cfg Config, deps Deps) (*Inspector, error) {
 	if r, ok := deps.Log.(events.StreamReader); ok && deps.Reader == nil {
 		deps.Reader = r
 	}
+	for _, l := range []any{deps.Reader, deps.Log} {
+		if sl, ok := l.(events.SubjectLister); ok && deps.Subjects == nil {
+			deps.Subjects = sl
+		}
+	}
 	if deps.Stream == "" {
 		deps.Stream = events.StreamName
 	}
 	in := &Inspector{cfg: cfg, deps: deps, codec: events.NewCodec(), idx: newIndexes(), liveSlots: &slots{size: cfg.MaxLive}}
+	if _, err := rand.Read(in.csrfKey[:]); err != nil {
+		return nil, fmt.Errorf("inspector: csrf key: %w", err)
+	}
 	switch {
 	case deps.Tenants != nil:
 		if deps.NATSURL == "" {
@@ -179,6 +195,10 @@ func (in *Inspector) routes() {
 	m.HandleFunc("GET /ui/s/{id}/live", in.api(in.live))
 	m.HandleFunc("GET /ui/live", in.api(in.live))
 	m.HandleFunc("GET /ui/scopes", in.page(in.scopesPage))
+	m.HandleFunc("GET /ui/s/{id}/m/{mid}", in.api(in.sourceMessage))
+	m.HandleFunc("POST /ui/act/settle", in.action(in.settleAction))
+	m.HandleFunc("POST /ui/act/edit", in.action(in.editAction))
+	m.HandleFunc("POST /ui/act/erase", in.action(in.eraseAction))
 	m.HandleFunc("GET /ui/erasures", in.page(in.erasuresPage))
 	in.mux = m
 }
@@ -195,15 +215,19 @@ func (in *Inspector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("X-Frame-Options", "DENY")
-	h.Set("Referrer-Policy", "no-referrer")
+	// same-origin, not no-referrer: with no-referrer a browser posts the
+	// admin forms with "Origin: null", which checkHostOrigin refuses; no
+	// referrer leaves for another site either way.
+	h.Set("Referrer-Policy", "same-origin")
 	h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'; style-src-attr 'unsafe-inline'; script-src 'self'; frame-ancestors 'none'")
 	if why := checkHostOrigin(r, in.cfg.AllowedHosts); why != "" {
 		in.errorPage(w, nil, http.StatusForbidden, "Forbidden: "+why)
 		return
 	}
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+	post := r.Method == http.MethodPost && strings.HasPrefix(r.URL.Path, actPrefix)
+	if r.Method != http.MethodGet && r.Method != http.MethodHead && !post {
 		h.Set("Allow", "GET, HEAD")
-		in.errorPage(w, nil, http.StatusMethodNotAllowed, "The inspector is read-only: GET only.")
+		in.errorPage(w, nil, http.StatusMethodNotAllowed, "The inspector's pages are read with GET; only its admin forms ("+actPrefix+"…) are posted.")
 		return
 	}
 	if r.URL.Query().Has("password") || r.URL.Query().Has("token") || r.URL.User != nil {
@@ -216,6 +240,9 @@ func (in *Inspector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r = r.WithContext(context.WithValue(r.Context(), viewerKey{}, v))
+	if !post && !strings.HasPrefix(r.URL.Path, "/ui/static/") {
+		in.setCSRFCookie(w, v)
+	}
 	in.mux.ServeHTTP(w, r)
 }
 

@@ -25,9 +25,20 @@ type scopesPage struct {
 	Next          string
 	Versions      []versionRow
 	Listed        bool
-	// Conflicts are the values consolidation filed for review (read-only:
-	// the page has no settle button).
+	// Internal are the entries of consolidation's bookkeeping keys
+	// (internal.go), shown apart from the facts (Entries), collapsed.
+	Internal []entryRow
+	// Conflicts are the values consolidation filed for review, each
+	// settleable from the page when CanWrite.
 	Conflicts []conflictRow
+	// CanWrite and CanErase say which admin forms the page offers (the
+	// viewer's right by the API's rules); CSRF is the forms' token.
+	CanWrite, CanErase bool
+	CSRF               string
+	// Query searches the scope (the API's scope search): Hits.
+	Query    string
+	Hits     []dirHit
+	Searched bool
 	// AtVersion is the version the "version" parameter asks for; Outside
 	// says why it cannot be shown (compacted away: the API's 404 text).
 	AtVersion uint64
@@ -64,14 +75,14 @@ func (in *Inspector) scopesPage(ctx context.Context, r *http.Request, v *viewer)
 	q := r.URL.Query()
 	p := scopesPage{Base: base(v, ""), Kind: q.Get("kind"), ID: q.Get("id"), Key: q.Get("key"), Kinds: scopeKinds}
 	p.Tab = "scopes"
-	if p.Kind == "" {
-		return "scopes.html", p, nil
+	if p.Kind == "global" {
+		p.ID = "global"
+	}
+	if p.Kind == "" || p.ID == "" {
+		return in.directoryPage(ctx, r, v) // no scope named: the directory
 	}
 	if !slices.Contains(scopeKinds, p.Kind) {
 		return "", nil, badInput{"kind", "want one of " + strings.Join(scopeKinds, ", ")}
-	}
-	if p.Kind == "global" {
-		p.ID = "global"
 	}
 	if err := events.ValidateID("id", p.ID); err != nil {
 		return "", nil, badInput{"id", err.Error()}
@@ -82,8 +93,13 @@ func (in *Inspector) scopesPage(ctx context.Context, r *http.Request, v *viewer)
 		return "", nil, err
 	}
 	p.Listed, p.Next = true, rep.GetNextPageToken()
+	p.CanWrite, p.CanErase, p.CSRF = v.mayWrite(p.Kind, p.ID), v.mayErase(p.Kind, p.ID), in.csrfToken(v)
 	for _, e := range rep.GetEntries() {
-		p.Entries = append(p.Entries, entryRow{Key: e.GetKey(), Type: memType(e.GetMemoryType()), By: e.GetUpdatedBy(),
+		rows := &p.Entries
+		if isInternalKey(e.GetKey()) {
+			rows = &p.Internal
+		}
+		*rows = append(*rows, entryRow{Key: e.GetKey(), Type: memType(e.GetMemoryType()), By: e.GetUpdatedBy(),
 			Updated: timeOf(e.GetUpdatedUnixNano()), Version: e.GetVersion(), Deleted: e.GetDeleted(), Size: e.GetSize(),
 			Preview: preview(valueText(e), 120), Consol: consolOf(e)})
 	}
@@ -97,6 +113,9 @@ func (in *Inspector) scopesPage(ctx context.Context, r *http.Request, v *viewer)
 	}
 	for _, c := range conflicts {
 		p.Conflicts = append(p.Conflicts, conflictOf(c))
+	}
+	if err := searchScope(ctx, v, sc, q.Get("q"), &p); err != nil {
+		return "", nil, err
 	}
 	if p.Key != "" {
 		if s := q.Get("version"); s != "" {
@@ -154,4 +173,27 @@ func valueText(e *memoryv1.Entry) string {
 		return "(binary, " + itoa(len(v)) + " bytes)"
 	}
 	return string(v)
+}
+
+// searchScope runs the API's search of scope sc for query (none for an
+// empty one) into p.Hits.
+func searchScope(ctx context.Context, v *viewer, sc client.Scope, query string, p *scopesPage) error {
+	p.Query = strings.TrimSpace(query)
+	if p.Query == "" {
+		return nil
+	}
+	if len(p.Query) > maxSearchQuery {
+		return badInput{"q", "longer than " + strconv.Itoa(maxSearchQuery) + " bytes"}
+	}
+	rep, err := v.c.SearchEntries(ctx, sc, &memoryv1.SearchEntriesRequest{Query: p.Query, Limit: 20})
+	if err != nil {
+		return err
+	}
+	p.Searched = true
+	for _, h := range rep.GetHits() {
+		e := h.GetEntry()
+		p.Hits = append(p.Hits, dirHit{Kind: sc.Kind, ID: sc.ID, Key: e.GetKey(), Type: memType(e.GetMemoryType()),
+			Text: preview(valueText(e), 200), Score: strconv.FormatFloat(h.GetScore(), 'f', 2, 64)})
+	}
+	return nil
 }

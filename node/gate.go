@@ -408,3 +408,16 @@ func (g gatedReader) Read(ctx context.Context, from uint64, opts ...events.ReadO
 	}
 	return g.StreamReader.Read(ctx, from, opts...)
 }
+
+// SubjectCounts implements events.SubjectLister when the log does (the
+// inspector's scopes directory), refused while the log is unavailable.
+func (g gatedReader) SubjectCounts(ctx context.Context, filter string) (map[string]uint64, error) {
+	if err := g.w.refuse(true); err != nil {
+		return nil, err
+	}
+	l, ok := g.StreamReader.(events.SubjectLister)
+	if !ok {
+		return nil, fmt.Errorf("events: %T cannot list its subjects", g.StreamReader)
+	}
+	return l.SubjectCounts(ctx, filter)
+}
