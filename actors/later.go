@@ -63,7 +63,8 @@ func (a *sessionActor) hold(m *request) bool {
 	return true
 }
 
-// await starts holding requests for the sections of message id.
+// await starts holding requests for the sections of message id (the
+// requests held already stay held, first).
 func (a *sessionActor) await(id string) {
 	a.later.id = id
 	if self := a.self; self != nil {
@@ -72,20 +73,39 @@ func (a *sessionActor) await(id string) {
 	}
 }
 
-// stopAwaiting serves the held requests in order, until one of them makes
-// the session await again (an append with Later: the rest stay held).
+// stopAwaiting ends the wait; the held requests are served by releaseHeld.
 func (a *sessionActor) stopAwaiting() {
 	if a.later.timer != nil {
 		a.later.timer.Stop()
 	}
-	held := a.later.held
-	a.later = awaiting{}
-	for i, m := range held {
-		if a.later.id != "" {
-			a.later.held = append(a.later.held, held[i:]...)
-			return
-		}
+	a.later.id, a.later.timer = "", nil
+}
+
+// releaseHeld serves the held requests in order, each as if it had just
+// arrived, until one of them makes the session await again (an append
+// with Later: the rest stay held, first). It runs at the top of Receive,
+// never inside the serving of another request.
+func (a *sessionActor) releaseHeld() {
+	for a.later.id == "" && len(a.later.held) > 0 {
+		m := a.later.held[0]
+		a.later.held[0] = nil
+		a.later.held = a.later.held[1:]
 		a.serveRequest(m)
+	}
+	if len(a.later.held) == 0 {
+		a.later.held = nil
+	}
+}
+
+// failHeld answers every held request with err and forgets them: the
+// actor is about to restart (a storage failure), and a restarted actor
+// holds nothing.
+func (a *sessionActor) failHeld(err error) {
+	held := a.later.held
+	a.stopAwaiting()
+	a.later.held = nil
+	for _, m := range held {
+		m.reply(nil, err)
 	}
 }
 
@@ -131,7 +151,7 @@ func (a *sessionActor) assemble(p *Assemble) (proto.Message, error) {
 	if wants && k != p.Key {
 		return nil, &NeedCandidates{Key: k}
 	}
-	defer a.stopAwaiting()
+	a.stopAwaiting() // whatever comes of it: the held requests follow
 	if !wants {
 		return nil, nil
 	}

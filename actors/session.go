@@ -34,11 +34,24 @@ func (a *sessionActor) st() *segmented.State { return a.m.(sessionModel).State }
 
 // Receive handles one message at a time.
 func (a *sessionActor) Receive(ctx actor.Context) {
+	defer func() {
+		if r := recover(); r != nil {
+			// A storage failure restarts the actor: what it holds is
+			// answered first, never dropped.
+			err, ok := r.(error)
+			if !ok {
+				err = fmt.Errorf("%w: %v", ErrUnavailable, r)
+			}
+			a.failHeld(err)
+			panic(r)
+		}
+	}()
 	switch ctx.Message().(type) {
 	case *actor.ReceiveTimeout, *passivate:
 		if a.later.id != "" {
 			// Leaving: what it holds is served first, without the sections.
 			a.expired(a.later.id)
+			a.releaseHeld()
 		}
 	}
 	if a.common(ctx) {
@@ -57,6 +70,7 @@ func (a *sessionActor) Receive(ctx actor.Context) {
 	case *rewritten:
 		a.applyRewrite(m)
 	}
+	a.releaseHeld()
 }
 
 func (a *sessionActor) serveRequest(m *request) {
