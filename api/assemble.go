@@ -204,10 +204,9 @@ func (s *Service) earlierSessionHits(ctx context.Context, who *tenancy.Caller, i
 	var (
 		hits []*memoryv1.SearchHit
 		err  error
-		// The session's own hits come back too (the search spans all of
-		// the user's sessions): ask for them besides k.Depth of the others.
-		// (The projection takes up to MaxEarlierCandidates.)
-		depth = min(k.Depth+segmented.RecallSearched/4, segmented.MaxEarlierCandidates)
+		// The search leaves the session out when ranking, so k.Depth
+		// hits are k.Depth of the other sessions'.
+		depth = min(k.Depth, segmented.MaxEarlierCandidates)
 	)
 	switch {
 	case k.User != "":

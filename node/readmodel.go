@@ -86,10 +86,14 @@ func (r readModel) MessageAt(id string, seq uint64) (*memoryv1.Message, bool) {
 }
 
 // SearchUser searches every session of user ("" : every session without a
-// user), ranked as Search ranks, the hits filled up to limit with the
-// user's messages of sessions other than except (projections.Corpus.Fill).
+// user) but except, ranked as Search ranks with the query expanded once by
+// its best hits' rarest terms and each question among the best hits
+// followed by its reply, the hits filled up to limit with the user's
+// other messages (projections.Corpus).
 func (r readModel) SearchUser(user, except, q string, limit int) ([]*memoryv1.SearchHit, error) {
-	h, err := r.s.SearchWith("", memoryv1.SearchScope_SEARCH_SCOPE_USER, q, limit, projections.SearchOptions{Corpus: &projections.Corpus{User: user, Fill: true, Except: except}})
+	h, err := r.s.SearchWith("", memoryv1.SearchScope_SEARCH_SCOPE_USER, q, limit, projections.SearchOptions{Corpus: &projections.Corpus{
+		User: user, Fill: true, Except: except, Feedback: true, Replies: true,
+	}})
 	return h, mapErr(err)
 }
 

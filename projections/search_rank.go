@@ -64,9 +64,17 @@ type Corpus struct {
 	// hit (fillUser): the context assembler's search of a returning
 	// user's history, whose room may hold all of it.
 	Fill bool
-	// Except is a session the fill leaves out (the assembling session's
-	// own messages: its swap search covers them).
+	// Except is a session the search leaves out, in the ranking and in
+	// the fill (the assembling session's own messages: its swap search
+	// covers them). Left out when ranking, its messages neither take the
+	// places of the other sessions' hits nor feed Feedback.
 	Except string
+	// Feedback expands the query once with the rarest terms of its best
+	// hits (pseudo-relevance feedback: search_feedback.go).
+	Feedback bool
+	// Replies puts after each of the best hits that asks a question the
+	// message that answers it (search_replies.go).
+	Replies bool
 }
 
 // maxExpansionClauses bounds the related-word clauses of one query
@@ -239,9 +247,22 @@ func (s *Store) searchVec(sessionID string, scope memoryv1.SearchScope, query st
 			terms: tx.Bucket(bucketBM25Terms), postings: tx.Bucket(bucketBM25Postings),
 			docs: tx.Bucket(bucketBM25Docs), msgs: tx.Bucket(bucketSwapMessages), sums: tx.Bucket(bucketSwapSummaries),
 		}
+		if corpus != nil && corpus.Except != "" && filter == nil {
+			r.except = []byte(corpus.Except)
+		}
 		cands, err := r.rank(q, limit, len(qvec) > 0)
 		if err != nil {
 			return err
+		}
+		if corpus != nil && corpus.Feedback && len(cands) > 0 {
+			if r.extra, err = r.feedback(q, cands); err != nil {
+				return err
+			}
+			if len(r.extra) > 0 {
+				if cands, err = r.rank(q, limit, len(qvec) > 0); err != nil {
+					return err
+				}
+			}
 		}
 		if len(qvec) > 0 {
 			cands = fuse(cands, r.vectorTop(tx.Bucket(bucketVectors), qvec, FusionDepth))
@@ -256,6 +277,11 @@ func (s *Store) searchVec(sessionID string, scope memoryv1.SearchScope, query st
 			}
 			hits = append(hits, h)
 		}
+		if corpus != nil && corpus.Replies {
+			if hits, err = r.replies(hits, limit); err != nil {
+				return err
+			}
+		}
 		if corpus != nil && corpus.Fill {
 			hits, err = fillUser(tx, corpus.User, corpus.Except, hits, limit)
 		}
@@ -269,10 +295,15 @@ func (s *Store) searchVec(sessionID string, scope memoryv1.SearchScope, query st
 
 // ranker ranks one query inside a read transaction.
 type ranker struct {
-	rk       ranking
-	bm       swap.BM25
-	userKey  string
-	filter   []byte
+	rk      ranking
+	bm      swap.BM25
+	userKey string
+	filter  []byte
+	// except is a session whose documents are left out (Corpus.Except):
+	// never set with filter.
+	except []byte
+	// extra are clauses added to every query's (feedback's expansion).
+	extra    []clause
 	n        uint64 // documents of the user
 	avgdl    float64
 	terms    *bolt.Bucket
@@ -528,6 +559,7 @@ func (r *ranker) clauses(q swap.Query) (content, all []clause) {
 		slices.SortStableFunc(exp, func(a, b clause) int { return cmp.Compare(b.idf, a.idf) })
 		all = append(all, exp[:min(len(exp), maxExpansionClauses)]...)
 	}
+	all = append(all, r.extra...)
 	return content, append(slices.Clip(content), all...)
 }
 
@@ -598,20 +630,25 @@ func (r *ranker) load(c *candidate) error {
 
 // termIter walks the postings of one query term, block by block (a prefix
 // cursor over the term's blocks, each value decoded sequentially), skipping
-// the postings of other sessions when a session filter is set.
+// the postings of other sessions when a session filter is set (of that
+// session when exclude is set).
 type termIter struct {
-	c      *bolt.Cursor
-	prefix []byte
-	filter []byte
-	cl     clause
-	prox   int // index of this clause in proximityClauses, -1 if none
-	r      postingBlockReader
-	cur    blockPosting
-	done   bool
+	c       *bolt.Cursor
+	prefix  []byte
+	filter  []byte
+	exclude bool
+	cl      clause
+	prox    int // index of this clause in proximityClauses, -1 if none
+	r       postingBlockReader
+	cur     blockPosting
+	done    bool
 }
 
-func newTermIter(b *bolt.Bucket, userKey string, cl clause, filter []byte) (*termIter, error) {
+func newTermIter(b *bolt.Bucket, userKey string, cl clause, filter, except []byte) (*termIter, error) {
 	it := &termIter{c: b.Cursor(), prefix: postingPrefix(userKey, cl.term), filter: filter, cl: cl}
+	if filter == nil && except != nil {
+		it.filter, it.exclude = except, true
+	}
 	k, v := it.c.Seek(it.prefix)
 	if err := it.load(k, v); err != nil {
 		return nil, err
@@ -646,7 +683,7 @@ func (it *termIter) advance() error {
 			}
 			continue
 		}
-		if it.filter != nil && !p.match {
+		if it.filter != nil && p.match == it.exclude {
 			continue
 		}
 		it.cur = p
@@ -683,7 +720,7 @@ func newProximityClauses(content []clause, weight float64) *proximityClauses {
 func (r *ranker) score(clauses []clause, k int, prox *proximityClauses) (*swap.TopK, error) {
 	its := make([]*termIter, 0, len(clauses))
 	for i, cl := range clauses {
-		it, err := newTermIter(r.postings, r.userKey, cl, r.filter)
+		it, err := newTermIter(r.postings, r.userKey, cl, r.filter, r.except)
 		if err != nil {
 			return nil, err
 		}

@@ -287,15 +287,19 @@ func (s *Store) VectorStats() (model string, vectors int, cursor uint64, err err
 }
 
 // vectorTop returns the k documents of the user (or of the filter's
-// session) whose vectors are nearest to q (dot product of unit vectors:
+// session; never of the except session) whose vectors are nearest to q (dot product of unit vectors:
 // cosine), best first. Vectors of another dimension are skipped. It is a
 // scan of the user's vectors: no approximate index.
 func (r *ranker) vectorTop(b *bolt.Bucket, q []float32, k int) *swap.TopK {
 	top := swap.NewTopK(k)
 	p := vectorPrefix(r.userKey, string(r.filter))
+	var skip []byte // the session left out (ranker.except)
+	if r.except != nil {
+		skip = vectorPrefix(r.userKey, string(r.except))
+	}
 	c := b.Cursor()
 	for key, v := c.Seek(p); key != nil && bytes.HasPrefix(key, p); key, v = c.Next() {
-		if len(v) != 4*len(q) || len(key) < 8 {
+		if len(v) != 4*len(q) || len(key) < 8 || (skip != nil && bytes.HasPrefix(key, skip)) {
 			continue
 		}
 		top.Offer(swap.Hit{DocID: beU64(key[len(key)-8:]), Score: dotVector(q, v)})
