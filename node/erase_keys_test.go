@@ -3,6 +3,7 @@ package node_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"io"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/agentmem/agentmem/client"
+	"github.com/agentmem/agentmem/events"
 	"github.com/agentmem/agentmem/node"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 	"github.com/agentmem/agentmem/replay"
@@ -33,7 +35,12 @@ func TestEraseTakesEntryKeysFromOtherContexts(t *testing.T) {
 		scope  = "agent:" + agent
 		marker = "wombat"
 	)
-	n, nc := node.StartForTest(t, func(c *node.Config) { c.HTTPAddr = "127.0.0.1:0" })
+	n, nc := node.StartForTest(t, func(c *node.Config) {
+		c.HTTPAddr = "127.0.0.1:0"
+		// An idle actor is passivated, and its snapshot written: b's
+		// snapshot holds its sections.
+		c.Actors.IdleTimeout = 300 * time.Millisecond
+	})
 	c := client.New(nc)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -70,6 +77,21 @@ func TestEraseTakesEntryKeysFromOtherContexts(t *testing.T) {
 	if _, err := c.AppendMessages(ctx, "b", userMsg("Should I try restarting the router once more?")); err != nil {
 		t.Fatal(err)
 	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// b's snapshot holds its sections (the episode's item by digest): the
+	// check of every stream below then covers a snapshot that showed it.
+	sum := sha256.Sum256([]byte(key))
+	eventually(t, "a snapshot of b holding its sections", func() (bool, string) {
+		for _, where := range streamsHold(t, ctx, js, string(sum[:])) {
+			if !strings.HasPrefix(where, events.StreamName+" ") {
+				return true, ""
+			}
+		}
+		return false, "no snapshot stream holds the digest"
+	})
 	before, err := c.Context(ctx, "b")
 	if err != nil {
 		t.Fatal(err)
@@ -87,12 +109,11 @@ func TestEraseTakesEntryKeysFromOtherContexts(t *testing.T) {
 	if _, err := c.EraseSession(ctx, "a", "forget that conversation"); err != nil {
 		t.Fatal(err)
 	}
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
 	if subs := (&eraseFixture{js: js}).logHolds(t, marker); len(subs) > 0 {
 		t.Errorf("log messages still hold the erased episode's key: %v", subs)
+	}
+	if held := streamsHold(t, ctx, js, marker); len(held) > 0 {
+		t.Errorf("stream messages (snapshots included) still hold the erased episode's key: %v", held)
 	}
 
 	// Live: left out, its tokens with it.
@@ -211,6 +232,37 @@ func noMarker(t *testing.T, what string, cx *memoryv1.ContextReply, marker strin
 			t.Errorf("%s: message %s reads %q", what, m.GetId(), m.GetContent())
 		}
 	}
+}
+
+// streamsHold returns the stream and subject of every message of every
+// stream (the log, the snapshots' bucket, ...) whose bytes hold marker.
+func streamsHold(t *testing.T, ctx context.Context, js jetstream.JetStream, marker string) []string {
+	t.Helper()
+	var out []string
+	names := js.StreamNames(ctx)
+	for name := range names.Name() {
+		st, err := js.Stream(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, err := st.Info(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for seq := info.State.FirstSeq; seq <= info.State.LastSeq && seq > 0; seq++ {
+			m, err := st.GetMsg(ctx, seq)
+			if err != nil {
+				continue // removed
+			}
+			if bytes.Contains(m.Data, []byte(marker)) {
+				out = append(out, name+" "+m.Subject)
+			}
+		}
+	}
+	if err := names.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // get returns the body of a 200 answer to GET url.
