@@ -2,7 +2,6 @@ package actors
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -57,7 +56,8 @@ type PastSession struct {
 	// chosen holds, for each memory item of the context's sections that
 	// refers to an entry version, the stream sequence of the batch that
 	// chose it (the first of the batches since that kept it): the
-	// version existed then.
+	// version existed then. Items are known by their key's digest (an
+	// item written before, by its key, is the same item).
 	chosen map[string]uint64 // refKey → sequence
 }
 
@@ -113,7 +113,7 @@ func SessionAt(ctx context.Context, log events.Log, codec *events.Codec, id stri
 func chosenSince(prev map[string]uint64, a *memoryv1.Assembled, seq uint64) map[string]uint64 {
 	next := make(map[string]uint64, len(a.GetMemory()))
 	for _, m := range a.GetMemory() {
-		k := refKey(m.GetScope(), m.GetKey(), m.GetVersion())
+		k := refKey(m.GetScope(), segmented.ItemKeySum(m), m.GetVersion())
 		if s, ok := prev[k]; ok {
 			next[k] = s
 		} else {
@@ -123,8 +123,9 @@ func chosenSince(prev map[string]uint64, a *memoryv1.Assembled, seq uint64) map[
 	return next
 }
 
-func refKey(scope, key string, version uint64) string {
-	return scope + "\x00" + versionKey(key, version)
+// refKey names an entry version of scope by its key's digest sum.
+func refKey(scope string, sum []byte, version uint64) string {
+	return scope + "\x00" + versionKey(string(sum), version)
 }
 
 // ContextAt is p's context as the node sent it at p's point: the memory
@@ -176,7 +177,7 @@ func hydrateAt(ctx context.Context, log events.Log, r events.StreamReader, codec
 		if ref == nil {
 			continue
 		}
-		if s, ok := chosen[refKey(ref.GetScope(), ref.GetKey(), ref.GetVersion())]; ok {
+		if s, ok := chosen[refKey(ref.GetScope(), segmented.ItemKeySum(ref), ref.GetVersion())]; ok {
 			from = min(from, s)
 		}
 		if scopes[ref.GetScope()] != nil {
@@ -201,26 +202,33 @@ func hydrateAt(ctx context.Context, log events.Log, r events.StreamReader, codec
 	}
 	for _, m := range cx.GetMessages() {
 		if ref := m.GetMemory(); ref != nil {
-			if err := scopes[ref.GetScope()].bad[versionKey(ref.GetKey(), ref.GetVersion())]; err != nil {
-				return nil, fmt.Errorf("actors: scope %s key %s version %d: %w", ref.GetScope(), ref.GetKey(), ref.GetVersion(), err)
+			ps := scopes[ref.GetScope()]
+			if err := ps.bad[versionKey(string(segmented.ItemKeySum(ref)), ref.GetVersion())]; err != nil {
+				return nil, fmt.Errorf("actors: scope %s key %s version %d: %w", ref.GetScope(), ps.name(ref), ref.GetVersion(), err)
 			}
 		}
 	}
-	return segmented.HydrateAtWith(cx, func(scope, key string, version uint64) (string, segmented.PastEntry) {
-		since, ok := chosen[refKey(scope, key, version)]
+	return segmented.HydrateAtWith(cx, func(ref *memoryv1.MemoryItem) (string, string, segmented.PastEntry) {
+		scope, sum, version := ref.GetScope(), segmented.ItemKeySum(ref), ref.GetVersion()
+		ps := scopes[scope]
+		key := ps.keys[string(sum)] // "" when the log no longer holds the key
+		if key == "" {
+			key = ref.GetKey() // an item written before
+		}
+		since, ok := chosen[refKey(scope, sum, version)]
 		if !ok {
 			since = point
 		}
-		if at := erasedAt(removals, scope, key, since); at > 0 {
+		if at := erasedAt(removals, scope, sum, key, since); at > 0 {
 			if at <= point {
-				return "", segmented.PastLeftOut
+				return key, "", segmented.PastLeftOut
 			}
-			return "", segmented.PastErased
+			return key, "", segmented.PastErased
 		}
-		if v, ok := scopes[scope].values[versionKey(key, version)]; ok {
-			return v, segmented.PastText
+		if v, ok := ps.values[versionKey(string(sum), version)]; ok {
+			return key, v, segmented.PastText
 		}
-		return "", segmented.PastNotKept
+		return key, "", segmented.PastNotKept
 	}, func(session string, seq uint64) (*memoryv1.Message, segmented.PastEntry) {
 		if m, ok := sessions[session][seq]; ok {
 			return m, segmented.PastText
@@ -280,12 +288,14 @@ func readPastSession(ctx context.Context, log events.Log, codec *events.Codec, i
 }
 
 // erasedAt is the stream sequence of the first removal after since that
-// erased key of scope (an entry erase of it, or an erase of the whole
-// scope), 0 if none did. An entry erase is the removal of the plan item
-// "entry:<kind>:<id>:<key>" (LogRemoval.planned): its target, when it was
-// asked alone, or its removal id (events.PlannedRemovalID) when it was
-// part of a larger erase (a user's).
-func erasedAt(removals []*events.Removal, scope, key string, since uint64) uint64 {
+// erased the key of scope whose digest is sum (an entry erase of it, or
+// an erase of the whole scope), 0 if none did. An entry erase is the
+// removal of the plan item "entry:<kind>:<id>:#<sha256>"
+// (LogRemoval.planned): its target, when it was asked alone, or its
+// removal id (events.PlannedRemovalID) when it was part of a larger erase
+// (a user's). key, when known, finds a plan written before, which spelled
+// the key.
+func erasedAt(removals []*events.Removal, scope string, sum []byte, key string, since uint64) uint64 {
 	kind, id, err := sharedmem.ParseScopeName(scope)
 	if err != nil {
 		return 0
@@ -294,8 +304,10 @@ func erasedAt(removals []*events.Removal, scope, key string, since uint64) uint6
 	// A plan names an entry by the SHA-256 of its key (the ledger holds no
 	// key; erasure.EntryItem, which imports this package); plans written
 	// before spelled the key.
-	sum := sha256.Sum256([]byte(key))
-	items := []string{"entry:" + string(kind) + ":" + id + ":#" + hex.EncodeToString(sum[:]), "entry:" + string(kind) + ":" + id + ":" + key}
+	items := []string{"entry:" + string(kind) + ":" + id + ":#" + hex.EncodeToString(sum)}
+	if key != "" {
+		items = append(items, "entry:"+string(kind)+":"+id+":"+key)
+	}
 	for _, rm := range removals {
 		if rm.Seq <= since {
 			continue
@@ -323,8 +335,16 @@ func erasedAt(removals []*events.Removal, scope, key string, since uint64) uint6
 // removal ledger tells those apart (erasedAt). A version older than the
 // time-travel window is not in it either.
 type pastScope struct {
-	values map[string]string // key\x00version → value
-	bad    map[string]error  // key\x00version → why its value does not decode
+	values map[string]string // sum\x00version → value (sum: the key's SHA-256)
+	bad    map[string]error  // sum\x00version → why its value does not decode
+	keys   map[string]string // sum → key: a memory item names its key by digest
+	sums   map[string]string // key → sum, so each key is hashed once
+}
+
+// name is how an error names the key of memory item ref: the key, or a
+// prefix of its digest when the log no longer holds it.
+func (ps *pastScope) name(ref *memoryv1.MemoryItem) string {
+	return segmented.KeyName(ref, ps.keys[string(segmented.ItemKeySum(ref))])
 }
 
 // readPastScope reads scope's log (scope: "<kind>:<id>" or "global").
@@ -333,7 +353,7 @@ func readPastScope(ctx context.Context, log events.Log, codec *events.Codec, sco
 	if !ok {
 		return nil, fmt.Errorf("actors: a memory item names %q, which is not a scope", scope)
 	}
-	ps := &pastScope{values: map[string]string{}, bad: map[string]error{}}
+	ps := &pastScope{values: map[string]string{}, bad: map[string]error{}, keys: map[string]string{}, sums: map[string]string{}}
 	_, err := log.Load(ctx, subj, 0, func(r events.Record) error {
 		b, err := events.DecodeBatch(r.Data)
 		if err != nil {
@@ -367,10 +387,15 @@ func readPastScope(ctx context.Context, log events.Log, codec *events.Codec, sco
 // is not text was never a memory item). A later record of the same
 // version (a key erased and written again) replaces an earlier one.
 func (ps *pastScope) add(e *memoryv1.Entry) {
+	sum, ok := ps.sums[e.GetKey()]
+	if !ok {
+		sum = string(segmented.KeySum(e.GetKey()))
+		ps.sums[e.GetKey()], ps.keys[sum] = sum, e.GetKey()
+	}
 	if e.GetDeleted() {
 		return
 	}
-	k := versionKey(e.GetKey(), e.GetVersion())
+	k := versionKey(sum, e.GetVersion())
 	v, err := sharedmem.DecodeValue(e)
 	switch {
 	case err != nil:

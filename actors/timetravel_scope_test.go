@@ -2,6 +2,7 @@ package actors
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -27,6 +28,10 @@ type pastLog struct {
 	version uint64
 	keys    map[string][]*memoryv1.Entry // the scope's state: key → versions
 	removal int
+	// byDigest: the contexts name their items' keys by digest, the
+	// plans their entries (as written since); else by the key itself (as
+	// written before).
+	byDigest bool
 }
 
 func newPastLog(t *testing.T) *pastLog {
@@ -103,16 +108,24 @@ func (p *pastLog) nextID() string {
 	return fmt.Sprintf("r%d", p.removal)
 }
 
+// entryItem is the plan item of key.
+func (p *pastLog) entryItem(key string) string {
+	if p.byDigest {
+		return "entry:agent:bot:#" + hex.EncodeToString(segmented.KeySum(key))
+	}
+	return "entry:agent:bot:" + key
+}
+
 // eraseEntry erases key alone (its plan's one item: the removal's target).
 func (p *pastLog) eraseEntry(key string) {
-	item := "entry:agent:bot:" + key
+	item := p.entryItem(key)
 	p.rewrite(&memoryv1.LogRemoval{Id: events.PlannedRemovalID(p.nextID(), item), Reason: memoryv1.RemovalReason_REMOVAL_REASON_ERASE, Target: item}, key, false)
 }
 
 // eraseUserCopy erases key as one item of a user's erase (the removal's
 // target is the user).
 func (p *pastLog) eraseUserCopy(key string) {
-	p.rewrite(&memoryv1.LogRemoval{Id: events.PlannedRemovalID(p.nextID(), "entry:agent:bot:"+key), Reason: memoryv1.RemovalReason_REMOVAL_REASON_ERASE, Target: "user:u1"}, key, false)
+	p.rewrite(&memoryv1.LogRemoval{Id: events.PlannedRemovalID(p.nextID(), p.entryItem(key)), Reason: memoryv1.RemovalReason_REMOVAL_REASON_ERASE, Target: "user:u1"}, key, false)
 }
 
 func (p *pastLog) compact() {
@@ -140,7 +153,7 @@ type pastContext struct {
 	chosen map[string]uint64
 }
 
-func newPastContext(items map[string]uint64) pastContext {
+func (p *pastLog) newPastContext(items map[string]uint64) pastContext {
 	pc := pastContext{cx: &memoryv1.ContextReply{Layers: &memoryv1.LayerTokens{}, Usage: &memoryv1.Usage{Budget: 100, Used: 6}}, chosen: map[string]uint64{}}
 	for _, kv := range []string{"keep:1", "scratch:1", "old:1"} {
 		at, ok := items[kv]
@@ -148,15 +161,28 @@ func newPastContext(items map[string]uint64) pastContext {
 			continue
 		}
 		key, _, _ := strings.Cut(kv, ":")
-		pc.cx.Messages = append(pc.cx.Messages, &memoryv1.ContextMessage{Layer: segmented.LayerMemory, Id: "memory:agent:bot/" + key, Tokens: 7,
-			Memory: &memoryv1.MemoryItem{Scope: "agent:bot", Key: key, Version: 1, Tokens: 7, TextBytes: 1000}})
+		item := &memoryv1.MemoryItem{Scope: "agent:bot", Key: key, Version: 1, Tokens: 7, TextBytes: 1000}
+		if p.byDigest {
+			item.Key, item.KeySha256 = "", segmented.KeySum(key)
+		}
+		pc.cx.Messages = append(pc.cx.Messages, &memoryv1.ContextMessage{Layer: segmented.LayerMemory, Id: segmented.MemoryID(item, ""), Tokens: 7, Memory: item})
 		pc.cx.Layers.Memory += 7
 		pc.cx.Usage.Used += 7
-		pc.chosen[refKey("agent:bot", key, 1)] = at
+		pc.chosen[refKey("agent:bot", segmented.KeySum(key), 1)] = at
 	}
 	pc.cx.Messages = append(pc.cx.Messages, &memoryv1.ContextMessage{Layer: segmented.LayerL1, Id: "m1", Content: "hi", Tokens: 6})
 	return pc
 }
+
+// byName maps the digest name of each key of the tests (KeyName) to the
+// key.
+var byName = func() map[string]string {
+	out := map[string]string{}
+	for _, k := range []string{"keep", "scratch", "old"} {
+		out[segmented.KeyName(&memoryv1.MemoryItem{KeySha256: segmented.KeySum(k)}, "")] = k
+	}
+	return out
+}()
 
 // at is the context shown at point: each memory item as "key=text",
 // "key erased", "key not kept" (absent: left out), and the memory tokens.
@@ -174,6 +200,14 @@ func (p *pastLog) at(pc pastContext, point uint64) (map[string]string, uint32) {
 		}
 		tokens += m.GetTokens()
 		key := strings.TrimPrefix(m.GetId(), "memory:agent:bot/")
+		if k, ok := byName[key]; ok {
+			// Named by digest: the log no longer holds the key, and
+			// neither does the item's text.
+			if strings.Contains(m.GetContent(), k) {
+				p.t.Errorf("at %d: item %s reads %q, which names its key", point, key, m.GetContent())
+			}
+			key = k
+		}
 		switch c := m.GetContent(); {
 		case strings.HasPrefix(c, "[erased]"):
 			out[key] = "erased"
@@ -206,13 +240,20 @@ func (p *pastLog) expect(what string, pc pastContext, point uint64, want map[str
 // shows it; a version compacted away is marked not kept; an erase that
 // was one item of a user's erase and a whole scope's erase count too.
 func TestTimeTravelRewrittenScope(t *testing.T) {
+	for _, byDigest := range []bool{false, true} {
+		t.Run(fmt.Sprintf("byDigest=%v", byDigest), func(t *testing.T) { testTimeTravelRewrittenScope(t, byDigest) })
+	}
+}
+
+func testTimeTravelRewrittenScope(t *testing.T, byDigest bool) {
 	p := newPastLog(t)
+	p.byDigest = byDigest
 	p.put("keep", "kept value")
 	p.put("scratch", "scratch value")
 	p.put("old", "old value 1")
 	chose := p.tick() // the batch that chose the three items
 	p.put("old", "old value 2")
-	pc := newPastContext(map[string]uint64{"keep:1": chose, "scratch:1": chose, "old:1": chose})
+	pc := p.newPastContext(map[string]uint64{"keep:1": chose, "scratch:1": chose, "old:1": chose})
 	all := map[string]string{"keep": "kept value", "scratch": "scratch value", "old": "old value 1"}
 	p.expect("before any rewrite", pc, chose, all)
 
@@ -224,7 +265,7 @@ func TestTimeTravelRewrittenScope(t *testing.T) {
 	p.put("scratch", "a new scratch value") // version 1 again
 	rechose := p.tick()
 	p.expect("scratch written again", pc, chose, map[string]string{"keep": "kept value", "scratch": "erased", "old": "old value 1"})
-	fresh := newPastContext(map[string]uint64{"scratch:1": rechose})
+	fresh := p.newPastContext(map[string]uint64{"scratch:1": rechose})
 	p.expect("a context that chose the new scratch", fresh, rechose, map[string]string{"scratch": "a new scratch value"})
 
 	p.compact() // the erase's baseline goes; old v1 leaves the window
@@ -250,7 +291,7 @@ func TestTimeTravelReadErrors(t *testing.T) {
 	p.put("scratch", "scratch value")
 	chose := p.tick()
 	p.eraseEntry("scratch")
-	pc := newPastContext(map[string]uint64{"keep:1": chose, "scratch:1": chose})
+	pc := p.newPastContext(map[string]uint64{"keep:1": chose, "scratch:1": chose})
 	got, err := hydrateAt(context.Background(), p.log, nil, p.codec, pc.chosen, chose, pc.cx)
 	if err != nil {
 		t.Fatal(err)

@@ -350,8 +350,10 @@ type EntrySearcher interface {
 	// most recently updated (projections.Store.TopEntries).
 	TopEntries(aggregateKind, id string, limit int) ([]*memoryv1.Entry, error)
 	// EntryText is the text of an entry version a context's memory item
-	// names (segmented.EntryText; projections.Store.EntryText).
+	// names (segmented.EntryText), EntryKey the key it names by digest
+	// (segmented.KeyOf; projections.Store).
 	EntryText(scope, key string, version uint64) (string, bool)
+	EntryKey(scope string, sum []byte) (string, bool)
 }
 
 // entrySearchHandler serves mem.v1.agent.<id>.search and

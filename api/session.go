@@ -80,7 +80,7 @@ func (s *Service) hydrated(reply actors.ReplyFunc) actors.ReplyFunc {
 		if cx, ok := m.(*memoryv1.ContextReply); ok && err == nil {
 			var src segmented.Sources
 			if s.entries != nil {
-				src.Entry = s.entries.EntryText
+				src.Entry, src.Key = s.entries.EntryText, s.entries.EntryKey
 			}
 			if s.rm != nil {
 				src.Message, src.Summary = s.rm.MessageAt, s.rm.SummaryAt

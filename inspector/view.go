@@ -1,6 +1,7 @@
 package inspector
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 	"time"
@@ -169,13 +170,13 @@ type sources struct {
 	msgs   map[string]*memoryv1.Message
 	sums   map[string]*memoryv1.Summary
 	recall map[string]*memoryv1.RecalledItem
-	memory map[string]*memoryv1.MemoryItem
+	memory []*memoryv1.MemoryItem // the memory section's items (memoryItem)
 	rom    *memoryv1.Rom
 }
 
 func newSources(snap *memoryv1.SessionSnapshot) sources {
 	s := sources{msgs: map[string]*memoryv1.Message{}, sums: map[string]*memoryv1.Summary{},
-		recall: map[string]*memoryv1.RecalledItem{}, memory: map[string]*memoryv1.MemoryItem{}, rom: snap.GetRom()}
+		recall: map[string]*memoryv1.RecalledItem{}, memory: snap.GetAssembled().GetMemory(), rom: snap.GetRom()}
 	for _, e := range snap.GetL1() {
 		if m := e.GetMessage(); m != nil {
 			s.msgs[m.GetId()] = m
@@ -196,10 +197,36 @@ func newSources(snap *memoryv1.SessionSnapshot) sources {
 		}
 		s.recall["recalled:"+r.GetMessageId()] = r
 	}
-	for _, m := range snap.GetAssembled().GetMemory() {
-		s.memory["memory:"+m.GetScope()+"/"+m.GetKey()] = m
-	}
 	return s
+}
+
+// memoryItem finds the memory section's item of context message id
+// ("memory:<scope>/<key>": segmented.MemoryID) and the key the message
+// reads: the sections name keys by digest, the context by the key read
+// from the scope, or by a digest prefix when it could not be (erased:
+// key is then "").
+func (s sources) memoryItem(id string) (*memoryv1.MemoryItem, string, bool) {
+	scope, name, ok := strings.Cut(strings.TrimPrefix(id, "memory:"), "/")
+	if !ok {
+		return nil, "", false
+	}
+	key := name
+	if strings.HasPrefix(name, "#") { // no key holds '#' (sharedmem.ValidateKey)
+		key = ""
+	}
+	var sum []byte
+	if key != "" {
+		sum = segmented.KeySum(key)
+	}
+	for _, it := range s.memory {
+		if it.GetScope() != scope {
+			continue
+		}
+		if (key != "" && bytes.Equal(segmented.ItemKeySum(it), sum)) || (key == "" && segmented.KeyName(it, "") == name) {
+			return it, key, true
+		}
+	}
+	return nil, "", false
 }
 
 func (s sources) of(m *memoryv1.ContextMessage) (string, string) {
@@ -211,13 +238,16 @@ func (s sources) of(m *memoryv1.ContextMessage) (string, string) {
 		kind, name, _ := strings.Cut(id, ":")
 		return "kernel " + kind + " " + name, ""
 	case segmented.LayerMemory:
-		if it, ok := s.memory[id]; ok {
+		if it, key, ok := s.memoryItem(id); ok {
 			kind, sid, _ := strings.Cut(it.GetScope(), ":")
 			if it.GetScope() == "global" {
 				kind, sid = "global", "global"
 			}
-			link := fmt.Sprintf("/ui/scopes?kind=%s&id=%s&key=%s", kind, sid, it.GetKey())
-			return fmt.Sprintf("scope %s · key %s · version %d · tier %s", it.GetScope(), it.GetKey(), it.GetVersion(), it.GetTier()), link
+			src := fmt.Sprintf("scope %s · key %s · version %d · tier %s", it.GetScope(), segmented.KeyName(it, key), it.GetVersion(), it.GetTier())
+			if key == "" && it.GetKey() == "" {
+				return src, "" // erased: no key to link to
+			}
+			return src, fmt.Sprintf("/ui/scopes?kind=%s&id=%s&key=%s", kind, sid, segmented.KeyName(it, key))
 		}
 	case segmented.LayerRecalled:
 		if it, ok := s.recall[id]; ok && it.GetSummaryId() != "" {

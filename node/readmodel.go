@@ -159,6 +159,11 @@ func (r readModel) EntryText(scope, key string, version uint64) (string, bool) {
 	return r.s.EntryText(scope, key, version)
 }
 
+// EntryKey reads the key a context's memory item names by digest.
+func (r readModel) EntryKey(scope string, sum []byte) (string, bool) {
+	return r.s.EntryKey(scope, sum)
+}
+
 // EntriesWithMetadata lists the entries carrying metadata name = value.
 func (r readModel) EntriesWithMetadata(name, value string) ([]erasure.EntryRef, error) {
 	refs, err := r.s.EntriesWithMetadata(name, value)

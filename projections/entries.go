@@ -128,6 +128,8 @@ type scopeWriter struct {
 	// index: postings, document frequencies and statistics, written at
 	// flush (entries_pending.go).
 	pending *entryPending
+	// keys: the keys added and the scopes rewritten (keysum.go).
+	keys *keyChanges
 }
 
 func (w *writer) applyScope(r *Decoded, kind, id string) error {
@@ -165,6 +167,7 @@ func (w *writer) scopeWriter(kind, id string) *scopeWriter {
 		bDocs:     tx.Bucket(bucketEntryDocs),
 		bDocIDs:   tx.Bucket(bucketEntryDocIDs),
 		pending:   &w.entries,
+		keys:      &w.keys,
 	}
 }
 
@@ -190,7 +193,9 @@ func (sw *scopeWriter) putEntry(e *memoryv1.Entry) error {
 	ek := entryKey(sw.kind, sw.id, e.GetKey())
 	var curVersion uint64
 	live := false
-	if v := sw.bEntries.Get(ek); v != nil {
+	if v := sw.bEntries.Get(ek); v == nil {
+		sw.keys.added = append(sw.keys.added, scopedKey{string(sw.scope), e.GetKey()})
+	} else {
 		cur := new(memoryv1.Entry)
 		if err := proto.Unmarshal(v, cur); err != nil {
 			return fmt.Errorf("stored entry %q: %w", ek, err)

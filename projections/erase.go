@@ -228,6 +228,7 @@ func (w *writer) unpost(userKey, id string, terms map[string]bool) error {
 // eraseScope deletes every row of scope kind/id.
 func (w *writer) eraseScope(kind, id string) error {
 	sw := w.scopeWriter(kind, id)
+	sw.keys.dropped = append(sw.keys.dropped, string(sw.scope))
 	p := append(bytes.Clone(sw.scope), sep)
 	var keys [][]byte
 	c := sw.bDocIDs.Cursor()

@@ -46,6 +46,9 @@ type Store struct {
 	// maxSize > 0 caps the file's size whatever the room (set under the
 	// writer lock; tests use it to make the file unable to grow).
 	maxSize int
+
+	// keySums: each scope's key digests, read by EntryKey (keysum.go).
+	keySums keySums
 }
 
 // Open opens (creating if needed) the projection file at path. A file
@@ -137,6 +140,7 @@ type writer struct {
 
 	pending    bm25Pending          // postings and df buffered until flush (search.go)
 	entries    entryPending         // the scope entries' index, buffered until flush (entries_pending.go)
+	keys       keyChanges           // the scopes' keys added and dropped, for EntryKey's digests (keysum.go)
 	statsDelta map[string][2]uint64 // user_key → documents, length added in this transaction
 
 	// swap_messages, swap_ids and commands Puts, written in key order at

@@ -66,12 +66,14 @@ func (s *Store) applyTx(what string, fill func(w *writer, cp *uint64) error) err
 		return ErrClosed
 	}
 	var cp uint64
+	var keys *keyChanges
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		s.limitGrowth(tx)
 		meta := tx.Bucket(bucketMeta)
 		cp = getU64(meta, metaCheckpoint)
 		start := cp
 		w := newWriter(tx)
+		keys = &w.keys
 		if err := fill(w, &cp); err != nil {
 			return err
 		}
@@ -91,6 +93,7 @@ func (s *Store) applyTx(what string, fill func(w *writer, cp *uint64) error) err
 		return fmt.Errorf("projections: %s: %w", what, noRoom(err))
 	}
 	s.applied.Store(cp)
+	s.keySums.commit(keys)
 	return nil
 }
 

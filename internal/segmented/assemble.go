@@ -242,7 +242,7 @@ func sameSections(a, b *memoryv1.Assembled) bool {
 	return a.GetPlanned() == b.GetPlanned() && a.GetTailSeq() == b.GetTailSeq() &&
 		slices.Equal(a.GetL1Seqs(), b.GetL1Seqs()) && slices.Equal(a.GetL2Ids(), b.GetL2Ids()) &&
 		slices.EqualFunc(a.GetRecalled(), b.GetRecalled(), func(x, y *memoryv1.RecalledItem) bool { return proto.Equal(x, y) }) &&
-		slices.EqualFunc(a.GetMemory(), b.GetMemory(), func(x, y *memoryv1.MemoryItem) bool { return proto.Equal(x, y) })
+		slices.EqualFunc(a.GetMemory(), b.GetMemory(), sameMemoryItem)
 }
 
 // chooseMemory takes the candidates in order while their tier has room
@@ -276,10 +276,11 @@ func (m *memChoice) item() *memoryv1.MemoryItem {
 	return x
 }
 
-// fill sets the fields of x, a new item, to m's.
+// fill sets the fields of x, a new item, to m's: the key by its digest
+// (MemoryItem.key_sha256).
 func (m *memChoice) fill(x *memoryv1.MemoryItem) {
 	c := m.c
-	x.Scope, x.Key, x.Version, x.Tier = c.GetScope(), c.GetKey(), c.GetVersion(), c.GetTier()
+	x.Scope, x.KeySha256, x.Version, x.Tier = c.GetScope(), ItemKeySum(c), c.GetVersion(), c.GetTier()
 	x.TextBytes, x.Trimmed, x.Tokens = m.bytes, m.trimmed, m.tokens
 }
 
@@ -589,7 +590,12 @@ func memoryTextLen(m *memoryv1.MemoryItem) int {
 // MemoryText is the text the context shows for memory item m whose entry
 // version holds value.
 func MemoryText(m *memoryv1.MemoryItem, value string) string {
-	return "Memory " + m.GetScope() + " " + m.GetKey() + " (v" + strconv.FormatUint(m.GetVersion(), 10) + "): " + value
+	return memoryTextOf(m, m.GetKey(), value)
+}
+
+// memoryTextOf is MemoryText of item m whose key reads key.
+func memoryTextOf(m *memoryv1.MemoryItem, key, value string) string {
+	return "Memory " + m.GetScope() + " " + key + " (v" + strconv.FormatUint(m.GetVersion(), 10) + "): " + value
 }
 
 // sectionsEmpty reports whether a holds no section and no plan.

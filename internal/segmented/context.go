@@ -154,7 +154,7 @@ func (s *State) Context() *memoryv1.ContextReply {
 		sysMsg(LayerKernel, "fact:"+f.Key, renderFact(f), f.Tokens)
 	}
 	for _, m := range asm.GetMemory() {
-		sysMsg(LayerMemory, "memory:"+m.Scope+"/"+m.Key, m.Text, m.Tokens)
+		sysMsg(LayerMemory, MemoryID(m, ""), m.Text, m.Tokens)
 		if m.Text == "" {
 			backing[len(msgs)-1].Memory = m // a reference: HydrateMemory fills it in
 		}

@@ -358,7 +358,7 @@ func checkSections(t tb, s *State) {
 	for _, m := range sec.Memory {
 		memory += uint64(m.Tokens)
 		if text := memText(s, m); m.Tokens != textTokens(tok, text) {
-			t.Fatalf("memory %s/%s counts %d tokens, its text %d", m.Scope, m.Key, m.Tokens, textTokens(tok, text))
+			t.Fatalf("memory %s/%s counts %d tokens, its text %d", m.Scope, KeyName(m, ""), m.Tokens, textTokens(tok, text))
 		}
 	}
 	// The recalled section's copies are capped at MaxRecalledTokens (the
@@ -383,8 +383,8 @@ func offer(s *State, c *Candidates) {
 	m, _ := offered.LoadOrStore(s, &sync.Map{})
 	vals := m.(*sync.Map)
 	for _, it := range c.Memory {
-		v, _ := vals.LoadOrStore(it.GetScope()+"\x00"+it.GetKey()+"\x00"+fmt.Sprint(it.GetVersion()), it.GetText())
-		it.Text = v.(string)
+		v, _ := vals.LoadOrStore(offeredKey(it), [2]string{it.GetKey(), it.GetText()})
+		it.Text = v.([2]string)[1]
 	}
 }
 
@@ -397,9 +397,17 @@ func memText(s *State, m *memoryv1.MemoryItem) string {
 	if !ok {
 		return ""
 	}
-	v, ok := vals.(*sync.Map).Load(m.GetScope() + "\x00" + m.GetKey() + "\x00" + fmt.Sprint(m.GetVersion()))
+	v, ok := vals.(*sync.Map).Load(offeredKey(m))
 	if !ok {
 		return ""
 	}
-	return itemText(m, v.(string))
+	kv := v.([2]string)
+	return itemText(m, kv[0], kv[1])
+}
+
+// offeredKey names the entry version of memory item m (a candidate names
+// its key, a section's item its digest) in offered: scope, digest and
+// version.
+func offeredKey(m *memoryv1.MemoryItem) string {
+	return m.GetScope() + "\x00" + string(ItemKeySum(m)) + "\x00" + fmt.Sprint(m.GetVersion())
 }

@@ -15,6 +15,11 @@ import (
 // longer holds that version (erased, or beyond the versions kept).
 type EntryText func(scope, key string, version uint64) (value string, ok bool)
 
+// KeyOf returns the key of scope whose SHA-256 is sum (a memory item
+// names its key by digest: MemoryItem.key_sha256); ok is false when the
+// scope holds no such key (erased).
+type KeyOf func(scope string, sum []byte) (key string, ok bool)
+
 // MessageAt returns message seq of session (a recalled item of another
 // session); ok is false when the session no longer holds it (erased).
 type MessageAt func(session string, seq uint64) (m *memoryv1.Message, ok bool)
@@ -27,6 +32,7 @@ type SummaryAt func(session, id string) (sum *memoryv1.Summary, ok bool)
 // A nil func finds nothing.
 type Sources struct {
 	Entry   EntryText
+	Key     KeyOf
 	Message MessageAt
 	Summary SummaryAt
 }
@@ -35,21 +41,32 @@ type Sources struct {
 // read from src: a memory section item (ContextMessage.memory, an entry
 // version) and a recalled message of another session
 // (ContextMessage.recalled: the log keeps which message and how much of its
-// text, not the text). A message whose source is gone is left out, and its
-// tokens with it: an erased entry or session leaves no trace in any
-// context. cx is not changed; a context without references is returned as
+// text, not the text). A memory item's key is read by its digest
+// (src.Key), then its text. A message whose source is gone is left out,
+// and its tokens with it: an erased entry or session leaves no trace in
+// any context. cx is not changed; a context without references is returned as
 // is. It fills a context being sent now; HydrateAt fills one shown as it
 // was sent (time travel).
 func Hydrate(cx *memoryv1.ContextReply, src Sources) *memoryv1.ContextReply {
-	return hydrate(cx, func(ref *memoryv1.MemoryItem) (string, bool) {
+	return hydrate(cx, func(ref *memoryv1.MemoryItem) (string, string, bool) {
+		key := ref.GetKey()
+		if key == "" {
+			if src.Key == nil {
+				return "", "", false
+			}
+			var ok bool
+			if key, ok = src.Key(ref.GetScope(), ref.GetKeySha256()); !ok {
+				return "", "", false
+			}
+		}
 		if src.Entry == nil {
-			return "", false
+			return "", "", false
 		}
-		value, ok := src.Entry(ref.GetScope(), ref.GetKey(), ref.GetVersion())
+		value, ok := src.Entry(ref.GetScope(), key, ref.GetVersion())
 		if !ok {
-			return "", false
+			return "", "", false
 		}
-		return itemText(ref, value), true
+		return key, itemText(ref, key, value), true
 	}, func(ref *memoryv1.RecalledItem) (string, bool) {
 		if id := ref.GetSummaryId(); id != "" {
 			if src.Summary == nil {
@@ -81,8 +98,8 @@ func recalledItemText(ref *memoryv1.RecalledItem, m *memoryv1.Message) string {
 
 // HydrateMemory is Hydrate with entry texts only (recalled messages of
 // other sessions are left out).
-func HydrateMemory(cx *memoryv1.ContextReply, get EntryText) *memoryv1.ContextReply {
-	return Hydrate(cx, Sources{Entry: get})
+func HydrateMemory(cx *memoryv1.ContextReply, get EntryText, key KeyOf) *memoryv1.ContextReply {
+	return Hydrate(cx, Sources{Entry: get, Key: key})
 }
 
 // PastEntry says what the log holds of an entry version a past context
@@ -105,10 +122,11 @@ const (
 	PastNotKept
 )
 
-// EntryAt returns the value of an entry version a past context showed
-// (scope is the MemoryItem's "<kind>:<id>" or "global"), or why the log no
-// longer holds it.
-type EntryAt func(scope, key string, version uint64) (value string, state PastEntry)
+// EntryAt returns the key and the value of the entry version memory item
+// ref of a past context showed, or why the log no longer holds it. key
+// is "" when the log no longer holds the key (an erased key is known by
+// its digest alone).
+type EntryAt func(ref *memoryv1.MemoryItem) (key, value string, state PastEntry)
 
 // MessageAtPast returns a message of another session a past context
 // recalled, or why the log no longer holds it (PastErased, PastLeftOut;
@@ -139,17 +157,26 @@ type SummaryAtPast func(id string) (*memoryv1.Summary, bool)
 // HydrateAtWith is HydrateAt with the session's archived summaries read
 // from sum (nil: they show as not kept).
 func HydrateAtWith(cx *memoryv1.ContextReply, get EntryAt, msg MessageAtPast, sum SummaryAtPast) *memoryv1.ContextReply {
-	return hydrate(cx, func(ref *memoryv1.MemoryItem) (string, bool) {
-		value, state := get(ref.GetScope(), ref.GetKey(), ref.GetVersion())
-		switch state {
-		case PastText:
-			return itemText(ref, value), true
-		case PastErased:
-			return ErasedText(ref), true
-		case PastLeftOut:
-			return "", false
+	return hydrate(cx, func(ref *memoryv1.MemoryItem) (string, string, bool) {
+		var (
+			key, value string
+			state      = PastNotKept
+		)
+		if get != nil {
+			key, value, state = get(ref)
+		}
+		if key == "" {
+			key = ref.GetKey() // an item written before
+		}
+		switch {
+		case state == PastText && key != "":
+			return key, itemText(ref, key, value), true
+		case state == PastErased:
+			return key, ErasedText(ref, key), true
+		case state == PastLeftOut:
+			return "", "", false
 		default:
-			return NotKeptText(ref), true
+			return key, NotKeptText(ref, key), true
 		}
 	}, func(ref *memoryv1.RecalledItem) (string, bool) {
 		if id := ref.GetSummaryId(); id != "" {
@@ -185,23 +212,26 @@ func ErasedRecalledText(ref *memoryv1.RecalledItem) string {
 }
 
 // ErasedText is what a past context shows for memory item ref whose entry
-// was erased since.
-func ErasedText(ref *memoryv1.MemoryItem) string {
+// was erased since; key is its key when still known (KeyName: else a
+// prefix of its digest).
+func ErasedText(ref *memoryv1.MemoryItem, key string) string {
 	return fmt.Sprintf("[erased] Memory %s %s (v%d): this entry was erased since; its text is no longer in the log",
-		ref.GetScope(), ref.GetKey(), ref.GetVersion())
+		ref.GetScope(), KeyName(ref, key), ref.GetVersion())
 }
 
 // NotKeptText is what a past context shows for memory item ref whose
-// entry version the log no longer keeps (compacted away).
-func NotKeptText(ref *memoryv1.MemoryItem) string {
+// entry version the log no longer keeps (compacted away); key as for
+// ErasedText.
+func NotKeptText(ref *memoryv1.MemoryItem, key string) string {
 	return fmt.Sprintf("[not kept] Memory %s %s (v%d): this version is older than what the log keeps of the scope (the time-travel window); its text is no longer in the log",
-		ref.GetScope(), ref.GetKey(), ref.GetVersion())
+		ref.GetScope(), KeyName(ref, key), ref.GetVersion())
 }
 
 // hydrate returns cx with each reference filled by fillMemory or
 // fillRecalled: its text, or false to leave the message (and its tokens)
-// out.
-func hydrate(cx *memoryv1.ContextReply, fillMemory func(*memoryv1.MemoryItem) (string, bool), fillRecalled func(*memoryv1.RecalledItem) (string, bool)) *memoryv1.ContextReply {
+// out. fillMemory also returns the item's key as read ("" when it cannot
+// be: the message's id then names the key by digest, MemoryID).
+func hydrate(cx *memoryv1.ContextReply, fillMemory func(*memoryv1.MemoryItem) (string, string, bool), fillRecalled func(*memoryv1.RecalledItem) (string, bool)) *memoryv1.ContextReply {
 	refs := false
 	for _, m := range cx.GetMessages() {
 		if m.GetMemory() != nil || m.GetRecalled() != nil {
@@ -224,15 +254,17 @@ func hydrate(cx *memoryv1.ContextReply, fillMemory func(*memoryv1.MemoryItem) (s
 	var droppedMemory, droppedRecalled uint32
 	for _, m := range cx.GetMessages() {
 		var (
-			text string
-			ok   bool
+			key, text string
+			ok        bool
 		)
+		id := m.GetId()
 		switch mem, rec := m.GetMemory(), m.GetRecalled(); {
 		case mem != nil:
-			if text, ok = fillMemory(mem); !ok {
+			if key, text, ok = fillMemory(mem); !ok {
 				droppedMemory += m.GetTokens()
 				continue
 			}
+			id = MemoryID(mem, key)
 		case rec != nil:
 			if text, ok = fillRecalled(rec); !ok {
 				droppedRecalled += m.GetTokens()
@@ -242,7 +274,7 @@ func hydrate(cx *memoryv1.ContextReply, fillMemory func(*memoryv1.MemoryItem) (s
 			msgs = append(msgs, m)
 			continue
 		}
-		msgs = append(msgs, &memoryv1.ContextMessage{Layer: m.GetLayer(), Id: m.GetId(), Role: m.GetRole(),
+		msgs = append(msgs, &memoryv1.ContextMessage{Layer: m.GetLayer(), Id: id, Role: m.GetRole(),
 			Content: text, Tokens: m.GetTokens(), SaidUnixNano: m.GetSaidUnixNano()})
 	}
 	out.Messages = msgs
@@ -264,10 +296,11 @@ func hydrate(cx *memoryv1.ContextReply, fillMemory func(*memoryv1.MemoryItem) (s
 	return out
 }
 
-// itemText is the text memory item ref shows of value: the first
-// text_bytes bytes of MemoryText, then "…" when it was trimmed.
-func itemText(ref *memoryv1.MemoryItem, value string) string {
-	return cutText(MemoryText(ref, value), ref.GetTextBytes(), ref.GetTrimmed())
+// itemText is the text memory item ref, whose key reads key, shows of
+// value: the first text_bytes bytes of MemoryText, then "…" when it was
+// trimmed.
+func itemText(ref *memoryv1.MemoryItem, key, value string) string {
+	return cutText(memoryTextOf(ref, key, value), ref.GetTextBytes(), ref.GetTrimmed())
 }
 
 // cutText is the first n bytes of full, then "…" when trimmed.

@@ -169,7 +169,7 @@ func chooseMemoryReference(cands []*memoryv1.MemoryItem, a *memoryv1.AssemblyCon
 		if text != full {
 			n, trimmed = len(strings.TrimSuffix(text, "…")), true
 		}
-		taken[i] = &memoryv1.MemoryItem{Scope: c.GetScope(), Key: c.GetKey(), Version: c.GetVersion(), TextBytes: uint32(n), Trimmed: trimmed, Tokens: tokens, Tier: c.GetTier()}
+		taken[i] = &memoryv1.MemoryItem{Scope: c.GetScope(), KeySha256: KeySum(c.GetKey()), Version: c.GetVersion(), TextBytes: uint32(n), Trimmed: trimmed, Tokens: tokens, Tier: c.GetTier()}
 		tierUsed[c.GetTier()] += uint64(tokens)
 		used += uint64(tokens)
 	}

@@ -17,14 +17,15 @@ import (
 // before the candidates were prepared by the node and the plan was made
 // incremental (commit a1f861e), then with other sessions' items of one
 // sitting under one header (RecalledItem.continued, the day-then-session
-// order): the faster code must decide byte for byte the same. A change
-// meant to change decisions updates them
-// (AGENTMEM_DECISION_DIGESTS=1 prints them).
+// order), then with memory items naming their key by digest
+// (MemoryItem.key_sha256; the context's memory message ids with it): the
+// faster code must decide byte for byte the same. A change meant to
+// change decisions updates them (AGENTMEM_DECISION_DIGESTS=1 prints them).
 var decisionDigests = []string{
-	"68f8ba7abbdf4d2bdbfedd2b85d5c07bc87720e32961d6fdc63bef534f784f12",
-	"27e936937b0acb2324020afc5ec9e169365bd8bc72b048993bcf688714fc69ce",
-	"6c115aa4abfa02243333633a3ed9f08436858f257805a6015fd2b51ba498c0f3",
-	"4a2b0e6179dcf46c1a43fd9ea7fe1d487d691b298829eb11051d21807b6f6289",
+	"f29ab804d7b29f2c7965a6572951501b6951ee3e5457400c029c706e87932bf4",
+	"028edc5e1d2971f4938988f67a838c7b7b0df56f8da4c822ec254a5330f19ccc",
+	"39850ad92b944a91378737581552ca186bd3c72fcb12e521778796b8753808a1",
+	"5402522ef472ded598bee33931effd54cf016d7abb7178f5159a909c09edbdc0",
 }
 
 // TestDecisionsUnchanged decides a long generated conversation under

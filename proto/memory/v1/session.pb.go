@@ -1624,7 +1624,10 @@ func (x *RecalledItem) GetSummaryId() string {
 type MemoryItem struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// scope is "<kind>:<id>" ("global" for the global scope).
-	Scope   string `protobuf:"bytes,1,opt,name=scope,proto3" json:"scope,omitempty"`
+	Scope string `protobuf:"bytes,1,opt,name=scope,proto3" json:"scope,omitempty"`
+	// key is set only in events written before key_sha256: a key may be
+	// made of the user's words (consolidation keys episodes and facts by
+	// them), and a context must not keep them once the entry is erased.
 	Key     string `protobuf:"bytes,2,opt,name=key,proto3" json:"key,omitempty"`
 	Version uint64 `protobuf:"varint,3,opt,name=version,proto3" json:"version,omitempty"`
 	Text    string `protobuf:"bytes,4,opt,name=text,proto3" json:"text,omitempty"`
@@ -1637,8 +1640,13 @@ type MemoryItem struct {
 	// reference and no text: the text is read from the scope when the
 	// context is read, so erasing the entry erases it from every context.
 	// text is set only in events written before.
-	TextBytes     uint32 `protobuf:"varint,7,opt,name=text_bytes,json=textBytes,proto3" json:"text_bytes,omitempty"`
-	Trimmed       bool   `protobuf:"varint,8,opt,name=trimmed,proto3" json:"trimmed,omitempty"`
+	TextBytes uint32 `protobuf:"varint,7,opt,name=text_bytes,json=textBytes,proto3" json:"text_bytes,omitempty"`
+	Trimmed   bool   `protobuf:"varint,8,opt,name=trimmed,proto3" json:"trimmed,omitempty"`
+	// key_sha256 is the SHA-256 of the entry's key (the digest an erase
+	// names an entry by): the log records which key by it, and the key is
+	// read from the scope when the context is read (an erased key is then
+	// known by this digest alone). A candidate item carries the key.
+	KeySha256     []byte `protobuf:"bytes,9,opt,name=key_sha256,json=keySha256,proto3" json:"key_sha256,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1727,6 +1735,13 @@ func (x *MemoryItem) GetTrimmed() bool {
 		return x.Trimmed
 	}
 	return false
+}
+
+func (x *MemoryItem) GetKeySha256() []byte {
+	if x != nil {
+		return x.KeySha256
+	}
+	return nil
 }
 
 // Assembled holds the recalled and memory sections, chosen for the user
@@ -2377,7 +2392,7 @@ const file_memory_v1_session_proto_rawDesc = "" +
 	"\tcontinued\x18\n" +
 	" \x01(\bR\tcontinued\x12\x1d\n" +
 	"\n" +
-	"summary_id\x18\v \x01(\tR\tsummaryId\"\xc7\x01\n" +
+	"summary_id\x18\v \x01(\tR\tsummaryId\"\xe6\x01\n" +
 	"\n" +
 	"MemoryItem\x12\x14\n" +
 	"\x05scope\x18\x01 \x01(\tR\x05scope\x12\x10\n" +
@@ -2388,7 +2403,9 @@ const file_memory_v1_session_proto_rawDesc = "" +
 	"\x04tier\x18\x06 \x01(\tR\x04tier\x12\x1d\n" +
 	"\n" +
 	"text_bytes\x18\a \x01(\rR\ttextBytes\x12\x18\n" +
-	"\atrimmed\x18\b \x01(\bR\atrimmed\"\xa5\x02\n" +
+	"\atrimmed\x18\b \x01(\bR\atrimmed\x12\x1d\n" +
+	"\n" +
+	"key_sha256\x18\t \x01(\fR\tkeySha256\"\xa5\x02\n" +
 	"\tAssembled\x12$\n" +
 	"\x0efor_message_id\x18\x01 \x01(\tR\fforMessageId\x12\x17\n" +
 	"\afor_seq\x18\x02 \x01(\x04R\x06forSeq\x12<\n" +

@@ -567,6 +567,7 @@ class ListSessionsRequest(TypedDict):
 
 class MemoryItem(TypedDict):
     key: str
+    key_sha256: str
     scope: str
     text: str
     text_bytes: int

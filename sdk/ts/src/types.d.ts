@@ -496,6 +496,7 @@ export interface ListSessionsRequest {
 
 export interface MemoryItem {
   key: string;
+  key_sha256: string;
   scope: string;
   text: string;
   text_bytes: number;
