@@ -46,6 +46,8 @@ func addAgentTypeAttacks(t *testing.T, tn *tenantNode, tu tenants, add func(want
 		"list": &memoryv1.ListEntriesRequest{}, "history": &memoryv1.HistoryRequest{Key: "runbook"},
 		"delete": &memoryv1.DeleteEntryRequest{Key: "runbook"}, "search": &memoryv1.SearchEntriesRequest{Query: "support"},
 		"rollback": &memoryv1.RollbackEntryRequest{Key: "runbook", ToVersion: 1}, "watch": &memoryv1.WatchRequest{},
+		"export": &memoryv1.ExportEntriesRequest{}, "import": &memoryv1.ImportEntriesRequest{Keys: []*memoryv1.KeyHistory{{Key: "runbook",
+			Versions: []*memoryv1.Entry{{Key: "runbook", Value: []byte("planted v1")}, {Key: "runbook", Value: []byte("planted v2")}}}}},
 	} {
 		add("403", "scope "+other+" "+op+" (another type)", req("mem.v1.scope."+other+"."+op, body))
 	}

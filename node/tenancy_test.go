@@ -223,6 +223,9 @@ func TestTenantAttackSuite(t *testing.T) {
 			add("403", "namespace "+op+" of "+sc, req("mem.v1.scope."+sc+"."+op, body))
 		}
 	}
+	history := []*memoryv1.KeyHistory{{Key: "pref", Versions: []*memoryv1.Entry{{Key: "pref", Value: []byte("planted v1")}, {Key: "pref", Value: []byte("planted v2"), Tags: []string{"x"}}}}}
+	add("403", "import a two-version history into user u2", req("mem.v1.scope.user.u2.import", &memoryv1.ImportEntriesRequest{Keys: history}))
+	add("403", "import a two-version history into swarm x (not a writer there)", req("mem.v1.scope.swarm.x.import", &memoryv1.ImportEntriesRequest{Keys: history}))
 	add("403", "import into user u2 (dry run)", req("mem.v1.scope.user.u2.import", &memoryv1.ImportEntriesRequest{Keys: importBody.Keys, DryRun: true}))
 	add("403", "archive user u2 (dry run)", req("mem.v1.scope.user.u2.archive", &memoryv1.ArchiveEntriesRequest{OlderThanDays: 1, DryRun: true}))
 	add("403", "export user u2 by prefix", req("mem.v1.scope.user.u2.export", &memoryv1.ExportEntriesRequest{Prefix: "pref"}))

@@ -189,11 +189,12 @@ func ReadNamespaceFile(r io.Reader) (*NamespaceFile, []*memoryv1.KeyHistory, err
 }
 
 // NamespaceImport imports keys into scope in requests of at most
-// sharedmem.MaxImportKeys keys and importBatchBytes of values (each key
-// sent with its newest version only: the one an import writes). Each
-// request's command id is derived by the node from its content, so
-// running the same import again changes nothing. It returns the summed
-// reply (changes in order).
+// sharedmem.MaxImportKeys keys and importBatchBytes of values (a key's
+// whole history goes in one request, alone when it is larger): the node
+// writes each key's exported versions in order, after those the key's
+// history there already ends with. Each request's command id is derived by
+// the node from its content, so running the same import again changes
+// nothing. It returns the summed reply (changes in order).
 func NamespaceImport(ctx context.Context, c *client.Client, scope client.Scope, keys []*memoryv1.KeyHistory, dryRun bool) (*memoryv1.ImportEntriesReply, error) {
 	total := &memoryv1.ImportEntriesReply{DryRun: dryRun}
 	send := func(batch []*memoryv1.KeyHistory) error {
@@ -204,24 +205,23 @@ func NamespaceImport(ctx context.Context, c *client.Client, scope client.Scope, 
 		total.Changes = append(total.Changes, rep.GetChanges()...)
 		total.Changed += rep.GetChanged()
 		total.Unchanged += rep.GetUnchanged()
+		total.Versions += rep.GetVersions()
 		return nil
 	}
 	var batch []*memoryv1.KeyHistory
 	size := 0
 	for _, kh := range keys {
-		vs := kh.GetVersions()
-		if len(vs) == 0 {
+		if len(kh.GetVersions()) == 0 {
 			continue
 		}
-		newest := &memoryv1.KeyHistory{Key: kh.GetKey(), Versions: []*memoryv1.Entry{vs[len(vs)-1]}}
-		n := proto.Size(newest)
+		n := proto.Size(kh)
 		if len(batch) > 0 && (len(batch) == sharedmem.MaxImportKeys || size+n > importBatchBytes) {
 			if err := send(batch); err != nil {
 				return nil, err
 			}
 			batch, size = nil, 0
 		}
-		batch, size = append(batch, newest), size+n
+		batch, size = append(batch, kh), size+n
 	}
 	if len(batch) > 0 {
 		if err := send(batch); err != nil {

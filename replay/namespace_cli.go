@@ -26,10 +26,12 @@ const namespaceUsage = `  namespace list|export|import|archive|restore <kind:id>
             deleted ones included); --messages adds the messages of a user's
             sessions (not imported). At most 200 keys and 4 MiB a page.
         import <ns> [--in FILE|-] [--dry-run]: write the file's entries
-            (each key's newest version; archived ones stay archived, deleted
-            ones are skipped) into <ns>, the same or another namespace;
-            running it again changes nothing; --dry-run reports what would
-            change. Files above 256 MiB are refused.
+            into <ns>, the same or another namespace: each key's versions in
+            order, with their metadata (archived ones stay archived; a key
+            deleted in the export is skipped), after those the key's history
+            there already ends with; running it again changes nothing;
+            --dry-run reports what would change. Files above 256 MiB are
+            refused.
         archive <ns> --older-than-days N [--type T] [--prefix P] [--dry-run]:
             archive live entries of type T (default episodic) last updated N
             days ago or more: out of reads, search and contexts, restorable.
@@ -116,13 +118,14 @@ func runNamespace(ctx context.Context, fs *flag.FlagSet, parse func() ([]string,
 			return err
 		}
 		for _, ch := range rep.GetChanges() {
-			fmt.Fprintf(stdout, "%-9s %s%s\n", ch.GetAction(), ch.GetKey(), map[bool]string{true: " (" + ch.GetReason() + ")"}[ch.GetReason() != ""])
+			fmt.Fprintf(stdout, "%-9s %s%s%s\n", ch.GetAction(), ch.GetKey(), map[bool]string{true: fmt.Sprintf(" (%d versions)", ch.GetVersions())}[ch.GetVersions() > 1],
+				map[bool]string{true: " (" + ch.GetReason() + ")"}[ch.GetReason() != ""])
 		}
 		verb := "imported"
 		if dryRun {
 			verb = "dry run: would import"
 		}
-		fmt.Fprintf(stdout, "%s %s into %s: %d changed, %d unchanged or skipped\n", verb, f.Scope, scope, rep.GetChanged(), rep.GetUnchanged())
+		fmt.Fprintf(stdout, "%s %s into %s: %d changed, %d unchanged or skipped; %d versions\n", verb, f.Scope, scope, rep.GetChanged(), rep.GetUnchanged(), rep.GetVersions())
 		return nil
 	case "archive":
 		keys, more, err := NamespaceArchive(ctx, c, scope, &memoryv1.ArchiveEntriesRequest{MemoryType: mt, OlderThanDays: uint32(min(olderDays, 1<<31)), Prefix: prefix, DryRun: dryRun})

@@ -455,6 +455,7 @@ class ImportChange(TypedDict):
     action: str
     key: str
     reason: str
+    versions: int
 
 
 class ImportEntriesReply(TypedDict):
@@ -463,6 +464,7 @@ class ImportEntriesReply(TypedDict):
     dry_run: bool
     result: NotRequired["MutationReply"]
     unchanged: int
+    versions: int
 
 
 class ImportEntriesRequest(TypedDict):
