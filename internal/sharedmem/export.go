@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 
-
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 )
 
