@@ -404,6 +404,7 @@ func TestTenantAttackSuite(t *testing.T) {
 
 	addHTTPAttacks(tn, v, add)
 	addAgentTypeAttacks(t, tn, tu, add)
+	addPatternLibraryAttacks(t, tu, add)
 
 	// a2's watcher on its own session: it must never see an attack's change.
 	before := tn.digest(t, v.subjects...)

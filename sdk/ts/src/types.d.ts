@@ -576,6 +576,7 @@ export interface PatternLibrary {
   digest: string;
   name: string;
   patterns: number;
+  scope: string;
 }
 
 export interface PromoteReply {
