@@ -36,7 +36,8 @@ const importBatchBytes = 512 << 10
 
 // NamespaceFile is an export file: the namespace's keys with their kept
 // versions (protojson KeyHistory), and with --messages the messages of
-// the user's sessions (protojson Message), which import does not write.
+// the user's sessions (protojson Message), which import appends to
+// sessions of the target user (NamespaceImportMessages).
 type NamespaceFile struct {
 	Format        string                 `json:"format"`
 	Scope         string                 `json:"scope"`
@@ -135,22 +136,16 @@ func userMessages(ctx context.Context, c *client.Client, user string, minSeq uin
 		}
 		for _, s := range page.GetSessions() {
 			sm := NamespaceSessionMsgs{SessionID: s.GetSessionId()}
-			for off := uint32(0); ; {
-				r, err := c.Recall(ctx, s.GetSessionId(), &memoryv1.RecallRequest{Offset: off, Limit: 50, MinSeq: minSeq})
+			msgs, err := sessionMessages(ctx, c, s.GetSessionId(), minSeq)
+			if err != nil {
+				return nil, err
+			}
+			for _, m := range msgs {
+				b, err := protojson.Marshal(m)
 				if err != nil {
 					return nil, err
 				}
-				for _, m := range r.GetMessages() {
-					b, err := protojson.Marshal(m)
-					if err != nil {
-						return nil, err
-					}
-					sm.Messages = append(sm.Messages, b)
-				}
-				off += uint32(len(r.GetMessages()))
-				if len(r.GetMessages()) == 0 || uint64(off) >= r.GetTotal() {
-					break
-				}
+				sm.Messages = append(sm.Messages, b)
 			}
 			out = append(out, sm)
 		}
