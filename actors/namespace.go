@@ -138,10 +138,11 @@ func (a *scopeActor) importQuota(who *tenancy.Caller, by string, evs []proto.Mes
 	return nil
 }
 
-// tally counts out's changes.
+// tally counts out's changes and the versions they write.
 func tally(out *memoryv1.ImportEntriesReply) *memoryv1.ImportEntriesReply {
-	out.Changed, out.Unchanged = 0, 0
+	out.Changed, out.Unchanged, out.Versions = 0, 0, 0
 	for _, c := range out.GetChanges() {
+		out.Versions += c.GetVersions()
 		switch c.GetAction() {
 		case sharedmem.ImportUnchanged, sharedmem.ImportSkip:
 			out.Unchanged++

@@ -25,7 +25,7 @@ func (f *fakeLibraries) set(name string, patterns ...string) {
 	f.libs[name] = patterns
 }
 
-func (f *fakeLibraries) source(names []string) ([]segmented.Library, error) {
+func (f *fakeLibraries) source(_ string, names []string) ([]segmented.Library, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.reads++

@@ -315,6 +315,14 @@ type scopeRef struct {
 	id, tier string
 }
 
+// name is the scope's kind:id ("global" for the global scope).
+func (r scopeRef) name() string {
+	if r.kind == sharedmem.KindGlobal {
+		return sharedmem.GlobalID
+	}
+	return string(r.kind) + ":" + r.id
+}
+
 // assemblyScopes are the scopes of a session's memory section, by tier.
 func assemblyScopes(id string, k segmented.CandidateKey) []scopeRef {
 	refs := []scopeRef{}
@@ -397,10 +405,6 @@ func memoryItem(r scopeRef, e *memoryv1.Entry) *memoryv1.MemoryItem {
 	if e.GetDeleted() || e.GetCompressed() || !utf8.Valid(v) || hiddenFromMemory(e) {
 		return nil
 	}
-	scope := string(r.kind) + ":" + r.id
-	if r.kind == sharedmem.KindGlobal {
-		scope = sharedmem.GlobalID
-	}
-	return &memoryv1.MemoryItem{Scope: scope, Key: e.GetKey(), Version: e.GetVersion(), Tier: r.tier,
+	return &memoryv1.MemoryItem{Scope: r.name(), Key: e.GetKey(), Version: e.GetVersion(), Tier: r.tier,
 		Text: string(utf8cut.Prefix(v, maxCandidateValueBytes))}
 }

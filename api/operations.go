@@ -153,7 +153,7 @@ var operations = []operation{
 		summary: "Read large data", desc: "Reads stored bytes by reference, whole or a range.",
 		access: access{check: checkBody, text: accessData}, needs: needData, serve: method((*Service).dataGet)},
 	{name: "scope_resolve", subject: "mem.v1.scope.*.*.resolve", request: &memoryv1.ResolveRequest{}, reply: &memoryv1.ResolveReply{},
-		summary: "Resolve a key across scopes", desc: "The entry of a key from the nearest scope that has it (session, then user, project, app, global).",
+		summary: "Resolve a key across scopes", desc: "The entry of a key from the first scope that has it, in the context assembler's order: the session's temp state, agent, agent_type, session, user, project, app, global.",
 		access: access{check: checkByActor, text: accessSession + "; each scope is read as the caller may"}, needs: needScopes, kinds: []string{"session"}, serve: method((*Service).resolveHandler)},
 	{name: "scope_publish", subject: "mem.v1.scope.*.*.publish", request: &memoryv1.PublishRequest{}, reply: &memoryv1.EntryReply{},
 		summary: "Publish an entry to another scope", desc: "Copies an entry's latest value from the session's scope into its user's or project's.",

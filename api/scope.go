@@ -7,6 +7,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/agentmem/agentmem/actors"
+	"github.com/agentmem/agentmem/internal/segmented"
 	"github.com/agentmem/agentmem/internal/sharedmem"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 	"github.com/agentmem/agentmem/tenancy"
@@ -158,7 +159,8 @@ func sessionScopeID(c *call, op string) (string, bool) {
 }
 
 // resolveHandler serves mem.v1.scope.session.<id>.resolve: the first of
-// temp > session > user > app > project holding the key, for that session.
+// temp and the scopes the session's memory section reads, in the
+// assembler's order, holding the key for that session.
 func (s *Service) resolveHandler(c *call) {
 	asJSON, rp := c.asJSON, c.rp
 	sessionID, ok := sessionScopeID(c, "resolve")
@@ -179,12 +181,13 @@ func (s *Service) resolveHandler(c *call) {
 	})
 }
 
-// resolve looks key up for session sessionID as who. Reaching the session
-// is not enough to read its chain: each of its user, app and project scopes
-// is read only if who may read it directly (Caller.Scope), and skipped
-// otherwise, so a session that names a scope its reader is not in (an
-// admin may create one) never shows that scope's entries. The session
-// scope follows the session, which the temp read below checked.
+// resolve looks key up for session sessionID as who: its temp state, then
+// the scopes the context assembler reads for it, in its order. Each scope
+// but the session's (which follows the session, reached by the temp read)
+// is read only if who may read it directly (Caller.Scope: agent_type:<t>
+// only by a principal whose tenants entry is of type t, whatever the
+// session names), so a session naming a scope its reader is not in never
+// shows that scope's entries.
 func (s *Service) resolve(ctx context.Context, who *tenancy.Caller, sessionID, key string) (*memoryv1.ResolveReply, error) {
 	m, err := s.call(ctx, func(reply actors.ReplyFunc) error {
 		return s.d.Dispatch(sessionID, who, &memoryv1.StateRequest{Op: memoryv1.StateOp_STATE_OP_GET, Key: "temp:" + key}, reply)
@@ -199,23 +202,20 @@ func (s *Service) resolve(ctx context.Context, who *tenancy.Caller, sessionID, k
 	if err != nil {
 		return nil, err
 	}
-	chain := []scopeTarget{{sharedmem.KindSession, sessionID}, {sharedmem.KindUser, info.GetUserId()},
-		{sharedmem.KindApp, info.GetApp()}, {sharedmem.KindProject, info.GetProject()}}
-	for _, t := range chain {
-		if t.id == "" {
+	k := segmented.CandidateKey{Agent: info.GetAgentId(), AgentType: info.GetAgentType(),
+		User: info.GetUserId(), Project: info.GetProject(), App: info.GetApp()}
+	for _, r := range assemblyScopes(sessionID, k) {
+		if r.kind != sharedmem.KindSession && who.Scope(string(r.kind), r.id, false) != nil {
 			continue
 		}
-		if t.kind != sharedmem.KindSession && who.Scope(string(t.kind), t.id, false) != nil {
-			continue
-		}
-		e, err := s.getEntry(ctx, t.kind, t.id, key)
+		e, err := s.getEntry(ctx, r.kind, r.id, key)
 		if isNotFound(err) {
 			continue
 		}
 		if err != nil {
 			return nil, err
 		}
-		return &memoryv1.ResolveReply{Found: true, Scope: string(t.kind) + ":" + t.id, Entry: e}, nil
+		return &memoryv1.ResolveReply{Found: true, Scope: r.name(), Entry: e}, nil
 	}
 	return &memoryv1.ResolveReply{Found: false}, nil
 }

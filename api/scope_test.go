@@ -152,12 +152,14 @@ func TestScopeBadInput(t *testing.T) {
 }
 
 // TestResolveOrder sets one key at every level a session resolves through
-// and removes the levels one by one: temp > session > user > app > project.
+// and removes the levels one by one: temp, then the context assembler's
+// order: agent > agent_type > session > user > project > app > global.
 func TestResolveOrder(t *testing.T) {
 	_, nc := node.StartForTest(t, nil)
 	c := client.New(nc)
 	ctx := context.Background()
-	if _, err := c.CreateSession(ctx, "s1", &memoryv1.CreateSessionRequest{UserId: "u1", App: "crm", Project: "p1", SystemPrompt: "sys"}); err != nil {
+	if _, err := c.CreateSession(ctx, "s1", &memoryv1.CreateSessionRequest{UserId: "u1", App: "crm", Project: "p1",
+		AgentId: "a1", AgentType: "dba", SystemPrompt: "sys"}); err != nil {
 		t.Fatal(err)
 	}
 	const key = "tone"
@@ -165,10 +167,13 @@ func TestResolveOrder(t *testing.T) {
 		name  string
 		scope client.Scope
 	}{
+		{"agent:a1", client.Agent("a1")},
+		{"agent_type:dba", client.AgentType("dba")},
 		{"session:s1", client.SessionScope("s1")},
 		{"user:u1", client.User("u1")},
-		{"app:crm", client.App("crm")},
 		{"project:p1", client.Project("p1")},
+		{"app:crm", client.App("crm")},
+		{"global", client.Global()},
 	}
 	for _, l := range levels {
 		if _, err := c.Put(ctx, l.scope, &memoryv1.PutEntryRequest{Key: key, Value: []byte("from " + l.name)}); err != nil {

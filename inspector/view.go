@@ -289,6 +289,9 @@ func romSource(r *memoryv1.Rom) string {
 			sep = " · libraries "
 		}
 		out += fmt.Sprintf("%s%s@%.8s", sep, l.GetName(), l.GetDigest())
+		if l.GetScope() != "" {
+			out += " (" + l.GetScope() + ")"
+		}
 	}
 	return out
 }

@@ -46,6 +46,8 @@ func addAgentTypeAttacks(t *testing.T, tn *tenantNode, tu tenants, add func(want
 		"list": &memoryv1.ListEntriesRequest{}, "history": &memoryv1.HistoryRequest{Key: "runbook"},
 		"delete": &memoryv1.DeleteEntryRequest{Key: "runbook"}, "search": &memoryv1.SearchEntriesRequest{Query: "support"},
 		"rollback": &memoryv1.RollbackEntryRequest{Key: "runbook", ToVersion: 1}, "watch": &memoryv1.WatchRequest{},
+		"export": &memoryv1.ExportEntriesRequest{}, "import": &memoryv1.ImportEntriesRequest{Keys: []*memoryv1.KeyHistory{{Key: "runbook",
+			Versions: []*memoryv1.Entry{{Key: "runbook", Value: []byte("planted v1")}, {Key: "runbook", Value: []byte("planted v2")}}}}},
 	} {
 		add("403", "scope "+other+" "+op+" (another type)", req("mem.v1.scope."+other+"."+op, body))
 	}
@@ -78,6 +80,15 @@ func addAgentTypeAttacks(t *testing.T, tn *tenantNode, tu tenants, add func(want
 		}
 		j, _ := protojson.Marshal(c)
 		return hiddenOutcome(nil, strings.Contains(string(j), "escalation ladder"), string(j))
+	})
+	// resolve reads the session's type scope as the assembler does: only
+	// for a reader of that type.
+	add("hidden", "resolve runbook through admin's session of agent_type "+typeA2, func() outcome {
+		rep, err := a1.c.Resolve(ctx, "s-u1-support", "runbook")
+		return hiddenOutcome(err, rep.GetFound(), rep.GetScope()+" "+string(rep.GetEntry().GetValue()))
+	})
+	add("hidden", "resolve runbook (JSON) through admin's session of agent_type "+typeA2, func() outcome {
+		return hiddenRaw(a1, "mem.v1.scope.session.s-u1-support.resolve", []byte(`{"key":"runbook"}`), "escalation ladder", "agent_type:"+typeA2)
 	})
 }
 
@@ -128,5 +139,10 @@ func TestAgentTypeScope(t *testing.T) {
 	if !strings.Contains(memory.String(), "equality columns first") {
 		j, _ := protojson.Marshal(cx)
 		t.Fatalf("the context of a %s session does not offer its type's entry:\n%s", typeA1, j)
+	}
+	// resolve looks in the type scope too, as the assembler does.
+	r, err := a1.Resolve(ctx, "s-db", "vacuum")
+	if err != nil || !r.GetFound() || r.GetScope() != "agent_type:"+typeA1 || !strings.Contains(string(r.GetEntry().GetValue()), "vacuum analyze") {
+		t.Fatalf("a1 resolves its type's key through s-db: %v %v, want agent_type:%s", r, err, typeA1)
 	}
 }

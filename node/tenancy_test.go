@@ -2,6 +2,7 @@ package node_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
@@ -15,6 +16,7 @@ import (
 	"github.com/agentmem/agentmem/client"
 	"github.com/agentmem/agentmem/events"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
+	"github.com/agentmem/agentmem/replay"
 )
 
 // tenants are the principals of examples/auth, connected.
@@ -223,6 +225,21 @@ func TestTenantAttackSuite(t *testing.T) {
 			add("403", "namespace "+op+" of "+sc, req("mem.v1.scope."+sc+"."+op, body))
 		}
 	}
+	history := []*memoryv1.KeyHistory{{Key: "pref", Versions: []*memoryv1.Entry{{Key: "pref", Value: []byte("planted v1")}, {Key: "pref", Value: []byte("planted v2"), Tags: []string{"x"}}}}}
+	add("403", "import a two-version history into user u2", req("mem.v1.scope.user.u2.import", &memoryv1.ImportEntriesRequest{Keys: history}))
+	add("403", "import a two-version history into swarm x (not a writer there)", req("mem.v1.scope.swarm.x.import", &memoryv1.ImportEntriesRequest{Keys: history}))
+	// An export file's messages, imported into u2's namespace: the sessions
+	// would be u2's, which a1 may not create (nor write into s-a2, whose id
+	// a file exported from u2 would keep).
+	msgs := []replay.NamespaceSessionMsgs{{SessionID: "s-a1", Messages: []json.RawMessage{[]byte(`{"role":"ROLE_USER","content":"planted words"}`)}}}
+	add("403", "import an export's session messages into user u2", func() outcome {
+		_, err := replay.NamespaceImportMessages(ctx, a1.c, "user:u1", client.User("u2"), msgs, false)
+		return outcome{code: client.Code(err), field: fmt.Sprint(err)}
+	})
+	add("403", "import session messages into user u2 under s-a2's id (a file of u2's)", func() outcome {
+		_, err := replay.NamespaceImportMessages(ctx, a1.c, "user:u2", client.User("u2"), []replay.NamespaceSessionMsgs{{SessionID: "s-a2", Messages: msgs[0].Messages}}, false)
+		return outcome{code: client.Code(err), field: fmt.Sprint(err)}
+	})
 	add("403", "import into user u2 (dry run)", req("mem.v1.scope.user.u2.import", &memoryv1.ImportEntriesRequest{Keys: importBody.Keys, DryRun: true}))
 	add("403", "archive user u2 (dry run)", req("mem.v1.scope.user.u2.archive", &memoryv1.ArchiveEntriesRequest{OlderThanDays: 1, DryRun: true}))
 	add("403", "export user u2 by prefix", req("mem.v1.scope.user.u2.export", &memoryv1.ExportEntriesRequest{Prefix: "pref"}))
@@ -401,6 +418,7 @@ func TestTenantAttackSuite(t *testing.T) {
 
 	addHTTPAttacks(tn, v, add)
 	addAgentTypeAttacks(t, tn, tu, add)
+	addPatternLibraryAttacks(t, tu, add)
 
 	// a2's watcher on its own session: it must never see an attack's change.
 	before := tn.digest(t, v.subjects...)

@@ -36,7 +36,8 @@ const importBatchBytes = 512 << 10
 
 // NamespaceFile is an export file: the namespace's keys with their kept
 // versions (protojson KeyHistory), and with --messages the messages of
-// the user's sessions (protojson Message), which import does not write.
+// the user's sessions (protojson Message), which import appends to
+// sessions of the target user (NamespaceImportMessages).
 type NamespaceFile struct {
 	Format        string                 `json:"format"`
 	Scope         string                 `json:"scope"`
@@ -135,22 +136,16 @@ func userMessages(ctx context.Context, c *client.Client, user string, minSeq uin
 		}
 		for _, s := range page.GetSessions() {
 			sm := NamespaceSessionMsgs{SessionID: s.GetSessionId()}
-			for off := uint32(0); ; {
-				r, err := c.Recall(ctx, s.GetSessionId(), &memoryv1.RecallRequest{Offset: off, Limit: 50, MinSeq: minSeq})
+			msgs, err := sessionMessages(ctx, c, s.GetSessionId(), minSeq)
+			if err != nil {
+				return nil, err
+			}
+			for _, m := range msgs {
+				b, err := protojson.Marshal(m)
 				if err != nil {
 					return nil, err
 				}
-				for _, m := range r.GetMessages() {
-					b, err := protojson.Marshal(m)
-					if err != nil {
-						return nil, err
-					}
-					sm.Messages = append(sm.Messages, b)
-				}
-				off += uint32(len(r.GetMessages()))
-				if len(r.GetMessages()) == 0 || uint64(off) >= r.GetTotal() {
-					break
-				}
+				sm.Messages = append(sm.Messages, b)
 			}
 			out = append(out, sm)
 		}
@@ -189,11 +184,12 @@ func ReadNamespaceFile(r io.Reader) (*NamespaceFile, []*memoryv1.KeyHistory, err
 }
 
 // NamespaceImport imports keys into scope in requests of at most
-// sharedmem.MaxImportKeys keys and importBatchBytes of values (each key
-// sent with its newest version only: the one an import writes). Each
-// request's command id is derived by the node from its content, so
-// running the same import again changes nothing. It returns the summed
-// reply (changes in order).
+// sharedmem.MaxImportKeys keys and importBatchBytes of values (a key's
+// whole history goes in one request, alone when it is larger): the node
+// writes each key's exported versions in order, after those the key's
+// history there already ends with. Each request's command id is derived by
+// the node from its content, so running the same import again changes
+// nothing. It returns the summed reply (changes in order).
 func NamespaceImport(ctx context.Context, c *client.Client, scope client.Scope, keys []*memoryv1.KeyHistory, dryRun bool) (*memoryv1.ImportEntriesReply, error) {
 	total := &memoryv1.ImportEntriesReply{DryRun: dryRun}
 	send := func(batch []*memoryv1.KeyHistory) error {
@@ -204,24 +200,23 @@ func NamespaceImport(ctx context.Context, c *client.Client, scope client.Scope, 
 		total.Changes = append(total.Changes, rep.GetChanges()...)
 		total.Changed += rep.GetChanged()
 		total.Unchanged += rep.GetUnchanged()
+		total.Versions += rep.GetVersions()
 		return nil
 	}
 	var batch []*memoryv1.KeyHistory
 	size := 0
 	for _, kh := range keys {
-		vs := kh.GetVersions()
-		if len(vs) == 0 {
+		if len(kh.GetVersions()) == 0 {
 			continue
 		}
-		newest := &memoryv1.KeyHistory{Key: kh.GetKey(), Versions: []*memoryv1.Entry{vs[len(vs)-1]}}
-		n := proto.Size(newest)
+		n := proto.Size(kh)
 		if len(batch) > 0 && (len(batch) == sharedmem.MaxImportKeys || size+n > importBatchBytes) {
 			if err := send(batch); err != nil {
 				return nil, err
 			}
 			batch, size = nil, 0
 		}
-		batch, size = append(batch, newest), size+n
+		batch, size = append(batch, kh), size+n
 	}
 	if len(batch) > 0 {
 		if err := send(batch); err != nil {

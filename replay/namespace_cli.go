@@ -24,12 +24,17 @@ const namespaceUsage = `  namespace list|export|import|archive|restore <kind:id>
         export <ns> [--out FILE|-] [--prefix P] [--messages [--min-seq N]]: a JSON file of
             the keys with every kept version and metadata (archived and
             deleted ones included); --messages adds the messages of a user's
-            sessions (not imported). At most 200 keys and 4 MiB a page.
-        import <ns> [--in FILE|-] [--dry-run]: write the file's entries
-            (each key's newest version; archived ones stay archived, deleted
-            ones are skipped) into <ns>, the same or another namespace;
-            running it again changes nothing; --dry-run reports what would
-            change. Files above 256 MiB are refused.
+            sessions. At most 200 keys and 4 MiB a page.
+        import <ns> [--in FILE|-] [--dry-run] [--skip-messages]: write the
+            file's entries into <ns>, the same or another namespace: each
+            key's versions in order, with their metadata (archived ones stay
+            archived; a key deleted in the export is skipped), after those
+            the key's history there already ends with; then the file's
+            sessions' messages, appended in order to sessions of user <ns>
+            (the same ids into the namespace exported, else <id>-<user>)
+            after those a session already holds; running it again changes
+            nothing; --dry-run reports what would change. Files above
+            256 MiB are refused.
         archive <ns> --older-than-days N [--type T] [--prefix P] [--dry-run]:
             archive live entries of type T (default episodic) last updated N
             days ago or more: out of reads, search and contexts, restorable.
@@ -46,6 +51,7 @@ func runNamespace(ctx context.Context, fs *flag.FlagSet, parse func() ([]string,
 		minSeq               uint64
 		archived, deleted    bool
 		dryRun, messages     bool
+		skipMessages         bool
 	)
 	fs.StringVar(&typ, "type", "", "memory type: episodic, semantic or procedural")
 	fs.StringVar(&prefix, "prefix", "", "only keys with this prefix")
@@ -57,6 +63,7 @@ func runNamespace(ctx context.Context, fs *flag.FlagSet, parse func() ([]string,
 	fs.BoolVar(&deleted, "deleted", false, "list deleted entries too")
 	fs.BoolVar(&dryRun, "dry-run", false, "report what would change without changing it")
 	fs.BoolVar(&messages, "messages", false, "export the messages of a user's sessions too")
+	fs.BoolVar(&skipMessages, "skip-messages", false, "import the entries only, not the file's sessions' messages")
 	fs.Uint64Var(&minSeq, "min-seq", 0, "with --messages: read the sessions once the node applied this log sequence (a writer's last acknowledged write)")
 	pos, err := parse()
 	if err != nil {
@@ -111,18 +118,33 @@ func runNamespace(ctx context.Context, fs *flag.FlagSet, parse func() ([]string,
 		if err != nil {
 			return err
 		}
+		if skipMessages {
+			f.Sessions = nil
+		}
+		if len(f.Sessions) > 0 && scope.Kind != "user" {
+			return fmt.Errorf("%w: the file holds the messages of %d sessions: they import into a user:<id> namespace only (or give --skip-messages)", ErrUsage, len(f.Sessions))
+		}
 		rep, err := NamespaceImport(ctx, c, scope, keys, dryRun)
 		if err != nil {
 			return err
 		}
 		for _, ch := range rep.GetChanges() {
-			fmt.Fprintf(stdout, "%-9s %s%s\n", ch.GetAction(), ch.GetKey(), map[bool]string{true: " (" + ch.GetReason() + ")"}[ch.GetReason() != ""])
+			fmt.Fprintf(stdout, "%-9s %s%s%s\n", ch.GetAction(), ch.GetKey(), map[bool]string{true: fmt.Sprintf(" (%d versions)", ch.GetVersions())}[ch.GetVersions() > 1],
+				map[bool]string{true: " (" + ch.GetReason() + ")"}[ch.GetReason() != ""])
 		}
 		verb := "imported"
 		if dryRun {
 			verb = "dry run: would import"
 		}
-		fmt.Fprintf(stdout, "%s %s into %s: %d changed, %d unchanged or skipped\n", verb, f.Scope, scope, rep.GetChanged(), rep.GetUnchanged())
+		fmt.Fprintf(stdout, "%s %s into %s: %d changed, %d unchanged or skipped; %d versions\n", verb, f.Scope, scope, rep.GetChanged(), rep.GetUnchanged(), rep.GetVersions())
+		if len(f.Sessions) == 0 {
+			return nil
+		}
+		mi, err := NamespaceImportMessages(ctx, c, f.Scope, scope, f.Sessions, dryRun)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "%s messages: %d sessions (%d new), %d messages appended, %d already there\n", verb, mi.Sessions, mi.Created, mi.Appended, mi.Present)
 		return nil
 	case "archive":
 		keys, more, err := NamespaceArchive(ctx, c, scope, &memoryv1.ArchiveEntriesRequest{MemoryType: mt, OlderThanDays: uint32(min(olderDays, 1<<31)), Prefix: prefix, DryRun: dryRun})

@@ -56,17 +56,28 @@ func TestNamespaceCommands(t *testing.T) {
 	if err != nil || len(keys) != 2 || len(f.Sessions) != 1 || len(f.Sessions[0].Messages) != 1 {
 		t.Fatalf("export file: %v, %d keys, %v", err, len(keys), f)
 	}
-	if out := run("namespace", "import", "user:bob", "--in", file, "--dry-run"); !strings.Contains(out, "would import user:alice into user:bob: 2 changed") {
+	if out := run("namespace", "import", "user:bob", "--in", file, "--dry-run"); !strings.Contains(out, "would import user:alice into user:bob: 2 changed") ||
+		!strings.Contains(out, "messages: 1 sessions (1 new), 1 messages appended") {
 		t.Fatalf("dry run: %s", out)
 	}
 	if l, _ := c.ListEntries(ctx, client.User("bob"), nil); len(l.GetEntries()) != 0 {
 		t.Fatalf("the dry run wrote %v", l.GetEntries())
 	}
-	if out := run("namespace", "import", "user:bob", "--in", file); !strings.Contains(out, "2 changed") {
+	if out := run("namespace", "import", "user:bob", "--in", file); !strings.Contains(out, "2 changed") || !strings.Contains(out, "1 messages appended") {
 		t.Fatalf("import: %s", out)
 	}
-	if out := run("namespace", "import", "user:bob", "--in", file); !strings.Contains(out, "0 changed, 2 unchanged") {
+	info, err := c.Get(ctx, "s1-bob")
+	if err != nil || info.GetUserId() != "bob" {
+		t.Fatalf("bob's imported session: %v, %v", info, err)
+	}
+	if r, err := c.Recall(ctx, "s1-bob", &memoryv1.RecallRequest{MinSeq: info.GetSeq()}); err != nil || len(r.GetMessages()) != 1 || r.GetMessages()[0].GetContent() != "hello there" {
+		t.Fatalf("bob's imported session: %v, %v", r, err)
+	}
+	if out := run("namespace", "import", "user:bob", "--in", file); !strings.Contains(out, "0 changed, 2 unchanged") || !strings.Contains(out, "0 messages appended, 1 already there") {
 		t.Fatalf("second import: %s", out)
+	}
+	if out := run("namespace", "import", "project:p1", "--in", file, "--skip-messages"); !strings.Contains(out, "2 changed") || strings.Contains(out, "messages:") {
+		t.Fatalf("import without the messages into a project: %s", out)
 	}
 	now.Add(int64(31 * 24 * time.Hour))
 	if out := run("namespace", "archive", "user:alice", "--older-than-days", "30"); !strings.Contains(out, "archived 1 entries") || !strings.Contains(out, "trip/lisbon") {

@@ -59,7 +59,7 @@ func (s *State) DecideCreate(req *memoryv1.CreateSessionRequest, sessionID strin
 	}
 	rom.Tokens = romTokenCount(env.Tokenizer, rom)
 	if len(req.PatternLibraries) > 0 {
-		libs, err := readLibraries(env, req.PatternLibraries)
+		libs, err := readLibraries(env, req.App, req.PatternLibraries)
 		if err != nil {
 			return nil, err
 		}

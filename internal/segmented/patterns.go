@@ -11,15 +11,17 @@ import (
 )
 
 // Pattern libraries: named sets of patterns shared by many sessions (the
-// global scope's entries patterns/<library>/<name>). A session names its
-// libraries at create; its ROM holds its own patterns followed by each
-// library's patterns as they were when the ROM was built, with the
-// library's digest (Rom.libraries). The ROM is recorded in the session's
+// entries patterns/<library>/<name> of the session's app scope, or else of
+// the global scope). A session names its libraries at create; its ROM
+// holds its own patterns followed by each library's patterns as they were
+// when the ROM was built, with the library's digest and the scope it came
+// from (Rom.libraries). The ROM is recorded in the session's
 // events, so replay and time travel never read a library again.
 //
 // A library changes what a session says only from a turn boundary: when a
 // user message starts a turn, the decision reads the libraries (Env.Libraries)
-// and, when a digest differs from the ROM the turn would use, stages the new
+// and, when a digest or a scope differs from the ROM the turn would use
+// (the app scope took the name over, or gave it back), stages the new
 // ROM version (RomUpdated) in the same batch that activates it
 // (RomActivated). A turn in flight (tool calls pending, no user message)
 // keeps its ROM; a session that names no library never reads one; a
@@ -28,15 +30,20 @@ import (
 // registry of live sessions, and is deterministic: the library's text is in
 // the event.
 
-// Library is one pattern library's current patterns, in key order.
+// Library is one pattern library's current patterns, in key order, and the
+// scope they were read from ("app:<app>", or "" for the global scope).
 type Library struct {
 	Name     string
 	Patterns []string
+	Scope    string
 }
 
-// LibrarySource reads the current patterns of the named libraries, one
-// Library per name, in the order given.
-type LibrarySource func(names []string) ([]Library, error)
+// LibrarySource reads the current patterns of the named libraries for a
+// session of app ("" for none), one Library per name, in the order given:
+// a name the app scope holds patterns of is the app's library, any other
+// the global scope's. The app is the session's, checked when it was
+// created (its creator is a member of the app), never a caller's claim.
+type LibrarySource func(app string, names []string) ([]Library, error)
 
 // Library bounds.
 const (
@@ -68,13 +75,13 @@ func validateLibraries(names []string) error {
 	return nil
 }
 
-// readLibraries reads names through env, checking the source answered one
-// library per name, in order.
-func readLibraries(env Env, names []string) ([]Library, error) {
+// readLibraries reads names for a session of app through env, checking the
+// source answered one library per name, in order.
+func readLibraries(env Env, app string, names []string) ([]Library, error) {
 	if env.Libraries == nil {
 		return nil, reject(CodeUnavailable, "pattern_libraries", "this node cannot read pattern libraries (it runs no projection)")
 	}
-	libs, err := env.Libraries(names)
+	libs, err := env.Libraries(app, names)
 	if err != nil {
 		return nil, reject(CodeUnavailable, "pattern_libraries", "reading the libraries: %v", err)
 	}
@@ -132,7 +139,7 @@ func withLibraries(r *memoryv1.Rom, own []string, libs []Library, tok Tokenizer)
 	r.Libraries = nil
 	for _, l := range libs {
 		r.Patterns = append(r.Patterns, l.Patterns...)
-		r.Libraries = append(r.Libraries, &memoryv1.PatternLibrary{Name: l.Name, Digest: LibraryDigest(l.Patterns), Patterns: uint32(len(l.Patterns))})
+		r.Libraries = append(r.Libraries, &memoryv1.PatternLibrary{Name: l.Name, Digest: LibraryDigest(l.Patterns), Patterns: uint32(len(l.Patterns)), Scope: l.Scope})
 	}
 	r.Tokens = romTokenCount(tok, r)
 	return r
@@ -156,13 +163,14 @@ func (s *State) libraryUpdate(env Env) *memoryv1.RomUpdated {
 	if len(base.GetLibraries()) == 0 || env.Libraries == nil {
 		return nil
 	}
-	libs, err := readLibraries(env, libraryNames(base))
+	libs, err := readLibraries(env, s.snap.GetApp(), libraryNames(base))
 	if err != nil {
 		return nil
 	}
 	changed := false
 	for i, l := range libs {
-		changed = changed || LibraryDigest(l.Patterns) != base.GetLibraries()[i].GetDigest()
+		was := base.GetLibraries()[i]
+		changed = changed || LibraryDigest(l.Patterns) != was.GetDigest() || l.Scope != was.GetScope()
 	}
 	if !changed {
 		return nil
@@ -181,7 +189,7 @@ func keepLibraries(r, base *memoryv1.Rom, tok Tokenizer) *memoryv1.Rom {
 	own := len(ownPatterns(base))
 	r.Patterns = append(r.Patterns, base.GetPatterns()[own:]...)
 	for _, l := range base.GetLibraries() {
-		r.Libraries = append(r.Libraries, &memoryv1.PatternLibrary{Name: l.GetName(), Digest: l.GetDigest(), Patterns: l.GetPatterns()})
+		r.Libraries = append(r.Libraries, &memoryv1.PatternLibrary{Name: l.GetName(), Digest: l.GetDigest(), Patterns: l.GetPatterns(), Scope: l.GetScope()})
 	}
 	r.Tokens = romTokenCount(tok, r)
 	return r

@@ -38,7 +38,9 @@ func TestCreateWithLibrariesChecks(t *testing.T) {
 func TestLibraryUpdateAtTurnOnly(t *testing.T) {
 	lib := []string{"p1"}
 	env := testEnv(t)
-	env.Libraries = func(names []string) ([]Library, error) { return []Library{{Name: names[0], Patterns: lib}}, nil }
+	env.Libraries = func(_ string, names []string) ([]Library, error) {
+		return []Library{{Name: names[0], Patterns: lib}}, nil
+	}
 	s := New()
 	evs, err := s.DecideCreate(&memoryv1.CreateSessionRequest{SystemPrompt: "sys", Patterns: []string{"own"}, PatternLibraries: []string{"l"}}, "s", env)
 	if err != nil {

@@ -273,10 +273,12 @@ type CreateSessionRequest struct {
 	// the type. With tenants it must be the caller's own (its tenants entry's
 	// agent_type), and is taken from there when empty.
 	AgentType string `protobuf:"bytes,16,opt,name=agent_type,json=agentType,proto3" json:"agent_type,omitempty"`
-	// pattern_libraries name the shared pattern libraries (the global scope's
-	// entries patterns/<library>/<name>) whose current patterns follow the
-	// session's own in its ROM. A library's change gives the session a new
-	// ROM version from its next user message (never within a turn).
+	// pattern_libraries name the shared pattern libraries (the entries
+	// patterns/<library>/<name> of the session's app scope when it holds
+	// any of that library, else of the global scope) whose current patterns
+	// follow the session's own in its ROM. A library's change gives the
+	// session a new ROM version from its next user message (never within a
+	// turn).
 	PatternLibraries []string `protobuf:"bytes,17,rep,name=pattern_libraries,json=patternLibraries,proto3" json:"pattern_libraries,omitempty"`
 	unknownFields    protoimpl.UnknownFields
 	sizeCache        protoimpl.SizeCache

@@ -3149,9 +3149,12 @@ type ImportEntriesRequest struct {
 	// command_id: "" = derived from the target and the content, so the same
 	// import sent twice is applied once.
 	CommandId string `protobuf:"bytes,1,opt,name=command_id,json=commandId,proto3" json:"command_id,omitempty"`
-	// keys as exported: the newest version of each is imported (a live
-	// value, or an archived one, which stays archived); a deleted key is
-	// skipped. At most 500 keys per request.
+	// keys as exported: each key's versions are written in order, oldest
+	// first (live values, and archived ones, which stay archived; the
+	// tombstones of deletes, expiries and evictions in between are not
+	// versions to write), after those the key's history here already ends
+	// with; a key whose newest version is deleted is skipped. At most 500
+	// keys per request.
 	Keys []*KeyHistory `protobuf:"bytes,2,rep,name=keys,proto3" json:"keys,omitempty"`
 	// dry_run: report what would change without writing.
 	DryRun        bool   `protobuf:"varint,3,opt,name=dry_run,json=dryRun,proto3" json:"dry_run,omitempty"`
@@ -3224,7 +3227,9 @@ type ImportChange struct {
 	// action: create, update, archive, restore, unchanged, skip.
 	Action string `protobuf:"bytes,2,opt,name=action,proto3" json:"action,omitempty"`
 	// reason of a skip.
-	Reason        string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	Reason string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	// versions written for the key (or, with dry_run, that would be).
+	Versions      uint32 `protobuf:"varint,4,opt,name=versions,proto3" json:"versions,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3280,15 +3285,25 @@ func (x *ImportChange) GetReason() string {
 	return ""
 }
 
+func (x *ImportChange) GetVersions() uint32 {
+	if x != nil {
+		return x.Versions
+	}
+	return 0
+}
+
 type ImportEntriesReply struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	Result *MutationReply         `protobuf:"bytes,1,opt,name=result,proto3" json:"result,omitempty"`
 	// changes, one per key, in the request's order.
 	Changes []*ImportChange `protobuf:"bytes,2,rep,name=changes,proto3" json:"changes,omitempty"`
 	// changed: keys that got (or with dry_run would get) a new version.
-	Changed       uint32 `protobuf:"varint,3,opt,name=changed,proto3" json:"changed,omitempty"`
-	Unchanged     uint32 `protobuf:"varint,4,opt,name=unchanged,proto3" json:"unchanged,omitempty"`
-	DryRun        bool   `protobuf:"varint,5,opt,name=dry_run,json=dryRun,proto3" json:"dry_run,omitempty"`
+	Changed   uint32 `protobuf:"varint,3,opt,name=changed,proto3" json:"changed,omitempty"`
+	Unchanged uint32 `protobuf:"varint,4,opt,name=unchanged,proto3" json:"unchanged,omitempty"`
+	DryRun    bool   `protobuf:"varint,5,opt,name=dry_run,json=dryRun,proto3" json:"dry_run,omitempty"`
+	// versions: the versions written (or, with dry_run, that would be) for
+	// all keys.
+	Versions      uint32 `protobuf:"varint,6,opt,name=versions,proto3" json:"versions,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3356,6 +3371,13 @@ func (x *ImportEntriesReply) GetDryRun() bool {
 		return x.DryRun
 	}
 	return false
+}
+
+func (x *ImportEntriesReply) GetVersions() uint32 {
+	if x != nil {
+		return x.Versions
+	}
+	return 0
 }
 
 var File_memory_v1_scope_proto protoreflect.FileDescriptor
@@ -3629,17 +3651,19 @@ const file_memory_v1_scope_proto_rawDesc = "" +
 	"command_id\x18\x01 \x01(\tR\tcommandId\x122\n" +
 	"\x04keys\x18\x02 \x03(\v2\x1e.agentmem.memory.v1.KeyHistoryR\x04keys\x12\x17\n" +
 	"\adry_run\x18\x03 \x01(\bR\x06dryRun\x12\x0e\n" +
-	"\x02by\x18\x04 \x01(\tR\x02by\"P\n" +
+	"\x02by\x18\x04 \x01(\tR\x02by\"l\n" +
 	"\fImportChange\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x16\n" +
 	"\x06action\x18\x02 \x01(\tR\x06action\x12\x16\n" +
-	"\x06reason\x18\x03 \x01(\tR\x06reason\"\xdc\x01\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\x12\x1a\n" +
+	"\bversions\x18\x04 \x01(\rR\bversions\"\xf8\x01\n" +
 	"\x12ImportEntriesReply\x129\n" +
 	"\x06result\x18\x01 \x01(\v2!.agentmem.memory.v1.MutationReplyR\x06result\x12:\n" +
 	"\achanges\x18\x02 \x03(\v2 .agentmem.memory.v1.ImportChangeR\achanges\x12\x18\n" +
 	"\achanged\x18\x03 \x01(\rR\achanged\x12\x1c\n" +
 	"\tunchanged\x18\x04 \x01(\rR\tunchanged\x12\x17\n" +
-	"\adry_run\x18\x05 \x01(\bR\x06dryRun*y\n" +
+	"\adry_run\x18\x05 \x01(\bR\x06dryRun\x12\x1a\n" +
+	"\bversions\x18\x06 \x01(\rR\bversions*y\n" +
 	"\n" +
 	"MemoryType\x12\x1b\n" +
 	"\x17MEMORY_TYPE_UNSPECIFIED\x10\x00\x12\x18\n" +

@@ -766,7 +766,10 @@ type PatternLibrary struct {
 	// a session takes a new ROM version when it changes.
 	Digest string `protobuf:"bytes,2,opt,name=digest,proto3" json:"digest,omitempty"`
 	// patterns is how many of the ROM's patterns are this library's.
-	Patterns      uint32 `protobuf:"varint,3,opt,name=patterns,proto3" json:"patterns,omitempty"`
+	Patterns uint32 `protobuf:"varint,3,opt,name=patterns,proto3" json:"patterns,omitempty"`
+	// scope the library was read from: "app:<app>" (the session's app
+	// scope holds patterns/<name>/...), or "" for the global scope.
+	Scope         string `protobuf:"bytes,4,opt,name=scope,proto3" json:"scope,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -820,6 +823,13 @@ func (x *PatternLibrary) GetPatterns() uint32 {
 		return x.Patterns
 	}
 	return 0
+}
+
+func (x *PatternLibrary) GetScope() string {
+	if x != nil {
+		return x.Scope
+	}
+	return ""
 }
 
 type ToolDefinition struct {
@@ -2314,11 +2324,12 @@ const file_memory_v1_session_proto_rawDesc = "" +
 	"\bpatterns\x18\x03 \x03(\tR\bpatterns\x12%\n" +
 	"\x0ebackend_schema\x18\x04 \x01(\tR\rbackendSchema\x12\x16\n" +
 	"\x06tokens\x18\x05 \x01(\rR\x06tokens\x12@\n" +
-	"\tlibraries\x18\x06 \x03(\v2\".agentmem.memory.v1.PatternLibraryR\tlibraries\"X\n" +
+	"\tlibraries\x18\x06 \x03(\v2\".agentmem.memory.v1.PatternLibraryR\tlibraries\"n\n" +
 	"\x0ePatternLibrary\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
 	"\x06digest\x18\x02 \x01(\tR\x06digest\x12\x1a\n" +
-	"\bpatterns\x18\x03 \x01(\rR\bpatterns\"\x87\x01\n" +
+	"\bpatterns\x18\x03 \x01(\rR\bpatterns\x12\x14\n" +
+	"\x05scope\x18\x04 \x01(\tR\x05scope\"\x87\x01\n" +
 	"\x0eToolDefinition\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x12'\n" +

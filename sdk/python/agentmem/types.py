@@ -221,7 +221,7 @@ class CreateSessionRequest(TypedDict):
     max_context_tokens: NotRequired[int]
     # tokens the summaries may take (unset: 5000, at most a quarter of the budget)
     max_l2_tokens: NotRequired[int]
-    # shared pattern libraries (the global scope's entries patterns/<library>/<name>, in key order) whose patterns follow the session's own in its ROM; a library's change is a new ROM version from the session's next user message
+    # shared pattern libraries (the entries patterns/<library>/<name>, in key order, of the session's app scope when it holds any of the library, else of the global scope) whose patterns follow the session's own in its ROM; a library's change is a new ROM version from the session's next user message
     pattern_libraries: NotRequired[List[str]]
     patterns: NotRequired[List[str]]
     # the compression profile (default fill: compress only when the budget needs the room); custom needs custom_profile
@@ -455,6 +455,7 @@ class ImportChange(TypedDict):
     action: str
     key: str
     reason: str
+    versions: int
 
 
 class ImportEntriesReply(TypedDict):
@@ -463,6 +464,7 @@ class ImportEntriesReply(TypedDict):
     dry_run: bool
     result: NotRequired["MutationReply"]
     unchanged: int
+    versions: int
 
 
 class ImportEntriesRequest(TypedDict):
@@ -658,6 +660,7 @@ class PatternLibrary(TypedDict):
     digest: str
     name: str
     patterns: int
+    scope: str
 
 
 class PromoteReply(TypedDict):

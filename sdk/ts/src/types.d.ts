@@ -402,6 +402,7 @@ export interface ImportChange {
   action: string;
   key: string;
   reason: string;
+  versions: number;
 }
 
 export interface ImportEntriesReply {
@@ -410,6 +411,7 @@ export interface ImportEntriesReply {
   dry_run: boolean;
   result?: MutationReply;
   unchanged: number;
+  versions: number;
 }
 
 export interface ImportEntriesRequest {
@@ -575,6 +577,7 @@ export interface PatternLibrary {
   digest: string;
   name: string;
   patterns: number;
+  scope: string;
 }
 
 export interface PromoteReply {
