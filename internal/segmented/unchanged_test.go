@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentmem/agentmem/internal/convgen"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
+	"google.golang.org/protobuf/proto"
 )
 
 // decisionDigests are the SHA-256 digests of every batch decided by
@@ -19,12 +20,34 @@ import (
 // sitting under one header (RecalledItem.continued, the day-then-session
 // order): the faster code must decide byte for byte the same. A change
 // meant to change decisions updates them
-// (AGENTMEM_DECISION_DIGESTS=1 prints them).
+// (AGENTMEM_DECISION_DIGESTS=1 prints them). They are taken with each
+// ContextAssembled's why (the record of how the plan chose, added later)
+// left out: recording it changed no decision; whyDigests pin the events
+// whole, the why included.
 var decisionDigests = []string{
 	"68f8ba7abbdf4d2bdbfedd2b85d5c07bc87720e32961d6fdc63bef534f784f12",
 	"27e936937b0acb2324020afc5ec9e169365bd8bc72b048993bcf688714fc69ce",
 	"6c115aa4abfa02243333633a3ed9f08436858f257805a6015fd2b51ba498c0f3",
 	"4a2b0e6179dcf46c1a43fd9ea7fe1d487d691b298829eb11051d21807b6f6289",
+}
+
+// whyDigests are decisionDigests with the why of each ContextAssembled.
+var whyDigests = []string{
+	"3c8e3b1b43535990b138193c3a8b6eefac4450260b1e6002e278ef45b1e1386d",
+	"944d80690ee9ff0bb731463cb231cdb1ec5856029c3f7725f49809c4cc7d84e3",
+	"190d285bb431aaaf448b04f5d00ca73568f877d673a62dc84aa5bfd409bf1f86",
+	"974fc1747b766c2acfdcb5fe6b6e3bc2d2db22a5c3c0b27f439a42c1874ff16f",
+}
+
+// withoutWhy is ev without its Assembled.why (ev itself when it has none).
+func withoutWhy(ev proto.Message) proto.Message {
+	ca, ok := ev.(*memoryv1.ContextAssembled)
+	if !ok || ca.GetSections().GetWhy() == nil {
+		return ev
+	}
+	c := proto.Clone(ca).(*memoryv1.ContextAssembled)
+	c.Sections.Why = nil
+	return c
 }
 
 // TestDecisionsUnchanged decides a long generated conversation under
@@ -56,13 +79,13 @@ func TestDecisionsUnchanged(t *testing.T) {
 		{200000, nil},
 	}
 	for _, prepare := range []bool{false, true} {
-		var got []string
+		var got, gotWhy []string
 		for si, set := range settings {
 			rng := rand.New(rand.NewPCG(uint64(set.budget), 9))
 			s := mustCreate(t, &memoryv1.CreateSessionRequest{SystemPrompt: conv.SystemPrompt, MaxContextTokens: set.budget, ReservedOutputTokens: 1000, UserId: "u1", Assembly: set.asm})
 			memo := &PrepareMemo{}
 			var stored []*memoryv1.Message
-			h := sha256.New()
+			h, hw := sha256.New(), sha256.New()
 			for i, a := range conv.Appends {
 				req := appendRequest(conv, a)
 				var c *Candidates
@@ -76,10 +99,12 @@ func TestDecisionsUnchanged(t *testing.T) {
 				evs, err := s.DecideAppendWith(req, c, env)
 				if err != nil {
 					fmt.Fprintf(h, "%d: %v\n", i, err)
+					fmt.Fprintf(hw, "%d: %v\n", i, err)
 					continue
 				}
 				for _, ev := range evs {
-					h.Write(marshal(t, ev))
+					hw.Write(marshal(t, ev))
+					h.Write(marshal(t, withoutWhy(ev)))
 				}
 				if err := s.Apply(Meta{CommandID: fmt.Sprint(i), Version: s.Version() + 1, Seq: s.LastSeq() + 1}, evs); err != nil {
 					t.Fatal(err)
@@ -91,13 +116,18 @@ func TestDecisionsUnchanged(t *testing.T) {
 				}
 			}
 			h.Write(marshal(t, s.Context()))
+			hw.Write(marshal(t, s.Context()))
 			got = append(got, fmt.Sprintf("%x", h.Sum(nil)))
+			gotWhy = append(gotWhy, fmt.Sprintf("%x", hw.Sum(nil)))
 			if si < len(decisionDigests) && got[si] != decisionDigests[si] {
 				t.Errorf("prepared %v, budget %d: the decisions differ from before", prepare, set.budget)
 			}
+			if si < len(whyDigests) && gotWhy[si] != whyDigests[si] {
+				t.Errorf("prepared %v, budget %d: the recorded why differs from before", prepare, set.budget)
+			}
 		}
 		if os.Getenv("AGENTMEM_DECISION_DIGESTS") != "" {
-			t.Logf("digests: %q", got)
+			t.Logf("digests: %q\nwhy digests: %q", got, gotWhy)
 		}
 	}
 }
