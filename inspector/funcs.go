@@ -32,6 +32,7 @@ var funcs = template.FuncMap{
 	"mul":      func(a, b int) int { return a * b },
 	"min64":    func(a int, b uint64) uint64 { return min(uint64(max(a, 0)), b) },
 	"joinSeqs": joinSeqs,
+	"list":     func(v ...atView) []atView { return v },
 }
 
 // ago is a Unix nanosecond time as "3m ago" (with the date past a day).

@@ -65,7 +65,8 @@ func (p *planner) why(out *memoryv1.Assembled, room uint64, caps [numPartKinds]u
 	slices.SortStableFunc(recs, byWeight)
 	slices.SortStableFunc(mems, byWeight)
 	// The memory candidates chooseMemory left out (no room in their tier
-	// or the section) rank after those it kept, in candidate order.
+	// or the section) rank after those it kept, by value.
+	kept := len(mems)
 	for r, m := range p.memCands {
 		if r >= len(p.memValue) || p.memValue[r] == 0 || tierIndex(m.GetTier()) < 0 ||
 			slices.ContainsFunc(p.mems, func(c memChoice) bool { return c.from == r }) {
@@ -76,6 +77,7 @@ func (p *planner) why(out *memoryv1.Assembled, room uint64, caps [numPartKinds]u
 		}
 		mems = append(mems, sectionCand{part: -1, rec: -1, mem: r, val: p.memValue[r]})
 	}
+	slices.SortStableFunc(mems[kept:], func(a, b sectionCand) int { return cmp.Compare(b.val, a.val) })
 	w.RecalledCandidates, w.MemoryCandidates = uint32(len(recs)), uint32(len(mems))
 	shown := out.GetRecalled()
 	var shownRec map[recalledKey]int
