@@ -93,6 +93,9 @@ func TestBrowserAccessibility(t *testing.T) {
 		{"/ui/no-such-page", "#error"},
 		{"/ui/s/nope/timeline", "#error"},
 		{"/ui/s/gone", "#erased"},
+		{"/ui/s/s1/compare", "#changes"},
+		{"/ui/s/s1/compare?a=99999999", "#error"},
+		{"/ui/s/s1?plan", "#plan"},
 	}
 	failed := 0
 	for _, scheme := range []string{"light", "dark"} {
