@@ -128,6 +128,25 @@ func TestContextPageReplaysNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	u.appendTurns(t, "s1", 14, 1)
+	// A message with the client's id (read from the log), a batch of the
+	// most messages an append takes (64) and one of a few (their turns
+	// from the index).
+	long := []*memoryv1.MessageInput{{Id: "c-1", Role: memoryv1.Role_ROLE_USER, Content: "My own id."}}
+	for i := range 63 {
+		role := memoryv1.Role_ROLE_ASSISTANT
+		if i%3 == 0 {
+			role = memoryv1.Role_ROLE_USER
+		}
+		long = append(long, &memoryv1.MessageInput{Role: role, Content: fmt.Sprintf("short %d", i)})
+	}
+	if _, err := u.c.AppendMessages(ctx, "s1", long...); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := u.c.AppendMessages(ctx, "s1", &memoryv1.MessageInput{Role: memoryv1.Role_ROLE_USER, Content: "one"},
+		&memoryv1.MessageInput{Role: memoryv1.Role_ROLE_ASSISTANT, Content: "two"}, &memoryv1.MessageInput{Role: memoryv1.Role_ROLE_USER, Content: "three"},
+		&memoryv1.MessageInput{Role: memoryv1.Role_ROLE_ASSISTANT, Content: "four"}); err != nil {
+		t.Fatal(err)
+	}
 	js, err := jetstream.New(u.nc)
 	if err != nil {
 		t.Fatal(err)
@@ -176,9 +195,9 @@ func TestContextPageReplaysNothing(t *testing.T) {
 			}
 		}
 	}
-	for _, want := range []string{"message m3 · seq 3 · turn 2", "the verbatim tail: always shown", "promoted back from swap"} {
+	for _, want := range []string{"message m3 · seq 3 · turn 2", "promoted back from swap", "message c-1 · seq 31 · turn 16", "message m98 · seq 98 · turn 39"} {
 		if !strings.Contains(page, want) {
-			t.Errorf("the context page lacks %q", want)
+			t.Errorf("the context page lacks %q: %q", want, src.FindAllString(page, -1))
 		}
 	}
 }

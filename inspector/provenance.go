@@ -1,8 +1,10 @@
 package inspector
 
 import (
+	"cmp"
 	"context"
 	"slices"
+	"strconv"
 
 	"github.com/agentmem/agentmem/internal/segmented"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
@@ -55,6 +57,39 @@ func (in *Inspector) liveSources(ctx context.Context, v *viewer, id string, cx *
 	if len(want) == 0 || len(refs) == 0 {
 		return src, nil
 	}
+	// A message the node numbered (id m<seq>) is found in the index: its
+	// batch gives its turn, the context its day. Only the others (ids the
+	// client gave, batches of more than 64 messages) are read from the log.
+	said := map[string]int64{}
+	for _, m := range cx.GetMessages() {
+		if want[m.GetId()] {
+			said[m.GetId()] = m.GetSaidUnixNano()
+		}
+	}
+	numbered := make([]ordinalOf, 0, len(want))
+	for mid := range want {
+		if o, ok := serverOrdinal(mid); ok {
+			numbered = append(numbered, ordinalOf{mid, o})
+		}
+	}
+	slices.SortFunc(numbered, func(a, b ordinalOf) int { return cmp.Compare(b.o, a.o) })
+	j := len(refs) - 1
+	for _, n := range numbered {
+		for j >= 0 && (refs[j].First == 0 || refs[j].First > n.o) {
+			j--
+		}
+		if j < 0 {
+			break
+		}
+		if turn, ok := refs[j].turnOf(n.o); ok {
+			src.msgs[n.id] = &memoryv1.Message{Id: n.id, Seq: n.o, Turn: turn, SaidUnixNano: said[n.id]}
+			delete(want, n.id)
+		}
+	}
+	if len(want) == 0 {
+		return src, nil
+	}
+	found := len(src.msgs)
 	keep := func(ch *memoryv1.WatchChange) bool {
 		for _, a := range ch.GetBatch().GetEvents() {
 			if a.MessageName() != messagesAppendedName {
@@ -71,7 +106,7 @@ func (in *Inspector) liveSources(ctx context.Context, v *viewer, id string, cx *
 				}
 			}
 		}
-		return len(src.msgs) < len(want)
+		return len(src.msgs)-found < len(want)
 	}
 	// The batches after the last summarized message: the verbatim L1.
 	i := len(refs)
@@ -91,7 +126,7 @@ func (in *Inspector) liveSources(ctx context.Context, v *viewer, id string, cx *
 	}
 	// The promoted messages, each in its own batch.
 	for _, o := range promoted {
-		if o > summarized || len(src.msgs) == len(want) {
+		if o > summarized || len(src.msgs)-found == len(want) {
 			continue
 		}
 		j := slices.IndexFunc(refs, func(r batchRef) bool { return r.First != 0 && r.First <= o && o <= r.Last })
@@ -102,4 +137,19 @@ func (in *Inspector) liveSources(ctx context.Context, v *viewer, id string, cx *
 		}
 	}
 	return src, nil
+}
+
+type ordinalOf struct {
+	id string
+	o  uint64
+}
+
+// serverOrdinal returns the ordinal of a message the node numbered (id
+// "m<seq>", which a client's id can never take).
+func serverOrdinal(id string) (uint64, bool) {
+	if len(id) < 2 || id[0] != 'm' || id[1] == '0' {
+		return 0, false
+	}
+	o, err := strconv.ParseUint(id[1:], 10, 64)
+	return o, err == nil
 }
