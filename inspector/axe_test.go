@@ -124,6 +124,9 @@ func TestBrowserAccessibility(t *testing.T) {
 		{path: "/ui/no-such-page", ready: "#error"},
 		{path: "/ui/s/nope/timeline", ready: "#error"},
 		{path: "/ui/s/gone", ready: "#erased"},
+		{path: "/ui/s/s1/compare", ready: "#changes"},
+		{path: "/ui/s/s1/compare?a=99999999", ready: "#error"},
+		{path: "/ui/s/s1?plan", ready: "#plan"},
 	}
 	failed := 0
 	for _, scheme := range []string{"light", "dark"} {

@@ -44,6 +44,7 @@ var funcs = template.FuncMap{
 			E entryRow
 		}{p, e}
 	},
+	"list": func(v ...atView) []atView { return v },
 }
 
 // ago is a Unix nanosecond time as "3m ago" (with the date past a day).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/bits"
 	"sync"
 
 	"github.com/agentmem/agentmem/events"
@@ -20,6 +21,23 @@ type batchRef struct {
 	Kinds uint16 // every kind of its events (kindMask)
 	// First and Last are the message ordinals the batch appended (0: none).
 	First, Last uint64
+	// Turn is the turn of its first message, and Users marks its user
+	// messages (bit k: message First+k), for a batch of at most 64
+	// messages (Turn 0 for a longer one): a message's turn without reading
+	// the batch again (turnOf).
+	Turn  uint32
+	Users uint64
+}
+
+// turnOf returns the turn of message ordinal o of the batch (false: not
+// known without reading it).
+func (r batchRef) turnOf(o uint64) (uint32, bool) {
+	if r.Turn == 0 || o < r.First || o > r.Last {
+		return 0, false
+	}
+	k := o - r.First
+	// The users after the first message, up to o, each start a turn.
+	return r.Turn + uint32(bits.OnesCount64(r.Users&(uint64(1)<<k<<1-1)&^1)), true
 }
 
 // sessionIndex is one session's batches in log order, read up to Read
@@ -144,10 +162,16 @@ func refOf(seq uint64, b *memoryv1.EventBatch) batchRef {
 		}
 		for _, m := range ev.GetMessages() {
 			if r.First == 0 {
-				r.First = m.GetSeq()
+				r.First, r.Turn = m.GetSeq(), m.GetTurn()
 			}
 			r.Last = m.GetSeq()
+			if k := r.Last - r.First; k < 64 && m.GetRole() == memoryv1.Role_ROLE_USER {
+				r.Users |= 1 << k
+			}
 		}
+	}
+	if r.First != 0 && r.Last-r.First >= 64 {
+		r.Turn, r.Users = 0, 0
 	}
 	return r
 }

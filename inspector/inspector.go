@@ -191,6 +191,7 @@ func (in *Inspector) routes() {
 	m.HandleFunc("GET /ui/s/{id}/message/{n}", in.api(in.messageText))
 	m.HandleFunc("GET /ui/s/{id}/data/{ref}", in.api(in.dataText))
 	m.HandleFunc("GET /ui/s/{id}/search", in.page(in.searchPage))
+	m.HandleFunc("GET /ui/s/{id}/compare", in.page(in.comparePage))
 	m.HandleFunc("GET /ui/s/{id}/at.json", in.api(in.atJSON))
 	m.HandleFunc("GET /ui/s/{id}/live", in.api(in.live))
 	m.HandleFunc("GET /ui/live", in.api(in.live))

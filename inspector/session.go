@@ -35,8 +35,9 @@ func sessionID(r *http.Request) (string, error) {
 	return id, nil
 }
 
-// contextPage is the session's context now, as the API answers it, with
-// each item's source from the session's state at the same sequence.
+// contextPage is the session's context now, as the API answers it (the
+// live actor), with each item's source and why from the session's index
+// and the batches of its verbatim messages (liveSources): no replay.
 func (in *Inspector) contextPage(ctx context.Context, r *http.Request, v *viewer) (string, any, error) {
 	id, err := sessionID(r)
 	if err != nil {
@@ -50,12 +51,12 @@ func (in *Inspector) contextPage(ctx context.Context, r *http.Request, v *viewer
 	if err != nil {
 		return "", nil, err
 	}
-	st, err := actors.SessionAt(ctx, in.deps.Log, in.codec, id, actors.Point{Seq: cx.GetSeq()})
+	src, err := in.liveSources(ctx, v, id, cx)
 	if err != nil {
-		return "", nil, fmt.Errorf("inspector: the session's state at seq %d: %w", cx.GetSeq(), err)
+		return "", nil, fmt.Errorf("inspector: the sources of the context at seq %d: %w", cx.GetSeq(), err)
 	}
 	p := contextPage{Base: base(v, id), Info: info, Status: statusName(info.GetStatus()),
-		Context: buildContext(cx, st.Snapshot()), LastSeq: cx.GetSeq()}
+		Context: buildContext(cx, src), LastSeq: cx.GetSeq()}
 	p.Tab = "context"
 	return "context.html", p, nil
 }

@@ -56,6 +56,8 @@ type atView struct {
 	Code             int
 	Lazy             bool // the context is fetched by the page after it loads
 	SessionID        string
+	// Last is the session's latest batch (what the panel compares with).
+	Last uint64
 }
 
 // timelinePage lists one page of the session's batches (the page holding
@@ -139,7 +141,7 @@ func (in *Inspector) timelinePage(ctx context.Context, r *http.Request, v *viewe
 		return "", nil, err
 	}
 	if q.Get("static") == "1" && p.At.Outside == "" {
-		if p.At, err = in.contextAt(ctx, id, p.Seqs, asked); err != nil {
+		if p.At, err = in.contextAt(ctx, v, id, p.Seqs, asked, false); err != nil {
 			return "", nil, err
 		}
 		compactAt(&p.At, r)
@@ -183,8 +185,8 @@ func (in *Inspector) rows(ctx context.Context, v *viewer, id string, refs []batc
 // shown as another point under asked's number), or before the log's
 // time-travel window (checked by contextAt).
 func (in *Inspector) locate(ctx context.Context, id string, seqs []uint64, asked uint64) (atView, error) {
-	at := atView{Asked: asked, SessionID: id}
 	first, last := seqs[0], seqs[len(seqs)-1]
+	at := atView{Asked: asked, SessionID: id, Last: last}
 	if err := in.checkWindow(ctx, min(asked, last)); err != nil {
 		var o *outsideWindow
 		if !errors.As(err, &o) {
@@ -208,11 +210,27 @@ func (in *Inspector) locate(ctx context.Context, id string, seqs []uint64, asked
 	return at, nil
 }
 
-// contextAt is locate with the context at the point, replayed from the log.
-func (in *Inspector) contextAt(ctx context.Context, id string, seqs []uint64, asked uint64) (atView, error) {
+// contextAt is locate with the context at the point: the latest point
+// from the live actor (the API's context, liveSources), an earlier one
+// (or the latest, with replay) replayed from the log (time travel).
+func (in *Inspector) contextAt(ctx context.Context, v *viewer, id string, seqs []uint64, asked uint64, replay bool) (atView, error) {
 	at, err := in.locate(ctx, id, seqs, asked)
 	if err != nil || at.Outside != "" {
 		return at, err
+	}
+	if at.Index == len(seqs)-1 && !replay {
+		cx, err := v.c.Context(ctx, id)
+		if err != nil {
+			return at, err
+		}
+		if cx.GetSeq() == at.Shown { // else the session moved on: time travel
+			src, err := in.liveSources(ctx, v, id, cx)
+			if err != nil {
+				return at, err
+			}
+			at.Context = buildContext(cx, src)
+			return at, nil
+		}
 	}
 	st, err := actors.SessionAt(ctx, in.deps.Log, in.codec, id, actors.Point{Seq: at.Shown})
 	if err != nil {
@@ -227,7 +245,7 @@ func (in *Inspector) contextAt(ctx context.Context, id string, seqs []uint64, as
 	if err != nil {
 		return at, err
 	}
-	at.Context = buildContext(cx, st.Snapshot())
+	at.Context = buildContext(cx, newSources(st.Snapshot()))
 	return at, nil
 }
 
@@ -240,6 +258,8 @@ func compactAt(at *atView, r *http.Request) {
 
 // atPart answers the context at ?seq= as the timeline's panel (an HTML
 // fragment the page swaps in: moving the slider reads no row again).
+// ?replay=1 replays the log even for the latest point (which is
+// otherwise read from the live session): the two must agree.
 func (in *Inspector) atPart(ctx context.Context, r *http.Request, v *viewer) (string, any, error) {
 	id, err := sessionID(r)
 	if err != nil {
@@ -262,7 +282,7 @@ func (in *Inspector) atPart(ctx context.Context, r *http.Request, v *viewer) (st
 			return "", nil, badInput{"seq", fmt.Sprintf("%q is not a stream sequence (a whole number > 0)", s)}
 		}
 	}
-	at, err := in.contextAt(ctx, id, seqs, asked)
+	at, err := in.contextAt(ctx, v, id, seqs, asked, r.URL.Query().Get("replay") == "1")
 	if err != nil {
 		return "", nil, err
 	}

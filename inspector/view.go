@@ -35,6 +35,8 @@ type contextView struct {
 	Items, Tokens uint32 // over every section
 	OpenAI        string
 	Anthropic     string
+	// Plan is how the sections were chosen (nil: no plan).
+	Plan *planView
 	// All, when set, is where the whole of a compact view is fetched: the
 	// timeline's panel shows the last panelItems items of each section
 	// and no renderings (a context of thousands of messages was tens of
@@ -82,17 +84,21 @@ type item struct {
 	Calls   []string
 	// Source says where the item comes from: message id, seq and day;
 	// scope, key and version; summary range.
-	Source    string
-	ScopeLink string // a link to the scope page ("" for none)
+	Source string
+	// Link opens the item's source (a scope entry, an earlier session);
+	// "" for none.
+	Link string
+	// Why says why it is in the context: always sent, the verbatim
+	// tail, or its score and rank among the section's candidates.
+	Why string
 }
 
-// buildContext lays cx out by section, naming each item's source from snap
-// (the session's state at cx's sequence).
-func buildContext(cx *memoryv1.ContextReply, snap *memoryv1.SessionSnapshot) contextView {
+// buildContext lays cx out by section, naming each item's source and why
+// it is there from src (the session's state at cx's sequence).
+func buildContext(cx *memoryv1.ContextReply, src sources) contextView {
 	u := cx.GetUsage()
 	v := contextView{SessionID: cx.GetSessionId(), Version: cx.GetVersion(), Seq: cx.GetSeq(), Turn: cx.GetTurn(),
 		Rom: cx.GetRomVersion(), Budget: u.GetBudget(), Used: u.GetUsed(), Percent: u.GetPercent()}
-	src := newSources(snap)
 	byLayer := map[string]*section{}
 	for _, o := range sectionOrder {
 		v.Sections = append(v.Sections, section{Layer: o.layer, Title: o.title, Hint: o.hint, Reported: layerTokens(cx.GetLayers(), o.layer)})
@@ -118,12 +124,14 @@ func buildContext(cx *memoryv1.ContextReply, snap *memoryv1.SessionSnapshot) con
 		if m.GetToolCallId() != "" {
 			it.Calls = append(it.Calls, "result of "+m.GetToolCallId())
 		}
-		it.Source, it.ScopeLink = src.of(m)
+		it.Source, it.Link = src.of(m)
+		it.Why = src.why(m)
 		s.Items = append(s.Items, it)
 		s.Tokens += m.GetTokens()
 		v.Items++
 		v.Tokens += m.GetTokens()
 	}
+	v.Plan = src.plan(cx)
 	for i := range v.Sections {
 		if v.Budget > 0 {
 			v.Sections[i].Share = 100 * float64(v.Sections[i].Tokens) / float64(v.Budget)
@@ -165,37 +173,35 @@ func roleName(r memoryv1.Role) string {
 	return strings.ToLower(strings.TrimPrefix(r.String(), "ROLE_"))
 }
 
-// sources finds where a context item came from in the session's state.
+// sources finds where a context item came from in the session's state,
+// and why it is there (the sections' plan and their recorded why).
 type sources struct {
 	msgs   map[string]*memoryv1.Message
-	sums   map[string]*memoryv1.Summary
+	sums   map[string]*placed
 	recall map[string]*memoryv1.RecalledItem
 	memory []*memoryv1.MemoryItem // the memory section's items (memoryItem)
 	rom    *memoryv1.Rom
+	// sec is the sections and plan the context shows (nil: none).
+	sec *memoryv1.Assembled
+	// recallAt is each recalled item's index in sec (memoryItemAt finds
+	// a memory item's).
+	recallAt map[string]int
 }
 
 func newSources(snap *memoryv1.SessionSnapshot) sources {
-	s := sources{msgs: map[string]*memoryv1.Message{}, sums: map[string]*memoryv1.Summary{},
-		recall: map[string]*memoryv1.RecalledItem{}, memory: snap.GetAssembled().GetMemory(), rom: snap.GetRom()}
+	s := emptySources(snap.GetRom(), snap.GetAssembled())
 	for _, e := range snap.GetL1() {
 		if m := e.GetMessage(); m != nil {
 			s.msgs[m.GetId()] = m
 		} else if sum := e.GetSummary(); sum != nil {
-			s.sums[sum.GetId()] = sum
+			s.sums[sum.GetId()] = placedOf(sum, "l1")
 		}
 	}
 	for _, m := range snap.GetPromoted() {
 		s.msgs[m.GetId()] = m
 	}
 	for _, sum := range snap.GetL2() {
-		s.sums[sum.GetId()] = sum
-	}
-	for _, r := range snap.GetAssembled().GetRecalled() {
-		if r.GetSummaryId() != "" {
-			s.recall["recalled:summary:"+r.GetSummaryId()] = r
-			continue
-		}
-		s.recall["recalled:"+r.GetMessageId()] = r
+		s.sums[sum.GetId()] = placedOf(sum, "l2")
 	}
 	return s
 }
@@ -206,9 +212,15 @@ func newSources(snap *memoryv1.SessionSnapshot) sources {
 // from the scope, or by a digest prefix when it could not be (erased:
 // key is then "").
 func (s sources) memoryItem(id string) (*memoryv1.MemoryItem, string, bool) {
+	it, key, _, ok := s.memoryItemAt(id)
+	return it, key, ok
+}
+
+// memoryItemAt is memoryItem with the item's index in the section.
+func (s sources) memoryItemAt(id string) (*memoryv1.MemoryItem, string, int, bool) {
 	scope, name, ok := strings.Cut(strings.TrimPrefix(id, "memory:"), "/")
 	if !ok {
-		return nil, "", false
+		return nil, "", 0, false
 	}
 	key := name
 	if strings.HasPrefix(name, "#") { // no key holds '#' (sharedmem.ValidateKey)
@@ -218,15 +230,40 @@ func (s sources) memoryItem(id string) (*memoryv1.MemoryItem, string, bool) {
 	if key != "" {
 		sum = segmented.KeySum(key)
 	}
-	for _, it := range s.memory {
+	for i, it := range s.memory {
 		if it.GetScope() != scope {
 			continue
 		}
 		if (key != "" && bytes.Equal(segmented.ItemKeySum(it), sum)) || (key == "" && segmented.KeyName(it, "") == name) {
-			return it, key, true
+			return it, key, i, true
 		}
 	}
-	return nil, "", false
+	return nil, "", 0, false
+}
+
+// emptySources holds the ROM and the sections; messages and summaries are
+// added by the caller.
+func emptySources(rom *memoryv1.Rom, sec *memoryv1.Assembled) sources {
+	s := sources{msgs: map[string]*memoryv1.Message{}, sums: map[string]*placed{},
+		recall: map[string]*memoryv1.RecalledItem{}, memory: sec.GetMemory(), rom: rom, sec: sec,
+		recallAt: map[string]int{}}
+	for i, r := range sec.GetRecalled() {
+		id := recalledID(r)
+		s.recall[id], s.recallAt[id] = r, i
+	}
+	return s
+}
+
+// recalledID is the context message id of recalled item r (as
+// segmented's context names it).
+func recalledID(r *memoryv1.RecalledItem) string {
+	switch {
+	case r.GetSummaryId() != "":
+		return "recalled:summary:" + r.GetSummaryId()
+	case r.GetSessionId() != "":
+		return "recalled:" + r.GetSessionId() + "/" + r.GetMessageId()
+	}
+	return "recalled:" + r.GetMessageId()
 }
 
 func (s sources) of(m *memoryv1.ContextMessage) (string, string) {
@@ -250,9 +287,13 @@ func (s sources) of(m *memoryv1.ContextMessage) (string, string) {
 			return src, fmt.Sprintf("/ui/scopes?kind=%s&id=%s&key=%s", kind, sid, segmented.KeyName(it, key))
 		}
 	case segmented.LayerRecalled:
-		if it, ok := s.recall[id]; ok && it.GetSummaryId() != "" {
-			return fmt.Sprintf("archived summary %s · to seq %d (from swap)", it.GetSummaryId(), it.GetSeq()), ""
-		} else if ok {
+		if it, ok := s.recall[id]; ok {
+			switch {
+			case it.GetSummaryId() != "":
+				return fmt.Sprintf("archived summary %s · to seq %d (from swap)", it.GetSummaryId(), it.GetSeq()), ""
+			case it.GetSessionId() != "":
+				return fmt.Sprintf("message %s · seq %d of earlier session %s", it.GetMessageId(), it.GetSeq(), it.GetSessionId()), "/ui/s/" + it.GetSessionId() + "/conversation"
+			}
 			return fmt.Sprintf("message %s · seq %d (from swap)", it.GetMessageId(), it.GetSeq()), ""
 		}
 	}
@@ -260,8 +301,8 @@ func (s sources) of(m *memoryv1.ContextMessage) (string, string) {
 		return fmt.Sprintf("message %s · seq %d · turn %d · %s", msg.GetId(), msg.GetSeq(), msg.GetTurn(), day(msg)), ""
 	}
 	if sum, ok := s.sums[id]; ok {
-		return fmt.Sprintf("summary of seq %d–%d (%d messages, %d→%d tokens, %s)", sum.GetFirstSeq(), sum.GetLastSeq(),
-			len(sum.GetMessageIds()), sum.GetCoveredTokens(), sum.GetTokens(), sum.GetSource()), ""
+		return fmt.Sprintf("summary of seq %d–%d (%d messages, %d→%d tokens, %s)", sum.first, sum.last,
+			sum.messages, sum.covered, sum.tokens, sum.source), ""
 	}
 	return id, ""
 }

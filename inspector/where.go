@@ -20,11 +20,20 @@ type whereNow struct {
 	// asked (every append has one: decoding each cost a cold index more
 	// than all the rest).
 	assembled *anypb.Any
+	// sections is the latest ContextAssembled (kept, unlike assembled,
+	// for the context page's sources and why: a few kilobytes of
+	// references); rom and pending the session's active and pending ROM,
+	// without their texts (version and libraries).
+	sections     *anypb.Any
+	rom, pending *memoryv1.Rom
 }
 
 type placed struct {
 	first, last uint64 // the message ordinals it covers
 	layer       string // "l1", "l2", "swap", "" (merged into another)
+	// What the context page says of it (never its text).
+	messages, tokens, covered uint32
+	source                    string
 }
 
 func (w *whereNow) apply(b *memoryv1.EventBatch) {
@@ -40,14 +49,15 @@ func (w *whereNow) apply(b *memoryv1.EventBatch) {
 				p.layer = ""
 			}
 		}
-		w.sums[s.GetId()] = &placed{first: s.GetFirstSeq(), last: s.GetLastSeq(), layer: layer}
+		w.sums[s.GetId()] = placedOf(s, layer)
 	}
 	for _, a := range b.GetEvents() {
 		switch shortType(a) {
 		case "ContextAssembled":
-			w.assembled = a
+			w.assembled, w.sections = a, a
 			continue
-		case "L1Summarized", "L1Evicted", "L2Archived", "MessagesPromoted", "PromotedCleared":
+		case "L1Summarized", "L1Evicted", "L2Archived", "MessagesPromoted", "PromotedCleared",
+			"SessionCreated", "RomUpdated", "RomActivated":
 		default:
 			continue
 		}
@@ -70,7 +80,7 @@ func (w *whereNow) apply(b *memoryv1.EventBatch) {
 				if p := w.sums[s.GetId()]; p != nil {
 					p.layer = "swap"
 				} else {
-					w.sums[s.GetId()] = &placed{first: s.GetFirstSeq(), last: s.GetLastSeq(), layer: "swap"}
+					w.sums[s.GetId()] = placedOf(s, "swap")
 				}
 			}
 			add(e.GetCondensed(), "l2")
@@ -80,6 +90,14 @@ func (w *whereNow) apply(b *memoryv1.EventBatch) {
 			}
 		case *memoryv1.PromotedCleared:
 			clear(w.promoted)
+		case *memoryv1.SessionCreated:
+			w.rom = romRef(e.GetRom())
+		case *memoryv1.RomUpdated:
+			w.pending = romRef(e.GetRom())
+		case *memoryv1.RomActivated:
+			if w.pending.GetVersion() == e.GetVersion() {
+				w.rom, w.pending = w.pending, nil
+			}
 		}
 	}
 }
@@ -127,4 +145,17 @@ func (w *whereNow) of(o uint64) (label, class string) {
 		label += " · promoted"
 	}
 	return label, class
+}
+
+func placedOf(s *memoryv1.Summary, layer string) *placed {
+	return &placed{first: s.GetFirstSeq(), last: s.GetLastSeq(), layer: layer, messages: uint32(len(s.GetMessageIds())),
+		tokens: s.GetTokens(), covered: s.GetCoveredTokens(), source: s.GetSource()}
+}
+
+// romRef is r without its texts: what names it (version and libraries).
+func romRef(r *memoryv1.Rom) *memoryv1.Rom {
+	if r == nil {
+		return nil
+	}
+	return &memoryv1.Rom{Version: r.GetVersion(), Libraries: r.GetLibraries()}
 }

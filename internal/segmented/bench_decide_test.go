@@ -10,6 +10,7 @@ import (
 	"github.com/agentmem/agentmem/internal/cpustat"
 	"github.com/agentmem/agentmem/internal/facts"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
+	"google.golang.org/protobuf/proto"
 )
 
 // decideFixture is a session grown from a generated conversation
@@ -198,6 +199,7 @@ func BenchmarkDecideAppendAssembled(b *testing.B) {
 				b.ReportMetric(float64(len(f.asm.snap.GetL1())), "l1")
 				b.ReportMetric(float64(len(f.asm.snap.GetL2())), "l2")
 				b.ReportMetric(float64(len(f.cands[0].Recall)), "hits")
+				b.ReportMetric(assembledEventBytes(b, f, env), "event-B")
 			})
 			b.Run("assembled-repeat", func(b *testing.B) {
 				// The same message again and again: its candidates' texts
@@ -253,4 +255,27 @@ func BenchmarkDecideAppendAssembled(b *testing.B) {
 			})
 		})
 	}
+}
+
+// assembledEventBytes is the mean size of the ContextAssembled event of
+// the fixture's 16 decisions (what each user message adds to the log for
+// the sections and the plan).
+func assembledEventBytes(b *testing.B, f *decideFixture, env Env) float64 {
+	var size, n int
+	for i, req := range f.reqs {
+		evs, err := f.asm.DecideAppendWith(req, f.cands[i], env)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, ev := range evs {
+			if ca, ok := ev.(*memoryv1.ContextAssembled); ok {
+				size += proto.Size(ca)
+				n++
+			}
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return float64(size) / float64(n)
 }

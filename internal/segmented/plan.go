@@ -141,6 +141,10 @@ type planner struct {
 	// recs and mems hold what the section parts stand for (partRef).
 	recs []recalledRef
 	mems []memChoice
+	// memCands and memValue are the memory candidates weighed and each
+	// one's value (why.go names those chooseMemory left out).
+	memCands []*memoryv1.MemoryItem
+	memValue []float64
 }
 
 // earlierRef names a message of another session.
@@ -221,6 +225,7 @@ func (s *State) plan(m *memoryv1.Message, c *Candidates, env Env) *memoryv1.Asse
 	out.L1Seqs = p.l1p.seqs(p.l1p.c.ents)
 	slices.SortFunc(out.Recalled, compareRecalled)
 	out.Recalled = p.continueEarlier(out.Recalled, chosen)
+	out.Why = p.why(out, room, caps)
 	// out.Memory is by tier already: the memory parts were added in
 	// chooseMemory's order (by tier), and chosen is ascending.
 	p.noteShown(out)
@@ -473,6 +478,7 @@ func (p *planner) addMemory(c *Candidates, a *memoryv1.AssemblyConfig) {
 		}
 		value[r] = v
 	}
+	p.memCands, p.memValue = cands, value
 	p.mems = chooseMemoryFrom(cands, c.memoryCounts(p.rawTok), a, p.s.sectionCap(a.GetMemoryPct()), p.tok, p.mems)
 	for j, m := range p.mems {
 		p.add(Part{Kind: PartMemory, Tokens: uint64(m.tokens), Value: value[first[m.from]]}, partRef{l2: -1, mem: int32(j + 1)})
@@ -565,6 +571,7 @@ func (s *State) trimView() *memoryv1.ContextAssembled {
 		drop(uint64(out.Memory[len(out.Memory)-1].GetTokens()))
 		out.Memory = out.Memory[:len(out.Memory)-1]
 	}
+	trimWhy(out.Why, len(out.Recalled), len(out.Memory))
 	return &memoryv1.ContextAssembled{Sections: out}
 }
 

@@ -69,6 +69,7 @@ func (s *State) planReference(m *memoryv1.Message, c *Candidates, env Env) *memo
 	out.Recalled = p.continueEarlier(out.Recalled, chosen)
 	slices.Sort(out.L1Seqs)
 	out.Memory = byTier(out.Memory)
+	out.Why = p.why(out, room, caps)
 	return out
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentmem/agentmem/internal/convgen"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
+	"google.golang.org/protobuf/proto"
 )
 
 // decisionDigests are the SHA-256 digests of every batch decided by
@@ -21,11 +22,33 @@ import (
 // (MemoryItem.key_sha256; the context's memory message ids with it): the
 // faster code must decide byte for byte the same. A change meant to
 // change decisions updates them (AGENTMEM_DECISION_DIGESTS=1 prints them).
+// They are taken with each ContextAssembled's why (the record of how the
+// plan chose, added later) left out: recording it changed no decision;
+// whyDigests pin the events whole, the why included.
 var decisionDigests = []string{
 	"f29ab804d7b29f2c7965a6572951501b6951ee3e5457400c029c706e87932bf4",
 	"028edc5e1d2971f4938988f67a838c7b7b0df56f8da4c822ec254a5330f19ccc",
 	"39850ad92b944a91378737581552ca186bd3c72fcb12e521778796b8753808a1",
 	"5402522ef472ded598bee33931effd54cf016d7abb7178f5159a909c09edbdc0",
+}
+
+// whyDigests are decisionDigests with the why of each ContextAssembled.
+var whyDigests = []string{
+	"b3ad13926bc409bccffbfe08f6e1ba5d55f4cd79551b0619e24dc8df6c4ff8ff",
+	"69d58efd58efd6528ab4c3c5bdb10de97d959aeaa43904ca1b67c522e68bf6ea",
+	"7d976a0d741386be701087a9650030cb9fe04157648d9d96090d9c65dcd3bf11",
+	"c73bb44ccacc7c3fc5c0e18a9615002b0a26670ff802a429bbd1f0da4bfc3f13",
+}
+
+// withoutWhy is ev without its Assembled.why (ev itself when it has none).
+func withoutWhy(ev proto.Message) proto.Message {
+	ca, ok := ev.(*memoryv1.ContextAssembled)
+	if !ok || ca.GetSections().GetWhy() == nil {
+		return ev
+	}
+	c := proto.Clone(ca).(*memoryv1.ContextAssembled)
+	c.Sections.Why = nil
+	return c
 }
 
 // TestDecisionsUnchanged decides a long generated conversation under
@@ -57,13 +80,13 @@ func TestDecisionsUnchanged(t *testing.T) {
 		{200000, nil},
 	}
 	for _, prepare := range []bool{false, true} {
-		var got []string
+		var got, gotWhy []string
 		for si, set := range settings {
 			rng := rand.New(rand.NewPCG(uint64(set.budget), 9))
 			s := mustCreate(t, &memoryv1.CreateSessionRequest{SystemPrompt: conv.SystemPrompt, MaxContextTokens: set.budget, ReservedOutputTokens: 1000, UserId: "u1", Assembly: set.asm})
 			memo := &PrepareMemo{}
 			var stored []*memoryv1.Message
-			h := sha256.New()
+			h, hw := sha256.New(), sha256.New()
 			for i, a := range conv.Appends {
 				req := appendRequest(conv, a)
 				var c *Candidates
@@ -77,10 +100,12 @@ func TestDecisionsUnchanged(t *testing.T) {
 				evs, err := s.DecideAppendWith(req, c, env)
 				if err != nil {
 					fmt.Fprintf(h, "%d: %v\n", i, err)
+					fmt.Fprintf(hw, "%d: %v\n", i, err)
 					continue
 				}
 				for _, ev := range evs {
-					h.Write(marshal(t, ev))
+					hw.Write(marshal(t, ev))
+					h.Write(marshal(t, withoutWhy(ev)))
 				}
 				if err := s.Apply(Meta{CommandID: fmt.Sprint(i), Version: s.Version() + 1, Seq: s.LastSeq() + 1}, evs); err != nil {
 					t.Fatal(err)
@@ -92,13 +117,18 @@ func TestDecisionsUnchanged(t *testing.T) {
 				}
 			}
 			h.Write(marshal(t, s.Context()))
+			hw.Write(marshal(t, s.Context()))
 			got = append(got, fmt.Sprintf("%x", h.Sum(nil)))
+			gotWhy = append(gotWhy, fmt.Sprintf("%x", hw.Sum(nil)))
 			if si < len(decisionDigests) && got[si] != decisionDigests[si] {
 				t.Errorf("prepared %v, budget %d: the decisions differ from before", prepare, set.budget)
 			}
+			if si < len(whyDigests) && gotWhy[si] != whyDigests[si] {
+				t.Errorf("prepared %v, budget %d: the recorded why differs from before", prepare, set.budget)
+			}
 		}
 		if os.Getenv("AGENTMEM_DECISION_DIGESTS") != "" {
-			t.Logf("digests: %q", got)
+			t.Logf("digests: %q\nwhy digests: %q", got, gotWhy)
 		}
 	}
 }

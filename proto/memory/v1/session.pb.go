@@ -134,6 +134,60 @@ func (SessionStatus) EnumDescriptor() ([]byte, []int) {
 	return file_memory_v1_session_proto_rawDescGZIP(), []int{1}
 }
 
+// LeftOutReason says why a candidate was not chosen.
+type LeftOutReason int32
+
+const (
+	LeftOutReason_LEFT_OUT_REASON_UNSPECIFIED LeftOutReason = 0
+	// NO_ROOM: it did not fit in what was left of the room or of its
+	// section's cap (or, for a memory entry, of its tier's share).
+	LeftOutReason_LEFT_OUT_REASON_NO_ROOM LeftOutReason = 1
+	// BELOW_THRESHOLD: its value was 0 (a search score of 0), which the
+	// allocation never takes.
+	LeftOutReason_LEFT_OUT_REASON_BELOW_THRESHOLD LeftOutReason = 2
+)
+
+// Enum value maps for LeftOutReason.
+var (
+	LeftOutReason_name = map[int32]string{
+		0: "LEFT_OUT_REASON_UNSPECIFIED",
+		1: "LEFT_OUT_REASON_NO_ROOM",
+		2: "LEFT_OUT_REASON_BELOW_THRESHOLD",
+	}
+	LeftOutReason_value = map[string]int32{
+		"LEFT_OUT_REASON_UNSPECIFIED":     0,
+		"LEFT_OUT_REASON_NO_ROOM":         1,
+		"LEFT_OUT_REASON_BELOW_THRESHOLD": 2,
+	}
+)
+
+func (x LeftOutReason) Enum() *LeftOutReason {
+	p := new(LeftOutReason)
+	*p = x
+	return p
+}
+
+func (x LeftOutReason) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (LeftOutReason) Descriptor() protoreflect.EnumDescriptor {
+	return file_memory_v1_session_proto_enumTypes[2].Descriptor()
+}
+
+func (LeftOutReason) Type() protoreflect.EnumType {
+	return &file_memory_v1_session_proto_enumTypes[2]
+}
+
+func (x LeftOutReason) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use LeftOutReason.Descriptor instead.
+func (LeftOutReason) EnumDescriptor() ([]byte, []int) {
+	return file_memory_v1_session_proto_rawDescGZIP(), []int{2}
+}
+
 type ToolCall struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
@@ -1769,10 +1823,14 @@ type Assembled struct {
 	// message seq), and of L2 only the summaries listed in l2_ids. Unset (a
 	// session assembled before the allocation): every L1 and L2 entry is
 	// shown, and the sections count in the session's own budget.
-	Planned       bool     `protobuf:"varint,5,opt,name=planned,proto3" json:"planned,omitempty"`
-	TailSeq       uint64   `protobuf:"varint,6,opt,name=tail_seq,json=tailSeq,proto3" json:"tail_seq,omitempty"`
-	L1Seqs        []uint64 `protobuf:"varint,7,rep,packed,name=l1_seqs,json=l1Seqs,proto3" json:"l1_seqs,omitempty"`
-	L2Ids         []string `protobuf:"bytes,8,rep,name=l2_ids,json=l2Ids,proto3" json:"l2_ids,omitempty"`
+	Planned bool     `protobuf:"varint,5,opt,name=planned,proto3" json:"planned,omitempty"`
+	TailSeq uint64   `protobuf:"varint,6,opt,name=tail_seq,json=tailSeq,proto3" json:"tail_seq,omitempty"`
+	L1Seqs  []uint64 `protobuf:"varint,7,rep,packed,name=l1_seqs,json=l1Seqs,proto3" json:"l1_seqs,omitempty"`
+	L2Ids   []string `protobuf:"bytes,8,rep,name=l2_ids,json=l2Ids,proto3" json:"l2_ids,omitempty"`
+	// why: how the allocation chose the sections' items (an outcome, never
+	// computed again by replay). Unset before it was recorded, and on
+	// sections cleared or trimmed to fit.
+	Why           *AssemblyWhy `protobuf:"bytes,9,opt,name=why,proto3" json:"why,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1863,6 +1921,285 @@ func (x *Assembled) GetL2Ids() []string {
 	return nil
 }
 
+func (x *Assembled) GetWhy() *AssemblyWhy {
+	if x != nil {
+		return x.Why
+	}
+	return nil
+}
+
+// AssemblyWhy is the allocation's outcome for the recalled and memory
+// sections of one user message: the room the allocation filled, each
+// section's cap, each chosen item's score and rank, and the best
+// candidates left out. It holds references and numbers only, never text: a
+// left-out message is named like a RecalledItem (session, seq, message id
+// or summary id), a left-out memory entry by its scope and the SHA-256 of
+// its key, so erasing a source leaves no text of it here.
+type AssemblyWhy struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// room: the tokens the allocation could fill beyond the context's
+	// floors (ROM, Kernel, promoted messages, the verbatim tail).
+	Room        uint64 `protobuf:"varint,1,opt,name=room,proto3" json:"room,omitempty"`
+	RecalledCap uint64 `protobuf:"varint,2,opt,name=recalled_cap,json=recalledCap,proto3" json:"recalled_cap,omitempty"`
+	MemoryCap   uint64 `protobuf:"varint,3,opt,name=memory_cap,json=memoryCap,proto3" json:"memory_cap,omitempty"`
+	// recalled_candidates and memory_candidates: how many candidates of
+	// each section the allocation weighed.
+	RecalledCandidates uint32 `protobuf:"varint,4,opt,name=recalled_candidates,json=recalledCandidates,proto3" json:"recalled_candidates,omitempty"`
+	MemoryCandidates   uint32 `protobuf:"varint,5,opt,name=memory_candidates,json=memoryCandidates,proto3" json:"memory_candidates,omitempty"`
+	// recalled_scores and recalled_ranks, beside Assembled.recalled (same
+	// order, same length), are each item's score (its value for the user
+	// message, 0..1) and its rank (1 = the best) among the section's
+	// candidates in the order the allocation weighed them (value per token);
+	// memory_scores and memory_ranks beside Assembled.memory.
+	RecalledScores []float32 `protobuf:"fixed32,6,rep,packed,name=recalled_scores,json=recalledScores,proto3" json:"recalled_scores,omitempty"`
+	RecalledRanks  []uint32  `protobuf:"varint,7,rep,packed,name=recalled_ranks,json=recalledRanks,proto3" json:"recalled_ranks,omitempty"`
+	MemoryScores   []float32 `protobuf:"fixed32,8,rep,packed,name=memory_scores,json=memoryScores,proto3" json:"memory_scores,omitempty"`
+	MemoryRanks    []uint32  `protobuf:"varint,9,rep,packed,name=memory_ranks,json=memoryRanks,proto3" json:"memory_ranks,omitempty"`
+	// left_out: the best candidates of each section not chosen (at most
+	// segmented.MaxLeftOut each), best first.
+	LeftOut       []*LeftOut `protobuf:"bytes,10,rep,name=left_out,json=leftOut,proto3" json:"left_out,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AssemblyWhy) Reset() {
+	*x = AssemblyWhy{}
+	mi := &file_memory_v1_session_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AssemblyWhy) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AssemblyWhy) ProtoMessage() {}
+
+func (x *AssemblyWhy) ProtoReflect() protoreflect.Message {
+	mi := &file_memory_v1_session_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AssemblyWhy.ProtoReflect.Descriptor instead.
+func (*AssemblyWhy) Descriptor() ([]byte, []int) {
+	return file_memory_v1_session_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *AssemblyWhy) GetRoom() uint64 {
+	if x != nil {
+		return x.Room
+	}
+	return 0
+}
+
+func (x *AssemblyWhy) GetRecalledCap() uint64 {
+	if x != nil {
+		return x.RecalledCap
+	}
+	return 0
+}
+
+func (x *AssemblyWhy) GetMemoryCap() uint64 {
+	if x != nil {
+		return x.MemoryCap
+	}
+	return 0
+}
+
+func (x *AssemblyWhy) GetRecalledCandidates() uint32 {
+	if x != nil {
+		return x.RecalledCandidates
+	}
+	return 0
+}
+
+func (x *AssemblyWhy) GetMemoryCandidates() uint32 {
+	if x != nil {
+		return x.MemoryCandidates
+	}
+	return 0
+}
+
+func (x *AssemblyWhy) GetRecalledScores() []float32 {
+	if x != nil {
+		return x.RecalledScores
+	}
+	return nil
+}
+
+func (x *AssemblyWhy) GetRecalledRanks() []uint32 {
+	if x != nil {
+		return x.RecalledRanks
+	}
+	return nil
+}
+
+func (x *AssemblyWhy) GetMemoryScores() []float32 {
+	if x != nil {
+		return x.MemoryScores
+	}
+	return nil
+}
+
+func (x *AssemblyWhy) GetMemoryRanks() []uint32 {
+	if x != nil {
+		return x.MemoryRanks
+	}
+	return nil
+}
+
+func (x *AssemblyWhy) GetLeftOut() []*LeftOut {
+	if x != nil {
+		return x.LeftOut
+	}
+	return nil
+}
+
+// LeftOut is a candidate of the recalled or memory section the allocation
+// did not choose.
+type LeftOut struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// section: "recalled" or "memory".
+	Section string `protobuf:"bytes,1,opt,name=section,proto3" json:"section,omitempty"`
+	// A recalled candidate: its session_id ("" for the session's own), seq
+	// and message_id, or summary_id (an archived summary).
+	SessionId string `protobuf:"bytes,2,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	Seq       uint64 `protobuf:"varint,3,opt,name=seq,proto3" json:"seq,omitempty"`
+	MessageId string `protobuf:"bytes,4,opt,name=message_id,json=messageId,proto3" json:"message_id,omitempty"`
+	SummaryId string `protobuf:"bytes,5,opt,name=summary_id,json=summaryId,proto3" json:"summary_id,omitempty"`
+	// A memory candidate: its scope, the SHA-256 of its key, its version.
+	Scope         string        `protobuf:"bytes,6,opt,name=scope,proto3" json:"scope,omitempty"`
+	KeySha256     []byte        `protobuf:"bytes,7,opt,name=key_sha256,json=keySha256,proto3" json:"key_sha256,omitempty"`
+	Version       uint64        `protobuf:"varint,8,opt,name=version,proto3" json:"version,omitempty"`
+	Score         float32       `protobuf:"fixed32,9,opt,name=score,proto3" json:"score,omitempty"`
+	Rank          uint32        `protobuf:"varint,10,opt,name=rank,proto3" json:"rank,omitempty"`
+	Tokens        uint32        `protobuf:"varint,11,opt,name=tokens,proto3" json:"tokens,omitempty"`
+	Reason        LeftOutReason `protobuf:"varint,12,opt,name=reason,proto3,enum=agentmem.memory.v1.LeftOutReason" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LeftOut) Reset() {
+	*x = LeftOut{}
+	mi := &file_memory_v1_session_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LeftOut) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LeftOut) ProtoMessage() {}
+
+func (x *LeftOut) ProtoReflect() protoreflect.Message {
+	mi := &file_memory_v1_session_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LeftOut.ProtoReflect.Descriptor instead.
+func (*LeftOut) Descriptor() ([]byte, []int) {
+	return file_memory_v1_session_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *LeftOut) GetSection() string {
+	if x != nil {
+		return x.Section
+	}
+	return ""
+}
+
+func (x *LeftOut) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *LeftOut) GetSeq() uint64 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
+}
+
+func (x *LeftOut) GetMessageId() string {
+	if x != nil {
+		return x.MessageId
+	}
+	return ""
+}
+
+func (x *LeftOut) GetSummaryId() string {
+	if x != nil {
+		return x.SummaryId
+	}
+	return ""
+}
+
+func (x *LeftOut) GetScope() string {
+	if x != nil {
+		return x.Scope
+	}
+	return ""
+}
+
+func (x *LeftOut) GetKeySha256() []byte {
+	if x != nil {
+		return x.KeySha256
+	}
+	return nil
+}
+
+func (x *LeftOut) GetVersion() uint64 {
+	if x != nil {
+		return x.Version
+	}
+	return 0
+}
+
+func (x *LeftOut) GetScore() float32 {
+	if x != nil {
+		return x.Score
+	}
+	return 0
+}
+
+func (x *LeftOut) GetRank() uint32 {
+	if x != nil {
+		return x.Rank
+	}
+	return 0
+}
+
+func (x *LeftOut) GetTokens() uint32 {
+	if x != nil {
+		return x.Tokens
+	}
+	return 0
+}
+
+func (x *LeftOut) GetReason() LeftOutReason {
+	if x != nil {
+		return x.Reason
+	}
+	return LeftOutReason_LEFT_OUT_REASON_UNSPECIFIED
+}
+
 type StateEntry struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Key           string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
@@ -1873,7 +2210,7 @@ type StateEntry struct {
 
 func (x *StateEntry) Reset() {
 	*x = StateEntry{}
-	mi := &file_memory_v1_session_proto_msgTypes[18]
+	mi := &file_memory_v1_session_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1885,7 +2222,7 @@ func (x *StateEntry) String() string {
 func (*StateEntry) ProtoMessage() {}
 
 func (x *StateEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_memory_v1_session_proto_msgTypes[18]
+	mi := &file_memory_v1_session_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1898,7 +2235,7 @@ func (x *StateEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StateEntry.ProtoReflect.Descriptor instead.
 func (*StateEntry) Descriptor() ([]byte, []int) {
-	return file_memory_v1_session_proto_rawDescGZIP(), []int{18}
+	return file_memory_v1_session_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *StateEntry) GetKey() string {
@@ -1929,7 +2266,7 @@ type CommandResult struct {
 
 func (x *CommandResult) Reset() {
 	*x = CommandResult{}
-	mi := &file_memory_v1_session_proto_msgTypes[19]
+	mi := &file_memory_v1_session_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1941,7 +2278,7 @@ func (x *CommandResult) String() string {
 func (*CommandResult) ProtoMessage() {}
 
 func (x *CommandResult) ProtoReflect() protoreflect.Message {
-	mi := &file_memory_v1_session_proto_msgTypes[19]
+	mi := &file_memory_v1_session_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1954,7 +2291,7 @@ func (x *CommandResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommandResult.ProtoReflect.Descriptor instead.
 func (*CommandResult) Descriptor() ([]byte, []int) {
-	return file_memory_v1_session_proto_rawDescGZIP(), []int{19}
+	return file_memory_v1_session_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *CommandResult) GetCommandId() string {
@@ -2034,7 +2371,7 @@ type SessionSnapshot struct {
 
 func (x *SessionSnapshot) Reset() {
 	*x = SessionSnapshot{}
-	mi := &file_memory_v1_session_proto_msgTypes[20]
+	mi := &file_memory_v1_session_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2046,7 +2383,7 @@ func (x *SessionSnapshot) String() string {
 func (*SessionSnapshot) ProtoMessage() {}
 
 func (x *SessionSnapshot) ProtoReflect() protoreflect.Message {
-	mi := &file_memory_v1_session_proto_msgTypes[20]
+	mi := &file_memory_v1_session_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2059,7 +2396,7 @@ func (x *SessionSnapshot) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionSnapshot.ProtoReflect.Descriptor instead.
 func (*SessionSnapshot) Descriptor() ([]byte, []int) {
-	return file_memory_v1_session_proto_rawDescGZIP(), []int{20}
+	return file_memory_v1_session_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *SessionSnapshot) GetSessionId() string {
@@ -2416,7 +2753,7 @@ const file_memory_v1_session_proto_rawDesc = "" +
 	"text_bytes\x18\a \x01(\rR\ttextBytes\x12\x18\n" +
 	"\atrimmed\x18\b \x01(\bR\atrimmed\x12\x1d\n" +
 	"\n" +
-	"key_sha256\x18\t \x01(\fR\tkeySha256\"\xa5\x02\n" +
+	"key_sha256\x18\t \x01(\fR\tkeySha256\"\xd8\x02\n" +
 	"\tAssembled\x12$\n" +
 	"\x0efor_message_id\x18\x01 \x01(\tR\fforMessageId\x12\x17\n" +
 	"\afor_seq\x18\x02 \x01(\x04R\x06forSeq\x12<\n" +
@@ -2425,7 +2762,39 @@ const file_memory_v1_session_proto_rawDesc = "" +
 	"\aplanned\x18\x05 \x01(\bR\aplanned\x12\x19\n" +
 	"\btail_seq\x18\x06 \x01(\x04R\atailSeq\x12\x17\n" +
 	"\al1_seqs\x18\a \x03(\x04R\x06l1Seqs\x12\x15\n" +
-	"\x06l2_ids\x18\b \x03(\tR\x05l2Ids\"4\n" +
+	"\x06l2_ids\x18\b \x03(\tR\x05l2Ids\x121\n" +
+	"\x03why\x18\t \x01(\v2\x1f.agentmem.memory.v1.AssemblyWhyR\x03why\"\x91\x03\n" +
+	"\vAssemblyWhy\x12\x12\n" +
+	"\x04room\x18\x01 \x01(\x04R\x04room\x12!\n" +
+	"\frecalled_cap\x18\x02 \x01(\x04R\vrecalledCap\x12\x1d\n" +
+	"\n" +
+	"memory_cap\x18\x03 \x01(\x04R\tmemoryCap\x12/\n" +
+	"\x13recalled_candidates\x18\x04 \x01(\rR\x12recalledCandidates\x12+\n" +
+	"\x11memory_candidates\x18\x05 \x01(\rR\x10memoryCandidates\x12'\n" +
+	"\x0frecalled_scores\x18\x06 \x03(\x02R\x0erecalledScores\x12%\n" +
+	"\x0erecalled_ranks\x18\a \x03(\rR\rrecalledRanks\x12#\n" +
+	"\rmemory_scores\x18\b \x03(\x02R\fmemoryScores\x12!\n" +
+	"\fmemory_ranks\x18\t \x03(\rR\vmemoryRanks\x126\n" +
+	"\bleft_out\x18\n" +
+	" \x03(\v2\x1b.agentmem.memory.v1.LeftOutR\aleftOut\"\xde\x02\n" +
+	"\aLeftOut\x12\x18\n" +
+	"\asection\x18\x01 \x01(\tR\asection\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x02 \x01(\tR\tsessionId\x12\x10\n" +
+	"\x03seq\x18\x03 \x01(\x04R\x03seq\x12\x1d\n" +
+	"\n" +
+	"message_id\x18\x04 \x01(\tR\tmessageId\x12\x1d\n" +
+	"\n" +
+	"summary_id\x18\x05 \x01(\tR\tsummaryId\x12\x14\n" +
+	"\x05scope\x18\x06 \x01(\tR\x05scope\x12\x1d\n" +
+	"\n" +
+	"key_sha256\x18\a \x01(\fR\tkeySha256\x12\x18\n" +
+	"\aversion\x18\b \x01(\x04R\aversion\x12\x14\n" +
+	"\x05score\x18\t \x01(\x02R\x05score\x12\x12\n" +
+	"\x04rank\x18\n" +
+	" \x01(\rR\x04rank\x12\x16\n" +
+	"\x06tokens\x18\v \x01(\rR\x06tokens\x129\n" +
+	"\x06reason\x18\f \x01(\x0e2!.agentmem.memory.v1.LeftOutReasonR\x06reason\"4\n" +
 	"\n" +
 	"StateEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
@@ -2481,7 +2850,11 @@ const file_memory_v1_session_proto_rawDesc = "" +
 	"\x15SESSION_STATUS_ACTIVE\x10\x02\x12\x19\n" +
 	"\x15SESSION_STATUS_PAUSED\x10\x03\x12\x1d\n" +
 	"\x19SESSION_STATUS_TERMINATED\x10\x04\x12\x1b\n" +
-	"\x17SESSION_STATUS_ARCHIVED\x10\x05B7Z5github.com/agentmem/agentmem/proto/memory/v1;memoryv1b\x06proto3"
+	"\x17SESSION_STATUS_ARCHIVED\x10\x05*r\n" +
+	"\rLeftOutReason\x12\x1f\n" +
+	"\x1bLEFT_OUT_REASON_UNSPECIFIED\x10\x00\x12\x1b\n" +
+	"\x17LEFT_OUT_REASON_NO_ROOM\x10\x01\x12#\n" +
+	"\x1fLEFT_OUT_REASON_BELOW_THRESHOLD\x10\x02B7Z5github.com/agentmem/agentmem/proto/memory/v1;memoryv1b\x06proto3"
 
 var (
 	file_memory_v1_session_proto_rawDescOnce sync.Once
@@ -2495,67 +2868,73 @@ func file_memory_v1_session_proto_rawDescGZIP() []byte {
 	return file_memory_v1_session_proto_rawDescData
 }
 
-var file_memory_v1_session_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_memory_v1_session_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
+var file_memory_v1_session_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
+var file_memory_v1_session_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
 var file_memory_v1_session_proto_goTypes = []any{
 	(Role)(0),                  // 0: agentmem.memory.v1.Role
 	(SessionStatus)(0),         // 1: agentmem.memory.v1.SessionStatus
-	(*ToolCall)(nil),           // 2: agentmem.memory.v1.ToolCall
-	(*Message)(nil),            // 3: agentmem.memory.v1.Message
-	(*DataReference)(nil),      // 4: agentmem.memory.v1.DataReference
-	(*Summary)(nil),            // 5: agentmem.memory.v1.Summary
-	(*L1Entry)(nil),            // 6: agentmem.memory.v1.L1Entry
-	(*Rom)(nil),                // 7: agentmem.memory.v1.Rom
-	(*PatternLibrary)(nil),     // 8: agentmem.memory.v1.PatternLibrary
-	(*ToolDefinition)(nil),     // 9: agentmem.memory.v1.ToolDefinition
-	(*SchemaEntry)(nil),        // 10: agentmem.memory.v1.SchemaEntry
-	(*ToolResultRef)(nil),      // 11: agentmem.memory.v1.ToolResultRef
-	(*Fact)(nil),               // 12: agentmem.memory.v1.Fact
-	(*Kernel)(nil),             // 13: agentmem.memory.v1.Kernel
-	(*CompressionProfile)(nil), // 14: agentmem.memory.v1.CompressionProfile
-	(*SessionConfig)(nil),      // 15: agentmem.memory.v1.SessionConfig
-	(*AssemblyConfig)(nil),     // 16: agentmem.memory.v1.AssemblyConfig
-	(*RecalledItem)(nil),       // 17: agentmem.memory.v1.RecalledItem
-	(*MemoryItem)(nil),         // 18: agentmem.memory.v1.MemoryItem
-	(*Assembled)(nil),          // 19: agentmem.memory.v1.Assembled
-	(*StateEntry)(nil),         // 20: agentmem.memory.v1.StateEntry
-	(*CommandResult)(nil),      // 21: agentmem.memory.v1.CommandResult
-	(*SessionSnapshot)(nil),    // 22: agentmem.memory.v1.SessionSnapshot
-	nil,                        // 23: agentmem.memory.v1.DataReference.MetadataEntry
+	(LeftOutReason)(0),         // 2: agentmem.memory.v1.LeftOutReason
+	(*ToolCall)(nil),           // 3: agentmem.memory.v1.ToolCall
+	(*Message)(nil),            // 4: agentmem.memory.v1.Message
+	(*DataReference)(nil),      // 5: agentmem.memory.v1.DataReference
+	(*Summary)(nil),            // 6: agentmem.memory.v1.Summary
+	(*L1Entry)(nil),            // 7: agentmem.memory.v1.L1Entry
+	(*Rom)(nil),                // 8: agentmem.memory.v1.Rom
+	(*PatternLibrary)(nil),     // 9: agentmem.memory.v1.PatternLibrary
+	(*ToolDefinition)(nil),     // 10: agentmem.memory.v1.ToolDefinition
+	(*SchemaEntry)(nil),        // 11: agentmem.memory.v1.SchemaEntry
+	(*ToolResultRef)(nil),      // 12: agentmem.memory.v1.ToolResultRef
+	(*Fact)(nil),               // 13: agentmem.memory.v1.Fact
+	(*Kernel)(nil),             // 14: agentmem.memory.v1.Kernel
+	(*CompressionProfile)(nil), // 15: agentmem.memory.v1.CompressionProfile
+	(*SessionConfig)(nil),      // 16: agentmem.memory.v1.SessionConfig
+	(*AssemblyConfig)(nil),     // 17: agentmem.memory.v1.AssemblyConfig
+	(*RecalledItem)(nil),       // 18: agentmem.memory.v1.RecalledItem
+	(*MemoryItem)(nil),         // 19: agentmem.memory.v1.MemoryItem
+	(*Assembled)(nil),          // 20: agentmem.memory.v1.Assembled
+	(*AssemblyWhy)(nil),        // 21: agentmem.memory.v1.AssemblyWhy
+	(*LeftOut)(nil),            // 22: agentmem.memory.v1.LeftOut
+	(*StateEntry)(nil),         // 23: agentmem.memory.v1.StateEntry
+	(*CommandResult)(nil),      // 24: agentmem.memory.v1.CommandResult
+	(*SessionSnapshot)(nil),    // 25: agentmem.memory.v1.SessionSnapshot
+	nil,                        // 26: agentmem.memory.v1.DataReference.MetadataEntry
 }
 var file_memory_v1_session_proto_depIdxs = []int32{
 	0,  // 0: agentmem.memory.v1.Message.role:type_name -> agentmem.memory.v1.Role
-	2,  // 1: agentmem.memory.v1.Message.tool_calls:type_name -> agentmem.memory.v1.ToolCall
-	4,  // 2: agentmem.memory.v1.Message.data_ref:type_name -> agentmem.memory.v1.DataReference
-	23, // 3: agentmem.memory.v1.DataReference.metadata:type_name -> agentmem.memory.v1.DataReference.MetadataEntry
-	3,  // 4: agentmem.memory.v1.L1Entry.message:type_name -> agentmem.memory.v1.Message
-	5,  // 5: agentmem.memory.v1.L1Entry.summary:type_name -> agentmem.memory.v1.Summary
-	8,  // 6: agentmem.memory.v1.Rom.libraries:type_name -> agentmem.memory.v1.PatternLibrary
-	9,  // 7: agentmem.memory.v1.Kernel.tools:type_name -> agentmem.memory.v1.ToolDefinition
-	10, // 8: agentmem.memory.v1.Kernel.schemas:type_name -> agentmem.memory.v1.SchemaEntry
-	11, // 9: agentmem.memory.v1.Kernel.tool_results:type_name -> agentmem.memory.v1.ToolResultRef
-	12, // 10: agentmem.memory.v1.Kernel.facts:type_name -> agentmem.memory.v1.Fact
-	14, // 11: agentmem.memory.v1.SessionConfig.profile:type_name -> agentmem.memory.v1.CompressionProfile
-	16, // 12: agentmem.memory.v1.SessionConfig.assembly:type_name -> agentmem.memory.v1.AssemblyConfig
+	3,  // 1: agentmem.memory.v1.Message.tool_calls:type_name -> agentmem.memory.v1.ToolCall
+	5,  // 2: agentmem.memory.v1.Message.data_ref:type_name -> agentmem.memory.v1.DataReference
+	26, // 3: agentmem.memory.v1.DataReference.metadata:type_name -> agentmem.memory.v1.DataReference.MetadataEntry
+	4,  // 4: agentmem.memory.v1.L1Entry.message:type_name -> agentmem.memory.v1.Message
+	6,  // 5: agentmem.memory.v1.L1Entry.summary:type_name -> agentmem.memory.v1.Summary
+	9,  // 6: agentmem.memory.v1.Rom.libraries:type_name -> agentmem.memory.v1.PatternLibrary
+	10, // 7: agentmem.memory.v1.Kernel.tools:type_name -> agentmem.memory.v1.ToolDefinition
+	11, // 8: agentmem.memory.v1.Kernel.schemas:type_name -> agentmem.memory.v1.SchemaEntry
+	12, // 9: agentmem.memory.v1.Kernel.tool_results:type_name -> agentmem.memory.v1.ToolResultRef
+	13, // 10: agentmem.memory.v1.Kernel.facts:type_name -> agentmem.memory.v1.Fact
+	15, // 11: agentmem.memory.v1.SessionConfig.profile:type_name -> agentmem.memory.v1.CompressionProfile
+	17, // 12: agentmem.memory.v1.SessionConfig.assembly:type_name -> agentmem.memory.v1.AssemblyConfig
 	0,  // 13: agentmem.memory.v1.RecalledItem.role:type_name -> agentmem.memory.v1.Role
-	17, // 14: agentmem.memory.v1.Assembled.recalled:type_name -> agentmem.memory.v1.RecalledItem
-	18, // 15: agentmem.memory.v1.Assembled.memory:type_name -> agentmem.memory.v1.MemoryItem
-	1,  // 16: agentmem.memory.v1.SessionSnapshot.status:type_name -> agentmem.memory.v1.SessionStatus
-	15, // 17: agentmem.memory.v1.SessionSnapshot.config:type_name -> agentmem.memory.v1.SessionConfig
-	7,  // 18: agentmem.memory.v1.SessionSnapshot.rom:type_name -> agentmem.memory.v1.Rom
-	7,  // 19: agentmem.memory.v1.SessionSnapshot.pending_rom:type_name -> agentmem.memory.v1.Rom
-	13, // 20: agentmem.memory.v1.SessionSnapshot.kernel:type_name -> agentmem.memory.v1.Kernel
-	5,  // 21: agentmem.memory.v1.SessionSnapshot.l2:type_name -> agentmem.memory.v1.Summary
-	3,  // 22: agentmem.memory.v1.SessionSnapshot.promoted:type_name -> agentmem.memory.v1.Message
-	6,  // 23: agentmem.memory.v1.SessionSnapshot.l1:type_name -> agentmem.memory.v1.L1Entry
-	20, // 24: agentmem.memory.v1.SessionSnapshot.session_state:type_name -> agentmem.memory.v1.StateEntry
-	21, // 25: agentmem.memory.v1.SessionSnapshot.recent_commands:type_name -> agentmem.memory.v1.CommandResult
-	19, // 26: agentmem.memory.v1.SessionSnapshot.assembled:type_name -> agentmem.memory.v1.Assembled
-	27, // [27:27] is the sub-list for method output_type
-	27, // [27:27] is the sub-list for method input_type
-	27, // [27:27] is the sub-list for extension type_name
-	27, // [27:27] is the sub-list for extension extendee
-	0,  // [0:27] is the sub-list for field type_name
+	18, // 14: agentmem.memory.v1.Assembled.recalled:type_name -> agentmem.memory.v1.RecalledItem
+	19, // 15: agentmem.memory.v1.Assembled.memory:type_name -> agentmem.memory.v1.MemoryItem
+	21, // 16: agentmem.memory.v1.Assembled.why:type_name -> agentmem.memory.v1.AssemblyWhy
+	22, // 17: agentmem.memory.v1.AssemblyWhy.left_out:type_name -> agentmem.memory.v1.LeftOut
+	2,  // 18: agentmem.memory.v1.LeftOut.reason:type_name -> agentmem.memory.v1.LeftOutReason
+	1,  // 19: agentmem.memory.v1.SessionSnapshot.status:type_name -> agentmem.memory.v1.SessionStatus
+	16, // 20: agentmem.memory.v1.SessionSnapshot.config:type_name -> agentmem.memory.v1.SessionConfig
+	8,  // 21: agentmem.memory.v1.SessionSnapshot.rom:type_name -> agentmem.memory.v1.Rom
+	8,  // 22: agentmem.memory.v1.SessionSnapshot.pending_rom:type_name -> agentmem.memory.v1.Rom
+	14, // 23: agentmem.memory.v1.SessionSnapshot.kernel:type_name -> agentmem.memory.v1.Kernel
+	6,  // 24: agentmem.memory.v1.SessionSnapshot.l2:type_name -> agentmem.memory.v1.Summary
+	4,  // 25: agentmem.memory.v1.SessionSnapshot.promoted:type_name -> agentmem.memory.v1.Message
+	7,  // 26: agentmem.memory.v1.SessionSnapshot.l1:type_name -> agentmem.memory.v1.L1Entry
+	23, // 27: agentmem.memory.v1.SessionSnapshot.session_state:type_name -> agentmem.memory.v1.StateEntry
+	24, // 28: agentmem.memory.v1.SessionSnapshot.recent_commands:type_name -> agentmem.memory.v1.CommandResult
+	20, // 29: agentmem.memory.v1.SessionSnapshot.assembled:type_name -> agentmem.memory.v1.Assembled
+	30, // [30:30] is the sub-list for method output_type
+	30, // [30:30] is the sub-list for method input_type
+	30, // [30:30] is the sub-list for extension type_name
+	30, // [30:30] is the sub-list for extension extendee
+	0,  // [0:30] is the sub-list for field type_name
 }
 
 func init() { file_memory_v1_session_proto_init() }
@@ -2572,8 +2951,8 @@ func file_memory_v1_session_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_memory_v1_session_proto_rawDesc), len(file_memory_v1_session_proto_rawDesc)),
-			NumEnums:      2,
-			NumMessages:   22,
+			NumEnums:      3,
+			NumMessages:   24,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
