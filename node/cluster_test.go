@@ -56,6 +56,15 @@ func startCluster(t testing.TB) ([]*natsembed.Server, []string) {
 // startNATSCluster starts the three servers; t.Cleanup stops them.
 func startNATSCluster(t testing.TB) *natsCluster {
 	t.Helper()
+	c := newNATSCluster(t)
+	c.start(0, 1, 2)
+	return c
+}
+
+// newNATSCluster configures the three servers without starting any
+// (start does); t.Cleanup stops those started.
+func newNATSCluster(t testing.TB) *natsCluster {
+	t.Helper()
 	ports := freePorts(t, 6) // client, route per server
 	var routes []string
 	for i := range 3 {
@@ -83,7 +92,6 @@ func startNATSCluster(t testing.TB) *natsCluster {
 			}
 		}
 	})
-	c.start(0, 1, 2)
 	return c
 }
 

@@ -1,8 +1,8 @@
 package node
 
 import (
+	"context"
 	"crypto/rand"
-	"fmt"
 	"path/filepath"
 
 	"github.com/nats-io/nats.go"
@@ -19,7 +19,10 @@ import (
 // users itself, with random passwords (natsembed.NodeUsers). Otherwise the
 // operator's config names them (--nats-user, --nats-api-user); without an
 // API user the service shares the node's connection, and a warning says so.
-func (n *Node) connect(cfg Config) error {
+//
+// An external server that is not up yet is waited for (connectRetry); a
+// refused user is not.
+func (n *Node) connect(ctx context.Context, cfg Config) error {
 	n.url = cfg.NATSURL
 	nodeOpts, apiOpts := credentials(cfg.NATSUser, cfg.NATSPassword, cfg.NATSCreds), credentials(cfg.NATSAPIUser, cfg.NATSAPIPassword, cfg.NATSAPICreds)
 	if cfg.NATSURL == "" {
@@ -49,16 +52,18 @@ func (n *Node) connect(cfg Config) error {
 	// already answered and moved on.
 	common := []nats.Option{nats.MaxReconnects(-1), nats.ReconnectBufSize(-1)}
 	var err error
-	if n.nc, err = nats.Connect(n.url, append(append(nodeOpts, nats.Name("agentmem-node")), common...)...); err != nil {
-		return fmt.Errorf("node: connect %s: %w", n.url, err)
+	if n.nc, err = n.connectRetry(ctx, "the node's", "--nats-user/--nats-password/--nats-creds", n.url,
+		append(append(nodeOpts, nats.Name("agentmem-node")), common...)...); err != nil {
+		return err
 	}
 	if len(apiOpts) == 0 {
 		n.logger.Warn("the service shares the node's NATS connection and its permissions; give it a user that may publish replies only (--nats-api-user, see the README's security model)")
 		n.apiNC = n.nc
 		return nil
 	}
-	if n.apiNC, err = nats.Connect(n.url, append(append(apiOpts, nats.Name("agentmem-api")), common...)...); err != nil {
-		return fmt.Errorf("node: connect the service %s: %w", n.url, err)
+	if n.apiNC, err = n.connectRetry(ctx, "the service's", "--nats-api-user/--nats-api-password/--nats-api-creds", n.url,
+		append(append(apiOpts, nats.Name("agentmem-api")), common...)...); err != nil {
+		return err
 	}
 	return nil
 }

@@ -7,12 +7,16 @@ import (
 
 // healthReport is the body of /healthz.
 type healthReport struct {
-	// Status is "ok" or "unavailable" (HTTP 200 or 503).
+	// Status is "ok", "unavailable" or "starting" (HTTP 200, 503, 503).
 	Status string `json:"status"`
+	// Waiting is what a starting node waits for (its NATS cluster to
+	// take a stream or bucket, with the last attempt's error); only with
+	// status "starting", which carries nothing else.
+	Waiting string `json:"waiting,omitempty"`
 	// Failing names the parts that are not ok: log, jetstream, projector.
 	Failing   []string `json:"failing,omitempty"`
-	Log       part     `json:"log"`
-	JetStream part     `json:"jetstream"`
+	Log       *part    `json:"log,omitempty"`
+	JetStream *part    `json:"jetstream,omitempty"`
 	// Projector and AppliedSeq are absent without a projector (with one,
 	// applied_seq is there from the start: 0 on a fresh node).
 	Projector  *part   `json:"projector,omitempty"`
@@ -23,12 +27,17 @@ type healthReport struct {
 
 // health is the node's current health, from the storage watch and the log
 // stream check.
+// A node still starting reports only what it waits for.
 func (n *Node) health() healthReport {
+	if waiting, starting := n.startingFor(); starting {
+		return healthReport{Status: "starting", Waiting: waiting}
+	}
 	st := n.storage.State()
-	r := healthReport{Status: "ok", Log: st.Log, JetStream: st.JetStream}
+	r := healthReport{Status: "ok", Log: &st.Log, JetStream: &st.JetStream}
 	if r.Log.OK && n.logHealth != nil {
 		if p := n.logHealth.Problem(); p != "" {
-			r.Log = fault("stream", p)
+			f := fault("stream", p)
+			r.Log = &f
 		}
 	}
 	if n.proj != nil {
@@ -43,7 +52,7 @@ func (n *Node) health() healthReport {
 	for _, c := range []struct {
 		name string
 		p    *part
-	}{{"log", &r.Log}, {"jetstream", &r.JetStream}, {"projector", r.Projector}} {
+	}{{"log", r.Log}, {"jetstream", r.JetStream}, {"projector", r.Projector}} {
 		if c.p != nil && !c.p.OK {
 			r.Failing = append(r.Failing, c.name)
 		}
@@ -57,7 +66,11 @@ func (n *Node) health() healthReport {
 // serveHealthz answers /healthz: 200 and the report while every part is
 // ok, 503 and the report naming the failing parts otherwise.
 func (n *Node) serveHealthz(w http.ResponseWriter, _ *http.Request) {
-	r := n.health()
+	n.writeHealth(w, n.health())
+}
+
+// writeHealth writes r: 200 when ok, 503 otherwise.
+func (n *Node) writeHealth(w http.ResponseWriter, r healthReport) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	if r.Status != "ok" {
@@ -69,5 +82,8 @@ func (n *Node) serveHealthz(w http.ResponseWriter, _ *http.Request) {
 // Healthy reports whether every part is ok, and the failing parts.
 func (n *Node) Healthy() (bool, []string) {
 	r := n.health()
+	if r.Status == "starting" {
+		return false, []string{"starting"}
+	}
 	return r.Status == "ok", r.Failing
 }

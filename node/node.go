@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -18,12 +17,10 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/agentmem/agentmem/actors"
 	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/api/dispatch"
-	"github.com/agentmem/agentmem/api/httpapi"
 	"github.com/agentmem/agentmem/api/natsapi"
 	"github.com/agentmem/agentmem/erasure"
 	"github.com/agentmem/agentmem/events"
@@ -101,6 +98,12 @@ type Node struct {
 	reader events.StreamReader
 	stream string
 
+	// waiting is what Start waits for (nil once it returned): /healthz
+	// answers 503 "starting" with it. handler is what the HTTP listener
+	// serves: /healthz and /metrics while starting, everything after.
+	waiting atomic.Pointer[string]
+	handler atomic.Pointer[http.ServeMux]
+
 	shutdownOnce sync.Once
 	shutdownErr  error
 }
@@ -113,6 +116,11 @@ const LockWhat = "agentmem node"
 // first takes the dir's exclusive lock: while another process holds it,
 // Start fails at once with an error wrapping dirlock.ErrLocked that names
 // the holder's pid, host and start time.
+//
+// A NATS cluster that cannot take the node's streams and buckets yet (not
+// up, no leader elected, too few peers) is waited for, step by step
+// (untilReady), until ctx ends; meanwhile /healthz answers 503 with what
+// the node waits for.
 func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -121,6 +129,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 		logger = slog.Default()
 	}
 	n = &Node{cfg: cfg, logger: logger, Registry: prometheus.NewRegistry()}
+	n.setWaiting("start")
 	n.bg, n.bgCancel = context.WithCancel(context.Background())
 	defer func() {
 		if err != nil {
@@ -144,11 +153,22 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 		}
 		logger.Info("tenancy on", "tenants", cfg.Tenants, "principals", tenants.Principals())
 	}
-	if err = n.connect(cfg); err != nil {
+	if cfg.HTTPAddr != "" {
+		if err = n.listenHTTP(); err != nil {
+			return n, err
+		}
+	}
+	if err = n.connect(ctx, cfg); err != nil {
 		return n, err
 	}
 	js, err := jetstream.New(n.nc)
 	if err != nil {
+		return n, fmt.Errorf("node: jetstream: %w", err)
+	}
+	if err = n.untilReady(ctx, "JetStream", func(ctx context.Context) error {
+		_, err := js.AccountInfo(ctx)
+		return err
+	}); err != nil {
 		return n, fmt.Errorf("node: jetstream: %w", err)
 	}
 	// The projection first: a log that ends before its checkpoint was
@@ -165,8 +185,11 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	lcfg.DenyPurge = cfg.DenyPurge
 	lcfg.AllowDelete = cfg.LogAllowDelete
 	lcfg.Logger = logger
-	jsLog, err := events.NewJetStreamLog(ctx, js, lcfg)
-	if err != nil {
+	var jsLog *events.JetStreamLog
+	if err = n.untilReady(ctx, "stream "+cfg.Stream, func(ctx context.Context) (err error) {
+		jsLog, err = events.NewJetStreamLog(ctx, js, lcfg)
+		return err
+	}); err != nil {
 		return n, replicasError(cfg.Replicas, err)
 	}
 	var applied func() uint64
@@ -175,9 +198,12 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	}
 	n.logHealth = newLogHealth(jsLog, cfg.Stream, applied, logger, n.Registry)
 	n.goBackground("log health check stopped", n.logHealth.Run)
-	snaps, err := events.NewKVSnapshotStore(ctx, js, cfg.Stream+"_SNAPSHOTS", cfg.Replicas)
-	if err != nil {
-		return n, err
+	var snaps *events.KVSnapshotStore
+	if err = n.untilReady(ctx, "bucket "+cfg.Stream+"_SNAPSHOTS", func(ctx context.Context) (err error) {
+		snaps, err = events.NewKVSnapshotStore(ctx, js, cfg.Stream+"_SNAPSHOTS", cfg.Replicas)
+		return err
+	}); err != nil {
+		return n, replicasError(cfg.Replicas, err)
 	}
 	codec := events.NewCodec()
 	tok, err := segmented.NewTokenizer()
@@ -232,9 +258,12 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	if cfg.Projector {
 		dcfg.Holder = sessionHolder{s: n.store}
 	}
-	data, err := largedata.New(ctx, js, log, dcfg, time.Now)
-	if err != nil {
-		return n, err
+	var data *largedata.Store
+	if err = n.untilReady(ctx, "object store "+dcfg.Bucket, func(ctx context.Context) (err error) {
+		data, err = largedata.New(ctx, js, log, dcfg, time.Now)
+		return err
+	}); err != nil {
+		return n, replicasError(cfg.Replicas, err)
 	}
 	n.goBackground("large-data sweeper stopped", data.Run)
 	if err = n.openPlacement(ctx, js); err != nil {
@@ -330,11 +359,12 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 		n.goBackground("log compaction stopped", lc.Run)
 	}
 	if cfg.HTTPAddr != "" {
-		if err = n.startHTTP(tenants); err != nil {
+		if err = n.serveAll(tenants); err != nil {
 			return n, err
 		}
 		logger.Info("inspector", "url", "http://"+n.httpAddr+inspector.Prefix, "access", map[bool]string{true: "admins of the tenants file (NATS credentials)", false: "loopback clients"}[tenants != nil])
 	}
+	n.waiting.Store(nil)
 	logger.Info("node ready", "nats", n.url, "stream", cfg.Stream, "replicas", cfg.Replicas, "metrics", cfg.HTTPAddr,
 		"node_id", n.placement.NodeID(), "partitions", cfg.Placement.Partitions)
 	return n, nil
@@ -370,7 +400,14 @@ func (n *Node) openProjection(ctx context.Context, js jetstream.JetStream) error
 			return int64(fs.Bavail)*int64(fs.Bsize) - minFree
 		})
 	}
-	applied := store.AppliedSeq()
+	return n.untilReady(ctx, "stream "+n.cfg.Stream+" (the projection's check)", func(ctx context.Context) error {
+		return n.checkLog(ctx, js, store.AppliedSeq())
+	})
+}
+
+// checkLog refuses a log stream a migration or compaction left half-done,
+// or one that ends before the projection's checkpoint applied.
+func (n *Node) checkLog(ctx context.Context, js jetstream.JetStream, applied uint64) error {
 	// A log that `replay migrate-log` left half-done is not whole: say so
 	// rather than "truncated", and never create an empty one over its copy.
 	if err := events.CheckNotMigrating(ctx, js, n.cfg.Stream); err != nil {
@@ -497,64 +534,6 @@ func (n *Node) goBackground(msg string, loop func(context.Context) error) {
 			n.logger.Error(msg, "err", err)
 		}
 	}()
-}
-
-func (n *Node) startHTTP(tenants *tenancy.Directory) error {
-	icfg := inspector.DefaultConfig()
-	icfg.AllowedHosts = n.cfg.UIAllowedHosts
-	if tenants == nil {
-		// The node's own users may not publish into the API (no confused
-		// deputy): on the embedded single-user server the inspector is an
-		// anonymous client like any agent; elsewhere it uses the node's
-		// credentials, which the operator's NATS config must let call it.
-		var opts []nats.Option
-		if n.cfg.NATSURL != "" || n.cfg.NATSConfig != "" {
-			opts = credentials(n.cfg.NATSUser, n.cfg.NATSPassword, n.cfg.NATSCreds)
-		}
-		var err error
-		if n.uiNC, err = nats.Connect(n.url, append(opts, nats.Name("agentmem-inspector"), nats.MaxReconnects(-1))...); err != nil {
-			return fmt.Errorf("node: inspector: connect %s: %w", n.url, err)
-		}
-	}
-	// The inspector's live pages read the log with a watcher of their own
-	// (its own bound on reads in flight) rather than the API's watch, so
-	// they take none of the agents' watch slots (max_watches).
-	var live inspector.Watcher
-	if n.reader != nil {
-		live = watcher{log: n.reader, nc: n.nc, reads: make(chan struct{}, maxInspectorWatchReads)}
-	}
-	ui, err := inspector.New(icfg, inspector.Deps{Conn: n.uiNC, Tenants: tenants, NATSURL: n.url, Log: n.log, Reader: n.reader, Stream: n.stream, Watcher: live, Logger: n.logger})
-	if err != nil {
-		return fmt.Errorf("node: inspector: %w", err)
-	}
-	ln, err := net.Listen("tcp", n.cfg.HTTPAddr)
-	if err != nil {
-		ui.Close()
-		return fmt.Errorf("node: http listen: %w", err)
-	}
-	n.inspector = ui
-	n.httpAddr = ln.Addr().String()
-	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(n.Registry, promhttp.HandlerOpts{}))
-	mux.HandleFunc("/healthz", n.serveHealthz)
-	mux.Handle(inspector.Prefix, ui)
-	mux.Handle("/ui", http.RedirectHandler(inspector.Prefix, http.StatusMovedPermanently))
-	mux.Handle("/", httpapi.NotFound())
-	if n.svc != nil {
-		hcfg := httpapi.DefaultConfig()
-		hcfg.MaxBodyBytes, hcfg.Origins = n.apiNC.MaxPayload(), n.cfg.HTTPOrigins
-		mux.Handle(httpapi.Prefix, httpapi.New(n.disp, hcfg))
-	}
-	// No WriteTimeout: the watch streams (Server-Sent Events) last.
-	n.http = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute}
-	n.httpDone = make(chan struct{})
-	go func() {
-		defer close(n.httpDone)
-		if err := n.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			n.logger.Error("metrics server stopped", "err", err)
-		}
-	}()
-	return nil
 }
 
 // WaitProjected returns once the in-process projector applied stream
@@ -695,6 +674,11 @@ func (n *Node) waitBackground(ctx context.Context) error {
 func Run(ctx context.Context, cfg Config, logger *slog.Logger, drain time.Duration) error {
 	n, err := Start(ctx, cfg, logger)
 	if err != nil {
+		if ctx.Err() != nil {
+			// Stopped (SIGTERM) while waiting for the cluster: a clean exit.
+			logger.Info("stopped before ready", "err", err)
+			return nil
+		}
 		return err
 	}
 	<-ctx.Done()

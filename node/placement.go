@@ -69,8 +69,10 @@ func (n *Node) openPlacement(ctx context.Context, js jetstream.JetStream) error 
 	if n.store != nil {
 		hooks.Applied = n.store.AppliedSeq
 	}
-	n.placement, err = placement.New(ctx, js, pcfg, hooks)
-	if err != nil {
+	if err = n.untilReady(ctx, "bucket "+pcfg.Bucket, func(ctx context.Context) (err error) {
+		n.placement, err = placement.New(ctx, js, pcfg, hooks)
+		return err
+	}); err != nil {
 		return replicasError(n.cfg.Replicas, err)
 	}
 	n.goBackground("placement stopped: this node's leases age out", n.placement.Run)

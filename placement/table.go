@@ -99,12 +99,15 @@ func New(ctx context.Context, js jetstream.JetStream, cfg Config, hooks Hooks) (
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	t := &Table{cfg: cfg, kv: kv, log: cfg.Logger.With("component", "placement", "node_id", cfg.NodeID),
-		metrics: newMetrics(cfg.Registerer), onRelease: hooks.OnRelease, applied: hooks.Applied,
+		onRelease: hooks.OnRelease, applied: hooks.Applied,
 		inc: hex.EncodeToString(b[:]), started: time.Now(), kick: make(chan struct{}, 1),
 		parts: make([]part, cfg.Partitions), nodes: map[string]time.Time{}, changed: make(chan struct{})}
 	if err := t.checkPeers(ctx); err != nil {
 		return nil, err
 	}
+	// Registered last: a New that failed (a cluster still electing its
+	// leader) registered nothing, and can be called again.
+	t.metrics = newMetrics(cfg.Registerer)
 	return t, nil
 }
 
@@ -117,7 +120,11 @@ func openBucket(ctx context.Context, js jetstream.JetStream, cfg Config) (jetstr
 		LimitMarkerTTL: cfg.LeaseTTL,
 	}
 	kv, err := js.CreateOrUpdateKeyValue(ctx, kcfg)
-	if err != nil && !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+	// Only a server that answered, refusing the markers, is asked again
+	// without them: a request that timed out (a cluster still electing)
+	// may have created the bucket with them, which then cannot drop them.
+	var refused *jetstream.APIError
+	if err != nil && errors.As(err, &refused) && !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
 		kcfg.LimitMarkerTTL = 0
 		kv, err = js.CreateOrUpdateKeyValue(ctx, kcfg)
 	}
