@@ -397,10 +397,14 @@ func (c *core) snapshot(force bool) {
 	}
 	v := c.m.Version()
 	if c.snapFlight != nil {
-		if !force {
-			return // the next command tries again
+		select {
+		case <-c.snapFlight: // done: the next snapshot may go
+		default:
+			if !force {
+				return // the next command tries again
+			}
+			<-c.snapFlight
 		}
-		<-c.snapFlight
 		c.snapFlight = nil
 	}
 	if v <= c.snapVersion || (!force && v-c.snapVersion < c.dir.cfg.SnapshotEvery) {
