@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"bytes"
 	"errors"
 	"strings"
 	"testing"
@@ -54,7 +55,7 @@ func TestAppendLaterHoldsUntilAssembled(t *testing.T) {
 	case cx := <-read:
 		var mem bool
 		for _, m := range cx.GetMessages() {
-			mem = mem || (m.GetMemory().GetKey() == "badge")
+			mem = mem || bytes.Equal(m.GetMemory().GetKeySha256(), segmented.KeySum("badge"))
 		}
 		if !mem {
 			t.Fatalf("the held context lacks the sections decided for it: %v", cx)
