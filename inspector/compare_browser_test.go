@@ -1,6 +1,7 @@
 package inspector_test
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -19,7 +20,12 @@ func TestBrowserCompare(t *testing.T) {
 	u.session(t, "s1", "u1", "a1", 2)
 	early := u.c.LastWriteSeq()
 	u.appendTurns(t, "s1", 2, 12)
-	last := u.c.LastWriteSeq()
+	// The latest batch: the last append's, or its sections' stored after it.
+	cx, err := u.c.Context(context.Background(), "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := max(u.c.LastWriteSeq(), cx.GetSeq())
 	do(t, b, 30*time.Second, chromedp.Navigate(fmt.Sprintf("%s/ui/s/s1/timeline?seq=%d", u.base, early)),
 		chromedp.WaitVisible(chromedp.CSS("#ctx")), chromedp.Click(chromedp.CSS("a.cmplink")), chromedp.WaitVisible(chromedp.CSS("#changes")))
 	url := eval[string](t, b, `location.pathname + location.search`)

@@ -34,10 +34,10 @@ var decisionDigests = []string{
 
 // whyDigests are decisionDigests with the why of each ContextAssembled.
 var whyDigests = []string{
-	"b3ad13926bc409bccffbfe08f6e1ba5d55f4cd79551b0619e24dc8df6c4ff8ff",
-	"69d58efd58efd6528ab4c3c5bdb10de97d959aeaa43904ca1b67c522e68bf6ea",
-	"7d976a0d741386be701087a9650030cb9fe04157648d9d96090d9c65dcd3bf11",
-	"c73bb44ccacc7c3fc5c0e18a9615002b0a26670ff802a429bbd1f0da4bfc3f13",
+	"4fa92272c5875baffd2e71274f1c19b63e001247da0c40d7e758de1e56062698",
+	"3118fd0e61c45c50c027d79d0ca213c3122a92b4f8f619f55542e0742530996d",
+	"9786dec9369ddace1e93cfe88d5caf210ff4910b142a97deae6ffae4c971d825",
+	"8e37c7e3a48f93f54f39ad65fe2b90694150cb22f02c8f2541d31dcb68a58d27",
 }
 
 // withoutWhy is ev without its Assembled.why (ev itself when it has none).
