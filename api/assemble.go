@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -404,6 +405,9 @@ func memoryItem(r scopeRef, e *memoryv1.Entry) *memoryv1.MemoryItem {
 	v := e.GetValue()
 	if e.GetDeleted() || e.GetCompressed() || !utf8.Valid(v) || hiddenFromMemory(e) {
 		return nil
+	}
+	if (r.kind == sharedmem.KindGlobal || r.kind == sharedmem.KindApp) && strings.HasPrefix(e.GetKey(), segmented.PatternKeyPrefix) {
+		return nil // a pattern library's: in the ROM already
 	}
 	return &memoryv1.MemoryItem{Scope: r.name(), Key: e.GetKey(), Version: e.GetVersion(), Tier: r.tier,
 		Text: string(utf8cut.Prefix(v, maxCandidateValueBytes))}

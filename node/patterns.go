@@ -16,7 +16,7 @@ import (
 // writers are the node's writers; an app's library is written by an admin
 // (an app scope's writer) and reaches only the sessions of that app, whose
 // creators are its members.
-const PatternKeyPrefix = "patterns/"
+const PatternKeyPrefix = segmented.PatternKeyPrefix
 
 // libraries reads pattern libraries from the projection for the session
 // actors (segmented.LibrarySource). The projection may lag a library's

@@ -58,6 +58,11 @@ func TestPatternLibraryOnNode(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// A library's patterns are in the ROM, never offered again as
+		// memory entries of the scope that holds them.
+		if mem := layerText(cx, "memory"); strings.Contains(mem, "bind parameters") {
+			t.Fatalf("%s: a library's pattern in the memory section: %q", id, mem)
+		}
 		return cx.GetRomVersion(), layerText(cx, "rom")
 	}
 	if v, text := romOf("with-lib"); v != 1 || !strings.Contains(text, "Use bind parameters.") || !strings.Contains(text, "Be terse.") {

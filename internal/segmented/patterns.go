@@ -10,6 +10,12 @@ import (
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 )
 
+// PatternKeyPrefix is where pattern libraries live in the global and app
+// scopes: library L is the live entries under "patterns/L/". Their text
+// is in the ROM of the sessions that name them, so the context assembler
+// never offers those entries again as memory.
+const PatternKeyPrefix = "patterns/"
+
 // Pattern libraries: named sets of patterns shared by many sessions (the
 // entries patterns/<library>/<name> of the session's app scope, or else of
 // the global scope). A session names its libraries at create; its ROM
