@@ -28,6 +28,9 @@ type actionPage struct {
 	Entry         *memoryv1.Entry
 	Value         string
 	Receipt       *memoryv1.EraseReceipt
+	// ErasedSession is the session a session erase removed ("" for the
+	// actions on a scope's key).
+	ErasedSession string
 }
 
 // actionFunc performs one admin action on scope sc once the request
@@ -43,13 +46,7 @@ type actionFunc func(ctx context.Context, r *http.Request, v *viewer, sc client.
 func (in *Inspector) action(f actionFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		v := viewerOf(r)
-		r.Body = http.MaxBytesReader(w, r.Body, maxActionBody)
-		if err := r.ParseForm(); err != nil {
-			in.errorPage(w, v, http.StatusBadRequest, "Bad request: the form could not be read: "+err.Error())
-			return
-		}
-		if !in.csrfOK(r, v) {
-			in.errorPage(w, v, http.StatusForbidden, "Forbidden: this form's CSRF token is missing or wrong (a form of another site, or of an inspector since restarted). Reload the page and submit it again.")
+		if !in.readForm(w, r, v) {
 			return
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), in.cfg.ReadTimeout)
@@ -76,6 +73,22 @@ func (in *Inspector) action(f actionFunc) http.HandlerFunc {
 		}
 		in.render(r.Context(), w, http.StatusOK, "action.html", p)
 	}
+}
+
+// readForm reads a posted admin form, bounded, and checks its CSRF token
+// (form and cookie, the viewer's own); it answers the error page and
+// reports false when either fails.
+func (in *Inspector) readForm(w http.ResponseWriter, r *http.Request, v *viewer) bool {
+	r.Body = http.MaxBytesReader(w, r.Body, maxActionBody)
+	if err := r.ParseForm(); err != nil {
+		in.errorPage(w, v, http.StatusBadRequest, "Bad request: the form could not be read: "+err.Error())
+		return false
+	}
+	if !in.csrfOK(r, v) {
+		in.errorPage(w, v, http.StatusForbidden, "Forbidden: this form's CSRF token is missing or wrong (a form of another site, or of an inspector since restarted). Reload the page and submit it again.")
+		return false
+	}
+	return true
 }
 
 // errMayNotWrite refuses an action on a scope the viewer may not change.

@@ -67,7 +67,8 @@ func runAxe(t *testing.T, b context.Context, src string) []axeViolation {
 // called a tool, and a point of time travel out of range; the scopes
 // directory and its search, a scope with a conflict and bookkeeping keys
 // (opened), its admin forms (opened) and their results (a settle, an
-// edit, an erasure receipt, the 403 of a forged CSRF token), and a 400.
+// edit, an erasure receipt, the 403 of a forged CSRF token), a session's
+// erase form and its receipt, and a 400.
 func TestBrowserAccessibility(t *testing.T) {
 	src := axeSource(t)
 	b := browser(t)
@@ -94,6 +95,7 @@ func TestBrowserAccessibility(t *testing.T) {
 		}
 		u.converse(t, "c1"+scheme, "c"+scheme, "I live in Oslo.", "Cool.")
 		u.converse(t, "c2"+scheme, "c"+scheme, "Big news: I moved to Bergen last week.", "Congrats!")
+		u.session(t, "e"+scheme, "u3", "a1", 1) // erased from its page
 	}
 	const key = "fact/user/home_city"
 	// Each page: its path ({u}: the theme's user), what shows once it is
@@ -110,6 +112,8 @@ func TestBrowserAccessibility(t *testing.T) {
 		{path: "/ui/scopes?kind=user&id=c{u}&key=" + key, ready: "#edit", js: `document.querySelector('#edit input[name=csrf]').value='forged'; document.querySelector('#edit form').submit()`, after: "#error"},
 		{path: "/ui/scopes?kind=user&id=c{u}&key=" + key, ready: "#erase", js: `document.querySelector('#erase form').submit()`, after: "#receipt"},
 		{path: "/ui/scopes?kind=nope", ready: "#error"},
+		{path: "/ui/s/e{u}/erase", ready: "#erasesession"},
+		{path: "/ui/s/e{u}/erase", ready: "#erasesession", js: `document.querySelector('#erase-reason').value='user asked'; document.querySelector('#erase-confirm').value='e' + (matchMedia('(prefers-color-scheme: dark)').matches ? 'dark' : 'light'); document.querySelector('#erasesession form').submit()`, after: "#receipt"},
 		{path: "/ui/s/c1{u}/conversation?n=1", ready: "#conversation"},
 		{path: "/ui/", ready: "#sessions"},
 		{path: "/ui/?user=U&sort=activity", ready: "#sessions"},

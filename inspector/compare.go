@@ -90,7 +90,7 @@ func (in *Inspector) comparePage(ctx context.Context, r *http.Request, v *viewer
 	if err != nil {
 		return "", nil, err
 	}
-	p := comparePage{Base: base(v, id), Info: info, Status: statusName(info.GetStatus()), First: seqs[0], Last: last}
+	p := comparePage{Base: sessionBase(v, info), Info: info, Status: statusName(info.GetStatus()), First: seqs[0], Last: last}
 	p.Tab = "compare"
 	for _, side := range []struct {
 		name string

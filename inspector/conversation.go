@@ -67,7 +67,7 @@ func (in *Inspector) conversationPage(ctx context.Context, r *http.Request, v *v
 	if err != nil {
 		return "", nil, err
 	}
-	p := convPage{Base: base(v, id), Info: info, Status: statusName(info.GetStatus()), Truncated: trunc}
+	p := convPage{Base: sessionBase(v, info), Info: info, Status: statusName(info.GetStatus()), Truncated: trunc}
 	p.Tab = "conversation"
 	var msgRefs []batchRef
 	for _, ref := range refs {

@@ -200,6 +200,8 @@ func (in *Inspector) routes() {
 	m.HandleFunc("POST /ui/act/settle", in.action(in.settleAction))
 	m.HandleFunc("POST /ui/act/edit", in.action(in.editAction))
 	m.HandleFunc("POST /ui/act/erase", in.action(in.eraseAction))
+	m.HandleFunc("GET /ui/s/{id}/erase", in.page(in.eraseSessionForm))
+	m.HandleFunc("POST /ui/act/erase-session", in.eraseSessionAction)
 	m.HandleFunc("GET /ui/erasures", in.page(in.erasuresPage))
 	in.mux = m
 }
@@ -441,6 +443,8 @@ type Base struct {
 	Viewer  string
 	Session string // the session the page is about ("" for none)
 	Tab     string
+	// MayEraseSession offers the session's erase (sessionBase).
+	MayEraseSession bool
 }
 
 func base(v *viewer, session string) Base {

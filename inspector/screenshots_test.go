@@ -61,18 +61,26 @@ func TestScreenshots(t *testing.T) {
 	if err := os.MkdirAll(*screenshots, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// Each view: its file, path, what shows once it is drawn, the theme,
+	// and a script run before the picture (open a panel, scroll to it).
 	for _, s := range []struct {
 		name, path, wait string
 		dark             bool
+		js               string
 	}{
-		{"inspector-sessions.png", "/ui/", "#sessions", false},
-		{"inspector-context.png", "/ui/s/support-7f3a", "#ctx", false},
-		{"inspector-conversation.png", "/ui/s/support-7f3a/conversation?n=9#m9", "#conversation", false},
-		{"inspector-timeline.png", "/ui/s/support-7f3a/timeline?seq=9", "#ctx", false},
-		{"inspector-timeline-dark.png", "/ui/s/support-7f3a/timeline", "#ctx", true},
-		{"inspector-search.png", "/ui/s/support-7f3a/search?q=refund+cracked+kettle", ".hit", false},
-		{"inspector-scopes.png", "/ui/scopes?kind=user&id=alice&key=profile", ".version", false},
-		{"inspector-erasures.png", "/ui/erasures", "#erasures", false},
+		{"inspector-sessions.png", "/ui/", "#sessions", false, ""},
+		{"inspector-context.png", "/ui/s/support-7f3a", "#ctx", false, ""},
+		{"inspector-why.png", "/ui/s/support-7f3a", "#plan", false, `document.querySelectorAll('#ctx details').forEach(d => d.open = true); scrollTo(0, document.querySelector('#plan').getBoundingClientRect().top + scrollY - 56)`},
+		{"inspector-conversation.png", "/ui/s/support-7f3a/conversation?n=9#m9", "#conversation", false, ""},
+		{"inspector-timeline.png", "/ui/s/support-7f3a/timeline?seq=9", "#ctx", false, ""},
+		{"inspector-timeline-dark.png", "/ui/s/support-7f3a/timeline", "#ctx", true, ""},
+		{"inspector-compare.png", "/ui/s/support-7f3a/compare?a=9", "#changes", false, ""},
+		{"inspector-search.png", "/ui/s/support-7f3a/search?q=refund+cracked+kettle", ".hit", false, ""},
+		{"inspector-directory.png", "/ui/scopes", "#scopes", false, ""},
+		{"inspector-scopes.png", "/ui/scopes?kind=user&id=alice&key=profile", ".version", false, ""},
+		{"inspector-scope-admin.png", "/ui/scopes?kind=user&id=alice&key=fact/user/home_city", "#conflicts", false, openAll},
+		{"inspector-erase-session.png", "/ui/s/billing-9c/erase", "#erasesession", false, `document.querySelector('#erase-reason').value = 'ticket 4471: the user asked to be forgotten'`},
+		{"inspector-erasures.png", "/ui/erasures", "#erasures", false, ""},
 	} {
 		scheme := map[bool]string{false: "light", true: "dark"}[s.dark]
 		if _, err := chromedp.Call(b, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
@@ -80,12 +88,16 @@ func TestScreenshots(t *testing.T) {
 			t.Fatal(err)
 		}
 		do(t, b, 30*time.Second, chromedp.Navigate(u.base+s.path), chromedp.WaitVisible(chromedp.CSS(s.wait)), chromedp.Sleep(300*time.Millisecond))
-		png, err := chromedp.Run(b, chromedp.CaptureScreenshot())
+		if s.js != "" {
+			do(t, b, 10*time.Second, chromedp.Evaluate[chromedp.Void](s.js+";0"), chromedp.Sleep(200*time.Millisecond))
+		}
+		shot, err := chromedp.Run(b, chromedp.CaptureScreenshot())
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(*screenshots, s.name), png, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(*screenshots, s.name), shot, 0o644); err != nil {
 			t.Fatal(err)
 		}
+		t.Logf("%s: %d bytes", s.name, len(shot))
 	}
 }

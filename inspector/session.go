@@ -55,7 +55,7 @@ func (in *Inspector) contextPage(ctx context.Context, r *http.Request, v *viewer
 	if err != nil {
 		return "", nil, fmt.Errorf("inspector: the sources of the context at seq %d: %w", cx.GetSeq(), err)
 	}
-	p := contextPage{Base: base(v, id), Info: info, Status: statusName(info.GetStatus()),
+	p := contextPage{Base: sessionBase(v, info), Info: info, Status: statusName(info.GetStatus()),
 		Context: buildContext(cx, src), LastSeq: cx.GetSeq()}
 	p.Tab = "context"
 	return "context.html", p, nil

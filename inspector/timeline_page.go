@@ -81,7 +81,7 @@ func (in *Inspector) timelinePage(ctx context.Context, r *http.Request, v *viewe
 	if err != nil {
 		return "", nil, err
 	}
-	p := timelinePage{Base: base(v, id), Info: info, Status: statusName(info.GetStatus()), Kind: kind}
+	p := timelinePage{Base: sessionBase(v, info), Info: info, Status: statusName(info.GetStatus()), Kind: kind}
 	p.Tab = "timeline"
 	if len(refs) == 0 {
 		return "", nil, fmt.Errorf("inspector: session %s has no batch in the log", id)
