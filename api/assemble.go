@@ -6,7 +6,6 @@ import (
 	"errors"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -65,12 +64,20 @@ func (s *Service) appendWithSearch(ctx context.Context, who *tenancy.Caller, id 
 	first := s.sessionSeqs.Get(id).N <= 1
 	later := &actors.Later{}
 	s.dispatch(id, who, &actors.Append{Request: req, Later: later}, func(m proto.Message, err error) {
-		reply(m, err)
 		if err != nil || later.MessageID == "" {
+			reply(m, err)
 			return
 		}
+		// The searches wait for the projection of everything before the
+		// append (its own batch aside).
+		before := m.(*memoryv1.AppendReply).GetResult().GetSeq() - 1
 		msg, key := later.MessageID, later.Key
-		s.workers.Go(func() { s.assembleLater(who, id, q, first, msg, key, maxCandidateSearches) })
+		s.workers.Go(func() { s.assembleLater(who, id, q, first, msg, key, before, maxCandidateSearches) })
+		// Replied after the searches are started: the goroutine that
+		// writes the reply out is then the one readied last, which the Go
+		// scheduler runs first on this core (replied before, the searches
+		// kept the reply from the client for milliseconds on two cores).
+		reply(m, err)
 	})
 }
 
@@ -79,16 +86,16 @@ func (s *Service) appendWithSearch(ctx context.Context, who *tenancy.Caller, id 
 // whose key changed meanwhile answers with its own, and the search runs
 // again (at most searches times in all). Failures are logged and counted:
 // the session stops awaiting after its assembly wait.
-func (s *Service) assembleLater(who *tenancy.Caller, id, q string, first bool, msg string, key segmented.CandidateKey, searches int) {
+func (s *Service) assembleLater(who *tenancy.Caller, id, q string, first bool, msg string, key segmented.CandidateKey, before uint64, searches int) {
 	ctx, cancel := context.WithTimeout(s.ctx, s.cfg.QueryTimeout)
 	defer cancel()
-	c := s.candidates(ctx, who, id, key, q, first)
+	c := s.candidates(ctx, who, id, key, q, first, before)
 	s.dispatch(id, who, &actors.Assemble{MessageID: msg, Candidates: c, Key: key}, func(_ proto.Message, err error) {
 		var need *actors.NeedCandidates
 		switch {
 		case err == nil:
 		case errors.As(err, &need) && searches > 1:
-			s.workers.Go(func() { s.assembleLater(who, id, q, first, msg, need.Key, searches-1) })
+			s.workers.Go(func() { s.assembleLater(who, id, q, first, msg, need.Key, before, searches-1) })
 		default:
 			s.metrics.AssemblyErrors.WithLabelValues("assemble").Inc()
 			s.logger.Warn("context assembler: the sections searched after an append were not decided", "session", id, "message", msg, "err", err)
@@ -117,29 +124,28 @@ func latestUserText(req *memoryv1.AppendRequest) string {
 // counted (agentmem_api_assembly_errors_total) and its part left empty:
 // the append is stored either way, and its event records what was chosen.
 // The searches (the session's swap, its earlier sessions, the memory
-// scopes) run concurrently, each after its own bounded wait, and are all
-// done when it returns.
+// scopes) run one after the other, each after its own bounded wait.
 //
-// first: the append is the session's first command after its create.
-func (s *Service) candidates(ctx context.Context, who *tenancy.Caller, id string, k segmented.CandidateKey, q string, first bool) *segmented.Candidates {
+// first: the append is the session's first command after its create;
+// before: the stream sequence the session's own search waits for (the
+// one before the append's).
+func (s *Service) candidates(ctx context.Context, who *tenancy.Caller, id string, k segmented.CandidateKey, q string, first bool, before uint64) *segmented.Candidates {
 	c := &segmented.Candidates{}
-	var (
-		wg          sync.WaitGroup
-		own, others []*memoryv1.SearchHit
-	)
+	var own, others []*memoryv1.SearchHit
+	// One after the other: the append was answered already, and the
+	// searches on one core leave the other to the node's replies (run
+	// together, they kept a just-answered append's reply from the client
+	// for milliseconds on two cores).
 	if k.Recall {
-		wg.Go(func() { own = s.swapHits(ctx, id, q, k.Summaries) })
+		own = s.swapHits(ctx, id, q, k.Summaries, before)
 	}
 	if k.Cross {
-		wg.Go(func() { others = s.crossHits(ctx, who, id, k, q, first) })
+		others = s.crossHits(ctx, who, id, k, q, first)
 	}
 	if k.Memory && s.entries != nil {
-		wg.Go(func() {
-			s.awaitOwnWrite(ctx, who)
-			c.Memory, c.MemoryScores = s.memoryCandidates(who, id, k, q)
-		})
+		s.awaitOwnWrite(ctx, who)
+		c.Memory, c.MemoryScores = s.memoryCandidates(who, id, k, q)
 	}
-	wg.Wait()
 	if k.Memory && s.entries != nil {
 		s.metrics.Candidates.WithLabelValues("memory").Observe(float64(len(c.Memory)))
 	}
@@ -162,11 +168,13 @@ func (s *Service) candidates(ctx context.Context, who *tenancy.Caller, id string
 
 // swapHits searches the session's own messages (the assembler asks only
 // once the session has compressed: before, every message is verbatim in
-// L1). It first waits (bounded) for the session's own last command to be
-// projected, so the same requests give the same context. summaries adds
-// the session's archived summaries that match.
-func (s *Service) swapHits(ctx context.Context, id, q string, summaries bool) []*memoryv1.SearchHit {
-	s.awaitSession(ctx, id)
+// L1). It first waits (bounded) for the projection to apply stream
+// sequence before (all the session wrote before the append the search is
+// for: the actor counts only hits from before it, segmented.DecideAssemble),
+// so the same requests give the same context. summaries adds the
+// session's archived summaries that match.
+func (s *Service) swapHits(ctx context.Context, id, q string, summaries bool, before uint64) []*memoryv1.SearchHit {
+	s.awaitSeq(ctx, before)
 	hits, err := s.rm.Search(ctx, id, memoryv1.SearchScope_SEARCH_SCOPE_SESSION, q, segmented.RecallSearched, summaries)
 	if err != nil {
 		s.metrics.AssemblyErrors.WithLabelValues("recall").Inc()
@@ -244,16 +252,6 @@ func (s *Service) mayRecallFrom(who *tenancy.Caller, sid string, k segmented.Can
 		return false
 	}
 	return who.Admin() || who.Session(sid, e.GetUserId(), e.GetAgentId(), false) == nil
-}
-
-// awaitSession waits, at most OwnWriteWait, until the projection applied
-// the session's command before its last one served here: the session's
-// actor considers the hits of its own messages before its previous append
-// only (segmented: searchable), so the same requests give the same context
-// without waiting for the append just made (the projector's lag on every
-// user message).
-func (s *Service) awaitSession(ctx context.Context, id string) {
-	s.awaitSeq(ctx, s.sessionSeqs.Get(id).Prev)
 }
 
 // awaitSeq waits, at most OwnWriteWait, until the projection applied seq.

@@ -116,6 +116,9 @@ func BenchmarkAppendAssemblyUserHistory(b *testing.B) {
 				slices.Reverse(order)
 			}
 			for _, name := range order {
+				if os.Getenv("AGENTMEM_BENCH_SETTLE") != "" {
+					time.Sleep(20 * time.Millisecond)
+				}
 				req := &memoryv1.AppendRequest{Messages: spanInputs(conv, u)}
 				t0 := time.Now()
 				if _, err := c.Append(ctx, ids[name], req); err != nil {
