@@ -46,6 +46,7 @@ type planCache struct {
 	chosen   []bool
 	idx      []int
 	spec     []specPart
+	specBuf  []specPart
 	parts    []Part
 	refs     []partRef
 	words    summaryWords

@@ -232,12 +232,7 @@ func (p *planner) allocate(room uint64, caps [numPartKinds]uint64) []int {
 		}
 	}
 	c.idx, c.spec, c.parts, c.refs, c.recs, c.mems = idx, spec, p.parts, p.refs, p.recs, p.mems
-	slices.SortFunc(spec, func(a, b specPart) int {
-		if before(a.den, a.val, a.idx, b.den, b.val, b.idx) {
-			return -1
-		}
-		return 1 // never equal: the index breaks ties
-	})
+	c.specBuf = sortSpec(spec, c.specBuf)
 	order := lp.plainOrder()
 	base := p.l2BaseOrder()
 	var used uint64
