@@ -453,13 +453,11 @@ func (p *planner) addMemory(c *Candidates, a *memoryv1.AssemblyConfig) {
 	// An entry's value is its first candidate's (of any tier: the later
 	// ones neither count nor rank); first[r] is that candidate of r's
 	// entry.
-	value := make([]float64, len(cands))
-	first := make([]int, len(cands))
+	var value [MaxMemoryCandidates]float64
+	first := c.memoryFirsts(&p.s.planCache().memFirst)
 	top := 0
-	for r, m := range cands {
-		first[r] = r
-		if j := slices.IndexFunc(cands[:r], func(u *memoryv1.MemoryItem) bool { return sameEntry(u, m) }); j >= 0 {
-			first[r] = first[j]
+	for r := range cands {
+		if first[r] != int32(r) {
 			continue
 		}
 		v := memoryWeight / (1 + float64(r)/5)
@@ -473,7 +471,7 @@ func (p *planner) addMemory(c *Candidates, a *memoryv1.AssemblyConfig) {
 		}
 		value[r] = v
 	}
-	p.mems = chooseMemoryFrom(cands, c.memoryCounts(p.rawTok), a, p.s.sectionCap(a.GetMemoryPct()), p.tok, p.mems)
+	p.mems = chooseMemoryFrom(cands, c.memoryCounts(p.rawTok), first, a, p.s.sectionCap(a.GetMemoryPct()), p.tok, p.mems)
 	for j, m := range p.mems {
 		p.add(Part{Kind: PartMemory, Tokens: uint64(m.tokens), Value: value[first[m.from]]}, partRef{l2: -1, mem: int32(j + 1)})
 	}

@@ -57,6 +57,8 @@ type planCache struct {
 	// recs and mems: the planner's section parts (partRef), kept.
 	recs []recalledRef
 	mems []memChoice
+	// memFirst: memoryFirsts of unprepared candidates.
+	memFirst []int32
 	// chosenParts marks the parts allocate chose.
 	chosenParts []bool
 	// l2Order is the L2 summaries (l2Sums, as of the last plan) in

@@ -51,6 +51,10 @@ type prepared struct {
 	recall, memory []preparedItem
 	// bare: BareQuestion of each recall candidate.
 	bare []bool
+	// memCounts: memoryCounts; memFirst: memoryFirsts of the memory
+	// candidates (the tokenizer aside).
+	memCounts []int64
+	memFirst  []int32
 }
 
 // Prepare renders and counts the candidates c found for session id with
@@ -79,9 +83,12 @@ func (c *Candidates) Prepare(id string, tok Tokenizer, memo *PrepareMemo) {
 		p.recall[i] = memo.message(tok, form, sid, m)
 		p.bare[i] = BareQuestion(m)
 	}
+	p.memCounts = make([]int64, len(mems))
 	for i, m := range mems {
 		p.memory[i] = memo.entry(tok, m)
+		p.memCounts[i] = int64(p.memory[i].tokens)
 	}
+	p.memFirst = memoryFirsts(mems, nil)
 	c.prep = p
 }
 
@@ -126,14 +133,17 @@ func (c *Candidates) memoryCounts(tok Tokenizer) []int64 {
 	if c.prep == nil || len(c.prep.memory) == 0 || !sameTokenizer(c.prep.tok, tok) {
 		return nil
 	}
-	out := make([]int64, len(c.prep.memory))
-	for i, it := range c.prep.memory {
-		out[i] = -1
-		if it.form == formMemory {
-			out[i] = int64(it.tokens)
-		}
+	return c.prep.memCounts
+}
+
+// memoryFirsts returns memoryFirsts of the memory candidates: as prepared,
+// or computed in buf.
+func (c *Candidates) memoryFirsts(buf *[]int32) []int32 {
+	if c.prep != nil && len(c.prep.memFirst) == min(len(c.Memory), MaxMemoryCandidates) {
+		return c.prep.memFirst
 	}
-	return out
+	*buf = memoryFirsts(c.Memory, *buf)
+	return *buf
 }
 
 // sameTokenizer reports whether a and b are the same tokenizer (an

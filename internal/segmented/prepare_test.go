@@ -261,3 +261,27 @@ func TestSameEntryMatchesJoinedKeys(t *testing.T) {
 		}
 	})
 }
+
+// TestMemoryFirstsNamesTheFirstCandidateOfAnEntry: memoryFirsts gives each
+// candidate the first candidate of the same scope+"\x00"+key.
+func TestMemoryFirstsNamesTheFirstCandidateOfAnEntry(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		part := rapid.StringOfN(rapid.SampledFrom([]rune{'a', 0}), 0, 3, -1)
+		n := rapid.IntRange(0, MaxMemoryCandidates+3).Draw(rt, "n")
+		var cands []*memoryv1.MemoryItem
+		for i := range n {
+			cands = append(cands, &memoryv1.MemoryItem{Scope: part.Draw(rt, fmt.Sprint("s", i)), Key: part.Draw(rt, fmt.Sprint("k", i))})
+		}
+		first := memoryFirsts(cands, nil)
+		if len(first) != min(n, MaxMemoryCandidates) {
+			rt.Fatalf("%d firsts of %d candidates", len(first), n)
+		}
+		for r, j := range first {
+			key := func(m *memoryv1.MemoryItem) string { return m.Scope + "\x00" + m.Key }
+			want := slices.IndexFunc(cands, func(m *memoryv1.MemoryItem) bool { return key(m) == key(cands[r]) })
+			if int(j) != want {
+				rt.Fatalf("first[%d] = %d, want %d", r, j, want)
+			}
+		}
+	})
+}
