@@ -331,9 +331,12 @@ func (p *planner) addHits(c *Candidates) {
 	if len(c.RecallScores) == len(c.Recall) && len(hits) > 0 {
 		best = slices.Max(c.RecallScores[:len(hits)])
 	}
-	promoted := map[uint64]bool{}
-	for _, m := range p.s.snap.GetPromoted() {
-		promoted[m.GetSeq()] = true
+	var promoted map[uint64]bool // nil, and no lookup cost, when none is
+	if ms := p.s.snap.GetPromoted(); len(ms) > 0 {
+		promoted = make(map[uint64]bool, len(ms))
+		for _, m := range ms {
+			promoted[m.GetSeq()] = true
+		}
 	}
 	for r, m := range hits {
 		if m == nil || promoted[m.GetSeq()] {

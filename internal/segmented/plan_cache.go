@@ -33,8 +33,10 @@ import (
 
 // planCache is the planner's memory of a session (State.plans).
 type planCache struct {
-	// ents describes the L1 entries as of the last sync, in L1 order.
-	ents []l1Info
+	// ents describes the L1 entries as of the last sync, in L1 order;
+	// firstMsg is the first that is a message (the summaries lead).
+	ents     []l1Info
+	firstMsg int
 	// spans and order: the L1 spans of the last plan and its plain spans
 	// by allocation order (plan_order.go); spare buffers for the next.
 	spans, spareSpans []l1Span
@@ -59,8 +61,9 @@ type planCache struct {
 	mems []memChoice
 	// memFirst: memoryFirsts of unprepared candidates.
 	memFirst []int32
-	// chosenParts marks the parts allocate chose.
+	// chosenParts marks the parts allocate chose, chosenIdx lists them.
 	chosenParts []bool
+	chosenIdx   []int
 	// l2Order is the L2 summaries (l2Sums, as of the last plan) in
 	// Allocate's order when all are valued summaryBase (l2BaseOrder).
 	l2Order []int32
@@ -133,6 +136,7 @@ func (c *planCache) sync(l1 []*memoryv1.L1Entry) {
 	for f < len(l1) && l1[f].GetMessage() == nil {
 		f++
 	}
+	c.firstMsg = f
 	a := -1 // its index in ents
 	if f < len(l1) {
 		m := l1[f].GetMessage()
@@ -264,11 +268,16 @@ func (c *planCache) verbatimAt(seq uint64) int {
 			}
 		}
 	}
-	i, ok := slices.BinarySearchFunc(c.ents, seq, func(e l1Info, seq uint64) int { return cmp.Compare(e.seq, seq) })
-	if !ok || c.ents[i].msg == nil {
+	// Before the first message: a summary's, or a message of the swap.
+	f := c.firstMsg
+	if f >= len(c.ents) || seq < c.ents[f].seq {
 		return -1
 	}
-	return i
+	i, ok := slices.BinarySearchFunc(c.ents[f:], seq, func(e l1Info, seq uint64) int { return cmp.Compare(e.seq, seq) })
+	if !ok || c.ents[f+i].msg == nil {
+		return -1
+	}
+	return f + i
 }
 
 // ownerOf returns the index of the message opening the tool-call group of

@@ -97,7 +97,17 @@ func (lp *l1Plan) setPart(k, i int) {
 
 // spanAt returns the span holding L1 entry i (older than the tail).
 func (lp *l1Plan) spanAt(i int) int {
-	return sort.Search(len(lp.spans), func(k int) bool { return int(lp.spans[k].to) > i })
+	// sort.Search for the first span ending after i, without its closure.
+	lo, hi := 0, len(lp.spans)
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if int(lp.spans[mid].to) > i {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	return lo
 }
 
 // partOf returns span k as a Part, valued by recency.
@@ -310,16 +320,18 @@ func (p *planner) allocate(room uint64, caps [numPartKinds]uint64) []int {
 			take(p.l2First + int(base[bi]))
 			bi++
 		default:
-			return chosenIndexes(chosen, nChosen)
+			c.chosenIdx = chosenIndexes(chosen, nChosen, c.chosenIdx)
+			return c.chosenIdx
 		}
 	}
-	return chosenIndexes(chosen, nChosen)
+	c.chosenIdx = chosenIndexes(chosen, nChosen, c.chosenIdx)
+	return c.chosenIdx
 }
 
 // chosenIndexes returns the indexes marked in chosen (n of them),
-// ascending.
-func chosenIndexes(chosen []bool, n int) []int {
-	out := make([]int, 0, n)
+// ascending, in buf.
+func chosenIndexes(chosen []bool, n int, buf []int) []int {
+	out := slices.Grow(buf[:0], n)
 	for i, ok := range chosen {
 		if ok {
 			out = append(out, i)
