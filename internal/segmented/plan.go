@@ -124,8 +124,8 @@ type planner struct {
 	rawTok Tokenizer
 	l1     []*memoryv1.L1Entry
 	tail   int // index of the first L1 entry of the verbatim tail
-	// query is the content words of the latest user message.
-	query map[string]bool
+	// query is the content words of the latest user message (queryWords).
+	query []string
 	parts []Part
 	refs  []partRef
 	// l1p holds the L1 entries older than the tail, as spans (plan_order.go).

@@ -76,6 +76,8 @@ type planCache struct {
 	dirty, spansTail int
 	// recent[d] is the value of an L1 span d spans older than the tail.
 	recent []float64
+	// query: the planner's, kept for the next.
+	query []string
 	// shown is what the last plan shows of L1 and L2 (see countShown).
 	shown shownHint
 }
@@ -386,8 +388,8 @@ type summaryWords struct {
 	recs  map[*memoryv1.Summary]*summaryRec
 	post  map[string][]*summaryRec
 	epoch uint32
-	// query is the message the counts of epoch are for.
-	query map[string]bool
+	// query is the message the counts of epoch are for (queryWords).
+	query []string
 }
 
 // summaryRec is a summary of the index: how many words of the query of
@@ -400,14 +402,14 @@ type summaryRec struct {
 // reset starts counting for the content words q of a user message, with
 // present summaries in the session (the index is dropped when it holds
 // many more: summaries archived since).
-func (w *summaryWords) reset(q map[string]bool, present int) {
+func (w *summaryWords) reset(q []string, present int) {
 	if w.recs == nil || len(w.recs) > 2*present+64 {
 		w.recs = map[*memoryv1.Summary]*summaryRec{}
 		w.post = map[string][]*summaryRec{}
 	}
 	w.epoch++
 	w.query = q
-	for word := range q {
+	for _, word := range q {
 		for _, r := range w.post[word] {
 			if r.epoch != w.epoch {
 				r.shared, r.epoch = 0, w.epoch
@@ -422,7 +424,7 @@ func (w *summaryWords) shared(sum *memoryv1.Summary) int {
 	r, ok := w.recs[sum]
 	if !ok {
 		words := facts.ContentWords(sum.GetText())
-		r = &summaryRec{shared: shared(w.query, words), epoch: w.epoch}
+		r = &summaryRec{shared: sharedWords(w.query, words), epoch: w.epoch}
 		w.recs[sum] = r
 		for word := range words {
 			w.post[word] = append(w.post[word], r)
@@ -490,7 +492,8 @@ func (s *State) newPlanner(m *memoryv1.Message, cands *Candidates, env Env) *pla
 	}
 	clear(c.swapPart)
 	clear(c.earlierPart)
-	p := &planner{s: s, tok: memoTokenizer{env.Tokenizer, &c.counts}, rawTok: env.Tokenizer, l1: l1, query: facts.ContentWords(m.GetContent()),
+	c.query = queryWords(m.GetContent(), c.query)
+	p := &planner{s: s, tok: memoTokenizer{env.Tokenizer, &c.counts}, rawTok: env.Tokenizer, l1: l1, query: c.query,
 		swapPart: c.swapPart, earlierPart: c.earlierPart}
 	// Room for the parts there will be: summaries, hits, scope entries.
 	n := len(s.snap.GetL2()) + hits + items + 4
