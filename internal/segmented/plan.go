@@ -300,7 +300,7 @@ func (p *planner) addL1() {
 	for k, sp := range lp.spans {
 		if sp.summary {
 			part, ref := lp.partOf(k)
-			part.Value = max(part.Value, p.summaryValue(p.l1[sp.from].GetSummary()))
+			part.Value = max(part.Value, p.summaryValue(p.l1[sp.from].GetSummary(), &lp.c.ents[sp.from].words))
 			lp.setPart(k, p.add(part, ref))
 		}
 	}
@@ -310,16 +310,20 @@ func (p *planner) addL1() {
 // shares with the latest user message.
 func (p *planner) addL2() {
 	p.l2First, p.l2Len = len(p.parts), len(p.s.snap.GetL2())
+	c := p.l1p.c
+	c.l2Words = resize(c.l2Words, p.l2Len)
 	for i, sum := range p.s.snap.GetL2() {
-		p.add(Part{Kind: PartSummary, Tokens: uint64(sum.GetTokens()), Value: p.summaryValue(sum)}, partRef{l2: i})
+		p.add(Part{Kind: PartSummary, Tokens: uint64(sum.GetTokens()), Value: p.summaryValue(sum, &c.l2Words[i])}, partRef{l2: i})
 	}
 }
 
-func (p *planner) summaryValue(sum *memoryv1.Summary) float64 {
+// summaryValue values summary sum, whose record the planner keeps at
+// *slot (summaryWords.sharedAt).
+func (p *planner) summaryValue(sum *memoryv1.Summary, slot **summaryRec) float64 {
 	if len(p.query) == 0 {
 		return summaryBase
 	}
-	return summaryBase + summaryWeight*float64(p.l1p.c.words.shared(sum))/float64(len(p.query))
+	return summaryBase + summaryWeight*float64(p.l1p.c.words.sharedAt(sum, slot))/float64(len(p.query))
 }
 
 // addHits values the search hits: a hit in the older L1 raises its part's

@@ -64,6 +64,9 @@ type planCache struct {
 	// chosenParts marks the parts allocate chose, chosenIdx lists them.
 	chosenParts []bool
 	chosenIdx   []int
+	// l2Words: the records of the L2 summaries (by index) in the
+	// planner's index (sharedAt).
+	l2Words []*summaryRec
 	// l2Order is the L2 summaries (l2Sums, as of the last plan) in
 	// Allocate's order when all are valued summaryBase (l2BaseOrder).
 	l2Order []int32
@@ -95,6 +98,8 @@ type l1Info struct {
 	tokens      uint32
 	bare        bool // BareQuestion(msg)
 	user        bool
+	// words is the summary's record in the planner's index (sharedAt).
+	words *summaryRec
 }
 
 func (e *l1Info) same(x *memoryv1.L1Entry) bool {
@@ -168,10 +173,12 @@ func (c *planCache) sync(l1 []*memoryv1.L1Entry) {
 	copy(c.ents[f:], c.ents[a:a+k])
 	c.ents = c.ents[:f+k]
 	for i, x := range l1[:f] {
+		// A summary's entry depends on the summary alone: kept when the
+		// same (with its record in the planner's index).
 		if !c.ents[i].same(x) {
 			c.dirty = min(c.dirty, i)
+			c.ents[i] = newL1Info(x)
 		}
-		c.ents[i] = newL1Info(x)
 	}
 	c.dirty = min(c.dirty, f+k)
 	if dropped {
@@ -388,6 +395,9 @@ type summaryWords struct {
 	recs  map[*memoryv1.Summary]*summaryRec
 	post  map[string][]*summaryRec
 	epoch uint32
+	// gen counts the indexes made (reset drops one): a summaryRec kept
+	// outside the index (sharedAt) is of the index only when of its gen.
+	gen uint32
 	// query is the message the counts of epoch are for (queryWords).
 	query []string
 }
@@ -395,8 +405,10 @@ type summaryWords struct {
 // summaryRec is a summary of the index: how many words of the query of
 // epoch it shares.
 type summaryRec struct {
+	sum    *memoryv1.Summary
 	shared int
 	epoch  uint32
+	gen    uint32
 }
 
 // reset starts counting for the content words q of a user message, with
@@ -406,6 +418,7 @@ func (w *summaryWords) reset(q []string, present int) {
 	if w.recs == nil || len(w.recs) > 2*present+64 {
 		w.recs = map[*memoryv1.Summary]*summaryRec{}
 		w.post = map[string][]*summaryRec{}
+		w.gen++
 	}
 	w.epoch++
 	w.query = q
@@ -419,21 +432,34 @@ func (w *summaryWords) reset(q []string, present int) {
 	}
 }
 
-// shared returns how many of the query's content words sum holds.
-func (w *summaryWords) shared(sum *memoryv1.Summary) int {
-	r, ok := w.recs[sum]
-	if !ok {
-		words := facts.ContentWords(sum.GetText())
-		r = &summaryRec{shared: sharedWords(w.query, words), epoch: w.epoch}
-		w.recs[sum] = r
-		for word := range words {
-			w.post[word] = append(w.post[word], r)
-		}
+// sharedAt returns how many of the query's content words sum holds;
+// *slot is where the planner keeps sum's record between plans (an L1
+// entry, an L2 index), used instead of a lookup when it is still sum's
+// and of the index.
+func (w *summaryWords) sharedAt(sum *memoryv1.Summary, slot **summaryRec) int {
+	r := *slot
+	if r == nil || r.sum != sum || r.gen != w.gen {
+		r = w.rec(sum)
+		*slot = r
 	}
 	if r.epoch != w.epoch {
 		return 0
 	}
 	return r.shared
+}
+
+// rec returns the record of sum, indexing sum first when new.
+func (w *summaryWords) rec(sum *memoryv1.Summary) *summaryRec {
+	r, ok := w.recs[sum]
+	if !ok {
+		words := facts.ContentWords(sum.GetText())
+		r = &summaryRec{sum: sum, shared: sharedWords(w.query, words), epoch: w.epoch, gen: w.gen}
+		w.recs[sum] = r
+		for word := range words {
+			w.post[word] = append(w.post[word], r)
+		}
+	}
+	return r
 }
 
 // countMemo keeps the token counts of the texts the planner counted (the
