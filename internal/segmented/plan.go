@@ -141,6 +141,9 @@ type planner struct {
 	// recs and mems hold what the section parts stand for (partRef).
 	recs []recalledRef
 	mems []memChoice
+	// prep is the candidates as prepared for the decision's tokenizer
+	// (nil: unprepared), set by addHits.
+	prep *prepared
 }
 
 // earlierRef names a message of another session.
@@ -331,6 +334,7 @@ func (p *planner) summaryValue(sum *memoryv1.Summary, slot **summaryRec) float64
 // keeps its larger value).
 func (p *planner) addHits(c *Candidates) {
 	hits := c.Recall[:min(len(c.Recall), MaxRecallCandidates+MaxEarlierCandidates)]
+	p.prep = c.preparedFor(p.rawTok)
 	var best float64
 	if len(c.RecallScores) == len(c.Recall) && len(hits) > 0 {
 		best = slices.Max(c.RecallScores[:len(hits)])
@@ -354,13 +358,13 @@ func (p *planner) addHits(c *Candidates) {
 			v *= questionWeight
 		}
 		if sid := sessionOf(c, r); sid != "" && sid != p.s.snap.GetSessionId() {
-			p.offerEarlier(c, r, sid, m, v)
+			p.offerEarlier(r, sid, m, v)
 			continue
 		}
 		if !p.searchable(m) {
 			continue
 		}
-		p.offer(c, r, m, v)
+		p.offer(r, m, v)
 	}
 }
 
@@ -383,17 +387,17 @@ func sessionOf(c *Candidates, r int) string {
 	return c.RecallSessions[r]
 }
 
-// offerEarlier values message m (recall candidate r of c) of another
+// offerEarlier values message m (recall candidate r) of another
 // session sid at v: a recalled
 // part holding a reference (the text is read again when the context is
 // read, EarlierSessionText cut to text_bytes).
-func (p *planner) offerEarlier(c *Candidates, r int, sid string, m *memoryv1.Message, v float64) {
+func (p *planner) offerEarlier(r int, sid string, m *memoryv1.Message, v float64) {
 	ref := earlierRef{sid, m.GetSeq()}
 	if i, ok := p.earlierPart[ref]; ok {
 		p.raise(i, v)
 		return
 	}
-	it, ok := c.preparedRecall(r, formEarlier, p.rawTok)
+	it, ok := p.prep.recallItem(r, formEarlier)
 	if !ok {
 		it = prepareMessage(p.tok, formEarlier, m)
 	}
@@ -404,11 +408,11 @@ func (p *planner) offerEarlier(c *Candidates, r int, sid string, m *memoryv1.Mes
 	p.earlierPart[ref] = p.add(Part{Kind: PartEarlier, Tokens: uint64(it.tokens), Value: v}, partRef{l2: -1, rec: int32(len(p.recs))})
 }
 
-// offer values message m (recall candidate r of c) of the session at v:
+// offer values message m (recall candidate r) of the session at v:
 // its L1 part when it is
 // older than the tail, nothing when in the tail, a recalled part when it
 // is in the swap only.
-func (p *planner) offer(c *Candidates, r int, m *memoryv1.Message, v float64) {
+func (p *planner) offer(r int, m *memoryv1.Message, v float64) {
 	if i := p.verbatimIndex(m.GetSeq()); i >= 0 && i < p.tail {
 		p.raiseL1(i, v)
 		return
@@ -419,7 +423,7 @@ func (p *planner) offer(c *Candidates, r int, m *memoryv1.Message, v float64) {
 		p.raise(i, v)
 		return
 	}
-	it, ok := c.preparedRecall(r, formRecalled, p.rawTok)
+	it, ok := p.prep.recallItem(r, formRecalled)
 	if !ok {
 		it = prepareMessage(p.tok, formRecalled, m)
 	}

@@ -238,7 +238,7 @@ func (p *planner) allocate(room uint64, caps [numPartKinds]uint64) []int {
 			next++
 		}
 		if part.Value > 0 && part.Tokens > 0 && part.Kind < numPartKinds && !p.l2Base(i) {
-			spec = append(spec, specPart{den: part.density(), val: part.Value, idx: idx[i], i: i})
+			spec = append(spec, specPart{den: part.density(), val: part.Value, idx: int32(idx[i]), i: int32(i)})
 		}
 	}
 	c.idx, c.spec, c.parts, c.refs, c.recs, c.mems = idx, spec, p.parts, p.refs, p.recs, p.mems
@@ -285,7 +285,7 @@ func (p *planner) allocate(room uint64, caps [numPartKinds]uint64) []int {
 		other, oDen, oVal, oIdx := -1, 0.0, 0.0, 0
 		if si < len(spec) {
 			a := spec[si]
-			other, oDen, oVal, oIdx = 0, a.den, a.val, a.idx
+			other, oDen, oVal, oIdx = 0, a.den, a.val, int(a.idx)
 		}
 		if bi < len(base) {
 			i := p.l2First + int(base[bi])
@@ -314,7 +314,7 @@ func (p *planner) allocate(room uint64, caps [numPartKinds]uint64) []int {
 		}
 		switch other {
 		case 0:
-			take(spec[si].i)
+			take(int(spec[si].i))
 			si++
 		case 2:
 			take(p.l2First + int(base[bi]))
@@ -376,7 +376,7 @@ func (p *planner) l2BaseOrder() []int32 {
 // token, value, index in Allocate's parts, and index in planner.parts.
 type specPart struct {
 	den, val float64
-	idx, i   int
+	idx, i   int32
 }
 
 // plainAllChosen reports whether the allocation chose every plain span.

@@ -63,5 +63,5 @@ func mergeSpec(out, a, b []specPart) {
 
 // before reports whether x comes before y in Allocate's order.
 func (x *specPart) before(y *specPart) bool {
-	return before(x.den, x.val, x.idx, y.den, y.val, y.idx)
+	return before(x.den, x.val, int(x.idx), y.den, y.val, int(y.idx))
 }

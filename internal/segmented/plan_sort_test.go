@@ -17,11 +17,11 @@ func TestSortSpecMatchesSortFunc(t *testing.T) {
 		for range 3 {
 			spec := make([]specPart, n)
 			for i := range spec {
-				spec[i] = specPart{den: float64(rng.IntN(5)) / 7, val: float64(rng.IntN(3)) / 3, idx: rng.IntN(1000)*1000 + i, i: i}
+				spec[i] = specPart{den: float64(rng.IntN(5)) / 7, val: float64(rng.IntN(3)) / 3, idx: int32(rng.IntN(1000)*1000 + i), i: int32(i)}
 			}
 			want := slices.Clone(spec)
 			slices.SortFunc(want, func(a, b specPart) int {
-				if before(a.den, a.val, a.idx, b.den, b.val, b.idx) {
+				if before(a.den, a.val, int(a.idx), b.den, b.val, int(b.idx)) {
 					return -1
 				}
 				return 1

@@ -110,13 +110,22 @@ func prepareMessage(tok Tokenizer, form itemForm, m *memoryv1.Message) preparedI
 	return preparedItem{form: form, ok: ok, tokens: tokens, text: text}
 }
 
-// preparedRecall returns the prepared item of recall candidate r in form
-// (false: not prepared so, or counted with another tokenizer than tok).
-func (c *Candidates) preparedRecall(r int, form itemForm, tok Tokenizer) (preparedItem, bool) {
-	if c.prep == nil || r >= len(c.prep.recall) || c.prep.recall[r].form != form || !sameTokenizer(c.prep.tok, tok) {
+// preparedFor returns what Prepare computed when counted with tok (nil:
+// not prepared, or with another tokenizer).
+func (c *Candidates) preparedFor(tok Tokenizer) *prepared {
+	if c == nil || c.prep == nil || !sameTokenizer(c.prep.tok, tok) {
+		return nil
+	}
+	return c.prep
+}
+
+// recallItem returns the prepared item of recall candidate r in form
+// (false: not prepared so; p may be nil).
+func (p *prepared) recallItem(r int, form itemForm) (preparedItem, bool) {
+	if p == nil || r >= len(p.recall) || p.recall[r].form != form {
 		return preparedItem{}, false
 	}
-	return c.prep.recall[r], true
+	return p.recall[r], true
 }
 
 // bareAt reports BareQuestion(m) of recall candidate r, m.
