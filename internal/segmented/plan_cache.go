@@ -37,6 +37,8 @@ type planCache struct {
 	// firstMsg is the first that is a message (the summaries lead).
 	ents     []l1Info
 	firstMsg int
+	// relink: sync's buffer of the openers to link again (unlink).
+	relink []int32
 	// spans and order: the L1 spans of the last plan and its plain spans
 	// by allocation order (plan_order.go); spare buffers for the next.
 	spans, spareSpans []l1Span
@@ -162,7 +164,17 @@ func (c *planCache) sync(l1 []*memoryv1.L1Entry) {
 	}
 	n := min(len(c.ents)-a, len(l1)-f)
 	k := sort.Search(n, func(k int) bool { return !c.ents[a+k].same(l1[f+k]) })
-	dropped := a+k < len(c.ents)
+	// The kept openers whose last result is dropped (ents[a+k:]), at the
+	// indexes they move to: linked again below.
+	relink := c.relink[:0]
+	for i := a + k; i < len(c.ents); i++ {
+		if o := c.ents[i].owner; o > 0 {
+			if j := i - int(o); j >= a && j < a+k {
+				relink = append(relink, int32(j-a+f))
+			}
+		}
+	}
+	c.relink = relink
 	// ents[a:a+k] describe l1[f:f+k]: move them to f.
 	if f > a {
 		c.ents = slices.Grow(c.ents[:a+k], f-a)[:f+k]
@@ -181,23 +193,20 @@ func (c *planCache) sync(l1 []*memoryv1.L1Entry) {
 		}
 	}
 	c.dirty = min(c.dirty, f+k)
-	if dropped {
-		c.unlink(f + k)
-	}
+	c.unlink(relink, f+k)
 	for i := f + k; i < len(l1); i++ {
 		c.ents = append(c.ents, newL1Info(l1[i]))
 		c.link(i)
 	}
 }
 
-// unlink links again the openers among the first end entries whose last
-// result was at or after end (dropped): to their last result before end.
-func (c *planCache) unlink(end int) {
-	for j := range c.ents[:end] {
+// unlink links again the openers (among the first end entries) whose
+// last result was at or after end (dropped): to their last result before
+// end.
+func (c *planCache) unlink(openers []int32, end int) {
+	for _, j32 := range openers {
+		j := int(j32)
 		e := &c.ents[j]
-		if e.owner != 0 || j+int(e.last) < end {
-			continue
-		}
 		e.last = 0
 		c.dirty = min(c.dirty, j)
 		for i := j + 1; i < end; i++ {
