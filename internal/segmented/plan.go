@@ -222,7 +222,7 @@ func (s *State) plan(m *memoryv1.Message, c *Candidates, env Env) *memoryv1.Asse
 	}
 	out.Recalled, out.Memory, out.L2Ids = nilIfEmpty(out.Recalled), nilIfEmpty(out.Memory), nilIfEmpty(out.L2Ids)
 	out.L1Seqs = p.l1p.seqs(p.l1p.c.ents)
-	slices.SortFunc(out.Recalled, compareRecalled)
+	sortRecalled(out.Recalled, &p.l1p.c.recKeys, &p.l1p.c.recSpare)
 	out.Recalled = p.continueEarlier(out.Recalled, chosen)
 	// out.Memory is by tier already: the memory parts were added in
 	// chooseMemory's order (by tier), and chosen is ascending.

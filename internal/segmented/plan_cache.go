@@ -81,6 +81,9 @@ type planCache struct {
 	dirty, spansTail int
 	// recent[d] is the value of an L1 span d spans older than the tail.
 	recent []float64
+	// recKeys and recSpare: sortRecalled's buffers.
+	recKeys  []uint64
+	recSpare []*memoryv1.RecalledItem
 	// query: the planner's, kept for the next.
 	query []string
 	// shown is what the last plan shows of L1 and L2 (see countShown).

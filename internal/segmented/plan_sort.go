@@ -1,5 +1,11 @@
 package segmented
 
+import (
+	"slices"
+
+	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
+)
+
 // sortSpec sorts the special parts in Allocate's order (before): a merge
 // sort over runs put in order by insertion, with the comparison inlined.
 // slices.SortFunc called a closure per comparison, copying two parts each
@@ -64,4 +70,45 @@ func mergeSpec(out, a, b []specPart) {
 // before reports whether x comes before y in Allocate's order.
 func (x *specPart) before(y *specPart) bool {
 	return before(x.den, x.val, int(x.idx), y.den, y.val, int(y.idx))
+}
+
+// sortRecalled sorts the recalled section by compareRecalled. When every
+// item is the session's own (no other session's item: the common case)
+// and no two share a seq and kind, that order is by seq, a message before
+// an archived summary ending at it: the items are sorted as integer keys
+// (seq, kind, index), keys and spare in buffers kept by the planner.
+func sortRecalled(items []*memoryv1.RecalledItem, keys *[]uint64, spare *[]*memoryv1.RecalledItem) {
+	const idxBits = 16
+	if len(items) < 2 || len(items) >= 1<<idxBits {
+		slices.SortFunc(items, compareRecalled)
+		return
+	}
+	ks := (*keys)[:0]
+	for i, it := range items {
+		seq := it.GetSeq()
+		if it.GetSessionId() != "" || seq >= 1<<(63-idxBits) {
+			slices.SortFunc(items, compareRecalled)
+			return
+		}
+		kind := uint64(0)
+		if it.GetSummaryId() != "" {
+			kind = 1
+		}
+		ks = append(ks, (seq<<1|kind)<<idxBits|uint64(i))
+	}
+	*keys = ks
+	slices.Sort(ks)
+	for i := 1; i < len(ks); i++ {
+		if ks[i]>>idxBits == ks[i-1]>>idxBits {
+			// Two summaries ending at one seq: their ids decide.
+			slices.SortFunc(items, compareRecalled)
+			return
+		}
+	}
+	was := append((*spare)[:0], items...)
+	*spare = was
+	for i, k := range ks {
+		items[i] = was[k&(1<<idxBits-1)]
+	}
+	clear(was) // the spare holds no item after the plan
 }

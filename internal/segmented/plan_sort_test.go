@@ -1,9 +1,12 @@
 package segmented
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 )
 
 // TestSortSpecMatchesSortFunc sorts random parts (values per token and
@@ -29,6 +32,41 @@ func TestSortSpecMatchesSortFunc(t *testing.T) {
 			buf = sortSpec(spec, buf)
 			if !slices.Equal(spec, want) {
 				t.Fatalf("n=%d: sortSpec gave %v, want %v", n, spec, want)
+			}
+		}
+	}
+}
+
+// TestSortRecalledMatchesCompareRecalled sorts random recalled sections
+// (the session's own messages, archived summaries ending at them, other
+// sessions' items, now and then) with sortRecalled and with
+// slices.SortFunc over compareRecalled: the orders are the same.
+func TestSortRecalledMatchesCompareRecalled(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	var keys []uint64
+	var spare []*memoryv1.RecalledItem
+	for n := range 80 {
+		for round := range 6 {
+			items := make([]*memoryv1.RecalledItem, n)
+			for i := range items {
+				it := &memoryv1.RecalledItem{Seq: uint64(rng.IntN(3 * (n + 1)))}
+				switch rng.IntN(8) {
+				case 0:
+					it.SummaryId = fmt.Sprint("s", rng.IntN(3))
+				case 1:
+					if round%2 == 1 {
+						it.SessionId, it.SaidUnixNano = fmt.Sprint("other", rng.IntN(2)), int64(rng.IntN(3))*86_400_000_000_000
+					}
+				}
+				items[i] = it
+			}
+			want := slices.Clone(items)
+			slices.SortStableFunc(want, compareRecalled)
+			sortRecalled(items, &keys, &spare)
+			for i := range items {
+				if compareRecalled(items[i], want[i]) != 0 {
+					t.Fatalf("n=%d: item %d is %v, want %v", n, i, items[i], want[i])
+				}
 			}
 		}
 	}
