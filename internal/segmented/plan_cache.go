@@ -84,6 +84,9 @@ type planCache struct {
 	// recKeys and recSpare: sortRecalled's buffers.
 	recKeys  []uint64
 	recSpare []*memoryv1.RecalledItem
+	// planner and memoTok: the planner of the plan being made.
+	planner planner
+	memoTok memoTokenizer
 	// query: the planner's, kept for the next.
 	query []string
 	// shown is what the last plan shows of L1 and L2 (see countShown).
@@ -531,7 +534,10 @@ func (s *State) newPlanner(m *memoryv1.Message, cands *Candidates, env Env) *pla
 	clear(c.swapPart)
 	clear(c.earlierPart)
 	c.query = queryWords(m.GetContent(), c.query)
-	p := &planner{s: s, tok: memoTokenizer{env.Tokenizer, &c.counts}, rawTok: env.Tokenizer, l1: l1, query: c.query,
+	// The planner and its tokenizer live in the cache: a plan at a time.
+	c.memoTok = memoTokenizer{env.Tokenizer, &c.counts}
+	p := &c.planner
+	*p = planner{s: s, tok: &c.memoTok, rawTok: env.Tokenizer, l1: l1, query: c.query,
 		swapPart: c.swapPart, earlierPart: c.earlierPart}
 	// Room for the parts there will be: summaries, hits, scope entries.
 	n := len(s.snap.GetL2()) + hits + items + 4
