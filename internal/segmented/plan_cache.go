@@ -355,27 +355,40 @@ type l1Span struct {
 	bare     bool // a bare question: its value times questionWeight
 }
 
-// spansTo returns the spans of the L1 entries before tail, oldest first,
-// in buf: a tool call's span ends after its last result (but not in the
-// tail).
+// spansTo returns the spans of the L1 entries before tail, oldest first:
+// a tool call's span ends after its last result (but not in the tail).
 //
 // The spans of the last plan (c.spans, made for c.spansTail) that end
 // before the first entry changed since (c.dirty) and before both tails
-// are the same: they are copied, and only the rest is made again.
-func (c *planCache) spansTo(tail int, buf []l1Span) (spans []l1Span, kept int) {
-	out := buf[:0]
+// are the same: they stay where they are (the first kept of spans), the
+// last plan's spans after them are copied to prevTail (plainOrder reads
+// them), and only the rest is made again, in place.
+func (c *planCache) spansTo(tail int) (spans, prevTail []l1Span, kept int) {
 	ents := c.ents
 	bound := min(c.dirty, c.spansTail, tail)
-	i := 0
-	for _, sp := range c.spans {
-		// A span ending at the last plan's tail may have been cut there.
-		if int(sp.to) > bound || (int(sp.to) == c.spansTail && tail != c.spansTail) {
-			break
+	// The spans end in order: the kept ones are those ending by bound,
+	// but for one ending at the last plan's tail when the tail moved (it
+	// may have been cut there).
+	prev := c.spans
+	lo, hi := 0, len(prev)
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if int(prev[mid].to) > bound {
+			hi = mid
+		} else {
+			lo = mid + 1
 		}
-		out = append(out, sp)
-		i = int(sp.to)
 	}
-	kept = len(out)
+	kept = lo
+	if kept > 0 && int(prev[kept-1].to) == c.spansTail && tail != c.spansTail {
+		kept--
+	}
+	prevTail = append(c.spareSpans[:0], prev[kept:]...)
+	out := prev[:kept]
+	i := 0
+	if kept > 0 {
+		i = int(out[kept-1].to)
+	}
 	c.dirty, c.spansTail = len(ents), tail
 	for i < tail {
 		e := &ents[i]
@@ -390,7 +403,7 @@ func (c *planCache) spansTo(tail int, buf []l1Span) (spans []l1Span, kept int) {
 		out = append(out, sp)
 		i = end
 	}
-	return out, kept
+	return out, prevTail, kept
 }
 
 // recentValues returns, for d < m, the value of an L1 span d spans older

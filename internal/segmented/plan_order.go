@@ -44,8 +44,10 @@ type l1Plan struct {
 	// their tokens.
 	chosenEnts   int
 	chosenTokens uint64
-	// kept is how many spans (the first) are the last plan's (spansTo).
-	kept int
+	// kept is how many spans (the first) are the last plan's (spansTo),
+	// prevTail the last plan's spans after them.
+	kept     int
+	prevTail []l1Span
 }
 
 // freshInsertMax: more new spans than this since the last plan, and the
@@ -57,7 +59,7 @@ const freshInsertMax = 8
 func newL1Plan(c *planCache, tail int) *l1Plan {
 	lp := &c.lp
 	*lp = l1Plan{c: c, made: c.lp.made[:0]}
-	lp.spans, lp.kept = c.spansTo(tail, c.spareSpans)
+	lp.spans, lp.prevTail, lp.kept = c.spansTo(tail)
 	m := len(lp.spans)
 	lp.val, lp.den = resize(c.val, m), resize(c.den, m)
 	lp.part, lp.chosen = resize(c.part, m), resize(c.chosen, m)
@@ -146,24 +148,26 @@ func before(denA, valA float64, idxA int, denB, valB float64, idxB int) bool {
 // keeps this plan's spans and order for the next.
 func (lp *l1Plan) plainOrder() []int32 {
 	c := lp.c
-	prev, cur := c.spans, lp.spans
-	if cap(c.mapped) < len(prev) {
-		c.mapped = make([]int32, len(prev))
+	// The last plan's spans: the first kept of cur, then prevTail.
+	cur, tail, kept := lp.spans, lp.prevTail, lp.kept
+	n := kept + len(tail)
+	if cap(c.mapped) < n {
+		c.mapped = make([]int32, n)
 	}
-	mapped := c.mapped[:len(prev)]
+	mapped := c.mapped[:n]
 	var fresh []int32
 	// The spans spansTo kept are the same, at the same indexes.
-	j := min(lp.kept, len(prev), len(cur))
-	for i := range j {
+	for i := range kept {
 		mapped[i] = int32(i)
 	}
-	for k := j; k < len(cur); k++ {
-		for j < len(prev) && prev[j].seq < cur[k].seq {
+	j := kept
+	for k := kept; k < len(cur); k++ {
+		for j < n && tail[j-kept].seq < cur[k].seq {
 			mapped[j] = -1
 			j++
 		}
-		if j < len(prev) && prev[j].seq == cur[k].seq {
-			if p := prev[j]; p.to-p.from == cur[k].to-cur[k].from && p.tokens == cur[k].tokens && p.bare == cur[k].bare && p.summary == cur[k].summary {
+		if j < n && tail[j-kept].seq == cur[k].seq {
+			if p := tail[j-kept]; p.to-p.from == cur[k].to-cur[k].from && p.tokens == cur[k].tokens && p.bare == cur[k].bare && p.summary == cur[k].summary {
 				mapped[j] = int32(k)
 				j++
 				continue
@@ -175,7 +179,7 @@ func (lp *l1Plan) plainOrder() []int32 {
 			fresh = append(fresh, int32(k))
 		}
 	}
-	for ; j < len(prev); j++ {
+	for ; j < n; j++ {
 		mapped[j] = -1
 	}
 	order := c.spareOrder[:0]
@@ -205,7 +209,7 @@ func (lp *l1Plan) plainOrder() []int32 {
 		})
 	}
 	c.spareOrder, c.order = c.order, order
-	c.spareSpans, c.spans = c.spans, cur
+	c.spareSpans, c.spans = tail, cur
 	return order
 }
 

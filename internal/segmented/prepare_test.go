@@ -235,7 +235,7 @@ func TestSpansKeptMatchRebuilt(t *testing.T) {
 				t.Fatal(err)
 			}
 			if c := s.plans; c != nil && len(c.spans) > 0 {
-				fresh, _ := (&planCache{ents: slices.Clone(c.ents)}).spansTo(c.spansTail, nil)
+				fresh, _, _ := (&planCache{ents: slices.Clone(c.ents)}).spansTo(c.spansTail)
 				if !slices.Equal(c.spans, fresh) {
 					t.Fatalf("budget %d, append %d: kept spans differ from the spans made again", budget, i)
 				}
