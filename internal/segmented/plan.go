@@ -300,12 +300,11 @@ func (p *planner) add(part Part, ref partRef) int {
 // allocation takes them from the order kept between plans (allocate).
 func (p *planner) addL1() {
 	lp := p.l1p
-	for k, sp := range lp.spans {
-		if sp.summary {
-			part, ref := lp.partOf(k)
-			part.Value = max(part.Value, p.summaryValue(p.l1[sp.from].GetSummary(), &lp.c.ents[sp.from].words))
-			lp.setPart(k, p.add(part, ref))
-		}
+	for _, k32 := range lp.sums {
+		k, sp := int(k32), lp.spans[k32]
+		part, ref := lp.partOf(k)
+		part.Value = max(part.Value, p.summaryValue(p.l1[sp.from].GetSummary(), &lp.c.ents[sp.from].words))
+		lp.setPart(k, p.add(part, ref))
 	}
 }
 

@@ -558,13 +558,7 @@ func (s *State) newPlanner(m *memoryv1.Message, cands *Candidates, env Env) *pla
 	p.recs, p.mems = c.recs[:0], c.mems[:0]
 	p.tail = c.tailStart(s.Budget())
 	p.l1p = newL1Plan(c, p.tail)
-	summaries := len(s.snap.GetL2())
-	for _, sp := range p.l1p.spans {
-		if sp.summary {
-			summaries++
-		}
-	}
-	c.words.reset(p.query, summaries)
+	c.words.reset(p.query, len(s.snap.GetL2())+len(p.l1p.sums))
 	return p
 }
 

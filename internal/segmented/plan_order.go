@@ -36,6 +36,8 @@ type l1Plan struct {
 	part   []int32
 	made   []int32
 	chosen []bool
+	// sums lists the spans that are summaries.
+	sums []int32
 	// nPlain and nPlainChosen count the plain spans and those chosen.
 	nPlain, nPlainChosen int
 	// chosenL2 is the tokens of the L2 summaries chosen.
@@ -58,7 +60,7 @@ const freshInsertMax = 8
 // plain spans.
 func newL1Plan(c *planCache, tail int) *l1Plan {
 	lp := &c.lp
-	*lp = l1Plan{c: c, made: c.lp.made[:0]}
+	*lp = l1Plan{c: c, made: c.lp.made[:0], sums: c.lp.sums[:0]}
 	lp.spans, lp.prevTail, lp.kept = c.spansTo(tail)
 	m := len(lp.spans)
 	lp.val, lp.den = resize(c.val, m), resize(c.den, m)
@@ -71,7 +73,9 @@ func newL1Plan(c *planCache, tail int) *l1Plan {
 	for k := range lp.spans {
 		sp := &lp.spans[k]
 		v := recent[m-1-k]
-		if sp.bare && !sp.summary {
+		if sp.summary {
+			lp.sums = append(lp.sums, int32(k))
+		} else if sp.bare {
 			v *= questionWeight
 		}
 		val[k] = v
@@ -389,24 +393,25 @@ func (lp *l1Plan) plainAllChosen() bool { return lp.nPlainChosen == lp.nPlain }
 // seqs returns the first seqs of the L1 entries of the chosen spans, in
 // seq order (nil: none).
 func (lp *l1Plan) seqs(ents []l1Info) []uint64 {
-	if lp.nPlainChosen == 0 && len(lp.made) == 0 {
+	if lp.chosenEnts == 0 {
 		return nil
 	}
-	var out []uint64
+	out := make([]uint64, lp.chosenEnts)
+	n := 0
+	chosen := lp.chosen[:len(lp.spans)]
 	for k := range lp.spans {
-		if !lp.chosen[k] {
+		if !chosen[k] {
 			continue
 		}
-		if out == nil {
-			out = make([]uint64, 0, lp.chosenEnts)
-		}
 		if sp := &lp.spans[k]; sp.to-sp.from == 1 {
-			out = append(out, sp.seq)
+			out[n] = sp.seq
+			n++
 		} else {
 			for _, e := range ents[sp.from:sp.to] {
-				out = append(out, e.seq)
+				out[n] = e.seq
+				n++
 			}
 		}
 	}
-	return out
+	return out[:n]
 }
