@@ -253,7 +253,7 @@ func sameSections(a, b *memoryv1.Assembled) bool {
 // text (-1: unknown), as Prepare counted it.
 func chooseMemory(cands []*memoryv1.MemoryItem, counts []int64, a *memoryv1.AssemblyConfig, capTokens uint64, tok Tokenizer) []*memoryv1.MemoryItem {
 	var out []*memoryv1.MemoryItem
-	for _, c := range chooseMemoryFrom(cands, counts, a, capTokens, tok, nil) {
+	for _, c := range chooseMemoryFrom(cands, counts, memoryFirsts(cands, nil), a, capTokens, tok, nil) {
 		out = append(out, c.item())
 	}
 	return out
@@ -268,6 +268,9 @@ type memChoice struct {
 	tokens  uint32
 	bytes   uint32
 	trimmed bool
+	// count is the token count of the candidate's whole text (-1:
+	// unknown).
+	count int64
 }
 
 func (m *memChoice) item() *memoryv1.MemoryItem {
@@ -285,8 +288,8 @@ func (m *memChoice) fill(x *memoryv1.MemoryItem) {
 }
 
 // chooseMemoryFrom is chooseMemory, returning the choices (appended to
-// buf) in the order of its items.
-func chooseMemoryFrom(cands []*memoryv1.MemoryItem, counts []int64, a *memoryv1.AssemblyConfig, capTokens uint64, tok Tokenizer, buf []memChoice) []memChoice {
+// buf) in the order of its items; first is memoryFirsts(cands).
+func chooseMemoryFrom(cands []*memoryv1.MemoryItem, counts []int64, first []int32, a *memoryv1.AssemblyConfig, capTokens uint64, tok Tokenizer, buf []memChoice) []memChoice {
 	// Tiers by index (tierIndex): no maps, it runs at every user message.
 	tierCap := [3]uint64{
 		capTokens * uint64(a.GetTaskPct()) / 100,
@@ -297,18 +300,20 @@ func chooseMemoryFrom(cands []*memoryv1.MemoryItem, counts []int64, a *memoryv1.
 	// The first candidate of each scope and key, with its count: the
 	// choices as they are taken (tokens 0: not taken).
 	uniq := buf[:0]
-	counted := make([]int64, 0, len(cands))
+	// taken[j]: a candidate of the entry first named by candidate j was
+	// taken (one of a tier: a candidate without one is passed over).
+	var taken [MaxMemoryCandidates]bool
 	for i, c := range cands {
 		t := tierIndex(c.GetTier())
-		if t < 0 || slices.ContainsFunc(uniq, func(u memChoice) bool { return sameEntry(u.c, c) }) {
+		if t < 0 || taken[first[i]] {
 			continue
 		}
-		uniq = append(uniq, memChoice{c: c, from: i, tier: t})
+		taken[first[i]] = true
 		n := int64(-1)
 		if i < len(counts) {
 			n = counts[i]
 		}
-		counted = append(counted, n)
+		uniq = append(uniq, memChoice{c: c, from: i, tier: t, count: n})
 	}
 	var tierUsed [3]uint64
 	var used uint64
@@ -316,8 +321,8 @@ func chooseMemoryFrom(cands []*memoryv1.MemoryItem, counts []int64, a *memoryv1.
 		c := uniq[i].c
 		// The log keeps which text, not the text (MemoryItem.text_bytes):
 		// a counted text that fits whole is not rendered.
-		n, tokens, trimmed := memoryTextLen(c), uint32(counted[i]), false
-		if k := counted[i]; k < 0 || !fitsWhole(n, k, room) {
+		n, tokens, trimmed := memoryTextLen(c), uint32(uniq[i].count), false
+		if k := uniq[i].count; k < 0 || !fitsWhole(n, k, room) {
 			full := memoryText(c)
 			text, t, ok := fitItemCounted(tok, full, k, room)
 			if !ok {
@@ -369,6 +374,24 @@ func tierIndex(tier string) int {
 		return 2
 	}
 	return -1
+}
+
+// memoryFirsts returns, for each memory candidate (at most
+// MaxMemoryCandidates), the index of the first candidate naming the same
+// scope and key (sameEntry), in buf.
+func memoryFirsts(cands []*memoryv1.MemoryItem, buf []int32) []int32 {
+	cands = cands[:min(len(cands), MaxMemoryCandidates)]
+	first := resize(buf, len(cands))
+	for r, m := range cands {
+		first[r] = int32(r)
+		for j := range r {
+			if first[j] == int32(j) && sameEntry(cands[j], m) {
+				first[r] = int32(j)
+				break
+			}
+		}
+	}
+	return first
 }
 
 // sameEntry reports whether a and b name the same scope and key (as

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
@@ -219,19 +220,20 @@ func (s *State) buildMessages(req *memoryv1.AppendRequest, env Env, x *indexes) 
 	seq, turn := s.snap.NextMessageSeq, s.snap.Turn
 	prevSaid := s.lastSaid()
 	for i, in := range req.Messages {
-		f := fmt.Sprintf("messages[%d]", i)
+		// The field, for the errors only: formatted when one is returned.
+		f := func() string { return "messages[" + strconv.Itoa(i) + "]" }
 		id := in.Id
 		if id == "" {
-			id = fmt.Sprintf("m%d", seq)
+			id = "m" + strconv.FormatUint(seq, 10)
 		} else if x.known(id) {
-			return nil, reject(CodeConflict, f+".id", "message %q already exists in the session", id)
+			return nil, reject(CodeConflict, f()+".id", "message %q already exists in the session", id)
 		}
 		if in.Role == memoryv1.Role_ROLE_USER {
 			turn++
 		}
 		for j, c := range in.ToolCalls {
 			if seen(c.Id) {
-				return nil, reject(CodeConflict, fmt.Sprintf("%s.tool_calls[%d].id", f, j), "tool call %q already exists in the session", c.Id)
+				return nil, reject(CodeConflict, fmt.Sprintf("%s.tool_calls[%d].id", f(), j), "tool call %q already exists in the session", c.Id)
 			}
 			if added == nil {
 				added = map[string]string{}
@@ -246,7 +248,6 @@ func (s *State) buildMessages(req *memoryv1.AppendRequest, env Env, x *indexes) 
 			Name:            in.Name,
 			ToolCalls:       cloneCalls(in.ToolCalls),
 			ToolCallId:      in.ToolCallId,
-			Tokens:          messageTokens(env.Tokenizer, in.Content, in.ToolCalls),
 			Turn:            turn,
 			CreatedUnixNano: env.NowUnixNano,
 			DataRef:         in.DataRef,
@@ -255,12 +256,14 @@ func (s *State) buildMessages(req *memoryv1.AppendRequest, env Env, x *indexes) 
 		if StartsDay(prevSaid, in.SaidUnixNano) {
 			m.Dated = true
 			m.Tokens = messageTokens(env.Tokenizer, DayMark(in.SaidUnixNano)+in.Content, in.ToolCalls)
+		} else {
+			m.Tokens = messageTokens(env.Tokenizer, in.Content, in.ToolCalls)
 		}
 		prevSaid = SaidAt(m)
 		if in.Role == memoryv1.Role_ROLE_TOOL {
 			name, ok := open(in.ToolCallId)
 			if !ok {
-				return nil, badRequest(f+".tool_call_id", "%q matches no open tool call in the session", in.ToolCallId)
+				return nil, badRequest(f()+".tool_call_id", "%q matches no open tool call in the session", in.ToolCallId)
 			}
 			if answered == nil {
 				answered = map[string]bool{}

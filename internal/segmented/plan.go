@@ -124,8 +124,8 @@ type planner struct {
 	rawTok Tokenizer
 	l1     []*memoryv1.L1Entry
 	tail   int // index of the first L1 entry of the verbatim tail
-	// query is the content words of the latest user message.
-	query map[string]bool
+	// query is the content words of the latest user message (queryWords).
+	query []string
 	parts []Part
 	refs  []partRef
 	// l1p holds the L1 entries older than the tail, as spans (plan_order.go).
@@ -144,7 +144,10 @@ type planner struct {
 	// memCands and memValue are the memory candidates weighed and each
 	// one's value (why.go names those chooseMemory left out).
 	memCands []*memoryv1.MemoryItem
-	memValue []float64
+	memValue [MaxMemoryCandidates]float64
+	// prep is the candidates as prepared for the decision's tokenizer
+	// (nil: unprepared), set by addHits.
+	prep *prepared
 }
 
 // earlierRef names a message of another session.
@@ -223,7 +226,7 @@ func (s *State) plan(m *memoryv1.Message, c *Candidates, env Env) *memoryv1.Asse
 	}
 	out.Recalled, out.Memory, out.L2Ids = nilIfEmpty(out.Recalled), nilIfEmpty(out.Memory), nilIfEmpty(out.L2Ids)
 	out.L1Seqs = p.l1p.seqs(p.l1p.c.ents)
-	slices.SortFunc(out.Recalled, compareRecalled)
+	sortRecalled(out.Recalled, &p.l1p.c.recKeys, &p.l1p.c.recSpare)
 	out.Recalled = p.continueEarlier(out.Recalled, chosen)
 	out.Why = p.why(out, room, caps)
 	// out.Memory is by tier already: the memory parts were added in
@@ -302,12 +305,11 @@ func (p *planner) add(part Part, ref partRef) int {
 // allocation takes them from the order kept between plans (allocate).
 func (p *planner) addL1() {
 	lp := p.l1p
-	for k, sp := range lp.spans {
-		if sp.summary {
-			part, ref := lp.partOf(k)
-			part.Value = max(part.Value, p.summaryValue(p.l1[sp.from].GetSummary()))
-			lp.setPart(k, p.add(part, ref))
-		}
+	for _, k32 := range lp.sums {
+		k, sp := int(k32), lp.spans[k32]
+		part, ref := lp.partOf(k)
+		part.Value = max(part.Value, p.summaryValue(p.l1[sp.from].GetSummary(), &lp.c.ents[sp.from].words))
+		lp.setPart(k, p.add(part, ref))
 	}
 }
 
@@ -315,16 +317,20 @@ func (p *planner) addL1() {
 // shares with the latest user message.
 func (p *planner) addL2() {
 	p.l2First, p.l2Len = len(p.parts), len(p.s.snap.GetL2())
+	c := p.l1p.c
+	c.l2Words = resize(c.l2Words, p.l2Len)
 	for i, sum := range p.s.snap.GetL2() {
-		p.add(Part{Kind: PartSummary, Tokens: uint64(sum.GetTokens()), Value: p.summaryValue(sum)}, partRef{l2: i})
+		p.add(Part{Kind: PartSummary, Tokens: uint64(sum.GetTokens()), Value: p.summaryValue(sum, &c.l2Words[i])}, partRef{l2: i})
 	}
 }
 
-func (p *planner) summaryValue(sum *memoryv1.Summary) float64 {
+// summaryValue values summary sum, whose record the planner keeps at
+// *slot (summaryWords.sharedAt).
+func (p *planner) summaryValue(sum *memoryv1.Summary, slot **summaryRec) float64 {
 	if len(p.query) == 0 {
 		return summaryBase
 	}
-	return summaryBase + summaryWeight*float64(p.l1p.c.words.shared(sum))/float64(len(p.query))
+	return summaryBase + summaryWeight*float64(p.l1p.c.words.sharedAt(sum, slot))/float64(len(p.query))
 }
 
 // addHits values the search hits: a hit in the older L1 raises its part's
@@ -332,13 +338,17 @@ func (p *planner) summaryValue(sum *memoryv1.Summary) float64 {
 // keeps its larger value).
 func (p *planner) addHits(c *Candidates) {
 	hits := c.Recall[:min(len(c.Recall), MaxRecallCandidates+MaxEarlierCandidates)]
+	p.prep = c.preparedFor(p.rawTok)
 	var best float64
 	if len(c.RecallScores) == len(c.Recall) && len(hits) > 0 {
 		best = slices.Max(c.RecallScores[:len(hits)])
 	}
-	promoted := map[uint64]bool{}
-	for _, m := range p.s.snap.GetPromoted() {
-		promoted[m.GetSeq()] = true
+	var promoted map[uint64]bool // nil, and no lookup cost, when none is
+	if ms := p.s.snap.GetPromoted(); len(ms) > 0 {
+		promoted = make(map[uint64]bool, len(ms))
+		for _, m := range ms {
+			promoted[m.GetSeq()] = true
+		}
 	}
 	for r, m := range hits {
 		if m == nil || promoted[m.GetSeq()] {
@@ -352,13 +362,13 @@ func (p *planner) addHits(c *Candidates) {
 			v *= questionWeight
 		}
 		if sid := sessionOf(c, r); sid != "" && sid != p.s.snap.GetSessionId() {
-			p.offerEarlier(c, r, sid, m, v)
+			p.offerEarlier(r, sid, m, v)
 			continue
 		}
 		if !p.searchable(m) {
 			continue
 		}
-		p.offer(c, r, m, v)
+		p.offer(r, m, v)
 	}
 }
 
@@ -381,17 +391,17 @@ func sessionOf(c *Candidates, r int) string {
 	return c.RecallSessions[r]
 }
 
-// offerEarlier values message m (recall candidate r of c) of another
+// offerEarlier values message m (recall candidate r) of another
 // session sid at v: a recalled
 // part holding a reference (the text is read again when the context is
 // read, EarlierSessionText cut to text_bytes).
-func (p *planner) offerEarlier(c *Candidates, r int, sid string, m *memoryv1.Message, v float64) {
+func (p *planner) offerEarlier(r int, sid string, m *memoryv1.Message, v float64) {
 	ref := earlierRef{sid, m.GetSeq()}
 	if i, ok := p.earlierPart[ref]; ok {
 		p.raise(i, v)
 		return
 	}
-	it, ok := c.preparedRecall(r, formEarlier, p.rawTok)
+	it, ok := p.prep.recallItem(r, formEarlier)
 	if !ok {
 		it = prepareMessage(p.tok, formEarlier, m)
 	}
@@ -402,11 +412,11 @@ func (p *planner) offerEarlier(c *Candidates, r int, sid string, m *memoryv1.Mes
 	p.earlierPart[ref] = p.add(Part{Kind: PartEarlier, Tokens: uint64(it.tokens), Value: v}, partRef{l2: -1, rec: int32(len(p.recs))})
 }
 
-// offer values message m (recall candidate r of c) of the session at v:
+// offer values message m (recall candidate r) of the session at v:
 // its L1 part when it is
 // older than the tail, nothing when in the tail, a recalled part when it
 // is in the swap only.
-func (p *planner) offer(c *Candidates, r int, m *memoryv1.Message, v float64) {
+func (p *planner) offer(r int, m *memoryv1.Message, v float64) {
 	if i := p.verbatimIndex(m.GetSeq()); i >= 0 && i < p.tail {
 		p.raiseL1(i, v)
 		return
@@ -417,7 +427,7 @@ func (p *planner) offer(c *Candidates, r int, m *memoryv1.Message, v float64) {
 		p.raise(i, v)
 		return
 	}
-	it, ok := c.preparedRecall(r, formRecalled, p.rawTok)
+	it, ok := p.prep.recallItem(r, formRecalled)
 	if !ok {
 		it = prepareMessage(p.tok, formRecalled, m)
 	}
@@ -458,13 +468,11 @@ func (p *planner) addMemory(c *Candidates, a *memoryv1.AssemblyConfig) {
 	// An entry's value is its first candidate's (of any tier: the later
 	// ones neither count nor rank); first[r] is that candidate of r's
 	// entry.
-	value := make([]float64, len(cands))
-	first := make([]int, len(cands))
+	var value [MaxMemoryCandidates]float64
+	first := c.memoryFirsts(&p.s.planCache().memFirst)
 	top := 0
-	for r, m := range cands {
-		first[r] = r
-		if j := slices.IndexFunc(cands[:r], func(u *memoryv1.MemoryItem) bool { return sameEntry(u, m) }); j >= 0 {
-			first[r] = first[j]
+	for r := range cands {
+		if first[r] != int32(r) {
 			continue
 		}
 		v := memoryWeight / (1 + float64(r)/5)
@@ -479,7 +487,7 @@ func (p *planner) addMemory(c *Candidates, a *memoryv1.AssemblyConfig) {
 		value[r] = v
 	}
 	p.memCands, p.memValue = cands, value
-	p.mems = chooseMemoryFrom(cands, c.memoryCounts(p.rawTok), a, p.s.sectionCap(a.GetMemoryPct()), p.tok, p.mems)
+	p.mems = chooseMemoryFrom(cands, c.memoryCounts(p.rawTok), first, a, p.s.sectionCap(a.GetMemoryPct()), p.tok, p.mems)
 	for j, m := range p.mems {
 		p.add(Part{Kind: PartMemory, Tokens: uint64(m.tokens), Value: value[first[m.from]]}, partRef{l2: -1, mem: int32(j + 1)})
 	}

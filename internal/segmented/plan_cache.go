@@ -33,8 +33,12 @@ import (
 
 // planCache is the planner's memory of a session (State.plans).
 type planCache struct {
-	// ents describes the L1 entries as of the last sync, in L1 order.
-	ents []l1Info
+	// ents describes the L1 entries as of the last sync, in L1 order;
+	// firstMsg is the first that is a message (the summaries lead).
+	ents     []l1Info
+	firstMsg int
+	// relink: sync's buffer of the openers to link again (unlink).
+	relink []int32
 	// spans and order: the L1 spans of the last plan and its plain spans
 	// by allocation order (plan_order.go); spare buffers for the next.
 	spans, spareSpans []l1Span
@@ -46,6 +50,7 @@ type planCache struct {
 	chosen   []bool
 	idx      []int
 	spec     []specPart
+	specBuf  []specPart
 	parts    []Part
 	refs     []partRef
 	words    summaryWords
@@ -56,8 +61,14 @@ type planCache struct {
 	// recs and mems: the planner's section parts (partRef), kept.
 	recs []recalledRef
 	mems []memChoice
-	// chosenParts marks the parts allocate chose.
+	// memFirst: memoryFirsts of unprepared candidates.
+	memFirst []int32
+	// chosenParts marks the parts allocate chose, chosenIdx lists them.
 	chosenParts []bool
+	chosenIdx   []int
+	// l2Words: the records of the L2 summaries (by index) in the
+	// planner's index (sharedAt).
+	l2Words []*summaryRec
 	// l2Order is the L2 summaries (l2Sums, as of the last plan) in
 	// Allocate's order when all are valued summaryBase (l2BaseOrder).
 	l2Order []int32
@@ -70,6 +81,14 @@ type planCache struct {
 	dirty, spansTail int
 	// recent[d] is the value of an L1 span d spans older than the tail.
 	recent []float64
+	// recKeys and recSpare: sortRecalled's buffers.
+	recKeys  []uint64
+	recSpare []*memoryv1.RecalledItem
+	// planner and memoTok: the planner of the plan being made.
+	planner planner
+	memoTok memoTokenizer
+	// query: the planner's, kept for the next.
+	query []string
 	// shown is what the last plan shows of L1 and L2 (see countShown).
 	shown shownHint
 }
@@ -87,6 +106,8 @@ type l1Info struct {
 	tokens      uint32
 	bare        bool // BareQuestion(msg)
 	user        bool
+	// words is the summary's record in the planner's index (sharedAt).
+	words *summaryRec
 }
 
 func (e *l1Info) same(x *memoryv1.L1Entry) bool {
@@ -130,6 +151,7 @@ func (c *planCache) sync(l1 []*memoryv1.L1Entry) {
 	for f < len(l1) && l1[f].GetMessage() == nil {
 		f++
 	}
+	c.firstMsg = f
 	a := -1 // its index in ents
 	if f < len(l1) {
 		m := l1[f].GetMessage()
@@ -148,7 +170,17 @@ func (c *planCache) sync(l1 []*memoryv1.L1Entry) {
 	}
 	n := min(len(c.ents)-a, len(l1)-f)
 	k := sort.Search(n, func(k int) bool { return !c.ents[a+k].same(l1[f+k]) })
-	dropped := a+k < len(c.ents)
+	// The kept openers whose last result is dropped (ents[a+k:]), at the
+	// indexes they move to: linked again below.
+	relink := c.relink[:0]
+	for i := a + k; i < len(c.ents); i++ {
+		if o := c.ents[i].owner; o > 0 {
+			if j := i - int(o); j >= a && j < a+k {
+				relink = append(relink, int32(j-a+f))
+			}
+		}
+	}
+	c.relink = relink
 	// ents[a:a+k] describe l1[f:f+k]: move them to f.
 	if f > a {
 		c.ents = slices.Grow(c.ents[:a+k], f-a)[:f+k]
@@ -159,29 +191,28 @@ func (c *planCache) sync(l1 []*memoryv1.L1Entry) {
 	copy(c.ents[f:], c.ents[a:a+k])
 	c.ents = c.ents[:f+k]
 	for i, x := range l1[:f] {
+		// A summary's entry depends on the summary alone: kept when the
+		// same (with its record in the planner's index).
 		if !c.ents[i].same(x) {
 			c.dirty = min(c.dirty, i)
+			c.ents[i] = newL1Info(x)
 		}
-		c.ents[i] = newL1Info(x)
 	}
 	c.dirty = min(c.dirty, f+k)
-	if dropped {
-		c.unlink(f + k)
-	}
+	c.unlink(relink, f+k)
 	for i := f + k; i < len(l1); i++ {
 		c.ents = append(c.ents, newL1Info(l1[i]))
 		c.link(i)
 	}
 }
 
-// unlink links again the openers among the first end entries whose last
-// result was at or after end (dropped): to their last result before end.
-func (c *planCache) unlink(end int) {
-	for j := range c.ents[:end] {
+// unlink links again the openers (among the first end entries) whose
+// last result was at or after end (dropped): to their last result before
+// end.
+func (c *planCache) unlink(openers []int32, end int) {
+	for _, j32 := range openers {
+		j := int(j32)
 		e := &c.ents[j]
-		if e.owner != 0 || j+int(e.last) < end {
-			continue
-		}
 		e.last = 0
 		c.dirty = min(c.dirty, j)
 		for i := j + 1; i < end; i++ {
@@ -261,11 +292,16 @@ func (c *planCache) verbatimAt(seq uint64) int {
 			}
 		}
 	}
-	i, ok := slices.BinarySearchFunc(c.ents, seq, func(e l1Info, seq uint64) int { return cmp.Compare(e.seq, seq) })
-	if !ok || c.ents[i].msg == nil {
+	// Before the first message: a summary's, or a message of the swap.
+	f := c.firstMsg
+	if f >= len(c.ents) || seq < c.ents[f].seq {
 		return -1
 	}
-	return i
+	i, ok := slices.BinarySearchFunc(c.ents[f:], seq, func(e l1Info, seq uint64) int { return cmp.Compare(e.seq, seq) })
+	if !ok || c.ents[f+i].msg == nil {
+		return -1
+	}
+	return f + i
 }
 
 // ownerOf returns the index of the message opening the tool-call group of
@@ -319,27 +355,40 @@ type l1Span struct {
 	bare     bool // a bare question: its value times questionWeight
 }
 
-// spansTo returns the spans of the L1 entries before tail, oldest first,
-// in buf: a tool call's span ends after its last result (but not in the
-// tail).
+// spansTo returns the spans of the L1 entries before tail, oldest first:
+// a tool call's span ends after its last result (but not in the tail).
 //
 // The spans of the last plan (c.spans, made for c.spansTail) that end
 // before the first entry changed since (c.dirty) and before both tails
-// are the same: they are copied, and only the rest is made again.
-func (c *planCache) spansTo(tail int, buf []l1Span) (spans []l1Span, kept int) {
-	out := buf[:0]
+// are the same: they stay where they are (the first kept of spans), the
+// last plan's spans after them are copied to prevTail (plainOrder reads
+// them), and only the rest is made again, in place.
+func (c *planCache) spansTo(tail int) (spans, prevTail []l1Span, kept int) {
 	ents := c.ents
 	bound := min(c.dirty, c.spansTail, tail)
-	i := 0
-	for _, sp := range c.spans {
-		// A span ending at the last plan's tail may have been cut there.
-		if int(sp.to) > bound || (int(sp.to) == c.spansTail && tail != c.spansTail) {
-			break
+	// The spans end in order: the kept ones are those ending by bound,
+	// but for one ending at the last plan's tail when the tail moved (it
+	// may have been cut there).
+	prev := c.spans
+	lo, hi := 0, len(prev)
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if int(prev[mid].to) > bound {
+			hi = mid
+		} else {
+			lo = mid + 1
 		}
-		out = append(out, sp)
-		i = int(sp.to)
 	}
-	kept = len(out)
+	kept = lo
+	if kept > 0 && int(prev[kept-1].to) == c.spansTail && tail != c.spansTail {
+		kept--
+	}
+	prevTail = append(c.spareSpans[:0], prev[kept:]...)
+	out := prev[:kept]
+	i := 0
+	if kept > 0 {
+		i = int(out[kept-1].to)
+	}
 	c.dirty, c.spansTail = len(ents), tail
 	for i < tail {
 		e := &ents[i]
@@ -354,7 +403,7 @@ func (c *planCache) spansTo(tail int, buf []l1Span) (spans []l1Span, kept int) {
 		out = append(out, sp)
 		i = end
 	}
-	return out, kept
+	return out, prevTail, kept
 }
 
 // recentValues returns, for d < m, the value of an L1 span d spans older
@@ -374,28 +423,34 @@ type summaryWords struct {
 	recs  map[*memoryv1.Summary]*summaryRec
 	post  map[string][]*summaryRec
 	epoch uint32
-	// query is the message the counts of epoch are for.
-	query map[string]bool
+	// gen counts the indexes made (reset drops one): a summaryRec kept
+	// outside the index (sharedAt) is of the index only when of its gen.
+	gen uint32
+	// query is the message the counts of epoch are for (queryWords).
+	query []string
 }
 
 // summaryRec is a summary of the index: how many words of the query of
 // epoch it shares.
 type summaryRec struct {
+	sum    *memoryv1.Summary
 	shared int
 	epoch  uint32
+	gen    uint32
 }
 
 // reset starts counting for the content words q of a user message, with
 // present summaries in the session (the index is dropped when it holds
 // many more: summaries archived since).
-func (w *summaryWords) reset(q map[string]bool, present int) {
+func (w *summaryWords) reset(q []string, present int) {
 	if w.recs == nil || len(w.recs) > 2*present+64 {
 		w.recs = map[*memoryv1.Summary]*summaryRec{}
 		w.post = map[string][]*summaryRec{}
+		w.gen++
 	}
 	w.epoch++
 	w.query = q
-	for word := range q {
+	for _, word := range q {
 		for _, r := range w.post[word] {
 			if r.epoch != w.epoch {
 				r.shared, r.epoch = 0, w.epoch
@@ -405,21 +460,34 @@ func (w *summaryWords) reset(q map[string]bool, present int) {
 	}
 }
 
-// shared returns how many of the query's content words sum holds.
-func (w *summaryWords) shared(sum *memoryv1.Summary) int {
-	r, ok := w.recs[sum]
-	if !ok {
-		words := facts.ContentWords(sum.GetText())
-		r = &summaryRec{shared: shared(w.query, words), epoch: w.epoch}
-		w.recs[sum] = r
-		for word := range words {
-			w.post[word] = append(w.post[word], r)
-		}
+// sharedAt returns how many of the query's content words sum holds;
+// *slot is where the planner keeps sum's record between plans (an L1
+// entry, an L2 index), used instead of a lookup when it is still sum's
+// and of the index.
+func (w *summaryWords) sharedAt(sum *memoryv1.Summary, slot **summaryRec) int {
+	r := *slot
+	if r == nil || r.sum != sum || r.gen != w.gen {
+		r = w.rec(sum)
+		*slot = r
 	}
 	if r.epoch != w.epoch {
 		return 0
 	}
 	return r.shared
+}
+
+// rec returns the record of sum, indexing sum first when new.
+func (w *summaryWords) rec(sum *memoryv1.Summary) *summaryRec {
+	r, ok := w.recs[sum]
+	if !ok {
+		words := facts.ContentWords(sum.GetText())
+		r = &summaryRec{sum: sum, shared: sharedWords(w.query, words), epoch: w.epoch, gen: w.gen}
+		w.recs[sum] = r
+		for word := range words {
+			w.post[word] = append(w.post[word], r)
+		}
+	}
+	return r
 }
 
 // countMemo keeps the token counts of the texts the planner counted (the
@@ -478,7 +546,11 @@ func (s *State) newPlanner(m *memoryv1.Message, cands *Candidates, env Env) *pla
 	}
 	clear(c.swapPart)
 	clear(c.earlierPart)
-	p := &planner{s: s, tok: memoTokenizer{env.Tokenizer, &c.counts}, rawTok: env.Tokenizer, l1: l1, query: facts.ContentWords(m.GetContent()),
+	c.query = queryWords(m.GetContent(), c.query)
+	// The planner and its tokenizer live in the cache: a plan at a time.
+	c.memoTok = memoTokenizer{env.Tokenizer, &c.counts}
+	p := &c.planner
+	*p = planner{s: s, tok: &c.memoTok, rawTok: env.Tokenizer, l1: l1, query: c.query,
 		swapPart: c.swapPart, earlierPart: c.earlierPart}
 	// Room for the parts there will be: summaries, hits, scope entries.
 	n := len(s.snap.GetL2()) + hits + items + 4
@@ -486,13 +558,7 @@ func (s *State) newPlanner(m *memoryv1.Message, cands *Candidates, env Env) *pla
 	p.recs, p.mems = c.recs[:0], c.mems[:0]
 	p.tail = c.tailStart(s.Budget())
 	p.l1p = newL1Plan(c, p.tail)
-	summaries := len(s.snap.GetL2())
-	for _, sp := range p.l1p.spans {
-		if sp.summary {
-			summaries++
-		}
-	}
-	c.words.reset(p.query, summaries)
+	c.words.reset(p.query, len(s.snap.GetL2())+len(p.l1p.sums))
 	return p
 }
 

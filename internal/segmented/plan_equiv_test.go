@@ -270,7 +270,7 @@ func TestPlainOrderRepairsAStaleOrder(t *testing.T) {
 			c.spans[0].tokens++ // changed since: placed again
 		}
 		m := len(spans)
-		lp := &l1Plan{c: c, spans: spans, val: make([]float64, m), den: make([]float64, m)}
+		lp := &l1Plan{c: c, spans: spans, val: make([]float64, m), den: make([]float64, m), prevTail: c.spans}
 		recent := c.recentValues(m)
 		var want []int32
 		parts := make([]Part, m)

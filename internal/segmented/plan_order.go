@@ -36,6 +36,8 @@ type l1Plan struct {
 	part   []int32
 	made   []int32
 	chosen []bool
+	// sums lists the spans that are summaries.
+	sums []int32
 	// nPlain and nPlainChosen count the plain spans and those chosen.
 	nPlain, nPlainChosen int
 	// chosenL2 is the tokens of the L2 summaries chosen.
@@ -44,8 +46,10 @@ type l1Plan struct {
 	// their tokens.
 	chosenEnts   int
 	chosenTokens uint64
-	// kept is how many spans (the first) are the last plan's (spansTo).
-	kept int
+	// kept is how many spans (the first) are the last plan's (spansTo),
+	// prevTail the last plan's spans after them.
+	kept     int
+	prevTail []l1Span
 }
 
 // freshInsertMax: more new spans than this since the last plan, and the
@@ -56,8 +60,8 @@ const freshInsertMax = 8
 // plain spans.
 func newL1Plan(c *planCache, tail int) *l1Plan {
 	lp := &c.lp
-	*lp = l1Plan{c: c, made: c.lp.made[:0]}
-	lp.spans, lp.kept = c.spansTo(tail, c.spareSpans)
+	*lp = l1Plan{c: c, made: c.lp.made[:0], sums: c.lp.sums[:0]}
+	lp.spans, lp.prevTail, lp.kept = c.spansTo(tail)
 	m := len(lp.spans)
 	lp.val, lp.den = resize(c.val, m), resize(c.den, m)
 	lp.part, lp.chosen = resize(c.part, m), resize(c.chosen, m)
@@ -69,7 +73,9 @@ func newL1Plan(c *planCache, tail int) *l1Plan {
 	for k := range lp.spans {
 		sp := &lp.spans[k]
 		v := recent[m-1-k]
-		if sp.bare && !sp.summary {
+		if sp.summary {
+			lp.sums = append(lp.sums, int32(k))
+		} else if sp.bare {
 			v *= questionWeight
 		}
 		val[k] = v
@@ -97,7 +103,17 @@ func (lp *l1Plan) setPart(k, i int) {
 
 // spanAt returns the span holding L1 entry i (older than the tail).
 func (lp *l1Plan) spanAt(i int) int {
-	return sort.Search(len(lp.spans), func(k int) bool { return int(lp.spans[k].to) > i })
+	// sort.Search for the first span ending after i, without its closure.
+	lo, hi := 0, len(lp.spans)
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if int(lp.spans[mid].to) > i {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	return lo
 }
 
 // partOf returns span k as a Part, valued by recency.
@@ -136,24 +152,26 @@ func before(denA, valA float64, idxA int, denB, valB float64, idxB int) bool {
 // keeps this plan's spans and order for the next.
 func (lp *l1Plan) plainOrder() []int32 {
 	c := lp.c
-	prev, cur := c.spans, lp.spans
-	if cap(c.mapped) < len(prev) {
-		c.mapped = make([]int32, len(prev))
+	// The last plan's spans: the first kept of cur, then prevTail.
+	cur, tail, kept := lp.spans, lp.prevTail, lp.kept
+	n := kept + len(tail)
+	if cap(c.mapped) < n {
+		c.mapped = make([]int32, n)
 	}
-	mapped := c.mapped[:len(prev)]
+	mapped := c.mapped[:n]
 	var fresh []int32
 	// The spans spansTo kept are the same, at the same indexes.
-	j := min(lp.kept, len(prev), len(cur))
-	for i := range j {
+	for i := range kept {
 		mapped[i] = int32(i)
 	}
-	for k := j; k < len(cur); k++ {
-		for j < len(prev) && prev[j].seq < cur[k].seq {
+	j := kept
+	for k := kept; k < len(cur); k++ {
+		for j < n && tail[j-kept].seq < cur[k].seq {
 			mapped[j] = -1
 			j++
 		}
-		if j < len(prev) && prev[j].seq == cur[k].seq {
-			if p := prev[j]; p.to-p.from == cur[k].to-cur[k].from && p.tokens == cur[k].tokens && p.bare == cur[k].bare && p.summary == cur[k].summary {
+		if j < n && tail[j-kept].seq == cur[k].seq {
+			if p := tail[j-kept]; p.to-p.from == cur[k].to-cur[k].from && p.tokens == cur[k].tokens && p.bare == cur[k].bare && p.summary == cur[k].summary {
 				mapped[j] = int32(k)
 				j++
 				continue
@@ -165,7 +183,7 @@ func (lp *l1Plan) plainOrder() []int32 {
 			fresh = append(fresh, int32(k))
 		}
 	}
-	for ; j < len(prev); j++ {
+	for ; j < n; j++ {
 		mapped[j] = -1
 	}
 	order := c.spareOrder[:0]
@@ -195,7 +213,7 @@ func (lp *l1Plan) plainOrder() []int32 {
 		})
 	}
 	c.spareOrder, c.order = c.order, order
-	c.spareSpans, c.spans = c.spans, cur
+	c.spareSpans, c.spans = tail, cur
 	return order
 }
 
@@ -228,16 +246,11 @@ func (p *planner) allocate(room uint64, caps [numPartKinds]uint64) []int {
 			next++
 		}
 		if part.Value > 0 && part.Tokens > 0 && part.Kind < numPartKinds && !p.l2Base(i) {
-			spec = append(spec, specPart{den: part.density(), val: part.Value, idx: idx[i], i: i})
+			spec = append(spec, specPart{den: part.density(), val: part.Value, idx: int32(idx[i]), i: int32(i)})
 		}
 	}
 	c.idx, c.spec, c.parts, c.refs, c.recs, c.mems = idx, spec, p.parts, p.refs, p.recs, p.mems
-	slices.SortFunc(spec, func(a, b specPart) int {
-		if before(a.den, a.val, a.idx, b.den, b.val, b.idx) {
-			return -1
-		}
-		return 1 // never equal: the index breaks ties
-	})
+	c.specBuf = sortSpec(spec, c.specBuf)
 	order := lp.plainOrder()
 	base := p.l2BaseOrder()
 	var used uint64
@@ -280,7 +293,7 @@ func (p *planner) allocate(room uint64, caps [numPartKinds]uint64) []int {
 		other, oDen, oVal, oIdx := -1, 0.0, 0.0, 0
 		if si < len(spec) {
 			a := spec[si]
-			other, oDen, oVal, oIdx = 0, a.den, a.val, a.idx
+			other, oDen, oVal, oIdx = 0, a.den, a.val, int(a.idx)
 		}
 		if bi < len(base) {
 			i := p.l2First + int(base[bi])
@@ -309,22 +322,24 @@ func (p *planner) allocate(room uint64, caps [numPartKinds]uint64) []int {
 		}
 		switch other {
 		case 0:
-			take(spec[si].i)
+			take(int(spec[si].i))
 			si++
 		case 2:
 			take(p.l2First + int(base[bi]))
 			bi++
 		default:
-			return chosenIndexes(chosen, nChosen)
+			c.chosenIdx = chosenIndexes(chosen, nChosen, c.chosenIdx)
+			return c.chosenIdx
 		}
 	}
-	return chosenIndexes(chosen, nChosen)
+	c.chosenIdx = chosenIndexes(chosen, nChosen, c.chosenIdx)
+	return c.chosenIdx
 }
 
 // chosenIndexes returns the indexes marked in chosen (n of them),
-// ascending.
-func chosenIndexes(chosen []bool, n int) []int {
-	out := make([]int, 0, n)
+// ascending, in buf.
+func chosenIndexes(chosen []bool, n int, buf []int) []int {
+	out := slices.Grow(buf[:0], n)
 	for i, ok := range chosen {
 		if ok {
 			out = append(out, i)
@@ -369,7 +384,7 @@ func (p *planner) l2BaseOrder() []int32 {
 // token, value, index in Allocate's parts, and index in planner.parts.
 type specPart struct {
 	den, val float64
-	idx, i   int
+	idx, i   int32
 }
 
 // plainAllChosen reports whether the allocation chose every plain span.
@@ -378,24 +393,25 @@ func (lp *l1Plan) plainAllChosen() bool { return lp.nPlainChosen == lp.nPlain }
 // seqs returns the first seqs of the L1 entries of the chosen spans, in
 // seq order (nil: none).
 func (lp *l1Plan) seqs(ents []l1Info) []uint64 {
-	if lp.nPlainChosen == 0 && len(lp.made) == 0 {
+	if lp.chosenEnts == 0 {
 		return nil
 	}
-	var out []uint64
+	out := make([]uint64, lp.chosenEnts)
+	n := 0
+	chosen := lp.chosen[:len(lp.spans)]
 	for k := range lp.spans {
-		if !lp.chosen[k] {
+		if !chosen[k] {
 			continue
 		}
-		if out == nil {
-			out = make([]uint64, 0, lp.chosenEnts)
-		}
 		if sp := &lp.spans[k]; sp.to-sp.from == 1 {
-			out = append(out, sp.seq)
+			out[n] = sp.seq
+			n++
 		} else {
 			for _, e := range ents[sp.from:sp.to] {
-				out = append(out, e.seq)
+				out[n] = e.seq
+				n++
 			}
 		}
 	}
-	return out
+	return out[:n]
 }

@@ -21,7 +21,7 @@ import (
 // session's own layers.
 func (s *State) planReference(m *memoryv1.Message, c *Candidates, env Env) *memoryv1.Assembled {
 	a := s.Assembly()
-	p := &planner{s: s, tok: env.Tokenizer, rawTok: env.Tokenizer, l1: s.snap.GetL1(), swapPart: map[uint64]int{}, earlierPart: map[earlierRef]int{}, query: facts.ContentWords(m.GetContent())}
+	p := &planner{s: s, tok: env.Tokenizer, rawTok: env.Tokenizer, l1: s.snap.GetL1(), swapPart: map[uint64]int{}, earlierPart: map[earlierRef]int{}, query: sortedKeys(facts.ContentWords(m.GetContent()))}
 	p.tail = p.tailStartReference()
 	p.addL1Reference()
 	p.addL2Reference()
@@ -134,7 +134,7 @@ func (p *planner) summaryValueReference(text string) float64 {
 	if len(p.query) == 0 {
 		return summaryBase
 	}
-	return summaryBase + summaryWeight*float64(shared(p.query, facts.ContentWords(text)))/float64(len(p.query))
+	return summaryBase + summaryWeight*float64(sharedWords(p.query, facts.ContentWords(text)))/float64(len(p.query))
 }
 
 // chooseMemoryReference is chooseMemory as first written (maps of tiers and

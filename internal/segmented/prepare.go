@@ -51,6 +51,10 @@ type prepared struct {
 	recall, memory []preparedItem
 	// bare: BareQuestion of each recall candidate.
 	bare []bool
+	// memCounts: memoryCounts; memFirst: memoryFirsts of the memory
+	// candidates (the tokenizer aside).
+	memCounts []int64
+	memFirst  []int32
 }
 
 // Prepare renders and counts the candidates c found for session id with
@@ -79,9 +83,12 @@ func (c *Candidates) Prepare(id string, tok Tokenizer, memo *PrepareMemo) {
 		p.recall[i] = memo.message(tok, form, sid, m)
 		p.bare[i] = BareQuestion(m)
 	}
+	p.memCounts = make([]int64, len(mems))
 	for i, m := range mems {
 		p.memory[i] = memo.entry(tok, m)
+		p.memCounts[i] = int64(p.memory[i].tokens)
 	}
+	p.memFirst = memoryFirsts(mems, nil)
 	c.prep = p
 }
 
@@ -103,13 +110,22 @@ func prepareMessage(tok Tokenizer, form itemForm, m *memoryv1.Message) preparedI
 	return preparedItem{form: form, ok: ok, tokens: tokens, text: text}
 }
 
-// preparedRecall returns the prepared item of recall candidate r in form
-// (false: not prepared so, or counted with another tokenizer than tok).
-func (c *Candidates) preparedRecall(r int, form itemForm, tok Tokenizer) (preparedItem, bool) {
-	if c.prep == nil || r >= len(c.prep.recall) || c.prep.recall[r].form != form || !sameTokenizer(c.prep.tok, tok) {
+// preparedFor returns what Prepare computed when counted with tok (nil:
+// not prepared, or with another tokenizer).
+func (c *Candidates) preparedFor(tok Tokenizer) *prepared {
+	if c == nil || c.prep == nil || !sameTokenizer(c.prep.tok, tok) {
+		return nil
+	}
+	return c.prep
+}
+
+// recallItem returns the prepared item of recall candidate r in form
+// (false: not prepared so; p may be nil).
+func (p *prepared) recallItem(r int, form itemForm) (preparedItem, bool) {
+	if p == nil || r >= len(p.recall) || p.recall[r].form != form {
 		return preparedItem{}, false
 	}
-	return c.prep.recall[r], true
+	return p.recall[r], true
 }
 
 // bareAt reports BareQuestion(m) of recall candidate r, m.
@@ -126,14 +142,17 @@ func (c *Candidates) memoryCounts(tok Tokenizer) []int64 {
 	if c.prep == nil || len(c.prep.memory) == 0 || !sameTokenizer(c.prep.tok, tok) {
 		return nil
 	}
-	out := make([]int64, len(c.prep.memory))
-	for i, it := range c.prep.memory {
-		out[i] = -1
-		if it.form == formMemory {
-			out[i] = int64(it.tokens)
-		}
+	return c.prep.memCounts
+}
+
+// memoryFirsts returns memoryFirsts of the memory candidates: as prepared,
+// or computed in buf.
+func (c *Candidates) memoryFirsts(buf *[]int32) []int32 {
+	if c.prep != nil && len(c.prep.memFirst) == min(len(c.Memory), MaxMemoryCandidates) {
+		return c.prep.memFirst
 	}
-	return out
+	*buf = memoryFirsts(c.Memory, *buf)
+	return *buf
 }
 
 // sameTokenizer reports whether a and b are the same tokenizer (an

@@ -235,7 +235,7 @@ func TestSpansKeptMatchRebuilt(t *testing.T) {
 				t.Fatal(err)
 			}
 			if c := s.plans; c != nil && len(c.spans) > 0 {
-				fresh, _ := (&planCache{ents: slices.Clone(c.ents)}).spansTo(c.spansTail, nil)
+				fresh, _, _ := (&planCache{ents: slices.Clone(c.ents)}).spansTo(c.spansTail)
 				if !slices.Equal(c.spans, fresh) {
 					t.Fatalf("budget %d, append %d: kept spans differ from the spans made again", budget, i)
 				}
@@ -258,6 +258,30 @@ func TestSameEntryMatchesJoinedKeys(t *testing.T) {
 		b := &memoryv1.MemoryItem{Scope: part.Draw(rt, "bs"), Key: part.Draw(rt, "bk")}
 		if got, want := sameEntry(a, b), a.Scope+"\x00"+a.Key == b.Scope+"\x00"+b.Key; got != want {
 			rt.Fatalf("sameEntry(%q/%q, %q/%q) = %v, want %v", a.Scope, a.Key, b.Scope, b.Key, got, want)
+		}
+	})
+}
+
+// TestMemoryFirstsNamesTheFirstCandidateOfAnEntry: memoryFirsts gives each
+// candidate the first candidate of the same scope+"\x00"+key.
+func TestMemoryFirstsNamesTheFirstCandidateOfAnEntry(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		part := rapid.StringOfN(rapid.SampledFrom([]rune{'a', 0}), 0, 3, -1)
+		n := rapid.IntRange(0, MaxMemoryCandidates+3).Draw(rt, "n")
+		var cands []*memoryv1.MemoryItem
+		for i := range n {
+			cands = append(cands, &memoryv1.MemoryItem{Scope: part.Draw(rt, fmt.Sprint("s", i)), Key: part.Draw(rt, fmt.Sprint("k", i))})
+		}
+		first := memoryFirsts(cands, nil)
+		if len(first) != min(n, MaxMemoryCandidates) {
+			rt.Fatalf("%d firsts of %d candidates", len(first), n)
+		}
+		for r, j := range first {
+			key := func(m *memoryv1.MemoryItem) string { return m.Scope + "\x00" + m.Key }
+			want := slices.IndexFunc(cands, func(m *memoryv1.MemoryItem) bool { return key(m) == key(cands[r]) })
+			if int(j) != want {
+				rt.Fatalf("first[%d] = %d, want %d", r, j, want)
+			}
 		}
 	})
 }
