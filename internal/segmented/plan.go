@@ -148,6 +148,9 @@ type planner struct {
 	// prep is the candidates as prepared for the decision's tokenizer
 	// (nil: unprepared), set by addHits.
 	prep *prepared
+	// memOut is, for each of mems, the index of its item in the plan's
+	// memory section (-1: not chosen); set by plan for why.go.
+	memOut []int32
 }
 
 // earlierRef names a message of another session.
@@ -210,6 +213,10 @@ func (s *State) plan(m *memoryv1.Message, c *Candidates, env Env) *memoryv1.Asse
 	out.L2Ids = make([]string, 0, nL2)
 	// The items in one allocation each: they live as long as out.
 	recItems, memItems := make([]memoryv1.RecalledItem, nRec), make([]memoryv1.MemoryItem, nMem)
+	p.memOut = slices.Grow(p.memOut[:0], len(p.mems))[:len(p.mems)]
+	for j := range p.memOut {
+		p.memOut[j] = -1
+	}
 	for _, i := range chosen {
 		switch r := p.refs[i]; {
 		case r.rec != 0:
@@ -219,6 +226,7 @@ func (s *State) plan(m *memoryv1.Message, c *Candidates, env Env) *memoryv1.Asse
 		case r.mem != 0:
 			x := &memItems[len(out.Memory)]
 			p.mems[r.mem-1].fill(x)
+			p.memOut[r.mem-1] = int32(len(out.Memory))
 			out.Memory = append(out.Memory, x)
 		case r.l2 >= 0:
 			out.L2Ids = append(out.L2Ids, s.snap.L2[r.l2].GetId())

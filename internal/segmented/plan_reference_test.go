@@ -49,13 +49,16 @@ func (s *State) planReference(m *memoryv1.Message, c *Candidates, env Env) *memo
 	if p.showsAll(chosen) {
 		return &memoryv1.Assembled{}
 	}
+	from := map[*memoryv1.MemoryItem]int{} // each memory item's index in p.mems
 	for _, i := range chosen {
 		r := p.refs[i]
 		switch {
 		case r.rec != 0:
 			out.Recalled = append(out.Recalled, p.recs[r.rec-1].item())
 		case r.mem != 0:
-			out.Memory = append(out.Memory, p.mems[r.mem-1].item())
+			x := p.mems[r.mem-1].item()
+			from[x] = int(r.mem - 1)
+			out.Memory = append(out.Memory, x)
 		case r.l2 >= 0:
 			out.L2Ids = append(out.L2Ids, s.snap.L2[r.l2].GetId())
 		default:
@@ -69,6 +72,13 @@ func (s *State) planReference(m *memoryv1.Message, c *Candidates, env Env) *memo
 	out.Recalled = p.continueEarlier(out.Recalled, chosen)
 	slices.Sort(out.L1Seqs)
 	out.Memory = byTier(out.Memory)
+	p.memOut = make([]int32, len(p.mems))
+	for j := range p.memOut {
+		p.memOut[j] = -1
+	}
+	for k, x := range out.Memory {
+		p.memOut[from[x]] = int32(k)
+	}
 	out.Why = p.why(out, room, caps)
 	return out
 }

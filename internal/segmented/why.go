@@ -1,7 +1,6 @@
 package segmented
 
 import (
-	"bytes"
 	"cmp"
 	"crypto/sha256"
 	"slices"
@@ -132,8 +131,8 @@ func (p *planner) why(out *memoryv1.Assembled, room uint64, caps [numPartKinds]u
 		} else {
 			m = p.memCands[c.mem]
 		}
-		if c.part >= 0 {
-			if k := slices.IndexFunc(out.GetMemory(), func(x *memoryv1.MemoryItem) bool { return shownAs(x, m) }); k >= 0 {
+		if c.part >= 0 && c.mem < len(p.memOut) {
+			if k := int(p.memOut[c.mem]); k >= 0 && k < len(w.MemoryScores) {
 				w.MemoryScores[k], w.MemoryRanks[k] = float32(c.val), uint32(rank+1)
 				continue
 			}
@@ -194,11 +193,4 @@ func trimWhy(w *memoryv1.AssemblyWhy, recalled, memory int) {
 	if n := len(w.MemoryScores); n >= memory && len(w.MemoryRanks) == n {
 		w.MemoryScores, w.MemoryRanks = nilIfEmpty(w.MemoryScores[:memory]), nilIfEmpty(w.MemoryRanks[:memory])
 	}
-}
-
-// shownAs reports whether section item x (naming its key by digest) is
-// candidate m (naming it by key): the digest is taken only when scope and
-// version match.
-func shownAs(x, m *memoryv1.MemoryItem) bool {
-	return x.GetScope() == m.GetScope() && x.GetVersion() == m.GetVersion() && bytes.Equal(ItemKeySum(x), ItemKeySum(m))
 }
