@@ -120,11 +120,7 @@ func (a *sessionActor) handle(who *tenancy.Caller, body any) (proto.Message, err
 		if req.Later != nil {
 			return a.appendLater(req)
 		}
-		c, err := a.candidatesFor(req)
-		if err != nil {
-			return nil, err
-		}
-		return a.append(req.Request, c)
+		return a.append(req.Request, req.Candidates)
 	case *Assemble:
 		return a.assemble(req)
 	case *memoryv1.ContextRequest:
@@ -257,46 +253,20 @@ func notFound() error {
 // for Promote); the actor chooses the recalled and memory sections from
 // them and records the choice in the append's batch.
 //
-// With Checked set, the node searched for Key (nil: it did not search, not
-// knowing the session), and the actor checks that key against the
-// session's own before deciding: a session that wants candidates for
-// another key is answered *NeedCandidates (nothing stored), and the node
-// searches for that key and sends the append again; a session that wants
-// none decides without them. Without Checked, Candidates are used as
-// given.
-//
 // With Later set, the append is stored without its sections, which come
-// in an Assemble (see Later); Candidates, Checked and Key are unused.
+// in an Assemble (see Later); Candidates are unused.
 type Append struct {
 	Request    *memoryv1.AppendRequest
 	Candidates *segmented.Candidates
-	Checked    bool
-	Key        *segmented.CandidateKey
 	Later      *Later
 }
 
-// NeedCandidates answers a checked Append whose candidates were searched
-// for another key than the session's (or not at all): nothing was stored.
+// NeedCandidates answers an Assemble whose candidates were searched for
+// another key than the session's: nothing was stored.
 type NeedCandidates struct{ Key segmented.CandidateKey }
 
 func (e *NeedCandidates) Error() string {
-	return "actors: the append's candidates were not searched for the session's current settings"
-}
-
-// candidatesFor returns the candidates an append of p is decided with, or
-// a *NeedCandidates when p's were searched for another key.
-func (a *sessionActor) candidatesFor(p *Append) (*segmented.Candidates, error) {
-	if !p.Checked || !a.st().Exists() {
-		return p.Candidates, nil
-	}
-	k, wants := a.st().CandidateKey()
-	if !wants {
-		return nil, nil
-	}
-	if p.Key == nil || *p.Key != k {
-		return nil, &NeedCandidates{Key: k}
-	}
-	return p.Candidates, nil
+	return "actors: the candidates were not searched for the session's current settings"
 }
 
 func (a *sessionActor) append(req *memoryv1.AppendRequest, c *segmented.Candidates) (proto.Message, error) {
