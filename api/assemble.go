@@ -89,6 +89,18 @@ func (s *Service) appendWithSearch(ctx context.Context, who *tenancy.Caller, id 
 func (s *Service) assembleLater(who *tenancy.Caller, id, q string, first bool, msg string, key segmented.CandidateKey, before uint64, searches int) {
 	ctx, cancel := context.WithTimeout(s.ctx, s.cfg.QueryTimeout)
 	defer cancel()
+	// One of the node's query slots, waited for (the append is stored and
+	// answered; its session waits for these sections, at most its
+	// assembly wait): a burst of user messages queues here instead of
+	// running every search at once.
+	select {
+	case s.queries <- struct{}{}:
+		defer func() { <-s.queries }()
+	case <-ctx.Done():
+		s.metrics.AssemblyErrors.WithLabelValues("assemble").Inc()
+		s.logger.Warn("context assembler: no query slot for the sections of an append in time", "session", id, "message", msg)
+		return
+	}
 	c := s.candidates(ctx, who, id, key, q, first, before)
 	s.dispatch(id, who, &actors.Assemble{MessageID: msg, Candidates: c, Key: key}, func(_ proto.Message, err error) {
 		var need *actors.NeedCandidates

@@ -2,7 +2,6 @@ package api
 
 import (
 	"github.com/agentmem/agentmem/api/limits"
-	"github.com/agentmem/agentmem/tenancy"
 )
 
 // hold takes one of the caller's slots, then one of the node's (node, a
@@ -16,10 +15,4 @@ func hold(c *call, caller *limits.Slots, node chan struct{}, what string) (relea
 		return nil, false
 	}
 	return release, true
-}
-
-// take is hold for work that has no call to answer (a second search of an
-// append): the error says why no slot was free.
-func take(who *tenancy.Caller, caller *limits.Slots, node chan struct{}, what string) (release func(), err error) {
-	return limits.Take(who, caller, node, what)
 }
