@@ -128,6 +128,11 @@ func indexAtOrBefore(seqs []uint64, s uint64) int {
 	return i
 }
 
+// erasedMark starts the text a past context shows for a memory or
+// recalled item whose source was erased since (segmented.ErasedText,
+// segmented.ErasedRecalledText).
+const erasedMark = "[erased] "
+
 // placedItem is an item of one side: its layer (section title) and tokens.
 type placedItem struct {
 	layer, title string
@@ -156,7 +161,7 @@ func sideItems(v contextView) (map[string]placedItem, []string) {
 				order = append(order, k)
 			}
 			m[k] = placedItem{layer: s.Layer, title: s.Title, tokens: it.Tokens, label: it.Role + " " + it.ID + " · " + it.Source,
-				gone: it.Content == "" && isSectionLayer(s.Layer)}
+				gone: isSectionLayer(s.Layer) && (it.Content == "" || strings.HasPrefix(it.Content, erasedMark))}
 		}
 	}
 	return m, order

@@ -181,7 +181,7 @@ func (bv *betweenView) note(c *causes, seq uint64, typ string, m any, add func(u
 		add(seq, "assemble", "sections chosen for message "+detail(e)[len("for "):])
 	case *memoryv1.RomUpdated:
 		bv.RomChanges++
-		c.rom = reason{Text: fmt.Sprintf("pattern library updated (ROM v%d) at", e.GetRom().GetVersion()), Seq: seq}
+		c.rom = reason{Text: fmt.Sprintf("ROM v%d stored (new patterns or library) at", e.GetRom().GetVersion()), Seq: seq}
 		add(seq, "rom", fmt.Sprintf("RomUpdated: ROM version %d", e.GetRom().GetVersion()))
 	case *memoryv1.RomActivated:
 		bv.RomChanges++
@@ -215,6 +215,9 @@ func (c *causes) why(kind, k string, x, y placedItem) *reason {
 			r.After = "; its text was erased since"
 		}
 		return r
+	}
+	if x.layer == segmented.LayerROM || y.layer == segmented.LayerROM {
+		kind = "rom"
 	}
 	switch kind {
 	case "added":

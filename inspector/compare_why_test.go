@@ -18,8 +18,9 @@ import (
 // messages named, compressions, the sections chosen, each linked to its
 // row of the timeline) and gives the changes their reasons: a message
 // summarized away names its summary and the compression's batch, an
-// appended message its append's batch, a memory item that left or entered
-// the user message whose sections were chosen again.
+// appended message its append's batch, the new ROM its activation, a
+// memory item that left or entered names the user message whose sections
+// were chosen again (and, once its entry is erased, that its text is gone).
 func TestCompareSaysWhy(t *testing.T) {
 	u := startNode(t, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
@@ -64,6 +65,10 @@ func TestCompareSaysWhy(t *testing.T) {
 		info, _ := u.c.Get(ctx, "s1")
 		t.Fatalf("no append compressed: %v", info)
 	}
+	// A new ROM, activated by the next user message.
+	if _, err := u.c.Kernel(ctx, "s1", &memoryv1.KernelRequest{Op: &memoryv1.KernelRequest_UpdateRom{UpdateRom: &memoryv1.Rom{SystemPrompt: "You are the support agent. Be brief."}}}); err != nil {
+		t.Fatal(err)
+	}
 	lampSeq, lampID, _ := turn("Another thing: my brass desk lamp flickers when dimmed. What about the lamp?")
 	cx, err = u.c.Context(ctx, "s1")
 	if err != nil {
@@ -106,6 +111,17 @@ func TestCompareSaysWhy(t *testing.T) {
 	if !regexp.MustCompile(fmt.Sprintf(`&#43; L1: user %s [^<]*<span class="reason">appended at <a href="/ui/s/s1/timeline\?seq=%d#seq%d">seq %d</a>`, lampID, lampSeq, lampSeq, lampSeq)).MatchString(changes) {
 		t.Errorf("the lamp question is not listed as appended at seq %d:\n%s", lampSeq, changes)
 	}
+	// The new ROM came with the lamp question's append.
+	romWhy := fmt.Sprintf(`<span class="reason">ROM v2 activated at <a href="/ui/s/s1/timeline\?seq=%d#seq%d">seq %d</a>`, lampSeq, lampSeq, lampSeq)
+	for _, re := range []string{`ROM version 1 → 2 ` + romWhy, `&#43; ROM: system rom:v2 [^<]*` + romWhy, `− ROM: system rom:v1 [^<]*` + romWhy} {
+		if !regexp.MustCompile(re).MatchString(changes) {
+			t.Errorf("the changes lack %s:\n%s", re, changes)
+		}
+	}
+	// Two ROM changes: the new ROM stored, then activated.
+	if !strings.Contains(happened, "2 ROM changes") {
+		t.Errorf("the summary of what happened does not count the ROM stored and activated:\n%s", happened)
+	}
 	// The lamp note entered the memory section, the kettle note left it,
 	// both because the lamp question's sections were chosen.
 	why := fmt.Sprintf(`<span class="reason">the sections were chosen again for message %s at <a href="/ui/s/s1/timeline\?seq=%d#seq%d">seq %d</a>`, lampID, b, b, b)
@@ -113,6 +129,16 @@ func TestCompareSaysWhy(t *testing.T) {
 		if !regexp.MustCompile(re).MatchString(changes) {
 			t.Errorf("the changes lack %s:\n%s", re, changes)
 		}
+	}
+	// Once the kettle note is erased, A's memory item has no text left:
+	// its removal says so.
+	if _, err := u.c.EraseEntry(ctx, client.User("u1"), "kettle-note", "test"); err != nil {
+		t.Fatal(err)
+	}
+	_, body = get(t, u.base, fmt.Sprintf("/ui/s/s1/compare?a=%d&b=%d", a, b), nil, "", "")
+	changes = sectionOf(body, "changes")
+	if re := `− Memory: system memory:user:u1/#[0-9a-f]+ [^<]*` + why + `; its text was erased since</span>`; !regexp.MustCompile(re).MatchString(changes) {
+		t.Errorf("after the erase, the changes lack %s:\n%s", re, changes)
 	}
 }
 
