@@ -178,7 +178,8 @@ func (bv *betweenView) note(c *causes, seq uint64, typ string, m any, add func(u
 	case *memoryv1.ContextAssembled:
 		bv.Assemblies++
 		c.assembled, c.assembledFor = seq, e.GetSections().GetForMessageId()
-		add(seq, "assemble", "sections chosen for message "+detail(e)[len("for "):])
+		sec := e.GetSections()
+		add(seq, "assemble", fmt.Sprintf("sections chosen for message %s: %d recalled, %d memory items", sec.GetForMessageId(), len(sec.GetRecalled()), len(sec.GetMemory())))
 	case *memoryv1.RomUpdated:
 		bv.RomChanges++
 		c.rom = reason{Text: fmt.Sprintf("ROM v%d stored (new patterns or library) at", e.GetRom().GetVersion()), Seq: seq}
