@@ -22,6 +22,8 @@ type comparePage struct {
 	First, Last uint64
 	Sections    []sectionDelta
 	Changes     []change
+	// Between is what the batches after A up to B did.
+	Between betweenView
 	// Count of each kind of change, and Cut the changes not listed.
 	Added, Removed, Moved, Retokened, Cut int
 }
@@ -39,6 +41,9 @@ type change struct {
 	Kind  string // added, removed, moved, tokens, rom
 	Text  string
 	Class string
+	// Reason is why, told from the batches between A and B (nil: they do
+	// not tell).
+	Reason *reason
 }
 
 // maxChanges bounds the changes listed (two distant moments of a long
@@ -105,7 +110,11 @@ func (in *Inspector) comparePage(ctx context.Context, r *http.Request, v *viewer
 				Message: fmt.Sprintf("%s: %s This session's batches run from seq %d to seq %d.", side.name, o, seqs[0], last)}}, nil
 		}
 	}
-	p.diff()
+	var c *causes
+	if p.Between, c, err = in.between(ctx, v, id, p.A.Shown, p.B.Shown); err != nil {
+		return "", nil, err
+	}
+	p.diff(c)
 	return "compare.html", p, nil
 }
 
@@ -119,11 +128,19 @@ func indexAtOrBefore(seqs []uint64, s uint64) int {
 	return i
 }
 
+// erasedMark starts the text a past context shows for a memory or
+// recalled item whose source was erased since (segmented.ErasedText,
+// segmented.ErasedRecalledText).
+const erasedMark = "[erased] "
+
 // placedItem is an item of one side: its layer (section title) and tokens.
 type placedItem struct {
 	layer, title string
 	tokens       uint32
 	label        string
+	// gone: the item shows no text (a memory or recalled item whose
+	// source was erased since).
+	gone bool
 }
 
 // itemKey names an item the same in every layer it moves to: a message
@@ -143,14 +160,16 @@ func sideItems(v contextView) (map[string]placedItem, []string) {
 			if _, dup := m[k]; !dup {
 				order = append(order, k)
 			}
-			m[k] = placedItem{layer: s.Layer, title: s.Title, tokens: it.Tokens, label: it.Role + " " + it.ID + " · " + it.Source}
+			m[k] = placedItem{layer: s.Layer, title: s.Title, tokens: it.Tokens, label: it.Role + " " + it.ID + " · " + it.Source,
+				gone: isSectionLayer(s.Layer) && (it.Content == "" || strings.HasPrefix(it.Content, erasedMark))}
 		}
 	}
 	return m, order
 }
 
-// diff fills the sections' deltas and the changes from A to B.
-func (p *comparePage) diff() {
+// diff fills the sections' deltas and the changes from A to B, each with
+// its reason when c tells it.
+func (p *comparePage) diff(c *causes) {
 	a, b := p.A.Context, p.B.Context
 	byLayer := map[string]int{}
 	for _, s := range a.Sections {
@@ -176,15 +195,15 @@ func (p *comparePage) diff() {
 			d.Delta = "0"
 		}
 	}
-	add := func(kind, class, text string) {
+	add := func(kind, class, text, k string, x, y placedItem) {
 		if len(p.Changes) == maxChanges {
 			p.Cut++
 			return
 		}
-		p.Changes = append(p.Changes, change{Kind: kind, Class: class, Text: text})
+		p.Changes = append(p.Changes, change{Kind: kind, Class: class, Text: text, Reason: c.why(kind, k, x, y)})
 	}
 	if a.Rom != b.Rom {
-		add("rom", "ch-moved", fmt.Sprintf("ROM version %d → %d", a.Rom, b.Rom))
+		add("rom", "ch-moved", fmt.Sprintf("ROM version %d → %d", a.Rom, b.Rom), "", placedItem{}, placedItem{})
 	}
 	ia, orderA := sideItems(a)
 	ib, orderB := sideItems(b)
@@ -194,20 +213,20 @@ func (p *comparePage) diff() {
 		switch {
 		case !ok:
 			p.Added++
-			add("added", "ch-added", fmt.Sprintf("+ %s: %s (%d tokens)", y.title, y.label, y.tokens))
+			add("added", "ch-added", fmt.Sprintf("+ %s: %s (%d tokens)", y.title, y.label, y.tokens), k, x, y)
 		case x.layer != y.layer:
 			p.Moved++
-			add("moved", "ch-moved", fmt.Sprintf("→ %s → %s: %s (%d → %d tokens)", x.title, y.title, y.label, x.tokens, y.tokens))
+			add("moved", "ch-moved", fmt.Sprintf("→ %s → %s: %s (%d → %d tokens)", x.title, y.title, y.label, x.tokens, y.tokens), k, x, y)
 		case x.tokens != y.tokens:
 			p.Retokened++
-			add("tokens", "ch-tokens", fmt.Sprintf("± %s: %s (%d → %d tokens)", y.title, y.label, x.tokens, y.tokens))
+			add("tokens", "ch-tokens", fmt.Sprintf("± %s: %s (%d → %d tokens)", y.title, y.label, x.tokens, y.tokens), k, x, y)
 		}
 	}
 	for _, k := range orderA {
 		if _, ok := ib[k]; !ok {
 			x := ia[k]
 			p.Removed++
-			add("removed", "ch-removed", fmt.Sprintf("− %s: %s (%d tokens)", x.title, x.label, x.tokens))
+			add("removed", "ch-removed", fmt.Sprintf("− %s: %s (%d tokens)", x.title, x.label, x.tokens), k, x, placedItem{})
 		}
 	}
 }

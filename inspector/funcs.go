@@ -3,6 +3,7 @@ package inspector
 import (
 	"fmt"
 	"html/template"
+	"strings"
 	"time"
 )
 
@@ -45,6 +46,7 @@ var funcs = template.FuncMap{
 		}{p, e}
 	},
 	"list": func(v ...atView) []atView { return v },
+	"join": strings.Join,
 }
 
 // ago is a Unix nanosecond time as "3m ago" (with the date past a day).
