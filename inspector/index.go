@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/bits"
 	"sync"
+	"sync/atomic"
 
 	"github.com/agentmem/agentmem/events"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
@@ -51,20 +52,33 @@ type sessionIndex struct {
 	// created is the session's creation time: a session erased and
 	// created again under its id starts a new index.
 	created int64
+	// held is len(refs) as of the last read (indexes.bound reads it
+	// without the index's lock, which a long read of the log holds).
+	held atomic.Int64
 }
 
 // indexes caches the sessions' batch indexes: the first page of a session
 // reads its batches once (kinds and message ordinals only), later pages
 // and live updates read only what was stored since. The cache is bounded
-// (maxIndexes sessions, the oldest used dropped first).
+// by sessions (maxIndexes) and by batches (maxIndexedBatches, a batch's
+// reference is ~64 bytes): the oldest used are dropped first, and read
+// again when asked.
 type indexes struct {
 	mu  sync.Mutex
 	m   map[string]*sessionIndex
 	use map[string]uint64
 	n   uint64
+	// dropped is the batches of the index dropOldest dropped last.
+	dropped int
 }
 
 const maxIndexes = 64
+
+// maxIndexedBatches bounds the batches the cached indexes hold together
+// (~32 MiB): sessions grow, and a count of sessions alone let long ones
+// take the heap (64 sessions of Config.MaxTimeline batches each). The
+// index asked for is kept whatever its size (at most MaxTimeline).
+var maxIndexedBatches = 512 << 10
 
 func newIndexes() *indexes {
 	return &indexes{m: map[string]*sessionIndex{}, use: map[string]uint64{}}
@@ -76,21 +90,50 @@ func (x *indexes) get(id string) *sessionIndex {
 	x.n++
 	if s, ok := x.m[id]; ok {
 		x.use[id] = x.n
+		x.bound(id)
 		return s
 	}
 	if len(x.m) >= maxIndexes {
-		oldest, at := "", ^uint64(0)
-		for k, u := range x.use {
-			if u < at {
-				oldest, at = k, u
-			}
-		}
-		delete(x.m, oldest)
-		delete(x.use, oldest)
+		x.dropOldest("")
 	}
 	s := &sessionIndex{}
 	x.m[id], x.use[id] = s, x.n
+	x.bound(id)
 	return s
+}
+
+// bound drops the least recently used indexes but keep's while they hold
+// more than maxIndexedBatches batches together. Called with x.mu held.
+func (x *indexes) bound(keep string) {
+	total := 0
+	for _, s := range x.m {
+		total += int(s.held.Load())
+	}
+	for total > maxIndexedBatches && len(x.m) > 1 {
+		id := x.dropOldest(keep)
+		if id == "" {
+			return
+		}
+		total -= x.dropped
+	}
+}
+
+// dropOldest forgets the least recently used index but keep's; it returns
+// its id ("" when there is none) and sets x.dropped to its batches.
+func (x *indexes) dropOldest(keep string) string {
+	oldest, at := "", ^uint64(0)
+	for k, u := range x.use {
+		if k != keep && u < at {
+			oldest, at = k, u
+		}
+	}
+	if oldest == "" {
+		return ""
+	}
+	x.dropped = int(x.m[oldest].held.Load())
+	delete(x.m, oldest)
+	delete(x.use, oldest)
+	return oldest
 }
 
 // drop forgets a session (erased, or no longer readable).
@@ -122,6 +165,7 @@ func (in *Inspector) index(ctx context.Context, v *viewer, id string) (*memoryv1
 	// would still scan.
 	stop := info.GetSeq()
 	if stop != 0 && s.read >= stop {
+		s.held.Store(int64(len(s.refs)))
 		return info, s.refs, s.truncated, s, nil
 	}
 	err = in.readBatches(ctx, v, id, s.read, stop, func(ch *memoryv1.WatchChange) bool {
@@ -147,6 +191,7 @@ func (in *Inspector) index(ctx context.Context, v *viewer, id string) (*memoryv1
 			s.refs = append([]batchRef(nil), s.refs[i:]...)
 		}
 	}
+	s.held.Store(int64(len(s.refs)))
 	return info, s.refs, s.truncated, s, nil
 }
 
