@@ -26,6 +26,12 @@ type Request struct {
 	Caller *tenancy.Caller
 	// Write publishes the one answer (nil: a publish nobody waits on).
 	Write func(data []byte, hdr nats.Header)
+	// Flush returns once what Write handed its transport has left this
+	// node's hands (NATS: the server has taken it; nil: Write itself
+	// delivers it). Work that follows an answer and need not precede the
+	// next request waits for it, so the answer does not wait for the
+	// work's CPU (the context assembler's searches).
+	Flush func(ctx context.Context) error
 	// Gone ends when the requester stops waiting, if its transport can
 	// tell (an HTTP client that went away); nil when it cannot (a NATS
 	// requester leaves silently).

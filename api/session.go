@@ -56,7 +56,7 @@ func (s *Service) sessionHandler(newReq func() proto.Message) func(*call) {
 			offload, q := s.needsOffload(app), latestUserText(app)
 			if offload || (q != "" && s.rm != nil) {
 				s.goQuery(c, func(ctx context.Context, reply actors.ReplyFunc) {
-					s.appendWithSearch(ctx, c.who, id, app, offload, q, s.noteSession(c.who, id, s.consolidateAfter(id, app, reply)))
+					s.appendWithSearch(ctx, c.who, id, app, offload, q, c.r.Flush, s.noteSession(c.who, id, s.consolidateAfter(id, app, reply)))
 				})
 				return
 			}

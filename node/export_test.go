@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/agentmem/agentmem/actors"
+	"github.com/agentmem/agentmem/api"
 )
 
 // DirectoryForTest is the node's actor directory, for tests that bypass
@@ -54,3 +55,9 @@ func (n *Node) CheckLogForTest(ctx context.Context) (string, error) {
 	}
 	return n.logHealth.Check(ctx)
 }
+
+// ServeForTest hands r to the node's dispatcher, as a transport does.
+func (n *Node) ServeForTest(r *api.Request) { n.disp.Serve(r) }
+
+// MetricsForTest is the node's API instruments.
+func (n *Node) MetricsForTest() *api.Metrics { return n.svc.Metrics() }

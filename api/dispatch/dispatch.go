@@ -223,16 +223,28 @@ func (r Reply) Code() int {
 func (d *Dispatcher) Do(ctx context.Context, subject string, data []byte, who *tenancy.Caller) (Reply, error) {
 	hdr := nats.Header{}
 	hdr.Set("Content-Type", api.ContentTypeJSON)
-	replies := make(chan Reply, 1)
+	replies, taken := make(chan Reply, 1), make(chan struct{})
 	d.Serve(&api.Request{Subject: subject, Data: data, Header: hdr, Caller: who, Gone: ctx,
 		Write: func(data []byte, hdr nats.Header) {
 			select { // every path answers once; a second is dropped
 			case replies <- Reply{Data: data, Header: hdr}:
 			default:
 			}
+		},
+		// The reply has left once Do's caller has it (or has gone).
+		Flush: func(fctx context.Context) error {
+			select {
+			case <-taken:
+				return nil
+			case <-ctx.Done():
+				return nil
+			case <-fctx.Done():
+				return fctx.Err()
+			}
 		}})
 	select {
 	case r := <-replies:
+		close(taken)
 		return r, nil
 	case <-ctx.Done():
 		return Reply{}, ctx.Err()

@@ -149,7 +149,7 @@ func (s *Server) handler(h func(*api.Request)) micro.HandlerFunc {
 			s.svc.Dropped("request dropped: reply subject is not an inbox", m.Subject(), reply)
 			return
 		}
-		h(&api.Request{Subject: m.Subject(), Data: m.Data(), Header: nats.Header(m.Headers()), Write: s.publisher(reply)})
+		h(&api.Request{Subject: m.Subject(), Data: m.Data(), Header: nats.Header(m.Headers()), Write: s.publisher(reply), Flush: s.nc.FlushWithContext})
 	}
 }
 
@@ -180,7 +180,7 @@ func (s *Server) ServeForwarded(m *nats.Msg) {
 		s.svc.Dropped("forwarded request dropped: reply subject is not an inbox", m.Subject, m.Reply)
 		return
 	}
-	s.svc.ServeForwarded(&api.Request{Subject: m.Subject, Data: m.Data, Header: m.Header, Write: s.publisher(m.Reply)})
+	s.svc.ServeForwarded(&api.Request{Subject: m.Subject, Data: m.Data, Header: m.Header, Write: s.publisher(m.Reply), Flush: s.nc.FlushWithContext})
 }
 
 // Stop stops taking requests (draining the subscriptions), then stops the
