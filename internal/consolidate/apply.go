@@ -168,8 +168,8 @@ func (x *extractor) apply(st *stmt, rl *rule, loc []int) {
 	if !rl.noDate {
 		date, _ = findDate(clause, st.m.Said, rl.needDate || rl.future || isFuture(clause))
 	}
-	if rl.needDate && date.words == "" {
-		return // a plan names its date
+	if rl.needDate && date.words == "" && !(rl.name == "doing" && trainingRE.MatchString(s[loc[0]:at])) {
+		return // a plan names its date; training for one names the event
 	}
 	for _, v := range values {
 		v = strings.TrimSpace(v)
@@ -268,6 +268,10 @@ func leadOnly(s string) bool {
 	}
 	return true
 }
+
+// trainingRE: "training for" or "preparing for" names the event trained
+// for ("I'm training for a half marathon"), a plan without its date.
+var trainingRE = regexp.MustCompile(`(?i)\b(?:training|preparing) for\b`)
 
 // dietNouns after a diet word make it no diet of the user's.
 var dietNouns = set(`food recipe recipes restaurant restaurants place places option options dish dishes meal meals blogger chef cook diet`)
