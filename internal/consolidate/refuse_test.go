@@ -33,6 +33,16 @@ var refusals = []refusal{
 	{"passing activity", "Hi!", "I'm writing a list.", "plan/"},
 	{"passing activity", "Hi!", "I'm organizing my sock drawer.", "plan/"},
 	{"passing activity", "Hi!", "I'm building a case against my neighbour.", "plan/"},
+	// A past event with no date and no mark of who the user is: a
+	// passing errand or a figure of speech.
+	{"passing event", "Hi!", "I bought a coffee.", "bought/"},
+	{"passing event", "Hi!", "I ran a red light.", "ran/"},
+	{"passing event", "Hi!", "I created a monster.", "created/"},
+	{"passing event", "Hi!", "I built a fire.", "built/"},
+	{"passing event", "Hi!", "I passed a car crash on the way.", "passed/"},
+	{"passing event", "Hi!", "I opened a bottle of wine.", "opened/"},
+	{"passing event", "Hi!", "I finished my shift.", "finished/"},
+	{"passing event", "Hi!", "I won a tenner on the lottery.", "won/"},
 }
 
 // TestKeptStatements: what the refusals must not cost.
@@ -52,4 +62,7 @@ func TestKeptStatements(t *testing.T) {
 var keptStatements = []refusal{
 	{"plan with a date", "Hi!", "I'm hosting a barbecue on Saturday.", "plan/"},
 	{"event trained for", "Hi!", "I'm training for a half marathon.", "plan/"},
+	{"dated event", "Hi!", "I bought a house in March.", "bought/"},
+	{"lasting event", "Hi!", "I published a cookbook.", "published/"},
+	{"lasting event", "Hi!", "I graduated from Leeds Beckett.", "graduated_from/"},
 }
