@@ -83,7 +83,8 @@ screenshots:
 # answers in the context beside a sliding window of the same budget, search
 # recall beside SQLite FTS5, the summarizer alone, in-process latency. Same
 # seed, same figures (except the latencies). The held-out conversations
-# (membench/heldout, then the second set in membench/heldout/fresh) come
+# (membench/heldout, then the second and third sets in membench/heldout/fresh
+# and membench/heldout/third) come
 # first: extraction, the cross-session mode (each sitting a session of one
 # user on a real node, each question in a new session) and the question
 # mode; LOCOMO=dir adds the public conversations

@@ -71,7 +71,7 @@ func digestInput(body any) (data []byte, ok bool) {
 	case *Promote:
 		body = b.Request
 	case *Append:
-		body = b.Request // the candidates are the node's search, not the command
+		body = b.Request // Later is the node's bookkeeping, not the command
 	}
 	// Every request with a command_id field has its generated getter; reads
 	// have none and cost no reflection.

@@ -115,12 +115,12 @@ func (a *sessionActor) handle(who *tenancy.Caller, body any) (proto.Message, err
 		}
 		return &memoryv1.CreateSessionReply{Result: res, Session: a.st().Info()}, nil
 	case *memoryv1.AppendRequest:
-		return a.append(req, nil)
+		return a.append(req)
 	case *Append:
 		if req.Later != nil {
 			return a.appendLater(req)
 		}
-		return a.append(req.Request, req.Candidates)
+		return a.append(req.Request)
 	case *Assemble:
 		return a.assemble(req)
 	case *memoryv1.ContextRequest:
@@ -248,17 +248,14 @@ func notFound() error {
 	return &segmented.Rejection{Code: 404, Field: "session_id", Reason: "session does not exist"}
 }
 
-// Append is an append with the context assembler's candidates, which the
-// node found for the request's latest user message outside the actor (as
-// for Promote); the actor chooses the recalled and memory sections from
-// them and records the choice in the append's batch.
-//
-// With Later set, the append is stored without its sections, which come
-// in an Assemble (see Later); Candidates are unused.
+// Append is an append the node handed on. With Later set, it is stored
+// without its context sections, which come in an Assemble once the node
+// has searched for their candidates (see Later); without, a user message's
+// sections are decided with no candidates (an append without a search: no
+// projection on the node, or a session that moved between nodes).
 type Append struct {
-	Request    *memoryv1.AppendRequest
-	Candidates *segmented.Candidates
-	Later      *Later
+	Request *memoryv1.AppendRequest
+	Later   *Later
 }
 
 // NeedCandidates answers an Assemble whose candidates were searched for
@@ -269,8 +266,8 @@ func (e *NeedCandidates) Error() string {
 	return "actors: the candidates were not searched for the session's current settings"
 }
 
-func (a *sessionActor) append(req *memoryv1.AppendRequest, c *segmented.Candidates) (proto.Message, error) {
-	reply, err := a.appendDecided(req, func() ([]proto.Message, error) { return a.st().DecideAppendWith(req, c, a.env()) })
+func (a *sessionActor) append(req *memoryv1.AppendRequest) (proto.Message, error) {
+	reply, err := a.appendDecided(req, func() ([]proto.Message, error) { return a.st().DecideAppend(req, a.env()) })
 	if err != nil {
 		return nil, err
 	}

@@ -419,6 +419,8 @@ func memoryItem(r scopeRef, e *memoryv1.Entry) *memoryv1.MemoryItem {
 	if (r.kind == sharedmem.KindGlobal || r.kind == sharedmem.KindApp) && strings.HasPrefix(e.GetKey(), segmented.PatternKeyPrefix) {
 		return nil // a pattern library's: in the ROM already
 	}
-	return &memoryv1.MemoryItem{Scope: r.name(), Key: e.GetKey(), Version: e.GetVersion(), Tier: r.tier,
+	// The key's digest, which the context records, taken here once per
+	// search rather than by the session actor at each decision.
+	return &memoryv1.MemoryItem{Scope: r.name(), Key: e.GetKey(), KeySha256: segmented.KeySum(e.GetKey()), Version: e.GetVersion(), Tier: r.tier,
 		Text: string(utf8cut.Prefix(v, maxCandidateValueBytes))}
 }

@@ -59,16 +59,9 @@ func (in *Inspector) comparePage(ctx context.Context, r *http.Request, v *viewer
 	if err != nil {
 		return "", nil, err
 	}
-	info, refs, _, _, err := in.index(ctx, v, id)
+	info, seqs, err := in.batchSeqs(ctx, v, id)
 	if err != nil {
 		return "", nil, err
-	}
-	if len(refs) == 0 {
-		return "", nil, fmt.Errorf("inspector: session %s has no batch in the log", id)
-	}
-	seqs := make([]uint64, len(refs))
-	for i, ref := range refs {
-		seqs[i] = ref.Seq
 	}
 	q := r.URL.Query()
 	parse := func(field string, def uint64) (uint64, error) {

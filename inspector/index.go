@@ -280,3 +280,20 @@ func (in *Inspector) readBatches(ctx context.Context, v *viewer, id string, afte
 		after = rep.GetLastSeq()
 	}
 }
+
+// batchSeqs returns session id's info and the stream sequence of each of
+// its batches, from its index (an error when the log holds none).
+func (in *Inspector) batchSeqs(ctx context.Context, v *viewer, id string) (*memoryv1.SessionInfo, []uint64, error) {
+	info, refs, _, _, err := in.index(ctx, v, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(refs) == 0 {
+		return nil, nil, fmt.Errorf("inspector: session %s has no batch in the log", id)
+	}
+	seqs := make([]uint64, len(refs))
+	for i, ref := range refs {
+		seqs[i] = ref.Seq
+	}
+	return info, seqs, nil
+}

@@ -265,16 +265,9 @@ func (in *Inspector) atPart(ctx context.Context, r *http.Request, v *viewer) (st
 	if err != nil {
 		return "", nil, err
 	}
-	_, refs, _, _, err := in.index(ctx, v, id)
+	_, seqs, err := in.batchSeqs(ctx, v, id)
 	if err != nil {
 		return "", nil, err
-	}
-	if len(refs) == 0 {
-		return "", nil, fmt.Errorf("inspector: session %s has no batch in the log", id)
-	}
-	seqs := make([]uint64, len(refs))
-	for i, ref := range refs {
-		seqs[i] = ref.Seq
 	}
 	asked := seqs[len(seqs)-1]
 	if s := r.URL.Query().Get("seq"); s != "" {

@@ -12,18 +12,20 @@ import (
 // Modes are the values of Tables.Mode; Sources those of Tables.Sources.
 var (
 	Modes   = []string{"all", "question", "cross", "extraction", "classic"}
-	Sources = []string{"heldout", "heldout-fresh", "locomo", "generator"}
+	Sources = []string{"heldout", "heldout-fresh", "heldout-third", "locomo", "generator"}
 )
 
 // heldOutSets are the held-out sources: the first set (membench/heldout
-// data/) and the second, written later apart from the extractor and any
-// tuning on it (fresh/).
+// data/), the second, written later apart from the extractor and any
+// tuning on it (fresh/), and the third, written later still the same way
+// (third/).
 var heldOutSets = []struct {
 	name, dir, source string
 	load              func() ([]heldout.Conversation, error)
 }{
 	{"heldout", "membench/heldout", "held-out conversations (membench/heldout, written apart from the extractor)", heldout.Embedded},
 	{"heldout-fresh", "membench/heldout/fresh", "second held-out set (membench/heldout/fresh, written apart from the extractor, never tuned against)", heldout.Fresh},
+	{"heldout-third", "membench/heldout/third", "third held-out set (membench/heldout/third, written apart from the extractor, never tuned against)", heldout.Third},
 }
 
 // Tables is what cmd/membench prints: the runs Mode selects on the
@@ -35,6 +37,9 @@ var heldOutSets = []struct {
 //   - heldout-fresh: the second held-out set (membench/heldout/fresh,
 //     written later by a worker who never read the extractor): the same
 //     modes;
+//   - heldout-third: the third held-out set (membench/heldout/third,
+//     written later still by another worker who never read the extractor):
+//     the same modes;
 //   - locomo: the public LoCoMo conversations of the directory LoCoMo
 //     names (skipped when it is ""): cross-session and question modes;
 //   - generator: the generated conversations (internal/dialoggen,

@@ -113,10 +113,10 @@ func (p placedDispatch) remote(kind, id string, who *tenancy.Caller, body any, r
 	case actors.ReadScopeConfig:
 		c.Type = readConfigType
 	case *actors.Append:
-		// Searched here for an aggregate that moved since: the new owner
-		// appends the request without the candidates found here (as an
-		// append without a query: the context's memory section is filled
-		// again by the next one), rather than the client retrying.
+		// An aggregate that moved since the API took the request: the new
+		// owner appends it as an append without a search (its sections are
+		// decided without candidates; the next user message searches
+		// again), rather than the client retrying.
 		data, err := proto.Marshal(b.Request)
 		if err != nil {
 			return err

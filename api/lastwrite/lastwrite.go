@@ -18,11 +18,11 @@ import (
 // wait).
 const MaxSessions = 1 << 16
 
-// Commands are the stream sequences of a session's last two commands
-// served here, and how many it served.
+// Commands are the stream sequence of a session's last command served
+// here, and how many it served.
 type Commands struct {
-	Last, Prev uint64
-	N          int
+	Last uint64
+	N    int
 }
 
 // Sessions remembers each session's Commands.
@@ -39,9 +39,7 @@ func (w *Sessions) Note(id string, seq uint64) {
 		w.seq = map[string]Commands{}
 	}
 	c := w.seq[id]
-	if seq > c.Last {
-		c.Prev, c.Last = c.Last, seq
-	}
+	c.Last = max(c.Last, seq)
 	c.N++
 	w.seq[id] = c
 }

@@ -143,8 +143,7 @@ func (p *planner) why(out *memoryv1.Assembled, room uint64, caps [numPartKinds]u
 		if sums == nil {
 			sums = make([]byte, 0, sha256.Size*min(MaxLeftOut, len(mems)))
 		}
-		sum := sha256.Sum256([]byte(m.GetKey()))
-		sums = append(sums, sum[:]...)
+		sums = append(sums, ItemKeySum(m)...)
 		los = append(los, memoryv1.LeftOut{Section: LayerMemory, Scope: m.GetScope(), KeySha256: sums[len(sums)-sha256.Size:],
 			Version: m.GetVersion(), Score: float32(c.val), Rank: uint32(rank + 1), Tokens: uint32(c.tok), Reason: leftOutReason(c)})
 	}

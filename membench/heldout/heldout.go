@@ -3,8 +3,9 @@
 // extractor (data/README.md has the format and how the data was written);
 // fresh/ is a second set in the same format, written later by a worker who
 // never read the extractor, for figures nobody tuned against
-// (fresh/README.md). The package loads and validates them; it scores
-// nothing.
+// (fresh/README.md); third/ is a third such set, written later still by
+// another worker who never read the extractor (third/README.md). The
+// package loads and validates them; it scores nothing.
 package heldout
 
 import (
@@ -27,6 +28,9 @@ var data embed.FS
 
 //go:embed fresh/*.json
 var fresh embed.FS
+
+//go:embed third/*.json
+var third embed.FS
 
 // Conversation is one held-out conversation between the user, whose facts
 // are memorised, and the other speaker.
@@ -89,6 +93,16 @@ func Embedded() ([]Conversation, error) {
 // apart from Embedded's.
 func Fresh() ([]Conversation, error) {
 	sub, err := fs.Sub(fresh, "fresh")
+	if err != nil {
+		return nil, err
+	}
+	return LoadFS(sub)
+}
+
+// Third loads the third held-out set built into the package (third/),
+// apart from Embedded's and Fresh's.
+func Third() ([]Conversation, error) {
+	sub, err := fs.Sub(third, "third")
 	if err != nil {
 		return nil, err
 	}

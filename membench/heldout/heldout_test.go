@@ -78,6 +78,67 @@ func TestFresh(t *testing.T) {
 	}
 }
 
+// TestThird loads the third set and validates it, apart and together with
+// the first two (a name may not be in two sets), and checks its size.
+func TestThird(t *testing.T) {
+	cs, err := Third()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cs) < 8 {
+		t.Fatalf("%d conversations, want at least 8", len(cs))
+	}
+	if err := ValidateAll(cs); err != nil {
+		t.Fatal(err)
+	}
+	emb, err := Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fr, err := Fresh()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ValidateAll(append(append(emb, fr...), cs...)); err != nil {
+		t.Fatal(err)
+	}
+	var sittings, turns, facts, replaced, noFact int
+	cats := map[string]int{}
+	for _, c := range cs {
+		n := 0
+		for _, s := range c.Sittings {
+			n += len(s.Turns)
+		}
+		if len(c.Sittings) < 4 || len(c.Sittings) > 7 || n < 80 || n > 150 {
+			t.Errorf("%s: %d sittings and %d turns, want 4-7 sittings and 80-150 turns", c.Name, len(c.Sittings), n)
+		}
+		sittings += len(c.Sittings)
+		turns += n
+		facts += len(c.Facts)
+		replaced += len(c.Facts) - len(c.Current())
+		noFact += len(c.NoFactTurns)
+		for _, q := range c.Questions {
+			cats[q.Category]++
+		}
+	}
+	for _, cat := range Categories {
+		if cats[cat] == 0 {
+			t.Errorf("no %s question", cat)
+		}
+	}
+	t.Logf("%d conversations, %d sittings, %d turns, %d facts (%d replaced), %d no-fact turns, questions %v",
+		len(cs), sittings, turns, facts, replaced, noFact, cats)
+	if _, err := os.Stat("third"); err == nil {
+		dir, err := Load("third")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(dir) != len(cs) {
+			t.Fatalf("Load read %d conversations, the embedded third set has %d", len(dir), len(cs))
+		}
+	}
+}
+
 // TestLoadMatchesEmbedded checks Load reads the directory the package embeds.
 func TestLoadMatchesEmbedded(t *testing.T) {
 	if _, err := os.Stat("data"); err != nil {
