@@ -168,8 +168,8 @@ func (x *extractor) apply(st *stmt, rl *rule, loc []int) {
 	if !rl.noDate {
 		date, _ = findDate(clause, st.m.Said, rl.needDate || rl.future || isFuture(clause))
 	}
-	if rl.needDate && date.words == "" {
-		return // a plan names its date
+	if rl.needDate && date.words == "" && !(rl.name == "doing" && trainingRE.MatchString(s[loc[0]:at])) && !(rl.name == "did" && (lastingRE.MatchString(s[loc[0]:at]) || anyHead(values, animals))) {
+		return // a plan names its date; training for one names the event; so does a passing event ("I bought a coffee"), not a pet got
 	}
 	for _, v := range values {
 		v = strings.TrimSpace(v)
@@ -268,6 +268,24 @@ func leadOnly(s string) bool {
 	}
 	return true
 }
+
+// trainingRE: "training for" or "preparing for" names the event trained
+// for ("I'm training for a half marathon"), a plan without its date.
+var trainingRE = regexp.MustCompile(`(?i)\b(?:training|preparing) for\b`)
+
+// anyHead reports whether one of vs ends in a word of set.
+func anyHead(vs []string, set map[string]bool) bool {
+	for _, v := range vs {
+		if headOK(v, set) {
+			return true
+		}
+	}
+	return false
+}
+
+// lastingRE: the verbs of a past event that tells who the user is, dated
+// or not ("I adopted a cat", "I graduated from Leeds").
+var lastingRE = regexp.MustCompile(`(?i)\b(?:adopted|graduated from|launched|published|released|welcomed|volunteered at)\b`)
 
 // dietNouns after a diet word make it no diet of the user's.
 var dietNouns = set(`food recipe recipes restaurant restaurants place places option options dish dishes meal meals blogger chef cook diet`)

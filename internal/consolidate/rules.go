@@ -378,7 +378,9 @@ var rules = func() []rule {
 			x.noDate = true
 		case "plan":
 			x.needDate = true
-		case "have-event", "my-event", "married", "expecting", "plan-ing", "start-plan":
+		case "have-event", "my-event", "married", "expecting", "plan-ing", "start-plan", "doing", "did":
+			// "doing": what one is busy with now ("I'm writing a list") is
+			// no plan without its date
 			x.needDate = true
 		case "tried":
 			x.typ = Episodic
