@@ -138,6 +138,9 @@ func (x *extractor) apply(st *stmt, rl *rule, loc []int) {
 			return
 		}
 		v, _ := np(strings.Join(w, " "))
+		if v == "" && len(w) == 1 && bodyWords[strings.ToLower(strings.Trim(w[0], ".,!;"))] {
+			v = strings.Trim(w[0], ".,!;") // "my back": a word np stops at
+		}
 		if v == "" {
 			return
 		}
@@ -194,12 +197,15 @@ func (x *extractor) apply(st *stmt, rl *rule, loc []int) {
 		x.add(st, f)
 	}
 	switch rl.name {
-	case "job", "job-been":
+	case "job", "job-been", "work-as", "new-job-as", "teach":
 		x.jobAt(st, s, valueEnd)
 	case "joined-org", "work-at", "new-job-at":
 		x.jobAs(st, s, valueEnd)
 	}
 }
+
+// bodyWords are parts of the body that are words np stops at too.
+var bodyWords = set(`back`)
 
 // phrasalGerund reports whether rest starts with the gerund v of a
 // phrasal verb ("throwing on some music", "checking out …"): v alone is

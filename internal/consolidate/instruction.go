@@ -109,7 +109,7 @@ func (x *extractor) answer(st *stmt) {
 	case askJobRE.MatchString(q):
 		rest = rest[len(fragmentLeadRE.FindString(rest)):]
 		w, _ := np(rest)
-		if w == "" || noneRE.MatchString(rest) || !(headOK(w, jobs) || jobLike(w) || (askWorkRE.MatchString(q) && pastimeLike(w))) {
+		if w == "" || noneRE.MatchString(rest) || !(headOK(w, jobs) || jobLike(w) || (askWorkRE.MatchString(q) && (workAnswer(w) || workAtAnswer(rest, w)))) {
 			return
 		}
 		subj, attr, v = "user", "job_title", w
@@ -153,12 +153,83 @@ func (x *extractor) answer(st *stmt) {
 		v, _ = capitalized(rest, kName)
 		subj, attr = x.named(relSubject(thing), v, st), "name"
 	}
-	if v == "" || interjections[strings.ToLower(v)] {
+	if v == "" || interjections[strings.ToLower(v)] || otherSubjectRE.MatchString(rest) {
 		return
+	}
+	if attr != "job_title" && attr != "diet" && attr != "age" && !bareAnswer(rest, v) {
+		return // "Busy, but good.": a sentence's first word, not a name
 	}
 	x.add(st, Fact{Subject: subj, Attribute: attr, Value: v, Type: Semantic, Confidence: 0.7, Rule: "answer",
 		MessageIDs: []string{st.q.ID, st.m.ID}, Context: strings.TrimSpace(q) + " " + s})
 }
+
+// otherSubjectRE: an answer about someone or something else ("He's a
+// teacher", "My sister works there") gives no value of the user's.
+var otherSubjectRE = regexp.MustCompile(`(?i)^(?:he|she|they|it|that|this|there|my|our|his|her|their|your|we)\b`)
+
+// workAnswers are what a fragment may answer "What do you do?" with
+// besides a trade: a line of work ("Marketing.", "Teaching.").
+var workAnswers = func() map[string]bool {
+	out := set(`teaching nursing tutoring freelancing consulting accounting engineering farming coding programming
+translating bookkeeping plumbing carpentry catering cleaning babysitting childcare payroll admin
+administration`)
+	for f := range fields {
+		out[f] = true
+	}
+	return out
+}()
+
+// workAtAnswer: "Mostly admin at a hospital": a thing done at a place of
+// work.
+func workAtAnswer(rest, w string) bool {
+	i := strings.Index(rest, w)
+	return i >= 0 && pastimeLike(w) && !strings.HasSuffix(w, "ing") && workAtRE.MatchString(rest[i+len(w):])
+}
+
+var workAtRE = regexp.MustCompile(`^ (?:at|for) (?:a|an|the|[A-Z])`)
+
+// workAnswer reports whether w names a line of work.
+func workAnswer(w string) bool { return workAnswers[strings.ToLower(w)] }
+
+// notAnswerNames are words a reply starts with, capitalized there, that
+// name no person, place or company ("Busy, but good.").
+var notAnswerNames = set(`busy same good fine great tired okay ok still mostly probably nothing lots lot with home
+nowhere everywhere here there just usually sometimes trying working same-old pretty quite very super kinda`)
+
+// bareAnswer reports whether v, read at the start of rest, is the whole
+// answer: nothing after it but punctuation, fillers or a place's
+// continuation ("Brooklyn, near Prospect Park"), and its first word is no
+// common word capitalized for starting the sentence.
+func bareAnswer(rest, v string) bool {
+	first := strings.ToLower(strings.Fields(v)[0])
+	if notAnswerNames[first] || npStop[first] || badStart[first] || leadWords[first] || notNameWords[first] ||
+		strings.HasSuffix(first, "ly") || strings.HasSuffix(first, "ing") {
+		return false
+	}
+	i := strings.Index(rest, v)
+	if i < 0 {
+		return false
+	}
+	after := strings.TrimSpace(rest[i+len(v):])
+	after = strings.TrimLeft(after, "'s")
+	if strings.HasPrefix(after, ",") || strings.HasPrefix(after, " -") {
+		next := strings.Fields(strings.TrimLeft(after, ",- "))
+		return len(next) == 0 || isCap(next[0]) || placeNear[strings.ToLower(next[0])]
+	}
+	for _, w := range strings.Fields(after) {
+		if w = strings.ToLower(strings.Trim(w, ".,!;:)")); w != "" && !answerFillers[w] {
+			return false
+		}
+	}
+	return true
+}
+
+// placeNear continue a place named in an answer ("Brooklyn, near …").
+var placeNear = set(`near in outside by close around just up down north south east west`)
+
+// answerFillers may follow an answer's value ("Porto for now lol").
+var answerFillers = set(`now for the moment at moment these days still currently actually lol haha mostly too right
+yeah yep though tbh honestly`)
 
 // lastSentence is the last sentence of text.
 func lastSentence(text string) string {

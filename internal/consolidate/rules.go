@@ -55,7 +55,7 @@ type rule struct {
 // regexps. A rule missing here is always tried.
 var needles = map[string]string{
 	"name": "name|call me|go by|called", "name-intro": "i'm|i am", "age": "i'm|i am|turned",
-	"job": " a | an ", "job-been": " a | an ", "new-role": " new ", "rel-is-name": " is ",
+	"job": " a | an | the ", "job-been": " a | an ", "new-role": " new ", "rel-is-name": " is ",
 	"work-as": " as | to ", "new-job-as": " as ", "my-job": "job is|profession is|occupation is", "teach": "teach",
 	"drive": "driv", "work-at": "work|employed|hired|job", "new-job-at": "job|position|role|gig|internship|offer",
 	"joined-org": "joined|started at|started working|switched to", "at-now": "these days|nowadays|now", "at-now-2": "now|these days",
@@ -76,7 +76,7 @@ var needles = map[string]string{
 	"have-event": "interview|exam|test|appointment|surgery|operation|recital|concert|game|match|race|competition|audition|performance|show|presentation|flight|trip|wedding|meeting|date",
 	"my-event":   "wedding|exam|interview|surgery|recital|concert|race|marathon|trip|flight|appointment|party|graduation|show|competition|vacation|holiday",
 	"married":    "married|tying the knot", "decided": "decided|agreed|chose|opted|settled", "go-with": "with|switch|migrat",
-	"deadline": "deadline|due", "my-attr": "my ", "speak": "speak|fluent", "study": "stud|major", "degree": "degree|bachelor|master|phd|diploma|doctorate", "rel-degree": "degree|bachelor|master|phd|diploma|doctorate",
+	"deadline": "deadline|due", "my-attr": "my ", "speak": "speak|fluent", "study": "stud|major|master|degree|phd", "degree": "degree|bachelor|master|phd|diploma|doctorate", "rel-degree": "degree|bachelor|master|phd|diploma|doctorate",
 	"car": "drive|own", "injury": "hurt|injured|broke|sprained|twisted|pulled|strained|tore|fractured|bruised|dislocated|messed up|tweaked|banged up|busted", "tried": "tried",
 }
 
@@ -220,15 +220,15 @@ var rules = func() []rule {
 		// Who the user is.
 		r("name", `(?i:\bmy name is |\bmy name's |(?:\byou can |\bplease |\bjust )?\bcall me |\bI go by |`+iAm+` called )(?P<v>)`, kName, "user", "name", 0.9),
 		r("name-intro", `^(?i:(?:hi|hello|hey)(?: there| all| everyone)?[,!]? )(?i:I am |I'm )(?P<v>)[A-Z][a-z]+(?:[,.!]|$| (?i:and|from|here)\b)`, kName, "user", "name", 0.8),
-		r("age", `(?i:`+iAm+` |\bI (?:just )?turned )(?P<v>)\d{1,3}(?i: years old\b| yo\b|[.,!]|$| (?:now|today|this year|last week|last month|yesterday)\b)`, kNP, "user", "age", 0.85),
+		r("age", `(?i:`+iAm+` (?:actually |now |only |just )?|\bI (?:just )?turned )(?P<v>)\d{1,3}(?i: years old\b| yo\b|[.,!]|$| (?:now|today|this year|last week|last month|yesterday)\b)`, kNP, "user", "age", 0.85),
 		// Work.
-		r("job", `(?i:`+iAm+` (?:now |currently |still |actually |also |officially )?(?:a|an) )(?P<v>)`, kNP, "user", "job_title", 0.8),
+		r("job", `(?i:`+iAm+` (?:now |currently |still |actually |also |officially )?(?:a|an|the) )(?P<v>)`, kNP, "user", "job_title", 0.8),
 		r("job-been", `(?i:`+iHave+` (?:been|worked as) (?:a|an) )(?P<v>)`, kNP, "user", "job_title", 0.8),
 		r("new-role", `(?i:`+iAm+` (?:going to be |gonna be |now |officially )?(?:their|the|our|its|a|an) new )(?P<v>)`, kNP, "user", "job_title", 0.75),
 		r("rel-is-first", `(?i:\b(?:my|our) )(?P<thing>`+relWord+`)(?i:'s| is) (?P<v>)[A-Z][a-z]+(?:[.!,]|$| and\b)`, kName, "thing", "name", 0.7),
 		r("rel-is-name", `(?i:\b(?:my|our) )(?P<thing>`+relWord+`)(?i: is )(?P<v>)[A-Z][a-z]+ [A-Z][a-z]+\b`, kName, "thing", "name", 0.75),
 		r("work-as", `(?i:\bI `+soon+`(?:work|'ve worked|have worked|'m working|am working|'ve been working|have been working|started working|started work|got a job|got hired|was hired|'ve been hired|have been hired|got promoted|was promoted|'ve been promoted) (?:as|to) (?:an? |the )?)(?P<v>)`, kNP, "user", "job_title", 0.8),
-		r("new-job-as", `(?i:`+iHave+` `+soon+`(?:started|landed|got|accepted|took|began|start) (?:a |my |the |an )?(?:new )?(?:job|position|role|gig|internship) as (?:an? |the )?)(?P<v>)`, kNP, "user", "job_title", 0.8),
+		r("new-job-as", `(?i:`+iHave+` `+soon+`(?:started|landed|got|accepted|took|began|start) (?:a |my |the |an )?(?:new )?(?:part-time |full-time |part time |full time |summer )?(?:job|position|role|gig|internship) as (?:an? |the )?)(?P<v>)`, kNP, "user", "job_title", 0.8),
 		r("my-job", `(?i:\bmy (?:job|profession|occupation) is (?:being )?(?:an? |the )?)(?P<v>)`, kNP, "user", "job_title", 0.8),
 		r("teach", `(?i:\bI (?:teach|'ve been teaching|have been teaching|'m teaching|am teaching) )(?P<v>)`, kNP, "user", "job_title", 0.7),
 		r("drive", `(?i:\bI (?:drive|'ve been driving|have been driving) (?:a|an|the) )(?P<v>)`, kNP, "user", "job_title", 0.7),
@@ -305,7 +305,7 @@ var rules = func() []rule {
 		r("did", `(?i:\b`+weI+`(?:'ve| have)? `+soon+`(?P<attr>launched|opened|started|finished|completed|published|organized|organised|hosted|won|passed|volunteered at|attended|bought|ran|painted|built|wrote|released|graduated from|got|adopted|created|designed|crafted|knitted|baked|planted|sold|rescued|welcomed) (?:a |an |the |my |our |this |some |two |three |four |another |a new |my first |our first |a few )?)(?P<v>)`, kNP, "user", "@/%", 0.6),
 		r("doing", `(?i:(?:`+iAm+`|`+weAre+`) `+soon+`(?P<attr>starting|opening|launching|organizing|organising|hosting|building|writing|training for|preparing for|working on|planning|running) (?:a |an |the |my |our |this |some )?)(?P<v>)`, kNP, "user", "@/%", 0.6),
 		r("plan", `(?i:(?:`+iAm+`|`+weAre+`) (?:going to|gonna|planning to|planning on|about to) )(?P<v>)`, kNP, "user", "plan/%", 0.65),
-		r("have-event", `(?i:\b(?:I|we) (?:have|'ve got|have got) (?:a |an |my |our |the )?)(?P<v>)(?i:(?:job |big |first |final |second )?(?:interview|exam|test|appointment|surgery|operation|recital|concert|game|match|race|competition|audition|performance|show|presentation|flight|trip|wedding|meeting|date))\b`, kNP, "user", "plan/%", 0.7),
+		r("have-event", `(?i:\b(?:I|we) (?:have|'ve got|have got) (?:a |an |my |our |the )?)(?P<v>)(?i:(?:job |big |first |final |second |dentist |doctor's |doctor |dental |eye |vet |hospital |court |driving )?(?:interview|exam|test|appointment|surgery|operation|recital|concert|game|match|race|competition|audition|performance|show|presentation|flight|trip|wedding|meeting|date))\b`, kNP, "user", "plan/%", 0.7),
 		r("my-event", `(?i:\b(?:my|our) )(?P<v>)(?i:(?:job |big |first |final )?(?:wedding|exam|interview|surgery|recital|concert|race|marathon|trip|flight|appointment|birthday party|graduation|party|show|competition|vacation|holiday)) (?i:is|will be)\b`, kNP, "user", "plan/%", 0.7),
 		r("expecting", `(?i:`+weAre+` (?:expecting|having) |`+iAm+` (?:expecting|having) )(?P<v>)(?i:a baby|a little one|twins|our first|a boy|a girl)\b`, kNP, "user", "plan/baby", 0.75),
 		r("married", `(?i:`+weAre+` (?:getting married|tying the knot)|`+iAm+` getting married)(?P<v>)`, kNP, "user", "plan/wedding", 0.75),
@@ -320,7 +320,7 @@ var rules = func() []rule {
 		r("rel-degree", personAlt+`(?i: (?:just |finally |recently )*(?:finished|completed|got|earned|graduated with) (?:a|an|his|her|their) (?:degree|bachelor's|master's|masters|phd|diploma|doctorate)(?: degree)? in )(?P<v>)`, kNP, "person", "degree", 0.8),
 		r("degree", `(?i:`+iHave+` (?:just |finally |recently )*(?:finished|completed|got|earned|graduated with) (?:a|an|my) (?:degree|bachelor's|master's|masters|phd|diploma|doctorate)(?: degree)? in )(?P<v>)`, kNP, "user", "degree", 0.8),
 		r("car", `(?i:\bI (?:drive|own) (?:a|an) )(?P<v>)[A-Z]`, kName, "user", "car", 0.7),
-		r("injury", `(?i:\bI (?:hurt|injured|broke|sprained|twisted|pulled|strained|tore|fractured|bruised|dislocated|messed up|tweaked|banged up|busted) my )(?P<v>)`, kNP, "user", "injury/%", 0.8),
+		r("injury", `(?i:\bI `+soon+`(?:hurt|injured|broke|sprained|twisted|pulled|strained|tore|fractured|bruised|dislocated|messed up|tweaked|banged up|busted) my )(?P<v>)`, kNP, "user", "injury/%", 0.8),
 		r("tried", `(?i:`+iHave+` (?:already |also )?tried )(?P<v>)[^.!?]*?(?i:\b(?:but|and|,|;|-|—)\s*(?:it |that |this |they )?(?:still )?(?:worked|works|didn't work|did not work|doesn't work|does not work|failed|fails|helped|didn't help|did not help|fixed it|solved it|made it worse|broke|crashed|no luck|did nothing|changed nothing|timed out|errored|threw an error))`, kNP, "user", "tried/%", 0.7),
 	}
 	for i := range rs {

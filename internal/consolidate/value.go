@@ -186,7 +186,10 @@ func capitalized(s string, k kind) (string, int) {
 		pos = at + len(w)
 		t := strings.TrimRight(w, ".,;:!?)\"'")
 		stop := t != w
-		if strings.HasSuffix(t, "'s") && !stop && i+1 < len(words) && !isCap(words[i+1]) && !ageWord(words[i+1]) {
+		if stop && w == t+"." && abbrevTitles[strings.ToLower(t)] && i+1 < len(words) && isCap(words[i+1]) {
+			t, stop = w, false // "St. Mary's"
+		}
+		if strings.HasSuffix(t, "'s") && !stop && i+1 < len(words) && !isCap(words[i+1]) && !ageWord(words[i+1]) && !npStop[strings.ToLower(words[i+1])] {
 			return "", 0 // "Sarah's party": something of Sarah's, not Sarah
 		}
 		t = strings.TrimSuffix(t, "'s")
@@ -215,6 +218,9 @@ func capitalized(s string, k kind) (string, int) {
 	}
 	return strings.Join(out, " "), end
 }
+
+// abbrevTitles are words of a name written with a period ("St. Mary's").
+var abbrevTitles = set(`st mt dr ft`)
 
 // value reads a value of kind k at the start of s.
 func value(s string, k kind) (string, int) {

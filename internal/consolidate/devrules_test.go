@@ -1,0 +1,71 @@
+package consolidate
+
+import "testing"
+
+// TestDevStatements: statements of the development conversations
+// (testdata/dev/batch1) each rule reads, with the key and value wanted.
+func TestDevStatements(t *testing.T) {
+	cases := []struct{ text, key, value string }{
+		// A title's period ends no sentence and no name.
+		{"Yeah, I'm a nurse at St. Mary's so the night shifts are killing me.", "fact/user/employer", "St. Mary"},
+		// The employer after "I work as …", "I teach …", "a job as …".
+		{"I work as a software engineer at Finch Labs, mostly remote.", "fact/user/employer", "Finch Labs"},
+		{"Yeah, I teach second grade at Maple Elementary.", "fact/user/employer", "Maple Elementary"},
+		// "I'm the head chef": a job with "the".
+		{"Busy! I'm the head chef at Olivo now, it opened in March.", "fact/user/job_title", "head chef"},
+		{"Busy! I'm the head chef at Olivo now, it opened in March.", "fact/user/employer", "Olivo"},
+		{"I have a dentist appointment on Thursday at 3.", "fact/user/plan/dentist_appointment", "dentist appointment"},
+		{"I'm doing a master's in public health at UW.", "fact/user/studies", "public health"},
+		{"I also hurt my back lifting a water heater at work on Monday.", "fact/user/injury/back", "back"},
+		{"Yeah, I got a part-time job as a research assistant in an epidemiology lab.", "fact/user/job_title", "research assistant"},
+		{"Oh, I said I'm 34 but I'm actually 35, just had my birthday.", "fact/user/age", "35"},
+	}
+	for _, c := range cases {
+		got := Extract([]Message{user("m1", 1, c.text)}, nil)
+		found := false
+		for _, f := range got {
+			found = found || (f.Key() == c.key && f.Value == c.value)
+		}
+		if !found {
+			t.Errorf("%q: want %s=%q, got\n%s", c.text, c.key, c.value, show(got))
+		}
+	}
+}
+
+// TestDevAnswers: a reply to a question gives a value only when it is
+// the whole reply, not a sentence's first word, a pastime for a job, or
+// someone else's.
+func TestDevAnswers(t *testing.T) {
+	refused := []struct{ q, a string }{
+		{"Where do you work these days?", "Busy, but good."},
+		{"Where do you work these days?", "A lot of paperwork lol."},
+		{"Where are you living now?", "With my parents for now."},
+		{"Where are you living now?", "Still the same place, near the river."},
+		{"What's your dog's name again?", "Same old question!"},
+		{"What do you do for a living?", "Mostly gardening."},
+		{"What do you do for a living?", "Probably just sleeping lol."},
+		{"What do you do for a living?", "Lots of reading."},
+		{"What do you do for a living?", "He's a teacher at my school."},
+		{"What do you do for a living?", "My sister works there too."},
+		{"What do you do for fun?", "Trying to stay sane, mostly."},
+		{"Where do you work?", "Nothing much, just relaxing."},
+	}
+	for _, c := range refused {
+		if fs := Extract([]Message{bot("q", 1, c.q), user("a", 2, c.a)}, nil); len(fs) != 0 {
+			t.Errorf("%q %q: want nothing, got\n%s", c.q, c.a, show(fs))
+		}
+	}
+	read := []struct{ q, a, key, value string }{
+		{"Where are you from originally?", "Leeds, up north.", "fact/user/hometown", "Leeds"},
+		{"And where do you work?", "At Deloitte, in the tax team.", "fact/user/employer", "Deloitte"},
+		{"Where are you living now?", "Brooklyn, near Prospect Park.", "fact/user/home_city", "Brooklyn"},
+		{"Where are you living now?", "Porto for now.", "fact/user/home_city", "Porto"},
+		{"What do you do for a living?", "Teaching.", "fact/user/job_title", "Teaching"},
+	}
+	for _, c := range read {
+		fs := Extract([]Message{bot("q", 1, c.q), user("a", 2, c.a)}, nil)
+		if len(fs) != 1 || fs[0].Key() != c.key || fs[0].Value != c.value {
+			t.Errorf("%q %q: want %s=%q, got\n%s", c.q, c.a, c.key, c.value, show(fs))
+		}
+	}
+}
