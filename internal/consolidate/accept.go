@@ -224,7 +224,7 @@ func (x *extractor) reaction(v string, st *stmt) bool {
 // a feeling or a stretch of time.
 func eventObject(v string) bool {
 	w := strings.Fields(strings.ToLower(v))
-	if strings.HasSuffix(w[0], "ing") && len(w[0]) > 4 && !headOK(v, groupWords) && !headOK(v, venues) {
+	if strings.HasSuffix(w[0], "ing") && len(w[0]) > 4 && !headOK(v, groupWords) && !headOK(v, venues) && !headOK(v, starts) {
 		return false // "I started feeling better", "I started thinking about …"
 	}
 	for _, x := range w {

@@ -101,12 +101,17 @@ func (x *extractor) apply(st *stmt, rl *rule, loc []int) {
 		values = []string{strings.TrimRight(w, ".,!;")}
 	case rl.name == "diet":
 		values = []string{strings.ToLower(strings.Trim(strings.Fields(rest)[0], ".,!;"))}
+		if m := twoWordDietRE.FindString(rest); m != "" {
+			values = []string{strings.ToLower(m)} // "lactose intolerant", not "lactose"
+		}
 		if next := strings.Fields(rest); len(next) > 1 && dietNouns[strings.ToLower(strings.Trim(next[1], ".,!;"))] {
 			return // "I'm a vegan food blogger"
 		}
 	case rl.name == "allergy-have":
 		v := rest[:strings.Index(strings.ToLower(rest), " allerg")]
 		values = []string{v}
+	case rl.name == "pregnant":
+		values = []string{"pregnant"}
 	case rl.name == "married":
 		values = []string{"get married"}
 	case rl.name == "retired":
@@ -203,6 +208,9 @@ func (x *extractor) apply(st *stmt, rl *rule, loc []int) {
 		x.jobAs(st, s, valueEnd)
 	}
 }
+
+// twoWordDietRE: a diet named in two words.
+var twoWordDietRE = regexp.MustCompile(`^(?i:lactose[- ]intolerant|gluten[- ]free|gluten[- ]intolerant)`)
 
 // bodyWords are parts of the body that are words np stops at too.
 var bodyWords = set(`back`)

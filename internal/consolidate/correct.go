@@ -311,7 +311,7 @@ func lastValueLike(before, old string) string {
 	return ""
 }
 
-var copulaRE = regexp.MustCompile(`(?i)\b(?:is|was|be|it's|are|to|now)\s+`)
+var copulaRE = regexp.MustCompile(`(?i)\b(?:is|was|be|it's|are|to|now|in|at)\s+`)
 
 func containsPhrase(s, p string) bool {
 	return len(p) >= 3 && regexp.MustCompile(`(?i)(?:^|\b)`+regexp.QuoteMeta(p)+`(?:\b|$)`).MatchString(s)

@@ -19,6 +19,20 @@ func TestDevStatements(t *testing.T) {
 		{"I also hurt my back lifting a water heater at work on Monday.", "fact/user/injury/back", "back"},
 		{"Yeah, I got a part-time job as a research assistant in an epidemiology lab.", "fact/user/job_title", "research assistant"},
 		{"Oh, I said I'm 34 but I'm actually 35, just had my birthday.", "fact/user/age", "35"},
+		{"I'm 29 by the way, in case you forgot.", "fact/user/age", "29"},
+		{"I'm lactose intolerant.", "fact/user/diet", "lactose intolerant"},
+		{"I just graduated from nursing school!", "fact/user/graduated_from/nursing_school", "nursing school"},
+		{"Still at the library, yep. I'm a librarian there, going on six years.", "fact/user/job_title", "librarian"},
+		{"I'm still teaching yoga at the studio downtown, it keeps me sane.", "fact/user/job_title", "yoga"},
+		{"I switched schools, now I teach at Riverside Academy.", "fact/user/employer", "Riverside Academy"},
+		{"I also adopted a kitten on Sunday, his name is Biscuit!", "fact/pet/kitten/name", "Biscuit"},
+		{"In June we're moving to Austin.", "fact/user/plan/move", "Austin"},
+		{"Tomas and I are going camping in Yosemite next weekend.", "fact/user/trip/yosemite", "Yosemite"},
+		{"I'm pregnant!", "fact/user/pregnant", "pregnant"},
+		{"I have type 2 diabetes, so Margaret keeps me off the cake.", "fact/user/condition/diabetes", "diabetes"},
+		{"I've been volunteering at the veterans center downtown every Tuesday, it feels good to give back.", "fact/user/volunteers_at", "veterans center downtown"},
+		{"I've lived in Chicago for 15 years.", "fact/user/home_city", "Chicago"},
+		{"I changed my concentration to biostatistics, by the way.", "fact/user/studies", "biostatistics"},
 	}
 	for _, c := range cases {
 		got := Extract([]Message{user("m1", 1, c.text)}, nil)
@@ -48,6 +62,11 @@ func TestDevAnswers(t *testing.T) {
 		{"What do you do for a living?", "He's a teacher at my school."},
 		{"What do you do for a living?", "My sister works there too."},
 		{"What do you do for fun?", "Trying to stay sane, mostly."},
+		{"Hi!", "I got into trouble lol."},
+		{"Hi!", "I'm going camping in the rain lol."},
+		{"Hi!", "I'm not pregnant lol."},
+		{"Hi!", "My friend has diabetes."},
+		{"Hi!", "If I have asthma I can't run."},
 		{"Where do you work?", "Nothing much, just relaxing."},
 	}
 	for _, c := range refused {
@@ -67,5 +86,15 @@ func TestDevAnswers(t *testing.T) {
 		if len(fs) != 1 || fs[0].Key() != c.key || fs[0].Value != c.value {
 			t.Errorf("%q %q: want %s=%q, got\n%s", c.q, c.a, c.key, c.value, show(fs))
 		}
+	}
+}
+
+// TestDevCorrections: a correction that names the old value replaces it
+// ("I'm actually in Vancouver, not Portland").
+func TestDevCorrections(t *testing.T) {
+	known := []Fact{{Subject: "user", Attribute: "home_city", Value: "Portland", Type: Semantic}}
+	fs := Extract([]Message{user("m1", 1, "Oh, I should correct something, I'm actually in Vancouver, Washington, not Portland.")}, known)
+	if len(fs) != 1 || fs[0].Key() != "fact/user/home_city" || fs[0].Value != "Vancouver" || fs[0].Replaces != "Portland" {
+		t.Errorf("want home_city=Vancouver replacing Portland, got\n%s", show(fs))
 	}
 }

@@ -163,7 +163,7 @@ var leadWords = set(`actually also and but so well oh plus now just recently fin
 yes ok okay haha lol um hmm wow then today yesterday lately currently last this next week month year weekend night
 morning earlier ago guess what fun fact by the way news update big good exciting great quick i mean hey guys side
 note speaking of which luckily sadly unfortunately fortunately thankfully anyhow ah aw aww yay omg wait sorry
-please you know what officially like even still`)
+please you know what officially like even still in on`)
 
 // leadPhraseRE: phrases that open a statement without being part of it
 // ("since we last spoke I got …").

@@ -57,10 +57,10 @@ var needles = map[string]string{
 	"name": "name|call me|go by|called", "name-intro": "i'm|i am", "age": "i'm|i am|turned",
 	"job": " a | an | the ", "job-been": " a | an ", "new-role": " new ", "rel-is-name": " is ",
 	"work-as": " as | to ", "new-job-as": " as ", "my-job": "job is|profession is|occupation is", "teach": "teach",
-	"drive": "driv", "work-at": "work|employed|hired|job", "new-job-at": "job|position|role|gig|internship|offer",
+	"drive": "driv", "work-at": "work|employed|hired|job|teach", "new-job-at": "job|position|role|gig|internship|offer",
 	"joined-org": "joined|started at|started working|switched to", "at-now": "these days|nowadays|now", "at-now-2": "now|these days",
 	"live": "live|living|based|settled", "moved": "moved|relocated", "from": "from|grew up", "born": "born",
-	"moving": "moving|relocating", "rel-name": "name|called", "have-named": "named|called", "pronoun-name": "name",
+	"moving": "moving|relocating", "rel-name": "name|called", "have-named": "named|called|name", "pronoun-name": "name",
 	"rel-age": " is | turned |'s ", "rel-lives": "lives|living|based", "rel-moved": "moved|relocated|moving|relocating", "rel-works": "works|working",
 	"rel-job": " is a| is an|works as", "rel-allergic": "allergic", "count": "have", "allergic": "allergic",
 	"allergy-have": "allerg", "avoid": " eat | drink ", "into": "into|taken up|took up", "play": "play",
@@ -76,8 +76,8 @@ var needles = map[string]string{
 	"have-event": "interview|exam|test|appointment|surgery|operation|recital|concert|game|match|race|competition|audition|performance|show|presentation|flight|trip|wedding|meeting|date",
 	"my-event":   "wedding|exam|interview|surgery|recital|concert|race|marathon|trip|flight|appointment|party|graduation|show|competition|vacation|holiday",
 	"married":    "married|tying the knot", "decided": "decided|agreed|chose|opted|settled", "go-with": "with|switch|migrat",
-	"deadline": "deadline|due", "my-attr": "my ", "speak": "speak|fluent", "study": "stud|major|master|degree|phd", "degree": "degree|bachelor|master|phd|diploma|doctorate", "rel-degree": "degree|bachelor|master|phd|diploma|doctorate",
-	"car": "drive|own", "injury": "hurt|injured|broke|sprained|twisted|pulled|strained|tore|fractured|bruised|dislocated|messed up|tweaked|banged up|busted", "tried": "tried",
+	"deadline": "deadline|due", "my-attr": "my ", "speak": "speak|fluent", "study": "stud|major|master|degree|phd|concentration|course|program", "degree": "degree|bachelor|master|phd|diploma|doctorate", "rel-degree": "degree|bachelor|master|phd|diploma|doctorate",
+	"volunteer": "volunteer", "pregnant": "pregnant", "condition": "have|diagnosed|live with|suffer", "trip-outing": "going|heading|headed|off", "car": "drive|own", "injury": "hurt|injured|broke|sprained|twisted|pulled|strained|tore|fractured|bruised|dislocated|messed up|tweaked|banged up|busted", "tried": "tried",
 }
 
 // mayMatch reports whether lower holds one of r's needles.
@@ -220,7 +220,7 @@ var rules = func() []rule {
 		// Who the user is.
 		r("name", `(?i:\bmy name is |\bmy name's |(?:\byou can |\bplease |\bjust )?\bcall me |\bI go by |`+iAm+` called )(?P<v>)`, kName, "user", "name", 0.9),
 		r("name-intro", `^(?i:(?:hi|hello|hey)(?: there| all| everyone)?[,!]? )(?i:I am |I'm )(?P<v>)[A-Z][a-z]+(?:[,.!]|$| (?i:and|from|here)\b)`, kName, "user", "name", 0.8),
-		r("age", `(?i:`+iAm+` (?:actually |now |only |just )?|\bI (?:just )?turned )(?P<v>)\d{1,3}(?i: years old\b| yo\b|[.,!]|$| (?:now|today|this year|last week|last month|yesterday)\b)`, kNP, "user", "age", 0.85),
+		r("age", `(?i:`+iAm+` (?:actually |now |only |just )?|\bI (?:just )?turned )(?P<v>)\d{1,3}(?i: years old\b| yo\b|[.,!]|$| (?:now|today|this year|last week|last month|yesterday|by the way|btw|lol|haha|and|but|already|myself)\b)`, kNP, "user", "age", 0.85),
 		// Work.
 		r("job", `(?i:`+iAm+` (?:now |currently |still |actually |also |officially )?(?:a|an|the) )(?P<v>)`, kNP, "user", "job_title", 0.8),
 		r("job-been", `(?i:`+iHave+` (?:been|worked as) (?:a|an) )(?P<v>)`, kNP, "user", "job_title", 0.8),
@@ -230,15 +230,15 @@ var rules = func() []rule {
 		r("work-as", `(?i:\bI `+soon+`(?:work|'ve worked|have worked|'m working|am working|'ve been working|have been working|started working|started work|got a job|got hired|was hired|'ve been hired|have been hired|got promoted|was promoted|'ve been promoted) (?:as|to) (?:an? |the )?)(?P<v>)`, kNP, "user", "job_title", 0.8),
 		r("new-job-as", `(?i:`+iHave+` `+soon+`(?:started|landed|got|accepted|took|began|start) (?:a |my |the |an )?(?:new )?(?:part-time |full-time |part time |full time |summer )?(?:job|position|role|gig|internship) as (?:an? |the )?)(?P<v>)`, kNP, "user", "job_title", 0.8),
 		r("my-job", `(?i:\bmy (?:job|profession|occupation) is (?:being )?(?:an? |the )?)(?P<v>)`, kNP, "user", "job_title", 0.8),
-		r("teach", `(?i:\bI (?:teach|'ve been teaching|have been teaching|'m teaching|am teaching) )(?P<v>)`, kNP, "user", "job_title", 0.7),
+		r("teach", `(?i:\bI `+soon+`(?:teach|'ve been teaching|have been teaching|'m teaching|am (?:still |also |now )?teaching) )(?P<v>)`, kNP, "user", "job_title", 0.7),
 		r("drive", `(?i:\bI (?:drive|'ve been driving|have been driving) (?:a|an|the) )(?P<v>)`, kNP, "user", "job_title", 0.7),
-		r("work-at", `(?i:\bI `+soon+`(?:work|'ve worked|have worked|'m working|am working|'ve been working|have been working|started working|'m employed|am employed|got a job|got hired|was hired|'ve been hired) (?:at|for|with|by) (?:the )?)(?P<v>)`, kName, "user", "employer", 0.85),
+		r("work-at", `(?i:\bI `+soon+`(?:work|'ve worked|have worked|'m working|am working|'ve been working|have been working|started working|'m employed|am employed|got a job|got hired|was hired|'ve been hired|teach|am teaching|'ve been teaching|have been teaching|started teaching) (?:at|for|with|by) (?:the )?)(?P<v>)`, kName, "user", "employer", 0.85),
 		r("new-job-at", `(?i:`+iHave+` `+soon+`(?:started|landed|got|accepted|took|began|start) (?:a |my |the |an )?(?:new )?(?:job|position|role|gig|internship|offer) (?:at|with|from) (?:the )?)(?P<v>)`, kName, "user", "employer", 0.8),
 		r("joined-org", `(?i:`+iHave+` `+soon+`(?:joined|started at|started working at|switched to) (?:the )?)(?P<v>)[A-Z]`, kName, "user", "employer", 0.7),
 		r("at-now", `(?i:\b(?:these days|nowadays|now) I(?:'m| am) (?:at|with|working at|working for) )(?P<v>)`, kName, "user", "employer", 0.75),
 		r("at-now-2", `(?i:`+iAm+` (?:at|with) )(?P<v>)[A-Z][\w&'-]*(?: [A-Z][\w&'-]*){0,2}(?i: now\b| these days\b)`, kName, "user", "employer", 0.7),
 		// Where.
-		r("live", `(?i:\b(?:I|we) `+soon+`live `+near+`|`+iAm+` `+soon+`(?:living|based|settled) `+near+`|`+iAm+` based out of |`+weAre+` `+soon+`(?:living|based|settled) `+near+`)(?P<v>)`, kPlace, "user", "home_city", 0.85),
+		r("live", `(?i:\b(?:I|we) `+soon+`live `+near+`|`+iAm+` `+soon+`(?:living|based|settled) `+near+`|\bI(?:'ve| have) (?:lived|been living) `+near+`|`+iAm+` based out of |`+weAre+` `+soon+`(?:living|based|settled) `+near+`)(?P<v>)`, kPlace, "user", "home_city", 0.85),
 		r("moved", `(?i:\b(?:I|we)(?:'ve| have)? `+soon+`(?:moved|relocated) (?:back )?to )(?P<v>)`, kPlace, "user", "home_city", 0.85),
 		r("from", `(?i:`+iAm+` (?:originally )?from |\bI (?:originally )?come from |\bI grew up in )(?P<v>)`, kPlace, "user", "hometown", 0.8),
 		r("born", `(?i:\bI was born in )(?P<v>)`, kPlace, "user", "birthplace", 0.85),
@@ -246,7 +246,7 @@ var rules = func() []rule {
 		// People and pets.
 		r("rel-name", `(?i:`+personAlt+`(?:'s name is |'s name's | is (?:called|named) |'s called ))(?P<v>)`, kName, "person", "name", 0.9),
 		r("rel-named", `\b(?i:my|our) (?i:step-|late |dear |favou?rite |new )?(?P<thing>`+relWord+`),? (?P<v>)[A-Z][a-z]+(?:,|[.!;]|$| (?:[a-z]+|'s)\b|'s\b)`, kName, "thing", "name", 0.75),
-		r("have-named", `(?i:\b(?:I|we)(?:'ve| have)? (?:just |finally |also )?(?:have|own|got|adopted|rescued|brought home|welcomed|took in|had) (?:a|an|one|another|our|my|a new|a little|a sweet|the cutest) (?:new |little |baby |sweet |tiny |cute |young |adorable )?(?:[a-z]+ ){0,2}?)(?P<thing>`+relWord+`)(?i:,? (?:named|called) )(?P<v>)`, kName, "thing", "name", 0.85),
+		r("have-named", `(?i:\b(?:I|we)(?:'ve| have)? (?:just |finally |also )?(?:have|own|got|adopted|rescued|brought home|welcomed|took in|had) (?:a|an|one|another|our|my|a new|a little|a sweet|the cutest) (?:new |little |baby |sweet |tiny |cute |young |adorable )?(?:[a-z]+ ){0,2}?)(?P<thing>`+relWord+`)(?i:,? (?:named|called) |(?: (?:on|last|this|yesterday|today)[^,.!?;]{0,20})?,? (?:and )?(?:his|her|its) name(?: is|'s) )(?P<v>)`, kName, "thing", "name", 0.85),
 		r("pronoun-name", `(?i:\b(?:(?:I|we) (?:have|have got|had) (?:a|an|one) |(?:my|our) )(?:new |little |baby |sweet |young )?)(?P<thing>`+relWord+`)(?i:,? (?:and )?(?:his|her|its) name(?: is|'s) )(?P<v>)`, kName, "thing", "name", 0.85),
 		r("rel-age", personAlt+`(?i:'s | (?:is|just turned|turned) )(?P<v>)(?i:\d{1,2}|`+numberWords+`)(?i: years old\b| months old\b|[.,!;]|$| (?:and|now|today|this|next|on|in)\b)`, kNP, "person", "age", 0.8),
 		r("age-adj", `\b(?i:my|our) (?P<v>)(?i:\d{1,2}|`+numberWords+`)(?i:[- ]years?[- ]old) (?P<thing>`+relWord+`)\b`, kNP, "thing", "age", 0.8),
@@ -307,7 +307,7 @@ var rules = func() []rule {
 		r("plan", `(?i:(?:`+iAm+`|`+weAre+`) (?:going to|gonna|planning to|planning on|about to) )(?P<v>)`, kNP, "user", "plan/%", 0.65),
 		r("have-event", `(?i:\b(?:I|we) (?:have|'ve got|have got) (?:a |an |my |our |the )?)(?P<v>)(?i:(?:job |big |first |final |second |dentist |doctor's |doctor |dental |eye |vet |hospital |court |driving )?(?:interview|exam|test|appointment|surgery|operation|recital|concert|game|match|race|competition|audition|performance|show|presentation|flight|trip|wedding|meeting|date))\b`, kNP, "user", "plan/%", 0.7),
 		r("my-event", `(?i:\b(?:my|our) )(?P<v>)(?i:(?:job |big |first |final )?(?:wedding|exam|interview|surgery|recital|concert|race|marathon|trip|flight|appointment|birthday party|graduation|party|show|competition|vacation|holiday)) (?i:is|will be)\b`, kNP, "user", "plan/%", 0.7),
-		r("expecting", `(?i:`+weAre+` (?:expecting|having) |`+iAm+` (?:expecting|having) )(?P<v>)(?i:a baby|a little one|twins|our first|a boy|a girl)\b`, kNP, "user", "plan/baby", 0.75),
+		r("expecting", `(?i:`+weAre+` (?:expecting|having) |`+iAm+` (?:expecting|having) )(?P<v>)(?i:a baby|a little one|twins|our first|our second|our third|another baby|a boy|a girl)\b`, kNP, "user", "plan/baby", 0.75),
 		r("married", `(?i:`+weAre+` (?:getting married|tying the knot)|`+iAm+` getting married)(?P<v>)`, kNP, "user", "plan/wedding", 0.75),
 		// Decisions.
 		r("decided", `(?i:\b(?:we|I)(?:'ve| have)? (?:finally |just )?(?:decided|agreed|chose|opted) (?:to |on )|\b(?:we|I)(?:'ve| have)? (?:finally |just )?settled on )(?P<v>)`, kNP, "we", "decision/#", 0.8),
@@ -316,11 +316,15 @@ var rules = func() []rule {
 		// Other things about the user.
 		r("my-attr", `(?i:\bmy (?:[a-z]+ )?(?P<attr>email|email address|phone number|phone|address|blood type|nationality|pronouns|timezone|time zone|native language|first language|nickname|zodiac sign|star sign) (?:is|'s) (?:now |actually )?)(?P<v>)`, kNP, "user", "@", 0.85),
 		r("speak", `(?i:\bI (?:speak|'m fluent in|am fluent in) )(?P<v>)`, kName, "user", "speaks/%", 0.8),
-		r("study", `(?i:`+iAm+` (?:studying|majoring in|doing a (?:degree|masters|master's|phd) in) |\bI (?:study|major in) )(?P<v>)`, kNP, "user", "studies", 0.8),
+		r("study", `(?i:`+iAm+` (?:studying|majoring in|doing a (?:degree|masters|master's|phd) in) |\bI (?:study|major in) |\bI `+soon+`(?:changed|switched) my (?:major|concentration|degree|course|program|programme) to )(?P<v>)`, kNP, "user", "studies", 0.8),
 		r("rel-degree", personAlt+`(?i: (?:just |finally |recently )*(?:finished|completed|got|earned|graduated with) (?:a|an|his|her|their) (?:degree|bachelor's|master's|masters|phd|diploma|doctorate)(?: degree)? in )(?P<v>)`, kNP, "person", "degree", 0.8),
 		r("degree", `(?i:`+iHave+` (?:just |finally |recently )*(?:finished|completed|got|earned|graduated with) (?:a|an|my) (?:degree|bachelor's|master's|masters|phd|diploma|doctorate)(?: degree)? in )(?P<v>)`, kNP, "user", "degree", 0.8),
 		r("car", `(?i:\bI (?:drive|own) (?:a|an) )(?P<v>)[A-Z]`, kName, "user", "car", 0.7),
 		r("injury", `(?i:\bI `+soon+`(?:hurt|injured|broke|sprained|twisted|pulled|strained|tore|fractured|bruised|dislocated|messed up|tweaked|banged up|busted) my )(?P<v>)`, kNP, "user", "injury/%", 0.8),
+		r("pregnant", `(?i:`+iAm+` (?:finally |officially )?)(?P<v>)(?i:pregnant)\b`, kNP, "user", "pregnant", 0.8),
+		r("volunteer", `(?i:\b`+weI+` `+soon+`(?:volunteer|'ve been volunteering|have been volunteering|started volunteering|am volunteering|'m volunteering|still volunteer) (?:at|with|for) (?:a |an |the |my |our |this )?)(?P<v>)`, kNP, "user", "volunteers_at", 0.75),
+		r("condition", `(?i:\bI `+soon+`(?:have|have got|was diagnosed with|got diagnosed with|live with|suffer from) (?:type (?:1|2|one|two) |chronic |severe |mild |bad )?)(?P<v>)(?i:diabetes|asthma|celiac disease|coeliac disease|crohn's|epilepsy|migraines|arthritis|adhd|autism|anxiety|depression|ibs|eczema|psoriasis|lupus|ms|multiple sclerosis|high blood pressure|sleep apnea|long covid|fibromyalgia|endometriosis|pcos)\b`, kNP, "user", "condition/%", 0.85),
+		r("trip-outing", `(?i:\b`+weI+`(?:'re|'m| are| am) `+soon+`(?:going|heading|headed|off) (?:`+alt(outings)+`) (?:in|at|to|near|up to|down to) (?:the )?)(?P<v>)`, kPlace, "user", "trip/%", 0.65),
 		r("tried", `(?i:`+iHave+` (?:already |also )?tried )(?P<v>)[^.!?]*?(?i:\b(?:but|and|,|;|-|—)\s*(?:it |that |this |they )?(?:still )?(?:worked|works|didn't work|did not work|doesn't work|does not work|failed|fails|helped|didn't help|did not help|fixed it|solved it|made it worse|broke|crashed|no luck|did nothing|changed nothing|timed out|errored|threw an error))`, kNP, "user", "tried/%", 0.7),
 	}
 	for i := range rs {
@@ -332,7 +336,7 @@ var rules = func() []rule {
 			x.noDate = true
 		case "rel-named", "rel-name", "have-named", "pronoun-name", "rel-is-name", "rel-is-first":
 			x.free = true
-		case "decided", "go-with", "deadline", "trip-going", "trip-booked", "moving", "doing", "plan-ing", "start-plan":
+		case "decided", "go-with", "deadline", "trip-going", "trip-outing", "trip-booked", "moving", "doing", "plan-ing", "start-plan":
 			x.future = true
 		}
 		switch x.name {
@@ -374,7 +378,7 @@ var rules = func() []rule {
 			x.head = groupWords
 		case "name", "name-intro", "rel-name", "rel-named", "have-named", "pronoun-name", "age", "rel-age", "allergic", "allergy-have",
 			"rel-allergic", "diet", "avoid", "count", "my-attr", "speak", "from", "born", "car", "prefer", "like", "fan", "dislike", "favorite",
-			"is-favorite", "home-country", "keen", "rather", "age-adj", "person":
+			"is-favorite", "home-country", "keen", "rather", "age-adj", "person", "condition", "volunteer", "pregnant":
 			x.noDate = true
 		case "plan":
 			x.needDate = true
