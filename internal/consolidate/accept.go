@@ -46,6 +46,14 @@ func (x *extractor) acceptable(rl *rule, v string, st *stmt) bool {
 		return eventObject(v) && (headOK(v, occasions) || headOK(v, starts))
 	case "did", "doing", "joined", "applied", "had":
 		return eventObject(v)
+	case "my-biz":
+		// "my clothing store" is the user's own only where the sentence
+		// speaks of running it ("… to grow the business"), not "my
+		// favourite shop" or "my yoga studio" one goes to.
+		w := strings.Fields(strings.ToLower(v))
+		return len(w) == 2 && !notOwnBiz[w[0]] && ownBizRE.MatchString(st.text)
+	case "lost-job-at":
+		return orgName(v)
 	case "work-at", "new-job-at":
 		return orgName(v)
 	case "joined-org":
@@ -55,6 +63,14 @@ func (x *extractor) acceptable(rl *rule, v string, st *stmt) bool {
 	}
 	return true
 }
+
+// ownBizRE: words of running a business of one's own.
+var ownBizRE = regexp.MustCompile(`(?i)\b(?:customers|clients|grow(?:ing)? the business|my business|opened|opening|launched|launching|own|running|run|wholesalers|inventory|staff|employees|hiring|grand opening|open my|start(?:ing|ed)? my)\b`)
+
+// notOwnBiz: words before a shop's kind that make it one the user goes
+// to, not one the user runs.
+var notOwnBiz = set(`favorite favourite local usual regular nearest old go-to yoga pilates barre coffee tattoo hair nail
+neighborhood neighbourhood corner fave fav`)
 
 // jobSuffixes end the name of a trade or a profession not listed
 // ("cardiologist", "locksmith", "wheelwright").
@@ -238,7 +254,7 @@ func eventObject(v string) bool {
 var notEvent = set(`feeling feelings day days week weeks month months year years time times while moment lot bit
 thing things chance opportunity way idea sense idea conversation talk chat look glance break rest nap fun blast
 laugh cry smile feedback support help advice love care attention notice note message call text reply email mind
-courage confidence strength hope peace joy happiness sadness stress anxiety`)
+courage confidence strength hope peace joy happiness sadness stress anxiety event events`)
 
 // shape finishes f: its key segment, label and subject by rule.
 func (x *extractor) shape(f *Fact, rl *rule, st *stmt, s string, loc []int) {

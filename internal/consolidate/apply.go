@@ -176,7 +176,7 @@ func (x *extractor) apply(st *stmt, rl *rule, loc []int) {
 	if !rl.noDate {
 		date, _ = findDate(clause, st.m.Said, rl.needDate || rl.future || isFuture(clause))
 	}
-	if rl.needDate && date.words == "" && !(rl.name == "doing" && trainingRE.MatchString(s[loc[0]:at])) && !(rl.name == "did" && (lastingRE.MatchString(s[loc[0]:at]) || anyHead(values, animals))) {
+	if rl.needDate && date.words == "" && !(rl.name == "doing" && (trainingRE.MatchString(s[loc[0]:at]) || (startingRE.MatchString(s[loc[0]:at]) && anyHead(values, businesses)))) && !(rl.name == "did" && (lastingRE.MatchString(s[loc[0]:at]) || anyHead(values, animals))) {
 		return // a plan names its date; training for one names the event; so does a passing event ("I bought a coffee"), not a pet got
 	}
 	for _, v := range values {
@@ -211,6 +211,10 @@ func (x *extractor) apply(st *stmt, rl *rule, loc []int) {
 
 // twoWordDietRE: a diet named in two words.
 var twoWordDietRE = regexp.MustCompile(`^(?i:lactose[- ]intolerant|gluten[- ]free|gluten[- ]intolerant)`)
+
+// startingRE: starting a business of one's own ("I'm starting a dance
+// studio") is a fact without its date.
+var startingRE = regexp.MustCompile(`(?i)\b(?:starting|opening|launching)\b`)
 
 // bodyWords are parts of the body that are words np stops at too.
 var bodyWords = set(`back`)

@@ -285,7 +285,7 @@ func scoreDevDir(t *testing.T, dir string) devScore {
 }
 
 // TestDevConversations scores the extractor on the development
-// conversations; AGENTMEM_DEV_VERBOSE=1 lists wrong facts, misses and
+// conversations; AGENTMEM_DEV_VERBOSE=batch1 (or "all") lists wrong facts, misses and
 // stale corrections. The floors are the figures measured (a rule change
 // that lowers one fails here).
 func TestDevConversations(t *testing.T) {
@@ -297,7 +297,7 @@ func TestDevConversations(t *testing.T) {
 		sc := scoreDevDir(t, dir)
 		t.Logf("%s: extracted %d (scored %d, unscored %d): precision %.2f (%d/%d), recall %.2f (%d/%d), corrections current %.2f (%d/%d)",
 			dir, sc.extracted, sc.scored, sc.unscored, sc.precision(), sc.correct, sc.scored, sc.recall(), sc.found, sc.facts, sc.current(), sc.resolved, sc.replaced)
-		if os.Getenv("AGENTMEM_DEV_VERBOSE") != "" {
+		if v := os.Getenv("AGENTMEM_DEV_VERBOSE"); v == dir || v == "all" {
 			for _, w := range sc.wrong {
 				t.Log("wrong: " + w)
 			}

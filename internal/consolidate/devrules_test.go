@@ -33,6 +33,11 @@ func TestDevStatements(t *testing.T) {
 		{"I've been volunteering at the veterans center downtown every Tuesday, it feels good to give back.", "fact/user/volunteers_at", "veterans center downtown"},
 		{"I've lived in Chicago for 15 years.", "fact/user/home_city", "Chicago"},
 		{"I changed my concentration to biostatistics, by the way.", "fact/user/studies", "biostatistics"},
+		{"Lost my job as an accountant on Monday, so I'm finally going for it.", "fact/user/former_job", "accountant"},
+		{"I got laid off from Brightline too, so it's been a lot.", "fact/user/former_employer", "Brightline"},
+		{"I'm starting a dance studio 'cause I'm passionate about dancing.", "fact/user/plan/start_dance_studio", "dance studio"},
+		{"I just launched a website for my food truck so people can order ahead.", "fact/user/business", "food truck"},
+		{"Honestly, birria is my go-to.", "fact/user/likes/birria", "birria"},
 	}
 	for _, c := range cases {
 		got := Extract([]Message{user("m1", 1, c.text)}, nil)
@@ -63,6 +68,11 @@ func TestDevAnswers(t *testing.T) {
 		{"What do you do for a living?", "My sister works there too."},
 		{"What do you do for fun?", "Trying to stay sane, mostly."},
 		{"Hi!", "I got into trouble lol."},
+		{"Hi!", "We had our first big event last Saturday, a street fair downtown."},
+		{"Hi!", "Now I'm passionate about creating a safe, inviting place for people to grow."},
+		{"Hi!", "I went to my favorite coffee shop."},
+		{"Hi!", "I picked up bread at my local bakery, they know my order."},
+		{"Hi!", "My yoga studio is closed today."},
 		{"Hi!", "I'm going camping in the rain lol."},
 		{"Hi!", "I'm not pregnant lol."},
 		{"Hi!", "My friend has diabetes."},
@@ -96,5 +106,16 @@ func TestDevCorrections(t *testing.T) {
 	fs := Extract([]Message{user("m1", 1, "Oh, I should correct something, I'm actually in Vancouver, Washington, not Portland.")}, known)
 	if len(fs) != 1 || fs[0].Key() != "fact/user/home_city" || fs[0].Value != "Vancouver" || fs[0].Replaces != "Portland" {
 		t.Errorf("want home_city=Vancouver replacing Portland, got\n%s", show(fs))
+	}
+}
+
+// TestDevAnotherTime: the same kind of event on another date is one more
+// time of it, not a correction of the first.
+func TestDevAnotherTime(t *testing.T) {
+	day := int64(1_688_000_000) * 1e9
+	known := []Fact{{Subject: "user", Attribute: "went_to/pride_parade", Value: "LGBTQ+ pride parade", Type: Semantic, Date: "2023-06-28"}}
+	fs := Extract([]Message{{ID: "m1", Seq: 1, User: true, Text: "I went to a pride parade last Friday and it was awesome.", Said: day}}, known)
+	if len(fs) != 1 || fs[0].Correction || fs[0].Replaces != "" {
+		t.Errorf("want one pride parade, no correction, got\n%s", show(fs))
 	}
 }

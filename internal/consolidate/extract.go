@@ -293,7 +293,7 @@ func (x *extractor) merged() []Fact {
 			delete(cur, f.Key())
 			continue
 		}
-		if old, ok := cur[f.Key()]; ok && !sameValue(old, *f) && f.Replaces == "" {
+		if old, ok := cur[f.Key()]; ok && !sameValue(old, *f) && f.Replaces == "" && !anotherTime(old, *f) {
 			f.Correction, f.Replaces = true, old.Value
 		}
 		cur[f.Key()] = *f
@@ -315,6 +315,14 @@ func (x *extractor) merged() []Fact {
 		out = append(out, f)
 	}
 	return out
+}
+
+// anotherTime reports whether f is one more time of old's kind of event
+// ("I went to a pride parade last Friday" after one in June): both
+// dated, on other dates, and of a key of many values. It replaces
+// nothing.
+func anotherTime(old, f Fact) bool {
+	return strings.Contains(f.Attribute, "/") && old.Date != "" && f.Date != "" && old.Date != f.Date
 }
 
 // sameValue reports whether a and b hold one value: the same words, and

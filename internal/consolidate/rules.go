@@ -67,7 +67,7 @@ var needles = map[string]string{
 	"play-in": "play|sing|dance|row|swim|run", "hobby-is": "hobb", "joined": "joined|signed up|enrolled|registered|started going|started attending|member|took|taking|doing|finished",
 	"learning": "learning|studying|practic|lessons|classes", "learning-to": "learning", "has": "have|own", "habit": "grow|collect|knit|crochet|sew|brew|bake|paint|sketch|restore|carve|forag", "keep": "keep|raise|breed", "work-in": "work", "former-job": "used to|was|been", "retired": "retired", "go-ing": " go ", "do-hobby": " do |practi", "run-biz": "run |own |manage",
 	"prefer": "prefer", "start-plan": "start|begin|finish|graduate|leave|fly out|move", "in-field": " in ", "person": "person|guy|girl| fan", "plan-ing": "ing ", "in-group": " in | part of| member of| on ", "rather": "rather", "age-adj": "old", "keen": "passionate|obsessed|keen|crazy|hooked|mad about|nuts about", "expecting": "expecting|having", "like": "love|like|enjoy|adore", "fan": "fan of", "dislike": "hate|dislike|detest|stand|like|enjoy|fan of",
-	"is-favorite": "fav", "home-country": "home ", "favorite": "fav",
+	"is-favorite": "fav|top pick|go-to", "home-country": "home ", "favorite": "fav",
 	"went": "went|been|headed|drove|flew|walked|hiked|biked|took", "went-ing": "went|took", "had": "had",
 	"applied": "applied|accepted|mentored|call from", "back-from": "back|returned", "visited": "visited|toured|explored",
 	"trip-going": " to | for ", "trip-booked": "booked",
@@ -77,7 +77,7 @@ var needles = map[string]string{
 	"my-event":   "wedding|exam|interview|surgery|recital|concert|race|marathon|trip|flight|appointment|party|graduation|show|competition|vacation|holiday",
 	"married":    "married|tying the knot", "decided": "decided|agreed|chose|opted|settled", "go-with": "with|switch|migrat",
 	"deadline": "deadline|due", "my-attr": "my ", "speak": "speak|fluent", "study": "stud|major|master|degree|phd|concentration|course|program", "degree": "degree|bachelor|master|phd|diploma|doctorate", "rel-degree": "degree|bachelor|master|phd|diploma|doctorate",
-	"volunteer": "volunteer", "pregnant": "pregnant", "condition": "have|diagnosed|live with|suffer", "trip-outing": "going|heading|headed|off", "car": "drive|own", "injury": "hurt|injured|broke|sprained|twisted|pulled|strained|tore|fractured|bruised|dislocated|messed up|tweaked|banged up|busted", "tried": "tried",
+	"volunteer": "volunteer", "lost-job-as": "lost", "lost-job-at": "lost|laid off|fired|let go", "my-biz": "store|studio|shop|boutique|salon|bakery|restaurant|cafe|café|food truck|brewery|startup|practice", "pregnant": "pregnant", "condition": "have|diagnosed|live with|suffer", "trip-outing": "going|heading|headed|off", "car": "drive|own", "injury": "hurt|injured|broke|sprained|twisted|pulled|strained|tore|fractured|bruised|dislocated|messed up|tweaked|banged up|busted", "tried": "tried",
 }
 
 // mayMatch reports whether lower holds one of r's needles.
@@ -290,7 +290,7 @@ var rules = func() []rule {
 		r("keen", `(?i:`+iAm+` (?:really |so |very |super |quite |a bit |kind of |kinda |totally |absolutely |also )*(?:passionate about|obsessed with|keen on|crazy about|hooked on|mad about|nuts about) )(?P<v>)`, kNP, "user", "likes/%", 0.7),
 		r("fan", `(?i:`+iAm+` (?:a )?(?:huge |big |massive |great )?fan of )(?P<v>)`, kNP, "user", "likes/%", 0.7),
 		r("dislike", `(?i:\bI `+adv+`(?:hate|dislike|detest|can't stand|cannot stand|don't like|do not like|don't enjoy|do not enjoy) |`+iAm+` (?:not|really not|not really) (?:a |much of a )?(?:big |huge |great )?fan of )(?P<v>)`, kNP, "user", "dislikes/%", 0.75),
-		r("is-favorite", `(?i:\b)(?P<v>)(?i:[^,;:.!?]{2,40}?) (?i:is|are) (?i:one of )?(?i:my|our) (?i:all-time |absolute |new )?(?i:favou?rites?|faves?|favs?)(?: (?P<attr>[a-z]+(?: [a-z]+)?))?(?i:[.!,;]|$| (?:to|of|in|for|ever)\b)`, kNP, "user", "likes/%", 0.8),
+		r("is-favorite", `(?i:\b)(?P<v>)(?i:[^,;:.!?]{2,40}?) (?i:is|are) (?i:one of )?(?i:my|our) (?i:all-time |absolute |new )?(?i:favou?rites?|faves?|favs?|top pick|go-to)(?: (?P<attr>[a-z]+(?: [a-z]+)?))?(?i:[.!,;]|$| (?:to|of|in|for|ever)\b)`, kNP, "user", "likes/%", 0.8),
 		r("home-country", `(?i:\bmy home (?:country|town|city)(?: is|,)? )(?P<v>)`, kPlace, "user", "hometown", 0.8),
 		r("favorite", `(?i:\bmy (?:all-time |absolute )?(?:favou?rite|fave|fav) (?P<attr>[a-z]+(?: [a-z]+)?) (?:is|are|has to be|would be) )(?P<v>)`, kNP, "user", "favorite_@", 0.9),
 		// What happened.
@@ -322,6 +322,9 @@ var rules = func() []rule {
 		r("car", `(?i:\bI (?:drive|own) (?:a|an) )(?P<v>)[A-Z]`, kName, "user", "car", 0.7),
 		r("injury", `(?i:\bI `+soon+`(?:hurt|injured|broke|sprained|twisted|pulled|strained|tore|fractured|bruised|dislocated|messed up|tweaked|banged up|busted) my )(?P<v>)`, kNP, "user", "injury/%", 0.8),
 		r("pregnant", `(?i:`+iAm+` (?:finally |officially )?)(?P<v>)(?i:pregnant)\b`, kNP, "user", "pregnant", 0.8),
+		r("lost-job-as", `(?i:\bI `+soon+`lost my (?:old )?(?:job|position|role) as (?:a |an |the )?)(?P<v>)`, kNP, "user", "former_job", 0.75),
+		r("lost-job-at", `(?i:\bI `+soon+`lost my (?:old )?(?:job|position|role) (?:at|with) (?:the )?|\bI (?:got|was) (?:laid off|fired|let go) (?:from|by) (?:the )?)(?P<v>)`, kName, "user", "former_employer", 0.75),
+		r("my-biz", `(?i:\bmy (?:own |new |little |small )?)(?P<v>)(?i:(?:[a-z]+ )?(?:store|studio|shop|boutique|salon|bakery|restaurant|cafe|café|food truck|brewery|startup|practice))\b`, kNP, "user", "business", 0.65),
 		r("volunteer", `(?i:\b`+weI+` `+soon+`(?:volunteer|'ve been volunteering|have been volunteering|started volunteering|am volunteering|'m volunteering|still volunteer) (?:at|with|for) (?:a |an |the |my |our |this )?)(?P<v>)`, kNP, "user", "volunteers_at", 0.75),
 		r("condition", `(?i:\bI `+soon+`(?:have|have got|was diagnosed with|got diagnosed with|live with|suffer from) (?:type (?:1|2|one|two) |chronic |severe |mild |bad )?)(?P<v>)(?i:diabetes|asthma|celiac disease|coeliac disease|crohn's|epilepsy|migraines|arthritis|adhd|autism|anxiety|depression|ibs|eczema|psoriasis|lupus|ms|multiple sclerosis|high blood pressure|sleep apnea|long covid|fibromyalgia|endometriosis|pcos)\b`, kNP, "user", "condition/%", 0.85),
 		r("trip-outing", `(?i:\b`+weI+`(?:'re|'m| are| am) `+soon+`(?:going|heading|headed|off) (?:`+alt(outings)+`) (?:in|at|to|near|up to|down to) (?:the )?)(?P<v>)`, kPlace, "user", "trip/%", 0.65),
@@ -334,7 +337,7 @@ var rules = func() []rule {
 			x.list = true
 		case "joined-org", "in-group", "in-field", "go-ing", "learning", "learning-to", "do-hobby", "run-biz", "has", "keep", "work-in", "former-job", "retired":
 			x.noDate = true
-		case "rel-named", "rel-name", "have-named", "pronoun-name", "rel-is-name", "rel-is-first":
+		case "rel-named", "rel-name", "have-named", "pronoun-name", "rel-is-name", "rel-is-first", "my-biz":
 			x.free = true
 		case "decided", "go-with", "deadline", "trip-going", "trip-outing", "trip-booked", "moving", "doing", "plan-ing", "start-plan":
 			x.future = true
@@ -344,7 +347,7 @@ var rules = func() []rule {
 			x.gate, x.free = gateMy, true
 		case "rel-degree", "rel-is-name", "rel-is-first", "rel-name", "rel-named", "rel-age", "rel-lives", "rel-moved", "rel-works", "rel-job", "rel-allergic":
 			x.gate = gatePerson
-		case "my-job", "hobby-is", "is-favorite", "home-country", "favorite", "my-event", "my-attr":
+		case "my-job", "my-biz", "hobby-is", "is-favorite", "home-country", "favorite", "my-event", "my-attr":
 			x.gate = gateMy
 		case "deadline", "name":
 			x.gate = gateAny
@@ -372,13 +375,13 @@ var rules = func() []rule {
 			x.derive = upTo(kept)
 		case "go-ing":
 			x.derive = upTo(outings)
-		case "former-job":
+		case "former-job", "lost-job-as":
 			x.head = jobs
 		case "play-in":
 			x.head = groupWords
 		case "name", "name-intro", "rel-name", "rel-named", "have-named", "pronoun-name", "age", "rel-age", "allergic", "allergy-have",
 			"rel-allergic", "diet", "avoid", "count", "my-attr", "speak", "from", "born", "car", "prefer", "like", "fan", "dislike", "favorite",
-			"is-favorite", "home-country", "keen", "rather", "age-adj", "person", "condition", "volunteer", "pregnant":
+			"is-favorite", "home-country", "keen", "rather", "age-adj", "person", "condition", "volunteer", "pregnant", "my-biz":
 			x.noDate = true
 		case "plan":
 			x.needDate = true

@@ -265,6 +265,9 @@ func splitList(s string) []string {
 	}
 	// "a, b and c" is a list; "a, by the way" is one item and an aside.
 	if i := strings.IndexByte(s, ','); i >= 0 && !andOrRE.MatchString(s[i:]) {
+		if adjectiveCut(s[:i], s[i+1:]) {
+			return nil // "creating a safe, inviting place": the comma parts two adjectives
+		}
 		s = s[:i]
 	}
 	var out []string
@@ -353,3 +356,16 @@ func ageWord(w string) bool {
 }
 
 var numberWordSet = set(strings.ReplaceAll(numberWords, "|", " "))
+
+// adjectiveCut reports whether a comma between before and after parts
+// two adjectives of one noun phrase ("a safe, inviting place"): before
+// ends in an article and one word, and after goes on in lower case.
+func adjectiveCut(before, after string) bool {
+	bw, aw := strings.Fields(before), strings.Fields(after)
+	if len(bw) < 2 || len(aw) < 2 {
+		return false
+	}
+	art := strings.ToLower(bw[len(bw)-2])
+	next := aw[0]
+	return (art == "a" || art == "an" || art == "the" || art == "such") && next == strings.ToLower(next) && !npStop[next] && !andOrRE.MatchString(", "+next)
+}
