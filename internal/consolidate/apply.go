@@ -86,16 +86,19 @@ func (x *extractor) apply(st *stmt, rl *rule, loc []int) {
 	attr := rl.attr
 	if a := group(s, rl.re, loc, "attr"); a != "" {
 		attr = strings.ReplaceAll(attr, "@", slug(a))
+		if strings.HasSuffix(attr, "_count") { // "my four doggies": the dogs
+			attr = countWords.Replace(attr)
+		}
 	}
 	var values []string
 	valueEnd := at
 	switch {
-	case rl.name == "age" || rl.name == "rel-age" || rl.name == "count" || rl.name == "age-adj":
+	case rl.name == "age" || rl.name == "rel-age" || rl.name == "count" || rl.name == "my-count" || rl.name == "age-adj":
 		w := strings.Fields(rest)[0]
 		if rl.name == "age-adj" { // "7-year-old"
 			w, _, _ = strings.Cut(w, "-")
 		}
-		if n, err := strconv.Atoi(strings.TrimRight(w, ".,!;")); rl.name != "count" && (err == nil && (n < 1 || n > 110)) {
+		if n, err := strconv.Atoi(strings.TrimRight(w, ".,!;")); rl.name != "count" && rl.name != "my-count" && (err == nil && (n < 1 || n > 110)) {
 			return
 		}
 		values = []string{strings.TrimRight(w, ".,!;")}
@@ -110,6 +113,10 @@ func (x *extractor) apply(st *stmt, rl *rule, loc []int) {
 	case rl.name == "allergy-have":
 		v := rest[:strings.Index(strings.ToLower(rest), " allerg")]
 		values = []string{v}
+	case rl.name == "as-hobby":
+		if m := asHobbyRE.FindStringIndex(rest); m != nil {
+			values = []string{rest[:m[0]]}
+		}
 	case rl.name == "pregnant":
 		values = []string{"pregnant"}
 	case rl.name == "married":
@@ -211,6 +218,12 @@ func (x *extractor) apply(st *stmt, rl *rule, loc []int) {
 
 // twoWordDietRE: a diet named in two words.
 var twoWordDietRE = regexp.MustCompile(`^(?i:lactose[- ]intolerant|gluten[- ]free|gluten[- ]intolerant)`)
+
+// countWords name what is counted in one word ("doggies" are dogs).
+var countWords = strings.NewReplacer("doggies_", "dogs_", "pups_", "dogs_", "grandkids_", "grandchildren_")
+
+// asHobbyRE ends the pastime of "I started making jewelry as a hobby".
+var asHobbyRE = regexp.MustCompile(`(?i) (?:as a hobby|for fun|as a side hustle)\b`)
 
 // startingRE: starting a business of one's own ("I'm starting a dance
 // studio") is a fact without its date.

@@ -38,6 +38,8 @@ func TestDevStatements(t *testing.T) {
 		{"I'm starting a dance studio 'cause I'm passionate about dancing.", "fact/user/plan/start_dance_studio", "dance studio"},
 		{"I just launched a website for my food truck so people can order ahead.", "fact/user/business", "food truck"},
 		{"Honestly, birria is my go-to.", "fact/user/likes/birria", "birria"},
+		{"Taking care of my three pups has been a full-time job lol.", "fact/user/dogs_count", "three"},
+		{"I started making candles as a hobby last spring.", "fact/user/hobby/making_candles", "making candles"},
 	}
 	for _, c := range cases {
 		got := Extract([]Message{user("m1", 1, c.text)}, nil)
@@ -73,6 +75,7 @@ func TestDevAnswers(t *testing.T) {
 		{"Hi!", "I went to my favorite coffee shop."},
 		{"Hi!", "I picked up bread at my local bakery, they know my order."},
 		{"Hi!", "My yoga studio is closed today."},
+		{"Hi!", "My two cents: go for it."},
 		{"Hi!", "I'm going camping in the rain lol."},
 		{"Hi!", "I'm not pregnant lol."},
 		{"Hi!", "My friend has diabetes."},

@@ -77,7 +77,7 @@ var needles = map[string]string{
 	"my-event":   "wedding|exam|interview|surgery|recital|concert|race|marathon|trip|flight|appointment|party|graduation|show|competition|vacation|holiday",
 	"married":    "married|tying the knot", "decided": "decided|agreed|chose|opted|settled", "go-with": "with|switch|migrat",
 	"deadline": "deadline|due", "my-attr": "my ", "speak": "speak|fluent", "study": "stud|major|master|degree|phd|concentration|course|program", "degree": "degree|bachelor|master|phd|diploma|doctorate", "rel-degree": "degree|bachelor|master|phd|diploma|doctorate",
-	"volunteer": "volunteer", "lost-job-as": "lost", "lost-job-at": "lost|laid off|fired|let go", "my-biz": "store|studio|shop|boutique|salon|bakery|restaurant|cafe|café|food truck|brewery|startup|practice", "pregnant": "pregnant", "condition": "have|diagnosed|live with|suffer", "trip-outing": "going|heading|headed|off", "car": "drive|own", "injury": "hurt|injured|broke|sprained|twisted|pulled|strained|tore|fractured|bruised|dislocated|messed up|tweaked|banged up|busted", "tried": "tried",
+	"volunteer": "volunteer", "my-count": "my |our ", "as-hobby": "as a hobby|for fun|side hustle", "lost-job-as": "lost", "lost-job-at": "lost|laid off|fired|let go", "my-biz": "store|studio|shop|boutique|salon|bakery|restaurant|cafe|café|food truck|brewery|startup|practice", "pregnant": "pregnant", "condition": "have|diagnosed|live with|suffer", "trip-outing": "going|heading|headed|off", "car": "drive|own", "injury": "hurt|injured|broke|sprained|twisted|pulled|strained|tore|fractured|bruised|dislocated|messed up|tweaked|banged up|busted", "tried": "tried",
 }
 
 // mayMatch reports whether lower holds one of r's needles.
@@ -324,7 +324,9 @@ var rules = func() []rule {
 		r("pregnant", `(?i:`+iAm+` (?:finally |officially )?)(?P<v>)(?i:pregnant)\b`, kNP, "user", "pregnant", 0.8),
 		r("lost-job-as", `(?i:\bI `+soon+`lost my (?:old )?(?:job|position|role) as (?:a |an |the )?)(?P<v>)`, kNP, "user", "former_job", 0.75),
 		r("lost-job-at", `(?i:\bI `+soon+`lost my (?:old )?(?:job|position|role) (?:at|with) (?:the )?|\bI (?:got|was) (?:laid off|fired|let go) (?:from|by) (?:the )?)(?P<v>)`, kName, "user", "former_employer", 0.75),
-		r("my-biz", `(?i:\bmy (?:own |new |little |small )?)(?P<v>)(?i:(?:[a-z]+ )?(?:store|studio|shop|boutique|salon|bakery|restaurant|cafe|café|food truck|brewery|startup|practice))\b`, kNP, "user", "business", 0.65),
+		r("my-biz", `(?i:\bmy (?:own |new |little |small )?)(?P<v>)(?i:(?:[a-z]+ )?(?:store|studio|shop|boutique|salon|bakery|restaurant|cafe|café|food truck|brewery|startup|practice))\b`, kNP, "user", "business/%", 0.65),
+		r("my-count", `\b(?i:my|our) (?P<v>)(?i:two|three|four|five|six|seven|[2-9]) (?P<attr>(?i:kids|children|sons|daughters|cats|dogs|doggies|pups|grandchildren|grandkids))\b`, kNP, "user", "@_count", 0.8),
+		r("as-hobby", `(?i:\bI `+soon+`(?:started|began|took up|picked up|do|have been|'ve been) )(?P<v>)(?i:[a-z]+ing(?: [a-z]+){0,2}) (?i:as a hobby|for fun|as a side hustle)\b`, kNP, "user", "hobby/%", 0.75),
 		r("volunteer", `(?i:\b`+weI+` `+soon+`(?:volunteer|'ve been volunteering|have been volunteering|started volunteering|am volunteering|'m volunteering|still volunteer) (?:at|with|for) (?:a |an |the |my |our |this )?)(?P<v>)`, kNP, "user", "volunteers_at", 0.75),
 		r("condition", `(?i:\bI `+soon+`(?:have|have got|was diagnosed with|got diagnosed with|live with|suffer from) (?:type (?:1|2|one|two) |chronic |severe |mild |bad )?)(?P<v>)(?i:diabetes|asthma|celiac disease|coeliac disease|crohn's|epilepsy|migraines|arthritis|adhd|autism|anxiety|depression|ibs|eczema|psoriasis|lupus|ms|multiple sclerosis|high blood pressure|sleep apnea|long covid|fibromyalgia|endometriosis|pcos)\b`, kNP, "user", "condition/%", 0.85),
 		r("trip-outing", `(?i:\b`+weI+`(?:'re|'m| are| am) `+soon+`(?:going|heading|headed|off) (?:`+alt(outings)+`) (?:in|at|to|near|up to|down to) (?:the )?)(?P<v>)`, kPlace, "user", "trip/%", 0.65),
@@ -337,7 +339,7 @@ var rules = func() []rule {
 			x.list = true
 		case "joined-org", "in-group", "in-field", "go-ing", "learning", "learning-to", "do-hobby", "run-biz", "has", "keep", "work-in", "former-job", "retired":
 			x.noDate = true
-		case "rel-named", "rel-name", "have-named", "pronoun-name", "rel-is-name", "rel-is-first", "my-biz":
+		case "rel-named", "rel-name", "have-named", "pronoun-name", "rel-is-name", "rel-is-first", "my-biz", "my-count":
 			x.free = true
 		case "decided", "go-with", "deadline", "trip-going", "trip-outing", "trip-booked", "moving", "doing", "plan-ing", "start-plan":
 			x.future = true
@@ -347,7 +349,7 @@ var rules = func() []rule {
 			x.gate, x.free = gateMy, true
 		case "rel-degree", "rel-is-name", "rel-is-first", "rel-name", "rel-named", "rel-age", "rel-lives", "rel-moved", "rel-works", "rel-job", "rel-allergic":
 			x.gate = gatePerson
-		case "my-job", "my-biz", "hobby-is", "is-favorite", "home-country", "favorite", "my-event", "my-attr":
+		case "my-job", "my-biz", "my-count", "hobby-is", "is-favorite", "home-country", "favorite", "my-event", "my-attr":
 			x.gate = gateMy
 		case "deadline", "name":
 			x.gate = gateAny
@@ -381,7 +383,7 @@ var rules = func() []rule {
 			x.head = groupWords
 		case "name", "name-intro", "rel-name", "rel-named", "have-named", "pronoun-name", "age", "rel-age", "allergic", "allergy-have",
 			"rel-allergic", "diet", "avoid", "count", "my-attr", "speak", "from", "born", "car", "prefer", "like", "fan", "dislike", "favorite",
-			"is-favorite", "home-country", "keen", "rather", "age-adj", "person", "condition", "volunteer", "pregnant", "my-biz":
+			"is-favorite", "home-country", "keen", "rather", "age-adj", "person", "condition", "volunteer", "pregnant", "my-biz", "my-count", "as-hobby":
 			x.noDate = true
 		case "plan":
 			x.needDate = true
