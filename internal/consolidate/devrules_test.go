@@ -36,7 +36,7 @@ func TestDevStatements(t *testing.T) {
 		{"Lost my job as an accountant on Monday, so I'm finally going for it.", "fact/user/former_job", "accountant"},
 		{"I got laid off from Brightline too, so it's been a lot.", "fact/user/former_employer", "Brightline"},
 		{"I'm starting a dance studio 'cause I'm passionate about dancing.", "fact/user/plan/start_dance_studio", "dance studio"},
-		{"I just launched a website for my food truck so people can order ahead.", "fact/user/business", "food truck"},
+		{"I just launched a website for my food truck so people can order ahead.", "fact/user/business/food_truck", "food truck"},
 		{"Honestly, birria is my go-to.", "fact/user/likes/birria", "birria"},
 		{"Taking care of my three pups has been a full-time job lol.", "fact/user/dogs_count", "three"},
 		{"I started making candles as a hobby last spring.", "fact/user/hobby/making_candles", "making candles"},
