@@ -376,4 +376,4 @@ func (x *extractor) jobAs(st *stmt, s string, end int) {
 
 var jobAsRE = regexp.MustCompile(`^ as (?:an? |the )?`)
 
-var jobAtRE = regexp.MustCompile(`^ (?:at|for|with) (?:the )?`)
+var jobAtRE = regexp.MustCompile(`^ (?:at|for|with) (?:(?:a|an|this|the) (?:[a-z]+ ){1,3}(?:called|named) |the )?`)

@@ -40,6 +40,8 @@ func TestDevStatements(t *testing.T) {
 		{"Honestly, birria is my go-to.", "fact/user/likes/birria", "birria"},
 		{"Taking care of my three pups has been a full-time job lol.", "fact/user/dogs_count", "three"},
 		{"I started making candles as a hobby last spring.", "fact/user/hobby/making_candles", "making candles"},
+		{"I'm a sound engineer at a studio called Echo Room.", "fact/user/employer", "Echo Room"},
+		{"I don't really like jazz anymore, I'm more into techno now.", "fact/user/hobby/techno", "techno"},
 	}
 	for _, c := range cases {
 		got := Extract([]Message{user("m1", 1, c.text)}, nil)
@@ -103,8 +105,27 @@ func TestDevAnswers(t *testing.T) {
 }
 
 // TestDevCorrections: a correction that names the old value replaces it
-// ("I'm actually in Vancouver, not Portland").
+// ("I'm actually in Vancouver, not Portland"), under the key of the old
+// one ("my partner is actually called Cara" is no second partner), and
+// its value holds no word of the correction ("actually Idles").
 func TestDevCorrections(t *testing.T) {
+	fix := []struct {
+		known            Fact
+		said, key, value string
+	}{
+		{Fact{Subject: "partner", Attribute: "name", Value: "Ciara", Type: Semantic},
+			"Oh, I have to fix something, my partner is actually called Cara, not Ciara.", "fact/partner/name", "Cara"},
+		{Fact{Subject: "girlfriend", Attribute: "name", Value: "Nina", Type: Semantic},
+			"My girlfriend is actually called Nadia.", "fact/girlfriend/name", "Nadia"},
+		{Fact{Subject: "user", Attribute: "favorite_band", Value: "Fontaines D.C.", Type: Semantic},
+			"And my favorite band is actually Idles these days.", "fact/user/favorite_band", "Idles"},
+	}
+	for _, c := range fix {
+		fs := Extract([]Message{user("m1", 1, c.said)}, []Fact{c.known})
+		if len(fs) != 1 || fs[0].Key() != c.key || fs[0].Value != c.value || fs[0].Replaces != c.known.Value {
+			t.Errorf("%q: want %s=%q replacing %q, got\n%s", c.said, c.key, c.value, c.known.Value, show(fs))
+		}
+	}
 	known := []Fact{{Subject: "user", Attribute: "home_city", Value: "Portland", Type: Semantic}}
 	fs := Extract([]Message{user("m1", 1, "Oh, I should correct something, I'm actually in Vancouver, Washington, not Portland.")}, known)
 	if len(fs) != 1 || fs[0].Key() != "fact/user/home_city" || fs[0].Value != "Vancouver" || fs[0].Replaces != "Portland" {

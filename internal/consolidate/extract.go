@@ -239,6 +239,9 @@ func trimLeading(s string) string {
 // add appends f (from st), with its source and when it was said.
 func (x *extractor) add(st *stmt, f Fact) {
 	f.Value = strings.TrimSpace(f.Value)
+	if f.Type == Semantic {
+		f.Value = trimValue(f.Value)
+	}
 	if f.Value == "" || f.Subject == "" || f.Attribute == "" {
 		return
 	}
@@ -265,6 +268,23 @@ func (x *extractor) add(st *stmt, f Fact) {
 		}
 	}
 	x.out = append(x.out, f)
+}
+
+// valueLead and valueTail are words around a value that are no part of
+// it ("actually Arcade Fire", "Porto instead").
+var (
+	valueLead = regexp.MustCompile(`(?i)^(?:(?:actually|now|still|really|honestly|definitely|currently|officially|finally|also)\s+)+`)
+	valueTail = regexp.MustCompile(`(?i)(?:\s+(?:instead|now|anymore|any more|these days|nowadays|too|again|lol|haha))+$`)
+)
+
+// trimValue strips the words around a value that are no part of it; a
+// value of those words alone is kept as it is.
+func trimValue(v string) string {
+	t := valueTail.ReplaceAllString(valueLead.ReplaceAllString(v, ""), "")
+	if strings.TrimSpace(t) == "" {
+		return v
+	}
+	return strings.TrimSpace(t)
 }
 
 // merged returns x.out with a value restated for its key merged into its

@@ -244,7 +244,7 @@ var rules = func() []rule {
 		r("born", `(?i:\bI was born in )(?P<v>)`, kPlace, "user", "birthplace", 0.85),
 		r("moving", `(?i:(?:`+iAm+`|`+weAre+`) (?:moving|relocating) to )(?P<v>)`, kPlace, "user", "plan/move", 0.7),
 		// People and pets.
-		r("rel-name", `(?i:`+personAlt+`(?:'s name is |'s name's | is (?:called|named) |'s called ))(?P<v>)`, kName, "person", "name", 0.9),
+		r("rel-name", `(?i:`+personAlt+`(?:'s name is (?:actually )?|'s name's | is (?:actually |now )?(?:called|named) |'s (?:actually )?called ))(?P<v>)`, kName, "person", "name", 0.9),
 		r("rel-named", `\b(?i:my|our) (?i:step-|late |dear |favou?rite |new )?(?P<thing>`+relWord+`),? (?P<v>)[A-Z][a-z]+(?:,|[.!;]|$| (?:[a-z]+|'s)\b|'s\b)`, kName, "thing", "name", 0.75),
 		r("have-named", `(?i:\b(?:I|we)(?:'ve| have)? (?:just |finally |also )?(?:have|own|got|adopted|rescued|brought home|welcomed|took in|had) (?:a|an|one|another|our|my|a new|a little|a sweet|the cutest) (?:new |little |baby |sweet |tiny |cute |young |adorable )?(?:[a-z]+ ){0,2}?)(?P<thing>`+relWord+`)(?i:,? (?:named|called) |(?: (?:on|last|this|yesterday|today)[^,.!?;]{0,20})?,? (?:and )?(?:his|her|its) name(?: is|'s) )(?P<v>)`, kName, "thing", "name", 0.85),
 		r("pronoun-name", `(?i:\b(?:(?:I|we) (?:have|have got|had) (?:a|an|one) |(?:my|our) )(?:new |little |baby |sweet |young )?)(?P<thing>`+relWord+`)(?i:,? (?:and )?(?:his|her|its) name(?: is|'s) )(?P<v>)`, kName, "thing", "name", 0.85),
@@ -262,7 +262,7 @@ var rules = func() []rule {
 		r("diet", `(?i:(?:`+iAm+`|`+iHave+` been|\bI (?:went|turned|became|have gone|have become)|\b(?:we|my [a-z]+ and I|[a-z]+ and I)(?:'re| are)) (?:both |all |a |an |strictly |fully |now |also |mostly )?)(?P<v>)(?i:vegetarian|vegan|pescatarian|lactose[- ]intolerant|gluten[- ]free|gluten[- ]intolerant|celiac|coeliac|diabetic|teetotal|keto|kosher|halal)\b`, kNP, "user", "diet", 0.9),
 		r("avoid", `(?i:\bI (?:can't|cannot|don't|do not|never) (?:eat|drink) )(?P<v>)`, kNP, "user", "avoids/%", 0.8),
 		// Hobbies.
-		r("into", `(?i:(?:`+iAm+`|`+iHave+` been) (?:really |so |totally |very |super |big )?into |`+iHave+` `+soon+`(?:taken up|took up|been getting into|started getting into|got really into) )(?P<v>)`, kNP, "user", "hobby/%", 0.75),
+		r("into", `(?i:(?:`+iAm+`|`+iHave+` been) (?:really |so |totally |very |super |big |more |much more |now )?into |`+iHave+` `+soon+`(?:taken up|took up|been getting into|started getting into|got really into) )(?P<v>)`, kNP, "user", "hobby/%", 0.75),
 		r("play", `(?i:\bI `+soon+`(?:play|'ve been playing|have been playing|'m playing|am playing|started playing|'ve started playing) (?:the )?)(?P<v>)`, kNP, "user", "hobby/%", 0.75),
 		r("play-in", `(?i:\bI `+soon+`(?:play|sing|dance|row|swim|run) (?:in|with|for) (?:a|an|the|my|our) )(?P<v>)`, kNP, "user", "hobby/%", 0.75),
 		r("learning", `(?i:\bI (?:am |have been |have started |started |also |now )*(?:learning|studying|practicing|practising|taking lessons in|taking classes in) (?:the )?)(?P<v>)`, kNP, "user", "hobby/%", 0.7),
