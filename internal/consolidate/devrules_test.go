@@ -41,6 +41,10 @@ func TestDevStatements(t *testing.T) {
 		{"Taking care of my three pups has been a full-time job lol.", "fact/user/dogs_count", "three"},
 		{"I started making candles as a hobby last spring.", "fact/user/hobby/making_candles", "making candles"},
 		{"I'm a sound engineer at a studio called Echo Room.", "fact/user/employer", "Echo Room"},
+		{"We even went on another camping trip in the forest.", "fact/user/went_on/camping_trip", "camping trip"},
+		{"My sister and I are flying to Lisbon next week.", "fact/user/trip/lisbon", "Lisbon"},
+		{"Oh, and my husband Kai and I are going to Japan in the spring for our anniversary!", "fact/user/trip/japan", "Japan"},
+		{"I've been doing pilates twice a week, it's been a lifesaver for my back.", "fact/user/hobby/pilates", "pilates"},
 		{"I don't really like jazz anymore, I'm more into techno now.", "fact/user/hobby/techno", "techno"},
 	}
 	for _, c := range cases {
@@ -78,6 +82,8 @@ func TestDevAnswers(t *testing.T) {
 		{"Hi!", "I picked up bread at my local bakery, they know my order."},
 		{"Hi!", "My yoga studio is closed today."},
 		{"Hi!", "My two cents: go for it."},
+		{"Hi!", "I went on a date lol."},
+		{"Hi!", "I'm doing laundry."},
 		{"Hi!", "I'm going camping in the rain lol."},
 		{"Hi!", "I'm not pregnant lol."},
 		{"Hi!", "My friend has diabetes."},

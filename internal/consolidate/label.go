@@ -32,6 +32,7 @@ var attrLabel = map[string]struct {
 	"trip":            {"trip to", true},
 	"plan":            {"plans to", false},
 	"went_to":         {"went to", false},
+	"went_on":         {"went on", false},
 	"joined":          {"joined", false},
 	"started":         {"started", false},
 	"adopted":         {"adopted", false},
