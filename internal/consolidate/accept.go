@@ -101,7 +101,8 @@ func jobLike(v string) bool {
 // occasions: what one sits, attends or takes part in on a date.
 var occasions = set(`interview exam exams test tests appointment surgery operation recital concert game match race
 competition audition performance show presentation flight wedding meeting party marathon half-marathon
-course workshop conference festival gig tournament ceremony graduation exhibition fair triathlon 10k 5k`)
+course workshop conference festival gig tournament ceremony graduation exhibition fair triathlon 10k 5k
+swim fun-run charity-walk`)
 
 // starts: what one starts or finishes on a date ("I start my new job on
 // Monday").

@@ -45,6 +45,10 @@ func TestDevStatements(t *testing.T) {
 		{"My sister and I are flying to Lisbon next week.", "fact/user/trip/lisbon", "Lisbon"},
 		{"Oh, and my husband Kai and I are going to Japan in the spring for our anniversary!", "fact/user/trip/japan", "Japan"},
 		{"I've been doing pilates twice a week, it's been a lifesaver for my back.", "fact/user/hobby/pilates", "pilates"},
+		{"My kids are Noah and Ava.", "fact/kid/name", "Noah"},
+		{"I'm doing a 10k charity swim in May.", "fact/user/plan/charity_swim", "10k charity swim"},
+		{"My favorite food to cook is risotto.", "fact/user/favorite_food", "risotto"},
+		{"But I still make time for climbing.", "fact/user/hobby/climbing", "climbing"},
 		{"I don't really like jazz anymore, I'm more into techno now.", "fact/user/hobby/techno", "techno"},
 	}
 	for _, c := range cases {
@@ -84,6 +88,8 @@ func TestDevAnswers(t *testing.T) {
 		{"Hi!", "My two cents: go for it."},
 		{"Hi!", "I went on a date lol."},
 		{"Hi!", "I'm doing laundry."},
+		{"Hi!", "My parents are Catholic."},
+		{"Hi!", "I always make time for my kids."},
 		{"Hi!", "I'm going camping in the rain lol."},
 		{"Hi!", "I'm not pregnant lol."},
 		{"Hi!", "My friend has diabetes."},

@@ -77,7 +77,7 @@ var needles = map[string]string{
 	"my-event":   "wedding|exam|interview|surgery|recital|concert|race|marathon|trip|flight|appointment|party|graduation|show|competition|vacation|holiday",
 	"married":    "married|tying the knot", "decided": "decided|agreed|chose|opted|settled", "go-with": "with|switch|migrat",
 	"deadline": "deadline|due", "my-attr": "my ", "speak": "speak|fluent", "study": "stud|major|master|degree|phd|concentration|course|program", "degree": "degree|bachelor|master|phd|diploma|doctorate", "rel-degree": "degree|bachelor|master|phd|diploma|doctorate",
-	"volunteer": "volunteer", "went-on-trip": " on ", "my-count": "my |our ", "as-hobby": "as a hobby|for fun|side hustle", "lost-job-as": "lost", "lost-job-at": "lost|laid off|fired|let go", "my-biz": "store|studio|shop|boutique|salon|bakery|restaurant|cafe|café|food truck|brewery|startup|practice", "pregnant": "pregnant", "condition": "have|diagnosed|live with|suffer", "trip-outing": "going|heading|headed|off", "car": "drive|own", "injury": "hurt|injured|broke|sprained|twisted|pulled|strained|tore|fractured|bruised|dislocated|messed up|tweaked|banged up|busted", "tried": "tried",
+	"volunteer": "volunteer", "make-time": "time for", "went-on-trip": " on ", "my-count": "my |our ", "as-hobby": "as a hobby|for fun|side hustle", "lost-job-as": "lost", "lost-job-at": "lost|laid off|fired|let go", "my-biz": "store|studio|shop|boutique|salon|bakery|restaurant|cafe|café|food truck|brewery|startup|practice", "pregnant": "pregnant", "condition": "have|diagnosed|live with|suffer", "trip-outing": "going|heading|headed|off", "car": "drive|own", "injury": "hurt|injured|broke|sprained|twisted|pulled|strained|tore|fractured|bruised|dislocated|messed up|tweaked|banged up|busted", "tried": "tried",
 }
 
 // mayMatch reports whether lower holds one of r's needles.
@@ -292,7 +292,7 @@ var rules = func() []rule {
 		r("dislike", `(?i:\bI `+adv+`(?:hate|dislike|detest|can't stand|cannot stand|don't like|do not like|don't enjoy|do not enjoy) |`+iAm+` (?:not|really not|not really) (?:a |much of a )?(?:big |huge |great )?fan of )(?P<v>)`, kNP, "user", "dislikes/%", 0.75),
 		r("is-favorite", `(?i:\b)(?P<v>)(?i:[^,;:.!?]{2,40}?) (?i:is|are) (?i:one of )?(?i:my|our) (?i:all-time |absolute |new )?(?i:favou?rites?|faves?|favs?|top pick|go-to)(?: (?P<attr>[a-z]+(?: [a-z]+)?))?(?i:[.!,;]|$| (?:to|of|in|for|ever)\b)`, kNP, "user", "likes/%", 0.8),
 		r("home-country", `(?i:\bmy home (?:country|town|city)(?: is|,)? )(?P<v>)`, kPlace, "user", "hometown", 0.8),
-		r("favorite", `(?i:\bmy (?:all-time |absolute )?(?:favou?rite|fave|fav) (?P<attr>[a-z]+(?: [a-z]+)?) (?:is|are|has to be|would be) )(?P<v>)`, kNP, "user", "favorite_@", 0.9),
+		r("favorite", `(?i:\bmy (?:all-time |absolute )?(?:favou?rite|fave|fav) (?P<attr>[a-z]+(?: [a-z]+)?)(?: to [a-z]+)? (?:is|are|has to be|would be) )(?P<v>)`, kNP, "user", "favorite_@", 0.9),
 		// What happened.
 		r("went", `(?i:\b`+weI+`(?:'ve| have)? `+soon+`(?:went|been|headed|drove|flew|walked|hiked|biked|took (?:the|my|our) (?:kids|fam|family|dogs|pups|children|son|daughter|girlfriend|boyfriend|wife|husband|parents|friends)) (?:over |down |up |out |back )?to (?:a |an |the |this |my |our |that )?)(?P<v>)`, kNP, "user", "went_to/%", 0.65),
 		r("went-ing", `(?i:\b`+weI+` `+soon+`(?:went|took (?:the|my|our) (?:kids|fam|family|dogs|pups|children|son|daughter|girlfriend|boyfriend|wife|husband|parents|friends)) )(?P<v>)(?i:`+alt(outings)+`)\b`, kNP, "user", "went/%", 0.65),
@@ -328,6 +328,7 @@ var rules = func() []rule {
 		r("my-count", `\b(?i:my|our) (?P<v>)(?i:two|three|four|five|six|seven|[2-9]) (?P<attr>(?i:kids|children|sons|daughters|cats|dogs|doggies|pups|grandchildren|grandkids))\b`, kNP, "user", "@_count", 0.8),
 		r("as-hobby", `(?i:\bI `+soon+`(?:started|began|took up|picked up|do|have been|'ve been) )(?P<v>)(?i:[a-z]+ing(?: [a-z]+){0,2}) (?i:as a hobby|for fun|as a side hustle)\b`, kNP, "user", "hobby/%", 0.75),
 		r("went-on-trip", `(?i:\b`+weI+`(?:'ve| have)? `+soon+`(?:went|been) on (?:a |an |another |our |my |this )?(?:(?:great|amazing|fun|lovely|little|quick|short|long|big|awesome) )?)(?P<v>)(?i:(?:[a-z-]+ ){1,2}(?:trip|getaway|cruise|vacation|holiday))\b`, kNP, "user", "went_on/%", 0.65),
+		r("make-time", `(?i:\bI `+often+`(?:make time for|find time for) )(?P<v>)`, kNP, "user", "hobby/%", 0.7),
 		r("volunteer", `(?i:\b`+weI+` `+soon+`(?:volunteer|'ve been volunteering|have been volunteering|started volunteering|am volunteering|'m volunteering|still volunteer) (?:at|with|for) (?:a |an |the |my |our |this )?)(?P<v>)`, kNP, "user", "volunteers_at", 0.75),
 		r("condition", `(?i:\bI `+soon+`(?:have|have got|was diagnosed with|got diagnosed with|live with|suffer from) (?:type (?:1|2|one|two) |chronic |severe |mild |bad )?)(?P<v>)(?i:diabetes|asthma|celiac disease|coeliac disease|crohn's|epilepsy|migraines|arthritis|adhd|autism|anxiety|depression|ibs|eczema|psoriasis|lupus|ms|multiple sclerosis|high blood pressure|sleep apnea|long covid|fibromyalgia|endometriosis|pcos)\b`, kNP, "user", "condition/%", 0.85),
 		r("trip-outing", `(?i:\b`+weI+`(?:'re|'m| are| am) `+soon+`(?:going|heading|headed|off) (?:`+alt(outings)+`) (?:in|at|to|near|up to|down to) (?:the )?)(?P<v>)`, kPlace, "user", "trip/%", 0.65),
@@ -378,6 +379,8 @@ var rules = func() []rule {
 			x.derive = upTo(kept)
 		case "go-ing":
 			x.derive = upTo(outings)
+		case "make-time":
+			x.derive = upTo(pastimeWords)
 		case "former-job", "lost-job-as":
 			x.head = jobs
 		case "play-in":
@@ -409,6 +412,17 @@ var rules = func() []rule {
 		}
 	}
 	return rs
+}()
+
+// pastimeWords are pastimes of any kind: what one makes time for.
+var pastimeWords = func() map[string]bool {
+	out := map[string]bool{}
+	for _, m := range []map[string]bool{outings, pastimes, hobbyWords} {
+		for w := range m {
+			out[w] = true
+		}
+	}
+	return out
 }()
 
 // bodyPart: "my knee playing football" hurt the knee.
