@@ -49,6 +49,8 @@ func TestDevStatements(t *testing.T) {
 		{"I'm doing a 10k charity swim in May.", "fact/user/plan/charity_swim", "10k charity swim"},
 		{"My favorite food to cook is risotto.", "fact/user/favorite_food", "risotto"},
 		{"But I still make time for climbing.", "fact/user/hobby/climbing", "climbing"},
+		{"Please remember I'm vegetarian.", "fact/user/diet", "vegetarian"},
+		{"As I mentioned, I'm a nurse.", "fact/user/job_title", "nurse"},
 		{"I don't really like jazz anymore, I'm more into techno now.", "fact/user/hobby/techno", "techno"},
 	}
 	for _, c := range cases {
@@ -89,6 +91,7 @@ func TestDevAnswers(t *testing.T) {
 		{"Hi!", "I went on a date lol."},
 		{"Hi!", "I'm doing laundry."},
 		{"Hi!", "My parents are Catholic."},
+		{"Hi!", "I remember my dad was a baker."},
 		{"Hi!", "I always make time for my kids."},
 		{"Hi!", "I'm going camping in the rain lol."},
 		{"Hi!", "I'm not pregnant lol."},

@@ -167,7 +167,7 @@ please you know what officially like even still in on`)
 
 // leadPhraseRE: phrases that open a statement without being part of it
 // ("since we last spoke I got …").
-var leadPhraseRE = regexp.MustCompile(`(?i)\b(?:since (?:we|I) (?:last )?(?:spoke|talked|chatted|caught up|saw each other)|a lot(?:'s| has) happened|guess what|you won't believe it|you know what|not gonna lie|to be honest|on top of that|in other news|these days|nowadays|scratch that|I meant|correction|my bad|oops|turns out|it turns out)\b`)
+var leadPhraseRE = regexp.MustCompile(`(?i)\b(?:since (?:we|I) (?:last )?(?:spoke|talked|chatted|caught up|saw each other)|a lot(?:'s| has) happened|guess what|you won't believe it|you know what|not gonna lie|to be honest|on top of that|in other news|these days|nowadays|scratch that|I meant|correction|my bad|oops|turns out|it turns out|(?:please |just )?remember(?: that)?|as (?:you know|I said|I mentioned)|like I said|like I mentioned|just so you know|for the record|fyi)\b`)
 
 // anchored reports whether the statement matched at position at starts
 // its clause: only lead words (and a date) before it. A statement inside
