@@ -158,3 +158,27 @@ func TestDevAnotherTime(t *testing.T) {
 		t.Errorf("want one pride parade, no correction, got\n%s", show(fs))
 	}
 }
+
+// TestDevOtherSubject: a sentence that leaves its subject out is not the
+// user's after one about someone else, or in answer to a question about
+// someone else.
+func TestDevOtherSubject(t *testing.T) {
+	for _, c := range []struct{ q, a string }{
+		{"How's the family?", "Dad retired last year. Moved to Florida."},
+		{"How's the family?", "Jake's great! Just got promoted to manager at Target."},
+		{"How's your sister?", "Good, busy with the twins. Lives in Phoenix now."},
+		{"How's your dad?", "Retired last year. Moved to Florida."},
+		{"How's Jake doing?", "Great! Just got promoted to manager at Target."},
+		{"What's new?", "My sister is visiting next week. Works as a nurse in Boston."},
+	} {
+		for _, f := range Extract([]Message{bot("q", 1, c.q), user("a", 2, c.a)}, nil) {
+			if f.Subject == "user" {
+				t.Errorf("%q %q: wrote the user's %s = %q", c.q, c.a, f.Attribute, f.Value)
+			}
+		}
+	}
+	fs := Extract([]Message{bot("q", 1, "How's the family?"), user("a", 2, "Busy week! Started a new job at Target.")}, nil)
+	if len(fs) != 1 || fs[0].Key() != "fact/user/employer" {
+		t.Errorf("a sentence after the user's own small talk is the user's: got\n%s", show(fs))
+	}
+}

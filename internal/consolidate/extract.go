@@ -69,6 +69,10 @@ type stmt struct {
 }
 
 func (x *extractor) message(m Message, q *Message) {
+	// other: the message (or the question it answers) speaks of someone
+	// else; a sentence that leaves its subject out is then not the
+	// user's ("Dad retired last year. Moved to Florida.").
+	other := q != nil && askOtherRE.MatchString(lastSentence(q.Text))
 	for si, s := range facts.Sentences(codeRE.ReplaceAllString(m.Text, "\n")) {
 		s = normalize(s)
 		if s == "" || len(s) > maxSentenceBytes || len(strings.Fields(s)) > MaxContextWords {
@@ -78,9 +82,32 @@ func (x *extractor) message(m Message, q *Message) {
 		if head, _, ok := strings.Cut(s, " - "); ok && isQuestion(s) {
 			text = head // "I finished my first bowl - want to see?": a statement, then a question
 		}
-		st := &stmt{m: m, said: s, text: expand(withSubject(texting(text))), q: q, first: si == 0}
+		t := texting(text)
+		if !other {
+			t = withSubject(t)
+		}
+		other = other || x.aboutOther(trimLeading(s))
+		st := &stmt{m: m, said: s, text: expand(t), q: q, first: si == 0}
 		x.sentence(st)
 	}
+}
+
+// askOtherRE: a question about someone else ("How's your dad?", "What
+// about Jake?").
+var askOtherRE = regexp.MustCompile(`(?i)\b(?:your (?:[a-z]+ )?` + relWord + `s?|(?:how(?:'s| is| are)|what about|and) (?:he|she|they|(?-i:[A-Z][a-z]+))|(?:is|does|did|has) (?:he|she|they)|(?:him|her|them))\b`)
+
+// otherLeadRE: a sentence whose subject is someone else: a pronoun, "my
+// sister", a name ("Jake's great!", "Mom is good.").
+var otherLeadRE = regexp.MustCompile(`^(?:(?i:he|she|they)\b|(?i:his|her|their|my|our) ` + relWord + `s?\b|(?P<name>[A-Z][a-z]+)(?:'s\b| (?:is|was|has|had|just|got|still|moved|started|retired|lives|works|loves)\b))`)
+
+// aboutOther reports whether sentence s speaks of someone else.
+func (x *extractor) aboutOther(s string) bool {
+	m := otherLeadRE.FindStringSubmatch(s)
+	if m == nil {
+		return false
+	}
+	name := strings.ToLower(m[otherLeadRE.SubexpIndex("name")])
+	return name == "" || !(leadWords[name] || interjections[name] || notNameWords[name] && !relations[name] || name == "it" || name == "that" || name == "this" || name == "there" || name == "what")
 }
 
 // subjectlessRE: a sentence that starts with a verb of the first person
