@@ -54,6 +54,10 @@ func (x *extractor) acceptable(rl *rule, v string, st *stmt) bool {
 		return len(w) == 2 && !notOwnBiz[w[0]] && ownBizRE.MatchString(st.text)
 	case "lost-job-at":
 		return orgName(v)
+	case "used-to-work": // a held employer is retracted, not kept as a former one too
+		return orgName(v) && !x.heldEver("user", "employer", v)
+	case "used-to-live":
+		return !x.heldEver("user", "home_city", v)
 	case "work-at", "new-job-at":
 		return orgName(v)
 	case "joined-org":

@@ -424,14 +424,14 @@ var retractions = []retraction{
 	{regexp.MustCompile(`(?i:\bI (?:no longer|don't|do not) (?:really )?(?:like|love|enjoy) )(?P<v>)`), kNP, "likes/%"},
 	{regexp.MustCompile(`(?i:\bI (?:no longer|don't|do not) (?:really )?prefer )(?P<v>)`), kNP, "prefers/%"},
 	{regexp.MustCompile(`(?i:\bI (?:no longer|don't|do not) (?:hate|dislike|mind) )(?P<v>)`), kNP, "dislikes/%"},
-	{regexp.MustCompile(`(?i:\bI (?:no longer|don't|do not) live in |` + iAm + ` no longer (?:living|based) in )(?P<v>)`), kPlace, "home_city"},
-	{regexp.MustCompile(`(?i:\bI (?:no longer|don't|do not) work (?:at|for) |` + iHave + ` (?:just )?(?:quit|left) (?:my (?:job|position|role) (?:at|with) )?|` + iAm + ` no longer (?:at|with|working at|working for) |\bI (?:lost|quit|left) my (?:job|position|role) (?:at|with) |\bI (?:got|was) (?:laid off|fired|let go) (?:from|by) )(?P<v>)`), kName, "employer"},
+	{regexp.MustCompile(`(?i:\bI (?:no longer|don't|do not) live in |` + iAm + ` no longer (?:living|based) in |\b(?:I|we) used to live in )(?P<v>)`), kPlace, "home_city"},
+	{regexp.MustCompile(`(?i:\bI (?:no longer|don't|do not|used to) work (?:at|for) |` + iHave + ` (?:just )?(?:quit|left) (?:my (?:job|position|role) (?:at|with) )?|` + iAm + ` no longer (?:at|with|working at|working for) |\bI (?:lost|quit|left) my (?:job|position|role) (?:at|with) |\bI (?:got|was) (?:laid off|fired|let go) (?:from|by) )(?P<v>)`), kName, "employer"},
 	{regexp.MustCompile(`(?i:` + iAm + ` (?:not|no longer) (?:a |an )?)(?P<v>)(?i:vegetarian|vegan|pescatarian|diabetic|teetotal)\b`), kNP, "diet"},
 	{regexp.MustCompile(`(?i:` + iAm + ` (?:not|no longer) (?:a|an) |\bI (?:lost|quit|left) my (?:job|position|role) as (?:a |an |the )?)(?P<v>)`), kNP, "job_title"},
 }
 
 // changeWordRE: the statement says the fact changed.
-var changeWordRE = regexp.MustCompile(`(?i)\b(?:anymore|any more|no longer|quit|left|lost|laid off|fired|let go)\b`)
+var changeWordRE = regexp.MustCompile(`(?i)\b(?:anymore|any more|no longer|quit|left|lost|laid off|fired|let go|used to)\b`)
 
 // retract reads the retractions of st.
 func (x *extractor) retract(st *stmt, n int) {

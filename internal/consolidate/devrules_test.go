@@ -51,6 +51,8 @@ func TestDevStatements(t *testing.T) {
 		{"But I still make time for climbing.", "fact/user/hobby/climbing", "climbing"},
 		{"Please remember I'm vegetarian.", "fact/user/diet", "vegetarian"},
 		{"As I mentioned, I'm a nurse.", "fact/user/job_title", "nurse"},
+		{"I used to work at Google, now I freelance.", "fact/user/former_employer", "Google"},
+		{"We used to live in Boston before the kids.", "fact/user/former_home/boston", "Boston"},
 		{"I don't really like jazz anymore, I'm more into techno now.", "fact/user/hobby/techno", "techno"},
 	}
 	for _, c := range cases {
@@ -92,6 +94,7 @@ func TestDevAnswers(t *testing.T) {
 		{"Hi!", "I'm doing laundry."},
 		{"Hi!", "My parents are Catholic."},
 		{"Hi!", "I remember my dad was a baker."},
+		{"Hi!", "I used to work for myself."},
 		{"Hi!", "I always make time for my kids."},
 		{"Hi!", "I'm going camping in the rain lol."},
 		{"Hi!", "I'm not pregnant lol."},
@@ -134,6 +137,11 @@ func TestDevCorrections(t *testing.T) {
 			"My girlfriend is actually called Nadia.", "fact/girlfriend/name", "Nadia"},
 		{Fact{Subject: "user", Attribute: "favorite_band", Value: "Fontaines D.C.", Type: Semantic},
 			"And my favorite band is actually Idles these days.", "fact/user/favorite_band", "Idles"},
+	}
+	// A held value said to be past is retracted, not kept as a former one.
+	home := Fact{Subject: "user", Attribute: "home_city", Value: "Boston", Type: Semantic}
+	if fs := Extract([]Message{user("m1", 1, "We used to live in Boston, before the move.")}, []Fact{home}); len(fs) != 1 || !fs[0].Retract || fs[0].Value != "Boston" {
+		t.Errorf("want Boston retracted only, got\n%s", show(fs))
 	}
 	for _, c := range fix {
 		fs := Extract([]Message{user("m1", 1, c.said)}, []Fact{c.known})

@@ -457,5 +457,18 @@ func (x *extractor) holds(subj, attr, v string) bool {
 	return false
 }
 
+// heldEver reports whether memory or the conversation so far held value
+// v for subject/attr at any time.
+func (x *extractor) heldEver(subj, attr, v string) bool {
+	for _, fs := range [][]Fact{x.known, x.out} {
+		for _, f := range fs {
+			if f.Subject == subj && f.Attribute == attr && strings.EqualFold(f.Value, v) && !f.Retract {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // codeRE: code is no statement.
 var codeRE = regexp.MustCompile("(?s)```.*?(?:```|$)|`[^`\n]*`")

@@ -44,6 +44,7 @@ var attrLabel = map[string]struct {
 	"pregnant":        {"is", false},
 	"former_job":      {"used to work as", false},
 	"former_employer": {"used to work at", false},
+	"former_home":     {"used to live in", false},
 	"business":        {"runs", false},
 	"car":             {"drives", false},
 	"injury":          {"injured", false},

@@ -77,7 +77,7 @@ var needles = map[string]string{
 	"my-event":   "wedding|exam|interview|surgery|recital|concert|race|marathon|trip|flight|appointment|party|graduation|show|competition|vacation|holiday",
 	"married":    "married|tying the knot", "decided": "decided|agreed|chose|opted|settled", "go-with": "with|switch|migrat",
 	"deadline": "deadline|due", "my-attr": "my ", "speak": "speak|fluent", "study": "stud|major|master|degree|phd|concentration|course|program", "degree": "degree|bachelor|master|phd|diploma|doctorate", "rel-degree": "degree|bachelor|master|phd|diploma|doctorate",
-	"volunteer": "volunteer", "make-time": "time for", "went-on-trip": " on ", "my-count": "my |our ", "as-hobby": "as a hobby|for fun|side hustle", "lost-job-as": "lost", "lost-job-at": "lost|laid off|fired|let go", "my-biz": "store|studio|shop|boutique|salon|bakery|restaurant|cafe|café|food truck|brewery|startup|practice", "pregnant": "pregnant", "condition": "have|diagnosed|live with|suffer", "trip-outing": "going|heading|headed|off", "car": "drive|own", "injury": "hurt|injured|broke|sprained|twisted|pulled|strained|tore|fractured|bruised|dislocated|messed up|tweaked|banged up|busted", "tried": "tried",
+	"volunteer": "volunteer", "used-to-work": "used to work", "used-to-live": "used to live", "make-time": "time for", "went-on-trip": " on ", "my-count": "my |our ", "as-hobby": "as a hobby|for fun|side hustle", "lost-job-as": "lost", "lost-job-at": "lost|laid off|fired|let go", "my-biz": "store|studio|shop|boutique|salon|bakery|restaurant|cafe|café|food truck|brewery|startup|practice", "pregnant": "pregnant", "condition": "have|diagnosed|live with|suffer", "trip-outing": "going|heading|headed|off", "car": "drive|own", "injury": "hurt|injured|broke|sprained|twisted|pulled|strained|tore|fractured|bruised|dislocated|messed up|tweaked|banged up|busted", "tried": "tried",
 }
 
 // mayMatch reports whether lower holds one of r's needles.
@@ -329,6 +329,8 @@ var rules = func() []rule {
 		r("as-hobby", `(?i:\bI `+soon+`(?:started|began|took up|picked up|do|have been|'ve been) )(?P<v>)(?i:[a-z]+ing(?: [a-z]+){0,2}) (?i:as a hobby|for fun|as a side hustle)\b`, kNP, "user", "hobby/%", 0.75),
 		r("went-on-trip", `(?i:\b`+weI+`(?:'ve| have)? `+soon+`(?:went|been) on (?:a |an |another |our |my |this )?(?:(?:great|amazing|fun|lovely|little|quick|short|long|big|awesome) )?)(?P<v>)(?i:(?:[a-z-]+ ){1,2}(?:trip|getaway|cruise|vacation|holiday))\b`, kNP, "user", "went_on/%", 0.65),
 		r("make-time", `(?i:\bI `+often+`(?:make time for|find time for) )(?P<v>)`, kNP, "user", "hobby/%", 0.7),
+		r("used-to-work", `(?i:\bI used to work (?:at|for) (?:the )?)(?P<v>)`, kName, "user", "former_employer", 0.75),
+		r("used-to-live", `(?i:\b(?:I|we) used to live `+near+`)(?P<v>)`, kPlace, "user", "former_home/%", 0.75),
 		r("volunteer", `(?i:\b`+weI+` `+soon+`(?:volunteer|'ve been volunteering|have been volunteering|started volunteering|am volunteering|'m volunteering|still volunteer) (?:at|with|for) (?:a |an |the |my |our |this )?)(?P<v>)`, kNP, "user", "volunteers_at", 0.75),
 		r("condition", `(?i:\bI `+soon+`(?:have|have got|was diagnosed with|got diagnosed with|live with|suffer from) (?:type (?:1|2|one|two) |chronic |severe |mild |bad )?)(?P<v>)(?i:diabetes|asthma|celiac disease|coeliac disease|crohn's|epilepsy|migraines|arthritis|adhd|autism|anxiety|depression|ibs|eczema|psoriasis|lupus|ms|multiple sclerosis|high blood pressure|sleep apnea|long covid|fibromyalgia|endometriosis|pcos)\b`, kNP, "user", "condition/%", 0.85),
 		r("trip-outing", `(?i:\b`+weI+`(?:'re|'m| are| am) `+soon+`(?:going|heading|headed|off) (?:`+alt(outings)+`) (?:in|at|to|near|up to|down to) (?:the )?)(?P<v>)`, kPlace, "user", "trip/%", 0.65),
@@ -387,7 +389,7 @@ var rules = func() []rule {
 			x.head = groupWords
 		case "name", "name-intro", "rel-name", "rel-named", "have-named", "pronoun-name", "age", "rel-age", "allergic", "allergy-have",
 			"rel-allergic", "diet", "avoid", "count", "my-attr", "speak", "from", "born", "car", "prefer", "like", "fan", "dislike", "favorite",
-			"is-favorite", "home-country", "keen", "rather", "age-adj", "person", "condition", "volunteer", "pregnant", "my-biz", "my-count", "as-hobby":
+			"is-favorite", "home-country", "keen", "rather", "age-adj", "person", "condition", "volunteer", "pregnant", "my-biz", "my-count", "as-hobby", "used-to-work", "used-to-live":
 			x.noDate = true
 		case "plan":
 			x.needDate = true
