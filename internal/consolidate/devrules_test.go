@@ -143,6 +143,30 @@ func TestDevCorrections(t *testing.T) {
 	if fs := Extract([]Message{user("m1", 1, "We used to live in Boston, before the move.")}, []Fact{home}); len(fs) != 1 || !fs[0].Retract || fs[0].Value != "Boston" {
 		t.Errorf("want Boston retracted only, got\n%s", show(fs))
 	}
+	// A trip said to change replaces the trip it changes; a hobby given up
+	// is retracted.
+	trip := Fact{Subject: "user", Attribute: "trip/greece", Value: "Greece", Type: Semantic}
+	for _, said := range []string{"Change of plans, we're going to Croatia instead.", "We're not going to Greece anymore, it's Croatia now.",
+		"The Greece trip fell through, so we're going to Croatia."} {
+		fs := Extract([]Message{user("m1", 1, said)}, []Fact{trip})
+		ok := false
+		for _, f := range fs {
+			ok = ok || (f.Key() == "fact/user/trip/croatia" && f.Replaces == "Greece")
+		}
+		if !ok {
+			t.Errorf("%q: want trip/croatia replacing Greece, got\n%s", said, show(fs))
+		}
+	}
+	if fs := Extract([]Message{user("m1", 1, "We're also going to Croatia in June.")}, []Fact{trip}); len(fs) != 1 || fs[0].Replaces != "" {
+		t.Errorf("a second trip replaces none: got\n%s", show(fs))
+	}
+	uke := Fact{Subject: "user", Attribute: "hobby/ukulele", Value: "ukulele", Type: Semantic}
+	if fs := Extract([]Message{user("m1", 1, "I gave up the ukulele, my neighbours were thrilled.")}, []Fact{uke}); len(fs) != 1 || !fs[0].Retract {
+		t.Errorf("want the ukulele retracted, got\n%s", show(fs))
+	}
+	if fs := Extract([]Message{user("m1", 1, "I quit smoking.")}, nil); len(fs) != 0 {
+		t.Errorf("a habit quit, not held as a hobby, retracts nothing: got\n%s", show(fs))
+	}
 	for _, c := range fix {
 		fs := Extract([]Message{user("m1", 1, c.said)}, []Fact{c.known})
 		if len(fs) != 1 || fs[0].Key() != c.key || fs[0].Value != c.value || fs[0].Replaces != c.known.Value {

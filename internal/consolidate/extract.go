@@ -154,6 +154,7 @@ func (x *extractor) sentence(st *stmt) {
 	}
 	x.correct(st, n)
 	x.retract(st, n)
+	x.nowAfterRetract(st, n)
 	x.replaceOfMany(st, n)
 }
 
