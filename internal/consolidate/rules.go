@@ -327,7 +327,7 @@ var rules = func() []rule {
 		r("my-biz", `(?i:\bmy (?:own |new |little |small )?)(?P<v>)(?i:(?:[a-z]+ )?(?:store|studio|shop|boutique|salon|bakery|restaurant|cafe|café|food truck|brewery|startup|practice))\b`, kNP, "user", "business/%", 0.65),
 		r("my-count", `\b(?i:my|our) (?P<v>)(?i:two|three|four|five|six|seven|[2-9]) (?P<attr>(?i:kids|children|sons|daughters|cats|dogs|doggies|pups|grandchildren|grandkids))\b`, kNP, "user", "@_count", 0.8),
 		r("as-hobby", `(?i:\bI `+soon+`(?:started|began|took up|picked up|do|have been|'ve been) )(?P<v>)(?i:[a-z]+ing(?: [a-z]+){0,2}) (?i:as a hobby|for fun|as a side hustle)\b`, kNP, "user", "hobby/%", 0.75),
-		r("went-on-trip", `(?i:\b`+weI+`(?:'ve| have)? `+soon+`(?:went|been) on (?:a |an |another |our |my |this )?(?:(?:great|amazing|fun|lovely|little|quick|short|long|big|awesome) )?)(?P<v>)(?i:(?:[a-z-]+ ){1,2}(?:trip|getaway|cruise|vacation|holiday))\b`, kNP, "user", "went_on/%", 0.65),
+		r("went-on-trip", `(?i:\b`+weI+`(?:'ve| have)? `+soon+`(?:went|been) on (?:a |an |another |our |my |this )?(?:(?:great|amazing|fun|lovely|little|quick|short|long|big|awesome) )?)(?P<v>)(?i:(?:[a-z-]+ ){1,2}(?:trip|getaway|cruise|vacation|holiday)|hike|cruise|safari|retreat|pilgrimage)\b`, kNP, "user", "went_on/%", 0.65),
 		r("make-time", `(?i:\bI `+often+`(?:make time for|find time for) )(?P<v>)`, kNP, "user", "hobby/%", 0.7),
 		r("used-to-work", `(?i:\bI used to work (?:at|for) (?:the )?)(?P<v>)`, kName, "user", "former_employer", 0.75),
 		r("used-to-live", `(?i:\b(?:I|we) used to live `+near+`)(?P<v>)`, kPlace, "user", "former_home/%", 0.75),
