@@ -299,8 +299,9 @@ func TestDevConversations(t *testing.T) {
 	floors := map[string][3]float64{ // precision, recall, corrections current
 		"batch1": {0, 0, 0},
 		"batch2": {0, 0, 0},
+		"batch3": {0, 0, 0},
 	}
-	for _, dir := range []string{"batch1", "batch2"} {
+	for _, dir := range []string{"batch1", "batch2", "batch3"} {
 		un := scoreDevDir(t, dir, true)
 		t.Logf("%s without message times: precision %.2f (%d/%d), recall %.2f (%d/%d), corrections current %.2f (%d/%d)",
 			dir, un.precision(), un.correct, un.scored, un.recall(), un.found, un.facts, un.current(), un.resolved, un.replaced)
