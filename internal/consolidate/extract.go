@@ -119,8 +119,15 @@ var subjectlessRE = regexp.MustCompile(`^(?:(?:just|finally|recently|also|so|and
 // peanuts btw").
 var subjectlessStateRE = regexp.MustCompile(`(?i)^(?:(?:also|oh|and|btw|fyi),? )*(?:severely |very |really )?allergic to\b`)
 
+// stillJobRE: "Yep, still an ICU nurse at Northwestern": what the user
+// still is, the subject left out.
+var stillJobRE = regexp.MustCompile(`(?i)^((?:(?:yep|yeah|yes|yup)[,!.]? )?)((?:still|now|currently) (?:a|an) )`)
+
 // withSubject gives a subject-less first-person sentence its "I".
 func withSubject(s string) string {
+	if m := stillJobRE.FindStringSubmatchIndex(s); m != nil {
+		return s[:m[3]] + "I'm " + s[m[4]:] // "Yep, still a nurse": "Yep, I'm still a nurse"
+	}
 	lead := trimLeading(s)
 	if subjectlessStateRE.MatchString(lead) {
 		return s[:len(s)-len(lead)] + "I'm " + strings.ToLower(lead[:1]) + lead[1:]

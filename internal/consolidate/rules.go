@@ -63,7 +63,7 @@ var needles = map[string]string{
 	"moving": "moving|relocating", "rel-name": "name|called", "have-named": "named|called|name", "pronoun-name": "name",
 	"rel-age": " is | turned |'s ", "rel-lives": "lives|living|based", "rel-moved": "moved|relocated|moving|relocating", "rel-works": "works|working",
 	"rel-job": " is a| is an|works as", "rel-allergic": "allergic", "count": "have", "allergic": "allergic",
-	"allergy-have": "allerg", "avoid": " eat | drink ", "into": "into|taken up|took up", "play": "play",
+	"allergy-have": "allerg", "avoid": " eat | drink ", "into": "into|taken up|took up|picked up", "picked-up": "picked up", "play": "play",
 	"play-in": "play|sing|dance|row|swim|run", "hobby-is": "hobb", "joined": "joined|signed up|enrolled|registered|started going|started attending|member|took|taking|doing|finished",
 	"learning": "learning|studying|practic|lessons|classes", "learning-to": "learning", "has": "have|own", "habit": "grow|collect|knit|crochet|sew|brew|bake|paint|sketch|restore|carve|forag", "keep": "keep|raise|breed", "work-in": "work", "former-job": "used to|was|been", "retired": "retired", "go-ing": " go ", "do-hobby": " do |practi|doing", "run-biz": "run |own |manage",
 	"prefer": "prefer", "start-plan": "start|begin|finish|graduate|leave|fly out|move", "in-field": " in ", "person": "person|guy|girl| fan", "plan-ing": "ing ", "in-group": " in | part of| member of| on ", "rather": "rather", "age-adj": "old", "keen": "passionate|obsessed|keen|crazy|hooked|mad about|nuts about", "expecting": "expecting|having", "like": "love|like|enjoy|adore", "fan": "fan of", "dislike": "hate|dislike|detest|stand|like|enjoy|fan of",
@@ -246,7 +246,7 @@ var rules = func() []rule {
 		// People and pets.
 		r("rel-name", `(?i:`+personAlt+`(?:'s name is (?:actually )?|'s name's | is (?:actually |now )?(?:called|named) |'s (?:actually )?called ))(?P<v>)`, kName, "person", "name", 0.9),
 		r("rel-named", `\b(?i:my|our) (?i:step-|late |dear |favou?rite |new )?(?P<thing>`+relWord+`),? (?P<v>)[A-Z][a-z]+(?:,|[.!;]|$| (?:[a-z]+|'s)\b|'s\b)`, kName, "thing", "name", 0.75),
-		r("have-named", `(?i:\b(?:I|we)(?:'ve| have)? (?:just |finally |also )?(?:have|own|got|adopted|rescued|brought home|welcomed|took in|had) (?:a|an|one|another|our|my|a new|a little|a sweet|the cutest) (?:new |little |baby |sweet |tiny |cute |young |adorable )?(?:[a-z]+ ){0,2}?)(?P<thing>`+relWord+`)(?i:,? (?:named|called) |(?: (?:on|last|this|yesterday|today)[^,.!?;]{0,20})?,? (?:and )?(?:his|her|its) name(?: is|'s) )(?P<v>)`, kName, "thing", "name", 0.85),
+		r("have-named", `(?i:\b(?:I|we)(?:'ve| have)? (?:just |finally |also )?(?:have|own|got|adopted|rescued|brought home|welcomed|took in|had) (?:a|an|one|another|our|my|a new|a little|a sweet|the cutest) (?:new |little |baby |sweet |tiny |cute |young |adorable )?(?:[a-z]+ ){0,2}?)(?P<thing>`+relWord+`)(?i:,? (?:named|called) |(?: (?:on|last|this|yesterday|today)[^,.!?;]{0,20})?,? (?:and )?(?:his|her|its) name(?: is|'s) |(?: (?:on|last|this|yesterday|today)[^,.!?;]{0,20})?, (?:a |an )?(?:[a-z]+ ){0,2}one,? (?:named|called) )(?P<v>)`, kName, "thing", "name", 0.85),
 		r("pronoun-name", `(?i:\b(?:(?:I|we) (?:have|have got|had) (?:a|an|one) |(?:my|our) )(?:new |little |baby |sweet |young )?)(?P<thing>`+relWord+`)(?i:,? (?:and )?(?:his|her|its) name(?: is|'s) )(?P<v>)`, kName, "thing", "name", 0.85),
 		r("rel-age", personAlt+`(?i:'s | (?:is|just turned|turned) )(?P<v>)(?i:\d{1,2}|`+numberWords+`)(?i: years old\b| months old\b|[.,!;]|$| (?:and|now|today|this|next|on|in)\b)`, kNP, "person", "age", 0.8),
 		r("age-adj", `\b(?i:my|our) (?P<v>)(?i:\d{1,2}|`+numberWords+`)(?i:[- ]years?[- ]old) (?P<thing>`+relWord+`)\b`, kNP, "thing", "age", 0.8),
@@ -265,7 +265,7 @@ var rules = func() []rule {
 		r("into", `(?i:(?:`+iAm+`|`+iHave+` been) (?:really |so |totally |very |super |big |more |much more |now )?into |`+iHave+` `+soon+`(?:taken up|took up|been getting into|started getting into|got really into) )(?P<v>)`, kNP, "user", "hobby/%", 0.75),
 		r("play", `(?i:\bI `+soon+`(?:play|'ve been playing|have been playing|'m playing|am playing|started playing|'ve started playing) (?:the )?)(?P<v>)`, kNP, "user", "hobby/%", 0.75),
 		r("play-in", `(?i:\bI `+soon+`(?:play|sing|dance|row|swim|run) (?:in|with|for) (?:a|an|the|my|our) )(?P<v>)`, kNP, "user", "hobby/%", 0.75),
-		r("learning", `(?i:\bI (?:am |have been |have started |started |also |now )*(?:learning|studying|practicing|practising|taking lessons in|taking classes in) (?:the )?)(?P<v>)`, kNP, "user", "hobby/%", 0.7),
+		r("learning", `(?i:\bI (?:am |have been |have started |started |also |now |finally |still |really )*(?:learning|studying|practicing|practising|taking lessons in|taking classes in) (?:the )?)(?P<v>)`, kNP, "user", "hobby/%", 0.7),
 		r("learning-to", `(?i:\bI (?:am |have been |have started |started |also |now )*learning (?:to|how to) )(?P<v>)(?i:play|speak|cook|bake|knit|crochet|sew|paint|draw|swim|ski|snowboard|surf|code|program|dance|sing|climb|skate|ride|sail|drive|juggle|fish|kayak|row)\b`, kNP, "user", "hobby/%", 0.7),
 		r("go-ing", `(?i:\b`+weI+` `+often+`go )(?P<v>)(?i:`+alt(outings)+`)\b`, kNP, "user", "hobby/%", 0.7),
 		r("do-hobby", `(?i:\bI `+often+`(?:do|practice|practise|'ve been doing|have been doing|am doing|'m doing|started doing) (?:a (?:bit|lot) of |some )?)(?P<v>)`, kNP, "user", "hobby/%", 0.7),
@@ -331,6 +331,7 @@ var rules = func() []rule {
 		r("make-time", `(?i:\bI `+often+`(?:make time for|find time for) )(?P<v>)`, kNP, "user", "hobby/%", 0.7),
 		r("used-to-work", `(?i:\bI used to work (?:at|for) (?:the )?)(?P<v>)`, kName, "user", "former_employer", 0.75),
 		r("used-to-live", `(?i:\b(?:I|we) used to live `+near+`)(?P<v>)`, kPlace, "user", "former_home/%", 0.75),
+		r("picked-up", `(?i:\bI `+soon+`(?:picked up|have picked up|'ve picked up) )(?P<v>)`, kNP, "user", "hobby/%", 0.7),
 		r("volunteer", `(?i:\b`+weI+` `+soon+`(?:volunteer|'ve been volunteering|have been volunteering|started volunteering|am volunteering|'m volunteering|still volunteer) (?:at|with|for) (?:a |an |the |my |our |this )?)(?P<v>)`, kNP, "user", "volunteers_at", 0.75),
 		r("condition", `(?i:\bI `+soon+`(?:have|have got|was diagnosed with|got diagnosed with|live with|suffer from) (?:type (?:1|2|one|two) |chronic |severe |mild |bad )?)(?P<v>)(?i:diabetes|asthma|celiac disease|coeliac disease|crohn's|epilepsy|migraines|arthritis|adhd|autism|anxiety|depression|ibs|eczema|psoriasis|lupus|ms|multiple sclerosis|high blood pressure|sleep apnea|long covid|fibromyalgia|endometriosis|pcos)\b`, kNP, "user", "condition/%", 0.85),
 		r("trip-outing", `(?i:\b`+weI+`(?:'re|'m| are| am) `+soon+`(?:going|heading|headed|off) (?:`+alt(outings)+`) (?:in|at|to|near|up to|down to) (?:the )?)(?P<v>)`, kPlace, "user", "trip/%", 0.65),
@@ -381,7 +382,7 @@ var rules = func() []rule {
 			x.derive = upTo(kept)
 		case "go-ing":
 			x.derive = upTo(outings)
-		case "make-time":
+		case "make-time", "picked-up":
 			x.derive = upTo(pastimeWords)
 		case "former-job", "lost-job-as":
 			x.head = jobs
@@ -442,7 +443,7 @@ func bodyPart(v string) string {
 // subject, not a class of people); the value is the user's word for it.
 func teacherOf(v string) string {
 	w := strings.Fields(strings.ToLower(v))
-	if len(w) > 2 || len(w) == 0 {
+	if len(w) > 3 || len(w) == 0 {
 		return ""
 	}
 	switch w[len(w)-1] {
