@@ -29,6 +29,9 @@ func (x *extractor) acceptable(rl *rule, v string, st *stmt) bool {
 	case "habit":
 		return eventObject(v) && bare(st.text, v)
 	case "in-group":
+		if headOK(v, set("team")) && workTeam(v) {
+			return false // "the data engineering team": a team at work, no pastime
+		}
 		return len(strings.Fields(v)) > 1 || !genericGroups[strings.ToLower(v)]
 	case "run-biz", "keep":
 		return eventObject(v)
@@ -75,6 +78,22 @@ var ownBizRE = regexp.MustCompile(`(?i)\b(?:customers|clients|grow(?:ing)? the b
 // to, not one the user runs.
 var notOwnBiz = set(`favorite favourite local usual regular nearest old go-to yoga pilates barre coffee tattoo hair nail
 neighborhood neighbourhood corner fave fav`)
+
+// workTeamWords name a team at work.
+var workTeamWords = set(`data engineering product design sales support dev devops ops research legal finance marketing
+platform infrastructure security qa management leadership hr recruiting analytics backend frontend mobile web it
+customer success accounts editorial content growth`)
+
+// workTeam reports whether team v is one at work ("the data engineering
+// team").
+func workTeam(v string) bool {
+	for _, w := range strings.Fields(strings.ToLower(v)) {
+		if workTeamWords[w] || fields[w] {
+			return true
+		}
+	}
+	return false
+}
 
 // jobSuffixes end the name of a trade or a profession not listed
 // ("cardiologist", "locksmith", "wheelwright").

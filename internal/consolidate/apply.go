@@ -186,6 +186,7 @@ func (x *extractor) apply(st *stmt, rl *rule, loc []int) {
 	if rl.needDate && date.words == "" && !(rl.name == "doing" && (trainingRE.MatchString(s[loc[0]:at]) || (startingRE.MatchString(s[loc[0]:at]) && anyHead(values, businesses)))) && !(rl.name == "did" && (lastingRE.MatchString(s[loc[0]:at]) || anyHead(values, animals))) {
 		return // a plan names its date; training for one names the event; so does a passing event ("I bought a coffee"), not a pet got
 	}
+	before := len(x.out)
 	for _, v := range values {
 		v = strings.TrimSpace(v)
 		if !x.acceptable(rl, v, st) {
@@ -210,7 +211,9 @@ func (x *extractor) apply(st *stmt, rl *rule, loc []int) {
 	}
 	switch rl.name {
 	case "job", "job-been", "work-as", "new-job-as", "teach":
-		x.jobAt(st, s, valueEnd)
+		if len(x.out) > before { // the employer after a job read, not after "a regular at the gym"
+			x.jobAt(st, s, valueEnd)
+		}
 	case "joined-org", "work-at", "new-job-at":
 		x.jobAs(st, s, valueEnd)
 	}
@@ -355,6 +358,11 @@ func (x *extractor) jobAt(st *stmt, s string, end int) {
 	}
 	v, _ := capitalized(s[end+m[1]:], kName)
 	if v == "" {
+		if w := workplaceRE.FindStringSubmatch(s[end:]); w != nil {
+			v = w[1] // "a data analyst at a hospital"
+		}
+	}
+	if v == "" {
 		return
 	}
 	x.add(st, Fact{Subject: "user", Attribute: "employer", Value: v, Type: Semantic, Confidence: 0.75, Rule: "job-at"})
@@ -373,6 +381,10 @@ func (x *extractor) jobAs(st *stmt, s string, end int) {
 	}
 	x.add(st, Fact{Subject: "user", Attribute: "job_title", Value: v, Type: Semantic, Confidence: 0.75, Rule: "job-as"})
 }
+
+// workplaceRE: a place of work named by its kind ("at a law firm"; "at
+// the county hospital" names one the rules do not read as a name).
+var workplaceRE = regexp.MustCompile(`^ (?:at|in) (?:a|an) ((?:[a-z-]+ ){0,2}(?:hospital|school|bank|law firm|firm|clinic|office|library|bakery|cafe|café|restaurant|hotel|startup|company|agency|nonprofit|non-profit|university|college|dealership|pharmacy|museum|studio|factory|warehouse|lab|daycare|nursing home|care home|call center|call centre|supermarket|grocery store|bookstore|newspaper))\b`)
 
 var jobAsRE = regexp.MustCompile(`^ as (?:an? |the )?`)
 

@@ -82,6 +82,9 @@ func (x *extractor) message(m Message, q *Message) {
 		if head, _, ok := strings.Cut(s, " - "); ok && isQuestion(s) {
 			text = head // "I finished my first bowl - want to see?": a statement, then a question
 		}
+		if loc := tagQuestionRE.FindStringIndex(text); loc != nil && loc[0] > 0 {
+			text = text[:loc[0]] + "." // "I'm a dental assistant, did I ever tell you?"
+		}
 		t := texting(text)
 		if !other {
 			t = withSubject(t)
@@ -109,6 +112,10 @@ func (x *extractor) aboutOther(s string) bool {
 	name := strings.ToLower(m[otherLeadRE.SubexpIndex("name")])
 	return name == "" || !(leadWords[name] || interjections[name] || notNameWords[name] && !relations[name] || name == "it" || name == "that" || name == "this" || name == "there" || name == "what")
 }
+
+// tagQuestionRE: a question tagged on a statement ("…, did I ever tell
+// you?", "…, right?"): the statement stands.
+var tagQuestionRE = regexp.MustCompile(`(?i),? (?:did I (?:ever )?(?:tell|mention)(?: (?:it|that|this))?(?: to)?(?: you)?(?: before)?|have I (?:ever )?(?:told|mentioned)(?: (?:it|that|this))?(?: to)?(?: you)?(?: before)?|right|you know|ya know|remember|did you know|isn't it|huh)\?$`)
 
 // subjectlessRE: a sentence that starts with a verb of the first person
 // and leaves "I" out ("Lost my job as a banker yesterday", "Just got

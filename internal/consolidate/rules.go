@@ -77,7 +77,7 @@ var needles = map[string]string{
 	"my-event":   "wedding|exam|interview|surgery|recital|concert|race|marathon|trip|flight|appointment|party|graduation|show|competition|vacation|holiday",
 	"married":    "married|tying the knot", "decided": "decided|agreed|chose|opted|settled", "go-with": "with|switch|migrat",
 	"deadline": "deadline|due", "my-attr": "my ", "speak": "speak|fluent", "study": "stud|major|master|degree|phd|concentration|course|program", "degree": "degree|bachelor|master|phd|diploma|doctorate", "rel-degree": "degree|bachelor|master|phd|diploma|doctorate",
-	"volunteer": "volunteer", "used-to-work": "used to work", "used-to-live": "used to live", "make-time": "time for", "went-on-trip": " on ", "my-count": "my |our ", "as-hobby": "as a hobby|for fun|side hustle", "lost-job-as": "lost", "lost-job-at": "lost|laid off|fired|let go", "my-biz": "store|studio|shop|boutique|salon|bakery|restaurant|cafe|café|food truck|brewery|startup|practice", "pregnant": "pregnant", "condition": "have|diagnosed|live with|suffer", "trip-outing": "going|heading|headed|off", "car": "drive|own", "injury": "hurt|injured|broke|sprained|twisted|pulled|strained|tore|fractured|bruised|dislocated|messed up|tweaked|banged up|busted", "tried": "tried",
+	"volunteer": "volunteer", "go-to-group": "go to", "used-to-work": "used to work", "used-to-live": "used to live", "make-time": "time for", "went-on-trip": " on ", "my-count": "my |our ", "as-hobby": "as a hobby|for fun|side hustle", "lost-job-as": "lost", "lost-job-at": "lost|laid off|fired|let go", "my-biz": "store|studio|shop|boutique|salon|bakery|restaurant|cafe|café|food truck|brewery|startup|practice", "pregnant": "pregnant", "condition": "have|diagnosed|live with|suffer", "trip-outing": "going|heading|headed|off", "car": "drive|own", "injury": "hurt|injured|broke|sprained|twisted|pulled|strained|tore|fractured|bruised|dislocated|messed up|tweaked|banged up|busted", "tried": "tried",
 }
 
 // mayMatch reports whether lower holds one of r's needles.
@@ -239,7 +239,7 @@ var rules = func() []rule {
 		r("at-now-2", `(?i:`+iAm+` (?:at|with) )(?P<v>)[A-Z][\w&'-]*(?: [A-Z][\w&'-]*){0,2}(?i: now\b| these days\b)`, kName, "user", "employer", 0.7),
 		// Where.
 		r("live", `(?i:\b(?:I|we) `+soon+`live `+near+`|`+iAm+` `+soon+`(?:living|based|settled) `+near+`|\bI(?:'ve| have) (?:lived|been living) `+near+`|`+iAm+` based out of |`+weAre+` `+soon+`(?:living|based|settled) `+near+`)(?P<v>)`, kPlace, "user", "home_city", 0.85),
-		r("moved", `(?i:\b(?:I|we)(?:'ve| have)? `+soon+`(?:moved|relocated) (?:back )?to )(?P<v>)`, kPlace, "user", "home_city", 0.85),
+		r("moved", `(?i:\b(?:I|we)(?:'ve| have)? `+soon+`(?:moved|relocated) (?:back to |to |in together in |in together to ))(?P<v>)`, kPlace, "user", "home_city", 0.85),
 		r("from", `(?i:`+iAm+` (?:originally )?from |\bI (?:originally )?come from |\bI grew up in )(?P<v>)`, kPlace, "user", "hometown", 0.8),
 		r("born", `(?i:\bI was born in )(?P<v>)`, kPlace, "user", "birthplace", 0.85),
 		r("moving", `(?i:(?:`+iAm+`|`+weAre+`) (?:moving|relocating) to )(?P<v>)`, kPlace, "user", "plan/move", 0.7),
@@ -332,6 +332,7 @@ var rules = func() []rule {
 		r("used-to-work", `(?i:\bI used to work (?:at|for) (?:the )?)(?P<v>)`, kName, "user", "former_employer", 0.75),
 		r("used-to-live", `(?i:\b(?:I|we) used to live `+near+`)(?P<v>)`, kPlace, "user", "former_home/%", 0.75),
 		r("picked-up", `(?i:\bI `+soon+`(?:picked up|have picked up|'ve picked up) )(?P<v>)`, kNP, "user", "hobby/%", 0.7),
+		r("go-to-group", `(?i:\b`+weI+` `+often+`go to (?:a |an |my |our |the |this )?)(?P<v>)`, kNP, "user", "hobby/%", 0.7),
 		r("volunteer", `(?i:\b`+weI+` `+soon+`(?:volunteer|'ve been volunteering|have been volunteering|started volunteering|am volunteering|'m volunteering|still volunteer) (?:at|with|for) (?:a |an |the |my |our |this )?)(?P<v>)`, kNP, "user", "volunteers_at", 0.75),
 		r("condition", `(?i:\bI `+soon+`(?:have|have got|was diagnosed with|got diagnosed with|live with|suffer from) (?:type (?:1|2|one|two) |chronic |severe |mild |bad )?)(?P<v>)(?i:diabetes|asthma|celiac disease|coeliac disease|crohn's|epilepsy|migraines|arthritis|adhd|autism|anxiety|depression|ibs|eczema|psoriasis|lupus|ms|multiple sclerosis|high blood pressure|sleep apnea|long covid|fibromyalgia|endometriosis|pcos)\b`, kNP, "user", "condition/%", 0.85),
 		r("trip-outing", `(?i:\b`+weI+`(?:'re|'m| are| am) `+soon+`(?:going|heading|headed|off) (?:`+alt(outings)+`) (?:in|at|to|near|up to|down to) (?:the )?)(?P<v>)`, kPlace, "user", "trip/%", 0.65),
@@ -370,7 +371,7 @@ var rules = func() []rule {
 			x.head = venues
 		case "had":
 			x.head = happenings
-		case "joined", "in-group":
+		case "joined", "in-group", "go-to-group":
 			x.head = groupWords
 		case "play":
 			x.head = hobbyWords
