@@ -73,6 +73,7 @@ func (x *extractor) message(m Message, q *Message) {
 	// else; a sentence that leaves its subject out is then not the
 	// user's ("Dad retired last year. Moved to Florida.").
 	other := q != nil && askOtherRE.MatchString(lastSentence(q.Text))
+	pet := false // the sentence before got the user a pet
 	for si, s := range facts.Sentences(codeRE.ReplaceAllString(m.Text, "\n")) {
 		s = normalize(s)
 		if s == "" || len(s) > maxSentenceBytes || len(strings.Fields(s)) > MaxContextWords {
@@ -90,10 +91,22 @@ func (x *extractor) message(m Message, q *Message) {
 			t = withSubject(t)
 		}
 		other = other || x.aboutOther(trimLeading(s))
+		if pet && petIntroRE.MatchString(t) {
+			t = "I have " + strings.ToLower(t[:1]) + t[1:] // "We got a puppy! A golden retriever named Mango."
+		}
 		st := &stmt{m: m, said: s, text: expand(t), q: q, first: si == 0}
+		n := len(x.out)
 		x.sentence(st)
+		pet = false
+		for _, f := range x.out[n:] {
+			pet = pet || strings.HasPrefix(f.Attribute, "pet/")
+		}
 	}
 }
+
+// petIntroRE: a sentence that names the pet the sentence before got ("A
+// golden retriever named Mango.").
+var petIntroRE = regexp.MustCompile(`(?i)^(?:a|an) (?:[a-z-]+ ){0,2}` + alt(animals) + `,? (?:named|called) [A-Z]`)
 
 // askOtherRE: a question about someone else ("How's your dad?", "What
 // about Jake?").
