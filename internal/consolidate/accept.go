@@ -19,6 +19,11 @@ func (x *extractor) acceptable(rl *rule, v string, st *stmt) bool {
 			return false
 		}
 	}
+	if rl.attr == "job_title" && rl.head != nil {
+		if w := strings.Fields(strings.ToLower(v)); len(w) > 1 && (evaluative[w[0]] || judgedAs[w[0]]) {
+			return false // "I'm a terrible cook": a judgement, not a trade
+		}
+	}
 	switch rl.name {
 	case "like", "fan", "dislike", "prefer", "is-favorite", "keen":
 		return likeable(v) && !x.knownName(v) && !x.reaction(v, st)
@@ -57,6 +62,18 @@ func (x *extractor) acceptable(rl *rule, v string, st *stmt) bool {
 		return len(w) == 2 && !notOwnBiz[w[0]] && ownBizRE.MatchString(st.text)
 	case "lost-job-at":
 		return orgName(v)
+	case "started-ing":
+		w := strings.Fields(strings.ToLower(v))
+		// "I started running late"; "I started volunteering at …" the
+		// volunteering rule reads
+		return w[0] != "volunteering" && (len(w) < 2 || !notPastimeAfter[w[1]])
+	case "name-alone":
+		// "I'm Ruth." names the user where people introduce themselves:
+		// a greeting, or the other speaker's own introduction.
+		lv := strings.ToLower(v)
+		intro := greetRE.MatchString(st.m.Text) || (st.q != nil && introRE.MatchString(st.q.Text))
+		return intro && !creeds[lv] && !notNameWords[lv] && !isDateWord(v) && !evaluative[lv] && !notAnswerNames[lv] &&
+			!headOK(lv, relations) && !stateWords[lv]
 	case "used-to-work": // a held employer is retracted, not kept as a former one too
 		return orgName(v) && !x.heldEver("user", "employer", v)
 	case "used-to-live":
@@ -94,6 +111,26 @@ func workTeam(v string) bool {
 	}
 	return false
 }
+
+// introRE: words of people introducing themselves.
+var introRE = regexp.MustCompile(`(?i)\b(?:hi|hello|hey|welcome|nice to meet|pleasure to meet|my name is|introduce)\b|\bI(?:'m| am) [A-Z][a-z]+[,.!]`)
+
+// greetRE: a greeting in the user's own message.
+var greetRE = regexp.MustCompile(`(?i)\b(?:hi|hello|hey|welcome|nice to meet|pleasure to meet)\b`)
+
+// stateWords are what "I'm …" says of a state, capitalized for emphasis
+// ("I'm Done!").
+var stateWords = set(`sorry done home back here there ready late early free out in off up down sick alright awake asleep
+serious kidding joking starving hungry full broke stuck lost confused exhausted pregnant married single engaged retired
+vegan vegetarian dead alive obsessed shook speechless`)
+
+// notPastimeAfter: words after a gerund that make it no pastime ("running
+// late", "running errands").
+var notPastimeAfter = set(`late out low errands around away behind things over`)
+
+// judgedAs: words that make "a … cook" a judgement, not a trade.
+var judgedAs = set(`terrible awful horrible lousy decent bad natural born wannabe amateur failed lazy total complete
+hopeless mediocre average pretty excellent better worse`)
 
 // jobSuffixes end the name of a trade or a profession not listed
 // ("cardiologist", "locksmith", "wheelwright").

@@ -30,7 +30,7 @@ func TestDevStatements(t *testing.T) {
 		{"Tomas and I are going camping in Yosemite next weekend.", "fact/user/trip/yosemite", "Yosemite"},
 		{"I'm pregnant!", "fact/user/pregnant", "pregnant"},
 		{"I have type 2 diabetes, so Margaret keeps me off the cake.", "fact/user/condition/diabetes", "diabetes"},
-		{"I've been volunteering at the veterans center downtown every Tuesday, it feels good to give back.", "fact/user/volunteers_at", "veterans center downtown"},
+		{"I've been volunteering at the veterans center downtown every Tuesday, it feels good to give back.", "fact/user/volunteers_at", "veterans center"},
 		{"I've lived in Chicago for 15 years.", "fact/user/home_city", "Chicago"},
 		{"I changed my concentration to biostatistics, by the way.", "fact/user/studies", "biostatistics"},
 		{"Lost my job as an accountant on Monday, so I'm finally going for it.", "fact/user/former_job", "accountant"},
@@ -52,6 +52,11 @@ func TestDevStatements(t *testing.T) {
 		{"Now I'm back at work and sad. I'm a dental assistant, did I ever tell you?", "fact/user/job_title", "dental assistant"},
 		{"We just moved in together in Oakland.", "fact/user/home_city", "Oakland"},
 		{"Oh and we got a puppy! A golden retriever named Mango.", "fact/pet/golden_retriever/name", "Mango"},
+		{"Ha! No. But I've started running at 5am to clear my head.", "fact/user/hobby/running", "running"},
+		{"Every minute. I taught chemistry for 32 years, so I'm making up for lost time.", "fact/user/former_job", "chemistry"},
+		{"Oh hi, welcome! I'm Ruth. I've lived here about ten years.", "fact/user/name", "Ruth"},
+		{"Good! We just got back from a week in Maine.", "fact/user/trip/maine", "Maine"},
+		{"I'm a court stenographer downtown. Very exciting, haha.", "fact/user/job_title", "court stenographer"},
 		{"I go to a water aerobics class at the Y on Saturdays.", "fact/user/hobby/aerobics_class", "water aerobics class"},
 		{"My sister and I are flying to Lisbon next week.", "fact/user/trip/lisbon", "Lisbon"},
 		{"Oh, and my husband Kai and I are going to Japan in the spring for our anniversary!", "fact/user/trip/japan", "Japan"},
@@ -110,6 +115,13 @@ func TestDevAnswers(t *testing.T) {
 		{"Hi!", "I'm a regular at the gym."},
 		{"Hi!", "I go to a great dentist."},
 		{"Hi!", "My friend got a puppy. A golden retriever named Mango."},
+		{"Hi!", "I'm a terrible cook, so I eat out every night here."},
+		{"Hi!", "I'm a great nurse."},
+		{"Hi!", "I started running late."},
+		{"Hi!", "I started crying lol."},
+		{"Hi!", "I'm Sorry."},
+		{"Hi!", "I'm Done."},
+		{"Hi!", "I'm Irish."},
 		{"Hi!", "I'm doing laundry."},
 		{"Hi!", "My parents are Catholic."},
 		{"Hi!", "I remember my dad was a baker."},
@@ -231,5 +243,19 @@ func TestDevOtherSubject(t *testing.T) {
 	fs := Extract([]Message{bot("q", 1, "How's the family?"), user("a", 2, "Busy week! Started a new job at Target.")}, nil)
 	if len(fs) != 1 || fs[0].Key() != "fact/user/employer" {
 		t.Errorf("a sentence after the user's own small talk is the user's: got\n%s", show(fs))
+	}
+}
+
+// TestDevStopInstruction: an instruction to stop what one before asked
+// replaces it.
+func TestDevStopInstruction(t *testing.T) {
+	old := Fact{Subject: "user", Attribute: "include_warm", Value: "Please always include warm-up sets.", Type: Procedural}
+	fs := Extract([]Message{user("m1", 1, "And please stop including warm-up sets, I do my own.")}, []Fact{old})
+	if len(fs) != 1 || fs[0].Type != Procedural || fs[0].Replaces != old.Value {
+		t.Errorf("want the stop replacing %q, got\n%s", old.Value, show(fs))
+	}
+	other := Fact{Subject: "user", Attribute: "answer_french", Value: "Please always answer in French.", Type: Procedural}
+	if fs := Extract([]Message{user("m1", 1, "Please stop using emojis.")}, []Fact{other}); len(fs) != 1 || fs[0].Replaces != "" {
+		t.Errorf("a stop of something else replaces nothing: got\n%s", show(fs))
 	}
 }

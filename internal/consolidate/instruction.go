@@ -62,7 +62,56 @@ func (x *extractor) instruction(st *stmt) {
 	if t == "" {
 		return
 	}
-	x.add(st, Fact{Subject: "user", Attribute: t, Value: strings.TrimSpace(s), Type: Procedural, Confidence: 0.8, Rule: "instruction"})
+	f := Fact{Subject: "user", Attribute: t, Value: strings.TrimSpace(s), Type: Procedural, Confidence: 0.8, Rule: "instruction"}
+	if stopRE.MatchString(lead) {
+		if old, ok := x.stoppedInstruction(rest); ok {
+			f.Correction, f.Replaces = true, old.Value // "please stop including warm-up sets" ends "always include warm-up sets"
+		}
+	}
+	x.add(st, f)
+}
+
+// stopRE: an instruction that ends one given before.
+var stopRE = regexp.MustCompile(`(?i)^(?:(?:please|pls|and|also|oh|ok|okay|so)[,:]? )*(?:please )?(?:stop|no more|don't|do not)\b`)
+
+// stoppedInstruction is the newest instruction before that the stop in
+// rest ends: one that shares its content words ("include warm-up sets"
+// for "including warm-up sets").
+func (x *extractor) stoppedInstruction(rest string) (Fact, bool) {
+	want := stems(untilClause(rest))
+	for _, old := range x.earlier(len(x.out)) {
+		if old.Type != Procedural || stopRE.MatchString(trimLeading(old.Value)) {
+			continue
+		}
+		have := stems(old.Value)
+		shared := 0
+		for w := range want {
+			if have[w] {
+				shared++
+			}
+		}
+		if shared >= 2 || (shared == 1 && len(want) == 1) {
+			return old, true
+		}
+	}
+	return Fact{}, false
+}
+
+// stems are the content words of s, cut to their first five letters
+// ("including" and "include" share "inclu").
+func stems(s string) map[string]bool {
+	out := map[string]bool{}
+	for _, w := range strings.Fields(strings.ToLower(s)) {
+		w = strings.Trim(w, ".,!?;:\"'")
+		if len(w) < 3 || stopWords[w] || npStop[w] || w == "please" || w == "always" || w == "never" || w == "stop" {
+			continue
+		}
+		if len(w) > 5 {
+			w = w[:5]
+		}
+		out[w] = true
+	}
+	return out
 }
 
 // Answers: a value given in answer to the other speaker's question,

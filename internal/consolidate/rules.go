@@ -77,7 +77,7 @@ var needles = map[string]string{
 	"my-event":   "wedding|exam|interview|surgery|recital|concert|race|marathon|trip|flight|appointment|party|graduation|show|competition|vacation|holiday",
 	"married":    "married|tying the knot", "decided": "decided|agreed|chose|opted|settled", "go-with": "with|switch|migrat",
 	"deadline": "deadline|due", "my-attr": "my ", "speak": "speak|fluent", "study": "stud|major|master|degree|phd|concentration|course|program", "degree": "degree|bachelor|master|phd|diploma|doctorate", "rel-degree": "degree|bachelor|master|phd|diploma|doctorate",
-	"volunteer": "volunteer", "go-to-group": "go to", "used-to-work": "used to work", "used-to-live": "used to live", "make-time": "time for", "went-on-trip": " on ", "my-count": "my |our ", "as-hobby": "as a hobby|for fun|side hustle", "lost-job-as": "lost", "lost-job-at": "lost|laid off|fired|let go", "my-biz": "store|studio|shop|boutique|salon|bakery|restaurant|cafe|café|food truck|brewery|startup|practice", "pregnant": "pregnant", "condition": "have|diagnosed|live with|suffer", "trip-outing": "going|heading|headed|off", "car": "drive|own", "injury": "hurt|injured|broke|sprained|twisted|pulled|strained|tore|fractured|bruised|dislocated|messed up|tweaked|banged up|busted", "tried": "tried",
+	"volunteer": "volunteer", "started-ing": "start|began|begun", "taught": "taught", "name-alone": "i'm|i am", "go-to-group": "go to", "used-to-work": "used to work", "used-to-live": "used to live", "make-time": "time for", "went-on-trip": " on ", "my-count": "my |our ", "as-hobby": "as a hobby|for fun|side hustle", "lost-job-as": "lost", "lost-job-at": "lost|laid off|fired|let go", "my-biz": "store|studio|shop|boutique|salon|bakery|restaurant|cafe|café|food truck|brewery|startup|practice", "pregnant": "pregnant", "condition": "have|diagnosed|live with|suffer", "trip-outing": "going|heading|headed|off", "car": "drive|own", "injury": "hurt|injured|broke|sprained|twisted|pulled|strained|tore|fractured|bruised|dislocated|messed up|tweaked|banged up|busted", "tried": "tried",
 }
 
 // mayMatch reports whether lower holds one of r's needles.
@@ -298,7 +298,7 @@ var rules = func() []rule {
 		r("went-ing", `(?i:\b`+weI+` `+soon+`(?:went|took (?:the|my|our) (?:kids|fam|family|dogs|pups|children|son|daughter|girlfriend|boyfriend|wife|husband|parents|friends)) )(?P<v>)(?i:`+alt(outings)+`)\b`, kNP, "user", "went/%", 0.65),
 		r("had", `(?i:\b`+weI+` `+soon+`had (?:a |an |my |our |this |the )?(?:great |good |lovely |nice |fun |quick |big |amazing |awesome |wonderful |fantastic |little |first )*)(?P<v>)`, kNP, "user", "had/%", 0.6),
 		r("applied", `(?i:\b`+weI+`(?:'ve| have)? `+soon+`(?:applied (?:to|for)|got accepted (?:to|for|into|at)|was accepted (?:to|for|into|at)|got mentored by|got a call from) (?:a |an |the |my |some |two |three |multiple |several )?)(?P<v>)`, kNP, "user", "@/%", 0.65),
-		r("back-from", `(?i:\b(?:I|we)(?:'ve| have)? `+soon+`(?:got back|came back|returned|flew back|am back|are back|'re back|'m back|just back) from (?:a |an |the |my |our )?)(?P<v>)`, kNP, "user", "went_to/%", 0.7),
+		r("back-from", `(?i:\b(?:I|we)(?:'ve| have)? `+soon+`(?:got back|came back|returned|flew back|am back|are back|'re back|'m back|just back) from (?:a |an |the |my |our )?(?:(?:week|weekend|month|fortnight|few days|couple of days|couple of weeks|(?:two|three|four|five|six|ten|\d+) (?:days|weeks|months)) (?:in|at|on) (?:the )?)?)(?P<v>)`, kNP, "user", "went_to/%", 0.7),
 		r("visited", `(?i:\b(?:I|we)(?:'ve| have)? `+soon+`(?:visited|toured|explored) (?:a |an |the |this |my |our )?)(?P<v>)`, kNP, "user", "went_to/%", 0.65),
 		r("trip-going", `(?i:(?:`+iAm+`|`+weAre+`|\b(?:me and [A-Z][a-z]+|[A-Z][a-z]+ and I|my (?:[a-z]+ ){1,2}and I) (?:are|'re)) (?:also |still |now |actually |finally )?(?:(?:flying|traveling|travelling|heading|going|driving|off) (?:back )?(?:from [A-Z][\w-]*(?: [A-Z][\w-]*)? )?to |(?:leaving|setting off|flying out|off) for |(?:planning|taking|going on|booking|booked|off on) (?:a |an |our |my |the )?(?:(?:big |little |short |long |family |weekend |road |quick )?(?:trip|vacation|holiday|getaway|visit)) to ))(?P<v>)`, kPlace, "user", "trip/%", 0.65),
 		r("trip-booked", `(?i:\b(?:I|we)(?:'ve| have)? `+soon+`booked (?:flights|a flight|tickets|a ticket|a trip|a holiday|a vacation|a train|a cabin|a hotel) (?:to|in|for) )(?P<v>)`, kPlace, "user", "trip/%", 0.75),
@@ -333,6 +333,9 @@ var rules = func() []rule {
 		r("used-to-live", `(?i:\b(?:I|we) used to live `+near+`)(?P<v>)`, kPlace, "user", "former_home/%", 0.75),
 		r("picked-up", `(?i:\bI `+soon+`(?:picked up|have picked up|'ve picked up) )(?P<v>)`, kNP, "user", "hobby/%", 0.7),
 		r("go-to-group", `(?i:\b`+weI+` `+often+`go to (?:a |an |my |our |the |this )?)(?P<v>)`, kNP, "user", "hobby/%", 0.7),
+		r("started-ing", `(?i:\bI `+soon+`(?:'ve |have )?(?:started|began|begun) )(?P<v>)(?i:[a-z-]+ing)\b`, kNP, "user", "hobby/%", 0.7),
+		r("taught", `(?i:\bI `+soon+`taught )(?P<v>)`, kNP, "user", "former_job", 0.7),
+		r("name-alone", `^(?i:I(?:'m| am) )(?P<v>)[A-Z][a-z]+(?: [A-Z][a-z]+)?[.!]?$`, kName, "user", "name", 0.7),
 		r("volunteer", `(?i:\b`+weI+` `+soon+`(?:volunteer|'ve been volunteering|have been volunteering|started volunteering|am volunteering|'m volunteering|still volunteer) (?:at|with|for) (?:a |an |the |my |our |this )?)(?P<v>)`, kNP, "user", "volunteers_at", 0.75),
 		r("condition", `(?i:\bI `+soon+`(?:have|have got|was diagnosed with|got diagnosed with|live with|suffer from) (?:type (?:1|2|one|two) |chronic |severe |mild |bad )?)(?P<v>)(?i:diabetes|asthma|celiac disease|coeliac disease|crohn's|epilepsy|migraines|arthritis|adhd|autism|anxiety|depression|ibs|eczema|psoriasis|lupus|ms|multiple sclerosis|high blood pressure|sleep apnea|long covid|fibromyalgia|endometriosis|pcos)\b`, kNP, "user", "condition/%", 0.85),
 		r("trip-outing", `(?i:\b`+weI+`(?:'re|'m| are| am) `+soon+`(?:going|heading|headed|off) (?:`+alt(outings)+`) (?:in|at|to|near|up to|down to) (?:the )?)(?P<v>)`, kPlace, "user", "trip/%", 0.65),
@@ -383,15 +386,17 @@ var rules = func() []rule {
 			x.derive = upTo(kept)
 		case "go-ing":
 			x.derive = upTo(outings)
-		case "make-time", "picked-up":
+		case "make-time", "picked-up", "started-ing":
 			x.derive = upTo(pastimeWords)
+		case "taught":
+			x.derive = teacherOf
 		case "former-job", "lost-job-as":
 			x.head = jobs
 		case "play-in":
 			x.head = groupWords
 		case "name", "name-intro", "rel-name", "rel-named", "have-named", "pronoun-name", "age", "rel-age", "allergic", "allergy-have",
 			"rel-allergic", "diet", "avoid", "count", "my-attr", "speak", "from", "born", "car", "prefer", "like", "fan", "dislike", "favorite",
-			"is-favorite", "home-country", "keen", "rather", "age-adj", "person", "condition", "volunteer", "pregnant", "my-biz", "my-count", "as-hobby", "used-to-work", "used-to-live":
+			"is-favorite", "home-country", "keen", "rather", "age-adj", "person", "condition", "volunteer", "pregnant", "my-biz", "my-count", "as-hobby", "used-to-work", "used-to-live", "name-alone":
 			x.noDate = true
 		case "plan":
 			x.needDate = true

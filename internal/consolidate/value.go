@@ -44,7 +44,7 @@ am has have had do does did will would can could should shall may might must it'
 i'd i'll me we we're we've you you're he she they them it its this these those yesterday today tonight tomorrow
 now then anymore already again soon later lately recently ago last next every each once twice too also either
 really just even still yet ever never always sometimes usually finally instead either lol haha tho though anyway
-plus btw called named earlier not more there here honestly tbh ngl frankly personally one two three four five six seven eight nine ten eleven twelve twenty up out off down back away over into around`)
+plus btw called named earlier not more there here downtown uptown nearby locally remotely honestly tbh ngl frankly personally one two three four five six seven eight nine ten eleven twelve twenty up out off down back away over into around`)
 
 // possessives start a new phrase inside one ("a novel my dentist
 // recommended": the novel).
