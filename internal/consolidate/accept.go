@@ -67,6 +67,11 @@ func (x *extractor) acceptable(rl *rule, v string, st *stmt) bool {
 		// "I started running late"; "I started volunteering at …" the
 		// volunteering rule reads
 		return w[0] != "volunteering" && (len(w) < 2 || !notPastimeAfter[w[1]])
+	case "been-ing": // "I've been knitting for sixty years": a pastime, not "working" or "waiting"
+		w := strings.Fields(strings.ToLower(v))
+		return len(w) == 1 && !notPastimeIng[w[0]]
+	case "in-now": // "we moved, we're in Brookline now": a new home only where the sentence says so
+		return movedRE.MatchString(st.text) && nowRE.MatchString(st.text)
 	case "name-alone":
 		// "I'm Ruth." names the user where people introduce themselves:
 		// a greeting, or the other speaker's own introduction.
@@ -79,7 +84,7 @@ func (x *extractor) acceptable(rl *rule, v string, st *stmt) bool {
 	case "used-to-live":
 		return !x.heldEver("user", "home_city", v)
 	case "work-at", "new-job-at":
-		return orgName(v)
+		return orgName(v) || workplaceRE.MatchString(" at a "+v)
 	case "joined-org":
 		return orgName(v) && (workContext.MatchString(st.m.Text) || strings.Contains(st.text, v+" as a") || strings.Contains(st.text, v+" as an"))
 	case "at-now", "at-now-2":
@@ -114,6 +119,14 @@ func workTeam(v string) bool {
 
 // introRE: words of people introducing themselves.
 var introRE = regexp.MustCompile(`(?i)\b(?:hi|hello|hey|welcome|nice to meet|pleasure to meet|my name is|introduce)\b|\bI(?:'m| am) [A-Z][a-z]+[,.!]`)
+
+// notPastimeIng: what one has been doing for years that is no pastime.
+var notPastimeIng = set(`working crying waiting thinking feeling trying looking going doing getting living struggling dealing
+hoping planning saving wondering meaning dying dreaming teaching nursing studying married dating seeing using taking
+sleeping eating paying renting staying commuting fighting suffering battling recovering healing praying managing`)
+
+// movedRE: words of moving home.
+var movedRE = regexp.MustCompile(`(?i)\b(?:moved|relocated|new place|new house|new apartment|new flat)\b`)
 
 // greetRE: a greeting in the user's own message.
 var greetRE = regexp.MustCompile(`(?i)\b(?:hi|hello|hey|welcome|nice to meet|pleasure to meet)\b`)

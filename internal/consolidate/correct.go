@@ -327,7 +327,7 @@ var offRE = regexp.MustCompile(`(?i)\b(?:fell through|is off|was called off|got 
 
 // nowValueRE: the value that replaces it ("it's Porto now", "so now Jonas
 // teaches us").
-var nowValueRE = regexp.MustCompile(`\b(?:[Ii]t(?:'s| is) (?P<a>[A-Z][\w-]*(?: [A-Z][\w-]*)*) now\b|[Nn]ow it(?:'s| is) (?P<b>[A-Z][\w-]*(?: [A-Z][\w-]*)*)|[Ii]t(?:'s| is) now (?P<c>[A-Z][\w-]*(?: [A-Z][\w-]*)*))`)
+var nowValueRE = regexp.MustCompile(`\b(?:[Ii]t(?:'s| is) (?P<a>[A-Z][\w-]*(?: [A-Z][\w-]*)*) now\b|[Nn]ow it(?:'s| is) (?P<b>[A-Z][\w-]*(?: [A-Z][\w-]*)*)|[Ii]t(?:'s| is) now (?P<c>[A-Z][\w-]*(?: [A-Z][\w-]*)*)|(?:[Ww]e(?:'re| are)|I(?:'m| am)) (?:doing|going to|heading to|going with) (?P<d>[A-Z][\w-]*(?: [A-Z][\w-]*)*) instead\b)`)
 
 // fellThrough reads "the Lisbon plan fell through, it's Porto now": the
 // earlier value named just before the mark of its end is replaced by the
@@ -339,7 +339,7 @@ func (x *extractor) fellThrough(st *stmt, n int) {
 	if off == nil || m == nil || len(x.out) > n {
 		return
 	}
-	nv := m[1] + m[2] + m[3]
+	nv := m[1] + m[2] + m[3] + m[4]
 	var best *Fact
 	bestDist := 40 // at most a few words before the mark
 	for _, old := range x.earlier(n) {
@@ -359,6 +359,9 @@ func (x *extractor) fellThrough(st *stmt, n int) {
 		return
 	}
 	f := *best
+	if kind, _, many := strings.Cut(f.Attribute, "/"); many && kind == "trip" {
+		f.Attribute = kind + "/" + slug(nv) // the new trip's own key
+	}
 	f.Value, f.When, f.Date, f.Correction, f.Replaces = nv, "", "", true, best.Value
 	f.Statement, f.Context, f.MessageIDs, f.Seq, f.Rule, f.Confidence, f.Said = "", "", nil, 0, "correction", 0.75, 0
 	x.add(st, f)
@@ -509,7 +512,7 @@ func (x *extractor) nowAfterRetract(st *stmt, n int) {
 	if m == nil {
 		return
 	}
-	nv := m[1] + m[2] + m[3]
+	nv := m[1] + m[2] + m[3] + m[4]
 	for i := n; i < len(x.out); i++ {
 		old := x.out[i]
 		if !old.Retract || strings.EqualFold(old.Value, nv) {

@@ -57,6 +57,12 @@ func TestDevStatements(t *testing.T) {
 		{"Oh hi, welcome! I'm Ruth. I've lived here about ten years.", "fact/user/name", "Ruth"},
 		{"Good! We just got back from a week in Maine.", "fact/user/trip/maine", "Maine"},
 		{"I'm a court stenographer downtown. Very exciting, haha.", "fact/user/job_title", "court stenographer"},
+		{"Very. Also we moved, we're in Brookline now, bigger place.", "fact/user/home_city", "Brookline"},
+		{"I'm saving for a trip to Iceland in the fall.", "fact/user/trip/iceland", "Iceland"},
+		{"Update: I got a part-time job at a print shop, steady income now.", "fact/user/employer", "print shop"},
+		{"Incredible!! Best birthday ever. I turned 30 there.", "fact/user/age", "30"},
+		{"Ha! I've been knitting for sixty years, so I should hope so.", "fact/user/hobby/knitting", "knitting"},
+		{"Your grandpa and I are taking a cruise to Alaska in June!", "fact/user/trip/alaska", "Alaska"},
 		{"I go to a water aerobics class at the Y on Saturdays.", "fact/user/hobby/aerobics_class", "water aerobics class"},
 		{"My sister and I are flying to Lisbon next week.", "fact/user/trip/lisbon", "Lisbon"},
 		{"Oh, and my husband Kai and I are going to Japan in the spring for our anniversary!", "fact/user/trip/japan", "Japan"},
@@ -122,6 +128,10 @@ func TestDevAnswers(t *testing.T) {
 		{"Hi!", "I'm Sorry."},
 		{"Hi!", "I'm Done."},
 		{"Hi!", "I'm Irish."},
+		{"Hi!", "We're in Brookline for the weekend."},
+		{"Hi!", "I've been crying for hours."},
+		{"Hi!", "I've been working for 10 years."},
+		{"Hi!", "I'm in a bar lol."},
 		{"Hi!", "I'm doing laundry."},
 		{"Hi!", "My parents are Catholic."},
 		{"Hi!", "I remember my dad was a baker."},
@@ -143,6 +153,7 @@ func TestDevAnswers(t *testing.T) {
 		{"And where do you work?", "At Deloitte, in the tax team.", "fact/user/employer", "Deloitte"},
 		{"Where are you living now?", "Brooklyn, near Prospect Park.", "fact/user/home_city", "Brooklyn"},
 		{"Where are you living now?", "Porto for now.", "fact/user/home_city", "Porto"},
+		{"Are you two still in Queens?", "Yep, Astoria. We love it there.", "fact/user/home_city", "Astoria"},
 		{"What do you do for a living?", "Teaching.", "fact/user/job_title", "Teaching"},
 	}
 	for _, c := range read {
@@ -190,6 +201,10 @@ func TestDevCorrections(t *testing.T) {
 	}
 	if fs := Extract([]Message{user("m1", 1, "We're also going to Croatia in June.")}, []Fact{trip}); len(fs) != 1 || fs[0].Replaces != "" {
 		t.Errorf("a second trip replaces none: got\n%s", show(fs))
+	}
+	iceland := Fact{Subject: "user", Attribute: "trip/iceland", Value: "Iceland", Type: Semantic}
+	if fs := Extract([]Message{user("m1", 1, "And the Iceland trip is off, we're doing Norway instead.")}, []Fact{iceland}); len(fs) != 1 || fs[0].Key() != "fact/user/trip/norway" || fs[0].Replaces != "Iceland" {
+		t.Errorf("want trip/norway replacing Iceland, got\n%s", show(fs))
 	}
 	uke := Fact{Subject: "user", Attribute: "hobby/ukulele", Value: "ukulele", Type: Semantic}
 	if fs := Extract([]Message{user("m1", 1, "I gave up the ukulele, my neighbours were thrilled.")}, []Fact{uke}); len(fs) != 1 || !fs[0].Retract {

@@ -124,7 +124,7 @@ var (
 	// "… when it rains?"): any noun phrase answers it.
 	askWorkRE     = regexp.MustCompile(`(?i)\b(?:what do you do(?: for (?:work|a living))?|what(?:'s| is) your (?:job|profession|occupation|line of work)|what do you work as|what kind of work do you do|what line of work are you in)\s*\?$`)
 	askEmployerRE = regexp.MustCompile(`(?i)\b(?:where do you work|who do you work for|which company)\b`)
-	askHomeRE     = regexp.MustCompile(`(?i)\b(?:where do you live|where are you based|where are you living|where do you stay|where(?:'s| is) home)\b`)
+	askHomeRE     = regexp.MustCompile(`(?i)\b(?:where do you live|where are you based|where are you living|where do you stay|where(?:'s| is) home|are you (?:two |guys |both )?still (?:in|living in|based in))\b`)
 	askFromRE     = regexp.MustCompile(`(?i)\b(?:where are you from|where did you grow up|where(?:'re| are) you originally from)\b`)
 	askNameRE     = regexp.MustCompile(`(?i)\b(?:what(?:'s| is) your name|who am i (?:talking|speaking) (?:to|with)|what should i call you|how should i call you)\b`)
 	askAllergyRE  = regexp.MustCompile(`(?i)\b(?:any (?:food )?allergies|allergic to anything|are you allergic|what are you allergic to|what allergies)\b`)
@@ -135,7 +135,7 @@ var (
 )
 
 // answerLeadRE: what an answer may start with before its value.
-var answerLeadRE = regexp.MustCompile(`(?i)^(?:(?:oh|well|so|haha|lol|yeah|yes|sure|um|hmm|ha|actually)[,!.]? )*(?:I(?:'m| am) (?:a |an )?|I work as (?:a |an )?|I live in |in |at |I work at |I work for |I'm from |from |it's |his name is |her name is |its name is |we call (?:him|her|it) |we named (?:him|her|it) |my name is |I'm |call me )?`)
+var answerLeadRE = regexp.MustCompile(`(?i)^(?:(?:oh|well|so|haha|lol|yeah|yes|yep|yup|sure|um|hmm|ha|actually)[,!.]? )*(?:I(?:'m| am) (?:a |an )?|I work as (?:a |an )?|I live in |in |at |I work at |I work for |I'm from |from |it's |his name is |her name is |its name is |we call (?:him|her|it) |we named (?:him|her|it) |my name is |I'm |call me )?`)
 
 // answer reads a value the first sentence of st gives in answer to the
 // question before it.

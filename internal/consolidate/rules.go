@@ -77,7 +77,7 @@ var needles = map[string]string{
 	"my-event":   "wedding|exam|interview|surgery|recital|concert|race|marathon|trip|flight|appointment|party|graduation|show|competition|vacation|holiday",
 	"married":    "married|tying the knot", "decided": "decided|agreed|chose|opted|settled", "go-with": "with|switch|migrat",
 	"deadline": "deadline|due", "my-attr": "my ", "speak": "speak|fluent", "study": "stud|major|master|degree|phd|concentration|course|program", "degree": "degree|bachelor|master|phd|diploma|doctorate", "rel-degree": "degree|bachelor|master|phd|diploma|doctorate",
-	"volunteer": "volunteer", "started-ing": "start|began|begun", "taught": "taught", "name-alone": "i'm|i am", "go-to-group": "go to", "used-to-work": "used to work", "used-to-live": "used to live", "make-time": "time for", "went-on-trip": " on ", "my-count": "my |our ", "as-hobby": "as a hobby|for fun|side hustle", "lost-job-as": "lost", "lost-job-at": "lost|laid off|fired|let go", "my-biz": "store|studio|shop|boutique|salon|bakery|restaurant|cafe|café|food truck|brewery|startup|practice", "pregnant": "pregnant", "condition": "have|diagnosed|live with|suffer", "trip-outing": "going|heading|headed|off", "car": "drive|own", "injury": "hurt|injured|broke|sprained|twisted|pulled|strained|tore|fractured|bruised|dislocated|messed up|tweaked|banged up|busted", "tried": "tried",
+	"volunteer": "volunteer", "been-ing": "been", "in-now": " in ", "started-ing": "start|began|begun", "taught": "taught", "name-alone": "i'm|i am", "go-to-group": "go to", "used-to-work": "used to work", "used-to-live": "used to live", "make-time": "time for", "went-on-trip": " on ", "my-count": "my |our ", "as-hobby": "as a hobby|for fun|side hustle", "lost-job-as": "lost", "lost-job-at": "lost|laid off|fired|let go", "my-biz": "store|studio|shop|boutique|salon|bakery|restaurant|cafe|café|food truck|brewery|startup|practice", "pregnant": "pregnant", "condition": "have|diagnosed|live with|suffer", "trip-outing": "going|heading|headed|off", "car": "drive|own", "injury": "hurt|injured|broke|sprained|twisted|pulled|strained|tore|fractured|bruised|dislocated|messed up|tweaked|banged up|busted", "tried": "tried",
 }
 
 // mayMatch reports whether lower holds one of r's needles.
@@ -220,7 +220,7 @@ var rules = func() []rule {
 		// Who the user is.
 		r("name", `(?i:\bmy name is |\bmy name's |(?:\byou can |\bplease |\bjust )?\bcall me |\bI go by |`+iAm+` called )(?P<v>)`, kName, "user", "name", 0.9),
 		r("name-intro", `^(?i:(?:hi|hello|hey)(?: there| all| everyone)?[,!]? )(?i:I am |I'm )(?P<v>)[A-Z][a-z]+(?:[,.!]|$| (?i:and|from|here)\b)`, kName, "user", "name", 0.8),
-		r("age", `(?i:`+iAm+` (?:actually |now |only |just )?|\bI (?:just )?turned )(?P<v>)\d{1,3}(?i: years old\b| yo\b|[.,!]|$| (?:now|today|this year|last week|last month|yesterday|by the way|btw|lol|haha|and|but|already|myself)\b)`, kNP, "user", "age", 0.85),
+		r("age", `(?i:`+iAm+` (?:actually |now |only |just )?|\bI (?:just )?turned )(?P<v>)\d{1,3}(?i: years old\b| yo\b|[.,!]|$| (?:now|today|this year|last week|last month|yesterday|by the way|btw|lol|haha|and|but|already|myself|there|here)\b)`, kNP, "user", "age", 0.85),
 		// Work.
 		r("job", `(?i:`+iAm+` (?:now |currently |still |actually |also |officially )?(?:a|an|the) )(?P<v>)`, kNP, "user", "job_title", 0.8),
 		r("job-been", `(?i:`+iHave+` (?:been|worked as) (?:a|an) )(?P<v>)`, kNP, "user", "job_title", 0.8),
@@ -233,7 +233,7 @@ var rules = func() []rule {
 		r("teach", `(?i:\bI `+soon+`(?:teach|'ve been teaching|have been teaching|'m teaching|am (?:still |also |now )?teaching) )(?P<v>)`, kNP, "user", "job_title", 0.7),
 		r("drive", `(?i:\bI (?:drive|'ve been driving|have been driving) (?:a|an|the) )(?P<v>)`, kNP, "user", "job_title", 0.7),
 		r("work-at", `(?i:\bI `+soon+`(?:work|'ve worked|have worked|'m working|am working|'ve been working|have been working|started working|'m employed|am employed|got a job|got hired|was hired|'ve been hired|teach|am teaching|'ve been teaching|have been teaching|started teaching) (?:at|for|with|by) (?:the )?)(?P<v>)`, kName, "user", "employer", 0.85),
-		r("new-job-at", `(?i:`+iHave+` `+soon+`(?:started|landed|got|accepted|took|began|start) (?:a |my |the |an )?(?:new )?(?:job|position|role|gig|internship|offer) (?:at|with|from) (?:the )?)(?P<v>)`, kName, "user", "employer", 0.8),
+		r("new-job-at", `(?i:`+iHave+` `+soon+`(?:started|landed|got|accepted|took|began|start) (?:a |my |the |an )?(?:new )?(?:part-time |full-time |part time |full time |summer )?(?:job|position|role|gig|internship|offer) (?:at|with|from) (?:the )?)(?P<v>)`, kName, "user", "employer", 0.8),
 		r("joined-org", `(?i:`+iHave+` `+soon+`(?:joined|started at|started working at|switched to) (?:the )?)(?P<v>)[A-Z]`, kName, "user", "employer", 0.7),
 		r("at-now", `(?i:\b(?:these days|nowadays|now) I(?:'m| am) (?:at|with|working at|working for) )(?P<v>)`, kName, "user", "employer", 0.75),
 		r("at-now-2", `(?i:`+iAm+` (?:at|with) )(?P<v>)[A-Z][\w&'-]*(?: [A-Z][\w&'-]*){0,2}(?i: now\b| these days\b)`, kName, "user", "employer", 0.7),
@@ -300,7 +300,7 @@ var rules = func() []rule {
 		r("applied", `(?i:\b`+weI+`(?:'ve| have)? `+soon+`(?:applied (?:to|for)|got accepted (?:to|for|into|at)|was accepted (?:to|for|into|at)|got mentored by|got a call from) (?:a |an |the |my |some |two |three |multiple |several )?)(?P<v>)`, kNP, "user", "@/%", 0.65),
 		r("back-from", `(?i:\b(?:I|we)(?:'ve| have)? `+soon+`(?:got back|came back|returned|flew back|am back|are back|'re back|'m back|just back) from (?:a |an |the |my |our )?(?:(?:week|weekend|month|fortnight|few days|couple of days|couple of weeks|(?:two|three|four|five|six|ten|\d+) (?:days|weeks|months)) (?:in|at|on) (?:the )?)?)(?P<v>)`, kNP, "user", "went_to/%", 0.7),
 		r("visited", `(?i:\b(?:I|we)(?:'ve| have)? `+soon+`(?:visited|toured|explored) (?:a |an |the |this |my |our )?)(?P<v>)`, kNP, "user", "went_to/%", 0.65),
-		r("trip-going", `(?i:(?:`+iAm+`|`+weAre+`|\b(?:me and [A-Z][a-z]+|[A-Z][a-z]+ and I|my (?:[a-z]+ ){1,2}and I) (?:are|'re)) (?:also |still |now |actually |finally )?(?:(?:flying|traveling|travelling|heading|going|driving|off) (?:back )?(?:from [A-Z][\w-]*(?: [A-Z][\w-]*)? )?to |(?:leaving|setting off|flying out|off) for |(?:planning|taking|going on|booking|booked|off on) (?:a |an |our |my |the )?(?:(?:big |little |short |long |family |weekend |road |quick )?(?:trip|vacation|holiday|getaway|visit)) to ))(?P<v>)`, kPlace, "user", "trip/%", 0.65),
+		r("trip-going", `(?i:(?:`+iAm+`|`+weAre+`|\b(?:me and [A-Z][a-z]+|[A-Z][a-z]+ and I|(?:my|your) (?:[a-z]+ ){1,2}and I) (?:are|'re)) (?:also |still |now |actually |finally )?(?:(?:flying|traveling|travelling|heading|going|driving|off) (?:back )?(?:from [A-Z][\w-]*(?: [A-Z][\w-]*)? )?to |(?:leaving|setting off|flying out|off) for |(?:planning|taking|going on|booking|booked|off on|saving for|saving up for) (?:a |an |our |my |the )?(?:(?:big |little |short |long |family |weekend |road |quick )?(?:trip|vacation|holiday|getaway|visit|cruise)) to ))(?P<v>)`, kPlace, "user", "trip/%", 0.65),
 		r("trip-booked", `(?i:\b(?:I|we)(?:'ve| have)? `+soon+`booked (?:flights|a flight|tickets|a ticket|a trip|a holiday|a vacation|a train|a cabin|a hotel) (?:to|in|for) )(?P<v>)`, kPlace, "user", "trip/%", 0.75),
 		r("did", `(?i:\b`+weI+`(?:'ve| have)? `+soon+`(?P<attr>launched|opened|started|finished|completed|published|organized|organised|hosted|won|passed|volunteered at|attended|bought|ran|painted|built|wrote|released|graduated from|got|adopted|created|designed|crafted|knitted|baked|planted|sold|rescued|welcomed) (?:a |an |the |my |our |this |some |two |three |four |another |a new |my first |our first |a few )?)(?P<v>)`, kNP, "user", "@/%", 0.6),
 		r("doing", `(?i:(?:`+iAm+`|`+weAre+`) `+soon+`(?P<attr>starting|opening|launching|organizing|organising|hosting|building|writing|training for|preparing for|working on|planning|running) (?:a |an |the |my |our |this |some )?)(?P<v>)`, kNP, "user", "@/%", 0.6),
@@ -336,6 +336,8 @@ var rules = func() []rule {
 		r("started-ing", `(?i:\bI `+soon+`(?:'ve |have )?(?:started|began|begun) )(?P<v>)(?i:[a-z-]+ing)\b`, kNP, "user", "hobby/%", 0.7),
 		r("taught", `(?i:\bI `+soon+`taught )(?P<v>)`, kNP, "user", "former_job", 0.7),
 		r("name-alone", `^(?i:I(?:'m| am) )(?P<v>)[A-Z][a-z]+(?: [A-Z][a-z]+)?[.!]?$`, kName, "user", "name", 0.7),
+		r("been-ing", `(?i:\bI(?:'ve| have) been )(?P<v>)(?i:[a-z-]+ing)(?i: for (?:years|ages|decades|a long time|(?:over |about |almost |nearly )?(?:\d+|two|three|four|five|six|seven|eight|nine|ten|twenty|thirty|forty|fifty|sixty|seventy) (?:years|decades))| since (?:I was|college|school|high school|childhood|\d{4}))\b`, kNP, "user", "hobby/%", 0.7),
+		r("in-now", `(?i:(?:`+iAm+`|`+weAre+`) (?:now |finally )?(?:in|living in|based in) )(?P<v>)`, kPlace, "user", "home_city", 0.7),
 		r("volunteer", `(?i:\b`+weI+` `+soon+`(?:volunteer|'ve been volunteering|have been volunteering|started volunteering|am volunteering|'m volunteering|still volunteer) (?:at|with|for) (?:a |an |the |my |our |this )?)(?P<v>)`, kNP, "user", "volunteers_at", 0.75),
 		r("condition", `(?i:\bI `+soon+`(?:have|have got|was diagnosed with|got diagnosed with|live with|suffer from) (?:type (?:1|2|one|two) |chronic |severe |mild |bad )?)(?P<v>)(?i:diabetes|asthma|celiac disease|coeliac disease|crohn's|epilepsy|migraines|arthritis|adhd|autism|anxiety|depression|ibs|eczema|psoriasis|lupus|ms|multiple sclerosis|high blood pressure|sleep apnea|long covid|fibromyalgia|endometriosis|pcos)\b`, kNP, "user", "condition/%", 0.85),
 		r("trip-outing", `(?i:\b`+weI+`(?:'re|'m| are| am) `+soon+`(?:going|heading|headed|off) (?:`+alt(outings)+`) (?:in|at|to|near|up to|down to) (?:the )?)(?P<v>)`, kPlace, "user", "trip/%", 0.65),
@@ -396,7 +398,7 @@ var rules = func() []rule {
 			x.head = groupWords
 		case "name", "name-intro", "rel-name", "rel-named", "have-named", "pronoun-name", "age", "rel-age", "allergic", "allergy-have",
 			"rel-allergic", "diet", "avoid", "count", "my-attr", "speak", "from", "born", "car", "prefer", "like", "fan", "dislike", "favorite",
-			"is-favorite", "home-country", "keen", "rather", "age-adj", "person", "condition", "volunteer", "pregnant", "my-biz", "my-count", "as-hobby", "used-to-work", "used-to-live", "name-alone":
+			"is-favorite", "home-country", "keen", "rather", "age-adj", "person", "condition", "volunteer", "pregnant", "my-biz", "my-count", "as-hobby", "used-to-work", "used-to-live", "name-alone", "in-now":
 			x.noDate = true
 		case "plan":
 			x.needDate = true
