@@ -304,8 +304,9 @@ func TestDevConversations(t *testing.T) {
 		"batch5": {0, 0, 0},
 		"batch6": {0, 0, 0},
 		"batch7": {0, 0, 0},
+		"batch8": {0, 0, 0},
 	}
-	for _, dir := range []string{"batch1", "batch2", "batch3", "batch4", "batch5", "batch6", "batch7"} {
+	for _, dir := range []string{"batch1", "batch2", "batch3", "batch4", "batch5", "batch6", "batch7", "batch8"} {
 		un := scoreDevDir(t, dir, true)
 		t.Logf("%s without message times: precision %.2f (%d/%d), recall %.2f (%d/%d), corrections current %.2f (%d/%d)",
 			dir, un.precision(), un.correct, un.scored, un.recall(), un.found, un.facts, un.current(), un.resolved, un.replaced)
