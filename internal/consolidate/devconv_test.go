@@ -293,20 +293,28 @@ func scoreDevDir(t *testing.T, dir string, untimed bool) devScore {
 
 // TestDevConversations scores the extractor on the development
 // conversations; AGENTMEM_DEV_VERBOSE=batch1 (or "all") lists wrong facts, misses and
-// stale corrections. The floors are the figures measured (a rule change
-// that lowers one fails here).
+// stale corrections.
 func TestDevConversations(t *testing.T) {
+	// The floors are the figures measured less 0.02 (a rule change that
+	// lowers one fails here). batch1, 3, 5, 6 and 7 are tuned on (3, 5,
+	// 6 and 7 after one untouched measurement each); batch2, 4 and 8 were
+	// written after rules and never tuned on.
 	floors := map[string][3]float64{ // precision, recall, corrections current
-		"batch1": {0, 0, 0},
-		"batch2": {0, 0, 0},
-		"batch3": {0, 0, 0},
-		"batch4": {0, 0, 0},
-		"batch5": {0, 0, 0},
-		"batch6": {0, 0, 0},
-		"batch7": {0, 0, 0},
-		"batch8": {0, 0, 0},
+		"batch1": {0.98, 0.85, 0.84},
+		"batch2": {0.94, 0.74, 0.48},
+		"batch3": {0.93, 0.70, 0},
+		"batch4": {0.85, 0.50, 0.65},
+		"batch5": {0.98, 0.78, 0.98},
+		"batch6": {0.98, 0.90, 0.98},
+		"batch7": {0.98, 0.90, 0.98},
+		"batch8": {0.80, 0.52, 0},
 	}
-	for _, dir := range []string{"batch1", "batch2", "batch3", "batch4", "batch5", "batch6", "batch7", "batch8"} {
+	dirs := make([]string, 0, len(floors))
+	for d := range floors {
+		dirs = append(dirs, d)
+	}
+	sort.Strings(dirs)
+	for _, dir := range dirs {
 		un := scoreDevDir(t, dir, true)
 		t.Logf("%s without message times: precision %.2f (%d/%d), recall %.2f (%d/%d), corrections current %.2f (%d/%d)",
 			dir, un.precision(), un.correct, un.scored, un.recall(), un.found, un.facts, un.current(), un.resolved, un.replaced)
