@@ -19,6 +19,11 @@ func (x *extractor) acceptable(rl *rule, v string, st *stmt) bool {
 			return false
 		}
 	}
+	if rl.attr == "job_title" && rl.head != nil {
+		if w := strings.Fields(strings.ToLower(v)); len(w) > 1 && (evaluative[w[0]] || judgedAs[w[0]]) {
+			return false // "I'm a terrible cook": a judgement, not a trade
+		}
+	}
 	switch rl.name {
 	case "like", "fan", "dislike", "prefer", "is-favorite", "keen":
 		return likeable(v) && !x.knownName(v) && !x.reaction(v, st)
@@ -29,6 +34,9 @@ func (x *extractor) acceptable(rl *rule, v string, st *stmt) bool {
 	case "habit":
 		return eventObject(v) && bare(st.text, v)
 	case "in-group":
+		if headOK(v, set("team")) && workTeam(v) {
+			return false // "the data engineering team": a team at work, no pastime
+		}
 		return len(strings.Fields(v)) > 1 || !genericGroups[strings.ToLower(v)]
 	case "run-biz", "keep":
 		return eventObject(v)
@@ -46,8 +54,37 @@ func (x *extractor) acceptable(rl *rule, v string, st *stmt) bool {
 		return eventObject(v) && (headOK(v, occasions) || headOK(v, starts))
 	case "did", "doing", "joined", "applied", "had":
 		return eventObject(v)
-	case "work-at", "new-job-at":
+	case "my-biz":
+		// "my clothing store" is the user's own only where the sentence
+		// speaks of running it ("… to grow the business"), not "my
+		// favourite shop" or "my yoga studio" one goes to.
+		w := strings.Fields(strings.ToLower(v))
+		return len(w) == 2 && !notOwnBiz[w[0]] && ownBizRE.MatchString(st.text)
+	case "lost-job-at":
 		return orgName(v)
+	case "started-ing":
+		w := strings.Fields(strings.ToLower(v))
+		// "I started running late"; "I started volunteering at …" the
+		// volunteering rule reads
+		return w[0] != "volunteering" && (len(w) < 2 || !notPastimeAfter[w[1]])
+	case "been-ing": // "I've been knitting for sixty years": a pastime, not "working" or "waiting"
+		w := strings.Fields(strings.ToLower(v))
+		return len(w) == 1 && !notPastimeIng[w[0]]
+	case "in-now": // "we moved, we're in Brookline now": a new home only where the sentence says so
+		return movedRE.MatchString(st.text) && nowRE.MatchString(st.text)
+	case "name-alone":
+		// "I'm Ruth." names the user where people introduce themselves:
+		// a greeting, or the other speaker's own introduction.
+		lv := strings.ToLower(v)
+		intro := greetRE.MatchString(st.m.Text) || (st.q != nil && introRE.MatchString(st.q.Text))
+		return intro && !creeds[lv] && !notNameWords[lv] && !isDateWord(v) && !evaluative[lv] && !notAnswerNames[lv] &&
+			!headOK(lv, relations) && !stateWords[lv]
+	case "used-to-work": // a held employer is retracted, not kept as a former one too
+		return orgName(v) && !x.heldEver("user", "employer", v)
+	case "used-to-live":
+		return !x.heldEver("user", "home_city", v)
+	case "work-at", "new-job-at":
+		return orgName(v) || workplaceRE.MatchString(" at a "+v)
 	case "joined-org":
 		return orgName(v) && (workContext.MatchString(st.m.Text) || strings.Contains(st.text, v+" as a") || strings.Contains(st.text, v+" as an"))
 	case "at-now", "at-now-2":
@@ -55,6 +92,58 @@ func (x *extractor) acceptable(rl *rule, v string, st *stmt) bool {
 	}
 	return true
 }
+
+// ownBizRE: words of running a business of one's own.
+var ownBizRE = regexp.MustCompile(`(?i)\b(?:customers|clients|grow(?:ing)? the business|my business|opened|opening|launched|launching|own|running|run|wholesalers|inventory|staff|employees|hiring|grand opening|open my|start(?:ing|ed)? my)\b`)
+
+// notOwnBiz: words before a shop's kind that make it one the user goes
+// to, not one the user runs.
+var notOwnBiz = set(`favorite favourite local usual regular nearest old go-to yoga pilates barre coffee tattoo hair nail
+neighborhood neighbourhood corner fave fav`)
+
+// workTeamWords name a team at work.
+var workTeamWords = set(`data engineering product design sales support dev devops ops research legal finance marketing
+platform infrastructure security qa management leadership hr recruiting analytics backend frontend mobile web it
+customer success accounts editorial content growth`)
+
+// workTeam reports whether team v is one at work ("the data engineering
+// team").
+func workTeam(v string) bool {
+	for _, w := range strings.Fields(strings.ToLower(v)) {
+		if workTeamWords[w] || fields[w] {
+			return true
+		}
+	}
+	return false
+}
+
+// introRE: words of people introducing themselves.
+var introRE = regexp.MustCompile(`(?i)\b(?:hi|hello|hey|welcome|nice to meet|pleasure to meet|my name is|introduce)\b|\bI(?:'m| am) [A-Z][a-z]+[,.!]`)
+
+// notPastimeIng: what one has been doing for years that is no pastime.
+var notPastimeIng = set(`working crying waiting thinking feeling trying looking going doing getting living struggling dealing
+hoping planning saving wondering meaning dying dreaming teaching nursing studying married dating seeing using taking
+sleeping eating paying renting staying commuting fighting suffering battling recovering healing praying managing`)
+
+// movedRE: words of moving home.
+var movedRE = regexp.MustCompile(`(?i)\b(?:moved|relocated|new place|new house|new apartment|new flat)\b`)
+
+// greetRE: a greeting in the user's own message.
+var greetRE = regexp.MustCompile(`(?i)\b(?:hi|hello|hey|welcome|nice to meet|pleasure to meet)\b`)
+
+// stateWords are what "I'm …" says of a state, capitalized for emphasis
+// ("I'm Done!").
+var stateWords = set(`sorry done home back here there ready late early free out in off up down sick alright awake asleep
+serious kidding joking starving hungry full broke stuck lost confused exhausted pregnant married single engaged retired
+vegan vegetarian dead alive obsessed shook speechless`)
+
+// notPastimeAfter: words after a gerund that make it no pastime ("running
+// late", "running errands").
+var notPastimeAfter = set(`late out low errands around away behind things over`)
+
+// judgedAs: words that make "a … cook" a judgement, not a trade.
+var judgedAs = set(`terrible awful horrible lousy decent bad natural born wannabe amateur failed lazy total complete
+hopeless mediocre average pretty excellent better worse`)
 
 // jobSuffixes end the name of a trade or a profession not listed
 // ("cardiologist", "locksmith", "wheelwright").
@@ -85,7 +174,8 @@ func jobLike(v string) bool {
 // occasions: what one sits, attends or takes part in on a date.
 var occasions = set(`interview exam exams test tests appointment surgery operation recital concert game match race
 competition audition performance show presentation flight wedding meeting party marathon half-marathon
-course workshop conference festival gig tournament ceremony graduation exhibition fair triathlon 10k 5k`)
+course workshop conference festival gig tournament ceremony graduation exhibition fair triathlon 10k 5k
+swim fun-run charity-walk`)
 
 // starts: what one starts or finishes on a date ("I start my new job on
 // Monday").
@@ -224,7 +314,7 @@ func (x *extractor) reaction(v string, st *stmt) bool {
 // a feeling or a stretch of time.
 func eventObject(v string) bool {
 	w := strings.Fields(strings.ToLower(v))
-	if strings.HasSuffix(w[0], "ing") && len(w[0]) > 4 && !headOK(v, groupWords) && !headOK(v, venues) {
+	if strings.HasSuffix(w[0], "ing") && len(w[0]) > 4 && !headOK(v, groupWords) && !headOK(v, venues) && !headOK(v, starts) {
 		return false // "I started feeling better", "I started thinking about …"
 	}
 	for _, x := range w {
@@ -238,7 +328,7 @@ func eventObject(v string) bool {
 var notEvent = set(`feeling feelings day days week weeks month months year years time times while moment lot bit
 thing things chance opportunity way idea sense idea conversation talk chat look glance break rest nap fun blast
 laugh cry smile feedback support help advice love care attention notice note message call text reply email mind
-courage confidence strength hope peace joy happiness sadness stress anxiety`)
+courage confidence strength hope peace joy happiness sadness stress anxiety event events`)
 
 // shape finishes f: its key segment, label and subject by rule.
 func (x *extractor) shape(f *Fact, rl *rule, st *stmt, s string, loc []int) {

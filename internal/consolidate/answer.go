@@ -23,6 +23,9 @@ func (x *extractor) listAnswer(st *stmt, q, rest string) {
 		return
 	}
 	rest = rest[len(fragmentLeadRE.FindString(rest)):]
+	if otherSubjectRE.MatchString(rest) || notAnswerNames[strings.ToLower(firstWord(rest))] {
+		return // "Trying to stay sane, mostly.": no pastime named
+	}
 	kind, label := "hobby", "hobby"
 	if askAllergyRE.MatchString(q) {
 		kind, label = "allergy", ""
@@ -82,4 +85,13 @@ func pastimeLike(v string) bool {
 		}
 	}
 	return true
+}
+
+// firstWord is the first word of s, its punctuation trimmed.
+func firstWord(s string) string {
+	w := strings.Fields(s)
+	if len(w) == 0 {
+		return ""
+	}
+	return strings.Trim(w[0], ".,!;:")
 }

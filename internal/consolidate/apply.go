@@ -86,27 +86,39 @@ func (x *extractor) apply(st *stmt, rl *rule, loc []int) {
 	attr := rl.attr
 	if a := group(s, rl.re, loc, "attr"); a != "" {
 		attr = strings.ReplaceAll(attr, "@", slug(a))
+		if strings.HasSuffix(attr, "_count") { // "my four doggies": the dogs
+			attr = countWords.Replace(attr)
+		}
 	}
 	var values []string
 	valueEnd := at
 	switch {
-	case rl.name == "age" || rl.name == "rel-age" || rl.name == "count" || rl.name == "age-adj":
+	case rl.name == "age" || rl.name == "rel-age" || rl.name == "count" || rl.name == "my-count" || rl.name == "age-adj":
 		w := strings.Fields(rest)[0]
 		if rl.name == "age-adj" { // "7-year-old"
 			w, _, _ = strings.Cut(w, "-")
 		}
-		if n, err := strconv.Atoi(strings.TrimRight(w, ".,!;")); rl.name != "count" && (err == nil && (n < 1 || n > 110)) {
+		if n, err := strconv.Atoi(strings.TrimRight(w, ".,!;")); rl.name != "count" && rl.name != "my-count" && (err == nil && (n < 1 || n > 110)) {
 			return
 		}
 		values = []string{strings.TrimRight(w, ".,!;")}
 	case rl.name == "diet":
 		values = []string{strings.ToLower(strings.Trim(strings.Fields(rest)[0], ".,!;"))}
+		if m := twoWordDietRE.FindString(rest); m != "" {
+			values = []string{strings.ToLower(m)} // "lactose intolerant", not "lactose"
+		}
 		if next := strings.Fields(rest); len(next) > 1 && dietNouns[strings.ToLower(strings.Trim(next[1], ".,!;"))] {
 			return // "I'm a vegan food blogger"
 		}
 	case rl.name == "allergy-have":
 		v := rest[:strings.Index(strings.ToLower(rest), " allerg")]
 		values = []string{v}
+	case rl.name == "as-hobby":
+		if m := asHobbyRE.FindStringIndex(rest); m != nil {
+			values = []string{rest[:m[0]]}
+		}
+	case rl.name == "pregnant":
+		values = []string{"pregnant"}
 	case rl.name == "married":
 		values = []string{"get married"}
 	case rl.name == "retired":
@@ -138,6 +150,9 @@ func (x *extractor) apply(st *stmt, rl *rule, loc []int) {
 			return
 		}
 		v, _ := np(strings.Join(w, " "))
+		if v == "" && len(w) == 1 && bodyWords[strings.ToLower(strings.Trim(w[0], ".,!;"))] {
+			v = strings.Trim(w[0], ".,!;") // "my back": a word np stops at
+		}
 		if v == "" {
 			return
 		}
@@ -154,6 +169,11 @@ func (x *extractor) apply(st *stmt, rl *rule, loc []int) {
 		}
 	default:
 		v, end := value(rest, rl.k)
+		if v == "" && (rl.name == "work-at" || rl.name == "new-job-at") {
+			if w := workplaceRE.FindStringSubmatch(" at " + rest); w != nil {
+				v, end = w[1], len(w[0])-4 // "a part-time job at a print shop"
+			}
+		}
 		if v == "" && rl.k != kNP && st.said == strings.ToLower(st.said) {
 			v = placeAnswer(rest) // "i live in lisbon": typed all in lower case
 			end = len(v)
@@ -168,9 +188,10 @@ func (x *extractor) apply(st *stmt, rl *rule, loc []int) {
 	if !rl.noDate {
 		date, _ = findDate(clause, st.m.Said, rl.needDate || rl.future || isFuture(clause))
 	}
-	if rl.needDate && date.words == "" && !(rl.name == "doing" && trainingRE.MatchString(s[loc[0]:at])) && !(rl.name == "did" && (lastingRE.MatchString(s[loc[0]:at]) || anyHead(values, animals))) {
+	if rl.needDate && date.words == "" && !(rl.name == "doing" && (trainingRE.MatchString(s[loc[0]:at]) || (startingRE.MatchString(s[loc[0]:at]) && anyHead(values, businesses)))) && !(rl.name == "did" && (lastingRE.MatchString(s[loc[0]:at]) || anyHead(values, animals))) {
 		return // a plan names its date; training for one names the event; so does a passing event ("I bought a coffee"), not a pet got
 	}
+	before := len(x.out)
 	for _, v := range values {
 		v = strings.TrimSpace(v)
 		if !x.acceptable(rl, v, st) {
@@ -194,12 +215,30 @@ func (x *extractor) apply(st *stmt, rl *rule, loc []int) {
 		x.add(st, f)
 	}
 	switch rl.name {
-	case "job", "job-been":
-		x.jobAt(st, s, valueEnd)
+	case "job", "job-been", "work-as", "new-job-as", "teach":
+		if len(x.out) > before { // the employer after a job read, not after "a regular at the gym"
+			x.jobAt(st, s, valueEnd)
+		}
 	case "joined-org", "work-at", "new-job-at":
 		x.jobAs(st, s, valueEnd)
 	}
 }
+
+// twoWordDietRE: a diet named in two words.
+var twoWordDietRE = regexp.MustCompile(`^(?i:lactose[- ]intolerant|gluten[- ]free|gluten[- ]intolerant)`)
+
+// countWords name what is counted in one word ("doggies" are dogs).
+var countWords = strings.NewReplacer("doggies_", "dogs_", "pups_", "dogs_", "grandkids_", "grandchildren_")
+
+// asHobbyRE ends the pastime of "I started making jewelry as a hobby".
+var asHobbyRE = regexp.MustCompile(`(?i) (?:as a hobby|for fun|as a side hustle)\b`)
+
+// startingRE: starting a business of one's own ("I'm starting a dance
+// studio") is a fact without its date.
+var startingRE = regexp.MustCompile(`(?i)\b(?:starting|opening|launching)\b`)
+
+// bodyWords are parts of the body that are words np stops at too.
+var bodyWords = set(`back`)
 
 // phrasalGerund reports whether rest starts with the gerund v of a
 // phrasal verb ("throwing on some music", "checking out …"): v alone is
@@ -324,6 +363,11 @@ func (x *extractor) jobAt(st *stmt, s string, end int) {
 	}
 	v, _ := capitalized(s[end+m[1]:], kName)
 	if v == "" {
+		if w := workplaceRE.FindStringSubmatch(s[end:]); w != nil {
+			v = w[1] // "a data analyst at a hospital"
+		}
+	}
+	if v == "" {
 		return
 	}
 	x.add(st, Fact{Subject: "user", Attribute: "employer", Value: v, Type: Semantic, Confidence: 0.75, Rule: "job-at"})
@@ -343,6 +387,10 @@ func (x *extractor) jobAs(st *stmt, s string, end int) {
 	x.add(st, Fact{Subject: "user", Attribute: "job_title", Value: v, Type: Semantic, Confidence: 0.75, Rule: "job-as"})
 }
 
+// workplaceRE: a place of work named by its kind ("at a law firm"; "at
+// the county hospital" names one the rules do not read as a name).
+var workplaceRE = regexp.MustCompile(`^ (?:at|in) (?:a|an) ((?:[a-z-]+ ){0,2}(?:hospital|school|bank|law firm|firm|clinic|office|library|bakery|cafe|café|restaurant|hotel|startup|company|agency|nonprofit|non-profit|university|college|dealership|pharmacy|museum|studio|factory|warehouse|lab|daycare|nursing home|care home|call center|call centre|supermarket|grocery store|bookstore|newspaper|print shop|shop|store|credit union|salon|gym|garage|bar|pub|church|theater|theatre))\b`)
+
 var jobAsRE = regexp.MustCompile(`^ as (?:an? |the )?`)
 
-var jobAtRE = regexp.MustCompile(`^ (?:at|for|with) (?:the )?`)
+var jobAtRE = regexp.MustCompile(`^ (?:at|for|with) (?:(?:a|an|this|the) (?:[a-z]+ ){1,3}(?:called|named) |the )?`)

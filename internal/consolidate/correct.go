@@ -311,7 +311,7 @@ func lastValueLike(before, old string) string {
 	return ""
 }
 
-var copulaRE = regexp.MustCompile(`(?i)\b(?:is|was|be|it's|are|to|now)\s+`)
+var copulaRE = regexp.MustCompile(`(?i)\b(?:is|was|be|it's|are|to|now|in|at)\s+`)
 
 func containsPhrase(s, p string) bool {
 	return len(p) >= 3 && regexp.MustCompile(`(?i)(?:^|\b)`+regexp.QuoteMeta(p)+`(?:\b|$)`).MatchString(s)
@@ -327,7 +327,7 @@ var offRE = regexp.MustCompile(`(?i)\b(?:fell through|is off|was called off|got 
 
 // nowValueRE: the value that replaces it ("it's Porto now", "so now Jonas
 // teaches us").
-var nowValueRE = regexp.MustCompile(`\b(?:[Ii]t(?:'s| is) (?P<a>[A-Z][\w-]*(?: [A-Z][\w-]*)*) now\b|[Nn]ow it(?:'s| is) (?P<b>[A-Z][\w-]*(?: [A-Z][\w-]*)*)|[Ii]t(?:'s| is) now (?P<c>[A-Z][\w-]*(?: [A-Z][\w-]*)*))`)
+var nowValueRE = regexp.MustCompile(`\b(?:[Ii]t(?:'s| is) (?P<a>[A-Z][\w-]*(?: [A-Z][\w-]*)*) now\b|[Nn]ow it(?:'s| is) (?P<b>[A-Z][\w-]*(?: [A-Z][\w-]*)*)|[Ii]t(?:'s| is) now (?P<c>[A-Z][\w-]*(?: [A-Z][\w-]*)*)|(?:[Ww]e(?:'re| are)|I(?:'m| am)) (?:doing|going to|heading to|going with) (?P<d>[A-Z][\w-]*(?: [A-Z][\w-]*)*) instead\b)`)
 
 // fellThrough reads "the Lisbon plan fell through, it's Porto now": the
 // earlier value named just before the mark of its end is replaced by the
@@ -339,7 +339,7 @@ func (x *extractor) fellThrough(st *stmt, n int) {
 	if off == nil || m == nil || len(x.out) > n {
 		return
 	}
-	nv := m[1] + m[2] + m[3]
+	nv := m[1] + m[2] + m[3] + m[4]
 	var best *Fact
 	bestDist := 40 // at most a few words before the mark
 	for _, old := range x.earlier(n) {
@@ -359,6 +359,9 @@ func (x *extractor) fellThrough(st *stmt, n int) {
 		return
 	}
 	f := *best
+	if kind, _, many := strings.Cut(f.Attribute, "/"); many && kind == "trip" {
+		f.Attribute = kind + "/" + slug(nv) // the new trip's own key
+	}
 	f.Value, f.When, f.Date, f.Correction, f.Replaces = nv, "", "", true, best.Value
 	f.Statement, f.Context, f.MessageIDs, f.Seq, f.Rule, f.Confidence, f.Said = "", "", nil, 0, "correction", 0.75, 0
 	x.add(st, f)
@@ -389,12 +392,16 @@ var alsoRE = regexp.MustCompile(`(?i)\b(?:also|too|as well|another|both)\b`)
 // I prefer coffee now"), unless it adds to it ("I also prefer …").
 func (x *extractor) replaceOfMany(st *stmt, n int) {
 	s := st.said
-	if !(correctionMark.MatchString(s) || nowRE.MatchString(s)) || alsoRE.MatchString(s) {
+	if !(correctionMark.MatchString(s) || nowRE.MatchString(s) || planChangeRE.MatchString(s)) || alsoRE.MatchString(s) {
 		return
 	}
 	for i := n; i < len(x.out); i++ {
 		f := &x.out[i]
 		kind, _, _ := strings.Cut(f.Attribute, "/")
+		if kind == "trip" && !f.Correction && !f.Retract && (correctionMark.MatchString(s) || planChangeRE.MatchString(s)) {
+			x.replaceTrip(st, f, n)
+			continue
+		}
 		if kind != "prefers" || f.Correction {
 			continue
 		}
@@ -406,6 +413,33 @@ func (x *extractor) replaceOfMany(st *stmt, n int) {
 			}
 		}
 	}
+}
+
+// planChangeRE: a plan said to change ("change of plans", "instead",
+// "the Lisbon trip fell through").
+var planChangeRE = regexp.MustCompile(`(?i)\b(?:instead|change of plans?|changed (?:our|my|the) plans?|plans? changed|scratch that|fell through|(?:got|was|is) cancell?ed|called off|not going to [A-Z][\w-]*(?: [A-Z][\w-]*)? (?:anymore|after all))\b`)
+
+// replaceTrip makes trip f, said as a change of plans, replace the trip
+// it changes: the one the sentence names, else the newest one before it.
+func (x *extractor) replaceTrip(st *stmt, f *Fact, n int) {
+	var newest *Fact
+	for _, old := range x.earlier(n) {
+		if old.Subject != f.Subject || !strings.HasPrefix(old.Attribute, "trip/") || old.Type != f.Type || strings.EqualFold(old.Value, f.Value) {
+			continue
+		}
+		o := old
+		if containsPhrase(st.said, old.Value) {
+			newest = &o
+			break
+		}
+		if newest == nil {
+			newest = &o
+		}
+	}
+	if newest == nil {
+		return
+	}
+	f.Correction, f.Replaces = true, newest.Value
 }
 
 // Retractions: "I'm not allergic to peanuts anymore", "I no longer live
@@ -424,14 +458,16 @@ var retractions = []retraction{
 	{regexp.MustCompile(`(?i:\bI (?:no longer|don't|do not) (?:really )?(?:like|love|enjoy) )(?P<v>)`), kNP, "likes/%"},
 	{regexp.MustCompile(`(?i:\bI (?:no longer|don't|do not) (?:really )?prefer )(?P<v>)`), kNP, "prefers/%"},
 	{regexp.MustCompile(`(?i:\bI (?:no longer|don't|do not) (?:hate|dislike|mind) )(?P<v>)`), kNP, "dislikes/%"},
-	{regexp.MustCompile(`(?i:\bI (?:no longer|don't|do not) live in |` + iAm + ` no longer (?:living|based) in )(?P<v>)`), kPlace, "home_city"},
-	{regexp.MustCompile(`(?i:\bI (?:no longer|don't|do not) work (?:at|for) |` + iHave + ` (?:just )?(?:quit|left) (?:my (?:job|position|role) (?:at|with) )?|` + iAm + ` no longer (?:at|with|working at|working for) |\bI (?:lost|quit|left) my (?:job|position|role) (?:at|with) |\bI (?:got|was) (?:laid off|fired|let go) (?:from|by) )(?P<v>)`), kName, "employer"},
+	{regexp.MustCompile(`(?i:\bI (?:no longer|don't|do not) live in |` + iAm + ` no longer (?:living|based) in |\b(?:I|we) used to live in )(?P<v>)`), kPlace, "home_city"},
+	{regexp.MustCompile(`(?i:\bI (?:no longer|don't|do not|used to) work (?:at|for) |` + iHave + ` (?:just )?(?:quit|left) (?:my (?:job|position|role) (?:at|with) )?|` + iAm + ` no longer (?:at|with|working at|working for) |\bI (?:lost|quit|left) my (?:job|position|role) (?:at|with) |\bI (?:got|was) (?:laid off|fired|let go) (?:from|by) )(?P<v>)`), kName, "employer"},
 	{regexp.MustCompile(`(?i:` + iAm + ` (?:not|no longer) (?:a |an )?)(?P<v>)(?i:vegetarian|vegan|pescatarian|diabetic|teetotal)\b`), kNP, "diet"},
+	{regexp.MustCompile(`(?i:(?:` + iAm + `|` + weAre + `) (?:not|no longer) (?:going|heading|flying|traveling|travelling|driving) to )(?P<v>)`), kPlace, "trip/%"},
+	{regexp.MustCompile(`(?i:\bI (?:am not|no longer|don't|do not) (?:do|doing|play|playing|practice|practicing|practise|practising) (?:the )?|\bI (?:have )?(?:gave up|given up|quit|stopped) (?:doing |playing )?(?:the )?)(?P<v>)`), kNP, "hobby/%"},
 	{regexp.MustCompile(`(?i:` + iAm + ` (?:not|no longer) (?:a|an) |\bI (?:lost|quit|left) my (?:job|position|role) as (?:a |an |the )?)(?P<v>)`), kNP, "job_title"},
 }
 
 // changeWordRE: the statement says the fact changed.
-var changeWordRE = regexp.MustCompile(`(?i)\b(?:anymore|any more|no longer|quit|left|lost|laid off|fired|let go)\b`)
+var changeWordRE = regexp.MustCompile(`(?i)\b(?:anymore|any more|no longer|quit|left|lost|laid off|fired|let go|used to|gave up|given up|stopped)\b`)
 
 // retract reads the retractions of st.
 func (x *extractor) retract(st *stmt, n int) {
@@ -459,13 +495,42 @@ func (x *extractor) retract(st *stmt, n int) {
 				continue // "I don't live in Rome anymore" retracts Rome only
 			}
 			if strings.Contains(rt.attr, "%") && !strings.Contains(strings.ToLower(s[loc[0]:]), "anymore") &&
-				!strings.Contains(strings.ToLower(s[loc[0]:]), "no longer") && !strings.Contains(strings.ToLower(s[loc[0]:]), "any more") {
-				continue
+				!strings.Contains(strings.ToLower(s[loc[0]:]), "no longer") && !strings.Contains(strings.ToLower(s[loc[0]:]), "any more") &&
+				!(rt.attr == "hobby/%" && x.holds("user", attr, v)) {
+				continue // "I quit pottery" retracts a hobby memory holds
 			}
 			x.add(st, Fact{Subject: "user", Attribute: attr, Value: v, Type: Semantic, Confidence: 0.8, Retract: true, Rule: "retract"})
 		}
 	}
 	_ = n
+}
+
+// nowAfterRetract reads the value that replaces one the sentence
+// retracts: "We're not going to Lisbon anymore, it's Porto now".
+func (x *extractor) nowAfterRetract(st *stmt, n int) {
+	m := nowValueRE.FindStringSubmatch(st.said)
+	if m == nil {
+		return
+	}
+	nv := m[1] + m[2] + m[3] + m[4]
+	for i := n; i < len(x.out); i++ {
+		old := x.out[i]
+		if !old.Retract || strings.EqualFold(old.Value, nv) {
+			continue
+		}
+		kind, _, many := strings.Cut(old.Attribute, "/")
+		if kind != "trip" && old.Attribute != "home_city" && old.Attribute != "employer" {
+			continue
+		}
+		f := old
+		if many {
+			f.Attribute = kind + "/" + slug(nv)
+		}
+		f.Value, f.Retract, f.Correction, f.Replaces, f.Rule, f.Confidence = nv, false, true, old.Value, "correction", 0.75
+		f.Date, f.When, f.Statement, f.Context, f.MessageIDs, f.Seq, f.Said = "", "", "", "", nil, 0, 0
+		x.add(st, f)
+		return
+	}
 }
 
 // lets reads a decision made with "let's" that names a date, a number or

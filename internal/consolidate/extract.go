@@ -69,6 +69,11 @@ type stmt struct {
 }
 
 func (x *extractor) message(m Message, q *Message) {
+	// other: the message (or the question it answers) speaks of someone
+	// else; a sentence that leaves its subject out is then not the
+	// user's ("Dad retired last year. Moved to Florida.").
+	other := q != nil && askOtherRE.MatchString(lastSentence(q.Text))
+	pet := false // the sentence before got the user a pet
 	for si, s := range facts.Sentences(codeRE.ReplaceAllString(m.Text, "\n")) {
 		s = normalize(s)
 		if s == "" || len(s) > maxSentenceBytes || len(strings.Fields(s)) > MaxContextWords {
@@ -78,10 +83,52 @@ func (x *extractor) message(m Message, q *Message) {
 		if head, _, ok := strings.Cut(s, " - "); ok && isQuestion(s) {
 			text = head // "I finished my first bowl - want to see?": a statement, then a question
 		}
-		st := &stmt{m: m, said: s, text: expand(withSubject(texting(text))), q: q, first: si == 0}
+		if loc := tagQuestionRE.FindStringIndex(text); loc != nil && loc[0] > 0 {
+			text = text[:loc[0]] + "." // "I'm a dental assistant, did I ever tell you?"
+		}
+		t := texting(text)
+		if !other {
+			t = withSubject(t)
+		}
+		other = other || x.aboutOther(trimLeading(s))
+		if pet && petIntroRE.MatchString(t) {
+			t = "I have " + strings.ToLower(t[:1]) + t[1:] // "We got a puppy! A golden retriever named Mango."
+		}
+		st := &stmt{m: m, said: s, text: expand(t), q: q, first: si == 0}
+		n := len(x.out)
 		x.sentence(st)
+		pet = false
+		for _, f := range x.out[n:] {
+			pet = pet || strings.HasPrefix(f.Attribute, "pet/")
+		}
 	}
 }
+
+// petIntroRE: a sentence that names the pet the sentence before got ("A
+// golden retriever named Mango.").
+var petIntroRE = regexp.MustCompile(`(?i)^(?:a|an) (?:[a-z-]+ ){0,2}` + alt(animals) + `,? (?:named|called) [A-Z]`)
+
+// askOtherRE: a question about someone else ("How's your dad?", "What
+// about Jake?").
+var askOtherRE = regexp.MustCompile(`(?i)\b(?:your (?:[a-z]+ )?` + relWord + `s?|(?:how(?:'s| is| are)|what about|and) (?:he|she|they|(?-i:[A-Z][a-z]+))|(?:is|does|did|has) (?:he|she|they)|(?:him|her|them))\b`)
+
+// otherLeadRE: a sentence whose subject is someone else: a pronoun, "my
+// sister", a name ("Jake's great!", "Mom is good.").
+var otherLeadRE = regexp.MustCompile(`^(?:(?i:he|she|they)\b|(?i:his|her|their|my|our) ` + relWord + `s?\b|(?P<name>[A-Z][a-z]+)(?:'s\b| (?:is|was|has|had|just|got|still|moved|started|retired|lives|works|loves)\b))`)
+
+// aboutOther reports whether sentence s speaks of someone else.
+func (x *extractor) aboutOther(s string) bool {
+	m := otherLeadRE.FindStringSubmatch(s)
+	if m == nil {
+		return false
+	}
+	name := strings.ToLower(m[otherLeadRE.SubexpIndex("name")])
+	return name == "" || !(leadWords[name] || interjections[name] || notNameWords[name] && !relations[name] || name == "it" || name == "that" || name == "this" || name == "there" || name == "what")
+}
+
+// tagQuestionRE: a question tagged on a statement ("…, did I ever tell
+// you?", "…, right?"): the statement stands.
+var tagQuestionRE = regexp.MustCompile(`(?i),? (?:did I (?:ever )?(?:tell|mention)(?: (?:it|that|this))?(?: to)?(?: you)?(?: before)?|have I (?:ever )?(?:told|mentioned)(?: (?:it|that|this))?(?: to)?(?: you)?(?: before)?|right|you know|ya know|remember|did you know|isn't it|huh)\?$`)
 
 // subjectlessRE: a sentence that starts with a verb of the first person
 // and leaves "I" out ("Lost my job as a banker yesterday", "Just got
@@ -92,8 +139,15 @@ var subjectlessRE = regexp.MustCompile(`^(?:(?:just|finally|recently|also|so|and
 // peanuts btw").
 var subjectlessStateRE = regexp.MustCompile(`(?i)^(?:(?:also|oh|and|btw|fyi),? )*(?:severely |very |really )?allergic to\b`)
 
+// stillJobRE: "Yep, still an ICU nurse at Northwestern": what the user
+// still is, the subject left out.
+var stillJobRE = regexp.MustCompile(`(?i)^((?:(?:yep|yeah|yes|yup)[,!.]? )?)((?:still|now|currently) (?:a|an) )`)
+
 // withSubject gives a subject-less first-person sentence its "I".
 func withSubject(s string) string {
+	if m := stillJobRE.FindStringSubmatchIndex(s); m != nil {
+		return s[:m[3]] + "I'm " + s[m[4]:] // "Yep, still a nurse": "Yep, I'm still a nurse"
+	}
 	lead := trimLeading(s)
 	if subjectlessStateRE.MatchString(lead) {
 		return s[:len(s)-len(lead)] + "I'm " + strings.ToLower(lead[:1]) + lead[1:]
@@ -127,6 +181,7 @@ func (x *extractor) sentence(st *stmt) {
 	}
 	x.correct(st, n)
 	x.retract(st, n)
+	x.nowAfterRetract(st, n)
 	x.replaceOfMany(st, n)
 }
 
@@ -163,11 +218,11 @@ var leadWords = set(`actually also and but so well oh plus now just recently fin
 yes ok okay haha lol um hmm wow then today yesterday lately currently last this next week month year weekend night
 morning earlier ago guess what fun fact by the way news update big good exciting great quick i mean hey guys side
 note speaking of which luckily sadly unfortunately fortunately thankfully anyhow ah aw aww yay omg wait sorry
-please you know what officially like even still`)
+please you know what officially like even still in on`)
 
 // leadPhraseRE: phrases that open a statement without being part of it
 // ("since we last spoke I got …").
-var leadPhraseRE = regexp.MustCompile(`(?i)\b(?:since (?:we|I) (?:last )?(?:spoke|talked|chatted|caught up|saw each other)|a lot(?:'s| has) happened|guess what|you won't believe it|you know what|not gonna lie|to be honest|on top of that|in other news|these days|nowadays|scratch that|I meant|correction|my bad|oops|turns out|it turns out)\b`)
+var leadPhraseRE = regexp.MustCompile(`(?i)\b(?:since (?:we|I) (?:last )?(?:spoke|talked|chatted|caught up|saw each other)|a lot(?:'s| has) happened|guess what|you won't believe it|you know what|not gonna lie|to be honest|on top of that|in other news|these days|nowadays|scratch that|I meant|correction|my bad|oops|turns out|it turns out|(?:please |just )?remember(?: that)?|as (?:you know|I said|I mentioned)|like I said|like I mentioned|just so you know|for the record|fyi)\b`)
 
 // anchored reports whether the statement matched at position at starts
 // its clause: only lead words (and a date) before it. A statement inside
@@ -239,6 +294,9 @@ func trimLeading(s string) string {
 // add appends f (from st), with its source and when it was said.
 func (x *extractor) add(st *stmt, f Fact) {
 	f.Value = strings.TrimSpace(f.Value)
+	if f.Type == Semantic {
+		f.Value = trimValue(f.Value)
+	}
 	if f.Value == "" || f.Subject == "" || f.Attribute == "" {
 		return
 	}
@@ -267,6 +325,23 @@ func (x *extractor) add(st *stmt, f Fact) {
 	x.out = append(x.out, f)
 }
 
+// valueLead and valueTail are words around a value that are no part of
+// it ("actually Arcade Fire", "Porto instead").
+var (
+	valueLead = regexp.MustCompile(`(?i)^(?:(?:actually|now|still|really|honestly|definitely|currently|officially|finally|also)\s+)+`)
+	valueTail = regexp.MustCompile(`(?i)(?:\s+(?:instead|now|anymore|any more|these days|nowadays|too|again|lol|haha))+$`)
+)
+
+// trimValue strips the words around a value that are no part of it; a
+// value of those words alone is kept as it is.
+func trimValue(v string) string {
+	t := valueTail.ReplaceAllString(valueLead.ReplaceAllString(v, ""), "")
+	if strings.TrimSpace(t) == "" {
+		return v
+	}
+	return strings.TrimSpace(t)
+}
+
 // merged returns x.out with a value restated for its key merged into its
 // earlier statement (message ids joined, the higher confidence kept), and
 // a statement read twice from one sentence once; a retraction followed in
@@ -293,7 +368,7 @@ func (x *extractor) merged() []Fact {
 			delete(cur, f.Key())
 			continue
 		}
-		if old, ok := cur[f.Key()]; ok && !sameValue(old, *f) && f.Replaces == "" {
+		if old, ok := cur[f.Key()]; ok && !sameValue(old, *f) && f.Replaces == "" && !anotherTime(old, *f) {
 			f.Correction, f.Replaces = true, old.Value
 		}
 		cur[f.Key()] = *f
@@ -315,6 +390,14 @@ func (x *extractor) merged() []Fact {
 		out = append(out, f)
 	}
 	return out
+}
+
+// anotherTime reports whether f is one more time of old's kind of event
+// ("I went to a pride parade last Friday" after one in June): both
+// dated, on other dates, and of a key of many values. It replaces
+// nothing.
+func anotherTime(old, f Fact) bool {
+	return strings.Contains(f.Attribute, "/") && old.Date != "" && f.Date != "" && old.Date != f.Date
 }
 
 // sameValue reports whether a and b hold one value: the same words, and
@@ -397,6 +480,19 @@ func (x *extractor) holds(subj, attr, v string) bool {
 	for _, f := range x.earlier(len(x.out)) {
 		if f.Subject == subj && f.Attribute == attr && strings.EqualFold(f.Value, v) && !f.Retract {
 			return true
+		}
+	}
+	return false
+}
+
+// heldEver reports whether memory or the conversation so far held value
+// v for subject/attr at any time.
+func (x *extractor) heldEver(subj, attr, v string) bool {
+	for _, fs := range [][]Fact{x.known, x.out} {
+		for _, f := range fs {
+			if f.Subject == subj && f.Attribute == attr && strings.EqualFold(f.Value, v) && !f.Retract {
+				return true
+			}
 		}
 	}
 	return false

@@ -62,7 +62,56 @@ func (x *extractor) instruction(st *stmt) {
 	if t == "" {
 		return
 	}
-	x.add(st, Fact{Subject: "user", Attribute: t, Value: strings.TrimSpace(s), Type: Procedural, Confidence: 0.8, Rule: "instruction"})
+	f := Fact{Subject: "user", Attribute: t, Value: strings.TrimSpace(s), Type: Procedural, Confidence: 0.8, Rule: "instruction"}
+	if stopRE.MatchString(lead) {
+		if old, ok := x.stoppedInstruction(rest); ok {
+			f.Correction, f.Replaces = true, old.Value // "please stop including warm-up sets" ends "always include warm-up sets"
+		}
+	}
+	x.add(st, f)
+}
+
+// stopRE: an instruction that ends one given before.
+var stopRE = regexp.MustCompile(`(?i)^(?:(?:please|pls|and|also|oh|ok|okay|so)[,:]? )*(?:please )?(?:stop|no more|don't|do not)\b`)
+
+// stoppedInstruction is the newest instruction before that the stop in
+// rest ends: one that shares its content words ("include warm-up sets"
+// for "including warm-up sets").
+func (x *extractor) stoppedInstruction(rest string) (Fact, bool) {
+	want := stems(untilClause(rest))
+	for _, old := range x.earlier(len(x.out)) {
+		if old.Type != Procedural || stopRE.MatchString(trimLeading(old.Value)) {
+			continue
+		}
+		have := stems(old.Value)
+		shared := 0
+		for w := range want {
+			if have[w] {
+				shared++
+			}
+		}
+		if shared >= 2 || (shared == 1 && len(want) == 1) {
+			return old, true
+		}
+	}
+	return Fact{}, false
+}
+
+// stems are the content words of s, cut to their first five letters
+// ("including" and "include" share "inclu").
+func stems(s string) map[string]bool {
+	out := map[string]bool{}
+	for _, w := range strings.Fields(strings.ToLower(s)) {
+		w = strings.Trim(w, ".,!?;:\"'")
+		if len(w) < 3 || stopWords[w] || npStop[w] || w == "please" || w == "always" || w == "never" || w == "stop" {
+			continue
+		}
+		if len(w) > 5 {
+			w = w[:5]
+		}
+		out[w] = true
+	}
+	return out
 }
 
 // Answers: a value given in answer to the other speaker's question,
@@ -75,7 +124,7 @@ var (
 	// "… when it rains?"): any noun phrase answers it.
 	askWorkRE     = regexp.MustCompile(`(?i)\b(?:what do you do(?: for (?:work|a living))?|what(?:'s| is) your (?:job|profession|occupation|line of work)|what do you work as|what kind of work do you do|what line of work are you in)\s*\?$`)
 	askEmployerRE = regexp.MustCompile(`(?i)\b(?:where do you work|who do you work for|which company)\b`)
-	askHomeRE     = regexp.MustCompile(`(?i)\b(?:where do you live|where are you based|where are you living|where do you stay|where(?:'s| is) home)\b`)
+	askHomeRE     = regexp.MustCompile(`(?i)\b(?:where do you live|where are you based|where are you living|where do you stay|where(?:'s| is) home|are you (?:two |guys |both )?still (?:in|living in|based in))\b`)
 	askFromRE     = regexp.MustCompile(`(?i)\b(?:where are you from|where did you grow up|where(?:'re| are) you originally from)\b`)
 	askNameRE     = regexp.MustCompile(`(?i)\b(?:what(?:'s| is) your name|who am i (?:talking|speaking) (?:to|with)|what should i call you|how should i call you)\b`)
 	askAllergyRE  = regexp.MustCompile(`(?i)\b(?:any (?:food )?allergies|allergic to anything|are you allergic|what are you allergic to|what allergies)\b`)
@@ -86,7 +135,7 @@ var (
 )
 
 // answerLeadRE: what an answer may start with before its value.
-var answerLeadRE = regexp.MustCompile(`(?i)^(?:(?:oh|well|so|haha|lol|yeah|yes|sure|um|hmm|ha|actually)[,!.]? )*(?:I(?:'m| am) (?:a |an )?|I work as (?:a |an )?|I live in |in |at |I work at |I work for |I'm from |from |it's |his name is |her name is |its name is |we call (?:him|her|it) |we named (?:him|her|it) |my name is |I'm |call me )?`)
+var answerLeadRE = regexp.MustCompile(`(?i)^(?:(?:oh|well|so|haha|lol|yeah|yes|yep|yup|sure|um|hmm|ha|actually)[,!.]? )*(?:I(?:'m| am) (?:a |an )?|I work as (?:a |an )?|I live in |in |at |I work at |I work for |I'm from |from |it's |his name is |her name is |its name is |we call (?:him|her|it) |we named (?:him|her|it) |my name is |I'm |call me )?`)
 
 // answer reads a value the first sentence of st gives in answer to the
 // question before it.
@@ -109,7 +158,7 @@ func (x *extractor) answer(st *stmt) {
 	case askJobRE.MatchString(q):
 		rest = rest[len(fragmentLeadRE.FindString(rest)):]
 		w, _ := np(rest)
-		if w == "" || noneRE.MatchString(rest) || !(headOK(w, jobs) || jobLike(w) || (askWorkRE.MatchString(q) && pastimeLike(w))) {
+		if w == "" || noneRE.MatchString(rest) || !(headOK(w, jobs) || jobLike(w) || (askWorkRE.MatchString(q) && (workAnswer(w) || workAtAnswer(rest, w)))) {
 			return
 		}
 		subj, attr, v = "user", "job_title", w
@@ -153,12 +202,83 @@ func (x *extractor) answer(st *stmt) {
 		v, _ = capitalized(rest, kName)
 		subj, attr = x.named(relSubject(thing), v, st), "name"
 	}
-	if v == "" || interjections[strings.ToLower(v)] {
+	if v == "" || interjections[strings.ToLower(v)] || otherSubjectRE.MatchString(rest) {
 		return
+	}
+	if attr != "job_title" && attr != "diet" && attr != "age" && !bareAnswer(rest, v) {
+		return // "Busy, but good.": a sentence's first word, not a name
 	}
 	x.add(st, Fact{Subject: subj, Attribute: attr, Value: v, Type: Semantic, Confidence: 0.7, Rule: "answer",
 		MessageIDs: []string{st.q.ID, st.m.ID}, Context: strings.TrimSpace(q) + " " + s})
 }
+
+// otherSubjectRE: an answer about someone or something else ("He's a
+// teacher", "My sister works there") gives no value of the user's.
+var otherSubjectRE = regexp.MustCompile(`(?i)^(?:he|she|they|it|that|this|there|my|our|his|her|their|your|we)\b`)
+
+// workAnswers are what a fragment may answer "What do you do?" with
+// besides a trade: a line of work ("Marketing.", "Teaching.").
+var workAnswers = func() map[string]bool {
+	out := set(`teaching nursing tutoring freelancing consulting accounting engineering farming coding programming
+translating bookkeeping plumbing carpentry catering cleaning babysitting childcare payroll admin
+administration`)
+	for f := range fields {
+		out[f] = true
+	}
+	return out
+}()
+
+// workAtAnswer: "Mostly admin at a hospital": a thing done at a place of
+// work.
+func workAtAnswer(rest, w string) bool {
+	i := strings.Index(rest, w)
+	return i >= 0 && pastimeLike(w) && !strings.HasSuffix(w, "ing") && workAtRE.MatchString(rest[i+len(w):])
+}
+
+var workAtRE = regexp.MustCompile(`^ (?:at|for) (?:a|an|the|[A-Z])`)
+
+// workAnswer reports whether w names a line of work.
+func workAnswer(w string) bool { return workAnswers[strings.ToLower(w)] }
+
+// notAnswerNames are words a reply starts with, capitalized there, that
+// name no person, place or company ("Busy, but good.").
+var notAnswerNames = set(`busy same good fine great tired okay ok still mostly probably nothing lots lot with home
+nowhere everywhere here there just usually sometimes trying working same-old pretty quite very super kinda`)
+
+// bareAnswer reports whether v, read at the start of rest, is the whole
+// answer: nothing after it but punctuation, fillers or a place's
+// continuation ("Brooklyn, near Prospect Park"), and its first word is no
+// common word capitalized for starting the sentence.
+func bareAnswer(rest, v string) bool {
+	first := strings.ToLower(strings.Fields(v)[0])
+	if notAnswerNames[first] || npStop[first] || badStart[first] || leadWords[first] || notNameWords[first] ||
+		strings.HasSuffix(first, "ly") || strings.HasSuffix(first, "ing") {
+		return false
+	}
+	i := strings.Index(rest, v)
+	if i < 0 {
+		return false
+	}
+	after := strings.TrimSpace(rest[i+len(v):])
+	after = strings.TrimLeft(after, "'s")
+	if strings.HasPrefix(after, ",") || strings.HasPrefix(after, " -") {
+		next := strings.Fields(strings.TrimLeft(after, ",- "))
+		return len(next) == 0 || isCap(next[0]) || placeNear[strings.ToLower(next[0])]
+	}
+	for _, w := range strings.Fields(after) {
+		if w = strings.ToLower(strings.Trim(w, ".,!;:)")); w != "" && !answerFillers[w] {
+			return false
+		}
+	}
+	return true
+}
+
+// placeNear continue a place named in an answer ("Brooklyn, near …").
+var placeNear = set(`near in outside by close around just up down north south east west`)
+
+// answerFillers may follow an answer's value ("Porto for now lol").
+var answerFillers = set(`now for the moment at moment these days still currently actually lol haha mostly too right
+yeah yep though tbh honestly`)
 
 // lastSentence is the last sentence of text.
 func lastSentence(text string) string {

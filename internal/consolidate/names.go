@@ -12,7 +12,7 @@ import (
 
 // namedListRE: a count or an article, a relation or an animal, then the
 // names.
-var namedListRE = regexp.MustCompile(`(?i:(?P<my>\b(?:my|our) (?:two |three |four |five )?)?(?:\b(?:a|an|one|two|three|four|five|\d) )?(?P<thing>` + relWord + `?)(?:s|es)?(?:,|:| -| —)? (?:called |named )?)(?P<v>)[A-Z][a-z]+(?:(?:,| and|, and) [A-Z][a-z]+)*(?:[.!,;]|$)`)
+var namedListRE = regexp.MustCompile(`(?i:(?P<my>\b(?:my|our) (?:two |three |four |five )?)?(?:\b(?:a|an|one|two|three|four|five|\d) )?(?P<thing>` + relWord + `?)(?:s|es)?(?:,|:| -| —| are)? (?:called |named )?)(?P<v>)[A-Z][a-z]+(?:(?:,| and|, and) [A-Z][a-z]+)*(?:[.!,;]|$)`)
 
 // haveListRE: the statement such a list follows ("we've got …").
 var haveListRE = regexp.MustCompile(`(?i)^(?:\bI|\bwe) (?:have got|have|own|got) $`)

@@ -52,11 +52,16 @@ func (x *extractor) named(subj, name string, st *stmt) string {
 		return known
 	}
 	cur := x.nameOf(subj)
-	if cur == "" || strings.EqualFold(cur, name) || (st != nil && correctionMark.MatchString(st.said)) {
+	if cur == "" || strings.EqualFold(cur, name) || (st != nil && (correctionMark.MatchString(st.said) || nameFixRE.MatchString(st.said) ||
+		containsPhrase(st.said, "not "+cur))) {
 		return subj
 	}
 	return subj + "/" + slug(name)
 }
+
+// nameFixRE: words that say a name given before was wrong ("my
+// girlfriend is actually called Nadia", "autocorrect!").
+var nameFixRE = regexp.MustCompile(`(?i)\b(?:actually|I meant|I misspoke|got (?:it|that|something|her name|his name) wrong|typo|autocorrect|mistake|correction)\b`)
 
 // nameOf is the name subject holds (this conversation's, else memory's).
 func (x *extractor) nameOf(subj string) string {

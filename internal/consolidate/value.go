@@ -44,7 +44,7 @@ am has have had do does did will would can could should shall may might must it'
 i'd i'll me we we're we've you you're he she they them it its this these those yesterday today tonight tomorrow
 now then anymore already again soon later lately recently ago last next every each once twice too also either
 really just even still yet ever never always sometimes usually finally instead either lol haha tho though anyway
-plus btw called named earlier not more honestly tbh ngl frankly personally one two three four five six seven eight nine ten eleven twelve twenty up out off down back away over into around`)
+plus btw called named earlier not more there here downtown uptown nearby locally remotely honestly tbh ngl frankly personally one two three four five six seven eight nine ten eleven twelve twenty up out off down back away over into around`)
 
 // possessives start a new phrase inside one ("a novel my dentist
 // recommended": the novel).
@@ -186,7 +186,10 @@ func capitalized(s string, k kind) (string, int) {
 		pos = at + len(w)
 		t := strings.TrimRight(w, ".,;:!?)\"'")
 		stop := t != w
-		if strings.HasSuffix(t, "'s") && !stop && i+1 < len(words) && !isCap(words[i+1]) && !ageWord(words[i+1]) {
+		if stop && w == t+"." && abbrevTitles[strings.ToLower(t)] && i+1 < len(words) && isCap(words[i+1]) {
+			t, stop = w, false // "St. Mary's"
+		}
+		if strings.HasSuffix(t, "'s") && !stop && i+1 < len(words) && !isCap(words[i+1]) && !ageWord(words[i+1]) && !npStop[strings.ToLower(words[i+1])] {
 			return "", 0 // "Sarah's party": something of Sarah's, not Sarah
 		}
 		t = strings.TrimSuffix(t, "'s")
@@ -215,6 +218,9 @@ func capitalized(s string, k kind) (string, int) {
 	}
 	return strings.Join(out, " "), end
 }
+
+// abbrevTitles are words of a name written with a period ("St. Mary's").
+var abbrevTitles = set(`st mt dr ft`)
 
 // value reads a value of kind k at the start of s.
 func value(s string, k kind) (string, int) {
@@ -259,6 +265,9 @@ func splitList(s string) []string {
 	}
 	// "a, b and c" is a list; "a, by the way" is one item and an aside.
 	if i := strings.IndexByte(s, ','); i >= 0 && !andOrRE.MatchString(s[i:]) {
+		if adjectiveCut(s[:i], s[i+1:]) {
+			return nil // "creating a safe, inviting place": the comma parts two adjectives
+		}
 		s = s[:i]
 	}
 	var out []string
@@ -347,3 +356,16 @@ func ageWord(w string) bool {
 }
 
 var numberWordSet = set(strings.ReplaceAll(numberWords, "|", " "))
+
+// adjectiveCut reports whether a comma between before and after parts
+// two adjectives of one noun phrase ("a safe, inviting place"): before
+// ends in an article and one word, and after goes on in lower case.
+func adjectiveCut(before, after string) bool {
+	bw, aw := strings.Fields(before), strings.Fields(after)
+	if len(bw) < 2 || len(aw) < 2 {
+		return false
+	}
+	art := strings.ToLower(bw[len(bw)-2])
+	next := aw[0]
+	return (art == "a" || art == "an" || art == "the" || art == "such") && next == strings.ToLower(next) && !npStop[next] && !andOrRE.MatchString(", "+next)
+}

@@ -80,3 +80,11 @@ func TestScore(t *testing.T) {
 		t.Errorf("Clauses = %q, want 4", got)
 	}
 }
+
+// TestSentencesTitles: a title's period ends no sentence.
+func TestSentencesTitles(t *testing.T) {
+	got := Sentences("I'm a nurse at St. Mary's so the night shifts are hard. Dr. Patel is my boss.")
+	if len(got) != 2 || got[0] != "I'm a nurse at St. Mary's so the night shifts are hard." {
+		t.Errorf("Sentences = %q, want 2 sentences, St. Mary's whole", got)
+	}
+}

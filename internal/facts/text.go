@@ -25,12 +25,26 @@ func Sentences(text string) []string {
 			flush(text[start:i])
 			start = i + 1
 		case (c == '.' || c == '?' || c == '!') && (i+1 == len(text) || text[i+1] == ' ' || text[i+1] == '\n'):
+			if c == '.' && i+1 < len(text) && text[i+1] == ' ' && titleBefore(text[start:i]) {
+				continue // "St. Mary's", "Dr. Patel": a title, not a sentence's end
+			}
 			flush(text[start : i+1])
 			start = i + 1
 		}
 	}
 	flush(text[start:])
 	return out
+}
+
+// titles end in a period that ends no sentence ("St. Mary's").
+var titles = map[string]bool{"st": true, "dr": true, "mr": true, "mrs": true, "ms": true, "mt": true, "jr": true,
+	"sr": true, "prof": true, "ave": true, "rd": true, "vs": true, "ft": true}
+
+// titleBefore reports whether s ends in a title ("… at St").
+func titleBefore(s string) bool {
+	i := strings.LastIndexAny(s, " (\"")
+	w := strings.ToLower(s[i+1:])
+	return titles[w]
 }
 
 // Clauses splits a long sentence at , ; : and dashes (keeping numbers
