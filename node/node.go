@@ -40,6 +40,9 @@ import (
 type Node struct {
 	cfg    Config
 	logger *slog.Logger
+	// marks are the partitions' known last sequences (nil: the log is one
+	// stream; partitions.go).
+	marks *partitionMarks
 	// lock is the data dir's exclusive lock (nil when the node uses no data
 	// dir: external NATS and no projector); released last by Shutdown.
 	lock     *dirlock.Lock
@@ -199,6 +202,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 			return n, err
 		}
 		baseLog, wholeLog, marks = mlog, noWholeLog{}, mlog.marks
+		n.marks = marks
 	} else {
 		var jsLog *events.JetStreamLog
 		if err = n.untilReady(ctx, "stream "+cfg.Stream, func(ctx context.Context) (err error) {
@@ -574,10 +578,16 @@ func (n *Node) goBackground(msg string, loop func(context.Context) error) {
 }
 
 // WaitProjected returns once the in-process projector applied stream
-// sequence seq (or ctx ends). Without a projector it fails at once.
+// sequence seq (or ctx ends). Without a projector it fails at once. With
+// the log in partitions it waits, in each, for seq or the highest
+// sequence the node knows the partition holds, whichever is lower
+// (^uint64(0): everything stored when the node started or written by it).
 func (n *Node) WaitProjected(ctx context.Context, seq uint64) error {
 	if n.proj == nil {
 		return errors.New("node: no projector in this process")
+	}
+	if n.marks != nil {
+		return n.proj.WaitForAll(ctx, n.marks.targets(seq))
 	}
 	return n.proj.WaitFor(ctx, seq)
 }

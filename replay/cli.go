@@ -59,6 +59,13 @@ commands:
         deny_purge off, copy back (seq i at seq i), compare and check the
         digest, delete the copy. Needs free space for a second copy of the
         log. Interrupted, run it again: it continues where it stopped.
+  migrate-log --partitions K [--idle-timeout 10s]
+        OFFLINE: move the log from its one stream to K streams
+        STREAM_P0..STREAM_P<K-1> (node --log-partitions K), every message
+        kept in its aggregate's order and compared; new sequences. Purges
+        the actor snapshots and, with --data-dir, moves projection.db to
+        projection.db.before-partitions (the node projects again). Refused
+        while a removal is pending. Interrupted, run it again.
   compact [--streams A,B] [--projection FILE] [--force] [--idle-timeout 10s]
         OFFLINE (stop every node): remove from the files every byte of
         content that was deleted (purged subjects, deleted messages,
@@ -257,6 +264,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case "migrate-log":
 		cfg := MigrateLogConfig{Progress: progress, ProgressTTY: tty}
 		fs.DurationVar(&cfg.IdleTimeout, "idle-timeout", projections.DefaultIdleTimeout, "give up when no message of a stream arrives for this long")
+		fs.IntVar(&cfg.Partitions, "partitions", 0, "move the log from its one stream to this many partition streams (node --log-partitions)")
 		if err := parseNoArgs(); err != nil {
 			return err
 		}

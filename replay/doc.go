@@ -14,7 +14,10 @@
 //   - Stats: streams, aggregates per kind, projection lag, sizes;
 //   - MigrateLog (migrate-log): offline, moves the log to a stream that
 //     allows deletes and purges with every sequence kept
-//     (events.MigrateAllowDelete: resumable, compares every message).
+//     (events.MigrateAllowDelete: resumable, compares every message);
+//     with --partitions K (MigrateLogPartitions) it moves the log from
+//     its one stream to K partition streams instead
+//     (events.MigrateToPartitions).
 //   - Compact (compact): offline, removes deleted content's bytes from
 //     every file of the data dir: each stream rewritten through a mirror
 //     (events.CompactStream: same sequences, resumable after kill -9), the
