@@ -171,7 +171,7 @@ func startProjection(t *testing.T, js jetstream.JetStream, k int) (*Store, *Proj
 
 // publishOne appends one record's batch after its subject's last sequence
 // and returns its partition and sequence.
-func publishOne(t *testing.T, ctx context.Context, log *events.PartitionedLog, r Decoded) (int, uint64) {
+func publishOne(t testing.TB, ctx context.Context, log *events.PartitionedLog, r Decoded) (int, uint64) {
 	t.Helper()
 	data, err := events.EncodeBatch(r.Batch)
 	if err != nil {
@@ -323,4 +323,68 @@ func sameHits(a, b []*memoryv1.SearchHit) bool {
 		}
 	}
 	return true
+}
+
+// BenchmarkReadYourWrite: one append, then the wait until the projection
+// applied it (WaitFor with one stream, WaitForAll with six partitions),
+// beside the append alone ("raw-append", the engine's figure).
+func BenchmarkReadYourWrite(b *testing.B) {
+	for _, k := range []int{0, 1, testLogPartitions} {
+		name := fmt.Sprintf("partitions=%d", k)
+		if k == 0 {
+			name = "raw-append"
+		}
+		b.Run(name, func(b *testing.B) {
+			js, log := partitionedJS(b, max(k, 1))
+			var p *Projector
+			if k > 0 {
+				store := openTestStore(b)
+				if err := store.SetLogPartitions(k); err != nil {
+					b.Fatal(err)
+				}
+				var err error
+				if p, err = NewProjector(Config{Partitions: k}, js, store, testCodec, nil); err != nil {
+					b.Fatal(err)
+				}
+				ctx, cancel := context.WithCancel(context.Background())
+				done := make(chan error, 1)
+				go func() { done <- p.Run(ctx) }()
+				b.Cleanup(func() { cancel(); <-done })
+			}
+			l := newLogBuilder(b)
+			for s := range 30 {
+				l.create(fmt.Sprintf("s%d", s), "u1", "")
+			}
+			ctx := context.Background()
+			targets := make([]uint64, max(k, 1))
+			for _, r := range l.recs {
+				part, seq := publishOne(b, ctx, log, r)
+				targets[part] = seq
+			}
+			if p != nil {
+				if err := p.WaitForAll(ctx, targets); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ResetTimer()
+			for i := range b.N {
+				sid := fmt.Sprintf("s%d", i%30)
+				l.recs = l.recs[:0]
+				l.appendMsgs(sid, "a message to read back")
+				part, seq := publishOne(b, ctx, log, l.recs[0])
+				switch {
+				case p == nil:
+				case k == 1:
+					if err := p.WaitFor(ctx, seq); err != nil {
+						b.Fatal(err)
+					}
+				default:
+					targets[part] = seq
+					if err := p.WaitForAll(ctx, targets); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		})
+	}
 }

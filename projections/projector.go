@@ -84,8 +84,10 @@ type Projector struct {
 	advance chan struct{} // guarded by mu; closed (and replaced) after each commit
 
 	faults faults // projector_faults.go
-	// hurry: WaitFor's readers end the batch holding their sequence.
-	hurry *hurry
+	// hurry: WaitFor's readers end the batch holding their sequence;
+	// hurries[i] is partition i's (hurries[0] is hurry).
+	hurry   *hurry
+	hurries []*hurry
 }
 
 // NewProjector returns a projector of cfg.Stream into store. Zero fields of
@@ -129,12 +131,18 @@ func NewProjector(cfg Config, js jetstream.JetStream, store *Store, codec *event
 	for i := range parts {
 		parts[i] = plog.Partition(i)
 	}
-	return &Projector{
+	p := &Projector{
 		cfg: cfg, log: parts[0], parts: parts, streams: plog.Streams(), store: store, codec: codec, logger: logger,
 		advance: make(chan struct{}),
 		faults:  faults{wake: make(chan struct{}, 1)},
 		hurry:   newHurry(),
-	}, nil
+	}
+	p.hurries = make([]*hurry, len(parts))
+	p.hurries[0] = p.hurry
+	for i := 1; i < len(parts); i++ {
+		p.hurries[i] = newHurry()
+	}
+	return p, nil
 }
 
 // AppliedSeq is the last stream sequence whose effects are committed. With
@@ -160,8 +168,10 @@ func (p *Projector) AppliedSeqOf(part int) uint64 { return p.store.AppliedSeqOf(
 
 // WaitForAll returns nil once every partition i applied targets[i] (a
 // target past len(targets) is 0), or an error wrapping ErrNotCaughtUp and
-// ctx.Err() when ctx ends first. Each committed batch wakes it.
+// ctx.Err() when ctx ends first. Each committed batch wakes it, and the
+// batch of each partition holding its target is applied at once (hurry).
 func (p *Projector) WaitForAll(ctx context.Context, targets []uint64) error {
+	asked := false
 	for {
 		p.mu.Lock()
 		ch := p.advance
@@ -175,6 +185,14 @@ func (p *Projector) WaitForAll(ctx context.Context, targets []uint64) error {
 		}
 		if behind < 0 {
 			return nil
+		}
+		if !asked {
+			for i, t := range targets {
+				if i < len(p.parts) && p.store.AppliedSeqOf(i) < t {
+					p.hurries[i].ask(t)
+				}
+			}
+			asked = true
 		}
 		select {
 		case <-ch:
@@ -314,7 +332,7 @@ func (p *Projector) runPart(ctx context.Context, part int) error {
 			p.logger.Info("projector starting", "stream", stream, "from_seq", start)
 			rctx, cancel := context.WithCancel(ctx)
 			p.faults.read.Store(&cancel)
-			err = consumeHurried(rctx, log, stream, p.codec, start, 0, 0, nil, p.cfg.BatchEvents, p.cfg.BatchBytes, p.cfg.BatchWait, 0, p.hurry, func(recs []Decoded) error {
+			err = consumeHurried(rctx, log, stream, p.codec, start, 0, 0, nil, p.cfg.BatchEvents, p.cfg.BatchBytes, p.cfg.BatchWait, 0, p.hurries[part], func(recs []Decoded) error {
 				for len(recs) > 0 {
 					n, err := p.store.applyBoundedIn(ctx, part, recs, time.Now().Add(p.cfg.BatchApply))
 					if ctx.Err() != nil {
