@@ -79,8 +79,8 @@ type Config struct {
 	// --log-partitions, default 1: the one stream Stream, today's layout).
 	// K > 1 puts each aggregate in stream <Stream>_P<i>, i its id's
 	// placement hash modulo K (docs/PARTITIONS.md); every node of a
-	// cluster must use the same K. Not served yet with K > 1: watch,
-	// erase, DeleteAfter, LogWindow (Validate refuses the last two).
+	// cluster must use the same K. Not served yet with K > 1: erase,
+	// DeleteAfter, LogWindow (Validate refuses the last two).
 	LogPartitions int
 
 	// UIAllowedHosts are Host values the inspector answers to besides

@@ -40,9 +40,10 @@ import (
 type Node struct {
 	cfg    Config
 	logger *slog.Logger
-	// marks are the partitions' known last sequences (nil: the log is one
-	// stream; partitions.go).
+	// marks are the partitions' known last sequences and plog the log in
+	// partitions (nil: the log is one stream; partitions.go).
 	marks *partitionMarks
+	plog  *events.PartitionedLog
 	// lock is the data dir's exclusive lock (nil when the node uses no data
 	// dir: external NATS and no projector); released last by Shutdown.
 	lock     *dirlock.Lock
@@ -202,7 +203,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 			return n, err
 		}
 		baseLog, wholeLog, marks = mlog, noWholeLog{}, mlog.marks
-		n.marks = marks
+		n.marks, n.plog = marks, mlog.PartitionedLog
 	} else {
 		var jsLog *events.JetStreamLog
 		if err = n.untilReady(ctx, "stream "+cfg.Stream, func(ctx context.Context) (err error) {
@@ -308,7 +309,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	placed := placedDispatch{local: local, t: n.placement, nc: n.nc, timeout: acfg.ForwardTimeout}
 	dstore := dataStore{s: data, w: n.storage, max: dcfg.MaxBytes}
 	deps := api.Deps{Dispatcher: placed, Scopes: placed, Router: router{t: n.placement, w: n.storage, nc: n.nc}, Data: dstore, Reranker: cfg.Reranker, Logger: logger,
-		Metrics: api.NewMetrics(n.Registry), Tenants: tenants, Watcher: watcher{log: gatedReader{StreamReader: wholeLog, w: n.storage}, nc: n.nc, reads: make(chan struct{}, maxWatchReads)}}
+		Metrics: api.NewMetrics(n.Registry), Tenants: tenants, Watcher: n.watcher(gatedReader{StreamReader: wholeLog, w: n.storage}, maxWatchReads)}
 	edeps := erasure.Deps{Log: log, Reader: wholeLog, Codec: codec, Actors: placed, Data: dstore}
 	if cfg.Projector {
 		rm := readModel{p: n.proj, s: n.store, logger: logger, marks: marks}
@@ -737,4 +738,14 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger, drain time.Durati
 	}
 	logger.Info("stopped")
 	return nil
+}
+
+// watcher is a watch over the log (log, gated, with the log in one stream;
+// else routed to each aggregate's partition), at most reads at once.
+func (n *Node) watcher(log events.StreamReader, reads int) watcher {
+	w := watcher{log: log, nc: n.nc, reads: make(chan struct{}, reads)}
+	if n.plog != nil {
+		w.route = watchRoute(n.plog, n.storage)
+	}
+	return w
 }

@@ -14,14 +14,15 @@ import (
 
 // The log in K > 1 partitions (--log-partitions, docs/PARTITIONS.md): the
 // node writes through an events.PartitionedLog and its projector reads the
-// K streams, each from its own checkpoint. Not served yet with K > 1:
-// watch (and the inspector's live pages), erase, retention's deletes, the
-// bounded log and the log health check; every node still projects every
-// partition.
+// K streams, each from its own checkpoint; a watch reads its aggregate's
+// partition. Not served yet with K > 1: erase, retention's deletes, the
+// bounded log, the log health check and the inspector's views of the
+// whole log; every node still projects every partition.
 
 // errPartitionedRead answers the readers of the whole log that are not
-// built per partition yet (watch).
-var errPartitionedRead = errors.New("node: not served with --log-partitions > 1 yet (watch reads one stream)")
+// built per partition yet (erasure's ledger, the inspector's pages of the
+// whole log).
+var errPartitionedRead = errors.New("node: not served with --log-partitions > 1 yet (it reads the log as one stream)")
 
 // noWholeLog is the StreamReader of a log in K > 1 partitions: there is no
 // one stream to read.
@@ -78,6 +79,18 @@ func (m *partitionMarks) highest() uint64 {
 		h = max(h, m.marks[i].Load())
 	}
 	return h
+}
+
+// watchRoute is watcher.route over the partitioned log: the partition
+// stream of the aggregate (reads gated by w) and the stored subject.
+func watchRoute(l *events.PartitionedLog, w *storageWatch) func(string) (events.StreamReader, string, error) {
+	return func(subject string) (events.StreamReader, string, error) {
+		p, err := l.PartitionOf(subject)
+		if err != nil {
+			return nil, "", err
+		}
+		return gatedReader{StreamReader: l.Partition(p), w: w}, events.StoredSubject(subject, p, l.Partitions()), nil
+	}
 }
 
 // markedLog is the partitioned log recording in marks the sequence of

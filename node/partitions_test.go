@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -126,6 +127,29 @@ func partitionScript(t *testing.T, c *client.Client) []string {
 			keep("search session "+id+" "+q, rep, err)
 		}
 	}
+	// Watch through the service: a session's and a user scope's changes.
+	for _, w := range []struct {
+		endpoint string
+		n        int
+	}{{client.FollowSession("s1-2"), 4}, {client.FollowScope(client.User("u1")), 1}} {
+		fctx, fcancel := context.WithTimeout(ctx, 20*time.Second)
+		fw, err := c.Follow(fctx, w.endpoint, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for ch := range fw.Changes() {
+			got = append(got, fmt.Sprintf("%s: %s %s v%d, %d events at %s", ch.Subject, ch.Kind, ch.ID, ch.Version, len(ch.Events), ch.Time.UTC()))
+			if len(got) == w.n {
+				break
+			}
+		}
+		fcancel()
+		if len(got) != w.n {
+			t.Fatalf("follow %s: %d changes (%v), want %d", w.endpoint, len(got), fw.Err(), w.n)
+		}
+		out = append(out, "follow "+w.endpoint+" "+strings.Join(got, "; "))
+	}
 	for u := range 3 {
 		rep, err := c.SearchEntries(ctx, client.User(fmt.Sprintf("u%d", u)), &memoryv1.SearchEntriesRequest{Query: "Heron", Limit: 5})
 		keep(fmt.Sprintf("search entries user u%d", u), rep, err)
@@ -188,9 +212,31 @@ func TestLogPartitionsServeAsOneStream(t *testing.T) {
 		t.Fatalf("the projection before and after the restart differ:\n%s\n%s", mid, after)
 	}
 	c := client.New(again)
+	// A watch waiting at the session's last change wakes on the next one
+	// (its subscription is on the subject as the partition stores it).
+	last, err := c.Context(ctx, "s2-3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fctx, fcancel := context.WithTimeout(ctx, 3*time.Second)
+	defer fcancel()
+	fw, err := c.Follow(fctx, client.FollowSession("s2-3"), last.GetSeq())
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond) // the poll waits: past its rechecks
 	if _, err := c.AppendMessages(ctx, "s2-3", &memoryv1.MessageInput{Role: memoryv1.Role_ROLE_USER, Content: "After the restart the boat is renamed Osprey."}); err != nil {
 		t.Fatal(err)
 	}
+	select {
+	case ch, ok := <-fw.Changes():
+		if !ok || ch.Seq <= last.GetSeq() || ch.Subject != events.SessionSubject("s2-3") {
+			t.Fatalf("the waiting watch got %+v (%v)", ch, fw.Err())
+		}
+	case <-fctx.Done():
+		t.Fatal("the waiting watch was not woken by the append")
+	}
+	fcancel()
 	rep, err := c.Search(ctx, "s2-3", &memoryv1.SearchRequest{Query: "Osprey", Scope: memoryv1.SearchScope_SEARCH_SCOPE_SESSION})
 	if err != nil || len(rep.GetHits()) != 1 {
 		t.Fatalf("search after restart: %v, %v", rep, err)
