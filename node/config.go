@@ -76,7 +76,8 @@ type Config struct {
 	HTTPOrigins []string
 	Stream      string
 	// LogPartitions is the number of streams the log is in (flag
-	// --log-partitions, default 1: the one stream Stream, today's layout).
+	// --log-partitions, default 1: the one stream Stream, today's layout;
+	// 0 is 1).
 	// K > 1 puts each aggregate in stream <Stream>_P<i>, i its id's
 	// placement hash modulo K (docs/PARTITIONS.md); every node of a
 	// cluster must use the same K. Not served yet with K > 1: erase,
@@ -249,8 +250,8 @@ func (c Config) Validate() error {
 	if c.DeleteAfter < 0 {
 		return fmt.Errorf("node: delete-after must be >= 0 (0 = never), got %s", c.DeleteAfter)
 	}
-	if c.LogPartitions < 1 || c.LogPartitions > events.MaxLogPartitions {
-		return fmt.Errorf("node: log-partitions must be 1..%d, got %d", events.MaxLogPartitions, c.LogPartitions)
+	if c.LogPartitions < 0 || c.LogPartitions > events.MaxLogPartitions {
+		return fmt.Errorf("node: log-partitions must be 1..%d (0: 1), got %d", events.MaxLogPartitions, c.LogPartitions)
 	}
 	if c.LogPartitions > 1 && c.LogWindow > 0 {
 		return fmt.Errorf("node: log-window %s needs log-partitions 1: the bounded log is not built per partition yet (pass --log-window 0)", c.LogWindow)

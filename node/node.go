@@ -474,7 +474,7 @@ func (n *Node) checkLog(ctx context.Context, js jetstream.JetStream, applied uin
 func (n *Node) startProjector(js jetstream.JetStream, codec *events.Codec) error {
 	pcfg := projections.DefaultConfig()
 	pcfg.Stream = n.cfg.Stream
-	pcfg.Partitions = n.cfg.LogPartitions
+	pcfg.Partitions = max(n.cfg.LogPartitions, 1)
 	if n.cfg.ProjectorBatch > 0 {
 		pcfg.BatchEvents = n.cfg.ProjectorBatch
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -31,6 +32,7 @@ func partitionedNode(t *testing.T, k int, dataDir string) (*node.Node, *nats.Con
 	return node.StartForTest(t, func(cfg *node.Config) {
 		cfg.LogPartitions = k
 		cfg.LogWindow = 0
+		cfg.HTTPAddr = "127.0.0.1:0" // the inspector too
 		cfg.Now = func() time.Time { return at }
 		if dataDir != "" {
 			cfg.DataDir = dataDir
@@ -202,6 +204,16 @@ func TestLogPartitionsServeAsOneStream(t *testing.T) {
 		t.Fatalf("the six streams hold %d messages, want at least 51", held)
 	}
 	mid := partitionedNodeSearch(t, ctx, nc6, "s2-3")
+	// The inspector starts and lists the sessions (its pages of one
+	// session read the whole log: not served with partitions yet).
+	res, err := http.Get("http://" + n6.MetricsAddr() + "/ui/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("inspector /ui/ with partitions: %d", res.StatusCode)
+	}
 
 	// Restart on the same data: the projection resumes per partition.
 	if err := n6.Shutdown(ctx); err != nil {
@@ -272,9 +284,9 @@ func TestLogPartitionsRefused(t *testing.T) {
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	cfg.LogPartitions = 0
+	cfg.LogPartitions = -1
 	if err := cfg.Validate(); err == nil {
-		t.Fatal("log-partitions 0 validated")
+		t.Fatal("log-partitions -1 validated")
 	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
