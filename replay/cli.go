@@ -26,12 +26,13 @@ lock: the DIR of a running node is refused at once); --stream NAME
 the node.
 
 commands:
-  rebuild [--out FILE] [--idle-timeout 10s]
+  rebuild [--out FILE] [--idle-timeout 10s] [--partitions K]
         replay the whole log into a new projection file, then swap it in
         (default DIR/projection.db); progress and rate on stderr. Safe to
         interrupt and run again. A log that is not whole (missing stream, a
         gap, a purged head) is refused; no message for --idle-timeout while
-        the log is read ends the command with the reason.
+        the log is read ends the command with the reason. --partitions K
+        reads the log in K partition streams (node --log-partitions K).
   verify [--projection FILE] [--idle-timeout 10s]
         rebuild into a temporary file beside the live projection (as
         rebuild) and compare the digests of every bucket. A projection
@@ -184,6 +185,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		cfg := RebuildConfig{Progress: progress, ProgressTTY: tty}
 		fs.StringVar(&cfg.Out, "out", "", "projection file to write (default DATA-DIR/projection.db)")
 		fs.DurationVar(&cfg.IdleTimeout, "idle-timeout", projections.DefaultIdleTimeout, "give up when no message of the log arrives for this long")
+		fs.IntVar(&cfg.Partitions, "partitions", 0, "the log is in this many partition streams (node --log-partitions)")
 		if err := parseNoArgs(); err != nil {
 			return err
 		}

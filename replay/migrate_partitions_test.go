@@ -58,6 +58,13 @@ func TestMigrateLogPartitions(t *testing.T) {
 		t.Fatalf("second run: %v %q", err, out.String())
 	}
 
+	// The projection made from the partitions offline (else the node makes
+	// it when it starts).
+	out.Reset()
+	if err := Run(ctx, []string{"rebuild", "--data-dir", dir, "--partitions", "6"}, &out, &progress); err != nil || !strings.Contains(out.String(), "from 6 partitions") {
+		t.Fatalf("rebuild --partitions 6: %v %q", err, out.String())
+	}
+
 	cfg := node.DefaultConfig()
 	cfg.DataDir, cfg.NATSListen, cfg.HTTPAddr, cfg.LogWindow = dir, "127.0.0.1:-1", "", 0
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
