@@ -263,7 +263,7 @@ func (w *writer) fieldTerms(m *memoryv1.Message) []string {
 // may be missing). Three stages run in
 // parallel: a reader goroutine reads and decodes the log, workers prepare
 // the messages of each batch (encoding, term frequencies) and this
-// goroutine applies the batches, in log order, in chunks (applyChunk). As
+// goroutine applies the batches, in log order, in chunks (applyChunkIn). As
 // with consume, the records before a record that cannot be decoded are
 // committed, then the error is returned.
 func rebuildFrom(ctx context.Context, r events.StreamReader, part int, stream string, codec *events.Codec, st *Store,
@@ -352,16 +352,14 @@ func readPrepared(ctx context.Context, r events.StreamReader, stream string, cod
 	}
 }
 
-// applyChunk applies the batches received from ch in ONE transaction,
+// applyChunkIn applies the batches received from ch in ONE transaction,
 // together with the checkpoint, until a chunk bound (rebuildChunk*) is
 // reached or ch is closed. It returns the records applied, and more = false
-// once ch is closed. It is ApplyBatch's transaction (applyTx, applyRecs)
+// once ch is closed. It is ApplyBatch's transaction (applyTxIn, applyRecs)
 // fed from ch.
-func (s *Store) applyChunk(ch <-chan *readBatch) (n uint64, more bool, err error) {
-	return s.applyChunkIn(0, ch)
-}
-
-// applyChunkIn is applyChunk for log partition part's records.
+//
+// part is the log partition of the records (0 with the log in one stream):
+// its checkpoint is advanced.
 func (s *Store) applyChunkIn(part int, ch <-chan *readBatch) (n uint64, more bool, err error) {
 	more = true
 	err = s.applyTxIn(part, "apply chunk", func(w *writer, cp *uint64) error {

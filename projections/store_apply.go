@@ -62,16 +62,14 @@ func (s *Store) applyBoundedIn(ctx context.Context, part int, recs []Decoded, de
 	return done, nil
 }
 
-// applyTx runs fill in ONE write transaction with a writer on it; cp is the
+// applyTxIn runs fill in ONE write transaction with a writer on it; cp is the
 // checkpoint, which fill advances (applyRecs). If it advanced, the writer is
 // flushed and the new checkpoint stored with the effects, and AppliedSeq
 // mirrors it after the commit. An *ApplyError is returned as is, any other
 // error wrapped with what.
-func (s *Store) applyTx(what string, fill func(w *writer, cp *uint64) error) error {
-	return s.applyTxIn(0, what, fill)
-}
-
-// applyTxIn is applyTx against log partition part's checkpoint.
+//
+// part is the log partition whose checkpoint cp is (0 with the log in one
+// stream).
 func (s *Store) applyTxIn(part int, what string, fill func(w *writer, cp *uint64) error) error {
 	if s.closed.Load() {
 		return ErrClosed
