@@ -46,12 +46,15 @@ commands:
         layers and the exact context an LLM was sent then. A point before
         what the log keeps (compacted or erased away) exits 5 and names
         the earliest point that can be inspected.
-  export [--out FILE|-]
+  export [--out FILE|-] [--partitions K]
         the stream as JSON lines, one per message, in stream order:
-        {"seq","subject","time","batch": protojson EventBatch}.
-  import [--in FILE|-] [--replicas N]
+        {"seq","subject","time","batch": protojson EventBatch}; with
+        --partitions K each stream in turn, lines with "partition".
+  import [--in FILE|-] [--replicas N] [--partitions K]
         append an export to an EMPTY stream (created if missing), same
-        subjects and order; stream sequences are the new stream's.
+        subjects and order; stream sequences are the new stream's. With
+        --partitions K into K empty partition streams, each line to its
+        aggregate's (an export of any layout).
   migrate-log [--idle-timeout 10s]
         OFFLINE (stop every node): move the log to a stream that allows
         deletes and purges (needed for erasure), keeping every sequence:
@@ -227,6 +230,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return Inspect(ctx, cfg, stdout)
 	case "export":
 		out := fs.String("out", "-", "file to write, - for stdout")
+		parts := fs.Int("partitions", 0, "the log is in this many partition streams (node --log-partitions)")
 		if err := parseNoArgs(); err != nil {
 			return err
 		}
@@ -234,7 +238,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		st, err := Export(ctx, ExportConfig{Conn: conn}, w)
+		st, err := Export(ctx, ExportConfig{Conn: conn, Partitions: *parts}, w)
 		if err = done(err); err != nil {
 			return err
 		}
@@ -244,6 +248,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		cfg := ImportConfig{}
 		in := fs.String("in", "-", "file to read, - for stdin")
 		fs.IntVar(&cfg.Replicas, "replicas", 1, "replicas of the stream if import creates it")
+		fs.IntVar(&cfg.Partitions, "partitions", 0, "import into the log in this many partition streams (node --log-partitions)")
 		if err := parseNoArgs(); err != nil {
 			return err
 		}
@@ -260,6 +265,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		st, err := Import(ctx, cfg, r)
 		if err != nil {
 			return err
+		}
+		if cfg.Partitions > 1 {
+			fmt.Fprintf(stdout, "imported %d messages on %d subjects into %d partitions of %s\n", st.Messages, st.Subjects, cfg.Partitions, conn.stream())
+			return nil
 		}
 		fmt.Fprintf(stdout, "imported %d messages on %d subjects into %s (seq %d..%d)\n", st.Messages, st.Subjects, conn.stream(), st.FirstSeq, st.LastSeq)
 		return nil
