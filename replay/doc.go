@@ -10,7 +10,8 @@
 //   - Inspect: time travel — replays one session's batches up to a stream
 //     sequence or a time into a fresh segmented.State and prints its layers
 //     and the exact ContextReply an LLM was sent then;
-//   - Export / Import: the log as JSON lines and back into an empty stream;
+//   - Export / Import: the log as JSON lines and back into an empty stream
+//     (or, --partitions K, the K partition streams of a log in partitions);
 //   - Stats: streams, aggregates per kind, projection lag, sizes;
 //   - MigrateLog (migrate-log): offline, moves the log to a stream that
 //     allows deletes and purges with every sequence kept
