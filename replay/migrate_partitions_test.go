@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -63,6 +64,28 @@ func TestMigrateLogPartitions(t *testing.T) {
 	out.Reset()
 	if err := Run(ctx, []string{"rebuild", "--data-dir", dir, "--partitions", "6"}, &out, &progress); err != nil || !strings.Contains(out.String(), "from 6 partitions") {
 		t.Fatalf("rebuild --partitions 6: %v %q", err, out.String())
+	}
+
+	// Compaction is per stream: the six partitions (and the projection
+	// file, its checkpoints kept) are rewritten like any stream.
+	out.Reset()
+	if err := Run(ctx, []string{"compact", "--data-dir", dir, "--force"}, &out, &progress); err != nil || !strings.Contains(out.String(), "MEM_P5") {
+		t.Fatalf("compact: %v\n%s", err, out.String())
+	}
+	st, err := projections.Open(filepath.Join(dir, ProjectionFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var applied []uint64
+	for i := range 6 {
+		applied = append(applied, st.AppliedSeqOf(i))
+	}
+	parts := st.LogPartitions()
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if parts != 6 || slices.Contains(applied, 0) {
+		t.Fatalf("the compacted projection records %d partitions, checkpoints %v", parts, applied)
 	}
 
 	cfg := node.DefaultConfig()
