@@ -22,6 +22,10 @@ const (
 	// is the message's sequence in the one stream it came from: how an
 	// interrupted copy knows where to go on, and a record of provenance.
 	MigrateSourceSeqHeader = "Agentmem-Migrate-Seq"
+	// partitionAsidePrefix prefixes the one stream's subject filter while
+	// it is moved: agentmem.partition.<stream>.> (no writer uses it, and
+	// it overlaps no other migration's).
+	partitionAsidePrefix = "agentmem.partition."
 
 	StepMoveAside       MigrateStep = "move the log's subjects aside"
 	StepCopyPartitions  MigrateStep = "copy into the partitions"
@@ -75,7 +79,7 @@ type PartitionMigrateReport struct {
 //  1. refuse a log with a removal still pending (start a node once to
 //     finish it) and a server where partition streams exist already; mark
 //     the stream MigratingMetadataKey (a node refuses it) and move its
-//     subject filter aside (agentmem.migrate.<stream>.>): the stored
+//     subject filter aside (agentmem.partition.<stream>.>): the stored
 //     messages keep their subjects, and mem.ev.> is free for the
 //     partitions;
 //  2. create the K streams with the log's configuration, marked too;
@@ -175,6 +179,11 @@ func (m *partMigration) run(ctx context.Context) error {
 		if err := CheckNotMigrating(ctx, m.js, m.cfg.Stream); err != nil {
 			return err
 		}
+		if tmp, err := streamInfo(ctx, m.js, "migrate", m.cfg.Stream+MigrateTempSuffix); err != nil {
+			return err
+		} else if tmp != nil {
+			return fmt.Errorf("%w: %s exists: finish `replay migrate-log` (without --partitions) first", ErrMigrating, tmp.Config.Name)
+		}
 		if present > 0 {
 			return fmt.Errorf("%w: partition streams of %s exist beside it: delete them or finish what made them", ErrPartitions, m.cfg.Stream)
 		}
@@ -261,7 +270,7 @@ func (m *partMigration) moveAside(ctx context.Context, src *jetstream.StreamInfo
 	}
 	c.Metadata[MigratingMetadataKey] = PartitionStream(m.cfg.Stream, 0, m.k) + ".."
 	c.Metadata[migratePartitionsKey] = strconv.Itoa(m.k)
-	c.Subjects = []string{migrateSubjectPrefix + m.cfg.Stream + ".>"}
+	c.Subjects = []string{partitionAsidePrefix + m.cfg.Stream + ".>"}
 	if _, err := m.js.UpdateStream(ctx, c); err != nil {
 		return nil, fmt.Errorf("events: migrate: move the subjects of %s aside: %w", m.cfg.Stream, err)
 	}

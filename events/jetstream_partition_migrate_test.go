@@ -191,6 +191,16 @@ func TestMigrateToPartitionsRefuses(t *testing.T) {
 	defer cancel()
 	js := newTestJetStream(t)
 	writeOneStreamLog(t, js, 10)
+	// The copy of a `migrate-log` (to allow deletes) under way.
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "MEM_MIGRATE", Subjects: []string{"agentmem.migrate.MEM.>"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := MigrateToPartitions(ctx, js, PartitionMigrateConfig{Partitions: testPartitions}); !errors.Is(err, ErrMigrating) {
+		t.Fatalf("with MEM_MIGRATE beside MEM: %v, want ErrMigrating", err)
+	}
+	if err := js.DeleteStream(ctx, "MEM_MIGRATE"); err != nil {
+		t.Fatal(err)
+	}
 	// A stream in a partition's place (the filter may not overlap MEM's).
 	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "MEM_P2", Subjects: []string{"other.>"},
 		Metadata: map[string]string{PartitionsMetadataKey: "6"}}); err != nil {
