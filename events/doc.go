@@ -9,6 +9,12 @@
 // mem.ev.<scope-kind>.<scope-id>. Ids match [A-Za-z0-9_-]{1,128}
 // (ValidateID), so no id can produce a wildcard or an extra token.
 //
+// A log in K > 1 partitions (PartitionedLog, docs/PARTITIONS.md) is the
+// streams MEM_P0..MEM_P<K-1>: each aggregate in the stream of
+// LogPartition(id, K) (placement's hash), stored as mem.ev.p<i>.<kind>.<id>
+// and seen by every caller of the Log with its logical subject; sequences
+// are per stream.
+//
 // # Format
 //
 // One message per accepted command. Its payload is a deterministic protobuf

@@ -45,6 +45,11 @@ type JetStreamConfig struct {
 	// refuses to turn deny_delete or deny_purge on for an existing stream
 	// (nil: slog.Default()).
 	Logger *slog.Logger
+
+	// partition of partitions: set by NewPartitionedLog on the config of
+	// each stream of a log in more than one partition (0 of 0: the one
+	// stream of today's layout).
+	partition, partitions int
 }
 
 // DefaultJetStreamConfig returns stream MEM, one replica, file storage, a
@@ -79,7 +84,7 @@ func (c JetStreamConfig) Validate() error {
 
 // StreamConfig is the JetStream stream configuration the log creates.
 func (c JetStreamConfig) StreamConfig() jetstream.StreamConfig {
-	return jetstream.StreamConfig{
+	sc := jetstream.StreamConfig{
 		Name:        c.Stream,
 		Description: "agentmem event log: one subject per aggregate, one EventBatch per message",
 		Subjects:    []string{SubjectPrefix + ".>"},
@@ -97,6 +102,23 @@ func (c JetStreamConfig) StreamConfig() jetstream.StreamConfig {
 		// snapshot and the projection still hold it: deny it unless told.
 		DenyPurge: c.DenyPurge && !c.AllowDelete,
 	}
+	if c.partitions > 1 {
+		sc.Subjects = []string{PartitionSubjects(c.partition, c.partitions)}
+		sc.Metadata = map[string]string{
+			PartitionsMetadataKey: strconv.Itoa(c.partitions),
+			PartitionMetadataKey:  strconv.Itoa(c.partition),
+		}
+	}
+	return sc
+}
+
+// part is the subject token of the config's partition ("" in today's
+// layout).
+func (c JetStreamConfig) part() string {
+	if c.partitions <= 1 {
+		return ""
+	}
+	return partitionToken(c.partition)
 }
 
 // JetStreamLog is the Log on a JetStream stream. It holds no goroutines:
@@ -107,6 +129,10 @@ type JetStreamLog struct {
 	nc      *nats.Conn
 	stream  string
 	timeout time.Duration
+	// part is the subject token of this stream's partition ("p3") in a
+	// log in several partitions, "" in the one stream of today's layout:
+	// subjects go in with it (storedIn) and come out without (logicalIn).
+	part string
 
 	msgGetSubj string // leader-only message get ($JS.API.STREAM.MSG.GET.<stream>)
 }
@@ -135,6 +161,7 @@ func NewJetStreamLog(ctx context.Context, js jetstream.JetStream, cfg JetStreamC
 		nc:         js.Conn(),
 		stream:     cfg.Stream,
 		timeout:    cfg.RequestTimeout,
+		part:       cfg.part(),
 		msgGetSubj: prefix + "STREAM.MSG.GET." + cfg.Stream,
 	}, nil
 }
@@ -241,7 +268,8 @@ func (l *JetStreamLog) Append(ctx context.Context, subject string, expectedLastS
 	}
 	ctx, cancel := l.withTimeout(ctx)
 	defer cancel()
-	m := &nats.Msg{Subject: subject, Data: data, Header: make(nats.Header, 3)}
+	stored := storedIn(l.part, subject)
+	m := &nats.Msg{Subject: stored, Data: data, Header: make(nats.Header, 3)}
 	m.Header.Set(jetstream.ExpectedStreamHeader, l.stream)
 	m.Header.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(expectedLastSeq, 10))
 	if msgID != "" {
@@ -259,7 +287,7 @@ func (l *JetStreamLog) Append(ctx context.Context, subject string, expectedLastS
 		// expectedLastSeq on the subject (its writer expected it): if that one
 		// carries msgID, it is ours.
 		if msgID != "" {
-			if seq, ok, derr := l.successorHasMsgID(ctx, subject, expectedLastSeq, msgID); derr != nil {
+			if seq, ok, derr := l.successorHasMsgID(ctx, stored, expectedLastSeq, msgID); derr != nil {
 				return AppendResult{}, fmt.Errorf("%w: conflict on %s, then checking for a duplicate: %w", ErrUnknownOutcome, subject, derr)
 			} else if ok {
 				return AppendResult{Seq: seq, Duplicate: true}, nil
@@ -303,13 +331,14 @@ func unknownOutcome(err error) bool {
 func (l *JetStreamLog) LastSeq(ctx context.Context, subject string) (uint64, error) {
 	ctx, cancel := l.withTimeout(ctx)
 	defer cancel()
-	sm, err := l.leaderGet(ctx, msgGetRequest{LastFor: subject})
+	sm, err := l.leaderGet(ctx, msgGetRequest{LastFor: storedIn(l.part, subject)})
 	if err != nil || sm == nil {
 		return 0, err
 	}
 	return sm.Seq, nil
 }
 
+// successorHasMsgID: subject is the stored one.
 func (l *JetStreamLog) successorHasMsgID(ctx context.Context, subject string, seq uint64, msgID string) (uint64, bool, error) {
 	sm, err := l.leaderGet(ctx, msgGetRequest{Seq: seq + 1, NextFor: subject})
 	if err != nil || sm == nil {

@@ -43,7 +43,7 @@ func (l *JetStreamLog) Load(ctx context.Context, subject string, afterSeq uint64
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.timeout)
 	cons, err := l.js.CreateConsumer(cctx, l.stream, jetstream.ConsumerConfig{
 		Description:       "agentmem load " + subject,
-		FilterSubject:     subject,
+		FilterSubject:     storedIn(l.part, subject),
 		DeliverPolicy:     jetstream.DeliverByStartSequencePolicy,
 		OptStartSeq:       afterSeq + 1,
 		AckPolicy:         jetstream.AckNonePolicy,
@@ -119,7 +119,7 @@ func (l *JetStreamLog) Load(ctx context.Context, subject string, afterSeq uint64
 				stop = err
 				continue
 			}
-			if err := fn(Record{Subject: m.Subject(), Seq: seq, Time: md.Timestamp, Data: m.Data()}); err != nil {
+			if err := fn(Record{Subject: logicalIn(l.part, m.Subject()), Seq: seq, Time: md.Timestamp, Data: m.Data()}); err != nil {
 				stop = err
 				continue
 			}

@@ -30,6 +30,7 @@ func OpenJetStreamLog(js jetstream.JetStream, cfg JetStreamConfig) (*JetStreamLo
 		nc:         js.Conn(),
 		stream:     cfg.Stream,
 		timeout:    cfg.RequestTimeout,
+		part:       cfg.part(),
 		msgGetSubj: apiPrefix(js.Options()) + "STREAM.MSG.GET." + cfg.Stream,
 	}, nil
 }
@@ -103,7 +104,7 @@ func (l *JetStreamLog) MissingSeqs(ctx context.Context, limit int) ([]uint64, bo
 func (l *JetStreamLog) Read(ctx context.Context, from uint64, opts ...ReadOption) (Cursor, error) {
 	o := applyReadOptions(opts)
 	from = max(from, 1)
-	filter := cmp.Or(o.subjects, SubjectPrefix+".>")
+	filter := storedIn(l.part, cmp.Or(o.subjects, SubjectPrefix+".>"))
 	written := false // every sequence up to the stop was assigned when the read began
 	if o.stop > 0 {
 		if from > o.stop {
@@ -143,7 +144,7 @@ func (l *JetStreamLog) Read(ctx context.Context, from uint64, opts ...ReadOption
 		}
 		return nil, fmt.Errorf("events: read stream %s from %d: %w", l.stream, from, err)
 	}
-	c := &jsCursor{stream: l.stream, rd: rd, stop: o.stop, written: written}
+	c := &jsCursor{stream: l.stream, part: l.part, rd: rd, stop: o.stop, written: written}
 	c.left = func(ctx context.Context, after uint64) (bool, error) {
 		return l.storedAfter(ctx, filter, after, o.stop)
 	}
@@ -178,6 +179,7 @@ const readHeartbeat = time.Second
 // jsCursor is JetStreamLog's Cursor.
 type jsCursor struct {
 	stream  string
+	part    string // the log's partition token (JetStreamLog.part)
 	rd      *orderedRead
 	stop    uint64
 	written bool // every sequence up to stop was assigned: none left pending means none left
@@ -204,7 +206,7 @@ func (c *jsCursor) Next(ctx context.Context) (Record, error) {
 	if err != nil {
 		return Record{}, fmt.Errorf("events: read stream %s: message on %s without metadata: %w", c.stream, msg.Subject(), err)
 	}
-	r := Record{Subject: msg.Subject(), Seq: md.Sequence.Stream, Time: md.Timestamp, Data: msg.Data()}
+	r := Record{Subject: logicalIn(c.part, msg.Subject()), Seq: md.Sequence.Stream, Time: md.Timestamp, Data: msg.Data()}
 	if c.stop > 0 {
 		if r.Seq > c.stop {
 			c.done = true

@@ -53,7 +53,7 @@ func (l *JetStreamLog) RemoveSubject(ctx context.Context, subject string, upTo u
 	}
 	// The purge keeps sequences from upTo+1 on: later messages of the
 	// subject (none, when its writer is fenced) stay.
-	if err := s.Purge(ctx, jetstream.WithPurgeSubject(subject), jetstream.WithPurgeSequence(upTo+1)); err != nil {
+	if err := s.Purge(ctx, jetstream.WithPurgeSubject(storedIn(l.part, subject)), jetstream.WithPurgeSequence(upTo+1)); err != nil {
 		return fmt.Errorf("events: remove %s up to %d from stream %s: %w", subject, upTo, l.stream, err)
 	}
 	return nil

@@ -32,14 +32,14 @@ func (l *JetStreamLog) SubjectCounts(ctx context.Context, filter string) (map[st
 	if err != nil {
 		return nil, fmt.Errorf("events: stream %s: %w", l.stream, err)
 	}
-	info, err := s.Info(ctx, jetstream.WithSubjectFilter(filter))
+	info, err := s.Info(ctx, jetstream.WithSubjectFilter(storedIn(l.part, filter)))
 	if err != nil {
 		return nil, fmt.Errorf("events: stream %s subjects %s: %w", l.stream, filter, err)
 	}
 	out := make(map[string]uint64, len(info.State.Subjects))
 	for k, n := range info.State.Subjects {
 		if n > 0 {
-			out[k] = n
+			out[logicalIn(l.part, k)] = n
 		}
 	}
 	return out, nil

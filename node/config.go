@@ -9,6 +9,7 @@ import (
 	"github.com/agentmem/agentmem/actors"
 	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/erasure"
+	"github.com/agentmem/agentmem/events"
 	"github.com/agentmem/agentmem/internal/embed"
 	"github.com/agentmem/agentmem/internal/llmsummary"
 	"github.com/agentmem/agentmem/largedata"
@@ -74,6 +75,14 @@ type Config struct {
 	// (besides the listener's own); comma separated on the command line.
 	HTTPOrigins []string
 	Stream      string
+	// LogPartitions is the number of streams the log is in (flag
+	// --log-partitions, default 1: the one stream Stream, today's layout;
+	// 0 is 1).
+	// K > 1 puts each aggregate in stream <Stream>_P<i>, i its id's
+	// placement hash modulo K (docs/PARTITIONS.md); every node of a
+	// cluster must use the same K. Not served yet with K > 1: erase,
+	// DeleteAfter, LogWindow (Validate refuses the last two).
+	LogPartitions int
 
 	// UIAllowedHosts are Host values the inspector answers to besides
 	// loopback names and the listener's address (DNS rebinding guard).
@@ -181,6 +190,7 @@ func DefaultConfig() Config {
 		MinFreeBytes:    64 << 20,
 		HealthInterval:  500 * time.Millisecond,
 		Stream:          "MEM",
+		LogPartitions:   1,
 		DenyPurge:       true,
 		LogAllowDelete:  true,
 		Projector:       true,
@@ -239,6 +249,15 @@ func (c Config) Validate() error {
 	}
 	if c.DeleteAfter < 0 {
 		return fmt.Errorf("node: delete-after must be >= 0 (0 = never), got %s", c.DeleteAfter)
+	}
+	if c.LogPartitions < 0 || c.LogPartitions > events.MaxLogPartitions {
+		return fmt.Errorf("node: log-partitions must be 1..%d (0: 1), got %d", events.MaxLogPartitions, c.LogPartitions)
+	}
+	if c.LogPartitions > 1 && c.LogWindow > 0 {
+		return fmt.Errorf("node: log-window %s needs log-partitions 1: the bounded log is not built per partition yet (pass --log-window 0)", c.LogWindow)
+	}
+	if c.LogPartitions > 1 && c.DeleteAfter > 0 {
+		return fmt.Errorf("node: delete-after %s needs log-partitions 1: erasure is not built per partition yet", c.DeleteAfter)
 	}
 	if c.LLM.BaseURL != "" {
 		if err := c.LLM.Validate(); err != nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/agentmem/agentmem/events"
 	"github.com/agentmem/agentmem/internal/natsembed"
 )
 
@@ -36,6 +37,11 @@ func (n *Node) connect(ctx context.Context, cfg Config) error {
 		ecfg.Logger = natsembed.NewSlogLogger(n.logger)
 		if cfg.NATSConfig == "" {
 			users := &natsembed.NodeUsers{NodePassword: rand.Text(), APIPassword: rand.Text(), Stream: cfg.Stream}
+			if cfg.LogPartitions > 1 {
+				for i := range cfg.LogPartitions {
+					users.LogStreams = append(users.LogStreams, events.PartitionStream(cfg.Stream, i, cfg.LogPartitions))
+				}
+			}
 			ecfg.NodeUsers = users
 			nodeOpts = []nats.Option{nats.UserInfo(natsembed.NodeUser, users.NodePassword)}
 			apiOpts = []nats.Option{nats.UserInfo(natsembed.APIUser, users.APIPassword)}

@@ -132,26 +132,28 @@ type pendingWrites struct {
 }
 
 type pendingWrite struct {
+	part  int // the log partition (0 with the log in one stream)
 	seq   uint64
 	bytes int64
 }
 
-// add records an append at seq reckoned to take bytes of the projection.
-func (p *pendingWrites) add(seq uint64, bytes int64) {
+// add records an append at seq of log partition part reckoned to take
+// bytes of the projection.
+func (p *pendingWrites) add(part int, seq uint64, bytes int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.q = append(p.q, pendingWrite{seq: seq, bytes: bytes})
+	p.q = append(p.q, pendingWrite{part: part, seq: seq, bytes: bytes})
 	p.bytes += bytes
 }
 
-// owed drops the appends at or below applied and returns what the rest
-// are reckoned to take.
-func (p *pendingWrites) owed(applied uint64) int64 {
+// owed drops the appends at or below what their partition applied
+// (applied(part)) and returns what the rest are reckoned to take.
+func (p *pendingWrites) owed(applied func(part int) uint64) int64 {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	kept := p.q[:0]
 	for _, pw := range p.q {
-		if pw.seq > applied {
+		if pw.seq > applied(pw.part) {
 			kept = append(kept, pw)
 		} else {
 			p.bytes -= pw.bytes
@@ -168,16 +170,23 @@ func (w *storageWatch) owed() int64 {
 	if w.projector == nil {
 		return 0
 	}
-	return w.pending.owed(w.projector.AppliedSeq())
+	return w.pending.owed(w.projector.AppliedSeqOf)
 }
 
-// appended records an append acknowledged at seq, of size bytes, that the
-// projector has yet to apply.
-func (w *storageWatch) appended(seq uint64, size int) {
-	if w.projector == nil || w.embedded == nil || w.minFree < 0 || w.farFromFloor() || seq <= w.projector.AppliedSeq() {
+// appended records an append to subject acknowledged at seq, of size
+// bytes, that the projector has yet to apply.
+func (w *storageWatch) appended(subject string, seq uint64, size int) {
+	if w.projector == nil || w.embedded == nil || w.minFree < 0 || w.farFromFloor() {
 		return
 	}
-	w.pending.add(seq, int64(writeFactor-1)*int64(size)+pendingPage)
+	part := 0
+	if w.partOf != nil {
+		part = w.partOf(subject)
+	}
+	if seq <= w.projector.AppliedSeqOf(part) {
+		return
+	}
+	w.pending.add(part, seq, int64(writeFactor-1)*int64(size)+pendingPage)
 }
 
 // pendingPage is what an append not yet projected is reckoned to take of
@@ -222,7 +231,7 @@ func (g gatedLog) Append(ctx context.Context, subject string, expectedLastSeq ui
 	defer stop()
 	res, err := g.Log.Append(ctx, subject, expectedLastSeq, msgID, data)
 	if err == nil {
-		g.w.appended(res.Seq, len(data))
+		g.w.appended(subject, res.Seq, len(data))
 	}
 	if errors.Is(err, events.ErrUnknownOutcome) {
 		g.w.Nudge() // no answer: look at the storage now, not at the next tick

@@ -71,7 +71,7 @@ func (n *Node) serveAll(tenants *tenancy.Directory) error {
 	// they take none of the agents' watch slots (max_watches).
 	var live inspector.Watcher
 	if n.reader != nil {
-		live = watcher{log: n.reader, nc: n.nc, reads: make(chan struct{}, maxInspectorWatchReads)}
+		live = n.watcher(n.reader, maxInspectorWatchReads)
 	}
 	ui, err := inspector.New(icfg, inspector.Deps{Conn: n.uiNC, Tenants: tenants, NATSURL: n.url, Log: n.log, Reader: n.reader, Stream: n.stream, Watcher: live, Logger: n.logger})
 	if err != nil {

@@ -40,6 +40,10 @@ import (
 type Node struct {
 	cfg    Config
 	logger *slog.Logger
+	// marks are the partitions' known last sequences and plog the log in
+	// partitions (nil: the log is one stream; partitions.go).
+	marks *partitionMarks
+	plog  *events.PartitionedLog
 	// lock is the data dir's exclusive lock (nil when the node uses no data
 	// dir: external NATS and no projector); released last by Shutdown.
 	lock     *dirlock.Lock
@@ -185,19 +189,37 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	lcfg.DenyPurge = cfg.DenyPurge
 	lcfg.AllowDelete = cfg.LogAllowDelete
 	lcfg.Logger = logger
-	var jsLog *events.JetStreamLog
-	if err = n.untilReady(ctx, "stream "+cfg.Stream, func(ctx context.Context) (err error) {
-		jsLog, err = events.NewJetStreamLog(ctx, js, lcfg)
-		return err
-	}); err != nil {
-		return n, replicasError(cfg.Replicas, err)
+	// baseLog is what the actors write to, wholeLog the reader of the
+	// whole log (watch, erasure): the one stream, or with the log in
+	// partitions the routed log and no whole reader (partitions.go).
+	var (
+		baseLog  events.Log
+		wholeLog events.StreamReader
+		marks    *partitionMarks
+	)
+	if cfg.LogPartitions > 1 {
+		mlog, err := n.openPartitionedLog(ctx, js, lcfg)
+		if err != nil {
+			return n, err
+		}
+		baseLog, wholeLog, marks = mlog, noWholeLog{}, mlog.marks
+		n.marks, n.plog = marks, mlog.PartitionedLog
+	} else {
+		var jsLog *events.JetStreamLog
+		if err = n.untilReady(ctx, "stream "+cfg.Stream, func(ctx context.Context) (err error) {
+			jsLog, err = events.NewJetStreamLog(ctx, js, lcfg)
+			return err
+		}); err != nil {
+			return n, replicasError(cfg.Replicas, err)
+		}
+		var applied func() uint64
+		if cfg.Projector {
+			applied = n.store.AppliedSeq
+		}
+		n.logHealth = newLogHealth(jsLog, cfg.Stream, applied, logger, n.Registry)
+		n.goBackground("log health check stopped", n.logHealth.Run)
+		baseLog, wholeLog = jsLog, jsLog
 	}
-	var applied func() uint64
-	if cfg.Projector {
-		applied = n.store.AppliedSeq
-	}
-	n.logHealth = newLogHealth(jsLog, cfg.Stream, applied, logger, n.Registry)
-	n.goBackground("log health check stopped", n.logHealth.Run)
 	var snaps *events.KVSnapshotStore
 	if err = n.untilReady(ctx, "bucket "+cfg.Stream+"_SNAPSHOTS", func(ctx context.Context) (err error) {
 		snaps, err = events.NewKVSnapshotStore(ctx, js, cfg.Stream+"_SNAPSHOTS", cfg.Replicas)
@@ -222,9 +244,14 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 		logger.Warn("no projector in this process: a retried command is recognised only among its aggregate's last 64 commands")
 	}
 	n.startStorageWatch(js)
-	log := gatedLog{Log: jsLog, w: n.storage}
+	if marks != nil {
+		k := cfg.LogPartitions
+		n.storage.partOf = func(subject string) int { p, _ := events.SubjectPartition(subject, k); return p }
+		n.storage.stream = events.PartitionStream(cfg.Stream, 0, k) // the quorum probe asks partition 0's stream
+	}
+	log := gatedLog{Log: baseLog, w: n.storage}
 	n.log = log
-	n.reader, n.stream = gatedReader{StreamReader: jsLog, w: n.storage}, jsLog.Stream()
+	n.reader, n.stream = gatedReader{StreamReader: wholeLog, w: n.storage}, cfg.Stream
 	var rewriter actors.Rewriter
 	if cfg.LLM.BaseURL != "" {
 		if rewriter, err = llmsummary.New(cfg.LLM); err != nil {
@@ -282,10 +309,10 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	placed := placedDispatch{local: local, t: n.placement, nc: n.nc, timeout: acfg.ForwardTimeout}
 	dstore := dataStore{s: data, w: n.storage, max: dcfg.MaxBytes}
 	deps := api.Deps{Dispatcher: placed, Scopes: placed, Router: router{t: n.placement, w: n.storage, nc: n.nc}, Data: dstore, Reranker: cfg.Reranker, Logger: logger,
-		Metrics: api.NewMetrics(n.Registry), Tenants: tenants, Watcher: watcher{log: gatedReader{StreamReader: jsLog, w: n.storage}, nc: n.nc, reads: make(chan struct{}, maxWatchReads)}}
-	edeps := erasure.Deps{Log: log, Reader: jsLog, Codec: codec, Actors: placed, Data: dstore}
+		Metrics: api.NewMetrics(n.Registry), Tenants: tenants, Watcher: n.watcher(gatedReader{StreamReader: wholeLog, w: n.storage}, maxWatchReads)}
+	edeps := erasure.Deps{Log: log, Reader: wholeLog, Codec: codec, Actors: placed, Data: dstore}
 	if cfg.Projector {
-		rm := readModel{p: n.proj, s: n.store, logger: logger}
+		rm := readModel{p: n.proj, s: n.store, logger: logger, marks: marks}
 		if cfg.Embeddings.BaseURL != "" {
 			if rm.q, err = n.startVectors(); err != nil {
 				return n, err
@@ -295,14 +322,18 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 		deps.Entries = rm
 		edeps.ReadModel = rm
 	}
-	if n.eraser, err = erasure.New(erasure.Config{Now: cfg.Now, Step: cfg.EraseStep}, edeps); err != nil {
-		return n, err
+	// Erasure reads the removal ledger of the one stream: with the log in
+	// partitions there is no eraser yet (erase answers 501).
+	if marks == nil {
+		if n.eraser, err = erasure.New(erasure.Config{Now: cfg.Now, Step: cfg.EraseStep}, edeps); err != nil {
+			return n, err
+		}
+		deps.Eraser = n.eraser
+		// Erasures a crash left half done are finished before the API serves
+		// (and, should an owner be unreachable now, later: resumeLoop).
+		resumed := n.resumeOnce(ctx)
+		n.goBackground("erasure resumption stopped", func(ctx context.Context) error { return n.resumeLoop(ctx, resumed) })
 	}
-	deps.Eraser = n.eraser
-	// Erasures a crash left half done are finished before the API serves
-	// (and, should an owner be unreachable now, later: resumeLoop).
-	resumed := n.resumeOnce(ctx)
-	n.goBackground("erasure resumption stopped", func(ctx context.Context) error { return n.resumeLoop(ctx, resumed) })
 	ncfg := natsapi.DefaultConfig()
 	if tenants != nil {
 		// Every tenant request crosses a service import, whose reply
@@ -340,7 +371,9 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	// once the projection holds the log as it is now (its session index
 	// lists them).
 	var logEnd uint64
-	if st, err := js.Stream(ctx, cfg.Stream); err == nil {
+	if marks != nil {
+		logEnd = marks.highest() // a wait for it waits for each partition's last sequence
+	} else if st, err := js.Stream(ctx, cfg.Stream); err == nil {
 		logEnd = st.CachedInfo().State.LastSeq
 	}
 	n.svc.ResumeConsolidation(logEnd)
@@ -400,6 +433,14 @@ func (n *Node) openProjection(ctx context.Context, js jetstream.JetStream) error
 			return int64(fs.Bavail)*int64(fs.Bsize) - minFree
 		})
 	}
+	if n.cfg.LogPartitions > 1 {
+		return n.untilReady(ctx, "streams of "+n.cfg.Stream+" (the projection's check)", func(ctx context.Context) error {
+			return n.checkPartitionedLog(ctx, js, store)
+		})
+	}
+	if k := store.LogPartitions(); k != 1 {
+		return fmt.Errorf("node: %w: %s records %d partitions, --log-partitions is 1", projections.ErrLogPartitions, store.Path(), k)
+	}
 	return n.untilReady(ctx, "stream "+n.cfg.Stream+" (the projection's check)", func(ctx context.Context) error {
 		return n.checkLog(ctx, js, store.AppliedSeq())
 	})
@@ -433,6 +474,7 @@ func (n *Node) checkLog(ctx context.Context, js jetstream.JetStream, applied uin
 func (n *Node) startProjector(js jetstream.JetStream, codec *events.Codec) error {
 	pcfg := projections.DefaultConfig()
 	pcfg.Stream = n.cfg.Stream
+	pcfg.Partitions = max(n.cfg.LogPartitions, 1)
 	if n.cfg.ProjectorBatch > 0 {
 		pcfg.BatchEvents = n.cfg.ProjectorBatch
 	}
@@ -537,10 +579,16 @@ func (n *Node) goBackground(msg string, loop func(context.Context) error) {
 }
 
 // WaitProjected returns once the in-process projector applied stream
-// sequence seq (or ctx ends). Without a projector it fails at once.
+// sequence seq (or ctx ends). Without a projector it fails at once. With
+// the log in partitions it waits, in each, for seq or the highest
+// sequence the node knows the partition holds, whichever is lower
+// (^uint64(0): everything stored when the node started or written by it).
 func (n *Node) WaitProjected(ctx context.Context, seq uint64) error {
 	if n.proj == nil {
 		return errors.New("node: no projector in this process")
+	}
+	if n.marks != nil {
+		return n.proj.WaitForAll(ctx, n.marks.targets(seq))
 	}
 	return n.proj.WaitFor(ctx, seq)
 }
@@ -690,4 +738,14 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger, drain time.Durati
 	}
 	logger.Info("stopped")
 	return nil
+}
+
+// watcher is a watch over the log (log, gated, with the log in one stream;
+// else routed to each aggregate's partition), at most reads at once.
+func (n *Node) watcher(log events.StreamReader, reads int) watcher {
+	w := watcher{log: log, nc: n.nc, reads: make(chan struct{}, reads)}
+	if n.plog != nil {
+		w.route = watchRoute(n.plog, n.storage)
+	}
+	return w
 }

@@ -66,7 +66,10 @@ func (n *Node) openPlacement(ctx context.Context, js jetstream.JetStream) error 
 			n.logger.Warn("partition released before its actors stopped", "partition", p, "err", err)
 		}
 	}}
-	if n.store != nil {
+	switch {
+	case n.proj != nil && n.cfg.LogPartitions > 1:
+		hooks.Applied = n.proj.AppliedSeq // the least partition checkpoint
+	case n.store != nil:
 		hooks.Applied = n.store.AppliedSeq
 	}
 	if err = n.untilReady(ctx, "bucket "+pcfg.Bucket, func(ctx context.Context) (err error) {

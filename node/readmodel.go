@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"strings"
 
 	"github.com/agentmem/agentmem/actors"
@@ -22,6 +23,10 @@ type readModel struct {
 	// q embeds search queries (nil: BM25 only); logger reports its failures.
 	q      queryEmbedder
 	logger *slog.Logger
+	// marks, with the log in partitions, are the partitions' known last
+	// sequences that waits are bounded by (partitions.go); nil with the
+	// log in one stream.
+	marks *partitionMarks
 }
 
 // queryEmbedder is what search needs of internal/embed.Client.
@@ -49,13 +54,30 @@ func mapErr(err error) error {
 	return err
 }
 
-func (r readModel) WaitFor(ctx context.Context, seq uint64) error { return r.p.WaitFor(ctx, seq) }
-func (r readModel) AppliedSeq() uint64                            { return r.p.AppliedSeq() }
+// WaitFor waits until the projection applied seq. With the log in
+// partitions seq names no partition: it waits until each partition
+// applied seq or its mark, whichever is lower (partitionMarks).
+func (r readModel) WaitFor(ctx context.Context, seq uint64) error {
+	if r.marks != nil {
+		return r.p.WaitForAll(ctx, r.marks.targets(seq))
+	}
+	return r.p.WaitFor(ctx, seq)
+}
+
+// AppliedSeq is the projection's checkpoint; with the log in partitions
+// the least of theirs (a sequence at or below it is applied in any
+// partition).
+func (r readModel) AppliedSeq() uint64 { return r.p.AppliedSeq() }
 
 // LogEnd is at least the last sequence the log stored: what the projector
 // had yet to apply plus what it applied since (read after the lag, so a
-// projector moving on meanwhile only makes it larger).
+// projector moving on meanwhile only makes it larger). With the log in
+// partitions, the highest of the partitions' last sequences.
 func (r readModel) LogEnd(ctx context.Context) (uint64, error) {
+	if r.marks != nil {
+		lasts, err := r.p.LogLasts(ctx)
+		return max(slices.Max(lasts), r.marks.highest()), err
+	}
 	lag, err := r.p.Lag(ctx)
 	return r.p.AppliedSeq() + lag, err
 }

@@ -102,6 +102,9 @@ type storageWatch struct {
 	// faultSince: when the server's health first showed a store error
 	// that every observation since has seen (zero: none now).
 	faultSince time.Time
+	// partOf is the log partition of an appended subject (nil: the log is
+	// one stream, partition 0).
+	partOf func(subject string) int
 	// revive runs the projector again if it stopped (nil without one);
 	// used for reviveWindow after a JetStream restart.
 	revive func()
@@ -117,6 +120,9 @@ type projector interface {
 	Wake()
 	Reread()
 	AppliedSeq() uint64
+	// AppliedSeqOf is a log partition's checkpoint (partition 0's is the
+	// one stream's).
+	AppliedSeqOf(part int) uint64
 }
 
 func newStorageWatch(embedded *natsembed.Server, js jetstream.JetStream, dirs []string, minFree int64, interval time.Duration,

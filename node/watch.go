@@ -32,6 +32,10 @@ type watcher struct {
 	log   events.StreamReader
 	nc    *nats.Conn
 	reads chan struct{}
+	// route, with the log in partitions, is the reader of the stream
+	// holding an aggregate's subject and the subject its messages are
+	// published on (nil: log and the subject itself).
+	route func(subject string) (events.StreamReader, string, error)
 }
 
 // maxWatchReads bounds the log reads of watch polls in flight at once;
@@ -46,12 +50,19 @@ var _ api.Watcher = watcher{}
 
 // Watch implements api.Watcher.
 func (w watcher) Watch(ctx context.Context, subject string, fromSeq uint64, maxChanges int, wait time.Duration) ([]*memoryv1.WatchChange, uint64, error) {
+	published := subject
+	if w.route != nil {
+		var err error
+		if w.log, published, err = w.route(subject); err != nil {
+			return nil, fromSeq, fmt.Errorf("node: watch %s: %w", subject, err)
+		}
+	}
 	var wake chan struct{}
 	if wait > 0 {
 		// Subscribe before the first read: a change stored between the read
 		// and the subscription still wakes the poll.
 		wake = make(chan struct{}, 1)
-		sub, err := w.nc.Subscribe(subject, func(*nats.Msg) {
+		sub, err := w.nc.Subscribe(published, func(*nats.Msg) {
 			select {
 			case wake <- struct{}{}:
 			default:

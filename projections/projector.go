@@ -33,6 +33,11 @@ type Config struct {
 	// 100ms): past it, the records applied so far are committed (waking
 	// min_seq waiters) and the rest of the batch goes into the next one.
 	BatchApply time.Duration
+	// Partitions is the number of streams of the log (events.PartitionedLog;
+	// 0 or 1: the one stream Stream). With K > 1 the projector reads the K
+	// streams <Stream>_P<i>, each from its own checkpoint
+	// (Store.AppliedSeqOf), and the store must record K (SetLogPartitions).
+	Partitions int
 }
 
 // DefaultConfig returns stream MEM, batches of 512 records, 4 MiB or 20ms,
@@ -55,6 +60,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: BatchWait: must be > 0", ErrInvalidConfig)
 	case c.BatchApply <= 0:
 		return fmt.Errorf("%w: BatchApply: must be > 0", ErrInvalidConfig)
+	case c.Partitions < 0 || c.Partitions > events.MaxLogPartitions:
+		return fmt.Errorf("%w: Partitions: %d not in 0..%d", ErrInvalidConfig, c.Partitions, events.MaxLogPartitions)
 	}
 	return nil
 }
@@ -63,18 +70,24 @@ func (c Config) Validate() error {
 // checkpoint and applies it to the store in batches. Run it in one
 // goroutine; AppliedSeq, WaitFor and Lag are safe from any goroutine.
 type Projector struct {
-	cfg    Config
-	log    events.StreamReader
-	store  *Store
-	codec  *events.Codec
-	logger *slog.Logger
+	cfg Config
+	log events.StreamReader
+	// parts are the readers of the log's streams (parts[0] is log) and
+	// streams their names: one with the log in one stream.
+	parts   []events.StreamReader
+	streams []string
+	store   *Store
+	codec   *events.Codec
+	logger  *slog.Logger
 
 	mu      sync.Mutex
 	advance chan struct{} // guarded by mu; closed (and replaced) after each commit
 
 	faults faults // projector_faults.go
-	// hurry: WaitFor's readers end the batch holding their sequence.
-	hurry *hurry
+	// hurry: WaitFor's readers end the batch holding their sequence;
+	// hurries[i] is partition i's (hurries[0] is hurry).
+	hurry   *hurry
+	hurries []*hurry
 }
 
 // NewProjector returns a projector of cfg.Stream into store. Zero fields of
@@ -107,20 +120,87 @@ func NewProjector(cfg Config, js jetstream.JetStream, store *Store, codec *event
 	}
 	lcfg := events.DefaultJetStreamConfig()
 	lcfg.Stream = cfg.Stream
-	log, err := events.OpenJetStreamLog(js, lcfg)
+	plog, err := events.OpenPartitionedLog(js, lcfg, max(cfg.Partitions, 1))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
 	}
-	return &Projector{
-		cfg: cfg, log: log, store: store, codec: codec, logger: logger,
+	if k := plog.Partitions(); k != store.LogPartitions() {
+		return nil, fmt.Errorf("%w: the log has %d partitions, %s records %d", ErrLogPartitions, k, store.Path(), store.LogPartitions())
+	}
+	parts := make([]events.StreamReader, plog.Partitions())
+	for i := range parts {
+		parts[i] = plog.Partition(i)
+	}
+	p := &Projector{
+		cfg: cfg, log: parts[0], parts: parts, streams: plog.Streams(), store: store, codec: codec, logger: logger,
 		advance: make(chan struct{}),
 		faults:  faults{wake: make(chan struct{}, 1)},
 		hurry:   newHurry(),
-	}, nil
+	}
+	p.hurries = make([]*hurry, len(parts))
+	p.hurries[0] = p.hurry
+	for i := 1; i < len(parts); i++ {
+		p.hurries[i] = newHurry()
+	}
+	return p, nil
 }
 
-// AppliedSeq is the last stream sequence whose effects are committed.
-func (p *Projector) AppliedSeq() uint64 { return p.store.AppliedSeq() }
+// AppliedSeq is the last stream sequence whose effects are committed. With
+// the log in K > 1 partitions it is the least of the K checkpoints: a
+// sequence of any partition at or below it is applied (the converse does
+// not hold: see WaitForAll).
+func (p *Projector) AppliedSeq() uint64 {
+	if len(p.parts) == 1 {
+		return p.store.AppliedSeq()
+	}
+	least := p.store.AppliedSeqOf(0)
+	for i := 1; i < len(p.parts); i++ {
+		least = min(least, p.store.AppliedSeqOf(i))
+	}
+	return least
+}
+
+// Partitions is the number of streams the projector reads.
+func (p *Projector) Partitions() int { return len(p.parts) }
+
+// AppliedSeqOf is the checkpoint of partition part (Store.AppliedSeqOf).
+func (p *Projector) AppliedSeqOf(part int) uint64 { return p.store.AppliedSeqOf(part) }
+
+// WaitForAll returns nil once every partition i applied targets[i] (a
+// target past len(targets) is 0), or an error wrapping ErrNotCaughtUp and
+// ctx.Err() when ctx ends first. Each committed batch wakes it, and the
+// batch of each partition holding its target is applied at once (hurry).
+func (p *Projector) WaitForAll(ctx context.Context, targets []uint64) error {
+	asked := false
+	for {
+		p.mu.Lock()
+		ch := p.advance
+		p.mu.Unlock()
+		behind := -1
+		for i, t := range targets {
+			if i < len(p.parts) && p.store.AppliedSeqOf(i) < t {
+				behind = i
+				break
+			}
+		}
+		if behind < 0 {
+			return nil
+		}
+		if !asked {
+			for i, t := range targets {
+				if i < len(p.parts) && p.store.AppliedSeqOf(i) < t {
+					p.hurries[i].ask(t)
+				}
+			}
+			asked = true
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return fmt.Errorf("%w: partition %d applied %d, waiting for %d: %w", ErrNotCaughtUp, behind, p.store.AppliedSeqOf(behind), targets[behind], ctx.Err())
+		}
+	}
+}
 
 // committed wakes the waiters after a commit (the store's checkpoint is
 // already updated).
@@ -150,7 +230,7 @@ func (p *Projector) waitFor(ctx context.Context, seq uint64, hurry bool) error {
 		p.mu.Lock()
 		ch := p.advance
 		p.mu.Unlock()
-		applied := p.store.AppliedSeq()
+		applied := p.AppliedSeq()
 		if applied >= seq {
 			return nil
 		}
@@ -169,14 +249,30 @@ func (p *Projector) waitFor(ctx context.Context, seq uint64, hurry bool) error {
 // Lag is the number of stream sequences not applied yet: the stream's last
 // sequence minus AppliedSeq (0 when caught up).
 func (p *Projector) Lag(ctx context.Context) (uint64, error) {
-	b, err := p.log.Bounds(ctx)
-	if err != nil {
-		return 0, fmt.Errorf("projections: stream %s: %w", p.cfg.Stream, err)
+	var lag uint64
+	for i, r := range p.parts {
+		b, err := r.Bounds(ctx)
+		if err != nil {
+			return 0, fmt.Errorf("projections: stream %s: %w", p.streams[i], err)
+		}
+		if a := p.store.AppliedSeqOf(i); b.Last > a {
+			lag += b.Last - a
+		}
 	}
-	if a := p.AppliedSeq(); b.Last > a {
-		return b.Last - a, nil
+	return lag, nil
+}
+
+// LogLasts are the last sequences of the log's streams, partition 0 first.
+func (p *Projector) LogLasts(ctx context.Context) ([]uint64, error) {
+	out := make([]uint64, len(p.parts))
+	for i, r := range p.parts {
+		b, err := r.Bounds(ctx)
+		if err != nil {
+			return out, fmt.Errorf("projections: stream %s: %w", p.streams[i], err)
+		}
+		out[i] = b.Last
 	}
-	return 0, nil
+	return out, nil
 }
 
 // Run applies the log to the store until ctx ends (it then returns nil;
@@ -195,24 +291,50 @@ func (p *Projector) Lag(ctx context.Context) (uint64, error) {
 // way, after 100ms doubling to 2s. Wake cuts either pause short, Reread
 // drops the current read; Problem says what Run is retrying, or why it
 // stopped.
+//
+// With the log in K > 1 partitions each stream is read and applied so,
+// from its own checkpoint, in a goroutine of its own (the store has one
+// writer at a time); the first that stops Run stops the others.
 func (p *Projector) Run(ctx context.Context) error {
-	log := boundedResets{StreamReader: p.log, reading: func() {
+	p.faults.clear() // a new Run after one that stopped
+	if len(p.parts) == 1 {
+		return p.runPart(ctx, 0)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errs := make(chan error, len(p.parts))
+	for i := range p.parts {
+		go func() { errs <- p.runPart(ctx, i) }()
+	}
+	var first error
+	for range p.parts {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+			cancel()
+		}
+	}
+	return first
+}
+
+// runPart is Run on partition part's stream.
+func (p *Projector) runPart(ctx context.Context, part int) error {
+	reader, stream := p.parts[part], p.streams[part]
+	log := boundedResets{StreamReader: reader, reading: func() {
 		if p.faults.clearRead() {
-			p.logger.Info("projector reads the log again", "stream", p.cfg.Stream, "applied_seq", p.AppliedSeq())
+			p.logger.Info("projector reads the log again", "stream", stream, "applied_seq", p.store.AppliedSeqOf(part))
 		}
 	}}
 	readPause, writePause := minReadRetry, minWriteRetry
-	p.faults.clear() // a new Run after one that stopped
 	for {
-		start := p.store.AppliedSeq() + 1
-		_, err := checkStream(ctx, p.log, p.cfg.Stream, start-1)
+		start := p.store.AppliedSeqOf(part) + 1
+		_, err := checkStream(ctx, reader, stream, start-1)
 		if err == nil {
-			p.logger.Info("projector starting", "stream", p.cfg.Stream, "from_seq", start)
+			p.logger.Info("projector starting", "stream", stream, "from_seq", start)
 			rctx, cancel := context.WithCancel(ctx)
 			p.faults.read.Store(&cancel)
-			err = consumeHurried(rctx, log, p.cfg.Stream, p.codec, start, 0, 0, nil, p.cfg.BatchEvents, p.cfg.BatchBytes, p.cfg.BatchWait, 0, p.hurry, func(recs []Decoded) error {
+			err = consumeHurried(rctx, log, stream, p.codec, start, 0, 0, nil, p.cfg.BatchEvents, p.cfg.BatchBytes, p.cfg.BatchWait, 0, p.hurries[part], func(recs []Decoded) error {
 				for len(recs) > 0 {
-					n, err := p.store.applyBounded(ctx, recs, time.Now().Add(p.cfg.BatchApply))
+					n, err := p.store.applyBoundedIn(ctx, part, recs, time.Now().Add(p.cfg.BatchApply))
 					if ctx.Err() != nil {
 						return ctx.Err() // rolled back: read again from the checkpoint by the next Run
 					}
@@ -221,7 +343,7 @@ func (p *Projector) Run(ctx context.Context) error {
 					}
 					recs = recs[n:]
 					if p.faults.clear() {
-						p.logger.Info("projector writes the projection again", "stream", p.cfg.Stream, "applied_seq", p.AppliedSeq())
+						p.logger.Info("projector writes the projection again", "stream", stream, "applied_seq", p.store.AppliedSeqOf(part))
 					}
 					readPause, writePause = minReadRetry, minWriteRetry
 					p.committed()
@@ -244,10 +366,10 @@ func (p *Projector) Run(ctx context.Context) error {
 		case errors.Is(err, ErrStoreWrite):
 			pause, writePause = writePause, min(2*writePause, maxWriteRetry)
 			p.writeFailed(err, pause)
-		case stopsRun(streamGone(p.cfg.Stream, p.AppliedSeq(), err)):
-			err = streamGone(p.cfg.Stream, p.AppliedSeq(), err)
-			p.faults.set(fmt.Sprintf("stopped at applied seq %d: %v", p.AppliedSeq(), err))
-			p.logger.Error("projector stopped", "stream", p.cfg.Stream, "applied_seq", p.AppliedSeq(), "err", err)
+		case stopsRun(streamGone(stream, p.store.AppliedSeqOf(part), err)):
+			err = streamGone(stream, p.store.AppliedSeqOf(part), err)
+			p.faults.set(fmt.Sprintf("stopped at applied seq %d: %v", p.store.AppliedSeqOf(part), err))
+			p.logger.Error("projector stopped", "stream", stream, "applied_seq", p.store.AppliedSeqOf(part), "err", err)
 			return err
 		default:
 			pause, readPause = readPause, min(2*readPause, maxReadRetry)

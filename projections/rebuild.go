@@ -159,7 +159,7 @@ func RebuildLog(ctx context.Context, r events.StreamReader, stream, path string,
 		}
 	}()
 	if last > 0 {
-		if err := rebuildFrom(ctx, r, stream, codec, st, last, removed, o.idle, &stats, progress); err != nil {
+		if err := rebuildFrom(ctx, r, 0, stream, codec, st, last, removed, o.idle, &stats, progress); err != nil {
 			return stats, fmt.Errorf("projections: rebuild %s: %w", path, err)
 		}
 	}
@@ -263,17 +263,17 @@ func (w *writer) fieldTerms(m *memoryv1.Message) []string {
 // may be missing). Three stages run in
 // parallel: a reader goroutine reads and decodes the log, workers prepare
 // the messages of each batch (encoding, term frequencies) and this
-// goroutine applies the batches, in log order, in chunks (applyChunk). As
+// goroutine applies the batches, in log order, in chunks (applyChunkIn). As
 // with consume, the records before a record that cannot be decoded are
 // committed, then the error is returned.
-func rebuildFrom(ctx context.Context, r events.StreamReader, stream string, codec *events.Codec, st *Store,
+func rebuildFrom(ctx context.Context, r events.StreamReader, part int, stream string, codec *events.Codec, st *Store,
 	last uint64, removed *events.SpanSet, idle time.Duration, stats *RebuildStats, progress func(applied, total uint64)) error {
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	ch, wait := readPrepared(rctx, r, stream, codec, last, removed, idle)
 	var werr error
 	for werr == nil {
-		n, more, err := st.applyChunk(ch)
+		n, more, err := st.applyChunkIn(part, ch)
 		if err != nil {
 			var ae *ApplyError
 			if errors.As(err, &ae) {
@@ -303,7 +303,7 @@ func rebuildFrom(ctx context.Context, r events.StreamReader, stream string, code
 	if rerr != nil {
 		return rerr
 	}
-	if a := st.AppliedSeq(); a < last {
+	if a := st.AppliedSeqOf(part); a < last {
 		return fmt.Errorf("read stopped at sequence %d of %d", a, last)
 	}
 	return nil
@@ -352,14 +352,17 @@ func readPrepared(ctx context.Context, r events.StreamReader, stream string, cod
 	}
 }
 
-// applyChunk applies the batches received from ch in ONE transaction,
+// applyChunkIn applies the batches received from ch in ONE transaction,
 // together with the checkpoint, until a chunk bound (rebuildChunk*) is
 // reached or ch is closed. It returns the records applied, and more = false
-// once ch is closed. It is ApplyBatch's transaction (applyTx, applyRecs)
+// once ch is closed. It is ApplyBatch's transaction (applyTxIn, applyRecs)
 // fed from ch.
-func (s *Store) applyChunk(ch <-chan *readBatch) (n uint64, more bool, err error) {
+//
+// part is the log partition of the records (0 with the log in one stream):
+// its checkpoint is advanced.
+func (s *Store) applyChunkIn(part int, ch <-chan *readBatch) (n uint64, more bool, err error) {
 	more = true
-	err = s.applyTx("apply chunk", func(w *writer, cp *uint64) error {
+	err = s.applyTxIn(part, "apply chunk", func(w *writer, cp *uint64) error {
 		for _, b := range []*bolt.Bucket{w.bSessions, w.bByUser, w.bByAgent, w.bMessages, w.bIDs, w.bSummaries,
 			w.bDocs, w.bPostings, w.bTerms, w.bStats} {
 			b.FillPercent = rebuildFillPercent

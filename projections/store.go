@@ -35,6 +35,10 @@ type Store struct {
 	db      *bolt.DB
 	path    string
 	applied atomic.Uint64 // checkpoint, mirrored after each commit
+	// partApplied are the checkpoints of log partitions 1.. (partitions.go;
+	// partition 0's is applied), logPartitions the file's partition count.
+	partApplied   [events.MaxLogPartitions]atomic.Uint64
+	logPartitions atomic.Int64
 
 	closeOnce sync.Once
 	closeErr  error
@@ -82,20 +86,19 @@ func openStore(path string, noSync bool) (*Store, error) {
 		step = 16 << 20 // bbolt's default
 	}
 	db.AllocSize = step
-	var cp uint64
+	s := &Store{db: db, path: path, step: step}
 	err = db.Update(func(tx *bolt.Tx) error {
 		if err := initSchema(tx); err != nil {
 			return err
 		}
-		cp = getU64(tx.Bucket(bucketMeta), metaCheckpoint)
+		s.applied.Store(getU64(tx.Bucket(bucketMeta), metaCheckpoint))
+		s.loadPartitions(tx)
 		return nil
 	})
 	if err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("projections: open %s: %w", path, err)
 	}
-	s := &Store{db: db, path: path, step: step}
-	s.applied.Store(cp)
 	return s, nil
 }
 

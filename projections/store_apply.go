@@ -35,8 +35,14 @@ func (s *Store) ApplyBatch(recs []Decoded) error {
 // committed and the checkpoint stays where it was, so the records are
 // applied exactly once when they are read again.
 func (s *Store) applyBounded(ctx context.Context, recs []Decoded, deadline time.Time) (int, error) {
+	return s.applyBoundedIn(ctx, 0, recs, deadline)
+}
+
+// applyBoundedIn is applyBounded for the records of log partition part,
+// against that partition's checkpoint.
+func (s *Store) applyBoundedIn(ctx context.Context, part int, recs []Decoded, deadline time.Time) (int, error) {
 	done := 0
-	err := s.applyTx("apply batch", func(w *writer, cp *uint64) error {
+	err := s.applyTxIn(part, "apply batch", func(w *writer, cp *uint64) error {
 		for ; done < len(recs); done++ {
 			if err := ctx.Err(); err != nil {
 				return err
@@ -56,12 +62,15 @@ func (s *Store) applyBounded(ctx context.Context, recs []Decoded, deadline time.
 	return done, nil
 }
 
-// applyTx runs fill in ONE write transaction with a writer on it; cp is the
+// applyTxIn runs fill in ONE write transaction with a writer on it; cp is the
 // checkpoint, which fill advances (applyRecs). If it advanced, the writer is
 // flushed and the new checkpoint stored with the effects, and AppliedSeq
 // mirrors it after the commit. An *ApplyError is returned as is, any other
 // error wrapped with what.
-func (s *Store) applyTx(what string, fill func(w *writer, cp *uint64) error) error {
+//
+// part is the log partition whose checkpoint cp is (0 with the log in one
+// stream).
+func (s *Store) applyTxIn(part int, what string, fill func(w *writer, cp *uint64) error) error {
 	if s.closed.Load() {
 		return ErrClosed
 	}
@@ -70,7 +79,7 @@ func (s *Store) applyTx(what string, fill func(w *writer, cp *uint64) error) err
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		s.limitGrowth(tx)
 		meta := tx.Bucket(bucketMeta)
-		cp = getU64(meta, metaCheckpoint)
+		cp = getU64(meta, checkpointKey(part))
 		start := cp
 		w := newWriter(tx)
 		keys = &w.keys
@@ -83,7 +92,7 @@ func (s *Store) applyTx(what string, fill func(w *writer, cp *uint64) error) err
 		if err := w.flush(); err != nil {
 			return err
 		}
-		return meta.Put(metaCheckpoint, u64(cp))
+		return meta.Put(checkpointKey(part), u64(cp))
 	})
 	if err != nil {
 		var ae *ApplyError
@@ -92,7 +101,11 @@ func (s *Store) applyTx(what string, fill func(w *writer, cp *uint64) error) err
 		}
 		return fmt.Errorf("projections: %s: %w", what, noRoom(err))
 	}
-	s.applied.Store(cp)
+	if part == 0 {
+		s.applied.Store(cp)
+	} else {
+		s.partApplied[part].Store(cp)
+	}
 	s.keySums.commit(keys)
 	return nil
 }

@@ -26,12 +26,13 @@ lock: the DIR of a running node is refused at once); --stream NAME
 the node.
 
 commands:
-  rebuild [--out FILE] [--idle-timeout 10s]
+  rebuild [--out FILE] [--idle-timeout 10s] [--partitions K]
         replay the whole log into a new projection file, then swap it in
         (default DIR/projection.db); progress and rate on stderr. Safe to
         interrupt and run again. A log that is not whole (missing stream, a
         gap, a purged head) is refused; no message for --idle-timeout while
-        the log is read ends the command with the reason.
+        the log is read ends the command with the reason. --partitions K
+        reads the log in K partition streams (node --log-partitions K).
   verify [--projection FILE] [--idle-timeout 10s]
         rebuild into a temporary file beside the live projection (as
         rebuild) and compare the digests of every bucket. A projection
@@ -45,12 +46,15 @@ commands:
         layers and the exact context an LLM was sent then. A point before
         what the log keeps (compacted or erased away) exits 5 and names
         the earliest point that can be inspected.
-  export [--out FILE|-]
+  export [--out FILE|-] [--partitions K]
         the stream as JSON lines, one per message, in stream order:
-        {"seq","subject","time","batch": protojson EventBatch}.
-  import [--in FILE|-] [--replicas N]
+        {"seq","subject","time","batch": protojson EventBatch}; with
+        --partitions K each stream in turn, lines with "partition".
+  import [--in FILE|-] [--replicas N] [--partitions K]
         append an export to an EMPTY stream (created if missing), same
-        subjects and order; stream sequences are the new stream's.
+        subjects and order; stream sequences are the new stream's. With
+        --partitions K into K empty partition streams, each line to its
+        aggregate's (an export of any layout).
   migrate-log [--idle-timeout 10s]
         OFFLINE (stop every node): move the log to a stream that allows
         deletes and purges (needed for erasure), keeping every sequence:
@@ -59,6 +63,13 @@ commands:
         deny_purge off, copy back (seq i at seq i), compare and check the
         digest, delete the copy. Needs free space for a second copy of the
         log. Interrupted, run it again: it continues where it stopped.
+  migrate-log --partitions K [--idle-timeout 10s]
+        OFFLINE: move the log from its one stream to K streams
+        STREAM_P0..STREAM_P<K-1> (node --log-partitions K), every message
+        kept in its aggregate's order and compared; new sequences. Purges
+        the actor snapshots and, with --data-dir, moves projection.db to
+        projection.db.before-partitions (the node projects again). Refused
+        while a removal is pending. Interrupted, run it again.
   compact [--streams A,B] [--projection FILE] [--force] [--idle-timeout 10s]
         OFFLINE (stop every node): remove from the files every byte of
         content that was deleted (purged subjects, deleted messages,
@@ -177,6 +188,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		cfg := RebuildConfig{Progress: progress, ProgressTTY: tty}
 		fs.StringVar(&cfg.Out, "out", "", "projection file to write (default DATA-DIR/projection.db)")
 		fs.DurationVar(&cfg.IdleTimeout, "idle-timeout", projections.DefaultIdleTimeout, "give up when no message of the log arrives for this long")
+		fs.IntVar(&cfg.Partitions, "partitions", 0, "the log is in this many partition streams (node --log-partitions)")
 		if err := parseNoArgs(); err != nil {
 			return err
 		}
@@ -218,6 +230,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return Inspect(ctx, cfg, stdout)
 	case "export":
 		out := fs.String("out", "-", "file to write, - for stdout")
+		parts := fs.Int("partitions", 0, "the log is in this many partition streams (node --log-partitions)")
 		if err := parseNoArgs(); err != nil {
 			return err
 		}
@@ -225,7 +238,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		st, err := Export(ctx, ExportConfig{Conn: conn}, w)
+		st, err := Export(ctx, ExportConfig{Conn: conn, Partitions: *parts}, w)
 		if err = done(err); err != nil {
 			return err
 		}
@@ -235,6 +248,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		cfg := ImportConfig{}
 		in := fs.String("in", "-", "file to read, - for stdin")
 		fs.IntVar(&cfg.Replicas, "replicas", 1, "replicas of the stream if import creates it")
+		fs.IntVar(&cfg.Partitions, "partitions", 0, "import into the log in this many partition streams (node --log-partitions)")
 		if err := parseNoArgs(); err != nil {
 			return err
 		}
@@ -252,11 +266,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
+		if cfg.Partitions > 1 {
+			fmt.Fprintf(stdout, "imported %d messages on %d subjects into %d partitions of %s\n", st.Messages, st.Subjects, cfg.Partitions, conn.stream())
+			return nil
+		}
 		fmt.Fprintf(stdout, "imported %d messages on %d subjects into %s (seq %d..%d)\n", st.Messages, st.Subjects, conn.stream(), st.FirstSeq, st.LastSeq)
 		return nil
 	case "migrate-log":
 		cfg := MigrateLogConfig{Progress: progress, ProgressTTY: tty}
 		fs.DurationVar(&cfg.IdleTimeout, "idle-timeout", projections.DefaultIdleTimeout, "give up when no message of a stream arrives for this long")
+		fs.IntVar(&cfg.Partitions, "partitions", 0, "move the log from its one stream to this many partition streams (node --log-partitions)")
 		if err := parseNoArgs(); err != nil {
 			return err
 		}

@@ -212,3 +212,27 @@ func (l *link) scanLog(ctx context.Context, log *events.JetStreamLog, filter str
 		}
 	}
 }
+
+// scanPartitions is scan over the k partition streams of the log, one
+// after the other, partition 0 first: start is called before each.
+func (l *link) scanPartitions(ctx context.Context, k int, start func(int), fn func(record) error) error {
+	cfg := events.DefaultJetStreamConfig()
+	cfg.Stream = l.stream
+	plog, err := events.OpenPartitionedLog(l.js, cfg, k)
+	if err != nil {
+		return fmt.Errorf("replay: %w", err)
+	}
+	for i := range k {
+		start(i)
+		err := l.scanLog(ctx, plog.Partition(i), "", fn)
+		switch {
+		case errors.Is(err, errStop):
+			return nil
+		case errors.Is(err, events.ErrNoStream):
+			return fmt.Errorf("%w: %s", ErrNoStream, plog.Streams()[i])
+		case err != nil:
+			return err
+		}
+	}
+	return nil
+}

@@ -10,11 +10,15 @@
 //   - Inspect: time travel — replays one session's batches up to a stream
 //     sequence or a time into a fresh segmented.State and prints its layers
 //     and the exact ContextReply an LLM was sent then;
-//   - Export / Import: the log as JSON lines and back into an empty stream;
+//   - Export / Import: the log as JSON lines and back into an empty stream
+//     (or, --partitions K, the K partition streams of a log in partitions);
 //   - Stats: streams, aggregates per kind, projection lag, sizes;
 //   - MigrateLog (migrate-log): offline, moves the log to a stream that
 //     allows deletes and purges with every sequence kept
-//     (events.MigrateAllowDelete: resumable, compares every message).
+//     (events.MigrateAllowDelete: resumable, compares every message);
+//     with --partitions K (MigrateLogPartitions) it moves the log from
+//     its one stream to K partition streams instead
+//     (events.MigrateToPartitions).
 //   - Compact (compact): offline, removes deleted content's bytes from
 //     every file of the data dir: each stream rewritten through a mirror
 //     (events.CompactStream: same sequences, resumable after kill -9), the

@@ -19,16 +19,23 @@ import (
 // for a message whose events this build cannot render as JSON (an old event
 // type without a registered Go type); Import accepts either.
 type ExportLine struct {
-	Seq     uint64          `json:"seq"`
-	Subject string          `json:"subject"`
-	Time    time.Time       `json:"time"`
-	Batch   json.RawMessage `json:"batch,omitempty"`
-	Data    []byte          `json:"data,omitempty"`
+	// Partition is the log partition of the message's stream, absent with
+	// the log in one stream (an export of K partitions lists partition 0's
+	// messages, then 1's, ...; Seq is the partition stream's).
+	Partition *int            `json:"partition,omitempty"`
+	Seq       uint64          `json:"seq"`
+	Subject   string          `json:"subject"`
+	Time      time.Time       `json:"time"`
+	Batch     json.RawMessage `json:"batch,omitempty"`
+	Data      []byte          `json:"data,omitempty"`
 }
 
 // ExportConfig configures Export.
 type ExportConfig struct {
 	Conn
+	// Partitions > 1 exports the log in that many partition streams
+	// (node --log-partitions), one after the other.
+	Partitions int
 }
 
 // ExportStats counts what Export wrote.
@@ -47,14 +54,17 @@ func Export(ctx context.Context, cfg ExportConfig, w io.Writer) (ExportStats, er
 		return st, err
 	}
 	defer l.close()
-	if _, err := l.streamInfo(ctx); err != nil {
-		return st, err
+	if cfg.Partitions <= 1 {
+		if _, err := l.streamInfo(ctx); err != nil {
+			return st, err
+		}
 	}
 	bw := bufio.NewWriterSize(w, 1<<16)
 	enc := json.NewEncoder(bw)
 	mo := protojson.MarshalOptions{UseProtoNames: true}
-	err = l.scan(ctx, "", func(r record) error {
-		line := ExportLine{Seq: r.Seq, Subject: r.Subject, Time: r.Time.UTC()}
+	var part *int
+	write := func(r record) error {
+		line := ExportLine{Partition: part, Seq: r.Seq, Subject: r.Subject, Time: r.Time.UTC()}
 		b, err := events.DecodeBatch(r.Data)
 		if err != nil {
 			return fmt.Errorf("replay: export seq %d (%s): %w", r.Seq, r.Subject, err)
@@ -71,7 +81,12 @@ func Export(ctx context.Context, cfg ExportConfig, w io.Writer) (ExportStats, er
 		st.Messages++
 		st.Bytes += uint64(len(r.Data))
 		return nil
-	})
+	}
+	if cfg.Partitions > 1 {
+		err = l.scanPartitions(ctx, cfg.Partitions, func(i int) { part = &i }, write)
+	} else {
+		err = l.scan(ctx, "", write)
+	}
 	if err != nil {
 		return st, err
 	}

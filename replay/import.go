@@ -22,6 +22,11 @@ type ImportConfig struct {
 	Conn
 	// Replicas is used only when Import creates the stream (default 1).
 	Replicas int
+	// Partitions > 1 imports into the log in that many partition streams
+	// (node --log-partitions), each line appended to its aggregate's
+	// partition: an export of any number of partitions imports into any
+	// other.
+	Partitions int
 }
 
 // ImportStats counts what Import appended.
@@ -54,6 +59,9 @@ func Import(ctx context.Context, cfg ImportConfig, r io.Reader) (ImportStats, er
 	if cfg.Replicas > 0 {
 		lcfg.Replicas = cfg.Replicas
 	}
+	if cfg.Partitions > 1 {
+		return importPartitioned(ctx, l, lcfg, cfg.Partitions, r)
+	}
 	info, err := l.streamInfo(ctx)
 	switch {
 	case errors.Is(err, ErrNoStream):
@@ -77,9 +85,36 @@ func Import(ctx context.Context, cfg ImportConfig, r io.Reader) (ImportStats, er
 	if err != nil {
 		return st, err
 	}
+	return importLines(ctx, log, r)
+}
 
+// importPartitioned is Import into the k partition streams of l's log,
+// each of which must be empty (created if missing).
+func importPartitioned(ctx context.Context, l *link, lcfg events.JetStreamConfig, k int, r io.Reader) (ImportStats, error) {
+	log, err := events.NewPartitionedLog(ctx, l.js, lcfg, k)
+	if err != nil {
+		return ImportStats{}, err
+	}
+	for i := range k {
+		b, err := log.Partition(i).Bounds(ctx)
+		if err != nil {
+			return ImportStats{}, err
+		}
+		if b.Msgs > 0 {
+			return ImportStats{}, fmt.Errorf("%w: %s holds %d messages; import only into empty streams", ErrStreamNotEmpty, log.Streams()[i], b.Msgs)
+		}
+	}
+	return importLines(ctx, log, r)
+}
+
+// importLines appends the lines of r to log (see Import). Sequences must
+// increase within each partition of the export (a line without a partition
+// is of partition 0).
+func importLines(ctx context.Context, log events.Log, r io.Reader) (ImportStats, error) {
+	var st ImportStats
 	last := map[string]uint64{} // subject -> its last sequence in the new stream
-	var prevSeq uint64
+	prevSeq := map[int]uint64{} // export partition -> its last sequence
+	prevPart := 0
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 1<<20), maxExportLine)
 	uo := protojson.UnmarshalOptions{}
@@ -95,10 +130,17 @@ func Import(ctx context.Context, cfg ImportConfig, r io.Reader) (ImportStats, er
 		if err := json.Unmarshal(text, &line); err != nil {
 			return st, fmt.Errorf("%w: line %d: %v", ErrBadExport, n, err)
 		}
-		if line.Seq <= prevSeq {
-			return st, fmt.Errorf("%w: line %d: seq %d after seq %d: lines must be in stream order", ErrBadExport, n, line.Seq, prevSeq)
+		part := 0
+		if line.Partition != nil {
+			part = *line.Partition
 		}
-		prevSeq = line.Seq
+		if part < prevPart {
+			return st, fmt.Errorf("%w: line %d: partition %d after partition %d: partitions must come in order", ErrBadExport, n, part, prevPart)
+		}
+		if line.Seq <= prevSeq[part] {
+			return st, fmt.Errorf("%w: line %d: seq %d after seq %d: lines must be in stream order", ErrBadExport, n, line.Seq, prevSeq[part])
+		}
+		prevPart, prevSeq[part] = part, line.Seq
 		kind, id, err := events.ParseSubject(line.Subject)
 		if err != nil {
 			return st, fmt.Errorf("%w: line %d: %w", ErrBadExport, n, err)
@@ -140,7 +182,7 @@ func Import(ctx context.Context, cfg ImportConfig, r io.Reader) (ImportStats, er
 		if st.FirstSeq == 0 {
 			st.FirstSeq = res.Seq
 		}
-		st.LastSeq = res.Seq
+		st.LastSeq = max(st.LastSeq, res.Seq)
 		last[line.Subject] = res.Seq
 		st.Messages++
 	}

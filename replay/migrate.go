@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/agentmem/agentmem/events"
@@ -20,6 +22,9 @@ type MigrateLogConfig struct {
 	// ProgressTTY, else one line about every second.
 	Progress    io.Writer
 	ProgressTTY bool
+	// Partitions > 1 moves the log from its one stream to that many
+	// partition streams instead (MigrateLogPartitions).
+	Partitions int
 }
 
 // MigrateLog moves the log stream to one that allows deletes and purges,
@@ -31,6 +36,10 @@ type MigrateLogConfig struct {
 // stopped. Interrupted, it is run again and continues; a node refuses to
 // start on a half-filled stream (events.ErrMigrating).
 func MigrateLog(ctx context.Context, cfg MigrateLogConfig, w io.Writer) (events.MigrateReport, error) {
+	if cfg.Partitions != 0 {
+		_, err := MigrateLogPartitions(ctx, cfg, w)
+		return events.MigrateReport{}, err
+	}
 	l, err := cfg.dial() // validates cfg; takes the data dir's lock
 	if err != nil {
 		return events.MigrateReport{}, err
@@ -72,5 +81,70 @@ func MigrateLog(ctx context.Context, cfg MigrateLogConfig, w io.Writer) (events.
 	}
 	_, err = fmt.Fprintf(w, "migrated %s: %d messages, seq 1..%d kept, digest %s; deny_delete and deny_purge off; temporary stream %s deleted\n",
 		rep.Stream, rep.Messages, rep.Messages, rep.Digest, rep.Temp)
+	return rep, err
+}
+
+// ProjectionBeforePartitions is where MigrateLogPartitions moves a data
+// dir's projection file: it was made from the one stream's sequences, and
+// the node makes a new one from the partitions when the file is missing.
+const ProjectionBeforePartitions = ProjectionFile + ".before-partitions"
+
+// MigrateLogPartitions moves the log from its one stream to cfg.Partitions
+// streams (events.MigrateToPartitions: every message kept and compared,
+// resumable, a node refuses the log until it is done), purges the actor
+// snapshots, and with --data-dir moves the projection file aside
+// (ProjectionBeforePartitions) so the node, started with
+// --log-partitions K, projects the partitions from the start. Offline, as
+// MigrateLog.
+func MigrateLogPartitions(ctx context.Context, cfg MigrateLogConfig, w io.Writer) (events.PartitionMigrateReport, error) {
+	if cfg.Partitions < 2 || cfg.Partitions > events.MaxLogPartitions {
+		return events.PartitionMigrateReport{}, fmt.Errorf("%w: --partitions %d: 2..%d", ErrUsage, cfg.Partitions, events.MaxLogPartitions)
+	}
+	l, err := cfg.dial()
+	if err != nil {
+		return events.PartitionMigrateReport{}, err
+	}
+	defer l.close()
+	var (
+		p    *progress
+		step events.MigrateStep
+	)
+	finish := func() {
+		if p != nil {
+			p.finish()
+		}
+	}
+	rep, err := events.MigrateToPartitions(ctx, l.js, events.PartitionMigrateConfig{
+		Stream: l.stream, Partitions: cfg.Partitions, IdleTimeout: cfg.IdleTimeout,
+		Progress: func(s events.MigrateStep, done, total uint64) {
+			if s != step || p == nil {
+				finish()
+				step, p = s, newProgress(cfg.Progress, cfg.ProgressTTY, string(s), time.Now)
+			}
+			p.update(done, total)
+		},
+	})
+	finish()
+	if errors.Is(err, events.ErrNoStream) {
+		return rep, fmt.Errorf("%w: %w", ErrNoStream, err)
+	}
+	if err != nil {
+		return rep, fmt.Errorf("replay: migrate-log --partitions %d: %w", cfg.Partitions, err)
+	}
+	if cfg.DataDir != "" {
+		from := filepath.Join(cfg.DataDir, ProjectionFile)
+		if err := os.Rename(from, filepath.Join(cfg.DataDir, ProjectionBeforePartitions)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return rep, fmt.Errorf("replay: migrate-log: move the projection of the one stream aside: %w", err)
+		}
+	}
+	if rep.AlreadyDone {
+		_, err = fmt.Fprintf(w, "%s is already in %d partitions (%d messages): nothing to do\n", rep.Stream, cfg.Partitions, rep.Messages)
+		return rep, err
+	}
+	if rep.Resumed != "" {
+		fmt.Fprintf(w, "resumed an interrupted migration: %s\n", rep.Resumed)
+	}
+	_, err = fmt.Fprintf(w, "migrated %s to %d partitions %s..%s: %d messages (per partition %v), digest %s; snapshots purged; start the nodes with --log-partitions %d (the projection is made again)\n",
+		rep.Stream, cfg.Partitions, rep.Streams[0], rep.Streams[len(rep.Streams)-1], rep.Messages, rep.PerPartition, rep.Digest, cfg.Partitions)
 	return rep, err
 }

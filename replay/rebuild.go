@@ -24,6 +24,9 @@ type RebuildConfig struct {
 	// else one line about every second.
 	Progress    io.Writer
 	ProgressTTY bool
+	// Partitions > 1 rebuilds from the log in that many partition streams
+	// (node --log-partitions; projections.RebuildPartitions).
+	Partitions int
 }
 
 // Rebuild replays the whole log into the projection file (written aside and
@@ -42,6 +45,16 @@ func Rebuild(ctx context.Context, cfg RebuildConfig, w io.Writer) (projections.R
 		return projections.RebuildStats{}, err
 	}
 	defer l.close()
+	if cfg.Partitions > 1 {
+		p := newProgress(cfg.Progress, cfg.ProgressTTY, "rebuild", time.Now)
+		st, err := projections.RebuildPartitions(ctx, l.js, l.stream, cfg.Partitions, out, events.NewCodec(), p.update, projections.WithIdleTimeout(cfg.IdleTimeout))
+		p.finish()
+		if err != nil {
+			return st, err
+		}
+		_, err = fmt.Fprintf(w, "rebuilt %s from %d partitions: %s\n", out, cfg.Partitions, describeRebuild(st))
+		return st, err
+	}
 	if _, err := l.streamInfo(ctx); err != nil { // a missing stream is ErrNoStream
 		return projections.RebuildStats{}, err
 	}

@@ -97,14 +97,22 @@ type NodeUsers struct {
 	APIPassword  string
 	// Stream is the log stream NodeUser may not delete.
 	Stream string
+	// LogStreams, when set (the log in partitions), are the streams
+	// NodeUser may not delete instead of Stream.
+	LogStreams []string
 }
 
 // NodePermissions are the publish/subscribe rights of the node's store
-// connection (NodeUser); stream is the log stream.
-func NodePermissions(stream string) *server.Permissions {
+// connection (NodeUser); streams are the log's streams (stream, or the
+// partitions' streams).
+func NodePermissions(streams ...string) *server.Permissions {
+	deny := []string{"mem.v1.>"}
+	for _, s := range streams {
+		deny = append(deny, "$JS.API.STREAM.DELETE."+s)
+	}
 	return &server.Permissions{
 		Publish: &server.SubjectPermission{Allow: []string{">"},
-			Deny: []string{"mem.v1.>", "$JS.API.STREAM.DELETE." + stream}},
+			Deny: deny},
 		Subscribe: &server.SubjectPermission{Allow: []string{">"}, Deny: []string{"mem.v1.>"}},
 	}
 }
@@ -194,7 +202,7 @@ func (c Config) options() (*server.Options, error) {
 	}
 	if c.NodeUsers != nil && c.ConfigFile == "" {
 		opts.Users = []*server.User{
-			{Username: NodeUser, Password: c.NodeUsers.NodePassword, Permissions: NodePermissions(c.NodeUsers.Stream)},
+			{Username: NodeUser, Password: c.NodeUsers.NodePassword, Permissions: NodePermissions(c.NodeUsers.logStreams()...)},
 			{Username: APIUser, Password: c.NodeUsers.APIPassword, Permissions: APIPermissions()},
 			{Username: AnonymousUser},
 		}
@@ -292,4 +300,12 @@ func (s *Server) Shutdown() {
 		s.ns.Shutdown()
 		s.ns.WaitForShutdown()
 	})
+}
+
+// logStreams are the streams NodeUser may not delete.
+func (u *NodeUsers) logStreams() []string {
+	if len(u.LogStreams) > 0 {
+		return u.LogStreams
+	}
+	return []string{u.Stream}
 }

@@ -1,0 +1,109 @@
+package projections
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentmem/agentmem/events"
+)
+
+// RebuildPartitions is Rebuild for a log in k > 1 partitions
+// (events.PartitionedLog): each partition stream is checked as Rebuild
+// checks the one stream (its own removal ledger) and replayed in turn into
+// one new file, with its own checkpoint, written aside and renamed over
+// path. progress counts over all partitions. WithUpTo is refused: a
+// sequence names no partition. The partitions are applied one after the
+// other, not in the order a live projector interleaves them, so user-scope
+// search may rank equal hits otherwise than the live file does
+// (docs/PARTITIONS.md).
+func RebuildPartitions(ctx context.Context, js jetstream.JetStream, stream string, k int, path string, codec *events.Codec,
+	progress func(applied, total uint64), opts ...RebuildOption) (RebuildStats, error) {
+	began := time.Now()
+	var stats RebuildStats
+	if k < 2 || k > events.MaxLogPartitions {
+		return stats, fmt.Errorf("%w: partitions %d: 2..%d", ErrInvalidConfig, k, events.MaxLogPartitions)
+	}
+	o := rebuildOptions{idle: DefaultIdleTimeout}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.upTo != nil {
+		return stats, fmt.Errorf("%w: WithUpTo names no partition", ErrInvalidConfig)
+	}
+	cfg := events.DefaultJetStreamConfig()
+	cfg.Stream = stream
+	plog, err := events.OpenPartitionedLog(js, cfg, k)
+	if err != nil {
+		return stats, fmt.Errorf("projections: rebuild: %w", err)
+	}
+	type part struct {
+		last    uint64
+		removed *events.SpanSet
+	}
+	parts := make([]part, k)
+	var total uint64
+	for i := range k {
+		if parts[i].last, parts[i].removed, err = checkLog(ctx, plog.Partition(i), plog.Streams()[i]); err != nil {
+			return stats, err
+		}
+		total += parts[i].last
+	}
+	tmp := path + ".rebuild"
+	if err := os.Remove(tmp); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return stats, fmt.Errorf("projections: rebuild: remove leftover %s: %w", tmp, err)
+	}
+	st, err := openStore(tmp, true)
+	if err != nil {
+		return stats, err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			_ = st.Close()
+			_ = os.Remove(tmp)
+		}
+	}()
+	if err := st.SetLogPartitions(k); err != nil {
+		return stats, err
+	}
+	var before uint64
+	for i, p := range parts {
+		if p.last == 0 {
+			continue
+		}
+		prog := func(applied, _ uint64) {
+			if progress != nil {
+				progress(before+applied, total)
+			}
+		}
+		var ps RebuildStats
+		if err := rebuildFrom(ctx, plog.Partition(i), i, plog.Streams()[i], codec, st, p.last, p.removed, o.idle, &ps, prog); err != nil {
+			return stats, fmt.Errorf("projections: rebuild %s: %w", path, err)
+		}
+		stats.Events += ps.Events
+		stats.Batches += ps.Batches
+		before += ps.Events
+	}
+	stats.LastSeq = st.AppliedSeq() // partition 0's
+	if err := st.sync(); err != nil {
+		return stats, fmt.Errorf("projections: rebuild: sync %s: %w", tmp, err)
+	}
+	if err := st.Close(); err != nil {
+		return stats, fmt.Errorf("projections: rebuild: close %s: %w", tmp, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return stats, fmt.Errorf("projections: rebuild: rename %s over %s: %w", tmp, path, err)
+	}
+	ok = true
+	if err := syncDir(filepath.Dir(path)); err != nil {
+		return stats, fmt.Errorf("projections: rebuild: sync directory: %w", err)
+	}
+	stats.Duration = time.Since(began)
+	return stats, nil
+}
