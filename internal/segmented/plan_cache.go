@@ -81,6 +81,11 @@ type planCache struct {
 	dirty, spansTail int
 	// recent[d] is the value of an L1 span d spans older than the tail.
 	recent []float64
+	// memOut: the planner's (plan.go); whyCands and recShown: why's
+	// buffers (why.go).
+	memOut   []int32
+	whyCands []sectionCand
+	recShown []int32
 	// recKeys and recSpare: sortRecalled's buffers.
 	recKeys  []uint64
 	recSpare []*memoryv1.RecalledItem
