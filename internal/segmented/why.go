@@ -59,14 +59,19 @@ func (p *planner) why(out *memoryv1.Assembled, room uint64, caps [numPartKinds]u
 	w.RecalledCandidates, w.MemoryCandidates = uint32(len(recs)), uint32(len(mems))
 	shown := out.GetRecalled()
 	c.recShown = p.recShownAt(shown, c.recShown)
-	if n := len(shown); n > 0 {
-		w.RecalledScores, w.RecalledRanks = make([]float32, n), make([]uint32, n)
+	// The scores and ranks of both sections, and the left-out records,
+	// in one allocation each.
+	nShown, nMem := len(shown), len(out.GetMemory())
+	if n := nShown + nMem; n > 0 {
+		scores, ranks := make([]float32, n), make([]uint32, n)
+		if nShown > 0 {
+			w.RecalledScores, w.RecalledRanks = scores[:nShown:nShown], ranks[:nShown:nShown]
+		}
+		if nMem > 0 {
+			w.MemoryScores, w.MemoryRanks = scores[nShown:], ranks[nShown:]
+		}
 	}
-	if n := len(out.GetMemory()); n > 0 {
-		w.MemoryScores, w.MemoryRanks = make([]float32, n), make([]uint32, n)
-	}
-	// The left-out records and the memory keys' digests, in one allocation each.
-	los := make([]memoryv1.LeftOut, 0, min(MaxLeftOut, len(recs))+min(MaxLeftOut, len(mems)))
+	los := make([]memoryv1.LeftOut, 0, p.leftOutCount(recs, mems, c.recShown, nMem))
 	for rank, cand := range recs {
 		if k := c.recShown[cand.rec]; k >= 0 {
 			w.RecalledScores[k], w.RecalledRanks[k] = float32(cand.val), uint32(rank+1)
@@ -92,11 +97,9 @@ func (p *planner) why(out *memoryv1.Assembled, room uint64, caps [numPartKinds]u
 		} else {
 			m = p.memCands[cand.mem]
 		}
-		if cand.part >= 0 && cand.mem < len(p.memOut) {
-			if k := int(p.memOut[cand.mem]); k >= 0 && k < len(w.MemoryScores) {
-				w.MemoryScores[k], w.MemoryRanks[k] = float32(cand.val), uint32(rank+1)
-				continue
-			}
+		if k := p.memShownAt(cand, nMem); k >= 0 {
+			w.MemoryScores[k], w.MemoryRanks[k] = float32(cand.val), uint32(rank+1)
+			continue
 		}
 		if len(los)-nRecLeft == MaxLeftOut {
 			continue
@@ -111,6 +114,35 @@ func (p *planner) why(out *memoryv1.Assembled, room uint64, caps [numPartKinds]u
 		}
 	}
 	return w
+}
+
+// memShownAt returns the index of memory candidate c's item among the
+// nMem of the plan's memory section (-1: not shown).
+func (p *planner) memShownAt(c sectionCand, nMem int) int {
+	if c.part < 0 || c.mem >= len(p.memOut) {
+		return -1
+	}
+	if k := int(p.memOut[c.mem]); k < nMem {
+		return k
+	}
+	return -1
+}
+
+// leftOutCount is how many left-out candidates why records: at most
+// MaxLeftOut of each section's candidates not shown.
+func (p *planner) leftOutCount(recs, mems []sectionCand, recShown []int32, nMem int) int {
+	var recLeft, memLeft int
+	for _, c := range recs {
+		if recShown[c.rec] < 0 {
+			recLeft++
+		}
+	}
+	for _, c := range mems {
+		if p.memShownAt(c, nMem) < 0 {
+			memLeft++
+		}
+	}
+	return min(MaxLeftOut, recLeft) + min(MaxLeftOut, memLeft)
 }
 
 // sectionCands returns the candidates of both sections, recalled ones
