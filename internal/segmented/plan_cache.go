@@ -44,6 +44,8 @@ type planCache struct {
 	spans, spareSpans []l1Span
 	order, spareOrder []int32
 	mapped            []int32
+	// fresh: plainOrder's buffer.
+	fresh []int32
 	// Buffers of one plan (l1Plan, allocate), kept for the next.
 	val, den []float64
 	part     []int32

@@ -159,7 +159,7 @@ func (lp *l1Plan) plainOrder() []int32 {
 		c.mapped = make([]int32, n)
 	}
 	mapped := c.mapped[:n]
-	var fresh []int32
+	fresh := c.fresh[:0]
 	// The spans spansTo kept are the same, at the same indexes.
 	for i := range kept {
 		mapped[i] = int32(i)
@@ -201,6 +201,7 @@ func (lp *l1Plan) plainOrder() []int32 {
 			order = slices.Insert(order, pos, k)
 		}
 	}
+	c.fresh = fresh
 	for i := 1; i < len(order) && sorted; i++ {
 		sorted = !lp.plainBefore(order[i], order[i-1])
 	}
@@ -280,26 +281,29 @@ func (p *planner) allocate(room uint64, caps [numPartKinds]uint64) []int {
 		}
 	}
 	si, oi, bi := 0, 0, 0
-	for used < room {
-		for bi < len(base) {
+	// The base L2 head (from bi on): its value per token, value and index.
+	var bDen, bVal float64
+	var bIdx int
+	nextBase := func() {
+		for ; bi < len(base); bi++ {
 			i := p.l2First + int(base[bi])
-			if p.l2Base(i) && p.parts[i].Tokens > 0 {
-				break
+			if part := p.parts[i]; p.l2Base(i) && part.Tokens > 0 {
+				bDen, bVal, bIdx = part.density(), part.Value, idx[i]
+				return
 			}
-			bi++
 		}
+	}
+	nextBase()
+	for used < room {
 		// The better of the special and base L2 heads (other: 0 special,
 		// 2 base L2, -1 none), then the plain spans before it.
 		other, oDen, oVal, oIdx := -1, 0.0, 0.0, 0
 		if si < len(spec) {
-			a := spec[si]
+			a := &spec[si]
 			other, oDen, oVal, oIdx = 0, a.den, a.val, int(a.idx)
 		}
-		if bi < len(base) {
-			i := p.l2First + int(base[bi])
-			if part := p.parts[i]; other < 0 || before(part.density(), part.Value, idx[i], oDen, oVal, oIdx) {
-				other, oDen, oVal, oIdx = 2, part.density(), part.Value, idx[i]
-			}
+		if bi < len(base) && (other < 0 || before(bDen, bVal, bIdx, oDen, oVal, oIdx)) {
+			other, oDen, oVal, oIdx = 2, bDen, bVal, bIdx
 		}
 		for ; oi < len(order) && used < room; oi++ {
 			k := order[oi]
@@ -327,6 +331,7 @@ func (p *planner) allocate(room uint64, caps [numPartKinds]uint64) []int {
 		case 2:
 			take(p.l2First + int(base[bi]))
 			bi++
+			nextBase()
 		default:
 			c.chosenIdx = chosenIndexes(chosen, nChosen, c.chosenIdx)
 			return c.chosenIdx
@@ -396,22 +401,26 @@ func (lp *l1Plan) seqs(ents []l1Info) []uint64 {
 	if lp.chosenEnts == 0 {
 		return nil
 	}
-	out := make([]uint64, lp.chosenEnts)
+	// A span of one entry (most) is written whether chosen or not, and
+	// counted when chosen (no branch to mispredict): out has a spare slot.
+	out := make([]uint64, lp.chosenEnts+1)
 	n := 0
 	chosen := lp.chosen[:len(lp.spans)]
 	for k := range lp.spans {
-		if !chosen[k] {
+		sp := &lp.spans[k]
+		if sp.to-sp.from == 1 {
+			out[n] = sp.seq
+			if chosen[k] {
+				n++
+			}
 			continue
 		}
-		if sp := &lp.spans[k]; sp.to-sp.from == 1 {
-			out[n] = sp.seq
-			n++
-		} else {
+		if chosen[k] {
 			for _, e := range ents[sp.from:sp.to] {
 				out[n] = e.seq
 				n++
 			}
 		}
 	}
-	return out[:n]
+	return out[:n:n]
 }
