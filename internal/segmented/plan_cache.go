@@ -47,16 +47,15 @@ type planCache struct {
 	// fresh: plainOrder's buffer.
 	fresh []int32
 	// Buffers of one plan (l1Plan, allocate), kept for the next.
-	val, den []float64
-	part     []int32
-	chosen   []bool
-	idx      []int
-	spec     []specPart
-	specBuf  []specPart
-	parts    []Part
-	refs     []partRef
-	words    summaryWords
-	counts   countMemo
+	vals    []spanValue
+	chosen  []bool
+	idx     []int
+	spec    []specPart
+	specBuf []specPart
+	parts   []Part
+	refs    []partRef
+	words   summaryWords
+	counts  countMemo
 	// swapPart and earlierPart: the planner's maps, cleared for the next.
 	swapPart    map[uint64]int
 	earlierPart map[earlierRef]int
@@ -574,10 +573,10 @@ func (s *State) newPlanner(m *memoryv1.Message, cands *Candidates, env Env) *pla
 func (p *planner) raiseL1(i int, v float64) {
 	lp := p.l1p
 	k := lp.spanAt(i)
-	if lp.part[k] < 0 {
+	if lp.vals[k].part < 0 {
 		lp.setPart(k, p.add(lp.partOf(k)))
 	}
-	p.raise(int(lp.part[k]), v)
+	p.raise(int(lp.vals[k].part), v)
 }
 
 // shownHint is what a plan shows of L1 and L2, in tokens, as the planner

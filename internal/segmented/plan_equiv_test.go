@@ -270,7 +270,7 @@ func TestPlainOrderRepairsAStaleOrder(t *testing.T) {
 			c.spans[0].tokens++ // changed since: placed again
 		}
 		m := len(spans)
-		lp := &l1Plan{c: c, spans: spans, val: make([]float64, m), den: make([]float64, m), prevTail: c.spans}
+		lp := &l1Plan{c: c, spans: spans, vals: make([]spanValue, m), prevTail: c.spans}
 		recent := c.recentValues(m)
 		var want []int32
 		parts := make([]Part, m)
@@ -279,7 +279,7 @@ func TestPlainOrderRepairsAStaleOrder(t *testing.T) {
 			if sp.bare && !sp.summary {
 				v *= questionWeight
 			}
-			lp.val[k], lp.den[k] = v, v/float64(max(sp.tokens, densityFloorTokens))
+			lp.vals[k] = spanValue{den: v / float64(max(sp.tokens, densityFloorTokens)), val: v, tokens: sp.tokens, part: -1}
 			parts[k] = Part{Kind: PartL1, Tokens: max(sp.tokens, 1), Value: v}
 			if !sp.summary {
 				want = append(want, int32(k))

@@ -27,13 +27,9 @@ import (
 type l1Plan struct {
 	c     *planCache
 	spans []l1Span
-	// val and den: the value and value per token of each span as a plain
-	// span (a summary's is its part's).
-	val, den []float64
-	// part maps a span to its part in planner.parts (-1: none, a plain
-	// span the allocation takes from the kept order); made lists the spans
-	// that have one (see setPart).
-	part   []int32
+	// vals: each span's value as a plain span, and its part (spanValue);
+	// made lists the spans that have a part (see setPart).
+	vals   []spanValue
 	made   []int32
 	chosen []bool
 	// sums lists the spans that are summaries.
@@ -52,6 +48,17 @@ type l1Plan struct {
 	prevTail []l1Span
 }
 
+// spanValue is what the allocation reads of a span, together (one cache
+// line, where four arrays took four): its value and value per token as a
+// plain span (a summary's is its part's), its tokens, and its part in
+// planner.parts (-1: none, a plain span the allocation takes from the
+// kept order).
+type spanValue struct {
+	den, val float64
+	tokens   uint64
+	part     int32
+}
+
 // freshInsertMax: more new spans than this since the last plan, and the
 // plain order is sorted again rather than inserted into.
 const freshInsertMax = 8
@@ -63,13 +70,12 @@ func newL1Plan(c *planCache, tail int) *l1Plan {
 	*lp = l1Plan{c: c, made: c.lp.made[:0], sums: c.lp.sums[:0]}
 	lp.spans, lp.prevTail, lp.kept = c.spansTo(tail)
 	m := len(lp.spans)
-	lp.val, lp.den = resize(c.val, m), resize(c.den, m)
-	lp.part, lp.chosen = resize(c.part, m), resize(c.chosen, m)
-	c.val, c.den, c.part, c.chosen = lp.val, lp.den, lp.part, lp.chosen
+	lp.vals, lp.chosen = resize(c.vals, m), resize(c.chosen, m)
+	c.vals, c.chosen = lp.vals, lp.chosen
 	clear(lp.chosen)
 	lp.nPlain = m
 	recent := c.recentValues(m)
-	val, den, part := lp.val[:m], lp.den[:m], lp.part[:m]
+	vals := lp.vals[:m]
 	for k := range lp.spans {
 		sp := &lp.spans[k]
 		v := recent[m-1-k]
@@ -78,9 +84,7 @@ func newL1Plan(c *planCache, tail int) *l1Plan {
 		} else if sp.bare {
 			v *= questionWeight
 		}
-		val[k] = v
-		den[k] = v / float64(max(sp.tokens, densityFloorTokens))
-		part[k] = -1
+		vals[k] = spanValue{den: v / float64(max(sp.tokens, densityFloorTokens)), val: v, tokens: sp.tokens, part: -1}
 	}
 	return lp
 }
@@ -96,7 +100,7 @@ func resize[T any](buf []T, n int) []T {
 
 // setPart records that span k is part i of the planner.
 func (lp *l1Plan) setPart(k, i int) {
-	lp.part[k] = int32(i)
+	lp.vals[k].part = int32(i)
 	lp.made = append(lp.made, int32(k))
 	lp.nPlain--
 }
@@ -123,13 +127,14 @@ func (lp *l1Plan) partOf(k int) (Part, partRef) {
 	if sp.summary {
 		kind = PartSummary
 	}
-	return Part{Kind: kind, Tokens: sp.tokens, Value: lp.val[k]}, partRef{l1From: int(sp.from), l1To: int(sp.to), l2: -1}
+	return Part{Kind: kind, Tokens: sp.tokens, Value: lp.vals[k].val}, partRef{l1From: int(sp.from), l1To: int(sp.to), l2: -1}
 }
 
 // plainBefore reports whether plain span a comes before plain span b in
 // Allocate's order (the index of an L1 span's part is its span index).
 func (lp *l1Plan) plainBefore(a, b int32) bool {
-	return before(lp.den[a], lp.val[a], int(a), lp.den[b], lp.val[b], int(b))
+	va, vb := &lp.vals[a], &lp.vals[b]
+	return before(va.den, va.val, int(a), vb.den, vb.val, int(b))
 }
 
 // before reports whether a part comes before another in Allocate's order:
@@ -237,7 +242,7 @@ func (p *planner) allocate(room uint64, caps [numPartKinds]uint64) []int {
 		idx[i] = -1
 	}
 	for _, k := range lp.made {
-		idx[lp.part[k]] = int(k)
+		idx[lp.vals[k].part] = int(k)
 	}
 	spec := c.spec[:0]
 	next := m
@@ -307,17 +312,19 @@ func (p *planner) allocate(room uint64, caps [numPartKinds]uint64) []int {
 		}
 		for ; oi < len(order) && used < room; oi++ {
 			k := order[oi]
-			if lp.part[k] >= 0 || lp.val[k] <= 0 || lp.spans[k].tokens == 0 {
+			v := &lp.vals[k]
+			if v.part >= 0 || v.val <= 0 || v.tokens == 0 {
 				continue
 			}
-			if other >= 0 && !before(lp.den[k], lp.val[k], int(k), oDen, oVal, oIdx) {
+			if other >= 0 && !before(v.den, v.val, int(k), oDen, oVal, oIdx) {
 				break
 			}
-			if sp := &lp.spans[k]; sp.tokens <= room-used {
-				used += sp.tokens
+			if v.tokens <= room-used {
+				used += v.tokens
 				lp.chosen[k] = true
+				sp := &lp.spans[k]
 				lp.chosenEnts += int(sp.to - sp.from)
-				lp.chosenTokens += sp.tokens
+				lp.chosenTokens += v.tokens
 				lp.nPlainChosen++
 			}
 		}
