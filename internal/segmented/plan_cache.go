@@ -87,6 +87,9 @@ type planCache struct {
 	memOut   []int32
 	whyCands []sectionCand
 	recShown []int32
+	// entSpan is, for each L1 entry older than the tail of the last plan,
+	// the index of its span in spans (spansTo).
+	entSpan []int32
 	// recKeys and recSpare: sortRecalled's buffers.
 	recKeys  []uint64
 	recSpare []*memoryv1.RecalledItem
@@ -396,6 +399,8 @@ func (c *planCache) spansTo(tail int) (spans, prevTail []l1Span, kept int) {
 		i = int(out[kept-1].to)
 	}
 	c.dirty, c.spansTail = len(ents), tail
+	// entSpan of the entries of the kept spans is theirs still.
+	c.entSpan = slices.Grow(c.entSpan[:min(i, len(c.entSpan))], tail)[:tail]
 	for i < tail {
 		e := &ents[i]
 		end := i + 1
@@ -403,8 +408,9 @@ func (c *planCache) spansTo(tail int) (spans, prevTail []l1Span, kept int) {
 			end = min(max(end, i+int(e.last)+1), tail)
 		}
 		sp := l1Span{seq: e.seq, from: int32(i), to: int32(end), summary: e.msg == nil, bare: e.bare}
-		for _, x := range ents[i:end] {
+		for j, x := range ents[i:end] {
 			sp.tokens += uint64(x.tokens)
+			c.entSpan[i+j] = int32(len(out))
 		}
 		out = append(out, sp)
 		i = end

@@ -107,6 +107,11 @@ func (lp *l1Plan) setPart(k, i int) {
 
 // spanAt returns the span holding L1 entry i (older than the tail).
 func (lp *l1Plan) spanAt(i int) int {
+	if c := lp.c; c != nil && i < len(c.entSpan) {
+		if k := int(c.entSpan[i]); k < len(lp.spans) && int(lp.spans[k].from) <= i && i < int(lp.spans[k].to) {
+			return k
+		}
+	}
 	// sort.Search for the first span ending after i, without its closure.
 	lo, hi := 0, len(lp.spans)
 	for lo < hi {
