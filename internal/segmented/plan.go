@@ -289,6 +289,9 @@ func compareRecalled(x, y *memoryv1.RecalledItem) int {
 // showsAll reports whether the chosen parts are every L1 and L2 part and
 // no section.
 func (p *planner) showsAll(chosen []int) bool {
+	if !p.l1p.plainAllChosen() {
+		return false // a plain span hidden (checked first: it costs nothing)
+	}
 	n := 0
 	for _, i := range chosen {
 		if p.refs[i].section() {
@@ -301,7 +304,7 @@ func (p *planner) showsAll(chosen []int) bool {
 			n--
 		}
 	}
-	return n == 0 && p.l1p.plainAllChosen()
+	return n == 0
 }
 
 func (p *planner) add(part Part, ref partRef) int {

@@ -160,17 +160,21 @@ func (p *planner) sectionCands(c *planCache) (all []sectionCand, nRec int) {
 		part := p.parts[i]
 		return sectionCand{part: i, rec: -1, mem: -1, val: part.Value, den: part.density(), tok: part.Tokens}
 	}
-	for _, sp := range c.spec {
-		if r := p.refs[sp.i]; r.rec != 0 {
-			x := cand(int(sp.i))
+	// A special part's value per token and value are its part's.
+	fromSpec := func(sp *specPart) sectionCand {
+		return sectionCand{part: int(sp.i), rec: -1, mem: -1, val: sp.val, den: sp.den, tok: p.parts[sp.i].Tokens}
+	}
+	for j := range c.spec {
+		if r := p.refs[c.spec[j].i]; r.rec != 0 {
+			x := fromSpec(&c.spec[j])
 			x.rec = int(r.rec - 1)
 			all = append(all, x)
 		}
 	}
 	if len(all) == nRec {
-		for _, sp := range c.spec {
-			if r := p.refs[sp.i]; r.mem != 0 {
-				x := cand(int(sp.i))
+		for j := range c.spec {
+			if r := p.refs[c.spec[j].i]; r.mem != 0 {
+				x := fromSpec(&c.spec[j])
 				x.mem = int(r.mem - 1)
 				all = append(all, x)
 			}
