@@ -275,15 +275,15 @@ type memChoice struct {
 
 func (m *memChoice) item() *memoryv1.MemoryItem {
 	x := &memoryv1.MemoryItem{}
-	m.fill(x)
+	m.fill(x, ItemKeySum(m.c))
 	return x
 }
 
 // fill sets the fields of x, a new item, to m's: the key by its digest
-// (MemoryItem.key_sha256).
-func (m *memChoice) fill(x *memoryv1.MemoryItem) {
+// sum (ItemKeySum of the candidate: MemoryItem.key_sha256).
+func (m *memChoice) fill(x *memoryv1.MemoryItem, sum []byte) {
 	c := m.c
-	x.Scope, x.KeySha256, x.Version, x.Tier = c.GetScope(), ItemKeySum(c), c.GetVersion(), c.GetTier()
+	x.Scope, x.KeySha256, x.Version, x.Tier = c.GetScope(), sum, c.GetVersion(), c.GetTier()
 	x.TextBytes, x.Trimmed, x.Tokens = m.bytes, m.trimmed, m.tokens
 }
 

@@ -145,6 +145,8 @@ type planner struct {
 	// one's value (why.go names those chooseMemory left out).
 	memCands []*memoryv1.MemoryItem
 	memValue [MaxMemoryCandidates]float64
+	// cands are the candidates of the plan (memorySum).
+	cands *Candidates
 	// prep is the candidates as prepared for the decision's tokenizer
 	// (nil: unprepared), set by addHits.
 	prep *prepared
@@ -213,7 +215,9 @@ func (s *State) plan(m *memoryv1.Message, c *Candidates, env Env) *memoryv1.Asse
 	out.L2Ids = make([]string, 0, nL2)
 	// The items in one allocation each: they live as long as out.
 	recItems, memItems := make([]memoryv1.RecalledItem, nRec), make([]memoryv1.MemoryItem, nMem)
-	p.memOut = slices.Grow(p.memOut[:0], len(p.mems))[:len(p.mems)]
+	cache := p.l1p.c
+	p.memOut = resize(cache.memOut, len(p.mems))
+	cache.memOut = p.memOut
 	for j := range p.memOut {
 		p.memOut[j] = -1
 	}
@@ -225,7 +229,8 @@ func (s *State) plan(m *memoryv1.Message, c *Candidates, env Env) *memoryv1.Asse
 			out.Recalled = append(out.Recalled, x)
 		case r.mem != 0:
 			x := &memItems[len(out.Memory)]
-			p.mems[r.mem-1].fill(x)
+			mc := &p.mems[r.mem-1]
+			mc.fill(x, p.cands.memorySum(mc.from, mc.c))
 			p.memOut[r.mem-1] = int32(len(out.Memory))
 			out.Memory = append(out.Memory, x)
 		case r.l2 >= 0:
@@ -234,7 +239,7 @@ func (s *State) plan(m *memoryv1.Message, c *Candidates, env Env) *memoryv1.Asse
 	}
 	out.Recalled, out.Memory, out.L2Ids = nilIfEmpty(out.Recalled), nilIfEmpty(out.Memory), nilIfEmpty(out.L2Ids)
 	out.L1Seqs = p.l1p.seqs(p.l1p.c.ents)
-	sortRecalled(out.Recalled, &p.l1p.c.recKeys, &p.l1p.c.recSpare)
+	sortRecalled(out.Recalled, &cache.recKeys, &cache.recSpare)
 	out.Recalled = p.continueEarlier(out.Recalled, chosen)
 	out.Why = p.why(out, room, caps)
 	// out.Memory is by tier already: the memory parts were added in
@@ -284,6 +289,9 @@ func compareRecalled(x, y *memoryv1.RecalledItem) int {
 // showsAll reports whether the chosen parts are every L1 and L2 part and
 // no section.
 func (p *planner) showsAll(chosen []int) bool {
+	if !p.l1p.plainAllChosen() {
+		return false // a plain span hidden (checked first: it costs nothing)
+	}
 	n := 0
 	for _, i := range chosen {
 		if p.refs[i].section() {
@@ -296,7 +304,7 @@ func (p *planner) showsAll(chosen []int) bool {
 			n--
 		}
 	}
-	return n == 0 && p.l1p.plainAllChosen()
+	return n == 0
 }
 
 func (p *planner) add(part Part, ref partRef) int {
@@ -494,7 +502,7 @@ func (p *planner) addMemory(c *Candidates, a *memoryv1.AssemblyConfig) {
 		}
 		value[r] = v
 	}
-	p.memCands, p.memValue = cands, value
+	p.memCands, p.memValue, p.cands = cands, value, c
 	p.mems = chooseMemoryFrom(cands, c.memoryCounts(p.rawTok), first, a, p.s.sectionCap(a.GetMemoryPct()), p.tok, p.mems)
 	for j, m := range p.mems {
 		p.add(Part{Kind: PartMemory, Tokens: uint64(m.tokens), Value: value[first[m.from]]}, partRef{l2: -1, mem: int32(j + 1)})

@@ -44,17 +44,18 @@ type planCache struct {
 	spans, spareSpans []l1Span
 	order, spareOrder []int32
 	mapped            []int32
+	// fresh: plainOrder's buffer.
+	fresh []int32
 	// Buffers of one plan (l1Plan, allocate), kept for the next.
-	val, den []float64
-	part     []int32
-	chosen   []bool
-	idx      []int
-	spec     []specPart
-	specBuf  []specPart
-	parts    []Part
-	refs     []partRef
-	words    summaryWords
-	counts   countMemo
+	vals    []spanValue
+	chosen  []bool
+	idx     []int
+	spec    []specPart
+	specBuf []specPart
+	parts   []Part
+	refs    []partRef
+	words   summaryWords
+	counts  countMemo
 	// swapPart and earlierPart: the planner's maps, cleared for the next.
 	swapPart    map[uint64]int
 	earlierPart map[earlierRef]int
@@ -81,6 +82,14 @@ type planCache struct {
 	dirty, spansTail int
 	// recent[d] is the value of an L1 span d spans older than the tail.
 	recent []float64
+	// memOut: the planner's (plan.go); whyCands and recShown: why's
+	// buffers (why.go).
+	memOut   []int32
+	whyCands []sectionCand
+	recShown []int32
+	// entSpan is, for each L1 entry older than the tail of the last plan,
+	// the index of its span in spans (spansTo).
+	entSpan []int32
 	// recKeys and recSpare: sortRecalled's buffers.
 	recKeys  []uint64
 	recSpare []*memoryv1.RecalledItem
@@ -390,6 +399,8 @@ func (c *planCache) spansTo(tail int) (spans, prevTail []l1Span, kept int) {
 		i = int(out[kept-1].to)
 	}
 	c.dirty, c.spansTail = len(ents), tail
+	// entSpan of the entries of the kept spans is theirs still.
+	c.entSpan = slices.Grow(c.entSpan[:min(i, len(c.entSpan))], tail)[:tail]
 	for i < tail {
 		e := &ents[i]
 		end := i + 1
@@ -397,8 +408,9 @@ func (c *planCache) spansTo(tail int) (spans, prevTail []l1Span, kept int) {
 			end = min(max(end, i+int(e.last)+1), tail)
 		}
 		sp := l1Span{seq: e.seq, from: int32(i), to: int32(end), summary: e.msg == nil, bare: e.bare}
-		for _, x := range ents[i:end] {
+		for j, x := range ents[i:end] {
 			sp.tokens += uint64(x.tokens)
+			c.entSpan[i+j] = int32(len(out))
 		}
 		out = append(out, sp)
 		i = end
@@ -567,10 +579,10 @@ func (s *State) newPlanner(m *memoryv1.Message, cands *Candidates, env Env) *pla
 func (p *planner) raiseL1(i int, v float64) {
 	lp := p.l1p
 	k := lp.spanAt(i)
-	if lp.part[k] < 0 {
+	if lp.vals[k].part < 0 {
 		lp.setPart(k, p.add(lp.partOf(k)))
 	}
-	p.raise(int(lp.part[k]), v)
+	p.raise(int(lp.vals[k].part), v)
 }
 
 // shownHint is what a plan shows of L1 and L2, in tokens, as the planner

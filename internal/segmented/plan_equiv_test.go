@@ -244,12 +244,13 @@ func TestPlanMatchesReferenceOnAConversation(t *testing.T) {
 
 // TestPlainOrderRepairsAStaleOrder gives plainOrder a kept order that is
 // wrong for the values of this plan (as a rounding of two equal values per
-// token can make it), with new spans to place and without: the order it
-// returns is Allocate's all the same.
+// token can make it), with new spans to place and without: once allocate
+// checked it (and sorted it when it did not hold), the order is
+// Allocate's all the same, and so is what allocate chooses for a room
+// drawn at random (its check runs as it fills the room).
 func TestPlainOrderRepairsAStaleOrder(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		n := rapid.IntRange(0, 60).Draw(rt, "spans")
-		c := &planCache{}
 		var spans []l1Span
 		for k := range n {
 			tokens := uint64(rapid.SampledFrom([]int{0, 10, 40, 80, 160, 333}).Draw(rt, "tokens"))
@@ -259,28 +260,40 @@ func TestPlainOrderRepairsAStaleOrder(t *testing.T) {
 		// The last plan: some of the spans (the newest left out: new in
 		// this one), in an order drawn at random.
 		kept := rapid.IntRange(0, n).Draw(rt, "kept")
-		c.spans = slices.Clone(spans[:kept])
-		for k, sp := range c.spans {
+		var stale []int32
+		for k, sp := range spans[:kept] {
 			if !sp.summary {
-				c.order = append(c.order, int32(k))
+				stale = append(stale, int32(k))
 			}
 		}
-		c.order = rapid.Permutation(c.order).Draw(rt, "stale_order")
-		if kept > 0 && rapid.Bool().Draw(rt, "changed") {
-			c.spans[0].tokens++ // changed since: placed again
+		stale = rapid.Permutation(stale).Draw(rt, "stale_order")
+		changed := kept > 0 && rapid.Bool().Draw(rt, "changed")
+		room := uint64(rapid.IntRange(0, 3000).Draw(rt, "room"))
+		// plan is a planner of this plan, its cache holding the last plan.
+		plan := func() *planner {
+			c := &planCache{spans: slices.Clone(spans[:kept]), order: slices.Clone(stale)}
+			if changed {
+				c.spans[0].tokens++ // changed since: placed again
+			}
+			m := len(spans)
+			lp := &l1Plan{c: c, spans: spans, vals: make([]spanValue, m), chosen: make([]bool, m), prevTail: c.spans}
+			recent := c.recentValues(m)
+			for k, sp := range lp.spans {
+				v := recent[m-1-k]
+				if sp.bare && !sp.summary {
+					v *= questionWeight
+				}
+				lp.vals[k] = spanValue{den: v / float64(max(sp.tokens, densityFloorTokens)), val: v, tokens: sp.tokens, part: -1}
+			}
+			return &planner{s: &State{snap: &memoryv1.SessionSnapshot{}}, l1p: lp}
 		}
+		p := plan()
+		lp := p.l1p
 		m := len(spans)
-		lp := &l1Plan{c: c, spans: spans, val: make([]float64, m), den: make([]float64, m), prevTail: c.spans}
-		recent := c.recentValues(m)
 		var want []int32
 		parts := make([]Part, m)
 		for k, sp := range lp.spans {
-			v := recent[m-1-k]
-			if sp.bare && !sp.summary {
-				v *= questionWeight
-			}
-			lp.val[k], lp.den[k] = v, v/float64(max(sp.tokens, densityFloorTokens))
-			parts[k] = Part{Kind: PartL1, Tokens: max(sp.tokens, 1), Value: v}
+			parts[k] = Part{Kind: PartL1, Tokens: max(sp.tokens, 1), Value: lp.vals[k].val}
 			if !sp.summary {
 				want = append(want, int32(k))
 			}
@@ -294,8 +307,29 @@ func TestPlainOrderRepairsAStaleOrder(t *testing.T) {
 			}
 			return cmp.Compare(pb.Value, pa.Value)
 		})
-		if got := lp.plainOrder(); !slices.Equal(got, want) {
+		got := lp.plainOrder()
+		if !lp.plainSorted(got, 0) {
+			lp.sortPlain(got)
+		}
+		if !slices.Equal(got, want) {
 			rt.Fatalf("plain order %v, want %v", got, want)
+		}
+		// What allocate chooses is what Allocate chooses (of the spans
+		// that are not summaries, with their tokens).
+		p = plan()
+		p.allocate(room, [numPartKinds]uint64{})
+		for k, sp := range spans {
+			parts[k].Tokens = sp.tokens
+			if sp.summary {
+				parts[k].Value = 0
+			}
+		}
+		chosen := make([]bool, m)
+		for _, k := range Allocate(parts, room, [numPartKinds]uint64{}) {
+			chosen[k] = true
+		}
+		if !slices.Equal(p.l1p.chosen, chosen) {
+			rt.Fatalf("allocate chose %v, want %v", p.l1p.chosen, chosen)
 		}
 	})
 }

@@ -27,13 +27,9 @@ import (
 type l1Plan struct {
 	c     *planCache
 	spans []l1Span
-	// val and den: the value and value per token of each span as a plain
-	// span (a summary's is its part's).
-	val, den []float64
-	// part maps a span to its part in planner.parts (-1: none, a plain
-	// span the allocation takes from the kept order); made lists the spans
-	// that have one (see setPart).
-	part   []int32
+	// vals: each span's value as a plain span, and its part (spanValue);
+	// made lists the spans that have a part (see setPart).
+	vals   []spanValue
 	made   []int32
 	chosen []bool
 	// sums lists the spans that are summaries.
@@ -52,6 +48,17 @@ type l1Plan struct {
 	prevTail []l1Span
 }
 
+// spanValue is what the allocation reads of a span, together (one cache
+// line, where four arrays took four): its value and value per token as a
+// plain span (a summary's is its part's), its tokens, and its part in
+// planner.parts (-1: none, a plain span the allocation takes from the
+// kept order).
+type spanValue struct {
+	den, val float64
+	tokens   uint64
+	part     int32
+}
+
 // freshInsertMax: more new spans than this since the last plan, and the
 // plain order is sorted again rather than inserted into.
 const freshInsertMax = 8
@@ -63,13 +70,12 @@ func newL1Plan(c *planCache, tail int) *l1Plan {
 	*lp = l1Plan{c: c, made: c.lp.made[:0], sums: c.lp.sums[:0]}
 	lp.spans, lp.prevTail, lp.kept = c.spansTo(tail)
 	m := len(lp.spans)
-	lp.val, lp.den = resize(c.val, m), resize(c.den, m)
-	lp.part, lp.chosen = resize(c.part, m), resize(c.chosen, m)
-	c.val, c.den, c.part, c.chosen = lp.val, lp.den, lp.part, lp.chosen
-	clear(lp.chosen)
+	lp.vals, lp.chosen = resize(c.vals, m), resize(c.chosen, m)
+	c.vals, c.chosen = lp.vals, lp.chosen
+	// lp.chosen is cleared by allocate (fill).
 	lp.nPlain = m
 	recent := c.recentValues(m)
-	val, den, part := lp.val[:m], lp.den[:m], lp.part[:m]
+	vals := lp.vals[:m]
 	for k := range lp.spans {
 		sp := &lp.spans[k]
 		v := recent[m-1-k]
@@ -78,9 +84,7 @@ func newL1Plan(c *planCache, tail int) *l1Plan {
 		} else if sp.bare {
 			v *= questionWeight
 		}
-		val[k] = v
-		den[k] = v / float64(max(sp.tokens, densityFloorTokens))
-		part[k] = -1
+		vals[k] = spanValue{den: v / float64(max(sp.tokens, densityFloorTokens)), val: v, tokens: sp.tokens, part: -1}
 	}
 	return lp
 }
@@ -96,13 +100,18 @@ func resize[T any](buf []T, n int) []T {
 
 // setPart records that span k is part i of the planner.
 func (lp *l1Plan) setPart(k, i int) {
-	lp.part[k] = int32(i)
+	lp.vals[k].part = int32(i)
 	lp.made = append(lp.made, int32(k))
 	lp.nPlain--
 }
 
 // spanAt returns the span holding L1 entry i (older than the tail).
 func (lp *l1Plan) spanAt(i int) int {
+	if c := lp.c; c != nil && i < len(c.entSpan) {
+		if k := int(c.entSpan[i]); k < len(lp.spans) && int(lp.spans[k].from) <= i && i < int(lp.spans[k].to) {
+			return k
+		}
+	}
 	// sort.Search for the first span ending after i, without its closure.
 	lo, hi := 0, len(lp.spans)
 	for lo < hi {
@@ -123,13 +132,14 @@ func (lp *l1Plan) partOf(k int) (Part, partRef) {
 	if sp.summary {
 		kind = PartSummary
 	}
-	return Part{Kind: kind, Tokens: sp.tokens, Value: lp.val[k]}, partRef{l1From: int(sp.from), l1To: int(sp.to), l2: -1}
+	return Part{Kind: kind, Tokens: sp.tokens, Value: lp.vals[k].val}, partRef{l1From: int(sp.from), l1To: int(sp.to), l2: -1}
 }
 
 // plainBefore reports whether plain span a comes before plain span b in
 // Allocate's order (the index of an L1 span's part is its span index).
 func (lp *l1Plan) plainBefore(a, b int32) bool {
-	return before(lp.den[a], lp.val[a], int(a), lp.den[b], lp.val[b], int(b))
+	va, vb := &lp.vals[a], &lp.vals[b]
+	return before(va.den, va.val, int(a), vb.den, vb.val, int(b))
 }
 
 // before reports whether a part comes before another in Allocate's order:
@@ -148,8 +158,10 @@ func before(denA, valA float64, idxA int, denB, valB float64, idxB int) bool {
 }
 
 // plainOrder returns the spans that are not summaries in Allocate's order
-// (by their plain values), from the order kept since the last plan, and
-// keeps this plan's spans and order for the next.
+// (by their plain values) as far as the order kept since the last plan
+// tells, and keeps this plan's spans and order for the next. allocate
+// checks the order as it reads it (fill) and sorts it when it does not
+// hold.
 func (lp *l1Plan) plainOrder() []int32 {
 	c := lp.c
 	// The last plan's spans: the first kept of cur, then prevTail.
@@ -159,7 +171,7 @@ func (lp *l1Plan) plainOrder() []int32 {
 		c.mapped = make([]int32, n)
 	}
 	mapped := c.mapped[:n]
-	var fresh []int32
+	fresh := c.fresh[:0]
 	// The spans spansTo kept are the same, at the same indexes.
 	for i := range kept {
 		mapped[i] = int32(i)
@@ -192,192 +204,41 @@ func (lp *l1Plan) plainOrder() []int32 {
 			order = append(order, k)
 		}
 	}
-	sorted := true
 	if len(fresh) > freshInsertMax {
-		order, sorted = append(order, fresh...), false
+		order = append(order, fresh...)
+		lp.sortPlain(order)
 	} else {
 		for _, k := range fresh {
 			pos := sort.Search(len(order), func(i int) bool { return lp.plainBefore(k, order[i]) })
 			order = slices.Insert(order, pos, k)
 		}
 	}
-	for i := 1; i < len(order) && sorted; i++ {
-		sorted = !lp.plainBefore(order[i], order[i-1])
-	}
-	if !sorted {
-		slices.SortFunc(order, func(a, b int32) int {
-			if lp.plainBefore(a, b) {
-				return -1
-			}
-			return 1 // never equal: the index breaks ties
-		})
-	}
+	c.fresh = fresh
 	c.spareOrder, c.order = c.order, order
 	c.spareSpans, c.spans = tail, cur
 	return order
 }
 
-// allocate is Allocate over the planner's parts and the plain L1 spans:
-// it returns the indexes of the chosen parts, ascending, and marks the
-// chosen spans (plain, or parts of L1) in p.l1p.chosen.
-//
-// Three streams are merged, each in Allocate's order: the plain spans
-// (plainOrder), the L2 summaries that share no word with the message
-// (valued summaryBase: their order depends on their tokens alone and is
-// kept while L2 does not change, l2BaseOrder), and the other parts,
-// sorted here (summaries sharing words, hits, scope entries: tens).
-func (p *planner) allocate(room uint64, caps [numPartKinds]uint64) []int {
-	lp, c := p.l1p, p.l1p.c
-	m := len(lp.spans)
-	// The index each part has in Allocate's parts: an L1 span's is its
-	// span's; the others follow the spans in the order they were added.
-	idx := resize(c.idx, len(p.parts))
-	for i := range idx {
-		idx[i] = -1
-	}
-	for _, k := range lp.made {
-		idx[lp.part[k]] = int(k)
-	}
-	spec := c.spec[:0]
-	next := m
-	for i, part := range p.parts {
-		if idx[i] < 0 {
-			idx[i] = next
-			next++
-		}
-		if part.Value > 0 && part.Tokens > 0 && part.Kind < numPartKinds && !p.l2Base(i) {
-			spec = append(spec, specPart{den: part.density(), val: part.Value, idx: int32(idx[i]), i: int32(i)})
-		}
-	}
-	c.idx, c.spec, c.parts, c.refs, c.recs, c.mems = idx, spec, p.parts, p.refs, p.recs, p.mems
-	c.specBuf = sortSpec(spec, c.specBuf)
-	order := lp.plainOrder()
-	base := p.l2BaseOrder()
-	var used uint64
-	var byKind [numPartKinds]uint64
-	chosen := resize(c.chosenParts, len(p.parts))
-	clear(chosen)
-	c.chosenParts = chosen
-	nChosen := 0
-	take := func(i int) {
-		part := p.parts[i]
-		if part.Tokens > room-used {
-			return
-		}
-		if c := caps[part.Kind]; c > 0 && part.Tokens > c-min(c, byKind[part.Kind]) {
-			return
-		}
-		used += part.Tokens
-		byKind[part.Kind] += part.Tokens
-		chosen[i] = true
-		nChosen++
-		if k := idx[i]; k < m {
-			lp.chosen[k] = true
-			lp.chosenEnts += int(lp.spans[k].to - lp.spans[k].from)
-			lp.chosenTokens += lp.spans[k].tokens
-		} else if p.refs[i].l2 >= 0 {
-			lp.chosenL2 += part.Tokens
-		}
-	}
-	si, oi, bi := 0, 0, 0
-	for used < room {
-		for bi < len(base) {
-			i := p.l2First + int(base[bi])
-			if p.l2Base(i) && p.parts[i].Tokens > 0 {
-				break
-			}
-			bi++
-		}
-		// The better of the special and base L2 heads (other: 0 special,
-		// 2 base L2, -1 none), then the plain spans before it.
-		other, oDen, oVal, oIdx := -1, 0.0, 0.0, 0
-		if si < len(spec) {
-			a := spec[si]
-			other, oDen, oVal, oIdx = 0, a.den, a.val, int(a.idx)
-		}
-		if bi < len(base) {
-			i := p.l2First + int(base[bi])
-			if part := p.parts[i]; other < 0 || before(part.density(), part.Value, idx[i], oDen, oVal, oIdx) {
-				other, oDen, oVal, oIdx = 2, part.density(), part.Value, idx[i]
-			}
-		}
-		for ; oi < len(order) && used < room; oi++ {
-			k := order[oi]
-			if lp.part[k] >= 0 || lp.val[k] <= 0 || lp.spans[k].tokens == 0 {
-				continue
-			}
-			if other >= 0 && !before(lp.den[k], lp.val[k], int(k), oDen, oVal, oIdx) {
-				break
-			}
-			if sp := &lp.spans[k]; sp.tokens <= room-used {
-				used += sp.tokens
-				lp.chosen[k] = true
-				lp.chosenEnts += int(sp.to - sp.from)
-				lp.chosenTokens += sp.tokens
-				lp.nPlainChosen++
-			}
-		}
-		if used >= room {
-			break
-		}
-		switch other {
-		case 0:
-			take(int(spec[si].i))
-			si++
-		case 2:
-			take(p.l2First + int(base[bi]))
-			bi++
-		default:
-			c.chosenIdx = chosenIndexes(chosen, nChosen, c.chosenIdx)
-			return c.chosenIdx
-		}
-	}
-	c.chosenIdx = chosenIndexes(chosen, nChosen, c.chosenIdx)
-	return c.chosenIdx
-}
-
-// chosenIndexes returns the indexes marked in chosen (n of them),
-// ascending, in buf.
-func chosenIndexes(chosen []bool, n int, buf []int) []int {
-	out := slices.Grow(buf[:0], n)
-	for i, ok := range chosen {
-		if ok {
-			out = append(out, i)
-		}
-	}
-	return out
-}
-
-// l2Base reports whether part i is an L2 summary valued summaryBase (it
-// shares no word with the message): allocate takes those from
-// l2BaseOrder.
-func (p *planner) l2Base(i int) bool {
-	return p.l2First >= 0 && i >= p.l2First && i < p.l2First+p.l2Len && p.parts[i].Value == summaryBase
-}
-
-// l2BaseOrder returns the L2 indexes in Allocate's order of L2 summaries
-// all valued summaryBase (by value per token, then L2 order), kept in the
-// planner's cache while L2 holds the same summaries.
-func (p *planner) l2BaseOrder() []int32 {
-	c := p.l1p.c
-	l2 := p.s.snap.GetL2()
-	if len(c.l2Sums) == len(l2) && slices.Equal(c.l2Sums, l2) {
-		return c.l2Order
-	}
-	c.l2Sums = append(c.l2Sums[:0], l2...)
-	c.l2Order = c.l2Order[:0]
-	den := make([]float64, len(l2))
-	for i, sum := range l2 {
-		c.l2Order = append(c.l2Order, int32(i))
-		den[i] = Part{Tokens: uint64(sum.GetTokens()), Value: summaryBase}.density()
-	}
-	slices.SortFunc(c.l2Order, func(a, b int32) int {
-		if before(den[a], summaryBase, int(a), den[b], summaryBase, int(b)) {
+// sortPlain sorts plain spans in Allocate's order (in place: the order
+// kept for the next plan when it is plainOrder's).
+func (lp *l1Plan) sortPlain(order []int32) {
+	slices.SortFunc(order, func(a, b int32) int {
+		if lp.plainBefore(a, b) {
 			return -1
 		}
-		return 1
+		return 1 // never equal: the index breaks ties
 	})
-	return c.l2Order
+}
+
+// plainSorted reports whether order is in Allocate's order from its
+// element from on (the ones before are known to be).
+func (lp *l1Plan) plainSorted(order []int32, from int) bool {
+	for i := max(from, 0) + 1; i < len(order); i++ {
+		if lp.plainBefore(order[i], order[i-1]) {
+			return false
+		}
+	}
+	return true
 }
 
 // specPart is a part of the planner sorted for allocate: its value per
@@ -396,22 +257,26 @@ func (lp *l1Plan) seqs(ents []l1Info) []uint64 {
 	if lp.chosenEnts == 0 {
 		return nil
 	}
-	out := make([]uint64, lp.chosenEnts)
+	// A span of one entry (most) is written whether chosen or not, and
+	// counted when chosen (no branch to mispredict): out has a spare slot.
+	out := make([]uint64, lp.chosenEnts+1)
 	n := 0
 	chosen := lp.chosen[:len(lp.spans)]
 	for k := range lp.spans {
-		if !chosen[k] {
+		sp := &lp.spans[k]
+		if sp.to-sp.from == 1 {
+			out[n] = sp.seq
+			if chosen[k] {
+				n++
+			}
 			continue
 		}
-		if sp := &lp.spans[k]; sp.to-sp.from == 1 {
-			out[n] = sp.seq
-			n++
-		} else {
+		if chosen[k] {
 			for _, e := range ents[sp.from:sp.to] {
 				out[n] = e.seq
 				n++
 			}
 		}
 	}
-	return out[:n]
+	return out[:n:n]
 }

@@ -130,7 +130,7 @@ func (p *planner) addL1Reference() {
 		} else if BareQuestion(first.GetMessage()) {
 			part.Value *= questionWeight
 		}
-		lp.part = append(lp.part, int32(p.add(part, partRef{l1From: int(sp.from), l1To: int(sp.to), l2: -1})))
+		lp.vals = append(lp.vals, spanValue{part: int32(p.add(part, partRef{l1From: int(sp.from), l1To: int(sp.to), l2: -1}))})
 	}
 }
 

@@ -55,6 +55,9 @@ type prepared struct {
 	// candidates (the tokenizer aside).
 	memCounts []int64
 	memFirst  []int32
+	// memSums: ItemKeySum of each memory candidate (the digest the
+	// section and the why record), taken once per key through the memo.
+	memSums [][]byte
 }
 
 // Prepare renders and counts the candidates c found for session id with
@@ -84,8 +87,9 @@ func (c *Candidates) Prepare(id string, tok Tokenizer, memo *PrepareMemo) {
 		p.bare[i] = BareQuestion(m)
 	}
 	p.memCounts = make([]int64, len(mems))
+	p.memSums = make([][]byte, len(mems))
 	for i, m := range mems {
-		p.memory[i] = memo.entry(tok, m)
+		p.memory[i], p.memSums[i] = memo.entry(tok, m)
 		p.memCounts[i] = int64(p.memory[i].tokens)
 	}
 	p.memFirst = memoryFirsts(mems, nil)
@@ -126,6 +130,15 @@ func (p *prepared) recallItem(r int, form itemForm) (preparedItem, bool) {
 		return preparedItem{}, false
 	}
 	return p.recall[r], true
+}
+
+// memorySum returns ItemKeySum of memory candidate r, m: as prepared
+// (for any tokenizer: the digest depends on the key alone) or taken.
+func (c *Candidates) memorySum(r int, m *memoryv1.MemoryItem) []byte {
+	if c != nil && c.prep != nil && r < len(c.prep.memSums) && c.prep.memSums[r] != nil {
+		return c.prep.memSums[r]
+	}
+	return ItemKeySum(m)
 }
 
 // bareAt reports BareQuestion(m) of recall candidate r, m.
@@ -195,6 +208,8 @@ type prepEntry struct {
 	item preparedItem
 	msg  *memoryv1.Message
 	text string // a memory entry's value
+	// keySum is KeySum of a memory entry's key (of prepKey.key).
+	keySum []byte
 }
 
 // use starts a preparation with tok: the memo holds one tokenizer's
@@ -226,21 +241,29 @@ func (w *PrepareMemo) message(tok Tokenizer, form itemForm, sid string, m *memor
 	return it
 }
 
-// entry returns memory candidate m prepared, from the memo or counted.
-func (w *PrepareMemo) entry(tok Tokenizer, m *memoryv1.MemoryItem) preparedItem {
+// entry returns memory candidate m prepared, and its ItemKeySum, from the
+// memo or counted (a digest m carries is used as it is).
+func (w *PrepareMemo) entry(tok Tokenizer, m *memoryv1.MemoryItem) (preparedItem, []byte) {
 	count := func() preparedItem {
 		return preparedItem{form: formMemory, ok: true, tokens: textTokens(tok, memoryText(m))}
 	}
+	carried := m.GetKeySha256()
 	if w == nil {
-		return count()
+		return count(), ItemKeySum(m)
 	}
 	k := prepKey{form: formMemory, scope: m.GetScope(), key: m.GetKey(), version: m.GetVersion()}
 	if e, ok := w.lookup(k, tok); ok && e.text == m.GetText() {
-		return e.item
+		if len(carried) > 0 {
+			return e.item, carried
+		}
+		return e.item, e.keySum
 	}
-	it := count()
-	w.store(k, prepEntry{item: it, text: m.GetText()}, len(m.GetText()), tok)
-	return it
+	it, sum := count(), KeySum(m.GetKey())
+	w.store(k, prepEntry{item: it, text: m.GetText(), keySum: sum}, len(m.GetText()), tok)
+	if len(carried) > 0 {
+		sum = carried
+	}
+	return it, sum
 }
 
 // lookup returns the entry of k counted with tok.

@@ -14,6 +14,9 @@ import (
 // iterates the message's words and counts them, and building the set as a
 // map was a tenth of the plan for a message of a dozen words.
 func queryWords(s string, buf []string) []string {
+	if isASCII(s) {
+		return asciiQueryWords(s, buf)
+	}
 	lower := strings.ToLower(s)
 	out := buf[:0]
 	start := -1 // the start of the current field, -1 between fields
@@ -40,6 +43,40 @@ func queryWords(s string, buf []string) []string {
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// asciiQueryWords is queryWords of ASCII text: lowered word by word (a
+// word of lower-case letters is a substring of s), so a message is not
+// copied whole.
+func asciiQueryWords(s string, buf []string) []string {
+	out := buf[:0]
+	start := -1
+	for i := 0; i <= len(s); i++ {
+		if i < len(s) && inWord(rune(s[i])) {
+			if start < 0 {
+				start = i
+			}
+			continue
+		}
+		if start >= 0 {
+			if w := strings.Trim(s[start:i], "-."); len(w) > 2 || strings.ContainsFunc(w, unicode.IsDigit) {
+				out = append(out, strings.ToLower(w))
+			}
+			start = -1
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// isASCII reports whether s holds ASCII bytes only.
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // inWord reports whether r is part of a content word (facts.ContentWords).

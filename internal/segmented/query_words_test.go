@@ -37,6 +37,12 @@ func TestQueryWordsMatchesContentWords(t *testing.T) {
 		}
 		check(rt, s)
 	})
+	// ASCII text (lowered word by word): upper case, digits, '-' and '.'
+	// at the ends of words and inside them.
+	rapid.Check(t, func(rt *rapid.T) {
+		alphabet := []rune{'a', 'B', 'z', 'Q', 'e', '7', '0', '-', '.', ' ', ',', '?', '\n', '_', '\'', 'I'}
+		check(rt, rapid.StringOf(rapid.SampledFrom(alphabet)).Draw(rt, "s"))
+	})
 	conv, err := convgen.Generate(convgen.Config{Seed: 3, Sittings: 1, MessagesPerSitting: 300, CheckpointsPerSitting: 1, StartUnixNano: 1_740_960_000_000_000_000})
 	if err != nil {
 		t.Fatal(err)

@@ -2,7 +2,6 @@ package segmented
 
 import (
 	"cmp"
-	"crypto/sha256"
 	"slices"
 
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
@@ -35,117 +34,78 @@ type sectionCand struct {
 // runs once the sections are final (after continueEarlier).
 func (p *planner) why(out *memoryv1.Assembled, room uint64, caps [numPartKinds]uint64) *memoryv1.AssemblyWhy {
 	w := &memoryv1.AssemblyWhy{Room: room, RecalledCap: caps[PartRecalled], MemoryCap: caps[PartMemory]}
-	// One allocation for both sections' candidates (it runs at every user
-	// message): recalled ones first, then memory ones.
-	nRec := len(p.recs)
-	all := make([]sectionCand, nRec, nRec+len(p.mems)+len(p.memCands))
-	nRec = 0
-	for i, r := range p.refs {
-		part := p.parts[i]
-		c := sectionCand{part: i, rec: -1, mem: -1, val: part.Value, den: part.density(), tok: part.Tokens}
-		switch {
-		case r.rec != 0:
-			c.rec = int(r.rec - 1)
-			all[nRec] = c
-			nRec++
-		case r.mem != 0:
-			c.mem = int(r.mem - 1)
-			all = append(all, c)
-		}
+	c := p.l1p.c
+	if c == nil {
+		c = &planCache{} // a planner without a cache (the reference's): its buffers are new, it sorted no special parts
 	}
-	recs, mems := all[:nRec], all[len(p.recs):]
-	// As Allocate weighs them: value per token, then value; a stable sort
-	// keeps the order they were offered in for ties.
-	byWeight := func(a, b sectionCand) int {
-		if c := cmp.Compare(b.den, a.den); c != 0 {
-			return c
-		}
-		return cmp.Compare(b.val, a.val)
-	}
-	slices.SortStableFunc(recs, byWeight)
-	slices.SortStableFunc(mems, byWeight)
+	all, nRec := p.sectionCands(c)
+	recs, mems := all[:nRec], all[nRec:]
 	// The memory candidates chooseMemory left out (no room in their tier
-	// or the section) rank after those it kept, by value.
+	// or the section) rank after those it kept, by value. A later
+	// candidate of an entry has no value (addMemory).
+	var taken [MaxMemoryCandidates]bool
+	for _, m := range p.mems {
+		taken[m.from] = true
+	}
 	kept := len(mems)
 	for r, m := range p.memCands {
-		if r >= len(p.memValue) || p.memValue[r] == 0 || tierIndex(m.GetTier()) < 0 ||
-			slices.ContainsFunc(p.mems, func(c memChoice) bool { return c.from == r }) {
+		if r >= len(p.memValue) || p.memValue[r] == 0 || tierIndex(m.GetTier()) < 0 || taken[r] {
 			continue // taken, or a later candidate of a taken entry, or no tier
-		}
-		if slices.ContainsFunc(p.memCands[:r], func(u *memoryv1.MemoryItem) bool { return sameEntry(u, m) }) {
-			continue
 		}
 		mems = append(mems, sectionCand{part: -1, rec: -1, mem: r, val: p.memValue[r]})
 	}
 	slices.SortStableFunc(mems[kept:], func(a, b sectionCand) int { return cmp.Compare(b.val, a.val) })
+	c.whyCands = all[:cap(all)]
 	w.RecalledCandidates, w.MemoryCandidates = uint32(len(recs)), uint32(len(mems))
 	shown := out.GetRecalled()
-	var shownRec map[recalledKey]int
-	if len(shown) > 16 {
-		shownRec = make(map[recalledKey]int, len(shown))
-		for k, it := range shown {
-			shownRec[recalledKey{it.GetSessionId(), it.GetSeq(), it.GetSummaryId()}] = k
+	c.recShown = p.recShownAt(shown, c.recShown)
+	// The scores and ranks of both sections, and the left-out records,
+	// in one allocation each.
+	nShown, nMem := len(shown), len(out.GetMemory())
+	if n := nShown + nMem; n > 0 {
+		scores, ranks := make([]float32, n), make([]uint32, n)
+		if nShown > 0 {
+			w.RecalledScores, w.RecalledRanks = scores[:nShown:nShown], ranks[:nShown:nShown]
+		}
+		if nMem > 0 {
+			w.MemoryScores, w.MemoryRanks = scores[nShown:], ranks[nShown:]
 		}
 	}
-	indexOf := func(key recalledKey) int {
-		if shownRec != nil {
-			if k, ok := shownRec[key]; ok {
-				return k
-			}
-			return -1
-		}
-		return slices.IndexFunc(shown, func(it *memoryv1.RecalledItem) bool {
-			return it.GetSeq() == key.seq && it.GetSessionId() == key.session && it.GetSummaryId() == key.summary
-		})
-	}
-	if n := len(shown); n > 0 {
-		w.RecalledScores, w.RecalledRanks = make([]float32, n), make([]uint32, n)
-	}
-	if n := len(out.GetMemory()); n > 0 {
-		w.MemoryScores, w.MemoryRanks = make([]float32, n), make([]uint32, n)
-	}
-	// The left-out records and the memory keys' digests, in one allocation each.
-	los := make([]memoryv1.LeftOut, 0, min(MaxLeftOut, len(recs))+min(MaxLeftOut, len(mems)))
-	var sums []byte
-	for rank, c := range recs {
-		ref := &p.recs[c.rec]
-		key := ref.key()
-		if k := indexOf(key); k >= 0 {
-			w.RecalledScores[k], w.RecalledRanks[k] = float32(c.val), uint32(rank+1)
+	los := make([]memoryv1.LeftOut, 0, p.leftOutCount(recs, mems, c.recShown, nMem))
+	for rank, cand := range recs {
+		if k := c.recShown[cand.rec]; k >= 0 {
+			w.RecalledScores[k], w.RecalledRanks[k] = float32(cand.val), uint32(rank+1)
 			continue
 		}
 		if len(los) == MaxLeftOut {
 			continue
 		}
+		ref := &p.recs[cand.rec]
+		key := ref.key()
 		los = append(los, memoryv1.LeftOut{Section: LayerRecalled, SessionId: key.session, Seq: key.seq, SummaryId: key.summary,
-			Score: float32(c.val), Rank: uint32(rank + 1), Tokens: uint32(c.tok), Reason: leftOutReason(c)})
+			Score: float32(cand.val), Rank: uint32(rank + 1), Tokens: uint32(cand.tok), Reason: leftOutReason(cand)})
 		if ref.m != nil {
 			los[len(los)-1].MessageId = ref.m.GetId()
 		}
 	}
 	nRecLeft := len(los)
-	for rank, c := range mems {
+	for rank, cand := range mems {
 		var m *memoryv1.MemoryItem
-		if c.part >= 0 {
-			m = p.mems[c.mem].c
+		r := cand.mem
+		if cand.part >= 0 {
+			m, r = p.mems[cand.mem].c, p.mems[cand.mem].from
 		} else {
-			m = p.memCands[c.mem]
+			m = p.memCands[cand.mem]
 		}
-		if c.part >= 0 && c.mem < len(p.memOut) {
-			if k := int(p.memOut[c.mem]); k >= 0 && k < len(w.MemoryScores) {
-				w.MemoryScores[k], w.MemoryRanks[k] = float32(c.val), uint32(rank+1)
-				continue
-			}
+		if k := p.memShownAt(cand, nMem); k >= 0 {
+			w.MemoryScores[k], w.MemoryRanks[k] = float32(cand.val), uint32(rank+1)
+			continue
 		}
 		if len(los)-nRecLeft == MaxLeftOut {
 			continue
 		}
-		if sums == nil {
-			sums = make([]byte, 0, sha256.Size*min(MaxLeftOut, len(mems)))
-		}
-		sums = append(sums, ItemKeySum(m)...)
-		los = append(los, memoryv1.LeftOut{Section: LayerMemory, Scope: m.GetScope(), KeySha256: sums[len(sums)-sha256.Size:],
-			Version: m.GetVersion(), Score: float32(c.val), Rank: uint32(rank + 1), Tokens: uint32(c.tok), Reason: leftOutReason(c)})
+		los = append(los, memoryv1.LeftOut{Section: LayerMemory, Scope: m.GetScope(), KeySha256: p.cands.memorySum(r, m),
+			Version: m.GetVersion(), Score: float32(cand.val), Rank: uint32(rank + 1), Tokens: uint32(cand.tok), Reason: leftOutReason(cand)})
 	}
 	if len(los) > 0 {
 		w.LeftOut = make([]*memoryv1.LeftOut, len(los))
@@ -154,6 +114,140 @@ func (p *planner) why(out *memoryv1.Assembled, room uint64, caps [numPartKinds]u
 		}
 	}
 	return w
+}
+
+// memShownAt returns the index of memory candidate c's item among the
+// nMem of the plan's memory section (-1: not shown).
+func (p *planner) memShownAt(c sectionCand, nMem int) int {
+	if c.part < 0 || c.mem >= len(p.memOut) {
+		return -1
+	}
+	if k := int(p.memOut[c.mem]); k < nMem {
+		return k
+	}
+	return -1
+}
+
+// leftOutCount is how many left-out candidates why records: at most
+// MaxLeftOut of each section's candidates not shown.
+func (p *planner) leftOutCount(recs, mems []sectionCand, recShown []int32, nMem int) int {
+	var recLeft, memLeft int
+	for _, c := range recs {
+		if recShown[c.rec] < 0 {
+			recLeft++
+		}
+	}
+	for _, c := range mems {
+		if p.memShownAt(c, nMem) < 0 {
+			memLeft++
+		}
+	}
+	return min(MaxLeftOut, recLeft) + min(MaxLeftOut, memLeft)
+}
+
+// sectionCands returns the candidates of both sections, recalled ones
+// (the first nRec) then memory ones, each as Allocate weighs them: value
+// per token, then value, then the order they were offered in (ties),
+// room left for the memory candidates chooseMemory left out (c's buffer).
+// allocate sorted its special parts so (by value per token, value, then
+// index, which follows the order of the section parts): they are read
+// from there when every section part is among them (a value > 0 and
+// tokens), and sorted again otherwise.
+func (p *planner) sectionCands(c *planCache) (all []sectionCand, nRec int) {
+	nRec, nMem := len(p.recs), len(p.mems)
+	all = slices.Grow(c.whyCands[:0], nRec+nMem+len(p.memCands))
+	cand := func(i int) sectionCand {
+		part := p.parts[i]
+		return sectionCand{part: i, rec: -1, mem: -1, val: part.Value, den: part.density(), tok: part.Tokens}
+	}
+	// A special part's value per token and value are its part's.
+	fromSpec := func(sp *specPart) sectionCand {
+		return sectionCand{part: int(sp.i), rec: -1, mem: -1, val: sp.val, den: sp.den, tok: p.parts[sp.i].Tokens}
+	}
+	for j := range c.spec {
+		if r := p.refs[c.spec[j].i]; r.rec != 0 {
+			x := fromSpec(&c.spec[j])
+			x.rec = int(r.rec - 1)
+			all = append(all, x)
+		}
+	}
+	if len(all) == nRec {
+		for j := range c.spec {
+			if r := p.refs[c.spec[j].i]; r.mem != 0 {
+				x := fromSpec(&c.spec[j])
+				x.mem = int(r.mem - 1)
+				all = append(all, x)
+			}
+		}
+		if len(all) == nRec+nMem {
+			return all, nRec
+		}
+	}
+	// Some section part is not among them: as offered, then sorted.
+	all = all[:nRec]
+	nRec = 0
+	for i, r := range p.refs {
+		x := cand(i)
+		switch {
+		case r.rec != 0:
+			x.rec = int(r.rec - 1)
+			all[nRec] = x
+			nRec++
+		case r.mem != 0:
+			x.mem = int(r.mem - 1)
+			all = append(all, x)
+		}
+	}
+	byWeight := func(a, b sectionCand) int {
+		if c := cmp.Compare(b.den, a.den); c != 0 {
+			return c
+		}
+		return cmp.Compare(b.val, a.val)
+	}
+	slices.SortStableFunc(all[:nRec], byWeight)
+	slices.SortStableFunc(all[nRec:], byWeight)
+	return all, nRec
+}
+
+// recShownAt returns, for each of p.recs, the index of its item in shown
+// (-1: not shown), in buf. A recalled item names its part by the
+// planner's maps (the session's own message by seq, another session's by
+// session and seq), an archived summary by its id.
+func (p *planner) recShownAt(shown []*memoryv1.RecalledItem, buf []int32) []int32 {
+	at := resize(buf, len(p.recs))
+	for i := range at {
+		at[i] = -1
+	}
+	for k, it := range shown {
+		if r := p.recOf(it); r >= 0 && at[r] < 0 {
+			at[r] = int32(k)
+		}
+	}
+	return at
+}
+
+// recOf returns the index in p.recs of the candidate recalled item it
+// shows (-1: none).
+func (p *planner) recOf(it *memoryv1.RecalledItem) int {
+	var part int
+	var ok bool
+	switch key := (recalledKey{it.GetSessionId(), it.GetSeq(), it.GetSummaryId()}); {
+	case key.summary != "":
+		for j := range p.recs {
+			if p.recs[j].sum != nil && p.recs[j].key() == key {
+				return j
+			}
+		}
+		return -1
+	case key.session != "":
+		part, ok = p.earlierPart[earlierRef{key.session, key.seq}]
+	default:
+		part, ok = p.swapPart[key.seq]
+	}
+	if !ok || p.refs[part].rec == 0 || p.recs[p.refs[part].rec-1].key() != (recalledKey{it.GetSessionId(), it.GetSeq(), it.GetSummaryId()}) {
+		return -1
+	}
+	return int(p.refs[part].rec - 1)
 }
 
 // leftOutReason is why candidate c was not chosen.
