@@ -197,6 +197,7 @@ type readBatch struct {
 // computing them in Rebuild's reader goroutine, in parallel with the
 // writer, gives the same bytes.
 type preparedMessage struct {
+	docID  uint64 // its bm25 document, assigned by the index stage (0: none)
 	wire   []byte
 	tfs    map[string]uint32
 	docLen uint32
@@ -271,9 +272,10 @@ func rebuildFrom(ctx context.Context, r events.StreamReader, stream string, code
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	ch, wait := readPrepared(rctx, r, stream, codec, last, removed, idle)
+	chunks := indexChunks(rctx, ch)
 	var werr error
-	for werr == nil {
-		n, more, err := st.applyChunk(ch)
+	for c := range chunks {
+		n, err := st.applyChunk(c)
 		if err != nil {
 			var ae *ApplyError
 			if errors.As(err, &ae) {
@@ -289,12 +291,9 @@ func rebuildFrom(ctx context.Context, r events.StreamReader, stream string, code
 				progress(stats.Events, last)
 			}
 		}
-		if !more {
-			break
-		}
 	}
 	cancel()
-	for range ch { // unblock the reader if the writer stopped first
+	for range chunks { // unblock the stages if the writer stopped first
 	}
 	rerr := wait()
 	if werr != nil {
@@ -352,27 +351,19 @@ func readPrepared(ctx context.Context, r events.StreamReader, stream string, cod
 	}
 }
 
-// applyChunk applies the batches received from ch in ONE transaction,
-// together with the checkpoint, until a chunk bound (rebuildChunk*) is
-// reached or ch is closed. It returns the records applied, and more = false
-// once ch is closed. It is ApplyBatch's transaction (applyTx, applyRecs)
-// fed from ch.
-func (s *Store) applyChunk(ch <-chan *readBatch) (n uint64, more bool, err error) {
-	more = true
+// applyChunk applies chunk c in ONE transaction, together with the
+// checkpoint, and returns the records applied. It is ApplyBatch's
+// transaction (applyTx, applyRecs); when the index stage grouped the
+// chunk's postings (c.pre), the writer takes them instead of indexing the
+// messages again.
+func (s *Store) applyChunk(c *rebuildChunk) (n uint64, err error) {
 	err = s.applyTx("apply chunk", func(w *writer, cp *uint64) error {
 		for _, b := range []*bolt.Bucket{w.bSessions, w.bByUser, w.bByAgent, w.bMessages, w.bIDs, w.bSummaries,
 			w.bDocs, w.bPostings, w.bTerms, w.bStats} {
 			b.FillPercent = rebuildFillPercent
 		}
-		size := 0
-		for n < rebuildChunkRecords && size < rebuildChunkBytes && w.pending.n < rebuildChunkPostings {
-			b, ok := <-ch
-			if !ok {
-				more = false
-				break
-			}
-			<-b.ready
-			size += b.bytes
+		w.preIndexed = c.pre != nil
+		for _, b := range c.batches {
 			w.prep = b.prep
 			k, err := w.applyRecs(b.recs, cp)
 			n += k
@@ -381,12 +372,19 @@ func (s *Store) applyChunk(ch <-chan *readBatch) (n uint64, more bool, err error
 			}
 		}
 		w.prep = nil
+		if c.pre != nil {
+			if w.pending.n != 0 || len(w.statsDelta) != 0 {
+				return errors.New("rebuild: postings buffered by the writer in a chunk indexed ahead")
+			}
+			w.pending, w.statsDelta = c.pre.pending, c.pre.stats
+			w.preIndexed = false
+		}
 		return nil
 	})
 	if err != nil {
-		return 0, false, err
+		return 0, err
 	}
-	return n, more, nil
+	return n, nil
 }
 
 func syncDir(dir string) error {

@@ -2,6 +2,7 @@ package projections
 
 import (
 	"encoding/binary"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -32,6 +33,12 @@ func (w *writer) index(userKey, sessionID string, m *memoryv1.Message) error {
 	}
 	if err := w.bDocs.Put(u64(docID), docValue(docLen, m.GetSeq(), sessionID)); err != nil {
 		return err
+	}
+	if w.preIndexed {
+		if p := w.prep[m]; p == nil || p.docID != docID {
+			return fmt.Errorf("rebuild: message %d got document %d, not the one indexed ahead", m.GetSeq(), docID)
+		}
+		return nil
 	}
 	terms := w.pending.user(userKey)
 	sess := w.pending.session(sessionID)
@@ -98,7 +105,8 @@ type termGroup struct {
 type bm25Pending struct {
 	users  map[string]map[string]int // user_key → term → index in groups
 	groups []termGroup
-	n      int // postings buffered
+	n      int  // postings buffered
+	sorted bool // groups are sorted by key already (Rebuild's index stage)
 
 	sessions   []string          // session ids of the buffered postings
 	sessionIdx map[string]uint32 // session id → index in sessions
@@ -148,7 +156,7 @@ func (p *bm25Pending) reset() {
 	clear(p.users)
 	clear(p.groups) // drop the posting lists
 	p.groups = p.groups[:0]
-	p.n = 0
+	p.n, p.sorted = 0, false
 	clear(p.sessionIdx)
 	clear(p.sessions)
 	p.sessions = p.sessions[:0]
@@ -164,7 +172,9 @@ func (p *bm25Pending) reset() {
 // depend on how the log was cut into transactions.
 func (w *writer) flushBM25() error {
 	p := &w.pending
-	slices.SortFunc(p.groups, func(a, b termGroup) int { return strings.Compare(a.key, b.key) })
+	if !p.sorted {
+		slices.SortFunc(p.groups, func(a, b termGroup) int { return strings.Compare(a.key, b.key) })
+	}
 	// bbolt keeps the slices given to Put until the commit: keys and values
 	// are copied into slabs that are never reused within the transaction.
 	var slab []byte
