@@ -1,6 +1,7 @@
 package projections
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"hash"
@@ -66,20 +67,43 @@ func digestBucket(tx *bolt.Tx, name string, ranks func(bucket []byte) map[uint64
 			d.part(v)
 			return nil
 		})
-	case string(bucketBM25Postings):
-		var dec postingBlockReader
+	case string(bucketBM25Terms):
 		err = b.ForEach(func(k, v []byte) error {
-			dec.reset(beU64(k[len(k)-8:]), v, nil)
+			df, _, _ := parseTermValue(v)
+			d.part(k)
+			d.part(u64(df))
+			return nil
+		})
+	case string(bucketBM25Postings):
+		// Per term (bm25_terms order, which is the order of these keys), its
+		// postings, inline or in blocks: where they are stored follows the
+		// doc ids, which a rebuild of a compacted log assigns differently.
+		var dec postingBlockReader
+		emit := func(group []byte, block uint64, v []byte) error {
+			dec.reset(block, v, nil)
 			for {
 				p, ok, err := dec.next()
 				if err != nil || !ok {
 					return err
 				}
-				d.part(k[:len(k)-8])
+				d.part(group)
 				d.part(rank(bucketBM25Docs, p.docID))
 				d.part(u64(uint64(p.tf)<<32 | uint64(p.docLen)))
 				d.part(dec.sessions[p.session])
 			}
+		}
+		c := b.Cursor()
+		err = tx.Bucket(bucketBM25Terms).ForEach(func(tk, tv []byte) error {
+			group := append(bytes.Clone(tk), sep)
+			if _, block, inline := parseTermValue(tv); inline != nil {
+				return emit(group, block, inline)
+			}
+			for k, v := c.Seek(group); k != nil && bytes.HasPrefix(k, group); k, v = c.Next() {
+				if err := emit(group, beU64(k[len(k)-8:]), v); err != nil {
+					return err
+				}
+			}
+			return nil
 		})
 	default:
 		err = b.ForEach(func(k, v []byte) error {

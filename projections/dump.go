@@ -113,7 +113,15 @@ func dumpValue(bucket, k, v []byte) string {
 		m = new(memoryv1.Summary)
 	case string(bucketByUser), string(bucketByAgent):
 		return `""`
-	case string(bucketSwapIDs), string(bucketBM25Terms), string(bucketEntryDocIDs), string(bucketEntryTerms), string(bucketDataBytes):
+	case string(bucketBM25Terms):
+		if df, block, inline := parseTermValue(v); inline != nil {
+			if out, err := dumpPostingBlock(block, inline); err == nil {
+				return fmt.Sprintf("%d inline %s", df, out)
+			}
+		} else if len(v) == 8 {
+			return strconv.FormatUint(df, 10)
+		}
+	case string(bucketSwapIDs), string(bucketEntryDocIDs), string(bucketEntryTerms), string(bucketDataBytes):
 		if len(v) == 8 {
 			return strconv.FormatUint(beU64(v), 10)
 		}

@@ -29,7 +29,9 @@ import (
 // 9: bucket data_bytes (each owner's bytes of large data held).
 // 10: archived L2 summaries are bm25 documents (summary corpus,
 // summaries.go): bm25_docs holds summary documents beside message ones.
-const SchemaVersion = 10
+// 11: a term whose postings fit in one small block keeps them in its
+// bm25_terms value instead of a bm25_postings key (inlinePostingsMax).
+const SchemaVersion = 11
 
 // openTimeout bounds how long Open waits for the file lock (another process
 // holding the file open).
@@ -102,7 +104,14 @@ var (
 	// only, so the BM25 statistics of content terms do not depend on them.
 	// A field posting has tf 1 and the document's content length.
 	// bucketBM25Terms: user_key \x00 term → df(8B), documents of user_key
-	// holding term.
+	// holding term; then, when the term's postings are inline, block(8B)
+	// and that block's value (as in bm25_postings), and the term has no
+	// bm25_postings key. Postings are inline exactly when they all lie in
+	// one block whose value is at most inlinePostingsMax bytes: a function
+	// of the postings alone (like block boundaries), kept by every write
+	// and erasure, so live and rebuilt files hold the same bytes. Most
+	// terms are rare (a number, a name): inline, each costs one key
+	// instead of two, the value a search reads for df anyway.
 	bucketBM25Terms = []byte("bm25_terms")
 	// bucketBM25Stats: user_key \x00 → docs(8B) total length(8B), for N and
 	// avgdl (the separator keeps the key of user_key "" non-empty: bbolt
@@ -534,6 +543,41 @@ func (r *postingBlockReader) next() (p blockPosting, ok bool, err error) {
 }
 
 func termKey(userKey, term string) []byte { return join([]byte(userKey), []byte(term)) }
+
+// inlinePostingsMax is the largest block value kept inline in a
+// bm25_terms value (a posting of a new session takes 4 bytes and its id,
+// of a session already in the block 4 bytes).
+const inlinePostingsMax = 64
+
+// termValue is a bm25_terms value: df, then the inline block if any
+// (inline nil: none).
+func termValue(df, block uint64, inline []byte) []byte {
+	v := u64(df)
+	if inline == nil {
+		return v
+	}
+	v = binary.BigEndian.AppendUint64(v, block)
+	return append(v, inline...)
+}
+
+// parseTermValue reads a bm25_terms value: inline is nil when the term's
+// postings are in bm25_postings (it aliases v otherwise). A value of any
+// other shape reads as df 0.
+func parseTermValue(v []byte) (df, block uint64, inline []byte) {
+	switch {
+	case len(v) == 8:
+		return binary.BigEndian.Uint64(v), 0, nil
+	case len(v) > 16:
+		return binary.BigEndian.Uint64(v), binary.BigEndian.Uint64(v[8:]), v[16:]
+	}
+	return 0, 0, nil
+}
+
+// termDF is the df of the bm25_terms key k (0: absent).
+func termDF(terms *bolt.Bucket, k []byte) uint64 {
+	df, _, _ := parseTermValue(terms.Get(k))
+	return df
+}
 
 func statsKey(userKey string) []byte { return prefix(userKey) }
 

@@ -1,7 +1,6 @@
 package projections
 
 import (
-	"encoding/binary"
 	"fmt"
 	"maps"
 	"slices"
@@ -186,21 +185,40 @@ func (w *writer) flushBM25() error {
 		slab = append(slab, b...)
 		return slab[o:len(slab):len(slab)]
 	}
-	dfs := storedDF(w.bTerms, p.groups, make([]uint64, 0, len(p.groups)))
+	stored := storedTerms(w.bTerms, p.groups, make([]storedTerm, 0, len(p.groups)))
 	var enc postingBlockWriter
 	var kbuf []byte
+	type blockOut struct {
+		block uint64
+		v     []byte
+	}
+	var outs []blockOut
 	for i := range p.groups {
 		g := &p.groups[i]
-		tk := []byte(g.key)
-		df := dfs[i]
+		st := stored[i]
+		df := st.df
+		outs = outs[:0]
+		if first := g.list[0].docID >> postingBlockShift; st.inline != nil {
+			if st.block > first {
+				return fmt.Errorf("projections: term %q: new posting in block %d before its inline block %d", g.key, first, st.block)
+			}
+			if st.block < first {
+				outs = append(outs, blockOut{st.block, st.inline})
+			}
+		}
 		for j := 0; j < len(g.list); {
 			blk := g.list[j].docID >> postingBlockShift
-			kbuf = appendPostingKey(kbuf[:0], g.key, blk)
 			enc.reset(blk)
 			// Only the first block of the group can exist, and only if the
 			// term already has documents.
 			if j == 0 && df > 0 {
-				if old := w.bPostings.Get(kbuf); old != nil {
+				if st.inline != nil {
+					if st.block == blk {
+						if err := enc.resume(blk, st.inline); err != nil {
+							return err
+						}
+					}
+				} else if old := w.bPostings.Get(appendPostingKey(kbuf[:0], g.key, blk)); old != nil {
 					if err := enc.resume(blk, old); err != nil {
 						return err
 					}
@@ -212,11 +230,25 @@ func (w *writer) flushBM25() error {
 					return err
 				}
 			}
-			if err := w.bPostings.Put(keep(kbuf), keep(enc.buf)); err != nil {
+			outs = append(outs, blockOut{blk, keep(enc.buf)})
+		}
+		df += uint64(len(g.list))
+		tk := []byte(g.key)
+		// A term with blocks in bm25_postings has two or more, or one too
+		// large to be inline: adding postings keeps it so.
+		if (st.df == 0 || st.inline != nil) && len(outs) == 1 && len(outs[0].v) <= inlinePostingsMax {
+			if err := w.bTerms.Put(tk, termValue(df, outs[0].block, outs[0].v)); err != nil {
+				return err
+			}
+			continue
+		}
+		for _, o := range outs {
+			kbuf = appendPostingKey(kbuf[:0], g.key, o.block)
+			if err := w.bPostings.Put(keep(kbuf), o.v); err != nil {
 				return err
 			}
 		}
-		if err := w.bTerms.Put(tk, u64(df+uint64(len(g.list)))); err != nil {
+		if err := w.bTerms.Put(tk, u64(df)); err != nil {
 			return err
 		}
 	}
@@ -232,17 +264,24 @@ func (w *writer) flushBM25() error {
 	return nil
 }
 
-// storedDF appends to dst the document frequency stored in terms for each of
-// groups (sorted by key; 0 when absent), read in one cursor walk: a key a
-// few steps ahead is reached with Next, farther ones with Seek. Nothing is
-// written to terms during the walk (a Put would invalidate the cursor).
-func storedDF(terms *bolt.Bucket, groups []termGroup, dst []uint64) []uint64 {
+// storedTerm is a bm25_terms value read by storedTerms (inline copied).
+type storedTerm struct {
+	df, block uint64
+	inline    []byte
+}
+
+// storedTerms appends to dst the bm25_terms value of each of groups (sorted
+// by key; df 0 when absent), read in one cursor walk: a key a few steps
+// ahead is reached with Next, farther ones with Seek. Nothing is written to
+// terms during the walk (a Put would invalidate the cursor).
+func storedTerms(terms *bolt.Bucket, groups []termGroup, dst []storedTerm) []storedTerm {
 	const maxSteps = 8
 	c := terms.Cursor()
 	var k, v []byte
 	if len(groups) > 0 {
 		k, v = c.Seek([]byte(groups[0].key))
 	}
+	var arena []byte
 	for i := range groups {
 		key := groups[i].key
 		for steps := 0; k != nil && string(k) < key; steps++ {
@@ -252,11 +291,20 @@ func storedDF(terms *bolt.Bucket, groups []termGroup, dst []uint64) []uint64 {
 			}
 			k, v = c.Next()
 		}
-		var df uint64
-		if k != nil && string(k) == key && len(v) == 8 {
-			df = binary.BigEndian.Uint64(v)
+		var st storedTerm
+		if k != nil && string(k) == key {
+			var inline []byte
+			st.df, st.block, inline = parseTermValue(v)
+			if inline != nil {
+				if cap(arena)-len(arena) < len(inline) {
+					arena = make([]byte, 0, 64<<10)
+				}
+				o := len(arena)
+				arena = append(arena, inline...)
+				st.inline = arena[o:len(arena):len(arena)]
+			}
 		}
-		dst = append(dst, df)
+		dst = append(dst, st)
 	}
 	return dst
 }
