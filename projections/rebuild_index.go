@@ -2,7 +2,6 @@ package projections
 
 import (
 	"context"
-	"slices"
 	"strings"
 
 	"github.com/agentmem/agentmem/events"
@@ -59,9 +58,7 @@ func indexChunks(ctx context.Context, in <-chan *readBatch) <-chan *rebuildChunk
 				return true
 			}
 			if c.pre != nil {
-				p := &c.pre.pending
-				slices.SortFunc(p.groups, func(a, b termGroup) int { return strings.Compare(a.key, b.key) })
-				p.sorted = true
+				c.pre.pending.group()
 			}
 			select {
 			case out <- c:

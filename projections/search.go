@@ -88,6 +88,7 @@ type posting struct {
 	docID      uint64
 	tf, docLen uint32
 	session    uint32
+	group      uint32 // index of its group in bm25Pending.groups when added
 }
 
 // termGroup holds the postings of one bm25_terms key (user_key \x00 term)
@@ -95,17 +96,21 @@ type posting struct {
 // ascending doc id order, each term once per document).
 type termGroup struct {
 	key  string
-	list []posting
+	n    int       // postings added
+	list []posting // set by bm25Pending.group
 }
 
 // bm25Pending buffers the postings of a transaction grouped by term key: the
 // postings of a group are already in key order, so sorting the (far fewer)
 // group keys sorts every posting, and a group's length is its df delta.
+// Postings are appended to one array as they come and distributed to their
+// groups once, by group (one allocation instead of a growing list per term).
 type bm25Pending struct {
 	users  map[string]map[string]int // user_key → term → index in groups
 	groups []termGroup
-	n      int  // postings buffered
-	sorted bool // groups are sorted by key already (Rebuild's index stage)
+	added  []posting // in the order added, until group
+	n      int       // postings buffered
+	sorted bool      // groups are grouped and sorted by key already (Rebuild's index stage)
 
 	sessions   []string          // session ids of the buffered postings
 	sessionIdx map[string]uint32 // session id → index in sessions
@@ -144,17 +149,43 @@ func (p *bm25Pending) add(terms map[string]int, userKey, term string, e posting)
 	if !ok {
 		i = len(p.groups)
 		terms[term] = i
-		p.groups = append(p.groups, termGroup{key: string(termKey(userKey, term))})
+		p.groups = append(p.groups, termGroup{key: userKey + string(rune(sep)) + term})
 	}
-	g := &p.groups[i]
-	g.list = append(g.list, e)
+	p.groups[i].n++
+	e.group = uint32(i)
+	p.added = append(p.added, e)
 	p.n++
+}
+
+// group distributes the postings added to their groups' lists (in the
+// order added), and sorts the groups by key.
+func (p *bm25Pending) group() {
+	if p.sorted {
+		return
+	}
+	all := make([]posting, len(p.added))
+	off := make([]int, len(p.groups))
+	o := 0
+	for i := range p.groups {
+		off[i] = o
+		o += p.groups[i].n
+		p.groups[i].list = all[off[i]:off[i]:o]
+	}
+	for _, e := range p.added {
+		g := &p.groups[e.group]
+		g.list = append(g.list, e)
+	}
+	clear(p.added)
+	p.added = p.added[:0]
+	slices.SortFunc(p.groups, func(a, b termGroup) int { return strings.Compare(a.key, b.key) })
+	p.sorted = true
 }
 
 func (p *bm25Pending) reset() {
 	clear(p.users)
 	clear(p.groups) // drop the posting lists
 	p.groups = p.groups[:0]
+	p.added = p.added[:0]
 	p.n, p.sorted = 0, false
 	clear(p.sessionIdx)
 	clear(p.sessions)
@@ -171,9 +202,7 @@ func (p *bm25Pending) reset() {
 // depend on how the log was cut into transactions.
 func (w *writer) flushBM25() error {
 	p := &w.pending
-	if !p.sorted {
-		slices.SortFunc(p.groups, func(a, b termGroup) int { return strings.Compare(a.key, b.key) })
-	}
+	p.group()
 	// bbolt keeps the slices given to Put until the commit: keys and values
 	// are copied into slabs that are never reused within the transaction.
 	var slab []byte
