@@ -1,6 +1,7 @@
 package projections
 
 import (
+	"encoding/binary"
 	"fmt"
 	"maps"
 	"slices"
@@ -206,6 +207,14 @@ func (w *writer) flushBM25() error {
 	// bbolt keeps the slices given to Put until the commit: keys and values
 	// are copied into slabs that are never reused within the transaction.
 	var slab []byte
+	keepString := func(b string) []byte {
+		if cap(slab)-len(slab) < len(b) {
+			slab = make([]byte, 0, max(len(b), 1<<20))
+		}
+		o := len(slab)
+		slab = append(slab, b...)
+		return slab[o:len(slab):len(slab)]
+	}
 	keep := func(b []byte) []byte {
 		if cap(slab)-len(slab) < len(b) {
 			slab = make([]byte, 0, max(len(b), 1<<20))
@@ -262,11 +271,13 @@ func (w *writer) flushBM25() error {
 			outs = append(outs, blockOut{blk, keep(enc.buf)})
 		}
 		df += uint64(len(g.list))
-		tk := []byte(g.key)
+		// The key, and the value below, in the slab: no allocation per term.
+		tk := keepString(g.key)
 		// A term with blocks in bm25_postings has two or more, or one too
 		// large to be inline: adding postings keeps it so.
 		if (st.df == 0 || st.inline != nil) && len(outs) == 1 && len(outs[0].v) <= inlinePostingsMax {
-			if err := w.bTerms.Put(tk, termValue(df, outs[0].block, outs[0].v)); err != nil {
+			kbuf = binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(kbuf[:0], df), outs[0].block)
+			if err := w.bTerms.Put(tk, keep(append(kbuf, outs[0].v...))); err != nil { // termValue
 				return err
 			}
 			continue
@@ -277,7 +288,7 @@ func (w *writer) flushBM25() error {
 				return err
 			}
 		}
-		if err := w.bTerms.Put(tk, u64(df)); err != nil {
+		if err := w.bTerms.Put(tk, keep(binary.BigEndian.AppendUint64(kbuf[:0], df))); err != nil {
 			return err
 		}
 	}
