@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
+	"fmt"
 	"hash"
 
 	bolt "go.etcd.io/bbolt"
@@ -69,9 +70,11 @@ func digestBucket(tx *bolt.Tx, name string, ranks func(bucket []byte) map[uint64
 		})
 	case string(bucketBM25Terms):
 		err = b.ForEach(func(k, v []byte) error {
-			df, _, _ := parseTermValue(v)
+			if len(v) < 8 {
+				return fmt.Errorf("%w: bm25 term value of %d bytes", ErrCorrupt, len(v))
+			}
 			d.part(k)
-			d.part(u64(df))
+			d.part(v[:8]) // df; where the postings are is the next bucket's
 			return nil
 		})
 	case string(bucketBM25Postings):
@@ -93,10 +96,21 @@ func digestBucket(tx *bolt.Tx, name string, ranks func(bucket []byte) map[uint64
 			}
 		}
 		c := b.Cursor()
+		var blocks []postingBlock
 		err = tx.Bucket(bucketBM25Terms).ForEach(func(tk, tv []byte) error {
 			group := append(bytes.Clone(tk), sep)
-			if _, block, inline := parseTermValue(tv); inline != nil {
-				return emit(group, block, inline)
+			_, inline, err := parseTermValue(tv, blocks[:0])
+			if err != nil {
+				return err
+			}
+			if inline != nil {
+				blocks = inline
+				for _, ib := range inline {
+					if err := emit(group, ib.block, ib.v); err != nil {
+						return err
+					}
+				}
+				return nil
 			}
 			for k, v := c.Seek(group); k != nil && bytes.HasPrefix(k, group); k, v = c.Next() {
 				if err := emit(group, beU64(k[len(k)-8:]), v); err != nil {

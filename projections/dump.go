@@ -114,12 +114,16 @@ func dumpValue(bucket, k, v []byte) string {
 	case string(bucketByUser), string(bucketByAgent):
 		return `""`
 	case string(bucketBM25Terms):
-		if df, block, inline := parseTermValue(v); inline != nil {
-			if out, err := dumpPostingBlock(block, inline); err == nil {
-				return fmt.Sprintf("%d inline %s", df, out)
+		if df, inline, err := parseTermValue(v, nil); err == nil {
+			out := strconv.FormatUint(df, 10)
+			for i, ib := range inline {
+				p, err := dumpPostingBlock(ib.block, ib.v)
+				if err != nil {
+					return fmt.Sprintf("%x", v)
+				}
+				out += map[bool]string{true: " inline ", false: "; "}[i == 0] + p
 			}
-		} else if len(v) == 8 {
-			return strconv.FormatUint(df, 10)
+			return out
 		}
 	case string(bucketSwapIDs), string(bucketEntryDocIDs), string(bucketEntryTerms), string(bucketDataBytes):
 		if len(v) == 8 {

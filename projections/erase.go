@@ -173,21 +173,36 @@ func (w *writer) unpost(userKey, id string, terms map[string]bool) error {
 	}
 	for t := range terms {
 		tk := termKey(userKey, t)
-		df, iblock, inline := parseTermValue(w.bTerms.Get(tk))
+		tv := w.bTerms.Get(tk)
+		if tv == nil {
+			continue
+		}
+		df, inline, err := parseTermValue(tv, nil)
+		if err != nil {
+			return fmt.Errorf("term %q: %w", tk, err)
+		}
 		if df == 0 {
 			continue
 		}
 		if inline != nil {
-			nv, removed, err := filter(t, iblock, inline)
-			if err != nil {
-				return err
+			var kept []postingBlock
+			var dropped uint64
+			for _, ib := range inline {
+				nv, removed, err := filter(t, ib.block, ib.v)
+				if err != nil {
+					return err
+				}
+				dropped += removed
+				if nv != nil {
+					kept = append(kept, postingBlock{ib.block, nv})
+				}
 			}
 			switch {
-			case removed == 0:
-			case removed >= df:
+			case dropped == 0:
+			case dropped >= df || len(kept) == 0:
 				err = w.bTerms.Delete(tk)
-			default:
-				err = w.bTerms.Put(tk, termValue(df-removed, iblock, nv))
+			default: // fewer bytes than before: still inline
+				err = w.bTerms.Put(tk, appendTermValue(nil, df-dropped, kept))
 			}
 			if err != nil {
 				return err
@@ -230,18 +245,26 @@ func (w *writer) unpost(userKey, id string, terms map[string]bool) error {
 			}
 			continue
 		}
-		// What is left may be one small block: inline, as a write of
+		// What is left may be small enough to be inline, as a write of
 		// these postings alone would have it (bucketBM25Terms).
-		tv := u64(df)
+		var left []postingBlock
+		var keys [][]byte
+		size := 0
 		c = w.bPostings.Cursor()
-		if k, v := c.Seek(pp); k != nil && bytes.HasPrefix(k, pp) && len(v) <= inlinePostingsMax {
-			k, v = bytes.Clone(k), bytes.Clone(v)
-			if k2, _ := c.Next(); k2 == nil || !bytes.HasPrefix(k2, pp) {
+		for k, v := c.Seek(pp); k != nil && bytes.HasPrefix(k, pp) && size <= inlinePostingsMax; k, v = c.Next() {
+			b := postingBlock{beU64(k[len(k)-8:]), bytes.Clone(v)}
+			size += inlineBlockSize(b.block, len(b.v))
+			left = append(left, b)
+			keys = append(keys, bytes.Clone(k))
+		}
+		tv = u64(df)
+		if size <= inlinePostingsMax {
+			for _, k := range keys { // after the walk
 				if err := w.bPostings.Delete(k); err != nil {
 					return err
 				}
-				tv = termValue(df, beU64(k[len(k)-8:]), v)
 			}
+			tv = appendTermValue(nil, df, left)
 		}
 		if err := w.bTerms.Put(tk, tv); err != nil {
 			return err

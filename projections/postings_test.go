@@ -432,7 +432,10 @@ func TestStoredDFWalk(t *testing.T) {
 			for i := -5; i < 2010; i += 1 + rng.IntN(1+round*4) {
 				groups = append(groups, termGroup{key: string(termKey("u", fmt.Sprintf("t%05d", i)))})
 			}
-			got := storedTerms(b, groups, nil)
+			got, err := storedTerms(b, groups, nil)
+			if err != nil {
+				return err
+			}
 			for i, g := range groups {
 				if want := termDF(b, []byte(g.key)); got[i].df != want {
 					t.Fatalf("round %d: df of %q = %d, Get says %d", round, g.key, got[i].df, want)

@@ -223,25 +223,30 @@ func (w *writer) flushBM25() error {
 		slab = append(slab, b...)
 		return slab[o:len(slab):len(slab)]
 	}
-	stored := storedTerms(w.bTerms, p.groups, make([]storedTerm, 0, len(p.groups)))
+	stored, err := storedTerms(w.bTerms, p.groups, make([]storedTerm, 0, len(p.groups)))
+	if err != nil {
+		return err
+	}
 	var enc postingBlockWriter
 	var kbuf []byte
-	type blockOut struct {
-		block uint64
-		v     []byte
-	}
-	var outs []blockOut
+	var outs []postingBlock
 	for i := range p.groups {
 		g := &p.groups[i]
 		st := stored[i]
 		df := st.df
 		outs = outs[:0]
-		if first := g.list[0].docID >> postingBlockShift; st.inline != nil {
-			if st.block > first {
-				return fmt.Errorf("projections: term %q: new posting in block %d before its inline block %d", g.key, first, st.block)
-			}
-			if st.block < first {
-				outs = append(outs, blockOut{st.block, st.inline})
+		// The stored inline blocks before the first new posting's block
+		// stay as they are; one holding that block is extended.
+		first := g.list[0].docID >> postingBlockShift
+		var extend []byte
+		for _, ib := range st.inline {
+			switch {
+			case ib.block < first:
+				outs = append(outs, ib)
+			case ib.block == first:
+				extend = ib.v
+			default:
+				return fmt.Errorf("projections: term %q: new posting in block %d before its inline block %d", g.key, first, ib.block)
 			}
 		}
 		for j := 0; j < len(g.list); {
@@ -251,8 +256,8 @@ func (w *writer) flushBM25() error {
 			// term already has documents.
 			if j == 0 && df > 0 {
 				if st.inline != nil {
-					if st.block == blk {
-						if err := enc.resume(blk, st.inline); err != nil {
+					if extend != nil {
+						if err := enc.resume(blk, extend); err != nil {
 							return err
 						}
 					}
@@ -268,16 +273,15 @@ func (w *writer) flushBM25() error {
 					return err
 				}
 			}
-			outs = append(outs, blockOut{blk, keep(enc.buf)})
+			outs = append(outs, postingBlock{blk, keep(enc.buf)})
 		}
 		df += uint64(len(g.list))
 		// The key, and the value below, in the slab: no allocation per term.
 		tk := keepString(g.key)
-		// A term with blocks in bm25_postings has two or more, or one too
-		// large to be inline: adding postings keeps it so.
-		if (st.df == 0 || st.inline != nil) && len(outs) == 1 && len(outs[0].v) <= inlinePostingsMax {
-			kbuf = binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(kbuf[:0], df), outs[0].block)
-			if err := w.bTerms.Put(tk, keep(append(kbuf, outs[0].v...))); err != nil { // termValue
+		// A term with postings in bm25_postings has more than can be
+		// inline: adding postings keeps it so.
+		if (st.df == 0 || st.inline != nil) && inlineSize(outs) <= inlinePostingsMax {
+			if err := w.bTerms.Put(tk, keep(appendTermValue(kbuf[:0], df, outs))); err != nil {
 				return err
 			}
 			continue
@@ -304,17 +308,18 @@ func (w *writer) flushBM25() error {
 	return nil
 }
 
-// storedTerm is a bm25_terms value read by storedTerms (inline copied).
+// storedTerm is a bm25_terms value read by storedTerms (inline blocks
+// copied; nil when the postings are in bm25_postings).
 type storedTerm struct {
-	df, block uint64
-	inline    []byte
+	df     uint64
+	inline []postingBlock
 }
 
 // storedTerms appends to dst the bm25_terms value of each of groups (sorted
 // by key; df 0 when absent), read in one cursor walk: a key a few steps
 // ahead is reached with Next, farther ones with Seek. Nothing is written to
 // terms during the walk (a Put would invalidate the cursor).
-func storedTerms(terms *bolt.Bucket, groups []termGroup, dst []storedTerm) []storedTerm {
+func storedTerms(terms *bolt.Bucket, groups []termGroup, dst []storedTerm) ([]storedTerm, error) {
 	const maxSteps = 8
 	c := terms.Cursor()
 	var k, v []byte
@@ -333,18 +338,21 @@ func storedTerms(terms *bolt.Bucket, groups []termGroup, dst []storedTerm) []sto
 		}
 		var st storedTerm
 		if k != nil && string(k) == key {
-			var inline []byte
-			st.df, st.block, inline = parseTermValue(v)
-			if inline != nil {
-				if cap(arena)-len(arena) < len(inline) {
+			var err error
+			if st.df, st.inline, err = parseTermValue(v, nil); err != nil {
+				return nil, fmt.Errorf("term %q: %w", key, err)
+			}
+			for j := range st.inline {
+				b := &st.inline[j]
+				if cap(arena)-len(arena) < len(b.v) {
 					arena = make([]byte, 0, 64<<10)
 				}
 				o := len(arena)
-				arena = append(arena, inline...)
-				st.inline = arena[o:len(arena):len(arena)]
+				arena = append(arena, b.v...)
+				b.v = arena[o:len(arena):len(arena)]
 			}
 		}
 		dst = append(dst, st)
 	}
-	return dst
+	return dst, nil
 }

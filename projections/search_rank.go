@@ -642,7 +642,8 @@ type termIter struct {
 	r       postingBlockReader
 	cur     blockPosting
 	done    bool
-	inline  bool // the term's only block is its bm25_terms value's
+	inline  bool           // the term's blocks are in its bm25_terms value
+	blocks  []postingBlock // the inline blocks still to read
 }
 
 func newTermIter(terms, b *bolt.Bucket, userKey string, cl clause, filter, except []byte) (*termIter, error) {
@@ -650,10 +651,17 @@ func newTermIter(terms, b *bolt.Bucket, userKey string, cl clause, filter, excep
 	if filter == nil && except != nil {
 		it.filter, it.exclude = except, true
 	}
-	if _, block, inline := parseTermValue(terms.Get(termKey(userKey, cl.term))); inline != nil {
-		it.inline = true
-		it.r.reset(block, inline, it.filter)
-		return it, it.advance()
+	if v := terms.Get(termKey(userKey, cl.term)); v != nil {
+		_, inline, err := parseTermValue(v, nil)
+		if err != nil {
+			return nil, err
+		}
+		if inline != nil {
+			it.inline = true
+			it.r.reset(inline[0].block, inline[0].v, it.filter)
+			it.blocks = inline[1:]
+			return it, it.advance()
+		}
 	}
 	k, v := it.c.Seek(it.prefix)
 	if err := it.load(k, v); err != nil {
@@ -685,8 +693,13 @@ func (it *termIter) advance() error {
 		}
 		if !ok {
 			if it.inline {
-				it.done = true
-				return nil
+				if len(it.blocks) == 0 {
+					it.done = true
+					return nil
+				}
+				it.r.reset(it.blocks[0].block, it.blocks[0].v, it.filter)
+				it.blocks = it.blocks[1:]
+				continue
 			}
 			if err := it.load(it.c.Next()); err != nil {
 				return err
