@@ -212,10 +212,10 @@ func BenchmarkRebuildNoBolt(b *testing.B) {
 	start, cpu := time.Now(), cpustat.Start()
 	for i := 0; i < b.N; i++ {
 		ch, wait := readPrepared(context.Background(), readerOf(b, js), events.StreamName, testCodec, benchRebuildEvents, nil, DefaultIdleTimeout)
-		n, pre := uint64(0), 0
-		for c := range indexChunks(context.Background(), ch) {
-			n += c.records
-			if c.pre != nil {
+		n, pre := 0, 0
+		for it := range indexChunks(context.Background(), ch) {
+			n += len(it.recs)
+			if it.pre != nil {
 				pre++
 			}
 		}

@@ -274,14 +274,19 @@ func rebuildFrom(ctx context.Context, r events.StreamReader, stream string, code
 	ch, wait := readPrepared(rctx, r, stream, codec, last, removed, idle)
 	chunks := indexChunks(rctx, ch)
 	var werr error
-	for c := range chunks {
-		n, err := st.applyChunk(c)
+	for more := true; more; {
+		n, m, err := st.applyChunk(chunks)
+		more = m
 		if err != nil {
 			var ae *ApplyError
 			if errors.As(err, &ae) {
 				ae.Stream = stream
 			}
-			werr = err
+			if !errors.Is(err, errChunkCut) {
+				werr = err
+			} else if werr = ctx.Err(); werr == nil {
+				werr = err
+			}
 			break
 		}
 		if n > 0 {
@@ -351,40 +356,54 @@ func readPrepared(ctx context.Context, r events.StreamReader, stream string, cod
 	}
 }
 
-// applyChunk applies chunk c in ONE transaction, together with the
-// checkpoint, and returns the records applied. It is ApplyBatch's
-// transaction (applyTx, applyRecs); when the index stage grouped the
-// chunk's postings (c.pre), the writer takes them instead of indexing the
-// messages again.
-func (s *Store) applyChunk(c *rebuildChunk) (n uint64, err error) {
+// errChunkCut: the index stage stopped (its context ended) in the middle of
+// a transaction, which is rolled back.
+var errChunkCut = errors.New("rebuild: index stage stopped within a transaction")
+
+// applyChunk applies the records received from items, up to the end of a
+// transaction, in ONE transaction together with the checkpoint, and
+// returns the records applied; more is false once items is closed. It is
+// ApplyBatch's transaction (applyTx, applyRecs); for records indexed ahead
+// (chunkItem.ahead) the writer takes the postings the stage grouped
+// instead of indexing the messages again.
+func (s *Store) applyChunk(items <-chan chunkItem) (n uint64, more bool, err error) {
+	more = true
 	err = s.applyTx("apply chunk", func(w *writer, cp *uint64) error {
 		for _, b := range []*bolt.Bucket{w.bSessions, w.bByUser, w.bByAgent, w.bMessages, w.bIDs, w.bSummaries,
 			w.bDocs, w.bPostings, w.bTerms, w.bStats} {
 			b.FillPercent = rebuildFillPercent
 		}
-		w.preIndexed = c.pre != nil
-		for _, b := range c.batches {
-			w.prep = b.prep
-			k, err := w.applyRecs(b.recs, cp)
+		for started := false; ; started = true {
+			it, ok := <-items
+			if !ok {
+				more = false
+				if started {
+					return errChunkCut
+				}
+				return nil
+			}
+			if it.end {
+				w.prep, w.preIndexed = nil, false
+				if it.pre != nil {
+					if w.pending.n != 0 || len(w.statsDelta) != 0 {
+						return errors.New("rebuild: postings buffered by the writer in a transaction indexed ahead")
+					}
+					w.pending, w.statsDelta = it.pre.pending, it.pre.stats
+				}
+				return nil
+			}
+			w.prep, w.preIndexed = it.prep, it.ahead
+			k, err := w.applyRecs(it.recs, cp)
 			n += k
 			if err != nil {
 				return err
 			}
 		}
-		w.prep = nil
-		if c.pre != nil {
-			if w.pending.n != 0 || len(w.statsDelta) != 0 {
-				return errors.New("rebuild: postings buffered by the writer in a chunk indexed ahead")
-			}
-			w.pending, w.statsDelta = c.pre.pending, c.pre.stats
-			w.preIndexed = false
-		}
-		return nil
 	})
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
-	return n, nil
+	return n, more, nil
 }
 
 func syncDir(dir string) error {

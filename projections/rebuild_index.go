@@ -9,130 +9,177 @@ import (
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 )
 
-// rebuildChunk is the records of one Rebuild transaction, cut by Rebuild's
-// index stage (indexChunks), with the BM25 postings of their messages
-// grouped ahead when it could (pre).
-type rebuildChunk struct {
-	batches  []*readBatch
-	records  uint64
-	postings int         // postings of the chunk's message documents
-	pre      *preIndexed // nil: the writer indexes the chunk's messages itself
+// chunkItem is what Rebuild's index stage (indexChunks) sends the writer:
+// records to apply in the current transaction, or the end of the
+// transaction. The records of a transaction come as soon as the stage has
+// gone through them, so the writer applies them while the stage reads on;
+// the postings the stage grouped come with the end.
+type chunkItem struct {
+	recs []Decoded
+	prep map[*memoryv1.Message]*preparedMessage
+	// ahead: the stage buffers the postings of recs' messages (the writer
+	// writes their documents only; writer.preIndexed).
+	ahead bool
+
+	end bool
+	pre *preIndexed // at the end of a transaction indexed ahead
 }
 
-// preIndexed is what the writer's index would buffer over a chunk
+// preIndexed is what the writer's index would buffer over a transaction
 // (writer.pending, writer.statsDelta), built by the index stage in log
-// order while the writer applies the previous chunk. Doc ids are assigned
-// ahead (bm25_docs' sequence is advanced by nothing but message and summary
+// order while the writer applies the records. Doc ids are assigned ahead
+// (bm25_docs' sequence is advanced by nothing but message and summary
 // documents, one per document with a term, in log order); the writer checks
 // each against the id it gets (writer.index), so a disagreement fails the
 // rebuild instead of writing wrong postings.
 type preIndexed struct {
-	pending bm25Pending // groups sorted by key
+	pending bm25Pending // grouped and sorted at the end
 	stats   map[string][2]uint64
 }
 
-// indexStage is the state of Rebuild's index stage across chunks.
+// indexStage is the state of Rebuild's index stage across transactions.
 type indexStage struct {
 	users   map[string]string // session id → user id, from the SessionCreated read so far
 	nextDoc uint64            // the doc id of the next document
 }
 
 // indexChunks is Rebuild's third stage: it takes the prepared batches of
-// in (log order), cuts them into transactions (the rebuildChunk* bounds) and
-// groups the postings of each ahead of the writer. A chunk holding a record
-// whose effect on the index the stage does not follow (removals, scope and
-// data records, archived summaries, a session it did not see created) is
-// sent with pre nil: the writer indexes it as ApplyBatch does; the stage
-// still counts its documents so that later chunks get the right doc ids.
-// The channel returned is closed once in is drained; on ctx's end the stage
-// drains in and stops.
-func indexChunks(ctx context.Context, in <-chan *readBatch) <-chan *rebuildChunk {
-	out := make(chan *rebuildChunk, 1)
+// in (log order), cuts them into transactions (the rebuildChunk* bounds),
+// forwards their records to the writer and groups the postings of their
+// messages ahead of it. A record whose effect on the index the stage does
+// not follow (removals, scope and data records, archived summaries, a
+// session it did not see created) ends a transaction indexed ahead; it and
+// the rest of its transaction are indexed by the writer as ApplyBatch does
+// (the stage still counts their documents, so that later transactions get
+// the right doc ids). The channel returned is closed once in is drained;
+// on ctx's end the stage drains in and stops.
+func indexChunks(ctx context.Context, in <-chan *readBatch) <-chan chunkItem {
+	out := make(chan chunkItem, rebuildQueue)
 	go func() {
 		defer close(out)
 		st := indexStage{users: make(map[string]string), nextDoc: 1}
-		var c *rebuildChunk
-		var size int
-		send := func() bool {
-			if c == nil {
-				return true
-			}
-			if c.pre != nil {
-				c.pre.pending.group()
-			}
+		send := func(it chunkItem) bool {
 			select {
-			case out <- c:
-				c, size = nil, 0
+			case out <- it:
 				return true
 			case <-ctx.Done():
 				return false
 			}
+		}
+		open := false            // a transaction is open
+		var pre *preIndexed      // its postings, when indexed ahead
+		var records, size, postings int
+		end := func() bool {
+			if !open {
+				return true
+			}
+			if pre != nil {
+				pre.pending.group()
+			}
+			ok := send(chunkItem{end: true, pre: pre})
+			open, pre, records, size, postings = false, nil, 0, 0, 0
+			return ok
 		}
 		for b := range in {
 			if ctx.Err() != nil {
 				continue // drain: the reader stops on ctx too
 			}
 			<-b.ready
-			if c == nil {
-				c = &rebuildChunk{pre: &preIndexed{stats: make(map[string][2]uint64)}}
-			}
-			c.batches = append(c.batches, b)
-			c.records += uint64(len(b.recs))
-			size += b.bytes
+			from := 0 // b.recs[from:] not sent yet
 			for i := range b.recs {
-				n, ok := st.index(&b.recs[i], b.prep, c.pre)
-				c.postings += n
-				if !ok {
-					c.pre = nil
+				r := &b.recs[i]
+				if !open {
+					open = true
+					if st.ahead(r, b.prep) {
+						pre = &preIndexed{stats: make(map[string][2]uint64)}
+					}
+				} else if pre != nil && !st.ahead(r, b.prep) {
+					// The transaction indexed ahead ends before r; the next
+					// one is the writer's.
+					if i > from && !send(chunkItem{recs: b.recs[from:i], prep: b.prep, ahead: true}) {
+						break
+					}
+					from = i
+					if !end() {
+						break
+					}
+					open = true
 				}
+				postings += st.index(r, b.prep, pre)
+				records++
 			}
-			if c.records >= rebuildChunkRecords || size >= rebuildChunkBytes || c.postings >= rebuildChunkPostings {
-				if !send() {
-					continue
-				}
+			if ctx.Err() != nil {
+				continue
+			}
+			size += b.bytes
+			if from < len(b.recs) && !send(chunkItem{recs: b.recs[from:], prep: b.prep, ahead: pre != nil}) {
+				continue
+			}
+			if uint64(records) >= rebuildChunkRecords || size >= rebuildChunkBytes || postings >= rebuildChunkPostings {
+				end()
 			}
 		}
 		if ctx.Err() == nil {
-			send()
+			end()
 		}
 	}()
 	return out
 }
 
-// index follows record r: it assigns the doc ids of its documents and, if
-// pre is not nil, buffers their postings in pre as writer.index does. It
-// returns the number of postings of its message documents, and whether pre
-// can still stand for the chunk's index.
-func (st *indexStage) index(r *Decoded, prep map[*memoryv1.Message]*preparedMessage, pre *preIndexed) (postings int, ok bool) {
+// ahead reports whether the stage can index record r ahead of the writer:
+// a session record whose only index effects are new sessions and their
+// messages' documents.
+func (st *indexStage) ahead(r *Decoded, prep map[*memoryv1.Message]*preparedMessage) bool {
 	kind, id, err := events.ParseSubject(r.Subject)
 	if err != nil || kind != events.KindSession || r.Batch == nil {
-		return 0, false
+		return false
 	}
-	ok = true
+	_, known := st.users[id]
+	for _, ev := range r.Events {
+		switch ev := ev.(type) {
+		case *memoryv1.SessionCreated:
+			known = true
+		case *memoryv1.MessagesAppended:
+			for _, m := range ev.GetMessages() {
+				if !known || prep[m] == nil {
+					return false
+				}
+			}
+		case *memoryv1.L2Archived:
+			return false
+		}
+	}
+	return true
+}
+
+// index follows record r: it assigns the doc ids of its documents and, if
+// pre is not nil (st.ahead(r) holds then), buffers their postings in pre as
+// writer.index does. It returns the number of postings of its message
+// documents.
+func (st *indexStage) index(r *Decoded, prep map[*memoryv1.Message]*preparedMessage, pre *preIndexed) (postings int) {
+	kind, id, err := events.ParseSubject(r.Subject)
+	if err != nil || kind != events.KindSession || r.Batch == nil {
+		return 0
+	}
 	for _, ev := range r.Events {
 		switch ev := ev.(type) {
 		case *memoryv1.SessionCreated:
 			st.users[id] = ev.GetUserId()
 		case *memoryv1.MessagesAppended:
-			user, known := st.users[id]
+			user := st.users[id]
 			for _, m := range ev.GetMessages() {
 				p := prep[m]
-				if p == nil || !known {
-					ok = false
-					continue
-				}
-				if p.docLen == 0 {
-					continue
+				if p == nil || p.docLen == 0 {
+					continue // (nil: the writer fails on it)
 				}
 				p.docID = st.nextDoc
 				st.nextDoc++
 				postings += len(p.tfs) + len(p.fields)
-				if pre != nil && ok {
+				if pre != nil {
 					pre.add(user, id, p)
 				}
 			}
 		case *memoryv1.L2Archived:
-			ok = false
 			for _, sum := range ev.GetSummaries() {
 				if _, n := swap.TermFreqs(sum.GetText()); n > 0 {
 					st.nextDoc++
@@ -140,7 +187,7 @@ func (st *indexStage) index(r *Decoded, prep map[*memoryv1.Message]*preparedMess
 			}
 		}
 	}
-	return postings, ok
+	return postings
 }
 
 // add buffers the postings of message document p of session sessionID

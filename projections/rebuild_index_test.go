@@ -9,9 +9,10 @@ import (
 // TestIndexStageMatchesLive feeds the log of erasureLog (messages, an
 // archived summary, scope entries, large data, a removal) and messages
 // after it through Rebuild's index stage and writer, three records per
-// read batch and one batch per transaction: chunks of plain session records
-// are indexed ahead, the others by the writer, and the file holds what
-// ApplyBatch gives (Digest).
+// read batch and transactions of one batch: transactions of plain session
+// records are indexed ahead, a record of another kind ends one (mid-batch)
+// and starts one the writer indexes, and the file holds what ApplyBatch
+// gives (Digest).
 func TestIndexStageMatchesLive(t *testing.T) {
 	l, removal := erasureLog(t)
 	l.recs = append(l.recs, removal)
@@ -45,19 +46,34 @@ func TestIndexStageMatchesLive(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
+	items := indexChunks(context.Background(), in)
 	ahead, behind := 0, 0
-	for c := range indexChunks(context.Background(), in) {
-		if c.pre != nil {
-			ahead++
-		} else {
-			behind++
+	counted := make(chan chunkItem)
+	go func() {
+		defer close(counted)
+		for it := range items {
+			switch {
+			case it.end && it.pre != nil:
+				ahead++
+			case it.end:
+				behind++
+			}
+			counted <- it
 		}
-		if _, err := st.applyChunk(c); err != nil {
+	}()
+	var applied uint64
+	for more := true; more; {
+		n, m, err := st.applyChunk(counted)
+		if err != nil {
 			t.Fatal(err)
 		}
+		applied, more = applied+n, m
+	}
+	if applied != uint64(len(recs)) {
+		t.Fatalf("applied %d records of %d", applied, len(recs))
 	}
 	if ahead == 0 || behind == 0 {
-		t.Fatalf("%d chunks indexed ahead, %d by the writer: want both", ahead, behind)
+		t.Fatalf("%d transactions indexed ahead, %d by the writer: want both", ahead, behind)
 	}
 	got, err := st.Digest()
 	if err != nil {
