@@ -66,8 +66,8 @@ func indexChunks(ctx context.Context, in <-chan *readBatch) <-chan chunkItem {
 				return false
 			}
 		}
-		open := false            // a transaction is open
-		var pre *preIndexed      // its postings, when indexed ahead
+		open := false       // a transaction is open
+		var pre *preIndexed // its postings, when indexed ahead
 		var records, size, postings int
 		end := func() bool {
 			if !open {
