@@ -22,8 +22,9 @@ import (
 )
 
 // Rebuild reads the log in batches of rebuildBatch records (one goroutine
-// reads and decodes, workers prepare the messages) and applies them in
-// large transactions (the calling goroutine): a transaction ends after
+// reads and decodes, workers prepare the messages, an index stage groups
+// their postings) and applies them in large transactions (the calling
+// goroutine): a transaction ends after
 // rebuildChunkRecords records, rebuildChunkBytes bytes of encoded batches or
 // rebuildChunkPostings BM25 postings, whichever comes first. Large
 // transactions amortize bbolt's commit (spill and write of every dirty page)
@@ -261,12 +262,13 @@ func (w *writer) fieldTerms(m *memoryv1.Message) []string {
 }
 
 // rebuildFrom applies stream sequences 1..last to st (those removed lists
-// may be missing). Three stages run in
-// parallel: a reader goroutine reads and decodes the log, workers prepare
-// the messages of each batch (encoding, term frequencies) and this
-// goroutine applies the batches, in log order, in chunks (applyChunk). As
-// with consume, the records before a record that cannot be decoded are
-// committed, then the error is returned.
+// may be missing). Four stages run in parallel: a reader goroutine reads
+// and decodes the log, workers prepare the messages of each batch
+// (encoding, term frequencies), the index stage cuts the log into
+// transactions and groups their postings (indexChunks), and this goroutine
+// applies the records, in log order, one transaction at a time
+// (applyChunk). As with consume, the records before a record that cannot be
+// decoded are committed, then the error is returned.
 func rebuildFrom(ctx context.Context, r events.StreamReader, stream string, codec *events.Codec, st *Store,
 	last uint64, removed *events.SpanSet, idle time.Duration, stats *RebuildStats, progress func(applied, total uint64)) error {
 	rctx, cancel := context.WithCancel(ctx)
