@@ -148,7 +148,7 @@ func BenchmarkBoltSortedPut(b *testing.B) {
 	}
 	val := make([]byte, 16)
 	b.ResetTimer()
-	start := time.Now()
+	start, cpu := time.Now(), cpustat.Start()
 	for it := 0; it < b.N; it++ {
 		st, err := openStore(filepath.Join(b.TempDir(), "p.db"), true)
 		if err != nil {
@@ -174,6 +174,7 @@ func BenchmarkBoltSortedPut(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(n*b.N)/time.Since(start).Seconds(), "keys/s")
+	cpu.Report(b, n*b.N) // per key
 }
 
 // BenchmarkRebuildNoWrite runs Rebuild's reading, decoding and message
@@ -196,6 +197,33 @@ func BenchmarkRebuildNoWrite(b *testing.B) {
 		}
 		if n != benchRebuildEvents {
 			b.Fatalf("read %d events", n)
+		}
+	}
+	b.ReportMetric(float64(benchRebuildEvents*b.N)/time.Since(start).Seconds(), "events/s")
+	cpu.Report(b, benchRebuildEvents*b.N)
+}
+
+// BenchmarkRebuildNoBolt is BenchmarkRebuildNoWrite with Rebuild's index
+// stage as well (the postings of each chunk grouped and sorted): all of
+// Rebuild but the bbolt transactions.
+func BenchmarkRebuildNoBolt(b *testing.B) {
+	js := benchStream(b, benchRebuildEvents)
+	b.ResetTimer()
+	start, cpu := time.Now(), cpustat.Start()
+	for i := 0; i < b.N; i++ {
+		ch, wait := readPrepared(context.Background(), readerOf(b, js), events.StreamName, testCodec, benchRebuildEvents, nil, DefaultIdleTimeout)
+		n, pre := 0, 0
+		for it := range indexChunks(context.Background(), ch, 1) {
+			n += len(it.recs)
+			if it.pre != nil {
+				pre++
+			}
+		}
+		if err := wait(); err != nil {
+			b.Fatal(err)
+		}
+		if n != benchRebuildEvents || pre == 0 {
+			b.Fatalf("read %d events, %d chunks indexed ahead", n, pre)
 		}
 	}
 	b.ReportMetric(float64(benchRebuildEvents*b.N)/time.Since(start).Seconds(), "events/s")

@@ -1,8 +1,10 @@
 package projections
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
+	"fmt"
 	"hash"
 
 	bolt "go.etcd.io/bbolt"
@@ -66,20 +68,56 @@ func digestBucket(tx *bolt.Tx, name string, ranks func(bucket []byte) map[uint64
 			d.part(v)
 			return nil
 		})
-	case string(bucketBM25Postings):
-		var dec postingBlockReader
+	case string(bucketBM25Terms):
 		err = b.ForEach(func(k, v []byte) error {
-			dec.reset(beU64(k[len(k)-8:]), v, nil)
+			if len(v) < 8 {
+				return fmt.Errorf("%w: bm25 term value of %d bytes", ErrCorrupt, len(v))
+			}
+			d.part(k)
+			d.part(v[:8]) // df; where the postings are is the next bucket's
+			return nil
+		})
+	case string(bucketBM25Postings):
+		// Per term (bm25_terms order, which is the order of these keys), its
+		// postings, inline or in blocks: where they are stored follows the
+		// doc ids, which a rebuild of a compacted log assigns differently.
+		var dec postingBlockReader
+		emit := func(group []byte, block uint64, v []byte) error {
+			dec.reset(block, v, nil)
 			for {
 				p, ok, err := dec.next()
 				if err != nil || !ok {
 					return err
 				}
-				d.part(k[:len(k)-8])
+				d.part(group)
 				d.part(rank(bucketBM25Docs, p.docID))
 				d.part(u64(uint64(p.tf)<<32 | uint64(p.docLen)))
 				d.part(dec.sessions[p.session])
 			}
+		}
+		c := b.Cursor()
+		var blocks []postingBlock
+		err = tx.Bucket(bucketBM25Terms).ForEach(func(tk, tv []byte) error {
+			group := append(bytes.Clone(tk), sep)
+			_, inline, err := parseTermValue(tv, blocks[:0])
+			if err != nil {
+				return err
+			}
+			if inline != nil {
+				blocks = inline
+				for _, ib := range inline {
+					if err := emit(group, ib.block, ib.v); err != nil {
+						return err
+					}
+				}
+				return nil
+			}
+			for k, v := c.Seek(group); k != nil && bytes.HasPrefix(k, group); k, v = c.Next() {
+				if err := emit(group, beU64(k[len(k)-8:]), v); err != nil {
+					return err
+				}
+			}
+			return nil
 		})
 	default:
 		err = b.ForEach(func(k, v []byte) error {

@@ -50,7 +50,8 @@
 //	bm25_docs          doc_id(u64) → doc_len(u32) msg_seq(u64) session_id, or for an archived
 //	                   summary doc_len(u32) 2^64−1 swap_summaries key (summaries.go)
 //	bm25_postings      user_key 0 term 0 block(u64) → postings of doc_id>>7 == block, packed (schema.go)
-//	bm25_terms         user_key 0 term → df(u64)
+//	bm25_terms         user_key 0 term → df(u64), then block(u64) and its packed postings when
+//	                   they fit inline (one block of ≤ 64 bytes; no bm25_postings key then)
 //	                   (terms include field terms: "\x01speaker:<name term>", "\x01day:YYYY-MM-DD")
 //	bm25_stats         user_key 0 → docs(u64) total_len(u64)
 //	                   (archived summaries: user_key "\x02"+user, a corpus of their own)

@@ -113,7 +113,19 @@ func dumpValue(bucket, k, v []byte) string {
 		m = new(memoryv1.Summary)
 	case string(bucketByUser), string(bucketByAgent):
 		return `""`
-	case string(bucketSwapIDs), string(bucketBM25Terms), string(bucketEntryDocIDs), string(bucketEntryTerms), string(bucketDataBytes):
+	case string(bucketBM25Terms):
+		if df, inline, err := parseTermValue(v, nil); err == nil {
+			out := strconv.FormatUint(df, 10)
+			for i, ib := range inline {
+				p, err := dumpPostingBlock(ib.block, ib.v)
+				if err != nil {
+					return fmt.Sprintf("%x", v)
+				}
+				out += map[bool]string{true: " inline ", false: "; "}[i == 0] + p
+			}
+			return out
+		}
+	case string(bucketSwapIDs), string(bucketEntryDocIDs), string(bucketEntryTerms), string(bucketDataBytes):
 		if len(v) == 8 {
 			return strconv.FormatUint(beU64(v), 10)
 		}

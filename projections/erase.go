@@ -141,49 +141,93 @@ func (w *writer) unpost(userKey, id string, terms map[string]bool) error {
 	docs := make(map[uint64]uint32) // doc id → length, of the session's documents
 	var enc postingBlockWriter
 	var dec postingBlockReader
+	// filter drops the session's postings from block value v and returns
+	// the rest (nil if none) and how many it dropped.
+	filter := func(t string, block uint64, v []byte) ([]byte, uint64, error) {
+		dec.reset(block, v, []byte(id))
+		enc.reset(block)
+		var removed uint64
+		for {
+			p, ok, err := dec.next()
+			if err != nil {
+				return nil, 0, err
+			}
+			if !ok {
+				break
+			}
+			if p.match {
+				removed++
+				if !isFieldTerm(t) {
+					docs[p.docID] = p.docLen
+				}
+				continue
+			}
+			if err := enc.add(p.docID, p.tf, p.docLen, string(dec.sessions[p.session])); err != nil {
+				return nil, 0, err
+			}
+		}
+		if enc.n == 0 {
+			return nil, removed, nil
+		}
+		return bytes.Clone(enc.buf), removed, nil
+	}
 	for t := range terms {
 		tk := termKey(userKey, t)
-		df := getU64(w.bTerms, tk)
+		tv := w.bTerms.Get(tk)
+		if tv == nil {
+			continue
+		}
+		df, inline, err := parseTermValue(tv, nil)
+		if err != nil {
+			return fmt.Errorf("term %q: %w", tk, err)
+		}
 		if df == 0 {
+			continue
+		}
+		if inline != nil {
+			var kept []postingBlock
+			var dropped uint64
+			for _, ib := range inline {
+				nv, removed, err := filter(t, ib.block, ib.v)
+				if err != nil {
+					return err
+				}
+				dropped += removed
+				if nv != nil {
+					kept = append(kept, postingBlock{ib.block, nv})
+				}
+			}
+			switch {
+			case dropped == 0:
+			case dropped >= df || len(kept) == 0:
+				err = w.bTerms.Delete(tk)
+			default: // fewer bytes than before: still inline
+				err = w.bTerms.Put(tk, appendTermValue(nil, df-dropped, kept))
+			}
+			if err != nil {
+				return err
+			}
 			continue
 		}
 		pp := postingPrefix(userKey, t)
 		var rewrites []keyValue
+		var dropped uint64
 		c := w.bPostings.Cursor()
 		for k, v := c.Seek(pp); k != nil && bytes.HasPrefix(k, pp); k, v = c.Next() {
-			block := beU64(k[len(k)-8:])
-			dec.reset(block, v, []byte(id))
-			enc.reset(block)
-			removed := 0
-			for {
-				p, ok, err := dec.next()
-				if err != nil {
-					return err
-				}
-				if !ok {
-					break
-				}
-				if p.match {
-					removed++
-					if !isFieldTerm(t) {
-						docs[p.docID] = p.docLen
-					}
-					continue
-				}
-				if err := enc.add(p.docID, p.tf, p.docLen, string(dec.sessions[p.session])); err != nil {
-					return err
-				}
+			nv, removed, err := filter(t, beU64(k[len(k)-8:]), v)
+			if err != nil {
+				return err
 			}
 			if removed == 0 {
 				continue
 			}
-			df -= uint64(removed)
-			var nv []byte
-			if enc.n > 0 {
-				nv = bytes.Clone(enc.buf)
-			}
+			dropped += removed
 			rewrites = append(rewrites, keyValue{k: bytes.Clone(k), v: nv})
 		}
+		if dropped == 0 {
+			continue
+		}
+		df -= min(df, dropped)
 		for _, kv := range rewrites { // after the walk: a Put invalidates the cursor
 			var err error
 			if kv.v == nil {
@@ -195,13 +239,34 @@ func (w *writer) unpost(userKey, id string, terms map[string]bool) error {
 				return err
 			}
 		}
-		var err error
 		if df == 0 {
-			err = w.bTerms.Delete(tk)
-		} else {
-			err = w.bTerms.Put(tk, u64(df))
+			if err := w.bTerms.Delete(tk); err != nil {
+				return err
+			}
+			continue
 		}
-		if err != nil {
+		// What is left may be small enough to be inline, as a write of
+		// these postings alone would have it (bucketBM25Terms).
+		var left []postingBlock
+		var keys [][]byte
+		size := 0
+		c = w.bPostings.Cursor()
+		for k, v := c.Seek(pp); k != nil && bytes.HasPrefix(k, pp) && size <= inlinePostingsMax; k, v = c.Next() {
+			b := postingBlock{beU64(k[len(k)-8:]), bytes.Clone(v)}
+			size += inlineBlockSize(b.block, len(b.v))
+			left = append(left, b)
+			keys = append(keys, bytes.Clone(k))
+		}
+		tv = u64(df)
+		if size <= inlinePostingsMax {
+			for _, k := range keys { // after the walk
+				if err := w.bPostings.Delete(k); err != nil {
+					return err
+				}
+			}
+			tv = appendTermValue(nil, df, left)
+		}
+		if err := w.bTerms.Put(tk, tv); err != nil {
 			return err
 		}
 	}

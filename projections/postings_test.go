@@ -414,7 +414,7 @@ func TestSearchProximitySkipsExactly(t *testing.T) {
 	}
 }
 
-// TestStoredDFWalk checks the cursor walk of storedDF against a Get per key,
+// TestStoredDFWalk checks the cursor walk of storedTerms against a Get per key,
 // for group lists that hit stored keys a step apart, many steps apart and
 // between them, and keys before the first and after the last stored one.
 func TestStoredDFWalk(t *testing.T) {
@@ -432,10 +432,13 @@ func TestStoredDFWalk(t *testing.T) {
 			for i := -5; i < 2010; i += 1 + rng.IntN(1+round*4) {
 				groups = append(groups, termGroup{key: string(termKey("u", fmt.Sprintf("t%05d", i)))})
 			}
-			got := storedDF(b, groups, nil)
+			got, err := storedTerms(b, groups, nil)
+			if err != nil {
+				return err
+			}
 			for i, g := range groups {
-				if want := getU64(b, []byte(g.key)); got[i] != want {
-					t.Fatalf("round %d: df of %q = %d, Get says %d", round, g.key, got[i], want)
+				if want := termDF(b, []byte(g.key)); got[i].df != want {
+					t.Fatalf("round %d: df of %q = %d, Get says %d", round, g.key, got[i].df, want)
 				}
 			}
 		}

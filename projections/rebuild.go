@@ -22,8 +22,9 @@ import (
 )
 
 // Rebuild reads the log in batches of rebuildBatch records (one goroutine
-// reads and decodes, workers prepare the messages) and applies them in
-// large transactions (the calling goroutine): a transaction ends after
+// reads and decodes, workers prepare the messages, an index stage groups
+// their postings) and applies them in large transactions (the calling
+// goroutine): a transaction ends after
 // rebuildChunkRecords records, rebuildChunkBytes bytes of encoded batches or
 // rebuildChunkPostings BM25 postings, whichever comes first. Large
 // transactions amortize bbolt's commit (spill and write of every dirty page)
@@ -197,6 +198,7 @@ type readBatch struct {
 // computing them in Rebuild's reader goroutine, in parallel with the
 // writer, gives the same bytes.
 type preparedMessage struct {
+	docID  uint64 // its bm25 document, assigned by the index stage (0: none)
 	wire   []byte
 	tfs    map[string]uint32
 	docLen uint32
@@ -260,26 +262,40 @@ func (w *writer) fieldTerms(m *memoryv1.Message) []string {
 }
 
 // rebuildFrom applies stream sequences 1..last to st (those removed lists
-// may be missing). Three stages run in
-// parallel: a reader goroutine reads and decodes the log, workers prepare
-// the messages of each batch (encoding, term frequencies) and this
-// goroutine applies the batches, in log order, in chunks (applyChunkIn). As
-// with consume, the records before a record that cannot be decoded are
-// committed, then the error is returned.
+// may be missing). Four stages run in parallel: a reader goroutine reads
+// and decodes the log, workers prepare the messages of each batch
+// (encoding, term frequencies), the index stage cuts the log into
+// transactions and groups their postings (indexChunks), and this goroutine
+// applies the records, in log order, one transaction at a time
+// (applyChunkIn). As with consume, the records before a record that cannot be
+// decoded are committed, then the error is returned.
 func rebuildFrom(ctx context.Context, r events.StreamReader, part int, stream string, codec *events.Codec, st *Store,
 	last uint64, removed *events.SpanSet, idle time.Duration, stats *RebuildStats, progress func(applied, total uint64)) error {
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	var docs uint64
+	if err := st.view(func(tx *bolt.Tx) error {
+		docs = tx.Bucket(bucketBM25Docs).Sequence()
+		return nil
+	}); err != nil {
+		return err
+	}
 	ch, wait := readPrepared(rctx, r, stream, codec, last, removed, idle)
+	chunks := indexChunks(rctx, ch, docs+1)
 	var werr error
-	for werr == nil {
-		n, more, err := st.applyChunkIn(part, ch)
+	for more := true; more; {
+		n, m, err := st.applyChunkIn(part, chunks)
+		more = m
 		if err != nil {
 			var ae *ApplyError
 			if errors.As(err, &ae) {
 				ae.Stream = stream
 			}
-			werr = err
+			if !errors.Is(err, errChunkCut) {
+				werr = err
+			} else if werr = ctx.Err(); werr == nil {
+				werr = err
+			}
 			break
 		}
 		if n > 0 {
@@ -289,12 +305,9 @@ func rebuildFrom(ctx context.Context, r events.StreamReader, part int, stream st
 				progress(stats.Events, last)
 			}
 		}
-		if !more {
-			break
-		}
 	}
 	cancel()
-	for range ch { // unblock the reader if the writer stopped first
+	for range chunks { // unblock the stages if the writer stopped first
 	}
 	rerr := wait()
 	if werr != nil {
@@ -352,39 +365,52 @@ func readPrepared(ctx context.Context, r events.StreamReader, stream string, cod
 	}
 }
 
-// applyChunkIn applies the batches received from ch in ONE transaction,
-// together with the checkpoint, until a chunk bound (rebuildChunk*) is
-// reached or ch is closed. It returns the records applied, and more = false
-// once ch is closed. It is ApplyBatch's transaction (applyTxIn, applyRecs)
-// fed from ch.
+// errChunkCut: the index stage stopped (its context ended) in the middle of
+// a transaction, which is rolled back.
+var errChunkCut = errors.New("rebuild: index stage stopped within a transaction")
+
+// applyChunkIn applies the records received from items, up to the end of a
+// transaction, in ONE transaction together with the checkpoint, and
+// returns the records applied; more is false once items is closed. It is
+// ApplyBatch's transaction (applyTx, applyRecs); for records indexed ahead
+// (chunkItem.ahead) the writer takes the postings the stage grouped
+// instead of indexing the messages again.
 //
 // part is the log partition of the records (0 with the log in one stream):
 // its checkpoint is advanced.
-func (s *Store) applyChunkIn(part int, ch <-chan *readBatch) (n uint64, more bool, err error) {
+func (s *Store) applyChunkIn(part int, items <-chan chunkItem) (n uint64, more bool, err error) {
 	more = true
 	err = s.applyTxIn(part, "apply chunk", func(w *writer, cp *uint64) error {
 		for _, b := range []*bolt.Bucket{w.bSessions, w.bByUser, w.bByAgent, w.bMessages, w.bIDs, w.bSummaries,
 			w.bDocs, w.bPostings, w.bTerms, w.bStats} {
 			b.FillPercent = rebuildFillPercent
 		}
-		size := 0
-		for n < rebuildChunkRecords && size < rebuildChunkBytes && w.pending.n < rebuildChunkPostings {
-			b, ok := <-ch
+		for started := false; ; started = true {
+			it, ok := <-items
 			if !ok {
 				more = false
-				break
+				if started {
+					return errChunkCut
+				}
+				return nil
 			}
-			<-b.ready
-			size += b.bytes
-			w.prep = b.prep
-			k, err := w.applyRecs(b.recs, cp)
+			if it.end {
+				w.prep, w.preIndexed = nil, false
+				if it.pre != nil {
+					if w.pending.n != 0 || len(w.statsDelta) != 0 {
+						return errors.New("rebuild: postings buffered by the writer in a transaction indexed ahead")
+					}
+					w.pending, w.statsDelta = it.pre.pending, it.pre.stats
+				}
+				return nil
+			}
+			w.prep, w.preIndexed = it.prep, it.ahead
+			k, err := w.applyRecs(it.recs, cp)
 			n += k
 			if err != nil {
 				return err
 			}
 		}
-		w.prep = nil
-		return nil
 	})
 	if err != nil {
 		return 0, false, err

@@ -81,6 +81,7 @@ func TestRebuildChunksMatchLive(t *testing.T) {
 			if diff := VerifyDigests(want, got); diff != nil {
 				t.Fatalf("rebuilt differs from live: %v", diff)
 			}
+			checkInlineRule(t, s)
 		})
 	}
 }

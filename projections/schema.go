@@ -29,7 +29,9 @@ import (
 // 9: bucket data_bytes (each owner's bytes of large data held).
 // 10: archived L2 summaries are bm25 documents (summary corpus,
 // summaries.go): bm25_docs holds summary documents beside message ones.
-const SchemaVersion = 10
+// 11: a term whose postings are small keeps them in its bm25_terms value
+// instead of bm25_postings keys (inlinePostingsMax).
+const SchemaVersion = 11
 
 // openTimeout bounds how long Open waits for the file lock (another process
 // holding the file open).
@@ -102,7 +104,15 @@ var (
 	// only, so the BM25 statistics of content terms do not depend on them.
 	// A field posting has tf 1 and the document's content length.
 	// bucketBM25Terms: user_key \x00 term → df(8B), documents of user_key
-	// holding term.
+	// holding term; then, when the term's postings are inline, its blocks
+	// in ascending order, each uvarint(block) uvarint(length) and the
+	// block's value (as in bm25_postings), and the term has no
+	// bm25_postings key. Postings are inline exactly when their blocks
+	// take at most inlinePostingsMax bytes so: a function of the postings
+	// alone (like block boundaries), kept by every write and erasure, so
+	// live and rebuilt files hold the same bytes. Most terms are rare (a
+	// number, a name): inline, each costs one key instead of two or more,
+	// in the value a search reads for df anyway.
 	bucketBM25Terms = []byte("bm25_terms")
 	// bucketBM25Stats: user_key \x00 → docs(8B) total length(8B), for N and
 	// avgdl (the separator keeps the key of user_key "" non-empty: bbolt
@@ -534,6 +544,80 @@ func (r *postingBlockReader) next() (p blockPosting, ok bool, err error) {
 }
 
 func termKey(userKey, term string) []byte { return join([]byte(userKey), []byte(term)) }
+
+// inlinePostingsMax is the most bytes of inline blocks a bm25_terms value
+// holds (a posting takes 4 bytes, and the session's id the first time a
+// block names it; a block adds its number and length).
+const inlinePostingsMax = 64
+
+// postingBlock is one block of a term's postings: its number and its value
+// (layout at bucketBM25Postings).
+type postingBlock struct {
+	block uint64
+	v     []byte
+}
+
+// inlineSize is the size of blocks as inline blocks.
+func inlineSize(blocks []postingBlock) int {
+	n := 0
+	for _, b := range blocks {
+		n += inlineBlockSize(b.block, len(b.v))
+	}
+	return n
+}
+
+func inlineBlockSize(block uint64, n int) int {
+	var tmp [binary.MaxVarintLen64]byte
+	return binary.PutUvarint(tmp[:], block) + binary.PutUvarint(tmp[:], uint64(n)) + n
+}
+
+// appendTermValue appends a bm25_terms value to dst: df, then blocks
+// inline (none: the postings are in bm25_postings).
+func appendTermValue(dst []byte, df uint64, blocks []postingBlock) []byte {
+	dst = binary.BigEndian.AppendUint64(dst, df)
+	for _, b := range blocks {
+		dst = binary.AppendUvarint(dst, b.block)
+		dst = binary.AppendUvarint(dst, uint64(len(b.v)))
+		dst = append(dst, b.v...)
+	}
+	return dst
+}
+
+// parseTermValue reads a bm25_terms value: inline is nil when the term's
+// postings are in bm25_postings; otherwise its blocks (aliasing v) are
+// appended to dst. A value of another shape reads as df 0.
+func parseTermValue(v []byte, dst []postingBlock) (df uint64, inline []postingBlock, err error) {
+	if len(v) < 8 {
+		return 0, dst, fmt.Errorf("%w: bm25 term value of %d bytes", ErrCorrupt, len(v))
+	}
+	df, rest := binary.BigEndian.Uint64(v), v[8:]
+	if len(rest) == 0 {
+		return df, nil, nil
+	}
+	for len(rest) > 0 {
+		block, n := binary.Uvarint(rest)
+		if n <= 0 {
+			return 0, dst, fmt.Errorf("%w: bm25 term value: bad block number", ErrCorrupt)
+		}
+		rest = rest[n:]
+		l, n := binary.Uvarint(rest)
+		if n <= 0 || l > uint64(len(rest)-n) {
+			return 0, dst, fmt.Errorf("%w: bm25 term value: bad block length", ErrCorrupt)
+		}
+		rest = rest[n:]
+		dst = append(dst, postingBlock{block, rest[:l:l]})
+		rest = rest[l:]
+	}
+	return df, dst, nil
+}
+
+// termDF is the df of the bm25_terms key k (0: absent).
+func termDF(terms *bolt.Bucket, k []byte) uint64 {
+	if v := terms.Get(k); len(v) >= 8 {
+		return binary.BigEndian.Uint64(v)
+	}
+	return 0
+}
 
 func statsKey(userKey string) []byte { return prefix(userKey) }
 

@@ -2,6 +2,7 @@ package projections
 
 import (
 	"encoding/binary"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -32,6 +33,12 @@ func (w *writer) index(userKey, sessionID string, m *memoryv1.Message) error {
 	}
 	if err := w.bDocs.Put(u64(docID), docValue(docLen, m.GetSeq(), sessionID)); err != nil {
 		return err
+	}
+	if w.preIndexed {
+		if p := w.prep[m]; p == nil || p.docID != docID {
+			return fmt.Errorf("rebuild: message %d got document %d, not the one indexed ahead", m.GetSeq(), docID)
+		}
+		return nil
 	}
 	terms := w.pending.user(userKey)
 	sess := w.pending.session(sessionID)
@@ -82,6 +89,7 @@ type posting struct {
 	docID      uint64
 	tf, docLen uint32
 	session    uint32
+	group      uint32 // index of its group in bm25Pending.groups when added
 }
 
 // termGroup holds the postings of one bm25_terms key (user_key \x00 term)
@@ -89,16 +97,21 @@ type posting struct {
 // ascending doc id order, each term once per document).
 type termGroup struct {
 	key  string
-	list []posting
+	n    int       // postings added
+	list []posting // set by bm25Pending.group
 }
 
 // bm25Pending buffers the postings of a transaction grouped by term key: the
 // postings of a group are already in key order, so sorting the (far fewer)
 // group keys sorts every posting, and a group's length is its df delta.
+// Postings are appended to one array as they come and distributed to their
+// groups once, by group (one allocation instead of a growing list per term).
 type bm25Pending struct {
 	users  map[string]map[string]int // user_key → term → index in groups
 	groups []termGroup
-	n      int // postings buffered
+	added  []posting // in the order added, until group
+	n      int       // postings buffered
+	sorted bool      // groups are grouped and sorted by key already (Rebuild's index stage)
 
 	sessions   []string          // session ids of the buffered postings
 	sessionIdx map[string]uint32 // session id → index in sessions
@@ -137,18 +150,44 @@ func (p *bm25Pending) add(terms map[string]int, userKey, term string, e posting)
 	if !ok {
 		i = len(p.groups)
 		terms[term] = i
-		p.groups = append(p.groups, termGroup{key: string(termKey(userKey, term))})
+		p.groups = append(p.groups, termGroup{key: userKey + string(rune(sep)) + term})
 	}
-	g := &p.groups[i]
-	g.list = append(g.list, e)
+	p.groups[i].n++
+	e.group = uint32(i)
+	p.added = append(p.added, e)
 	p.n++
+}
+
+// group distributes the postings added to their groups' lists (in the
+// order added), and sorts the groups by key.
+func (p *bm25Pending) group() {
+	if p.sorted {
+		return
+	}
+	all := make([]posting, len(p.added))
+	off := make([]int, len(p.groups))
+	o := 0
+	for i := range p.groups {
+		off[i] = o
+		o += p.groups[i].n
+		p.groups[i].list = all[off[i]:off[i]:o]
+	}
+	for _, e := range p.added {
+		g := &p.groups[e.group]
+		g.list = append(g.list, e)
+	}
+	clear(p.added)
+	p.added = p.added[:0]
+	slices.SortFunc(p.groups, func(a, b termGroup) int { return strings.Compare(a.key, b.key) })
+	p.sorted = true
 }
 
 func (p *bm25Pending) reset() {
 	clear(p.users)
 	clear(p.groups) // drop the posting lists
 	p.groups = p.groups[:0]
-	p.n = 0
+	p.added = p.added[:0]
+	p.n, p.sorted = 0, false
 	clear(p.sessionIdx)
 	clear(p.sessions)
 	p.sessions = p.sessions[:0]
@@ -164,10 +203,18 @@ func (p *bm25Pending) reset() {
 // depend on how the log was cut into transactions.
 func (w *writer) flushBM25() error {
 	p := &w.pending
-	slices.SortFunc(p.groups, func(a, b termGroup) int { return strings.Compare(a.key, b.key) })
+	p.group()
 	// bbolt keeps the slices given to Put until the commit: keys and values
 	// are copied into slabs that are never reused within the transaction.
 	var slab []byte
+	keepString := func(b string) []byte {
+		if cap(slab)-len(slab) < len(b) {
+			slab = make([]byte, 0, max(len(b), 1<<20))
+		}
+		o := len(slab)
+		slab = append(slab, b...)
+		return slab[o:len(slab):len(slab)]
+	}
 	keep := func(b []byte) []byte {
 		if cap(slab)-len(slab) < len(b) {
 			slab = make([]byte, 0, max(len(b), 1<<20))
@@ -176,21 +223,45 @@ func (w *writer) flushBM25() error {
 		slab = append(slab, b...)
 		return slab[o:len(slab):len(slab)]
 	}
-	dfs := storedDF(w.bTerms, p.groups, make([]uint64, 0, len(p.groups)))
+	stored, err := storedTerms(w.bTerms, p.groups, make([]storedTerm, 0, len(p.groups)))
+	if err != nil {
+		return err
+	}
 	var enc postingBlockWriter
 	var kbuf []byte
+	var outs []postingBlock
 	for i := range p.groups {
 		g := &p.groups[i]
-		tk := []byte(g.key)
-		df := dfs[i]
+		st := stored[i]
+		df := st.df
+		outs = outs[:0]
+		// The stored inline blocks before the first new posting's block
+		// stay as they are; one holding that block is extended.
+		first := g.list[0].docID >> postingBlockShift
+		var extend []byte
+		for _, ib := range st.inline {
+			switch {
+			case ib.block < first:
+				outs = append(outs, ib)
+			case ib.block == first:
+				extend = ib.v
+			default:
+				return fmt.Errorf("projections: term %q: new posting in block %d before its inline block %d", g.key, first, ib.block)
+			}
+		}
 		for j := 0; j < len(g.list); {
 			blk := g.list[j].docID >> postingBlockShift
-			kbuf = appendPostingKey(kbuf[:0], g.key, blk)
 			enc.reset(blk)
 			// Only the first block of the group can exist, and only if the
 			// term already has documents.
 			if j == 0 && df > 0 {
-				if old := w.bPostings.Get(kbuf); old != nil {
+				if st.inline != nil {
+					if extend != nil {
+						if err := enc.resume(blk, extend); err != nil {
+							return err
+						}
+					}
+				} else if old := w.bPostings.Get(appendPostingKey(kbuf[:0], g.key, blk)); old != nil {
 					if err := enc.resume(blk, old); err != nil {
 						return err
 					}
@@ -202,11 +273,26 @@ func (w *writer) flushBM25() error {
 					return err
 				}
 			}
-			if err := w.bPostings.Put(keep(kbuf), keep(enc.buf)); err != nil {
+			outs = append(outs, postingBlock{blk, keep(enc.buf)})
+		}
+		df += uint64(len(g.list))
+		// The key, and the value below, in the slab: no allocation per term.
+		tk := keepString(g.key)
+		// A term with postings in bm25_postings has more than can be
+		// inline: adding postings keeps it so.
+		if (st.df == 0 || st.inline != nil) && inlineSize(outs) <= inlinePostingsMax {
+			if err := w.bTerms.Put(tk, keep(appendTermValue(kbuf[:0], df, outs))); err != nil {
+				return err
+			}
+			continue
+		}
+		for _, o := range outs {
+			kbuf = appendPostingKey(kbuf[:0], g.key, o.block)
+			if err := w.bPostings.Put(keep(kbuf), o.v); err != nil {
 				return err
 			}
 		}
-		if err := w.bTerms.Put(tk, u64(df+uint64(len(g.list)))); err != nil {
+		if err := w.bTerms.Put(tk, keep(binary.BigEndian.AppendUint64(kbuf[:0], df))); err != nil {
 			return err
 		}
 	}
@@ -222,17 +308,25 @@ func (w *writer) flushBM25() error {
 	return nil
 }
 
-// storedDF appends to dst the document frequency stored in terms for each of
-// groups (sorted by key; 0 when absent), read in one cursor walk: a key a
-// few steps ahead is reached with Next, farther ones with Seek. Nothing is
-// written to terms during the walk (a Put would invalidate the cursor).
-func storedDF(terms *bolt.Bucket, groups []termGroup, dst []uint64) []uint64 {
+// storedTerm is a bm25_terms value read by storedTerms (inline blocks
+// copied; nil when the postings are in bm25_postings).
+type storedTerm struct {
+	df     uint64
+	inline []postingBlock
+}
+
+// storedTerms appends to dst the bm25_terms value of each of groups (sorted
+// by key; df 0 when absent), read in one cursor walk: a key a few steps
+// ahead is reached with Next, farther ones with Seek. Nothing is written to
+// terms during the walk (a Put would invalidate the cursor).
+func storedTerms(terms *bolt.Bucket, groups []termGroup, dst []storedTerm) ([]storedTerm, error) {
 	const maxSteps = 8
 	c := terms.Cursor()
 	var k, v []byte
 	if len(groups) > 0 {
 		k, v = c.Seek([]byte(groups[0].key))
 	}
+	var arena []byte
 	for i := range groups {
 		key := groups[i].key
 		for steps := 0; k != nil && string(k) < key; steps++ {
@@ -242,11 +336,23 @@ func storedDF(terms *bolt.Bucket, groups []termGroup, dst []uint64) []uint64 {
 			}
 			k, v = c.Next()
 		}
-		var df uint64
-		if k != nil && string(k) == key && len(v) == 8 {
-			df = binary.BigEndian.Uint64(v)
+		var st storedTerm
+		if k != nil && string(k) == key {
+			var err error
+			if st.df, st.inline, err = parseTermValue(v, nil); err != nil {
+				return nil, fmt.Errorf("term %q: %w", key, err)
+			}
+			for j := range st.inline {
+				b := &st.inline[j]
+				if cap(arena)-len(arena) < len(b.v) {
+					arena = make([]byte, 0, 64<<10)
+				}
+				o := len(arena)
+				arena = append(arena, b.v...)
+				b.v = arena[o:len(arena):len(arena)]
+			}
 		}
-		dst = append(dst, df)
+		dst = append(dst, st)
 	}
-	return dst
+	return dst, nil
 }

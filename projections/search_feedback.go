@@ -56,7 +56,7 @@ func (r *ranker) feedback(q swap.Query, cands []*candidate) ([]clause, error) {
 	}
 	var out []weighed
 	for t, k := range held {
-		df := getU64(r.terms, termKey(r.userKey, t))
+		df := termDF(r.terms, termKey(r.userKey, t))
 		if df < 2 || df*10 > r.n {
 			continue // a word of one document, or a common one
 		}

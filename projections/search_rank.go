@@ -508,12 +508,12 @@ func (r *ranker) clauses(q swap.Query) (content, all []clause) {
 		if strings.IndexByte(t.Term, sep) >= 0 {
 			continue
 		}
-		if df := getU64(r.terms, termKey(r.userKey, t.Term)); df > 0 {
+		if df := termDF(r.terms, termKey(r.userKey, t.Term)); df > 0 {
 			terms = append(terms, known{clause{term: t.Term, idf: r.bm.IDF(r.n, df)}, t.Stop})
 			other = other || !t.Stop
 		}
 		if r.rk.speaker > 0 {
-			if df := getU64(r.terms, termKey(r.userKey, speakerTerm(t.Term))); df > 0 {
+			if df := termDF(r.terms, termKey(r.userKey, speakerTerm(t.Term))); df > 0 {
 				all = append(all, clause{term: speakerTerm(t.Term), idf: r.bm.IDF(r.n, df), field: true, weight: r.rk.speaker})
 				other = true
 			}
@@ -551,7 +551,7 @@ func (r *ranker) clauses(q swap.Query) (content, all []clause) {
 		for _, t := range swap.Expand(ts) {
 			// A related word in more than a tenth of the documents says
 			// little and costs a long posting list: left out.
-			if df := getU64(r.terms, termKey(r.userKey, t)); df > 0 && df*10 <= r.n {
+			if df := termDF(r.terms, termKey(r.userKey, t)); df > 0 && df*10 <= r.n {
 				exp = append(exp, clause{term: t, idf: r.bm.IDF(r.n, df), scale: r.rk.expand})
 			}
 		}
@@ -570,7 +570,7 @@ func (r *ranker) days(d swap.DayRange) ([]string, uint64) {
 	var df uint64
 	for day := d.First; day <= d.Last; day++ {
 		t := dayTerm(day)
-		if n := getU64(r.terms, termKey(r.userKey, t)); n > 0 {
+		if n := termDF(r.terms, termKey(r.userKey, t)); n > 0 {
 			out = append(out, t)
 			df += n
 		}
@@ -642,12 +642,26 @@ type termIter struct {
 	r       postingBlockReader
 	cur     blockPosting
 	done    bool
+	inline  bool           // the term's blocks are in its bm25_terms value
+	blocks  []postingBlock // the inline blocks still to read
 }
 
-func newTermIter(b *bolt.Bucket, userKey string, cl clause, filter, except []byte) (*termIter, error) {
+func newTermIter(terms, b *bolt.Bucket, userKey string, cl clause, filter, except []byte) (*termIter, error) {
 	it := &termIter{c: b.Cursor(), prefix: postingPrefix(userKey, cl.term), filter: filter, cl: cl}
 	if filter == nil && except != nil {
 		it.filter, it.exclude = except, true
+	}
+	if v := terms.Get(termKey(userKey, cl.term)); v != nil {
+		_, inline, err := parseTermValue(v, nil)
+		if err != nil {
+			return nil, err
+		}
+		if inline != nil {
+			it.inline = true
+			it.r.reset(inline[0].block, inline[0].v, it.filter)
+			it.blocks = inline[1:]
+			return it, it.advance()
+		}
 	}
 	k, v := it.c.Seek(it.prefix)
 	if err := it.load(k, v); err != nil {
@@ -678,6 +692,15 @@ func (it *termIter) advance() error {
 			return err
 		}
 		if !ok {
+			if it.inline {
+				if len(it.blocks) == 0 {
+					it.done = true
+					return nil
+				}
+				it.r.reset(it.blocks[0].block, it.blocks[0].v, it.filter)
+				it.blocks = it.blocks[1:]
+				continue
+			}
 			if err := it.load(it.c.Next()); err != nil {
 				return err
 			}
@@ -720,7 +743,7 @@ func newProximityClauses(content []clause, weight float64) *proximityClauses {
 func (r *ranker) score(clauses []clause, k int, prox *proximityClauses) (*swap.TopK, error) {
 	its := make([]*termIter, 0, len(clauses))
 	for i, cl := range clauses {
-		it, err := newTermIter(r.postings, r.userKey, cl, r.filter, r.except)
+		it, err := newTermIter(r.terms, r.postings, r.userKey, cl, r.filter, r.except)
 		if err != nil {
 			return nil, err
 		}

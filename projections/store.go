@@ -153,6 +153,10 @@ type writer struct {
 	// computed ahead by Rebuild's reader goroutine (rebuild.go); nil
 	// otherwise.
 	prep map[*memoryv1.Message]*preparedMessage
+	// preIndexed: Rebuild's index stage buffered the postings of the
+	// messages applied (rebuild_index.go); index only writes their
+	// documents, checking the doc ids it assigned.
+	preIndexed bool
 
 	bSessions, bByUser, bByAgent     *bolt.Bucket
 	bMessages, bIDs, bSummaries      *bolt.Bucket
