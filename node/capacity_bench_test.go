@@ -31,15 +31,24 @@ import (
 // file's bytes per message, and the p50/p99 of a user-scope search and of
 // a session search over what was written.
 func BenchmarkCapacity(b *testing.B) {
-	for range b.N {
-		benchCapacity(b)
+	for _, k := range []int{1, 6} {
+		b.Run(fmt.Sprintf("partitions=%d", k), func(b *testing.B) {
+			for range b.N {
+				benchCapacity(b, k)
+			}
+		})
 	}
 }
 
 const capacitySessions = 8
 
-func benchCapacity(b *testing.B) {
-	n, nc := StartForTest(b, nil)
+func benchCapacity(b *testing.B, partitions int) {
+	n, nc := StartForTest(b, func(c *Config) {
+		c.LogPartitions = partitions
+		if partitions > 1 {
+			c.LogWindow = 0 // the bounded log is not served with partitions
+		}
+	})
 	c := client.New(nc).WithTimeout(time.Minute)
 	ctx := context.Background()
 	type job struct {
@@ -117,13 +126,24 @@ func benchCapacity(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	st, err := js.Stream(ctx, events.StreamName)
-	if err != nil {
-		b.Fatal(err)
+	var logMsgs, logBytes uint64
+	names := []string{events.StreamName}
+	if partitions > 1 {
+		names = names[:0]
+		for i := range partitions {
+			names = append(names, fmt.Sprintf("%s_P%d", events.StreamName, i))
+		}
 	}
-	info, err := st.Info(ctx)
-	if err != nil {
-		b.Fatal(err)
+	for _, name := range names {
+		st, err := js.Stream(ctx, name)
+		if err != nil {
+			b.Fatal(err)
+		}
+		info, err := st.Info(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		logMsgs, logBytes = logMsgs+info.State.Msgs, logBytes+info.State.Bytes
 	}
 	fi, err := os.Stat(filepath.Join(n.cfg.DataDir, ProjectionFile))
 	if err != nil {
@@ -157,8 +177,8 @@ func benchCapacity(b *testing.B) {
 	b.ReportMetric(float64(appends)/acked.Seconds(), "appends/s")
 	b.ReportMetric(m/acked.Seconds(), "msgs/s")
 	b.ReportMetric(float64((projected - acked).Milliseconds()), "projected-after-ms")
-	b.ReportMetric(float64(info.State.Msgs)/m, "events/msg")
-	b.ReportMetric(float64(info.State.Bytes)/m, "log-B/msg")
+	b.ReportMetric(float64(logMsgs)/m, "events/msg")
+	b.ReportMetric(float64(logBytes)/m, "log-B/msg")
 	b.ReportMetric(float64(fi.Size())/m, "proj-B/msg")
 	b.ReportMetric(pct(sessLat, 0.5), "session-search-p50-µs")
 	b.ReportMetric(pct(userLat, 0.5), "user-search-p50-µs")

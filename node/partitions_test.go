@@ -312,3 +312,33 @@ func TestLogPartitionsRefused(t *testing.T) {
 		}
 	}
 }
+
+// A session that has stored more commands than its actor remembers asks
+// the projection's command index, which must wait for the session's own
+// stream only: with the log in partitions, waiting for the least of all
+// partitions' checkpoints never ends while a partition is empty (503).
+func TestLogPartitionsCommandIndexWaitsForItsPartition(t *testing.T) {
+	_, nc := partitionedNode(t, 6, "")
+	c := client.New(nc).WithTimeout(10 * time.Second)
+	ctx := context.Background()
+	if _, err := c.CreateSession(ctx, "long", &memoryv1.CreateSessionRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	// More commands than the actor's ring (512) and window (64) hold.
+	for i := range 600 {
+		req := &memoryv1.AppendRequest{CommandId: fmt.Sprintf("cmd-%d", i),
+			Messages: []*memoryv1.MessageInput{{Role: memoryv1.Role_ROLE_ASSISTANT, Content: fmt.Sprintf("note %d", i)}}}
+		if _, err := c.Append(ctx, "long", req); err != nil {
+			t.Fatalf("append %d: %v", i, err)
+		}
+	}
+	// A retry of the first command is found in the index: a duplicate.
+	rep, err := c.Append(ctx, "long", &memoryv1.AppendRequest{CommandId: "cmd-0",
+		Messages: []*memoryv1.MessageInput{{Role: memoryv1.Role_ROLE_ASSISTANT, Content: "note 0"}}})
+	if err != nil {
+		t.Fatalf("retry of the first command: %v", err)
+	}
+	if !rep.GetResult().GetDuplicate() {
+		t.Fatalf("retry of the first command stored again: %v", rep.GetResult())
+	}
+}

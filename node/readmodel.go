@@ -10,6 +10,7 @@ import (
 	"github.com/agentmem/agentmem/actors"
 	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/erasure"
+	"github.com/agentmem/agentmem/events"
 	"github.com/agentmem/agentmem/internal/segmented"
 	"github.com/agentmem/agentmem/projections"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
@@ -204,10 +205,18 @@ type commandIndex struct {
 
 var _ actors.CommandIndex = commandIndex{}
 
-// LookupCommand waits until the projection applied covered, then reads the
-// command from the store.
+// LookupCommand waits until the projection applied covered, a sequence of
+// the aggregate's own stream (its log partition's: the others' checkpoints
+// say nothing about it, and an empty partition's never moves), then reads
+// the command from the store.
 func (c commandIndex) LookupCommand(ctx context.Context, kind, id, key string, covered uint64) (*memoryv1.CommandResult, bool, error) {
-	if err := c.p.WaitFor(ctx, covered); err != nil {
+	wait := c.p.WaitFor
+	if k := c.p.Partitions(); k > 1 {
+		targets := make([]uint64, k)
+		targets[events.LogPartition(id, k)] = covered
+		wait = func(ctx context.Context, _ uint64) error { return c.p.WaitForAll(ctx, targets) }
+	}
+	if err := wait(ctx, covered); err != nil {
 		return nil, false, err
 	}
 	return c.s.LookupCommand(kind, id, key)
