@@ -219,3 +219,21 @@ func LoadRemoval(ctx context.Context, l Log, id string) (RemovalRecords, error) 
 	})
 	return out, err
 }
+
+// LedgerRouter is a log in partitions (or what wraps one): the records of
+// a removal of one aggregate's messages go to that aggregate's stream, not
+// to the stream the removal id's hash names.
+type LedgerRouter interface {
+	// LedgerLog is the log of the stream holding subject.
+	LedgerLog(subject string) (Log, error)
+}
+
+// LedgerLogOf is the log the ledger records of a removal of subject's
+// messages are read from and written to: l's stream of subject when l is a
+// LedgerRouter, l itself otherwise (the log in one stream).
+func LedgerLogOf(l Log, subject string) (Log, error) {
+	if r, ok := l.(LedgerRouter); ok {
+		return r.LedgerLog(subject)
+	}
+	return l, nil
+}

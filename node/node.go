@@ -87,8 +87,11 @@ type Node struct {
 	// goroutine.
 	eraser     *erasure.Coordinator
 	resumeFrom uint64
-	url        string
-	Registry   *prometheus.Registry
+	// resumeFromParts is resumeFrom per partition (the log in K > 1
+	// partitions).
+	resumeFromParts []uint64
+	url             string
+	Registry        *prometheus.Registry
 
 	// inspector serves /ui/ on the HTTP listener (closed by Shutdown).
 	inspector *inspector.Inspector
@@ -311,6 +314,16 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	deps := api.Deps{Dispatcher: placed, Scopes: placed, Router: router{t: n.placement, w: n.storage, nc: n.nc}, Data: dstore, Reranker: cfg.Reranker, Logger: logger,
 		Metrics: api.NewMetrics(n.Registry), Tenants: tenants, Watcher: n.watcher(gatedReader{StreamReader: wholeLog, w: n.storage}, maxWatchReads)}
 	edeps := erasure.Deps{Log: log, Reader: wholeLog, Codec: codec, Actors: placed, Data: dstore}
+	if marks != nil {
+		// Each partition's ledger is resumed on its own; a removal's
+		// receipt marks its aggregate's partition (the owner may be
+		// another node).
+		edeps.Streams = make([]erasure.Stream, n.plog.Partitions())
+		for i := range edeps.Streams {
+			edeps.Streams[i] = n.plog.Partition(i)
+		}
+		edeps.Actors = markedErasures{Actors: placed, marks: marks}
+	}
 	if cfg.Projector {
 		rm := readModel{p: n.proj, s: n.store, logger: logger, marks: marks}
 		if cfg.Embeddings.BaseURL != "" {
@@ -322,18 +335,14 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 		deps.Entries = rm
 		edeps.ReadModel = rm
 	}
-	// Erasure reads the removal ledger of the one stream: with the log in
-	// partitions there is no eraser yet (erase answers 501).
-	if marks == nil {
-		if n.eraser, err = erasure.New(erasure.Config{Now: cfg.Now, Step: cfg.EraseStep}, edeps); err != nil {
-			return n, err
-		}
-		deps.Eraser = n.eraser
-		// Erasures a crash left half done are finished before the API serves
-		// (and, should an owner be unreachable now, later: resumeLoop).
-		resumed := n.resumeOnce(ctx)
-		n.goBackground("erasure resumption stopped", func(ctx context.Context) error { return n.resumeLoop(ctx, resumed) })
+	if n.eraser, err = erasure.New(erasure.Config{Now: cfg.Now, Step: cfg.EraseStep}, edeps); err != nil {
+		return n, err
 	}
+	deps.Eraser = n.eraser
+	// Erasures a crash left half done are finished before the API serves
+	// (and, should an owner be unreachable now, later: resumeLoop).
+	resumed := n.resumeOnce(ctx)
+	n.goBackground("erasure resumption stopped", func(ctx context.Context) error { return n.resumeLoop(ctx, resumed) })
 	ncfg := natsapi.DefaultConfig()
 	if tenants != nil {
 		// Every tenant request crosses a service import, whose reply

@@ -15,9 +15,11 @@ import (
 // The log in K > 1 partitions (--log-partitions, docs/PARTITIONS.md): the
 // node writes through an events.PartitionedLog and its projector reads the
 // K streams, each from its own checkpoint; a watch reads its aggregate's
-// partition. Not served yet with K > 1: erase, retention's deletes, the
-// bounded log, the log health check and the inspector's views of the
-// whole log; every node still projects every partition.
+// partition; erasure keeps the removal ledger per stream (an aggregate's
+// removal in its own stream: LedgerLog). Not served yet with K > 1:
+// retention's deletes, the bounded log, the log health check and the
+// inspector's views of the whole log; every node still projects every
+// partition.
 
 // errPartitionedRead answers the readers of the whole log that are not
 // built per partition yet (erasure's ledger, the inspector's pages of the
@@ -157,4 +159,31 @@ func (n *Node) checkPartitionedLog(ctx context.Context, js jetstream.JetStream, 
 		}
 	}
 	return nil
+}
+
+// LedgerLog implements events.LedgerRouter: the stream of subject's
+// partition, its appends (a removal's ledger records) marked too.
+func (l markedLog) LedgerLog(subject string) (events.Log, error) {
+	part, err := l.PartitionOf(subject)
+	if err != nil {
+		return nil, err
+	}
+	return markedPartition{Log: l.Partition(part), part: part, marks: l.marks}, nil
+}
+
+// markedPartition is one partition's stream recording in marks the
+// sequence of every append.
+type markedPartition struct {
+	events.Log
+	part  int
+	marks *partitionMarks
+}
+
+// Append implements events.Log.
+func (l markedPartition) Append(ctx context.Context, subject string, expectedLastSeq uint64, msgID string, data []byte) (events.AppendResult, error) {
+	res, err := l.Log.Append(ctx, subject, expectedLastSeq, msgID, data)
+	if err == nil {
+		l.marks.raise(l.part, res.Seq)
+	}
+	return res, err
 }

@@ -253,9 +253,12 @@ func TestLogPartitionsServeAsOneStream(t *testing.T) {
 	if err != nil || len(rep.GetHits()) != 1 {
 		t.Fatalf("search after restart: %v, %v", rep, err)
 	}
-	// Not served with partitions yet: erase says so.
-	if _, err := c.EraseSession(ctx, "s0-0", "test"); err == nil {
-		t.Fatal("erase served with the log in partitions")
+	// Erase is served with partitions (erase_partitions_test.go).
+	if _, err := c.EraseSession(ctx, "s0-0", "test"); err != nil {
+		t.Fatalf("erase with the log in partitions: %v", err)
+	}
+	if _, err := c.Get(ctx, "s0-0"); client.Code(err) != 404 {
+		t.Fatalf("s0-0 after its erase: %v, want 404", err)
 	}
 }
 
