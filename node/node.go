@@ -395,7 +395,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 		n.goBackground("archive sweep stopped", sw.Run)
 	}
 	if cfg.LogWindow > 0 && cfg.Projector {
-		lc := &logCompactor{js: js, stream: cfg.Stream, eraser: n.eraser, window: cfg.LogWindow, interval: compactInterval(cfg.LogWindow),
+		lc := &logCompactor{js: js, stream: cfg.Stream, partitions: cfg.LogPartitions, eraser: n.eraser, window: cfg.LogWindow, interval: compactInterval(cfg.LogWindow),
 			timeout: acfg.ForwardTimeout + 4*cfg.Actors.StoreTimeout, now: cfg.now, logger: logger}
 		n.compactor = lc
 		n.goBackground("log compaction stopped", lc.Run)

@@ -16,8 +16,9 @@ import (
 // node writes through an events.PartitionedLog and its projector reads the
 // K streams, each from its own checkpoint; a watch reads its aggregate's
 // partition; erasure keeps the removal ledger per stream (an aggregate's
-// removal in its own stream: LedgerLog). Not served yet with K > 1:
-// retention's deletes, the bounded log, the log health check and the
+// removal in its own stream: LedgerLog), and the bounded log sweeps each
+// stream. Not served yet with K > 1: retention's deletes, the log health
+// check and the
 // inspector's views of the whole log; every node still projects every
 // partition.
 
