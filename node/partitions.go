@@ -17,8 +17,7 @@ import (
 // K streams, each from its own checkpoint; a watch reads its aggregate's
 // partition; erasure keeps the removal ledger per stream (an aggregate's
 // removal in its own stream: LedgerLog), and the bounded log sweeps each
-// stream. Not served yet with K > 1: retention's deletes, the log health
-// check and the
+// stream. Not served yet with K > 1: the log health check and the
 // inspector's views of the whole log; every node still projects every
 // partition.
 
