@@ -70,7 +70,7 @@ type Node struct {
 	// relays counts the calls relayed to another node (callServer).
 	relays    sync.WaitGroup
 	storage   *storageWatch
-	logHealth *logHealth
+	logHealth logChecker
 	// retention and compactor are the archive/delete-after sweep and the
 	// bounded log's compactor (nil when off); their Run loops own them.
 	retention   *archiveSweep
@@ -207,6 +207,12 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 		}
 		baseLog, wholeLog, marks = mlog, noWholeLog{}, mlog.marks
 		n.marks, n.plog = marks, mlog.PartitionedLog
+		var store *projections.Store
+		if cfg.Projector {
+			store = n.store
+		}
+		n.logHealth = newPartitionHealth(mlog.PartitionedLog, store, logger, n.Registry)
+		n.goBackground("log health check stopped", n.logHealth.Run)
 	} else {
 		var jsLog *events.JetStreamLog
 		if err = n.untilReady(ctx, "stream "+cfg.Stream, func(ctx context.Context) (err error) {

@@ -17,9 +17,9 @@ import (
 // K streams, each from its own checkpoint; a watch reads its aggregate's
 // partition; erasure keeps the removal ledger per stream (an aggregate's
 // removal in its own stream: LedgerLog), and the bounded log sweeps each
-// stream. Not served yet with K > 1: the log health check and the
-// inspector's views of the whole log; every node still projects every
-// partition.
+// stream, and the log health check checks each stream
+// (loghealth_partitions.go). Not served yet with K > 1: the inspector's
+// views of the whole log; every node still projects every partition.
 
 // errPartitionedRead answers the readers of the whole log that are not
 // built per partition yet (erasure's ledger, the inspector's pages of the
