@@ -19,6 +19,8 @@ type Removal struct {
 	*memoryv1.LogRemoval
 	// Seq is the stream sequence of the LogRemoval record.
 	Seq uint64
+	// Time is the time the stream stored the LogRemoval record at.
+	Time time.Time
 	// Completed: its LogRemovalCompleted is in the log.
 	Completed bool
 }
@@ -85,7 +87,7 @@ func ReadLedgerFrom(ctx context.Context, r StreamReader, from, upTo uint64) (*Le
 		}
 		switch {
 		case rm != nil:
-			r := &Removal{LogRemoval: rm, Seq: rec.Seq}
+			r := &Removal{LogRemoval: rm, Seq: rec.Seq, Time: rec.Time}
 			byID[rm.GetId()] = r
 			led.Removals = append(led.Removals, r)
 			led.Removed.Add(RemovedSpans(rm)...)

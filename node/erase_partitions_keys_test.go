@@ -124,5 +124,61 @@ func TestErasePartitionsMarker(t *testing.T) {
 		t.Errorf("b's live context after the erase still shows the episode")
 	}
 	checkTokens(t, "b's live context after the erase", live)
-	waitHealthy(t, "http://"+n.MetricsAddr(), 30*time.Second)
+	base := "http://" + n.MetricsAddr()
+	if page := get(t, base+"/ui/s/b"); strings.Contains(page, marker) {
+		t.Errorf("the inspector's page of b still holds %q", marker)
+	}
+
+	// Time travel (the inspector's at.json) at the point b's context was
+	// sent: the item stays, with its tokens, marked erased (a's removals
+	// are in other streams than b's: placed by the time they were stored).
+	id := "memory:" + scope + "/" + key
+	past := pastContextAt(t, base, "b", before.GetSeq(), marker)
+	noMarker(t, "time travel before the erase", past, marker)
+	checkTokens(t, "time travel before the erase", past)
+	if past.GetUsage().GetUsed() != before.GetUsage().GetUsed() || len(past.GetMessages()) != len(before.GetMessages()) {
+		t.Errorf("time travel: used %d in %d messages; the node sent %d in %d", past.GetUsage().GetUsed(), len(past.GetMessages()),
+			before.GetUsage().GetUsed(), len(before.GetMessages()))
+	} else {
+		for i, m := range past.GetMessages() {
+			want := before.GetMessages()[i]
+			switch {
+			case strings.HasPrefix(want.GetId(), "recalled:a/"):
+				if !strings.HasPrefix(m.GetContent(), "[erased]") {
+					t.Errorf("time travel: a's recalled message reads %q, want marked erased", m.GetContent())
+				}
+			case want.GetId() == id:
+				if !strings.HasPrefix(m.GetContent(), "[erased]") || m.GetTokens() != want.GetTokens() {
+					t.Errorf("time travel: the erased item reads %q (%d tokens), want marked erased with %d tokens", m.GetContent(), m.GetTokens(), want.GetTokens())
+				}
+			case m.GetId() != want.GetId() || m.GetContent() != want.GetContent():
+				t.Errorf("time travel: message %d is %s %q; the node sent %s %q", i, m.GetId(), m.GetContent(), want.GetId(), want.GetContent())
+			}
+		}
+	}
+	// A point after the erase: the item left out, as the node leaves it.
+	rep, err := c.AppendMessages(ctx, "b", &memoryv1.MessageInput{Role: memoryv1.Role_ROLE_ASSISTANT, Content: "Try unplugging it for a minute."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := pastContextAt(t, base, "b", rep.GetResult().GetSeq(), marker)
+	noMarker(t, "time travel after the erase", after, marker)
+	checkTokens(t, "time travel after the erase", after)
+	for _, m := range after.GetMessages() {
+		if m.GetLayer() == "memory" && strings.Contains(m.GetContent(), "[erased]") {
+			t.Errorf("time travel after the erase lists the item (%q), want it left out", m.GetContent())
+		}
+	}
+	waitHealthy(t, base, 30*time.Second)
+}
+
+// pastContextAt is session's context at seq through the inspector's time
+// travel (at.json), which must not hold marker.
+func pastContextAt(t *testing.T, base, session string, seq uint64, marker string) *memoryv1.ContextReply {
+	t.Helper()
+	body := get(t, fmt.Sprintf("%s/ui/s/%s/at.json?seq=%d", base, session, seq))
+	if strings.Contains(body, marker) {
+		t.Errorf("time travel at seq %d holds %q", seq, marker)
+	}
+	return inspectContext(t, []byte(body))
 }

@@ -261,6 +261,9 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	log := gatedLog{Log: baseLog, w: n.storage}
 	n.log = log
 	n.reader, n.stream = gatedReader{StreamReader: wholeLog, w: n.storage}, cfg.Stream
+	if n.plog != nil {
+		n.reader = partitionedReader{gatedReader: gatedReader{StreamReader: wholeLog, w: n.storage}, l: n.plog}
+	}
 	var rewriter actors.Rewriter
 	if cfg.LLM.BaseURL != "" {
 		if rewriter, err = llmsummary.New(cfg.LLM); err != nil {
