@@ -30,7 +30,7 @@ import (
 // the messages since: bounded by the live entries plus the window.
 func (a *scopeActor) compact(req *memoryv1.CompactAggregate) (*memoryv1.EraseReceipt, error) {
 	deps := a.dir.deps
-	ctx, cancel, remover, led, err := a.startRemoval(req.GetRemovalId())
+	ctx, cancel, logs, led, err := a.startRemoval(req.GetRemovalId())
 	if err != nil {
 		return nil, err
 	}
@@ -55,7 +55,7 @@ func (a *scopeActor) compact(req *memoryv1.CompactAggregate) (*memoryv1.EraseRec
 			Rewritten:  []string{a.mk.kind + "." + a.id},
 			Messages:   uint64(len(seqs)),
 		}
-		if led.RemovalSeq, err = events.AppendRemoval(ctx, deps.Log, deps.Codec, led.Removal, deps.Now()); err != nil {
+		if led.RemovalSeq, err = events.AppendRemoval(ctx, logs.ledger, deps.Codec, led.Removal, deps.Now()); err != nil {
 			deps.Metrics.StoreFailures.Inc()
 			return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
 		}
@@ -68,7 +68,7 @@ func (a *scopeActor) compact(req *memoryv1.CompactAggregate) (*memoryv1.EraseRec
 	if !written {
 		base, _ = a.st().Trimmed(req.GetBeforeUnixNano())
 	}
-	if err := a.rewrite(ctx, remover, &led, req.GetRemovalId(), base, "compacting"); err != nil {
+	if err := a.rewrite(ctx, logs, &led, req.GetRemovalId(), base, "compacting"); err != nil {
 		return nil, err
 	}
 	return &memoryv1.EraseReceipt{

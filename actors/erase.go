@@ -28,26 +28,42 @@ import (
 // not an events.Remover, or its stream denies deletes).
 var ErrCannotRemove = errors.New("actors: the log cannot remove messages")
 
+// removalLogs are what a removal of the actor's messages goes through:
+// the log's Remover, and the log holding the removal's ledger records
+// (the actor's own stream when the log is in partitions:
+// events.LedgerLogOf).
+type removalLogs struct {
+	remover events.Remover
+	ledger  events.Log
+}
+
 // startRemoval begins (or resumes) removal id, which this actor carries
-// out: the id checked, the log's Remover, a context bounding the whole
-// removal (cancel it), and what the ledger already holds of it.
-func (c *core) startRemoval(id string) (context.Context, context.CancelFunc, events.Remover, events.RemovalRecords, error) {
+// out: the id checked, the logs it goes through, a context bounding the
+// whole removal (cancel it), and what the ledger already holds of it.
+func (c *core) startRemoval(id string) (context.Context, context.CancelFunc, removalLogs, events.RemovalRecords, error) {
 	deps := c.dir.deps
-	var led events.RemovalRecords
+	var (
+		led  events.RemovalRecords
+		logs removalLogs
+		ok   bool
+	)
 	if err := events.ValidateID("removal_id", id); err != nil {
-		return nil, nil, nil, led, err
+		return nil, nil, logs, led, err
 	}
-	remover, ok := deps.Log.(events.Remover)
-	if !ok {
-		return nil, nil, nil, led, fmt.Errorf("%w (%T)", ErrCannotRemove, deps.Log)
+	if logs.remover, ok = deps.Log.(events.Remover); !ok {
+		return nil, nil, logs, led, fmt.Errorf("%w (%T)", ErrCannotRemove, deps.Log)
+	}
+	var err error
+	if logs.ledger, err = events.LedgerLogOf(deps.Log, c.subject); err != nil {
+		return nil, nil, logs, led, fmt.Errorf("%w: the ledger of %s: %v", ErrUnavailable, c.subject, err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 4*c.dir.cfg.StoreTimeout)
-	led, err := events.LoadRemoval(ctx, deps.Log, id)
+	led, err = events.LoadRemoval(ctx, logs.ledger, id)
 	if err != nil {
 		cancel()
-		return nil, nil, nil, led, fmt.Errorf("%w: read removal %s: %v", ErrUnavailable, id, err)
+		return nil, nil, logs, led, fmt.Errorf("%w: read removal %s: %v", ErrUnavailable, id, err)
 	}
-	return ctx, cancel, remover, led, nil
+	return ctx, cancel, logs, led, nil
 }
 
 // erase serves req (see EraseAggregate) and replies with the receipt of this
@@ -58,7 +74,7 @@ func (c *core) erase(req *memoryv1.EraseAggregate) (*memoryv1.EraseReceipt, erro
 		<-c.snapFlight
 		c.snapFlight = nil
 	}
-	ctx, cancel, remover, led, err := c.startRemoval(req.GetRemovalId())
+	ctx, cancel, logs, led, err := c.startRemoval(req.GetRemovalId())
 	if err != nil {
 		return nil, err
 	}
@@ -76,14 +92,14 @@ func (c *core) erase(req *memoryv1.EraseAggregate) (*memoryv1.EraseReceipt, erro
 			Erased:     []string{c.mk.kind + "." + c.id},
 			Messages:   uint64(len(seqs)),
 		}
-		if led.RemovalSeq, err = events.AppendRemoval(ctx, deps.Log, deps.Codec, led.Removal, deps.Now()); err != nil {
+		if led.RemovalSeq, err = events.AppendRemoval(ctx, logs.ledger, deps.Codec, led.Removal, deps.Now()); err != nil {
 			deps.Metrics.StoreFailures.Inc()
 			return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
 		}
 	}
 	// Everything of the subject before the removal record goes: the actor
 	// wrote nothing since it listed them.
-	if err := remover.RemoveSubject(ctx, c.subject, led.RemovalSeq); err != nil {
+	if err := logs.remover.RemoveSubject(ctx, c.subject, led.RemovalSeq); err != nil {
 		if errors.Is(err, events.ErrDenyDelete) {
 			return nil, fmt.Errorf("%w: %v", ErrCannotRemove, err)
 		}
@@ -93,7 +109,7 @@ func (c *core) erase(req *memoryv1.EraseAggregate) (*memoryv1.EraseReceipt, erro
 		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
 	if led.DoneSeq == 0 {
-		if led.DoneSeq, err = events.CompleteRemoval(ctx, deps.Log, deps.Codec, req.GetRemovalId(), led.RemovalSeq, deps.Now()); err != nil {
+		if led.DoneSeq, err = events.CompleteRemoval(ctx, logs.ledger, deps.Codec, req.GetRemovalId(), led.RemovalSeq, deps.Now()); err != nil {
 			deps.Metrics.StoreFailures.Inc()
 			return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
 		}
@@ -114,7 +130,7 @@ func (c *core) erase(req *memoryv1.EraseAggregate) (*memoryv1.EraseReceipt, erro
 // written only while the state still holds the key.
 func (a *scopeActor) eraseEntry(req *memoryv1.EraseAggregate) (*memoryv1.EraseReceipt, error) {
 	deps := a.dir.deps
-	ctx, cancel, remover, led, err := a.startRemoval(req.GetRemovalId())
+	ctx, cancel, logs, led, err := a.startRemoval(req.GetRemovalId())
 	if err != nil {
 		return nil, err
 	}
@@ -143,13 +159,13 @@ func (a *scopeActor) eraseEntry(req *memoryv1.EraseAggregate) (*memoryv1.EraseRe
 			Rewritten:  []string{a.mk.kind + "." + a.id},
 			Messages:   uint64(len(seqs)),
 		}
-		if led.RemovalSeq, err = events.AppendRemoval(ctx, deps.Log, deps.Codec, led.Removal, deps.Now()); err != nil {
+		if led.RemovalSeq, err = events.AppendRemoval(ctx, logs.ledger, deps.Codec, led.Removal, deps.Now()); err != nil {
 			deps.Metrics.StoreFailures.Inc()
 			return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
 		}
 	}
 	base, _ := a.st().Without(key) // nil once the baseline is stored
-	if err := a.rewrite(ctx, remover, &led, req.GetRemovalId(), base, "erasing an entry"); err != nil {
+	if err := a.rewrite(ctx, logs, &led, req.GetRemovalId(), base, "erasing an entry"); err != nil {
 		return nil, err
 	}
 	return &memoryv1.EraseReceipt{
@@ -174,7 +190,7 @@ func (e *sharedmemNotFound) Status() (int, string, string) {
 // purges every message the LogRemoval lists, replaces the snapshot (the
 // old one holds what went) and records the completion. An entry erase and
 // a compaction share it; what names the step in errors.
-func (a *scopeActor) rewrite(ctx context.Context, remover events.Remover, led *events.RemovalRecords, id string, base *memoryv1.ScopeSnapshot, what string) error {
+func (a *scopeActor) rewrite(ctx context.Context, logs removalLogs, led *events.RemovalRecords, id string, base *memoryv1.ScopeSnapshot, what string) error {
 	deps := a.dir.deps
 	if base != nil {
 		if _, err := a.mutate("", func() ([]proto.Message, error) {
@@ -184,7 +200,7 @@ func (a *scopeActor) rewrite(ctx context.Context, remover events.Remover, led *e
 		}
 	}
 	if r := led.Removal.GetRemoved(); len(r) > 0 {
-		if err := remover.RemoveSubject(ctx, a.subject, r[len(r)-1].GetLast()); err != nil {
+		if err := logs.remover.RemoveSubject(ctx, a.subject, r[len(r)-1].GetLast()); err != nil {
 			if errors.Is(err, events.ErrDenyDelete) {
 				return fmt.Errorf("%w: %v", ErrCannotRemove, err)
 			}
@@ -204,7 +220,7 @@ func (a *scopeActor) rewrite(ctx context.Context, remover events.Remover, led *e
 	}
 	a.snapVersion = a.m.Version()
 	if led.DoneSeq == 0 {
-		if led.DoneSeq, err = events.CompleteRemoval(ctx, deps.Log, deps.Codec, id, led.RemovalSeq, deps.Now()); err != nil {
+		if led.DoneSeq, err = events.CompleteRemoval(ctx, logs.ledger, deps.Codec, id, led.RemovalSeq, deps.Now()); err != nil {
 			deps.Metrics.StoreFailures.Inc()
 			return fmt.Errorf("%w: %v", ErrUnavailable, err)
 		}

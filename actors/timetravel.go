@@ -59,6 +59,16 @@ type PastSession struct {
 	// version existed then. Items are known by their key's digest (an
 	// item written before, by its key, is the same item).
 	chosen map[string]uint64 // refKey → sequence
+	id     string
+	// stored are the session's batches applied, in order: their stream
+	// sequences and the times the stream stored them at.
+	stored []storedAt
+}
+
+// storedAt is a batch's stream sequence and stored time.
+type storedAt struct {
+	seq uint64
+	at  time.Time
 }
 
 // SessionAt rebuilds session id as it was at point p of log: it replays the
@@ -68,7 +78,7 @@ type PastSession struct {
 // both call it, then ContextAt.
 func SessionAt(ctx context.Context, log events.Log, codec *events.Codec, id string, p Point) (*PastSession, error) {
 	st := segmented.New()
-	out := &PastSession{State: st, chosen: map[string]uint64{}}
+	out := &PastSession{State: st, chosen: map[string]uint64{}, id: id}
 	sections := st.Assembled()
 	var after uint64 // the first batch beyond the point, if any
 	_, err := log.Load(ctx, events.SessionSubject(id), 0, func(r events.Record) error {
@@ -93,6 +103,7 @@ func SessionAt(ctx context.Context, log events.Log, codec *events.Codec, id stri
 		if err := Replay(codec, st, []events.Record{r}); err != nil {
 			return fmt.Errorf("session %s: %w", id, err)
 		}
+		out.stored = append(out.stored, storedAt{seq: r.Seq, at: r.Time})
 		if a := st.Assembled(); a != sections { // each ContextAssembled sets new sections
 			sections, out.chosen = a, chosenSince(out.chosen, a, r.Seq)
 		}
@@ -140,7 +151,15 @@ func refKey(scope string, sum []byte, version uint64) string {
 // Without r (nil) erasures are not told apart: an item whose version is
 // gone is marked not kept. `replay inspect` and the inspector's time
 // travel both call it, after SessionAt.
+//
+// With the log in partitions r is a LedgerStreams: the ledger of every
+// stream is read, and a removal recorded in another stream than the
+// session's is placed among the session's batches by the time the streams
+// stored them (partitionLedger).
 func ContextAt(ctx context.Context, log events.Log, r events.StreamReader, codec *events.Codec, p *PastSession) (*memoryv1.ContextReply, error) {
+	if ls, ok := r.(LedgerStreams); ok {
+		return hydrateWith(ctx, log, partitionLedger(ls, events.SessionSubject(p.id), p.stored), codec, p.chosen, p.LastSeq(), p.Context())
+	}
 	return hydrateAt(ctx, log, r, codec, p.chosen, p.LastSeq(), p.Context())
 }
 
@@ -149,6 +168,26 @@ func ContextAt(ctx context.Context, log events.Log, r events.StreamReader, codec
 // the one place time travel reads what a past context referred to. Each
 // scope named is read once, the ledger once from the earliest choice.
 func hydrateAt(ctx context.Context, log events.Log, r events.StreamReader, codec *events.Codec, chosen map[string]uint64, point uint64, cx *memoryv1.ContextReply) (*memoryv1.ContextReply, error) {
+	var led ledgerFunc
+	if r != nil {
+		led = func(ctx context.Context, from uint64) ([]*events.Removal, error) {
+			l, err := events.ReadLedgerFrom(ctx, r, from, 0)
+			if err != nil {
+				return nil, err
+			}
+			return l.Removals, nil
+		}
+	}
+	return hydrateWith(ctx, log, led, codec, chosen, point, cx)
+}
+
+// ledgerFunc reads the removals time travel tells erasures by, from
+// sequence from of the session's stream on, in the order of that
+// stream's sequences.
+type ledgerFunc func(ctx context.Context, from uint64) ([]*events.Removal, error)
+
+// hydrateWith is hydrateAt with the ledger read by led (nil: none).
+func hydrateWith(ctx context.Context, log events.Log, led ledgerFunc, codec *events.Codec, chosen map[string]uint64, point uint64, cx *memoryv1.ContextReply) (*memoryv1.ContextReply, error) {
 	scopes := map[string]*pastScope{}
 	sessions := map[string]map[uint64]*memoryv1.Message{}
 	summaries := map[string]*memoryv1.Summary{} // the session's archived summaries, by id
@@ -193,12 +232,11 @@ func hydrateAt(ctx context.Context, log events.Log, r events.StreamReader, codec
 		return cx, nil
 	}
 	var removals []*events.Removal
-	if r != nil {
-		led, err := events.ReadLedgerFrom(ctx, r, from, 0)
-		if err != nil {
+	if led != nil {
+		var err error
+		if removals, err = led(ctx, from); err != nil {
 			return nil, fmt.Errorf("actors: read the removal ledger for time travel: %w", err)
 		}
-		removals = led.Removals
 	}
 	for _, m := range cx.GetMessages() {
 		if ref := m.GetMemory(); ref != nil {
@@ -241,7 +279,7 @@ func hydrateAt(ctx context.Context, log events.Log, r events.StreamReader, codec
 				return nil, segmented.PastErased
 			}
 		}
-		if r == nil {
+		if led == nil {
 			// Without the ledger an erase is not told apart: a message of
 			// another session is gone only by an erase (sessions keep
 			// their messages' events).

@@ -122,13 +122,26 @@ type Deps struct {
 	// Reader reads it whole (Resume).
 	Log    events.Log
 	Reader events.StreamReader
-	Codec  *events.Codec
-	Actors Actors
+	// Streams, set when the log is in K > 1 partitions, are the K
+	// streams, each read and resumed on its own (ResumePartitions; Reader
+	// is then not read). A removal's records are all in one stream: a
+	// plan's in the stream Log routes its id to, an aggregate's removal
+	// in that aggregate's stream (events.LedgerLogOf).
+	Streams []Stream
+	Codec   *events.Codec
+	Actors  Actors
 	// Data erases large data (nil: none is listed or erased).
 	Data Data
 	// ReadModel lists plans and is waited for (nil: a session's plan holds
 	// its own aggregates only, and a user erase is refused).
 	ReadModel ReadModel
+}
+
+// Stream is one stream of a log in partitions: its removal ledger read
+// whole and its removals' records loaded.
+type Stream interface {
+	events.Log
+	events.StreamReader
 }
 
 // Coordinator runs removals: erase requests (Erase), the log-window

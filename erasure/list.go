@@ -60,9 +60,33 @@ func (c *Coordinator) list(ctx context.Context, req Request) (Listing, error) {
 	return l, nil
 }
 
+// PartitionsWaiter is the ReadModel of a log in partitions (Deps.Streams):
+// it waits until it applied, in each stream i, sequence ends[i].
+type PartitionsWaiter interface {
+	WaitForAll(ctx context.Context, ends []uint64) error
+}
+
 // projectedToEnd waits until the read model applied the log's last
-// sequence as it is now.
+// sequence as it is now (with the log in partitions: each stream's).
 func (c *Coordinator) projectedToEnd(ctx context.Context) error {
+	if len(c.deps.Streams) > 0 {
+		w, ok := c.deps.ReadModel.(PartitionsWaiter)
+		if !ok {
+			return fmt.Errorf("%w: the read model (%T) cannot wait for the log in partitions", ErrUnavailable, c.deps.ReadModel)
+		}
+		ends := make([]uint64, len(c.deps.Streams))
+		for i, st := range c.deps.Streams {
+			b, err := st.Bounds(ctx)
+			if err != nil {
+				return fmt.Errorf("%w: read the end of log partition %d: %w", ErrUnavailable, i, err)
+			}
+			ends[i] = b.Last
+		}
+		if err := w.WaitForAll(ctx, ends); err != nil {
+			return fmt.Errorf("%w: the read model has not applied the log partitions up to %v yet: %w", ErrUnavailable, ends, err)
+		}
+		return nil
+	}
 	b, err := c.deps.Reader.Bounds(ctx)
 	if err != nil {
 		return fmt.Errorf("%w: read the log's end: %w", ErrUnavailable, err)

@@ -37,18 +37,76 @@ type Resumed struct {
 // it before it serves, and every so often after (an owner unreachable at
 // start).
 func (c *Coordinator) Resume(ctx context.Context, from uint64) (Resumed, error) {
+	res, err := c.resumeStream(ctx, c.deps.Reader, c.deps.Log, from, false)
+	if err != nil {
+		return res, err
+	}
+	return res, c.waitResumed(ctx, res.Last)
+}
+
+// ResumePartitions is Resume for the log in partitions (Deps.Streams):
+// each stream's ledger read from its own from[i] (missing: 1), its
+// pending removals finished, then the read model waited for. The i-th
+// Resumed is stream i's; on an error the streams after the failing one
+// keep their from. A plan's items may be in other streams than the plan,
+// before it in the order of the streams: the pending plans of every
+// stream are finished first (which finishes their items), then the
+// removals of their own.
+func (c *Coordinator) ResumePartitions(ctx context.Context, from []uint64) ([]Resumed, error) {
+	out := make([]Resumed, len(c.deps.Streams))
+	for i := range out {
+		if i < len(from) {
+			out[i].Next = from[i]
+		}
+	}
+	var last uint64
+	for _, plans := range []bool{true, false} {
+		for i, st := range c.deps.Streams {
+			res, err := c.resumeStream(ctx, st, st, out[i].Next, plans)
+			if plans {
+				res.Next = out[i].Next // read again for the removals of their own
+			}
+			res.Removals += out[i].Removals
+			out[i] = res
+			if err != nil {
+				return out, fmt.Errorf("partition %d: %w", i, err)
+			}
+			last = max(last, res.Last)
+		}
+	}
+	return out, c.waitResumed(ctx, last)
+}
+
+// waitResumed waits until the read model applied what a pass wrote, up
+// to last (0: nothing written).
+func (c *Coordinator) waitResumed(ctx context.Context, last uint64) error {
+	if rm := c.deps.ReadModel; rm != nil && last > 0 {
+		if err := rm.WaitFor(ctx, last); err != nil {
+			return fmt.Errorf("%w: the read model has not applied the resumed removals (up to %d): %w", ErrUnavailable, last, err)
+		}
+	}
+	return nil
+}
+
+// resumeStream finishes the pending removals of the ledger r holds (from
+// sequence from on; plans: only the plans), loading each removal's
+// records from ledger (the stream r reads).
+func (c *Coordinator) resumeStream(ctx context.Context, r events.StreamReader, ledger events.Log, from uint64, plans bool) (Resumed, error) {
 	res := Resumed{Next: from}
-	led, err := events.ReadLedgerFrom(ctx, c.deps.Reader, from, 0)
+	led, err := events.ReadLedgerFrom(ctx, r, from, 0)
 	if err != nil {
 		return res, fmt.Errorf("%w: read the removal ledger: %w", ErrUnavailable, err)
 	}
 	for _, rm := range led.Pending() {
-		rec, err := events.LoadRemoval(ctx, c.deps.Log, rm.GetId())
+		rec, err := events.LoadRemoval(ctx, ledger, rm.GetId())
 		if err != nil {
 			return res, fmt.Errorf("%w: read removal %s: %w", ErrUnavailable, rm.GetId(), err)
 		}
 		if rec.DoneSeq > 0 {
 			continue // a plan's item, finished by its plan above
+		}
+		if plans && len(rm.GetPlanned()) == 0 {
+			continue
 		}
 		if len(rm.GetPlanned()) > 0 {
 			rc, err := c.finish(ctx, rm.LogRemoval, nil, rec, true)
@@ -61,17 +119,12 @@ func (c *Coordinator) Resume(ctx context.Context, from uint64) (Resumed, error) 
 		if err := c.resumeOne(ctx, rm.LogRemoval); err != nil {
 			return res, fmt.Errorf("erasure: resume removal %s (%s): %w", rm.GetId(), rm.GetTarget(), err)
 		}
-		if rec, err = events.LoadRemoval(ctx, c.deps.Log, rm.GetId()); err == nil {
+		if rec, err = events.LoadRemoval(ctx, ledger, rm.GetId()); err == nil {
 			res.Last = max(res.Last, rec.DoneSeq)
 		}
 		res.Removals++
 	}
 	res.Next = led.Last + 1
-	if rm := c.deps.ReadModel; rm != nil && res.Last > 0 {
-		if err := rm.WaitFor(ctx, res.Last); err != nil {
-			return res, fmt.Errorf("%w: the read model has not applied the resumed removals (up to %d): %w", ErrUnavailable, res.Last, err)
-		}
-	}
 	return res, nil
 }
 

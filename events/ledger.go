@@ -19,6 +19,8 @@ type Removal struct {
 	*memoryv1.LogRemoval
 	// Seq is the stream sequence of the LogRemoval record.
 	Seq uint64
+	// Time is the time the stream stored the LogRemoval record at.
+	Time time.Time
 	// Completed: its LogRemovalCompleted is in the log.
 	Completed bool
 }
@@ -85,7 +87,7 @@ func ReadLedgerFrom(ctx context.Context, r StreamReader, from, upTo uint64) (*Le
 		}
 		switch {
 		case rm != nil:
-			r := &Removal{LogRemoval: rm, Seq: rec.Seq}
+			r := &Removal{LogRemoval: rm, Seq: rec.Seq, Time: rec.Time}
 			byID[rm.GetId()] = r
 			led.Removals = append(led.Removals, r)
 			led.Removed.Add(RemovedSpans(rm)...)
@@ -218,4 +220,22 @@ func LoadRemoval(ctx context.Context, l Log, id string) (RemovalRecords, error) 
 		return nil
 	})
 	return out, err
+}
+
+// LedgerRouter is a log in partitions (or what wraps one): the records of
+// a removal of one aggregate's messages go to that aggregate's stream, not
+// to the stream the removal id's hash names.
+type LedgerRouter interface {
+	// LedgerLog is the log of the stream holding subject.
+	LedgerLog(subject string) (Log, error)
+}
+
+// LedgerLogOf is the log the ledger records of a removal of subject's
+// messages are read from and written to: l's stream of subject when l is a
+// LedgerRouter, l itself otherwise (the log in one stream).
+func LedgerLogOf(l Log, subject string) (Log, error) {
+	if r, ok := l.(LedgerRouter); ok {
+		return r.LedgerLog(subject)
+	}
+	return l, nil
 }

@@ -209,3 +209,10 @@ func (l *PartitionedLog) SubjectCounts(ctx context.Context, filter string) (map[
 	}
 	return out, nil
 }
+
+// LedgerLog is the log of the stream of subject's partition alone: the
+// removal ledger of a removal of subject's messages is kept there, since
+// the spans it lists are sequences of that stream (docs/PARTITIONS.md).
+func (l *PartitionedLog) LedgerLog(subject string) (Log, error) {
+	return l.route(subject)
+}

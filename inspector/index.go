@@ -181,9 +181,9 @@ func (in *Inspector) index(ctx context.Context, v *viewer, id string) (*memoryv1
 	if err != nil {
 		return nil, nil, false, nil, err
 	}
-	if in.deps.Reader != nil && len(s.refs) > 0 {
+	if r, err := in.sessionReader(id); in.deps.Reader != nil && err == nil && len(s.refs) > 0 {
 		// Batches compacted or erased away since: drop their refs.
-		if b, err := in.deps.Reader.Bounds(ctx); err == nil && b.First > s.refs[0].Seq {
+		if b, err := r.Bounds(ctx); err == nil && b.First > s.refs[0].Seq {
 			i := 0
 			for i < len(s.refs) && s.refs[i].Seq < b.First {
 				i++
@@ -228,7 +228,11 @@ var messagesAppendedName = (*memoryv1.MessagesAppended)(nil).ProtoReflect().Desc
 // log reader it is one bounded read of the session's subject; without,
 // the API's watch pages (which check the viewer may read the session).
 func (in *Inspector) readBatches(ctx context.Context, v *viewer, id string, after, stop uint64, f func(*memoryv1.WatchChange) bool) error {
-	if r := in.deps.Reader; r != nil {
+	if in.deps.Reader != nil {
+		r, err := in.sessionReader(id)
+		if err != nil {
+			return fmt.Errorf("inspector: read session %s: %w", id, err)
+		}
 		b, err := r.Bounds(ctx)
 		if err != nil {
 			return fmt.Errorf("inspector: the log's bounds: %w", err)

@@ -83,7 +83,7 @@ func (in *Inspector) atJSON(w http.ResponseWriter, r *http.Request, v *viewer) {
 		fail(err)
 		return
 	}
-	if err := in.checkWindow(ctx, at); err != nil {
+	if err := in.checkWindow(ctx, id, at); err != nil {
 		fail(err)
 		return
 	}

@@ -187,7 +187,7 @@ func (in *Inspector) rows(ctx context.Context, v *viewer, id string, refs []batc
 func (in *Inspector) locate(ctx context.Context, id string, seqs []uint64, asked uint64) (atView, error) {
 	first, last := seqs[0], seqs[len(seqs)-1]
 	at := atView{Asked: asked, SessionID: id, Last: last}
-	if err := in.checkWindow(ctx, min(asked, last)); err != nil {
+	if err := in.checkWindow(ctx, id, min(asked, last)); err != nil {
 		var o *outsideWindow
 		if !errors.As(err, &o) {
 			return at, err

@@ -3,6 +3,8 @@ package inspector
 import (
 	"context"
 	"fmt"
+
+	"github.com/agentmem/agentmem/events"
 )
 
 // outsideWindow is a point of time travel before the first message the
@@ -20,14 +22,34 @@ func (o *outsideWindow) Error() string {
 		o.Seq, o.Stream, o.First, o.First)
 }
 
+// SubjectReader is a Deps.Reader of a log in partitions: there is no
+// whole stream, but each aggregate's (ReaderOf names it by its logical
+// subject).
+type SubjectReader interface {
+	ReaderOf(subject string) (events.StreamReader, error)
+}
+
+// sessionReader is the reader of the stream holding session id:
+// Deps.Reader, or its stream when it is a SubjectReader.
+func (in *Inspector) sessionReader(id string) (events.StreamReader, error) {
+	if sr, ok := in.deps.Reader.(SubjectReader); ok {
+		return sr.ReaderOf(events.SessionSubject(id))
+	}
+	return in.deps.Reader, nil
+}
+
 // checkWindow returns an *outsideWindow for seq before the log's first
 // kept sequence (nil: inside, or the head was never removed), as `replay
 // inspect` checks it.
-func (in *Inspector) checkWindow(ctx context.Context, seq uint64) error {
+func (in *Inspector) checkWindow(ctx context.Context, id string, seq uint64) error {
 	if seq == 0 || in.deps.Reader == nil {
 		return nil
 	}
-	b, err := in.deps.Reader.Bounds(ctx)
+	r, err := in.sessionReader(id)
+	if err != nil {
+		return err
+	}
+	b, err := r.Bounds(ctx)
 	if err != nil {
 		return fmt.Errorf("inspector: the log's bounds: %w", err)
 	}

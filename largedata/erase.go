@@ -25,11 +25,17 @@ func (s *Store) Erase(ctx context.Context, id string, base *memoryv1.LogRemoval)
 	if !ok {
 		return 0, 0, fmt.Errorf("largedata: erase %s: the log (%T) cannot remove messages", id, s.log)
 	}
-	rec, err := events.LoadRemoval(ctx, s.log, base.GetId())
+	subject := events.ScopeSubject(Kind, id)
+	// The ledger records go to the stream of the data's subject (the log
+	// in partitions).
+	ledger, err := events.LedgerLogOf(s.log, subject)
 	if err != nil {
 		return 0, 0, fmt.Errorf("largedata: erase %s: %w", id, err)
 	}
-	subject := events.ScopeSubject(Kind, id)
+	rec, err := events.LoadRemoval(ctx, ledger, base.GetId())
+	if err != nil {
+		return 0, 0, fmt.Errorf("largedata: erase %s: %w", id, err)
+	}
 	if rec.Removal == nil {
 		seqs, err := events.SubjectSeqs(ctx, s.log, subject)
 		if err != nil {
@@ -38,7 +44,7 @@ func (s *Store) Erase(ctx context.Context, id string, base *memoryv1.LogRemoval)
 		rm := &memoryv1.LogRemoval{Id: base.GetId(), Reason: base.GetReason(), Target: base.GetTarget(), RequestedBy: base.GetRequestedBy(),
 			Why: base.GetWhy(), AtUnixNano: s.now().UnixNano(), Subjects: []string{subject},
 			Removed: events.RemovalSpans(events.Spans(seqs)), Erased: []string{Kind + "." + id}, Messages: uint64(len(seqs))}
-		if rec.RemovalSeq, err = events.AppendRemoval(ctx, s.log, s.codec, rm, s.now()); err != nil {
+		if rec.RemovalSeq, err = events.AppendRemoval(ctx, ledger, s.codec, rm, s.now()); err != nil {
 			return 0, 0, err
 		}
 		rec.Removal = rm
@@ -51,7 +57,7 @@ func (s *Store) Erase(ctx context.Context, id string, base *memoryv1.LogRemoval)
 		return 0, 0, fmt.Errorf("largedata: erase %s: %w", id, err)
 	}
 	if rec.DoneSeq == 0 {
-		if rec.DoneSeq, err = events.CompleteRemoval(ctx, s.log, s.codec, base.GetId(), rec.RemovalSeq, s.now()); err != nil {
+		if rec.DoneSeq, err = events.CompleteRemoval(ctx, ledger, s.codec, base.GetId(), rec.RemovalSeq, s.now()); err != nil {
 			return 0, 0, err
 		}
 	}

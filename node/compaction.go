@@ -24,11 +24,16 @@ import (
 // with one message, or none older than the window, is left alone. Sessions
 // are not compacted: their events are their messages (recall and search
 // read them); a session's log ends with the session (--delete-after).
-// Scopes are compacted one at a time, each waiting for its reply.
+// Scopes are compacted one at a time, each waiting for its reply. With
+// the log in K > 1 partitions each partition stream is swept in turn
+// (a scope's messages, and its compaction's ledger records, are in its
+// own stream).
 type logCompactor struct {
 	js     jetstream.JetStream
 	stream string
-	eraser interface {
+	// partitions is K (0 or 1: the one stream).
+	partitions int
+	eraser     interface {
 		Compact(ctx context.Context, kind sharedmem.Kind, id, removalID string, before time.Time) (*memoryv1.EraseReceipt, error)
 	}
 	window   time.Duration
@@ -60,15 +65,34 @@ func (c *logCompactor) Run(ctx context.Context) error {
 // sweep compacts what is due now: the scopes rewritten and the messages
 // removed.
 func (c *logCompactor) sweep(ctx context.Context) (int, uint64, error) {
+	k := max(c.partitions, 1)
+	var (
+		n       int
+		removed uint64
+	)
+	for i := range k {
+		pn, pr, err := c.sweepStream(ctx, i, k)
+		n, removed = n+pn, removed+pr
+		if err != nil {
+			return n, removed, err
+		}
+	}
+	return n, removed, nil
+}
+
+// sweepStream is sweep of partition i's stream among k (k = 1: the one
+// stream).
+func (c *logCompactor) sweepStream(ctx context.Context, i, k int) (int, uint64, error) {
 	before := c.now().Add(-c.window)
-	s, err := c.js.Stream(ctx, c.stream)
+	name := events.PartitionStream(c.stream, i, k)
+	s, err := c.js.Stream(ctx, name)
 	if err != nil {
-		return 0, 0, fmt.Errorf("stream %s: %w", c.stream, err)
+		return 0, 0, fmt.Errorf("stream %s: %w", name, err)
 	}
 	if s.CachedInfo().Config.DenyPurge {
 		if !c.warned {
 			c.warned = true
-			c.logger.Warn("the log stream denies purges: the log is not compacted (--log-window); move it with `replay migrate-log`", "stream", c.stream)
+			c.logger.Warn("the log stream denies purges: the log is not compacted (--log-window); move it with `replay migrate-log`", "stream", name)
 		}
 		return 0, 0, nil
 	}
@@ -78,26 +102,28 @@ func (c *logCompactor) sweep(ctx context.Context) (int, uint64, error) {
 	)
 	// The scopes' subjects only, kind by kind (a session's are never read).
 	subjects := map[string]uint64{}
-	for _, k := range sharedmem.Kinds() {
-		info, err := s.Info(ctx, jetstream.WithSubjectFilter(events.SubjectPrefix+"."+actors.AggregateKind(k)+".*"))
+	for _, kind := range sharedmem.Kinds() {
+		filter := events.StoredSubject(events.SubjectPrefix+"."+actors.AggregateKind(kind)+".*", i, k)
+		info, err := s.Info(ctx, jetstream.WithSubjectFilter(filter))
 		if err != nil {
-			return 0, 0, fmt.Errorf("stream %s subjects: %w", c.stream, err)
+			return 0, 0, fmt.Errorf("stream %s subjects: %w", name, err)
 		}
 		maps.Copy(subjects, info.State.Subjects)
 	}
-	for subject, count := range subjects {
+	for stored, count := range subjects {
 		if count < 2 {
 			continue
 		}
-		kind, id, err := events.ParseSubject(subject)
+		_, kind, id, err := events.ParseStoredSubject(stored)
 		if err != nil {
 			continue
 		}
+		subject := events.ScopeSubject(kind, id) // the logical subject: the compaction's id names it
 		it, err := erasure.ParseItem(kind + "." + id)
 		if err != nil || it.Kind != erasure.ItemScope {
 			continue
 		}
-		first, err := s.GetMsg(ctx, 1, jetstream.WithGetMsgSubject(subject))
+		first, err := s.GetMsg(ctx, 1, jetstream.WithGetMsgSubject(stored))
 		if err != nil {
 			continue // removed meanwhile
 		}

@@ -80,8 +80,7 @@ type Config struct {
 	// 0 is 1).
 	// K > 1 puts each aggregate in stream <Stream>_P<i>, i its id's
 	// placement hash modulo K (docs/PARTITIONS.md); every node of a
-	// cluster must use the same K. Not served yet with K > 1: erase,
-	// DeleteAfter, LogWindow (Validate refuses the last two).
+	// cluster must use the same K.
 	LogPartitions int
 
 	// UIAllowedHosts are Host values the inspector answers to besides
@@ -252,12 +251,6 @@ func (c Config) Validate() error {
 	}
 	if c.LogPartitions < 0 || c.LogPartitions > events.MaxLogPartitions {
 		return fmt.Errorf("node: log-partitions must be 1..%d (0: 1), got %d", events.MaxLogPartitions, c.LogPartitions)
-	}
-	if c.LogPartitions > 1 && c.LogWindow > 0 {
-		return fmt.Errorf("node: log-window %s needs log-partitions 1: the bounded log is not built per partition yet (pass --log-window 0)", c.LogWindow)
-	}
-	if c.LogPartitions > 1 && c.DeleteAfter > 0 {
-		return fmt.Errorf("node: delete-after %s needs log-partitions 1: erasure is not built per partition yet", c.DeleteAfter)
 	}
 	if c.LLM.BaseURL != "" {
 		if err := c.LLM.Validate(); err != nil {

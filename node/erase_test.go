@@ -30,8 +30,20 @@ type eraseFixture struct {
 
 func newEraseFixture(t *testing.T) *eraseFixture {
 	t.Helper()
+	return newEraseFixtureWith(t, nil)
+}
+
+// newEraseFixtureWith is newEraseFixture of a node configured by mutate
+// too (nil: none).
+func newEraseFixtureWith(t *testing.T, mutate func(*node.Config)) *eraseFixture {
+	t.Helper()
 	data := filepath.Join(t.TempDir(), "data")
-	n, nc := node.StartForTest(t, func(c *node.Config) { c.DataDir = data })
+	n, nc := node.StartForTest(t, func(c *node.Config) {
+		c.DataDir = data
+		if mutate != nil {
+			mutate(c)
+		}
+	})
 	js, err := jetstream.New(nc)
 	if err != nil {
 		t.Fatal(err)

@@ -3,6 +3,15 @@ package node
 import (
 	"context"
 	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/agentmem/agentmem/actors"
+	"github.com/agentmem/agentmem/erasure"
+	"github.com/agentmem/agentmem/events"
+	"github.com/agentmem/agentmem/internal/sharedmem"
+	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
+	"github.com/agentmem/agentmem/tenancy"
 )
 
 // resumeTimeout bounds the resumption of the removals a crash left pending.
@@ -26,6 +35,9 @@ const (
 func (n *Node) resumeOnce(ctx context.Context) bool {
 	rctx, cancel := context.WithTimeout(ctx, resumeTimeout)
 	defer cancel()
+	if n.plog != nil && n.cfg.LogPartitions > 1 {
+		return n.resumePartitions(rctx)
+	}
 	res, err := n.eraser.Resume(rctx, n.resumeFrom)
 	// Every removal recorded before res.Next is complete now: the next
 	// pass reads only what comes after.
@@ -38,6 +50,54 @@ func (n *Node) resumeOnce(ctx context.Context) bool {
 		n.logger.Warn("resumed erasures a crash left half done", "removals", res.Removals)
 	}
 	return true
+}
+
+// resumePartitions is resumeOnce for the log in K > 1 partitions: each
+// stream's ledger from where the last pass finished it.
+func (n *Node) resumePartitions(ctx context.Context) bool {
+	res, err := n.eraser.ResumePartitions(ctx, n.resumeFromParts)
+	if n.resumeFromParts == nil {
+		n.resumeFromParts = make([]uint64, len(res))
+	}
+	removals := 0
+	for i, r := range res {
+		n.resumeFromParts[i] = max(n.resumeFromParts[i], r.Next)
+		removals += r.Removals
+	}
+	if err != nil {
+		n.logger.Error("erasures left half done could not all be resumed (retrying)", "resumed", removals, "err", err)
+		return false
+	}
+	if removals > 0 {
+		n.logger.Warn("resumed erasures a crash left half done", "removals", removals)
+	}
+	return true
+}
+
+// markedErasures are the actors an erasure's removals go to with the log
+// in partitions: each receipt's removal sequence marks the partition of
+// its aggregate, so that the erase's wait for the read model covers it
+// when another node owns the aggregate (partitionMarks).
+type markedErasures struct {
+	erasure.Actors
+	marks *partitionMarks
+}
+
+func (m markedErasures) mark(id string, reply actors.ReplyFunc) actors.ReplyFunc {
+	return func(r proto.Message, err error) {
+		if rc, ok := r.(*memoryv1.EraseReceipt); ok && err == nil && rc.GetRemovalSeq() > 0 {
+			m.marks.raise(events.LogPartition(id, len(m.marks.marks)), rc.GetRemovalSeq())
+		}
+		reply(r, err)
+	}
+}
+
+func (m markedErasures) Dispatch(id string, who *tenancy.Caller, body any, reply actors.ReplyFunc) error {
+	return m.Actors.Dispatch(id, who, body, m.mark(id, reply))
+}
+
+func (m markedErasures) DispatchScope(kind sharedmem.Kind, id string, who *tenancy.Caller, body any, reply actors.ReplyFunc) error {
+	return m.Actors.DispatchScope(kind, id, who, body, m.mark(id, reply))
 }
 
 // resumeLoop runs resumeOnce until ctx ends: every resumeEvery, sooner

@@ -32,6 +32,9 @@ var errLogUnavailable = errors.New("node: log unavailable")
 type gatedLog struct {
 	events.Log
 	w *storageWatch
+	// part is 1 + the partition of a log that is one partition's stream
+	// (LedgerLog); 0: the partition of each appended subject.
+	part int
 }
 
 var _ events.Log = gatedLog{}
@@ -173,15 +176,19 @@ func (w *storageWatch) owed() int64 {
 	return w.pending.owed(w.projector.AppliedSeqOf)
 }
 
-// appended records an append to subject acknowledged at seq, of size
-// bytes, that the projector has yet to apply.
-func (w *storageWatch) appended(subject string, seq uint64, size int) {
+// appended records an append to subject (in partition part; -1: the
+// subject's) acknowledged at seq, of size bytes, that the projector has
+// yet to apply.
+func (w *storageWatch) appended(subject string, part int, seq uint64, size int) {
 	if w.projector == nil || w.embedded == nil || w.minFree < 0 || w.farFromFloor() {
 		return
 	}
-	part := 0
-	if w.partOf != nil {
+	switch {
+	case part >= 0: // the partition is known (a removal's ledger record)
+	case w.partOf != nil:
 		part = w.partOf(subject)
+	default:
+		part = 0
 	}
 	if seq <= w.projector.AppliedSeqOf(part) {
 		return
@@ -231,7 +238,7 @@ func (g gatedLog) Append(ctx context.Context, subject string, expectedLastSeq ui
 	defer stop()
 	res, err := g.Log.Append(ctx, subject, expectedLastSeq, msgID, data)
 	if err == nil {
-		g.w.appended(subject, res.Seq, len(data))
+		g.w.appended(subject, g.part-1, res.Seq, len(data))
 	}
 	if errors.Is(err, events.ErrUnknownOutcome) {
 		g.w.Nudge() // no answer: look at the storage now, not at the next tick
@@ -386,6 +393,24 @@ func (g *guarded) stopLocked() {
 	if g.down != nil {
 		g.down()
 	}
+}
+
+// LedgerLog implements events.LedgerRouter: the gated log of the stream
+// holding subject's removal ledger (the log itself in one stream).
+func (g gatedLog) LedgerLog(subject string) (events.Log, error) {
+	r, ok := g.Log.(events.LedgerRouter)
+	if !ok {
+		return g, nil
+	}
+	l, err := r.LedgerLog(subject)
+	if err != nil {
+		return nil, err
+	}
+	part := 0
+	if g.w.partOf != nil {
+		part = g.w.partOf(subject)
+	}
+	return gatedLog{Log: l, w: g.w, part: part + 1}, nil
 }
 
 // RemoveSubject implements events.Remover (erasure) when the log does.

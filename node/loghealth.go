@@ -69,12 +69,17 @@ type logHealth struct {
 	ledgerAt uint64
 }
 
+// logHealthHelp is the help of agentmem_log_healthy.
+const logHealthHelp = "1 while the log stream exists and has lost no message since the node started, but those the removal ledger lists; 0 otherwise (the node logs what it observed)."
+
 func newLogHealth(log healthLog, stream string, applied func() uint64, logger *slog.Logger, reg prometheus.Registerer) *logHealth {
-	g := prometheus.NewGauge(prometheus.GaugeOpts{
-		Name: "agentmem_log_healthy",
-		Help: "1 while the log stream exists and has lost no message since the node started, but those the removal ledger lists; 0 otherwise (the node logs what it observed).",
-	})
+	g := prometheus.NewGauge(prometheus.GaugeOpts{Name: "agentmem_log_healthy", Help: logHealthHelp})
 	reg.MustRegister(g)
+	return newLogHealthGauge(log, stream, applied, logger, g)
+}
+
+// newLogHealthGauge is a check of one stream setting gauge g.
+func newLogHealthGauge(log healthLog, stream string, applied func() uint64, logger *slog.Logger, g prometheus.Gauge) *logHealth {
 	return &logHealth{log: log, stream: stream, applied: applied, logger: logger, gauge: g, interval: logHealthInterval, checks: make(chan chan string)}
 }
 

@@ -70,7 +70,7 @@ type Node struct {
 	// relays counts the calls relayed to another node (callServer).
 	relays    sync.WaitGroup
 	storage   *storageWatch
-	logHealth *logHealth
+	logHealth logChecker
 	// retention and compactor are the archive/delete-after sweep and the
 	// bounded log's compactor (nil when off); their Run loops own them.
 	retention   *archiveSweep
@@ -87,8 +87,11 @@ type Node struct {
 	// goroutine.
 	eraser     *erasure.Coordinator
 	resumeFrom uint64
-	url        string
-	Registry   *prometheus.Registry
+	// resumeFromParts is resumeFrom per partition (the log in K > 1
+	// partitions).
+	resumeFromParts []uint64
+	url             string
+	Registry        *prometheus.Registry
 
 	// inspector serves /ui/ on the HTTP listener (closed by Shutdown).
 	inspector *inspector.Inspector
@@ -204,6 +207,12 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 		}
 		baseLog, wholeLog, marks = mlog, noWholeLog{}, mlog.marks
 		n.marks, n.plog = marks, mlog.PartitionedLog
+		var store *projections.Store
+		if cfg.Projector {
+			store = n.store
+		}
+		n.logHealth = newPartitionHealth(mlog.PartitionedLog, store, logger, n.Registry)
+		n.goBackground("log health check stopped", n.logHealth.Run)
 	} else {
 		var jsLog *events.JetStreamLog
 		if err = n.untilReady(ctx, "stream "+cfg.Stream, func(ctx context.Context) (err error) {
@@ -252,6 +261,9 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	log := gatedLog{Log: baseLog, w: n.storage}
 	n.log = log
 	n.reader, n.stream = gatedReader{StreamReader: wholeLog, w: n.storage}, cfg.Stream
+	if n.plog != nil {
+		n.reader = partitionedReader{gatedReader: gatedReader{StreamReader: wholeLog, w: n.storage}, l: n.plog}
+	}
 	var rewriter actors.Rewriter
 	if cfg.LLM.BaseURL != "" {
 		if rewriter, err = llmsummary.New(cfg.LLM); err != nil {
@@ -311,6 +323,16 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	deps := api.Deps{Dispatcher: placed, Scopes: placed, Router: router{t: n.placement, w: n.storage, nc: n.nc}, Data: dstore, Reranker: cfg.Reranker, Logger: logger,
 		Metrics: api.NewMetrics(n.Registry), Tenants: tenants, Watcher: n.watcher(gatedReader{StreamReader: wholeLog, w: n.storage}, maxWatchReads)}
 	edeps := erasure.Deps{Log: log, Reader: wholeLog, Codec: codec, Actors: placed, Data: dstore}
+	if marks != nil {
+		// Each partition's ledger is resumed on its own; a removal's
+		// receipt marks its aggregate's partition (the owner may be
+		// another node).
+		edeps.Streams = make([]erasure.Stream, n.plog.Partitions())
+		for i := range edeps.Streams {
+			edeps.Streams[i] = n.plog.Partition(i)
+		}
+		edeps.Actors = markedErasures{Actors: placed, marks: marks}
+	}
 	if cfg.Projector {
 		rm := readModel{p: n.proj, s: n.store, logger: logger, marks: marks}
 		if cfg.Embeddings.BaseURL != "" {
@@ -322,18 +344,14 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 		deps.Entries = rm
 		edeps.ReadModel = rm
 	}
-	// Erasure reads the removal ledger of the one stream: with the log in
-	// partitions there is no eraser yet (erase answers 501).
-	if marks == nil {
-		if n.eraser, err = erasure.New(erasure.Config{Now: cfg.Now, Step: cfg.EraseStep}, edeps); err != nil {
-			return n, err
-		}
-		deps.Eraser = n.eraser
-		// Erasures a crash left half done are finished before the API serves
-		// (and, should an owner be unreachable now, later: resumeLoop).
-		resumed := n.resumeOnce(ctx)
-		n.goBackground("erasure resumption stopped", func(ctx context.Context) error { return n.resumeLoop(ctx, resumed) })
+	if n.eraser, err = erasure.New(erasure.Config{Now: cfg.Now, Step: cfg.EraseStep}, edeps); err != nil {
+		return n, err
 	}
+	deps.Eraser = n.eraser
+	// Erasures a crash left half done are finished before the API serves
+	// (and, should an owner be unreachable now, later: resumeLoop).
+	resumed := n.resumeOnce(ctx)
+	n.goBackground("erasure resumption stopped", func(ctx context.Context) error { return n.resumeLoop(ctx, resumed) })
 	ncfg := natsapi.DefaultConfig()
 	if tenants != nil {
 		// Every tenant request crosses a service import, whose reply
@@ -386,7 +404,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 		n.goBackground("archive sweep stopped", sw.Run)
 	}
 	if cfg.LogWindow > 0 && cfg.Projector {
-		lc := &logCompactor{js: js, stream: cfg.Stream, eraser: n.eraser, window: cfg.LogWindow, interval: compactInterval(cfg.LogWindow),
+		lc := &logCompactor{js: js, stream: cfg.Stream, partitions: cfg.LogPartitions, eraser: n.eraser, window: cfg.LogWindow, interval: compactInterval(cfg.LogWindow),
 			timeout: acfg.ForwardTimeout + 4*cfg.Actors.StoreTimeout, now: cfg.now, logger: logger}
 		n.compactor = lc
 		n.goBackground("log compaction stopped", lc.Run)

@@ -8,16 +8,22 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/agentmem/agentmem/actors"
 	"github.com/agentmem/agentmem/events"
+	"github.com/agentmem/agentmem/inspector"
 	"github.com/agentmem/agentmem/projections"
 )
 
 // The log in K > 1 partitions (--log-partitions, docs/PARTITIONS.md): the
 // node writes through an events.PartitionedLog and its projector reads the
 // K streams, each from its own checkpoint; a watch reads its aggregate's
-// partition. Not served yet with K > 1: erase, retention's deletes, the
-// bounded log, the log health check and the inspector's views of the
-// whole log; every node still projects every partition.
+// partition; erasure keeps the removal ledger per stream (an aggregate's
+// removal in its own stream: LedgerLog), and the bounded log sweeps each
+// stream, and the log health check checks each stream
+// (loghealth_partitions.go); the inspector reads a session from its stream
+// and time travel the K ledgers (partitionedReader). Not served yet with
+// K > 1: the inspector's views of the whole log (Erasures); every node
+// still projects every partition.
 
 // errPartitionedRead answers the readers of the whole log that are not
 // built per partition yet (erasure's ledger, the inspector's pages of the
@@ -158,3 +164,66 @@ func (n *Node) checkPartitionedLog(ctx context.Context, js jetstream.JetStream, 
 	}
 	return nil
 }
+
+// LedgerLog implements events.LedgerRouter: the stream of subject's
+// partition, its appends (a removal's ledger records) marked too.
+func (l markedLog) LedgerLog(subject string) (events.Log, error) {
+	part, err := l.PartitionOf(subject)
+	if err != nil {
+		return nil, err
+	}
+	return markedPartition{Log: l.Partition(part), part: part, marks: l.marks}, nil
+}
+
+// markedPartition is one partition's stream recording in marks the
+// sequence of every append.
+type markedPartition struct {
+	events.Log
+	part  int
+	marks *partitionMarks
+}
+
+// Append implements events.Log.
+func (l markedPartition) Append(ctx context.Context, subject string, expectedLastSeq uint64, msgID string, data []byte) (events.AppendResult, error) {
+	res, err := l.Log.Append(ctx, subject, expectedLastSeq, msgID, data)
+	if err == nil {
+		l.marks.raise(l.part, res.Seq)
+	}
+	return res, err
+}
+
+// partitionedReader is the inspector's reader of a log in K > 1
+// partitions: no whole stream (Bounds and Read answer errPartitionedRead),
+// but each aggregate's partition stream (inspector.SubjectReader) and each
+// stream's removal ledger (actors.LedgerStreams, for time travel), reads
+// gated by w.
+var (
+	_ actors.LedgerStreams    = partitionedReader{}
+	_ inspector.SubjectReader = partitionedReader{}
+)
+
+type partitionedReader struct {
+	gatedReader // of noWholeLog
+	l           *events.PartitionedLog
+}
+
+// ReaderOf is the stream holding the logical subject.
+func (r partitionedReader) ReaderOf(subject string) (events.StreamReader, error) {
+	p, err := r.l.PartitionOf(subject)
+	if err != nil {
+		return nil, err
+	}
+	return gatedReader{StreamReader: r.l.Partition(p), w: r.w}, nil
+}
+
+// LedgerStreams are the K streams, partition 0 first.
+func (r partitionedReader) LedgerStreams() []events.StreamReader {
+	out := make([]events.StreamReader, r.l.Partitions())
+	for i := range out {
+		out[i] = gatedReader{StreamReader: r.l.Partition(i), w: r.w}
+	}
+	return out
+}
+
+// PartitionOf is the partition of the logical subject.
+func (r partitionedReader) PartitionOf(subject string) (int, error) { return r.l.PartitionOf(subject) }

@@ -253,9 +253,12 @@ func TestLogPartitionsServeAsOneStream(t *testing.T) {
 	if err != nil || len(rep.GetHits()) != 1 {
 		t.Fatalf("search after restart: %v, %v", rep, err)
 	}
-	// Not served with partitions yet: erase says so.
-	if _, err := c.EraseSession(ctx, "s0-0", "test"); err == nil {
-		t.Fatal("erase served with the log in partitions")
+	// Erase is served with partitions (erase_partitions_test.go).
+	if _, err := c.EraseSession(ctx, "s0-0", "test"); err != nil {
+		t.Fatalf("erase with the log in partitions: %v", err)
+	}
+	if _, err := c.Get(ctx, "s0-0"); client.Code(err) != 404 {
+		t.Fatalf("s0-0 after its erase: %v, want 404", err)
 	}
 }
 
@@ -273,16 +276,12 @@ func partitionedNodeSearch(t *testing.T, ctx context.Context, nc *nats.Conn, id 
 // TestLogPartitionsRefused: the layouts do not mix. A node of six
 // partitions refuses a server holding the one stream MEM, and a node of
 // one stream or of another K refuses the six streams; --log-window with
-// partitions is refused at once.
+// partitions is served (the default window validates).
 func TestLogPartitionsRefused(t *testing.T) {
 	cfg := node.DefaultConfig()
 	cfg.LogPartitions = 6
-	if err := cfg.Validate(); err == nil {
-		t.Fatal("log-partitions 6 with the default log window validated")
-	}
-	cfg.LogWindow = 0
 	if err := cfg.Validate(); err != nil {
-		t.Fatal(err)
+		t.Fatalf("log-partitions 6 with the default log window: %v", err)
 	}
 	cfg.LogPartitions = -1
 	if err := cfg.Validate(); err == nil {

@@ -65,6 +65,12 @@ func (r readModel) WaitFor(ctx context.Context, seq uint64) error {
 	return r.p.WaitFor(ctx, seq)
 }
 
+// WaitForAll implements erasure.PartitionsWaiter: it returns once each
+// partition i applied ends[i].
+func (r readModel) WaitForAll(ctx context.Context, ends []uint64) error {
+	return r.p.WaitForAll(ctx, ends)
+}
+
 // AppliedSeq is the projection's checkpoint; with the log in partitions
 // the least of theirs (a sequence at or below it is applied in any
 // partition).
