@@ -434,4 +434,27 @@ func TestRebuildPartitions(t *testing.T) {
 	if _, err := RebuildPartitions(ctx, js, events.StreamName, testLogPartitions, path, testCodec, nil, WithUpTo(3)); !errors.Is(err, ErrInvalidConfig) {
 		t.Fatalf("WithUpTo: %v, want ErrInvalidConfig", err)
 	}
+	if _, err := RebuildPartitions(ctx, js, events.StreamName, testLogPartitions, path, testCodec, nil, WithUpToPartitions([]uint64{1, 2})); !errors.Is(err, ErrInvalidConfig) {
+		t.Fatalf("WithUpToPartitions of two: %v, want ErrInvalidConfig", err)
+	}
+	// Each partition up to its own bound (past its end: its end).
+	upTo := make([]uint64, testLogPartitions)
+	for i, l := range lasts {
+		upTo[i] = l / 2
+	}
+	upTo[1] = lasts[1] + 10
+	part := filepath.Join(t.TempDir(), "part.db")
+	if _, err := RebuildPartitions(ctx, js, events.StreamName, testLogPartitions, part, testCodec, nil, WithUpToPartitions(upTo)); err != nil {
+		t.Fatal(err)
+	}
+	bounded, err := Open(part)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bounded.Close()
+	for i := range testLogPartitions {
+		if got, want := bounded.AppliedSeqOf(i), min(upTo[i], lasts[i]); got != want {
+			t.Fatalf("bounded rebuild: partition %d checkpoint %d, want %d", i, got, want)
+		}
+	}
 }

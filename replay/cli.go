@@ -39,7 +39,9 @@ commands:
         whose checkpoint is before the log's end is compared with the log
         up to that checkpoint: identical, it prints "BEHIND by N" and exits
         4 (it lags, the node's projector catches up when it runs); any
-        difference prints "DIFFERS" and exits 1.
+        difference prints "DIFFERS" and exits 1. A projection of a log in
+        K partitions (the file records K) is compared with the K streams,
+        each up to its own checkpoint.
   inspect session <id> [--at-seq N | --at-time RFC3339] [--json]
         the session as it was after the last of its batches at or before
         stream sequence N (or command time T; default: the latest): its
