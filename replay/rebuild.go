@@ -238,9 +238,10 @@ func digestFile(path string) (fileDigest, error) {
 	return f, err
 }
 
-// projectionStat reads a projection file's size and checkpoint without
-// creating it when missing.
-func projectionStat(path string, logLast uint64) (*ProjectionStat, error) {
+// projectionStat reads a projection file's size and checkpoints without
+// creating it when missing; logLasts are the log's streams' last sequences
+// (one, or one per partition).
+func projectionStat(path string, logLasts []uint64) (*ProjectionStat, error) {
 	p := &ProjectionStat{Path: path}
 	fi, err := os.Stat(path)
 	if os.IsNotExist(err) {
@@ -255,11 +256,25 @@ func projectionStat(path string, logLast uint64) (*ProjectionStat, error) {
 		return nil, fmt.Errorf("replay: projection (is a node running on it?): %w", err)
 	}
 	p.AppliedSeq = s.AppliedSeq()
+	applied := []uint64{p.AppliedSeq}
+	if k := s.LogPartitions(); k > 1 {
+		applied = make([]uint64, k)
+		for i := range k {
+			applied[i] = s.AppliedSeqOf(i)
+		}
+		p.AppliedSeqs = applied
+	}
 	if err := s.Close(); err != nil {
 		return nil, fmt.Errorf("replay: projection: %w", err)
 	}
-	if logLast > p.AppliedSeq {
-		p.Lag = logLast - p.AppliedSeq
+	if len(applied) != len(logLasts) {
+		p.OtherLayout = len(applied)
+		return p, nil
+	}
+	for i, last := range logLasts {
+		if last > applied[i] {
+			p.Lag += last - applied[i]
+		}
 	}
 	return p, nil
 }
