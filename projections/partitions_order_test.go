@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/agentmem/agentmem/events"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 )
@@ -92,4 +94,26 @@ func diffHits(a, b []*memoryv1.SearchHit) string {
 		}
 	}
 	return ""
+}
+
+// TestMessageTimes: the two times the age of a document is read from, as
+// proto.Unmarshal reads them.
+func TestMessageTimes(t *testing.T) {
+	for _, m := range []*memoryv1.Message{
+		{},
+		{Id: "m1", Seq: 3, Content: "x", CreatedUnixNano: 5},
+		{Id: "m2", Content: "said", CreatedUnixNano: -7, SaidUnixNano: 1_700_000_000_000_000_001, Name: "Al", ToolCalls: []*memoryv1.ToolCall{{Id: "c"}}},
+	} {
+		v, err := proto.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		created, said, err := messageTimes(v)
+		if err != nil || created != m.GetCreatedUnixNano() || said != m.GetSaidUnixNano() {
+			t.Fatalf("messageTimes(%v) = %d, %d, %v", m, created, said, err)
+		}
+	}
+	if _, _, err := messageTimes([]byte{0x50}); err == nil {
+		t.Fatal("a truncated message read without error")
+	}
 }

@@ -22,21 +22,26 @@ import (
 // A search over one session orders by doc id in every layout. A search
 // over several sessions (user scope) of a projection of K > 1 partitions
 // orders documents by age instead wherever it would compare doc ids (the
-// recency boost, ties of equal scores): the message's created time, then
-// its session id, then its sequence in the session. That order is the
-// log's, whatever order the partitions were applied in. With one stream
-// the doc id order is kept, unchanged.
+// recency boost, ties of equal scores): the message's created time (its
+// batch's, set by the actor), then its said time (two messages created at
+// once: the one said later is the newer), then its session id, then its
+// sequence in the session. That order is a function of the log, the log's
+// own wherever the writes' times follow it, whatever order the partitions
+// were applied in. With one stream the doc id order is kept, unchanged.
 
 // ageKey orders documents of several sessions independently of the order
 // the projection applied them.
 type ageKey struct {
-	created int64
-	sid     string
-	seq     uint64
+	created, said int64
+	sid           string
+	seq           uint64
 }
 
 func (a ageKey) compare(b ageKey) int {
 	if c := cmp.Compare(a.created, b.created); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.said, b.said); c != 0 {
 		return c
 	}
 	if c := cmp.Compare(a.sid, b.sid); c != 0 {
@@ -90,11 +95,11 @@ func (a *docAges) read(id uint64) (ageKey, error) {
 	if v == nil {
 		return ageKey{sid: sid, seq: seq}, fmt.Errorf("projections: bm25 doc %d points to missing message %s/%d", id, sid, seq)
 	}
-	created, err := messageCreated(v)
+	created, said, err := messageTimes(v)
 	if err != nil {
 		return ageKey{sid: sid, seq: seq}, fmt.Errorf("projections: stored message %s/%d: %w", sid, seq, err)
 	}
-	return ageKey{created: created, sid: sid, seq: seq}, nil
+	return ageKey{created: created, said: said, sid: sid, seq: seq}, nil
 }
 
 // older reports whether document x is older than document y.
@@ -117,32 +122,40 @@ func (r *ranker) newTop(k int) *swap.TopK {
 	return swap.NewTopKBy(k, r.ages.older)
 }
 
-// messageCreatedField is the field number of Message.created_unix_nano.
-var messageCreatedField = (&memoryv1.Message{}).ProtoReflect().Descriptor().Fields().ByName("created_unix_nano").Number()
+// The field numbers of Message.created_unix_nano and said_unix_nano.
+var (
+	messageCreatedField = (&memoryv1.Message{}).ProtoReflect().Descriptor().Fields().ByName("created_unix_nano").Number()
+	messageSaidField    = (&memoryv1.Message{}).ProtoReflect().Descriptor().Fields().ByName("said_unix_nano").Number()
+)
 
-// messageCreated returns created_unix_nano of an encoded Message without
-// decoding the rest (the last occurrence wins, as proto.Unmarshal).
-func messageCreated(v []byte) (int64, error) {
-	var created int64
+// messageTimes returns created_unix_nano and said_unix_nano of an encoded
+// Message without decoding the rest (the last occurrence wins, as
+// proto.Unmarshal).
+func messageTimes(v []byte) (created, said int64, err error) {
 	for len(v) > 0 {
 		num, typ, n := protowire.ConsumeTag(v)
 		if n < 0 {
-			return 0, protowire.ParseError(n)
+			return 0, 0, protowire.ParseError(n)
 		}
 		v = v[n:]
-		if num == messageCreatedField && typ == protowire.VarintType {
+		if (num == messageCreatedField || num == messageSaidField) && typ == protowire.VarintType {
 			x, n := protowire.ConsumeVarint(v)
 			if n < 0 {
-				return 0, protowire.ParseError(n)
+				return 0, 0, protowire.ParseError(n)
 			}
-			created, v = int64(x), v[n:]
+			if num == messageCreatedField {
+				created = int64(x)
+			} else {
+				said = int64(x)
+			}
+			v = v[n:]
 			continue
 		}
 		n = protowire.ConsumeFieldValue(num, typ, v)
 		if n < 0 {
-			return 0, protowire.ParseError(n)
+			return 0, 0, protowire.ParseError(n)
 		}
 		v = v[n:]
 	}
-	return created, nil
+	return created, said, nil
 }
