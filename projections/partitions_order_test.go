@@ -3,6 +3,7 @@ package projections
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"path/filepath"
 	"testing"
 	"time"
@@ -115,5 +116,38 @@ func TestMessageTimes(t *testing.T) {
 	}
 	if _, _, err := messageTimes([]byte{0x50}); err == nil {
 		t.Fatal("a truncated message read without error")
+	}
+}
+
+// BenchmarkSearchUserAge: the queries of BenchmarkSearch in USER scope,
+// ranked as a projection of one stream does (documents ordered by doc id)
+// and as one of a log in partitions does (by age: one read of the
+// document and its message per candidate, search_age.go), beside plain
+// BM25 (the engine's ranking alone), alternately in one run.
+func BenchmarkSearchUserAge(b *testing.B) {
+	s := benchStore(b, *benchSearchDocs)
+	for _, v := range []struct {
+		name  string
+		parts int64
+		opts  SearchOptions
+	}{{"raw-plain-bm25", 1, SearchOptions{Plain: true}}, {"doc-id", 1, SearchOptions{}}, {"age", testLogPartitions, SearchOptions{}}} {
+		b.Run(v.name, func(b *testing.B) {
+			s.logPartitions.Store(v.parts) // the ranking reads it; nothing is written
+			defer s.logPartitions.Store(1)
+			rng := rand.New(rand.NewPCG(3, 3))
+			lat := make([]time.Duration, 0, b.N)
+			for i := 0; i < b.N; i++ {
+				q := benchWords[rng.IntN(len(benchWords))]
+				for j := rng.IntN(3); j > 0; j-- {
+					q += " " + benchWords[rng.IntN(len(benchWords))]
+				}
+				t0 := time.Now()
+				if _, err := s.SearchWith(fmt.Sprintf("s%03d", rng.IntN(100)), memoryv1.SearchScope_SEARCH_SCOPE_USER, q, 10, v.opts); err != nil {
+					b.Fatal(err)
+				}
+				lat = append(lat, time.Since(t0))
+			}
+			reportPercentiles(b, lat)
+		})
 	}
 }

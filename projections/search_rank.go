@@ -390,6 +390,15 @@ func (r *ranker) rank(q swap.Query, limit int, deep bool) ([]*candidate, error) 
 	if !rerank {
 		return cands, nil
 	}
+	if r.ages != nil {
+		// Every candidate's age is needed below: read each once (its
+		// content with it) rather than its age and then its content.
+		for _, c := range cands {
+			if err := r.read(c); err != nil {
+				return nil, err
+			}
+		}
+	}
 	if r.rk.recency > 0 && len(cands) > 1 {
 		byAge := slices.Clone(cands)
 		slices.SortFunc(byAge, func(a, b *candidate) int { return r.compareDocs(a.docID, b.docID) })
@@ -608,6 +617,9 @@ func (r *ranker) read(c *candidate) error {
 			return err
 		}
 		c.docLen, c.sid, c.seq, c.content, c.sum = docLen, sid, sum.GetLastSeq(), sum.GetText(), sum
+		if r.ages != nil {
+			r.ages.ages[c.docID] = ageKey{sid: sid, seq: c.seq}
+		}
 		return nil
 	}
 	v := r.msgs.Get(swapMessageKey(sid, seq))
@@ -619,6 +631,14 @@ func (r *ranker) read(c *candidate) error {
 		return fmt.Errorf("projections: stored message %s/%d: %w", sid, seq, err)
 	}
 	c.docLen, c.sid, c.seq, c.content = docLen, sid, seq, content
+	if r.ages != nil {
+		// Its age, from the bytes read anyway (search_age.go).
+		created, said, err := messageTimes(v)
+		if err != nil {
+			return fmt.Errorf("projections: stored message %s/%d: %w", sid, seq, err)
+		}
+		r.ages.ages[c.docID] = ageKey{created: created, said: said, sid: sid, seq: seq}
+	}
 	return nil
 }
 
