@@ -82,21 +82,29 @@ func Inspect(ctx context.Context, cfg InspectConfig, w io.Writer) error {
 // stream (its sequences are the ones --at-seq names).
 type sessionLog struct {
 	log events.Log
-	// reader reads the removal ledger (nil for K > 1: not read per
-	// partition yet, actors.ContextAt then tells no erasure apart).
+	// reader reads the removal ledger: the one stream, or for K > 1 every
+	// partition's (actors.LedgerStreams; its own reads are the session's
+	// partition's).
 	reader events.StreamReader
 	stream string // the stream holding the session
 	l      *link
 }
 
 func (l *link) sessionLog(ctx context.Context, id string) (*sessionLog, error) {
-	log, stream, k, err := l.aggregateLog(ctx, events.SessionSubject(id))
+	log, stream, err := l.aggregateLog(ctx, events.SessionSubject(id))
 	if err != nil {
 		return nil, err
 	}
 	sl := &sessionLog{log: log, stream: stream, l: l}
-	if k == 1 {
-		sl.reader = log.(events.StreamReader)
+	switch lg := log.(type) {
+	case *events.PartitionedLog:
+		p, err := lg.PartitionOf(events.SessionSubject(id))
+		if err != nil {
+			return nil, fmt.Errorf("replay: %w", err)
+		}
+		sl.reader = partitionLedgers{StreamReader: lg.Partition(p), plog: lg}
+	case events.StreamReader:
+		sl.reader = lg
 	}
 	return sl, nil
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/agentmem/agentmem/actors"
 	"github.com/agentmem/agentmem/events"
 )
 
@@ -41,27 +42,51 @@ func (l *link) logPartitions(ctx context.Context) (int, error) {
 // aggregateLog is the log l holds as an events.Log: the one stream, or
 // for K > 1 the partitioned log (one aggregate's subject read from its
 // partition's stream); and the stream that holds subject.
-func (l *link) aggregateLog(ctx context.Context, subject string) (events.Log, string, int, error) {
+func (l *link) aggregateLog(ctx context.Context, subject string) (events.Log, string, error) {
 	k, err := l.logPartitions(ctx)
 	if err != nil {
-		return nil, "", 0, err
+		return nil, "", err
 	}
 	lcfg := events.DefaultJetStreamConfig()
 	lcfg.Stream = l.stream
 	if k == 1 {
 		log, err := events.OpenJetStreamLog(l.js, lcfg)
 		if err != nil {
-			return nil, "", 0, fmt.Errorf("replay: %w", err)
+			return nil, "", fmt.Errorf("replay: %w", err)
 		}
-		return log, l.stream, 1, nil
+		return log, l.stream, nil
 	}
 	plog, err := events.OpenPartitionedLog(l.js, lcfg, k)
 	if err != nil {
-		return nil, "", 0, fmt.Errorf("replay: %w", err)
+		return nil, "", fmt.Errorf("replay: %w", err)
 	}
 	p, err := plog.PartitionOf(subject)
 	if err != nil {
-		return nil, "", 0, fmt.Errorf("replay: %w", err)
+		return nil, "", fmt.Errorf("replay: %w", err)
 	}
-	return plog, plog.Streams()[p], k, nil
+	return plog, plog.Streams()[p], nil
+}
+
+// partitionLedgers is the removal ledger of a log in K > 1 partitions as
+// time travel reads it (actors.LedgerStreams): every partition's stream;
+// its own Bounds and Read are the session's partition's.
+type partitionLedgers struct {
+	events.StreamReader
+	plog *events.PartitionedLog
+}
+
+var _ actors.LedgerStreams = partitionLedgers{}
+
+// LedgerStreams are the K streams, partition 0 first.
+func (p partitionLedgers) LedgerStreams() []events.StreamReader {
+	out := make([]events.StreamReader, p.plog.Partitions())
+	for i := range out {
+		out[i] = p.plog.Partition(i)
+	}
+	return out
+}
+
+// PartitionOf is the partition of the logical subject.
+func (p partitionLedgers) PartitionOf(subject string) (int, error) {
+	return p.plog.PartitionOf(subject)
 }
