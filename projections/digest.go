@@ -2,10 +2,12 @@ package projections
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
 	"hash"
+	"slices"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -17,6 +19,15 @@ import (
 // order is the same, only the numbers differ): live and rebuilt read
 // models compare equal after an erasure too.
 
+//
+// With the log in K > 1 partitions the order of the ids is itself the
+// order the projector applied the partitions in (search_age.go), which
+// differs between a live and a rebuilt projection; only the documents of
+// one session (bm25_docs) or one entry (entry_docs) keep their order.
+// Digest then ranks the documents by their owner (session id, entry key),
+// then id, and hashes bm25_docs, entry_docs and each term's postings in
+// that rank order: canonical, whatever the interleaving.
+
 // docRanks maps each document id of b (keys: u64) to its rank.
 func docRanks(b *bolt.Bucket) map[uint64]uint64 {
 	ranks := make(map[uint64]uint64)
@@ -27,6 +38,76 @@ func docRanks(b *bolt.Bucket) map[uint64]uint64 {
 		return nil
 	})
 	return ranks
+}
+
+// docOwner returns the owner of a document of bucket (bm25_docs: its
+// session; entry_docs: its entry key), which orders the documents of a
+// projection of partitions (above).
+func docOwner(bucket, v []byte) (string, error) {
+	if bytes.Equal(bucket, bucketEntryDocs) {
+		d, err := parseEntryDocValue(v, false)
+		return string(d.ref), err
+	}
+	_, _, sid, err := parseDocValue(v)
+	return sid, err
+}
+
+// ownerRanks maps each document id of bucket to its rank by (owner, id).
+func ownerRanks(tx *bolt.Tx, bucket []byte) (map[uint64]uint64, error) {
+	type doc struct {
+		owner string
+		id    uint64
+	}
+	var docs []doc
+	err := tx.Bucket(bucket).ForEach(func(k, v []byte) error {
+		o, err := docOwner(bucket, v)
+		docs = append(docs, doc{o, beU64(k)})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(docs, func(a, b doc) int {
+		if c := cmp.Compare(a.owner, b.owner); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.id, b.id)
+	})
+	ranks := make(map[uint64]uint64, len(docs))
+	for i, d := range docs {
+		ranks[d.id] = uint64(i)
+	}
+	return ranks, nil
+}
+
+// rankedParts are the parts of one or more records each under a rank,
+// hashed in rank order (canonical digests).
+type rankedParts struct {
+	recs []rankedRec
+}
+
+type rankedRec struct {
+	rank  uint64
+	parts [][]byte
+}
+
+func (p *rankedParts) add(rank uint64, parts ...[]byte) {
+	c := make([][]byte, len(parts))
+	for i, b := range parts {
+		c[i] = bytes.Clone(b)
+	}
+	p.recs = append(p.recs, rankedRec{rank, c})
+}
+
+// flush hashes the records in rank order and empties p.
+func (p *rankedParts) flush(d *digestWriter) {
+	slices.SortStableFunc(p.recs, func(a, b rankedRec) int { return cmp.Compare(a.rank, b.rank) })
+	for _, r := range p.recs {
+		for _, b := range r.parts {
+			d.part(b)
+		}
+	}
+	p.recs = p.recs[:0]
 }
 
 // digestWriter hashes length-prefixed parts.
@@ -42,19 +123,28 @@ func (d *digestWriter) part(b []byte) {
 }
 
 // digestBucket returns the SHA-256 of bucket name's content, document ids
-// by rank (see above).
-func digestBucket(tx *bolt.Tx, name string, ranks func(bucket []byte) map[uint64]uint64) ([]byte, error) {
+// by rank (see above). canonical (a projection of partitions) hashes the
+// documents and each term's postings in rank order; otherwise rank order
+// is id order, the order they are stored in.
+func digestBucket(tx *bolt.Tx, name string, ranks func(bucket []byte) map[uint64]uint64, canonical bool) ([]byte, error) {
 	d := &digestWriter{h: sha256.New()}
 	b := tx.Bucket([]byte(name))
 	rank := func(bucket []byte, id uint64) []byte { return u64(ranks(bucket)[id]) }
+	var sorted rankedParts
 	var err error
 	switch name {
 	case string(bucketBM25Docs), string(bucketEntryDocs):
 		err = b.ForEach(func(k, v []byte) error {
+			if canonical {
+				r := ranks([]byte(name))[beU64(k)]
+				sorted.add(r, u64(r), v)
+				return nil
+			}
 			d.part(rank([]byte(name), beU64(k)))
 			d.part(v)
 			return nil
 		})
+		sorted.flush(d)
 	case string(bucketEntryDocIDs):
 		err = b.ForEach(func(k, v []byte) error {
 			d.part(k)
@@ -89,6 +179,11 @@ func digestBucket(tx *bolt.Tx, name string, ranks func(bucket []byte) map[uint64
 				if err != nil || !ok {
 					return err
 				}
+				if canonical {
+					r := ranks(bucketBM25Docs)[p.docID]
+					sorted.add(r, group, u64(r), u64(uint64(p.tf)<<32|uint64(p.docLen)), dec.sessions[p.session])
+					continue
+				}
 				d.part(group)
 				d.part(rank(bucketBM25Docs, p.docID))
 				d.part(u64(uint64(p.tf)<<32 | uint64(p.docLen)))
@@ -110,6 +205,7 @@ func digestBucket(tx *bolt.Tx, name string, ranks func(bucket []byte) map[uint64
 						return err
 					}
 				}
+				sorted.flush(d)
 				return nil
 			}
 			for k, v := c.Seek(group); k != nil && bytes.HasPrefix(k, group); k, v = c.Next() {
@@ -117,6 +213,7 @@ func digestBucket(tx *bolt.Tx, name string, ranks func(bucket []byte) map[uint64
 					return err
 				}
 			}
+			sorted.flush(d) // the term's postings, in rank order
 			return nil
 		})
 	default:

@@ -29,6 +29,9 @@ type logBuilder struct {
 	version map[string]uint64
 	msgSeq  map[string]uint64
 	recs    []Decoded
+	// batchTime gives each message its batch's time (as the actors do),
+	// not baseTime plus its sequence in the session.
+	batchTime bool
 }
 
 func newLogBuilder(t testing.TB) *logBuilder {
@@ -84,13 +87,17 @@ func (l *logBuilder) msgs(sid string, texts ...string) *memoryv1.MessagesAppende
 	for i, text := range texts {
 		l.msgSeq[sid]++
 		n := l.msgSeq[sid]
+		created := baseTime + int64(n)
+		if l.batchTime {
+			created = baseTime + int64(l.seq+1)*int64(time.Second) // the next batch's (batch)
+		}
 		role := memoryv1.Role_ROLE_USER
 		if i%2 == 1 {
 			role = memoryv1.Role_ROLE_ASSISTANT
 		}
 		e.Messages = append(e.Messages, &memoryv1.Message{
 			Id: fmt.Sprintf("%s-m%d", sid, n), Seq: n, Role: role, Content: text,
-			Tokens: uint32(len(text)/4 + 1), Turn: uint32(n+1) / 2, CreatedUnixNano: baseTime + int64(n),
+			Tokens: uint32(len(text)/4 + 1), Turn: uint32(n+1) / 2, CreatedUnixNano: created,
 		})
 	}
 	return e

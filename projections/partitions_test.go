@@ -63,9 +63,11 @@ func publishTo(t testing.TB, log *events.PartitionedLog, recs []Decoded) []uint6
 }
 
 // partitionedFixture is a log of several users' sessions spread over
-// every partition of six.
+// every partition of six, each message created at its batch's time (as
+// the actors write them: in the log's order).
 func partitionedFixture(t testing.TB) *logBuilder {
 	l := newLogBuilder(t)
+	l.batchTime = true
 	for s := range 18 {
 		sid, user := fmt.Sprintf("s%d", s), fmt.Sprintf("u%d", s%3)
 		l.create(sid, user, "agent-1")
@@ -86,8 +88,9 @@ func partitionedFixture(t testing.TB) *logBuilder {
 // (session and user scope) alike; each partition's checkpoint is its
 // stream's last sequence, kept across a reopen. Projected again from the
 // whole log at once (a catch-up: the partitions' records interleave in
-// any order) recall, lists and session search still agree; user-scope
-// search may not (see compareProjections).
+// any order) they still agree, user-scope search included: it orders the
+// sessions' messages by their created time (search_age.go), which the
+// fixture's batches give in the log's order, as the actors do.
 func TestProjectorPartitionsEqualsOneStream(t *testing.T) {
 	l := partitionedFixture(t)
 	js1, log1 := partitionedJS(t, 1)
@@ -125,7 +128,7 @@ func TestProjectorPartitionsEqualsOneStream(t *testing.T) {
 	if one.AppliedSeq() != last1[0] || one.LogPartitions() != 1 || six.LogPartitions() != testLogPartitions {
 		t.Fatalf("one stream applied %d of %d; partitions %d and %d", one.AppliedSeq(), last1[0], one.LogPartitions(), six.LogPartitions())
 	}
-	compareProjections(t, one, six, true)
+	compareProjections(t, one, six)
 
 	// Reopened, the store keeps each partition's checkpoint.
 	path := six.Path()
@@ -151,7 +154,7 @@ func TestProjectorPartitionsEqualsOneStream(t *testing.T) {
 	if err := pc.WaitForAll(ctx, last6); err != nil {
 		t.Fatal(err)
 	}
-	compareProjections(t, one, caught, false)
+	compareProjections(t, one, caught)
 }
 
 // startProjection runs a projector of k partitions over js into a new
@@ -191,16 +194,10 @@ func publishOne(t testing.TB, ctx context.Context, log *events.PartitionedLog, r
 }
 
 // compareProjections compares the answers of two projections of the
-// fixture. User-scope search ranks a user's sessions' messages with a
-// recency boost by the order the projection applied them: equal only when
-// both applied the sessions in the same order (live, one write at a time),
-// so it is compared only when userScope.
-func compareProjections(t *testing.T, one, other *Store, userScope bool) {
+// fixture, search in session and user scope.
+func compareProjections(t *testing.T, one, other *Store) {
 	t.Helper()
-	scopes := []memoryv1.SearchScope{memoryv1.SearchScope_SEARCH_SCOPE_SESSION}
-	if userScope {
-		scopes = append(scopes, memoryv1.SearchScope_SEARCH_SCOPE_USER)
-	}
+	scopes := []memoryv1.SearchScope{memoryv1.SearchScope_SEARCH_SCOPE_SESSION, memoryv1.SearchScope_SEARCH_SCOPE_USER}
 	for s := range 18 {
 		sid := fmt.Sprintf("s%d", s)
 		m1, n1, err1 := one.Recall(sid, 0, 50)
@@ -433,8 +430,31 @@ func TestRebuildPartitions(t *testing.T) {
 			t.Fatalf("rebuilt partition %d checkpoint %d, want %d", i, got, l)
 		}
 	}
-	compareProjections(t, live, rebuilt, false)
+	compareProjections(t, live, rebuilt)
 	if _, err := RebuildPartitions(ctx, js, events.StreamName, testLogPartitions, path, testCodec, nil, WithUpTo(3)); !errors.Is(err, ErrInvalidConfig) {
 		t.Fatalf("WithUpTo: %v, want ErrInvalidConfig", err)
+	}
+	if _, err := RebuildPartitions(ctx, js, events.StreamName, testLogPartitions, path, testCodec, nil, WithUpToPartitions([]uint64{1, 2})); !errors.Is(err, ErrInvalidConfig) {
+		t.Fatalf("WithUpToPartitions of two: %v, want ErrInvalidConfig", err)
+	}
+	// Each partition up to its own bound (past its end: its end).
+	upTo := make([]uint64, testLogPartitions)
+	for i, l := range lasts {
+		upTo[i] = l / 2
+	}
+	upTo[1] = lasts[1] + 10
+	part := filepath.Join(t.TempDir(), "part.db")
+	if _, err := RebuildPartitions(ctx, js, events.StreamName, testLogPartitions, part, testCodec, nil, WithUpToPartitions(upTo)); err != nil {
+		t.Fatal(err)
+	}
+	bounded, err := Open(part)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bounded.Close()
+	for i := range testLogPartitions {
+		if got, want := bounded.AppliedSeqOf(i), min(upTo[i], lasts[i]); got != want {
+			t.Fatalf("bounded rebuild: partition %d checkpoint %d, want %d", i, got, want)
+		}
 	}
 }

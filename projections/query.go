@@ -265,7 +265,18 @@ func (s *Store) ListSessions(req *memoryv1.ListSessionsRequest) ([]*memoryv1.Ses
 func (s *Store) Digest() (map[string]string, error) {
 	out := make(map[string]string, len(allBuckets))
 	err := s.view(func(tx *bolt.Tx) error {
+		// A projection of partitions ranks documents by owner (digest.go).
+		canonical := s.LogPartitions() > 1
 		ranks := make(map[string]map[uint64]uint64)
+		if canonical {
+			for _, b := range [][]byte{bucketBM25Docs, bucketEntryDocs} {
+				r, err := ownerRanks(tx, b)
+				if err != nil {
+					return err
+				}
+				ranks[string(b)] = r
+			}
+		}
 		rankOf := func(bucket []byte) map[uint64]uint64 {
 			if r, ok := ranks[string(bucket)]; ok {
 				return r
@@ -278,7 +289,7 @@ func (s *Store) Digest() (map[string]string, error) {
 			if slices.ContainsFunc(notDigested, func(b []byte) bool { return bytes.Equal(b, name) }) {
 				continue
 			}
-			sum, err := digestBucket(tx, string(name), rankOf)
+			sum, err := digestBucket(tx, string(name), rankOf, canonical)
 			if err != nil {
 				return err
 			}

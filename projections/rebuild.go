@@ -62,6 +62,9 @@ type RebuildOption func(*rebuildOptions)
 type rebuildOptions struct {
 	idle time.Duration
 	upTo *uint64 // nil: the stream's last sequence
+	// upToParts bounds each partition's stream (RebuildPartitions; nil:
+	// each stream's last sequence).
+	upToParts []uint64
 }
 
 // WithUpTo stops the rebuild at stream sequence seq (or at the stream's
@@ -69,6 +72,14 @@ type rebuildOptions struct {
 // up to seq holds (replay verify compares a lagging projection with it).
 func WithUpTo(seq uint64) RebuildOption {
 	return func(o *rebuildOptions) { o.upTo = &seq }
+}
+
+// WithUpToPartitions is WithUpTo for RebuildPartitions: partition i's
+// stream stops at seqs[i] (or at its last sequence, if that comes first);
+// seqs has one sequence per partition (Store.AppliedSeqOf of a live file:
+// replay verify).
+func WithUpToPartitions(seqs []uint64) RebuildOption {
+	return func(o *rebuildOptions) { o.upToParts = slices.Clone(seqs) }
 }
 
 // WithIdleTimeout sets how long Rebuild waits for the next message of the

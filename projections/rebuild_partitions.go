@@ -18,10 +18,10 @@ import (
 // checks the one stream (its own removal ledger) and replayed in turn into
 // one new file, with its own checkpoint, written aside and renamed over
 // path. progress counts over all partitions. WithUpTo is refused: a
-// sequence names no partition. The partitions are applied one after the
-// other, not in the order a live projector interleaves them, so user-scope
-// search may rank equal hits otherwise than the live file does
-// (docs/PARTITIONS.md).
+// sequence names no partition (WithUpToPartitions names one per
+// partition). The partitions are applied one after the other, not in the
+// order a live projector interleaves them; searches and digests do not
+// depend on that order (search_age.go, digest.go).
 func RebuildPartitions(ctx context.Context, js jetstream.JetStream, stream string, k int, path string, codec *events.Codec,
 	progress func(applied, total uint64), opts ...RebuildOption) (RebuildStats, error) {
 	began := time.Now()
@@ -34,7 +34,10 @@ func RebuildPartitions(ctx context.Context, js jetstream.JetStream, stream strin
 		opt(&o)
 	}
 	if o.upTo != nil {
-		return stats, fmt.Errorf("%w: WithUpTo names no partition", ErrInvalidConfig)
+		return stats, fmt.Errorf("%w: WithUpTo names no partition (WithUpToPartitions)", ErrInvalidConfig)
+	}
+	if o.upToParts != nil && len(o.upToParts) != k {
+		return stats, fmt.Errorf("%w: WithUpToPartitions: %d sequences for %d partitions", ErrInvalidConfig, len(o.upToParts), k)
 	}
 	cfg := events.DefaultJetStreamConfig()
 	cfg.Stream = stream
@@ -51,6 +54,9 @@ func RebuildPartitions(ctx context.Context, js jetstream.JetStream, stream strin
 	for i := range k {
 		if parts[i].last, parts[i].removed, err = checkLog(ctx, plog.Partition(i), plog.Streams()[i]); err != nil {
 			return stats, err
+		}
+		if o.upToParts != nil {
+			parts[i].last = min(parts[i].last, o.upToParts[i])
 		}
 		total += parts[i].last
 	}

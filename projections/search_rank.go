@@ -250,6 +250,9 @@ func (s *Store) searchVec(sessionID string, scope memoryv1.SearchScope, query st
 		if corpus != nil && corpus.Except != "" && filter == nil {
 			r.except = []byte(corpus.Except)
 		}
+		if filter == nil && s.LogPartitions() > 1 {
+			r.ages = newDocAges(tx) // several sessions, several streams: search_age.go
+		}
 		cands, err := r.rank(q, limit, len(qvec) > 0)
 		if err != nil {
 			return err
@@ -265,7 +268,10 @@ func (s *Store) searchVec(sessionID string, scope memoryv1.SearchScope, query st
 			}
 		}
 		if len(qvec) > 0 {
-			cands = fuse(cands, r.vectorTop(tx.Bucket(bucketVectors), qvec, FusionDepth))
+			cands = fuse(cands, r.vectorTop(tx.Bucket(bucketVectors), qvec, FusionDepth), r.compareDocs)
+			if r.ages != nil && r.ages.err != nil {
+				return r.ages.err
+			}
 		}
 		for _, c := range cands[:min(limit, len(cands))] {
 			if err := r.load(c); err != nil {
@@ -303,7 +309,11 @@ type ranker struct {
 	// never set with filter.
 	except []byte
 	// extra are clauses added to every query's (feedback's expansion).
-	extra    []clause
+	extra []clause
+	// ages, when set, orders documents by age instead of doc id
+	// (search_age.go): a search of several sessions of a log in
+	// partitions.
+	ages     *docAges
 	n        uint64 // documents of the user
 	avgdl    float64
 	terms    *bolt.Bucket
@@ -367,6 +377,9 @@ func (r *ranker) rank(q swap.Query, limit int, deep bool) ([]*candidate, error) 
 		prox = newProximityClauses(content, r.rk.proximity)
 	}
 	top, err := r.score(clauses, depth, prox)
+	if err == nil && r.ages != nil {
+		err = r.ages.err
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -377,9 +390,18 @@ func (r *ranker) rank(q swap.Query, limit int, deep bool) ([]*candidate, error) 
 	if !rerank {
 		return cands, nil
 	}
+	if r.ages != nil {
+		// Every candidate's age is needed below: read each once (its
+		// content with it) rather than its age and then its content.
+		for _, c := range cands {
+			if err := r.read(c); err != nil {
+				return nil, err
+			}
+		}
+	}
 	if r.rk.recency > 0 && len(cands) > 1 {
 		byAge := slices.Clone(cands)
-		slices.SortFunc(byAge, func(a, b *candidate) int { return cmp.Compare(a.docID, b.docID) })
+		slices.SortFunc(byAge, func(a, b *candidate) int { return r.compareDocs(a.docID, b.docID) })
 		for i, c := range byAge {
 			c.boost = 1 + r.rk.recency*float64(i)/float64(len(byAge)-1)
 		}
@@ -416,7 +438,7 @@ func (r *ranker) rank(q swap.Query, limit int, deep bool) ([]*candidate, error) 
 			// sessions are two places to find them.
 			key := c.sid + "\x00" + textKey(c.content)
 			d, ok := seen[key]
-			if ok && !before(c, d) {
+			if ok && !r.before(c, d) {
 				c.dup = true // a copy of a better hit: not one itself
 				continue
 			}
@@ -439,21 +461,24 @@ func (r *ranker) rank(q swap.Query, limit int, deep bool) ([]*candidate, error) 
 		cands = slices.DeleteFunc(cands, func(c *candidate) bool { return c.dup })
 	}
 	slices.SortStableFunc(cands, func(a, b *candidate) int {
-		if before(a, b) {
+		if r.before(a, b) {
 			return -1
 		}
-		if before(b, a) {
+		if r.before(b, a) {
 			return 1
 		}
 		return 0
 	})
+	if r.ages != nil && r.ages.err != nil {
+		return nil, r.ages.err
+	}
 	return cands, nil
 }
 
 // before reports whether a ranks before b: a higher score, or the same
-// score and a smaller doc id (the older document).
-func before(a, b *candidate) bool {
-	return a.score > b.score || (a.score == b.score && a.docID < b.docID)
+// score and the older document (the smaller doc id, or compareDocs).
+func (r *ranker) before(a, b *candidate) bool {
+	return a.score > b.score || (a.score == b.score && r.compareDocs(a.docID, b.docID) < 0)
 }
 
 // textKey is the key under which dedupe compares texts: lower-cased, runs
@@ -461,8 +486,9 @@ func before(a, b *candidate) bool {
 func textKey(s string) string { return strings.Join(strings.Fields(strings.ToLower(s)), " ") }
 
 // fuse merges the lexical ranking (best first) with the vector ranking by
-// reciprocal rank fusion; ties: smaller doc id first.
-func fuse(lexical []*candidate, vec *swap.TopK) []*candidate {
+// reciprocal rank fusion; ties: the older document first (docs orders
+// two doc ids: the ranker's compareDocs).
+func fuse(lexical []*candidate, vec *swap.TopK, docs func(x, y uint64) int) []*candidate {
 	byDoc := make(map[uint64]*candidate, len(lexical)+vec.Len())
 	out := make([]*candidate, 0, len(lexical)+vec.Len())
 	for i, c := range lexical {
@@ -485,12 +511,8 @@ func fuse(lexical []*candidate, vec *swap.TopK) []*candidate {
 			return -1
 		case a.score < b.score:
 			return 1
-		case a.docID < b.docID:
-			return -1
-		case a.docID > b.docID:
-			return 1
 		}
-		return 0
+		return docs(a.docID, b.docID)
 	})
 	return out
 }
@@ -595,6 +617,9 @@ func (r *ranker) read(c *candidate) error {
 			return err
 		}
 		c.docLen, c.sid, c.seq, c.content, c.sum = docLen, sid, sum.GetLastSeq(), sum.GetText(), sum
+		if r.ages != nil {
+			r.ages.ages[c.docID] = ageKey{sid: sid, seq: c.seq}
+		}
 		return nil
 	}
 	v := r.msgs.Get(swapMessageKey(sid, seq))
@@ -606,6 +631,14 @@ func (r *ranker) read(c *candidate) error {
 		return fmt.Errorf("projections: stored message %s/%d: %w", sid, seq, err)
 	}
 	c.docLen, c.sid, c.seq, c.content = docLen, sid, seq, content
+	if r.ages != nil {
+		// Its age, from the bytes read anyway (search_age.go).
+		created, said, err := messageTimes(v)
+		if err != nil {
+			return fmt.Errorf("projections: stored message %s/%d: %w", sid, seq, err)
+		}
+		r.ages.ages[c.docID] = ageKey{created: created, said: said, sid: sid, seq: seq}
+	}
 	return nil
 }
 
@@ -755,7 +788,7 @@ func (r *ranker) score(clauses []clause, k int, prox *proximityClauses) (*swap.T
 			its = append(its, it)
 		}
 	}
-	top := swap.NewTopK(k)
+	top := r.newTop(k)
 	for {
 		doc, any := uint64(0), false
 		for _, it := range its {

@@ -291,7 +291,7 @@ func (s *Store) VectorStats() (model string, vectors int, cursor uint64, err err
 // cosine), best first. Vectors of another dimension are skipped. It is a
 // scan of the user's vectors: no approximate index.
 func (r *ranker) vectorTop(b *bolt.Bucket, q []float32, k int) *swap.TopK {
-	top := swap.NewTopK(k)
+	top := r.newTop(k)
 	p := vectorPrefix(r.userKey, string(r.filter))
 	var skip []byte // the session left out (ranker.except)
 	if r.except != nil {

@@ -39,13 +39,17 @@ commands:
         whose checkpoint is before the log's end is compared with the log
         up to that checkpoint: identical, it prints "BEHIND by N" and exits
         4 (it lags, the node's projector catches up when it runs); any
-        difference prints "DIFFERS" and exits 1.
+        difference prints "DIFFERS" and exits 1. A projection of a log in
+        K partitions (the file records K) is compared with the K streams,
+        each up to its own checkpoint.
   inspect session <id> [--at-seq N | --at-time RFC3339] [--json]
         the session as it was after the last of its batches at or before
         stream sequence N (or command time T; default: the latest): its
         layers and the exact context an LLM was sent then. A point before
         what the log keeps (compacted or erased away) exits 5 and names
-        the earliest point that can be inspected.
+        the earliest point that can be inspected. With the log in K
+        partitions (K read from the streams) the session is read from its
+        partition's stream, whose sequences N names.
   export [--out FILE|-] [--partitions K]
         the stream as JSON lines, one per message, in stream order:
         {"seq","subject","time","batch": protojson EventBatch}; with
@@ -85,7 +89,8 @@ commands:
         it again: it resumes; a node refuses a half-compacted stream.
   stats [--projection FILE]
         streams, aggregates per kind, projection size/applied seq/lag, data
-        directory size.
+        directory size. With the log in K partitions (K read from the
+        streams) its K streams, and the projection's K checkpoints.
 ` + namespaceUsage + `
 exit status: 0 ok, 1 failure or verify found differences, 2 usage error,
 3 the log cannot be read whole (stream missing, a gap, a purged head, or

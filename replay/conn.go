@@ -136,16 +136,21 @@ func (c Conn) dial() (*link, error) {
 
 // streamInfo returns the log stream's info; a missing stream wraps ErrNoStream.
 func (l *link) streamInfo(ctx context.Context, opts ...jetstream.StreamInfoOpt) (*jetstream.StreamInfo, error) {
-	s, err := l.js.Stream(ctx, l.stream)
+	return l.streamInfoOf(ctx, l.stream, opts...)
+}
+
+// streamInfoOf is streamInfo of the stream name (a partition's).
+func (l *link) streamInfoOf(ctx context.Context, name string, opts ...jetstream.StreamInfoOpt) (*jetstream.StreamInfo, error) {
+	s, err := l.js.Stream(ctx, name)
 	if err != nil {
 		if errors.Is(err, jetstream.ErrStreamNotFound) {
-			return nil, fmt.Errorf("%w: %s", ErrNoStream, l.stream)
+			return nil, fmt.Errorf("%w: %s", ErrNoStream, name)
 		}
-		return nil, fmt.Errorf("replay: stream %s: %w", l.stream, err)
+		return nil, fmt.Errorf("replay: stream %s: %w", name, err)
 	}
 	info, err := s.Info(ctx, opts...)
 	if err != nil {
-		return nil, fmt.Errorf("replay: stream %s info: %w", l.stream, err)
+		return nil, fmt.Errorf("replay: stream %s info: %w", name, err)
 	}
 	return info, nil
 }

@@ -59,11 +59,15 @@ func Inspect(ctx context.Context, cfg InspectConfig, w io.Writer) error {
 		return err
 	}
 	defer l.close()
-	st, err := sessionAt(ctx, l, cfg)
+	sl, err := l.sessionLog(ctx, cfg.SessionID)
 	if err != nil {
 		return err
 	}
-	cx, err := contextOf(ctx, l, st)
+	st, err := sessionAt(ctx, sl, cfg)
+	if err != nil {
+		return err
+	}
+	cx, err := contextOf(ctx, sl, st)
 	if err != nil {
 		return err
 	}
@@ -73,14 +77,46 @@ func Inspect(ctx context.Context, cfg InspectConfig, w io.Writer) error {
 	return writeInspectText(w, st.State, cx, cfg)
 }
 
-// checkWindow refuses a point before the stream's first kept sequence
-// (ErrOutsideWindow): nothing of the log before it is left, so no state
-// there can be rebuilt exactly.
-func checkWindow(ctx context.Context, l *link, cfg InspectConfig) error {
+// sessionLog is the log as one session's time travel reads it: the one
+// stream, or with the log in K > 1 partitions the session's partition
+// stream (its sequences are the ones --at-seq names).
+type sessionLog struct {
+	log events.Log
+	// reader reads the removal ledger: the one stream, or for K > 1 every
+	// partition's (actors.LedgerStreams; its own reads are the session's
+	// partition's).
+	reader events.StreamReader
+	stream string // the stream holding the session
+	l      *link
+}
+
+func (l *link) sessionLog(ctx context.Context, id string) (*sessionLog, error) {
+	log, stream, err := l.aggregateLog(ctx, events.SessionSubject(id))
+	if err != nil {
+		return nil, err
+	}
+	sl := &sessionLog{log: log, stream: stream, l: l}
+	switch lg := log.(type) {
+	case *events.PartitionedLog:
+		p, err := lg.PartitionOf(events.SessionSubject(id))
+		if err != nil {
+			return nil, fmt.Errorf("replay: %w", err)
+		}
+		sl.reader = partitionLedgers{StreamReader: lg.Partition(p), plog: lg}
+	case events.StreamReader:
+		sl.reader = lg
+	}
+	return sl, nil
+}
+
+// checkWindow refuses a point before the session's stream's first kept
+// sequence (ErrOutsideWindow): nothing of the log before it is left, so no
+// state there can be rebuilt exactly.
+func checkWindow(ctx context.Context, sl *sessionLog, cfg InspectConfig) error {
 	if cfg.AtSeq == 0 && cfg.AtTime.IsZero() {
 		return nil
 	}
-	info, err := l.streamInfo(ctx)
+	info, err := sl.l.streamInfoOf(ctx, sl.stream)
 	if err != nil {
 		return err
 	}
@@ -91,27 +127,21 @@ func checkWindow(ctx context.Context, l *link, cfg InspectConfig) error {
 	switch {
 	case cfg.AtSeq > 0 && cfg.AtSeq < st.FirstSeq:
 		return fmt.Errorf("%w: seq %d is before the first sequence stream %s keeps (%d): the events before it were compacted or erased away; the earliest point to inspect is --at-seq %d",
-			ErrOutsideWindow, cfg.AtSeq, l.stream, st.FirstSeq, st.FirstSeq)
+			ErrOutsideWindow, cfg.AtSeq, sl.stream, st.FirstSeq, st.FirstSeq)
 	case !cfg.AtTime.IsZero() && st.Msgs > 0 && cfg.AtTime.Before(st.FirstTime):
 		return fmt.Errorf("%w: %s is before the first message stream %s keeps (seq %d, %s): the events before it were compacted or erased away; the earliest point to inspect is --at-time %s",
-			ErrOutsideWindow, cfg.AtTime.Format(time.RFC3339Nano), l.stream, st.FirstSeq, st.FirstTime.UTC().Format(time.RFC3339Nano), st.FirstTime.UTC().Format(time.RFC3339Nano))
+			ErrOutsideWindow, cfg.AtTime.Format(time.RFC3339Nano), sl.stream, st.FirstSeq, st.FirstTime.UTC().Format(time.RFC3339Nano), st.FirstTime.UTC().Format(time.RFC3339Nano))
 	}
 	return nil
 }
 
 // sessionAt replays the session's batches up to the point cfg names
 // (actors.SessionAt, the one time travel the inspector calls too).
-func sessionAt(ctx context.Context, l *link, cfg InspectConfig) (*actors.PastSession, error) {
-	if err := checkWindow(ctx, l, cfg); err != nil {
+func sessionAt(ctx context.Context, sl *sessionLog, cfg InspectConfig) (*actors.PastSession, error) {
+	if err := checkWindow(ctx, sl, cfg); err != nil {
 		return nil, err
 	}
-	lcfg := events.DefaultJetStreamConfig()
-	lcfg.Stream = l.stream
-	log, err := events.OpenJetStreamLog(l.js, lcfg)
-	if err != nil {
-		return nil, fmt.Errorf("replay: %w", err)
-	}
-	st, err := actors.SessionAt(ctx, log, events.NewCodec(), cfg.SessionID, actors.Point{Seq: cfg.AtSeq, Time: cfg.AtTime})
+	st, err := actors.SessionAt(ctx, sl.log, events.NewCodec(), cfg.SessionID, actors.Point{Seq: cfg.AtSeq, Time: cfg.AtTime})
 	var notYet *actors.NotYetError
 	switch {
 	case errors.As(err, &notYet) && notYet.First > 0 && cfg.AtSeq > 0:
@@ -119,9 +149,9 @@ func sessionAt(ctx context.Context, l *link, cfg InspectConfig) (*actors.PastSes
 	case errors.As(err, &notYet) && notYet.First > 0:
 		return nil, fmt.Errorf("%w: session %s did not exist yet at %s (its first batch is seq %d)", ErrNoSession, cfg.SessionID, cfg.AtTime.Format(time.RFC3339Nano), notYet.First)
 	case errors.As(err, &notYet):
-		return nil, fmt.Errorf("%w: session %s has no batch in stream %s", ErrNoSession, cfg.SessionID, l.stream)
+		return nil, fmt.Errorf("%w: session %s has no batch in stream %s", ErrNoSession, cfg.SessionID, sl.stream)
 	case errors.Is(err, events.ErrNoStream):
-		return nil, fmt.Errorf("%w: %s", ErrNoStream, l.stream)
+		return nil, fmt.Errorf("%w: %s", ErrNoStream, sl.stream)
 	case err != nil:
 		return nil, fmt.Errorf("replay: %w", err)
 	}

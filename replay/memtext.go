@@ -13,14 +13,8 @@ import (
 // the scopes' events in the log (actors.ContextAt, which the inspector's
 // time travel calls too): what the node sent then, an erased entry's item
 // marked so. A log that cannot be opened or read is an error.
-func contextOf(ctx context.Context, l *link, st *actors.PastSession) (*memoryv1.ContextReply, error) {
-	lcfg := events.DefaultJetStreamConfig()
-	lcfg.Stream = l.stream
-	log, err := events.OpenJetStreamLog(l.js, lcfg)
-	if err != nil {
-		return nil, fmt.Errorf("replay: %w", err)
-	}
-	cx, err := actors.ContextAt(ctx, log, log, events.NewCodec(), st)
+func contextOf(ctx context.Context, sl *sessionLog, st *actors.PastSession) (*memoryv1.ContextReply, error) {
+	cx, err := actors.ContextAt(ctx, sl.log, sl.reader, events.NewCodec(), st)
 	if err != nil {
 		return nil, fmt.Errorf("replay: the memory items of session %s at seq %d: %w", st.Snapshot().GetSessionId(), st.LastSeq(), err)
 	}

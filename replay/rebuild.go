@@ -102,7 +102,11 @@ type VerifyResult struct {
 	// log's last sequence. The rebuild stops at LiveSeq (or at the log's
 	// end, if that comes first).
 	LiveSeq, RebuiltSeq, LogSeq uint64
-	Rebuild                     projections.RebuildStats
+	// LiveSeqs, RebuiltSeqs and LogSeqs are, for a projection of a log in
+	// K > 1 partitions, the same per partition stream (LiveSeq, RebuiltSeq
+	// and LogSeq are then their sums); nil for one stream.
+	LiveSeqs, RebuiltSeqs, LogSeqs []uint64
+	Rebuild                        projections.RebuildStats
 }
 
 // Verify rebuilds the projection from the log into a temporary directory
@@ -116,7 +120,9 @@ type VerifyResult struct {
 // exit status 4); the node's projector applies the rest when it runs.
 // Otherwise any difference returns an error wrapping ErrDiffers
 // ("DIFFERS", exit status 1). The live file must not be open by a running
-// node (bbolt's lock; Open gives up after 5 s).
+// node (bbolt's lock; Open gives up after 5 s). A projection of a log in
+// K > 1 partitions (the file records K) is compared partition by
+// partition (verifyPartitions).
 func Verify(ctx context.Context, cfg VerifyConfig, w io.Writer) (*VerifyResult, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -136,10 +142,14 @@ func Verify(ctx context.Context, cfg VerifyConfig, w io.Writer) (*VerifyResult, 
 	}
 	defer l.close()
 	res := &VerifyResult{}
-	liveDigest, liveSeq, err := digest(live)
+	liveFile, err := digestFile(live)
 	if err != nil {
 		return nil, fmt.Errorf("replay: verify: live projection (is a node running on it?): %w", err)
 	}
+	if len(liveFile.seqs) > 1 {
+		return verifyPartitions(ctx, cfg, l, live, liveFile, w)
+	}
+	liveDigest, liveSeq := liveFile.digest, liveFile.seq
 	res.LiveSeq = liveSeq
 	info, err := l.streamInfo(ctx)
 	if err != nil {
@@ -159,58 +169,79 @@ func Verify(ctx context.Context, cfg VerifyConfig, w io.Writer) (*VerifyResult, 
 	if res.Rebuild, err = rebuildInto(ctx, l, aside, cfg.IdleTimeout, newProgress(cfg.Progress, cfg.ProgressTTY, "verify: rebuild", time.Now), upTo); err != nil {
 		return nil, err
 	}
-	rebuiltDigest, rebuiltSeq, err := digest(aside)
+	rebuilt, err := digestFile(aside)
 	if err != nil {
 		return nil, fmt.Errorf("replay: verify: rebuilt projection: %w", err)
 	}
-	res.RebuiltSeq = rebuiltSeq
-	res.Differences = projections.VerifyDigests(liveDigest, rebuiltDigest)
+	res.RebuiltSeq = rebuilt.seq
+	res.Differences = projections.VerifyDigests(liveDigest, rebuilt.digest)
 
 	fmt.Fprintf(w, "rebuilt from the log: %s\n", describeRebuild(res.Rebuild))
 	fmt.Fprintf(w, "checkpoints: live %s applied seq %d, rebuilt seq %d, log ends at seq %d\n", live, res.LiveSeq, res.RebuiltSeq, res.LogSeq)
 	behind := res.LogSeq - min(res.LiveSeq, res.LogSeq)
+	at := func(seq uint64) string { return fmt.Sprintf("seq %d", seq) }
+	return verdict(w, res, live, len(liveDigest), len(rebuilt.digest), behind, at(res.LiveSeq), at(res.LogSeq), res.LiveSeq > res.LogSeq)
+}
+
+// verdict prints and returns Verify's outcome: OK, BEHIND (identical up to
+// the live checkpoint liveAt, behind sequences short of the log's end
+// logAt) or DIFFERS (past: a live checkpoint is past its log's end).
+func verdict(w io.Writer, res *VerifyResult, live string, nLive, nRebuilt int, behind uint64, liveAt, logAt string, past bool) (*VerifyResult, error) {
 	switch {
 	case len(res.Differences) == 0 && behind == 0:
-		_, err := fmt.Fprintf(w, "OK: %d buckets identical\n", len(liveDigest))
+		_, err := fmt.Fprintf(w, "OK: %d buckets identical\n", nLive)
 		return res, err
 	case len(res.Differences) == 0:
-		_, err := fmt.Fprintf(w, "BEHIND by %d: the live projection is identical to the log up to its checkpoint seq %d; the log ends at seq %d (the node's projector applies the rest when it runs; or rebuild)\n",
-			behind, res.LiveSeq, res.LogSeq)
+		_, err := fmt.Fprintf(w, "BEHIND by %d: the live projection is identical to the log up to its checkpoint %s; the log ends at %s (the node's projector applies the rest when it runs; or rebuild)\n",
+			behind, liveAt, logAt)
 		if err != nil {
 			return res, err
 		}
-		return res, fmt.Errorf("%w by %d sequences (%s at seq %d, log at %d)", ErrBehind, behind, live, res.LiveSeq, res.LogSeq)
+		return res, fmt.Errorf("%w by %d sequences (%s at %s, log at %s)", ErrBehind, behind, live, liveAt, logAt)
 	}
-	fmt.Fprintf(w, "DIFFERS: %d of %d buckets\n", len(res.Differences), max(len(liveDigest), len(rebuiltDigest)))
+	fmt.Fprintf(w, "DIFFERS: %d of %d buckets\n", len(res.Differences), max(nLive, nRebuilt))
 	for _, d := range res.Differences {
 		fmt.Fprintf(w, "  %s\n", d)
 	}
 	switch {
 	case behind > 0:
-		fmt.Fprintf(w, "note: compared with the log up to the live checkpoint seq %d (the log ends at %d): the projection differs from what it applied, not only lags\n", res.LiveSeq, res.LogSeq)
-	case res.LiveSeq > res.LogSeq:
-		fmt.Fprintf(w, "note: the live projection's checkpoint %d is past the log's end %d: the log lost messages (deleted, truncated, an older copy restored)\n", res.LiveSeq, res.LogSeq)
+		fmt.Fprintf(w, "note: compared with the log up to the live checkpoint %s (the log ends at %s): the projection differs from what it applied, not only lags\n", liveAt, logAt)
+	case past:
+		fmt.Fprintf(w, "note: the live projection's checkpoint %s is past the log's end %s: the log lost messages (deleted, truncated, an older copy restored)\n", liveAt, logAt)
 	}
 	return res, fmt.Errorf("%w: %d buckets (%s)", ErrDiffers, len(res.Differences), live)
 }
 
-// digest opens a projection file, reads its digests and checkpoint, closes it.
-func digest(path string) (map[string]string, uint64, error) {
+// fileDigest is a projection file's digests and checkpoints.
+type fileDigest struct {
+	digest map[string]string
+	seq    uint64   // AppliedSeq (partition 0's)
+	seqs   []uint64 // each partition's checkpoint (one for one stream)
+}
+
+// digestFile opens a projection file, reads its digests and checkpoints,
+// closes it.
+func digestFile(path string) (fileDigest, error) {
 	s, err := projections.Open(path)
 	if err != nil {
-		return nil, 0, err
+		return fileDigest{}, err
 	}
-	d, err := s.Digest()
-	seq := s.AppliedSeq()
+	var f fileDigest
+	f.digest, err = s.Digest()
+	f.seq = s.AppliedSeq()
+	for i := range s.LogPartitions() {
+		f.seqs = append(f.seqs, s.AppliedSeqOf(i))
+	}
 	if cerr := s.Close(); err == nil {
 		err = cerr
 	}
-	return d, seq, err
+	return f, err
 }
 
-// projectionStat reads a projection file's size and checkpoint without
-// creating it when missing.
-func projectionStat(path string, logLast uint64) (*ProjectionStat, error) {
+// projectionStat reads a projection file's size and checkpoints without
+// creating it when missing; logLasts are the log's streams' last sequences
+// (one, or one per partition).
+func projectionStat(path string, logLasts []uint64) (*ProjectionStat, error) {
 	p := &ProjectionStat{Path: path}
 	fi, err := os.Stat(path)
 	if os.IsNotExist(err) {
@@ -225,11 +256,31 @@ func projectionStat(path string, logLast uint64) (*ProjectionStat, error) {
 		return nil, fmt.Errorf("replay: projection (is a node running on it?): %w", err)
 	}
 	p.AppliedSeq = s.AppliedSeq()
+	applied := []uint64{p.AppliedSeq}
+	if k := s.LogPartitions(); k > 1 {
+		applied = make([]uint64, k)
+		for i := range k {
+			applied[i] = s.AppliedSeqOf(i)
+		}
+		p.AppliedSeqs = applied
+	}
 	if err := s.Close(); err != nil {
 		return nil, fmt.Errorf("replay: projection: %w", err)
 	}
-	if logLast > p.AppliedSeq {
-		p.Lag = logLast - p.AppliedSeq
+	if len(applied) != len(logLasts) {
+		p.OtherLayout = len(applied)
+		return p, nil
+	}
+	for i, last := range logLasts {
+		if last > applied[i] {
+			p.Lag += last - applied[i]
+		}
 	}
 	return p, nil
+}
+
+// digest is digestFile's digests and AppliedSeq.
+func digest(path string) (map[string]string, uint64, error) {
+	f, err := digestFile(path)
+	return f.digest, f.seq, err
 }

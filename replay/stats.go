@@ -36,13 +36,24 @@ type ProjectionStat struct {
 	Exists     bool
 	Bytes      int64
 	AppliedSeq uint64
-	// Lag is the log stream's last sequence minus AppliedSeq.
+	// Lag is the log stream's last sequence minus AppliedSeq; for a log in
+	// K > 1 partitions the sum over the partitions of each stream's last
+	// sequence minus its checkpoint.
 	Lag uint64
+	// AppliedSeqs are the K checkpoints of a projection of a log in K > 1
+	// partitions (AppliedSeq is partition 0's); nil for one stream.
+	AppliedSeqs []uint64
+	// OtherLayout, when > 0, is the number of streams the file was made
+	// from, which is not the log's (Lag is then 0: rebuild the file).
+	OtherLayout int
 }
 
 // StatsReport is what Stats measured.
 type StatsReport struct {
 	Streams []StreamStat
+	// LogStreams are the log's streams: the one stream, or its K > 1
+	// partition streams in partition order.
+	LogStreams []string
 	// Aggregates counts the log's distinct subjects per aggregate kind.
 	Aggregates map[string]int
 	Projection *ProjectionStat // nil without a projection path
@@ -76,14 +87,16 @@ func Stats(ctx context.Context, cfg StatsConfig, w io.Writer) (*StatsReport, err
 	if err != nil {
 		return nil, err
 	}
-	var logLast uint64
-	for _, s := range rep.Streams {
-		if s.Name == l.stream {
-			logLast = s.LastSeq
+	logLasts := make([]uint64, len(rep.LogStreams))
+	for i, name := range rep.LogStreams {
+		for _, s := range rep.Streams {
+			if s.Name == name {
+				logLasts[i] = s.LastSeq
+			}
 		}
 	}
 	if cfg.Projection != "" {
-		p, err := projectionStat(cfg.Projection, logLast)
+		p, err := projectionStat(cfg.Projection, logLasts)
 		if err != nil {
 			return nil, err
 		}
@@ -94,19 +107,32 @@ func Stats(ctx context.Context, cfg StatsConfig, w io.Writer) (*StatsReport, err
 			return nil, fmt.Errorf("replay: size of %s: %w", cfg.DataDir, err)
 		}
 	}
-	return rep, rep.write(w, l.stream)
+	return rep, rep.write(w)
 }
 
+// collectStreams reads every stream, and the aggregates of the log's: the
+// one stream, or K > 1 partition streams (K read from their metadata).
 func (rep *StatsReport) collectStreams(ctx context.Context, l *link) error {
+	k, err := l.logPartitions(ctx)
+	if err != nil {
+		return err
+	}
+	logPart := map[string]int{} // log stream → its partition
+	for i := range k {
+		name := events.PartitionStream(l.stream, i, k)
+		rep.LogStreams = append(rep.LogStreams, name)
+		logPart[name] = i
+	}
 	names := l.js.StreamNames(ctx)
 	for name := range names.Name() {
 		s, err := l.js.Stream(ctx, name)
 		if err != nil {
 			return fmt.Errorf("replay: stream %s: %w", name, err)
 		}
+		part, isLog := logPart[name]
 		var opts []jetstream.StreamInfoOpt
-		if name == l.stream {
-			opts = append(opts, jetstream.WithSubjectFilter(events.SubjectPrefix+".>"))
+		if isLog {
+			opts = append(opts, jetstream.WithSubjectFilter(events.PartitionSubjects(part, k)))
 		}
 		info, err := s.Info(ctx, opts...)
 		if err != nil {
@@ -116,9 +142,9 @@ func (rep *StatsReport) collectStreams(ctx context.Context, l *link) error {
 			Name: name, Messages: info.State.Msgs, Bytes: info.State.Bytes,
 			FirstSeq: info.State.FirstSeq, LastSeq: info.State.LastSeq,
 		})
-		if name == l.stream {
+		if isLog {
 			for subj := range info.State.Subjects {
-				kind, _, err := events.ParseSubject(subj)
+				kind, err := aggregateKind(subj, k)
 				if err != nil {
 					kind = "(invalid)"
 				}
@@ -130,18 +156,30 @@ func (rep *StatsReport) collectStreams(ctx context.Context, l *link) error {
 		return fmt.Errorf("replay: list streams: %w", err)
 	}
 	slices.SortFunc(rep.Streams, func(a, b StreamStat) int { return strings.Compare(a.Name, b.Name) })
-	if !slices.ContainsFunc(rep.Streams, func(s StreamStat) bool { return s.Name == l.stream }) {
-		return fmt.Errorf("%w: %s", ErrNoStream, l.stream)
+	for _, name := range rep.LogStreams {
+		if !slices.ContainsFunc(rep.Streams, func(s StreamStat) bool { return s.Name == name }) {
+			return fmt.Errorf("%w: %s", ErrNoStream, name)
+		}
 	}
 	return nil
 }
 
-func (rep *StatsReport) write(w io.Writer, logStream string) error {
+// aggregateKind is the kind of a stored subject of a log in k streams.
+func aggregateKind(stored string, k int) (string, error) {
+	if k == 1 {
+		kind, _, err := events.ParseSubject(stored)
+		return kind, err
+	}
+	_, kind, _, err := events.ParseStoredSubject(stored)
+	return kind, err
+}
+
+func (rep *StatsReport) write(w io.Writer) error {
 	var b strings.Builder
 	b.WriteString("streams:\n")
 	for _, s := range rep.Streams {
 		mark := ""
-		if s.Name == logStream {
+		if slices.Contains(rep.LogStreams, s.Name) {
 			mark = " (log)"
 		}
 		fmt.Fprintf(&b, "  %s%s: %d messages, %s, seq %d..%d\n", s.Name, mark, s.Messages, humanBytes(s.Bytes), s.FirstSeq, s.LastSeq)
@@ -158,9 +196,14 @@ func (rep *StatsReport) write(w io.Writer, logStream string) error {
 		fmt.Fprintf(&b, "  %s: %d\n", k, rep.Aggregates[k])
 	}
 	if p := rep.Projection; p != nil {
-		if p.Exists {
+		switch {
+		case p.Exists && p.OtherLayout > 0:
+			fmt.Fprintf(&b, "projection %s: %s, made from a log in %d streams, the log is in %d (rebuild it)\n", p.Path, humanBytes(uint64(p.Bytes)), p.OtherLayout, len(rep.LogStreams))
+		case p.Exists && p.AppliedSeqs != nil:
+			fmt.Fprintf(&b, "projection %s: %s, applied %s, lag %d\n", p.Path, humanBytes(uint64(p.Bytes)), partSeqs(p.AppliedSeqs), p.Lag)
+		case p.Exists:
 			fmt.Fprintf(&b, "projection %s: %s, applied seq %d, lag %d\n", p.Path, humanBytes(uint64(p.Bytes)), p.AppliedSeq, p.Lag)
-		} else {
+		default:
 			fmt.Fprintf(&b, "projection %s: missing (run `replay rebuild`)\n", p.Path)
 		}
 	}
@@ -168,7 +211,7 @@ func (rep *StatsReport) write(w io.Writer, logStream string) error {
 		fmt.Fprintf(&b, "data dir: %s\n", humanBytes(uint64(rep.DataDirBytes)))
 	}
 	if rep.Cluster != nil {
-		rep.writeCluster(&b, logStream)
+		rep.writeCluster(&b)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -11,11 +11,14 @@ import (
 
 // writeCluster writes the nodes (heartbeat age, partitions held, projection
 // lag) and who holds which partition.
-func (rep *StatsReport) writeCluster(b *strings.Builder, logStream string) {
+// A node's applied sequence is its least checkpoint with the log in
+// partitions, which no one stream's last sequence is comparable with: its
+// lag is then "?".
+func (rep *StatsReport) writeCluster(b *strings.Builder) {
 	c := rep.Cluster
 	var logLast uint64
 	for _, s := range rep.Streams {
-		if s.Name == logStream {
+		if len(rep.LogStreams) == 1 && s.Name == rep.LogStreams[0] {
 			logLast = s.LastSeq
 		}
 	}
@@ -35,7 +38,7 @@ func (rep *StatsReport) writeCluster(b *strings.Builder, logStream string) {
 	}
 	for _, n := range c.Nodes {
 		lag := "?"
-		if logLast >= n.AppliedSeq {
+		if len(rep.LogStreams) == 1 && logLast >= n.AppliedSeq {
 			lag = fmt.Sprint(logLast - n.AppliedSeq)
 		}
 		fmt.Fprintf(b, "  node %s: %d partitions, heartbeat %s ago, up %s, projection applied seq %d (lag %s)\n",

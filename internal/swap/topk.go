@@ -24,12 +24,24 @@ type Hit struct {
 type TopK struct {
 	k    int
 	heap []Hit // heap[0] is the worst kept hit; len(heap) <= k
+	// first, when set, orders hits of equal scores instead of their DocIDs
+	// (NewTopKBy).
+	first func(a, b uint64) bool
 }
 
 // NewTopK returns a TopK that keeps at most k hits; k <= 0 keeps none.
 func NewTopK(k int) *TopK {
 	k = max(k, 0)
 	return &TopK{k: k, heap: make([]Hit, 0, min(k, 1024))}
+}
+
+// NewTopKBy is NewTopK whose hits of equal scores rank by first (a strict
+// order of DocIDs: first(a, b) when a ranks before b) instead of the
+// smaller DocID first.
+func NewTopKBy(k int, first func(a, b uint64) bool) *TopK {
+	t := NewTopK(k)
+	t.first = first
+	return t
 }
 
 // Offer considers h for the top k.
@@ -39,7 +51,7 @@ func (t *TopK) Offer(h Hit) {
 	case len(t.heap) < t.k:
 		t.heap = append(t.heap, h)
 		t.up(len(t.heap) - 1)
-	case before(h, t.heap[0]):
+	case t.before(h, t.heap[0]):
 		t.heap[0] = h
 		t.down(0)
 	}
@@ -48,7 +60,7 @@ func (t *TopK) Offer(h Hit) {
 // Admits reports whether a hit of this score and DocID would be kept if
 // offered now (so a caller can skip computing what goes with it).
 func (t *TopK) Admits(score float64, docID uint64) bool {
-	return t.k > 0 && (len(t.heap) < t.k || before(Hit{DocID: docID, Score: score}, t.heap[0]))
+	return t.k > 0 && (len(t.heap) < t.k || t.before(Hit{DocID: docID, Score: score}, t.heap[0]))
 }
 
 // Len returns the number of hits kept.
@@ -60,9 +72,9 @@ func (t *TopK) Sorted() []Hit {
 	out := slices.Clone(t.heap)
 	slices.SortFunc(out, func(a, b Hit) int {
 		switch {
-		case before(a, b):
+		case t.before(a, b):
 			return -1
-		case before(b, a):
+		case t.before(b, a):
 			return 1
 		}
 		return 0
@@ -71,14 +83,18 @@ func (t *TopK) Sorted() []Hit {
 }
 
 // before reports whether a ranks before (is better than) b: a strict total
-// order on (score, DocID), with NaN below -Inf.
-func before(a, b Hit) bool {
+// order on (score, DocID), with NaN below -Inf; DocIDs ordered by t.first
+// when set.
+func (t *TopK) before(a, b Hit) bool {
 	sa, sb := rankScore(a.Score), rankScore(b.Score)
 	if sa != sb {
 		return sa > sb
 	}
 	if na, nb := math.IsNaN(a.Score), math.IsNaN(b.Score); na != nb {
 		return nb
+	}
+	if t.first != nil {
+		return a.DocID != b.DocID && t.first(a.DocID, b.DocID)
 	}
 	return a.DocID < b.DocID
 }
@@ -95,7 +111,7 @@ func (t *TopK) up(i int) {
 	h := t.heap
 	for i > 0 {
 		p := (i - 1) / 2
-		if !before(h[p], h[i]) {
+		if !t.before(h[p], h[i]) {
 			return
 		}
 		h[p], h[i] = h[i], h[p]
@@ -107,10 +123,10 @@ func (t *TopK) down(i int) {
 	h := t.heap
 	for {
 		worst, l, r := i, 2*i+1, 2*i+2
-		if l < len(h) && before(h[worst], h[l]) {
+		if l < len(h) && t.before(h[worst], h[l]) {
 			worst = l
 		}
-		if r < len(h) && before(h[worst], h[r]) {
+		if r < len(h) && t.before(h[worst], h[r]) {
 			worst = r
 		}
 		if worst == i {

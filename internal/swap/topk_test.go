@@ -110,3 +110,40 @@ func TestTopKAdmits(t *testing.T) {
 		}
 	}
 }
+
+// TestTopKByMatchesSort: NewTopKBy ranks equal scores by its order (here
+// the larger DocID first), as sorting every hit would.
+func TestTopKByMatchesSort(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		k := rapid.IntRange(0, 20).Draw(t, "k")
+		ids := rapid.SliceOfNDistinct(rapid.Uint64Range(0, 60), 0, 50, rapid.ID).Draw(t, "ids")
+		var hits []Hit
+		top := NewTopKBy(k, func(a, b uint64) bool { return a > b })
+		for _, id := range ids {
+			h := Hit{DocID: id, Score: float64(rapid.IntRange(0, 4).Draw(t, "score")) / 2}
+			hits = append(hits, h)
+			if top.Admits(h.Score, h.DocID) != (k > 0 && (top.Len() < k || slices.IndexFunc(top.Sorted(), func(x Hit) bool {
+				return h.Score > x.Score || (h.Score == x.Score && h.DocID > x.DocID)
+			}) >= 0)) {
+				t.Fatalf("Admits(%v, %d) disagrees with the kept hits %+v", h.Score, h.DocID, top.Sorted())
+			}
+			top.Offer(h)
+		}
+		slices.SortFunc(hits, func(a, b Hit) int {
+			if a.Score != b.Score {
+				if a.Score > b.Score {
+					return -1
+				}
+				return 1
+			}
+			if a.DocID > b.DocID {
+				return -1
+			}
+			return 1
+		})
+		want := hits[:min(k, len(hits))]
+		if got := top.Sorted(); !slices.Equal(got, want) {
+			t.Fatalf("TopKBy(%d) = %+v, want %+v", k, got, want)
+		}
+	})
+}
