@@ -213,6 +213,13 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 		}
 		n.logHealth = newPartitionHealth(mlog.PartitionedLog, store, logger, n.Registry)
 		n.goBackground("log health check stopped", n.logHealth.Run)
+		if cfg.Replicas > 1 {
+			var names []string
+			for i := range cfg.LogPartitions {
+				names = append(names, events.PartitionStream(cfg.Stream, i, cfg.LogPartitions))
+			}
+			n.goBackground("spreading the log streams' leaders stopped", spreadLeaders(n.nc, js, names, logger))
+		}
 	} else {
 		var jsLog *events.JetStreamLog
 		if err = n.untilReady(ctx, "stream "+cfg.Stream, func(ctx context.Context) (err error) {
