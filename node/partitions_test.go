@@ -152,7 +152,15 @@ func partitionScriptSettled(t *testing.T, c *client.Client, settle func()) []str
 		keep("list entries "+user, le, err)
 	}
 	// Cross-session recall: u0's first session ends, a new one asks.
+	// The terminate starts a consolidation of s0-0 (facts written to u0's
+	// scope later): wait for its marker, so the next requests see it done.
 	rs, err := c.SetStatus(ctx, "s0-0", memoryv1.StatusAction_STATUS_ACTION_TERMINATE, "sitting over")
+	if err == nil {
+		if rs.GetConsolidation() == nil {
+			t.Fatal("terminate of s0-0 without a consolidation marker")
+		}
+		_, err = c.AwaitConsolidation(ctx, rs.GetConsolidation(), 20*time.Millisecond)
+	}
 	keep("terminate s0-0", rs, err)
 	cs, err := c.CreateSession(ctx, "s0-next", &memoryv1.CreateSessionRequest{UserId: "u0", AgentId: "agent-1", MaxContextTokens: 4000, ReservedOutputTokens: 500})
 	keep("create s0-next", cs, err)
