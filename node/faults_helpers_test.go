@@ -3,6 +3,7 @@ package node_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"sync"
@@ -189,44 +190,93 @@ func counter(t *testing.T, n *node.Node, name, reason string) float64 {
 	return sum
 }
 
-// logContents reads every message of the log stream and returns how often
-// each appended message content is stored, and the last sequence.
+// logStreams are the log's streams on js: MEM, or MEM_P0.. when the log
+// is in partitions.
+func logStreams(ctx context.Context, t *testing.T, js jetstream.JetStream) []jetstream.Stream {
+	t.Helper()
+	if st, err := js.Stream(ctx, events.StreamName); err == nil {
+		return []jetstream.Stream{st}
+	} else if !errors.Is(err, jetstream.ErrStreamNotFound) {
+		t.Fatal(err)
+	}
+	var out []jetstream.Stream
+	for i := 0; ; i++ {
+		st, err := js.Stream(ctx, fmt.Sprintf("%s_P%d", events.StreamName, i))
+		if errors.Is(err, jetstream.ErrStreamNotFound) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, st)
+	}
+	if len(out) == 0 {
+		t.Fatal("no log stream: neither MEM nor MEM_P0")
+	}
+	return out
+}
+
+// logContents reads every message of the log's streams and returns how
+// often each appended message content is stored, and the last sequence
+// (the greatest of the streams').
 func logContents(t *testing.T, js jetstream.JetStream) (map[string]int, uint64) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	st, err := js.Stream(ctx, events.StreamName)
-	if err != nil {
-		t.Fatal(err)
-	}
-	info, err := st.Info(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
 	codec := events.NewCodec()
 	seen := map[string]int{}
-	for seq := info.State.FirstSeq; seq <= info.State.LastSeq && seq > 0; seq++ {
-		m, err := st.GetMsg(ctx, seq)
+	var last uint64
+	for _, st := range logStreams(ctx, t, js) {
+		info, err := st.Info(ctx)
 		if err != nil {
-			t.Fatalf("log seq %d: %v", seq, err)
+			t.Fatal(err)
 		}
-		b, err := events.DecodeBatch(m.Data)
-		if err != nil {
-			continue // not an event batch (large data)
-		}
-		evs, err := codec.Unpack(b)
-		if err != nil {
-			t.Fatalf("log seq %d: %v", seq, err)
-		}
-		for _, ev := range evs {
-			if ma, ok := ev.(*memoryv1.MessagesAppended); ok {
-				for _, msg := range ma.GetMessages() {
-					seen[msg.GetContent()]++
+		last = max(last, info.State.LastSeq)
+		for seq := info.State.FirstSeq; seq <= info.State.LastSeq && seq > 0; seq++ {
+			m, err := st.GetMsg(ctx, seq)
+			if err != nil {
+				t.Fatalf("%s seq %d: %v", info.Config.Name, seq, err)
+			}
+			b, err := events.DecodeBatch(m.Data)
+			if err != nil {
+				continue // not an event batch (large data)
+			}
+			evs, err := codec.Unpack(b)
+			if err != nil {
+				t.Fatalf("%s seq %d: %v", info.Config.Name, seq, err)
+			}
+			for _, ev := range evs {
+				if ma, ok := ev.(*memoryv1.MessagesAppended); ok {
+					for _, msg := range ma.GetMessages() {
+						seen[msg.GetContent()]++
+					}
 				}
 			}
 		}
 	}
-	return seen, info.State.LastSeq
+	return seen, last
+}
+
+// checkAckedContents: every acknowledged content is in the log exactly
+// once, and nothing is stored twice.
+func checkAckedContents(t *testing.T, acked []string, js jetstream.JetStream) {
+	t.Helper()
+	seen, _ := logContents(t, js)
+	lost := 0
+	for _, content := range acked {
+		if seen[content] != 1 {
+			lost++
+			if lost <= 5 {
+				t.Errorf("acknowledged message stored %d times: %.40q", seen[content], content)
+			}
+		}
+	}
+	for content, k := range seen {
+		if k > 1 {
+			t.Errorf("message stored %d times: %.40q", k, content)
+		}
+	}
+	t.Logf("log: %d messages stored, %d acknowledged, %d of them not stored once", len(seen), len(acked), lost)
 }
 
 // checkNoAckedWriteLost: every acknowledged content is in the log exactly

@@ -213,6 +213,13 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 		}
 		n.logHealth = newPartitionHealth(mlog.PartitionedLog, store, logger, n.Registry)
 		n.goBackground("log health check stopped", n.logHealth.Run)
+		if cfg.Replicas > 1 {
+			var names []string
+			for i := range cfg.LogPartitions {
+				names = append(names, events.PartitionStream(cfg.Stream, i, cfg.LogPartitions))
+			}
+			n.goBackground("spreading the log streams' leaders stopped", spreadLeaders(n.nc, js, names, logger))
+		}
 	} else {
 		var jsLog *events.JetStreamLog
 		if err = n.untilReady(ctx, "stream "+cfg.Stream, func(ctx context.Context) (err error) {
@@ -253,11 +260,6 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 		logger.Warn("no projector in this process: a retried command is recognised only among its aggregate's last 64 commands")
 	}
 	n.startStorageWatch(js)
-	if marks != nil {
-		k := cfg.LogPartitions
-		n.storage.partOf = func(subject string) int { p, _ := events.SubjectPartition(subject, k); return p }
-		n.storage.stream = events.PartitionStream(cfg.Stream, 0, k) // the quorum probe asks partition 0's stream
-	}
 	log := gatedLog{Log: baseLog, w: n.storage}
 	n.log = log
 	n.reader, n.stream = gatedReader{StreamReader: wholeLog, w: n.storage}, cfg.Stream
@@ -557,6 +559,12 @@ func (n *Node) startStorageWatch(js jetstream.JetStream) {
 	n.storage = newStorageWatch(n.embedded, js, dirs, n.cfg.MinFreeBytes, n.cfg.HealthInterval, p, n.logger,
 		newStorageMetrics(n.Registry, retries))
 	n.storage.stream, n.storage.replicated = n.cfg.Stream, n.cfg.Replicas > 1
+	if n.marks != nil {
+		// Set before the watch runs: it reads them.
+		k := n.cfg.LogPartitions
+		n.storage.partOf = func(subject string) int { p, _ := events.SubjectPartition(subject, k); return p }
+		n.storage.stream = events.PartitionStream(n.cfg.Stream, 0, k) // the quorum probe asks partition 0's stream
+	}
 	if p != nil {
 		n.storage.revive = n.runProjector
 	}

@@ -46,6 +46,8 @@ var streamSeqFields = map[protoreflect.FullName]bool{
 	"agentmem.memory.v1.MutationReply.seq":              true,
 	"agentmem.memory.v1.ContextReply.seq":               true,
 	"agentmem.memory.v1.SessionInfo.seq":                true,
+	"agentmem.memory.v1.SessionIndexEntry.last_seq":     true,
+	"agentmem.memory.v1.ListSessionsReply.applied_seq":  true,
 	"agentmem.memory.v1.SearchReply.applied_seq":        true,
 	"agentmem.memory.v1.SearchEntriesReply.applied_seq": true,
 }
@@ -79,6 +81,13 @@ func withoutStreamSeqs(t *testing.T, m proto.Message) string {
 // replies (stream sequences cleared), one string per request.
 func partitionScript(t *testing.T, c *client.Client) []string {
 	t.Helper()
+	return partitionScriptSettled(t, c, nil)
+}
+
+// partitionScriptSettled is partitionScript calling settle (when not nil)
+// after every write.
+func partitionScriptSettled(t *testing.T, c *client.Client, settle func()) []string {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	var out []string
@@ -88,6 +97,11 @@ func partitionScript(t *testing.T, c *client.Client) []string {
 			t.Fatalf("%s: %v", what, err)
 		}
 		out = append(out, what+" "+withoutStreamSeqs(t, m))
+		for _, w := range []string{"create ", "append ", "put ", "terminate "} {
+			if settle != nil && strings.HasPrefix(what, w) {
+				settle()
+			}
+		}
 	}
 	said := time.Date(2026, 2, 20, 9, 0, 0, 0, time.UTC)
 	var sessions []string
@@ -123,12 +137,38 @@ func partitionScript(t *testing.T, c *client.Client) []string {
 		cx, err := c.Context(ctx, id)
 		keep("context "+id, cx, err)
 		for _, q := range []string{"what is the boat called", "locker code round 1"} {
-			rep, err := c.Search(ctx, id, &memoryv1.SearchRequest{Query: q, Scope: memoryv1.SearchScope_SEARCH_SCOPE_USER, Limit: 10})
+			rep, err := c.Search(ctx, id, &memoryv1.SearchRequest{Query: q, Scope: memoryv1.SearchScope_SEARCH_SCOPE_USER, Limit: 20})
 			keep("search user "+id+" "+q, rep, err)
 			rep, err = c.Search(ctx, id, &memoryv1.SearchRequest{Query: q, Scope: memoryv1.SearchScope_SEARCH_SCOPE_SESSION, Limit: 10})
 			keep("search session "+id+" "+q, rep, err)
 		}
 	}
+	// Lists: a user's sessions, a user scope's entries.
+	for u := range 3 {
+		user := fmt.Sprintf("u%d", u)
+		ls, err := c.ListSessions(ctx, &memoryv1.ListSessionsRequest{UserId: user})
+		keep("list sessions "+user, ls, err)
+		le, err := c.ListEntries(ctx, client.User(user), &memoryv1.ListEntriesRequest{})
+		keep("list entries "+user, le, err)
+	}
+	// Cross-session recall: u0's first session ends, a new one asks.
+	// The terminate starts a consolidation of s0-0 (facts written to u0's
+	// scope later): wait for its marker, so the next requests see it done.
+	rs, err := c.SetStatus(ctx, "s0-0", memoryv1.StatusAction_STATUS_ACTION_TERMINATE, "sitting over")
+	if err == nil {
+		if rs.GetConsolidation() == nil {
+			t.Fatal("terminate of s0-0 without a consolidation marker")
+		}
+		_, err = c.AwaitConsolidation(ctx, rs.GetConsolidation(), 20*time.Millisecond)
+	}
+	keep("terminate s0-0", rs, err)
+	cs, err := c.CreateSession(ctx, "s0-next", &memoryv1.CreateSessionRequest{UserId: "u0", AgentId: "agent-1", MaxContextTokens: 4000, ReservedOutputTokens: 500})
+	keep("create s0-next", cs, err)
+	ap, err := c.AppendMessages(ctx, "s0-next", &memoryv1.MessageInput{Role: memoryv1.Role_ROLE_USER,
+		SaidUnixNano: said.Add(1000 * time.Minute).UnixNano(), Content: "What was my locker code in round 1, and what is the boat called?"})
+	keep("append s0-next", ap, err)
+	nx, err := c.Context(ctx, "s0-next")
+	keep("context s0-next", nx, err)
 	// Watch through the service: a session's and a user scope's changes.
 	for _, w := range []struct {
 		endpoint string
@@ -140,7 +180,11 @@ func partitionScript(t *testing.T, c *client.Client) []string {
 			t.Fatal(err)
 		}
 		var got []string
+		var from uint64
 		for ch := range fw.Changes() {
+			if from == 0 {
+				from = ch.Seq
+			}
 			got = append(got, fmt.Sprintf("%s: %s %s v%d, %d events at %s", ch.Subject, ch.Kind, ch.ID, ch.Version, len(ch.Events), ch.Time.UTC()))
 			if len(got) == w.n {
 				break
@@ -151,6 +195,23 @@ func partitionScript(t *testing.T, c *client.Client) []string {
 			t.Fatalf("follow %s: %d changes (%v), want %d", w.endpoint, len(got), fw.Err(), w.n)
 		}
 		out = append(out, "follow "+w.endpoint+" "+strings.Join(got, "; "))
+		// Again from the sequence of the first change: the rest.
+		if w.n > 1 {
+			fctx, fcancel := context.WithTimeout(ctx, 20*time.Second)
+			fw, err := c.Follow(fctx, w.endpoint, from)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var rest []string
+			for ch := range fw.Changes() {
+				rest = append(rest, fmt.Sprintf("%s: %s %s v%d, %d events at %s", ch.Subject, ch.Kind, ch.ID, ch.Version, len(ch.Events), ch.Time.UTC()))
+				if len(rest) == w.n-1 {
+					break
+				}
+			}
+			fcancel()
+			out = append(out, "follow "+w.endpoint+" from the first change "+strings.Join(rest, "; "))
+		}
 	}
 	for u := range 3 {
 		rep, err := c.SearchEntries(ctx, client.User(fmt.Sprintf("u%d", u)), &memoryv1.SearchEntriesRequest{Query: "Heron", Limit: 5})

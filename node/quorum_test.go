@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/agentmem/agentmem/client"
 	"github.com/agentmem/agentmem/node"
@@ -74,11 +75,16 @@ func startR3Node(t *testing.T, urls []string, id string, mutate func(*node.Confi
 // projector resumes by itself, without a node restart (finding 7): a new
 // append is acknowledged and a min_seq read of it is served.
 func TestQuorumLoss(t *testing.T) {
-	if testing.Short() {
-		t.Skip("three servers")
+	for _, k := range []int{1, 6} {
+		t.Run(fmt.Sprintf("K%d", k), func(t *testing.T) { quorumLoss(t, k) })
 	}
+}
+
+// quorumLoss is TestQuorumLoss with the log in k streams; it also checks
+// that every acknowledged append is in the log once.
+func quorumLoss(t *testing.T, k int) {
 	cl := startNATSCluster(t)
-	n := startR3Node(t, cl.urls, "n0", nil)
+	n := startR3Node(t, cl.urls, "n0", func(c *node.Config) { c.LogPartitions = k })
 	// The client on the server that stays: what it measures is the node.
 	nc, err := nats.Connect(cl.urls[0], nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
 	if err != nil {
@@ -91,11 +97,16 @@ func TestQuorumLoss(t *testing.T) {
 	if _, err := c.CreateSession(ctx, sid, nil); err != nil {
 		t.Fatal(err)
 	}
-	k := 0
+	sent := 0
+	var ackedContents []string
 	appendOne := func() (uint64, time.Duration, error) {
-		k++
+		sent++
+		content := fmt.Sprintf("note %d", sent)
 		began := time.Now()
-		r, err := c.AppendMessages(ctx, sid, userInput(fmt.Sprintf("note %d", k)))
+		r, err := c.AppendMessages(ctx, sid, userInput(content))
+		if err == nil {
+			ackedContents = append(ackedContents, content)
+		}
 		return r.GetResult().GetSeq(), time.Since(began), err
 	}
 	for range 10 {
@@ -159,4 +170,9 @@ func TestQuorumLoss(t *testing.T) {
 	if _, err := c.Recall(ctx, sid, nil); err != nil {
 		t.Fatalf("min_seq read after the quorum returned: %v", err)
 	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkAckedContents(t, ackedContents, js)
 }

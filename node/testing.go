@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"testing"
@@ -68,3 +69,13 @@ func (n *Node) NodeID() string { return n.placement.NodeID() }
 
 // Serves reports whether the node serves aggregate id now.
 func (n *Node) Serves(id string) bool { return n.placement.Serves(id) }
+
+// WaitProjectedPartitions returns once the in-process projector applied
+// targets[i] in every log partition i (one target with one stream), or
+// ctx ends.
+func (n *Node) WaitProjectedPartitions(ctx context.Context, targets []uint64) error {
+	if n.proj == nil {
+		return errors.New("node: no projector in this process")
+	}
+	return n.proj.WaitForAll(ctx, targets)
+}
