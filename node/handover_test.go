@@ -216,11 +216,14 @@ func rollingHandover(t *testing.T, k int) {
 			t.Errorf("node %d: %d leases not deleted on hand-over (aged out instead)", i, n)
 		}
 	}
-	// A lease that ages out shows as a wait of a whole lease; the race
-	// detector slows a drain by itself to 1–3 s on a shared machine.
+	// A lease that ages out shows as a wait of a whole lease (and as a
+	// "deleting the lease failed" line, checked above); the race detector
+	// slows a drain by itself to 1–3 s on a shared machine, and with the
+	// log in six partitions a hand-over's slowest append took 5.5–6.0 s
+	// under -race there.
 	bound := clusterLease
 	if raceDetector {
-		bound = 2 * clusterLease
+		bound = 3 * clusterLease
 	}
 	for i, s := range slowest {
 		if s >= bound {
