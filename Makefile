@@ -3,7 +3,7 @@ GO      ?= go
 PKGS    ?= ./...
 PROTOS  := $(wildcard proto/memory/v1/*.proto)
 
-.PHONY: build run test deps ci verify proto bench bench-memory fuzz crash crash-erase screenshots soak
+.PHONY: build run test deps ci verify proto bench bench-memory fuzz crash crash-erase faults-partitions screenshots soak
 
 # build compiles every package and writes the binaries to bin/ (ignored by
 # git): bin/agentmem-node, bin/agentmem-replay, bin/agentmem-membench,
@@ -20,8 +20,8 @@ run:
 	$(GO) run ./cmd/node
 
 # test is the suite CI runs (after deps and verify: see ci). -timeout 30m:
-# the node package (its cluster fault tests with the log in one stream and
-# in six) runs past go test's default 10 minutes under -race on 2 cores.
+# the node package runs close to go test's default 10 minutes under -race
+# on 2 cores.
 # Tests that need
 # node, python3 or the npm packages skip without them locally (CI fails
 # instead); .ci/prereqs says which, before and after the run.
@@ -118,6 +118,12 @@ crash:
 # three of the steps.
 crash-erase:
 	$(GO) test -race -count=1 -run '^TestEraseUserKilledAtEachStep$$' -v ./node/ -erase.crash.all
+
+# faults-partitions runs the cluster fault tests (rolling restart, kill -9,
+# quorum loss on a 3-server R3 cluster) with the log in one stream and in six
+# partitions (make test runs them with one).
+faults-partitions:
+	$(GO) test -race -count=1 -timeout 30m -run '^(TestRollingHandover|TestKillFailover|TestQuorumLoss)$$' -v ./node/ -faults.partitions
 
 # soak runs a default node under a steady mixed load for SOAK (default 30m;
 # `make soak SOAK=5m`, or SOAK=5m in the environment): appends, searches,

@@ -119,7 +119,7 @@ func (l *handoverLoad) takeSlowest() time.Duration {
 // 9: "deleting the lease failed; it ages out"), and no acknowledged append
 // waits for a lease to age out (clusterLease; the slowest is logged).
 func TestRollingHandover(t *testing.T) {
-	for _, k := range []int{1, 6} {
+	for _, k := range faultPartitions() {
 		t.Run(fmt.Sprintf("K%d", k), func(t *testing.T) { rollingHandover(t, k) })
 	}
 }
@@ -245,7 +245,7 @@ func rollingHandover(t *testing.T, k int) {
 // serves its sessions again; every acknowledged append of the load is in
 // the log once. The figures are logged.
 func TestKillFailover(t *testing.T) {
-	for _, k := range []int{1, 6} {
+	for _, k := range faultPartitions() {
 		t.Run(fmt.Sprintf("K%d", k), func(t *testing.T) { killFailover(t, k) })
 	}
 }

@@ -75,7 +75,7 @@ func startR3Node(t *testing.T, urls []string, id string, mutate func(*node.Confi
 // projector resumes by itself, without a node restart (finding 7): a new
 // append is acknowledged and a min_seq read of it is served.
 func TestQuorumLoss(t *testing.T) {
-	for _, k := range []int{1, 6} {
+	for _, k := range faultPartitions() {
 		t.Run(fmt.Sprintf("K%d", k), func(t *testing.T) { quorumLoss(t, k) })
 	}
 }
