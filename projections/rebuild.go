@@ -176,18 +176,9 @@ func RebuildLog(ctx context.Context, r events.StreamReader, stream, path string,
 		}
 	}
 	stats.LastSeq = st.AppliedSeq()
-	if err := st.sync(); err != nil {
-		return stats, fmt.Errorf("projections: rebuild: sync %s: %w", tmp, err)
-	}
-	if err := st.Close(); err != nil {
-		return stats, fmt.Errorf("projections: rebuild: close %s: %w", tmp, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return stats, fmt.Errorf("projections: rebuild: rename %s over %s: %w", tmp, path, err)
-	}
-	ok = true
-	if err := syncDir(filepath.Dir(path)); err != nil {
-		return stats, fmt.Errorf("projections: rebuild: sync directory: %w", err)
+	ok, err = commitRebuild(st, tmp, path)
+	if err != nil {
+		return stats, err
 	}
 	stats.Duration = time.Since(began)
 	return stats, nil
@@ -427,6 +418,25 @@ func (s *Store) applyChunkIn(part int, items <-chan chunkItem) (n uint64, more b
 		return 0, false, err
 	}
 	return n, more, nil
+}
+
+// commitRebuild makes the rebuilt file tmp (st's) the projection at path:
+// synced, closed, renamed over path, the directory synced. renamed reports
+// whether tmp is path now (the caller's cleanup must then leave it).
+func commitRebuild(st *Store, tmp, path string) (renamed bool, err error) {
+	if err := st.sync(); err != nil {
+		return false, fmt.Errorf("projections: rebuild: sync %s: %w", tmp, err)
+	}
+	if err := st.Close(); err != nil {
+		return false, fmt.Errorf("projections: rebuild: close %s: %w", tmp, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return false, fmt.Errorf("projections: rebuild: rename %s over %s: %w", tmp, path, err)
+	}
+	if err := syncDir(filepath.Dir(path)); err != nil {
+		return true, fmt.Errorf("projections: rebuild: sync directory: %w", err)
+	}
+	return true, nil
 }
 
 func syncDir(dir string) error {

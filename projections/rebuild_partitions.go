@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -97,18 +96,9 @@ func RebuildPartitions(ctx context.Context, js jetstream.JetStream, stream strin
 		before += ps.Events
 	}
 	stats.LastSeq = st.AppliedSeq() // partition 0's
-	if err := st.sync(); err != nil {
-		return stats, fmt.Errorf("projections: rebuild: sync %s: %w", tmp, err)
-	}
-	if err := st.Close(); err != nil {
-		return stats, fmt.Errorf("projections: rebuild: close %s: %w", tmp, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return stats, fmt.Errorf("projections: rebuild: rename %s over %s: %w", tmp, path, err)
-	}
-	ok = true
-	if err := syncDir(filepath.Dir(path)); err != nil {
-		return stats, fmt.Errorf("projections: rebuild: sync directory: %w", err)
+	ok, err = commitRebuild(st, tmp, path)
+	if err != nil {
+		return stats, err
 	}
 	stats.Duration = time.Since(began)
 	return stats, nil
