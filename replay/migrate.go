@@ -45,25 +45,11 @@ func MigrateLog(ctx context.Context, cfg MigrateLogConfig, w io.Writer) (events.
 		return events.MigrateReport{}, err
 	}
 	defer l.close()
-	var (
-		p    *progress
-		step events.MigrateStep
-	)
-	finish := func() {
-		if p != nil {
-			p.finish()
-		}
-	}
+	report, finish := cfg.stepProgress()
 	rep, err := events.MigrateAllowDelete(ctx, l.js, events.MigrateConfig{
 		Stream:      l.stream,
 		IdleTimeout: cfg.IdleTimeout,
-		Progress: func(s events.MigrateStep, done, total uint64) {
-			if s != step || p == nil {
-				finish()
-				step, p = s, newProgress(cfg.Progress, cfg.ProgressTTY, string(s), time.Now)
-			}
-			p.update(done, total)
-		},
+		Progress:    report,
 	})
 	finish()
 	if errors.Is(err, events.ErrNoStream) {
@@ -105,24 +91,10 @@ func MigrateLogPartitions(ctx context.Context, cfg MigrateLogConfig, w io.Writer
 		return events.PartitionMigrateReport{}, err
 	}
 	defer l.close()
-	var (
-		p    *progress
-		step events.MigrateStep
-	)
-	finish := func() {
-		if p != nil {
-			p.finish()
-		}
-	}
+	report, finish := cfg.stepProgress()
 	rep, err := events.MigrateToPartitions(ctx, l.js, events.PartitionMigrateConfig{
 		Stream: l.stream, Partitions: cfg.Partitions, IdleTimeout: cfg.IdleTimeout,
-		Progress: func(s events.MigrateStep, done, total uint64) {
-			if s != step || p == nil {
-				finish()
-				step, p = s, newProgress(cfg.Progress, cfg.ProgressTTY, string(s), time.Now)
-			}
-			p.update(done, total)
-		},
+		Progress: report,
 	})
 	finish()
 	if errors.Is(err, events.ErrNoStream) {
@@ -147,4 +119,26 @@ func MigrateLogPartitions(ctx context.Context, cfg MigrateLogConfig, w io.Writer
 	_, err = fmt.Fprintf(w, "migrated %s to %d partitions %s..%s: %d messages (per partition %v), digest %s; snapshots purged; start the nodes with --log-partitions %d (the projection is made again)\n",
 		rep.Stream, cfg.Partitions, rep.Streams[0], rep.Streams[len(rep.Streams)-1], rep.Messages, rep.PerPartition, rep.Digest, cfg.Partitions)
 	return rep, err
+}
+
+// stepProgress reports a migration's progress one step at a time (a new
+// progress line per step); finish ends the last step's.
+func (cfg MigrateLogConfig) stepProgress() (report func(events.MigrateStep, uint64, uint64), finish func()) {
+	var (
+		p    *progress
+		step events.MigrateStep
+	)
+	finish = func() {
+		if p != nil {
+			p.finish()
+		}
+	}
+	report = func(s events.MigrateStep, done, total uint64) {
+		if s != step || p == nil {
+			finish()
+			step, p = s, newProgress(cfg.Progress, cfg.ProgressTTY, string(s), time.Now)
+		}
+		p.update(done, total)
+	}
+	return report, finish
 }
