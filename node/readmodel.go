@@ -216,13 +216,7 @@ var _ actors.CommandIndex = commandIndex{}
 // say nothing about it, and an empty partition's never moves), then reads
 // the command from the store.
 func (c commandIndex) LookupCommand(ctx context.Context, kind, id, key string, covered uint64) (*memoryv1.CommandResult, bool, error) {
-	wait := c.p.WaitFor
-	if k := c.p.Partitions(); k > 1 {
-		targets := make([]uint64, k)
-		targets[events.LogPartition(id, k)] = covered
-		wait = func(ctx context.Context, _ uint64) error { return c.p.WaitForAll(ctx, targets) }
-	}
-	if err := wait(ctx, covered); err != nil {
+	if err := c.p.WaitForIn(ctx, events.LogPartition(id, c.p.Partitions()), covered); err != nil {
 		return nil, false, err
 	}
 	return c.s.LookupCommand(kind, id, key)

@@ -202,6 +202,14 @@ func (p *Projector) WaitForAll(ctx context.Context, targets []uint64) error {
 	}
 }
 
+// WaitForIn returns nil once partition part applied seq, a sequence of its
+// own stream (WaitForAll with that one target).
+func (p *Projector) WaitForIn(ctx context.Context, part int, seq uint64) error {
+	targets := make([]uint64, part+1)
+	targets[part] = seq
+	return p.WaitForAll(ctx, targets)
+}
+
 // committed wakes the waiters after a commit (the store's checkpoint is
 // already updated).
 func (p *Projector) committed() {
