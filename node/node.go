@@ -613,10 +613,7 @@ func (n *Node) WaitProjected(ctx context.Context, seq uint64) error {
 	if n.proj == nil {
 		return errors.New("node: no projector in this process")
 	}
-	if n.marks != nil {
-		return n.proj.WaitForAll(ctx, n.marks.targets(seq))
-	}
-	return n.proj.WaitFor(ctx, seq)
+	return readModel{p: n.proj, marks: n.marks}.WaitFor(ctx, seq)
 }
 
 // Inspector is the /ui/ handler (nil without an HTTP listener).
