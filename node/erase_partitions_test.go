@@ -25,6 +25,15 @@ func partitionedEraseConfig(c *node.Config) {
 	c.HTTPAddr = "127.0.0.1:0"
 }
 
+// newPartitionedEraseFixture is newEraseFixture with the log in
+// erasePartitions streams.
+func newPartitionedEraseFixture(t *testing.T) *eraseFixture {
+	t.Helper()
+	f := newEraseFixtureWith(t, partitionedEraseConfig)
+	f.partitioned = true
+	return f
+}
+
 // partitionedLog opens the K streams of the node's log.
 func partitionedLog(t *testing.T, js jetstream.JetStream) *events.PartitionedLog {
 	t.Helper()
@@ -94,7 +103,7 @@ func checkLedgerPerPartition(t *testing.T, leds []*events.Ledger) int {
 // scope and nothing of another user; each aggregate's removal is in the
 // ledger of its own partition stream, completed; /healthz answers 200.
 func TestErasePartitionsSessionAndUser(t *testing.T) {
-	f := newEraseFixtureWith(t, partitionedEraseConfig)
+	f := newPartitionedEraseFixture(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if held := partitionsHold(t, ctx, f.js, "quokkaone"); len(held) == 0 {
@@ -110,7 +119,7 @@ func TestErasePartitionsSessionAndUser(t *testing.T) {
 	if _, _, err := f.c.GetData(ctx, rc.GetData()[0]); client.Code(err) != 404 {
 		t.Errorf("the session's large data after the erase: %v, want 404", err)
 	}
-	f.unreadablePartitioned(t, ctx, "s1", "u1", "quokkaone", "s2")
+	f.unreadable(t, "s1", "u1", "quokkaone", "s2")
 	for _, id := range []string{"s2", "s3"} {
 		if cx, err := f.c.Context(ctx, id); err != nil || len(cx.GetMessages()) == 0 {
 			t.Fatalf("context %s after erasing s1: %v", id, err)
@@ -127,7 +136,7 @@ func TestErasePartitionsSessionAndUser(t *testing.T) {
 	if len(rc.GetSessions()) != 1 || rc.GetSessions()[0] != "s2" || len(rc.GetScopes()) != 1 {
 		t.Fatalf("user receipt %v", rc)
 	}
-	f.unreadablePartitioned(t, ctx, "s2", "u1", "quokkatwo", "s3")
+	f.unreadable(t, "s2", "u1", "quokkatwo", "s3")
 	if _, err := f.c.GetEntry(ctx, client.User("u1"), "pref-s1", 0); client.Code(err) != 404 {
 		t.Errorf("user:u1 entry after erase: %v, want 404", err)
 	}
@@ -149,71 +158,13 @@ func TestErasePartitionsSessionAndUser(t *testing.T) {
 	waitHealthy(t, "http://"+f.n.MetricsAddr(), 30*time.Second)
 }
 
-// unreadablePartitioned is eraseFixture.unreadable for the log in
-// partitions: every read path of the API, the service's watch, and no
-// stream holding marker (the Go client's direct watch reads the one
-// stream MEM: not built for partitions).
-func (f *eraseFixture) unreadablePartitioned(t *testing.T, ctx context.Context, id, user, marker, other string) {
-	t.Helper()
-	c := f.c
-	if _, err := c.Get(ctx, id); client.Code(err) != 404 {
-		t.Errorf("get %s after erase: %v, want 404", id, err)
-	}
-	if _, err := c.Context(ctx, id); client.Code(err) != 404 {
-		t.Errorf("context %s after erase: %v, want 404", id, err)
-	}
-	if _, err := c.Recall(ctx, id, nil); client.Code(err) != 404 {
-		t.Errorf("recall %s after erase: %v, want 404", id, err)
-	}
-	if _, err := c.GetEntry(ctx, client.SessionScope(id), "draft", 0); client.Code(err) != 404 {
-		t.Errorf("session scope entry of %s after erase: %v, want 404", id, err)
-	}
-	if h, err := c.History(ctx, client.SessionScope(id), "draft"); err == nil && len(h) > 0 {
-		t.Errorf("session scope history of %s after erase: %d versions", id, len(h))
-	}
-	rep, err := c.Search(ctx, other, &memoryv1.SearchRequest{Query: marker, Scope: memoryv1.SearchScope_SEARCH_SCOPE_USER})
-	if err != nil {
-		t.Fatalf("search from %s: %v", other, err)
-	}
-	for _, h := range rep.GetHits() {
-		if h.GetSessionId() == id {
-			t.Errorf("search from %s finds erased %s: %v", other, id, h)
-		}
-	}
-	list, err := c.ListSessions(ctx, &memoryv1.ListSessionsRequest{UserId: user})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range list.GetSessions() {
-		if s.GetSessionId() == id {
-			t.Errorf("sessions.list still lists %s", id)
-		}
-	}
-	if held := partitionsHold(t, ctx, f.js, marker); len(held) > 0 {
-		t.Errorf("streams still hold %q: %v", marker, held)
-	}
-	wctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-	defer cancel()
-	fw, err := c.Follow(wctx, client.FollowSession(id), 1)
-	if err != nil {
-		t.Fatalf("follow %s: %v", id, err)
-	}
-	select {
-	case ch, ok := <-fw.Changes():
-		if ok {
-			t.Errorf("the service watch of erased %s from sequence 1 delivered %v", id, ch)
-		}
-	case <-time.After(time.Second):
-	}
-}
-
 // TestErasePartitionsResumedAfterCrash is TestEraseResumedAfterCrash with
 // the log in six partitions: the plan recorded in the stream its id hashes
 // to, the session's own removal in the session's stream, nothing purged;
 // the node started again finishes both before it serves, each completion
 // in its removal's stream, and no second removal is recorded.
 func TestErasePartitionsResumedAfterCrash(t *testing.T) {
-	f := newEraseFixtureWith(t, partitionedEraseConfig)
+	f := newPartitionedEraseFixture(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	pl := partitionedLog(t, f.js)
