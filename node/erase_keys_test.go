@@ -44,29 +44,7 @@ func TestEraseTakesEntryKeysFromOtherContexts(t *testing.T) {
 	c := client.New(nc)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if _, err := c.CreateSession(ctx, "a", &memoryv1.CreateSessionRequest{AgentId: agent}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.AppendMessages(ctx, "a", userMsg("I tried restarting the "+marker+" router, but it didn't help.")); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Consolidate(ctx, "a", false); err != nil {
-		t.Fatalf("consolidate a: %v", err)
-	}
-	var key string
-	eventually(t, "the episode of a in the projection", func() (bool, string) {
-		hits, err := c.SearchEntries(ctx, client.Agent(agent), &memoryv1.SearchEntriesRequest{Query: "restarting router"})
-		if err != nil {
-			return false, err.Error()
-		}
-		for _, h := range hits.GetHits() {
-			if strings.Contains(h.GetEntry().GetKey(), marker) {
-				key = h.GetEntry().GetKey()
-				return true, ""
-			}
-		}
-		return false, fmt.Sprintf("%d hits", len(hits.GetHits()))
-	})
+	key := plantEpisode(t, ctx, c, agent, marker)
 	id := "memory:" + scope + "/" + key
 
 	// Session b of the same agent: its user message (without the marker)
@@ -278,4 +256,35 @@ func get(t *testing.T, url string) string {
 		t.Fatalf("GET %s: %d %s", url, res.StatusCode, body)
 	}
 	return string(body)
+}
+
+// plantEpisode makes session a of agent say marker and consolidates it,
+// and returns the key of the episode entry that holds marker once the
+// projection has it.
+func plantEpisode(t *testing.T, ctx context.Context, c *client.Client, agent, marker string) string {
+	t.Helper()
+	if _, err := c.CreateSession(ctx, "a", &memoryv1.CreateSessionRequest{AgentId: agent}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.AppendMessages(ctx, "a", userMsg("I tried restarting the "+marker+" router, but it didn't help.")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Consolidate(ctx, "a", false); err != nil {
+		t.Fatalf("consolidate a: %v", err)
+	}
+	var key string
+	eventually(t, "the episode of a in the projection", func() (bool, string) {
+		hits, err := c.SearchEntries(ctx, client.Agent(agent), &memoryv1.SearchEntriesRequest{Query: "restarting router"})
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, h := range hits.GetHits() {
+			if strings.Contains(h.GetEntry().GetKey(), marker) {
+				key = h.GetEntry().GetKey()
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("%d hits", len(hits.GetHits()))
+	})
+	return key
 }

@@ -36,29 +36,7 @@ func TestErasePartitionsMarker(t *testing.T) {
 	c := client.New(nc)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if _, err := c.CreateSession(ctx, "a", &memoryv1.CreateSessionRequest{AgentId: agent}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.AppendMessages(ctx, "a", userMsg("I tried restarting the "+marker+" router, but it didn't help.")); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Consolidate(ctx, "a", false); err != nil {
-		t.Fatalf("consolidate a: %v", err)
-	}
-	var key string
-	eventually(t, "the episode of a in the projection", func() (bool, string) {
-		hits, err := c.SearchEntries(ctx, client.Agent(agent), &memoryv1.SearchEntriesRequest{Query: "restarting router"})
-		if err != nil {
-			return false, err.Error()
-		}
-		for _, h := range hits.GetHits() {
-			if strings.Contains(h.GetEntry().GetKey(), marker) {
-				key = h.GetEntry().GetKey()
-				return true, ""
-			}
-		}
-		return false, fmt.Sprintf("%d hits", len(hits.GetHits()))
-	})
+	key := plantEpisode(t, ctx, c, agent, marker)
 	if _, err := c.CreateSession(ctx, "b", &memoryv1.CreateSessionRequest{AgentId: agent}); err != nil {
 		t.Fatal(err)
 	}
