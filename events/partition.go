@@ -2,9 +2,10 @@ package events
 
 import (
 	"fmt"
-	"hash/fnv"
 	"strconv"
 	"strings"
+
+	"github.com/agentmem/agentmem/placement"
 )
 
 // The log in K partitions (docs/PARTITIONS.md). With K = 1 the log is one
@@ -32,9 +33,7 @@ func LogPartition(id string, k int) int {
 	if k <= 1 {
 		return 0
 	}
-	h := fnv.New32a()
-	_, _ = h.Write([]byte(id))
-	return int(h.Sum32() % uint32(k))
+	return placement.Partition(id, k)
 }
 
 // SubjectPartition is the partition among k of the aggregate of the
