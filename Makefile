@@ -25,9 +25,12 @@ run:
 # Tests that need
 # node, python3 or the npm packages skip without them locally (CI fails
 # instead); .ci/prereqs says which, before and after the run.
+# The race detector's reports go to files and are printed again at the
+# end: a CI log that shows only its tail still shows the whole report.
 test:
 	@sh .ci/prereqs
-	@$(GO) test -race -count=1 -timeout 30m $(PKGS); rc=$$?; sh .ci/prereqs; exit $$rc
+	@rl=$$(mktemp -d); GORACE="log_path=$$rl/race" $(GO) test -race -count=1 -timeout 30m $(PKGS); rc=$$?; \
+	sh .ci/prereqs; for f in $$rl/race.*; do [ -e "$$f" ] && { echo "--- race report $$f"; cat "$$f"; }; done; rm -rf "$$rl"; exit $$rc
 
 # deps installs what the JavaScript tests need, from the committed lockfiles.
 deps:
