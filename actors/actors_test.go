@@ -49,6 +49,13 @@ func newHarness(t *testing.T, nc *nats.Conn, mutate func(*Config)) *harness {
 // newHarnessOn is newHarness on the stream lcfg, logging to logger.
 func newHarnessOn(t *testing.T, nc *nats.Conn, lcfg events.JetStreamConfig, logger *slog.Logger, mutate func(*Config)) *harness {
 	t.Helper()
+	return newHarnessDeps(t, nc, lcfg, logger, mutate, nil)
+}
+
+// newHarnessDeps is newHarnessOn with deps (nil: none) changing the
+// directory's dependencies.
+func newHarnessDeps(t *testing.T, nc *nats.Conn, lcfg events.JetStreamConfig, logger *slog.Logger, mutate func(*Config), deps func(*Deps)) *harness {
+	t.Helper()
 	js, err := jetstream.New(nc)
 	if err != nil {
 		t.Fatal(err)
@@ -69,10 +76,14 @@ func newHarnessOn(t *testing.T, nc *nats.Conn, lcfg events.JetStreamConfig, logg
 		mutate(&cfg)
 	}
 	h := &harness{log: log, snaps: snaps, codec: events.NewCodec(), nc: nc}
-	h.dir, err = New(cfg, Deps{
+	d := Deps{
 		Log: log, Snapshots: snaps, Codec: h.codec, Tokenizer: testTokenizer,
 		Logger: logger,
-	})
+	}
+	if deps != nil {
+		deps(&d)
+	}
+	h.dir, err = New(cfg, d)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -107,6 +107,11 @@ type Deps struct {
 	Logger   *slog.Logger
 	// Now is the clock (nil = time.Now).
 	Now func() time.Time
+	// Serves reports whether this node still serves aggregate id (nil:
+	// always). Sections searched for a session this node handed over
+	// (its partition moved: the node is leaving, or lost the lease) are
+	// dropped instead of stored.
+	Serves func(id string) bool
 }
 
 func (d *Deps) validate() error {

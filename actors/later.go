@@ -147,6 +147,17 @@ func (a *sessionActor) assemble(p *Assemble) (proto.Message, error) {
 	if a.later.id != p.MessageID {
 		return nil, nil // given up on, or superseded: a later message decides its own
 	}
+	if serves := a.dir.deps.Serves; serves != nil && !serves(a.id) {
+		// Handed over meanwhile: the new owner serves the session, and a
+		// leaving node's drain does not wait on the log for sections.
+		a.dir.deps.Logger.Info("context assembler: sections dropped, the session's partition was handed over",
+			"session", a.id, "message", p.MessageID)
+		if mt := a.dir.deps.Metrics; mt != nil {
+			mt.AssemblyAbandoned.Inc()
+		}
+		a.stopAwaiting()
+		return nil, nil
+	}
 	k, wants := a.st().CandidateKey()
 	if wants && k != p.Key {
 		return nil, &NeedCandidates{Key: k}

@@ -14,7 +14,8 @@ type Metrics struct {
 	StoreFailures   prometheus.Counter
 	Rejections      *prometheus.CounterVec
 	// AssemblyAbandoned counts user messages whose sections, decided after
-	// their append (Append.Later), did not come within AssemblyWait.
+	// their append (Append.Later), did not come within AssemblyWait or came
+	// after the session's partition was handed over.
 	AssemblyAbandoned prometheus.Counter
 }
 
@@ -54,7 +55,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}, []string{"code"}),
 		AssemblyAbandoned: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "agentmem_assembly_abandoned_total",
-			Help: "User messages whose context sections, searched after their append was stored, did not come within the assembly wait: the session served its held requests without them.",
+			Help: "User messages whose context sections, searched after their append was stored, did not come within the assembly wait, or came after the session's partition was handed over: the session served its held requests without them.",
 		}),
 	}
 	if reg != nil {

@@ -67,6 +67,9 @@ type Node struct {
 	// serve the other nodes (forwarded requests, calls on actors).
 	placement    *placement.Table
 	internalSubs []*nats.Subscription
+	// serving is placement once opened, for the actors (Deps.Serves),
+	// which start before it.
+	serving atomic.Pointer[placement.Table]
 	// relays counts the calls relayed to another node (callServer).
 	relays    sync.WaitGroup
 	storage   *storageWatch
@@ -288,6 +291,10 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 		Tokenizer: tok,
 		Metrics:   actors.NewMetrics(n.Registry),
 		Logger:    logger,
+		Serves: func(id string) bool {
+			t := n.serving.Load()
+			return t == nil || t.Holds(id)
+		},
 	})
 	if err != nil {
 		return n, err
@@ -310,6 +317,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	if err = n.openPlacement(ctx, js); err != nil {
 		return n, err
 	}
+	n.serving.Store(n.placement)
 	acfg := api.DefaultConfig()
 	acfg.ConsolidateOnTerminate, acfg.ConsolidateEveryTurns = cfg.Consolidation.OnTerminate, cfg.Consolidation.EveryTurns
 	acfg.EpisodeSummaryAfter = cfg.Consolidation.SummaryAfter

@@ -157,9 +157,22 @@ func TestPlacementSpreadsRebalancesAndFailsOver(t *testing.T) {
 	}
 
 	// A clean leave: the others hold everything without waiting for a TTL.
+	var bHeld string
+	for _, id := range ids(200) {
+		if b.t.Serves(id) {
+			bHeld = id
+			break
+		}
+	}
+	if bHeld == "" || !b.t.Holds(bHeld) {
+		t.Fatalf("b serves no aggregate, or does not hold the one it serves (%q)", bHeld)
+	}
 	start := time.Now()
 	if err := b.t.Leave(t.Context()); err != nil {
 		t.Fatal(err)
+	}
+	if b.t.Holds(bHeld) {
+		t.Fatalf("b still holds %s after leaving", bHeld)
 	}
 	b.stop()
 	waitExclusive(t, 900*time.Millisecond, a, cn)

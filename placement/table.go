@@ -164,6 +164,18 @@ func (t *Table) Serves(id string) bool {
 	return pp.held && !pp.releasing && now.Before(pp.until)
 }
 
+// Holds reports whether this node holds the lease of aggregate id's
+// partition and is not handing it over. Unlike Serves it ignores the
+// lease's age: a lease this node is late renewing is still its own until
+// another node takes it.
+func (t *Table) Holds(id string) bool {
+	p := Partition(id, t.cfg.Partitions)
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	pp := &t.parts[p]
+	return pp.held && !pp.releasing
+}
+
 // Owner returns the node that serves aggregate id (local: this node),
 // waiting until ctx ends while the partition has no live owner or is being
 // handed over.
