@@ -40,9 +40,15 @@ const deleteTimeout = 2 * time.Second
 
 // Change is one stored command's effect on one aggregate, decoded.
 type Change struct {
-	// Seq is the stream sequence of the command's message.
-	Seq     uint64
+	// Seq is the stream sequence of the command's message (with the log in
+	// partitions: of its partition's stream, Partition).
+	Seq uint64
+	// Subject is the aggregate's subject, mem.ev.<kind>.<id>, whatever
+	// stream it was read from.
 	Subject string
+	// Partition is the log partition the change was read from (0 for a log
+	// in one stream).
+	Partition int
 	// Kind and ID name the aggregate ("session", "s1"; "agent", "a1"; "workflow", "w1").
 	Kind, ID string
 	// Version is the aggregate's version after the command.
@@ -58,12 +64,22 @@ type Change struct {
 type WatchOption func(*watchConfig)
 
 type watchConfig struct {
-	stream string
+	stream     string
+	partitions int
 }
 
 // WatchStream reads the log from stream name instead of events.StreamName
 // (a node started with another --stream).
 func WatchStream(name string) WatchOption { return func(c *watchConfig) { c.stream = name } }
+
+// WatchPartitions reads a log in k partitions (a node started with
+// --log-partitions k): the watch reads the stream of its aggregate's
+// partition (<stream>_P<i>), and fromSeq and Change.Seq are sequences of
+// that stream. The filter must name one aggregate (WatchSession,
+// WatchAgent, WatchScope): the partitions' streams have no order between
+// them, so a watch across aggregates is refused; Follow, through the
+// service, needs no option.
+func WatchPartitions(k int) WatchOption { return func(c *watchConfig) { c.partitions = k } }
 
 // Watch is a running watch; see Client.Watch.
 type Watch struct {
@@ -101,19 +117,23 @@ func (w *Watch) Err() error {
 // a timeout and the connection's error handler reports the permissions
 // violation.
 func (c *Client) Watch(ctx context.Context, filter string, fromSeq uint64, opts ...WatchOption) (*Watch, error) {
-	cfg := watchConfig{stream: events.StreamName}
+	cfg := watchConfig{stream: events.StreamName, partitions: 1}
 	for _, o := range opts {
 		o(&cfg)
 	}
 	if filter == "" {
 		return nil, errors.New("agentmem: watch: empty filter")
 	}
+	stream, stored, part, err := cfg.route(filter)
+	if err != nil {
+		return nil, err
+	}
 	js, err := jetstream.New(c.nc)
 	if err != nil {
 		return nil, fmt.Errorf("agentmem: watch: %w", err)
 	}
 	ccfg := jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{filter},
+		FilterSubjects: []string{stored},
 		DeliverPolicy:  jetstream.DeliverAllPolicy,
 	}
 	if fromSeq > 0 {
@@ -126,22 +146,39 @@ func (c *Client) Watch(ctx context.Context, filter string, fromSeq uint64, opts 
 		cctx, cancel = context.WithTimeout(ctx, c.timeout)
 		defer cancel()
 	}
-	cons, err := js.OrderedConsumer(cctx, cfg.stream, ccfg)
+	cons, err := js.OrderedConsumer(cctx, stream, ccfg)
 	if err != nil {
-		return nil, fmt.Errorf("agentmem: watch %s on %s: %w", filter, cfg.stream, err)
+		return nil, fmt.Errorf("agentmem: watch %s on %s: %w", filter, stream, err)
 	}
 	it, err := cons.Messages(jetstream.PullMaxMessages(watchPullMax))
 	if err != nil {
-		deleteConsumer(js, cfg.stream, cons)
-		return nil, fmt.Errorf("agentmem: watch %s on %s: %w", filter, cfg.stream, err)
+		deleteConsumer(js, stream, cons)
+		return nil, fmt.Errorf("agentmem: watch %s on %s: %w", filter, stream, err)
 	}
 	w := &Watch{ch: make(chan Change)}
-	go w.run(ctx, js, cfg.stream, cons, it)
+	go w.run(ctx, js, stream, part, cons, it)
 	return w, nil
 }
 
+// route returns the stream a watch on filter reads, the filter as stored
+// there and the partition (0 for a log in one stream).
+func (cfg watchConfig) route(filter string) (stream, stored string, part int, err error) {
+	if cfg.partitions == 1 {
+		return cfg.stream, filter, 0, nil
+	}
+	if err := events.ValidatePartitions("WatchPartitions", cfg.partitions); err != nil {
+		return "", "", 0, fmt.Errorf("agentmem: watch: %w", err)
+	}
+	part, err = events.SubjectPartition(filter, cfg.partitions)
+	if err != nil {
+		return "", "", 0, fmt.Errorf("agentmem: watch %s: with the log in %d partitions a watch names one aggregate (WatchSession, WatchAgent, WatchScope), each read from its partition's stream; watch each, or Follow through the service: %w",
+			filter, cfg.partitions, err)
+	}
+	return events.PartitionStream(cfg.stream, part, cfg.partitions), events.StoredSubject(filter, part, cfg.partitions), part, nil
+}
+
 // run is the watch's one goroutine: it owns the iterator and the consumer.
-func (w *Watch) run(ctx context.Context, js jetstream.JetStream, stream string, cons jetstream.Consumer, it jetstream.MessagesContext) {
+func (w *Watch) run(ctx context.Context, js jetstream.JetStream, stream string, part int, cons jetstream.Consumer, it jetstream.MessagesContext) {
 	defer close(w.ch)
 	codec := events.NewCodec()
 	err := func() error {
@@ -161,10 +198,11 @@ func (w *Watch) run(ctx context.Context, js jetstream.JetStream, stream string, 
 			if err != nil {
 				return fmt.Errorf("agentmem: watch: %s sequence %d: %w", msg.Subject(), md.Sequence.Stream, err)
 			}
-			ch, err := decodeChange(codec, md.Sequence.Stream, msg.Subject(), b)
+			ch, err := decodeChange(codec, md.Sequence.Stream, logicalSubject(msg.Subject()), b)
 			if err != nil {
 				return err
 			}
+			ch.Partition = part
 			select {
 			case w.ch <- ch:
 			case <-ctx.Done():
@@ -193,6 +231,15 @@ func deleteConsumer(js jetstream.JetStream, stream string, cons jetstream.Consum
 	ctx, cancel := context.WithTimeout(context.Background(), deleteTimeout)
 	defer cancel()
 	_ = js.DeleteConsumer(ctx, stream, info.Name)
+}
+
+// logicalSubject is subject without its partition token
+// (mem.ev.p3.session.a: mem.ev.session.a).
+func logicalSubject(subject string) string {
+	if p, kind, id, err := events.ParseStoredSubject(subject); err == nil && p >= 0 {
+		return events.SubjectPrefix + "." + kind + "." + id
+	}
+	return subject
 }
 
 // decodeChange decodes the batch b stored at seq on subject.
