@@ -1,12 +1,16 @@
 package inspector
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 
+	"github.com/agentmem/agentmem/actors"
 	"github.com/agentmem/agentmem/events"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 )
@@ -26,7 +30,10 @@ type removalRow struct {
 	// Items is the number of removals an erase request planned (0: a
 	// removal of its own).
 	Items int
-	Seq   uint64
+	// Seq is the sequence of the removal's record in its stream;
+	// Partition names the stream with the log in partitions ("p3").
+	Seq       uint64
+	Partition string
 	// Of is the erase request whose plan this removal is an item of.
 	Of string
 	// Erased and Rewritten name the aggregates ("<kind>.<id>") whose
@@ -42,7 +49,7 @@ func rowOf(r *events.Removal) removalRow {
 
 // requestsOf maps the removal id of each item an erase request planned to
 // the request's id.
-func requestsOf(led *events.Ledger) map[string]string {
+func requestsOf(led *ledger) map[string]string {
 	out := map[string]string{}
 	for _, rm := range led.Removals {
 		for _, item := range rm.GetPlanned() {
@@ -56,12 +63,53 @@ func reasonName(r memoryv1.RemovalReason) string {
 	return strings.ToLower(strings.TrimPrefix(r.String(), "REMOVAL_REASON_"))
 }
 
-// readLedger reads the node's removal ledger.
-func (in *Inspector) readLedger(ctx context.Context) (*events.Ledger, error) {
+// ledger is the node's removal ledger as the pages show it: with the log
+// in K > 1 partitions, the K streams' ledgers merged in the order their
+// records were stored (part: each removal's partition; a removal's Seq is
+// its stream's).
+type ledger struct {
+	*events.Ledger
+	part map[*events.Removal]int
+}
+
+// row is rowOf(rm), naming its partition when the log has several.
+func (l *ledger) row(rm *events.Removal) removalRow {
+	r := rowOf(rm)
+	if p, ok := l.part[rm]; ok {
+		r.Partition = "p" + strconv.Itoa(p)
+	}
+	return r
+}
+
+// readLedger reads the node's removal ledger: of each partition's stream
+// when the reader has several (actors.LedgerStreams).
+func (in *Inspector) readLedger(ctx context.Context) (*ledger, error) {
 	if in.deps.Reader == nil {
 		return nil, errNoLedger
 	}
-	return events.ReadLedger(ctx, in.deps.Reader, 0)
+	ls, ok := in.deps.Reader.(actors.LedgerStreams)
+	if !ok {
+		led, err := events.ReadLedger(ctx, in.deps.Reader, 0)
+		if err != nil {
+			return nil, err
+		}
+		return &ledger{Ledger: led}, nil
+	}
+	out := &ledger{Ledger: &events.Ledger{}, part: map[*events.Removal]int{}}
+	for i, r := range ls.LedgerStreams() {
+		led, err := events.ReadLedger(ctx, r, 0)
+		if err != nil {
+			return nil, fmt.Errorf("partition %d: %w", i, err)
+		}
+		for _, rm := range led.Removals {
+			out.part[rm] = i
+		}
+		out.Removals = append(out.Removals, led.Removals...)
+	}
+	slices.SortStableFunc(out.Removals, func(a, b *events.Removal) int {
+		return cmp.Or(a.Time.Compare(b.Time), cmp.Compare(out.part[a], out.part[b]), cmp.Compare(a.Seq, b.Seq))
+	})
+	return out, nil
 }
 
 type erasuresPage struct {
@@ -91,7 +139,7 @@ func (in *Inspector) erasuresPage(ctx context.Context, r *http.Request, v *viewe
 	}
 	of := requestsOf(led)
 	for _, rm := range slices.Backward(led.Removals) {
-		row := rowOf(rm)
+		row := led.row(rm)
 		row.Of = of[rm.GetId()]
 		if p.Reason != "" && row.Reason != p.Reason {
 			continue
@@ -126,12 +174,12 @@ func (in *Inspector) erasedSession(ctx context.Context, id string) (*erasedPage,
 			continue
 		}
 		p := &erasedPage{ID: id}
-		row := rowOf(rm)
+		row := led.row(rm)
 		p.Removal = &row
 		if reqID := requestsOf(led)[rm.GetId()]; reqID != "" {
 			for _, req := range led.Removals {
 				if req.GetId() == reqID {
-					rr := rowOf(req)
+					rr := led.row(req)
 					p.Request = &rr
 				}
 			}

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/agentmem/agentmem/node"
 )
 
 const why = "the user asked (art. 17)"
@@ -16,9 +18,17 @@ const why = "the user asked (art. 17)"
 // TestErasedSessionSaysSo: a session page of an erased session is still a
 // 404, and says when, by whom, why and how many messages went, from the
 // removal ledger; a session that never existed stays a plain 404. The
-// erasures page lists the request and the removal of each aggregate.
+// erasures page lists the request and the removal of each aggregate. With
+// the log in six partitions the ledger is the K streams' ledgers merged.
 func TestErasedSessionSaysSo(t *testing.T) {
-	u := startNode(t, nil)
+	t.Run("K1", func(t *testing.T) { erasedSessionSaysSo(t, nil) })
+	t.Run("K6", func(t *testing.T) {
+		erasedSessionSaysSo(t, func(c *node.Config) { c.LogPartitions, c.LogWindow = 6, 0 })
+	})
+}
+
+func erasedSessionSaysSo(t *testing.T, mutate func(*node.Config)) {
+	u := startNode(t, mutate)
 	u.session(t, "gone", "u1", "a1", 3)
 	u.session(t, "kept", "u1", "a1", 1)
 	rc, err := u.c.EraseSession(context.Background(), "gone", why)
@@ -50,6 +60,9 @@ func TestErasedSessionSaysSo(t *testing.T) {
 	code, body := get(t, u.base, "/ui/erasures", nil, "", "")
 	if code != 200 {
 		t.Fatalf("erasures: %d %s", code, body)
+	}
+	if partitioned := regexp.MustCompile(`· p\d+ seq \d+`).MatchString(body); partitioned != (mutate != nil) {
+		t.Errorf("rows name their partition: %v, want %v", partitioned, mutate != nil)
 	}
 	rows := regexp.MustCompile(`<tr class="removal[^"]*" data-id="([^"]+)" data-target="session:gone"(?: data-of="([^"]+)")?>`).FindAllStringSubmatch(body, -1)
 	if len(rows) < 2 { // the request and the removal of the session's events

@@ -21,9 +21,8 @@ import (
 // removal in its own stream: LedgerLog), and the bounded log sweeps each
 // stream, and the log health check checks each stream
 // (loghealth_partitions.go); the inspector reads a session from its stream
-// and time travel the K ledgers (partitionedReader). Not served yet with
-// K > 1: the inspector's views of the whole log (Erasures); every node
-// still projects every partition.
+// and time travel and the Erasures page the K ledgers (partitionedReader).
+// Every node still projects every partition.
 
 // errPartitionedRead answers the readers of the whole log that are not
 // built per partition yet (erasure's ledger, the inspector's pages of the
