@@ -419,14 +419,9 @@ func (c *core) snapshot(force bool) {
 		c.snapshotDone(v, c.putSnapshot(data))
 		return
 	}
-	// snapVersion moves now: the put in flight is the snapshot of v.
-	c.snapVersion = v
 	done := make(chan struct{})
-	c.snapFlight = done
 	d, key := c.dir, c.snapshotKey()
-	d.bgWG.Add(1)
-	go func() {
-		defer d.bgWG.Done()
+	started := d.goBackground(func() {
 		defer close(done)
 		ctx, cancel := context.WithTimeout(context.Background(), d.cfg.StoreTimeout)
 		defer cancel()
@@ -436,7 +431,14 @@ func (c *core) snapshot(force bool) {
 			return
 		}
 		d.deps.Metrics.Snapshots.Inc()
-	}()
+	})
+	if !started { // the directory is closing: written here
+		c.snapshotDone(v, c.putSnapshot(data))
+		return
+	}
+	// snapVersion moves now: the put in flight is the snapshot of v.
+	c.snapVersion = v
+	c.snapFlight = done
 }
 
 func (c *core) putSnapshot(data []byte) error {

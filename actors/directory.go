@@ -50,10 +50,16 @@ type Directory struct {
 	// mailboxes runs the actors' mailboxes (see dispatcher).
 	mailboxes *gopool.Pool
 
-	// bg is cancelled on Close; background rewrites watch it, bgWG waits for them.
+	// bg is cancelled on Close; background rewrites watch it, bgWG waits for
+	// them and the snapshot puts. bgMu orders each start (goBackground)
+	// with Close's wait: an actor that passivated still serves what was
+	// queued before its poison pill, and may start a put while Close waits
+	// (a WaitGroup's Add from zero concurrent with its Wait is a race).
 	bg       context.Context
 	bgCancel context.CancelFunc
 	bgWG     sync.WaitGroup
+	bgMu     sync.Mutex
+	bgClosed bool // guarded by bgMu
 
 	mu     sync.Mutex
 	pids   map[string]*actor.PID // guarded by mu
@@ -148,6 +154,22 @@ func (d *Directory) release(key string, pid *actor.PID) bool {
 
 func (d *Directory) send(pid *actor.PID, msg any) { d.root.Send(pid, msg) }
 
+// goBackground runs fn beside the actors, awaited by Close; once Close
+// waits it runs nothing and reports false.
+func (d *Directory) goBackground(fn func()) bool {
+	d.bgMu.Lock()
+	defer d.bgMu.Unlock()
+	if d.bgClosed {
+		return false
+	}
+	d.bgWG.Add(1)
+	go func() {
+		defer d.bgWG.Done()
+		fn()
+	}()
+	return true
+}
+
 // acquireRecovery takes a recovery slot; release it with releaseRecovery.
 func (d *Directory) acquireRecovery(ctx context.Context) error {
 	select {
@@ -174,6 +196,9 @@ func (d *Directory) Close(ctx context.Context) error {
 	d.mu.Unlock()
 	err := awaitPassivated(ctx, wg, "close")
 	d.bgCancel()
+	d.bgMu.Lock()
+	d.bgClosed = true
+	d.bgMu.Unlock()
 	d.bgWG.Wait()
 	d.system.Shutdown()
 	d.mailboxes.Stop()

@@ -69,9 +69,7 @@ func entrySpan(e *memoryv1.L1Entry) (uint64, string) {
 func (a *sessionActor) startRewrites(self *actor.PID, jobs []rewriteJob) {
 	d := a.dir
 	for _, j := range jobs {
-		d.bgWG.Add(1)
-		go func() {
-			defer d.bgWG.Done()
+		d.goBackground(func() { // closing: the extractive summary stays
 			ctx, cancel := context.WithTimeout(d.bg, d.cfg.RewriteTimeout)
 			defer cancel()
 			text, err := d.deps.Rewriter.Rewrite(ctx, j.text, j.maxTokens)
@@ -80,7 +78,7 @@ func (a *sessionActor) startRewrites(self *actor.PID, jobs []rewriteJob) {
 				return
 			}
 			d.send(self, &rewritten{summaryID: j.summaryID, text: text})
-		}()
+		})
 	}
 }
 
