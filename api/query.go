@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentmem/agentmem/actors"
 	"github.com/agentmem/agentmem/api/limits"
+	"github.com/agentmem/agentmem/api/rerank"
 	"github.com/agentmem/agentmem/consolidation"
 	"github.com/agentmem/agentmem/events"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
@@ -52,10 +53,8 @@ type ReadModel interface {
 	DataOwnedBy(owner string) ([]string, error)
 }
 
-// Reranker reorders search hits (optional); on failure BM25 order stands.
-type Reranker interface {
-	Rerank(ctx context.Context, query string, docs []string) (order []int, err error)
-}
+// Reranker reorders search hits (optional; package rerank).
+type Reranker = rerank.Reranker
 
 // queryEndpoint is served beside the subscription: it may wait for the
 // projection (min_seq), so it runs in its own goroutine, at most
@@ -247,36 +246,9 @@ func (s *Service) search(ctx context.Context, c *call, id string, m proto.Messag
 	}
 	out := &memoryv1.SearchReply{Hits: hits, AppliedSeq: applied}
 	if s.rerank != nil && len(hits) > 1 {
-		out.Hits, out.Reranked = s.rerankHits(ctx, req.GetQuery(), hits)
+		out.Hits, out.Reranked = rerank.Hits(ctx, s.rerank, s.cfg.RerankTimeout, s.logger, req.GetQuery(), hits)
 	}
 	reply(out, nil)
-}
-
-// rerankHits applies the reranker's order, or keeps BM25 order when it fails
-// or answers an order that is not a permutation of the hits.
-func (s *Service) rerankHits(ctx context.Context, query string, hits []*memoryv1.SearchHit) ([]*memoryv1.SearchHit, bool) {
-	docs := make([]string, len(hits))
-	for i, h := range hits {
-		docs[i] = h.GetMessage().GetContent() + h.GetSummary().GetText() // one of them is set
-	}
-	rctx, cancel := context.WithTimeout(ctx, s.cfg.RerankTimeout)
-	defer cancel()
-	order, err := s.rerank.Rerank(rctx, query, docs)
-	if err != nil || len(order) != len(hits) {
-		s.logger.Warn("rerank failed; keeping BM25 order", "err", err, "order", len(order), "hits", len(hits))
-		return hits, false
-	}
-	seen := make([]bool, len(hits))
-	out := make([]*memoryv1.SearchHit, 0, len(hits))
-	for _, i := range order {
-		if i < 0 || i >= len(hits) || seen[i] {
-			s.logger.Warn("rerank answered a bad order; keeping BM25 order")
-			return hits, false
-		}
-		seen[i] = true
-		out = append(out, hits[i])
-	}
-	return out, true
 }
 
 func (s *Service) promote(ctx context.Context, c *call, id string, m proto.Message, reply actors.ReplyFunc) {
