@@ -9,9 +9,9 @@
 // joins their tokens with ",", "k6:p3:1842,k6:p0:12"; Merge keeps the
 // highest sequence per partition. Every token of a list names the same K.
 //
-// The package is pure: parsing, formatting, merging. The API waits for a
-// parsed Set (api.Service) and answers its errors as 400 naming the field
-// "consistency".
+// The package is pure: parsing, formatting, merging, and the wait for a
+// parsed Set on a projection given as an interface (Wait). Its errors
+// answer as 400 or 503 naming the field "consistency" (Error.Status).
 package consistency
 
 import (
@@ -46,32 +46,39 @@ type Set struct {
 	Seqs []uint64
 }
 
-// ErrMalformed, ErrPartitions and ErrRange are what Parse's errors match
-// (errors.Is); Reason is such an error's text without the field's name.
+// ErrMalformed, ErrPartitions, ErrRange, ErrBeyond and ErrLate are what
+// this package's errors match (errors.Is).
 var (
 	ErrMalformed  = errors.New("malformed")
 	ErrPartitions = errors.New("another number of partitions")
 	ErrRange      = errors.New("partition out of range")
+	ErrBeyond     = errors.New("sequence beyond the stream's last")
+	ErrLate       = errors.New("not applied in time")
 )
 
-type kindError struct {
-	kind   error
-	reason string
+// Error is a token refused (Code 400) or a wait that ended before the
+// projection applied it (503). Status is how the API answers it: the
+// field consistency and the reason.
+type Error struct {
+	Code   int
+	Kind   error
+	Reason string
 }
 
-func (e *kindError) Error() string { return Field + ": " + e.reason }
-func (e *kindError) Unwrap() error { return e.kind }
+func (e *Error) Error() string                 { return Field + ": " + e.Reason }
+func (e *Error) Unwrap() error                 { return e.Kind }
+func (e *Error) Status() (int, string, string) { return e.Code, Field, e.Reason }
 
 func refuse(kind error, f string, a ...any) error {
-	return &kindError{kind: kind, reason: fmt.Sprintf(f, a...)}
+	return &Error{Code: 400, Kind: kind, Reason: fmt.Sprintf(f, a...)}
 }
 
-// Reason is the reason of an error Parse returned (its text without the
+// Reason is the reason of an error of this package (its text without the
 // field's name).
 func Reason(err error) string {
-	var k *kindError
-	if errors.As(err, &k) {
-		return k.reason
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Reason
 	}
 	return err.Error()
 }

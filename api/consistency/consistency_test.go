@@ -76,7 +76,7 @@ func TestParseRefuses(t *testing.T) {
 		if !errors.Is(err, c.kind) {
 			t.Fatalf("Parse(%.40q, %d) = %v, want %v", c.in, c.k, err, c.kind)
 		}
-		if !strings.Contains(Reason(err), c.says) || !strings.HasPrefix(err.Error(), "consistency: ") {
+		if code, field, why := err.(*Error).Status(); code != 400 || field != "consistency" || !strings.Contains(why, c.says) || Reason(err) != why {
 			t.Fatalf("Parse(%.40q): %q, want it to say %q", c.in, err, c.says)
 		}
 	}
