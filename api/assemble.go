@@ -10,7 +10,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentmem/agentmem/actors"
+	"github.com/agentmem/agentmem/api/consistency"
 	"github.com/agentmem/agentmem/api/limits"
+	"github.com/agentmem/agentmem/events"
 	"github.com/agentmem/agentmem/internal/segmented"
 	"github.com/agentmem/agentmem/internal/sharedmem"
 	"github.com/agentmem/agentmem/internal/utf8cut"
@@ -300,6 +302,20 @@ func (s *Service) noteSession(who *tenancy.Caller, id string, reply actors.Reply
 			s.sessionSeqs.Note(id, seq)
 			s.recent.Note(who, id, seq)
 		}
+		s.tokened(id, reply)(m, err)
+	}
+}
+
+// tokened wraps reply to set the consistency token of a write to
+// aggregate id (in the partition of id's hash) on its result.
+func (s *Service) tokened(id string, reply actors.ReplyFunc) actors.ReplyFunc {
+	return func(m proto.Message, err error) {
+		if r, ok := m.(interface {
+			GetResult() *memoryv1.MutationReply
+		}); ok && err == nil && r.GetResult().GetSeq() > 0 {
+			k := s.cfg.LogPartitions
+			r.GetResult().Consistency = consistency.Format(k, events.LogPartition(id, k), r.GetResult().GetSeq())
+		}
 		reply(m, err)
 	}
 }
@@ -320,8 +336,10 @@ func (s *Service) awaitOwnWrite(ctx context.Context, who *tenancy.Caller) {
 	}
 }
 
-// noteWrites wraps reply to remember the sequence of who's write.
-func (s *Service) noteWrites(who *tenancy.Caller, reply actors.ReplyFunc) actors.ReplyFunc {
+// noteWrites wraps reply to remember the sequence of who's write to the
+// scope id (and to set its consistency token).
+func (s *Service) noteWrites(who *tenancy.Caller, id string, reply actors.ReplyFunc) actors.ReplyFunc {
+	reply = s.tokened(id, reply)
 	return func(m proto.Message, err error) {
 		if r, ok := m.(interface {
 			GetResult() *memoryv1.MutationReply

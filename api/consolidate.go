@@ -177,6 +177,6 @@ func (s *Service) settleHandler(c *call) {
 			reply(nil, err)
 			return
 		}
-		s.noteWrites(c.who, reply)(res, nil)
+		s.noteWrites(c.who, t.id, reply)(res, nil)
 	})
 }

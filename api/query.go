@@ -8,7 +8,9 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/agentmem/agentmem/actors"
+	"github.com/agentmem/agentmem/api/consistency"
 	"github.com/agentmem/agentmem/api/limits"
+	"github.com/agentmem/agentmem/api/rerank"
 	"github.com/agentmem/agentmem/consolidation"
 	"github.com/agentmem/agentmem/events"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
@@ -52,10 +54,8 @@ type ReadModel interface {
 	DataOwnedBy(owner string) ([]string, error)
 }
 
-// Reranker reorders search hits (optional); on failure BM25 order stands.
-type Reranker interface {
-	Rerank(ctx context.Context, query string, docs []string) (order []int, err error)
-}
+// Reranker reorders search hits (optional; package rerank).
+type Reranker = rerank.Reranker
 
 // queryEndpoint is served beside the subscription: it may wait for the
 // projection (min_seq), so it runs in its own goroutine, at most
@@ -121,21 +121,21 @@ func (s *Service) goQueryFor(c *call, timeout time.Duration, fn func(context.Con
 	})
 }
 
-// readable waits for min_seq, checks the session is in the projection and
+// readable waits for min_seq and consistency, checks the session is in the projection and
 // that c's caller may reach it as the operation declares (checkSessionIndex;
 // write: the query changes it, as promote does), and returns its index
 // entry.
-func (s *Service) readable(ctx context.Context, c *call, id string, minSeq uint64) (*memoryv1.SessionIndexEntry, error) {
+func (s *Service) readable(ctx context.Context, c *call, id string, req readAfter) (*memoryv1.SessionIndexEntry, error) {
 	if s.rm == nil {
 		return nil, &Error{Code: 503, Field: "", Message: "no projection on this node"}
 	}
-	if minSeq == 0 {
+	if req.GetMinSeq() == 0 && req.GetConsistency() == "" {
 		// Without min_seq a query still reads the session's own writes:
 		// it waits (bounded) for the session's last command served here,
 		// so a client that never heard of min_seq searches what it just
 		// appended.
 		s.awaitSeq(ctx, s.sessionSeqs.Get(id).Last)
-	} else if err := s.waitMinSeq(ctx, minSeq); err != nil {
+	} else if err := s.waitRead(ctx, req); err != nil {
 		return nil, err
 	}
 	e, ok, err := s.rm.Session(id)
@@ -156,10 +156,33 @@ type logEnder interface {
 	LogEnd(ctx context.Context) (uint64, error)
 }
 
+// readAfter is what a read waits for: min_seq, a consistency token list.
+type readAfter interface {
+	GetMinSeq() uint64
+	GetConsistency() string
+}
+
+// waitRead waits for r's min_seq, then for each partition its consistency
+// names (with the log in one stream, as for min_seq).
+func (s *Service) waitRead(ctx context.Context, r readAfter) error {
+	if err := s.waitMinSeq(ctx, r.GetMinSeq(), "min_seq"); err != nil || r.GetConsistency() == "" {
+		return err
+	}
+	set, err := consistency.Parse(r.GetConsistency(), s.cfg.LogPartitions)
+	if err != nil {
+		return err
+	} else if set.K == 1 {
+		return s.waitMinSeq(ctx, set.Seqs[0], consistency.Field)
+	}
+	p, _ := s.rm.(consistency.Projection)
+	return consistency.Wait(ctx, p, set, s.cfg.MinSeqWait)
+}
+
 // waitMinSeq waits, at most MinSeqWait, until the projection applied
-// minSeq. A min_seq beyond the last sequence the log stored is no write's
-// (a reply's result.seq is always stored): 400, at once.
-func (s *Service) waitMinSeq(ctx context.Context, minSeq uint64) error {
+// minSeq (read from field). A min_seq beyond the last sequence the log
+// stored is no write's (a reply's result.seq is always stored): 400, at
+// once.
+func (s *Service) waitMinSeq(ctx context.Context, minSeq uint64, field string) error {
 	if minSeq == 0 || s.rm.AppliedSeq() >= minSeq {
 		return nil
 	}
@@ -168,13 +191,13 @@ func (s *Service) waitMinSeq(ctx context.Context, minSeq uint64) error {
 	// write, or a bogus value).
 	if le, ok := s.rm.(logEnder); ok && minSeq > s.acked.load() {
 		if end, err := le.LogEnd(ctx); err == nil && minSeq > end {
-			return &Error{Code: 400, Field: "min_seq", Message: fmt.Sprintf("%d is beyond the log's last sequence (%d): pass the result.seq of a reply", minSeq, end)}
+			return &Error{Code: 400, Field: field, Message: fmt.Sprintf("%d is beyond the log's last sequence (%d): pass the result.seq of a reply", minSeq, end)}
 		}
 	}
 	wctx, cancel := context.WithTimeout(ctx, s.cfg.MinSeqWait)
 	defer cancel()
 	if err := s.rm.WaitFor(wctx, minSeq); err != nil {
-		return &Error{Code: 503, Field: "min_seq", Message: fmt.Sprintf("projection has applied %d, not yet %d (waited %s); retry", s.rm.AppliedSeq(), minSeq, s.cfg.MinSeqWait)}
+		return &Error{Code: 503, Field: field, Message: fmt.Sprintf("projection has applied %d, not yet %d (waited %s); retry", s.rm.AppliedSeq(), minSeq, s.cfg.MinSeqWait)}
 	}
 	return nil
 }
@@ -189,7 +212,7 @@ func (s *Service) recall(ctx context.Context, c *call, id string, m proto.Messag
 		reply(nil, &Error{Code: 400, Field: "limit", Message: fmt.Sprintf("%d, at most %d", limit, limits.MaxRecallLimit)})
 		return
 	}
-	if _, err := s.readable(ctx, c, id, req.GetMinSeq()); err != nil {
+	if _, err := s.readable(ctx, c, id, req); err != nil {
 		reply(nil, err)
 		return
 	}
@@ -225,7 +248,7 @@ func (s *Service) search(ctx context.Context, c *call, id string, m proto.Messag
 		reply(nil, &Error{Code: 400, Field: "scope", Message: "must be SESSION or USER"})
 		return
 	}
-	e, err := s.readable(ctx, c, id, req.GetMinSeq())
+	e, err := s.readable(ctx, c, id, req)
 	if err != nil {
 		reply(nil, err)
 		return
@@ -247,36 +270,9 @@ func (s *Service) search(ctx context.Context, c *call, id string, m proto.Messag
 	}
 	out := &memoryv1.SearchReply{Hits: hits, AppliedSeq: applied}
 	if s.rerank != nil && len(hits) > 1 {
-		out.Hits, out.Reranked = s.rerankHits(ctx, req.GetQuery(), hits)
+		out.Hits, out.Reranked = rerank.Hits(ctx, s.rerank, s.cfg.RerankTimeout, s.logger, req.GetQuery(), hits)
 	}
 	reply(out, nil)
-}
-
-// rerankHits applies the reranker's order, or keeps BM25 order when it fails
-// or answers an order that is not a permutation of the hits.
-func (s *Service) rerankHits(ctx context.Context, query string, hits []*memoryv1.SearchHit) ([]*memoryv1.SearchHit, bool) {
-	docs := make([]string, len(hits))
-	for i, h := range hits {
-		docs[i] = h.GetMessage().GetContent() + h.GetSummary().GetText() // one of them is set
-	}
-	rctx, cancel := context.WithTimeout(ctx, s.cfg.RerankTimeout)
-	defer cancel()
-	order, err := s.rerank.Rerank(rctx, query, docs)
-	if err != nil || len(order) != len(hits) {
-		s.logger.Warn("rerank failed; keeping BM25 order", "err", err, "order", len(order), "hits", len(hits))
-		return hits, false
-	}
-	seen := make([]bool, len(hits))
-	out := make([]*memoryv1.SearchHit, 0, len(hits))
-	for _, i := range order {
-		if i < 0 || i >= len(hits) || seen[i] {
-			s.logger.Warn("rerank answered a bad order; keeping BM25 order")
-			return hits, false
-		}
-		seen[i] = true
-		out = append(out, hits[i])
-	}
-	return out, true
 }
 
 func (s *Service) promote(ctx context.Context, c *call, id string, m proto.Message, reply actors.ReplyFunc) {
@@ -291,7 +287,7 @@ func (s *Service) promote(ctx context.Context, c *call, id string, m proto.Messa
 			return
 		}
 	}
-	if _, err := s.readable(ctx, c, id, req.GetMinSeq()); err != nil {
+	if _, err := s.readable(ctx, c, id, req); err != nil {
 		reply(nil, err)
 		return
 	}
@@ -300,11 +296,11 @@ func (s *Service) promote(ctx context.Context, c *call, id string, m proto.Messa
 		reply(nil, err)
 		return
 	}
-	s.dispatch(id, c.who, &actors.Promote{Request: req, Messages: msgs}, reply)
+	s.dispatch(id, c.who, &actors.Promote{Request: req, Messages: msgs}, s.tokened(id, reply))
 }
 
 func (s *Service) clearRecalled(_ context.Context, c *call, id string, m proto.Message, reply actors.ReplyFunc) {
-	s.dispatch(id, c.who, m, reply)
+	s.dispatch(id, c.who, m, s.tokened(id, reply))
 }
 
 func (s *Service) dispatch(id string, who *tenancy.Caller, body any, reply actors.ReplyFunc) {
@@ -329,7 +325,7 @@ func (s *Service) listSessions(c *call) {
 			reply(nil, &Error{Code: 503, Message: "no projection on this node"})
 			return
 		}
-		if err := s.waitMinSeq(ctx, req.GetMinSeq()); err != nil {
+		if err := s.waitRead(ctx, req); err != nil {
 			reply(nil, err)
 			return
 		}
@@ -378,9 +374,9 @@ func (s *Service) entrySearchHandler(c *call) {
 			reply(nil, &Error{Code: 503, Message: "entry search needs the projector on this node"})
 			return
 		}
-		if req.GetMinSeq() == 0 {
+		if req.GetMinSeq() == 0 && req.GetConsistency() == "" {
 			s.awaitOwnWrite(ctx, c.who) // the caller's own last write, as a session query does
-		} else if err := s.waitMinSeq(ctx, req.GetMinSeq()); err != nil {
+		} else if err := s.waitRead(ctx, req); err != nil {
 			reply(nil, err)
 			return
 		}

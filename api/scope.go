@@ -105,12 +105,12 @@ func (s *Service) entryHandler(op string) func(*call) {
 			// Access follows the session: goQuery asks its actor for the
 			// owner first.
 			s.goQuery(c, func(ctx context.Context, reply actors.ReplyFunc) {
-				s.dispatchScope(t.kind, t.id, c.who, msg, s.noteWrites(c.who, reply))
+				s.dispatchScope(t.kind, t.id, c.who, msg, s.noteWrites(c.who, t.id, reply))
 			})
 			return
 		}
 		s.handOff(rp, asJSON, func(reply actors.ReplyFunc) error {
-			return s.scopes.DispatchScope(t.kind, t.id, c.who, msg, s.noteWrites(c.who, reply))
+			return s.scopes.DispatchScope(t.kind, t.id, c.who, msg, s.noteWrites(c.who, t.id, reply))
 		})
 	}
 }
@@ -265,7 +265,7 @@ func (s *Service) publishHandler(c *call) {
 			e.Metadata = map[string]string{}
 		}
 		e.Metadata[SourceUserKey], e.Metadata[SourceSessionKey] = info.GetUserId(), sessionID
-		s.dispatchScope(dst.kind, dst.id, c.who, &actors.CopyEntry{CommandID: req.GetCommandId(), Entry: e, By: byOf(dst, c.who, req.GetBy())}, s.noteWrites(c.who, reply))
+		s.dispatchScope(dst.kind, dst.id, c.who, &actors.CopyEntry{CommandID: req.GetCommandId(), Entry: e, By: byOf(dst, c.who, req.GetBy())}, s.noteWrites(c.who, dst.id, reply))
 	})
 }
 

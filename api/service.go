@@ -39,6 +39,9 @@ type Config struct {
 	// MaxConcurrentWatches bounds watch long polls in flight on the node
 	// (503 beyond; each caller is bounded by its own max_watches first).
 	MaxConcurrentWatches int
+	// LogPartitions is the number of streams the log is in (consistency
+	// tokens name it; 0 is 1).
+	LogPartitions int
 	// QueryTimeout bounds one query, MinSeqWait the wait for min_seq within it.
 	QueryTimeout  time.Duration
 	MinSeqWait    time.Duration

@@ -40,7 +40,7 @@ func (s *Service) sessionHandler(newReq func() proto.Message) func(*call) {
 				req.AgentType = c.who.AgentType
 			}
 			if s.rm == nil {
-				s.handOff(rp, asJSON, func(reply actors.ReplyFunc) error { return s.d.Dispatch(id, c.who, req, reply) })
+				s.handOff(rp, asJSON, func(reply actors.ReplyFunc) error { return s.d.Dispatch(id, c.who, req, s.tokened(id, reply)) })
 				return
 			}
 			s.goQuery(c, func(ctx context.Context, reply actors.ReplyFunc) {

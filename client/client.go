@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/agentmem/agentmem/api/consistency"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 )
 
@@ -49,13 +51,16 @@ type Client struct {
 	// lastSeq is the highest stream sequence of this client's writes (shared
 	// by copies made with WithTimeout): queries wait for it by default.
 	lastSeq *atomic.Uint64
+	// tokens are the consistency tokens of this client's writes, merged
+	// (shared by copies): queries send them by default too.
+	tokens *tokenSet
 	// contexts holds the latest contexts got (shared by copies).
 	contexts *contextCache
 }
 
 // New returns a client on nc (which the caller owns and closes).
 func New(nc *nats.Conn) *Client {
-	return &Client{nc: nc, timeout: DefaultTimeout, lastSeq: new(atomic.Uint64), contexts: &contextCache{}}
+	return &Client{nc: nc, timeout: DefaultTimeout, lastSeq: new(atomic.Uint64), tokens: &tokenSet{}, contexts: &contextCache{}}
 }
 
 // WithTimeout returns a copy of c whose calls without a context deadline use d.
@@ -65,6 +70,12 @@ func (c *Client) WithTimeout(d time.Duration) *Client { cc := *c; cc.timeout = d
 // write; queries pass it as min_seq unless told otherwise, so a client
 // always reads its own writes.
 func (c *Client) LastWriteSeq() uint64 { return c.lastSeq.Load() }
+
+// LastWriteConsistency is the consistency tokens of this client's
+// acknowledged writes, merged (api/consistency: the highest sequence per
+// log partition); queries pass it as consistency unless told otherwise, so
+// a client reads its own writes on any node of a log in partitions.
+func (c *Client) LastWriteConsistency() string { return c.tokens.get() }
 
 // mutationReply is a reply carrying the version and sequence of a write.
 type mutationReply interface {
@@ -76,6 +87,7 @@ type mutationReply interface {
 func (c *Client) write(ctx context.Context, subject string, req proto.Message, reply mutationReply) error {
 	err := c.call(ctx, subject, req, reply)
 	c.recordSeq(reply.GetResult().GetSeq())
+	c.tokens.add(reply.GetResult().GetConsistency())
 	return err
 }
 
@@ -89,11 +101,34 @@ func (c *Client) recordSeq(seq uint64) {
 	}
 }
 
-func (c *Client) minSeq(given uint64) uint64 {
-	if given != 0 {
-		return given
+// after is what a query waits for: minSeq and token as given, or when
+// neither is, this client's last write's sequence and its writes' tokens.
+func (c *Client) after(minSeq uint64, token string) (uint64, string) {
+	if minSeq != 0 || token != "" {
+		return minSeq, token
 	}
-	return c.lastSeq.Load()
+	return c.lastSeq.Load(), c.tokens.get()
+}
+
+// tokenSet is a merged consistency token list (safe for concurrent use).
+type tokenSet struct {
+	mu sync.Mutex
+	s  string
+}
+
+func (t *tokenSet) add(token string) {
+	if token == "" {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.s = consistency.Merge(t.s, token)
+}
+
+func (t *tokenSet) get() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.s
 }
 
 func (c *Client) call(ctx context.Context, subject string, req, reply proto.Message) error {
@@ -194,26 +229,27 @@ func (c *Client) SetStatus(ctx context.Context, id string, action memoryv1.Statu
 }
 
 // Recall reads the session's messages from swap, oldest first. A zero
-// MinSeq waits for this client's last write.
+// MinSeq and an empty Consistency wait for this client's writes.
 func (c *Client) Recall(ctx context.Context, id string, req *memoryv1.RecallRequest) (*memoryv1.RecallReply, error) {
 	if req == nil {
 		req = &memoryv1.RecallRequest{}
 	}
-	req.MinSeq = c.minSeq(req.MinSeq)
+	req.MinSeq, req.Consistency = c.after(req.MinSeq, req.Consistency)
 	reply := &memoryv1.RecallReply{}
 	return reply, c.call(ctx, subject(id, "recall"), req, reply)
 }
 
 // Search ranks the session's (or its user's) messages by BM25 for a query.
 func (c *Client) Search(ctx context.Context, id string, req *memoryv1.SearchRequest) (*memoryv1.SearchReply, error) {
-	req.MinSeq = c.minSeq(req.MinSeq)
+	req.MinSeq, req.Consistency = c.after(req.MinSeq, req.Consistency)
 	reply := &memoryv1.SearchReply{}
 	return reply, c.call(ctx, subject(id, "search"), req, reply)
 }
 
 // Promote copies recalled messages into the promoted layer of the context.
 func (c *Client) Promote(ctx context.Context, id string, messageIDs ...string) (*memoryv1.PromoteReply, error) {
-	req := &memoryv1.PromoteRequest{MessageIds: messageIDs, MinSeq: c.minSeq(0)}
+	req := &memoryv1.PromoteRequest{MessageIds: messageIDs}
+	req.MinSeq, req.Consistency = c.after(0, "")
 	commandID(&req.CommandId)
 	reply := &memoryv1.PromoteReply{}
 	return reply, c.write(ctx, subject(id, "promote"), req, reply)
@@ -229,7 +265,7 @@ func (c *Client) ClearRecalled(ctx context.Context, id string) (*memoryv1.ClearR
 
 // ListSessions lists sessions from the sessions index, by user or agent.
 func (c *Client) ListSessions(ctx context.Context, req *memoryv1.ListSessionsRequest) (*memoryv1.ListSessionsReply, error) {
-	req.MinSeq = c.minSeq(req.MinSeq)
+	req.MinSeq, req.Consistency = c.after(req.MinSeq, req.Consistency)
 	reply := &memoryv1.ListSessionsReply{}
 	return reply, c.call(ctx, "mem.v1.sessions.list", req, reply)
 }

@@ -134,9 +134,10 @@ func (c *Client) History(ctx context.Context, scope Scope, key string) ([]*memor
 }
 
 // SearchEntries ranks scope's entries by BM25 for req.Query. A zero MinSeq
-// waits for this client's last write, so a client finds what it wrote.
+// and an empty Consistency wait for this client's writes, so a client
+// finds what it wrote.
 func (c *Client) SearchEntries(ctx context.Context, scope Scope, req *memoryv1.SearchEntriesRequest) (*memoryv1.SearchEntriesReply, error) {
-	req.MinSeq = c.minSeq(req.MinSeq)
+	req.MinSeq, req.Consistency = c.after(req.MinSeq, req.Consistency)
 	reply := &memoryv1.SearchEntriesReply{}
 	return reply, c.call(ctx, scope.Subject("search"), req, reply)
 }

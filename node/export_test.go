@@ -61,3 +61,7 @@ func (n *Node) ServeForTest(r *api.Request) { n.disp.Serve(r) }
 
 // MetricsForTest is the node's API instruments.
 func (n *Node) MetricsForTest() *api.Metrics { return n.svc.Metrics() }
+
+// HoldProjectionForTest stops the node's projection from applying
+// anything (its checkpoints stay) until release; reads are served.
+func (n *Node) HoldProjectionForTest() (release func(), err error) { return n.store.HoldWrites() }

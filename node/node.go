@@ -321,6 +321,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	acfg := api.DefaultConfig()
 	acfg.ConsolidateOnTerminate, acfg.ConsolidateEveryTurns = cfg.Consolidation.OnTerminate, cfg.Consolidation.EveryTurns
 	acfg.EpisodeSummaryAfter = cfg.Consolidation.SummaryAfter
+	acfg.LogPartitions = max(cfg.LogPartitions, 1)
 	if cfg.Consolidation.LLM && cfg.LLM.BaseURL != "" {
 		acfg.Extractor = llmExtractor(cfg.LLM)
 	}

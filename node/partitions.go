@@ -46,10 +46,11 @@ func (noWholeLog) Read(context.Context, uint64, ...events.ReadOption) (events.Cu
 // every append the node made. A read waiting for a sequence of this node's
 // writes (or for the log as it was at start) waits, in each partition, for
 // that sequence or the partition's mark, whichever is lower: it knows the
-// sequence but not its partition (a min_seq naming its partition is a
-// later part), and the sequence's own partition has a mark at least as
-// high. A sequence another node wrote may be in a partition whose mark is
-// lower: such a wait can end before that write is applied.
+// sequence but not its partition, and the sequence's own partition has a
+// mark at least as high. A sequence another node wrote may be in a
+// partition whose mark is lower: such a wait can end before that write is
+// applied. A read given the write's consistency token (which names the
+// partition, api/consistency) waits for exactly that partition instead.
 type partitionMarks struct {
 	marks []atomic.Uint64
 }
@@ -76,6 +77,9 @@ func (m *partitionMarks) targets(seq uint64) []uint64 {
 	}
 	return out
 }
+
+// get is partition part's mark.
+func (m *partitionMarks) get(part int) uint64 { return m.marks[part].Load() }
 
 // highest is the highest mark.
 func (m *partitionMarks) highest() uint64 {

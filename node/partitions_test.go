@@ -44,6 +44,7 @@ func partitionedNode(t *testing.T, k int, dataDir string) (*node.Node, *nats.Con
 // between layouts (a sequence of one of K streams, or of the one stream).
 var streamSeqFields = map[protoreflect.FullName]bool{
 	"agentmem.memory.v1.MutationReply.seq":              true,
+	"agentmem.memory.v1.MutationReply.consistency":      true,
 	"agentmem.memory.v1.ContextReply.seq":               true,
 	"agentmem.memory.v1.SessionInfo.seq":                true,
 	"agentmem.memory.v1.SessionIndexEntry.last_seq":     true,

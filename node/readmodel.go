@@ -1,14 +1,17 @@
 package node
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
 
 	"github.com/agentmem/agentmem/actors"
 	"github.com/agentmem/agentmem/api"
+	"github.com/agentmem/agentmem/api/consistency"
 	"github.com/agentmem/agentmem/erasure"
 	"github.com/agentmem/agentmem/events"
 	"github.com/agentmem/agentmem/internal/segmented"
@@ -35,7 +38,10 @@ type queryEmbedder interface {
 	Embed(ctx context.Context, texts []string) ([][]float32, error)
 }
 
-var _ api.ReadModel = readModel{}
+var (
+	_ api.ReadModel          = readModel{}
+	_ consistency.Projection = readModel{}
+)
 
 func mapErr(err error) error {
 	var (
@@ -69,6 +75,26 @@ func (r readModel) WaitFor(ctx context.Context, seq uint64) error {
 // partition i applied ends[i].
 func (r readModel) WaitForAll(ctx context.Context, ends []uint64) error {
 	return r.p.WaitForAll(ctx, ends)
+}
+
+// AppliedSeqOf is partition part's checkpoint (consistency.Projection).
+func (r readModel) AppliedSeqOf(part int) uint64 { return r.p.AppliedSeqOf(part) }
+
+// LogEndOf is at least the last sequence partition part's stream stored:
+// its mark when that is seq or more (no round trip: the read of a write
+// this node made or knew of at start), else the stream's last.
+func (r readModel) LogEndOf(ctx context.Context, part int, seq uint64) (uint64, error) {
+	if r.marks == nil {
+		return r.LogEnd(ctx)
+	}
+	if m := r.marks.get(part); m >= seq {
+		return m, nil
+	}
+	lasts, err := r.p.LogLasts(ctx)
+	if err != nil || part >= len(lasts) {
+		return 0, cmp.Or(err, fmt.Errorf("node: no partition %d", part))
+	}
+	return max(lasts[part], r.marks.get(part)), nil
 }
 
 // AppliedSeq is the projection's checkpoint; with the log in partitions

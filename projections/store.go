@@ -105,6 +105,18 @@ func openStore(path string, noSync bool) (*Store, error) {
 // Path is the file the store was opened on.
 func (s *Store) Path() string { return s.path }
 
+// HoldWrites blocks every write to the file (the projector commits
+// nothing: its checkpoints stay where they are) until release is called;
+// reads go on. It is for tests that need a projection behind its log.
+func (s *Store) HoldWrites() (release func(), err error) {
+	tx, err := s.db.Begin(true)
+	if err != nil {
+		return nil, fmt.Errorf("projections: hold writes: %w", err)
+	}
+	var once sync.Once
+	return func() { once.Do(func() { _ = tx.Rollback() }) }, nil
+}
+
 // Close closes the file. It is idempotent; later calls return the first
 // result. Queries and ApplyBatch after Close return ErrClosed.
 func (s *Store) Close() error {

@@ -11,8 +11,9 @@
 //     refused as a bad body (400, 413, 415). A 404 or 409 about the state
 //     (the key the random body names does not exist, the version differs)
 //     is no refusal of the body and is counted apart, as is a 400 of a
-//     page_token the server did not issue or of a min_seq past the log's
-//     end (values only a reply gives).
+//     page_token the server did not issue, of a min_seq past the log's
+//     end or of a consistency token of another deployment's layout or past
+//     its stream's end (values only a reply gives).
 //
 // Before each body the target exists: a fresh session is created for a
 // session operation (but create), and the key a body names is put first in
@@ -241,8 +242,9 @@ async function one(template) {
     const bad = schema.reply("post", template, r.status, r.json);
     if (bad) summary.problems.push("reply not as declared: " + bad + " for " + show);
   }
-  if (r.status === 400 && (r.json?.field === "page_token" || r.json?.field === "min_seq")) {
-    // A page token the server did not issue, a min_seq past the log's end:
+  if (r.status === 400 && ["page_token", "min_seq", "consistency"].includes(r.json?.field)) {
+    // A page token the server did not issue, a min_seq past the log's end,
+    // a consistency token of another layout or past its stream's end:
     // values only a reply gives, like a key that does not exist. Counted
     // apart, not as accepted.
     summary.opaque++;

@@ -659,7 +659,13 @@ type MutationReply struct {
 	Version uint64                 `protobuf:"varint,1,opt,name=version,proto3" json:"version,omitempty"`
 	Seq     uint64                 `protobuf:"varint,2,opt,name=seq,proto3" json:"seq,omitempty"`
 	// duplicate is true when the command_id had been applied before.
-	Duplicate     bool `protobuf:"varint,3,opt,name=duplicate,proto3" json:"duplicate,omitempty"`
+	Duplicate bool `protobuf:"varint,3,opt,name=duplicate,proto3" json:"duplicate,omitempty"`
+	// consistency is the write's consistency token, "k<K>:p<i>:<seq>": the
+	// log partition the write was stored in (of K, --log-partitions), and
+	// seq its sequence in that partition's stream (e.g. "k6:p3:1842";
+	// "k1:p0:<seq>" with the log in one stream). Pass it as a read's
+	// consistency to read this write on any node (docs/PARTITIONS.md).
+	Consistency   string `protobuf:"bytes,4,opt,name=consistency,proto3" json:"consistency,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -713,6 +719,13 @@ func (x *MutationReply) GetDuplicate() bool {
 		return x.Duplicate
 	}
 	return false
+}
+
+func (x *MutationReply) GetConsistency() string {
+	if x != nil {
+		return x.Consistency
+	}
+	return ""
 }
 
 type AppendReply struct {
@@ -2597,7 +2610,11 @@ type RecallRequest struct {
 	MinSeq uint64 `protobuf:"varint,3,opt,name=min_seq,json=minSeq,proto3" json:"min_seq,omitempty"`
 	// kind: "" or "messages" recalls the session's messages from swap;
 	// "summaries" its archived L2 summaries (in summaries, paged alike).
-	Kind          string `protobuf:"bytes,4,opt,name=kind,proto3" json:"kind,omitempty"`
+	Kind string `protobuf:"bytes,4,opt,name=kind,proto3" json:"kind,omitempty"`
+	// consistency: write replies' result.consistency tokens joined by ","
+	// (see above); a malformed one, one of another K, a partition out of
+	// range or a sequence the stream does not hold is a 400.
+	Consistency   string `protobuf:"bytes,5,opt,name=consistency,proto3" json:"consistency,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2656,6 +2673,13 @@ func (x *RecallRequest) GetMinSeq() uint64 {
 func (x *RecallRequest) GetKind() string {
 	if x != nil {
 		return x.Kind
+	}
+	return ""
+}
+
+func (x *RecallRequest) GetConsistency() string {
+	if x != nil {
+		return x.Consistency
 	}
 	return ""
 }
@@ -2744,8 +2768,12 @@ type SearchRequest struct {
 	// to the hits (kind "summary"), ranked with the messages by score. Off by
 	// default: older clients expect a message in every hit.
 	IncludeSummaries bool `protobuf:"varint,5,opt,name=include_summaries,json=includeSummaries,proto3" json:"include_summaries,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// consistency: write replies' result.consistency tokens joined by ","
+	// (see above); a malformed one, one of another K, a partition out of
+	// range or a sequence the stream does not hold is a 400.
+	Consistency   string `protobuf:"bytes,6,opt,name=consistency,proto3" json:"consistency,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SearchRequest) Reset() {
@@ -2811,6 +2839,13 @@ func (x *SearchRequest) GetIncludeSummaries() bool {
 		return x.IncludeSummaries
 	}
 	return false
+}
+
+func (x *SearchRequest) GetConsistency() string {
+	if x != nil {
+		return x.Consistency
+	}
+	return ""
 }
 
 type SearchHit struct {
@@ -2957,8 +2992,12 @@ type PromoteRequest struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
 	CommandId string                 `protobuf:"bytes,1,opt,name=command_id,json=commandId,proto3" json:"command_id,omitempty"`
 	// message_ids of this session, as stored in swap.
-	MessageIds    []string `protobuf:"bytes,2,rep,name=message_ids,json=messageIds,proto3" json:"message_ids,omitempty"`
-	MinSeq        uint64   `protobuf:"varint,3,opt,name=min_seq,json=minSeq,proto3" json:"min_seq,omitempty"`
+	MessageIds []string `protobuf:"bytes,2,rep,name=message_ids,json=messageIds,proto3" json:"message_ids,omitempty"`
+	MinSeq     uint64   `protobuf:"varint,3,opt,name=min_seq,json=minSeq,proto3" json:"min_seq,omitempty"`
+	// consistency: write replies' result.consistency tokens joined by ","
+	// (see above); a malformed one, one of another K, a partition out of
+	// range or a sequence the stream does not hold is a 400.
+	Consistency   string `protobuf:"bytes,4,opt,name=consistency,proto3" json:"consistency,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3012,6 +3051,13 @@ func (x *PromoteRequest) GetMinSeq() uint64 {
 		return x.MinSeq
 	}
 	return 0
+}
+
+func (x *PromoteRequest) GetConsistency() string {
+	if x != nil {
+		return x.Consistency
+	}
+	return ""
 }
 
 type PromoteReply struct {
@@ -3179,8 +3225,12 @@ type ListSessionsRequest struct {
 	// limit: 1..100 (0 = 50).
 	Limit uint32 `protobuf:"varint,4,opt,name=limit,proto3" json:"limit,omitempty"`
 	// page_token: from the previous reply's next_page_token.
-	PageToken     string `protobuf:"bytes,5,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
-	MinSeq        uint64 `protobuf:"varint,6,opt,name=min_seq,json=minSeq,proto3" json:"min_seq,omitempty"`
+	PageToken string `protobuf:"bytes,5,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	MinSeq    uint64 `protobuf:"varint,6,opt,name=min_seq,json=minSeq,proto3" json:"min_seq,omitempty"`
+	// consistency: write replies' result.consistency tokens joined by ","
+	// (see above); a malformed one, one of another K, a partition out of
+	// range or a sequence the stream does not hold is a 400.
+	Consistency   string `protobuf:"bytes,7,opt,name=consistency,proto3" json:"consistency,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3255,6 +3305,13 @@ func (x *ListSessionsRequest) GetMinSeq() uint64 {
 		return x.MinSeq
 	}
 	return 0
+}
+
+func (x *ListSessionsRequest) GetConsistency() string {
+	if x != nil {
+		return x.Consistency
+	}
+	return ""
 }
 
 type SessionIndexEntry struct {
@@ -3787,11 +3844,12 @@ const file_memory_v1_api_proto_rawDesc = "" +
 	"\x05Usage\x12\x16\n" +
 	"\x06budget\x18\x01 \x01(\rR\x06budget\x12\x12\n" +
 	"\x04used\x18\x02 \x01(\rR\x04used\x12\x18\n" +
-	"\apercent\x18\x03 \x01(\x01R\apercent\"Y\n" +
+	"\apercent\x18\x03 \x01(\x01R\apercent\"{\n" +
 	"\rMutationReply\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\x04R\aversion\x12\x10\n" +
 	"\x03seq\x18\x02 \x01(\x04R\x03seq\x12\x1c\n" +
-	"\tduplicate\x18\x03 \x01(\bR\tduplicate\"\xd6\x01\n" +
+	"\tduplicate\x18\x03 \x01(\bR\tduplicate\x12 \n" +
+	"\vconsistency\x18\x04 \x01(\tR\vconsistency\"\xd6\x01\n" +
 	"\vAppendReply\x129\n" +
 	"\x06result\x18\x01 \x01(\v2!.agentmem.memory.v1.MutationReplyR\x06result\x12\x1f\n" +
 	"\vmessage_ids\x18\x02 \x03(\tR\n" +
@@ -3955,24 +4013,26 @@ const file_memory_v1_api_proto_rawDesc = "" +
 	"\vErrorDetail\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\rR\x04code\x12\x14\n" +
 	"\x05field\x18\x02 \x01(\tR\x05field\x12\x18\n" +
-	"\amessage\x18\x03 \x01(\tR\amessage\"j\n" +
+	"\amessage\x18\x03 \x01(\tR\amessage\"\x8c\x01\n" +
 	"\rRecallRequest\x12\x16\n" +
 	"\x06offset\x18\x01 \x01(\rR\x06offset\x12\x14\n" +
 	"\x05limit\x18\x02 \x01(\rR\x05limit\x12\x17\n" +
 	"\amin_seq\x18\x03 \x01(\x04R\x06minSeq\x12\x12\n" +
-	"\x04kind\x18\x04 \x01(\tR\x04kind\"\xb8\x01\n" +
+	"\x04kind\x18\x04 \x01(\tR\x04kind\x12 \n" +
+	"\vconsistency\x18\x05 \x01(\tR\vconsistency\"\xb8\x01\n" +
 	"\vRecallReply\x127\n" +
 	"\bmessages\x18\x01 \x03(\v2\x1b.agentmem.memory.v1.MessageR\bmessages\x12\x14\n" +
 	"\x05total\x18\x02 \x01(\x04R\x05total\x12\x1f\n" +
 	"\vapplied_seq\x18\x03 \x01(\x04R\n" +
 	"appliedSeq\x129\n" +
-	"\tsummaries\x18\x04 \x03(\v2\x1b.agentmem.memory.v1.SummaryR\tsummaries\"\xb8\x01\n" +
+	"\tsummaries\x18\x04 \x03(\v2\x1b.agentmem.memory.v1.SummaryR\tsummaries\"\xda\x01\n" +
 	"\rSearchRequest\x12\x14\n" +
 	"\x05query\x18\x01 \x01(\tR\x05query\x12\x14\n" +
 	"\x05limit\x18\x02 \x01(\rR\x05limit\x125\n" +
 	"\x05scope\x18\x03 \x01(\x0e2\x1f.agentmem.memory.v1.SearchScopeR\x05scope\x12\x17\n" +
 	"\amin_seq\x18\x04 \x01(\x04R\x06minSeq\x12+\n" +
-	"\x11include_summaries\x18\x05 \x01(\bR\x10includeSummaries\"\xc2\x01\n" +
+	"\x11include_summaries\x18\x05 \x01(\bR\x10includeSummaries\x12 \n" +
+	"\vconsistency\x18\x06 \x01(\tR\vconsistency\"\xc2\x01\n" +
 	"\tSearchHit\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x125\n" +
@@ -3984,13 +4044,14 @@ const file_memory_v1_api_proto_rawDesc = "" +
 	"\x04hits\x18\x01 \x03(\v2\x1d.agentmem.memory.v1.SearchHitR\x04hits\x12\x1f\n" +
 	"\vapplied_seq\x18\x02 \x01(\x04R\n" +
 	"appliedSeq\x12\x1a\n" +
-	"\breranked\x18\x03 \x01(\bR\breranked\"i\n" +
+	"\breranked\x18\x03 \x01(\bR\breranked\"\x8b\x01\n" +
 	"\x0ePromoteRequest\x12\x1d\n" +
 	"\n" +
 	"command_id\x18\x01 \x01(\tR\tcommandId\x12\x1f\n" +
 	"\vmessage_ids\x18\x02 \x03(\tR\n" +
 	"messageIds\x12\x17\n" +
-	"\amin_seq\x18\x03 \x01(\x04R\x06minSeq\"\xa3\x01\n" +
+	"\amin_seq\x18\x03 \x01(\x04R\x06minSeq\x12 \n" +
+	"\vconsistency\x18\x04 \x01(\tR\vconsistency\"\xa3\x01\n" +
 	"\fPromoteReply\x129\n" +
 	"\x06result\x18\x01 \x01(\v2!.agentmem.memory.v1.MutationReplyR\x06result\x12'\n" +
 	"\x0fpromoted_tokens\x18\x02 \x01(\rR\x0epromotedTokens\x12/\n" +
@@ -4000,7 +4061,7 @@ const file_memory_v1_api_proto_rawDesc = "" +
 	"command_id\x18\x01 \x01(\tR\tcommandId\"\x80\x01\n" +
 	"\x12ClearRecalledReply\x129\n" +
 	"\x06result\x18\x01 \x01(\v2!.agentmem.memory.v1.MutationReplyR\x06result\x12/\n" +
-	"\x05usage\x18\x02 \x01(\v2\x19.agentmem.memory.v1.UsageR\x05usage\"\xd2\x01\n" +
+	"\x05usage\x18\x02 \x01(\v2\x19.agentmem.memory.v1.UsageR\x05usage\"\xf4\x01\n" +
 	"\x13ListSessionsRequest\x12\x17\n" +
 	"\auser_id\x18\x01 \x01(\tR\x06userId\x12\x19\n" +
 	"\bagent_id\x18\x02 \x01(\tR\aagentId\x129\n" +
@@ -4008,7 +4069,8 @@ const file_memory_v1_api_proto_rawDesc = "" +
 	"\x05limit\x18\x04 \x01(\rR\x05limit\x12\x1d\n" +
 	"\n" +
 	"page_token\x18\x05 \x01(\tR\tpageToken\x12\x17\n" +
-	"\amin_seq\x18\x06 \x01(\x04R\x06minSeq\"\xfa\x02\n" +
+	"\amin_seq\x18\x06 \x01(\x04R\x06minSeq\x12 \n" +
+	"\vconsistency\x18\a \x01(\tR\vconsistency\"\xfa\x02\n" +
 	"\x11SessionIndexEntry\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x17\n" +

@@ -1418,10 +1418,14 @@ type SearchEntriesRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Query string                 `protobuf:"bytes,1,opt,name=query,proto3" json:"query,omitempty"`
 	// limit: 1..20 (0 = 10).
-	Limit         uint32     `protobuf:"varint,2,opt,name=limit,proto3" json:"limit,omitempty"`
-	MemoryType    MemoryType `protobuf:"varint,3,opt,name=memory_type,json=memoryType,proto3,enum=agentmem.memory.v1.MemoryType" json:"memory_type,omitempty"`
-	Tags          []string   `protobuf:"bytes,4,rep,name=tags,proto3" json:"tags,omitempty"`
-	MinSeq        uint64     `protobuf:"varint,5,opt,name=min_seq,json=minSeq,proto3" json:"min_seq,omitempty"`
+	Limit      uint32     `protobuf:"varint,2,opt,name=limit,proto3" json:"limit,omitempty"`
+	MemoryType MemoryType `protobuf:"varint,3,opt,name=memory_type,json=memoryType,proto3,enum=agentmem.memory.v1.MemoryType" json:"memory_type,omitempty"`
+	Tags       []string   `protobuf:"bytes,4,rep,name=tags,proto3" json:"tags,omitempty"`
+	MinSeq     uint64     `protobuf:"varint,5,opt,name=min_seq,json=minSeq,proto3" json:"min_seq,omitempty"`
+	// consistency: write replies' result.consistency tokens joined by ","
+	// (api.proto, above RecallRequest); a malformed one, one of another K, a
+	// partition out of range or a sequence the stream does not hold is a 400.
+	Consistency   string `protobuf:"bytes,6,opt,name=consistency,proto3" json:"consistency,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1489,6 +1493,13 @@ func (x *SearchEntriesRequest) GetMinSeq() uint64 {
 		return x.MinSeq
 	}
 	return 0
+}
+
+func (x *SearchEntriesRequest) GetConsistency() string {
+	if x != nil {
+		return x.Consistency
+	}
+	return ""
 }
 
 type EntryHit struct {
@@ -3509,14 +3520,15 @@ const file_memory_v1_scope_proto_rawDesc = "" +
 	"\x0eHistoryRequest\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\"E\n" +
 	"\fHistoryReply\x125\n" +
-	"\bversions\x18\x01 \x03(\v2\x19.agentmem.memory.v1.EntryR\bversions\"\xb0\x01\n" +
+	"\bversions\x18\x01 \x03(\v2\x19.agentmem.memory.v1.EntryR\bversions\"\xd2\x01\n" +
 	"\x14SearchEntriesRequest\x12\x14\n" +
 	"\x05query\x18\x01 \x01(\tR\x05query\x12\x14\n" +
 	"\x05limit\x18\x02 \x01(\rR\x05limit\x12?\n" +
 	"\vmemory_type\x18\x03 \x01(\x0e2\x1e.agentmem.memory.v1.MemoryTypeR\n" +
 	"memoryType\x12\x12\n" +
 	"\x04tags\x18\x04 \x03(\tR\x04tags\x12\x17\n" +
-	"\amin_seq\x18\x05 \x01(\x04R\x06minSeq\"z\n" +
+	"\amin_seq\x18\x05 \x01(\x04R\x06minSeq\x12 \n" +
+	"\vconsistency\x18\x06 \x01(\tR\vconsistency\"z\n" +
 	"\bEntryHit\x12/\n" +
 	"\x05entry\x18\x01 \x01(\v2\x19.agentmem.memory.v1.EntryR\x05entry\x12\x14\n" +
 	"\x05score\x18\x02 \x01(\x01R\x05score\x12'\n" +

@@ -16,7 +16,7 @@ generated from the same document (scripts/gen_types.py).
 """
 
 from . import types
-from .client import AgentmemError, Client, agent, scope
+from .client import AgentmemError, Client, agent, merge_consistency, scope
 
-__all__ = ["AgentmemError", "Client", "agent", "scope", "types", "__version__"]
+__all__ = ["AgentmemError", "Client", "agent", "merge_consistency", "scope", "types", "__version__"]
 __version__ = "0.2.0"

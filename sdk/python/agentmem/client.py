@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import time
 import urllib.error
 import urllib.request
@@ -43,6 +44,32 @@ def scope(kind: str, scope_id: str) -> str:
     return f"scope/{kind}/{scope_id}"
 
 
+def merge_consistency(*lists: Optional[str]) -> str:
+    """Merge consistency token lists ("k6:p3:1842,k6:p0:12", a write
+    reply's result.consistency joined by ","): the highest sequence per log
+    partition, partitions in order. Tokens of another partition count than
+    the last list's (a log laid out before) and malformed ones are
+    dropped."""
+    parsed = []
+    for lst in lists:
+        toks = []
+        for t in (lst or "").split(","):
+            m = re.fullmatch(r"k(\d{1,6}):p(\d{1,6}):(\d{1,20})", t.strip())
+            if m and int(m.group(3)) > 0 and 1 <= int(m.group(1)) and int(m.group(2)) < int(m.group(1)):
+                toks.append((int(m.group(1)), int(m.group(2)), int(m.group(3))))
+        parsed.append(toks)
+    last = next((toks for toks in reversed(parsed) if toks), None)
+    if not last:
+        return ""
+    k = last[0][0]
+    best: dict = {}
+    for toks in parsed:
+        for tk, p, seq in toks:
+            if tk == k:
+                best[p] = max(best.get(p, 0), seq)
+    return ",".join(f"k{k}:p{p}:{best[p]}" for p in sorted(best))
+
+
 def _command_id(given: Optional[str]) -> str:
     return given or uuid.uuid4().hex
 
@@ -73,6 +100,11 @@ class Client:
         # recalls pass it as min_seq (unless given), so they see the
         # client's own writes (the projection may lag them by milliseconds).
         self.last_seq = 0
+        # The consistency tokens of this client's writes, merged
+        # (merge_consistency): searches and recalls pass them as
+        # consistency with min_seq (unless either is given), so they see
+        # the client's own writes on any node of a log in partitions.
+        self.consistency = ""
 
     # --- the one request path -------------------------------------------
 
@@ -109,10 +141,16 @@ class Client:
         res = reply.get("result") if isinstance(reply, dict) else None
         if isinstance(res, dict) and res.get("seq"):
             self.last_seq = max(self.last_seq, int(res["seq"]))
+        if isinstance(res, dict) and res.get("consistency"):
+            self.consistency = merge_consistency(self.consistency, res["consistency"])
 
     def _read_own_writes(self, body: dict) -> dict:
-        if "min_seq" not in body and self.last_seq:
+        if "min_seq" in body or "consistency" in body:
+            return body
+        if self.last_seq:
             body["min_seq"] = self.last_seq
+        if self.consistency:
+            body["consistency"] = self.consistency
         return body
 
     # --- sessions -----------------------------------------------------------

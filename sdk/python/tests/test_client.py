@@ -13,7 +13,7 @@ import threading
 import unittest
 import uuid
 
-from agentmem import AgentmemError, Client, agent, scope
+from agentmem import AgentmemError, Client, agent, merge_consistency, scope
 
 URL = os.environ.get("AGENTMEM_URL", "")
 
@@ -24,6 +24,25 @@ def _text(entry: dict) -> str:
 
 def new_id(prefix: str) -> str:
     return prefix + "-" + uuid.uuid4().hex[:10]
+
+
+class Consistency(unittest.TestCase):
+    def test_merge_keeps_the_highest_per_partition(self):
+        self.assertEqual(merge_consistency(), "")
+        self.assertEqual(merge_consistency("k6:p3:40", "k6:p0:12"), "k6:p0:12,k6:p3:40")
+        self.assertEqual(merge_consistency("k6:p3:40,k6:p0:12", "k6:p3:39", "k6:p0:13"), "k6:p0:13,k6:p3:40")
+        self.assertEqual(merge_consistency("k1:p0:900", "k6:p2:5"), "k6:p2:5")
+        self.assertEqual(merge_consistency("k6:p2:5", "garbage", None), "k6:p2:5")
+        self.assertEqual(merge_consistency("k6:p9:5"), "")
+
+    def test_reads_send_the_writes_tokens(self):
+        c = Client("http://127.0.0.1:1")
+        c._record({"result": {"seq": "7", "consistency": "k6:p3:7"}})
+        c._record({"result": {"seq": "4", "consistency": "k6:p0:4"}})
+        self.assertEqual(c.consistency, "k6:p0:4,k6:p3:7")
+        self.assertEqual(c._read_own_writes({"query": "q"}), {"query": "q", "min_seq": 7, "consistency": "k6:p0:4,k6:p3:7"})
+        self.assertEqual(c._read_own_writes({"min_seq": 2}), {"min_seq": 2})
+        self.assertEqual(c._read_own_writes({"consistency": "k6:p3:1"}), {"consistency": "k6:p3:1"})
 
 
 @unittest.skipUnless(URL, "AGENTMEM_URL is not set (run through the Go test TestPythonSDKAgainstNode)")
@@ -56,6 +75,10 @@ class AgainstNode(unittest.TestCase):
         self.assertIn("weather bot", system)
         self.assertEqual(amsgs[0]["role"], "user")
         hits = self.mem.search(s, "cat Tom", min_seq=r["result"]["seq"])
+        self.assertTrue(any("Tom" in json.dumps(h) for h in hits), hits)
+        # The test node's log is one stream: the token is k1:p0:<seq>.
+        self.assertEqual(r["result"]["consistency"], "k1:p0:" + str(r["result"]["seq"]))
+        hits = self.mem.search(s, "cat Tom", consistency=r["result"]["consistency"])
         self.assertTrue(any("Tom" in json.dumps(h) for h in hits), hits)
         self.assertIn("messages", self.mem.recall(s))
         self.mem.terminate(s, reason="done")

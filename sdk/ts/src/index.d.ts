@@ -22,6 +22,8 @@ export declare class AgentmemError extends Error {
 
 export declare function agent(id: string): `agent/${string}`;
 export declare function scope(kind: string, id: string): `scope/${string}/${string}`;
+/** Merges consistency token lists ("k6:p3:1842,k6:p0:12"): the highest sequence per partition; tokens of another partition count than the last list's are dropped. */
+export declare function mergeConsistency(...lists: Array<string | undefined>): string;
 
 export interface ClientOptions {
   url?: string;
@@ -42,6 +44,8 @@ export declare class Client {
   url: string;
   /** The stream sequence of this client's last write (passed as min_seq by search, recall, searchMemory). */
   lastSeq: bigint;
+  /** The consistency tokens of this client's writes, merged (passed as consistency by search, recall, searchMemory, with min_seq). */
+  consistency: string;
   call<K extends keyof Operations>(path: string, body?: Operations[K]["request"]): Promise<Operations[K]["reply"]>;
   call(path: string, body?: Record<string, unknown>): Promise<any>;
   createSession(id: string, fields?: CreateSessionRequest): Promise<CreateSessionReply>;

@@ -24,6 +24,27 @@ export const agent = (id) => `agent/${id}`;
 /** The path of a shared scope (user, session, workflow, swarm, debate, app, project, agent_type, global). */
 export const scope = (kind, id) => `scope/${kind}/${id}`;
 
+/**
+ * Merges consistency token lists ("k6:p3:1842,k6:p0:12", a write reply's
+ * result.consistency joined by ","): the highest sequence per partition,
+ * partitions in order. Tokens of another partition count than the last
+ * list's (a log laid out before) and malformed ones are dropped.
+ */
+export function mergeConsistency(...lists) {
+  const parse = (t) => {
+    const m = /^k(\d{1,6}):p(\d{1,6}):(\d{1,20})$/.exec(t.trim());
+    if (!m || BigInt(m[3]) === 0n || Number(m[2]) >= Number(m[1]) || Number(m[1]) < 1) return null;
+    return { k: Number(m[1]), p: Number(m[2]), seq: BigInt(m[3]) };
+  };
+  const tokens = lists.map((l) => (l || "").split(",").map(parse).filter(Boolean));
+  const last = tokens.findLast((ts) => ts.length > 0);
+  if (!last) return "";
+  const k = last[0].k;
+  const best = new Map();
+  for (const t of tokens.flat()) if (t.k === k && (!best.has(t.p) || t.seq > best.get(t.p))) best.set(t.p, t.seq);
+  return [...best.keys()].sort((a, b) => a - b).map((p) => `k${k}:p${p}:${best.get(p)}`).join(",");
+}
+
 const commandId = (given) => given || globalThis.crypto.randomUUID().replaceAll("-", "");
 const b64 = (v) => (typeof v === "string" ? Buffer.from(v, "utf8") : Buffer.from(v)).toString("base64");
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -64,16 +85,24 @@ export class Client {
     this.backoffMs = backoffMs;
     /** The stream sequence of this client's last write: searches and recalls pass it as min_seq (unless given), so they see the client's own writes. */
     this.lastSeq = 0n;
+    /** The consistency tokens of this client's writes, merged (mergeConsistency): searches and recalls pass them as consistency (unless min_seq or consistency is given), so they see the client's own writes on any node of a log in partitions. */
+    this.consistency = "";
   }
 
   record(reply) {
     const seq = reply?.result?.seq;
     if (seq && BigInt(seq) > this.lastSeq) this.lastSeq = BigInt(seq);
+    const token = reply?.result?.consistency;
+    if (token) this.consistency = mergeConsistency(this.consistency, token);
     return reply;
   }
 
   readOwnWrites(body) {
-    return body.min_seq === undefined && this.lastSeq > 0n ? { ...body, min_seq: String(this.lastSeq) } : body;
+    if (body.min_seq !== undefined || body.consistency !== undefined) return body;
+    const out = { ...body };
+    if (this.lastSeq > 0n) out.min_seq = String(this.lastSeq);
+    if (this.consistency) out.consistency = this.consistency;
+    return out;
   }
 
   headers(accept = "application/json") {

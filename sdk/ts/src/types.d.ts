@@ -489,6 +489,7 @@ export interface ListSessionsReply {
 
 export interface ListSessionsRequest {
   agent_id?: string;
+  consistency?: string;
   limit?: number;
   min_seq?: number | string;
   page_token?: string;
@@ -542,6 +543,7 @@ export interface MessageInput {
 
 /** What a write did: the aggregate's version after it, its stream sequence, and whether it was a retry of a write already stored. */
 export interface MutationReply {
+  consistency: string;
   duplicate: boolean;
   seq: string;
   version: string;
@@ -588,6 +590,7 @@ export interface PromoteReply {
 
 export interface PromoteRequest {
   command_id?: string;
+  consistency?: string;
   message_ids: Array<string>;
   min_seq?: number | string;
 }
@@ -635,6 +638,7 @@ export interface RecallReply {
 }
 
 export interface RecallRequest {
+  consistency?: string;
   kind?: string;
   limit?: number;
   min_seq?: number | string;
@@ -731,6 +735,7 @@ export interface SearchEntriesReply {
 }
 
 export interface SearchEntriesRequest {
+  consistency?: string;
   limit?: number;
   memory_type?: "semantic" | "episodic" | "procedural" | "MEMORY_TYPE_SEMANTIC" | "MEMORY_TYPE_EPISODIC" | "MEMORY_TYPE_PROCEDURAL";
   min_seq?: number | string;
@@ -753,6 +758,7 @@ export interface SearchReply {
 }
 
 export interface SearchRequest {
+  consistency?: string;
   include_summaries?: boolean;
   limit?: number;
   min_seq?: number | string;

@@ -7,7 +7,7 @@ import { createServer } from "node:http";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { dirname, join } from "node:path";
-import { AgentmemError, Client, agent, scope } from "../src/index.js";
+import { AgentmemError, Client, agent, mergeConsistency, scope } from "../src/index.js";
 import { generate } from "../scripts/gen-types.mjs";
 
 const URL = process.env.AGENTMEM_URL;
@@ -38,6 +38,26 @@ test("types.d.ts is generated from sdk/openapi.json", () => {
   for (const t of imported) assert.match(types, new RegExp(`export interface ${t} `), t);
 });
 
+test("mergeConsistency keeps the highest sequence per partition", () => {
+  assert.equal(mergeConsistency(), "");
+  assert.equal(mergeConsistency("k6:p3:40", "k6:p0:12"), "k6:p0:12,k6:p3:40");
+  assert.equal(mergeConsistency("k6:p3:40,k6:p0:12", "k6:p3:39", "k6:p0:13"), "k6:p0:13,k6:p3:40");
+  assert.equal(mergeConsistency("k1:p0:900", "k6:p2:5"), "k6:p2:5");
+  assert.equal(mergeConsistency("k6:p2:5", "garbage", ""), "k6:p2:5");
+  assert.equal(mergeConsistency("k6:p9:5"), "");
+  assert.equal(mergeConsistency("k1:p0:18446744073709551615", "k1:p0:2"), "k1:p0:18446744073709551615");
+});
+
+test("writes' tokens are kept and sent with reads (unless min_seq or consistency is given)", () => {
+  const c = new Client({ url: "http://127.0.0.1:1" });
+  c.record({ result: { seq: "7", consistency: "k6:p3:7" } });
+  c.record({ result: { seq: "4", consistency: "k6:p0:4" } });
+  assert.equal(c.consistency, "k6:p0:4,k6:p3:7");
+  assert.deepEqual(c.readOwnWrites({ query: "q" }), { query: "q", min_seq: "7", consistency: "k6:p0:4,k6:p3:7" });
+  assert.deepEqual(c.readOwnWrites({ min_seq: "2" }), { min_seq: "2" });
+  assert.deepEqual(c.readOwnWrites({ consistency: "k6:p3:1" }), { consistency: "k6:p3:1" });
+});
+
 test("the served document is the committed one", live, async () => {
   const served = await (await fetch(`${URL}/v1/openapi.json`)).json();
   const doc = JSON.parse(readFileSync(join(here, "..", "..", "openapi.json"), "utf8"));
@@ -49,6 +69,7 @@ test("a session loop: create, append with tool calls, context in both shapes, se
   await mem.createSession(s, { system_prompt: "You are a weather bot.", user_id: "u1" });
   const r = await mem.append(s, [{ role: "user", content: "What is the weather in Paris? My cat is Tom." }]);
   assert.equal(r.result.duplicate, false);
+  assert.equal(r.result.consistency, `k1:p0:${r.result.seq}`); // the test node's log is one stream
   await mem.append(s, [
     { role: "assistant", content: "", tool_calls: [{ id: "call_1", type: "function", function: { name: "get_weather", arguments: '{"city":"Paris"}' } }] },
     { role: "tool", tool_call_id: "call_1", content: "18C and sunny" },
@@ -63,6 +84,7 @@ test("a session loop: create, append with tool calls, context in both shapes, se
   assert.match(system, /weather bot/);
   assert.equal(messages[0].role, "user");
   const hits = await mem.search(s, "cat Tom", { min_seq: r.result.seq });
+  assert.equal((await mem.search(s, "cat Tom", { consistency: r.result.consistency })).length > 0, true);
   assert.ok(JSON.stringify(hits).includes("Tom"), JSON.stringify(hits));
   assert.ok("messages" in (await mem.recall(s)));
   await mem.terminate(s, "done");
