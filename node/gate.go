@@ -71,6 +71,13 @@ func (w *storageWatch) refuseWrite(size int) error {
 	return w.refuseSpace(int64(writeFactor)*int64(size)+writeMargin, fmt.Sprintf("a write of %d bytes", size), true)
 }
 
+// storing counts need bytes as taken (inFlight) until done is called: a
+// write let through by refuseSpace, while it is being stored.
+func (w *storageWatch) storing(need int64) (done func()) {
+	w.inFlight.Add(need)
+	return func() { w.inFlight.Add(-need) }
+}
+
 // refuseData is refuse(false) for size bytes stored in the object store
 // (what: the request), and more: see refuseSpace. The projection does not
 // keep the bytes (only the reference the log records).
@@ -99,7 +106,8 @@ func (w *storageWatch) refuseSpace(need int64, what string, projected bool) erro
 	if projected {
 		owed = w.owed()
 	}
-	if free < 0 || free-owed-need >= max(w.minFree, 1) {
+	busy := w.inFlight.Load()
+	if free < 0 || free-owed-busy-need >= max(w.minFree, 1) {
 		return nil
 	}
 	w.Nudge()
@@ -107,6 +115,9 @@ func (w *storageWatch) refuseSpace(need int64, what string, projected bool) erro
 		free, strings.Join(w.dirs, ", "), what, need, w.minFree)
 	if owed > 0 {
 		detail += fmt.Sprintf(", with %d bytes reckoned for what the projection has yet to apply", owed)
+	}
+	if busy > 0 {
+		detail += fmt.Sprintf(", and %d for the writes being stored", busy)
 	}
 	return w.logUnavailable(&storageState{Log: fault(reasonOutOfSpace, detail)}, nil)
 }
@@ -211,9 +222,11 @@ type gatedSnapshots struct {
 }
 
 func (g gatedSnapshots) Put(ctx context.Context, key string, data []byte) error {
-	if err := g.w.refuseSpace(int64(len(data))+writeMargin, fmt.Sprintf("a snapshot of %d bytes", len(data)), true); err != nil {
+	need := int64(len(data)) + writeMargin
+	if err := g.w.refuseSpace(need, fmt.Sprintf("a snapshot of %d bytes", len(data)), true); err != nil {
 		return err
 	}
+	defer g.w.storing(int64(len(data)))()
 	return g.SnapshotStore.Put(ctx, key, data)
 }
 
@@ -232,6 +245,7 @@ func (g gatedLog) Append(ctx context.Context, subject string, expectedLastSeq ui
 	if err := g.w.refuseWrite(len(data)); err != nil {
 		return events.AppendResult{}, err
 	}
+	defer g.w.storing(int64(len(data)))()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stop := context.AfterFunc(g.w.Down(), cancel)

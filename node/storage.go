@@ -96,6 +96,10 @@ type storageWatch struct {
 	// pending is what the projection has yet to take for the appends the
 	// gate let through (gate.go).
 	pending pendingWrites
+	// inFlight is what the writes let through and not yet stored will
+	// take (their reckoned size): a snapshot of megabytes being put is
+	// not in the free space the next write's check reads (gate.go).
+	inFlight atomic.Int64
 
 	restartPause time.Duration
 	lastRestart  time.Time
