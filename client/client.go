@@ -110,6 +110,32 @@ func (c *Client) after(minSeq uint64, token string) (uint64, string) {
 	return c.lastSeq.Load(), c.tokens.get()
 }
 
+// callAfter sends query req, which waits for minSeq and token (set puts
+// them on req), or for this client's writes when neither is given. A node
+// that refuses what the client kept of its writes (400 on min_seq or
+// consistency: the log moved to another layout, replay migrate-log
+// --partitions, or was reset) makes the client forget it and ask once
+// more without; a value the caller gave is refused as it is.
+func (c *Client) callAfter(ctx context.Context, subject string, req, reply proto.Message, minSeq uint64, token string, set func(uint64, string)) error {
+	set(c.after(minSeq, token))
+	err := c.call(ctx, subject, req, reply)
+	var e *Error
+	if minSeq != 0 || token != "" || !errors.As(err, &e) || e.Code != 400 || (e.Field != "min_seq" && e.Field != "consistency") {
+		return err
+	}
+	c.forget()
+	set(0, "")
+	return c.call(ctx, subject, req, reply)
+}
+
+// forget drops what the client kept of its writes.
+func (c *Client) forget() {
+	c.lastSeq.Store(0)
+	c.tokens.mu.Lock()
+	c.tokens.s = ""
+	c.tokens.mu.Unlock()
+}
+
 // tokenSet is a merged consistency token list (safe for concurrent use).
 type tokenSet struct {
 	mu sync.Mutex
@@ -234,16 +260,16 @@ func (c *Client) Recall(ctx context.Context, id string, req *memoryv1.RecallRequ
 	if req == nil {
 		req = &memoryv1.RecallRequest{}
 	}
-	req.MinSeq, req.Consistency = c.after(req.MinSeq, req.Consistency)
 	reply := &memoryv1.RecallReply{}
-	return reply, c.call(ctx, subject(id, "recall"), req, reply)
+	return reply, c.callAfter(ctx, subject(id, "recall"), req, reply, req.MinSeq, req.Consistency,
+		func(seq uint64, token string) { req.MinSeq, req.Consistency = seq, token })
 }
 
 // Search ranks the session's (or its user's) messages by BM25 for a query.
 func (c *Client) Search(ctx context.Context, id string, req *memoryv1.SearchRequest) (*memoryv1.SearchReply, error) {
-	req.MinSeq, req.Consistency = c.after(req.MinSeq, req.Consistency)
 	reply := &memoryv1.SearchReply{}
-	return reply, c.call(ctx, subject(id, "search"), req, reply)
+	return reply, c.callAfter(ctx, subject(id, "search"), req, reply, req.MinSeq, req.Consistency,
+		func(seq uint64, token string) { req.MinSeq, req.Consistency = seq, token })
 }
 
 // Promote copies recalled messages into the promoted layer of the context.
@@ -265,7 +291,7 @@ func (c *Client) ClearRecalled(ctx context.Context, id string) (*memoryv1.ClearR
 
 // ListSessions lists sessions from the sessions index, by user or agent.
 func (c *Client) ListSessions(ctx context.Context, req *memoryv1.ListSessionsRequest) (*memoryv1.ListSessionsReply, error) {
-	req.MinSeq, req.Consistency = c.after(req.MinSeq, req.Consistency)
 	reply := &memoryv1.ListSessionsReply{}
-	return reply, c.call(ctx, "mem.v1.sessions.list", req, reply)
+	return reply, c.callAfter(ctx, "mem.v1.sessions.list", req, reply, req.MinSeq, req.Consistency,
+		func(seq uint64, token string) { req.MinSeq, req.Consistency = seq, token })
 }

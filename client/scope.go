@@ -137,9 +137,9 @@ func (c *Client) History(ctx context.Context, scope Scope, key string) ([]*memor
 // and an empty Consistency wait for this client's writes, so a client
 // finds what it wrote.
 func (c *Client) SearchEntries(ctx context.Context, scope Scope, req *memoryv1.SearchEntriesRequest) (*memoryv1.SearchEntriesReply, error) {
-	req.MinSeq, req.Consistency = c.after(req.MinSeq, req.Consistency)
 	reply := &memoryv1.SearchEntriesReply{}
-	return reply, c.call(ctx, scope.Subject("search"), req, reply)
+	return reply, c.callAfter(ctx, scope.Subject("search"), req, reply, req.MinSeq, req.Consistency,
+		func(seq uint64, token string) { req.MinSeq, req.Consistency = seq, token })
 }
 
 // Configure bounds scope (max live entries) and sets its episodic TTL.
