@@ -153,6 +153,21 @@ class Client:
             body["consistency"] = self.consistency
         return body
 
+    def _read_after(self, path: str, body: dict) -> dict:
+        """POST a read that waits for this client's writes unless body names
+        min_seq or consistency. Refused for what the client kept (400 min_seq
+        or consistency: the log moved to another layout), the client forgets
+        it and asks once more without; a value the caller gave is refused as
+        it is."""
+        own = "min_seq" not in body and "consistency" not in body
+        try:
+            return self.call(path, self._read_own_writes(dict(body)))
+        except AgentmemError as e:
+            if not own or e.code != 400 or e.field not in ("min_seq", "consistency"):
+                raise
+            self.last_seq, self.consistency = 0, ""
+            return self.call(path, body)
+
     # --- sessions -----------------------------------------------------------
 
     def create_session(self, session_id: str, command_id: Optional[str] = None, **fields: Any) -> CreateSessionReply:
@@ -195,14 +210,14 @@ class Client:
         body = {"query": query, **fields}
         if limit is not None:
             body["limit"] = limit
-        return self.call(f"session/{session_id}/search", self._read_own_writes(body)).get("hits", [])
+        return self._read_after(f"session/{session_id}/search", body).get("hits", [])
 
     def recall(self, session_id: str, offset: int = 0, limit: Optional[int] = None, **fields: Any) -> RecallReply:
         """Page through what compression moved out of the context."""
         body = {"offset": offset, **fields}
         if limit is not None:
             body["limit"] = limit
-        return self.call(f"session/{session_id}/recall", self._read_own_writes(body))
+        return self._read_after(f"session/{session_id}/recall", body)
 
     # --- memory entries ---------------------------------------------------
 
@@ -245,7 +260,7 @@ class Client:
         body = {"query": query}
         if limit is not None:
             body["limit"] = limit
-        return self.call(f"{where}/search", self._read_own_writes(body)).get("hits", [])
+        return self._read_after(f"{where}/search", body).get("hits", [])
 
     # --- erase ------------------------------------------------------------
 

@@ -86,6 +86,19 @@ class AgainstNode(unittest.TestCase):
             self.mem.append(s, [{"role": "user", "content": "more"}])
         self.assertEqual(cm.exception.code, 409)
 
+    def test_stale_kept_token_is_forgotten(self):
+        # What the client kept of its writes, refused (another layout), is
+        # forgotten and the read asked again; what the caller gave is not.
+        s = new_id("py")
+        self.mem.create_session(s, user_id="u1")
+        self.mem.append(s, [{"role": "user", "content": "the lighthouse keeper counts gulls"}])
+        self.mem.consistency = "k6:p3:1"  # kept from a log in six partitions
+        self.assertTrue(self.mem.search(s, "lighthouse gulls"))
+        self.assertEqual(self.mem.consistency, "")
+        with self.assertRaises(AgentmemError) as cm:
+            self.mem.search(s, "lighthouse", consistency="k6:p3:1")
+        self.assertEqual((cm.exception.code, cm.exception.field), (400, "consistency"))
+
     def test_retry_reuses_the_command_id(self):
         s = new_id("py")
         self.mem.create_session(s)

@@ -105,6 +105,24 @@ export class Client {
     return out;
   }
 
+  /**
+   * POST a read that waits for this client's writes unless fields name
+   * min_seq or consistency. Refused for what the client kept (400 min_seq or
+   * consistency: the log moved to another layout), the client forgets it and
+   * asks once more without; a value the caller gave is refused as it is.
+   */
+  async readAfter(path, fields) {
+    const own = fields.min_seq === undefined && fields.consistency === undefined;
+    try {
+      return await this.call(path, this.readOwnWrites(fields));
+    } catch (e) {
+      if (!own || !(e instanceof AgentmemError) || e.code !== 400 || (e.field !== "min_seq" && e.field !== "consistency")) throw e;
+      this.lastSeq = 0n;
+      this.consistency = "";
+      return this.call(path, fields);
+    }
+  }
+
   headers(accept = "application/json") {
     const h = { "Content-Type": "application/json", Accept: accept };
     if (this.token) h.Authorization = `Bearer ${this.token}`;
@@ -156,10 +174,10 @@ export class Client {
     return { system: r.system ?? "", messages: r.anthropic ?? [] };
   }
   async search(id, query, fields = {}) {
-    return (await this.call(`session/${id}/search`, this.readOwnWrites({ ...fields, query }))).hits ?? [];
+    return (await this.readAfter(`session/${id}/search`, { ...fields, query })).hits ?? [];
   }
   recall(id, fields = {}) {
-    return this.call(`session/${id}/recall`, this.readOwnWrites(fields));
+    return this.readAfter(`session/${id}/recall`, fields);
   }
 
   // --- memory entries ---
@@ -181,7 +199,7 @@ export class Client {
     return ((await this.call(`${where}/history`, { key })).versions ?? []).map(decodeEntry);
   }
   async searchMemory(where, query, fields = {}) {
-    return (await this.call(`${where}/search`, this.readOwnWrites({ ...fields, query }))).hits ?? [];
+    return (await this.readAfter(`${where}/search`, { ...fields, query })).hits ?? [];
   }
 
   // --- erase ---

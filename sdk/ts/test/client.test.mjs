@@ -91,6 +91,16 @@ test("a session loop: create, append with tool calls, context in both shapes, se
   await rejects(mem.append(s, [{ role: "user", content: "more" }]), 409);
 });
 
+test("what the client kept of its writes, refused (another layout), is forgotten; what the caller gave is not", live, async () => {
+  const s = id("ts");
+  await mem.createSession(s, { user_id: "u1" });
+  await mem.append(s, [{ role: "user", content: "the lighthouse keeper counts gulls" }]);
+  mem.consistency = "k6:p3:1"; // kept from a log in six partitions
+  assert.equal((await mem.search(s, "lighthouse gulls")).length > 0, true);
+  assert.equal(mem.consistency, "");
+  await rejects(mem.search(s, "lighthouse", { consistency: "k6:p3:1" }), 400);
+});
+
 test("a retry reuses the command id: stored once", live, async () => {
   const s = id("ts");
   await mem.createSession(s);
