@@ -682,9 +682,18 @@ func (n *Node) shutdown(ctx context.Context) error {
 	stopped := true
 	if n.bgCancel != nil {
 		n.bgCancel()
-		if err := n.waitBackground(ctx); err != nil {
+		// Cancelled, the loops return at their next check: they get
+		// backgroundGrace even when the drain used up (or ctx cancelled)
+		// the time, so that a drain that ran out still closes the
+		// projection file.
+		gctx, cancel := ctx, context.CancelFunc(func() {})
+		if dl, ok := ctx.Deadline(); ctx.Err() != nil || (ok && time.Until(dl) < backgroundGrace) {
+			gctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), backgroundGrace)
+		}
+		if err := n.waitBackground(gctx); err != nil {
 			errs, stopped = append(errs, err), false
 		}
+		cancel()
 	}
 	if n.store != nil && stopped {
 		// Not while a loop may still write it: bbolt's Close would wait for
@@ -734,6 +743,10 @@ func (n *Node) drainInternal(ctx context.Context) error {
 		return fmt.Errorf("node: waiting for relayed calls: %w", ctx.Err())
 	}
 }
+
+// backgroundGrace is how long Shutdown waits for the background loops after
+// cancelling them when the drain left less.
+const backgroundGrace = 5 * time.Second
 
 // waitBackground waits until the background loops return after bgCancel,
 // or ctx ends (an error). Each returns at its next check of its context:

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
 	"github.com/agentmem/agentmem/client"
 	"github.com/agentmem/agentmem/node"
 	"github.com/agentmem/agentmem/projections"
@@ -209,5 +211,48 @@ func BenchmarkShutdown(b *testing.B) {
 				b.ReportMetric(100*float64(applied)/float64(b.N)/float64(last), "applied-%")
 			}
 		})
+	}
+}
+
+// TestShutdownPastItsDrainClosesTheProjection: a node whose drain ran out
+// (here: a context ended before Shutdown began) still cancels its
+// background loops and, once they return within the grace, closes its
+// projection file, so a node started again on the data dir in the same
+// process opens it. Before, the file stayed open (bbolt's lock held) and
+// the restart timed out opening it.
+func TestShutdownPastItsDrainClosesTheProjection(t *testing.T) {
+	dir := t.TempDir()
+	cfg := node.DefaultConfig()
+	cfg.DataDir, cfg.NATSListen, cfg.HTTPAddr = dir, "127.0.0.1:-1", ""
+	n, err := node.Start(context.Background(), cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc, err := nats.Connect(n.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	if _, err := client.New(nc).CreateSession(context.Background(), "s1", &memoryv1.CreateSessionRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_ = n.Shutdown(ctx) // its errors say what the drain did not finish
+	done := make(chan error, 1)
+	go func() {
+		s, err := projections.Open(filepath.Join(dir, node.ProjectionFile))
+		if err == nil {
+			err = s.Close()
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("the projection after a shutdown past its drain: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the projection file is still held after a shutdown past its drain")
 	}
 }
