@@ -103,9 +103,7 @@ func TestProjectorRefusesShorterStream(t *testing.T) {
 	if err := js.DeleteStream(ctx, events.StreamName); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := events.NewJetStreamLog(ctx, js, events.DefaultJetStreamConfig()); err != nil {
-		t.Fatal(err)
-	}
+	recreateStream(t, ctx, js)
 	if _, err := CheckStream(ctx, js, events.StreamName, last); !errors.Is(err, ErrLogBehind) {
 		t.Fatalf("CheckStream = %v, want ErrLogBehind", err)
 	}
@@ -183,5 +181,28 @@ func TestProjectorRetriesTransientRead(t *testing.T) {
 	}
 	if n := strings.Count(logs.String(), "projector cannot read the log; trying again"); n != len(weather) {
 		t.Fatalf("%d retries logged, want %d:\n%s", n, len(weather), logs.String())
+	}
+}
+
+// errCodeStoreCreate is the server's "error creating store for stream".
+const errCodeStoreCreate jetstream.ErrorCode = 10049
+
+// recreateStream creates the log stream again right after it was deleted.
+// The server may still be removing the deleted stream's store: a create
+// then fails with 500 "error creating store for stream" (seen once in a
+// clean-clone CI run), and is tried again for a while, as an operator
+// would.
+func recreateStream(t *testing.T, ctx context.Context, js jetstream.JetStream) {
+	t.Helper()
+	for {
+		_, err := events.NewJetStreamLog(ctx, js, events.DefaultJetStreamConfig())
+		var apiErr *jetstream.APIError
+		if err == nil || !errors.As(err, &apiErr) || apiErr.ErrorCode != errCodeStoreCreate || ctx.Err() != nil {
+			if err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
