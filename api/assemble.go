@@ -292,32 +292,42 @@ func (s *Service) awaitSeq(ctx context.Context, seq uint64) {
 }
 
 // noteSession wraps reply to remember the sequence of who's command to
-// session id.
+// session id (and to set its consistency token).
 func (s *Service) noteSession(who *tenancy.Caller, id string, reply actors.ReplyFunc) actors.ReplyFunc {
 	return func(m proto.Message, err error) {
-		if r, ok := m.(interface {
-			GetResult() *memoryv1.MutationReply
-		}); ok && err == nil {
-			seq := r.GetResult().GetSeq()
-			s.sessionSeqs.Note(id, seq)
-			s.recent.Note(who, id, seq)
+		if res := s.written(id, m, err); res != nil {
+			s.sessionSeqs.Note(id, res.GetSeq())
+			s.recent.Note(who, id, res.GetSeq())
 		}
-		s.tokened(id, reply)(m, err)
+		reply(m, err)
 	}
 }
 
 // tokened wraps reply to set the consistency token of a write to
-// aggregate id (in the partition of id's hash) on its result.
+// aggregate id on its result (written).
 func (s *Service) tokened(id string, reply actors.ReplyFunc) actors.ReplyFunc {
 	return func(m proto.Message, err error) {
-		if r, ok := m.(interface {
-			GetResult() *memoryv1.MutationReply
-		}); ok && err == nil && r.GetResult().GetSeq() > 0 {
-			k := s.cfg.LogPartitions
-			r.GetResult().Consistency = consistency.Format(k, events.LogPartition(id, k), r.GetResult().GetSeq())
-		}
+		s.written(id, m, err)
 		reply(m, err)
 	}
+}
+
+// mutationResult is a reply carrying a write's result.
+type mutationResult interface {
+	GetResult() *memoryv1.MutationReply
+}
+
+// written sets the consistency token (the partition of id's hash) of m, a
+// reply to a write to aggregate id, and returns its result (nil: none).
+func (s *Service) written(id string, m proto.Message, err error) *memoryv1.MutationReply {
+	r, ok := m.(mutationResult)
+	if !ok || err != nil {
+		return nil
+	}
+	if res, k := r.GetResult(), s.cfg.LogPartitions; res.GetSeq() > 0 {
+		res.Consistency = consistency.Format(k, events.LogPartition(id, k), res.GetSeq())
+	}
+	return r.GetResult()
 }
 
 // awaitOwnWrite waits, at most OwnWriteWait, until the projection applied
@@ -339,12 +349,9 @@ func (s *Service) awaitOwnWrite(ctx context.Context, who *tenancy.Caller) {
 // noteWrites wraps reply to remember the sequence of who's write to the
 // scope id (and to set its consistency token).
 func (s *Service) noteWrites(who *tenancy.Caller, id string, reply actors.ReplyFunc) actors.ReplyFunc {
-	reply = s.tokened(id, reply)
 	return func(m proto.Message, err error) {
-		if r, ok := m.(interface {
-			GetResult() *memoryv1.MutationReply
-		}); ok && err == nil {
-			s.writes.Note(who, r.GetResult().GetSeq())
+		if res := s.written(id, m, err); res != nil {
+			s.writes.Note(who, res.GetSeq())
 		}
 		reply(m, err)
 	}

@@ -9,7 +9,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/agentmem/agentmem/api/wire"
-	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 )
 
 // Writing replies: the encoding is package wire's, the same for every
@@ -77,9 +76,7 @@ func respondError(rp replier, asJSON bool, e *Error) {
 }
 
 func respond(rp replier, asJSON bool, m proto.Message) {
-	if w, ok := m.(interface {
-		GetResult() *memoryv1.MutationReply
-	}); ok && rp.acked != nil {
+	if w, ok := m.(mutationResult); ok && rp.acked != nil {
 		rp.acked.note(w.GetResult().GetSeq())
 	}
 	data, err := wire.Encode(m, asJSON)
