@@ -111,14 +111,17 @@ func (a *sessionActor) failHeld(err error) {
 
 // expired gives up on the sections of message id, if still awaited.
 func (a *sessionActor) expired(id string) {
-	if a.later.id != id {
-		return
+	if a.later.id == id {
+		a.giveUp("did not come in time", "wait", a.dir.cfg.AssemblyWait)
 	}
-	a.dir.deps.Logger.Warn("context assembler: the sections of a user message did not come in time; serving the session's held requests without them",
-		"session", a.id, "message", id, "wait", a.dir.cfg.AssemblyWait, "held", len(a.later.held))
-	if mt := a.dir.deps.Metrics; mt != nil {
-		mt.AssemblyAbandoned.Inc()
-	}
+}
+
+// giveUp ends the wait for the sections awaited (why: the reason, with
+// attrs), logged and counted; the held requests are served without them.
+func (a *sessionActor) giveUp(why string, attrs ...any) {
+	a.dir.deps.Logger.Warn("context assembler: the sections of a user message "+why+"; serving the session's held requests without them",
+		append([]any{"session", a.id, "message", a.later.id, "held", len(a.later.held)}, attrs...)...)
+	a.dir.deps.Metrics.AssemblyAbandoned.Inc()
 	a.stopAwaiting()
 }
 
@@ -150,12 +153,7 @@ func (a *sessionActor) assemble(p *Assemble) (proto.Message, error) {
 	if serves := a.dir.deps.Serves; serves != nil && !serves(a.id) {
 		// Handed over meanwhile: the new owner serves the session, and a
 		// leaving node's drain does not wait on the log for sections.
-		a.dir.deps.Logger.Info("context assembler: sections dropped, the session's partition was handed over",
-			"session", a.id, "message", p.MessageID)
-		if mt := a.dir.deps.Metrics; mt != nil {
-			mt.AssemblyAbandoned.Inc()
-		}
-		a.stopAwaiting()
+		a.giveUp("came after the session's partition was handed over")
 		return nil, nil
 	}
 	k, wants := a.st().CandidateKey()
