@@ -131,9 +131,7 @@ func (c *Client) callAfter(ctx context.Context, subject string, req, reply proto
 // forget drops what the client kept of its writes.
 func (c *Client) forget() {
 	c.lastSeq.Store(0)
-	c.tokens.mu.Lock()
-	c.tokens.s = ""
-	c.tokens.mu.Unlock()
+	c.tokens.set("")
 }
 
 // tokenSet is a merged consistency token list (safe for concurrent use).
@@ -149,6 +147,12 @@ func (t *tokenSet) add(token string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.s = consistency.Merge(t.s, token)
+}
+
+func (t *tokenSet) set(s string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.s = s
 }
 
 func (t *tokenSet) get() string {

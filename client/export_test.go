@@ -4,7 +4,5 @@ package client
 // them (a layout the log no longer has).
 func KeepForTest(c *Client, seq uint64, token string) {
 	c.lastSeq.Store(seq)
-	c.tokens.mu.Lock()
-	c.tokens.s = token
-	c.tokens.mu.Unlock()
+	c.tokens.set(token)
 }
