@@ -3,6 +3,7 @@ package segmented
 import (
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
@@ -85,7 +86,7 @@ func (s *State) dayBefore(a *memoryv1.Assembled, prev int, said int64) bool {
 	if prev >= 0 {
 		e := p.L1[prev]
 		if m := e.GetMessage(); m != nil {
-			return sameDay(m.GetSaidUnixNano(), said)
+			return sameDay(m.GetSaidUnixNano(), said) && !printsOtherDay(m.GetContent(), said)
 		}
 		return showsDay(e.GetSummary().GetText(), said)
 	}
@@ -104,17 +105,42 @@ func (s *State) dayBefore(a *memoryv1.Assembled, prev int, said int64) bool {
 	return false
 }
 
+// lastText is the content of the session's latest message ("": none, or
+// not verbatim in L1).
+func (s *State) lastText() string {
+	l1 := s.snap.GetL1()
+	if len(l1) == 0 {
+		return ""
+	}
+	return l1[len(l1)-1].GetMessage().GetContent()
+}
+
+// printsOtherDay reports whether the last day text prints (YYYY-MM-DD)
+// is not the day of said: a message after it shows its own then.
+func printsOtherDay(text string, said int64) bool {
+	d := lastDay(text)
+	return d != "" && d != time.Unix(0, said).UTC().Format(time.DateOnly)
+}
+
+// lastDay is the last day text prints, written YYYY-MM-DD ("": none).
+func lastDay(text string) string {
+	const n = len("2006-01-02")
+	if strings.IndexByte(text, '-') < 0 {
+		return ""
+	}
+	for i := len(text) - n; i >= 0; i-- {
+		if d := text[i : i+n]; isDay(d) {
+			return d
+		}
+	}
+	return ""
+}
+
 // showsDay reports whether the last day a summary's text prints
 // (YYYY-MM-DD: its header's " (said … to 2023-05-08)", or a condensed
 // summary's last line with one) is the day of said.
 func showsDay(text string, said int64) bool {
-	day := time.Unix(0, said).UTC().Format(time.DateOnly)
-	for i := len(text) - len(day); i >= 0; i-- {
-		if d := text[i : i+len(day)]; isDay(d) {
-			return d == day
-		}
-	}
-	return false
+	return lastDay(text) == time.Unix(0, said).UTC().Format(time.DateOnly)
 }
 
 // isDay reports whether d is written YYYY-MM-DD.

@@ -2,11 +2,13 @@ package segmented
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/agentmem/agentmem/internal/convgen"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 )
 
@@ -171,6 +173,59 @@ func TestDayMarkTokensBound(t *testing.T) {
 			if k := tok.Count(DayMark(d.UnixNano())+c) - tok.Count(c); k > DayMarkTokens || k < 0 {
 				t.Fatalf("day mark of %s before %q adds %d tokens, bound %d", d.Format(time.DateOnly), c, k, DayMarkTokens)
 			}
+		}
+	}
+}
+
+// TestDatedUnderThePlan: with the context assembler on (a recalled
+// section before L1, older L1 entries hidden or chosen), every verbatim
+// turn the context shows still shows its day, and the usage is the sum of
+// the rendered messages' tokens, within the budget.
+func TestDatedUnderThePlan(t *testing.T) {
+	conv, err := convgen.Generate(convgen.Config{Seed: 5, Sittings: 4, MessagesPerSitting: 120, CheckpointsPerSitting: 1, StartUnixNano: 1_740_960_000_000_000_000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := convgen.Generate(convgen.Config{Seed: 6, Sittings: 2, MessagesPerSitting: 100, CheckpointsPerSitting: 1, StartUnixNano: 1_700_000_000_000_000_000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := testEnv(t)
+	for _, budget := range []uint32{3000, 6000} {
+		rng := rand.New(rand.NewPCG(uint64(budget), 3))
+		s := mustCreate(t, &memoryv1.CreateSessionRequest{SystemPrompt: conv.SystemPrompt, MaxContextTokens: budget, ReservedOutputTokens: 500, UserId: "u1",
+			Assembly: &memoryv1.AssemblyConfig{Recall: true, Memory: true, RecallPct: 30, MemoryPct: 20}})
+		var stored []*memoryv1.Message
+		checked, hidden := 0, 0
+		for i, a := range conv.Appends {
+			req := appendRequest(conv, a)
+			var c *Candidates
+			if req.Messages[0].Role == memoryv1.Role_ROLE_USER {
+				c = digestCandidates(rng, stored, other)
+				offer(s, c)
+			}
+			evs, err := s.DecideAppendWith(req, c, env)
+			if err != nil {
+				continue
+			}
+			if err := s.Apply(Meta{CommandID: fmt.Sprint(i), Version: s.Version() + 1, Seq: s.LastSeq() + 1}, evs); err != nil {
+				t.Fatal(err)
+			}
+			for _, ev := range evs {
+				if ma, ok := ev.(*memoryv1.MessagesAppended); ok {
+					stored = append(stored, ma.Messages...)
+				}
+			}
+			if a := s.Assembled(); a.GetPlanned() && (len(a.GetL1Seqs()) > 0 || a.GetTailSeq() > s.snap.GetL1()[0].GetMessage().GetSeq()) {
+				hidden++
+			}
+			checked += checkEveryTurnDated(t, s)
+			if t.Failed() {
+				t.Fatalf("budget %d, append %d", budget, i)
+			}
+		}
+		if checked == 0 || hidden == 0 {
+			t.Fatalf("budget %d: setup: %d dated turns checked, %d plans hiding L1 entries", budget, checked, hidden)
 		}
 	}
 }
