@@ -19,7 +19,9 @@ import (
 // message of its day, a summary whose header ends with its day): remark
 // finds them after every event, from the recorded state alone (so replay
 // marks the same ones), and counts DayMarkTokens for each in the shown
-// L1 tokens. A session without said times has none.
+// L1 tokens. A session without said times has none. Limit: an in-place
+// summary in the middle of the shown L1 entries (compression takes the
+// oldest, so rarely) is not looked behind.
 
 // DayMarkTokens is what a day mark the message does not store counts: at
 // least what DayMark adds to a message's cl100k_base tokens (at most 9,

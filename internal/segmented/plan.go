@@ -604,8 +604,16 @@ func (s *State) trimView() *memoryv1.ContextAssembled {
 func (s *State) fitView(env Env) ([]proto.Message, error) {
 	var out []proto.Message
 	// A trim can leave a message after entries it hides, which then shows
-	// its day (dated.go): trimmed again when that mark does not fit.
-	for range maxTrims {
+	// its day (dated.go): trimmed again when that mark does not fit and
+	// the last trim made the view smaller (without day marks: one trim,
+	// as ever).
+	var last uint64
+	for i := range maxTrims {
+		view := s.ViewTokens()
+		if i > 0 && (s.tok.marks == 0 || view >= last) {
+			break
+		}
+		last = view
 		ev := s.trimView()
 		if ev == nil {
 			break
