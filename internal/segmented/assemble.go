@@ -228,12 +228,16 @@ func (s *State) decideSections(m *memoryv1.Message, c *Candidates, env Env) *mem
 	if s.planWith != nil {
 		plan = func(m *memoryv1.Message, c *Candidates, env Env) *memoryv1.Assembled { return s.planWith(s, m, c, env) }
 	}
-	out := plan(m, c, env)
 	// The day marks the plan makes the context show (dated.go) are not
-	// among its parts: planned again with room for them, counted with
-	// the layers the planner takes as given (a session without said
-	// times has none, and is planned once).
-	if _, marks := s.marksFor(out); marks > 0 && out.GetPlanned() {
+	// among its parts: room for them is kept with the layers the planner
+	// takes as given, as many as the context shows now, and the message
+	// is planned again when its plan needs more (a session without said
+	// times has none, and is planned once as ever).
+	reserve := s.tok.marks
+	s.tok.promoted += reserve
+	out := plan(m, c, env)
+	s.tok.promoted -= reserve
+	if _, marks := s.marksFor(out); marks > reserve && out.GetPlanned() {
 		s.tok.promoted += marks
 		out = plan(m, c, env)
 		s.tok.promoted -= marks

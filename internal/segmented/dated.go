@@ -41,20 +41,34 @@ func (s *State) marksFor(a *memoryv1.Assembled) (marked []uint64, tokens uint64)
 	l1 := s.snap.GetL1()
 	prev := -1 // the last L1 entry shown before the one looked at
 	// look looks at the shown entry i and, after a shown summary, at the
-	// message after it.
+	// entry after it.
 	look := func(i int) {
-		for ; i < len(l1) && showsL1(a, l1[i]); i++ {
+		if i <= prev {
+			return // looked at already
+		}
+		for ; i < len(l1); i++ {
+			before := prev
 			m := l1[i].GetMessage()
+			if i > 0 && before == i-1 {
+				if m != nil && l1[i-1].GetMessage() != nil {
+					// Right after the message it was appended after,
+					// which its dated flag was decided against.
+					prev = i
+					return
+				}
+				if !showsL1(a, l1[i]) {
+					return // after a shown summary, an entry the plan hides
+				}
+			}
+			prev = i
 			if m == nil {
-				prev = i
 				continue
 			}
-			if n := len(marked); !m.GetDated() && m.GetSaidUnixNano() != 0 && !s.dayBefore(a, prev, m.GetSaidUnixNano()) &&
+			if n := len(marked); !m.GetDated() && m.GetSaidUnixNano() != 0 && !s.dayBefore(a, before, m.GetSaidUnixNano()) &&
 				(n == 0 || marked[n-1] < m.GetSeq()) {
 				marked = append(marked, m.GetSeq())
 				tokens += DayMarkTokens
 			}
-			prev = i
 			return
 		}
 	}
@@ -66,6 +80,13 @@ func (s *State) marksFor(a *memoryv1.Assembled) (marked []uint64, tokens uint64)
 		return marked, tokens
 	}
 	for _, seq := range a.GetL1Seqs() {
+		// Chosen entries are often consecutive: the next one first.
+		if j := prev + 1; j > 0 && j < len(l1) {
+			if first, _ := entryRange(l1[j]); first == seq {
+				look(j)
+				continue
+			}
+		}
 		if i, ok := l1At(l1, seq); ok {
 			look(i)
 		}
@@ -127,15 +148,17 @@ func printsOtherDay(text string, said int64) bool {
 // lastDay is the last day text prints, written YYYY-MM-DD ("": none).
 func lastDay(text string) string {
 	const n = len("2006-01-02")
-	if strings.IndexByte(text, '-') < 0 {
-		return ""
-	}
-	for i := len(text) - n; i >= 0; i-- {
-		if d := text[i : i+n]; isDay(d) {
-			return d
+	// The dashes from the last: a day's first is its 5th byte.
+	for end := len(text); ; {
+		j := strings.LastIndexByte(text[:end], '-')
+		if j < 0 {
+			return ""
 		}
+		if i := j - 4; i >= 0 && i+n <= len(text) && isDay(text[i:i+n]) {
+			return text[i : i+n]
+		}
+		end = j
 	}
-	return ""
 }
 
 // showsDay reports whether the last day a summary's text prints

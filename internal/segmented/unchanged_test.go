@@ -28,16 +28,16 @@ import (
 // plan chose, added later) left out: recording it changed no decision;
 // whyDigests pin the events whole, the why included.
 var decisionDigests = []string{
-	"67831c475606c705b0c1ee3e124a2519439dc743071004dce7375e258e4f509b",
-	"321fb9fc60c9a79893c464368dfdc054e5f6d23219699ed062f47d3ba5fa5355",
+	"3e8a417ad739a5ce568d593b23a98ccefca6808326ad06cabf5d39bd7eb311cb",
+	"9b2f5d94d88f2fc0c962d4db17c227aafafb4fc6ce0e08d0c146a9fe4c95a33e",
 	"cd2bbfdb348a5cbec95f784ee3c2c47f7143f970fa355521ce4183a2564f1792",
 	"dfc05f98fcd6ea32101b33318255cf45462058accf5469b16f9b8b209158b94f",
 }
 
 // whyDigests are decisionDigests with the why of each ContextAssembled.
 var whyDigests = []string{
-	"2d57d279e0cd021503228c13cf12260da621b88c82397dc53cfc8d97eef35afe",
-	"ad73737cfb55190e4bd588ba9be5c5de4f568bf04c3acc39fb61b093f3083768",
+	"34d1ec9ed3cf7da6e932e64835447bae840a5525308d02a4b2b136f15442ba5b",
+	"7d1eb02b99ae0446368b0086f25351a9840b6c404156586a548db2bc6a59b825",
 	"fd1e7e564c9690ff724f94d75ff47ca2a6ad917a9226a431b6925830010b8fdb",
 	"c81e05aefb0654cab2f12ff87de34ae8357db051c1aff698e3215fb681236673",
 }
