@@ -58,6 +58,15 @@ func (s *State) Apply(meta Meta, events []proto.Message) error {
 // it may change in place) and keeps the token totals and, through deltas,
 // the indexes up to date.
 func (s *State) applyEvent(ev proto.Message, now int64) error {
+	if err := s.applyOne(ev, now); err != nil {
+		return err
+	}
+	s.remark()
+	return nil
+}
+
+// applyOne is applyEvent but for the day marks the context adds.
+func (s *State) applyOne(ev proto.Message, now int64) error {
 	if s.snap == nil {
 		e, ok := ev.(*memoryv1.SessionCreated)
 		if !ok {

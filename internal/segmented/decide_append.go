@@ -218,7 +218,7 @@ func (s *State) buildMessages(req *memoryv1.AppendRequest, env Env, x *indexes) 
 	}
 	ev := &memoryv1.MessagesAppended{}
 	seq, turn := s.snap.NextMessageSeq, s.snap.Turn
-	prevSaid := s.lastSaid()
+	prevSaid, prevText := s.lastSaid(), s.lastText()
 	for i, in := range req.Messages {
 		// The field, for the errors only: formatted when one is returned.
 		f := func() string { return "messages[" + strconv.Itoa(i) + "]" }
@@ -253,13 +253,13 @@ func (s *State) buildMessages(req *memoryv1.AppendRequest, env Env, x *indexes) 
 			DataRef:         in.DataRef,
 			SaidUnixNano:    in.SaidUnixNano,
 		}
-		if StartsDay(prevSaid, in.SaidUnixNano) {
+		if StartsDay(prevSaid, in.SaidUnixNano) || in.SaidUnixNano != 0 && printsOtherDay(prevText, in.SaidUnixNano) {
 			m.Dated = true
 			m.Tokens = messageTokens(env.Tokenizer, DayMark(in.SaidUnixNano)+in.Content, in.ToolCalls)
 		} else {
 			m.Tokens = messageTokens(env.Tokenizer, in.Content, in.ToolCalls)
 		}
-		prevSaid = SaidAt(m)
+		prevSaid, prevText = SaidAt(m), m.Content
 		if in.Role == memoryv1.Role_ROLE_TOOL {
 			name, ok := open(in.ToolCallId)
 			if !ok {
