@@ -79,6 +79,7 @@ func (s *State) applyOne(ev proto.Message, now int64) error {
 			Project:         e.Project,
 			AgentId:         e.AgentId,
 			AgentType:       e.AgentType,
+			DayMarks:        e.DayMarks,
 			Status:          memoryv1.SessionStatus_SESSION_STATUS_CREATED,
 			Config:          e.Config,
 			Rom:             e.Rom,

@@ -35,9 +35,24 @@ func (s *State) remark() {
 	s.marked, s.tok.marks = s.marksFor(s.snap.GetAssembled())
 }
 
+// The rules SessionCreated.day_marks names. A session keeps the rule it
+// was created under, so a log written before the marks replays to the
+// contexts it served.
+const (
+	// DayMarksAtDayStart: only a day's first message shows its day, as
+	// it was stored (sessions created before the field).
+	DayMarksAtDayStart uint32 = 0
+	// DayMarksAfterOtherDays: also every message the context shows after
+	// text of another day (remark).
+	DayMarksAfterOtherDays uint32 = 1
+)
+
 // marksFor returns the seqs of the L1 messages the context would show
 // with a day mark they do not store under the plan a, and their tokens.
 func (s *State) marksFor(a *memoryv1.Assembled) (marked []uint64, tokens uint64) {
+	if s.snap.GetDayMarks() < DayMarksAfterOtherDays {
+		return nil, 0
+	}
 	l1 := s.snap.GetL1()
 	prev := -1 // the last L1 entry shown before the one looked at
 	// look looks at the shown entry i and, after a shown summary, at the

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentmem/agentmem/internal/convgen"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
+	"google.golang.org/protobuf/proto"
 )
 
 // TestDatedHistoryCarriesItsDays: imported history (said_unix_nano) shows
@@ -186,46 +187,122 @@ func TestDatedUnderThePlan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, err := convgen.Generate(convgen.Config{Seed: 6, Sittings: 2, MessagesPerSitting: 100, CheckpointsPerSitting: 1, StartUnixNano: 1_700_000_000_000_000_000})
-	if err != nil {
-		t.Fatal(err)
-	}
-	env := testEnv(t)
 	for _, budget := range []uint32{3000, 6000} {
-		rng := rand.New(rand.NewPCG(uint64(budget), 3))
 		s := mustCreate(t, &memoryv1.CreateSessionRequest{SystemPrompt: conv.SystemPrompt, MaxContextTokens: budget, ReservedOutputTokens: 500, UserId: "u1",
 			Assembly: &memoryv1.AssemblyConfig{Recall: true, Memory: true, RecallPct: 30, MemoryPct: 20}})
-		var stored []*memoryv1.Message
 		checked, hidden := 0, 0
-		for i, a := range conv.Appends {
-			req := appendRequest(conv, a)
-			var c *Candidates
-			if req.Messages[0].Role == memoryv1.Role_ROLE_USER {
-				c = digestCandidates(rng, stored, other)
-				offer(s, c)
-			}
-			evs, err := s.DecideAppendWith(req, c, env)
-			if err != nil {
-				continue
-			}
-			if err := s.Apply(Meta{CommandID: fmt.Sprint(i), Version: s.Version() + 1, Seq: s.LastSeq() + 1}, evs); err != nil {
-				t.Fatal(err)
-			}
-			for _, ev := range evs {
-				if ma, ok := ev.(*memoryv1.MessagesAppended); ok {
-					stored = append(stored, ma.Messages...)
-				}
-			}
+		talkUnderThePlan(t, s, budget, func([]proto.Message) {
 			if a := s.Assembled(); a.GetPlanned() && (len(a.GetL1Seqs()) > 0 || a.GetTailSeq() > s.snap.GetL1()[0].GetMessage().GetSeq()) {
 				hidden++
 			}
 			checked += checkEveryTurnDated(t, s)
 			if t.Failed() {
-				t.Fatalf("budget %d, append %d", budget, i)
+				t.Fatalf("budget %d, version %d", budget, s.Version())
 			}
-		}
+		})
 		if checked == 0 || hidden == 0 {
 			t.Fatalf("budget %d: setup: %d dated turns checked, %d plans hiding L1 entries", budget, checked, hidden)
 		}
 	}
+}
+
+// talkUnderThePlan appends a dated generated conversation to s with the
+// assembler's candidates offered at each user message (another user's
+// conversation and s's own stored turns), calling each after every
+// applied append with its events.
+func talkUnderThePlan(t *testing.T, s *State, budget uint32, each func([]proto.Message)) {
+	t.Helper()
+	conv, err := convgen.Generate(convgen.Config{Seed: 5, Sittings: 4, MessagesPerSitting: 120, CheckpointsPerSitting: 1, StartUnixNano: 1_740_960_000_000_000_000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := convgen.Generate(convgen.Config{Seed: 6, Sittings: 2, MessagesPerSitting: 100, CheckpointsPerSitting: 1, StartUnixNano: 1_700_000_000_000_000_000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := testEnv(t)
+	rng := rand.New(rand.NewPCG(uint64(budget), 3))
+	var stored []*memoryv1.Message
+	for i, a := range conv.Appends {
+		req := appendRequest(conv, a)
+		var c *Candidates
+		if req.Messages[0].Role == memoryv1.Role_ROLE_USER {
+			c = digestCandidates(rng, stored, other)
+			offer(s, c)
+		}
+		evs, err := s.DecideAppendWith(req, c, env)
+		if err != nil {
+			continue
+		}
+		if err := s.Apply(Meta{CommandID: fmt.Sprint(i), Version: s.Version() + 1, Seq: s.LastSeq() + 1}, evs); err != nil {
+			t.Fatal(err)
+		}
+		for _, ev := range evs {
+			if ma, ok := ev.(*memoryv1.MessagesAppended); ok {
+				stored = append(stored, ma.Messages...)
+			}
+		}
+		each(evs)
+	}
+}
+
+// TestOldSessionsKeepTheirDayMarks: a session created before
+// SessionCreated.day_marks (0) keeps the rule it was created under: its
+// context shows a day only where a message stores it, live and replayed
+// from its events, while the same conversation in a session created now
+// shows more. So a log written before the rule replays to the contexts
+// it served.
+func TestOldSessionsKeepTheirDayMarks(t *testing.T) {
+	req := &memoryv1.CreateSessionRequest{MaxContextTokens: 3000, ReservedOutputTokens: 500, UserId: "u1",
+		Assembly: &memoryv1.AssemblyConfig{Recall: true, Memory: true, RecallPct: 30, MemoryPct: 20}}
+	created, err := New().DecideCreate(req, "sess-1", testEnv(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := created[0].(*memoryv1.SessionCreated).GetDayMarks(); got != DayMarksAfterOtherDays {
+		t.Fatalf("a session created now has day_marks %d, want %d", got, DayMarksAfterOtherDays)
+	}
+	old := proto.CloneOf(created[0].(*memoryv1.SessionCreated))
+	old.DayMarks = DayMarksAtDayStart
+	s := New()
+	commit(t, s, "create", []proto.Message{old})
+	replayed := New()
+	if err := replayed.Apply(Meta{CommandID: "create", Version: 1, Seq: 7, TimeUnixNano: 1000}, []proto.Message{old}); err != nil {
+		t.Fatal(err)
+	}
+	talkUnderThePlan(t, s, 3000, func(evs []proto.Message) {
+		if n := unstoredMarks(s); n != 0 {
+			t.Fatalf("the old session's context shows %d day marks its messages do not store", n)
+		}
+		if err := replayed.Apply(Meta{CommandID: fmt.Sprint(replayed.Version()), Version: replayed.Version() + 1, Seq: replayed.LastSeq() + 1}, roundTrip(t, evs)); err != nil {
+			t.Fatal(err)
+		}
+		if !proto.Equal(replayed.Context(), s.Context()) {
+			t.Fatal("the old session replayed shows another context than it served")
+		}
+	})
+
+	now, shown := mustCreate(t, req), 0
+	talkUnderThePlan(t, now, 3000, func([]proto.Message) { shown += unstoredMarks(now) })
+	if shown == 0 {
+		t.Fatal("setup: the session created now shows no day mark beyond the stored ones, so the rules cannot differ")
+	}
+}
+
+// unstoredMarks counts the L1 messages s's context shows with a day mark
+// they do not store.
+func unstoredMarks(s *State) (n int) {
+	stored := map[string]bool{}
+	for _, e := range s.snap.GetL1() {
+		if m := e.GetMessage(); m != nil {
+			stored[m.GetId()] = m.GetDated()
+		}
+	}
+	for _, m := range s.Context().GetMessages() {
+		c := m.GetContent()
+		if m.GetLayer() == LayerL1 && m.GetRole() != memoryv1.Role_ROLE_SYSTEM && !stored[m.GetId()] && dayRE.MatchString(c[:min(len(c), 12)]) {
+			n++
+		}
+	}
+	return n
 }
