@@ -58,10 +58,11 @@ func (s *State) Apply(meta Meta, events []proto.Message) error {
 // it may change in place) and keeps the token totals and, through deltas,
 // the indexes up to date.
 func (s *State) applyEvent(ev proto.Message, now int64) error {
+	shown := s.snap != nil && s.endsWithShownMessage()
 	if err := s.applyOne(ev, now); err != nil {
 		return err
 	}
-	s.remark()
+	s.remarkAfter(ev, shown)
 	return nil
 }
 

@@ -237,11 +237,15 @@ func (s *State) decideSections(m *memoryv1.Message, c *Candidates, env Env) *mem
 	s.tok.promoted += reserve
 	out := plan(m, c, env)
 	s.tok.promoted -= reserve
-	if _, marks := s.marksFor(out); marks > reserve && out.GetPlanned() {
+	marked, marks := s.marksFor(out)
+	if marks > reserve && out.GetPlanned() {
 		s.tok.promoted += marks
 		out = plan(m, c, env)
 		s.tok.promoted -= marks
+		return out
 	}
+	// Applying the ContextAssembled of out, next, finds these marks.
+	s.marksMemo = marksMemo{plan: out, marked: marked, tokens: marks}
 	return out
 }
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
+	"google.golang.org/protobuf/proto"
 )
 
 // A message said at a given time (said_unix_nano) that starts its day is
@@ -33,6 +34,50 @@ const DayMarkTokens = 9
 // not store (State.marked, totals.marks).
 func (s *State) remark() {
 	s.marked, s.tok.marks = s.marksFor(s.snap.GetAssembled())
+}
+
+// marksMemo is what decideSections found for the plan it chose: applying
+// that plan's ContextAssembled right after takes it instead of walking
+// the shown entries again.
+type marksMemo struct {
+	plan   *memoryv1.Assembled
+	marked []uint64
+	tokens uint64
+}
+
+// remarkAfter updates the marks after ev was applied, knowing what ev
+// can change: messages appended right after a shown L1 message are each
+// right after the message their dated flag was decided against and
+// change no other entry's neighbour (the marks stay); the plan
+// decideSections just chose brings its marks; anything else is looked at
+// again. afterShownMessage: the last L1 entry before ev was a message the
+// context showed.
+func (s *State) remarkAfter(ev proto.Message, afterShownMessage bool) {
+	memo := s.marksMemo
+	s.marksMemo = marksMemo{}
+	switch e := ev.(type) {
+	case *memoryv1.MessagesAppended:
+		if afterShownMessage {
+			return
+		}
+	case *memoryv1.ContextAssembled:
+		if memo.plan != nil && e.GetSections() == memo.plan {
+			s.marked, s.tok.marks = memo.marked, memo.tokens
+			return
+		}
+	}
+	s.remark()
+}
+
+// endsWithShownMessage reports whether the last L1 entry is a message the
+// context shows.
+func (s *State) endsWithShownMessage() bool {
+	l1 := s.snap.GetL1()
+	if len(l1) == 0 {
+		return false
+	}
+	e := l1[len(l1)-1]
+	return e.GetMessage() != nil && showsL1(s.snap.GetAssembled(), e)
 }
 
 // The rules SessionCreated.day_marks names. A session keeps the rule it

@@ -242,6 +242,7 @@ func talkUnderThePlan(t *testing.T, s *State, budget uint32, each func([]proto.M
 				stored = append(stored, ma.Messages...)
 			}
 		}
+		checkInvariants(t, s)
 		each(evs)
 	}
 }

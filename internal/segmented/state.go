@@ -69,6 +69,7 @@ type State struct {
 	// mark they do not store (dated.go), in order. Replaced whole, never
 	// changed in place (a rollback restores it).
 	marked     []uint64
+	marksMemo  marksMemo
 	ctxVersion uint64
 	// plans is what the planner keeps between user messages (plan_cache.go),
 	// nil until the first plan.

@@ -99,6 +99,7 @@ func (s *State) begin(track bool) {
 		tx.hdr = saveHeader(s.snap)
 	}
 	tx.tok, tx.marked = s.tok, s.marked
+	s.marksMemo = marksMemo{}
 }
 
 // rollback undoes the changes of the transaction, if one is active.
@@ -119,7 +120,7 @@ func (s *State) rollback() {
 		tx.hdr.restore(s.snap)
 	}
 
-	s.tok, s.marked = tx.tok, tx.marked
+	s.tok, s.marked, s.marksMemo = tx.tok, tx.marked, marksMemo{}
 	s.endTx()
 }
 
