@@ -110,7 +110,7 @@ func TestTokenCountsMatchModel(t *testing.T) {
 			}
 		case segmented.LayerL1:
 			i := convgen.ParseMessageID(cm.GetId())
-			if want := messageTokens(tok, &conv.Messages[i], saidBefore(conv.Messages, i)); int(cm.GetTokens()) != want {
+			if want := messageTokens(tok, &conv.Messages[i], before(conv.Messages, i)); int(cm.GetTokens()) != want {
 				t.Fatalf("message %d: model %d, membench %d", i, cm.GetTokens(), want)
 			}
 			seen++

@@ -48,13 +48,13 @@ type Context struct {
 }
 
 // messageTokens counts like the session model: content (with its day mark
-// when the message starts a day: segmented.StartsDay after the message said
-// at prevSaid), tool call names and arguments, plus
+// when the model stores one after prev: segmented.StoresDay), tool call
+// names and arguments, plus
 // segmented.MessageOverheadTokens (membench_test checks the counts against
 // the model's). The baselines pay for the day as the model does.
-func messageTokens(tok segmented.Tokenizer, m *convgen.Message, prevSaid int64) int {
+func messageTokens(tok segmented.Tokenizer, m, prev *convgen.Message) int {
 	content := m.Content
-	if segmented.StartsDay(prevSaid, m.UnixNano) {
+	if segmented.StoresDay(prev.UnixNano, prev.Content, m.UnixNano) {
 		content = segmented.DayMark(m.UnixNano) + content
 	}
 	n := tok.Count(content) + segmented.MessageOverheadTokens
@@ -64,12 +64,12 @@ func messageTokens(tok segmented.Tokenizer, m *convgen.Message, prevSaid int64) 
 	return n
 }
 
-// saidBefore is when the message before msgs[i] was said (0: none).
-func saidBefore(msgs []convgen.Message, i int) int64 {
+// before is the message before msgs[i] (none: a zero message).
+func before(msgs []convgen.Message, i int) *convgen.Message {
 	if i == 0 {
-		return 0
+		return &convgen.Message{}
 	}
-	return msgs[i-1].UnixNano
+	return &msgs[i-1]
 }
 
 func textTokens(tok segmented.Tokenizer, s string) int {
@@ -399,7 +399,7 @@ func (w *windowMemory) Name() string { return "sliding window" }
 func (w *windowMemory) Append(msgs []convgen.Message) error {
 	for i := range msgs {
 		w.msgs = append(w.msgs, msgs[i])
-		w.tokens = append(w.tokens, messageTokens(w.tok, &msgs[i], saidBefore(w.msgs, len(w.msgs)-1)))
+		w.tokens = append(w.tokens, messageTokens(w.tok, &msgs[i], before(w.msgs, len(w.msgs)-1)))
 	}
 	w.ctxValid = false
 	return nil

@@ -242,7 +242,7 @@ func toConvgen(m *dialoggen.Message) convgen.Message {
 
 func (q *qrun) push(m convgen.Message) {
 	q.tr = append(q.tr, m)
-	q.tokens = append(q.tokens, messageTokens(q.tok, &m, saidBefore(q.tr, len(q.tr)-1)))
+	q.tokens = append(q.tokens, messageTokens(q.tok, &m, before(q.tr, len(q.tr)-1)))
 }
 
 func (q *qrun) run(ctx context.Context, dir string) error {

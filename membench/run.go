@@ -144,7 +144,7 @@ type searchRun struct {
 func newRun(cfg Config, conv *convgen.Conversation, tok segmented.Tokenizer) *run {
 	r := &run{cfg: cfg, conv: conv, tok: tok, tokens: make([]int, len(conv.Messages))}
 	for i := range conv.Messages {
-		r.tokens[i] = messageTokens(tok, &conv.Messages[i], saidBefore(conv.Messages, i))
+		r.tokens[i] = messageTokens(tok, &conv.Messages[i], before(conv.Messages, i))
 	}
 	return r
 }

@@ -103,7 +103,7 @@ func measureSummarizer(conv *convgen.Conversation, tok segmented.Tokenizer, span
 						Id: in.Id, Seq: uint64(i + 1), Role: in.Role, Content: in.Content, ToolCalls: in.ToolCalls, ToolCallId: in.ToolCallId,
 					}}})
 					turns = append(turns, i)
-					covered += messageTokens(tok, m, saidBefore(conv.Messages, i))
+					covered += messageTokens(tok, m, before(conv.Messages, i))
 				}
 				text := sum.Summarize(entries, max(lim.fn(covered), 1), tok)
 				row.Spans++

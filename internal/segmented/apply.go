@@ -58,6 +58,16 @@ func (s *State) Apply(meta Meta, events []proto.Message) error {
 // it may change in place) and keeps the token totals and, through deltas,
 // the indexes up to date.
 func (s *State) applyEvent(ev proto.Message, now int64) error {
+	shown := s.snap != nil && s.endsWithShownMessage()
+	if err := s.applyOne(ev, now); err != nil {
+		return err
+	}
+	s.remarkAfter(ev, shown)
+	return nil
+}
+
+// applyOne is applyEvent but for the day marks the context adds.
+func (s *State) applyOne(ev proto.Message, now int64) error {
 	if s.snap == nil {
 		e, ok := ev.(*memoryv1.SessionCreated)
 		if !ok {
@@ -70,6 +80,7 @@ func (s *State) applyEvent(ev proto.Message, now int64) error {
 			Project:         e.Project,
 			AgentId:         e.AgentId,
 			AgentType:       e.AgentType,
+			DayMarks:        e.DayMarks,
 			Status:          memoryv1.SessionStatus_SESSION_STATUS_CREATED,
 			Config:          e.Config,
 			Rom:             e.Rom,

@@ -224,10 +224,29 @@ func (s *State) assembles() bool {
 // decideSections chooses the sections and the plan for the user message m
 // (already in the simulated state) from c.
 func (s *State) decideSections(m *memoryv1.Message, c *Candidates, env Env) *memoryv1.Assembled {
+	plan := s.plan
 	if s.planWith != nil {
-		return s.planWith(s, m, c, env)
+		plan = func(m *memoryv1.Message, c *Candidates, env Env) *memoryv1.Assembled { return s.planWith(s, m, c, env) }
 	}
-	return s.plan(m, c, env)
+	// The day marks the plan makes the context show (dated.go) are not
+	// among its parts: room for them is kept with the layers the planner
+	// takes as given, as many as the context shows now, and the message
+	// is planned again when its plan needs more (a session without said
+	// times has none, and is planned once as ever).
+	reserve := s.tok.marks
+	s.tok.promoted += reserve
+	out := plan(m, c, env)
+	s.tok.promoted -= reserve
+	marked, marks := s.marksFor(out)
+	if marks > reserve && out.GetPlanned() {
+		s.tok.promoted += marks
+		out = plan(m, c, env)
+		s.tok.promoted -= marks
+		return out
+	}
+	// Applying the ContextAssembled of out, next, finds these marks.
+	s.marksMemo = marksMemo{plan: out, marked: marked, tokens: marks}
+	return out
 }
 
 // sectionCap is a section's room: pct of the budget, at most

@@ -128,13 +128,16 @@ func (s *State) Context() *memoryv1.ContextReply {
 		cm.Layer, cm.Id, cm.Role, cm.Content, cm.Tokens = layer, id, memoryv1.Role_ROLE_SYSTEM, content, tokens
 		msgs = append(msgs, cm)
 	}
-	verbatim := func(layer string, m *memoryv1.Message) {
+	verbatim := func(layer string, m *memoryv1.Message, marked bool) {
 		cm := &backing[len(msgs)]
 		cm.Layer, cm.Id, cm.Role, cm.Content, cm.Name = layer, m.Id, m.Role, m.Content, m.Name
-		if m.Dated {
+		cm.ToolCalls, cm.ToolCallId, cm.Tokens = m.ToolCalls, m.ToolCallId, m.Tokens
+		if m.Dated || marked {
 			cm.Content = DayMark(m.SaidUnixNano) + m.Content
 		}
-		cm.ToolCalls, cm.ToolCallId, cm.Tokens = m.ToolCalls, m.ToolCallId, m.Tokens
+		if marked {
+			cm.Tokens += DayMarkTokens
+		}
 		cm.SaidUnixNano = SaidAt(m)
 		msgs = append(msgs, cm)
 	}
@@ -181,7 +184,7 @@ func (s *State) Context() *memoryv1.ContextReply {
 		}
 	}
 	for _, m := range p.Promoted {
-		verbatim(LayerPromoted, m)
+		verbatim(LayerPromoted, m, false)
 	}
 	for _, e := range p.L1 {
 		if !showsL1(asm, e) {
@@ -189,7 +192,11 @@ func (s *State) Context() *memoryv1.ContextReply {
 		}
 		shownL1 += uint64(entryTokens(e))
 		if m := e.GetMessage(); m != nil {
-			verbatim(LayerL1, m)
+			marked := len(s.marked) > 0 && s.dayMarked(m)
+			if marked {
+				shownL1 += DayMarkTokens
+			}
+			verbatim(LayerL1, m, marked)
 		} else if sum := e.GetSummary(); sum != nil {
 			sysMsg(LayerL1, sum.Id, sum.Text, sum.Tokens)
 		}

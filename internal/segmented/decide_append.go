@@ -218,7 +218,7 @@ func (s *State) buildMessages(req *memoryv1.AppendRequest, env Env, x *indexes) 
 	}
 	ev := &memoryv1.MessagesAppended{}
 	seq, turn := s.snap.NextMessageSeq, s.snap.Turn
-	prevSaid := s.lastSaid()
+	prevSaid, prevText := s.lastSaid(), s.lastText()
 	for i, in := range req.Messages {
 		// The field, for the errors only: formatted when one is returned.
 		f := func() string { return "messages[" + strconv.Itoa(i) + "]" }
@@ -253,13 +253,13 @@ func (s *State) buildMessages(req *memoryv1.AppendRequest, env Env, x *indexes) 
 			DataRef:         in.DataRef,
 			SaidUnixNano:    in.SaidUnixNano,
 		}
-		if StartsDay(prevSaid, in.SaidUnixNano) {
+		if StoresDay(prevSaid, prevText, in.SaidUnixNano) {
 			m.Dated = true
 			m.Tokens = messageTokens(env.Tokenizer, DayMark(in.SaidUnixNano)+in.Content, in.ToolCalls)
 		} else {
 			m.Tokens = messageTokens(env.Tokenizer, in.Content, in.ToolCalls)
 		}
-		prevSaid = SaidAt(m)
+		prevSaid, prevText = SaidAt(m), m.Content
 		if in.Role == memoryv1.Role_ROLE_TOOL {
 			name, ok := open(in.ToolCallId)
 			if !ok {
@@ -300,6 +300,14 @@ func (s *State) lastSaid() int64 {
 // day after a message said at prev (0: none): the context then shows its
 // day (Message.dated).
 func StartsDay(prev, said int64) bool { return said != 0 && !sameDay(prev, said) }
+
+// StoresDay reports whether a message said at said is stored dated
+// (Message.dated: the context prints its day before it) after a message
+// said at prevSaid whose content is prevText: it starts a day, or the
+// last day prevText prints is another.
+func StoresDay(prevSaid int64, prevText string, said int64) bool {
+	return StartsDay(prevSaid, said) || said != 0 && printsOtherDay(prevText, said)
+}
 
 // sameDay reports whether two times (Unix nanoseconds, a 0 is no time) fall
 // on the same UTC day.

@@ -134,6 +134,10 @@ func checkInvariants(t tb, s *State) {
 		return
 	}
 	snap := s.Snapshot()
+	// The day marks kept as events apply are the ones a fresh look finds.
+	if marked, tokens := s.marksFor(snap.GetAssembled()); !slices.Equal(marked, s.marked) || tokens != s.tok.marks {
+		t.Fatalf("day marks kept %v (%d tokens), a fresh look finds %v (%d)", s.marked, s.tok.marks, marked, tokens)
+	}
 	// Derived totals agree with a fresh recount.
 	fresh := FromSnapshot(snap)
 	if fresh.UsedTokens() != s.UsedTokens() || fresh.PlannedTokens() != s.PlannedTokens() {

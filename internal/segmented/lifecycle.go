@@ -77,6 +77,7 @@ func (s *State) DecideCreate(req *memoryv1.CreateSessionRequest, sessionID strin
 		Config:    cfg,
 		Rom:       rom,
 		AgentType: req.AgentType,
+		DayMarks:  DayMarksAfterOtherDays,
 	}}, nil
 }
 

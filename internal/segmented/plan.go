@@ -602,12 +602,30 @@ func (s *State) trimView() *memoryv1.ContextAssembled {
 // fitView emits trimView's event on s (in a decision's simulation) when
 // the context no longer fits.
 func (s *State) fitView(env Env) ([]proto.Message, error) {
-	ev := s.trimView()
-	if ev == nil {
-		return nil, nil
+	var out []proto.Message
+	// A trim can leave a message after entries it hides, which then shows
+	// its day (dated.go): trimmed again when that mark does not fit and
+	// the last trim made the view smaller (without day marks: one trim,
+	// as ever).
+	var last uint64
+	for i := range maxTrims {
+		view := s.ViewTokens()
+		if i > 0 && (s.tok.marks == 0 || view >= last) {
+			break
+		}
+		last = view
+		ev := s.trimView()
+		if ev == nil {
+			break
+		}
+		if err := s.applyEvent(ev, env.NowUnixNano); err != nil {
+			return nil, fmt.Errorf("segmented: decided an inconsistent event: %w", err)
+		}
+		out = append(out, ev)
 	}
-	if err := s.applyEvent(ev, env.NowUnixNano); err != nil {
-		return nil, fmt.Errorf("segmented: decided an inconsistent event: %w", err)
-	}
-	return []proto.Message{ev}, nil
+	return out, nil
 }
+
+// maxTrims bounds the trims of one fitView (each frees what it finds over
+// the budget; only a day mark it uncovers can leave more).
+const maxTrims = 8

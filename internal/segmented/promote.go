@@ -49,8 +49,10 @@ func (s *State) DecidePromote(msgs []*memoryv1.Message, env Env) ([]proto.Messag
 			continue
 		}
 		present[m.GetId()] = true
-		add = append(add, proto.Clone(m).(*memoryv1.Message))
-		tokens += uint64(m.GetTokens())
+		c := proto.CloneOf(m)
+		datePromoted(c, env.Tokenizer)
+		add = append(add, c)
+		tokens += uint64(c.GetTokens())
 	}
 	if len(add) == 0 {
 		return nil, nil

@@ -64,7 +64,12 @@ type State struct {
 	idx *indexes
 	tx  txn
 
-	ctxCache   *memoryv1.ContextReply
+	ctxCache *memoryv1.ContextReply
+	// marked: the seqs of the L1 messages the context shows with a day
+	// mark they do not store (dated.go), in order. Replaced whole, never
+	// changed in place (a rollback restores it).
+	marked     []uint64
+	marksMemo  marksMemo
 	ctxVersion uint64
 	// plans is what the planner keeps between user messages (plan_cache.go),
 	// nil until the first plan.
@@ -86,6 +91,8 @@ type totals struct {
 	recalled, memory uint64
 	// shownL1 and shownL2: of l1 and l2, what the plan shows (shown.go).
 	shownL1, shownL2 uint64
+	// marks: the tokens of the day marks the context adds (dated.go).
+	marks uint64
 }
 
 // New returns a State with no session (Exists() == false).
@@ -182,7 +189,7 @@ func (s *State) PlannedTokens() uint64 {
 	t := &s.tok
 	n := max(t.rom, t.pendingRom) + t.kernel + t.l2 + t.promoted + t.l1
 	if !s.snap.GetAssembled().GetPlanned() {
-		n += t.recalled + t.memory
+		n += t.recalled + t.memory + t.marks
 	}
 	return n
 }
@@ -198,9 +205,9 @@ func (s *State) ViewTokens() uint64 {
 // shownTokens is the tokens of the L1 and L2 entries the context shows.
 func (s *State) shownTokens() (l1, l2 uint64) {
 	if !s.snap.GetAssembled().GetPlanned() {
-		return s.tok.l1, s.tok.l2
+		return s.tok.l1 + s.tok.marks, s.tok.l2
 	}
-	return s.tok.shownL1, s.tok.shownL2
+	return s.tok.shownL1 + s.tok.marks, s.tok.shownL2
 }
 
 // showsL2 reports whether the plan a shows the L2 summary sum (every one
@@ -323,6 +330,7 @@ func (s *State) recount() {
 		t.memory += uint64(m.GetTokens())
 	}
 	t.shownL1, t.shownL2 = s.countShown()
+	s.remark()
 }
 
 func kernelTokens(k *memoryv1.Kernel) uint64 {

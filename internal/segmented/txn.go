@@ -28,6 +28,7 @@ type txn struct {
 	created bool // there was no session before: roll back to none
 	hdr     header
 	tok     totals
+	marked  []uint64
 	slotsL1 []slot[*memoryv1.L1Entry]
 	slotsL2 []slot[*memoryv1.Summary]
 	// track records deltas for the indexes (Apply with built indexes).
@@ -97,7 +98,8 @@ func (s *State) begin(track bool) {
 	if !tx.created {
 		tx.hdr = saveHeader(s.snap)
 	}
-	tx.tok = s.tok
+	tx.tok, tx.marked = s.tok, s.marked
+	s.marksMemo = marksMemo{}
 }
 
 // rollback undoes the changes of the transaction, if one is active.
@@ -118,7 +120,7 @@ func (s *State) rollback() {
 		tx.hdr.restore(s.snap)
 	}
 
-	s.tok = tx.tok
+	s.tok, s.marked, s.marksMemo = tx.tok, tx.marked, marksMemo{}
 	s.endTx()
 }
 

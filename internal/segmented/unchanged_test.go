@@ -19,25 +19,46 @@ import (
 // incremental (commit a1f861e), then with other sessions' items of one
 // sitting under one header (RecalledItem.continued, the day-then-session
 // order), then with memory items naming their key by digest
-// (MemoryItem.key_sha256; the context's memory message ids with it): the
-// faster code must decide byte for byte the same. A change meant to
+// (MemoryItem.key_sha256; the context's memory message ids with it),
+// then with the day marks of turns shown after text of another day
+// (dated.go; the conversation is dated, undatedDigests pin it without its
+// said times): the faster code must decide byte for byte the same. A change meant to
 // change decisions updates them (AGENTMEM_DECISION_DIGESTS=1 prints them).
 // They are taken with each ContextAssembled's why (the record of how the
 // plan chose, added later) left out: recording it changed no decision;
 // whyDigests pin the events whole, the why included.
 var decisionDigests = []string{
-	"f29ab804d7b29f2c7965a6572951501b6951ee3e5457400c029c706e87932bf4",
-	"028edc5e1d2971f4938988f67a838c7b7b0df56f8da4c822ec254a5330f19ccc",
-	"39850ad92b944a91378737581552ca186bd3c72fcb12e521778796b8753808a1",
-	"5402522ef472ded598bee33931effd54cf016d7abb7178f5159a909c09edbdc0",
+	"3e8a417ad739a5ce568d593b23a98ccefca6808326ad06cabf5d39bd7eb311cb",
+	"9b2f5d94d88f2fc0c962d4db17c227aafafb4fc6ce0e08d0c146a9fe4c95a33e",
+	"cd2bbfdb348a5cbec95f784ee3c2c47f7143f970fa355521ce4183a2564f1792",
+	"dfc05f98fcd6ea32101b33318255cf45462058accf5469b16f9b8b209158b94f",
 }
 
 // whyDigests are decisionDigests with the why of each ContextAssembled.
 var whyDigests = []string{
-	"4fa92272c5875baffd2e71274f1c19b63e001247da0c40d7e758de1e56062698",
-	"3118fd0e61c45c50c027d79d0ca213c3122a92b4f8f619f55542e0742530996d",
-	"9786dec9369ddace1e93cfe88d5caf210ff4910b142a97deae6ffae4c971d825",
-	"8e37c7e3a48f93f54f39ad65fe2b90694150cb22f02c8f2541d31dcb68a58d27",
+	"34d1ec9ed3cf7da6e932e64835447bae840a5525308d02a4b2b136f15442ba5b",
+	"7d1eb02b99ae0446368b0086f25351a9840b6c404156586a548db2bc6a59b825",
+	"fd1e7e564c9690ff724f94d75ff47ca2a6ad917a9226a431b6925830010b8fdb",
+	"c81e05aefb0654cab2f12ff87de34ae8357db051c1aff698e3215fb681236673",
+}
+
+// undatedDigests and undatedWhyDigests are decisionDigests and whyDigests
+// of the same conversation with every said_unix_nano left out, as main
+// decided it before the day marks the context adds to turns shown out of
+// their day's order (dated.go): a session without said times decides as
+// before.
+var undatedDigests = []string{
+	"79aaed8a5bcac37b00d5f8168438a56f3d6a2958085dd6e791fedaf18d2a36c1",
+	"1eae473afc9ee804d5e6dd1b15e3caf9aeb6184712c04d87f4a8809d0da19e47",
+	"9754270120d222b62b189daa51b2e1833809b7a2e8c89e306477b0fef6a5122d",
+	"28dd5fd18eefdc8dd161d923aaabe2bd2e28dd4730bf3f196c9780c8a37d7f93",
+}
+
+var undatedWhyDigests = []string{
+	"89e054b705fccc14e2eed869c076e52d55e2f6a17c728620a3808d15515f618a",
+	"74a88b7d7c85fc29a06f50a7d0347a1c9715959e65ae3e16716bf0d7ae825329",
+	"0c29861ae030d7002a6c6237c073bdd2d548c0de0936f57dcc61d3906f2a88e4",
+	"687debf847433a234ef1af510ad739d4c660a6d302473ee64287ffa1b896edb8",
 }
 
 // withoutWhy is ev without its Assembled.why (ev itself when it has none).
@@ -61,6 +82,22 @@ func TestDecisionsUnchanged(t *testing.T) {
 	if testing.Short() {
 		t.Skip("long")
 	}
+	checkDecisionDigests(t, false, decisionDigests, whyDigests)
+}
+
+// TestUndatedDecisionsUnchanged is TestDecisionsUnchanged with the
+// conversation's said times left out.
+func TestUndatedDecisionsUnchanged(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long")
+	}
+	checkDecisionDigests(t, true, undatedDigests, undatedWhyDigests)
+}
+
+// checkDecisionDigests decides the conversation of TestDecisionsUnchanged
+// (undated: without its said times) and compares the digests with
+// decisionDigests and whyDigests.
+func checkDecisionDigests(t *testing.T, undated bool, decisionDigests, whyDigests []string) {
 	conv, err := convgen.Generate(convgen.Config{Seed: 11, Sittings: 2, MessagesPerSitting: 300, CheckpointsPerSitting: 1, StartUnixNano: 1_740_960_000_000_000_000})
 	if err != nil {
 		t.Fatal(err)
@@ -89,6 +126,11 @@ func TestDecisionsUnchanged(t *testing.T) {
 			h, hw := sha256.New(), sha256.New()
 			for i, a := range conv.Appends {
 				req := appendRequest(conv, a)
+				for _, m := range req.Messages {
+					if undated {
+						m.SaidUnixNano = 0
+					}
+				}
 				var c *Candidates
 				if req.Messages[0].Role == memoryv1.Role_ROLE_USER {
 					c = digestCandidates(rng, stored, other)

@@ -31,7 +31,13 @@ type SessionCreated struct {
 	Config    *SessionConfig         `protobuf:"bytes,6,opt,name=config,proto3" json:"config,omitempty"`
 	Rom       *Rom                   `protobuf:"bytes,7,opt,name=rom,proto3" json:"rom,omitempty"`
 	// agent_type names the shared scope agent_type:<type> the session reads.
-	AgentType     string `protobuf:"bytes,8,opt,name=agent_type,json=agentType,proto3" json:"agent_type,omitempty"`
+	AgentType string `protobuf:"bytes,8,opt,name=agent_type,json=agentType,proto3" json:"agent_type,omitempty"`
+	// day_marks is the rule by which the context shows the day of a dated
+	// verbatim message: 0 (sessions created before the field) only at the
+	// first message of its day, as stored; 1 also after any text of another
+	// day (compression, hidden entries, the recalled section), derived from
+	// the recorded state. Replay keeps each session's rule.
+	DayMarks      uint32 `protobuf:"varint,9,opt,name=day_marks,json=dayMarks,proto3" json:"day_marks,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -120,6 +126,13 @@ func (x *SessionCreated) GetAgentType() string {
 		return x.AgentType
 	}
 	return ""
+}
+
+func (x *SessionCreated) GetDayMarks() uint32 {
+	if x != nil {
+		return x.DayMarks
+	}
+	return 0
 }
 
 // RomUpdated stages a new ROM version; it becomes active at the next turn.
@@ -1086,7 +1099,7 @@ var File_memory_v1_events_proto protoreflect.FileDescriptor
 
 const file_memory_v1_events_proto_rawDesc = "" +
 	"\n" +
-	"\x16memory/v1/events.proto\x12\x12agentmem.memory.v1\x1a\x17memory/v1/session.proto\"\x94\x02\n" +
+	"\x16memory/v1/events.proto\x12\x12agentmem.memory.v1\x1a\x17memory/v1/session.proto\"\xb1\x02\n" +
 	"\x0eSessionCreated\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x17\n" +
@@ -1097,7 +1110,8 @@ const file_memory_v1_events_proto_rawDesc = "" +
 	"\x06config\x18\x06 \x01(\v2!.agentmem.memory.v1.SessionConfigR\x06config\x12)\n" +
 	"\x03rom\x18\a \x01(\v2\x17.agentmem.memory.v1.RomR\x03rom\x12\x1d\n" +
 	"\n" +
-	"agent_type\x18\b \x01(\tR\tagentType\"7\n" +
+	"agent_type\x18\b \x01(\tR\tagentType\x12\x1b\n" +
+	"\tday_marks\x18\t \x01(\rR\bdayMarks\"7\n" +
 	"\n" +
 	"RomUpdated\x12)\n" +
 	"\x03rom\x18\x01 \x01(\v2\x17.agentmem.memory.v1.RomR\x03rom\"(\n" +

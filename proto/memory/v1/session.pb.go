@@ -2364,7 +2364,9 @@ type SessionSnapshot struct {
 	// same context however far the projection lags, a restart included.
 	LastAppendFirstSeq uint64 `protobuf:"varint,27,opt,name=last_append_first_seq,json=lastAppendFirstSeq,proto3" json:"last_append_first_seq,omitempty"`
 	// agent_type is SessionCreated.agent_type.
-	AgentType     string `protobuf:"bytes,28,opt,name=agent_type,json=agentType,proto3" json:"agent_type,omitempty"`
+	AgentType string `protobuf:"bytes,28,opt,name=agent_type,json=agentType,proto3" json:"agent_type,omitempty"`
+	// day_marks is SessionCreated.day_marks.
+	DayMarks      uint32 `protobuf:"varint,29,opt,name=day_marks,json=dayMarks,proto3" json:"day_marks,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2595,6 +2597,13 @@ func (x *SessionSnapshot) GetAgentType() string {
 	return ""
 }
 
+func (x *SessionSnapshot) GetDayMarks() uint32 {
+	if x != nil {
+		return x.DayMarks
+	}
+	return 0
+}
+
 var File_memory_v1_session_proto protoreflect.FileDescriptor
 
 const file_memory_v1_session_proto_rawDesc = "" +
@@ -2804,7 +2813,7 @@ const file_memory_v1_session_proto_rawDesc = "" +
 	"command_id\x18\x01 \x01(\tR\tcommandId\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\x04R\aversion\x12\x10\n" +
 	"\x03seq\x18\x03 \x01(\x04R\x03seq\x12\x16\n" +
-	"\x06digest\x18\x04 \x01(\fR\x06digest\"\xbe\t\n" +
+	"\x06digest\x18\x04 \x01(\fR\x06digest\"\xdb\t\n" +
 	"\x0fSessionSnapshot\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x17\n" +
@@ -2837,7 +2846,8 @@ const file_memory_v1_session_proto_rawDesc = "" +
 	"\tassembled\x18\x1a \x01(\v2\x1d.agentmem.memory.v1.AssembledR\tassembled\x121\n" +
 	"\x15last_append_first_seq\x18\x1b \x01(\x04R\x12lastAppendFirstSeq\x12\x1d\n" +
 	"\n" +
-	"agent_type\x18\x1c \x01(\tR\tagentType*_\n" +
+	"agent_type\x18\x1c \x01(\tR\tagentType\x12\x1b\n" +
+	"\tday_marks\x18\x1d \x01(\rR\bdayMarks*_\n" +
 	"\x04Role\x12\x14\n" +
 	"\x10ROLE_UNSPECIFIED\x10\x00\x12\x0f\n" +
 	"\vROLE_SYSTEM\x10\x01\x12\r\n" +
