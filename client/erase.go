@@ -33,8 +33,10 @@ func (c *Client) eraseCall(ctx context.Context, subject string, req proto.Messag
 	if err := c.call(ctx, subject, req, reply); err != nil {
 		return reply, err
 	}
-	// Reads after it wait for the removal on any node (min_seq).
+	// Reads after it wait for the removal on any node (min_seq, and
+	// the consistency tokens of what it wrote in each partition).
 	c.recordSeq(reply.GetRemovalSeq())
+	c.tokens.add(reply.GetConsistency())
 	return reply, nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/agentmem/agentmem/actors"
+	"github.com/agentmem/agentmem/api/consistency"
 	"github.com/agentmem/agentmem/events"
 	"github.com/agentmem/agentmem/internal/sharedmem"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
@@ -113,6 +114,10 @@ type Config struct {
 	// each step; an error stops it there and is returned, what is recorded
 	// staying as it is. Fault tests stop (or kill) an erase at a step.
 	Step func(Step) error
+	// Token is the consistency token of a record stored at seq in the
+	// stream of aggregate id (nil: receipts carry none). A receipt's
+	// consistency merges the tokens of every record the erase wrote.
+	Token func(id string, seq uint64) string
 }
 
 // Deps are a Coordinator's collaborators. Log, Reader, Codec and Actors
@@ -286,6 +291,7 @@ func (c *Coordinator) finish(ctx context.Context, plan *memoryv1.LogRemoval, ite
 		}
 	}
 	rc.RemovalSeq = max(rc.RemovalSeq, done)
+	c.token(rc, plan.GetId(), done) // the plan and its completion: the stream of its id
 	step.Kind, step.Item = StepCompleted, Item{}
 	if err := c.step(step); err != nil {
 		return nil, err
@@ -294,6 +300,14 @@ func (c *Coordinator) finish(ctx context.Context, plan *memoryv1.LogRemoval, ite
 		return nil, missing
 	}
 	return rc, nil
+}
+
+// token adds to rc's consistency the token of a record at seq in the
+// stream of aggregate id (nothing for seq 0: nothing was written).
+func (c *Coordinator) token(rc *memoryv1.EraseReceipt, id string, seq uint64) {
+	if c.cfg.Token != nil && seq > 0 {
+		rc.Consistency = consistency.Merge(rc.Consistency, c.cfg.Token(id, seq))
+	}
 }
 
 func (c *Coordinator) step(s Step) error {
@@ -321,6 +335,7 @@ func (c *Coordinator) remove(ctx context.Context, plan *memoryv1.LogRemoval, spe
 		}
 		rc.Messages += n
 		rc.RemovalSeq = max(rc.RemovalSeq, seq)
+		c.token(rc, it.ID, seq)
 		rc.Data = append(rc.Data, it.ID)
 		return nil
 	}
@@ -341,6 +356,7 @@ func (c *Coordinator) remove(ctx context.Context, plan *memoryv1.LogRemoval, spe
 	}
 	rc.Messages += r.GetMessages()
 	rc.RemovalSeq = max(rc.RemovalSeq, r.GetRemovalSeq())
+	c.token(rc, it.ID, r.GetRemovalSeq())
 	switch {
 	case it.Kind == ItemEntry:
 		rc.Entries = append(rc.Entries, it.entryName())

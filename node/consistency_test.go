@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nats.go/micro"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
@@ -142,6 +143,62 @@ func TestConsistencyTokenReadsAnotherNodesWrite(t *testing.T) {
 	if got := listedOn(t, ch); len(got) != 1 || got[0] != sid {
 		t.Fatalf("consistency %s listed %v, want [%s]", token, got, sid)
 	}
+	eraseTokenReadOnAnotherNode(t, k, writer, reader, clients[0], js, nodes, sid)
+}
+
+// eraseTokenReadOnAnotherNode: the receipt of a user erase made on writer
+// names, per partition, what the erase wrote (the removals of the user's
+// sessions, in their partitions); a read on reader, whose projection is
+// held, given that token waits and then no longer lists the sessions,
+// where without it the node answers at once with the sessions still
+// listed. sid is a session of user tok-user on writer.
+func eraseTokenReadOnAnotherNode(t *testing.T, k int, writer, reader *node.Node, c *client.Client, js jetstream.JetStream, nodes []*node.Node, sid string) {
+	t.Helper()
+	ctx := context.Background()
+	other := ""
+	for i := 0; other == ""; i++ {
+		if id := fmt.Sprintf("tok-other%d", i); events.LogPartition(id, k) != events.LogPartition(sid, k) {
+			other = id
+		}
+	}
+	if _, err := c.CreateSession(ctx, other, &memoryv1.CreateSessionRequest{UserId: "tok-user"}); err != nil {
+		t.Fatal(err)
+	}
+	settleCluster(t, js, k, nodes)
+	release, err := reader.HoldProjectionForTest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(release)
+	s := <-serveOn(t, writer, "mem.v1.user.tok-user.erase", &memoryv1.EraseRequest{Reason: "token test", CommandId: "erase-tok-user"})
+	if s.code != 200 {
+		t.Fatalf("erase: %d %s", s.code, s.data)
+	}
+	var rc memoryv1.EraseReceipt
+	if err := protojson.Unmarshal(s.data, &rc); err != nil {
+		t.Fatal(err)
+	}
+	set, err := consistency.Parse(rc.GetConsistency(), k)
+	if err != nil {
+		t.Fatalf("the receipt's consistency %q: %v", rc.GetConsistency(), err)
+	}
+	for _, id := range []string{sid, other} {
+		if set.Seqs[events.LogPartition(id, k)] == 0 {
+			t.Fatalf("the receipt's consistency %q names nothing in the partition of session %s (p%d)", rc.GetConsistency(), id, events.LogPartition(id, k))
+		}
+	}
+	stale := listedOn(t, serveOn(t, reader, "mem.v1.sessions.list", &memoryv1.ListSessionsRequest{UserId: "tok-user"}))
+	t.Logf("without the token, on a node whose projection is held: listed %v", stale)
+	ch := serveOn(t, reader, "mem.v1.sessions.list", &memoryv1.ListSessionsRequest{UserId: "tok-user", Consistency: rc.GetConsistency()})
+	select {
+	case s := <-ch:
+		t.Fatalf("consistency %s of the erase answered while the node's projection is held: %d %s", rc.GetConsistency(), s.code, s.data)
+	case <-time.After(300 * time.Millisecond):
+	}
+	release()
+	if got := listedOn(t, ch); len(got) != 0 {
+		t.Fatalf("consistency %s of the erase listed %v, want none", rc.GetConsistency(), got)
+	}
 }
 
 // Every read that takes min_seq takes consistency, and refuses a bad token
@@ -252,5 +309,13 @@ func TestConsistencyTokenOneStream(t *testing.T) {
 	}
 	if _, err := c.ListSessions(ctx, &memoryv1.ListSessionsRequest{UserId: "one-user", Consistency: "k6:p0:1"}); client.Code(err) != 400 {
 		t.Fatalf("a token of six partitions on one stream: %v", err)
+	}
+	// An erase's receipt: its removal_seq by another name.
+	rc, err := c.EraseSession(ctx, "two", "token test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := consistency.Format(1, 0, rc.GetRemovalSeq()); rc.GetConsistency() != want {
+		t.Fatalf("erase receipt's consistency %q, want %q", rc.GetConsistency(), want)
 	}
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/agentmem/agentmem/actors"
 	"github.com/agentmem/agentmem/api"
+	"github.com/agentmem/agentmem/api/consistency"
 	"github.com/agentmem/agentmem/api/dispatch"
 	"github.com/agentmem/agentmem/api/natsapi"
 	"github.com/agentmem/agentmem/erasure"
@@ -355,7 +356,9 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 		deps.Entries = rm
 		edeps.ReadModel = rm
 	}
-	if n.eraser, err = erasure.New(erasure.Config{Now: cfg.Now, Step: cfg.EraseStep}, edeps); err != nil {
+	k := acfg.LogPartitions
+	token := func(id string, seq uint64) string { return consistency.Format(k, events.LogPartition(id, k), seq) }
+	if n.eraser, err = erasure.New(erasure.Config{Now: cfg.Now, Step: cfg.EraseStep, Token: token}, edeps); err != nil {
 		return n, err
 	}
 	deps.Eraser = n.eraser

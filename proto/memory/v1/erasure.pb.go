@@ -471,7 +471,13 @@ type EraseReceipt struct {
 	// removal_seq is the stream sequence of the removal's last record.
 	RemovalSeq uint64 `protobuf:"varint,9,opt,name=removal_seq,json=removalSeq,proto3" json:"removal_seq,omitempty"`
 	// data: the large data erased with them (tool results a session stored).
-	Data          []string `protobuf:"bytes,10,rep,name=data,proto3" json:"data,omitempty"`
+	Data []string `protobuf:"bytes,10,rep,name=data,proto3" json:"data,omitempty"`
+	// consistency names what the erase wrote in each log partition:
+	// k<K>:p<i>:<seq> tokens joined with "," (the highest sequence per
+	// partition of its removal records). A read given it (its consistency
+	// field) waits until the node's read model applied the erase, on any
+	// node; "" from a node without it.
+	Consistency   string `protobuf:"bytes,11,opt,name=consistency,proto3" json:"consistency,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -574,6 +580,13 @@ func (x *EraseReceipt) GetData() []string {
 		return x.Data
 	}
 	return nil
+}
+
+func (x *EraseReceipt) GetConsistency() string {
+	if x != nil {
+		return x.Consistency
+	}
+	return ""
 }
 
 // EraseAggregate is the node's command to the actor of one aggregate
@@ -777,7 +790,7 @@ const file_memory_v1_erasure_proto_rawDesc = "" +
 	"\fEraseRequest\x12\x1d\n" +
 	"\n" +
 	"command_id\x18\x01 \x01(\tR\tcommandId\x12\x16\n" +
-	"\x06reason\x18\x02 \x01(\tR\x06reason\"\xaa\x02\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\"\xcc\x02\n" +
 	"\fEraseReceipt\x12\x1d\n" +
 	"\n" +
 	"removal_id\x18\x01 \x01(\tR\tremovalId\x12\x16\n" +
@@ -791,7 +804,8 @@ const file_memory_v1_erasure_proto_rawDesc = "" +
 	"\vremoval_seq\x18\t \x01(\x04R\n" +
 	"removalSeq\x12\x12\n" +
 	"\x04data\x18\n" +
-	" \x03(\tR\x04data\"\xe8\x01\n" +
+	" \x03(\tR\x04data\x12 \n" +
+	"\vconsistency\x18\v \x01(\tR\vconsistency\"\xe8\x01\n" +
 	"\x0eEraseAggregate\x12\x1d\n" +
 	"\n" +
 	"removal_id\x18\x01 \x01(\tR\tremovalId\x129\n" +

@@ -138,7 +138,10 @@ class Client:
             attempt += 1
 
     def _record(self, reply: dict) -> None:
+        # A write's result, or an erase's receipt (removal_id): what it wrote.
         res = reply.get("result") if isinstance(reply, dict) else None
+        if isinstance(reply, dict) and "removal_id" in reply:
+            res = dict(reply, seq=reply.get("removal_seq"))
         if isinstance(res, dict) and res.get("seq"):
             self.last_seq = max(self.last_seq, int(res["seq"]))
         if isinstance(res, dict) and res.get("consistency"):

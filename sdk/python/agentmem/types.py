@@ -334,6 +334,7 @@ class EntryReply(TypedDict):
 
 class EraseReceipt(TypedDict):
     "What an erasure removed: the removal record's id, the sessions, scopes and entries it covered."
+    consistency: str
     data: List[str]
     entries: List[str]
     erased_unix_nano: str

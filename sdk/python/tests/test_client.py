@@ -43,6 +43,10 @@ class Consistency(unittest.TestCase):
         self.assertEqual(c._read_own_writes({"query": "q"}), {"query": "q", "min_seq": 7, "consistency": "k6:p0:4,k6:p3:7"})
         self.assertEqual(c._read_own_writes({"min_seq": 2}), {"min_seq": 2})
         self.assertEqual(c._read_own_writes({"consistency": "k6:p3:1"}), {"consistency": "k6:p3:1"})
+        # An erase's receipt: what it wrote in each partition.
+        c._record({"removal_id": "e1", "removal_seq": "9", "consistency": "k6:p3:9,k6:p5:2"})
+        self.assertEqual(c.consistency, "k6:p0:4,k6:p3:9,k6:p5:2")
+        self.assertEqual(c.last_seq, 9)
 
 
 @unittest.skipUnless(URL, "AGENTMEM_URL is not set (run through the Go test TestPythonSDKAgainstNode)")

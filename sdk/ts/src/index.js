@@ -90,9 +90,11 @@ export class Client {
   }
 
   record(reply) {
-    const seq = reply?.result?.seq;
+    // A write's result, or an erase's receipt (removal_id): what it wrote.
+    const written = reply?.removal_id !== undefined ? reply : reply?.result;
+    const seq = written?.seq ?? written?.removal_seq;
     if (seq && BigInt(seq) > this.lastSeq) this.lastSeq = BigInt(seq);
-    const token = reply?.result?.consistency;
+    const token = written?.consistency;
     if (token) this.consistency = mergeConsistency(this.consistency, token);
     return reply;
   }

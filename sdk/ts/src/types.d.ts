@@ -290,6 +290,7 @@ export interface EntryReply {
 
 /** What an erasure removed: the removal record's id, the sessions, scopes and entries it covered. */
 export interface EraseReceipt {
+  consistency: string;
   data: Array<string>;
   entries: Array<string>;
   erased_unix_nano: string;

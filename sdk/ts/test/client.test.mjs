@@ -56,6 +56,10 @@ test("writes' tokens are kept and sent with reads (unless min_seq or consistency
   assert.deepEqual(c.readOwnWrites({ query: "q" }), { query: "q", min_seq: "7", consistency: "k6:p0:4,k6:p3:7" });
   assert.deepEqual(c.readOwnWrites({ min_seq: "2" }), { min_seq: "2" });
   assert.deepEqual(c.readOwnWrites({ consistency: "k6:p3:1" }), { consistency: "k6:p3:1" });
+  // An erase's receipt: what it wrote in each partition.
+  c.record({ removal_id: "e1", removal_seq: "9", consistency: "k6:p3:9,k6:p5:2" });
+  assert.equal(c.consistency, "k6:p0:4,k6:p3:9,k6:p5:2");
+  assert.equal(c.lastSeq, 9n);
 });
 
 test("the served document is the committed one", live, async () => {
