@@ -120,6 +120,7 @@ func partialQuorumLoss(t *testing.T) {
 	type tally struct {
 		answers, slow, not503, unnamed, failed int
 		slowest                                time.Duration
+		took                                   []time.Duration
 		firstErr                               error
 	}
 	tallies := make([]tally, partialQuorumK)
@@ -129,6 +130,7 @@ func partialQuorumLoss(t *testing.T) {
 			tl := &tallies[p]
 			tl.answers++
 			tl.slowest = max(tl.slowest, took)
+			tl.took = append(tl.took, took)
 			if slices.Contains(lost, p) {
 				if took > noQuorumAnswer {
 					tl.slow++
@@ -158,8 +160,9 @@ func partialQuorumLoss(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	for p, tl := range tallies {
-		t.Logf("partition %d (lost %t): %d appends, slowest %s, %d slow, %d not 503, %d not naming the stream, %d failed after %s; first error: %v",
-			p, slices.Contains(lost, p), tl.answers, tl.slowest.Round(time.Millisecond), tl.slow, tl.not503, tl.unnamed, tl.failed, keptSettle, tl.firstErr)
+		slices.Sort(tl.took)
+		t.Logf("partition %d (lost %t): %d appends, median %s, slowest %s, %d slow, %d not 503, %d not naming the stream, %d failed after %s; first error: %v",
+			p, slices.Contains(lost, p), tl.answers, tl.took[len(tl.took)/2].Round(100*time.Microsecond), tl.slowest.Round(time.Millisecond), tl.slow, tl.not503, tl.unnamed, tl.failed, keptSettle, tl.firstErr)
 		if tl.slow > 1 || tl.not503 > 1 || tl.unnamed > 1 {
 			t.Errorf("partition %d without quorum: of %d appends %d answered after %s, %d not 503, %d not naming its stream",
 				p, tl.answers, tl.slow, noQuorumAnswer, tl.not503, tl.unnamed)
