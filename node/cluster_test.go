@@ -65,16 +65,22 @@ func startNATSCluster(t testing.TB) *natsCluster {
 // (start does); t.Cleanup stops those started.
 func newNATSCluster(t testing.TB) *natsCluster {
 	t.Helper()
-	ports := freePorts(t, 6) // client, route per server
+	return newNATSClusterOf(t, 3)
+}
+
+// newNATSClusterOf is newNATSCluster with size servers (s1..s<size>).
+func newNATSClusterOf(t testing.TB, size int) *natsCluster {
+	t.Helper()
+	ports := freePorts(t, 2*size) // client, route per server
 	var routes []string
-	for i := range 3 {
-		routes = append(routes, fmt.Sprintf("nats-route://127.0.0.1:%d", ports[3+i]))
+	for i := range size {
+		routes = append(routes, fmt.Sprintf("nats-route://127.0.0.1:%d", ports[size+i]))
 	}
-	c := &natsCluster{t: t, servers: make([]*natsembed.Server, 3)}
-	for i := range 3 {
+	c := &natsCluster{t: t, servers: make([]*natsembed.Server, size)}
+	for i := range size {
 		dir := t.TempDir()
 		conf := filepath.Join(dir, "nats.conf")
-		text := fmt.Sprintf("cluster { name: c1, listen: 127.0.0.1:%d, routes: [%s] }\n", ports[3+i], strings.Join(routes, ", "))
+		text := fmt.Sprintf("cluster { name: c1, listen: 127.0.0.1:%d, routes: [%s] }\n", ports[size+i], strings.Join(routes, ", "))
 		if err := os.WriteFile(conf, []byte(text), 0o600); err != nil {
 			t.Fatal(err)
 		}

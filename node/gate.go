@@ -51,6 +51,28 @@ func (w *storageWatch) refuse(reads bool) error {
 	return w.logUnavailable(st, nil)
 }
 
+// refuseIn is refuse for a request of log partition p (-1: of the log as
+// a whole, or the log is one stream): refused too while p's stream alone
+// has no quorum, for reads as well (they go to its leader).
+func (w *storageWatch) refuseIn(p int, reads bool) error {
+	if err := w.refuse(reads); err != nil {
+		return err
+	}
+	return w.refusePartition(p)
+}
+
+// refusePartition refuses (nil: go on) a request of log partition p while
+// p's stream alone has no quorum (-1: never).
+func (w *storageWatch) refusePartition(p int) error {
+	if p < 0 {
+		return nil
+	}
+	if lp := w.State().logOf(p); !lp.OK {
+		return w.logUnavailable(&storageState{Log: lp}, nil)
+	}
+	return nil
+}
+
 // writeMargin is what a write is reckoned to take from the disk beyond
 // its own bytes: the projection's pages it rewrites (copy on write) and
 // its index, the file store's index. writeFactor: the log's bytes (once)
@@ -64,11 +86,15 @@ const (
 	writeFactor = 4
 )
 
-// refuseWrite is refuse(false) for an append of size bytes to the log, and
-// more: see refuseSpace. What the projection will take for the appends it
-// has not applied yet counts as taken.
-func (w *storageWatch) refuseWrite(size int) error {
-	return w.refuseSpace(int64(writeFactor)*int64(size)+writeMargin, fmt.Sprintf("a write of %d bytes", size), true)
+// refuseWrite is refuseIn(p, false) for an append of size bytes to log
+// partition p (-1: the log is one stream), and more: see refuseSpace. What
+// the projection will take for the appends it has not applied yet counts
+// as taken.
+func (w *storageWatch) refuseWrite(p, size int) error {
+	if err := w.refuseSpace(int64(writeFactor)*int64(size)+writeMargin, fmt.Sprintf("a write of %d bytes", size), true); err != nil {
+		return err
+	}
+	return w.refusePartition(p)
 }
 
 // storing counts need bytes as taken (inFlight) until done is called: a
@@ -241,8 +267,17 @@ func (w *storageWatch) logUnavailable(st *storageState, cause error) error {
 	return fmt.Errorf("%w (%s): %s", errLogUnavailable, st.Log.Reason, st.Log.Detail)
 }
 
+// partition is the log partition of subject (-1: the log is one stream).
+func (g gatedLog) partition(subject string) int {
+	if g.part > 0 {
+		return g.part - 1
+	}
+	return g.w.partitionOfSubject(subject)
+}
+
 func (g gatedLog) Append(ctx context.Context, subject string, expectedLastSeq uint64, msgID string, data []byte) (events.AppendResult, error) {
-	if err := g.w.refuseWrite(len(data)); err != nil {
+	p := g.partition(subject)
+	if err := g.w.refuseWrite(p, len(data)); err != nil {
 		return events.AppendResult{}, err
 	}
 	defer g.w.storing(int64(len(data)))()
@@ -250,6 +285,10 @@ func (g gatedLog) Append(ctx context.Context, subject string, expectedLastSeq ui
 	defer cancel()
 	stop := context.AfterFunc(g.w.Down(), cancel)
 	defer stop()
+	partDown := g.w.DownOf(p)
+	if partDown != nil {
+		defer context.AfterFunc(partDown, cancel)()
+	}
 	res, err := g.Log.Append(ctx, subject, expectedLastSeq, msgID, data)
 	if err == nil {
 		g.w.appended(subject, g.part-1, res.Seq, len(data))
@@ -259,19 +298,22 @@ func (g gatedLog) Append(ctx context.Context, subject string, expectedLastSeq ui
 		if g.w.Down().Err() != nil {
 			return res, g.w.logUnavailable(g.w.State(), err)
 		}
+		if partDown != nil && partDown.Err() != nil {
+			return res, g.w.logUnavailable(&storageState{Log: g.w.State().logOf(p)}, err)
+		}
 	}
 	return res, err
 }
 
 func (g gatedLog) Load(ctx context.Context, subject string, afterSeq uint64, fn func(events.Record) error) (uint64, error) {
-	if err := g.w.refuse(true); err != nil {
+	if err := g.w.refuseIn(g.partition(subject), true); err != nil {
 		return afterSeq, err
 	}
 	return g.Log.Load(ctx, subject, afterSeq, fn)
 }
 
 func (g gatedLog) LastSeq(ctx context.Context, subject string) (uint64, error) {
-	if err := g.w.refuse(true); err != nil {
+	if err := g.w.refuseIn(g.partition(subject), true); err != nil {
 		return 0, err
 	}
 	return g.Log.LastSeq(ctx, subject)
@@ -294,10 +336,11 @@ var (
 )
 
 func (a answerBy) Dispatch(sessionID string, who *tenancy.Caller, body any, reply actors.ReplyFunc) error {
-	if err := a.refuseWrite(body); err != nil {
+	p := a.w.partitionOfID(sessionID)
+	if err := a.refuseWrite(body, p); err != nil {
 		return err
 	}
-	r, done := a.guard(reply, !actors.IsRead(body))
+	r, done := a.guard(reply, !actors.IsRead(body), p)
 	err := a.d.Dispatch(sessionID, who, body, r)
 	if err != nil {
 		done()
@@ -306,10 +349,11 @@ func (a answerBy) Dispatch(sessionID string, who *tenancy.Caller, body any, repl
 }
 
 func (a answerBy) DispatchScope(kind sharedmem.Kind, id string, who *tenancy.Caller, body any, reply actors.ReplyFunc) error {
-	if err := a.refuseWrite(body); err != nil {
+	p := a.w.partitionOfID(id)
+	if err := a.refuseWrite(body, p); err != nil {
 		return err
 	}
-	r, done := a.guard(reply, !actors.IsRead(body))
+	r, done := a.guard(reply, !actors.IsRead(body), p)
 	err := a.d.DispatchScope(kind, id, who, body, r)
 	if err != nil {
 		done()
@@ -318,42 +362,47 @@ func (a answerBy) DispatchScope(kind sharedmem.Kind, id string, who *tenancy.Cal
 }
 
 // refuseWrite answers a command that may write 503 at once while the log
-// is unavailable, before it reaches the actor: the actor would refuse it
+// (or the aggregate's log partition p; -1: the log is one stream) is
+// unavailable, before it reaches the actor: the actor would refuse it
 // at its append anyway, then restart (its supervisor's backoff delays the
 // requests queued behind). Reads go on to the actor.
-func (a answerBy) refuseWrite(body any) error {
+func (a answerBy) refuseWrite(body any, p int) error {
 	if actors.IsRead(body) {
 		return nil
 	}
-	if err := a.w.refuse(false); err != nil {
+	if err := a.w.refuseIn(p, false); err != nil {
 		return fmt.Errorf("%w: %w; nothing was stored", actors.ErrUnavailable, err)
 	}
 	return nil
 }
 
 // guard returns reply answering at most once, and arms a timer that
-// answers 503 if the log is unavailable whenever the timeout passes
-// unanswered; a write (write) is answered 503 as soon as the log becomes
+// answers 503 if the log (or the aggregate's log partition p; -1: the log
+// is one stream) is unavailable whenever the timeout passes unanswered; a
+// write (write) is answered 503 as soon as the log or p becomes
 // unavailable: it may wait behind an activation or another write that
 // waits for the store. done stops both (the request was refused before it
 // was queued, and is answered by the caller).
-func (a answerBy) guard(reply actors.ReplyFunc, write bool) (actors.ReplyFunc, func()) {
-	g := &guarded{reply: reply}
+func (a answerBy) guard(reply actors.ReplyFunc, write bool, p int) (actors.ReplyFunc, func()) {
+	g := &guarded{reply: reply, part: p}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.t = time.AfterFunc(a.timeout, func() { a.expire(g, false) })
 	if write {
 		g.down = context.AfterFunc(a.w.Down(), func() { a.expire(g, true) })
+		if pd := a.w.DownOf(p); pd != nil {
+			g.partDown = context.AfterFunc(pd, func() { a.expire(g, true) })
+		}
 	}
 	return g.answer, g.done
 }
 
-// expire answers g with 503 if the log is unavailable, else (after the
-// timeout; down: when the log became unavailable, and is again already)
-// waits another timeout.
+// expire answers g with 503 if the log (or g's log partition) is
+// unavailable, else (after the timeout; down: when it became unavailable,
+// and is again already) waits another timeout.
 func (a answerBy) expire(g *guarded, down bool) {
 	g.mu.Lock()
-	st := a.w.State()
+	st := &storageState{Log: a.w.State().logOf(g.part)}
 	if g.answered || st.Log.OK {
 		if !g.answered && !down {
 			g.t.Reset(a.timeout) // the log works: the actor answers in its own time
@@ -376,10 +425,12 @@ func (a answerBy) expire(g *guarded, down bool) {
 // guarded is one request's reply, answered once.
 type guarded struct {
 	reply actors.ReplyFunc
+	part  int // the aggregate's log partition (-1: the log is one stream)
 
 	mu       sync.Mutex
 	t        *time.Timer // guarded by mu
 	down     func() bool // stops the AfterFunc on the down context (nil: none); guarded by mu
+	partDown func() bool // stops the AfterFunc on the partition's down context (nil: none); guarded by mu
 	answered bool        // guarded by mu
 }
 
@@ -406,6 +457,9 @@ func (g *guarded) stopLocked() {
 	g.t.Stop()
 	if g.down != nil {
 		g.down()
+	}
+	if g.partDown != nil {
+		g.partDown()
 	}
 }
 
@@ -441,17 +495,20 @@ func (g gatedLog) RemoveSubject(ctx context.Context, subject string, upTo uint64
 type gatedReader struct {
 	events.StreamReader
 	w *storageWatch
+	// part is 1 + the log partition of a partition's stream (0: the log
+	// is one stream): refused too while that stream alone has no quorum.
+	part int
 }
 
 func (g gatedReader) Bounds(ctx context.Context) (events.Bounds, error) {
-	if err := g.w.refuse(true); err != nil {
+	if err := g.w.refuseIn(g.part-1, true); err != nil {
 		return events.Bounds{}, err
 	}
 	return g.StreamReader.Bounds(ctx)
 }
 
 func (g gatedReader) Read(ctx context.Context, from uint64, opts ...events.ReadOption) (events.Cursor, error) {
-	if err := g.w.refuse(true); err != nil {
+	if err := g.w.refuseIn(g.part-1, true); err != nil {
 		return nil, err
 	}
 	return g.StreamReader.Read(ctx, from, opts...)
@@ -460,7 +517,7 @@ func (g gatedReader) Read(ctx context.Context, from uint64, opts ...events.ReadO
 // SubjectCounts implements events.SubjectLister when the log does (the
 // inspector's scopes directory), refused while the log is unavailable.
 func (g gatedReader) SubjectCounts(ctx context.Context, filter string) (map[string]uint64, error) {
-	if err := g.w.refuse(true); err != nil {
+	if err := g.w.refuseIn(g.part-1, true); err != nil {
 		return nil, err
 	}
 	l, ok := g.StreamReader.(events.SubjectLister)

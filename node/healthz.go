@@ -7,16 +7,25 @@ import (
 
 // healthReport is the body of /healthz.
 type healthReport struct {
-	// Status is "ok", "unavailable" or "starting" (HTTP 200, 503, 503).
+	// Status is "ok", "degraded", "unavailable" or "starting" (HTTP 200,
+	// 200, 503, 503). Degraded: only log_partitions fail, some of the
+	// log's partition streams have no quorum and the others take writes;
+	// 200, because every node shares the streams (taking this node out of
+	// a load balancer moves nothing to a working partition), and the
+	// requests of the lost partitions are answered 503 at once.
 	Status string `json:"status"`
 	// Waiting is what a starting node waits for (its NATS cluster to
 	// take a stream or bucket, with the last attempt's error); only with
 	// status "starting", which carries nothing else.
 	Waiting string `json:"waiting,omitempty"`
-	// Failing names the parts that are not ok: log, jetstream, projector.
+	// Failing names the parts that are not ok: log, jetstream, projector,
+	// log_partitions.
 	Failing   []string `json:"failing,omitempty"`
 	Log       *part    `json:"log,omitempty"`
 	JetStream *part    `json:"jetstream,omitempty"`
+	// LogPartitions are, with the log in K > 1 partitions, the partitions
+	// whose stream alone has no quorum (absent: none, or none has).
+	LogPartitions []partitionPart `json:"log_partitions,omitempty"`
 	// Projector and AppliedSeq are absent without a projector (with one,
 	// applied_seq is there from the start: 0 on a fresh node).
 	Projector  *part   `json:"projector,omitempty"`
@@ -33,7 +42,7 @@ func (n *Node) health() healthReport {
 		return healthReport{Status: "starting", Waiting: waiting}
 	}
 	st := n.storage.State()
-	r := healthReport{Status: "ok", Log: &st.Log, JetStream: &st.JetStream}
+	r := healthReport{Status: "ok", Log: &st.Log, JetStream: &st.JetStream, LogPartitions: st.Lost}
 	if r.Log.OK && n.logHealth != nil {
 		if p := n.logHealth.Problem(); p != "" {
 			f := fault("stream", p)
@@ -57,29 +66,35 @@ func (n *Node) health() healthReport {
 			r.Failing = append(r.Failing, c.name)
 		}
 	}
-	if len(r.Failing) > 0 {
+	switch {
+	case len(r.Failing) > 0:
 		r.Status = "unavailable"
+	case len(r.LogPartitions) > 0:
+		r.Status = "degraded"
+		r.Failing = []string{"log_partitions"}
 	}
 	return r
 }
 
 // serveHealthz answers /healthz: 200 and the report while every part is
-// ok, 503 and the report naming the failing parts otherwise.
+// ok or only some log partitions are unavailable (degraded), 503 and the
+// report naming the failing parts otherwise.
 func (n *Node) serveHealthz(w http.ResponseWriter, _ *http.Request) {
 	n.writeHealth(w, n.health())
 }
 
-// writeHealth writes r: 200 when ok, 503 otherwise.
+// writeHealth writes r: 200 when ok or degraded, 503 otherwise.
 func (n *Node) writeHealth(w http.ResponseWriter, r healthReport) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
-	if r.Status != "ok" {
+	if r.Status != "ok" && r.Status != "degraded" {
 		w.WriteHeader(http.StatusServiceUnavailable)
 	}
 	_ = json.NewEncoder(w).Encode(r)
 }
 
-// Healthy reports whether every part is ok, and the failing parts.
+// Healthy reports whether every part is ok, and the failing parts
+// (log_partitions when degraded).
 func (n *Node) Healthy() (bool, []string) {
 	r := n.health()
 	if r.Status == "starting" {

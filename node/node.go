@@ -573,9 +573,7 @@ func (n *Node) startStorageWatch(js jetstream.JetStream) {
 	n.storage.stream, n.storage.replicated = n.cfg.Stream, n.cfg.Replicas > 1
 	if n.marks != nil {
 		// Set before the watch runs: it reads them.
-		k := n.cfg.LogPartitions
-		n.storage.partOf = func(subject string) int { p, _ := events.SubjectPartition(subject, k); return p }
-		n.storage.stream = events.PartitionStream(n.cfg.Stream, 0, k) // the quorum probe asks partition 0's stream
+		n.storage.setPartitions(n.cfg.Stream, n.cfg.LogPartitions) // the quorum probe asks each partition's stream
 	}
 	if p != nil {
 		n.storage.revive = n.runProjector

@@ -98,7 +98,7 @@ func watchRoute(l *events.PartitionedLog, w *storageWatch) func(string) (events.
 		if err != nil {
 			return nil, "", err
 		}
-		return gatedReader{StreamReader: l.Partition(p), w: w}, events.StoredSubject(subject, p, l.Partitions()), nil
+		return gatedReader{StreamReader: l.Partition(p), w: w, part: p + 1}, events.StoredSubject(subject, p, l.Partitions()), nil
 	}
 }
 
@@ -216,14 +216,14 @@ func (r partitionedReader) ReaderOf(subject string) (events.StreamReader, error)
 	if err != nil {
 		return nil, err
 	}
-	return gatedReader{StreamReader: r.l.Partition(p), w: r.w}, nil
+	return gatedReader{StreamReader: r.l.Partition(p), w: r.w, part: p + 1}, nil
 }
 
 // LedgerStreams are the K streams, partition 0 first.
 func (r partitionedReader) LedgerStreams() []events.StreamReader {
 	out := make([]events.StreamReader, r.l.Partitions())
 	for i := range out {
-		out[i] = gatedReader{StreamReader: r.l.Partition(i), w: r.w}
+		out[i] = gatedReader{StreamReader: r.l.Partition(i), w: r.w, part: i + 1}
 	}
 	return out
 }

@@ -73,10 +73,17 @@ func startR3Node(t *testing.T, urls []string, id string, mutate func(*node.Confi
 // on their store dirs. While the quorum is lost every append is answered
 // 503 within noQuorumAnswer (findings 8 of issue 18); afterwards the
 // projector resumes by itself, without a node restart (finding 7): a new
-// append is acknowledged and a min_seq read of it is served.
+// append is acknowledged and a min_seq read of it is served. With
+// -faults.partitions also in six partitions (K6), and with some of six
+// partitions' streams losing their quorum while the others keep it
+// (K6partial, quorum_partitions_test.go).
 func TestQuorumLoss(t *testing.T) {
 	for _, k := range faultPartitions() {
 		t.Run(fmt.Sprintf("K%d", k), func(t *testing.T) { quorumLoss(t, k) })
+	}
+	if *faultsPartitions {
+		// Five servers, about 30 s under -race on 2 cores.
+		t.Run("K6partial", partialQuorumLoss)
 	}
 }
 

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -13,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/agentmem/agentmem/events"
 	"github.com/agentmem/agentmem/internal/natsembed"
 )
 
@@ -60,6 +63,33 @@ type storageState struct {
 	Projector part
 	// FreeBytes is the free space of the data dir's disk (-1: unknown).
 	FreeBytes int64
+	// Lost are, with the log in K > 1 partitions, the partitions whose
+	// stream has no quorum while others have theirs (partition order):
+	// the gate refuses their requests only. Empty while every partition
+	// has its quorum and while none has (then Log says so, as for one
+	// stream).
+	Lost []partitionPart
+}
+
+// partitionPart is the health of one log partition's stream.
+type partitionPart struct {
+	Partition int    `json:"partition"`
+	Stream    string `json:"stream"`
+	part
+}
+
+// logOf is the health of log partition p (-1: the log as a whole): Log
+// while the whole log is unavailable, else p's own.
+func (st *storageState) logOf(p int) part {
+	if !st.Log.OK || p < 0 {
+		return st.Log
+	}
+	for _, lp := range st.Lost {
+		if lp.Partition == p {
+			return lp.part
+		}
+	}
+	return healthy
 }
 
 // storageWatch watches what the node's writes depend on: the disk under the
@@ -79,8 +109,10 @@ type storageWatch struct {
 	interval  time.Duration
 	projector projector // nil without a projector
 	// stream is the log stream; replicated: it has more than one replica,
-	// and the watch probes its quorum.
+	// and the watch probes its quorum. streams are, with the log in K > 1
+	// partitions, the K partition streams, each probed (stream unused).
 	stream     string
+	streams    []string
 	replicated bool
 	logger     *slog.Logger
 	metrics    *storageMetrics
@@ -92,6 +124,11 @@ type storageWatch struct {
 	down atomic.Pointer[context.Context]
 	// cancelDown cancels *down; only Run uses it.
 	cancelDown context.CancelFunc
+	// partDown are down per log partition (K > 1): cancelled when the
+	// partition's stream becomes unavailable alone; cancelPart cancel
+	// them, only Run uses it.
+	partDown   []atomic.Pointer[context.Context]
+	cancelPart []context.CancelFunc
 
 	// pending is what the projection has yet to take for the appends the
 	// gate let through (gate.go).
@@ -154,11 +191,60 @@ func (w *storageWatch) State() *storageState { return w.state.Load() }
 // Down returns a context cancelled as soon as the log becomes unavailable.
 func (w *storageWatch) Down() context.Context { return *w.down.Load() }
 
+// setPartitions has the watch probe the K streams of a log in K > 1
+// partitions of stream, each alone. Called before Run.
+func (w *storageWatch) setPartitions(stream string, k int) {
+	w.streams = make([]string, k)
+	w.partDown = make([]atomic.Pointer[context.Context], k)
+	w.cancelPart = make([]context.CancelFunc, k)
+	for i := range k {
+		w.streams[i] = events.PartitionStream(stream, i, k)
+		ctx, cancel := context.WithCancel(context.Background())
+		w.partDown[i].Store(&ctx)
+		w.cancelPart[i] = cancel
+	}
+	w.partOf = func(subject string) int { p, _ := events.SubjectPartition(subject, k); return p }
+	w.metrics.partitions(k)
+}
+
+// partitionOfID is the log partition of the aggregate id (-1: the log is
+// one stream).
+func (w *storageWatch) partitionOfID(id string) int {
+	if len(w.streams) < 2 {
+		return -1
+	}
+	return events.LogPartition(id, len(w.streams))
+}
+
+// partitionOfSubject is the log partition of the logical subject (-1: the
+// log is one stream).
+func (w *storageWatch) partitionOfSubject(subject string) int {
+	if len(w.streams) < 2 {
+		return -1
+	}
+	return w.partOf(subject)
+}
+
+// DownOf returns a context cancelled as soon as log partition p becomes
+// unavailable alone (nil: p is -1, the log is one stream); Down is
+// cancelled when the whole log does.
+func (w *storageWatch) DownOf(p int) context.Context {
+	if p < 0 || p >= len(w.partDown) {
+		return nil
+	}
+	return *w.partDown[p].Load()
+}
+
 // Run checks at once, then every interval (or when nudged), until ctx ends.
 func (w *storageWatch) Run(ctx context.Context) error {
 	t := time.NewTicker(w.interval)
 	defer t.Stop()
 	defer w.cancelDown()
+	defer func() {
+		for _, cancel := range w.cancelPart {
+			cancel()
+		}
+	}()
 	for {
 		w.step(ctx)
 		select {
@@ -220,7 +306,11 @@ func (w *storageWatch) observe(ctx context.Context) *storageState {
 		}
 	}
 	if st.JetStream.OK && w.js != nil && w.replicated {
-		st.JetStream = w.quorum(ctx)
+		if len(w.streams) > 1 {
+			st.JetStream, st.Lost = w.quorums(ctx)
+		} else {
+			st.JetStream = w.quorum(ctx, w.stream)
+		}
 	}
 	if st.JetStream.OK && limit.OK && w.js != nil {
 		if p := w.accountLimits(ctx); p.Reason == reasonJSDisabled {
@@ -272,24 +362,24 @@ func (w *storageWatch) accountLimits(ctx context.Context) part {
 // within replicaSeen) make the log unavailable: an append would wait for an
 // acknowledgement that does not come. A stream that does not exist is the
 // log health check's to report (healthy here).
-func (w *storageWatch) quorum(ctx context.Context) part {
+func (w *storageWatch) quorum(ctx context.Context, stream string) part {
 	cctx, cancel := context.WithTimeout(ctx, quorumProbeTimeout)
 	defer cancel()
-	s, err := w.js.Stream(cctx, w.stream)
+	s, err := w.js.Stream(cctx, stream)
 	switch {
 	case ctx.Err() != nil, errors.Is(err, jetstream.ErrStreamNotFound):
 		return healthy
 	case errors.Is(err, context.DeadlineExceeded):
-		return fault(reasonNoQuorum, fmt.Sprintf("the log stream %s has no leader answering (no answer within %s): the JetStream quorum is lost or the server is cut off from its cluster", w.stream, quorumProbeTimeout))
+		return fault(reasonNoQuorum, fmt.Sprintf("the log stream %s has no leader answering (no answer within %s): the JetStream quorum is lost or the server is cut off from its cluster", stream, quorumProbeTimeout))
 	case err != nil:
-		return fault(reasonNoQuorum, fmt.Sprintf("the log stream %s cannot be reached: %v", w.stream, err))
+		return fault(reasonNoQuorum, fmt.Sprintf("the log stream %s cannot be reached: %v", stream, err))
 	}
 	ci := s.CachedInfo().Cluster
 	if ci == nil || len(ci.Replicas) == 0 {
 		return healthy // not replicated after all
 	}
 	if ci.Leader == "" {
-		return fault(reasonNoQuorum, fmt.Sprintf("the log stream %s has no leader", w.stream))
+		return fault(reasonNoQuorum, fmt.Sprintf("the log stream %s has no leader", stream))
 	}
 	live, lost := 1, []string(nil)
 	for _, r := range ci.Replicas {
@@ -301,9 +391,33 @@ func (w *storageWatch) quorum(ctx context.Context) part {
 	}
 	if need := (1+len(ci.Replicas))/2 + 1; live < need {
 		return fault(reasonNoQuorum, fmt.Sprintf("the log stream %s has %d of %d peers live, a write needs %d; leader %s, lost %s",
-			w.stream, live, 1+len(ci.Replicas), need, ci.Leader, strings.Join(lost, ", ")))
+			stream, live, 1+len(ci.Replicas), need, ci.Leader, strings.Join(lost, ", ")))
 	}
 	return healthy
+}
+
+// quorums is quorum for each of the K partition streams, asked at once:
+// when none has its quorum, the JetStream part says so as for one stream
+// (the whole log unavailable); when only some lack it, they are lost and
+// the JetStream part is healthy.
+func (w *storageWatch) quorums(ctx context.Context) (part, []partitionPart) {
+	parts := make([]part, len(w.streams))
+	var wg sync.WaitGroup
+	for i, stream := range w.streams {
+		wg.Go(func() { parts[i] = w.quorum(ctx, stream) })
+	}
+	wg.Wait()
+	var lost []partitionPart
+	for i, p := range parts {
+		if !p.OK {
+			p.Detail = fmt.Sprintf("log partition %d (stream %s): %s", i, w.streams[i], p.Detail)
+			lost = append(lost, partitionPart{Partition: i, Stream: w.streams[i], part: p})
+		}
+	}
+	if len(lost) == len(w.streams) {
+		return fault(reasonNoQuorum, fmt.Sprintf("none of the %d log partition streams has its quorum; %s", len(lost), parts[0].Detail)), nil
+	}
+	return healthy, lost
 }
 
 // roomy reports whether the disk has room: MinFreeBytes free and room for
@@ -385,11 +499,47 @@ func (w *storageWatch) report(prev, st *storageState) {
 	case !st.Log.OK && st.Log.Reason != prev.Log.Reason:
 		w.logger.Error("log still unavailable", "reason", st.Log.Reason, "observed", st.Log.Detail)
 	}
+	w.reportPartitions(prev, st)
 	if prev.Projector.OK != st.Projector.OK {
 		if st.Projector.OK {
 			w.logger.Info("projector healthy again", "applied_seq", w.projector.AppliedSeq())
 		} else {
 			w.logger.Warn("projector unhealthy", "observed", st.Projector.Detail)
+		}
+	}
+}
+
+// reportPartitions logs each log partition that became unavailable alone
+// (cancelling its down context) or available again (replacing it).
+func (w *storageWatch) reportPartitions(prev, st *storageState) {
+	if len(prev.Lost) == 0 && len(st.Lost) == 0 {
+		return
+	}
+	was := make(map[int]bool, len(prev.Lost))
+	for _, lp := range prev.Lost {
+		was[lp.Partition] = true
+	}
+	is := make(map[int]bool, len(st.Lost))
+	for _, lp := range st.Lost {
+		is[lp.Partition] = true
+		if !was[lp.Partition] {
+			w.cancelPart[lp.Partition]()
+			w.logger.Error("log partition unavailable: its writes answer 503 until it recovers", "partition", lp.Partition,
+				"stream", lp.Stream, "reason", lp.Reason, "observed", lp.Detail)
+		}
+	}
+	for _, lp := range prev.Lost {
+		if is[lp.Partition] {
+			continue
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		w.partDown[lp.Partition].Store(&ctx)
+		w.cancelPart[lp.Partition] = cancel
+		if st.Log.OK {
+			w.logger.Info("log partition available again", "partition", lp.Partition, "stream", lp.Stream, "was", lp.Reason)
+			if w.projector != nil {
+				w.projector.Wake()
+			}
 		}
 	}
 }
@@ -402,6 +552,9 @@ type storageMetrics struct {
 	freeBytes        prometheus.Gauge
 	restarts         prometheus.Counter
 	unavailable      *prometheus.CounterVec
+	// partitionAvailable is per log partition, K > 1 only (k of them).
+	partitionAvailable *prometheus.GaugeVec
+	k                  int
 }
 
 func newStorageMetrics(reg prometheus.Registerer, p interface{ WriteRetries() uint64 }) *storageMetrics {
@@ -418,8 +571,10 @@ func newStorageMetrics(reg prometheus.Registerer, p interface{ WriteRetries() ui
 			Help: "Restarts of the embedded JetStream by the node, after a storage fault, once the disk had room."}),
 		unavailable: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "agentmem_unavailable_total",
 			Help: "Requests answered 503 at once because the log was unavailable, by reason (deadline: not answered by the store timeout)."}, []string{"reason"}),
+		partitionAvailable: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "agentmem_log_partition_available",
+			Help: "With the log in K > 1 partitions, per partition: 1 while its stream takes writes; 0 while its writes answer 503 at once (the whole log unavailable, or its stream alone without quorum)."}, []string{"partition"}),
 	}
-	reg.MustRegister(m.logAvailable, m.jetStreamEnabled, m.projectorHealthy, m.freeBytes, m.restarts, m.unavailable)
+	reg.MustRegister(m.logAvailable, m.jetStreamEnabled, m.projectorHealthy, m.freeBytes, m.restarts, m.unavailable, m.partitionAvailable)
 	if p != nil {
 		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "agentmem_projector_write_retries_total",
 			Help: "Batches whose write to the projection failed and were tried again."}, func() float64 { return float64(p.WriteRetries()) }))
@@ -428,8 +583,20 @@ func newStorageMetrics(reg prometheus.Registerer, p interface{ WriteRetries() ui
 	return m
 }
 
+// partitions has set report the k log partitions (K > 1), available until
+// the watch says otherwise.
+func (m *storageMetrics) partitions(k int) {
+	m.k = k
+	for i := range k {
+		m.partitionAvailable.WithLabelValues(strconv.Itoa(i)).Set(1)
+	}
+}
+
 func (m *storageMetrics) set(st *storageState) {
 	m.logAvailable.Set(b2f(st.Log.OK))
+	for i := range m.k {
+		m.partitionAvailable.WithLabelValues(strconv.Itoa(i)).Set(b2f(st.logOf(i).OK))
+	}
 	m.jetStreamEnabled.Set(b2f(st.JetStream.Reason != reasonJSDisabled))
 	m.projectorHealthy.Set(b2f(st.Projector.OK))
 	if st.FreeBytes >= 0 {
