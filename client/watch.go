@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/agentmem/agentmem/api/consistency"
 	"github.com/agentmem/agentmem/events"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 )
@@ -49,6 +50,10 @@ type Change struct {
 	// Partition is the log partition the change was read from (0 for a log
 	// in one stream).
 	Partition int
+	// Position is Seq in Partition as a position list names it
+	// (k<K>:p<i>:<seq>): merge those of the changes handled
+	// (consistency.Merge) and pass them to WatchResume to go on after them.
+	Position string
 	// Kind and ID name the aggregate ("session", "s1"; "agent", "a1"; "workflow", "w1").
 	Kind, ID string
 	// Version is the aggregate's version after the command.
@@ -66,6 +71,7 @@ type WatchOption func(*watchConfig)
 type watchConfig struct {
 	stream     string
 	partitions int
+	resume     string
 }
 
 // WatchStream reads the log from stream name instead of events.StreamName
@@ -73,13 +79,25 @@ type watchConfig struct {
 func WatchStream(name string) WatchOption { return func(c *watchConfig) { c.stream = name } }
 
 // WatchPartitions reads a log in k partitions (a node started with
-// --log-partitions k): the watch reads the stream of its aggregate's
-// partition (<stream>_P<i>), and fromSeq and Change.Seq are sequences of
-// that stream. The filter must name one aggregate (WatchSession,
-// WatchAgent, WatchScope): the partitions' streams have no order between
-// them, so a watch across aggregates is refused; Follow, through the
-// service, needs no option.
+// --log-partitions k). A filter naming one aggregate (WatchSession,
+// WatchAgent, WatchScope) reads the stream of its partition
+// (<stream>_P<i>), and fromSeq and Change.Seq are sequences of that
+// stream. A filter across aggregates (WatchAll, a kind's wildcard) reads
+// the k streams side by side: each partition's changes in their order,
+// the partitions' interleaved as they come (the streams have no order
+// between them); it starts at the beginning, or after the positions of
+// WatchResume (fromSeq, one number, names no partition: refused).
 func WatchPartitions(k int) WatchOption { return func(c *watchConfig) { c.partitions = k } }
+
+// WatchResume starts the watch after positions: a list of per-partition
+// positions as Change.Position writes them ("k6:p0:12,k6:p3:40", merged
+// with consistency.Merge), each partition's stream read after its
+// sequence (from its beginning when the list does not name it). It is
+// how a watch across aggregates of a log in partitions resumes; with
+// fromSeq it is refused.
+func WatchResume(positions string) WatchOption {
+	return func(c *watchConfig) { c.resume = positions }
+}
 
 // Watch is a running watch; see Client.Watch.
 type Watch struct {
@@ -89,7 +107,8 @@ type Watch struct {
 	err error // guarded by mu; set before ch is closed
 }
 
-// Changes delivers the changes in stream order. It is closed when the watch
+// Changes delivers the changes in stream order (with the log in
+// partitions, in each partition's order). It is closed when the watch
 // ends: see Err.
 func (w *Watch) Changes() <-chan Change { return w.ch }
 
@@ -102,16 +121,27 @@ func (w *Watch) Err() error {
 	return w.err
 }
 
+// fail records err as why the watch ended, unless one is recorded.
+func (w *Watch) fail(err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err == nil {
+		w.err = err
+	}
+}
+
 // Watch delivers every change on filter with a stream sequence above fromSeq
 // (0: from the beginning), in order and decoded, until ctx ends; then it
-// stops its goroutines, deletes its consumer and closes Changes.
+// stops its goroutines, deletes its consumers and closes Changes.
 //
-// It reads with a JetStream ordered consumer (pull-based): the server sends
+// It reads with JetStream ordered consumers (pull-based): the server sends
 // a bounded number of messages ahead of the reader, so a slow reader slows
 // the watch and nothing is skipped. To resume, pass the Seq of the last
-// change handled.
+// change handled (with the log in partitions and a filter across
+// aggregates: WatchResume with the merged Positions of the changes
+// handled).
 //
-// Creating the consumer is bounded by ctx's deadline, or the client's
+// Creating the consumers is bounded by ctx's deadline, or the client's
 // timeout when ctx has none. Without permission to create a consumer on
 // filter (NATS authorization), the server drops the request: Watch fails with
 // a timeout and the connection's error handler reports the permissions
@@ -124,7 +154,7 @@ func (c *Client) Watch(ctx context.Context, filter string, fromSeq uint64, opts 
 	if filter == "" {
 		return nil, errors.New("agentmem: watch: empty filter")
 	}
-	stream, stored, part, err := cfg.route(filter)
+	reads, err := cfg.route(filter, fromSeq)
 	if err != nil {
 		return nil, err
 	}
@@ -132,63 +162,134 @@ func (c *Client) Watch(ctx context.Context, filter string, fromSeq uint64, opts 
 	if err != nil {
 		return nil, fmt.Errorf("agentmem: watch: %w", err)
 	}
-	ccfg := jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{stored},
-		DeliverPolicy:  jetstream.DeliverAllPolicy,
-	}
-	if fromSeq > 0 {
-		ccfg.DeliverPolicy = jetstream.DeliverByStartSequencePolicy
-		ccfg.OptStartSeq = fromSeq + 1
-	}
 	cctx := ctx
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		cctx, cancel = context.WithTimeout(ctx, c.timeout)
 		defer cancel()
 	}
-	cons, err := js.OrderedConsumer(cctx, stream, ccfg)
-	if err != nil {
-		return nil, fmt.Errorf("agentmem: watch %s on %s: %w", filter, stream, err)
-	}
-	it, err := cons.Messages(jetstream.PullMaxMessages(watchPullMax))
-	if err != nil {
-		deleteConsumer(js, stream, cons)
-		return nil, fmt.Errorf("agentmem: watch %s on %s: %w", filter, stream, err)
+	for i := range reads {
+		if err := reads[i].open(cctx, js, filter); err != nil {
+			for _, r := range reads[:i] {
+				r.it.Stop()
+				deleteConsumer(js, r.stream, r.cons)
+			}
+			return nil, err
+		}
 	}
 	w := &Watch{ch: make(chan Change)}
-	go w.run(ctx, js, stream, part, cons, it)
+	go w.run(ctx, js, reads, cfg.partitions)
 	return w, nil
 }
 
-// route returns the stream a watch on filter reads, the filter as stored
-// there and the partition (0 for a log in one stream).
-func (cfg watchConfig) route(filter string) (stream, stored string, part int, err error) {
-	if cfg.partitions == 1 {
-		return cfg.stream, filter, 0, nil
-	}
-	if err := events.ValidatePartitions("WatchPartitions", cfg.partitions); err != nil {
-		return "", "", 0, fmt.Errorf("agentmem: watch: %w", err)
-	}
-	part, err = events.SubjectPartition(filter, cfg.partitions)
-	if err != nil {
-		return "", "", 0, fmt.Errorf("agentmem: watch %s: with the log in %d partitions a watch names one aggregate (WatchSession, WatchAgent, WatchScope), each read from its partition's stream; watch each, or Follow through the service: %w",
-			filter, cfg.partitions, err)
-	}
-	return events.PartitionStream(cfg.stream, part, cfg.partitions), events.StoredSubject(filter, part, cfg.partitions), part, nil
+// streamRead is what a watch reads of one stream: its subjects stored
+// as filter, from after sequence from, and the partition it is (0 for a
+// log in one stream).
+type streamRead struct {
+	stream, stored string
+	part           int
+	from           uint64
+	cons           jetstream.Consumer
+	it             jetstream.MessagesContext
 }
 
-// run is the watch's one goroutine: it owns the iterator and the consumer.
-func (w *Watch) run(ctx context.Context, js jetstream.JetStream, stream string, part int, cons jetstream.Consumer, it jetstream.MessagesContext) {
-	defer close(w.ch)
+// open creates r's consumer and its iterator.
+func (r *streamRead) open(ctx context.Context, js jetstream.JetStream, filter string) error {
+	ccfg := jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{r.stored},
+		DeliverPolicy:  jetstream.DeliverAllPolicy,
+	}
+	if r.from > 0 {
+		ccfg.DeliverPolicy = jetstream.DeliverByStartSequencePolicy
+		ccfg.OptStartSeq = r.from + 1
+	}
+	cons, err := js.OrderedConsumer(ctx, r.stream, ccfg)
+	if err != nil {
+		return fmt.Errorf("agentmem: watch %s on %s: %w", filter, r.stream, err)
+	}
+	it, err := cons.Messages(jetstream.PullMaxMessages(watchPullMax))
+	if err != nil {
+		deleteConsumer(js, r.stream, cons)
+		return fmt.Errorf("agentmem: watch %s on %s: %w", filter, r.stream, err)
+	}
+	r.cons, r.it = cons, it
+	return nil
+}
+
+// route returns the streams a watch on filter reads from after fromSeq
+// (or the resume positions): one, or with the log in partitions and a
+// filter across aggregates, every partition's.
+func (cfg watchConfig) route(filter string, fromSeq uint64) ([]streamRead, error) {
+	k := cfg.partitions
+	if k != 1 {
+		if err := events.ValidatePartitions("WatchPartitions", k); err != nil {
+			return nil, fmt.Errorf("agentmem: watch: %w", err)
+		}
+	}
+	var after []uint64 // per partition, from WatchResume
+	if cfg.resume != "" {
+		if fromSeq > 0 {
+			return nil, fmt.Errorf("agentmem: watch %s: both fromSeq %d and WatchResume given: pass one", filter, fromSeq)
+		}
+		set, err := consistency.Parse(cfg.resume, k)
+		if err != nil {
+			return nil, fmt.Errorf("agentmem: watch %s: WatchResume: %w", filter, err)
+		}
+		after = set.Seqs
+	}
+	at := func(part int) uint64 {
+		if after != nil {
+			return after[part]
+		}
+		return fromSeq
+	}
+	if k == 1 {
+		return []streamRead{{stream: cfg.stream, stored: filter, from: at(0)}}, nil
+	}
+	if part, err := events.SubjectPartition(filter, k); err == nil {
+		return []streamRead{{stream: events.PartitionStream(cfg.stream, part, k), stored: events.StoredSubject(filter, part, k), part: part, from: at(part)}}, nil
+	}
+	if fromSeq > 0 {
+		return nil, fmt.Errorf("agentmem: watch %s: with the log in %d partitions a watch across aggregates reads %d streams, and fromSeq %d names no partition: resume with WatchResume and the merged Positions of the changes handled",
+			filter, k, k, fromSeq)
+	}
+	reads := make([]streamRead, k)
+	for i := range reads {
+		reads[i] = streamRead{stream: events.PartitionStream(cfg.stream, i, k), stored: events.StoredSubject(filter, i, k), part: i, from: at(i)}
+	}
+	return reads, nil
+}
+
+// run runs one goroutine per stream read; when they all stopped it
+// closes Changes. The first error stops the others.
+func (w *Watch) run(ctx context.Context, js jetstream.JetStream, reads []streamRead, k int) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, r := range reads {
+		wg.Go(func() {
+			if err := w.pump(ctx, js, r, k); err != nil {
+				w.fail(err)
+				cancel()
+			}
+		})
+	}
+	wg.Wait()
+	close(w.ch)
+}
+
+// pump delivers r's changes until ctx ends or reading fails; then it
+// stops r's iterator and deletes its consumer.
+func (w *Watch) pump(ctx context.Context, js jetstream.JetStream, r streamRead, k int) error {
 	codec := events.NewCodec()
 	err := func() error {
 		for {
-			msg, err := it.Next(jetstream.NextContext(ctx))
+			msg, err := r.it.Next(jetstream.NextContext(ctx))
 			if err != nil {
 				if ctx.Err() != nil {
 					return nil
 				}
-				return fmt.Errorf("agentmem: watch %s: %w", stream, err)
+				return fmt.Errorf("agentmem: watch %s: %w", r.stream, err)
 			}
 			md, err := msg.Metadata()
 			if err != nil {
@@ -202,7 +303,8 @@ func (w *Watch) run(ctx context.Context, js jetstream.JetStream, stream string, 
 			if err != nil {
 				return err
 			}
-			ch.Partition = part
+			ch.Partition = r.part
+			ch.Position = consistency.Format(k, r.part, ch.Seq)
 			select {
 			case w.ch <- ch:
 			case <-ctx.Done():
@@ -213,11 +315,9 @@ func (w *Watch) run(ctx context.Context, js jetstream.JetStream, stream string, 
 	// Stop ends the iterator's goroutines (they return on its done channel).
 	// Its Closed channel is not waited for: for Messages iterators nats.go
 	// closes it only when Closed is called after the unsubscribe.
-	it.Stop()
-	deleteConsumer(js, stream, cons)
-	w.mu.Lock()
-	w.err = err
-	w.mu.Unlock()
+	r.it.Stop()
+	deleteConsumer(js, r.stream, r.cons)
+	return err
 }
 
 // deleteConsumer removes the watch's consumer at once rather than after its
