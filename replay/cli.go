@@ -193,7 +193,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		cfg := RebuildConfig{Progress: progress, ProgressTTY: tty}
 		fs.StringVar(&cfg.Out, "out", "", "projection file to write (default DATA-DIR/projection.db)")
 		fs.DurationVar(&cfg.IdleTimeout, "idle-timeout", projections.DefaultIdleTimeout, "give up when no message of the log arrives for this long")
-		fs.IntVar(&cfg.Partitions, "partitions", 0, "the log is in this many partition streams (node --log-partitions)")
+		fs.IntVar(&cfg.Partitions, "partitions", 0, "the log is in this many partition streams (node --log-partitions; default: read from the streams)")
 		if err := parseNoArgs(); err != nil {
 			return err
 		}
@@ -235,7 +235,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return Inspect(ctx, cfg, stdout)
 	case "export":
 		out := fs.String("out", "-", "file to write, - for stdout")
-		parts := fs.Int("partitions", 0, "the log is in this many partition streams (node --log-partitions)")
+		parts := fs.Int("partitions", 0, "the log is in this many partition streams (node --log-partitions; default: read from the streams)")
 		if err := parseNoArgs(); err != nil {
 			return err
 		}

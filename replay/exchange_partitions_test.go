@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
 	"slices"
 	"strings"
 	"testing"
@@ -69,6 +71,15 @@ func TestExportImportPartitions(t *testing.T) {
 	var six bytes.Buffer
 	if err := Run(ctx, []string{"export", "--data-dir", dir, "--partitions", "6"}, &six, &progress); err != nil {
 		t.Fatalf("export --partitions 6: %v", err)
+	}
+	// Without --partitions the number is read from the streams; another
+	// number than theirs is refused.
+	var read bytes.Buffer
+	if err := Run(ctx, []string{"export", "--data-dir", dir}, &read, &progress); err != nil || !bytes.Equal(read.Bytes(), six.Bytes()) {
+		t.Fatalf("export without --partitions: %v (%d bytes, %d with --partitions 6)", err, read.Len(), six.Len())
+	}
+	if err := Run(ctx, []string{"export", "--data-dir", dir, "--partitions", "4"}, io.Discard, &progress); !errors.Is(err, ErrUsage) {
+		t.Fatalf("export --partitions 4 of a log in six: %v, want ErrUsage", err)
 	}
 	want, _ := bySubject(t, before.Bytes())
 	got, parts := bySubject(t, six.Bytes())

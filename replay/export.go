@@ -54,10 +54,8 @@ func Export(ctx context.Context, cfg ExportConfig, w io.Writer) (ExportStats, er
 		return st, err
 	}
 	defer l.close()
-	if cfg.Partitions <= 1 {
-		if _, err := l.streamInfo(ctx); err != nil {
-			return st, err
-		}
+	if cfg.Partitions, err = l.partitionsOf(ctx, cfg.Partitions); err != nil {
+		return st, err
 	}
 	bw := bufio.NewWriterSize(w, 1<<16)
 	enc := json.NewEncoder(bw)

@@ -39,6 +39,21 @@ func (l *link) logPartitions(ctx context.Context) (int, error) {
 	return k, nil
 }
 
+// partitionsOf is the number of streams the log is in: given (a
+// --partitions flag; 0: not given) or read from the streams
+// (logPartitions). Given, it must be the streams' number: another K would
+// read streams that do not exist, or some of them only.
+func (l *link) partitionsOf(ctx context.Context, given int) (int, error) {
+	k, err := l.logPartitions(ctx)
+	switch {
+	case err != nil:
+		return 0, err
+	case given != 0 && given != k:
+		return 0, fmt.Errorf("%w: --partitions %d, but the log %s is in %d stream(s) (leave --partitions out: it is read from the streams)", ErrUsage, given, l.stream, k)
+	}
+	return k, nil
+}
+
 // aggregateLog is the log l holds as an events.Log: the one stream, or
 // for K > 1 the partitioned log (one aggregate's subject read from its
 // partition's stream); and the stream that holds subject.

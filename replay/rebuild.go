@@ -25,7 +25,8 @@ type RebuildConfig struct {
 	Progress    io.Writer
 	ProgressTTY bool
 	// Partitions > 1 rebuilds from the log in that many partition streams
-	// (node --log-partitions; projections.RebuildPartitions).
+	// (node --log-partitions; projections.RebuildPartitions); 0 reads it
+	// from the streams, another number than theirs is refused.
 	Partitions int
 }
 
@@ -45,6 +46,9 @@ func Rebuild(ctx context.Context, cfg RebuildConfig, w io.Writer) (projections.R
 		return projections.RebuildStats{}, err
 	}
 	defer l.close()
+	if cfg.Partitions, err = l.partitionsOf(ctx, cfg.Partitions); err != nil {
+		return projections.RebuildStats{}, err
+	}
 	if cfg.Partitions > 1 {
 		p := newProgress(cfg.Progress, cfg.ProgressTTY, "rebuild", time.Now)
 		st, err := projections.RebuildPartitions(ctx, l.js, l.stream, cfg.Partitions, out, events.NewCodec(), p.update, projections.WithIdleTimeout(cfg.IdleTimeout))
