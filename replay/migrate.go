@@ -45,9 +45,30 @@ func MigrateLog(ctx context.Context, cfg MigrateLogConfig, w io.Writer) (events.
 		return events.MigrateReport{}, err
 	}
 	defer l.close()
+	if k, err := l.logPartitions(ctx); err == nil && k > 1 {
+		return events.MigrateReport{}, migratePartitionsAllowDelete(ctx, cfg, l, k, w)
+	}
+	return migrateAllowDelete(ctx, cfg, l, l.stream, w)
+}
+
+// migratePartitionsAllowDelete is MigrateLog for a log in k partition
+// streams: each stream in turn, partition 0's last (logPartitions reads k
+// from partition 1's while partition 0's is being migrated).
+func migratePartitionsAllowDelete(ctx context.Context, cfg MigrateLogConfig, l *link, k int, w io.Writer) error {
+	for j := 1; j <= k; j++ {
+		if _, err := migrateAllowDelete(ctx, cfg, l, events.PartitionStream(l.stream, j%k, k), w); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// migrateAllowDelete migrates stream to allow deletes and purges
+// (events.MigrateAllowDelete) and says what it did.
+func migrateAllowDelete(ctx context.Context, cfg MigrateLogConfig, l *link, stream string, w io.Writer) (events.MigrateReport, error) {
 	report, finish := cfg.stepProgress()
 	rep, err := events.MigrateAllowDelete(ctx, l.js, events.MigrateConfig{
-		Stream:      l.stream,
+		Stream:      stream,
 		IdleTimeout: cfg.IdleTimeout,
 		Progress:    report,
 	})

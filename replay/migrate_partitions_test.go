@@ -1,8 +1,10 @@
 package replay
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
@@ -18,6 +20,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/agentmem/agentmem/client"
+	"github.com/agentmem/agentmem/events"
 	"github.com/agentmem/agentmem/node"
 	"github.com/agentmem/agentmem/projections"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
@@ -145,4 +148,88 @@ func TestMigrateLogPartitions(t *testing.T) {
 	if _, total, err := old.Recall(f.sessions[1], 0, 50); err != nil || total != rec.GetTotal() {
 		t.Fatalf("recall of %s: %d messages before, %d after (%v)", f.sessions[1], total, rec.GetTotal(), err)
 	}
+}
+
+// TestMigrateLogAllowDeletePartitions: a log whose one stream denies
+// deletes (made by an old version) moved to six partitions keeps that
+// configuration in every partition stream, so erasure cannot delete from
+// them; `replay migrate-log` then migrates each partition stream to allow
+// deletes and purges, every message kept (the export before and after
+// equal), and a second run has nothing to do.
+func TestMigrateLogAllowDeletePartitions(t *testing.T) {
+	nodeFixture(t)
+	dir := copyFixture(t)
+	ctx := context.Background()
+	var out, progress bytes.Buffer
+	if err := Run(ctx, []string{"migrate-log", "--data-dir", dir, "--partitions", "6"}, &out, &progress); err != nil {
+		t.Fatalf("migrate-log --partitions 6: %v\n%s", err, out.String())
+	}
+	denies := func() (n int) {
+		conn := serveStopped(t, dir)
+		defer conn.stop()
+		l, err := conn.dial()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.close()
+		for i := range 6 {
+			s, err := l.js.Stream(ctx, events.PartitionStream(events.StreamName, i, 6))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c := s.CachedInfo().Config; c.DenyDelete || c.DenyPurge {
+				n++
+			}
+		}
+		return n
+	}
+	if n := denies(); n != 6 {
+		t.Fatalf("setup: %d of 6 partition streams deny deletes after moving a log that denies them", n)
+	}
+	var before bytes.Buffer
+	if _, err := Export(ctx, ExportConfig{Conn: Conn{DataDir: dir}}, &before); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	if err := Run(ctx, []string{"migrate-log", "--data-dir", dir}, &out, &progress); err != nil {
+		t.Fatalf("migrate-log of a log in six partitions: %v\n%s", err, out.String())
+	}
+	t.Logf("%s", strings.TrimSpace(out.String()))
+	if n := denies(); n != 0 {
+		t.Fatalf("%d of 6 partition streams still deny deletes", n)
+	}
+	var after bytes.Buffer
+	if _, err := Export(ctx, ExportConfig{Conn: Conn{DataDir: dir}}, &after); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(stripTimes(t, before.Bytes()), stripTimes(t, after.Bytes())) {
+		t.Fatalf("the export differs after the migration (%d bytes before, %d after)", before.Len(), after.Len())
+	}
+	out.Reset()
+	if err := Run(ctx, []string{"migrate-log", "--data-dir", dir}, &out, &progress); err != nil || strings.Count(out.String(), "nothing to do") != 6 {
+		t.Fatalf("second run: %v %q", err, out.String())
+	}
+}
+
+// stripTimes is an export without its lines' stream times (a copy's are
+// its own).
+func stripTimes(t *testing.T, export []byte) []byte {
+	t.Helper()
+	var out bytes.Buffer
+	sc := bufio.NewScanner(bytes.NewReader(export))
+	sc.Buffer(nil, maxExportLine)
+	for sc.Scan() {
+		var l ExportLine
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			t.Fatal(err)
+		}
+		l.Time = time.Time{}
+		b, err := json.Marshal(&l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out.Write(b)
+		out.WriteByte('\n')
+	}
+	return out.Bytes()
 }

@@ -14,8 +14,9 @@ import (
 
 // logPartitions is the number of streams the log is in: 1 when the stream
 // l.stream exists, else K as recorded in the metadata of its partition 0's
-// stream (<stream>_P0, events.PartitionsMetadataKey); neither is
-// ErrNoStream.
+// stream (<stream>_P0, events.PartitionsMetadataKey), or of partition 1's
+// while partition 0's is being migrated (migrate-log moves it last);
+// neither is ErrNoStream.
 func (l *link) logPartitions(ctx context.Context) (int, error) {
 	switch _, err := l.js.Stream(ctx, l.stream); {
 	case err == nil:
@@ -23,20 +24,22 @@ func (l *link) logPartitions(ctx context.Context) (int, error) {
 	case !errors.Is(err, jetstream.ErrStreamNotFound):
 		return 0, fmt.Errorf("replay: stream %s: %w", l.stream, err)
 	}
-	p0 := l.stream + "_P0"
-	s, err := l.js.Stream(ctx, p0)
-	if errors.Is(err, jetstream.ErrStreamNotFound) {
-		return 0, fmt.Errorf("%w: %s", ErrNoStream, l.stream)
+	for _, p := range []string{l.stream + "_P0", l.stream + "_P1"} {
+		s, err := l.js.Stream(ctx, p)
+		if errors.Is(err, jetstream.ErrStreamNotFound) {
+			continue
+		}
+		if err != nil {
+			return 0, fmt.Errorf("replay: stream %s: %w", p, err)
+		}
+		have := s.CachedInfo().Config.Metadata[events.PartitionsMetadataKey]
+		k, err := strconv.Atoi(have)
+		if err != nil || events.ValidatePartitions("partitions", k) != nil || k < 2 {
+			return 0, fmt.Errorf("replay: stream %s records %s=%q: not a log in partitions", p, events.PartitionsMetadataKey, have)
+		}
+		return k, nil
 	}
-	if err != nil {
-		return 0, fmt.Errorf("replay: stream %s: %w", p0, err)
-	}
-	have := s.CachedInfo().Config.Metadata[events.PartitionsMetadataKey]
-	k, err := strconv.Atoi(have)
-	if err != nil || events.ValidatePartitions("partitions", k) != nil || k < 2 {
-		return 0, fmt.Errorf("replay: stream %s records %s=%q: not a log in partitions", p0, events.PartitionsMetadataKey, have)
-	}
-	return k, nil
+	return 0, fmt.Errorf("%w: %s", ErrNoStream, l.stream)
 }
 
 // partitionsOf is the number of streams the log is in: given (a
