@@ -155,7 +155,8 @@ func TestMigrateLogPartitions(t *testing.T) {
 // configuration in every partition stream, so erasure cannot delete from
 // them; `replay migrate-log` then migrates each partition stream to allow
 // deletes and purges, every message kept (the export before and after
-// equal), and a second run has nothing to do.
+// equal) even after a crash in partition 0's copy, and a second run has
+// nothing to do.
 func TestMigrateLogAllowDeletePartitions(t *testing.T) {
 	nodeFixture(t)
 	dir := copyFixture(t)
@@ -190,11 +191,37 @@ func TestMigrateLogAllowDeletePartitions(t *testing.T) {
 	if _, err := Export(ctx, ExportConfig{Conn: Conn{DataDir: dir}}, &before); err != nil {
 		t.Fatal(err)
 	}
+	// A crash half way through copying partition 0's stream back: its
+	// stream is missing or half filled; the next run reads K from
+	// partition 1's and finishes.
+	func() {
+		conn := serveStopped(t, dir)
+		defer conn.stop()
+		l, err := conn.dial()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.close()
+		cut, crash := context.WithCancel(ctx)
+		defer crash()
+		_, err = events.MigrateAllowDelete(cut, l.js, events.MigrateConfig{Stream: events.PartitionStream(events.StreamName, 0, 6),
+			Progress: func(s events.MigrateStep, done, total uint64) {
+				if s == events.StepCopyBack && done == total/2 {
+					crash()
+				}
+			}})
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("cut migration of partition 0: %v", err)
+		}
+	}()
 	out.Reset()
 	if err := Run(ctx, []string{"migrate-log", "--data-dir", dir}, &out, &progress); err != nil {
 		t.Fatalf("migrate-log of a log in six partitions: %v\n%s", err, out.String())
 	}
 	t.Logf("%s", strings.TrimSpace(out.String()))
+	if !strings.Contains(out.String(), "resumed an interrupted migration") {
+		t.Fatalf("the run after the crash did not resume partition 0's migration: %q", out.String())
+	}
 	if n := denies(); n != 0 {
 		t.Fatalf("%d of 6 partition streams still deny deletes", n)
 	}
