@@ -68,6 +68,9 @@ type Node struct {
 	// serve the other nodes (forwarded requests, calls on actors).
 	placement    *placement.Table
 	internalSubs []*nats.Subscription
+	// internalLast is when the last message reached internalSubs (unix
+	// nanoseconds): a leaving node keeps them until they go quiet.
+	internalLast atomic.Int64
 	// serving is placement once opened, for the actors (Deps.Serves),
 	// which start before it.
 	serving atomic.Pointer[placement.Table]
@@ -653,6 +656,7 @@ func (n *Node) Shutdown(ctx context.Context) error {
 
 func (n *Node) shutdown(ctx context.Context) error {
 	var errs []error
+	leaving := time.Now()
 	if n.placement != nil && n.svc != nil {
 		// Hand the partitions over first: requests for them are forwarded
 		// to their next owners while this node drains.
@@ -661,9 +665,10 @@ func (n *Node) shutdown(ctx context.Context) error {
 		}
 	}
 	// Forwards and calls from the other nodes that still reach this one are
-	// served (sent on to the new owners) until the drain ends; then they
-	// find no responder here, and the senders wait for the new owner.
-	errs = append(errs, n.drainInternal(ctx))
+	// served (sent on to the new owners) until they stop coming and the
+	// drain ends; then they find no responder here, and the senders wait
+	// for the new owner.
+	errs = append(errs, n.internalQuiet(ctx, leaving), n.drainInternal(ctx))
 	if n.natsAPI != nil {
 		errs = append(errs, n.natsAPI.Stop(ctx)) // and the service
 	}
@@ -744,6 +749,45 @@ func (n *Node) drainInternal(ctx context.Context) error {
 		return fmt.Errorf("node: waiting for relayed calls: %w", ctx.Err())
 	}
 }
+
+// internalQuiet returns, once this node handed its partitions over (it
+// began at leaving), when no forward or call reached it for
+// internalQuietFor placement ticks, or a lease after leaving, or when ctx
+// ends (its error). The other nodes keep sending here until their watch
+// of the placement shows the partitions handed over, a little after this
+// node deleted their leases; a message sent while this node unsubscribes
+// is lost without an answer (the sender's server still routes it to this
+// node's server, where nothing takes it), and its sender waits for the
+// reply until its forward timeout. Nobody sends here once a lease passed
+// (a node trusts an owner's key for a lease after it saw it written), nor
+// when no other node is live.
+func (n *Node) internalQuiet(ctx context.Context, leaving time.Time) error {
+	if n.placement == nil || len(n.internalSubs) == 0 || n.placement.Alone() {
+		return nil
+	}
+	handed := time.Now()
+	quiet := internalQuietFor * n.cfg.Placement.Tick
+	until := leaving.Add(n.cfg.Placement.LeaseTTL)
+	for {
+		last := handed
+		if t := time.Unix(0, n.internalLast.Load()); t.After(last) {
+			last = t
+		}
+		wait := min(time.Until(last.Add(quiet)), time.Until(until))
+		if wait <= 0 || n.placement.Alone() {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("node: waiting for the internal subscriptions to go quiet: %w", ctx.Err())
+		case <-time.After(wait):
+		}
+	}
+}
+
+// internalQuietFor is how many placement ticks the internal subscriptions
+// of a leaving node must go without a message before it drains them.
+const internalQuietFor = 2
 
 // backgroundGrace is how long Shutdown waits for the background loops after
 // cancelling them when the drain left less.

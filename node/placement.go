@@ -88,13 +88,17 @@ func (n *Node) serveInternal(calls callServer) error {
 	me := n.placement.NodeID()
 	prefix := forwardSubject(me, "")
 	fwd, err := n.nc.Subscribe(prefix+">", func(m *nats.Msg) {
+		n.internalLast.Store(time.Now().UnixNano())
 		m.Subject = strings.TrimPrefix(m.Subject, prefix)
 		n.natsAPI.ServeForwarded(m)
 	})
 	if err != nil {
 		return fmt.Errorf("node: subscribe forwards: %w", err)
 	}
-	call, err := n.nc.Subscribe(callSubject(me), calls.serve)
+	call, err := n.nc.Subscribe(callSubject(me), func(m *nats.Msg) {
+		n.internalLast.Store(time.Now().UnixNano())
+		calls.serve(m)
+	})
 	if err != nil {
 		return fmt.Errorf("node: subscribe calls: %w", err)
 	}

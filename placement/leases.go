@@ -41,6 +41,7 @@ func (t *Table) tick(ctx context.Context) {
 			t.releaseAsync(p, true) // no longer served from here on
 			released = true
 		case pp.held && t.refreshDue(pp, now):
+			pp.refreshing = true
 			refresh = append(refresh, p)
 		case !pp.held && want == t.cfg.NodeID &&
 			(pp.owner == "" || pp.owner == t.cfg.NodeID || now.Sub(pp.seen) > t.cfg.LeaseTTL):
@@ -165,6 +166,7 @@ func (t *Table) refresh(ctx context.Context, p int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	pp := &t.parts[p]
+	pp.refreshing = false
 	if !pp.held || pp.heldRev != rev {
 		return
 	}
@@ -174,6 +176,7 @@ func (t *Table) refresh(ctx context.Context, p int) {
 			// at this revision.
 			pp.heldRev = newRev
 		}
+		t.changedLocked() // the release waits for this answer
 		return
 	}
 	if err != nil {
@@ -227,10 +230,8 @@ func (t *Table) releaseAsync(p int, handover bool) {
 			t.mu.Unlock()
 			return
 		}
-		t.mu.RLock()
-		rev := t.parts[p].heldRev
-		t.mu.RUnlock()
 		ctx, cancel := context.WithTimeout(context.Background(), t.cfg.OpTimeout)
+		rev := t.settledRev(ctx, p)
 		err := t.deleteOwn(ctx, p, rev)
 		cancel()
 		t.mu.Lock()
@@ -243,6 +244,23 @@ func (t *Table) releaseAsync(p int, handover bool) {
 		}
 		t.metrics.released.Inc()
 	}()
+}
+
+// settledRev is the revision of this node's lease of p once no rewrite of
+// it is in flight (or ctx ended). A rewrite sent as the release began moves
+// the key's revision before its answer comes: a delete at the revision
+// before it is refused, and reading the key again may show the old
+// revision still (a replica behind, or the rewrite not yet applied), three
+// times over (a rolling restart left 15 leases to age out so).
+func (t *Table) settledRev(ctx context.Context, p int) uint64 {
+	for {
+		t.mu.RLock()
+		rev, busy, ch := t.parts[p].heldRev, t.parts[p].refreshing, t.changed
+		t.mu.RUnlock()
+		if !busy || t.waitChanged(ctx, ch) != nil {
+			return rev
+		}
+	}
 }
 
 // deleteOwn deletes partition p's key if it still names this node: at

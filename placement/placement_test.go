@@ -258,3 +258,75 @@ func TestLeaveDeletesALeaseRewrittenMeanwhile(t *testing.T) {
 		}
 	}
 }
+
+// lateKV is the bucket as a node sees it while its lease rewrites are in
+// flight: each Update is stored, but its answer waits for answer to close,
+// and Get shows the key as it was before the rewrite (a replica behind the
+// leader, or the rewrite not applied yet).
+type lateKV struct {
+	jetstream.KeyValue
+	answer  chan struct{}
+	written sync.WaitGroup
+	mu      sync.Mutex
+	before  map[string]jetstream.KeyValueEntry
+}
+
+func (k *lateKV) Update(ctx context.Context, key string, value []byte, rev uint64) (uint64, error) {
+	if e, err := k.KeyValue.Get(ctx, key); err == nil {
+		k.mu.Lock()
+		k.before[key] = e
+		k.mu.Unlock()
+	}
+	newRev, err := k.KeyValue.Update(ctx, key, value, rev)
+	k.written.Done()
+	<-k.answer
+	return newRev, err
+}
+
+func (k *lateKV) Get(ctx context.Context, key string) (jetstream.KeyValueEntry, error) {
+	k.mu.Lock()
+	e, ok := k.before[key]
+	k.mu.Unlock()
+	if ok {
+		return e, nil
+	}
+	return k.KeyValue.Get(ctx, key)
+}
+
+// TestLeaveWaitsForARefreshInFlight: the tick rewrote every lease just
+// before Leave, and the answers come after the releases began; reading a
+// key again still shows the revision before (on an R3 bucket a direct get
+// may). The release deletes each key at the revision its rewrite's answer
+// names, instead of giving up after three refused deletes (a rolling
+// restart under -race left 15 leases to age out: "wrong last sequence").
+func TestLeaveWaitsForARefreshInFlight(t *testing.T) {
+	_, nc := natsembed.StartForTest(t)
+	a := join(t, nc, testConfig("a"))
+	a.stop() // no tick of its own from here on: the test plays the refreshes
+	kv := a.t.kv
+	late := &lateKV{KeyValue: kv, answer: make(chan struct{}), before: map[string]jetstream.KeyValueEntry{}}
+	a.t.kv = late
+	ctx := t.Context()
+	var refreshes sync.WaitGroup
+	for p := range 16 {
+		a.t.mu.Lock()
+		a.t.parts[p].refreshing = true // as the tick marks a refresh it sends
+		a.t.mu.Unlock()
+		late.written.Add(1)
+		refreshes.Go(func() { a.t.refresh(ctx, p) })
+	}
+	late.written.Wait() // every rewrite is stored; no answer came yet
+	left := make(chan error, 1)
+	go func() { left <- a.t.Leave(ctx) }()
+	time.Sleep(200 * time.Millisecond) // the releases begin
+	close(late.answer)
+	refreshes.Wait()
+	if err := <-left; err != nil {
+		t.Fatal(err)
+	}
+	for p := range 16 {
+		if e, err := kv.Get(ctx, partitionKey(p)); err == nil {
+			t.Errorf("partition %d: lease still held by %q after Leave (revision %d)", p, e.Value(), e.Revision())
+		}
+	}
+}

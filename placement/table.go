@@ -44,8 +44,11 @@ type part struct {
 	// This node's lease, when held.
 	held      bool
 	releasing bool
-	heldRev   uint64
-	until     time.Time // the lease is valid before this (local clock)
+	// refreshing: a rewrite of the lease is in flight (its answer moves
+	// heldRev).
+	refreshing bool
+	heldRev    uint64
+	until      time.Time // the lease is valid before this (local clock)
 }
 
 // Table is this node's view of the placement and its own leases.
