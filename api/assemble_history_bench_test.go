@@ -35,7 +35,11 @@ import (
 // other sessions) — is in the assembled figures. Reported: p50 and p99 of
 // each, and their ratios; and the same for the append followed by the
 // read of its context (the sections are decided after the append is
-// answered, and a context read waits for them: see actors.Later). The setup (some 80,000 messages) takes minutes:
+// answered, and a context read waits for them: see actors.Later); and the
+// p99 of each over the iterations where neither append compressed
+// (-nocomp; iters-compressed counts the others): compression (summaries,
+// condensing: ~10 ms at ~650 L1 entries) is the tail of both sessions'
+// appends, and which iterations it falls on moves with the token counts. The setup (some 80,000 messages) takes minutes:
 // it runs under -bench only. AGENTMEM_BENCH_CPUPROFILE=<file> writes a CPU
 // profile of the timed appends alone.
 func BenchmarkAppendAssemblyUserHistory(b *testing.B) {
@@ -102,6 +106,12 @@ func BenchmarkAppendAssemblyUserHistory(b *testing.B) {
 			defer pprof.StopCPUProfile()
 		}
 		var asm, plain, asmCtx, plainCtx []time.Duration
+		// Of the iterations where neither session's append compressed:
+		// compression (summaries, condensing) is the tail of every long
+		// session's appends, assembled or not, and which iterations it
+		// falls on depends on the token counts.
+		var asmQuiet, plainQuiet []time.Duration
+		compressed := 0
 		for i := range b.N {
 			if k >= len(conv.Appends) {
 				b.Fatalf("the conversation has %d appends: run fewer iterations", len(conv.Appends))
@@ -115,16 +125,19 @@ func BenchmarkAppendAssemblyUserHistory(b *testing.B) {
 			if i%2 == 1 {
 				slices.Reverse(order)
 			}
+			took, squeezed := map[string]time.Duration{}, false
 			for _, name := range order {
 				if os.Getenv("AGENTMEM_BENCH_SETTLE") != "" {
 					time.Sleep(20 * time.Millisecond)
 				}
 				req := &memoryv1.AppendRequest{Messages: spanInputs(conv, u)}
 				t0 := time.Now()
-				if _, err := c.Append(ctx, ids[name], req); err != nil {
+				rep, err := c.Append(ctx, ids[name], req)
+				if err != nil {
 					b.Fatalf("%s: append %d: %v", name, k, err)
 				}
 				d := time.Since(t0)
+				took[name], squeezed = d, squeezed || rep.GetCompressions() > 0
 				// Then the context the model is sent for that message:
 				// the assembled session's holds the sections, decided
 				// after the append was answered.
@@ -137,6 +150,11 @@ func BenchmarkAppendAssemblyUserHistory(b *testing.B) {
 				} else {
 					plain, plainCtx = append(plain, d), append(plainCtx, dc)
 				}
+			}
+			if squeezed {
+				compressed++
+			} else {
+				asmQuiet, plainQuiet = append(asmQuiet, took["assembled"]), append(plainQuiet, took["plain"])
 			}
 			if len(reply.Messages) > 0 {
 				for _, name := range order {
@@ -162,6 +180,14 @@ func BenchmarkAppendAssemblyUserHistory(b *testing.B) {
 		b.ReportMetric(float64(pc50.Microseconds()), "plain+ctx-p50-µs")
 		b.ReportMetric(float64(pc99.Microseconds()), "plain+ctx-p99-µs")
 		b.ReportMetric(float64(history), "history-msgs")
+		_, aq99 := percentiles(asmQuiet)
+		_, pq99 := percentiles(plainQuiet)
+		b.ReportMetric(float64(aq99.Microseconds()), "asm-p99-nocomp-µs")
+		b.ReportMetric(float64(pq99.Microseconds()), "plain-p99-nocomp-µs")
+		if pq99 > 0 {
+			b.ReportMetric(float64(aq99)/float64(pq99), "p99-nocomp-ratio")
+		}
+		b.ReportMetric(float64(compressed), "iters-compressed")
 	})
 }
 
