@@ -179,3 +179,44 @@ func timeTravel(t *testing.T, n *node.Node, id string, seq uint64) string {
 	}
 	return string(out.Context)
 }
+
+// TestCrossSessionRecallWaitsForTheCallersOtherWrites: a caller writing to
+// two sessions of one user, one after the other, gets in the second
+// session's next context what it just wrote in the first, at any message
+// of the second (not only its first): the cross-session search waits
+// (bounded) for the projection to apply the caller's own writes to the
+// user's other sessions, so the same requests in the same order give the
+// same sections however far the projection lags.
+func TestCrossSessionRecallWaitsForTheCallersOtherWrites(t *testing.T) {
+	n, nc := node.StartForTest(t, nil)
+	c := client.New(nc).WithTimeout(10 * time.Second)
+	ctx := context.Background()
+	for _, id := range []string{"w-a", "w-b"} {
+		if _, err := c.CreateSession(ctx, id, &memoryv1.CreateSessionRequest{UserId: "w-user", MaxContextTokens: 4000, ReservedOutputTokens: 500}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// w-b's first message is behind it: the next one is not a first.
+	ask(t, ctx, c, "w-b", "Morning. I am planning the allotment this week.")
+	release, err := n.HoldProjectionForTest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(release)
+	if _, err := c.AppendMessages(ctx, "w-a", userMsg("The shed padlock code is 4471, remember it.")); err != nil {
+		t.Fatal(err)
+	}
+	// The projection applies w-a's write 200 ms after w-b's next message
+	// is answered, within the search's wait.
+	if _, err := c.AppendMessages(ctx, "w-b", userMsg("What is the shed padlock code?")); err != nil {
+		t.Fatal(err)
+	}
+	time.AfterFunc(200*time.Millisecond, release)
+	cx, err := c.Context(ctx, "w-b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := recalledHolding(cx, "4471"); len(got) != 1 {
+		t.Fatalf("w-b's context recalls %d messages holding the code w-a was just told, want 1", len(got))
+	}
+}
