@@ -67,6 +67,7 @@ func (s *Service) appendWithSearch(ctx context.Context, who *tenancy.Caller, id 
 	// The append is stored and answered first; its sections are searched
 	// after and sent in an Assemble, which the session awaits before it
 	// serves anything else (actors.Later).
+	first := s.sessionSeqs.Get(id).N <= 1
 	later := &actors.Later{}
 	s.dispatch(id, who, &actors.Append{Request: req, Later: later}, func(m proto.Message, err error) {
 		if err != nil || later.MessageID == "" {
@@ -88,7 +89,7 @@ func (s *Service) appendWithSearch(ctx context.Context, who *tenancy.Caller, id 
 				_ = flush(fctx) // late or failed: search anyway, the session waits
 				cancel()
 			}
-			s.assembleLater(who, id, q, msg, key, before, maxCandidateSearches)
+			s.assembleLater(who, id, q, first, msg, key, before, maxCandidateSearches)
 		})
 	})
 }
@@ -98,7 +99,7 @@ func (s *Service) appendWithSearch(ctx context.Context, who *tenancy.Caller, id 
 // whose key changed meanwhile answers with its own, and the search runs
 // again (at most searches times in all). Failures are logged and counted:
 // the session stops awaiting after its assembly wait.
-func (s *Service) assembleLater(who *tenancy.Caller, id, q, msg string, key segmented.CandidateKey, before uint64, searches int) {
+func (s *Service) assembleLater(who *tenancy.Caller, id, q string, first bool, msg string, key segmented.CandidateKey, before uint64, searches int) {
 	ctx, cancel := context.WithTimeout(s.ctx, s.cfg.QueryTimeout)
 	defer cancel()
 	// One of the node's query slots, waited for (the append is stored and
@@ -113,13 +114,13 @@ func (s *Service) assembleLater(who *tenancy.Caller, id, q, msg string, key segm
 		s.logger.Warn("context assembler: no query slot for the sections of an append in time", "session", id, "message", msg)
 		return
 	}
-	c := s.candidates(ctx, who, id, key, q, before)
+	c := s.candidates(ctx, who, id, key, q, first, before)
 	s.dispatch(id, who, &actors.Assemble{MessageID: msg, Candidates: c, Key: key}, func(_ proto.Message, err error) {
 		var need *actors.NeedCandidates
 		switch {
 		case err == nil:
 		case errors.As(err, &need) && searches > 1:
-			s.workers.Go(func() { s.assembleLater(who, id, q, msg, need.Key, before, searches-1) })
+			s.workers.Go(func() { s.assembleLater(who, id, q, first, msg, need.Key, before, searches-1) })
 		default:
 			s.metrics.AssemblyErrors.WithLabelValues("assemble").Inc()
 			s.logger.Warn("context assembler: the sections searched after an append were not decided", "session", id, "message", msg, "err", err)
@@ -150,9 +151,10 @@ func latestUserText(req *memoryv1.AppendRequest) string {
 // The searches (the session's swap, its earlier sessions, the memory
 // scopes) run one after the other, each after its own bounded wait.
 //
+// first: the append is the session's first command after its create;
 // before: the stream sequence the session's own search waits for (the
 // one before the append's).
-func (s *Service) candidates(ctx context.Context, who *tenancy.Caller, id string, k segmented.CandidateKey, q string, before uint64) *segmented.Candidates {
+func (s *Service) candidates(ctx context.Context, who *tenancy.Caller, id string, k segmented.CandidateKey, q string, first bool, before uint64) *segmented.Candidates {
 	c := &segmented.Candidates{}
 	var own, others []*memoryv1.SearchHit
 	// One after the other: the append was answered already, and the
@@ -163,7 +165,7 @@ func (s *Service) candidates(ctx context.Context, who *tenancy.Caller, id string
 		own = s.swapHits(ctx, id, q, k.Summaries, before)
 	}
 	if k.Cross {
-		others = s.crossHits(ctx, who, id, k, q)
+		others = s.crossHits(ctx, who, id, k, q, first)
 	}
 	if k.Memory && s.entries != nil {
 		s.awaitOwnWrite(ctx, who)
@@ -206,15 +208,17 @@ func (s *Service) swapHits(ctx context.Context, id, q string, summaries bool, be
 	return hits
 }
 
-// crossHits searches the session's earlier sessions (earlierSessionHits)
-// after waiting (bounded) for the caller's own recent writes to its other
-// sessions: what the caller just wrote elsewhere (a sitting it ended, a
-// session it writes beside this one) is searched as written, so the same
-// requests in the same order give the same sections whatever the
-// projection's lag. Hits of the session itself are dropped (the swap
-// search's).
-func (s *Service) crossHits(ctx context.Context, who *tenancy.Caller, id string, k segmented.CandidateKey, q string) []*memoryv1.SearchHit {
-	s.awaitSeq(ctx, s.recent.Others(who, id))
+// crossHits searches the session's earlier sessions (earlierSessionHits),
+// at the session's first message after waiting (bounded) for the caller's
+// own recent writes to its other sessions. Hits of the session itself are
+// dropped (the swap search's).
+func (s *Service) crossHits(ctx context.Context, who *tenancy.Caller, id string, k segmented.CandidateKey, q string, first bool) []*memoryv1.SearchHit {
+	if first {
+		// A session's first message (its create is its only command):
+		// what its caller just wrote elsewhere (a sitting it ended) is
+		// its history. Later messages do not wait for other sessions.
+		s.awaitSeq(ctx, s.recent.Others(who, id))
+	}
 	hits, err := s.earlierSessionHits(ctx, who, id, k, q)
 	if err != nil {
 		s.metrics.AssemblyErrors.WithLabelValues("cross_session").Inc()
