@@ -58,6 +58,13 @@ func (h *healthNode) session(t *testing.T, id, user string, turns int) {
 			t.Fatal(err)
 		}
 	}
+	// The last message's sections are searched after its append is
+	// answered: read the context (it waits for them) so that they are
+	// decided before the puts below, whatever the projection's pace, and
+	// the session's messages are the same from run to run.
+	if _, err := h.c.Context(ctx, id); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := h.c.Put(ctx, client.SessionScope(id), &memoryv1.PutEntryRequest{Key: "draft", Value: []byte("draft of " + id)}); err != nil {
 		t.Fatal(err)
 	}
