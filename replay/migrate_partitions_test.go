@@ -166,22 +166,17 @@ func TestMigrateLogAllowDeletePartitions(t *testing.T) {
 		t.Fatalf("migrate-log --partitions 6: %v\n%s", err, out.String())
 	}
 	denies := func() (n int) {
-		conn := serveStopped(t, dir)
-		defer conn.stop()
-		l, err := conn.dial()
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer l.close()
-		for i := range 6 {
-			s, err := l.js.Stream(ctx, events.PartitionStream(events.StreamName, i, 6))
-			if err != nil {
-				t.Fatal(err)
+		withLink(t, dir, func(l *link) {
+			for i := range 6 {
+				s, err := l.js.Stream(ctx, events.PartitionStream(events.StreamName, i, 6))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if c := s.CachedInfo().Config; c.DenyDelete || c.DenyPurge {
+					n++
+				}
 			}
-			if c := s.CachedInfo().Config; c.DenyDelete || c.DenyPurge {
-				n++
-			}
-		}
+		})
 		return n
 	}
 	if n := denies(); n != 6 {
@@ -194,26 +189,7 @@ func TestMigrateLogAllowDeletePartitions(t *testing.T) {
 	// A crash half way through copying partition 0's stream back: its
 	// stream is missing or half filled; the next run reads K from
 	// partition 1's and finishes.
-	func() {
-		conn := serveStopped(t, dir)
-		defer conn.stop()
-		l, err := conn.dial()
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer l.close()
-		cut, crash := context.WithCancel(ctx)
-		defer crash()
-		_, err = events.MigrateAllowDelete(cut, l.js, events.MigrateConfig{Stream: events.PartitionStream(events.StreamName, 0, 6),
-			Progress: func(s events.MigrateStep, done, total uint64) {
-				if s == events.StepCopyBack && done == total/2 {
-					crash()
-				}
-			}})
-		if !errors.Is(err, context.Canceled) {
-			t.Fatalf("cut migration of partition 0: %v", err)
-		}
-	}()
+	cutMigration(t, dir, events.PartitionStream(events.StreamName, 0, 6))
 	out.Reset()
 	if err := Run(ctx, []string{"migrate-log", "--data-dir", dir}, &out, &progress); err != nil {
 		t.Fatalf("migrate-log of a log in six partitions: %v\n%s", err, out.String())

@@ -139,25 +139,7 @@ func TestMigrateLogResume(t *testing.T) {
 	f := nodeFixture(t)
 	dir := copyFixture(t)
 	before := loggedLines(t, Conn{DataDir: dir})
-	func() {
-		conn := serveStopped(t, dir)
-		defer conn.stop()
-		l, err := conn.dial()
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer l.close()
-		ctx, crash := context.WithCancel(context.Background())
-		defer crash()
-		_, err = events.MigrateAllowDelete(ctx, l.js, events.MigrateConfig{Progress: func(s events.MigrateStep, done, total uint64) {
-			if s == events.StepCopyBack && done == total/2 {
-				crash()
-			}
-		}})
-		if !errors.Is(err, context.Canceled) {
-			t.Fatalf("cut migration: %v", err)
-		}
-	}()
+	cutMigration(t, dir, events.StreamName)
 
 	cfg := node.DefaultConfig()
 	cfg.DataDir, cfg.NATSListen, cfg.HTTPAddr = dir, "127.0.0.1:-1", ""
@@ -176,6 +158,38 @@ func TestMigrateLogResume(t *testing.T) {
 		t.Fatalf("summary: %q", out.String())
 	}
 	checkMigratedDir(t, f, dir, before)
+}
+
+// cutMigration runs the allow-delete migration of stream on the stopped
+// node's dir and stops it (a crash) half way through its copy back.
+func cutMigration(t *testing.T, dir, stream string) {
+	t.Helper()
+	withLink(t, dir, func(l *link) {
+		ctx, crash := context.WithCancel(context.Background())
+		defer crash()
+		_, err := events.MigrateAllowDelete(ctx, l.js, events.MigrateConfig{Stream: stream, Progress: func(s events.MigrateStep, done, total uint64) {
+			if s == events.StepCopyBack && done == total/2 {
+				crash()
+			}
+		}})
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("cut migration of %s: %v", stream, err)
+		}
+	})
+}
+
+// withLink calls fn with a link to an embedded server on the stopped
+// node's dir.
+func withLink(t *testing.T, dir string, fn func(l *link)) {
+	t.Helper()
+	conn := serveStopped(t, dir)
+	defer conn.stop()
+	l, err := conn.dial()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.close()
+	fn(l)
 }
 
 // stoppedServer is an embedded server on a stopped node's dir, by URL.
