@@ -291,7 +291,7 @@ func (g gatedLog) Append(ctx context.Context, subject string, expectedLastSeq ui
 	}
 	res, err := g.Log.Append(ctx, subject, expectedLastSeq, msgID, data)
 	if err == nil {
-		g.w.appended(subject, g.part-1, res.Seq, len(data))
+		g.w.appended(subject, p, res.Seq, len(data)) // p: the partition found above
 	}
 	if errors.Is(err, events.ErrUnknownOutcome) {
 		g.w.Nudge() // no answer: look at the storage now, not at the next tick
