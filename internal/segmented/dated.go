@@ -142,13 +142,22 @@ func (s *State) marksFor(a *memoryv1.Assembled) (marked []uint64, tokens uint64)
 	for _, seq := range a.GetL1Seqs() {
 		// Chosen entries are often consecutive: the next one first.
 		if j := prev + 1; j > 0 && j < len(l1) {
+			if m := l1[j].GetMessage(); m != nil && m.GetSeq() == seq && l1[prev].GetMessage() != nil {
+				// A message right after the message before it: what
+				// look(j) finds at once, without the call (most of a
+				// long plan's entries).
+				prev = j
+				continue
+			}
 			if first, _ := entryRange(l1[j]); first == seq {
 				look(j)
 				continue
 			}
 		}
-		if i, ok := l1At(l1, seq); ok {
-			look(i)
+		// The seqs ascend: the entry is after the one looked at last.
+		from := max(prev+1, 0)
+		if i, ok := l1At(l1[from:], seq); ok {
+			look(from + i)
 		}
 	}
 	look(sort.Search(len(l1), func(i int) bool {
