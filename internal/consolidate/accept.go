@@ -246,9 +246,18 @@ func shapeName(v string) bool {
 	return c != "" && c == v
 }
 
-// orgName: an employer is a name ("Bright Path", "Acme Corp"), not a
-// place in town ("the gym").
-func orgName(v string) bool { return shapeName(v) }
+// orgName: an employer is a name ("Bright Path", "Acme Corp"), maybe
+// with the kind of place it is ("Leeds city library"), not a place in
+// town ("the gym").
+func orgName(v string) bool {
+	if loc := workplaceTailRE.FindStringIndex(v); loc != nil && loc[0] > 0 {
+		v = v[:loc[0]]
+	}
+	return shapeName(v)
+}
+
+// workplaceTailRE is the kind of place at the end of an employer's name.
+var workplaceTailRE = regexp.MustCompile(`(?: [a-z-]+){0,2} (?:` + workplaces + `)$`)
 
 // workContext: a message about work.
 var workContext = regexp.MustCompile(`(?i)\b(?:work|working|job|jobs|quit|left|hired|employer|company|firm|position|role|offer|colleagues|boss|office|career)\b`)

@@ -169,6 +169,11 @@ func (x *extractor) apply(st *stmt, rl *rule, loc []int) {
 		}
 	default:
 		v, end := value(rest, rl.k)
+		if attr == "employer" && v != "" {
+			if w := workplaceKindRE.FindString(rest[end:]); w != "" {
+				v, end = v+w, end+len(w)
+			}
+		}
 		if v == "" && (rl.name == "work-at" || rl.name == "new-job-at") {
 			if w := workplaceRE.FindStringSubmatch(" at " + rest); w != nil {
 				v, end = w[1], len(w[0])-4 // "a part-time job at a print shop"
@@ -389,7 +394,14 @@ func (x *extractor) jobAs(st *stmt, s string, end int) {
 
 // workplaceRE: a place of work named by its kind ("at a law firm"; "at
 // the county hospital" names one the rules do not read as a name).
-var workplaceRE = regexp.MustCompile(`^ (?:at|in) (?:a|an) ((?:[a-z-]+ ){0,2}(?:hospital|school|bank|law firm|firm|clinic|office|library|bakery|cafe|café|restaurant|hotel|startup|company|agency|nonprofit|non-profit|university|college|dealership|pharmacy|museum|studio|factory|warehouse|lab|daycare|nursing home|care home|call center|call centre|supermarket|grocery store|bookstore|newspaper|print shop|shop|store|credit union|salon|gym|garage|bar|pub|church|theater|theatre))\b`)
+// workplaces are the kinds of place a job is at.
+const workplaces = `hospital|school|bank|law firm|firm|clinic|office|library|bakery|cafe|café|restaurant|hotel|startup|company|agency|nonprofit|non-profit|university|college|dealership|pharmacy|museum|studio|factory|warehouse|lab|daycare|nursing home|care home|call center|call centre|supermarket|grocery store|bookstore|newspaper|print shop|shop|store|credit union|salon|gym|garage|bar|pub|church|theater|theatre|council`
+
+var workplaceRE = regexp.MustCompile(`^ (?:at|in) (?:a|an) ((?:[a-z-]+ ){0,2}(?:` + workplaces + `))\b`)
+
+// workplaceKindRE reads the kind of place after an employer's name: "the
+// Leeds city library" is the library, not the town.
+var workplaceKindRE = regexp.MustCompile(`^( (?:[a-z-]+ ){0,2}(?:` + workplaces + `))\b`)
 
 var jobAsRE = regexp.MustCompile(`^ as (?:an? |the )?`)
 

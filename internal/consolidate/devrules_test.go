@@ -274,3 +274,27 @@ func TestDevStopInstruction(t *testing.T) {
 		t.Errorf("a stop of something else replaces nothing: got\n%s", show(fs))
 	}
 }
+
+// TestEmployerNamedWithItsKind: a name followed by what kind of place it
+// is ("the Leeds city library") is the employer whole, not the town; a
+// name followed by anything else stays the name.
+func TestEmployerNamedWithItsKind(t *testing.T) {
+	cases := []struct{ text, value string }{
+		{"Also I started a new job at the Leeds city library in March, I run the children's section.", "Leeds city library"},
+		{"I work at the Royal Free hospital, nights mostly.", "Royal Free hospital"},
+		{"These days I'm at the Halton council office.", "Halton council office"},
+		{"I work at Google in London.", "Google"},
+	}
+	for _, c := range cases {
+		got := Extract([]Message{user("m1", 1, c.text)}, nil)
+		var vals []string
+		for _, f := range got {
+			if f.Key() == "fact/user/employer" {
+				vals = append(vals, f.Value)
+			}
+		}
+		if len(vals) != 1 || vals[0] != c.value {
+			t.Errorf("%q: want employer %q, got %q\n%s", c.text, c.value, vals, show(got))
+		}
+	}
+}
