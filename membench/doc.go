@@ -40,6 +40,7 @@
 //	go run ./cmd/membench -mode extraction -sources heldout
 //	go run ./cmd/membench -mode extraction -sources heldout-fresh   # the second set
 //	go run ./cmd/membench -mode extraction -sources heldout-third   # the third set
+//	go run ./cmd/membench -mode question -sources heldout-long      # the long conversations
 //	go run ./cmd/membench -mode classic -seed 7 -budgets 1024,8192 -profiles balanced
 //	go test -run '^$' -bench MemoryQuality -benchtime 1x ./membench/
 //

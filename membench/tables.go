@@ -12,13 +12,16 @@ import (
 // Modes are the values of Tables.Mode; Sources those of Tables.Sources.
 var (
 	Modes   = []string{"all", "question", "cross", "extraction", "classic"}
-	Sources = []string{"heldout", "heldout-fresh", "heldout-third", "locomo", "generator"}
+	Sources = []string{"heldout", "heldout-fresh", "heldout-third", "heldout-long", "locomo", "generator"}
+	// DefaultSources are the sources run when none are named: all but
+	// heldout-long, whose long conversations are run only on request.
+	DefaultSources = []string{"heldout", "heldout-fresh", "heldout-third", "locomo", "generator"}
 )
 
 // heldOutSets are the held-out sources: the first set (membench/heldout
 // data/), the second, written later apart from the extractor and any
-// tuning on it (fresh/), and the third, written later still the same way
-// (third/).
+// tuning on it (fresh/), the third, written later still the same way
+// (third/), and the fourth, of long conversations (long/).
 var heldOutSets = []struct {
 	name, dir, source string
 	load              func() ([]heldout.Conversation, error)
@@ -26,6 +29,7 @@ var heldOutSets = []struct {
 	{"heldout", "membench/heldout", "held-out conversations (membench/heldout, written apart from the extractor)", heldout.Embedded},
 	{"heldout-fresh", "membench/heldout/fresh", "second held-out set (membench/heldout/fresh, written apart from the extractor, never tuned against)", heldout.Fresh},
 	{"heldout-third", "membench/heldout/third", "third held-out set (membench/heldout/third, written apart from the extractor, never tuned against)", heldout.Third},
+	{"heldout-long", "membench/heldout/long", "fourth held-out set of long conversations (membench/heldout/long, 10-14 sittings and 350-500 turns each, written apart from the extractor, never tuned against)", heldout.Long},
 }
 
 // Tables is what cmd/membench prints: the runs Mode selects on the
@@ -40,6 +44,9 @@ var heldOutSets = []struct {
 //   - heldout-third: the third held-out set (membench/heldout/third,
 //     written later still by another worker who never read the extractor):
 //     the same modes;
+//   - heldout-long: the fourth held-out set (membench/heldout/long, long
+//     conversations of 10-14 sittings and 350-500 turns, so a small budget
+//     holds only part of one): the same modes; not in DefaultSources;
 //   - locomo: the public LoCoMo conversations of the directory LoCoMo
 //     names (skipped when it is ""): cross-session and question modes;
 //   - generator: the generated conversations (internal/dialoggen,

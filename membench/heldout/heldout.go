@@ -4,7 +4,9 @@
 // fresh/ is a second set in the same format, written later by a worker who
 // never read the extractor, for figures nobody tuned against
 // (fresh/README.md); third/ is a third such set, written later still by
-// another worker who never read the extractor (third/README.md). The
+// another worker who never read the extractor (third/README.md); long/ is
+// a fourth, of long conversations (10-14 sittings, 350-500 turns each) so
+// that a small context budget holds only part of one (long/README.md). The
 // package loads and validates them; it scores nothing.
 package heldout
 
@@ -31,6 +33,9 @@ var fresh embed.FS
 
 //go:embed third/*.json
 var third embed.FS
+
+//go:embed long/*.json
+var long embed.FS
 
 // Conversation is one held-out conversation between the user, whose facts
 // are memorised, and the other speaker.
@@ -103,6 +108,16 @@ func Fresh() ([]Conversation, error) {
 // apart from Embedded's and Fresh's.
 func Third() ([]Conversation, error) {
 	sub, err := fs.Sub(third, "third")
+	if err != nil {
+		return nil, err
+	}
+	return LoadFS(sub)
+}
+
+// Long loads the fourth held-out set built into the package (long/), of
+// long conversations, apart from the other three.
+func Long() ([]Conversation, error) {
+	sub, err := fs.Sub(long, "long")
 	if err != nil {
 		return nil, err
 	}

@@ -139,6 +139,71 @@ func TestThird(t *testing.T) {
 	}
 }
 
+// TestLong loads the fourth set and validates it, apart and together with
+// the other three (a name may not be in two sets), and checks its
+// conversations are long: 10-14 sittings and 350-500 turns each.
+func TestLong(t *testing.T) {
+	cs, err := Long()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cs) < 4 {
+		t.Fatalf("%d conversations, want at least 4", len(cs))
+	}
+	if err := ValidateAll(cs); err != nil {
+		t.Fatal(err)
+	}
+	var all []Conversation
+	for _, load := range []func() ([]Conversation, error){Embedded, Fresh, Third} {
+		other, err := load()
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, other...)
+	}
+	if err := ValidateAll(append(all, cs...)); err != nil {
+		t.Fatal(err)
+	}
+	var sittings, turns, facts, replaced, noFact int
+	cats := map[string]int{}
+	for _, c := range cs {
+		n := 0
+		for _, s := range c.Sittings {
+			n += len(s.Turns)
+		}
+		if len(c.Sittings) < 10 || len(c.Sittings) > 14 || n < 350 || n > 500 {
+			t.Errorf("%s: %d sittings and %d turns, want 10-14 sittings and 350-500 turns", c.Name, len(c.Sittings), n)
+		}
+		if len(c.Questions) < 25 || len(c.Questions) > 40 {
+			t.Errorf("%s: %d questions, want 25-40", c.Name, len(c.Questions))
+		}
+		sittings += len(c.Sittings)
+		turns += n
+		facts += len(c.Facts)
+		replaced += len(c.Facts) - len(c.Current())
+		noFact += len(c.NoFactTurns)
+		for _, q := range c.Questions {
+			cats[q.Category]++
+		}
+	}
+	for _, cat := range Categories {
+		if cats[cat] == 0 {
+			t.Errorf("no %s question", cat)
+		}
+	}
+	t.Logf("%d conversations, %d sittings, %d turns, %d facts (%d replaced), %d no-fact turns, questions %v",
+		len(cs), sittings, turns, facts, replaced, noFact, cats)
+	if _, err := os.Stat("long"); err == nil {
+		dir, err := Load("long")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(dir) != len(cs) {
+			t.Fatalf("Load read %d conversations, the embedded long set has %d", len(dir), len(cs))
+		}
+	}
+}
+
 // TestLoadMatchesEmbedded checks Load reads the directory the package embeds.
 func TestLoadMatchesEmbedded(t *testing.T) {
 	if _, err := os.Stat("data"); err != nil {
