@@ -28,19 +28,3 @@ func TestHeldOutSetsRegistered(t *testing.T) {
 		}
 	}
 }
-
-// TestDefaultSources checks the default sources are known sources and leave
-// out the long set, which runs only when named.
-func TestDefaultSources(t *testing.T) {
-	for _, s := range DefaultSources {
-		if !slices.Contains(Sources, s) {
-			t.Errorf("default source %q is not in Sources %q", s, Sources)
-		}
-	}
-	if slices.Contains(DefaultSources, "heldout-long") {
-		t.Errorf("DefaultSources %q hold heldout-long", DefaultSources)
-	}
-	if len(DefaultSources) != len(Sources)-1 {
-		t.Errorf("DefaultSources %q should be Sources %q less heldout-long", DefaultSources, Sources)
-	}
-}

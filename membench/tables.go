@@ -13,9 +13,6 @@ import (
 var (
 	Modes   = []string{"all", "question", "cross", "extraction", "classic"}
 	Sources = []string{"heldout", "heldout-fresh", "heldout-third", "heldout-long", "locomo", "generator"}
-	// DefaultSources are the sources run when none are named: all but
-	// heldout-long, whose long conversations are run only on request.
-	DefaultSources = []string{"heldout", "heldout-fresh", "heldout-third", "locomo", "generator"}
 )
 
 // heldOutSets are the held-out sources: the first set (membench/heldout
@@ -46,7 +43,7 @@ var heldOutSets = []struct {
 //     the same modes;
 //   - heldout-long: the fourth held-out set (membench/heldout/long, long
 //     conversations of 10-14 sittings and 350-500 turns, so a small budget
-//     holds only part of one): the same modes; not in DefaultSources;
+//     holds only part of one): the same modes;
 //   - locomo: the public LoCoMo conversations of the directory LoCoMo
 //     names (skipped when it is ""): cross-session and question modes;
 //   - generator: the generated conversations (internal/dialoggen,

@@ -19,7 +19,7 @@ func main() {
 	t := membench.Tables{Classic: membench.DefaultConfig(), Question: membench.DefaultQuestionConfig(), Cross: membench.DefaultCrossConfig(), Progress: os.Stderr}
 	cfg, qcfg, xcfg := &t.Classic, &t.Question, &t.Cross
 	flag.StringVar(&t.Mode, "mode", "all", "tables to print: all, cross (each sitting a session of one user, each question in a new session), question (a whole conversation in one session, then each question), extraction (consolidation into long-term memory) or classic (the convgen run)")
-	sources := flag.String("sources", strings.Join(membench.DefaultSources, ","), "conversations to run on, in this order: heldout (membench/heldout), heldout-fresh (membench/heldout/fresh, the second held-out set), heldout-third (membench/heldout/third, the third), heldout-long (membench/heldout/long, the fourth, of long conversations; not run by default), locomo (needs -locomo), generator (internal/dialoggen and convgen)")
+	sources := flag.String("sources", strings.Join(membench.Sources, ","), "conversations to run on, in this order: heldout (membench/heldout), heldout-fresh (membench/heldout/fresh, the second held-out set), heldout-third (membench/heldout/third, the third), heldout-long (membench/heldout/long, the fourth, of long conversations), locomo (needs -locomo), generator (internal/dialoggen and convgen)")
 	flag.StringVar(&t.LoCoMo, "locomo", "", "a directory of LoCoMo conversation files (*.json): the cross-session and question modes run on them too")
 	flag.IntVar(&qcfg.Conversations, "conversations", qcfg.Conversations, "question mode: conversations generated (seeds -seed, -seed+1, …)")
 	flag.IntVar(&qcfg.Dialog.Sittings, "dialog-sittings", qcfg.Dialog.Sittings, "question mode: sittings per conversation")
