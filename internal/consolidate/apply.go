@@ -117,6 +117,8 @@ func (x *extractor) apply(st *stmt, rl *rule, loc []int) {
 		if m := asHobbyRE.FindStringIndex(rest); m != nil {
 			values = []string{rest[:m[0]]}
 		}
+	case rl.name == "car" && notCarWordRE.MatchString(s[loc[0]:at]):
+		return // "I drive a tram in Lisbon": a place after the vehicle, not its make
 	case rl.name == "pregnant":
 		values = []string{"pregnant"}
 	case rl.name == "married":
@@ -394,8 +396,12 @@ func (x *extractor) jobAs(st *stmt, s string, end int) {
 
 // workplaceRE: a place of work named by its kind ("at a law firm"; "at
 // the county hospital" names one the rules do not read as a name).
+// notCarWordRE: words between "I drive a" and a name that make the name
+// no car's.
+var notCarWordRE = regexp.MustCompile(`(?i)\b(?:in|at|on|for|to|from|with|by|of|around|through|into|across|and|or|bus|tram|train|truck|lorry|taxi|cab|van|forklift|tractor|ambulance)\b`)
+
 // workplaces are the kinds of place a job is at.
-const workplaces = `hospital|school|bank|law firm|firm|clinic|office|library|bakery|cafe|café|restaurant|hotel|startup|company|agency|nonprofit|non-profit|university|college|dealership|pharmacy|museum|studio|factory|warehouse|lab|daycare|nursing home|care home|call center|call centre|supermarket|grocery store|bookstore|newspaper|print shop|shop|store|credit union|salon|gym|garage|bar|pub|church|theater|theatre|council`
+const workplaces = `hospital|school|bank|law firm|firm|clinic|office|library|bakery|cafe|café|restaurant|hotel|startup|company|agency|nonprofit|non-profit|university|college|dealership|pharmacy|museum|studio|factory|warehouse|lab|daycare|nursing home|care home|call center|call centre|supermarket|grocery store|bookstore|newspaper|print shop|shop|store|credit union|salon|gym|garage|bar|pub|church|theater|theatre|council|centre|center`
 
 var workplaceRE = regexp.MustCompile(`^ (?:at|in) (?:a|an) ((?:[a-z-]+ ){0,2}(?:` + workplaces + `))\b`)
 

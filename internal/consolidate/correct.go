@@ -329,6 +329,11 @@ var offRE = regexp.MustCompile(`(?i)\b(?:fell through|is off|was called off|got 
 // teaches us").
 var nowValueRE = regexp.MustCompile(`\b(?:[Ii]t(?:'s| is) (?P<a>[A-Z][\w-]*(?: [A-Z][\w-]*)*) now\b|[Nn]ow it(?:'s| is) (?P<b>[A-Z][\w-]*(?: [A-Z][\w-]*)*)|[Ii]t(?:'s| is) now (?P<c>[A-Z][\w-]*(?: [A-Z][\w-]*)*)|(?:[Ww]e(?:'re| are)|I(?:'m| am)) (?:doing|going to|heading to|going with) (?P<d>[A-Z][\w-]*(?: [A-Z][\w-]*)*) instead\b)`)
 
+// employerNowRE: where the user works now, said in the message that
+// says they left their employer ("I'm not at X anymore, as of Monday I'm
+// at Y").
+var employerNowRE = regexp.MustCompile(`\b(?:I(?:'m| am) (?:now )?(?:at|with|working at|working for)|I (?:started|start) (?:at|with)|I(?:'ve| have)? (?:got|landed|started|took) (?:a |my |the )?(?:new )?(?:job|position|role) (?:at|with)) (?:the )?([A-Z][\w-]*(?: [A-Z][\w-]*)*)`)
+
 // fellThrough reads "the Lisbon plan fell through, it's Porto now": the
 // earlier value named just before the mark of its end is replaced by the
 // name the sentence gives "now".
@@ -459,7 +464,7 @@ var retractions = []retraction{
 	{regexp.MustCompile(`(?i:\bI (?:no longer|don't|do not) (?:really )?prefer )(?P<v>)`), kNP, "prefers/%"},
 	{regexp.MustCompile(`(?i:\bI (?:no longer|don't|do not) (?:hate|dislike|mind) )(?P<v>)`), kNP, "dislikes/%"},
 	{regexp.MustCompile(`(?i:\bI (?:no longer|don't|do not) live in |` + iAm + ` no longer (?:living|based) in |\b(?:I|we) used to live in )(?P<v>)`), kPlace, "home_city"},
-	{regexp.MustCompile(`(?i:\bI (?:no longer|don't|do not|used to) work (?:at|for) |` + iHave + ` (?:just )?(?:quit|left) (?:my (?:job|position|role) (?:at|with) )?|` + iAm + ` no longer (?:at|with|working at|working for) |\bI (?:lost|quit|left) my (?:job|position|role) (?:at|with) |\bI (?:got|was) (?:laid off|fired|let go) (?:from|by) )(?P<v>)`), kName, "employer"},
+	{regexp.MustCompile(`(?i:\bI (?:no longer|don't|do not|used to) work (?:at|for) |` + iHave + ` (?:just )?(?:quit|left) (?:my (?:job|position|role) (?:at|with) )?|` + iAm + ` (?:no longer|not) (?:at|with|working at|working for) (?:the )?|\bI (?:lost|quit|left) my (?:job|position|role) (?:at|with) |\bI (?:got|was) (?:laid off|fired|let go) (?:from|by) )(?P<v>)`), kName, "employer"},
 	{regexp.MustCompile(`(?i:` + iAm + ` (?:not|no longer) (?:a |an )?)(?P<v>)(?i:vegetarian|vegan|pescatarian|diabetic|teetotal)\b`), kNP, "diet"},
 	{regexp.MustCompile(`(?i:(?:` + iAm + `|` + weAre + `) (?:not|no longer) (?:going|heading|flying|traveling|travelling|driving) to )(?P<v>)`), kPlace, "trip/%"},
 	{regexp.MustCompile(`(?i:\bI (?:am not|no longer|don't|do not) (?:do|doing|play|playing|practice|practicing|practise|practising) (?:the )?|\bI (?:have )?(?:gave up|given up|quit|stopped) (?:doing |playing )?(?:the )?)(?P<v>)`), kNP, "hobby/%"},
@@ -508,14 +513,23 @@ func (x *extractor) retract(st *stmt, n int) {
 // nowAfterRetract reads the value that replaces one the sentence
 // retracts: "We're not going to Lisbon anymore, it's Porto now".
 func (x *extractor) nowAfterRetract(st *stmt, n int) {
-	m := nowValueRE.FindStringSubmatch(st.said)
-	if m == nil {
+	var nv, employer string
+	if m := nowValueRE.FindStringSubmatch(st.said); m != nil {
+		nv = m[1] + m[2] + m[3] + m[4]
+	}
+	if m := employerNowRE.FindStringSubmatch(st.m.Text); m != nil {
+		employer = m[1]
+	}
+	if nv == "" && employer == "" {
 		return
 	}
-	nv := m[1] + m[2] + m[3] + m[4]
 	for i := n; i < len(x.out); i++ {
 		old := x.out[i]
-		if !old.Retract || strings.EqualFold(old.Value, nv) {
+		nv := nv
+		if old.Attribute == "employer" && employer != "" {
+			nv = employer // "I'm not at X anymore, I'm at Y now"
+		}
+		if !old.Retract || nv == "" || strings.EqualFold(old.Value, nv) {
 			continue
 		}
 		kind, _, many := strings.Cut(old.Attribute, "/")

@@ -298,7 +298,9 @@ func TestDevConversations(t *testing.T) {
 	// The floors are the figures measured less 0.02 (a rule change that
 	// lowers one fails here). batch1, 3, 5, 6 and 7 are tuned on (3, 5,
 	// 6 and 7 after one untouched measurement each); batch2, 4 and 8 were
-	// written after rules and never tuned on.
+	// written after rules and never tuned on. batch9 (long chatty turns,
+	// written by a worker who read no extractor code) measured 0.69 /
+	// 0.19 / 0.06 untouched, then was tuned on.
 	floors := map[string][3]float64{ // precision, recall, corrections current
 		"batch1": {0.98, 0.85, 0.84},
 		"batch2": {0.94, 0.74, 0.48},
@@ -308,6 +310,7 @@ func TestDevConversations(t *testing.T) {
 		"batch6": {0.98, 0.90, 0.98},
 		"batch7": {0.98, 0.90, 0.98},
 		"batch8": {0.80, 0.52, 0},
+		"batch9": {0.74, 0.25, 0.10},
 	}
 	dirs := make([]string, 0, len(floors))
 	for d := range floors {

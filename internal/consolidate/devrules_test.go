@@ -298,3 +298,43 @@ func TestEmployerNamedWithItsKind(t *testing.T) {
 		}
 	}
 }
+
+// TestChattyStatements: facts said inside long chatty turns — after a
+// discourse marker ("I should say"), after texting's "cos", with a
+// modifier before the name or the place, with the age in words or a day
+// after it.
+func TestChattyStatements(t *testing.T) {
+	cases := []struct{ text, key, value string }{
+		{"Oh and I should mention, I'm allergic to bee stings, so no lavender please.", "fact/user/allergy/bee_stings", "bee stings"},
+		{"no fancy places cos im allergic to sesame and it's in everything", "fact/user/allergy/sesame", "sesame"},
+		{"I drive a battered old Volvo, it smells of dog.", "fact/user/car", "Volvo"},
+		{"I've just turned thirty-six and my knees know it.", "fact/user/age", "thirty-six"},
+		{"i turned 29 on friday and nobody remembered lol", "fact/user/age", "29"},
+		{"I work nights at the Western General, it's exhausting.", "fact/user/employer", "Western General"},
+		{"I work part time at a garden centre near the ring road.", "fact/user/employer", "garden centre"},
+	}
+	for _, c := range cases {
+		got := Extract([]Message{user("m1", 1, c.text)}, nil)
+		found := false
+		for _, f := range got {
+			found = found || (f.Key() == c.key && f.Value == c.value)
+		}
+		if !found {
+			t.Errorf("%q: want %s=%q, got\n%s", c.text, c.key, c.value, show(got))
+		}
+	}
+}
+
+// TestEmployerChangedAnymore: "I'm not at X anymore" retracts X, and the
+// place the same message says the user is at now replaces it.
+func TestEmployerChangedAnymore(t *testing.T) {
+	held := []Fact{{Subject: "user", Attribute: "employer", Value: "Brightwater", Type: Semantic}}
+	got := Extract([]Message{user("m2", 2, "Big news, I'm not at Brightwater anymore! As of Monday I'm at Kestrel Labs, much shorter commute.")}, held)
+	ok := false
+	for _, f := range got {
+		ok = ok || (f.Key() == "fact/user/employer" && f.Value == "Kestrel Labs" && f.Correction)
+	}
+	if !ok {
+		t.Errorf("want employer Kestrel Labs replacing Brightwater, got\n%s", show(got))
+	}
+}

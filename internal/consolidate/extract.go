@@ -190,7 +190,7 @@ func isQuestion(s string) bool {
 }
 
 // clauseBreakRE separates clauses.
-var clauseBreakRE = regexp.MustCompile(`(?i)[;:!?()]|[,.](?:\s|$)|\s[-—–]\s|\s(?:and|but|so|because|cause|'cause|cuz|while|although|though|which|who|when|whereas|plus|then|or)\s`)
+var clauseBreakRE = regexp.MustCompile(`(?i)[;:!?()]|[,.](?:\s|$)|\s[-—–]\s|\s(?:and|but|so|because|cause|'cause|cuz|cos|coz|while|although|though|which|who|when|whereas|plus|then|or)\s`)
 
 // clauseStart is where the clause holding position at begins.
 func clauseStart(s string, at int) int {
@@ -245,7 +245,7 @@ func anchored(s string, at int) bool {
 // for, or under a condition or a belief ("if I move to …", "I think …",
 // "maybe …").
 func hedged(s string, at int, weak bool) bool {
-	pre := s[:at]
+	pre := discourseRE.ReplaceAllString(s[:at], " ")
 	if strings.Count(pre, `"`)%2 == 1 {
 		return true
 	}
@@ -259,6 +259,10 @@ func hedged(s string, at int, weak bool) bool {
 	}
 	return hedgeRE.MatchString(pre)
 }
+
+// discourseRE: what the user says about saying it ("I should mention, …")
+// hedges nothing.
+var discourseRE = regexp.MustCompile(`(?i)\bI (?:should|must|have to|gotta|need to|wanted to|want to|ought to) (?:say|mention|add|tell you|admit|confess|point out|warn you)\b`)
 
 // hedgeRE: a statement after one of these in its sentence is no fact.
 var hedgeRE = regexp.MustCompile(`(?i)\b(?:if|unless|whether|would|could|might|maybe|perhaps|wish|hope|hoping|imagine|imagining|pretend|suppose|supposing|think|thought|guess|probably|possibly|someday|one day|dream|dreaming|wonder|wondering|not sure|don't know|apparently|supposedly|what if|as if|in case|should)\b`)

@@ -193,6 +193,8 @@ const (
 	iHave = `\bI(?:'ve| have)?`
 	weAre = `\bwe(?:'re| are)`
 	// soon: adverbs between the subject and its verb.
+	// ageWords are ages in words, thirteen to ninety-nine.
+	ageWords = `(?:thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|(?:twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)(?:-(?:one|two|three|four|five|six|seven|eight|nine))?)`
 	soon = `(?:(?:just|recently|finally|now|already|officially|also|actually|still|currently|even|then|both|all) )*`
 	// often: adverbs of habit between the subject and its verb.
 	often = `(?:(?:usually|often|still|sometimes|regularly|normally|also|always|mostly|now|really|try to|like to|love to) )*`
@@ -220,7 +222,7 @@ var rules = func() []rule {
 		// Who the user is.
 		r("name", `(?i:\bmy name is |\bmy name's |(?:\byou can |\bplease |\bjust )?\bcall me |\bI go by |`+iAm+` called )(?P<v>)`, kName, "user", "name", 0.9),
 		r("name-intro", `^(?i:(?:hi|hello|hey)(?: there| all| everyone)?[,!]? )(?i:I am |I'm )(?P<v>)[A-Z][a-z]+(?:[,.!]|$| (?i:and|from|here)\b)`, kName, "user", "name", 0.8),
-		r("age", `(?i:`+iAm+` (?:actually |now |only |just )?|\bI (?:just )?turned )(?P<v>)\d{1,3}(?i: years old\b| yo\b|[.,!]|$| (?:now|today|this year|last week|last month|yesterday|by the way|btw|lol|haha|and|but|already|myself|there|here)\b)`, kNP, "user", "age", 0.85),
+		r("age", `(?i:`+iAm+` (?:actually |now |only |just )?|\bI(?:'ve| have)? (?:just )?turned )(?P<v>)(?:\d{1,3}|`+ageWords+`)(?i: years old\b| yo\b|[.,!]|$| (?:now|today|this year|last week|last month|yesterday|by the way|btw|lol|haha|and|but|already|myself|there|here|on (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|my birthday|the \d))\b)`, kNP, "user", "age", 0.85),
 		// Work.
 		r("job", `(?i:`+iAm+` (?:now |currently |still |actually |also |officially )?(?:a|an|the) )(?P<v>)`, kNP, "user", "job_title", 0.8),
 		r("job-been", `(?i:`+iHave+` (?:been|worked as) (?:a|an) )(?P<v>)`, kNP, "user", "job_title", 0.8),
@@ -232,7 +234,7 @@ var rules = func() []rule {
 		r("my-job", `(?i:\bmy (?:job|profession|occupation) is (?:being )?(?:an? |the )?)(?P<v>)`, kNP, "user", "job_title", 0.8),
 		r("teach", `(?i:\bI `+soon+`(?:teach|'ve been teaching|have been teaching|'m teaching|am (?:still |also |now )?teaching) )(?P<v>)`, kNP, "user", "job_title", 0.7),
 		r("drive", `(?i:\bI (?:drive|'ve been driving|have been driving) (?:a|an|the) )(?P<v>)`, kNP, "user", "job_title", 0.7),
-		r("work-at", `(?i:\bI `+soon+`(?:work|'ve worked|have worked|'m working|am working|'ve been working|have been working|started working|'m employed|am employed|got a job|got hired|was hired|'ve been hired|teach|am teaching|'ve been teaching|have been teaching|started teaching) (?:at|for|with|by) (?:the )?)(?P<v>)`, kName, "user", "employer", 0.85),
+		r("work-at", `(?i:\bI `+soon+`(?:work(?: nights| shifts| weekends| evenings| part[- ]time| full[- ]time)?|'ve worked|have worked|'m working|am working|'ve been working|have been working|started working|'m employed|am employed|got a job|got hired|was hired|'ve been hired|teach|am teaching|'ve been teaching|have been teaching|started teaching) (?:at|for|with|by) (?:the )?)(?P<v>)`, kName, "user", "employer", 0.85),
 		r("new-job-at", `(?i:`+iHave+` `+soon+`(?:started|landed|got|accepted|took|began|start) (?:a |my |the |an )?(?:new )?(?:part-time |full-time |part time |full time |summer )?(?:job|position|role|gig|internship|offer) (?:at|with|from) (?:the )?)(?P<v>)`, kName, "user", "employer", 0.8),
 		r("joined-org", `(?i:`+iHave+` `+soon+`(?:joined|started at|started working at|switched to) (?:the )?)(?P<v>)[A-Z]`, kName, "user", "employer", 0.7),
 		r("at-now", `(?i:\b(?:these days|nowadays|now) I(?:'m| am) (?:at|with|working at|working for) )(?P<v>)`, kName, "user", "employer", 0.75),
@@ -319,7 +321,7 @@ var rules = func() []rule {
 		r("study", `(?i:`+iAm+` (?:studying|majoring in|doing a (?:degree|masters|master's|phd) in) |\bI (?:study|major in) |\bI `+soon+`(?:changed|switched) my (?:major|concentration|degree|course|program|programme) to )(?P<v>)`, kNP, "user", "studies", 0.8),
 		r("rel-degree", personAlt+`(?i: (?:just |finally |recently )*(?:finished|completed|got|earned|graduated with) (?:a|an|his|her|their) (?:degree|bachelor's|master's|masters|phd|diploma|doctorate)(?: degree)? in )(?P<v>)`, kNP, "person", "degree", 0.8),
 		r("degree", `(?i:`+iHave+` (?:just |finally |recently )*(?:finished|completed|got|earned|graduated with) (?:a|an|my) (?:degree|bachelor's|master's|masters|phd|diploma|doctorate)(?: degree)? in )(?P<v>)`, kNP, "user", "degree", 0.8),
-		r("car", `(?i:\bI (?:drive|own) (?:a|an) )(?P<v>)[A-Z]`, kName, "user", "car", 0.7),
+		r("car", `(?i:\bI (?:drive|own) (?:a|an) )(?:[a-z-]+ ){0,3}(?P<v>)[A-Z]`, kName, "user", "car", 0.7),
 		r("injury", `(?i:\bI `+soon+`(?:hurt|injured|broke|sprained|twisted|pulled|strained|tore|fractured|bruised|dislocated|messed up|tweaked|banged up|busted) my )(?P<v>)`, kNP, "user", "injury/%", 0.8),
 		r("pregnant", `(?i:`+iAm+` (?:finally |officially )?)(?P<v>)(?i:pregnant)\b`, kNP, "user", "pregnant", 0.8),
 		r("lost-job-as", `(?i:\bI `+soon+`lost my (?:old )?(?:job|position|role) as (?:a |an |the )?)(?P<v>)`, kNP, "user", "former_job", 0.75),
