@@ -192,10 +192,10 @@ const (
 	iAm   = `\bI(?:'m| am)`
 	iHave = `\bI(?:'ve| have)?`
 	weAre = `\bwe(?:'re| are)`
-	// soon: adverbs between the subject and its verb.
 	// ageWords are ages in words, thirteen to ninety-nine.
 	ageWords = `(?:thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|(?:twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)(?:-(?:one|two|three|four|five|six|seven|eight|nine))?)`
-	soon     = `(?:(?:just|recently|finally|now|already|officially|also|actually|still|currently|even|then|both|all) )*`
+	// soon: adverbs between the subject and its verb.
+	soon = `(?:(?:just|recently|finally|now|already|officially|also|actually|still|currently|even|then|both|all) )*`
 	// often: adverbs of habit between the subject and its verb.
 	often = `(?:(?:usually|often|still|sometimes|regularly|normally|also|always|mostly|now|really|try to|like to|love to) )*`
 	// near: where one lives, in or by a place ("just outside York").
