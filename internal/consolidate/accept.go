@@ -230,7 +230,7 @@ suggestion request concern confession bond relationship connection passion need 
 soft spot love knack gift talent sense update story favor favour headache cold cough fever hangover quick look
 go word minute second sec sneaking suspicion tendency habit theory dream nightmare crush meeting appointment
 interview exam test date call deadline shift lesson class game match flight party plan plans lot bit
-couple few chat talk laugh`)
+couple few chat talk laugh quiz exams tests allergy allergies set setup set-up surgery operation`)
 
 // notWorkplace: what "I work in …" names that is no line of work.
 var notWorkplace = set(`garden yard kitchen house home shed bed morning mornings evening evenings afternoon

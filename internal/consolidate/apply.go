@@ -112,6 +112,9 @@ func (x *extractor) apply(st *stmt, rl *rule, loc []int) {
 		}
 	case rl.name == "allergy-have":
 		v := rest[:strings.Index(strings.ToLower(rest), " allerg")]
+		if w := strings.ToLower(strings.Fields(v)[0]); w == "a" || w == "an" || w == "the" || w == "no" || w == "any" {
+			return // "I have an allergy to kiwi": allergy-to reads it
+		}
 		values = []string{v}
 	case rl.name == "as-hobby":
 		if m := asHobbyRE.FindStringIndex(rest); m != nil {

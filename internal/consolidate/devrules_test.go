@@ -338,3 +338,46 @@ func TestEmployerChangedAnymore(t *testing.T) {
 		t.Errorf("want employer Kestrel Labs replacing Brightwater, got\n%s", show(got))
 	}
 }
+
+// TestChattyStatementsMore: a name in apposition ("our collie, Bramble,"),
+// a move into a house in a town, "ended up moving to", a job without its
+// article (non-native English), "an allergy to", a car traded for
+// another, a pet introduced as "a little fella called …".
+func TestChattyStatementsMore(t *testing.T) {
+	cases := []struct{ text, key, value string }{
+		{"Our collie, Bramble, chewed the hose again.", "fact/pet/collie/name", "Bramble"},
+		{"We moved into a little flat in Gdansk in the spring, it has a balcony.", "fact/user/home_city", "Gdansk"},
+		{"We ended up moving to Utrecht in the end, the rent was better.", "fact/user/home_city", "Utrecht"},
+		{"I am pharmacist, I work in the hospital in the night.", "fact/user/job_title", "pharmacist"},
+		{"I have an allergy to kiwi, so no fruit salad for me.", "fact/user/allergy/kiwi", "kiwi"},
+		{"I have a nut allergy.", "fact/user/allergy/nut", "nut"},
+		{"Also I traded the Fiesta in for a little Yaris last week.", "fact/user/car", "Yaris"},
+		{"We finally got a rescue cat, a grumpy old fella called Mortimer.", "fact/pet/cat/name", "Mortimer"},
+	}
+	for _, c := range cases {
+		got := Extract([]Message{user("m1", 1, c.text)}, nil)
+		found := false
+		for _, f := range got {
+			found = found || (f.Key() == c.key && f.Value == c.value)
+		}
+		if !found {
+			t.Errorf("%q: want %s=%q, got\n%s", c.text, c.key, c.value, show(got))
+		}
+	}
+}
+
+// TestNoPossessionOfEvents: "I have a quiz on Thursday", "I have an
+// allergy to …" name no thing the user owns.
+func TestNoPossessionOfEvents(t *testing.T) {
+	for _, s := range []string{
+		"We have a quiz on Thursday about plankton and I'm drowning.",
+		"I have an allergy to kiwi, so no fruit salad for me.",
+		"I've got a little workshop set up in the shed.",
+	} {
+		for _, f := range Extract([]Message{user("m1", 1, s)}, nil) {
+			if f.Label == "has" || f.Rule == "has" {
+				t.Errorf("%q: want no possession, got %s=%q", s, f.Key(), f.Value)
+			}
+		}
+	}
+}

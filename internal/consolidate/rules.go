@@ -59,7 +59,7 @@ var needles = map[string]string{
 	"work-as": " as | to ", "new-job-as": " as ", "my-job": "job is|profession is|occupation is", "teach": "teach",
 	"drive": "driv", "work-at": "work|employed|hired|job|teach", "new-job-at": "job|position|role|gig|internship|offer",
 	"joined-org": "joined|started at|started working|switched to", "at-now": "these days|nowadays|now", "at-now-2": "now|these days",
-	"live": "live|living|based|settled", "moved": "moved|relocated", "from": "from|grew up", "born": "born",
+	"live": "live|living|based|settled", "moved": "moved|relocated|moving|relocating", "from": "from|grew up", "born": "born",
 	"moving": "moving|relocating", "rel-name": "name|called", "have-named": "named|called|name", "pronoun-name": "name",
 	"rel-age": " is | turned |'s ", "rel-lives": "lives|living|based", "rel-moved": "moved|relocated|moving|relocating", "rel-works": "works|working",
 	"rel-job": " is a| is an|works as", "rel-allergic": "allergic", "count": "have", "allergic": "allergic",
@@ -77,7 +77,7 @@ var needles = map[string]string{
 	"my-event":   "wedding|exam|interview|surgery|recital|concert|race|marathon|trip|flight|appointment|party|graduation|show|competition|vacation|holiday",
 	"married":    "married|tying the knot", "decided": "decided|agreed|chose|opted|settled", "go-with": "with|switch|migrat",
 	"deadline": "deadline|due", "my-attr": "my ", "speak": "speak|fluent", "study": "stud|major|master|degree|phd|concentration|course|program", "degree": "degree|bachelor|master|phd|diploma|doctorate", "rel-degree": "degree|bachelor|master|phd|diploma|doctorate",
-	"volunteer": "volunteer", "been-ing": "been", "in-now": " in ", "started-ing": "start|began|begun", "taught": "taught", "name-alone": "i'm|i am", "go-to-group": "go to", "used-to-work": "used to work", "used-to-live": "used to live", "make-time": "time for", "went-on-trip": " on ", "my-count": "my |our ", "as-hobby": "as a hobby|for fun|side hustle", "lost-job-as": "lost", "lost-job-at": "lost|laid off|fired|let go", "my-biz": "store|studio|shop|boutique|salon|bakery|restaurant|cafe|café|food truck|brewery|startup|practice", "pregnant": "pregnant", "condition": "have|diagnosed|live with|suffer", "trip-outing": "going|heading|headed|off", "car": "drive|own", "injury": "hurt|injured|broke|sprained|twisted|pulled|strained|tore|fractured|bruised|dislocated|messed up|tweaked|banged up|busted", "tried": "tried",
+	"volunteer": "volunteer", "been-ing": "been", "in-now": " in ", "started-ing": "start|began|begun", "taught": "taught", "name-alone": "i'm|i am", "go-to-group": "go to", "used-to-work": "used to work", "used-to-live": "used to live", "make-time": "time for", "went-on-trip": " on ", "my-count": "my |our ", "as-hobby": "as a hobby|for fun|side hustle", "lost-job-as": "lost", "lost-job-at": "lost|laid off|fired|let go", "my-biz": "store|studio|shop|boutique|salon|bakery|restaurant|cafe|café|food truck|brewery|startup|practice", "pregnant": "pregnant", "condition": "have|diagnosed|live with|suffer", "trip-outing": "going|heading|headed|off", "car": "drive|own", "car-traded": "traded|swapped|part-exchanged", "allergy-to": "allerg", "injury": "hurt|injured|broke|sprained|twisted|pulled|strained|tore|fractured|bruised|dislocated|messed up|tweaked|banged up|busted", "tried": "tried",
 }
 
 // mayMatch reports whether lower holds one of r's needles.
@@ -225,6 +225,7 @@ var rules = func() []rule {
 		r("age", `(?i:`+iAm+` (?:actually |now |only |just )?|\bI(?:'ve| have)? (?:just )?turned )(?P<v>)(?:\d{1,3}|`+ageWords+`)(?i: years old\b| yo\b|[.,!]|$| (?:now|today|this year|last week|last month|yesterday|by the way|btw|lol|haha|and|but|already|myself|there|here|on (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|my birthday|the \d))\b)`, kNP, "user", "age", 0.85),
 		// Work.
 		r("job", `(?i:`+iAm+` (?:now |currently |still |actually |also |officially )?(?:a|an|the) )(?P<v>)`, kNP, "user", "job_title", 0.8),
+		r("job-bare", `(?i:`+iAm+` (?:now |currently |still |actually |officially )?)(?P<v>)[a-z-]+(?: [a-z-]+)?(?:[,.!]|$| (?:at|in|for|and|but|now)\b)`, kNP, "user", "job_title", 0.75),
 		r("job-been", `(?i:`+iHave+` (?:been|worked as) (?:a|an) )(?P<v>)`, kNP, "user", "job_title", 0.8),
 		r("new-role", `(?i:`+iAm+` (?:going to be |gonna be |now |officially )?(?:their|the|our|its|a|an) new )(?P<v>)`, kNP, "user", "job_title", 0.75),
 		r("rel-is-first", `(?i:\b(?:my|our) )(?P<thing>`+relWord+`)(?i:'s| is) (?P<v>)[A-Z][a-z]+(?:[.!,]|$| and\b)`, kName, "thing", "name", 0.7),
@@ -241,14 +242,14 @@ var rules = func() []rule {
 		r("at-now-2", `(?i:`+iAm+` (?:at|with) )(?P<v>)[A-Z][\w&'-]*(?: [A-Z][\w&'-]*){0,2}(?i: now\b| these days\b)`, kName, "user", "employer", 0.7),
 		// Where.
 		r("live", `(?i:\b(?:I|we) `+soon+`live `+near+`|`+iAm+` `+soon+`(?:living|based|settled) `+near+`|\bI(?:'ve| have) (?:lived|been living) `+near+`|`+iAm+` based out of |`+weAre+` `+soon+`(?:living|based|settled) `+near+`)(?P<v>)`, kPlace, "user", "home_city", 0.85),
-		r("moved", `(?i:\b(?:I|we)(?:'ve| have)? `+soon+`(?:moved|relocated) (?:back to |to |in together in |in together to ))(?P<v>)`, kPlace, "user", "home_city", 0.85),
+		r("moved", `(?i:\b(?:I|we)(?:'ve| have)? `+soon+`(?:moved|relocated) (?:back to |to |in together in |in together to |into (?:a|an|the|this|that|our|my) (?:[a-z-]+ ){0,3}in )|\b(?:I|we) (?:finally )?ended up (?:moving|relocating) (?:back )?to )(?P<v>)`, kPlace, "user", "home_city", 0.85),
 		r("from", `(?i:`+iAm+` (?:originally )?from |\bI (?:originally )?come from |\bI grew up in )(?P<v>)`, kPlace, "user", "hometown", 0.8),
 		r("born", `(?i:\bI was born in )(?P<v>)`, kPlace, "user", "birthplace", 0.85),
 		r("moving", `(?i:(?:`+iAm+`|`+weAre+`) (?:moving|relocating) to )(?P<v>)`, kPlace, "user", "plan/move", 0.7),
 		// People and pets.
 		r("rel-name", `(?i:`+personAlt+`(?:'s name is (?:actually )?|'s name's | is (?:actually |now )?(?:called|named) |'s (?:actually )?called ))(?P<v>)`, kName, "person", "name", 0.9),
 		r("rel-named", `\b(?i:my|our) (?i:step-|late |dear |favou?rite |new )?(?P<thing>`+relWord+`),? (?P<v>)[A-Z][a-z]+(?:,|[.!;]|$| (?:[a-z]+|'s)\b|'s\b)`, kName, "thing", "name", 0.75),
-		r("have-named", `(?i:\b(?:I|we)(?:'ve| have)? (?:just |finally |also )?(?:have|own|got|adopted|rescued|brought home|welcomed|took in|had) (?:a|an|one|another|our|my|a new|a little|a sweet|the cutest) (?:new |little |baby |sweet |tiny |cute |young |adorable )?(?:[a-z]+ ){0,2}?)(?P<thing>`+relWord+`)(?i:,? (?:named|called) |(?: (?:on|last|this|yesterday|today)[^,.!?;]{0,20})?,? (?:and )?(?:his|her|its) name(?: is|'s) |(?: (?:on|last|this|yesterday|today)[^,.!?;]{0,20})?, (?:a |an )?(?:[a-z]+ ){0,2}one,? (?:named|called) )(?P<v>)`, kName, "thing", "name", 0.85),
+		r("have-named", `(?i:\b(?:I|we)(?:'ve| have)? (?:just |finally |also )?(?:have|own|got|adopted|rescued|brought home|welcomed|took in|had) (?:a|an|one|another|our|my|a new|a little|a sweet|the cutest) (?:new |little |baby |sweet |tiny |cute |young |adorable )?(?:[a-z]+ ){0,2}?)(?P<thing>`+relWord+`)(?i:,? (?:named|called) |(?: (?:on|last|this|yesterday|today)[^,.!?;]{0,20})?,? (?:and )?(?:his|her|its) name(?: is|'s) |(?: (?:on|last|this|yesterday|today)[^,.!?;]{0,20})?, (?:a |an )?(?:[a-z]+ ){0,3}(?:one|fella|fellow|guy|girl|boy|lad|lass|chap|thing),? (?:named|called) )(?P<v>)`, kName, "thing", "name", 0.85),
 		r("pronoun-name", `(?i:\b(?:(?:I|we) (?:have|have got|had) (?:a|an|one) |(?:my|our) )(?:new |little |baby |sweet |young )?)(?P<thing>`+relWord+`)(?i:,? (?:and )?(?:his|her|its) name(?: is|'s) )(?P<v>)`, kName, "thing", "name", 0.85),
 		r("rel-age", personAlt+`(?i:'s | (?:is|just turned|turned) )(?P<v>)(?i:\d{1,2}|`+numberWords+`)(?i: years old\b| months old\b|[.,!;]|$| (?:and|now|today|this|next|on|in)\b)`, kNP, "person", "age", 0.8),
 		r("age-adj", `\b(?i:my|our) (?P<v>)(?i:\d{1,2}|`+numberWords+`)(?i:[- ]years?[- ]old) (?P<thing>`+relWord+`)\b`, kNP, "thing", "age", 0.8),
@@ -260,6 +261,7 @@ var rules = func() []rule {
 		r("count", `(?i:\b(?:I|we) have (?:got )?)(?P<v>)(?i:\d+|one|two|three|four|five|six|seven) (?P<attr>kids|children|sons|daughters|cats|dogs|siblings|brothers|sisters|grandchildren|grandkids)\b`, kNP, "user", "@_count", 0.85),
 		// Health and food.
 		r("allergic", `(?i:`+iAm+` (?:severely |very |deathly |really |quite |also |super )?allergic to )(?P<v>)`, kNP, "user", "allergy/%", 0.95),
+		r("allergy-to", `(?i:\bI have (?:a |an )?(?:severe |mild |bad |bit of an |slight )?(?:allergy|allergies) (?:to|for) )(?P<v>)`, kNP, "user", "allergy/%", 0.9),
 		r("allergy-have", `(?i:\bI have (?:a |an |severe |a severe |a mild |bad |a bad )?)(?P<v>)[a-z]+(?: [a-z]+)?(?i: allerg(?:y|ies))\b`, kNP, "user", "allergy/%", 0.9),
 		r("diet", `(?i:(?:`+iAm+`|`+iHave+` been|\bI (?:went|turned|became|have gone|have become)|\b(?:we|my [a-z]+ and I|[a-z]+ and I)(?:'re| are)) (?:both |all |a |an |strictly |fully |now |also |mostly )?)(?P<v>)(?i:vegetarian|vegan|pescatarian|lactose[- ]intolerant|gluten[- ]free|gluten[- ]intolerant|celiac|coeliac|diabetic|teetotal|keto|kosher|halal)\b`, kNP, "user", "diet", 0.9),
 		r("avoid", `(?i:\bI (?:can't|cannot|don't|do not|never) (?:eat|drink) )(?P<v>)`, kNP, "user", "avoids/%", 0.8),
@@ -321,6 +323,7 @@ var rules = func() []rule {
 		r("study", `(?i:`+iAm+` (?:studying|majoring in|doing a (?:degree|masters|master's|phd) in) |\bI (?:study|major in) |\bI `+soon+`(?:changed|switched) my (?:major|concentration|degree|course|program|programme) to )(?P<v>)`, kNP, "user", "studies", 0.8),
 		r("rel-degree", personAlt+`(?i: (?:just |finally |recently )*(?:finished|completed|got|earned|graduated with) (?:a|an|his|her|their) (?:degree|bachelor's|master's|masters|phd|diploma|doctorate)(?: degree)? in )(?P<v>)`, kNP, "person", "degree", 0.8),
 		r("degree", `(?i:`+iHave+` (?:just |finally |recently )*(?:finished|completed|got|earned|graduated with) (?:a|an|my) (?:degree|bachelor's|master's|masters|phd|diploma|doctorate)(?: degree)? in )(?P<v>)`, kNP, "user", "degree", 0.8),
+		r("car-traded", `(?i:\bI (?:traded|swapped|part-exchanged) (?:[\w-]+ ){0,3}in for (?:a|an) )(?:[a-z-]+ ){0,3}(?P<v>)[A-Z]`, kName, "user", "car", 0.7),
 		r("car", `(?i:\bI (?:drive|own) (?:a|an) )(?:[a-z-]+ ){0,3}(?P<v>)[A-Z]`, kName, "user", "car", 0.7),
 		r("injury", `(?i:\bI `+soon+`(?:hurt|injured|broke|sprained|twisted|pulled|strained|tore|fractured|bruised|dislocated|messed up|tweaked|banged up|busted) my )(?P<v>)`, kNP, "user", "injury/%", 0.8),
 		r("pregnant", `(?i:`+iAm+` (?:finally |officially )?)(?P<v>)(?i:pregnant)\b`, kNP, "user", "pregnant", 0.8),
@@ -394,7 +397,7 @@ var rules = func() []rule {
 			x.derive = upTo(pastimeWords)
 		case "taught":
 			x.derive = teacherOf
-		case "former-job", "lost-job-as":
+		case "former-job", "lost-job-as", "job-bare":
 			x.head = jobs
 		case "play-in":
 			x.head = groupWords
