@@ -33,6 +33,7 @@ const (
 
 // outcome of one append in a fault run.
 type appendResult struct {
+	sid  string
 	at   time.Time
 	took time.Duration
 	code int // 0: acknowledged; -1: no service answer (client timeout, transport)
@@ -68,7 +69,7 @@ func startWriters(t *testing.T, c *client.Client, sessions int) *writers {
 				content := fmt.Sprintf("%s message %d: %0200d", sid, k, k)
 				began := time.Now()
 				r, err := cc.AppendMessages(context.Background(), sid, userInput(content))
-				res := appendResult{at: began, took: time.Since(began), err: err}
+				res := appendResult{sid: sid, at: began, took: time.Since(began), err: err}
 				switch {
 				case err == nil:
 				case client.Code(err) != 0:

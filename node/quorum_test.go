@@ -85,6 +85,7 @@ func TestQuorumLoss(t *testing.T) {
 		// Five servers, about 30 s under -race on 2 cores.
 		t.Run("K6partial", partialQuorumLoss)
 	}
+	t.Run("K1placement", placementQuorumLoss)
 }
 
 // quorumLoss is TestQuorumLoss with the log in k streams; it also checks
