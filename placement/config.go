@@ -45,7 +45,7 @@ type Config struct {
 	// lost then. The node sets it to how long its probe takes to see a
 	// lost quorum.
 	QuorumWait time.Duration
-	Logger         *slog.Logger
+	Logger     *slog.Logger
 	// Registerer registers the metrics (nil: not registered).
 	Registerer prometheus.Registerer
 }
