@@ -55,6 +55,8 @@ func (n *Node) health() healthReport {
 	if n.storage.bucket != "" {
 		p := st.Placement
 		if !p.OK && n.placement != nil {
+			// Served counts the partitions kept past their leases only
+			// while the log's stream has its quorum (openPlacement).
 			served := n.placement.Served()
 			serving = served > 0
 			p.Detail += fmt.Sprintf("; this node serves %d partitions", served)

@@ -66,11 +66,18 @@ func (n *Node) openPlacement(ctx context.Context, js jetstream.JetStream) error 
 	}}
 	if n.storage != nil && n.storage.bucket != "" {
 		// The storage watch probes the bucket's quorum: while it is lost
-		// this node keeps the partitions it holds. A lease past its expiry
+		// and the log's stream answers with its quorum, this node keeps
+		// the partitions it holds. Not while the log is lost too: then
+		// this node may be the one cut off from the cluster (the others
+		// may take its partitions), and it could serve only reads of
+		// what its actors hold, possibly stale. A lease past its expiry
 		// is held (not served) as long as the probe may take to see the
 		// quorum lost: the peers' silence (replicaSeen), the probe's
 		// timeout and one interval.
-		hooks.BucketLost = func() bool { return !n.storage.State().Placement.OK }
+		hooks.BucketLost = func() bool {
+			st := n.storage.State()
+			return !st.Placement.OK && st.JetStream.OK
+		}
 		pcfg.QuorumWait = replicaSeen + quorumProbeTimeout + n.cfg.HealthInterval
 	}
 	switch {

@@ -415,7 +415,7 @@ func (w *storageWatch) quorum(ctx context.Context, stream, what string) part {
 func (w *storageWatch) placementQuorum(ctx context.Context) part {
 	p := w.quorum(ctx, w.bucket, "placement bucket's stream")
 	if !p.OK {
-		p.Detail += "; no node can take a partition (write a lease) until it is back, each serves those it held"
+		p.Detail += "; no node can take a partition (write a lease) until it is back; a node that reaches the log's quorum keeps serving those it held"
 	}
 	return p
 }
