@@ -46,7 +46,9 @@ func (t *Table) tick(ctx context.Context) {
 		}
 		want := desired(p, live)
 		switch {
-		case pp.held && want != t.cfg.NodeID:
+		case pp.held && want != t.cfg.NodeID && !lost:
+			// (Not while the bucket is lost: the key cannot be deleted,
+			// nor created by the better owner.)
 			t.releaseAsync(p, true) // no longer served from here on
 			released = true
 		case pp.held && t.refreshDue(pp, now):
