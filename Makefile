@@ -124,8 +124,10 @@ crash-erase:
 
 # faults-partitions runs the cluster fault tests (rolling restart, kill -9,
 # quorum loss on a 3-server R3 cluster) with the log in one stream and in six
-# partitions (make test runs them with one), and the loss of some of six
-# partitions' quorums on a 5-server cluster (TestQuorumLoss/K6partial).
+# partitions (make test runs them with one), the loss of some of six
+# partitions' quorums on a 5-server cluster (TestQuorumLoss/K6partial), and
+# the loss of the placement bucket's quorum, the log's kept, on a 5-server
+# cluster with three nodes (TestQuorumLoss/K1placement).
 faults-partitions:
 	$(GO) test -race -count=1 -timeout 30m -run '^(TestRollingHandover|TestKillFailover|TestQuorumLoss)$$' -v ./node/ -faults.partitions
 

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"net/http"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -33,6 +34,7 @@ const (
 
 // outcome of one append in a fault run.
 type appendResult struct {
+	sid  string
 	at   time.Time
 	took time.Duration
 	code int // 0: acknowledged; -1: no service answer (client timeout, transport)
@@ -68,7 +70,7 @@ func startWriters(t *testing.T, c *client.Client, sessions int) *writers {
 				content := fmt.Sprintf("%s message %d: %0200d", sid, k, k)
 				began := time.Now()
 				r, err := cc.AppendMessages(context.Background(), sid, userInput(content))
-				res := appendResult{at: began, took: time.Since(began), err: err}
+				res := appendResult{sid: sid, at: began, took: time.Since(began), err: err}
 				switch {
 				case err == nil:
 				case client.Code(err) != 0:
@@ -305,12 +307,18 @@ func checkNoAckedWriteLost(t *testing.T, w *writers, js jetstream.JetStream) uin
 func summarize(t *testing.T, what string, rs []appendResult) map[int]int {
 	t.Helper()
 	byCode := map[int]int{}
-	var slowest time.Duration
+	var took []time.Duration
 	for _, r := range rs {
 		byCode[r.code]++
-		slowest = max(slowest, r.took)
+		took = append(took, r.took)
 	}
-	t.Logf("%s: %d appends, by code %v (0 ack, -1 no answer), slowest answer %s", what, len(rs), byCode, slowest.Round(time.Millisecond))
+	slices.Sort(took)
+	var median, slowest time.Duration
+	if len(took) > 0 {
+		median, slowest = took[len(took)/2], took[len(took)-1]
+	}
+	t.Logf("%s: %d appends, by code %v (0 ack, -1 no answer), median answer %s, slowest %s", what, len(rs), byCode,
+		median.Round(100*time.Microsecond), slowest.Round(time.Millisecond))
 	return byCode
 }
 
@@ -319,7 +327,7 @@ func summarize(t *testing.T, what string, rs []appendResult) map[int]int {
 // some four minutes more under -race on 2 cores, and a K=6 rolling restart
 // stalled once in eight runs there. make faults-partitions runs them.
 var faultsPartitions = flag.Bool("faults.partitions", false,
-	"TestRollingHandover, TestKillFailover, TestQuorumLoss: also with --log-partitions 6")
+	"TestRollingHandover, TestKillFailover, TestQuorumLoss: also with --log-partitions 6, and the five-server quorum losses (K6partial, K1placement)")
 
 // faultPartitions is the log layouts the cluster fault tests run with.
 func faultPartitions() []int {

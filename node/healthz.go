@@ -2,27 +2,35 @@ package node
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 )
 
 // healthReport is the body of /healthz.
 type healthReport struct {
 	// Status is "ok", "degraded", "unavailable" or "starting" (HTTP 200,
-	// 200, 503, 503). Degraded: only log_partitions fail, some of the
-	// log's partition streams have no quorum and the others take writes;
-	// 200, because every node shares the streams (taking this node out of
-	// a load balancer moves nothing to a working partition), and the
-	// requests of the lost partitions are answered 503 at once.
+	// 200, 503, 503). Degraded: only log_partitions or placement fail,
+	// the node still serves: some of the log's partition streams have no
+	// quorum and the others take writes, or the placement bucket has no
+	// quorum and this node serves the partitions it held; 200, because
+	// every node shares the streams and the bucket (taking this node out
+	// of a load balancer moves nothing to a working partition), and the
+	// requests that cannot be served are answered 503 at once. Placement
+	// without quorum while this node serves no partition is unavailable.
 	Status string `json:"status"`
 	// Waiting is what a starting node waits for (its NATS cluster to
 	// take a stream or bucket, with the last attempt's error); only with
 	// status "starting", which carries nothing else.
 	Waiting string `json:"waiting,omitempty"`
 	// Failing names the parts that are not ok: log, jetstream, projector,
-	// log_partitions.
+	// placement, log_partitions.
 	Failing   []string `json:"failing,omitempty"`
 	Log       *part    `json:"log,omitempty"`
 	JetStream *part    `json:"jetstream,omitempty"`
+	// Placement is the placement bucket's quorum (with a replicated log
+	// only: absent otherwise). Without it no node can take a partition:
+	// each keeps serving those it held, the others are answered 503.
+	Placement *part `json:"placement,omitempty"`
 	// LogPartitions are, with the log in K > 1 partitions, the partitions
 	// whose stream alone has no quorum (absent: none, or none has).
 	LogPartitions []partitionPart `json:"log_partitions,omitempty"`
@@ -43,6 +51,18 @@ func (n *Node) health() healthReport {
 	}
 	st := n.storage.State()
 	r := healthReport{Status: "ok", Log: &st.Log, JetStream: &st.JetStream, LogPartitions: st.Lost}
+	serving := true // the node serves despite the placement bucket's state
+	if n.storage.bucket != "" {
+		p := st.Placement
+		if !p.OK && n.placement != nil {
+			// Served counts the partitions kept past their leases only
+			// while the log's stream has its quorum (openPlacement).
+			served := n.placement.Served()
+			serving = served > 0
+			p.Detail += fmt.Sprintf("; this node serves %d partitions", served)
+		}
+		r.Placement = &p
+	}
 	if r.Log.OK && n.logHealth != nil {
 		if p := n.logHealth.Problem(); p != "" {
 			f := fault("stream", p)
@@ -66,12 +86,18 @@ func (n *Node) health() healthReport {
 			r.Failing = append(r.Failing, c.name)
 		}
 	}
+	placementOut := r.Placement != nil && !r.Placement.OK
 	switch {
-	case len(r.Failing) > 0:
+	case len(r.Failing) > 0 || (placementOut && !serving):
 		r.Status = "unavailable"
-	case len(r.LogPartitions) > 0:
+	case len(r.LogPartitions) > 0 || placementOut:
 		r.Status = "degraded"
-		r.Failing = []string{"log_partitions"}
+		if len(r.LogPartitions) > 0 {
+			r.Failing = []string{"log_partitions"}
+		}
+	}
+	if placementOut {
+		r.Failing = append(r.Failing, "placement")
 	}
 	return r
 }

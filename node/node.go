@@ -574,6 +574,9 @@ func (n *Node) startStorageWatch(js jetstream.JetStream) {
 	n.storage = newStorageWatch(n.embedded, js, dirs, n.cfg.MinFreeBytes, n.cfg.HealthInterval, p, n.logger,
 		newStorageMetrics(n.Registry, retries))
 	n.storage.stream, n.storage.replicated = n.cfg.Stream, n.cfg.Replicas > 1
+	if n.storage.replicated {
+		n.storage.bucket = "KV_" + placementBucket(n.cfg) // a KV bucket's stream
+	}
 	if n.marks != nil {
 		// Set before the watch runs: it reads them.
 		n.storage.setPartitions(n.cfg.Stream, n.cfg.LogPartitions) // the quorum probe asks each partition's stream

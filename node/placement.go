@@ -58,14 +58,28 @@ func (n *Node) openPlacement(ctx context.Context, js jetstream.JetStream) error 
 		return err
 	}
 	pcfg.Replicas, pcfg.Logger, pcfg.Registerer = n.cfg.Replicas, n.logger, n.Registry
-	if pcfg.Bucket == placement.DefaultBucket {
-		pcfg.Bucket = placement.BucketFor(n.cfg.Stream)
-	}
+	pcfg.Bucket = placementBucket(n.cfg)
 	hooks := placement.Hooks{OnRelease: func(ctx context.Context, p int) {
 		if err := n.dir.PassivateWhere(ctx, func(id string) bool { return placement.Partition(id, pcfg.Partitions) == p }); err != nil {
 			n.logger.Warn("partition released before its actors stopped", "partition", p, "err", err)
 		}
 	}}
+	if n.storage != nil && n.storage.bucket != "" {
+		// The storage watch probes the bucket's quorum: while it is lost
+		// and the log's stream answers with its quorum, this node keeps
+		// the partitions it holds. Not while the log is lost too: then
+		// this node may be the one cut off from the cluster (the others
+		// may take its partitions), and it could serve only reads of
+		// what its actors hold, possibly stale. A lease past its expiry
+		// is held (not served) as long as the probe may take to see the
+		// quorum lost: the peers' silence (replicaSeen), the probe's
+		// timeout and one interval.
+		hooks.BucketLost = func() bool {
+			st := n.storage.State()
+			return !st.Placement.OK && st.JetStream.OK
+		}
+		pcfg.QuorumWait = replicaSeen + quorumProbeTimeout + n.cfg.HealthInterval
+	}
 	switch {
 	case n.proj != nil && n.cfg.LogPartitions > 1:
 		hooks.Applied = n.proj.AppliedSeq // the least partition checkpoint
@@ -80,6 +94,15 @@ func (n *Node) openPlacement(ctx context.Context, js jetstream.JetStream) error 
 	}
 	n.goBackground("placement stopped: this node's leases age out", n.placement.Run)
 	return nil
+}
+
+// placementBucket is the placement bucket's name: --placement-bucket, or
+// the log stream's (placement.BucketFor) when it is the default.
+func placementBucket(cfg Config) string {
+	if cfg.Placement.Bucket == placement.DefaultBucket {
+		return placement.BucketFor(cfg.Stream)
+	}
+	return cfg.Placement.Bucket
 }
 
 // serveInternal subscribes this node's internal subjects: requests

@@ -74,9 +74,11 @@ func startR3Node(t *testing.T, urls []string, id string, mutate func(*node.Confi
 // 503 within noQuorumAnswer (findings 8 of issue 18); afterwards the
 // projector resumes by itself, without a node restart (finding 7): a new
 // append is acknowledged and a min_seq read of it is served. With
-// -faults.partitions also in six partitions (K6), and with some of six
+// -faults.partitions also in six partitions (K6), with some of six
 // partitions' streams losing their quorum while the others keep it
-// (K6partial, quorum_partitions_test.go).
+// (K6partial, quorum_partitions_test.go), and with the placement bucket
+// losing its quorum while the log keeps its (K1placement,
+// quorum_placement_test.go).
 func TestQuorumLoss(t *testing.T) {
 	for _, k := range faultPartitions() {
 		t.Run(fmt.Sprintf("K%d", k), func(t *testing.T) { quorumLoss(t, k) })
@@ -84,6 +86,8 @@ func TestQuorumLoss(t *testing.T) {
 	if *faultsPartitions {
 		// Five servers, about 30 s under -race on 2 cores.
 		t.Run("K6partial", partialQuorumLoss)
+		// Five servers, three nodes, about 45 s under -race on 2 cores.
+		t.Run("K1placement", placementQuorumLoss)
 	}
 }
 

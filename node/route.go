@@ -72,7 +72,10 @@ const ServedByHeader = "Agentmem-Served-By"
 // owner and past owners that do not listen any more. While the log is
 // unavailable (w, when not nil, says so) it does not wait for an owner: no
 // node takes a partition without the leases' quorum, so it fails at once
-// with errLogUnavailable (503) instead of at the client's timeout.
+// with errLogUnavailable (503) instead of at the client's timeout. While
+// the placement bucket has no quorum the owner is the last one seen (it
+// keeps serving), and an owner that does not listen is not waited for
+// either: no node can take its partition.
 func request(ctx context.Context, t *placement.Table, w *storageWatch, id string, build func(owner string) *nats.Msg, nc *nats.Conn) (*nats.Msg, bool, error) {
 	for {
 		owner, local, err := ownerOf(ctx, t, w, id)
@@ -85,6 +88,10 @@ func request(ctx context.Context, t *placement.Table, w *storageWatch, id string
 				err = fmt.Errorf("node %s: %w", owner, err)
 			}
 			return reply, false, err
+		}
+		if w != nil && !w.State().Placement.OK {
+			return nil, false, fmt.Errorf("node %s, the last owner seen of %s, does not answer, and no node can take its partition while %w: %s",
+				owner, id, placement.ErrBucketLost, w.State().Placement.Detail)
 		}
 		select {
 		case <-ctx.Done():

@@ -61,6 +61,10 @@ type storageState struct {
 	Log       part
 	JetStream part
 	Projector part
+	// Placement is the quorum of the placement bucket's stream (probed
+	// with a replicated log while JetStream is on; healthy otherwise):
+	// without it no lease can be written.
+	Placement part
 	// FreeBytes is the free space of the data dir's disk (-1: unknown).
 	FreeBytes int64
 	// Lost are, with the log in K > 1 partitions, the partitions whose
@@ -114,8 +118,11 @@ type storageWatch struct {
 	stream     string
 	streams    []string
 	replicated bool
-	logger     *slog.Logger
-	metrics    *storageMetrics
+	// bucket is the placement bucket's stream, probed as the log's are
+	// when replicated ("": not probed).
+	bucket  string
+	logger  *slog.Logger
+	metrics *storageMetrics
 
 	state atomic.Pointer[storageState]
 	nudge chan struct{} // capacity 1: check now
@@ -170,7 +177,7 @@ func newStorageWatch(embedded *natsembed.Server, js jetstream.JetStream, dirs []
 	p projector, logger *slog.Logger, m *storageMetrics) *storageWatch {
 	w := &storageWatch{embedded: embedded, js: js, dirs: dirs, minFree: minFree, interval: interval, projector: p,
 		logger: logger, metrics: m, nudge: make(chan struct{}, 1), restartPause: minRestartPause}
-	w.state.Store(&storageState{Log: healthy, JetStream: healthy, Projector: healthy, FreeBytes: -1})
+	w.state.Store(&storageState{Log: healthy, JetStream: healthy, Projector: healthy, Placement: healthy, FreeBytes: -1})
 	ctx, cancel := context.WithCancel(context.Background())
 	w.down.Store(&ctx)
 	w.cancelDown = cancel
@@ -289,7 +296,7 @@ func (w *storageWatch) faultLasted(now time.Time) bool {
 
 // observe reads the disk, JetStream and the projector.
 func (w *storageWatch) observe(ctx context.Context) *storageState {
-	st := &storageState{Log: healthy, JetStream: healthy, Projector: healthy, FreeBytes: w.freeBytes()}
+	st := &storageState{Log: healthy, JetStream: healthy, Projector: healthy, Placement: healthy, FreeBytes: w.freeBytes()}
 	limit := healthy
 	if e := w.embedded; e != nil {
 		if !e.JetStreamEnabled() {
@@ -306,11 +313,17 @@ func (w *storageWatch) observe(ctx context.Context) *storageState {
 		}
 	}
 	if st.JetStream.OK && w.js != nil && w.replicated {
+		var wg sync.WaitGroup
+		if w.bucket != "" {
+			// Beside the log's probe: each may wait quorumProbeTimeout.
+			wg.Go(func() { st.Placement = w.placementQuorum(ctx) })
+		}
 		if len(w.streams) > 1 {
 			st.JetStream, st.Lost = w.quorums(ctx)
 		} else {
-			st.JetStream = w.quorum(ctx, w.stream)
+			st.JetStream = w.quorum(ctx, w.stream, "log stream")
 		}
+		wg.Wait()
 	}
 	if st.JetStream.OK && limit.OK && w.js != nil {
 		if p := w.accountLimits(ctx); p.Reason == reasonJSDisabled {
@@ -362,7 +375,7 @@ func (w *storageWatch) accountLimits(ctx context.Context) part {
 // within replicaSeen) make the log unavailable: an append would wait for an
 // acknowledgement that does not come. A stream that does not exist is the
 // log health check's to report (healthy here).
-func (w *storageWatch) quorum(ctx context.Context, stream string) part {
+func (w *storageWatch) quorum(ctx context.Context, stream, what string) part {
 	cctx, cancel := context.WithTimeout(ctx, quorumProbeTimeout)
 	defer cancel()
 	s, err := w.js.Stream(cctx, stream)
@@ -370,16 +383,16 @@ func (w *storageWatch) quorum(ctx context.Context, stream string) part {
 	case ctx.Err() != nil, errors.Is(err, jetstream.ErrStreamNotFound):
 		return healthy
 	case errors.Is(err, context.DeadlineExceeded):
-		return fault(reasonNoQuorum, fmt.Sprintf("the log stream %s has no leader answering (no answer within %s): the JetStream quorum is lost or the server is cut off from its cluster", stream, quorumProbeTimeout))
+		return fault(reasonNoQuorum, fmt.Sprintf("the %s %s has no leader answering (no answer within %s): the JetStream quorum is lost or the server is cut off from its cluster", what, stream, quorumProbeTimeout))
 	case err != nil:
-		return fault(reasonNoQuorum, fmt.Sprintf("the log stream %s cannot be reached: %v", stream, err))
+		return fault(reasonNoQuorum, fmt.Sprintf("the %s %s cannot be reached: %v", what, stream, err))
 	}
 	ci := s.CachedInfo().Cluster
 	if ci == nil || len(ci.Replicas) == 0 {
 		return healthy // not replicated after all
 	}
 	if ci.Leader == "" {
-		return fault(reasonNoQuorum, fmt.Sprintf("the log stream %s has no leader", stream))
+		return fault(reasonNoQuorum, fmt.Sprintf("the %s %s has no leader", what, stream))
 	}
 	live, lost := 1, []string(nil)
 	for _, r := range ci.Replicas {
@@ -390,10 +403,21 @@ func (w *storageWatch) quorum(ctx context.Context, stream string) part {
 		}
 	}
 	if need := (1+len(ci.Replicas))/2 + 1; live < need {
-		return fault(reasonNoQuorum, fmt.Sprintf("the log stream %s has %d of %d peers live, a write needs %d; leader %s, lost %s",
-			stream, live, 1+len(ci.Replicas), need, ci.Leader, strings.Join(lost, ", ")))
+		return fault(reasonNoQuorum, fmt.Sprintf("the %s %s has %d of %d peers live, a write needs %d; leader %s, lost %s",
+			what, stream, live, 1+len(ci.Replicas), need, ci.Leader, strings.Join(lost, ", ")))
 	}
 	return healthy
+}
+
+// placementQuorum is quorum for the placement bucket's stream: without it
+// no node can write a lease, so none can take a partition; each keeps
+// serving those it held (placement.Hooks.BucketLost).
+func (w *storageWatch) placementQuorum(ctx context.Context) part {
+	p := w.quorum(ctx, w.bucket, "placement bucket's stream")
+	if !p.OK {
+		p.Detail += "; no node can take a partition (write a lease) until it is back; a node that reaches the log's quorum keeps serving those it held"
+	}
+	return p
 }
 
 // quorums is quorum for each of the K partition streams, asked at once:
@@ -404,7 +428,7 @@ func (w *storageWatch) quorums(ctx context.Context) (part, []partitionPart) {
 	parts := make([]part, len(w.streams))
 	var wg sync.WaitGroup
 	for i, stream := range w.streams {
-		wg.Go(func() { parts[i] = w.quorum(ctx, stream) })
+		wg.Go(func() { parts[i] = w.quorum(ctx, stream, "log stream") })
 	}
 	wg.Wait()
 	var lost []partitionPart
@@ -500,6 +524,13 @@ func (w *storageWatch) report(prev, st *storageState) {
 		w.logger.Error("log still unavailable", "reason", st.Log.Reason, "observed", st.Log.Detail)
 	}
 	w.reportPartitions(prev, st)
+	switch {
+	case prev.Placement.OK && !st.Placement.OK:
+		w.logger.Error("placement bucket unavailable: partitions stay where they are, unowned ones unserved, until it recovers",
+			"reason", st.Placement.Reason, "observed", st.Placement.Detail)
+	case !prev.Placement.OK && st.Placement.OK:
+		w.logger.Info("placement bucket available again", "was", prev.Placement.Reason)
+	}
 	if prev.Projector.OK != st.Projector.OK {
 		if st.Projector.OK {
 			w.logger.Info("projector healthy again", "applied_seq", w.projector.AppliedSeq())
@@ -546,12 +577,13 @@ func (w *storageWatch) reportPartitions(prev, st *storageState) {
 
 // storageMetrics are the watch's gauges and counters.
 type storageMetrics struct {
-	logAvailable     prometheus.Gauge
-	jetStreamEnabled prometheus.Gauge
-	projectorHealthy prometheus.Gauge
-	freeBytes        prometheus.Gauge
-	restarts         prometheus.Counter
-	unavailable      *prometheus.CounterVec
+	logAvailable       prometheus.Gauge
+	placementAvailable prometheus.Gauge
+	jetStreamEnabled   prometheus.Gauge
+	projectorHealthy   prometheus.Gauge
+	freeBytes          prometheus.Gauge
+	restarts           prometheus.Counter
+	unavailable        *prometheus.CounterVec
 	// partitionAvailable is per log partition, K > 1 only (k of them).
 	partitionAvailable *prometheus.GaugeVec
 	k                  int
@@ -561,6 +593,8 @@ func newStorageMetrics(reg prometheus.Registerer, p interface{ WriteRetries() ui
 	m := &storageMetrics{
 		logAvailable: prometheus.NewGauge(prometheus.GaugeOpts{Name: "agentmem_log_available",
 			Help: "1 while the log takes writes; 0 while writes answer 503 at once (out of space, JetStream off, a write error, a storage limit)."}),
+		placementAvailable: prometheus.NewGauge(prometheus.GaugeOpts{Name: "agentmem_placement_available",
+			Help: "1 while the placement bucket takes writes (leases); 0 while its stream has no quorum: no partition can change owner, each node serves those it held."}),
 		jetStreamEnabled: prometheus.NewGauge(prometheus.GaugeOpts{Name: "agentmem_jetstream_enabled",
 			Help: "1 while JetStream is on; 0 while it is off (the embedded server turns it off on some storage faults; the node restarts it)."}),
 		projectorHealthy: prometheus.NewGauge(prometheus.GaugeOpts{Name: "agentmem_projector_healthy",
@@ -574,12 +608,12 @@ func newStorageMetrics(reg prometheus.Registerer, p interface{ WriteRetries() ui
 		partitionAvailable: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "agentmem_log_partition_available",
 			Help: "With the log in K > 1 partitions, per partition: 1 while its stream takes writes; 0 while its writes answer 503 at once (the whole log unavailable, or its stream alone without quorum)."}, []string{"partition"}),
 	}
-	reg.MustRegister(m.logAvailable, m.jetStreamEnabled, m.projectorHealthy, m.freeBytes, m.restarts, m.unavailable, m.partitionAvailable)
+	reg.MustRegister(m.logAvailable, m.placementAvailable, m.jetStreamEnabled, m.projectorHealthy, m.freeBytes, m.restarts, m.unavailable, m.partitionAvailable)
 	if p != nil {
 		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "agentmem_projector_write_retries_total",
 			Help: "Batches whose write to the projection failed and were tried again."}, func() float64 { return float64(p.WriteRetries()) }))
 	}
-	m.set(&storageState{Log: healthy, JetStream: healthy, Projector: healthy, FreeBytes: -1})
+	m.set(&storageState{Log: healthy, JetStream: healthy, Projector: healthy, Placement: healthy, FreeBytes: -1})
 	return m
 }
 
@@ -594,6 +628,7 @@ func (m *storageMetrics) partitions(k int) {
 
 func (m *storageMetrics) set(st *storageState) {
 	m.logAvailable.Set(b2f(st.Log.OK))
+	m.placementAvailable.Set(b2f(st.Placement.OK))
 	for i := range m.k {
 		m.partitionAvailable.WithLabelValues(strconv.Itoa(i)).Set(b2f(st.logOf(i).OK))
 	}

@@ -36,7 +36,16 @@ type Config struct {
 	OpTimeout time.Duration
 	// ReleaseTimeout bounds OnRelease of one partition.
 	ReleaseTimeout time.Duration
-	Logger         *slog.Logger
+	// QuorumWait is how long a lease past its expiry (its refreshes got no
+	// answer) is still held, not served, waiting for Hooks.BucketLost to
+	// say the bucket lost its quorum (then it is served again, and kept
+	// while the bucket is lost), counted from its expiry or from the last
+	// tick that saw the bucket lost; a refresh answered meanwhile renews
+	// or ends it. 0: a lease is dropped at its expiry unless the bucket is
+	// lost then. The node sets it to how long its probe takes to see a
+	// lost quorum.
+	QuorumWait time.Duration
+	Logger     *slog.Logger
 	// Registerer registers the metrics (nil: not registered).
 	Registerer prometheus.Registerer
 }
@@ -78,6 +87,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: tick %s: > 0 and at most lease_ttl/3", ErrConfig, c.Tick)
 	case c.OpTimeout <= 0 || c.ReleaseTimeout <= 0:
 		return fmt.Errorf("%w: op_timeout and release_timeout must be > 0", ErrConfig)
+	case c.QuorumWait < 0:
+		return fmt.Errorf("%w: quorum_wait %s: at least 0", ErrConfig, c.QuorumWait)
 	}
 	return nil
 }

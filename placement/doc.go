@@ -28,6 +28,19 @@
 // meets the log's expected-last-subject-sequence fence: a conflict and a
 // reload, never a fork.
 //
+// The bucket without quorum. No node can write a key then, so none can
+// take a partition from another: while Hooks.BucketLost says so (the
+// node's probe of the bucket's stream), a node keeps serving the
+// partitions it holds past their leases, claims none, and Owner names the
+// last owner seen (or fails at once with ErrBucketLost). Two owners at
+// once remain possible around the bucket's return (another node creates
+// an aged-out key before this node's probe sees the bucket back) and
+// across a network partition; the fence above keeps their appends from
+// forking a history. A lease past its expiry whose refreshes got no
+// answer is held, not served, for Config.QuorumWait before it is dropped,
+// so that a probe slower than the lease can still keep it; once the
+// bucket is back it is refreshed, or dropped when the refresh is refused.
+//
 // Handover. Release (a joining node is now the better owner) and Leave
 // (SIGTERM) mark the partition releasing, so new requests wait for the next
 // owner; call OnRelease (the node passivates the partition's actors:

@@ -14,6 +14,8 @@ import (
 // tick expires, refreshes, claims and hands over leases. Run's goroutine only.
 func (t *Table) tick(ctx context.Context) {
 	now := time.Now()
+	lost := t.bucketLost()
+	t.noteLost(lost, now)
 	t.mu.Lock()
 	if !t.synced {
 		t.mu.Unlock()
@@ -27,6 +29,13 @@ func (t *Table) tick(ctx context.Context) {
 		if pp.releasing {
 			continue
 		}
+		if pp.held && !now.Before(pp.until) && t.keepExpired(pp, now, lost) {
+			if t.refreshDue(pp, now) {
+				pp.refreshing = true
+				refresh = append(refresh, p)
+			}
+			continue
+		}
 		if pp.held && !now.Before(pp.until) {
 			pp.held = false
 			t.metrics.lost.Inc()
@@ -37,12 +46,16 @@ func (t *Table) tick(ctx context.Context) {
 		}
 		want := desired(p, live)
 		switch {
-		case pp.held && want != t.cfg.NodeID:
+		case pp.held && want != t.cfg.NodeID && !lost:
+			// (Not while the bucket is lost: the key cannot be deleted,
+			// nor created by the better owner.)
 			t.releaseAsync(p, true) // no longer served from here on
 			released = true
 		case pp.held && t.refreshDue(pp, now):
 			pp.refreshing = true
 			refresh = append(refresh, p)
+		case lost:
+			// No claim can be written: none is tried until the bucket is back.
 		case !pp.held && want == t.cfg.NodeID &&
 			(pp.owner == "" || pp.owner == t.cfg.NodeID || now.Sub(pp.seen) > t.cfg.LeaseTTL):
 			claim = append(claim, p)
@@ -75,6 +88,40 @@ func (t *Table) tick(ctx context.Context) {
 	t.metrics.owned.Set(float64(t.held()))
 }
 
+// keepExpired reports whether a held lease past its expiry is kept: while
+// the bucket is lost (served), or for QuorumWait after its expiry or the
+// last tick that saw the bucket lost (held, not served: the node's probe
+// may not have seen the bucket's quorum lost yet, or a refresh since it
+// came back is yet to be answered). Caller holds mu.
+func (t *Table) keepExpired(pp *part, now time.Time, lost bool) bool {
+	if lost {
+		return true
+	}
+	from := pp.until
+	if t.lostSeen.After(from) {
+		from = t.lostSeen
+	}
+	return now.Sub(from) < t.cfg.QuorumWait
+}
+
+// noteLost records that the bucket is lost (or not) at now, and logs when
+// that changes. Run's goroutine only.
+func (t *Table) noteLost(lost bool, now time.Time) {
+	if lost {
+		t.lostSeen = now
+	}
+	if lost == t.lost {
+		return
+	}
+	t.lost = lost
+	if lost {
+		t.log.Warn("placement bucket without quorum: this node keeps serving the partitions it holds past their leases and claims none until it is back",
+			"partitions", t.held())
+		return
+	}
+	t.log.Info("placement bucket has its quorum again: leases are refreshed or dropped, free partitions claimed", "partitions", t.held())
+}
+
 func (t *Table) held() int {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
@@ -103,7 +150,9 @@ func (t *Table) heartbeat(ctx context.Context) {
 	octx, cancel := context.WithTimeout(ctx, t.cfg.OpTimeout)
 	defer cancel()
 	if _, err := t.kv.Put(octx, nodeKey(t.cfg.NodeID), data); err != nil {
-		t.log.Warn("heartbeat failed", "err", err)
+		if !t.bucketLost() {
+			t.log.Warn("heartbeat failed", "err", err)
+		}
 		return
 	}
 	t.lastBeat = info.Updated
@@ -188,7 +237,9 @@ func (t *Table) refresh(ctx context.Context, p int) {
 			t.changedLocked()
 			return
 		}
-		t.log.Warn("lease refresh failed; retrying", "partition", p, "err", err, "valid_for", time.Until(pp.until))
+		if !t.bucketLost() {
+			t.log.Warn("lease refresh failed; retrying", "partition", p, "err", err, "valid_for", time.Until(pp.until))
+		}
 		return
 	}
 	t.leasedLocked(pp, newRev, start)

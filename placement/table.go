@@ -59,6 +59,7 @@ type Table struct {
 	metrics   *metrics
 	onRelease func(ctx context.Context, partition int)
 	applied   func() uint64
+	lostHook  func() bool
 	inc       string
 	started   time.Time
 	kick      chan struct{}
@@ -71,6 +72,10 @@ type Table struct {
 	changed  chan struct{}        // closed on every change; guarded by mu
 	synced   bool                 // the watch delivered the bucket's contents; guarded by mu
 	lastBeat time.Time            // tick goroutine only
+	// lostSeen is the last tick that saw the bucket without quorum; lost
+	// whether the last tick did (tick goroutine only).
+	lostSeen time.Time
+	lost     bool
 }
 
 // Hooks are what the node does when placement changes.
@@ -83,7 +88,20 @@ type Hooks struct {
 	// Applied reports the projection's applied stream sequence, published
 	// in the heartbeat (nil: 0).
 	Applied func() uint64
+	// BucketLost reports that the bucket has no quorum now (the node's
+	// probe of its stream; nil: never). No node can write a lease then:
+	// none can take a partition from this one, so this node keeps serving
+	// the partitions it holds past their leases' expiry, claims none, and
+	// Owner names the last owner it saw of the others (or fails at once)
+	// instead of waiting for one. The log's expected-last-subject-sequence
+	// check fences the appends of an owner that lost its lease meanwhile.
+	BucketLost func() bool
 }
+
+// ErrBucketLost is returned (wrapped, with ErrNoOwner) by Owner when no
+// node serves the partition and the bucket has no quorum (Hooks.BucketLost):
+// none can take it until the bucket is back.
+var ErrBucketLost = errors.New("placement: the placement bucket has no quorum")
 
 // New creates (or opens) the placement bucket and returns this node's
 // table; Run serves it. It refuses a cluster whose live nodes use another
@@ -102,7 +120,7 @@ func New(ctx context.Context, js jetstream.JetStream, cfg Config, hooks Hooks) (
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	t := &Table{cfg: cfg, kv: kv, log: cfg.Logger.With("component", "placement", "node_id", cfg.NodeID),
-		onRelease: hooks.OnRelease, applied: hooks.Applied,
+		onRelease: hooks.OnRelease, applied: hooks.Applied, lostHook: hooks.BucketLost,
 		inc: hex.EncodeToString(b[:]), started: time.Now(), kick: make(chan struct{}, 1),
 		parts: make([]part, cfg.Partitions), nodes: map[string]time.Time{}, changed: make(chan struct{})}
 	if err := t.checkPeers(ctx); err != nil {
@@ -156,16 +174,40 @@ func (t *Table) checkPeers(ctx context.Context) error {
 func (t *Table) NodeID() string { return t.cfg.NodeID }
 
 // Serves reports whether this node serves aggregate id now: it holds the
-// partition's lease, the lease is valid by its clock, and it is not
-// handing the partition over.
+// partition's lease, the lease is valid by its clock (or the bucket has
+// no quorum: Hooks.BucketLost), and it is not handing the partition over.
 func (t *Table) Serves(id string) bool {
 	p := Partition(id, t.cfg.Partitions)
 	now := time.Now()
+	lost := t.bucketLost()
 	t.mu.RLock()
 	defer t.mu.RUnlock()
-	pp := &t.parts[p]
-	return pp.held && !pp.releasing && now.Before(pp.until)
+	return t.servesLocked(&t.parts[p], now, lost)
 }
+
+// servesLocked is Serves of partition pp at now, the bucket lost or not.
+// Caller holds mu.
+func (t *Table) servesLocked(pp *part, now time.Time, lost bool) bool {
+	return pp.held && !pp.releasing && (now.Before(pp.until) || lost)
+}
+
+// Served is how many partitions this node serves now.
+func (t *Table) Served() int {
+	now := time.Now()
+	lost := t.bucketLost()
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	n := 0
+	for p := range t.parts {
+		if t.servesLocked(&t.parts[p], now, lost) {
+			n++
+		}
+	}
+	return n
+}
+
+// bucketLost is Hooks.BucketLost (false without one).
+func (t *Table) bucketLost() bool { return t.lostHook != nil && t.lostHook() }
 
 // Holds reports whether this node holds the lease of aggregate id's
 // partition and is not handing it over. Unlike Serves it ignores the
@@ -181,22 +223,28 @@ func (t *Table) Holds(id string) bool {
 
 // Owner returns the node that serves aggregate id (local: this node),
 // waiting until ctx ends while the partition has no live owner or is being
-// handed over.
+// handed over. While the bucket has no quorum (Hooks.BucketLost) it names
+// the last owner seen however long ago it wrote its lease (that owner
+// keeps serving it), and fails at once (ErrBucketLost) when there is none.
 func (t *Table) Owner(ctx context.Context, id string) (node string, local bool, err error) {
 	p := Partition(id, t.cfg.Partitions)
 	for {
 		now := time.Now()
+		lost := t.bucketLost()
 		t.mu.RLock()
 		pp, ch := t.parts[p], t.changed
 		alone := t.leaving && len(t.liveLocked(now)) == 0
+		serves := t.servesLocked(&pp, now, lost)
 		t.mu.RUnlock()
 		switch {
-		case pp.held && !pp.releasing && now.Before(pp.until):
+		case serves:
 			return t.cfg.NodeID, true, nil
-		case pp.owner != "" && pp.owner != t.cfg.NodeID && now.Sub(pp.seen) <= t.cfg.LeaseTTL:
+		case pp.owner != "" && pp.owner != t.cfg.NodeID && (lost || now.Sub(pp.seen) <= t.cfg.LeaseTTL):
 			return pp.owner, false, nil
 		case alone:
 			return "", false, fmt.Errorf("%w: this node is stopping and no other node is live", ErrNoOwner)
+		case lost:
+			return "", false, fmt.Errorf("%w: partition %d of %q: %w: no node can take it until the bucket is back", ErrNoOwner, p, id, ErrBucketLost)
 		}
 		if err := t.waitChanged(ctx, ch); err != nil {
 			return "", false, fmt.Errorf("%w: partition %d of %q: %v", ErrNoOwner, p, id, err)
