@@ -81,7 +81,7 @@ func Hydrate(cx *memoryv1.ContextReply, src Sources) *memoryv1.ContextReply {
 		if src.Message == nil {
 			return "", false
 		}
-		m, ok := src.Message(ref.GetSessionId(), ref.GetSeq())
+		m, ok := src.Message(refSession(cx, ref), ref.GetSeq())
 		if !ok || m.GetId() != ref.GetMessageId() {
 			return "", false
 		}
@@ -89,11 +89,26 @@ func Hydrate(cx *memoryv1.ContextReply, src Sources) *memoryv1.ContextReply {
 	})
 }
 
-// recalledItemText is the text recalled item ref (of another session)
-// shows of message m: the first text_bytes bytes of EarlierSessionText
-// (EarlierContinuedText when continued), then "…" when it was trimmed.
+// recalledItemText is the text recalled item ref shows of message m: the
+// first text_bytes bytes of EarlierSessionText (EarlierContinuedText when
+// continued) for a message of another session, of its "Recalled …" text
+// (recalledText) for one of the session's own; then "…" when it was
+// trimmed.
 func recalledItemText(ref *memoryv1.RecalledItem, m *memoryv1.Message) string {
+	if ref.GetSessionId() == "" {
+		return cutText(recalledText(m), ref.GetTextBytes(), ref.GetTrimmed())
+	}
 	return cutText(earlierText(ref, m), ref.GetTextBytes(), ref.GetTrimmed())
+}
+
+// refSession is the session of the message recalled item ref refers to:
+// its session_id, or the context's own session when unset (a message of
+// the session's own swap).
+func refSession(cx *memoryv1.ContextReply, ref *memoryv1.RecalledItem) string {
+	if sid := ref.GetSessionId(); sid != "" {
+		return sid
+	}
+	return cx.GetSessionId()
 }
 
 // HydrateMemory is Hydrate with entry texts only (recalled messages of
@@ -190,17 +205,17 @@ func HydrateAtWith(cx *memoryv1.ContextReply, get EntryAt, msg MessageAtPast, su
 		state := PastNotKept
 		var m *memoryv1.Message
 		if msg != nil {
-			m, state = msg(ref.GetSessionId(), ref.GetSeq())
+			m, state = msg(refSession(cx, ref), ref.GetSeq())
 		}
 		switch {
 		case state == PastText && m.GetId() == ref.GetMessageId():
 			return recalledItemText(ref, m), true
 		case state == PastLeftOut:
 			return "", false
-		case state == PastErased:
+		case state == PastErased && ref.GetSessionId() != "":
 			return ErasedRecalledText(ref), true
 		default:
-			return fmt.Sprintf("[not kept] %s (session %s): no longer in the log", ref.GetMessageId(), ref.GetSessionId()), true
+			return fmt.Sprintf("[not kept] %s (session %s): no longer in the log", ref.GetMessageId(), refSession(cx, ref)), true
 		}
 	})
 }

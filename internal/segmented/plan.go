@@ -107,12 +107,10 @@ func (r *recalledRef) fill(x *memoryv1.RecalledItem) {
 		return
 	}
 	m := r.m
+	// A reference, never the text: the session's own message (sid "")
+	// as another session's is read back when the context is read.
 	x.MessageId, x.Seq, x.Role, x.Tokens, x.SaidUnixNano = m.GetId(), m.GetSeq(), m.GetRole(), r.it.tokens, SaidAt(m)
-	if r.sid != "" {
-		x.SessionId, x.TextBytes, x.Trimmed = r.sid, r.it.bytes, r.it.trimmed
-	} else {
-		x.Text = r.it.text
-	}
+	x.SessionId, x.TextBytes, x.Trimmed = r.sid, r.it.bytes, r.it.trimmed
 }
 
 // planner builds the Parts of one user message's allocation.
