@@ -21,7 +21,8 @@ type EntryText func(scope, key string, version uint64) (value string, ok bool)
 type KeyOf func(scope string, sum []byte) (key string, ok bool)
 
 // MessageAt returns message seq of session (a recalled item of another
-// session); ok is false when the session no longer holds it (erased).
+// session, or of the context's own); ok is false when the session no
+// longer holds it (erased).
 type MessageAt func(session string, seq uint64) (m *memoryv1.Message, ok bool)
 
 // SummaryAt returns archived summary id of session (a recalled archived
@@ -39,9 +40,9 @@ type Sources struct {
 
 // Hydrate returns cx with the text of each message that holds a reference
 // read from src: a memory section item (ContextMessage.memory, an entry
-// version) and a recalled message of another session
-// (ContextMessage.recalled: the log keeps which message and how much of its
-// text, not the text). A memory item's key is read by its digest
+// version) and a recalled message, of another session or of the session's
+// own swap (ContextMessage.recalled: the log keeps which message and how
+// much of its text, not the text). A memory item's key is read by its digest
 // (src.Key), then its text. A message whose source is gone is left out,
 // and its tokens with it: an erased entry or session leaves no trace in
 // any context. cx is not changed; a context without references is returned as
@@ -333,7 +334,9 @@ func cutText(full string, n uint32, trimmed bool) string {
 // MemoryByReference reports whether the context refers to texts outside
 // the session (entry versions of its memory section, messages of other
 // sessions in its recalled section; Hydrate reads them): the context is
-// then not a function of the session's version alone.
+// then not a function of the session's version alone. A recalled message
+// of the session's own is read by reference too, but it is the session's:
+// it changes only with the session (erased with it), so it does not count.
 func (s *State) MemoryByReference() bool {
 	a := s.snap.GetAssembled()
 	for _, m := range a.GetMemory() {
