@@ -149,8 +149,8 @@ type EntryAt func(ref *memoryv1.MemoryItem) (key, value string, state PastEntry)
 // PastNotKept).
 type MessageAtPast func(session string, seq uint64) (m *memoryv1.Message, state PastEntry)
 
-// HydrateMemoryAt is HydrateAt without recalled messages of other sessions
-// (they show as not kept).
+// HydrateMemoryAt is HydrateAt without recalled messages (they show as
+// not kept).
 func HydrateMemoryAt(cx *memoryv1.ContextReply, get EntryAt) *memoryv1.ContextReply {
 	return HydrateAt(cx, get, nil)
 }
