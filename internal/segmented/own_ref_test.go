@@ -112,9 +112,23 @@ func TestOwnRecalledByReference(t *testing.T) {
 	if shown != 2 {
 		t.Fatalf("%d recalled messages shown, want 2", shown)
 	}
-	// An event with the texts stays as it is, whatever the sources.
+	// An event with the texts stays as it is, whatever the sources, live
+	// or in time travel.
 	if got := Hydrate(stored, Sources{}); !proto.Equal(got, stored) {
 		t.Fatal("hydrating a context whose recalled texts are stored changed it")
+	}
+	if got := HydrateAt(stored, nil, nil); !proto.Equal(got, stored) {
+		t.Fatal("time travel to a context whose recalled texts are stored changed it")
+	}
+	// Time travel reads the references back as the live read does.
+	past := HydrateAt(s.Context(), nil, func(sid string, seq uint64) (*memoryv1.Message, PastEntry) {
+		if m, ok := src[seq]; ok && sid == s.snap.GetSessionId() {
+			return m, PastText
+		}
+		return nil, PastNotKept
+	})
+	if !proto.Equal(past, live) {
+		t.Fatal("time travel shows another context than the live read")
 	}
 	// A message gone: its item and its tokens leave the context.
 	gone := Hydrate(s.Context(), Sources{Message: func(sid string, seq uint64) (*memoryv1.Message, bool) {
