@@ -194,8 +194,10 @@ func hydrateWith(ctx context.Context, log events.Log, led ledgerFunc, codec *eve
 	from := point
 	for _, m := range cx.GetMessages() {
 		if rec := m.GetRecalled(); rec != nil {
-			sid := cx.GetSessionId() // an archived summary: of the session's own log
-			if rec.GetSummaryId() == "" {
+			// An archived summary or a message of the session's own: of
+			// the session's own log.
+			sid := cx.GetSessionId()
+			if rec.GetSummaryId() == "" && rec.GetSessionId() != "" {
 				// A recalled message of another session: when it was chosen
 				// is not kept, so the ledger is read from the start.
 				from, sid = 0, rec.GetSessionId()
@@ -270,6 +272,11 @@ func hydrateWith(ctx context.Context, log events.Log, led ledgerFunc, codec *eve
 	}, func(session string, seq uint64) (*memoryv1.Message, segmented.PastEntry) {
 		if m, ok := sessions[session][seq]; ok {
 			return m, segmented.PastText
+		}
+		if session == cx.GetSessionId() {
+			// The session's own message: its log no longer holds it
+			// (the session itself is not erased: it is read).
+			return nil, segmented.PastNotKept
 		}
 		for _, rm := range removals {
 			if slices.Contains(rm.GetErased(), events.KindSession+"."+session) {

@@ -470,8 +470,8 @@ func BenchmarkContext200Turns(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Logf("200 turns: %d compression steps; context: %d messages, %d/%d tokens (%.0f%%)",
-		compressions, len(first.GetMessages()), first.GetUsage().GetUsed(), first.GetUsage().GetBudget(), first.GetUsage().GetPercent())
+	b.Logf("200 turns: %d compression steps; context: %d messages, %d/%d tokens (%.0f%%), %d of them recalled",
+		compressions, len(first.GetMessages()), first.GetUsage().GetUsed(), first.GetUsage().GetBudget(), first.GetUsage().GetPercent(), first.GetLayers().GetRecalled())
 
 	// full: the whole context every time (the client's path before it kept
 	// contexts: request, reply, unmarshal). if_version: client.Context, which

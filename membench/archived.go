@@ -102,11 +102,16 @@ func decodedRecord(codec *events.Codec, seq uint64, cmd string, v uint64, now in
 	return projections.Decoded{Seq: seq, Subject: events.SessionSubject(benchSession), Batch: batch, Events: decoded}, nil
 }
 
-// hydrate fills in reply's recalled archived summaries (references) from
-// the mirror, as the node reads them from its projection.
+// hydrate fills in reply's references as the node reads them from its
+// projection: the session's own recalled messages from the messages it
+// stored, its recalled archived summaries from the mirror.
 func (m *agentmemMemory) hydrate(reply *memoryv1.ContextReply) *memoryv1.ContextReply {
-	if m.archive == nil {
-		return reply
+	src := segmented.Sources{Message: func(session string, seq uint64) (*memoryv1.Message, bool) {
+		msg, ok := m.bySeq[seq]
+		return msg, ok && session == reply.GetSessionId()
+	}}
+	if m.archive != nil {
+		src.Summary = m.archive.store.SummaryAt
 	}
-	return segmented.Hydrate(reply, segmented.Sources{Summary: m.archive.store.SummaryAt})
+	return segmented.Hydrate(reply, src)
 }

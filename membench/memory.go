@@ -103,6 +103,10 @@ type agentmemMemory struct {
 	// conversation message to the message as the session stored it.
 	recall  Searcher
 	byIndex map[int]*memoryv1.Message
+	// bySeq holds the messages the session stored, by seq: the node's
+	// projection, where its context's own recalled messages are read
+	// (hydrate).
+	bySeq map[uint64]*memoryv1.Message
 	// lastHits are the message indexes the last candidates call found, best
 	// first (nil when it did not search): the question mode's "where the
 	// evidence went" reads them.
@@ -133,7 +137,7 @@ func newAgentmemWith(conv *convgen.Conversation, tok segmented.Tokenizer, budget
 	m := &agentmemMemory{
 		name: fmt.Sprintf("agentmem (%s, recall off)", profile), st: segmented.New(), profile: profile, budget: budget,
 		env:    segmented.Env{NowUnixNano: conv.Config.StartUnixNano, Tokenizer: tok},
-		recall: recall, byIndex: map[int]*memoryv1.Message{},
+		recall: recall, byIndex: map[int]*memoryv1.Message{}, bySeq: map[uint64]*memoryv1.Message{},
 	}
 	assembly := &memoryv1.AssemblyConfig{} // off
 	if recall != nil {
@@ -211,6 +215,7 @@ func (m *agentmemMemory) Append(msgs []convgen.Message) error {
 		case *memoryv1.MessagesAppended:
 			for i, sm := range ev.GetMessages() {
 				m.byIndex[msgs[i].Index] = sm
+				m.bySeq[sm.GetSeq()] = sm
 			}
 		case *memoryv1.L1Summarized:
 			m.summaries = append(m.summaries, ev.GetSummary())

@@ -66,7 +66,7 @@ func TestInspectTimeTravel(t *testing.T) {
 	seed := time.Now().UnixNano()
 	t.Logf("seed %d (points: %d batches over %d sessions)", seed, f.batches, len(f.sessions))
 	rnd := rand.New(rand.NewPCG(uint64(seed), 1))
-	compressed, recalled, memory := false, false, false
+	compressed, recalled, memory, own := false, false, false, false
 	checked := 0
 	for range 40 {
 		id := f.sessions[rnd.IntN(len(f.sessions))]
@@ -87,6 +87,7 @@ func TestInspectTimeTravel(t *testing.T) {
 		compressed = compressed || snap.GetCompressions() > 0
 		recalled = recalled || cx.GetLayers().GetRecalled() > 0
 		memory = memory || cx.GetLayers().GetMemory() > 0
+		own = own || recallsOwn(cx)
 		checked++
 	}
 	// The last point of every session, and the latest (no --at-seq), agree.
@@ -97,6 +98,7 @@ func TestInspectTimeTravel(t *testing.T) {
 			t.Fatalf("session %s latest: context differs", id)
 		}
 		compressed = compressed || cx.GetLayers().GetL2() > 0
+		own = own || recallsOwn(cx)
 	}
 	if !compressed {
 		t.Fatalf("fixture never compressed: the test does not cover L2/summaries")
@@ -104,7 +106,21 @@ func TestInspectTimeTravel(t *testing.T) {
 	if !recalled || !memory {
 		t.Fatalf("no checked point had a recalled (%v) or memory (%v) section: the test does not cover the context assembler", recalled, memory)
 	}
+	if !own {
+		t.Fatalf("no checked point recalled a turn of the session's own swap (recorded by reference): the test does not cover it")
+	}
 	t.Logf("%d random points equal", checked)
+}
+
+// recallsOwn reports whether cx's recalled section shows a turn of the
+// session's own swap (its id names no other session and no summary).
+func recallsOwn(cx *memoryv1.ContextReply) bool {
+	for _, m := range cx.GetMessages() {
+		if id, ok := strings.CutPrefix(m.GetId(), "recalled:"); ok && m.GetLayer() == "recalled" && !strings.Contains(id, "/") && !strings.HasPrefix(id, "summary:") {
+			return strings.HasPrefix(m.GetContent(), "Recalled ")
+		}
+	}
+	return false
 }
 
 // TestInspectAtTime: --at-time picks the last batch whose command time is

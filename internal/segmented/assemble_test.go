@@ -33,7 +33,7 @@ func assembledEvent(evs []proto.Message) *memoryv1.ContextAssembled {
 
 func layerText(s *State, layer string) string {
 	var b strings.Builder
-	for _, m := range s.Context().Messages {
+	for _, m := range hydrated(s).Messages {
 		if m.Layer == layer {
 			b.WriteString(m.Content)
 			b.WriteString("\n")

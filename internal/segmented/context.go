@@ -179,7 +179,7 @@ func (s *State) Context() *memoryv1.ContextReply {
 		sysMsg(LayerRecalled, id, r.Text, r.Tokens)
 		cm := &backing[len(msgs)-1]
 		cm.SaidUnixNano = r.SaidUnixNano
-		if (r.SessionId != "" || r.SummaryId != "") && r.Text == "" {
+		if r.Text == "" {
 			cm.Recalled = r // a reference: Hydrate fills it in
 		}
 	}

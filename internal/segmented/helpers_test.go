@@ -76,6 +76,7 @@ func commit(t tb, s *State, cmd string, evs []proto.Message) {
 	if err := replica.Apply(meta, roundTrip(t, evs)); err != nil {
 		t.Fatalf("replay apply: %v", err)
 	}
+	noteStored(s, evs)
 	if !bytes.Equal(marshal(t, s.Snapshot()), marshal(t, replica.Snapshot())) {
 		t.Fatalf("replay from snapshot differs from the live state")
 	}
@@ -348,8 +349,8 @@ func checkSections(t tb, s *State) {
 			}
 			continue
 		}
-		if r.Tokens != textTokens(tok, r.Text) {
-			t.Fatalf("recalled %s counts %d tokens, its text %d", r.MessageId, r.Tokens, textTokens(tok, r.Text))
+		if text := recText(s, r); r.Tokens != textTokens(tok, text) {
+			t.Fatalf("recalled %s counts %d tokens, its text %d", r.MessageId, r.Tokens, textTokens(tok, text))
 		}
 		if r.Seq <= prev {
 			t.Fatalf("recalled section out of seq order at %s", r.MessageId)
@@ -384,6 +385,7 @@ func offer(s *State, c *Candidates) {
 	if c == nil {
 		return
 	}
+	recallOffered(s, c)
 	m, _ := offered.LoadOrStore(s, &sync.Map{})
 	vals := m.(*sync.Map)
 	for _, it := range c.Memory {
@@ -414,4 +416,76 @@ func memText(s *State, m *memoryv1.MemoryItem) string {
 // version.
 func offeredKey(m *memoryv1.MemoryItem) string {
 	return m.GetScope() + "\x00" + string(ItemKeySum(m)) + "\x00" + fmt.Sprint(m.GetVersion())
+}
+
+// recalled remembers, per session state, the session's own messages
+// offered as recall candidates, by seq: the log keeps a reference to
+// them (RecalledItem.text_bytes), and the checks read the text back as
+// the node does (Hydrate).
+var recalled sync.Map // *State → *sync.Map[uint64]*memoryv1.Message
+
+// recallOffered records the session's own recall candidates of c.
+func recallOffered(s *State, c *Candidates) {
+	m, _ := recalled.LoadOrStore(s, &sync.Map{})
+	for i, r := range c.Recall {
+		if r != nil && sessionOf(c, i) == "" {
+			m.(*sync.Map).Store(r.GetSeq(), r)
+		}
+	}
+}
+
+// stored remembers, per session state, the messages its commits
+// appended, by seq (as the projection keeps them).
+var stored sync.Map // *State → *sync.Map[uint64]*memoryv1.Message
+
+// noteStored records the messages evs, applied to s, appended.
+func noteStored(s *State, evs []proto.Message) {
+	m, _ := stored.LoadOrStore(s, &sync.Map{})
+	for _, ev := range evs {
+		if ma, ok := ev.(*memoryv1.MessagesAppended); ok {
+			for _, x := range ma.GetMessages() {
+				m.(*sync.Map).Store(x.GetSeq(), x)
+			}
+		}
+	}
+}
+
+// ownMessage returns the session's own message seq as offered to s (else
+// as s stored it).
+func ownMessage(s *State, seq uint64) (*memoryv1.Message, bool) {
+	for _, from := range []*sync.Map{&recalled, &stored} {
+		m, ok := from.Load(s)
+		if !ok {
+			continue
+		}
+		if v, ok := m.(*sync.Map).Load(seq); ok {
+			return v.(*memoryv1.Message), true
+		}
+	}
+	return nil, false
+}
+
+// recText is the text recalled item r of the session's own (a message,
+// not an archived summary) shows: its text when stored, else read back
+// from the message offered.
+func recText(s *State, r *memoryv1.RecalledItem) string {
+	if r.GetText() != "" {
+		return r.GetText()
+	}
+	m, ok := ownMessage(s, r.GetSeq())
+	if !ok {
+		return ""
+	}
+	return recalledItemText(r, m)
+}
+
+// hydrated is s's context with the references filled in as the node
+// does: the session's own recalled messages from those offered to s.
+func hydrated(s *State) *memoryv1.ContextReply {
+	return Hydrate(s.Context(), Sources{Message: func(sid string, seq uint64) (*memoryv1.Message, bool) {
+		if sid != s.snap.GetSessionId() {
+			return nil, false
+		}
+		return ownMessage(s, seq)
+	}})
 }

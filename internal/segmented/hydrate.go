@@ -21,7 +21,8 @@ type EntryText func(scope, key string, version uint64) (value string, ok bool)
 type KeyOf func(scope string, sum []byte) (key string, ok bool)
 
 // MessageAt returns message seq of session (a recalled item of another
-// session); ok is false when the session no longer holds it (erased).
+// session, or of the context's own); ok is false when the session no
+// longer holds it (erased).
 type MessageAt func(session string, seq uint64) (m *memoryv1.Message, ok bool)
 
 // SummaryAt returns archived summary id of session (a recalled archived
@@ -39,9 +40,9 @@ type Sources struct {
 
 // Hydrate returns cx with the text of each message that holds a reference
 // read from src: a memory section item (ContextMessage.memory, an entry
-// version) and a recalled message of another session
-// (ContextMessage.recalled: the log keeps which message and how much of its
-// text, not the text). A memory item's key is read by its digest
+// version) and a recalled message, of another session or of the session's
+// own swap (ContextMessage.recalled: the log keeps which message and how
+// much of its text, not the text). A memory item's key is read by its digest
 // (src.Key), then its text. A message whose source is gone is left out,
 // and its tokens with it: an erased entry or session leaves no trace in
 // any context. cx is not changed; a context without references is returned as
@@ -81,7 +82,7 @@ func Hydrate(cx *memoryv1.ContextReply, src Sources) *memoryv1.ContextReply {
 		if src.Message == nil {
 			return "", false
 		}
-		m, ok := src.Message(ref.GetSessionId(), ref.GetSeq())
+		m, ok := src.Message(refSession(cx, ref), ref.GetSeq())
 		if !ok || m.GetId() != ref.GetMessageId() {
 			return "", false
 		}
@@ -89,11 +90,26 @@ func Hydrate(cx *memoryv1.ContextReply, src Sources) *memoryv1.ContextReply {
 	})
 }
 
-// recalledItemText is the text recalled item ref (of another session)
-// shows of message m: the first text_bytes bytes of EarlierSessionText
-// (EarlierContinuedText when continued), then "…" when it was trimmed.
+// recalledItemText is the text recalled item ref shows of message m: the
+// first text_bytes bytes of EarlierSessionText (EarlierContinuedText when
+// continued) for a message of another session, of its "Recalled …" text
+// (recalledText) for one of the session's own; then "…" when it was
+// trimmed.
 func recalledItemText(ref *memoryv1.RecalledItem, m *memoryv1.Message) string {
+	if ref.GetSessionId() == "" {
+		return cutText(recalledText(m), ref.GetTextBytes(), ref.GetTrimmed())
+	}
 	return cutText(earlierText(ref, m), ref.GetTextBytes(), ref.GetTrimmed())
+}
+
+// refSession is the session of the message recalled item ref refers to:
+// its session_id, or the context's own session when unset (a message of
+// the session's own swap).
+func refSession(cx *memoryv1.ContextReply, ref *memoryv1.RecalledItem) string {
+	if sid := ref.GetSessionId(); sid != "" {
+		return sid
+	}
+	return cx.GetSessionId()
 }
 
 // HydrateMemory is Hydrate with entry texts only (recalled messages of
@@ -133,8 +149,8 @@ type EntryAt func(ref *memoryv1.MemoryItem) (key, value string, state PastEntry)
 // PastNotKept).
 type MessageAtPast func(session string, seq uint64) (m *memoryv1.Message, state PastEntry)
 
-// HydrateMemoryAt is HydrateAt without recalled messages of other sessions
-// (they show as not kept).
+// HydrateMemoryAt is HydrateAt without recalled messages (they show as
+// not kept).
 func HydrateMemoryAt(cx *memoryv1.ContextReply, get EntryAt) *memoryv1.ContextReply {
 	return HydrateAt(cx, get, nil)
 }
@@ -190,17 +206,17 @@ func HydrateAtWith(cx *memoryv1.ContextReply, get EntryAt, msg MessageAtPast, su
 		state := PastNotKept
 		var m *memoryv1.Message
 		if msg != nil {
-			m, state = msg(ref.GetSessionId(), ref.GetSeq())
+			m, state = msg(refSession(cx, ref), ref.GetSeq())
 		}
 		switch {
 		case state == PastText && m.GetId() == ref.GetMessageId():
 			return recalledItemText(ref, m), true
 		case state == PastLeftOut:
 			return "", false
-		case state == PastErased:
+		case state == PastErased && ref.GetSessionId() != "":
 			return ErasedRecalledText(ref), true
 		default:
-			return fmt.Sprintf("[not kept] %s (session %s): no longer in the log", ref.GetMessageId(), ref.GetSessionId()), true
+			return fmt.Sprintf("[not kept] %s (session %s): no longer in the log", ref.GetMessageId(), refSession(cx, ref)), true
 		}
 	})
 }
@@ -318,7 +334,9 @@ func cutText(full string, n uint32, trimmed bool) string {
 // MemoryByReference reports whether the context refers to texts outside
 // the session (entry versions of its memory section, messages of other
 // sessions in its recalled section; Hydrate reads them): the context is
-// then not a function of the session's version alone.
+// then not a function of the session's version alone. A recalled message
+// of the session's own is read by reference too, but it is the session's:
+// it changes only with the session (erased with it), so it does not count.
 func (s *State) MemoryByReference() bool {
 	a := s.snap.GetAssembled()
 	for _, m := range a.GetMemory() {

@@ -60,9 +60,10 @@ const (
 	// MaxTailPct bounds the floor tail (a share of the budget) where it can
 	// be cut: never below the latest user message and its tool groups.
 	MaxTailPct = 25
-	// MaxRecalledTokens caps the recalled section (swap text copied into
-	// the ContextAssembled event at each user message), whatever
-	// recall_pct allows.
+	// MaxRecalledTokens caps the recalled section's messages of the
+	// session's own swap, whatever recall_pct allows. (The event records
+	// them by reference since; the cap stays, so the allocation, and the
+	// context, are those of before.)
 	MaxRecalledTokens = 8192
 	// maxRecalledItemTokens trims one recalled message (a long tool
 	// result) to its head.
@@ -107,12 +108,10 @@ func (r *recalledRef) fill(x *memoryv1.RecalledItem) {
 		return
 	}
 	m := r.m
+	// A reference, never the text: the session's own message (sid "")
+	// as another session's is read back when the context is read.
 	x.MessageId, x.Seq, x.Role, x.Tokens, x.SaidUnixNano = m.GetId(), m.GetSeq(), m.GetRole(), r.it.tokens, SaidAt(m)
-	if r.sid != "" {
-		x.SessionId, x.TextBytes, x.Trimmed = r.sid, r.it.bytes, r.it.trimmed
-	} else {
-		x.Text = r.it.text
-	}
+	x.SessionId, x.TextBytes, x.Trimmed = r.sid, r.it.bytes, r.it.trimmed
 }
 
 // planner builds the Parts of one user message's allocation.
@@ -183,10 +182,9 @@ func (s *State) plan(m *memoryv1.Message, c *Candidates, env Env) *memoryv1.Asse
 	}
 	var caps [numPartKinds]uint64
 	caps[PartRecalled] = min(s.Budget()*uint64(a.GetRecallPct())/100, MaxRecalledTokens)
-	// Earlier sessions' messages are references, not copies in the log:
-	// only the room bounds them (recall_pct caps the copies of the
-	// session's own), so a new session whose user asks about the past may
-	// fill its room with what they said before.
+	// Earlier sessions' messages are bounded by the room only
+	// (recall_pct caps the session's own), so a new session whose user
+	// asks about the past may fill its room with what they said before.
 	caps[PartMemory] = s.sectionCap(a.GetMemoryPct())
 	fixed := max(s.tok.rom, s.tok.pendingRom) + s.tok.kernel + s.tok.promoted
 	for _, e := range p.l1[p.tail:] {

@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/agentmem/agentmem/internal/convgen"
@@ -54,6 +55,8 @@ func (l *lockstep) step(t tb, cmd string, decide func(s *State) ([]proto.Message
 		if err := l.inc.Apply(meta, got); err != nil {
 			t.Fatalf("%s: %v", cmd, err)
 		}
+		noteStored(l.ref, want)
+		noteStored(l.inc, got)
 		return got
 	}
 	commit(t, l.ref, cmd, want)
@@ -143,8 +146,10 @@ func TestPlanMatchesReference(t *testing.T) {
 			case k == 16:
 				old := l.inc
 				l.inc = FromSnapshot(old.Snapshot())
-				if v, ok := offered.Load(old); ok {
-					offered.Store(l.inc, v)
+				for _, m := range []*sync.Map{&offered, &recalled, &stored} {
+					if v, ok := m.Load(old); ok {
+						m.Store(l.inc, v)
+					}
 				}
 			case k < 19:
 				kreq := genKernel(rt, m)

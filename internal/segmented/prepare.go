@@ -31,17 +31,16 @@ const (
 	formMemory                    // a scope entry: memoryText, counted whole
 )
 
-// preparedItem is one candidate as the decision needs it: for formRecalled
-// and formEarlier, fitItem's result at maxRecalledItemTokens (text is
-// kept for formRecalled only, the others record bytes); for formMemory the
-// count of the whole text (fitted to its room by the decision).
+// preparedItem is one candidate as the decision needs it: for a message,
+// fitItem's result at maxRecalledItemTokens (the bytes of the text it
+// shows, and whether it was trimmed); for formMemory the count of the
+// whole text (fitted to its room by the decision).
 type preparedItem struct {
 	form    itemForm
 	ok      bool
 	trimmed bool
 	tokens  uint32
 	bytes   uint32
-	text    string
 }
 
 // prepared is what Candidates.Prepare computed, by index of Recall and
@@ -96,22 +95,25 @@ func (c *Candidates) Prepare(id string, tok Tokenizer, memo *PrepareMemo) {
 	c.prep = p
 }
 
-// prepareMessage renders and fits message m in form.
+// prepareMessage renders and fits message m in form: the item records
+// how many bytes of the text it shows and whether it was trimmed (the
+// text is rendered again from the message when the context is read).
 func prepareMessage(tok Tokenizer, form itemForm, m *memoryv1.Message) preparedItem {
-	if form == formEarlier || form == formContinued {
-		full := EarlierSessionText(m)
-		if form == formContinued {
-			full = EarlierContinuedText(m)
-		}
-		text, tokens, ok := fitItem(tok, full, maxRecalledItemTokens)
-		it := preparedItem{form: form, ok: ok, tokens: tokens, bytes: uint32(len(text))}
-		if ok && text != full {
-			it.bytes, it.trimmed = uint32(len(strings.TrimSuffix(text, "…"))), true
-		}
-		return it
+	var full string
+	switch form {
+	case formEarlier:
+		full = EarlierSessionText(m)
+	case formContinued:
+		full = EarlierContinuedText(m)
+	default:
+		full = recalledText(m)
 	}
-	text, tokens, ok := fitItem(tok, recalledText(m), maxRecalledItemTokens)
-	return preparedItem{form: form, ok: ok, tokens: tokens, text: text}
+	text, tokens, ok := fitItem(tok, full, maxRecalledItemTokens)
+	it := preparedItem{form: form, ok: ok, tokens: tokens, bytes: uint32(len(text))}
+	if ok && text != full {
+		it.bytes, it.trimmed = uint32(len(strings.TrimSuffix(text, "…"))), true
+	}
+	return it
 }
 
 // preparedFor returns what Prepare computed when counted with tok (nil:
@@ -237,7 +239,7 @@ func (w *PrepareMemo) message(tok Tokenizer, form itemForm, sid string, m *memor
 		return e.item
 	}
 	it := prepareMessage(tok, form, m)
-	w.store(k, prepEntry{item: it, msg: m}, len(m.GetContent())+len(it.text), tok)
+	w.store(k, prepEntry{item: it, msg: m}, len(m.GetContent()), tok)
 	return it
 }
 
@@ -278,7 +280,7 @@ func (w *PrepareMemo) lookup(k prepKey, tok Tokenizer) (prepEntry, bool) {
 	}
 	e, ok := w.prev[k]
 	if ok {
-		w.put(k, e, len(e.msg.GetContent())+len(e.item.text)+len(e.text))
+		w.put(k, e, len(e.msg.GetContent())+len(e.text))
 	}
 	return e, ok
 }

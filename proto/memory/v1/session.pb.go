@@ -1541,19 +1541,33 @@ func (x *AssemblyConfig) GetArchivedSummaries() bool {
 
 // RecalledItem is one message of the recalled section, as the context
 // sends it (text names its source).
+//
+// The log records a reference, not the text, for every item written
+// since references: a message of another session (session_id set), an
+// archived summary (summary_id set), and a message of the session's own
+// swap (neither set, and no text): its text is segmented.recalledText's
+// "Recalled <id> (<role>, turn <n>, <date>): …" of message seq of the
+// context's own session, cut as text_bytes and trimmed say, read from the
+// session's messages when the context is read. A message no longer
+// there is left out with its tokens. An item with text (written before)
+// is shown as it is.
 type RecalledItem struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
 	MessageId string                 `protobuf:"bytes,1,opt,name=message_id,json=messageId,proto3" json:"message_id,omitempty"`
-	// seq is the message's sequence in its session (session_id's when set).
-	Seq    uint64 `protobuf:"varint,2,opt,name=seq,proto3" json:"seq,omitempty"`
-	Role   Role   `protobuf:"varint,3,opt,name=role,proto3,enum=agentmem.memory.v1.Role" json:"role,omitempty"`
+	// seq is the message's sequence in its session (session_id's when set,
+	// else the context's own session's).
+	Seq  uint64 `protobuf:"varint,2,opt,name=seq,proto3" json:"seq,omitempty"`
+	Role Role   `protobuf:"varint,3,opt,name=role,proto3,enum=agentmem.memory.v1.Role" json:"role,omitempty"`
+	// text is set only in events written before the session's own messages
+	// were recorded by reference.
 	Text   string `protobuf:"bytes,4,opt,name=text,proto3" json:"text,omitempty"`
 	Tokens uint32 `protobuf:"varint,5,opt,name=tokens,proto3" json:"tokens,omitempty"`
 	// session_id is set when the message is another session's (an earlier
 	// session of the same user): the log then records this reference and no
 	// text (text_bytes and trimmed say which text of the message the context
 	// shows); the text is read from that session when the context is read, so
-	// erasing the source session removes it from every context.
+	// erasing the source session removes it from every context. Unset on a
+	// message of the session's own.
 	SessionId string `protobuf:"bytes,6,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
 	// said_unix_nano is when the message was said (its said_unix_nano, else
 	// when it was appended).
