@@ -68,7 +68,7 @@ func (r *ranker) scorePruned(its []*termIter, top *swap.TopK, prox *proximityCla
 	for i, it := range its {
 		b, ok := r.clauseBound(it.cl)
 		if !ok {
-			return r.scoreAll(its, top, prox)
+			return r.scoreAll(its, top, prox, nil)
 		}
 		bounds[i] = b
 	}

@@ -254,6 +254,11 @@ func (s *Store) searchVec(sessionID string, scope memoryv1.SearchScope, query st
 			terms: tx.Bucket(bucketBM25Terms), postings: tx.Bucket(bucketBM25Postings),
 			docs: tx.Bucket(bucketBM25Docs), msgs: tx.Bucket(bucketSwapMessages), sums: tx.Bucket(bucketSwapSummaries),
 		}
+		defer func() {
+			if r.first != nil {
+				r.first.release()
+			}
+		}()
 		if corpus != nil && corpus.Except != "" && filter == nil {
 			r.except = []byte(corpus.Except)
 		}
@@ -267,6 +272,7 @@ func (s *Store) searchVec(sessionID string, scope memoryv1.SearchScope, query st
 		feedback := corpus != nil && corpus.Feedback
 		if feedback && !rk.exhaustive {
 			need = min(limit, feedbackDocs)
+			r.record = true // the ranking after the feedback adds to its scores
 		}
 		cands, err := r.rank(q, limit, need, len(qvec) > 0)
 		if err != nil {
@@ -329,6 +335,11 @@ type ranker struct {
 	// (search_age.go): a search of several sessions of a log in
 	// partitions.
 	ages *docAges
+	// record makes the next score keep every document's score in first
+	// (the first ranking of a feedback search); the rankings after it
+	// add the clauses that follow those to them (search_reuse.go).
+	record bool
+	first  *firstScores
 	// reads caches what the search read of each document and computed
 	// from its text (a document read by both rankings of a feedback
 	// search is read once).
@@ -861,8 +872,18 @@ func newProximityClauses(content []clause, weight float64) *proximityClauses {
 // of its proximity score (swap.BM25.ProximityBound of its term
 // frequencies, times the weight) in Hit.Bound.
 func (r *ranker) score(clauses []clause, k int, prox *proximityClauses) (*swap.TopK, error) {
-	its := make([]*termIter, 0, len(clauses))
-	for i, cl := range clauses {
+	top := r.newTop(k)
+	first := r.first
+	if first != nil && (len(clauses) < len(first.clauses) || !slices.Equal(clauses[:len(first.clauses)], first.clauses)) {
+		first = nil // not the clauses scored first (cannot happen: a feedback search's)
+	}
+	var skip int // clauses whose scores first holds
+	if first != nil {
+		skip = len(first.clauses)
+	}
+	its := make([]*termIter, 0, len(clauses)-skip)
+	for i, cl := range clauses[skip:] {
+		i += skip
 		it, err := newTermIter(r.terms, r.postings, r.userKey, cl, r.filter, r.except)
 		if err != nil {
 			return nil, err
@@ -875,16 +896,23 @@ func (r *ranker) score(clauses []clause, k int, prox *proximityClauses) (*swap.T
 			its = append(its, it)
 		}
 	}
-	top := r.newTop(k)
-	if r.rk.exhaustive {
-		return r.scoreAll(its, top, prox)
+	switch {
+	case first != nil:
+		return r.scoreAfter(first, its, top, prox)
+	case r.record:
+		r.record = false
+		r.first = newFirstScores(clauses)
+		return r.scoreAll(its, top, prox, r.first)
+	case r.rk.exhaustive:
+		return r.scoreAll(its, top, prox, nil)
 	}
 	return r.scorePruned(its, top, prox)
 }
 
 // scoreAll offers top every document of its (in clause order): the
-// exhaustive merge scorePruned prunes.
-func (r *ranker) scoreAll(its []*termIter, top *swap.TopK, prox *proximityClauses) (*swap.TopK, error) {
+// exhaustive merge scorePruned prunes. rec, when set, keeps every
+// document's score.
+func (r *ranker) scoreAll(its []*termIter, top *swap.TopK, prox *proximityClauses, rec *firstScores) (*swap.TopK, error) {
 	for {
 		doc, any := uint64(0), false
 		for _, it := range its {
@@ -910,6 +938,9 @@ func (r *ranker) scoreAll(its []*termIter, top *swap.TopK, prox *proximityClause
 					return nil, err
 				}
 			}
+		}
+		if rec != nil {
+			rec.record(doc, score, docLen, nprox, prox)
 		}
 		h := swap.Hit{DocID: doc, Score: score}
 		if nprox >= 2 && top.Admits(score, doc) {
