@@ -184,6 +184,13 @@ func (s *Store) Search(sessionID string, scope memoryv1.SearchScope, query strin
 //     (case and white space aside) is dropped, so a text repeated ten
 //     times takes one place, not ten.
 //
+// The best BM25 candidates are found without scoring every document: a
+// document whose score is bounded below the candidates already kept is
+// skipped (search_prune.go), and a search with Corpus.Feedback ranks the
+// expanded query by adding the expansion's scores to the first ranking's
+// (search_reuse.go). Both are exact: the hits, their order and their
+// scores are those of scoring every document.
+//
 // Any query string is accepted: there is no query syntax, punctuation only
 // separates words, so `customer-id`, `O'Brien`, `"unbalanced` or `*` are
 // plain text. A query without any term or date, or a session the

@@ -39,7 +39,7 @@ func newFirstScores(clauses []clause) *firstScores {
 
 // release returns f to firstPool; f is not used after.
 func (f *firstScores) release() {
-	if cap(f.docs) > 1<<20 {
+	if cap(f.docs) > 1<<18 {
 		return // an outlier: let it go
 	}
 	clear(f.clauses) // no strings kept alive
