@@ -216,8 +216,9 @@ func TestSearchPruneBrokenBoundDetected(t *testing.T) {
 	t.Logf("%d of 100 searches differ with broken bounds", differ)
 }
 
-// TestTextKeyFast: textKey's ASCII pass gives what lower-casing, splitting
-// on white space and joining gives, for ASCII and other texts.
+// TestTextKeyFast: textKey's (and dedupeKey's) ASCII pass gives what
+// lower-casing, splitting on white space and joining gives, for ASCII and
+// other texts.
 func TestTextKeyFast(t *testing.T) {
 	slow := func(s string) string { return strings.Join(strings.Fields(strings.ToLower(s)), " ") }
 	alphabet := []string{"a", "Z", "q", " ", "  ", "\t", "\n", "\v", "\f", "\r", "x1", "É", "é", "\u00a0", "\u0085", "İ", "?", "\x00", "\xff"}
@@ -233,6 +234,9 @@ func TestTextKeyFast(t *testing.T) {
 		}
 		if got, want := textKey(b.String()), slow(b.String()); got != want {
 			t.Fatalf("textKey(%q) = %q, want %q", b.String(), got, want)
+		}
+		if got, want := dedupeKey("s1", b.String()), "s1\x00"+slow(b.String()); got != want {
+			t.Fatalf("dedupeKey(s1, %q) = %q, want %q", b.String(), got, want)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package projections
 import (
 	"bytes"
 	"cmp"
+	"encoding/binary"
 	"fmt"
 	"slices"
 	"strings"
@@ -350,7 +351,11 @@ type ranker struct {
 	// reads caches what the search read of each document and computed
 	// from its text (a document read by both rankings of a feedback
 	// search is read once).
-	reads    map[uint64]*docRead
+	reads map[uint64]*docRead
+	// docsC and msgsC look documents and messages up (cursorGet), kbuf
+	// holds the key: no cursor nor key allocated per lookup.
+	docsC, msgsC *bolt.Cursor
+	kbuf         []byte
 	n        uint64 // documents of the user
 	avgdl    float64
 	terms    *bolt.Bucket
@@ -441,8 +446,10 @@ func (r *ranker) rank(q swap.Query, limit, need int, deep bool) ([]*candidate, e
 		return nil, err
 	}
 	cands := make([]*candidate, 0, top.Len())
-	for _, h := range top.Sorted() {
-		cands = append(cands, &candidate{docID: h.DocID, score: h.Score, bound: h.Bound, boost: 1})
+	all := make([]candidate, top.Len()) // one allocation for all
+	for i, h := range top.Sorted() {
+		all[i] = candidate{docID: h.DocID, score: h.Score, bound: h.Bound, boost: 1}
+		cands = append(cands, &all[i])
 	}
 	if !rerank {
 		return cands, nil
@@ -500,7 +507,7 @@ func (r *ranker) rank(q swap.Query, limit, need int, deep bool) ([]*candidate, e
 			// Per session: in a USER search the same words said in two
 			// sessions are two places to find them.
 			if !c.d.hasKey {
-				c.d.key, c.d.hasKey = c.sid+"\x00"+textKey(c.content), true
+				c.d.key, c.d.hasKey = dedupeKey(c.sid, c.content), true
 			}
 			key := c.d.key
 			d, ok := seen[key]
@@ -549,32 +556,40 @@ func (r *ranker) before(a, b *candidate) bool {
 
 // textKey is the key under which dedupe compares texts: lower-cased, runs
 // of white space as one space, trimmed.
-func textKey(s string) string {
+func textKey(s string) string { return dedupeKey("", s)[1:] }
+
+// dedupeKey is sid, a 0 byte and textKey(s), in one allocation when s is
+// ASCII.
+func dedupeKey(sid, s string) string {
 	for i := 0; i < len(s); i++ {
 		if s[i] >= utf8.RuneSelf {
-			return strings.Join(strings.Fields(strings.ToLower(s)), " ")
+			return sid + "\x00" + strings.Join(strings.Fields(strings.ToLower(s)), " ")
 		}
 	}
 	// ASCII: the same in one pass (strings.Fields' ASCII spaces, ToLower's
 	// ASCII letters).
-	b := make([]byte, 0, len(s))
-	space := false
+	var b strings.Builder
+	b.Grow(len(sid) + 1 + len(s))
+	b.WriteString(sid)
+	b.WriteByte(0)
+	start, space := b.Len(), false
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch c {
 		case '\t', '\n', '\v', '\f', '\r', ' ':
-			space = len(b) > 0
+			space = b.Len() > start
 			continue
 		}
 		if space {
-			b, space = append(b, ' '), false
+			b.WriteByte(' ')
+			space = false
 		}
 		if 'A' <= c && c <= 'Z' {
 			c += 'a' - 'A'
 		}
-		b = append(b, c)
+		b.WriteByte(c)
 	}
-	return string(b)
+	return b.String()
 }
 
 // fuse merges the lexical ranking (best first) with the vector ranking by
@@ -715,7 +730,11 @@ func (r *ranker) read(c *candidate) error {
 
 // readDoc reads document id (read).
 func (r *ranker) readDoc(id uint64) (*docRead, error) {
-	dv := r.docs.Get(u64(id))
+	if r.docsC == nil {
+		r.docsC, r.msgsC = r.docs.Cursor(), r.msgs.Cursor()
+	}
+	r.kbuf = binary.BigEndian.AppendUint64(r.kbuf[:0], id)
+	dv := cursorGet(r.docsC, r.kbuf)
 	docLen, seq, sid, err := parseDocValue(dv)
 	if err != nil {
 		return nil, err
@@ -731,7 +750,8 @@ func (r *ranker) readDoc(id uint64) (*docRead, error) {
 		}
 		return d, nil
 	}
-	v := r.msgs.Get(swapMessageKey(sid, seq))
+	r.kbuf = binary.BigEndian.AppendUint64(append(append(r.kbuf[:0], sid...), sep), seq) // swapMessageKey
+	v := cursorGet(r.msgsC, r.kbuf)
 	if v == nil {
 		return nil, fmt.Errorf("projections: bm25 doc %d points to missing message %s/%d", id, sid, seq)
 	}
@@ -748,6 +768,16 @@ func (r *ranker) readDoc(id uint64) (*docRead, error) {
 		r.ages.ages[id] = ageKey{created: created, said: said, sid: sid, seq: seq}
 	}
 	return &docRead{docLen: docLen, sid: sid, seq: seq, content: content, raw: v}, nil
+}
+
+// cursorGet is Get of c's bucket through c (a bucket's Get makes a new
+// cursor each time): the value of key, nil when absent (or a bucket).
+func cursorGet(c *bolt.Cursor, key []byte) []byte {
+	k, v := c.Seek(key)
+	if !bytes.Equal(k, key) {
+		return nil
+	}
+	return v
 }
 
 // load decodes c's message (once), from the bytes read kept.
