@@ -356,13 +356,13 @@ type ranker struct {
 	// holds the key: no cursor nor key allocated per lookup.
 	docsC, msgsC *bolt.Cursor
 	kbuf         []byte
-	n        uint64 // documents of the user
-	avgdl    float64
-	terms    *bolt.Bucket
-	postings *bolt.Bucket
-	docs     *bolt.Bucket
-	msgs     *bolt.Bucket
-	sums     *bolt.Bucket
+	n            uint64 // documents of the user
+	avgdl        float64
+	terms        *bolt.Bucket
+	postings     *bolt.Bucket
+	docs         *bolt.Bucket
+	msgs         *bolt.Bucket
+	sums         *bolt.Bucket
 }
 
 // clause is one scored term of a query: a content term (BM25 of its tf and
@@ -480,8 +480,8 @@ func (r *ranker) rank(q swap.Query, limit, need int, deep bool) ([]*candidate, e
 		c.upper = (c.score + c.bound) * c.boost
 	}
 	slices.SortStableFunc(cands, func(a, b *candidate) int { return cmp.Compare(b.upper, a.upper) })
-	best := make([]float64, 0, need+1)  // the best need final scores, ascending
-	seen := make(map[string]*candidate) // dedupe: text → its best candidate
+	best := make([]float64, 0, need+1)              // the best need final scores, ascending
+	seen := make(map[string]*candidate, len(cands)) // dedupe: text → its best candidate
 	for _, c := range cands {
 		if !deep && !r.rk.readAll && len(best) == need && c.upper < best[0] {
 			c.score *= c.boost
@@ -558,8 +558,7 @@ func (r *ranker) before(a, b *candidate) bool {
 // of white space as one space, trimmed.
 func textKey(s string) string { return dedupeKey("", s)[1:] }
 
-// dedupeKey is sid, a 0 byte and textKey(s), in one allocation when s is
-// ASCII.
+// dedupeKey is sid, a 0 byte and textKey(s) (one pass when s is ASCII).
 func dedupeKey(sid, s string) string {
 	for i := 0; i < len(s); i++ {
 		if s[i] >= utf8.RuneSelf {
@@ -568,28 +567,25 @@ func dedupeKey(sid, s string) string {
 	}
 	// ASCII: the same in one pass (strings.Fields' ASCII spaces, ToLower's
 	// ASCII letters).
-	var b strings.Builder
-	b.Grow(len(sid) + 1 + len(s))
-	b.WriteString(sid)
-	b.WriteByte(0)
-	start, space := b.Len(), false
+	b := make([]byte, 0, len(sid)+1+len(s))
+	b = append(append(b, sid...), 0)
+	start, space := len(b), false
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch c {
 		case '\t', '\n', '\v', '\f', '\r', ' ':
-			space = b.Len() > start
+			space = len(b) > start
 			continue
 		}
 		if space {
-			b.WriteByte(' ')
-			space = false
+			b, space = append(b, ' '), false
 		}
 		if 'A' <= c && c <= 'Z' {
 			c += 'a' - 'A'
 		}
-		b.WriteByte(c)
+		b = append(b, c)
 	}
-	return b.String()
+	return string(b)
 }
 
 // fuse merges the lexical ranking (best first) with the vector ranking by
