@@ -471,7 +471,11 @@ type blockPosting struct {
 // postingBlockReader decodes one bm25_postings value sequentially. Session
 // ids alias the value (valid only during the transaction).
 type postingBlockReader struct {
-	rest     []byte
+	// v is the value, pos the offset of the next posting: an offset, not
+	// a re-sliced value, so decoding writes no pointer (no write barrier
+	// per posting while the garbage collector marks).
+	v        []byte
+	pos      int
 	base     uint64
 	n        int
 	last     uint64
@@ -483,7 +487,7 @@ type postingBlockReader struct {
 // reset starts decoding v, the value of block; filter (nil: none) sets
 // blockPosting.match.
 func (r *postingBlockReader) reset(block uint64, v, filter []byte) {
-	r.rest, r.base, r.n, r.last, r.filter, r.match = v, block<<postingBlockShift, 0, 0, filter, -1
+	r.v, r.pos, r.base, r.n, r.last, r.filter, r.match = v, 0, block<<postingBlockShift, 0, 0, filter, -1
 	clear(r.sessions)
 	r.sessions = r.sessions[:0]
 }
@@ -493,17 +497,21 @@ func (r *postingBlockReader) bad(what string) error {
 }
 
 func (r *postingBlockReader) uvarint() (uint64, bool) {
-	v, n := binary.Uvarint(r.rest)
+	if r.pos < len(r.v) && r.v[r.pos] < 0x80 { // one byte: most of them
+		r.pos++
+		return uint64(r.v[r.pos-1]), true
+	}
+	v, n := binary.Uvarint(r.v[r.pos:])
 	if n <= 0 {
 		return 0, false
 	}
-	r.rest = r.rest[n:]
+	r.pos += n
 	return v, true
 }
 
 // next returns the next posting; ok is false at the end of the value.
 func (r *postingBlockReader) next() (p blockPosting, ok bool, err error) {
-	if len(r.rest) == 0 {
+	if r.pos >= len(r.v) {
 		return p, false, nil
 	}
 	off, ok1 := r.uvarint()
@@ -520,11 +528,11 @@ func (r *postingBlockReader) next() (p blockPosting, ok bool, err error) {
 	}
 	if s&1 == 1 {
 		l := s >> 1
-		if l > uint64(len(r.rest)) {
+		if l > uint64(len(r.v)-r.pos) {
 			return p, false, r.bad("truncated session id")
 		}
-		sid := r.rest[:l:l]
-		r.rest = r.rest[l:]
+		sid := r.v[r.pos : r.pos+int(l) : r.pos+int(l)]
+		r.pos += int(l)
 		if r.match < 0 && r.filter != nil && bytes.Equal(sid, r.filter) {
 			r.match = len(r.sessions)
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	bolt "go.etcd.io/bbolt"
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
@@ -74,6 +75,11 @@ func fillUser(tx *bolt.Tx, user, except string, hits []*memoryv1.SearchHit, limi
 		}
 		for ; mk != nil && bytes.HasPrefix(mk, sp) && len(hits) < limit && read < fillMaxBytes; mk, v = c.Prev() {
 			read += len(v)
+			if role, content, err := messageRoleContent(v); err != nil {
+				return nil, fmt.Errorf("projections: stored message of %s: %w", sid, err)
+			} else if (role != memoryv1.Role_ROLE_USER && role != memoryv1.Role_ROLE_ASSISTANT) || !content {
+				continue // a tool message or an empty one: not decoded
+			}
 			m := new(memoryv1.Message)
 			if err := proto.Unmarshal(v, m); err != nil {
 				return nil, fmt.Errorf("projections: stored message of %s: %w", sid, err)
@@ -85,4 +91,43 @@ func fillUser(tx *bolt.Tx, user, except string, hits []*memoryv1.SearchHit, limi
 		}
 	}
 	return hits, nil
+}
+
+// messageRoleField is the field number of Message.role.
+var messageRoleField = (&memoryv1.Message{}).ProtoReflect().Descriptor().Fields().ByName("role").Number()
+
+// messageRoleContent returns the role of an encoded Message and whether
+// its content is not empty, without decoding the rest (the last
+// occurrence of a field wins, as proto.Unmarshal): the fill skips tool
+// results, the bulk of a history, without decoding them.
+func messageRoleContent(v []byte) (role memoryv1.Role, content bool, err error) {
+	for len(v) > 0 {
+		num, typ, n := protowire.ConsumeTag(v)
+		if n < 0 {
+			return 0, false, protowire.ParseError(n)
+		}
+		v = v[n:]
+		switch {
+		case num == messageRoleField && typ == protowire.VarintType:
+			x, n := protowire.ConsumeVarint(v)
+			if n < 0 {
+				return 0, false, protowire.ParseError(n)
+			}
+			role, v = memoryv1.Role(int32(x)), v[n:]
+			continue
+		case num == messageContentField && typ == protowire.BytesType:
+			b, n := protowire.ConsumeBytes(v)
+			if n < 0 {
+				return 0, false, protowire.ParseError(n)
+			}
+			content, v = len(b) > 0, v[n:]
+			continue
+		}
+		n = protowire.ConsumeFieldValue(num, typ, v)
+		if n < 0 {
+			return 0, false, protowire.ParseError(n)
+		}
+		v = v[n:]
+	}
+	return role, content, nil
 }

@@ -1,8 +1,11 @@
 package projections
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+
+	"google.golang.org/protobuf/proto"
 
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 )
@@ -87,5 +90,32 @@ func TestSearchFillReadsBoundedBytes(t *testing.T) {
 	}
 	if n := len(hits); n == 0 || n*len(big) > fillMaxBytes+len(big)+4096 {
 		t.Fatalf("filled %d messages of %d bytes: past the %d-byte bound", n, len(big), fillMaxBytes)
+	}
+}
+
+// TestMessageRoleContent: the role and whether the content is empty, read
+// from the encoded message without decoding it, are what decoding it gives
+// (every role, empty and bulky contents, tool calls).
+func TestMessageRoleContent(t *testing.T) {
+	roles := []memoryv1.Role{memoryv1.Role_ROLE_UNSPECIFIED, memoryv1.Role_ROLE_USER, memoryv1.Role_ROLE_ASSISTANT, memoryv1.Role_ROLE_TOOL, memoryv1.Role_ROLE_SYSTEM, memoryv1.Role(99)}
+	for i := range 200 {
+		m := &memoryv1.Message{Id: fmt.Sprintf("m%d", i), Seq: uint64(i), Role: roles[i%len(roles)], Name: "Alice", CreatedUnixNano: int64(i) << 40}
+		if i%3 > 0 {
+			m.Content = strings.Repeat("result ", i)
+		}
+		if i%4 == 0 {
+			m.ToolCalls = []*memoryv1.ToolCall{{Id: "c", Name: "f", Arguments: "{}"}}
+		}
+		v, err := proto.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		role, content, err := messageRoleContent(v)
+		if err != nil || role != m.GetRole() || content != (m.GetContent() != "") {
+			t.Fatalf("message %d: role %v content %v (%v), want %v %v", i, role, content, err, m.GetRole(), m.GetContent() != "")
+		}
+	}
+	if _, _, err := messageRoleContent([]byte{0x0a, 0x05, 'a'}); err == nil {
+		t.Fatal("a truncated message read without an error")
 	}
 }

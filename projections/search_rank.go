@@ -3,12 +3,15 @@ package projections
 import (
 	"bytes"
 	"cmp"
+	"encoding/binary"
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	bolt "go.etcd.io/bbolt"
 	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/agentmem/agentmem/internal/swap"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
@@ -120,6 +123,11 @@ type ranking struct {
 	// readAll re-ranks every candidate, without skipping those that their
 	// bound proves cannot reach the hits (tests compare both).
 	readAll bool
+	// exhaustive scores every posting of every clause (no pruning:
+	// search_prune.go) and re-ranks a query to be expanded by feedback
+	// for all its hits before choosing the expansion: the search as it
+	// was before those cuts, kept for the tests that compare both.
+	exhaustive bool
 	// expand > 0 adds the terms related to the query's content terms
 	// (swap.Expand) as BM25 clauses scaled by expand. 0: off.
 	expand float64
@@ -176,6 +184,13 @@ func (s *Store) Search(sessionID string, scope memoryv1.SearchScope, query strin
 //   - One hit per text: a candidate whose content equals a better one's
 //     (case and white space aside) is dropped, so a text repeated ten
 //     times takes one place, not ten.
+//
+// The best BM25 candidates are found without scoring every document: a
+// document whose score is bounded below the candidates already kept is
+// skipped (search_prune.go), and a search with Corpus.Feedback ranks the
+// expanded query by adding the expansion's scores to the first ranking's
+// (search_reuse.go). Both are exact: the hits, their order and their
+// scores are those of scoring every document.
 //
 // Any query string is accepted: there is no query syntax, punctuation only
 // separates words, so `customer-id`, `O'Brien`, `"unbalanced` or `*` are
@@ -247,22 +262,36 @@ func (s *Store) searchVec(sessionID string, scope memoryv1.SearchScope, query st
 			terms: tx.Bucket(bucketBM25Terms), postings: tx.Bucket(bucketBM25Postings),
 			docs: tx.Bucket(bucketBM25Docs), msgs: tx.Bucket(bucketSwapMessages), sums: tx.Bucket(bucketSwapSummaries),
 		}
+		defer func() {
+			if r.first != nil {
+				r.first.release()
+			}
+		}()
 		if corpus != nil && corpus.Except != "" && filter == nil {
 			r.except = []byte(corpus.Except)
 		}
 		if filter == nil && s.LogPartitions() > 1 {
 			r.ages = newDocAges(tx) // several sessions, several streams: search_age.go
 		}
-		cands, err := r.rank(q, limit, len(qvec) > 0)
+		// With feedback, the first ranking lends its best feedbackDocs
+		// hits their terms: only their order needs settling (rank's need)
+		// before the query is expanded and ranked again.
+		need := limit
+		feedback := corpus != nil && corpus.Feedback
+		if feedback && !rk.exhaustive {
+			need = min(limit, feedbackDocs)
+			r.record = true // the ranking after the feedback adds to its scores
+		}
+		cands, err := r.rank(q, limit, need, len(qvec) > 0)
 		if err != nil {
 			return err
 		}
-		if corpus != nil && corpus.Feedback && len(cands) > 0 {
+		if feedback && len(cands) > 0 {
 			if r.extra, err = r.feedback(q, cands); err != nil {
 				return err
 			}
-			if len(r.extra) > 0 {
-				if cands, err = r.rank(q, limit, len(qvec) > 0); err != nil {
+			if len(r.extra) > 0 || need < limit {
+				if cands, err = r.rank(q, limit, limit, len(qvec) > 0); err != nil {
 					return err
 				}
 			}
@@ -313,14 +342,27 @@ type ranker struct {
 	// ages, when set, orders documents by age instead of doc id
 	// (search_age.go): a search of several sessions of a log in
 	// partitions.
-	ages     *docAges
-	n        uint64 // documents of the user
-	avgdl    float64
-	terms    *bolt.Bucket
-	postings *bolt.Bucket
-	docs     *bolt.Bucket
-	msgs     *bolt.Bucket
-	sums     *bolt.Bucket
+	ages *docAges
+	// record makes the next score keep every document's score in first
+	// (the first ranking of a feedback search); the rankings after it
+	// add the clauses that follow those to them (search_reuse.go).
+	record bool
+	first  *firstScores
+	// reads caches what the search read of each document and computed
+	// from its text (a document read by both rankings of a feedback
+	// search is read once).
+	reads map[uint64]*docRead
+	// docsC and msgsC look documents and messages up (cursorGet), kbuf
+	// holds the key: no cursor nor key allocated per lookup.
+	docsC, msgsC *bolt.Cursor
+	kbuf         []byte
+	n            uint64 // documents of the user
+	avgdl        float64
+	terms        *bolt.Bucket
+	postings     *bolt.Bucket
+	docs         *bolt.Bucket
+	msgs         *bolt.Bucket
+	sums         *bolt.Bucket
 }
 
 // clause is one scored term of a query: a content term (BM25 of its tf and
@@ -332,6 +374,23 @@ type clause struct {
 	weight float64
 	// scale > 0 multiplies a content clause's BM25 score (an expansion).
 	scale float64
+}
+
+// docRead is what read reads of a document, and what the re-ranking
+// computes of its text, once per search.
+type docRead struct {
+	docLen  uint32
+	sid     string
+	seq     uint64
+	content string
+	sum     *memoryv1.Summary
+	raw     []byte // the stored message (aliases the transaction's page)
+	// Computed from content when first needed (has*): the proximity
+	// score, the share of words in questions, the dedupe key.
+	prox, share       float64
+	key               string
+	hasProx, hasShare bool
+	hasKey            bool
 }
 
 // candidate is a ranked document. bound bounds what proximity may add to
@@ -347,6 +406,7 @@ type candidate struct {
 	content string
 	msg     *memoryv1.Message
 	sum     *memoryv1.Summary // a summary document's (msg stays nil)
+	d       *docRead          // set by read
 	// boost multiplies the score for recency; upper bounds the final score
 	// (rank); dup marks a copy of a better candidate's text (dedupe).
 	boost float64
@@ -356,8 +416,10 @@ type candidate struct {
 
 // rank returns the best candidates, best first: the best limit of them are
 // the hits (more when the ranking reads candidates: RerankDepth, or deep
-// asks for FusionDepth, for a fusion).
-func (r *ranker) rank(q swap.Query, limit int, deep bool) ([]*candidate, error) {
+// asks for FusionDepth, for a fusion). Only the order of the best need
+// (≤ limit) is settled: the candidates that cannot be among them are not
+// re-ranked (the others are the best limit when need is limit).
+func (r *ranker) rank(q swap.Query, limit, need int, deep bool) ([]*candidate, error) {
 	content, clauses := r.clauses(q)
 	if len(clauses) == 0 {
 		return nil, nil
@@ -384,8 +446,10 @@ func (r *ranker) rank(q swap.Query, limit int, deep bool) ([]*candidate, error) 
 		return nil, err
 	}
 	cands := make([]*candidate, 0, top.Len())
-	for _, h := range top.Sorted() {
-		cands = append(cands, &candidate{docID: h.DocID, score: h.Score, bound: h.Bound, boost: 1})
+	all := make([]candidate, top.Len()) // one allocation for all
+	for i, h := range top.Sorted() {
+		all[i] = candidate{docID: h.DocID, score: h.Score, bound: h.Bound, boost: 1}
+		cands = append(cands, &all[i])
 	}
 	if !rerank {
 		return cands, nil
@@ -416,10 +480,10 @@ func (r *ranker) rank(q swap.Query, limit int, deep bool) ([]*candidate, error) 
 		c.upper = (c.score + c.bound) * c.boost
 	}
 	slices.SortStableFunc(cands, func(a, b *candidate) int { return cmp.Compare(b.upper, a.upper) })
-	best := make([]float64, 0, limit+1) // the best limit final scores, ascending
-	seen := make(map[string]*candidate) // dedupe: text → its best candidate
+	best := make([]float64, 0, need+1)              // the best need final scores, ascending
+	seen := make(map[string]*candidate, len(cands)) // dedupe: text → its best candidate
 	for _, c := range cands {
-		if !deep && !r.rk.readAll && len(best) == limit && c.upper < best[0] {
+		if !deep && !r.rk.readAll && len(best) == need && c.upper < best[0] {
 			c.score *= c.boost
 			continue
 		}
@@ -427,16 +491,25 @@ func (r *ranker) rank(q swap.Query, limit int, deep bool) ([]*candidate, error) 
 			return nil, err
 		}
 		if proximity && c.bound > 0 {
-			c.score += r.rk.proximity * r.bm.ProximityText(c.content, prox.terms, prox.weights, c.docLen, r.avgdl)
+			if !c.d.hasProx {
+				c.d.prox, c.d.hasProx = r.bm.ProximityText(c.content, prox.terms, prox.weights, c.docLen, r.avgdl), true
+			}
+			c.score += r.rk.proximity * c.d.prox
 		}
 		c.score *= c.boost
 		if asked {
-			c.score *= 1 - r.rk.question*swap.QuestionShare(c.content)
+			if !c.d.hasShare {
+				c.d.share, c.d.hasShare = swap.QuestionShare(c.content), true
+			}
+			c.score *= 1 - r.rk.question*c.d.share
 		}
 		if r.rk.dedupe {
 			// Per session: in a USER search the same words said in two
 			// sessions are two places to find them.
-			key := c.sid + "\x00" + textKey(c.content)
+			if !c.d.hasKey {
+				c.d.key, c.d.hasKey = dedupeKey(c.sid, c.content), true
+			}
+			key := c.d.key
 			d, ok := seen[key]
 			if ok && !r.before(c, d) {
 				c.dup = true // a copy of a better hit: not one itself
@@ -453,7 +526,7 @@ func (r *ranker) rank(q swap.Query, limit int, deep bool) ([]*candidate, error) 
 		}
 		i, _ := slices.BinarySearch(best, c.score)
 		best = slices.Insert(best, i, c.score)
-		if len(best) > limit {
+		if len(best) > need {
 			best = best[1:]
 		}
 	}
@@ -483,7 +556,37 @@ func (r *ranker) before(a, b *candidate) bool {
 
 // textKey is the key under which dedupe compares texts: lower-cased, runs
 // of white space as one space, trimmed.
-func textKey(s string) string { return strings.Join(strings.Fields(strings.ToLower(s)), " ") }
+func textKey(s string) string { return dedupeKey("", s)[1:] }
+
+// dedupeKey is sid, a 0 byte and textKey(s) (one pass when s is ASCII).
+func dedupeKey(sid, s string) string {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return sid + "\x00" + strings.Join(strings.Fields(strings.ToLower(s)), " ")
+		}
+	}
+	// ASCII: the same in one pass (strings.Fields' ASCII spaces, ToLower's
+	// ASCII letters).
+	b := make([]byte, 0, len(sid)+1+len(s))
+	b = append(append(b, sid...), 0)
+	start, space := len(b), false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch c {
+		case '\t', '\n', '\v', '\f', '\r', ' ':
+			space = len(b) > start
+			continue
+		}
+		if space {
+			b, space = append(b, ' '), false
+		}
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		b = append(b, c)
+	}
+	return string(b)
+}
 
 // fuse merges the lexical ranking (best first) with the vector ranking by
 // reciprocal rank fusion; ties: the older document first (docs orders
@@ -603,46 +706,77 @@ func (r *ranker) days(d swap.DayRange) ([]string, uint64) {
 // read reads c's document and the content of its message (once), without
 // decoding the whole message.
 func (r *ranker) read(c *candidate) error {
-	if c.sid != "" {
+	if c.d != nil {
 		return nil
 	}
-	dv := r.docs.Get(u64(c.docID))
+	d := r.reads[c.docID]
+	if d == nil {
+		var err error
+		if d, err = r.readDoc(c.docID); err != nil {
+			return err
+		}
+		if r.reads == nil {
+			r.reads = make(map[uint64]*docRead)
+		}
+		r.reads[c.docID] = d
+	}
+	c.d, c.docLen, c.sid, c.seq, c.content, c.sum = d, d.docLen, d.sid, d.seq, d.content, d.sum
+	return nil
+}
+
+// readDoc reads document id (read).
+func (r *ranker) readDoc(id uint64) (*docRead, error) {
+	if r.docsC == nil {
+		r.docsC, r.msgsC = r.docs.Cursor(), r.msgs.Cursor()
+	}
+	r.kbuf = binary.BigEndian.AppendUint64(r.kbuf[:0], id)
+	dv := cursorGet(r.docsC, r.kbuf)
 	docLen, seq, sid, err := parseDocValue(dv)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if seq == summaryDocMark {
 		sum, err := getSummaryDoc(r.sums, dv)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		c.docLen, c.sid, c.seq, c.content, c.sum = docLen, sid, sum.GetLastSeq(), sum.GetText(), sum
+		d := &docRead{docLen: docLen, sid: sid, seq: sum.GetLastSeq(), content: sum.GetText(), sum: sum}
 		if r.ages != nil {
-			r.ages.ages[c.docID] = ageKey{sid: sid, seq: c.seq}
+			r.ages.ages[id] = ageKey{sid: sid, seq: d.seq}
 		}
-		return nil
+		return d, nil
 	}
-	v := r.msgs.Get(swapMessageKey(sid, seq))
+	r.kbuf = binary.BigEndian.AppendUint64(append(append(r.kbuf[:0], sid...), sep), seq) // swapMessageKey
+	v := cursorGet(r.msgsC, r.kbuf)
 	if v == nil {
-		return fmt.Errorf("projections: bm25 doc %d points to missing message %s/%d", c.docID, sid, seq)
+		return nil, fmt.Errorf("projections: bm25 doc %d points to missing message %s/%d", id, sid, seq)
 	}
 	content, err := messageContent(v)
 	if err != nil {
-		return fmt.Errorf("projections: stored message %s/%d: %w", sid, seq, err)
+		return nil, fmt.Errorf("projections: stored message %s/%d: %w", sid, seq, err)
 	}
-	c.docLen, c.sid, c.seq, c.content = docLen, sid, seq, content
 	if r.ages != nil {
 		// Its age, from the bytes read anyway (search_age.go).
 		created, said, err := messageTimes(v)
 		if err != nil {
-			return fmt.Errorf("projections: stored message %s/%d: %w", sid, seq, err)
+			return nil, fmt.Errorf("projections: stored message %s/%d: %w", sid, seq, err)
 		}
-		r.ages.ages[c.docID] = ageKey{created: created, said: said, sid: sid, seq: seq}
+		r.ages.ages[id] = ageKey{created: created, said: said, sid: sid, seq: seq}
 	}
-	return nil
+	return &docRead{docLen: docLen, sid: sid, seq: seq, content: content, raw: v}, nil
 }
 
-// load reads c's message (once).
+// cursorGet is Get of c's bucket through c (a bucket's Get makes a new
+// cursor each time): the value of key, nil when absent (or a bucket).
+func cursorGet(c *bolt.Cursor, key []byte) []byte {
+	k, v := c.Seek(key)
+	if !bytes.Equal(k, key) {
+		return nil
+	}
+	return v
+}
+
+// load decodes c's message (once), from the bytes read kept.
 func (r *ranker) load(c *candidate) error {
 	if c.msg != nil {
 		return nil
@@ -650,12 +784,9 @@ func (r *ranker) load(c *candidate) error {
 	if err := r.read(c); err != nil || c.sum != nil {
 		return err
 	}
-	m, err := getMessage(r.msgs, c.sid, c.seq)
-	if err != nil {
-		return err
-	}
-	if m == nil {
-		return fmt.Errorf("projections: bm25 doc %d points to missing message %s/%d", c.docID, c.sid, c.seq)
+	m := new(memoryv1.Message)
+	if err := proto.Unmarshal(c.d.raw, m); err != nil {
+		return fmt.Errorf("projections: stored message %s/%d: %w", c.sid, c.seq, err)
 	}
 	c.msg = m
 	return nil
@@ -774,8 +905,18 @@ func newProximityClauses(content []clause, weight float64) *proximityClauses {
 // of its proximity score (swap.BM25.ProximityBound of its term
 // frequencies, times the weight) in Hit.Bound.
 func (r *ranker) score(clauses []clause, k int, prox *proximityClauses) (*swap.TopK, error) {
-	its := make([]*termIter, 0, len(clauses))
-	for i, cl := range clauses {
+	top := r.newTop(k)
+	first := r.first
+	if first != nil && (len(clauses) < len(first.clauses) || !slices.Equal(clauses[:len(first.clauses)], first.clauses)) {
+		first = nil // not the clauses scored first (cannot happen: a feedback search's)
+	}
+	var skip int // clauses whose scores first holds
+	if first != nil {
+		skip = len(first.clauses)
+	}
+	its := make([]*termIter, 0, len(clauses)-skip)
+	for i, cl := range clauses[skip:] {
+		i += skip
 		it, err := newTermIter(r.terms, r.postings, r.userKey, cl, r.filter, r.except)
 		if err != nil {
 			return nil, err
@@ -788,7 +929,23 @@ func (r *ranker) score(clauses []clause, k int, prox *proximityClauses) (*swap.T
 			its = append(its, it)
 		}
 	}
-	top := r.newTop(k)
+	switch {
+	case first != nil:
+		return r.scoreAfter(first, its, top, prox)
+	case r.record:
+		r.record = false
+		r.first = newFirstScores(clauses)
+		return r.scoreAll(its, top, prox, r.first)
+	case r.rk.exhaustive:
+		return r.scoreAll(its, top, prox, nil)
+	}
+	return r.scorePruned(its, top, prox)
+}
+
+// scoreAll offers top every document of its (in clause order): the
+// exhaustive merge scorePruned prunes. rec, when set, keeps every
+// document's score.
+func (r *ranker) scoreAll(its []*termIter, top *swap.TopK, prox *proximityClauses, rec *firstScores) (*swap.TopK, error) {
 	for {
 		doc, any := uint64(0), false
 		for _, it := range its {
@@ -805,13 +962,7 @@ func (r *ranker) score(clauses []clause, k int, prox *proximityClauses) (*swap.T
 		}
 		for _, it := range its {
 			if !it.done && it.cur.docID == doc {
-				if it.cl.field {
-					score += it.cl.weight * it.cl.idf
-				} else if it.cl.scale > 0 {
-					score += it.cl.scale * r.bm.TermScore(it.cur.tf, it.cur.docLen, r.avgdl, it.cl.idf)
-				} else {
-					score += r.bm.TermScore(it.cur.tf, it.cur.docLen, r.avgdl, it.cl.idf)
-				}
+				score += r.clauseScore(it.cl, &it.cur)
 				if it.prox >= 0 {
 					prox.tf[it.prox], docLen = it.cur.tf, it.cur.docLen
 					nprox++
@@ -820,6 +971,9 @@ func (r *ranker) score(clauses []clause, k int, prox *proximityClauses) (*swap.T
 					return nil, err
 				}
 			}
+		}
+		if rec != nil {
+			rec.record(doc, score, docLen, nprox, prox)
 		}
 		h := swap.Hit{DocID: doc, Score: score}
 		if nprox >= 2 && top.Admits(score, doc) {

@@ -63,6 +63,20 @@ func (t *TopK) Admits(score float64, docID uint64) bool {
 	return t.k > 0 && (len(t.heap) < t.k || t.before(Hit{DocID: docID, Score: score}, t.heap[0]))
 }
 
+// Threshold returns the score of the worst hit kept when k hits are kept
+// (full); a hit scoring below it is not admitted (one scoring the same may
+// be, by the order of DocIDs). full is false while fewer than k are kept
+// (any hit is admitted).
+func (t *TopK) Threshold() (score float64, full bool) {
+	switch {
+	case t.k == 0:
+		return math.Inf(1), true // nothing is admitted
+	case len(t.heap) < t.k:
+		return 0, false
+	}
+	return rankScore(t.heap[0].Score), true
+}
+
 // Len returns the number of hits kept.
 func (t *TopK) Len() int { return len(t.heap) }
 

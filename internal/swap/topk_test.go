@@ -147,3 +147,26 @@ func TestTopKByMatchesSort(t *testing.T) {
 		}
 	})
 }
+
+// TestTopKThreshold: while full, a hit scoring below Threshold is never
+// admitted, and one scoring above it always is; while not full, any is.
+func TestTopKThreshold(t *testing.T) {
+	rng := rand.New(rand.NewPCG(10, 10))
+	for _, k := range []int{0, 1, 3, 10} {
+		top := NewTopK(k)
+		for i := 0; i < 500; i++ {
+			h := Hit{DocID: uint64(rng.IntN(1000)), Score: float64(rng.IntN(20))}
+			th, full := top.Threshold()
+			admits := top.Admits(h.Score, h.DocID)
+			switch {
+			case !full && !admits:
+				t.Fatalf("k=%d offer %d %+v: not full, yet not admitted", k, i, h)
+			case full && h.Score < th && admits:
+				t.Fatalf("k=%d offer %d %+v: below the threshold %v, admitted", k, i, h, th)
+			case full && h.Score > th && !admits:
+				t.Fatalf("k=%d offer %d %+v: above the threshold %v, not admitted", k, i, h, th)
+			}
+			top.Offer(h)
+		}
+	}
+}
