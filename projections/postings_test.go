@@ -430,14 +430,14 @@ func TestStoredDFWalk(t *testing.T) {
 		for round := 0; round < 50; round++ {
 			var groups []termGroup
 			for i := -5; i < 2010; i += 1 + rng.IntN(1+round*4) {
-				groups = append(groups, termGroup{key: string(termKey("u", fmt.Sprintf("t%05d", i)))})
+				groups = append(groups, termGroup{key: termKey("u", fmt.Sprintf("t%05d", i))})
 			}
 			got, err := storedTerms(b, groups, nil)
 			if err != nil {
 				return err
 			}
 			for i, g := range groups {
-				if want := termDF(b, []byte(g.key)); got[i].df != want {
+				if want := termDF(b, g.key); got[i].df != want {
 					t.Fatalf("round %d: df of %q = %d, Get says %d", round, g.key, got[i].df, want)
 				}
 			}
