@@ -2,6 +2,7 @@ package projections
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"maps"
@@ -99,6 +100,7 @@ type posting struct {
 // ascending doc id order, each term once per document).
 type termGroup struct {
 	key  []byte    // in bm25Pending's key arena
+	user int       // the length of user_key in key
 	n    int       // postings added
 	list []posting // set by bm25Pending.group
 }
@@ -167,7 +169,7 @@ func (p *bm25Pending) add(terms map[string]int, userKey, term string, e posting)
 	if !ok {
 		i = len(p.groups)
 		terms[term] = i
-		p.groups = append(p.groups, termGroup{key: p.groupKey(userKey, term)})
+		p.groups = append(p.groups, termGroup{key: p.groupKey(userKey, term), user: len(userKey)})
 	}
 	p.groups[i].n++
 	e.group = uint32(i)
@@ -212,8 +214,54 @@ func (p *bm25Pending) group() {
 	}
 	clear(p.added)
 	p.added = p.added[:0]
-	slices.SortFunc(p.groups, func(a, b termGroup) int { return bytes.Compare(a.key, b.key) })
+	p.groups = sortGroups(p.groups, p.users)
 	p.sorted = true
+}
+
+// groupOrder is what sortGroups sorts for a group: the rank of its user
+// among the users and the first 16 bytes of its term, big-endian and
+// padded with zeros (no term holds 0x00, so comparing them compares the
+// terms' first 16 bytes), and its index. The sort compares integers and
+// moves 24 bytes; only terms that share 16 bytes are compared in full.
+type groupOrder struct {
+	term0, term1 uint64
+	user, group  uint32
+}
+
+// sortGroups returns groups sorted by key; users holds every user of
+// groups.
+func sortGroups(groups []termGroup, users map[string]map[string]int) []termGroup {
+	names := slices.Sorted(maps.Keys(users))
+	rank := make(map[string]uint32, len(names))
+	for i, u := range names {
+		rank[u] = uint32(i)
+	}
+	order := make([]groupOrder, len(groups))
+	for i := range groups {
+		g := &groups[i]
+		var pre [16]byte
+		copy(pre[:], g.key[g.user+1:])
+		order[i] = groupOrder{
+			term0: binary.BigEndian.Uint64(pre[:8]), term1: binary.BigEndian.Uint64(pre[8:]),
+			user: rank[string(g.key[:g.user])], group: uint32(i),
+		}
+	}
+	slices.SortFunc(order, func(a, b groupOrder) int {
+		switch {
+		case a.user != b.user:
+			return cmp.Compare(a.user, b.user)
+		case a.term0 != b.term0:
+			return cmp.Compare(a.term0, b.term0)
+		case a.term1 != b.term1:
+			return cmp.Compare(a.term1, b.term1)
+		}
+		return bytes.Compare(groups[a.group].key, groups[b.group].key)
+	})
+	out := make([]termGroup, len(groups))
+	for i, o := range order {
+		out[i] = groups[o.group]
+	}
+	return out
 }
 
 func (p *bm25Pending) reset() {
