@@ -45,11 +45,11 @@ func (w *writer) index(userKey, sessionID string, m *memoryv1.Message) error {
 	}
 	terms := w.pending.user(userKey)
 	sess := w.pending.session(sessionID)
-	for t, tf := range tfs {
-		if strings.IndexByte(t, sep) >= 0 || isFieldTerm(t) {
+	for _, t := range tfs {
+		if strings.IndexByte(t.Term, sep) >= 0 || isFieldTerm(t.Term) {
 			continue // cannot be a key component or a field; the analyzer never emits it
 		}
-		w.pending.add(terms, userKey, t, posting{docID: docID, tf: tf, docLen: docLen, session: sess})
+		w.pending.add(terms, userKey, t.Term, posting{docID: docID, tf: t.TF, docLen: docLen, session: sess})
 	}
 	for _, t := range w.fieldTerms(m) {
 		w.pending.add(terms, userKey, t, posting{docID: docID, tf: 1, docLen: docLen, session: sess})
