@@ -192,16 +192,18 @@ func (p *bm25Pending) groupKey(userKey, term string) []byte {
 	return p.arena[o:len(p.arena):len(p.arena)]
 }
 
-// group distributes the postings added to their groups' lists (in the
-// order added), and sorts the groups by key.
+// group sorts the groups by key and distributes the postings added to
+// their lists (in the order added). The lists are laid out in one array in
+// key order, so that flushBM25 reads the postings sequentially.
 func (p *bm25Pending) group() {
 	if p.sorted {
 		return
 	}
+	order := sortGroups(p.groups, p.users)
 	all := make([]posting, p.n)
 	o := 0
-	for i := range p.groups {
-		g := &p.groups[i]
+	for _, ord := range order {
+		g := &p.groups[ord.group]
 		g.list = all[o:o:min(o+g.n, len(all))]
 		o += g.n
 	}
@@ -214,7 +216,11 @@ func (p *bm25Pending) group() {
 	}
 	clear(p.added)
 	p.added = p.added[:0]
-	p.groups = sortGroups(p.groups, p.users)
+	sorted := make([]termGroup, len(p.groups))
+	for i, ord := range order {
+		sorted[i] = p.groups[ord.group]
+	}
+	p.groups = sorted
 	p.sorted = true
 }
 
@@ -228,9 +234,9 @@ type groupOrder struct {
 	user, group  uint32
 }
 
-// sortGroups returns groups sorted by key; users holds every user of
-// groups.
-func sortGroups(groups []termGroup, users map[string]map[string]int) []termGroup {
+// sortGroups returns the order of groups by key (each group's index in
+// groups, in key order); users holds every user of groups.
+func sortGroups(groups []termGroup, users map[string]map[string]int) []groupOrder {
 	names := slices.Sorted(maps.Keys(users))
 	rank := make(map[string]uint32, len(names))
 	for i, u := range names {
@@ -257,11 +263,7 @@ func sortGroups(groups []termGroup, users map[string]map[string]int) []termGroup
 		}
 		return bytes.Compare(groups[a.group].key, groups[b.group].key)
 	})
-	out := make([]termGroup, len(groups))
-	for i, o := range order {
-		out[i] = groups[o.group]
-	}
-	return out
+	return order
 }
 
 func (p *bm25Pending) reset() {
