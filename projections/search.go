@@ -279,7 +279,7 @@ func (p *bm25Pending) reset() {
 	clear(p.sessionIdx)
 	clear(p.sessions)
 	p.sessions = p.sessions[:0]
-	p.arena = nil // the keys of the groups dropped may still be held
+	p.arena = nil // a new chunk for the next keys: none of a dropped group is ever overwritten
 }
 
 // flushBM25 writes the postings buffered by index, then adds the document
