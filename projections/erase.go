@@ -114,8 +114,8 @@ func (w *writer) eraseSession(id string) error {
 			return fmt.Errorf("stored message %q: %w", k, err)
 		}
 		tfs, _ := w.termFreqs(m)
-		for t := range tfs {
-			terms[t] = true
+		for _, t := range tfs {
+			terms[t.Term] = true
 		}
 		for _, t := range w.fieldTerms(m) {
 			terms[t] = true

@@ -1,6 +1,7 @@
 package projections
 
 import (
+	"bytes"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -430,14 +431,14 @@ func TestStoredDFWalk(t *testing.T) {
 		for round := 0; round < 50; round++ {
 			var groups []termGroup
 			for i := -5; i < 2010; i += 1 + rng.IntN(1+round*4) {
-				groups = append(groups, termGroup{key: string(termKey("u", fmt.Sprintf("t%05d", i)))})
+				groups = append(groups, termGroup{key: termKey("u", fmt.Sprintf("t%05d", i))})
 			}
 			got, err := storedTerms(b, groups, nil)
 			if err != nil {
 				return err
 			}
 			for i, g := range groups {
-				if want := termDF(b, []byte(g.key)); got[i].df != want {
+				if want := termDF(b, g.key); got[i].df != want {
 					t.Fatalf("round %d: df of %q = %d, Get says %d", round, g.key, got[i].df, want)
 				}
 			}
@@ -446,5 +447,47 @@ func TestStoredDFWalk(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestGroupSortsByKey: bm25Pending.group orders the groups by their
+// bm25_terms key (bytes), whatever the users (anonymous, a summary corpus)
+// and terms (field terms, terms sharing 16 bytes or more, terms that are
+// prefixes of others, non-ASCII), and keeps every group with its postings.
+func TestGroupSortsByKey(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	users := []string{"", "u1", "u10", "u2", summaryCorpus("u1"), summaryCorpus(""), "a-very-long-user-id_0123456789"}
+	stems := []string{"a", "ab", "abcdefghijklmnop", "abcdefghijklmnopq", "abcdefghijklmnopqr", "abcdefgh", "abcdefghi",
+		"zeta", "é", "éa", "日本語", speakerTerm("ann"), speakerTerm("anne"), dayTerm(swap.DayOf(baseTime))}
+	for round := range 20 {
+		var p bm25Pending
+		want := map[string]int{}
+		for i := range 200 + round*50 {
+			u := users[rng.IntN(len(users))]
+			term := stems[rng.IntN(len(stems))]
+			if rng.IntN(2) == 0 {
+				term += fmt.Sprint(rng.IntN(300))
+			}
+			p.add(p.user(u), u, term, posting{docID: uint64(i + 1), tf: 1, docLen: 1})
+			want[string(termKey(u, term))]++
+		}
+		p.group()
+		if len(p.groups) != len(want) {
+			t.Fatalf("round %d: %d groups, want %d", round, len(p.groups), len(want))
+		}
+		for i, g := range p.groups {
+			if i > 0 && bytes.Compare(p.groups[i-1].key, g.key) >= 0 {
+				t.Fatalf("round %d: group %q after %q", round, g.key, p.groups[i-1].key)
+			}
+			if len(g.list) != want[string(g.key)] || len(g.list) != g.n {
+				t.Fatalf("round %d: group %q holds %d postings, want %d", round, g.key, len(g.list), want[string(g.key)])
+			}
+			for j := 1; j < len(g.list); j++ {
+				if g.list[j].docID <= g.list[j-1].docID {
+					t.Fatalf("round %d: group %q: postings out of doc order", round, g.key)
+				}
+			}
+		}
+		p.reset()
 	}
 }

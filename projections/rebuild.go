@@ -202,7 +202,7 @@ type readBatch struct {
 type preparedMessage struct {
 	docID  uint64 // its bm25 document, assigned by the index stage (0: none)
 	wire   []byte
-	tfs    map[string]uint32
+	tfs    []swap.TermFreq
 	docLen uint32
 	fields []string
 }
@@ -228,7 +228,7 @@ func (b *readBatch) prepare() {
 					continue
 				}
 				p := &preparedMessage{wire: wire}
-				p.tfs, p.docLen = swap.TermFreqs(m.GetContent())
+				p.tfs, p.docLen = termFreqs(m.GetContent())
 				p.fields = fieldTerms(m)
 				if b.prep == nil {
 					b.prep = make(map[*memoryv1.Message]*preparedMessage)
@@ -247,12 +247,19 @@ func (w *writer) messageBytes(m *memoryv1.Message) ([]byte, error) {
 	return marshalOpts.Marshal(m)
 }
 
-// termFreqs is swap.TermFreqs of m's content.
-func (w *writer) termFreqs(m *memoryv1.Message) (map[string]uint32, uint32) {
+// termFreqs is termFreqs of m's content.
+func (w *writer) termFreqs(m *memoryv1.Message) ([]swap.TermFreq, uint32) {
 	if p := w.prep[m]; p != nil {
 		return p.tfs, p.docLen
 	}
-	return swap.TermFreqs(m.GetContent())
+	return termFreqs(m.GetContent())
+}
+
+// termFreqs is swap.TermFreqs of a message's content, as a list (one
+// allocation, no map per message).
+func termFreqs(content string) ([]swap.TermFreq, uint32) {
+	// About one distinct term per twelve bytes of prose (swap.TermFreqs).
+	return swap.AppendTermFreqs(make([]swap.TermFreq, 0, min(len(content)/12+1, 1024)), content)
 }
 
 // fieldTerms is fieldTerms(m).

@@ -198,11 +198,11 @@ func (st *indexStage) index(r *Decoded, prep map[*memoryv1.Message]*preparedMess
 func (pre *preIndexed) add(userKey, sessionID string, p *preparedMessage) {
 	terms := pre.pending.user(userKey)
 	sess := pre.pending.session(sessionID)
-	for t, tf := range p.tfs {
-		if strings.IndexByte(t, sep) >= 0 || isFieldTerm(t) {
+	for _, t := range p.tfs {
+		if strings.IndexByte(t.Term, sep) >= 0 || isFieldTerm(t.Term) {
 			continue
 		}
-		pre.pending.add(terms, userKey, t, posting{docID: p.docID, tf: tf, docLen: p.docLen, session: sess})
+		pre.pending.add(terms, userKey, t.Term, posting{docID: p.docID, tf: t.TF, docLen: p.docLen, session: sess})
 	}
 	for _, t := range p.fields {
 		pre.pending.add(terms, userKey, t, posting{docID: p.docID, tf: 1, docLen: p.docLen, session: sess})

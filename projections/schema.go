@@ -385,7 +385,7 @@ const postingBlockShift = 7
 
 // appendPostingKey appends user_key 0 term 0 block to dst, where group is
 // termKey(userKey, term). Append-style so the writer can fill one arena.
-func appendPostingKey(dst []byte, group string, block uint64) []byte {
+func appendPostingKey[K string | []byte](dst []byte, group K, block uint64) []byte {
 	dst = append(dst, group...)
 	dst = append(dst, sep)
 	return binary.BigEndian.AppendUint64(dst, block)

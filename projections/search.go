@@ -1,11 +1,14 @@
 package projections
 
 import (
+	"bytes"
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -42,11 +45,11 @@ func (w *writer) index(userKey, sessionID string, m *memoryv1.Message) error {
 	}
 	terms := w.pending.user(userKey)
 	sess := w.pending.session(sessionID)
-	for t, tf := range tfs {
-		if strings.IndexByte(t, sep) >= 0 || isFieldTerm(t) {
+	for _, t := range tfs {
+		if strings.IndexByte(t.Term, sep) >= 0 || isFieldTerm(t.Term) {
 			continue // cannot be a key component or a field; the analyzer never emits it
 		}
-		w.pending.add(terms, userKey, t, posting{docID: docID, tf: tf, docLen: docLen, session: sess})
+		w.pending.add(terms, userKey, t.Term, posting{docID: docID, tf: t.TF, docLen: docLen, session: sess})
 	}
 	for _, t := range w.fieldTerms(m) {
 		w.pending.add(terms, userKey, t, posting{docID: docID, tf: 1, docLen: docLen, session: sess})
@@ -96,25 +99,41 @@ type posting struct {
 // added in the transaction, in doc id order (documents are indexed in
 // ascending doc id order, each term once per document).
 type termGroup struct {
-	key  string
+	key  []byte    // in bm25Pending's key arena
+	user int       // the length of user_key in key
 	n    int       // postings added
 	list []posting // set by bm25Pending.group
 }
 
+// keyArena is the size of the chunks bm25Pending copies group keys into:
+// one allocation per chunk instead of one per term.
+const keyArena = 64 << 10
+
+// postingPage is the number of postings of one page of bm25Pending.added:
+// postings are appended to fixed pages, never copied to a larger array as
+// they come (a Rebuild chunk buffers millions), and the pages are reused
+// (postingPages).
+const postingPage = 4096
+
+// postingPages recycles the pages of bm25Pending.added.
+var postingPages = sync.Pool{New: func() any { return new([postingPage]posting) }}
+
 // bm25Pending buffers the postings of a transaction grouped by term key: the
 // postings of a group are already in key order, so sorting the (far fewer)
 // group keys sorts every posting, and a group's length is its df delta.
-// Postings are appended to one array as they come and distributed to their
+// Postings are appended to pages as they come and distributed to their
 // groups once, by group (one allocation instead of a growing list per term).
 type bm25Pending struct {
 	users  map[string]map[string]int // user_key → term → index in groups
 	groups []termGroup
-	added  []posting // in the order added, until group
-	n      int       // postings buffered
-	sorted bool      // groups are grouped and sorted by key already (Rebuild's index stage)
+	added  []*[postingPage]posting // in the order added, until group; the last is filled to n%postingPage
+	n      int                     // postings buffered
+	sorted bool                    // groups are grouped and sorted by key already (Rebuild's index stage)
 
 	sessions   []string          // session ids of the buffered postings
 	sessionIdx map[string]uint32 // session id → index in sessions
+
+	arena []byte // the current chunk of group keys (never grown: a full one is replaced)
 }
 
 // session returns the index of sessionID in p.sessions, adding it.
@@ -150,47 +169,117 @@ func (p *bm25Pending) add(terms map[string]int, userKey, term string, e posting)
 	if !ok {
 		i = len(p.groups)
 		terms[term] = i
-		p.groups = append(p.groups, termGroup{key: userKey + string(rune(sep)) + term})
+		p.groups = append(p.groups, termGroup{key: p.groupKey(userKey, term), user: len(userKey)})
 	}
 	p.groups[i].n++
 	e.group = uint32(i)
-	p.added = append(p.added, e)
+	o := p.n % postingPage
+	if o == 0 {
+		p.added = append(p.added, postingPages.Get().(*[postingPage]posting))
+	}
+	p.added[len(p.added)-1][o] = e
 	p.n++
 }
 
-// group distributes the postings added to their groups' lists (in the
-// order added), and sorts the groups by key.
+// groupKey returns user_key \x00 term in the key arena.
+func (p *bm25Pending) groupKey(userKey, term string) []byte {
+	n := len(userKey) + 1 + len(term)
+	if cap(p.arena)-len(p.arena) < n {
+		p.arena = make([]byte, 0, max(n, keyArena))
+	}
+	o := len(p.arena)
+	p.arena = append(append(append(p.arena, userKey...), sep), term...)
+	return p.arena[o:len(p.arena):len(p.arena)]
+}
+
+// group sorts the groups by key and distributes the postings added to
+// their lists (in the order added). The lists are laid out in one array in
+// key order, so that flushBM25 reads the postings sequentially.
 func (p *bm25Pending) group() {
 	if p.sorted {
 		return
 	}
-	all := make([]posting, len(p.added))
-	off := make([]int, len(p.groups))
+	order := sortGroups(p.groups, p.users)
+	all := make([]posting, p.n)
 	o := 0
-	for i := range p.groups {
-		off[i] = o
-		o += p.groups[i].n
-		p.groups[i].list = all[off[i]:off[i]:o]
+	for _, ord := range order {
+		g := &p.groups[ord.group]
+		g.list = all[o:o:min(o+g.n, len(all))]
+		o += g.n
 	}
-	for _, e := range p.added {
-		g := &p.groups[e.group]
-		g.list = append(g.list, e)
+	for k, page := range p.added {
+		for _, e := range page[:min(postingPage, p.n-k*postingPage)] {
+			g := &p.groups[e.group]
+			g.list = append(g.list, e)
+		}
+		postingPages.Put(page)
 	}
 	clear(p.added)
 	p.added = p.added[:0]
-	slices.SortFunc(p.groups, func(a, b termGroup) int { return strings.Compare(a.key, b.key) })
+	sorted := make([]termGroup, len(p.groups))
+	for i, ord := range order {
+		sorted[i] = p.groups[ord.group]
+	}
+	p.groups = sorted
 	p.sorted = true
+}
+
+// groupOrder is what sortGroups sorts for a group: the rank of its user
+// among the users and the first 16 bytes of its term, big-endian and
+// padded with zeros (no term holds 0x00, so comparing them compares the
+// terms' first 16 bytes), and its index. The sort compares integers and
+// moves 24 bytes; only terms that share 16 bytes are compared in full.
+type groupOrder struct {
+	term0, term1 uint64
+	user, group  uint32
+}
+
+// sortGroups returns the order of groups by key (each group's index in
+// groups, in key order); users holds every user of groups.
+func sortGroups(groups []termGroup, users map[string]map[string]int) []groupOrder {
+	names := slices.Sorted(maps.Keys(users))
+	rank := make(map[string]uint32, len(names))
+	for i, u := range names {
+		rank[u] = uint32(i)
+	}
+	order := make([]groupOrder, len(groups))
+	for i := range groups {
+		g := &groups[i]
+		var pre [16]byte
+		copy(pre[:], g.key[g.user+1:])
+		order[i] = groupOrder{
+			term0: binary.BigEndian.Uint64(pre[:8]), term1: binary.BigEndian.Uint64(pre[8:]),
+			user: rank[string(g.key[:g.user])], group: uint32(i),
+		}
+	}
+	slices.SortFunc(order, func(a, b groupOrder) int {
+		switch {
+		case a.user != b.user:
+			return cmp.Compare(a.user, b.user)
+		case a.term0 != b.term0:
+			return cmp.Compare(a.term0, b.term0)
+		case a.term1 != b.term1:
+			return cmp.Compare(a.term1, b.term1)
+		}
+		return bytes.Compare(groups[a.group].key, groups[b.group].key)
+	})
+	return order
 }
 
 func (p *bm25Pending) reset() {
 	clear(p.users)
 	clear(p.groups) // drop the posting lists
 	p.groups = p.groups[:0]
+	for _, page := range p.added { // (group returned them already)
+		postingPages.Put(page)
+	}
+	clear(p.added)
 	p.added = p.added[:0]
 	p.n, p.sorted = 0, false
 	clear(p.sessionIdx)
 	clear(p.sessions)
 	p.sessions = p.sessions[:0]
+	p.arena = nil // a new chunk for the next keys: none of a dropped group is ever overwritten
 }
 
 // flushBM25 writes the postings buffered by index, then adds the document
@@ -207,14 +296,6 @@ func (w *writer) flushBM25() error {
 	// bbolt keeps the slices given to Put until the commit: keys and values
 	// are copied into slabs that are never reused within the transaction.
 	var slab []byte
-	keepString := func(b string) []byte {
-		if cap(slab)-len(slab) < len(b) {
-			slab = make([]byte, 0, max(len(b), 1<<20))
-		}
-		o := len(slab)
-		slab = append(slab, b...)
-		return slab[o:len(slab):len(slab)]
-	}
 	keep := func(b []byte) []byte {
 		if cap(slab)-len(slab) < len(b) {
 			slab = make([]byte, 0, max(len(b), 1<<20))
@@ -232,6 +313,7 @@ func (w *writer) flushBM25() error {
 	var outs []postingBlock
 	for i := range p.groups {
 		g := &p.groups[i]
+		gk := g.key
 		st := stored[i]
 		df := st.df
 		outs = outs[:0]
@@ -246,7 +328,7 @@ func (w *writer) flushBM25() error {
 			case ib.block == first:
 				extend = ib.v
 			default:
-				return fmt.Errorf("projections: term %q: new posting in block %d before its inline block %d", g.key, first, ib.block)
+				return fmt.Errorf("projections: term %q: new posting in block %d before its inline block %d", gk, first, ib.block)
 			}
 		}
 		for j := 0; j < len(g.list); {
@@ -261,7 +343,7 @@ func (w *writer) flushBM25() error {
 							return err
 						}
 					}
-				} else if old := w.bPostings.Get(appendPostingKey(kbuf[:0], g.key, blk)); old != nil {
+				} else if old := w.bPostings.Get(appendPostingKey(kbuf[:0], gk, blk)); old != nil {
 					if err := enc.resume(blk, old); err != nil {
 						return err
 					}
@@ -277,7 +359,7 @@ func (w *writer) flushBM25() error {
 		}
 		df += uint64(len(g.list))
 		// The key, and the value below, in the slab: no allocation per term.
-		tk := keepString(g.key)
+		tk := keep(gk)
 		// A term with postings in bm25_postings has more than can be
 		// inline: adding postings keeps it so.
 		if (st.df == 0 || st.inline != nil) && inlineSize(outs) <= inlinePostingsMax {
@@ -287,7 +369,7 @@ func (w *writer) flushBM25() error {
 			continue
 		}
 		for _, o := range outs {
-			kbuf = appendPostingKey(kbuf[:0], g.key, o.block)
+			kbuf = appendPostingKey(kbuf[:0], tk, o.block)
 			if err := w.bPostings.Put(keep(kbuf), o.v); err != nil {
 				return err
 			}
@@ -324,20 +406,20 @@ func storedTerms(terms *bolt.Bucket, groups []termGroup, dst []storedTerm) ([]st
 	c := terms.Cursor()
 	var k, v []byte
 	if len(groups) > 0 {
-		k, v = c.Seek([]byte(groups[0].key))
+		k, v = c.Seek(groups[0].key)
 	}
 	var arena []byte
 	for i := range groups {
 		key := groups[i].key
-		for steps := 0; k != nil && string(k) < key; steps++ {
+		for steps := 0; k != nil && bytes.Compare(k, key) < 0; steps++ {
 			if steps == maxSteps {
-				k, v = c.Seek([]byte(key))
+				k, v = c.Seek(key)
 				break
 			}
 			k, v = c.Next()
 		}
 		var st storedTerm
-		if k != nil && string(k) == key {
+		if k != nil && bytes.Equal(k, key) {
 			var err error
 			if st.df, st.inline, err = parseTermValue(v, nil); err != nil {
 				return nil, fmt.Errorf("term %q: %w", key, err)

@@ -23,7 +23,8 @@ import (
 //
 // Only buckets that the transaction does not read back before flush use it.
 type sortedPuts struct {
-	kvs []keyValue
+	kvs    []keyValue
+	sorted bool // kvs are in key order (sort ran, nothing put since)
 }
 
 // keyValue is a buffered Put; i is its position among the Puts, the tie
@@ -47,17 +48,29 @@ func (s *sortedPuts) put(k, v []byte) error {
 		return berrors.ErrValueTooLarge
 	}
 	s.kvs = append(s.kvs, keyValue{k, v, len(s.kvs)})
+	s.sorted = false
 	return nil
 }
 
-// flush writes the buffered pairs into b, in key order, and empties s.
-func (s *sortedPuts) flush(b *bolt.Bucket) error {
+// sort puts the buffered pairs in key order (the order flush writes them
+// in). It touches nothing but s, so it can run in another goroutine while
+// the transaction writes other buckets.
+func (s *sortedPuts) sort() {
+	if s.sorted {
+		return
+	}
 	slices.SortFunc(s.kvs, func(a, b keyValue) int {
 		if c := bytes.Compare(a.k, b.k); c != 0 {
 			return c
 		}
 		return cmp.Compare(a.i, b.i)
 	})
+	s.sorted = true
+}
+
+// flush writes the buffered pairs into b, in key order, and empties s.
+func (s *sortedPuts) flush(b *bolt.Bucket) error {
+	s.sort()
 	for _, kv := range s.kvs {
 		if err := b.Put(kv.k, kv.v); err != nil {
 			return err
@@ -65,5 +78,6 @@ func (s *sortedPuts) flush(b *bolt.Bucket) error {
 	}
 	clear(s.kvs)
 	s.kvs = s.kvs[:0]
+	s.sorted = false
 	return nil
 }

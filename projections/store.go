@@ -215,11 +215,27 @@ func (w *writer) session(id string) (*memoryv1.SessionIndexEntry, error) {
 	return e, nil
 }
 
+// sortAheadMin is the number of buffered swap_messages, swap_ids and
+// commands Puts from which flush sorts them in another goroutine while it
+// writes the BM25 index (a Rebuild chunk; a live transaction holds far
+// fewer, and sorts them in line).
+const sortAheadMin = 8192
+
 func (w *writer) flush() error {
-	if err := w.flushBM25(); err != nil {
-		return err
+	var wg sync.WaitGroup
+	if len(w.messages.kvs)+len(w.ids.kvs)+len(w.commands.kvs) >= sortAheadMin {
+		wg.Go(func() {
+			w.messages.sort()
+			w.ids.sort()
+			w.commands.sort()
+		})
 	}
-	if err := w.entries.flush(w.tx.Bucket(bucketEntryPostings), w.tx.Bucket(bucketEntryTerms), w.tx.Bucket(bucketEntryStats)); err != nil {
+	err := w.flushBM25()
+	if err == nil {
+		err = w.entries.flush(w.tx.Bucket(bucketEntryPostings), w.tx.Bucket(bucketEntryTerms), w.tx.Bucket(bucketEntryStats))
+	}
+	wg.Wait() // the sorts are done before the writer touches the Puts again, error or not
+	if err != nil {
 		return err
 	}
 	if err := w.messages.flush(w.bMessages); err != nil {

@@ -126,6 +126,63 @@ func TermFreqs(text string) (map[string]uint32, uint32) {
 	return tf, n
 }
 
+// TermFreq is a distinct term of a document and its frequency.
+type TermFreq struct {
+	Term string
+	TF   uint32
+}
+
+// AppendTermFreqs is TermFreqs as a list: it appends the distinct terms
+// of text with their frequencies to dst, in order of first appearance, and
+// returns it with the document's length. Without a map per document it is
+// the cheaper of the two for a caller that goes through every term once
+// (indexing).
+func AppendTermFreqs(dst []TermFreq, text string) ([]TermFreq, uint32) {
+	base := len(dst)
+	// Distinct terms so far, by hash, as in QueryTerms: index+1 into
+	// dst[base:], 0 = empty; a map past queryTableTerms.
+	var table [2 * queryTableTerms]int32
+	var seen map[string]int
+	var n uint32
+	forEachTerm(text, func(t string) {
+		if n < ^uint32(0) {
+			n++
+		}
+		if seen != nil {
+			if j, ok := seen[t]; ok {
+				if dst[j].TF < ^uint32(0) {
+					dst[j].TF++
+				}
+				return
+			}
+			seen[t] = len(dst)
+			dst = append(dst, TermFreq{t, 1})
+			return
+		}
+		i := maphash.String(querySeed, t) % uint64(len(table))
+		for ; table[i] != 0; i = (i + 1) % uint64(len(table)) {
+			if e := &dst[base+int(table[i])-1]; e.Term == t {
+				if e.TF < ^uint32(0) {
+					e.TF++
+				}
+				return
+			}
+		}
+		if len(dst)-base == queryTableTerms {
+			seen = make(map[string]int, 4*queryTableTerms)
+			for j := base; j < len(dst); j++ {
+				seen[dst[j].Term] = j
+			}
+			seen[t] = len(dst)
+			dst = append(dst, TermFreq{t, 1})
+			return
+		}
+		dst = append(dst, TermFreq{t, 1})
+		table[i] = int32(len(dst) - base)
+	})
+	return dst, n
+}
+
 // forEachTerm runs the Analyze pipeline and calls emit for every term.
 //
 // UAX #29 word boundaries depend only on a few characters around them, and

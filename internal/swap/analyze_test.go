@@ -1,6 +1,7 @@
 package swap
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -249,4 +250,43 @@ func TestQueryTermsManyDistinct(t *testing.T) {
 		t.Fatalf("%d distinct terms, want more than the table holds", len(terms))
 	}
 	checkNoDuplicates(t, query, terms)
+}
+
+// TestAppendTermFreqsMatchesTermFreqs: AppendTermFreqs lists exactly the
+// terms and frequencies of TermFreqs, each once, in order of first
+// appearance (Analyze's order), after what dst held, for documents of a
+// few terms and of more distinct terms than its table holds.
+func TestAppendTermFreqsMatchesTermFreqs(t *testing.T) {
+	var long strings.Builder
+	for i := range 3 * queryTableTerms {
+		fmt.Fprintf(&long, "word%d term%d word%d ", i, i%7, i)
+	}
+	docs := []string{"", "Error 3706: errors, errors everywhere. 数据数", "the the the", "O'Brien and customer-id, error: 3706",
+		long.String(), strings.Repeat("alpha beta ", 400) + long.String()}
+	for _, doc := range docs {
+		want, wantN := TermFreqs(doc)
+		prefix := []TermFreq{{"kept", 9}}
+		got, n := AppendTermFreqs(slices.Clone(prefix), doc)
+		if n != wantN {
+			t.Errorf("%.20q: length %d, want %d", doc, n, wantN)
+		}
+		if got[0] != prefix[0] {
+			t.Fatalf("%.20q: dst's element became %v", doc, got[0])
+		}
+		got = got[1:]
+		if len(got) != len(want) {
+			t.Fatalf("%.20q: %d terms, want %d", doc, len(got), len(want))
+		}
+		var order []string
+		for _, term := range Analyze(doc) {
+			if !slices.Contains(order, term) {
+				order = append(order, term)
+			}
+		}
+		for i, e := range got {
+			if want[e.Term] != e.TF || order[i] != e.Term {
+				t.Fatalf("%.20q: term %d = %v, want %q tf %d", doc, i, e, order[i], want[order[i]])
+			}
+		}
+	}
 }
