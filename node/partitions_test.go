@@ -124,6 +124,15 @@ func partitionScriptSettled(t *testing.T, c *client.Client, settle func()) []str
 				&memoryv1.MessageInput{Role: memoryv1.Role_ROLE_ASSISTANT, SaidUnixNano: at + int64(time.Second),
 					Content: fmt.Sprintf("Noted for %s: locker %d, boat Heron %d.", id, 1000+10*i+round, i)})
 			keep("append "+id, rep, err)
+			// The sections of the user message are searched after the
+			// append is answered, from the projection as it is then: a
+			// write made before they land (the next session's append, the
+			// puts below) is among them in one run and not in another.
+			// Read the context first, as a client does before it writes
+			// on (the session holds the read until the sections land).
+			if _, err := c.Context(ctx, id); err != nil {
+				t.Fatalf("context %s after its append: %v", id, err)
+			}
 			// Read the session's own write back: the projection applies
 			// the writes in the order they were made, in either layout.
 			srep, err := c.Search(ctx, id, &memoryv1.SearchRequest{Query: "locker code", Scope: memoryv1.SearchScope_SEARCH_SCOPE_SESSION, Limit: 5})
