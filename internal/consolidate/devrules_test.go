@@ -77,16 +77,7 @@ func TestDevStatements(t *testing.T) {
 		{"We used to live in Boston before the kids.", "fact/user/former_home/boston", "Boston"},
 		{"I don't really like jazz anymore, I'm more into techno now.", "fact/user/hobby/techno", "techno"},
 	}
-	for _, c := range cases {
-		got := Extract([]Message{user("m1", 1, c.text)}, nil)
-		found := false
-		for _, f := range got {
-			found = found || (f.Key() == c.key && f.Value == c.value)
-		}
-		if !found {
-			t.Errorf("%q: want %s=%q, got\n%s", c.text, c.key, c.value, show(got))
-		}
-	}
+	checkStatements(t, cases)
 }
 
 // TestDevAnswers: a reply to a question gives a value only when it is
@@ -313,16 +304,7 @@ func TestChattyStatements(t *testing.T) {
 		{"I work nights at the Western General, it's exhausting.", "fact/user/employer", "Western General"},
 		{"I work part time at a garden centre near the ring road.", "fact/user/employer", "garden centre"},
 	}
-	for _, c := range cases {
-		got := Extract([]Message{user("m1", 1, c.text)}, nil)
-		found := false
-		for _, f := range got {
-			found = found || (f.Key() == c.key && f.Value == c.value)
-		}
-		if !found {
-			t.Errorf("%q: want %s=%q, got\n%s", c.text, c.key, c.value, show(got))
-		}
-	}
+	checkStatements(t, cases)
 }
 
 // TestEmployerChangedAnymore: "I'm not at X anymore" retracts X, and the
@@ -354,16 +336,7 @@ func TestChattyStatementsMore(t *testing.T) {
 		{"Also I traded the Fiesta in for a little Yaris last week.", "fact/user/car", "Yaris"},
 		{"We finally got a rescue cat, a grumpy old fella called Mortimer.", "fact/pet/cat/name", "Mortimer"},
 	}
-	for _, c := range cases {
-		got := Extract([]Message{user("m1", 1, c.text)}, nil)
-		found := false
-		for _, f := range got {
-			found = found || (f.Key() == c.key && f.Value == c.value)
-		}
-		if !found {
-			t.Errorf("%q: want %s=%q, got\n%s", c.text, c.key, c.value, show(got))
-		}
-	}
+	checkStatements(t, cases)
 }
 
 // TestNoPossessionOfEvents: "I have a quiz on Thursday", "I have an
@@ -378,6 +351,22 @@ func TestNoPossessionOfEvents(t *testing.T) {
 			if f.Label == "has" || f.Rule == "has" {
 				t.Errorf("%q: want no possession, got %s=%q", s, f.Key(), f.Value)
 			}
+		}
+	}
+}
+
+// checkStatements checks that each case's text, said alone, gives the fact
+// key=value among others.
+func checkStatements(t *testing.T, cases []struct{ text, key, value string }) {
+	t.Helper()
+	for _, c := range cases {
+		got := Extract([]Message{user("m1", 1, c.text)}, nil)
+		found := false
+		for _, f := range got {
+			found = found || (f.Key() == c.key && f.Value == c.value)
+		}
+		if !found {
+			t.Errorf("%q: want %s=%q, got\n%s", c.text, c.key, c.value, show(got))
 		}
 	}
 }

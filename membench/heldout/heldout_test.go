@@ -102,41 +102,11 @@ func TestThird(t *testing.T) {
 	if err := ValidateAll(append(append(emb, fr...), cs...)); err != nil {
 		t.Fatal(err)
 	}
-	var sittings, turns, facts, replaced, noFact int
-	cats := map[string]int{}
-	for _, c := range cs {
-		n := 0
-		for _, s := range c.Sittings {
-			n += len(s.Turns)
+	checkSet(t, "third", cs, func(c Conversation, turns int) {
+		if len(c.Sittings) < 4 || len(c.Sittings) > 7 || turns < 80 || turns > 150 {
+			t.Errorf("%s: %d sittings and %d turns, want 4-7 sittings and 80-150 turns", c.Name, len(c.Sittings), turns)
 		}
-		if len(c.Sittings) < 4 || len(c.Sittings) > 7 || n < 80 || n > 150 {
-			t.Errorf("%s: %d sittings and %d turns, want 4-7 sittings and 80-150 turns", c.Name, len(c.Sittings), n)
-		}
-		sittings += len(c.Sittings)
-		turns += n
-		facts += len(c.Facts)
-		replaced += len(c.Facts) - len(c.Current())
-		noFact += len(c.NoFactTurns)
-		for _, q := range c.Questions {
-			cats[q.Category]++
-		}
-	}
-	for _, cat := range Categories {
-		if cats[cat] == 0 {
-			t.Errorf("no %s question", cat)
-		}
-	}
-	t.Logf("%d conversations, %d sittings, %d turns, %d facts (%d replaced), %d no-fact turns, questions %v",
-		len(cs), sittings, turns, facts, replaced, noFact, cats)
-	if _, err := os.Stat("third"); err == nil {
-		dir, err := Load("third")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(dir) != len(cs) {
-			t.Fatalf("Load read %d conversations, the embedded third set has %d", len(dir), len(cs))
-		}
-	}
+	})
 }
 
 // TestLong loads the fourth set and validates it, apart and together with
@@ -164,44 +134,14 @@ func TestLong(t *testing.T) {
 	if err := ValidateAll(append(all, cs...)); err != nil {
 		t.Fatal(err)
 	}
-	var sittings, turns, facts, replaced, noFact int
-	cats := map[string]int{}
-	for _, c := range cs {
-		n := 0
-		for _, s := range c.Sittings {
-			n += len(s.Turns)
-		}
-		if len(c.Sittings) < 10 || len(c.Sittings) > 14 || n < 350 || n > 500 {
-			t.Errorf("%s: %d sittings and %d turns, want 10-14 sittings and 350-500 turns", c.Name, len(c.Sittings), n)
+	checkSet(t, "long", cs, func(c Conversation, turns int) {
+		if len(c.Sittings) < 10 || len(c.Sittings) > 14 || turns < 350 || turns > 500 {
+			t.Errorf("%s: %d sittings and %d turns, want 10-14 sittings and 350-500 turns", c.Name, len(c.Sittings), turns)
 		}
 		if len(c.Questions) < 25 || len(c.Questions) > 40 {
 			t.Errorf("%s: %d questions, want 25-40", c.Name, len(c.Questions))
 		}
-		sittings += len(c.Sittings)
-		turns += n
-		facts += len(c.Facts)
-		replaced += len(c.Facts) - len(c.Current())
-		noFact += len(c.NoFactTurns)
-		for _, q := range c.Questions {
-			cats[q.Category]++
-		}
-	}
-	for _, cat := range Categories {
-		if cats[cat] == 0 {
-			t.Errorf("no %s question", cat)
-		}
-	}
-	t.Logf("%d conversations, %d sittings, %d turns, %d facts (%d replaced), %d no-fact turns, questions %v",
-		len(cs), sittings, turns, facts, replaced, noFact, cats)
-	if _, err := os.Stat("long"); err == nil {
-		dir, err := Load("long")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(dir) != len(cs) {
-			t.Fatalf("Load read %d conversations, the embedded long set has %d", len(dir), len(cs))
-		}
-	}
+	})
 }
 
 // TestLoadMatchesEmbedded checks Load reads the directory the package embeds.
@@ -266,6 +206,47 @@ func TestValidateCatches(t *testing.T) {
 		spoil(&c)
 		if c.Validate() == nil {
 			t.Errorf("%s: Validate found nothing", name)
+		}
+	}
+}
+
+// checkSet checks the shape of each conversation of the set in dir
+// (shape, given its turn count), that every question category is asked,
+// logs the set's counts, and that Load of dir reads as many
+// conversations as are embedded.
+func checkSet(t *testing.T, dir string, cs []Conversation, shape func(c Conversation, turns int)) {
+	t.Helper()
+	var sittings, turns, facts, replaced, noFact int
+	cats := map[string]int{}
+	for _, c := range cs {
+		n := 0
+		for _, s := range c.Sittings {
+			n += len(s.Turns)
+		}
+		shape(c, n)
+		sittings += len(c.Sittings)
+		turns += n
+		facts += len(c.Facts)
+		replaced += len(c.Facts) - len(c.Current())
+		noFact += len(c.NoFactTurns)
+		for _, q := range c.Questions {
+			cats[q.Category]++
+		}
+	}
+	for _, cat := range Categories {
+		if cats[cat] == 0 {
+			t.Errorf("no %s question", cat)
+		}
+	}
+	t.Logf("%d conversations, %d sittings, %d turns, %d facts (%d replaced), %d no-fact turns, questions %v",
+		len(cs), sittings, turns, facts, replaced, noFact, cats)
+	if _, err := os.Stat(dir); err == nil {
+		loaded, err := Load(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(loaded) != len(cs) {
+			t.Fatalf("Load read %d conversations, the embedded %s set has %d", len(loaded), dir, len(cs))
 		}
 	}
 }
