@@ -245,20 +245,7 @@ func pickPartialLoss(t *testing.T, js jetstream.JetStream, cl *natsCluster) (sto
 	peers = map[string][]string{}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		clear(peers)
-		placed := true
-		for name := range js.StreamNames(context.Background()).Name() {
-			s, err := js.Stream(context.Background(), name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ci := s.CachedInfo().Cluster
-			if ci == nil || ci.Leader == "" || len(ci.Replicas) != 2 {
-				placed = false
-				continue
-			}
-			peers[name] = []string{ci.Leader, ci.Replicas[0].Name, ci.Replicas[1].Name}
-		}
+		placed := streamPeers(t, js, peers)
 		if placed && len(peers) > partialQuorumK {
 			break
 		}
@@ -330,4 +317,26 @@ func b2f(b bool) float64 {
 		return 1
 	}
 	return 0
+}
+
+// streamPeers fills peers (cleared first) with each stream's leader and
+// its two replicas; placed is false while some stream has no leader or
+// not two replicas yet.
+func streamPeers(t *testing.T, js jetstream.JetStream, peers map[string][]string) (placed bool) {
+	t.Helper()
+	clear(peers)
+	placed = true
+	for name := range js.StreamNames(context.Background()).Name() {
+		s, err := js.Stream(context.Background(), name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ci := s.CachedInfo().Cluster
+		if ci == nil || ci.Leader == "" || len(ci.Replicas) != 2 {
+			placed = false
+			continue
+		}
+		peers[name] = []string{ci.Leader, ci.Replicas[0].Name, ci.Replicas[1].Name}
+	}
+	return placed
 }

@@ -376,20 +376,7 @@ func pickPlacementLoss(t *testing.T, js jetstream.JetStream, cl *natsCluster) (s
 	bucket := "KV_" + placement.BucketFor(events.StreamName)
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		clear(peers)
-		placed := true
-		for name := range js.StreamNames(context.Background()).Name() {
-			s, err := js.Stream(context.Background(), name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ci := s.CachedInfo().Cluster
-			if ci == nil || ci.Leader == "" || len(ci.Replicas) != 2 {
-				placed = false
-				continue
-			}
-			peers[name] = []string{ci.Leader, ci.Replicas[0].Name, ci.Replicas[1].Name}
-		}
+		placed := streamPeers(t, js, peers)
 		if placed && peers[bucket] != nil && peers[events.StreamName] != nil {
 			break
 		}
