@@ -120,6 +120,8 @@ func (x *extractor) apply(st *stmt, rl *rule, loc []int) {
 		if m := asHobbyRE.FindStringIndex(rest); m != nil {
 			values = []string{rest[:m[0]]}
 		}
+	case rl.name == "job-bare" && !bareJob(rest):
+		return // "I'm contacting landlords": a doing, not a job
 	case rl.name == "car" && notCarWordRE.MatchString(s[loc[0]:at]):
 		return // "I drive a tram in Lisbon": a place after the vehicle, not its make
 	case rl.name == "pregnant":
@@ -399,6 +401,26 @@ func (x *extractor) jobAs(st *stmt, s string, end int) {
 
 // workplaceRE: a place of work named by its kind ("at a law firm"; "at
 // the county hospital" names one the rules do not read as a name).
+// bareJob reports whether the words at the start of rest can be a job
+// named without its article ("pharmacist", "head chef"): no verb form
+// ending in -ing or -ed, and one person, not several ("landlords").
+func bareJob(rest string) bool {
+	w := strings.Fields(rest)
+	if len(w) > 2 {
+		w = w[:2]
+	}
+	for i, x := range w {
+		x = strings.ToLower(strings.TrimRight(x, ".,!;:"))
+		if strings.HasSuffix(x, "ing") || strings.HasSuffix(x, "ed") {
+			return false
+		}
+		if i == len(w)-1 && strings.HasSuffix(x, "s") && !strings.HasSuffix(x, "ss") {
+			return false
+		}
+	}
+	return true
+}
+
 // notCarWordRE: words between "I drive a" and a name that make the name
 // no car's.
 var notCarWordRE = regexp.MustCompile(`(?i)\b(?:in|at|on|for|to|from|with|by|of|around|through|into|across|and|or|bus|tram|train|truck|lorry|taxi|cab|van|forklift|tractor|ambulance)\b`)

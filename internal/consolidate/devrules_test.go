@@ -370,3 +370,28 @@ func checkStatements(t *testing.T, cases []struct{ text, key, value string }) {
 		}
 	}
 }
+
+// TestPetNamedInApposition: the pet got, then what it is and its name
+// ("a dog last Saturday, a greyhound called Pebble").
+func TestPetNamedInApposition(t *testing.T) {
+	checkStatements(t, []struct{ text, key, value string }{
+		{"We finally adopted a dog last Saturday, a greyhound called Pebble.", "fact/pet/dog/name", "Pebble"},
+		{"We got a cat in May, a tabby named Socks.", "fact/pet/cat/name", "Socks"},
+	})
+}
+
+// TestBareJobIsNoDoing: a job without its article is a job, not what the
+// user is doing ("I'm contacting landlords").
+func TestBareJobIsNoDoing(t *testing.T) {
+	for _, s := range []string{
+		"I'm contacting landlords and checking out neighborhoods to find the perfect spot.",
+		"I'm painting houses this summer.",
+		"I am tired, honestly.",
+	} {
+		for _, f := range Extract([]Message{user("m1", 1, s)}, nil) {
+			if f.Attribute == "job_title" {
+				t.Errorf("%q: want no job, got %s=%q (%s)", s, f.Key(), f.Value, f.Rule)
+			}
+		}
+	}
+}
