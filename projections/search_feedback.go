@@ -40,10 +40,10 @@ func (r *ranker) feedback(q swap.Query, cands []*candidate) ([]clause, error) {
 		if err := r.read(c); err != nil {
 			return nil, err
 		}
-		if c.sum != nil {
+		if c.d.sum != nil {
 			continue
 		}
-		tf, _ := swap.TermFreqs(c.content)
+		tf, _ := swap.TermFreqs(c.d.content)
 		for t := range tf {
 			if !inQuery[t] && !swap.IsStopTerm(t) {
 				held[t]++

@@ -306,8 +306,8 @@ func (s *Store) searchVec(sessionID string, scope memoryv1.SearchScope, query st
 			if err := r.load(c); err != nil {
 				return err
 			}
-			h := &memoryv1.SearchHit{SessionId: c.sid, Message: c.msg, Summary: c.sum, Score: c.score, Kind: HitMessage}
-			if c.sum != nil {
+			h := &memoryv1.SearchHit{SessionId: c.d.sid, Message: c.msg, Summary: c.d.sum, Score: c.score, Kind: HitMessage}
+			if c.d.sum != nil {
 				h.Kind = HitSummary
 			}
 			hits = append(hits, h)
@@ -400,13 +400,10 @@ type candidate struct {
 	docID   uint64
 	score   float64
 	bound   float64
-	docLen  uint32
-	sid     string
-	seq     uint64
-	content string
 	msg     *memoryv1.Message
-	sum     *memoryv1.Summary // a summary document's (msg stays nil)
-	d       *docRead          // set by read
+	// d is what read read of the document (its length, session, seq,
+	// content, and summary for a summary document: msg stays nil then).
+	d *docRead
 	// boost multiplies the score for recency; upper bounds the final score
 	// (rank); dup marks a copy of a better candidate's text (dedupe).
 	boost float64
@@ -492,14 +489,14 @@ func (r *ranker) rank(q swap.Query, limit, need int, deep bool) ([]*candidate, e
 		}
 		if proximity && c.bound > 0 {
 			if !c.d.hasProx {
-				c.d.prox, c.d.hasProx = r.bm.ProximityText(c.content, prox.terms, prox.weights, c.docLen, r.avgdl), true
+				c.d.prox, c.d.hasProx = r.bm.ProximityText(c.d.content, prox.terms, prox.weights, c.d.docLen, r.avgdl), true
 			}
 			c.score += r.rk.proximity * c.d.prox
 		}
 		c.score *= c.boost
 		if asked {
 			if !c.d.hasShare {
-				c.d.share, c.d.hasShare = swap.QuestionShare(c.content), true
+				c.d.share, c.d.hasShare = swap.QuestionShare(c.d.content), true
 			}
 			c.score *= 1 - r.rk.question*c.d.share
 		}
@@ -507,7 +504,7 @@ func (r *ranker) rank(q swap.Query, limit, need int, deep bool) ([]*candidate, e
 			// Per session: in a USER search the same words said in two
 			// sessions are two places to find them.
 			if !c.d.hasKey {
-				c.d.key, c.d.hasKey = dedupeKey(c.sid, c.content), true
+				c.d.key, c.d.hasKey = dedupeKey(c.d.sid, c.d.content), true
 			}
 			key := c.d.key
 			d, ok := seen[key]
@@ -720,7 +717,7 @@ func (r *ranker) read(c *candidate) error {
 		}
 		r.reads[c.docID] = d
 	}
-	c.d, c.docLen, c.sid, c.seq, c.content, c.sum = d, d.docLen, d.sid, d.seq, d.content, d.sum
+	c.d = d
 	return nil
 }
 
@@ -781,12 +778,12 @@ func (r *ranker) load(c *candidate) error {
 	if c.msg != nil {
 		return nil
 	}
-	if err := r.read(c); err != nil || c.sum != nil {
+	if err := r.read(c); err != nil || c.d.sum != nil {
 		return err
 	}
 	m := new(memoryv1.Message)
 	if err := proto.Unmarshal(c.d.raw, m); err != nil {
-		return fmt.Errorf("projections: stored message %s/%d: %w", c.sid, c.seq, err)
+		return fmt.Errorf("projections: stored message %s/%d: %w", c.d.sid, c.d.seq, err)
 	}
 	c.msg = m
 	return nil
