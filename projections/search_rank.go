@@ -397,10 +397,10 @@ type docRead struct {
 // its score (0: fewer than two content terms, nothing); read fills docLen,
 // sid, seq and content, load msg.
 type candidate struct {
-	docID   uint64
-	score   float64
-	bound   float64
-	msg     *memoryv1.Message
+	docID uint64
+	score float64
+	bound float64
+	msg   *memoryv1.Message
 	// d is what read read of the document (its length, session, seq,
 	// content, and summary for a summary document: msg stays nil then).
 	d *docRead
