@@ -513,6 +513,9 @@ func (x *extractor) retract(st *stmt, n int) {
 // nowAfterRetract reads the value that replaces one the sentence
 // retracts: "We're not going to Lisbon anymore, it's Porto now".
 func (x *extractor) nowAfterRetract(st *stmt, n int) {
+	if !slices.ContainsFunc(x.out[n:], func(f Fact) bool { return f.Retract }) {
+		return // nothing taken back by this statement: no value to replace it
+	}
 	var nv, employer string
 	if m := nowValueRE.FindStringSubmatch(st.said); m != nil {
 		nv = m[1] + m[2] + m[3] + m[4]
