@@ -142,7 +142,7 @@ func (s *Service) readable(ctx context.Context, c *call, id string, req readAfte
 	if err != nil {
 		return nil, err
 	} else if !ok {
-		return nil, &Error{Code: 404, Field: "session_id", Message: "session does not exist (or is not projected yet: pass min_seq)"}
+		return nil, &Error{Code: 404, Field: "session_id", Message: "session does not exist (or is not projected yet: pass consistency or min_seq)"}
 	}
 	if err := c.who.Session(id, e.GetUserId(), e.GetAgentId(), c.route.op.access.write); err != nil {
 		s.metrics.Denied.WithLabelValues("session").Inc()

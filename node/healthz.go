@@ -4,6 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
+
+	"github.com/agentmem/agentmem/api/consistency"
 )
 
 // healthReport is the body of /healthz.
@@ -38,6 +41,12 @@ type healthReport struct {
 	// applied_seq is there from the start: 0 on a fresh node).
 	Projector  *part   `json:"projector,omitempty"`
 	AppliedSeq *uint64 `json:"applied_seq,omitempty"`
+	// Applied is, with the log in K > 1 partitions, each partition's
+	// checkpoint as a consistency token list (k<K>:p<i>:<seq>, partitions
+	// the projection applied nothing of left out): applied_seq, the least
+	// of them, stays 0 while any partition is empty. A read given it as
+	// `consistency` waits for this node's projection as it is now.
+	Applied string `json:"applied,omitempty"`
 	// DiskFreeBytes is the free space under the data dir (absent: unknown).
 	DiskFreeBytes *int64 `json:"disk_free_bytes,omitempty"`
 }
@@ -73,6 +82,15 @@ func (n *Node) health() healthReport {
 		p := st.Projector
 		applied := n.proj.AppliedSeq()
 		r.Projector, r.AppliedSeq = &p, &applied
+		if k := n.proj.Partitions(); k > 1 {
+			var tokens []string
+			for i := range k {
+				if seq := n.proj.AppliedSeqOf(i); seq > 0 {
+					tokens = append(tokens, consistency.Format(k, i, seq))
+				}
+			}
+			r.Applied = strings.Join(tokens, ",")
+		}
 	}
 	if st.FreeBytes >= 0 {
 		free := st.FreeBytes
