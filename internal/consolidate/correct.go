@@ -204,12 +204,15 @@ const (
 	sPhrase = iota
 	sName
 	sMoney
+	sNumber // an age, a count: replaced by a number only
 )
 
 func shapeOf(v string) int {
 	switch {
 	case isMoney(v):
 		return sMoney
+	case isNumber(v):
+		return sNumber
 	case shapeName(v):
 		return sName
 	}

@@ -300,17 +300,20 @@ func TestDevConversations(t *testing.T) {
 	// 6 and 7 after one untouched measurement each); batch2, 4 and 8 were
 	// written after rules and never tuned on. batch9 (long chatty turns,
 	// written by a worker who read no extractor code) measured 0.69 /
-	// 0.19 / 0.06 untouched, then was tuned on.
+	// 0.19 / 0.06 untouched, then was tuned on. batch10 (precision traps:
+	// other people's facts, negations, maybes, quotes; written likewise)
+	// measured 0.63 / 0.21 / 0.25 untouched.
 	floors := map[string][3]float64{ // precision, recall, corrections current
-		"batch1": {0.98, 0.85, 0.84},
-		"batch2": {0.94, 0.74, 0.48},
-		"batch3": {0.93, 0.70, 0},
-		"batch4": {0.85, 0.50, 0.65},
-		"batch5": {0.98, 0.78, 0.98},
-		"batch6": {0.98, 0.90, 0.98},
-		"batch7": {0.98, 0.90, 0.98},
-		"batch8": {0.80, 0.52, 0},
-		"batch9": {0.81, 0.30, 0.27},
+		"batch1":  {0.98, 0.85, 0.84},
+		"batch2":  {0.94, 0.74, 0.48},
+		"batch3":  {0.93, 0.70, 0},
+		"batch4":  {0.85, 0.50, 0.65},
+		"batch5":  {0.98, 0.78, 0.98},
+		"batch6":  {0.98, 0.90, 0.98},
+		"batch7":  {0.98, 0.90, 0.98},
+		"batch8":  {0.80, 0.52, 0},
+		"batch9":  {0.81, 0.30, 0.27},
+		"batch10": {0.63, 0.19, 0.23},
 	}
 	dirs := make([]string, 0, len(floors))
 	for d := range floors {

@@ -118,6 +118,9 @@ func TestCorrectionsSaid(t *testing.T) {
 		{[]string{"I have a job interview on Friday.", "Ugh, the interview got moved to Thursday."}, []string{"fact/user/plan/job_interview=job interview@2023-05-11"}},
 		{[]string{"I have a job interview on Friday.", "My haircut got moved to Thursday."}, []string{"fact/user/plan/job_interview=job interview@2023-05-12"}},
 		{[]string{"I live in Leeds.", "It's Leeds, the weather is grim."}, []string{"fact/user/home_city=Leeds"}},
+		// A number is replaced by a number only: the drink asked for is
+		// no new age.
+		{[]string{"I'm actually 29 now, my birthday was last Tuesday", "Please remove the part where I raise a glass of whiskey lol, my nani will be in the front row. Make it mango lassi"}, []string{"fact/user/age=29"}},
 	} {
 		var msgs []Message
 		for i, tx := range c.turns {
