@@ -2,6 +2,7 @@ package consolidate
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -41,7 +42,8 @@ func (x *extractor) acceptable(rl *rule, v string, st *stmt) bool {
 	case "run-biz", "keep":
 		return eventObject(v)
 	case "has":
-		return eventObject(v) && !shapeName(v) && !headOK(v, relations) && !headOK(v, animals) && !headOK(v, notPossession) && !notLikeable[headSlug(v)]
+		return eventObject(v) && !shapeName(v) && !headOK(v, relations) && !headOK(v, animals) && !headOK(v, notPossession) && !notLikeable[headSlug(v)] &&
+			!personHead(v) && !recurring(st.text, v)
 	case "work-in":
 		return !headOK(v, notWorkplace) && !evaluative[strings.ToLower(v)]
 	case "rel-is-first":
@@ -502,4 +504,31 @@ func triedTask(v string) string {
 		w = w[:6]
 	}
 	return strings.Join(w, " ")
+}
+
+// personHead: "a new head of data", "a new deputy principal" name a person
+// by their role (whom a team has), no possession. The head is the word
+// before "of", else the last.
+func personHead(v string) bool {
+	w := strings.Fields(strings.ToLower(v))
+	head := w[len(w)-1]
+	if i := slices.Index(w, "of"); i > 0 {
+		head = w[i-1]
+	}
+	return jobs[head] || workPeople[head] || relations[head]
+}
+
+// workPeople are people by their place at work or in a group.
+var workPeople = set(`head boss manager principal deputy director lead colleague coworker co-worker hire intern
+supervisor teammate member client customer ceo cto cfo founder owner chair chairman president`)
+
+// recurring: "we have a release every two weeks" is a team's routine, no
+// possession: the value followed by "every".
+func recurring(text, v string) bool {
+	i := strings.Index(strings.ToLower(text), strings.ToLower(v))
+	if i < 0 {
+		return false
+	}
+	next := strings.Fields(text[i+len(v):])
+	return len(next) > 0 && strings.EqualFold(next[0], "every")
 }

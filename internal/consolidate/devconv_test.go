@@ -302,7 +302,8 @@ func TestDevConversations(t *testing.T) {
 	// written by a worker who read no extractor code) measured 0.69 /
 	// 0.19 / 0.06 untouched, then was tuned on. batch10 (precision traps:
 	// other people's facts, negations, maybes, quotes; written likewise)
-	// measured 0.63 / 0.21 / 0.25 untouched.
+	// measured 0.63 / 0.21 / 0.25 untouched; batch11 (four long chatty
+	// conversations, 597 turns) 0.63 / 0.24 / 0.29 untouched.
 	floors := map[string][3]float64{ // precision, recall, corrections current
 		"batch1":  {0.98, 0.85, 0.84},
 		"batch2":  {0.94, 0.74, 0.48},
@@ -314,6 +315,7 @@ func TestDevConversations(t *testing.T) {
 		"batch8":  {0.80, 0.52, 0},
 		"batch9":  {0.81, 0.30, 0.27},
 		"batch10": {0.63, 0.19, 0.23},
+		"batch11": {0.73, 0.22, 0.27},
 	}
 	dirs := make([]string, 0, len(floors))
 	for d := range floors {

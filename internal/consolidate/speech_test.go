@@ -119,6 +119,10 @@ func TestNoFacts(t *testing.T) {
 		"It's fulfilling.",
 		"It's so rewarding to see them grow.",
 		"It takes us about an hour to get there.",
+		// A team's or workplace's "we have": no possession of the user's.
+		"we have a new head of data and she wants everything in a dashboard by friday",
+		"we have a new deputy principal and she's already sent four emails about lanyards",
+		"we have a release every two weeks and every time it's the same conversation",
 		// Other people.
 		"His name is Kyle.",
 		"She works at Google now.",
