@@ -410,6 +410,8 @@ func (x *extractor) shape(f *Fact, rl *rule, st *stmt, s string, loc []int) {
 		f.Label = "runs"
 	case "teach":
 		f.Label = "teaches"
+	case "taught":
+		f.Label = "taught"
 	case "drive":
 		f.Label = "drives a"
 	case "has":

@@ -44,6 +44,8 @@ func TestPlainSpeech(t *testing.T) {
 		// Employers.
 		{"I work at Halcyon Labs.", []string{"fact/user/employer=Halcyon Labs"}},
 		{"I work for the BBC these days.", []string{"fact/user/employer=BBC"}},
+		{"I work from home for Nordlux Insurance and the people there are all in Warsaw.", []string{"fact/user/employer=Nordlux Insurance"}},
+		{"I work remotely for Halcyon Labs.", []string{"fact/user/employer=Halcyon Labs"}},
 		{"I just joined Spotify as a data engineer, I start Monday.", []string{"fact/user/employer=Spotify", "fact/user/job_title=data engineer"}},
 		{"I quit my job at Acme; these days I'm at Globex.", []string{"fact/user/employer=Globex"}},
 		// Places.
@@ -304,5 +306,15 @@ func TestAnswers(t *testing.T) {
 		if strings.Join(have, " ") != c.want {
 			t.Errorf("%q %q: got %q, want %q", c.q, c.a, have, c.want)
 		}
+	}
+}
+
+// TestTaughtReads: a subject taught is no former job title of its own:
+// "used to work as: geography" reads as nonsense, "taught: geography" as
+// the user said it.
+func TestTaughtReads(t *testing.T) {
+	fs := Extract([]Message{{ID: "a", Seq: 1, User: true, Text: "I taught geography for thirty-one years, so I know maps."}}, nil)
+	if len(fs) != 1 || fs[0].Value != "geography" || fs[0].Label != "taught" {
+		t.Fatalf("got %+v, want one fact geography labelled taught", fs)
 	}
 }
