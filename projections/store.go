@@ -53,6 +53,11 @@ type Store struct {
 
 	// keySums: each scope's key digests, read by EntryKey (keysum.go).
 	keySums keySums
+
+	// corpus, when set, is the one corpus partition the store applies
+	// (corpus.go); set at Open from the file, or by SetCorpusPartition
+	// before the projector starts.
+	corpus *corpusFilter
 }
 
 // Open opens (creating if needed) the projection file at path. A file
@@ -93,6 +98,7 @@ func openStore(path string, noSync bool) (*Store, error) {
 		}
 		s.applied.Store(getU64(tx.Bucket(bucketMeta), metaCheckpoint))
 		s.loadPartitions(tx)
+		s.loadCorpus(tx)
 		return nil
 	})
 	if err != nil {
@@ -174,6 +180,9 @@ type writer struct {
 	bMessages, bIDs, bSummaries      *bolt.Bucket
 	bDocs, bPostings, bTerms, bStats *bolt.Bucket
 	bCommands                        *bolt.Bucket
+
+	// corpus: a partial store's partition (corpus.go); nil: every record.
+	corpus *corpusFilter
 }
 
 func newWriter(tx *bolt.Tx) *writer {

@@ -82,6 +82,7 @@ func (s *Store) applyTxIn(part int, what string, fill func(w *writer, cp *uint64
 		cp = getU64(meta, checkpointKey(part))
 		start := cp
 		w := newWriter(tx)
+		w.corpus = s.corpus
 		keys = &w.keys
 		if err := fill(w, &cp); err != nil {
 			return err
@@ -118,6 +119,13 @@ func (w *writer) applyRecs(recs []Decoded, cp *uint64) (uint64, error) {
 	for i := range recs {
 		r := &recs[i]
 		if r.Seq <= *cp {
+			continue
+		}
+		if skip, err := w.skips(r); err != nil {
+			return n, &ApplyError{Seq: r.Seq, Subject: r.Subject, Err: err}
+		} else if skip {
+			*cp = r.Seq // another corpus's: read, not applied
+			n++
 			continue
 		}
 		if err := w.apply(r); err != nil {
