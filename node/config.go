@@ -82,6 +82,12 @@ type Config struct {
 	// placement hash modulo K (docs/PARTITIONS.md); every node of a
 	// cluster must use the same K.
 	LogPartitions int
+	// ProjectionPartitions C > 1 splits the read model into C corpus
+	// partitions (a user's corpus, or the shared one) and keeps on each
+	// node only the files of the partitions it owns, reads routed to
+	// their owners (flag --projection-partitions; 0: one projection of
+	// the whole log on every node, today's layout). node/corpusfiles.go.
+	ProjectionPartitions int
 
 	// UIAllowedHosts are Host values the inspector answers to besides
 	// loopback names and the listener's address (DNS rebinding guard).
@@ -251,6 +257,15 @@ func (c Config) Validate() error {
 	}
 	if c.LogPartitions < 0 || c.LogPartitions > events.MaxLogPartitions {
 		return fmt.Errorf("node: log-partitions must be 1..%d (0: 1), got %d", events.MaxLogPartitions, c.LogPartitions)
+	}
+	if p := c.ProjectionPartitions; p < 0 || p == 1 || p > events.MaxLogPartitions {
+		return fmt.Errorf("node: projection-partitions must be 2..%d (0: one projection of the whole log), got %d", events.MaxLogPartitions, p)
+	}
+	if c.ProjectionPartitions > 0 && c.Embeddings.BaseURL != "" {
+		return errors.New("node: projection-partitions: embeddings are not built for split projections yet; use one or the other")
+	}
+	if c.ProjectionPartitions > 0 && (c.ArchiveAfter > 0 || c.DeleteAfter > 0) {
+		return errors.New("node: projection-partitions: archive-after and delete-after are not built for split projections yet")
 	}
 	if c.LLM.BaseURL != "" {
 		if err := c.LLM.Validate(); err != nil {

@@ -46,6 +46,7 @@ func BindFlags(fs *flag.FlagSet, cfg *Config) {
 	})
 	fs.Int64Var(&cfg.MinFreeBytes, "min-free-bytes", cfg.MinFreeBytes, "free bytes the embedded server's disk keeps: below, writes answer 503 at once until space returns (0: only when full; -1: no check, only JetStream's own faults)")
 	fs.StringVar(&cfg.Stream, "stream", cfg.Stream, "JetStream stream name")
+	fs.IntVar(&cfg.ProjectionPartitions, "projection-partitions", cfg.ProjectionPartitions, "split the read model into C corpus partitions (a user's sessions and scopes stay together), each node keeping and answering only those it owns; 0 = every node projects the whole log (experimental: no embeddings, retention or vector search with it)")
 	fs.IntVar(&cfg.LogPartitions, "log-partitions", cfg.LogPartitions, "streams the log is in: 1 = the one stream --stream; K > 1 = <stream>_P0..K-1, each aggregate in the stream of its id's placement hash (equal on every node)")
 	fs.BoolVar(&cfg.LogAllowDelete, "log-allow-delete", cfg.LogAllowDelete, "create a NEW log stream that allows deletes and purges, as erasure needs (false: deny them, and erase answers 501); an existing stream keeps its settings: move one that denies them with `replay migrate-log`")
 	fs.DurationVar(&cfg.DuplicateWindow, "dedupe-window", cfg.DuplicateWindow, "JetStream Nats-Msg-Id window of the stream (retries are recognised at any age through the command index)")

@@ -62,6 +62,9 @@ type Node struct {
 	httpAddr string
 	store    *projections.Store
 	proj     *projections.Projector
+	// split holds this node's corpus partition files instead of store and
+	// proj with --projection-partitions (corpusfiles.go).
+	split *corpusFiles
 	// storage watches the disk, JetStream and the projector (storage.go);
 	// logHealth the log stream (loghealth.go).
 	// placement places aggregates on the cluster's nodes; internalSubs

@@ -74,8 +74,20 @@ func (n *Node) Serves(id string) bool { return n.placement.Serves(id) }
 // targets[i] in every log partition i (one target with one stream), or
 // ctx ends.
 func (n *Node) WaitProjectedPartitions(ctx context.Context, targets []uint64) error {
+	if n.split != nil {
+		return n.split.waitAll(ctx, targets)
+	}
 	if n.proj == nil {
 		return errors.New("node: no projector in this process")
 	}
 	return n.proj.WaitForAll(ctx, targets)
+}
+
+// SplitPartitionsForTest lists the corpus partitions this node answers
+// (split projections), and the sessions and messages each file holds.
+func (n *Node) SplitPartitionsForTest() map[int][2]int {
+	if n.split == nil {
+		return nil
+	}
+	return n.split.census()
 }

@@ -415,6 +415,14 @@ func (t *Table) Alone() bool {
 	return len(live) == 0 || (len(live) == 1 && live[0] == t.cfg.NodeID)
 }
 
+// LiveNodes lists, sorted, the nodes that take partitions: this one
+// (unless leaving) and every node whose heartbeat was seen within a TTL.
+func (t *Table) LiveNodes() []string {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return t.liveLocked(time.Now())
+}
+
 // liveLocked is the nodes that take partitions: this one (unless leaving)
 // and every node whose heartbeat was seen within a TTL. Caller holds mu.
 func (t *Table) liveLocked(now time.Time) []string {

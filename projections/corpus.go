@@ -213,3 +213,13 @@ func (w *writer) dropRoutes(r *Decoded, routes *bolt.Bucket) error {
 	}
 	return nil
 }
+
+// Census counts the sessions and the messages the store holds.
+func (s *Store) Census() (sessions, messages int, err error) {
+	err = s.db.View(func(tx *bolt.Tx) error {
+		sessions = tx.Bucket(bucketSessions).Stats().KeyN
+		messages = tx.Bucket(bucketSwapMessages).Stats().KeyN
+		return nil
+	})
+	return sessions, messages, err
+}

@@ -1,0 +1,364 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentmem/agentmem/events"
+	"github.com/agentmem/agentmem/projections"
+)
+
+// Split projections (--projection-partitions C): the read model is cut
+// into C corpus partitions (projections/corpus.go), and each node keeps
+// the files of the partitions it owns. Partition c is owned by the live
+// node at c mod N in the sorted list of the N live nodes (the placement's
+// heartbeats): every node computes the same owners, and each gets C/N.
+// A node's file of c is read by its own projector over every log stream
+// (its checkpoints are the log's position; it applies c's records only);
+// once it has caught up with the log's end as it was when the node took
+// c, the node answers c's reads on agentmem.internal.corpus.<c> (queue
+// group: during a hand-over two nodes may answer, both from a whole
+// file). A partition the node no longer owns is served for a grace
+// period more (its new owner catches up meanwhile), then its file is
+// closed and deleted: a node keeps no copy it does not serve, so an
+// erase cannot leave rows behind in a file nobody projects.
+
+// corpusFile is one local partition file: its store and its projector.
+type corpusFile struct {
+	s *projections.Store
+	p *projections.Projector
+}
+
+// heldFile is a partition file this node has open.
+type heldFile struct {
+	c      int
+	f      corpusFile
+	cancel context.CancelFunc
+	done   chan struct{} // closed when its projector and catch-up stopped
+	ready  atomic.Bool   // caught up and answering
+	sub    atomic.Pointer[nats.Subscription]
+	// lostAt is when the node stopped owning it (zero: owned).
+	lostAt time.Time
+}
+
+// corpusFiles keeps this node's partition files in step with the owners.
+type corpusFiles struct {
+	parts int
+	dir   string
+	js    jetstream.JetStream
+	codec *events.Codec
+	pcfg  projections.Config
+	self  string
+	// live lists the live nodes (any order); serve answers reads of a
+	// ready file.
+	live   func() []string
+	serve  func(c int, f corpusFile) (*nats.Subscription, error)
+	logger *slog.Logger
+	// tick is how often owners are computed again; grace how long a
+	// partition no longer owned is served still.
+	tick, grace time.Duration
+
+	mu    sync.Mutex
+	files map[int]*heldFile
+}
+
+// corpusFileRE names a partition file: projection.c<NN>.db.
+var corpusFileRE = regexp.MustCompile(`^projection\.c(\d+)\.db$`)
+
+func corpusFileName(c int) string { return fmt.Sprintf("projection.c%02d.db", c) }
+
+// corpusOwners is the owner of each partition among the live nodes.
+func corpusOwners(parts int, live []string) []string {
+	if len(live) == 0 {
+		return make([]string, parts)
+	}
+	nodes := slices.Clone(live)
+	slices.Sort(nodes)
+	nodes = slices.Compact(nodes)
+	out := make([]string, parts)
+	for c := range out {
+		out[c] = nodes[c%len(nodes)]
+	}
+	return out
+}
+
+// File is the ready local file of partition c (corpusLocal).
+func (m *corpusFiles) File(c int) (corpusFile, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	h, ok := m.files[c]
+	if !ok || !h.ready.Load() {
+		return corpusFile{}, false
+	}
+	return h.f, true
+}
+
+// Any is a ready local file (the lowest partition), else any open one
+// (corpusLocal): every file knows every session's corpus.
+func (m *corpusFiles) Any() (corpusFile, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var some *heldFile
+	for _, h := range m.files {
+		switch {
+		case some == nil:
+			some = h
+		case h.ready.Load() != some.ready.Load():
+			if h.ready.Load() {
+				some = h
+			}
+		case h.c < some.c:
+			some = h
+		}
+	}
+	if some == nil {
+		return corpusFile{}, false
+	}
+	return some.f, true
+}
+
+// Held lists the partitions this node has open and whether each answers.
+func (m *corpusFiles) Held() map[int]bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make(map[int]bool, len(m.files))
+	for c, h := range m.files {
+		out[c] = h.ready.Load()
+	}
+	return out
+}
+
+// Run keeps the files in step with the owners until ctx ends, then closes
+// them (keeping the owned ones on disk for the next start).
+func (m *corpusFiles) Run(ctx context.Context) error {
+	m.mu.Lock()
+	if m.files == nil {
+		m.files = map[int]*heldFile{}
+	}
+	m.mu.Unlock()
+	m.dropStrays()
+	t := time.NewTicker(m.tick)
+	defer t.Stop()
+	for {
+		m.reconcile(ctx)
+		select {
+		case <-ctx.Done():
+			m.closeAll()
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// dropStrays deletes partition files of another partition count, or left
+// by an earlier run for partitions now owned by others (they are taken
+// again from the log if this node owns them later).
+func (m *corpusFiles) dropStrays() {
+	entries, err := os.ReadDir(m.dir)
+	if err != nil {
+		return
+	}
+	owners := corpusOwners(m.parts, m.live())
+	for _, e := range entries {
+		sm := corpusFileRE.FindStringSubmatch(e.Name())
+		if sm == nil {
+			continue
+		}
+		c, _ := strconv.Atoi(sm[1])
+		if c < m.parts && owners[c] == m.self {
+			continue
+		}
+		path := filepath.Join(m.dir, e.Name())
+		if err := os.Remove(path); err != nil {
+			m.logger.Warn("split projection: cannot delete a partition file this node does not serve", "file", path, "err", err)
+		}
+	}
+}
+
+// reconcile opens the files of partitions newly owned and drops those
+// owned by others past the grace period.
+func (m *corpusFiles) reconcile(ctx context.Context) {
+	owners := corpusOwners(m.parts, m.live())
+	now := time.Now()
+	for c, owner := range owners {
+		m.mu.Lock()
+		h, held := m.files[c]
+		m.mu.Unlock()
+		switch {
+		case owner == m.self && !held:
+			if err := m.open(ctx, c); err != nil {
+				m.logger.Error("split projection: cannot open a partition file", "partition", c, "err", err)
+			}
+		case owner == m.self:
+			h.lostAt = time.Time{}
+		case held && h.lostAt.IsZero():
+			h.lostAt = now
+		case held && now.Sub(h.lostAt) >= m.grace:
+			m.drop(h, true)
+		}
+	}
+}
+
+// open opens (or creates) partition c's file and starts its projector; a
+// goroutine marks it ready and subscribes once it has caught up.
+func (m *corpusFiles) open(ctx context.Context, c int) error {
+	path := filepath.Join(m.dir, corpusFileName(c))
+	s, err := projections.Open(path)
+	if err != nil {
+		return err
+	}
+	if err := s.SetLogPartitions(m.pcfg.Partitions); err == nil {
+		err = s.SetCorpusPartition(m.parts, c)
+	}
+	if err != nil {
+		_ = s.Close()
+		if errors.Is(err, projections.ErrCorpusPartition) || errors.Is(err, projections.ErrLogPartitions) {
+			// Another layout's file: taken again from the log.
+			if rmErr := os.Remove(path); rmErr == nil {
+				return m.open(ctx, c)
+			}
+		}
+		return err
+	}
+	p, err := projections.NewProjector(m.pcfg, m.js, s, m.codec, m.logger.With("corpus_partition", c))
+	if err != nil {
+		_ = s.Close()
+		return err
+	}
+	fctx, cancel := context.WithCancel(ctx)
+	h := &heldFile{c: c, f: corpusFile{s: s, p: p}, cancel: cancel, done: make(chan struct{})}
+	m.mu.Lock()
+	m.files[c] = h
+	m.mu.Unlock()
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		if err := p.Run(fctx); err != nil && fctx.Err() == nil {
+			m.logger.Error("split projection: projector stopped", "partition", c, "err", err)
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		m.catchUp(fctx, h)
+	}()
+	go func() { wg.Wait(); close(h.done) }()
+	return nil
+}
+
+// catchUp waits until h's projector applied the log as it ends now, then
+// answers h's reads.
+func (m *corpusFiles) catchUp(ctx context.Context, h *heldFile) {
+	start := time.Now()
+	for ctx.Err() == nil {
+		lasts, err := h.f.p.LogLasts(ctx)
+		if err == nil {
+			err = h.f.p.WaitForAll(ctx, lasts)
+		}
+		if err == nil {
+			break
+		}
+		if ctx.Err() == nil {
+			m.logger.Warn("split projection: catching up", "partition", h.c, "err", err)
+			select {
+			case <-ctx.Done():
+			case <-time.After(m.tick):
+			}
+		}
+	}
+	if ctx.Err() != nil {
+		return
+	}
+	sub, err := m.serve(h.c, h.f)
+	if err != nil {
+		m.logger.Error("split projection: cannot answer a partition's reads", "partition", h.c, "err", err)
+		return
+	}
+	h.sub.Store(sub)
+	h.ready.Store(true)
+	m.logger.Info("split projection: serving a partition", "partition", h.c, "caught_up_in", time.Since(start).Round(time.Millisecond))
+}
+
+// drop stops answering h, stops its projector, closes its file and, with
+// remove, deletes it.
+func (m *corpusFiles) drop(h *heldFile, remove bool) {
+	m.mu.Lock()
+	delete(m.files, h.c)
+	m.mu.Unlock()
+	h.ready.Store(false)
+	if sub := h.sub.Load(); sub != nil {
+		_ = sub.Unsubscribe()
+	}
+	h.cancel()
+	<-h.done
+	path := h.f.s.Path()
+	if err := h.f.s.Close(); err != nil {
+		m.logger.Warn("split projection: close", "partition", h.c, "err", err)
+	}
+	if remove {
+		if err := os.Remove(path); err != nil {
+			m.logger.Warn("split projection: cannot delete a partition file", "file", path, "err", err)
+		}
+		m.logger.Info("split projection: partition handed over", "partition", h.c)
+	}
+}
+
+func (m *corpusFiles) closeAll() {
+	m.mu.Lock()
+	hs := make([]*heldFile, 0, len(m.files))
+	for _, h := range m.files {
+		hs = append(hs, h)
+	}
+	m.mu.Unlock()
+	for _, h := range hs {
+		m.drop(h, false)
+	}
+}
+
+// waitAll waits until every file this node holds (ready or catching up)
+// applied targets (one sequence per log partition).
+func (m *corpusFiles) waitAll(ctx context.Context, targets []uint64) error {
+	m.mu.Lock()
+	hs := make([]*heldFile, 0, len(m.files))
+	for _, h := range m.files {
+		hs = append(hs, h)
+	}
+	m.mu.Unlock()
+	if len(hs) == 0 {
+		return errors.New("node: no projection partition held here")
+	}
+	for _, h := range hs {
+		if err := h.f.p.WaitForAll(ctx, targets); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// census counts, per ready partition file, its sessions and messages.
+func (m *corpusFiles) census() map[int][2]int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := map[int][2]int{}
+	for c, h := range m.files {
+		if !h.ready.Load() {
+			continue
+		}
+		sessions, messages, _ := h.f.s.Census()
+		out[c] = [2]int{sessions, messages}
+	}
+	return out
+}
