@@ -209,6 +209,14 @@ func newCorpusFixture(t *testing.T) *corpusFixture {
 			w.datum("d-"+user, "user:"+user)
 		}
 	}
+	// An agent whose sessions are all one user's: one partition's page is
+	// the whole page, followed by more of its own.
+	for j := range 3 {
+		sid := fmt.Sprintf("solo%d", j)
+		w.append(events.KindSession, sid, &memoryv1.SessionCreated{SessionId: sid, UserId: "u0", AgentId: "solo", App: "app"})
+		w.messages(sid, "a solo zebra")
+		fx.sessions = append(fx.sessions, sid)
+	}
 	w.entry(string(sharedmem.KindProject), "p", "plan", "zebra porto plan", map[string]string{"origin": "erase-me"})
 	w.entry(string(sharedmem.KindAgent), "ag1", "style", "alpha zebra style", nil)
 	w.datum("d-app", "app:x")
@@ -359,7 +367,7 @@ func TestCorpusReadRouted(t *testing.T) {
 			t.Fatalf("%s: DataOwnedBy(app:x) = %v %v, want %v", name, d2, err, d1)
 		}
 		for _, req := range []*memoryv1.ListSessionsRequest{
-			{AgentId: "ag1", Limit: 2}, {AgentId: "ag2", Limit: 3}, {Limit: 2}, {}, {Limit: 100},
+			{AgentId: "ag1", Limit: 2}, {AgentId: "ag2", Limit: 3}, {AgentId: "solo", Limit: 2}, {AgentId: "solo", Limit: 1}, {Limit: 2}, {}, {Limit: 100},
 			{AgentId: "ag1", Status: memoryv1.SessionStatus_SESSION_STATUS_CREATED, Limit: 4},
 		} {
 			assertListsEqual(t, name, full, r, req)
