@@ -264,9 +264,6 @@ func (c Config) Validate() error {
 	if c.ProjectionPartitions > 0 && c.Embeddings.BaseURL != "" {
 		return errors.New("node: projection-partitions: embeddings are not built for split projections yet; use one or the other")
 	}
-	if c.ProjectionPartitions > 0 && (c.ArchiveAfter > 0 || c.DeleteAfter > 0) {
-		return errors.New("node: projection-partitions: archive-after and delete-after are not built for split projections yet")
-	}
 	if c.LLM.BaseURL != "" {
 		if err := c.LLM.Validate(); err != nil {
 			return err

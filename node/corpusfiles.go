@@ -17,6 +17,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/events"
 	"github.com/agentmem/agentmem/projections"
 )
@@ -29,18 +30,12 @@ import (
 // A node's file of c is read by its own projector over every log stream
 // (its checkpoints are the log's position; it applies c's records only);
 // once it has caught up with the log's end as it was when the node took
-// c, the node answers c's reads on agentmem.internal.corpus.<c> (queue
+// c, the node answers c's reads on _AMN.corpus.<c> (queue
 // group: during a hand-over two nodes may answer, both from a whole
 // file). A partition the node no longer owns is served for a grace
 // period more (its new owner catches up meanwhile), then its file is
 // closed and deleted: a node keeps no copy it does not serve, so an
 // erase cannot leave rows behind in a file nobody projects.
-
-// corpusFile is one local partition file: its store and its projector.
-type corpusFile struct {
-	s *projections.Store
-	p *projections.Projector
-}
 
 // heldFile is a partition file this node has open.
 type heldFile struct {
@@ -361,4 +356,34 @@ func (m *corpusFiles) census() map[int][2]int {
 		out[c] = [2]int{sessions, messages}
 	}
 	return out
+}
+
+// startSplit makes the node's split projection: the manager of its corpus
+// partition files (run once placement is ready) and the read router over
+// them.
+func (n *Node) startSplit(js jetstream.JetStream, codec *events.Codec, marks *partitionMarks) (*corpusReadModel, error) {
+	if err := os.MkdirAll(n.cfg.DataDir, 0o755); err != nil {
+		return nil, fmt.Errorf("node: data dir: %w", err)
+	}
+	pcfg := projections.DefaultConfig()
+	pcfg.Stream = n.cfg.Stream
+	pcfg.Partitions = max(n.cfg.LogPartitions, 1)
+	if n.cfg.ProjectorBatch > 0 {
+		pcfg.BatchEvents = n.cfg.ProjectorBatch
+	}
+	parts := n.cfg.ProjectionPartitions
+	n.split = &corpusFiles{
+		parts: parts, dir: n.cfg.DataDir, js: js, codec: codec, pcfg: pcfg, self: n.cfg.NodeID,
+		live: func() []string {
+			if t := n.placement; t != nil {
+				return t.LiveNodes()
+			}
+			return nil
+		},
+		serve: func(c int, f corpusFile) (*nats.Subscription, error) {
+			return serveCorpus(n.bg, n.nc, c, f, n.logger)
+		},
+		logger: n.logger, tick: 250 * time.Millisecond, grace: 5 * time.Second,
+	}
+	return &corpusReadModel{parts: parts, local: n.split, nc: n.nc, timeout: api.DefaultConfig().ForwardTimeout, marks: marks, logger: n.logger}, nil
 }

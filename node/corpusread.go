@@ -77,7 +77,7 @@ const corpusWaitBound = 2 * time.Second
 
 // corpusSubject is the subject the owner of corpus partition c answers on
 // (queue group corpusQueue).
-func corpusSubject(c int) string { return fmt.Sprintf("agentmem.internal.corpus.%d", c) }
+func corpusSubject(c int) string { return fmt.Sprintf("%scorpus.%d", internalPrefix, c) }
 
 const corpusQueue = "corpus"
 

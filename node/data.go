@@ -8,7 +8,6 @@ import (
 
 	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/largedata"
-	"github.com/agentmem/agentmem/projections"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 )
 
@@ -102,7 +101,11 @@ func fieldErr(err error, code int, field string) error {
 // Once the session is terminated (or gone from the projection), the data
 // lives out its lease and the sweep removes it. Data a principal put
 // (mem.v1.data.put) lives exactly its lease.
-type sessionHolder struct{ s *projections.Store }
+type sessionHolder struct {
+	s interface {
+		Session(id string) (*memoryv1.SessionIndexEntry, bool, error)
+	}
+}
 
 var _ largedata.Holder = sessionHolder{}
 

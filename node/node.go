@@ -190,7 +190,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	}
 	// The projection first: a log that ends before its checkpoint was
 	// deleted or truncated, and must not be recreated empty and written to.
-	if cfg.Projector {
+	if cfg.Projector && cfg.ProjectionPartitions == 0 {
 		if err = n.openProjection(ctx, js); err != nil {
 			return n, err
 		}
@@ -217,10 +217,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 		}
 		baseLog, wholeLog, marks = mlog, noWholeLog{}, mlog.marks
 		n.marks, n.plog = marks, mlog.PartitionedLog
-		var store *projections.Store
-		if cfg.Projector {
-			store = n.store
-		}
+		store := n.store // nil without a projection of the whole log
 		n.logHealth = newPartitionHealth(mlog.PartitionedLog, store, logger, n.Registry)
 		n.goBackground("log health check stopped", n.logHealth.Run)
 		if cfg.Replicas > 1 {
@@ -239,7 +236,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 			return n, replicasError(cfg.Replicas, err)
 		}
 		var applied func() uint64
-		if cfg.Projector {
+		if n.store != nil {
 			applied = n.store.AppliedSeq
 		}
 		n.logHealth = newLogHealth(jsLog, cfg.Stream, applied, logger, n.Registry)
@@ -261,12 +258,19 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	// The projector starts before the actors: it serves their command
 	// index (exactly-once retries at any age).
 	var cmds actors.CommandIndex
-	if cfg.Projector {
+	var split *corpusReadModel
+	switch {
+	case cfg.Projector && cfg.ProjectionPartitions > 0:
+		if split, err = n.startSplit(js, codec, marks); err != nil {
+			return n, err
+		}
+		cmds = split
+	case cfg.Projector:
 		if err = n.startProjector(js, codec); err != nil {
 			return n, err
 		}
 		cmds = commandIndex{p: n.proj, s: n.store}
-	} else {
+	default:
 		logger.Warn("no projector in this process: a retried command is recognised only among its aggregate's last 64 commands")
 	}
 	n.startStorageWatch(js)
@@ -284,7 +288,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 		cfg.Actors.RewriteTimeout = cfg.LLM.Timeout
 	}
 	var libs segmented.LibrarySource
-	if cfg.Projector {
+	if n.store != nil {
 		libs = libraries(n.store)
 	}
 	n.dir, err = actors.New(cfg.Actors, actors.Deps{
@@ -310,7 +314,10 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	dcfg.Bucket = cfg.Stream + "_DATA"
 	dcfg.Replicas = cfg.Replicas
 	dcfg.Logger = logger
-	if cfg.Projector {
+	switch {
+	case split != nil:
+		dcfg.Holder = sessionHolder{s: split}
+	case cfg.Projector:
 		dcfg.Holder = sessionHolder{s: n.store}
 	}
 	var data *largedata.Store
@@ -351,7 +358,11 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 		}
 		edeps.Actors = markedErasures{Actors: placed, marks: marks}
 	}
-	if cfg.Projector {
+	if split != nil {
+		deps.ReadModel = split
+		deps.Entries = split
+		edeps.ReadModel = split
+	} else if cfg.Projector {
 		rm := readModel{p: n.proj, s: n.store, logger: logger, marks: marks}
 		if cfg.Embeddings.BaseURL != "" {
 			if rm.q, err = n.startVectors(); err != nil {
@@ -405,6 +416,9 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	if err = n.readyPlacement(ctx); err != nil {
 		return n, err
 	}
+	if n.split != nil {
+		n.goBackground("split projection stopped", n.split.Run)
+	}
 	// Sessions a crash left terminated but unconsolidated,
 	// once the projection holds the log as it is now (its session index
 	// lists them).
@@ -416,7 +430,11 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 	}
 	n.svc.ResumeConsolidation(logEnd)
 	if (cfg.ArchiveAfter > 0 || cfg.DeleteAfter > 0) && cfg.Projector {
-		sw := &archiveSweep{sessions: n.store, d: placed, eraser: n.eraser,
+		var sessions sessionLister = n.store
+		if split != nil {
+			sessions = split // every node sweeps every partition, as each sweeps its whole projection
+		}
+		sw := &archiveSweep{sessions: sessions, d: placed, eraser: n.eraser,
 			after: cfg.ArchiveAfter, deleteAfter: cfg.DeleteAfter,
 			interval: archiveSweepInterval(cfg.ArchiveAfter, cfg.DeleteAfter),
 			timeout:  acfg.ForwardTimeout + 4*cfg.Actors.StoreTimeout, now: cfg.now, logger: logger}

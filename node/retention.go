@@ -32,10 +32,13 @@ import (
 // the log. The plan's id is derived from the session id
 // (erasure.RetentionID), so an erase cut short by a crash is resumed (not
 // repeated); once the projector applied it the session leaves the index.
+// sessionLister lists the sessions the sweep looks at.
+type sessionLister interface {
+	ListSessions(*memoryv1.ListSessionsRequest) ([]*memoryv1.SessionIndexEntry, string, error)
+}
+
 type archiveSweep struct {
-	sessions interface {
-		ListSessions(*memoryv1.ListSessionsRequest) ([]*memoryv1.SessionIndexEntry, string, error)
-	}
+	sessions sessionLister
 	d      api.Dispatcher
 	eraser interface {
 		Erase(ctx context.Context, req erasure.Request) (*memoryv1.EraseReceipt, error)

@@ -19,6 +19,9 @@ import (
 //	_AMN.fwd.<node>.<request subject>   a request forwarded to its owner
 //	_AMN.call.<node>                    a call of one node's API layer on
 //	                                    an actor the other node serves
+//	_AMN.corpus.<c>                     a read of corpus partition c, answered
+//	                                    by a node holding its file (split
+//	                                    projections, corpusserve.go)
 const internalPrefix = "_AMN."
 
 func forwardSubject(node, subject string) string {

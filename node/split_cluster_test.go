@@ -7,41 +7,72 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/agentmem/agentmem/client"
 	"github.com/agentmem/agentmem/node"
+	"github.com/agentmem/agentmem/projections"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 )
 
 // splitParts is the corpus partitions of the split-projection tests.
 const splitParts = 6
 
-// startSplitCluster starts three servers and three nodes with the log in
-// six streams and the read model in splitParts corpus partitions.
+// splitCluster is three servers and three nodes with the log in six
+// streams and the read model in splitParts corpus partitions.
+type splitCluster struct {
+	cl      *natsCluster
+	nodes   []*node.Node
+	clients []*client.Client
+	js      jetstream.JetStream
+	dirs    []string
+}
+
+// config is node i's configuration (its data dir kept across restarts).
+func (s *splitCluster) config(i int) func(*node.Config) {
+	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	return func(c *node.Config) {
+		if s.dirs[i] == "" {
+			s.dirs[i] = c.DataDir
+		}
+		c.DataDir = s.dirs[i]
+		c.LogPartitions = 6
+		c.ProjectionPartitions = splitParts
+		c.LogWindow = 0
+		c.Now = func() time.Time { return at }
+		order := append([]string{s.cl.urls[i]}, append(append([]string{}, s.cl.urls[:i]...), s.cl.urls[i+1:]...)...)
+		c.NATSURL = strings.Join(order, ",")
+	}
+}
+
+func (s *splitCluster) settle(t *testing.T, nodes ...*node.Node) { settleCluster(t, s.js, 6, nodes) }
+
+func startSplit(t *testing.T) *splitCluster {
+	t.Helper()
+	s := &splitCluster{cl: startNATSCluster(t), dirs: make([]string, 3)}
+	for i := range 3 {
+		s.nodes = append(s.nodes, startR3Node(t, s.cl.urls[i:i+1], fmt.Sprintf("n%d", i), s.config(i)))
+	}
+	s.clients, s.js = clusterClients(t, s.cl)
+	waitSplitServed(t, s.nodes)
+	return s
+}
+
+// startSplitCluster starts a splitCluster and returns its nodes, a client
+// of each and a function that waits until every node applied the log.
 func startSplitCluster(t *testing.T) ([]*node.Node, []*client.Client, func()) {
 	t.Helper()
-	cl := startNATSCluster(t)
-	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	var nodes []*node.Node
-	for i := range 3 {
-		nodes = append(nodes, startR3Node(t, cl.urls[i:i+1], fmt.Sprintf("n%d", i), func(c *node.Config) {
-			c.LogPartitions = 6
-			c.ProjectionPartitions = splitParts
-			c.LogWindow = 0
-			c.Now = func() time.Time { return at }
-			order := append([]string{cl.urls[i]}, append(append([]string{}, cl.urls[:i]...), cl.urls[i+1:]...)...)
-			c.NATSURL = strings.Join(order, ",")
-		}))
-	}
-	clients, js := clusterClients(t, cl)
-	waitSplitServed(t, nodes)
-	return nodes, clients, func() { settleCluster(t, js, 6, nodes) }
+	s := startSplit(t)
+	return s.nodes, s.clients, func() { s.settle(t, s.nodes...) }
 }
 
 // waitSplitServed waits until the nodes together answer every partition,
 // each node two.
 func waitSplitServed(t *testing.T, nodes []*node.Node) {
 	t.Helper()
-	eventually(t, "every corpus partition served, two per node", func() (bool, string) {
+	// A node that started alone took every partition; it hands the
+	// others' over once they caught up and its grace period ran out.
+	eventuallyWithin(t, time.Minute, "every corpus partition served, two per node", func() (bool, string) {
 		served := map[int]string{}
 		var per []int
 		for _, n := range nodes {
@@ -130,5 +161,116 @@ func TestSplitProjectionShares(t *testing.T) {
 				t.Errorf("node %d holds %.2f of the %s, want a third ±25%%", i, share, what)
 			}
 		}
+	}
+}
+
+// eventuallyWithin is eventually with its own bound.
+func eventuallyWithin(t *testing.T, within time.Duration, what string, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		ok, got := cond()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: still %s after %s", what, got, within)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestSplitProjectionKill: a node of the split cluster killed (-9): the
+// users whose corpus partitions it answered are searched (user scope) and
+// their new sessions' contexts recall their history again through the
+// others, and once it is started again on its data dir it answers its
+// partitions again (its files resumed from their checkpoints), the reads
+// unchanged.
+func TestSplitProjectionKill(t *testing.T) {
+	s := startSplit(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	c := s.clients[1]
+	const users = 24
+	for u := range users {
+		id := fmt.Sprintf("k-%d", u)
+		if _, err := c.CreateSession(ctx, id, &memoryv1.CreateSessionRequest{UserId: fmt.Sprintf("user-%d", u)}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.AppendMessages(ctx, id, userInput(fmt.Sprintf("%s: the kestrel nests on water tower %d", id, u))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.settle(t, s.nodes...)
+	victim := s.nodes[0]
+	held := victim.SplitPartitionsForTest()
+	var theirs []int
+	for u := range users {
+		if _, ok := held[projections.CorpusPartition(fmt.Sprintf("user-%d", u), splitParts)]; ok {
+			theirs = append(theirs, u)
+		}
+	}
+	if len(theirs) < 2 {
+		t.Fatalf("the victim answers for %d of %d users (partitions %v)", len(theirs), users, held)
+	}
+	reads := func(c *client.Client, u int) error {
+		id := fmt.Sprintf("k-%d", u)
+		rep, err := c.Search(ctx, id, &memoryv1.SearchRequest{Query: "kestrel water tower", Scope: memoryv1.SearchScope_SEARCH_SCOPE_USER})
+		if err != nil {
+			return err
+		}
+		for _, h := range rep.GetHits() {
+			if h.GetSessionId() == id && strings.Contains(h.GetMessage().GetContent(), "water tower") {
+				return nil
+			}
+		}
+		return fmt.Errorf("user-scope search of %s: %d hits, none its message", id, len(rep.GetHits()))
+	}
+	killed := time.Now()
+	victim.Kill()
+	var readTook time.Duration
+	for _, u := range theirs {
+		for {
+			err := reads(c.WithTimeout(10*time.Second), u)
+			if err == nil {
+				break
+			}
+			if time.Since(killed) > time.Minute {
+				t.Fatalf("user-%d: not searched a minute after the kill: %v", u, err)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		readTook = max(readTook, time.Since(killed))
+	}
+	// A new session of each such user recalls the history in its context.
+	for _, u := range theirs {
+		id := fmt.Sprintf("k-%d-new", u)
+		if _, err := c.CreateSession(ctx, id, &memoryv1.CreateSessionRequest{UserId: fmt.Sprintf("user-%d", u)}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.AppendMessages(ctx, id, userInput("where does the kestrel nest?")); err != nil {
+			t.Fatal(err)
+		}
+		cx, err := c.Context(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(fmt.Sprint(cx.GetMessages()), fmt.Sprintf("water tower %d", u)) {
+			t.Fatalf("the context of %s does not recall the user's history: %v", id, cx.GetMessages())
+		}
+	}
+	t.Logf("kill -9 of a node answering %d users' partitions: their user-scope searches answered again after %s",
+		len(theirs), readTook.Round(time.Millisecond))
+
+	again := startR3Node(t, s.cl.urls[0:1], "n0", s.config(0))
+	waitSplitServed(t, []*node.Node{again, s.nodes[1], s.nodes[2]})
+	s.settle(t, again, s.nodes[1], s.nodes[2])
+	for _, u := range theirs {
+		if err := reads(s.clients[0].WithTimeout(10*time.Second), u); err != nil {
+			t.Fatalf("after the restart: %v", err)
+		}
+	}
+	if got := again.SplitPartitionsForTest(); len(got) != splitParts/3 {
+		t.Fatalf("the restarted node answers partitions %v, want %d", got, splitParts/3)
 	}
 }
