@@ -39,8 +39,8 @@ type sessionLister interface {
 
 type archiveSweep struct {
 	sessions sessionLister
-	d      api.Dispatcher
-	eraser interface {
+	d        api.Dispatcher
+	eraser   interface {
 		Erase(ctx context.Context, req erasure.Request) (*memoryv1.EraseReceipt, error)
 	}
 	after       time.Duration // 0: no archiving
