@@ -12,6 +12,11 @@ import (
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 )
 
+// sessionLister lists the sessions the sweep looks at.
+type sessionLister interface {
+	ListSessions(*memoryv1.ListSessionsRequest) ([]*memoryv1.SessionIndexEntry, string, error)
+}
+
 // archiveSweep archives terminated sessions (retention): every
 // interval it pages through the projection's session index for TERMINATED
 // sessions whose last change is older than after, and sends each one
@@ -32,11 +37,6 @@ import (
 // the log. The plan's id is derived from the session id
 // (erasure.RetentionID), so an erase cut short by a crash is resumed (not
 // repeated); once the projector applied it the session leaves the index.
-// sessionLister lists the sessions the sweep looks at.
-type sessionLister interface {
-	ListSessions(*memoryv1.ListSessionsRequest) ([]*memoryv1.SessionIndexEntry, string, error)
-}
-
 type archiveSweep struct {
 	sessions sessionLister
 	d        api.Dispatcher
