@@ -56,7 +56,8 @@ type corpusFiles struct {
 	js    jetstream.JetStream
 	codec *events.Codec
 	pcfg  projections.Config
-	self  string
+	// self is this node's id in live's list (placement's).
+	self func() string
 	// live lists the live nodes (any order); serve answers reads of a
 	// ready file.
 	live   func() []string
@@ -173,7 +174,7 @@ func (m *corpusFiles) dropStrays() {
 			continue
 		}
 		c, _ := strconv.Atoi(sm[1])
-		if c < m.parts && owners[c] == m.self {
+		if c < m.parts && owners[c] == m.self() {
 			continue
 		}
 		path := filepath.Join(m.dir, e.Name())
@@ -187,17 +188,18 @@ func (m *corpusFiles) dropStrays() {
 // owned by others past the grace period.
 func (m *corpusFiles) reconcile(ctx context.Context) {
 	owners := corpusOwners(m.parts, m.live())
+	self := m.self()
 	now := time.Now()
 	for c, owner := range owners {
 		m.mu.Lock()
 		h, held := m.files[c]
 		m.mu.Unlock()
 		switch {
-		case owner == m.self && !held:
+		case owner == self && !held:
 			if err := m.open(ctx, c); err != nil {
 				m.logger.Error("split projection: cannot open a partition file", "partition", c, "err", err)
 			}
-		case owner == m.self:
+		case owner == self:
 			h.lostAt = time.Time{}
 		case held && h.lostAt.IsZero():
 			h.lostAt = now
@@ -373,7 +375,8 @@ func (n *Node) startSplit(js jetstream.JetStream, codec *events.Codec, marks *pa
 	}
 	parts := n.cfg.ProjectionPartitions
 	n.split = &corpusFiles{
-		parts: parts, dir: n.cfg.DataDir, js: js, codec: codec, pcfg: pcfg, self: n.cfg.NodeID,
+		parts: parts, dir: n.cfg.DataDir, js: js, codec: codec, pcfg: pcfg,
+		self: func() string { return n.placement.NodeID() }, // set before Run starts
 		live: func() []string {
 			if t := n.placement; t != nil {
 				return t.LiveNodes()

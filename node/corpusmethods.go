@@ -34,6 +34,7 @@ const (
 	mEntryKey        = "entry_key"
 	mEntriesWithMeta = "entries_with_metadata"
 	mLookupCommand   = "lookup_command"
+	mEntriesPrefix   = "entries_with_prefix"
 )
 
 // Session reads a session's index entry (ok false: unknown).
@@ -286,4 +287,20 @@ func (r *corpusReadModel) LookupCommand(ctx context.Context, kind, id, key strin
 			return err
 		})
 	return res, found, err
+}
+
+// EntriesWithPrefix lists a scope's live entries whose key starts with
+// prefix (a pattern library's), from the scope's partition.
+func (r *corpusReadModel) EntriesWithPrefix(aggKind, id, prefix string, limit int) (es []*memoryv1.Entry, err error) {
+	rt, err := r.scopeRoute(aggKind, id)
+	if err != nil {
+		return nil, err
+	}
+	err = r.do(context.Background(), rt, corpusCall{Method: mEntriesPrefix, Kind: aggKind, ID: id, Key: prefix, Limit: limit},
+		func(rm readModel) error { es, err = rm.EntriesWithPrefix(aggKind, id, prefix, limit); return err },
+		func(rep *corpusReply) error {
+			es, err = getMsgs(rep.Msgs, func() *memoryv1.Entry { return new(memoryv1.Entry) })
+			return err
+		})
+	return es, err
 }

@@ -141,6 +141,9 @@ func readCorpus(ctx context.Context, rm readModel, call *corpusCall) (*corpusRep
 	case mTopEntries:
 		es, rerr := rm.TopEntries(call.Kind, call.ID, call.Limit)
 		msgs, err = func() ([][]byte, error) { return putMsgs(es) }, rerr
+	case mEntriesPrefix:
+		es, rerr := rm.EntriesWithPrefix(call.Kind, call.ID, call.Key, call.Limit)
+		msgs, err = func() ([][]byte, error) { return putMsgs(es) }, rerr
 	case mEntryText:
 		rep.Text, rep.OK = rm.EntryText(call.Kind, call.Key, call.Seq)
 	case mEntryKey:

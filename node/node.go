@@ -288,7 +288,10 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger) (n *Node, err e
 		cfg.Actors.RewriteTimeout = cfg.LLM.Timeout
 	}
 	var libs segmented.LibrarySource
-	if n.store != nil {
+	switch {
+	case split != nil:
+		libs = libraries(split)
+	case n.store != nil:
 		libs = libraries(n.store)
 	}
 	n.dir, err = actors.New(cfg.Actors, actors.Deps{

@@ -6,6 +6,7 @@ import (
 	"github.com/agentmem/agentmem/internal/segmented"
 	"github.com/agentmem/agentmem/internal/sharedmem"
 	"github.com/agentmem/agentmem/projections"
+	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 )
 
 // PatternKeyPrefix is where pattern libraries live: library L is the live
@@ -18,11 +19,17 @@ import (
 // creators are its members.
 const PatternKeyPrefix = segmented.PatternKeyPrefix
 
+// prefixLister lists a scope's entries by key prefix: the projection's
+// store, or the split projection's router.
+type prefixLister interface {
+	EntriesWithPrefix(aggregateKind, scopeID, prefix string, limit int) ([]*memoryv1.Entry, error)
+}
+
 // libraries reads pattern libraries from the projection for the session
 // actors (segmented.LibrarySource). The projection may lag a library's
 // write by milliseconds: a session takes what it read, recorded in its
 // ROM, and a later turn reads the libraries again.
-func libraries(s *projections.Store) segmented.LibrarySource {
+func libraries(s prefixLister) segmented.LibrarySource {
 	return func(app string, names []string) ([]segmented.Library, error) {
 		out := make([]segmented.Library, len(names))
 		for i, name := range names {
@@ -48,7 +55,7 @@ func libraries(s *projections.Store) segmented.LibrarySource {
 }
 
 // libraryPatterns reads library name's patterns in scope kind:id.
-func libraryPatterns(s *projections.Store, kind sharedmem.Kind, id, name string) ([]string, error) {
+func libraryPatterns(s prefixLister, kind sharedmem.Kind, id, name string) ([]string, error) {
 	prefix := PatternKeyPrefix + name + "/"
 	es, err := s.EntriesWithPrefix(projections.ScopeLogKind(kind), id, prefix, segmented.MaxLibraryPatterns)
 	if err != nil {

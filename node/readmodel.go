@@ -209,6 +209,13 @@ func (r readModel) DataOwnedBy(owner string) ([]string, error) {
 	return ids, mapErr(err)
 }
 
+// EntriesWithPrefix lists a scope's live entries whose key starts with
+// prefix (pattern libraries).
+func (r readModel) EntriesWithPrefix(aggKind, id, prefix string, limit int) ([]*memoryv1.Entry, error) {
+	es, err := r.s.EntriesWithPrefix(aggKind, id, prefix, limit)
+	return es, mapErr(err)
+}
+
 // EntryText reads an entry version's text for a context's memory item.
 func (r readModel) EntryText(scope, key string, version uint64) (string, bool) {
 	return r.s.EntryText(scope, key, version)

@@ -72,7 +72,7 @@ func waitSplitServed(t *testing.T, nodes []*node.Node) {
 	t.Helper()
 	// A node that started alone took every partition; it hands the
 	// others' over once they caught up and its grace period ran out.
-	eventuallyWithin(t, time.Minute, "every corpus partition served, two per node", func() (bool, string) {
+	eventuallyWithin(t, time.Minute, "every corpus partition served, as many per node", func() (bool, string) {
 		served := map[int]string{}
 		var per []int
 		for _, n := range nodes {
@@ -272,5 +272,53 @@ func TestSplitProjectionKill(t *testing.T) {
 	}
 	if got := again.SplitPartitionsForTest(); len(got) != splitParts/3 {
 		t.Fatalf("the restarted node answers partitions %v, want %d", got, splitParts/3)
+	}
+}
+
+// TestSplitProjectionOneNode: one node with the log in six streams and the
+// read model in six corpus partitions (all its own) answers
+// partitionScript as a node of the whole read model does, and a session
+// reads a global pattern library (the shared corpus's partition) into its
+// ROM.
+func TestSplitProjectionOneNode(t *testing.T) {
+	_, nc1 := partitionedNode(t, 1, "")
+	one := partitionScript(t, client.New(nc1))
+	n, nc := node.StartForTest(t, func(c *node.Config) {
+		c.LogPartitions = 6
+		c.ProjectionPartitions = splitParts
+		c.LogWindow = 0
+		at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+		c.Now = func() time.Time { return at }
+	})
+	waitSplitServed(t, []*node.Node{n})
+	c := client.New(nc)
+	got := partitionScript(t, c)
+	if len(one) != len(got) {
+		t.Fatalf("%d replies vs %d", len(one), len(got))
+	}
+	for i := range one {
+		if one[i] != got[i] {
+			t.Errorf("reply %d differs: %s", i, firstDifference(one[i], got[i]))
+		}
+	}
+	ctx := context.Background()
+	if _, err := c.Put(ctx, client.Global(), &memoryv1.PutEntryRequest{Key: node.PatternKeyPrefix + "sql/01-binds", Value: []byte("Use bind parameters.")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.SearchEntries(ctx, client.Global(), &memoryv1.SearchEntriesRequest{Query: "parameters"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CreateSession(ctx, "dba", &memoryv1.CreateSessionRequest{SystemPrompt: "You are a DBA.", PatternLibraries: []string{"sql"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.AppendMessages(ctx, "dba", userInput("list the slow queries")); err != nil {
+		t.Fatal(err)
+	}
+	cx, err := c.Context(ctx, "dba")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rom := layerText(cx, "rom"); !strings.Contains(rom, "Use bind parameters.") {
+		t.Fatalf("ROM %q, want the global library's pattern", rom)
 	}
 }
