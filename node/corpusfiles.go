@@ -63,6 +63,8 @@ type corpusFiles struct {
 	live   func() []string
 	serve  func(c int, f corpusFile) (*nats.Subscription, error)
 	logger *slog.Logger
+	// room bounds each file's growth (nil: none).
+	room projections.RoomFunc
 	// tick is how often owners are computed again; grace how long a
 	// partition no longer owned is served still.
 	tick, grace time.Duration
@@ -216,6 +218,9 @@ func (m *corpusFiles) open(ctx context.Context, c int) error {
 	s, err := projections.Open(path)
 	if err != nil {
 		return err
+	}
+	if m.room != nil {
+		s.SetRoom(m.room)
 	}
 	if err := s.SetLogPartitions(m.pcfg.Partitions); err == nil {
 		err = s.SetCorpusPartition(m.parts, c)
@@ -386,7 +391,28 @@ func (n *Node) startSplit(js jetstream.JetStream, codec *events.Codec, marks *pa
 		serve: func(c int, f corpusFile) (*nats.Subscription, error) {
 			return serveCorpus(n.bg, n.nc, c, f, n.logger)
 		},
-		logger: n.logger, tick: 250 * time.Millisecond, grace: 5 * time.Second,
+		logger: n.logger, room: n.projectionRoom(), tick: 250 * time.Millisecond, grace: 5 * time.Second,
 	}
 	return &corpusReadModel{parts: parts, local: n.split, nc: n.nc, timeout: api.DefaultConfig().ForwardTimeout, marks: marks, logger: n.logger}, nil
+}
+
+// splitPart is /healthz's report of the split projection.
+type splitPart struct {
+	Partitions int   `json:"partitions"`
+	Serving    []int `json:"serving"`
+	CatchingUp []int `json:"catching_up,omitempty"`
+}
+
+func (m *corpusFiles) health() *splitPart {
+	p := &splitPart{Partitions: m.parts, Serving: []int{}}
+	for c, ready := range m.Held() {
+		if ready {
+			p.Serving = append(p.Serving, c)
+		} else {
+			p.CatchingUp = append(p.CatchingUp, c)
+		}
+	}
+	slices.Sort(p.Serving)
+	slices.Sort(p.CatchingUp)
+	return p
 }

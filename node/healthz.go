@@ -47,6 +47,11 @@ type healthReport struct {
 	// of them, stays 0 while any partition is empty. A read given it as
 	// `consistency` waits for this node's projection as it is now.
 	Applied string `json:"applied,omitempty"`
+	// ProjectionPartitions is, with split projections
+	// (--projection-partitions), the corpus partitions this node answers
+	// and those it is catching up on (each file reads the whole log, and
+	// answers once it reached the log's end as it was when taken).
+	ProjectionPartitions *splitPart `json:"projection_partitions,omitempty"`
 	// DiskFreeBytes is the free space under the data dir (absent: unknown).
 	DiskFreeBytes *int64 `json:"disk_free_bytes,omitempty"`
 }
@@ -91,6 +96,9 @@ func (n *Node) health() healthReport {
 			}
 			r.Applied = strings.Join(tokens, ",")
 		}
+	}
+	if n.split != nil {
+		r.ProjectionPartitions = n.split.health()
 	}
 	if st.FreeBytes >= 0 {
 		free := st.FreeBytes

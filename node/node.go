@@ -476,21 +476,8 @@ func (n *Node) openProjection(ctx context.Context, js jetstream.JetStream) error
 		return err
 	}
 	n.store = store
-	if minFree := n.cfg.MinFreeBytes; minFree >= 0 {
-		// The projection's own growth stops at the floor too: the gate
-		// reckons what it owes for the appends let through, and when that
-		// reckoning falls short (bbolt cannot reuse pages a long read
-		// still holds) its writes wait, retried, for space rather than
-		// take the floor. A CI run under load saw the projection, then
-		// allowed the floor's lower half, leave 1.99 MB of a 2 MiB floor.
-		dir := n.cfg.DataDir
-		store.SetRoom(func() int64 {
-			var fs syscall.Statfs_t
-			if err := syscall.Statfs(dir, &fs); err != nil {
-				return -1
-			}
-			return int64(fs.Bavail)*int64(fs.Bsize) - minFree
-		})
+	if room := n.projectionRoom(); room != nil {
+		store.SetRoom(room)
 	}
 	if n.cfg.LogPartitions > 1 {
 		return n.untilReady(ctx, "streams of "+n.cfg.Stream+" (the projection's check)", func(ctx context.Context) error {
@@ -503,6 +490,28 @@ func (n *Node) openProjection(ctx context.Context, js jetstream.JetStream) error
 	return n.untilReady(ctx, "stream "+n.cfg.Stream+" (the projection's check)", func(ctx context.Context) error {
 		return n.checkLog(ctx, js, store.AppliedSeq())
 	})
+}
+
+// projectionRoom bounds a projection file's growth by the free space
+// above --min-free-bytes (nil: no floor). The projection's own growth
+// stops at the floor too: the gate reckons what it owes for the appends
+// let through, and when that reckoning falls short (bbolt cannot reuse
+// pages a long read still holds) its writes wait, retried, for space
+// rather than take the floor. A CI run under load saw the projection,
+// then allowed the floor's lower half, leave 1.99 MB of a 2 MiB floor.
+func (n *Node) projectionRoom() projections.RoomFunc {
+	minFree := n.cfg.MinFreeBytes
+	if minFree < 0 {
+		return nil
+	}
+	dir := n.cfg.DataDir
+	return func() int64 {
+		var fs syscall.Statfs_t
+		if err := syscall.Statfs(dir, &fs); err != nil {
+			return -1
+		}
+		return int64(fs.Bavail)*int64(fs.Bsize) - minFree
+	}
 }
 
 // checkLog refuses a log stream a migration or compaction left half-done,

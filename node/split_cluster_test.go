@@ -287,10 +287,14 @@ func TestSplitProjectionOneNode(t *testing.T) {
 		c.LogPartitions = 6
 		c.ProjectionPartitions = splitParts
 		c.LogWindow = 0
+		c.HTTPAddr = "127.0.0.1:0"
 		at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 		c.Now = func() time.Time { return at }
 	})
 	waitSplitServed(t, []*node.Node{n})
+	if code, body := healthz(t, n); code != 200 || fmt.Sprint(body["projection_partitions"]) != "map[partitions:6 serving:[0 1 2 3 4 5]]" {
+		t.Fatalf("/healthz %d %v, want 200 and the six partitions served", code, body)
+	}
 	c := client.New(nc)
 	got := partitionScript(t, c)
 	if len(one) != len(got) {
