@@ -350,17 +350,18 @@ func (m *corpusFiles) waitAll(ctx context.Context, targets []uint64) error {
 	return nil
 }
 
-// census counts, per ready partition file, its sessions and messages.
-func (m *corpusFiles) census() map[int][2]int {
+// census counts, per ready partition file, its sessions, messages and
+// bytes in use.
+func (m *corpusFiles) census() map[int][3]int64 {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	out := map[int][2]int{}
+	out := map[int][3]int64{}
 	for c, h := range m.files {
 		if !h.ready.Load() {
 			continue
 		}
-		sessions, messages, _ := h.f.s.Census()
-		out[c] = [2]int{sessions, messages}
+		sessions, messages, bytes, _ := h.f.s.Census()
+		out[c] = [3]int64{int64(sessions), int64(messages), bytes}
 	}
 	return out
 }

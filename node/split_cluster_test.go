@@ -138,24 +138,26 @@ func TestSplitProjectionShares(t *testing.T) {
 		}
 	}
 	settle()
-	total := [2]int{}
-	var per [][2]int
+	var total [3]int64
+	var per [][3]int64
 	for _, n := range nodes {
-		var sum [2]int
+		var sum [3]int64
 		for _, v := range n.SplitPartitionsForTest() {
-			sum[0] += v[0]
-			sum[1] += v[1]
+			for i := range sum {
+				sum[i] += v[i]
+			}
 		}
 		per = append(per, sum)
-		total[0] += sum[0]
-		total[1] += sum[1]
+		for i := range total {
+			total[i] += sum[i]
+		}
 	}
-	t.Logf("sessions and messages per node: %v (total %v)", per, total)
+	t.Logf("sessions, messages and bytes in use per node: %v (total %v)", per, total)
 	if total[0] != users*perUser || total[1] != users*perUser*turns {
-		t.Fatalf("the nodes hold %v sessions and messages, want %d and %d, each once", total, users*perUser, users*perUser*turns)
+		t.Fatalf("the nodes hold %v sessions and messages, want %d and %d, each once", total[:2], users*perUser, users*perUser*turns)
 	}
 	for i, s := range per {
-		for j, what := range []string{"sessions", "messages"} {
+		for j, what := range []string{"sessions", "messages", "bytes in use"} {
 			share := float64(s[j]) / float64(total[j])
 			if share < 0.25 || share > 0.42 {
 				t.Errorf("node %d holds %.2f of the %s, want a third ±25%%", i, share, what)

@@ -84,8 +84,9 @@ func (n *Node) WaitProjectedPartitions(ctx context.Context, targets []uint64) er
 }
 
 // SplitPartitionsForTest lists the corpus partitions this node answers
-// (split projections), and the sessions and messages each file holds.
-func (n *Node) SplitPartitionsForTest() map[int][2]int {
+// (split projections), and the sessions, messages and bytes in use each
+// file holds.
+func (n *Node) SplitPartitionsForTest() map[int][3]int64 {
 	if n.split == nil {
 		return nil
 	}

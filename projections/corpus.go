@@ -214,12 +214,17 @@ func (w *writer) dropRoutes(r *Decoded, routes *bolt.Bucket) error {
 	return nil
 }
 
-// Census counts the sessions and the messages the store holds.
-func (s *Store) Census() (sessions, messages int, err error) {
+// Census counts the sessions and the messages the store holds, and the
+// bytes its buckets' pages hold (in use, free pages not counted).
+func (s *Store) Census() (sessions, messages int, bytes int64, err error) {
 	err = s.db.View(func(tx *bolt.Tx) error {
 		sessions = tx.Bucket(bucketSessions).Stats().KeyN
 		messages = tx.Bucket(bucketSwapMessages).Stats().KeyN
-		return nil
+		return tx.ForEach(func(_ []byte, b *bolt.Bucket) error {
+			st := b.Stats()
+			bytes += int64(st.BranchInuse + st.LeafInuse)
+			return nil
+		})
 	})
-	return sessions, messages, err
+	return sessions, messages, bytes, err
 }
