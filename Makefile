@@ -3,7 +3,7 @@ GO      ?= go
 PKGS    ?= ./...
 PROTOS  := $(wildcard proto/memory/v1/*.proto)
 
-.PHONY: build run test deps ci verify proto bench bench-memory fuzz crash crash-erase faults-partitions screenshots soak
+.PHONY: build run test deps ci verify proto bench bench-memory fuzz crash crash-erase faults-partitions faults-split screenshots soak
 
 # build compiles every package and writes the binaries to bin/ (ignored by
 # git): bin/agentmem-node, bin/agentmem-replay, bin/agentmem-membench,
@@ -130,6 +130,11 @@ crash-erase:
 # cluster with three nodes (TestQuorumLoss/K1placement).
 faults-partitions:
 	$(GO) test -race -count=1 -timeout 30m -run '^(TestRollingHandover|TestKillFailover|TestQuorumLoss)$$' -v ./node/ -faults.partitions
+
+# faults-split runs the same fault tests' K6 runs with split projections
+# (--projection-partitions 6: each node indexes only its corpus partitions).
+faults-split:
+	$(GO) test -race -count=1 -timeout 30m -run '^(TestRollingHandover|TestKillFailover|TestQuorumLoss)$$/^K6$$' -v ./node/ -faults.partitions -faults.split
 
 # soak runs a default node under a steady mixed load for SOAK (default 30m;
 # `make soak SOAK=5m`, or SOAK=5m in the environment): appends, searches,

@@ -329,6 +329,19 @@ func summarize(t *testing.T, what string, rs []appendResult) map[int]int {
 var faultsPartitions = flag.Bool("faults.partitions", false,
 	"TestRollingHandover, TestKillFailover, TestQuorumLoss: also with --log-partitions 6, and the five-server quorum losses (K6partial, K1placement)")
 
+// faultsSplit adds split projections to the fault tests' K>1 runs.
+var faultsSplit = flag.Bool("faults.split", false,
+	"with -faults.partitions: the K6 runs of TestRollingHandover, TestKillFailover, TestQuorumLoss also with --projection-partitions 6")
+
+// splitFor is the projection partitions of a fault test's layout k: 6 for
+// k > 1 with -faults.split, else 0 (the whole log on every node).
+func splitFor(k int) int {
+	if *faultsSplit && k > 1 {
+		return 6
+	}
+	return 0
+}
+
 // faultPartitions is the log layouts the cluster fault tests run with.
 func faultPartitions() []int {
 	if *faultsPartitions {

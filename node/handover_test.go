@@ -164,6 +164,7 @@ func rollingHandover(t *testing.T, k int) {
 		cfg.Placement.LeaseTTL = clusterLease
 		cfg.Placement.Tick = 100 * time.Millisecond
 		cfg.LogPartitions = k
+		cfg.ProjectionPartitions = splitFor(k)
 		cfgs[i] = cfg
 		start(i)
 	}
@@ -290,6 +291,7 @@ func killFailover(t *testing.T, k int) {
 			c.DataDir = dirs[i]
 			c.Placement = node.DefaultConfig().Placement
 			c.LogPartitions = k
+			c.ProjectionPartitions = splitFor(k)
 			order := append([]string{cl.urls[i]}, append(append([]string{}, cl.urls[:i]...), cl.urls[i+1:]...)...)
 			c.NATSURL = strings.Join(order, ",")
 		}

@@ -95,7 +95,7 @@ func TestQuorumLoss(t *testing.T) {
 // that every acknowledged append is in the log once.
 func quorumLoss(t *testing.T, k int) {
 	cl := startNATSCluster(t)
-	n := startR3Node(t, cl.urls, "n0", func(c *node.Config) { c.LogPartitions = k })
+	n := startR3Node(t, cl.urls, "n0", func(c *node.Config) { c.LogPartitions, c.ProjectionPartitions = k, splitFor(k) })
 	// The client on the server that stays: what it measures is the node.
 	nc, err := nats.Connect(cl.urls[0], nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
 	if err != nil {
