@@ -213,7 +213,8 @@ func BenchmarkRebuildNoBolt(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		ch, wait := readPrepared(context.Background(), readerOf(b, js), events.StreamName, testCodec, benchRebuildEvents, nil, DefaultIdleTimeout)
 		n, pre := 0, 0
-		for it := range indexChunks(context.Background(), ch, 1) {
+		q := indexChunks(context.Background(), ch, 1)
+		for it, ok := q.next(); ok; it, ok = q.next() {
 			n += len(it.recs)
 			if it.pre != nil {
 				pre++

@@ -37,9 +37,20 @@ const (
 	rebuildChunkBytes    = 64 << 20
 	rebuildChunkPostings = 2 << 20
 	// rebuildQueue is the number of read batches buffered between the
-	// stages.
+	// reader, the workers and the index stage.
 	rebuildQueue = 16
+	// rebuildQueueItems is the capacity of that queue in items (at most a
+	// read batch each); the bytes bound it first.
+	rebuildQueueItems = 4096
 )
+
+// rebuildQueueBytes bounds the records queued between the index stage and
+// the writer by their encoded size (a variable so that tests can make it
+// small): the stage reads and groups the next transaction while the writer
+// flushes and commits one. Decoded, prepared and grouped, records take
+// several times their encoded size (docs/SCALING.md has the peak RSS
+// measured).
+var rebuildQueueBytes int64 = 16 << 20
 
 // rebuildChunkRecords: see above (a variable so that tests can cut a small
 // log into many chunks).
@@ -191,7 +202,20 @@ type readBatch struct {
 	recs  []Decoded
 	ready chan struct{} // closed once prepare has run
 	bytes int
+	ends  []int // ends[i]: the encoded size of recs[:i+1]
 	prep  map[*memoryv1.Message]*preparedMessage
+}
+
+// size is the encoded size of b.recs[from:to] (once prepared).
+func (b *readBatch) size(from, to int) int64 {
+	if to <= from || len(b.ends) < to {
+		return 0
+	}
+	n := b.ends[to-1]
+	if from > 0 {
+		n -= b.ends[from-1]
+	}
+	return int64(n)
 }
 
 // preparedMessage is what the writer would compute for a message of a
@@ -211,12 +235,16 @@ type preparedMessage struct {
 // session records of b. A message that fails to encode is left out: the
 // writer encodes it again and fails on its record.
 func (b *readBatch) prepare() {
+	b.ends = make([]int, len(b.recs))
 	for i := range b.recs {
 		r := &b.recs[i]
+		if r.Batch != nil {
+			b.bytes += proto.Size(r.Batch)
+		}
+		b.ends[i] = b.bytes
 		if r.Batch == nil {
 			continue
 		}
-		b.bytes += proto.Size(r.Batch)
 		for _, ev := range r.Events {
 			ma, ok := ev.(*memoryv1.MessagesAppended)
 			if !ok {
@@ -316,8 +344,7 @@ func rebuildFrom(ctx context.Context, r events.StreamReader, part int, stream st
 		}
 	}
 	cancel()
-	for range chunks { // unblock the stages if the writer stopped first
-	}
+	chunks.drain() // unblock the stages if the writer stopped first
 	rerr := wait()
 	if werr != nil {
 		return werr
@@ -387,7 +414,7 @@ var errChunkCut = errors.New("rebuild: index stage stopped within a transaction"
 //
 // part is the log partition of the records (0 with the log in one stream):
 // its checkpoint is advanced.
-func (s *Store) applyChunkIn(part int, items <-chan chunkItem) (n uint64, more bool, err error) {
+func (s *Store) applyChunkIn(part int, items *chunkQueue) (n uint64, more bool, err error) {
 	more = true
 	err = s.applyTxIn(part, "apply chunk", func(w *writer, cp *uint64) error {
 		for _, b := range []*bolt.Bucket{w.bSessions, w.bByUser, w.bByAgent, w.bMessages, w.bIDs, w.bSummaries,
@@ -395,7 +422,7 @@ func (s *Store) applyChunkIn(part int, items <-chan chunkItem) (n uint64, more b
 			b.FillPercent = rebuildFillPercent
 		}
 		for started := false; ; started = true {
-			it, ok := <-items
+			it, ok := items.next()
 			if !ok {
 				more = false
 				if started {

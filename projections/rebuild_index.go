@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 
+	"golang.org/x/sync/semaphore"
+
 	"github.com/agentmem/agentmem/events"
 	"github.com/agentmem/agentmem/internal/swap"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
@@ -15,14 +17,71 @@ import (
 // gone through them, so the writer applies them while the stage reads on;
 // the postings the stage grouped come with the end.
 type chunkItem struct {
-	recs []Decoded
-	prep map[*memoryv1.Message]*preparedMessage
+	recs  []Decoded
+	bytes int64 // the encoded size of recs, held in the queue's gate until received
+	prep  map[*memoryv1.Message]*preparedMessage
 	// ahead: the stage buffers the postings of recs' messages (the writer
 	// writes their documents only; writer.preIndexed).
 	ahead bool
 
 	end bool
 	pre *preIndexed // at the end of a transaction indexed ahead
+}
+
+// chunkQueue carries the index stage's items to the writer. It is bounded
+// by the encoded bytes of the records it holds (rebuildQueueBytes), not by
+// a number of items: the stage reads and groups the next transaction while
+// the writer flushes and commits the current one, up to that many bytes
+// ahead, whatever the size of the records.
+type chunkQueue struct {
+	ch   chan chunkItem
+	gate *semaphore.Weighted // nil: bounded by ch's capacity only
+	max  int64
+}
+
+// newChunkQueue returns a queue holding records of at most maxBytes
+// encoded bytes (a record larger than that passes alone).
+func newChunkQueue(maxBytes int64) *chunkQueue {
+	return &chunkQueue{ch: make(chan chunkItem, rebuildQueueItems), gate: semaphore.NewWeighted(maxBytes), max: maxBytes}
+}
+
+// send queues it, waiting for room; false when ctx ended first.
+func (q *chunkQueue) send(ctx context.Context, it chunkItem) bool {
+	it.bytes = min(it.bytes, q.max)
+	if q.gate != nil && it.bytes > 0 {
+		if q.gate.Acquire(ctx, it.bytes) != nil {
+			return false
+		}
+	}
+	select {
+	case q.ch <- it:
+		return true
+	case <-ctx.Done():
+		if q.gate != nil && it.bytes > 0 {
+			q.gate.Release(it.bytes)
+		}
+		return false
+	}
+}
+
+// next returns the next item and frees its room; false once the queue is
+// closed and drained.
+func (q *chunkQueue) next() (chunkItem, bool) {
+	it, ok := <-q.ch
+	if ok && q.gate != nil && it.bytes > 0 {
+		q.gate.Release(it.bytes)
+	}
+	return it, ok
+}
+
+// drain receives every item until the queue is closed (the writer stopped
+// first: the stage then ends, on its context).
+func (q *chunkQueue) drain() {
+	for {
+		if _, ok := q.next(); !ok {
+			return
+		}
+	}
 }
 
 // preIndexed is what the writer's index would buffer over a transaction
@@ -56,19 +115,12 @@ type indexStage struct {
 //
 // firstDoc is the doc id the store gives its next document (a store that
 // holds other partitions already has documents).
-func indexChunks(ctx context.Context, in <-chan *readBatch, firstDoc uint64) <-chan chunkItem {
-	out := make(chan chunkItem, rebuildQueue)
+func indexChunks(ctx context.Context, in <-chan *readBatch, firstDoc uint64) *chunkQueue {
+	out := newChunkQueue(rebuildQueueBytes)
 	go func() {
-		defer close(out)
+		defer close(out.ch)
 		st := indexStage{users: make(map[string]string), nextDoc: firstDoc}
-		send := func(it chunkItem) bool {
-			select {
-			case out <- it:
-				return true
-			case <-ctx.Done():
-				return false
-			}
-		}
+		send := func(it chunkItem) bool { return out.send(ctx, it) }
 		open := false       // a transaction is open
 		var pre *preIndexed // its postings, when indexed ahead
 		var records, size, postings int
@@ -99,7 +151,7 @@ func indexChunks(ctx context.Context, in <-chan *readBatch, firstDoc uint64) <-c
 				} else if pre != nil && !st.ahead(r, b.prep) {
 					// The transaction indexed ahead ends before r; the next
 					// one is the writer's.
-					if i > from && !send(chunkItem{recs: b.recs[from:i], prep: b.prep, ahead: true}) {
+					if i > from && !send(chunkItem{recs: b.recs[from:i], bytes: b.size(from, i), prep: b.prep, ahead: true}) {
 						break
 					}
 					from = i
@@ -115,7 +167,7 @@ func indexChunks(ctx context.Context, in <-chan *readBatch, firstDoc uint64) <-c
 				continue
 			}
 			size += b.bytes
-			if from < len(b.recs) && !send(chunkItem{recs: b.recs[from:], prep: b.prep, ahead: pre != nil}) {
+			if from < len(b.recs) && !send(chunkItem{recs: b.recs[from:], bytes: b.size(from, len(b.recs)), prep: b.prep, ahead: pre != nil}) {
 				continue
 			}
 			if uint64(records) >= rebuildChunkRecords || size >= rebuildChunkBytes || postings >= rebuildChunkPostings {

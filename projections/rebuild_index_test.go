@@ -2,8 +2,10 @@ package projections
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // TestIndexStageMatchesLive feeds the log of erasureLog (messages, an
@@ -48,17 +50,17 @@ func TestIndexStageMatchesLive(t *testing.T) {
 	defer st.Close()
 	items := indexChunks(context.Background(), in, 1)
 	ahead, behind := 0, 0
-	counted := make(chan chunkItem)
+	counted := &chunkQueue{ch: make(chan chunkItem)}
 	go func() {
-		defer close(counted)
-		for it := range items {
+		defer close(counted.ch)
+		for it, ok := items.next(); ok; it, ok = items.next() {
 			switch {
 			case it.end && it.pre != nil:
 				ahead++
 			case it.end:
 				behind++
 			}
-			counted <- it
+			counted.ch <- it
 		}
 	}()
 	var applied uint64
@@ -81,5 +83,84 @@ func TestIndexStageMatchesLive(t *testing.T) {
 	}
 	if diff := VerifyDigests(want, got); diff != nil {
 		t.Fatalf("index stage differs from live: %v", diff)
+	}
+}
+
+// TestIndexStageQueueBoundedByBytes: with the writer busy (nothing
+// received), the index stage goes on reading and grouping until the
+// records queued for the writer reach rebuildQueueBytes of encoded bytes —
+// far more items than the reader's queue holds — and no further; the items
+// then arrive in log order, and a stage blocked on a full queue stops when
+// its context ends.
+func TestIndexStageQueueBoundedByBytes(t *testing.T) {
+	l := newLogBuilder(t)
+	l.create("s", "u", "ag")
+	for i := range 400 {
+		l.appendMsgs("s", fmt.Sprintf("message %04d about the zebra crossing", i))
+	}
+	recs := l.recs
+	batches := func() (<-chan *readBatch, []int64) {
+		in := make(chan *readBatch, len(recs))
+		var sizes []int64
+		for i := range recs {
+			b := &readBatch{recs: recs[i : i+1], ready: make(chan struct{})}
+			b.prepare()
+			close(b.ready)
+			sizes = append(sizes, int64(b.bytes))
+			in <- b
+		}
+		close(in)
+		return in, sizes
+	}
+	in, sizes := batches()
+	defer func(old int64) { rebuildQueueBytes = old }(rebuildQueueBytes)
+	rebuildQueueBytes = 0 // room for the first 60 records, not 61
+	for _, s := range sizes[:60] {
+		rebuildQueueBytes += s
+	}
+	if 60 <= rebuildQueue {
+		t.Fatalf("the bound must hold more records than the reader's queue (%d)", rebuildQueue)
+	}
+
+	q := indexChunks(context.Background(), in, 1)
+	deadline := time.Now().Add(10 * time.Second)
+	for len(q.ch) < 60 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond) // the stage would go on if it could
+	if n := len(q.ch); n != 60 {
+		t.Fatalf("%d items queued for a busy writer, want 60 (bytes bound %d)", n, rebuildQueueBytes)
+	}
+	var seqs []uint64
+	for it, ok := q.next(); ok; it, ok = q.next() {
+		for _, r := range it.recs {
+			seqs = append(seqs, r.Seq)
+		}
+	}
+	if len(seqs) != len(recs) {
+		t.Fatalf("received %d records, want %d", len(seqs), len(recs))
+	}
+	for i, s := range seqs {
+		if s != recs[i].Seq {
+			t.Fatalf("record %d has sequence %d, want %d", i, s, recs[i].Seq)
+		}
+	}
+
+	in, _ = batches()
+	ctx, cancel := context.WithCancel(context.Background())
+	q = indexChunks(ctx, in, 1)
+	for len(q.ch) < 60 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		q.drain()
+	}()
+	select {
+	case <-stopped:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the index stage did not stop on its context")
 	}
 }
