@@ -88,12 +88,16 @@ func benchText(rng *rand.Rand) string {
 	return string(out)
 }
 
-const benchRebuildEvents = 50_000
+// benchRebuildEventsFlag is the length of the log of BenchmarkRebuild and
+// the benchmarks beside it: 50k records fit in one transaction; a longer
+// log (200000) shows the queue between the index stage and the writer.
+var benchRebuildEventsFlag = flag.Int("bench.rebuild.events", 50_000, "log records of BenchmarkRebuild, RebuildNoWrite, RebuildNoBolt and RawOrderedRead")
 
 // BenchmarkRebuild reports the events (log records) per second of Rebuild
-// over a 50k-record stream; compare with BenchmarkRawOrderedRead, the same
+// over a 50k-record stream (-bench.rebuild.events); compare with BenchmarkRawOrderedRead, the same
 // stream read by a bare ordered consumer.
 func BenchmarkRebuild(b *testing.B) {
+	benchRebuildEvents := *benchRebuildEventsFlag
 	js := benchStream(b, benchRebuildEvents)
 	dir := b.TempDir()
 	ctx := context.Background()
@@ -104,14 +108,14 @@ func BenchmarkRebuild(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if stats.Events != benchRebuildEvents {
+		if stats.Events != uint64(benchRebuildEvents) {
 			b.Fatalf("rebuilt %d events", stats.Events)
 		}
 	}
 	b.ReportMetric(float64(benchRebuildEvents*b.N)/time.Since(start).Seconds(), "events/s")
 	cpu.Report(b, benchRebuildEvents*b.N)
 	b.StopTimer()
-	b.ReportMetric(float64(countKeys(b, filepath.Join(dir, "p.db")))/benchRebuildEvents, "keys/event")
+	b.ReportMetric(float64(countKeys(b, filepath.Join(dir, "p.db")))/float64(benchRebuildEvents), "keys/event")
 }
 
 // countKeys counts the keys of every bucket of the projection file at path.
@@ -182,11 +186,12 @@ func BenchmarkBoltSortedPut(b *testing.B) {
 // result: the rate no layout of the projection file can exceed with this
 // analysis on this machine.
 func BenchmarkRebuildNoWrite(b *testing.B) {
+	benchRebuildEvents := *benchRebuildEventsFlag
 	js := benchStream(b, benchRebuildEvents)
 	b.ResetTimer()
 	start, cpu := time.Now(), cpustat.Start()
 	for i := 0; i < b.N; i++ {
-		ch, wait := readPrepared(context.Background(), readerOf(b, js), events.StreamName, testCodec, benchRebuildEvents, nil, DefaultIdleTimeout)
+		ch, wait := readPrepared(context.Background(), readerOf(b, js), events.StreamName, testCodec, uint64(benchRebuildEvents), nil, DefaultIdleTimeout)
 		n := 0
 		for rb := range ch {
 			<-rb.ready
@@ -207,11 +212,12 @@ func BenchmarkRebuildNoWrite(b *testing.B) {
 // stage as well (the postings of each chunk grouped and sorted): all of
 // Rebuild but the bbolt transactions.
 func BenchmarkRebuildNoBolt(b *testing.B) {
+	benchRebuildEvents := *benchRebuildEventsFlag
 	js := benchStream(b, benchRebuildEvents)
 	b.ResetTimer()
 	start, cpu := time.Now(), cpustat.Start()
 	for i := 0; i < b.N; i++ {
-		ch, wait := readPrepared(context.Background(), readerOf(b, js), events.StreamName, testCodec, benchRebuildEvents, nil, DefaultIdleTimeout)
+		ch, wait := readPrepared(context.Background(), readerOf(b, js), events.StreamName, testCodec, uint64(benchRebuildEvents), nil, DefaultIdleTimeout)
 		n, pre := 0, 0
 		q := indexChunks(context.Background(), ch, 1)
 		for it, ok := q.next(); ok; it, ok = q.next() {
@@ -234,6 +240,7 @@ func BenchmarkRebuildNoBolt(b *testing.B) {
 // BenchmarkRawOrderedRead is the engine figure beside BenchmarkRebuild: an
 // ordered consumer reading the same stream, doing nothing with the messages.
 func BenchmarkRawOrderedRead(b *testing.B) {
+	benchRebuildEvents := *benchRebuildEventsFlag
 	js := benchStream(b, benchRebuildEvents)
 	ctx := context.Background()
 	b.ResetTimer()
