@@ -191,7 +191,7 @@ func BenchmarkRebuildNoWrite(b *testing.B) {
 	b.ResetTimer()
 	start, cpu := time.Now(), cpustat.Start()
 	for i := 0; i < b.N; i++ {
-		ch, wait := readPrepared(context.Background(), readerOf(b, js), events.StreamName, testCodec, uint64(benchRebuildEvents), nil, DefaultIdleTimeout)
+		ch, wait := readPrepared(context.Background(), []rebuildSource{{r: readerOf(b, js), stream: events.StreamName, last: uint64(benchRebuildEvents)}}, testCodec, DefaultIdleTimeout)
 		n := 0
 		for rb := range ch {
 			<-rb.ready
@@ -217,7 +217,7 @@ func BenchmarkRebuildNoBolt(b *testing.B) {
 	b.ResetTimer()
 	start, cpu := time.Now(), cpustat.Start()
 	for i := 0; i < b.N; i++ {
-		ch, wait := readPrepared(context.Background(), readerOf(b, js), events.StreamName, testCodec, uint64(benchRebuildEvents), nil, DefaultIdleTimeout)
+		ch, wait := readPrepared(context.Background(), []rebuildSource{{r: readerOf(b, js), stream: events.StreamName, last: uint64(benchRebuildEvents)}}, testCodec, DefaultIdleTimeout)
 		n, pre := 0, 0
 		q := indexChunks(context.Background(), ch, 1)
 		for it, ok := q.next(); ok; it, ok = q.next() {

@@ -182,7 +182,8 @@ func RebuildLog(ctx context.Context, r events.StreamReader, stream, path string,
 		}
 	}()
 	if last > 0 {
-		if err := rebuildFrom(ctx, r, 0, stream, codec, st, last, removed, o.idle, &stats, progress); err != nil {
+		src := rebuildSource{r: r, stream: stream, last: last, removed: removed}
+		if err := rebuildFrom(ctx, []rebuildSource{src}, codec, st, o.idle, &stats, progress); err != nil {
 			return stats, fmt.Errorf("projections: rebuild %s: %w", path, err)
 		}
 	}
@@ -199,6 +200,7 @@ func RebuildLog(ctx context.Context, r events.StreamReader, stream, path string,
 // its writer, with the encoded size of its batches and the work done ahead
 // for its messages.
 type readBatch struct {
+	part  int // the log partition of recs (rebuildSource.part)
 	recs  []Decoded
 	ready chan struct{} // closed once prepare has run
 	bytes int
@@ -298,16 +300,29 @@ func (w *writer) fieldTerms(m *memoryv1.Message) []string {
 	return fieldTerms(m)
 }
 
-// rebuildFrom applies stream sequences 1..last to st (those removed lists
-// may be missing). Four stages run in parallel: a reader goroutine reads
-// and decodes the log, workers prepare the messages of each batch
+// rebuildSource is a log Rebuild replays: sequences 1..last of r (those
+// removed lists may be missing), stream names it in errors, into log
+// partition part's checkpoint.
+type rebuildSource struct {
+	r       events.StreamReader
+	part    int
+	stream  string
+	last    uint64
+	removed *events.SpanSet
+}
+
+// rebuildFrom applies the sources to st, one after the other (last > 0
+// each). Four stages run in parallel: a reader goroutine reads and decodes
+// the sources in turn, workers prepare the messages of each batch
 // (encoding, term frequencies), the index stage cuts the log into
 // transactions and groups their postings (indexChunks), and this goroutine
 // applies the records, in log order, one transaction at a time
-// (applyChunkIn). As with consume, the records before a record that cannot be
-// decoded are committed, then the error is returned.
-func rebuildFrom(ctx context.Context, r events.StreamReader, part int, stream string, codec *events.Codec, st *Store,
-	last uint64, removed *events.SpanSet, idle time.Duration, stats *RebuildStats, progress func(applied, total uint64)) error {
+// (applyChunk). The sources go through the one pipeline: the next one is
+// read and grouped while the writer flushes and commits the last
+// transaction of the one before. As with consume, the records before a
+// record that cannot be decoded are committed, then the error is returned.
+func rebuildFrom(ctx context.Context, srcs []rebuildSource, codec *events.Codec, st *Store,
+	idle time.Duration, stats *RebuildStats, progress func(applied, total uint64)) error {
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var docs uint64
@@ -317,16 +332,23 @@ func rebuildFrom(ctx context.Context, r events.StreamReader, part int, stream st
 	}); err != nil {
 		return err
 	}
-	ch, wait := readPrepared(rctx, r, stream, codec, last, removed, idle)
+	var total uint64
+	streams := make(map[int]string, len(srcs))
+	for _, src := range srcs {
+		total += src.last
+		streams[src.part] = src.stream
+	}
+	before := stats.Events
+	ch, wait := readPrepared(rctx, srcs, codec, idle)
 	chunks := indexChunks(rctx, ch, docs+1)
 	var werr error
 	for more := true; more; {
-		n, m, err := st.applyChunkIn(part, chunks)
+		n, part, m, err := st.applyChunk(chunks)
 		more = m
 		if err != nil {
 			var ae *ApplyError
 			if errors.As(err, &ae) {
-				ae.Stream = stream
+				ae.Stream = streams[part]
 			}
 			if !errors.Is(err, errChunkCut) {
 				werr = err
@@ -339,7 +361,7 @@ func rebuildFrom(ctx context.Context, r events.StreamReader, part int, stream st
 			stats.Events += n
 			stats.Batches++
 			if progress != nil {
-				progress(stats.Events, last)
+				progress(stats.Events-before, total)
 			}
 		}
 	}
@@ -352,19 +374,21 @@ func rebuildFrom(ctx context.Context, r events.StreamReader, part int, stream st
 	if rerr != nil {
 		return rerr
 	}
-	if a := st.AppliedSeqOf(part); a < last {
-		return fmt.Errorf("read stopped at sequence %d of %d", a, last)
+	for _, src := range srcs {
+		if a := st.AppliedSeqOf(src.part); a < src.last {
+			return fmt.Errorf("%s: read stopped at sequence %d of %d", src.stream, a, src.last)
+		}
 	}
 	return nil
 }
 
 // readPrepared starts Rebuild's first two stages: a reader goroutine that
-// reads and decodes sequences 1..last, and workers that prepare each batch.
-// Batches arrive on the channel in log order (wait on ready before use);
-// it is closed when reading ends, and wait then returns the reader's error.
-// Cancel ctx to stop early, and drain the channel.
-func readPrepared(ctx context.Context, r events.StreamReader, stream string, codec *events.Codec,
-	last uint64, removed *events.SpanSet, idle time.Duration) (<-chan *readBatch, func() error) {
+// reads and decodes sequences 1..last of each source in turn, and workers
+// that prepare each batch. Batches arrive on the channel in log order
+// (wait on ready before use); it is closed when reading ends, and wait
+// then returns the reader's error. Cancel ctx to stop early, and drain the
+// channel.
+func readPrepared(ctx context.Context, srcs []rebuildSource, codec *events.Codec, idle time.Duration) (<-chan *readBatch, func() error) {
 	ch := make(chan *readBatch, rebuildQueue)   // in log order, to the writer
 	work := make(chan *readBatch, rebuildQueue) // to the workers
 	var wg sync.WaitGroup
@@ -380,20 +404,25 @@ func readPrepared(ctx context.Context, r events.StreamReader, stream string, cod
 	wg.Go(func() {
 		defer close(work)
 		defer close(ch)
-		rerr = consume(ctx, r, stream, codec, 1, last, 1, removed, rebuildBatch, 0, 50*time.Millisecond, idle, func(recs []Decoded) error {
-			// consume reuses recs.
-			b := &readBatch{recs: slices.Clone(recs), ready: make(chan struct{})}
-			// To the workers first: a batch the writer receives is always
-			// prepared (its ready channel closed) eventually.
-			for _, c := range []chan *readBatch{work, ch} {
-				select {
-				case c <- b:
-				case <-ctx.Done():
-					return ctx.Err()
+		for _, src := range srcs {
+			rerr = consume(ctx, src.r, src.stream, codec, 1, src.last, 1, src.removed, rebuildBatch, 0, 50*time.Millisecond, idle, func(recs []Decoded) error {
+				// consume reuses recs.
+				b := &readBatch{part: src.part, recs: slices.Clone(recs), ready: make(chan struct{})}
+				// To the workers first: a batch the writer receives is always
+				// prepared (its ready channel closed) eventually.
+				for _, c := range []chan *readBatch{work, ch} {
+					select {
+					case c <- b:
+					case <-ctx.Done():
+						return ctx.Err()
+					}
 				}
+				return nil
+			})
+			if rerr != nil {
+				return
 			}
-			return nil
-		})
+		}
 	})
 	return ch, func() error {
 		wg.Wait()
@@ -405,30 +434,31 @@ func readPrepared(ctx context.Context, r events.StreamReader, stream string, cod
 // a transaction, which is rolled back.
 var errChunkCut = errors.New("rebuild: index stage stopped within a transaction")
 
-// applyChunkIn applies the records received from items, up to the end of a
-// transaction, in ONE transaction together with the checkpoint, and
-// returns the records applied; more is false once items is closed. It is
-// ApplyBatch's transaction (applyTx, applyRecs); for records indexed ahead
+// applyChunk applies the records received from items, up to the end of a
+// transaction, in ONE transaction together with the checkpoint of their
+// log partition (part, from the first item), and returns the records
+// applied; more is false once items is closed. It is ApplyBatch's
+// transaction (applyTx, applyRecs); for records indexed ahead
 // (chunkItem.ahead) the writer takes the postings the stage grouped
 // instead of indexing the messages again.
-//
-// part is the log partition of the records (0 with the log in one stream):
-// its checkpoint is advanced.
-func (s *Store) applyChunkIn(part int, items *chunkQueue) (n uint64, more bool, err error) {
-	more = true
+func (s *Store) applyChunk(items *chunkQueue) (n uint64, part int, more bool, err error) {
+	first, ok := items.next()
+	if !ok {
+		return 0, 0, false, nil
+	}
+	part, more = first.part, true
 	err = s.applyTxIn(part, "apply chunk", func(w *writer, cp *uint64) error {
 		for _, b := range []*bolt.Bucket{w.bSessions, w.bByUser, w.bByAgent, w.bMessages, w.bIDs, w.bSummaries,
 			w.bDocs, w.bPostings, w.bTerms, w.bStats} {
 			b.FillPercent = rebuildFillPercent
 		}
-		for started := false; ; started = true {
-			it, ok := items.next()
+		for it, ok := first, true; ; it, ok = items.next() {
 			if !ok {
 				more = false
-				if started {
-					return errChunkCut
-				}
-				return nil
+				return errChunkCut
+			}
+			if it.part != part {
+				return fmt.Errorf("rebuild: records of partition %d in a transaction of partition %d", it.part, part)
 			}
 			if it.end {
 				w.prep, w.preIndexed = nil, false
@@ -449,9 +479,9 @@ func (s *Store) applyChunkIn(part int, items *chunkQueue) (n uint64, more bool, 
 		}
 	})
 	if err != nil {
-		return 0, false, err
+		return 0, part, false, err
 	}
-	return n, more, nil
+	return n, part, more, nil
 }
 
 // commitRebuild makes the rebuilt file tmp (st's) the projection at path:

@@ -17,6 +17,7 @@ import (
 // gone through them, so the writer applies them while the stage reads on;
 // the postings the stage grouped come with the end.
 type chunkItem struct {
+	part  int // the log partition of the transaction (one per transaction)
 	recs  []Decoded
 	bytes int64 // the encoded size of recs, held in the queue's gate until received
 	prep  map[*memoryv1.Message]*preparedMessage
@@ -110,7 +111,8 @@ type indexStage struct {
 // session it did not see created) ends a transaction indexed ahead; it and
 // the rest of its transaction are indexed by the writer as ApplyBatch does
 // (the stage still counts their documents, so that later transactions get
-// the right doc ids). The channel returned is closed once in is drained;
+// the right doc ids). A transaction holds the records of one log partition:
+// the batches of the next one start a new transaction. The channel returned is closed once in is drained;
 // on ctx's end the stage drains in and stops.
 //
 // firstDoc is the doc id the store gives its next document (a store that
@@ -124,6 +126,7 @@ func indexChunks(ctx context.Context, in <-chan *readBatch, firstDoc uint64) *ch
 		open := false       // a transaction is open
 		var pre *preIndexed // its postings, when indexed ahead
 		var records, size, postings int
+		part := -1 // the log partition of the open transaction
 		end := func() bool {
 			if !open {
 				return true
@@ -131,7 +134,7 @@ func indexChunks(ctx context.Context, in <-chan *readBatch, firstDoc uint64) *ch
 			if pre != nil {
 				pre.pending.group()
 			}
-			ok := send(chunkItem{end: true, pre: pre})
+			ok := send(chunkItem{part: part, end: true, pre: pre})
 			open, pre, records, size, postings = false, nil, 0, 0, 0
 			return ok
 		}
@@ -140,6 +143,15 @@ func indexChunks(ctx context.Context, in <-chan *readBatch, firstDoc uint64) *ch
 				continue // drain: the reader stops on ctx too
 			}
 			<-b.ready
+			if b.part != part {
+				// A transaction holds one partition's records (its
+				// checkpoint); sessions are per partition.
+				if !end() {
+					continue
+				}
+				part = b.part
+				clear(st.users)
+			}
 			from := 0 // b.recs[from:] not sent yet
 			for i := range b.recs {
 				r := &b.recs[i]
@@ -151,7 +163,7 @@ func indexChunks(ctx context.Context, in <-chan *readBatch, firstDoc uint64) *ch
 				} else if pre != nil && !st.ahead(r, b.prep) {
 					// The transaction indexed ahead ends before r; the next
 					// one is the writer's.
-					if i > from && !send(chunkItem{recs: b.recs[from:i], bytes: b.size(from, i), prep: b.prep, ahead: true}) {
+					if i > from && !send(chunkItem{part: part, recs: b.recs[from:i], bytes: b.size(from, i), prep: b.prep, ahead: true}) {
 						break
 					}
 					from = i
@@ -167,7 +179,7 @@ func indexChunks(ctx context.Context, in <-chan *readBatch, firstDoc uint64) *ch
 				continue
 			}
 			size += b.bytes
-			if from < len(b.recs) && !send(chunkItem{recs: b.recs[from:], bytes: b.size(from, len(b.recs)), prep: b.prep, ahead: pre != nil}) {
+			if from < len(b.recs) && !send(chunkItem{part: part, recs: b.recs[from:], bytes: b.size(from, len(b.recs)), prep: b.prep, ahead: pre != nil}) {
 				continue
 			}
 			if uint64(records) >= rebuildChunkRecords || size >= rebuildChunkBytes || postings >= rebuildChunkPostings {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 )
@@ -65,7 +66,7 @@ func TestIndexStageMatchesLive(t *testing.T) {
 	}()
 	var applied uint64
 	for more := true; more; {
-		n, m, err := st.applyChunkIn(0, counted)
+		n, _, m, err := st.applyChunk(counted)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -162,5 +163,83 @@ func TestIndexStageQueueBoundedByBytes(t *testing.T) {
 	case <-stopped:
 	case <-time.After(10 * time.Second):
 		t.Fatal("the index stage did not stop on its context")
+	}
+}
+
+// TestIndexStagePartitions: the batches of two log partitions go through
+// one index stage and writer, as RebuildPartitions sends them; each
+// transaction holds one partition's records (none mixes them, although
+// the chunk bounds would allow it), each partition's checkpoint ends at
+// its last record, and the file holds what applying the partitions one
+// after the other gives (Digest).
+func TestIndexStagePartitions(t *testing.T) {
+	logs := []*logBuilder{newLogBuilder(t), newLogBuilder(t)}
+	for p, l := range logs {
+		for s := range 2 {
+			sid := fmt.Sprintf("p%ds%d", p, s)
+			l.create(sid, fmt.Sprintf("u%d", s), "ag")
+			for i := range 5 {
+				l.appendMsgs(sid, fmt.Sprintf("partition %d session %d message %d about zebras", p, s, i), "and porto")
+			}
+		}
+	}
+	live := openTestStore(t)
+	if err := live.SetLogPartitions(2); err != nil {
+		t.Fatal(err)
+	}
+	for p, l := range logs {
+		if _, err := live.applyBoundedIn(context.Background(), p, l.recs, time.Time{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := live.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	in := make(chan *readBatch, 64)
+	for p, l := range logs {
+		for i := 0; i < len(l.recs); i += 4 {
+			b := &readBatch{part: p, recs: l.recs[i:min(i+4, len(l.recs))], ready: make(chan struct{})}
+			b.prepare()
+			close(b.ready)
+			in <- b
+		}
+	}
+	close(in)
+	st, err := openStore(filepath.Join(t.TempDir(), "p.db"), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if err := st.SetLogPartitions(2); err != nil {
+		t.Fatal(err)
+	}
+	items := indexChunks(context.Background(), in, 1)
+	var parts []int
+	for more := true; more; {
+		n, part, m, err := st.applyChunk(items)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n > 0 {
+			parts = append(parts, part)
+		}
+		more = m
+	}
+	if !slices.Equal(parts, []int{0, 1}) {
+		t.Fatalf("transactions of partitions %v, want one of 0 then one of 1", parts)
+	}
+	for p, l := range logs {
+		if got, want := st.AppliedSeqOf(p), l.recs[len(l.recs)-1].Seq; got != want {
+			t.Fatalf("partition %d checkpoint %d, want %d", p, got, want)
+		}
+	}
+	got, err := st.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := VerifyDigests(want, got); diff != nil {
+		t.Fatalf("partitions through one index stage differ from applying them in turn: %v", diff)
 	}
 }

@@ -20,7 +20,9 @@ import (
 // sequence names no partition (WithUpToPartitions names one per
 // partition). The partitions are applied one after the other, not in the
 // order a live projector interleaves them; searches and digests do not
-// depend on that order (search_age.go, digest.go).
+// depend on that order (search_age.go, digest.go). They go through one
+// pipeline (rebuildFrom): the next partition is read, decoded and grouped
+// while the writer commits the last transaction of the one before.
 func RebuildPartitions(ctx context.Context, js jetstream.JetStream, stream string, k int, path string, codec *events.Codec,
 	progress func(applied, total uint64), opts ...RebuildOption) (RebuildStats, error) {
 	began := time.Now()
@@ -49,7 +51,6 @@ func RebuildPartitions(ctx context.Context, js jetstream.JetStream, stream strin
 		removed *events.SpanSet
 	}
 	parts := make([]part, k)
-	var total uint64
 	for i := range k {
 		if parts[i].last, parts[i].removed, err = checkLog(ctx, plog.Partition(i), plog.Streams()[i]); err != nil {
 			return stats, err
@@ -57,7 +58,6 @@ func RebuildPartitions(ctx context.Context, js jetstream.JetStream, stream strin
 		if o.upToParts != nil {
 			parts[i].last = min(parts[i].last, o.upToParts[i])
 		}
-		total += parts[i].last
 	}
 	tmp := path + ".rebuild"
 	if err := os.Remove(tmp); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -77,23 +77,16 @@ func RebuildPartitions(ctx context.Context, js jetstream.JetStream, stream strin
 	if err := st.SetLogPartitions(k); err != nil {
 		return stats, err
 	}
-	var before uint64
+	var srcs []rebuildSource
 	for i, p := range parts {
-		if p.last == 0 {
-			continue
+		if p.last > 0 {
+			srcs = append(srcs, rebuildSource{r: plog.Partition(i), part: i, stream: plog.Streams()[i], last: p.last, removed: p.removed})
 		}
-		prog := func(applied, _ uint64) {
-			if progress != nil {
-				progress(before+applied, total)
-			}
-		}
-		var ps RebuildStats
-		if err := rebuildFrom(ctx, plog.Partition(i), i, plog.Streams()[i], codec, st, p.last, p.removed, o.idle, &ps, prog); err != nil {
+	}
+	if len(srcs) > 0 {
+		if err := rebuildFrom(ctx, srcs, codec, st, o.idle, &stats, progress); err != nil {
 			return stats, fmt.Errorf("projections: rebuild %s: %w", path, err)
 		}
-		stats.Events += ps.Events
-		stats.Batches += ps.Batches
-		before += ps.Events
 	}
 	stats.LastSeq = st.AppliedSeq() // partition 0's
 	ok, err = commitRebuild(st, tmp, path)
