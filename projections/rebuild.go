@@ -50,7 +50,7 @@ const (
 // flushes and commits one. Decoded, prepared and grouped, records take
 // several times their encoded size (docs/SCALING.md has the peak RSS
 // measured).
-var rebuildQueueBytes int64 = 16 << 20
+var rebuildQueueBytes int64 = 8 << 20
 
 // rebuildChunkRecords: see above (a variable so that tests can cut a small
 // log into many chunks).
