@@ -39,8 +39,9 @@ const (
 	// rebuildQueue is the number of read batches buffered between the
 	// reader, the workers and the index stage.
 	rebuildQueue = 16
-	// rebuildQueueItems is the capacity of that queue in items (at most a
-	// read batch each); the bytes bound it first.
+	// rebuildQueueItems is the capacity in items of the queue from the
+	// index stage to the writer (an item holds at most a read batch);
+	// rebuildQueueBytes bounds it first.
 	rebuildQueueItems = 4096
 )
 

@@ -112,8 +112,8 @@ type indexStage struct {
 // the rest of its transaction are indexed by the writer as ApplyBatch does
 // (the stage still counts their documents, so that later transactions get
 // the right doc ids). A transaction holds the records of one log partition:
-// the batches of the next one start a new transaction. The channel returned is closed once in is drained;
-// on ctx's end the stage drains in and stops.
+// the batches of the next one start a new transaction. The queue returned
+// is closed once in is drained; on ctx's end the stage drains in and stops.
 //
 // firstDoc is the doc id the store gives its next document (a store that
 // holds other partitions already has documents).
