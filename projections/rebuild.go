@@ -344,6 +344,9 @@ func rebuildFrom(ctx context.Context, srcs []rebuildSource, codec *events.Codec,
 	chunks := indexChunks(rctx, ch, docs+1)
 	var werr error
 	for more := true; more; {
+		if werr = ctx.Err(); werr != nil {
+			break // no further transaction once ctx has ended
+		}
 		n, part, m, err := st.applyChunk(chunks)
 		more = m
 		if err != nil {
@@ -377,6 +380,9 @@ func rebuildFrom(ctx context.Context, srcs []rebuildSource, codec *events.Codec,
 	}
 	for _, src := range srcs {
 		if a := st.AppliedSeqOf(src.part); a < src.last {
+			if err := ctx.Err(); err != nil {
+				return err // the stages stopped on it, between two transactions
+			}
 			return fmt.Errorf("%s: read stopped at sequence %d of %d", src.stream, a, src.last)
 		}
 	}

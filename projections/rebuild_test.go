@@ -2,8 +2,10 @@ package projections
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -83,5 +85,48 @@ func TestRebuildChunksMatchLive(t *testing.T) {
 			}
 			checkInlineRule(t, s)
 		})
+	}
+}
+
+// TestRebuildCanceled: a Rebuild whose context ends after its first
+// transaction — the index stage then runs ahead of the writer, up to a
+// queue of a few records' bytes — commits no further transaction, returns
+// the context's error (not a short read, nor success with the records
+// queued before the end applied), renames nothing over the path and leaves
+// no file aside; every stage's goroutine ends (goleak, TestMain).
+func TestRebuildCanceled(t *testing.T) {
+	js, log := testJS(t)
+	l := newLogBuilder(t)
+	rng := rand.New(rand.NewPCG(8, 8))
+	l.create("s", "u", "ag")
+	for range 600 {
+		l.appendMsgs("s", benchText(rng), benchText(rng))
+	}
+	publish(t, log, l.recs)
+	defer func(old uint64) { rebuildChunkRecords = old }(rebuildChunkRecords)
+	rebuildChunkRecords = 20
+	defer func(old int64) { rebuildQueueBytes = old }(rebuildQueueBytes)
+	rebuildQueueBytes = 2048
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	rctx, stop := context.WithCancel(ctx)
+	defer stop()
+	path := filepath.Join(t.TempDir(), "p.db")
+	var calls int
+	_, err := Rebuild(rctx, js, events.StreamName, path, testCodec, func(applied, total uint64) {
+		calls++
+		stop()
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("canceled rebuild: %v, want context.Canceled", err)
+	}
+	if calls != 1 {
+		t.Fatalf("%d transactions committed, want the one before the cancel", calls)
+	}
+	for _, p := range []string{path, path + ".rebuild"} {
+		if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("%s after a canceled rebuild: %v", p, err)
+		}
 	}
 }
