@@ -135,8 +135,9 @@ type RebuildStats struct {
 // (ErrLogGap) is refused before anything is written; if it changes while
 // Rebuild reads (deleted, purged) or no message arrives for the idle
 // timeout (WithIdleTimeout) while sequences are still expected, Rebuild
-// ends with the reason (ErrLogStalled when none is found). Nothing is
-// renamed over path then.
+// ends with the reason (ErrLogStalled when none is found). When ctx ends,
+// Rebuild commits no further transaction and returns ctx's error. Nothing
+// is renamed over path then.
 func Rebuild(ctx context.Context, js jetstream.JetStream, stream, path string, codec *events.Codec,
 	progress func(applied, total uint64), opts ...RebuildOption) (RebuildStats, error) {
 	cfg := events.DefaultJetStreamConfig()
