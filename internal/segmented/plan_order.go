@@ -46,17 +46,21 @@ type l1Plan struct {
 	// prevTail the last plan's spans after them.
 	kept     int
 	prevTail []l1Span
+	// breaks and lastShown: what seqs noted for planMarks.
+	breaks    []int32
+	lastShown int
 }
 
 // spanValue is what the allocation reads of a span, together (one cache
 // line, where four arrays took four): its value and value per token as a
-// plain span (a summary's is its part's), its tokens, and its part in
+// plain span (a summary's is its part's), its tokens and entries, and its part in
 // planner.parts (-1: none, a plain span the allocation takes from the
 // kept order).
 type spanValue struct {
 	den, val float64
 	tokens   uint64
 	part     int32
+	ents     int32 // the span's L1 entries
 }
 
 // freshInsertMax: more new spans than this since the last plan, and the
@@ -67,7 +71,7 @@ const freshInsertMax = 8
 // plain spans.
 func newL1Plan(c *planCache, tail int) *l1Plan {
 	lp := &c.lp
-	*lp = l1Plan{c: c, made: c.lp.made[:0], sums: c.lp.sums[:0]}
+	*lp = l1Plan{c: c, made: c.lp.made[:0], sums: c.lp.sums[:0], breaks: c.lp.breaks[:0], lastShown: -1}
 	lp.spans, lp.prevTail, lp.kept = c.spansTo(tail)
 	m := len(lp.spans)
 	lp.vals, lp.chosen = resize(c.vals, m), resize(c.chosen, m)
@@ -84,7 +88,7 @@ func newL1Plan(c *planCache, tail int) *l1Plan {
 		} else if sp.bare {
 			v *= questionWeight
 		}
-		vals[k] = spanValue{den: v / float64(max(sp.tokens, densityFloorTokens)), val: v, tokens: sp.tokens, part: -1}
+		vals[k] = spanValue{den: v / float64(max(sp.tokens, densityFloorTokens)), val: v, tokens: sp.tokens, part: -1, ents: sp.to - sp.from}
 	}
 	return lp
 }
@@ -233,10 +237,19 @@ func (lp *l1Plan) sortPlain(order []int32) {
 // plainSorted reports whether order is in Allocate's order from its
 // element from on (the ones before are known to be).
 func (lp *l1Plan) plainSorted(order []int32, from int) bool {
-	for i := max(from, 0) + 1; i < len(order); i++ {
-		if lp.plainBefore(order[i], order[i-1]) {
+	from = max(from, 0)
+	if from+1 >= len(order) {
+		return true
+	}
+	vals := lp.vals
+	q := order[from]
+	prev := &vals[q]
+	for _, k := range order[from+1:] {
+		v := &vals[k]
+		if before(v.den, v.val, int(k), prev.den, prev.val, int(q)) {
 			return false
 		}
+		q, prev = k, v
 	}
 	return true
 }
@@ -252,31 +265,50 @@ type specPart struct {
 func (lp *l1Plan) plainAllChosen() bool { return lp.nPlainChosen == lp.nPlain }
 
 // seqs returns the first seqs of the L1 entries of the chosen spans, in
-// seq order (nil: none).
+// seq order (nil: none). It notes on the way where the shown entries
+// break (planMarks): each chosen entry that is not a message right after
+// a chosen message, with the chosen entry before it (-1: none), in
+// lp.breaks; the last chosen entry in lp.lastShown.
 func (lp *l1Plan) seqs(ents []l1Info) []uint64 {
+	breaks := lp.breaks[:0]
+	lp.lastShown = -1
 	if lp.chosenEnts == 0 {
+		lp.breaks = breaks
 		return nil
 	}
 	// A span of one entry (most) is written whether chosen or not, and
-	// counted when chosen (no branch to mispredict): out has a spare slot.
+	// counted when chosen: out has a spare slot.
 	out := make([]uint64, lp.chosenEnts+1)
 	n := 0
-	chosen := lp.chosen[:len(lp.spans)]
-	for k := range lp.spans {
-		sp := &lp.spans[k]
+	spans := lp.spans
+	chosen := lp.chosen[:len(spans)]
+	last, msg := -1, false // the last chosen entry, and whether a message
+	for k := range spans {
+		sp := &spans[k]
 		if sp.to-sp.from == 1 {
 			out[n] = sp.seq
 			if chosen[k] {
 				n++
+				if j := int(sp.from); j != last+1 || !msg || sp.summary || j == 0 {
+					breaks = append(breaks, int32(j), int32(last))
+				}
+				last, msg = int(sp.from), !sp.summary
 			}
 			continue
 		}
 		if chosen[k] {
-			for _, e := range ents[sp.from:sp.to] {
+			for j := int(sp.from); j < int(sp.to); j++ {
+				e := &ents[j]
 				out[n] = e.seq
 				n++
+				em := e.msg != nil
+				if j != last+1 || !msg || !em || j == 0 {
+					breaks = append(breaks, int32(j), int32(last))
+				}
+				last, msg = j, em
 			}
 		}
 	}
+	lp.breaks, lp.lastShown = breaks, last
 	return out[:n:n]
 }
