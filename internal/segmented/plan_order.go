@@ -79,17 +79,24 @@ func newL1Plan(c *planCache, tail int) *l1Plan {
 	// lp.chosen is cleared by allocate (fill).
 	lp.nPlain = m
 	recent := c.recentValues(m)
-	vals := lp.vals[:m]
-	for k := range lp.spans {
-		sp := &lp.spans[k]
+	vals, spans, sums := lp.vals[:m], lp.spans[:m], lp.sums
+	for k := range spans {
+		sp := &spans[k]
 		v := recent[m-1-k]
 		if sp.summary {
-			lp.sums = append(lp.sums, int32(k))
+			sums = append(sums, int32(k))
 		} else if sp.bare {
 			v *= questionWeight
 		}
-		vals[k] = spanValue{den: v / float64(max(sp.tokens, densityFloorTokens)), val: v, tokens: sp.tokens, part: -1, ents: sp.to - sp.from}
+		// A span's tokens are a sum of uint32 counts over fewer than
+		// 2^31 entries: below 2^63, where the signed conversion (one
+		// instruction) is the unsigned one.
+		// (Field by field: a composite literal is built on the stack and
+		// copied.)
+		x := &vals[k]
+		x.den, x.val, x.tokens, x.part, x.ents = v/float64(int64(max(sp.tokens, densityFloorTokens))), v, sp.tokens, -1, sp.to-sp.from
 	}
+	lp.sums = sums
 	return lp
 }
 
@@ -171,28 +178,27 @@ func (lp *l1Plan) plainOrder() []int32 {
 	// The last plan's spans: the first kept of cur, then prevTail.
 	cur, tail, kept := lp.spans, lp.prevTail, lp.kept
 	n := kept + len(tail)
-	if cap(c.mapped) < n {
-		c.mapped = make([]int32, n)
+	if cap(c.mapped) < n-kept {
+		c.mapped = make([]int32, n-kept)
 	}
-	mapped := c.mapped[:n]
+	// mapped[j-kept] is the index now of the last plan's span j >=
+	// kept (-1: gone); the spans spansTo kept are the same, at the same
+	// indexes.
+	mapped := c.mapped[:n-kept]
 	fresh := c.fresh[:0]
-	// The spans spansTo kept are the same, at the same indexes.
-	for i := range kept {
-		mapped[i] = int32(i)
-	}
 	j := kept
 	for k := kept; k < len(cur); k++ {
 		for j < n && tail[j-kept].seq < cur[k].seq {
-			mapped[j] = -1
+			mapped[j-kept] = -1
 			j++
 		}
 		if j < n && tail[j-kept].seq == cur[k].seq {
 			if p := tail[j-kept]; p.to-p.from == cur[k].to-cur[k].from && p.tokens == cur[k].tokens && p.bare == cur[k].bare && p.summary == cur[k].summary {
-				mapped[j] = int32(k)
+				mapped[j-kept] = int32(k)
 				j++
 				continue
 			}
-			mapped[j] = -1
+			mapped[j-kept] = -1
 			j++
 		}
 		if !cur[k].summary {
@@ -200,11 +206,13 @@ func (lp *l1Plan) plainOrder() []int32 {
 		}
 	}
 	for ; j < n; j++ {
-		mapped[j] = -1
+		mapped[j-kept] = -1
 	}
 	order := c.spareOrder[:0]
 	for _, j := range c.order {
-		if k := mapped[j]; k >= 0 {
+		if int(j) < kept {
+			order = append(order, j)
+		} else if k := mapped[int(j)-kept]; k >= 0 {
 			order = append(order, k)
 		}
 	}
@@ -270,16 +278,17 @@ func (lp *l1Plan) plainAllChosen() bool { return lp.nPlainChosen == lp.nPlain }
 // a chosen message, with the chosen entry before it (-1: none), in
 // lp.breaks; the last chosen entry in lp.lastShown.
 func (lp *l1Plan) seqs(ents []l1Info) []uint64 {
-	breaks := lp.breaks[:0]
 	lp.lastShown = -1
 	if lp.chosenEnts == 0 {
-		lp.breaks = breaks
+		lp.breaks = lp.breaks[:0]
 		return nil
 	}
 	// A span of one entry (most) is written whether chosen or not, and
-	// counted when chosen: out has a spare slot.
+	// counted when chosen: out has a spare slot. A break is two int32s,
+	// at most one per chosen entry (no append, no call, in the loop).
 	out := make([]uint64, lp.chosenEnts+1)
-	n := 0
+	breaks := resize(lp.breaks, 2*lp.chosenEnts)
+	n, nb := 0, 0
 	spans := lp.spans
 	chosen := lp.chosen[:len(spans)]
 	last, msg := -1, false // the last chosen entry, and whether a message
@@ -289,10 +298,12 @@ func (lp *l1Plan) seqs(ents []l1Info) []uint64 {
 			out[n] = sp.seq
 			if chosen[k] {
 				n++
-				if j := int(sp.from); j != last+1 || !msg || sp.summary || j == 0 {
-					breaks = append(breaks, int32(j), int32(last))
+				j := int(sp.from)
+				if j != last+1 || !msg || sp.summary || j == 0 {
+					breaks[nb], breaks[nb+1] = int32(j), int32(last)
+					nb += 2
 				}
-				last, msg = int(sp.from), !sp.summary
+				last, msg = j, !sp.summary
 			}
 			continue
 		}
@@ -303,12 +314,13 @@ func (lp *l1Plan) seqs(ents []l1Info) []uint64 {
 				n++
 				em := e.msg != nil
 				if j != last+1 || !msg || !em || j == 0 {
-					breaks = append(breaks, int32(j), int32(last))
+					breaks[nb], breaks[nb+1] = int32(j), int32(last)
+					nb += 2
 				}
 				last, msg = j, em
 			}
 		}
 	}
-	lp.breaks, lp.lastShown = breaks, last
+	lp.breaks, lp.lastShown = breaks[:nb], last
 	return out[:n:n]
 }
