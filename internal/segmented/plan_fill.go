@@ -34,8 +34,10 @@ func (p *planner) fill(order, base []int32, room uint64, caps [numPartKinds]uint
 		if bi < len(base) && (other < 0 || before(bDen, bVal, bIdx, oDen, oVal, oIdx)) {
 			other, oDen, oVal, oIdx = 2, bDen, bVal, bIdx
 		}
-		if used = w.take(used, room, other >= 0, oDen, oVal, oIdx); used >= room {
-			break
+		if !w.after(other >= 0, oDen, oVal, oIdx) {
+			if used = w.take(used, room, other >= 0, oDen, oVal, oIdx); used >= room {
+				break
+			}
 		}
 		// The head of other, when it fits.
 		var i int
@@ -105,6 +107,19 @@ type plainWalk struct {
 	tokens  uint64
 }
 
+// after reports whether the plain span at oi, one take would take or
+// stop at, comes after the head (den, val, idx) of the other streams
+// (other): take would then take nothing, and need not be called (most
+// heads, taken one after the other).
+func (w *plainWalk) after(other bool, den, val float64, idx int) bool {
+	if !other || w.oi >= len(w.order) {
+		return other
+	}
+	k := w.order[w.oi]
+	v := &w.vals[k]
+	return v.part < 0 && v.val > 0 && v.tokens > 0 && !before(v.den, v.val, int(k), den, val, idx)
+}
+
 // take takes the plain spans from oi on, while used < room, that come
 // before the head (den, val, idx) of the other streams (every one when
 // there is none: !other) and fit, and returns used. (Its own function,
@@ -113,9 +128,8 @@ type plainWalk struct {
 // pass over all of them: fill's choice is used only when they are.)
 func (w *plainWalk) take(used, room uint64, other bool, den, val float64, idx int) uint64 {
 	order, vals, chosen := w.order, w.vals, w.chosen
-	oi := w.oi
+	oi, start := w.oi, used
 	var n, ents int
-	var tokens uint64
 	for ; oi < len(order) && used < room; oi++ {
 		k := order[oi]
 		v := &vals[k]
@@ -125,17 +139,16 @@ func (w *plainWalk) take(used, room uint64, other bool, den, val float64, idx in
 		if other && !before(v.den, v.val, int(k), den, val, idx) {
 			break
 		}
-		if v.tokens <= room-used {
-			used += v.tokens
+		if t := v.tokens; t <= room-used {
+			used += t
 			chosen[k] = true
 			n++
 			ents += int(v.ents)
-			tokens += v.tokens
 		}
 	}
 	w.oi = oi
 	w.n += n
 	w.ents += ents
-	w.tokens += tokens
+	w.tokens += used - start // what it took is plain spans only
 	return used
 }

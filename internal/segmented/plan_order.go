@@ -273,54 +273,72 @@ type specPart struct {
 func (lp *l1Plan) plainAllChosen() bool { return lp.nPlainChosen == lp.nPlain }
 
 // seqs returns the first seqs of the L1 entries of the chosen spans, in
-// seq order (nil: none). It notes on the way where the shown entries
-// break (planMarks): each chosen entry that is not a message right after
-// a chosen message, with the chosen entry before it (-1: none), in
-// lp.breaks; the last chosen entry in lp.lastShown.
+// seq order (nil: none), and notes where they break (noteBreaks).
 func (lp *l1Plan) seqs(ents []l1Info) []uint64 {
 	lp.lastShown = -1
+	lp.breaks = lp.breaks[:0]
 	if lp.chosenEnts == 0 {
-		lp.breaks = lp.breaks[:0]
 		return nil
 	}
 	// A span of one entry (most) is written whether chosen or not, and
-	// counted when chosen: out has a spare slot. A break is two int32s,
-	// at most one per chosen entry (no append, no call, in the loop).
+	// counted when chosen (no branch to mispredict): out has a spare slot.
 	out := make([]uint64, lp.chosenEnts+1)
-	breaks := resize(lp.breaks, 2*lp.chosenEnts)
-	n, nb := 0, 0
+	n := 0
 	spans := lp.spans
 	chosen := lp.chosen[:len(spans)]
-	last, msg := -1, false // the last chosen entry, and whether a message
 	for k := range spans {
 		sp := &spans[k]
 		if sp.to-sp.from == 1 {
 			out[n] = sp.seq
 			if chosen[k] {
 				n++
-				j := int(sp.from)
-				if j != last+1 || !msg || sp.summary || j == 0 {
-					breaks[nb], breaks[nb+1] = int32(j), int32(last)
-					nb += 2
-				}
-				last, msg = j, !sp.summary
 			}
 			continue
 		}
 		if chosen[k] {
-			for j := int(sp.from); j < int(sp.to); j++ {
-				e := &ents[j]
+			for _, e := range ents[sp.from:sp.to] {
 				out[n] = e.seq
 				n++
-				em := e.msg != nil
-				if j != last+1 || !msg || !em || j == 0 {
-					breaks[nb], breaks[nb+1] = int32(j), int32(last)
-					nb += 2
-				}
-				last, msg = j, em
 			}
 		}
 	}
-	lp.breaks, lp.lastShown = breaks[:nb], last
+	lp.noteBreaks(ents)
 	return out[:n:n]
+}
+
+// noteBreaks notes where the chosen entries break (planMarks): each
+// chosen entry that is not a message right after a chosen message, with
+// the chosen entry before it (-1: none), in lp.breaks; the last chosen
+// entry in lp.lastShown. (A pass of its own: with seqs' loop, neither
+// kept its counters in registers.)
+func (lp *l1Plan) noteBreaks(ents []l1Info) {
+	breaks := resize(lp.breaks, 2*lp.chosenEnts)
+	nb := 0
+	spans := lp.spans
+	chosen := lp.chosen[:len(spans)]
+	last, msg := -1, false // the last chosen entry, and whether a message
+	for k := range spans {
+		if !chosen[k] {
+			continue
+		}
+		sp := &spans[k]
+		j := int(sp.from)
+		if sp.to-sp.from == 1 {
+			if j != last+1 || !msg || sp.summary || j == 0 {
+				breaks[nb], breaks[nb+1] = int32(j), int32(last)
+				nb += 2
+			}
+			last, msg = j, !sp.summary
+			continue
+		}
+		for ; j < int(sp.to); j++ {
+			em := ents[j].msg != nil
+			if j != last+1 || !msg || !em || j == 0 {
+				breaks[nb], breaks[nb+1] = int32(j), int32(last)
+				nb += 2
+			}
+			last, msg = j, em
+		}
+	}
+	lp.breaks, lp.lastShown = breaks[:nb], last
 }
