@@ -224,7 +224,7 @@ func (s *State) lastText() string {
 // is not the day of said: a message after it shows its own then.
 func printsOtherDay(text string, said int64) bool {
 	d := lastDay(text)
-	return d != "" && d != time.Unix(0, said).UTC().Format(time.DateOnly)
+	return d != "" && !isDayOf(d, said)
 }
 
 // lastDay is the last day text prints, written YYYY-MM-DD ("": none).
@@ -247,7 +247,15 @@ func lastDay(text string) string {
 // (YYYY-MM-DD: its header's " (said … to 2023-05-08)", or a condensed
 // summary's last line with one) is the day of said.
 func showsDay(text string, said int64) bool {
-	return lastDay(text) == time.Unix(0, said).UTC().Format(time.DateOnly)
+	return isDayOf(lastDay(text), said)
+}
+
+// isDayOf reports whether d is the day of said written YYYY-MM-DD (as
+// Format(time.DateOnly) writes it, in a buffer on the stack: the marks
+// are looked for at every plan).
+func isDayOf(d string, said int64) bool {
+	var buf [16]byte
+	return string(time.Unix(0, said).UTC().AppendFormat(buf[:0], time.DateOnly)) == d
 }
 
 // isDay reports whether d is written YYYY-MM-DD.
