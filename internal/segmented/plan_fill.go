@@ -127,11 +127,13 @@ func (w *plainWalk) after(other bool, den, val float64, idx int) bool {
 // plan. Whether they are in Allocate's order is checked after, in one
 // pass over all of them: fill's choice is used only when they are.)
 func (w *plainWalk) take(used, room uint64, other bool, den, val float64, idx int) uint64 {
-	order, vals, chosen := w.order, w.vals, w.chosen
-	oi, start := w.oi, used
+	vals, chosen := w.vals, w.chosen
+	rest := w.order[w.oi:]
+	start := used
 	var n, ents int
-	for ; oi < len(order) && used < room; oi++ {
-		k := order[oi]
+	i := 0
+	for ; i < len(rest) && used < room; i++ {
+		k := rest[i]
 		v := &vals[k]
 		if v.part >= 0 || v.val <= 0 || v.tokens == 0 {
 			continue
@@ -146,7 +148,7 @@ func (w *plainWalk) take(used, room uint64, other bool, den, val float64, idx in
 			ents += int(v.ents)
 		}
 	}
-	w.oi = oi
+	w.oi += i
 	w.n += n
 	w.ents += ents
 	w.tokens += used - start // what it took is plain spans only
