@@ -2,12 +2,15 @@ package segmented
 
 // fill takes the parts of the three streams in Allocate's order while they
 // fit (in room, and in their kind's cap) and records the choice:
-// c.chosenIdx, and the chosen spans and their counts in p.l1p. It checks
-// that the plain spans are in Allocate's order (after the walk, all at
-// once): false, and the choice is not to be used, when they are not.
-func (p *planner) fill(order, base []int32, room uint64, caps [numPartKinds]uint64) bool {
+// c.chosenIdx, and the chosen spans and their counts in p.l1p. heads are
+// the special parts and the base L2 summaries merged in Allocate's order
+// (mergeHeads); the plain spans before each head are taken before it. It
+// checks that the plain spans are in Allocate's order (after the walk,
+// all at once): false, and the choice is not to be used, when they are
+// not.
+func (p *planner) fill(order []int32, heads []specPart, room uint64, caps [numPartKinds]uint64) bool {
 	lp, c := p.l1p, p.l1p.c
-	m, spec, idx := len(lp.spans), c.spec, c.idx
+	m, idx := len(lp.spans), c.idx
 	clear(lp.chosen[:m])
 	lp.chosenEnts, lp.chosenTokens, lp.nPlainChosen, lp.chosenL2 = 0, 0, 0, 0
 	parts := p.parts
@@ -17,42 +20,26 @@ func (p *planner) fill(order, base []int32, room uint64, caps [numPartKinds]uint
 	clear(chosen)
 	c.chosenParts = chosen
 	nChosen := 0
-	// w walks the plain spans; si and bi are the heads of the special
-	// parts and of the base L2 summaries (bDen, bVal, bIdx: bi's value
-	// per token, value and index in Allocate's parts).
+	// w walks the plain spans.
 	w := plainWalk{order: order, vals: lp.vals[:m], chosen: lp.chosen[:m]}
-	si := 0
-	bi, bDen, bVal, bIdx := p.nextBase(base, 0, idx)
-	for used < room {
-		// The better of the special and base L2 heads (other: 0 special,
-		// 2 base L2, -1 none), then the plain spans before it.
-		other, oDen, oVal, oIdx := -1, 0.0, 0.0, 0
-		if si < len(spec) {
-			a := &spec[si]
-			other, oDen, oVal, oIdx = 0, a.den, a.val, int(a.idx)
+	for hi := 0; used < room; hi++ {
+		// The next head (none: the plain spans left), and the plain
+		// spans before it.
+		other := hi < len(heads)
+		var h specPart
+		if other {
+			h = heads[hi]
 		}
-		if bi < len(base) && (other < 0 || before(bDen, bVal, bIdx, oDen, oVal, oIdx)) {
-			other, oDen, oVal, oIdx = 2, bDen, bVal, bIdx
-		}
-		if !w.after(other >= 0, oDen, oVal, oIdx) {
-			if used = w.take(used, room, other >= 0, oDen, oVal, oIdx); used >= room {
+		if !w.after(other, h.den, h.val, int(h.idx)) {
+			if used = w.take(used, room, other, h.den, h.val, int(h.idx)); used >= room {
 				break
 			}
 		}
-		// The head of other, when it fits.
-		var i int
-		switch other {
-		case 0:
-			i = int(spec[si].i)
-			si++
-		case 2:
-			i = p.l2First + int(base[bi])
-		default:
-			i = -1
-		}
-		if i < 0 {
+		if !other {
 			break
 		}
+		// The head, when it fits.
+		i := int(h.i)
 		if part := &parts[i]; part.Tokens <= room-used {
 			if cp := caps[part.Kind]; cp == 0 || part.Tokens <= cp-min(cp, byKind[part.Kind]) {
 				used += part.Tokens
@@ -68,9 +55,6 @@ func (p *planner) fill(order, base []int32, room uint64, caps [numPartKinds]uint
 				}
 			}
 		}
-		if other == 2 {
-			bi, bDen, bVal, bIdx = p.nextBase(base, bi+1, idx)
-		}
 	}
 	lp.chosenEnts += w.ents
 	lp.chosenTokens += w.tokens
@@ -82,17 +66,27 @@ func (p *planner) fill(order, base []int32, room uint64, caps [numPartKinds]uint
 	return true
 }
 
-// nextBase returns the first of base from bi on that fill takes (an L2
-// summary valued summaryBase, of some tokens), its value per token, value
-// and index in Allocate's parts (bi is len(base) when none is left).
-func (p *planner) nextBase(base []int32, bi int, idx []int) (int, float64, float64, int) {
-	for ; bi < len(base); bi++ {
-		i := p.l2First + int(base[bi])
-		if part := &p.parts[i]; p.l2Base(i) && part.Tokens > 0 {
-			return bi, part.density(), part.Value, idx[i]
+// mergeHeads merges the special parts (c.spec, sorted) and the base L2
+// summaries (base: L2 indexes in Allocate's order; those still valued
+// summaryBase, of some tokens) in Allocate's order, in buf.
+func (p *planner) mergeHeads(base []int32, buf []specPart) []specPart {
+	spec, idx := p.l1p.c.spec, p.l1p.c.idx
+	out := buf[:0]
+	si := 0
+	for _, b := range base {
+		i := p.l2First + int(b)
+		part := &p.parts[i]
+		if !p.l2Base(i) || part.Tokens == 0 {
+			continue
 		}
+		den, val, k := part.density(), part.Value, idx[i]
+		for si < len(spec) && !before(den, val, k, spec[si].den, spec[si].val, int(spec[si].idx)) {
+			out = append(out, spec[si])
+			si++
+		}
+		out = append(out, specPart{den: den, val: val, idx: int32(k), i: int32(i)})
 	}
-	return bi, 0, 0, 0
+	return append(out, spec[si:]...)
 }
 
 // plainWalk is fill's walk of the plain spans in their order: the next
