@@ -39,14 +39,14 @@ func (p *planner) allocate(room uint64, caps [numPartKinds]uint64) []int {
 	c.idx, c.spec, c.parts, c.refs, c.recs, c.mems = idx, spec, p.parts, p.refs, p.recs, p.mems
 	c.specBuf = sortSpec(spec, c.specBuf)
 	order := lp.plainOrder()
-	c.heads = p.mergeHeads(p.l2BaseOrder(), c.heads)
-	if !p.fill(order, c.heads, room, caps) {
+	if !lp.plainSorted(order, 0) {
 		// The order kept from the last plan no longer holds (spans merged
 		// in the middle, or a rounding that ties two values differently):
-		// sorted, and filled again from the start.
+		// sorted.
 		lp.sortPlain(order)
-		p.fill(order, c.heads, room, caps)
 	}
+	c.heads = p.mergeHeads(p.l2BaseOrder(), c.heads)
+	p.fill(order, c.heads, room, caps)
 	return c.chosenIdx
 }
 

@@ -4,11 +4,9 @@ package segmented
 // fit (in room, and in their kind's cap) and records the choice:
 // c.chosenIdx, and the chosen spans and their counts in p.l1p. heads are
 // the special parts and the base L2 summaries merged in Allocate's order
-// (mergeHeads); the plain spans before each head are taken before it. It
-// checks that the plain spans are in Allocate's order (after the walk,
-// all at once): false, and the choice is not to be used, when they are
-// not.
-func (p *planner) fill(order []int32, heads []specPart, room uint64, caps [numPartKinds]uint64) bool {
+// (mergeHeads); the plain spans before each head are taken before it.
+// order is the plain spans in Allocate's order (plainOrder checked it).
+func (p *planner) fill(order []int32, heads []specPart, room uint64, caps [numPartKinds]uint64) {
 	lp, c := p.l1p, p.l1p.c
 	m, idx := len(lp.spans), c.idx
 	clear(lp.chosen[:m])
@@ -59,11 +57,7 @@ func (p *planner) fill(order []int32, heads []specPart, room uint64, caps [numPa
 	lp.chosenEnts += w.ents
 	lp.chosenTokens += w.tokens
 	lp.nPlainChosen += w.n
-	if !lp.plainSorted(order, 0) {
-		return false
-	}
 	c.chosenIdx = chosenIndexes(chosen, nChosen, c.chosenIdx)
-	return true
 }
 
 // mergeHeads merges the special parts (c.spec, sorted) and the base L2
@@ -118,8 +112,7 @@ func (w *plainWalk) after(other bool, den, val float64, idx int) bool {
 // before the head (den, val, idx) of the other streams (every one when
 // there is none: !other) and fit, and returns used. (Its own function,
 // with its own registers: the loop over the plain spans is most of a
-// plan. Whether they are in Allocate's order is checked after, in one
-// pass over all of them: fill's choice is used only when they are.)
+// plan.)
 func (w *plainWalk) take(used, room uint64, other bool, den, val float64, idx int) uint64 {
 	vals, chosen := w.vals, w.chosen
 	rest := w.order[w.oi:]

@@ -171,8 +171,7 @@ func before(denA, valA float64, idxA int, denB, valB float64, idxB int) bool {
 // plainOrder returns the spans that are not summaries in Allocate's order
 // (by their plain values) as far as the order kept since the last plan
 // tells, and keeps this plan's spans and order for the next. allocate
-// checks the order as it reads it (fill) and sorts it when it does not
-// hold.
+// checks the order (plainSorted) and sorts it when it does not hold.
 func (lp *l1Plan) plainOrder() []int32 {
 	c := lp.c
 	// The last plan's spans: the first kept of cur, then prevTail.
