@@ -237,7 +237,7 @@ func (s *State) decideSections(m *memoryv1.Message, c *Candidates, env Env) *mem
 	s.tok.promoted += reserve
 	out := plan(m, c, env)
 	s.tok.promoted -= reserve
-	marked, marks := s.marksFor(out)
+	marked, marks := s.planMarks(out)
 	if marks > reserve && out.GetPlanned() {
 		s.tok.promoted += marks
 		out = plan(m, c, env)

@@ -99,72 +99,85 @@ func (s *State) marksFor(a *memoryv1.Assembled) (marked []uint64, tokens uint64)
 		return nil, 0
 	}
 	l1 := s.snap.GetL1()
-	prev := -1 // the last L1 entry shown before the one looked at
-	// look looks at the shown entry i and, after a shown summary, at the
-	// entry after it.
-	look := func(i int) {
-		if i <= prev {
-			return // looked at already
-		}
-		for ; i < len(l1); i++ {
-			before := prev
-			m := l1[i].GetMessage()
-			if i > 0 && before == i-1 {
-				if m != nil && l1[i-1].GetMessage() != nil {
-					// Right after the message it was appended after,
-					// which its dated flag was decided against.
-					prev = i
-					return
-				}
-				if !showsL1(a, l1[i]) {
-					return // after a shown summary, an entry the plan hides
-				}
-			}
-			prev = i
-			if m == nil {
-				continue
-			}
-			if n := len(marked); !m.GetDated() && m.GetSaidUnixNano() != 0 && !s.dayBefore(a, before, m.GetSaidUnixNano()) &&
-				(n == 0 || marked[n-1] < m.GetSeq()) {
-				marked = append(marked, m.GetSeq())
-				tokens += DayMarkTokens
-			}
-			return
-		}
-	}
 	if len(l1) == 0 {
 		return nil, 0
 	}
+	k := &marker{s: s, a: a, l1: l1, prev: -1}
 	if !a.GetPlanned() {
-		look(0)
-		return marked, tokens
+		k.look(0)
+		return k.marked, k.tokens
 	}
 	for _, seq := range a.GetL1Seqs() {
 		// Chosen entries are often consecutive: the next one first.
-		if j := prev + 1; j > 0 && j < len(l1) {
-			if m := l1[j].GetMessage(); m != nil && m.GetSeq() == seq && l1[prev].GetMessage() != nil {
+		if j := k.prev + 1; j > 0 && j < len(l1) {
+			if m := l1[j].GetMessage(); m != nil && m.GetSeq() == seq && l1[k.prev].GetMessage() != nil {
 				// A message right after the message before it: what
 				// look(j) finds at once, without the call (most of a
 				// long plan's entries).
-				prev = j
+				k.prev = j
 				continue
 			}
 			if first, _ := entryRange(l1[j]); first == seq {
-				look(j)
+				k.look(j)
 				continue
 			}
 		}
 		// The seqs ascend: the entry is after the one looked at last.
-		from := max(prev+1, 0)
+		from := max(k.prev+1, 0)
 		if i, ok := l1At(l1[from:], seq); ok {
-			look(from + i)
+			k.look(from + i)
 		}
 	}
-	look(sort.Search(len(l1), func(i int) bool {
+	k.look(sort.Search(len(l1), func(i int) bool {
 		first, _ := entryRange(l1[i])
 		return first >= a.GetTailSeq()
 	}))
-	return marked, tokens
+	return k.marked, k.tokens
+}
+
+// marker walks the L1 entries plan a shows, in order, and collects the
+// messages shown with a day mark they do not store (marksFor).
+type marker struct {
+	s      *State
+	a      *memoryv1.Assembled
+	l1     []*memoryv1.L1Entry
+	prev   int // the last L1 entry shown before the one looked at
+	marked []uint64
+	tokens uint64
+}
+
+// look looks at the shown entry i and, after a shown summary, at the
+// entry after it.
+func (k *marker) look(i int) {
+	if i <= k.prev {
+		return // looked at already
+	}
+	l1 := k.l1
+	for ; i < len(l1); i++ {
+		before := k.prev
+		m := l1[i].GetMessage()
+		if i > 0 && before == i-1 {
+			if m != nil && l1[i-1].GetMessage() != nil {
+				// Right after the message it was appended after,
+				// which its dated flag was decided against.
+				k.prev = i
+				return
+			}
+			if !showsL1(k.a, l1[i]) {
+				return // after a shown summary, an entry the plan hides
+			}
+		}
+		k.prev = i
+		if m == nil {
+			continue
+		}
+		if n := len(k.marked); !m.GetDated() && m.GetSaidUnixNano() != 0 && !k.s.dayBefore(k.a, before, m.GetSaidUnixNano()) &&
+			(n == 0 || k.marked[n-1] < m.GetSeq()) {
+			k.marked = append(k.marked, m.GetSeq())
+			k.tokens += DayMarkTokens
+		}
+		return
+	}
 }
 
 // dayBefore reports whether the text the context shows under plan a right
@@ -211,7 +224,7 @@ func (s *State) lastText() string {
 // is not the day of said: a message after it shows its own then.
 func printsOtherDay(text string, said int64) bool {
 	d := lastDay(text)
-	return d != "" && d != time.Unix(0, said).UTC().Format(time.DateOnly)
+	return d != "" && !isDayOf(d, said)
 }
 
 // lastDay is the last day text prints, written YYYY-MM-DD ("": none).
@@ -234,7 +247,15 @@ func lastDay(text string) string {
 // (YYYY-MM-DD: its header's " (said … to 2023-05-08)", or a condensed
 // summary's last line with one) is the day of said.
 func showsDay(text string, said int64) bool {
-	return lastDay(text) == time.Unix(0, said).UTC().Format(time.DateOnly)
+	return isDayOf(lastDay(text), said)
+}
+
+// isDayOf reports whether d is the day of said written YYYY-MM-DD (as
+// Format(time.DateOnly) writes it, in a buffer on the stack: the marks
+// are looked for at every plan).
+func isDayOf(d string, said int64) bool {
+	var buf [16]byte
+	return string(time.Unix(0, said).UTC().AppendFormat(buf[:0], time.DateOnly)) == d
 }
 
 // isDay reports whether d is written YYYY-MM-DD.

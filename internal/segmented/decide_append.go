@@ -49,8 +49,7 @@ func (s *State) DecideAppendWith(req *memoryv1.AppendRequest, c *Candidates, env
 		return nil, errNoTokenizer
 	}
 	out, err := s.decideAppend(req, c, sectionsChoose, env)
-	var rej *Rejection
-	if errors.As(err, &rej) && rej.Code == CodeTooLarge && (s.Assembled() != nil || (c != nil && s.WantsCandidates(req))) {
+	if tooLarge(err) && (s.Assembled() != nil || (c != nil && s.WantsCandidates(req))) {
 		return s.decideAppend(req, nil, sectionsClear, env)
 	}
 	return out, err
@@ -82,7 +81,9 @@ func (s *State) decideAppend(req *memoryv1.AppendRequest, c *Candidates, mode se
 	before := s.PlannedTokens()
 	s.begin(false)
 	defer s.rollback()
-	var out []proto.Message
+	// Room for the events of most appends (the messages, a compression
+	// step or two, the sections).
+	out := make([]proto.Message, 0, 4)
 	emit := func(ev proto.Message) error {
 		if err := s.applyEvent(ev, env.NowUnixNano); err != nil {
 			return fmt.Errorf("segmented: decided an inconsistent event: %w", err)

@@ -1,6 +1,9 @@
 package segmented
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
 
 // Rejection codes, HTTP-like, as the API reports them.
 const (
@@ -28,6 +31,17 @@ func (r *Rejection) Error() string {
 // Status returns the code, field and reason (the form the API layer maps
 // every model's rejection through).
 func (r *Rejection) Status() (code int, field, reason string) { return r.Code, r.Field, r.Reason }
+
+// tooLarge reports whether err is a Rejection with CodeTooLarge. (Its
+// own function: the *Rejection errors.As fills escapes to the heap, and
+// is made only when there is an error.)
+func tooLarge(err error) bool {
+	if err == nil {
+		return false
+	}
+	var rej *Rejection
+	return errors.As(err, &rej) && rej.Code == CodeTooLarge
+}
 
 func reject(code int, field, format string, args ...any) *Rejection {
 	return &Rejection{Code: code, Field: field, Reason: fmt.Sprintf(format, args...)}

@@ -52,6 +52,7 @@ type planCache struct {
 	idx     []int
 	spec    []specPart
 	specBuf []specPart
+	heads   []specPart // spec merged with the base L2 summaries (mergeHeads)
 	parts   []Part
 	refs    []partRef
 	words   summaryWords

@@ -46,17 +46,21 @@ type l1Plan struct {
 	// prevTail the last plan's spans after them.
 	kept     int
 	prevTail []l1Span
+	// breaks and lastShown: what seqs noted for planMarks.
+	breaks    []int32
+	lastShown int
 }
 
 // spanValue is what the allocation reads of a span, together (one cache
 // line, where four arrays took four): its value and value per token as a
-// plain span (a summary's is its part's), its tokens, and its part in
+// plain span (a summary's is its part's), its tokens and entries, and its part in
 // planner.parts (-1: none, a plain span the allocation takes from the
 // kept order).
 type spanValue struct {
 	den, val float64
 	tokens   uint64
 	part     int32
+	ents     int32 // the span's L1 entries
 }
 
 // freshInsertMax: more new spans than this since the last plan, and the
@@ -67,7 +71,7 @@ const freshInsertMax = 8
 // plain spans.
 func newL1Plan(c *planCache, tail int) *l1Plan {
 	lp := &c.lp
-	*lp = l1Plan{c: c, made: c.lp.made[:0], sums: c.lp.sums[:0]}
+	*lp = l1Plan{c: c, made: c.lp.made[:0], sums: c.lp.sums[:0], breaks: c.lp.breaks[:0], lastShown: -1}
 	lp.spans, lp.prevTail, lp.kept = c.spansTo(tail)
 	m := len(lp.spans)
 	lp.vals, lp.chosen = resize(c.vals, m), resize(c.chosen, m)
@@ -75,17 +79,24 @@ func newL1Plan(c *planCache, tail int) *l1Plan {
 	// lp.chosen is cleared by allocate (fill).
 	lp.nPlain = m
 	recent := c.recentValues(m)
-	vals := lp.vals[:m]
-	for k := range lp.spans {
-		sp := &lp.spans[k]
+	vals, spans, sums := lp.vals[:m], lp.spans[:m], lp.sums
+	for k := range spans {
+		sp := &spans[k]
 		v := recent[m-1-k]
 		if sp.summary {
-			lp.sums = append(lp.sums, int32(k))
+			sums = append(sums, int32(k))
 		} else if sp.bare {
 			v *= questionWeight
 		}
-		vals[k] = spanValue{den: v / float64(max(sp.tokens, densityFloorTokens)), val: v, tokens: sp.tokens, part: -1}
+		// A span's tokens are a sum of uint32 counts over fewer than
+		// 2^31 entries: below 2^63, where the signed conversion (one
+		// instruction) is the unsigned one.
+		// (Field by field: a composite literal is built on the stack and
+		// copied.)
+		x := &vals[k]
+		x.den, x.val, x.tokens, x.part, x.ents = v/float64(int64(max(sp.tokens, densityFloorTokens))), v, sp.tokens, -1, sp.to-sp.from
 	}
+	lp.sums = sums
 	return lp
 }
 
@@ -160,35 +171,33 @@ func before(denA, valA float64, idxA int, denB, valB float64, idxB int) bool {
 // plainOrder returns the spans that are not summaries in Allocate's order
 // (by their plain values) as far as the order kept since the last plan
 // tells, and keeps this plan's spans and order for the next. allocate
-// checks the order as it reads it (fill) and sorts it when it does not
-// hold.
+// checks the order (plainSorted) and sorts it when it does not hold.
 func (lp *l1Plan) plainOrder() []int32 {
 	c := lp.c
 	// The last plan's spans: the first kept of cur, then prevTail.
 	cur, tail, kept := lp.spans, lp.prevTail, lp.kept
 	n := kept + len(tail)
-	if cap(c.mapped) < n {
-		c.mapped = make([]int32, n)
+	if cap(c.mapped) < n-kept {
+		c.mapped = make([]int32, n-kept)
 	}
-	mapped := c.mapped[:n]
+	// mapped[j-kept] is the index now of the last plan's span j >=
+	// kept (-1: gone); the spans spansTo kept are the same, at the same
+	// indexes.
+	mapped := c.mapped[:n-kept]
 	fresh := c.fresh[:0]
-	// The spans spansTo kept are the same, at the same indexes.
-	for i := range kept {
-		mapped[i] = int32(i)
-	}
 	j := kept
 	for k := kept; k < len(cur); k++ {
 		for j < n && tail[j-kept].seq < cur[k].seq {
-			mapped[j] = -1
+			mapped[j-kept] = -1
 			j++
 		}
 		if j < n && tail[j-kept].seq == cur[k].seq {
 			if p := tail[j-kept]; p.to-p.from == cur[k].to-cur[k].from && p.tokens == cur[k].tokens && p.bare == cur[k].bare && p.summary == cur[k].summary {
-				mapped[j] = int32(k)
+				mapped[j-kept] = int32(k)
 				j++
 				continue
 			}
-			mapped[j] = -1
+			mapped[j-kept] = -1
 			j++
 		}
 		if !cur[k].summary {
@@ -196,11 +205,13 @@ func (lp *l1Plan) plainOrder() []int32 {
 		}
 	}
 	for ; j < n; j++ {
-		mapped[j] = -1
+		mapped[j-kept] = -1
 	}
 	order := c.spareOrder[:0]
 	for _, j := range c.order {
-		if k := mapped[j]; k >= 0 {
+		if int(j) < kept {
+			order = append(order, j)
+		} else if k := mapped[int(j)-kept]; k >= 0 {
 			order = append(order, k)
 		}
 	}
@@ -233,10 +244,19 @@ func (lp *l1Plan) sortPlain(order []int32) {
 // plainSorted reports whether order is in Allocate's order from its
 // element from on (the ones before are known to be).
 func (lp *l1Plan) plainSorted(order []int32, from int) bool {
-	for i := max(from, 0) + 1; i < len(order); i++ {
-		if lp.plainBefore(order[i], order[i-1]) {
+	from = max(from, 0)
+	if from+1 >= len(order) {
+		return true
+	}
+	vals := lp.vals
+	q := order[from]
+	prev := &vals[q]
+	for _, k := range order[from+1:] {
+		v := &vals[k]
+		if before(v.den, v.val, int(k), prev.den, prev.val, int(q)) {
 			return false
 		}
+		q, prev = k, v
 	}
 	return true
 }
@@ -252,8 +272,10 @@ type specPart struct {
 func (lp *l1Plan) plainAllChosen() bool { return lp.nPlainChosen == lp.nPlain }
 
 // seqs returns the first seqs of the L1 entries of the chosen spans, in
-// seq order (nil: none).
+// seq order (nil: none), and notes where they break (noteBreaks).
 func (lp *l1Plan) seqs(ents []l1Info) []uint64 {
+	lp.lastShown = -1
+	lp.breaks = lp.breaks[:0]
 	if lp.chosenEnts == 0 {
 		return nil
 	}
@@ -261,9 +283,10 @@ func (lp *l1Plan) seqs(ents []l1Info) []uint64 {
 	// counted when chosen (no branch to mispredict): out has a spare slot.
 	out := make([]uint64, lp.chosenEnts+1)
 	n := 0
-	chosen := lp.chosen[:len(lp.spans)]
-	for k := range lp.spans {
-		sp := &lp.spans[k]
+	spans := lp.spans
+	chosen := lp.chosen[:len(spans)]
+	for k := range spans {
+		sp := &spans[k]
 		if sp.to-sp.from == 1 {
 			out[n] = sp.seq
 			if chosen[k] {
@@ -278,5 +301,43 @@ func (lp *l1Plan) seqs(ents []l1Info) []uint64 {
 			}
 		}
 	}
+	lp.noteBreaks(ents)
 	return out[:n:n]
+}
+
+// noteBreaks notes where the chosen entries break (planMarks): each
+// chosen entry that is not a message right after a chosen message, with
+// the chosen entry before it (-1: none), in lp.breaks; the last chosen
+// entry in lp.lastShown. (A pass of its own: with seqs' loop, neither
+// kept its counters in registers.)
+func (lp *l1Plan) noteBreaks(ents []l1Info) {
+	breaks := resize(lp.breaks, 2*lp.chosenEnts)
+	nb := 0
+	spans := lp.spans
+	chosen := lp.chosen[:len(spans)]
+	last, msg := -1, false // the last chosen entry, and whether a message
+	for k := range spans {
+		if !chosen[k] {
+			continue
+		}
+		sp := &spans[k]
+		j := int(sp.from)
+		if sp.to-sp.from == 1 {
+			if j != last+1 || !msg || sp.summary || j == 0 {
+				breaks[nb], breaks[nb+1] = int32(j), int32(last)
+				nb += 2
+			}
+			last, msg = j, !sp.summary
+			continue
+		}
+		for ; j < int(sp.to); j++ {
+			em := ents[j].msg != nil
+			if j != last+1 || !msg || !em || j == 0 {
+				breaks[nb], breaks[nb+1] = int32(j), int32(last)
+				nb += 2
+			}
+			last, msg = j, em
+		}
+	}
+	lp.breaks, lp.lastShown = breaks[:nb], last
 }
