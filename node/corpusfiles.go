@@ -222,7 +222,8 @@ func (m *corpusFiles) open(ctx context.Context, c int) error {
 	if m.room != nil {
 		s.SetRoom(m.room)
 	}
-	if err := s.SetLogPartitions(m.pcfg.Partitions); err == nil {
+	err = s.SetLogPartitions(m.pcfg.Partitions)
+	if err == nil {
 		err = s.SetCorpusPartition(m.parts, c)
 	}
 	if err != nil {
