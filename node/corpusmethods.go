@@ -2,11 +2,9 @@ package node
 
 import (
 	"context"
-	"time"
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/agentmem/agentmem/events"
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 )
 
@@ -33,7 +31,6 @@ const (
 	mEntryText       = "entry_text"
 	mEntryKey        = "entry_key"
 	mEntriesWithMeta = "entries_with_metadata"
-	mLookupCommand   = "lookup_command"
 	mEntriesPrefix   = "entries_with_prefix"
 )
 
@@ -252,41 +249,17 @@ func (r *corpusReadModel) EntryKey(scope string, sum []byte) (key string, ok boo
 	return key, ok
 }
 
-// LookupCommand waits until the owner's file applied covered in the
-// aggregate's own log partition, then reads the command (as commandIndex).
-func (r *corpusReadModel) LookupCommand(ctx context.Context, kind, id, key string, covered uint64) (res *memoryv1.CommandResult, found bool, err error) {
-	rt, err := r.aggregateRoute(kind, id)
-	if err != nil {
-		return nil, false, err
-	}
+// LookupCommand finds a command of aggregate kind/id in the command index,
+// which every partition file keeps whole: it is read from a local file
+// (ready or catching up), once that file covered the aggregate's own log
+// partition up to covered, so that an actor's retried command is told
+// without waiting for the partition of its corpus.
+func (r *corpusReadModel) LookupCommand(ctx context.Context, kind, id, key string, covered uint64) (*memoryv1.CommandResult, bool, error) {
 	f, ok := r.local.Any()
 	if !ok {
 		return nil, false, errNoCorpusFile
 	}
-	part := events.LogPartition(id, f.p.Partitions())
-	wait := make([]uint64, part+1)
-	wait[part] = covered
-	call := corpusCall{Method: mLookupCommand, Kind: kind, ID: id, Key: key, Seq: covered, Wait: wait}
-	left := r.timeout
-	if d, ok := ctx.Deadline(); ok {
-		left = min(left, time.Until(d))
-	}
-	call.WaitMS = max(left*3/4, time.Millisecond).Milliseconds()
-	err = r.do(ctx, rt, call,
-		func(rm readModel) error {
-			res, found, err = commandIndex{p: rm.p, s: rm.s}.LookupCommand(ctx, kind, id, key, covered)
-			return err
-		},
-		func(rep *corpusReply) error {
-			res = new(memoryv1.CommandResult)
-			has, err := getMsg(rep, res)
-			if !has {
-				res = nil
-			}
-			found = rep.OK
-			return err
-		})
-	return res, found, err
+	return commandIndex{p: f.p, s: f.s}.LookupCommand(ctx, kind, id, key, covered)
 }
 
 // EntriesWithPrefix lists a scope's live entries whose key starts with

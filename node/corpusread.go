@@ -12,9 +12,7 @@ import (
 	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/api/consistency"
 	"github.com/agentmem/agentmem/erasure"
-	"github.com/agentmem/agentmem/events"
 	"github.com/agentmem/agentmem/internal/sharedmem"
-	"github.com/agentmem/agentmem/largedata"
 	"github.com/agentmem/agentmem/projections"
 )
 
@@ -146,38 +144,6 @@ func (r *corpusReadModel) ownerRoute(owner string) (route, error) {
 		return r.corpusRoute(id), nil
 	}
 	return r.corpusRoute(""), nil
-}
-
-// aggregateRoute is the route of the commands of aggregate kind/id: those
-// of a kind no partial store leaves out are in any local file.
-func (r *corpusReadModel) aggregateRoute(kind, id string) (route, error) {
-	switch {
-	case kind == events.KindSession:
-		return r.sessionRoute(id)
-	case kind == largedata.Kind:
-		f, ok := r.local.Any()
-		if !ok {
-			return route{}, errNoCorpusFile
-		}
-		corpus, known, err := f.s.DatumCorpus(id)
-		if err != nil || !known {
-			return route{anyLocal: true}, mapErr(err)
-		}
-		return r.corpusRoute(corpus), nil
-	case scopeLogKind(kind):
-		return r.scopeRoute(kind, id)
-	}
-	return route{anyLocal: true}, nil
-}
-
-// scopeLogKind reports whether kind is a scope aggregate's log kind.
-func scopeLogKind(kind string) bool {
-	for _, k := range sharedmem.Kinds() {
-		if projections.ScopeLogKind(k) == kind {
-			return true
-		}
-	}
-	return false
 }
 
 // files are the local files (partition order).

@@ -58,11 +58,7 @@ func answerCorpus(ctx context.Context, rm readModel, c int, f corpusFile, data [
 	if err := json.Unmarshal(data, &call); err != nil {
 		return &corpusReply{Err: toCorpusErr(&api.Error{Code: 400, Field: "body", Message: "not a corpus request: " + err.Error()})}
 	}
-	bound := time.Duration(call.WaitMS) * time.Millisecond
-	if call.Method != mLookupCommand {
-		bound = min(bound, corpusWaitBound)
-	}
-	bound = max(bound, time.Millisecond)
+	bound := max(min(time.Duration(call.WaitMS)*time.Millisecond, corpusWaitBound), time.Millisecond)
 	wctx, cancel := context.WithTimeout(ctx, bound)
 	defer cancel()
 	if err := waitCorpus(wctx, f, c, call.Wait, bound); err != nil {
@@ -150,10 +146,6 @@ func readCorpus(ctx context.Context, rm readModel, call *corpusCall) (*corpusRep
 		rep.Text, rep.OK = rm.EntryKey(call.Kind, call.Sum)
 	case mEntriesWithMeta:
 		rep.Refs, err = rm.EntriesWithMetadata(call.Key, call.Query)
-	case mLookupCommand:
-		// The wait for covered was answerCorpus's (call.Wait).
-		res, ok, rerr := rm.s.LookupCommand(call.Kind, call.ID, call.Key)
-		msgs, err = one(res, ok), rerr
 	default:
 		return nil, &api.Error{Code: 400, Field: "method", Message: fmt.Sprintf("unknown corpus read %q", call.Method)}
 	}

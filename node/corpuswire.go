@@ -199,9 +199,6 @@ func (r *corpusReadModel) do(ctx context.Context, rt route, call corpusCall, loc
 	}
 	bound := r.waitBound(ctx)
 	if f, ok := r.local.File(rt.part); ok {
-		if call.Method == mLookupCommand { // commandIndex waits, bounded by ctx
-			return local(r.readModelOf(f))
-		}
 		if err := waitCorpus(ctx, f, rt.part, call.Wait, bound); err != nil {
 			return err
 		}

@@ -659,6 +659,13 @@ func (n *Node) goBackground(msg string, loop func(context.Context) error) {
 // sequence the node knows the partition holds, whichever is lower
 // (^uint64(0): everything stored when the node started or written by it).
 func (n *Node) WaitProjected(ctx context.Context, seq uint64) error {
+	if n.split != nil {
+		targets := []uint64{seq}
+		if n.marks != nil {
+			targets = n.marks.targets(seq)
+		}
+		return n.split.waitAll(ctx, targets)
+	}
 	if n.proj == nil {
 		return errors.New("node: no projector in this process")
 	}

@@ -26,6 +26,10 @@ import (
 // session names only the session, and a node routes a session's reads
 // by it. Removals are applied by every store (erasing what it does not
 // hold changes nothing), and they drop the routes of what they erase.
+// The command index is kept whole in every partial store (one small key
+// per command): the actors' retried commands are then recognised by any
+// file on the node that owns the actor, which is not the corpus's owner,
+// and a hand-over of actors waits for no partition's catch-up.
 
 // ErrCorpusPartition: the file holds another corpus partition than the
 // one asked for, or was made from the whole log (or the reverse).

@@ -124,7 +124,13 @@ func (w *writer) applyRecs(recs []Decoded, cp *uint64) (uint64, error) {
 		if skip, err := w.skips(r); err != nil {
 			return n, &ApplyError{Seq: r.Seq, Subject: r.Subject, Err: err}
 		} else if skip {
-			*cp = r.Seq // another corpus's: read, not applied
+			// Another corpus's: read, not applied, but its command
+			// indexed, so that an actor on any node recognises a
+			// retried command from any file of its own.
+			if err := w.indexCommand(r); err != nil {
+				return n, &ApplyError{Seq: r.Seq, Subject: r.Subject, Err: err}
+			}
+			*cp = r.Seq
 			n++
 			continue
 		}
