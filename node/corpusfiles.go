@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -24,18 +25,19 @@ import (
 
 // Split projections (--projection-partitions C): the read model is cut
 // into C corpus partitions (projections/corpus.go), and each node keeps
-// the files of the partitions it owns. Partition c is owned by the live
-// node at c mod N in the sorted list of the N live nodes (the placement's
-// heartbeats): every node computes the same owners, and each gets C/N.
+// the files of the partitions it owns. The owners are computed from the
+// live nodes (the placement's heartbeats) by every node alike, each
+// getting C/N (corpusOwners).
 // A node's file of c is read by its own projector over every log stream
 // (its checkpoints are the log's position; it applies c's records only);
 // once it has caught up with the log's end as it was when the node took
 // c, the node answers c's reads on _AMN.corpus.<c> (queue
 // group: during a hand-over two nodes may answer, both from a whole
-// file). A partition the node no longer owns is served for a grace
-// period more (its new owner catches up meanwhile), then its file is
-// closed and deleted: a node keeps no copy it does not serve, so an
-// erase cannot leave rows behind in a file nobody projects.
+// file). A partition the node no longer owns is served until its new
+// owner answers it (asked on _AMN.corpusready.<c>.<node>, after a grace
+// second), then its file is closed and deleted: a node keeps no copy it
+// does not serve, so an erase cannot leave rows behind in a file nobody
+// projects.
 
 // heldFile is a partition file this node has open.
 type heldFile struct {
@@ -45,6 +47,9 @@ type heldFile struct {
 	done   chan struct{} // closed when its projector and catch-up stopped
 	ready  atomic.Bool   // caught up and answering
 	sub    atomic.Pointer[nats.Subscription]
+	// readySub answers other nodes asking whether this node answers c
+	// (corpusReadySubject).
+	readySub atomic.Pointer[nats.Subscription]
 	// lostAt is when the node stopped owning it (zero: owned).
 	lostAt time.Time
 }
@@ -65,8 +70,13 @@ type corpusFiles struct {
 	logger *slog.Logger
 	// room bounds each file's growth (nil: none).
 	room projections.RoomFunc
-	// tick is how often owners are computed again; grace how long a
-	// partition no longer owned is served still.
+	// nc asks a partition's new owner whether it answers yet, and answers
+	// that question for this node's partitions (nil: no such check, the
+	// grace period alone).
+	nc *nats.Conn
+	// tick is how often owners are computed again; grace how long at least
+	// a partition no longer owned is served still (until its new owner
+	// answers, with nc).
 	tick, grace time.Duration
 
 	mu    sync.Mutex
@@ -78,19 +88,44 @@ var corpusFileRE = regexp.MustCompile(`^projection\.c(\d+)\.db$`)
 
 func corpusFileName(c int) string { return fmt.Sprintf("projection.c%02d.db", c) }
 
-// corpusOwners is the owner of each partition among the live nodes.
+// corpusOwners is the owner of each partition among the live nodes:
+// rendezvous hashing bounded by load. Each partition, in order, goes to
+// the live node that ranks it highest (FNV-1a of node and partition)
+// among those holding fewer than ceil(C/N): every node computes the same
+// owners, each gets C/N (±1), and when a node leaves or joins mostly its
+// own partitions move.
 func corpusOwners(parts int, live []string) []string {
-	if len(live) == 0 {
-		return make([]string, parts)
-	}
+	out := make([]string, parts)
 	nodes := slices.Clone(live)
 	slices.Sort(nodes)
 	nodes = slices.Compact(nodes)
-	out := make([]string, parts)
+	if len(nodes) == 0 {
+		return out
+	}
+	capacity := (parts + len(nodes) - 1) / len(nodes)
+	load := make(map[string]int, len(nodes))
 	for c := range out {
-		out[c] = nodes[c%len(nodes)]
+		best, bestRank := "", uint32(0)
+		for _, n := range nodes {
+			if load[n] >= capacity {
+				continue
+			}
+			if r := corpusRank(n, c); best == "" || r > bestRank {
+				best, bestRank = n, r
+			}
+		}
+		out[c] = best
+		load[best]++
 	}
 	return out
+}
+
+// corpusRank is node's rank for partition c.
+func corpusRank(node string, c int) uint32 {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(node))
+	_, _ = h.Write([]byte{0, byte(c)})
+	return h.Sum32()
 }
 
 // File is the ready local file of partition c (corpusLocal).
@@ -205,10 +240,26 @@ func (m *corpusFiles) reconcile(ctx context.Context) {
 			h.lostAt = time.Time{}
 		case held && h.lostAt.IsZero():
 			h.lostAt = now
-		case held && now.Sub(h.lostAt) >= m.grace:
+		case held && now.Sub(h.lostAt) >= m.grace && m.answers(owner, c):
 			m.drop(h, true)
 		}
 	}
+}
+
+// corpusReadySubject is where node says it answers partition c.
+func corpusReadySubject(c int, node string) string {
+	return fmt.Sprintf("%scorpusready.%d.%s", internalPrefix, c, node)
+}
+
+// answers reports whether node answers partition c's reads now: a
+// partition handed over is answered by its old owner until then, so the
+// hand-over leaves no gap.
+func (m *corpusFiles) answers(node string, c int) bool {
+	if m.nc == nil {
+		return true
+	}
+	_, err := m.nc.Request(corpusReadySubject(c, node), nil, 250*time.Millisecond)
+	return err == nil
 }
 
 // open opens (or creates) partition c's file and starts its projector; a
@@ -291,6 +342,14 @@ func (m *corpusFiles) catchUp(ctx context.Context, h *heldFile) {
 		return
 	}
 	h.sub.Store(sub)
+	if m.nc != nil {
+		rs, err := m.nc.Subscribe(corpusReadySubject(h.c, m.self()), func(msg *nats.Msg) { _ = msg.Respond(nil) })
+		if err != nil {
+			m.logger.Warn("split projection: cannot say a partition is answered here", "partition", h.c, "err", err)
+		} else {
+			h.readySub.Store(rs)
+		}
+	}
 	h.ready.Store(true)
 	m.logger.Info("split projection: serving a partition", "partition", h.c, "caught_up_in", time.Since(start).Round(time.Millisecond))
 }
@@ -302,6 +361,9 @@ func (m *corpusFiles) drop(h *heldFile, remove bool) {
 	delete(m.files, h.c)
 	m.mu.Unlock()
 	h.ready.Store(false)
+	if sub := h.readySub.Load(); sub != nil {
+		_ = sub.Unsubscribe()
+	}
 	if sub := h.sub.Load(); sub != nil {
 		_ = sub.Unsubscribe()
 	}
@@ -393,7 +455,7 @@ func (n *Node) startSplit(js jetstream.JetStream, codec *events.Codec, marks *pa
 		serve: func(c int, f corpusFile) (*nats.Subscription, error) {
 			return serveCorpus(n.bg, n.nc, c, f, n.logger)
 		},
-		logger: n.logger, room: n.projectionRoom(), tick: 250 * time.Millisecond, grace: 5 * time.Second,
+		logger: n.logger, room: n.projectionRoom(), nc: n.nc, tick: 250 * time.Millisecond, grace: time.Second,
 	}
 	return &corpusReadModel{parts: parts, local: n.split, nc: n.nc, timeout: api.DefaultConfig().ForwardTimeout, marks: marks, logger: n.logger}, nil
 }

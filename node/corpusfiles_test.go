@@ -17,12 +17,26 @@ import (
 )
 
 // TestCorpusOwners: every node computes the same owners from the same
-// live nodes, in any order, each taking C/N partitions.
+// live nodes, in any order, each taking C/N partitions; when a node
+// leaves, only its partitions move.
 func TestCorpusOwners(t *testing.T) {
 	a := corpusOwners(6, []string{"n2", "n0", "n1"})
 	b := corpusOwners(6, []string{"n1", "n2", "n0", "n1"})
-	if !slices.Equal(a, b) || !slices.Equal(a, []string{"n0", "n1", "n2", "n0", "n1", "n2"}) {
-		t.Fatalf("owners %v and %v, want n0 n1 n2 n0 n1 n2 both", a, b)
+	if !slices.Equal(a, b) {
+		t.Fatalf("owners %v and %v differ", a, b)
+	}
+	load := map[string]int{}
+	for _, o := range a {
+		load[o]++
+	}
+	if len(load) != 3 || load["n0"] != 2 || load["n1"] != 2 || load["n2"] != 2 {
+		t.Fatalf("owners %v: loads %v, want two each", a, load)
+	}
+	without := corpusOwners(6, []string{"n1", "n2"})
+	for c := range a {
+		if a[c] != "n0" && without[c] != a[c] {
+			t.Fatalf("partition %d moved from %s to %s though its owner stayed (%v → %v)", c, a[c], without[c], a, without)
+		}
 	}
 	if got := corpusOwners(3, nil); !slices.Equal(got, []string{"", "", ""}) {
 		t.Fatalf("no live node: owners %v, want none", got)
