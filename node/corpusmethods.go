@@ -32,6 +32,7 @@ const (
 	mEntryKey        = "entry_key"
 	mEntriesWithMeta = "entries_with_metadata"
 	mEntriesPrefix   = "entries_with_prefix"
+	mLookupCommand   = "lookup_command"
 )
 
 // Session reads a session's index entry (ok false: unknown).
@@ -254,12 +255,32 @@ func (r *corpusReadModel) EntryKey(scope string, sum []byte) (key string, ok boo
 // (ready or catching up), once that file covered the aggregate's own log
 // partition up to covered, so that an actor's retried command is told
 // without waiting for the partition of its corpus.
+//
+// A node without a file yet (just started) asks partition 0's owner: any
+// file answers, once it covered the aggregate's log partition up to
+// covered (the caller's K from the aggregate's token is not known here,
+// so the wait names it as the owner's files count them).
 func (r *corpusReadModel) LookupCommand(ctx context.Context, kind, id, key string, covered uint64) (*memoryv1.CommandResult, bool, error) {
-	f, ok := r.local.Any()
-	if !ok {
-		return nil, false, errNoCorpusFile
+	if f, ok := r.local.Any(); ok {
+		return commandIndex{p: f.p, s: f.s}.LookupCommand(ctx, kind, id, key, covered)
 	}
-	return commandIndex{p: f.p, s: f.s}.LookupCommand(ctx, kind, id, key, covered)
+	var (
+		res   *memoryv1.CommandResult
+		found bool
+	)
+	call := corpusCall{Method: mLookupCommand, Kind: kind, ID: id, Key: key, Seq: covered, Wait: []uint64{}}
+	err := r.do(ctx, route{part: 0}, call,
+		func(readModel) error { return errNoCorpusFile }, // no local file: never called
+		func(rep *corpusReply) error {
+			res = new(memoryv1.CommandResult)
+			has, err := getMsg(rep, res)
+			if !has {
+				res = nil
+			}
+			found = rep.OK
+			return err
+		})
+	return res, found, err
 }
 
 // EntriesWithPrefix lists a scope's live entries whose key starts with

@@ -290,6 +290,18 @@ func TestCorpusReadRouted(t *testing.T) {
 	fx := newCorpusFixture(t)
 	full := readModel{p: fx.full.p, s: fx.full.s, logger: slog.New(slog.DiscardHandler)}
 	ctx := context.Background()
+	// C holds no file yet (a node just started): its actors' command
+	// lookups are answered by another node's file, which holds the whole
+	// command index.
+	fileless := &corpusReadModel{parts: corpusParts, local: mapLocal{}, nc: fx.a.nc, timeout: 3 * time.Second, logger: slog.New(slog.DiscardHandler)}
+	for _, sid := range fx.sessions {
+		key := fmt.Sprintf("%s-%s-c1", events.KindSession, sid)
+		c1, ok1, err1 := commandIndex{p: fx.full.p, s: fx.full.s}.LookupCommand(ctx, events.KindSession, sid, events.CommandKey("", key), fx.w.last)
+		c2, ok2, err2 := fileless.LookupCommand(ctx, events.KindSession, sid, events.CommandKey("", key), fx.w.last)
+		if !ok1 || ok1 != ok2 || !proto.Equal(c1, c2) || err1 != nil || err2 != nil {
+			t.Fatalf("without a file: LookupCommand(%s) = %v %v %v, want %v %v %v", sid, c2, ok2, err2, c1, ok1, err1)
+		}
+	}
 	for name, r := range map[string]*corpusReadModel{"A": fx.a, "B": fx.b} {
 		for _, sid := range append(slices.Clone(fx.sessions), "nope") {
 			e1, ok1, err1 := full.Session(sid)

@@ -137,6 +137,11 @@ func readCorpus(ctx context.Context, rm readModel, call *corpusCall) (*corpusRep
 	case mTopEntries:
 		es, rerr := rm.TopEntries(call.Kind, call.ID, call.Limit)
 		msgs, err = func() ([][]byte, error) { return putMsgs(es) }, rerr
+	case mLookupCommand:
+		lctx, cancel := context.WithTimeout(ctx, max(time.Duration(call.WaitMS)*time.Millisecond, time.Millisecond))
+		res, ok, rerr := commandIndex{p: rm.p, s: rm.s}.LookupCommand(lctx, call.Kind, call.ID, call.Key, call.Seq)
+		cancel()
+		msgs, err = one(res, ok), rerr
 	case mEntriesPrefix:
 		es, rerr := rm.EntriesWithPrefix(call.Kind, call.ID, call.Key, call.Limit)
 		msgs, err = func() ([][]byte, error) { return putMsgs(es) }, rerr
