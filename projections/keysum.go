@@ -114,7 +114,9 @@ func (s *Store) EntryKey(scope string, sum []byte) (string, bool) {
 		}
 		k.scopes[sk] = m
 	}
-	k.mu.Unlock()
+	// Read under the lock: once kept, m is the scope's map that commit
+	// adds the keys of later writes to.
 	key, ok := m[h]
+	k.mu.Unlock()
 	return key, ok
 }

@@ -2,6 +2,7 @@ package projections
 
 import (
 	"crypto/sha256"
+	"fmt"
 	"testing"
 
 	"github.com/agentmem/agentmem/events"
@@ -67,4 +68,38 @@ func TestEntryKey(t *testing.T) {
 	mustApply(t, s, l.recs[n:])
 	find("scope erased", "user:u1", "diet", false)
 	find("another scope", "agent:a1", "tone", true)
+}
+
+// TestEntryKeyBesideWrites: EntryKey read beside the writes that add keys
+// to the scopes it has just computed (run under -race: the scope's map it
+// keeps is the one later commits write to, so it must be read under the
+// lock).
+func TestEntryKeyBesideWrites(t *testing.T) {
+	const scopes = 200
+	l := newScopeLog(t)
+	for i := range scopes {
+		u := fmt.Sprintf("u%d", i)
+		l.record("user", u, l.put("user", u, "first", "x"))
+	}
+	s := openTestStore(t)
+	mustApply(t, s, l.recs)
+	var more []Decoded
+	for i := range scopes {
+		u := fmt.Sprintf("u%d", i)
+		l.record("user", u, l.put("user", u, "second", "y"))
+		more = append(more, l.recs[len(l.recs)-1])
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for _, r := range more {
+			mustApply(t, s, []Decoded{r})
+		}
+	}()
+	for i := range scopes {
+		if key, ok := s.EntryKey(fmt.Sprintf("user:u%d", i), keySum("first")); !ok || key != "first" {
+			t.Errorf("user:u%d: EntryKey(first) = %q %v", i, key, ok)
+		}
+	}
+	<-done
 }
