@@ -17,6 +17,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/agentmem/agentmem/api"
 	"github.com/agentmem/agentmem/events"
@@ -457,7 +458,39 @@ func (n *Node) startSplit(js jetstream.JetStream, codec *events.Codec, marks *pa
 		},
 		logger: n.logger, room: n.projectionRoom(), nc: n.nc, tick: 250 * time.Millisecond, grace: time.Second,
 	}
-	return &corpusReadModel{parts: parts, local: n.split, nc: n.nc, timeout: api.DefaultConfig().ForwardTimeout, marks: marks, logger: n.logger}, nil
+	rm := &corpusReadModel{parts: parts, local: n.split, nc: n.nc, timeout: api.DefaultConfig().ForwardTimeout, marks: marks, logger: n.logger}
+	n.registerProjectionGauges(rm.AppliedSeq, n.split.lag)
+	n.Registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "agentmem_projection_partitions_served",
+		Help: "With split projections: the corpus partitions this node answers (caught up)."},
+		func() float64 {
+			served := 0
+			for _, ready := range n.split.Held() {
+				if ready {
+					served++
+				}
+			}
+			return float64(served)
+		}))
+	return rm, nil
+}
+
+// lag is the largest lag behind the log of the node's files (0 with none).
+func (m *corpusFiles) lag(ctx context.Context) (uint64, error) {
+	m.mu.Lock()
+	hs := make([]*heldFile, 0, len(m.files))
+	for _, h := range m.files {
+		hs = append(hs, h)
+	}
+	m.mu.Unlock()
+	var most uint64
+	for _, h := range hs {
+		l, err := h.f.p.Lag(ctx)
+		if err != nil {
+			return 0, err
+		}
+		most = max(most, l)
+	}
+	return most, nil
 }
 
 // splitPart is /healthz's report of the split projection.
@@ -479,4 +512,19 @@ func (m *corpusFiles) health() *splitPart {
 	slices.Sort(p.Serving)
 	slices.Sort(p.CatchingUp)
 	return p
+}
+
+// appliedOf is the least checkpoint of log partition part over the
+// node's files (0 with none): every file reads the whole log.
+func (m *corpusFiles) appliedOf(part int) uint64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var least uint64
+	first := true
+	for _, h := range m.files {
+		if seq := h.f.p.AppliedSeqOf(part); first || seq < least {
+			least, first = seq, false
+		}
+	}
+	return least
 }

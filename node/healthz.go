@@ -99,6 +99,17 @@ func (n *Node) health() healthReport {
 	}
 	if n.split != nil {
 		r.ProjectionPartitions = n.split.health()
+		k := max(n.cfg.LogPartitions, 1)
+		least := n.split.appliedOf(0)
+		var tokens []string
+		for i := range k {
+			seq := n.split.appliedOf(i)
+			least = min(least, seq)
+			if seq > 0 && k > 1 {
+				tokens = append(tokens, consistency.Format(k, i, seq))
+			}
+		}
+		r.AppliedSeq, r.Applied = &least, strings.Join(tokens, ",")
 	}
 	if st.FreeBytes >= 0 {
 		free := st.FreeBytes

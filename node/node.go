@@ -560,20 +560,26 @@ func (n *Node) startProjector(js jetstream.JetStream, codec *events.Codec) error
 // -1 while the stream cannot be read).
 func (n *Node) registerProjectionMetrics() {
 	p := n.proj
+	n.registerProjectionGauges(p.AppliedSeq, p.Lag)
+}
+
+// registerProjectionGauges registers the projection's applied sequence and
+// lag gauges over applied and lag.
+func (n *Node) registerProjectionGauges(applied func() uint64, lag func(context.Context) (uint64, error)) {
 	n.Registry.MustRegister(
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "agentmem_projection_applied_seq",
 			Help: "The last log sequence the projection applied (search, recall, lists and min_seq reads see up to it)."},
-			func() float64 { return float64(p.AppliedSeq()) }),
+			func() float64 { return float64(applied()) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "agentmem_projection_lag",
 			Help: "Log sequences stored and not yet applied to the projection (the stream's last sequence minus the applied one; -1 while the stream cannot be read)."},
 			func() float64 {
 				ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 				defer cancel()
-				lag, err := p.Lag(ctx)
+				l, err := lag(ctx)
 				if err != nil {
 					return -1
 				}
-				return float64(lag)
+				return float64(l)
 			}),
 	)
 }

@@ -297,6 +297,9 @@ func TestSplitProjectionOneNode(t *testing.T) {
 	if code, body := healthz(t, n); code != 200 || fmt.Sprint(body["projection_partitions"]) != "map[partitions:6 serving:[0 1 2 3 4 5]]" {
 		t.Fatalf("/healthz %d %v, want 200 and the six partitions served", code, body)
 	}
+	if g := gaugeOf(t, n, "agentmem_projection_partitions_served"); g != 6 {
+		t.Fatalf("agentmem_projection_partitions_served = %v, want 6", g)
+	}
 	c := client.New(nc)
 	got := partitionScript(t, c)
 	if len(one) != len(got) {
@@ -327,4 +330,11 @@ func TestSplitProjectionOneNode(t *testing.T) {
 	if rom := layerText(cx, "rom"); !strings.Contains(rom, "Use bind parameters.") {
 		t.Fatalf("ROM %q, want the global library's pattern", rom)
 	}
+	// The projection's position: the files' checkpoints, as tokens.
+	eventuallyWithin(t, 10*time.Second, "applied tokens and no lag", func() (bool, string) {
+		_, body := healthz(t, n)
+		applied, _ := body["applied"].(string)
+		lag := gaugeOf(t, n, "agentmem_projection_lag")
+		return applied != "" && lag == 0, fmt.Sprintf("applied %q, lag %v", applied, lag)
+	})
 }
