@@ -394,26 +394,6 @@ func (m *corpusFiles) closeAll() {
 	}
 }
 
-// waitAll waits until every file this node holds (ready or catching up)
-// applied targets (one sequence per log partition).
-func (m *corpusFiles) waitAll(ctx context.Context, targets []uint64) error {
-	m.mu.Lock()
-	hs := make([]*heldFile, 0, len(m.files))
-	for _, h := range m.files {
-		hs = append(hs, h)
-	}
-	m.mu.Unlock()
-	if len(hs) == 0 {
-		return errors.New("node: no projection partition held here")
-	}
-	for _, h := range hs {
-		if err := h.f.p.WaitForAll(ctx, targets); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // census counts, per ready partition file, its sessions, messages and
 // bytes in use.
 func (m *corpusFiles) census() map[int][3]int64 {
@@ -459,6 +439,7 @@ func (n *Node) startSplit(js jetstream.JetStream, codec *events.Codec, marks *pa
 		logger: n.logger, room: n.projectionRoom(), nc: n.nc, tick: 250 * time.Millisecond, grace: time.Second,
 	}
 	rm := &corpusReadModel{parts: parts, local: n.split, nc: n.nc, timeout: api.DefaultConfig().ForwardTimeout, marks: marks, logger: n.logger}
+	n.splitRM = rm
 	n.registerProjectionGauges(rm.AppliedSeq, n.split.lag)
 	n.Registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "agentmem_projection_partitions_served",
 		Help: "With split projections: the corpus partitions this node answers (caught up)."},
@@ -512,19 +493,4 @@ func (m *corpusFiles) health() *splitPart {
 	slices.Sort(p.Serving)
 	slices.Sort(p.CatchingUp)
 	return p
-}
-
-// appliedOf is the least checkpoint of log partition part over the
-// node's files (0 with none): every file reads the whole log.
-func (m *corpusFiles) appliedOf(part int) uint64 {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	var least uint64
-	first := true
-	for _, h := range m.files {
-		if seq := h.f.p.AppliedSeqOf(part); first || seq < least {
-			least, first = seq, false
-		}
-	}
-	return least
 }

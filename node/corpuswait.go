@@ -38,6 +38,14 @@ func (r *corpusReadModel) WaitForAll(ctx context.Context, ends []uint64) error {
 	return nil
 }
 
+// Partitions is the number of log partitions the files read.
+func (r *corpusReadModel) Partitions() int {
+	if r.marks == nil {
+		return 1
+	}
+	return len(r.marks.marks)
+}
+
 // AppliedSeq is the least local file's AppliedSeq (0 with none).
 func (r *corpusReadModel) AppliedSeq() uint64 {
 	return r.least(func(f corpusFile) uint64 { return f.p.AppliedSeq() })

@@ -85,31 +85,12 @@ func (n *Node) health() healthReport {
 	}
 	if n.proj != nil {
 		p := st.Projector
-		applied := n.proj.AppliedSeq()
-		r.Projector, r.AppliedSeq = &p, &applied
-		if k := n.proj.Partitions(); k > 1 {
-			var tokens []string
-			for i := range k {
-				if seq := n.proj.AppliedSeqOf(i); seq > 0 {
-					tokens = append(tokens, consistency.Format(k, i, seq))
-				}
-			}
-			r.Applied = strings.Join(tokens, ",")
-		}
+		r.Projector = &p
+		r.AppliedSeq, r.Applied = appliedReport(n.proj)
 	}
 	if n.split != nil {
 		r.ProjectionPartitions = n.split.health()
-		k := max(n.cfg.LogPartitions, 1)
-		least := n.split.appliedOf(0)
-		var tokens []string
-		for i := range k {
-			seq := n.split.appliedOf(i)
-			least = min(least, seq)
-			if seq > 0 && k > 1 {
-				tokens = append(tokens, consistency.Format(k, i, seq))
-			}
-		}
-		r.AppliedSeq, r.Applied = &least, strings.Join(tokens, ",")
+		r.AppliedSeq, r.Applied = appliedReport(n.splitRM)
 	}
 	if st.FreeBytes >= 0 {
 		free := st.FreeBytes
@@ -164,4 +145,25 @@ func (n *Node) Healthy() (bool, []string) {
 		return false, []string{"starting"}
 	}
 	return r.Status == "ok", r.Failing
+}
+
+// appliedPositions is what /healthz reads of a projection's position.
+type appliedPositions interface {
+	Partitions() int
+	AppliedSeq() uint64
+	AppliedSeqOf(part int) uint64
+}
+
+// appliedReport is /healthz's applied_seq and, with the log in K > 1
+// partitions, its applied token list (partitions applied nothing of left
+// out).
+func appliedReport(p appliedPositions) (*uint64, string) {
+	least, k := p.AppliedSeq(), p.Partitions()
+	var tokens []string
+	for i := range k {
+		if seq := p.AppliedSeqOf(i); seq > 0 && k > 1 {
+			tokens = append(tokens, consistency.Format(k, i, seq))
+		}
+	}
+	return &least, strings.Join(tokens, ",")
 }

@@ -63,8 +63,10 @@ type Node struct {
 	store    *projections.Store
 	proj     *projections.Projector
 	// split holds this node's corpus partition files instead of store and
-	// proj with --projection-partitions (corpusfiles.go).
-	split *corpusFiles
+	// proj with --projection-partitions (corpusfiles.go), splitRM the
+	// router over them and the other nodes (corpusread.go).
+	split   *corpusFiles
+	splitRM *corpusReadModel
 	// storage watches the disk, JetStream and the projector (storage.go);
 	// logHealth the log stream (loghealth.go).
 	// placement places aggregates on the cluster's nodes; internalSubs
@@ -665,12 +667,8 @@ func (n *Node) goBackground(msg string, loop func(context.Context) error) {
 // sequence the node knows the partition holds, whichever is lower
 // (^uint64(0): everything stored when the node started or written by it).
 func (n *Node) WaitProjected(ctx context.Context, seq uint64) error {
-	if n.split != nil {
-		targets := []uint64{seq}
-		if n.marks != nil {
-			targets = n.marks.targets(seq)
-		}
-		return n.split.waitAll(ctx, targets)
+	if n.splitRM != nil {
+		return n.splitRM.WaitFor(ctx, seq)
 	}
 	if n.proj == nil {
 		return errors.New("node: no projector in this process")

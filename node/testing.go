@@ -74,8 +74,8 @@ func (n *Node) Serves(id string) bool { return n.placement.Serves(id) }
 // targets[i] in every log partition i (one target with one stream), or
 // ctx ends.
 func (n *Node) WaitProjectedPartitions(ctx context.Context, targets []uint64) error {
-	if n.split != nil {
-		return n.split.waitAll(ctx, targets)
+	if n.splitRM != nil {
+		return n.splitRM.WaitForAll(ctx, targets)
 	}
 	if n.proj == nil {
 		return errors.New("node: no projector in this process")

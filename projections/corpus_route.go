@@ -1,25 +1,8 @@
 package projections
 
 import (
-	bolt "go.etcd.io/bbolt"
-
 	memoryv1 "github.com/agentmem/agentmem/proto/memory/v1"
 )
-
-// DatumCorpus is the corpus of a large datum of any corpus whose storing
-// a partial store applied (ok false: it knows of none). A store of the
-// whole log keeps no routes: ok is false.
-func (s *Store) DatumCorpus(id string) (corpus string, ok bool, err error) {
-	if s.corpus == nil {
-		return "", false, nil
-	}
-	err = s.db.View(func(tx *bolt.Tx) error {
-		v := tx.Bucket(bucketCorpusRoutes).Get([]byte(routeDatum + id))
-		corpus, ok = string(v), v != nil
-		return nil
-	})
-	return corpus, ok, err
-}
 
 // SessionListKey is the key ListSessions orders session e by for req (by
 // agent: the agent, the creation time and the id; by user: the user's;
